@@ -1,0 +1,139 @@
+# ebprof build. Out-of-tree: everything generated goes to $(OUT) (default build/).
+#   make            build build/ebprof
+#   make demo       install deps, build, profile the bundled demo, write report + flame graph
+#   make check      install deps, build, run unit and end-to-end tests
+#   make unit       unit tests only (no root)
+#   make e2e        end-to-end tests only (root, real BPF)
+#   make bench      overhead benchmark (root)
+#   V=1             show full commands
+
+OUT        ?= build
+CC         ?= gcc
+CLANG      ?= clang
+BPFTOOL    ?= bpftool
+PREFIX     ?= /usr/local
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.SUFFIXES:
+
+ARCH_DEFINE := -D__TARGET_ARCH_x86
+CFLAGS     ?= -O2 -g
+CFLAGS     += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+	      -fno-omit-frame-pointer -D_GNU_SOURCE
+CPPFLAGS   += -Isrc -I$(OUT) -MMD -MP
+LDLIBS     += -lbpf -lelf -ldw -lz -llzma -liberty -lpthread
+
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 $(ARCH_DEFINE) -I$(OUT) -Isrc -Wall -Wno-unused-function
+
+BPF_SRCS   := $(wildcard src/bpf/*.bpf.c)
+BPF_OBJS   := $(patsubst src/bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS      := $(patsubst src/bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
+
+LIB_SRCS   := $(wildcard src/profile/*.c src/symbolize/*.c src/output/*.c)
+CORE_SRCS  := $(wildcard src/core/*.c src/cli/*.c)
+LIB_OBJS   := $(patsubst src/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))
+CORE_OBJS  := $(patsubst src/%.c,$(OUT)/obj/%.o,$(CORE_SRCS))
+
+UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+UNIT_BINS  := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
+
+# Fixture programs: built the way a user's debug build is (frame pointers, -O0/-O1, DWARF).
+FIX_SRCS   := $(wildcard tests/fixtures/*.c)
+FIX_BINS   := $(patsubst tests/fixtures/%.c,$(OUT)/fixtures/%,$(filter-out %_preload.c,$(FIX_SRCS)))
+FIX_SOS    := $(patsubst tests/fixtures/%_preload.c,$(OUT)/fixtures/%.so,$(filter %_preload.c,$(FIX_SRCS)))
+FIX_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread -Wall
+
+DEMO_BIN   := $(OUT)/demo/demo
+
+.PHONY: all deps demo check unit e2e bench clean install fixtures
+all: $(OUT)/ebprof
+
+deps:
+	$(Q)bash scripts/install-deps.sh
+
+$(OUT) $(OUT)/bpf $(OUT)/tests $(OUT)/fixtures $(OUT)/demo:
+	$(Q)mkdir -p $@
+
+$(OUT)/vmlinux.h: | $(OUT)
+	$(call msg,GEN,$@)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(OUT)/bpf/%.bpf.o: src/bpf/%.bpf.c $(OUT)/vmlinux.h | $(OUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUT)/%.skel.h: $(OUT)/bpf/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+$(OUT)/obj/%.o: src/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+# Core objects include the skeletons.
+$(CORE_OBJS): $(SKELS)
+
+$(OUT)/libebprof.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(OUT)/ebprof: $(CORE_OBJS) $(OUT)/libebprof.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUT)/tests/%: tests/unit/%.c $(OUT)/libebprof.a | $(OUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit $< $(OUT)/libebprof.a $(LDLIBS) -lcmocka -o $@
+
+$(OUT)/fixtures/%: tests/fixtures/%.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FIX_CFLAGS) $< -o $@
+
+$(OUT)/fixtures/%.so: tests/fixtures/%_preload.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -fPIC -shared -Wall $< -ldl -o $@
+
+fixtures: $(FIX_BINS) $(FIX_SOS)
+
+$(DEMO_BIN): demo/demo.c | $(OUT)/demo
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FIX_CFLAGS) $< -o $@
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory $(OUT)/ebprof $(DEMO_BIN)
+	$(Q)bash scripts/demo.sh $(OUT)
+
+unit: $(UNIT_BINS) fixtures
+	$(Q)bash tests/run-unit.sh $(OUT)
+
+e2e: $(OUT)/ebprof fixtures
+	$(Q)bash tests/run-e2e.sh $(OUT)
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) fixtures
+	$(Q)bash tests/run-all.sh $(OUT)
+
+bench: $(OUT)/ebprof fixtures
+	$(Q)bash bench/run.sh $(OUT)
+
+install: $(OUT)/ebprof
+	install -D -m 0755 $(OUT)/ebprof $(DESTDIR)$(PREFIX)/sbin/ebprof
+	install -D -m 0644 docs/ebprof.8 $(DESTDIR)$(PREFIX)/share/man/man8/ebprof.8
+
+clean:
+	rm -rf $(OUT)
+
+# Extra build rules of test inputs (e.g. stripped/debuglink ELF files for symbolizer tests).
+-include $(wildcard tests/unit/*.mk)
+
+-include $(wildcard $(OUT)/obj/*/*.d $(OUT)/bpf/*.d $(OUT)/tests/*.d)

@@ -1,0 +1,86 @@
+/* Types and constants shared by mem.bpf.c and the mem collector. __u32/__u64 only, no logic. */
+#ifndef EBPROF_ABI_MEM_H
+#define EBPROF_ABI_MEM_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define MEM_MAX_STACK	127	/* perf_event_max_stack on this kernel */
+#define MEM_HIST_BUCKETS 48	/* log2 size buckets: [0], [1], [2,3], [4,7] ... last is open */
+
+/* Every traced entry point. The order is the order of the JSON `calls` object. */
+enum mem_fn {
+	MEM_FN_MALLOC,
+	MEM_FN_CALLOC,
+	MEM_FN_REALLOC,
+	MEM_FN_REALLOCARRAY,
+	MEM_FN_FREE,
+	MEM_FN_ALIGNED_ALLOC,
+	MEM_FN_MEMALIGN,
+	MEM_FN_POSIX_MEMALIGN,
+	MEM_FN_VALLOC,
+	MEM_FN_PVALLOC,
+	MEM_FN__COUNT,
+};
+
+/* Why an event could not be fully accounted. Counted per CPU, always reported. */
+enum mem_drop {
+	MEM_DROP_LIVE_FULL,	/* live table full: the block's free will look unknown */
+	MEM_DROP_SITES_FULL,	/* per-stack table full: counted per process, not per site */
+	MEM_DROP_STACKS_FULL,	/* stack table full: counted under an empty stack */
+	MEM_DROP_STACK_FAIL,	/* bpf_get_stack() failed */
+	MEM_DROP_NO_STATE,	/* per-thread entry state missing at return */
+	MEM_DROP_PROCS_FULL,	/* process table full */
+	MEM_DROP__COUNT,
+};
+
+struct mem_live_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 ptr;
+};
+
+struct mem_live_val {
+	__u64 size;
+	__u64 stack;		/* stack hash, 0 = no stack */
+	__u64 ts;		/* bpf_ktime_get_ns() at allocation */
+	__u32 fn;		/* enum mem_fn that returned it */
+	__u32 pad;
+};
+
+struct mem_site_key {
+	__u32 pid;
+	__u32 fn;		/* enum mem_fn called */
+	__u64 stack;		/* stack hash, key of the stacks map */
+};
+
+struct mem_site_val {
+	__u64 allocs;
+	__u64 alloc_bytes;
+	__u64 frees;
+	__u64 free_bytes;
+	__u64 hist[MEM_HIST_BUCKETS];	/* allocation count by log2 of the requested size */
+};
+
+struct mem_stack {
+	__u64 nr;
+	__u64 ips[MEM_MAX_STACK];
+};
+
+struct mem_proc {
+	__u64 calls[MEM_FN__COUNT];
+	__u64 alloc_count;
+	__u64 alloc_bytes;
+	__u64 free_count;
+	__u64 free_bytes;
+	__u64 live_count;
+	__u64 live_bytes;
+	__u64 peak_live_bytes;
+	__u64 peak_ts;
+	__u64 max_request;
+	__u64 unknown_frees;
+	__u64 failed;		/* allocation calls that returned failure */
+};
+
+#endif

@@ -1,0 +1,631 @@
+/* `ebprof mem`: options, the run loop, and the report.
+ *
+ * One thread drives everything: signals and child events arrive through a signalfd, the
+ * duration through a timerfd, exits of processes we could not ptrace through pidfds. A process
+ * is read out of the kernel when it stops at exit (its mappings are still there), or when the
+ * run stops; the report is written before probes are detached, because detaching is the slow
+ * part (one RCU grace period per link).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli/cli.h"
+#include "core/mem_collect.h"
+#include "core/preflight.h"
+#include "core/target.h"
+#include "output/output.h"
+
+#define MAX_OUTPUTS 16
+#define MAX_PIDS 256
+
+struct mem_opts {
+	pid_t pids[MAX_PIDS];
+	int npids;
+	char **argv;		/* command to launch, or NULL */
+	double duration;	/* seconds, 0 = until the end */
+	const char *outputs[MAX_OUTPUTS];
+	int noutputs;
+	struct output_opts out;
+	struct mem_collector_opts col;
+};
+
+struct tgt {
+	pid_t pid;
+	bool traced;		/* ptrace-seized: exits stop */
+	bool done;		/* finalized */
+	bool gone;		/* exited, reaped or not ours to reap */
+	int pidfd;		/* for attached processes we could not seize, else -1 */
+	int status;
+};
+
+struct run {
+	struct mem_opts *o;
+	struct log_ctx *lc;
+	struct mem_collector *col;
+	struct symbolizer *sym;
+	struct profile *prof;
+	struct tgt t[MAX_PIDS];
+	int nt;
+	pid_t child;		/* launched command, or 0 */
+	int child_status;
+	bool child_reaped;
+	bool stop;
+	int nsignals;
+};
+
+static const char mem_usage[] =
+	"Usage: ebprof mem [OPTIONS] -- CMD [ARGS...]\n"
+	"       ebprof mem [OPTIONS] -p PID[,PID...]\n"
+	"\n"
+	"Trace every call of the malloc family (malloc, calloc, realloc, reallocarray, free,\n"
+	"aligned_alloc, memalign, posix_memalign, valloc, pvalloc) in a launched command or in\n"
+	"running processes, aggregated in the kernel per call stack, and report the top\n"
+	"allocation sites, outstanding (leaked) allocations and per-process totals.\n"
+	"\n"
+	"Targets:\n"
+	"  -- CMD [ARGS...]       launch CMD (PATH lookup), trace it from its first allocation,\n"
+	"                         report when it exits; ebprof exits with its status\n"
+	"  -p, --pid PID[,PID]    attach to running processes (repeatable); stop on -d, Ctrl-C,\n"
+	"                         SIGTERM, or when every target has exited\n"
+	"  -d, --duration SECS    stop after SECS seconds (with a command: stop tracing, report,\n"
+	"                         and let it run on)\n"
+	"\n"
+	"Output:\n"
+	"  -o, --output FILE      write the report to FILE, format by extension: .txt (text),\n"
+	"                         .json, .pb.gz (pprof); repeatable; default: text to stdout\n"
+	"      --top N            allocation sites shown in the text report (default 10, 0 = all)\n"
+	"      --sort bytes|count rank sites by bytes (default) or by number of allocations\n"
+	"      --min-size BYTES   track only allocations of at least BYTES\n"
+	"      --max-size BYTES   track only allocations of at most BYTES\n"
+	"\n"
+	"Limits (kernel tables; anything that does not fit is counted as a drop and reported):\n"
+	"      --max-live N       outstanding allocations tracked (default 524288)\n"
+	"      --max-stacks N     distinct call stacks and sites (default 32768)\n"
+	"      --max-procs N      processes (default 1024)\n"
+	"\n"
+	"  -v, --verbose          say what is attached where (-vv: libbpf and debug messages)\n"
+	"  -h, --help             this help\n"
+	"\n"
+	"Examples:\n"
+	"  sudo ebprof mem -- ./myprog arg1 arg2\n"
+	"  sudo ebprof mem -p 4242 -d 30\n"
+	"  sudo ebprof mem -p 4242,4243 -o out.txt -o out.json -o out.pb.gz\n"
+	"  sudo ebprof mem --sort count --top 20 -- sqlite3 db.sqlite 'select ...'\n";
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return errno || end == s || *end || *s == '-' ? -1 : 0;
+}
+
+static int usage_err(const struct log_ctx *lc, const char *fmt, const char *arg)
+{
+	fprintf(stderr, "%s: ", lc->prog);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'ebprof mem --help'.\n");
+	return 2;
+}
+
+static int parse_pids(const struct log_ctx *lc, struct mem_opts *o, char *arg)
+{
+	for (char *tok = strtok(arg, ","); tok; tok = strtok(NULL, ",")) {
+		uint64_t v;
+
+		if (parse_u64(tok, &v) || v == 0 || v > INT_MAX)
+			return usage_err(lc, "invalid PID '%s'", tok);
+		if (o->npids == MAX_PIDS)
+			return usage_err(lc, "too many PIDs (at most %s)", "256");
+		o->pids[o->npids++] = v;
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts *o)
+{
+	enum { OPT_TOP = 256, OPT_SORT, OPT_MIN, OPT_MAX, OPT_MAXLIVE, OPT_MAXSTACKS,
+	       OPT_MAXPROCS };
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "top", required_argument, NULL, OPT_TOP },
+		{ "sort", required_argument, NULL, OPT_SORT },
+		{ "min-size", required_argument, NULL, OPT_MIN },
+		{ "max-size", required_argument, NULL, OPT_MAX },
+		{ "max-live", required_argument, NULL, OPT_MAXLIVE },
+		{ "max-stacks", required_argument, NULL, OPT_MAXSTACKS },
+		{ "max-procs", required_argument, NULL, OPT_MAXPROCS },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	uint64_t v;
+	int c, err;
+
+	/* '+': stop at the first non-option, so the command's own options stay its own */
+	while ((c = getopt_long(argc, argv, "+p:d:o:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			err = parse_pids(lc, o, optarg);
+			if (err)
+				return err;
+			break;
+		case 'd': {
+			char *end;
+
+			o->duration = strtod(optarg, &end);
+			if (end == optarg || *end || o->duration <= 0)
+				return usage_err(lc, "invalid duration '%s' (seconds, > 0)", optarg);
+			break;
+		}
+		case 'o':
+			if (o->noutputs == MAX_OUTPUTS)
+				return usage_err(lc, "too many outputs (at most %s)", "16");
+			if (!output__for_path(optarg))
+				return usage_err(lc, "cannot tell the format of '%s': use a .txt, "
+						     ".json or .pb.gz file name", optarg);
+			o->outputs[o->noutputs++] = optarg;
+			break;
+		case OPT_TOP:
+			if (parse_u64(optarg, &v) || v > UINT32_MAX)
+				return usage_err(lc, "invalid --top '%s'", optarg);
+			o->out.top = v;
+			break;
+		case OPT_SORT:
+			if (!strcmp(optarg, "bytes"))
+				o->out.sort = OUTPUT_SORT_BYTES;
+			else if (!strcmp(optarg, "count"))
+				o->out.sort = OUTPUT_SORT_COUNT;
+			else
+				return usage_err(lc, "invalid --sort '%s' (bytes or count)", optarg);
+			break;
+		case OPT_MIN:
+			if (parse_u64(optarg, &o->col.min_size))
+				return usage_err(lc, "invalid --min-size '%s'", optarg);
+			break;
+		case OPT_MAX:
+			if (parse_u64(optarg, &o->col.max_size))
+				return usage_err(lc, "invalid --max-size '%s'", optarg);
+			break;
+		case OPT_MAXLIVE:
+		case OPT_MAXSTACKS:
+		case OPT_MAXPROCS:
+			if (parse_u64(optarg, &v) || v == 0 || v > (1u << 28))
+				return usage_err(lc, "invalid table size '%s'", optarg);
+			if (c == OPT_MAXLIVE)
+				o->col.max_live = v;
+			else if (c == OPT_MAXSTACKS)
+				o->col.max_stacks = v;
+			else
+				o->col.max_procs = v;
+			break;
+		case 'v':
+			lc->verbose++;
+			break;
+		case 'h':
+			fputs(mem_usage, stdout);
+			exit(0);
+		default:
+			fprintf(stderr, "Try 'ebprof mem --help'.\n");
+			return 2;
+		}
+	}
+	if (optind < argc)
+		o->argv = argv + optind;
+	if (!o->argv && !o->npids)
+		return usage_err(lc, "%s", "nothing to trace: give -p PID or -- CMD [ARGS...]");
+	if (o->argv && o->npids)
+		return usage_err(lc, "%s", "give either -p PID or a command, not both");
+	if (o->col.min_size > o->col.max_size)
+		return usage_err(lc, "%s", "--min-size is larger than --max-size");
+	return 0;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+static struct tgt *tgt_of(struct run *r, pid_t pid)
+{
+	for (int i = 0; i < r->nt; i++)
+		if (r->t[i].pid == pid)
+			return &r->t[i];
+	return NULL;
+}
+
+static void finalize(struct run *r, struct tgt *t)
+{
+	if (t->done)
+		return;
+	mem_collector__finalize(r->col, t->pid, r->prof, r->sym, mono_ns());
+	t->done = true;
+}
+
+static bool all_done(struct run *r)
+{
+	for (int i = 0; i < r->nt; i++)
+		if (!r->t[i].gone)
+			return false;
+	return true;
+}
+
+/* A new program image in a traced process: report the old one, trace the new one. */
+static void on_exec(struct run *r, struct tgt *t)
+{
+	struct alloc_lib lib;
+	int status = 0, err;
+
+	finalize(r, t);
+	mem_collector__detach_pid(r->col, t->pid);
+	err = target__run_to_allocator(r->lc, t->pid, &lib, &status);
+	if (err == -ESRCH) {
+		t->gone = true;
+		t->status = status;
+		return;
+	}
+	if (err) {
+		pr_warn(r->lc, "PID %d: no malloc found after exec; not tracing it further", t->pid);
+		return;
+	}
+	if (mem_collector__attach(r->col, t->pid, &lib) == 0)
+		t->done = false;
+}
+
+static void on_child_event(struct run *r, pid_t pid, int status)
+{
+	struct tgt *t = tgt_of(r, pid);
+	enum target_stop how;
+	int sig;
+
+	if (!t)
+		return;
+	how = target__classify(status, &sig);
+	switch (how) {
+	case TARGET_GONE:
+		if (!t->done)
+			finalize(r, t);	/* killed without an exit stop: from the attach snapshot */
+		t->gone = true;
+		t->status = status;
+		if (pid == r->child) {
+			r->child_status = status;
+			r->child_reaped = true;
+		}
+		return;
+	case TARGET_STOP_EXIT:
+		finalize(r, t);
+		break;
+	case TARGET_STOP_EXEC:
+		on_exec(r, t);
+		if (t->gone)
+			return;
+		break;
+	default:
+		break;
+	}
+	target__resume(pid, how, sig);
+}
+
+static void on_signal(struct run *r, const struct signalfd_siginfo *si)
+{
+	if (si->ssi_signo == SIGCHLD) {
+		int status;
+		pid_t pid;
+
+		while ((pid = waitpid(-1, &status, __WALL | WNOHANG)) > 0)
+			on_child_event(r, pid, status);
+		return;
+	}
+	r->nsignals++;
+	if (r->child && si->ssi_code == SI_USER && si->ssi_pid != (uint32_t)r->child &&
+	    r->nsignals == 1) {
+		/* sent to ebprof alone (kill, a supervisor): the command gets it too, and the
+		 * report follows its exit; Ctrl-C reaches both through the terminal already */
+		kill(r->child, si->ssi_signo);
+		return;
+	}
+	if (r->child && r->nsignals == 1)
+		return;	/* the command got the terminal's signal: wait for it to exit */
+	r->stop = true;
+}
+
+static int setup_attach(struct run *r)
+{
+	for (int i = 0; i < r->o->npids; i++) {
+		pid_t pid = r->o->pids[i];
+		struct tgt *t = &r->t[r->nt];
+		struct alloc_lib lib;
+		int err;
+
+		if (tgt_of(r, pid))
+			continue;
+		if (kill(pid, 0) && errno == ESRCH) {
+			pr_err(r->lc, "cannot attach to PID %d: no such process", pid);
+			return -ESRCH;
+		}
+		err = probes__find_allocator(pid, &lib);
+		if (err == -ESRCH) {
+			pr_err(r->lc, "cannot attach to PID %d: no such process", pid);
+			return err;
+		}
+		if (err) {
+			pr_err(r->lc, "cannot attach to PID %d: no malloc implementation found in its "
+				      "mappings (%s)", pid, strerror(-err));
+			return err;
+		}
+		memset(t, 0, sizeof(*t));
+		t->pid = pid;
+		t->pidfd = -1;
+		/* hold it at exit if we can; a process already under a debugger still works,
+		 * symbolized from the mappings read now */
+		if (target__seize(pid) == 0) {
+			t->traced = true;
+		} else {
+			pr_info(r->lc, "PID %d: cannot ptrace it (%s); its exit will not be held",
+				pid, strerror(errno));
+			t->pidfd = syscall(SYS_pidfd_open, pid, 0);
+		}
+		r->nt++;
+		err = mem_collector__attach(r->col, pid, &lib);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int setup_launch(struct run *r)
+{
+	struct tgt *t = &r->t[0];
+	struct alloc_lib lib;
+	int status = 0, err;
+	pid_t pid;
+
+	err = target__spawn(r->lc, r->o->argv, &pid);
+	if (err)
+		return err;
+	r->child = pid;
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->traced = true;
+	t->pidfd = -1;
+	r->nt = 1;
+	err = target__run_to_allocator(r->lc, pid, &lib, &status);
+	if (err == -ESRCH) {
+		t->gone = t->done = true;
+		r->child_status = status;
+		r->child_reaped = true;
+		return 0;
+	}
+	if (err) {
+		pr_warn(r->lc, "'%s' (PID %d) maps no malloc implementation ebprof knows; running it "
+			       "untraced", r->o->argv[0], pid);
+		t->done = true;
+		return target__resume(pid, TARGET_STOP_OTHER, 0);
+	}
+	err = mem_collector__attach(r->col, pid, &lib);
+	if (err) {
+		kill(pid, SIGKILL);
+		return err;
+	}
+	return target__resume(pid, TARGET_STOP_OTHER, 0);
+}
+
+static int loop(struct run *r, int sfd, int tfd)
+{
+	struct pollfd pfd[2 + MAX_PIDS];
+
+	while (!r->stop && !all_done(r)) {
+		int n = 0, map[MAX_PIDS];
+
+		pfd[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = tfd, .events = POLLIN };
+		for (int i = 0; i < r->nt; i++) {
+			if (r->t[i].pidfd < 0 || r->t[i].gone)
+				continue;
+			map[n - 2] = i;
+			pfd[n++] = (struct pollfd){ .fd = r->t[i].pidfd, .events = POLLIN };
+		}
+		if (poll(pfd, n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (pfd[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			while (read(sfd, &si, sizeof(si)) == sizeof(si))
+				on_signal(r, &si);
+		}
+		if (pfd[1].revents & POLLIN) {
+			uint64_t ticks;
+
+			if (read(tfd, &ticks, sizeof(ticks)) == sizeof(ticks)) {
+				pr_info(r->lc, "duration reached");
+				r->stop = true;
+			}
+		}
+		for (int k = 2; k < n; k++) {
+			struct tgt *t = &r->t[map[k - 2]];
+
+			if (!(pfd[k].revents & (POLLIN | POLLHUP)))
+				continue;
+			finalize(r, t);
+			t->gone = true;
+		}
+	}
+	return 0;
+}
+
+static int write_reports(struct run *r)
+{
+	int rc = 0;
+
+	if (!r->o->noutputs)
+		return output__write_path(&output_text, r->prof, &r->o->out, "-") ? 1 : 0;
+	for (int i = 0; i < r->o->noutputs; i++) {
+		const char *path = r->o->outputs[i];
+		int err = output__write_path(output__for_path(path), r->prof, &r->o->out, path);
+
+		if (err) {
+			pr_err(r->lc, "cannot write '%s': %s", path, strerror(-err));
+			rc = 1;
+		} else {
+			pr_info(r->lc, "wrote %s", path);
+		}
+	}
+	return rc;
+}
+
+static char *join_args(int argc, char **argv)
+{
+	size_t len = 1;
+	char *s;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = calloc(1, len);
+	for (int i = 0; s && i < argc; i++) {
+		strcat(s, argv[i]);
+		if (i + 1 < argc)
+			strcat(s, " ");
+	}
+	return s;
+}
+
+int cmd_mem(int argc, char **argv, struct log_ctx *lc)
+{
+	struct mem_opts o = {
+		.out = { .top = 10, .sort = OUTPUT_SORT_BYTES },
+		.col = { .max_live = 1 << 19, .max_stacks = 1 << 15, .max_procs = 1024,
+			 .min_size = 0, .max_size = UINT64_MAX },
+	};
+	struct run r = { .o = &o, .lc = lc };
+	int rc, err, sfd = -1, tfd = -1;
+	char *command = NULL, *self = NULL;
+	struct symbolizer_opts so = {};
+	uint64_t start_mono;
+	int64_t start_wall;
+	struct utsname u;
+	sigset_t mask;
+
+	rc = parse_args(argc, argv, lc, &o);
+	if (rc)
+		return rc;
+	o.col.lc = lc;
+	if (preflight__check(lc))
+		return 1;
+
+	/* signals arrive as data; the launched command restores the default mask before exec */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (sfd < 0 || tfd < 0) {
+		pr_err(lc, "cannot set up signal handling: %s", strerror(errno));
+		return 1;
+	}
+
+	rc = 1;
+	r.col = mem_collector__new(&o.col);
+	r.sym = symbolizer__new(&so);
+	r.prof = profile__new("mem");
+	if (!r.col || !r.sym || !r.prof || mem_profile__init(r.prof)) {
+		if (r.col && (!r.sym || !r.prof))
+			pr_err(lc, "out of memory");
+		goto out;
+	}
+
+	start_mono = mono_ns();
+	start_wall = wall_ns();
+	err = o.argv ? setup_launch(&r) : setup_attach(&r);
+	if (err) {
+		if (o.argv && err != -ENOENT && err != -EACCES)
+			rc = 1;
+		else if (o.argv)
+			rc = err == -ENOENT ? 127 : 126;
+		/* attach: what was attached is detached below; nothing is reported */
+		goto out;
+	}
+	if (o.duration > 0) {
+		struct itimerspec its = {};
+
+		its.it_value.tv_sec = (time_t)o.duration;
+		its.it_value.tv_nsec = (long)((o.duration - (time_t)o.duration) * 1e9);
+		timerfd_settime(tfd, 0, &its, NULL);
+	}
+
+	err = loop(&r, sfd, tfd);
+	if (err)
+		pr_err(lc, "waiting for events failed: %s", strerror(-err));
+
+	/* everything still running is read out now, while its mappings are live */
+	for (int i = 0; i < r.nt; i++)
+		finalize(&r, &r.t[i]);
+	mem_collector__drops(r.col, r.prof);
+
+	uname(&u);
+	command = o.argv ? join_args(argc - (int)(o.argv - argv), o.argv) : NULL;
+	self = join_args(argc, argv);
+	profile__set_meta(r.prof, command, u.release, self, start_wall,
+			  (int64_t)(mono_ns() - start_mono));
+	rc = write_reports(&r);
+
+out:
+	/* no probe left behind, no process left stopped */
+	mem_collector__detach(r.col);
+	for (int i = 0; i < r.nt; i++) {
+		if (r.t[i].traced && !r.t[i].gone)
+			target__detach(r.t[i].pid);
+		if (r.t[i].pidfd >= 0)
+			close(r.t[i].pidfd);
+	}
+	if (r.child && !r.child_reaped) {
+		/* launch mode stopped early (-d or a second signal): the command runs on and
+		 * ebprof, like the command, ends when it does */
+		while (waitpid(r.child, &r.child_status, 0) < 0 && errno == EINTR)
+			;
+		r.child_reaped = true;
+	}
+	if (r.child && r.child_reaped && rc == 0)
+		rc = target__exit_code(r.child_status);
+	mem_collector__free(r.col);
+	symbolizer__free(r.sym);
+	profile__free(r.prof);
+	free(command);
+	free(self);
+	if (sfd >= 0)
+		close(sfd);
+	if (tfd >= 0)
+		close(tfd);
+	return rc;
+}

@@ -1,0 +1,56 @@
+/* ebprof: entry point and command table. */
+#include <stdio.h>
+#include <string.h>
+#include "cli/cli.h"
+
+struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv, struct log_ctx *lc);
+	const char *help;
+};
+
+static const struct cmd cmds[] = {
+	{ "mem", cmd_mem, "trace the malloc family: top allocation sites, leaks, per-process totals" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: ebprof COMMAND [OPTIONS] [-p PID[,PID...] | -- CMD [ARGS...]]\n"
+		"\n"
+		"An eBPF profiler. Commands:\n");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
+	fprintf(f,
+		"\n"
+		"Examples:\n"
+		"  sudo ebprof mem -- ./myprog arg1 arg2       launch, trace, report at exit\n"
+		"  sudo ebprof mem -p 4242 -d 30               attach for 30 s (or Ctrl-C)\n"
+		"  sudo ebprof mem -p 4242 -o out.json -o out.pb.gz\n"
+		"\n"
+		"Run 'ebprof COMMAND --help' for a command's options; 'man ebprof' for details.\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct log_ctx lc = { .verbose = 0, .prog = "ebprof" };
+
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("ebprof %s\n", EBPROF_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1, &lc);
+	fprintf(stderr, "ebprof: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,540 @@
+/* The mem mode collector.
+ *
+ * Open, size, load: map sizes come from the options before load. The kernel side aggregates
+ * everything; this file reads it once per process, when that process ends (held at exit, so its
+ * mappings are still there) or when the run stops, with batched map reads, and writes samples:
+ * one per (process, allocator function, stack), the allocator function shown as the leaf frame.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "core/mem_collect.h"
+#include "core/target.h"
+#include "mem.skel.h"
+
+#define BPF_TRACE_UPROBE_MULTI_TYPE 48
+#define BATCH 1024
+
+struct traced {
+	pid_t pid;
+	bool finalized;
+	struct probe_links links;
+	struct alloc_lib lib;
+	char *maps;		/* /proc/PID/maps at attach, for a process that vanished */
+	char comm[32];
+	char cmdline[1024];
+};
+
+struct mem_collector {
+	struct mem_bpf *skel;
+	const struct log_ctx *lc;
+	struct traced *t;
+	uint32_t nt, capt;
+};
+
+static const char *const drop_names[MEM_DROP__COUNT] = {
+	[MEM_DROP_LIVE_FULL] = "live_table_full",
+	[MEM_DROP_SITES_FULL] = "site_table_full",
+	[MEM_DROP_STACKS_FULL] = "stack_table_full",
+	[MEM_DROP_STACK_FAIL] = "stack_capture_failed",
+	[MEM_DROP_NO_STATE] = "missing_entry_state",
+	[MEM_DROP_PROCS_FULL] = "process_table_full",
+};
+
+int mem_profile__init(struct profile *prof)
+{
+	int err = 0;
+
+	err = err ?: profile__add_type(prof, "alloc_objects", "count");
+	err = err ?: profile__add_type(prof, "alloc_space", "bytes");
+	err = err ?: profile__add_type(prof, "inuse_objects", "count");
+	err = err ?: profile__add_type(prof, "inuse_space", "bytes");
+	prof->default_type = 1;
+	return err;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	/* libbpf's own hints (e.g. about ulimit -l) mislead here; shown only with -vv */
+	extern int ebprof_libbpf_verbose;
+
+	if (level == LIBBPF_DEBUG || !ebprof_libbpf_verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+int ebprof_libbpf_verbose;
+
+struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
+{
+	struct mem_collector *c = calloc(1, sizeof(*c));
+	int err;
+
+	if (!c)
+		return NULL;
+	c->lc = o->lc;
+	ebprof_libbpf_verbose = o->lc && o->lc->verbose >= 2;
+	libbpf_set_print(libbpf_print);
+
+	c->skel = mem_bpf__open();
+	if (!c->skel) {
+		err = -errno;
+		pr_err(c->lc, "cannot open the BPF program: %s", strerror(errno));
+		goto fail;
+	}
+	c->skel->rodata->min_size = o->min_size;
+	c->skel->rodata->max_size = o->max_size;
+	bpf_map__set_max_entries(c->skel->maps.live, o->max_live);
+	bpf_map__set_max_entries(c->skel->maps.sites, o->max_stacks);
+	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
+	bpf_map__set_max_entries(c->skel->maps.procs, o->max_procs);
+	bpf_program__set_expected_attach_type(c->skel->progs.mem_enter,
+					      BPF_TRACE_UPROBE_MULTI_TYPE);
+	bpf_program__set_expected_attach_type(c->skel->progs.mem_exit,
+					      BPF_TRACE_UPROBE_MULTI_TYPE);
+	err = mem_bpf__load(c->skel);
+	if (err) {
+		pr_err(c->lc, "cannot load the BPF program into the kernel: %s%s", strerror(-err),
+		       c->lc && c->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
+		goto fail;
+	}
+	return c;
+fail:
+	mem_collector__free(c);
+	errno = -err;
+	return NULL;
+}
+
+static struct traced *find(struct mem_collector *c, pid_t pid)
+{
+	for (uint32_t i = 0; i < c->nt; i++)
+		if (c->t[i].pid == pid && !c->t[i].finalized)
+			return &c->t[i];
+	return NULL;
+}
+
+static char *read_file(const char *path)
+{
+	size_t cap = 8192, len = 0;
+	char *buf = malloc(cap);
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f || !buf) {
+		if (f)
+			fclose(f);
+		free(buf);
+		return NULL;
+	}
+	while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+		len += n;
+		if (len + 1 == cap) {
+			char *nb = realloc(buf, cap *= 2);
+
+			if (!nb)
+				break;
+			buf = nb;
+		}
+	}
+	buf[len] = 0;
+	fclose(f);
+	return buf;
+}
+
+int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc_lib *lib)
+{
+	struct mem_proc zero = {};
+	struct traced *t;
+	char path[64];
+	__u32 key = pid;
+	int err;
+
+	if (c->nt == c->capt) {
+		uint32_t cap = c->capt ? c->capt * 2 : 8;
+		struct traced *nt = realloc(c->t, cap * sizeof(*nt));
+
+		if (!nt)
+			return -ENOMEM;
+		c->t = nt;
+		c->capt = cap;
+	}
+	/* the process entry is the filter: create it before any probe can fire */
+	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.procs), &key, &zero, BPF_ANY)) {
+		err = -errno;
+		pr_err(c->lc, "cannot trace PID %d: the process table is full (%s); raise "
+			      "--max-procs", pid, strerror(errno));
+		return err;
+	}
+	t = &c->t[c->nt];
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->lib = *lib;
+	err = probes__attach(bpf_program__fd(c->skel->progs.mem_enter),
+			     bpf_program__fd(c->skel->progs.mem_exit), pid, lib, &t->links);
+	if (err) {
+		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.procs), &key);
+		pr_err(c->lc, "cannot attach uprobes to %s in PID %d: %s", lib->path, pid,
+		       strerror(-err));
+		return err;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	t->maps = read_file(path);
+	target__comm(pid, t->comm, sizeof(t->comm));
+	target__cmdline(pid, t->cmdline, sizeof(t->cmdline));
+	c->nt++;
+	pr_info(c->lc, "PID %d (%s): tracing %s allocator in %s (%u entry points%s%s)", pid,
+		t->comm, lib->kind, lib->path, lib->nprobes, lib->aliases[0] ? "; aliases: " : "",
+		lib->aliases);
+	return 0;
+}
+
+/* ---- draining ---------------------------------------------------------------------------- */
+
+typedef int (*map_cb)(const void *key, const void *val, void *ctx);
+
+/* Read a hash map in batches; cb returns non-zero to stop. */
+static int map_for_each(int fd, size_t ksz, size_t vsz, map_cb cb, void *ctx)
+{
+	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	char *keys = malloc(ksz * BATCH), *vals = malloc(vsz * BATCH);
+	__u32 in = 0, out = 0, count;
+	bool first = true, done = false;
+	int err = 0;
+
+	if (!keys || !vals) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (!done) {
+		count = BATCH;
+		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, vals, &count, &opts);
+		if (err == -ENOENT) {
+			done = true;
+			err = 0;
+		} else if (err) {
+			goto out;
+		}
+		for (__u32 i = 0; i < count; i++) {
+			err = cb(keys + i * ksz, vals + i * vsz, ctx);
+			if (err)
+				goto out;
+		}
+		in = out;
+		first = false;
+	}
+out:
+	free(keys);
+	free(vals);
+	return err;
+}
+
+struct site {
+	struct mem_site_key key;
+	struct mem_site_val val;
+	struct prof_outstanding out;
+};
+
+struct drain {
+	pid_t pid;
+	struct site *sites;
+	uint32_t n, cap;
+	struct mem_live_key *dead;	/* live keys of pid, to delete */
+	uint32_t ndead, capdead;
+	uint64_t now;
+	int err;
+};
+
+static int grow(void **p, uint32_t *cap, uint32_t need, size_t sz)
+{
+	void *np;
+	uint32_t nc;
+
+	if (need <= *cap)
+		return 0;
+	nc = *cap ? *cap * 2 : 64;
+	while (nc < need)
+		nc *= 2;
+	np = realloc(*p, (size_t)nc * sz);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = nc;
+	return 0;
+}
+
+static int collect_site(const void *k, const void *v, void *ctx)
+{
+	const struct mem_site_key *key = k;
+	struct drain *d = ctx;
+	struct site *s;
+
+	if ((pid_t)key->pid != d->pid)
+		return 0;
+	if (grow((void **)&d->sites, &d->cap, d->n + 1, sizeof(*d->sites)))
+		return -ENOMEM;
+	s = &d->sites[d->n++];
+	s->key = *key;
+	s->val = *(const struct mem_site_val *)v;
+	memset(&s->out, 0, sizeof(s->out));
+	return 0;
+}
+
+static int site_cmp(const void *a, const void *b)
+{
+	const struct mem_site_key *x = a, *y = b;
+
+	if (x->fn != y->fn)
+		return x->fn < y->fn ? -1 : 1;
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	return 0;
+}
+
+static int collect_live(const void *k, const void *v, void *ctx)
+{
+	const struct mem_live_key *key = k;
+	const struct mem_live_val *lv = v;
+	struct drain *d = ctx;
+	struct mem_site_key sk = { .pid = key->pid, .fn = lv->fn, .stack = lv->stack };
+	struct site *s;
+	uint64_t age;
+
+	if ((pid_t)key->pid != d->pid)
+		return 0;
+	if (grow((void **)&d->dead, &d->capdead, d->ndead + 1, sizeof(*d->dead)))
+		return -ENOMEM;
+	d->dead[d->ndead++] = *key;
+	s = bsearch(&sk, d->sites, d->n, sizeof(*d->sites), site_cmp);
+	if (!s)
+		return 0;	/* its site was dropped (site table full) */
+	age = d->now > lv->ts ? d->now - lv->ts : 0;
+	if (!s->out.count || age < s->out.min_age_ns)
+		s->out.min_age_ns = age;
+	if (age > s->out.max_age_ns)
+		s->out.max_age_ns = age;
+	s->out.count++;
+	s->out.bytes += lv->size;
+	s->out.sum_age_ns += age;
+	return 0;
+}
+
+/* Locations of one stack: the allocator function as the leaf, then the user frames. Frames
+ * outside any executable mapping are unwinding garbage (static binaries end in them). */
+static uint32_t build_stack(struct profile *prof, struct sym_proc *sp, pid_t pid, uint32_t fn,
+			    const struct mem_stack *st, uint32_t *locs)
+{
+	struct prof_line line;
+	struct sym_result r;
+	uint32_t n = 0;
+
+	line.function = profile__function(prof, mem_fn_names[fn], mem_fn_names[fn], NULL);
+	line.line = 0;
+	locs[n++] = profile__location(prof, PROF_NONE, 0, 0, &line, 1);
+	if (!st)
+		return n;
+
+	for (uint64_t i = 0; i < st->nr && i < MEM_MAX_STACK; i++) {
+		struct prof_line lines[SYM_MAX_INLINE];
+		uint32_t map = PROF_NONE, nl = 0;
+		uint64_t ip = st->ips[i];
+
+		if (sp) {
+			if (sym_proc__resolve(sp, ip, true, &r) || !r.mapped || !r.executable)
+				continue;
+			map = profile__mapping(prof, pid, r.map_start, r.map_end, r.map_offset,
+					       r.module, r.build_id);
+			for (uint32_t j = 0; j < r.nframes && j < SYM_MAX_INLINE; j++) {
+				const struct sym_frame *f = &r.frames[j];
+
+				if (!f->function)
+					continue;
+				lines[nl].function = profile__function(prof, f->function,
+						f->system_name ? f->system_name : f->function,
+						f->file);
+				lines[nl++].line = f->line;
+			}
+			locs[n++] = profile__location(prof, map, ip, r.module_offset, lines, nl);
+		} else {
+			locs[n++] = profile__location(prof, PROF_NONE, ip, ip, NULL, 0);
+		}
+	}
+	return n;
+}
+
+static void add_process(struct profile *prof, struct traced *t, const struct mem_proc *mp)
+{
+	struct prof_process *p = profile__add_process(prof, t->pid, t->comm, t->cmdline);
+	char note[PATH_MAX + 320];
+
+	if (!p)
+		return;
+	for (int i = 0; i < MEM_FN__COUNT; i++)
+		prof_process__add_call(prof, p, mem_fn_names[i], mp ? mp->calls[i] : 0);
+#define STAT(name) prof_process__add_stat(prof, p, #name, mp ? mp->name : 0)
+	STAT(alloc_count);
+	STAT(alloc_bytes);
+	STAT(free_count);
+	STAT(free_bytes);
+	STAT(live_count);
+	STAT(live_bytes);
+	STAT(peak_live_bytes);
+	STAT(max_request);
+	STAT(unknown_frees);
+	STAT(failed);
+#undef STAT
+	snprintf(note, sizeof(note), "%s allocator in %s%s%s%s", t->lib.kind, t->lib.path,
+		 t->lib.aliases[0] ? " (one entry point for " : "", t->lib.aliases,
+		 t->lib.aliases[0] ? ": counted under the second name)" : "");
+	prof_process__set_note(prof, p, note);
+}
+
+static void finalize_one(struct mem_collector *c, struct traced *t, struct profile *prof,
+			 struct symbolizer *sym, uint64_t now_ns)
+{
+	int procs_fd = bpf_map__fd(c->skel->maps.procs);
+	int sites_fd = bpf_map__fd(c->skel->maps.sites);
+	int live_fd = bpf_map__fd(c->skel->maps.live);
+	int stacks_fd = bpf_map__fd(c->skel->maps.stacks);
+	struct drain d = { .pid = t->pid, .now = now_ns };
+	struct mem_proc mp;
+	struct sym_proc *sp;
+	__u32 key = t->pid;
+	bool have_proc;
+	uint32_t *locs;
+	int err;
+
+	have_proc = bpf_map_lookup_elem(procs_fd, &key, &mp) == 0;
+	/* stop counting for this pid before reading, so the numbers are one consistent cut */
+	bpf_map_delete_elem(procs_fd, &key);
+
+	err = map_for_each(sites_fd, sizeof(struct mem_site_key), sizeof(struct mem_site_val),
+			   collect_site, &d);
+	if (!err) {
+		qsort(d.sites, d.n, sizeof(*d.sites), site_cmp);
+		err = map_for_each(live_fd, sizeof(struct mem_live_key),
+				   sizeof(struct mem_live_val), collect_live, &d);
+	}
+	if (err)
+		pr_warn(c->lc, "PID %d: reading the kernel tables failed: %s; the report may be "
+			       "incomplete", t->pid, strerror(-err));
+
+	sp = symbolizer__load_pid(sym, t->pid);
+	if (!sp && t->maps)
+		sp = symbolizer__load_maps(sym, t->maps, NULL);
+	if (!sp)
+		pr_warn(c->lc, "PID %d: its mappings are gone; stacks are shown as addresses",
+			t->pid);
+
+	add_process(prof, t, have_proc ? &mp : NULL);
+
+	locs = malloc(sizeof(*locs) * (MEM_MAX_STACK + 1));
+	for (uint32_t i = 0; locs && i < d.n; i++) {
+		struct site *s = &d.sites[i];
+		struct mem_stack st;
+		bool have_stack = s->key.stack &&
+				  bpf_map_lookup_elem(stacks_fd, &s->key.stack, &st) == 0;
+		int64_t vals[4] = {
+			(int64_t)s->val.allocs, (int64_t)s->val.alloc_bytes,
+			(int64_t)s->out.count, (int64_t)s->out.bytes,
+		};
+		uint32_t n = build_stack(prof, sp, t->pid, s->key.fn, have_stack ? &st : NULL,
+					 locs);
+		struct prof_sample *ps = profile__add_sample(prof, locs, n, vals, t->pid);
+
+		if (!ps)
+			break;
+		prof_sample__set_hist(prof, ps, (const uint64_t *)s->val.hist, MEM_HIST_BUCKETS);
+		ps->out = s->out;
+	}
+	free(locs);
+	sym_proc__free(sp);
+
+	/* forget the pid in the kernel: its sites and outstanding blocks */
+	for (uint32_t i = 0; i < d.n; i++)
+		bpf_map_delete_elem(sites_fd, &d.sites[i].key);
+	if (d.ndead) {
+		DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
+		__u32 count = d.ndead;
+
+		if (bpf_map_delete_batch(live_fd, d.dead, &count, &opts))
+			for (uint32_t i = 0; i < d.ndead; i++)
+				bpf_map_delete_elem(live_fd, &d.dead[i]);
+	}
+	free(d.sites);
+	free(d.dead);
+	t->finalized = true;
+}
+
+int mem_collector__finalize(struct mem_collector *c, pid_t pid, struct profile *prof,
+			    struct symbolizer *sym, uint64_t now_ns)
+{
+	struct traced *t = find(c, pid);
+
+	if (!t)
+		return -ENOENT;
+	finalize_one(c, t, prof, sym, now_ns);
+	return 0;
+}
+
+int mem_collector__finalize_all(struct mem_collector *c, struct profile *prof,
+				struct symbolizer *sym, uint64_t now_ns)
+{
+	for (uint32_t i = 0; i < c->nt; i++)
+		if (!c->t[i].finalized)
+			finalize_one(c, &c->t[i], prof, sym, now_ns);
+	return 0;
+}
+
+int mem_collector__drops(struct mem_collector *c, struct profile *prof)
+{
+	int fd = bpf_map__fd(c->skel->maps.drops);
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *vals;
+
+	if (ncpu <= 0)
+		return ncpu;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (__u32 r = 0; r < MEM_DROP__COUNT; r++) {
+		uint64_t sum = 0;
+
+		if (bpf_map_lookup_elem(fd, &r, vals) == 0)
+			for (int i = 0; i < ncpu; i++)
+				sum += vals[i];
+		profile__add_drop(prof, drop_names[r], sum);
+	}
+	free(vals);
+	return 0;
+}
+
+void mem_collector__detach_pid(struct mem_collector *c, pid_t pid)
+{
+	for (uint32_t i = 0; i < c->nt; i++)
+		if (c->t[i].pid == pid)
+			probes__detach(&c->t[i].links);
+}
+
+void mem_collector__detach(struct mem_collector *c)
+{
+	if (!c)
+		return;
+	for (uint32_t i = 0; i < c->nt; i++)
+		probes__detach(&c->t[i].links);
+}
+
+void mem_collector__free(struct mem_collector *c)
+{
+	if (!c)
+		return;
+	mem_collector__detach(c);
+	for (uint32_t i = 0; i < c->nt; i++)
+		free(c->t[i].maps);
+	free(c->t);
+	mem_bpf__destroy(c->skel);
+	free(c);
+}

@@ -1,0 +1,51 @@
+/* The mem mode collector: loads mem.bpf.c, attaches it to processes, and turns what the kernel
+ * aggregated into profile samples. The only user of the mem skeleton. */
+#ifndef EBPROF_MEM_COLLECT_H
+#define EBPROF_MEM_COLLECT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include "core/log.h"
+#include "core/probes.h"
+#include "profile/profile.h"
+#include "symbolize/symbolize.h"
+
+struct mem_collector_opts {
+	const struct log_ctx *lc;
+	uint32_t max_live;	/* live table entries */
+	uint32_t max_stacks;	/* distinct stacks, and (pid, function, stack) sites */
+	uint32_t max_procs;
+	uint64_t min_size, max_size;
+};
+
+struct mem_collector;
+
+/* Open, size and load the BPF side. NULL and errno on failure (already reported). */
+struct mem_collector *mem_collector__new(const struct mem_collector_opts *opts);
+void mem_collector__free(struct mem_collector *c);
+
+/* Start tracing pid through lib. Returns 0 or a negative errno (reported). */
+int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc_lib *lib);
+
+/* Move everything the kernel holds for pid into prof: its summary, its sites (symbolized
+ * through sym, using its live mappings, or the snapshot taken at attach if it is gone) and its
+ * outstanding blocks; then forget pid in the kernel. `now_ns` (CLOCK_MONOTONIC) ages the
+ * outstanding blocks. Probes stay attached (detach is slow; see mem_collector__detach). */
+int mem_collector__finalize(struct mem_collector *c, pid_t pid, struct profile *prof,
+			    struct symbolizer *sym, uint64_t now_ns);
+/* Finalize every attached process not finalized yet. */
+int mem_collector__finalize_all(struct mem_collector *c, struct profile *prof,
+				struct symbolizer *sym, uint64_t now_ns);
+
+/* Add the drop counters (summed over CPUs, every reason) to prof. */
+int mem_collector__drops(struct mem_collector *c, struct profile *prof);
+
+/* Remove pid's probes (before re-attaching after an exec). */
+void mem_collector__detach_pid(struct mem_collector *c, pid_t pid);
+/* Remove every probe. */
+void mem_collector__detach(struct mem_collector *c);
+
+/* The mem sample types, in order: alloc_objects, alloc_space, inuse_objects, inuse_space. */
+int mem_profile__init(struct profile *prof);
+
+#endif

@@ -1,0 +1,10 @@
+/* Start-up checks: privileges and kernel features, each failing with one actionable sentence. */
+#ifndef EBPROF_PREFLIGHT_H
+#define EBPROF_PREFLIGHT_H
+
+#include "core/log.h"
+
+/* Returns 0, or -1 after printing why ebprof cannot run here. */
+int preflight__check(const struct log_ctx *lc);
+
+#endif

@@ -1,0 +1,311 @@
+/* Traced processes.
+ *
+ * A launched command is seized before it execs (it waits on a pipe until then), so the first
+ * stop we see is its exec: allocations the forked child makes before exec are ebprof's, not the
+ * command's. Probes must be live before any library constructor allocates, but the allocator
+ * library is only mapped later by the dynamic loader, so the child runs syscall by syscall until
+ * a library serving malloc is mapped (a few dozen stops), and only then runs freely.
+ * Exits are held (PTRACE_O_TRACEEXIT) so /proc/PID/maps is still there to symbolize with.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "core/target.h"
+
+#define TRACE_OPTS (PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_TRACESYSGOOD)
+#define MAX_STARTUP_SYSCALLS 4000
+
+static int find_in_path(const char *cmd, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+	int err = -ENOENT;
+	struct stat st;
+
+	if (strchr(cmd, '/')) {
+		snprintf(out, len, "%s", cmd);
+		if (stat(out, &st))
+			return -errno;
+		if (S_ISDIR(st.st_mode))
+			return -EISDIR;
+		return access(out, X_OK) ? -errno : 0;
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		const char *end = strchrnul(path, ':');
+		int n = end - path;
+
+		snprintf(out, len, "%.*s/%s", n ? n : 1, n ? path : ".", cmd);
+		if (stat(out, &st) == 0 && S_ISREG(st.st_mode)) {
+			if (access(out, X_OK) == 0)
+				return 0;
+			err = -EACCES;
+		}
+		path = *end ? end + 1 : end;
+	}
+	return err;
+}
+
+int target__spawn(const struct log_ctx *lc, char *const argv[], pid_t *pidp)
+{
+	char exe[4096];
+	int go[2], errp[2], status, child_err = 0, err;
+	sigset_t cur;
+	pid_t pid;
+
+	err = find_in_path(argv[0], exe, sizeof(exe));
+	if (err == -ENOENT && !strchr(argv[0], '/')) {
+		pr_err(lc, "cannot run '%s': command not found", argv[0]);
+		return err;
+	}
+	if (err) {
+		pr_err(lc, "cannot run '%s': %s", argv[0], strerror(-err));
+		return err;
+	}
+	if (pipe2(go, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
+		err = -errno;
+		pr_err(lc, "cannot create a pipe: %s", strerror(errno));
+		return err;
+	}
+	sigprocmask(SIG_SETMASK, NULL, &cur);
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		pr_err(lc, "cannot fork: %s", strerror(errno));
+		close(go[0]); close(go[1]); close(errp[0]); close(errp[1]);
+		return err;
+	}
+	if (pid == 0) {
+		char c;
+		sigset_t none;
+
+		close(go[1]);
+		close(errp[0]);
+		/* the caller blocks signals it reads through signalfd; the command must not */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		execv(exe, argv);
+		c = errno;
+		if (write(errp[1], &c, 1) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(errp[1]);
+	if (ptrace(PTRACE_SEIZE, pid, 0, TRACE_OPTS)) {
+		err = -errno;
+		pr_err(lc, "cannot trace the command (ptrace: %s)%s", strerror(errno),
+		       errno == EPERM ? "; is ptrace restricted (kernel.yama.ptrace_scope)?" : "");
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		close(go[1]); close(errp[0]);
+		return err;
+	}
+	if (write(go[1], "g", 1) != 1)
+		child_err = EPIPE;
+	close(go[1]);
+
+	for (;;) {
+		if (waitpid(pid, &status, __WALL) < 0) {
+			err = -errno;
+			break;
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			char c = 0;
+
+			if (read(errp[0], &c, 1) == 1)
+				child_err = c;
+			err = -(child_err ? child_err : ENOEXEC);
+			pr_err(lc, "cannot run '%s': %s", argv[0], strerror(-err));
+			break;
+		}
+		if (status >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {
+			err = 0;
+			break;
+		}
+		/* the exit stop of a failed exec, or a stray stop before exec: keep going */
+		ptrace(PTRACE_CONT, pid, 0, WIFSTOPPED(status) && (status >> 16) == 0 &&
+		       WSTOPSIG(status) != SIGTRAP ? WSTOPSIG(status) : 0);
+	}
+	close(errp[0]);
+	if (err == 0)
+		*pidp = pid;
+	(void)cur;
+	return err;
+}
+
+int target__seize(pid_t pid)
+{
+	return ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACEEXIT) ? -errno : 0;
+}
+
+int target__run_to_allocator(const struct log_ctx *lc, pid_t pid, struct alloc_lib *lib,
+			     int *status)
+{
+	struct __ptrace_syscall_info info;
+	int err, sig = 0;
+
+	/* a static executable has its allocator mapped already */
+	err = probes__find_allocator(pid, lib);
+	if (err != -ENOENT)
+		return err;
+
+	for (int n = 0; n < MAX_STARTUP_SYSCALLS; n++) {
+		if (ptrace(PTRACE_SYSCALL, pid, 0, sig))
+			return -errno;
+		sig = 0;
+		if (waitpid(pid, status, __WALL) < 0)
+			return -errno;
+		if (WIFEXITED(*status) || WIFSIGNALED(*status))
+			return -ESRCH;
+		if (!WIFSTOPPED(*status))
+			continue;
+		if (WSTOPSIG(*status) != (SIGTRAP | 0x80)) {
+			enum target_stop how = target__classify(*status, &sig);
+
+			if (how == TARGET_STOP_EXIT)
+				return -ENOENT;	/* dying before mapping an allocator */
+			if (how != TARGET_STOP_SIGNAL)
+				sig = 0;
+			continue;
+		}
+		if (ptrace(PTRACE_GET_SYSCALL_INFO, pid, sizeof(info), &info) <= 0)
+			continue;
+		if (info.op != PTRACE_SYSCALL_INFO_EXIT || info.exit.is_error)
+			continue;
+		/* only a successful mmap can bring a new object in */
+		err = probes__find_allocator(pid, lib);
+		if (err != -ENOENT)
+			return err;
+	}
+	pr_debug(lc, "pid %d: no allocator after %d system calls", pid, MAX_STARTUP_SYSCALLS);
+	return -ENOENT;
+}
+
+enum target_stop target__classify(int status, int *sig)
+{
+	*sig = 0;
+	if (WIFEXITED(status) || WIFSIGNALED(status))
+		return TARGET_GONE;
+	if (!WIFSTOPPED(status))
+		return TARGET_STOP_OTHER;
+	switch (status >> 16) {
+	case PTRACE_EVENT_EXIT:
+		return TARGET_STOP_EXIT;
+	case PTRACE_EVENT_EXEC:
+		return TARGET_STOP_EXEC;
+	case PTRACE_EVENT_STOP:
+		/* with PTRACE_SEIZE, a group stop reports as PTRACE_EVENT_STOP with a stop signal */
+		switch (WSTOPSIG(status)) {
+		case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:
+			return TARGET_STOP_GROUP;
+		}
+		return TARGET_STOP_OTHER;
+	case 0:
+		if (WSTOPSIG(status) == (SIGTRAP | 0x80))
+			return TARGET_STOP_OTHER;
+		*sig = WSTOPSIG(status);
+		return TARGET_STOP_SIGNAL;
+	}
+	return TARGET_STOP_OTHER;
+}
+
+int target__resume(pid_t pid, enum target_stop how, int sig)
+{
+	long r;
+
+	if (how == TARGET_STOP_GROUP)
+		r = ptrace(PTRACE_LISTEN, pid, 0, 0);
+	else
+		r = ptrace(PTRACE_CONT, pid, 0, how == TARGET_STOP_SIGNAL ? sig : 0);
+	return r ? -errno : 0;
+}
+
+int target__detach(pid_t pid)
+{
+	/* PTRACE_DETACH needs a stopped tracee; interrupt it first */
+	int status;
+
+	if (ptrace(PTRACE_DETACH, pid, 0, 0) == 0)
+		return 0;
+	if (errno != ESRCH)
+		return -errno;
+	if (ptrace(PTRACE_INTERRUPT, pid, 0, 0))
+		return -errno;
+	for (int i = 0; i < 100; i++) {
+		pid_t r = waitpid(pid, &status, __WALL);
+
+		if (r < 0)
+			return -errno;
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			return 0;
+		if (WIFSTOPPED(status)) {
+			int sig = 0;
+
+			if (target__classify(status, &sig) == TARGET_STOP_SIGNAL)
+				return ptrace(PTRACE_DETACH, pid, 0, sig) ? -errno : 0;
+			return ptrace(PTRACE_DETACH, pid, 0, 0) ? -errno : 0;
+		}
+	}
+	return -ETIMEDOUT;
+}
+
+int target__exit_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+void target__comm(pid_t pid, char *comm, size_t len)
+{
+	char path[64];
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, comm, len - 1);
+		close(fd);
+	}
+	if (n <= 0)
+		n = snprintf(comm, len, "?");
+	comm[n] = 0;
+	if (n && comm[n - 1] == '\n')
+		comm[n - 1] = 0;
+}
+
+void target__cmdline(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, len - 1);
+		close(fd);
+	}
+	if (n < 0)
+		n = 0;
+	buf[n] = 0;
+	while (n > 0 && buf[n - 1] == 0)
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == 0)
+			buf[i] = ' ';
+}

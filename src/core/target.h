@@ -1,0 +1,48 @@
+/* Traced processes: launching a command under ptrace, seizing running PIDs, holding them at
+ * exit so their mappings can still be read, and classifying wait statuses. */
+#ifndef EBPROF_TARGET_H
+#define EBPROF_TARGET_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include "core/log.h"
+#include "core/probes.h"
+
+/* Resolve argv[0] through PATH like execvp, fork, seize the child and let it exec. On return
+ * the child is stopped right after its exec. Returns 0, or -ENOENT (command not found),
+ * -EACCES/-ENOEXEC (cannot execute) or another negative errno, after printing why. The signal
+ * mask in force is restored in the child before exec. */
+int target__spawn(const struct log_ctx *lc, char *const argv[], pid_t *pid);
+
+/* Seize a running process so that its exit stops it (PTRACE_O_TRACEEXIT) without stopping it
+ * now. Returns 0 or a negative errno. */
+int target__seize(pid_t pid);
+
+/* Let a child stopped after exec run, syscall by syscall, until its allocator is mapped; the
+ * child is left stopped. Returns 0 with *lib filled, -ENOENT if it mapped none before running
+ * on, -ESRCH if it exited (its wait status in *status). */
+int target__run_to_allocator(const struct log_ctx *lc, pid_t pid, struct alloc_lib *lib,
+			     int *status);
+
+enum target_stop {
+	TARGET_STOP_EXIT,	/* PTRACE_EVENT_EXIT: exiting, mappings still readable */
+	TARGET_STOP_EXEC,	/* PTRACE_EVENT_EXEC: a new program image */
+	TARGET_STOP_SIGNAL,	/* signal-delivery stop: resume with the signal */
+	TARGET_STOP_GROUP,	/* group stop (SIGSTOP etc.): PTRACE_LISTEN */
+	TARGET_STOP_OTHER,	/* anything else: resume */
+	TARGET_GONE,		/* exited or killed: status is final */
+};
+
+enum target_stop target__classify(int status, int *sig);
+/* Resume a stopped tracee as its stop requires. */
+int target__resume(pid_t pid, enum target_stop how, int sig);
+int target__detach(pid_t pid);
+
+/* Exit code a shell would give for a wait status (status, or 128 + signal). */
+int target__exit_code(int status);
+
+/* comm and command line (argv joined by spaces) of a live process; buffers always terminated. */
+void target__comm(pid_t pid, char *comm, size_t len);
+void target__cmdline(pid_t pid, char *buf, size_t len);
+
+#endif

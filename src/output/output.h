@@ -1,0 +1,38 @@
+/* Renderers: one file each behind one small ops struct. Every renderer renders any profile. */
+#ifndef EBPROF_OUTPUT_H
+#define EBPROF_OUTPUT_H
+
+#include <stdio.h>
+#include <stdint.h>
+#include "profile/profile.h"
+
+enum output_sort {
+	OUTPUT_SORT_BYTES,	/* by the profile's default sample type (alloc_space for mem) */
+	OUTPUT_SORT_COUNT,	/* by the first "..._objects"/count type */
+};
+
+struct output_opts {
+	uint32_t top;		/* sites to show in text; 0 = all */
+	enum output_sort sort;
+	bool color;		/* ANSI colour in text (only when stdout is a terminal) */
+};
+
+struct output_ops {
+	const char *name;	/* "text", "json", "pprof" */
+	const char *ext;	/* ".txt", ".json", ".pb.gz" */
+	/* Write the whole profile to f. Returns 0 or a negative errno. */
+	int (*write)(const struct profile *p, const struct output_opts *o, FILE *f);
+};
+
+extern const struct output_ops output_text;
+extern const struct output_ops output_json;
+extern const struct output_ops output_pprof;
+
+/* The renderer for a file name by its extension, or NULL (".txt", ".json", ".pb.gz", ".pb"). */
+const struct output_ops *output__for_path(const char *path);
+/* Render to a path ("-" = stdout). Returns 0 or a negative errno; on error errno-style
+ * message is left to the caller. */
+int output__write_path(const struct output_ops *ops, const struct profile *p,
+		       const struct output_opts *o, const char *path);
+
+#endif

@@ -1,0 +1,183 @@
+/* The profile model every mode fills and every renderer reads.
+ *
+ * pprof-shaped: samples (a stack of location indices, leaf first, one value per sample type,
+ * a pid) over symbolized locations (mapping + address -> lines, innermost inline frame first),
+ * functions and mappings. Beside the samples it carries what a report needs that pprof has no
+ * field for: per-process summaries (named call counters and named statistics), per-sample size
+ * histograms and ages of outstanding allocations, drop counters by reason, and run metadata.
+ *
+ * No libbpf here: this is unit-testable without root. All strings are copied and owned by the
+ * profile. Indices are 0-based and stable; pointers into the arrays are not (they grow).
+ */
+#ifndef EBPROF_PROFILE_H
+#define EBPROF_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROF_NONE UINT32_MAX	/* "no mapping" / "no function" */
+
+struct prof_value_type {
+	const char *type;	/* e.g. "alloc_space" */
+	const char *unit;	/* e.g. "bytes" */
+};
+
+struct prof_function {
+	const char *name;	/* demangled, e.g. "std::vector<int>::push_back(int const&)" */
+	const char *system_name;/* as in the symbol table (mangled), may equal name */
+	const char *filename;	/* source file, or NULL */
+};
+
+struct prof_mapping {
+	uint64_t start, limit, offset;
+	const char *file;	/* path of the mapped file, "[anon]", ... */
+	const char *build_id;	/* lowercase hex, or NULL */
+	uint32_t pid;
+};
+
+struct prof_line {
+	uint32_t function;	/* index into functions */
+	int64_t line;		/* 0 if unknown */
+};
+
+struct prof_location {
+	uint32_t mapping;	/* index into mappings, or PROF_NONE */
+	uint64_t address;	/* runtime address (a return address as captured) */
+	uint64_t module_offset;	/* address relative to the module (ELF vaddr), for module+0x.. */
+	struct prof_line *lines;/* innermost (inlined) first; nlines == 0: unsymbolized */
+	uint32_t nlines;
+};
+
+/* Outstanding (not freed at the end) allocations of one sample, with their ages. */
+struct prof_outstanding {
+	uint64_t count;
+	uint64_t bytes;
+	uint64_t min_age_ns;	/* youngest */
+	uint64_t max_age_ns;	/* oldest */
+	uint64_t sum_age_ns;	/* for the mean */
+};
+
+struct prof_sample {
+	uint32_t *locs;		/* location indices, leaf first */
+	uint32_t nlocs;
+	int64_t *values;	/* one per sample type */
+	uint32_t pid;
+	uint64_t *hist;		/* optional log2 size histogram (allocation counts), nhist buckets */
+	uint32_t nhist;
+	struct prof_outstanding out;	/* count == 0: nothing outstanding or not tracked */
+};
+
+struct prof_kv {
+	const char *key;
+	uint64_t value;
+};
+
+struct prof_process {
+	uint32_t pid;
+	const char *comm;
+	const char *cmdline;	/* argv joined by spaces, or NULL */
+	struct prof_kv *calls;	/* per traced function, in insertion order */
+	uint32_t ncalls;
+	struct prof_kv *stats;	/* e.g. alloc_count, alloc_bytes, ... in insertion order */
+	uint32_t nstats;
+	const char *note;	/* e.g. which allocator was traced, or why nothing was */
+};
+
+struct profile {
+	const char *mode;		/* "mem", "cpu", ... */
+	const char *command;		/* launched command line, or NULL */
+	const char *kernel;		/* uname -r */
+	const char *options;		/* command line of ebprof itself */
+	int64_t time_nanos;		/* start, wall clock */
+	int64_t duration_nanos;
+
+	struct prof_value_type *types;
+	uint32_t ntypes;
+	uint32_t default_type;		/* index into types */
+
+	struct prof_sample *samples;
+	uint32_t nsamples;
+	struct prof_location *locations;
+	uint32_t nlocations;
+	struct prof_function *functions;
+	uint32_t nfunctions;
+	struct prof_mapping *mappings;
+	uint32_t nmappings;
+	struct prof_process *processes;
+	uint32_t nprocesses;
+	struct prof_kv *drops;		/* by reason, all reasons listed even when 0 */
+	uint32_t ndrops;
+	const char **notes;		/* free-form remarks for the report */
+	uint32_t nnotes;
+
+	void *priv;			/* interning tables */
+};
+
+/* NULL and errno set on failure. free accepts NULL and frees everything the profile owns. */
+struct profile *profile__new(const char *mode);
+void profile__free(struct profile *p);
+
+/* Setters copy their strings (NULL stays NULL). Return 0 or a negative errno. */
+int profile__set_meta(struct profile *p, const char *command, const char *kernel,
+		      const char *options, int64_t time_nanos, int64_t duration_nanos);
+/* -EBUSY once samples exist: their value arrays are sized by the number of types. */
+int profile__add_type(struct profile *p, const char *type, const char *unit);
+/* Index of the sample type named `type`, or -1. */
+int profile__type_index(const struct profile *p, const char *type);
+/* Make `type` the default sample type (what reports sort by); -ENOENT if there is no such type. */
+int profile__set_default_type(struct profile *p, const char *type);
+
+/* The interning functions below return an index, or PROF_NONE with errno set (ENOMEM, or
+ * EINVAL for a NULL name/file or an index out of range). */
+
+/* Interned: the same (name, system_name, filename) returns the same index. */
+uint32_t profile__function(struct profile *p, const char *name, const char *system_name,
+			   const char *filename);
+/* Interned on (pid, start, file); limit, offset and build_id of the first call are kept. */
+uint32_t profile__mapping(struct profile *p, uint32_t pid, uint64_t start, uint64_t limit,
+			  uint64_t offset, const char *file, const char *build_id);
+/* Interned on (mapping, address) when mapping != PROF_NONE, else on (address). lines copied;
+ * the lines of the first call are kept. */
+uint32_t profile__location(struct profile *p, uint32_t mapping, uint64_t address,
+			   uint64_t module_offset, const struct prof_line *lines, uint32_t nlines);
+/* Locations and values copied (values NULL: all zero); returns the new sample (valid until the
+ * next add) or NULL with errno set (ENOMEM, or EINVAL for a location out of range). The
+ * caller may fill s->out directly. */
+struct prof_sample *profile__add_sample(struct profile *p, const uint32_t *locs, uint32_t nlocs,
+					const int64_t *values, uint32_t pid);
+/* Copies n buckets (n == 0 clears). */
+int prof_sample__set_hist(struct profile *p, struct prof_sample *s, const uint64_t *hist,
+			  uint32_t n);
+
+/* Returns the process of `pid`, adding it if new; comm and cmdline replace the old ones when
+ * non-NULL (a process may exec). NULL with errno set on failure. */
+struct prof_process *profile__add_process(struct profile *p, uint32_t pid, const char *comm,
+					  const char *cmdline);
+/* NULL if there is no such process. Takes a const profile so renderers can use it. */
+struct prof_process *profile__find_process(const struct profile *p, uint32_t pid);
+/* Add v to the counter `name`, appending it (insertion order) if new. 0 or negative errno. */
+int prof_process__add_call(struct profile *p, struct prof_process *proc, const char *name,
+			   uint64_t v);
+int prof_process__add_stat(struct profile *p, struct prof_process *proc, const char *name,
+			   uint64_t v);
+/* Set the stat `name` to v (for maxima such as peak_live_bytes), appending it if new. */
+int prof_process__set_stat(struct profile *p, struct prof_process *proc, const char *name,
+			   uint64_t v);
+int prof_process__set_note(struct profile *p, struct prof_process *proc, const char *note);
+/* Value of a stat/call by name; false if absent. */
+bool prof_process__stat(const struct prof_process *proc, const char *name, uint64_t *v);
+bool prof_process__call(const struct prof_process *proc, const char *name, uint64_t *v);
+
+/* Adds count to the drop reason, appending the reason if new (list every reason, even at 0). */
+int profile__add_drop(struct profile *p, const char *reason, uint64_t count);
+int profile__add_note(struct profile *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Display name of a location's frame `line_idx` (0 = innermost): the function, or
+ * "module+0xoff" (module's base name) when unsymbolized, or "0xaddr" without a mapping.
+ * Writes into buf and returns it. */
+const char *profile__frame_name(const struct profile *p, const struct prof_location *loc,
+				uint32_t line_idx, char *buf, size_t len);
+
+#endif
