@@ -25,6 +25,7 @@ struct traced {
 	struct probe_links links;
 	struct alloc_lib lib;
 	char *maps;		/* /proc/PID/maps at attach, for a process that vanished */
+	uint64_t fn_addr[MEM_FN__COUNT];	/* runtime address of each traced function */
 	char comm[32];
 	char cmdline[1024];
 };
@@ -145,6 +146,37 @@ static char *read_file(const char *path)
 	return buf;
 }
 
+/* Runtime addresses of the probed functions, from the file offsets and the mappings. */
+static void find_fn_addrs(struct traced *t)
+{
+	const char *line = t->maps;
+
+	while (line && *line) {
+		unsigned long start, end, off;
+		char perms[8];
+		int pos = 0;
+		const char *nl = strchr(line, '\n'), *path;
+		size_t plen;
+
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s%n", &start, &end, perms, &off, &pos) == 4 &&
+		    perms[2] == 'x') {
+			path = line + pos;
+			while (*path == ' ')
+				path++;
+			plen = nl ? (size_t)(nl - path) : strlen(path);
+			if (plen == strlen(t->lib.path) && !strncmp(path, t->lib.path, plen)) {
+				for (uint32_t i = 0; i < t->lib.nprobes; i++) {
+					unsigned long fo = t->lib.offsets[i];
+
+					if (fo >= off && fo < off + (end - start))
+						t->fn_addr[t->lib.cookies[i]] = start + fo - off;
+				}
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+}
+
 int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc_lib *lib)
 {
 	struct mem_proc zero = {};
@@ -183,6 +215,7 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 	}
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	t->maps = read_file(path);
+	find_fn_addrs(t);
 	target__comm(pid, t->comm, sizeof(t->comm));
 	target__cmdline(pid, t->cmdline, sizeof(t->cmdline));
 	c->nt++;
@@ -324,16 +357,26 @@ static int collect_live(const void *k, const void *v, void *ctx)
 
 /* Locations of one stack: the allocator function as the leaf, then the user frames. Frames
  * outside any executable mapping are unwinding garbage (static binaries end in them). */
-static uint32_t build_stack(struct profile *prof, struct sym_proc *sp, pid_t pid, uint32_t fn,
-			    const struct mem_stack *st, uint32_t *locs)
+static uint32_t build_stack(struct profile *prof, struct sym_proc *sp, const struct traced *t,
+			    uint32_t fn, const struct mem_stack *st, uint32_t *locs)
 {
+	uint64_t fa = t->fn_addr[fn];
+	pid_t pid = t->pid;
 	struct prof_line line;
 	struct sym_result r;
 	uint32_t n = 0;
 
+	/* the leaf is the traced function at its entry, named as the program called it (the
+	 * symbol table may call it __libc_malloc) */
 	line.function = profile__function(prof, mem_fn_names[fn], mem_fn_names[fn], NULL);
 	line.line = 0;
-	locs[n++] = profile__location(prof, PROF_NONE, 0, 0, &line, 1);
+	if (sp && fa && sym_proc__resolve(sp, fa, false, &r) == 0 && r.mapped)
+		locs[n++] = profile__location(prof,
+				profile__mapping(prof, pid, r.map_start, r.map_end, r.map_offset,
+						 r.module, r.build_id),
+				fa, r.module_offset, &line, 1);
+	else	/* no mapping known: a distinct placeholder address per function */
+		locs[n++] = profile__location(prof, PROF_NONE, fn + 1, fn + 1, &line, 1);
 	if (!st)
 		return n;
 
@@ -368,7 +411,7 @@ static uint32_t build_stack(struct profile *prof, struct sym_proc *sp, pid_t pid
 static void add_process(struct profile *prof, struct traced *t, const struct mem_proc *mp)
 {
 	struct prof_process *p = profile__add_process(prof, t->pid, t->comm, t->cmdline);
-	char note[PATH_MAX + 320];
+	char note[PATH_MAX + 512];
 
 	if (!p)
 		return;
@@ -403,6 +446,7 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	struct mem_proc mp;
 	struct sym_proc *sp;
 	__u32 key = t->pid;
+	char path[64], *fresh;
 	bool have_proc;
 	uint32_t *locs;
 	int err;
@@ -422,6 +466,14 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 		pr_warn(c->lc, "PID %d: reading the kernel tables failed: %s; the report may be "
 			       "incomplete", t->pid, strerror(-err));
 
+	/* at attach a launched command had only begun mapping its libc: read the maps again */
+	snprintf(path, sizeof(path), "/proc/%d/maps", t->pid);
+	fresh = read_file(path);
+	if (fresh) {
+		free(t->maps);
+		t->maps = fresh;
+	}
+	find_fn_addrs(t);
 	sp = symbolizer__load_pid(sym, t->pid);
 	if (!sp && t->maps)
 		sp = symbolizer__load_maps(sym, t->maps, NULL);
@@ -441,8 +493,7 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 			(int64_t)s->val.allocs, (int64_t)s->val.alloc_bytes,
 			(int64_t)s->out.count, (int64_t)s->out.bytes,
 		};
-		uint32_t n = build_stack(prof, sp, t->pid, s->key.fn, have_stack ? &st : NULL,
-					 locs);
+		uint32_t n = build_stack(prof, sp, t, s->key.fn, have_stack ? &st : NULL, locs);
 		struct prof_sample *ps = profile__add_sample(prof, locs, n, vals, t->pid);
 
 		if (!ps)
