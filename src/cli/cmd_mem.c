@@ -451,10 +451,16 @@ static int loop(struct run *r, int sfd, int tfd)
 			map[n - 2] = i;
 			pfd[n++] = (struct pollfd){ .fd = r->t[i].pidfd, .events = POLLIN };
 		}
-		if (poll(pfd, n, -1) < 0) {
+		int ready = poll(pfd, n, 1000);
+
+		if (ready < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
+		}
+		if (ready == 0) {
+			mem_collector__refresh(r->col);
+			continue;
 		}
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;

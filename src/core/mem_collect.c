@@ -177,11 +177,33 @@ static void find_fn_addrs(struct traced *t)
 	}
 }
 
+/* Replace the maps snapshot with the current one; false if the process has none any more. */
+static bool refresh_maps(struct traced *t)
+{
+	char path[64], *fresh;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", t->pid);
+	fresh = read_file(path);
+	if (!fresh || !*fresh) {
+		free(fresh);
+		return false;
+	}
+	free(t->maps);
+	t->maps = fresh;
+	return true;
+}
+
+void mem_collector__refresh(struct mem_collector *c)
+{
+	for (uint32_t i = 0; i < c->nt; i++)
+		if (!c->t[i].finalized)
+			refresh_maps(&c->t[i]);
+}
+
 int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc_lib *lib)
 {
 	struct mem_proc zero = {};
 	struct traced *t;
-	char path[64];
 	__u32 key = pid;
 	int err;
 
@@ -213,8 +235,7 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 		       strerror(-err));
 		return err;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	t->maps = read_file(path);
+	refresh_maps(t);
 	find_fn_addrs(t);
 	target__comm(pid, t->comm, sizeof(t->comm));
 	target__cmdline(pid, t->cmdline, sizeof(t->cmdline));
@@ -446,7 +467,6 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	struct mem_proc mp;
 	struct sym_proc *sp;
 	__u32 key = t->pid;
-	char path[64], *fresh;
 	bool have_proc;
 	uint32_t *locs;
 	int err;
@@ -466,15 +486,13 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 		pr_warn(c->lc, "PID %d: reading the kernel tables failed: %s; the report may be "
 			       "incomplete", t->pid, strerror(-err));
 
-	/* at attach a launched command had only begun mapping its libc: read the maps again */
-	snprintf(path, sizeof(path), "/proc/%d/maps", t->pid);
-	fresh = read_file(path);
-	if (fresh) {
-		free(t->maps);
-		t->maps = fresh;
-	}
+	/* a process held at exit still has its mappings; one already gone (a zombie has an
+	 * empty maps file) is symbolized from the last snapshot */
+	if (refresh_maps(t))
+		sp = symbolizer__load_pid(sym, t->pid);
+	else
+		sp = NULL;
 	find_fn_addrs(t);
-	sp = symbolizer__load_pid(sym, t->pid);
 	if (!sp && t->maps)
 		sp = symbolizer__load_maps(sym, t->maps, NULL);
 	if (!sp)

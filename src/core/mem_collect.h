@@ -27,6 +27,10 @@ void mem_collector__free(struct mem_collector *c);
 /* Start tracing pid through lib. Returns 0 or a negative errno (reported). */
 int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc_lib *lib);
 
+/* Re-read the mappings of every traced process (new libraries, a launched command's finished
+ * start-up), for symbolizing a process that vanishes without an exit stop. */
+void mem_collector__refresh(struct mem_collector *c);
+
 /* Move everything the kernel holds for pid into prof: its summary, its sites (symbolized
  * through sym, using its live mappings, or the snapshot taken at attach if it is gone) and its
  * outstanding blocks; then forget pid in the kernel. `now_ns` (CLOCK_MONOTONIC) ages the

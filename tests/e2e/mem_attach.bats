@@ -1,0 +1,136 @@
+#!/usr/bin/env bats
+# Attach mode: running processes by PID; every way a run can stop; nothing left behind.
+
+load helpers
+
+# Start memfixture waiting for SIGUSR1 before its work and lingering after it; $FXPID, $FXLOG.
+start_fixture() {
+	local log=$T/fx.$RANDOM
+	bg "$FIX/memfixture" --wait-start --linger "${1:-30}" < /dev/null > "$log" 2>&1
+	FXPID=$BG
+	FXLOG=$log
+	wait_for "$log" 'waiting'
+}
+
+# Attach ebprof in the background with extra args; $EBPID, $EBLOG. Returns when probes are live.
+start_ebprof() {
+	EBLOG=$T/eb.$RANDOM
+	bg "$EBPROF" mem -v "$@"
+	EBPID=$BG
+}
+
+@test "attach: a fixture traced from before its work has exact sites and leaks" {
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	start_fixture 30
+	"$EBPROF" mem -v -p "$FXPID" -o "$T/out.json" 2> "$T/eb.log" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/eb.log" 'tracing glibc allocator'
+	kill -USR1 "$FXPID"			# start the work
+	wait_for "$FXLOG" 'done'
+	kill -USR1 "$FXPID"			# end the linger: it exits, ebprof follows
+	wait "$eb"
+	fixture_sites "$T/out.json" "$T/truth.json" > "$T/got.json"
+	truth_sites "$T/truth.json" > "$T/want.json"
+	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
+	jqe '[.drops[]] | add == 0' "$T/out.json"
+	assert_no_probes
+}
+
+@test "attach: -d stops tracing, the process runs on, no probe is left behind" {
+	start_fixture 30
+	run "$EBPROF" mem -p "$FXPID" -d 0.5 -o "$T/out.json"
+	[ "$status" -eq 0 ]
+	kill -0 "$FXPID"
+	jqe ".processes[0].pid == $FXPID" "$T/out.json"
+	grep -q "State:.*S (sleeping)" "/proc/$FXPID/status"
+	grep -q "TracerPid:.*0" "/proc/$FXPID/status"
+	assert_no_probes
+}
+
+@test "attach: Ctrl-C (SIGINT) writes the complete report and detaches" {
+	start_fixture 30
+	"$EBPROF" mem -v -p "$FXPID" -o "$T/out.json" -o "$T/out.txt" 2> "$T/eb.log" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/eb.log" 'tracing glibc allocator'
+	kill -USR1 "$FXPID"
+	wait_for "$FXLOG" 'done'
+	kill -INT "$eb"
+	st=0
+	wait "$eb" || st=$?
+	[ "$st" -eq 0 ]
+	# the fixture is still lingering: its 18 leaks (and glibc's 2 DTVs) are live
+	jqe '.processes[0].live_count == 20' "$T/out.json"
+	grep -q leak_medium "$T/out.txt"
+	kill -0 "$FXPID"
+	assert_no_probes
+}
+
+@test "attach: SIGTERM to ebprof also ends the run cleanly" {
+	start_fixture 30
+	"$EBPROF" mem -v -p "$FXPID" -o "$T/out.json" 2> "$T/eb.log" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/eb.log" 'tracing glibc allocator'
+	kill -TERM "$eb"
+	st=0
+	wait "$eb" || st=$?
+	[ "$st" -eq 0 ]
+	[ -s "$T/out.json" ]
+	assert_no_probes
+}
+
+@test "attach: a target that exits mid-run ends the run with its report" {
+	start_fixture 0.2
+	"$EBPROF" mem -v -p "$FXPID" -d 60 -o "$T/out.json" 2> "$T/eb.log" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/eb.log" 'tracing glibc allocator'
+	kill -USR1 "$FXPID"
+	st=0
+	wait "$eb" || st=$?		# returns when the fixture exits, long before 60 s
+	[ "$st" -eq 0 ]
+	jqe '.processes[0].alloc_count > 100000' "$T/out.json"
+	jqe '[.sites[].frames[].function] | index("churn")' "$T/out.json"
+	assert_no_probes
+}
+
+@test "attach: several PIDs are reported separately" {
+	start_fixture 30
+	a=$FXPID
+	start_fixture 30
+	b=$FXPID
+	"$EBPROF" mem -v -p "$a,$b" -o "$T/out.json" 2> "$T/eb.log" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/eb.log" "PID $b .*tracing"
+	kill -USR1 "$a"
+	sleep 0.5
+	kill -INT "$eb"
+	wait "$eb"
+	jqe "[.processes[].pid] | sort == ([$a, $b] | sort)" "$T/out.json"
+	jqe ".processes[] | select(.pid == $a) | .alloc_count > 100000" "$T/out.json"
+	jqe ".processes[] | select(.pid == $b) | .alloc_count == 0" "$T/out.json"
+	jqe "[.sites[] | select(.pid == $b)] | length == 0" "$T/out.json"
+	assert_no_probes
+}
+
+@test "attach: a process under a debugger (ptrace taken) is still traced" {
+	start_fixture 30
+	# strace holds the ptrace slot; ebprof falls back to watching the exit with a pidfd
+	command -v strace >/dev/null || skip "strace not installed"
+	bg strace -f -o /dev/null -p "$FXPID"
+	sleep 0.3
+	"$EBPROF" mem -v -p "$FXPID" -o "$T/out.json" 2> "$T/eb.log" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/eb.log" 'tracing glibc allocator'
+	kill -USR1 "$FXPID"
+	wait_for "$FXLOG" 'done'
+	kill -USR1 "$FXPID"
+	wait "$eb"
+	jqe '.processes[0].alloc_count > 100000' "$T/out.json"
+	jqe '[.sites[].frames[].function] | index("leak_small")' "$T/out.json"
+	assert_no_probes
+}

@@ -1,0 +1,106 @@
+#!/usr/bin/env bats
+# Bad input: a sentence the user can act on, the right exit status, nothing left behind.
+
+load helpers
+
+@test "no such PID: exit 1 with a clear sentence" {
+	run "$EBPROF" mem -p 999999 -d 1
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot attach to PID 999999: no such process"* ]]
+	assert_no_probes
+}
+
+@test "command not found: exit 127" {
+	run "$EBPROF" mem -- no-such-command-ebprof
+	[ "$status" -eq 127 ]
+	[[ "$output" == *"cannot run 'no-such-command-ebprof': command not found"* ]]
+}
+
+@test "not executable / not a program: exit 126" {
+	printf 'just text\n' > "$T/notes.txt"
+	run "$EBPROF" mem -- "$T/notes.txt"
+	[ "$status" -eq 126 ]
+	[[ "$output" == *"cannot run"*"Permission denied"* ]]
+	chmod +x "$T/notes.txt"
+	printf '\x7fELFgarbage' > "$T/bad.elf"
+	chmod +x "$T/bad.elf"
+	run "$EBPROF" mem -- "$T/bad.elf"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"cannot run"* ]]
+}
+
+@test "not root: exit 1 and says what is needed" {
+	run setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$EBPROF" mem -- /bin/true
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"needs root"* ]]
+}
+
+@test "usage errors: exit 2" {
+	run "$EBPROF" mem
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"nothing to trace"* ]]
+	run "$EBPROF" mem -p 1 -- /bin/true
+	[ "$status" -eq 2 ]
+	run "$EBPROF" mem -p abc
+	[ "$status" -eq 2 ]
+	run "$EBPROF" mem -o out.xyz -- /bin/true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *".txt"* ]]
+	run "$EBPROF" mem --sort size -- /bin/true
+	[ "$status" -eq 2 ]
+	run "$EBPROF" nosuchmode
+	[ "$status" -eq 2 ]
+}
+
+@test "help: ebprof --help and ebprof mem --help show examples" {
+	run "$EBPROF" --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"ebprof mem -p 4242 -d 30"* ]]
+	run "$EBPROF" mem --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Examples:"* ]]
+	[[ "$output" == *"--max-live"* ]]
+}
+
+@test "an unwritable output fails with exit 1 but the others are written" {
+	run "$EBPROF" mem -o /nonexistent-dir/out.json -o "$T/out.txt" -- /bin/true
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot write '/nonexistent-dir/out.json'"* ]]
+	[ -s "$T/out.txt" ]
+}
+
+@test "launch: SIGTERM to ebprof reaches the command, the report is written" {
+	"$EBPROF" mem -o "$T/out.json" -- sleep 30 &
+	eb=$!
+	BG_PIDS+=("$eb")
+	sleep 0.5
+	kill -TERM "$eb"
+	st=0
+	wait "$eb" || st=$?
+	[ "$st" -eq 143 ]
+	jqe '.processes[0].comm == "sleep"' "$T/out.json"
+	! pgrep -x -P "$eb" sleep
+	assert_no_probes
+}
+
+@test "launch: a command killed mid-run still gets its report" {
+	"$EBPROF" mem -o "$T/out.json" -- "$FIX/memfixture" --linger 30 > "$T/fx.log" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/fx.log" 'done'
+	pkill -9 -P "$eb" memfixture
+	st=0
+	wait "$eb" || st=$?
+	[ "$st" -eq 137 ]
+	jqe '.processes[0].alloc_count > 100000' "$T/out.json"
+	jqe '[.sites[].frames[].function] | index("leak_big")' "$T/out.json"
+	assert_no_probes
+}
+
+@test "launch: -d stops tracing and ebprof still ends with the command" {
+	run "$EBPROF" mem -d 0.3 -o "$T/out.json" -- sh -c 'sleep 1; exit 3'
+	[ "$status" -eq 3 ]
+	[ -s "$T/out.json" ]
+	assert_no_probes
+}

@@ -1,0 +1,112 @@
+#!/usr/bin/env bats
+# Exactness: a fixture whose every allocation is known, launched under ebprof.
+
+load helpers
+
+@test "launch: every fixture site's counts, bytes and leaks equal the truth" {
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	run "$EBPROF" mem -o "$T/out.json" -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	fixture_sites "$T/out.json" "$T/truth.json" > "$T/got.json"
+	truth_sites "$T/truth.json" > "$T/want.json"
+	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
+}
+
+@test "launch: per-function calls and process totals equal the truth plus glibc's own" {
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	run "$EBPROF" mem -o "$T/out.json" -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	jq -n --slurpfile e "$T/out.json" --slurpfile t "$T/truth.json" '
+		$e[0].processes[0] as $p | $t[0] as $t | $t.glibc_extra as $x | $t.calls as $c
+		| {malloc: [$p.calls.malloc, $c.malloc],
+		   calloc: [$p.calls.calloc, $c.calloc + $x.calloc],
+		   realloc: [$p.calls.realloc, $c.realloc],
+		   reallocarray: [$p.calls.reallocarray, $c.reallocarray],
+		   memalign: [$p.calls.memalign, $t.aligned_alloc_plus_memalign],
+		   aligned_alloc: [$p.calls.aligned_alloc, 0],
+		   posix_memalign: [$p.calls.posix_memalign, $c.posix_memalign],
+		   valloc: [$p.calls.valloc, $c.valloc],
+		   pvalloc: [$p.calls.pvalloc, $c.pvalloc],
+		   free_known: [$p.calls.free - $p.unknown_frees, $c.free],
+		   failed: [$p.failed, $t.failed],
+		   alloc_count: [$p.alloc_count, $t.alloc_count + $x.calloc],
+		   free_count: [$p.free_count, $t.free_count],
+		   free_bytes: [$p.free_bytes, $t.free_bytes],
+		   live_count: [$p.live_count, $t.live_count + $x.live_count],
+		   max_request: [$p.max_request, 100000]}
+		| to_entries | map(select(.value[0] != .value[1]))' > "$T/diff.json"
+	cat "$T/diff.json"
+	jqe 'length == 0' "$T/diff.json"
+	# glibc's own: exactly the thread DTVs, one calloc per thread, still live
+	jqe '[.sites[] | select(any(.frames[]; .function == "allocate_dtv"))]
+	     | (map(.alloc_count) | add) == 2 and (map(.live_count) | add) == 2' "$T/out.json"
+	jqe '.processes[0].note | test("aligned_alloc=memalign")' "$T/out.json"
+}
+
+@test "launch: matches the LD_PRELOAD interposer call for call" {
+	COUNTALLOC_OUT="$T/ca" LD_PRELOAD="$FIX/countalloc.so" "$FIX/memfixture" > /dev/null
+	run "$EBPROF" mem -o "$T/out.json" -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	ca=$(ls "$T"/ca.* | head -1)
+	jq -n --slurpfile e "$T/out.json" --slurpfile c "$ca" '
+		$e[0].processes[0] as $p | $c[0] as $c
+		| [($c.calls | keys[] | select(. != "free" and . != "aligned_alloc" and . != "memalign")
+		    | select($p.calls[.] != $c.calls[.])),
+		   (if $p.calls.memalign != $c.calls.memalign + $c.calls.aligned_alloc then "memalign" else empty end),
+		   (if $p.calls.free - $p.unknown_frees != $c.calls.free then "free" else empty end),
+		   (["alloc_count", "free_count", "free_bytes", "live_count", "failed"][]
+		    | select($p[.] != $c[.]))]' > "$T/diff.json"
+	cat "$T/diff.json"
+	jqe 'length == 0' "$T/diff.json"
+}
+
+@test "launch: zero drops, and the report names every leaking function" {
+	run "$EBPROF" mem --top 50 -o "$T/out.txt" -o "$T/out.json" -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	jqe '[.drops[]] | add == 0' "$T/out.json"
+	for f in leak_small leak_medium leak_big leak_calloc leak_realloc leak_aligned thread_leak; do
+		jqe "[.sites[] | select(.live_count > 0) | .frames[].function] | index(\"$f\")" \
+			"$T/out.json"
+		sed -n '/^Outstanding/,$p' "$T/out.txt" | grep -q "$f"
+	done
+	grep -q 'Drops: none' "$T/out.txt"
+}
+
+@test "launch: file:line and the leaf allocator frame are right" {
+	run "$EBPROF" mem -o "$T/out.json" -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	jqe '[.sites[] | select(.frames[1].function == "leak_calloc")][0]
+	     | .frames[0].function == "calloc" and (.frames[0].module | test("libc.so"))
+	       and (.frames[1].file | test("memfixture.c$")) and .frames[1].line > 0' "$T/out.json"
+	jqe '[.sites[] | select(.frames[1].function == "leak_aligned")][0].frames[0].function
+	     == "posix_memalign"' "$T/out.json"
+}
+
+@test "launch: exit status, stdin and stdout pass through" {
+	run "$EBPROF" mem -o "$T/a.json" -- sh -c 'exit 7'
+	[ "$status" -eq 7 ]
+	run "$EBPROF" mem -o "$T/b.json" -- sh -c 'kill -9 $$'
+	[ "$status" -eq 137 ]
+	[ -s "$T/b.json" ]
+	out=$(echo hello | "$EBPROF" mem -o "$T/c.json" -- cat)
+	[ "$out" = "hello" ]
+	jqe '.processes[0].comm == "cat"' "$T/c.json"
+}
+
+@test "launch: nothing ebprof does before exec is counted" {
+	COUNTALLOC_OUT="$T/ca" LD_PRELOAD="$FIX/countalloc.so" /bin/true
+	run "$EBPROF" mem -o "$T/out.json" -- /bin/true
+	[ "$status" -eq 0 ]
+	ca=$(ls "$T"/ca.* | head -1)
+	jq -n --slurpfile e "$T/out.json" --slurpfile c "$ca" \
+		'$e[0].processes[0].alloc_count == $c[0].alloc_count' | grep -qx true
+}
+
+@test "launch: text report by default, with summary, sites and histograms" {
+	run "$EBPROF" mem -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Processes"* ]]
+	[[ "$output" == *"churn"* ]]
+	[[ "$output" == *"Outstanding allocations"* ]]
+	[[ "$output" == *"#"* ]]
+}
