@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# `make demo`: profile the bundled demo program (demo/demo.c) with ebprof, print the text report
+# and list the files written. Usage: scripts/demo.sh OUTDIR (the build directory, default build)
+set -euo pipefail
+
+out=${1:-build}
+ebprof=$out/ebprof
+demo=$out/demo/demo
+dir=$out/demo
+
+say() { printf 'demo: %s\n' "$*" >&2; }
+
+if [ "$(id -u)" -ne 0 ]; then
+	say "must run as root: ebprof loads BPF programs and attaches uprobes."
+	say "run it again with sudo, e.g.: sudo make demo"
+	exit 1
+fi
+for f in "$ebprof" "$demo"; do
+	if [ ! -x "$f" ]; then
+		say "$f is missing; build it first with: make $f"
+		exit 1
+	fi
+done
+
+files=("$dir/report.txt" "$dir/report.json" "$dir/profile.pb.gz" "$dir/flame.svg")
+rm -f "${files[@]}"
+errlog=$(mktemp)
+trap 'rm -f "$errlog"' EXIT
+
+run_ebprof() {
+	local args=() f
+	for f in "$@"; do
+		args+=(-o "$f")
+	done
+	say "running: $ebprof mem ${args[*]} -- $demo"
+	local rc=0
+	"$ebprof" mem "${args[@]}" -- "$demo" 2>"$errlog" || rc=$?
+	cat "$errlog" >&2
+	return $rc
+}
+
+svg_note=""
+if ! run_ebprof "${files[@]}"; then
+	if grep -qiE 'svg|flame' "$errlog"; then
+		svg_note="ebprof rejected flame.svg (no SVG renderer yet?); it was run again without it."
+		say "$svg_note"
+		files=("${files[@]:0:3}")
+		rm -f "${files[@]}"
+		if ! run_ebprof "${files[@]}"; then
+			say "ebprof failed (see its messages above); no report was written"
+			exit 1
+		fi
+	else
+		say "ebprof failed (see its messages above); no report was written"
+		exit 1
+	fi
+fi
+
+if [ ! -s "$dir/report.txt" ]; then
+	say "ebprof exited successfully but wrote no $dir/report.txt"
+	exit 1
+fi
+
+echo
+echo "=================== ebprof text report ($dir/report.txt) ==================="
+cat "$dir/report.txt"
+echo "============================================================================"
+echo
+echo "Files written:"
+describe() {
+	case "$1" in
+	*.txt) echo "the text report printed above: top allocation sites, leaks, per-process totals" ;;
+	*.json) echo "the same profile as JSON (samples, stacks, per-process counters), for scripts; try: jq . $1" ;;
+	*.pb.gz) echo "a gzipped pprof profile; open it with: go tool pprof -http=: $1 (or pprof -top)" ;;
+	*.svg) echo "a flame graph of allocated bytes by call stack; open it in a web browser" ;;
+	esac
+}
+for f in "${files[@]}"; do
+	if [ -s "$f" ]; then
+		printf '  %-28s %9s bytes  %s\n' "$f" "$(stat -c %s "$f")" "$(describe "$f")"
+	else
+		printf '  %-28s NOT WRITTEN (ebprof succeeded but left no file)\n' "$f"
+	fi
+done
+if [ -n "$svg_note" ]; then
+	echo "Note: $svg_note"
+fi
