@@ -2,10 +2,12 @@
  * addresses (through /proc/kallsyms) to module, function, file:line and inline frames.
  *
  * ELF symbol tables (.symtab, .dynsym, .gnu_debugdata) are read once per module into sorted
- * tables and cached by build-id (or path+size+mtime when there is none); separate debug files
- * are found by build-id under /usr/lib/debug and by .gnu_debuglink; line and inline information
- * come from libdw and are cached per (module, offset). C++ and Rust names are demangled with
- * libiberty. No libbpf here: unit-testable without root.
+ * tables and cached by build-id (or device+inode+size+mtime when there is none); separate debug
+ * files are found by build-id under /usr/lib/debug and by .gnu_debuglink; line and inline
+ * information come from libdw and are cached per (module, offset). C++ and Rust names are
+ * demangled with libiberty. No libbpf here: unit-testable without root.
+ *
+ * Not thread-safe: one symbolizer (and the sym_procs made from it) per thread.
  */
 #ifndef EBPROF_SYMBOLIZE_H
 #define EBPROF_SYMBOLIZE_H
@@ -36,7 +38,9 @@ struct sym_result {
 	const char *module;	/* path of the mapped object ("[vdso]", "[anon]"...) or NULL */
 	const char *build_id;	/* lowercase hex or NULL */
 	uint64_t map_start, map_end, map_offset;
-	uint64_t module_offset;	/* ELF virtual address inside the module (what addr2line takes) */
+	/* ELF virtual address inside the module (what addr2line takes) of the address looked up,
+	 * i.e. addr - 1 for a return address. When the module cannot be read, the file offset. */
+	uint64_t module_offset;
 	bool mapped;		/* the address lies in a mapping of the process */
 	bool executable;	/* ... and that mapping is executable */
 	uint32_t nframes;	/* 0 = no symbol; else innermost inline frame first, outermost last */
@@ -47,12 +51,20 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);
 void symbolizer__free(struct symbolizer *s);
 
 /* Snapshot the mappings of a live process (/proc/PID/maps; files opened through
- * /proc/PID/root so other mount namespaces work). NULL and errno on failure. */
+ * /proc/PID/root so other mount namespaces work). NULL and errno on failure. Files are opened
+ * lazily, on the first address resolved in each mapping: resolve while the process still runs
+ * (or the files still exist). Modules are shared by build-id across all sym_procs of one
+ * symbolizer. Mappings marked "(deleted)" are read through /proc/PID/map_files (needs
+ * privileges) and otherwise give a module name without symbols. */
 struct sym_proc *symbolizer__load_pid(struct symbolizer *s, pid_t pid);
 /* Same from the text of a maps file; `root` is prefixed to every path ("" or NULL for none). */
 struct sym_proc *symbolizer__load_maps(struct symbolizer *s, const char *maps_text,
 				       const char *root);
 void sym_proc__free(struct sym_proc *p);
+/* Open now, instead of on first use, the module of every executable file mapping, so that
+ * later lookups (including symbolizer__resolve_build_id) no longer need the process or its
+ * /proc/PID/root and map_files. Returns how many mappings have a readable module. */
+int sym_proc__load_modules(struct sym_proc *p);
 
 /* Resolve one address. `return_addr`: the address is a return address (look up at addr - 1).
  * Strings in *out stay valid until symbolizer__free. Returns 0, or -ENOENT when the address is
@@ -60,15 +72,36 @@ void sym_proc__free(struct sym_proc *p);
 int sym_proc__resolve(struct sym_proc *p, uint64_t addr, bool return_addr,
 		      struct sym_result *out);
 
+/* Resolve a (build-id, file offset) pair, as BPF_F_USER_BUILD_ID stacks give them, against
+ * the modules this symbolizer has already opened (through any sym_proc, so snapshot and resolve
+ * a process while it runs and its build-id stacks stay resolvable after it exits). The result
+ * has no map_* fields; `mapped` means the offset lies in a PT_LOAD segment of the file. Returns
+ * 0, or -ENOENT when no module with that build-id (hex, any case) is known. Debug files alone
+ * cannot translate file offsets (their program headers carry no file layout), so they are not
+ * searched here. */
+int symbolizer__resolve_build_id(struct symbolizer *s, const char *build_id, uint64_t file_offset,
+				 bool return_addr, struct sym_result *out);
+
 /* Look up a symbol's file offset in an ELF file, for attaching uprobes. Considers .symtab and
- * .dynsym; returns 0 and the offset, or -ENOENT / negative errno. */
+ * .dynsym; returns 0 and the offset, or -ENOENT / negative errno. Names match with or without
+ * an @VERSION / @@VERSION suffix (exact name, then default version, then hidden version); a
+ * plain STT_FUNC is preferred over an STT_GNU_IFUNC, whose offset is that of its resolver. */
 int sym_elf_symbol_offset(const char *path, const char *name, uint64_t *offset);
 
-/* Kernel symbols from /proc/kallsyms (path overridable for tests). */
+/* Demangle a C++ (_Z...) or Rust (_ZN...h<hash>E legacy, _R... v0) name with libiberty.
+ * Returns a malloc'd string for the caller to free, or NULL if the name is not mangled (or
+ * does not parse). */
+char *sym_demangle(const char *name);
+
+/* Kernel symbols from /proc/kallsyms (path overridable for tests; NULL = /proc/kallsyms).
+ * Only text symbols (t, T, w, W) are kept. NULL and errno on failure; EPERM when every address
+ * reads as 0 (kptr_restrict hides them from this user). */
 struct ksyms;
 struct ksyms *ksyms__load(const char *path);
 void ksyms__free(struct ksyms *k);
-/* Function containing addr, and the offset into it; NULL if none. */
+/* Function containing addr (the closest text symbol at or below it), and the offset into
+ * it; NULL if addr lies below every symbol. Kernel symbols carry no size, so an address past
+ * the last function still resolves to it. */
 const char *ksyms__resolve(const struct ksyms *k, uint64_t addr, uint64_t *offset);
 
 #endif

@@ -1,0 +1,118 @@
+/* File offset of a function symbol in an ELF file, which is what a uprobe is attached at.
+ * Read straight from .symtab / .dynsym with libelf: no debug files, no Dwfl session.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include <gelf.h>
+
+#include "symbolize/symbolize.h"
+
+enum match {
+	MATCH_NONE,
+	MATCH_HIDDEN_VERSION,	/* name@VERSION: a compat symbol, only if nothing better */
+	MATCH_DEFAULT_VERSION,	/* name@@VERSION */
+	MATCH_EXACT,
+};
+
+static enum match match_name(const char *sym, const char *want, size_t want_len)
+{
+	if (strncmp(sym, want, want_len))
+		return MATCH_NONE;
+	if (!sym[want_len])
+		return MATCH_EXACT;
+	if (sym[want_len] != '@')
+		return MATCH_NONE;
+	return sym[want_len + 1] == '@' ? MATCH_DEFAULT_VERSION : MATCH_HIDDEN_VERSION;
+}
+
+/* Best match in one symbol table section; returns its quality and fills *offset. */
+static enum match search_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
+			       uint64_t *offset)
+{
+	size_t want_len = strlen(name), n;
+	enum match best = MATCH_NONE;
+	bool best_ifunc = false;
+	Elf_Data *data;
+
+	data = elf_getdata(scn, NULL);
+	if (!data || !sh->sh_entsize)
+		return MATCH_NONE;
+	n = sh->sh_size / sh->sh_entsize;
+	for (size_t i = 1; i < n; i++) {
+		GElf_Shdr tsh;
+		GElf_Sym sym;
+		const char *sname;
+		enum match mt;
+		Elf_Scn *tscn;
+		int type;
+		bool ifunc;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE)
+			continue;
+		sname = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (!sname)
+			continue;
+		mt = match_name(sname, name, want_len);
+		ifunc = type == STT_GNU_IFUNC;
+		/* A plain function beats an IFUNC of equal match (the IFUNC is its resolver). */
+		if (mt == MATCH_NONE || mt < best || (mt == best && (ifunc || !best_ifunc)))
+			continue;
+		tscn = elf_getscn(elf, sym.st_shndx);
+		if (!tscn || !gelf_getshdr(tscn, &tsh))
+			continue;
+		*offset = sym.st_value - tsh.sh_addr + tsh.sh_offset;
+		best = mt;
+		best_ifunc = ifunc;
+	}
+	return best;
+}
+
+int sym_elf_symbol_offset(const char *path, const char *name, uint64_t *offset)
+{
+	static const GElf_Word order[] = { SHT_SYMTAB, SHT_DYNSYM };
+	enum match best = MATCH_NONE;
+	Elf *elf = NULL;
+	int fd, err;
+
+	if (!path || !name || !*name || !offset)
+		return -EINVAL;
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = -ENOEXEC;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
+		goto out;
+
+	for (size_t t = 0; t < sizeof(order) / sizeof(order[0]) && best != MATCH_EXACT; t++) {
+		Elf_Scn *scn = NULL;
+
+		while ((scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			enum match mt;
+			uint64_t off;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != order[t])
+				continue;
+			mt = search_table(elf, scn, &sh, name, &off);
+			if (mt > best) {
+				best = mt;
+				*offset = off;
+			}
+		}
+	}
+	err = best == MATCH_NONE ? -ENOENT : 0;
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return err;
+}

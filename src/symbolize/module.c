@@ -1,0 +1,417 @@
+/* Per-ELF-file modules: one libdwfl session per distinct file, its PT_LOAD layout for turning
+ * file offsets into ELF virtual addresses, and a sorted function-symbol table built once.
+ *
+ * Modules are cached by build-id, so the same libc mapped by many processes (or seen through
+ * different mount namespaces) is read once, and by file identity (dev, inode, size, mtime) so a
+ * known file is not even reopened. elfutils' own dwfl_module_addrinfo scans the symbol table
+ * linearly on each call, which is why the table is rebuilt here in sorted form.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <gelf.h>
+#include <elfutils/libdwelf.h>
+
+#include "symbolize/sym_internal.h"
+
+static char *hex_encode(const unsigned char *p, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+	char *s = malloc(len * 2 + 1);
+
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < len; i++) {
+		s[2 * i] = digits[p[i] >> 4];
+		s[2 * i + 1] = digits[p[i] & 0xf];
+	}
+	s[len * 2] = '\0';
+	return s;
+}
+
+static int read_segments(Elf *elf, struct sym_module *m)
+{
+	size_t phnum;
+
+	if (elf_getphdrnum(elf, &phnum))
+		return -EINVAL;
+	m->segs = calloc(phnum ? phnum : 1, sizeof(*m->segs));
+	if (!m->segs)
+		return -ENOMEM;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		m->segs[m->nsegs++] = (struct sym_segment){
+			.offset = ph.p_offset,
+			.filesz = ph.p_filesz,
+			.vaddr = ph.p_vaddr,
+			.memsz = ph.p_memsz,
+			.exec = ph.p_flags & PF_X,
+		};
+	}
+	return 0;
+}
+
+bool sym_module__file_off_to_vaddr(const struct sym_module *m, uint64_t file_off, uint64_t *vaddr,
+				   bool *exec)
+{
+	for (size_t i = 0; i < m->nsegs; i++) {
+		const struct sym_segment *sg = &m->segs[i];
+
+		if (file_off >= sg->offset && file_off - sg->offset < sg->filesz) {
+			*vaddr = file_off - sg->offset + sg->vaddr;
+			if (exec)
+				*exec = sg->exec;
+			return true;
+		}
+	}
+	return false;
+}
+
+void sym_module__free(struct sym_module *m)
+{
+	if (!m)
+		return;
+	if (m->dwfl)
+		dwfl_end(m->dwfl);
+	u64map__free_all(&m->frame_cache);
+	u64map__free_all(&m->cu_index);
+	free(m->syms);
+	free(m->segs);
+	free(m->build_id);
+	free(m->open_path);
+	free(m->debuginfo_path);
+	free(m);
+}
+
+static struct sym_module *module_new(struct symbolizer *s, Elf *elf, const char *open_path,
+				     const char *root, const char *display, char *build_id)
+{
+	struct sym_module *m = calloc(1, sizeof(*m));
+	const char *dd = s->debug_dir;
+	Dwarf_Addr bias = 0;
+	int err = -ENOMEM;
+
+	if (!m)
+		goto err;
+	m->build_id = build_id;
+	m->name = display;
+	m->open_path = strdup(open_path);
+	/* Empty element: the file's own directory, then its .debug/ subdirectory (debuglink
+	 * lookups); absolute elements are roots for .build-id/ and for the file's own path.
+	 * A foreign mount namespace gets its own debug root searched too. */
+	if (root && *root) {
+		if (asprintf(&m->debuginfo_path, ":.debug:%s:%s%s", dd, root, dd) < 0)
+			m->debuginfo_path = NULL;
+	} else {
+		if (asprintf(&m->debuginfo_path, ":.debug:%s", dd) < 0)
+			m->debuginfo_path = NULL;
+	}
+	if (!m->open_path || !m->debuginfo_path)
+		goto err;
+	err = read_segments(elf, m);
+	if (err)
+		goto err;
+
+	m->callbacks.find_elf = dwfl_build_id_find_elf;
+	m->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	m->callbacks.section_address = dwfl_offline_section_address;
+	m->callbacks.debuginfo_path = &m->debuginfo_path;
+	err = -ENOMEM;
+	m->dwfl = dwfl_begin(&m->callbacks);
+	if (!m->dwfl)
+		goto err;
+	dwfl_report_begin(m->dwfl);
+	/* Base 0 with add_p_vaddr: Dwfl addresses equal ELF vaddrs for ET_EXEC and ET_DYN alike
+	 * (bias is read back below rather than assumed). */
+	m->dmod = dwfl_report_elf(m->dwfl, display, open_path, -1, 0, true);
+	dwfl_report_end(m->dwfl, NULL, NULL);
+	err = -EINVAL;
+	if (!m->dmod || !dwfl_module_getelf(m->dmod, &bias))
+		goto err;
+	m->bias = bias;
+	return m;
+err:
+	if (m) {
+		m->build_id = NULL;	/* owned by the caller on failure */
+		sym_module__free(m);
+	}
+	errno = -err;
+	return NULL;
+}
+
+static struct sym_file_key *find_key(struct symbolizer *s, const struct stat *st)
+{
+	for (size_t i = 0; i < s->nkeys; i++) {
+		struct sym_file_key *k = &s->keys[i];
+
+		if (k->dev == st->st_dev && k->ino == st->st_ino &&
+		    k->size == (uint64_t)st->st_size &&
+		    k->mtime_ns == (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec)
+			return k;
+	}
+	return NULL;
+}
+
+static void add_key(struct symbolizer *s, const struct stat *st, struct sym_module *mod)
+{
+	if (s->nkeys == s->keys_cap) {
+		size_t ncap = s->keys_cap ? s->keys_cap * 2 : 32;
+		struct sym_file_key *nk = realloc(s->keys, ncap * sizeof(*nk));
+
+		/* Losing a cache entry only costs a reopen later. */
+		if (!nk)
+			return;
+		s->keys = nk;
+		s->keys_cap = ncap;
+	}
+	s->keys[s->nkeys++] = (struct sym_file_key){
+		.dev = st->st_dev,
+		.ino = st->st_ino,
+		.size = (uint64_t)st->st_size,
+		.mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
+		.mod = mod,
+	};
+}
+
+struct sym_module *sym_module__get(struct symbolizer *s, const char *open_path, const char *root,
+				   const char *display)
+{
+	struct sym_module *m = NULL;
+	struct sym_file_key *key;
+	char *build_id = NULL;
+	Elf *elf = NULL;
+	struct stat st;
+	const void *bid;
+	ssize_t bid_len;
+	int fd, err;
+
+	fd = open(open_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		goto out;
+	}
+	key = find_key(s, &st);
+	if (key) {
+		m = key->mod;
+		err = m ? 0 : -ENOEXEC;
+		goto out;
+	}
+
+	err = -ENOEXEC;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		add_key(s, &st, NULL);
+		goto out;
+	}
+	bid_len = dwelf_elf_gnu_build_id(elf, &bid);
+	if (bid_len > 0) {
+		err = -ENOMEM;
+		build_id = hex_encode(bid, (size_t)bid_len);
+		if (!build_id)
+			goto out;
+		for (m = s->modules; m; m = m->next)
+			if (m->build_id && strcmp(m->build_id, build_id) == 0)
+				break;
+		if (m) {
+			add_key(s, &st, m);
+			err = 0;
+			goto out;
+		}
+	}
+
+	m = module_new(s, elf, open_path, root, display, build_id);
+	if (!m) {
+		err = -errno;
+		if (err != -ENOMEM)
+			add_key(s, &st, NULL);
+		goto out;
+	}
+	build_id = NULL;
+	m->next = s->modules;
+	s->modules = m;
+	add_key(s, &st, m);
+	err = 0;
+out:
+	free(build_id);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	return m;
+}
+
+/* ---- symbol table ---- */
+
+struct raw_sym {
+	uint64_t start, size;
+	const char *name;
+	int rank;		/* lower is preferred among symbols at the same address */
+};
+
+static int leading_underscores(const char *name)
+{
+	int n = 0;
+
+	while (name[n] == '_')
+		n++;
+	return n;
+}
+
+static int raw_sym_cmp(const void *a, const void *b)
+{
+	const struct raw_sym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	/* deterministic among equals */
+	return strcmp(x->name, y->name);
+}
+
+/* Among aliases at one address prefer, in order: a sized symbol, not one of glibc's internal
+ * __GI_ aliases (hidden_def in glibc; they would otherwise win as often as not), global over
+ * weak over local, a default-version name over a compat "name@VERSION", the name users call
+ * (malloc over __libc_malloc). */
+static int sym_rank(const GElf_Sym *sym, const char *name)
+{
+	int bind = GELF_ST_BIND(sym->st_info);
+	const char *at = strchr(name, '@');
+	int rank = 0;
+
+	if (!sym->st_size)
+		rank += 10000;
+	if (strncmp(name, "__GI_", 5) == 0)
+		rank += 1000;
+	if (bind == STB_WEAK)
+		rank += 100;
+	else if (bind != STB_GLOBAL)
+		rank += 200;
+	if (at && at[1] != '@')
+		rank += 50;
+	rank += leading_underscores(name) * 10;
+	return rank;
+}
+
+static uint64_t exec_segment_end(const struct sym_module *m, uint64_t vaddr)
+{
+	for (size_t i = 0; i < m->nsegs; i++) {
+		const struct sym_segment *sg = &m->segs[i];
+
+		if (vaddr >= sg->vaddr && vaddr - sg->vaddr < sg->memsz)
+			return sg->vaddr + sg->memsz;
+	}
+	return vaddr + 1;
+}
+
+static int load_symbols(struct sym_module *m)
+{
+	struct raw_sym *raw = NULL;
+	size_t nraw = 0, n = 0;
+	int count, err = 0;
+
+	m->syms_loaded = true;
+	count = dwfl_module_getsymtab(m->dmod);
+	if (count <= 0)
+		return 0;
+	raw = calloc((size_t)count, sizeof(*raw));
+	if (!raw)
+		return -ENOMEM;
+	for (int i = 0; i < count; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name;
+		int type;
+
+		name = dwfl_module_getsym_info(m->dmod, i, &sym, &addr, &shndx, NULL, NULL);
+		if (!name || !*name)
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || shndx == SHN_UNDEF)
+			continue;
+		raw[nraw++] = (struct raw_sym){
+			.start = addr - m->bias,
+			.size = sym.st_size,
+			.name = name,
+			.rank = sym_rank(&sym, name),
+		};
+	}
+	if (!nraw)
+		goto out;
+	qsort(raw, nraw, sizeof(*raw), raw_sym_cmp);
+
+	err = -ENOMEM;
+	m->syms = calloc(nraw, sizeof(*m->syms));
+	if (!m->syms)
+		goto out;
+	for (size_t i = 0; i < nraw; i++) {
+		/* After sorting the preferred alias comes first at each address. */
+		if (n && m->syms[n - 1].start == raw[i].start)
+			continue;
+		m->syms[n++] = (struct sym_symbol){
+			.start = raw[i].start,
+			.end = raw[i].start + raw[i].size,
+			.name = raw[i].name,
+			.sized = raw[i].size != 0,
+		};
+	}
+	/* Zero-size symbols (hand-written assembly, _init) reach up to the next symbol, but not
+	 * beyond the end of their segment. */
+	for (size_t i = 0; i < n; i++) {
+		struct sym_symbol *sy = &m->syms[i];
+		uint64_t seg_end;
+
+		if (sy->end > sy->start)
+			continue;
+		seg_end = exec_segment_end(m, sy->start);
+		sy->end = seg_end;
+		if (i + 1 < n && m->syms[i + 1].start < seg_end)
+			sy->end = m->syms[i + 1].start;
+	}
+	m->nsyms = n;
+	err = 0;
+out:
+	free(raw);
+	return err;
+}
+
+const struct sym_symbol *sym_module__find_symbol(struct sym_module *m, uint64_t vaddr)
+{
+	size_t lo = 0, hi, i;
+
+	if (!m->syms_loaded && load_symbols(m))
+		return NULL;
+	hi = m->nsyms;
+	/* Last symbol starting at or before vaddr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->syms[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	/* A few steps back handle symbols nested inside a larger sized one. */
+	for (i = lo; i > 0 && lo - i < 8; i--) {
+		const struct sym_symbol *sy = &m->syms[i - 1];
+
+		if (vaddr < sy->end)
+			return sy;
+	}
+	return NULL;
+}

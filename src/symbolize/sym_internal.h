@@ -1,0 +1,168 @@
+/* Internal interfaces shared by the files of the symbolization module: the parsed form of a
+ * maps file, the per-ELF-file module cache, DWARF line/inline lookups, string interning and a
+ * small u64-keyed hash map. Nothing here is part of the public API in symbolize.h.
+ */
+#ifndef EBPROF_SYM_INTERNAL_H
+#define EBPROF_SYM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <elfutils/libdwfl.h>
+
+#include "symbolize/symbolize.h"
+
+/* ---- string interning (strpool.c) ---- */
+
+/* Strings handed out in sym_result must outlive the sym_proc that produced them, so anything
+ * not owned by libdw/libelf (paths from maps text, demangled names) is interned here. */
+struct strpool {
+	char **slots;
+	size_t cap, count;
+};
+
+void strpool__init(struct strpool *sp);
+void strpool__fini(struct strpool *sp);
+/* Returns the pooled copy of str (len bytes), or NULL on ENOMEM. */
+const char *strpool__intern_n(struct strpool *sp, const char *str, size_t len);
+const char *strpool__intern(struct strpool *sp, const char *str);
+
+/* ---- u64 -> pointer hash map (strpool.c) ---- */
+
+struct u64map_slot {
+	uint64_t key;
+	void *val;		/* NULL = empty slot */
+};
+
+struct u64map {
+	struct u64map_slot *slots;
+	size_t cap, count;
+};
+
+void *u64map__get(const struct u64map *m, uint64_t key);
+/* val must not be NULL. Returns 0 or -ENOMEM. */
+int u64map__put(struct u64map *m, uint64_t key, void *val);
+/* Frees every value with free() and the table itself. */
+void u64map__free_all(struct u64map *m);
+
+/* ---- maps parsing (procmaps.c) ---- */
+
+enum sym_map_kind {
+	SYM_MAP_FILE,		/* backed by a path we can try to open */
+	SYM_MAP_ANON,		/* no path */
+	SYM_MAP_SPECIAL,	/* [vdso], [heap], [stack], [anon:name], anon_inode:... */
+};
+
+struct sym_module;
+
+struct sym_map {
+	uint64_t start, end, offset;
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	char perms[5];
+	bool deleted;		/* the path had a " (deleted)" suffix (not kept in path) */
+	enum sym_map_kind kind;
+	char *path;		/* as shown in maps, NULL for SYM_MAP_ANON */
+
+	/* Filled lazily by the facade on the first address that falls in this mapping. */
+	const char *display;	/* interned module name reported in sym_result */
+	struct sym_module *mod;
+	bool mod_tried;
+};
+
+/* Parse maps text. Lines that do not parse are skipped (the kernel's format is fixed; garbage
+ * only comes from tests or truncated reads). Returns 0 or negative errno. */
+int sym_maps__parse(const char *text, struct sym_map **maps, size_t *nmaps);
+void sym_maps__free(struct sym_map *maps, size_t nmaps);
+
+/* ---- modules (module.c) ---- */
+
+struct sym_symbol {
+	uint64_t start, end;	/* ELF virtual addresses, end exclusive */
+	const char *name;	/* raw, owned by libelf via the Dwfl */
+	const char *display_name;	/* lazily: sym__display_name(name); NULL = not yet */
+	bool sized;		/* end comes from st_size, not from the next symbol */
+};
+
+struct sym_segment {
+	uint64_t offset, filesz, vaddr, memsz;
+	bool exec;
+};
+
+struct sym_module {
+	struct sym_module *next;
+	char *build_id;		/* lowercase hex or NULL */
+	const char *name;	/* interned display path of the mapping it was first seen as */
+	char *open_path;	/* path used to open the file (may be under /proc/PID/root) */
+	char *debuginfo_path;	/* search path handed to dwfl_standard_find_debuginfo */
+	Dwfl_Callbacks callbacks;
+	Dwfl *dwfl;
+	Dwfl_Module *dmod;
+	GElf_Addr bias;		/* Dwfl address = ELF vaddr + bias */
+	struct sym_segment *segs;
+	size_t nsegs;
+
+	bool syms_loaded;
+	struct sym_symbol *syms;
+	size_t nsyms;
+
+	bool dwarf_failed;	/* no DWARF at all: skip libdw lookups from now on */
+	struct u64map frame_cache;	/* vaddr -> struct sym_cached_frames */
+	struct u64map cu_index;		/* CU DIE offset -> function range index (dwarf.c) */
+};
+
+struct sym_cached_frames {
+	uint32_t nframes;
+	struct sym_frame frames[];
+};
+
+/* File identity, used to find an already-open module without reading the file again. */
+struct sym_file_key {
+	uint64_t dev, ino, size;
+	int64_t mtime_ns;
+	struct sym_module *mod;	/* NULL: not an ELF file we can use (cached negative) */
+};
+
+struct symbolizer {
+	struct symbolizer_opts opts;
+	char *debug_dir;
+	struct sym_module *modules;
+	struct sym_file_key *keys;
+	size_t nkeys, keys_cap;
+	struct strpool pool;
+};
+
+/* Find or open the module for a file. `open_path` is what we open, `root` is the prefix of a
+ * foreign mount namespace ("" for ours) used to also search that namespace's debug directory.
+ * Returns NULL (errno set) when the file cannot be opened or is not ELF. */
+struct sym_module *sym_module__get(struct symbolizer *s, const char *open_path, const char *root,
+				   const char *display);
+void sym_module__free(struct sym_module *m);
+
+/* ELF virtual address of a file offset via the PT_LOAD segment that holds it; false if none.
+ * *exec tells whether that segment is executable (may be NULL). */
+bool sym_module__file_off_to_vaddr(const struct sym_module *m, uint64_t file_off,
+				   uint64_t *vaddr, bool *exec);
+
+/* Function symbol containing vaddr, or NULL. Builds the sorted table on first use. */
+const struct sym_symbol *sym_module__find_symbol(struct sym_module *m, uint64_t vaddr);
+
+/* ---- DWARF (dwarf.c) ---- */
+
+/* Fill frames[] (innermost first) for vaddr from DWARF scopes and the line table. The outermost
+ * frame's names are left for the caller to take from the symbol table when it has one.
+ * Returns the number of frames, 0 when DWARF does not cover vaddr. */
+uint32_t sym_dwarf__frames(struct symbolizer *s, struct sym_module *m, uint64_t vaddr,
+			   struct sym_frame *frames, uint32_t max);
+
+/* ---- demangling (demangle.c) ---- */
+
+/* Demangled form of a raw name, interned; `raw` itself when it is not mangled or demangling is
+ * off. NULL only on ENOMEM. */
+const char *sym__demangle_interned(struct symbolizer *s, const char *raw);
+/* Name to show for a symbol-table entry: without an @VERSION suffix, demangled. Interned
+ * unless it is `raw` itself. */
+const char *sym__display_name(struct symbolizer *s, const char *raw);
+
+#endif

@@ -1,0 +1,367 @@
+/* Symbolizer facade: process snapshots (sym_proc) built from maps text, and the address
+ * resolution path mapping -> module -> ELF vaddr -> symbol + DWARF frames, with the per-module
+ * frame cache in front of the DWARF work.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <libelf.h>
+
+#include "symbolize/sym_internal.h"
+
+struct sym_proc {
+	struct symbolizer *s;
+	pid_t pid;		/* 0 when built from text */
+	char *root;		/* prefix for opening paths: "" or "/proc/PID/root" */
+	struct sym_map *maps;
+	size_t nmaps;
+};
+
+struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
+{
+	struct symbolizer *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	if (opts)
+		s->opts = *opts;
+	s->debug_dir = strdup(s->opts.debug_dir && *s->opts.debug_dir ? s->opts.debug_dir :
+								       "/usr/lib/debug");
+	if (!s->debug_dir) {
+		free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->opts.debug_dir = s->debug_dir;
+	strpool__init(&s->pool);
+	elf_version(EV_CURRENT);
+	return s;
+}
+
+void symbolizer__free(struct symbolizer *s)
+{
+	struct sym_module *m, *next;
+
+	if (!s)
+		return;
+	for (m = s->modules; m; m = next) {
+		next = m->next;
+		sym_module__free(m);
+	}
+	free(s->keys);
+	strpool__fini(&s->pool);
+	free(s->debug_dir);
+	free(s);
+}
+
+static int map_cmp(const void *a, const void *b)
+{
+	const struct sym_map *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
+}
+
+static struct sym_proc *proc_new(struct symbolizer *s, const char *text, const char *root,
+				 pid_t pid)
+{
+	struct sym_proc *p = calloc(1, sizeof(*p));
+	int err = -ENOMEM;
+
+	if (!p)
+		goto err;
+	p->s = s;
+	p->pid = pid;
+	p->root = strdup(root ? root : "");
+	if (!p->root)
+		goto err;
+	err = sym_maps__parse(text, &p->maps, &p->nmaps);
+	if (err)
+		goto err;
+	/* The kernel lists mappings in order; text from elsewhere may not be. */
+	qsort(p->maps, p->nmaps, sizeof(*p->maps), map_cmp);
+	return p;
+err:
+	sym_proc__free(p);
+	errno = -err;
+	return NULL;
+}
+
+struct sym_proc *symbolizer__load_maps(struct symbolizer *s, const char *maps_text,
+				       const char *root)
+{
+	if (!s || !maps_text) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return proc_new(s, maps_text, root, 0);
+}
+
+static char *read_text(const char *path)
+{
+	size_t len = 0, cap = 64 * 1024;
+	char *buf = malloc(cap + 1), *nbuf;
+	int fd, saved;
+
+	if (!buf)
+		return NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		goto err;
+	for (;;) {
+		ssize_t r;
+
+		if (len == cap) {
+			cap *= 2;
+			nbuf = realloc(buf, cap + 1);
+			if (!nbuf) {
+				close(fd);
+				errno = ENOMEM;
+				goto err;
+			}
+			buf = nbuf;
+		}
+		r = read(fd, buf + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			saved = errno;
+			close(fd);
+			errno = saved;
+			goto err;
+		}
+		if (!r)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return buf;
+err:
+	saved = errno;
+	free(buf);
+	errno = saved;
+	return NULL;
+}
+
+struct sym_proc *symbolizer__load_pid(struct symbolizer *s, pid_t pid)
+{
+	char path[64], root[64];
+	struct stat st_root, st_proc;
+	struct sym_proc *p;
+	char *text;
+	int saved;
+
+	if (!s || pid <= 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	text = read_text(path);
+	if (!text)
+		return NULL;
+	/* Open files through the process's root only when it differs from ours: plain paths keep
+	 * .gnu_debuglink lookups in /usr/lib/debug/<dir> working. If the root cannot be examined,
+	 * plain paths are the best remaining guess. */
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	if (stat(root, &st_proc) || stat("/", &st_root) ||
+	    (st_proc.st_dev == st_root.st_dev && st_proc.st_ino == st_root.st_ino))
+		root[0] = '\0';
+	p = proc_new(s, text, root, pid);
+	saved = errno;
+	free(text);
+	errno = saved;
+	return p;
+}
+
+void sym_proc__free(struct sym_proc *p)
+{
+	if (!p)
+		return;
+	sym_maps__free(p->maps, p->nmaps);
+	free(p->root);
+	free(p);
+}
+
+static struct sym_map *find_map(struct sym_proc *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr < p->maps[lo - 1].end)
+		return &p->maps[lo - 1];
+	return NULL;
+}
+
+static void map_module(struct sym_proc *p, struct sym_map *map)
+{
+	struct symbolizer *s = p->s;
+	char *open_path = NULL;
+
+	map->mod_tried = true;
+	if (map->kind == SYM_MAP_ANON) {
+		map->display = "[anon]";
+		return;
+	}
+	map->display = strpool__intern(&s->pool, map->path);
+	if (!map->display || map->kind != SYM_MAP_FILE)
+		return;
+	if (map->deleted) {
+		/* The path may now name another file (or nothing); only the mapping's own
+		 * map_files link is the file that is mapped. Needs privileges; else no symbols. */
+		if (!p->pid)
+			return;
+		if (asprintf(&open_path, "/proc/%d/map_files/%llx-%llx", (int)p->pid,
+			     (unsigned long long)map->start, (unsigned long long)map->end) < 0)
+			return;
+	} else if (asprintf(&open_path, "%s%s", p->root, map->path) < 0) {
+		return;
+	}
+	map->mod = sym_module__get(s, open_path, p->root, map->display);
+	free(open_path);
+}
+
+int sym_proc__load_modules(struct sym_proc *p)
+{
+	int n = 0;
+
+	if (!p)
+		return -EINVAL;
+	for (size_t i = 0; i < p->nmaps; i++) {
+		struct sym_map *map = &p->maps[i];
+
+		if (map->perms[2] != 'x')
+			continue;
+		if (!map->mod_tried)
+			map_module(p, map);
+		n += map->mod != NULL;
+	}
+	return n;
+}
+
+static uint32_t module_frames(struct symbolizer *s, struct sym_module *m, uint64_t vaddr,
+			      struct sym_frame *frames)
+{
+	struct sym_cached_frames *c;
+	const struct sym_symbol *csym;
+	struct sym_symbol *sym;
+	uint32_t n = 0;
+
+	if (!s->opts.no_lines) {
+		c = u64map__get(&m->frame_cache, vaddr);
+		if (c) {
+			memcpy(frames, c->frames, c->nframes * sizeof(*frames));
+			return c->nframes;
+		}
+		n = sym_dwarf__frames(s, m, vaddr, frames, SYM_MAX_INLINE);
+	}
+
+	csym = sym_module__find_symbol(m, vaddr);
+	sym = (struct sym_symbol *)csym;	/* the table is ours; only the lazy name is set */
+	if (sym) {
+		struct sym_frame *outer;
+
+		if (!sym->display_name)
+			sym->display_name = sym__display_name(s, sym->name);
+		if (!n)
+			frames[n++] = (struct sym_frame){ 0 };
+		/* The outermost frame is the real function: name it as the symbol table does, so
+		 * aliases and .cold parts read the same with and without DWARF. A zero-size symbol
+		 * stretched to the next one is a guess; a DWARF name found here is not. */
+		outer = &frames[n - 1];
+		if (sym->sized || !outer->function) {
+			outer->function = sym->display_name ? sym->display_name : sym->name;
+			outer->system_name = sym->name;
+		}
+	} else if (n && !frames[n - 1].function) {
+		/* Line-table-only result and no symbol: not a function we can name. */
+		n = 0;
+	}
+
+	if (!s->opts.no_lines) {
+		c = malloc(sizeof(*c) + n * sizeof(*frames));
+		/* Without memory we only lose the cache entry. */
+		if (c) {
+			c->nframes = n;
+			memcpy(c->frames, frames, n * sizeof(*frames));
+			if (u64map__put(&m->frame_cache, vaddr, c))
+				free(c);
+		}
+	}
+	return n;
+}
+
+int sym_proc__resolve(struct sym_proc *p, uint64_t addr, bool return_addr,
+		      struct sym_result *out)
+{
+	uint64_t a = return_addr && addr ? addr - 1 : addr;
+	uint64_t file_off, vaddr;
+	struct sym_map *map;
+
+	if (!p || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	map = find_map(p, a);
+	if (!map)
+		return -ENOENT;
+	out->mapped = true;
+	out->executable = map->perms[2] == 'x';
+	out->map_start = map->start;
+	out->map_end = map->end;
+	out->map_offset = map->offset;
+	if (!map->mod_tried)
+		map_module(p, map);
+	out->module = map->display;
+
+	file_off = a - map->start + map->offset;
+	out->module_offset = file_off;
+	if (!map->mod)
+		return 0;
+	out->build_id = map->mod->build_id;
+	if (!sym_module__file_off_to_vaddr(map->mod, file_off, &vaddr, NULL))
+		return 0;
+	out->module_offset = vaddr;
+	out->nframes = module_frames(p->s, map->mod, vaddr, out->frames);
+	return 0;
+}
+
+int symbolizer__resolve_build_id(struct symbolizer *s, const char *build_id, uint64_t file_offset,
+				 bool return_addr, struct sym_result *out)
+{
+	uint64_t off = return_addr && file_offset ? file_offset - 1 : file_offset;
+	struct sym_module *m;
+	uint64_t vaddr;
+	bool exec;
+
+	if (!s || !build_id || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	for (m = s->modules; m; m = m->next)
+		if (m->build_id && strcasecmp(m->build_id, build_id) == 0)
+			break;
+	if (!m)
+		return -ENOENT;
+	out->module = m->name;
+	out->build_id = m->build_id;
+	out->module_offset = off;
+	if (!sym_module__file_off_to_vaddr(m, off, &vaddr, &exec))
+		return 0;
+	out->mapped = true;
+	out->executable = exec;
+	out->module_offset = vaddr;
+	out->nframes = module_frames(s, m, vaddr, out->frames);
+	return 0;
+}

@@ -1,0 +1,983 @@
+/* Unit tests of src/symbolize: maps parsing, ELF/DWARF symbolization of live fixture processes
+ * (PIE, ET_EXEC, stripped with debug link, .dynsym only, MiniDebugInfo, C++), glibc with
+ * libc6-dbg, demangling, uprobe symbol offsets, kallsyms, and a lookup-rate sanity run.
+ * Fixtures come from tests/unit/symbolize.mk under $OUT/fixtures. No root needed.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "symbolize/symbolize.h"
+#include "symbolize/sym_internal.h"
+
+/* ---- helpers ---- */
+
+static const char *out_dir(void)
+{
+	const char *o = getenv("OUT");
+
+	return o && *o ? o : "build";
+}
+
+static void fixture_path(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/fixtures/%s", out_dir(), name);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s ? s + 1 : path;
+}
+
+#define MAX_POINTS 16
+
+/* A running fixture and the "name addr line" points it printed. */
+struct child {
+	pid_t pid;
+	int to_child;
+	int npoints;
+	struct {
+		char name[32];
+		uint64_t addr;
+		int line;
+	} points[MAX_POINTS];
+};
+
+static void child_start_path(struct child *c, const char *path)
+{
+	int in[2], out[2];
+	char line[256];
+	FILE *f;
+
+	memset(c, 0, sizeof(*c));
+	if (access(path, X_OK)) {
+		fail_msg("fixture %s missing: build it with make %s", path, path);
+		return;
+	}
+	assert_int_equal(pipe(in), 0);
+	assert_int_equal(pipe(out), 0);
+	c->pid = fork();
+	assert_true(c->pid >= 0);
+	if (!c->pid) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[0]);
+		close(in[1]);
+		close(out[0]);
+		close(out[1]);
+		execl(path, path, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	c->to_child = in[1];
+	f = fdopen(out[0], "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char name[32];
+		unsigned long long addr;
+		int ln;
+
+		if (!strcmp(line, "ready\n"))
+			break;
+		if (sscanf(line, "%31s %llx %d", name, &addr, &ln) == 3 &&
+		    c->npoints < MAX_POINTS) {
+			snprintf(c->points[c->npoints].name, sizeof(c->points[0].name), "%s", name);
+			c->points[c->npoints].addr = addr;
+			c->points[c->npoints].line = ln;
+			c->npoints++;
+		}
+	}
+	fclose(f);
+	assert_true(c->npoints > 0);
+}
+
+static void child_start(struct child *c, const char *fixture)
+{
+	char path[PATH_MAX];
+
+	fixture_path(path, sizeof(path), fixture);
+	child_start_path(c, path);
+}
+
+static void child_stop(struct child *c)
+{
+	int status;
+
+	if (c->pid <= 0)
+		return;
+	close(c->to_child);
+	waitpid(c->pid, &status, 0);
+	c->pid = 0;
+}
+
+static uint64_t point(const struct child *c, const char *name, int *line)
+{
+	for (int i = 0; i < c->npoints; i++) {
+		if (!strcmp(c->points[i].name, name)) {
+			if (line)
+				*line = c->points[i].line;
+			return c->points[i].addr;
+		}
+	}
+	fail_msg("fixture did not print point %s", name);
+	return 0;
+}
+
+static const struct sym_frame *outer(const struct sym_result *r)
+{
+	assert_true(r->nframes > 0);
+	return &r->frames[r->nframes - 1];
+}
+
+static void assert_frame(const struct sym_frame *f, const char *fn, const char *file, int line)
+{
+	assert_non_null(f->function);
+	assert_string_equal(f->function, fn);
+	if (file) {
+		assert_non_null(f->file);
+		assert_string_equal(base_name(f->file), file);
+	}
+	if (line)
+		assert_int_equal(f->line, line);
+}
+
+/* ---- 1. maps parsing ---- */
+
+static const char MAPS_TEXT[] =
+	"555555554000-555555556000 r--p 00000000 fe:01 1234            /usr/bin/my prog\n"
+	"555555556000-55555555a000 r-xp 00002000 fe:01 1234            /usr/bin/my prog\n"
+	"55555555a000-55555557b000 rw-p 00000000 00:00 0            [heap]\n"
+	"7f0000000000-7f0000021000 rw-p 00000000 00:00 0 \n"
+	"7f0000100000-7f0000200000 r-xp 00010000 fe:01 99            /tmp/gone.so (deleted)\n"
+	"garbage line\n"
+	"7ffd0000a000-7ffd0000c000 r-xp 00000000 00:00 0            [vdso]\n"
+	"7ffd0000c000-7ffd0000d000 rw-p 00000000 00:00 0            [anon:jit]\n"
+	"7ffd0000e000-7ffd0000f000 r-xp 00000000 00:00 0";
+
+static void test_procmaps_parse(void **state)
+{
+	struct sym_map *maps;
+	size_t n;
+
+	assert_int_equal(sym_maps__parse(MAPS_TEXT, &maps, &n), 0);
+	assert_int_equal(n, 8);
+	assert_int_equal(maps[0].start, 0x555555554000ULL);
+	assert_int_equal(maps[0].end, 0x555555556000ULL);
+	assert_string_equal(maps[0].path, "/usr/bin/my prog");
+	assert_int_equal(maps[0].kind, SYM_MAP_FILE);
+	assert_string_equal(maps[1].perms, "r-xp");
+	assert_int_equal(maps[1].offset, 0x2000);
+	assert_int_equal(maps[1].dev_major, 0xfe);
+	assert_int_equal(maps[1].dev_minor, 1);
+	assert_int_equal(maps[1].inode, 1234);
+	assert_int_equal(maps[2].kind, SYM_MAP_SPECIAL);
+	assert_string_equal(maps[2].path, "[heap]");
+	assert_int_equal(maps[3].kind, SYM_MAP_ANON);
+	assert_null(maps[3].path);
+	assert_true(maps[4].deleted);
+	assert_string_equal(maps[4].path, "/tmp/gone.so");
+	assert_int_equal(maps[4].offset, 0x10000);
+	assert_string_equal(maps[5].path, "[vdso]");
+	assert_string_equal(maps[6].path, "[anon:jit]");
+	assert_int_equal(maps[7].kind, SYM_MAP_ANON);	/* last line, no newline, no path */
+	sym_maps__free(maps, n);
+}
+
+static void test_maps_resolve_special(void **state)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	struct sym_result r;
+	struct sym_proc *p;
+
+	assert_non_null(s);
+	p = symbolizer__load_maps(s, MAPS_TEXT, NULL);
+	assert_non_null(p);
+
+	assert_int_equal(sym_proc__resolve(p, 0x7ffd0000a100, false, &r), 0);
+	assert_true(r.mapped);
+	assert_true(r.executable);
+	assert_string_equal(r.module, "[vdso]");
+	assert_int_equal(r.nframes, 0);
+
+	assert_int_equal(sym_proc__resolve(p, 0x7f0000000010, false, &r), 0);
+	assert_string_equal(r.module, "[anon]");
+	assert_false(r.executable);
+	assert_int_equal(r.nframes, 0);
+
+	assert_int_equal(sym_proc__resolve(p, 0x55555555a010, false, &r), 0);
+	assert_string_equal(r.module, "[heap]");
+
+	/* A deleted file without a pid to reach it through: the name, no symbols. */
+	assert_int_equal(sym_proc__resolve(p, 0x7f0000100040, false, &r), 0);
+	assert_string_equal(r.module, "/tmp/gone.so");
+	assert_int_equal(r.module_offset, 0x10040);
+	assert_int_equal(r.nframes, 0);
+
+	/* A file that does not exist on this machine: same. */
+	assert_int_equal(sym_proc__resolve(p, 0x555555556010, false, &r), 0);
+	assert_string_equal(r.module, "/usr/bin/my prog");
+	assert_int_equal(r.module_offset, 0x2010);
+	assert_null(r.build_id);
+
+	/* Between mappings and past the end: no mapping. */
+	assert_int_equal(sym_proc__resolve(p, 0x7f0000050000, false, &r), -ENOENT);
+	assert_false(r.mapped);
+	assert_int_equal(sym_proc__resolve(p, 0x10, false, &r), -ENOENT);
+	/* A return address just past a mapping belongs to the call in it. */
+	assert_int_equal(sym_proc__resolve(p, 0x7ffd0000c000, true, &r), 0);
+	assert_string_equal(r.module, "[vdso]");
+
+	sym_proc__free(p);
+	symbolizer__free(s);
+}
+
+/* ---- 2-4. fixture processes ---- */
+
+static void check_full_debug(struct sym_proc *p, const struct child *c, const char *module_base)
+{
+	int leaf_line = 0, inline_line = 0, call_line = 0, static_line = 0;
+	uint64_t leaf = point(c, "leaf", &leaf_line);
+	uint64_t inl = point(c, "inline", &inline_line);
+	uint64_t stat = point(c, "static", &static_line);
+	struct sym_result r, r2;
+
+	point(c, "call", &call_line);
+
+	assert_int_equal(sym_proc__resolve(p, leaf, false, &r), 0);
+	assert_true(r.mapped);
+	assert_true(r.executable);
+	assert_string_equal(base_name(r.module), module_base);
+	assert_non_null(r.build_id);
+	assert_int_equal(r.nframes, 1);
+	assert_frame(&r.frames[0], "sym_leaf", "sym_target.c", leaf_line);
+	assert_string_equal(r.frames[0].system_name, "sym_leaf");
+
+	/* The same point seen as a return address (one past the call) resolves the same. */
+	assert_int_equal(sym_proc__resolve(p, leaf + 1, true, &r2), 0);
+	assert_int_equal(r2.module_offset, r.module_offset);
+	assert_int_equal(r2.nframes, 1);
+	assert_ptr_equal(r2.frames[0].function, r.frames[0].function);
+
+	/* The always_inline body: inner frame the inlined function, outer its caller at the
+	 * call line. */
+	assert_int_equal(sym_proc__resolve(p, inl, false, &r), 0);
+	assert_int_equal(r.nframes, 2);
+	assert_frame(&r.frames[0], "sym_inlined", "sym_target.c", inline_line);
+	assert_frame(&r.frames[1], "sym_outer", "sym_target.c", call_line);
+
+	/* Again: from the frame cache, identical. */
+	assert_int_equal(sym_proc__resolve(p, inl, false, &r2), 0);
+	assert_int_equal(r2.nframes, 2);
+	assert_ptr_equal(r2.frames[0].function, r.frames[0].function);
+	assert_ptr_equal(r2.frames[1].file, r.frames[1].file);
+	assert_int_equal(r2.frames[1].line, r.frames[1].line);
+
+	assert_int_equal(sym_proc__resolve(p, stat, false, &r), 0);
+	assert_int_equal(r.nframes, 1);
+	assert_frame(&r.frames[0], "sym_static_fn", "sym_target.c", static_line);
+}
+
+static void check_gap(struct sym_proc *p, const struct child *c, const char *module_base)
+{
+	struct sym_result r;
+
+	assert_int_equal(sym_proc__resolve(p, point(c, "gap", NULL), false, &r), 0);
+	assert_true(r.mapped);
+	assert_true(r.executable);
+	assert_string_equal(base_name(r.module), module_base);
+	assert_true(r.module_offset > 0);
+	assert_int_equal(r.nframes, 0);
+}
+
+static void test_fixture_pie(void **state)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	char path[PATH_MAX];
+	struct sym_result r;
+	struct sym_proc *p;
+	struct child c;
+	uint64_t off;
+
+	child_start(&c, "sym_target");
+	p = symbolizer__load_pid(s, c.pid);
+	assert_non_null(p);
+	check_full_debug(p, &c, "sym_target");
+	check_gap(p, &c, "sym_target");
+
+	/* PIE: module_offset is the ELF vaddr, here equal to the file offset of the symbol. */
+	fixture_path(path, sizeof(path), "sym_target");
+	assert_int_equal(sym_elf_symbol_offset(path, "sym_leaf", &off), 0);
+	assert_int_equal(sym_proc__resolve(p, point(&c, "leaf_entry", NULL), false, &r), 0);
+	assert_int_equal(r.module_offset, off);
+	assert_true(r.map_start <= point(&c, "leaf_entry", NULL));
+
+	/* After the process is gone, its (build-id, file offset) pairs still resolve. */
+	{
+		uint64_t leaf = point(&c, "leaf", NULL), file_off;
+		char bid[128];
+		struct sym_result rb;
+
+		/* the fixture, libc, ld.so */
+		assert_true(sym_proc__load_modules(p) >= 3);
+		assert_int_equal(sym_proc__resolve(p, leaf, false, &r), 0);
+		file_off = leaf - r.map_start + r.map_offset;
+		snprintf(bid, sizeof(bid), "%s", r.build_id);
+		for (char *q = bid; *q; q++)
+			if (*q >= 'a' && *q <= 'f')
+				*q -= 'a' - 'A';
+		sym_proc__free(p);
+		p = NULL;
+		child_stop(&c);
+		assert_int_equal(symbolizer__resolve_build_id(s, bid, file_off + 1, true, &rb), 0);
+		assert_int_equal(rb.module_offset, r.module_offset);
+		assert_ptr_equal(rb.module, r.module);
+		assert_true(rb.executable);
+		assert_int_equal(rb.nframes, 1);
+		assert_string_equal(rb.frames[0].function, "sym_leaf");
+		assert_int_equal(rb.frames[0].line, r.frames[0].line);
+		assert_int_equal(symbolizer__resolve_build_id(s, "00112233", 0x1000, false, &rb),
+				 -ENOENT);
+	}
+
+	sym_proc__free(p);
+	child_stop(&c);
+	symbolizer__free(s);
+}
+
+/* Debug files found by build-id under opts.debug_dir (.build-id/xx/rest.debug), the way
+ * libc6-dbg's are under /usr/lib/debug. */
+static void test_debug_dir_build_id(void **state)
+{
+	char dir[] = "/tmp/ebprof-dbg-XXXXXX", sub[256], link[512], target[PATH_MAX], rel[PATH_MAX];
+	struct symbolizer_opts opts = { 0 };
+	struct symbolizer *s, *probe;
+	int inline_line = 0, call_line = 0;
+	struct sym_result r;
+	struct sym_proc *p;
+	struct child c;
+
+	assert_non_null(mkdtemp(dir));
+	child_start(&c, "sym_target.dynsym");
+	point(&c, "call", &call_line);
+
+	/* Learn the build-id with a default symbolizer first. */
+	probe = symbolizer__new(NULL);
+	p = symbolizer__load_pid(probe, c.pid);
+	assert_non_null(p);
+	assert_int_equal(sym_proc__resolve(p, point(&c, "inline", &inline_line), false, &r), 0);
+	assert_non_null(r.build_id);
+	assert_int_equal(r.nframes, 1);		/* no debug info reachable yet */
+	snprintf(sub, sizeof(sub), "%s/.build-id/%.2s", dir, r.build_id);
+	snprintf(link, sizeof(link), "%s/%s.debug", sub, r.build_id + 2);
+	sym_proc__free(p);
+	symbolizer__free(probe);
+
+	snprintf(target, sizeof(target), "%s/.build-id", dir);
+	assert_int_equal(mkdir(target, 0755), 0);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	fixture_path(rel, sizeof(rel), "sym_target.debug");
+	assert_non_null(realpath(rel, target));
+	assert_int_equal(symlink(target, link), 0);
+
+	opts.debug_dir = dir;
+	s = symbolizer__new(&opts);
+	p = symbolizer__load_pid(s, c.pid);
+	assert_non_null(p);
+	assert_int_equal(sym_proc__resolve(p, point(&c, "inline", NULL), false, &r), 0);
+	assert_int_equal(r.nframes, 2);
+	assert_frame(&r.frames[0], "sym_inlined", "sym_target.c", inline_line);
+	assert_frame(&r.frames[1], "sym_outer", "sym_target.c", call_line);
+	assert_int_equal(sym_proc__resolve(p, point(&c, "static", NULL), false, &r), 0);
+	assert_frame(&r.frames[0], "sym_static_fn", "sym_target.c", 0);
+	sym_proc__free(p);
+	symbolizer__free(s);
+	child_stop(&c);
+
+	unlink(link);
+	rmdir(sub);
+	snprintf(target, sizeof(target), "%s/.build-id", dir);
+	rmdir(target);
+	rmdir(dir);
+}
+
+static void test_fixture_exec(void **state)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	struct sym_result r;
+	struct sym_proc *p;
+	struct child c;
+
+	child_start(&c, "sym_target.nopie");
+	p = symbolizer__load_pid(s, c.pid);
+	assert_non_null(p);
+	check_full_debug(p, &c, "sym_target.nopie");
+	check_gap(p, &c, "sym_target.nopie");
+	/* ET_EXEC: the ELF vaddr is the run-time address. */
+	assert_int_equal(sym_proc__resolve(p, point(&c, "leaf", NULL), false, &r), 0);
+	assert_int_equal(r.module_offset, point(&c, "leaf", NULL));
+	sym_proc__free(p);
+	child_stop(&c);
+	symbolizer__free(s);
+}
+
+static void test_fixture_debuglink(void **state)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	struct sym_proc *p;
+	struct child c;
+
+	/* Stripped of .symtab and DWARF: everything comes from sym_target.debug. */
+	child_start(&c, "sym_target.stripped");
+	p = symbolizer__load_pid(s, c.pid);
+	assert_non_null(p);
+	check_full_debug(p, &c, "sym_target.stripped");
+	sym_proc__free(p);
+	child_stop(&c);
+	symbolizer__free(s);
+}
+
+static void test_fixture_dynsym_only(void **state)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	struct sym_result r;
+	struct sym_proc *p;
+	struct child c;
+
+	child_start(&c, "sym_target.dynsym");
+	p = symbolizer__load_pid(s, c.pid);
+	assert_non_null(p);
+	assert_int_equal(sym_proc__resolve(p, point(&c, "leaf", NULL), false, &r), 0);
+	assert_int_equal(r.nframes, 1);
+	assert_frame(&r.frames[0], "sym_leaf", NULL, 0);
+	assert_null(r.frames[0].file);
+	assert_int_equal(r.frames[0].line, 0);
+	/* Inlined code is only known to DWARF: one frame, the containing function. */
+	assert_int_equal(sym_proc__resolve(p, point(&c, "inline", NULL), false, &r), 0);
+	assert_int_equal(r.nframes, 1);
+	assert_frame(&r.frames[0], "sym_outer", NULL, 0);
+	/* A static function is in no table here. */
+	assert_int_equal(sym_proc__resolve(p, point(&c, "static", NULL), false, &r), 0);
+	assert_true(r.nframes == 0 || strcmp(r.frames[0].function, "sym_static_fn"));
+	sym_proc__free(p);
+	child_stop(&c);
+	symbolizer__free(s);
+}
+
+static void test_fixture_minidebuginfo(void **state)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	struct sym_result r;
+	struct sym_proc *p;
+	struct child c;
+
+	child_start(&c, "sym_target.mini");
+	p = symbolizer__load_pid(s, c.pid);
+	assert_non_null(p);
+	/* Only in the xz-compressed .gnu_debugdata symbol table. */
+	assert_int_equal(sym_proc__resolve(p, point(&c, "static", NULL), false, &r), 0);
+	assert_int_equal(r.nframes, 1);
+	assert_frame(&r.frames[0], "sym_static_fn", NULL, 0);
+	assert_int_equal(sym_proc__resolve(p, point(&c, "leaf", NULL), false, &r), 0);
+	assert_int_equal(r.nframes, 1);
+	assert_frame(&r.frames[0], "sym_leaf", NULL, 0);
+	sym_proc__free(p);
+	child_stop(&c);
+	symbolizer__free(s);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	char buf[8192];
+	int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	ssize_t r;
+
+	assert_true(in >= 0 && out >= 0);
+	while ((r = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(out, buf, (size_t)r), r);
+	close(in);
+	close(out);
+}
+
+/* A program whose file was deleted (upgraded package, tmp build): reported by its path; symbols
+ * come through /proc/PID/map_files when this user may open it (root), else none. */
+static void test_deleted_executable(void **state)
+{
+	char dir[] = "/tmp/ebprof-del-XXXXXX", path[PATH_MAX], src[PATH_MAX], mf[128];
+	struct symbolizer *s = symbolizer__new(NULL);
+	struct sym_result r;
+	struct sym_proc *p;
+	struct child c;
+	int fd;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/victim", dir);
+	fixture_path(src, sizeof(src), "sym_target");
+	copy_file(src, path);
+	child_start_path(&c, path);
+	assert_int_equal(unlink(path), 0);
+	rmdir(dir);
+
+	p = symbolizer__load_pid(s, c.pid);
+	assert_non_null(p);
+	assert_int_equal(sym_proc__resolve(p, point(&c, "leaf", NULL), false, &r), 0);
+	assert_string_equal(r.module, path);
+	assert_true(r.executable);
+	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", (int)c.pid,
+		 (unsigned long long)r.map_start, (unsigned long long)r.map_end);
+	fd = open(mf, O_RDONLY);
+	if (fd >= 0) {
+		close(fd);
+		assert_int_equal(r.nframes, 1);
+		assert_string_equal(r.frames[0].function, "sym_leaf");
+	} else {
+		printf("  %s not readable (%s): expecting no symbols\n", mf, strerror(errno));
+		assert_int_equal(r.nframes, 0);
+	}
+	sym_proc__free(p);
+	child_stop(&c);
+	symbolizer__free(s);
+}
+
+/* Maps text written by hand, files found under a root prefix (as for another mount
+ * namespace): the module keeps its in-namespace name. */
+static void test_maps_with_root(void **state)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	char root[PATH_MAX], path[PATH_MAX], text[512];
+	const uint64_t base = 0x560000000000ULL;
+	struct sym_result r;
+	struct sym_proc *p;
+	uint64_t off;
+
+	assert_non_null(realpath(out_dir(), root));
+	fixture_path(path, sizeof(path), "sym_target");
+	assert_int_equal(sym_elf_symbol_offset(path, "sym_outer", &off), 0);
+	snprintf(text, sizeof(text),
+		 "%llx-%llx r--p 00000000 fe:01 7 /fixtures/sym_target\n"
+		 "%llx-%llx r-xp 00001000 fe:01 7 /fixtures/sym_target\n",
+		 (unsigned long long)base, (unsigned long long)base + 0x1000,
+		 (unsigned long long)base + 0x1000, (unsigned long long)base + 0x2000);
+	p = symbolizer__load_maps(s, text, root);
+	assert_non_null(p);
+	assert_int_equal(sym_proc__resolve(p, base + off + 4, false, &r), 0);
+	assert_string_equal(r.module, "/fixtures/sym_target");
+	assert_int_equal(r.module_offset, off + 4);
+	assert_true(r.nframes >= 1);
+	assert_string_equal(outer(&r)->function, "sym_outer");
+	sym_proc__free(p);
+	symbolizer__free(s);
+}
+
+/* ---- 5. C++ ---- */
+
+static void test_cxx_fixture(void **state)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	struct symbolizer_opts raw_opts = { .no_demangle = true };
+	struct symbolizer *raw = symbolizer__new(&raw_opts);
+	struct sym_result r;
+	struct sym_proc *p;
+	struct child c;
+	uint64_t frob;
+
+	child_start(&c, "sym_cxx");
+	frob = point(&c, "frob", NULL);
+	p = symbolizer__load_pid(s, c.pid);
+	assert_non_null(p);
+	assert_int_equal(sym_proc__resolve(p, frob, false, &r), 0);
+	assert_int_equal(r.nframes, 1);
+	assert_string_equal(r.frames[0].function, "ebprof_test::Widget::frob(int, char const*)");
+	assert_string_equal(r.frames[0].system_name, "_ZN11ebprof_test6Widget4frobEiPKc");
+	assert_string_equal(base_name(r.frames[0].file), "sym_cxx.cpp");
+	assert_true(r.frames[0].line > 0);
+	sym_proc__free(p);
+
+	p = symbolizer__load_pid(raw, c.pid);
+	assert_non_null(p);
+	assert_int_equal(sym_proc__resolve(p, frob, false, &r), 0);
+	assert_string_equal(r.frames[0].function, "_ZN11ebprof_test6Widget4frobEiPKc");
+	sym_proc__free(p);
+
+	child_stop(&c);
+	symbolizer__free(raw);
+	symbolizer__free(s);
+}
+
+static void check_demangle(const char *mangled, const char *want)
+{
+	char *d = sym_demangle(mangled);
+
+	if (!want) {
+		assert_null(d);
+		return;
+	}
+	assert_non_null(d);
+	assert_string_equal(d, want);
+	free(d);
+}
+
+static void test_demangle(void **state)
+{
+	check_demangle("_ZN2ns3fooEiPKc", "ns::foo(int, char const*)");
+	check_demangle("_ZNSt6vectorIiSaIiEE9push_backERKi",
+		       "std::vector<int, std::allocator<int> >::push_back(int const&)");
+	check_demangle("_ZN3foo3barEv.cold", "foo::bar() [clone .cold]");
+	/* Rust legacy: the hash is dropped. */
+	check_demangle("_ZN7mycrate4main17h0123456789abcdefE", "mycrate::main");
+	/* Rust v0 */
+	check_demangle("_RNvCs15kBYyAo9fc_7mycrate7example", "mycrate::example");
+	check_demangle("malloc", NULL);
+	check_demangle("_Znot_valid", NULL);
+	check_demangle(NULL, NULL);
+}
+
+/* ---- 4. glibc ---- */
+
+static bool have_debug_file(const char *build_id)
+{
+	char path[PATH_MAX];
+
+	if (!build_id || strlen(build_id) < 3)
+		return false;
+	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", build_id,
+		 build_id + 2);
+	return access(path, R_OK) == 0;
+}
+
+static void test_glibc_malloc(void **state)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	void *addr = dlsym(RTLD_DEFAULT, "malloc");
+	struct sym_result r, r2;
+	struct sym_proc *p, *p2;
+	const struct sym_frame *f;
+	struct sym_module *m;
+	int nmods = 0, nmods2 = 0;
+	uint64_t off;
+
+	assert_non_null(addr);
+	p = symbolizer__load_pid(s, getpid());
+	assert_non_null(p);
+	assert_int_equal(sym_proc__resolve(p, (uint64_t)(uintptr_t)addr, false, &r), 0);
+	assert_true(r.executable);
+	assert_string_equal(base_name(r.module), "libc.so.6");
+	assert_non_null(r.build_id);
+	f = outer(&r);
+	assert_non_null(strstr(f->function, "malloc"));
+	if (have_debug_file(r.build_id)) {
+		assert_non_null(r.frames[0].file);
+		assert_true(r.frames[0].line > 0);
+		printf("  malloc -> %s at %s:%d (%u frames)\n", f->function, r.frames[0].file,
+		       r.frames[0].line, r.nframes);
+	} else {
+		printf("  no libc debug file for build-id %s: file:line not checked\n", r.build_id);
+	}
+
+	/* What a uprobe on malloc would attach to is this same place. */
+	assert_int_equal(sym_elf_symbol_offset(r.module, "malloc", &off), 0);
+	assert_int_equal(off, r.module_offset);
+
+	/* A second snapshot shares the modules: nothing new is opened. */
+	for (m = s->modules; m; m = m->next)
+		nmods++;
+	p2 = symbolizer__load_pid(s, getpid());
+	assert_non_null(p2);
+	assert_int_equal(sym_proc__resolve(p2, (uint64_t)(uintptr_t)addr, false, &r2), 0);
+	for (m = s->modules; m; m = m->next)
+		nmods2++;
+	assert_int_equal(nmods, nmods2);
+	assert_ptr_equal(r.build_id, r2.build_id);
+	assert_ptr_equal(outer(&r2)->function, f->function);
+
+	/* Anonymous memory: mapped, not executable, no frames. */
+	{
+		void *anon = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		struct sym_proc *p3;
+
+		assert_true(anon != MAP_FAILED);
+		p3 = symbolizer__load_pid(s, getpid());
+		assert_non_null(p3);
+		assert_int_equal(sym_proc__resolve(p3, (uintptr_t)anon + 64, false, &r), 0);
+		assert_true(r.mapped);
+		assert_false(r.executable);
+		assert_int_equal(r.nframes, 0);
+		sym_proc__free(p3);
+		munmap(anon, 1 << 20);
+	}
+
+	sym_proc__free(p2);
+	sym_proc__free(p);
+	symbolizer__free(s);
+}
+
+/* ---- uprobe offsets ---- */
+
+static void test_elf_symbol_offset(void **state)
+{
+	char path[PATH_MAX];
+	uint64_t off = 0, off2 = 0;
+
+	fixture_path(path, sizeof(path), "sym_target");
+	assert_int_equal(sym_elf_symbol_offset(path, "sym_leaf", &off), 0);
+	assert_true(off > 0);
+	/* Static: .symtab only. */
+	assert_int_equal(sym_elf_symbol_offset(path, "sym_static_fn", &off2), 0);
+	assert_true(off2 > 0 && off2 != off);
+	fixture_path(path, sizeof(path), "sym_target.dynsym");
+	assert_int_equal(sym_elf_symbol_offset(path, "sym_leaf", &off2), 0);
+	assert_int_equal(off2, off);
+	assert_int_equal(sym_elf_symbol_offset(path, "sym_static_fn", &off2), -ENOENT);
+	/* ET_EXEC: a file offset, not the (0x400000-based) address. */
+	fixture_path(path, sizeof(path), "sym_target.nopie");
+	assert_int_equal(sym_elf_symbol_offset(path, "sym_leaf", &off2), 0);
+	assert_true(off2 < 0x100000);
+
+	assert_int_equal(sym_elf_symbol_offset(path, "no_such_function", &off2), -ENOENT);
+	assert_int_equal(sym_elf_symbol_offset("/nonexistent/file", "main", &off2), -ENOENT);
+	assert_int_equal(sym_elf_symbol_offset("tests/unit/symbolize.mk", "main", &off2), -ENOEXEC);
+	assert_int_equal(sym_elf_symbol_offset(path, "", &off2), -EINVAL);
+
+	/* Versioned names: "malloc@@GLIBC_2.2.5"-style entries match the plain name. */
+	{
+		Dl_info info;
+		void *addr = dlsym(RTLD_DEFAULT, "malloc");
+
+		assert_true(dladdr(addr, &info));
+		assert_int_equal(sym_elf_symbol_offset(info.dli_fname, "malloc", &off), 0);
+		assert_int_equal(sym_elf_symbol_offset(info.dli_fname, "free", &off2), 0);
+		assert_true(off != off2);
+	}
+}
+
+/* ---- 6. kallsyms ---- */
+
+static void test_ksyms_literal(void **state)
+{
+	char dir[] = "/tmp/ebprof-ksyms-XXXXXX", path[PATH_MAX];
+	struct ksyms *k;
+	uint64_t off;
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/kallsyms", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("ffffffff81000000 T _stext\n"
+	      "ffffffff81000100 t helper\n"
+	      "ffffffff81000100 T helper_alias\n"
+	      "ffffffff82000000 D some_data\n"
+	      "ffffffff81000200 W weak_fn\n"
+	      "ffffffffc0001000 t mod_fn\t[mymod]\n"
+	      "ffffffff81000300 T do_sys_open\n", f);
+	fclose(f);
+	k = ksyms__load(path);
+	assert_non_null(k);
+	assert_null(ksyms__resolve(k, 0xffffffff80ffffffULL, &off));
+	assert_string_equal(ksyms__resolve(k, 0xffffffff81000000ULL, &off), "_stext");
+	assert_int_equal(off, 0);
+	/* Aliases: the global one. */
+	assert_string_equal(ksyms__resolve(k, 0xffffffff81000110ULL, &off), "helper_alias");
+	assert_int_equal(off, 0x10);
+	assert_string_equal(ksyms__resolve(k, 0xffffffff81000250ULL, &off), "weak_fn");
+	assert_string_equal(ksyms__resolve(k, 0xffffffff81000310ULL, &off), "do_sys_open");
+	/* Data symbols are not kept. */
+	assert_string_equal(ksyms__resolve(k, 0xffffffff82000010ULL, &off), "do_sys_open");
+	assert_string_equal(ksyms__resolve(k, 0xffffffffc0001004ULL, &off), "mod_fn");
+	assert_int_equal(off, 4);
+	ksyms__free(k);
+	ksyms__free(NULL);
+
+	/* Hidden addresses (kptr_restrict) are refused. */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("0000000000000000 T _stext\n0000000000000000 t helper\n", f);
+	fclose(f);
+	errno = 0;
+	assert_null(ksyms__load(path));
+	assert_int_equal(errno, EPERM);
+
+	unlink(path);
+	rmdir(dir);
+	errno = 0;
+	assert_null(ksyms__load(path));
+	assert_int_equal(errno, ENOENT);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void test_ksyms_proc(void **state)
+{
+	struct ksyms *k;
+	const char *name;
+	double t0 = now_s();
+	uint64_t off;
+	void *addr;
+
+	k = ksyms__load(NULL);
+	if (!k) {
+		printf("  /proc/kallsyms not usable (%s): skipped\n", strerror(errno));
+		skip();
+	}
+	printf("  /proc/kallsyms loaded in %.1f ms\n", (now_s() - t0) * 1e3);
+	/* Find a well-known function through its own address. */
+	{
+		FILE *f = fopen("/proc/kallsyms", "r");
+		char line[256];
+		unsigned long long a = 0;
+
+		assert_non_null(f);
+		while (fgets(line, sizeof(line), f)) {
+			char t, n[200];
+
+			if (sscanf(line, "%llx %c %199s", &a, &t, n) == 3 && !strcmp(n, "schedule"))
+				break;
+			a = 0;
+		}
+		fclose(f);
+		addr = (void *)(uintptr_t)a;
+	}
+	if (addr) {
+		name = ksyms__resolve(k, (uint64_t)(uintptr_t)addr + 1, &off);
+		assert_non_null(name);
+		assert_string_equal(name, "schedule");
+		assert_int_equal(off, 1);
+	}
+	ksyms__free(k);
+}
+
+/* ---- 8. lookup rate ---- */
+
+static void test_perf_libc(void **state)
+{
+	struct symbolizer_opts nolines = { .no_lines = true };
+	struct symbolizer *s = symbolizer__new(&nolines), *sl = symbolizer__new(NULL);
+	void *addr = dlsym(RTLD_DEFAULT, "malloc");
+	uint64_t lo, hi, x = 88172645463325252ULL;
+	const int N = 100000, DISTINCT = 2000;
+	struct sym_proc *p, *pl;
+	struct sym_result r;
+	uint64_t *pool;
+	int named = 0;
+	double t0, t1;
+
+	p = symbolizer__load_pid(s, getpid());
+	pl = symbolizer__load_pid(sl, getpid());
+	assert_non_null(p);
+	assert_non_null(pl);
+	assert_int_equal(sym_proc__resolve(p, (uint64_t)(uintptr_t)addr, false, &r), 0);
+	lo = r.map_start;
+	hi = r.map_end;
+	pool = calloc(DISTINCT, sizeof(*pool));
+	assert_non_null(pool);
+
+	/* Symbols only: random addresses across libc's text mapping. */
+	t0 = now_s();
+	for (int i = 0; i < N; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		assert_int_equal(sym_proc__resolve(p, lo + x % (hi - lo), true, &r), 0);
+		named += r.nframes > 0;
+		if (i < DISTINCT)
+			pool[i] = lo + x % (hi - lo);
+	}
+	t1 = now_s();
+	printf("  symbols only: %d lookups in %.3f s = %.0f/s (%d named)\n", N, t1 - t0,
+	       N / (t1 - t0), named);
+	assert_true(named > N / 2);
+
+	/* With lines and inline frames: first sight of each address (cold), then a profile-like
+	 * stream that keeps hitting the same addresses (cache). */
+	t0 = now_s();
+	for (int i = 0; i < DISTINCT; i++)
+		sym_proc__resolve(pl, pool[i], true, &r);
+	t1 = now_s();
+	printf("  lines, cold:  %d lookups in %.3f s = %.0f/s\n", DISTINCT, t1 - t0,
+	       DISTINCT / (t1 - t0));
+	t0 = now_s();
+	for (int i = 0; i < N; i++)
+		sym_proc__resolve(pl, pool[i % DISTINCT], true, &r);
+	t1 = now_s();
+	printf("  lines, cached: %d lookups in %.3f s = %.0f/s\n", N, t1 - t0, N / (t1 - t0));
+
+	free(pool);
+	sym_proc__free(p);
+	sym_proc__free(pl);
+	symbolizer__free(s);
+	symbolizer__free(sl);
+}
+
+static void test_free_null(void **state)
+{
+	symbolizer__free(NULL);
+	sym_proc__free(NULL);
+	ksyms__free(NULL);
+	errno = 0;
+	assert_null(symbolizer__load_pid(NULL, 1));
+	assert_int_equal(errno, EINVAL);
+}
+
+static void test_load_pid_missing(void **state)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+
+	errno = 0;
+	/* pid_max is at most 2^22: this pid cannot exist. */
+	assert_null(symbolizer__load_pid(s, 0x7ffffff0));
+	assert_int_equal(errno, ENOENT);
+	symbolizer__free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_procmaps_parse),
+		cmocka_unit_test(test_maps_resolve_special),
+		cmocka_unit_test(test_fixture_pie),
+		cmocka_unit_test(test_debug_dir_build_id),
+		cmocka_unit_test(test_fixture_exec),
+		cmocka_unit_test(test_fixture_debuglink),
+		cmocka_unit_test(test_fixture_dynsym_only),
+		cmocka_unit_test(test_fixture_minidebuginfo),
+		cmocka_unit_test(test_maps_with_root),
+		cmocka_unit_test(test_deleted_executable),
+		cmocka_unit_test(test_cxx_fixture),
+		cmocka_unit_test(test_demangle),
+		cmocka_unit_test(test_glibc_malloc),
+		cmocka_unit_test(test_elf_symbol_offset),
+		cmocka_unit_test(test_ksyms_literal),
+		cmocka_unit_test(test_ksyms_proc),
+		cmocka_unit_test(test_perf_libc),
+		cmocka_unit_test(test_free_null),
+		cmocka_unit_test(test_load_pid_missing),
+	};
+
+	/* A fixture child left behind by a failed assertion must not block on its stdin. */
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
