@@ -1,0 +1,232 @@
+/* The JSON report: a stable contract for scripts, documented in docs/JSON.md. Anything that
+ * changes a field's name or meaning here must change that document too. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/json_writer.h"
+#include "output/output.h"
+#include "output/render.h"
+
+/* Field names of a process or a site that stats or sample types must not shadow. */
+static const char *const process_fields[] = { "pid", "comm", "cmdline", "calls", "note" };
+static const char *const site_fields[] = { "pid", "frames", "histogram", "outstanding" };
+
+static bool reserved(const char *const *list, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (strcmp(list[i], name) == 0)
+			return true;
+	}
+	return false;
+}
+
+#define RESERVED(list, name) reserved(list, sizeof(list) / sizeof(list[0]), name)
+
+static void write_processes(struct json_writer *w, const struct profile *p)
+{
+	uint32_t i, j;
+
+	jsonw_name(w, "processes");
+	jsonw_start_array(w);
+	for (i = 0; i < p->nprocesses; i++) {
+		const struct prof_process *proc = &p->processes[i];
+
+		jsonw_start_object(w);
+		jsonw_uint_field(w, "pid", proc->pid);
+		jsonw_string_field(w, "comm", proc->comm);
+		jsonw_string_field(w, "cmdline", proc->cmdline);
+		jsonw_name(w, "calls");
+		jsonw_start_object_flat(w);
+		for (j = 0; j < proc->ncalls; j++)
+			jsonw_uint_field(w, proc->calls[j].key, proc->calls[j].value);
+		jsonw_end_object(w);
+		for (j = 0; j < proc->nstats; j++) {
+			if (!RESERVED(process_fields, proc->stats[j].key))
+				jsonw_uint_field(w, proc->stats[j].key, proc->stats[j].value);
+		}
+		if (proc->note)
+			jsonw_string_field(w, "note", proc->note);
+		jsonw_end_object(w);
+	}
+	jsonw_end_array(w);
+}
+
+static void write_frames(struct json_writer *w, const struct profile *p,
+			 const struct prof_sample *s)
+{
+	uint32_t i, j;
+
+	jsonw_name(w, "frames");
+	jsonw_start_array(w);
+	for (i = 0; i < s->nlocs; i++) {
+		const struct prof_location *loc = &p->locations[s->locs[i]];
+		uint32_t n = loc->nlines ? loc->nlines : 1;
+		const char *module = NULL;
+
+		if (loc->mapping != PROF_NONE)
+			module = p->mappings[loc->mapping].file;
+		for (j = 0; j < n; j++) {
+			const struct prof_function *fn = NULL;
+
+			if (j < loc->nlines)
+				fn = &p->functions[loc->lines[j].function];
+			jsonw_start_object_flat(w);
+			jsonw_string_field(w, "function", fn ? fn->name : NULL);
+			jsonw_string_field(w, "file", fn ? fn->filename : NULL);
+			if (fn && loc->lines[j].line > 0)
+				jsonw_int_field(w, "line", loc->lines[j].line);
+			else
+				jsonw_null_field(w, "line");
+			jsonw_string_field(w, "module", module);
+			jsonw_hex_field(w, "address", loc->address);
+			if (module)
+				jsonw_hex_field(w, "offset", loc->module_offset);
+			else
+				jsonw_null_field(w, "offset");
+			/* inlined into the next frame, which shares the address */
+			if (j + 1 < loc->nlines)
+				jsonw_bool_field(w, "inlined", true);
+			jsonw_end_object(w);
+		}
+	}
+	jsonw_end_array(w);
+}
+
+static void write_histogram(struct json_writer *w, const struct prof_sample *s)
+{
+	uint64_t min, max;
+	uint32_t b;
+
+	jsonw_name(w, "histogram");
+	jsonw_start_array(w);
+	/* buckets past 64 cannot hold a 64-bit size */
+	for (b = 0; b < s->nhist && b <= 64; b++) {
+		if (!s->hist[b])
+			continue;
+		jsonw_start_object_flat(w);
+		if (render__bucket(b, s->nhist, &min, &max)) {
+			jsonw_uint_field(w, "min", min);
+			jsonw_uint_field(w, "max", max);
+		} else {
+			jsonw_uint_field(w, "min", min);
+			jsonw_null_field(w, "max");
+		}
+		jsonw_uint_field(w, "count", s->hist[b]);
+		jsonw_end_object(w);
+	}
+	jsonw_end_array(w);
+}
+
+static const struct {
+	const char *alias, *type;
+} aliases[] = {
+	{ "alloc_count", "alloc_objects" },
+	{ "alloc_bytes", "alloc_space" },
+	{ "live_count", "inuse_objects" },
+	{ "live_bytes", "inuse_space" },
+};
+
+static int write_sites(struct json_writer *w, const struct profile *p)
+{
+	uint32_t *idx, n, i, t;
+	size_t a;
+
+	idx = render__sorted_samples(p, (int)p->default_type, false, &n);
+	if (!idx)
+		return -errno;
+	jsonw_name(w, "sites");
+	jsonw_start_array(w);
+	for (i = 0; i < n; i++) {
+		const struct prof_sample *s = &p->samples[idx[i]];
+
+		jsonw_start_object(w);
+		jsonw_uint_field(w, "pid", s->pid);
+		write_frames(w, p, s);
+		for (t = 0; t < p->ntypes; t++) {
+			if (!RESERVED(site_fields, p->types[t].type))
+				jsonw_int_field(w, p->types[t].type, s->values[t]);
+		}
+		for (a = 0; a < sizeof(aliases) / sizeof(aliases[0]); a++) {
+			int ti = profile__type_index(p, aliases[a].type);
+
+			if (ti >= 0 && profile__type_index(p, aliases[a].alias) < 0)
+				jsonw_int_field(w, aliases[a].alias, s->values[ti]);
+		}
+		write_histogram(w, s);
+		if (s->out.count) {
+			jsonw_name(w, "outstanding");
+			jsonw_start_object_flat(w);
+			jsonw_uint_field(w, "count", s->out.count);
+			jsonw_uint_field(w, "bytes", s->out.bytes);
+			jsonw_uint_field(w, "min_age_ns", s->out.min_age_ns);
+			jsonw_uint_field(w, "max_age_ns", s->out.max_age_ns);
+			jsonw_uint_field(w, "mean_age_ns", s->out.sum_age_ns / s->out.count);
+			jsonw_end_object(w);
+		}
+		jsonw_end_object(w);
+	}
+	jsonw_end_array(w);
+	free(idx);
+	return 0;
+}
+
+static int json_write(const struct profile *p, const struct output_opts *o, FILE *f)
+{
+	struct json_writer *w = jsonw__new(f, true);
+	uint32_t i;
+	int err;
+
+	if (!w)
+		return -ENOMEM;
+	jsonw_start_object(w);
+	jsonw_string_field(w, "mode", p->mode);
+	jsonw_string_field(w, "command", p->command);
+	jsonw_string_field(w, "kernel", p->kernel);
+	jsonw_int_field(w, "time_nanos", p->time_nanos);
+	jsonw_int_field(w, "duration_ns", p->duration_nanos);
+
+	jsonw_name(w, "sample_types");
+	jsonw_start_array(w);
+	for (i = 0; i < p->ntypes; i++) {
+		jsonw_start_object_flat(w);
+		jsonw_string_field(w, "type", p->types[i].type);
+		jsonw_string_field(w, "unit", p->types[i].unit);
+		jsonw_end_object(w);
+	}
+	jsonw_end_array(w);
+	jsonw_string_field(w, "default_sample_type",
+			   p->ntypes ? p->types[p->default_type].type : NULL);
+
+	write_processes(w, p);
+	err = write_sites(w, p);
+	if (err)
+		goto out;
+
+	jsonw_name(w, "drops");
+	jsonw_start_object(w);
+	for (i = 0; i < p->ndrops; i++)
+		jsonw_uint_field(w, p->drops[i].key, p->drops[i].value);
+	jsonw_end_object(w);
+
+	jsonw_name(w, "notes");
+	jsonw_start_array(w);
+	for (i = 0; i < p->nnotes; i++)
+		jsonw_string(w, p->notes[i]);
+	jsonw_end_array(w);
+
+	jsonw_end_object(w);
+	fputc('\n', f);
+	err = jsonw__error(w);
+out:
+	jsonw__free(w);
+	return err;
+}
+
+const struct output_ops output_json = {
+	.name = "json",
+	.ext = ".json",
+	.write = json_write,
+};

@@ -1,0 +1,345 @@
+/* Streaming JSON writer; see json_writer.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "output/json_writer.h"
+
+#define JSONW_MAX_DEPTH 32
+
+struct jsonw_level {
+	bool object;
+	bool flat;
+	uint32_t count;		/* members/elements written so far */
+};
+
+struct json_writer {
+	FILE *f;
+	bool pretty;
+	bool named;		/* a name was written and awaits its value */
+	bool top_done;		/* the single top-level value is complete */
+	int err;
+	uint32_t depth;
+	struct jsonw_level lv[JSONW_MAX_DEPTH];
+};
+
+struct json_writer *jsonw__new(FILE *f, bool pretty)
+{
+	struct json_writer *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->f = f;
+	w->pretty = pretty;
+	return w;
+}
+
+void jsonw__free(struct json_writer *w)
+{
+	free(w);
+}
+
+int jsonw__error(const struct json_writer *w)
+{
+	if (w->err)
+		return w->err;
+	if (ferror(w->f))
+		return -EIO;
+	return 0;
+}
+
+static void newline_indent(struct json_writer *w, uint32_t depth)
+{
+	uint32_t i;
+
+	fputc('\n', w->f);
+	for (i = 0; i < depth; i++)
+		fputs("  ", w->f);
+}
+
+static bool flat(const struct json_writer *w)
+{
+	return !w->pretty || (w->depth && w->lv[w->depth - 1].flat);
+}
+
+/* Separator and layout before a value or a name. */
+static bool begin_item(struct json_writer *w, bool is_name)
+{
+	struct jsonw_level *l;
+
+	if (w->err)
+		return false;
+	if (!w->depth) {
+		if (w->top_done || is_name)
+			goto misuse;
+		return true;
+	}
+	l = &w->lv[w->depth - 1];
+	if (!is_name && w->named) {
+		/* the value of a member: the name already placed it */
+		w->named = false;
+		return true;
+	}
+	if (l->object != is_name || w->named)
+		goto misuse;
+	if (l->count++)
+		fputc(',', w->f);
+	if (!flat(w))
+		newline_indent(w, w->depth);
+	else if (l->count > 1 && w->pretty)
+		fputc(' ', w->f);
+	return true;
+misuse:
+	w->err = -EINVAL;
+	return false;
+}
+
+static void end_item(struct json_writer *w)
+{
+	if (!w->depth)
+		w->top_done = true;
+}
+
+static void start(struct json_writer *w, bool object, bool want_flat)
+{
+	bool parent_flat;
+
+	if (!begin_item(w, false))
+		return;
+	if (w->depth == JSONW_MAX_DEPTH) {
+		w->err = -EINVAL;
+		return;
+	}
+	parent_flat = w->depth && w->lv[w->depth - 1].flat;
+	fputc(object ? '{' : '[', w->f);
+	w->lv[w->depth++] = (struct jsonw_level){
+		.object = object, .flat = want_flat || parent_flat,
+	};
+}
+
+static void end(struct json_writer *w, bool object)
+{
+	struct jsonw_level *l;
+
+	if (w->err)
+		return;
+	if (!w->depth || w->named || w->lv[w->depth - 1].object != object) {
+		w->err = -EINVAL;
+		return;
+	}
+	l = &w->lv[w->depth - 1];
+	if (l->count && !flat(w))
+		newline_indent(w, w->depth - 1);
+	w->depth--;
+	fputc(object ? '}' : ']', w->f);
+	end_item(w);
+}
+
+void jsonw_start_object(struct json_writer *w)
+{
+	start(w, true, false);
+}
+
+void jsonw_start_array(struct json_writer *w)
+{
+	start(w, false, false);
+}
+
+void jsonw_start_object_flat(struct json_writer *w)
+{
+	start(w, true, true);
+}
+
+void jsonw_start_array_flat(struct json_writer *w)
+{
+	start(w, false, true);
+}
+
+void jsonw_end_object(struct json_writer *w)
+{
+	end(w, true);
+}
+
+void jsonw_end_array(struct json_writer *w)
+{
+	end(w, false);
+}
+
+/* Length of the valid UTF-8 sequence at s (RFC 3629: no overlongs, no surrogates, at most
+ * U+10FFFF), or 0. */
+static int utf8_len(const unsigned char *s)
+{
+	unsigned char c = s[0];
+	unsigned char lo = 0x80, hi = 0xbf;
+	int n, i;
+
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++) {
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	}
+	return n;
+}
+
+void jsonw_escape(FILE *f, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	fputc('"', f);
+	while (*s) {
+		unsigned char c = *s;
+		int n;
+
+		switch (c) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\b':
+			fputs("\\b", f);
+			break;
+		case '\f':
+			fputs("\\f", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		default:
+			if (c < 0x20 || c == 0x7f) {
+				fprintf(f, "\\u%04x", c);
+			} else if (c < 0x80) {
+				fputc(c, f);
+			} else if ((n = utf8_len(s))) {
+				fwrite(s, 1, n, f);
+				s += n;
+				continue;
+			} else {
+				fputs("\\ufffd", f);
+			}
+		}
+		s++;
+	}
+	fputc('"', f);
+}
+
+void jsonw_name(struct json_writer *w, const char *name)
+{
+	if (!begin_item(w, true))
+		return;
+	jsonw_escape(w->f, name ? name : "");
+	fputs(w->pretty ? ": " : ":", w->f);
+	w->named = true;
+}
+
+void jsonw_string(struct json_writer *w, const char *s)
+{
+	if (!s) {
+		jsonw_null(w);
+		return;
+	}
+	if (!begin_item(w, false))
+		return;
+	jsonw_escape(w->f, s);
+	end_item(w);
+}
+
+void jsonw_uint(struct json_writer *w, uint64_t v)
+{
+	if (!begin_item(w, false))
+		return;
+	fprintf(w->f, "%" PRIu64, v);
+	end_item(w);
+}
+
+void jsonw_int(struct json_writer *w, int64_t v)
+{
+	if (!begin_item(w, false))
+		return;
+	fprintf(w->f, "%" PRId64, v);
+	end_item(w);
+}
+
+void jsonw_bool(struct json_writer *w, bool v)
+{
+	if (!begin_item(w, false))
+		return;
+	fputs(v ? "true" : "false", w->f);
+	end_item(w);
+}
+
+void jsonw_null(struct json_writer *w)
+{
+	if (!begin_item(w, false))
+		return;
+	fputs("null", w->f);
+	end_item(w);
+}
+
+void jsonw_hex(struct json_writer *w, uint64_t v)
+{
+	if (!begin_item(w, false))
+		return;
+	fprintf(w->f, "\"0x%" PRIx64 "\"", v);
+	end_item(w);
+}
+
+void jsonw_string_field(struct json_writer *w, const char *name, const char *s)
+{
+	jsonw_name(w, name);
+	jsonw_string(w, s);
+}
+
+void jsonw_uint_field(struct json_writer *w, const char *name, uint64_t v)
+{
+	jsonw_name(w, name);
+	jsonw_uint(w, v);
+}
+
+void jsonw_int_field(struct json_writer *w, const char *name, int64_t v)
+{
+	jsonw_name(w, name);
+	jsonw_int(w, v);
+}
+
+void jsonw_bool_field(struct json_writer *w, const char *name, bool v)
+{
+	jsonw_name(w, name);
+	jsonw_bool(w, v);
+}
+
+void jsonw_null_field(struct json_writer *w, const char *name)
+{
+	jsonw_name(w, name);
+	jsonw_null(w);
+}
+
+void jsonw_hex_field(struct json_writer *w, const char *name, uint64_t v)
+{
+	jsonw_name(w, name);
+	jsonw_hex(w, v);
+}

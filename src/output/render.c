@@ -1,0 +1,224 @@
+/* Helpers shared by the renderers; see render.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/render.h"
+
+struct sort_ctx {
+	const struct profile *p;
+	int key;
+};
+
+static int64_t key_of(const struct profile *p, const struct prof_sample *s, int key)
+{
+	if (key == RENDER_KEY_OUTSTANDING)
+		return s->out.bytes > INT64_MAX ? INT64_MAX : (int64_t)s->out.bytes;
+	return s->values[key];
+}
+
+static int cmp_str(const char *a, const char *b)
+{
+	if (a == b)
+		return 0;
+	if (!a)
+		return -1;
+	if (!b)
+		return 1;
+	return strcmp(a, b);
+}
+
+static int cmp_location(const struct profile *p, uint32_t ia, uint32_t ib)
+{
+	const struct prof_location *a = &p->locations[ia], *b = &p->locations[ib];
+	uint32_t j, n = a->nlines < b->nlines ? a->nlines : b->nlines;
+	char ba[256], bb[256];
+	int c;
+
+	if (ia == ib)
+		return 0;
+	/* by names first, so the order does not depend on the order of interning */
+	for (j = 0; j < n; j++) {
+		const struct prof_function *fa = &p->functions[a->lines[j].function];
+		const struct prof_function *fb = &p->functions[b->lines[j].function];
+
+		c = cmp_str(fa->name, fb->name);
+		if (!c)
+			c = cmp_str(fa->filename, fb->filename);
+		if (!c && a->lines[j].line != b->lines[j].line)
+			c = a->lines[j].line < b->lines[j].line ? -1 : 1;
+		if (c)
+			return c;
+	}
+	if (a->nlines != b->nlines)
+		return a->nlines < b->nlines ? -1 : 1;
+	if (!n) {
+		c = strcmp(profile__frame_name(p, a, 0, ba, sizeof(ba)),
+			   profile__frame_name(p, b, 0, bb, sizeof(bb)));
+		if (c)
+			return c;
+	}
+	if (a->address != b->address)
+		return a->address < b->address ? -1 : 1;
+	return 0;
+}
+
+static int cmp_samples(const void *x, const void *y, void *arg)
+{
+	const struct sort_ctx *ctx = arg;
+	const struct profile *p = ctx->p;
+	uint32_t ix = *(const uint32_t *)x, iy = *(const uint32_t *)y;
+	const struct prof_sample *a = &p->samples[ix], *b = &p->samples[iy];
+	int64_t ka = key_of(p, a, ctx->key), kb = key_of(p, b, ctx->key);
+	uint32_t i, n;
+	int c;
+
+	if (ka != kb)
+		return ka > kb ? -1 : 1;
+	n = a->nlocs < b->nlocs ? a->nlocs : b->nlocs;
+	for (i = 0; i < n; i++) {
+		c = cmp_location(p, a->locs[i], b->locs[i]);
+		if (c)
+			return c;
+	}
+	if (a->nlocs != b->nlocs)
+		return a->nlocs < b->nlocs ? -1 : 1;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	/* a total order keeps qsort's output deterministic */
+	return ix < iy ? -1 : ix > iy;
+}
+
+uint32_t *render__sorted_samples(const struct profile *p, int key, bool nonzero, uint32_t *n)
+{
+	struct sort_ctx ctx = { .p = p, .key = key };
+	uint32_t *idx, i, k = 0;
+
+	if (key != RENDER_KEY_OUTSTANDING && (key < 0 || (uint32_t)key >= p->ntypes)) {
+		/* nothing to rank by: keep the order of the profile */
+		key = -2;
+	}
+	idx = malloc(sizeof(*idx) * (p->nsamples ? p->nsamples : 1));
+	if (!idx)
+		return NULL;
+	for (i = 0; i < p->nsamples; i++) {
+		if (key == -2) {
+			idx[k++] = i;
+			continue;
+		}
+		if (nonzero && key_of(p, &p->samples[i], key) == 0)
+			continue;
+		idx[k++] = i;
+	}
+	if (key != -2)
+		qsort_r(idx, k, sizeof(*idx), cmp_samples, &ctx);
+	*n = k;
+	return idx;
+}
+
+int render__count_type(const struct profile *p)
+{
+	uint32_t i;
+	size_t l;
+
+	for (i = 0; i < p->ntypes; i++) {
+		l = strlen(p->types[i].type);
+		if (l >= 8 && strcmp(p->types[i].type + l - 8, "_objects") == 0)
+			return (int)i;
+	}
+	for (i = 0; i < p->ntypes; i++) {
+		if (strcmp(p->types[i].unit, "count") == 0)
+			return (int)i;
+	}
+	return (int)p->default_type;
+}
+
+const char *render__bytes(uint64_t v, char *buf, size_t len)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double d = (double)v / 1024;
+	unsigned int u = 0;
+
+	if (v < 1024) {
+		snprintf(buf, len, "%" PRIu64 " B", v);
+		return buf;
+	}
+	/* 1023.96 KiB would print as "1024.0 KiB" */
+	while (d >= 1023.95 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		d /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%.1f %s", d, units[u]);
+	return buf;
+}
+
+const char *render__duration(uint64_t ns, char *buf, size_t len)
+{
+	if (ns < 1000)
+		snprintf(buf, len, "%" PRIu64 " ns", ns);
+	else if (ns < 999950)
+		snprintf(buf, len, "%.1f us", ns / 1e3);
+	else if (ns < 999950000)
+		snprintf(buf, len, "%.1f ms", ns / 1e6);
+	else if (ns < 59995000000ULL)
+		snprintf(buf, len, "%.2f s", ns / 1e9);
+	else if (ns < 3600000000000ULL)
+		snprintf(buf, len, "%um %02us", (unsigned int)(ns / 60000000000ULL),
+			 (unsigned int)(ns / 1000000000ULL % 60));
+	else
+		snprintf(buf, len, "%" PRIu64 "h %02um", ns / UINT64_C(3600000000000),
+			 (unsigned int)(ns / 60000000000ULL % 60));
+	return buf;
+}
+
+bool render__bucket(uint32_t b, uint32_t n, uint64_t *min, uint64_t *max)
+{
+	if (b == 0) {
+		*min = *max = 0;
+		return n > 1;
+	}
+	*min = b > 64 ? UINT64_MAX : 1ULL << (b - 1);
+	*max = b >= 64 ? UINT64_MAX : (1ULL << b) - 1;
+	return b + 1 < n && b < 64;
+}
+
+bool render__is_allocator(const char *name)
+{
+	static const char *const exact[] = {
+		"malloc", "calloc", "realloc", "reallocarray", "free", "aligned_alloc",
+		"memalign", "posix_memalign", "valloc", "pvalloc", "cfree", "strdup", "strndup",
+		"__strdup", "__strndup",
+		/* the usual never-fail wrappers: the caller of xmalloc is the allocation site */
+		"xmalloc", "xcalloc", "xrealloc", "xzalloc", "xstrdup", "xstrndup", "xmemdup",
+	};
+	/* glibc internals, C++ operators, jemalloc/tcmalloc entry points, sanitizer wrappers */
+	static const char *const prefix[] = {
+		"operator new", "__libc_", "__GI___libc_", "_int_", "je_", "tc_",
+		"__interceptor_", "__posix_memalign",
+	};
+	size_t i;
+
+	if (!name)
+		return false;
+	for (i = 0; i < sizeof(exact) / sizeof(exact[0]); i++) {
+		if (strcmp(name, exact[i]) == 0)
+			return true;
+	}
+	for (i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++) {
+		if (strncmp(name, prefix[i], strlen(prefix[i])) == 0)
+			return true;
+	}
+	return false;
+}
+
+const char *render__basename(const char *path)
+{
+	const char *s;
+
+	if (!path)
+		return NULL;
+	s = strrchr(path, '/');
+	return s && s[1] ? s + 1 : path;
+}

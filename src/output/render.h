@@ -1,0 +1,41 @@
+/* Helpers shared by the renderers (not part of the public output API): the order of sites, units
+ * for humans, histogram bucket bounds, and what counts as an allocator frame. */
+#ifndef EBPROF_OUTPUT_RENDER_H
+#define EBPROF_OUTPUT_RENDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile/profile.h"
+
+/* What sites are ranked by: a sample type, or the bytes outstanding at exit. */
+#define RENDER_KEY_OUTSTANDING (-1)
+
+/* Sample indices sorted by `key` (a type index or RENDER_KEY_OUTSTANDING) descending, ties by
+ * stack (frame names leaf first, then addresses), then pid. Only samples whose key is non-zero
+ * when `nonzero`. Returns a malloc'd array (possibly empty, never NULL on success) and its
+ * length in *n, or NULL with errno set. */
+uint32_t *render__sorted_samples(const struct profile *p, int key, bool nonzero, uint32_t *n);
+
+/* The type counted in objects: the first "*_objects" type, else the first with unit "count",
+ * else the default type. */
+int render__count_type(const struct profile *p);
+
+/* "512 B", "1.2 KiB", "3.4 MiB", ... */
+const char *render__bytes(uint64_t v, char *buf, size_t len);
+/* "850 ns", "12.5 us", "150.0 ms", "2.10 s", "3m 05s", "2h 07m" */
+const char *render__duration(uint64_t ns, char *buf, size_t len);
+
+/* Bounds of log2 size bucket b of n: bucket 0 is size 0, bucket b > 0 is [2^(b-1), 2^b - 1];
+ * the last one is open (returns false: no upper bound). */
+bool render__bucket(uint32_t b, uint32_t n, uint64_t *min, uint64_t *max);
+
+/* Is this function an allocator entry point (malloc, operator new, ...), i.e. not where the
+ * allocation was asked for? */
+bool render__is_allocator(const char *name);
+
+/* Last path component ("libc.so.6" for "/usr/lib/x86_64-linux-gnu/libc.so.6"). */
+const char *render__basename(const char *path);
+
+#endif

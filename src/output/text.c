@@ -1,0 +1,673 @@
+/* The default report, for humans: run header, per-process summary, top sites with their stacks
+ * and size histograms, outstanding allocations at exit, drops and notes.
+ *
+ * Byte amounts are shown in binary units for reading and as exact numbers for checking; every
+ * exact number of the profile that a reader may want to compare appears at least once.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "output/output.h"
+#include "output/render.h"
+
+#define WRAP_COLS 100
+#define BAR_WIDTH 30
+#define OUTSTANDING_FRAMES 5
+
+struct text {
+	const struct profile *p;
+	const struct output_opts *o;
+	FILE *f;
+	/* memory types, -1 when absent */
+	int alloc_objects, alloc_space, inuse_objects, inuse_space;
+};
+
+static void heading(const struct text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void heading(const struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (t->o->color)
+		fputs("\033[1m", t->f);
+	va_start(ap, fmt);
+	vfprintf(t->f, fmt, ap);
+	va_end(ap);
+	if (t->o->color)
+		fputs("\033[0m", t->f);
+	fputc('\n', t->f);
+}
+
+/* A "label: a, b, c" line wrapped at WRAP_COLS with continuation lines aligned after the label. */
+struct wrap {
+	FILE *f;
+	unsigned int col, indent, items;
+};
+
+static void wrap_begin(struct wrap *w, FILE *f, unsigned int indent, const char *label)
+{
+	w->f = f;
+	w->items = 0;
+	w->indent = indent + strlen(label) + 2;
+	w->col = w->indent;
+	fprintf(f, "%*s%s: ", indent, "", label);
+}
+
+static void wrap_item(struct wrap *w, const char *s)
+{
+	unsigned int len = strlen(s);
+
+	if (w->items && w->col + 2 + len > WRAP_COLS) {
+		fprintf(w->f, ",\n%*s", w->indent, "");
+		w->col = w->indent;
+	} else if (w->items) {
+		fputs(", ", w->f);
+		w->col += 2;
+	}
+	fputs(s, w->f);
+	w->col += len;
+	w->items++;
+}
+
+static void wrap_end(struct wrap *w)
+{
+	fputc('\n', w->f);
+}
+
+/* ---- header ----------------------------------------------------------------------------- */
+
+static void print_header(const struct text *t)
+{
+	const struct profile *p = t->p;
+	char buf[64];
+
+	heading(t, "ebprof report");
+	fprintf(t->f, "  Mode:      %s\n", p->mode);
+	fprintf(t->f, "  Command:   %s\n", p->command ? p->command : "(none)");
+	if (p->time_nanos > 0) {
+		time_t sec = p->time_nanos / 1000000000;
+		struct tm tm;
+
+		/* UTC keeps reports comparable across machines */
+		if (gmtime_r(&sec, &tm) && strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm))
+			fprintf(t->f, "  Started:   %s\n", buf);
+	}
+	fprintf(t->f, "  Duration:  %s\n",
+		render__duration(p->duration_nanos > 0 ? p->duration_nanos : 0, buf, sizeof(buf)));
+	fprintf(t->f, "  Kernel:    %s\n", p->kernel ? p->kernel : "unknown");
+}
+
+/* ---- processes -------------------------------------------------------------------------- */
+
+struct stat_col {
+	const char *key;
+	const char *header;
+	const char *exact;	/* label in the exact bytes line, NULL for counts */
+};
+
+static const struct stat_col stat_cols[] = {
+	{ "alloc_count", "ALLOCS", NULL },
+	{ "alloc_bytes", "ALLOC BYTES", "allocated" },
+	{ "free_count", "FREES", NULL },
+	{ "free_bytes", "FREED BYTES", "freed" },
+	{ "live_count", "LIVE", NULL },
+	{ "live_bytes", "LIVE BYTES", "live" },
+	{ "peak_live_bytes", "PEAK LIVE", "peak live" },
+	{ "max_request", "LARGEST", "largest request" },
+	{ "unknown_frees", "UNKNOWN FREES", NULL },
+};
+
+#define NSTAT_COLS (sizeof(stat_cols) / sizeof(stat_cols[0]))
+#define CELL 48
+
+static bool known_stat(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < NSTAT_COLS; i++) {
+		if (strcmp(stat_cols[i].key, key) == 0)
+			return true;
+	}
+	return false;
+}
+
+static int print_process_table(const struct text *t)
+{
+	const struct profile *p = t->p;
+	uint32_t ncols = 2, nrows = p->nprocesses + 1, r, c;
+	size_t cols[2 + NSTAT_COLS];	/* stat_cols index + 2, or 0/1 for pid/comm */
+	unsigned int width[2 + NSTAT_COLS] = { 0 };
+	char (*cell)[CELL];
+	size_t i;
+
+	for (i = 0; i < NSTAT_COLS; i++) {
+		for (r = 0; r < p->nprocesses; r++) {
+			if (prof_process__stat(&p->processes[r], stat_cols[i].key, NULL)) {
+				cols[ncols++] = i;
+				break;
+			}
+		}
+	}
+	cell = calloc((size_t)nrows * ncols, CELL);
+	if (!cell)
+		return -ENOMEM;
+	snprintf(cell[0], CELL, "PID");
+	snprintf(cell[1], CELL, "COMM");
+	for (c = 2; c < ncols; c++)
+		snprintf(cell[c], CELL, "%s", stat_cols[cols[c]].header);
+	for (r = 1; r < nrows; r++) {
+		const struct prof_process *proc = &p->processes[r - 1];
+		char (*row)[CELL] = &cell[(size_t)r * ncols];
+
+		snprintf(row[0], CELL, "%" PRIu32, proc->pid);
+		snprintf(row[1], CELL, "%s", proc->comm ? proc->comm : "?");
+		for (c = 2; c < ncols; c++) {
+			const struct stat_col *sc = &stat_cols[cols[c]];
+			uint64_t v;
+
+			if (!prof_process__stat(proc, sc->key, &v))
+				snprintf(row[c], CELL, "-");
+			else if (sc->exact)
+				render__bytes(v, row[c], CELL);
+			else
+				snprintf(row[c], CELL, "%" PRIu64, v);
+		}
+	}
+	for (r = 0; r < nrows; r++) {
+		for (c = 0; c < ncols; c++) {
+			unsigned int l = strlen(cell[(size_t)r * ncols + c]);
+
+			if (l > width[c])
+				width[c] = l;
+		}
+	}
+	for (r = 0; r < nrows; r++) {
+		fputs("  ", t->f);
+		for (c = 0; c < ncols; c++) {
+			const char *s = cell[(size_t)r * ncols + c];
+
+			/* COMM is text: left-aligned; the last column gets no trailing blanks */
+			if (c == 1)
+				fprintf(t->f, "  %-*s", c + 1 < ncols ? (int)width[c] : 0, s);
+			else
+				fprintf(t->f, "%s%*s", c ? "  " : "", (int)width[c], s);
+		}
+		fputc('\n', t->f);
+	}
+	free(cell);
+	return 0;
+}
+
+static void print_process_details(const struct text *t, const struct prof_process *proc)
+{
+	char item[CELL + 64];
+	struct wrap w;
+	uint32_t i, n;
+	size_t k;
+
+	fprintf(t->f, "  pid %" PRIu32 " (%s)%s%s\n", proc->pid, proc->comm ? proc->comm : "?",
+		proc->cmdline ? ": " : "", proc->cmdline ? proc->cmdline : "");
+
+	if (proc->ncalls) {
+		wrap_begin(&w, t->f, 4, "calls");
+		for (i = n = 0; i < proc->ncalls; i++) {
+			if (!proc->calls[i].value)
+				continue;
+			snprintf(item, sizeof(item), "%s %" PRIu64, proc->calls[i].key,
+				 proc->calls[i].value);
+			wrap_item(&w, item);
+			n++;
+		}
+		if (!n)
+			wrap_item(&w, "none");
+		wrap_end(&w);
+	}
+
+	for (k = n = 0; k < NSTAT_COLS; k++) {
+		uint64_t v;
+
+		if (!stat_cols[k].exact || !prof_process__stat(proc, stat_cols[k].key, &v))
+			continue;
+		if (!n++)
+			wrap_begin(&w, t->f, 4, "bytes");
+		snprintf(item, sizeof(item), "%s %" PRIu64, stat_cols[k].exact, v);
+		wrap_item(&w, item);
+	}
+	if (n)
+		wrap_end(&w);
+
+	for (i = n = 0; i < proc->nstats; i++) {
+		if (known_stat(proc->stats[i].key))
+			continue;
+		if (!n++)
+			wrap_begin(&w, t->f, 4, "other");
+		snprintf(item, sizeof(item), "%s %" PRIu64, proc->stats[i].key,
+			 proc->stats[i].value);
+		wrap_item(&w, item);
+	}
+	if (n)
+		wrap_end(&w);
+
+	if (proc->note)
+		fprintf(t->f, "    note: %s\n", proc->note);
+}
+
+static int print_processes(const struct text *t)
+{
+	uint32_t i;
+	int err;
+
+	fputc('\n', t->f);
+	if (!t->p->nprocesses) {
+		heading(t, "Processes: none");
+		return 0;
+	}
+	heading(t, "Processes");
+	err = print_process_table(t);
+	if (err)
+		return err;
+	fputc('\n', t->f);
+	for (i = 0; i < t->p->nprocesses; i++)
+		print_process_details(t, &t->p->processes[i]);
+	return 0;
+}
+
+/* ---- sites ------------------------------------------------------------------------------ */
+
+static const char *comm_of(const struct profile *p, uint32_t pid)
+{
+	const struct prof_process *proc = profile__find_process(p, pid);
+
+	return proc && proc->comm ? proc->comm : NULL;
+}
+
+static void print_pid(const struct text *t, uint32_t pid)
+{
+	const char *comm = comm_of(t->p, pid);
+
+	fprintf(t->f, "pid %" PRIu32, pid);
+	if (comm)
+		fprintf(t->f, " (%s)", comm);
+}
+
+static int64_t value(const struct prof_sample *s, int type)
+{
+	return type >= 0 ? s->values[type] : 0;
+}
+
+static uint64_t uvalue(const struct prof_sample *s, int type)
+{
+	int64_t v = value(s, type);
+
+	return v > 0 ? (uint64_t)v : 0;
+}
+
+static bool is_mem(const struct text *t)
+{
+	return t->alloc_objects >= 0 && t->alloc_space >= 0;
+}
+
+static void print_site_line(const struct text *t, uint32_t rank, const struct prof_sample *s)
+{
+	const struct profile *p = t->p;
+	char b1[32], b2[32];
+	uint32_t i;
+
+	fprintf(t->f, "#%-3" PRIu32 " ", rank);
+	if (is_mem(t)) {
+		uint64_t bytes = uvalue(s, t->alloc_space), count = uvalue(s, t->alloc_objects);
+
+		fprintf(t->f, "%s (%" PRIu64 " bytes) in %" PRIu64 " allocation%s",
+			render__bytes(bytes, b1, sizeof(b1)), bytes, count, count == 1 ? "" : "s");
+		if (t->inuse_objects >= 0 && t->inuse_space >= 0)
+			fprintf(t->f, ", %" PRIu64 " live (%s)", uvalue(s, t->inuse_objects),
+				render__bytes(uvalue(s, t->inuse_space), b2, sizeof(b2)));
+	} else {
+		for (i = 0; i < p->ntypes; i++) {
+			const char *unit = p->types[i].unit;
+			int64_t v = s->values[i];
+
+			fprintf(t->f, "%s%s ", i ? ", " : "", p->types[i].type);
+			if (strcmp(unit, "bytes") == 0 && v >= 0)
+				fprintf(t->f, "%s (%" PRId64 " bytes)",
+					render__bytes(v, b1, sizeof(b1)), v);
+			else if (strcmp(unit, "nanoseconds") == 0 && v >= 0)
+				fprintf(t->f, "%s (%" PRId64 " ns)",
+					render__duration(v, b1, sizeof(b1)), v);
+			else if (strcmp(unit, "count") == 0)
+				fprintf(t->f, "%" PRId64, v);
+			else
+				fprintf(t->f, "%" PRId64 " %s", v, unit);
+		}
+	}
+	fputs(", ", t->f);
+	print_pid(t, s->pid);
+	fputc('\n', t->f);
+}
+
+/* One frame line: "#3 name (file:line) [module] [inlined]". */
+static void print_frame(const struct text *t, unsigned int indent, uint32_t no,
+			const struct prof_location *loc, uint32_t line)
+{
+	const struct profile *p = t->p;
+	char name[512];
+
+	profile__frame_name(p, loc, line, name, sizeof(name));
+	fprintf(t->f, "%*s#%" PRIu32 " %s", indent, "", no, name);
+	if (line < loc->nlines) {
+		const struct prof_function *fn = &p->functions[loc->lines[line].function];
+		int64_t ln = loc->lines[line].line;
+
+		if (fn->filename && ln > 0)
+			fprintf(t->f, " (%s:%" PRId64 ")", fn->filename, ln);
+		else if (fn->filename)
+			fprintf(t->f, " (%s)", fn->filename);
+		if (loc->mapping != PROF_NONE)
+			fprintf(t->f, " [%s]", render__basename(p->mappings[loc->mapping].file));
+		if (line + 1 < loc->nlines)
+			fputs(" [inlined]", t->f);
+	}
+	fputc('\n', t->f);
+}
+
+static bool frame_is_allocator(const struct profile *p, const struct prof_location *loc,
+			       uint32_t line)
+{
+	if (line >= loc->nlines)
+		return false;
+	return render__is_allocator(p->functions[loc->lines[line].function].name);
+}
+
+/*
+ * Print a stack leaf first, inline frames expanded (each numbered). With skip_alloc, start at
+ * the first frame that is not an allocator function, where the program asked for memory, and
+ * stop after max frames (0 = all).
+ */
+static void print_stack(const struct text *t, unsigned int indent,
+			const struct prof_sample *s, bool skip_alloc, uint32_t max)
+{
+	const struct profile *p = t->p;
+	uint32_t i, j, no = 0, shown = 0, total = 0;
+	bool skipping = skip_alloc;
+
+	if (!s->nlocs) {
+		fprintf(t->f, "%*s(no stack)\n", indent, "");
+		return;
+	}
+	for (i = 0; i < s->nlocs; i++) {
+		const struct prof_location *loc = &p->locations[s->locs[i]];
+
+		total += loc->nlines ? loc->nlines : 1;
+	}
+	/* a stack of nothing but allocator frames is shown whole */
+	if (skipping) {
+		bool all = true;
+
+		for (i = 0; i < s->nlocs && all; i++) {
+			const struct prof_location *loc = &p->locations[s->locs[i]];
+
+			for (j = 0; j < (loc->nlines ? loc->nlines : 1) && all; j++)
+				all = frame_is_allocator(p, loc, j);
+		}
+		skipping = !all;
+	}
+	for (i = 0; i < s->nlocs; i++) {
+		const struct prof_location *loc = &p->locations[s->locs[i]];
+		uint32_t n = loc->nlines ? loc->nlines : 1;
+
+		for (j = 0; j < n; j++, no++) {
+			if (skipping && frame_is_allocator(p, loc, j))
+				continue;
+			skipping = false;
+			if (max && shown == max) {
+				fprintf(t->f, "%*s... %" PRIu32 " more frame%s\n", indent, "",
+					total - no, total - no == 1 ? "" : "s");
+				return;
+			}
+			print_frame(t, indent, no, loc, j);
+			shown++;
+		}
+	}
+}
+
+/* "64 KiB" for powers of two, so bucket bounds read exactly. */
+static const char *pow2_label(uint64_t v, char *buf, size_t len)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	unsigned int u = 0;
+
+	while (v >= 1024 && v % 1024 == 0 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%" PRIu64 " %s", v, units[u]);
+	return buf;
+}
+
+static void bucket_label(uint32_t b, uint32_t n, char *buf, size_t len)
+{
+	char lo[32], hi[32];
+	uint64_t min, max;
+
+	if (!render__bucket(b, n, &min, &max))
+		snprintf(buf, len, ">= %s", pow2_label(min, lo, sizeof(lo)));
+	else if (b == 0)
+		snprintf(buf, len, "0 B");
+	else
+		snprintf(buf, len, "[%s, %s)", pow2_label(min, lo, sizeof(lo)),
+			 pow2_label(max + 1, hi, sizeof(hi)));
+}
+
+static void print_hist(const struct text *t, const struct prof_sample *s)
+{
+	unsigned int lw = 0, cw = 0, l;
+	uint64_t maxc = 0;
+	char label[80], num[32];
+	uint32_t b;
+
+	for (b = 0; b < s->nhist && b <= 64; b++) {
+		if (!s->hist[b])
+			continue;
+		bucket_label(b, s->nhist, label, sizeof(label));
+		l = strlen(label);
+		lw = l > lw ? l : lw;
+		l = snprintf(num, sizeof(num), "%" PRIu64, s->hist[b]);
+		cw = l > cw ? l : cw;
+		maxc = s->hist[b] > maxc ? s->hist[b] : maxc;
+	}
+	if (!maxc)
+		return;
+	fprintf(t->f, "    sizes:\n");
+	for (b = 0; b < s->nhist && b <= 64; b++) {
+		uint64_t bar;
+
+		if (!s->hist[b])
+			continue;
+		bucket_label(b, s->nhist, label, sizeof(label));
+		/* round to nearest, but never hide a non-empty bucket */
+		bar = (s->hist[b] * BAR_WIDTH + maxc / 2) / maxc;
+		if (!bar)
+			bar = 1;
+		fprintf(t->f, "      %-*s  %*" PRIu64 " ", (int)lw, label, (int)cw, s->hist[b]);
+		while (bar--)
+			fputc('#', t->f);
+		fputc('\n', t->f);
+	}
+}
+
+static int print_sites(const struct text *t)
+{
+	const struct profile *p = t->p;
+	bool by_count = t->o->sort == OUTPUT_SORT_COUNT;
+	int key = by_count ? render__count_type(p) : (int)p->default_type;
+	uint32_t *idx, n, shown, i;
+	const char *what = is_mem(t) ? "allocation sites" : "sites";
+	const char *by;
+
+	idx = render__sorted_samples(p, key, false, &n);
+	if (!idx)
+		return -errno;
+	if (by_count)
+		by = "count";
+	else if (p->ntypes && strcmp(p->types[p->default_type].unit, "bytes") == 0)
+		by = "bytes";
+	else
+		by = p->ntypes ? p->types[p->default_type].type : "order";
+
+	shown = t->o->top && t->o->top < n ? t->o->top : n;
+	fputc('\n', t->f);
+	if (!n)
+		heading(t, "Top %s: none", what);
+	else if (shown < n)
+		heading(t, "Top %" PRIu32 " %s by %s (of %" PRIu32 ")", shown, what, by, n);
+	else
+		heading(t, "Top %" PRIu32 " %s by %s", n, what, by);
+
+	for (i = 0; i < shown; i++) {
+		const struct prof_sample *s = &p->samples[idx[i]];
+
+		fputc('\n', t->f);
+		print_site_line(t, i + 1, s);
+		print_stack(t, 4, s, false, 0);
+		print_hist(t, s);
+	}
+	free(idx);
+	return 0;
+}
+
+/* ---- outstanding ------------------------------------------------------------------------ */
+
+static int print_outstanding(const struct text *t)
+{
+	const struct profile *p = t->p;
+	uint64_t count = 0, bytes = 0;
+	char b1[32], b2[32], b3[32];
+	uint32_t *idx, n, shown, i;
+
+	idx = render__sorted_samples(p, RENDER_KEY_OUTSTANDING, false, &n);
+	if (!idx)
+		return -errno;
+	/* sites whose outstanding bytes are 0 may still hold objects (malloc(0)) */
+	for (i = shown = 0; i < n; i++) {
+		const struct prof_sample *s = &p->samples[idx[i]];
+
+		if (!s->out.count)
+			continue;
+		idx[shown++] = idx[i];
+		count += s->out.count;
+		bytes += s->out.bytes;
+	}
+	n = shown;
+	if (!n && t->inuse_objects < 0) {
+		/* not a profile that tracks memory: nothing to say */
+		free(idx);
+		return 0;
+	}
+
+	fputc('\n', t->f);
+	if (!n) {
+		heading(t, "Outstanding allocations at exit: none");
+		free(idx);
+		return 0;
+	}
+	heading(t, "Outstanding allocations at exit: %" PRIu64 " object%s, %s (%" PRIu64
+		" bytes) at %" PRIu32 " site%s", count, count == 1 ? "" : "s",
+		render__bytes(bytes, b1, sizeof(b1)), bytes, n, n == 1 ? "" : "s");
+
+	shown = t->o->top && t->o->top < n ? t->o->top : n;
+	for (i = 0; i < shown; i++) {
+		const struct prof_sample *s = &p->samples[idx[i]];
+
+		fputc('\n', t->f);
+		fprintf(t->f, "  %" PRIu64 " object%s, %s (%" PRIu64 " bytes), ", s->out.count,
+			s->out.count == 1 ? "" : "s", render__bytes(s->out.bytes, b1, sizeof(b1)),
+			s->out.bytes);
+		print_pid(t, s->pid);
+		fprintf(t->f, ", oldest %s, youngest %s\n",
+			render__duration(s->out.max_age_ns, b2, sizeof(b2)),
+			render__duration(s->out.min_age_ns, b3, sizeof(b3)));
+		print_stack(t, 4, s, true, OUTSTANDING_FRAMES);
+	}
+	if (shown < n)
+		fprintf(t->f, "\n  ... %" PRIu32 " more site%s not shown\n", n - shown,
+			n - shown == 1 ? "" : "s");
+	free(idx);
+	return 0;
+}
+
+/* ---- drops and notes -------------------------------------------------------------------- */
+
+static void print_drops(const struct text *t)
+{
+	const struct profile *p = t->p;
+	uint32_t i, n = 0;
+
+	fputc('\n', t->f);
+	for (i = 0; i < p->ndrops; i++) {
+		if (!p->drops[i].value)
+			continue;
+		if (!n++) {
+			if (t->o->color)
+				fputs("\033[1;33m", t->f);
+			fputs("Drops:", t->f);
+		}
+		fprintf(t->f, "%s %s %" PRIu64, n > 1 ? "," : "", p->drops[i].key,
+			p->drops[i].value);
+	}
+	if (!n) {
+		fputs("Drops: none\n", t->f);
+		return;
+	}
+	fputs(" (these events were not fully accounted)", t->f);
+	if (t->o->color)
+		fputs("\033[0m", t->f);
+	fputc('\n', t->f);
+}
+
+static void print_notes(const struct text *t)
+{
+	uint32_t i;
+
+	if (!t->p->nnotes)
+		return;
+	fputc('\n', t->f);
+	heading(t, "Notes");
+	for (i = 0; i < t->p->nnotes; i++)
+		fprintf(t->f, "  - %s\n", t->p->notes[i]);
+}
+
+static int text_write(const struct profile *p, const struct output_opts *o, FILE *f)
+{
+	static const struct output_opts defaults = { .top = 10 };
+	struct text t = {
+		.p = p, .o = o ? o : &defaults, .f = f,
+		.alloc_objects = profile__type_index(p, "alloc_objects"),
+		.alloc_space = profile__type_index(p, "alloc_space"),
+		.inuse_objects = profile__type_index(p, "inuse_objects"),
+		.inuse_space = profile__type_index(p, "inuse_space"),
+	};
+	int err;
+
+	print_header(&t);
+	err = print_processes(&t);
+	if (!err)
+		err = print_sites(&t);
+	if (!err)
+		err = print_outstanding(&t);
+	if (err)
+		return err;
+	print_drops(&t);
+	print_notes(&t);
+	return ferror(f) ? -EIO : 0;
+}
+
+const struct output_ops output_text = {
+	.name = "text",
+	.ext = ".txt",
+	.write = text_write,
+};

@@ -1,0 +1,820 @@
+/* The profile model: growable arrays, interning tables and the memory that backs them.
+ *
+ * Strings are interned into one pool, so that equal strings share one copy and the other
+ * interning keys can compare string pointers instead of contents. Strings, sample payloads
+ * (locations, values, histograms) and location lines live in an arena that is released in one go
+ * by profile__free: a profile only ever grows, nothing in it is freed on its own.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/profile.h"
+
+/* Open addressing with linear probing over indices into the profile's arrays. The hash is kept
+ * in the slot so that growing never has to look at the keys again. */
+struct hslot {
+	uint32_t hash;
+	uint32_t idx1;		/* index + 1; 0 = empty */
+};
+
+struct htab {
+	struct hslot *slots;
+	uint32_t cap;		/* power of two, or 0 */
+	uint32_t n;
+};
+
+typedef bool (*htab_eq_fn)(const struct profile *p, uint32_t idx, const void *key);
+
+struct arena_block {
+	struct arena_block *next;
+	size_t used, size;
+	/* 16 so that any payload type is aligned */
+	_Alignas(16) unsigned char data[];
+};
+
+#define ARENA_BLOCK (64 * 1024)
+
+struct prof_priv {
+	struct arena_block *arena;
+	const char **strs;	/* interned strings, arena-backed */
+	uint32_t nstrs;
+	struct htab str_tab, func_tab, map_tab, loc_tab, proc_tab;
+};
+
+/* ---- small helpers ---------------------------------------------------------------------- */
+
+static uint64_t mix64(uint64_t x)
+{
+	/* a full-avalanche finaliser: keys are small integers and pointers */
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint32_t hash_combine(uint64_t h, uint64_t v)
+{
+	return (uint32_t)mix64(h * 31 + mix64(v));
+}
+
+static uint32_t hash_str(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	}
+	return (uint32_t)mix64(h);
+}
+
+/*
+ * Make room for element n of an array whose capacity is implied by its length: max(4, the
+ * next power of two). This spares a capacity field for every array, including the public
+ * per-process ones. Returns the (possibly moved) array, or NULL with errno set and the array
+ * untouched.
+ */
+static void *grow_array(void *arr, uint32_t n, size_t elem)
+{
+	size_t cap;
+	void *q;
+
+	if (n == 0 && !arr)
+		cap = 4;
+	else if (n >= 4 && (n & (n - 1)) == 0)
+		cap = (size_t)n * 2;
+	else
+		return arr;
+	/* PROF_NONE is not a valid index */
+	if (cap - 1 > UINT32_MAX - 1 || cap > SIZE_MAX / elem) {
+		errno = EOVERFLOW;
+		return NULL;
+	}
+	q = realloc(arr, cap * elem);
+	if (!q)
+		errno = ENOMEM;
+	return q;
+}
+
+/* 0, or a negative errno with the array untouched. */
+#define GROW(arr, n)                                                         \
+	({                                                                   \
+		void *_q = grow_array((arr), (n), sizeof(*(arr)));           \
+		if (_q)                                                      \
+			(arr) = _q;                                          \
+		_q ? 0 : -errno;                                             \
+	})
+
+static struct prof_priv *priv(const struct profile *p)
+{
+	return p->priv;
+}
+
+static void *arena_alloc(struct profile *p, size_t size)
+{
+	struct prof_priv *pp = priv(p);
+	struct arena_block *b = pp->arena;
+	size_t bsize;
+
+	size = (size + 15) & ~(size_t)15;
+	if (size == 0)
+		size = 16;
+	if (b && b->size - b->used >= size) {
+		void *r = b->data + b->used;
+
+		b->used += size;
+		return r;
+	}
+	bsize = size > ARENA_BLOCK / 4 ? size : ARENA_BLOCK;
+	b = malloc(sizeof(*b) + bsize);
+	if (!b)
+		return NULL;
+	b->size = bsize;
+	b->used = size;
+	if (bsize == size && pp->arena) {
+		/* an oversized request gets its own block; keep serving from the current one */
+		b->next = pp->arena->next;
+		pp->arena->next = b;
+	} else {
+		b->next = pp->arena;
+		pp->arena = b;
+	}
+	return b->data;
+}
+
+static void *arena_dup(struct profile *p, const void *src, size_t size)
+{
+	void *d = arena_alloc(p, size);
+
+	if (d && size)
+		memcpy(d, src, size);
+	return d;
+}
+
+/* ---- hash tables ------------------------------------------------------------------------ */
+
+static uint32_t htab_find(const struct profile *p, const struct htab *t, uint32_t hash,
+			  htab_eq_fn eq, const void *key)
+{
+	uint32_t mask, i;
+
+	if (!t->cap)
+		return PROF_NONE;
+	mask = t->cap - 1;
+	for (i = hash & mask; t->slots[i].idx1; i = (i + 1) & mask) {
+		if (t->slots[i].hash == hash && eq(p, t->slots[i].idx1 - 1, key))
+			return t->slots[i].idx1 - 1;
+	}
+	return PROF_NONE;
+}
+
+static void htab_put(struct hslot *slots, uint32_t cap, uint32_t hash, uint32_t idx1)
+{
+	uint32_t mask = cap - 1, i;
+
+	for (i = hash & mask; slots[i].idx1; i = (i + 1) & mask)
+		;
+	slots[i].hash = hash;
+	slots[i].idx1 = idx1;
+}
+
+/* Call before appending the element, so that a failure leaves table and array consistent. */
+static int htab_reserve(struct htab *t)
+{
+	struct hslot *ns;
+	uint32_t ncap, i;
+
+	/* keep the load factor at or below 3/4 */
+	if (t->cap && (uint64_t)(t->n + 1) * 4 <= (uint64_t)t->cap * 3)
+		return 0;
+	if (t->cap > UINT32_MAX / 2)
+		return -EOVERFLOW;
+	ncap = t->cap ? t->cap * 2 : 64;
+	ns = calloc(ncap, sizeof(*ns));
+	if (!ns)
+		return -ENOMEM;
+	for (i = 0; i < t->cap; i++) {
+		if (t->slots[i].idx1)
+			htab_put(ns, ncap, t->slots[i].hash, t->slots[i].idx1);
+	}
+	free(t->slots);
+	t->slots = ns;
+	t->cap = ncap;
+	return 0;
+}
+
+static void htab_insert(struct htab *t, uint32_t hash, uint32_t idx)
+{
+	htab_put(t->slots, t->cap, hash, idx + 1);
+	t->n++;
+}
+
+static void htab_free(struct htab *t)
+{
+	free(t->slots);
+	t->slots = NULL;
+	t->cap = t->n = 0;
+}
+
+/* ---- strings ---------------------------------------------------------------------------- */
+
+static bool str_eq(const struct profile *p, uint32_t idx, const void *key)
+{
+	return strcmp(priv(p)->strs[idx], key) == 0;
+}
+
+/* The pool's copy of s; NULL for NULL. On failure returns NULL with *err set. */
+static const char *intern(struct profile *p, const char *s, int *err)
+{
+	struct prof_priv *pp = priv(p);
+	uint32_t h, idx;
+	char *copy;
+	int e;
+
+	if (!s)
+		return NULL;
+	h = hash_str(s);
+	idx = htab_find(p, &pp->str_tab, h, str_eq, s);
+	if (idx != PROF_NONE)
+		return pp->strs[idx];
+
+	e = htab_reserve(&pp->str_tab);
+	if (!e)
+		e = GROW(pp->strs, pp->nstrs);
+	if (e) {
+		*err = e;
+		return NULL;
+	}
+	copy = arena_dup(p, s, strlen(s) + 1);
+	if (!copy) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	pp->strs[pp->nstrs] = copy;
+	htab_insert(&pp->str_tab, h, pp->nstrs);
+	pp->nstrs++;
+	return copy;
+}
+
+/* Intern s into *dst; a NULL s stores NULL. 0 or negative errno. */
+static int intern_into(struct profile *p, const char **dst, const char *s)
+{
+	int err = 0;
+	const char *r = intern(p, s, &err);
+
+	if (err)
+		return err;
+	*dst = r;
+	return 0;
+}
+
+/* ---- profile ---------------------------------------------------------------------------- */
+
+struct profile *profile__new(const char *mode)
+{
+	struct profile *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		goto err;
+	p->priv = calloc(1, sizeof(struct prof_priv));
+	if (!p->priv)
+		goto err;
+	if (intern_into(p, &p->mode, mode ? mode : ""))
+		goto err;
+	return p;
+err:
+	profile__free(p);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void profile__free(struct profile *p)
+{
+	struct prof_priv *pp;
+	uint32_t i;
+
+	if (!p)
+		return;
+	pp = p->priv;
+	for (i = 0; i < p->nprocesses; i++) {
+		free(p->processes[i].calls);
+		free(p->processes[i].stats);
+	}
+	free(p->types);
+	free(p->samples);
+	free(p->locations);
+	free(p->functions);
+	free(p->mappings);
+	free(p->processes);
+	free(p->drops);
+	free(p->notes);
+	if (pp) {
+		struct arena_block *b, *next;
+
+		for (b = pp->arena; b; b = next) {
+			next = b->next;
+			free(b);
+		}
+		free(pp->strs);
+		htab_free(&pp->str_tab);
+		htab_free(&pp->func_tab);
+		htab_free(&pp->map_tab);
+		htab_free(&pp->loc_tab);
+		htab_free(&pp->proc_tab);
+		free(pp);
+	}
+	free(p);
+}
+
+int profile__set_meta(struct profile *p, const char *command, const char *kernel,
+		      const char *options, int64_t time_nanos, int64_t duration_nanos)
+{
+	const char *c = NULL, *k = NULL, *o = NULL;
+	int err;
+
+	/* all or nothing */
+	err = intern_into(p, &c, command);
+	if (!err)
+		err = intern_into(p, &k, kernel);
+	if (!err)
+		err = intern_into(p, &o, options);
+	if (err)
+		return err;
+	p->command = c;
+	p->kernel = k;
+	p->options = o;
+	p->time_nanos = time_nanos;
+	p->duration_nanos = duration_nanos;
+	return 0;
+}
+
+int profile__add_type(struct profile *p, const char *type, const char *unit)
+{
+	struct prof_value_type vt;
+	int err;
+
+	if (!type || !unit)
+		return -EINVAL;
+	if (p->nsamples)
+		return -EBUSY;
+	err = intern_into(p, &vt.type, type);
+	if (!err)
+		err = intern_into(p, &vt.unit, unit);
+	if (!err)
+		err = GROW(p->types, p->ntypes);
+	if (err)
+		return err;
+	p->types[p->ntypes++] = vt;
+	return 0;
+}
+
+int profile__type_index(const struct profile *p, const char *type)
+{
+	uint32_t i;
+
+	for (i = 0; type && i < p->ntypes; i++) {
+		if (strcmp(p->types[i].type, type) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+int profile__set_default_type(struct profile *p, const char *type)
+{
+	int i = profile__type_index(p, type);
+
+	if (i < 0)
+		return -ENOENT;
+	p->default_type = (uint32_t)i;
+	return 0;
+}
+
+/* ---- functions, mappings, locations ----------------------------------------------------- */
+
+/* Keys hold interned pointers, so equality is pointer equality. */
+struct func_key {
+	const char *name, *system_name, *filename;
+};
+
+static bool func_eq(const struct profile *p, uint32_t idx, const void *key)
+{
+	const struct prof_function *f = &p->functions[idx];
+	const struct func_key *k = key;
+
+	return f->name == k->name && f->system_name == k->system_name &&
+	       f->filename == k->filename;
+}
+
+static uint32_t fail(int err)
+{
+	errno = -err;
+	return PROF_NONE;
+}
+
+uint32_t profile__function(struct profile *p, const char *name, const char *system_name,
+			   const char *filename)
+{
+	struct prof_priv *pp = priv(p);
+	struct func_key k = {};
+	uint32_t h, idx;
+	int err;
+
+	if (!name)
+		return fail(-EINVAL);
+	err = intern_into(p, &k.name, name);
+	if (!err)
+		err = intern_into(p, &k.system_name, system_name);
+	if (!err)
+		err = intern_into(p, &k.filename, filename);
+	if (err)
+		return fail(err);
+
+	h = hash_combine(hash_combine((uintptr_t)k.name, (uintptr_t)k.system_name),
+			 (uintptr_t)k.filename);
+	idx = htab_find(p, &pp->func_tab, h, func_eq, &k);
+	if (idx != PROF_NONE)
+		return idx;
+
+	err = htab_reserve(&pp->func_tab);
+	if (!err)
+		err = GROW(p->functions, p->nfunctions);
+	if (err)
+		return fail(err);
+	idx = p->nfunctions++;
+	p->functions[idx] = (struct prof_function){
+		.name = k.name, .system_name = k.system_name, .filename = k.filename,
+	};
+	htab_insert(&pp->func_tab, h, idx);
+	return idx;
+}
+
+struct map_key {
+	uint32_t pid;
+	uint64_t start;
+	const char *file;
+};
+
+static bool map_eq(const struct profile *p, uint32_t idx, const void *key)
+{
+	const struct prof_mapping *m = &p->mappings[idx];
+	const struct map_key *k = key;
+
+	return m->pid == k->pid && m->start == k->start && m->file == k->file;
+}
+
+uint32_t profile__mapping(struct profile *p, uint32_t pid, uint64_t start, uint64_t limit,
+			  uint64_t offset, const char *file, const char *build_id)
+{
+	struct prof_priv *pp = priv(p);
+	struct map_key k = { .pid = pid, .start = start };
+	const char *bid = NULL;
+	uint32_t h, idx;
+	int err;
+
+	if (!file)
+		return fail(-EINVAL);
+	err = intern_into(p, &k.file, file);
+	if (err)
+		return fail(err);
+
+	h = hash_combine(hash_combine(pid, start), (uintptr_t)k.file);
+	idx = htab_find(p, &pp->map_tab, h, map_eq, &k);
+	if (idx != PROF_NONE)
+		return idx;
+
+	err = intern_into(p, &bid, build_id);
+	if (!err)
+		err = htab_reserve(&pp->map_tab);
+	if (!err)
+		err = GROW(p->mappings, p->nmappings);
+	if (err)
+		return fail(err);
+	idx = p->nmappings++;
+	p->mappings[idx] = (struct prof_mapping){
+		.start = start, .limit = limit, .offset = offset,
+		.file = k.file, .build_id = bid, .pid = pid,
+	};
+	htab_insert(&pp->map_tab, h, idx);
+	return idx;
+}
+
+struct loc_key {
+	uint32_t mapping;
+	uint64_t address;
+};
+
+static bool loc_eq(const struct profile *p, uint32_t idx, const void *key)
+{
+	const struct prof_location *l = &p->locations[idx];
+	const struct loc_key *k = key;
+
+	return l->mapping == k->mapping && l->address == k->address;
+}
+
+uint32_t profile__location(struct profile *p, uint32_t mapping, uint64_t address,
+			   uint64_t module_offset, const struct prof_line *lines, uint32_t nlines)
+{
+	struct prof_priv *pp = priv(p);
+	struct loc_key k = { .mapping = mapping, .address = address };
+	struct prof_line *copy = NULL;
+	uint32_t h, idx, i;
+	int err;
+
+	if (mapping != PROF_NONE && mapping >= p->nmappings)
+		return fail(-EINVAL);
+	if (nlines && !lines)
+		return fail(-EINVAL);
+	for (i = 0; i < nlines; i++) {
+		if (lines[i].function >= p->nfunctions)
+			return fail(-EINVAL);
+	}
+
+	h = hash_combine(mapping, address);
+	idx = htab_find(p, &pp->loc_tab, h, loc_eq, &k);
+	if (idx != PROF_NONE)
+		return idx;
+
+	if (nlines) {
+		copy = arena_dup(p, lines, sizeof(*lines) * nlines);
+		if (!copy)
+			return fail(-ENOMEM);
+	}
+	err = htab_reserve(&pp->loc_tab);
+	if (!err)
+		err = GROW(p->locations, p->nlocations);
+	if (err)
+		return fail(err);
+	idx = p->nlocations++;
+	p->locations[idx] = (struct prof_location){
+		.mapping = mapping, .address = address, .module_offset = module_offset,
+		.lines = copy, .nlines = nlines,
+	};
+	htab_insert(&pp->loc_tab, h, idx);
+	return idx;
+}
+
+/* ---- samples ---------------------------------------------------------------------------- */
+
+struct prof_sample *profile__add_sample(struct profile *p, const uint32_t *locs, uint32_t nlocs,
+					const int64_t *values, uint32_t pid)
+{
+	struct prof_sample *s;
+	uint32_t *lcopy = NULL;
+	int64_t *vcopy = NULL;
+	uint32_t i;
+	int err;
+
+	if (nlocs && !locs) {
+		errno = EINVAL;
+		return NULL;
+	}
+	for (i = 0; i < nlocs; i++) {
+		if (locs[i] >= p->nlocations) {
+			errno = EINVAL;
+			return NULL;
+		}
+	}
+	if (nlocs) {
+		lcopy = arena_dup(p, locs, sizeof(*locs) * nlocs);
+		if (!lcopy)
+			goto nomem;
+	}
+	if (p->ntypes) {
+		vcopy = arena_alloc(p, sizeof(*vcopy) * p->ntypes);
+		if (!vcopy)
+			goto nomem;
+		for (i = 0; i < p->ntypes; i++)
+			vcopy[i] = values ? values[i] : 0;
+	}
+	err = GROW(p->samples, p->nsamples);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	s = &p->samples[p->nsamples++];
+	*s = (struct prof_sample){ .locs = lcopy, .nlocs = nlocs, .values = vcopy, .pid = pid };
+	return s;
+nomem:
+	errno = ENOMEM;
+	return NULL;
+}
+
+int prof_sample__set_hist(struct profile *p, struct prof_sample *s, const uint64_t *hist,
+			  uint32_t n)
+{
+	uint64_t *copy = NULL;
+
+	if (n && !hist)
+		return -EINVAL;
+	if (n) {
+		copy = arena_dup(p, hist, sizeof(*hist) * n);
+		if (!copy)
+			return -ENOMEM;
+	}
+	s->hist = copy;
+	s->nhist = n;
+	return 0;
+}
+
+/* ---- processes -------------------------------------------------------------------------- */
+
+static bool proc_eq(const struct profile *p, uint32_t idx, const void *key)
+{
+	return p->processes[idx].pid == *(const uint32_t *)key;
+}
+
+struct prof_process *profile__find_process(const struct profile *p, uint32_t pid)
+{
+	uint32_t idx = htab_find(p, &priv(p)->proc_tab, hash_combine(0, pid), proc_eq, &pid);
+
+	return idx == PROF_NONE ? NULL : &p->processes[idx];
+}
+
+struct prof_process *profile__add_process(struct profile *p, uint32_t pid, const char *comm,
+					  const char *cmdline)
+{
+	struct prof_priv *pp = priv(p);
+	struct prof_process *proc = profile__find_process(p, pid);
+	const char *c = NULL, *cl = NULL;
+	int err;
+
+	err = intern_into(p, &c, comm);
+	if (!err)
+		err = intern_into(p, &cl, cmdline);
+	if (!err && !proc) {
+		err = htab_reserve(&pp->proc_tab);
+		if (!err)
+			err = GROW(p->processes, p->nprocesses);
+	}
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	if (!proc) {
+		proc = &p->processes[p->nprocesses];
+		*proc = (struct prof_process){ .pid = pid };
+		htab_insert(&pp->proc_tab, hash_combine(0, pid), p->nprocesses);
+		p->nprocesses++;
+	}
+	if (c)
+		proc->comm = c;
+	if (cl)
+		proc->cmdline = cl;
+	return proc;
+}
+
+/* Find or append `name` in a kv list; returns the entry or NULL with *err set. */
+static struct prof_kv *kv_get(struct profile *p, struct prof_kv **kv, uint32_t *n,
+			      const char *name, int *err)
+{
+	const char *key;
+	uint32_t i;
+
+	if (!name) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	for (i = 0; i < *n; i++) {
+		if (strcmp((*kv)[i].key, name) == 0)
+			return &(*kv)[i];
+	}
+	key = intern(p, name, err);
+	if (!key)
+		return NULL;
+	*err = GROW(*kv, *n);
+	if (*err)
+		return NULL;
+	(*kv)[*n] = (struct prof_kv){ .key = key };
+	return &(*kv)[(*n)++];
+}
+
+int prof_process__add_call(struct profile *p, struct prof_process *proc, const char *name,
+			   uint64_t v)
+{
+	int err = 0;
+	struct prof_kv *e = kv_get(p, &proc->calls, &proc->ncalls, name, &err);
+
+	if (!e)
+		return err;
+	e->value += v;
+	return 0;
+}
+
+int prof_process__add_stat(struct profile *p, struct prof_process *proc, const char *name,
+			   uint64_t v)
+{
+	int err = 0;
+	struct prof_kv *e = kv_get(p, &proc->stats, &proc->nstats, name, &err);
+
+	if (!e)
+		return err;
+	e->value += v;
+	return 0;
+}
+
+int prof_process__set_stat(struct profile *p, struct prof_process *proc, const char *name,
+			   uint64_t v)
+{
+	int err = 0;
+	struct prof_kv *e = kv_get(p, &proc->stats, &proc->nstats, name, &err);
+
+	if (!e)
+		return err;
+	e->value = v;
+	return 0;
+}
+
+int prof_process__set_note(struct profile *p, struct prof_process *proc, const char *note)
+{
+	return intern_into(p, &proc->note, note);
+}
+
+static bool kv_find(const struct prof_kv *kv, uint32_t n, const char *name, uint64_t *v)
+{
+	uint32_t i;
+
+	for (i = 0; name && i < n; i++) {
+		if (strcmp(kv[i].key, name) == 0) {
+			if (v)
+				*v = kv[i].value;
+			return true;
+		}
+	}
+	return false;
+}
+
+bool prof_process__stat(const struct prof_process *proc, const char *name, uint64_t *v)
+{
+	return kv_find(proc->stats, proc->nstats, name, v);
+}
+
+bool prof_process__call(const struct prof_process *proc, const char *name, uint64_t *v)
+{
+	return kv_find(proc->calls, proc->ncalls, name, v);
+}
+
+/* ---- drops and notes -------------------------------------------------------------------- */
+
+int profile__add_drop(struct profile *p, const char *reason, uint64_t count)
+{
+	int err = 0;
+	struct prof_kv *e = kv_get(p, &p->drops, &p->ndrops, reason, &err);
+
+	if (!e)
+		return err;
+	e->value += count;
+	return 0;
+}
+
+int profile__add_note(struct profile *p, const char *fmt, ...)
+{
+	const char *copy;
+	char *s = NULL;
+	va_list ap;
+	int err = 0, n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -ENOMEM;
+	err = GROW(p->notes, p->nnotes);
+	if (!err) {
+		/* notes repeat rarely; interning keeps all strings in one place */
+		copy = intern(p, s, &err);
+		if (copy)
+			p->notes[p->nnotes++] = copy;
+	}
+	free(s);
+	return err;
+}
+
+/* ---- display ---------------------------------------------------------------------------- */
+
+const char *profile__frame_name(const struct profile *p, const struct prof_location *loc,
+				uint32_t line_idx, char *buf, size_t len)
+{
+	if (!len)
+		return buf;
+	if (line_idx < loc->nlines) {
+		const struct prof_function *f = &p->functions[loc->lines[line_idx].function];
+		const char *name = f->name && *f->name ? f->name : f->system_name;
+
+		snprintf(buf, len, "%s", name && *name ? name : "??");
+	} else if (loc->mapping != PROF_NONE) {
+		const char *file = p->mappings[loc->mapping].file;
+		const char *base = strrchr(file, '/');
+
+		snprintf(buf, len, "%s+0x%" PRIx64, base && base[1] ? base + 1 : file,
+			 loc->module_offset);
+	} else {
+		snprintf(buf, len, "0x%" PRIx64, loc->address);
+	}
+	return buf;
+}

@@ -1,0 +1,768 @@
+/* Renderers against a fixed profile: text and JSON byte for byte against the golden files
+ * (UPDATE_GOLDEN=1 rewrites them), JSON through jq, pprof through its gzip framing, our own
+ * structural decode and, when the Go toolchain is installed, `go tool pprof` itself. Also the
+ * choice of renderer by file name and the atomic file write. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "output/output.h"
+#include "profile/profile.h"
+
+#define GO_BIN "/usr/lib/go-1.19/bin/go"
+#define GOLDEN_TXT "tests/golden/profile.txt"
+#define GOLDEN_JSON "tests/golden/profile.json"
+
+/* ---- the fixed profile ------------------------------------------------------------------ */
+
+static uint32_t fn(struct profile *p, const char *name, const char *sys, const char *file)
+{
+	uint32_t i = profile__function(p, name, sys, file);
+
+	assert_int_not_equal(i, PROF_NONE);
+	return i;
+}
+
+static uint32_t loc(struct profile *p, uint32_t map, uint64_t addr, uint64_t off,
+		    const struct prof_line *lines, uint32_t n)
+{
+	uint32_t i = profile__location(p, map, addr, off, lines, n);
+
+	assert_int_not_equal(i, PROF_NONE);
+	return i;
+}
+
+#define LINES(...) ((const struct prof_line[]){ __VA_ARGS__ })
+#define NLINES(...) (sizeof((const struct prof_line[]){ __VA_ARGS__ }) / sizeof(struct prof_line))
+#define LOC(p, map, addr, off, ...) loc(p, map, addr, off, LINES(__VA_ARGS__), NLINES(__VA_ARGS__))
+
+static struct prof_sample *sample(struct profile *p, const uint32_t *locs, uint32_t n,
+				  int64_t a, int64_t b, int64_t c, int64_t d, uint32_t pid)
+{
+	int64_t v[4] = { a, b, c, d };
+	struct prof_sample *s = profile__add_sample(p, locs, n, v, pid);
+
+	assert_non_null(s);
+	return s;
+}
+
+static void set_stats(struct profile *p, struct prof_process *proc, const char *const *names,
+		      const uint64_t *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		assert_int_equal(prof_process__add_stat(p, proc, names[i], v[i]), 0);
+}
+
+static const char *const mem_calls[] = {
+	"malloc", "calloc", "realloc", "reallocarray", "free", "aligned_alloc", "memalign",
+	"posix_memalign", "valloc", "pvalloc",
+};
+
+static const char *const mem_stats[] = {
+	"alloc_count", "alloc_bytes", "free_count", "free_bytes", "live_count", "live_bytes",
+	"peak_live_bytes", "max_request", "unknown_frees",
+};
+
+/*
+ * Two processes. pid 100 (demo) allocates through malloc and operator new, with inline frames;
+ * pid 200 (worker) has an unsymbolized library frame, a frame outside any mapping, a stack
+ * lost to a full table, and outstanding memory. Two sites tie on bytes.
+ */
+static struct profile *fixture(void)
+{
+	struct profile *p = profile__new("mem");
+	const char *libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	uint32_t m_demo, m_libc100, m_cxx, m_worker, m_libc200, m_foo;
+	uint32_t f_malloc, f_calloc, f_new, f_push, f_parse, f_read, f_main, f_start, f_wmain;
+	uint32_t f_handle;
+	uint32_t l_malloc100, l_new, l_push_parse, l_parse, l_read_main, l_main100, l_start;
+	uint32_t l_malloc200, l_calloc200, l_foo, l_handle, l_wmain, l_noaddr;
+	struct prof_process *proc;
+	struct prof_sample *s;
+	size_t i;
+
+	assert_non_null(p);
+	assert_int_equal(profile__set_meta(p, "./demo --iterations 3", "6.1.0-18-amd64",
+					   "ebprof mem -o out.json -- ./demo --iterations 3",
+					   1700000000123456789LL, 2500000000LL), 0);
+	assert_int_equal(profile__add_type(p, "alloc_objects", "count"), 0);
+	assert_int_equal(profile__add_type(p, "alloc_space", "bytes"), 0);
+	assert_int_equal(profile__add_type(p, "inuse_objects", "count"), 0);
+	assert_int_equal(profile__add_type(p, "inuse_space", "bytes"), 0);
+	assert_int_equal(profile__set_default_type(p, "alloc_space"), 0);
+
+	m_demo = profile__mapping(p, 100, 0x555555554000, 0x555555559000, 0, "/usr/bin/demo",
+				  "4f1c2d3e5a6b7c8d9e0f11223344556677889900");
+	m_libc100 = profile__mapping(p, 100, 0x7f0000028000, 0x7f00001bd000, 0x28000, libc,
+				     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4");
+	m_cxx = profile__mapping(p, 100, 0x7f0000400000, 0x7f0000500000, 0,
+				 "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", NULL);
+	m_worker = profile__mapping(p, 200, 0x560000000000, 0x560000002000, 0, "/usr/bin/worker",
+				    NULL);
+	m_libc200 = profile__mapping(p, 200, 0x7f1000028000, 0x7f10001bd000, 0x28000, libc,
+				     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4");
+	m_foo = profile__mapping(p, 200, 0x7f2000000000, 0x7f2000010000, 0,
+				 "/opt/foo/lib/libfoo.so", NULL);
+
+	f_malloc = fn(p, "malloc", "malloc", NULL);
+	f_calloc = fn(p, "calloc", "calloc", NULL);
+	f_new = fn(p, "operator new(unsigned long)", "_Znwm", NULL);
+	f_push = fn(p, "std::vector<int, std::allocator<int> >::push_back(int const&)",
+		    "_ZNSt6vectorIiSaIiEE9push_backERKi", "/usr/include/c++/12/bits/stl_vector.h");
+	f_parse = fn(p, "parse_line", NULL, "demo.c");
+	f_read = fn(p, "read_config", "read_config", "demo.c");
+	f_main = fn(p, "main", "main", "demo.c");
+	f_start = fn(p, "__libc_start_call_main", "__libc_start_call_main", NULL);
+	f_wmain = fn(p, "main", "main", "worker.c");
+	f_handle = fn(p, "handle_request", "handle_request", "worker.c");
+
+	l_malloc100 = LOC(p, m_libc100, 0x7f00000a1234, 0xa1234, { f_malloc, 0 });
+	l_new = LOC(p, m_cxx, 0x7f00004ab000, 0xab000, { f_new, 0 });
+	l_push_parse = LOC(p, m_demo, 0x555555555300, 0x1300, { f_push, 1287 }, { f_parse, 22 });
+	l_parse = LOC(p, m_demo, 0x555555555250, 0x1250, { f_parse, 21 });
+	l_read_main = LOC(p, m_demo, 0x555555555400, 0x1400, { f_read, 35 }, { f_main, 50 });
+	l_main100 = LOC(p, m_demo, 0x555555555410, 0x1410, { f_main, 52 });
+	l_start = LOC(p, m_libc100, 0x7f0000029d90, 0x29d90, { f_start, 0 });
+	l_malloc200 = LOC(p, m_libc200, 0x7f10000a1234, 0xa1234, { f_malloc, 0 });
+	l_calloc200 = LOC(p, m_libc200, 0x7f10000a5678, 0xa5678, { f_calloc, 0 });
+	l_foo = loc(p, m_foo, 0x7f2000001a2b, 0x1a2b, NULL, 0);
+	l_handle = LOC(p, m_worker, 0x560000001180, 0x1180, { f_handle, 77 });
+	l_wmain = LOC(p, m_worker, 0x560000001100, 0x1100, { f_wmain, 10 });
+	l_noaddr = loc(p, PROF_NONE, 0x7ffe12345678, 0, NULL, 0);
+
+	/* pid 100: malloc from parse_line <- read_config (inlined into main) */
+	s = sample(p, (uint32_t[]){ l_malloc100, l_parse, l_read_main, l_start }, 4,
+		   1200, 153600, 10, 1280, 100);
+	assert_int_equal(prof_sample__set_hist(p, s, (uint64_t[48]){ [8] = 1200 }, 48), 0);
+	s->out = (struct prof_outstanding){ 10, 1280, 150000000, 2100000000, 12000000000ULL };
+
+	/* pid 100: operator new from push_back inlined into parse_line, all freed */
+	s = sample(p, (uint32_t[]){ l_new, l_push_parse, l_main100, l_start }, 4,
+		   50, 3276800, 0, 0, 100);
+	assert_int_equal(prof_sample__set_hist(p, s, (uint64_t[48]){ [17] = 50 }, 48), 0);
+
+	/* pid 200: through a library without symbols; ties pid 100's malloc site on bytes */
+	s = sample(p, (uint32_t[]){ l_malloc200, l_foo, l_handle, l_wmain }, 4,
+		   300, 153600, 300, 153600, 200);
+	assert_int_equal(prof_sample__set_hist(p, s, (uint64_t[48]){ [0] = 10, [6] = 90,
+								  [10] = 200 }, 48), 0);
+	s->out = (struct prof_outstanding){ 300, 153600, 1000000, 2400000000ULL,
+					    450000000000ULL };
+
+	/* pid 200: a frame outside any mapping; a short histogram whose last bucket is open */
+	s = sample(p, (uint32_t[]){ l_calloc200, l_noaddr }, 2, 1, 100, 1, 100, 200);
+	assert_int_equal(prof_sample__set_hist(p, s, (uint64_t[8]){ [7] = 1 }, 8), 0);
+	s->out = (struct prof_outstanding){ 1, 100, 500000000, 500000000, 500000000 };
+
+	/* pid 200: the stack table was full */
+	sample(p, NULL, 0, 4, 4096, 0, 0, 200);
+
+	proc = profile__add_process(p, 100, "demo", "./demo --iterations 3");
+	assert_non_null(proc);
+	for (i = 0; i < sizeof(mem_calls) / sizeof(mem_calls[0]); i++) {
+		static const uint64_t v[] = { 1250, 0, 0, 0, 1240, 0, 0, 0, 0, 0 };
+
+		assert_int_equal(prof_process__add_call(p, proc, mem_calls[i], v[i]), 0);
+	}
+	set_stats(p, proc, mem_stats,
+		  (uint64_t[]){ 1250, 3430400, 1240, 3429120, 10, 1280, 3277056, 65536, 0 }, 9);
+	assert_int_equal(prof_process__set_note(p, proc, "traced glibc malloc in "
+						"/usr/lib/x86_64-linux-gnu/libc.so.6"), 0);
+
+	proc = profile__add_process(p, 200, "worker", "./worker --name \"x y\"");
+	assert_non_null(proc);
+	for (i = 0; i < sizeof(mem_calls) / sizeof(mem_calls[0]); i++) {
+		static const uint64_t v[] = { 304, 1, 0, 0, 4, 0, 0, 0, 0, 0 };
+
+		assert_int_equal(prof_process__add_call(p, proc, mem_calls[i], v[i]), 0);
+	}
+	set_stats(p, proc, mem_stats,
+		  (uint64_t[]){ 305, 157796, 4, 4096, 301, 153700, 157796, 1024, 2 }, 9);
+	assert_int_equal(prof_process__add_stat(p, proc, "failed", 1), 0);
+
+	assert_int_equal(profile__add_drop(p, "live_full", 0), 0);
+	assert_int_equal(profile__add_drop(p, "sites_full", 0), 0);
+	assert_int_equal(profile__add_drop(p, "stacks_full", 4), 0);
+	assert_int_equal(profile__add_drop(p, "stack_fail", 0), 0);
+	assert_int_equal(profile__add_drop(p, "no_state", 0), 0);
+	assert_int_equal(profile__add_drop(p, "procs_full", 0), 0);
+	assert_int_equal(profile__add_note(p, "no symbols for \"%s\": install its debug package "
+					   "or rebuild it with -g", "/opt/foo/lib/libfoo.so"), 0);
+	assert_int_equal(profile__add_note(p, "pid %d exited during the run", 200), 0);
+	return p;
+}
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+static char *render(const struct output_ops *ops, const struct profile *p,
+		    const struct output_opts *o, size_t *len)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+
+	assert_non_null(f);
+	assert_int_equal(ops->write(p, o, f), 0);
+	assert_int_equal(fclose(f), 0);
+	if (len)
+		*len = n;
+	return buf;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t n = 0, cap = 0, r;
+
+	if (!f)
+		return NULL;
+	do {
+		if (cap - n < 4096) {
+			cap = cap ? cap * 2 : 8192;
+			buf = realloc(buf, cap + 1);
+			assert_non_null(buf);
+		}
+		r = fread(buf + n, 1, cap - n, f);
+		n += r;
+	} while (r);
+	fclose(f);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+static void write_file(const char *path, const char *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+static const char *out_dir(void)
+{
+	const char *out = getenv("OUT");
+
+	return out && *out ? out : "build";
+}
+
+/* A scratch path under $OUT/tests. */
+static char *scratch(const char *name)
+{
+	char *path;
+
+	assert_true(asprintf(&path, "%s/tests/%s", out_dir(), name) > 0);
+	return path;
+}
+
+static void check_golden(const char *golden, const char *actual, size_t len)
+{
+	const char *update = getenv("UPDATE_GOLDEN");
+	size_t glen, line = 1, i;
+	char *expect, *dump;
+
+	if (update && strcmp(update, "1") == 0) {
+		write_file(golden, actual, len);
+		print_message("updated %s: review it, it is the spec\n", golden);
+		return;
+	}
+	expect = read_file(golden, &glen);
+	if (!expect)
+		fail_msg("cannot read %s (run from the repository root; UPDATE_GOLDEN=1 "
+			 "creates it)", golden);
+	if (glen == len && memcmp(expect, actual, len) == 0) {
+		free(expect);
+		return;
+	}
+	for (i = 0; i < len && i < glen && expect[i] == actual[i]; i++)
+		line += actual[i] == '\n';
+	dump = scratch(strrchr(golden, '/') + 1);
+	write_file(dump, actual, len);
+	free(expect);
+	fail_msg("output differs from %s at line %zu; actual output in %s (diff them; if the "
+		 "change is intended, rerun with UPDATE_GOLDEN=1 and review)", golden, line, dump);
+}
+
+/* Run a shell command; its exit status, or -1 if it could not run. */
+static int run(const char *cmd)
+{
+	int st = system(cmd);
+
+	if (st == -1 || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/* Output of a command (stdout and stderr) and its exit status. */
+static char *capture(const char *cmd, int *status)
+{
+	FILE *f = popen(cmd, "r");
+	char *buf = NULL;
+	size_t n = 0, cap = 0, r;
+	int st;
+
+	assert_non_null(f);
+	do {
+		if (cap - n < 4096) {
+			cap = cap ? cap * 2 : 8192;
+			buf = realloc(buf, cap + 1);
+			assert_non_null(buf);
+		}
+		r = fread(buf + n, 1, cap - n, f);
+		n += r;
+	} while (r);
+	buf[n] = '\0';
+	st = pclose(f);
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return buf;
+}
+
+static bool have_jq(void)
+{
+	return run("command -v jq >/dev/null 2>&1") == 0;
+}
+
+/* ---- text ------------------------------------------------------------------------------- */
+
+static void test_text_golden(void **state)
+{
+	struct output_opts o = { .top = 10, .sort = OUTPUT_SORT_BYTES };
+	struct profile *p = fixture();
+	size_t len;
+	char *out = render(&output_text, p, &o, &len);
+
+	check_golden(GOLDEN_TXT, out, len);
+	/* never colour unless asked */
+	assert_null(strchr(out, '\033'));
+	free(out);
+	profile__free(p);
+}
+
+static void test_text_top_by_count(void **state)
+{
+	struct output_opts o = { .top = 2, .sort = OUTPUT_SORT_COUNT };
+	struct profile *p = fixture();
+	char *out = render(&output_text, p, &o, NULL);
+	const char *top = strstr(out, "Top 2 allocation sites by count (of 5)");
+
+	assert_non_null(top);
+	/* by count the 1200 mallocs of pid 100 come first, then the 300 of pid 200 */
+	assert_non_null(strstr(top, "#1   150.0 KiB (153600 bytes) in 1200 allocations"));
+	assert_non_null(strstr(top, "#2   150.0 KiB (153600 bytes) in 300 allocations"));
+	assert_null(strstr(top, "\n#3 "));
+	/* top limits the outstanding sites too, and says so */
+	assert_non_null(strstr(out, "... 1 more site not shown"));
+	free(out);
+	profile__free(p);
+}
+
+static void test_text_all_and_color(void **state)
+{
+	struct output_opts o = { .top = 0, .color = true };
+	struct profile *p = fixture();
+	char *out = render(&output_text, p, &o, NULL);
+
+	assert_non_null(strstr(out, "\033[1mTop 5 allocation sites by bytes\033[0m\n"));
+	assert_non_null(strstr(out, "#5 "));
+	assert_non_null(strstr(out, "\033[1m"));
+	assert_non_null(strstr(out, "\033[1;33mDrops: stacks_full 4"));
+	free(out);
+	profile__free(p);
+}
+
+/* A profile of another mode: values named by their types, no outstanding section. */
+static void test_text_cpu_profile(void **state)
+{
+	struct profile *p = profile__new("cpu");
+	uint32_t f, l;
+	int64_t v[2] = { 120, 1200000000 };
+	char *out;
+
+	assert_int_equal(profile__add_type(p, "samples", "count"), 0);
+	assert_int_equal(profile__add_type(p, "cpu", "nanoseconds"), 0);
+	assert_int_equal(profile__set_default_type(p, "cpu"), 0);
+	f = fn(p, "spin", NULL, "spin.c");
+	l = LOC(p, PROF_NONE, 0x401000, 0, { f, 12 });
+	assert_non_null(profile__add_sample(p, &l, 1, v, 9));
+	out = render(&output_text, p, NULL, NULL);
+	assert_non_null(strstr(out, "Top 1 sites by cpu\n"));
+	assert_non_null(strstr(out, "#1   samples 120, cpu 1.20 s (1200000000 ns), pid 9\n"
+				    "    #0 spin (spin.c:12)\n"));
+	assert_null(strstr(out, "Outstanding"));
+	free(out);
+	profile__free(p);
+}
+
+/* ---- JSON ------------------------------------------------------------------------------- */
+
+static void test_json_golden(void **state)
+{
+	struct profile *p = fixture();
+	char *path = scratch("profile.json");
+	size_t len;
+	char *out = render(&output_json, p, NULL, &len), *cmd;
+
+	check_golden(GOLDEN_JSON, out, len);
+	write_file(path, out, len);
+	if (!have_jq()) {
+		print_message("jq not installed: JSON syntax checked by the golden file only\n");
+	} else {
+		assert_true(asprintf(&cmd, "jq . '%s' >/dev/null", path) > 0);
+		assert_int_equal(run(cmd), 0);
+		free(cmd);
+		/* a few facts of the contract, read the way a script would */
+		assert_true(asprintf(&cmd, "jq -e '"
+				     ".sites | length == 5 and"
+				     " .[0].alloc_bytes == 3276800 and .[0].alloc_space == 3276800"
+				     " and .[0].frames[1].inlined == true and"
+				     " (.[0].frames[2] | has(\"inlined\") | not) and"
+				     " .[0].histogram == [{\"min\": 65536, \"max\": 131071,"
+				     " \"count\": 50}] and"
+				     " .[3].histogram[0].max == null and"
+				     " .[2].frames[1].function == null and"
+				     " .[2].outstanding.mean_age_ns == 1500000000"
+				     "' '%s' >/dev/null", path) > 0);
+		assert_int_equal(run(cmd), 0);
+		free(cmd);
+		assert_true(asprintf(&cmd, "jq -e '.processes[1].cmdline == \"./worker --name "
+				     "\\\"x y\\\"\" and (.processes[0].calls | keys_unsorted | "
+				     ".[0] == \"malloc\") and .drops.stacks_full == 4 and "
+				     ".processes[1].failed == 1' '%s' >/dev/null", path) > 0);
+		assert_int_equal(run(cmd), 0);
+		free(cmd);
+	}
+	unlink(path);
+	free(path);
+	free(out);
+	profile__free(p);
+}
+
+/* Any profile renders, including one with nothing in it. */
+static void test_empty_profile(void **state)
+{
+	struct profile *p = profile__new("cpu");
+	char *out, *path = scratch("empty.json"), *cmd;
+	size_t len;
+
+	assert_non_null(p);
+	out = render(&output_text, p, NULL, NULL);
+	assert_non_null(strstr(out, "Processes: none"));
+	assert_non_null(strstr(out, "Top sites: none"));
+	assert_non_null(strstr(out, "Drops: none"));
+	free(out);
+
+	out = render(&output_json, p, NULL, &len);
+	if (have_jq()) {
+		write_file(path, out, len);
+		assert_true(asprintf(&cmd, "jq -e '.sites == [] and .command == null' '%s' "
+				     ">/dev/null", path) > 0);
+		assert_int_equal(run(cmd), 0);
+		free(cmd);
+		unlink(path);
+	}
+	free(out);
+	free(path);
+
+	out = render(&output_pprof, p, NULL, &len);
+	assert_true(len > 2);
+	free(out);
+	profile__free(p);
+}
+
+/* ---- pprof ------------------------------------------------------------------------------ */
+
+static bool varint(const uint8_t **s, const uint8_t *end, uint64_t *v)
+{
+	unsigned int shift = 0;
+
+	*v = 0;
+	while (*s < end && shift < 64) {
+		uint8_t c = *(*s)++;
+
+		*v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return true;
+		shift += 7;
+	}
+	return false;
+}
+
+struct pb_counts {
+	unsigned int fields[16];
+	bool first_string_empty;
+	bool ids_nonzero;
+};
+
+/* Walk one message: every field well-formed; nested ids (field 1 of mappings, locations and
+ * functions) are non-zero. */
+static bool walk(const uint8_t *s, const uint8_t *end, struct pb_counts *c, bool top)
+{
+	while (s < end) {
+		uint64_t key, v;
+
+		if (!varint(&s, end, &key))
+			return false;
+		switch (key & 7) {
+		case 0:
+			if (!varint(&s, end, &v))
+				return false;
+			break;
+		case 2:
+			if (!varint(&s, end, &v) || v > (uint64_t)(end - s))
+				return false;
+			if (top && (key >> 3) < 16) {
+				uint64_t f = key >> 3, id;
+				const uint8_t *q = s;
+
+				if (f == 6 && !c->fields[6])
+					c->first_string_empty = v == 0;
+				if (f >= 3 && f <= 5) {
+					/* id is the first field we write */
+					const uint8_t *r = q + 1;
+
+					if (v < 2 || *q != 0x08 || !varint(&r, s + v, &id) || !id)
+						c->ids_nonzero = false;
+				}
+				c->fields[f]++;
+			}
+			s += v;
+			break;
+		default:
+			return false;
+		}
+	}
+	return s == end;
+}
+
+static uint8_t *gunzip(const uint8_t *in, size_t len, size_t *out_len)
+{
+	z_stream zs = { .next_in = (Bytef *)in, .avail_in = len };
+	size_t cap = 1 << 16;
+	uint8_t *out = malloc(cap);
+	int r;
+
+	assert_non_null(out);
+	assert_int_equal(inflateInit2(&zs, 15 + 16), Z_OK);
+	do {
+		if (zs.total_out == cap) {
+			cap *= 2;
+			out = realloc(out, cap);
+			assert_non_null(out);
+		}
+		zs.next_out = out + zs.total_out;
+		zs.avail_out = cap - zs.total_out;
+		r = inflate(&zs, Z_NO_FLUSH);
+	} while (r == Z_OK);
+	assert_int_equal(r, Z_STREAM_END);
+	*out_len = zs.total_out;
+	inflateEnd(&zs);
+	return out;
+}
+
+static void test_pprof_structure(void **state)
+{
+	struct profile *p = fixture();
+	char *path = scratch("profile.pb.gz");
+	struct pb_counts c = { .ids_nonzero = true };
+	size_t len, plen;
+	uint8_t *data, *pb;
+
+	assert_int_equal(output__write_path(&output_pprof, p, NULL, path), 0);
+	data = (uint8_t *)read_file(path, &len);
+	assert_non_null(data);
+	assert_true(len > 18);
+	/* gzip magic and deflate */
+	assert_int_equal(data[0], 0x1f);
+	assert_int_equal(data[1], 0x8b);
+	assert_int_equal(data[2], 8);
+
+	pb = gunzip(data, len, &plen);
+	assert_true(walk(pb, pb + plen, &c, true));
+	assert_int_equal(c.fields[1], p->ntypes);
+	assert_int_equal(c.fields[2], p->nsamples);
+	assert_int_equal(c.fields[3], p->nmappings);
+	assert_int_equal(c.fields[4], p->nlocations);
+	assert_int_equal(c.fields[5], p->nfunctions);
+	assert_int_equal(c.fields[11], 1);
+	assert_true(c.first_string_empty);
+	assert_true(c.ids_nonzero);
+	free(pb);
+	free(data);
+	unlink(path);
+	free(path);
+	profile__free(p);
+}
+
+static void test_pprof_go_tool(void **state)
+{
+	static const char *const expect_raw[] = {
+		"parse_line", "read_config", "operator new(unsigned long)", "handle_request",
+		"__libc_start_call_main", "stl_vector.h", "/opt/foo/lib/libfoo.so", "pid:[100]",
+		"comm:[worker]", "alloc_space/bytes[dflt]",
+	};
+	struct profile *p = fixture();
+	char *path = scratch("go.pb.gz"), *cmd, *out;
+	int status;
+	size_t i;
+
+	if (access(GO_BIN, X_OK)) {
+		print_message("skipped: %s not installed (apt-get install golang-1.19-go)\n",
+			      GO_BIN);
+		profile__free(p);
+		free(path);
+		skip();
+	}
+	assert_int_equal(output__write_path(&output_pprof, p, NULL, path), 0);
+
+	/* go wants a writable cache dir even for `go tool`; keep it inside the build dir */
+	assert_true(asprintf(&cmd, "HOME='%s/tests' GOCACHE='%s/tests/gocache' "
+			     GO_BIN " tool pprof -raw -symbolize=none '%s' 2>&1", out_dir(),
+			     out_dir(), path) > 0);
+	out = capture(cmd, &status);
+	if (status)
+		fail_msg("go tool pprof -raw failed (%d):\n%s", status, out);
+	for (i = 0; i < sizeof(expect_raw) / sizeof(expect_raw[0]); i++) {
+		if (!strstr(out, expect_raw[i]))
+			fail_msg("go tool pprof -raw output lacks \"%s\":\n%s", expect_raw[i], out);
+	}
+	free(out);
+	free(cmd);
+
+	assert_true(asprintf(&cmd, "HOME='%s/tests' GOCACHE='%s/tests/gocache' "
+			     GO_BIN " tool pprof -top -symbolize=none '%s' 2>&1", out_dir(),
+			     out_dir(), path) > 0);
+	out = capture(cmd, &status);
+	if (status)
+		fail_msg("go tool pprof -top failed (%d):\n%s", status, out);
+	if (!strstr(out, "operator new(unsigned long)") || !strstr(out, "3200kB"))
+		fail_msg("go tool pprof -top output unexpected:\n%s", out);
+	free(out);
+	free(cmd);
+	unlink(path);
+	free(path);
+	profile__free(p);
+}
+
+/* ---- files ------------------------------------------------------------------------------ */
+
+static void test_for_path(void **state)
+{
+	assert_ptr_equal(output__for_path("report.txt"), &output_text);
+	assert_ptr_equal(output__for_path("/tmp/x/report.json"), &output_json);
+	assert_ptr_equal(output__for_path("mem.pb.gz"), &output_pprof);
+	assert_ptr_equal(output__for_path("mem.pb"), &output_pprof);
+	assert_ptr_equal(output__for_path("MEM.PB.GZ"), &output_pprof);
+	assert_null(output__for_path("report.svg"));
+	assert_null(output__for_path("report"));
+	assert_null(output__for_path(""));
+	assert_null(output__for_path(NULL));
+	assert_string_equal(output_text.name, "text");
+	assert_string_equal(output_json.name, "json");
+	assert_string_equal(output_pprof.name, "pprof");
+}
+
+static int failing_write(const struct profile *p, const struct output_opts *o, FILE *f)
+{
+	fputs("half a report", f);
+	return -EIO;
+}
+
+static const struct output_ops failing_ops = { "failing", ".txt", failing_write };
+
+static unsigned int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	unsigned int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+static void test_write_path_atomic(void **state)
+{
+	struct profile *p = fixture();
+	char *dir = scratch("atomic"), *path, *bad, *data;
+	struct stat st;
+	size_t len;
+
+	mkdir(dir, 0755);
+	assert_true(asprintf(&path, "%s/report.txt", dir) > 0);
+	assert_true(asprintf(&bad, "%s/no/such/dir/report.txt", dir) > 0);
+	unlink(path);
+
+	/* a failing renderer leaves neither the file nor a temporary behind */
+	assert_int_equal(output__write_path(&failing_ops, p, NULL, path), -EIO);
+	assert_int_equal(stat(path, &st), -1);
+	assert_int_equal(count_entries(dir), 0);
+
+	/* ... and does not clobber an existing report */
+	write_file(path, "old\n", 4);
+	assert_int_equal(output__write_path(&failing_ops, p, NULL, path), -EIO);
+	data = read_file(path, &len);
+	assert_string_equal(data, "old\n");
+	free(data);
+	assert_int_equal(count_entries(dir), 1);
+
+	assert_int_equal(output__write_path(&output_text, p, NULL, path), 0);
+	data = read_file(path, &len);
+	assert_non_null(strstr(data, "ebprof report"));
+	free(data);
+	assert_int_equal(count_entries(dir), 1);
+
+	assert_int_equal(output__write_path(&output_text, p, NULL, bad), -ENOENT);
+	assert_int_equal(output__write_path(NULL, p, NULL, path), -EINVAL);
+	/* a device is written in place (no temporary file in /dev) */
+	assert_int_equal(output__write_path(&output_json, p, NULL, "/dev/null"), 0);
+
+	unlink(path);
+	rmdir(dir);
+	free(bad);
+	free(path);
+	free(dir);
+	profile__free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_text_golden),
+		cmocka_unit_test(test_text_top_by_count),
+		cmocka_unit_test(test_text_all_and_color),
+		cmocka_unit_test(test_text_cpu_profile),
+		cmocka_unit_test(test_json_golden),
+		cmocka_unit_test(test_empty_profile),
+		cmocka_unit_test(test_pprof_structure),
+		cmocka_unit_test(test_pprof_go_tool),
+		cmocka_unit_test(test_for_path),
+		cmocka_unit_test(test_write_path_atomic),
+	};
+	char *dir;
+
+	/* scratch files go under $OUT/tests, which the build creates; make sure anyway */
+	if (asprintf(&dir, "%s/tests", out_dir()) > 0) {
+		mkdir(out_dir(), 0755);
+		mkdir(dir, 0755);
+		free(dir);
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
