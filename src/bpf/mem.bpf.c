@@ -41,10 +41,12 @@ struct {
 	__type(value, struct mem_proc);
 } procs SEC(".maps");
 
+/* Not preallocated: elements cost memory only while blocks are live (about 100 bytes each);
+ * only the bucket array (16 bytes per entry of --max-live) is allocated up front. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 1 << 19);		/* --max-live */
+	__uint(max_entries, 1 << 21);		/* --max-live */
 	__type(key, struct mem_live_key);
 	__type(value, struct mem_live_val);
 } live SEC(".maps");

@@ -91,7 +91,7 @@ static const char mem_usage[] =
 	"      --max-size BYTES   track only allocations of at most BYTES\n"
 	"\n"
 	"Limits (kernel tables; anything that does not fit is counted as a drop and reported):\n"
-	"      --max-live N       outstanding allocations tracked (default 524288)\n"
+	"      --max-live N       outstanding allocations tracked (default 2097152)\n"
 	"      --max-stacks N     distinct call stacks and sites (default 32768)\n"
 	"      --max-procs N      processes (default 1024)\n"
 	"\n"
@@ -528,7 +528,7 @@ int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 {
 	struct mem_opts o = {
 		.out = { .top = 10, .sort = OUTPUT_SORT_BYTES },
-		.col = { .max_live = 1 << 19, .max_stacks = 1 << 15, .max_procs = 1024,
+		.col = { .max_live = 1 << 21, .max_stacks = 1 << 15, .max_procs = 1024,
 			 .min_size = 0, .max_size = UINT64_MAX },
 	};
 	struct run r = { .o = &o, .lc = lc };

@@ -33,6 +33,7 @@ struct traced {
 struct mem_collector {
 	struct mem_bpf *skel;
 	const struct log_ctx *lc;
+	struct mem_collector_opts opts;
 	struct traced *t;
 	uint32_t nt, capt;
 };
@@ -78,6 +79,7 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	if (!c)
 		return NULL;
 	c->lc = o->lc;
+	c->opts = *o;
 	ebprof_libbpf_verbose = o->lc && o->lc->verbose >= 2;
 	libbpf_set_print(libbpf_print);
 
@@ -558,6 +560,37 @@ int mem_collector__finalize_all(struct mem_collector *c, struct profile *prof,
 	return 0;
 }
 
+/* What a drop means for the numbers, and what to do about it. */
+static void drop_note(struct mem_collector *c, struct profile *prof, __u32 reason, uint64_t n)
+{
+	switch (reason) {
+	case MEM_DROP_LIVE_FULL:
+		profile__add_note(prof, "%llu allocations were counted but not tracked as live: the "
+			"live table (--max-live %u) was full, so their frees count as unknown frees; "
+			"raise --max-live", (unsigned long long)n, c->opts.max_live);
+		break;
+	case MEM_DROP_SITES_FULL:
+	case MEM_DROP_STACKS_FULL:
+		profile__add_note(prof, "%llu allocations have no site or stack: the site/stack table "
+			"(--max-stacks %u) was full; process totals are still exact; raise "
+			"--max-stacks", (unsigned long long)n, c->opts.max_stacks);
+		break;
+	case MEM_DROP_STACK_FAIL:
+		profile__add_note(prof, "%llu allocations have no stack: the kernel could not capture "
+			"it", (unsigned long long)n);
+		break;
+	case MEM_DROP_NO_STATE:
+		profile__add_note(prof, "%llu calls were not counted: no per-thread state (calls in "
+			"flight while probes were attached, or the kernel could not allocate it)",
+			(unsigned long long)n);
+		break;
+	case MEM_DROP_PROCS_FULL:
+		profile__add_note(prof, "%llu processes were not traced: the process table "
+			"(--max-procs %u) was full", (unsigned long long)n, c->opts.max_procs);
+		break;
+	}
+}
+
 int mem_collector__drops(struct mem_collector *c, struct profile *prof)
 {
 	int fd = bpf_map__fd(c->skel->maps.drops);
@@ -576,6 +609,8 @@ int mem_collector__drops(struct mem_collector *c, struct profile *prof)
 			for (int i = 0; i < ncpu; i++)
 				sum += vals[i];
 		profile__add_drop(prof, drop_names[r], sum);
+		if (sum)
+			drop_note(c, prof, r, sum);
 	}
 	free(vals);
 	return 0;

@@ -2,6 +2,7 @@
 # Bad input: a sentence the user can act on, the right exit status, nothing left behind.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 @test "no such PID: exit 1 with a clear sentence" {
 	run "$EBPROF" mem -p 999999 -d 1
@@ -11,8 +12,7 @@ load helpers
 }
 
 @test "command not found: exit 127" {
-	run "$EBPROF" mem -- no-such-command-ebprof
-	[ "$status" -eq 127 ]
+	run -127 "$EBPROF" mem -- no-such-command-ebprof
 	[[ "$output" == *"cannot run 'no-such-command-ebprof': command not found"* ]]
 }
 
