@@ -38,8 +38,12 @@ BPF_SRCS   := $(wildcard src/bpf/*.bpf.c)
 BPF_OBJS   := $(patsubst src/bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS      := $(patsubst src/bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
 
-LIB_SRCS   := $(wildcard src/profile/*.c src/symbolize/*.c src/output/*.c)
-CORE_SRCS  := $(wildcard src/core/*.c src/cli/*.c)
+# Only the collectors and the CLI see BPF skeletons; everything else goes into libebprof.a and
+# is unit-testable without root.
+SKEL_USERS := $(wildcard src/core/*_collect.c)
+LIB_SRCS   := $(wildcard src/profile/*.c src/symbolize/*.c src/output/*.c) \
+	      $(filter-out $(SKEL_USERS),$(wildcard src/core/*.c))
+CORE_SRCS  := $(SKEL_USERS) $(wildcard src/cli/*.c)
 LIB_OBJS   := $(patsubst src/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 CORE_OBJS  := $(patsubst src/%.c,$(OUT)/obj/%.o,$(CORE_SRCS))
 
