@@ -6,14 +6,16 @@ set -euo pipefail
 
 PKGS=(
 	# build
-	make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev libiberty-dev
-	libzstd-dev liblzma-dev pkg-config linux-libc-dev
+	make gcc g++ clang llvm binutils libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev
+	libiberty-dev libzstd-dev liblzma-dev pkg-config linux-libc-dev
 	# symbolization of glibc frames in tests and the demo
 	libc6-dbg
-	# tests
-	libcmocka-dev bats
+	# tests: runners, test-input tools (xz for minidebuginfo), process tools
+	libcmocka-dev bats jq xz-utils procps util-linux strace
 	# real programs the e2e tests profile, and the pprof consumer that checks our output
-	sqlite3 jq golang-1.19-go
+	sqlite3 golang-1.19-go
+	# bench: GNU time for peak RSS and CPU
+	time
 )
 
 missing=()
