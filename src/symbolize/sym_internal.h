@@ -90,6 +90,12 @@ struct sym_segment {
 	bool exec;
 };
 
+/* A GOT slot with a JUMP_SLOT or GLOB_DAT relocation, and the .dynsym name it names. */
+struct sym_got_slot {
+	uint64_t vaddr;		/* r_offset: ELF virtual address of the slot */
+	const char *name;	/* owned by libelf via the Dwfl */
+};
+
 struct sym_module {
 	struct sym_module *next;
 	char *build_id;		/* lowercase hex or NULL */
@@ -110,6 +116,11 @@ struct sym_module {
 	bool dwarf_failed;	/* no DWARF at all: skip libdw lookups from now on */
 	struct u64map frame_cache;	/* vaddr -> struct sym_cached_frames */
 	struct u64map cu_index;		/* CU DIE offset -> function range index (dwarf.c) */
+
+	bool got_loaded;		/* callsite.c */
+	struct sym_got_slot *got_slots;	/* sorted by vaddr */
+	size_t ngot_slots;
+	struct u64map call_cache;	/* return-address vaddr -> callsite.c's cached answer */
 };
 
 struct sym_cached_frames {
@@ -147,6 +158,13 @@ bool sym_module__file_off_to_vaddr(const struct sym_module *m, uint64_t file_off
 
 /* Function symbol containing vaddr, or NULL. Builds the sorted table on first use. */
 const struct sym_symbol *sym_module__find_symbol(struct sym_module *m, uint64_t vaddr);
+
+/* ---- call sites (callsite.c) ---- */
+
+/* Name of the function that the call instruction ending at ELF vaddr `ret_vaddr` calls through
+ * a PLT-style stub or a GOT slot (x86-64), as in .dynsym: 0 and *name, -ENOENT when it is no
+ * such call, -EOPNOTSUPP for a module of another architecture, -ENOMEM. Cached per vaddr. */
+int sym_module__called_symbol(struct sym_module *m, uint64_t ret_vaddr, const char **name);
 
 /* ---- DWARF (dwarf.c) ---- */
 

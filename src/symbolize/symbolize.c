@@ -1,6 +1,7 @@
 /* Symbolizer facade: process snapshots (sym_proc) built from maps text, and the address
  * resolution path mapping -> module -> ELF vaddr -> symbol + DWARF frames, with the per-module
- * frame cache in front of the DWARF work.
+ * frame cache in front of the DWARF work; also the mapping side of call-site decoding
+ * (callsite.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -335,6 +336,43 @@ int sym_proc__resolve(struct sym_proc *p, uint64_t addr, bool return_addr,
 		return 0;
 	out->module_offset = vaddr;
 	out->nframes = module_frames(p->s, map->mod, vaddr, out->frames);
+	return 0;
+}
+
+int sym_proc__called_symbol(struct sym_proc *p, uint64_t ret_addr, char *name, size_t len)
+{
+	uint64_t file_off, vaddr;
+	struct sym_map *map;
+	const char *sym;
+	size_t n;
+	int err;
+
+	if (!p || !name || !len)
+		return -EINVAL;
+	name[0] = '\0';
+	/* The call ends right before ret_addr: its last byte decides the mapping. */
+	map = ret_addr ? find_map(p, ret_addr - 1) : NULL;
+	if (!map || map->perms[2] != 'x')
+		return -ENOENT;
+	if (!map->mod_tried)
+		map_module(p, map);
+	if (!map->mod)
+		return -ENOENT;
+	file_off = ret_addr - 1 - map->start + map->offset;
+	if (!sym_module__file_off_to_vaddr(map->mod, file_off, &vaddr, NULL))
+		return -ENOENT;
+	err = sym_module__called_symbol(map->mod, vaddr + 1, &sym);
+	if (err)
+		return err;
+	/* .dynsym names carry no version, but a hand-made file might. */
+	n = strcspn(sym, "@");
+	if (n >= len) {
+		memcpy(name, sym, len - 1);
+		name[len - 1] = '\0';
+		return -ERANGE;
+	}
+	memcpy(name, sym, n);
+	name[n] = '\0';
 	return 0;
 }
 

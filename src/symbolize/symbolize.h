@@ -5,7 +5,8 @@
  * tables and cached by build-id (or device+inode+size+mtime when there is none); separate debug
  * files are found by build-id under /usr/lib/debug and by .gnu_debuglink; line and inline
  * information come from libdw and are cached per (module, offset). C++ and Rust names are
- * demangled with libiberty. No libbpf here: unit-testable without root.
+ * demangled with libiberty. Call sites: which name a PLT or GOT call instruction calls, to tell
+ * apart aliases sharing one address (callsite.c). No libbpf here: unit-testable without root.
  *
  * Not thread-safe: one symbolizer (and the sym_procs made from it) per thread.
  */
@@ -71,6 +72,23 @@ int sym_proc__load_modules(struct sym_proc *p);
  * in no mapping (out->mapped false). */
 int sym_proc__resolve(struct sym_proc *p, uint64_t addr, bool return_addr,
 		      struct sym_result *out);
+
+/* The name of the function that the call instruction ending at `ret_addr` (a return address
+ * in process p) calls through the PLT or the GOT: the symbol of the dynamic relocation of
+ * the GOT slot used. Writes it (without @VERSION) to name. Returns 0, -ENOENT when the
+ * instruction is not such a call (a direct call to a local function, an indirect call
+ * through a register, no relocation), or another negative errno.
+ *
+ * This tells apart names that share one address, such as glibc 2.36's aligned_alloc and
+ * memalign. x86-64 only (-EOPNOTSUPP for other modules). The caller's bytes are read from its
+ * ELF file through the module cache, not from process memory, so it works after the process
+ * has exited. Recognized: call rel32 to a stub that starts with jmp *disp32(%rip) (.plt,
+ * .plt.sec, .plt.got; after endbr64, with or without a bnd prefix), and call *disp32(%rip)
+ * (-fno-plt); the slot must carry an R_X86_64_JUMP_SLOT or R_X86_64_GLOB_DAT relocation
+ * against a .dynsym symbol. -ENOENT also when ret_addr is in no executable mapping or its file
+ * cannot be read; -ERANGE when the name does not fit in len bytes (name holds a truncated
+ * copy); -EINVAL without p, name or len. Answers are cached per (module, address). */
+int sym_proc__called_symbol(struct sym_proc *p, uint64_t ret_addr, char *name, size_t len);
 
 /* Resolve a (build-id, file offset) pair, as BPF_F_USER_BUILD_ID stacks give them, against
  * the modules this symbolizer has already opened (through any sym_proc, so snapshot and resolve
