@@ -60,6 +60,7 @@ struct mem_site_val {
 	__u64 alloc_bytes;
 	__u64 frees;
 	__u64 free_bytes;
+	__u64 failed;		/* calls from this stack that failed (no allocation) */
 	__u64 hist[MEM_HIST_BUCKETS];	/* allocation count by log2 of the requested size */
 };
 

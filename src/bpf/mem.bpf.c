@@ -320,6 +320,18 @@ int mem_enter(struct pt_regs *ctx)
 	return 0;
 }
 
+/* A failed call: counted per process and at its site (rare, so its stack is worth taking). */
+static __always_inline void record_failure(void *ctx, struct mem_tstate *st, __u32 pid,
+					   struct mem_proc *p, __u32 fn)
+{
+	struct mem_site_val *sv;
+
+	__sync_fetch_and_add(&p->failed, 1);
+	sv = site_of(pid, fn, capture_stack(ctx, st));
+	if (sv)
+		__sync_fetch_and_add(&sv->failed, 1);
+}
+
 SEC("uretprobe")
 int mem_exit(struct pt_regs *ctx)
 {
@@ -347,7 +359,7 @@ int mem_exit(struct pt_regs *ctx)
 	case MEM_FN_POSIX_MEMALIGN:
 		if ((int)ret != 0 ||
 		    bpf_probe_read_user(&ptr, sizeof(ptr), (void *)st->arg) || !ptr) {
-			__sync_fetch_and_add(&p->failed, 1);
+			record_failure(ctx, st, pid, p, fn);
 			return 0;
 		}
 		break;
@@ -359,7 +371,7 @@ int mem_exit(struct pt_regs *ctx)
 			if (st->size == 0 && st->arg)
 				free_block(pid, p, st->arg);
 			else
-				__sync_fetch_and_add(&p->failed, 1);
+				record_failure(ctx, st, pid, p, fn);
 			return 0;
 		}
 		if (st->arg)
@@ -367,7 +379,7 @@ int mem_exit(struct pt_regs *ctx)
 		break;
 	default:
 		if (!ret) {
-			__sync_fetch_and_add(&p->failed, 1);
+			record_failure(ctx, st, pid, p, fn);
 			return 0;
 		}
 		break;

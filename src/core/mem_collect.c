@@ -177,6 +177,9 @@ static void find_fn_addrs(struct traced *t)
 		}
 		line = nl ? nl + 1 : NULL;
 	}
+	for (int a = 0; a < MEM_FN__COUNT; a++)
+		if (t->lib.alias_of[a] >= 0)
+			t->fn_addr[a] = t->fn_addr[t->lib.alias_of[a]];
 }
 
 /* Replace the maps snapshot with the current one; false if the process has none any more. */
@@ -431,7 +434,30 @@ static uint32_t build_stack(struct profile *prof, struct sym_proc *sp, const str
 	return n;
 }
 
-static void add_process(struct profile *prof, struct traced *t, const struct mem_proc *mp)
+/* The function a site's caller called. Aliases share one probe (glibc: aligned_alloc is
+ * memalign), but the caller's call instruction names the symbol it called through the PLT or
+ * GOT: that tells them apart. -1: a probed function with aliases, and the caller could not be
+ * read (a direct call in a static binary, no stack). */
+static int display_fn(const struct traced *t, struct sym_proc *sp, uint32_t fn,
+		      const struct mem_stack *st)
+{
+	bool aliased = false;
+	char name[64];
+
+	for (int a = 0; a < MEM_FN__COUNT; a++)
+		aliased |= t->lib.alias_of[a] == (int)fn;
+	if (!aliased)
+		return fn;
+	if (!sp || !st || !st->nr || sym_proc__called_symbol(sp, st->ips[0], name, sizeof(name)))
+		return -1;
+	for (int a = 0; a < MEM_FN__COUNT; a++)
+		if (t->lib.alias_of[a] == (int)fn && !strcmp(name, mem_fn_names[a]))
+			return a;
+	return fn;
+}
+
+static void add_process(struct profile *prof, struct traced *t, const struct mem_proc *mp,
+			uint64_t unresolved)
 {
 	struct prof_process *p = profile__add_process(prof, t->pid, t->comm, t->cmdline);
 	char note[PATH_MAX + 512];
@@ -452,9 +478,16 @@ static void add_process(struct profile *prof, struct traced *t, const struct mem
 	STAT(unknown_frees);
 	STAT(failed);
 #undef STAT
-	snprintf(note, sizeof(note), "%s allocator in %s%s%s%s", t->lib.kind, t->lib.path,
-		 t->lib.aliases[0] ? " (one entry point for " : "", t->lib.aliases,
-		 t->lib.aliases[0] ? ": counted under the second name)" : "");
+	if (!t->lib.aliases[0])
+		snprintf(note, sizeof(note), "%s allocator in %s", t->lib.kind, t->lib.path);
+	else if (!unresolved)
+		snprintf(note, sizeof(note), "%s allocator in %s (one entry point for %s: calls told "
+			 "apart by the name each caller called)", t->lib.kind, t->lib.path,
+			 t->lib.aliases);
+	else
+		snprintf(note, sizeof(note), "%s allocator in %s (one entry point for %s: %llu calls "
+			 "whose caller could not be read are counted under the second name)",
+			 t->lib.kind, t->lib.path, t->lib.aliases, (unsigned long long)unresolved);
 	prof_process__set_note(prof, p, note);
 }
 
@@ -469,8 +502,9 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	struct mem_proc mp;
 	struct sym_proc *sp;
 	__u32 key = t->pid;
+	uint64_t unresolved = 0;
+	uint32_t *locs, *disp;
 	bool have_proc;
-	uint32_t *locs;
 	int err;
 
 	have_proc = bpf_map_lookup_elem(procs_fd, &key, &mp) == 0;
@@ -501,27 +535,51 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 		pr_warn(c->lc, "PID %d: its mappings are gone; stacks are shown as addresses",
 			t->pid);
 
-	add_process(prof, t, have_proc ? &mp : NULL);
-
-	locs = malloc(sizeof(*locs) * (MEM_MAX_STACK + 1));
-	for (uint32_t i = 0; locs && i < d.n; i++) {
+	/* which name each site's caller called, and the calls of aliases moved accordingly */
+	disp = calloc(d.n ? d.n : 1, sizeof(*disp));
+	for (uint32_t i = 0; disp && i < d.n; i++) {
 		struct site *s = &d.sites[i];
 		struct mem_stack st;
 		bool have_stack = s->key.stack &&
 				  bpf_map_lookup_elem(stacks_fd, &s->key.stack, &st) == 0;
+		int fn = display_fn(t, sp, s->key.fn, have_stack ? &st : NULL);
+		uint64_t calls = s->val.allocs + s->val.failed;
+
+		disp[i] = fn < 0 ? s->key.fn : (uint32_t)fn;
+		if (fn < 0)
+			unresolved += calls;
+		else if (have_proc && disp[i] != s->key.fn && mp.calls[s->key.fn] >= calls) {
+			mp.calls[s->key.fn] -= calls;
+			mp.calls[disp[i]] += calls;
+		}
+	}
+	add_process(prof, t, have_proc ? &mp : NULL, unresolved);
+
+	locs = malloc(sizeof(*locs) * (MEM_MAX_STACK + 1));
+	for (uint32_t i = 0; locs && disp && i < d.n; i++) {
+		struct site *s = &d.sites[i];
+		struct mem_stack st;
+		bool have_stack;
 		int64_t vals[4] = {
 			(int64_t)s->val.allocs, (int64_t)s->val.alloc_bytes,
 			(int64_t)s->out.count, (int64_t)s->out.bytes,
 		};
-		uint32_t n = build_stack(prof, sp, t, s->key.fn, have_stack ? &st : NULL, locs);
-		struct prof_sample *ps = profile__add_sample(prof, locs, n, vals, t->pid);
+		struct prof_sample *ps;
+		uint32_t n;
 
+		if (!s->val.allocs)
+			continue;	/* only failures here: they are in the process's counts */
+		have_stack = s->key.stack &&
+			     bpf_map_lookup_elem(stacks_fd, &s->key.stack, &st) == 0;
+		n = build_stack(prof, sp, t, disp[i], have_stack ? &st : NULL, locs);
+		ps = profile__add_sample(prof, locs, n, vals, t->pid);
 		if (!ps)
 			break;
 		prof_sample__set_hist(prof, ps, (const uint64_t *)s->val.hist, MEM_HIST_BUCKETS);
 		ps->out = s->out;
 	}
 	free(locs);
+	free(disp);
 	sym_proc__free(sp);
 
 	/* forget the pid in the kernel: its sites and outstanding blocks */

@@ -85,6 +85,7 @@ static int resolve(struct alloc_lib *lib)
 
 	lib->nprobes = lib->nret = 0;
 	lib->aliases[0] = 0;
+	memset(lib->alias_of, -1, sizeof(lib->alias_of));
 	for (int k = 0; k < MEM_FN__COUNT; k++) {
 		enum mem_fn fn = probe_order[k];
 		bool dup = false;
@@ -95,6 +96,7 @@ static int resolve(struct alloc_lib *lib)
 			if (entry[j] != off[fn])
 				continue;
 			dup = true;
+			lib->alias_of[fn] = lib->cookies[j];
 			snprintf(lib->aliases + strlen(lib->aliases),
 				 sizeof(lib->aliases) - strlen(lib->aliases), "%s%s=%s",
 				 lib->aliases[0] ? ", " : "", mem_fn_names[fn],

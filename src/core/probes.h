@@ -19,6 +19,7 @@ struct alloc_lib {
 	unsigned long ret_offsets[MEM_FN__COUNT];
 	uint64_t ret_cookies[MEM_FN__COUNT];
 	char aliases[256];		/* "aligned_alloc=memalign" style note, or "" */
+	int8_t alias_of[MEM_FN__COUNT];	/* the probed function an unprobed alias shares, or -1 */
 };
 
 extern const char *const mem_fn_names[MEM_FN__COUNT];

@@ -504,9 +504,13 @@ uint32_t profile__mapping(struct profile *p, uint32_t pid, uint64_t start, uint6
 	return idx;
 }
 
+/* The innermost function is part of the key: one address can carry two names (an alias such as
+ * glibc's aligned_alloc = memalign, told apart by the caller), and pprof allows two locations
+ * at one address. */
 struct loc_key {
 	uint32_t mapping;
 	uint64_t address;
+	uint32_t function;
 };
 
 static bool loc_eq(const struct profile *p, uint32_t idx, const void *key)
@@ -514,14 +518,16 @@ static bool loc_eq(const struct profile *p, uint32_t idx, const void *key)
 	const struct prof_location *l = &p->locations[idx];
 	const struct loc_key *k = key;
 
-	return l->mapping == k->mapping && l->address == k->address;
+	return l->mapping == k->mapping && l->address == k->address &&
+	       (l->nlines ? l->lines[0].function : PROF_NONE) == k->function;
 }
 
 uint32_t profile__location(struct profile *p, uint32_t mapping, uint64_t address,
 			   uint64_t module_offset, const struct prof_line *lines, uint32_t nlines)
 {
 	struct prof_priv *pp = priv(p);
-	struct loc_key k = { .mapping = mapping, .address = address };
+	struct loc_key k = { .mapping = mapping, .address = address,
+			     .function = nlines && lines ? lines[0].function : PROF_NONE };
 	struct prof_line *copy = NULL;
 	uint32_t h, idx, i;
 	int err;

@@ -137,8 +137,8 @@ uint32_t profile__function(struct profile *p, const char *name, const char *syst
 /* Interned on (pid, start, file); limit, offset and build_id of the first call are kept. */
 uint32_t profile__mapping(struct profile *p, uint32_t pid, uint64_t start, uint64_t limit,
 			  uint64_t offset, const char *file, const char *build_id);
-/* Interned on (mapping, address) when mapping != PROF_NONE, else on (address). lines copied;
- * the lines of the first call are kept. */
+/* Interned on (mapping, address, innermost function): one address may carry two names (an
+ * alias). lines copied; the lines of the first call are kept. */
 uint32_t profile__location(struct profile *p, uint32_t mapping, uint64_t address,
 			   uint64_t module_offset, const struct prof_line *lines, uint32_t nlines);
 /* Locations and values copied (values NULL: all zero); returns the new sample (valid until the

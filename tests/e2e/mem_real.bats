@@ -18,9 +18,8 @@ compare_with_interposer() {
 	jq -n --slurpfile e "$json" --slurpfile c "$ca" '
 		def off(a; b): if b == 0 then (a != 0) else ((a - b) | fabs) / b > 0.0001 end;
 		$e[0].processes[0] as $p | $c[0] as $c
-		| [($c.calls | keys[] | select(. != "free" and . != "aligned_alloc" and . != "memalign")
+		| [($c.calls | keys[] | select(. != "free")
 		    | select(off($p.calls[.]; $c.calls[.])) | {fn: ., ebprof: $p.calls[.], interposer: $c.calls[.]}),
-		   (select(off($p.calls.memalign; $c.calls.memalign + $c.calls.aligned_alloc)) | "memalign"),
 		   (select(off($p.calls.free - $p.unknown_frees; $c.calls.free)) | "free"),
 		   (["alloc_count", "alloc_bytes", "free_count", "live_count", "failed"][]
 		    | select(off($p[.]; $c[.])) | {field: ., ebprof: $p[.], interposer: $c[.]})]' > "$T/diff.json"
