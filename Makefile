@@ -44,6 +44,7 @@ SKEL_USERS := $(wildcard src/core/*_collect.c)
 LIB_SRCS   := $(wildcard src/profile/*.c src/symbolize/*.c src/output/*.c) \
 	      $(filter-out $(SKEL_USERS),$(wildcard src/core/*.c))
 CORE_SRCS  := $(SKEL_USERS) $(wildcard src/cli/*.c)
+SKEL_OBJS  := $(patsubst src/%.c,$(OUT)/obj/%.o,$(SKEL_USERS))
 LIB_OBJS   := $(patsubst src/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 CORE_OBJS  := $(patsubst src/%.c,$(OUT)/obj/%.o,$(CORE_SRCS))
 
@@ -99,6 +100,14 @@ $(OUT)/tests/%: tests/unit/%.c $(OUT)/libebprof.a | $(OUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit $< $(OUT)/libebprof.a $(LDLIBS) -lcmocka -o $@
 
+# BPF-level tests: a collector and its skeleton loaded in the test process (root).
+BPF_TEST_SRCS := $(wildcard tests/bpf/test_*.c)
+BPF_TEST_BINS := $(patsubst tests/bpf/%.c,$(OUT)/tests/bpf_%,$(BPF_TEST_SRCS))
+
+$(OUT)/tests/bpf_%: tests/bpf/%.c $(SKEL_OBJS) $(OUT)/libebprof.a | $(OUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(SKEL_OBJS) $(OUT)/libebprof.a $(LDLIBS) -lcmocka -o $@
+
 $(OUT)/fixtures/%: tests/fixtures/%.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FIX_CFLAGS) $< -o $@
@@ -120,11 +129,11 @@ demo: deps
 unit: $(UNIT_BINS) fixtures
 	$(Q)bash tests/run-unit.sh $(OUT)
 
-e2e: $(OUT)/ebprof fixtures
+e2e: $(OUT)/ebprof fixtures $(BPF_TEST_BINS)
 	$(Q)bash tests/run-e2e.sh $(OUT)
 
 check: deps
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) fixtures
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(BPF_TEST_BINS) fixtures
 	$(Q)bash tests/run-all.sh $(OUT)
 
 bench: $(OUT)/ebprof fixtures

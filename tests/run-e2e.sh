@@ -10,6 +10,16 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 files=("$@")
-[ ${#files[@]} -gt 0 ] || files=(tests/e2e/*.bats)
+[ $# -gt 0 ] || files=(tests/e2e/*.bats)
 export OUT="$out" EBPROF="$PWD/$out/ebprof" FIX="$PWD/$out/fixtures"
-exec bats --timing "${files[@]}"
+rc=0
+# BPF-level tests first (skeleton loaded in the test process), then the CLI end to end
+if [ $# -eq 0 ]; then
+	for t in "$out"/tests/bpf_test_*; do
+		[ -x "$t" ] || continue
+		case "$t" in *.d) continue ;; esac
+		"$t" || rc=1
+	done
+fi
+bats --timing "${files[@]}" || rc=1
+exit $rc
