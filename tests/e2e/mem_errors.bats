@@ -80,7 +80,8 @@ bats_require_minimum_version 1.5.0
 	wait "$eb" || st=$?
 	[ "$st" -eq 143 ]
 	jqe '.processes[0].comm == "sleep"' "$T/out.json"
-	! pgrep -x -P "$eb" sleep
+	child=$(jq '.processes[0].pid' "$T/out.json")
+	wait_gone "$child" 5
 	assert_no_probes
 }
 

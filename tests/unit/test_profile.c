@@ -241,8 +241,17 @@ static void test_growth(void **state)
 		assert_int_equal(s->locs[1], (i + 1) % NS);
 		assert_int_equal(s->pid, i % 13);
 		assert_int_equal(p->locations[i].lines[0].line, i);
-		assert_int_equal(profile__location(p, maps[i % NM], 0x400000ULL + i, 0, NULL, 0),
+		struct prof_line line = { funcs[i % NF], i };
+
+		assert_int_equal(profile__location(p, maps[i % NM], 0x400000ULL + i, 0, &line, 1),
 				 i);
+	}
+	/* one address, another innermost function (an alias): another location */
+	{
+		struct prof_line other = { funcs[1], 0 };
+
+		assert_int_equal(profile__location(p, maps[0], 0x400000ULL, 0, &other, 1), NS);
+		assert_int_equal(profile__location(p, maps[0], 0x400000ULL, 0, &other, 1), NS);
 	}
 	for (i = 0; i < NF; i += 101) {
 		snprintf(name, sizeof(name), "func_%u", i);
