@@ -209,22 +209,13 @@ static __always_inline void record_alloc(void *ctx, struct mem_tstate *st, __u32
 	struct mem_live_val *old;
 	struct mem_site_val *sv;
 	__u64 live_bytes;
+	long err;
 
 	if (size < min_size || size > max_size)
 		return;
 
 	lv.stack = capture_stack(ctx, st);
 	lv.ts = bpf_ktime_get_ns();
-
-	/* A pointer handed out twice without a free we saw (freed by a path we do not probe):
-	 * retire the old block so live counts stay true. */
-	old = bpf_map_lookup_elem(&live, &lk);
-	if (old) {
-		struct mem_live_val copy = *old;
-
-		if (!bpf_map_delete_elem(&live, &lk))
-			account_free(pid, p, &copy);
-	}
 
 	sv = site_of(pid, fn, lv.stack);
 	if (sv) {
@@ -236,7 +227,19 @@ static __always_inline void record_alloc(void *ctx, struct mem_tstate *st, __u32
 	__sync_fetch_and_add(&p->alloc_bytes, size);
 	atomic_max(&p->max_request, size);
 
-	if (bpf_map_update_elem(&live, &lk, &lv, BPF_ANY)) {
+	err = bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
+	if (err == -17 /* EEXIST */) {
+		/* a pointer handed out twice without a free we saw (freed by a path we do not
+		 * probe): retire the old block so live counts stay true */
+		old = bpf_map_lookup_elem(&live, &lk);
+		if (old) {
+			struct mem_live_val copy = *old;
+
+			account_free(pid, p, &copy);
+		}
+		err = bpf_map_update_elem(&live, &lk, &lv, BPF_ANY);
+	}
+	if (err) {
 		/* untracked: it can never be matched by its free, so it never counts as live */
 		drop(MEM_DROP_LIVE_FULL);
 		if (sv) {

@@ -571,6 +571,11 @@ int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 		goto out;
 	}
 
+	if (o.col.min_size || o.col.max_size != UINT64_MAX)
+		profile__add_note(r.prof, "only allocations of %llu to %llu bytes are tracked "
+				  "(--min-size/--max-size): totals leave the others out, and their frees "
+				  "count as unknown frees", (unsigned long long)o.col.min_size,
+				  (unsigned long long)o.col.max_size);
 	start_mono = mono_ns();
 	start_wall = wall_ns();
 	err = o.argv ? setup_launch(&r) : setup_attach(&r);

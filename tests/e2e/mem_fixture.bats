@@ -113,3 +113,23 @@ load helpers
 	[[ "$output" == *"Outstanding allocations"* ]]
 	[[ "$output" == *"#"* ]]
 }
+
+@test "launch: --min-size/--max-size track only that range, and the report says so" {
+	run "$EBPROF" mem --min-size 99999 --max-size 100000 -o "$T/out.json" -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	# leak_big is the fixture's one 100000-byte block
+	jqe '[.sites[] | select(any(.frames[]; .function == "leak_big"))] | length == 1' "$T/out.json"
+	jqe '[.sites[].histogram[] | select(.min < 65536)] | length == 0' "$T/out.json"
+	jqe '.processes[0].max_request <= 100000 and .processes[0].max_request >= 99999' "$T/out.json"
+	jqe '.notes | any(test("--min-size"))' "$T/out.json"
+	# calls are still all counted
+	jqe '.processes[0].calls.malloc == 110018' "$T/out.json"
+}
+
+@test "launch: --sort count and --top shape the text report" {
+	run "$EBPROF" mem --sort count --top 1 -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Top 1 allocation sites by count"* ]]
+	# the most frequent site is churn's malloc (100,000 calls)
+	sed -n '/^Top 1/,/^Outstanding/p' <<< "$output" | grep -q churn
+}
