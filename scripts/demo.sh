@@ -39,21 +39,9 @@ run_ebprof() {
 	return $rc
 }
 
-svg_note=""
 if ! run_ebprof "${files[@]}"; then
-	if grep -qiE 'svg|flame' "$errlog"; then
-		svg_note="ebprof rejected flame.svg (no SVG renderer yet?); it was run again without it."
-		say "$svg_note"
-		files=("${files[@]:0:3}")
-		rm -f "${files[@]}"
-		if ! run_ebprof "${files[@]}"; then
-			say "ebprof failed (see its messages above); no report was written"
-			exit 1
-		fi
-	else
-		say "ebprof failed (see its messages above); no report was written"
-		exit 1
-	fi
+	say "ebprof failed (see its messages above); no report was written"
+	exit 1
 fi
 
 if [ ! -s "$dir/report.txt" ]; then
@@ -72,7 +60,7 @@ describe() {
 	*.txt) echo "the text report printed above: top allocation sites, leaks, per-process totals" ;;
 	*.json) echo "the same profile as JSON (samples, stacks, per-process counters), for scripts; try: jq . $1" ;;
 	*.pb.gz) echo "a gzipped pprof profile; open it with: go tool pprof -http=: $1 (or pprof -top)" ;;
-	*.svg) echo "a flame graph of allocated bytes by call stack; open it in a web browser" ;;
+	*.svg) echo "an interactive flame graph of allocated bytes by call stack (click to zoom, search); open it in a web browser" ;;
 	esac
 }
 for f in "${files[@]}"; do
@@ -82,6 +70,3 @@ for f in "${files[@]}"; do
 		printf '  %-28s NOT WRITTEN (ebprof succeeded but left no file)\n' "$f"
 	fi
 done
-if [ -n "$svg_note" ]; then
-	echo "Note: $svg_note"
-fi

@@ -12,8 +12,9 @@ PKGS=(
 	libc6-dbg
 	# tests: runners, test-input tools (xz for minidebuginfo), process tools
 	libcmocka-dev bats jq xz-utils procps util-linux strace
-	# real programs the e2e tests profile, and the pprof consumer that checks our output
-	sqlite3 golang-1.19-go
+	# real programs the e2e tests profile, and the real consumers that check our outputs:
+	# Go's pprof, flamegraph.pl (folded stacks), xmllint (SVG)
+	sqlite3 golang-1.19-go libdevel-nytprof-perl libxml2-utils
 	# bench: GNU time for peak RSS and CPU
 	time
 )

@@ -1,25 +1,43 @@
 #!/usr/bin/env bash
-# End-to-end tests: real BPF in the real kernel against fixture programs. Needs root.
-# Usage: tests/run-e2e.sh OUTDIR [bats files...]
+# Tests that need root: BPF-level tests (tests/bpf, the collector loaded in the test process)
+# and end-to-end tests (tests/e2e, bats, the CLI on fixtures and real programs).
+# Usage: tests/run-e2e.sh OUTDIR [bats files...]   (with files: only those bats files)
+# Prints "e2e: N passed, M failed" counting test cases; exit 1 if any failed.
 set -u
 out=${1:-build}
 shift || true
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" -ne 0 ]; then
-	echo "e2e: skipped: needs root (loads BPF programs and attaches uprobes); run 'sudo make check'" >&2
+	echo "e2e: not run: needs root (loads BPF programs and attaches uprobes); run 'sudo make check'" >&2
+	echo "e2e: 0 passed, 1 failed"
 	exit 1
 fi
 files=("$@")
 [ $# -gt 0 ] || files=(tests/e2e/*.bats)
 export OUT="$out" EBPROF="$PWD/$out/ebprof" FIX="$PWD/$out/fixtures"
-rc=0
-# BPF-level tests first (skeleton loaded in the test process), then the CLI end to end
+pass=0 fail=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 if [ $# -eq 0 ]; then
 	for t in "$out"/tests/bpf_test_*; do
 		[ -x "$t" ] || continue
 		case "$t" in *.d) continue ;; esac
-		"$t" || rc=1
+		rc=0
+		"$t" 2>&1 | tee "$log"
+		[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+		p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+		f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+		pass=$((pass + ${p:-0}))
+		fail=$((fail + ${f:-0}))
+		[ $rc -eq 0 ] || [ -n "$f" ] || fail=$((fail + 1))
 	done
 fi
-bats --timing "${files[@]}" || rc=1
-exit $rc
+bats --timing "${files[@]}" 2>&1 | tee "$log"
+brc=${PIPESTATUS[0]}
+p=$(grep -c '^ok ' "$log")
+f=$(grep -c '^not ok ' "$log")
+pass=$((pass + p))
+fail=$((fail + f))
+[ "$brc" -eq 0 ] || [ "$f" -gt 0 ] || fail=$((fail + 1))
+echo "e2e: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

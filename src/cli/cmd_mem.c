@@ -84,9 +84,13 @@ static const char mem_usage[] =
 	"\n"
 	"Output:\n"
 	"  -o, --output FILE      write the report to FILE, format by extension: .txt (text),\n"
-	"                         .json, .pb.gz (pprof); repeatable; default: text to stdout\n"
+	"                         .json, .pb.gz (pprof), .folded (folded stacks), .svg (flame\n"
+	"                         graph); repeatable; default: text to stdout\n"
 	"      --top N            allocation sites shown in the text report (default 10, 0 = all)\n"
 	"      --sort bytes|count rank sites by bytes (default) or by number of allocations\n"
+	"      --value TYPE       what .folded and .svg weigh frames by: alloc_space (default),\n"
+	"                         alloc_objects, inuse_space or inuse_objects\n"
+	"      --inverted         draw the flame graph as an icicle (roots at the top)\n"
 	"      --min-size BYTES   track only allocations of at least BYTES\n"
 	"      --max-size BYTES   track only allocations of at most BYTES\n"
 	"\n"
@@ -138,7 +142,7 @@ static int parse_pids(const struct log_ctx *lc, struct mem_opts *o, char *arg)
 static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts *o)
 {
 	enum { OPT_TOP = 256, OPT_SORT, OPT_MIN, OPT_MAX, OPT_MAXLIVE, OPT_MAXSTACKS,
-	       OPT_MAXPROCS };
+	       OPT_MAXPROCS, OPT_VALUE, OPT_INVERTED };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -150,6 +154,8 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 		{ "max-live", required_argument, NULL, OPT_MAXLIVE },
 		{ "max-stacks", required_argument, NULL, OPT_MAXSTACKS },
 		{ "max-procs", required_argument, NULL, OPT_MAXPROCS },
+		{ "value", required_argument, NULL, OPT_VALUE },
+		{ "inverted", no_argument, NULL, OPT_INVERTED },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -178,7 +184,7 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 				return usage_err(lc, "too many outputs (at most %s)", "16");
 			if (!output__for_path(optarg))
 				return usage_err(lc, "cannot tell the format of '%s': use a .txt, "
-						     ".json or .pb.gz file name", optarg);
+						     ".json, .pb.gz, .folded or .svg file name", optarg);
 			o->outputs[o->noutputs++] = optarg;
 			break;
 		case OPT_TOP:
@@ -193,6 +199,16 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 				o->out.sort = OUTPUT_SORT_COUNT;
 			else
 				return usage_err(lc, "invalid --sort '%s' (bytes or count)", optarg);
+			break;
+		case OPT_VALUE:
+			if (strcmp(optarg, "alloc_space") && strcmp(optarg, "alloc_objects") &&
+			    strcmp(optarg, "inuse_space") && strcmp(optarg, "inuse_objects"))
+				return usage_err(lc, "invalid --value '%s' (alloc_space, alloc_objects, "
+						     "inuse_space or inuse_objects)", optarg);
+			o->out.value_type = optarg;
+			break;
+		case OPT_INVERTED:
+			o->out.inverted = true;
 			break;
 		case OPT_MIN:
 			if (parse_u64(optarg, &o->col.min_size))

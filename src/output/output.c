@@ -30,6 +30,11 @@ const struct output_ops *output__for_path(const char *path)
 	/* pprof reads gzipped and plain protobuf alike; we always write the usual gzip */
 	if (ends_with(path, ".pb.gz") || ends_with(path, ".pb"))
 		return &output_pprof;
+	/* folded stacks as flamegraph.pl and speedscope read them; a flame graph of our own */
+	if (ends_with(path, ".folded"))
+		return &output_folded;
+	if (ends_with(path, ".svg"))
+		return &output_svg;
 	return NULL;
 }
 

@@ -15,11 +15,15 @@ struct output_opts {
 	uint32_t top;		/* sites to show in text; 0 = all */
 	enum output_sort sort;
 	bool color;		/* ANSI colour in text (only when stdout is a terminal) */
+	/* Sample type that folded stacks and flame graphs measure, by name ("alloc_space",
+	 * "alloc_objects", ...); NULL = the profile's default type. Unknown names: -EINVAL. */
+	const char *value_type;
+	bool inverted;		/* flame graph as an icicle graph: root at the top */
 };
 
 struct output_ops {
-	const char *name;	/* "text", "json", "pprof" */
-	const char *ext;	/* ".txt", ".json", ".pb.gz" */
+	const char *name;	/* "text", "json", "pprof", "folded", "svg" */
+	const char *ext;	/* ".txt", ".json", ".pb.gz", ".folded", ".svg" */
 	/* Write the whole profile to f. Returns 0 or a negative errno. */
 	int (*write)(const struct profile *p, const struct output_opts *o, FILE *f);
 };
@@ -27,8 +31,10 @@ struct output_ops {
 extern const struct output_ops output_text;
 extern const struct output_ops output_json;
 extern const struct output_ops output_pprof;
+extern const struct output_ops output_folded, output_svg;
 
-/* The renderer for a file name by its extension, or NULL (".txt", ".json", ".pb.gz", ".pb"). */
+/* The renderer for a file name by its extension, or NULL (".txt", ".json", ".pb.gz", ".pb",
+ * ".folded", ".svg"). */
 const struct output_ops *output__for_path(const char *path);
 /* Render to a path ("-" = stdout). Returns 0 or a negative errno; on error errno-style
  * message is left to the caller. */

@@ -189,13 +189,16 @@ bool render__is_allocator(const char *name)
 	static const char *const exact[] = {
 		"malloc", "calloc", "realloc", "reallocarray", "free", "aligned_alloc",
 		"memalign", "posix_memalign", "valloc", "pvalloc", "cfree", "strdup", "strndup",
-		"__strdup", "__strndup",
+		"__strdup", "__strndup", "__libc_malloc", "__libc_calloc", "__libc_realloc",
+		"__libc_free", "__libc_memalign", "__libc_valloc", "__libc_pvalloc",
+		"__libc_reallocarray",
 		/* the usual never-fail wrappers: the caller of xmalloc is the allocation site */
 		"xmalloc", "xcalloc", "xrealloc", "xzalloc", "xstrdup", "xstrndup", "xmemdup",
 	};
 	/* glibc internals, C++ operators, jemalloc/tcmalloc entry points, sanitizer wrappers */
 	static const char *const prefix[] = {
-		"operator new", "__libc_", "__GI___libc_", "_int_", "je_", "tc_",
+		/* not "__libc_": __libc_start_main and __libc_start_call_main are no allocators */
+		"operator new", "__GI___libc_", "_int_", "je_", "tc_",
 		"__interceptor_", "__posix_memalign",
 	};
 	size_t i;
