@@ -41,7 +41,7 @@ SKELS      := $(patsubst src/bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
 # Only the collectors and the CLI see BPF skeletons; everything else goes into libebprof.a and
 # is unit-testable without root.
 SKEL_USERS := $(wildcard src/core/*_collect.c)
-LIB_SRCS   := $(wildcard src/profile/*.c src/symbolize/*.c src/output/*.c) \
+LIB_SRCS   := $(wildcard src/util/*.c src/profile/*.c src/symbolize/*.c src/output/*.c) \
 	      $(filter-out $(SKEL_USERS),$(wildcard src/core/*.c))
 CORE_SRCS  := $(SKEL_USERS) $(wildcard src/cli/*.c)
 SKEL_OBJS  := $(patsubst src/%.c,$(OUT)/obj/%.o,$(SKEL_USERS))

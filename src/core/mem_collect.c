@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 #include "core/mem_collect.h"
 #include "core/target.h"
+#include "util/util.h"
 #include "mem.skel.h"
 
 #define BPF_TRACE_UPROBE_MULTI_TYPE 48
@@ -120,33 +121,6 @@ static struct traced *find(struct mem_collector *c, pid_t pid)
 	return NULL;
 }
 
-static char *read_file(const char *path)
-{
-	size_t cap = 8192, len = 0;
-	char *buf = malloc(cap);
-	FILE *f = fopen(path, "re");
-	size_t n;
-
-	if (!f || !buf) {
-		if (f)
-			fclose(f);
-		free(buf);
-		return NULL;
-	}
-	while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-		len += n;
-		if (len + 1 == cap) {
-			char *nb = realloc(buf, cap *= 2);
-
-			if (!nb)
-				break;
-			buf = nb;
-		}
-	}
-	buf[len] = 0;
-	fclose(f);
-	return buf;
-}
 
 /* Runtime addresses of the probed functions, from the file offsets and the mappings. */
 static void find_fn_addrs(struct traced *t)
@@ -188,7 +162,7 @@ static bool refresh_maps(struct traced *t)
 	char path[64], *fresh;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", t->pid);
-	fresh = read_file(path);
+	fresh = util_read_file(path, NULL);
 	if (!fresh || !*fresh) {
 		free(fresh);
 		return false;

@@ -11,6 +11,7 @@
 
 #include "output/flame.h"
 #include "output/render.h"
+#include "util/util.h"
 
 #define KERNEL_MAPPING "[kernel.kallsyms]"
 #define NAME_MAX_LEN 4096
@@ -35,24 +36,7 @@ struct flame_priv {
 	uint32_t last_pid, last_pid_frame;
 };
 
-static uint32_t hash_str(const char *s)
-{
-	uint32_t h = 2166136261u;
 
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
-}
-
-static uint32_t hash_u64(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ULL;
-	k ^= k >> 33;
-	return (uint32_t)k;
-}
 
 /*
  * The folded format is "a;b;c 123": a ';' in a name would split the frame and a newline the
@@ -106,7 +90,7 @@ static int frame_rehash(struct flame *fl)
 	if (!t)
 		return -ENOMEM;
 	for (i = 0; i < fl->nframes; i++) {
-		uint32_t h = hash_str(fl->frames[i].name) & (cap - 1);
+		uint32_t h = (uint32_t)util_hash_str(fl->frames[i].name) & (cap - 1);
 
 		while (t[h])
 			h = (h + 1) & (cap - 1);
@@ -128,7 +112,7 @@ static uint32_t frame_intern(struct flame *fl, const char *name, uint32_t len,
 
 	if ((fl->nframes + 1) * 2 > fp->frame_cap && frame_rehash(fl))
 		return FLAME_NONE;
-	h = hash_str(name) & (fp->frame_cap - 1);
+	h = (uint32_t)util_hash_str(name) & (fp->frame_cap - 1);
 	while (fp->frame_hash[h]) {
 		if (strcmp(fl->frames[fp->frame_hash[h] - 1].name, name) == 0)
 			return fp->frame_hash[h] - 1;
@@ -244,7 +228,7 @@ static int node_rehash(struct flame *fl)
 
 		if (!fp->node_hash[i].key)
 			continue;
-		h = hash_u64(fp->node_hash[i].key) & (cap - 1);
+		h = (uint32_t)util_hash_u64(fp->node_hash[i].key) & (cap - 1);
 		while (t[h].key)
 			h = (h + 1) & (cap - 1);
 		t[h] = fp->node_hash[i];
@@ -285,7 +269,7 @@ static uint32_t child(struct flame *fl, uint32_t parent, uint32_t frame)
 		return FLAME_NONE;
 	if ((fl->nnodes + 1) * 2 > fp->node_cap && node_rehash(fl))
 		return FLAME_NONE;
-	h = hash_u64(key) & (fp->node_cap - 1);
+	h = (uint32_t)util_hash_u64(key) & (fp->node_cap - 1);
 	while (fp->node_hash[h].key) {
 		if (fp->node_hash[h].key == key)
 			return fp->node_hash[h].node;

@@ -20,6 +20,7 @@
 #include "output/flame.h"
 #include "output/output.h"
 #include "output/render.h"
+#include "util/util.h"
 
 #define WIDTH 1200		/* px; what flame graph readers are used to */
 #define XPAD 10
@@ -134,15 +135,6 @@ static void xml_str(FILE *f, const char *s)
 
 /* ---- colours ---------------------------------------------------------------------------- */
 
-static uint32_t hash_str(const char *s, size_t len)
-{
-	uint32_t h = 2166136261u;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 16777619u;
-	return h;
-}
 
 /* No libm: the build does not link it, and this needs nothing of it. */
 static double absd(double d)
@@ -181,7 +173,7 @@ static uint32_t hsl(double h, double s, double l)
 static uint32_t frame_rgb(const struct flame_frame *fr)
 {
 	/* a little lightness per name, so neighbours of one colour stay apart */
-	double j = (hash_str(fr->name, fr->len) % 1000) / 1000.0;
+	double j = ((uint32_t)util_hash_bytes(fr->name, fr->len) % 1000) / 1000.0;
 
 	switch (fr->kind) {
 	case FLAME_ROOT:
@@ -199,9 +191,9 @@ static uint32_t frame_rgb(const struct flame_frame *fr)
 	if (fr->kernel)
 		return hsl(205, 0.55, 0.60 + 0.10 * j);
 	if (fr->inlined)
-		return hsl(USER_HUE(hash_str(fr->module ? fr->module : "", fr->module ?
+		return hsl(USER_HUE((uint32_t)util_hash_bytes(fr->module ? fr->module : "", fr->module ?
 				    strlen(fr->module) : 0)), 0.60, 0.76 + 0.06 * j);
-	return hsl(USER_HUE(hash_str(fr->module ? fr->module : "", fr->module ?
+	return hsl(USER_HUE((uint32_t)util_hash_bytes(fr->module ? fr->module : "", fr->module ?
 			    strlen(fr->module) : 0)), 0.80, 0.54 + 0.12 * j);
 }
 

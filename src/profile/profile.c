@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "profile/profile.h"
+#include "util/util.h"
 
 /* Open addressing with linear probing over indices into the profile's arrays. The hash is kept
  * in the slot so that growing never has to look at the keys again. */
@@ -47,32 +48,12 @@ struct prof_priv {
 
 /* ---- small helpers ---------------------------------------------------------------------- */
 
-static uint64_t mix64(uint64_t x)
-{
-	/* a full-avalanche finaliser: keys are small integers and pointers */
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
 
 static uint32_t hash_combine(uint64_t h, uint64_t v)
 {
-	return (uint32_t)mix64(h * 31 + mix64(v));
+	return (uint32_t)util_hash_u64(h * 31 + util_hash_u64(v));
 }
 
-static uint32_t hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
-	return (uint32_t)mix64(h);
-}
 
 /*
  * Make room for element n of an array whose capacity is implied by its length: max(4, the
@@ -239,7 +220,7 @@ static const char *intern(struct profile *p, const char *s, int *err)
 
 	if (!s)
 		return NULL;
-	h = hash_str(s);
+	h = (uint32_t)util_hash_str(s);
 	idx = htab_find(p, &pp->str_tab, h, str_eq, s);
 	if (idx != PROF_NONE)
 		return pp->strs[idx];

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "symbolize/symbolize.h"
+#include "util/util.h"
 
 struct ksym {
 	uint64_t addr;
@@ -23,54 +24,6 @@ struct ksyms {
 	size_t nsyms;
 };
 
-/* /proc files report size 0, so read until EOF into a growing buffer. */
-static char *read_all(const char *path, size_t *lenp)
-{
-	size_t len = 0, cap = 1 << 22;
-	char *buf = malloc(cap + 1), *nbuf;
-	int fd, saved;
-
-	if (!buf)
-		return NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		goto err;
-	for (;;) {
-		ssize_t r;
-
-		if (len == cap) {
-			cap *= 2;
-			nbuf = realloc(buf, cap + 1);
-			if (!nbuf) {
-				errno = ENOMEM;
-				goto err_close;
-			}
-			buf = nbuf;
-		}
-		r = read(fd, buf + len, cap - len);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			goto err_close;
-		}
-		if (!r)
-			break;
-		len += (size_t)r;
-	}
-	close(fd);
-	buf[len] = '\0';
-	*lenp = len;
-	return buf;
-err_close:
-	saved = errno;
-	close(fd);
-	errno = saved;
-err:
-	saved = errno;
-	free(buf);
-	errno = saved;
-	return NULL;
-}
 
 static int ksym_cmp(const void *a, const void *b)
 {
@@ -118,7 +71,7 @@ struct ksyms *ksyms__load(const char *path)
 
 	if (!k)
 		goto err;
-	k->buf = read_all(path ? path : "/proc/kallsyms", &len);
+	k->buf = util_read_file(path ? path : "/proc/kallsyms", &len);
 	if (!k->buf) {
 		err = -errno;
 		goto err;

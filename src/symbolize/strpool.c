@@ -7,28 +7,9 @@
 #include <string.h>
 
 #include "symbolize/sym_internal.h"
+#include "util/util.h"
 
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a: short strings, no need for more */
 
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
-static uint64_t hash_u64(uint64_t x)
-{
-	/* splitmix64 finalizer: addresses differ mostly in low bits and share high bits */
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
 
 void strpool__init(struct strpool *sp)
 {
@@ -56,7 +37,7 @@ static int strpool__grow(struct strpool *sp)
 
 		if (!str)
 			continue;
-		j = hash_bytes(str, strlen(str)) & (ncap - 1);
+		j = util_hash_bytes(str, strlen(str)) & (ncap - 1);
 		while (nslots[j])
 			j = (j + 1) & (ncap - 1);
 		nslots[j] = str;
@@ -74,7 +55,7 @@ const char *strpool__intern_n(struct strpool *sp, const char *str, size_t len)
 
 	if ((sp->count + 1) * 2 > sp->cap && strpool__grow(sp))
 		return NULL;
-	i = hash_bytes(str, len) & (sp->cap - 1);
+	i = util_hash_bytes(str, len) & (sp->cap - 1);
 	while (sp->slots[i]) {
 		if (strncmp(sp->slots[i], str, len) == 0 && sp->slots[i][len] == '\0')
 			return sp->slots[i];
@@ -99,7 +80,7 @@ void *u64map__get(const struct u64map *m, uint64_t key)
 
 	if (!m->cap)
 		return NULL;
-	i = hash_u64(key) & (m->cap - 1);
+	i = util_hash_u64(key) & (m->cap - 1);
 	while (m->slots[i].val) {
 		if (m->slots[i].key == key)
 			return m->slots[i].val;
@@ -110,7 +91,7 @@ void *u64map__get(const struct u64map *m, uint64_t key)
 
 static void u64map__place(struct u64map_slot *slots, size_t cap, uint64_t key, void *val)
 {
-	size_t i = hash_u64(key) & (cap - 1);
+	size_t i = util_hash_u64(key) & (cap - 1);
 
 	while (slots[i].val && slots[i].key != key)
 		i = (i + 1) & (cap - 1);

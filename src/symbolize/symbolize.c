@@ -14,6 +14,7 @@
 #include <libelf.h>
 
 #include "symbolize/sym_internal.h"
+#include "util/util.h"
 
 struct sym_proc {
 	struct symbolizer *s;
@@ -104,52 +105,6 @@ struct sym_proc *symbolizer__load_maps(struct symbolizer *s, const char *maps_te
 	return proc_new(s, maps_text, root, 0);
 }
 
-static char *read_text(const char *path)
-{
-	size_t len = 0, cap = 64 * 1024;
-	char *buf = malloc(cap + 1), *nbuf;
-	int fd, saved;
-
-	if (!buf)
-		return NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		goto err;
-	for (;;) {
-		ssize_t r;
-
-		if (len == cap) {
-			cap *= 2;
-			nbuf = realloc(buf, cap + 1);
-			if (!nbuf) {
-				close(fd);
-				errno = ENOMEM;
-				goto err;
-			}
-			buf = nbuf;
-		}
-		r = read(fd, buf + len, cap - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			saved = errno;
-			close(fd);
-			errno = saved;
-			goto err;
-		}
-		if (!r)
-			break;
-		len += (size_t)r;
-	}
-	close(fd);
-	buf[len] = '\0';
-	return buf;
-err:
-	saved = errno;
-	free(buf);
-	errno = saved;
-	return NULL;
-}
 
 struct sym_proc *symbolizer__load_pid(struct symbolizer *s, pid_t pid)
 {
@@ -164,7 +119,7 @@ struct sym_proc *symbolizer__load_pid(struct symbolizer *s, pid_t pid)
 		return NULL;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	text = read_text(path);
+	text = util_read_file(path, NULL);
 	if (!text)
 		return NULL;
 	/* Open files through the process's root only when it differs from ours: plain paths keep

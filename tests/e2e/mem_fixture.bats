@@ -133,3 +133,16 @@ load helpers
 	# the most frequent site is churn's malloc (100,000 calls)
 	sed -n '/^Top 1/,/^Outstanding/p' <<< "$output" | grep -q churn
 }
+
+@test "launch: a stripped binary is counted exactly; its frames are module+offset" {
+	cp "$FIX/memfixture" "$T/stripped"
+	strip --strip-all "$T/stripped"
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	run "$EBPROF" mem -o "$T/out.json" -o "$T/out.txt" -- "$T/stripped"
+	[ "$status" -eq 0 ]
+	jqe '.processes[0].calls.malloc == 110018 and .processes[0].live_count == 20' "$T/out.json"
+	# frames in the stripped executable: no name, but the module and offset, never dropped
+	jqe '[.sites[].frames[] | select(.module // "" | endswith("/stripped"))]
+	     | length > 0 and all(.function == null and (.offset // .address) != null)' "$T/out.json"
+	grep -q 'stripped+0x' "$T/out.txt"
+}

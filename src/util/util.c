@@ -1,0 +1,54 @@
+/* Small helpers any module may use: whole-file reads. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "util/util.h"
+
+char *util_read_file(const char *path, size_t *lenp)
+{
+	size_t len = 0, cap = 64 * 1024;
+	char *buf = malloc(cap + 1), *nbuf;
+	int fd, saved;
+
+	if (!buf)
+		return NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		goto err;
+	for (;;) {
+		ssize_t r;
+
+		if (len == cap) {
+			cap *= 2;
+			nbuf = realloc(buf, cap + 1);
+			if (!nbuf) {
+				errno = ENOMEM;
+				goto err_close;
+			}
+			buf = nbuf;
+		}
+		r = read(fd, buf + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			goto err_close;
+		if (!r)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	buf[len] = '\0';
+	if (lenp)
+		*lenp = len;
+	return buf;
+err_close:
+	saved = errno;
+	close(fd);
+	errno = saved;
+err:
+	saved = errno;
+	free(buf);
+	errno = saved;
+	return NULL;
+}

@@ -1,0 +1,48 @@
+/* Small helpers any module may use: whole-file reads and hashing. Depends on nothing else of
+ * ebprof, so profile/, symbolize/ and output/ stay independent of each other. */
+#ifndef EBPROF_UTIL_H
+#define EBPROF_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The whole file, NUL-terminated, in a malloc'd buffer; *len (if not NULL) gets its length.
+ * Reads until EOF, so /proc files (which report size 0) work. NULL and errno on failure. */
+char *util_read_file(const char *path, size_t *len);
+
+/* FNV-1a over bytes: strings and short keys. */
+static inline uint64_t util_hash_bytes(const void *p, size_t len)
+{
+	const unsigned char *s = p;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= s[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* A full-avalanche 64-bit finaliser: keys that differ only in low bits (addresses, small
+ * integers, FNV results) spread over all bits, so any slice of the result can index a table. */
+static inline uint64_t util_hash_u64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* A string's hash, all bits mixed. */
+static inline uint64_t util_hash_str(const char *s)
+{
+	const char *e = s;
+
+	while (*e)
+		e++;
+	return util_hash_u64(util_hash_bytes(s, (size_t)(e - s)));
+}
+
+#endif
