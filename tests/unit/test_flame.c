@@ -3,9 +3,8 @@
  * the SVG through xmllint (or a structural check without it), its names, title, script and
  * layout; the choice of value type; and a 100,000-sample synthetic profile for size and time.
  *
- * The fixture helpers (fn, loc, LOC, sample, render, read_file, write_file, check_golden, ...)
- * are minimal copies of those in test_output.c, which keeps them static; the profile itself is
- * a different one, made to exercise what the flame renderers do with stacks. */
+ * Rendering and golden-file helpers come from golden.h, shared with test_output.c; the profile
+ * here is its own, made to exercise what the flame renderers do with stacks. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
