@@ -129,11 +129,11 @@ demo: deps
 unit: $(UNIT_BINS) fixtures
 	$(Q)bash tests/run-unit.sh $(OUT)
 
-e2e: $(OUT)/ebprof fixtures $(BPF_TEST_BINS)
+e2e: $(OUT)/ebprof fixtures $(BPF_TEST_BINS) $(DEMO_BIN)
 	$(Q)bash tests/run-e2e.sh $(OUT)
 
 check: deps
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(BPF_TEST_BINS) fixtures
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(BPF_TEST_BINS) $(DEMO_BIN) fixtures
 	$(Q)bash tests/run-all.sh $(OUT)
 
 bench: $(OUT)/ebprof fixtures

@@ -26,8 +26,10 @@
 #include "core/preflight.h"
 #include "core/target.h"
 #include "output/output.h"
+#include "output/render.h"
 
 #define MAX_OUTPUTS 16
+#define TICK_MS 100		/* sampling period of the live-bytes series */
 #define MAX_PIDS 256
 
 struct mem_opts {
@@ -39,6 +41,7 @@ struct mem_opts {
 	int noutputs;
 	struct output_opts out;
 	struct mem_collector_opts col;
+	bool quiet;
 };
 
 struct tgt {
@@ -63,6 +66,10 @@ struct run {
 	bool child_reaped;
 	bool stop;
 	int nsignals;
+	uint64_t start_mono;	/* CLOCK_MONOTONIC at the start of tracing */
+	uint64_t ticks;
+	bool progress;		/* stderr is a terminal and no --quiet */
+	bool progress_shown;
 };
 
 static const char mem_usage[] =
@@ -99,6 +106,7 @@ static const char mem_usage[] =
 	"      --max-stacks N     distinct call stacks and sites (default 32768)\n"
 	"      --max-procs N      processes (default 1024)\n"
 	"\n"
+	"  -q, --quiet            no progress line (shown on stderr only when it is a terminal)\n"
 	"  -v, --verbose          say what is attached where (-vv: libbpf and debug messages)\n"
 	"  -h, --help             this help\n"
 	"\n"
@@ -157,6 +165,7 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 		{ "value", required_argument, NULL, OPT_VALUE },
 		{ "inverted", no_argument, NULL, OPT_INVERTED },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -164,7 +173,7 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 	int c, err;
 
 	/* '+': stop at the first non-option, so the command's own options stay its own */
-	while ((c = getopt_long(argc, argv, "+p:d:o:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:d:o:vqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			err = parse_pids(lc, o, optarg);
@@ -233,6 +242,9 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 		case 'v':
 			lc->verbose++;
 			break;
+		case 'q':
+			o->quiet = true;
+			break;
 		case 'h':
 			fputs(mem_usage, stdout);
 			exit(0);
@@ -280,6 +292,8 @@ static void finalize(struct run *r, struct tgt *t)
 {
 	if (t->done)
 		return;
+	/* the last point of its series, then its final numbers */
+	mem_collector__sample(r->col, r->prof, mono_ns() - r->start_mono, NULL);
 	mem_collector__finalize(r->col, t->pid, r->prof, r->sym, mono_ns());
 	t->done = true;
 }
@@ -452,31 +466,62 @@ static int setup_launch(struct run *r)
 	return target__resume(pid, TARGET_STOP_OTHER, 0);
 }
 
-static int loop(struct run *r, int sfd, int tfd)
+/* One progress line on stderr, rewritten in place (only on a terminal, unless --quiet). */
+static void progress(struct run *r, const struct mem_totals *tot)
 {
-	struct pollfd pfd[2 + MAX_PIDS];
+	char live[32], el[32];
+
+	if (!r->progress)
+		return;
+	fprintf(stderr, "\r\033[Kebprof: %s  %llu calls  live %s in %llu blocks  drops %llu",
+		render__duration(mono_ns() - r->start_mono, el, sizeof(el)),
+		(unsigned long long)tot->calls, render__bytes(tot->live_bytes, live, sizeof(live)),
+		(unsigned long long)tot->live_count, (unsigned long long)tot->drops);
+	r->progress_shown = true;
+}
+
+static void progress_clear(struct run *r)
+{
+	if (r->progress_shown)
+		fputs("\r\033[K", stderr);
+	r->progress_shown = false;
+}
+
+/* Every tick: each process's live bytes into the profile's series. Every second: the maps
+ * snapshots (for processes that vanish without an exit stop) and the progress line. */
+static void on_tick(struct run *r)
+{
+	struct mem_totals tot;
+
+	mem_collector__sample(r->col, r->prof, mono_ns() - r->start_mono, &tot);
+	if (++r->ticks % (1000 / TICK_MS))
+		return;
+	mem_collector__refresh(r->col);
+	progress(r, &tot);
+}
+
+static int loop(struct run *r, int sfd, int tfd, int ifd)
+{
+	struct pollfd pfd[3 + MAX_PIDS];
 
 	while (!r->stop && !all_done(r)) {
-		int n = 0, map[MAX_PIDS];
+		int n = 0, map[MAX_PIDS], ready;
+		uint64_t ticks;
 
 		pfd[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = tfd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = ifd, .events = POLLIN };
 		for (int i = 0; i < r->nt; i++) {
 			if (r->t[i].pidfd < 0 || r->t[i].gone)
 				continue;
-			map[n - 2] = i;
+			map[n - 3] = i;
 			pfd[n++] = (struct pollfd){ .fd = r->t[i].pidfd, .events = POLLIN };
 		}
-		int ready = poll(pfd, n, 1000);
-
+		ready = poll(pfd, n, -1);
 		if (ready < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
-		}
-		if (ready == 0) {
-			mem_collector__refresh(r->col);
-			continue;
 		}
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
@@ -484,16 +529,14 @@ static int loop(struct run *r, int sfd, int tfd)
 			while (read(sfd, &si, sizeof(si)) == sizeof(si))
 				on_signal(r, &si);
 		}
-		if (pfd[1].revents & POLLIN) {
-			uint64_t ticks;
-
-			if (read(tfd, &ticks, sizeof(ticks)) == sizeof(ticks)) {
-				pr_info(r->lc, "duration reached");
-				r->stop = true;
-			}
+		if ((pfd[1].revents & POLLIN) && read(tfd, &ticks, sizeof(ticks)) == sizeof(ticks)) {
+			pr_info(r->lc, "duration reached");
+			r->stop = true;
 		}
-		for (int k = 2; k < n; k++) {
-			struct tgt *t = &r->t[map[k - 2]];
+		if ((pfd[2].revents & POLLIN) && read(ifd, &ticks, sizeof(ticks)) == sizeof(ticks))
+			on_tick(r);
+		for (int k = 3; k < n; k++) {
+			struct tgt *t = &r->t[map[k - 3]];
 
 			if (!(pfd[k].revents & (POLLIN | POLLHUP)))
 				continue;
@@ -501,6 +544,7 @@ static int loop(struct run *r, int sfd, int tfd)
 			t->gone = true;
 		}
 	}
+	progress_clear(r);
 	return 0;
 }
 
@@ -548,7 +592,7 @@ int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 			 .min_size = 0, .max_size = UINT64_MAX },
 	};
 	struct run r = { .o = &o, .lc = lc };
-	int rc, err, sfd = -1, tfd = -1;
+	int rc, err, sfd = -1, tfd = -1, ifd = -1;
 	char *command = NULL, *self = NULL;
 	struct symbolizer_opts so = {};
 	uint64_t start_mono;
@@ -572,7 +616,8 @@ int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (sfd < 0 || tfd < 0) {
+	ifd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (sfd < 0 || tfd < 0 || ifd < 0) {
 		pr_err(lc, "cannot set up signal handling: %s", strerror(errno));
 		return 1;
 	}
@@ -592,7 +637,8 @@ int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 				  "(--min-size/--max-size): totals leave the others out, and their frees "
 				  "count as unknown frees", (unsigned long long)o.col.min_size,
 				  (unsigned long long)o.col.max_size);
-	start_mono = mono_ns();
+	r.progress = !o.quiet && isatty(STDERR_FILENO);
+	r.start_mono = start_mono = mono_ns();
 	start_wall = wall_ns();
 	err = o.argv ? setup_launch(&r) : setup_attach(&r);
 	if (err) {
@@ -611,7 +657,15 @@ int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 		timerfd_settime(tfd, 0, &its, NULL);
 	}
 
-	err = loop(&r, sfd, tfd);
+	{
+		struct itimerspec tick = {
+			.it_interval = { .tv_nsec = TICK_MS * 1000000L },
+			.it_value = { .tv_nsec = TICK_MS * 1000000L },
+		};
+
+		timerfd_settime(ifd, 0, &tick, NULL);
+	}
+	err = loop(&r, sfd, tfd, ifd);
 	if (err)
 		pr_err(lc, "waiting for events failed: %s", strerror(-err));
 
@@ -654,5 +708,7 @@ out:
 		close(sfd);
 	if (tfd >= 0)
 		close(tfd);
+	if (ifd >= 0)
+		close(ifd);
 	return rc;
 }

@@ -623,6 +623,50 @@ static void drop_note(struct mem_collector *c, struct profile *prof, __u32 reaso
 	}
 }
 
+static uint64_t drops_total(struct mem_collector *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.drops);
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t sum = 0;
+	__u64 *vals;
+
+	if (ncpu <= 0)
+		return 0;
+	vals = calloc(ncpu, sizeof(*vals));
+	for (__u32 r = 0; vals && r < MEM_DROP__COUNT; r++)
+		if (bpf_map_lookup_elem(fd, &r, vals) == 0)
+			for (int i = 0; i < ncpu; i++)
+				sum += vals[i];
+	free(vals);
+	return sum;
+}
+
+void mem_collector__sample(struct mem_collector *c, struct profile *prof, int64_t t_ns,
+			   struct mem_totals *tot)
+{
+	int fd = bpf_map__fd(c->skel->maps.procs);
+	struct mem_totals sum = {};
+
+	for (uint32_t i = 0; i < c->nt; i++) {
+		struct traced *t = &c->t[i];
+		__u32 key = t->pid;
+		struct mem_proc mp;
+
+		if (t->finalized || bpf_map_lookup_elem(fd, &key, &mp))
+			continue;
+		profile__add_point(prof, t->pid, "live_bytes", "bytes", t_ns, mp.live_bytes);
+		profile__add_point(prof, t->pid, "live_count", "count", t_ns, mp.live_count);
+		for (int f = 0; f < MEM_FN__COUNT; f++)
+			sum.calls += mp.calls[f];
+		sum.live_bytes += mp.live_bytes;
+		sum.live_count += mp.live_count;
+	}
+	if (tot) {
+		sum.drops = drops_total(c);
+		*tot = sum;
+	}
+}
+
 int mem_collector__drops(struct mem_collector *c, struct profile *prof)
 {
 	int fd = bpf_map__fd(c->skel->maps.drops);

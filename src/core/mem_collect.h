@@ -41,6 +41,19 @@ int mem_collector__finalize(struct mem_collector *c, pid_t pid, struct profile *
 int mem_collector__finalize_all(struct mem_collector *c, struct profile *prof,
 				struct symbolizer *sym, uint64_t now_ns);
 
+/* Totals over the traced processes still running, for progress lines. */
+struct mem_totals {
+	uint64_t calls;		/* all traced calls so far */
+	uint64_t live_bytes;
+	uint64_t live_count;
+	uint64_t drops;
+};
+
+/* Append every traced process's live bytes and live count at t_ns (since the run's start) to
+ * prof's series "live_bytes" and "live_count"; fill *tot if not NULL. */
+void mem_collector__sample(struct mem_collector *c, struct profile *prof, int64_t t_ns,
+			   struct mem_totals *tot);
+
 /* Add the drop counters (summed over CPUs, every reason) to prof. */
 int mem_collector__drops(struct mem_collector *c, struct profile *prof);
 

@@ -217,6 +217,29 @@ static int json_write(const struct profile *p, const struct output_opts *o, FILE
 		jsonw_string(w, p->notes[i]);
 	jsonw_end_array(w);
 
+	/* quantities sampled during the run: [t_ns since time_nanos, value] pairs */
+	jsonw_name(w, "series");
+	jsonw_start_array(w);
+	for (i = 0; i < p->nseries; i++) {
+		const struct prof_series *ps = &p->series[i];
+
+		jsonw_start_object(w);
+		jsonw_uint_field(w, "pid", ps->pid);
+		jsonw_string_field(w, "name", ps->name);
+		jsonw_string_field(w, "unit", ps->unit);
+		jsonw_name(w, "points");
+		jsonw_start_array_flat(w);
+		for (uint32_t j = 0; j < ps->n; j++) {
+			jsonw_start_array_flat(w);
+			jsonw_int(w, ps->t_ns[j]);
+			jsonw_int(w, ps->v[j]);
+			jsonw_end_array(w);
+		}
+		jsonw_end_array(w);
+		jsonw_end_object(w);
+	}
+	jsonw_end_array(w);
+
 	jsonw_end_object(w);
 	fputc('\n', f);
 	err = jsonw__error(w);

@@ -295,6 +295,11 @@ void profile__free(struct profile *p)
 	free(p->processes);
 	free(p->drops);
 	free(p->notes);
+	for (i = 0; i < p->nseries; i++) {
+		free(p->series[i].t_ns);
+		free(p->series[i].v);
+	}
+	free(p->series);
 	if (pp) {
 		struct arena_block *b, *next;
 
@@ -780,6 +785,54 @@ int profile__add_note(struct profile *p, const char *fmt, ...)
 	}
 	free(s);
 	return err;
+}
+
+/* ---- series ----------------------------------------------------------------------------- */
+
+int profile__add_point(struct profile *p, uint32_t pid, const char *name, const char *unit,
+		       int64_t t_ns, int64_t v)
+{
+	struct prof_series *s = NULL;
+	int err = 0;
+
+	if (!name || !unit)
+		return -EINVAL;
+	/* a handful of series per process: a linear search is the right size */
+	for (uint32_t i = p->nseries; i-- > 0;) {
+		if (p->series[i].pid == pid && !strcmp(p->series[i].name, name)) {
+			s = &p->series[i];
+			break;
+		}
+	}
+	if (!s) {
+		const char *n, *u;
+
+		err = GROW(p->series, p->nseries);
+		if (err)
+			return err;
+		n = intern(p, name, &err);
+		u = n ? intern(p, unit, &err) : NULL;
+		if (!u)
+			return err ? err : -ENOMEM;
+		s = &p->series[p->nseries++];
+		*s = (struct prof_series){ .pid = pid, .name = n, .unit = u };
+	}
+	if (s->n == s->cap) {
+		uint32_t cap = s->cap ? s->cap * 2 : 64;
+		int64_t *t = realloc(s->t_ns, cap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		s->t_ns = t;
+		t = realloc(s->v, cap * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		s->v = t;
+		s->cap = cap;
+	}
+	s->t_ns[s->n] = t_ns;
+	s->v[s->n++] = v;
+	return 0;
 }
 
 /* ---- display ---------------------------------------------------------------------------- */

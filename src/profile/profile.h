@@ -84,6 +84,17 @@ struct prof_process {
 	const char *note;	/* e.g. which allocator was traced, or why nothing was */
 };
 
+/* A quantity of one process sampled during the run, e.g. its live bytes. */
+struct prof_series {
+	uint32_t pid;
+	const char *name;	/* e.g. "live_bytes" */
+	const char *unit;	/* e.g. "bytes" */
+	int64_t *t_ns;		/* since the profile's time_nanos, ascending */
+	int64_t *v;
+	uint32_t n;
+	uint32_t cap;
+};
+
 struct profile {
 	const char *mode;		/* "mem", "cpu", ... */
 	const char *command;		/* launched command line, or NULL */
@@ -110,6 +121,8 @@ struct profile {
 	uint32_t ndrops;
 	const char **notes;		/* free-form remarks for the report */
 	uint32_t nnotes;
+	struct prof_series *series;	/* sampled during the run, in creation order */
+	uint32_t nseries;
 
 	void *priv;			/* interning tables */
 };
@@ -171,6 +184,10 @@ bool prof_process__call(const struct prof_process *proc, const char *name, uint6
 
 /* Adds count to the drop reason, appending the reason if new (list every reason, even at 0). */
 int profile__add_drop(struct profile *p, const char *reason, uint64_t count);
+/* Append a point to the series (pid, name), creating it with unit on first use. Points must
+ * come in time order per series. Returns 0 or a negative errno. */
+int profile__add_point(struct profile *p, uint32_t pid, const char *name, const char *unit,
+		       int64_t t_ns, int64_t v);
 int profile__add_note(struct profile *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -203,6 +203,9 @@ static struct profile *fixture(void)
 	assert_int_equal(profile__add_note(p, "no symbols for \"%s\": install its debug package "
 					   "or rebuild it with -g", "/opt/foo/lib/libfoo.so"), 0);
 	assert_int_equal(profile__add_note(p, "pid %d exited during the run", 200), 0);
+	assert_int_equal(profile__add_point(p, 100, "live_bytes", "bytes", 0, 0), 0);
+	assert_int_equal(profile__add_point(p, 100, "live_bytes", "bytes", 100000000, 4096), 0);
+	assert_int_equal(profile__add_point(p, 200, "live_bytes", "bytes", 100000000, 64), 0);
 	return p;
 }
 

@@ -419,9 +419,34 @@ static void test_frame_name(void **state)
 	profile__free(p);
 }
 
+static void test_series(void **state)
+{
+	struct profile *p = profile__new("mem");
+
+	assert_non_null(p);
+	for (int i = 0; i < 1000; i++) {
+		assert_int_equal(profile__add_point(p, 7, "live_bytes", "bytes", i * 10, i), 0);
+		if (i % 2 == 0)
+			assert_int_equal(profile__add_point(p, 8, "live_bytes", "bytes", i, -i), 0);
+	}
+	assert_int_equal(profile__add_point(p, 7, "live_count", "count", 5, 1), 0);
+	assert_int_equal(profile__add_point(p, 7, NULL, "count", 5, 1), -EINVAL);
+	assert_int_equal(p->nseries, 3);
+	assert_int_equal(p->series[0].pid, 7);
+	assert_int_equal(p->series[0].n, 1000);
+	assert_int_equal(p->series[0].t_ns[999], 9990);
+	assert_int_equal(p->series[0].v[999], 999);
+	assert_string_equal(p->series[0].unit, "bytes");
+	assert_int_equal(p->series[1].n, 500);
+	assert_int_equal(p->series[1].v[499], -998);
+	assert_string_equal(p->series[2].name, "live_count");
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_series),
 		cmocka_unit_test(test_new_free),
 		cmocka_unit_test(test_meta_and_types),
 		cmocka_unit_test(test_function_interning),
