@@ -59,7 +59,7 @@ FIX_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthre
 
 DEMO_BIN   := $(OUT)/demo/demo
 
-.PHONY: all deps demo check unit e2e bench clean install fixtures
+.PHONY: all deps demo check unit e2e bench bench-render clean install fixtures
 all: $(OUT)/ebprof
 
 deps:
@@ -138,6 +138,9 @@ check: deps
 
 bench: $(OUT)/ebprof fixtures
 	$(Q)bash bench/run.sh $(OUT)
+
+bench-render: $(OUT)/libebprof.a
+	$(Q)bash bench/render.sh $(OUT)
 
 install: $(OUT)/ebprof
 	install -D -m 0755 $(OUT)/ebprof $(DESTDIR)$(PREFIX)/sbin/ebprof
