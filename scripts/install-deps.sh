@@ -15,9 +15,17 @@ PKGS=(
 	# real programs the e2e tests profile, and the real consumers that check our outputs:
 	# Go's pprof, flamegraph.pl (folded stacks), xmllint (SVG)
 	sqlite3 golang-1.19-go libdevel-nytprof-perl libxml2-utils
+	# a browser for the HTML report and flame graph tests (driven by npm playwright-core)
+	chromium
 	# bench: GNU time for peak RSS and CPU
 	time
 )
+
+# node and npm run the JavaScript validators (speedscope's schema, the HTML report in a
+# browser): use the machine's own if it has them, else Debian's
+if ! command -v npm >/dev/null 2>&1; then
+	PKGS+=(nodejs npm)
+fi
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -26,17 +34,25 @@ for p in "${PKGS[@]}"; do
 	fi
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-	exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "install-deps: missing packages: ${missing[*]}" >&2
+		echo "install-deps: run as root (sudo make ...) so apt-get can install them" >&2
+		exit 1
+	fi
+	echo "install-deps: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "install-deps: missing packages: ${missing[*]}" >&2
-	echo "install-deps: run as root (sudo make ...) so they can be installed with apt-get" >&2
-	exit 1
+# npm validators the tests use (tests/tools), pinned by its package-lock.json; reinstalled only
+# when the lock file changed. No root needed.
+tools="$(cd "$(dirname "$0")/.." && pwd)/tests/tools"
+if [ -f "$tools/package-lock.json" ] &&
+   ! [ "$tools/node_modules/.package-lock.json" -nt "$tools/package-lock.json" ]; then
+	echo "install-deps: installing the npm validators in tests/tools"
+	# playwright-core drives Debian's chromium; it must never fetch a browser of its own
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix "$tools" --no-audit --no-fund \
+		--loglevel=error
 fi
-
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

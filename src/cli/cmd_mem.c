@@ -92,7 +92,8 @@ static const char mem_usage[] =
 	"Output:\n"
 	"  -o, --output FILE      write the report to FILE, format by extension: .txt (text),\n"
 	"                         .json, .pb.gz (pprof), .folded (folded stacks), .svg (flame\n"
-	"                         graph); repeatable; default: text to stdout\n"
+	"                         graph), .html (one-page report), .speedscope.json, .csv;\n"
+	"                         repeatable; default: text to stdout\n"
 	"      --top N            allocation sites shown in the text report (default 10, 0 = all)\n"
 	"      --sort bytes|count rank sites by bytes (default) or by number of allocations\n"
 	"      --value TYPE       what .folded and .svg weigh frames by: alloc_space (default),\n"
@@ -193,7 +194,8 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 				return usage_err(lc, "too many outputs (at most %s)", "16");
 			if (!output__for_path(optarg))
 				return usage_err(lc, "cannot tell the format of '%s': use a .txt, "
-						     ".json, .pb.gz, .folded or .svg file name", optarg);
+						     ".json, .pb.gz, .folded, .svg, .html, "
+						     ".speedscope.json or .csv file name", optarg);
 			o->outputs[o->noutputs++] = optarg;
 			break;
 		case OPT_TOP:

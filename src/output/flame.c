@@ -34,6 +34,7 @@ struct flame_priv {
 	uint32_t nids, ids_cap;
 	uint32_t lost_frame;
 	uint32_t last_pid, last_pid_frame;
+	bool merged;		/* no process level (a diff) */
 };
 
 
@@ -306,13 +307,14 @@ static void mark_allocators(struct flame *fl, const struct prof_sample *s)
 	}
 }
 
-static int add_sample(struct flame *fl, const struct prof_sample *s, uint64_t v)
+static int add_sample(struct flame *fl, const struct prof_sample *s, uint64_t v, uint32_t *leaf)
 {
 	struct flame_priv *fp = fl->priv;
-	uint32_t node, i, j, first, n, depth = 1;
+	uint32_t node = 0, i, j, first, n, depth = fp->merged ? 0 : 1;
 	int err;
 
-	node = child(fl, 0, process_frame(fl, s->pid));
+	if (!fp->merged)
+		node = child(fl, 0, process_frame(fl, s->pid));
 	if (node == FLAME_NONE)
 		return -ENOMEM;
 	if (!s->nlocs) {
@@ -333,6 +335,7 @@ static int add_sample(struct flame *fl, const struct prof_sample *s, uint64_t v)
 	if (!fl->nodes[node].self)
 		fl->nstacks++;
 	fl->nodes[node].self += v;
+	*leaf = node;
 	if (depth > fl->max_depth)
 		fl->max_depth = depth;
 	return 0;
@@ -402,6 +405,7 @@ struct flame *flame__new(const struct profile *p, const struct output_opts *o)
 	fl->p = p;
 	fl->priv = fp;
 	fp->last_pid_frame = FLAME_NONE;
+	fp->merged = profile__is_diff(p);
 	if (o && o->value_type) {
 		fl->type = profile__type_index(p, o->value_type);
 		if (fl->type < 0) {
@@ -417,6 +421,10 @@ struct flame *flame__new(const struct profile *p, const struct output_opts *o)
 	if (!fp->loc_first || !fp->loc_n)
 		goto fail;
 	memset(fp->loc_first, 0xff, sizeof(*fp->loc_first) * (p->nlocations + 1));
+	fl->leaf = malloc(sizeof(*fl->leaf) * (p->nsamples + 1));
+	if (!fl->leaf)
+		goto fail;
+	memset(fl->leaf, 0xff, sizeof(*fl->leaf) * (p->nsamples + 1));
 	if (frame_intern(fl, "all", 3, FLAME_ROOT, false, false, NULL) == FLAME_NONE ||
 	    new_node(fl, FLAME_NONE, 0) == FLAME_NONE)
 		goto fail;
@@ -430,7 +438,7 @@ struct flame *flame__new(const struct profile *p, const struct output_opts *o)
 		/* nothing to draw for 0; a negative value (a diff) has no width either */
 		if (v <= 0)
 			continue;
-		err = add_sample(fl, &p->samples[i], (uint64_t)v);
+		err = add_sample(fl, &p->samples[i], (uint64_t)v, &fl->leaf[i]);
 		if (err)
 			goto fail;
 	}
@@ -456,6 +464,7 @@ void flame__free(struct flame *fl)
 		free(fl->frames[i].name);
 	free(fl->frames);
 	free(fl->nodes);
+	free(fl->leaf);
 	if (fp) {
 		free(fp->frame_hash);
 		free(fp->node_hash);

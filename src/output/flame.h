@@ -52,17 +52,43 @@ struct flame {
 	uint32_t nnodes;
 	uint32_t nstacks;		/* nodes with self > 0: the distinct stacks */
 	uint32_t max_depth;		/* the root is depth 0, processes depth 1 */
+	uint32_t *leaf;			/* per sample of p: the node its value went to, or
+					 * FLAME_NONE when it was left out */
 	void *priv;
 };
 
 /* Build the tree of the sample type o->value_type (NULL or o NULL: the profile's default type).
- * Samples whose value is not positive are left out. NULL with errno set on failure: EINVAL for
- * a value_type the profile does not have, ENOMEM. */
+ * Samples whose value is not positive are left out. A diff profile (profile__is_diff()) has no
+ * process level: its stacks are those of all processes merged. NULL with errno set on failure:
+ * EINVAL for a value_type the profile does not have, ENOMEM. */
 struct flame *flame__new(const struct profile *p, const struct output_opts *o);
 void flame__free(struct flame *fl);
 
 /* A value in the unit of the measured type, for humans: "3.1 MiB (3276800 bytes)",
  * "512 B", "12.5 ms", "1200", "17 widgets". */
 const char *flame__amount(const struct flame *fl, uint64_t v, char *buf, size_t len);
+
+/* ---- diff_svg.c: what svg.c draws differently for a diff profile (profile__is_diff()) ---- */
+
+struct flame_diff;
+
+struct flame_legend {
+	uint32_t rgb;
+	const char *label;	/* plain text, nothing to escape */
+};
+
+/* Base and new values of every node of fl, which must be built from a diff profile. NULL with
+ * errno set on failure. free accepts NULL. */
+struct flame_diff *flame_diff__new(const struct flame *fl);
+void flame_diff__free(struct flame_diff *fd);
+/* Node n's colour: red if it grew, blue if it shrank, deeper the larger the change relative to
+ * the larger of its two values; grey if unchanged. */
+uint32_t flame_diff__rgb(const struct flame_diff *fd, uint32_t n);
+/* Node n's values for its tooltip: "base 1.0 KiB, new 2.0 KiB, delta +1.0 KiB (+100.0%)". */
+const char *flame_diff__values(const struct flame_diff *fd, uint32_t n, char *buf, size_t len);
+/* The totals for the subtitle, short. */
+const char *flame_diff__summary(const struct flame_diff *fd, char *buf, size_t len);
+/* The legend's entries, *n of them. */
+const struct flame_legend *flame_diff__legend(size_t *n);
 
 #endif

@@ -25,6 +25,9 @@ const struct output_ops *output__for_path(const char *path)
 		return NULL;
 	if (ends_with(path, ".txt"))
 		return &output_text;
+	/* before ".json": a speedscope file is JSON too, but not our report */
+	if (ends_with(path, ".speedscope.json"))
+		return &output_speedscope;
 	if (ends_with(path, ".json"))
 		return &output_json;
 	/* pprof reads gzipped and plain protobuf alike; we always write the usual gzip */
@@ -35,6 +38,11 @@ const struct output_ops *output__for_path(const char *path)
 		return &output_folded;
 	if (ends_with(path, ".svg"))
 		return &output_svg;
+	if (ends_with(path, ".csv"))
+		return &output_csv;
+	/* one self-contained page: every table, the chart and the flame graphs */
+	if (ends_with(path, ".html"))
+		return &output_html;
 	return NULL;
 }
 

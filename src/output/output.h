@@ -32,9 +32,15 @@ extern const struct output_ops output_text;
 extern const struct output_ops output_json;
 extern const struct output_ops output_pprof;
 extern const struct output_ops output_folded, output_svg;
+extern const struct output_ops output_speedscope;
+extern const struct output_ops output_csv;
+extern const struct output_ops output_html;
+/* The text report of a diff profile (profile__is_diff(), `ebprof diff`); not chosen by
+ * output__for_path(): for a diff, ".txt" means this one. */
+extern const struct output_ops output_diff_text;
 
 /* The renderer for a file name by its extension, or NULL (".txt", ".json", ".pb.gz", ".pb",
- * ".folded", ".svg"). */
+ * ".folded", ".svg", ".speedscope.json", ".csv", ".html"). */
 const struct output_ops *output__for_path(const char *path);
 /* Render to a path ("-" = stdout). Returns 0 or a negative errno; on error errno-style
  * message is left to the caller. */

@@ -3,7 +3,9 @@
  * or output_opts.value_type), root at the bottom (or at the top with output_opts.inverted, an
  * icicle graph), siblings in name order. Boxes are coloured by what they are: user code warm
  * with a hue per module, inlined frames paler, allocator entry points green, kernel blue,
- * unsymbolized grey. Every box has a tooltip with its full name, value and share.
+ * unsymbolized grey. Every box has a tooltip with its full name, value and share. A diff profile
+ * (`ebprof diff`) becomes a differential flame graph: colours by change, base and new values in
+ * the tooltips and its own legend, all from diff_svg.c.
  *
  * Frames narrower than MIN_FRACTION of the whole are not drawn; the narrow children of one
  * frame are drawn as one grey "[N narrow frames]" box when together they are wide enough. This
@@ -41,6 +43,7 @@ struct svg {
 	double min_value;	/* narrower frames are not drawn */
 	uint64_t total;
 	uint32_t *rgb;		/* per frame */
+	struct flame_diff *diff;	/* a diff profile: colours and values by change */
 	uint32_t depth;		/* deepest level drawn */
 	uint32_t nframes;	/* boxes drawn */
 	uint32_t nmerged;	/* frames not drawn on their own */
@@ -232,8 +235,9 @@ static void describe(const struct flame_frame *fr, char *buf, size_t len)
 	}
 }
 
+/* values: the tooltip's second line; NULL for the value and its share */
 static void draw(struct svg *sv, const char *name, size_t len, const char *desc, uint64_t value,
-		 uint32_t depth, double x, double w, uint32_t rgb)
+		 const char *values, uint32_t depth, double x, double w, uint32_t rgb)
 {
 	FILE *f = sv->f;
 	int y = level_y(sv, depth);
@@ -243,8 +247,14 @@ static void draw(struct svg *sv, const char *name, size_t len, const char *desc,
 
 	fputs("<g><title>", f);
 	xml_chars(f, name, len, SIZE_MAX);
-	fprintf(f, "\n%s, %.2f%%\n", flame__amount(sv->fl, value, amount, sizeof(amount)),
-		100.0 * value / sv->total);
+	if (values) {
+		fputc('\n', f);
+		xml_str(f, values);
+		fputc('\n', f);
+	} else {
+		fprintf(f, "\n%s, %.2f%%\n", flame__amount(sv->fl, value, amount, sizeof(amount)),
+			100.0 * value / sv->total);
+	}
 	xml_str(f, desc);
 	fprintf(f, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
 		"fill=\"#%06" PRIx32 "\"/>", x, y, w, FRAME_H - 1, rgb);
@@ -267,11 +277,16 @@ static void draw_node(struct svg *sv, uint32_t ni, uint32_t depth, double x)
 {
 	const struct flame_node *n = &sv->fl->nodes[ni];
 	const struct flame_frame *fr = &sv->fl->frames[n->frame];
-	char desc[256];
+	char desc[256], values[256];
 
 	describe(fr, desc, sizeof(desc));
-	draw(sv, fr->name, fr->len, desc, n->total, depth, x, n->total * sv->scale,
-	     sv->rgb[n->frame]);
+	if (sv->diff)
+		draw(sv, fr->name, fr->len, desc, n->total,
+		     flame_diff__values(sv->diff, ni, values, sizeof(values)), depth, x,
+		     n->total * sv->scale, flame_diff__rgb(sv->diff, ni));
+	else
+		draw(sv, fr->name, fr->len, desc, n->total, NULL, depth, x, n->total * sv->scale,
+		     sv->rgb[n->frame]);
 }
 
 static void draw_merged(struct svg *sv, uint32_t n, uint64_t value, uint32_t depth, double x)
@@ -281,7 +296,7 @@ static void draw_merged(struct svg *sv, uint32_t n, uint64_t value, uint32_t dep
 	snprintf(name, sizeof(name), "[%" PRIu32 " narrow frames]", n);
 	snprintf(desc, sizeof(desc), "%" PRIu32 " sibling frames, each under %.1f%%, merged", n,
 		 MIN_FRACTION * 100);
-	draw(sv, name, strlen(name), desc, value, depth, x, value * sv->scale, 0xe4e4e4);
+	draw(sv, name, strlen(name), desc, value, NULL, depth, x, value * sv->scale, 0xe4e4e4);
 }
 
 static int push(struct item **st, uint32_t *n, uint32_t *cap, struct item it)
@@ -580,15 +595,20 @@ static void write_legend(struct svg *sv, int y)
 		"function (hue by module)", "inlined", "allocator", "kernel", "not symbolized",
 		"process",
 	};
+	const struct flame_legend *dl = NULL;
+	size_t i, n = sizeof(labels) / sizeof(labels[0]);
 	double x = XPAD;
-	size_t i;
 
+	if (sv->diff)
+		dl = flame_diff__legend(&n);
 	fputs("<g id=\"legend\">\n", sv->f);
-	for (i = 0; i < sizeof(labels) / sizeof(labels[0]); i++) {
+	for (i = 0; i < n; i++) {
+		const char *label = dl ? dl[i].label : labels[i];
+
 		fprintf(sv->f, "<rect x=\"%.0f\" y=\"%d\" width=\"10\" height=\"10\" "
 			"fill=\"#%06" PRIx32 "\"/><text x=\"%.0f\" y=\"%d\">%s</text>\n", x, y - 9,
-			frame_rgb(&samples[i]), x + 14, y, labels[i]);
-		x += 14 + strlen(labels[i]) * 6.6 + 18;
+			dl ? dl[i].rgb : frame_rgb(&samples[i]), x + 14, y, label);
+		x += 14 + strlen(label) * 6.6 + 18;
 	}
 	fputs("</g>\n", sv->f);
 }
@@ -630,7 +650,11 @@ static void write_head(struct svg *sv, int height)
 		}
 		fputs(" - ", f);
 	}
-	if (sv->total) {
+	if (sv->diff) {
+		char sum[256];
+
+		xml_str(f, flame_diff__summary(sv->diff, sum, sizeof(sum)));
+	} else if (sv->total) {
 		fprintf(f, "total %s in %" PRIu32 " stack%s", flame__amount(fl, sv->total, amount,
 			sizeof(amount)), fl->nstacks, fl->nstacks == 1 ? "" : "s");
 	} else if (fl->type >= 0) {
@@ -679,6 +703,11 @@ static int svg_write(const struct profile *p, const struct output_opts *o, FILE 
 		goto out;
 	for (i = 0; i < fl->nframes; i++)
 		sv.rgb[i] = frame_rgb(&fl->frames[i]);
+	if (profile__is_diff(p)) {
+		sv.diff = flame_diff__new(fl);
+		if (!sv.diff)
+			goto out;
+	}
 
 	if (sv.total) {
 		err = walk(&sv, false);
@@ -699,6 +728,7 @@ static int svg_write(const struct profile *p, const struct output_opts *o, FILE 
 	err = ferror(f) ? -EIO : 0;
 out:
 	free(sv.rgb);
+	flame_diff__free(sv.diff);
 	flame__free(fl);
 	return err;
 }

@@ -197,4 +197,49 @@ int profile__add_note(struct profile *p, const char *fmt, ...)
 const char *profile__frame_name(const struct profile *p, const struct prof_location *loc,
 				uint32_t line_idx, char *buf, size_t len);
 
+/* ---- pprof_read.c: loading a saved profile ---------------------------------------------- */
+
+/*
+ * A pprof profile (profile.proto, gzipped or not), ebprof's own or any other tool's: sample
+ * types and the default one, time and duration, mappings, locations, functions and samples as
+ * saved (ids become indices in id order). Each distinct numeric `pid` label becomes a process
+ * named by the `comm` label (no pid labels at all: one process, pid 0, named after the first
+ * mapping). The comments ebprof writes become the mode, command, kernel, non-zero drops and
+ * notes again; another tool's comments become notes (its mode is "pprof").
+ * Returns NULL with *err (if err is non-NULL) and errno set: a read error (-ENOENT, ...),
+ * -EINVAL when the data is not a valid pprof profile, -EFBIG when it inflates past 1 GiB,
+ * -ENOMEM. why (if non-NULL) gets a sentence on what is wrong, for the user.
+ */
+struct profile *profile__load_pprof(const char *path, int *err, char *why, size_t why_len);
+/* The same from memory. */
+struct profile *profile__parse_pprof(const void *data, size_t len, int *err, char *why,
+				     size_t why_len);
+
+/* ---- diff.c: comparing two profiles ----------------------------------------------------- */
+
+/* The sample types of a diff profile, by index. */
+enum prof_diff_type {
+	PROF_DIFF_MAX,		/* named after the compared type: max(base, new) */
+	PROF_DIFF_BASE,		/* "base" */
+	PROF_DIFF_NEW,		/* "new" */
+	PROF_DIFF_DELTA,	/* "delta": new - base */
+	PROF_DIFF_NTYPES,
+};
+
+/*
+ * base and newer compared in one sample type (NULL: base's default type), as a profile of mode
+ * "diff" that every renderer can take: one sample per distinct stack, all of pid 0 and with no
+ * processes. Stacks are matched by their frames' names root to leaf, pids and addresses aside:
+ * a function by name and source file, an unsymbolized frame by module and offset, inline frames
+ * one by one; so two runs of one program line up. Its types, all in the compared type's unit:
+ * the compared type itself valued max(base, new) (the default, what flame graphs weigh frames
+ * by, so a stack that vanished still has a width), then "base", "new" and "delta".
+ * NULL with errno set: EINVAL if either profile lacks the type, the units differ, or the type is
+ * named like one of the others; ENOMEM.
+ */
+struct profile *profile__diff(const struct profile *base, const struct profile *newer,
+			      const char *type);
+/* Is p a diff profile (mode "diff" with the four types above)? */
+bool profile__is_diff(const struct profile *p);
+
 #endif

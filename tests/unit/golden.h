@@ -9,8 +9,9 @@
 #include <string.h>
 #include "output/output.h"
 
-static char *render(const struct output_ops *ops, const struct profile *p,
-		    const struct output_opts *o, size_t *len)
+static __attribute__((unused)) char *render(const struct output_ops *ops,
+					    const struct profile *p, const struct output_opts *o,
+					    size_t *len)
 {
 	char *buf = NULL;
 	size_t n = 0;
@@ -24,7 +25,7 @@ static char *render(const struct output_ops *ops, const struct profile *p,
 	return buf;
 }
 
-static char *read_file(const char *path, size_t *len)
+static __attribute__((unused)) char *read_file(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
 	char *buf = NULL;
@@ -47,7 +48,7 @@ static char *read_file(const char *path, size_t *len)
 	return buf;
 }
 
-static void write_file(const char *path, const char *data, size_t len)
+static __attribute__((unused)) void write_file(const char *path, const char *data, size_t len)
 {
 	FILE *f = fopen(path, "wb");
 
@@ -56,7 +57,7 @@ static void write_file(const char *path, const char *data, size_t len)
 	assert_int_equal(fclose(f), 0);
 }
 
-static const char *out_dir(void)
+static __attribute__((unused)) const char *out_dir(void)
 {
 	const char *out = getenv("OUT");
 
@@ -64,7 +65,7 @@ static const char *out_dir(void)
 }
 
 /* A scratch path under $OUT/tests. */
-static char *scratch(const char *name)
+static __attribute__((unused)) char *scratch(const char *name)
 {
 	char *path;
 
@@ -72,7 +73,8 @@ static char *scratch(const char *name)
 	return path;
 }
 
-static void check_golden(const char *golden, const char *actual, size_t len)
+static __attribute__((unused)) void check_golden(const char *golden, const char *actual,
+						  size_t len)
 {
 	const char *update = getenv("UPDATE_GOLDEN");
 	size_t glen = 0, line = 1, i;

@@ -584,7 +584,8 @@ static void test_for_path(void **state)
 	assert_ptr_equal(output__for_path("MEM.PB.GZ"), &output_pprof);
 	assert_ptr_equal(output__for_path("report.svg"), &output_svg);
 	assert_ptr_equal(output__for_path("stacks.folded"), &output_folded);
-	assert_null(output__for_path("report.html"));
+	assert_ptr_equal(output__for_path("report.html"), &output_html);
+	assert_null(output__for_path("report.xyz"));
 	assert_null(output__for_path("report"));
 	assert_null(output__for_path(""));
 	assert_null(output__for_path(NULL));

@@ -1,0 +1,1410 @@
+/* HTML report (".html"): one self-contained page to open in a browser, no network needed. It
+ * holds what the text report holds, as tables that sort and filter, plus what a terminal cannot
+ * show: the series sampled during the run as a chart, and the flame graph of every sample type.
+ *
+ * The page is static HTML for everything a reader checks numbers in (run header, processes and
+ * calls, top sites, outstanding allocations, drops, notes), and one JSON document in a script
+ * element for what the script draws or opens on demand: the stacks of the rows, size
+ * histograms and the series. The flame graphs are the SVGs of the .svg renderer, rendered in
+ * memory and kept verbatim (end tags' slashes escaped) in script elements; the page's script
+ * shows the selected one in an iframe, so there is one flame graph implementation.
+ *
+ * Limits that keep a 200,000-site profile to about 10 MB: the tables show the first SITES_MAX
+ * sites (and say so), only their stacks go into the JSON, the series are thinned to at most
+ * two points per SERIES_BUCKETS bucket, and flame graphs past FLAME_BUDGET bytes are left out
+ * (and say so); the SVG renderer itself merges frames narrower than 0.1%.
+ *
+ * Everything from the profile is escaped for where it goes: HTML text and attributes as
+ * entities (invalid UTF-8 as U+FFFD), the JSON with '<', '>', '&', U+2028 and U+2029 as \u
+ * escapes, so no string can end a script element or break the script that parses it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "output/html_assets.h"
+#include "output/json_writer.h"
+#include "output/output.h"
+#include "output/render.h"
+#include "util/util.h"
+
+#define SITES_MAX 5000			/* rows of the sites and outstanding tables */
+#define PAGE_ROWS 500			/* of them shown until the reader asks for all */
+#define FLAME_BUDGET (12 * 1000 * 1000)	/* bytes of embedded flame graph SVGs */
+#define SERIES_BUCKETS 1000		/* a series keeps its min and max per bucket */
+#define NONE UINT32_MAX
+
+struct strtab {
+	char **s;
+	uint32_t n, cap;
+	uint32_t *hash;		/* open addressing, index + 1 (0 = free) */
+	uint32_t hcap;
+};
+
+struct html {
+	const struct profile *p;
+	const struct output_opts *o;
+	FILE *f;
+	int alloc_space, inuse_objects;	/* memory types, -1 when absent */
+	uint8_t *want;		/* per sample: its stack and histogram go into the data */
+	uint32_t *loc_id;	/* per profile location: its index in the data's locs, or NONE */
+	uint32_t *locs;		/* profile location of each data loc */
+	uint32_t nlocs;
+	struct strtab strs;
+};
+
+/* ---- escaping --------------------------------------------------------------------------- */
+
+/* Length of the valid UTF-8 character at s (n bytes left), 0 if it is not one: names are bytes
+ * (a comm is cut at 15 bytes, maybe inside a character). */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	uint32_t c;
+	size_t l, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		l = 2, c = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		l = 3, c = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		l = 4, c = s[0] & 0x07;
+	else
+		return 0;
+	if (l > n)
+		return 0;
+	for (i = 1; i < l; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if ((l == 3 && c < 0x800) || (l == 4 && c < 0x10000) || (c >= 0xd800 && c <= 0xdfff) ||
+	    c > 0x10ffff)
+		return 0;
+	return l;
+}
+
+/* U+2028 and U+2029 end a line in JavaScript before ES2019: never written raw. */
+static bool is_js_newline(const unsigned char *s, size_t l)
+{
+	return l == 3 && s[0] == 0xe2 && s[1] == 0x80 && (s[2] == 0xa8 || s[2] == 0xa9);
+}
+
+/* s as HTML text or attribute value (both quotes escaped). */
+static void esc(FILE *f, const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t len, i = 0, l;
+
+	if (!s)
+		return;
+	len = strlen(s);
+	while (i < len) {
+		l = utf8_len(u + i, len - i);
+		if (!l) {
+			fputs("\xef\xbf\xbd", f);
+			l = 1;
+		} else if (is_js_newline(u + i, l)) {
+			fprintf(f, "&#x%s;", u[i + 2] == 0xa8 ? "2028" : "2029");
+		} else if (l > 1) {
+			fwrite(u + i, 1, l, f);
+		} else {
+			switch (u[i]) {
+			case '&':
+				fputs("&amp;", f);
+				break;
+			case '<':
+				fputs("&lt;", f);
+				break;
+			case '>':
+				fputs("&gt;", f);
+				break;
+			case '"':
+				fputs("&quot;", f);
+				break;
+			case '\'':
+				fputs("&#39;", f);
+				break;
+			default:
+				/* control characters are not allowed in HTML text */
+				fputc(u[i] < 0x20 || u[i] == 0x7f ? ' ' : u[i], f);
+			}
+		}
+		i += l;
+	}
+}
+
+/*
+ * A document made to be read by a script (JSON, or SVG markup the script unescapes), put
+ * inside a script element: nothing in it may end the element or open a comment that keeps the
+ * end tag from ending it. For JSON (json true), '<', '>' and '&' appear only inside strings,
+ * where \u escapes mean the same. For SVG, "</" becomes "<\/" and "<!--" becomes "<\!--",
+ * which the page's script turns back; markup has no other '<' (text is escaped as &lt;).
+ */
+static void script_data(FILE *f, const char *s, size_t len, bool json)
+{
+	size_t i, run = 0;
+
+	for (i = 0; i < len; i++) {
+		const unsigned char c = s[i];
+		const char *rep = NULL;
+		size_t skip = 0;
+
+		if (json && (c == '<' || c == '>' || c == '&')) {
+			rep = c == '<' ? "\\u003c" : c == '>' ? "\\u003e" : "\\u0026";
+		} else if (!json && c == '<' && i + 1 < len && s[i + 1] == '/') {
+			rep = "<\\/";
+			skip = 1;
+		} else if (!json && c == '<' && i + 3 < len && !memcmp(s + i, "<!--", 4)) {
+			rep = "<\\!--";
+			skip = 3;
+		} else if (c == 0xe2 && is_js_newline((const unsigned char *)s + i, len - i < 3 ?
+						      0 : 3)) {
+			rep = json ? (s[i + 2] == '\xa8' ? "\\u2028" : "\\u2029")
+				   : (s[i + 2] == '\xa8' ? "&#x2028;" : "&#x2029;");
+			skip = 2;
+		}
+		if (!rep)
+			continue;
+		fwrite(s + run, 1, i - run, f);
+		fputs(rep, f);
+		i += skip;
+		run = i + 1;
+	}
+	fwrite(s + run, 1, len - run, f);
+}
+
+/* ---- numbers ---------------------------------------------------------------------------- */
+
+/* A table cell with a value in its unit: human units and the exact number; data-v sorts. */
+static void value_cell(FILE *f, int64_t v, const char *unit)
+{
+	char buf[64];
+
+	fprintf(f, "<td class=\"num%s\" data-v=\"%" PRId64 "\">", v ? "" : " zero", v);
+	if (unit && strcmp(unit, "bytes") == 0 && v >= 1024)
+		fprintf(f, "%s<span class=\"x\">%" PRId64 "</span>",
+			render__bytes((uint64_t)v, buf, sizeof(buf)), v);
+	else if (unit && strcmp(unit, "bytes") == 0)
+		fprintf(f, "%" PRId64 " B", v);
+	else if (unit && strcmp(unit, "nanoseconds") == 0 && v >= 1000)
+		fprintf(f, "%s<span class=\"x\">%" PRId64 " ns</span>",
+			render__duration((uint64_t)v, buf, sizeof(buf)), v);
+	else if (unit && strcmp(unit, "nanoseconds") == 0)
+		fprintf(f, "%" PRId64 " ns", v);
+	else
+		fprintf(f, "%" PRId64, v);
+	fputs("</td>", f);
+}
+
+static void u64_cell(FILE *f, uint64_t v, const char *unit)
+{
+	value_cell(f, v > INT64_MAX ? INT64_MAX : (int64_t)v, unit);
+}
+
+/* "3.1 MiB (3276800 bytes)" in text. */
+static void amount(FILE *f, int64_t v, const char *unit)
+{
+	char buf[64];
+
+	if (strcmp(unit, "bytes") == 0 && v >= 1024) {
+		fprintf(f, "%s (%" PRId64 " bytes)", render__bytes(v, buf, sizeof(buf)), v);
+	} else if (strcmp(unit, "bytes") == 0) {
+		fprintf(f, "%" PRId64 " B", v);
+	} else if (strcmp(unit, "nanoseconds") == 0 && v >= 0) {
+		fprintf(f, "%s (%" PRId64 " ns)", render__duration(v, buf, sizeof(buf)), v);
+	} else {
+		fprintf(f, "%" PRId64, v);
+		if (strcmp(unit, "count")) {
+			fputc(' ', f);
+			esc(f, unit);
+		}
+	}
+}
+
+/* ---- the page's head and run header ----------------------------------------------------- */
+
+static const char *comm_of(const struct profile *p, uint32_t pid)
+{
+	const struct prof_process *proc = profile__find_process(p, pid);
+
+	return proc && proc->comm ? proc->comm : NULL;
+}
+
+static bool any_drops(const struct profile *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->ndrops; i++) {
+		if (p->drops[i].value)
+			return true;
+	}
+	return false;
+}
+
+static bool tracks_outstanding(const struct html *h)
+{
+	uint32_t i;
+
+	if (h->inuse_objects >= 0)
+		return true;
+	for (i = 0; i < h->p->nsamples; i++) {
+		if (h->p->samples[i].out.count)
+			return true;
+	}
+	return false;
+}
+
+static void write_head(const struct html *h)
+{
+	const struct profile *p = h->p;
+	FILE *f = h->f;
+
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+	      "<meta name=\"generator\" content=\"ebprof\">\n<title>ebprof ", f);
+	esc(f, p->mode);
+	fputs(" report", f);
+	if (p->command) {
+		fputs(": ", f);
+		esc(f, p->command);
+	}
+	/* before the body is laid out: the rows past a table's first page start hidden */
+	fprintf(f, "</title>\n<style>\n%s</style>\n<script>document.documentElement.className "
+		"= 'js';</script>\n</head>\n<body>\n<div class=\"page\">\n", html_style);
+}
+
+static void write_header(const struct html *h)
+{
+	const struct profile *p = h->p;
+	FILE *f = h->f;
+	char buf[64];
+	uint32_t i, j;
+
+	fputs("<h1 id=\"top\">ebprof <span class=\"mode\">", f);
+	esc(f, p->mode);
+	fputs("</span> report</h1>\n<div class=\"nav\"><a href=\"#processes\">Processes</a>"
+	      "<a href=\"#timeline\">Over time</a><a href=\"#sites\">Top sites</a>"
+	      "<a href=\"#flame\">Flame graph</a>", f);
+	if (tracks_outstanding(h))
+		fputs("<a href=\"#outstanding\">Outstanding</a>", f);
+	fputs("<a href=\"#drops\">Drops</a>", f);
+	if (p->nnotes)
+		fputs("<a href=\"#notes\">Notes</a>", f);
+	fputs("</div>\n<div class=\"card\"><table class=\"meta\">\n", f);
+
+	fputs("<tr><th>Mode</th><td>", f);
+	esc(f, p->mode);
+	fputs("</td></tr>\n<tr><th>Command</th><td>", f);
+	if (p->command) {
+		fputs("<code>", f);
+		esc(f, p->command);
+		fputs("</code>", f);
+	} else {
+		fputs("<span class=\"empty\">none (attached to running processes)</span>", f);
+	}
+	fputs("</td></tr>\n", f);
+	if (p->time_nanos > 0) {
+		time_t sec = p->time_nanos / 1000000000;
+		struct tm tm;
+
+		/* UTC, as the text report: reports compare across machines */
+		if (gmtime_r(&sec, &tm) && strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm))
+			fprintf(f, "<tr><th>Started</th><td>%s</td></tr>\n", buf);
+	}
+	fprintf(f, "<tr><th>Duration</th><td>%s <span class=\"note\">(%" PRId64 " ns)</span>"
+		"</td></tr>\n", render__duration(p->duration_nanos > 0 ? p->duration_nanos : 0, buf,
+						 sizeof(buf)), p->duration_nanos);
+	fputs("<tr><th>Kernel</th><td>", f);
+	esc(f, p->kernel ? p->kernel : "unknown");
+	fputs("</td></tr>\n<tr><th>ebprof options</th><td>", f);
+	if (p->options) {
+		fputs("<code>", f);
+		esc(f, p->options);
+		fputs("</code>", f);
+	} else {
+		fputs("<span class=\"empty\">not recorded</span>", f);
+	}
+	fprintf(f, "</td></tr>\n<tr><th>Sites</th><td>%" PRIu32 " distinct stack%s in %" PRIu32
+		" process%s</td></tr>\n", p->nsamples, p->nsamples == 1 ? "" : "s",
+		p->nprocesses, p->nprocesses == 1 ? "" : "es");
+	for (i = 0; i < p->ntypes; i++) {
+		int64_t sum = 0;
+
+		for (j = 0; j < p->nsamples; j++)
+			sum += p->samples[j].values[i];
+		fputs("<tr><th>Total ", f);
+		esc(f, p->types[i].type);
+		fputs("</th><td>", f);
+		amount(f, sum, p->types[i].unit);
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</table></div>\n", f);
+	if (any_drops(p))
+		fputs("<p class=\"drops-bad\">Some events were dropped: the numbers below are "
+		      "incomplete. See <a href=\"#drops\">Drops</a>.</p>\n", f);
+}
+
+/* ---- processes -------------------------------------------------------------------------- */
+
+struct stat_col {
+	const char *key, *header;
+	bool bytes;
+};
+
+/* The text report's columns, in its order; other stats follow in order of appearance. */
+static const struct stat_col stat_cols[] = {
+	{ "alloc_count", "Allocations", false },
+	{ "alloc_bytes", "Allocated", true },
+	{ "free_count", "Frees", false },
+	{ "free_bytes", "Freed", true },
+	{ "live_count", "Live", false },
+	{ "live_bytes", "Live bytes", true },
+	{ "peak_live_bytes", "Peak live", true },
+	{ "max_request", "Largest request", true },
+	{ "unknown_frees", "Unknown frees", false },
+};
+
+#define NSTAT_COLS (sizeof(stat_cols) / sizeof(stat_cols[0]))
+
+/* Keys of the stats (or calls) of all processes, known ones first, each once. With nonzero,
+ * only keys that are non-zero somewhere. Returns a malloc'd array or NULL (and *n 0). */
+static const char **collect_keys(const struct profile *p, bool calls, bool nonzero, uint32_t *n)
+{
+	uint32_t cap = NSTAT_COLS, i, j, k;
+	const char **keys = malloc(sizeof(*keys) * cap);
+
+	*n = 0;
+	if (!keys)
+		return NULL;
+	for (i = 0; !calls && i < NSTAT_COLS; i++) {
+		for (j = 0; j < p->nprocesses; j++) {
+			if (prof_process__stat(&p->processes[j], stat_cols[i].key, NULL)) {
+				keys[(*n)++] = stat_cols[i].key;
+				break;
+			}
+		}
+	}
+	for (j = 0; j < p->nprocesses; j++) {
+		const struct prof_process *proc = &p->processes[j];
+		const struct prof_kv *kv = calls ? proc->calls : proc->stats;
+		uint32_t nkv = calls ? proc->ncalls : proc->nstats;
+
+		for (i = 0; i < nkv; i++) {
+			if (nonzero && !kv[i].value)
+				continue;
+			for (k = 0; k < *n && strcmp(keys[k], kv[i].key); k++)
+				;
+			if (k < *n)
+				continue;
+			if (*n == cap) {
+				const char **a = realloc(keys, sizeof(*keys) * cap * 2);
+
+				if (!a) {
+					free(keys);
+					*n = 0;
+					return NULL;
+				}
+				keys = a;
+				cap *= 2;
+			}
+			keys[(*n)++] = kv[i].key;
+		}
+	}
+	return keys;
+}
+
+static const struct stat_col *known_stat(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < NSTAT_COLS; i++) {
+		if (strcmp(stat_cols[i].key, key) == 0)
+			return &stat_cols[i];
+	}
+	return NULL;
+}
+
+static void proc_cells(FILE *f, const struct prof_process *proc)
+{
+	fprintf(f, "<td class=\"num\" data-v=\"%" PRIu32 "\">%" PRIu32 "</td><td>", proc->pid,
+		proc->pid);
+	esc(f, proc->comm ? proc->comm : "?");
+	fputs("</td>", f);
+}
+
+static int write_processes(const struct html *h)
+{
+	const struct profile *p = h->p;
+	const char **keys = NULL;
+	FILE *f = h->f;
+	uint32_t nkeys, i, k;
+	uint64_t v;
+
+	fputs("<h2 id=\"processes\">Processes</h2>\n", f);
+	if (!p->nprocesses) {
+		fputs("<p class=\"empty\">No processes were traced.</p>\n", f);
+		return 0;
+	}
+	keys = collect_keys(p, false, false, &nkeys);
+	if (!keys)
+		return -ENOMEM;
+	fputs("<table class=\"data sortable\" id=\"procs\">\n<thead><tr>"
+	      "<th class=\"num\" data-sort=\"num\">PID</th><th data-sort=\"text\">Name</th>", f);
+	for (k = 0; k < nkeys; k++) {
+		const struct stat_col *sc = known_stat(keys[k]);
+
+		fputs("<th class=\"num\" data-sort=\"num\" title=\"", f);
+		esc(f, keys[k]);
+		fputs("\">", f);
+		esc(f, sc ? sc->header : keys[k]);
+		fputs("</th>", f);
+	}
+	fputs("</tr></thead>\n<tbody>\n", f);
+	for (i = 0; i < p->nprocesses; i++) {
+		const struct prof_process *proc = &p->processes[i];
+
+		fputs("<tr>", f);
+		proc_cells(f, proc);
+		for (k = 0; k < nkeys; k++) {
+			const struct stat_col *sc = known_stat(keys[k]);
+
+			if (!prof_process__stat(proc, keys[k], &v))
+				fputs("<td class=\"num zero\">-</td>", f);
+			else
+				u64_cell(f, v, sc && sc->bytes ? "bytes" : "count");
+		}
+		fputs("</tr>\n", f);
+	}
+	fputs("</tbody></table>\n", f);
+	free(keys);
+
+	/* calls per traced function: only those some process made, the others named */
+	keys = collect_keys(p, true, true, &nkeys);
+	if (!keys && nkeys)
+		return -ENOMEM;
+	fputs("<h3>Calls</h3>\n", f);
+	if (!nkeys) {
+		fputs("<p class=\"empty\">No calls to the traced functions.</p>\n", f);
+	} else {
+		fputs("<table class=\"data sortable\" id=\"calls\">\n<thead><tr>"
+		      "<th class=\"num\" data-sort=\"num\">PID</th>"
+		      "<th data-sort=\"text\">Name</th>", f);
+		for (k = 0; k < nkeys; k++) {
+			fputs("<th class=\"num\" data-sort=\"num\">", f);
+			esc(f, keys[k]);
+			fputs("</th>", f);
+		}
+		fputs("</tr></thead>\n<tbody>\n", f);
+		for (i = 0; i < p->nprocesses; i++) {
+			const struct prof_process *proc = &p->processes[i];
+
+			fputs("<tr>", f);
+			proc_cells(f, proc);
+			for (k = 0; k < nkeys; k++) {
+				if (!prof_process__call(proc, keys[k], &v))
+					v = 0;
+				u64_cell(f, v, "count");
+			}
+			fputs("</tr>\n", f);
+		}
+		fputs("</tbody></table>\n", f);
+	}
+	free(keys);
+	keys = collect_keys(p, true, false, &nkeys);
+	if (keys) {
+		uint32_t n = 0;
+
+		for (k = 0; k < nkeys; k++) {
+			for (i = 0; i < p->nprocesses; i++) {
+				if (prof_process__call(&p->processes[i], keys[k], &v) && v)
+					break;
+			}
+			if (i < p->nprocesses)
+				continue;
+			fputs(n++ ? ", " : "<p class=\"note\">Traced but not called: ", f);
+			esc(f, keys[k]);
+		}
+		if (n)
+			fputs(".</p>\n", f);
+	}
+	free(keys);
+
+	fputs("<ul class=\"notes\">\n", f);
+	for (i = 0; i < p->nprocesses; i++) {
+		const struct prof_process *proc = &p->processes[i];
+
+		fprintf(f, "<li><b>%" PRIu32 "</b> ", proc->pid);
+		esc(f, proc->comm ? proc->comm : "?");
+		if (proc->cmdline) {
+			fputs(": <code>", f);
+			esc(f, proc->cmdline);
+			fputs("</code>", f);
+		}
+		if (proc->note) {
+			fputs("<br><span class=\"note\">", f);
+			esc(f, proc->note);
+			fputs("</span>", f);
+		}
+		fputs("</li>\n", f);
+	}
+	fputs("</ul>\n", f);
+	return 0;
+}
+
+/* ---- series ----------------------------------------------------------------------------- */
+
+/* Headings of the series the collectors sample; others go by their name. */
+static const char *series_title(const char *name)
+{
+	if (strcmp(name, "live_bytes") == 0)
+		return "Live bytes";
+	if (strcmp(name, "live_count") == 0)
+		return "Live allocations";
+	return name;
+}
+
+static void write_series(const struct html *h)
+{
+	const struct profile *p = h->p;
+	FILE *f = h->f;
+	uint32_t i, j, k;
+
+	fputs("<h2 id=\"timeline\">Over time</h2>\n", f);
+	if (!p->nseries) {
+		fputs("<p class=\"empty\">No samples: nothing was sampled during the run (it may "
+		      "have been too short, or this mode samples nothing over time).</p>\n", f);
+		return;
+	}
+	/* one chart per quantity, in order of first appearance; one line per process */
+	for (i = 0; i < p->nseries; i++) {
+		const struct prof_series *s = &p->series[i];
+
+		for (k = 0; k < i && strcmp(p->series[k].name, s->name); k++)
+			;
+		if (k < i)
+			continue;
+		fputs("<h3>", f);
+		esc(f, series_title(s->name));
+		fputs(" <span class=\"note\">(", f);
+		esc(f, s->name);
+		fputs(", per process)</span></h3>\n<div class=\"chart\" data-series=\"", f);
+		esc(f, s->name);
+		fputs("\"><p class=\"empty nojs\">The chart is drawn by the page's script; the "
+		      "table below has its numbers.</p></div>\n", f);
+		fprintf(f, "<table class=\"data sortable narrow\" id=\"series-%" PRIu32 "\">\n"
+			"<thead><tr><th class=\"num\" data-sort=\"num\">PID</th>"
+			"<th data-sort=\"text\">Name</th>"
+			"<th class=\"num\" data-sort=\"num\">Samples</th><th class=\"num\" "
+			"data-sort=\"num\">Peak</th><th class=\"num\" data-sort=\"num\">At the end"
+			"</th></tr></thead>\n<tbody>\n", i);
+		for (j = i; j < p->nseries; j++) {
+			const struct prof_series *t = &p->series[j];
+			int64_t peak = INT64_MIN;
+			uint32_t n;
+
+			if (strcmp(t->name, s->name))
+				continue;
+			for (n = 0; n < t->n; n++)
+				peak = t->v[n] > peak ? t->v[n] : peak;
+			fprintf(f, "<tr><td class=\"num\" data-v=\"%" PRIu32 "\">%" PRIu32
+				"</td><td>", t->pid, t->pid);
+			esc(f, comm_of(p, t->pid) ? comm_of(p, t->pid) : "?");
+			fprintf(f, "</td><td class=\"num\" data-v=\"%" PRIu32 "\">%" PRIu32 "</td>",
+				t->n, t->n);
+			value_cell(f, t->n ? peak : 0, t->unit);
+			value_cell(f, t->n ? t->v[t->n - 1] : 0, t->unit);
+			fputs("</tr>\n", f);
+		}
+		fputs("</tbody></table>\n", f);
+	}
+}
+
+/* ---- sites ------------------------------------------------------------------------------ */
+
+static bool allocator_at(const struct profile *p, const struct prof_location *loc, uint32_t j)
+{
+	return j < loc->nlines && render__is_allocator(p->functions[loc->lines[j].function].name);
+}
+
+/* The site's cell: where the program asked (the first frame, leaf first, that is not an
+ * allocator function), with file:line and module, and the allocator it called. */
+static void site_cell(const struct html *h, const struct prof_sample *s)
+{
+	const struct profile *p = h->p;
+	const struct prof_location *loc = NULL, *leaf;
+	uint32_t i, j = 0;
+	char name[512];
+
+	fputs("<td class=\"site\">", h->f);
+	if (!s->nlocs) {
+		fputs("<span class=\"fn\">[no stack]</span></td>", h->f);
+		return;
+	}
+	for (i = 0; i < s->nlocs && !loc; i++) {
+		const struct prof_location *l = &p->locations[s->locs[i]];
+
+		for (j = 0; j < (l->nlines ? l->nlines : 1); j++) {
+			if (!allocator_at(p, l, j)) {
+				loc = l;
+				break;
+			}
+		}
+	}
+	if (!loc) {
+		/* nothing but allocator frames: show the leaf */
+		loc = &p->locations[s->locs[0]];
+		j = 0;
+	}
+	fputs("<span class=\"fn\">", h->f);
+	esc(h->f, profile__frame_name(p, loc, j, name, sizeof(name)));
+	fputs("</span>", h->f);
+	if (j < loc->nlines) {
+		const struct prof_function *fn = &p->functions[loc->lines[j].function];
+
+		if (fn->filename) {
+			fputs(" <span class=\"src\">", h->f);
+			esc(h->f, render__basename(fn->filename));
+			if (loc->lines[j].line > 0)
+				fprintf(h->f, ":%" PRId64, loc->lines[j].line);
+			fputs("</span>", h->f);
+		}
+		if (loc->mapping != PROF_NONE) {
+			fputs(" <span class=\"mod\">[", h->f);
+			esc(h->f, render__basename(p->mappings[loc->mapping].file));
+			fputs("]</span>", h->f);
+		}
+	}
+	leaf = &p->locations[s->locs[0]];
+	if (leaf != loc && allocator_at(p, leaf, 0)) {
+		fputs(" <span class=\"via\">via ", h->f);
+		esc(h->f, p->functions[leaf->lines[0].function].name);
+		fputs("</span>", h->f);
+	}
+	fputs("</td>", h->f);
+}
+
+static void pid_cell(const struct html *h, uint32_t pid)
+{
+	const char *comm = comm_of(h->p, pid);
+
+	fprintf(h->f, "<td class=\"num pidc\" data-v=\"%" PRIu32 "\">%" PRIu32, pid, pid);
+	if (comm) {
+		fputs("<span class=\"comm\">", h->f);
+		esc(h->f, comm);
+		fputs("</span>", h->f);
+	}
+	fputs("</td>", h->f);
+}
+
+/* Column headers of the memory types, in the order a reader compares them. */
+static const struct {
+	const char *type, *header;
+} type_cols[] = {
+	{ "alloc_space", "Bytes" },
+	{ "alloc_objects", "Count" },
+	{ "inuse_space", "Live bytes" },
+	{ "inuse_objects", "Live count" },
+};
+
+#define NTYPE_COLS (sizeof(type_cols) / sizeof(type_cols[0]))
+
+/* Sample type indices in column order: the memory types first, then the others. */
+static uint32_t column_types(const struct profile *p, int *cols, const char **headers)
+{
+	uint32_t n = 0, i;
+	size_t k;
+
+	for (k = 0; k < NTYPE_COLS; k++) {
+		int t = profile__type_index(p, type_cols[k].type);
+
+		if (t >= 0) {
+			headers[n] = type_cols[k].header;
+			cols[n++] = t;
+		}
+	}
+	for (i = 0; i < p->ntypes; i++) {
+		for (k = 0; k < n && cols[k] != (int)i; k++)
+			;
+		if (k == n) {
+			headers[n] = p->types[i].type;
+			cols[n++] = (int)i;
+		}
+	}
+	return n;
+}
+
+/* The filter box of table `id`: the script finds it as "<id>-filter". */
+static void table_tools(FILE *f, const char *id, const char *what)
+{
+	fprintf(f, "<div class=\"tools\"><input type=\"search\" id=\"%s-filter\" placeholder=\""
+		"Filter %s by function, file, module, process\" aria-label=\"Filter %s\">"
+		"<span class=\"count\" id=\"%s-count\"></span></div>\n", id, what, what, id);
+}
+
+/* A table of sites: sortable, rows that open on their stack, PAGE_ROWS shown at first. */
+static void table_start(FILE *f, const char *id)
+{
+	fprintf(f, "<table class=\"data sortable fixed\" id=\"%s\" data-expand=\"1\" "
+		"data-page=\"%d\">\n<thead><tr><th class=\"num rank\" data-sort=\"rank\">#</th>"
+		"<th data-sort=\"text\">Site</th>", id, PAGE_ROWS);
+}
+
+/* Row `rank` (0-based) of sample `si`: its key into the data and its rank cell. */
+static void row_start(const struct html *h, uint32_t si, uint32_t rank)
+{
+	fprintf(h->f, "<tr class=\"row%s\" tabindex=\"0\" aria-expanded=\"false\" data-s=\"%"
+		PRIu32 "\"><td class=\"num\" data-v=\"%" PRIu32 "\">%" PRIu32 "</td>",
+		rank < PAGE_ROWS ? "" : " more", si, rank + 1, rank + 1);
+}
+
+static int write_sites(struct html *h)
+{
+	const struct profile *p = h->p;
+	int *cols = NULL, key = (int)p->default_type;
+	const char **headers = NULL;
+	uint32_t *idx, n, shown, i, ncols, c;
+	FILE *f = h->f;
+	int err = -ENOMEM;
+
+	idx = render__sorted_samples(p, key, false, &n);
+	if (!idx)
+		return -errno;
+	cols = malloc(sizeof(*cols) * (p->ntypes + 1));
+	headers = malloc(sizeof(*headers) * (p->ntypes + 1));
+	if (!cols || !headers)
+		goto out;
+	ncols = column_types(p, cols, headers);
+	shown = n < SITES_MAX ? n : SITES_MAX;
+
+	fprintf(f, "<h2 id=\"sites\">Top %ssites</h2>\n", h->alloc_space >= 0 ? "allocation " : "");
+	if (!n) {
+		fputs("<p class=\"empty\">No samples.</p>\n", f);
+		err = 0;
+		goto out;
+	}
+	fprintf(f, "<p class=\"hint\">%" PRIu32 " site%s", n, n == 1 ? "" : "s");
+	if (p->ntypes) {
+		fputs(" by ", f);
+		esc(f, p->types[key].type);
+	}
+	if (shown < n)
+		fprintf(f, "; the first %" PRIu32 " are shown here (every site is in the .json, "
+			".txt --top 0 and .pb.gz reports)", shown);
+	fputs(". Click a column header to sort, a row to see its whole stack.</p>\n", f);
+	table_tools(f, "sites-table", "sites");
+	table_start(f, "sites-table");
+	for (c = 0; c < ncols; c++) {
+		fputs("<th class=\"num\" data-sort=\"num\" title=\"", f);
+		esc(f, p->types[cols[c]].type);
+		fputs(" (", f);
+		esc(f, p->types[cols[c]].unit);
+		fputs(")\">", f);
+		esc(f, headers[c]);
+		fputs("</th>", f);
+	}
+	fputs("<th class=\"num\" data-sort=\"num\">PID</th></tr></thead>\n<tbody>\n", f);
+	for (i = 0; i < shown; i++) {
+		const struct prof_sample *s = &p->samples[idx[i]];
+
+		h->want[idx[i]] = 1;
+		row_start(h, idx[i], i);
+		site_cell(h, s);
+		for (c = 0; c < ncols; c++)
+			value_cell(f, s->values[cols[c]], p->types[cols[c]].unit);
+		pid_cell(h, s->pid);
+		fputs("</tr>\n", f);
+	}
+	fputs("</tbody></table>\n", f);
+	err = 0;
+out:
+	free(headers);
+	free(cols);
+	free(idx);
+	return err;
+}
+
+/* ---- outstanding ------------------------------------------------------------------------ */
+
+static int write_outstanding(struct html *h)
+{
+	const struct profile *p = h->p;
+	uint32_t *idx, n, shown, i;
+	uint64_t count = 0, bytes = 0;
+	FILE *f = h->f;
+	char buf[32];
+
+	if (!tracks_outstanding(h))
+		return 0;
+	idx = render__sorted_samples(p, RENDER_KEY_OUTSTANDING, false, &n);
+	if (!idx)
+		return -errno;
+	/* sites whose outstanding bytes are 0 may still hold objects (malloc(0)) */
+	for (i = shown = 0; i < n; i++) {
+		const struct prof_sample *s = &p->samples[idx[i]];
+
+		if (!s->out.count)
+			continue;
+		idx[shown++] = idx[i];
+		count += s->out.count;
+		bytes += s->out.bytes;
+	}
+	n = shown;
+	fputs("<h2 id=\"outstanding\">Outstanding allocations at exit</h2>\n", f);
+	if (!n) {
+		fputs("<p class=\"empty\">None: everything allocated was freed (or the run ended "
+		      "before any allocation was seen).</p>\n", f);
+		free(idx);
+		return 0;
+	}
+	fprintf(f, "<p class=\"hint\">%" PRIu64 " object%s, %s (%" PRIu64 " bytes) not freed "
+		"when the run ended, at %" PRIu32 " site%s", count, count == 1 ? "" : "s",
+		render__bytes(bytes, buf, sizeof(buf)), bytes, n, n == 1 ? "" : "s");
+	shown = n < SITES_MAX ? n : SITES_MAX;
+	if (shown < n)
+		fprintf(f, "; the first %" PRIu32 " are shown", shown);
+	fputs(". Ages are from allocation to the end of the run.</p>\n", f);
+	table_tools(f, "outstanding-table", "sites");
+	table_start(f, "outstanding-table");
+	fputs("<th class=\"num\" data-sort=\"num\">Objects</th>"
+	      "<th class=\"num\" data-sort=\"num\">Bytes</th>"
+	      "<th class=\"num\" data-sort=\"num\">PID</th>"
+	      "<th class=\"num\" data-sort=\"num\">Oldest</th>"
+	      "<th class=\"num\" data-sort=\"num\">Youngest</th>"
+	      "<th class=\"num\" data-sort=\"num\">Mean age</th></tr></thead>\n<tbody>\n", f);
+	for (i = 0; i < shown; i++) {
+		const struct prof_sample *s = &p->samples[idx[i]];
+
+		h->want[idx[i]] = 1;
+		row_start(h, idx[i], i);
+		site_cell(h, s);
+		u64_cell(f, s->out.count, "count");
+		u64_cell(f, s->out.bytes, "bytes");
+		pid_cell(h, s->pid);
+		u64_cell(f, s->out.max_age_ns, "nanoseconds");
+		u64_cell(f, s->out.min_age_ns, "nanoseconds");
+		u64_cell(f, s->out.sum_age_ns / s->out.count, "nanoseconds");
+		fputs("</tr>\n", f);
+	}
+	fputs("</tbody></table>\n", f);
+	free(idx);
+	return 0;
+}
+
+/* ---- flame graphs ----------------------------------------------------------------------- */
+
+struct flame_svg {
+	char *buf;
+	size_t len;
+	bool omitted;		/* over the budget */
+};
+
+static int write_flames(const struct html *h)
+{
+	const struct profile *p = h->p;
+	struct output_opts so = *h->o;
+	struct flame_svg *svg;
+	size_t total = 0;
+	uint32_t k, i, sel = p->default_type, nomit = 0;
+	FILE *f = h->f;
+	int err = 0;
+
+	fputs("<h2 id=\"flame\">Flame graph</h2>\n", f);
+	if (!p->ntypes) {
+		fputs("<p class=\"empty\">No sample types: nothing to draw.</p>\n", f);
+		return 0;
+	}
+	if (h->o->value_type) {
+		int t = profile__type_index(p, h->o->value_type);
+
+		if (t < 0)
+			return -EINVAL;
+		sel = t;
+	}
+	svg = calloc(p->ntypes, sizeof(*svg));
+	if (!svg)
+		return -ENOMEM;
+	/* the selected type first, so it is the one kept when the budget runs out */
+	for (k = 0; k < p->ntypes; k++) {
+		FILE *m;
+
+		i = k == 0 ? sel : (k <= sel ? k - 1 : k);
+		so.value_type = p->types[i].type;
+		m = open_memstream(&svg[i].buf, &svg[i].len);
+		if (!m) {
+			err = -errno;
+			goto out;
+		}
+		err = output_svg.write(p, &so, m);
+		if (fclose(m) && !err)
+			err = -EIO;
+		if (err)
+			goto out;
+		if (k && total + svg[i].len > FLAME_BUDGET) {
+			free(svg[i].buf);
+			svg[i].buf = NULL;
+			svg[i].omitted = true;
+			nomit++;
+			continue;
+		}
+		total += svg[i].len;
+	}
+
+	fputs("<p class=\"hint\">The width of a frame is its share of the selected sample type. "
+	      "Click a frame to zoom in, <i>all</i> or <i>Reset Zoom</i> to zoom out; the search "
+	      "takes a regular expression.</p>\n<div class=\"tools\"><label>Sample type "
+	      "<select id=\"flame-type\">", f);
+	for (i = 0; i < p->ntypes; i++) {
+		fprintf(f, "<option value=\"%" PRIu32 "\"%s%s>", i, i == sel ? " selected" : "",
+			svg[i].omitted ? " disabled" : "");
+		esc(f, p->types[i].type);
+		fputs(" (", f);
+		esc(f, p->types[i].unit);
+		fprintf(f, ")%s</option>", svg[i].omitted ? ", left out: too large" : "");
+	}
+	fputs("</select></label><input type=\"search\" id=\"flame-search\" placeholder=\""
+	      "Search frames (regular expression)\" aria-label=\"Search the flame graph\">"
+	      "<span id=\"flame-matched\"></span></div>\n", f);
+	if (nomit)
+		fprintf(f, "<p class=\"warn\">%" PRIu32 " flame graph%s left out to keep this page "
+			"small; write one with <code>-o flame.svg --value TYPE</code>.</p>\n",
+			nomit, nomit == 1 ? " was" : "s were");
+	fputs("<div id=\"flame-box\"><noscript><p class=\"empty\">The flame graphs need "
+	      "JavaScript; <code>-o flame.svg</code> writes one as a file.</p></noscript></div>\n",
+	      f);
+	for (i = 0; i < p->ntypes; i++) {
+		if (!svg[i].buf)
+			continue;
+		fprintf(f, "<script type=\"text/x-ebprof-svg\" id=\"flame-svg-%" PRIu32 "\" "
+			"data-type=\"", i);
+		esc(f, p->types[i].type);
+		fputs("\">", f);
+		script_data(f, svg[i].buf, svg[i].len, false);
+		fputs("</script>\n", f);
+	}
+out:
+	for (i = 0; i < p->ntypes; i++)
+		free(svg[i].buf);
+	free(svg);
+	return err;
+}
+
+/* ---- drops and notes -------------------------------------------------------------------- */
+
+static void write_drops(const struct html *h)
+{
+	const struct profile *p = h->p;
+	FILE *f = h->f;
+	uint32_t i;
+
+	fputs("<h2 id=\"drops\">Drops</h2>\n", f);
+	if (any_drops(p))
+		fputs("<p class=\"drops-bad\">Events were dropped: these were not fully accounted, "
+		      "and the numbers above are short by them.</p>\n", f);
+	else
+		fputs("<p class=\"drops-ok\">No events were dropped.</p>\n", f);
+	if (!p->ndrops)
+		return;
+	fputs("<table class=\"data narrow\" id=\"drop-table\">\n<thead><tr>"
+	      "<th>Reason</th><th class=\"num\">Events</th></tr></thead>\n<tbody>\n", f);
+	for (i = 0; i < p->ndrops; i++) {
+		fputs("<tr><td><code>", f);
+		esc(f, p->drops[i].key);
+		fputs("</code></td>", f);
+		u64_cell(f, p->drops[i].value, "count");
+		fputs("</tr>\n", f);
+	}
+	fputs("</tbody></table>\n", f);
+}
+
+static void write_notes(const struct html *h)
+{
+	uint32_t i;
+
+	if (!h->p->nnotes)
+		return;
+	fputs("<h2 id=\"notes\">Notes</h2>\n<ul class=\"notes\">\n", h->f);
+	for (i = 0; i < h->p->nnotes; i++) {
+		fputs("<li>", h->f);
+		esc(h->f, h->p->notes[i]);
+		fputs("</li>\n", h->f);
+	}
+	fputs("</ul>\n", h->f);
+}
+
+/* ---- the data --------------------------------------------------------------------------- */
+
+/* Index of s in the data's string table, added if new; -1 for NULL, -2 when out of memory. */
+static int64_t str_index(struct strtab *t, const char *s)
+{
+	uint32_t h, i;
+
+	if (!s)
+		return -1;
+	if ((t->n + 1) * 2 > t->hcap) {
+		uint32_t cap = t->hcap ? t->hcap * 2 : 1024;
+		uint32_t *nh = calloc(cap, sizeof(*nh));
+
+		if (!nh)
+			return -2;
+		for (i = 0; i < t->n; i++) {
+			h = (uint32_t)util_hash_str(t->s[i]) & (cap - 1);
+			while (nh[h])
+				h = (h + 1) & (cap - 1);
+			nh[h] = i + 1;
+		}
+		free(t->hash);
+		t->hash = nh;
+		t->hcap = cap;
+	}
+	h = (uint32_t)util_hash_str(s) & (t->hcap - 1);
+	while (t->hash[h]) {
+		if (strcmp(t->s[t->hash[h] - 1], s) == 0)
+			return t->hash[h] - 1;
+		h = (h + 1) & (t->hcap - 1);
+	}
+	if (t->n == t->cap) {
+		uint32_t cap = t->cap ? t->cap * 2 : 256;
+		char **a = realloc(t->s, sizeof(*a) * cap);
+
+		if (!a)
+			return -2;
+		t->s = a;
+		t->cap = cap;
+	}
+	t->s[t->n] = strdup(s);
+	if (!t->s[t->n])
+		return -2;
+	t->hash[h] = ++t->n;
+	return t->n - 1;
+}
+
+static void strtab_free(struct strtab *t)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->n; i++)
+		free(t->s[i]);
+	free(t->s);
+	free(t->hash);
+}
+
+/* A string member of a loc, by index; false when out of memory. */
+static bool str_ref(struct html *h, struct json_writer *w, const char *s)
+{
+	int64_t i = str_index(&h->strs, s);
+
+	if (i == -2)
+		return false;
+	jsonw_int(w, i);
+	return true;
+}
+
+/* "stk": {"<sample>": [loc, ...]} leaf first, with loc indices of the data's own "locs". */
+static void write_stacks(struct html *h, struct json_writer *w)
+{
+	const struct profile *p = h->p;
+	char key[16];
+	uint32_t i, j;
+
+	jsonw_name(w, "stk");
+	jsonw_start_object(w);
+	for (i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+
+		if (!h->want[i])
+			continue;
+		snprintf(key, sizeof(key), "%" PRIu32, i);
+		jsonw_name(w, key);
+		jsonw_start_array_flat(w);
+		for (j = 0; j < s->nlocs; j++) {
+			uint32_t l = s->locs[j];
+
+			if (h->loc_id[l] == NONE) {
+				h->loc_id[l] = h->nlocs;
+				h->locs[h->nlocs++] = l;
+			}
+			jsonw_uint(w, h->loc_id[l]);
+		}
+		jsonw_end_array(w);
+	}
+	jsonw_end_object(w);
+}
+
+/* "64 KiB" for powers of two, so bucket bounds read exactly (as the text report has them). */
+static const char *pow2_label(uint64_t v, char *buf, size_t len)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	unsigned int u = 0;
+
+	while (v >= 1024 && v % 1024 == 0 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%" PRIu64 " %s", v, units[u]);
+	return buf;
+}
+
+/* "hist": {"<sample>": [["[64 B, 128 B)", count], ...]} for the non-empty buckets. */
+static void write_hists(const struct html *h, struct json_writer *w)
+{
+	const struct profile *p = h->p;
+	char key[16], label[96], lo[32], hi[32];
+	uint64_t min, max;
+	uint32_t i, b;
+
+	jsonw_name(w, "hist");
+	jsonw_start_object(w);
+	for (i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+
+		if (!h->want[i] || !s->nhist)
+			continue;
+		snprintf(key, sizeof(key), "%" PRIu32, i);
+		jsonw_name(w, key);
+		jsonw_start_array_flat(w);
+		/* buckets past 64 cannot hold a 64-bit size */
+		for (b = 0; b < s->nhist && b <= 64; b++) {
+			if (!s->hist[b])
+				continue;
+			if (!render__bucket(b, s->nhist, &min, &max))
+				snprintf(label, sizeof(label), ">= %s",
+					 pow2_label(min, lo, sizeof(lo)));
+			else if (b == 0)
+				snprintf(label, sizeof(label), "0 B");
+			else
+				snprintf(label, sizeof(label), "[%s, %s)",
+					 pow2_label(min, lo, sizeof(lo)),
+					 pow2_label(max + 1, hi, sizeof(hi)));
+			jsonw_start_array(w);
+			jsonw_string(w, label);
+			jsonw_uint(w, s->hist[b]);
+			jsonw_end_array(w);
+		}
+		jsonw_end_array(w);
+	}
+	jsonw_end_object(w);
+}
+
+/* "locs": [[module, address, [function, file, line, flags], ...], ...], lines innermost
+ * first; strings as indices into "strs" (-1: none); flags 1 allocator, 2 not symbolized. */
+static int write_locs(struct html *h, struct json_writer *w)
+{
+	const struct profile *p = h->p;
+	char name[512], addr[24];
+	uint32_t i, j;
+
+	jsonw_name(w, "locs");
+	jsonw_start_array(w);
+	for (i = 0; i < h->nlocs; i++) {
+		const struct prof_location *loc = &p->locations[h->locs[i]];
+		const char *mod = loc->mapping != PROF_NONE ?
+			render__basename(p->mappings[loc->mapping].file) : NULL;
+
+		jsonw_start_array_flat(w);
+		if (!str_ref(h, w, mod))
+			return -ENOMEM;
+		snprintf(addr, sizeof(addr), "0x%" PRIx64, loc->address);
+		jsonw_string(w, addr);
+		for (j = 0; j < (loc->nlines ? loc->nlines : 1); j++) {
+			const struct prof_function *fn = j < loc->nlines ?
+				&p->functions[loc->lines[j].function] : NULL;
+
+			jsonw_start_array(w);
+			if (!str_ref(h, w, profile__frame_name(p, loc, j, name, sizeof(name))) ||
+			    !str_ref(h, w, fn ? fn->filename : NULL))
+				return -ENOMEM;
+			jsonw_int(w, fn ? loc->lines[j].line : 0);
+			jsonw_uint(w, !fn ? 2 : render__is_allocator(fn->name) ? 1 : 0);
+			jsonw_end_array(w);
+		}
+		jsonw_end_array(w);
+	}
+	jsonw_end_array(w);
+	return 0;
+}
+
+/*
+ * Indices of the points of a series to draw: all of them when few, else the first, the last,
+ * and per bucket of consecutive points its lowest and highest in time order, so that peaks
+ * survive the thinning. out has room for 2 * SERIES_BUCKETS + 2; returns the count.
+ */
+static uint32_t thin_series(const struct prof_series *s, uint32_t *out)
+{
+	uint32_t per = (s->n + SERIES_BUCKETS - 1) / SERIES_BUCKETS, a, i, n = 0;
+
+	if (s->n <= 2 * SERIES_BUCKETS) {
+		for (i = 0; i < s->n; i++)
+			out[n++] = i;
+		return n;
+	}
+	out[n++] = 0;
+	for (a = 0; a < s->n; a += per) {
+		uint32_t end = a + per < s->n ? a + per : s->n, lo = a, hi = a;
+
+		for (i = a; i < end; i++) {
+			lo = s->v[i] < s->v[lo] ? i : lo;
+			hi = s->v[i] > s->v[hi] ? i : hi;
+		}
+		if (hi < lo) {
+			i = lo;
+			lo = hi;
+			hi = i;
+		}
+		if (lo != out[n - 1])
+			out[n++] = lo;
+		if (hi != out[n - 1])
+			out[n++] = hi;
+	}
+	if (out[n - 1] != s->n - 1)
+		out[n++] = s->n - 1;
+	return n;
+}
+
+/* "series": [{"name", "unit", "pid", "label", "t": [ns...], "v": [...]}, ...] */
+static int write_series_data(const struct html *h, struct json_writer *w)
+{
+	const struct profile *p = h->p;
+	uint32_t *pts, i, j, n;
+	char label[128];
+
+	pts = malloc(sizeof(*pts) * (2 * SERIES_BUCKETS + 2));
+	if (!pts)
+		return -ENOMEM;
+	jsonw_name(w, "series");
+	jsonw_start_array(w);
+	for (i = 0; i < p->nseries; i++) {
+		const struct prof_series *s = &p->series[i];
+		const char *comm = comm_of(p, s->pid);
+
+		jsonw_start_object_flat(w);
+		jsonw_string_field(w, "name", s->name);
+		jsonw_string_field(w, "unit", s->unit);
+		jsonw_uint_field(w, "pid", s->pid);
+		snprintf(label, sizeof(label), "%s (%" PRIu32 ")", comm ? comm : "?", s->pid);
+		jsonw_string_field(w, "label", label);
+		n = thin_series(s, pts);
+		jsonw_name(w, "t");
+		jsonw_start_array(w);
+		for (j = 0; j < n; j++)
+			jsonw_int(w, s->t_ns[pts[j]]);
+		jsonw_end_array(w);
+		jsonw_name(w, "v");
+		jsonw_start_array(w);
+		for (j = 0; j < n; j++)
+			jsonw_int(w, s->v[pts[j]]);
+		jsonw_end_array(w);
+		jsonw_end_object(w);
+	}
+	jsonw_end_array(w);
+	free(pts);
+	return 0;
+}
+
+/* The data the script reads, as one JSON document in a script element. */
+static int write_data(struct html *h)
+{
+	const struct profile *p = h->p;
+	struct json_writer *w;
+	char *buf = NULL;
+	size_t len = 0;
+	uint32_t i;
+	FILE *m;
+	int err;
+
+	m = open_memstream(&buf, &len);
+	if (!m)
+		return -errno;
+	w = jsonw__new(m, false);
+	if (!w) {
+		fclose(m);
+		free(buf);
+		return -ENOMEM;
+	}
+	jsonw_start_object(w);
+	jsonw_int_field(w, "duration", p->duration_nanos);
+	err = write_series_data(h, w);
+	if (!err) {
+		write_stacks(h, w);
+		write_hists(h, w);
+		err = write_locs(h, w);
+	}
+	if (!err) {
+		/* last: the locs above add to it */
+		jsonw_name(w, "strs");
+		jsonw_start_array(w);
+		for (i = 0; i < h->strs.n; i++)
+			jsonw_string(w, h->strs.s[i]);
+		jsonw_end_array(w);
+		jsonw_end_object(w);
+		err = jsonw__error(w);
+	}
+	jsonw__free(w);
+	if (fclose(m) && !err)
+		err = -EIO;
+	if (!err) {
+		fputs("<script type=\"application/json\" id=\"ebprof-data\">", h->f);
+		script_data(h->f, buf, len, true);
+		fputs("</script>\n", h->f);
+	}
+	free(buf);
+	return err;
+}
+
+static int html_write(const struct profile *p, const struct output_opts *o, FILE *f)
+{
+	static const struct output_opts defaults;
+	struct html h = {
+		.p = p, .o = o ? o : &defaults, .f = f,
+		.alloc_space = profile__type_index(p, "alloc_space"),
+		.inuse_objects = profile__type_index(p, "inuse_objects"),
+	};
+	int err = -ENOMEM;
+
+	if (h.o->value_type && profile__type_index(p, h.o->value_type) < 0)
+		return -EINVAL;
+	h.want = calloc(p->nsamples + 1, sizeof(*h.want));
+	h.loc_id = malloc(sizeof(*h.loc_id) * (p->nlocations + 1));
+	h.locs = malloc(sizeof(*h.locs) * (p->nlocations + 1));
+	if (!h.want || !h.loc_id || !h.locs)
+		goto out;
+	memset(h.loc_id, 0xff, sizeof(*h.loc_id) * (p->nlocations + 1));
+
+	write_head(&h);
+	write_header(&h);
+	err = write_processes(&h);
+	if (err)
+		goto out;
+	write_series(&h);
+	err = write_sites(&h);
+	if (!err)
+		err = write_flames(&h);
+	if (!err)
+		err = write_outstanding(&h);
+	if (err)
+		goto out;
+	write_drops(&h);
+	write_notes(&h);
+	fputs("</div>\n", f);
+	err = write_data(&h);
+	if (err)
+		goto out;
+	fprintf(f, "<script>\n%s</script>\n</body>\n</html>\n", html_script);
+	err = ferror(f) ? -EIO : 0;
+out:
+	strtab_free(&h.strs);
+	free(h.locs);
+	free(h.loc_id);
+	free(h.want);
+	return err;
+}
+
+const struct output_ops output_html = {
+	.name = "html",
+	.ext = ".html",
+	.write = html_write,
+};

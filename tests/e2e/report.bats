@@ -1,0 +1,163 @@
+#!/usr/bin/env bats
+# Saved profiles: `ebprof report` renders a pprof written by `ebprof mem` with the numbers of the
+# run itself, and `ebprof diff` compares two runs. Root only for the `ebprof mem` runs that make
+# the profiles; report and diff need no privileges.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+GO=/usr/lib/go-1.19/bin/go
+
+# Per site (stack, pid, values) in a JSON report, sorted: what a pprof round trip keeps.
+sites() {
+	jq -S '[.sites[] | {pid, functions: [.frames[] | .function],
+			    addresses: [.frames[] | .address],
+			    alloc_objects, alloc_space, inuse_objects, inuse_space}] | sort' "$1"
+}
+
+@test "report: a saved profile gives the sites and totals of the run itself, in every format" {
+	run "$EBPROF" mem -o "$T/a.pb.gz" -o "$T/x.json" -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	run "$EBPROF" report "$T/a.pb.gz" -o "$T/r.txt" -o "$T/r.json" -o "$T/r.pb.gz" -o "$T/r.svg" \
+		-o "$T/r.folded"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	diff <(sites "$T/x.json") <(sites "$T/r.json")
+	# the same totals, summed over the sites
+	for t in alloc_objects alloc_space inuse_objects inuse_space; do
+		[ "$(jq "[.sites[].$t] | add" "$T/x.json")" = "$(jq "[.sites[].$t] | add" "$T/r.json")" ]
+	done
+	jqe '.mode == "mem" and (.command | test("memfixture")) and .processes[0].comm == "memfixture"' \
+		"$T/r.json"
+	grep -q '^Top 10 allocation sites by bytes' "$T/r.txt"
+	grep -q 'churn (.*memfixture.c:[0-9]*)' "$T/r.txt"
+	# leaks are the inuse values: listed as outstanding
+	sed -n '/^Outstanding/,$p' "$T/r.txt" | grep -q leak_big
+	xmllint --noout "$T/r.svg"
+	grep -q '>ebprof mem: alloc_space (bytes)<' "$T/r.svg"
+	grep -q ';churn;malloc ' "$T/r.folded"
+	# written again, the pprof is the same message
+	cmp <(gzip -dc "$T/a.pb.gz") <(gzip -dc "$T/r.pb.gz")
+}
+
+@test "report: Go's pprof reads what report writes, the same as the original" {
+	[ -x "$GO" ] || skip "golang-1.19-go not installed (scripts/install-deps.sh installs it)"
+	run "$EBPROF" mem -o "$T/a.pb.gz" -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	run "$EBPROF" report "$T/a.pb.gz" -o "$T/r.pb.gz"
+	[ "$status" -eq 0 ]
+	HOME=$T run "$GO" tool pprof -raw -symbolize=none "$T/r.pb.gz"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"alloc_space/bytes[dflt]"* ]]
+	[[ "$output" == *churn* ]]
+	diff <(HOME=$T "$GO" tool pprof -raw -symbolize=none "$T/a.pb.gz") \
+	     <(HOME=$T "$GO" tool pprof -raw -symbolize=none "$T/r.pb.gz")
+}
+
+@test "report: text to stdout by default; --top, --sort, --value" {
+	run "$EBPROF" mem -o "$T/a.pb.gz" -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	run "$EBPROF" report --top 3 --sort count "$T/a.pb.gz"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Top 3 allocation sites by count"* ]]
+	run "$EBPROF" report "$T/a.pb.gz" --value inuse_space -o "$T/live.folded"
+	[ "$status" -eq 0 ]
+	grep -q leak_big "$T/live.folded"
+	run ! grep -q ';churn;' "$T/live.folded"
+}
+
+@test "diff: one program run twice: no changes, a grey flame graph" {
+	run "$EBPROF" mem -o "$T/a.pb.gz" -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	run "$EBPROF" mem -o "$T/b.pb.gz" -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	run "$EBPROF" diff "$T/a.pb.gz" "$T/b.pb.gz"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"ebprof diff: alloc_space (bytes)"* ]]
+	[[ "$output" == *" 0 grew, 0 shrank, 0 appeared, 0 vanished, "* ]]
+	[[ "$output" == *"No changes: every stack has the same alloc_space in both profiles."* ]]
+	run "$EBPROF" diff "$T/a.pb.gz" "$T/b.pb.gz" -o "$T/d.svg" -o "$T/d.json"
+	[ "$status" -eq 0 ]
+	xmllint --noout "$T/d.svg"
+	grep -q 'delta 0 B (unchanged)' "$T/d.svg"
+	# every frame grey (the legend has the other colours)
+	sed -n '/^<g id="frames">$/,/^<\/g>$/p' "$T/d.svg" > "$T/frames.svg"
+	fills=$(grep -o 'fill="#[0-9a-f]*"' "$T/frames.svg" | sort -u | grep -v '#e4e4e4')
+	[ "$fills" = 'fill="#d8d8d8"' ]
+	jqe '.mode == "diff" and (.sites | length > 10) and all(.sites[]; .delta == 0 and .base == .new)' \
+		"$T/d.json"
+	# a profile against itself, in any sample type
+	run "$EBPROF" diff --value inuse_objects "$T/a.pb.gz" "$T/a.pb.gz"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"ebprof diff: inuse_objects (count)"* ]]
+}
+
+@test "diff: memfixture against demo: a table of what changed and a differential flame graph" {
+	[ -x "$OUT/demo/demo" ] || skip "build/demo/demo not built (make build/demo/demo)"
+	run "$EBPROF" mem -o "$T/a.pb.gz" -o "$T/a.json" -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	run "$EBPROF" mem -o "$T/demo.pb.gz" -o "$T/demo.json" -- "$OUT/demo/demo"
+	[ "$status" -eq 0 ]
+	run "$EBPROF" diff "$T/a.pb.gz" "$T/demo.pb.gz" --top 5 -o "$T/d.txt" -o "$T/d.svg"
+	[ "$status" -eq 0 ]
+	cat "$T/d.txt"
+	# the totals are those of the two runs
+	base=$(jq '[.sites[].alloc_space] | add' "$T/a.json")
+	new=$(jq '[.sites[].alloc_space] | add' "$T/demo.json")
+	grep -q "^  Total: .*($base bytes) -> .*($new bytes)\$" "$T/d.txt"
+	grep -q "^  Change:    .*(+\\?$((new - base)) bytes)" "$T/d.txt"
+	grep -q '^Top 5 changes by size (of [0-9]*)$' "$T/d.txt"
+	# memfixture's biggest site is gone, demo's are new
+	grep -qE '^ +-[0-9.]+ MiB +-100\.0% .* churn <- ' "$T/d.txt"
+	grep -qE '^ +\+[0-9.]+ [KM]iB +new .*handle_request' "$T/d.txt"
+	[ "$(grep -cE '^ +[-+][0-9]' "$T/d.txt")" -eq 5 ]
+	xmllint --noout "$T/d.svg"
+	grep -q '>ebprof diff: alloc_space (bytes)<' "$T/d.svg"
+	grep -q 'fill="#d7301f"' "$T/d.svg"	# appeared
+	grep -q 'fill="#2c6fcf"' "$T/d.svg"	# vanished
+	grep -q '<title>churn' "$T/d.svg"
+}
+
+@test "report and diff: a missing or non-pprof file is exit 1 with a sentence" {
+	run "$EBPROF" report "$T/nope.pb.gz"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot read '$T/nope.pb.gz': No such file or directory"* ]]
+	printf 'just text\n' > "$T/notes.txt"
+	run "$EBPROF" report "$T/notes.txt"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"'$T/notes.txt' is not a valid pprof profile: "* ]]
+	gzip -c "$T/notes.txt" > "$T/notes.pb.gz"
+	run "$EBPROF" report "$T/notes.pb.gz"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"is not a valid pprof profile"* ]]
+	head -c 100 "$FIX/memfixture" > "$T/cut.pb.gz"
+	run "$EBPROF" report "$T/cut.pb.gz"
+	[ "$status" -eq 1 ]
+	run "$EBPROF" diff "$T/notes.txt" "$T/nope.pb.gz"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"is not a valid pprof profile"* ]]
+}
+
+@test "report and diff: usage errors are exit 2" {
+	run -2 "$EBPROF" report
+	[[ "$output" == *"no profile given"* ]]
+	run -2 "$EBPROF" report --bogus x.pb.gz
+	run -2 "$EBPROF" report x.pb.gz y.pb.gz
+	[[ "$output" == *"use ebprof diff"* ]]
+	run -2 "$EBPROF" report x.pb.gz -o out.unknown
+	[[ "$output" == *"cannot tell the format of 'out.unknown'"* ]]
+	run -2 "$EBPROF" report --top -1 x.pb.gz
+	run -2 "$EBPROF" diff only-one.pb.gz
+	[[ "$output" == *"give two profiles"* ]]
+	run -2 "$EBPROF" diff a b c
+	run "$EBPROF" mem -o "$T/a.pb.gz" -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	run -2 "$EBPROF" report "$T/a.pb.gz" --value cpu
+	[[ "$output" == *"has no sample type 'cpu'; it has: alloc_objects, alloc_space, inuse_objects, inuse_space"* ]]
+	run -2 "$EBPROF" diff --value cpu "$T/a.pb.gz" "$T/a.pb.gz"
+	[[ "$output" == *"has no sample type 'cpu'"* ]]
+	run -0 "$EBPROF" report --help
+	[[ "$output" == *"Examples:"* ]]
+	run -0 "$EBPROF" diff --help
+	[[ "$output" == *"Examples:"* ]]
+}

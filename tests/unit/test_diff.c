@@ -1,0 +1,457 @@
+/* Comparing profiles (src/profile/diff.c) and rendering the comparison (src/output/diff_text.c,
+ * the diff mode of svg.c in diff_svg.c): two hand-built runs of one program, at other pids,
+ * load addresses, module paths and line numbers, with one call inlined in one run and not in
+ * the other, line up stack by stack; every stack's base, new, delta and max are right; the text
+ * table matches tests/golden/diff.txt byte for byte (UPDATE_GOLDEN=1 rewrites it); the SVG is a
+ * differential flame graph (xmllint when installed); and a diff survives pprof and back. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "output/flame.h"
+#include "output/output.h"
+#include "profile/profile.h"
+
+#define GOLDEN_DIFF "tests/golden/diff.txt"
+
+/* ---- two runs of one program ------------------------------------------------------------ */
+
+struct run {
+	uint32_t pid;
+	uint64_t exe_base, libc_base, foo_base;	/* load addresses (ASLR) */
+	const char *exe;			/* the program's path */
+	int line_shift;				/* the source was edited */
+	bool inlined;				/* work_inl inlined into work */
+};
+
+static uint32_t fn(struct profile *p, const char *name, const char *file)
+{
+	uint32_t i = profile__function(p, name, name, file);
+
+	assert_int_not_equal(i, PROF_NONE);
+	return i;
+}
+
+static uint32_t loc1(struct profile *p, uint32_t map, uint64_t base, uint64_t off, uint32_t f,
+		     int64_t line)
+{
+	struct prof_line l = { f, line };
+	uint32_t i = profile__location(p, map, base + off, off, f == PROF_NONE ? NULL : &l,
+				       f == PROF_NONE ? 0 : 1);
+
+	assert_int_not_equal(i, PROF_NONE);
+	return i;
+}
+
+/* What the program allocates in one run, alloc_space in bytes (alloc_objects = bytes / 10). */
+struct site {
+	const char *alloc;	/* malloc or calloc */
+	const char *caller;	/* called from main; "work": work_inl <- work; "foo": libfoo */
+	int64_t bytes;
+	uint32_t pid_add;	/* a second process of the same run */
+};
+
+static struct profile *run_profile(const struct run *r, const struct site *sites, size_t n)
+{
+	struct profile *p = profile__new("mem");
+	uint32_t m_exe, m_libc, m_foo, f_start, f_main, l_start, l_main, i;
+
+	assert_non_null(p);
+	assert_int_equal(profile__add_type(p, "alloc_objects", "count"), 0);
+	assert_int_equal(profile__add_type(p, "alloc_space", "bytes"), 0);
+	assert_int_equal(profile__set_default_type(p, "alloc_space"), 0);
+	m_exe = profile__mapping(p, r->pid, r->exe_base, r->exe_base + 0x10000, 0, r->exe, NULL);
+	m_libc = profile__mapping(p, r->pid, r->libc_base, r->libc_base + 0x200000, 0,
+				  "/usr/lib/x86_64-linux-gnu/libc.so.6", NULL);
+	m_foo = profile__mapping(p, r->pid, r->foo_base, r->foo_base + 0x10000, 0,
+				 "/opt/foo/libfoo.so", NULL);
+	f_start = fn(p, "__libc_start_call_main", NULL);
+	f_main = fn(p, "main", "prog.c");
+	l_start = loc1(p, m_libc, r->libc_base, 0x29d90, f_start, 0);
+	l_main = loc1(p, m_exe, r->exe_base, 0x1100, f_main, 50 + r->line_shift);
+
+	for (i = 0; i < n; i++) {
+		const struct site *s = &sites[i];
+		uint32_t stack[8], k = 0;
+		int64_t v[2] = { s->bytes / 10, s->bytes };
+
+		stack[k++] = loc1(p, m_libc, r->libc_base, !strcmp(s->alloc, "malloc") ? 0xa1234 :
+				  0xa5678, fn(p, s->alloc, NULL), 0);
+		if (!strcmp(s->caller, "work") && r->inlined) {
+			struct prof_line lines[2] = {
+				{ fn(p, "work_inl", "prog.c"), 30 + r->line_shift },
+				{ fn(p, "work", "prog.c"), 40 + r->line_shift },
+			};
+			uint32_t l = profile__location(p, m_exe, r->exe_base + 0x1200, 0x1200,
+						       lines, 2);
+
+			assert_int_not_equal(l, PROF_NONE);
+			stack[k++] = l;
+		} else if (!strcmp(s->caller, "work")) {
+			stack[k++] = loc1(p, m_exe, r->exe_base, 0x1300,
+					  fn(p, "work_inl", "prog.c"), 31 + r->line_shift);
+			stack[k++] = loc1(p, m_exe, r->exe_base, 0x1200, fn(p, "work", "prog.c"),
+					  41 + r->line_shift);
+		} else if (!strcmp(s->caller, "foo")) {
+			/* no symbols for libfoo: matched by module and offset */
+			stack[k++] = loc1(p, m_foo, r->foo_base, 0x1a2b, PROF_NONE, 0);
+		} else {
+			stack[k++] = loc1(p, m_exe, r->exe_base, 0x1400 + 16 * i,
+					  fn(p, s->caller, "prog.c"), 60 + i + r->line_shift);
+		}
+		stack[k++] = l_main;
+		stack[k++] = l_start;
+		assert_non_null(profile__add_sample(p, stack, k, v, r->pid + s->pid_add));
+		assert_non_null(profile__add_process(p, r->pid + s->pid_add, "prog", NULL));
+	}
+	return p;
+}
+
+static struct profile *base_profile(void)
+{
+	static const struct run r = {
+		.pid = 100, .exe_base = 0x555555554000, .libc_base = 0x7f0000000000,
+		.foo_base = 0x7f2000000000, .exe = "/build/1/prog", .inlined = true,
+	};
+	static const struct site sites[] = {
+		{ "malloc", "work", 100, 0 },
+		{ "malloc", "work", 50, 1 },	/* the same stack in a second process: summed */
+		{ "malloc", "parse", 200, 0 },
+		{ "malloc", "old_path", 80, 0 },
+		{ "malloc", "same", 10, 0 },
+		{ "malloc", "foo", 30, 0 },
+	};
+
+	return run_profile(&r, sites, sizeof(sites) / sizeof(sites[0]));
+}
+
+static struct profile *new_profile(void)
+{
+	static const struct run r = {
+		.pid = 200, .exe_base = 0x560000000000, .libc_base = 0x7f8000000000,
+		.foo_base = 0x7f9000000000, .exe = "/build/2/prog", .line_shift = 3,
+	};
+	static const struct site sites[] = {
+		{ "malloc", "same", 10, 0 },
+		{ "malloc", "work", 300, 0 },
+		{ "malloc", "parse", 50, 0 },
+		{ "calloc", "new_path", 40, 0 },
+		{ "malloc", "foo", 45, 0 },
+	};
+
+	return run_profile(&r, sites, sizeof(sites) / sizeof(sites[0]));
+}
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+#include "golden.h"
+
+static int run(const char *cmd)
+{
+	int st = system(cmd);
+
+	if (st == -1 || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/* The diff sample whose frames, leaf first, are `names` joined by ";". */
+static const struct prof_sample *find_stack(const struct profile *d, const char *names)
+{
+	char buf[512], name[128];
+	uint32_t i, j;
+
+	for (i = 0; i < d->nsamples; i++) {
+		const struct prof_sample *s = &d->samples[i];
+
+		buf[0] = '\0';
+		for (j = 0; j < s->nlocs; j++) {
+			profile__frame_name(d, &d->locations[s->locs[j]], 0, name, sizeof(name));
+			if (j)
+				strcat(buf, ";");
+			strcat(buf, name);
+		}
+		if (!strcmp(buf, names))
+			return s;
+	}
+	fail_msg("no stack %s in the diff", names);
+	return NULL;
+}
+
+static void expect(const struct profile *d, const char *names, int64_t base, int64_t new)
+{
+	const struct prof_sample *s = find_stack(d, names);
+
+	assert_true(s->values[PROF_DIFF_BASE] == base);
+	assert_true(s->values[PROF_DIFF_NEW] == new);
+	assert_true(s->values[PROF_DIFF_DELTA] == new - base);
+	assert_true(s->values[PROF_DIFF_MAX] == (new > base ? new : base));
+	assert_int_equal(s->pid, 0);
+}
+
+static struct profile *make_diff(void)
+{
+	struct profile *b = base_profile(), *n = new_profile(), *d;
+
+	d = profile__diff(b, n, NULL);
+	assert_non_null(d);
+	assert_int_equal(profile__set_meta(d, "base.pb.gz -> new.pb.gz", NULL, NULL, 0, 0), 0);
+	assert_int_equal(profile__add_note(d, "base base.pb.gz: mem profile of ./prog"), 0);
+	profile__free(b);
+	profile__free(n);
+	return d;
+}
+
+/* ---- the comparison --------------------------------------------------------------------- */
+
+static void test_matching(void **state)
+{
+	struct profile *d = make_diff();
+	const char *start = "main;__libc_start_call_main";
+	char s[256];
+
+	assert_true(profile__is_diff(d));
+	assert_string_equal(d->mode, "diff");
+	assert_int_equal(d->ntypes, PROF_DIFF_NTYPES);
+	assert_string_equal(d->types[PROF_DIFF_MAX].type, "alloc_space");
+	assert_string_equal(d->types[PROF_DIFF_BASE].type, "base");
+	assert_string_equal(d->types[PROF_DIFF_NEW].type, "new");
+	assert_string_equal(d->types[PROF_DIFF_DELTA].type, "delta");
+	assert_string_equal(d->types[PROF_DIFF_DELTA].unit, "bytes");
+	assert_int_equal(d->default_type, PROF_DIFF_MAX);
+	assert_int_equal(d->nprocesses, 0);
+
+	/* six distinct stacks: the other pid's copy merged in, inline or not alike */
+	assert_int_equal(d->nsamples, 6);
+	snprintf(s, sizeof(s), "malloc;work_inl;work;%s", start);
+	expect(d, s, 150, 300);
+	snprintf(s, sizeof(s), "malloc;parse;%s", start);
+	expect(d, s, 200, 50);
+	snprintf(s, sizeof(s), "malloc;old_path;%s", start);
+	expect(d, s, 80, 0);
+	snprintf(s, sizeof(s), "calloc;new_path;%s", start);
+	expect(d, s, 0, 40);
+	snprintf(s, sizeof(s), "malloc;same;%s", start);
+	expect(d, s, 10, 10);
+	/* unsymbolized, at another load address: the same module offset */
+	snprintf(s, sizeof(s), "malloc;libfoo.so+0x1a2b;%s", start);
+	expect(d, s, 30, 45);
+	/* one function, one frame: main is one location whatever its address or line */
+	assert_int_equal(d->nfunctions, 10);
+	profile__free(d);
+}
+
+static void test_other_type(void **state)
+{
+	struct profile *b = base_profile(), *n = new_profile(), *d;
+
+	d = profile__diff(b, n, "alloc_objects");
+	assert_non_null(d);
+	assert_string_equal(d->types[PROF_DIFF_MAX].type, "alloc_objects");
+	assert_string_equal(d->types[PROF_DIFF_MAX].unit, "count");
+	expect(d, "malloc;work_inl;work;main;__libc_start_call_main", 15, 30);
+	profile__free(d);
+	profile__free(b);
+	profile__free(n);
+}
+
+static void test_errors(void **state)
+{
+	struct profile *b = base_profile(), *n = new_profile(), *x;
+
+	/* a type one of them lacks */
+	errno = 0;
+	assert_null(profile__diff(b, n, "cpu"));
+	assert_int_equal(errno, EINVAL);
+	/* units that differ */
+	x = profile__new("mem");
+	assert_int_equal(profile__add_type(x, "alloc_space", "count"), 0);
+	errno = 0;
+	assert_null(profile__diff(b, x, NULL));
+	assert_int_equal(errno, EINVAL);
+	profile__free(x);
+	/* a type named like one of the diff's own */
+	x = profile__new("odd");
+	assert_int_equal(profile__add_type(x, "delta", "count"), 0);
+	errno = 0;
+	assert_null(profile__diff(x, x, NULL));
+	assert_int_equal(errno, EINVAL);
+	assert_false(profile__is_diff(x));
+	assert_false(profile__is_diff(b));
+	profile__free(x);
+	profile__free(b);
+	profile__free(n);
+}
+
+/* Two runs with the same numbers: nothing changed. */
+static void test_no_change(void **state)
+{
+	struct profile *b = base_profile(), *n = base_profile(), *d;
+	char *out;
+	uint32_t i;
+
+	d = profile__diff(b, n, NULL);
+	assert_non_null(d);
+	for (i = 0; i < d->nsamples; i++)
+		assert_true(d->samples[i].values[PROF_DIFF_DELTA] == 0);
+	out = render(&output_diff_text, d, NULL, NULL);
+	assert_non_null(strstr(out, "Stacks:    5: 0 grew, 0 shrank, 0 appeared, 0 vanished, "
+				    "5 unchanged\n"));
+	assert_non_null(strstr(out, "No changes: every stack has the same alloc_space in both "
+				    "profiles.\n"));
+	free(out);
+	profile__free(d);
+	profile__free(b);
+	profile__free(n);
+}
+
+/* ---- rendering -------------------------------------------------------------------------- */
+
+static void test_text_golden(void **state)
+{
+	struct output_opts o = { .top = 20 };
+	struct profile *d = make_diff();
+	size_t len;
+	char *out = render(&output_diff_text, d, &o, &len);
+
+	check_golden(GOLDEN_DIFF, out, len);
+	free(out);
+	/* --top limits the table and says so */
+	o.top = 2;
+	out = render(&output_diff_text, d, &o, NULL);
+	assert_non_null(strstr(out, "Top 2 changes by size (of 5)\n"));
+	assert_null(strstr(out, "old_path"));
+	free(out);
+	/* not a diff: refused */
+	{
+		struct profile *b = base_profile();
+		FILE *f = fopen("/dev/null", "w");
+
+		assert_int_equal(output_diff_text.write(b, NULL, f), -EINVAL);
+		fclose(f);
+		profile__free(b);
+	}
+	profile__free(d);
+}
+
+static void test_flame_tree(void **state)
+{
+	struct profile *d = make_diff();
+	struct flame *fl = flame__new(d, NULL);
+	const struct flame_node *top;
+
+	assert_non_null(fl);
+	/* no process level: the root's only child is the program's outermost frame */
+	top = &fl->nodes[fl->nodes[0].child];
+	assert_int_equal(top->next, FLAME_NONE);
+	assert_string_equal(fl->frames[top->frame].name, "__libc_start_call_main");
+	/* widths are max(base, new): 300 + 200 + 80 + 40 + 10 + 45 */
+	assert_true(fl->nodes[0].total == 675);
+	flame__free(fl);
+	profile__free(d);
+}
+
+static void test_svg(void **state)
+{
+	struct profile *d = make_diff();
+	char *path = scratch("diff.svg"), *cmd;
+	size_t len;
+	char *out = render(&output_svg, d, NULL, &len);
+
+	assert_non_null(strstr(out, ">ebprof diff: alloc_space (bytes)</text>"));
+	assert_non_null(strstr(out, "base 470 B, new 445 B, delta -25 B (-5.3%); widths: "
+				    "max(base, new)"));
+	/* work grew 150 -> 300: half way to full red */
+	assert_non_null(strstr(out, "<title>work\nbase 150 B, new 300 B, delta +150 B "
+				    "(+100.0%)\n"));
+	assert_non_null(strstr(out, "<title>old_path\nbase 80 B, new 0 B, delta -80 B "
+				    "(-100.0%)\n"));
+	assert_non_null(strstr(out, "<title>new_path\nbase 0 B, new 40 B, delta +40 B (new)\n"));
+	assert_non_null(strstr(out, "<title>same\nbase 10 B, new 10 B, delta 0 B (unchanged)\n"));
+	assert_non_null(strstr(out, "fill=\"#e98a7f\""));
+	/* vanished: full blue; appeared: full red; unchanged: grey */
+	assert_non_null(strstr(out, "delta -80 B (-100.0%)\nfunction, in prog</title><rect"));
+	assert_non_null(strstr(out, "fill=\"#2c6fcf\""));
+	assert_non_null(strstr(out, "fill=\"#d7301f\""));
+	assert_non_null(strstr(out, "fill=\"#d8d8d8\""));
+	assert_non_null(strstr(out, ">appeared</text>"));
+	/* no process frames */
+	assert_null(strstr(out, "(0)"));
+	assert_null(strstr(out, "<title>prog ("));
+
+	write_file(path, out, len);
+	if (run("command -v xmllint >/dev/null 2>&1") == 0) {
+		assert_true(asprintf(&cmd, "xmllint --noout '%s'", path) > 0);
+		assert_int_equal(run(cmd), 0);
+		free(cmd);
+	} else {
+		print_message("xmllint not installed (libxml2-utils): XML not validated\n");
+	}
+	unlink(path);
+	free(path);
+	free(out);
+	profile__free(d);
+}
+
+/* The diff profile through the generic renderers, and through pprof and back. */
+static void test_other_outputs(void **state)
+{
+	struct profile *d = make_diff(), *q;
+	char *json, *gz, *a, *b, *folded;
+	size_t len;
+
+	json = render(&output_json, d, NULL, NULL);
+	assert_non_null(strstr(json, "\"mode\": \"diff\""));
+	assert_non_null(strstr(json, "\"base\": 200,"));
+	assert_non_null(strstr(json, "\"delta\": -150,"));
+	free(json);
+
+	folded = render(&output_folded, d, NULL, NULL);
+	assert_non_null(strstr(folded, "__libc_start_call_main;main;work;work_inl;malloc 300\n"));
+	free(folded);
+
+	gz = render(&output_pprof, d, NULL, &len);
+	q = profile__parse_pprof(gz, len, NULL, NULL, 0);
+	assert_non_null(q);
+	assert_true(profile__is_diff(q));
+	a = render(&output_diff_text, d, NULL, NULL);
+	b = render(&output_diff_text, q, NULL, NULL);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	free(gz);
+	profile__free(q);
+	profile__free(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_matching),
+		cmocka_unit_test(test_other_type),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_no_change),
+		cmocka_unit_test(test_text_golden),
+		cmocka_unit_test(test_flame_tree),
+		cmocka_unit_test(test_svg),
+		cmocka_unit_test(test_other_outputs),
+	};
+	char *dir;
+
+	if (asprintf(&dir, "%s/tests", out_dir()) > 0) {
+		mkdir(out_dir(), 0755);
+		mkdir(dir, 0755);
+		free(dir);
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

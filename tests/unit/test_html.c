@@ -1,0 +1,823 @@
+/* The HTML report against a fixed profile (the one of test_output.c): its sections and exact
+ * numbers, escaping of hostile names in the page, in its JSON data and in the embedded flame
+ * graphs, well-formedness through `xmllint --html` (package libxml2-utils), the page's script
+ * through `node --check`, the embedded SVGs equal to what the .svg renderer writes, the thinning
+ * of long series, and a 200,000-site synthetic profile for size and time (printed, not asserted).
+ * What the page does in a browser is tests/tools/html-check.js's (run by tests/e2e/html.bats). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "output/output.h"
+#include "profile/profile.h"
+
+/* ---- the fixed profile (as test_output.c's) --------------------------------------------- */
+
+static uint32_t fn(struct profile *p, const char *name, const char *sys, const char *file)
+{
+	uint32_t i = profile__function(p, name, sys, file);
+
+	assert_int_not_equal(i, PROF_NONE);
+	return i;
+}
+
+static uint32_t loc(struct profile *p, uint32_t map, uint64_t addr, uint64_t off,
+		    const struct prof_line *lines, uint32_t n)
+{
+	uint32_t i = profile__location(p, map, addr, off, lines, n);
+
+	assert_int_not_equal(i, PROF_NONE);
+	return i;
+}
+
+#define LINES(...) ((const struct prof_line[]){ __VA_ARGS__ })
+#define NLINES(...) (sizeof((const struct prof_line[]){ __VA_ARGS__ }) / sizeof(struct prof_line))
+#define LOC(p, map, addr, off, ...) loc(p, map, addr, off, LINES(__VA_ARGS__), NLINES(__VA_ARGS__))
+
+static struct prof_sample *sample(struct profile *p, const uint32_t *locs, uint32_t n,
+				  int64_t a, int64_t b, int64_t c, int64_t d, uint32_t pid)
+{
+	int64_t v[4] = { a, b, c, d };
+	struct prof_sample *s = profile__add_sample(p, locs, n, v, pid);
+
+	assert_non_null(s);
+	return s;
+}
+
+static const char *const mem_calls[] = {
+	"malloc", "calloc", "realloc", "reallocarray", "free", "aligned_alloc", "memalign",
+	"posix_memalign", "valloc", "pvalloc",
+};
+
+static const char *const mem_stats[] = {
+	"alloc_count", "alloc_bytes", "free_count", "free_bytes", "live_count", "live_bytes",
+	"peak_live_bytes", "max_request", "unknown_frees",
+};
+
+static void mem_types(struct profile *p)
+{
+	assert_int_equal(profile__add_type(p, "alloc_objects", "count"), 0);
+	assert_int_equal(profile__add_type(p, "alloc_space", "bytes"), 0);
+	assert_int_equal(profile__add_type(p, "inuse_objects", "count"), 0);
+	assert_int_equal(profile__add_type(p, "inuse_space", "bytes"), 0);
+	assert_int_equal(profile__set_default_type(p, "alloc_space"), 0);
+}
+
+static void process(struct profile *p, uint32_t pid, const char *comm, const char *cmdline,
+		    const uint64_t *calls, const uint64_t *stats)
+{
+	struct prof_process *proc = profile__add_process(p, pid, comm, cmdline);
+	size_t i;
+
+	assert_non_null(proc);
+	for (i = 0; i < sizeof(mem_calls) / sizeof(mem_calls[0]); i++)
+		assert_int_equal(prof_process__add_call(p, proc, mem_calls[i], calls[i]), 0);
+	for (i = 0; i < sizeof(mem_stats) / sizeof(mem_stats[0]); i++)
+		assert_int_equal(prof_process__add_stat(p, proc, mem_stats[i], stats[i]), 0);
+}
+
+/*
+ * Two processes. pid 100 (demo) allocates through malloc and operator new, with inline frames;
+ * pid 200 (worker) has an unsymbolized library frame, a frame outside any mapping, a stack
+ * lost to a full table, and outstanding memory. live_bytes sampled three times.
+ */
+static struct profile *fixture(void)
+{
+	struct profile *p = profile__new("mem");
+	const char *libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	uint32_t m_demo, m_libc100, m_cxx, m_worker, m_libc200, m_foo;
+	uint32_t f_malloc, f_calloc, f_new, f_push, f_parse, f_read, f_main, f_start, f_wmain;
+	uint32_t f_handle;
+	uint32_t l_malloc100, l_new, l_push_parse, l_parse, l_read_main, l_main100, l_start;
+	uint32_t l_malloc200, l_calloc200, l_foo, l_handle, l_wmain, l_noaddr;
+	struct prof_sample *s;
+
+	assert_non_null(p);
+	assert_int_equal(profile__set_meta(p, "./demo --iterations 3", "6.1.0-18-amd64",
+					   "ebprof mem -o out.html -- ./demo --iterations 3",
+					   1700000000123456789LL, 2500000000LL), 0);
+	mem_types(p);
+
+	m_demo = profile__mapping(p, 100, 0x555555554000, 0x555555559000, 0, "/usr/bin/demo",
+				  "4f1c2d3e5a6b7c8d9e0f11223344556677889900");
+	m_libc100 = profile__mapping(p, 100, 0x7f0000028000, 0x7f00001bd000, 0x28000, libc, NULL);
+	m_cxx = profile__mapping(p, 100, 0x7f0000400000, 0x7f0000500000, 0,
+				 "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", NULL);
+	m_worker = profile__mapping(p, 200, 0x560000000000, 0x560000002000, 0, "/usr/bin/worker",
+				    NULL);
+	m_libc200 = profile__mapping(p, 200, 0x7f1000028000, 0x7f10001bd000, 0x28000, libc, NULL);
+	m_foo = profile__mapping(p, 200, 0x7f2000000000, 0x7f2000010000, 0,
+				 "/opt/foo/lib/libfoo.so", NULL);
+
+	f_malloc = fn(p, "malloc", "malloc", NULL);
+	f_calloc = fn(p, "calloc", "calloc", NULL);
+	f_new = fn(p, "operator new(unsigned long)", "_Znwm", NULL);
+	f_push = fn(p, "std::vector<int, std::allocator<int> >::push_back(int const&)",
+		    "_ZNSt6vectorIiSaIiEE9push_backERKi", "/usr/include/c++/12/bits/stl_vector.h");
+	f_parse = fn(p, "parse_line", NULL, "demo.c");
+	f_read = fn(p, "read_config", "read_config", "demo.c");
+	f_main = fn(p, "main", "main", "demo.c");
+	f_start = fn(p, "__libc_start_call_main", "__libc_start_call_main", NULL);
+	f_wmain = fn(p, "main", "main", "worker.c");
+	f_handle = fn(p, "handle_request", "handle_request", "worker.c");
+
+	l_malloc100 = LOC(p, m_libc100, 0x7f00000a1234, 0xa1234, { f_malloc, 0 });
+	l_new = LOC(p, m_cxx, 0x7f00004ab000, 0xab000, { f_new, 0 });
+	l_push_parse = LOC(p, m_demo, 0x555555555300, 0x1300, { f_push, 1287 }, { f_parse, 22 });
+	l_parse = LOC(p, m_demo, 0x555555555250, 0x1250, { f_parse, 21 });
+	l_read_main = LOC(p, m_demo, 0x555555555400, 0x1400, { f_read, 35 }, { f_main, 50 });
+	l_main100 = LOC(p, m_demo, 0x555555555410, 0x1410, { f_main, 52 });
+	l_start = LOC(p, m_libc100, 0x7f0000029d90, 0x29d90, { f_start, 0 });
+	l_malloc200 = LOC(p, m_libc200, 0x7f10000a1234, 0xa1234, { f_malloc, 0 });
+	l_calloc200 = LOC(p, m_libc200, 0x7f10000a5678, 0xa5678, { f_calloc, 0 });
+	l_foo = loc(p, m_foo, 0x7f2000001a2b, 0x1a2b, NULL, 0);
+	l_handle = LOC(p, m_worker, 0x560000001180, 0x1180, { f_handle, 77 });
+	l_wmain = LOC(p, m_worker, 0x560000001100, 0x1100, { f_wmain, 10 });
+	l_noaddr = loc(p, PROF_NONE, 0x7ffe12345678, 0, NULL, 0);
+
+	s = sample(p, (uint32_t[]){ l_malloc100, l_parse, l_read_main, l_start }, 4,
+		   1200, 153600, 10, 1280, 100);
+	assert_int_equal(prof_sample__set_hist(p, s, (uint64_t[48]){ [8] = 1200 }, 48), 0);
+	s->out = (struct prof_outstanding){ 10, 1280, 150000000, 2100000000, 12000000000ULL };
+
+	s = sample(p, (uint32_t[]){ l_new, l_push_parse, l_main100, l_start }, 4,
+		   50, 3276800, 0, 0, 100);
+	assert_int_equal(prof_sample__set_hist(p, s, (uint64_t[48]){ [17] = 50 }, 48), 0);
+
+	s = sample(p, (uint32_t[]){ l_malloc200, l_foo, l_handle, l_wmain }, 4,
+		   300, 153600, 300, 153600, 200);
+	assert_int_equal(prof_sample__set_hist(p, s, (uint64_t[48]){ [0] = 10, [6] = 90,
+								  [10] = 200 }, 48), 0);
+	s->out = (struct prof_outstanding){ 300, 153600, 1000000, 2400000000ULL,
+					    450000000000ULL };
+
+	s = sample(p, (uint32_t[]){ l_calloc200, l_noaddr }, 2, 1, 100, 1, 100, 200);
+	assert_int_equal(prof_sample__set_hist(p, s, (uint64_t[8]){ [7] = 1 }, 8), 0);
+	s->out = (struct prof_outstanding){ 1, 100, 500000000, 500000000, 500000000 };
+
+	sample(p, NULL, 0, 4, 4096, 0, 0, 200);
+
+	process(p, 100, "demo", "./demo --iterations 3",
+		(uint64_t[]){ 1250, 0, 0, 0, 1240, 0, 0, 0, 0, 0 },
+		(uint64_t[]){ 1250, 3430400, 1240, 3429120, 10, 1280, 3277056, 65536, 0 });
+	assert_int_equal(prof_process__set_note(p, profile__find_process(p, 100),
+						"traced glibc malloc in "
+						"/usr/lib/x86_64-linux-gnu/libc.so.6"), 0);
+	process(p, 200, "worker", "./worker --name \"x y\"",
+		(uint64_t[]){ 304, 1, 0, 0, 4, 0, 0, 0, 0, 0 },
+		(uint64_t[]){ 305, 157796, 4, 4096, 301, 153700, 157796, 1024, 2 });
+	assert_int_equal(prof_process__add_stat(p, profile__find_process(p, 200), "failed", 1), 0);
+
+	assert_int_equal(profile__add_drop(p, "live_full", 0), 0);
+	assert_int_equal(profile__add_drop(p, "stacks_full", 4), 0);
+	assert_int_equal(profile__add_drop(p, "stack_fail", 0), 0);
+	assert_int_equal(profile__add_note(p, "no symbols for \"%s\": install its debug package "
+					   "or rebuild it with -g", "/opt/foo/lib/libfoo.so"), 0);
+	assert_int_equal(profile__add_point(p, 100, "live_bytes", "bytes", 0, 0), 0);
+	assert_int_equal(profile__add_point(p, 100, "live_bytes", "bytes", 100000000, 4096), 0);
+	assert_int_equal(profile__add_point(p, 100, "live_bytes", "bytes", 2000000000, 1280), 0);
+	assert_int_equal(profile__add_point(p, 200, "live_bytes", "bytes", 100000000, 64), 0);
+	return p;
+}
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+#include "golden.h"
+
+static char *capture(const char *cmd, int *status)
+{
+	FILE *f = popen(cmd, "r");
+	char *buf = NULL;
+	size_t n = 0, cap = 0, r;
+	int st;
+
+	assert_non_null(f);
+	do {
+		if (cap - n < 4096) {
+			cap = cap ? cap * 2 : 8192;
+			buf = realloc(buf, cap + 1);
+			assert_non_null(buf);
+		}
+		r = fread(buf + n, 1, cap - n, f);
+		n += r;
+	} while (r);
+	buf[n] = '\0';
+	st = pclose(f);
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return buf;
+}
+
+static bool have(const char *tool)
+{
+	char *cmd;
+	int st;
+
+	assert_true(asprintf(&cmd, "command -v %s >/dev/null 2>&1", tool) > 0);
+	st = system(cmd);
+	free(cmd);
+	return st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* Occurrences of needle in s (strchr first: fast on a 15 MB page). */
+static size_t count(const char *s, const char *needle)
+{
+	size_t n = 0, l = strlen(needle);
+
+	while ((s = strchr(s, needle[0]))) {
+		if (strncmp(s, needle, l) == 0) {
+			n++;
+			s += l;
+		} else {
+			s++;
+		}
+	}
+	return n;
+}
+
+static void expect(const char *out, const char *what)
+{
+	if (!strstr(out, what))
+		fail_msg("the page lacks \"%s\"", what);
+}
+
+/* The text between `open` (included in the search, not in the result) and the next `close`,
+ * malloc'd; NULL if absent. */
+static char *between(const char *s, const char *open, const char *close)
+{
+	const char *a = strstr(s, open), *b;
+
+	if (!a)
+		return NULL;
+	a += strlen(open);
+	b = strstr(a, close);
+	return b ? strndup(a, b - a) : NULL;
+}
+
+/* xmllint --html must have nothing to say: no error, no unknown (HTML5-only) tag. */
+static void check_html(const char *name, const char *out, size_t len)
+{
+	char *path = scratch(name), *cmd, *msg;
+	int status;
+
+	write_file(path, out, len);
+	if (!have("xmllint")) {
+		print_message("xmllint not installed (apt-get install libxml2-utils): %s not "
+			      "checked\n", name);
+	} else {
+		assert_true(asprintf(&cmd, "xmllint --html --noout '%s' 2>&1", path) > 0);
+		msg = capture(cmd, &status);
+		if (status || *msg)
+			fail_msg("xmllint --html complains about %s:\n%.3000s", path, msg);
+		free(msg);
+		free(cmd);
+	}
+	unlink(path);
+	free(path);
+}
+
+static void check_utf8(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, l, k;
+
+	while (i < len) {
+		l = u[i] < 0x80 ? 1 : u[i] >= 0xf0 ? 4 : u[i] >= 0xe0 ? 3 : u[i] >= 0xc2 ? 2 : 0;
+		if (!l || i + l > len)
+			fail_msg("invalid UTF-8 at byte %zu", i);
+		for (k = 1; k < l; k++) {
+			if ((u[i + k] & 0xc0) != 0x80)
+				fail_msg("invalid UTF-8 at byte %zu", i);
+		}
+		i += l;
+	}
+}
+
+/* ---- tests ------------------------------------------------------------------------------ */
+
+static void test_sections(void **state)
+{
+	static const char *const want[] = {
+		"<!DOCTYPE html>", "<title>ebprof mem report: ./demo --iterations 3</title>",
+		/* header */
+		"<tr><th>Command</th><td><code>./demo --iterations 3</code></td></tr>",
+		"<tr><th>Started</th><td>2023-11-14 22:13:20 UTC</td></tr>",
+		"<tr><th>Duration</th><td>2.50 s <span class=\"note\">(2500000000 ns)</span>",
+		"<tr><th>Kernel</th><td>6.1.0-18-amd64</td></tr>",
+		"<code>ebprof mem -o out.html -- ./demo --iterations 3</code>",
+		"<tr><th>Total alloc_space</th><td>3.4 MiB (3588196 bytes)</td></tr>",
+		/* processes: exact numbers and human units, calls, notes */
+		"<h2 id=\"processes\">Processes</h2>", ">Peak live</th>", ">Unknown frees</th>",
+		">failed</th>",
+		"<td class=\"num\" data-v=\"3430400\">3.3 MiB<span class=\"x\">3430400</span></td>",
+		"<td class=\"num\" data-v=\"1250\">1250</td>",
+		"<th class=\"num\" data-sort=\"num\">malloc</th>",
+		"Traced but not called: realloc, reallocarray, aligned_alloc",
+		"<code>./worker --name &quot;x y&quot;</code>",
+		"<br><span class=\"note\">traced glibc malloc in "
+		"/usr/lib/x86_64-linux-gnu/libc.so.6</span>",
+		/* series */
+		"<h2 id=\"timeline\">Over time</h2>\n<h3>Live bytes <span class=\"note\">"
+		"(live_bytes, per process)</span></h3>",
+		"<div class=\"chart\" data-series=\"live_bytes\">",
+		"\"series\":[{\"name\":\"live_bytes\",\"unit\":\"bytes\",\"pid\":100,"
+		"\"label\":\"demo (100)\",\"t\":[0,100000000,2000000000],\"v\":[0,4096,1280]}",
+		/* sites, ranked by bytes; sortable headers; stacks in the data */
+		"<h2 id=\"sites\">Top allocation sites</h2>",
+		"<th class=\"num\" data-sort=\"num\" title=\"alloc_space (bytes)\">Bytes</th>"
+		"<th class=\"num\" data-sort=\"num\" title=\"alloc_objects (count)\">Count</th>"
+		"<th class=\"num\" data-sort=\"num\" title=\"inuse_space (bytes)\">Live bytes</th>"
+		"<th class=\"num\" data-sort=\"num\" title=\"inuse_objects (count)\">"
+		"Live count</th>"
+		"<th class=\"num\" data-sort=\"num\">PID</th>",
+		"<table class=\"data sortable fixed\" id=\"sites-table\" data-expand=\"1\" "
+		"data-page=\"500\">\n<thead><tr><th class=\"num rank\" data-sort=\"rank\">#</th>",
+		"<tr class=\"row\" tabindex=\"0\" aria-expanded=\"false\" data-s=\"1\"><td "
+		"class=\"num\" data-v=\"1\">1</td><td class=\"site\"><span class=\"fn\">"
+		"std::vector&lt;int, std::allocator&lt;int&gt; &gt;::push_back(int const&amp;)"
+		"</span>"
+		" <span class=\"src\">stl_vector.h:1287</span> <span class=\"mod\">[demo]</span>"
+		" <span class=\"via\">via operator new(unsigned long)</span></td>"
+		"<td class=\"num\" data-v=\"3276800\">3.1 MiB<span class=\"x\">3276800</span></td>"
+		"<td class=\"num\" data-v=\"50\">50</td>",
+		"<span class=\"fn\">libfoo.so+0x1a2b</span>",
+		"<span class=\"fn\">[no stack]</span>",
+		"<td class=\"num pidc\" data-v=\"200\">200<span class=\"comm\">worker</span></td>",
+		"\"stk\":{\"0\":[0,1,2,3],",
+		"\"hist\":{\"0\":[[\"[128 B, 256 B)\",1200]],",
+		"[\"0 B\",10],[\"[32 B, 64 B)\",90],[\"[512 B, 1 KiB)\",200]",
+		/* the flame graphs: a selector, one SVG per type, the default selected */
+		"<option value=\"1\" selected>alloc_space (bytes)</option>",
+		"<option value=\"3\">inuse_space (bytes)</option>",
+		"<script type=\"text/x-ebprof-svg\" id=\"flame-svg-0\" "
+		"data-type=\"alloc_objects\">",
+		"<script type=\"text/x-ebprof-svg\" id=\"flame-svg-3\" "
+		"data-type=\"inuse_space\">",
+		"<input type=\"search\" id=\"flame-search\"",
+		/* outstanding, with ages */
+		"<h2 id=\"outstanding\">Outstanding allocations at exit</h2>",
+		"311 objects, 151.3 KiB (154980 bytes) not freed when the run ended, at 3 sites",
+		"<td class=\"num\" data-v=\"2400000000\">2.40 s<span class=\"x\">2400000000 ns"
+		"</span></td><td class=\"num\" data-v=\"1000000\">1.0 ms<span class=\"x\">1000000 "
+		"ns</span></td><td class=\"num\" data-v=\"1500000000\">1.50 s",
+		/* drops, every reason, and notes */
+		"<p class=\"drops-bad\">Events were dropped",
+		"<tr><td><code>live_full</code></td><td class=\"num zero\" data-v=\"0\">0</td>"
+		"</tr>",
+		"<tr><td><code>stacks_full</code></td><td class=\"num\" data-v=\"4\">4</td></tr>",
+		"<h2 id=\"notes\">Notes</h2>",
+		"<li>no symbols for &quot;/opt/foo/lib/libfoo.so&quot;: install its debug package",
+		"</script>\n</body>\n</html>\n",
+	};
+	struct profile *p = fixture();
+	size_t len, i;
+	char *out = render(&output_html, p, NULL, &len);
+
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		expect(out, want[i]);
+	/* sites in the text report's order: by bytes, ties by stack */
+	assert_true(strstr(out, "data-s=\"1\"") < strstr(out, "data-s=\"0\""));
+	assert_true(strstr(out, "data-s=\"0\"") < strstr(out, "data-s=\"2\""));
+	/* standalone: no address but the SVG namespace and the page's own anchors */
+	assert_int_equal(count(out, "http"), count(out, "http://www.w3.org/2000/svg"));
+	assert_null(strstr(out, "src=\""));
+	check_html("fixture.html", out, len);
+	free(out);
+	profile__free(p);
+}
+
+/* Each embedded SVG, its escaping undone, is byte for byte what the .svg renderer writes for
+ * that sample type: the page reuses the flame graph, it does not redraw it. */
+static void test_embedded_svg(void **state)
+{
+	struct profile *p = fixture();
+	struct output_opts o = { .inverted = true };
+	char *out = render(&output_html, p, &o, NULL), *svg, *want, *q, open[128];
+	uint32_t t;
+	size_t i, k;
+
+	for (t = 0; t < p->ntypes; t++) {
+		snprintf(open, sizeof(open), "id=\"flame-svg-%u\" data-type=\"%s\">", t,
+			 p->types[t].type);
+		svg = between(out, open, "</script>");
+		assert_non_null(svg);
+		for (i = k = 0; svg[i]; i++) {
+			/* "<\/" back to "</", "<\!--" back to "<!--", as the page's script does */
+			if (svg[i] == '<' && svg[i + 1] == '\\' &&
+			    (svg[i + 2] == '/' || svg[i + 2] == '!'))
+				svg[k++] = svg[i++];
+			else
+				svg[k++] = svg[i];
+		}
+		svg[k] = '\0';
+		o.value_type = p->types[t].type;
+		want = render(&output_svg, p, &o, NULL);
+		assert_string_equal(svg, want);
+		/* and no "</" left in the script element, which would end it */
+		q = between(out, open, "</script>");
+		assert_null(strstr(q, "</"));
+		free(q);
+		free(want);
+		free(svg);
+	}
+	free(out);
+
+	/* --value selects the flame graph shown first; an unknown type is an error */
+	o.value_type = "inuse_objects";
+	out = render(&output_html, p, &o, NULL);
+	expect(out, "<option value=\"2\" selected>inuse_objects (count)</option>");
+	free(out);
+	o.value_type = "no_such_type";
+	{
+		char *buf = NULL;
+		size_t n = 0;
+		FILE *f = open_memstream(&buf, &n);
+
+		assert_int_equal(output_html.write(p, &o, f), -EINVAL);
+		fclose(f);
+		free(buf);
+	}
+	profile__free(p);
+}
+
+/* Names that try to end the script or a tag, quotes, U+2028/U+2029, bytes that are not UTF-8,
+ * control characters: nowhere raw, and the JSON data gives them back exactly. */
+static void test_hostile_names(void **state)
+{
+	static const char evil_fn[] = "</script><script>alert(1)</script>";
+	struct profile *p = profile__new("mem");
+	uint32_t f1, f2, l1, l2, l3, m;
+	char *out, *json, *path, *cmd, *msg;
+	size_t len;
+	int status;
+
+	assert_non_null(p);
+	assert_int_equal(profile__set_meta(p, "</title><b>cmd</b> \"q\" & 'a'", "k<e>rnel",
+					   "ebprof mem -o <x>.html", 1, 1000), 0);
+	mem_types(p);
+	m = profile__mapping(p, 7, 0x1000, 0x2000, 0, "/tmp/<lib>\"&'.so", NULL);
+	f1 = fn(p, evil_fn, NULL, "/src/\xe2\x80\xa8line\xe2\x80\xa9sep.c");
+	f2 = fn(p, "bad\xff\xfe utf8 \x01\x1b[31m <!-- ]]> -->", NULL, "<!--x.c");
+	l1 = LOC(p, m, 0x1100, 0x100, { f1, 3 });
+	l2 = LOC(p, m, 0x1200, 0x200, { f2, 4 }, { f1, 5 });
+	l3 = loc(p, m, 0x1300, 0x300, NULL, 0);
+	sample(p, (uint32_t[]){ l1, l2, l3 }, 3, 2, 200, 1, 100, 7)->out =
+		(struct prof_outstanding){ 1, 100, 5, 5, 5 };
+	assert_non_null(profile__add_process(p, 7, "<img src=x onerror=alert(1)>", "a\nb"));
+	assert_int_equal(prof_process__add_stat(p, profile__find_process(p, 7), "x<y>", 1), 0);
+	assert_int_equal(prof_process__add_call(p, profile__find_process(p, 7), "</td>", 3), 0);
+	assert_int_equal(profile__add_drop(p, "<drop>", 1), 0);
+	assert_int_equal(profile__add_note(p, "note </script> \xe2\x80\xa8"), 0);
+	assert_int_equal(profile__add_point(p, 7, "live_bytes", "bytes", 0, 1), 0);
+
+	out = render(&output_html, p, NULL, &len);
+	check_utf8(out, len);
+	assert_null(memmem(out, len, "\xe2\x80\xa8", 3));
+	assert_null(memmem(out, len, "\xe2\x80\xa9", 3));
+	assert_null(strstr(out, "<script>alert"));
+	assert_null(strstr(out, "<img"));
+	assert_null(strstr(out, "<b>cmd"));
+	assert_null(strstr(out, "<lib>"));
+	assert_null(strstr(out, "<drop>"));
+	assert_null(strstr(out, "\x1b"));
+	/* only the page's own script elements end: the head's, the data, 4 SVGs, the script;
+	 * the SVGs' own scripts are text inside theirs */
+	assert_int_equal(count(out, "</script>"), 7);
+	assert_int_equal(count(out, "<script"), 7 + 4);
+	assert_int_equal(count(out, "<script type=\"text/ecmascript\">"), 4);
+	expect(out, "<title>ebprof mem report: &lt;/title&gt;&lt;b&gt;cmd&lt;/b&gt; &quot;q&quot; "
+		    "&amp; &#39;a&#39;</title>");
+	expect(out, "<span class=\"fn\">&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;"
+		    "</span> <span class=\"src\">&#x2028;line&#x2029;sep.c:3</span>");
+	expect(out, "&lt;img src=x onerror=alert(1)&gt;");
+	expect(out, "<li>note &lt;/script&gt; &#x2028;</li>");
+	check_html("hostile.html", out, len);
+
+	/* the data, read back by jq, holds the names exactly (invalid bytes as U+FFFD) */
+	json = between(out, "<script type=\"application/json\" id=\"ebprof-data\">", "</script>");
+	assert_non_null(json);
+	assert_null(strchr(json, '<'));
+	if (have("jq")) {
+		path = scratch("hostile.json");
+		write_file(path, json, strlen(json));
+		assert_true(asprintf(&cmd, "jq -e '(.strs | index(\"%s\") != null) and "
+				     "(.strs | index(\"/src/\\u2028line\\u2029sep.c\") != null)"
+				     " and (.strs | index(\"bad\\ufffd\\ufffd utf8 \\u0001"
+				     "\\u001b[31m <!-- ]]> -->\") != null) and "
+				     "(.locs | length == 3)' '%s' 2>&1", evil_fn, path) > 0);
+		msg = capture(cmd, &status);
+		if (status)
+			fail_msg("the page's data does not give the names back:\n%s\n%s", msg,
+				 json);
+		free(msg);
+		free(cmd);
+		unlink(path);
+		free(path);
+	} else {
+		print_message("jq not installed: the data's strings not read back\n");
+	}
+	free(json);
+	free(out);
+	profile__free(p);
+}
+
+/* A profile with nothing in it, and one of another mode, render and say what is missing. */
+static void test_empty_and_other_modes(void **state)
+{
+	struct profile *p = profile__new("cpu");
+	int64_t v[2] = { 120, 1200000000 };
+	uint32_t f, l;
+	size_t len;
+	char *out;
+
+	out = render(&output_html, p, NULL, &len);
+	expect(out, "No processes were traced.");
+	expect(out, "<h2 id=\"timeline\">Over time</h2>\n<p class=\"empty\">No samples");
+	expect(out, "<h2 id=\"sites\">Top sites</h2>\n<p class=\"empty\">No samples.</p>");
+	expect(out, "No sample types: nothing to draw.");
+	expect(out, "<p class=\"drops-ok\">No events were dropped.</p>");
+	assert_null(strstr(out, "id=\"outstanding\""));
+	assert_null(strstr(out, "id=\"notes\""));
+	check_html("empty.html", out, len);
+	free(out);
+
+	assert_int_equal(profile__add_type(p, "samples", "count"), 0);
+	assert_int_equal(profile__add_type(p, "cpu", "nanoseconds"), 0);
+	assert_int_equal(profile__set_default_type(p, "cpu"), 0);
+	f = fn(p, "spin", NULL, "spin.c");
+	l = LOC(p, PROF_NONE, 0x401000, 0, { f, 12 });
+	assert_non_null(profile__add_sample(p, &l, 1, v, 9));
+	out = render(&output_html, p, NULL, &len);
+	expect(out, "<h2 id=\"sites\">Top sites</h2>\n<p class=\"hint\">1 site by cpu.");
+	expect(out, "title=\"cpu (nanoseconds)\">cpu</th>");
+	expect(out, "<td class=\"num\" data-v=\"1200000000\">1.20 s<span class=\"x\">1200000000 ns"
+		    "</span></td>");
+	expect(out, "<option value=\"1\" selected>cpu (nanoseconds)</option>");
+	assert_null(strstr(out, "id=\"outstanding\""));
+	check_html("cpu.html", out, len);
+	free(out);
+	profile__free(p);
+}
+
+/* The page's script is valid JavaScript, and never holds a "</" (which would end it early). */
+static void test_script_parses(void **state)
+{
+	struct profile *p = fixture();
+	char *out = render(&output_html, p, NULL, NULL), *js, *path, *cmd, *msg;
+	const char *start = strstr(out, "<script>\n");
+	int status;
+
+	assert_non_null(start);
+	js = between(start, "<script>\n", "</script>");
+	assert_non_null(js);
+	assert_null(strstr(js, "</"));
+	assert_true(strlen(js) > 1000);
+	if (!have("node")) {
+		print_message("node not installed: the page's script is not parsed\n");
+	} else {
+		path = scratch("html-script.js");
+		write_file(path, js, strlen(js));
+		assert_true(asprintf(&cmd, "node --check '%s' 2>&1", path) > 0);
+		msg = capture(cmd, &status);
+		if (status)
+			fail_msg("node --check rejects the page's script:\n%s", msg);
+		free(msg);
+		free(cmd);
+		unlink(path);
+		free(path);
+	}
+	free(js);
+	free(out);
+	profile__free(p);
+}
+
+/* 100,000 points are thinned to at most 2 per bucket, keeping the first, the last and peaks. */
+static void test_series_thinning(void **state)
+{
+	struct profile *p = fixture();
+	char *out, *t, *v;
+	uint32_t i;
+
+	for (i = 0; i < 100000; i++) {
+		/* a saw tooth with one spike */
+		int64_t val = i == 54321 ? 999999999 : (int64_t)(i % 1000) * 1000;
+
+		assert_int_equal(profile__add_point(p, 300, "live_bytes", "bytes",
+						    (int64_t)i * 1000000, val), 0);
+	}
+	out = render(&output_html, p, NULL, NULL);
+	t = between(out, "\"pid\":300,\"label\":\"? (300)\",\"t\":[", "]");
+	v = between(out, "\"pid\":300,\"label\":\"? (300)\",\"t\":[", "]}");
+	assert_non_null(t);
+	assert_non_null(v);
+	assert_true(count(t, ",") + 1 <= 2 * 1000 + 2);
+	assert_true(count(t, ",") + 1 >= 1000);
+	assert_true(strncmp(t, "0,", 2) == 0);
+	assert_non_null(strstr(t, ",99999000000"));
+	assert_non_null(strstr(v, ",999999999,"));
+	print_message("100000 points of a series: %zu in the page\n", count(t, ",") + 1);
+	free(t);
+	free(v);
+	free(out);
+	profile__free(p);
+}
+
+/* ---- big profiles ----------------------------------------------------------------------- */
+
+static uint64_t rng_state = 88172645463325252ULL;
+
+static uint32_t rnd(uint32_t n)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)(rng_state % n);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+#define BIG_SITES 200000
+#define BIG_FUNCS 2000
+#define BIG_MODULES 8
+
+/*
+ * 200,000 distinct stacks 6 to 40 frames deep over 2,000 C++-like functions in 8 modules (each
+ * function calls one of 5 others, so stacks share prefixes as real ones do), a tenth of the
+ * locations with an inline frame, every site with a histogram, a third still live, 4 processes
+ * with a live_bytes series of 20,000 points each.
+ */
+static struct profile *big_profile(void)
+{
+	struct profile *p = profile__new("mem");
+	uint32_t maps[BIG_MODULES], funcs[BIG_FUNCS], locs[BIG_FUNCS], stack[48];
+	char name[128];
+	uint32_t i, j;
+
+	assert_non_null(p);
+	assert_int_equal(profile__set_meta(p, "./big", "6.1.0", "ebprof mem -o big.html -- ./big",
+					   1700000000000000000LL, 20000000000LL), 0);
+	mem_types(p);
+	for (i = 0; i < BIG_MODULES; i++) {
+		snprintf(name, sizeof(name), "/usr/lib/libmod%u.so", i);
+		maps[i] = profile__mapping(p, 1, 0x7f0000000000ULL + ((uint64_t)i << 24),
+					   0x7f0000000000ULL + ((uint64_t)(i + 1) << 24), 0, name,
+					   NULL);
+	}
+	for (i = 0; i < BIG_FUNCS; i++) {
+		snprintf(name, sizeof(name), "ns%u::Component%u::operation_%u(int, char const*)",
+			 i % 7, i % 23, i);
+		snprintf(name + 100, 28, "src/mod%u/file%u.cc", i % BIG_MODULES, i % 97);
+		funcs[i] = fn(p, name, NULL, name + 100);
+	}
+	for (i = 0; i < BIG_FUNCS; i++) {
+		uint32_t m = maps[i % BIG_MODULES];
+		uint64_t addr = 0x7f0000000000ULL + ((uint64_t)(i % BIG_MODULES) << 24) + i * 64;
+
+		if (i % 10 == 3)
+			locs[i] = LOC(p, m, addr, i * 64, { funcs[(i + 1) % BIG_FUNCS], 5 },
+				      { funcs[i], 10 + i % 300 });
+		else
+			locs[i] = LOC(p, m, addr, i * 64, { funcs[i], 10 + i % 300 });
+	}
+	for (i = 0; i < BIG_SITES; i++) {
+		uint32_t depth = 6 + rnd(35), f = rnd(3);
+		uint64_t hist[24] = { 0 };
+		struct prof_sample *s;
+		int64_t v[4];
+
+		for (j = 0; j < depth; j++) {
+			stack[depth - 1 - j] = locs[f];
+			f = (f * 31 + 7 + rnd(5) * rnd(5) / 4 * 101) % BIG_FUNCS;
+		}
+		v[0] = 1 + rnd(10);
+		v[1] = v[0] * (16 + rnd(4096));
+		v[2] = i % 3 ? 0 : 1;
+		v[3] = v[2] * (16 + rnd(4096));
+		s = profile__add_sample(p, stack, depth, v, 1 + i % 4);
+		assert_non_null(s);
+		hist[5 + rnd(12)] = v[0];
+		assert_int_equal(prof_sample__set_hist(p, s, hist, 24), 0);
+		if (v[2])
+			s->out = (struct prof_outstanding){ 1, v[3], 1000 + i, 1000 + i, 1000 + i };
+	}
+	for (i = 1; i <= 4; i++) {
+		snprintf(name, sizeof(name), "worker-%u", i);
+		assert_non_null(profile__add_process(p, i, name, name));
+		for (j = 0; j < 20000; j++)
+			assert_int_equal(profile__add_point(p, i, "live_bytes", "bytes",
+							    (int64_t)j * 1000000,
+							    (int64_t)(j * i) % 70000 * 1000), 0);
+	}
+	assert_int_equal(profile__add_drop(p, "stacks_full", 0), 0);
+	return p;
+}
+
+static void test_big_profile(void **state)
+{
+	struct profile *p = big_profile();
+	double t0, t1;
+	size_t len;
+	char *out;
+
+	t0 = now();
+	out = render(&output_html, p, NULL, &len);
+	t1 = now();
+	print_message("%u sites: HTML %zu bytes (%.1f MB) in %.2f s; %zu table rows, %zu flame "
+		      "graphs embedded\n", BIG_SITES, len, len / 1e6, t1 - t0,
+		      count(out, "<tr class=\"row"), count(out, "text/x-ebprof-svg"));
+	assert_true(len < 20 * 1000 * 1000);
+	/* the cap is said */
+	expect(out, "200000 sites by alloc_space; the first 5000 are shown here");
+	assert_int_equal(count(out, "<tr class=\"row"), 2 * 5000);
+	check_html("big.html", out, len);
+	free(out);
+	profile__free(p);
+}
+
+/*
+ * The flame graphs' worst case for size (1,000 stacks of 40 distinct long C++ names, each just
+ * wide enough to be drawn, about 10 MB of SVG per type): the page keeps the selected type's and
+ * leaves out what does not fit, saying so.
+ */
+static void test_flame_budget(void **state)
+{
+	struct profile *p = profile__new("mem");
+	char name[256], *out;
+	uint32_t stack[40], i, j;
+	double t0, t1;
+	size_t len;
+
+	mem_types(p);
+	for (i = 0; i < 100000; i++) {
+		uint32_t chain = i % 1000;
+
+		for (j = 0; j < 40; j++) {
+			snprintf(name, sizeof(name), "ns%u::Table<std::basic_string<char, "
+				 "std::char_traits<char>, std::allocator<char> > >::step_%u(int)",
+				 chain, j);
+			stack[39 - j] = LOC(p, PROF_NONE, (uint64_t)chain << 16 | j, 0,
+					    { fn(p, name, NULL, NULL), 1 });
+		}
+		sample(p, stack, 40, 1, 100, 1, 100, 1);
+	}
+	t0 = now();
+	out = render(&output_html, p, NULL, &len);
+	t1 = now();
+	print_message("flame graph worst case: HTML %zu bytes (%.1f MB) in %.2f s, %zu of 4 flame "
+		      "graphs embedded\n", len, len / 1e6, t1 - t0,
+		      count(out, "text/x-ebprof-svg"));
+	assert_true(len < 20 * 1000 * 1000);
+	expect(out, "id=\"flame-svg-1\" data-type=\"alloc_space\"");
+	expect(out, "flame graphs were left out to keep this page small");
+	expect(out, " disabled>");
+	free(out);
+	profile__free(p);
+}
+
+static void test_for_path(void **state)
+{
+	assert_ptr_equal(output__for_path("report.html"), &output_html);
+	assert_ptr_equal(output__for_path("/tmp/R.HTML"), &output_html);
+	assert_string_equal(output_html.name, "html");
+	assert_string_equal(output_html.ext, ".html");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sections),
+		cmocka_unit_test(test_embedded_svg),
+		cmocka_unit_test(test_hostile_names),
+		cmocka_unit_test(test_empty_and_other_modes),
+		cmocka_unit_test(test_script_parses),
+		cmocka_unit_test(test_series_thinning),
+		cmocka_unit_test(test_big_profile),
+		cmocka_unit_test(test_flame_budget),
+		cmocka_unit_test(test_for_path),
+	};
+	char *dir;
+
+	/* scratch files go under $OUT/tests, which the build creates; make sure anyway */
+	if (asprintf(&dir, "%s/tests", out_dir()) > 0) {
+		mkdir(out_dir(), 0755);
+		mkdir(dir, 0755);
+		free(dir);
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
