@@ -60,17 +60,16 @@ int mem_profile__init(struct profile *prof)
 	return err;
 }
 
+/* libbpf's callback has no context argument, hence a file-level flag */
+static bool libbpf_verbose;
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	/* libbpf's own hints (e.g. about ulimit -l) mislead here; shown only with -vv */
-	extern int ebprof_libbpf_verbose;
-
-	if (level == LIBBPF_DEBUG || !ebprof_libbpf_verbose)
+	if (level == LIBBPF_DEBUG || !libbpf_verbose)
 		return 0;
 	return vfprintf(stderr, fmt, ap);
 }
-
-int ebprof_libbpf_verbose;
 
 struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 {
@@ -81,7 +80,7 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 		return NULL;
 	c->lc = o->lc;
 	c->opts = *o;
-	ebprof_libbpf_verbose = o->lc && o->lc->verbose >= 2;
+	libbpf_verbose = o->lc && o->lc->verbose >= 2;
 	libbpf_set_print(libbpf_print);
 
 	c->skel = mem_bpf__open();
@@ -120,7 +119,6 @@ static struct traced *find(struct mem_collector *c, pid_t pid)
 			return &c->t[i];
 	return NULL;
 }
-
 
 /* Runtime addresses of the probed functions, from the file offsets and the mappings. */
 static void find_fn_addrs(struct traced *t)

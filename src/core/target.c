@@ -57,7 +57,6 @@ int target__spawn(const struct log_ctx *lc, char *const argv[], pid_t *pidp)
 {
 	char exe[4096];
 	int go[2], errp[2], status, child_err = 0, err;
-	sigset_t cur;
 	pid_t pid;
 
 	err = find_in_path(argv[0], exe, sizeof(exe));
@@ -74,7 +73,6 @@ int target__spawn(const struct log_ctx *lc, char *const argv[], pid_t *pidp)
 		pr_err(lc, "cannot create a pipe: %s", strerror(errno));
 		return err;
 	}
-	sigprocmask(SIG_SETMASK, NULL, &cur);
 	pid = fork();
 	if (pid < 0) {
 		err = -errno;
@@ -140,7 +138,6 @@ int target__spawn(const struct log_ctx *lc, char *const argv[], pid_t *pidp)
 	close(errp[0]);
 	if (err == 0)
 		*pidp = pid;
-	(void)cur;
 	return err;
 }
 
