@@ -2,6 +2,7 @@
 # `make check`: unit tests, then BPF-level and end-to-end tests. The last line is the total:
 # "check: N passed, M failed".
 set -u
+set -o pipefail		# the tee below must not hide a runner's failure
 out=${1:-build}
 cd "$(dirname "$0")/.."
 log=$(mktemp)

@@ -4,6 +4,7 @@
 # Usage: tests/run-e2e.sh OUTDIR [bats files...]   (with files: only those bats files)
 # Prints "e2e: N passed, M failed" counting test cases; exit 1 if any failed.
 set -u
+set -o pipefail
 out=${1:-build}
 shift || true
 cd "$(dirname "$0")/.."

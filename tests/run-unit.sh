@@ -2,6 +2,7 @@
 # Run every unit test binary (cmocka, no root needed). Usage: tests/run-unit.sh OUTDIR
 # Prints "unit: N passed, M failed" counting test cases; exit 1 if any failed.
 set -u
+set -o pipefail
 out=${1:-build}
 cd "$(dirname "$0")/.."
 pass=0 fail=0
