@@ -8,6 +8,7 @@
 
 #define MEM_MAX_STACK	127	/* perf_event_max_stack on this kernel */
 #define MEM_HIST_BUCKETS 48	/* log2 size buckets: [0], [1], [2,3], [4,7] ... last is open */
+#define MEM_LIFE_BUCKETS 48	/* log2 lifetime buckets in ns, same layout (2^47 ns ~ 39 h) */
 
 /* Every traced entry point. The order is the order of the JSON `calls` object. */
 enum mem_fn {
@@ -61,7 +62,9 @@ struct mem_site_val {
 	__u64 frees;
 	__u64 free_bytes;
 	__u64 failed;		/* calls from this stack that failed (no allocation) */
+	__u64 temps;		/* frees before the allocating thread's next allocation */
 	__u64 hist[MEM_HIST_BUCKETS];	/* allocation count by log2 of the requested size */
+	__u64 life[MEM_LIFE_BUCKETS];	/* free count by log2 of the block's lifetime in ns */
 };
 
 struct mem_stack {

@@ -23,6 +23,7 @@ struct mem_tstate {
 	__u32 fn;		/* outermost call's function */
 	__u64 size;		/* its requested size */
 	__u64 arg;		/* realloc: old pointer; posix_memalign: where the result goes */
+	__u64 last_ptr;		/* this thread's last allocation, for the temporary rule */
 	struct mem_stack stack;	/* scratch for bpf_get_stack: per task, so preemption is harmless */
 };
 
@@ -165,9 +166,11 @@ static __always_inline struct mem_site_val *site_of(__u32 pid, __u32 fn, __u64 s
 	return v;
 }
 
-/* Account a tracked block as freed: its site, its process. */
+/* Account a tracked block as freed: its site, its process. `temp`: it is a temporary, freed
+ * before its thread allocated again (heaptrack's rule). life_ns: its lifetime, or ~0 if the
+ * free was not seen as such (a block retired because its address was handed out again). */
 static __always_inline void account_free(__u32 pid, struct mem_proc *p,
-					 const struct mem_live_val *lv)
+					 const struct mem_live_val *lv, bool temp, __u64 life_ns)
 {
 	struct mem_site_key k = { .pid = pid, .fn = lv->fn, .stack = lv->stack };
 	struct mem_site_val *sv = bpf_map_lookup_elem(&sites, &k);
@@ -175,6 +178,10 @@ static __always_inline void account_free(__u32 pid, struct mem_proc *p,
 	if (sv) {
 		__sync_fetch_and_add(&sv->frees, 1);
 		__sync_fetch_and_add(&sv->free_bytes, lv->size);
+		if (temp)
+			__sync_fetch_and_add(&sv->temps, 1);
+		if (life_ns != ~0ULL)
+			__sync_fetch_and_add(&sv->life[log2_bucket(life_ns)], 1);
 	}
 	__sync_fetch_and_add(&p->free_count, 1);
 	__sync_fetch_and_add(&p->free_bytes, lv->size);
@@ -182,12 +189,15 @@ static __always_inline void account_free(__u32 pid, struct mem_proc *p,
 	__sync_fetch_and_add(&p->live_bytes, -lv->size);
 }
 
-/* Forget ptr if tracked. Returns whether it was. */
-static __always_inline bool free_block(__u32 pid, struct mem_proc *p, __u64 ptr)
+/* Forget ptr if tracked. st: the freeing thread's state, if it has any. Returns whether it was. */
+static __always_inline bool free_block(__u32 pid, struct mem_proc *p, __u64 ptr,
+				       struct mem_tstate *st)
 {
 	struct mem_live_key k = { .pid = pid, .ptr = ptr };
 	struct mem_live_val *v = bpf_map_lookup_elem(&live, &k);
 	struct mem_live_val copy;
+	bool temp;
+	__u64 now;
 
 	if (!v) {
 		__sync_fetch_and_add(&p->unknown_frees, 1);
@@ -197,7 +207,11 @@ static __always_inline bool free_block(__u32 pid, struct mem_proc *p, __u64 ptr)
 	/* of two racing frees of one pointer (a double free), only the one that deletes counts */
 	if (bpf_map_delete_elem(&live, &k))
 		return false;
-	account_free(pid, p, &copy);
+	temp = st && st->last_ptr == ptr;
+	if (temp)
+		st->last_ptr = 0;
+	now = bpf_ktime_get_ns();
+	account_free(pid, p, &copy, temp, now > copy.ts ? now - copy.ts : 0);
 	return true;
 }
 
@@ -235,7 +249,7 @@ static __always_inline void record_alloc(void *ctx, struct mem_tstate *st, __u32
 		if (old) {
 			struct mem_live_val copy = *old;
 
-			account_free(pid, p, &copy);
+			account_free(pid, p, &copy, false, ~0ULL);
 		}
 		err = bpf_map_update_elem(&live, &lk, &lv, BPF_ANY);
 	}
@@ -248,6 +262,7 @@ static __always_inline void record_alloc(void *ctx, struct mem_tstate *st, __u32
 		}
 		return;
 	}
+	st->last_ptr = ptr;
 	__sync_fetch_and_add(&p->live_count, 1);
 	live_bytes = __sync_fetch_and_add(&p->live_bytes, size) + size;
 	if (live_bytes > p->peak_live_bytes) {
@@ -279,7 +294,7 @@ int mem_enter(struct pt_regs *ctx)
 		if (st && st->depth)
 			return 0;
 		__sync_fetch_and_add(&p->calls[MEM_FN_FREE], 1);
-		free_block(pid, p, ptr);
+		free_block(pid, p, ptr, st);
 		return 0;
 	}
 
@@ -372,13 +387,13 @@ int mem_exit(struct pt_regs *ctx)
 			/* glibc: realloc(p, 0) frees p and returns NULL; any other NULL is a failure
 			 * that leaves p untouched */
 			if (st->size == 0 && st->arg)
-				free_block(pid, p, st->arg);
+				free_block(pid, p, st->arg, st);
 			else
 				record_failure(ctx, st, pid, p, fn);
 			return 0;
 		}
 		if (st->arg)
-			free_block(pid, p, st->arg);
+			free_block(pid, p, st->arg, st);
 		break;
 	default:
 		if (!ret) {

@@ -548,6 +548,8 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 		if (!ps)
 			break;
 		prof_sample__set_hist(prof, ps, (const uint64_t *)s->val.hist, MEM_HIST_BUCKETS);
+		prof_sample__set_life(prof, ps, (const uint64_t *)s->val.life, MEM_LIFE_BUCKETS);
+		ps->temporary = s->val.temps;
 		ps->out = s->out;
 	}
 	free(locs);

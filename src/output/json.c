@@ -10,7 +10,9 @@
 
 /* Field names of a process or a site that stats or sample types must not shadow. */
 static const char *const process_fields[] = { "pid", "comm", "cmdline", "calls", "note" };
-static const char *const site_fields[] = { "pid", "frames", "histogram", "outstanding" };
+static const char *const site_fields[] = {
+	"pid", "frames", "histogram", "outstanding", "temporary_count", "lifetimes",
+};
 
 static bool reserved(const char *const *list, size_t n, const char *name)
 {
@@ -95,26 +97,28 @@ static void write_frames(struct json_writer *w, const struct profile *p,
 	jsonw_end_array(w);
 }
 
-static void write_histogram(struct json_writer *w, const struct prof_sample *s)
+/* A log2 histogram's non-empty buckets as [{min, max, count}] (max null: open-ended). */
+static void write_buckets(struct json_writer *w, const char *name, const char *min_f,
+			  const char *max_f, const uint64_t *c, uint32_t n)
 {
 	uint64_t min, max;
 	uint32_t b;
 
-	jsonw_name(w, "histogram");
+	jsonw_name(w, name);
 	jsonw_start_array(w);
-	/* buckets past 64 cannot hold a 64-bit size */
-	for (b = 0; b < s->nhist && b <= 64; b++) {
-		if (!s->hist[b])
+	/* buckets past 64 cannot hold a 64-bit value */
+	for (b = 0; c && b < n && b <= 64; b++) {
+		if (!c[b])
 			continue;
 		jsonw_start_object_flat(w);
-		if (render__bucket(b, s->nhist, &min, &max)) {
-			jsonw_uint_field(w, "min", min);
-			jsonw_uint_field(w, "max", max);
+		if (render__bucket(b, n, &min, &max)) {
+			jsonw_uint_field(w, min_f, min);
+			jsonw_uint_field(w, max_f, max);
 		} else {
-			jsonw_uint_field(w, "min", min);
-			jsonw_null_field(w, "max");
+			jsonw_uint_field(w, min_f, min);
+			jsonw_null_field(w, max_f);
 		}
-		jsonw_uint_field(w, "count", s->hist[b]);
+		jsonw_uint_field(w, "count", c[b]);
 		jsonw_end_object(w);
 	}
 	jsonw_end_array(w);
@@ -155,7 +159,9 @@ static int write_sites(struct json_writer *w, const struct profile *p)
 			if (ti >= 0 && profile__type_index(p, aliases[a].alias) < 0)
 				jsonw_int_field(w, aliases[a].alias, s->values[ti]);
 		}
-		write_histogram(w, s);
+		write_buckets(w, "histogram", "min", "max", s->hist, s->nhist);
+		jsonw_uint_field(w, "temporary_count", s->temporary);
+		write_buckets(w, "lifetimes", "min_ns", "max_ns", s->life, s->nlife);
 		if (s->out.count) {
 			jsonw_name(w, "outstanding");
 			jsonw_start_object_flat(w);

@@ -463,41 +463,72 @@ static void bucket_label(uint32_t b, uint32_t n, char *buf, size_t len)
 			 pow2_label(max + 1, hi, sizeof(hi)));
 }
 
-static void print_hist(const struct text *t, const struct prof_sample *s)
+static void life_label(uint32_t b, uint32_t n, char *buf, size_t len)
+{
+	char lo[32], hi[32];
+	uint64_t min, max;
+
+	if (!render__bucket(b, n, &min, &max))
+		snprintf(buf, len, ">= %s", render__duration(min, lo, sizeof(lo)));
+	else if (b == 0)
+		snprintf(buf, len, "0 ns");
+	else
+		snprintf(buf, len, "[%s, %s)", render__duration(min, lo, sizeof(lo)),
+			 render__duration(max + 1, hi, sizeof(hi)));
+}
+
+/* A log2 histogram as labelled bars, non-empty buckets only (sizes, lifetimes). */
+static void print_buckets(const struct text *t, const char *title, const uint64_t *c, uint32_t n,
+			  void (*label_of)(uint32_t b, uint32_t n, char *buf, size_t len))
 {
 	unsigned int lw = 0, cw = 0, l;
 	uint64_t maxc = 0;
 	char label[80], num[32];
 	uint32_t b;
 
-	for (b = 0; b < s->nhist && b <= 64; b++) {
-		if (!s->hist[b])
+	/* buckets past 64 cannot hold a 64-bit value */
+	for (b = 0; b < n && b <= 64; b++) {
+		if (!c[b])
 			continue;
-		bucket_label(b, s->nhist, label, sizeof(label));
+		label_of(b, n, label, sizeof(label));
 		l = strlen(label);
 		lw = l > lw ? l : lw;
-		l = snprintf(num, sizeof(num), "%" PRIu64, s->hist[b]);
+		l = snprintf(num, sizeof(num), "%" PRIu64, c[b]);
 		cw = l > cw ? l : cw;
-		maxc = s->hist[b] > maxc ? s->hist[b] : maxc;
+		maxc = c[b] > maxc ? c[b] : maxc;
 	}
 	if (!maxc)
 		return;
-	fprintf(t->f, "    sizes:\n");
-	for (b = 0; b < s->nhist && b <= 64; b++) {
+	fprintf(t->f, "    %s:\n", title);
+	for (b = 0; b < n && b <= 64; b++) {
 		uint64_t bar;
 
-		if (!s->hist[b])
+		if (!c[b])
 			continue;
-		bucket_label(b, s->nhist, label, sizeof(label));
+		label_of(b, n, label, sizeof(label));
 		/* round to nearest, but never hide a non-empty bucket */
-		bar = (s->hist[b] * BAR_WIDTH + maxc / 2) / maxc;
+		bar = (c[b] * BAR_WIDTH + maxc / 2) / maxc;
 		if (!bar)
 			bar = 1;
-		fprintf(t->f, "      %-*s  %*" PRIu64 " ", (int)lw, label, (int)cw, s->hist[b]);
+		fprintf(t->f, "      %-*s  %*" PRIu64 " ", (int)lw, label, (int)cw, c[b]);
 		while (bar--)
 			fputc('#', t->f);
 		fputc('\n', t->f);
 	}
+}
+
+/* Temporaries (freed before their thread allocated again) and how long blocks lived. */
+static void print_lifetimes(const struct text *t, const struct prof_sample *s)
+{
+	int ci = render__count_type(t->p);
+	int64_t allocs = ci >= 0 ? s->values[ci] : 0;
+
+	if (s->temporary && allocs > 0)
+		fprintf(t->f, "    temporary: %" PRIu64 " of %" PRId64 " allocations (%.1f%%) freed "
+			"before their thread allocated again\n", s->temporary, allocs,
+			100.0 * s->temporary / allocs);
+	if (s->life)
+		print_buckets(t, "lifetimes", s->life, s->nlife, life_label);
 }
 
 static int print_sites(const struct text *t)
@@ -534,7 +565,9 @@ static int print_sites(const struct text *t)
 		fputc('\n', t->f);
 		print_site_line(t, i + 1, s);
 		print_stack(t, 4, s, false, 0);
-		print_hist(t, s);
+		if (s->hist)
+			print_buckets(t, "sizes", s->hist, s->nhist, bucket_label);
+		print_lifetimes(t, s);
 	}
 	free(idx);
 	return 0;

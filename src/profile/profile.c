@@ -614,6 +614,23 @@ int prof_sample__set_hist(struct profile *p, struct prof_sample *s, const uint64
 	return 0;
 }
 
+int prof_sample__set_life(struct profile *p, struct prof_sample *s, const uint64_t *life,
+			  uint32_t n)
+{
+	uint64_t *copy = NULL;
+
+	if (n && !life)
+		return -EINVAL;
+	if (n) {
+		copy = arena_dup(p, life, sizeof(*life) * n);
+		if (!copy)
+			return -ENOMEM;
+	}
+	s->life = copy;
+	s->nlife = n;
+	return 0;
+}
+
 /* ---- processes -------------------------------------------------------------------------- */
 
 static bool proc_eq(const struct profile *p, uint32_t idx, const void *key)

@@ -65,6 +65,9 @@ struct prof_sample {
 	uint32_t pid;
 	uint64_t *hist;		/* optional log2 size histogram (allocation counts), nhist buckets */
 	uint32_t nhist;
+	uint64_t *life;		/* optional log2 lifetime histogram in ns (free counts), nlife */
+	uint32_t nlife;
+	uint64_t temporary;	/* allocations freed before their thread's next allocation */
 	struct prof_outstanding out;	/* count == 0: nothing outstanding or not tracked */
 };
 
@@ -161,6 +164,9 @@ struct prof_sample *profile__add_sample(struct profile *p, const uint32_t *locs,
 					const int64_t *values, uint32_t pid);
 /* Copies n buckets (n == 0 clears). */
 int prof_sample__set_hist(struct profile *p, struct prof_sample *s, const uint64_t *hist,
+			  uint32_t n);
+/* Same layout as the size histogram: bucket 0 = 0 ns, bucket b = [2^(b-1), 2^b) ns. */
+int prof_sample__set_life(struct profile *p, struct prof_sample *s, const uint64_t *life,
 			  uint32_t n);
 
 /* Returns the process of `pid`, adding it if new; comm and cmdline replace the old ones when

@@ -274,6 +274,60 @@ static void test_threads_exact(void **s)
 	profile__free(prof);
 }
 
+static void *free_in_thread(void *p)
+{
+	free(p);
+	return NULL;
+}
+
+static void op_temporaries(void)
+{
+	pthread_t th;
+	void *a, *b;
+
+	for (int i = 0; i < 10; i++) {		/* 10 temporaries */
+		a = malloc(16);
+		sink = a;
+		free(a);
+	}
+	for (int i = 0; i < 5; i++) {		/* b is, a is not: b came between */
+		a = malloc(16);
+		b = malloc(16);
+		sink = a;
+		sink = b;
+		free(a);
+		free(b);
+	}
+	a = malloc(16);				/* freed by another thread: not one */
+	sink = a;
+	pthread_create(&th, NULL, free_in_thread, a);
+	pthread_join(th, NULL);
+	a = malloc(16);				/* realloc frees it before allocating: one */
+	sink = a;
+	a = realloc(a, 100000);
+	sink = a;
+	free(a);				/* and the realloc'd block: one more */
+}
+static void test_temporaries_and_lifetimes(void **s)
+{
+	struct profile *prof = trace_child(op_temporaries);
+	uint64_t temps = 0, lives = 0, frees;
+
+	for (uint32_t i = 0; i < prof->nsamples; i++) {
+		const struct prof_sample *ps = &prof->samples[i];
+
+		temps += ps->temporary;
+		for (uint32_t b = 0; ps->life && b < ps->nlife; b++)
+			lives += ps->life[b];
+	}
+	assert_true(prof_process__stat(&prof->processes[0], "free_count", &frees));
+	/* 10 + 5 + the realloc'd first block + the final block */
+	assert_int_equal(temps, 17);
+	/* every free of a tracked block has a lifetime (the thread's own glibc frees included) */
+	assert_int_equal(lives, frees);
+	profile__free(prof);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -288,6 +342,7 @@ int main(void)
 		cmocka_unit_test(test_every_function_by_name),
 		cmocka_unit_test(test_peak),
 		cmocka_unit_test(test_threads_exact),
+		cmocka_unit_test(test_temporaries_and_lifetimes),
 	};
 
 	if (geteuid() != 0) {

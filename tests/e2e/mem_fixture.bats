@@ -146,3 +146,26 @@ load helpers
 	     | length > 0 and all(.function == null and (.offset // .address) != null)' "$T/out.json"
 	grep -q 'stripped+0x' "$T/out.txt"
 }
+
+@test "launch: temporaries and lifetimes per site are exact on the fixture" {
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	run "$EBPROF" mem -o "$T/out.json" -o "$T/out.txt" -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	# churn, do_calloc and thread_churn free each block before allocating the next: all of
+	# their allocations are temporaries; the leaks are none
+	jq -n --slurpfile e "$T/out.json" --slurpfile t "$T/truth.json" '
+		def site($f): [$e[0].sites[] | select(.frames[1].function == $f)];
+		{churn: [(site("churn") | map(.temporary_count) | add), $t[0].sites.churn.alloc_count],
+		 do_calloc: [(site("do_calloc") | map(.temporary_count) | add),
+			     $t[0].sites.do_calloc.alloc_count],
+		 thread_churn: [(site("thread_churn") | map(.temporary_count) | add),
+				$t[0].sites.thread_churn.alloc_count],
+		 leak_small: [(site("leak_small") | map(.temporary_count) | add), 0]}
+		| to_entries | map(select(.value[0] != .value[1]))' > "$T/diff.json"
+	cat "$T/diff.json"
+	jqe 'length == 0' "$T/diff.json"
+	# every free of a tracked block has a lifetime
+	jqe '([.sites[].lifetimes[].count] | add) == .processes[0].free_count' "$T/out.json"
+	grep -q 'temporary: 100000 of 100000 allocations (100.0%)' "$T/out.txt"
+	grep -q 'lifetimes:' "$T/out.txt"
+}

@@ -154,6 +154,10 @@ static struct profile *fixture(void)
 	s = sample(p, (uint32_t[]){ l_new, l_push_parse, l_main100, l_start }, 4,
 		   50, 3276800, 0, 0, 100);
 	assert_int_equal(prof_sample__set_hist(p, s, (uint64_t[48]){ [17] = 50 }, 48), 0);
+	/* 40 of them freed before the thread allocated again: 30 within 2 us, 20 within 1 ms */
+	assert_int_equal(prof_sample__set_life(p, s, (uint64_t[48]){ [11] = 30, [20] = 20 }, 48),
+			 0);
+	s->temporary = 40;
 
 	/* pid 200: through a library without symbols; ties pid 100's malloc site on bytes */
 	s = sample(p, (uint32_t[]){ l_malloc200, l_foo, l_handle, l_wmain }, 4,
