@@ -20,58 +20,11 @@
 #include <zlib.h>
 
 #include "profile/profile.h"
+#include "profile/pprof_proto.h"
 #include "util/util.h"
 
 /* Far above any real profile, far below what a gzip bomb would make of memory. */
 #define MAX_INFLATED (1ull << 30)
-
-/* profile.proto field numbers (the writer in src/output/pprof.c has the same list; profile/
- * must not depend on output/) */
-enum {
-	PROFILE_SAMPLE_TYPE = 1,
-	PROFILE_SAMPLE = 2,
-	PROFILE_MAPPING = 3,
-	PROFILE_LOCATION = 4,
-	PROFILE_FUNCTION = 5,
-	PROFILE_STRING_TABLE = 6,
-	PROFILE_TIME_NANOS = 9,
-	PROFILE_DURATION_NANOS = 10,
-	PROFILE_PERIOD_TYPE = 11,
-	PROFILE_PERIOD = 12,
-	PROFILE_COMMENT = 13,
-	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
-
-	VALUE_TYPE_TYPE = 1,
-	VALUE_TYPE_UNIT = 2,
-
-	SAMPLE_LOCATION_ID = 1,
-	SAMPLE_VALUE = 2,
-	SAMPLE_LABEL = 3,
-
-	LABEL_KEY = 1,
-	LABEL_STR = 2,
-	LABEL_NUM = 3,
-
-	MAPPING_ID = 1,
-	MAPPING_MEMORY_START = 2,
-	MAPPING_MEMORY_LIMIT = 3,
-	MAPPING_FILE_OFFSET = 4,
-	MAPPING_FILENAME = 5,
-	MAPPING_BUILD_ID = 6,
-
-	LOCATION_ID = 1,
-	LOCATION_MAPPING_ID = 2,
-	LOCATION_ADDRESS = 3,
-	LOCATION_LINE = 4,
-
-	LINE_FUNCTION_ID = 1,
-	LINE_LINE = 2,
-
-	FUNCTION_ID = 1,
-	FUNCTION_NAME = 2,
-	FUNCTION_SYSTEM_NAME = 3,
-	FUNCTION_FILENAME = 4,
-};
 
 enum { WIRE_VARINT = 0, WIRE_I64 = 1, WIRE_LEN = 2, WIRE_I32 = 5 };
 
