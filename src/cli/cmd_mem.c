@@ -290,14 +290,19 @@ static struct tgt *tgt_of(struct run *r, pid_t pid)
 	return NULL;
 }
 
-static void finalize(struct run *r, struct tgt *t)
+static void finalize_image(struct run *r, struct tgt *t, bool exec)
 {
 	if (t->done)
 		return;
 	/* the last point of its series, then its final numbers */
 	mem_collector__sample(r->col, r->prof, mono_ns() - r->start_mono, NULL);
-	mem_collector__finalize(r->col, t->pid, r->prof, r->sym, mono_ns());
+	mem_collector__finalize(r->col, t->pid, r->prof, r->sym, mono_ns(), exec);
 	t->done = true;
+}
+
+static void finalize(struct run *r, struct tgt *t)
+{
+	finalize_image(r, t, false);
 }
 
 static bool all_done(struct run *r)
@@ -314,7 +319,7 @@ static void on_exec(struct run *r, struct tgt *t)
 	struct alloc_lib lib;
 	int status = 0, err;
 
-	finalize(r, t);
+	finalize_image(r, t, true);
 	mem_collector__detach_pid(r->col, t->pid);
 	err = target__run_to_allocator(r->lc, t->pid, &lib, &status);
 	if (err == -ESRCH) {

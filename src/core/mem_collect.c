@@ -276,6 +276,7 @@ struct drain {
 	struct mem_live_key *dead;	/* live keys of pid, to delete */
 	uint32_t ndead, capdead;
 	uint64_t now;
+	bool released;		/* exec: the live blocks went with the old image */
 	int err;
 };
 
@@ -339,6 +340,8 @@ static int collect_live(const void *k, const void *v, void *ctx)
 	if (grow((void **)&d->dead, &d->capdead, d->ndead + 1, sizeof(*d->dead)))
 		return -ENOMEM;
 	d->dead[d->ndead++] = *key;
+	if (d->released)
+		return 0;	/* released by exec: to forget, not outstanding */
 	s = bsearch(&sk, d->sites, d->n, sizeof(*d->sites), site_cmp);
 	if (!s)
 		return 0;	/* its site was dropped (site table full) */
@@ -438,18 +441,27 @@ static void add_process(struct profile *prof, struct traced *t, const struct mem
 		return;
 	for (int i = 0; i < MEM_FN__COUNT; i++)
 		prof_process__add_call(prof, p, mem_fn_names[i], mp ? mp->calls[i] : 0);
+	/* a pid seen again after an exec adds its new image's counts; maxima stay maxima */
 #define STAT(name) prof_process__add_stat(prof, p, #name, mp ? mp->name : 0)
+#define MAX_STAT(name) do {							\
+		uint64_t old_ = 0;						\
+										\
+		prof_process__stat(p, #name, &old_);				\
+		prof_process__set_stat(prof, p, #name,				\
+				       mp && mp->name > old_ ? mp->name : old_);	\
+	} while (0)
 	STAT(alloc_count);
 	STAT(alloc_bytes);
 	STAT(free_count);
 	STAT(free_bytes);
 	STAT(live_count);
 	STAT(live_bytes);
-	STAT(peak_live_bytes);
-	STAT(max_request);
+	MAX_STAT(peak_live_bytes);
+	MAX_STAT(max_request);
 	STAT(unknown_frees);
 	STAT(failed);
 #undef STAT
+#undef MAX_STAT
 	if (!t->lib.aliases[0])
 		snprintf(note, sizeof(note), "%s allocator in %s", t->lib.kind, t->lib.path);
 	else if (!unresolved)
@@ -464,7 +476,7 @@ static void add_process(struct profile *prof, struct traced *t, const struct mem
 }
 
 static void finalize_one(struct mem_collector *c, struct traced *t, struct profile *prof,
-			 struct symbolizer *sym, uint64_t now_ns)
+			 struct symbolizer *sym, uint64_t now_ns, bool exec)
 {
 	int procs_fd = bpf_map__fd(c->skel->maps.procs);
 	int sites_fd = bpf_map__fd(c->skel->maps.sites);
@@ -480,6 +492,16 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	int err;
 
 	have_proc = bpf_map_lookup_elem(procs_fd, &key, &mp) == 0;
+	if (have_proc && exec) {
+		/* exec released the old image's blocks with its address space: none stays live */
+		if (mp.live_count)
+			profile__add_note(prof, "PID %d (%s) ran a new program: its %llu blocks "
+					  "(%llu bytes) still allocated then were released with the old "
+					  "image, not leaked", t->pid, t->comm,
+					  (unsigned long long)mp.live_count,
+					  (unsigned long long)mp.live_bytes);
+		mp.live_count = mp.live_bytes = 0;
+	}
 	/* stop counting for this pid before reading, so the numbers are one consistent cut */
 	bpf_map_delete_elem(procs_fd, &key);
 
@@ -487,6 +509,7 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 			   collect_site, &d);
 	if (!err) {
 		qsort(d.sites, d.n, sizeof(*d.sites), site_cmp);
+		d.released = exec;
 		err = map_for_each(live_fd, sizeof(struct mem_live_key),
 				   sizeof(struct mem_live_val), collect_live, &d);
 	}
@@ -573,13 +596,13 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 }
 
 int mem_collector__finalize(struct mem_collector *c, pid_t pid, struct profile *prof,
-			    struct symbolizer *sym, uint64_t now_ns)
+			    struct symbolizer *sym, uint64_t now_ns, bool exec)
 {
 	struct traced *t = find(c, pid);
 
 	if (!t)
 		return -ENOENT;
-	finalize_one(c, t, prof, sym, now_ns);
+	finalize_one(c, t, prof, sym, now_ns, exec);
 	return 0;
 }
 
@@ -588,7 +611,7 @@ int mem_collector__finalize_all(struct mem_collector *c, struct profile *prof,
 {
 	for (uint32_t i = 0; i < c->nt; i++)
 		if (!c->t[i].finalized)
-			finalize_one(c, &c->t[i], prof, sym, now_ns);
+			finalize_one(c, &c->t[i], prof, sym, now_ns, false);
 	return 0;
 }
 

@@ -34,9 +34,11 @@ void mem_collector__refresh(struct mem_collector *c);
 /* Move everything the kernel holds for pid into prof: its summary, its sites (symbolized
  * through sym, using its live mappings, or the snapshot taken at attach if it is gone) and its
  * outstanding blocks; then forget pid in the kernel. `now_ns` (CLOCK_MONOTONIC) ages the
- * outstanding blocks. Probes stay attached (detach is slow; see mem_collector__detach). */
+ * outstanding blocks. `exec`: pid is replacing its program, whose blocks go with it (they are
+ * neither live nor outstanding); the new image's numbers add to the same process later.
+ * Probes stay attached (detach is slow; see mem_collector__detach). */
 int mem_collector__finalize(struct mem_collector *c, pid_t pid, struct profile *prof,
-			    struct symbolizer *sym, uint64_t now_ns);
+			    struct symbolizer *sym, uint64_t now_ns, bool exec);
 /* Finalize every attached process not finalized yet. */
 int mem_collector__finalize_all(struct mem_collector *c, struct profile *prof,
 				struct symbolizer *sym, uint64_t now_ns);

@@ -72,7 +72,7 @@ static struct profile *trace_child(void (*op)(void))
 	assert_int_equal(mem_collector__attach(c, pid, &lib), 0);
 	assert_int_equal(write(go[1], "g", 1), 1);
 	assert_int_equal(read(done[0], &b, 1), 1);
-	assert_int_equal(mem_collector__finalize(c, pid, prof, sym, 0), 0);
+	assert_int_equal(mem_collector__finalize(c, pid, prof, sym, 0, false), 0);
 	mem_collector__drops(c, prof);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);

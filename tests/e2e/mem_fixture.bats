@@ -169,3 +169,18 @@ load helpers
 	grep -q 'temporary: 100000 of 100000 allocations (100.0%)' "$T/out.txt"
 	grep -q 'lifetimes:' "$T/out.txt"
 }
+
+@test "launch: a command that execs another program (env VAR=1 prog) is traced across exec" {
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	run "$EBPROF" mem -o "$T/out.json" -- env FOO=1 "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	# one process, named by its last program; env's blocks went with its image at exec
+	jqe '.processes | length == 1 and .[0].comm == "memfixture"' "$T/out.json"
+	jqe '.processes[0].live_count == 20' "$T/out.json"
+	jqe '[.sites[] | .outstanding.count // 0] | add == 20' "$T/out.json"
+	jqe '.notes | any(test("ran a new program"))' "$T/out.json"
+	fixture_sites "$T/out.json" "$T/truth.json" > "$T/got.json"
+	truth_sites "$T/truth.json" > "$T/want.json"
+	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
+	assert_no_probes
+}
