@@ -21,14 +21,9 @@
 
 #include "symbolize/symbolize.h"
 
+#include "golden.h"	/* out_dir */
+
 /* ---- helpers ---- */
-
-static const char *out_dir(void)
-{
-	const char *o = getenv("OUT");
-
-	return o && *o ? o : "build";
-}
 
 static void fixture_path(char *buf, size_t len, const char *name)
 {

@@ -3,7 +3,8 @@
  * Python's csv module, which must agree field for field, with names that need quoting (commas,
  * double quotes, CR and LF); imported by sqlite3 as a real consumer; and an empty profile.
  *
- * Rendering and golden-file helpers come from golden.h; the profile here is its own. */
+ * Rendering, golden-file and tool helpers come from golden.h, the profile-building helpers from
+ * profile_builder.h; the profile here is its own. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -20,81 +21,12 @@
 #include "output/output.h"
 #include "profile/profile.h"
 
+#include "golden.h"
+#include "profile_builder.h"
+
 #define GOLDEN_CSV "tests/golden/profile.csv"
 #define COMM_200 "we,ird \"x\"\nname"
 #define ODD_NAME "odd;name, \"q\"\r\nx"
-
-/* ---- helpers (as in test_output.c) ------------------------------------------------------ */
-
-static uint32_t fn(struct profile *p, const char *name, const char *sys, const char *file)
-{
-	uint32_t i = profile__function(p, name, sys, file);
-
-	assert_int_not_equal(i, PROF_NONE);
-	return i;
-}
-
-static uint32_t loc(struct profile *p, uint32_t map, uint64_t addr, uint64_t off,
-		    const struct prof_line *lines, uint32_t n)
-{
-	uint32_t i = profile__location(p, map, addr, off, lines, n);
-
-	assert_int_not_equal(i, PROF_NONE);
-	return i;
-}
-
-#define LINES(...) ((const struct prof_line[]){ __VA_ARGS__ })
-#define NLINES(...) (sizeof((const struct prof_line[]){ __VA_ARGS__ }) / sizeof(struct prof_line))
-#define LOC(p, map, addr, off, ...) loc(p, map, addr, off, LINES(__VA_ARGS__), NLINES(__VA_ARGS__))
-#define STACK(...) (uint32_t[]){ __VA_ARGS__ }, (sizeof((uint32_t[]){ __VA_ARGS__ }) / 4)
-
-static struct prof_sample *sample(struct profile *p, const uint32_t *locs, uint32_t n,
-				  int64_t a, int64_t b, int64_t c, int64_t d, uint32_t pid)
-{
-	int64_t v[4] = { a, b, c, d };
-	struct prof_sample *s = profile__add_sample(p, locs, n, v, pid);
-
-	assert_non_null(s);
-	return s;
-}
-
-#include "golden.h"
-
-static char *capture(const char *cmd, int *status, size_t *len)
-{
-	FILE *f = popen(cmd, "r");
-	char *buf = NULL;
-	size_t n = 0, cap = 0, r;
-	int st;
-
-	assert_non_null(f);
-	do {
-		if (cap - n < 4096) {
-			cap = cap ? cap * 2 : 8192;
-			buf = realloc(buf, cap + 1);
-			assert_non_null(buf);
-		}
-		r = fread(buf + n, 1, cap - n, f);
-		n += r;
-	} while (r);
-	buf[n] = '\0';
-	st = pclose(f);
-	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	if (len)
-		*len = n;
-	return buf;
-}
-
-static bool have(const char *tool)
-{
-	char *cmd;
-	int st;
-
-	assert_true(asprintf(&cmd, "command -v %s >/dev/null 2>&1", tool) > 0);
-	st = system(cmd);
-	free(cmd);
-	return st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-}
 
 /* ---- the fixed profile ------------------------------------------------------------------ */
 
@@ -118,11 +50,7 @@ static struct profile *fixture(void)
 	assert_non_null(p);
 	assert_int_equal(profile__set_meta(p, "./demo", "6.1.0-18-amd64", "ebprof mem -o x.csv",
 					   1700000000123456789LL, 2500000000LL), 0);
-	assert_int_equal(profile__add_type(p, "alloc_objects", "count"), 0);
-	assert_int_equal(profile__add_type(p, "alloc_space", "bytes"), 0);
-	assert_int_equal(profile__add_type(p, "inuse_objects", "count"), 0);
-	assert_int_equal(profile__add_type(p, "inuse_space", "bytes"), 0);
-	assert_int_equal(profile__set_default_type(p, "alloc_space"), 0);
+	mem_types(p);
 
 	m_demo = profile__mapping(p, 100, 0x555555554000, 0x555555559000, 0, "/usr/bin/demo",
 				  NULL);
@@ -372,7 +300,7 @@ static void test_python_csv(void **state)
 			     "    for row in csv.reader(f, strict=True):\n"
 			     "        sys.stdout.write(\"\\x1f\".join(row) + \"\\x1e\")\n' '%s'",
 			     path) > 0);
-	py = capture(cmd, &status, &plen);
+	py = capture_len(cmd, &status, &plen);
 	assert_int_equal(status, 0);
 	parse_csv(out, len, &t);
 	mine = flatten(&t, &mlen);
@@ -410,7 +338,7 @@ static void test_sqlite_import(void **state)
 			     "'select count(*), sum(alloc_space), sum(outstanding_bytes), "
 			     "count(distinct pid), length(max(comm)), "
 			     "sum(stack like \"%%_[i]%%\") from sites' 2>&1", path) > 0);
-	res = capture(cmd, &status, NULL);
+	res = capture(cmd, &status);
 	if (status || strcmp(res, "6|3467264|21760|3|15|2\n"))
 		fail_msg("sqlite3 import (%d): %s", status, res);
 	free(res);
@@ -460,12 +388,7 @@ int main(void)
 		cmocka_unit_test(test_empty_profile),
 		cmocka_unit_test(test_for_path),
 	};
-	char *dir;
 
-	if (asprintf(&dir, "%s/tests", out_dir()) > 0) {
-		mkdir(out_dir(), 0755);
-		mkdir(dir, 0755);
-		free(dir);
-	}
+	make_scratch_dir();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -156,15 +156,6 @@ static struct profile *new_profile(void)
 
 #include "golden.h"
 
-static int run(const char *cmd)
-{
-	int st = system(cmd);
-
-	if (st == -1 || !WIFEXITED(st))
-		return -1;
-	return WEXITSTATUS(st);
-}
-
 /* The diff sample whose frames, leaf first, are `names` joined by ";". */
 static const struct prof_sample *find_stack(const struct profile *d, const char *names)
 {
@@ -446,12 +437,7 @@ int main(void)
 		cmocka_unit_test(test_svg),
 		cmocka_unit_test(test_other_outputs),
 	};
-	char *dir;
 
-	if (asprintf(&dir, "%s/tests", out_dir()) > 0) {
-		mkdir(out_dir(), 0755);
-		mkdir(dir, 0755);
-		free(dir);
-	}
+	make_scratch_dir();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

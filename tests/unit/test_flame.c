@@ -3,8 +3,9 @@
  * the SVG through xmllint (or a structural check without it), its names, title, script and
  * layout; the choice of value type; and a 100,000-sample synthetic profile for size and time.
  *
- * Rendering and golden-file helpers come from golden.h, shared with test_output.c; the profile
- * here is its own, made to exercise what the flame renderers do with stacks. */
+ * Rendering and golden-file helpers come from golden.h, the profile-building helpers from
+ * profile_builder.h; the profile here is its own, made to exercise what the flame renderers do
+ * with stacks. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -23,93 +24,11 @@
 #include "output/output.h"
 #include "profile/profile.h"
 
+#include "golden.h"
+#include "profile_builder.h"
+
 #define GOLDEN_FOLDED "tests/golden/profile.folded"
 #define FLAMEGRAPH_PL "/usr/share/perl5/Devel/NYTProf/flamegraph.pl"
-
-/* ---- helpers (copied from test_output.c) ------------------------------------------------ */
-
-static uint32_t fn(struct profile *p, const char *name, const char *sys, const char *file)
-{
-	uint32_t i = profile__function(p, name, sys, file);
-
-	assert_int_not_equal(i, PROF_NONE);
-	return i;
-}
-
-static uint32_t loc(struct profile *p, uint32_t map, uint64_t addr, uint64_t off,
-		    const struct prof_line *lines, uint32_t n)
-{
-	uint32_t i = profile__location(p, map, addr, off, lines, n);
-
-	assert_int_not_equal(i, PROF_NONE);
-	return i;
-}
-
-#define LINES(...) ((const struct prof_line[]){ __VA_ARGS__ })
-#define NLINES(...) (sizeof((const struct prof_line[]){ __VA_ARGS__ }) / sizeof(struct prof_line))
-#define LOC(p, map, addr, off, ...) loc(p, map, addr, off, LINES(__VA_ARGS__), NLINES(__VA_ARGS__))
-#define STACK(...) (uint32_t[]){ __VA_ARGS__ }, (sizeof((uint32_t[]){ __VA_ARGS__ }) / 4)
-
-static void sample(struct profile *p, const uint32_t *locs, uint32_t n, int64_t objects,
-		   int64_t bytes, uint32_t pid)
-{
-	int64_t v[4] = { objects, bytes, 0, 0 };
-
-	assert_non_null(profile__add_sample(p, locs, n, v, pid));
-}
-
-#include "golden.h"
-
-static char *capture(const char *cmd, int *status)
-{
-	FILE *f = popen(cmd, "r");
-	char *buf = NULL;
-	size_t n = 0, cap = 0, r;
-	int st;
-
-	assert_non_null(f);
-	do {
-		if (cap - n < 4096) {
-			cap = cap ? cap * 2 : 8192;
-			buf = realloc(buf, cap + 1);
-			assert_non_null(buf);
-		}
-		r = fread(buf + n, 1, cap - n, f);
-		n += r;
-	} while (r);
-	buf[n] = '\0';
-	st = pclose(f);
-	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	return buf;
-}
-
-static bool have(const char *tool)
-{
-	char *cmd;
-	int st;
-
-	assert_true(asprintf(&cmd, "command -v %s >/dev/null 2>&1", tool) > 0);
-	st = system(cmd);
-	free(cmd);
-	return st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-}
-
-/* Occurrences of needle in s. Not strstr: under ASan each call measures all of s again, which
- * makes counting lines of a 100 MB output take many minutes. */
-static size_t count(const char *s, const char *needle)
-{
-	size_t n = 0, l = strlen(needle);
-
-	while ((s = strchr(s, needle[0]))) {
-		if (strncmp(s, needle, l) == 0) {
-			n++;
-			s += l;
-		} else {
-			s++;
-		}
-	}
-	return n;
-}
 
 /* ---- the fixed profile ------------------------------------------------------------------ */
 
@@ -135,11 +54,7 @@ static struct profile *fixture(void)
 	assert_int_equal(profile__set_meta(p, "./demo --iterations 3", "6.1.0-18-amd64",
 					   "ebprof mem -o out.svg -- ./demo --iterations 3",
 					   1700000000123456789LL, 2500000000LL), 0);
-	assert_int_equal(profile__add_type(p, "alloc_objects", "count"), 0);
-	assert_int_equal(profile__add_type(p, "alloc_space", "bytes"), 0);
-	assert_int_equal(profile__add_type(p, "inuse_objects", "count"), 0);
-	assert_int_equal(profile__add_type(p, "inuse_space", "bytes"), 0);
-	assert_int_equal(profile__set_default_type(p, "alloc_space"), 0);
+	mem_types(p);
 
 	m_demo = profile__mapping(p, 100, 0x555555554000, 0x555555559000, 0, "/usr/bin/demo",
 				  NULL);
@@ -188,23 +103,23 @@ static struct profile *fixture(void)
 	l_tmpl = LOC(p, m_worker, 0x560000001300, 0x1300, { f_tmpl, 9 });
 
 	/* malloc <- parse_line <- read_config (inlined into main) <- __libc_start_call_main */
-	sample(p, STACK(l_malloc, l_parse, l_read_main, l_start), 1200, 153600, 100);
+	sample(p, STACK(l_malloc, l_parse, l_read_main, l_start), 1200, 153600, 0, 0, 100);
 	/* the same names at another address of parse_line: merged with the line above */
-	sample(p, STACK(l_malloc, l_parse2, l_read_main, l_start), 10, 1000, 100);
+	sample(p, STACK(l_malloc, l_parse2, l_read_main, l_start), 10, 1000, 0, 0, 100);
 	/* operator new <- push_back (inlined into parse_line) <- main */
-	sample(p, STACK(l_new, l_push_parse, l_main, l_start), 50, 3276800, 100);
+	sample(p, STACK(l_new, l_push_parse, l_main, l_start), 50, 3276800, 0, 0, 100);
 	/* nothing allocated here: no line */
-	sample(p, STACK(l_new, l_main, l_start), 0, 0, 100);
+	sample(p, STACK(l_new, l_main, l_start), 0, 0, 0, 0, 100);
 	/* through a library without symbols */
-	sample(p, STACK(l_malloc2, l_foo, l_handle, l_wmain), 300, 153600, 200);
+	sample(p, STACK(l_malloc2, l_foo, l_handle, l_wmain), 300, 153600, 0, 0, 200);
 	/* a frame outside any mapping; 100 bytes: narrower than the flame graph draws */
-	sample(p, STACK(l_calloc2, l_noaddr), 1, 100, 200);
+	sample(p, STACK(l_calloc2, l_noaddr), 1, 100, 0, 0, 200);
 	/* the stack table was full */
-	sample(p, NULL, 0, 4, 4096, 200);
+	sample(p, NULL, 0, 4, 4096, 0, 0, 200);
 	/* names that would break the format */
-	sample(p, STACK(l_malloc2, l_odd, l_tmpl, l_wmain), 2, 20480, 200);
+	sample(p, STACK(l_malloc2, l_odd, l_tmpl, l_wmain), 2, 20480, 0, 0, 200);
 	/* a process without a comm, with a kernel frame */
-	sample(p, STACK(l_kern, l_main), 3, 12288, 300);
+	sample(p, STACK(l_kern, l_main), 3, 12288, 0, 0, 300);
 
 	assert_non_null(profile__add_process(p, 100, "demo", "./demo --iterations 3"));
 	assert_non_null(profile__add_process(p, 200, "worker", "./worker"));
@@ -433,7 +348,7 @@ static void test_svg_narrow_merged(void **state)
 	assert_int_equal(profile__set_default_type(p, "alloc_space"), 0);
 	f_main = fn(p, "main", NULL, NULL);
 	l_main = LOC(p, PROF_NONE, 0x1000, 0, { f_main, 0 });
-	sample(p, STACK(l_main), 1, 1000000, 1);
+	sample(p, STACK(l_main), 1, 1000000, 0, 0, 1);
 	/* 400 children of main of 100 bytes each: 0.01% each, 4% together */
 	for (i = 0; i < 400; i++) {
 		uint32_t f, l;
@@ -441,7 +356,7 @@ static void test_svg_narrow_merged(void **state)
 		snprintf(name, sizeof(name), "leaf%03u", i);
 		f = fn(p, name, NULL, NULL);
 		l = LOC(p, PROF_NONE, 0x2000 + i, 0, { f, 0 });
-		sample(p, STACK(l, l_main), 1, 100, 1);
+		sample(p, STACK(l, l_main), 1, 100, 0, 0, 1);
 	}
 	out = render(&output_svg, p, NULL, &len);
 	write_file(path, out, len);
@@ -471,7 +386,7 @@ static void test_svg_hostile_names(void **state)
 	f2 = fn(p, "ok \xc3\xa9t\xc3\xa9 \xe2\x82\xac", NULL, NULL);
 	l1 = LOC(p, PROF_NONE, 0x1000, 0, { f1, 0 });
 	l2 = LOC(p, PROF_NONE, 0x2000, 0, { f2, 0 });
-	sample(p, STACK(l2, l1), 1, 1000, 7);
+	sample(p, STACK(l2, l1), 1, 1000, 0, 0, 7);
 	assert_non_null(profile__add_process(p, 7, "a&b<c>", NULL));
 	out = render(&output_svg, p, NULL, &len);
 	write_file(path, out, len);
@@ -553,24 +468,6 @@ static void test_for_path(void **state)
 }
 
 /* ---- a big profile ---------------------------------------------------------------------- */
-
-static uint64_t rng_state = 88172645463325252ULL;
-
-static uint32_t rnd(uint32_t n)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (uint32_t)(rng_state % n);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 #define BIG_SAMPLES 100000
 #define BIG_FUNCS 600
@@ -676,7 +573,7 @@ static void test_big_profile_worst(void **state)
 			stack[39 - j] = LOC(p, PROF_NONE, (uint64_t)chain << 16 | j, 0,
 					    { fn(p, name, NULL, NULL), 1 });
 		}
-		sample(p, stack, 40, 1, 100, 1);
+		sample(p, stack, 40, 1, 100, 0, 0, 1);
 	}
 	t0 = now();
 	out = render(&output_svg, p, NULL, &len);
@@ -709,13 +606,7 @@ int main(void)
 		cmocka_unit_test(test_big_profile),
 		cmocka_unit_test(test_big_profile_worst),
 	};
-	char *dir;
 
-	/* scratch files go under $OUT/tests, which the build creates; make sure anyway */
-	if (asprintf(&dir, "%s/tests", out_dir()) > 0) {
-		mkdir(out_dir(), 0755);
-		mkdir(dir, 0755);
-		free(dir);
-	}
+	make_scratch_dir();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,70 +22,10 @@
 #include "output/output.h"
 #include "profile/profile.h"
 
+#include "golden.h"
+#include "profile_builder.h"
+
 /* ---- the fixed profile (as test_output.c's) --------------------------------------------- */
-
-static uint32_t fn(struct profile *p, const char *name, const char *sys, const char *file)
-{
-	uint32_t i = profile__function(p, name, sys, file);
-
-	assert_int_not_equal(i, PROF_NONE);
-	return i;
-}
-
-static uint32_t loc(struct profile *p, uint32_t map, uint64_t addr, uint64_t off,
-		    const struct prof_line *lines, uint32_t n)
-{
-	uint32_t i = profile__location(p, map, addr, off, lines, n);
-
-	assert_int_not_equal(i, PROF_NONE);
-	return i;
-}
-
-#define LINES(...) ((const struct prof_line[]){ __VA_ARGS__ })
-#define NLINES(...) (sizeof((const struct prof_line[]){ __VA_ARGS__ }) / sizeof(struct prof_line))
-#define LOC(p, map, addr, off, ...) loc(p, map, addr, off, LINES(__VA_ARGS__), NLINES(__VA_ARGS__))
-
-static struct prof_sample *sample(struct profile *p, const uint32_t *locs, uint32_t n,
-				  int64_t a, int64_t b, int64_t c, int64_t d, uint32_t pid)
-{
-	int64_t v[4] = { a, b, c, d };
-	struct prof_sample *s = profile__add_sample(p, locs, n, v, pid);
-
-	assert_non_null(s);
-	return s;
-}
-
-static const char *const mem_calls[] = {
-	"malloc", "calloc", "realloc", "reallocarray", "free", "aligned_alloc", "memalign",
-	"posix_memalign", "valloc", "pvalloc",
-};
-
-static const char *const mem_stats[] = {
-	"alloc_count", "alloc_bytes", "free_count", "free_bytes", "live_count", "live_bytes",
-	"peak_live_bytes", "max_request", "unknown_frees",
-};
-
-static void mem_types(struct profile *p)
-{
-	assert_int_equal(profile__add_type(p, "alloc_objects", "count"), 0);
-	assert_int_equal(profile__add_type(p, "alloc_space", "bytes"), 0);
-	assert_int_equal(profile__add_type(p, "inuse_objects", "count"), 0);
-	assert_int_equal(profile__add_type(p, "inuse_space", "bytes"), 0);
-	assert_int_equal(profile__set_default_type(p, "alloc_space"), 0);
-}
-
-static void process(struct profile *p, uint32_t pid, const char *comm, const char *cmdline,
-		    const uint64_t *calls, const uint64_t *stats)
-{
-	struct prof_process *proc = profile__add_process(p, pid, comm, cmdline);
-	size_t i;
-
-	assert_non_null(proc);
-	for (i = 0; i < sizeof(mem_calls) / sizeof(mem_calls[0]); i++)
-		assert_int_equal(prof_process__add_call(p, proc, mem_calls[i], calls[i]), 0);
-	for (i = 0; i < sizeof(mem_stats) / sizeof(mem_stats[0]); i++)
-		assert_int_equal(prof_process__add_stat(p, proc, mem_stats[i], stats[i]), 0);
-}
 
 /*
  * Two processes. pid 100 (demo) allocates through malloc and operator new, with inline frames;
@@ -192,58 +132,6 @@ static struct profile *fixture(void)
 }
 
 /* ---- helpers ---------------------------------------------------------------------------- */
-
-#include "golden.h"
-
-static char *capture(const char *cmd, int *status)
-{
-	FILE *f = popen(cmd, "r");
-	char *buf = NULL;
-	size_t n = 0, cap = 0, r;
-	int st;
-
-	assert_non_null(f);
-	do {
-		if (cap - n < 4096) {
-			cap = cap ? cap * 2 : 8192;
-			buf = realloc(buf, cap + 1);
-			assert_non_null(buf);
-		}
-		r = fread(buf + n, 1, cap - n, f);
-		n += r;
-	} while (r);
-	buf[n] = '\0';
-	st = pclose(f);
-	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	return buf;
-}
-
-static bool have(const char *tool)
-{
-	char *cmd;
-	int st;
-
-	assert_true(asprintf(&cmd, "command -v %s >/dev/null 2>&1", tool) > 0);
-	st = system(cmd);
-	free(cmd);
-	return st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-}
-
-/* Occurrences of needle in s (strchr first: fast on a 15 MB page). */
-static size_t count(const char *s, const char *needle)
-{
-	size_t n = 0, l = strlen(needle);
-
-	while ((s = strchr(s, needle[0]))) {
-		if (strncmp(s, needle, l) == 0) {
-			n++;
-			s += l;
-		} else {
-			s++;
-		}
-	}
-	return n;
-}
 
 static void expect(const char *out, const char *what)
 {
@@ -634,24 +522,6 @@ static void test_series_thinning(void **state)
 
 /* ---- big profiles ----------------------------------------------------------------------- */
 
-static uint64_t rng_state = 88172645463325252ULL;
-
-static uint32_t rnd(uint32_t n)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (uint32_t)(rng_state % n);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 #define BIG_SITES 200000
 #define BIG_FUNCS 2000
 #define BIG_MODULES 8
@@ -811,13 +681,7 @@ int main(void)
 		cmocka_unit_test(test_flame_budget),
 		cmocka_unit_test(test_for_path),
 	};
-	char *dir;
 
-	/* scratch files go under $OUT/tests, which the build creates; make sure anyway */
-	if (asprintf(&dir, "%s/tests", out_dir()) > 0) {
-		mkdir(out_dir(), 0755);
-		mkdir(dir, 0755);
-		free(dir);
-	}
+	make_scratch_dir();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,61 +21,14 @@
 #include "output/output.h"
 #include "profile/profile.h"
 
+#include "golden.h"
+#include "profile_builder.h"
+
 #define GO_BIN "/usr/lib/go-1.19/bin/go"
 #define GOLDEN_TXT "tests/golden/profile.txt"
 #define GOLDEN_JSON "tests/golden/profile.json"
 
 /* ---- the fixed profile ------------------------------------------------------------------ */
-
-static uint32_t fn(struct profile *p, const char *name, const char *sys, const char *file)
-{
-	uint32_t i = profile__function(p, name, sys, file);
-
-	assert_int_not_equal(i, PROF_NONE);
-	return i;
-}
-
-static uint32_t loc(struct profile *p, uint32_t map, uint64_t addr, uint64_t off,
-		    const struct prof_line *lines, uint32_t n)
-{
-	uint32_t i = profile__location(p, map, addr, off, lines, n);
-
-	assert_int_not_equal(i, PROF_NONE);
-	return i;
-}
-
-#define LINES(...) ((const struct prof_line[]){ __VA_ARGS__ })
-#define NLINES(...) (sizeof((const struct prof_line[]){ __VA_ARGS__ }) / sizeof(struct prof_line))
-#define LOC(p, map, addr, off, ...) loc(p, map, addr, off, LINES(__VA_ARGS__), NLINES(__VA_ARGS__))
-
-static struct prof_sample *sample(struct profile *p, const uint32_t *locs, uint32_t n,
-				  int64_t a, int64_t b, int64_t c, int64_t d, uint32_t pid)
-{
-	int64_t v[4] = { a, b, c, d };
-	struct prof_sample *s = profile__add_sample(p, locs, n, v, pid);
-
-	assert_non_null(s);
-	return s;
-}
-
-static void set_stats(struct profile *p, struct prof_process *proc, const char *const *names,
-		      const uint64_t *v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		assert_int_equal(prof_process__add_stat(p, proc, names[i], v[i]), 0);
-}
-
-static const char *const mem_calls[] = {
-	"malloc", "calloc", "realloc", "reallocarray", "free", "aligned_alloc", "memalign",
-	"posix_memalign", "valloc", "pvalloc",
-};
-
-static const char *const mem_stats[] = {
-	"alloc_count", "alloc_bytes", "free_count", "free_bytes", "live_count", "live_bytes",
-	"peak_live_bytes", "max_request", "unknown_frees",
-};
 
 /*
  * Two processes. pid 100 (demo) allocates through malloc and operator new, with inline frames;
@@ -93,17 +46,12 @@ static struct profile *fixture(void)
 	uint32_t l_malloc200, l_calloc200, l_foo, l_handle, l_wmain, l_noaddr;
 	struct prof_process *proc;
 	struct prof_sample *s;
-	size_t i;
 
 	assert_non_null(p);
 	assert_int_equal(profile__set_meta(p, "./demo --iterations 3", "6.1.0-18-amd64",
 					   "ebprof mem -o out.json -- ./demo --iterations 3",
 					   1700000000123456789LL, 2500000000LL), 0);
-	assert_int_equal(profile__add_type(p, "alloc_objects", "count"), 0);
-	assert_int_equal(profile__add_type(p, "alloc_space", "bytes"), 0);
-	assert_int_equal(profile__add_type(p, "inuse_objects", "count"), 0);
-	assert_int_equal(profile__add_type(p, "inuse_space", "bytes"), 0);
-	assert_int_equal(profile__set_default_type(p, "alloc_space"), 0);
+	mem_types(p);
 
 	m_demo = profile__mapping(p, 100, 0x555555554000, 0x555555559000, 0, "/usr/bin/demo",
 				  "4f1c2d3e5a6b7c8d9e0f11223344556677889900");
@@ -175,27 +123,15 @@ static struct profile *fixture(void)
 	/* pid 200: the stack table was full */
 	sample(p, NULL, 0, 4, 4096, 0, 0, 200);
 
-	proc = profile__add_process(p, 100, "demo", "./demo --iterations 3");
-	assert_non_null(proc);
-	for (i = 0; i < sizeof(mem_calls) / sizeof(mem_calls[0]); i++) {
-		static const uint64_t v[] = { 1250, 0, 0, 0, 1240, 0, 0, 0, 0, 0 };
-
-		assert_int_equal(prof_process__add_call(p, proc, mem_calls[i], v[i]), 0);
-	}
-	set_stats(p, proc, mem_stats,
-		  (uint64_t[]){ 1250, 3430400, 1240, 3429120, 10, 1280, 3277056, 65536, 0 }, 9);
+	proc = process(p, 100, "demo", "./demo --iterations 3",
+		       (uint64_t[]){ 1250, 0, 0, 0, 1240, 0, 0, 0, 0, 0 },
+		       (uint64_t[]){ 1250, 3430400, 1240, 3429120, 10, 1280, 3277056, 65536, 0 });
 	assert_int_equal(prof_process__set_note(p, proc, "traced glibc malloc in "
 						"/usr/lib/x86_64-linux-gnu/libc.so.6"), 0);
 
-	proc = profile__add_process(p, 200, "worker", "./worker --name \"x y\"");
-	assert_non_null(proc);
-	for (i = 0; i < sizeof(mem_calls) / sizeof(mem_calls[0]); i++) {
-		static const uint64_t v[] = { 304, 1, 0, 0, 4, 0, 0, 0, 0, 0 };
-
-		assert_int_equal(prof_process__add_call(p, proc, mem_calls[i], v[i]), 0);
-	}
-	set_stats(p, proc, mem_stats,
-		  (uint64_t[]){ 305, 157796, 4, 4096, 301, 153700, 157796, 1024, 2 }, 9);
+	proc = process(p, 200, "worker", "./worker --name \"x y\"",
+		       (uint64_t[]){ 304, 1, 0, 0, 4, 0, 0, 0, 0, 0 },
+		       (uint64_t[]){ 305, 157796, 4, 4096, 301, 153700, 157796, 1024, 2 });
 	assert_int_equal(prof_process__add_stat(p, proc, "failed", 1), 0);
 
 	assert_int_equal(profile__add_drop(p, "live_full", 0), 0);
@@ -211,49 +147,6 @@ static struct profile *fixture(void)
 	assert_int_equal(profile__add_point(p, 100, "live_bytes", "bytes", 100000000, 4096), 0);
 	assert_int_equal(profile__add_point(p, 200, "live_bytes", "bytes", 100000000, 64), 0);
 	return p;
-}
-
-/* ---- helpers ---------------------------------------------------------------------------- */
-
-#include "golden.h"
-
-/* Run a shell command; its exit status, or -1 if it could not run. */
-static int run(const char *cmd)
-{
-	int st = system(cmd);
-
-	if (st == -1 || !WIFEXITED(st))
-		return -1;
-	return WEXITSTATUS(st);
-}
-
-/* Output of a command (stdout and stderr) and its exit status. */
-static char *capture(const char *cmd, int *status)
-{
-	FILE *f = popen(cmd, "r");
-	char *buf = NULL;
-	size_t n = 0, cap = 0, r;
-	int st;
-
-	assert_non_null(f);
-	do {
-		if (cap - n < 4096) {
-			cap = cap ? cap * 2 : 8192;
-			buf = realloc(buf, cap + 1);
-			assert_non_null(buf);
-		}
-		r = fread(buf + n, 1, cap - n, f);
-		n += r;
-	} while (r);
-	buf[n] = '\0';
-	st = pclose(f);
-	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	return buf;
-}
-
-static bool have_jq(void)
-{
-	return run("command -v jq >/dev/null 2>&1") == 0;
 }
 
 /* ---- text ------------------------------------------------------------------------------- */
@@ -338,7 +231,7 @@ static void test_json_golden(void **state)
 
 	check_golden(GOLDEN_JSON, out, len);
 	write_file(path, out, len);
-	if (!have_jq()) {
+	if (!have("jq")) {
 		print_message("jq not installed: JSON syntax checked by the golden file only\n");
 	} else {
 		assert_true(asprintf(&cmd, "jq . '%s' >/dev/null", path) > 0);
@@ -386,7 +279,7 @@ static void test_empty_profile(void **state)
 	free(out);
 
 	out = render(&output_json, p, NULL, &len);
-	if (have_jq()) {
+	if (have("jq")) {
 		write_file(path, out, len);
 		assert_true(asprintf(&cmd, "jq -e '.sites == [] and .command == null' '%s' "
 				     ">/dev/null", path) > 0);
@@ -466,31 +359,6 @@ static bool walk(const uint8_t *s, const uint8_t *end, struct pb_counts *c, bool
 		}
 	}
 	return s == end;
-}
-
-static uint8_t *gunzip(const uint8_t *in, size_t len, size_t *out_len)
-{
-	z_stream zs = { .next_in = (Bytef *)in, .avail_in = len };
-	size_t cap = 1 << 16;
-	uint8_t *out = malloc(cap);
-	int r;
-
-	assert_non_null(out);
-	assert_int_equal(inflateInit2(&zs, 15 + 16), Z_OK);
-	do {
-		if (zs.total_out == cap) {
-			cap *= 2;
-			out = realloc(out, cap);
-			assert_non_null(out);
-		}
-		zs.next_out = out + zs.total_out;
-		zs.avail_out = cap - zs.total_out;
-		r = inflate(&zs, Z_NO_FLUSH);
-	} while (r == Z_OK);
-	assert_int_equal(r, Z_STREAM_END);
-	*out_len = zs.total_out;
-	inflateEnd(&zs);
-	return out;
 }
 
 static void test_pprof_structure(void **state)
@@ -677,13 +545,7 @@ int main(void)
 		cmocka_unit_test(test_for_path),
 		cmocka_unit_test(test_write_path_atomic),
 	};
-	char *dir;
 
-	/* scratch files go under $OUT/tests, which the build creates; make sure anyway */
-	if (asprintf(&dir, "%s/tests", out_dir()) > 0) {
-		mkdir(out_dir(), 0755);
-		mkdir(dir, 0755);
-		free(dir);
-	}
+	make_scratch_dir();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

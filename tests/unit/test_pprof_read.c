@@ -23,38 +23,12 @@
 #include "output/output.h"
 #include "profile/profile.h"
 
+#include "golden.h"
+#include "profile_builder.h"
+
 #define GO_BIN "/usr/lib/go-1.19/bin/go"
 
 /* ---- a fixed profile, shaped like test_output.c's --------------------------------------- */
-
-static uint32_t fn(struct profile *p, const char *name, const char *sys, const char *file)
-{
-	uint32_t i = profile__function(p, name, sys, file);
-
-	assert_int_not_equal(i, PROF_NONE);
-	return i;
-}
-
-static uint32_t loc(struct profile *p, uint32_t map, uint64_t addr, uint64_t off,
-		    const struct prof_line *lines, uint32_t n)
-{
-	uint32_t i = profile__location(p, map, addr, off, lines, n);
-
-	assert_int_not_equal(i, PROF_NONE);
-	return i;
-}
-
-#define LINES(...) ((const struct prof_line[]){ __VA_ARGS__ })
-#define NLINES(...) (sizeof((const struct prof_line[]){ __VA_ARGS__ }) / sizeof(struct prof_line))
-#define LOC(p, map, addr, off, ...) loc(p, map, addr, off, LINES(__VA_ARGS__), NLINES(__VA_ARGS__))
-
-static void sample(struct profile *p, const uint32_t *locs, uint32_t n, int64_t a, int64_t b,
-		   int64_t c, int64_t d, uint32_t pid)
-{
-	int64_t v[4] = { a, b, c, d };
-
-	assert_non_null(profile__add_sample(p, locs, n, v, pid));
-}
 
 /*
  * Two processes: pid 100 (demo) with inline frames and a C++ name, pid 200 (worker) with an
@@ -74,11 +48,7 @@ static struct profile *fixture(void)
 	assert_non_null(p);
 	assert_int_equal(profile__set_meta(p, "./demo --iterations 3", "6.1.0-18-amd64", NULL,
 					   1700000000123456789LL, 2500000000LL), 0);
-	assert_int_equal(profile__add_type(p, "alloc_objects", "count"), 0);
-	assert_int_equal(profile__add_type(p, "alloc_space", "bytes"), 0);
-	assert_int_equal(profile__add_type(p, "inuse_objects", "count"), 0);
-	assert_int_equal(profile__add_type(p, "inuse_space", "bytes"), 0);
-	assert_int_equal(profile__set_default_type(p, "alloc_space"), 0);
+	mem_types(p);
 
 	m_demo = profile__mapping(p, 100, 0x555555554000, 0x555555559000, 0, "/usr/bin/demo",
 				  "4f1c2d3e5a6b7c8d9e0f11223344556677889900");
@@ -139,37 +109,6 @@ static struct profile *fixture(void)
 }
 
 /* ---- helpers ---------------------------------------------------------------------------- */
-
-/* its golden-file check is for renderers; the rest is what this test needs */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
-#include "golden.h"
-#pragma GCC diagnostic pop
-
-static uint8_t *gunzip(const void *in, size_t len, size_t *out_len)
-{
-	z_stream zs = { .next_in = (Bytef *)in, .avail_in = len };
-	size_t cap = 1 << 16;
-	uint8_t *out = malloc(cap);
-	int r;
-
-	assert_non_null(out);
-	assert_int_equal(inflateInit2(&zs, 15 + 16), Z_OK);
-	do {
-		if (zs.total_out == cap) {
-			cap *= 2;
-			out = realloc(out, cap);
-			assert_non_null(out);
-		}
-		zs.next_out = out + zs.total_out;
-		zs.avail_out = cap - zs.total_out;
-		r = inflate(&zs, Z_NO_FLUSH);
-	} while (r == Z_OK);
-	assert_int_equal(r, Z_STREAM_END);
-	*out_len = zs.total_out;
-	inflateEnd(&zs);
-	return out;
-}
 
 static bool str_eq(const char *a, const char *b)
 {
@@ -965,29 +904,6 @@ static void test_load_file(void **state)
 
 /* ---- Go's encoder ----------------------------------------------------------------------- */
 
-static char *capture(const char *cmd, int *status)
-{
-	FILE *f = popen(cmd, "r");
-	char *buf = NULL;
-	size_t n = 0, cap = 0, r;
-	int st;
-
-	assert_non_null(f);
-	do {
-		if (cap - n < 4096) {
-			cap = cap ? cap * 2 : 8192;
-			buf = realloc(buf, cap + 1);
-			assert_non_null(buf);
-		}
-		r = fread(buf + n, 1, cap - n, f);
-		n += r;
-	} while (r);
-	buf[n] = '\0';
-	st = pclose(f);
-	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	return buf;
-}
-
 /* Go's pprof re-encodes our profile with its own encoder (its field order, its string table,
  * its flags); what it writes must read back to the same samples. */
 static void test_go_encoded(void **state)
@@ -1069,12 +985,7 @@ int main(void)
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_go_encoded),
 	};
-	char *dir;
 
-	if (asprintf(&dir, "%s/tests", out_dir()) > 0) {
-		mkdir(out_dir(), 0755);
-		mkdir(dir, 0755);
-		free(dir);
-	}
+	make_scratch_dir();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

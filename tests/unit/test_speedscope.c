@@ -5,7 +5,8 @@
  * speedscope package ships, with ajv (tests/tools; skipped with a reason when not installed).
  * Also an empty profile, the choice of renderer by file name, and a 100,000-sample profile.
  *
- * Rendering and golden-file helpers come from golden.h; the profile here is its own. */
+ * Rendering, golden-file and tool helpers come from golden.h, the profile-building helpers from
+ * profile_builder.h; the profile here is its own. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -25,78 +26,12 @@
 #include "output/output.h"
 #include "profile/profile.h"
 
+#include "golden.h"
+#include "profile_builder.h"
+
 #define GOLDEN_SPEEDSCOPE "tests/golden/profile.speedscope.json"
 #define TOOLS_DIR "tests/tools"
 #define VALIDATOR TOOLS_DIR "/validate-speedscope.js"
-
-/* ---- helpers (as in test_output.c) ------------------------------------------------------ */
-
-static uint32_t fn(struct profile *p, const char *name, const char *sys, const char *file)
-{
-	uint32_t i = profile__function(p, name, sys, file);
-
-	assert_int_not_equal(i, PROF_NONE);
-	return i;
-}
-
-static uint32_t loc(struct profile *p, uint32_t map, uint64_t addr, uint64_t off,
-		    const struct prof_line *lines, uint32_t n)
-{
-	uint32_t i = profile__location(p, map, addr, off, lines, n);
-
-	assert_int_not_equal(i, PROF_NONE);
-	return i;
-}
-
-#define LINES(...) ((const struct prof_line[]){ __VA_ARGS__ })
-#define NLINES(...) (sizeof((const struct prof_line[]){ __VA_ARGS__ }) / sizeof(struct prof_line))
-#define LOC(p, map, addr, off, ...) loc(p, map, addr, off, LINES(__VA_ARGS__), NLINES(__VA_ARGS__))
-#define STACK(...) (uint32_t[]){ __VA_ARGS__ }, (sizeof((uint32_t[]){ __VA_ARGS__ }) / 4)
-
-static void sample(struct profile *p, const uint32_t *locs, uint32_t n, int64_t a, int64_t b,
-		   int64_t c, int64_t d, uint32_t pid)
-{
-	int64_t v[4] = { a, b, c, d };
-
-	assert_non_null(profile__add_sample(p, locs, n, v, pid));
-}
-
-#include "golden.h"
-
-/* Output of a command (stdout and stderr) and its exit status. */
-static char *capture(const char *cmd, int *status)
-{
-	FILE *f = popen(cmd, "r");
-	char *buf = NULL;
-	size_t n = 0, cap = 0, r;
-	int st;
-
-	assert_non_null(f);
-	do {
-		if (cap - n < 4096) {
-			cap = cap ? cap * 2 : 8192;
-			buf = realloc(buf, cap + 1);
-			assert_non_null(buf);
-		}
-		r = fread(buf + n, 1, cap - n, f);
-		n += r;
-	} while (r);
-	buf[n] = '\0';
-	st = pclose(f);
-	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	return buf;
-}
-
-static bool have(const char *tool)
-{
-	char *cmd;
-	int st;
-
-	assert_true(asprintf(&cmd, "command -v %s >/dev/null 2>&1", tool) > 0);
-	st = system(cmd);
-	free(cmd);
-	return st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-}
 
 /* ---- the fixed profile ------------------------------------------------------------------ */
 
@@ -121,11 +56,7 @@ static struct profile *fixture(void)
 	assert_int_equal(profile__set_meta(p, "./demo --iterations 3", "6.1.0-18-amd64",
 					   "ebprof mem -o out.speedscope.json -- ./demo",
 					   1700000000123456789LL, 2500000000LL), 0);
-	assert_int_equal(profile__add_type(p, "alloc_objects", "count"), 0);
-	assert_int_equal(profile__add_type(p, "alloc_space", "bytes"), 0);
-	assert_int_equal(profile__add_type(p, "inuse_objects", "count"), 0);
-	assert_int_equal(profile__add_type(p, "inuse_space", "bytes"), 0);
-	assert_int_equal(profile__set_default_type(p, "alloc_space"), 0);
+	mem_types(p);
 
 	m_demo = profile__mapping(p, 100, 0x555555554000, 0x555555559000, 0, "/usr/bin/demo",
 				  NULL);
@@ -429,24 +360,6 @@ static void test_for_path(void **state)
 
 /* ---- a big profile ---------------------------------------------------------------------- */
 
-static uint64_t rng_state = 88172645463325252ULL;
-
-static uint32_t rnd(uint32_t n)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (uint32_t)(rng_state % n);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 #define BIG_SAMPLES 100000
 #define BIG_FUNCS 600
 
@@ -513,12 +426,7 @@ int main(void)
 		cmocka_unit_test(test_for_path),
 		cmocka_unit_test(test_big_profile),
 	};
-	char *dir;
 
-	if (asprintf(&dir, "%s/tests", out_dir()) > 0) {
-		mkdir(out_dir(), 0755);
-		mkdir(dir, 0755);
-		free(dir);
-	}
+	make_scratch_dir();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

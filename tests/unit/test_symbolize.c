@@ -25,14 +25,9 @@
 #include "symbolize/symbolize.h"
 #include "symbolize/sym_internal.h"
 
+#include "golden.h"	/* out_dir */
+
 /* ---- helpers ---- */
-
-static const char *out_dir(void)
-{
-	const char *o = getenv("OUT");
-
-	return o && *o ? o : "build";
-}
 
 static void fixture_path(char *buf, size_t len, const char *name)
 {
