@@ -112,11 +112,16 @@ $(OUT)/fixtures/%: tests/fixtures/%.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FIX_CFLAGS) $< -o $@
 
+# The exactness fixture linked statically: its allocator is in the executable itself.
+$(OUT)/fixtures/memfixture_static: tests/fixtures/memfixture.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FIX_CFLAGS) -static $< -o $@
+
 $(OUT)/fixtures/%.so: tests/fixtures/%_preload.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -fPIC -shared -Wall $< -ldl -o $@
 
-fixtures: $(FIX_BINS) $(FIX_SOS)
+fixtures: $(FIX_BINS) $(FIX_SOS) $(OUT)/fixtures/memfixture_static
 
 $(DEMO_BIN): demo/demo.c | $(OUT)/demo
 	$(call msg,CC,$@)

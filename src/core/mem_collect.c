@@ -389,6 +389,11 @@ static uint32_t build_stack(struct profile *prof, struct sym_proc *sp, const str
 		if (sp) {
 			if (sym_proc__resolve(sp, ip, true, &r) || !r.mapped || !r.executable)
 				continue;
+			/* past the caller's frame, a "return address" that follows no call means
+			 * the frame-pointer walk ran into code without frame pointers: the rest
+			 * is garbage (static binaries end so) */
+			if (i > 0 && sym_proc__follows_call(sp, ip) == 0)
+				break;
 			map = profile__mapping(prof, pid, r.map_start, r.map_end, r.map_offset,
 					       r.module, r.build_id);
 			for (uint32_t j = 0; j < r.nframes && j < SYM_MAX_INLINE; j++) {

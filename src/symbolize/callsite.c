@@ -401,3 +401,67 @@ int sym_module__called_symbol(struct sym_module *m, uint64_t ret_vaddr, const ch
 	*name = found;
 	return err;
 }
+
+/* Bytes after the FF opcode of `call r/m64` (ModRM, SIB, displacement), or -1 if they do not
+ * fit in avail. */
+static int modrm_len(const unsigned char *m, size_t avail)
+{
+	unsigned int mod = m[0] >> 6, rm = m[0] & 7;
+	int len = 1;
+
+	if (mod == 3)
+		return 1;
+	if (rm == 4) {
+		if (avail < 2)
+			return -1;
+		len++;
+		if (mod == 0 && (m[1] & 7) == 5)
+			len += 4;	/* SIB with no base: disp32 */
+	} else if (mod == 0 && rm == 5) {
+		len += 4;		/* rip-relative */
+	}
+	if (mod == 1)
+		len += 1;
+	else if (mod == 2)
+		len += 4;
+	return len;
+}
+
+/* Does a call instruction end exactly at b + n (b holds the n bytes before a return address)?
+ * Every x86-64 near call: E8 rel32, or [3E] [REX] FF /2 with any addressing form. */
+static bool ends_in_call(const unsigned char *b, size_t n)
+{
+	if (n >= 5 && b[n - 5] == 0xe8)
+		return true;
+	for (size_t k = 2; k <= n && k <= 9; k++) {
+		const unsigned char *ins = b + n - k;
+		size_t o = 0;
+		int ml;
+
+		if (ins[o] == 0x3e && k > 2)
+			o++;		/* notrack (IBT) */
+		if ((ins[o] & 0xf0) == 0x40 && o + 2 < k)
+			o++;		/* REX */
+		if (ins[o] != 0xff || ((ins[o + 1] >> 3) & 7) != 2)
+			continue;
+		ml = modrm_len(ins + o + 1, k - o - 1);
+		if (ml > 0 && o + 1 + (size_t)ml == k)
+			return true;
+	}
+	return false;
+}
+
+int sym_module__follows_call(struct sym_module *m, uint64_t ret_vaddr)
+{
+	unsigned char b[9];
+	struct image img;
+	size_t n;
+
+	if (!module_image(m, &img) || ret_vaddr < 2)
+		return -ENOENT;
+	/* the longest call is 9 bytes; fewer are readable at the start of a segment */
+	for (n = ret_vaddr < sizeof(b) ? ret_vaddr : sizeof(b); n >= 2; n--)
+		if (read_vaddr(m, &img, ret_vaddr - n, b, n, true) == n)
+			return ends_in_call(b, n);
+	return -ENOENT;
+}

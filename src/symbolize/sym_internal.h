@@ -165,6 +165,8 @@ const struct sym_symbol *sym_module__find_symbol(struct sym_module *m, uint64_t 
  * a PLT-style stub or a GOT slot (x86-64), as in .dynsym: 0 and *name, -ENOENT when it is no
  * such call, -EOPNOTSUPP for a module of another architecture, -ENOMEM. Cached per vaddr. */
 int sym_module__called_symbol(struct sym_module *m, uint64_t ret_vaddr, const char **name);
+/* 1 if a call instruction ends right before ret_vaddr, 0 if not, -errno if unreadable. */
+int sym_module__follows_call(struct sym_module *m, uint64_t ret_vaddr);
 
 /* ---- DWARF (dwarf.c) ---- */
 

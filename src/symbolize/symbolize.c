@@ -331,6 +331,26 @@ int sym_proc__called_symbol(struct sym_proc *p, uint64_t ret_addr, char *name, s
 	return 0;
 }
 
+int sym_proc__follows_call(struct sym_proc *p, uint64_t ret_addr)
+{
+	uint64_t file_off, vaddr;
+	struct sym_map *map;
+
+	if (!p)
+		return -EINVAL;
+	map = ret_addr ? find_map(p, ret_addr - 1) : NULL;
+	if (!map || map->perms[2] != 'x')
+		return -ENOENT;
+	if (!map->mod_tried)
+		map_module(p, map);
+	if (!map->mod)
+		return -ENOENT;
+	file_off = ret_addr - 1 - map->start + map->offset;
+	if (!sym_module__file_off_to_vaddr(map->mod, file_off, &vaddr, NULL))
+		return -ENOENT;
+	return sym_module__follows_call(map->mod, vaddr + 1);
+}
+
 int symbolizer__resolve_build_id(struct symbolizer *s, const char *build_id, uint64_t file_offset,
 				 bool return_addr, struct sym_result *out)
 {

@@ -88,6 +88,11 @@ int sym_proc__resolve(struct sym_proc *p, uint64_t addr, bool return_addr,
  * against a .dynsym symbol. -ENOENT also when ret_addr is in no executable mapping or its file
  * cannot be read; -ERANGE when the name does not fit in len bytes (name holds a truncated
  * copy); -EINVAL without p, name or len. Answers are cached per (module, address). */
+/* Whether a call instruction ends right before ret_addr, read from the module's file: a real
+ * return address always follows one, a value a frame-pointer walk picked up from garbage
+ * usually does not. 1 yes, 0 no, negative errno when the bytes cannot be read. */
+int sym_proc__follows_call(struct sym_proc *p, uint64_t ret_addr);
+
 int sym_proc__called_symbol(struct sym_proc *p, uint64_t ret_addr, char *name, size_t len);
 
 /* Resolve a (build-id, file offset) pair, as BPF_F_USER_BUILD_ID stacks give them, against

@@ -184,3 +184,17 @@ load helpers
 	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
 	assert_no_probes
 }
+
+@test "launch: a statically linked program: exact sites, no garbage frames" {
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	run "$EBPROF" mem -o "$T/out.json" -- "$FIX/memfixture_static"
+	[ "$status" -eq 0 ]
+	jqe '.processes[0].note | test("^static allocator")' "$T/out.json"
+	fixture_sites "$T/out.json" "$T/truth.json" > "$T/got.json"
+	truth_sites "$T/truth.json" > "$T/want.json"
+	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
+	# the fixture's stacks end in main's caller; nothing after it (frame-pointer walks of
+	# static binaries used to pick up a bogus return address from the start-up code)
+	jqe '[.sites[] | select(.frames[1].function == "leak_small") | .frames[-1].function]
+	     | all(. == "__libc_start_call_main")' "$T/out.json"
+}

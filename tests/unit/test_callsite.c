@@ -177,6 +177,11 @@ static void check_points(struct sym_proc *p, const struct child *c, bool resolva
 		int err;
 
 		assert_string_equal(c->points[k].called, EXPECT[i].interposed);
+		/* every call form here (rel32, *GOT, *%rax, the bnd stub) is seen as a call, so
+		 * no real frame is ever cut from a stack as garbage */
+		if (sym_proc__follows_call(p, c->points[k].ret) != 1)
+			fail_msg("point %s: return address not seen as following a call",
+				 EXPECT[i].point);
 		err = sym_proc__called_symbol(p, c->points[k].ret, name, sizeof(name));
 		if (!EXPECT[i].want || !resolvable) {
 			if (err != -ENOENT)
