@@ -16,7 +16,7 @@
 #define KERNEL_MAPPING "[kernel.kallsyms]"
 
 static const char *const tail_columns[] = {
-	"outstanding_count", "outstanding_bytes", "min_age_ns", "max_age_ns", "stack",
+	"temporary_count", "outstanding_count", "outstanding_bytes", "min_age_ns", "max_age_ns", "stack",
 };
 
 /* Write a field, quoted only when it has to be, so plain numbers and names stay plain. */
@@ -129,7 +129,8 @@ static int csv_write(const struct profile *p, const struct output_opts *o, FILE 
 		put_field(f, proc ? proc->comm : NULL);
 		for (t = 0; t < p->ntypes; t++)
 			fprintf(f, ",%" PRId64, s->values[t]);
-		fprintf(f, ",%" PRIu64 ",%" PRIu64 ",", s->out.count, s->out.bytes);
+		fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", s->temporary, s->out.count,
+			s->out.bytes);
 		/* ages of nothing are no ages: empty rather than a misleading 0 */
 		if (s->out.count)
 			fprintf(f, "%" PRIu64 ",%" PRIu64 ",", s->out.min_age_ns,

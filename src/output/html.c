@@ -4,10 +4,11 @@
  *
  * The page is static HTML for everything a reader checks numbers in (run header, processes and
  * calls, top sites, outstanding allocations, drops, notes), and one JSON document in a script
- * element for what the script draws or opens on demand: the stacks of the rows, size
- * histograms and the series. The flame graphs are the SVGs of the .svg renderer, rendered in
- * memory and kept verbatim (end tags' slashes escaped) in script elements; the page's script
- * shows the selected one in an iframe, so there is one flame graph implementation.
+ * element for what the script draws or opens on demand: the stacks of the rows, size and
+ * lifetime histograms, temporary counts and the series. The flame graphs are the SVGs of the
+ * .svg renderer, rendered in memory and kept verbatim (end tags' slashes escaped) in script
+ * elements; the page's script shows the selected one in an iframe, so there is one flame graph
+ * implementation.
  *
  * Limits that keep a 200,000-site profile to about 10 MB: the tables show the first SITES_MAX
  * sites (and say so), only their stacks go into the JSON, the series are thinned to at most
@@ -49,6 +50,8 @@ struct html {
 	const struct output_opts *o;
 	FILE *f;
 	int alloc_space, inuse_objects;	/* memory types, -1 when absent */
+	int count_type;		/* the type counted in allocations (render__count_type) */
+	bool temps;		/* the sites table has a Temporary column */
 	uint8_t *want;		/* per sample: its stack and histogram go into the data */
 	uint32_t *loc_id;	/* per profile location: its index in the data's locs, or NONE */
 	uint32_t *locs;		/* profile location of each data loc */
@@ -701,6 +704,46 @@ static void pid_cell(const struct html *h, uint32_t pid)
 	fputs("</td>", h->f);
 }
 
+/* Does the profile say which allocations were temporary: a memory profile, or any site with
+ * temporaries or lifetimes (a profile read back from ebprof's own output)? */
+static bool has_temporaries(const struct html *h)
+{
+	uint32_t i;
+
+	if (h->alloc_space >= 0)
+		return true;
+	for (i = 0; i < h->p->nsamples; i++) {
+		if (h->p->samples[i].temporary || h->p->samples[i].life)
+			return true;
+	}
+	return false;
+}
+
+/* The site's allocations, for the share of them that were temporary; 0 when unknown. */
+static int64_t allocations(const struct html *h, const struct prof_sample *s)
+{
+	return h->count_type >= 0 && s->values[h->count_type] > 0 ? s->values[h->count_type] : 0;
+}
+
+/* The Temporary cell: the count, sorted by; the share of the site's allocations in its title
+ * (none on a 0: a page of 5,000 rows does not need 5,000 "0 of N"). */
+static void temp_cell(const struct html *h, const struct prof_sample *s)
+{
+	int64_t allocs = allocations(h, s);
+	uint64_t t = s->temporary;
+
+	if (!t) {
+		fputs("<td class=\"num zero\" data-v=\"0\">0</td>", h->f);
+		return;
+	}
+	fprintf(h->f, "<td class=\"num\" data-v=\"%" PRIu64 "\" title=\"%" PRIu64, t, t);
+	if (allocs)
+		fprintf(h->f, " of %" PRId64 " allocations (%.1f%%)", allocs, 100.0 * t / allocs);
+	else
+		fprintf(h->f, " allocation%s", t == 1 ? "" : "s");
+	fprintf(h->f, " freed before their thread allocated again\">%" PRIu64 "</td>", t);
+}
+
 /* Column headers of the memory types, in the order a reader compares them. */
 static const struct {
 	const char *type, *header;
@@ -807,6 +850,9 @@ static int write_sites(struct html *h)
 		esc(f, headers[c]);
 		fputs("</th>", f);
 	}
+	if (h->temps)
+		fputs("<th class=\"num\" data-sort=\"num\" title=\"allocations freed before their "
+		      "thread allocated again\">Temporary</th>", f);
 	fputs("<th class=\"num\" data-sort=\"num\">PID</th></tr></thead>\n<tbody>\n", f);
 	for (i = 0; i < shown; i++) {
 		const struct prof_sample *s = &p->samples[idx[i]];
@@ -816,6 +862,8 @@ static int write_sites(struct html *h)
 		site_cell(h, s);
 		for (c = 0; c < ncols; c++)
 			value_cell(f, s->values[cols[c]], p->types[cols[c]].unit);
+		if (h->temps)
+			temp_cell(h, s);
 		pid_cell(h, s->pid);
 		fputs("</tr>\n", f);
 	}
@@ -1149,42 +1197,93 @@ static const char *pow2_label(uint64_t v, char *buf, size_t len)
 	return buf;
 }
 
-/* "hist": {"<sample>": [["[64 B, 128 B)", count], ...]} for the non-empty buckets. */
-static void write_hists(const struct html *h, struct json_writer *w)
+/* A size bucket's label: "[64 B, 128 B)", "0 B", ">= 1 GiB". */
+static void size_label(uint32_t b, uint32_t n, char *buf, size_t len)
+{
+	char lo[32], hi[32];
+	uint64_t min, max;
+
+	if (!render__bucket(b, n, &min, &max))
+		snprintf(buf, len, ">= %s", pow2_label(min, lo, sizeof(lo)));
+	else if (b == 0)
+		snprintf(buf, len, "0 B");
+	else
+		snprintf(buf, len, "[%s, %s)", pow2_label(min, lo, sizeof(lo)),
+			 pow2_label(max + 1, hi, sizeof(hi)));
+}
+
+/* A lifetime bucket's label, as the text report's: "[1.0 us, 2.0 us)", "0 ns", ">= 2.10 s". */
+static void life_label(uint32_t b, uint32_t n, char *buf, size_t len)
+{
+	char lo[32], hi[32];
+	uint64_t min, max;
+
+	if (!render__bucket(b, n, &min, &max))
+		snprintf(buf, len, ">= %s", render__duration(min, lo, sizeof(lo)));
+	else if (b == 0)
+		snprintf(buf, len, "0 ns");
+	else
+		snprintf(buf, len, "[%s, %s)", render__duration(min, lo, sizeof(lo)),
+			 render__duration(max + 1, hi, sizeof(hi)));
+}
+
+/* name: {"<sample>": [[label, count], ...]} for the non-empty buckets of the wanted samples'
+ * sizes ("hist") or lifetimes ("life"). */
+static void write_buckets(const struct html *h, struct json_writer *w, const char *name,
+			  bool life)
 {
 	const struct profile *p = h->p;
-	char key[16], label[96], lo[32], hi[32];
-	uint64_t min, max;
-	uint32_t i, b;
+	char key[16], label[96];
+	const uint64_t *c;
+	uint32_t i, b, n;
 
-	jsonw_name(w, "hist");
+	jsonw_name(w, name);
 	jsonw_start_object(w);
 	for (i = 0; i < p->nsamples; i++) {
 		const struct prof_sample *s = &p->samples[i];
 
-		if (!h->want[i] || !s->nhist)
+		c = life ? s->life : s->hist;
+		n = life ? s->nlife : s->nhist;
+		if (!h->want[i] || !c || !n)
 			continue;
 		snprintf(key, sizeof(key), "%" PRIu32, i);
 		jsonw_name(w, key);
 		jsonw_start_array_flat(w);
-		/* buckets past 64 cannot hold a 64-bit size */
-		for (b = 0; b < s->nhist && b <= 64; b++) {
-			if (!s->hist[b])
+		/* buckets past 64 cannot hold a 64-bit value */
+		for (b = 0; b < n && b <= 64; b++) {
+			if (!c[b])
 				continue;
-			if (!render__bucket(b, s->nhist, &min, &max))
-				snprintf(label, sizeof(label), ">= %s",
-					 pow2_label(min, lo, sizeof(lo)));
-			else if (b == 0)
-				snprintf(label, sizeof(label), "0 B");
-			else
-				snprintf(label, sizeof(label), "[%s, %s)",
-					 pow2_label(min, lo, sizeof(lo)),
-					 pow2_label(max + 1, hi, sizeof(hi)));
+			(life ? life_label : size_label)(b, n, label, sizeof(label));
 			jsonw_start_array(w);
 			jsonw_string(w, label);
-			jsonw_uint(w, s->hist[b]);
+			jsonw_uint(w, c[b]);
 			jsonw_end_array(w);
 		}
+		jsonw_end_array(w);
+	}
+	jsonw_end_object(w);
+}
+
+/* "temp": {"<sample>": [temporary, allocations (0: unknown)]} for the wanted samples that
+ * have temporaries or lifetimes. */
+static void write_temps(const struct html *h, struct json_writer *w)
+{
+	const struct profile *p = h->p;
+	char key[16];
+	uint32_t i;
+
+	jsonw_name(w, "temp");
+	jsonw_start_object(w);
+	for (i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+
+		if (!h->want[i] || (!s->temporary && !s->life))
+			continue;
+		snprintf(key, sizeof(key), "%" PRIu32, i);
+		jsonw_name(w, key);
+		jsonw_start_array_flat(w);
+		jsonw_uint(w, s->temporary);
+		jsonw_int(w, allocations(h, s));
 		jsonw_end_array(w);
 	}
 	jsonw_end_object(w);
@@ -1330,7 +1429,9 @@ static int write_data(struct html *h)
 	err = write_series_data(h, w);
 	if (!err) {
 		write_stacks(h, w);
-		write_hists(h, w);
+		write_buckets(h, w, "hist", false);
+		write_buckets(h, w, "life", true);
+		write_temps(h, w);
 		err = write_locs(h, w);
 	}
 	if (!err) {
@@ -1362,6 +1463,7 @@ static int html_write(const struct profile *p, const struct output_opts *o, FILE
 		.p = p, .o = o ? o : &defaults, .f = f,
 		.alloc_space = profile__type_index(p, "alloc_space"),
 		.inuse_objects = profile__type_index(p, "inuse_objects"),
+		.count_type = p->ntypes ? render__count_type(p) : -1,
 	};
 	int err = -ENOMEM;
 
@@ -1373,6 +1475,7 @@ static int html_write(const struct profile *p, const struct output_opts *o, FILE
 	if (!h.want || !h.loc_id || !h.locs)
 		goto out;
 	memset(h.loc_id, 0xff, sizeof(*h.loc_id) * (p->nlocations + 1));
+	h.temps = has_temporaries(&h);
 
 	write_head(&h);
 	write_header(&h);

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // Opens an ebprof HTML report in a real browser (Debian's chromium through playwright-core) and
-// uses it the way a reader does: sort the sites table, open a row's stack, filter, switch the
-// flame graph's sample type, zoom into a frame, search, look at the chart. Fails on any console
-// error, page error or network request (the report must be self-contained), then saves a
-// full-page screenshot.
+// uses it the way a reader does: sort the sites table (by Count, PID, Temporary), open a row's
+// stack and a temporary site's lifetimes, filter, switch the flame graph's sample type, zoom
+// into a frame, search, look at the chart. Fails on any console error, page error or network
+// request (the report must be self-contained), then saves a full-page screenshot.
 //
 // Usage: node tests/tools/html-check.js REPORT.html SCREENSHOT.png
 // Exit status: 0 all checks passed, 1 a check failed, 2 usage or no browser.
@@ -93,6 +93,8 @@ async function checkSites(page) {
 			       (r) => r.getAttribute('aria-expanded')) === 'true',
 	      'the opened row is not marked expanded');
 
+	await checkTemporary(page);
+
 	log('sites table: filter');
 	const page0 = await visibleRows(page, 'sites-table');
 	check(page0 > 0 && page0 <= n, `${page0} of ${n} rows shown`);
@@ -117,6 +119,56 @@ async function checkSites(page) {
 		await page.click('button.more');
 		check(await visibleRows(page, 'sites-table') === n, '"Show all" did not show all rows');
 	}
+}
+
+// The Temporary column sorts like the others, its title has the share, and the site with the
+// most temporaries opens on its lifetime histogram (time units) and its temporary count.
+async function checkTemporary(page) {
+	log('sites table: sort by Temporary, open the top site\'s lifetimes');
+	const col = await headerIndex(page, 'sites-table', 'Temporary');
+	check(col > 0, 'the sites table has no Temporary column');
+	const th = `#sites-table thead th:nth-child(${col + 1})`;
+	const before = await numbers(page, 'sites-table', col);
+	await page.click(th);
+	const after = await numbers(page, 'sites-table', col);
+	check(JSON.stringify(after) === JSON.stringify([...before].sort((a, b) => b - a)),
+	      `sorting by Temporary did not order the rows biggest first: ${after.slice(0, 10)}`);
+	check(await page.$eval(th, (e) => e.getAttribute('aria-sort')) === 'descending',
+	      'the Temporary header is not marked descending');
+	check(after[0] > 0, 'no site has temporaries (the fixture\'s churn() has only those)');
+	const top = await page.evaluate((c) => {
+		const r = document.querySelector('#sites-table tbody tr.row');
+		if (r.getAttribute('aria-expanded') !== 'true')
+			r.querySelector('td.site').click();
+		const d = r.nextElementSibling;
+		return {
+			fn: r.querySelector('.fn').textContent,
+			title: r.cells[c].getAttribute('title'),
+			open: r.getAttribute('aria-expanded'),
+			temp: d && d.classList.contains('detail') && d.querySelector('.temp') ?
+				d.querySelector('.temp').textContent : '',
+			life: d && d.classList.contains('detail') ?
+				[...d.querySelectorAll('table.hist.life tr')].slice(1)
+					.map((tr) => tr.cells[0].textContent) : [],
+		};
+	}, col);
+	process.stdout.write(`html-check:   ${top.fn}: ${top.title}; lifetimes ${top.life}\n`);
+	// memfixture's churn() frees each block before its next malloc: all 100000 are temporary
+	check(top.fn === 'churn', `the site with the most temporaries is ${top.fn}, not churn`);
+	check(/^100000 of 100000 allocations \(100\.0%\) freed/.test(top.title || ''),
+	      `churn's Temporary cell's title is not 100000 of 100000 (100.0%): "${top.title}"`);
+	check(top.open === 'true', 'the top temporary site did not open');
+	check(/^Temporary: \d+ of \d+ allocations \(\d+\.\d%\)/.test(top.temp),
+	      `the opened site does not say its temporaries: "${top.temp}"`);
+	check(top.life.length > 0, 'the opened site has no lifetime histogram');
+	check(top.life.every((l) => /\d(\.\d+)? ?(ns|us|ms|s|m \d+s|h \d+m)\)?$/.test(l)),
+	      `lifetime labels without time units: ${top.life}`);
+	// a second click reverses, then back to the report's order
+	await page.click(th);
+	const asc = await numbers(page, 'sites-table', col);
+	check(JSON.stringify(asc) === JSON.stringify([...before].sort((a, b) => a - b)),
+	      'a second click on Temporary did not reverse the order');
+	await page.click('#sites-table thead th:nth-child(1)');
 }
 
 async function flameFrame(page) {

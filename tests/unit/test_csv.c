@@ -35,7 +35,7 @@
  * memory at one site; pid 200 has a comm and a function name that must be quoted (comma, double
  * quotes, CR, LF; the name also has the stack's separator), an unsymbolized library frame, a
  * frame outside any mapping and a lost stack; pid 300 is not a known process and has a kernel
- * frame, and a site that weighs nothing.
+ * frame, and a site that weighs nothing. 40 of the operator new site's allocations are temporary.
  */
 static struct profile *fixture(void)
 {
@@ -93,7 +93,8 @@ static struct profile *fixture(void)
 	sample(p, STACK(l_malloc, l_wmain), 0, 0, 0, 0, 300);
 	s = sample(p, STACK(l_malloc, l_parse, l_read_main, l_start), 1200, 153600, 10, 1280, 100);
 	s->out = (struct prof_outstanding){ 10, 1280, 150000000, 2100000000, 12000000000ULL };
-	sample(p, STACK(l_new, l_push_parse, l_main52, l_start), 50, 3276800, 0, 0, 100);
+	s = sample(p, STACK(l_new, l_push_parse, l_main52, l_start), 50, 3276800, 0, 0, 100);
+	s->temporary = 40;
 	s = sample(p, STACK(l_malloc, l_odd, l_foo, l_noaddr), 300, 20480, 300, 20480, 200);
 	s->out = (struct prof_outstanding){ 300, 20480, 1000000, 2400000000ULL, 45000000000ULL };
 	sample(p, NULL, 0, 4, 4096, 0, 0, 200);
@@ -236,20 +237,20 @@ static void test_fields(void **state)
 {
 	static const char *const header[] = {
 		"pid", "comm", "alloc_objects", "alloc_space", "inuse_objects", "inuse_space",
-		"outstanding_count", "outstanding_bytes", "min_age_ns", "max_age_ns", "stack",
+		"temporary_count", "outstanding_count", "outstanding_bytes", "min_age_ns", "max_age_ns", "stack",
 	};
 	/* the order of the JSON sites: by alloc_space, largest first */
-	static const char *const rows[][11] = {
-		{ "100", "demo", "50", "3276800", "0", "0", "0", "0", "", "",
+	static const char *const rows[][12] = {
+		{ "100", "demo", "50", "3276800", "0", "0", "40", "0", "0", "", "",
 		  "__libc_start_call_main;main;parse_line;std::vector<int, std::allocator<int> >"
 		  "::push_back(int const&)_[i];operator new(unsigned long)" },
-		{ "100", "demo", "1200", "153600", "10", "1280", "10", "1280", "150000000",
+		{ "100", "demo", "1200", "153600", "10", "1280", "0", "10", "1280", "150000000",
 		  "2100000000", "__libc_start_call_main;main;read_config_[i];parse_line;malloc" },
-		{ "200", COMM_200, "300", "20480", "300", "20480", "300", "20480", "1000000",
+		{ "200", COMM_200, "300", "20480", "300", "20480", "0", "300", "20480", "1000000",
 		  "2400000000", "0x7ffe12345678;libfoo.so+0x1a2b;odd:name, \"q\"\r\nx;malloc" },
-		{ "300", "", "3", "12288", "0", "0", "0", "0", "", "", "main;__kmalloc_[k]" },
-		{ "200", COMM_200, "4", "4096", "0", "0", "0", "0", "", "", "" },
-		{ "300", "", "0", "0", "0", "0", "0", "0", "", "", "main;malloc" },
+		{ "300", "", "3", "12288", "0", "0", "0", "0", "0", "", "", "main;__kmalloc_[k]" },
+		{ "200", COMM_200, "4", "4096", "0", "0", "0", "0", "0", "", "", "" },
+		{ "300", "", "0", "0", "0", "0", "0", "0", "0", "", "", "main;malloc" },
 	};
 	struct profile *p = fixture();
 	struct table t;
@@ -258,18 +259,18 @@ static void test_fields(void **state)
 
 	parse_csv(out, len, &t);
 	assert_int_equal(t.nrows, 1 + sizeof(rows) / sizeof(rows[0]));
-	for (c = 0; c < 11; c++)
+	for (c = 0; c < 12; c++)
 		assert_string_equal(t.rows[0][c], header[c]);
 	for (r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
-		assert_int_equal(t.ncols[r + 1], 11);
-		for (c = 0; c < 11; c++) {
+		assert_int_equal(t.ncols[r + 1], 12);
+		for (c = 0; c < 12; c++) {
 			if (strcmp(t.rows[r + 1][c], rows[r][c]))
 				fail_msg("row %zu, column %s: \"%s\", expected \"%s\"", r + 1,
 					 header[c], t.rows[r + 1][c], rows[r][c]);
 		}
 	}
 	/* quoted only when needed: plain rows stay greppable */
-	assert_non_null(strstr(out, "\r\n100,demo,1200,153600,10,1280,10,1280,150000000,2100000000,"
+	assert_non_null(strstr(out, "\r\n100,demo,1200,153600,10,1280,0,10,1280,150000000,2100000000,"
 				    "__libc_start_call_main;main;read_config_[i];parse_line;malloc"
 				    "\r\n"));
 	free_table(&t);
@@ -336,10 +337,10 @@ static void test_sqlite_import(void **state)
 	write_file(path, out, len);
 	assert_true(asprintf(&cmd, "sqlite3 :memory: -cmd '.import --csv %s sites' "
 			     "'select count(*), sum(alloc_space), sum(outstanding_bytes), "
-			     "count(distinct pid), length(max(comm)), "
+			     "sum(temporary_count), count(distinct pid), length(max(comm)), "
 			     "sum(stack like \"%%_[i]%%\") from sites' 2>&1", path) > 0);
 	res = capture(cmd, &status);
-	if (status || strcmp(res, "6|3467264|21760|3|15|2\n"))
+	if (status || strcmp(res, "6|3467264|21760|40|3|15|2\n"))
 		fail_msg("sqlite3 import (%d): %s", status, res);
 	free(res);
 	free(cmd);
@@ -357,14 +358,14 @@ static void test_empty_profile(void **state)
 
 	assert_non_null(p);
 	out = render(&output_csv, p, NULL, NULL);
-	assert_string_equal(out, "pid,comm,outstanding_count,outstanding_bytes,min_age_ns,"
-				 "max_age_ns,stack\r\n");
+	assert_string_equal(out, "pid,comm,temporary_count,outstanding_count,outstanding_bytes,"
+				 "min_age_ns,max_age_ns,stack\r\n");
 	free(out);
 	assert_int_equal(profile__add_type(p, "samples", "count"), 0);
 	assert_int_equal(profile__add_type(p, "cpu", "nanoseconds"), 0);
 	out = render(&output_csv, p, NULL, NULL);
-	assert_string_equal(out, "pid,comm,samples,cpu,outstanding_count,outstanding_bytes,"
-				 "min_age_ns,max_age_ns,stack\r\n");
+	assert_string_equal(out, "pid,comm,samples,cpu,temporary_count,outstanding_count,"
+				 "outstanding_bytes,min_age_ns,max_age_ns,stack\r\n");
 	free(out);
 	profile__free(p);
 }

@@ -30,7 +30,8 @@
 /*
  * Two processes. pid 100 (demo) allocates through malloc and operator new, with inline frames;
  * pid 200 (worker) has an unsymbolized library frame, a frame outside any mapping, a stack
- * lost to a full table, and outstanding memory. live_bytes sampled three times.
+ * lost to a full table, and outstanding memory. live_bytes sampled three times. 40 of the
+ * operator new site's 50 allocations are temporary, with a lifetime histogram.
  */
 static struct profile *fixture(void)
 {
@@ -94,6 +95,10 @@ static struct profile *fixture(void)
 	s = sample(p, (uint32_t[]){ l_new, l_push_parse, l_main100, l_start }, 4,
 		   50, 3276800, 0, 0, 100);
 	assert_int_equal(prof_sample__set_hist(p, s, (uint64_t[48]){ [17] = 50 }, 48), 0);
+	assert_int_equal(prof_sample__set_life(p, s, (uint64_t[48]){ [0] = 5, [11] = 30,
+								  [20] = 20, [47] = 1 }, 48),
+			 0);
+	s->temporary = 40;
 
 	s = sample(p, (uint32_t[]){ l_malloc200, l_foo, l_handle, l_wmain }, 4,
 		   300, 153600, 300, 153600, 200);
@@ -227,6 +232,8 @@ static void test_sections(void **state)
 		"<th class=\"num\" data-sort=\"num\" title=\"inuse_space (bytes)\">Live bytes</th>"
 		"<th class=\"num\" data-sort=\"num\" title=\"inuse_objects (count)\">"
 		"Live count</th>"
+		"<th class=\"num\" data-sort=\"num\" title=\"allocations freed before their thread "
+		"allocated again\">Temporary</th>"
 		"<th class=\"num\" data-sort=\"num\">PID</th>",
 		"<table class=\"data sortable fixed\" id=\"sites-table\" data-expand=\"1\" "
 		"data-page=\"500\">\n<thead><tr><th class=\"num rank\" data-sort=\"rank\">#</th>",
@@ -238,12 +245,19 @@ static void test_sections(void **state)
 		" <span class=\"via\">via operator new(unsigned long)</span></td>"
 		"<td class=\"num\" data-v=\"3276800\">3.1 MiB<span class=\"x\">3276800</span></td>"
 		"<td class=\"num\" data-v=\"50\">50</td>",
+		/* temporaries: the count sorts, the share is in the title */
+		"<td class=\"num\" data-v=\"40\" title=\"40 of 50 allocations (80.0%) freed before "
+		"their thread allocated again\">40</td><td class=\"num pidc\" data-v=\"100\">",
+		"<td class=\"num zero\" data-v=\"0\">0</td><td class=\"num pidc\" data-v=\"200\">",
 		"<span class=\"fn\">libfoo.so+0x1a2b</span>",
 		"<span class=\"fn\">[no stack]</span>",
 		"<td class=\"num pidc\" data-v=\"200\">200<span class=\"comm\">worker</span></td>",
 		"\"stk\":{\"0\":[0,1,2,3],",
 		"\"hist\":{\"0\":[[\"[128 B, 256 B)\",1200]],",
 		"[\"0 B\",10],[\"[32 B, 64 B)\",90],[\"[512 B, 1 KiB)\",200]",
+		/* lifetimes in time units, the open last bucket ('>' escaped), the temporaries */
+		"\"life\":{\"1\":[[\"0 ns\",5],[\"[1.0 us, 2.0 us)\",30],"
+		"[\"[524.3 us, 1.0 ms)\",20],[\"\\u003e= 19h 32m\",1]]},\"temp\":{\"1\":[40,50]},",
 		/* the flame graphs: a selector, one SVG per type, the default selected */
 		"<option value=\"1\" selected>alloc_space (bytes)</option>",
 		"<option value=\"3\">inuse_space (bytes)</option>",
@@ -452,6 +466,9 @@ static void test_empty_and_other_modes(void **state)
 		    "</span></td>");
 	expect(out, "<option value=\"1\" selected>cpu (nanoseconds)</option>");
 	assert_null(strstr(out, "id=\"outstanding\""));
+	/* nothing is allocated: no Temporary column, no temporaries in the data */
+	assert_null(strstr(out, ">Temporary</th>"));
+	expect(out, "\"life\":{},\"temp\":{},");
 	check_html("cpu.html", out, len);
 	free(out);
 	profile__free(p);
