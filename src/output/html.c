@@ -1183,50 +1183,6 @@ static void write_stacks(struct html *h, struct json_writer *w)
 	jsonw_end_object(w);
 }
 
-/* "64 KiB" for powers of two, so bucket bounds read exactly (as the text report has them). */
-static const char *pow2_label(uint64_t v, char *buf, size_t len)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-	unsigned int u = 0;
-
-	while (v >= 1024 && v % 1024 == 0 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, len, "%" PRIu64 " %s", v, units[u]);
-	return buf;
-}
-
-/* A size bucket's label: "[64 B, 128 B)", "0 B", ">= 1 GiB". */
-static void size_label(uint32_t b, uint32_t n, char *buf, size_t len)
-{
-	char lo[32], hi[32];
-	uint64_t min, max;
-
-	if (!render__bucket(b, n, &min, &max))
-		snprintf(buf, len, ">= %s", pow2_label(min, lo, sizeof(lo)));
-	else if (b == 0)
-		snprintf(buf, len, "0 B");
-	else
-		snprintf(buf, len, "[%s, %s)", pow2_label(min, lo, sizeof(lo)),
-			 pow2_label(max + 1, hi, sizeof(hi)));
-}
-
-/* A lifetime bucket's label, as the text report's: "[1.0 us, 2.0 us)", "0 ns", ">= 2.10 s". */
-static void life_label(uint32_t b, uint32_t n, char *buf, size_t len)
-{
-	char lo[32], hi[32];
-	uint64_t min, max;
-
-	if (!render__bucket(b, n, &min, &max))
-		snprintf(buf, len, ">= %s", render__duration(min, lo, sizeof(lo)));
-	else if (b == 0)
-		snprintf(buf, len, "0 ns");
-	else
-		snprintf(buf, len, "[%s, %s)", render__duration(min, lo, sizeof(lo)),
-			 render__duration(max + 1, hi, sizeof(hi)));
-}
-
 /* name: {"<sample>": [[label, count], ...]} for the non-empty buckets of the wanted samples'
  * sizes ("hist") or lifetimes ("life"). */
 static void write_buckets(const struct html *h, struct json_writer *w, const char *name,
@@ -1253,7 +1209,8 @@ static void write_buckets(const struct html *h, struct json_writer *w, const cha
 		for (b = 0; b < n && b <= 64; b++) {
 			if (!c[b])
 				continue;
-			(life ? life_label : size_label)(b, n, label, sizeof(label));
+			(life ? render__life_bucket_label : render__size_bucket_label)(b, n, label,
+									   sizeof(label));
 			jsonw_start_array(w);
 			jsonw_string(w, label);
 			jsonw_uint(w, c[b]);

@@ -225,3 +225,45 @@ const char *render__basename(const char *path)
 	s = strrchr(path, '/');
 	return s && s[1] ? s + 1 : path;
 }
+
+/* A power of two in the largest binary unit that divides it exactly: "64 B", "2 KiB". */
+static const char *pow2_label(uint64_t v, char *buf, size_t len)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	unsigned int u = 0;
+
+	while (v >= 1024 && v % 1024 == 0 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%" PRIu64 " %s", v, units[u]);
+	return buf;
+}
+
+void render__size_bucket_label(uint32_t b, uint32_t n, char *buf, size_t len)
+{
+	char lo[32], hi[32];
+	uint64_t min, max;
+
+	if (!render__bucket(b, n, &min, &max))
+		snprintf(buf, len, ">= %s", pow2_label(min, lo, sizeof(lo)));
+	else if (b == 0)
+		snprintf(buf, len, "0 B");
+	else
+		snprintf(buf, len, "[%s, %s)", pow2_label(min, lo, sizeof(lo)),
+			 pow2_label(max + 1, hi, sizeof(hi)));
+}
+
+void render__life_bucket_label(uint32_t b, uint32_t n, char *buf, size_t len)
+{
+	char lo[32], hi[32];
+	uint64_t min, max;
+
+	if (!render__bucket(b, n, &min, &max))
+		snprintf(buf, len, ">= %s", render__duration(min, lo, sizeof(lo)));
+	else if (b == 0)
+		snprintf(buf, len, "0 ns");
+	else
+		snprintf(buf, len, "[%s, %s)", render__duration(min, lo, sizeof(lo)),
+			 render__duration(max + 1, hi, sizeof(hi)));
+}

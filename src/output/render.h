@@ -30,6 +30,10 @@ const char *render__duration(uint64_t ns, char *buf, size_t len);
 /* Bounds of log2 size bucket b of n: bucket 0 is size 0, bucket b > 0 is [2^(b-1), 2^b - 1];
  * the last one is open (returns false: no upper bound). */
 bool render__bucket(uint32_t b, uint32_t n, uint64_t *min, uint64_t *max);
+/* Labels of log2 buckets: sizes "[64 B, 128 B)", "0 B", ">= 1 GiB"; lifetimes "[1.0 us, 2.0 us)",
+ * "0 ns", ">= 2.10 s". */
+void render__size_bucket_label(uint32_t b, uint32_t n, char *buf, size_t len);
+void render__life_bucket_label(uint32_t b, uint32_t n, char *buf, size_t len);
 
 /* Is this function an allocator entry point (malloc, operator new, ...), i.e. not where the
  * allocation was asked for? */

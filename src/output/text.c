@@ -435,48 +435,6 @@ static void print_stack(const struct text *t, unsigned int indent,
 	}
 }
 
-/* "64 KiB" for powers of two, so bucket bounds read exactly. */
-static const char *pow2_label(uint64_t v, char *buf, size_t len)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-	unsigned int u = 0;
-
-	while (v >= 1024 && v % 1024 == 0 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, len, "%" PRIu64 " %s", v, units[u]);
-	return buf;
-}
-
-static void bucket_label(uint32_t b, uint32_t n, char *buf, size_t len)
-{
-	char lo[32], hi[32];
-	uint64_t min, max;
-
-	if (!render__bucket(b, n, &min, &max))
-		snprintf(buf, len, ">= %s", pow2_label(min, lo, sizeof(lo)));
-	else if (b == 0)
-		snprintf(buf, len, "0 B");
-	else
-		snprintf(buf, len, "[%s, %s)", pow2_label(min, lo, sizeof(lo)),
-			 pow2_label(max + 1, hi, sizeof(hi)));
-}
-
-static void life_label(uint32_t b, uint32_t n, char *buf, size_t len)
-{
-	char lo[32], hi[32];
-	uint64_t min, max;
-
-	if (!render__bucket(b, n, &min, &max))
-		snprintf(buf, len, ">= %s", render__duration(min, lo, sizeof(lo)));
-	else if (b == 0)
-		snprintf(buf, len, "0 ns");
-	else
-		snprintf(buf, len, "[%s, %s)", render__duration(min, lo, sizeof(lo)),
-			 render__duration(max + 1, hi, sizeof(hi)));
-}
-
 /* A log2 histogram as labelled bars, non-empty buckets only (sizes, lifetimes). */
 static void print_buckets(const struct text *t, const char *title, const uint64_t *c, uint32_t n,
 			  void (*label_of)(uint32_t b, uint32_t n, char *buf, size_t len))
@@ -528,7 +486,7 @@ static void print_lifetimes(const struct text *t, const struct prof_sample *s)
 			"before their thread allocated again\n", s->temporary, allocs,
 			100.0 * s->temporary / allocs);
 	if (s->life)
-		print_buckets(t, "lifetimes", s->life, s->nlife, life_label);
+		print_buckets(t, "lifetimes", s->life, s->nlife, render__life_bucket_label);
 }
 
 static int print_sites(const struct text *t)
@@ -566,7 +524,7 @@ static int print_sites(const struct text *t)
 		print_site_line(t, i + 1, s);
 		print_stack(t, 4, s, false, 0);
 		if (s->hist)
-			print_buckets(t, "sizes", s->hist, s->nhist, bucket_label);
+			print_buckets(t, "sizes", s->hist, s->nhist, render__size_bucket_label);
 		print_lifetimes(t, s);
 	}
 	free(idx);

@@ -294,10 +294,33 @@ int sym_proc__resolve(struct sym_proc *p, uint64_t addr, bool return_addr,
 	return 0;
 }
 
+/* The module holding the call that ends at ret_addr, and ret_addr as an ELF address in it. */
+static bool ret_module(struct sym_proc *p, uint64_t ret_addr, struct sym_module **mod,
+		       uint64_t *vaddr)
+{
+	struct sym_map *map;
+	uint64_t file_off;
+
+	/* The call ends right before ret_addr: its last byte decides the mapping. */
+	map = ret_addr ? find_map(p, ret_addr - 1) : NULL;
+	if (!map || map->perms[2] != 'x')
+		return false;
+	if (!map->mod_tried)
+		map_module(p, map);
+	if (!map->mod)
+		return false;
+	file_off = ret_addr - 1 - map->start + map->offset;
+	if (!sym_module__file_off_to_vaddr(map->mod, file_off, vaddr, NULL))
+		return false;
+	*vaddr += 1;
+	*mod = map->mod;
+	return true;
+}
+
 int sym_proc__called_symbol(struct sym_proc *p, uint64_t ret_addr, char *name, size_t len)
 {
-	uint64_t file_off, vaddr;
-	struct sym_map *map;
+	struct sym_module *mod;
+	uint64_t vaddr;
 	const char *sym;
 	size_t n;
 	int err;
@@ -305,18 +328,9 @@ int sym_proc__called_symbol(struct sym_proc *p, uint64_t ret_addr, char *name, s
 	if (!p || !name || !len)
 		return -EINVAL;
 	name[0] = '\0';
-	/* The call ends right before ret_addr: its last byte decides the mapping. */
-	map = ret_addr ? find_map(p, ret_addr - 1) : NULL;
-	if (!map || map->perms[2] != 'x')
+	if (!ret_module(p, ret_addr, &mod, &vaddr))
 		return -ENOENT;
-	if (!map->mod_tried)
-		map_module(p, map);
-	if (!map->mod)
-		return -ENOENT;
-	file_off = ret_addr - 1 - map->start + map->offset;
-	if (!sym_module__file_off_to_vaddr(map->mod, file_off, &vaddr, NULL))
-		return -ENOENT;
-	err = sym_module__called_symbol(map->mod, vaddr + 1, &sym);
+	err = sym_module__called_symbol(mod, vaddr, &sym);
 	if (err)
 		return err;
 	/* .dynsym names carry no version, but a hand-made file might. */
@@ -333,22 +347,14 @@ int sym_proc__called_symbol(struct sym_proc *p, uint64_t ret_addr, char *name, s
 
 int sym_proc__follows_call(struct sym_proc *p, uint64_t ret_addr)
 {
-	uint64_t file_off, vaddr;
-	struct sym_map *map;
+	struct sym_module *mod;
+	uint64_t vaddr;
 
 	if (!p)
 		return -EINVAL;
-	map = ret_addr ? find_map(p, ret_addr - 1) : NULL;
-	if (!map || map->perms[2] != 'x')
+	if (!ret_module(p, ret_addr, &mod, &vaddr))
 		return -ENOENT;
-	if (!map->mod_tried)
-		map_module(p, map);
-	if (!map->mod)
-		return -ENOENT;
-	file_off = ret_addr - 1 - map->start + map->offset;
-	if (!sym_module__file_off_to_vaddr(map->mod, file_off, &vaddr, NULL))
-		return -ENOENT;
-	return sym_module__follows_call(map->mod, vaddr + 1);
+	return sym_module__follows_call(mod, vaddr);
 }
 
 int symbolizer__resolve_build_id(struct symbolizer *s, const char *build_id, uint64_t file_offset,
