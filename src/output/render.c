@@ -240,30 +240,27 @@ static const char *pow2_label(uint64_t v, char *buf, size_t len)
 	return buf;
 }
 
-void render__size_bucket_label(uint32_t b, uint32_t n, char *buf, size_t len)
+/* "[lo, hi)", the zero bucket's label, or ">= lo" for the open last bucket. */
+static void bucket_label(uint32_t b, uint32_t n, char *buf, size_t len, const char *zero,
+			 const char *(*fmt)(uint64_t v, char *buf, size_t len))
 {
 	char lo[32], hi[32];
 	uint64_t min, max;
 
 	if (!render__bucket(b, n, &min, &max))
-		snprintf(buf, len, ">= %s", pow2_label(min, lo, sizeof(lo)));
+		snprintf(buf, len, ">= %s", fmt(min, lo, sizeof(lo)));
 	else if (b == 0)
-		snprintf(buf, len, "0 B");
+		snprintf(buf, len, "%s", zero);
 	else
-		snprintf(buf, len, "[%s, %s)", pow2_label(min, lo, sizeof(lo)),
-			 pow2_label(max + 1, hi, sizeof(hi)));
+		snprintf(buf, len, "[%s, %s)", fmt(min, lo, sizeof(lo)), fmt(max + 1, hi, sizeof(hi)));
+}
+
+void render__size_bucket_label(uint32_t b, uint32_t n, char *buf, size_t len)
+{
+	bucket_label(b, n, buf, len, "0 B", pow2_label);
 }
 
 void render__life_bucket_label(uint32_t b, uint32_t n, char *buf, size_t len)
 {
-	char lo[32], hi[32];
-	uint64_t min, max;
-
-	if (!render__bucket(b, n, &min, &max))
-		snprintf(buf, len, ">= %s", render__duration(min, lo, sizeof(lo)));
-	else if (b == 0)
-		snprintf(buf, len, "0 ns");
-	else
-		snprintf(buf, len, "[%s, %s)", render__duration(min, lo, sizeof(lo)),
-			 render__duration(max + 1, hi, sizeof(hi)));
+	bucket_label(b, n, buf, len, "0 ns", render__duration);
 }
