@@ -6,7 +6,7 @@ set -euo pipefail
 
 PKGS=(
 	# build
-	make gcc g++ clang llvm binutils libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev
+	make gcc g++ libc6-dev clang llvm binutils libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev
 	libiberty-dev libzstd-dev liblzma-dev pkg-config linux-libc-dev
 	# symbolization of glibc frames in tests and the demo
 	libc6-dbg
