@@ -143,7 +143,7 @@ int target__spawn(const struct log_ctx *lc, char *const argv[], pid_t *pidp)
 
 int target__seize(pid_t pid)
 {
-	return ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACEEXIT) ? -errno : 0;
+	return ptrace(PTRACE_SEIZE, pid, 0, TRACE_OPTS) ? -errno : 0;
 }
 
 int target__run_to_allocator(const struct log_ctx *lc, pid_t pid, struct alloc_lib *lib,

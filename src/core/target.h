@@ -14,8 +14,9 @@
  * mask in force is restored in the child before exec. */
 int target__spawn(const struct log_ctx *lc, char *const argv[], pid_t *pid);
 
-/* Seize a running process so that its exit stops it (PTRACE_O_TRACEEXIT) without stopping it
- * now. Returns 0 or a negative errno. */
+/* Seize a running process without stopping it, so that its exit and exec stop it (its
+ * mappings are still there to read; a new program gets its probes) and the syscall stepping of
+ * target__run_to_allocator works on it. Returns 0 or a negative errno. */
 int target__seize(pid_t pid);
 
 /* Let a child stopped after exec run, syscall by syscall, until its allocator is mapped; the

@@ -134,3 +134,23 @@ start_ebprof() {
 	jqe '[.sites[].frames[].function] | index("leak_small")' "$T/out.json"
 	assert_no_probes
 }
+
+@test "attach: a traced process that execs another program is followed" {
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	mkfifo "$T/go"
+	bg bash -c "read -r _ < $T/go; exec $FIX/memfixture > $T/fx.log"
+	"$EBPROF" mem -v -p "$BG" -o "$T/out.json" 2> "$T/eb.log" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/eb.log" 'tracing glibc allocator'
+	echo go > "$T/go"
+	st=0
+	wait "$eb" || st=$?
+	[ "$st" -eq 0 ]
+	jqe '.processes | length == 1 and .[0].comm == "memfixture" and .[0].live_count == 20' \
+		"$T/out.json"
+	fixture_sites "$T/out.json" "$T/truth.json" > "$T/got.json"
+	truth_sites "$T/truth.json" > "$T/want.json"
+	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
+	assert_no_probes
+}
