@@ -555,26 +555,6 @@ static int loop(struct run *r, int sfd, int tfd, int ifd)
 	return 0;
 }
 
-static int write_reports(struct run *r)
-{
-	int rc = 0;
-
-	if (!r->o->noutputs)
-		return output__write_path(&output_text, r->prof, &r->o->out, "-") ? 1 : 0;
-	for (int i = 0; i < r->o->noutputs; i++) {
-		const char *path = r->o->outputs[i];
-		int err = output__write_path(output__for_path(path), r->prof, &r->o->out, path);
-
-		if (err) {
-			pr_err(r->lc, "cannot write '%s': %s", path, strerror(-err));
-			rc = 1;
-		} else {
-			pr_info(r->lc, "wrote %s", path);
-		}
-	}
-	return rc;
-}
-
 static char *join_args(int argc, char **argv)
 {
 	size_t len = 1;
@@ -686,7 +666,7 @@ int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 	self = join_args(argc, argv);
 	profile__set_meta(r.prof, command, u.release, self, start_wall,
 			  (int64_t)(mono_ns() - start_mono));
-	rc = write_reports(&r);
+	rc = cli_write_outputs(lc, r.prof, &o.out, (char *const *)o.outputs, o.noutputs);
 
 out:
 	/* no probe left behind, no process left stopped */
