@@ -1,0 +1,411 @@
+/* Reachability of outstanding blocks (see leakscan.h for the definitions).
+ *
+ * Memory is read in large pieces through the caller's readv (process_vm_readv on a stopped
+ * process): roots in 4 MiB chunks, blocks popped from the mark stack in batches of up to 512
+ * blocks per call. Batching does not change the result: the classes are a fixpoint (a block
+ * whose state improves is pushed again and rescanned), and each clique's traversal covers the
+ * same blocks in any order; only the clique leaders' order matters, and it is the address
+ * order, as in memcheck.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/leakscan.h"
+
+#define CHUNK (4u << 20)
+#define BATCH 512
+#define WORD 8u
+#define PAGE 4096u
+#define NO_CLIQUE SIZE_MAX
+#define VTABLE_MAX_CHECK 20	/* words of a candidate vtable memcheck looks at */
+
+const char *const leak_class_names[LEAK__COUNT] = {
+	[LEAK_DEFINITE] = "definite",
+	[LEAK_INDIRECT] = "indirect",
+	[LEAK_POSSIBLE] = "possible",
+	[LEAK_REACHABLE] = "reachable",
+};
+
+const char *const leak_heuristic_names[LEAK_HEUR__COUNT] = {
+	[LEAK_HEUR_NONE] = "none",
+	[LEAK_HEUR_STDSTRING] = "stdstring",
+	[LEAK_HEUR_LENGTH64] = "length64",
+	[LEAK_HEUR_NEWARRAY] = "newarray",
+	[LEAK_HEUR_MULTIPLE_INHERITANCE] = "multipleinheritance",
+};
+
+enum { ST_UNREACHED, ST_POSSIBLE, ST_REACHABLE, ST_INDIRECT };
+
+struct scan {
+	struct leak_block *b;
+	size_t n;
+	uint64_t lo, hi;	/* no block outside [lo, hi) */
+	size_t *stack;
+	size_t top;
+	const struct leak_scan_opts *o;
+	struct leak_stats *st;
+	char *buf;
+};
+
+static int cmp_addr(const void *a, const void *b)
+{
+	const struct leak_block *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The block p points into, or -1. */
+static ssize_t find(const struct scan *s, uint64_t p)
+{
+	size_t lo = 0, hi = s->n;
+	const struct leak_block *b;
+
+	if (p < s->lo || p >= s->hi)
+		return -1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->b[mid].addr <= p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -1;
+	b = &s->b[lo - 1];
+	return p < b->addr + (b->size ? b->size : 1) ? (ssize_t)(lo - 1) : -1;
+}
+
+static bool read_mem(struct scan *s, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+
+	return s->o->readv(s->o->ctx, &l, 1, &r, 1) == (ssize_t)len;
+}
+
+static bool read_word(struct scan *s, uint64_t addr, uint64_t *w)
+{
+	return read_mem(s, addr, w, sizeof(*w));
+}
+
+static const struct leak_map *map_of(const struct scan *s, uint64_t a)
+{
+	size_t lo = 0, hi = s->o->nmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->o->maps[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || a >= s->o->maps[lo - 1].end)
+		return NULL;
+	return &s->o->maps[lo - 1];
+}
+
+/* memcheck's test: a readable file mapping whose first words hold at least two pointers into
+ * executable file mappings (zero words skipped) before anything else. */
+static bool is_vtable(struct scan *s, uint64_t a)
+{
+	const struct leak_map *m = map_of(s, a);
+	uint64_t w[VTABLE_MAX_CHECK + 1], last;
+	unsigned nfn = 0;
+	size_t nw;
+
+	if (!m || !m->file || !m->r)
+		return false;
+	last = a + VTABLE_MAX_CHECK * WORD;
+	if (last > m->end - 1 - WORD)
+		last = m->end - 1 - WORD;
+	if (last < a)
+		return false;
+	nw = (last - a) / WORD + 1;
+	if (!read_mem(s, a, w, nw * WORD))
+		return false;
+	for (size_t i = 0; i < nw; i++) {
+		const struct leak_map *f;
+
+		if (!w[i])
+			continue;
+		f = map_of(s, w[i]);
+		if (!f || !f->file || !f->x)
+			return false;
+		if (++nfn == 2)
+			return true;
+	}
+	return false;
+}
+
+/* Which of memcheck's heuristics accepts the interior pointer p into b (first match, in
+ * memcheck's order). */
+static uint8_t heuristic(struct scan *s, uint64_t p, const struct leak_block *b)
+{
+	unsigned h = s->o->heuristics;
+	uint64_t w0, w1, inner;
+
+	if ((h & 1u << LEAK_HEUR_STDSTRING) && p == b->addr + 3 * WORD &&
+	    read_word(s, b->addr + WORD, &w1) && 3 * WORD + w1 + 1 == b->size &&
+	    read_word(s, b->addr, &w0) && w0 <= w1)
+		return LEAK_HEUR_STDSTRING;
+	if ((h & 1u << LEAK_HEUR_LENGTH64) && p == b->addr + WORD &&
+	    read_word(s, b->addr, &w0) && w0 > 0 && b->size - WORD == w0)
+		return LEAK_HEUR_LENGTH64;
+	if ((h & 1u << LEAK_HEUR_NEWARRAY) && p == b->addr + WORD &&
+	    read_word(s, b->addr, &w0) && w0 > 0 && (b->size - WORD) % w0 == 0)
+		return LEAK_HEUR_NEWARRAY;
+	if ((h & 1u << LEAK_HEUR_MULTIPLE_INHERITANCE) && p % WORD == 0 &&
+	    read_word(s, p, &inner) && inner % WORD == 0 && inner >= PAGE &&
+	    read_word(s, b->addr, &w0) && w0 % WORD == 0 && w0 >= PAGE &&
+	    is_vtable(s, inner) && is_vtable(s, w0))
+		return LEAK_HEUR_MULTIPLE_INHERITANCE;
+	return LEAK_HEUR_NONE;
+}
+
+/* glibc: the header of the chunk after b's (its size word sits just below the block; bit 1
+ * marks an mmapped chunk, which has no neighbour). */
+static bool is_allocator_link(struct scan *s, struct leak_block *b, uint64_t p)
+{
+	uint64_t size;
+
+	if (!b->link_state) {
+		b->link_state = 2;
+		if (b->addr >= 2 * WORD && read_word(s, b->addr - WORD, &size) && !(size & 2)) {
+			b->link = b->addr - 2 * WORD + (size & ~7ull);
+			b->link_state = 1;
+		}
+	}
+	return b->link_state == 1 && p == b->link;
+}
+
+static void push(struct scan *s, size_t i)
+{
+	if (s->b[i].pending)
+		return;
+	s->b[i].pending = 1;
+	s->stack[s->top++] = i;
+}
+
+/* A word found in a root, or in a block while looking for what the roots reach. */
+static void reach(struct scan *s, uint64_t p, bool definite, unsigned flags)
+{
+	ssize_t i = find(s, p);
+	struct leak_block *b;
+	bool via_start;
+
+	if (i < 0)
+		return;
+	b = &s->b[i];
+	if ((flags & LEAK_REGION_ALLOCATOR) && s->o->glibc_links && p != b->addr &&
+	    is_allocator_link(s, b, p)) {
+		s->st->allocator_links++;
+		return;
+	}
+	if (b->state == ST_REACHABLE) {
+		/* a start pointer makes a block reached through a heuristic plainly reachable */
+		if (b->heuristic && p == b->addr)
+			b->heuristic = LEAK_HEUR_NONE;
+		return;
+	}
+	if (p == b->addr) {
+		via_start = true;
+	} else if (s->o->heuristics) {
+		b->heuristic = heuristic(s, p, b);
+		via_start = b->heuristic != LEAK_HEUR_NONE;
+	} else {
+		via_start = false;
+	}
+	if (via_start && definite) {
+		b->state = ST_REACHABLE;
+		push(s, i);
+	} else if (b->state == ST_UNREACHED) {
+		b->state = ST_POSSIBLE;
+		push(s, i);
+	}
+}
+
+/* A word found in an unreached block while gathering the clique led by block `clique`. */
+static void gather(struct scan *s, uint64_t p, size_t clique)
+{
+	ssize_t i = find(s, p);
+
+	if (i < 0 || (size_t)i == clique || s->b[i].state != ST_UNREACHED)
+		return;
+	s->b[i].state = ST_INDIRECT;
+	push(s, i);
+}
+
+static void scan_words(struct scan *s, const char *buf, size_t len, size_t clique,
+		       bool definite, unsigned flags)
+{
+	const uint64_t *w = (const uint64_t *)buf;
+
+	s->st->scanned_bytes += len;
+	for (size_t k = 0; k < len / WORD; k++) {
+		if (w[k] < s->lo || w[k] >= s->hi)
+			continue;
+		if (clique == NO_CLIQUE)
+			reach(s, w[k], definite, flags);
+		else
+			gather(s, w[k], clique);
+	}
+}
+
+/* Scan the aligned words of [start, end), reading CHUNK bytes at a time; unreadable pages are
+ * skipped and counted. */
+static void scan_range(struct scan *s, uint64_t start, uint64_t end, size_t clique,
+		       bool definite, unsigned flags)
+{
+	uint64_t a = (start + WORD - 1) & ~(uint64_t)(WORD - 1);
+
+	end &= ~(uint64_t)(WORD - 1);
+	while (a < end) {
+		size_t len = end - a > CHUNK ? CHUNK : end - a;
+		struct iovec l = { s->buf, len }, r = { (void *)(uintptr_t)a, len };
+		ssize_t got = s->o->readv(s->o->ctx, &l, 1, &r, 1);
+		uint64_t next;
+
+		if (got < 0)
+			got = 0;
+		got &= ~(ssize_t)(WORD - 1);
+		scan_words(s, s->buf, got, clique, definite, flags);
+		if ((size_t)got == len) {
+			a += len;
+			continue;
+		}
+		next = ((a + got) & ~(uint64_t)(PAGE - 1)) + PAGE;
+		s->st->unreadable_bytes += (next < end ? next : end) - (a + got);
+		a = next;
+	}
+}
+
+/* Pop and scan everything on the mark stack, small blocks read in batches. */
+static void process(struct scan *s, size_t clique)
+{
+	struct iovec l[BATCH], r[BATCH];
+	size_t idx[BATCH];
+
+	while (s->top) {
+		size_t nb = 0, bytes = 0, done = 0;
+		ssize_t got;
+
+		while (s->top && nb < BATCH) {
+			size_t i = s->stack[s->top - 1];
+			uint64_t sz = s->b[i].size & ~(uint64_t)(WORD - 1);
+
+			if (sz > CHUNK) {
+				if (nb)
+					break;
+				s->top--;
+				s->b[i].pending = 0;
+				scan_range(s, s->b[i].addr, s->b[i].addr + s->b[i].size, clique,
+					   s->b[i].state != ST_POSSIBLE, 0);
+				continue;
+			}
+			if (bytes + sz > CHUNK)
+				break;
+			s->top--;
+			s->b[i].pending = 0;
+			idx[nb] = i;
+			l[nb] = (struct iovec){ s->buf + bytes, sz };
+			r[nb] = (struct iovec){ (void *)(uintptr_t)s->b[i].addr, sz };
+			bytes += sz;
+			nb++;
+		}
+		if (!nb)
+			continue;
+		got = s->o->readv(s->o->ctx, l, nb, r, nb);
+		if (got < 0)
+			got = 0;
+		/* blocks read whole are scanned from the buffer, the rest one by one */
+		for (size_t k = 0; k < nb; k++) {
+			struct leak_block *b = &s->b[idx[k]];
+
+			if (done + l[k].iov_len <= (size_t)got)
+				scan_words(s, l[k].iov_base, l[k].iov_len, clique,
+					   b->state != ST_POSSIBLE, 0);
+			else
+				scan_range(s, b->addr, b->addr + b->size, clique,
+					   b->state != ST_POSSIBLE, 0);
+			done += l[k].iov_len;
+		}
+	}
+}
+
+int leak_scan(struct leak_block *blocks, size_t n, const struct leak_region *roots,
+	      size_t nroots, const uint64_t *regs, size_t nregs, const struct leak_scan_opts *o,
+	      struct leak_stats *st)
+{
+	struct scan s = { .b = blocks, .n = n, .o = o, .st = st, .lo = UINT64_MAX };
+
+	memset(st, 0, sizeof(*st));
+	if (!n)
+		return 0;
+	qsort(blocks, n, sizeof(*blocks), cmp_addr);
+	for (size_t i = 0; i < n; i++) {
+		struct leak_block *b = &blocks[i];
+		uint64_t end = b->addr + (b->size ? b->size : 1);
+
+		b->state = ST_UNREACHED;
+		b->pending = 0;
+		b->heuristic = LEAK_HEUR_NONE;
+		b->link_state = 0;
+		if (b->addr < s.lo)
+			s.lo = b->addr;
+		if (end > s.hi)
+			s.hi = end;
+	}
+	s.stack = malloc(n * sizeof(*s.stack));
+	s.buf = malloc(CHUNK);
+	if (!s.stack || !s.buf) {
+		free(s.stack);
+		free(s.buf);
+		return -ENOMEM;
+	}
+
+	/* what the roots reach */
+	for (size_t k = 0; k < nroots; k++)
+		scan_range(&s, roots[k].start, roots[k].end, NO_CLIQUE, true, roots[k].flags);
+	for (size_t k = 0; k < nregs; k++)
+		reach(&s, regs[k], true, 0);
+	process(&s, NO_CLIQUE);
+
+	/* the rest: cliques of lost blocks, leaders in address order */
+	for (size_t i = 0; i < n; i++) {
+		if (blocks[i].state != ST_UNREACHED)
+			continue;
+		push(&s, i);
+		process(&s, i);
+	}
+
+	for (size_t i = 0; i < n; i++) {
+		struct leak_block *b = &blocks[i];
+
+		switch (b->state) {
+		case ST_UNREACHED:
+			b->cls = LEAK_DEFINITE;
+			break;
+		case ST_INDIRECT:
+			b->cls = LEAK_INDIRECT;
+			break;
+		case ST_POSSIBLE:
+			b->cls = LEAK_POSSIBLE;
+			break;
+		default:
+			b->cls = LEAK_REACHABLE;
+			if (b->heuristic) {
+				st->heur_count[b->heuristic]++;
+				st->heur_bytes[b->heuristic] += b->size;
+			}
+			break;
+		}
+		if (b->cls != LEAK_REACHABLE)
+			b->heuristic = LEAK_HEUR_NONE;
+		st->count[b->cls]++;
+		st->bytes[b->cls] += b->size;
+	}
+	free(s.stack);
+	free(s.buf);
+	return 0;
+}
