@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli/cli.h"
+#include "core/leakscan.h"
 #include "core/mem_collect.h"
 #include "core/preflight.h"
 #include "core/target.h"
@@ -31,6 +32,7 @@
 #define MAX_OUTPUTS 16
 #define TICK_MS 100		/* sampling period of the live-bytes series */
 #define MAX_PIDS 256
+#define EXIT_LEAKED 23		/* --fail-on-leak, as LeakSanitizer's default exitcode */
 
 struct mem_opts {
 	pid_t pids[MAX_PIDS];
@@ -42,6 +44,10 @@ struct mem_opts {
 	struct output_opts out;
 	struct mem_collector_opts col;
 	bool quiet;
+	bool leaks;		/* reachability scans at exit and at the end */
+	unsigned heuristics;	/* memcheck's leak heuristics (bit set) */
+	const char *suppressions;
+	bool fail_on_leak;
 };
 
 struct tgt {
@@ -70,6 +76,7 @@ struct run {
 	uint64_t ticks;
 	bool progress;		/* stderr is a terminal and no --quiet */
 	bool progress_shown;
+	bool scan_now;		/* SIGUSR1: scan every running process */
 };
 
 static const char mem_usage[] =
@@ -102,6 +109,21 @@ static const char mem_usage[] =
 	"      --min-size BYTES   track only allocations of at least BYTES\n"
 	"      --max-size BYTES   track only allocations of at most BYTES\n"
 	"\n"
+	"Leaks:\n"
+	"      --leaks            classify outstanding blocks by reachability, as valgrind's\n"
+	"                         memcheck does (definitely, indirectly and possibly lost, still\n"
+	"                         reachable): each process is scanned when it exits, and those\n"
+	"                         still running when tracing stops are stopped for a scan then;\n"
+	"                         SIGUSR1 to ebprof scans the running ones at once (--scan is the\n"
+	"                         same option)\n"
+	"      --leak-heuristics LIST  memcheck's heuristics for interior pointers: all\n"
+	"                         (default), none, or a comma-separated list of stdstring,\n"
+	"                         length64, newarray, multipleinheritance\n"
+	"      --suppressions FILE  leaks at sites matching a 'leak:PATTERN' line of FILE\n"
+	"                         (LeakSanitizer's format) are reported as suppressed\n"
+	"      --fail-on-leak     exit with status 23 when definitely lost blocks remain\n"
+	"                         (after suppressions); implies --leaks\n"
+	"\n"
 	"Limits (kernel tables; anything that does not fit is counted as a drop and reported):\n"
 	"      --max-live N       outstanding allocations tracked (default 2097152)\n"
 	"      --max-stacks N     distinct call stacks and sites (default 32768)\n"
@@ -115,7 +137,8 @@ static const char mem_usage[] =
 	"  sudo ebprof mem -- ./myprog arg1 arg2\n"
 	"  sudo ebprof mem -p 4242 -d 30\n"
 	"  sudo ebprof mem -p 4242,4243 -o out.txt -o out.json -o out.pb.gz\n"
-	"  sudo ebprof mem --sort count --top 20 -- sqlite3 db.sqlite 'select ...'\n";
+	"  sudo ebprof mem --sort count --top 20 -- sqlite3 db.sqlite 'select ...'\n"
+	"  sudo ebprof mem --leaks --suppressions known.supp --fail-on-leak -- ./tests\n";
 
 static int parse_u64(const char *s, uint64_t *v)
 {
@@ -148,10 +171,36 @@ static int parse_pids(const struct log_ctx *lc, struct mem_opts *o, char *arg)
 	return 0;
 }
 
+/* "all", "none" or a comma-separated list of memcheck's heuristic names */
+static int parse_heuristics(const char *arg, unsigned *set)
+{
+	char buf[256], *tok, *save = NULL;
+
+	if (!strcmp(arg, "all")) {
+		*set = LEAK_HEUR_ALL;
+		return 0;
+	}
+	*set = 0;
+	if (!strcmp(arg, "none"))
+		return 0;
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int h;
+
+		for (h = 1; h < LEAK_HEUR__COUNT; h++)
+			if (!strcmp(tok, leak_heuristic_names[h]))
+				break;
+		if (h == LEAK_HEUR__COUNT)
+			return -1;
+		*set |= 1u << h;
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts *o)
 {
 	enum { OPT_TOP = 256, OPT_SORT, OPT_MIN, OPT_MAX, OPT_MAXLIVE, OPT_MAXSTACKS,
-	       OPT_MAXPROCS, OPT_VALUE, OPT_INVERTED };
+	       OPT_MAXPROCS, OPT_VALUE, OPT_INVERTED, OPT_LEAKS, OPT_HEUR, OPT_SUPP, OPT_FAIL };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -165,6 +214,11 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 		{ "max-procs", required_argument, NULL, OPT_MAXPROCS },
 		{ "value", required_argument, NULL, OPT_VALUE },
 		{ "inverted", no_argument, NULL, OPT_INVERTED },
+		{ "leaks", no_argument, NULL, OPT_LEAKS },
+		{ "scan", no_argument, NULL, OPT_LEAKS },
+		{ "leak-heuristics", required_argument, NULL, OPT_HEUR },
+		{ "suppressions", required_argument, NULL, OPT_SUPP },
+		{ "fail-on-leak", no_argument, NULL, OPT_FAIL },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -220,6 +274,21 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 			break;
 		case OPT_INVERTED:
 			o->out.inverted = true;
+			break;
+		case OPT_LEAKS:
+			o->leaks = true;
+			break;
+		case OPT_FAIL:
+			o->leaks = o->fail_on_leak = true;
+			break;
+		case OPT_SUPP:
+			o->suppressions = optarg;
+			break;
+		case OPT_HEUR:
+			if (parse_heuristics(optarg, &o->heuristics))
+				return usage_err(lc, "invalid --leak-heuristics '%s' (all, none, or a "
+						     "list of stdstring, length64, newarray, "
+						     "multipleinheritance)", optarg);
 			break;
 		case OPT_MIN:
 			if (parse_u64(optarg, &o->col.min_size))
@@ -335,6 +404,45 @@ static void on_exec(struct run *r, struct tgt *t)
 		t->done = false;
 }
 
+static void on_child_event(struct run *r, pid_t pid, int status);
+static void progress_clear(struct run *r);
+
+/* One line on stderr per on-demand scan: what it found, and what it cost the process. */
+static void scan_line(struct run *r, pid_t pid, const struct prof_scan *ps)
+{
+	char b[PROF_LEAK__COUNT][32], el[32];
+
+	progress_clear(r);
+	for (int cl = 0; cl < PROF_LEAK__COUNT; cl++)
+		render__bytes(ps->bytes[cl], b[cl], sizeof(b[cl]));
+	fprintf(stderr, "ebprof: PID %d scanned: definitely lost %s in %llu blocks, indirectly "
+		"%s in %llu, possibly %s in %llu, still reachable %s in %llu (stopped %s)\n", pid,
+		b[0], (unsigned long long)ps->count[0], b[1], (unsigned long long)ps->count[1],
+		b[2], (unsigned long long)ps->count[2], b[3], (unsigned long long)ps->count[3],
+		render__duration(ps->stopped_ns, el, sizeof(el)));
+}
+
+/* A reachability scan of t; at_exit: it is held at its exit stop. */
+static void scan(struct run *r, struct tgt *t, bool at_exit)
+{
+	int status;
+
+	if (t->done || t->gone)
+		return;
+	if (!t->traced) {
+		pr_warn(r->lc, "PID %d: not scanned for leaks: another tracer holds it, so ebprof "
+			       "cannot stop it", t->pid);
+		return;
+	}
+	if (mem_collector__scan(r->col, t->pid, at_exit, r->o->heuristics,
+				mono_ns() - r->start_mono, &status))
+		return;
+	if (!at_exit && !r->stop)
+		scan_line(r, t->pid, mem_collector__last_scan(r->col, t->pid));
+	if (status != -1)
+		on_child_event(r, t->pid, status);	/* it stopped at its exit meanwhile */
+}
+
 static void on_child_event(struct run *r, pid_t pid, int status)
 {
 	struct tgt *t = tgt_of(r, pid);
@@ -356,6 +464,8 @@ static void on_child_event(struct run *r, pid_t pid, int status)
 		}
 		return;
 	case TARGET_STOP_EXIT:
+		if (r->o->leaks && !t->done)
+			scan(r, t, true);
 		finalize(r, t);
 		break;
 	case TARGET_STOP_EXEC:
@@ -377,6 +487,10 @@ static void on_signal(struct run *r, const struct signalfd_siginfo *si)
 
 		while ((pid = waitpid(-1, &status, __WALL | WNOHANG)) > 0)
 			on_child_event(r, pid, status);
+		return;
+	}
+	if (si->ssi_signo == SIGUSR1) {
+		r->scan_now = true;
 		return;
 	}
 	r->nsignals++;
@@ -542,6 +656,11 @@ static int loop(struct run *r, int sfd, int tfd, int ifd)
 		}
 		if ((pfd[2].revents & POLLIN) && read(ifd, &ticks, sizeof(ticks)) == sizeof(ticks))
 			on_tick(r);
+		if (r->scan_now) {
+			r->scan_now = false;
+			for (int i = 0; i < r->nt; i++)
+				scan(r, &r->t[i], false);
+		}
 		for (int k = 3; k < n; k++) {
 			struct tgt *t = &r->t[map[k - 3]];
 
@@ -553,6 +672,24 @@ static int loop(struct run *r, int sfd, int tfd, int ifd)
 	}
 	progress_clear(r);
 	return 0;
+}
+
+/* --fail-on-leak: are definitely lost blocks left after suppressions? Says so on stderr. */
+static bool definitely_lost(const struct log_ctx *lc, const struct profile *p)
+{
+	uint64_t count = 0, bytes = 0;
+
+	for (uint32_t i = 0; i < p->nprocesses; i++) {
+		const struct prof_scan *ps = &p->processes[i].scan;
+
+		count += ps->count[PROF_LEAK_DEFINITE] - ps->suppressed_count[PROF_LEAK_DEFINITE];
+		bytes += ps->bytes[PROF_LEAK_DEFINITE] - ps->suppressed_bytes[PROF_LEAK_DEFINITE];
+	}
+	if (count)
+		pr_err(lc, "definitely lost: %llu bytes in %llu blocks; exiting with status %d "
+			   "(--fail-on-leak)", (unsigned long long)bytes, (unsigned long long)count,
+		       EXIT_LEAKED);
+	return count > 0;
 }
 
 static char *join_args(int argc, char **argv)
@@ -577,11 +714,14 @@ int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 		.out = { .top = 10, .sort = OUTPUT_SORT_BYTES },
 		.col = { .max_live = 1 << 21, .max_stacks = 1 << 15, .max_procs = 1024,
 			 .min_size = 0, .max_size = UINT64_MAX },
+		.heuristics = LEAK_HEUR_ALL,
 	};
 	struct run r = { .o = &o, .lc = lc };
 	int rc, err, sfd = -1, tfd = -1, ifd = -1;
 	char *command = NULL, *self = NULL;
 	struct symbolizer_opts so = {};
+	struct prof_suppressions *supp = NULL;
+	bool leaked = false;
 	uint64_t start_mono;
 	int64_t start_wall;
 	struct utsname u;
@@ -590,6 +730,16 @@ int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 	rc = parse_args(argc, argv, lc, &o);
 	if (rc)
 		return rc;
+	if (o.suppressions) {
+		char why[512];
+
+		supp = prof_suppressions__load(o.suppressions, why, sizeof(why));
+		if (!supp) {
+			pr_err(lc, "%s", why);
+			return 2;
+		}
+		o.leaks = true;
+	}
 	o.col.lc = lc;
 	if (preflight__check(lc))
 		return 1;
@@ -600,6 +750,7 @@ int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -613,7 +764,7 @@ int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 	r.col = mem_collector__new(&o.col);
 	r.sym = symbolizer__new(&so);
 	r.prof = profile__new("mem");
-	if (!r.col || !r.sym || !r.prof || mem_profile__init(r.prof)) {
+	if (!r.col || !r.sym || !r.prof || mem_profile__init(r.prof, o.leaks)) {
 		if (r.col && (!r.sym || !r.prof))
 			pr_err(lc, "out of memory");
 		goto out;
@@ -657,9 +808,14 @@ int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 		pr_err(lc, "waiting for events failed: %s", strerror(-err));
 
 	/* everything still running is read out now, while its mappings are live */
+	for (int i = 0; o.leaks && i < r.nt; i++)
+		scan(&r, &r.t[i], false);
 	for (int i = 0; i < r.nt; i++)
 		finalize(&r, &r.t[i]);
 	mem_collector__drops(r.col, r.prof);
+	if (supp && profile__suppress(r.prof, supp))
+		profile__add_note(r.prof, "leaks at sites matching %s are counted as suppressed",
+				  o.suppressions);
 
 	uname(&u);
 	command = o.argv ? join_args(argc - (int)(o.argv - argv), o.argv) : NULL;
@@ -667,6 +823,8 @@ int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 	profile__set_meta(r.prof, command, u.release, self, start_wall,
 			  (int64_t)(mono_ns() - start_mono));
 	rc = cli_write_outputs(lc, r.prof, &o.out, (char *const *)o.outputs, o.noutputs);
+	if (o.fail_on_leak && definitely_lost(lc, r.prof) && rc == 0)
+		leaked = true;
 
 out:
 	/* no probe left behind, no process left stopped */
@@ -686,9 +844,12 @@ out:
 	}
 	if (r.child && r.child_reaped && rc == 0)
 		rc = target__exit_code(r.child_status);
+	if (leaked)
+		rc = EXIT_LEAKED;
 	mem_collector__free(r.col);
 	symbolizer__free(r.sym);
 	profile__free(r.prof);
+	prof_suppressions__free(supp);
 	free(command);
 	free(self);
 	if (sfd >= 0)

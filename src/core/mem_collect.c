@@ -12,6 +12,7 @@
 #include <time.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "core/heapscan.h"
 #include "core/mem_collect.h"
 #include "core/target.h"
 #include "util/util.h"
@@ -29,6 +30,17 @@ struct traced {
 	uint64_t fn_addr[MEM_FN__COUNT];	/* runtime address of each traced function */
 	char comm[32];
 	char cmdline[1024];
+	struct scan_site *scan;	/* last reachability scan, by site (fn, stack) */
+	uint32_t nscan;
+	struct prof_scan scan_info;
+};
+
+/* Leak classes of one site's outstanding blocks at the last scan. */
+struct scan_site {
+	uint32_t fn;
+	uint64_t stack;
+	uint64_t count[PROF_LEAK__COUNT];
+	uint64_t bytes[PROF_LEAK__COUNT];
 };
 
 struct mem_collector {
@@ -48,16 +60,31 @@ static const char *const drop_names[MEM_DROP__COUNT] = {
 	[MEM_DROP_PROCS_FULL] = "process_table_full",
 };
 
-int mem_profile__init(struct profile *prof)
+int mem_profile__init(struct profile *prof, bool leaks)
 {
+	char name[32];
 	int err = 0;
 
 	err = err ?: profile__add_type(prof, "alloc_objects", "count");
 	err = err ?: profile__add_type(prof, "alloc_space", "bytes");
 	err = err ?: profile__add_type(prof, "inuse_objects", "count");
 	err = err ?: profile__add_type(prof, "inuse_space", "bytes");
+	for (int cl = 0; leaks && cl < PROF_LEAK__COUNT; cl++) {
+		snprintf(name, sizeof(name), "%s_objects", prof_leak_class_names[cl]);
+		err = err ?: profile__add_type(prof, name, "count");
+		snprintf(name, sizeof(name), "%s_space", prof_leak_class_names[cl]);
+		err = err ?: profile__add_type(prof, name, "bytes");
+	}
 	prof->default_type = 1;
 	return err;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 /* libbpf's callback has no context argument, hence a file-level flag */
@@ -356,6 +383,140 @@ static int collect_live(const void *k, const void *v, void *ctx)
 	return 0;
 }
 
+/* ---- reachability scan ------------------------------------------------------------------ */
+
+struct scan_in {
+	pid_t pid;
+	struct leak_block *b;
+	struct scan_site *meta;	/* per block: its site key; classes filled after the scan */
+	uint32_t n, capb, capm;
+};
+
+static int collect_block(const void *k, const void *v, void *ctx)
+{
+	const struct mem_live_key *key = k;
+	const struct mem_live_val *lv = v;
+	struct scan_in *in = ctx;
+
+	if ((pid_t)key->pid != in->pid)
+		return 0;
+	if (grow((void **)&in->b, &in->capb, in->n + 1, sizeof(*in->b)) ||
+	    grow((void **)&in->meta, &in->capm, in->n + 1, sizeof(*in->meta)))
+		return -ENOMEM;
+	in->b[in->n] = (struct leak_block){ .addr = key->ptr, .size = lv->size, .user = in->n };
+	in->meta[in->n] = (struct scan_site){ .fn = lv->fn, .stack = lv->stack };
+	in->n++;
+	return 0;
+}
+
+static int scan_site_cmp(const void *a, const void *b)
+{
+	const struct scan_site *x = a, *y = b;
+
+	if (x->fn != y->fn)
+		return x->fn < y->fn ? -1 : 1;
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	return 0;
+}
+
+int mem_collector__scan(struct mem_collector *c, pid_t pid, bool at_exit, unsigned heuristics,
+			int64_t t_ns, int *leader_status)
+{
+	struct traced *t = find(c, pid);
+	struct scan_in in = { .pid = pid };
+	struct heapscan_result res;
+	struct target_frozen fz;
+	struct prof_scan *ps;
+	uint64_t t0, t1;
+	uint32_t ns = 0;
+	int err;
+
+	*leader_status = -1;
+	if (!t)
+		return -ENOENT;
+	t0 = mono_ns();
+	err = target__freeze(pid, at_exit, &fz);
+	if (err) {
+		pr_warn(c->lc, "PID %d: cannot stop it for a leak scan: %s", pid, strerror(-err));
+		return err;
+	}
+	/* the live table is read while the process is stopped: blocks and memory agree */
+	err = map_for_each(bpf_map__fd(c->skel->maps.live), sizeof(struct mem_live_key),
+			   sizeof(struct mem_live_val), collect_block, &in);
+	if (!err) {
+		struct heapscan_opts ho = {
+			.pid = pid, .alloc_path = t->lib.path, .glibc = true,
+			.heuristics = heuristics, .frozen = &fz,
+		};
+
+		err = heapscan__run(&ho, in.b, in.n, &res);
+	}
+	t1 = mono_ns();
+	if (fz.leader_event)
+		*leader_status = fz.leader_status;
+	target__thaw(&fz);
+	if (err) {
+		pr_warn(c->lc, "PID %d: the leak scan failed: %s", pid, strerror(-err));
+		goto out;
+	}
+
+	/* classes per site: blocks grouped by (function, stack) */
+	for (uint32_t i = 0; i < in.n; i++) {
+		struct scan_site *m = &in.meta[in.b[i].user];
+
+		m->count[in.b[i].cls] = 1;
+		m->bytes[in.b[i].cls] = in.b[i].size;
+	}
+	qsort(in.meta, in.n, sizeof(*in.meta), scan_site_cmp);
+	for (uint32_t i = 0; i < in.n; i++) {
+		if (ns && !scan_site_cmp(&in.meta[ns - 1], &in.meta[i])) {
+			for (int cl = 0; cl < PROF_LEAK__COUNT; cl++) {
+				in.meta[ns - 1].count[cl] += in.meta[i].count[cl];
+				in.meta[ns - 1].bytes[cl] += in.meta[i].bytes[cl];
+			}
+			continue;
+		}
+		in.meta[ns++] = in.meta[i];
+	}
+	free(t->scan);
+	t->scan = in.meta;
+	t->nscan = ns;
+	in.meta = NULL;
+
+	ps = &t->scan_info;
+	memset(ps, 0, sizeof(*ps));
+	ps->done = true;
+	ps->at_exit = at_exit;
+	ps->t_ns = t_ns;
+	ps->stopped_ns = t1 - t0;
+	ps->scanned_bytes = res.st.scanned_bytes;
+	ps->unreadable_bytes = res.st.unreadable_bytes;
+	ps->threads = res.threads;
+	ps->threads_unknown = res.threads_unknown;
+	for (int cl = 0; cl < PROF_LEAK__COUNT; cl++) {
+		ps->count[cl] = res.st.count[cl];
+		ps->bytes[cl] = res.st.bytes[cl];
+	}
+	for (int h = 0; h < PROF_LEAK_HEURISTICS && h < LEAK_HEUR__COUNT; h++) {
+		ps->heur_count[h] = res.st.heur_count[h];
+		ps->heur_bytes[h] = res.st.heur_bytes[h];
+	}
+	pr_info(c->lc, "PID %d: leak scan of %u blocks: %llu bytes read in %.1f ms stopped", pid,
+		in.n, (unsigned long long)res.st.scanned_bytes, (t1 - t0) / 1e6);
+out:
+	free(in.b);
+	free(in.meta);
+	return err;
+}
+
+const struct prof_scan *mem_collector__last_scan(struct mem_collector *c, pid_t pid)
+{
+	struct traced *t = find(c, pid);
+
+	return t && t->scan_info.done ? &t->scan_info : NULL;
+}
+
 /* Locations of one stack: the allocator function as the leaf, then the user frames. Frames
  * outside any executable mapping are unwinding garbage (static binaries end in them). */
 static uint32_t build_stack(struct profile *prof, struct sym_proc *sp, const struct traced *t,
@@ -467,6 +628,8 @@ static void add_process(struct profile *prof, struct traced *t, const struct mem
 	STAT(failed);
 #undef STAT
 #undef MAX_STAT
+	if (t->scan_info.done)
+		p->scan = t->scan_info;
 	if (!t->lib.aliases[0])
 		snprintf(note, sizeof(note), "%s allocator in %s", t->lib.kind, t->lib.path);
 	else if (!unresolved)
@@ -493,6 +656,7 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	__u32 key = t->pid;
 	uint64_t unresolved = 0;
 	uint32_t *locs, *disp;
+	int64_t *vals;
 	bool have_proc;
 	int err;
 
@@ -553,22 +717,43 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 			mp.calls[disp[i]] += calls;
 		}
 	}
+	if (exec) {
+		/* a scan of the old image says nothing about the new one */
+		free(t->scan);
+		t->scan = NULL;
+		t->nscan = 0;
+		memset(&t->scan_info, 0, sizeof(t->scan_info));
+	}
 	add_process(prof, t, have_proc ? &mp : NULL, unresolved);
 
 	locs = malloc(sizeof(*locs) * (MEM_MAX_STACK + 1));
-	for (uint32_t i = 0; locs && disp && i < d.n; i++) {
+	vals = calloc(prof->ntypes, sizeof(*vals));
+	for (uint32_t i = 0; locs && disp && vals && i < d.n; i++) {
 		struct site *s = &d.sites[i];
+		struct scan_site key = { .fn = s->key.fn, .stack = s->key.stack }, *sc;
 		struct mem_stack st;
 		bool have_stack;
-		int64_t vals[4] = {
-			(int64_t)s->val.allocs, (int64_t)s->val.alloc_bytes,
-			(int64_t)s->out.count, (int64_t)s->out.bytes,
-		};
 		struct prof_sample *ps;
 		uint32_t n;
 
 		if (!s->val.allocs)
 			continue;	/* only failures here: they are in the process's counts */
+		memset(vals, 0, prof->ntypes * sizeof(*vals));
+		vals[0] = s->val.allocs;
+		vals[1] = s->val.alloc_bytes;
+		vals[2] = s->out.count;
+		vals[3] = s->out.bytes;
+		sc = t->nscan ? bsearch(&key, t->scan, t->nscan, sizeof(*t->scan), scan_site_cmp)
+			      : NULL;
+		for (int cl = 0; sc && cl < PROF_LEAK__COUNT; cl++) {
+			int to = profile__leak_type(prof, cl, false);
+			int tb = profile__leak_type(prof, cl, true);
+
+			if (to >= 0)
+				vals[to] = sc->count[cl];
+			if (tb >= 0)
+				vals[tb] = sc->bytes[cl];
+		}
 		have_stack = s->key.stack &&
 			     bpf_map_lookup_elem(stacks_fd, &s->key.stack, &st) == 0;
 		n = build_stack(prof, sp, t, disp[i], have_stack ? &st : NULL, locs);
@@ -581,6 +766,7 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 		ps->out = s->out;
 	}
 	free(locs);
+	free(vals);
 	free(disp);
 	sym_proc__free(sp);
 
@@ -597,6 +783,10 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	}
 	free(d.sites);
 	free(d.dead);
+	free(t->scan);
+	t->scan = NULL;
+	t->nscan = 0;
+	memset(&t->scan_info, 0, sizeof(t->scan_info));
 	t->finalized = true;
 }
 
@@ -740,8 +930,10 @@ void mem_collector__free(struct mem_collector *c)
 	if (!c)
 		return;
 	mem_collector__detach(c);
-	for (uint32_t i = 0; i < c->nt; i++)
+	for (uint32_t i = 0; i < c->nt; i++) {
 		free(c->t[i].maps);
+		free(c->t[i].scan);
+	}
 	free(c->t);
 	mem_bpf__destroy(c->skel);
 	free(c);

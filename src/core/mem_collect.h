@@ -43,6 +43,21 @@ int mem_collector__finalize(struct mem_collector *c, pid_t pid, struct profile *
 int mem_collector__finalize_all(struct mem_collector *c, struct profile *prof,
 				struct symbolizer *sym, uint64_t now_ns);
 
+/*
+ * Reachability scan of pid (see core/leakscan.h): stop every thread (`at_exit`: pid is held at
+ * its exit already), classify its outstanding blocks, let it run again. The result replaces
+ * pid's previous scan and goes into the report at finalize: per site as the sample types
+ * definite/indirect/possible/reachable _objects and _space, per process as prof_scan.
+ * t_ns: since the run's start. If the leader stopped for an event of its own meanwhile (exit,
+ * exec), *leader_status gets its wait status for the caller to handle, else it is set to -1.
+ * Returns 0 or a negative errno (reported).
+ */
+int mem_collector__scan(struct mem_collector *c, pid_t pid, bool at_exit, unsigned heuristics,
+			int64_t t_ns, int *leader_status);
+
+/* pid's last scan, or NULL if it was never scanned (or is finalized). */
+const struct prof_scan *mem_collector__last_scan(struct mem_collector *c, pid_t pid);
+
 /* Totals over the traced processes still running, for progress lines. */
 struct mem_totals {
 	uint64_t calls;		/* all traced calls so far */
@@ -64,7 +79,9 @@ void mem_collector__detach_pid(struct mem_collector *c, pid_t pid);
 /* Remove every probe. */
 void mem_collector__detach(struct mem_collector *c);
 
-/* The mem sample types, in order: alloc_objects, alloc_space, inuse_objects, inuse_space. */
-int mem_profile__init(struct profile *prof);
+/* The mem sample types, in order: alloc_objects, alloc_space, inuse_objects, inuse_space;
+ * with leaks, then <class>_objects and <class>_space for definite, indirect, possible and
+ * reachable. */
+int mem_profile__init(struct profile *prof, bool leaks);
 
 #endif

@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <time.h>
 #include <sys/ptrace.h>
+#include <sys/user.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -305,4 +308,158 @@ void target__cmdline(pid_t pid, char *buf, size_t len)
 	for (ssize_t i = 0; i < n; i++)
 		if (buf[i] == 0)
 			buf[i] = ' ';
+}
+
+/* ---- stopping a whole process for a memory scan ----------------------------------------- */
+
+static uint64_t mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void read_regs(struct target_thread *th)
+{
+	struct user_regs_struct r;
+
+	if (ptrace(PTRACE_GETREGS, th->tid, 0, &r))
+		return;
+	th->regs[0] = r.rax;
+	th->regs[1] = r.rbx;
+	th->regs[2] = r.rcx;
+	th->regs[3] = r.rdx;
+	th->regs[4] = r.rsi;
+	th->regs[5] = r.rdi;
+	th->regs[6] = r.rbp;
+	th->regs[7] = r.rsp;
+	th->regs[8] = r.r8;
+	th->regs[9] = r.r9;
+	th->regs[10] = r.r10;
+	th->regs[11] = r.r11;
+	th->regs[12] = r.r12;
+	th->regs[13] = r.r13;
+	th->regs[14] = r.r14;
+	th->regs[15] = r.r15;
+	th->sp = r.rsp;
+	th->have_regs = true;
+}
+
+/* Wait for tid's next stop; 1 stopped (*status), 0 gone, negative errno. */
+static int wait_stop(pid_t tid, int *status)
+{
+	for (;;) {
+		pid_t r = waitpid(tid, status, __WALL);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (WIFEXITED(*status) || WIFSIGNALED(*status))
+			return 0;
+		if (WIFSTOPPED(*status))
+			return 1;
+	}
+}
+
+static int freeze_leader(struct target_frozen *f, struct target_thread *th)
+{
+	int status, sig, rc;
+	enum target_stop how;
+
+	if (ptrace(PTRACE_INTERRUPT, f->pid, 0, 0))
+		return -errno;
+	rc = wait_stop(f->pid, &status);
+	if (rc <= 0)
+		return rc ? rc : -ESRCH;
+	how = target__classify(status, &sig);
+	if (how == TARGET_STOP_EXIT || how == TARGET_STOP_EXEC) {
+		f->leader_event = true;
+		f->leader_status = status;
+	} else {
+		f->leader_interrupted = true;
+		f->leader_status = status;
+		th->resume_sig = how == TARGET_STOP_SIGNAL ? sig : 0;
+	}
+	return 0;
+}
+
+int target__freeze(pid_t pid, bool leader_stopped, struct target_frozen *f)
+{
+	char path[64];
+	struct dirent *de;
+	size_t cap = 0;
+	DIR *d;
+	int err = 0;
+
+	memset(f, 0, sizeof(*f));
+	f->pid = pid;
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		pid_t tid = atoi(de->d_name);
+		struct target_thread *th;
+
+		if (tid <= 0)
+			continue;
+		if (f->n == cap) {
+			struct target_thread *nt;
+
+			cap = cap ? cap * 2 : 16;
+			nt = realloc(f->t, cap * sizeof(*nt));
+			if (!nt) {
+				err = -ENOMEM;
+				break;
+			}
+			f->t = nt;
+		}
+		th = &f->t[f->n];
+		memset(th, 0, sizeof(*th));
+		th->tid = tid;
+		if (tid == pid) {
+			if (!leader_stopped && freeze_leader(f, th))
+				continue;	/* gone: nothing to read */
+		} else {
+			int status;
+
+			/* a thread of an exiting process may be gone already: skip it */
+			if (ptrace(PTRACE_SEIZE, tid, 0, 0))
+				continue;
+			th->seized = true;
+			if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) || wait_stop(tid, &status) <= 0)
+				continue;
+			if (target__classify(status, &th->resume_sig) != TARGET_STOP_SIGNAL)
+				th->resume_sig = 0;
+		}
+		read_regs(th);
+		f->n++;
+	}
+	closedir(d);
+	f->stopped_ns = mono_now();
+	if (err)
+		target__thaw(f);
+	return err;
+}
+
+void target__thaw(struct target_frozen *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		struct target_thread *th = &f->t[i];
+
+		if (th->seized)
+			ptrace(PTRACE_DETACH, th->tid, 0, th->resume_sig);
+		else if (th->tid == f->pid && f->leader_interrupted) {
+			int sig;
+			enum target_stop how = target__classify(f->leader_status, &sig);
+
+			target__resume(f->pid, how, sig);
+		}
+	}
+	free(f->t);
+	f->t = NULL;
+	f->n = 0;
 }

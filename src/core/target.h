@@ -4,6 +4,7 @@
 #define EBPROF_TARGET_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include "core/log.h"
 #include "core/probes.h"
@@ -45,5 +46,40 @@ int target__exit_code(int status);
 /* comm and command line (argv joined by spaces) of a live process; buffers always terminated. */
 void target__comm(pid_t pid, char *comm, size_t len);
 void target__cmdline(pid_t pid, char *buf, size_t len);
+
+/* Every thread of a process stopped for a memory scan, with its registers. */
+#define TARGET_NREGS 16		/* rax rbx rcx rdx rsi rdi rbp rsp r8..r15 */
+
+struct target_thread {
+	pid_t tid;
+	bool have_regs;
+	bool seized;		/* ptrace-attached for the freeze only: detached by thaw */
+	int resume_sig;		/* a signal its stop swallowed, delivered on thaw */
+	uint64_t regs[TARGET_NREGS];
+	uint64_t sp;
+};
+
+struct target_frozen {
+	pid_t pid;
+	struct target_thread *t;
+	size_t n;
+	bool leader_interrupted;	/* thaw resumes the leader */
+	bool leader_event;		/* the leader stopped for an event of its own instead */
+	int leader_status;		/* ... with this wait status, for the caller to handle */
+	uint64_t stopped_ns;		/* CLOCK_MONOTONIC when every thread was stopped */
+};
+
+/*
+ * Stop every thread of pid and read its registers. `leader_stopped`: pid is our tracee and
+ * already stopped (at its exit); otherwise a tracee leader is interrupted, and if it stops for
+ * an event of its own (exit, exec, a signal) that status is kept in leader_event/leader_status
+ * for the caller (after thaw) instead of being lost. Threads that are not ours are seized for
+ * the duration. Threads that exit meanwhile are skipped; threads whose registers cannot be read
+ * have have_regs false. Returns 0 or a negative errno.
+ */
+int target__freeze(pid_t pid, bool leader_stopped, struct target_frozen *f);
+/* Let every thread frozen by target__freeze run again (not a leader that was already stopped,
+ * nor one whose own event the caller still has to handle). */
+void target__thaw(struct target_frozen *f);
 
 #endif

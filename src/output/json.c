@@ -9,9 +9,11 @@
 #include "output/render.h"
 
 /* Field names of a process or a site that stats or sample types must not shadow. */
-static const char *const process_fields[] = { "pid", "comm", "cmdline", "calls", "note" };
+static const char *const process_fields[] = {
+	"pid", "comm", "cmdline", "calls", "note", "leaks",
+};
 static const char *const site_fields[] = {
-	"pid", "frames", "histogram", "outstanding", "temporary_count", "lifetimes",
+	"pid", "frames", "histogram", "outstanding", "temporary_count", "lifetimes", "leaks",
 };
 
 static bool reserved(const char *const *list, size_t n, const char *name)
@@ -26,6 +28,74 @@ static bool reserved(const char *const *list, size_t n, const char *name)
 }
 
 #define RESERVED(list, name) reserved(list, sizeof(list) / sizeof(list[0]), name)
+
+static void write_class(struct json_writer *w, const char *name, uint64_t count, uint64_t bytes)
+{
+	jsonw_name(w, name);
+	jsonw_start_object_flat(w);
+	jsonw_uint_field(w, "count", count);
+	jsonw_uint_field(w, "bytes", bytes);
+	jsonw_end_object(w);
+}
+
+/* A process's last reachability scan: valgrind's leak summary (classes without the suppressed
+ * blocks, which are summed apart) and what the scan cost. */
+static void write_scan(struct json_writer *w, const struct prof_scan *sc)
+{
+	uint64_t sup_n = 0, sup_b = 0;
+
+	jsonw_name(w, "leaks");
+	jsonw_start_object(w);
+	jsonw_bool_field(w, "at_exit", sc->at_exit);
+	jsonw_int_field(w, "t_ns", sc->t_ns);
+	jsonw_uint_field(w, "stopped_ns", sc->stopped_ns);
+	jsonw_uint_field(w, "scanned_bytes", sc->scanned_bytes);
+	jsonw_uint_field(w, "unreadable_bytes", sc->unreadable_bytes);
+	jsonw_uint_field(w, "threads", sc->threads);
+	jsonw_uint_field(w, "threads_without_registers", sc->threads_unknown);
+	for (int c = 0; c < PROF_LEAK__COUNT; c++) {
+		write_class(w, prof_leak_class_names[c], sc->count[c] - sc->suppressed_count[c],
+			    sc->bytes[c] - sc->suppressed_bytes[c]);
+		sup_n += sc->suppressed_count[c];
+		sup_b += sc->suppressed_bytes[c];
+	}
+	write_class(w, "suppressed", sup_n, sup_b);
+	jsonw_name(w, "reachable_via_heuristic");
+	jsonw_start_object(w);
+	for (int h = 1; h < PROF_LEAK_HEURISTICS; h++)
+		if (sc->heur_count[h])
+			write_class(w, prof_leak_heuristic_names[h], sc->heur_count[h],
+				    sc->heur_bytes[h]);
+	jsonw_end_object(w);
+	jsonw_end_object(w);
+}
+
+static bool is_leak_type(const struct profile *p, uint32_t t)
+{
+	for (int c = 0; c < PROF_LEAK__COUNT; c++)
+		if (profile__leak_type(p, c, false) == (int)t ||
+		    profile__leak_type(p, c, true) == (int)t)
+			return true;
+	return false;
+}
+
+/* A site's blocks by class at the last scan (only in runs that scanned). */
+static void write_site_leaks(struct json_writer *w, const struct profile *p,
+			     const struct prof_sample *s)
+{
+	if (profile__leak_type(p, PROF_LEAK_DEFINITE, false) < 0)
+		return;
+	jsonw_name(w, "leaks");
+	jsonw_start_object(w);
+	for (int c = 0; c < PROF_LEAK__COUNT; c++) {
+		int to = profile__leak_type(p, c, false), tb = profile__leak_type(p, c, true);
+
+		write_class(w, prof_leak_class_names[c], to >= 0 ? s->values[to] : 0,
+			    tb >= 0 ? s->values[tb] : 0);
+	}
+	jsonw_bool_field(w, "suppressed", s->suppressed);
+	jsonw_end_object(w);
+}
 
 static void write_processes(struct json_writer *w, const struct profile *p)
 {
@@ -51,6 +121,8 @@ static void write_processes(struct json_writer *w, const struct profile *p)
 		}
 		if (proc->note)
 			jsonw_string_field(w, "note", proc->note);
+		if (proc->scan.done)
+			write_scan(w, &proc->scan);
 		jsonw_end_object(w);
 	}
 	jsonw_end_array(w);
@@ -150,7 +222,7 @@ static int write_sites(struct json_writer *w, const struct profile *p)
 		jsonw_uint_field(w, "pid", s->pid);
 		write_frames(w, p, s);
 		for (t = 0; t < p->ntypes; t++) {
-			if (!RESERVED(site_fields, p->types[t].type))
+			if (!RESERVED(site_fields, p->types[t].type) && !is_leak_type(p, t))
 				jsonw_int_field(w, p->types[t].type, s->values[t]);
 		}
 		for (a = 0; a < sizeof(aliases) / sizeof(aliases[0]); a++) {
@@ -172,6 +244,7 @@ static int write_sites(struct json_writer *w, const struct profile *p)
 			jsonw_uint_field(w, "mean_age_ns", s->out.sum_age_ns / s->out.count);
 			jsonw_end_object(w);
 		}
+		write_site_leaks(w, p, s);
 		jsonw_end_object(w);
 	}
 	jsonw_end_array(w);

@@ -591,6 +591,150 @@ static int print_outstanding(const struct text *t)
 	return 0;
 }
 
+/* ---- leaks (reachability scans) --------------------------------------------------------- */
+
+static void print_leak_line(const struct text *t, const char *title, uint64_t bytes,
+			    uint64_t count)
+{
+	fprintf(t->f, "    %15s: %" PRIu64 " bytes in %" PRIu64 " block%s\n", title, bytes, count,
+		count == 1 ? "" : "s");
+}
+
+/* valgrind's LEAK SUMMARY, per scanned process; classes leave suppressed blocks out */
+static void print_leak_summary(const struct text *t, const struct prof_process *proc)
+{
+	const struct prof_scan *sc = &proc->scan;
+	char b1[32], b2[32], b3[32];
+	uint64_t sup_n = 0, sup_b = 0;
+	bool heur = false;
+
+	fprintf(t->f, "\n  pid %" PRIu32 " (%s): scanned %s (%s into the run), stopped %s, %s read",
+		proc->pid, proc->comm ? proc->comm : "?", sc->at_exit ? "at exit" : "while running",
+		render__duration(sc->t_ns > 0 ? sc->t_ns : 0, b1, sizeof(b1)),
+		render__duration(sc->stopped_ns, b2, sizeof(b2)),
+		render__bytes(sc->scanned_bytes, b3, sizeof(b3)));
+	if (sc->threads_unknown)
+		fprintf(t->f, ", %" PRIu32 " thread%s without registers", sc->threads_unknown,
+			sc->threads_unknown == 1 ? "" : "s");
+	fputc('\n', t->f);
+	for (int c = 0; c < PROF_LEAK__COUNT; c++) {
+		print_leak_line(t, prof_leak_class_titles[c], sc->bytes[c] - sc->suppressed_bytes[c],
+				sc->count[c] - sc->suppressed_count[c]);
+		sup_n += sc->suppressed_count[c];
+		sup_b += sc->suppressed_bytes[c];
+		if (c != PROF_LEAK_REACHABLE)
+			continue;
+		for (int h = 1; h < PROF_LEAK_HEURISTICS; h++) {
+			if (!sc->heur_count[h])
+				continue;
+			if (!heur)
+				fprintf(t->f, "%21sof which reachable via heuristic:\n", "");
+			heur = true;
+			fprintf(t->f, "%23s%-19s: %" PRIu64 " bytes in %" PRIu64 " block%s\n", "",
+				prof_leak_heuristic_names[h], sc->heur_bytes[h], sc->heur_count[h],
+				sc->heur_count[h] == 1 ? "" : "s");
+		}
+	}
+	print_leak_line(t, "suppressed", sup_b, sup_n);
+}
+
+static uint64_t lost_bytes(const struct text *t, const struct prof_sample *s, uint64_t *count)
+{
+	uint64_t b = 0;
+
+	*count = 0;
+	for (int c = PROF_LEAK_DEFINITE; c <= PROF_LEAK_POSSIBLE; c++) {
+		*count += uvalue(s, profile__leak_type(t->p, c, false));
+		b += uvalue(s, profile__leak_type(t->p, c, true));
+	}
+	return b;
+}
+
+struct lost_key {
+	uint64_t bytes;
+	uint32_t idx;
+};
+
+static int lost_cmp(const void *a, const void *b)
+{
+	const struct lost_key *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int print_leaks(const struct text *t)
+{
+	const struct profile *p = t->p;
+	struct lost_key *keys;
+	uint32_t n = 0, nscanned = 0, shown, i;
+	char b1[32];
+
+	for (i = 0; i < p->nprocesses; i++)
+		nscanned += p->processes[i].scan.done;
+	if (!nscanned || profile__leak_type(p, PROF_LEAK_DEFINITE, true) < 0)
+		return 0;
+	fputc('\n', t->f);
+	heading(t, "Leak summary (reachability, as valgrind's memcheck classifies it)");
+	for (i = 0; i < p->nprocesses; i++)
+		if (p->processes[i].scan.done)
+			print_leak_summary(t, &p->processes[i]);
+
+	keys = calloc(p->nsamples ? p->nsamples : 1, sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	for (i = 0; i < p->nsamples; i++) {
+		uint64_t count;
+		uint64_t bytes = lost_bytes(t, &p->samples[i], &count);
+
+		if (count && !p->samples[i].suppressed)
+			keys[n++] = (struct lost_key){ bytes, i };
+	}
+	qsort(keys, n, sizeof(*keys), lost_cmp);
+	fputc('\n', t->f);
+	if (!n) {
+		heading(t, "Lost blocks by site: none");
+		free(keys);
+		return 0;
+	}
+	heading(t, "Lost blocks by site (definitely, indirectly or possibly lost): %" PRIu32
+		" site%s", n, n == 1 ? "" : "s");
+	shown = t->o->top && t->o->top < n ? t->o->top : n;
+	for (i = 0; i < shown; i++) {
+		const struct prof_sample *s = &p->samples[keys[i].idx];
+		const char *sep = "";
+
+		uint32_t classes = 0;
+
+		for (int c = PROF_LEAK_DEFINITE; c <= PROF_LEAK_POSSIBLE; c++)
+			classes += uvalue(s, profile__leak_type(p, c, false)) > 0;
+		fprintf(t->f, "\n  %s (%" PRIu64 " bytes): ", render__bytes(keys[i].bytes, b1,
+			sizeof(b1)), keys[i].bytes);
+		for (int c = PROF_LEAK_DEFINITE; c <= PROF_LEAK_POSSIBLE; c++) {
+			uint64_t cn = uvalue(s, profile__leak_type(p, c, false));
+
+			if (!cn)
+				continue;
+			fprintf(t->f, "%s%" PRIu64 " block%s %s", sep, cn, cn == 1 ? "" : "s",
+				prof_leak_class_titles[c]);
+			if (classes > 1)
+				fprintf(t->f, " (%" PRIu64 " bytes)",
+					uvalue(s, profile__leak_type(p, c, true)));
+			sep = ", ";
+		}
+		fputs(", ", t->f);
+		print_pid(t, s->pid);
+		fputc('\n', t->f);
+		print_stack(t, 4, s, true, OUTSTANDING_FRAMES);
+	}
+	if (shown < n)
+		fprintf(t->f, "\n  ... %" PRIu32 " more site%s not shown\n", n - shown,
+			n - shown == 1 ? "" : "s");
+	free(keys);
+	return 0;
+}
+
 /* ---- drops and notes -------------------------------------------------------------------- */
 
 static void print_drops(const struct text *t)
@@ -650,6 +794,8 @@ static int text_write(const struct profile *p, const struct output_opts *o, FILE
 		err = print_sites(&t);
 	if (!err)
 		err = print_outstanding(&t);
+	if (!err)
+		err = print_leaks(&t);
 	if (err)
 		return err;
 	print_drops(&t);

@@ -371,6 +371,34 @@ int profile__type_index(const struct profile *p, const char *type)
 	return -1;
 }
 
+const char *const prof_leak_class_names[PROF_LEAK__COUNT] = {
+	[PROF_LEAK_DEFINITE] = "definite",
+	[PROF_LEAK_INDIRECT] = "indirect",
+	[PROF_LEAK_POSSIBLE] = "possible",
+	[PROF_LEAK_REACHABLE] = "reachable",
+};
+
+const char *const prof_leak_class_titles[PROF_LEAK__COUNT] = {
+	[PROF_LEAK_DEFINITE] = "definitely lost",
+	[PROF_LEAK_INDIRECT] = "indirectly lost",
+	[PROF_LEAK_POSSIBLE] = "possibly lost",
+	[PROF_LEAK_REACHABLE] = "still reachable",
+};
+
+const char *const prof_leak_heuristic_names[PROF_LEAK_HEURISTICS] = {
+	"none", "stdstring", "length64", "newarray", "multipleinheritance",
+};
+
+int profile__leak_type(const struct profile *p, enum prof_leak_class c, bool bytes)
+{
+	char name[32];
+
+	if ((unsigned)c >= PROF_LEAK__COUNT)
+		return -1;
+	snprintf(name, sizeof(name), "%s_%s", prof_leak_class_names[c], bytes ? "space" : "objects");
+	return profile__type_index(p, name);
+}
+
 int profile__set_default_type(struct profile *p, const char *type)
 {
 	int i = profile__type_index(p, type);

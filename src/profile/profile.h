@@ -69,11 +69,46 @@ struct prof_sample {
 	uint32_t nlife;
 	uint64_t temporary;	/* allocations freed before their thread's next allocation */
 	struct prof_outstanding out;	/* count == 0: nothing outstanding or not tracked */
+	bool suppressed;	/* its leaks match a suppression (profile__suppress) */
 };
 
 struct prof_kv {
 	const char *key;
 	uint64_t value;
+};
+
+/* Reachability classes of outstanding blocks, valgrind memcheck's (see core/leakscan.h). Per
+ * site they are the sample types "<class>_objects" and "<class>_space", present when the run
+ * scanned (mem_profile__init with leaks). */
+enum prof_leak_class {
+	PROF_LEAK_DEFINITE,
+	PROF_LEAK_INDIRECT,
+	PROF_LEAK_POSSIBLE,
+	PROF_LEAK_REACHABLE,
+	PROF_LEAK__COUNT,
+};
+#define PROF_LEAK_HEURISTICS 5	/* none, stdstring, length64, newarray, multipleinheritance */
+
+extern const char *const prof_leak_class_names[PROF_LEAK__COUNT];	/* "definite", ... */
+extern const char *const prof_leak_class_titles[PROF_LEAK__COUNT];	/* "definitely lost" */
+extern const char *const prof_leak_heuristic_names[PROF_LEAK_HEURISTICS];
+
+/* One process's last reachability scan. */
+struct prof_scan {
+	bool done;		/* false: never scanned */
+	bool at_exit;		/* held at its exit, else stopped while running */
+	int64_t t_ns;		/* when, since the profile's time_nanos */
+	uint64_t stopped_ns;	/* how long the scan kept the process stopped */
+	uint64_t scanned_bytes;	/* roots and blocks read */
+	uint64_t unreadable_bytes;
+	uint32_t threads;	/* threads whose registers and stack pointer were used */
+	uint32_t threads_unknown;	/* threads without registers (stacks scanned whole) */
+	uint64_t count[PROF_LEAK__COUNT];	/* every outstanding block, suppressed ones too */
+	uint64_t bytes[PROF_LEAK__COUNT];
+	uint64_t suppressed_count[PROF_LEAK__COUNT];	/* of which at suppressed sites */
+	uint64_t suppressed_bytes[PROF_LEAK__COUNT];
+	uint64_t heur_count[PROF_LEAK_HEURISTICS];	/* reachable only through a heuristic */
+	uint64_t heur_bytes[PROF_LEAK_HEURISTICS];
 };
 
 struct prof_process {
@@ -85,6 +120,7 @@ struct prof_process {
 	struct prof_kv *stats;	/* e.g. alloc_count, alloc_bytes, ... in insertion order */
 	uint32_t nstats;
 	const char *note;	/* e.g. which allocator was traced, or why nothing was */
+	struct prof_scan scan;
 };
 
 /* A quantity of one process sampled during the run, e.g. its live bytes. */
@@ -196,6 +232,25 @@ int profile__add_point(struct profile *p, uint32_t pid, const char *name, const 
 		       int64_t t_ns, int64_t v);
 int profile__add_note(struct profile *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* Index of the sample type "<class>_objects" (bytes: "<class>_space"), or -1. */
+int profile__leak_type(const struct profile *p, enum prof_leak_class c, bool bytes);
+
+/* ---- suppress.c: LeakSanitizer-style suppressions --------------------------------------- */
+
+struct prof_suppressions;
+
+/* Parse a suppressions file: one `leak:PATTERN` per line, `#` comments and blank lines
+ * ignored. A pattern matches a frame's function name, source file or module (path or base
+ * name) as a substring, with `*` matching any run of characters, `^` and `$` anchoring it.
+ * NULL with errno set; *why (if non-NULL) gets a sentence naming the file and line. */
+struct prof_suppressions *prof_suppressions__load(const char *path, char *why, size_t why_len);
+void prof_suppressions__free(struct prof_suppressions *sp);
+/* Mark the samples whose stacks match a suppression (s->suppressed) and move their leak
+ * classes into each process's scan.suppressed_*. Returns how many samples were marked. */
+uint32_t profile__suppress(struct profile *p, const struct prof_suppressions *sp);
+/* Does the pattern match the string (the rule above)? For tests. */
+bool prof_suppressions__match(const char *pattern, const char *s);
 
 /* Display name of a location's frame `line_idx` (0 = innermost): the function, or
  * "module+0xoff" (module's base name) when unsymbolized, or "0xaddr" without a mapping.

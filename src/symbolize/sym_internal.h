@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <elfutils/libdwfl.h>
 
+#include "symbolize/procmaps.h"
 #include "symbolize/symbolize.h"
 
 /* ---- string interning (strpool.c) ---- */
@@ -46,35 +47,7 @@ int u64map__put(struct u64map *m, uint64_t key, void *val);
 /* Frees every value with free() and the table itself. */
 void u64map__free_all(struct u64map *m);
 
-/* ---- maps parsing (procmaps.c) ---- */
-
-enum sym_map_kind {
-	SYM_MAP_FILE,		/* backed by a path we can try to open */
-	SYM_MAP_ANON,		/* no path */
-	SYM_MAP_SPECIAL,	/* [vdso], [heap], [stack], [anon:name], anon_inode:... */
-};
-
-struct sym_module;
-
-struct sym_map {
-	uint64_t start, end, offset;
-	uint64_t inode;
-	uint32_t dev_major, dev_minor;
-	char perms[5];
-	bool deleted;		/* the path had a " (deleted)" suffix (not kept in path) */
-	enum sym_map_kind kind;
-	char *path;		/* as shown in maps, NULL for SYM_MAP_ANON */
-
-	/* Filled lazily by the facade on the first address that falls in this mapping. */
-	const char *display;	/* interned module name reported in sym_result */
-	struct sym_module *mod;
-	bool mod_tried;
-};
-
-/* Parse maps text. Lines that do not parse are skipped (the kernel's format is fixed; garbage
- * only comes from tests or truncated reads). Returns 0 or negative errno. */
-int sym_maps__parse(const char *text, struct sym_map **maps, size_t *nmaps);
-void sym_maps__free(struct sym_map *maps, size_t nmaps);
+/* ---- maps parsing: procmaps.h ---- */
 
 /* ---- modules (module.c) ---- */
 
