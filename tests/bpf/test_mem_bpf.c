@@ -67,7 +67,7 @@ static struct profile *trace_child(void (*op)(void))
 	prof = profile__new("mem");
 	assert_non_null(sym);
 	assert_non_null(prof);
-	assert_int_equal(mem_profile__init(prof), 0);
+	assert_int_equal(mem_profile__init(prof, false), 0);
 	assert_int_equal(probes__find_allocator(pid, &lib), 0);
 	assert_int_equal(mem_collector__attach(c, pid, &lib), 0);
 	assert_int_equal(write(go[1], "g", 1), 1);
