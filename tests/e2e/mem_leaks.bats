@@ -1,0 +1,232 @@
+#!/usr/bin/env bats
+# Leak classes (--leaks): the reachability scan against valgrind's memcheck on the leak fixture
+# and on real programs, per site on the fixture, attached processes scanned at the end and on
+# SIGUSR1, suppressions and --fail-on-leak.
+
+load helpers
+
+VG_OPTS=(--leak-check=full --run-libc-freeres=no --run-cxx-freeres=no)
+
+# valgrind's LEAK SUMMARY of a command as JSON: {definite: {count, bytes}, ...}
+vg_summary() {
+	valgrind "${VG_OPTS[@]}" "$@" 2>&1 >/dev/null | tr -d ',' | awk '
+		/definitely lost:/ { d = $(NF-4) " " $(NF-1) }
+		/indirectly lost:/ { i = $(NF-4) " " $(NF-1) }
+		/possibly lost:/   { p = $(NF-4) " " $(NF-1) }
+		/still reachable:/ { r = $(NF-4) " " $(NF-1) }
+		END {
+			split(d, a); split(i, b); split(p, c); split(r, e)
+			printf "{\"definite\":{\"bytes\":%d,\"count\":%d},", a[1], a[2]
+			printf "\"indirect\":{\"bytes\":%d,\"count\":%d},", b[1], b[2]
+			printf "\"possible\":{\"bytes\":%d,\"count\":%d},", c[1], c[2]
+			printf "\"reachable\":{\"bytes\":%d,\"count\":%d}}\n", e[1], e[2]
+		}'
+}
+
+# ebprof's classes for the (only) process of a JSON report, in vg_summary's shape
+eb_summary() {
+	jq -c '.processes[0].leaks | {definite, indirect, possible, reachable}
+	       | map_values({bytes, count})' "$1"
+}
+
+need_valgrind() {
+	command -v valgrind >/dev/null ||
+		skip "valgrind is not installed (scripts/install-deps.sh installs it)"
+}
+
+# Per fixture function: blocks and bytes of each class, from the sites whose first frame after
+# the allocator is that function.
+site_classes() {
+	jq -c '[.sites[] | select(.leaks) | {fn: .frames[1].function, leaks}]
+	       | group_by(.fn)
+	       | map({key: .[0].fn, value: (reduce .[].leaks as $l ({};
+			reduce ("definite", "indirect", "possible", "reachable") as $c (.;
+				.[$c].count += $l[$c].count | .[$c].bytes += $l[$c].bytes))
+			| map_values(select(.count > 0)))})
+	       | from_entries' "$1"
+}
+
+@test "leaks: the fixture's classes match valgrind's memcheck exactly" {
+	need_valgrind
+	vg_summary "$FIX/leakfixture" > "$T/vg.json"
+	cat "$T/vg.json"
+	# the fixture's own design, so a valgrind change cannot pass silently
+	jqe '.definite == {bytes: 428, count: 7} and .indirect == {bytes: 184, count: 4} and
+	     .possible == {bytes: 272, count: 2} and .reachable == {bytes: 264, count: 8}' "$T/vg.json"
+	run "$EBPROF" mem --leaks -o "$T/out.json" -o "$T/out.txt" -- "$FIX/leakfixture"
+	[ "$status" -eq 0 ]
+	eb_summary "$T/out.json" > "$T/eb.json"
+	diff <(jq -S . "$T/vg.json") <(jq -S . "$T/eb.json")
+	jqe '.processes[0].leaks | .at_exit and .threads == 1 and
+	     .reachable_via_heuristic == {length64: {count: 1, bytes: 64}}' "$T/out.json"
+	grep -q 'definitely lost: 428 bytes in 7 blocks' "$T/out.txt"
+	grep -q 'length64           : 64 bytes in 1 block' "$T/out.txt"
+	assert_no_probes
+}
+
+@test "leaks: every fixture site has the classes its code gives it" {
+	run "$EBPROF" mem --leaks -o "$T/out.json" -- "$FIX/leakfixture"
+	[ "$status" -eq 0 ]
+	site_classes "$T/out.json" > "$T/got.json"
+	cat > "$T/want.json" <<-'EOF'
+	{"lose_definite": {"definite": {"count": 3, "bytes": 300}},
+	 "lose_zero": {"definite": {"count": 1, "bytes": 0}},
+	 "lose_tree_head": {"definite": {"count": 1, "bytes": 64}},
+	 "lose_tree_child": {"indirect": {"count": 3, "bytes": 144}},
+	 "lose_cycle_node": {"definite": {"count": 1, "bytes": 40},
+			     "indirect": {"count": 1, "bytes": 40}},
+	 "possible_block": {"possible": {"count": 1, "bytes": 200}},
+	 "possible_child": {"possible": {"count": 1, "bytes": 72}},
+	 "reach_array": {"reachable": {"count": 5, "bytes": 160}},
+	 "reach_holder": {"reachable": {"count": 1, "bytes": 16}},
+	 "reach_inner": {"reachable": {"count": 1, "bytes": 24}},
+	 "reach_length64": {"reachable": {"count": 1, "bytes": 64}},
+	 "lose_last": {"definite": {"count": 1, "bytes": 24}},
+	 "temp_free": {}}
+	EOF
+	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
+	# the classes are sample types too: pprof and flame graphs carry them
+	jqe '[.sample_types[].type] | index("definite_space") != null' "$T/out.json"
+}
+
+@test "leaks: without heuristics the length64 block is only possibly lost" {
+	run "$EBPROF" mem --leaks --leak-heuristics none -o "$T/out.json" -- "$FIX/leakfixture"
+	[ "$status" -eq 0 ]
+	jqe '.processes[0].leaks | .possible == {count: 3, bytes: 336} and
+	     .reachable == {count: 7, bytes: 200} and .reachable_via_heuristic == {}' "$T/out.json"
+	run "$EBPROF" mem --leaks --leak-heuristics length64,bogus -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"invalid --leak-heuristics"* ]]
+}
+
+# Start the fixture waiting for SIGUSR1; attach ebprof with extra args; start the work and wait
+# until it is done. $FXPID, $EBPID, $T/eb.log.
+attach_fixture() {
+	bg "$FIX/leakfixture" --wait-start --linger 60 > "$T/fx.log" 2>&1
+	FXPID=$BG
+	wait_for "$T/fx.log" '^[0-9]+$'
+	bg "$EBPROF" mem -v -p "$FXPID" "$@" 2> "$T/eb.log"
+	EBPID=$BG
+	wait_for "$T/eb.log" 'tracing glibc allocator'
+	kill -USR1 "$FXPID"
+	wait_for "$T/fx.log" 'ready'
+}
+
+@test "leaks: an attached process is scanned when tracing stops, and runs on" {
+	need_valgrind
+	vg_summary "$FIX/leakfixture" > "$T/vg.json"
+	attach_fixture --leaks -o "$T/out.json"
+	kill -INT "$EBPID"
+	wait "$EBPID"
+	cat "$T/eb.log"
+	kill -0 "$FXPID"			# still running, not stopped
+	grep -q State:.*S /proc/$FXPID/status
+	eb_summary "$T/out.json" > "$T/eb.json"
+	diff <(jq -S . "$T/vg.json") <(jq -S . "$T/eb.json")
+	jqe '.processes[0].leaks | (.at_exit | not) and .stopped_ns > 0' "$T/out.json"
+	assert_no_probes
+}
+
+@test "leaks: SIGUSR1 to ebprof scans the running process at once" {
+	attach_fixture --leaks -o "$T/out.json"
+	kill -USR1 "$EBPID"
+	wait_for "$T/eb.log" "PID $FXPID scanned: definitely lost 428 B in 7 blocks, indirectly 184 B in 4, possibly 272 B in 2, still reachable 264 B in 8 \(stopped"
+	kill -0 "$EBPID"			# still tracing
+	grep -q State:.*S /proc/$FXPID/status
+	kill -INT "$EBPID"
+	wait "$EBPID"
+	jqe '.processes[0].leaks.definite == {count: 7, bytes: 428}' "$T/out.json"
+}
+
+@test "leaks: suppressions move sites out of the classes; --fail-on-leak exits 23 until then" {
+	run "$EBPROF" mem --fail-on-leak -o "$T/out.json" -- "$FIX/leakfixture"
+	[ "$status" -eq 23 ]
+	[[ "$output" == *"definitely lost: 428 bytes in 7 blocks; exiting with status 23"* ]]
+	jqe '.processes[0].leaks.definite.count == 7' "$T/out.json"
+
+	cat > "$T/some.supp" <<-'EOF'
+	# known leaks
+	leak:lose_definite
+
+	leak:^lose_tree*
+	EOF
+	run "$EBPROF" mem --fail-on-leak --suppressions "$T/some.supp" -o "$T/out.json" \
+		-o "$T/out.txt" -- "$FIX/leakfixture"
+	[ "$status" -eq 23 ]
+	# 3 x 100 definite, the tree: 64 definite + 3 x 48 indirect
+	jqe '.processes[0].leaks | .definite == {count: 3, bytes: 64} and
+	     .indirect == {count: 1, bytes: 40} and .suppressed == {count: 7, bytes: 508}' \
+		"$T/out.json"
+	jqe '[.sites[] | select(.leaks.suppressed)] | length == 5' "$T/out.json"
+	grep -q '     suppressed: 508 bytes in 7 blocks' "$T/out.txt"
+
+	printf 'leak:lose_\nleak:leakfixture.c\n' > "$T/all.supp"
+	run "$EBPROF" mem --fail-on-leak --suppressions "$T/all.supp" -o "$T/out.json" -- \
+		"$FIX/leakfixture"
+	[ "$status" -eq 0 ]
+	jqe '.processes[0].leaks | .definite.count == 0 and .possible.count == 0' "$T/out.json"
+}
+
+@test "leaks: a malformed suppressions file is refused with its line" {
+	printf 'leak:ok\nfun:valgrind_style\n' > "$T/bad.supp"
+	run "$EBPROF" mem --suppressions "$T/bad.supp" -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"bad.supp:2: expected 'leak:PATTERN'"* ]]
+	run "$EBPROF" mem --suppressions "$T/missing.supp" -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"cannot read suppressions file"* ]]
+}
+
+# A real program: outstanding blocks at exit exactly as the interposer counts them, and the
+# classes within 1% of valgrind's (they differ only where memcheck knows memory was never
+# written).
+real_program() {
+	local pid ca
+	# stdout to /dev/null in every run, as vg_summary does: programs size buffers by it
+	env COUNTALLOC_OUT="$T/ca" LD_PRELOAD="$FIX/countalloc.so" \
+		"$EBPROF" mem --leaks -q -o "$T/ca.json" -- "$@" > /dev/null
+	pid=$(jq '.processes[0].pid' "$T/ca.json")
+	ca="$T/ca.$pid"
+	jq -c '{live_count, live_bytes}' "$ca"
+	jq -c '.processes[0] | {live_count, live_bytes}' "$T/ca.json"
+	diff <(jq -c '{live_count, live_bytes}' "$ca") \
+	     <(jq -c '.processes[0] | {live_count, live_bytes}' "$T/ca.json")
+	# every outstanding block is in exactly one class
+	jq -e '.processes[0] | .live_count == ([.leaks | .definite, .indirect, .possible,
+		.reachable | .count] | add)' "$T/ca.json"
+
+	vg_summary "$@" > "$T/vg.json"
+	"$EBPROF" mem --leaks -q -o "$T/out.json" -- "$@" > /dev/null
+	eb_summary "$T/out.json" > "$T/eb.json"
+	cat "$T/vg.json" "$T/eb.json"
+	jq -e -n --slurpfile v "$T/vg.json" --slurpfile e "$T/eb.json" '
+		[$v[0] | keys[] as $k | .[$k] | keys[] as $f
+		 | (.[$f]) as $want | ($e[0][$k][$f]) as $got
+		 | (($got - $want) | fabs) <= 0.01 * $want] | all'
+}
+
+@test "leaks: sort agrees with the interposer and valgrind" {
+	need_valgrind
+	seq 1 5000 | sort -R > "$T/in.txt"
+	real_program sort "$T/in.txt"
+}
+
+@test "leaks: git status agrees with the interposer and valgrind" {
+	need_valgrind
+	command -v git >/dev/null || skip "git is not installed (scripts/install-deps.sh installs it)"
+	git init -q "$T/repo"
+	for i in 1 2 3 4 5; do echo "$i" > "$T/repo/f$i"; done
+	git -C "$T/repo" add f1 f2
+	git -C "$T/repo" -c user.email=t@example.com -c user.name=t commit -qm first
+	echo more >> "$T/repo/f1"
+	# old timestamps and one status first: later runs find a settled index and do the same
+	# work (a fresh change makes git refresh and rewrite its index)
+	touch -d @1600000000 "$T"/repo/f*
+	git -C "$T/repo" status --short > /dev/null
+	real_program git -C "$T/repo" status --short
+}
+
+@test "leaks: python3 -c pass agrees with the interposer and valgrind" {
+	need_valgrind
+	real_program /usr/bin/python3 -c pass
+}
