@@ -127,6 +127,30 @@ attach_fixture() {
 	assert_no_probes
 }
 
+@test "leaks: every thread of an attached process is stopped; stacks count from their pointers" {
+	bg "$FIX/leakfixture" --wait-start --linger 60 --threads > "$T/fx.log" 2>&1
+	FXPID=$BG
+	wait_for "$T/fx.log" '^[0-9]+$'
+	bg "$EBPROF" mem -v -p "$FXPID" --leaks -o "$T/out.json" 2> "$T/eb.log"
+	EBPID=$BG
+	wait_for "$T/eb.log" 'tracing glibc allocator'
+	kill -USR1 "$FXPID"
+	wait_for "$T/fx.log" 'ready'
+	kill -INT "$EBPID"
+	wait "$EBPID"
+	# the worker's held block is reachable from its live frame, the dropped one (a dead frame
+	# below its stack pointer) is definitely lost, its DTV possibly lost (valgrind agrees)
+	jqe '.processes[0].leaks | .threads == 2 and .threads_without_registers == 0 and
+	     .definite == {count: 8, bytes: 940} and .indirect == {count: 4, bytes: 184} and
+	     .possible == {count: 3, bytes: 544} and .reachable == {count: 9, bytes: 4360}' \
+		"$T/out.json"
+	site_classes "$T/out.json" > "$T/got.json"
+	jqe '.thread_held == {reachable: {count: 1, bytes: 4096}} and
+	     .thread_dropped == {definite: {count: 1, bytes: 512}}' "$T/got.json"
+	grep -q State:.*S /proc/$FXPID/status
+	[ "$(ls /proc/$FXPID/task | wc -l)" -eq 2 ]
+}
+
 @test "leaks: SIGUSR1 to ebprof scans the running process at once" {
 	attach_fixture --leaks -o "$T/out.json"
 	kill -USR1 "$EBPID"
