@@ -5,6 +5,7 @@
 #   make unit       unit tests only (no root)
 #   make e2e        end-to-end tests only (root, real BPF)
 #   make bench      overhead benchmark (root)
+#   make bench-scan leak scan cost per MB of heap (root)
 #   V=1             show full commands
 
 OUT        ?= build
@@ -59,7 +60,7 @@ FIX_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthre
 
 DEMO_BIN   := $(OUT)/demo/demo
 
-.PHONY: all deps demo check unit e2e bench bench-render clean install fixtures
+.PHONY: all deps demo check unit e2e bench bench-scan bench-render clean install fixtures
 all: $(OUT)/ebprof
 
 deps:
@@ -143,6 +144,9 @@ check: deps
 
 bench: $(OUT)/ebprof fixtures
 	$(Q)bash bench/run.sh $(OUT)
+
+bench-scan: $(OUT)/ebprof
+	$(Q)bash bench/scan.sh $(OUT)
 
 bench-render: $(OUT)/libebprof.a
 	$(Q)bash bench/render.sh $(OUT)

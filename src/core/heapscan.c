@@ -11,6 +11,7 @@
 
 #define RED_ZONE 128		/* x86-64 ABI: below the stack pointer, still the frame's */
 #define ARENA_HEAP (64ull << 20)	/* glibc's HEAP_MAX_SIZE on 64-bit: arena heaps align to it */
+#define CACHE_BYTES (256ull << 20)	/* blocks read up front when they fit (leak_scan_opts) */
 
 static ssize_t proc_readv(void *ctx, const struct iovec *l, unsigned long nl,
 			  const struct iovec *r, unsigned long nr)
@@ -73,6 +74,7 @@ int heapscan__run(const struct heapscan_opts *o, struct leak_block *blocks, size
 {
 	struct leak_scan_opts so = {
 		.readv = proc_readv, .heuristics = o->heuristics, .glibc_links = o->glibc,
+		.cache_bytes = CACHE_BYTES,
 	};
 	struct leak_region *roots = NULL;
 	struct leak_map *lmaps = NULL;

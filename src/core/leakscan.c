@@ -1,8 +1,8 @@
 /* Reachability of outstanding blocks (see leakscan.h for the definitions).
  *
  * Memory is read in large pieces through the caller's readv (process_vm_readv on a stopped
- * process): roots in 4 MiB chunks, blocks popped from the mark stack in batches of up to 512
- * blocks per call. Batching does not change the result: the classes are a fixpoint (a block
+ * process): roots in 4 MiB chunks, blocks popped from the mark stack in batches read as spans
+ * of neighbouring blocks, one call per batch. Batching does not change the result: the classes are a fixpoint (a block
  * whose state improves is pushed again and rescanned), and each clique's traversal covers the
  * same blocks in any order; only the clique leaders' order matters, and it is the address
  * order, as in memcheck.
@@ -13,10 +13,13 @@
 #include "core/leakscan.h"
 
 #define CHUNK (4u << 20)
-#define BATCH 512
+#define BATCH 1024		/* blocks popped at a time: at most one span each */
+#define MAX_SPANS 1024		/* IOV_MAX */
+#define SPAN_GAP 512		/* bytes between blocks read rather than split into two spans */
 #define WORD 8u
 #define PAGE 4096u
 #define NO_CLIQUE SIZE_MAX
+#define NO_CACHE UINT64_MAX
 #define VTABLE_MAX_CHECK 20	/* words of a candidate vtable memcheck looks at */
 
 const char *const leak_class_names[LEAK__COUNT] = {
@@ -42,6 +45,7 @@ struct scan {
 	uint64_t lo, hi;	/* no block outside [lo, hi) */
 	size_t *stack;
 	size_t top;
+	char *cache;		/* every block's memory, read once up front, if it fits */
 	const struct leak_scan_opts *o;
 	struct leak_stats *st;
 	char *buf;
@@ -280,56 +284,196 @@ static void scan_range(struct scan *s, uint64_t start, uint64_t end, size_t cliq
 	}
 }
 
-/* Pop and scan everything on the mark stack, small blocks read in batches. */
+static int cmp_idx_addr(const void *a, const void *b, void *ctx)
+{
+	const struct leak_block *bl = ctx;
+	uint64_t x = bl[*(const size_t *)a].addr, y = bl[*(const size_t *)b].addr;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Pop and scan everything on the mark stack. Small blocks are read in batches: a batch sorted
+ * by address is read as spans of neighbouring blocks (heaps pack blocks densely, and the
+ * kernel's cost is per span, not per byte), one span per iovec. */
 static void process(struct scan *s, size_t clique)
 {
-	struct iovec l[BATCH], r[BATCH];
-	size_t idx[BATCH];
+	struct iovec l[MAX_SPANS], r[MAX_SPANS];
+	size_t idx[BATCH], first[MAX_SPANS + 1];
 
 	while (s->top) {
-		size_t nb = 0, bytes = 0, done = 0;
+		size_t nb = 0, nspan = 0, bytes = 0, done = 0;
 		ssize_t got;
 
+		/* a batch: blocks whose own sizes fit the buffer */
 		while (s->top && nb < BATCH) {
 			size_t i = s->stack[s->top - 1];
-			uint64_t sz = s->b[i].size & ~(uint64_t)(WORD - 1);
+			uint64_t sz = s->b[i].size;
 
-			if (sz > CHUNK) {
+			if (s->b[i].cache_off != NO_CACHE) {
+				struct leak_block *b = &s->b[i];
+				uint64_t start = b->addr & ~(uint64_t)(WORD - 1);
+				uint64_t end = (b->addr + b->size) & ~(uint64_t)(WORD - 1);
+
+				s->top--;
+				b->pending = 0;
+				scan_words(s, s->cache + b->cache_off, end > start ? end - start : 0,
+					   clique, b->state != ST_POSSIBLE, 0);
+				continue;
+			}
+			if (sz > CHUNK / 2) {
 				if (nb)
 					break;
 				s->top--;
 				s->b[i].pending = 0;
-				scan_range(s, s->b[i].addr, s->b[i].addr + s->b[i].size, clique,
+				scan_range(s, s->b[i].addr, s->b[i].addr + sz, clique,
 					   s->b[i].state != ST_POSSIBLE, 0);
 				continue;
 			}
-			if (bytes + sz > CHUNK)
+			if (bytes + sz > CHUNK / 2)
 				break;
 			s->top--;
 			s->b[i].pending = 0;
-			idx[nb] = i;
-			l[nb] = (struct iovec){ s->buf + bytes, sz };
-			r[nb] = (struct iovec){ (void *)(uintptr_t)s->b[i].addr, sz };
+			idx[nb++] = i;
 			bytes += sz;
-			nb++;
 		}
 		if (!nb)
 			continue;
-		got = s->o->readv(s->o->ctx, l, nb, r, nb);
+		qsort_r(idx, nb, sizeof(*idx), cmp_idx_addr, s->b);
+		/* spans: a gap up to SPAN_GAP is read rather than split; the buffer bounds it */
+		bytes = 0;
+		for (size_t k = 0; k < nb; k++) {
+			const struct leak_block *b = &s->b[idx[k]];
+			uint64_t start = b->addr & ~(uint64_t)(WORD - 1);
+			uint64_t end = (b->addr + b->size) & ~(uint64_t)(WORD - 1);
+			uint64_t cur_end = nspan ? (uintptr_t)r[nspan - 1].iov_base +
+						   r[nspan - 1].iov_len : 0;
+
+			if (end < start)
+				end = start;
+			if (nspan && start <= cur_end + SPAN_GAP && end > cur_end &&
+			    bytes + (end - cur_end) <= CHUNK) {
+				bytes += end - cur_end;
+				r[nspan - 1].iov_len += end - cur_end;
+				l[nspan - 1].iov_len += end - cur_end;
+				continue;
+			}
+			if (nspan && start >= (uintptr_t)r[nspan - 1].iov_base && end <= cur_end)
+				continue;	/* inside the span already */
+			if (nspan == MAX_SPANS || bytes + (end - start) > CHUNK)
+				break;	/* cannot happen with the batch limits; be safe */
+			first[nspan] = k;
+			r[nspan] = (struct iovec){ (void *)(uintptr_t)start, end - start };
+			l[nspan] = (struct iovec){ s->buf + bytes, end - start };
+			bytes += end - start;
+			nspan++;
+		}
+		first[nspan] = nb;
+		got = s->o->readv(s->o->ctx, l, nspan, r, nspan);
 		if (got < 0)
 			got = 0;
-		/* blocks read whole are scanned from the buffer, the rest one by one */
-		for (size_t k = 0; k < nb; k++) {
+		/* blocks of spans read whole are scanned from the buffer, the rest one by one */
+		for (size_t sp = 0, k = 0; k < nb; k++) {
 			struct leak_block *b = &s->b[idx[k]];
+			uint64_t start = b->addr & ~(uint64_t)(WORD - 1);
+			uint64_t end = (b->addr + b->size) & ~(uint64_t)(WORD - 1);
+			bool definite = b->state != ST_POSSIBLE;
 
-			if (done + l[k].iov_len <= (size_t)got)
-				scan_words(s, l[k].iov_base, l[k].iov_len, clique,
-					   b->state != ST_POSSIBLE, 0);
+			while (sp + 1 < nspan && k >= first[sp + 1]) {
+				done += l[sp].iov_len;
+				sp++;
+			}
+			if (end < start)
+				end = start;
+			if (sp < nspan && k >= first[sp] && done + l[sp].iov_len <= (size_t)got &&
+			    start >= (uintptr_t)r[sp].iov_base &&
+			    end <= (uintptr_t)r[sp].iov_base + r[sp].iov_len)
+				scan_words(s, (char *)l[sp].iov_base +
+					   (start - (uintptr_t)r[sp].iov_base), end - start, clique,
+					   definite, 0);
 			else
-				scan_range(s, b->addr, b->addr + b->size, clique,
-					   b->state != ST_POSSIBLE, 0);
-			done += l[k].iov_len;
+				scan_range(s, b->addr, b->addr + b->size, clique, definite, 0);
 		}
+	}
+}
+
+/* Read every block once, in address order as spans of neighbours (gaps up to SPAN_GAP read
+ * along), MAX_SPANS per call, when the spans fit in cache_bytes: then the mark phase and the
+ * cliques, which follow pointers one block at a time (a linked list is a chain of single
+ * reads), cost no system call per block. Blocks of spans that could not be read go the slow
+ * way. */
+static void fill_cache(struct scan *s, uint64_t budget)
+{
+	struct iovec l[MAX_SPANS], r[MAX_SPANS];
+	size_t first[MAX_SPANS + 1], nspan = 0;
+	uint64_t total = 0, cur_end = 0, off = 0;
+
+	for (size_t k = 0; k < s->n; k++) {
+		uint64_t start = s->b[k].addr & ~(uint64_t)(WORD - 1);
+		uint64_t end = (s->b[k].addr + s->b[k].size) & ~(uint64_t)(WORD - 1);
+
+		s->b[k].cache_off = NO_CACHE;
+		if (end < start)
+			end = start;
+		if (k && start <= cur_end + SPAN_GAP) {
+			if (end > cur_end) {
+				total += end - cur_end;
+				cur_end = end;
+			}
+		} else {
+			total += end - start;
+			cur_end = end;
+		}
+	}
+	if (!budget || total > budget || !total)
+		return;
+	s->cache = malloc(total);
+	if (!s->cache)
+		return;
+
+	for (size_t k = 0; k <= s->n; k++) {
+		uint64_t start = 0, end = 0;
+
+		if (k < s->n) {
+			start = s->b[k].addr & ~(uint64_t)(WORD - 1);
+			end = (s->b[k].addr + s->b[k].size) & ~(uint64_t)(WORD - 1);
+			if (end < start)
+				end = start;
+		}
+		if (k < s->n && nspan) {
+			uint64_t span_end = (uintptr_t)r[nspan - 1].iov_base + r[nspan - 1].iov_len;
+
+			if (start <= span_end + SPAN_GAP) {
+				if (end > span_end) {
+					r[nspan - 1].iov_len += end - span_end;
+					l[nspan - 1].iov_len += end - span_end;
+				}
+				continue;
+			}
+		}
+		/* a new span starts at k (or the end): read the full set first */
+		if (nspan == MAX_SPANS || (k == s->n && nspan)) {
+			ssize_t got = s->o->readv(s->o->ctx, l, nspan, r, nspan);
+			size_t done = 0;
+
+			first[nspan] = k;
+			for (size_t sp = 0; sp < nspan; sp++) {
+				bool whole = got >= 0 && done + l[sp].iov_len <= (size_t)got;
+
+				for (size_t j = first[sp]; whole && j < first[sp + 1]; j++)
+					s->b[j].cache_off = (char *)l[sp].iov_base - s->cache +
+						((s->b[j].addr & ~(uint64_t)(WORD - 1)) -
+						 (uintptr_t)r[sp].iov_base);
+				done += l[sp].iov_len;
+			}
+			nspan = 0;
+		}
+		if (k == s->n)
+			break;
+		first[nspan] = k;
+		r[nspan] = (struct iovec){ (void *)(uintptr_t)start, end - start };
+		l[nspan] = (struct iovec){ s->cache + off, end - start };
+		nspan++;
+		off += end - start;
 	}
 }
 
@@ -342,7 +486,12 @@ int leak_scan(struct leak_block *blocks, size_t n, const struct leak_region *roo
 	memset(st, 0, sizeof(*st));
 	if (!n)
 		return 0;
-	qsort(blocks, n, sizeof(*blocks), cmp_addr);
+	for (size_t i = 1; i < n; i++) {
+		if (blocks[i - 1].addr > blocks[i].addr) {
+			qsort(blocks, n, sizeof(*blocks), cmp_addr);
+			break;
+		}
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct leak_block *b = &blocks[i];
 		uint64_t end = b->addr + (b->size ? b->size : 1);
@@ -363,6 +512,7 @@ int leak_scan(struct leak_block *blocks, size_t n, const struct leak_region *roo
 		free(s.buf);
 		return -ENOMEM;
 	}
+	fill_cache(&s, o->cache_bytes);
 
 	/* what the roots reach */
 	for (size_t k = 0; k < nroots; k++)
@@ -407,5 +557,6 @@ int leak_scan(struct leak_block *blocks, size_t n, const struct leak_region *roo
 	}
 	free(s.stack);
 	free(s.buf);
+	free(s.cache);
 	return 0;
 }

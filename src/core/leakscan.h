@@ -60,6 +60,7 @@ struct leak_block {
 	uint8_t pending;
 	uint32_t link_state;	/* 0 unknown, 1 read: link valid, 2 none */
 	uint64_t link;		/* glibc: the next chunk's header, just past this chunk */
+	uint64_t cache_off;	/* where its memory is in the scan's cache */
 };
 
 #define LEAK_REGION_ALLOCATOR 0x1	/* the allocator's own data (glibc's main_arena) */
@@ -92,6 +93,9 @@ struct leak_scan_opts {
 	bool glibc_links;
 	const struct leak_map *maps;
 	size_t nmaps;
+	/* read every block up front when they fit in this many bytes (0: never); else blocks
+	 * are read as the scan reaches them */
+	uint64_t cache_bytes;
 };
 
 struct leak_stats {

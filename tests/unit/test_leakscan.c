@@ -20,6 +20,7 @@
 #define HEAP (BASE + 0x100000)	/* blocks from here */
 
 static unsigned char *mem;
+static uint64_t cache_budget;	/* leak_scan_opts.cache_bytes of every case */
 static uint64_t hole_start, hole_end;	/* unreadable range */
 
 static ssize_t fake_readv(void *ctx, const struct iovec *l, unsigned long nl,
@@ -70,7 +71,8 @@ static int teardown(void **state)
 
 static struct leak_scan_opts opts(unsigned heur)
 {
-	return (struct leak_scan_opts){ .readv = fake_readv, .heuristics = heur };
+	return (struct leak_scan_opts){ .readv = fake_readv, .heuristics = heur,
+					 .cache_bytes = cache_budget };
 }
 
 /* Scan blocks (addr, size pairs; user = index) with one root region [ROOT, ROOT + 4096), and
@@ -321,6 +323,29 @@ static void test_unreadable_and_big(void **state)
 	assert_int_equal(st.unreadable_bytes, 4096);
 }
 
+static void test_block_in_hole(void **state)
+{
+	/* a block whose memory cannot be read is still classified (nothing found in it), its
+	 * neighbours read normally */
+	struct leak_block b[] = { BLK(HEAP, 16), BLK(HEAP + 0x2000, 16), BLK(HEAP + 0x4000, 16) };
+	struct leak_scan_opts o = opts(0);
+	struct leak_stats st;
+	uint8_t cls[3];
+
+	(void)state;
+	hole_start = HEAP + 0x1000;
+	hole_end = HEAP + 0x3000;
+	put(ROOT, HEAP);
+	put(HEAP + 8, HEAP + 0x2000);
+	put(ROOT + 8, HEAP + 0x4000);
+	put(HEAP + 0x4000, HEAP + 0x2000 + 8);
+	st = run(b, 3, &o, NULL, 0, cls);
+	assert_int_equal(cls[0], LEAK_REACHABLE);
+	assert_int_equal(cls[1], LEAK_REACHABLE);
+	assert_int_equal(cls[2], LEAK_REACHABLE);
+	assert_true(st.unreadable_bytes > 0);
+}
+
 static void test_many_blocks(void **state)
 {
 	/* a linked list of 20000 blocks from one root pointer, more than one read batch, and a
@@ -347,18 +372,44 @@ static void test_many_blocks(void **state)
 	free(b);
 }
 
+/* the same cases with every block read up front (a budget that fits all), and with a budget
+ * too small for them */
+static int with_cache(void **state)
+{
+	cache_budget = 64u << 20;
+	return setup(state);
+}
+
+static int with_small_cache(void **state)
+{
+	cache_budget = 100;
+	return setup(state);
+}
+
+static int without_cache(void **state)
+{
+	cache_budget = 0;
+	return setup(state);
+}
+
+#define EACH(fn) \
+	cmocka_unit_test_setup_teardown(fn, without_cache, teardown), \
+	cmocka_unit_test_setup_teardown(fn, with_cache, teardown), \
+	cmocka_unit_test_setup_teardown(fn, with_small_cache, teardown)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_basic_classes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_possible_upgraded, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_cycle_and_chain, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_registers_and_zero_size, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_heuristics, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_multiple_inheritance, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_glibc_links, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unreadable_and_big, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_many_blocks, setup, teardown),
+		EACH(test_basic_classes),
+		EACH(test_cycle_and_chain),
+		EACH(test_unreadable_and_big),
+		EACH(test_many_blocks),
+		EACH(test_block_in_hole),
+		cmocka_unit_test_setup_teardown(test_possible_upgraded, without_cache, teardown),
+		cmocka_unit_test_setup_teardown(test_registers_and_zero_size, without_cache, teardown),
+		cmocka_unit_test_setup_teardown(test_heuristics, without_cache, teardown),
+		cmocka_unit_test_setup_teardown(test_multiple_inheritance, without_cache, teardown),
+		cmocka_unit_test_setup_teardown(test_glibc_links, without_cache, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
