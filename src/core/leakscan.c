@@ -446,6 +446,7 @@ static void fill_cache(struct scan *s, uint64_t budget)
 				if (end > span_end) {
 					r[nspan - 1].iov_len += end - span_end;
 					l[nspan - 1].iov_len += end - span_end;
+					off += end - span_end;
 				}
 				continue;
 			}

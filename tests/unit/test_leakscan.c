@@ -346,6 +346,26 @@ static void test_block_in_hole(void **state)
 	assert_true(st.unreadable_bytes > 0);
 }
 
+static void test_spans(void **state)
+{
+	/* pairs of neighbours far from the next pair: each pair one span of the up-front read;
+	 * a chain through all of them from one root pointer */
+	struct leak_block b[8];
+	struct leak_scan_opts o = opts(0);
+	struct leak_stats st;
+	uint8_t cls[8];
+
+	(void)state;
+	for (int i = 0; i < 8; i++) {
+		b[i] = (struct leak_block)BLK(HEAP + (i / 2) * 0x2000 + (i % 2) * 32, 24);
+		if (i < 7)
+			put(b[i].addr + 16, HEAP + ((i + 1) / 2) * 0x2000 + ((i + 1) % 2) * 32);
+	}
+	put(ROOT, HEAP);
+	st = run(b, 8, &o, NULL, 0, cls);
+	assert_int_equal(st.count[LEAK_REACHABLE], 8);
+}
+
 static void test_many_blocks(void **state)
 {
 	/* a linked list of 20000 blocks from one root pointer, more than one read batch, and a
@@ -405,6 +425,7 @@ int main(void)
 		EACH(test_unreadable_and_big),
 		EACH(test_many_blocks),
 		EACH(test_block_in_hole),
+		EACH(test_spans),
 		cmocka_unit_test_setup_teardown(test_possible_upgraded, without_cache, teardown),
 		cmocka_unit_test_setup_teardown(test_registers_and_zero_size, without_cache, teardown),
 		cmocka_unit_test_setup_teardown(test_heuristics, without_cache, teardown),
