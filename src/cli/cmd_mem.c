@@ -28,6 +28,7 @@
 #include "core/target.h"
 #include "output/output.h"
 #include "output/render.h"
+#include "util/util.h"
 
 #define MAX_OUTPUTS 16
 #define TICK_MS 100		/* sampling period of the live-bytes series */
@@ -108,6 +109,15 @@ static const char mem_usage[] =
 	"      --inverted         draw the flame graph as an icicle (roots at the top)\n"
 	"      --min-size BYTES   track only allocations of at least BYTES\n"
 	"      --max-size BYTES   track only allocations of at most BYTES\n"
+	"      --min-age DURATION list as outstanding (leak candidates) only blocks at least\n"
+	"                         this old at the end: 500ms, 30s, 2m, or plain seconds;\n"
+	"                         live totals still count every block (default 0)\n"
+	"\n"
+	"Growth: while tracing, each site's live bytes are snapshotted every second (less often\n"
+	"when that gets costly); with 3 or more snapshots the reports rank sites by growth rate\n"
+	"(bytes/s over the later half of the run) with a trend: growing, plateau, shrinking or\n"
+	"flat. Each process's peak live bytes are shown with when they happened and the sites\n"
+	"that held memory in the snapshot nearest the peak.\n"
 	"\n"
 	"Leaks:\n"
 	"      --leaks            classify outstanding blocks by reachability, as valgrind's\n"
@@ -138,6 +148,7 @@ static const char mem_usage[] =
 	"  sudo ebprof mem -p 4242 -d 30\n"
 	"  sudo ebprof mem -p 4242,4243 -o out.txt -o out.json -o out.pb.gz\n"
 	"  sudo ebprof mem --sort count --top 20 -- sqlite3 db.sqlite 'select ...'\n"
+	"  sudo ebprof mem -p 4242 -d 5m --min-age 1m -o leaks.txt -o leaks.json\n"
 	"  sudo ebprof mem --leaks --suppressions known.supp --fail-on-leak -- ./tests\n";
 
 static int parse_u64(const char *s, uint64_t *v)
@@ -200,7 +211,8 @@ static int parse_heuristics(const char *arg, unsigned *set)
 static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts *o)
 {
 	enum { OPT_TOP = 256, OPT_SORT, OPT_MIN, OPT_MAX, OPT_MAXLIVE, OPT_MAXSTACKS,
-	       OPT_MAXPROCS, OPT_VALUE, OPT_INVERTED, OPT_LEAKS, OPT_HEUR, OPT_SUPP, OPT_FAIL };
+	       OPT_MAXPROCS, OPT_VALUE, OPT_INVERTED, OPT_LEAKS, OPT_HEUR, OPT_SUPP, OPT_FAIL,
+	       OPT_MINAGE };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -209,6 +221,7 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 		{ "sort", required_argument, NULL, OPT_SORT },
 		{ "min-size", required_argument, NULL, OPT_MIN },
 		{ "max-size", required_argument, NULL, OPT_MAX },
+		{ "min-age", required_argument, NULL, OPT_MINAGE },
 		{ "max-live", required_argument, NULL, OPT_MAXLIVE },
 		{ "max-stacks", required_argument, NULL, OPT_MAXSTACKS },
 		{ "max-procs", required_argument, NULL, OPT_MAXPROCS },
@@ -297,6 +310,11 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 		case OPT_MAX:
 			if (parse_u64(optarg, &o->col.max_size))
 				return usage_err(lc, "invalid --max-size '%s'", optarg);
+			break;
+		case OPT_MINAGE:
+			if (util_parse_duration(optarg, &o->col.min_age_ns))
+				return usage_err(lc, "invalid --min-age '%s' (a duration: 500ms, "
+						     "30s, 2m, or seconds)", optarg);
 			break;
 		case OPT_MAXLIVE:
 		case OPT_MAXSTACKS:
@@ -608,13 +626,15 @@ static void progress_clear(struct run *r)
 	r->progress_shown = false;
 }
 
-/* Every tick: each process's live bytes into the profile's series. Every second: the maps
- * snapshots (for processes that vanish without an exit stop) and the progress line. */
+/* Every tick: each process's live bytes into the profile's series, and the sites' live bytes
+ * when a snapshot of them is due (about every second). Every second: the maps snapshots (for
+ * processes that vanish without an exit stop) and the progress line. */
 static void on_tick(struct run *r)
 {
 	struct mem_totals tot;
 
 	mem_collector__sample(r->col, r->prof, mono_ns() - r->start_mono, &tot);
+	mem_collector__snapshot(r->col, mono_ns());
 	if (++r->ticks % (1000 / TICK_MS))
 		return;
 	mem_collector__refresh(r->col);
@@ -775,8 +795,17 @@ int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 				  "(--min-size/--max-size): totals leave the others out, and their frees "
 				  "count as unknown frees", (unsigned long long)o.col.min_size,
 				  (unsigned long long)o.col.max_size);
+	if (o.col.min_age_ns) {
+		char age[32];
+
+		r.prof->min_age_ns = o.col.min_age_ns;
+		profile__add_note(r.prof, "outstanding allocations younger than %s at the end are "
+				  "not listed (--min-age); live totals count them",
+				  render__duration(o.col.min_age_ns, age, sizeof(age)));
+	}
 	r.progress = !o.quiet && isatty(STDERR_FILENO);
 	r.start_mono = start_mono = mono_ns();
+	mem_collector__set_start(r.col, start_mono);
 	start_wall = wall_ns();
 	err = o.argv ? setup_launch(&r) : setup_attach(&r);
 	if (err) {

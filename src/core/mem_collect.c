@@ -14,12 +14,15 @@
 #include <bpf/libbpf.h>
 #include "core/heapscan.h"
 #include "core/mem_collect.h"
+#include "core/snapshots.h"
 #include "core/target.h"
 #include "util/util.h"
 #include "mem.skel.h"
 
 #define BPF_TRACE_UPROBE_MULTI_TYPE 48
 #define BATCH 1024
+#define SNAP_INTERVAL_NS 1000000000ull	/* first interval between snapshots of the sites */
+#define SNAP_BUDGET 20			/* a snapshot may cost 1/SNAP_BUDGET of its interval */
 
 struct traced {
 	pid_t pid;
@@ -33,6 +36,7 @@ struct traced {
 	struct scan_site *scan;	/* last reachability scan, by site (fn, stack) */
 	uint32_t nscan;
 	struct prof_scan scan_info;
+	struct snapshots *snap;	/* per-site live bytes over time; NULL if out of memory */
 };
 
 /* Leak classes of one site's outstanding blocks at the last scan. */
@@ -49,6 +53,9 @@ struct mem_collector {
 	struct mem_collector_opts opts;
 	struct traced *t;
 	uint32_t nt, capt;
+	uint64_t start_ns;	/* CLOCK_MONOTONIC when tracing began */
+	uint64_t snap_interval;	/* ns between snapshots of the sites */
+	uint64_t snap_due;	/* CLOCK_MONOTONIC of the next one */
 };
 
 static const char *const drop_names[MEM_DROP__COUNT] = {
@@ -107,6 +114,7 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 		return NULL;
 	c->lc = o->lc;
 	c->opts = *o;
+	c->snap_interval = SNAP_INTERVAL_NS;
 	libbpf_verbose = o->lc && o->lc->verbose >= 2;
 	libbpf_set_print(libbpf_print);
 
@@ -137,6 +145,20 @@ fail:
 	mem_collector__free(c);
 	errno = -err;
 	return NULL;
+}
+
+static uint64_t mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+void mem_collector__set_start(struct mem_collector *c, uint64_t start_ns)
+{
+	c->start_ns = start_ns;
+	c->snap_due = start_ns + c->snap_interval;
 }
 
 static struct traced *find(struct mem_collector *c, pid_t pid)
@@ -241,6 +263,8 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 	}
 	refresh_maps(t);
 	find_fn_addrs(t);
+	/* nothing is tracked before this moment: every site starts at 0 bytes here */
+	t->snap = snapshots__new((int64_t)(mono_now() - c->start_ns));
 	target__comm(pid, t->comm, sizeof(t->comm));
 	target__cmdline(pid, t->cmdline, sizeof(t->cmdline));
 	c->nt++;
@@ -293,7 +317,8 @@ out:
 struct site {
 	struct mem_site_key key;
 	struct mem_site_val val;
-	struct prof_outstanding out;
+	uint64_t live_count, live_bytes;	/* all blocks live at the end */
+	struct prof_outstanding out;		/* those at least --min-age old */
 };
 
 struct drain {
@@ -303,6 +328,7 @@ struct drain {
 	struct mem_live_key *dead;	/* live keys of pid, to delete */
 	uint32_t ndead, capdead;
 	uint64_t now;
+	uint64_t min_age;	/* younger blocks are live but not outstanding */
 	bool released;		/* exec: the live blocks went with the old image */
 	int err;
 };
@@ -338,6 +364,7 @@ static int collect_site(const void *k, const void *v, void *ctx)
 	s = &d->sites[d->n++];
 	s->key = *key;
 	s->val = *(const struct mem_site_val *)v;
+	s->live_count = s->live_bytes = 0;
 	memset(&s->out, 0, sizeof(s->out));
 	return 0;
 }
@@ -373,6 +400,10 @@ static int collect_live(const void *k, const void *v, void *ctx)
 	if (!s)
 		return 0;	/* its site was dropped (site table full) */
 	age = d->now > lv->ts ? d->now - lv->ts : 0;
+	s->live_count++;
+	s->live_bytes += lv->size;
+	if (age < d->min_age)
+		return 0;	/* too young to call a leak (--min-age) */
 	if (!s->out.count || age < s->out.min_age_ns)
 		s->out.min_age_ns = age;
 	if (age > s->out.max_age_ns)
@@ -643,6 +674,100 @@ static void add_process(struct profile *prof, struct traced *t, const struct mem
 	prof_process__set_note(prof, p, note);
 }
 
+/* ---- growth and peaks ------------------------------------------------------------------- */
+
+/* A site's live bytes; a batched read is no atomic cut, so frees may be ahead of allocations. */
+static int64_t site_live(const struct mem_site_val *v)
+{
+	return v->alloc_bytes > v->free_bytes ? (int64_t)(v->alloc_bytes - v->free_bytes) : 0;
+}
+
+/* The read that finalizes a process is its last snapshot, taken at its end. */
+static void final_snapshot(struct mem_collector *c, struct traced *t, const struct drain *d,
+			   uint64_t now_ns)
+{
+	if (!t->snap || snapshots__begin(t->snap, (int64_t)(now_ns - c->start_ns)) < 0)
+		return;
+	/* every site, also those at 0: each gets a series, and so a trend */
+	for (uint32_t i = 0; i < d->n; i++)
+		snapshots__put(t->snap, d->sites[i].key.fn, d->sites[i].key.stack,
+			       site_live(&d->sites[i].val));
+	snapshots__end(t->snap);
+}
+
+static void site_growth(const struct traced *t, const struct site *s, struct prof_sample *ps)
+{
+	const int64_t *v;
+
+	if (!t->snap)
+		return;
+	v = snapshots__site(t->snap, s->key.fn, s->key.stack, NULL);
+	if (v)
+		prof_growth__fit(snapshots__times(t->snap), v, snapshots__count(t->snap),
+				 snapshots__t0(t->snap), s->val.alloc_bytes / s->val.allocs,
+				 &ps->growth);
+}
+
+static int peak_site_cmp(const void *a, const void *b)
+{
+	const struct prof_peak_site *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return x->sample < y->sample ? -1 : x->sample > y->sample;
+}
+
+/* The process's snapshot count and fit window, and its peak: exact bytes and time from the
+ * kernel, the sites from the snapshot with the highest total. An exec'd process keeps the peak
+ * of the image that had the higher one. */
+static void process_growth(struct mem_collector *c, struct traced *t, struct profile *prof,
+			   const struct drain *d, const uint32_t *sample_of,
+			   const struct mem_proc *mp)
+{
+	struct prof_process *proc = profile__find_process(prof, t->pid);
+	struct prof_peak peak = { .known = true, .t_ns = -1, .snapshot_t_ns = -1 };
+	const int64_t *times;
+	int64_t snap_t, snap_total, v;
+	uint32_t n, first;
+
+	if (!proc || !t->snap)
+		return;
+	n = snapshots__count(t->snap);
+	times = snapshots__times(t->snap);
+	first = prof_growth__later_half(times, n, snapshots__t0(t->snap));
+	proc->nsnapshots = n;
+	proc->fit_from_ns = proc->fit_to_ns = 0;
+	if (n >= PROF_GROWTH_MIN_SNAPSHOTS && n - first >= 2) {
+		proc->fit_from_ns = times[first];
+		proc->fit_to_ns = times[n - 1];
+	}
+
+	if (!mp || (proc->peak.known && proc->peak.bytes >= mp->peak_live_bytes))
+		return;
+	peak.bytes = mp->peak_live_bytes;
+	if (mp->peak_ts && mp->peak_ts >= c->start_ns)
+		peak.t_ns = (int64_t)(mp->peak_ts - c->start_ns);
+	if (snapshots__peak(t->snap, &snap_t, &snap_total)) {
+		peak.snapshot_t_ns = snap_t;
+		peak.snapshot_bytes = snap_total;
+		peak.sites = calloc(d->n ? d->n : 1, sizeof(*peak.sites));
+		for (uint32_t i = 0; peak.sites && i < d->n; i++) {
+			snapshots__site(t->snap, d->sites[i].key.fn, d->sites[i].key.stack, &v);
+			if (v > 0 && sample_of[i] != PROF_NONE)
+				peak.sites[peak.nsites++] = (struct prof_peak_site){
+					.sample = sample_of[i], .bytes = (uint64_t)v,
+				};
+		}
+		if (peak.sites)
+			qsort(peak.sites, peak.nsites, sizeof(*peak.sites), peak_site_cmp);
+		else
+			peak.nsites = 0;
+	}
+	if (prof_process__set_peak(prof, proc, &peak))
+		pr_warn(c->lc, "PID %d: out of memory recording its peak", t->pid);
+	free(peak.sites);
+}
+
 static void finalize_one(struct mem_collector *c, struct traced *t, struct profile *prof,
 			 struct symbolizer *sym, uint64_t now_ns, bool exec)
 {
@@ -650,12 +775,12 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	int sites_fd = bpf_map__fd(c->skel->maps.sites);
 	int live_fd = bpf_map__fd(c->skel->maps.live);
 	int stacks_fd = bpf_map__fd(c->skel->maps.stacks);
-	struct drain d = { .pid = t->pid, .now = now_ns };
+	struct drain d = { .pid = t->pid, .now = now_ns, .min_age = c->opts.min_age_ns };
 	struct mem_proc mp;
 	struct sym_proc *sp;
 	__u32 key = t->pid;
 	uint64_t unresolved = 0;
-	uint32_t *locs, *disp;
+	uint32_t *locs, *disp, *sample_of;
 	int64_t *vals;
 	bool have_proc;
 	int err;
@@ -725,10 +850,14 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 		memset(&t->scan_info, 0, sizeof(t->scan_info));
 	}
 	add_process(prof, t, have_proc ? &mp : NULL, unresolved);
+	final_snapshot(c, t, &d, now_ns);
 
 	locs = malloc(sizeof(*locs) * (MEM_MAX_STACK + 1));
 	vals = calloc(prof->ntypes, sizeof(*vals));
-	for (uint32_t i = 0; locs && disp && vals && i < d.n; i++) {
+	sample_of = malloc(sizeof(*sample_of) * (d.n ? d.n : 1));
+	for (uint32_t i = 0; sample_of && i < d.n; i++)
+		sample_of[i] = PROF_NONE;
+	for (uint32_t i = 0; locs && disp && vals && sample_of && i < d.n; i++) {
 		struct site *s = &d.sites[i];
 		struct scan_site key = { .fn = s->key.fn, .stack = s->key.stack }, *sc;
 		struct mem_stack st;
@@ -741,8 +870,8 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 		memset(vals, 0, prof->ntypes * sizeof(*vals));
 		vals[0] = s->val.allocs;
 		vals[1] = s->val.alloc_bytes;
-		vals[2] = s->out.count;
-		vals[3] = s->out.bytes;
+		vals[2] = s->live_count;
+		vals[3] = s->live_bytes;
 		sc = t->nscan ? bsearch(&key, t->scan, t->nscan, sizeof(*t->scan), scan_site_cmp)
 			      : NULL;
 		for (int cl = 0; sc && cl < PROF_LEAK__COUNT; cl++) {
@@ -764,7 +893,12 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 		prof_sample__set_life(prof, ps, (const uint64_t *)s->val.life, MEM_LIFE_BUCKETS);
 		ps->temporary = s->val.temps;
 		ps->out = s->out;
+		sample_of[i] = prof->nsamples - 1;
+		site_growth(t, s, ps);
 	}
+	if (sample_of)
+		process_growth(c, t, prof, &d, sample_of, have_proc ? &mp : NULL);
+	free(sample_of);
 	free(locs);
 	free(vals);
 	free(disp);
@@ -787,6 +921,8 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	t->scan = NULL;
 	t->nscan = 0;
 	memset(&t->scan_info, 0, sizeof(t->scan_info));
+	snapshots__free(t->snap);
+	t->snap = NULL;
 	t->finalized = true;
 }
 
@@ -885,6 +1021,69 @@ void mem_collector__sample(struct mem_collector *c, struct profile *prof, int64_
 	}
 }
 
+struct snap_read {
+	struct mem_collector *c;
+	struct traced *last;	/* sites come grouped by nothing; most runs trace one process */
+};
+
+static int snap_site(const void *k, const void *v, void *ctx)
+{
+	const struct mem_site_key *key = k;
+	struct snap_read *r = ctx;
+	int64_t live = site_live(v);
+
+	/* a site at 0 is 0 by default: storing it would only cost memory */
+	if (!live)
+		return 0;
+	if (!r->last || r->last->pid != (pid_t)key->pid) {
+		r->last = find(r->c, key->pid);
+		if (!r->last)
+			return 0;
+	}
+	/* out of memory loses this site's point, not the snapshot */
+	if (r->last->snap)
+		snapshots__put(r->last->snap, key->fn, key->stack, live);
+	return 0;
+}
+
+int mem_collector__snapshot(struct mem_collector *c, uint64_t now_ns)
+{
+	struct snap_read r = { .c = c };
+	bool any = false, thinned = false;
+	uint64_t cost;
+	int err;
+
+	if (now_ns < c->snap_due)
+		return 0;
+	for (uint32_t i = 0; i < c->nt; i++) {
+		struct traced *t = &c->t[i];
+
+		if (t->finalized || !t->snap)
+			continue;
+		thinned |= snapshots__begin(t->snap, (int64_t)(now_ns - c->start_ns)) > 0;
+		any = true;
+	}
+	if (any) {
+		err = map_for_each(bpf_map__fd(c->skel->maps.sites), sizeof(struct mem_site_key),
+				   sizeof(struct mem_site_val), snap_site, &r);
+		if (err)
+			pr_debug(c->lc, "snapshot of the sites failed: %s", strerror(-err));
+		for (uint32_t i = 0; i < c->nt; i++)
+			if (!c->t[i].finalized && c->t[i].snap)
+				snapshots__end(c->t[i].snap);
+	}
+	/* the sites map is large (histograms per site): never let reading it cost the traced
+	 * programs more than a small share of a CPU */
+	cost = mono_now() - now_ns;
+	if (thinned || cost * SNAP_BUDGET > c->snap_interval) {
+		c->snap_interval *= 2;
+		pr_debug(c->lc, "snapshots of the sites now every %.1f s (%s)",
+			 c->snap_interval / 1e9, thinned ? "store full" : "a read took too long");
+	}
+	c->snap_due = now_ns + c->snap_interval;
+	return any;
+}
+
 int mem_collector__drops(struct mem_collector *c, struct profile *prof)
 {
 	int fd = bpf_map__fd(c->skel->maps.drops);
@@ -933,6 +1132,7 @@ void mem_collector__free(struct mem_collector *c)
 	for (uint32_t i = 0; i < c->nt; i++) {
 		free(c->t[i].maps);
 		free(c->t[i].scan);
+		snapshots__free(c->t[i].snap);
 	}
 	free(c->t);
 	mem_bpf__destroy(c->skel);

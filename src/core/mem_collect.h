@@ -16,6 +16,7 @@ struct mem_collector_opts {
 	uint32_t max_stacks;	/* distinct stacks, and (pid, function, stack) sites */
 	uint32_t max_procs;
 	uint64_t min_size, max_size;
+	uint64_t min_age_ns;	/* outstanding blocks younger than this at the end are not listed */
 };
 
 struct mem_collector;
@@ -70,6 +71,15 @@ struct mem_totals {
  * prof's series "live_bytes" and "live_count"; fill *tot if not NULL. */
 void mem_collector__sample(struct mem_collector *c, struct profile *prof, int64_t t_ns,
 			   struct mem_totals *tot);
+
+/* Tracing began at start_ns (CLOCK_MONOTONIC): times in the profile count from there, and the
+ * first snapshot of per-site live bytes is due a snapshot interval later. Call before attaching. */
+void mem_collector__set_start(struct mem_collector *c, uint64_t start_ns);
+/* Snapshot every traced process's per-site live bytes if one is due at now_ns (CLOCK_MONOTONIC),
+ * for growth trends and the sites at each peak. Cheap when none is due; call it often. The
+ * interval starts at one second and doubles when a read costs more than 5% of it, or when a
+ * process's store of snapshots is full. Returns 1 if it took one, else 0. */
+int mem_collector__snapshot(struct mem_collector *c, uint64_t now_ns);
 
 /* Add the drop counters (summed over CPUs, every reason) to prof. */
 int mem_collector__drops(struct mem_collector *c, struct profile *prof);

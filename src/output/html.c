@@ -37,6 +37,7 @@
 #define FLAME_BUDGET (12 * 1000 * 1000)	/* bytes of embedded flame graph SVGs */
 #define SERIES_BUCKETS 1000		/* a series keeps its min and max per bucket */
 #define NONE UINT32_MAX
+#define PEAK_SITES 10			/* sites listed at each process's peak */
 
 struct strtab {
 	char **s;
@@ -52,6 +53,7 @@ struct html {
 	int alloc_space, inuse_objects;	/* memory types, -1 when absent */
 	int count_type;		/* the type counted in allocations (render__count_type) */
 	bool temps;		/* the sites table has a Temporary column */
+	bool growth;		/* ... and a Growth column */
 	uint8_t *want;		/* per sample: its stack and histogram go into the data */
 	uint32_t *loc_id;	/* per profile location: its index in the data's locs, or NONE */
 	uint32_t *locs;		/* profile location of each data loc */
@@ -440,6 +442,46 @@ static void proc_cells(FILE *f, const struct prof_process *proc)
 	fputs("</td>", f);
 }
 
+static void site_cell(const struct html *h, const struct prof_sample *s);
+
+/* "Peak 7.8 MiB (8192000 bytes) at 22.2 ms", then the sites of the snapshot nearest it. */
+static void write_process_peak(const struct html *h, const struct prof_process *proc)
+{
+	const struct prof_peak *pk = &proc->peak;
+	FILE *f = h->f;
+	char b1[32], b2[32];
+	uint32_t i;
+
+	if (!pk->known)
+		return;
+	fprintf(f, "<br>Peak live %s (%" PRIu64 " bytes)", render__bytes(pk->bytes, b1, sizeof(b1)),
+		pk->bytes);
+	if (pk->t_ns >= 0)
+		fprintf(f, " at %s", render__duration(pk->t_ns, b2, sizeof(b2)));
+	if (!pk->bytes || pk->snapshot_t_ns < 0) {
+		fputs(".", f);
+		return;
+	}
+	fprintf(f, "; at the peak, per the snapshot of the sites at %s, which holds %s (%.1f%% of "
+		"the peak)%s", render__duration(pk->snapshot_t_ns, b1, sizeof(b1)),
+		render__bytes(pk->snapshot_bytes, b2, sizeof(b2)),
+		100.0 * pk->snapshot_bytes / pk->bytes, pk->nsites ? ":" : ".");
+	if (!pk->nsites)
+		return;
+	fputs("<table class=\"data narrow peak-sites\">\n<thead><tr><th>Site</th>"
+	      "<th class=\"num\">Live bytes</th></tr></thead>\n<tbody>\n", f);
+	for (i = 0; i < pk->nsites && i < PEAK_SITES; i++) {
+		fputs("<tr>", f);
+		site_cell(h, &h->p->samples[pk->sites[i].sample]);
+		u64_cell(f, pk->sites[i].bytes, "bytes");
+		fputs("</tr>\n", f);
+	}
+	fputs("</tbody></table>", f);
+	if (pk->nsites > PEAK_SITES)
+		fprintf(f, "<span class=\"note\">%" PRIu32 " more site%s in the .json report."
+			"</span>", pk->nsites - PEAK_SITES, pk->nsites - PEAK_SITES == 1 ? "" : "s");
+}
+
 static int write_processes(const struct html *h)
 {
 	const struct profile *p = h->p;
@@ -553,6 +595,7 @@ static int write_processes(const struct html *h)
 			esc(f, proc->note);
 			fputs("</span>", f);
 		}
+		write_process_peak(h, proc);
 		fputs("</li>\n", f);
 	}
 	fputs("</ul>\n", f);
@@ -744,6 +787,23 @@ static void temp_cell(const struct html *h, const struct prof_sample *s)
 	fprintf(h->f, " freed before their thread allocated again\">%" PRIu64 "</td>", t);
 }
 
+/* The Growth cell: the rate, sorted by, and the trend; the numbers behind it in its title. */
+static void growth_cell(const struct html *h, const struct prof_sample *s)
+{
+	const struct prof_growth *g = &s->growth;
+	char buf[32];
+
+	if (g->trend == PROF_TREND_NONE) {
+		fputs("<td class=\"num zero\" data-v=\"0\">-</td>", h->f);
+		return;
+	}
+	fprintf(h->f, "<td class=\"num%s\" data-v=\"%.0f\" title=\"from %" PRId64 " to %" PRId64
+		" bytes over the later half of the run, max %" PRId64 "\">%s <span class=\"x\">%s"
+		"</span></td>", g->max_bytes ? "" : " zero", g->bytes_per_sec, g->first_bytes,
+		g->last_bytes, g->max_bytes, render__rate(g->bytes_per_sec, buf, sizeof(buf)),
+		prof_trend__name(g->trend));
+}
+
 /* Column headers of the memory types, in the order a reader compares them. */
 static const struct {
 	const char *type, *header;
@@ -853,6 +913,9 @@ static int write_sites(struct html *h)
 	if (h->temps)
 		fputs("<th class=\"num\" data-sort=\"num\" title=\"allocations freed before their "
 		      "thread allocated again\">Temporary</th>", f);
+	if (h->growth)
+		fputs("<th class=\"num\" data-sort=\"num\" title=\"live bytes per second over the "
+		      "later half of the run (least squares), and the trend\">Growth</th>", f);
 	fputs("<th class=\"num\" data-sort=\"num\">PID</th></tr></thead>\n<tbody>\n", f);
 	for (i = 0; i < shown; i++) {
 		const struct prof_sample *s = &p->samples[idx[i]];
@@ -864,6 +927,8 @@ static int write_sites(struct html *h)
 			value_cell(f, s->values[cols[c]], p->types[cols[c]].unit);
 		if (h->temps)
 			temp_cell(h, s);
+		if (h->growth)
+			growth_cell(h, s);
 		pid_cell(h, s->pid);
 		fputs("</tr>\n", f);
 	}
@@ -1361,6 +1426,29 @@ static int write_series_data(const struct html *h, struct json_writer *w)
 	return 0;
 }
 
+/* "peaks": [{"pid", "t", "v"}] the exact peak of each process that has a time for it, for the
+ * live-bytes chart's markers. */
+static void write_peaks_data(const struct html *h, struct json_writer *w)
+{
+	const struct profile *p = h->p;
+	uint32_t i;
+
+	jsonw_name(w, "peaks");
+	jsonw_start_array(w);
+	for (i = 0; i < p->nprocesses; i++) {
+		const struct prof_peak *pk = &p->processes[i].peak;
+
+		if (!pk->known || pk->t_ns < 0)
+			continue;
+		jsonw_start_object_flat(w);
+		jsonw_uint_field(w, "pid", p->processes[i].pid);
+		jsonw_int_field(w, "t", pk->t_ns);
+		jsonw_uint_field(w, "v", pk->bytes);
+		jsonw_end_object(w);
+	}
+	jsonw_end_array(w);
+}
+
 /* The data the script reads, as one JSON document in a script element. */
 static int write_data(struct html *h)
 {
@@ -1383,6 +1471,7 @@ static int write_data(struct html *h)
 	}
 	jsonw_start_object(w);
 	jsonw_int_field(w, "duration", p->duration_nanos);
+	write_peaks_data(h, w);
 	err = write_series_data(h, w);
 	if (!err) {
 		write_stacks(h, w);
@@ -1433,6 +1522,8 @@ static int html_write(const struct profile *p, const struct output_opts *o, FILE
 		goto out;
 	memset(h.loc_id, 0xff, sizeof(*h.loc_id) * (p->nlocations + 1));
 	h.temps = has_temporaries(&h);
+	for (uint32_t i = 0; i < p->nsamples && !h.growth; i++)
+		h.growth = p->samples[i].growth.trend != PROF_TREND_NONE;
 
 	write_head(&h);
 	write_header(&h);

@@ -10,10 +10,11 @@
 
 /* Field names of a process or a site that stats or sample types must not shadow. */
 static const char *const process_fields[] = {
-	"pid", "comm", "cmdline", "calls", "note", "leaks",
+	"pid", "comm", "cmdline", "calls", "note", "leaks", "growth_window", "peak",
 };
 static const char *const site_fields[] = {
 	"pid", "frames", "histogram", "outstanding", "temporary_count", "lifetimes", "leaks",
+	"growth",
 };
 
 static bool reserved(const char *const *list, size_t n, const char *name)
@@ -97,7 +98,60 @@ static void write_site_leaks(struct json_writer *w, const struct profile *p,
 	jsonw_end_object(w);
 }
 
-static void write_processes(struct json_writer *w, const struct profile *p)
+/* Which trend window a process's sites were fitted over: present once it was snapshotted. */
+static void write_growth_window(struct json_writer *w, const struct prof_process *proc)
+{
+	if (!proc->nsnapshots)
+		return;
+	jsonw_name(w, "growth_window");
+	jsonw_start_object_flat(w);
+	jsonw_uint_field(w, "snapshots", proc->nsnapshots);
+	if (proc->fit_to_ns > proc->fit_from_ns) {
+		jsonw_int_field(w, "from_ns", proc->fit_from_ns);
+		jsonw_int_field(w, "to_ns", proc->fit_to_ns);
+	} else {
+		jsonw_null_field(w, "from_ns");
+		jsonw_null_field(w, "to_ns");
+	}
+	jsonw_end_object(w);
+}
+
+/* The process's peak; its sites by their index in the report's `sites` (pos: per sample). */
+static void write_peak(struct json_writer *w, const struct prof_process *proc,
+		       const uint32_t *pos)
+{
+	const struct prof_peak *pk = &proc->peak;
+	uint32_t i;
+
+	if (!pk->known)
+		return;
+	jsonw_name(w, "peak");
+	jsonw_start_object(w);
+	jsonw_uint_field(w, "bytes", pk->bytes);
+	if (pk->t_ns >= 0)
+		jsonw_int_field(w, "t_ns", pk->t_ns);
+	else
+		jsonw_null_field(w, "t_ns");
+	if (pk->snapshot_t_ns >= 0) {
+		jsonw_int_field(w, "snapshot_t_ns", pk->snapshot_t_ns);
+		jsonw_uint_field(w, "snapshot_bytes", pk->snapshot_bytes);
+	} else {
+		jsonw_null_field(w, "snapshot_t_ns");
+		jsonw_null_field(w, "snapshot_bytes");
+	}
+	jsonw_name(w, "sites");
+	jsonw_start_array(w);
+	for (i = 0; i < pk->nsites; i++) {
+		jsonw_start_object_flat(w);
+		jsonw_uint_field(w, "site", pos[pk->sites[i].sample]);
+		jsonw_uint_field(w, "bytes", pk->sites[i].bytes);
+		jsonw_end_object(w);
+	}
+	jsonw_end_array(w);
+	jsonw_end_object(w);
+}
+
+static void write_processes(struct json_writer *w, const struct profile *p, const uint32_t *pos)
 {
 	uint32_t i, j;
 
@@ -123,6 +177,8 @@ static void write_processes(struct json_writer *w, const struct profile *p)
 			jsonw_string_field(w, "note", proc->note);
 		if (proc->scan.done)
 			write_scan(w, &proc->scan);
+		write_growth_window(w, proc);
+		write_peak(w, proc, pos);
 		jsonw_end_object(w);
 	}
 	jsonw_end_array(w);
@@ -205,14 +261,29 @@ static const struct {
 	{ "live_bytes", "inuse_space" },
 };
 
-static int write_sites(struct json_writer *w, const struct profile *p)
+static void write_growth(struct json_writer *w, const struct prof_growth *g)
 {
-	uint32_t *idx, n, i, t;
+	if (g->trend == PROF_TREND_NONE)
+		return;
+	jsonw_name(w, "growth");
+	jsonw_start_object_flat(w);
+	/* rounded: a rate below a byte a second says nothing */
+	jsonw_int_field(w, "bytes_per_sec", (int64_t)(g->bytes_per_sec < 0 ? g->bytes_per_sec - 0.5 :
+						     g->bytes_per_sec + 0.5));
+	jsonw_string_field(w, "trend", prof_trend__name(g->trend));
+	jsonw_int_field(w, "first_bytes", g->first_bytes);
+	jsonw_int_field(w, "last_bytes", g->last_bytes);
+	jsonw_int_field(w, "max_bytes", g->max_bytes);
+	jsonw_end_object(w);
+}
+
+/* idx: the samples in the report's order (n of them). */
+static int write_sites(struct json_writer *w, const struct profile *p, const uint32_t *idx,
+		       uint32_t n)
+{
+	uint32_t i, t;
 	size_t a;
 
-	idx = render__sorted_samples(p, (int)p->default_type, false, &n);
-	if (!idx)
-		return -errno;
 	jsonw_name(w, "sites");
 	jsonw_start_array(w);
 	for (i = 0; i < n; i++) {
@@ -245,21 +316,30 @@ static int write_sites(struct json_writer *w, const struct profile *p)
 			jsonw_end_object(w);
 		}
 		write_site_leaks(w, p, s);
+		write_growth(w, &s->growth);
 		jsonw_end_object(w);
 	}
 	jsonw_end_array(w);
-	free(idx);
 	return 0;
 }
 
 static int json_write(const struct profile *p, const struct output_opts *o, FILE *f)
 {
 	struct json_writer *w = jsonw__new(f, true);
-	uint32_t i;
+	uint32_t *idx = NULL, *pos = NULL, n, i;
 	int err;
 
 	if (!w)
 		return -ENOMEM;
+	/* the sites' order first: a process's peak names its sites by their place in it */
+	idx = render__sorted_samples(p, (int)p->default_type, false, &n);
+	pos = malloc(sizeof(*pos) * (p->nsamples + 1));
+	if (!idx || !pos) {
+		err = idx ? -ENOMEM : -errno;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		pos[idx[i]] = i;
 	jsonw_start_object(w);
 	jsonw_string_field(w, "mode", p->mode);
 	jsonw_string_field(w, "command", p->command);
@@ -279,8 +359,8 @@ static int json_write(const struct profile *p, const struct output_opts *o, FILE
 	jsonw_string_field(w, "default_sample_type",
 			   p->ntypes ? p->types[p->default_type].type : NULL);
 
-	write_processes(w, p);
-	err = write_sites(w, p);
+	write_processes(w, p, pos);
+	err = write_sites(w, p, idx, n);
 	if (err)
 		goto out;
 
@@ -318,11 +398,14 @@ static int json_write(const struct profile *p, const struct output_opts *o, FILE
 		jsonw_end_object(w);
 	}
 	jsonw_end_array(w);
+	jsonw_uint_field(w, "min_age_ns", p->min_age_ns);
 
 	jsonw_end_object(w);
 	fputc('\n', f);
 	err = jsonw__error(w);
 out:
+	free(pos);
+	free(idx);
 	jsonw__free(w);
 	return err;
 }

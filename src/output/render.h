@@ -39,6 +39,13 @@ void render__life_bucket_label(uint32_t b, uint32_t n, char *buf, size_t len);
  * allocation was asked for? */
 bool render__is_allocator(const char *name);
 
+/* Samples with a growth trend that held memory at some snapshot, fastest growth first (ties:
+ * the higher maximum, then the default order). Malloc'd (never NULL on success), *n set; NULL
+ * with errno on failure. */
+uint32_t *render__growth_order(const struct profile *p, uint32_t *n);
+/* A growth rate: "+1.2 KiB/s", "-512 B/s", "0 B/s". */
+const char *render__rate(double bytes_per_sec, char *buf, size_t len);
+
 /* Last path component ("libc.so.6" for "/usr/lib/x86_64-linux-gnu/libc.so.6"). */
 const char *render__basename(const char *path);
 

@@ -1,5 +1,6 @@
-/* The default report, for humans: run header, per-process summary, top sites with their stacks
- * and size histograms, outstanding allocations at exit, drops and notes.
+/* The default report, for humans: run header, per-process summary (with its peak), top sites with
+ * their stacks and size histograms, outstanding allocations at exit, growth of live bytes per
+ * site, drops and notes.
  *
  * Byte amounts are shown in binary units for reading and as exact numbers for checking; every
  * exact number of the profile that a reader may want to compare appears at least once.
@@ -17,6 +18,8 @@
 #define WRAP_COLS 100
 #define BAR_WIDTH 30
 #define OUTSTANDING_FRAMES 5
+#define GROWTH_FRAMES 5
+#define PEAK_SITES 5
 
 struct text {
 	const struct profile *p;
@@ -203,6 +206,49 @@ static int print_process_table(const struct text *t)
 	return 0;
 }
 
+static void print_site_name(const struct text *t, const struct prof_sample *s);
+
+/* "peak 7.8 MiB (8192000 bytes) at 22.2 ms", then the sites of the snapshot nearest it. */
+static void print_process_peak(const struct text *t, const struct prof_process *proc)
+{
+	const struct prof_peak *pk = &proc->peak;
+	char b1[32], b2[32];
+	uint32_t i;
+
+	if (proc->nsnapshots)
+		fprintf(t->f, "    snapshots of the sites: %" PRIu32 "%s", proc->nsnapshots,
+			proc->fit_to_ns > proc->fit_from_ns ? ", trends fitted from " : "\n");
+	if (proc->nsnapshots && proc->fit_to_ns > proc->fit_from_ns)
+		fprintf(t->f, "%s to %s\n",
+			render__duration(proc->fit_from_ns, b1, sizeof(b1)),
+			render__duration(proc->fit_to_ns, b2, sizeof(b2)));
+	if (!pk->known)
+		return;
+	fprintf(t->f, "    peak %s (%" PRIu64 " bytes)", render__bytes(pk->bytes, b1, sizeof(b1)),
+		pk->bytes);
+	if (pk->t_ns >= 0)
+		fprintf(t->f, " at %s", render__duration(pk->t_ns, b2, sizeof(b2)));
+	fputc('\n', t->f);
+	if (!pk->bytes)
+		return;
+	if (pk->snapshot_t_ns < 0) {
+		fputs("    at peak: no snapshot of the sites was taken\n", t->f);
+		return;
+	}
+	fprintf(t->f, "    at peak: the snapshot at %s holds %s (%" PRIu64 " bytes), %.1f%% of the "
+		"peak%s\n", render__duration(pk->snapshot_t_ns, b1, sizeof(b1)),
+		render__bytes(pk->snapshot_bytes, b2, sizeof(b2)), pk->snapshot_bytes,
+		100.0 * pk->snapshot_bytes / pk->bytes, pk->nsites ? ":" : "");
+	for (i = 0; i < pk->nsites && i < PEAK_SITES; i++) {
+		fprintf(t->f, "      %10s  ", render__bytes(pk->sites[i].bytes, b1, sizeof(b1)));
+		print_site_name(t, &t->p->samples[pk->sites[i].sample]);
+		fputc('\n', t->f);
+	}
+	if (pk->nsites > PEAK_SITES)
+		fprintf(t->f, "      ... %" PRIu32 " more site%s\n", pk->nsites - PEAK_SITES,
+			pk->nsites - PEAK_SITES == 1 ? "" : "s");
+}
+
 static void print_process_details(const struct text *t, const struct prof_process *proc)
 {
 	char item[CELL + 64];
@@ -253,6 +299,7 @@ static void print_process_details(const struct text *t, const struct prof_proces
 	if (n)
 		wrap_end(&w);
 
+	print_process_peak(t, proc);
 	if (proc->note)
 		fprintf(t->f, "    note: %s\n", proc->note);
 }
@@ -381,6 +428,45 @@ static bool frame_is_allocator(const struct profile *p, const struct prof_locati
 	if (line >= loc->nlines)
 		return false;
 	return render__is_allocator(p->functions[loc->lines[line].function].name);
+}
+
+/* Where the site asked for memory: its first frame that is not an allocator function (the leaf
+ * if all are), with file:line. */
+static void print_site_name(const struct text *t, const struct prof_sample *s)
+{
+	const struct profile *p = t->p;
+	const struct prof_location *loc = NULL;
+	uint32_t i, j = 0;
+	char name[512];
+
+	if (!s->nlocs) {
+		fputs("(no stack)", t->f);
+		return;
+	}
+	for (i = 0; i < s->nlocs && !loc; i++) {
+		const struct prof_location *l = &p->locations[s->locs[i]];
+
+		for (j = 0; j < (l->nlines ? l->nlines : 1); j++) {
+			if (!frame_is_allocator(p, l, j)) {
+				loc = l;
+				break;
+			}
+		}
+	}
+	if (!loc) {
+		loc = &p->locations[s->locs[0]];
+		j = 0;
+	}
+	fputs(profile__frame_name(p, loc, j, name, sizeof(name)), t->f);
+	if (j < loc->nlines) {
+		const struct prof_function *fn = &p->functions[loc->lines[j].function];
+
+		if (fn->filename && loc->lines[j].line > 0)
+			fprintf(t->f, " (%s:%" PRId64 ")", render__basename(fn->filename),
+				loc->lines[j].line);
+		else if (fn->filename)
+			fprintf(t->f, " (%s)", render__basename(fn->filename));
+	}
 }
 
 /*
@@ -537,9 +623,12 @@ static int print_outstanding(const struct text *t)
 {
 	const struct profile *p = t->p;
 	uint64_t count = 0, bytes = 0;
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], age[64] = "";
 	uint32_t *idx, n, shown, i;
 
+	if (p->min_age_ns)
+		snprintf(age, sizeof(age), " (at least %s old)",
+			 render__duration(p->min_age_ns, b1, sizeof(b1)));
 	idx = render__sorted_samples(p, RENDER_KEY_OUTSTANDING, false, &n);
 	if (!idx)
 		return -errno;
@@ -562,12 +651,12 @@ static int print_outstanding(const struct text *t)
 
 	fputc('\n', t->f);
 	if (!n) {
-		heading(t, "Outstanding allocations at exit: none");
+		heading(t, "Outstanding allocations at exit%s: none", age);
 		free(idx);
 		return 0;
 	}
-	heading(t, "Outstanding allocations at exit: %" PRIu64 " object%s, %s (%" PRIu64
-		" bytes) at %" PRIu32 " site%s", count, count == 1 ? "" : "s",
+	heading(t, "Outstanding allocations at exit%s: %" PRIu64 " object%s, %s (%" PRIu64
+		" bytes) at %" PRIu32 " site%s", age, count, count == 1 ? "" : "s",
 		render__bytes(bytes, b1, sizeof(b1)), bytes, n, n == 1 ? "" : "s");
 
 	shown = t->o->top && t->o->top < n ? t->o->top : n;
@@ -735,6 +824,46 @@ static int print_leaks(const struct text *t)
 	return 0;
 }
 
+/* ---- growth ----------------------------------------------------------------------------- */
+
+/* Sites ranked by how fast their live bytes grew over the later half of the run; only when the
+ * run was long enough for trends (see growth.c). */
+static int print_growth(const struct text *t)
+{
+	const struct profile *p = t->p;
+	uint32_t *idx, n, shown, i;
+	char b1[32];
+
+	idx = render__growth_order(p, &n);
+	if (!idx)
+		return -errno;
+	if (!n) {
+		free(idx);
+		return 0;
+	}
+	shown = t->o->top && t->o->top < n ? t->o->top : n;
+	fputc('\n', t->f);
+	heading(t, "Growth of live bytes per site, fastest first (%" PRIu32 " site%s; rate and "
+		"trend over the later half of the run)", n, n == 1 ? "" : "s");
+	for (i = 0; i < shown; i++) {
+		const struct prof_sample *s = &p->samples[idx[i]];
+		const struct prof_growth *g = &s->growth;
+
+		fputc('\n', t->f);
+		fprintf(t->f, "#%-3" PRIu32 " %s %s: %" PRId64 " -> %" PRId64 " bytes (max %" PRId64
+			"), ", i + 1, render__rate(g->bytes_per_sec, b1, sizeof(b1)),
+			prof_trend__name(g->trend), g->first_bytes, g->last_bytes, g->max_bytes);
+		print_pid(t, s->pid);
+		fputc('\n', t->f);
+		print_stack(t, 4, s, true, GROWTH_FRAMES);
+	}
+	if (shown < n)
+		fprintf(t->f, "\n  ... %" PRIu32 " more site%s not shown\n", n - shown,
+			n - shown == 1 ? "" : "s");
+	free(idx);
+	return 0;
+}
+
 /* ---- drops and notes -------------------------------------------------------------------- */
 
 static void print_drops(const struct text *t)
@@ -794,6 +923,8 @@ static int text_write(const struct profile *p, const struct output_opts *o, FILE
 		err = print_sites(&t);
 	if (!err)
 		err = print_outstanding(&t);
+	if (!err)
+		err = print_growth(&t);
 	if (!err)
 		err = print_leaks(&t);
 	if (err)

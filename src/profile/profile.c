@@ -903,3 +903,25 @@ const char *profile__frame_name(const struct profile *p, const struct prof_locat
 	}
 	return buf;
 }
+
+/* ---- peaks ------------------------------------------------------------------------------ */
+
+int prof_process__set_peak(struct profile *p, struct prof_process *proc,
+			   const struct prof_peak *peak)
+{
+	struct prof_peak_site *sites = NULL;
+	uint32_t i;
+
+	for (i = 0; i < peak->nsites; i++) {
+		if (peak->sites[i].sample >= p->nsamples)
+			return -EINVAL;
+	}
+	if (peak->nsites) {
+		sites = arena_dup(p, peak->sites, sizeof(*sites) * peak->nsites);
+		if (!sites)
+			return -ENOMEM;
+	}
+	proc->peak = *peak;
+	proc->peak.sites = sites;
+	return 0;
+}

@@ -49,6 +49,25 @@ struct prof_location {
 	uint32_t nlines;
 };
 
+/* How a sample's live bytes moved over the later half of its process's run (growth.c has the
+ * rule). NONE: not computed (too few snapshots, or not a mem profile). */
+enum prof_trend {
+	PROF_TREND_NONE,
+	PROF_TREND_FLAT,	/* never held more than the noise threshold, nor moved by it */
+	PROF_TREND_GROWING,	/* rose by more than the threshold over the later half */
+	PROF_TREND_PLATEAU,	/* held memory gained before the later half, then moved less */
+	PROF_TREND_SHRINKING,	/* fell by more than the threshold over the later half */
+};
+
+/* A sample's live bytes over the run, from periodic snapshots of per-site live bytes. */
+struct prof_growth {
+	enum prof_trend trend;	/* NONE: nothing below is set */
+	double bytes_per_sec;	/* least-squares slope over the later half of the run */
+	int64_t first_bytes;	/* at the first snapshot of the later half */
+	int64_t last_bytes;	/* at the last snapshot (the end of the process or the run) */
+	int64_t max_bytes;	/* the highest of all snapshots */
+};
+
 /* Outstanding (not freed at the end) allocations of one sample, with their ages. */
 struct prof_outstanding {
 	uint64_t count;
@@ -70,6 +89,7 @@ struct prof_sample {
 	uint64_t temporary;	/* allocations freed before their thread's next allocation */
 	struct prof_outstanding out;	/* count == 0: nothing outstanding or not tracked */
 	bool suppressed;	/* its leaks match a suppression (profile__suppress) */
+	struct prof_growth growth;	/* trend NONE: not computed (see growth.c) */
 };
 
 struct prof_kv {
@@ -111,6 +131,25 @@ struct prof_scan {
 	uint64_t heur_bytes[PROF_LEAK_HEURISTICS];
 };
 
+/* One site's live bytes in a process's peak snapshot. */
+struct prof_peak_site {
+	uint32_t sample;	/* index into samples */
+	uint64_t bytes;
+};
+
+/* The highest live bytes of a process: amount and time exact (the kernel keeps both), and
+ * which sites held memory then, approximated by the snapshot of per-site live bytes whose total
+ * was the highest: it accounts for snapshot_bytes of the peak's bytes, taken snapshot_t_ns. */
+struct prof_peak {
+	bool known;
+	uint64_t bytes;		/* exact peak live bytes */
+	int64_t t_ns;		/* when it was last raised, since time_nanos; -1: never (0 bytes) */
+	int64_t snapshot_t_ns;	/* when the peak snapshot was taken; -1: no snapshot */
+	uint64_t snapshot_bytes;/* the total of its sites */
+	struct prof_peak_site *sites;	/* sites with bytes in it, largest first */
+	uint32_t nsites;
+};
+
 struct prof_process {
 	uint32_t pid;
 	const char *comm;
@@ -121,6 +160,11 @@ struct prof_process {
 	uint32_t nstats;
 	const char *note;	/* e.g. which allocator was traced, or why nothing was */
 	struct prof_scan scan;
+	/* per-site live bytes were snapshotted nsnapshots times (the last at the end); trends
+	 * were fitted over [fit_from_ns, fit_to_ns], since time_nanos. 0: no growth computed */
+	uint32_t nsnapshots;
+	int64_t fit_from_ns, fit_to_ns;
+	struct prof_peak peak;	/* !peak.known: not recorded */
 };
 
 /* A quantity of one process sampled during the run, e.g. its live bytes. */
@@ -162,6 +206,7 @@ struct profile {
 	uint32_t nnotes;
 	struct prof_series *series;	/* sampled during the run, in creation order */
 	uint32_t nseries;
+	uint64_t min_age_ns;		/* outstanding blocks younger than this are not counted */
 
 	void *priv;			/* interning tables */
 };
@@ -220,6 +265,9 @@ int prof_process__add_stat(struct profile *p, struct prof_process *proc, const c
 int prof_process__set_stat(struct profile *p, struct prof_process *proc, const char *name,
 			   uint64_t v);
 int prof_process__set_note(struct profile *p, struct prof_process *proc, const char *note);
+/* Copy peak (and its sites) into proc, replacing what it had. 0 or a negative errno. */
+int prof_process__set_peak(struct profile *p, struct prof_process *proc,
+			   const struct prof_peak *peak);
 /* Value of a stat/call by name; false if absent. */
 bool prof_process__stat(const struct prof_process *proc, const char *name, uint64_t *v);
 bool prof_process__call(const struct prof_process *proc, const char *name, uint64_t *v);
@@ -257,6 +305,26 @@ bool prof_suppressions__match(const char *pattern, const char *s);
  * Writes into buf and returns it. */
 const char *profile__frame_name(const struct profile *p, const struct prof_location *loc,
 				uint32_t line_idx, char *buf, size_t len);
+
+/* ---- growth.c: live bytes of sites over time ------------------------------------------- */
+
+/* Fewer snapshots than this (the last one at the end included) give no trend. */
+#define PROF_GROWTH_MIN_SNAPSHOTS 3
+
+/* Least-squares slope of v over t_ns, in units per second; 0 without two distinct times. */
+double prof_growth__slope(const int64_t *t_ns, const int64_t *v, uint32_t n);
+/* Index of the first point of the later half of [t0_ns, t_ns[n - 1]] (t_ns ascending). */
+uint32_t prof_growth__later_half(const int64_t *t_ns, uint32_t n, int64_t t0_ns);
+/*
+ * The growth of one site from its snapshots: live bytes v at times t_ns (ascending), the window
+ * starting at t0_ns, when the site held 0 bytes (tracing began); block_bytes a typical block of
+ * the site (its mean allocation size). Returns 0, or -EAGAIN with g->trend NONE when there are
+ * fewer than PROF_GROWTH_MIN_SNAPSHOTS points or fewer than two in the later half.
+ */
+int prof_growth__fit(const int64_t *t_ns, const int64_t *v, uint32_t n, int64_t t0_ns,
+		     uint64_t block_bytes, struct prof_growth *g);
+/* "growing", "plateau", "shrinking", "flat"; NULL for NONE. */
+const char *prof_trend__name(enum prof_trend t);
 
 /* ---- pprof_read.c: loading a saved profile ---------------------------------------------- */
 

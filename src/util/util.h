@@ -1,5 +1,5 @@
-/* Small helpers any module may use: whole-file reads and hashing. Depends on nothing else of
- * ebprof, so profile/, symbolize/ and output/ stay independent of each other. */
+/* Small helpers any module may use: whole-file reads, durations and hashing. Depends on nothing
+ * else of ebprof, so profile/, symbolize/ and output/ stay independent of each other. */
 #ifndef EBPROF_UTIL_H
 #define EBPROF_UTIL_H
 
@@ -9,6 +9,11 @@
 /* The whole file, NUL-terminated, in a malloc'd buffer; *len (if not NULL) gets its length.
  * Reads until EOF, so /proc files (which report size 0) work. NULL and errno on failure. */
 char *util_read_file(const char *path, size_t *len);
+
+/* A duration as users write it: a decimal number with an optional unit, ns, us, ms, s, m (or
+ * min) or h; no unit means seconds ("30s", "500ms", "2m", "1.5"). Rounded to nanoseconds.
+ * Returns 0, -EINVAL when s is not a duration, -ERANGE when it does not fit 64 bits. */
+int util_parse_duration(const char *s, uint64_t *ns);
 
 /* FNV-1a over bytes: strings and short keys. */
 static inline uint64_t util_hash_bytes(const void *p, size_t len)

@@ -300,6 +300,50 @@ static void test_sections(void **state)
 
 /* Each embedded SVG, its escaping undone, is byte for byte what the .svg renderer writes for
  * that sample type: the page reuses the flame graph, it does not redraw it. */
+/* Trends as a Growth column, each process's peak with the sites of its peak snapshot, and the
+ * peak's marker data for the live-bytes chart; none of it when the profile has none. */
+static void test_growth_and_peak(void **state)
+{
+	struct output_opts o = { .top = 10 };
+	struct profile *p = fixture();
+	struct prof_peak pk = {
+		.known = true, .bytes = 3277056, .t_ns = 1200000000, .snapshot_t_ns = 1000000000,
+		.snapshot_bytes = 3200000, .nsites = 1,
+		.sites = (struct prof_peak_site[]){ { 1, 3200000 } },
+	};
+	size_t len;
+	char *out;
+
+	p->samples[2].growth = (struct prof_growth){ PROF_TREND_GROWING, 61440.4, 79872, 153600,
+						     153600 };
+	p->samples[0].growth = (struct prof_growth){ PROF_TREND_PLATEAU, 0, 1280, 1280, 1280 };
+	assert_int_equal(prof_process__set_peak(p, profile__find_process(p, 100), &pk), 0);
+	out = render(&output_html, p, &o, &len);
+	expect(out, ">Growth</th>");
+	expect(out, "<td class=\"num\" data-v=\"61440\" title=\"from 79872 to 153600 bytes over the "
+		    "later half of the run, max 153600\">+60.0 KiB/s <span class=\"x\">growing</span>"
+		    "</td>");
+	expect(out, "<td class=\"num\" data-v=\"0\" title=\"from 1280 to 1280 bytes over the later "
+		    "half of the run, max 1280\">0 B/s <span class=\"x\">plateau</span></td>");
+	/* sites without a trend in a profile that has some */
+	expect(out, "<td class=\"num zero\" data-v=\"0\">-</td>");
+	expect(out, "<br>Peak live 3.1 MiB (3277056 bytes) at 1.20 s; at the peak, per the snapshot "
+		    "of the sites at 1.00 s, which holds 3.1 MiB (97.6% of the peak):");
+	expect(out, "<table class=\"data narrow peak-sites\">");
+	expect(out, "\"peaks\":[{\"pid\":100,\"t\":1200000000,\"v\":3277056}]");
+	check_html("growth.html", out, len);
+	free(out);
+	profile__free(p);
+
+	p = fixture();
+	out = render(&output_html, p, &o, &len);
+	assert_null(strstr(out, ">Growth</th>"));
+	assert_null(strstr(out, "<br>Peak live"));
+	expect(out, "\"peaks\":[]");
+	free(out);
+	profile__free(p);
+}
+
 static void test_embedded_svg(void **state)
 {
 	struct profile *p = fixture();
@@ -689,6 +733,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sections),
+		cmocka_unit_test(test_growth_and_peak),
 		cmocka_unit_test(test_embedded_svg),
 		cmocka_unit_test(test_hostile_names),
 		cmocka_unit_test(test_empty_and_other_modes),

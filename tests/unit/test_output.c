@@ -31,6 +31,46 @@
 /* ---- the fixed profile ------------------------------------------------------------------ */
 
 /*
+ * What snapshots of the sites give a 2.5 s run: a trend per site (every kind once), the fit
+ * windows, and each process's peak with the sites of its peak snapshot; pid 200's peak was
+ * reached after its last snapshot, which holds less than the peak.
+ */
+static void growth_and_peaks(struct profile *p)
+{
+	struct prof_process *proc;
+	struct prof_peak pk;
+
+	p->samples[0].growth = (struct prof_growth){ PROF_TREND_PLATEAU, 12.4, 1280, 1280, 1280 };
+	p->samples[1].growth = (struct prof_growth){ PROF_TREND_SHRINKING, -2730666.7, 3276800, 0,
+						     3276800 };
+	p->samples[2].growth = (struct prof_growth){ PROF_TREND_GROWING, 61440.5, 79872, 153600,
+						     153600 };
+	p->samples[3].growth = (struct prof_growth){ PROF_TREND_FLAT, 0, 100, 100, 100 };
+
+	proc = profile__find_process(p, 100);
+	proc->nsnapshots = 3;
+	proc->fit_from_ns = 2000000000;
+	proc->fit_to_ns = 2500000000;
+	pk = (struct prof_peak){
+		.known = true, .bytes = 3277056, .t_ns = 1200000000,
+		.snapshot_t_ns = 1000000000, .snapshot_bytes = 3200000,
+		.sites = (struct prof_peak_site[]){ { 1, 3198720 }, { 0, 1280 } }, .nsites = 2,
+	};
+	assert_int_equal(prof_process__set_peak(p, proc, &pk), 0);
+
+	proc = profile__find_process(p, 200);
+	proc->nsnapshots = 3;
+	proc->fit_from_ns = 2000000000;
+	proc->fit_to_ns = 2500000000;
+	pk = (struct prof_peak){
+		.known = true, .bytes = 157796, .t_ns = 2400000000,
+		.snapshot_t_ns = 2000000000, .snapshot_bytes = 153700,
+		.sites = (struct prof_peak_site[]){ { 2, 153600 }, { 3, 100 } }, .nsites = 2,
+	};
+	assert_int_equal(prof_process__set_peak(p, proc, &pk), 0);
+}
+
+/*
  * Two processes. pid 100 (demo) allocates through malloc and operator new, with inline frames;
  * pid 200 (worker) has an unsymbolized library frame, a frame outside any mapping, a stack
  * lost to a full table, and outstanding memory. Two sites tie on bytes.
@@ -146,6 +186,7 @@ static struct profile *fixture(void)
 	assert_int_equal(profile__add_point(p, 100, "live_bytes", "bytes", 0, 0), 0);
 	assert_int_equal(profile__add_point(p, 100, "live_bytes", "bytes", 100000000, 4096), 0);
 	assert_int_equal(profile__add_point(p, 200, "live_bytes", "bytes", 100000000, 64), 0);
+	growth_and_peaks(p);
 	return p;
 }
 
@@ -161,6 +202,31 @@ static void test_text_golden(void **state)
 	check_golden(GOLDEN_TXT, out, len);
 	/* never colour unless asked */
 	assert_null(strchr(out, '\033'));
+	free(out);
+	profile__free(p);
+}
+
+/* --min-age in the outstanding heading; without trends (a short run, a pprof read back) there
+ * is no growth section, and without peaks no peak lines. */
+static void test_text_min_age_and_short_runs(void **state)
+{
+	struct output_opts o = { .top = 10 };
+	struct profile *p = fixture();
+	char *out;
+
+	p->min_age_ns = 30000000000ULL;
+	for (uint32_t i = 0; i < p->nsamples; i++)
+		p->samples[i].growth.trend = PROF_TREND_NONE;
+	for (uint32_t i = 0; i < p->nprocesses; i++) {
+		p->processes[i].peak.known = false;
+		p->processes[i].nsnapshots = 0;
+	}
+	out = render(&output_text, p, &o, NULL);
+	assert_non_null(strstr(out, "\nOutstanding allocations at exit (at least 30.00 s old): 311 "
+				    "objects"));
+	assert_null(strstr(out, "Growth"));
+	assert_null(strstr(out, "peak 3.1 MiB"));
+	assert_null(strstr(out, "snapshots of the sites"));
 	free(out);
 	profile__free(p);
 }
@@ -536,6 +602,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_text_golden),
 		cmocka_unit_test(test_text_top_by_count),
+		cmocka_unit_test(test_text_min_age_and_short_runs),
 		cmocka_unit_test(test_text_all_and_color),
 		cmocka_unit_test(test_text_cpu_profile),
 		cmocka_unit_test(test_json_golden),
