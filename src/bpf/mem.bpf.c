@@ -17,6 +17,9 @@ char LICENSE[] SEC("license") = "GPL";
 /* Allocations outside [min_size, max_size] are not tracked (calls are still counted). */
 const volatile __u64 min_size = 0;
 const volatile __u64 max_size = ~0ULL;
+/* temporaries: 0 = heaptrack's rule (freed before the thread's next allocation), else freed
+ * within this many ns of being allocated */
+const volatile __u64 temp_ns = 0;
 
 struct mem_tstate {
 	__u32 depth;		/* traced calls in progress on this thread */
@@ -166,8 +169,8 @@ static __always_inline struct mem_site_val *site_of(__u32 pid, __u32 fn, __u64 s
 	return v;
 }
 
-/* Account a tracked block as freed: its site, its process. `temp`: it is a temporary, freed
- * before its thread allocated again (heaptrack's rule). life_ns: its lifetime, or ~0 if the
+/* Account a tracked block as freed: its site, its process. `temp`: it is a temporary (freed
+ * before its thread allocated again, heaptrack's rule, or within temp_ns). life_ns: its lifetime, or ~0 if the
  * free was not seen as such (a block retired because its address was handed out again). */
 static __always_inline void account_free(__u32 pid, struct mem_proc *p,
 					 const struct mem_live_val *lv, bool temp, __u64 life_ns)
@@ -196,8 +199,8 @@ static __always_inline bool free_block(__u32 pid, struct mem_proc *p, __u64 ptr,
 	struct mem_live_key k = { .pid = pid, .ptr = ptr };
 	struct mem_live_val *v = bpf_map_lookup_elem(&live, &k);
 	struct mem_live_val copy;
+	__u64 now, life;
 	bool temp;
-	__u64 now;
 
 	if (!v) {
 		__sync_fetch_and_add(&p->unknown_frees, 1);
@@ -211,7 +214,10 @@ static __always_inline bool free_block(__u32 pid, struct mem_proc *p, __u64 ptr,
 	if (temp)
 		st->last_ptr = 0;
 	now = bpf_ktime_get_ns();
-	account_free(pid, p, &copy, temp, now > copy.ts ? now - copy.ts : 0);
+	life = now > copy.ts ? now - copy.ts : 0;
+	if (temp_ns)
+		temp = life < temp_ns;
+	account_free(pid, p, &copy, temp, life);
 	return true;
 }
 

@@ -112,6 +112,9 @@ static const char mem_usage[] =
 	"      --min-age DURATION list as outstanding (leak candidates) only blocks at least\n"
 	"                         this old at the end: 500ms, 30s, 2m, or plain seconds;\n"
 	"                         live totals still count every block (default 0)\n"
+	"      --temp-threshold next-alloc|DURATION  what counts as a temporary allocation:\n"
+	"                         freed before its thread's next allocation (next-alloc, the\n"
+	"                         default, heaptrack's rule) or within DURATION (e.g. 1ms)\n"
 	"\n"
 	"Growth: while tracing, each site's live bytes are snapshotted every second (less often\n"
 	"when that gets costly); with 3 or more snapshots the reports rank sites by growth rate\n"
@@ -212,7 +215,7 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 {
 	enum { OPT_TOP = 256, OPT_SORT, OPT_MIN, OPT_MAX, OPT_MAXLIVE, OPT_MAXSTACKS,
 	       OPT_MAXPROCS, OPT_VALUE, OPT_INVERTED, OPT_LEAKS, OPT_HEUR, OPT_SUPP, OPT_FAIL,
-	       OPT_MINAGE };
+	       OPT_MINAGE, OPT_TEMP };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -222,6 +225,7 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 		{ "min-size", required_argument, NULL, OPT_MIN },
 		{ "max-size", required_argument, NULL, OPT_MAX },
 		{ "min-age", required_argument, NULL, OPT_MINAGE },
+		{ "temp-threshold", required_argument, NULL, OPT_TEMP },
 		{ "max-live", required_argument, NULL, OPT_MAXLIVE },
 		{ "max-stacks", required_argument, NULL, OPT_MAXSTACKS },
 		{ "max-procs", required_argument, NULL, OPT_MAXPROCS },
@@ -310,6 +314,13 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 		case OPT_MAX:
 			if (parse_u64(optarg, &o->col.max_size))
 				return usage_err(lc, "invalid --max-size '%s'", optarg);
+			break;
+		case OPT_TEMP:
+			if (!strcmp(optarg, "next-alloc"))
+				o->col.temp_ns = 0;
+			else if (util_parse_duration(optarg, &o->col.temp_ns) || !o->col.temp_ns)
+				return usage_err(lc, "invalid --temp-threshold '%s' (next-alloc, or a "
+						     "duration > 0: 100us, 1ms, ...)", optarg);
 			break;
 		case OPT_MINAGE:
 			if (util_parse_duration(optarg, &o->col.min_age_ns))
@@ -790,6 +801,10 @@ int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 		goto out;
 	}
 
+	if (o.col.temp_ns)
+		profile__add_note(r.prof, "temporary allocations: blocks freed within %llu ns of "
+				  "their allocation (--temp-threshold)",
+				  (unsigned long long)o.col.temp_ns);
 	if (o.col.min_size || o.col.max_size != UINT64_MAX)
 		profile__add_note(r.prof, "only allocations of %llu to %llu bytes are tracked "
 				  "(--min-size/--max-size): totals leave the others out, and their frees "

@@ -126,6 +126,7 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	}
 	c->skel->rodata->min_size = o->min_size;
 	c->skel->rodata->max_size = o->max_size;
+	c->skel->rodata->temp_ns = o->temp_ns;
 	bpf_map__set_max_entries(c->skel->maps.live, o->max_live);
 	bpf_map__set_max_entries(c->skel->maps.sites, o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);

@@ -17,6 +17,7 @@ struct mem_collector_opts {
 	uint32_t max_procs;
 	uint64_t min_size, max_size;
 	uint64_t min_age_ns;	/* outstanding blocks younger than this at the end are not listed */
+	uint64_t temp_ns;	/* temporaries: freed within this; 0: before the next allocation */
 };
 
 struct mem_collector;

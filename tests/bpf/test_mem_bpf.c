@@ -31,12 +31,14 @@ struct expect {
 	uint64_t value;
 };
 
-/* Run `op` in a child traced from just before it, and return the profile of the child. */
-static struct profile *trace_child(void (*op)(void))
+/* Run `op` in a child traced from just before it, and return the profile of the child.
+ * temp_ns: mem_collector_opts.temp_ns. */
+static struct profile *trace_child_temp(void (*op)(void), uint64_t temp_ns)
 {
 	struct log_ctx lc = { .prog = "test_mem_bpf" };
 	struct mem_collector_opts o = { .lc = &lc, .max_live = 1 << 16, .max_stacks = 1 << 12,
-					.max_procs = 16, .max_size = UINT64_MAX };
+					.max_procs = 16, .max_size = UINT64_MAX,
+					.temp_ns = temp_ns };
 	struct symbolizer_opts so = { .no_lines = true };
 	struct mem_collector *c;
 	struct symbolizer *sym;
@@ -80,6 +82,11 @@ static struct profile *trace_child(void (*op)(void))
 	symbolizer__free(sym);
 	close(go[0]); close(go[1]); close(done[0]); close(done[1]);
 	return prof;
+}
+
+static struct profile *trace_child(void (*op)(void))
+{
+	return trace_child_temp(op, 0);
 }
 
 /* Every counter not named in `want` must be 0. */
@@ -328,6 +335,57 @@ static void test_temporaries_and_lifetimes(void **s)
 	profile__free(prof);
 }
 
+static void nap(void)
+{
+	struct timespec ts = { 0, 30 * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* a: freed at once; b: freed 30 ms later, nothing allocated between; c: freed at once but
+ * after d was allocated; d: freed 30 ms later */
+static void op_temp_rules(void)
+{
+	void *a, *b, *c, *d;
+
+	a = malloc(16);
+	sink = a;
+	free(a);
+	b = malloc(16);
+	sink = b;
+	nap();
+	free(b);
+	c = malloc(16);
+	d = malloc(16);
+	sink = c;
+	sink = d;
+	free(c);
+	nap();
+	free(d);
+}
+
+static uint64_t temporaries(const struct profile *prof)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < prof->nsamples; i++)
+		n += prof->samples[i].temporary;
+	return n;
+}
+
+static void test_temporary_time_bound(void **s)
+{
+	struct profile *prof = trace_child(op_temp_rules);
+
+	/* heaptrack's rule: a, b and d (nothing allocated before their free) */
+	assert_int_equal(temporaries(prof), 3);
+	profile__free(prof);
+	/* freed within 10 ms: a and c */
+	prof = trace_child_temp(op_temp_rules, 10 * 1000000ull);
+	assert_int_equal(temporaries(prof), 2);
+	profile__free(prof);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -343,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_peak),
 		cmocka_unit_test(test_threads_exact),
 		cmocka_unit_test(test_temporaries_and_lifetimes),
+		cmocka_unit_test(test_temporary_time_bound),
 	};
 
 	if (geteuid() != 0) {

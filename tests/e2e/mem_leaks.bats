@@ -191,6 +191,23 @@ attach_fixture() {
 	jqe '.processes[0].leaks | .definite.count == 0 and .possible.count == 0' "$T/out.json"
 }
 
+@test "temporaries: heaptrack's rule by default, a time bound with --temp-threshold" {
+	run "$EBPROF" mem -o "$T/rule.json" -- "$FIX/leakfixture"
+	[ "$status" -eq 0 ]
+	run "$EBPROF" mem --temp-threshold 1s -o "$T/time.json" -- "$FIX/leakfixture"
+	[ "$status" -eq 0 ]
+	# temp_free's 10 blocks are temporaries under both rules; nothing else is freed
+	for f in rule time; do
+		jqe '[.sites[] | select(.frames[1].function == "temp_free") | .temporary_count]
+		     | add == 10' "$T/$f.json"
+		jqe '[.sites[].temporary_count] | add == 10' "$T/$f.json"
+	done
+	jqe '.notes | any(test("freed within 1000000000 ns"))' "$T/time.json"
+	run "$EBPROF" mem --temp-threshold soon -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"invalid --temp-threshold 'soon'"* ]]
+}
+
 @test "leaks: a malformed suppressions file is refused with its line" {
 	printf 'leak:ok\nfun:valgrind_style\n' > "$T/bad.supp"
 	run "$EBPROF" mem --suppressions "$T/bad.supp" -- true
