@@ -26,8 +26,8 @@ static int cmp_addr(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* Does [start, end) hold the start of a block? blocks sorted by address. */
-static bool holds_block(const struct leak_block *b, size_t n, uint64_t start, uint64_t end)
+/* The first block at or after start; blocks sorted by address. */
+static size_t first_block(const struct leak_block *b, size_t n, uint64_t start)
 {
 	size_t lo = 0, hi = n;
 
@@ -39,7 +39,7 @@ static bool holds_block(const struct leak_block *b, size_t n, uint64_t start, ui
 		else
 			hi = mid;
 	}
-	return lo < n && b[lo].addr < end;
+	return lo;
 }
 
 /* glibc's non-main arenas live in heaps aligned to ARENA_HEAP whose first word points at the
@@ -63,10 +63,125 @@ static bool is_arena_heap(pid_t pid, const struct sym_map *maps, size_t nmaps,
 	return false;
 }
 
+struct range {
+	uint64_t start, end;
+};
+
+struct ranges {
+	struct range *r;
+	size_t n, cap;
+};
+
+static int add_range(struct ranges *rs, uint64_t start, uint64_t end)
+{
+	if (rs->n == rs->cap) {
+		size_t cap = rs->cap ? rs->cap * 2 : 16;
+		struct range *nr = realloc(rs->r, cap * sizeof(*nr));
+
+		if (!nr)
+			return -ENOMEM;
+		rs->r = nr;
+		rs->cap = cap;
+	}
+	rs->r[rs->n++] = (struct range){ start, end };
+	return 0;
+}
+
+static bool read_word(pid_t pid, uint64_t addr, uint64_t *w)
+{
+	struct iovec l = { w, sizeof(*w) }, r = { (void *)(uintptr_t)addr, sizeof(*w) };
+
+	return process_vm_readv(pid, &l, 1, &r, 1, 0) == sizeof(*w);
+}
+
+/* glibc's heap_info at the base of a non-main arena heap: its size, if it looks like one that
+ * holds addr (ar_ptr set, size a sane multiple of pages covering addr). */
+static uint64_t arena_heap_size(pid_t pid, uint64_t base, uint64_t addr)
+{
+	uint64_t ar, size;
+
+	if (!read_word(pid, base, &ar) || !ar || !read_word(pid, base + 16, &size))
+		return 0;
+	if (size < 4096 || size > ARENA_HEAP || size % 4096 || addr >= base + size)
+		return 0;
+	return size;
+}
+
+/*
+ * The parts of mapping m that are the allocator's heap, as ranges (blocks sorted, [k, end) the
+ * ones inside m). The kernel merges neighbouring anonymous mappings, so one mapping can hold a
+ * glibc mmapped chunk next to the program's own memory, or an arena heap: only the heap parts
+ * are cut out of the roots. With glibc: a block in a 64 MiB-aligned arena heap cuts the heap
+ * (heap_info.size), a block in an mmapped chunk (size word with IS_MMAPPED) cuts the chunk;
+ * otherwise (or another allocator) the whole mapping.
+ */
+static int heap_parts(pid_t pid, bool glibc, const struct sym_map *m,
+		      const struct leak_block *b, size_t k, size_t n, struct ranges *rs)
+{
+	uint64_t covered = 0;
+
+	for (; k < n && b[k].addr < m->end; k++) {
+		uint64_t a = b[k].addr, base = a & ~(ARENA_HEAP - 1), w, size;
+
+		if (a < covered)
+			continue;
+		if (!glibc)
+			return add_range(rs, m->start, m->end);
+		if (base >= m->start && (size = arena_heap_size(pid, base, a))) {
+			covered = base + size;
+			if (add_range(rs, base, covered))
+				return -ENOMEM;
+			continue;
+		}
+		if (a >= 16 && read_word(pid, a - 8, &w) && (w & 2) &&
+		    (w & ~7ull) >= b[k].size + 16 && a - 16 + (w & ~7ull) <= m->end) {
+			covered = a - 16 + (w & ~7ull);
+			if (add_range(rs, a - 16, covered))
+				return -ENOMEM;
+			continue;
+		}
+		return add_range(rs, m->start, m->end);
+	}
+	return 0;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
 static bool is_device(const struct sym_map *m)
 {
 	return m->kind == SYM_MAP_FILE && !strncmp(m->path, "/dev/", 5) &&
 	       strcmp(m->path, "/dev/zero") && strncmp(m->path, "/dev/shm/", 9);
+}
+
+/* A root region, less the dead part of a stack: a thread's stack pointer in it moves its start
+ * up to the pointer less the red zone. */
+static int add_root(struct leak_region **roots, size_t *n, size_t *cap, uint64_t start,
+		    uint64_t end, unsigned flags, const struct target_frozen *fz)
+{
+	struct leak_region *rg;
+
+	for (size_t k = 0; k < fz->n; k++) {
+		const struct target_thread *th = &fz->t[k];
+
+		if (th->have_regs && th->sp >= start && th->sp < end && th->sp - RED_ZONE > start)
+			start = th->sp - RED_ZONE;
+	}
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+
+		rg = realloc(*roots, nc * sizeof(*rg));
+		if (!rg)
+			return -ENOMEM;
+		*roots = rg;
+		*cap = nc;
+	}
+	(*roots)[(*n)++] = (struct leak_region){ start, end, flags };
+	return 0;
 }
 
 int heapscan__run(const struct heapscan_opts *o, struct leak_block *blocks, size_t n,
@@ -79,8 +194,9 @@ int heapscan__run(const struct heapscan_opts *o, struct leak_block *blocks, size
 	struct leak_region *roots = NULL;
 	struct leak_map *lmaps = NULL;
 	struct sym_map *maps = NULL;
+	struct ranges cut = {};
 	uint64_t *regs = NULL;
-	size_t nmaps = 0, nroots = 0, nregs = 0;
+	size_t nmaps = 0, nroots = 0, caproots = 0, nregs = 0;
 	char path[64], *text;
 	pid_t pid = o->pid;
 	int err;
@@ -94,10 +210,9 @@ int heapscan__run(const struct heapscan_opts *o, struct leak_block *blocks, size
 	free(text);
 	if (err)
 		return err;
-	roots = calloc(nmaps ? nmaps : 1, sizeof(*roots));
 	lmaps = calloc(nmaps ? nmaps : 1, sizeof(*lmaps));
 	regs = calloc(o->frozen->n ? o->frozen->n * TARGET_NREGS : 1, sizeof(*regs));
-	if (!roots || !lmaps || !regs) {
+	if (!lmaps || !regs) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -118,8 +233,9 @@ int heapscan__run(const struct heapscan_opts *o, struct leak_block *blocks, size
 	for (size_t i = 0; i < nmaps; i++) {
 		const struct sym_map *m = &maps[i];
 		const struct sym_map *prev = i ? &maps[i - 1] : NULL;
-		struct leak_region *rg;
-		bool own;
+		size_t k = first_block(blocks, n, m->start);
+		unsigned flags;
+		uint64_t a;
 
 		lmaps[i] = (struct leak_map){ m->start, m->end, m->kind == SYM_MAP_FILE,
 					      m->perms[0] == 'r', m->perms[2] == 'x' };
@@ -127,24 +243,37 @@ int heapscan__run(const struct heapscan_opts *o, struct leak_block *blocks, size
 			continue;
 		if (m->kind == SYM_MAP_SPECIAL && !strcmp(m->path, "[heap]"))
 			continue;
-		if (holds_block(blocks, n, m->start, m->end))
+		cut.n = 0;
+		if (k < n && blocks[k].addr < m->end) {
+			err = heap_parts(pid, o->glibc, m, blocks, k, n, &cut);
+			if (err)
+				goto out;
+		} else if (o->glibc && is_arena_heap(pid, maps, nmaps, m)) {
 			continue;
-		if (o->glibc && is_arena_heap(pid, maps, nmaps, m))
-			continue;
-		/* the allocator's data, and the bss that continues it */
-		own = o->alloc_path && ((m->kind == SYM_MAP_FILE && !strcmp(m->path, o->alloc_path)) ||
-			(m->kind == SYM_MAP_ANON && prev && prev->end == m->start &&
-			 prev->kind == SYM_MAP_FILE && !strcmp(prev->path, o->alloc_path)));
-		rg = &roots[nroots++];
-		*rg = (struct leak_region){ m->start, m->end, own ? LEAK_REGION_ALLOCATOR : 0 };
-		for (size_t k = 0; k < o->frozen->n; k++) {
-			const struct target_thread *th = &o->frozen->t[k];
-
-			if (th->have_regs && th->sp >= m->start && th->sp < m->end &&
-			    th->sp - RED_ZONE > rg->start)
-				rg->start = th->sp - RED_ZONE;
 		}
-		res->root_bytes += rg->end - rg->start;
+		/* the allocator's data, and the bss that continues it */
+		flags = o->alloc_path &&
+			((m->kind == SYM_MAP_FILE && !strcmp(m->path, o->alloc_path)) ||
+			 (m->kind == SYM_MAP_ANON && prev && prev->end == m->start &&
+			  prev->kind == SYM_MAP_FILE && !strcmp(prev->path, o->alloc_path))) ?
+			LEAK_REGION_ALLOCATOR : 0;
+		/* the mapping less its heap parts */
+		qsort(cut.r, cut.n, sizeof(*cut.r), cmp_range);
+		a = m->start;
+		for (size_t c = 0; c <= cut.n; c++) {
+			uint64_t end = c < cut.n ? cut.r[c].start : m->end;
+
+			if (end > m->end)
+				end = m->end;
+			if (end > a) {
+				err = add_root(&roots, &nroots, &caproots, a, end, flags, o->frozen);
+				if (err)
+					goto out;
+				res->root_bytes += roots[nroots - 1].end - roots[nroots - 1].start;
+			}
+			if (c < cut.n && cut.r[c].end > a)
+				a = cut.r[c].end;
+		}
 	}
 	res->nroots = nroots;
 	so.ctx = (void *)&o->pid;
@@ -155,6 +284,7 @@ out:
 	free(roots);
 	free(lmaps);
 	free(regs);
+	free(cut.r);
 	sym_maps__free(maps, nmaps);
 	return err;
 }

@@ -25,9 +25,11 @@ struct heapscan_result {
 
 /*
  * Classify blocks (see leak_scan) in a process stopped by target__freeze. Roots: every
- * readable and writable mapping except the allocator's heap ([heap], glibc's arena heaps, any
- * mapping holding a block) and devices other than /dev/zero; a thread's stack from its stack
- * pointer less the 128-byte red zone (below it is dead frames); every thread's registers.
+ * readable and writable mapping except the allocator's heap and devices other than /dev/zero;
+ * the heap is [heap], glibc's arena heaps (heap_info.size of each) and mmapped chunks (their
+ * size word), and for another allocator any mapping holding a block; a thread's stack from its
+ * stack pointer less the 128-byte red zone (below it is dead frames); every thread's
+ * registers.
  * Returns 0 or a negative errno.
  */
 int heapscan__run(const struct heapscan_opts *o, struct leak_block *blocks, size_t n,

@@ -64,6 +64,19 @@ site_classes() {
 	assert_no_probes
 }
 
+@test "leaks: a root in the program's own mapping, merged with a glibc mmapped chunk, counts" {
+	need_valgrind
+	vg_summary "$FIX/leakfixture" --mmap-root > "$T/vg.json"
+	jqe '.reachable == {bytes: 300320, count: 10}' "$T/vg.json"
+	run "$EBPROF" mem --leaks -o "$T/out.json" -- "$FIX/leakfixture" --mmap-root
+	[ "$status" -eq 0 ]
+	eb_summary "$T/out.json" > "$T/eb.json"
+	diff <(jq -S . "$T/vg.json") <(jq -S . "$T/eb.json")
+	site_classes "$T/out.json" > "$T/got.json"
+	jqe '.mmap_big == {reachable: {count: 1, bytes: 300000}} and
+	     .mmap_small == {reachable: {count: 1, bytes: 56}}' "$T/got.json"
+}
+
 @test "leaks: every fixture site has the classes its code gives it" {
 	run "$EBPROF" mem --leaks -o "$T/out.json" -- "$FIX/leakfixture"
 	[ "$status" -eq 0 ]
