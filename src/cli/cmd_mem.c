@@ -105,7 +105,9 @@ static const char mem_usage[] =
 	"      --top N            allocation sites shown in the text report (default 10, 0 = all)\n"
 	"      --sort bytes|count rank sites by bytes (default) or by number of allocations\n"
 	"      --value TYPE       what .folded and .svg weigh frames by: alloc_space (default),\n"
-	"                         alloc_objects, inuse_space or inuse_objects\n"
+	"                         alloc_objects, inuse_space or inuse_objects; with --leaks also\n"
+	"                         definite_space, indirect_space, possible_space,\n"
+	"                         reachable_space (and _objects)\n"
 	"      --inverted         draw the flame graph as an icicle (roots at the top)\n"
 	"      --min-size BYTES   track only allocations of at least BYTES\n"
 	"      --max-size BYTES   track only allocations of at most BYTES\n"
@@ -183,6 +185,22 @@ static int parse_pids(const struct log_ctx *lc, struct mem_opts *o, char *arg)
 		o->pids[o->npids++] = v;
 	}
 	return 0;
+}
+
+/* definite_objects, definite_space, indirect_..., possible_..., reachable_... */
+static bool is_leak_type(const char *t)
+{
+	char name[32];
+
+	for (int c = 0; c < PROF_LEAK__COUNT; c++) {
+		snprintf(name, sizeof(name), "%s_objects", prof_leak_class_names[c]);
+		if (!strcmp(t, name))
+			return true;
+		snprintf(name, sizeof(name), "%s_space", prof_leak_class_names[c]);
+		if (!strcmp(t, name))
+			return true;
+	}
+	return false;
 }
 
 /* "all", "none" or a comma-separated list of memcheck's heuristic names */
@@ -284,9 +302,11 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 			break;
 		case OPT_VALUE:
 			if (strcmp(optarg, "alloc_space") && strcmp(optarg, "alloc_objects") &&
-			    strcmp(optarg, "inuse_space") && strcmp(optarg, "inuse_objects"))
+			    strcmp(optarg, "inuse_space") && strcmp(optarg, "inuse_objects") &&
+			    !is_leak_type(optarg))
 				return usage_err(lc, "invalid --value '%s' (alloc_space, alloc_objects, "
-						     "inuse_space or inuse_objects)", optarg);
+						     "inuse_space, inuse_objects, or with --leaks "
+						     "definite_space, possible_space, ...)", optarg);
 			o->out.value_type = optarg;
 			break;
 		case OPT_INVERTED:
@@ -300,6 +320,7 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 			break;
 		case OPT_SUPP:
 			o->suppressions = optarg;
+			o->leaks = true;
 			break;
 		case OPT_HEUR:
 			if (parse_heuristics(optarg, &o->heuristics))
@@ -359,6 +380,9 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 		return usage_err(lc, "%s", "nothing to trace: give -p PID or -- CMD [ARGS...]");
 	if (o->argv && o->npids)
 		return usage_err(lc, "%s", "give either -p PID or a command, not both");
+	if (o->out.value_type && is_leak_type(o->out.value_type) && !o->leaks)
+		return usage_err(lc, "--value %s needs --leaks (the classes come from its scan)",
+				 o->out.value_type);
 	if (o->col.min_size > o->col.max_size)
 		return usage_err(lc, "%s", "--min-size is larger than --max-size");
 	return 0;

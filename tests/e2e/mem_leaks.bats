@@ -100,6 +100,13 @@ site_classes() {
 	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
 	# the classes are sample types too: pprof and flame graphs carry them
 	jqe '[.sample_types[].type] | index("definite_space") != null' "$T/out.json"
+	run "$EBPROF" mem --leaks --value definite_space -o "$T/lost.folded" -- "$FIX/leakfixture"
+	[ "$status" -eq 0 ]
+	[ "$(awk '{ s += $NF } END { print s }' "$T/lost.folded")" -eq 428 ]
+	grep -q ';lose_definite;malloc 300$' "$T/lost.folded"
+	run "$EBPROF" mem --value definite_space -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"needs --leaks"* ]]
 }
 
 @test "leaks: without heuristics the length64 block is only possibly lost" {
