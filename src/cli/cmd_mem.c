@@ -220,7 +220,7 @@ static int parse_heuristics(const char *arg, unsigned *set)
 		int h;
 
 		for (h = 1; h < LEAK_HEUR__COUNT; h++)
-			if (!strcmp(tok, leak_heuristic_names[h]))
+			if (!strcmp(tok, prof_leak_heuristic_names[h]))
 				break;
 		if (h == LEAK_HEUR__COUNT)
 			return -1;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/leakscan.h"
+#include "profile/profile.h"
 
 #define CHUNK (4u << 20)
 #define BATCH 1024		/* blocks popped at a time: at most one span each */
@@ -21,21 +22,6 @@
 #define NO_CLIQUE SIZE_MAX
 #define NO_CACHE UINT64_MAX
 #define VTABLE_MAX_CHECK 20	/* words of a candidate vtable memcheck looks at */
-
-const char *const leak_class_names[LEAK__COUNT] = {
-	[LEAK_DEFINITE] = "definite",
-	[LEAK_INDIRECT] = "indirect",
-	[LEAK_POSSIBLE] = "possible",
-	[LEAK_REACHABLE] = "reachable",
-};
-
-const char *const leak_heuristic_names[LEAK_HEUR__COUNT] = {
-	[LEAK_HEUR_NONE] = "none",
-	[LEAK_HEUR_STDSTRING] = "stdstring",
-	[LEAK_HEUR_LENGTH64] = "length64",
-	[LEAK_HEUR_NEWARRAY] = "newarray",
-	[LEAK_HEUR_MULTIPLE_INHERITANCE] = "multipleinheritance",
-};
 
 enum { ST_UNREACHED, ST_POSSIBLE, ST_REACHABLE, ST_INDIRECT };
 
@@ -561,3 +547,6 @@ int leak_scan(struct leak_block *blocks, size_t n, const struct leak_region *roo
 	free(s.cache);
 	return 0;
 }
+
+_Static_assert((int)LEAK__COUNT == (int)PROF_LEAK__COUNT, "leak classes match the profile's");
+_Static_assert((int)LEAK_HEUR__COUNT == PROF_LEAK_HEURISTICS, "heuristics match the profile's");

@@ -26,6 +26,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+/* the same order as enum prof_leak_class */
 enum leak_class {
 	LEAK_DEFINITE,		/* "definitely lost" */
 	LEAK_INDIRECT,		/* "indirectly lost" */
@@ -45,8 +46,8 @@ enum leak_heuristic {
 };
 #define LEAK_HEUR_ALL 0x1eu	/* bit (1 << h) for every heuristic above but NONE */
 
-extern const char *const leak_class_names[LEAK__COUNT];		/* "definite", ... */
-extern const char *const leak_heuristic_names[LEAK_HEUR__COUNT];	/* "none", "stdstring" .. */
+/* The names of both enums are the profile's: prof_leak_class_names, prof_leak_heuristic_names
+ * (profile/profile.h), in the same order. */
 
 struct leak_block {
 	uint64_t addr;
