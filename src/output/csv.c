@@ -16,7 +16,7 @@
 #define KERNEL_MAPPING "[kernel.kallsyms]"
 
 static const char *const tail_columns[] = {
-	"temporary_count", "outstanding_count", "outstanding_bytes", "min_age_ns", "max_age_ns", "stack",
+	"temporary_count", "outstanding_count", "outstanding_bytes", "min_age_ns", "max_age_ns",
 };
 
 /* Write a field, quoted only when it has to be, so plain numbers and names stay plain. */
@@ -103,11 +103,15 @@ static int csv_write(const struct profile *p, const struct output_opts *o, FILE 
 	uint32_t *idx, n, i, t;
 	char *stack = NULL;
 	size_t cap = 0, c;
+	bool leaks;
 	int err = 0;
 
 	idx = render__sorted_samples(p, p->ntypes ? (int)p->default_type : 0, false, &n);
 	if (!idx)
 		return errno ? -errno : -ENOMEM;
+	/* the leak classes are sample types, so columns of their own; which sites a suppression
+	 * matched is not, and without it their lost blocks could not be told from real ones */
+	leaks = profile__leak_type(p, PROF_LEAK_DEFINITE, false) >= 0;
 
 	fputs("pid,comm", f);
 	for (t = 0; t < p->ntypes; t++) {
@@ -116,7 +120,7 @@ static int csv_write(const struct profile *p, const struct output_opts *o, FILE 
 	}
 	for (c = 0; c < sizeof(tail_columns) / sizeof(tail_columns[0]); c++)
 		fprintf(f, ",%s", tail_columns[c]);
-	fputs("\r\n", f);
+	fputs(leaks ? ",suppressed,stack\r\n" : ",stack\r\n", f);
 
 	for (i = 0; i < n; i++) {
 		const struct prof_sample *s = &p->samples[idx[i]];
@@ -137,6 +141,8 @@ static int csv_write(const struct profile *p, const struct output_opts *o, FILE 
 				s->out.max_age_ns);
 		else
 			fputs(",,", f);
+		if (leaks)
+			fputs(s->suppressed ? "1," : "0,", f);
 		put_field(f, stack);
 		fputs("\r\n", f);
 	}

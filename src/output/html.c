@@ -264,6 +264,22 @@ static bool tracks_outstanding(const struct html *h)
 	return false;
 }
 
+/* Did the run scan any process for leaks (and keep the classes per site)? A pprof read back
+ * has the types but no scans, and no suppressions: its lost blocks are left to the flame
+ * graphs. */
+static bool has_leaks(const struct html *h)
+{
+	uint32_t i;
+
+	if (profile__leak_type(h->p, PROF_LEAK_DEFINITE, true) < 0)
+		return false;
+	for (i = 0; i < h->p->nprocesses; i++) {
+		if (h->p->processes[i].scan.done)
+			return true;
+	}
+	return false;
+}
+
 static void write_head(const struct html *h)
 {
 	const struct profile *p = h->p;
@@ -297,6 +313,8 @@ static void write_header(const struct html *h)
 	      "<a href=\"#flame\">Flame graph</a>", f);
 	if (tracks_outstanding(h))
 		fputs("<a href=\"#outstanding\">Outstanding</a>", f);
+	if (has_leaks(h))
+		fputs("<a href=\"#leaks\">Leaks</a>", f);
 	fputs("<a href=\"#drops\">Drops</a>", f);
 	if (p->nnotes)
 		fputs("<a href=\"#notes\">Notes</a>", f);
@@ -678,8 +696,9 @@ static bool allocator_at(const struct profile *p, const struct prof_location *lo
 }
 
 /* The site's cell: where the program asked (the first frame, leaf first, that is not an
- * allocator function), with file:line and module, and the allocator it called. */
-static void site_cell(const struct html *h, const struct prof_sample *s)
+ * allocator function), with file:line and module, and the allocator it called; and a badge
+ * (e.g. "suppressed") when given. */
+static void site_cell_badge(const struct html *h, const struct prof_sample *s, const char *badge)
 {
 	const struct profile *p = h->p;
 	const struct prof_location *loc = NULL, *leaf;
@@ -688,8 +707,8 @@ static void site_cell(const struct html *h, const struct prof_sample *s)
 
 	fputs("<td class=\"site\">", h->f);
 	if (!s->nlocs) {
-		fputs("<span class=\"fn\">[no stack]</span></td>", h->f);
-		return;
+		fputs("<span class=\"fn\">[no stack]</span>", h->f);
+		goto out;
 	}
 	for (i = 0; i < s->nlocs && !loc; i++) {
 		const struct prof_location *l = &p->locations[s->locs[i]];
@@ -731,7 +750,15 @@ static void site_cell(const struct html *h, const struct prof_sample *s)
 		esc(h->f, p->functions[leaf->lines[0].function].name);
 		fputs("</span>", h->f);
 	}
+out:
+	if (badge)
+		fprintf(h->f, " <span class=\"badge\">%s</span>", badge);
 	fputs("</td>", h->f);
+}
+
+static void site_cell(const struct html *h, const struct prof_sample *s)
+{
+	site_cell_badge(h, s, NULL);
 }
 
 static void pid_cell(const struct html *h, uint32_t pid)
@@ -816,7 +843,18 @@ static const struct {
 
 #define NTYPE_COLS (sizeof(type_cols) / sizeof(type_cols[0]))
 
-/* Sample type indices in column order: the memory types first, then the others. */
+/* Is type t one of the leak classes' "<class>_objects" or "<class>_space"? */
+static bool is_leak_type(const struct profile *p, uint32_t t)
+{
+	for (int c = 0; c < PROF_LEAK__COUNT; c++)
+		if (profile__leak_type(p, c, false) == (int)t ||
+		    profile__leak_type(p, c, true) == (int)t)
+			return true;
+	return false;
+}
+
+/* Sample type indices in column order: the memory types first, then the others but the leak
+ * classes. */
 static uint32_t column_types(const struct profile *p, int *cols, const char **headers)
 {
 	uint32_t n = 0, i;
@@ -833,7 +871,8 @@ static uint32_t column_types(const struct profile *p, int *cols, const char **he
 	for (i = 0; i < p->ntypes; i++) {
 		for (k = 0; k < n && cols[k] != (int)i; k++)
 			;
-		if (k == n) {
+		/* the leak classes have a section of their own, suppressions applied */
+		if (k == n && !is_leak_type(p, i)) {
 			headers[n] = p->types[i].type;
 			cols[n++] = (int)i;
 		}
@@ -857,12 +896,19 @@ static void table_start(FILE *f, const char *id)
 		"<th data-sort=\"text\">Site</th>", id, PAGE_ROWS);
 }
 
-/* Row `rank` (0-based) of sample `si`: its key into the data and its rank cell. */
+/* Row `rank` (0-based) of sample `si`: its key into the data and its rank cell; cls, if not
+ * NULL, another class of the row. */
+static void row_start_class(const struct html *h, uint32_t si, uint32_t rank, const char *cls)
+{
+	fprintf(h->f, "<tr class=\"row%s%s%s\" tabindex=\"0\" aria-expanded=\"false\" data-s=\"%"
+		PRIu32 "\"><td class=\"num\" data-v=\"%" PRIu32 "\">%" PRIu32 "</td>",
+		rank < PAGE_ROWS ? "" : " more", cls ? " " : "", cls ? cls : "", si, rank + 1,
+		rank + 1);
+}
+
 static void row_start(const struct html *h, uint32_t si, uint32_t rank)
 {
-	fprintf(h->f, "<tr class=\"row%s\" tabindex=\"0\" aria-expanded=\"false\" data-s=\"%"
-		PRIu32 "\"><td class=\"num\" data-v=\"%" PRIu32 "\">%" PRIu32 "</td>",
-		rank < PAGE_ROWS ? "" : " more", si, rank + 1, rank + 1);
+	row_start_class(h, si, rank, NULL);
 }
 
 static int write_sites(struct html *h)
@@ -1008,6 +1054,197 @@ static int write_outstanding(struct html *h)
 	return 0;
 }
 
+/* ---- leaks ------------------------------------------------------------------------------ */
+
+static uint64_t leak_value(const struct profile *p, const struct prof_sample *s, int c, bool b)
+{
+	int t = profile__leak_type(p, c, b);
+
+	return t >= 0 && s->values[t] > 0 ? (uint64_t)s->values[t] : 0;
+}
+
+/* One row of a leak summary: blocks and bytes; cls names the class for styling and tests. */
+static void leak_sum_row(FILE *f, const char *cls, const char *title, uint64_t count,
+			 uint64_t bytes)
+{
+	fprintf(f, "<tr class=\"%s\"><td>", cls);
+	esc(f, title);
+	fputs("</td>", f);
+	u64_cell(f, count, "count");
+	u64_cell(f, bytes, "bytes");
+	fputs("</tr>\n", f);
+}
+
+/* valgrind's LEAK SUMMARY of one process, as the text report's: the classes without the
+ * suppressed blocks, which get a row of their own, and the heuristics under still reachable. */
+static void leak_summary(const struct html *h, const struct prof_process *proc)
+{
+	const struct prof_scan *sc = &proc->scan;
+	uint64_t sup_n = 0, sup_b = 0;
+	char b1[32], b2[32], b3[32];
+	FILE *f = h->f;
+
+	fprintf(f, "<h3 id=\"leaks-%" PRIu32 "\">pid %" PRIu32 " (", proc->pid, proc->pid);
+	esc(f, proc->comm ? proc->comm : "?");
+	fprintf(f, ")</h3>\n<p class=\"note scan\">Scanned %s, %s into the run; the process was "
+		"stopped for %s; %s (%" PRIu64 " bytes) of roots and blocks read",
+		sc->at_exit ? "at its exit" : "while it ran",
+		render__duration(sc->t_ns > 0 ? sc->t_ns : 0, b1, sizeof(b1)),
+		render__duration(sc->stopped_ns, b2, sizeof(b2)),
+		render__bytes(sc->scanned_bytes, b3, sizeof(b3)), sc->scanned_bytes);
+	if (sc->unreadable_bytes)
+		fprintf(f, ", %" PRIu64 " bytes unreadable", sc->unreadable_bytes);
+	fprintf(f, "; %" PRIu32 " thread%s", sc->threads, sc->threads == 1 ? "" : "s");
+	/* threads counts those whose registers were read; the others are apart */
+	if (sc->threads_unknown)
+		fprintf(f, " and %" PRIu32 " more without registers (whose whole stacks were "
+			"scanned)", sc->threads_unknown);
+	fprintf(f, ".</p>\n<table class=\"data narrow leak-sum\" id=\"leak-sum-%" PRIu32 "\">\n"
+		"<thead><tr><th>Class</th><th class=\"num\">Blocks</th><th class=\"num\">Bytes"
+		"</th></tr></thead>\n<tbody>\n", proc->pid);
+	for (int c = 0; c < PROF_LEAK__COUNT; c++) {
+		char cls[32];
+
+		snprintf(cls, sizeof(cls), "leak-%s", prof_leak_class_names[c]);
+		leak_sum_row(f, cls, prof_leak_class_titles[c], sc->count[c] - sc->suppressed_count[c],
+			     sc->bytes[c] - sc->suppressed_bytes[c]);
+		sup_n += sc->suppressed_count[c];
+		sup_b += sc->suppressed_bytes[c];
+	}
+	for (int k = 1; k < PROF_LEAK_HEURISTICS; k++) {
+		char title[64];
+
+		if (!sc->heur_count[k])
+			continue;
+		snprintf(title, sizeof(title), "of which reachable via heuristic %s",
+			 prof_leak_heuristic_names[k]);
+		leak_sum_row(f, "leak-heuristic", title, sc->heur_count[k], sc->heur_bytes[k]);
+	}
+	leak_sum_row(f, "leak-suppressed", "suppressed", sup_n, sup_b);
+	fputs("</tbody></table>\n", f);
+}
+
+struct lost_row {
+	uint64_t bytes;
+	uint32_t idx;
+	bool suppressed;
+};
+
+/* Suppressed sites last, then by lost bytes, largest first, then in profile order: the text
+ * report's order for the others. */
+static int lost_row_cmp(const void *a, const void *b)
+{
+	const struct lost_row *x = a, *y = b;
+
+	if (x->suppressed != y->suppressed)
+		return x->suppressed ? 1 : -1;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* A lost class's cell: its bytes (sorted by), and its blocks under them. */
+static void lost_cell(FILE *f, uint64_t count, uint64_t bytes)
+{
+	char buf[32];
+
+	if (!count) {
+		fputs("<td class=\"num zero\" data-v=\"0\" data-n=\"0\">-</td>", f);
+		return;
+	}
+	fprintf(f, "<td class=\"num\" data-v=\"%" PRIu64 "\" data-n=\"%" PRIu64 "\">", bytes,
+		count);
+	if (bytes >= 1024)
+		fprintf(f, "%s<span class=\"x\">%" PRIu64 " bytes in ",
+			render__bytes(bytes, buf, sizeof(buf)), bytes);
+	else
+		fprintf(f, "%" PRIu64 " B<span class=\"x\">", bytes);
+	fprintf(f, "%" PRIu64 " block%s</span></td>", count, count == 1 ? "" : "s");
+}
+
+static int write_leaks(struct html *h)
+{
+	const struct profile *p = h->p;
+	uint64_t nsupp = 0;
+	struct lost_row *rows;
+	uint32_t i, n = 0, shown;
+	FILE *f = h->f;
+
+	if (!has_leaks(h))
+		return 0;
+	fputs("<h2 id=\"leaks\">Leaks</h2>\n<p class=\"hint\">The blocks still allocated when a "
+	      "process was scanned, by reachability as valgrind's memcheck classifies them: "
+	      "<b>definitely lost</b>, no pointer to the block is left; <b>indirectly lost</b>, "
+	      "only lost blocks point to it; <b>possibly lost</b>, only pointers into its middle; "
+	      "<b>still reachable</b>, a pointer to its start is left. Blocks of sites that match "
+	      "a suppression are counted as suppressed, not in their class.</p>\n", f);
+	for (i = 0; i < p->nprocesses; i++) {
+		if (p->processes[i].scan.done)
+			leak_summary(h, &p->processes[i]);
+	}
+
+	rows = calloc(p->nsamples + 1, sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	for (i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+		uint64_t count = 0, bytes = 0;
+
+		for (int c = PROF_LEAK_DEFINITE; c <= PROF_LEAK_POSSIBLE; c++) {
+			count += leak_value(p, s, c, false);
+			bytes += leak_value(p, s, c, true);
+		}
+		if (!count)
+			continue;
+		rows[n++] = (struct lost_row){ bytes, i, s->suppressed };
+		nsupp += s->suppressed;
+	}
+	qsort(rows, n, sizeof(*rows), lost_row_cmp);
+	fputs("<h3 id=\"lost-sites\">Sites with lost blocks</h3>\n", f);
+	if (!n) {
+		fputs("<p class=\"empty\">None: no block was definitely, indirectly or possibly "
+		      "lost.</p>\n", f);
+		free(rows);
+		return 0;
+	}
+	shown = n < SITES_MAX ? n : SITES_MAX;
+	fprintf(f, "<p class=\"hint\">%" PRIu32 " site%s lost blocks", n, n == 1 ? "" : "s");
+	if (nsupp)
+		fprintf(f, ", %" PRIu64 " of them suppressed (marked, and listed last)", nsupp);
+	if (shown < n)
+		fprintf(f, "; the first %" PRIu32 " are shown", shown);
+	fputs(". Each cell is the bytes of the class, and its blocks; <i>Lost</i> is the three "
+	      "together. Click a row to see its whole stack.</p>\n", f);
+	table_tools(f, "leaks-table", "sites");
+	table_start(f, "leaks-table");
+	fputs("<th class=\"num\" data-sort=\"num\">Lost</th>"
+	      "<th class=\"num\" data-sort=\"num\" title=\"no pointer to the block is left\">"
+	      "Definitely lost</th>"
+	      "<th class=\"num\" data-sort=\"num\" title=\"only lost blocks point to it\">"
+	      "Indirectly lost</th>"
+	      "<th class=\"num\" data-sort=\"num\" title=\"only pointers into its middle\">"
+	      "Possibly lost</th>"
+	      "<th class=\"num\" data-sort=\"num\">PID</th></tr></thead>\n<tbody>\n", f);
+	for (i = 0; i < shown; i++) {
+		const struct prof_sample *s = &p->samples[rows[i].idx];
+		uint64_t count = 0;
+
+		h->want[rows[i].idx] = 1;
+		row_start_class(h, rows[i].idx, i, s->suppressed ? "suppressed" : NULL);
+		site_cell_badge(h, s, s->suppressed ? "suppressed" : NULL);
+		for (int c = PROF_LEAK_DEFINITE; c <= PROF_LEAK_POSSIBLE; c++)
+			count += leak_value(p, s, c, false);
+		lost_cell(f, count, rows[i].bytes);
+		for (int c = PROF_LEAK_DEFINITE; c <= PROF_LEAK_POSSIBLE; c++)
+			lost_cell(f, leak_value(p, s, c, false), leak_value(p, s, c, true));
+		pid_cell(h, s->pid);
+		fputs("</tr>\n", f);
+	}
+	fputs("</tbody></table>\n", f);
+	free(rows);
+	return 0;
+}
+
 /* ---- flame graphs ----------------------------------------------------------------------- */
 
 struct flame_svg {
@@ -1077,7 +1314,15 @@ static int write_flames(const struct html *h)
 		esc(f, p->types[i].type);
 		fputs(" (", f);
 		esc(f, p->types[i].unit);
-		fprintf(f, ")%s</option>", svg[i].omitted ? ", left out: too large" : "");
+		fputc(')', f);
+		for (int c = 0; c < PROF_LEAK__COUNT; c++) {
+			/* which blocks it weighs; suppressed sites are in it, pprof's way */
+			if (profile__leak_type(p, c, false) == (int)i)
+				fprintf(f, ": %s, blocks", prof_leak_class_titles[c]);
+			else if (profile__leak_type(p, c, true) == (int)i)
+				fprintf(f, ": %s, bytes", prof_leak_class_titles[c]);
+		}
+		fprintf(f, "%s</option>", svg[i].omitted ? ", left out: too large" : "");
 	}
 	fputs("</select></label><input type=\"search\" id=\"flame-search\" placeholder=\""
 	      "Search frames (regular expression)\" aria-label=\"Search the flame graph\">"
@@ -1536,6 +1781,8 @@ static int html_write(const struct profile *p, const struct output_opts *o, FILE
 		err = write_flames(&h);
 	if (!err)
 		err = write_outstanding(&h);
+	if (!err)
+		err = write_leaks(&h);
 	if (err)
 		goto out;
 	write_drops(&h);

@@ -3,7 +3,8 @@
  *
  * The model is pprof-shaped, so this is a transcription: indices become 1-based ids, strings
  * go through one string table (entry 0 is ""), and each sample gets a numeric `pid` label plus
- * a `comm` label when the process has a name. What pprof has no field for (histograms, ages,
+ * a `comm` label when the process has a name, and `suppressed` = "true" when its leaks matched a
+ * suppression. What pprof has no field for (histograms, ages,
  * per-process summaries) is left to the JSON and text reports; drops and notes become comments.
  */
 #include <errno.h>
@@ -132,6 +133,13 @@ static void write_sample(struct pprof *w, const struct prof_sample *s)
 		f = pb_open(b);
 		pb_int64(b, LABEL_KEY, str(&w->st, "comm"));
 		pb_int64(b, LABEL_STR, str(&w->st, proc->comm));
+		pb_close(b, SAMPLE_LABEL, f);
+	}
+	/* leaks a suppression matched: pprof -tagignore=suppressed=true leaves them out */
+	if (s->suppressed) {
+		f = pb_open(b);
+		pb_int64(b, LABEL_KEY, str(&w->st, "suppressed"));
+		pb_int64(b, LABEL_STR, str(&w->st, "true"));
 		pb_close(b, SAMPLE_LABEL, f);
 	}
 	pb_close(b, PROFILE_SAMPLE, m);

@@ -68,6 +68,7 @@ struct raw_sample {
 	uint32_t pid;
 	bool has_pid;
 	int64_t comm;			/* string index, 0 = none */
+	bool suppressed;		/* label suppressed = "true" (ebprof mem --suppressions) */
 };
 
 struct value_type {
@@ -301,7 +302,8 @@ static int read_value_type(struct loader *l, struct rd r, struct value_type *vt)
 	return rc;
 }
 
-/* "pid" and "comm" labels; others (Go's "bytes", "thread id", ...) are of no use here. */
+/* "pid", "comm" and "suppressed" labels; others (Go's "bytes", "thread id", ...) are of no use
+ * here. */
 static int read_label(struct loader *l, struct rd r, struct raw_sample *s)
 {
 	int64_t key = 0, str = 0, num = 0;
@@ -343,6 +345,8 @@ static int read_label(struct loader *l, struct rd r, struct raw_sample *s)
 		l->any_pid = true;
 	} else if (strcmp(k, "comm") == 0 && str) {
 		s->comm = str;
+	} else if (strcmp(k, "suppressed") == 0 && str && strcmp(v, "true") == 0) {
+		s->suppressed = true;
 	}
 	return 0;
 }
@@ -946,6 +950,7 @@ static int build_samples(struct loader *l, struct profile *p, const uint32_t *li
 			break;
 		}
 		outstanding(p, ps, objects, space);
+		ps->suppressed = s->suppressed;
 		if (s->comm)
 			comm = l->strs[s->comm];	/* checked by read_label() */
 		if ((comm || !profile__find_process(p, s->pid)) &&

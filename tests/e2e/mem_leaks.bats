@@ -291,3 +291,30 @@ real_program() {
 	need_valgrind
 	real_program /usr/bin/python3 -c pass
 }
+
+@test "leaks: the classes are pprof sample types Go's pprof reads; ebprof report keeps them" {
+	local pprof=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
+	[ -x "$pprof" ] || skip "Go's pprof is not installed (scripts/install-deps.sh installs it)"
+	run "$EBPROF" mem --leaks -o "$T/x.pb.gz" -o "$T/x.json" -- "$FIX/leakfixture"
+	[ "$status" -eq 0 ]
+	# HOME for pprof's own settings, never the user's
+	HOME="$T" "$pprof" -symbolize=none -raw "$T/x.pb.gz" > "$T/raw.txt"
+	grep -q 'definite_objects/count definite_space/bytes indirect_objects/count indirect_space/bytes possible_objects/count possible_space/bytes reachable_objects/count reachable_space/bytes' "$T/raw.txt"
+	top() {
+		HOME="$T" "$pprof" -symbolize=none -top -sample_index="$1" "$T/x.pb.gz" 2>&1 |
+			sed -n 's/^Showing nodes accounting for \([^,]*\), .*/\1/p'
+	}
+	# valgrind's numbers, as the JSON report has them
+	[ "$(top definite_space)" = 428B ]
+	[ "$(top definite_objects)" = 7 ]
+	[ "$(top indirect_space)" = 184B ]
+	[ "$(top possible_space)" = 272B ]
+	[ "$(top reachable_objects)" = 8 ]
+	HOME="$T" "$pprof" -symbolize=none -top -sample_index=definite_space "$T/x.pb.gz" |
+		grep -E '^ +0 +0% +[0-9.]+% +300B [0-9.]+% +lose_definite$'
+	# read back, every site has the classes of the direct run's JSON
+	run "$EBPROF" report -o "$T/back.json" "$T/x.pb.gz"
+	[ "$status" -eq 0 ]
+	diff <(jq -c '[.sites[] | {f: [.frames[].function], leaks}] | sort' "$T/x.json") \
+	     <(jq -c '[.sites[] | {f: [.frames[].function], leaks}] | sort' "$T/back.json")
+}

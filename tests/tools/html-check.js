@@ -5,7 +5,12 @@
 // into a frame, search, look at the chart. Fails on any console error, page error or network
 // request (the report must be self-contained), then saves a full-page screenshot.
 //
-// Usage: node tests/tools/html-check.js REPORT.html SCREENSHOT.png
+// With --leaks REPORT.json (the JSON report of the same `ebprof mem --leaks` run), checks the
+// Leaks section instead of the sites table: every process's summary and every lost site's
+// numbers equal the JSON's, sorting, the stacks, the filter, suppressed sites marked and last,
+// and the flame graph of definitely lost bytes.
+//
+// Usage: node tests/tools/html-check.js [--leaks REPORT.json] REPORT.html SCREENSHOT.png
 // Exit status: 0 all checks passed, 1 a check failed, 2 usage or no browser.
 'use strict';
 
@@ -253,6 +258,151 @@ async function checkFlame(page) {
 	await frame.waitForFunction(() => /Matched/.test(document.getElementById('matched').textContent));
 }
 
+// The Leaks section against the JSON report of the same run.
+async function checkLeaks(page, report) {
+	log('leaks: every scanned process\'s summary is the JSON\'s');
+	check(await page.$('.nav a[href="#leaks"]'), 'no link to the Leaks section');
+	const scanned = report.processes.filter((p) => p.leaks);
+	check(scanned.length > 0, 'the JSON report has no scanned process');
+	for (const proc of scanned) {
+		const rows = await page.$$eval(`#leak-sum-${proc.pid} tbody tr`, (trs) =>
+			trs.map((tr) => ({
+				cls: tr.className,
+				title: tr.cells[0].textContent,
+				count: parseFloat(tr.cells[1].getAttribute('data-v')),
+				bytes: parseFloat(tr.cells[2].getAttribute('data-v')),
+				shown: tr.cells[2].textContent,
+			})));
+		const want = [];
+		for (const c of ['definite', 'indirect', 'possible', 'reachable'])
+			want.push({ cls: `leak-${c}`, count: proc.leaks[c].count, bytes: proc.leaks[c].bytes });
+		for (const h of Object.keys(proc.leaks.reachable_via_heuristic))
+			want.push({ cls: 'leak-heuristic', title: `of which reachable via heuristic ${h}`,
+				    count: proc.leaks.reachable_via_heuristic[h].count,
+				    bytes: proc.leaks.reachable_via_heuristic[h].bytes });
+		want.push({ cls: 'leak-suppressed', count: proc.leaks.suppressed.count,
+			    bytes: proc.leaks.suppressed.bytes });
+		const got = rows.map((r) => want.length && r.cls === 'leak-heuristic' ?
+			{ cls: r.cls, title: r.title, count: r.count, bytes: r.bytes } :
+			{ cls: r.cls, count: r.count, bytes: r.bytes });
+		check(JSON.stringify(got) === JSON.stringify(want),
+		      `pid ${proc.pid}'s summary ${JSON.stringify(got)} is not the JSON's ${JSON.stringify(want)}`);
+		const scan = await page.$eval(`#leaks-${proc.pid} + p.scan`, (e) => e.textContent);
+		check(scan.startsWith(proc.leaks.at_exit ? 'Scanned at its exit' : 'Scanned while it ran'),
+		      `pid ${proc.pid}'s scan is said as "${scan}"`);
+		check(scan.includes(`(${proc.leaks.scanned_bytes} bytes) of roots and blocks read`),
+		      `pid ${proc.pid}'s scan does not say the bytes it read: "${scan}"`);
+		process.stdout.write(`html-check:   pid ${proc.pid}: ${rows.map((r) =>
+			`${r.title} ${r.count}/${r.bytes}`).join(', ')}\n`);
+	}
+
+	log('leaks: the lost sites are the JSON\'s, suppressed ones last and marked');
+	const cols = await page.$$eval('#leaks-table thead th', (ths) => ths.map((t) => t.textContent));
+	const col = (name) => {
+		const i = cols.indexOf(name);
+		check(i >= 0, `the lost sites table has no "${name}" column: ${cols}`);
+		return i;
+	};
+	const [cLost, cDef, cInd, cPos] = ['Lost', 'Definitely lost', 'Indirectly lost',
+					  'Possibly lost'].map(col);
+	const domRows = () => page.$$eval('#leaks-table tbody tr.row', (trs, c) => trs.map((tr) => ({
+		n: c.map((i) => [parseFloat(tr.cells[i].getAttribute('data-n')),
+				 parseFloat(tr.cells[i].getAttribute('data-v'))]),
+		supp: tr.classList.contains('suppressed'),
+		badge: !!tr.querySelector('td.site .badge'),
+		fn: tr.querySelector('td.site .fn').textContent,
+		shown: tr.style.display !== 'none',
+	})), [cLost, cDef, cInd, cPos]);
+	const key = (r) => JSON.stringify([r.supp, r.n]);
+	const dom = await domRows();
+	const lost = report.sites.filter((s) => s.leaks &&
+		s.leaks.definite.count + s.leaks.indirect.count + s.leaks.possible.count > 0);
+	const wantRows = lost.map((s) => {
+		const cl = ['definite', 'indirect', 'possible'].map((c) => [s.leaks[c].count,
+									  s.leaks[c].bytes]);
+		return { supp: s.leaks.suppressed,
+			 n: [[cl[0][0] + cl[1][0] + cl[2][0], cl[0][1] + cl[1][1] + cl[2][1]], ...cl] };
+	});
+	check(dom.length === wantRows.length,
+	      `${dom.length} lost sites in the page, ${wantRows.length} in the JSON`);
+	check(JSON.stringify(dom.map(key).sort()) === JSON.stringify(wantRows.map(key).sort()),
+	      `the lost sites' numbers differ from the JSON's:\n${dom.map(key).sort().join('\n')}\n` +
+	      `vs\n${wantRows.map(key).sort().join('\n')}`);
+	check(dom.every((r) => r.supp === r.badge), 'a suppressed row without its badge, or the reverse');
+	const firstSupp = dom.findIndex((r) => r.supp);
+	check(firstSupp < 0 || dom.slice(firstSupp).every((r) => r.supp),
+	      'a suppressed site is listed before one that is not');
+	const kept = dom.filter((r) => !r.supp).map((r) => r.n[0][1]);
+	check(kept.every((v, i) => i === 0 || kept[i - 1] >= v),
+	      `the lost sites are not by lost bytes: ${kept}`);
+	process.stdout.write(`html-check:   ${dom.length} lost sites, ` +
+			     `${dom.filter((r) => r.supp).length} suppressed; first ${dom[0].fn}\n`);
+
+	log('leaks: sort by Definitely lost, then back by #');
+	const th = `#leaks-table thead th:nth-child(${cDef + 1})`;
+	await page.click(th);
+	let now = await domRows();
+	const def = now.map((r) => r.n[1][1]);
+	check(JSON.stringify(def) === JSON.stringify([...def].sort((a, b) => b - a)),
+	      `sorting by Definitely lost did not order the rows biggest first: ${def}`);
+	check(def[0] === Math.max(...wantRows.map((r) => r.n[1][1])),
+	      `the top row lost ${def[0]} bytes definitely, not the most`);
+	check(await page.$eval(th, (e) => e.getAttribute('aria-sort')) === 'descending',
+	      'the Definitely lost header is not marked descending');
+	const topDef = now[0].fn;
+	process.stdout.write(`html-check:   by definitely lost: ${topDef} ${def[0]} bytes\n`);
+	await page.click(th);
+	now = await domRows();
+	check(JSON.stringify(now.map((r) => r.n[1][1])) ===
+	      JSON.stringify([...def].sort((a, b) => a - b)), 'a second click did not reverse the order');
+	await page.click('#leaks-table thead th:nth-child(1)');
+	check(JSON.stringify((await domRows()).map(key)) === JSON.stringify(dom.map(key)),
+	      'sorting by # did not restore the order');
+
+	log('leaks: open the first lost site on its stack');
+	await page.click('#leaks-table tbody tr.row:first-child td.site');
+	const frames = await page.$$eval('#leaks-table tr.detail ol.stack li', (l) =>
+		l.map((li) => ({ text: li.textContent, alloc: li.classList.contains('alloc') })));
+	check(frames.length > 1, 'opening a lost site showed no stack');
+	check(frames[0].alloc && /^#0 (malloc|calloc|realloc)/.test(frames[0].text),
+	      `the stack does not start at the allocator: ${frames[0].text}`);
+	check(frames.some((f) => f.text.includes(dom[0].fn)), `the stack lacks ${dom[0].fn}`);
+	check(frames.some((f) => /\.c:\d+/.test(f.text)), 'no frame of the stack has a file:line');
+	process.stdout.write(`html-check:   ${frames.map((f) => f.text).slice(0, 3).join(' | ')}\n`);
+
+	log('leaks: filter');
+	const term = 'lose_tree';
+	const matching = lost.filter((s) => s.frames.some((f) =>
+		(f.function || '').toLowerCase().includes(term))).length;
+	check(matching > 0, `no lost site has a frame ${term}`);
+	await page.fill('#leaks-table-filter', term);
+	await page.waitForFunction(() => /match/.test(document.getElementById('leaks-table-count')
+		.textContent));
+	const shown = (await domRows()).filter((r) => r.shown).length;
+	check(shown === matching, `the filter "${term}" shows ${shown} lost sites, not ${matching}`);
+	await page.fill('#leaks-table-filter', '');
+	await page.waitForFunction((n) => [...document.querySelectorAll('#leaks-table tbody tr.row')]
+		.filter((r) => r.style.display !== 'none').length === n, dom.length);
+
+	log('flame graph: definitely lost bytes');
+	const opt = await page.$$eval('#flame-type option', (o) =>
+		o.map((x) => ({ value: x.value, text: x.textContent, disabled: x.disabled }))
+			.find((x) => x.text.startsWith('definite_space ')));
+	check(opt && !opt.disabled, 'no definite_space flame graph to select');
+	check(/definitely lost, bytes$/.test(opt.text), `the option does not say what it weighs: ${opt.text}`);
+	await page.selectOption('#flame-type', opt.value);
+	const frame = await flameFrame(page);
+	const title = await frame.$eval('#title', (t) => t.textContent);
+	check(/definite_space \(bytes\)/.test(title), `the flame graph shown is not definite_space's: ${title}`);
+	const total = report.sites.reduce((a, s) => a + (s.leaks ? s.leaks.definite.bytes : 0), 0);
+	const sub = await frame.$eval('#sub', (t) => t.textContent);
+	check(new RegExp(`total ${total} B |\\(${total} bytes\\)`).test(sub),
+	      `the definite_space flame graph's total is not ${total} bytes: ${sub}`);
+	const names = await frame.$$eval('#frames title', (t) => t.map((x) => x.textContent.split('\n')[0]));
+	check(names.includes(topDef), `${topDef}, which lost the most, is not in the flame graph`);
+	process.stdout.write(`html-check:   ${sub}\n`);
+}
+
 async function checkChart(page) {
 	log('charts of the series (live bytes, ...)');
 	const charts = await page.$$eval('div.chart', (d) => d.map((c) => ({
@@ -285,9 +435,16 @@ async function checkChart(page) {
 }
 
 async function main() {
-	const [file, shot] = process.argv.slice(2);
+	const args = process.argv.slice(2);
+	let report = null;
+	if (args[0] === '--leaks') {
+		report = JSON.parse(fs.readFileSync(args[1], 'utf8'));
+		args.splice(0, 2);
+	}
+	const [file, shot] = args;
 	if (!file || !shot) {
-		process.stderr.write('usage: node html-check.js REPORT.html SCREENSHOT.png\n');
+		process.stderr.write('usage: node html-check.js [--leaks REPORT.json] REPORT.html ' +
+				     'SCREENSHOT.png\n');
 		process.exit(2);
 	}
 	if (!fs.existsSync(CHROMIUM)) {
@@ -318,9 +475,14 @@ async function main() {
 		check(/ebprof .* report/.test(await page.title()), 'no ebprof title');
 		for (const id of ['processes', 'timeline', 'sites', 'flame', 'drops'])
 			check(await page.$(`#${id}`), `no section #${id}`);
-		await checkSites(page);
-		await checkFlame(page);
-		await checkChart(page);
+		if (report) {
+			check(await page.$('#leaks'), 'no section #leaks');
+			await checkLeaks(page, report);
+		} else {
+			await checkSites(page);
+			await checkFlame(page);
+			await checkChart(page);
+		}
 		// back to the default flame graph for the picture
 		await page.fill('#flame-search', '');
 		await page.waitForTimeout(300);
@@ -336,8 +498,12 @@ async function main() {
 			return document.documentElement.scrollHeight;
 		});
 		await page.waitForTimeout(100);
+		// with --leaks, the Leaks section is the picture
+		const top = report ? await page.$eval('#leaks', (e) =>
+			Math.floor(e.getBoundingClientRect().top)) : 0;
 		await page.screenshot({ path: shot, fullPage: true,
-					clip: { x: 0, y: 0, width: 1400, height: Math.min(height, 12000) } });
+					clip: { x: 0, y: top, width: 1400,
+						height: Math.min(height - top, 12000) } });
 		check(problems.length === 0, problems.join('\n'));
 	} finally {
 		await browser.close();

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 #include "profile/profile.h"
 
@@ -60,6 +61,33 @@ static __attribute__((unused)) void mem_types(struct profile *p)
 	assert_int_equal(profile__add_type(p, "inuse_objects", "count"), 0);
 	assert_int_equal(profile__add_type(p, "inuse_space", "bytes"), 0);
 	assert_int_equal(profile__set_default_type(p, "alloc_space"), 0);
+}
+
+/* The leak classes of a run that scanned (mem --leaks), after mem_types: "<class>_objects" and
+ * "<class>_space" for definite, indirect, possible and reachable, as mem_profile__init adds
+ * them. */
+static __attribute__((unused)) void leak_types(struct profile *p)
+{
+	static const char *const classes[] = { "definite", "indirect", "possible", "reachable" };
+	char name[32];
+
+	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++) {
+		snprintf(name, sizeof(name), "%s_objects", classes[i]);
+		assert_int_equal(profile__add_type(p, name, "count"), 0);
+		snprintf(name, sizeof(name), "%s_space", classes[i]);
+		assert_int_equal(profile__add_type(p, name, "bytes"), 0);
+	}
+}
+
+/* A sample with one value per type of the profile (v has p->ntypes entries). */
+static __attribute__((unused)) struct prof_sample *sample_v(struct profile *p,
+							    const uint32_t *locs, uint32_t n,
+							    const int64_t *v, uint32_t pid)
+{
+	struct prof_sample *s = profile__add_sample(p, locs, n, v, pid);
+
+	assert_non_null(s);
+	return s;
 }
 
 /* The allocator calls and the statistics the collector counts for each process. */

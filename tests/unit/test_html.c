@@ -24,6 +24,7 @@
 
 #include "golden.h"
 #include "profile_builder.h"
+#include "leak_fixture.h"
 
 /* ---- the fixed profile (as test_output.c's) --------------------------------------------- */
 
@@ -721,6 +722,179 @@ static void test_flame_budget(void **state)
 	profile__free(p);
 }
 
+/* ---- leaks ------------------------------------------------------------------------------ */
+
+/* The text between `open` and the next `close`, from s on, or fail. */
+static const char *after(const char *s, const char *what)
+{
+	const char *a = strstr(s, what);
+
+	if (!a)
+		fail_msg("the page lacks \"%s\" where expected", what);
+	return a + strlen(what);
+}
+
+/* A scanned run (leak_fixture.h): per process memcheck's summary, the sites with lost blocks
+ * by lost bytes with the suppressed one last and marked, no leak columns among the top sites,
+ * and the flame graph of each class. */
+static void test_leaks(void **state)
+{
+	static const char *const want[] = {
+		"<a href=\"#outstanding\">Outstanding</a><a href=\"#leaks\">Leaks</a>",
+		"<h2 id=\"leaks\">Leaks</h2>",
+		/* pid 100: at exit; the classes; a heuristic under still reachable */
+		"<h3 id=\"leaks-100\">pid 100 (demo)</h3>\n<p class=\"note scan\">Scanned at its "
+		"exit, 2.40 s into the run; the process was stopped for 3.5 ms; 1.2 MiB (1234567 "
+		"bytes) of roots and blocks read; 2 threads.</p>",
+		"<table class=\"data narrow leak-sum\" id=\"leak-sum-100\">",
+		"<tr class=\"leak-definite\"><td>definitely lost</td><td class=\"num\" "
+		"data-v=\"3\">3</td><td class=\"num\" data-v=\"200\">200 B</td></tr>\n"
+		"<tr class=\"leak-indirect\"><td>indirectly lost</td><td class=\"num\" "
+		"data-v=\"3\">3</td><td class=\"num\" data-v=\"300\">300 B</td></tr>\n"
+		"<tr class=\"leak-possible\"><td>possibly lost</td><td class=\"num\" "
+		"data-v=\"2\">2</td><td class=\"num\" data-v=\"256\">256 B</td></tr>\n"
+		"<tr class=\"leak-reachable\"><td>still reachable</td><td class=\"num\" "
+		"data-v=\"8\">8</td><td class=\"num\" data-v=\"1024\">1.0 KiB<span class=\"x\">"
+		"1024</span></td></tr>\n"
+		"<tr class=\"leak-heuristic\"><td>of which reachable via heuristic length64</td>"
+		"<td class=\"num\" data-v=\"1\">1</td><td class=\"num\" data-v=\"64\">64 B</td>"
+		"</tr>\n<tr class=\"leak-suppressed\"><td>suppressed</td><td class=\"num zero\" "
+		"data-v=\"0\">0</td><td class=\"num zero\" data-v=\"0\">0 B</td></tr>\n"
+		"</tbody></table>",
+		/* pid 200: while running, unreadable bytes, a thread without registers; its
+		 * suppressed definite blocks out of definitely lost */
+		"<h3 id=\"leaks-200\">pid 200 (worker)</h3>\n<p class=\"note scan\">Scanned while "
+		"it ran, 2.45 s into the run; the process was stopped for 12.0 ms; 8.0 MiB (8400000 "
+		"bytes) of roots and blocks read, 4096 bytes unreadable; 3 threads and 1 more "
+		"without registers (whose whole stacks were scanned).</p>",
+		"<tr class=\"leak-definite\"><td>definitely lost</td><td class=\"num zero\" "
+		"data-v=\"0\">0</td><td class=\"num zero\" data-v=\"0\">0 B</td></tr>",
+		"<tr class=\"leak-heuristic\"><td>of which reachable via heuristic stdstring</td>"
+		"<td class=\"num\" data-v=\"2\">2</td><td class=\"num\" data-v=\"64\">64 B</td>"
+		"</tr>\n<tr class=\"leak-heuristic\"><td>of which reachable via heuristic newarray"
+		"</td><td class=\"num\" data-v=\"1\">1</td><td class=\"num\" data-v=\"40\">40 B"
+		"</td></tr>\n<tr class=\"leak-suppressed\"><td>suppressed</td><td class=\"num\" "
+		"data-v=\"4\">4</td><td class=\"num\" data-v=\"4096\">4.0 KiB<span class=\"x\">"
+		"4096</span></td></tr>",
+		/* the sites */
+		"<h3 id=\"lost-sites\">Sites with lost blocks</h3>\n<p class=\"hint\">5 sites lost "
+		"blocks, 1 of them suppressed (marked, and listed last).",
+		"<table class=\"data sortable fixed\" id=\"leaks-table\" data-expand=\"1\" "
+		"data-page=\"500\">\n<thead><tr><th class=\"num rank\" data-sort=\"rank\">#</th>"
+		"<th data-sort=\"text\">Site</th><th class=\"num\" data-sort=\"num\">Lost</th>",
+		/* a site with two classes: lost is both, each its own cell */
+		"<tr class=\"row\" tabindex=\"0\" aria-expanded=\"false\" data-s=\"0\"><td "
+		"class=\"num\" data-v=\"1\">1</td><td class=\"site\"><span class=\"fn\">lose_list"
+		"</span> <span class=\"src\">leak.c:30</span> <span class=\"mod\">[demo]</span> "
+		"<span class=\"via\">via malloc</span></td>"
+		"<td class=\"num\" data-v=\"500\" data-n=\"5\">500 B<span class=\"x\">5 blocks"
+		"</span></td><td class=\"num\" data-v=\"200\" data-n=\"2\">200 B<span class=\"x\">"
+		"2 blocks</span></td><td class=\"num\" data-v=\"300\" data-n=\"3\">300 B<span "
+		"class=\"x\">3 blocks</span></td><td class=\"num zero\" data-v=\"0\" data-n=\"0\">-"
+		"</td><td class=\"num pidc\" data-v=\"100\">100<span class=\"comm\">demo</span>"
+		"</td></tr>",
+		/* a zero-byte block is still a lost block */
+		"<td class=\"num\" data-v=\"0\" data-n=\"1\">0 B<span class=\"x\">1 block</span>"
+		"</td>",
+		/* the suppressed site, marked */
+		"<tr class=\"row suppressed\" tabindex=\"0\" aria-expanded=\"false\" data-s=\"4\">"
+		"<td class=\"num\" data-v=\"5\">5</td><td class=\"site\"><span class=\"fn\">"
+		"libfoo.so+0x1a2b</span> <span class=\"via\">via malloc</span> <span "
+		"class=\"badge\">suppressed</span></td><td class=\"num\" data-v=\"4096\" "
+		"data-n=\"4\">4.0 KiB<span class=\"x\">4096 bytes in 4 blocks</span></td>",
+		/* the stacks of the lost sites are in the data, to open */
+		"\"stk\":{\"0\":[", "\"3\":[", "\"4\":[", "\"5\":[",
+		/* a flame graph per class, said what it weighs */
+		"<option value=\"5\">definite_space (bytes): definitely lost, bytes</option>",
+		"<option value=\"4\">definite_objects (count): definitely lost, blocks</option>",
+		"<option value=\"11\">reachable_space (bytes): still reachable, bytes</option>",
+		"<script type=\"text/x-ebprof-svg\" id=\"flame-svg-5\" data-type=\"definite_space\">",
+		"<script type=\"text/x-ebprof-svg\" id=\"flame-svg-8\" data-type=\"possible_objects\">",
+	};
+	struct profile *p = leak_fixture();
+	struct output_opts o = { .value_type = "definite_space" };
+	size_t len, i;
+	char *out = render(&output_html, p, NULL, &len), *svg, *flame;
+	const char *at, *sites;
+
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		expect(out, want[i]);
+	/* the section after outstanding, before the drops */
+	assert_true(strstr(out, "<h2 id=\"outstanding\">") < strstr(out, "<h2 id=\"leaks\">"));
+	assert_true(strstr(out, "<h2 id=\"leaks\">") < strstr(out, "<h2 id=\"drops\">"));
+	/* rows by lost bytes: lose_list 500, parse_line 256, handle_request 100, zero_len 0, and
+	 * the suppressed site last though it lost the most */
+	at = after(out, "id=\"leaks-table\"");
+	at = after(at, "data-s=\"0\"><td class=\"num\" data-v=\"1\">1</td>");
+	at = after(at, "data-s=\"1\"><td class=\"num\" data-v=\"2\">2</td>");
+	at = after(at, "data-s=\"5\"><td class=\"num\" data-v=\"3\">3</td>");
+	at = after(at, "data-s=\"3\"><td class=\"num\" data-v=\"4\">4</td>");
+	at = after(at, "data-s=\"4\"><td class=\"num\" data-v=\"5\">5</td>");
+	assert_null(strstr(strstr(out, "id=\"leaks-table\""), "data-s=\"2\""));
+	assert_int_equal(count(strstr(out, "id=\"leaks-table\""), "<tr class=\"row"), 5);
+	/* the top sites table has no column per class: the section has them */
+	sites = strstr(out, "<h2 id=\"sites\">");
+	assert_non_null(sites);
+	flame = strstr(sites, "<h2 id=\"flame\">");
+	assert_non_null(flame);
+	*flame = '\0';
+	assert_null(strstr(sites, "definite_"));
+	assert_null(strstr(sites, "reachable_"));
+	*flame = '<';
+	/* the header still totals every type, suppressed blocks included as in pprof */
+	expect(out, "<tr><th>Total definite_space</th><td>4.2 KiB (4296 bytes)</td></tr>");
+	check_html("leaks.html", out, len);
+	free(out);
+
+	/* --value definite_space: its flame graph is the one shown, and it is the .svg's */
+	out = render(&output_html, p, &o, &len);
+	expect(out, "<option value=\"5\" selected>definite_space (bytes): definitely lost, "
+		    "bytes</option>");
+	svg = render(&output_svg, p, &o, NULL);
+	expect(svg, "total 4.2 KiB (4296 bytes) in 2 stacks");
+	free(svg);
+	free(out);
+
+	/* the classes read back from a pprof have no scans: no section, no link */
+	for (i = 0; i < p->nprocesses; i++)
+		p->processes[i].scan.done = false;
+	out = render(&output_html, p, NULL, &len);
+	assert_null(strstr(out, "id=\"leaks\""));
+	assert_null(strstr(out, "href=\"#leaks\""));
+	assert_null(strstr(out, "id=\"leaks-table\""));
+	free(out);
+	profile__free(p);
+}
+
+/* Scanned, and nothing lost: the summary, and the sites table says there are none. */
+static void test_leaks_none_lost(void **state)
+{
+	struct profile *p = profile__new("mem");
+	struct prof_process *proc;
+	uint32_t f, l;
+	char *out;
+
+	assert_non_null(p);
+	mem_types(p);
+	leak_types(p);
+	f = fn(p, "keep", "keep", "k.c");
+	l = LOC(p, PROF_NONE, 0x401000, 0, { f, 3 });
+	sample_v(p, &l, 1, (int64_t[LV_N]){ 1, 16, 1, 16, [LV_RO] = 1, [LV_RS] = 16 }, 7);
+	proc = process(p, 7, "k", NULL, (uint64_t[10]){ 0 }, (uint64_t[9]){ 0 });
+	proc->scan = (struct prof_scan){ .done = true, .at_exit = true, .threads = 1,
+					 .count = { [PROF_LEAK_REACHABLE] = 1 },
+					 .bytes = { [PROF_LEAK_REACHABLE] = 16 } };
+	out = render(&output_html, p, NULL, NULL);
+	expect(out, "<tr class=\"leak-reachable\"><td>still reachable</td><td class=\"num\" "
+		    "data-v=\"1\">1</td><td class=\"num\" data-v=\"16\">16 B</td></tr>");
+	expect(out, "<h3 id=\"lost-sites\">Sites with lost blocks</h3>\n<p class=\"empty\">None: "
+		    "no block was definitely, indirectly or possibly lost.</p>");
+	expect(out, "; 1 thread.</p>");
+	assert_null(strstr(out, "id=\"leaks-table\""));
+	free(out);
+	profile__free(p);
+}
+
 static void test_for_path(void **state)
 {
 	assert_ptr_equal(output__for_path("report.html"), &output_html);
@@ -741,6 +915,8 @@ int main(void)
 		cmocka_unit_test(test_series_thinning),
 		cmocka_unit_test(test_big_profile),
 		cmocka_unit_test(test_flame_budget),
+		cmocka_unit_test(test_leaks),
+		cmocka_unit_test(test_leaks_none_lost),
 		cmocka_unit_test(test_for_path),
 	};
 
