@@ -102,6 +102,14 @@ struct prof_suppressions *prof_suppressions__load(const char *path, char *why, s
 					 path, lineno, line);
 			goto fail;
 		}
+		if (!line[5 + strspn(line + 5, "*^$")]) {
+			/* it would match every stack: surely not what was meant */
+			err = EINVAL;
+			if (why)
+				snprintf(why, why_len, "%s:%u: '%.60s' matches every stack; name a "
+					 "function, source file or module", path, lineno, line);
+			goto fail;
+		}
 		if (sp->n % 16 == 0) {
 			char **np = realloc(sp->pat, (sp->n + 16) * sizeof(*np));
 
@@ -127,6 +135,11 @@ fail:
 	return NULL;
 }
 
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
 static bool matches(const struct prof_suppressions *sp, const char *s)
 {
 	for (uint32_t i = 0; s && i < sp->n; i++)
@@ -138,7 +151,11 @@ static bool matches(const struct prof_suppressions *sp, const char *s)
 static bool sample_matches(const struct profile *p, const struct prof_suppressions *sp,
 			   const struct prof_sample *s)
 {
-	for (uint32_t i = 0; i < s->nlocs; i++) {
+	/* a mem stack's leaf is the allocator function itself (malloc in libc): the same in
+	 * every stack, it would make `leak:malloc` or `leak:libc.so.6` hide every leak */
+	uint32_t first = p->mode && !strcmp(p->mode, "mem") && s->nlocs > 1 ? 1 : 0;
+
+	for (uint32_t i = first; i < s->nlocs; i++) {
 		const struct prof_location *loc = &p->locations[s->locs[i]];
 
 		if (loc->mapping != PROF_NONE) {
@@ -177,10 +194,13 @@ uint32_t profile__suppress(struct profile *p, const struct prof_suppressions *sp
 		for (int c = 0; c < PROF_LEAK__COUNT; c++) {
 			int to = profile__leak_type(p, c, false), tb = profile__leak_type(p, c, true);
 
+			/* never more than the scan counted (a pid seen again keeps its last scan) */
 			if (to >= 0)
-				proc->scan.suppressed_count[c] += s->values[to];
+				proc->scan.suppressed_count[c] = min_u64(proc->scan.count[c],
+					proc->scan.suppressed_count[c] + s->values[to]);
 			if (tb >= 0)
-				proc->scan.suppressed_bytes[c] += s->values[tb];
+				proc->scan.suppressed_bytes[c] = min_u64(proc->scan.bytes[c],
+					proc->scan.suppressed_bytes[c] + s->values[tb]);
 		}
 	}
 	return marked;

@@ -367,13 +367,52 @@ static void test_suppress_by_module(void **state)
 	prof_suppressions__free(sp);
 	profile__free(p);
 
-	/* libstdc++ holds operator new: the site that called it is suppressed */
+	/* the leaf of a mem stack is the allocator function itself (malloc in libc, operator
+	 * new in libstdc++ here), in every stack alike: it is never matched, or these patterns
+	 * would hide every leak */
 	p = scanned();
-	sp = load("leak:libstdc++\n");
-	assert_int_equal(profile__suppress(p, sp), 1);
-	assert_string_equal(marks(p), "00010");
+	sp = load("leak:libstdc++\nleak:^malloc$\nleak:^libc.so.6$\nleak:calloc\n");
+	assert_int_equal(profile__suppress(p, sp), 0);
+	assert_string_equal(marks(p), "00000");
 	prof_suppressions__free(sp);
 	profile__free(p);
+}
+
+/* A process whose last scan counted less than its sites hold (a pid seen again: the process
+ * keeps the last image's scan, its sites add up both): suppressed never exceeds the scan. */
+static void test_suppressed_within_scan(void **state)
+{
+	struct profile *p = scanned();
+	struct prof_suppressions *sp = load("leak:lose_a\n");
+	struct prof_process *proc = profile__find_process(p, 100);
+
+	(void)state;
+	proc->scan.count[PROF_LEAK_DEFINITE] = 1;
+	proc->scan.bytes[PROF_LEAK_DEFINITE] = 8;
+	assert_int_equal(profile__suppress(p, sp), 2);
+	assert_int_equal(proc->scan.suppressed_count[PROF_LEAK_DEFINITE], 1);
+	assert_int_equal(proc->scan.suppressed_bytes[PROF_LEAK_DEFINITE], 8);
+	prof_suppressions__free(sp);
+	profile__free(p);
+}
+
+/* A pattern of nothing but '*', '^' and '$' would match every stack: refused. */
+static void test_match_everything_refused(void **state)
+{
+	const char *const bad[] = { "leak:*\n", "leak:^\n", "leak:$\n", "leak:^*$\n" };
+	char why[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *path = supp_file("all.supp", bad[i]);
+
+		why[0] = 0;
+		errno = 0;
+		assert_null(prof_suppressions__load(path, why, sizeof(why)));
+		assert_int_equal(errno, EINVAL);
+		assert_non_null(strstr(why, "all.supp:1: "));
+		assert_non_null(strstr(why, "matches every stack"));
+	}
 }
 
 /* Comments, blank lines, CRLF, blanks before and after: only the pattern is kept (the '$' of a
@@ -441,6 +480,8 @@ int main(void)
 		cmocka_unit_test(test_suppress_by_function),
 		cmocka_unit_test(test_suppress_by_file),
 		cmocka_unit_test(test_suppress_by_module),
+		cmocka_unit_test(test_match_everything_refused),
+		cmocka_unit_test(test_suppressed_within_scan),
 		cmocka_unit_test(test_suppress_unscanned),
 	};
 
