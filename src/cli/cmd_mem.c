@@ -383,6 +383,9 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 	if (o->out.value_type && is_leak_type(o->out.value_type) && !o->leaks)
 		return usage_err(lc, "--value %s needs --leaks (the classes come from its scan)",
 				 o->out.value_type);
+	if (o->leaks && (o->col.min_size || o->col.max_size != UINT64_MAX))
+		return usage_err(lc, "%s", "--leaks cannot be combined with --min-size/--max-size: "
+				 "the scan must know every block to follow pointers through it");
 	if (o->col.min_size > o->col.max_size)
 		return usage_err(lc, "%s", "--min-size is larger than --max-size");
 	return 0;

@@ -953,8 +953,10 @@ static void drop_note(struct mem_collector *c, struct profile *prof, __u32 reaso
 	switch (reason) {
 	case MEM_DROP_LIVE_FULL:
 		profile__add_note(prof, "%llu allocations were counted but not tracked as live: the "
-			"live table (--max-live %u) was full, so their frees count as unknown frees; "
-			"raise --max-live", (unsigned long long)n, c->opts.max_live);
+			"live table (--max-live %u) was full, so their frees count as unknown frees, "
+			"and a leak scan could neither classify them nor follow pointers through "
+			"them (blocks reachable only that way look lost); raise --max-live",
+			(unsigned long long)n, c->opts.max_live);
 		break;
 	case MEM_DROP_SITES_FULL:
 	case MEM_DROP_STACKS_FULL:

@@ -117,6 +117,10 @@ site_classes() {
 	run "$EBPROF" mem --leaks --leak-heuristics length64,bogus -- true
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"invalid --leak-heuristics"* ]]
+	# a scan must know every block: size filters would make blocks behind them look lost
+	run "$EBPROF" mem --fail-on-leak --min-size 64 -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--leaks cannot be combined with --min-size/--max-size"* ]]
 }
 
 # Start the fixture waiting for SIGUSR1; attach ebprof with extra args; start the work and wait
