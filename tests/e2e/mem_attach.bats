@@ -99,6 +99,7 @@ start_ebprof() {
 @test "attach: several PIDs are reported separately" {
 	start_fixture 30
 	a=$FXPID
+	alog=$FXLOG
 	start_fixture 30
 	b=$FXPID
 	"$EBPROF" mem -v -p "$a,$b" -o "$T/out.json" 2> "$T/eb.log" &
@@ -106,7 +107,7 @@ start_ebprof() {
 	BG_PIDS+=("$eb")
 	wait_for "$T/eb.log" "PID $b .*tracing"
 	kill -USR1 "$a"
-	sleep 0.5
+	wait_for "$alog" 'done'		# its work is over (no fixed sleep: the machine may be loaded)
 	kill -INT "$eb"
 	wait "$eb"
 	jqe "[.processes[].pid] | sort == ([$a, $b] | sort)" "$T/out.json"
