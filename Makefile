@@ -122,7 +122,12 @@ $(OUT)/fixtures/%.so: tests/fixtures/%_preload.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -fPIC -shared -Wall $< -ldl -o $@
 
-fixtures: $(FIX_BINS) $(FIX_SOS) $(OUT)/fixtures/memfixture_static
+# C++ operators (every variant) and the malloc family, for each allocator (tests/e2e/mem_alloc.bats).
+$(OUT)/fixtures/cxxfixture: tests/fixtures/cxxfixture.cpp | $(OUT)/fixtures
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) -std=c++17 $(FIX_CFLAGS) $< -o $@
+
+fixtures: $(FIX_BINS) $(FIX_SOS) $(OUT)/fixtures/memfixture_static $(OUT)/fixtures/cxxfixture
 
 $(DEMO_BIN): demo/demo.c | $(OUT)/demo
 	$(call msg,CC,$@)
