@@ -186,6 +186,7 @@ struct cand {
 	bool exe, preload, libc;
 	const char *kind;
 	int rank;			/* the dynamic linker's order, lower binds first */
+	unsigned long start;		/* its lowest mapped address */
 	bool have[NSYMS];
 	uint64_t off[NSYMS];		/* file offset of each */
 };
@@ -396,6 +397,7 @@ static int list_objects(pid_t pid, struct cand **out, int *nout, bool *libc_mapp
 	*libc_mapped = *loader_mapped = false;
 	while (fgets(line, sizeof(line), f)) {
 		char *file = strchr(line, '/');
+		unsigned long start = strtoul(line, NULL, 16);
 		size_t len;
 		bool dup = false;
 
@@ -424,6 +426,7 @@ static int list_objects(pid_t pid, struct cand **out, int *nout, bool *libc_mapp
 		}
 		memset(&v[n], 0, sizeof(v[n]));
 		snprintf(v[n].path, sizeof(v[n].path), "%s", file);
+		v[n].start = start;
 		v[n].exe = exe[0] && !strcmp(file, exe);
 		v[n].libc = is_libc(file);
 		*libc_mapped |= v[n].libc;
@@ -532,9 +535,16 @@ static int choose(struct alloc_lib *lib, struct cand *v, int n, pid_t pid)
 
 	for (size_t k = 0; k < NSYMS; k++) {
 		chosen[k] = -1;
-		for (int i = 0; i < n; i++)
-			if (v[i].have[k] && (chosen[k] < 0 || v[i].rank < v[chosen[k]].rank))
+		for (int i = 0; i < n; i++) {
+			if (!v[i].have[k])
+				continue;
+			/* of two equal ranks, the one loaded first: the loader maps top-down, so
+			 * that is the higher address (a preload whose environment the program
+			 * overwrote, redis's process title, still comes first) */
+			if (chosen[k] < 0 || v[i].rank < v[chosen[k]].rank ||
+			    (v[i].rank == v[chosen[k]].rank && v[i].start > v[chosen[k]].start))
 				chosen[k] = i;
+		}
 	}
 	m = chosen[SYM_MALLOC];
 	if (m < 0 || chosen[SYM_FREE] < 0) {

@@ -9,6 +9,16 @@ load helpers
 
 LIBDIR=/usr/lib/x86_64-linux-gnu
 
+wait_for_file() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		[ -s "$1" ] && return 0
+		sleep 0.05
+	done
+	echo "timed out waiting for $1" >&2
+	return 1
+}
+
 # Run the fixture (arg $2) with LD_PRELOAD=$1 (may be empty) under ebprof --leaks into $3.
 run_fixture() {
 	local pre=$1 arg=$2 out=$3
@@ -125,4 +135,60 @@ check_allocator() {
 	[ "$status" -eq 0 ]
 	jqe '.processes[0].note | startswith("mimalloc allocator in ")' "$T/o.json"
 	jqe '.processes[0].calls["operator new"] >= 5' "$T/o.json"
+}
+
+# redis-server (Debian's links libjemalloc.so.2) under the counting interposer, attached by PID
+# while redis-benchmark loads it. The window is the same for both: the interposer writes its
+# counts at a signal (COUNTALLOC_SNAP_SIGNAL), sent once ebprof is attached and again when the
+# benchmark is done, before ebprof stops; only redis's idle timer (a handful of calls per
+# 100 ms) runs in the gaps around the two signals. The interposer forwards every call to the
+# next definition, jemalloc's, and --allocator jemalloc makes ebprof probe jemalloc itself
+# (without it ebprof would probe the interposer, the first object defining malloc).
+@test "redis-server with jemalloc, attached by PID under load: counts within 0.1% of the interposer" {
+	command -v redis-server >/dev/null || skip "redis-server not installed"
+	command -v redis-benchmark >/dev/null || skip "redis-tools not installed"
+	port=$((20000 + RANDOM % 20000))
+	sig=40	# SIGRTMIN+6: redis leaves it alone
+	COUNTALLOC_OUT="$T/ca" COUNTALLOC_SNAP_SIGNAL=$sig LD_PRELOAD="$FIX/countalloc.so" \
+		redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
+		--dir "$T" >"$T/redis.log" 2>&1 &
+	rpid=$!
+	BG_PIDS+=("$rpid")
+	for ((i = 0; i < 100; i++)); do
+		redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && break
+		sleep 0.1
+	done
+	redis-cli -p "$port" ping | grep -q PONG
+
+	"$EBPROF" mem -q -v --allocator jemalloc -p "$rpid" -d 600 -o "$T/out.json" \
+		2>"$T/ebprof.log" &
+	epid=$!
+	BG_PIDS+=("$epid")
+	wait_for "$T/ebprof.log" "tracing jemalloc allocator in .*libjemalloc" 20
+	kill -"$sig" "$rpid"
+	wait_for_file "$T/ca.$rpid.snap1"
+	redis-benchmark -p "$port" -q -n 20000 -c 20 -t set,get,lpush,lpop,sadd,hset,mset \
+		>"$T/bench.log" 2>&1
+	kill -"$sig" "$rpid"
+	wait_for_file "$T/ca.$rpid.snap2"
+	kill -INT "$epid"
+	wait "$epid"
+	redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
+	wait_gone "$rpid"
+
+	jq -n --slurpfile e "$T/out.json" --slurpfile a "$T/ca.$rpid.snap1" \
+		--slurpfile b "$T/ca.$rpid.snap2" '
+		def off(x; y): if y == 0 then (x != 0) else ((x - y) | fabs) / y > 0.001 end;
+		$e[0].processes[0] as $p | ($b[0].calls | with_entries(.value -= $a[0].calls[.key])) as $c
+		| ($b[0].alloc_count - $a[0].alloc_count) as $allocs
+		| {calls: $c, ebprof: ($p.calls | with_entries(select(.value > 0))),
+		   allocs: $allocs, ebprof_allocs: $p.alloc_count,
+		   off: [($c | keys[] | select(off($p.calls[.]; $c[.]))),
+			 (select(off($p.alloc_count; $allocs)) | "alloc_count")]}' > "$T/cmp.json"
+	cat "$T/cmp.json"
+	jqe '.allocs > 100000' "$T/cmp.json"
+	jqe '.off == []' "$T/cmp.json"
+	jqe '[.drops[]] | add == 0' "$T/out.json"
+	jqe '.processes[0].note | startswith("jemalloc allocator in ")' "$T/out.json"
+	assert_no_probes
 }
