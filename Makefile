@@ -127,7 +127,17 @@ $(OUT)/fixtures/cxxfixture: tests/fixtures/cxxfixture.cpp | $(OUT)/fixtures
 	$(call msg,CXX,$@)
 	$(Q)$(CXX) -std=c++17 $(FIX_CFLAGS) $< -o $@
 
-fixtures: $(FIX_BINS) $(FIX_SOS) $(OUT)/fixtures/memfixture_static $(OUT)/fixtures/cxxfixture
+# A C program whose C++ is in a library: libstdc++ is mapped after libc.
+$(OUT)/fixtures/libcxxlate.so: tests/fixtures/cxxlate_lib.cpp | $(OUT)/fixtures
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) $(FIX_CFLAGS) -fPIC -shared $< -o $@
+
+$(OUT)/fixtures/cxxlate: tests/fixtures/cxxlate.c $(OUT)/fixtures/libcxxlate.so | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FIX_CFLAGS) $< -L$(OUT)/fixtures -lcxxlate -Wl,-rpath,'$$ORIGIN' -o $@
+
+fixtures: $(FIX_BINS) $(FIX_SOS) $(OUT)/fixtures/memfixture_static $(OUT)/fixtures/cxxfixture \
+	  $(OUT)/fixtures/cxxlate
 
 $(DEMO_BIN): demo/demo.c | $(OUT)/demo
 	$(call msg,CC,$@)

@@ -186,7 +186,10 @@ struct cand {
 	bool exe, preload, libc;
 	const char *kind;
 	int rank;			/* the dynamic linker's order, lower binds first */
-	unsigned long start;		/* its lowest mapped address */
+	unsigned long start, end;	/* its lowest and highest mapped addresses */
+	char soname[128];		/* DT_SONAME, or "" */
+	char needed[16][128];		/* DT_NEEDED */
+	int nneeded;
 	bool have[NSYMS];
 	uint64_t off[NSYMS];		/* file offset of each */
 };
@@ -396,10 +399,11 @@ static int list_objects(pid_t pid, struct cand **out, int *nout, bool *libc_mapp
 	read_exe(pid, exe, sizeof(exe));
 	*libc_mapped = *loader_mapped = false;
 	while (fgets(line, sizeof(line), f)) {
-		char *file = strchr(line, '/');
-		unsigned long start = strtoul(line, NULL, 16);
+		char *file = strchr(line, '/'), *dash;
+		unsigned long start = strtoul(line, &dash, 16);
+		unsigned long end = *dash == '-' ? strtoul(dash + 1, NULL, 16) : start;
 		size_t len;
-		bool dup = false;
+		int dup = -1;
 
 		if (!file || strstr(line, " (deleted)"))
 			continue;
@@ -408,10 +412,14 @@ static int list_objects(pid_t pid, struct cand **out, int *nout, bool *libc_mapp
 			file[--len] = 0;
 		if (!strncmp(file, "/dev/", 5) || !strncmp(file, "/memfd:", 7))
 			continue;
-		for (int i = 0; i < n && !dup; i++)
-			dup = !strcmp(v[i].path, file);
-		if (dup)
+		for (int i = 0; i < n && dup < 0; i++)
+			if (!strcmp(v[i].path, file))
+				dup = i;
+		if (dup >= 0) {
+			if (end > v[dup].end)
+				v[dup].end = end;
 			continue;
+		}
 		if (n == cap) {
 			struct cand *nv;
 
@@ -427,6 +435,7 @@ static int list_objects(pid_t pid, struct cand **out, int *nout, bool *libc_mapp
 		memset(&v[n], 0, sizeof(v[n]));
 		snprintf(v[n].path, sizeof(v[n].path), "%s", file);
 		v[n].start = start;
+		v[n].end = end;
 		v[n].exe = exe[0] && !strcmp(file, exe);
 		v[n].libc = is_libc(file);
 		*libc_mapped |= v[n].libc;
@@ -575,6 +584,102 @@ static int choose(struct alloc_lib *lib, struct cand *v, int n, pid_t pid)
 	return 0;
 }
 
+/* DT_SONAME and DT_NEEDED of an ELF file (its section headers). */
+static void read_dynamic(const char *path, struct cand *c)
+{
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+	int fd;
+
+	c->soname[0] = 0;
+	c->nneeded = 0;
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (elf && elf_kind(elf) == ELF_K_ELF && (scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn d;
+			const char *str;
+
+			if (!gelf_getdyn(data, (int)i, &d) || d.d_tag == DT_NULL)
+				break;
+			if (d.d_tag != DT_NEEDED && d.d_tag != DT_SONAME)
+				continue;
+			str = elf_strptr(elf, sh.sh_link, d.d_un.d_val);
+			if (!str)
+				continue;
+			if (d.d_tag == DT_SONAME)
+				snprintf(c->soname, sizeof(c->soname), "%s", str);
+			else if (c->nneeded < 16)
+				snprintf(c->needed[c->nneeded++], sizeof(c->needed[0]), "%s", str);
+		}
+		break;
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+}
+
+/* Whether every library the mapped objects need is mapped: the loader maps them all before it
+ * relocates any or runs a constructor, so a program whose libc is mapped early (a library
+ * needed only by another library comes after it) is not looked at half loaded. */
+static bool closure_mapped(struct cand *v, int n, pid_t pid)
+{
+	for (int i = 0; i < n; i++) {
+		char open_path[PATH_MAX + 32];
+
+		snprintf(open_path, sizeof(open_path), "/proc/%d/root%s", pid, v[i].path);
+		read_dynamic(open_path, &v[i]);
+	}
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < v[i].nneeded; k++) {
+			const char *want = v[i].needed[k];
+			bool found = false;
+
+			for (int j = 0; j < n && !found; j++)
+				found = !strcmp(v[j].soname, want) ||
+					!strcmp(base_name(v[j].path), base_name(want));
+			if (!found)
+				return false;
+		}
+	return true;
+}
+
+/* Whether pid, stopped in a system call, made it from the dynamic loader: it is still loading
+ * libraries (launch mode). A running process (attach) is never "in the loader". */
+static bool in_loader(pid_t pid, const struct cand *v, int n)
+{
+	char path[64], buf[512], *last;
+	unsigned long pc;
+	FILE *f;
+	bool in = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f) || !strncmp(buf, "running", 7)) {
+		fclose(f);
+		return false;
+	}
+	fclose(f);
+	last = strrchr(buf, ' ');
+	if (!last)
+		return false;
+	pc = strtoul(last + 1, NULL, 16);
+	for (int i = 0; i < n; i++)
+		in |= is_loader(v[i].path) && pc >= v[i].start && pc < v[i].end;
+	return in;
+}
+
 /* Scan the candidates' symbols (the executable's already scanned when `exe_done`), rank them
  * and choose; checks the options. */
 static int classify_and_choose(struct alloc_lib *lib, struct cand *v, int n, pid_t pid,
@@ -670,6 +775,10 @@ int probes__find_allocator(pid_t pid, struct alloc_lib *lib)
 	/* a dynamically linked program binds its names once the loader has mapped its libraries;
 	 * libc comes last among them for the usual link order (see ARCHITECTURE.md) */
 	if ((dynamic || loader_mapped) && !libc_mapped) {
+		err = -ENOENT;
+		goto out;
+	}
+	if ((dynamic || loader_mapped) && in_loader(pid, v, n) && !closure_mapped(v, n, pid)) {
 		err = -ENOENT;
 		goto out;
 	}

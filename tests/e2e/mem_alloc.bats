@@ -96,6 +96,17 @@ check_allocator() {
 	check_allocator "$LIBDIR/libmimalloc.so.2" mimalloc
 }
 
+@test "launch: a C program with C++ in a library waits for libstdc++, mapped after libc" {
+	run "$EBPROF" mem -q -o "$T/o.json" -- "$FIX/cxxlate"
+	[ "$status" -eq 0 ]
+	jqe '.processes[0].note | test("libstdc\\+\\+")' "$T/o.json"
+	jqe '.processes[0].calls | .["operator new"] == 1 and .["operator new[]"] == 1
+	     and .["operator delete[]"] == 1 and .["operator delete"] == 0 and .free == 0' "$T/o.json"
+	jqe '[.sites[] | select([.frames[].function] | index("cxxlate_work"))
+	      | [.frames[0].function, .alloc_bytes, .live_bytes]] | sort
+	     == [["operator new", 8, 8], ["operator new[]", 16, 0]]' "$T/o.json"
+}
+
 @test "--allocator glibc overrides a preloaded jemalloc; a missing allocator is an error" {
 	pre=$LIBDIR/libjemalloc.so.2
 	[ -r "$pre" ] || skip "libjemalloc2 not installed"
