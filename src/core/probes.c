@@ -291,7 +291,7 @@ static const char *kind_of(const struct cand *c)
 	const char *b = base_name(c->path);
 
 	if (c->exe)
-		return "static";
+		return c->have[SYM_MALLOC] ? "static" : "executable";
 	if (c->libc)
 		return "glibc";
 	if (c->have[SYM_MALLOCX] || !strncmp(b, "libjemalloc", 11))
@@ -713,10 +713,12 @@ static int classify_and_choose(struct alloc_lib *lib, struct cand *v, int n, pid
 		bool found = false;
 
 		for (int i = 0; i < n; i++)
-			found |= v[i].kind && v[i].rank == -1;
+			found |= v[i].kind && v[i].rank == -1 && v[i].have[SYM_MALLOC];
 		if (!found) {
 			snprintf(last_error, sizeof(last_error), "--allocator %s: PID %d has no %s "
-				 "allocator mapped", popts.allocator, pid, popts.allocator);
+				 "allocator mapped (no object of that kind defines %s)",
+				 popts.allocator, pid, popts.allocator,
+				 fn_syms[SYM_MALLOC].c && popts.prefix ? "its malloc" : "malloc");
 			return -ENOPKG;
 		}
 	}

@@ -120,6 +120,13 @@ check_allocator() {
 	run "$EBPROF" mem -q --allocator tcmalloc -- "$FIX/cxxfixture" 1
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"--allocator tcmalloc: PID "*" has no tcmalloc allocator mapped"* ]]
+	# a dynamically linked executable is no static allocator
+	run "$EBPROF" mem -q --allocator static -- "$FIX/cxxfixture" 1
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"has no static allocator mapped (no object of that kind defines malloc)"* ]]
+	run "$EBPROF" mem -q --allocator static -o "$T/s.json" -- "$FIX/memfixture_static"
+	[ "$status" -eq 0 ]
+	jqe '.processes[0].note | startswith("static allocator in ")' "$T/s.json"
 	assert_no_probes
 }
 
