@@ -698,6 +698,42 @@ static uint64_t split_callers(struct mem_collector *c, struct traced *t, struct 
 	return unresolved;
 }
 
+/* The allocator and the objects traced, each with the functions it serves (aliases too). */
+static void set_allocator(struct profile *prof, struct prof_process *p, const struct alloc_lib *lib)
+{
+	struct prof_alloc_obj objs[ALLOC_MAX_OBJS];
+	char fns[ALLOC_MAX_OBJS][512];
+	uint32_t probed[ALLOC_MAX_OBJS] = {}, in_one = 0, seen = 0;
+
+	for (uint32_t i = 0; i < lib->nobjs && i < ALLOC_MAX_OBJS; i++) {
+		for (uint32_t j = 0; j < lib->objs[i].nprobes; j++) {
+			uint32_t fn = (uint32_t)lib->objs[i].cookies[j];
+
+			if (fn < MEM_FN__COUNT)
+				probed[i] |= 1u << fn;
+		}
+		in_one = (in_one & ~probed[i]) | (probed[i] & ~seen);
+		seen |= probed[i];
+	}
+	for (uint32_t i = 0; i < lib->nobjs && i < ALLOC_MAX_OBJS; i++) {
+		uint32_t served = probed[i];
+
+		/* the aliases of a function probed in this object only are this object's */
+		for (int f = 0; f < MEM_FN__COUNT; f++)
+			if ((probed[i] & in_one) & (1u << f))
+				served |= lib->alias_mask[f];
+		fns[i][0] = 0;
+		for (int f = 0; f < MEM_FN__COUNT; f++)
+			if (served & (1u << f))
+				snprintf(fns[i] + strlen(fns[i]), sizeof(fns[i]) - strlen(fns[i]),
+					 "%s%s", fns[i][0] ? "," : "", mem_fn_names[f]);
+		objs[i] = (struct prof_alloc_obj){ .path = lib->objs[i].path,
+						   .kind = lib->objs[i].kind, .functions = fns[i] };
+	}
+	if (lib->kind)
+		prof_process__set_allocator(prof, p, lib->kind, objs, lib->nobjs);
+}
+
 static void add_process(struct profile *prof, struct traced *t, const struct mem_proc *mp,
 			uint64_t unresolved)
 {
@@ -731,6 +767,7 @@ static void add_process(struct profile *prof, struct traced *t, const struct mem
 #undef MAX_STAT
 	if (t->scan_info.done)
 		p->scan = t->scan_info;
+	set_allocator(prof, p, &t->lib);
 	{
 		char objs[PATH_MAX + 256] = "";
 

@@ -40,6 +40,10 @@ check_allocator() {
 	jq -e --arg k "$kind" '.processes[0].note | startswith($k + " allocator in ")' \
 		"$T/work.json" >/dev/null
 	grep -q "note: $kind allocator in" "$T/work.txt"
+	jq -e --arg k "$kind" '.processes[0].allocator | .kind == $k and .objects[0].kind == $k
+		and (.objects[0].functions | index("malloc") and index("free"))
+		and ([.objects[].functions[]] | index("operator new") and index("operator delete[]"))' \
+		"$T/work.json" >/dev/null
 	jqe '[.drops[]] | add == 0' "$T/work.json"
 
 	# calls by name, exactly what work() called: every variant under its operator's name
