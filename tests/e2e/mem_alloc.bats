@@ -214,3 +214,20 @@ check_allocator() {
 	jqe '.processes[0].note | startswith("jemalloc allocator in ")' "$T/out.json"
 	assert_no_probes
 }
+
+@test "jemalloc's mallocx, rallocx, sdallocx and dallocx: calls, sites and live blocks exact" {
+	pre=$LIBDIR/libjemalloc.so.2
+	[ -r "$pre" ] || skip "libjemalloc2 not installed"
+	run env LD_PRELOAD="$pre" "$EBPROF" mem -q -o "$T/o.json" -- "$FIX/jemallocx"
+	[ "$status" -eq 0 ]
+	jqe '.processes[0].calls | .mallocx == 3 and .rallocx == 1 and .sdallocx == 1
+	     and .dallocx == 1' "$T/o.json"
+	# rallocx is a free of the old block and an allocation of the new one
+	jqe '[.sites[] | select([.frames[].function] | index("jework"))
+	      | [.frames[0].function, .alloc_bytes, .live_bytes]] | sort
+	     == [["mallocx", 50, 0], ["mallocx", 64, 64], ["mallocx", 100, 0], ["rallocx", 200, 0]]' \
+		"$T/o.json"
+	# the process's frees are exactly those three (nothing else frees in this program)
+	jqe '.processes[0] | .free_count == 3 and .free_bytes == 350 and .unknown_frees == 0' \
+		"$T/o.json"
+}
