@@ -127,6 +127,10 @@ $(OUT)/fixtures/cxxfixture: tests/fixtures/cxxfixture.cpp | $(OUT)/fixtures
 	$(call msg,CXX,$@)
 	$(Q)$(CXX) -std=c++17 $(FIX_CFLAGS) $< -o $@
 
+$(OUT)/fixtures/cxxfixture_static: tests/fixtures/cxxfixture.cpp | $(OUT)/fixtures
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) -std=c++17 $(FIX_CFLAGS) -static $< -o $@
+
 # A C program whose C++ is in a library: libstdc++ is mapped after libc.
 $(OUT)/fixtures/libcxxlate.so: tests/fixtures/cxxlate_lib.cpp | $(OUT)/fixtures
 	$(call msg,CXX,$@)
@@ -137,7 +141,7 @@ $(OUT)/fixtures/cxxlate: tests/fixtures/cxxlate.c $(OUT)/fixtures/libcxxlate.so 
 	$(Q)$(CC) $(FIX_CFLAGS) $< -L$(OUT)/fixtures -lcxxlate -Wl,-rpath,'$$ORIGIN' -o $@
 
 fixtures: $(FIX_BINS) $(FIX_SOS) $(OUT)/fixtures/memfixture_static $(OUT)/fixtures/cxxfixture \
-	  $(OUT)/fixtures/cxxlate
+	  $(OUT)/fixtures/cxxlate $(OUT)/fixtures/cxxfixture_static
 
 $(DEMO_BIN): demo/demo.c | $(OUT)/demo
 	$(call msg,CC,$@)

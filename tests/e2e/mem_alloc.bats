@@ -23,7 +23,7 @@ wait_for_file() {
 run_fixture() {
 	local pre=$1 arg=$2 out=$3
 	run env LD_PRELOAD="$pre" "$EBPROF" mem -q --leaks -o "$out" -o "${out%.json}.txt" \
-		-- "$FIX/cxxfixture" "$arg"
+		-- "$FIX/${CXXFIX:-cxxfixture}" "$arg"
 	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
 }
 
@@ -98,6 +98,11 @@ check_allocator() {
 
 @test "C++ fixture with mimalloc preloaded: counts and leaks exact" {
 	check_allocator "$LIBDIR/libmimalloc.so.2" mimalloc
+}
+
+@test "C++ fixture linked statically: the executable serves everything, counts exact" {
+	CXXFIX=cxxfixture_static check_allocator "" static
+	jqe '.processes[0].allocator.objects | length == 1' "$T/work.json"
 }
 
 @test "launch: a C program with C++ in a library waits for libstdc++, mapped after libc" {
