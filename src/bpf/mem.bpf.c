@@ -29,6 +29,8 @@ struct mem_tstate {
 	__u64 last_ptr;		/* this thread's last allocation, for the temporary rule */
 	__u64 free_mark;	/* pointer of this thread's last traced event if it was a free;
 				 * 0 after any other traced event (see free_enter) */
+	__u64 free_mark_sp;	/* that free's stack pointer at entry */
+	__u64 free_mark_ip;	/* and its probe's address */
 	struct mem_stack stack;	/* scratch for bpf_get_stack: per task, so preemption is harmless */
 };
 
@@ -318,15 +320,19 @@ static __always_inline void count_caller(struct pt_regs *ctx, __u32 pid, __u32 f
 
 /*
  * free, operator delete (every variant), dallocx, sdallocx: entry probes only. The nesting rule
- * without a return probe: a free-like call of the pointer the thread's previous traced event
- * freed, with no traced event in between, is that call's own inner free (libstdc++'s operator
- * delete calling free, mimalloc's sized delete calling mi_free) and is not counted again. In a
- * correct program the only other way to see it would be a double free.
+ * without a return probe: a free-like call is the inner free of the thread's previous traced
+ * call (libstdc++'s operator delete calling free, its sized delete tail-calling the unsized one,
+ * mimalloc's sized delete calling mi_free) when that call freed the same pointer, nothing traced
+ * happened on the thread in between, it is another function (another probe address) and its
+ * stack pointer is at or below that call's (a callee's, or a tail call's). It is not counted
+ * again. The same pointer freed again by another function at or below that frame with nothing
+ * traced in between would be a double free, or a reused address handed over by another thread
+ * and freed without this thread doing any traced call meanwhile: that free is not counted.
  */
 static __always_inline int free_enter(struct pt_regs *ctx, __u32 pid, struct mem_proc *p,
 				      __u32 fn, __u64 cookie)
 {
-	__u64 ptr = PT_REGS_PARM1(ctx);
+	__u64 ptr = PT_REGS_PARM1(ctx), sp = PT_REGS_SP(ctx), ip;
 	struct mem_tstate *st;
 
 	if (!ptr)
@@ -338,11 +344,12 @@ static __always_inline int free_enter(struct pt_regs *ctx, __u32 pid, struct mem
 	if (st && st->depth)
 		return 0;
 	if (st) {
-		__u64 mark = st->free_mark;
-
-		st->free_mark = ptr;
-		if (mark == ptr)
+		ip = bpf_get_func_ip(ctx);
+		if (st->free_mark == ptr && sp <= st->free_mark_sp && ip != st->free_mark_ip)
 			return 0;
+		st->free_mark = ptr;
+		st->free_mark_sp = sp;
+		st->free_mark_ip = ip;
 	}
 	__sync_fetch_and_add(&p->calls[fn], 1);
 	if (cookie & MEM_COOKIE_CALLER)

@@ -519,7 +519,8 @@ static int add_object(struct alloc_lib *lib, const struct cand *c, pid_t pid, co
 	for (uint32_t j = 0; j < o->nprobes; j++) {
 		int fn = primary[j];
 
-		if (fn == MEM_FN_FREE && c->libc)
+		/* glibc's free, also linked into a static executable (place_free checks) */
+		if (fn == MEM_FN_FREE)
 			o->offsets[j] = place_free(o->open_path, o->offsets[j]);
 		if (is_free_fn(fn))
 			continue;
