@@ -154,6 +154,18 @@ check_allocator() {
 	[[ "$output" == *"has no je_malloc and its free in its mappings"* ]]
 }
 
+@test "--symbol-prefix pf_: a prefixed allocator's calls count under the plain names" {
+	run "$EBPROF" mem -q --symbol-prefix pf_ -o "$T/o.json" -- "$FIX/prefixalloc"
+	[ "$status" -eq 0 ]
+	jqe '.processes[0].calls | with_entries(select(.value > 0))
+	     == {"malloc": 2, "calloc": 1, "realloc": 1, "free": 2}' "$T/o.json"
+	jqe '.processes[0] | .live_count == 1 and .live_bytes == 40' "$T/o.json"
+	jqe '.processes[0].allocator.objects[0].path | endswith("libprefixalloc.so")' "$T/o.json"
+	jqe '[.sites[] | [.frames[0].function, .alloc_bytes, .live_bytes]] | sort
+	     == [["calloc", 32, 0], ["malloc", 24, 0], ["malloc", 40, 40], ["realloc", 100, 0]]' \
+		"$T/o.json"
+}
+
 @test "--lib names the allocator library: the same counts as detection" {
 	pre=$LIBDIR/libmimalloc.so.2
 	[ -r "$pre" ] || skip "libmimalloc2.0 not installed"
