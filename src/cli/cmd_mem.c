@@ -332,7 +332,8 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 			o->probes.allocator = optarg;
 			break;
 		case OPT_LIB:
-			if (!*optarg || access(optarg, R_OK))
+			/* a bare file name is matched against the mapped objects' names */
+			if (!*optarg || (strchr(optarg, '/') && access(optarg, R_OK)))
 				return usage_err(lc, "--lib %s: no such readable file", optarg);
 			o->probes.lib = optarg;
 			break;

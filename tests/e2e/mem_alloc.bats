@@ -174,6 +174,11 @@ check_allocator() {
 	[ "$status" -eq 0 ]
 	jqe '.processes[0].note | startswith("mimalloc allocator in ")' "$T/o.json"
 	jqe '.processes[0].calls["operator new"] >= 5' "$T/o.json"
+	# or by its file name alone
+	run env LD_PRELOAD="$pre" "$EBPROF" mem -q --lib libmimalloc.so.2.0 -o "$T/n.json" \
+		-- "$FIX/cxxfixture" 1
+	[ "$status" -eq 0 ]
+	jqe '.processes[0].allocator.kind == "mimalloc"' "$T/n.json"
 }
 
 # redis-server (Debian's links libjemalloc.so.2) under the counting interposer, attached by PID
