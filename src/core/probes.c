@@ -571,8 +571,15 @@ static int choose(struct alloc_lib *lib, struct cand *v, int n, pid_t pid)
 			continue;
 		for (int j = 0; j < norder; j++)
 			seen |= order[j] == chosen[k];
-		if (!seen && norder < ALLOC_MAX_OBJS)
-			order[norder++] = chosen[k];
+		if (seen)
+			continue;
+		if (norder == ALLOC_MAX_OBJS) {
+			snprintf(last_error, sizeof(last_error), "PID %d binds its allocation "
+				 "functions to more than %d objects, more than ebprof probes in one "
+				 "process", pid, ALLOC_MAX_OBJS);
+			return -ENOPKG;
+		}
+		order[norder++] = chosen[k];
 	}
 	for (int j = 0; j < norder; j++) {
 		err = add_object(lib, &v[order[j]], pid, chosen, order[j]);

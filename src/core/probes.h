@@ -8,7 +8,8 @@
 #include <sys/types.h>
 #include "abi/mem.h"
 
-#define ALLOC_MAX_OBJS	 4	/* objects probed in one process (allocator, libstdc++, libc) */
+#define ALLOC_MAX_OBJS	 6	/* objects probed in one process: executable, preload, allocator,
+				 * libstdc++, libc, and one spare */
 #define ALLOC_MAX_PROBES 64	/* distinct probe points in one object */
 
 /* One object serving some of the traced functions, with deduplicated probe points. */
