@@ -54,7 +54,7 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 
 # Fixture programs: built the way a user's debug build is (frame pointers, -O0/-O1, DWARF).
 FIX_SRCS   := $(wildcard tests/fixtures/*.c)
-FIX_BINS   := $(patsubst tests/fixtures/%.c,$(OUT)/fixtures/%,$(filter-out %_preload.c,$(FIX_SRCS)))
+FIX_BINS   := $(patsubst tests/fixtures/%.c,$(OUT)/fixtures/%,$(filter-out %_preload.c %_lib.c,$(FIX_SRCS)))
 FIX_SOS    := $(patsubst tests/fixtures/%_preload.c,$(OUT)/fixtures/%.so,$(filter %_preload.c,$(FIX_SRCS)))
 FIX_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread -Wall
 
@@ -122,7 +122,35 @@ $(OUT)/fixtures/%.so: tests/fixtures/%_preload.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -fPIC -shared -Wall $< -ldl -o $@
 
-fixtures: $(FIX_BINS) $(FIX_SOS) $(OUT)/fixtures/memfixture_static
+# C++ operators (every variant) and the malloc family, for each allocator (tests/e2e/mem_alloc.bats).
+$(OUT)/fixtures/cxxfixture: tests/fixtures/cxxfixture.cpp | $(OUT)/fixtures
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) -std=c++17 $(FIX_CFLAGS) $< -o $@
+
+$(OUT)/fixtures/cxxfixture_static: tests/fixtures/cxxfixture.cpp | $(OUT)/fixtures
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) -std=c++17 $(FIX_CFLAGS) -static $< -o $@
+
+# A C program whose C++ is in a library: libstdc++ is mapped after libc.
+$(OUT)/fixtures/libcxxlate.so: tests/fixtures/cxxlate_lib.cpp | $(OUT)/fixtures
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) $(FIX_CFLAGS) -fPIC -shared $< -o $@
+
+$(OUT)/fixtures/cxxlate: tests/fixtures/cxxlate.c $(OUT)/fixtures/libcxxlate.so | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FIX_CFLAGS) $< -L$(OUT)/fixtures -lcxxlate -Wl,-rpath,'$$ORIGIN' -o $@
+
+# An allocator with prefixed names (--symbol-prefix pf_).
+$(OUT)/fixtures/libprefixalloc.so: tests/fixtures/prefixalloc_lib.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FIX_CFLAGS) -fPIC -shared $< -o $@
+
+$(OUT)/fixtures/prefixalloc: tests/fixtures/prefixalloc.c $(OUT)/fixtures/libprefixalloc.so | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FIX_CFLAGS) $< -L$(OUT)/fixtures -lprefixalloc -Wl,-rpath,'$$ORIGIN' -o $@
+
+fixtures: $(FIX_BINS) $(FIX_SOS) $(OUT)/fixtures/memfixture_static $(OUT)/fixtures/cxxfixture \
+	  $(OUT)/fixtures/cxxlate $(OUT)/fixtures/cxxfixture_static $(OUT)/fixtures/prefixalloc
 
 $(DEMO_BIN): demo/demo.c | $(OUT)/demo
 	$(call msg,CC,$@)

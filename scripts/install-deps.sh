@@ -17,6 +17,9 @@ PKGS=(
 	sqlite3 golang-1.19-go libdevel-nytprof-perl libxml2-utils
 	# the leak tests: valgrind's memcheck is the reference, git one of the real programs
 	valgrind git
+	# other allocators (tests/e2e/mem_alloc.bats, preloaded) and redis-server, which links
+	# jemalloc, loaded by redis-benchmark (redis-tools)
+	libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 redis-server redis-tools
 	# a browser for the HTML report and flame graph tests (driven by npm playwright-core)
 	chromium
 	# bench: GNU time for peak RSS and CPU

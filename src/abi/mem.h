@@ -22,6 +22,16 @@ enum mem_fn {
 	MEM_FN_POSIX_MEMALIGN,
 	MEM_FN_VALLOC,
 	MEM_FN_PVALLOC,
+	/* C++: every variant (sized, aligned, nothrow) counts under its operator's name */
+	MEM_FN_OPERATOR_NEW,
+	MEM_FN_OPERATOR_NEW_ARRAY,
+	MEM_FN_OPERATOR_DELETE,
+	MEM_FN_OPERATOR_DELETE_ARRAY,
+	/* jemalloc's non-standard API */
+	MEM_FN_MALLOCX,
+	MEM_FN_RALLOCX,
+	MEM_FN_DALLOCX,
+	MEM_FN_SDALLOCX,
 	MEM_FN__COUNT,
 };
 
@@ -33,7 +43,20 @@ enum mem_drop {
 	MEM_DROP_STACK_FAIL,	/* bpf_get_stack() failed */
 	MEM_DROP_NO_STATE,	/* per-thread entry state missing at return */
 	MEM_DROP_PROCS_FULL,	/* process table full */
+	MEM_DROP_CALLERS_FULL,	/* caller table full: an aliased free counted under its probe */
 	MEM_DROP__COUNT,
+};
+
+/* Attach cookie: enum mem_fn in the low 32 bits, flags above. MEM_COOKIE_CALLER: an entry-only
+ * probe shared by several names (tcmalloc's free is also operator delete): its calls are counted
+ * per caller's return address too, so userspace can tell the names apart. */
+#define MEM_COOKIE_CALLER	(1ULL << 32)
+
+/* Calls of an aliased entry-only probe per return address (read at *sp on entry). */
+struct mem_caller_key {
+	__u32 pid;
+	__u32 fn;
+	__u64 ret;
 };
 
 struct mem_live_key {

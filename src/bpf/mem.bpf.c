@@ -27,6 +27,10 @@ struct mem_tstate {
 	__u64 size;		/* its requested size */
 	__u64 arg;		/* realloc: old pointer; posix_memalign: where the result goes */
 	__u64 last_ptr;		/* this thread's last allocation, for the temporary rule */
+	__u64 free_mark;	/* pointer of this thread's last traced event if it was a free;
+				 * 0 after any other traced event (see free_enter) */
+	__u64 free_mark_sp;	/* that free's stack pointer at entry */
+	__u64 free_mark_ip;	/* and its probe's address */
 	struct mem_stack stack;	/* scratch for bpf_get_stack: per task, so preemption is harmless */
 };
 
@@ -72,6 +76,15 @@ struct {
 	__type(key, __u64);
 	__type(value, struct mem_stack);
 } stacks SEC(".maps");
+
+/* Calls of aliased entry-only probes by caller (see MEM_COOKIE_CALLER). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1 << 14);
+	__type(key, struct mem_caller_key);
+	__type(value, __u64);
+} callers SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -277,32 +290,92 @@ static __always_inline void record_alloc(void *ctx, struct mem_tstate *st, __u32
 	}
 }
 
+static __always_inline bool is_free_fn(__u32 fn)
+{
+	return fn == MEM_FN_FREE || fn == MEM_FN_OPERATOR_DELETE ||
+	       fn == MEM_FN_OPERATOR_DELETE_ARRAY || fn == MEM_FN_DALLOCX || fn == MEM_FN_SDALLOCX;
+}
+
+/* Count a call of an aliased entry-only probe under its caller's return address. */
+static __always_inline void count_caller(struct pt_regs *ctx, __u32 pid, __u32 fn)
+{
+	struct mem_caller_key k = { .pid = pid, .fn = fn };
+	__u64 one = 1, *n;
+
+	if (bpf_probe_read_user(&k.ret, sizeof(k.ret), (void *)PT_REGS_SP(ctx)))
+		k.ret = 0;
+	n = bpf_map_lookup_elem(&callers, &k);
+	if (n) {
+		__sync_fetch_and_add(n, 1);
+		return;
+	}
+	if (bpf_map_update_elem(&callers, &k, &one, BPF_NOEXIST)) {
+		n = bpf_map_lookup_elem(&callers, &k);
+		if (n)
+			__sync_fetch_and_add(n, 1);
+		else
+			drop(MEM_DROP_CALLERS_FULL);
+	}
+}
+
+/*
+ * free, operator delete (every variant), dallocx, sdallocx: entry probes only. The nesting rule
+ * without a return probe: a free-like call is the inner free of the thread's previous traced
+ * call (libstdc++'s operator delete calling free, its sized delete tail-calling the unsized one,
+ * mimalloc's sized delete calling mi_free) when that call freed the same pointer, nothing traced
+ * happened on the thread in between, it is another function (another probe address) and its
+ * stack pointer is at or below that call's (a callee's, or a tail call's). It is not counted
+ * again. The same pointer freed again by another function at or below that frame with nothing
+ * traced in between would be a double free, or a reused address handed over by another thread
+ * and freed without this thread doing any traced call meanwhile: that free is not counted.
+ */
+static __always_inline int free_enter(struct pt_regs *ctx, __u32 pid, struct mem_proc *p,
+				      __u32 fn, __u64 cookie)
+{
+	__u64 ptr = PT_REGS_PARM1(ctx), sp = PT_REGS_SP(ctx), ip;
+	struct mem_tstate *st;
+
+	if (!ptr)
+		return 0;
+	/* delete may lead to free: keep a mark; a plain free needs state only if it has some */
+	st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0,
+				  fn == MEM_FN_FREE ? 0 : BPF_LOCAL_STORAGE_GET_F_CREATE);
+	/* free called by a traced function (realloc(p, 0) frees internally) is its business */
+	if (st && st->depth)
+		return 0;
+	if (st) {
+		ip = bpf_get_func_ip(ctx);
+		if (st->free_mark == ptr && sp <= st->free_mark_sp && ip != st->free_mark_ip)
+			return 0;
+		st->free_mark = ptr;
+		st->free_mark_sp = sp;
+		st->free_mark_ip = ip;
+	}
+	__sync_fetch_and_add(&p->calls[fn], 1);
+	if (cookie & MEM_COOKIE_CALLER)
+		count_caller(ctx, pid, fn);
+	free_block(pid, p, ptr, st);
+	return 0;
+}
+
 SEC("uprobe")
 int mem_enter(struct pt_regs *ctx)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	__u32 fn = bpf_get_attach_cookie(ctx);
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 fn = (__u32)cookie;
 	struct mem_tstate *st;
 	struct mem_proc *p;
 	__u64 size, arg = 0;
 
+	/* the verifier must see the bound on the very register that indexes calls[] */
+	asm volatile("" : "+r"(fn));
 	p = bpf_map_lookup_elem(&procs, &pid);
 	if (!p || fn >= MEM_FN__COUNT)
 		return 0;
 
-	if (fn == MEM_FN_FREE) {
-		__u64 ptr = PT_REGS_PARM1(ctx);
-
-		if (!ptr)
-			return 0;
-		/* free called by a traced function (realloc(p, 0) frees internally) is its business */
-		st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
-		if (st && st->depth)
-			return 0;
-		__sync_fetch_and_add(&p->calls[MEM_FN_FREE], 1);
-		free_block(pid, p, ptr, st);
-		return 0;
-	}
+	if (is_free_fn(fn))
+		return free_enter(ctx, pid, p, fn, cookie);
 
 	st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -310,6 +383,7 @@ int mem_enter(struct pt_regs *ctx)
 		drop(MEM_DROP_NO_STATE);
 		return 0;
 	}
+	st->free_mark = 0;
 	if (st->depth++)
 		return 0;
 
@@ -325,6 +399,10 @@ int mem_enter(struct pt_regs *ctx)
 		arg = PT_REGS_PARM1(ctx);
 		size = PT_REGS_PARM2(ctx) * PT_REGS_PARM3(ctx);
 		break;
+	case MEM_FN_RALLOCX:		/* rallocx(ptr, size, flags) */
+		arg = PT_REGS_PARM1(ctx);
+		size = PT_REGS_PARM2(ctx);
+		break;
 	case MEM_FN_ALIGNED_ALLOC:
 	case MEM_FN_MEMALIGN:
 		size = PT_REGS_PARM2(ctx);
@@ -333,7 +411,7 @@ int mem_enter(struct pt_regs *ctx)
 		arg = PT_REGS_PARM1(ctx);
 		size = PT_REGS_PARM3(ctx);
 		break;
-	default:	/* malloc, valloc, pvalloc */
+	default:	/* malloc, valloc, pvalloc, every operator new (size first), mallocx */
 		size = PT_REGS_PARM1(ctx);
 		break;
 	}
@@ -400,6 +478,14 @@ int mem_exit(struct pt_regs *ctx)
 		}
 		if (st->arg)
 			free_block(pid, p, st->arg, st);
+		break;
+	case MEM_FN_RALLOCX:
+		/* NULL is a failure that leaves the old block alone (size 0 is undefined) */
+		if (!ret) {
+			record_failure(ctx, st, pid, p, fn);
+			return 0;
+		}
+		free_block(pid, p, st->arg, st);
 		break;
 	default:
 		if (!ret) {

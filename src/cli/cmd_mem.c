@@ -49,6 +49,7 @@ struct mem_opts {
 	unsigned heuristics;	/* memcheck's leak heuristics (bit set) */
 	const char *suppressions;
 	bool fail_on_leak;
+	struct probes_opts probes;	/* --allocator, --lib, --symbol-prefix */
 };
 
 struct tgt {
@@ -85,9 +86,11 @@ static const char mem_usage[] =
 	"       ebprof mem [OPTIONS] -p PID[,PID...]\n"
 	"\n"
 	"Trace every call of the malloc family (malloc, calloc, realloc, reallocarray, free,\n"
-	"aligned_alloc, memalign, posix_memalign, valloc, pvalloc) in a launched command or in\n"
-	"running processes, aggregated in the kernel per call stack, and report the top\n"
-	"allocation sites, outstanding (leaked) allocations and per-process totals.\n"
+	"aligned_alloc, memalign, posix_memalign, valloc, pvalloc), of C++'s operator new,\n"
+	"new[], delete and delete[] (every sized, aligned and nothrow variant) and of jemalloc's\n"
+	"mallocx, rallocx, dallocx and sdallocx in a launched command or in running processes,\n"
+	"aggregated in the kernel per call stack, and report the top allocation sites,\n"
+	"outstanding (leaked) allocations and per-process totals.\n"
 	"\n"
 	"Targets:\n"
 	"  -- CMD [ARGS...]       launch CMD (PATH lookup), trace it from its first allocation,\n"
@@ -139,6 +142,15 @@ static const char mem_usage[] =
 	"      --fail-on-leak     exit with status 23 when definitely lost blocks remain\n"
 	"                         (after suppressions); implies --leaks\n"
 	"\n"
+	"Allocator (detected per process: glibc, jemalloc, tcmalloc, mimalloc, or a malloc in\n"
+	"the executable; each function is probed in the object the dynamic linker binds it to,\n"
+	"so a preloaded allocator and the C++ operators it defines are traced where they run):\n"
+	"      --allocator KIND   probe the object of this kind first: glibc, jemalloc,\n"
+	"                         tcmalloc, mimalloc or static (the executable)\n"
+	"      --lib PATH         probe this mapped library first (a custom allocator)\n"
+	"      --symbol-prefix P  the C functions are named P<name>: je_ traces je_malloc,\n"
+	"                         je_free, ... (jemalloc built with a prefix)\n"
+	"\n"
 	"Limits (kernel tables; anything that does not fit is counted as a drop and reported):\n"
 	"      --max-live N       outstanding allocations tracked (default 2097152)\n"
 	"      --max-stacks N     distinct call stacks and sites (default 32768)\n"
@@ -154,7 +166,8 @@ static const char mem_usage[] =
 	"  sudo ebprof mem -p 4242,4243 -o out.txt -o out.json -o out.pb.gz\n"
 	"  sudo ebprof mem --sort count --top 20 -- sqlite3 db.sqlite 'select ...'\n"
 	"  sudo ebprof mem -p 4242 -d 5m --min-age 1m -o leaks.txt -o leaks.json\n"
-	"  sudo ebprof mem --leaks --suppressions known.supp --fail-on-leak -- ./tests\n";
+	"  sudo ebprof mem --leaks --suppressions known.supp --fail-on-leak -- ./tests\n"
+	"  sudo ebprof mem --allocator jemalloc -p $(pidof redis-server) -d 10\n";
 
 static int parse_u64(const char *s, uint64_t *v)
 {
@@ -233,7 +246,7 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 {
 	enum { OPT_TOP = 256, OPT_SORT, OPT_MIN, OPT_MAX, OPT_MAXLIVE, OPT_MAXSTACKS,
 	       OPT_MAXPROCS, OPT_VALUE, OPT_INVERTED, OPT_LEAKS, OPT_HEUR, OPT_SUPP, OPT_FAIL,
-	       OPT_MINAGE, OPT_TEMP };
+	       OPT_MINAGE, OPT_TEMP, OPT_ALLOCATOR, OPT_LIB, OPT_PREFIX };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -254,6 +267,9 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 		{ "leak-heuristics", required_argument, NULL, OPT_HEUR },
 		{ "suppressions", required_argument, NULL, OPT_SUPP },
 		{ "fail-on-leak", no_argument, NULL, OPT_FAIL },
+		{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
+		{ "lib", required_argument, NULL, OPT_LIB },
+		{ "symbol-prefix", required_argument, NULL, OPT_PREFIX },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -308,6 +324,24 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 						     "inuse_space, inuse_objects, or with --leaks "
 						     "definite_space, possible_space, ...)", optarg);
 			o->out.value_type = optarg;
+			break;
+		case OPT_ALLOCATOR:
+			if (!probes__valid_kind(optarg))
+				return usage_err(lc, "unknown allocator '%s': use glibc, jemalloc, "
+						     "tcmalloc, mimalloc or static", optarg);
+			o->probes.allocator = optarg;
+			break;
+		case OPT_LIB:
+			/* a bare file name is matched against the mapped objects' names */
+			if (!*optarg || (strchr(optarg, '/') && access(optarg, R_OK)))
+				return usage_err(lc, "--lib %s: no such readable file", optarg);
+			o->probes.lib = optarg;
+			break;
+		case OPT_PREFIX:
+			if (!*optarg || strlen(optarg) > 32 || strchr(optarg, '/'))
+				return usage_err(lc, "invalid --symbol-prefix '%s' (a symbol prefix "
+						     "such as je_)", optarg);
+			o->probes.prefix = optarg;
 			break;
 		case OPT_INVERTED:
 			o->out.inverted = true;
@@ -581,6 +615,10 @@ static int setup_attach(struct run *r)
 			pr_err(r->lc, "cannot attach to PID %d: no such process", pid);
 			return err;
 		}
+		if (err == -ENOPKG) {
+			pr_err(r->lc, "cannot attach to PID %d: %s", pid, probes__last_error());
+			return err;
+		}
 		if (err) {
 			pr_err(r->lc, "cannot attach to PID %d: no malloc implementation found in its "
 				      "mappings (%s)", pid, strerror(-err));
@@ -628,6 +666,11 @@ static int setup_launch(struct run *r)
 		r->child_status = status;
 		r->child_reaped = true;
 		return 0;
+	}
+	if (err == -ENOPKG) {
+		pr_err(r->lc, "cannot trace '%s': %s", r->o->argv[0], probes__last_error());
+		kill(pid, SIGKILL);
+		return err;
 	}
 	if (err) {
 		pr_warn(r->lc, "'%s' (PID %d) maps no malloc implementation ebprof knows; running it "
@@ -799,6 +842,7 @@ int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 		o.leaks = true;
 	}
 	o.col.lc = lc;
+	probes__configure(&o.probes);
 	if (preflight__check(lc))
 		return 1;
 

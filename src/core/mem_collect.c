@@ -65,6 +65,7 @@ static const char *const drop_names[MEM_DROP__COUNT] = {
 	[MEM_DROP_STACK_FAIL] = "stack_capture_failed",
 	[MEM_DROP_NO_STATE] = "missing_entry_state",
 	[MEM_DROP_PROCS_FULL] = "process_table_full",
+	[MEM_DROP_CALLERS_FULL] = "caller_table_full",
 };
 
 int mem_profile__init(struct profile *prof, bool leaks)
@@ -188,20 +189,28 @@ static void find_fn_addrs(struct traced *t)
 			while (*path == ' ')
 				path++;
 			plen = nl ? (size_t)(nl - path) : strlen(path);
-			if (plen == strlen(t->lib.path) && !strncmp(path, t->lib.path, plen)) {
-				for (uint32_t i = 0; i < t->lib.nprobes; i++) {
-					unsigned long fo = t->lib.offsets[i];
+			for (uint32_t o = 0; o < t->lib.nobjs; o++) {
+				const struct alloc_obj *ob = &t->lib.objs[o];
 
-					if (fo >= off && fo < off + (end - start))
-						t->fn_addr[t->lib.cookies[i]] = start + fo - off;
+				if (plen != strlen(ob->path) || strncmp(path, ob->path, plen))
+					continue;
+				for (uint32_t i = 0; i < ob->nprobes; i++) {
+					unsigned long fo = ob->offsets[i];
+					uint32_t fn = (uint32_t)ob->cookies[i];
+
+					/* the first probe point of a function stands for it */
+					if (fo >= off && fo < off + (end - start) && fn < MEM_FN__COUNT &&
+					    !t->fn_addr[fn])
+						t->fn_addr[fn] = start + fo - off;
 				}
 			}
 		}
 		line = nl ? nl + 1 : NULL;
 	}
-	for (int a = 0; a < MEM_FN__COUNT; a++)
-		if (t->lib.alias_of[a] >= 0)
-			t->fn_addr[a] = t->fn_addr[t->lib.alias_of[a]];
+	for (int f = 0; f < MEM_FN__COUNT; f++)
+		for (int a = 0; a < MEM_FN__COUNT; a++)
+			if ((t->lib.alias_mask[f] & (1u << a)) && !t->fn_addr[a])
+				t->fn_addr[a] = t->fn_addr[f];
 }
 
 /* Replace the maps snapshot with the current one; false if the process has none any more. */
@@ -263,15 +272,19 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 		return err;
 	}
 	refresh_maps(t);
+	memset(t->fn_addr, 0, sizeof(t->fn_addr));
 	find_fn_addrs(t);
 	/* nothing is tracked before this moment: every site starts at 0 bytes here */
 	t->snap = snapshots__new((int64_t)(mono_now() - c->start_ns));
 	target__comm(pid, t->comm, sizeof(t->comm));
 	target__cmdline(pid, t->cmdline, sizeof(t->cmdline));
 	c->nt++;
-	pr_info(c->lc, "PID %d (%s): tracing %s allocator in %s (%u entry points%s%s)", pid,
-		t->comm, lib->kind, lib->path, lib->nprobes, lib->aliases[0] ? "; aliases: " : "",
-		lib->aliases);
+	pr_info(c->lc, "PID %d (%s): tracing %s allocator in %s (%u entry points in %u object%s%s%s)",
+		pid, t->comm, lib->kind, lib->path, lib->nprobes, lib->nobjs,
+		lib->nobjs == 1 ? "" : "s", lib->aliases[0] ? "; aliases: " : "", lib->aliases);
+	for (uint32_t i = 1; i < lib->nobjs; i++)
+		pr_info(c->lc, "PID %d: also traced in %s (%s): %u entry points", pid,
+			lib->objs[i].path, lib->objs[i].kind, lib->objs[i].nprobes);
 	return 0;
 }
 
@@ -478,7 +491,10 @@ int mem_collector__scan(struct mem_collector *c, pid_t pid, bool at_exit, unsign
 			   sizeof(struct mem_live_val), collect_block, &in);
 	if (!err) {
 		struct heapscan_opts ho = {
-			.pid = pid, .alloc_path = t->lib.path, .glibc = true,
+			.pid = pid, .alloc_path = t->lib.path,
+			/* a static executable carries glibc's malloc */
+			.glibc = t->lib.kind && (!strcmp(t->lib.kind, "glibc") ||
+						 !strcmp(t->lib.kind, "static")),
 			.heuristics = heuristics, .frozen = &fz,
 		};
 
@@ -612,28 +628,117 @@ static uint32_t build_stack(struct profile *prof, struct sym_proc *sp, const str
  * GOT: that tells them apart. -1: a probed function with aliases, and the caller could not be
  * read (a direct call in a static binary, no stack). */
 static int display_fn(const struct traced *t, struct sym_proc *sp, uint32_t fn,
-		      const struct mem_stack *st)
+			    const struct mem_stack *st)
 {
-	bool aliased = false;
-	char name[64];
+	char name[128];
+	int a;
 
-	for (int a = 0; a < MEM_FN__COUNT; a++)
-		aliased |= t->lib.alias_of[a] == (int)fn;
-	if (!aliased)
+	if (fn >= MEM_FN__COUNT || !t->lib.alias_mask[fn])
 		return fn;
 	if (!sp || !st || !st->nr || sym_proc__called_symbol(sp, st->ips[0], name, sizeof(name)))
 		return -1;
-	for (int a = 0; a < MEM_FN__COUNT; a++)
-		if (t->lib.alias_of[a] == (int)fn && !strcmp(name, mem_fn_names[a]))
-			return a;
+	a = probes__fn_of_symbol(name);
+	if (a >= 0 && (t->lib.alias_mask[fn] & (1u << a)))
+		return a;
 	return fn;
+}
+
+/* Calls of aliased entry-only probes (tcmalloc's free is also operator delete) moved to the
+ * name each caller called, from the per-caller counts the kernel kept; the entries of pid are
+ * removed. Returns the calls whose caller could not be read. */
+static uint64_t split_callers(struct mem_collector *c, struct traced *t, struct sym_proc *sp,
+			      struct mem_proc *mp, bool have_proc)
+{
+	int fd = bpf_map__fd(c->skel->maps.callers);
+	struct mem_caller_key k, next, *prev = NULL;
+	struct mem_caller_key *mine = NULL;
+	uint32_t n = 0, cap = 0;
+	uint64_t unresolved = 0;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		k = next;
+		prev = &k;
+		if (k.pid != (uint32_t)t->pid)
+			continue;
+		if (n == cap) {
+			struct mem_caller_key *nm;
+
+			cap = cap ? cap * 2 : 64;
+			nm = realloc(mine, cap * sizeof(*nm));
+			if (!nm)
+				break;
+			mine = nm;
+		}
+		mine[n++] = k;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t calls = 0;
+		char name[128];
+		int a = -1;
+
+		if (bpf_map_lookup_elem(fd, &mine[i], &calls) == 0 && have_proc &&
+		    mine[i].fn < MEM_FN__COUNT) {
+			if (sp && mine[i].ret &&
+			    sym_proc__called_symbol(sp, mine[i].ret, name, sizeof(name)) == 0)
+				a = probes__fn_of_symbol(name);
+			if (a < 0 && !(sp && mine[i].ret))
+				unresolved += calls;
+			else if (a >= 0 && (uint32_t)a != mine[i].fn &&
+				 (t->lib.alias_mask[mine[i].fn] & (1u << a)) &&
+				 mp->calls[mine[i].fn] >= calls) {
+				mp->calls[mine[i].fn] -= calls;
+				mp->calls[a] += calls;
+			} else if (a < 0) {
+				unresolved += calls;
+			}
+		}
+		bpf_map_delete_elem(fd, &mine[i]);
+	}
+	free(mine);
+	return unresolved;
+}
+
+/* The allocator and the objects traced, each with the functions it serves (aliases too). */
+static void set_allocator(struct profile *prof, struct prof_process *p, const struct alloc_lib *lib)
+{
+	struct prof_alloc_obj objs[ALLOC_MAX_OBJS];
+	char fns[ALLOC_MAX_OBJS][512];
+	uint32_t probed[ALLOC_MAX_OBJS] = {}, in_one = 0, seen = 0;
+
+	for (uint32_t i = 0; i < lib->nobjs && i < ALLOC_MAX_OBJS; i++) {
+		for (uint32_t j = 0; j < lib->objs[i].nprobes; j++) {
+			uint32_t fn = (uint32_t)lib->objs[i].cookies[j];
+
+			if (fn < MEM_FN__COUNT)
+				probed[i] |= 1u << fn;
+		}
+		in_one = (in_one & ~probed[i]) | (probed[i] & ~seen);
+		seen |= probed[i];
+	}
+	for (uint32_t i = 0; i < lib->nobjs && i < ALLOC_MAX_OBJS; i++) {
+		uint32_t served = probed[i];
+
+		/* the aliases of a function probed in this object only are this object's */
+		for (int f = 0; f < MEM_FN__COUNT; f++)
+			if ((probed[i] & in_one) & (1u << f))
+				served |= lib->alias_mask[f];
+		fns[i][0] = 0;
+		for (int f = 0; f < MEM_FN__COUNT; f++)
+			if (served & (1u << f))
+				snprintf(fns[i] + strlen(fns[i]), sizeof(fns[i]) - strlen(fns[i]),
+					 "%s%s", fns[i][0] ? "," : "", mem_fn_names[f]);
+		objs[i] = (struct prof_alloc_obj){ .path = lib->objs[i].path,
+						   .kind = lib->objs[i].kind, .functions = fns[i] };
+	}
+	if (lib->kind)
+		prof_process__set_allocator(prof, p, lib->kind, objs, lib->nobjs);
 }
 
 static void add_process(struct profile *prof, struct traced *t, const struct mem_proc *mp,
 			uint64_t unresolved)
 {
 	struct prof_process *p = profile__add_process(prof, t->pid, t->comm, t->cmdline);
-	char note[PATH_MAX + 512];
+	char note[3 * PATH_MAX + 1024];
 
 	if (!p)
 		return;
@@ -662,16 +767,27 @@ static void add_process(struct profile *prof, struct traced *t, const struct mem
 #undef MAX_STAT
 	if (t->scan_info.done)
 		p->scan = t->scan_info;
-	if (!t->lib.aliases[0])
-		snprintf(note, sizeof(note), "%s allocator in %s", t->lib.kind, t->lib.path);
-	else if (!unresolved)
-		snprintf(note, sizeof(note), "%s allocator in %s (one entry point for %s: calls told "
-			 "apart by the name each caller called)", t->lib.kind, t->lib.path,
-			 t->lib.aliases);
-	else
-		snprintf(note, sizeof(note), "%s allocator in %s (one entry point for %s: %llu calls "
-			 "whose caller could not be read are counted under the second name)",
-			 t->lib.kind, t->lib.path, t->lib.aliases, (unsigned long long)unresolved);
+	set_allocator(prof, p, &t->lib);
+	{
+		char objs[PATH_MAX + 256] = "";
+
+		for (uint32_t i = 1; i < t->lib.nobjs; i++)
+			snprintf(objs + strlen(objs), sizeof(objs) - strlen(objs), "%s%s (%s)",
+				 i == 1 ? ", also " : " and ", t->lib.objs[i].path,
+				 t->lib.objs[i].kind);
+		if (!t->lib.aliases[0])
+			snprintf(note, sizeof(note), "%s allocator in %s%s", t->lib.kind,
+				 t->lib.path, objs);
+		else if (!unresolved)
+			snprintf(note, sizeof(note), "%s allocator in %s%s (one entry point for %s: "
+				 "calls told apart by the name each caller called)", t->lib.kind,
+				 t->lib.path, objs, t->lib.aliases);
+		else
+			snprintf(note, sizeof(note), "%s allocator in %s%s (one entry point for %s: "
+				 "%llu calls whose caller could not be read are counted under the "
+				 "second name)", t->lib.kind, t->lib.path, objs, t->lib.aliases,
+				 (unsigned long long)unresolved);
+	}
 	prof_process__set_note(prof, p, note);
 }
 
@@ -826,6 +942,7 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 			t->pid);
 
 	/* which name each site's caller called, and the calls of aliases moved accordingly */
+	unresolved += split_callers(c, t, sp, &mp, have_proc);
 	disp = calloc(d.n ? d.n : 1, sizeof(*disp));
 	for (uint32_t i = 0; disp && i < d.n; i++) {
 		struct site *s = &d.sites[i];

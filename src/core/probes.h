@@ -3,34 +3,76 @@
 #define EBPROF_PROBES_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "abi/mem.h"
 
-/* The object serving a process's malloc family, with deduplicated probe points. */
-struct alloc_lib {
+#define ALLOC_MAX_OBJS	 6	/* objects probed in one process: executable, preload, allocator,
+				 * libstdc++, libc, and one spare */
+#define ALLOC_MAX_PROBES 64	/* distinct probe points in one object */
+
+/* One object serving some of the traced functions, with deduplicated probe points. */
+struct alloc_obj {
 	char path[PATH_MAX];		/* as in the target's /proc/PID/maps */
 	char open_path[PATH_MAX];	/* /proc/PID/root/... : the same inode from our namespace */
-	const char *kind;		/* "glibc", "static" */
+	const char *kind;		/* "glibc", "jemalloc", "tcmalloc", "mimalloc", "static",
+					 * "libstdc++", "custom" */
 	uint32_t nprobes;
-	unsigned long offsets[MEM_FN__COUNT];	/* file offsets, one per distinct address */
-	uint64_t cookies[MEM_FN__COUNT];	/* enum mem_fn for each */
-	uint32_t nret;				/* the first nret probes need a return probe */
-	unsigned long ret_offsets[MEM_FN__COUNT];
-	uint64_t ret_cookies[MEM_FN__COUNT];
-	char aliases[256];		/* "aligned_alloc=memalign" style note, or "" */
-	int8_t alias_of[MEM_FN__COUNT];	/* the probed function an unprobed alias shares, or -1 */
+	unsigned long offsets[ALLOC_MAX_PROBES];	/* file offsets, one per distinct address */
+	uint64_t cookies[ALLOC_MAX_PROBES];	/* enum mem_fn | MEM_COOKIE_* flags */
+	uint32_t nret;				/* probes with a return probe */
+	unsigned long ret_offsets[ALLOC_MAX_PROBES];
+	uint64_t ret_cookies[ALLOC_MAX_PROBES];
+};
+
+/* What serves a process's malloc family and C++ operators: one or more objects, each symbol
+ * from the object the dynamic linker would bind it to. */
+struct alloc_lib {
+	char path[PATH_MAX];		/* the object serving malloc */
+	char open_path[PATH_MAX];
+	const char *kind;		/* its kind: the process's allocator */
+	uint32_t nobjs;
+	struct alloc_obj objs[ALLOC_MAX_OBJS];
+	uint32_t nprobes;		/* over every object */
+	char aliases[512];		/* "aligned_alloc=memalign" style note, or "" */
+	/* bit a of alias_mask[fn]: a probe counting as fn is also the entry point of a */
+	uint32_t alias_mask[MEM_FN__COUNT];
 };
 
 extern const char *const mem_fn_names[MEM_FN__COUNT];
 
-/* Find the allocator mapped into pid. 0, -ENOENT when none is mapped (yet), -ESRCH when the
- * process is gone, or another negative errno. */
+/* Overrides of detection, for every later probes__find_allocator (the CLI sets them once). */
+struct probes_opts {
+	const char *allocator;	/* glibc|jemalloc|tcmalloc|mimalloc|static: that kind serves */
+	const char *lib;	/* this object (path or file name as mapped) serves */
+	const char *prefix;	/* symbol prefix of the C functions: je_ makes je_malloc, ... */
+};
+void probes__configure(const struct probes_opts *opts);
+/* A sentence saying why the last probes__find_allocator failed, or "". */
+const char *probes__last_error(void);
+/* Whether name is one of the --allocator kinds. */
+bool probes__valid_kind(const char *name);
+
+/* The traced function a symbol name stands for (mangled C++ operators too; the configured
+ * prefix applies to the C names), or -1. */
+int probes__fn_of_symbol(const char *name);
+
+/* Find the allocator mapped into pid. 0; -ENOENT when none is mapped (yet: a dynamically linked
+ * program before its libc is mapped); -ENOPKG when the options name an allocator, library or
+ * prefix that is not there (probes__last_error says what); -ESRCH when the process is gone, or
+ * another negative errno. */
 int probes__find_allocator(pid_t pid, struct alloc_lib *lib);
 
+/* The same choice over files of this namespace, in map order (unit tests): paths[exe_idx] is
+ * the executable (-1: none), preload[i] marks LD_PRELOADed ones (NULL: none). */
+int probes__choose_files(const char *const *paths, const bool *preload, int n, int exe_idx,
+			 struct alloc_lib *lib);
+
 struct probe_links {
-	int entry_fd;
-	int exit_fd;
+	int entry_fd[ALLOC_MAX_OBJS];
+	int exit_fd[ALLOC_MAX_OBJS];
+	uint32_t n;
 };
 
 /* Attach the entry and return programs to every probe point of lib, for pid only.

@@ -10,7 +10,7 @@
 
 /* Field names of a process or a site that stats or sample types must not shadow. */
 static const char *const process_fields[] = {
-	"pid", "comm", "cmdline", "calls", "note", "leaks", "growth_window", "peak",
+	"pid", "comm", "cmdline", "calls", "note", "leaks", "growth_window", "peak", "allocator",
 };
 static const char *const site_fields[] = {
 	"pid", "frames", "histogram", "outstanding", "temporary_count", "lifetimes", "leaks",
@@ -41,6 +41,38 @@ static void write_class(struct json_writer *w, const char *name, uint64_t count,
 
 /* A process's last reachability scan: valgrind's leak summary (classes without the suppressed
  * blocks, which are summed apart) and what the scan cost. */
+/* Which allocator, and each object traced with the functions probed there. */
+static void write_allocator(struct json_writer *w, const struct prof_process *proc)
+{
+	jsonw_name(w, "allocator");
+	jsonw_start_object(w);
+	jsonw_string_field(w, "kind", proc->allocator);
+	jsonw_name(w, "objects");
+	jsonw_start_array(w);
+	for (uint32_t i = 0; i < proc->nalloc_objs; i++) {
+		const struct prof_alloc_obj *o = &proc->alloc_objs[i];
+		const char *f = o->functions;
+		char name[64];
+
+		jsonw_start_object(w);
+		jsonw_string_field(w, "path", o->path);
+		jsonw_string_field(w, "kind", o->kind);
+		jsonw_name(w, "functions");
+		jsonw_start_array_flat(w);
+		while (f && *f) {
+			size_t n = strcspn(f, ",");
+
+			snprintf(name, sizeof(name), "%.*s", (int)n, f);
+			jsonw_string(w, name);
+			f += n + (f[n] == ',');
+		}
+		jsonw_end_array(w);
+		jsonw_end_object(w);
+	}
+	jsonw_end_array(w);
+	jsonw_end_object(w);
+}
+
 static void write_scan(struct json_writer *w, const struct prof_scan *sc)
 {
 	uint64_t sup_n = 0, sup_b = 0;
@@ -175,6 +207,8 @@ static void write_processes(struct json_writer *w, const struct profile *p, cons
 		}
 		if (proc->note)
 			jsonw_string_field(w, "note", proc->note);
+		if (proc->allocator)
+			write_allocator(w, proc);
 		if (proc->scan.done)
 			write_scan(w, &proc->scan);
 		write_growth_window(w, proc);

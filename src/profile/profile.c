@@ -286,6 +286,7 @@ void profile__free(struct profile *p)
 	for (i = 0; i < p->nprocesses; i++) {
 		free(p->processes[i].calls);
 		free(p->processes[i].stats);
+		free(p->processes[i].alloc_objs);
 	}
 	free(p->types);
 	free(p->samples);
@@ -770,6 +771,30 @@ int prof_process__set_stat(struct profile *p, struct prof_process *proc, const c
 int prof_process__set_note(struct profile *p, struct prof_process *proc, const char *note)
 {
 	return intern_into(p, &proc->note, note);
+}
+
+int prof_process__set_allocator(struct profile *p, struct prof_process *proc, const char *kind,
+				const struct prof_alloc_obj *objs, uint32_t n)
+{
+	struct prof_alloc_obj *v = n ? calloc(n, sizeof(*v)) : NULL;
+	int err = 0;
+
+	if (n && !v)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n && !err; i++) {
+		err = intern_into(p, &v[i].path, objs[i].path);
+		err = err ?: intern_into(p, &v[i].kind, objs[i].kind);
+		err = err ?: intern_into(p, &v[i].functions, objs[i].functions);
+	}
+	err = err ?: intern_into(p, &proc->allocator, kind);
+	if (err) {
+		free(v);
+		return err;
+	}
+	free(proc->alloc_objs);
+	proc->alloc_objs = v;
+	proc->nalloc_objs = n;
+	return 0;
 }
 
 static bool kv_find(const struct prof_kv *kv, uint32_t n, const char *name, uint64_t *v)

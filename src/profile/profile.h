@@ -150,6 +150,13 @@ struct prof_peak {
 	uint32_t nsites;
 };
 
+/* An object a process's allocation functions were traced in. */
+struct prof_alloc_obj {
+	const char *path;
+	const char *kind;	/* "glibc", "jemalloc", "libstdc++", ... */
+	const char *functions;	/* the traced functions it serves, comma-separated */
+};
+
 struct prof_process {
 	uint32_t pid;
 	const char *comm;
@@ -165,6 +172,9 @@ struct prof_process {
 	uint32_t nsnapshots;
 	int64_t fit_from_ns, fit_to_ns;
 	struct prof_peak peak;	/* !peak.known: not recorded */
+	const char *allocator;	/* kind of the object serving malloc, or NULL */
+	struct prof_alloc_obj *alloc_objs;	/* every object traced, that one first */
+	uint32_t nalloc_objs;
 };
 
 /* A quantity of one process sampled during the run, e.g. its live bytes. */
@@ -265,6 +275,9 @@ int prof_process__add_stat(struct profile *p, struct prof_process *proc, const c
 int prof_process__set_stat(struct profile *p, struct prof_process *proc, const char *name,
 			   uint64_t v);
 int prof_process__set_note(struct profile *p, struct prof_process *proc, const char *note);
+/* The allocator kind and the objects traced (copied). 0 or -ENOMEM. */
+int prof_process__set_allocator(struct profile *p, struct prof_process *proc, const char *kind,
+				const struct prof_alloc_obj *objs, uint32_t n);
 /* Copy peak (and its sites) into proc, replacing what it had. 0 or a negative errno. */
 int prof_process__set_peak(struct profile *p, struct prof_process *proc,
 			   const struct prof_peak *peak);
