@@ -190,7 +190,9 @@ static void find_fn_addrs(struct traced *t)
 			plen = nl ? (size_t)(nl - path) : strlen(path);
 			if (plen == strlen(t->lib.path) && !strncmp(path, t->lib.path, plen)) {
 				for (uint32_t i = 0; i < t->lib.nprobes; i++) {
-					unsigned long fo = t->lib.offsets[i];
+					/* the function's entry, not where its probe went */
+					unsigned long fo = t->lib.place[i].entry ?
+						t->lib.place[i].entry : t->lib.offsets[i];
 
 					if (fo >= off && fo < off + (end - start))
 						t->fn_addr[t->lib.cookies[i]] = start + fo - off;
@@ -272,6 +274,10 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 	pr_info(c->lc, "PID %d (%s): tracing %s allocator in %s (%u entry points%s%s)", pid,
 		t->comm, lib->kind, lib->path, lib->nprobes, lib->aliases[0] ? "; aliases: " : "",
 		lib->aliases);
+	for (uint32_t i = 0; i < lib->nprobes; i++)
+		if (lib->place[i].entry)
+			pr_info(c->lc, "PID %d: %s probed at %s", pid,
+				mem_fn_names[lib->cookies[i]], lib->place[i].reason);
 	return 0;
 }
 

@@ -9,7 +9,6 @@
  * (about 0.1 s here) whatever its size, so two links instead of nineteen matter.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,36 +52,34 @@ static bool is_libc(const char *path)
 	return !strncmp(base, "libc.so", 7) || (!strncmp(base, "libc-", 5) && strstr(base, ".so"));
 }
 
-/* glibc's free begins with `test %rdi,%rdi; je`: the kernel cannot emulate `test` and
- * single-steps it, about 14 us a call here against under 1 us for the `je` it can emulate.
- * Probing the `je` sees every call with its argument intact (free(NULL) too, and the program
- * ignores that). The general rule, with an instruction decoder, is for other prologues. */
-static unsigned long place_free(const char *path, unsigned long off)
+/* The argument registers mem_enter reads for fn; all six for a function it does not know. */
+static unsigned fn_arg_regs(enum mem_fn fn)
 {
-	unsigned char b[5];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return off;
-	n = pread(fd, b, sizeof(b), off);
-	close(fd);
-	if (n == sizeof(b) && b[0] == 0x48 && b[1] == 0x85 && b[2] == 0xff &&
-	    (b[3] == 0x74 || (b[3] == 0x0f && b[4] >= 0x84 && b[4] <= 0x85)))
-		return off + 3;
-	return off;
+	switch (fn) {
+	case MEM_FN_MALLOC: case MEM_FN_FREE: case MEM_FN_VALLOC: case MEM_FN_PVALLOC:
+		return placement_arg_mask(1);
+	case MEM_FN_CALLOC: case MEM_FN_REALLOC: case MEM_FN_ALIGNED_ALLOC: case MEM_FN_MEMALIGN:
+		return placement_arg_mask(2);
+	case MEM_FN_REALLOCARRAY: case MEM_FN_POSIX_MEMALIGN:
+		return placement_arg_mask(3);
+	default:
+		return PLACE_ALL_ARGS;
+	}
 }
 
 static int resolve(struct alloc_lib *lib)
 {
 	uint64_t off[MEM_FN__COUNT], entry[MEM_FN__COUNT];	/* entry: symbol offset per probe */
 	bool have[MEM_FN__COUNT] = {};
+	struct placement *place;
+	struct placer *pl;
 
 	for (int i = 0; i < MEM_FN__COUNT; i++)
 		have[i] = sym_elf_symbol_offset(lib->open_path, mem_fn_names[i], &off[i]) == 0;
 	if (!have[MEM_FN_MALLOC] || !have[MEM_FN_FREE])
 		return -ENOENT;
 
+	pl = placer__new(lib->open_path);	/* NULL: every probe at its entry */
 	lib->nprobes = lib->nret = 0;
 	lib->aliases[0] = 0;
 	memset(lib->alias_of, -1, sizeof(lib->alias_of));
@@ -105,14 +102,19 @@ static int resolve(struct alloc_lib *lib)
 		if (dup)
 			continue;
 		entry[lib->nprobes] = off[fn];
-		lib->offsets[lib->nprobes] = fn == MEM_FN_FREE ? place_free(lib->open_path, off[fn])
-							       : off[fn];
+		/* past a single-stepped first instruction when that is safe; a return probe
+		 * goes on the same point, so both fire for exactly the same calls */
+		place = &lib->place[lib->nprobes];
+		placer__place(pl, off[fn], 0, fn_arg_regs(fn),
+			      fn != MEM_FN_FREE ? PLACE_KEEP_RSP : 0, place);
+		lib->offsets[lib->nprobes] = place->offset;
 		lib->cookies[lib->nprobes++] = fn;
 		if (fn != MEM_FN_FREE) {
-			lib->ret_offsets[lib->nret] = off[fn];
+			lib->ret_offsets[lib->nret] = place->offset;
 			lib->ret_cookies[lib->nret++] = fn;
 		}
 	}
+	placer__free(pl);
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "abi/mem.h"
+#include "core/placement.h"
 
 /* The object serving a process's malloc family, with deduplicated probe points. */
 struct alloc_lib {
@@ -20,6 +21,8 @@ struct alloc_lib {
 	uint64_t ret_cookies[MEM_FN__COUNT];
 	char aliases[256];		/* "aligned_alloc=memalign" style note, or "" */
 	int8_t alias_of[MEM_FN__COUNT];	/* the probed function an unprobed alias shares, or -1 */
+	struct placement place[MEM_FN__COUNT];	/* per probe: its function's entry, where the
+						 * probe went and why (core/placement.c) */
 };
 
 extern const char *const mem_fn_names[MEM_FN__COUNT];
