@@ -14,28 +14,7 @@ static const char *const test_alloc_libs[] = {
 	"/usr/lib/x86_64-linux-gnu/libstdc++.so.6",	/* operator new/delete under glibc */
 };
 
-/* How the kernel test calls a function: which arguments it takes. */
-enum call_kind {
-	K_SZ,		/* p = f(size) */
-	K_N_SZ,		/* p = f(n, size): calloc */
-	K_P_SZ,		/* p = f(p, size): realloc */
-	K_P_N_SZ,	/* p = f(p, n, size): reallocarray */
-	K_AL_SZ,	/* p = f(align, size): aligned_alloc, memalign */
-	K_PP_AL_SZ,	/* f(&p, align, size): posix_memalign */
-	K_SZ_AL,	/* p = f(size, align): operator new aligned */
-	K_SZ_NT,	/* p = f(size, nothrow) */
-	K_SZ_AL_NT,	/* p = f(size, align, nothrow) */
-	K_SZ_FL,	/* p = f(size, flags): mallocx */
-	K_P_SZ_FL,	/* p = f(p, size, flags): rallocx */
-	K_FREE,		/* f(p), and f(NULL) too */
-	K_FREE_SZ,	/* f(p, size) */
-	K_FREE_AL,	/* f(p, align) */
-	K_FREE_SZ_AL,	/* f(p, size, align) */
-	K_FREE_NT,	/* f(p, nothrow) */
-	K_FREE_AL_NT,	/* f(p, align, nothrow) */
-	K_FREE_FL,	/* f(p, flags): dallocx */
-	K_FREE_SZ_FL,	/* f(p, size, flags): sdallocx */
-};
+#include "../fixtures/alloc_kinds.h"
 
 struct alloc_fn {
 	const char *name;
