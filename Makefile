@@ -6,6 +6,7 @@
 #   make e2e        end-to-end tests only (root, real BPF)
 #   make bench      overhead benchmark (root)
 #   make bench-scan leak scan cost per MB of heap (root)
+#   make bench-placement  what probe placement saves per call (root)
 #   V=1             show full commands
 
 OUT        ?= build
@@ -60,7 +61,7 @@ FIX_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthre
 
 DEMO_BIN   := $(OUT)/demo/demo
 
-.PHONY: all deps demo check unit e2e bench bench-scan bench-render clean install fixtures
+.PHONY: all deps demo check unit e2e bench bench-scan bench-render bench-placement clean install fixtures
 all: $(OUT)/ebprof
 
 deps:
@@ -147,6 +148,9 @@ bench: $(OUT)/ebprof fixtures
 
 bench-scan: $(OUT)/ebprof
 	$(Q)bash bench/scan.sh $(OUT)
+
+bench-placement: $(OUT)/libebprof.a
+	$(Q)bash bench/placement.sh $(OUT)
 
 bench-render: $(OUT)/libebprof.a
 	$(Q)bash bench/render.sh $(OUT)
