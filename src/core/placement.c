@@ -47,10 +47,7 @@ struct placer {
 		uint64_t off, size;
 	} *syms;		/* function symbols by file offset, for sizes */
 	size_t nsyms;
-	struct rel32 {
-		uint64_t target, from;
-	} *rel32;		/* every rel32 call/jmp/jcc byte pattern, by target */
-	size_t nrel32;
+	uint8_t *rel32;		/* bit per segment byte: a rel32 call/jmp/jcc pattern lands on it */
 	bool rel32_done;
 };
 
@@ -372,67 +369,44 @@ static uint64_t symbol_size(const struct placer *p, uint64_t off)
 	return size;
 }
 
-static int cmp_rel32(const void *a, const void *b)
+/* The target of a rel32 call/jmp/jcc byte pattern at a, or false. */
+static inline bool rel32_at(const struct placer *p, uint64_t a, uint64_t *target)
 {
-	const struct rel32 *x = a, *y = b;
+	uint64_t end = p->text_off + p->text_len;
+	const uint8_t *b = p->text + (a - p->text_off);
+	unsigned n;
+	int32_t rel;
 
-	return x->target < y->target ? -1 : x->target > y->target;
+	if ((b[0] == 0xe8 || b[0] == 0xe9) && a + 5 <= end)
+		n = 1;
+	else if (b[0] == 0x0f && a + 6 <= end && b[1] >= 0x80 && b[1] <= 0x8f)
+		n = 2;
+	else
+		return false;
+	rel = (int32_t)(b[n] | b[n + 1] << 8 | b[n + 2] << 16 | (uint32_t)b[n + 3] << 24);
+	*target = a + n + 4 + rel;
+	return true;
 }
 
-/* Every byte pattern of a rel32 call/jmp/jcc in the segment, sorted by target: found once per
- * file, then each function's check is a binary search. */
+/* Where every rel32 pattern of the segment lands, as a bitmap: one pass per file, then each
+ * function's check reads a few bits (and searches for the sources only on a hit, rare). */
 static void collect_rel32(struct placer *p)
 {
-	uint64_t base = p->text_off, end = p->text_off + p->text_len;
-	size_t cap = 0;
+	uint64_t base = p->text_off, end = p->text_off + p->text_len, t;
 
 	p->rel32_done = true;
-	for (uint64_t a = base; a < end; a++) {
-		const uint8_t *b = p->text + (a - base);
-		unsigned n;
-		int32_t rel;
+	p->rel32 = calloc(p->text_len / 8 + 1, 1);
+	if (!p->rel32)
+		return;
+	for (uint64_t i = 0; i + 5 <= p->text_len; i++) {
+		uint8_t c = p->text[i];
 
-		if ((b[0] == 0xe8 || b[0] == 0xe9) && a + 5 <= end)
-			n = 1;
-		else if (b[0] == 0x0f && a + 6 <= end && b[1] >= 0x80 && b[1] <= 0x8f)
-			n = 2;
-		else
+		/* the common case first: most bytes start no pattern */
+		if (c != 0xe8 && c != 0xe9 && c != 0x0f)
 			continue;
-		rel = (int32_t)(b[n] | b[n + 1] << 8 | b[n + 2] << 16 | (uint32_t)b[n + 3] << 24);
-		if (p->nrel32 == cap) {
-			struct rel32 *tmp;
-
-			cap = cap ? cap * 2 : 4096;
-			tmp = realloc(p->rel32, cap * sizeof(*tmp));
-			if (!tmp) {
-				free(p->rel32);
-				p->rel32 = NULL;
-				p->nrel32 = 0;
-				return;
-			}
-			p->rel32 = tmp;
-		}
-		p->rel32[p->nrel32].target = a + n + 4 + rel;
-		p->rel32[p->nrel32++].from = a;
+		if (rel32_at(p, base + i, &t) && t >= base && t < end)
+			p->rel32[(t - base) / 8] |= 1u << ((t - base) % 8);
 	}
-	if (!p->rel32)	/* none at all: an empty list, not a failure */
-		p->rel32 = malloc(sizeof(*p->rel32));
-	qsort(p->rel32, p->nrel32, sizeof(*p->rel32), cmp_rel32);
-}
-
-static size_t first_rel32(const struct placer *p, uint64_t target)
-{
-	size_t lo = 0, hi = p->nrel32;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->rel32[mid].target < target)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 struct range {
@@ -519,11 +493,18 @@ static bool lands_in(struct placer *p, uint64_t fs, uint64_t fe, uint64_t lo, ui
 		collect_rel32(p);
 	if (!p->rel32)
 		return true;
-	for (size_t i = first_rel32(p, lo + 1); i < p->nrel32 && p->rel32[i].target <= hi; i++)
-		if (!in_known(known, nknown, p->rel32[i].from)) {
-			*from = p->rel32[i].from;
-			return true;
+	for (t = lo + 1; t <= hi && t < end; t++) {
+		if (!(p->rel32[(t - base) / 8] & (1u << ((t - base) % 8))))
+			continue;
+		for (uint64_t a = base; a < end; a++) {
+			uint64_t to;
+
+			if (rel32_at(p, a, &to) && to == t && !in_known(known, nknown, a)) {
+				*from = a;
+				return true;
+			}
 		}
+	}
 	return false;
 }
 
@@ -614,7 +595,7 @@ int placer__place(struct placer *p, uint64_t sym_off, uint64_t sym_size, unsigne
 			if (lands_in(p, sym_off, sym_off + sym_size, sym_off, at, &from)) {
 				snprintf(out->reason, sizeof(out->reason),
 					 "entry: %s is single-stepped, and a branch at %#lx may land "
-					 "before +%#lx", first, (unsigned long)from,
+					 "within +0x1..+%#lx", first, (unsigned long)from,
 					 (unsigned long)(at - sym_off));
 				break;
 			}

@@ -466,11 +466,50 @@ static void test_probes_use_the_placement(void **state)
 	}
 }
 
+/* Each rule on a hand-written prologue (tests/fixtures/placement_cases.S). */
+static void test_rules_on_written_prologues(void **state)
+{
+	static const struct {
+		const char *fn;
+		unsigned flags;
+		int64_t at;		/* -1: the entry */
+		int32_t rsp_delta;
+		const char *why;	/* in the reason */
+	} cases[] = {
+		{ "pc_plain", PLACE_KEEP_RSP, 6, 0, "first emulated" },
+		{ "pc_back_edge", PLACE_KEEP_RSP, -1, 0, "may land within" },
+		{ "pc_writes_arg", PLACE_KEEP_RSP, -1, 0, "writes %rdi" },
+		{ "pc_rsp_moves", PLACE_KEEP_RSP, -1, 0, "rsp moves by 8" },
+		{ "pc_rsp_moves", 0, 7, 8, "first emulated" },
+		{ "pc_endbr", PLACE_KEEP_RSP, 4, 0, "endbr64 is single-stepped" },
+		{ "pc_returns_first", 0, -1, 0, "leaves the straight line" },
+		{ "pc_target", 0, -1, 0, "may land within" },
+	};
+	const char *out = getenv("OUT");
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/fixtures/placement_cases.so", out ? out : "build");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct placement pl;
+		uint64_t off;
+
+		assert_int_equal(sym_elf_symbol_offset(path, cases[i].fn, &off), 0);
+		assert_int_equal(probe_place(path, off, 0, PLACE_RDI, cases[i].flags, &pl), 0);
+		print_message("  %-18s %s\n", cases[i].fn, pl.reason);
+		if (!strstr(pl.reason, cases[i].why))
+			fail_msg("%s: '%s' does not say '%s'", cases[i].fn, pl.reason, cases[i].why);
+		assert_int_equal(pl.offset, cases[i].at < 0 ? off : off + cases[i].at);
+		assert_int_equal(pl.moved, cases[i].at >= 0);
+		assert_int_equal(pl.rsp_delta, cases[i].rsp_delta);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_emulation_rules),
 		cmocka_unit_test(test_glibc_free_goes_on_its_je),
+		cmocka_unit_test(test_rules_on_written_prologues),
 		cmocka_unit_test(test_probes_use_the_placement),
 		cmocka_unit_test(test_every_allocator_entry_point),
 	};
