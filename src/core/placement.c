@@ -14,7 +14,8 @@
  *    every direct branch is emulated, the point is the first branch at the latest. So every
  *    call reaches the point, and nothing returns before it: an early exit such as
  *    free(NULL)'s `je` is itself the point (the program sees free(NULL) and ignores it);
- *  - nothing before it writes an argument register the entry program reads (any part of it);
+ *  - nothing before it writes an argument register the entry program reads (any part of it),
+ *    or stores where the return address may be;
  *  - %rsp moves only by push, pop and add/sub of an immediate (rsp_delta says by how much),
  *    and not at all when a return probe shares the point (the kernel hijacks *(%rsp));
  *  - no direct branch anywhere in the function, and no byte pattern anywhere else in the
@@ -228,6 +229,25 @@ static bool rsp_step(const cs_insn *in, int32_t *by)
 			return false;
 		*by = (int32_t)-x->operands[1].mem.disp;
 		return true;
+	}
+	return false;
+}
+
+/* Could the instruction store over the return address, which is at %rsp + delta now? */
+static bool writes_return_address(const cs_insn *in, int32_t delta)
+{
+	const cs_x86 *x = &in->detail->x86;
+
+	for (uint8_t i = 0; i < x->op_count; i++) {
+		const cs_x86_op *op = &x->operands[i];
+
+		if (op->type != X86_OP_MEM || !(op->access & CS_AC_WRITE) ||
+		    (op->mem.base != X86_REG_RSP && op->mem.index != X86_REG_RSP))
+			continue;
+		if (op->mem.index != X86_REG_INVALID || op->mem.base != X86_REG_RSP)
+			return true;	/* an index: any address */
+		if (op->mem.disp < delta + 8 && op->mem.disp + (op->size ? op->size : 8) > delta)
+			return true;
 	}
 	return false;
 }
@@ -619,6 +639,12 @@ int placer__place(struct placer *p, uint64_t sym_off, uint64_t sym_size, unsigne
 			snprintf(out->reason, sizeof(out->reason),
 				 "entry: %s is single-stepped, and what %s at +%#lx writes is "
 				 "unknown", first, in->mnemonic, (unsigned long)(at - sym_off));
+			break;
+		}
+		if (writes_return_address(in, delta)) {
+			snprintf(out->reason, sizeof(out->reason),
+				 "entry: %s is single-stepped, and %s at +%#lx may store over the "
+				 "return address", first, in->mnemonic, (unsigned long)(at - sym_off));
 			break;
 		}
 		for (uint8_t r = 0; r < nwr; r++) {

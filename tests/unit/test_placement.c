@@ -484,6 +484,7 @@ static void test_rules_on_written_prologues(void **state)
 		{ "pc_endbr", PLACE_KEEP_RSP, 4, 0, "endbr64 is single-stepped" },
 		{ "pc_returns_first", 0, -1, 0, "leaves the straight line" },
 		{ "pc_target", 0, -1, 0, "may land within" },
+		{ "pc_stores_ret", 0, -1, 0, "store over the return address" },
 	};
 	const char *out = getenv("OUT");
 	char path[4096];
