@@ -127,8 +127,11 @@ static enum insn_fate fate_of(const uint8_t *b, unsigned len)
 	if (op == 0x8e && i + 1 < len && ((b[i + 1] >> 3) & 7) == 2)
 		return INSN_REFUSED;	/* mov to %ss masks exceptions */
 
-	if (op == 0x90)			/* "prefix* + nop" */
-		return INSN_EMULATED;
+	if (op == 0x90) {		/* "prefix* + nop" */
+		/* with REX.B it is xchg %eax,%r8d, which the kernel's "nop" would skip: a probe
+		 * there breaks the program, so never choose it (6.19 stops emulating it) */
+		return rex & 1 ? INSN_REFUSED : INSN_EMULATED;
+	}
 	if (op == 0xeb || op == 0xe9 || op == 0xe8 || (op >= 0x70 && op <= 0x7f) ||
 	    (op == 0x0f && i + 1 < len && b[i + 1] >= 0x80 && b[i + 1] <= 0x8f))
 		return opsize ? INSN_REFUSED : INSN_EMULATED;

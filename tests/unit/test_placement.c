@@ -91,6 +91,7 @@ static bool kernel_emulates(const uint8_t *b, unsigned len)
 	};
 	unsigned i = 0;
 	bool osz = false;
+	uint8_t rex = 0;
 
 	if (len >= 1 && len <= 8 && !memcmp(b, nops[len - 1], len))
 		return true;
@@ -108,11 +109,11 @@ static bool kernel_emulates(const uint8_t *b, unsigned len)
 	if (len == 2 && b[0] == 0x41 && b[1] >= 0x50 && b[1] <= 0x57)
 		return true;		/* push %r8..%r15 */
 	if (i < len && b[i] >= 0x40 && b[i] <= 0x4f)
-		i++;
+		rex = b[i++];
 	if (i >= len)
 		return false;
-	if (b[i] == 0x90)
-		return true;
+	if (b[i] == 0x90)	/* but not xchg %eax,%r8d: a probe must never skip it */
+		return !(rex & 1);
 	if (b[i] == 0xe8 || b[i] == 0xe9 || b[i] == 0xeb || (b[i] >= 0x70 && b[i] <= 0x7f) ||
 	    (b[i] == 0x0f && i + 1 < len && b[i + 1] >= 0x80 && b[i + 1] <= 0x8f))
 		return !osz;
@@ -433,6 +434,7 @@ static void test_emulation_rules(void **state)
 		{ "\xf0\x48\x0f\xb1\x0e", 5, INSN_REFUSED },		/* lock cmpxchg */
 		{ "\x0f\x05", 2, INSN_REFUSED },			/* syscall */
 		{ "\xcc", 1, INSN_REFUSED },				/* int3 */
+		{ "\x41\x90", 2, INSN_REFUSED },	/* xchg %eax,%r8d: the kernel would skip it */
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
