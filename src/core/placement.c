@@ -549,7 +549,7 @@ int placer__place(struct placer *p, uint64_t sym_off, uint64_t sym_size, unsigne
 	size_t left;
 	cs_insn *in;
 	int32_t delta = 0;
-	char first[sizeof(out->insn)] = "";
+	char first[sizeof(out->insn) + 32] = "";	/* "test rdi, rdi is single-stepped" */
 
 	memset(out, 0, sizeof(*out));
 	out->entry = out->offset = sym_off;
@@ -585,7 +585,7 @@ int placer__place(struct placer *p, uint64_t sym_off, uint64_t sym_size, unsigne
 		if (!cs_disasm_iter(p->cs, &code, &left, &addr, in)) {
 			snprintf(out->reason, sizeof(out->reason),
 				 "entry: %s%sno instruction decodes at +%#lx", first,
-				 first[0] ? " is single-stepped, and " : "",
+				 first[0] ? ", and " : "",
 				 (unsigned long)(at - sym_off));
 			break;
 		}
@@ -593,31 +593,31 @@ int placer__place(struct placer *p, uint64_t sym_off, uint64_t sym_size, unsigne
 		if (n == 0) {
 			out->entry_fate = fate;
 			describe(in, out->insn, sizeof(out->insn));
-			snprintf(first, sizeof(first), "%s", out->insn);
+			snprintf(first, sizeof(first), "%s is %s", out->insn,
+				 placement_fate_name(fate));
 		}
 		if (fate == INSN_EMULATED) {
 			if (n == 0) {
-				snprintf(out->reason, sizeof(out->reason), "entry: %s is emulated",
-					 first);
+				snprintf(out->reason, sizeof(out->reason), "entry: %s", first);
 				break;
 			}
 			if ((flags & PLACE_KEEP_RSP) && delta) {
 				snprintf(out->reason, sizeof(out->reason),
-					 "entry: %s is single-stepped, and %%rsp moves by %d before "
+					 "entry: %s, and %%rsp moves by %d before "
 					 "the first emulated instruction (a return probe needs it)",
 					 first, delta);
 				break;
 			}
 			if (!sym_size) {
 				snprintf(out->reason, sizeof(out->reason),
-					 "entry: %s is single-stepped, and the function's size is "
+					 "entry: %s, and the function's size is "
 					 "unknown (no check that nothing jumps into its prologue)",
 					 first);
 				break;
 			}
 			if (lands_in(p, sym_off, sym_off + sym_size, sym_off, at, &from)) {
 				snprintf(out->reason, sizeof(out->reason),
-					 "entry: %s is single-stepped, and a branch at %#lx may land "
+					 "entry: %s, and a branch at %#lx may land "
 					 "within +0x1..+%#lx", first, (unsigned long)from,
 					 (unsigned long)(at - sym_off));
 				break;
@@ -627,26 +627,26 @@ int placer__place(struct placer *p, uint64_t sym_off, uint64_t sym_size, unsigne
 			out->moved = true;
 			describe(in, out->insn, sizeof(out->insn));
 			snprintf(out->reason, sizeof(out->reason),
-				 "+%#lx: %s is single-stepped; %s, the first emulated instruction, "
+				 "+%#lx: %s; %s, the first emulated instruction, "
 				 "is reached by every call with the arguments intact",
 				 (unsigned long)(at - sym_off), first, out->insn);
 			break;
 		}
 		if (is_branch(in)) {
 			snprintf(out->reason, sizeof(out->reason),
-				 "entry: %s is single-stepped, and %s at +%#lx leaves the straight "
+				 "entry: %s, and %s at +%#lx leaves the straight "
 				 "line first", first, in->mnemonic, (unsigned long)(at - sym_off));
 			break;
 		}
 		if (cs_regs_access(p->cs, in, rd, &nrd, wr, &nwr) != CS_ERR_OK) {
 			snprintf(out->reason, sizeof(out->reason),
-				 "entry: %s is single-stepped, and what %s at +%#lx writes is "
+				 "entry: %s, and what %s at +%#lx writes is "
 				 "unknown", first, in->mnemonic, (unsigned long)(at - sym_off));
 			break;
 		}
 		if (writes_return_address(in, delta)) {
 			snprintf(out->reason, sizeof(out->reason),
-				 "entry: %s is single-stepped, and %s at +%#lx may store over the "
+				 "entry: %s, and %s at +%#lx may store over the "
 				 "return address", first, in->mnemonic, (unsigned long)(at - sym_off));
 			break;
 		}
@@ -655,7 +655,7 @@ int placer__place(struct placer *p, uint64_t sym_off, uint64_t sym_size, unsigne
 
 			if (bit & arg_regs) {
 				snprintf(out->reason, sizeof(out->reason),
-					 "entry: %s is single-stepped, and %s at +%#lx writes %%%s, "
+					 "entry: %s, and %s at +%#lx writes %%%s, "
 					 "an argument", first, in->mnemonic,
 					 (unsigned long)(at - sym_off), reg_names[__builtin_ctz(bit)]);
 				goto done;
@@ -663,7 +663,7 @@ int placer__place(struct placer *p, uint64_t sym_off, uint64_t sym_size, unsigne
 			if (is_rsp(wr[r])) {
 				if (!rsp_step(in, &step)) {
 					snprintf(out->reason, sizeof(out->reason),
-						 "entry: %s is single-stepped, and %s at +%#lx moves "
+						 "entry: %s, and %s at +%#lx moves "
 						 "%%rsp by an unknown amount", first, in->mnemonic,
 						 (unsigned long)(at - sym_off));
 					goto done;
@@ -673,7 +673,7 @@ int placer__place(struct placer *p, uint64_t sym_off, uint64_t sym_size, unsigne
 		}
 		if (n == PLACE_MAX_INSNS - 1 || !left) {
 			snprintf(out->reason, sizeof(out->reason),
-				 "entry: %s is single-stepped, and no emulated instruction follows "
+				 "entry: %s, and no emulated instruction follows "
 				 "within %d instructions", first, n + 1);
 			break;
 		}
