@@ -6,6 +6,7 @@
 #   make e2e        end-to-end tests only (root, real BPF)
 #   make bench      overhead benchmark (root)
 #   make bench-scan leak scan cost per MB of heap (root)
+#   make bench-placement  what probe placement saves per call (root)
 #   V=1             show full commands
 
 OUT        ?= build
@@ -31,7 +32,7 @@ CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	      -fno-omit-frame-pointer -D_GNU_SOURCE
 CPPFLAGS   += -Isrc -I$(OUT) -MMD -MP
-LDLIBS     += -lbpf -lelf -ldw -lz -llzma -liberty -lpthread
+LDLIBS     += -lbpf -lelf -ldw -lz -llzma -liberty -lcapstone -lpthread
 
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 $(ARCH_DEFINE) -I$(OUT) -Isrc -Wall -Wno-unused-function
 
@@ -60,7 +61,7 @@ FIX_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthre
 
 DEMO_BIN   := $(OUT)/demo/demo
 
-.PHONY: all deps demo check unit e2e bench bench-scan bench-render clean install fixtures
+.PHONY: all deps demo check unit e2e bench bench-scan bench-render bench-placement clean install fixtures
 all: $(OUT)/ebprof
 
 deps:
@@ -175,6 +176,9 @@ bench: $(OUT)/ebprof fixtures
 
 bench-scan: $(OUT)/ebprof
 	$(Q)bash bench/scan.sh $(OUT)
+
+bench-placement: $(OUT)/libebprof.a
+	$(Q)bash bench/placement.sh $(OUT)
 
 bench-render: $(OUT)/libebprof.a
 	$(Q)bash bench/render.sh $(OUT)

@@ -8,6 +8,8 @@ PKGS=(
 	# build
 	make gcc g++ libc6-dev clang llvm binutils libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev
 	libiberty-dev libzstd-dev liblzma-dev pkg-config linux-libc-dev
+	# probe placement decodes allocator prologues
+	libcapstone-dev
 	# symbolization of glibc frames in tests and the demo
 	libc6-dbg
 	# tests: runners, test-input tools (xz for minidebuginfo), process tools
@@ -22,6 +24,8 @@ PKGS=(
 	libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 redis-server redis-tools
 	# a browser for the HTML report and flame graph tests (driven by npm playwright-core)
 	chromium
+	# the allocators whose probe placement the tests check, entry point by entry point
+	libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 	# bench: GNU time for peak RSS and CPU
 	time
 )

@@ -195,7 +195,8 @@ static void find_fn_addrs(struct traced *t)
 				if (plen != strlen(ob->path) || strncmp(path, ob->path, plen))
 					continue;
 				for (uint32_t i = 0; i < ob->nprobes; i++) {
-					unsigned long fo = ob->offsets[i];
+					/* the function's entry, not where its probe went */
+					unsigned long fo = ob->entries[i];
 					uint32_t fn = (uint32_t)ob->cookies[i];
 
 					/* the first probe point of a function stands for it */
@@ -282,9 +283,16 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 	pr_info(c->lc, "PID %d (%s): tracing %s allocator in %s (%u entry points in %u object%s%s%s)",
 		pid, t->comm, lib->kind, lib->path, lib->nprobes, lib->nobjs,
 		lib->nobjs == 1 ? "" : "s", lib->aliases[0] ? "; aliases: " : "", lib->aliases);
-	for (uint32_t i = 1; i < lib->nobjs; i++)
-		pr_info(c->lc, "PID %d: also traced in %s (%s): %u entry points", pid,
-			lib->objs[i].path, lib->objs[i].kind, lib->objs[i].nprobes);
+	for (uint32_t i = 0; i < lib->nobjs; i++) {
+		const struct alloc_obj *ob = &lib->objs[i];
+
+		if (i)
+			pr_info(c->lc, "PID %d: also traced in %s (%s): %u entry points", pid,
+				ob->path, ob->kind, ob->nprobes);
+		for (uint32_t j = 0; j < ob->nprobes; j++)
+			pr_info(c->lc, "PID %d: %s probed at %s", pid,
+				mem_fn_names[(uint32_t)ob->cookies[j]], ob->reasons[j]);
+	}
 	return 0;
 }
 

@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/bpf.h>
+#include "core/placement.h"
 #include "core/probes.h"
 #include "symbolize/symbolize.h"
 #include "util/util.h"
@@ -448,24 +449,24 @@ static int list_objects(pid_t pid, struct cand **out, int *nout, bool *libc_mapp
 	return 0;
 }
 
-/* glibc's free begins with `test %rdi,%rdi; je`: the kernel cannot emulate `test` and
- * single-steps it, about 14 us a call here against under 1 us for the `je` it can emulate.
- * Probing the `je` sees every call with its argument intact (free(NULL) too, and the program
- * ignores that). The general rule, with an instruction decoder, is for other prologues. */
-static unsigned long place_free(const char *path, unsigned long off)
+/* The argument registers mem_enter reads for fn (see its switch); all six for one it does not
+ * know. No instruction before a moved probe point may write them. */
+static unsigned fn_arg_regs(int fn)
 {
-	unsigned char b[5];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return off;
-	n = pread(fd, b, sizeof(b), off);
-	close(fd);
-	if (n == sizeof(b) && b[0] == 0x48 && b[1] == 0x85 && b[2] == 0xff &&
-	    (b[3] == 0x74 || (b[3] == 0x0f && b[4] >= 0x84 && b[4] <= 0x85)))
-		return off + 3;
-	return off;
+	switch (fn) {
+	case MEM_FN_MALLOC: case MEM_FN_FREE: case MEM_FN_VALLOC: case MEM_FN_PVALLOC:
+	case MEM_FN_OPERATOR_NEW: case MEM_FN_OPERATOR_NEW_ARRAY:
+	case MEM_FN_OPERATOR_DELETE: case MEM_FN_OPERATOR_DELETE_ARRAY:
+	case MEM_FN_MALLOCX: case MEM_FN_DALLOCX: case MEM_FN_SDALLOCX:
+		return placement_arg_mask(1);
+	case MEM_FN_CALLOC: case MEM_FN_REALLOC: case MEM_FN_ALIGNED_ALLOC: case MEM_FN_MEMALIGN:
+	case MEM_FN_RALLOCX:
+		return placement_arg_mask(2);
+	case MEM_FN_REALLOCARRAY: case MEM_FN_POSIX_MEMALIGN:
+		return placement_arg_mask(3);
+	default:
+		return PLACE_ALL_ARGS;
+	}
 }
 
 /* Add one object's probe points for the names it serves (chosen[k] == this object). */
@@ -474,6 +475,7 @@ static int add_object(struct alloc_lib *lib, const struct cand *c, pid_t pid, co
 {
 	struct alloc_obj *o = &lib->objs[lib->nobjs];
 	int8_t primary[ALLOC_MAX_PROBES];
+	struct placer *pl;
 
 	memset(o, 0, sizeof(*o));
 	snprintf(o->path, sizeof(o->path), "%s", c->path);
@@ -515,18 +517,29 @@ static int add_object(struct alloc_lib *lib, const struct cand *c, pid_t pid, co
 	}
 	if (!o->nprobes)
 		return 0;
-	/* free-like functions have entry probes only; the rest return what they allocated */
+	/* Past a single-stepped first instruction when that is safe (core/placement.c). %rsp must
+	 * be the entry's at every point: a return probe shares the point and hijacks *(%rsp), an
+	 * aliased free reads its caller there, and the free mark compares stack pointers of
+	 * delete and the free it tail-calls. Free-like functions have entry probes only; the
+	 * rest return what they allocated. */
+	pl = placer__new(o->open_path);		/* NULL: every probe at its entry */
 	for (uint32_t j = 0; j < o->nprobes; j++) {
 		int fn = primary[j];
+		struct placement place;
+		size_t n;
 
-		/* glibc's free, also linked into a static executable (place_free checks) */
-		if (fn == MEM_FN_FREE)
-			o->offsets[j] = place_free(o->open_path, o->offsets[j]);
+		placer__place(pl, o->offsets[j], 0, fn_arg_regs(fn), PLACE_KEEP_RSP, &place);
+		o->entries[j] = o->offsets[j];
+		o->offsets[j] = place.offset;
+		n = strnlen(place.reason, sizeof(o->reasons[j]) - 1);
+		memcpy(o->reasons[j], place.reason, n);
+		o->reasons[j][n] = 0;
 		if (is_free_fn(fn))
 			continue;
 		o->ret_offsets[o->nret] = o->offsets[j];
 		o->ret_cookies[o->nret++] = fn;
 	}
+	placer__free(pl);
 	lib->nprobes += o->nprobes;
 	lib->nobjs++;
 	return 0;

@@ -19,7 +19,9 @@ struct alloc_obj {
 	const char *kind;		/* "glibc", "jemalloc", "tcmalloc", "mimalloc", "static",
 					 * "libstdc++", "custom" */
 	uint32_t nprobes;
-	unsigned long offsets[ALLOC_MAX_PROBES];	/* file offsets, one per distinct address */
+	unsigned long offsets[ALLOC_MAX_PROBES];	/* file offsets of the probes (placement.c) */
+	unsigned long entries[ALLOC_MAX_PROBES];	/* of the functions, one per distinct address */
+	char reasons[ALLOC_MAX_PROBES][128];		/* where each probe went and why */
 	uint64_t cookies[ALLOC_MAX_PROBES];	/* enum mem_fn | MEM_COOKIE_* flags */
 	uint32_t nret;				/* probes with a return probe */
 	unsigned long ret_offsets[ALLOC_MAX_PROBES];
