@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -45,6 +46,7 @@ struct mem_opts {
 	struct output_opts out;
 	struct mem_collector_opts col;
 	bool quiet;
+	bool follow;		/* -p: also trace the processes they create */
 	bool leaks;		/* reachability scans at exit and at the end */
 	unsigned heuristics;	/* memcheck's leak heuristics (bit set) */
 	const char *suppressions;
@@ -53,7 +55,9 @@ struct mem_opts {
 
 struct tgt {
 	pid_t pid;
+	pid_t ppid;
 	bool traced;		/* ptrace-seized: exits stop */
+	bool await_exec;	/* shares its parent's memory (vfork): traced from its exec on */
 	bool done;		/* finalized */
 	bool gone;		/* exited, reaped or not ours to reap */
 	int pidfd;		/* for attached processes we could not seize, else -1 */
@@ -66,8 +70,8 @@ struct run {
 	struct mem_collector *col;
 	struct symbolizer *sym;
 	struct profile *prof;
-	struct tgt t[MAX_PIDS];
-	int nt;
+	struct tgt **t;		/* every process seen; stable pointers (the array grows) */
+	int nt, capt;
 	pid_t child;		/* launched command, or 0 */
 	int child_status;
 	bool child_reaped;
@@ -173,6 +177,9 @@ static int usage_err(const struct log_ctx *lc, const char *fmt, const char *arg)
 	return 2;
 }
 
+static void on_child_event(struct run *r, pid_t pid, int status);
+static void progress_clear(struct run *r);
+
 static int parse_pids(const struct log_ctx *lc, struct mem_opts *o, char *arg)
 {
 	for (char *tok = strtok(arg, ","); tok; tok = strtok(NULL, ",")) {
@@ -233,7 +240,7 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 {
 	enum { OPT_TOP = 256, OPT_SORT, OPT_MIN, OPT_MAX, OPT_MAXLIVE, OPT_MAXSTACKS,
 	       OPT_MAXPROCS, OPT_VALUE, OPT_INVERTED, OPT_LEAKS, OPT_HEUR, OPT_SUPP, OPT_FAIL,
-	       OPT_MINAGE, OPT_TEMP };
+	       OPT_MINAGE, OPT_TEMP, OPT_FOLLOW };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -254,6 +261,7 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 		{ "leak-heuristics", required_argument, NULL, OPT_HEUR },
 		{ "suppressions", required_argument, NULL, OPT_SUPP },
 		{ "fail-on-leak", no_argument, NULL, OPT_FAIL },
+		{ "follow", no_argument, NULL, OPT_FOLLOW },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -308,6 +316,9 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 						     "inuse_space, inuse_objects, or with --leaks "
 						     "definite_space, possible_space, ...)", optarg);
 			o->out.value_type = optarg;
+			break;
+		case OPT_FOLLOW:
+			o->follow = true;
 			break;
 		case OPT_INVERTED:
 			o->out.inverted = true;
@@ -380,6 +391,9 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 		return usage_err(lc, "%s", "nothing to trace: give -p PID or -- CMD [ARGS...]");
 	if (o->argv && o->npids)
 		return usage_err(lc, "%s", "give either -p PID or a command, not both");
+	if (o->follow && !o->npids)
+		return usage_err(lc, "%s", "--follow is for -p PID (a launched command's children "
+				 "are always followed)");
 	if (o->out.value_type && is_leak_type(o->out.value_type) && !o->leaks)
 		return usage_err(lc, "--value %s needs --leaks (the classes come from its scan)",
 				 o->out.value_type);
@@ -409,10 +423,33 @@ static int64_t wall_ns(void)
 
 static struct tgt *tgt_of(struct run *r, pid_t pid)
 {
-	for (int i = 0; i < r->nt; i++)
-		if (r->t[i].pid == pid)
-			return &r->t[i];
+	/* newest first: a recycled PID is its latest process */
+	for (int i = r->nt - 1; i >= 0; i--)
+		if (r->t[i]->pid == pid)
+			return r->t[i];
 	return NULL;
+}
+
+static struct tgt *tgt_add(struct run *r, pid_t pid)
+{
+	struct tgt *t;
+
+	if (r->nt == r->capt) {
+		int cap = r->capt ? r->capt * 2 : 16;
+		struct tgt **nt = realloc(r->t, cap * sizeof(*nt));
+
+		if (!nt)
+			return NULL;
+		r->t = nt;
+		r->capt = cap;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->pid = pid;
+	t->pidfd = -1;
+	r->t[r->nt++] = t;
+	return t;
 }
 
 static void finalize_image(struct run *r, struct tgt *t, bool exec)
@@ -433,35 +470,97 @@ static void finalize(struct run *r, struct tgt *t)
 static bool all_done(struct run *r)
 {
 	for (int i = 0; i < r->nt; i++)
-		if (!r->t[i].gone)
+		if (!r->t[i]->gone)
 			return false;
 	return true;
 }
 
-/* A new program image in a traced process: report the old one, trace the new one. */
+/* A process whose allocator cannot be probed: say why, note it in the report, let it run. */
+static void untraceable(struct run *r, struct tgt *t)
+{
+	char comm[32];
+	const char *why = target__why_untraceable(t->pid);
+
+	target__comm(t->pid, comm, sizeof(comm));
+	progress_clear(r);
+	pr_warn(r->lc, "PID %d (%s) cannot be traced: %s; it runs untraced", t->pid, comm, why);
+	profile__add_note(r->prof, "PID %d (%s) was not traced: %s", t->pid, comm, why);
+	t->done = true;
+}
+
+/* A new program image in a traced process: report the old one, trace the new one. The probes
+ * stay when the new program maps the same allocator file (mem_collector__attach). */
 static void on_exec(struct run *r, struct tgt *t)
 {
 	struct alloc_lib lib;
 	int status = 0, err;
 
 	finalize_image(r, t, true);
-	mem_collector__detach_pid(r->col, t->pid);
+	t->await_exec = false;
 	err = target__run_to_allocator(r->lc, t->pid, &lib, &status);
 	if (err == -ESRCH) {
 		t->gone = true;
 		t->status = status;
+		mem_collector__retire(r->col, t->pid);
 		return;
 	}
 	if (err) {
-		pr_warn(r->lc, "PID %d: no malloc found after exec; not tracing it further", t->pid);
+		mem_collector__retire(r->col, t->pid);
+		untraceable(r, t);
 		return;
 	}
 	if (mem_collector__attach(r->col, t->pid, &lib) == 0)
 		t->done = false;
 }
 
-static void on_child_event(struct run *r, pid_t pid, int status);
-static void progress_clear(struct run *r);
+/* Do two processes share one address space (vfork, clone(CLONE_VM))? */
+static bool same_mm(pid_t a, pid_t b)
+{
+	return a > 0 && syscall(SYS_kcmp, a, b, 1 /* KCMP_VM */, 0, 0) == 0;
+}
+
+/*
+ * A task we did not know stopped: a process or thread created by a traced one, stopped before
+ * it ran its first instruction (its parent's fork event may come before or after this). Threads
+ * are let go: their process is traced already. A new process gets its probes now, before it
+ * runs: it starts from nothing (its copy of the parent's heap is the parent's; frees of those
+ * blocks count as unknown frees). One that shares its parent's memory (vfork) is traced from
+ * its exec: a link of its own would see its parent's address space too.
+ */
+static void on_new_task(struct run *r, pid_t pid, int status)
+{
+	pid_t tgid, ppid, nspid;
+	struct alloc_lib lib;
+	struct tgt *t;
+
+	if (!WIFSTOPPED(status))
+		return;
+	if (target__ids(pid, &tgid, &ppid, &nspid) || tgid != pid) {
+		ptrace(PTRACE_DETACH, pid, 0, 0);
+		return;
+	}
+	t = tgt_add(r, pid);
+	if (!t) {
+		pr_warn(r->lc, "PID %d: out of memory; not tracing it", pid);
+		ptrace(PTRACE_DETACH, pid, 0, 0);
+		return;
+	}
+	t->traced = true;
+	t->ppid = ppid;
+	t->done = true;		/* until it is attached */
+	if (same_mm(ppid, pid)) {
+		t->await_exec = true;
+		pr_debug(r->lc, "PID %d: shares PID %d's memory; traced from its exec", pid, ppid);
+	} else if (probes__find_allocator(pid, &lib) == 0) {
+		if (mem_collector__attach(r->col, pid, &lib) == 0)
+			t->done = false;
+	} else {
+		pr_debug(r->lc, "PID %d: its parent's image maps no allocator; traced from its exec",
+			 pid);
+	}
+	target__resume(pid, TARGET_STOP_OTHER, 0);
+}
+
 
 /* One line on stderr per on-demand scan: what it found, and what it cost the process. */
 static void scan_line(struct run *r, pid_t pid, const struct prof_scan *ps)
@@ -505,13 +604,16 @@ static void on_child_event(struct run *r, pid_t pid, int status)
 	enum target_stop how;
 	int sig;
 
-	if (!t)
+	if (!t || (t->gone && WIFSTOPPED(status))) {
+		on_new_task(r, pid, status);
 		return;
+	}
 	how = target__classify(status, &sig);
 	switch (how) {
 	case TARGET_GONE:
 		if (!t->done)
 			finalize(r, t);	/* killed without an exit stop: from the attach snapshot */
+		mem_collector__retire(r->col, pid);
 		t->gone = true;
 		t->status = status;
 		if (pid == r->child) {
@@ -523,6 +625,8 @@ static void on_child_event(struct run *r, pid_t pid, int status)
 		if (r->o->leaks && !t->done)
 			scan(r, t, true);
 		finalize(r, t);
+		/* its links close on a worker thread: the run loop never waits for that */
+		mem_collector__retire(r->col, pid);
 		break;
 	case TARGET_STOP_EXEC:
 		on_exec(r, t);
@@ -550,6 +654,12 @@ static void on_signal(struct run *r, const struct signalfd_siginfo *si)
 		return;
 	}
 	r->nsignals++;
+	if (r->child && r->child_reaped) {
+		/* the command is gone; what it left running (a daemon, children) is traced until
+		 * a signal says stop */
+		r->stop = true;
+		return;
+	}
 	if (r->child && si->ssi_code == SI_USER && si->ssi_pid != (uint32_t)r->child &&
 	    r->nsignals == 1) {
 		/* sent to ebprof alone (kill, a supervisor): the command gets it too, and the
@@ -566,7 +676,7 @@ static int setup_attach(struct run *r)
 {
 	for (int i = 0; i < r->o->npids; i++) {
 		pid_t pid = r->o->pids[i];
-		struct tgt *t = &r->t[r->nt];
+		struct tgt *t;
 		struct alloc_lib lib;
 		int err;
 
@@ -586,19 +696,20 @@ static int setup_attach(struct run *r)
 				      "mappings (%s)", pid, strerror(-err));
 			return err;
 		}
-		memset(t, 0, sizeof(*t));
-		t->pid = pid;
-		t->pidfd = -1;
+		t = tgt_add(r, pid);
+		if (!t) {
+			pr_err(r->lc, "out of memory");
+			return -ENOMEM;
+		}
 		/* hold it at exit if we can; a process already under a debugger still works,
 		 * symbolized from the mappings read now */
-		if (target__seize(pid) == 0) {
+		if (target__seize(pid, r->o->follow) == 0) {
 			t->traced = true;
 		} else {
 			pr_info(r->lc, "PID %d: cannot ptrace it (%s); its exit will not be held",
 				pid, strerror(errno));
 			t->pidfd = syscall(SYS_pidfd_open, pid, 0);
 		}
-		r->nt++;
 		err = mem_collector__attach(r->col, pid, &lib);
 		if (err)
 			return err;
@@ -608,7 +719,7 @@ static int setup_attach(struct run *r)
 
 static int setup_launch(struct run *r)
 {
-	struct tgt *t = &r->t[0];
+	struct tgt *t;
 	struct alloc_lib lib;
 	int status = 0, err;
 	pid_t pid;
@@ -617,11 +728,13 @@ static int setup_launch(struct run *r)
 	if (err)
 		return err;
 	r->child = pid;
-	memset(t, 0, sizeof(*t));
-	t->pid = pid;
+	t = tgt_add(r, pid);
+	if (!t) {
+		kill(pid, SIGKILL);
+		return -ENOMEM;
+	}
 	t->traced = true;
-	t->pidfd = -1;
-	r->nt = 1;
+	t->ppid = getpid();
 	err = target__run_to_allocator(r->lc, pid, &lib, &status);
 	if (err == -ESRCH) {
 		t->gone = t->done = true;
@@ -630,9 +743,8 @@ static int setup_launch(struct run *r)
 		return 0;
 	}
 	if (err) {
-		pr_warn(r->lc, "'%s' (PID %d) maps no malloc implementation ebprof knows; running it "
-			       "untraced", r->o->argv[0], pid);
-		t->done = true;
+		untraceable(r, t);
+		/* it may have stopped at its exit while we looked for an allocator */
 		return target__resume(pid, TARGET_STOP_OTHER, 0);
 	}
 	err = mem_collector__attach(r->col, pid, &lib);
@@ -690,11 +802,11 @@ static int loop(struct run *r, int sfd, int tfd, int ifd)
 		pfd[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = tfd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = ifd, .events = POLLIN };
-		for (int i = 0; i < r->nt; i++) {
-			if (r->t[i].pidfd < 0 || r->t[i].gone)
+		for (int i = 0; i < r->nt && n < 3 + MAX_PIDS; i++) {
+			if (r->t[i]->pidfd < 0 || r->t[i]->gone)
 				continue;
 			map[n - 3] = i;
-			pfd[n++] = (struct pollfd){ .fd = r->t[i].pidfd, .events = POLLIN };
+			pfd[n++] = (struct pollfd){ .fd = r->t[i]->pidfd, .events = POLLIN };
 		}
 		ready = poll(pfd, n, -1);
 		if (ready < 0) {
@@ -717,10 +829,10 @@ static int loop(struct run *r, int sfd, int tfd, int ifd)
 		if (r->scan_now) {
 			r->scan_now = false;
 			for (int i = 0; i < r->nt; i++)
-				scan(r, &r->t[i], false);
+				scan(r, r->t[i], false);
 		}
 		for (int k = 3; k < n; k++) {
-			struct tgt *t = &r->t[map[k - 3]];
+			struct tgt *t = r->t[map[k - 3]];
 
 			if (!(pfd[k].revents & (POLLIN | POLLHUP)))
 				continue;
@@ -880,9 +992,9 @@ int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 
 	/* everything still running is read out now, while its mappings are live */
 	for (int i = 0; o.leaks && i < r.nt; i++)
-		scan(&r, &r.t[i], false);
+		scan(&r, r.t[i], false);
 	for (int i = 0; i < r.nt; i++)
-		finalize(&r, &r.t[i]);
+		finalize(&r, r.t[i]);
 	mem_collector__drops(r.col, r.prof);
 	if (supp && profile__suppress(r.prof, supp))
 		profile__add_note(r.prof, "leaks at sites matching %s are counted as suppressed",
@@ -901,11 +1013,13 @@ out:
 	/* no probe left behind, no process left stopped */
 	mem_collector__detach(r.col);
 	for (int i = 0; i < r.nt; i++) {
-		if (r.t[i].traced && !r.t[i].gone)
-			target__detach(r.t[i].pid);
-		if (r.t[i].pidfd >= 0)
-			close(r.t[i].pidfd);
+		if (r.t[i]->traced && !r.t[i]->gone)
+			target__detach(r.t[i]->pid);
+		if (r.t[i]->pidfd >= 0)
+			close(r.t[i]->pidfd);
+		free(r.t[i]);
 	}
+	free(r.t);
 	if (r.child && !r.child_reaped) {
 		/* launch mode stopped early (-d or a second signal): the command runs on and
 		 * ebprof, like the command, ends when it does */

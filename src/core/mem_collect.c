@@ -12,6 +12,8 @@
 #include <time.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <sys/stat.h>
+#include "core/closer.h"
 #include "core/heapscan.h"
 #include "core/mem_collect.h"
 #include "core/snapshots.h"
@@ -22,6 +24,7 @@
 #define BPF_TRACE_UPROBE_MULTI_TYPE 48
 #define BATCH 1024
 #define SNAP_INTERVAL_NS 1000000000ull	/* first interval between snapshots of the sites */
+#define CLOSER_THREADS 8		/* concurrent link closes: their grace periods overlap */
 #define SNAP_BUDGET 20			/* a snapshot may cost 1/SNAP_BUDGET of its interval */
 
 struct traced {
@@ -29,10 +32,13 @@ struct traced {
 	bool finalized;
 	struct probe_links links;
 	struct alloc_lib lib;
+	dev_t lib_dev;		/* the probed file, to tell whether a new image maps the same */
+	ino_t lib_ino;
 	char *maps;		/* /proc/PID/maps at attach, for a process that vanished */
 	uint64_t fn_addr[MEM_FN__COUNT];	/* runtime address of each traced function */
 	char comm[32];
 	char cmdline[1024];
+	pid_t ppid, ns_pid;	/* ns_pid: in its own PID namespace */
 	struct scan_site *scan;	/* last reachability scan, by site (fn, stack) */
 	uint32_t nscan;
 	struct prof_scan scan_info;
@@ -56,6 +62,7 @@ struct mem_collector {
 	uint64_t start_ns;	/* CLOCK_MONOTONIC when tracing began */
 	uint64_t snap_interval;	/* ns between snapshots of the sites */
 	uint64_t snap_due;	/* CLOCK_MONOTONIC of the next one */
+	struct fd_closer *closer;	/* links of finished processes close off the run loop */
 };
 
 static const char *const drop_names[MEM_DROP__COUNT] = {
@@ -115,6 +122,7 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	c->lc = o->lc;
 	c->opts = *o;
 	c->snap_interval = SNAP_INTERVAL_NS;
+	c->closer = fd_closer__new(CLOSER_THREADS);	/* NULL: links close synchronously */
 	libbpf_verbose = o->lc && o->lc->verbose >= 2;
 	libbpf_set_print(libbpf_print);
 
@@ -227,10 +235,45 @@ void mem_collector__refresh(struct mem_collector *c)
 			refresh_maps(&c->t[i]);
 }
 
+/* A finalized image of t's process whose links probe the same file at the same offsets. */
+static struct traced *reusable_links(struct mem_collector *c, const struct traced *t)
+{
+	for (uint32_t i = 0; i < c->nt; i++) {
+		struct traced *o = &c->t[i];
+
+		if (o->pid != t->pid || !o->finalized || o->links.entry_fd < 0 ||
+		    o->links.exit_fd < 0 || !o->lib_ino || o->lib_ino != t->lib_ino ||
+		    o->lib_dev != t->lib_dev || o->lib.nprobes != t->lib.nprobes ||
+		    o->lib.nret != t->lib.nret ||
+		    memcmp(o->lib.offsets, t->lib.offsets, sizeof(o->lib.offsets)) ||
+		    memcmp(o->lib.cookies, t->lib.cookies, sizeof(o->lib.cookies)) ||
+		    memcmp(o->lib.ret_offsets, t->lib.ret_offsets, sizeof(o->lib.ret_offsets)) ||
+		    memcmp(o->lib.ret_cookies, t->lib.ret_cookies, sizeof(o->lib.ret_cookies)))
+			continue;
+		return o;
+	}
+	return NULL;
+}
+
+static void close_links(struct mem_collector *c, struct probe_links *l)
+{
+	fd_closer__close(c->closer, l->entry_fd);
+	fd_closer__close(c->closer, l->exit_fd);
+	l->entry_fd = l->exit_fd = -1;
+}
+
+void mem_collector__retire(struct mem_collector *c, pid_t pid)
+{
+	for (uint32_t i = 0; i < c->nt; i++)
+		if (c->t[i].pid == pid)
+			close_links(c, &c->t[i].links);
+}
+
 int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc_lib *lib)
 {
 	struct mem_proc zero = {};
-	struct traced *t;
+	struct traced *t, *old;
+	struct stat st;
 	__u32 key = pid;
 	int err;
 
@@ -254,8 +297,23 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	t->lib = *lib;
-	err = probes__attach(bpf_program__fd(c->skel->progs.mem_enter),
-			     bpf_program__fd(c->skel->progs.mem_exit), pid, lib, &t->links);
+	if (stat(lib->open_path, &st) == 0) {
+		t->lib_dev = st.st_dev;
+		t->lib_ino = st.st_ino;
+	}
+	/* after an exec into a program with the same allocator file, the old links serve the
+	 * new image: they filter by process, not by address space, and the kernel puts their
+	 * breakpoints into every new mapping of that file */
+	old = reusable_links(c, t);
+	if (old) {
+		t->links = old->links;
+		old->links.entry_fd = old->links.exit_fd = -1;
+		err = 0;
+	} else {
+		mem_collector__retire(c, pid);
+		err = probes__attach(bpf_program__fd(c->skel->progs.mem_enter),
+				     bpf_program__fd(c->skel->progs.mem_exit), pid, lib, &t->links);
+	}
 	if (err) {
 		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.procs), &key);
 		pr_err(c->lc, "cannot attach uprobes to %s in PID %d: %s", lib->path, pid,
@@ -268,6 +326,11 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 	t->snap = snapshots__new((int64_t)(mono_now() - c->start_ns));
 	target__comm(pid, t->comm, sizeof(t->comm));
 	target__cmdline(pid, t->cmdline, sizeof(t->cmdline));
+	{
+		pid_t tgid;
+
+		target__ids(pid, &tgid, &t->ppid, &t->ns_pid);
+	}
 	c->nt++;
 	pr_info(c->lc, "PID %d (%s): tracing %s allocator in %s (%u entry points%s%s)", pid,
 		t->comm, lib->kind, lib->path, lib->nprobes, lib->aliases[0] ? "; aliases: " : "",
@@ -662,6 +725,9 @@ static void add_process(struct profile *prof, struct traced *t, const struct mem
 #undef MAX_STAT
 	if (t->scan_info.done)
 		p->scan = t->scan_info;
+	if (t->ppid > 0)
+		p->ppid = t->ppid;
+	p->ns_pid = t->ns_pid > 0 && t->ns_pid != t->pid ? (uint32_t)t->ns_pid : 0;
 	if (!t->lib.aliases[0])
 		snprintf(note, sizeof(note), "%s allocator in %s", t->lib.kind, t->lib.path);
 	else if (!unresolved)
@@ -814,10 +880,17 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 
 	/* a process held at exit still has its mappings; one already gone (a zombie has an
 	 * empty maps file) is symbolized from the last snapshot */
-	if (refresh_maps(t))
+	if (refresh_maps(t)) {
 		sp = symbolizer__load_pid(sym, t->pid);
-	else
+		/* names as they are at the end: a forked child has its parent's until it execs,
+		 * and servers retitle their workers */
+		if (!exec) {
+			target__comm(t->pid, t->comm, sizeof(t->comm));
+			target__cmdline(t->pid, t->cmdline, sizeof(t->cmdline));
+		}
+	} else {
 		sp = NULL;
+	}
 	find_fn_addrs(t);
 	if (!sp && t->maps)
 		sp = symbolizer__load_maps(sym, t->maps, NULL);
@@ -1123,8 +1196,11 @@ void mem_collector__detach(struct mem_collector *c)
 {
 	if (!c)
 		return;
+	/* concurrently: one grace period for all rather than one per link */
 	for (uint32_t i = 0; i < c->nt; i++)
-		probes__detach(&c->t[i].links);
+		close_links(c, &c->t[i].links);
+	fd_closer__free(c->closer);
+	c->closer = NULL;
 }
 
 void mem_collector__free(struct mem_collector *c)

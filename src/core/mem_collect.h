@@ -87,7 +87,10 @@ int mem_collector__drops(struct mem_collector *c, struct profile *prof);
 
 /* Remove pid's probes (before re-attaching after an exec). */
 void mem_collector__detach_pid(struct mem_collector *c, pid_t pid);
-/* Remove every probe. */
+/* Queue pid's probes for closing on a worker thread (a process that ended: closing a link
+ * costs an RCU grace period, which the run loop must not wait for). */
+void mem_collector__retire(struct mem_collector *c, pid_t pid);
+/* Remove every probe (concurrently; returns when all are gone). */
 void mem_collector__detach(struct mem_collector *c);
 
 /* The mem sample types, in order: alloc_objects, alloc_space, inuse_objects, inuse_space;

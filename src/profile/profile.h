@@ -165,6 +165,8 @@ struct prof_process {
 	uint32_t nsnapshots;
 	int64_t fit_from_ns, fit_to_ns;
 	struct prof_peak peak;	/* !peak.known: not recorded */
+	uint32_t ppid;		/* parent's PID, 0: unknown */
+	uint32_t ns_pid;	/* PID in its own (innermost) PID namespace if that differs, or 0 */
 };
 
 /* A quantity of one process sampled during the run, e.g. its live bytes. */
