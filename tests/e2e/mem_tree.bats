@@ -1,0 +1,108 @@
+#!/usr/bin/env bats
+# Process trees: a launched command's children (fork, vfork, clone) and the programs they exec
+# are traced, each reported on its own, compared with the LD_PRELOAD interposer in the same run.
+# COUNTALLOC_CHILD=fresh makes the interposer count as ebprof does: a forked child from zero,
+# and the image a process replaces by exec written to a file of its own (COUNTALLOC_OUT.PID.xN),
+# so the files of a PID add up to ebprof's numbers for that PID.
+
+load helpers
+
+# Per process of ebprof's report, the interposer files of its PID summed; every process that
+# wrote one is in the report and the reverse (ebprof's own file excepted); allocation counts,
+# bytes, frees of known blocks (calls of free less unknown frees: glibc's own frees, and a
+# forked child's frees of blocks it inherited) and per-function calls within 0.01%, per process
+# and in total.
+# SKIP: comms of processes that write no interposer file of their own (see forkfixture.c).
+compare_tree() {
+	local json=$1 skip=${2:-}
+	for f in "$T"/ca.*; do
+		jq -c --arg f "${f##*/}" '. + {file: $f}' "$f"
+	done | jq -s '.' > "$T/ca.all"
+	jq -n --slurpfile e "$json" --slurpfile c "$T/ca.all" --arg skip "$skip" '
+		def off(a; b): if b == 0 then (a != 0) else ((a - b) | fabs) / b > 0.0001 end;
+		def sum(xs): reduce xs as $x (0; . + $x);
+		($e[0].processes | map(.pid)) as $pids
+		| ($c[0] | map(select(.pid as $p | $pids | index($p)))) as $files
+		| [($c[0][] | select((.pid as $p | $pids | index($p)) == null)
+		    | select(.exe | test("/ebprof$") | not) | {missing_in_ebprof: .}),
+		   ($e[0].processes[] | select(.comm as $n | $skip | split(",") | index($n) | not)
+		    | . as $p
+		    | ($files | map(select(.pid == $p.pid))) as $mine
+		    | if ($mine | length) == 0 then {no_interposer_file: $p.pid, comm: $p.comm}
+		      else
+			(["alloc_count", "alloc_bytes", "free_count"][]
+			 | . as $k | select(off($p[$k]; sum($mine[][$k])))
+			 | {pid: $p.pid, comm: $p.comm, field: $k, ebprof: $p[$k],
+			    interposer: sum($mine[][$k])}),
+			(select(off($p.calls.free - $p.unknown_frees;
+				    sum($mine[].calls.free) - sum($mine[].unknown_frees)))
+			 | {pid: $p.pid, comm: $p.comm, field: "free"}),
+			($mine[0].calls | keys[] | select(. != "free") | . as $k
+			 | select(off($p.calls[$k]; sum($mine[].calls[$k])))
+			 | {pid: $p.pid, comm: $p.comm, call: $k})
+		      end),
+		   ($e[0].processes | map(select(.comm as $n | $skip | split(",") | index($n) | not)))
+		   as $ours
+		   | (["alloc_count", "alloc_bytes", "free_count"][] | . as $k
+		      | select(off(sum($ours[][$k]); sum($files[][$k])))
+		      | {total: $k, ebprof: sum($ours[][$k]), interposer: sum($files[][$k])})]' \
+		> "$T/diff.json"
+	cat "$T/diff.json"
+	jqe 'length == 0' "$T/diff.json"
+	jqe '[.drops[]] | add == 0' "$json"
+}
+
+@test "make -j2 of a C project: every compiler process reported, counts agree with the interposer" {
+	command -v cc >/dev/null || skip "no C compiler"
+	cp -r "$BATS_TEST_DIRNAME/../fixtures/cproj" "$T/proj"
+	cd "$T/proj"
+	run env COUNTALLOC_CHILD=fresh COUNTALLOC_OUT="$T/ca" LD_PRELOAD="$FIX/countalloc.so" \
+		"$EBPROF" mem -q -o "$T/out.json" -o "$T/out.txt" -- make -j2
+	[ "$status" -eq 0 ]
+	[ -x "$T/proj/app" ]
+	# the driver per compile and for the link, cc1 and as per file, collect2, ld, make
+	jqe '[.processes[] | select(.comm == "cc1")] | length == 4' "$T/out.json"
+	jqe '[.processes[] | select(.comm == "as")] | length == 4' "$T/out.json"
+	jqe '[.processes[] | select(.comm == "cc")] | length == 5' "$T/out.json"
+	jqe '[.processes[] | select(.comm == "collect2" or .comm == "ld" or .comm == "make")]
+	     | length == 3' "$T/out.json"
+	jqe '.processes | length == 16' "$T/out.json"
+	jqe 'all(.processes[]; .alloc_count > 0 and .ppid > 0)' "$T/out.json"
+	# parents: make of every driver, a driver of each cc1 and as, collect2 of ld
+	jqe '(.processes | map({(.pid | tostring): .comm}) | add) as $c
+	     | all(.processes[] | select(.comm == "cc1" or .comm == "as"); $c[.ppid | tostring] == "cc")
+	       and all(.processes[] | select(.comm == "cc"); $c[.ppid | tostring] == "make")
+	       and all(.processes[] | select(.comm == "ld"); $c[.ppid | tostring] == "collect2")' \
+		"$T/out.json"
+	jqe '.totals.processes == 16 and .totals.alloc_count == ([.processes[].alloc_count] | add)' \
+		"$T/out.json"
+	grep -qE '^  total +16 processes' "$T/out.txt"
+	compare_tree "$T/out.json"
+	assert_no_probes
+}
+
+@test "fork, clone, posix_spawn, fork+exec and a thread: each process exactly, from its start" {
+	run env COUNTALLOC_CHILD=fresh COUNTALLOC_OUT="$T/ca" LD_PRELOAD="$FIX/countalloc.so" \
+		"$EBPROF" mem -q -o "$T/out.json" -- "$FIX/forkfixture"
+	[ "$status" -eq 0 ]
+	# five processes; the thread is its process's
+	jqe '.processes | length == 5' "$T/out.json"
+	top=$(jq '[.processes[] | select(.cmdline | test("exec-child") | not)
+		   | select(.comm == "forkfixture")][0].pid' "$T/out.json")
+	# fork without exec: from zero; the 5 inherited blocks it frees are unknown to it
+	jqe ".processes[] | select(.comm == \"forked\") | .ppid == $top and .alloc_count == 3
+	     and .alloc_bytes == 900 and .calls.free == 5 and .unknown_frees == 5" "$T/out.json"
+	# clone() with no exit signal: a process of its own
+	jqe ".processes[] | select(.comm == \"cloned\") | .ppid == $top and .alloc_count == 7
+	     and .alloc_bytes == 490 and .free_count == 0" "$T/out.json"
+	# posix_spawn (vfork): traced from its exec; fork + exec: the 2 blocks before the exec too
+	jqe "[.processes[] | select(.cmdline | test(\"exec-child\"))] | length == 2
+	     and all(.[]; .ppid == $top and .free_count == 1 and .live_bytes == 1200)
+	     and (map(.alloc_count) | sort == [4, 6])
+	     and (map(.alloc_bytes) | sort == [1600, 1640])" "$T/out.json"
+	# the parent: 10 x 1000, the thread's 4 x 100, 2 x 2000 (and what glibc allocates for
+	# the thread, which the interposer sees too)
+	jqe ".processes[] | select(.pid == $top) | .alloc_bytes >= 14400" "$T/out.json"
+	compare_tree "$T/out.json" cloned
+	assert_no_probes
+}
