@@ -15,6 +15,8 @@ PKGS=(
 	# real programs the e2e tests profile, and the real consumers that check our outputs:
 	# Go's pprof, flamegraph.pl (folded stacks), xmllint (SVG)
 	sqlite3 golang-1.19-go libdevel-nytprof-perl libxml2-utils
+	# process trees: a server with a master and a worker that changes user, and its load
+	nginx curl
 	# the leak tests: valgrind's memcheck is the reference, git one of the real programs
 	valgrind git
 	# a browser for the HTML report and flame graph tests (driven by npm playwright-core)

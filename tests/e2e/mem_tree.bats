@@ -106,3 +106,59 @@ compare_tree() {
 	compare_tree "$T/out.json" cloned
 	assert_no_probes
 }
+
+@test "nginx master and worker under load: each reported, posix_memalign exact" {
+	command -v nginx >/dev/null || skip "nginx not installed (scripts/install-deps.sh installs it)"
+	command -v curl >/dev/null || skip "curl not installed"
+	# the worker runs as www-data and writes its interposer file there
+	chmod 711 "$T"
+	mkdir -m 1777 "$T/ca.d"
+	port=$((20000 + RANDOM % 20000))
+	cat > "$T/nginx.conf" <<CONF
+daemon off;
+master_process on;
+worker_processes 1;
+user www-data;
+pid $T/nginx.pid;
+error_log $T/error.log;
+events { worker_connections 64; }
+http {
+	access_log off;
+	server {
+		listen 127.0.0.1:$port;
+		location / { return 200 "ok\n"; }
+	}
+}
+CONF
+	env COUNTALLOC_CHILD=fresh COUNTALLOC_OUT="$T/ca.d/ca" LD_PRELOAD="$FIX/countalloc.so" \
+		"$EBPROF" mem -q -o "$T/out.json" -o "$T/out.txt" -- \
+		nginx -p "$T" -c "$T/nginx.conf" -e "$T/error.log" > "$T/ebprof.log" 2>&1 &
+	BG_PIDS+=("$!")
+	ep=$!
+	ok=0
+	for ((i = 0; i < 100; i++)); do
+		curl -sf "http://127.0.0.1:$port/" > /dev/null && { ok=1; break; }
+		sleep 0.1
+	done
+	[ "$ok" -eq 1 ]
+	urls=()
+	for ((i = 0; i < 300; i++)); do urls+=("http://127.0.0.1:$port/r$i"); done
+	curl -sf "${urls[@]}" > "$T/replies"
+	[ "$(grep -c '^ok$' "$T/replies")" -eq 300 ]
+	# SIGTERM to ebprof goes on to nginx, which stops its worker and exits; then the report
+	kill -TERM "$ep"
+	wait "$ep" || true
+	cat "$T/ebprof.log"
+	jqe '.processes | length == 2' "$T/out.json"
+	master=$(jq '.processes[] | select(.cmdline | test("master process")) | .pid' "$T/out.json")
+	jqe ".processes[] | select(.cmdline | test(\"worker process\")) | .ppid == $master" \
+		"$T/out.json"
+	# the worker served 300 requests: its pools come from posix_memalign
+	jqe '.processes[] | select(.cmdline | test("worker process")) | .calls.posix_memalign > 600' \
+		"$T/out.json"
+	jqe '.processes[] | select(.cmdline | test("master process")) | .calls.posix_memalign > 0' \
+		"$T/out.json"
+	mv "$T"/ca.d/ca.* "$T/"
+	compare_tree "$T/out.json"
+	assert_no_probes
+}
