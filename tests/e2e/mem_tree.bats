@@ -162,3 +162,27 @@ CONF
 	compare_tree "$T/out.json"
 	assert_no_probes
 }
+
+@test "own mount and PID namespaces with its own copy of libc: exact, namespace PIDs shown" {
+	command -v unshare >/dev/null || skip "unshare not installed (util-linux)"
+	libc=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	# inside: a copy of libc bind-mounted over the original path, seen by that namespace only;
+	# uprobes go on inodes, so only probes on the copy (reached through /proc/PID/root) count
+	run "$EBPROF" mem -q -o "$T/out.json" -o "$T/out.txt" -- \
+		unshare -m -p -f --mount-proc --propagation private sh -c "
+			cp '$libc' '$T/libc.so.6' && mount --bind '$T/libc.so.6' '$libc' &&
+			stat -L -c %i '$libc' > '$T/inode.in' && exec '$FIX/memfixture' > /dev/null"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$T/inode.in")" != "$(stat -L -c %i "$libc")" ]
+	fixture_sites "$T/out.json" "$T/truth.json" > "$T/got.json"
+	truth_sites "$T/truth.json" > "$T/want.json"
+	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
+	# (its process totals also hold the shell it was before its exec: the sites tell apart)
+	# host PID and the PID inside: the shell that became memfixture is 1 there
+	jqe '.processes[] | select(.comm == "memfixture") | .ns_pid == 1 and .pid != 1' "$T/out.json"
+	jqe '.processes[] | select(.comm == "unshare") | has("ns_pid") | not' "$T/out.json"
+	grep -qE '^ +[0-9]+/1 ' "$T/out.txt"
+	grep -qE '^  pid [0-9]+ \(pid 1 in its namespace\)' "$T/out.txt"
+	assert_no_probes
+}
