@@ -186,3 +186,34 @@ CONF
 	grep -qE '^  pid [0-9]+ \(pid 1 in its namespace\)' "$T/out.txt"
 	assert_no_probes
 }
+
+@test "attach --follow: the children of an attached process are traced; without it they are not" {
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	for follow in --follow ""; do
+		rm -f "$T/go"
+		bg sh -c "while [ ! -e '$T/go' ]; do sleep 0.05; done; '$FIX/memfixture' > /dev/null; exit 0"
+		sh=$BG
+		[ -z "$follow" ] || followed=$sh
+		"$EBPROF" mem -v -p "$sh" $follow -o "$T/out$follow.json" 2> "$T/eb.log" &
+		eb=$!
+		BG_PIDS+=("$eb")
+		wait_for "$T/eb.log" 'tracing glibc allocator'
+		touch "$T/go"
+		wait "$eb"
+	done
+	# followed: the shell, its sleeps and memfixture, whose sites are exact
+	jqe '[.processes[] | select(.comm == "memfixture")] | length == 1' "$T/out--follow.json"
+	jqe "all(.processes[] | select(.pid != $followed); .ppid == $followed)" "$T/out--follow.json"
+	fixture_sites "$T/out--follow.json" "$T/truth.json" > "$T/got.json"
+	truth_sites "$T/truth.json" > "$T/want.json"
+	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
+	# not followed: the shell alone
+	jqe '[.processes[].comm] == ["sh"]' "$T/out.json"
+	assert_no_probes
+}
+
+@test "--follow needs -p" {
+	run "$EBPROF" mem --follow -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--follow is for -p PID"* ]]
+}
