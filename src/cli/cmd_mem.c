@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -47,6 +49,7 @@ struct mem_opts {
 	struct mem_collector_opts col;
 	bool quiet;
 	bool follow;		/* -p: also trace the processes they create */
+	bool all;		/* -a: every process using the C libraries found */
 	bool leaks;		/* reachability scans at exit and at the end */
 	unsigned heuristics;	/* memcheck's leak heuristics (bit set) */
 	const char *suppressions;
@@ -241,6 +244,7 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 	enum { OPT_TOP = 256, OPT_SORT, OPT_MIN, OPT_MAX, OPT_MAXLIVE, OPT_MAXSTACKS,
 	       OPT_MAXPROCS, OPT_VALUE, OPT_INVERTED, OPT_LEAKS, OPT_HEUR, OPT_SUPP, OPT_FAIL,
 	       OPT_MINAGE, OPT_TEMP, OPT_FOLLOW };
+	bool all_given = false;
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -262,6 +266,7 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 		{ "suppressions", required_argument, NULL, OPT_SUPP },
 		{ "fail-on-leak", no_argument, NULL, OPT_FAIL },
 		{ "follow", no_argument, NULL, OPT_FOLLOW },
+		{ "all-processes", no_argument, NULL, 'a' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -271,7 +276,7 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 	int c, err;
 
 	/* '+': stop at the first non-option, so the command's own options stay its own */
-	while ((c = getopt_long(argc, argv, "+p:d:o:vqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:d:o:avqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			err = parse_pids(lc, o, optarg);
@@ -319,6 +324,10 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 			break;
 		case OPT_FOLLOW:
 			o->follow = true;
+			break;
+		case 'a':
+			o->all = all_given = true;
+			o->col.trace_all = true;
 			break;
 		case OPT_INVERTED:
 			o->out.inverted = true;
@@ -387,8 +396,14 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 	}
 	if (optind < argc)
 		o->argv = argv + optind;
-	if (!o->argv && !o->npids)
-		return usage_err(lc, "%s", "nothing to trace: give -p PID or -- CMD [ARGS...]");
+	if (all_given && (o->argv || o->npids))
+		return usage_err(lc, "%s", "-a traces every process already: give no -p PID or "
+				 "command with it");
+	if (all_given && o->leaks)
+		return usage_err(lc, "%s", "-a cannot be combined with --leaks: a leak scan stops a "
+				 "process under ptrace, and -a traces processes without it");
+	if (!o->argv && !o->npids && !all_given)
+		return usage_err(lc, "%s", "nothing to trace: give -p PID, -a or -- CMD [ARGS...]");
 	if (o->argv && o->npids)
 		return usage_err(lc, "%s", "give either -p PID or a command, not both");
 	if (o->follow && !o->npids)
@@ -469,6 +484,8 @@ static void finalize(struct run *r, struct tgt *t)
 
 static bool all_done(struct run *r)
 {
+	if (r->o->all)
+		return false;	/* until -d, Ctrl-C or SIGTERM */
 	for (int i = 0; i < r->nt; i++)
 		if (!r->t[i]->gone)
 			return false;
@@ -717,6 +734,55 @@ static int setup_attach(struct run *r)
 	return 0;
 }
 
+/*
+ * -a: one pair of links without a pid filter on every distinct C library (by inode: containers
+ * bring their own) that a process maps now. Processes are reported as they call it.
+ */
+static int setup_all(struct run *r)
+{
+	struct { dev_t dev; ino_t ino; } seen[64];
+	int nseen = 0, nproc = 0;
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+
+	if (!d) {
+		pr_err(r->lc, "cannot list processes in /proc: %s", strerror(errno));
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		pid_t pid = atoi(de->d_name);
+		struct alloc_lib lib;
+		struct stat st;
+		int i;
+
+		if (pid <= 0 || pid == getpid() || probes__find_allocator(pid, &lib) ||
+		    strcmp(lib.kind, "glibc") || stat(lib.open_path, &st))
+			continue;
+		nproc++;
+		for (i = 0; i < nseen; i++)
+			if (seen[i].dev == st.st_dev && seen[i].ino == st.st_ino)
+				break;
+		if (i < nseen || nseen == (int)(sizeof(seen) / sizeof(seen[0])))
+			continue;
+		if (mem_collector__attach_all(r->col, &lib)) {
+			closedir(d);
+			return -EINVAL;
+		}
+		seen[nseen].dev = st.st_dev;
+		seen[nseen++].ino = st.st_ino;
+	}
+	closedir(d);
+	if (!nseen) {
+		pr_err(r->lc, "-a: no process maps a C library ebprof can probe");
+		return -ENOENT;
+	}
+	pr_warn(r->lc, "-a: tracing every process that uses %s%d C librar%s (%d processes now, "
+		"and every one started until ebprof stops): each of their malloc-family calls pays "
+		"a uprobe trap, about 1-3 us, on the whole machine", nseen == 1 ? "the " : "", nseen,
+		nseen == 1 ? "y" : "ies", nproc);
+	return 0;
+}
+
 static int setup_launch(struct run *r)
 {
 	struct tgt *t;
@@ -783,10 +849,16 @@ static void on_tick(struct run *r)
 {
 	struct mem_totals tot;
 
+	/* -a: new callers join the report while their mappings can still be read */
+	if (r->o->all)
+		mem_collector__adopt_new(r->col);
 	mem_collector__sample(r->col, r->prof, mono_ns() - r->start_mono, &tot);
 	mem_collector__snapshot(r->col, mono_ns());
 	if (++r->ticks % (1000 / TICK_MS))
 		return;
+	/* -a: ended ones are reported and forgotten */
+	if (r->o->all)
+		mem_collector__finalize_gone(r->col, r->prof, r->sym, mono_ns());
 	mem_collector__refresh(r->col);
 	progress(r, &tot);
 }
@@ -961,7 +1033,7 @@ int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 	r.start_mono = start_mono = mono_ns();
 	mem_collector__set_start(r.col, start_mono);
 	start_wall = wall_ns();
-	err = o.argv ? setup_launch(&r) : setup_attach(&r);
+	err = o.argv ? setup_launch(&r) : o.all ? setup_all(&r) : setup_attach(&r);
 	if (err) {
 		if (o.argv && err != -ENOENT && err != -EACCES)
 			rc = 1;
@@ -995,6 +1067,10 @@ int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 		scan(&r, r.t[i], false);
 	for (int i = 0; i < r.nt; i++)
 		finalize(&r, r.t[i]);
+	if (o.all) {
+		mem_collector__adopt_new(r.col);
+		mem_collector__finalize_all(r.col, r.prof, r.sym, mono_ns());
+	}
 	mem_collector__drops(r.col, r.prof);
 	if (supp && profile__suppress(r.prof, supp))
 		profile__add_note(r.prof, "leaks at sites matching %s are counted as suppressed",

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <signal.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <sys/stat.h>
@@ -63,6 +65,8 @@ struct mem_collector {
 	uint64_t snap_interval;	/* ns between snapshots of the sites */
 	uint64_t snap_due;	/* CLOCK_MONOTONIC of the next one */
 	struct fd_closer *closer;	/* links of finished processes close off the run loop */
+	struct probe_links *sys;	/* -a: links without a pid filter, one pair per library */
+	uint32_t nsys;
 };
 
 static const char *const drop_names[MEM_DROP__COUNT] = {
@@ -135,6 +139,8 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	c->skel->rodata->min_size = o->min_size;
 	c->skel->rodata->max_size = o->max_size;
 	c->skel->rodata->temp_ns = o->temp_ns;
+	c->skel->rodata->trace_all = o->trace_all;
+	c->skel->rodata->self_tgid = getpid();
 	bpf_map__set_max_entries(c->skel->maps.live, o->max_live);
 	bpf_map__set_max_entries(c->skel->maps.sites, o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
@@ -260,6 +266,89 @@ static void close_links(struct mem_collector *c, struct probe_links *l)
 	fd_closer__close(c->closer, l->entry_fd);
 	fd_closer__close(c->closer, l->exit_fd);
 	l->entry_fd = l->exit_fd = -1;
+}
+
+static void finalize_one(struct mem_collector *c, struct traced *t, struct profile *prof,
+			 struct symbolizer *sym, uint64_t now_ns, bool exec);
+
+int mem_collector__attach_all(struct mem_collector *c, const struct alloc_lib *lib)
+{
+	struct probe_links *nl = realloc(c->sys, (c->nsys + 1) * sizeof(*nl));
+	int err;
+
+	if (!nl)
+		return -ENOMEM;
+	c->sys = nl;
+	err = probes__attach(bpf_program__fd(c->skel->progs.mem_enter),
+			     bpf_program__fd(c->skel->progs.mem_exit), 0, lib, &c->sys[c->nsys]);
+	if (err) {
+		pr_err(c->lc, "cannot attach uprobes to %s: %s", lib->path, strerror(-err));
+		return err;
+	}
+	c->nsys++;
+	pr_info(c->lc, "every process: tracing %s allocator in %s (%u entry points)", lib->kind,
+		lib->path, lib->nprobes);
+	return 0;
+}
+
+static int adopt(struct mem_collector *c, pid_t pid)
+{
+	struct traced *t;
+	pid_t tgid;
+
+	if (c->nt == c->capt) {
+		uint32_t cap = c->capt ? c->capt * 2 : 8;
+		struct traced *nt = realloc(c->t, cap * sizeof(*nt));
+
+		if (!nt)
+			return -ENOMEM;
+		c->t = nt;
+		c->capt = cap;
+	}
+	t = &c->t[c->nt];
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->links.entry_fd = t->links.exit_fd = -1;	/* the system-wide links serve it */
+	if (probes__find_allocator(pid, &t->lib)) {
+		/* gone already, or its library no longer mapped: addresses stay unnamed */
+		memset(&t->lib, 0, sizeof(t->lib));
+		t->lib.kind = "unknown";
+		memset(t->lib.alias_of, -1, sizeof(t->lib.alias_of));
+	}
+	refresh_maps(t);
+	find_fn_addrs(t);
+	t->snap = snapshots__new((int64_t)(mono_now() - c->start_ns));
+	target__comm(pid, t->comm, sizeof(t->comm));
+	target__cmdline(pid, t->cmdline, sizeof(t->cmdline));
+	target__ids(pid, &tgid, &t->ppid, &t->ns_pid);
+	c->nt++;
+	pr_debug(c->lc, "PID %d (%s): seen calling the allocator", pid, t->comm);
+	return 0;
+}
+
+int mem_collector__adopt_new(struct mem_collector *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.procs), n = 0;
+	__u32 key, next, *prev = NULL;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (!find(c, (pid_t)key) && adopt(c, (pid_t)key) == 0)
+			n++;
+	}
+	return n;
+}
+
+void mem_collector__finalize_gone(struct mem_collector *c, struct profile *prof,
+				  struct symbolizer *sym, uint64_t now_ns)
+{
+	for (uint32_t i = 0; i < c->nt; i++) {
+		struct traced *t = &c->t[i];
+
+		if (!t->finalized && t->links.entry_fd < 0 && kill(t->pid, 0) && errno == ESRCH)
+			finalize_one(c, t, prof, sym, now_ns, false);
+	}
 }
 
 void mem_collector__retire(struct mem_collector *c, pid_t pid)
@@ -1199,6 +1288,8 @@ void mem_collector__detach(struct mem_collector *c)
 	/* concurrently: one grace period for all rather than one per link */
 	for (uint32_t i = 0; i < c->nt; i++)
 		close_links(c, &c->t[i].links);
+	for (uint32_t i = 0; i < c->nsys; i++)
+		close_links(c, &c->sys[i]);
 	fd_closer__free(c->closer);
 	c->closer = NULL;
 }
@@ -1214,6 +1305,7 @@ void mem_collector__free(struct mem_collector *c)
 		snapshots__free(c->t[i].snap);
 	}
 	free(c->t);
+	free(c->sys);
 	mem_bpf__destroy(c->skel);
 	free(c);
 }

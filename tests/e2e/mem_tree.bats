@@ -217,3 +217,35 @@ CONF
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--follow is for -p PID"* ]]
 }
+
+@test "-a: every process using libc, with a warning about the cost; a fixture's sites exact" {
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	"$EBPROF" mem -a -d 4 -q -o "$T/out.json" 2> "$T/eb.log" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/eb.log" 'tracing every process'
+	"$FIX/memfixture" --linger 1 > /dev/null &
+	fx=$!
+	wait "$fx"
+	wait "$eb"
+	grep -q 'warning: -a: tracing every process that uses .* each of their malloc-family calls pays a uprobe trap' "$T/eb.log"
+	# ebprof itself is never among them
+	jqe "[.processes[].pid] | index($eb) | not" "$T/out.json"
+	jqe ".processes[] | select(.pid == $fx) | .comm == \"memfixture\"" "$T/out.json"
+	jq --argjson p "$fx" '.sites |= map(select(.pid == $p))' "$T/out.json" > "$T/mine.json"
+	fixture_sites "$T/mine.json" "$T/truth.json" > "$T/got.json"
+	truth_sites "$T/truth.json" > "$T/want.json"
+	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
+	assert_no_probes
+}
+
+@test "-a refuses a command, -p and --leaks" {
+	run "$EBPROF" mem -a -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"-a traces every process already"* ]]
+	run "$EBPROF" mem -a -p 1
+	[ "$status" -eq 2 ]
+	run "$EBPROF" mem -a --leaks
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"-a cannot be combined with --leaks"* ]]
+}
