@@ -249,3 +249,23 @@ CONF
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"-a cannot be combined with --leaks"* ]]
 }
+
+@test "overlayfs: libc copied up into an overlay's upper layer is traced through it" {
+	command -v unshare >/dev/null || skip "unshare not installed (util-linux)"
+	lib=$(dirname "$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)")
+	mkdir -p "$T/up" "$T/work"
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	# the overlay hides the library directory in the namespace; touching libc copies it up,
+	# so the process maps a file of the upper layer, another inode than the host's libc
+	run "$EBPROF" mem -q -o "$T/out.json" -- unshare -m --propagation private sh -c "
+		mount -t overlay overlay -o lowerdir=$lib,upperdir=$T/up,workdir=$T/work $lib &&
+		touch $lib/libc.so.6 && stat -L -c %i $lib/libc.so.6 > '$T/inode.in' &&
+		exec '$FIX/memfixture' > /dev/null"
+	[ "$status" -eq 0 ]
+	[ -f "$T/up/libc.so.6" ]
+	[ "$(cat "$T/inode.in")" != "$(stat -L -c %i "$lib/libc.so.6")" ]
+	fixture_sites "$T/out.json" "$T/truth.json" > "$T/got.json"
+	truth_sites "$T/truth.json" > "$T/want.json"
+	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
+	assert_no_probes
+}
