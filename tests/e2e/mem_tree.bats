@@ -57,7 +57,7 @@ compare_tree() {
 	cp -r "$BATS_TEST_DIRNAME/../fixtures/cproj" "$T/proj"
 	cd "$T/proj"
 	run env COUNTALLOC_CHILD=fresh COUNTALLOC_OUT="$T/ca" LD_PRELOAD="$FIX/countalloc.so" \
-		"$EBPROF" mem -q -o "$T/out.json" -o "$T/out.txt" -- make -j2
+		"$EBPROF" mem -q -o "$T/out.json" -o "$T/out.txt" -o "$T/out.html" -- make -j2
 	[ "$status" -eq 0 ]
 	[ -x "$T/proj/app" ]
 	# the driver per compile and for the link, cc1 and as per file, collect2, ld, make
@@ -77,6 +77,8 @@ compare_tree() {
 	jqe '.totals.processes == 16 and .totals.alloc_count == ([.processes[].alloc_count] | add)' \
 		"$T/out.json"
 	grep -qE '^  total +16 processes' "$T/out.txt"
+	grep -q '<th class="num" data-sort="num">PPID</th>' "$T/out.html"
+	grep -q '<tfoot><tr><td>Total</td><td>16 processes</td>' "$T/out.html"
 	compare_tree "$T/out.json"
 	assert_no_probes
 }
