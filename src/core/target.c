@@ -16,7 +16,9 @@
 #include <dirent.h>
 #include <elf.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -238,6 +240,7 @@ int target__run_to_allocator(const struct log_ctx *lc, pid_t pid, struct alloc_l
 			     int *status)
 {
 	struct __ptrace_syscall_info info;
+	bool exec_mmap = false;
 	int err, sig = 0;
 
 	/* a static executable has its allocator mapped already, and will map no other */
@@ -266,9 +269,16 @@ int target__run_to_allocator(const struct log_ctx *lc, pid_t pid, struct alloc_l
 		}
 		if (ptrace(PTRACE_GET_SYSCALL_INFO, pid, sizeof(info), &info) <= 0)
 			continue;
-		if (info.op != PTRACE_SYSCALL_INFO_EXIT || info.exit.is_error)
+		if (info.op == PTRACE_SYSCALL_INFO_ENTRY) {
+			/* code comes in by an executable mmap (the loader maps each library's text
+			 * so); looking at every other system call cost more than the rest of a
+			 * short process's tracing (a large executable's symbols, read again) */
+			exec_mmap = info.entry.nr == __NR_mmap && (info.entry.args[2] & PROT_EXEC);
 			continue;
-		/* only a successful mmap can bring a new object in */
+		}
+		if (info.op != PTRACE_SYSCALL_INFO_EXIT || info.exit.is_error || !exec_mmap)
+			continue;
+		exec_mmap = false;
 		err = probes__find_allocator(pid, lib);
 		if (err != -ENOENT)
 			return err;
