@@ -571,6 +571,10 @@ static void on_new_task(struct run *r, pid_t pid, int status)
 		ptrace(PTRACE_DETACH, pid, 0, 0);
 		return;
 	}
+	if (tgt_of(r, pid))
+		/* the report keys processes by PID: say so rather than pass two off as one */
+		profile__add_note(r->prof, "PID %d was used by two processes during the run (the "
+				  "kernel recycled it); their numbers are reported together", pid);
 	t = tgt_add(r, pid);
 	if (!t) {
 		pr_warn(r->lc, "PID %d: out of memory; not tracing it", pid);
