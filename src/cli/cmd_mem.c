@@ -75,6 +75,8 @@ struct run {
 	struct profile *prof;
 	struct tgt **t;		/* every process seen; stable pointers (the array grows) */
 	int nt, capt;
+	pid_t *thr;		/* threads of followed processes (traced: they may fork) */
+	int nthr, capthr;
 	pid_t child;		/* launched command, or 0 */
 	int child_status;
 	bool child_reaped;
@@ -545,6 +547,45 @@ static void on_exec(struct run *r, struct tgt *t)
 		t->done = false;
 }
 
+/* A thread we trace (a followed process's, so that its forks are followed too), or -1. */
+static int thread_of(struct run *r, pid_t tid)
+{
+	for (int i = 0; i < r->nthr; i++)
+		if (r->thr[i] == tid)
+			return i;
+	return -1;
+}
+
+static void thread_add(struct run *r, pid_t tid)
+{
+	if (r->nthr == r->capthr) {
+		int cap = r->capthr ? r->capthr * 2 : 16;
+		pid_t *n = realloc(r->thr, cap * sizeof(*n));
+
+		if (!n) {
+			ptrace(PTRACE_DETACH, tid, 0, 0);	/* its forks go unfollowed */
+			return;
+		}
+		r->thr = n;
+		r->capthr = cap;
+	}
+	r->thr[r->nthr++] = tid;
+	target__resume(tid, TARGET_STOP_OTHER, 0);
+}
+
+/* A stop or the end of one of those threads: it is let run as its stop requires. */
+static void on_thread_event(struct run *r, int i, int status)
+{
+	int sig;
+	enum target_stop how = target__classify(status, &sig);
+
+	if (how == TARGET_GONE) {
+		r->thr[i] = r->thr[--r->nthr];
+		return;
+	}
+	target__resume(r->thr[i], how, sig);
+}
+
 /* Do two processes share one address space (vfork, clone(CLONE_VM))? */
 static bool same_mm(pid_t a, pid_t b)
 {
@@ -554,7 +595,8 @@ static bool same_mm(pid_t a, pid_t b)
 /*
  * A task we did not know stopped: a process or thread created by a traced one, stopped before
  * it ran its first instruction (its parent's fork event may come before or after this). Threads
- * are let go: their process is traced already. A new process gets its probes now, before it
+ * stay traced, only so that the processes they create are followed (their process has its
+ * probes already). A new process gets its probes now, before it
  * runs: it starts from nothing (its copy of the parent's heap is the parent's; frees of those
  * blocks count as unknown frees). One that shares its parent's memory (vfork) is traced from
  * its exec: a link of its own would see its parent's address space too.
@@ -567,8 +609,12 @@ static void on_new_task(struct run *r, pid_t pid, int status)
 
 	if (!WIFSTOPPED(status))
 		return;
-	if (target__ids(pid, &tgid, &ppid, &nspid) || tgid != pid) {
+	if (target__ids(pid, &tgid, &ppid, &nspid)) {
 		ptrace(PTRACE_DETACH, pid, 0, 0);
+		return;
+	}
+	if (tgid != pid) {
+		thread_add(r, pid);
 		return;
 	}
 	if (tgt_of(r, pid))
@@ -637,9 +683,22 @@ static void scan(struct run *r, struct tgt *t, bool at_exit)
 static void on_child_event(struct run *r, pid_t pid, int status)
 {
 	struct tgt *t = tgt_of(r, pid);
+	int th = thread_of(r, pid);
 	enum target_stop how;
 	int sig;
 
+	if (th >= 0) {
+		pid_t tgid, ppid, nspid;
+
+		/* a stale entry (a thread that vanished in an exec) whose TID is a new process */
+		if (WIFSTOPPED(status) && target__ids(pid, &tgid, &ppid, &nspid) == 0 &&
+		    tgid == pid) {
+			r->thr[th] = r->thr[--r->nthr];
+		} else {
+			on_thread_event(r, th, status);
+			return;
+		}
+	}
 	if (!t || (t->gone && WIFSTOPPED(status))) {
 		on_new_task(r, pid, status);
 		return;
@@ -1115,6 +1174,9 @@ out:
 		free(r.t[i]);
 	}
 	free(r.t);
+	for (int i = 0; i < r.nthr; i++)
+		target__detach(r.thr[i]);
+	free(r.thr);
 	if (r.child && !r.child_reaped) {
 		/* launch mode stopped early (-d or a second signal): the command runs on and
 		 * ebprof, like the command, ends when it does */

@@ -555,13 +555,24 @@ int target__freeze(pid_t pid, bool leader_stopped, struct target_frozen *f)
 		} else {
 			int status;
 
-			/* a thread of an exiting process may be gone already: skip it */
-			if (ptrace(PTRACE_SEIZE, tid, 0, 0))
+			enum target_stop how;
+
+			/* a thread of an exiting process may be gone already: skip it. EPERM:
+			 * traced already, by us when a process tree is followed (its threads
+			 * are ours), else by another tracer (then the interrupt fails) */
+			if (ptrace(PTRACE_SEIZE, tid, 0, 0) == 0)
+				th->seized = true;
+			else if (errno != EPERM)
 				continue;
-			th->seized = true;
-			if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) || wait_stop(tid, &status) <= 0)
+			if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) || wait_stop(tid, &status) <= 0) {
+				if (th->seized)
+					ptrace(PTRACE_DETACH, tid, 0, 0);
 				continue;
-			if (target__classify(status, &th->resume_sig) != TARGET_STOP_SIGNAL)
+			}
+			th->ours = !th->seized;
+			how = target__classify(status, &th->resume_sig);
+			th->resume_how = how;
+			if (how != TARGET_STOP_SIGNAL)
 				th->resume_sig = 0;
 		}
 		read_regs(th);
@@ -581,6 +592,8 @@ void target__thaw(struct target_frozen *f)
 
 		if (th->seized)
 			ptrace(PTRACE_DETACH, th->tid, 0, th->resume_sig);
+		else if (th->ours)
+			target__resume(th->tid, th->resume_how, th->resume_sig);
 		else if (th->tid == f->pid && f->leader_interrupted) {
 			int sig;
 			enum target_stop how = target__classify(f->leader_status, &sig);

@@ -65,6 +65,8 @@ struct target_thread {
 	pid_t tid;
 	bool have_regs;
 	bool seized;		/* ptrace-attached for the freeze only: detached by thaw */
+	bool ours;		/* traced already (a followed tree's thread): resumed by thaw */
+	int resume_how;		/* enum target_stop of its stop, for resuming an `ours` thread */
 	int resume_sig;		/* a signal its stop swallowed, delivered on thaw */
 	uint64_t regs[TARGET_NREGS];
 	uint64_t sp;

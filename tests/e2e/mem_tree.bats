@@ -83,12 +83,12 @@ compare_tree() {
 	assert_no_probes
 }
 
-@test "fork, clone, posix_spawn, fork+exec and a thread: each process exactly, from its start" {
+@test "fork, clone, posix_spawn, fork+exec, a thread that forks: each process exactly, from its start" {
 	run env COUNTALLOC_CHILD=fresh COUNTALLOC_OUT="$T/ca" LD_PRELOAD="$FIX/countalloc.so" \
 		"$EBPROF" mem -q -o "$T/out.json" -- "$FIX/forkfixture"
 	[ "$status" -eq 0 ]
-	# five processes; the thread is its process's
-	jqe '.processes | length == 5' "$T/out.json"
+	# six processes; the thread is its process's
+	jqe '.processes | length == 6' "$T/out.json"
 	top=$(jq '[.processes[] | select(.cmdline | test("exec-child") | not)
 		   | select(.comm == "forkfixture")][0].pid' "$T/out.json")
 	# fork without exec: from zero; the 5 inherited blocks it frees are unknown to it
@@ -97,6 +97,9 @@ compare_tree() {
 	# clone() with no exit signal: a process of its own
 	jqe ".processes[] | select(.comm == \"cloned\") | .ppid == $top and .alloc_count == 7
 	     and .alloc_bytes == 490 and .free_count == 0" "$T/out.json"
+	# forked by a thread that is not the main one
+	jqe ".processes[] | select(.comm == \"threadfork\") | .ppid == $top and .alloc_count == 2
+	     and .alloc_bytes == 100" "$T/out.json"
 	# posix_spawn (vfork): traced from its exec; fork + exec: the 2 blocks before the exec too
 	jqe "[.processes[] | select(.cmdline | test(\"exec-child\"))] | length == 2
 	     and all(.[]; .ppid == $top and .free_count == 1 and .live_bytes == 1200)
