@@ -274,3 +274,26 @@ CONF
 	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
 	assert_no_probes
 }
+
+@test "a command that leaves a child running: traced until SIGTERM, reported, then let go" {
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	"$EBPROF" mem -q -o "$T/out.json" -- \
+		sh -c "'$FIX/memfixture' --linger 60 > '$T/fx.log' 2>&1 & echo \$! > '$T/fx.pid'" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/fx.log" 'done' 30
+	fx=$(cat "$T/fx.pid")
+	BG_PIDS+=("$fx")
+	# the shell is gone; ebprof goes on with its child until told to stop
+	kill -0 "$eb"
+	kill -TERM "$eb"
+	wait "$eb"
+	# the child was reported while it ran, and runs on untraced
+	kill -0 "$fx"
+	jqe ".processes[] | select(.pid == $fx) | .comm == \"memfixture\"" "$T/out.json"
+	fixture_sites "$T/out.json" "$T/truth.json" > "$T/got.json"
+	truth_sites "$T/truth.json" > "$T/want.json"
+	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
+	grep -q TracerPid:.0 "/proc/$fx/status"
+	assert_no_probes
+}
