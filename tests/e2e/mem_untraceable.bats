@@ -61,3 +61,34 @@ GO
 	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
 	assert_no_probes
 }
+
+@test "go build with cgo: Go's own processes warned about, the C compilers it runs traced" {
+	[ -x "$GO" ] || skip "golang-1.19-go not installed (scripts/install-deps.sh installs it)"
+	command -v gcc >/dev/null || skip "no gcc"
+	mkdir -p "$T/cgo"
+	cat > "$T/cgo/main.go" <<'GO'
+package main
+
+/*
+#include <stdlib.h>
+static void *grab(void) { return malloc(1234); }
+*/
+import "C"
+import "fmt"
+
+func main() { fmt.Println(C.grab() != nil) }
+GO
+	# go runs its tools and gcc from any of its threads, through clone(CLONE_VFORK)
+	cd "$T/cgo"
+	run env GOCACHE="$T/gocache" GOPATH="$T/gopath" HOME="$T" \
+		"$EBPROF" mem -q -o "$T/out.json" -- "$GO" build -o "$T/cgo/hello" main.go
+	[ "$status" -eq 0 ]
+	[ "$("$T/cgo/hello")" = "true" ]
+	# the go command links libc (it is traced through it); its tools are static Go programs
+	[[ "$output" == *"(compile) cannot be traced: it is a Go program"* ]]
+	jqe '[.processes[] | select(.comm == "cc1")] | length >= 2' "$T/out.json"
+	jqe '[.processes[] | select(.comm == "ld")] | length >= 1' "$T/out.json"
+	jqe 'all(.processes[]; .alloc_count > 0 and .ppid > 0)' "$T/out.json"
+	jqe '[.processes[].comm] | all(. != "compile" and . != "link" and . != "asm")' "$T/out.json"
+	assert_no_probes
+}
