@@ -17,6 +17,8 @@ PKGS=(
 	# real programs the e2e tests profile, and the real consumers that check our outputs:
 	# Go's pprof, flamegraph.pl (folded stacks), xmllint (SVG)
 	sqlite3 golang-1.19-go libdevel-nytprof-perl libxml2-utils
+	# process trees: a server with a master and a worker that changes user, and its load
+	nginx curl
 	# the leak tests: valgrind's memcheck is the reference, git one of the real programs
 	valgrind git
 	# other allocators (tests/e2e/mem_alloc.bats, preloaded) and redis-server, which links

@@ -20,6 +20,10 @@ const volatile __u64 max_size = ~0ULL;
 /* temporaries: 0 = heaptrack's rule (freed before the thread's next allocation), else freed
  * within this many ns of being allocated */
 const volatile __u64 temp_ns = 0;
+/* -a: the links have no pid filter; every process but ebprof itself gets a procs entry at its
+ * first call, instead of only those userspace created */
+const volatile bool trace_all = false;
+const volatile __u32 self_tgid = 0;
 
 struct mem_tstate {
 	__u32 depth;		/* traced calls in progress on this thread */
@@ -94,6 +98,7 @@ struct {
 } drops SEC(".maps");
 
 static const struct mem_site_val zero_site;
+static const struct mem_proc zero_proc;
 
 static __always_inline void drop(__u32 reason)
 {
@@ -358,6 +363,20 @@ static __always_inline int free_enter(struct pt_regs *ctx, __u32 pid, struct mem
 	return 0;
 }
 
+/* The process's entry; with trace_all, created at its first call. */
+static __always_inline struct mem_proc *proc_of(__u32 pid)
+{
+	struct mem_proc *p = bpf_map_lookup_elem(&procs, &pid);
+
+	if (p || !trace_all || pid == self_tgid)
+		return p;
+	bpf_map_update_elem(&procs, &pid, &zero_proc, BPF_NOEXIST);
+	p = bpf_map_lookup_elem(&procs, &pid);
+	if (!p)
+		drop(MEM_DROP_PROCS_FULL);
+	return p;
+}
+
 SEC("uprobe")
 int mem_enter(struct pt_regs *ctx)
 {
@@ -370,7 +389,7 @@ int mem_enter(struct pt_regs *ctx)
 
 	/* the verifier must see the bound on the very register that indexes calls[] */
 	asm volatile("" : "+r"(fn));
-	p = bpf_map_lookup_elem(&procs, &pid);
+	p = proc_of(pid);
 	if (!p || fn >= MEM_FN__COUNT)
 		return 0;
 

@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -45,6 +48,8 @@ struct mem_opts {
 	struct output_opts out;
 	struct mem_collector_opts col;
 	bool quiet;
+	bool follow;		/* -p: also trace the processes they create */
+	bool all;		/* -a: every process using the C libraries found */
 	bool leaks;		/* reachability scans at exit and at the end */
 	unsigned heuristics;	/* memcheck's leak heuristics (bit set) */
 	const char *suppressions;
@@ -54,7 +59,9 @@ struct mem_opts {
 
 struct tgt {
 	pid_t pid;
+	pid_t ppid;
 	bool traced;		/* ptrace-seized: exits stop */
+	bool await_exec;	/* shares its parent's memory (vfork): traced from its exec on */
 	bool done;		/* finalized */
 	bool gone;		/* exited, reaped or not ours to reap */
 	int pidfd;		/* for attached processes we could not seize, else -1 */
@@ -67,8 +74,10 @@ struct run {
 	struct mem_collector *col;
 	struct symbolizer *sym;
 	struct profile *prof;
-	struct tgt t[MAX_PIDS];
-	int nt;
+	struct tgt **t;		/* every process seen; stable pointers (the array grows) */
+	int nt, capt;
+	pid_t *thr;		/* threads of followed processes (traced: they may fork) */
+	int nthr, capthr;
 	pid_t child;		/* launched command, or 0 */
 	int child_status;
 	bool child_reaped;
@@ -83,7 +92,8 @@ struct run {
 
 static const char mem_usage[] =
 	"Usage: ebprof mem [OPTIONS] -- CMD [ARGS...]\n"
-	"       ebprof mem [OPTIONS] -p PID[,PID...]\n"
+	"       ebprof mem [OPTIONS] -p PID[,PID...] [--follow]\n"
+	"       ebprof mem [OPTIONS] -a\n"
 	"\n"
 	"Trace every call of the malloc family (malloc, calloc, realloc, reallocarray, free,\n"
 	"aligned_alloc, memalign, posix_memalign, valloc, pvalloc), of C++'s operator new,\n"
@@ -94,9 +104,20 @@ static const char mem_usage[] =
 	"\n"
 	"Targets:\n"
 	"  -- CMD [ARGS...]       launch CMD (PATH lookup), trace it from its first allocation,\n"
-	"                         report when it exits; ebprof exits with its status\n"
+	"                         report when it exits; ebprof exits with its status. Every\n"
+	"                         process it creates (fork, vfork, clone) and every program they\n"
+	"                         exec is traced too, from its start, and reported on its own\n"
+	"                         (pid, parent, namespace pid, command line) with a total; a\n"
+	"                         forked child counts from zero (its copy of the parent's heap\n"
+	"                         is the parent's); a program that cannot be traced (static Go,\n"
+	"                         stripped static binaries) gets a warning with the reason\n"
 	"  -p, --pid PID[,PID]    attach to running processes (repeatable); stop on -d, Ctrl-C,\n"
 	"                         SIGTERM, or when every target has exited\n"
+	"      --follow           with -p: also trace the processes they create, as above\n"
+	"  -a, --all-processes    every process that uses the machine's C libraries, and every\n"
+	"                         one started until ebprof stops (-d, Ctrl-C, SIGTERM): each of\n"
+	"                         their malloc-family calls pays a uprobe trap (1-3 us), machine-\n"
+	"                         wide; no --leaks\n"
 	"  -d, --duration SECS    stop after SECS seconds (with a command: stop tracing, report,\n"
 	"                         and let it run on)\n"
 	"\n"
@@ -165,6 +186,9 @@ static const char mem_usage[] =
 	"  sudo ebprof mem -- ./myprog arg1 arg2\n"
 	"  sudo ebprof mem -p 4242 -d 30\n"
 	"  sudo ebprof mem -p 4242,4243 -o out.txt -o out.json -o out.pb.gz\n"
+	"  sudo ebprof mem -o build.json -- make -j2        # every compiler process\n"
+	"  sudo ebprof mem -p 4242 --follow -d 60           # a server and its workers\n"
+	"  sudo ebprof mem -a -d 10 -o all.txt              # the whole machine, briefly\n"
 	"  sudo ebprof mem --sort count --top 20 -- sqlite3 db.sqlite 'select ...'\n"
 	"  sudo ebprof mem -p 4242 -d 5m --min-age 1m -o leaks.txt -o leaks.json\n"
 	"  sudo ebprof mem --leaks --suppressions known.supp --fail-on-leak -- ./tests\n"
@@ -186,6 +210,9 @@ static int usage_err(const struct log_ctx *lc, const char *fmt, const char *arg)
 	fprintf(stderr, "\nTry 'ebprof mem --help'.\n");
 	return 2;
 }
+
+static void on_child_event(struct run *r, pid_t pid, int status);
+static void progress_clear(struct run *r);
 
 static int parse_pids(const struct log_ctx *lc, struct mem_opts *o, char *arg)
 {
@@ -247,7 +274,8 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 {
 	enum { OPT_TOP = 256, OPT_SORT, OPT_MIN, OPT_MAX, OPT_MAXLIVE, OPT_MAXSTACKS,
 	       OPT_MAXPROCS, OPT_VALUE, OPT_INVERTED, OPT_LEAKS, OPT_HEUR, OPT_SUPP, OPT_FAIL,
-	       OPT_MINAGE, OPT_TEMP, OPT_ALLOCATOR, OPT_LIB, OPT_PREFIX };
+	       OPT_MINAGE, OPT_TEMP, OPT_ALLOCATOR, OPT_LIB, OPT_PREFIX, OPT_FOLLOW };
+	bool all_given = false;
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -271,6 +299,8 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 		{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
 		{ "lib", required_argument, NULL, OPT_LIB },
 		{ "symbol-prefix", required_argument, NULL, OPT_PREFIX },
+		{ "follow", no_argument, NULL, OPT_FOLLOW },
+		{ "all-processes", no_argument, NULL, 'a' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -280,7 +310,7 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 	int c, err;
 
 	/* '+': stop at the first non-option, so the command's own options stay its own */
-	while ((c = getopt_long(argc, argv, "+p:d:o:vqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:d:o:avqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			err = parse_pids(lc, o, optarg);
@@ -343,6 +373,13 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 				return usage_err(lc, "invalid --symbol-prefix '%s' (a symbol prefix "
 						     "such as je_)", optarg);
 			o->probes.prefix = optarg;
+			break;
+		case OPT_FOLLOW:
+			o->follow = true;
+			break;
+		case 'a':
+			o->all = all_given = true;
+			o->col.trace_all = true;
 			break;
 		case OPT_INVERTED:
 			o->out.inverted = true;
@@ -411,10 +448,19 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 	}
 	if (optind < argc)
 		o->argv = argv + optind;
-	if (!o->argv && !o->npids)
-		return usage_err(lc, "%s", "nothing to trace: give -p PID or -- CMD [ARGS...]");
+	if (all_given && (o->argv || o->npids))
+		return usage_err(lc, "%s", "-a traces every process already: give no -p PID or "
+				 "command with it");
+	if (all_given && o->leaks)
+		return usage_err(lc, "%s", "-a cannot be combined with --leaks: a leak scan stops a "
+				 "process under ptrace, and -a traces processes without it");
+	if (!o->argv && !o->npids && !all_given)
+		return usage_err(lc, "%s", "nothing to trace: give -p PID, -a or -- CMD [ARGS...]");
 	if (o->argv && o->npids)
 		return usage_err(lc, "%s", "give either -p PID or a command, not both");
+	if (o->follow && !o->npids)
+		return usage_err(lc, "%s", "--follow is for -p PID (a launched command's children "
+				 "are always followed)");
 	if (o->out.value_type && is_leak_type(o->out.value_type) && !o->leaks)
 		return usage_err(lc, "--value %s needs --leaks (the classes come from its scan)",
 				 o->out.value_type);
@@ -444,10 +490,33 @@ static int64_t wall_ns(void)
 
 static struct tgt *tgt_of(struct run *r, pid_t pid)
 {
-	for (int i = 0; i < r->nt; i++)
-		if (r->t[i].pid == pid)
-			return &r->t[i];
+	/* newest first: a recycled PID is its latest process */
+	for (int i = r->nt - 1; i >= 0; i--)
+		if (r->t[i]->pid == pid)
+			return r->t[i];
 	return NULL;
+}
+
+static struct tgt *tgt_add(struct run *r, pid_t pid)
+{
+	struct tgt *t;
+
+	if (r->nt == r->capt) {
+		int cap = r->capt ? r->capt * 2 : 16;
+		struct tgt **nt = realloc(r->t, cap * sizeof(*nt));
+
+		if (!nt)
+			return NULL;
+		r->t = nt;
+		r->capt = cap;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->pid = pid;
+	t->pidfd = -1;
+	r->t[r->nt++] = t;
+	return t;
 }
 
 static void finalize_image(struct run *r, struct tgt *t, bool exec)
@@ -467,36 +536,148 @@ static void finalize(struct run *r, struct tgt *t)
 
 static bool all_done(struct run *r)
 {
+	if (r->o->all)
+		return false;	/* until -d, Ctrl-C or SIGTERM */
 	for (int i = 0; i < r->nt; i++)
-		if (!r->t[i].gone)
+		if (!r->t[i]->gone)
 			return false;
 	return true;
 }
 
-/* A new program image in a traced process: report the old one, trace the new one. */
+/* A process whose allocator cannot be probed: say why, note it in the report, let it run. */
+static void untraceable(struct run *r, struct tgt *t)
+{
+	char comm[32];
+	const char *why = target__why_untraceable(t->pid);
+
+	target__comm(t->pid, comm, sizeof(comm));
+	progress_clear(r);
+	pr_warn(r->lc, "PID %d (%s) cannot be traced: %s; it runs untraced", t->pid, comm, why);
+	profile__add_note(r->prof, "PID %d (%s) was not traced: %s", t->pid, comm, why);
+	t->done = true;
+}
+
+/* A new program image in a traced process: report the old one, trace the new one. The probes
+ * stay when the new program maps the same allocator file (mem_collector__attach). */
 static void on_exec(struct run *r, struct tgt *t)
 {
 	struct alloc_lib lib;
 	int status = 0, err;
 
 	finalize_image(r, t, true);
-	mem_collector__detach_pid(r->col, t->pid);
+	t->await_exec = false;
 	err = target__run_to_allocator(r->lc, t->pid, &lib, &status);
 	if (err == -ESRCH) {
 		t->gone = true;
 		t->status = status;
+		mem_collector__retire(r->col, t->pid);
 		return;
 	}
 	if (err) {
-		pr_warn(r->lc, "PID %d: no malloc found after exec; not tracing it further", t->pid);
+		mem_collector__retire(r->col, t->pid);
+		untraceable(r, t);
 		return;
 	}
 	if (mem_collector__attach(r->col, t->pid, &lib) == 0)
 		t->done = false;
 }
 
-static void on_child_event(struct run *r, pid_t pid, int status);
-static void progress_clear(struct run *r);
+/* A thread we trace (a followed process's, so that its forks are followed too), or -1. */
+static int thread_of(struct run *r, pid_t tid)
+{
+	for (int i = 0; i < r->nthr; i++)
+		if (r->thr[i] == tid)
+			return i;
+	return -1;
+}
+
+static void thread_add(struct run *r, pid_t tid)
+{
+	if (r->nthr == r->capthr) {
+		int cap = r->capthr ? r->capthr * 2 : 16;
+		pid_t *n = realloc(r->thr, cap * sizeof(*n));
+
+		if (!n) {
+			ptrace(PTRACE_DETACH, tid, 0, 0);	/* its forks go unfollowed */
+			return;
+		}
+		r->thr = n;
+		r->capthr = cap;
+	}
+	r->thr[r->nthr++] = tid;
+	target__resume(tid, TARGET_STOP_OTHER, 0);
+}
+
+/* A stop or the end of one of those threads: it is let run as its stop requires. */
+static void on_thread_event(struct run *r, int i, int status)
+{
+	int sig;
+	enum target_stop how = target__classify(status, &sig);
+
+	if (how == TARGET_GONE) {
+		r->thr[i] = r->thr[--r->nthr];
+		return;
+	}
+	target__resume(r->thr[i], how, sig);
+}
+
+/* Do two processes share one address space (vfork, clone(CLONE_VM))? */
+static bool same_mm(pid_t a, pid_t b)
+{
+	return a > 0 && syscall(SYS_kcmp, a, b, 1 /* KCMP_VM */, 0, 0) == 0;
+}
+
+/*
+ * A task we did not know stopped: a process or thread created by a traced one, stopped before
+ * it ran its first instruction (its parent's fork event may come before or after this). Threads
+ * stay traced, only so that the processes they create are followed (their process has its
+ * probes already). A new process gets its probes now, before it
+ * runs: it starts from nothing (its copy of the parent's heap is the parent's; frees of those
+ * blocks count as unknown frees). One that shares its parent's memory (vfork) is traced from
+ * its exec: a link of its own would see its parent's address space too.
+ */
+static void on_new_task(struct run *r, pid_t pid, int status)
+{
+	pid_t tgid, ppid, nspid;
+	struct alloc_lib lib;
+	struct tgt *t;
+
+	if (!WIFSTOPPED(status))
+		return;
+	if (target__ids(pid, &tgid, &ppid, &nspid)) {
+		ptrace(PTRACE_DETACH, pid, 0, 0);
+		return;
+	}
+	if (tgid != pid) {
+		thread_add(r, pid);
+		return;
+	}
+	if (tgt_of(r, pid))
+		/* the report keys processes by PID: say so rather than pass two off as one */
+		profile__add_note(r->prof, "PID %d was used by two processes during the run (the "
+				  "kernel recycled it); their numbers are reported together", pid);
+	t = tgt_add(r, pid);
+	if (!t) {
+		pr_warn(r->lc, "PID %d: out of memory; not tracing it", pid);
+		ptrace(PTRACE_DETACH, pid, 0, 0);
+		return;
+	}
+	t->traced = true;
+	t->ppid = ppid;
+	t->done = true;		/* until it is attached */
+	if (same_mm(ppid, pid)) {
+		t->await_exec = true;
+		pr_debug(r->lc, "PID %d: shares PID %d's memory; traced from its exec", pid, ppid);
+	} else if (probes__find_allocator(pid, &lib) == 0) {
+		if (mem_collector__attach(r->col, pid, &lib) == 0)
+			t->done = false;
+	} else {
+		pr_debug(r->lc, "PID %d: its parent's image maps no allocator; traced from its exec",
+			 pid);
+	}
+	target__resume(pid, TARGET_STOP_OTHER, 0);
+}
+
 
 /* One line on stderr per on-demand scan: what it found, and what it cost the process. */
 static void scan_line(struct run *r, pid_t pid, const struct prof_scan *ps)
@@ -537,16 +718,32 @@ static void scan(struct run *r, struct tgt *t, bool at_exit)
 static void on_child_event(struct run *r, pid_t pid, int status)
 {
 	struct tgt *t = tgt_of(r, pid);
+	int th = thread_of(r, pid);
 	enum target_stop how;
 	int sig;
 
-	if (!t)
+	if (th >= 0) {
+		pid_t tgid, ppid, nspid;
+
+		/* a stale entry (a thread that vanished in an exec) whose TID is a new process */
+		if (WIFSTOPPED(status) && target__ids(pid, &tgid, &ppid, &nspid) == 0 &&
+		    tgid == pid) {
+			r->thr[th] = r->thr[--r->nthr];
+		} else {
+			on_thread_event(r, th, status);
+			return;
+		}
+	}
+	if (!t || (t->gone && WIFSTOPPED(status))) {
+		on_new_task(r, pid, status);
 		return;
+	}
 	how = target__classify(status, &sig);
 	switch (how) {
 	case TARGET_GONE:
 		if (!t->done)
 			finalize(r, t);	/* killed without an exit stop: from the attach snapshot */
+		mem_collector__retire(r->col, pid);
 		t->gone = true;
 		t->status = status;
 		if (pid == r->child) {
@@ -558,6 +755,8 @@ static void on_child_event(struct run *r, pid_t pid, int status)
 		if (r->o->leaks && !t->done)
 			scan(r, t, true);
 		finalize(r, t);
+		/* its links close on a worker thread: the run loop never waits for that */
+		mem_collector__retire(r->col, pid);
 		break;
 	case TARGET_STOP_EXEC:
 		on_exec(r, t);
@@ -585,6 +784,12 @@ static void on_signal(struct run *r, const struct signalfd_siginfo *si)
 		return;
 	}
 	r->nsignals++;
+	if (r->child && r->child_reaped) {
+		/* the command is gone; what it left running (a daemon, children) is traced until
+		 * a signal says stop */
+		r->stop = true;
+		return;
+	}
 	if (r->child && si->ssi_code == SI_USER && si->ssi_pid != (uint32_t)r->child &&
 	    r->nsignals == 1) {
 		/* sent to ebprof alone (kill, a supervisor): the command gets it too, and the
@@ -601,7 +806,7 @@ static int setup_attach(struct run *r)
 {
 	for (int i = 0; i < r->o->npids; i++) {
 		pid_t pid = r->o->pids[i];
-		struct tgt *t = &r->t[r->nt];
+		struct tgt *t;
 		struct alloc_lib lib;
 		int err;
 
@@ -625,19 +830,20 @@ static int setup_attach(struct run *r)
 				      "mappings (%s)", pid, strerror(-err));
 			return err;
 		}
-		memset(t, 0, sizeof(*t));
-		t->pid = pid;
-		t->pidfd = -1;
+		t = tgt_add(r, pid);
+		if (!t) {
+			pr_err(r->lc, "out of memory");
+			return -ENOMEM;
+		}
 		/* hold it at exit if we can; a process already under a debugger still works,
 		 * symbolized from the mappings read now */
-		if (target__seize(pid) == 0) {
+		if (target__seize(pid, r->o->follow) == 0) {
 			t->traced = true;
 		} else {
 			pr_info(r->lc, "PID %d: cannot ptrace it (%s); its exit will not be held",
 				pid, strerror(errno));
 			t->pidfd = syscall(SYS_pidfd_open, pid, 0);
 		}
-		r->nt++;
 		err = mem_collector__attach(r->col, pid, &lib);
 		if (err)
 			return err;
@@ -645,9 +851,68 @@ static int setup_attach(struct run *r)
 	return 0;
 }
 
+/*
+ * -a: one pair of links without a pid filter on every distinct C library (by inode: containers
+ * bring their own) that a process maps now. Processes are reported as they call it.
+ */
+static int setup_all(struct run *r)
+{
+	struct { dev_t dev; ino_t ino; } seen[64];
+	int nseen = 0, nproc = 0;
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+
+	if (!d) {
+		pr_err(r->lc, "cannot list processes in /proc: %s", strerror(errno));
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		pid_t pid = atoi(de->d_name);
+		struct alloc_lib lib;
+		struct stat st;
+		int i;
+
+		if (pid <= 0 || pid == getpid() || probes__find_allocator(pid, &lib) ||
+		    strcmp(lib.kind, "glibc") || stat(lib.open_path, &st))
+			continue;
+		/* the C library alone: whether libstdc++ is probed must not depend on which
+		 * process is met first (its operators' inner malloc and free are counted) */
+		for (uint32_t o = 0; o < lib.nobjs; o++)
+			if (!strcmp(lib.objs[o].path, lib.path)) {
+				if (o)
+					lib.objs[0] = lib.objs[o];
+				lib.nprobes = lib.objs[0].nprobes;
+				lib.nobjs = 1;
+				break;
+			}
+		nproc++;
+		for (i = 0; i < nseen; i++)
+			if (seen[i].dev == st.st_dev && seen[i].ino == st.st_ino)
+				break;
+		if (i < nseen || nseen == (int)(sizeof(seen) / sizeof(seen[0])))
+			continue;
+		if (mem_collector__attach_all(r->col, &lib)) {
+			closedir(d);
+			return -EINVAL;
+		}
+		seen[nseen].dev = st.st_dev;
+		seen[nseen++].ino = st.st_ino;
+	}
+	closedir(d);
+	if (!nseen) {
+		pr_err(r->lc, "-a: no process maps a C library ebprof can probe");
+		return -ENOENT;
+	}
+	pr_warn(r->lc, "-a: tracing every process that uses %s%d C librar%s (%d processes now, "
+		"and every one started until ebprof stops): each of their malloc-family calls pays "
+		"a uprobe trap, about 1-3 us, on the whole machine", nseen == 1 ? "the " : "", nseen,
+		nseen == 1 ? "y" : "ies", nproc);
+	return 0;
+}
+
 static int setup_launch(struct run *r)
 {
-	struct tgt *t = &r->t[0];
+	struct tgt *t;
 	struct alloc_lib lib;
 	int status = 0, err;
 	pid_t pid;
@@ -656,11 +921,13 @@ static int setup_launch(struct run *r)
 	if (err)
 		return err;
 	r->child = pid;
-	memset(t, 0, sizeof(*t));
-	t->pid = pid;
+	t = tgt_add(r, pid);
+	if (!t) {
+		kill(pid, SIGKILL);
+		return -ENOMEM;
+	}
 	t->traced = true;
-	t->pidfd = -1;
-	r->nt = 1;
+	t->ppid = getpid();
 	err = target__run_to_allocator(r->lc, pid, &lib, &status);
 	if (err == -ESRCH) {
 		t->gone = t->done = true;
@@ -674,9 +941,8 @@ static int setup_launch(struct run *r)
 		return err;
 	}
 	if (err) {
-		pr_warn(r->lc, "'%s' (PID %d) maps no malloc implementation ebprof knows; running it "
-			       "untraced", r->o->argv[0], pid);
-		t->done = true;
+		untraceable(r, t);
+		/* it may have stopped at its exit while we looked for an allocator */
 		return target__resume(pid, TARGET_STOP_OTHER, 0);
 	}
 	err = mem_collector__attach(r->col, pid, &lib);
@@ -715,10 +981,16 @@ static void on_tick(struct run *r)
 {
 	struct mem_totals tot;
 
+	/* -a: new callers join the report while their mappings can still be read */
+	if (r->o->all)
+		mem_collector__adopt_new(r->col);
 	mem_collector__sample(r->col, r->prof, mono_ns() - r->start_mono, &tot);
 	mem_collector__snapshot(r->col, mono_ns());
 	if (++r->ticks % (1000 / TICK_MS))
 		return;
+	/* -a: ended ones are reported and forgotten */
+	if (r->o->all)
+		mem_collector__finalize_gone(r->col, r->prof, r->sym, mono_ns());
 	mem_collector__refresh(r->col);
 	progress(r, &tot);
 }
@@ -734,11 +1006,11 @@ static int loop(struct run *r, int sfd, int tfd, int ifd)
 		pfd[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = tfd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = ifd, .events = POLLIN };
-		for (int i = 0; i < r->nt; i++) {
-			if (r->t[i].pidfd < 0 || r->t[i].gone)
+		for (int i = 0; i < r->nt && n < 3 + MAX_PIDS; i++) {
+			if (r->t[i]->pidfd < 0 || r->t[i]->gone)
 				continue;
 			map[n - 3] = i;
-			pfd[n++] = (struct pollfd){ .fd = r->t[i].pidfd, .events = POLLIN };
+			pfd[n++] = (struct pollfd){ .fd = r->t[i]->pidfd, .events = POLLIN };
 		}
 		ready = poll(pfd, n, -1);
 		if (ready < 0) {
@@ -761,10 +1033,10 @@ static int loop(struct run *r, int sfd, int tfd, int ifd)
 		if (r->scan_now) {
 			r->scan_now = false;
 			for (int i = 0; i < r->nt; i++)
-				scan(r, &r->t[i], false);
+				scan(r, r->t[i], false);
 		}
 		for (int k = 3; k < n; k++) {
-			struct tgt *t = &r->t[map[k - 3]];
+			struct tgt *t = r->t[map[k - 3]];
 
 			if (!(pfd[k].revents & (POLLIN | POLLHUP)))
 				continue;
@@ -894,7 +1166,7 @@ int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 	r.start_mono = start_mono = mono_ns();
 	mem_collector__set_start(r.col, start_mono);
 	start_wall = wall_ns();
-	err = o.argv ? setup_launch(&r) : setup_attach(&r);
+	err = o.argv ? setup_launch(&r) : o.all ? setup_all(&r) : setup_attach(&r);
 	if (err) {
 		if (o.argv && err != -ENOENT && err != -EACCES)
 			rc = 1;
@@ -925,9 +1197,13 @@ int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 
 	/* everything still running is read out now, while its mappings are live */
 	for (int i = 0; o.leaks && i < r.nt; i++)
-		scan(&r, &r.t[i], false);
+		scan(&r, r.t[i], false);
 	for (int i = 0; i < r.nt; i++)
-		finalize(&r, &r.t[i]);
+		finalize(&r, r.t[i]);
+	if (o.all) {
+		mem_collector__adopt_new(r.col);
+		mem_collector__finalize_all(r.col, r.prof, r.sym, mono_ns());
+	}
 	mem_collector__drops(r.col, r.prof);
 	if (supp && profile__suppress(r.prof, supp))
 		profile__add_note(r.prof, "leaks at sites matching %s are counted as suppressed",
@@ -946,11 +1222,16 @@ out:
 	/* no probe left behind, no process left stopped */
 	mem_collector__detach(r.col);
 	for (int i = 0; i < r.nt; i++) {
-		if (r.t[i].traced && !r.t[i].gone)
-			target__detach(r.t[i].pid);
-		if (r.t[i].pidfd >= 0)
-			close(r.t[i].pidfd);
+		if (r.t[i]->traced && !r.t[i]->gone)
+			target__detach(r.t[i]->pid);
+		if (r.t[i]->pidfd >= 0)
+			close(r.t[i]->pidfd);
+		free(r.t[i]);
 	}
+	free(r.t);
+	for (int i = 0; i < r.nthr; i++)
+		target__detach(r.thr[i]);
+	free(r.thr);
 	if (r.child && !r.child_reaped) {
 		/* launch mode stopped early (-d or a second signal): the command runs on and
 		 * ebprof, like the command, ends when it does */

@@ -10,8 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <signal.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <sys/stat.h>
+#include "core/closer.h"
 #include "core/heapscan.h"
 #include "core/mem_collect.h"
 #include "core/snapshots.h"
@@ -22,6 +26,7 @@
 #define BPF_TRACE_UPROBE_MULTI_TYPE 48
 #define BATCH 1024
 #define SNAP_INTERVAL_NS 1000000000ull	/* first interval between snapshots of the sites */
+#define CLOSER_THREADS 8		/* concurrent link closes: their grace periods overlap */
 #define SNAP_BUDGET 20			/* a snapshot may cost 1/SNAP_BUDGET of its interval */
 
 struct traced {
@@ -29,10 +34,13 @@ struct traced {
 	bool finalized;
 	struct probe_links links;
 	struct alloc_lib lib;
+	dev_t lib_dev;		/* the probed file, to tell whether a new image maps the same */
+	ino_t lib_ino;
 	char *maps;		/* /proc/PID/maps at attach, for a process that vanished */
 	uint64_t fn_addr[MEM_FN__COUNT];	/* runtime address of each traced function */
 	char comm[32];
 	char cmdline[1024];
+	pid_t ppid, ns_pid;	/* ns_pid: in its own PID namespace */
 	struct scan_site *scan;	/* last reachability scan, by site (fn, stack) */
 	uint32_t nscan;
 	struct prof_scan scan_info;
@@ -56,6 +64,9 @@ struct mem_collector {
 	uint64_t start_ns;	/* CLOCK_MONOTONIC when tracing began */
 	uint64_t snap_interval;	/* ns between snapshots of the sites */
 	uint64_t snap_due;	/* CLOCK_MONOTONIC of the next one */
+	struct fd_closer *closer;	/* links of finished processes close off the run loop */
+	struct probe_links *sys;	/* -a: links without a pid filter, one pair per library */
+	uint32_t nsys;
 };
 
 static const char *const drop_names[MEM_DROP__COUNT] = {
@@ -116,6 +127,7 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	c->lc = o->lc;
 	c->opts = *o;
 	c->snap_interval = SNAP_INTERVAL_NS;
+	c->closer = fd_closer__new(CLOSER_THREADS);	/* NULL: links close synchronously */
 	libbpf_verbose = o->lc && o->lc->verbose >= 2;
 	libbpf_set_print(libbpf_print);
 
@@ -128,6 +140,8 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	c->skel->rodata->min_size = o->min_size;
 	c->skel->rodata->max_size = o->max_size;
 	c->skel->rodata->temp_ns = o->temp_ns;
+	c->skel->rodata->trace_all = o->trace_all;
+	c->skel->rodata->self_tgid = getpid();
 	bpf_map__set_max_entries(c->skel->maps.live, o->max_live);
 	bpf_map__set_max_entries(c->skel->maps.sites, o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
@@ -237,10 +251,128 @@ void mem_collector__refresh(struct mem_collector *c)
 			refresh_maps(&c->t[i]);
 }
 
+/* A finalized image of t's process whose links probe the same file at the same offsets. */
+static struct traced *reusable_links(struct mem_collector *c, const struct traced *t)
+{
+	for (uint32_t i = 0; i < c->nt; i++) {
+		struct traced *o = &c->t[i];
+
+		if (o->pid != t->pid || !o->finalized || !o->links.n ||
+		    o->links.n != t->lib.nobjs || !o->lib_ino || o->lib_ino != t->lib_ino ||
+		    o->lib_dev != t->lib_dev || o->lib.nobjs != t->lib.nobjs ||
+		    o->lib.nprobes != t->lib.nprobes ||
+		    /* every object's path and probe points (add_object zeroes what it leaves) */
+		    memcmp(o->lib.objs, t->lib.objs, t->lib.nobjs * sizeof(t->lib.objs[0])))
+			continue;
+		return o;
+	}
+	return NULL;
+}
+
+static void close_links(struct mem_collector *c, struct probe_links *l)
+{
+	for (uint32_t i = 0; i < l->n && i < ALLOC_MAX_OBJS; i++) {
+		fd_closer__close(c->closer, l->entry_fd[i]);
+		fd_closer__close(c->closer, l->exit_fd[i]);
+		l->entry_fd[i] = l->exit_fd[i] = -1;
+	}
+	l->n = 0;
+}
+
+static void finalize_one(struct mem_collector *c, struct traced *t, struct profile *prof,
+			 struct symbolizer *sym, uint64_t now_ns, bool exec);
+
+int mem_collector__attach_all(struct mem_collector *c, const struct alloc_lib *lib)
+{
+	struct probe_links *nl = realloc(c->sys, (c->nsys + 1) * sizeof(*nl));
+	int err;
+
+	if (!nl)
+		return -ENOMEM;
+	c->sys = nl;
+	err = probes__attach(bpf_program__fd(c->skel->progs.mem_enter),
+			     bpf_program__fd(c->skel->progs.mem_exit), 0, lib, &c->sys[c->nsys]);
+	if (err) {
+		pr_err(c->lc, "cannot attach uprobes to %s: %s", lib->path, strerror(-err));
+		return err;
+	}
+	c->nsys++;
+	pr_info(c->lc, "every process: tracing %s allocator in %s (%u entry points)", lib->kind,
+		lib->path, lib->nprobes);
+	return 0;
+}
+
+static int adopt(struct mem_collector *c, pid_t pid)
+{
+	struct traced *t;
+	pid_t tgid;
+
+	if (c->nt == c->capt) {
+		uint32_t cap = c->capt ? c->capt * 2 : 8;
+		struct traced *nt = realloc(c->t, cap * sizeof(*nt));
+
+		if (!nt)
+			return -ENOMEM;
+		c->t = nt;
+		c->capt = cap;
+	}
+	t = &c->t[c->nt];
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->links.n = 0;		/* the system-wide links serve it */
+	if (probes__find_allocator(pid, &t->lib)) {
+		/* gone already, or its library no longer mapped: addresses stay unnamed */
+		memset(&t->lib, 0, sizeof(t->lib));
+		t->lib.kind = "unknown";
+	}
+	refresh_maps(t);
+	find_fn_addrs(t);
+	t->snap = snapshots__new((int64_t)(mono_now() - c->start_ns));
+	target__comm(pid, t->comm, sizeof(t->comm));
+	target__cmdline(pid, t->cmdline, sizeof(t->cmdline));
+	target__ids(pid, &tgid, &t->ppid, &t->ns_pid);
+	c->nt++;
+	pr_debug(c->lc, "PID %d (%s): seen calling the allocator", pid, t->comm);
+	return 0;
+}
+
+int mem_collector__adopt_new(struct mem_collector *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.procs), n = 0;
+	__u32 key, next, *prev = NULL;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (!find(c, (pid_t)key) && adopt(c, (pid_t)key) == 0)
+			n++;
+	}
+	return n;
+}
+
+void mem_collector__finalize_gone(struct mem_collector *c, struct profile *prof,
+				  struct symbolizer *sym, uint64_t now_ns)
+{
+	for (uint32_t i = 0; i < c->nt; i++) {
+		struct traced *t = &c->t[i];
+
+		if (!t->finalized && !t->links.n && kill(t->pid, 0) && errno == ESRCH)
+			finalize_one(c, t, prof, sym, now_ns, false);
+	}
+}
+
+void mem_collector__retire(struct mem_collector *c, pid_t pid)
+{
+	for (uint32_t i = 0; i < c->nt; i++)
+		if (c->t[i].pid == pid)
+			close_links(c, &c->t[i].links);
+}
+
 int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc_lib *lib)
 {
 	struct mem_proc zero = {};
-	struct traced *t;
+	struct traced *t, *old;
+	struct stat st;
 	__u32 key = pid;
 	int err;
 
@@ -264,8 +396,23 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	t->lib = *lib;
-	err = probes__attach(bpf_program__fd(c->skel->progs.mem_enter),
-			     bpf_program__fd(c->skel->progs.mem_exit), pid, lib, &t->links);
+	if (stat(lib->open_path, &st) == 0) {
+		t->lib_dev = st.st_dev;
+		t->lib_ino = st.st_ino;
+	}
+	/* after an exec into a program with the same allocator file, the old links serve the
+	 * new image: they filter by process, not by address space, and the kernel puts their
+	 * breakpoints into every new mapping of that file */
+	old = reusable_links(c, t);
+	if (old) {
+		t->links = old->links;
+		old->links.n = 0;
+		err = 0;
+	} else {
+		mem_collector__retire(c, pid);
+		err = probes__attach(bpf_program__fd(c->skel->progs.mem_enter),
+				     bpf_program__fd(c->skel->progs.mem_exit), pid, lib, &t->links);
+	}
 	if (err) {
 		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.procs), &key);
 		pr_err(c->lc, "cannot attach uprobes to %s in PID %d: %s", lib->path, pid,
@@ -279,6 +426,11 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 	t->snap = snapshots__new((int64_t)(mono_now() - c->start_ns));
 	target__comm(pid, t->comm, sizeof(t->comm));
 	target__cmdline(pid, t->cmdline, sizeof(t->cmdline));
+	{
+		pid_t tgid;
+
+		target__ids(pid, &tgid, &t->ppid, &t->ns_pid);
+	}
 	c->nt++;
 	pr_info(c->lc, "PID %d (%s): tracing %s allocator in %s (%u entry points in %u object%s%s%s)",
 		pid, t->comm, lib->kind, lib->path, lib->nprobes, lib->nobjs,
@@ -775,6 +927,9 @@ static void add_process(struct profile *prof, struct traced *t, const struct mem
 #undef MAX_STAT
 	if (t->scan_info.done)
 		p->scan = t->scan_info;
+	if (t->ppid > 0)
+		p->ppid = t->ppid;
+	p->ns_pid = t->ns_pid > 0 && t->ns_pid != t->pid ? (uint32_t)t->ns_pid : 0;
 	set_allocator(prof, p, &t->lib);
 	{
 		char objs[PATH_MAX + 256] = "";
@@ -938,10 +1093,17 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 
 	/* a process held at exit still has its mappings; one already gone (a zombie has an
 	 * empty maps file) is symbolized from the last snapshot */
-	if (refresh_maps(t))
+	if (refresh_maps(t)) {
 		sp = symbolizer__load_pid(sym, t->pid);
-	else
+		/* names as they are at the end: a forked child has its parent's until it execs,
+		 * and servers retitle their workers */
+		if (!exec) {
+			target__comm(t->pid, t->comm, sizeof(t->comm));
+			target__cmdline(t->pid, t->cmdline, sizeof(t->cmdline));
+		}
+	} else {
 		sp = NULL;
+	}
 	find_fn_addrs(t);
 	if (!sp && t->maps)
 		sp = symbolizer__load_maps(sym, t->maps, NULL);
@@ -1248,8 +1410,13 @@ void mem_collector__detach(struct mem_collector *c)
 {
 	if (!c)
 		return;
+	/* concurrently: one grace period for all rather than one per link */
 	for (uint32_t i = 0; i < c->nt; i++)
-		probes__detach(&c->t[i].links);
+		close_links(c, &c->t[i].links);
+	for (uint32_t i = 0; i < c->nsys; i++)
+		close_links(c, &c->sys[i]);
+	fd_closer__free(c->closer);
+	c->closer = NULL;
 }
 
 void mem_collector__free(struct mem_collector *c)
@@ -1263,6 +1430,7 @@ void mem_collector__free(struct mem_collector *c)
 		snapshots__free(c->t[i].snap);
 	}
 	free(c->t);
+	free(c->sys);
 	mem_bpf__destroy(c->skel);
 	free(c);
 }

@@ -18,6 +18,7 @@ struct mem_collector_opts {
 	uint64_t min_size, max_size;
 	uint64_t min_age_ns;	/* outstanding blocks younger than this at the end are not listed */
 	uint64_t temp_ns;	/* temporaries: freed within this; 0: before the next allocation */
+	bool trace_all;		/* -a: every process calling a probed library, not only attached */
 };
 
 struct mem_collector;
@@ -87,7 +88,23 @@ int mem_collector__drops(struct mem_collector *c, struct profile *prof);
 
 /* Remove pid's probes (before re-attaching after an exec). */
 void mem_collector__detach_pid(struct mem_collector *c, pid_t pid);
-/* Remove every probe. */
+/*
+ * System-wide (opts.trace_all): probe lib for every process that maps it (no pid filter).
+ * Processes become known by calling it: mem_collector__adopt_new() picks them up (their
+ * mappings, names) and mem_collector__finalize_gone() reports those that have ended.
+ */
+int mem_collector__attach_all(struct mem_collector *c, const struct alloc_lib *lib);
+/* Start reporting every process the kernel has counted and we do not know yet. Returns how
+ * many were new. */
+int mem_collector__adopt_new(struct mem_collector *c);
+/* Finalize the adopted processes that have exited (symbolized from their last mappings). */
+void mem_collector__finalize_gone(struct mem_collector *c, struct profile *prof,
+				  struct symbolizer *sym, uint64_t now_ns);
+
+/* Queue pid's probes for closing on a worker thread (a process that ended: closing a link
+ * costs an RCU grace period, which the run loop must not wait for). */
+void mem_collector__retire(struct mem_collector *c, pid_t pid);
+/* Remove every probe (concurrently; returns when all are gone). */
 void mem_collector__detach(struct mem_collector *c);
 
 /* The mem sample types, in order: alloc_objects, alloc_space, inuse_objects, inuse_space;

@@ -14,8 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <elf.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -23,6 +26,9 @@
 #include "core/target.h"
 
 #define TRACE_OPTS (PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_TRACESYSGOOD)
+/* New processes start traced and stopped: probes go in before they run. clone() of a thread
+ * attaches it too (ptrace cannot tell them apart up front); the run loop lets threads go. */
+#define FOLLOW_OPTS (PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE)
 #define MAX_STARTUP_SYSCALLS 4000
 
 static int find_in_path(const char *cmd, char *out, size_t len)
@@ -103,7 +109,7 @@ int target__spawn(const struct log_ctx *lc, char *const argv[], pid_t *pidp)
 	}
 	close(go[0]);
 	close(errp[1]);
-	if (ptrace(PTRACE_SEIZE, pid, 0, TRACE_OPTS)) {
+	if (ptrace(PTRACE_SEIZE, pid, 0, TRACE_OPTS | FOLLOW_OPTS)) {
 		err = -errno;
 		pr_err(lc, "cannot trace the command (ptrace: %s)%s", strerror(errno),
 		       errno == EPERM ? "; is ptrace restricted (kernel.yama.ptrace_scope)?" : "");
@@ -144,20 +150,102 @@ int target__spawn(const struct log_ctx *lc, char *const argv[], pid_t *pidp)
 	return err;
 }
 
-int target__seize(pid_t pid)
+int target__seize(pid_t pid, bool follow)
 {
-	return ptrace(PTRACE_SEIZE, pid, 0, TRACE_OPTS) ? -errno : 0;
+	return ptrace(PTRACE_SEIZE, pid, 0, TRACE_OPTS | (follow ? FOLLOW_OPTS : 0)) ? -errno : 0;
+}
+
+/* Does the executable ask for a program interpreter (the dynamic loader)? 1 yes, 0 no (static:
+ * nothing will be mapped later), negative errno if it cannot be read. */
+static int has_interp(pid_t pid)
+{
+	char path[64];
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64) {
+		close(fd);
+		return -ENOEXEC;
+	}
+	for (int i = 0; i < eh.e_phnum; i++) {
+		if (pread(fd, &ph, sizeof(ph), eh.e_phoff + (off_t)i * eh.e_phentsize) != sizeof(ph))
+			break;
+		if (ph.p_type == PT_INTERP) {
+			rc = 1;
+			break;
+		}
+	}
+	close(fd);
+	return rc;
+}
+
+/* Is a section of this name in the ELF file? */
+static bool has_section(int fd, const Elf64_Ehdr *eh, const char *name)
+{
+	Elf64_Shdr sh, strsh;
+	char buf[64];
+	size_t len = strlen(name) + 1;
+
+	if (!eh->e_shoff || eh->e_shstrndx >= eh->e_shnum || len > sizeof(buf) ||
+	    pread(fd, &strsh, sizeof(strsh), eh->e_shoff + (off_t)eh->e_shstrndx * eh->e_shentsize)
+	    != sizeof(strsh))
+		return false;
+	for (int i = 0; i < eh->e_shnum; i++) {
+		if (pread(fd, &sh, sizeof(sh), eh->e_shoff + (off_t)i * eh->e_shentsize) != sizeof(sh))
+			return false;
+		if (sh.sh_name + len <= strsh.sh_size &&
+		    pread(fd, buf, len, strsh.sh_offset + sh.sh_name) == (ssize_t)len &&
+		    !memcmp(buf, name, len))
+			return true;
+	}
+	return false;
+}
+
+const char *target__why_untraceable(pid_t pid)
+{
+	char path[64];
+	Elf64_Ehdr eh;
+	int fd, interp = has_interp(pid);
+	const char *why;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64) {
+		if (fd >= 0)
+			close(fd);
+		return "its executable cannot be read as a 64-bit ELF file";
+	}
+	if (has_section(fd, &eh, ".go.buildinfo") || has_section(fd, &eh, ".note.go.buildid"))
+		why = "it is a Go program: Go's runtime allocates from its own heap, never through "
+		      "malloc";
+	else if (interp == 0 && !has_section(fd, &eh, ".symtab"))
+		why = "it is statically linked and stripped: its own malloc has no symbol to put a "
+		      "probe on";
+	else if (interp == 0)
+		why = "it is statically linked and defines no malloc and free ebprof knows";
+	else
+		why = "it maps no C library that serves malloc (an allocator ebprof does not know)";
+	close(fd);
+	return why;
 }
 
 int target__run_to_allocator(const struct log_ctx *lc, pid_t pid, struct alloc_lib *lib,
 			     int *status)
 {
 	struct __ptrace_syscall_info info;
+	bool exec_mmap = false;
 	int err, sig = 0;
 
-	/* a static executable has its allocator mapped already */
+	/* a static executable has its allocator mapped already, and will map no other */
 	err = probes__find_allocator(pid, lib);
-	if (err != -ENOENT)
+	if (err != -ENOENT || has_interp(pid) == 0)
 		return err;
 
 	for (int n = 0; n < MAX_STARTUP_SYSCALLS; n++) {
@@ -181,9 +269,16 @@ int target__run_to_allocator(const struct log_ctx *lc, pid_t pid, struct alloc_l
 		}
 		if (ptrace(PTRACE_GET_SYSCALL_INFO, pid, sizeof(info), &info) <= 0)
 			continue;
-		if (info.op != PTRACE_SYSCALL_INFO_EXIT || info.exit.is_error)
+		if (info.op == PTRACE_SYSCALL_INFO_ENTRY) {
+			/* code comes in by an executable mmap (the loader maps each library's text
+			 * so); looking at every other system call cost more than the rest of a
+			 * short process's tracing (a large executable's symbols, read again) */
+			exec_mmap = info.entry.nr == __NR_mmap && (info.entry.args[2] & PROT_EXEC);
 			continue;
-		/* only a successful mmap can bring a new object in */
+		}
+		if (info.op != PTRACE_SYSCALL_INFO_EXIT || info.exit.is_error || !exec_mmap)
+			continue;
+		exec_mmap = false;
 		err = probes__find_allocator(pid, lib);
 		if (err != -ENOENT)
 			return err;
@@ -310,6 +405,40 @@ void target__cmdline(pid_t pid, char *buf, size_t len)
 			buf[i] = ' ';
 }
 
+int target__ids(pid_t pid, pid_t *tgid, pid_t *ppid, pid_t *ns_pid)
+{
+	char path[64], line[256];
+	FILE *f;
+
+	*tgid = *ppid = 0;
+	*ns_pid = pid;
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Tgid:", 5))
+			*tgid = atoi(line + 5);
+		else if (!strncmp(line, "PPid:", 5))
+			*ppid = atoi(line + 5);
+		else if (!strncmp(line, "NSpid:", 6)) {
+			/* host PID first, then one per nested namespace: the last is its own */
+			char *p = line + 6, *end;
+
+			for (;;) {
+				long v = strtol(p, &end, 10);
+
+				if (end == p)
+					break;
+				*ns_pid = v;
+				p = end;
+			}
+		}
+	}
+	fclose(f);
+	return *tgid ? 0 : -ESRCH;
+}
+
 /* ---- stopping a whole process for a memory scan ----------------------------------------- */
 
 static uint64_t mono_now(void)
@@ -426,13 +555,24 @@ int target__freeze(pid_t pid, bool leader_stopped, struct target_frozen *f)
 		} else {
 			int status;
 
-			/* a thread of an exiting process may be gone already: skip it */
-			if (ptrace(PTRACE_SEIZE, tid, 0, 0))
+			enum target_stop how;
+
+			/* a thread of an exiting process may be gone already: skip it. EPERM:
+			 * traced already, by us when a process tree is followed (its threads
+			 * are ours), else by another tracer (then the interrupt fails) */
+			if (ptrace(PTRACE_SEIZE, tid, 0, 0) == 0)
+				th->seized = true;
+			else if (errno != EPERM)
 				continue;
-			th->seized = true;
-			if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) || wait_stop(tid, &status) <= 0)
+			if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) || wait_stop(tid, &status) <= 0) {
+				if (th->seized)
+					ptrace(PTRACE_DETACH, tid, 0, 0);
 				continue;
-			if (target__classify(status, &th->resume_sig) != TARGET_STOP_SIGNAL)
+			}
+			th->ours = !th->seized;
+			how = target__classify(status, &th->resume_sig);
+			th->resume_how = how;
+			if (how != TARGET_STOP_SIGNAL)
 				th->resume_sig = 0;
 		}
 		read_regs(th);
@@ -452,6 +592,8 @@ void target__thaw(struct target_frozen *f)
 
 		if (th->seized)
 			ptrace(PTRACE_DETACH, th->tid, 0, th->resume_sig);
+		else if (th->ours)
+			target__resume(th->tid, th->resume_how, th->resume_sig);
 		else if (th->tid == f->pid && f->leader_interrupted) {
 			int sig;
 			enum target_stop how = target__classify(f->leader_status, &sig);

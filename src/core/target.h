@@ -10,15 +10,22 @@
 #include "core/probes.h"
 
 /* Resolve argv[0] through PATH like execvp, fork, seize the child and let it exec. On return
- * the child is stopped right after its exec. Returns 0, or -ENOENT (command not found),
+ * the child is stopped right after its exec. It is traced with its descendants: the
+ * processes and threads it creates start traced and stopped (see target__seize). Returns 0, or -ENOENT (command not found),
  * -EACCES/-ENOEXEC (cannot execute) or another negative errno, after printing why. The signal
  * mask in force is restored in the child before exec. */
 int target__spawn(const struct log_ctx *lc, char *const argv[], pid_t *pid);
 
 /* Seize a running process without stopping it, so that its exit and exec stop it (its
  * mappings are still there to read; a new program gets its probes) and the syscall stepping of
- * target__run_to_allocator works on it. Returns 0 or a negative errno. */
-int target__seize(pid_t pid);
+ * target__run_to_allocator works on it. `follow`: the processes it creates (fork, vfork,
+ * clone) start traced and stopped, as a launched command's do; so do its new threads, which
+ * the caller should detach. Returns 0 or a negative errno. */
+int target__seize(pid_t pid, bool follow);
+
+/* Why no allocator could be found in pid, as a phrase: a Go program, a stripped static
+ * binary, ... (read from its executable). */
+const char *target__why_untraceable(pid_t pid);
 
 /* Let a child stopped after exec run, syscall by syscall, until its allocator is mapped; the
  * child is left stopped. Returns 0 with *lib filled, -ENOENT if it mapped none before running
@@ -47,6 +54,10 @@ int target__exit_code(int status);
 void target__comm(pid_t pid, char *comm, size_t len);
 void target__cmdline(pid_t pid, char *buf, size_t len);
 
+/* From /proc/PID/status: the thread group (a thread's process), the parent, and the PID in
+ * the innermost PID namespace (== pid when the process is in ours). 0 or a negative errno. */
+int target__ids(pid_t pid, pid_t *tgid, pid_t *ppid, pid_t *ns_pid);
+
 /* Every thread of a process stopped for a memory scan, with its registers. */
 #define TARGET_NREGS 16		/* rax rbx rcx rdx rsi rdi rbp rsp r8..r15 */
 
@@ -54,6 +65,8 @@ struct target_thread {
 	pid_t tid;
 	bool have_regs;
 	bool seized;		/* ptrace-attached for the freeze only: detached by thaw */
+	bool ours;		/* traced already (a followed tree's thread): resumed by thaw */
+	int resume_how;		/* enum target_stop of its stop, for resuming an `ours` thread */
 	int resume_sig;		/* a signal its stop swallowed, delivered on thaw */
 	uint64_t regs[TARGET_NREGS];
 	uint64_t sp;

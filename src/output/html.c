@@ -460,6 +460,15 @@ static void proc_cells(FILE *f, const struct prof_process *proc)
 	fputs("</td>", f);
 }
 
+/* Any process with a known parent (a process tree): the table gets PPID and namespace PIDs. */
+static bool have_ppids(const struct profile *p)
+{
+	for (uint32_t i = 0; i < p->nprocesses; i++)
+		if (p->processes[i].ppid || p->processes[i].ns_pid)
+			return true;
+	return false;
+}
+
 static void site_cell(const struct html *h, const struct prof_sample *s);
 
 /* "Peak 7.8 MiB (8192000 bytes) at 22.2 ms", then the sites of the snapshot nearest it. */
@@ -518,6 +527,10 @@ static int write_processes(const struct html *h)
 		return -ENOMEM;
 	fputs("<table class=\"data sortable\" id=\"procs\">\n<thead><tr>"
 	      "<th class=\"num\" data-sort=\"num\">PID</th><th data-sort=\"text\">Name</th>", f);
+	if (have_ppids(p))
+		fputs("<th class=\"num\" data-sort=\"num\">PPID</th>"
+		      "<th class=\"num\" data-sort=\"num\" title=\"PID in its own PID namespace\">"
+		      "NS PID</th>", f);
 	for (k = 0; k < nkeys; k++) {
 		const struct stat_col *sc = known_stat(keys[k]);
 
@@ -533,6 +546,16 @@ static int write_processes(const struct html *h)
 
 		fputs("<tr>", f);
 		proc_cells(f, proc);
+		if (have_ppids(p)) {
+			if (proc->ppid)
+				u64_cell(f, proc->ppid, "count");
+			else
+				fputs("<td class=\"num zero\">-</td>", f);
+			if (proc->ns_pid)
+				u64_cell(f, proc->ns_pid, "count");
+			else
+				fputs("<td class=\"num zero\">-</td>", f);
+		}
 		for (k = 0; k < nkeys; k++) {
 			const struct stat_col *sc = known_stat(keys[k]);
 
@@ -543,7 +566,30 @@ static int write_processes(const struct html *h)
 		}
 		fputs("</tr>\n", f);
 	}
-	fputs("</tbody></table>\n", f);
+	fputs("</tbody>", f);
+	/* several processes: their total (peaks are per process: none; the largest request) */
+	if (p->nprocesses > 1) {
+		fprintf(f, "<tfoot><tr><td>Total</td><td>%" PRIu32 " processes</td>%s",
+			p->nprocesses, have_ppids(p) ? "<td></td><td></td>" : "");
+		for (k = 0; k < nkeys; k++) {
+			const struct stat_col *sc = known_stat(keys[k]);
+			bool any = false, max = !strcmp(keys[k], "max_request");
+			uint64_t sum = 0;
+
+			for (i = 0; strcmp(keys[k], "peak_live_bytes") && i < p->nprocesses; i++) {
+				if (!prof_process__stat(&p->processes[i], keys[k], &v))
+					continue;
+				any = true;
+				sum = max ? (v > sum ? v : sum) : sum + v;
+			}
+			if (!any)
+				fputs("<td class=\"num zero\">-</td>", f);
+			else
+				u64_cell(f, sum, sc && sc->bytes ? "bytes" : "count");
+		}
+		fputs("</tr></tfoot>", f);
+	}
+	fputs("</table>\n", f);
 	free(keys);
 
 	/* calls per traced function: only those some process made, the others named */

@@ -11,6 +11,7 @@
 /* Field names of a process or a site that stats or sample types must not shadow. */
 static const char *const process_fields[] = {
 	"pid", "comm", "cmdline", "calls", "note", "leaks", "growth_window", "peak", "allocator",
+	"ppid", "ns_pid",
 };
 static const char *const site_fields[] = {
 	"pid", "frames", "histogram", "outstanding", "temporary_count", "lifetimes", "leaks",
@@ -194,6 +195,10 @@ static void write_processes(struct json_writer *w, const struct profile *p, cons
 
 		jsonw_start_object(w);
 		jsonw_uint_field(w, "pid", proc->pid);
+		if (proc->ppid)
+			jsonw_uint_field(w, "ppid", proc->ppid);
+		if (proc->ns_pid)
+			jsonw_uint_field(w, "ns_pid", proc->ns_pid);
 		jsonw_string_field(w, "comm", proc->comm);
 		jsonw_string_field(w, "cmdline", proc->cmdline);
 		jsonw_name(w, "calls");
@@ -216,6 +221,60 @@ static void write_processes(struct json_writer *w, const struct profile *p, cons
 		jsonw_end_object(w);
 	}
 	jsonw_end_array(w);
+}
+
+/* Calls and statistics summed over every process (not peaks: each process peaked at its own
+ * time; max_request is the largest of all). */
+static void write_totals(struct json_writer *w, const struct profile *p)
+{
+	struct prof_kv *calls = NULL, *stats = NULL;
+	uint32_t ncalls = 0, nstats = 0, i, j, k;
+
+	for (i = 0; i < p->nprocesses; i++) {
+		const struct prof_process *proc = &p->processes[i];
+
+		for (j = 0; j < proc->ncalls + proc->nstats; j++) {
+			bool is_call = j < proc->ncalls;
+			const struct prof_kv *kv = is_call ? &proc->calls[j]
+							   : &proc->stats[j - proc->ncalls];
+			struct prof_kv **list = is_call ? &calls : &stats;
+			uint32_t *n = is_call ? &ncalls : &nstats;
+
+			if (!is_call && (!strcmp(kv->key, "peak_live_bytes") ||
+					 RESERVED(process_fields, kv->key)))
+				continue;
+			for (k = 0; k < *n && strcmp((*list)[k].key, kv->key); k++)
+				;
+			if (k == *n) {
+				struct prof_kv *nl = realloc(*list, (*n + 1) * sizeof(**list));
+
+				if (!nl)
+					goto out;
+				*list = nl;
+				nl[k] = (struct prof_kv){ .key = kv->key, .value = 0 };
+				(*n)++;
+			}
+			if (!is_call && !strcmp(kv->key, "max_request"))
+				(*list)[k].value = kv->value > (*list)[k].value ? kv->value
+									: (*list)[k].value;
+			else
+				(*list)[k].value += kv->value;
+		}
+	}
+	jsonw_name(w, "totals");
+	jsonw_start_object(w);
+	jsonw_uint_field(w, "processes", p->nprocesses);
+	jsonw_name(w, "calls");
+	jsonw_start_object_flat(w);
+	for (k = 0; k < ncalls; k++)
+		jsonw_uint_field(w, calls[k].key, calls[k].value);
+	jsonw_end_object(w);
+	for (k = 0; k < nstats; k++)
+		jsonw_uint_field(w, stats[k].key, stats[k].value);
+	jsonw_end_object(w);
+out:
+	free(calls);
+	free(stats);
 }
 
 static void write_frames(struct json_writer *w, const struct profile *p,
@@ -394,6 +453,7 @@ static int json_write(const struct profile *p, const struct output_opts *o, FILE
 			   p->ntypes ? p->types[p->default_type].type : NULL);
 
 	write_processes(w, p, pos);
+	write_totals(w, p);
 	err = write_sites(w, p, idx, n);
 	if (err)
 		goto out;

@@ -139,15 +139,47 @@ static bool known_stat(const char *key)
 	return false;
 }
 
+/* A statistic summed over every process; false if no process has it. Peaks do not add up (each
+ * process peaked at its own time): none for peak_live_bytes, the largest for max_request. */
+static bool total_stat(const struct profile *p, const char *key, uint64_t *sum)
+{
+	bool any = false;
+	uint64_t v;
+
+	*sum = 0;
+	if (!strcmp(key, "peak_live_bytes"))
+		return false;
+	for (uint32_t r = 0; r < p->nprocesses; r++) {
+		if (!prof_process__stat(&p->processes[r], key, &v))
+			continue;
+		any = true;
+		if (!strcmp(key, "max_request"))
+			*sum = v > *sum ? v : *sum;
+		else
+			*sum += v;
+	}
+	return any;
+}
+
 static int print_process_table(const struct text *t)
 {
 	const struct profile *p = t->p;
-	uint32_t ncols = 2, nrows = p->nprocesses + 1, r, c;
+	/* a run over several processes ends with their total */
+	bool total = p->nprocesses > 1, ppids = false;
+	uint32_t ncols = 2, nrows = p->nprocesses + 1 + total, r, c;
 	size_t cols[2 + NSTAT_COLS];	/* stat_cols index + 2, or 0/1 for pid/comm */
 	unsigned int width[2 + NSTAT_COLS] = { 0 };
 	char (*cell)[CELL];
 	size_t i;
+	int pw = 4;	/* PPID's width, within the COMM cell (left of the name); at most 10 */
 
+	for (r = 0; r < p->nprocesses; r++) {
+		char b[16];
+
+		ppids |= p->processes[r].ppid != 0;
+		if (snprintf(b, sizeof(b), "%" PRIu32, p->processes[r].ppid) > pw)
+			pw = strlen(b) > 10 ? 10 : (int)strlen(b);
+	}
 	for (i = 0; i < NSTAT_COLS; i++) {
 		for (r = 0; r < p->nprocesses; r++) {
 			if (prof_process__stat(&p->processes[r], stat_cols[i].key, NULL)) {
@@ -160,20 +192,43 @@ static int print_process_table(const struct text *t)
 	if (!cell)
 		return -ENOMEM;
 	snprintf(cell[0], CELL, "PID");
-	snprintf(cell[1], CELL, "COMM");
+	if (ppids)
+		snprintf(cell[1], CELL, "%*s  COMM", pw, "PPID");
+	else
+		snprintf(cell[1], CELL, "COMM");
 	for (c = 2; c < ncols; c++)
 		snprintf(cell[c], CELL, "%s", stat_cols[cols[c]].header);
 	for (r = 1; r < nrows; r++) {
-		const struct prof_process *proc = &p->processes[r - 1];
+		const struct prof_process *proc = r <= p->nprocesses ? &p->processes[r - 1] : NULL;
 		char (*row)[CELL] = &cell[(size_t)r * ncols];
 
-		snprintf(row[0], CELL, "%" PRIu32, proc->pid);
-		snprintf(row[1], CELL, "%s", proc->comm ? proc->comm : "?");
+		if (!proc) {
+			snprintf(row[0], CELL, "total");
+			snprintf(row[1], CELL, "%*s%" PRIu32 " processes", ppids ? pw + 2 : 0, "",
+				 p->nprocesses);
+		} else {
+			/* a PID in its own namespace shows as HOST/NS, as in /proc's NSpid */
+			if (proc->ns_pid)
+				snprintf(row[0], CELL, "%" PRIu32 "/%" PRIu32, proc->pid, proc->ns_pid);
+			else
+				snprintf(row[0], CELL, "%" PRIu32, proc->pid);
+			if (ppids) {
+				static const char blanks[] = "          ";
+				char pp[16];
+				int len = proc->ppid ? snprintf(pp, sizeof(pp), "%" PRIu32, proc->ppid)
+						     : snprintf(pp, sizeof(pp), "-");
+
+				snprintf(row[1], CELL, "%.*s%.10s  %.15s", len < pw ? pw - len : 0,
+					 blanks, pp, proc->comm ? proc->comm : "?");
+			}
+			else
+				snprintf(row[1], CELL, "%s", proc->comm ? proc->comm : "?");
+		}
 		for (c = 2; c < ncols; c++) {
 			const struct stat_col *sc = &stat_cols[cols[c]];
 			uint64_t v;
 
-			if (!prof_process__stat(proc, sc->key, &v))
+			if (proc ? !prof_process__stat(proc, sc->key, &v) : !total_stat(p, sc->key, &v))
 				snprintf(row[c], CELL, "-");
 			else if (sc->exact)
 				render__bytes(v, row[c], CELL);
@@ -256,7 +311,12 @@ static void print_process_details(const struct text *t, const struct prof_proces
 	uint32_t i, n;
 	size_t k;
 
-	fprintf(t->f, "  pid %" PRIu32 " (%s)%s%s\n", proc->pid, proc->comm ? proc->comm : "?",
+	fprintf(t->f, "  pid %" PRIu32, proc->pid);
+	if (proc->ns_pid)
+		fprintf(t->f, " (pid %" PRIu32 " in its namespace)", proc->ns_pid);
+	if (proc->ppid)
+		fprintf(t->f, " ppid %" PRIu32, proc->ppid);
+	fprintf(t->f, " (%s)%s%s\n", proc->comm ? proc->comm : "?",
 		proc->cmdline ? ": " : "", proc->cmdline ? proc->cmdline : "");
 
 	if (proc->ncalls) {

@@ -175,6 +175,8 @@ struct prof_process {
 	const char *allocator;	/* kind of the object serving malloc, or NULL */
 	struct prof_alloc_obj *alloc_objs;	/* every object traced, that one first */
 	uint32_t nalloc_objs;
+	uint32_t ppid;		/* parent's PID, 0: unknown */
+	uint32_t ns_pid;	/* PID in its own (innermost) PID namespace if that differs, or 0 */
 };
 
 /* A quantity of one process sampled during the run, e.g. its live bytes. */

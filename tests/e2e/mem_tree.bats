@@ -1,0 +1,306 @@
+#!/usr/bin/env bats
+# Process trees: a launched command's children (fork, vfork, clone) and the programs they exec
+# are traced, each reported on its own, compared with the LD_PRELOAD interposer in the same run.
+# COUNTALLOC_CHILD=fresh makes the interposer count as ebprof does: a forked child from zero,
+# and the image a process replaces by exec written to a file of its own (COUNTALLOC_OUT.PID.xN),
+# so the files of a PID add up to ebprof's numbers for that PID.
+
+load helpers
+
+# Per process of ebprof's report, the interposer files of its PID summed; every process that
+# wrote one is in the report and the reverse (ebprof's own file excepted); allocation counts,
+# bytes, frees of known blocks (calls of free less unknown frees: glibc's own frees, and a
+# forked child's frees of blocks it inherited) and per-function calls within 0.01%, per process
+# and in total.
+# SKIP: comms of processes that write no interposer file of their own (see forkfixture.c).
+compare_tree() {
+	local json=$1 skip=${2:-}
+	for f in "$T"/ca.*; do
+		jq -c --arg f "${f##*/}" '. + {file: $f}' "$f"
+	done | jq -s '.' > "$T/ca.all"
+	jq -n --slurpfile e "$json" --slurpfile c "$T/ca.all" --arg skip "$skip" '
+		def off(a; b): if b == 0 then (a != 0) else ((a - b) | fabs) / b > 0.0001 end;
+		def sum(xs): reduce xs as $x (0; . + $x);
+		# cc1 carries libstdc++ statically: ebprof counts its operators by name, the
+		# interposer sees the malloc and free inside them
+		def mallocs(p): p.calls.malloc + (p.calls["operator new"] // 0)
+				+ (p.calls["operator new[]"] // 0);
+		def frees(p): p.calls.free + (p.calls["operator delete"] // 0)
+				+ (p.calls["operator delete[]"] // 0);
+		($e[0].processes | map(.pid)) as $pids
+		| ($c[0] | map(select(.pid as $p | $pids | index($p)))) as $files
+		| [($c[0][] | select((.pid as $p | $pids | index($p)) == null)
+		    | select(.exe | test("/ebprof$") | not) | {missing_in_ebprof: .}),
+		   ($e[0].processes[] | select(.comm as $n | $skip | split(",") | index($n) | not)
+		    | . as $p
+		    | ($files | map(select(.pid == $p.pid))) as $mine
+		    | if ($mine | length) == 0 then {no_interposer_file: $p.pid, comm: $p.comm}
+		      else
+			(["alloc_count", "alloc_bytes", "free_count"][]
+			 | . as $k | select(off($p[$k]; sum($mine[][$k])))
+			 | {pid: $p.pid, comm: $p.comm, field: $k, ebprof: $p[$k],
+			    interposer: sum($mine[][$k])}),
+			(select(off(frees($p) - $p.unknown_frees;
+				    sum($mine[].calls.free) - sum($mine[].unknown_frees)))
+			 | {pid: $p.pid, comm: $p.comm, field: "free"}),
+			($mine[0].calls | keys[] | select(. != "free") | . as $k
+			 | select(off(if $k == "malloc" then mallocs($p) else $p.calls[$k] end;
+				      sum($mine[].calls[$k])))
+			 | {pid: $p.pid, comm: $p.comm, call: $k})
+		      end),
+		   ($e[0].processes | map(select(.comm as $n | $skip | split(",") | index($n) | not)))
+		   as $ours
+		   | (["alloc_count", "alloc_bytes", "free_count"][] | . as $k
+		      | select(off(sum($ours[][$k]); sum($files[][$k])))
+		      | {total: $k, ebprof: sum($ours[][$k]), interposer: sum($files[][$k])})]' \
+		> "$T/diff.json"
+	cat "$T/diff.json"
+	jqe 'length == 0' "$T/diff.json"
+	jqe '[.drops[]] | add == 0' "$json"
+}
+
+@test "make -j2 of a C project: every compiler process reported, counts agree with the interposer" {
+	command -v cc >/dev/null || skip "no C compiler"
+	cp -r "$BATS_TEST_DIRNAME/../fixtures/cproj" "$T/proj"
+	cd "$T/proj"
+	run env COUNTALLOC_CHILD=fresh COUNTALLOC_OUT="$T/ca" LD_PRELOAD="$FIX/countalloc.so" \
+		"$EBPROF" mem -q -o "$T/out.json" -o "$T/out.txt" -o "$T/out.html" -- make -j2
+	[ "$status" -eq 0 ]
+	[ -x "$T/proj/app" ]
+	# the driver per compile and for the link, cc1 and as per file, collect2, ld, make
+	jqe '[.processes[] | select(.comm == "cc1")] | length == 4' "$T/out.json"
+	jqe '[.processes[] | select(.comm == "as")] | length == 4' "$T/out.json"
+	jqe '[.processes[] | select(.comm == "cc")] | length == 5' "$T/out.json"
+	jqe '[.processes[] | select(.comm == "collect2" or .comm == "ld" or .comm == "make")]
+	     | length == 3' "$T/out.json"
+	jqe '.processes | length == 16' "$T/out.json"
+	jqe 'all(.processes[]; .alloc_count > 0 and .ppid > 0)' "$T/out.json"
+	# parents: make of every driver, a driver of each cc1 and as, collect2 of ld
+	jqe '(.processes | map({(.pid | tostring): .comm}) | add) as $c
+	     | all(.processes[] | select(.comm == "cc1" or .comm == "as"); $c[.ppid | tostring] == "cc")
+	       and all(.processes[] | select(.comm == "cc"); $c[.ppid | tostring] == "make")
+	       and all(.processes[] | select(.comm == "ld"); $c[.ppid | tostring] == "collect2")' \
+		"$T/out.json"
+	jqe '.totals.processes == 16 and .totals.alloc_count == ([.processes[].alloc_count] | add)' \
+		"$T/out.json"
+	grep -qE '^  total +16 processes' "$T/out.txt"
+	grep -q '<th class="num" data-sort="num">PPID</th>' "$T/out.html"
+	grep -q '<tfoot><tr><td>Total</td><td>16 processes</td>' "$T/out.html"
+	compare_tree "$T/out.json"
+	assert_no_probes
+}
+
+@test "fork, clone, posix_spawn, fork+exec, a thread that forks: each process exactly, from its start" {
+	run env COUNTALLOC_CHILD=fresh COUNTALLOC_OUT="$T/ca" LD_PRELOAD="$FIX/countalloc.so" \
+		"$EBPROF" mem -q -o "$T/out.json" -- "$FIX/forkfixture"
+	[ "$status" -eq 0 ]
+	# six processes; the thread is its process's
+	jqe '.processes | length == 6' "$T/out.json"
+	top=$(jq '[.processes[] | select(.cmdline | test("exec-child") | not)
+		   | select(.comm == "forkfixture")][0].pid' "$T/out.json")
+	# fork without exec: from zero; the 5 inherited blocks it frees are unknown to it
+	jqe ".processes[] | select(.comm == \"forked\") | .ppid == $top and .alloc_count == 3
+	     and .alloc_bytes == 900 and .calls.free == 5 and .unknown_frees == 5" "$T/out.json"
+	# clone() with no exit signal: a process of its own
+	jqe ".processes[] | select(.comm == \"cloned\") | .ppid == $top and .alloc_count == 7
+	     and .alloc_bytes == 490 and .free_count == 0" "$T/out.json"
+	# forked by a thread that is not the main one
+	jqe ".processes[] | select(.comm == \"threadfork\") | .ppid == $top and .alloc_count == 2
+	     and .alloc_bytes == 100" "$T/out.json"
+	# posix_spawn (vfork): traced from its exec; fork + exec: the 2 blocks before the exec too
+	jqe "[.processes[] | select(.cmdline | test(\"exec-child\"))] | length == 2
+	     and all(.[]; .ppid == $top and .free_count == 1 and .live_bytes == 1200)
+	     and (map(.alloc_count) | sort == [4, 6])
+	     and (map(.alloc_bytes) | sort == [1600, 1640])" "$T/out.json"
+	# the parent: 10 x 1000, the thread's 4 x 100, 2 x 2000 (and what glibc allocates for
+	# the thread, which the interposer sees too)
+	jqe ".processes[] | select(.pid == $top) | .alloc_bytes >= 14400" "$T/out.json"
+	compare_tree "$T/out.json" cloned
+	assert_no_probes
+}
+
+@test "nginx master and worker under load: each reported, posix_memalign exact" {
+	command -v nginx >/dev/null || skip "nginx not installed (scripts/install-deps.sh installs it)"
+	command -v curl >/dev/null || skip "curl not installed"
+	# the worker runs as www-data and writes its interposer file there
+	chmod 711 "$T"
+	mkdir -m 1777 "$T/ca.d"
+	port=$((20000 + RANDOM % 20000))
+	cat > "$T/nginx.conf" <<CONF
+daemon off;
+master_process on;
+worker_processes 1;
+user www-data;
+pid $T/nginx.pid;
+error_log $T/error.log;
+events { worker_connections 64; }
+http {
+	access_log off;
+	server {
+		listen 127.0.0.1:$port;
+		location / { return 200 "ok\n"; }
+	}
+}
+CONF
+	env COUNTALLOC_CHILD=fresh COUNTALLOC_OUT="$T/ca.d/ca" LD_PRELOAD="$FIX/countalloc.so" \
+		"$EBPROF" mem -q -o "$T/out.json" -o "$T/out.txt" -- \
+		nginx -p "$T" -c "$T/nginx.conf" -e "$T/error.log" > "$T/ebprof.log" 2>&1 &
+	BG_PIDS+=("$!")
+	ep=$!
+	ok=0
+	for ((i = 0; i < 100; i++)); do
+		curl -sf "http://127.0.0.1:$port/" > /dev/null && { ok=1; break; }
+		sleep 0.1
+	done
+	[ "$ok" -eq 1 ]
+	urls=()
+	for ((i = 0; i < 300; i++)); do urls+=("http://127.0.0.1:$port/r$i"); done
+	curl -sf "${urls[@]}" > "$T/replies"
+	[ "$(grep -c '^ok$' "$T/replies")" -eq 300 ]
+	# SIGTERM to ebprof goes on to nginx, which stops its worker and exits; then the report
+	kill -TERM "$ep"
+	wait "$ep" || true
+	cat "$T/ebprof.log"
+	jqe '.processes | length == 2' "$T/out.json"
+	master=$(jq '.processes[] | select(.cmdline | test("master process")) | .pid' "$T/out.json")
+	jqe ".processes[] | select(.cmdline | test(\"worker process\")) | .ppid == $master" \
+		"$T/out.json"
+	# the worker served 300 requests: its pools come from posix_memalign
+	jqe '.processes[] | select(.cmdline | test("worker process")) | .calls.posix_memalign > 600' \
+		"$T/out.json"
+	jqe '.processes[] | select(.cmdline | test("master process")) | .calls.posix_memalign > 0' \
+		"$T/out.json"
+	mv "$T"/ca.d/ca.* "$T/"
+	compare_tree "$T/out.json"
+	assert_no_probes
+}
+
+@test "own mount and PID namespaces with its own copy of libc: exact, namespace PIDs shown" {
+	command -v unshare >/dev/null || skip "unshare not installed (util-linux)"
+	libc=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	# inside: a copy of libc bind-mounted over the original path, seen by that namespace only;
+	# uprobes go on inodes, so only probes on the copy (reached through /proc/PID/root) count
+	run "$EBPROF" mem -q -o "$T/out.json" -o "$T/out.txt" -- \
+		unshare -m -p -f --mount-proc --propagation private sh -c "
+			cp '$libc' '$T/libc.so.6' && mount --bind '$T/libc.so.6' '$libc' &&
+			stat -L -c %i '$libc' > '$T/inode.in' && exec '$FIX/memfixture' > /dev/null"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$T/inode.in")" != "$(stat -L -c %i "$libc")" ]
+	fixture_sites "$T/out.json" "$T/truth.json" > "$T/got.json"
+	truth_sites "$T/truth.json" > "$T/want.json"
+	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
+	# (its process totals also hold the shell it was before its exec: the sites tell apart)
+	# host PID and the PID inside: the shell that became memfixture is 1 there
+	jqe '.processes[] | select(.comm == "memfixture") | .ns_pid == 1 and .pid != 1' "$T/out.json"
+	jqe '.processes[] | select(.comm == "unshare") | has("ns_pid") | not' "$T/out.json"
+	grep -qE '^ +[0-9]+/1 ' "$T/out.txt"
+	grep -qE '^  pid [0-9]+ \(pid 1 in its namespace\)' "$T/out.txt"
+	assert_no_probes
+}
+
+@test "attach --follow: the children of an attached process are traced; without it they are not" {
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	for follow in --follow ""; do
+		rm -f "$T/go"
+		bg sh -c "while [ ! -e '$T/go' ]; do sleep 0.05; done; '$FIX/memfixture' > /dev/null; exit 0"
+		sh=$BG
+		[ -z "$follow" ] || followed=$sh
+		"$EBPROF" mem -v -p "$sh" $follow -o "$T/out$follow.json" 2> "$T/eb.log" &
+		eb=$!
+		BG_PIDS+=("$eb")
+		wait_for "$T/eb.log" 'tracing glibc allocator'
+		touch "$T/go"
+		wait "$eb"
+	done
+	# followed: the shell, its sleeps and memfixture, whose sites are exact
+	jqe '[.processes[] | select(.comm == "memfixture")] | length == 1' "$T/out--follow.json"
+	jqe "all(.processes[] | select(.pid != $followed); .ppid == $followed)" "$T/out--follow.json"
+	fixture_sites "$T/out--follow.json" "$T/truth.json" > "$T/got.json"
+	truth_sites "$T/truth.json" > "$T/want.json"
+	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
+	# not followed: the shell alone
+	jqe '[.processes[].comm] == ["sh"]' "$T/out.json"
+	assert_no_probes
+}
+
+@test "--follow needs -p" {
+	run "$EBPROF" mem --follow -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--follow is for -p PID"* ]]
+}
+
+@test "-a: every process using libc, with a warning about the cost; a fixture's sites exact" {
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	"$EBPROF" mem -a -d 4 -q -o "$T/out.json" 2> "$T/eb.log" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/eb.log" 'tracing every process'
+	"$FIX/memfixture" --linger 1 > /dev/null &
+	fx=$!
+	wait "$fx"
+	wait "$eb"
+	grep -q 'warning: -a: tracing every process that uses .* each of their malloc-family calls pays a uprobe trap' "$T/eb.log"
+	# ebprof itself is never among them
+	jqe "[.processes[].pid] | index($eb) | not" "$T/out.json"
+	jqe ".processes[] | select(.pid == $fx) | .comm == \"memfixture\"" "$T/out.json"
+	jq --argjson p "$fx" '.sites |= map(select(.pid == $p))' "$T/out.json" > "$T/mine.json"
+	fixture_sites "$T/mine.json" "$T/truth.json" > "$T/got.json"
+	truth_sites "$T/truth.json" > "$T/want.json"
+	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
+	assert_no_probes
+}
+
+@test "-a refuses a command, -p and --leaks" {
+	run "$EBPROF" mem -a -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"-a traces every process already"* ]]
+	run "$EBPROF" mem -a -p 1
+	[ "$status" -eq 2 ]
+	run "$EBPROF" mem -a --leaks
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"-a cannot be combined with --leaks"* ]]
+}
+
+@test "overlayfs: libc copied up into an overlay's upper layer is traced through it" {
+	command -v unshare >/dev/null || skip "unshare not installed (util-linux)"
+	lib=$(dirname "$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)")
+	mkdir -p "$T/up" "$T/work"
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	# the overlay hides the library directory in the namespace; touching libc copies it up,
+	# so the process maps a file of the upper layer, another inode than the host's libc
+	run "$EBPROF" mem -q -o "$T/out.json" -- unshare -m --propagation private sh -c "
+		mount -t overlay overlay -o lowerdir=$lib,upperdir=$T/up,workdir=$T/work $lib &&
+		touch $lib/libc.so.6 && stat -L -c %i $lib/libc.so.6 > '$T/inode.in' &&
+		exec '$FIX/memfixture' > /dev/null"
+	[ "$status" -eq 0 ]
+	[ -f "$T/up/libc.so.6" ]
+	[ "$(cat "$T/inode.in")" != "$(stat -L -c %i "$lib/libc.so.6")" ]
+	fixture_sites "$T/out.json" "$T/truth.json" > "$T/got.json"
+	truth_sites "$T/truth.json" > "$T/want.json"
+	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
+	assert_no_probes
+}
+
+@test "a command that leaves a child running: traced until SIGTERM, reported, then let go" {
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	"$EBPROF" mem -q -o "$T/out.json" -- \
+		sh -c "'$FIX/memfixture' --linger 60 > '$T/fx.log' 2>&1 & echo \$! > '$T/fx.pid'" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/fx.log" 'done' 30
+	fx=$(cat "$T/fx.pid")
+	BG_PIDS+=("$fx")
+	# the shell is gone; ebprof goes on with its child until told to stop
+	kill -0 "$eb"
+	kill -TERM "$eb"
+	wait "$eb"
+	# the child was reported while it ran, and runs on untraced
+	kill -0 "$fx"
+	jqe ".processes[] | select(.pid == $fx) | .comm == \"memfixture\"" "$T/out.json"
+	fixture_sites "$T/out.json" "$T/truth.json" > "$T/got.json"
+	truth_sites "$T/truth.json" > "$T/want.json"
+	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
+	grep -q TracerPid:.0 "/proc/$fx/status"
+	assert_no_probes
+}

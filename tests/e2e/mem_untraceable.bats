@@ -1,0 +1,94 @@
+#!/usr/bin/env bats
+# Programs ebprof cannot trace (a stripped static binary, a Go program): a warning naming the
+# reason, exit with the program's status, and the rest of a process tree traced as ever.
+
+load helpers
+
+GO=/usr/lib/go-1.19/bin/go
+
+build_go() {
+	[ -x "$GO" ] || skip "golang-1.19-go not installed (scripts/install-deps.sh installs it)"
+	mkdir -p "$T/go"
+	cat > "$T/go/hello.go" <<'GO'
+package main
+
+import "fmt"
+
+func main() {
+	s := make([]string, 0)
+	for i := 0; i < 1000; i++ {
+		s = append(s, fmt.Sprint(i))
+	}
+	fmt.Println("hello from go", len(s))
+}
+GO
+	(cd "$T/go" && CGO_ENABLED=0 GOCACHE="$T/gocache" GOPATH="$T/gopath" HOME="$T" \
+		"$GO" build -o "$T/hello" hello.go)
+}
+
+@test "ldconfig -p (static-pie, stripped): a warning with the reason, exit 0, its output intact" {
+	run "$EBPROF" mem -q -o "$T/out.json" -- ldconfig -p
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"libs found in cache"* ]]
+	[[ "$output" == *"warning: PID "*"(ldconfig) cannot be traced: it is statically linked and stripped"* ]]
+	jqe '[.notes[] | select(test("ldconfig\\) was not traced: it is statically linked"))] | length == 1' \
+		"$T/out.json"
+	jqe '.processes | length == 0' "$T/out.json"
+	assert_no_probes
+}
+
+@test "a Go program: a warning that Go does not allocate through malloc, exit 0" {
+	build_go
+	run "$EBPROF" mem -q -o "$T/out.json" -- "$T/hello"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"hello from go 1000"* ]]
+	[[ "$output" == *"(hello) cannot be traced: it is a Go program"* ]]
+	jqe '[.notes[] | select(test("is a Go program"))] | length == 1' "$T/out.json"
+	assert_no_probes
+}
+
+@test "in a tree, untraceable programs leave the others exact" {
+	build_go
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	run "$EBPROF" mem -q -o "$T/out.json" -- \
+		sh -c "ldconfig -p > /dev/null; '$T/hello' > /dev/null; '$FIX/memfixture' > /dev/null; exit 3"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"(ldconfig) cannot be traced"* ]]
+	[[ "$output" == *"(hello) cannot be traced"* ]]
+	jqe '[.processes[] | select(.comm == "memfixture")] | length == 1' "$T/out.json"
+	fixture_sites "$T/out.json" "$T/truth.json" > "$T/got.json"
+	truth_sites "$T/truth.json" > "$T/want.json"
+	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
+	assert_no_probes
+}
+
+@test "go build with cgo: Go's own processes warned about, the C compilers it runs traced" {
+	[ -x "$GO" ] || skip "golang-1.19-go not installed (scripts/install-deps.sh installs it)"
+	command -v gcc >/dev/null || skip "no gcc"
+	mkdir -p "$T/cgo"
+	cat > "$T/cgo/main.go" <<'GO'
+package main
+
+/*
+#include <stdlib.h>
+static void *grab(void) { return malloc(1234); }
+*/
+import "C"
+import "fmt"
+
+func main() { fmt.Println(C.grab() != nil) }
+GO
+	# go runs its tools and gcc from any of its threads, through clone(CLONE_VFORK)
+	cd "$T/cgo"
+	run env GOCACHE="$T/gocache" GOPATH="$T/gopath" HOME="$T" \
+		"$EBPROF" mem -q -o "$T/out.json" -- "$GO" build -o "$T/cgo/hello" main.go
+	[ "$status" -eq 0 ]
+	[ "$("$T/cgo/hello")" = "true" ]
+	# the go command links libc (it is traced through it); its tools are static Go programs
+	[[ "$output" == *"(compile) cannot be traced: it is a Go program"* ]]
+	jqe '[.processes[] | select(.comm == "cc1")] | length >= 2' "$T/out.json"
+	jqe '[.processes[] | select(.comm == "ld")] | length >= 1' "$T/out.json"
+	jqe 'all(.processes[]; .alloc_count > 0 and .ppid > 0)' "$T/out.json"
+	jqe '[.processes[].comm] | all(. != "compile" and . != "link" and . != "asm")' "$T/out.json"
+	assert_no_probes
+}
