@@ -194,6 +194,9 @@ bool render__is_allocator(const char *name)
 		"__libc_reallocarray",
 		/* the usual never-fail wrappers: the caller of xmalloc is the allocation site */
 		"xmalloc", "xcalloc", "xrealloc", "xzalloc", "xstrdup", "xstrndup", "xmemdup",
+		/* --mmap: the mapping category's leaves and glibc's wrappers around them */
+		"mmap", "mmap64", "__mmap", "__mmap64", "mremap", "__mremap", "brk", "__brk",
+		"sbrk", "__sbrk",
 	};
 	/* glibc internals, C++ operators, jemalloc/tcmalloc entry points, sanitizer wrappers */
 	static const char *const prefix[] = {
