@@ -27,8 +27,8 @@ measure() {
 	fi
 	echo "$("$loop" getppid $N) $("$loop" mmap $M)"
 	if [ -n "$pid" ]; then
-		kill -INT "$pid" 2>/dev/null || true
-		kill -INT "$pid" 2>/dev/null || true
+		# SIGTERM: a background job of a script ignores SIGINT
+		kill -TERM "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
 	fi
 }
