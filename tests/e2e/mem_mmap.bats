@@ -97,6 +97,28 @@ map_sites() {
 		"$T/without.json"
 }
 
+@test "--mmap: attached by PID, mappings from before are never subtracted, the rest exact" {
+	bg "$FIX/mmapfixture" --wait-start --truth "$T/truth.json" < /dev/null > "$T/fx.log" 2>&1
+	fx=$BG
+	wait_for "$T/fx.log" 'waiting'
+	"$EBPROF" mem -v --mmap -p "$fx" -o "$T/out.json" 2> "$T/eb.log" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/eb.log" 'tracing glibc allocator'
+	kill -USR1 "$fx"
+	wait "$eb"
+	jq -n --slurpfile e "$T/out.json" --slurpfile t "$T/truth.json" '
+		$e[0].processes[0].mmap as $m | $t[0] as $t
+		| [$m.calls == $t.calls, $m.mapped_bytes == $t.mapped_bytes,
+		   $m.unmapped_bytes == $t.unmapped_bytes, $m.live_bytes == $t.live_bytes,
+		   $m.live_count == $t.live_count, $m.peak_live_bytes == $t.peak_live_bytes,
+		   $m.untracked == $t.untracked] | all' > "$T/ok.json"
+	jq -c '.processes[0].mmap' "$T/out.json"
+	cat "$T/truth.json"
+	jqe '. == true' "$T/ok.json"
+	jqe '[.drops[]] | add == 0' "$T/out.json"
+}
+
 @test "--mmap: the text report has the mappings apart, and mappings still mapped at exit" {
 	run "$EBPROF" mem --mmap -o "$T/out.txt" -- "$FIX/mmapfixture"
 	[ "$status" -eq 0 ]
