@@ -184,6 +184,13 @@ bool render__bucket(uint32_t b, uint32_t n, uint64_t *min, uint64_t *max)
 	return b + 1 < n && b < 64;
 }
 
+bool render__is_map_sample(const struct profile *p, const struct prof_sample *s)
+{
+	int t = profile__type_index(p, "mmap_objects");
+
+	return t >= 0 && s->values[t] > 0;
+}
+
 bool render__is_allocator(const char *name)
 {
 	static const char *const exact[] = {
