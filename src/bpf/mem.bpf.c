@@ -439,6 +439,8 @@ struct map_tstate {
 	__u32 pad;
 	__u64 args[5];
 	__u64 old_brk;		/* brk: the break before the call */
+	__u64 enter_ts;		/* regions made since (by other threads) are not this call's */
+	bool tracked;		/* mremap: the old range held counted memory at entry */
 	struct mem_stack stack;	/* scratch for bpf_get_stack */
 };
 
@@ -551,7 +553,8 @@ static __always_inline void account_unmap(__u32 pid, struct mem_map_proc *mp,
  * size, what stays above hi becomes a region of its own. Returns the bytes released (dry: the
  * bytes that would be, changing nothing). */
 static __always_inline __u64 cut_region(__u32 pid, struct mem_map_proc *mp,
-					struct mem_region_key *key, __u64 lo, __u64 hi, bool dry)
+					struct mem_region_key *key, __u64 lo, __u64 hi, bool dry,
+					__u64 before)
 {
 	struct mem_region_val *v = bpf_map_lookup_elem(&regions, key);
 	struct mem_region_val copy;
@@ -560,6 +563,8 @@ static __always_inline __u64 cut_region(__u32 pid, struct mem_map_proc *mp,
 	if (!v)
 		return 0;
 	copy = *v;
+	if (copy.ts >= before)
+		return 0;	/* mapped by another thread since this call began */
 	s = key->start;
 	e = s + copy.size;
 	if (e <= lo || s >= hi)
@@ -598,6 +603,7 @@ struct range_scan {
 	__u32 nhits;
 	__u64 lo, hi;
 	__u64 bytes;		/* released (dry: would be) */
+	__u64 before;		/* only regions mapped before this time */
 	bool more;		/* more regions overlap than hits holds */
 	bool dry;
 	struct mem_region_key hits[MAP_HITS];
@@ -608,7 +614,8 @@ static long range_cb(struct bpf_map *map, struct mem_region_key *k, struct mem_r
 {
 	__u32 i = rs->nhits;
 
-	if (k->pid != rs->pid || k->start >= rs->hi || k->start + v->size <= rs->lo)
+	if (k->pid != rs->pid || k->start >= rs->hi || k->start + v->size <= rs->lo ||
+	    v->ts >= rs->before)
 		return 0;
 	if (i >= MAP_HITS) {
 		rs->more = true;
@@ -631,7 +638,7 @@ static long cut_cb(__u32 i, struct range_scan *rs)
 	if (!mp)
 		return 1;
 	k = rs->hits[i];
-	rs->bytes += cut_region(rs->pid, mp, &k, rs->lo, rs->hi, rs->dry);
+	rs->bytes += cut_region(rs->pid, mp, &k, rs->lo, rs->hi, rs->dry, rs->before);
 	return 0;
 }
 
@@ -650,10 +657,11 @@ static long pass_cb(__u32 i, struct range_scan *rs)
 	return 0;
 }
 
-/* Release every counted byte of pid in [lo, hi). Returns the bytes released (dry: that would
- * be). An exact match of one region is one lookup; anything else is a pass over the table. */
+/* Release every counted byte of pid in [lo, hi) mapped before `before` (ns). Returns the bytes
+ * released (dry: that would be). An exact match of one region is one lookup; anything else is
+ * a pass over the table. */
 static __always_inline __u64 unmap_range(__u32 pid, struct mem_map_proc *mp, __u64 lo, __u64 hi,
-					 bool dry)
+					 bool dry, __u64 before)
 {
 	struct mem_region_key key = { .pid = pid, .start = lo };
 	struct mem_region_val *v;
@@ -662,13 +670,14 @@ static __always_inline __u64 unmap_range(__u32 pid, struct mem_map_proc *mp, __u
 	if (hi <= lo || !mp->live_count)
 		return 0;
 	v = bpf_map_lookup_elem(&regions, &key);
-	if (v && v->size == hi - lo)
-		return cut_region(pid, mp, &key, lo, hi, dry);
+	if (v && v->size == hi - lo && v->ts < before)
+		return cut_region(pid, mp, &key, lo, hi, dry, before);
 	__builtin_memset(&rs, 0, sizeof(rs));
 	rs.pid = pid;
 	rs.lo = lo;
 	rs.hi = hi;
 	rs.dry = dry;
+	rs.before = before;
 	bpf_loop(MAP_PASSES, pass_cb, &rs, 0);
 	return rs.bytes;
 }
@@ -777,8 +786,26 @@ int BPF_PROG(map_enter, struct pt_regs *regs, long id)
 	ms->args[2] = regs->dx;
 	ms->args[3] = regs->r10;
 	ms->args[4] = regs->r8;
+	ms->enter_ts = bpf_ktime_get_ns();
 	if (id == NR_BRK)
 		ms->old_brk = task->mm->brk;
+	if (id == NR_MUNMAP) {
+		/* released here, while the range is still ours: once the kernel has unmapped it,
+		 * another thread's mmap may get the same addresses before this call's exit */
+		__u64 a0 = ms->args[0], len = (ms->args[1] + PAGE_SZ - 1) & ~(PAGE_SZ - 1);
+		__u64 bytes = 0;
+
+		ms->nr = 0;
+		/* what the kernel refuses (EINVAL) releases nothing */
+		if (!(a0 & (PAGE_SZ - 1)) && len && a0 + len > a0)
+			bytes = unmap_range(pid, mp, a0, a0 + len, false, ~0ULL);
+		__sync_fetch_and_add(bytes ? &mp->calls[MEM_MAP_MUNMAP] : &mp->untracked, 1);
+	}
+	if (id == NR_MREMAP) {
+		__u64 a0 = ms->args[0], len = (ms->args[1] + PAGE_SZ - 1) & ~(PAGE_SZ - 1);
+
+		ms->tracked = unmap_range(pid, mp, a0, a0 + (len ? len : PAGE_SZ), true, ~0ULL) > 0;
+	}
 	return 0;
 }
 
@@ -818,7 +845,7 @@ int BPF_PROG(map_exit, struct pt_regs *regs, long ret)
 		}
 		/* MAP_FIXED replaced whatever was mapped there */
 		if (flags & MAP_FIXED_)
-			unmap_range(pid, mp, ret, ret + len, false);
+			unmap_range(pid, mp, ret, ret + len, false, ms->enter_ts);
 		if (!(flags & MAP_ANON_)) {
 			__sync_fetch_and_add(&mp->untracked, 1);
 			return 0;
@@ -826,18 +853,13 @@ int BPF_PROG(map_exit, struct pt_regs *regs, long ret)
 		__sync_fetch_and_add(&mp->calls[MEM_MAP_MMAP], 1);
 		add_region(ctx, regs, ms, pid, mp, MEM_MAP_MMAP, ret, len);
 		return 0;
-	case NR_MUNMAP:
-		len = (ms->args[1] + PAGE_SZ - 1) & ~(PAGE_SZ - 1);
-		bytes = ret ? 0 : unmap_range(pid, mp, a0, a0 + len, false);
-		__sync_fetch_and_add(bytes ? &mp->calls[MEM_MAP_MUNMAP] : &mp->untracked, 1);
-		return 0;
 	case NR_MREMAP: {
 		__u64 old_len = (ms->args[1] + PAGE_SZ - 1) & ~(PAGE_SZ - 1);
 		__u64 new_len = (ms->args[2] + PAGE_SZ - 1) & ~(PAGE_SZ - 1);
 		bool keep = !old_len || (ms->args[3] & MREMAP_DONTUNMAP_);
 
 		if (ret < 0 && ret > -4096) {
-			if (unmap_range(pid, mp, a0, a0 + old_len, true)) {
+			if (ms->tracked) {
 				__sync_fetch_and_add(&mp->calls[MEM_MAP_MREMAP], 1);
 				map_failed(ctx, regs, ms, pid, mp, MEM_MAP_MREMAP);
 			} else {
@@ -846,10 +868,11 @@ int BPF_PROG(map_exit, struct pt_regs *regs, long ret)
 			return 0;
 		}
 		/* like realloc: the old range is released, the new one mapped here */
-		bytes = unmap_range(pid, mp, a0, a0 + (old_len ? old_len : PAGE_SZ), keep);
+		if (!keep)
+			unmap_range(pid, mp, a0, a0 + old_len, false, ms->enter_ts);
 		if (ms->args[3] & MREMAP_FIXED_)
-			unmap_range(pid, mp, ret, ret + new_len, false);
-		if (!bytes) {
+			unmap_range(pid, mp, ret, ret + new_len, false, ms->enter_ts);
+		if (!ms->tracked) {
 			__sync_fetch_and_add(&mp->untracked, 1);
 			return 0;
 		}
@@ -864,7 +887,7 @@ int BPF_PROG(map_exit, struct pt_regs *regs, long ret)
 			__sync_fetch_and_add(&mp->calls[MEM_MAP_BRK], 1);
 			add_region(ctx, regs, ms, pid, mp, MEM_MAP_BRK, old, cur - old);
 		} else if (cur < old) {
-			bytes = unmap_range(pid, mp, cur, old, false);
+			bytes = unmap_range(pid, mp, cur, old, false, ms->enter_ts);
 			__sync_fetch_and_add(bytes ? &mp->calls[MEM_MAP_BRK] : &mp->untracked, 1);
 		} else if (a0 > old) {
 			/* asked for more and got nothing */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -255,6 +256,80 @@ static void test_file_not_counted_failure_counted(void **s)
 	      { "mmap_failed", 1 });
 }
 
+/* Two threads at once, each punching holes and unmapping across the pieces: every cut exact
+ * while the other thread's regions come and go in the same table. */
+#define ROUNDS 500
+static char tstacks[2][1 << 16] __attribute__((aligned(4096)));
+
+static void *churn(void *arg)
+{
+	for (int i = 0; i < ROUNDS; i++) {
+		char *p = mmap(NULL, 3 * PG, RW, ANON, -1, 0);
+
+		if (p == MAP_FAILED)
+			abort();
+		munmap(p + PG, PG);	/* a hole: two pieces */
+		munmap(p, 3 * PG);	/* both pieces and the hole in one call */
+	}
+	return arg;
+}
+
+static void op_threads(void)
+{
+	pthread_t th[2];
+	pthread_attr_t a;
+
+	for (int i = 0; i < 2; i++) {
+		/* our own stacks: glibc maps none, so only churn's mappings are the program's */
+		pthread_attr_init(&a);
+		pthread_attr_setstack(&a, tstacks[i], sizeof(tstacks[i]));
+		if (pthread_create(&th[i], &a, churn, NULL))
+			abort();
+		pthread_attr_destroy(&a);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+}
+
+static void test_threads_exact(void **s)
+{
+	struct profile *prof = trace_child(op_threads);
+	struct prof_process *p = &prof->processes[0];
+	const struct expect want[] = {
+		{ "mmap_calls_mmap", 2 * ROUNDS }, { "mmap_calls_munmap", 4 * ROUNDS },
+		{ "mmap_mapped_count", 2 * ROUNDS }, { "mmap_mapped_bytes", 2 * ROUNDS * 3 * PG },
+		{ "mmap_unmapped_count", 2 * ROUNDS * 3 },
+		{ "mmap_unmapped_bytes", 2 * ROUNDS * 3 * PG },
+	};
+	uint64_t peak = 0;
+
+	/* the malloc side (thread DTVs) is test_mem_bpf's business: only mmap_* here */
+	for (uint32_t i = 0; i < p->nstats; i++) {
+		const struct prof_kv *kv = &p->stats[i];
+		uint64_t expected = 0;
+
+		if (strncmp(kv->key, "mmap_", 5))
+			continue;
+		if (!strcmp(kv->key, "mmap_peak_live_bytes")) {
+			peak = kv->value;
+			continue;
+		}
+		for (size_t j = 0; j < sizeof(want) / sizeof(want[0]); j++)
+			if (!strcmp(want[j].name, kv->key))
+				expected = want[j].value;
+		if (kv->value != expected)
+			fail_msg("%s: got %llu, want %llu", kv->key, (unsigned long long)kv->value,
+				 (unsigned long long)expected);
+	}
+	/* one or both threads' regions at once */
+	assert_true(peak >= 3 * PG && peak <= 6 * PG);
+	for (uint32_t i = 0; i < prof->ndrops; i++)
+		if (prof->drops[i].value)
+			fail_msg("drop %s: %llu", prof->drops[i].key,
+				 (unsigned long long)prof->drops[i].value);
+	profile__free(prof);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -267,6 +342,7 @@ int main(void)
 		cmocka_unit_test(test_mremap),
 		cmocka_unit_test(test_sbrk),
 		cmocka_unit_test(test_file_not_counted_failure_counted),
+		cmocka_unit_test(test_threads_exact),
 	};
 
 	if (geteuid() != 0) {
