@@ -1312,6 +1312,16 @@ static void drop_note(struct mem_collector *c, struct profile *prof, __u32 reaso
 		profile__add_note(prof, "%llu processes were not traced: the process table "
 			"(--max-procs %u) was full", (unsigned long long)n, c->opts.max_procs);
 		break;
+	case MEM_DROP_REGIONS_FULL:
+		profile__add_note(prof, "%llu mapped regions (--mmap) were counted as mapped and at "
+			"once as unmapped: the region table (--max-regions %u) was full, so their "
+			"unmaps could not be matched; raise --max-regions", (unsigned long long)n,
+			c->opts.max_regions ? c->opts.max_regions : 1u << 16);
+		break;
+	case MEM_DROP_MAP_SPAN:
+		profile__add_note(prof, "%llu unmaps (--mmap) spanned more than 64 counted regions: "
+			"the regions past the 64th stay counted as mapped", (unsigned long long)n);
+		break;
 	}
 }
 
