@@ -718,11 +718,14 @@ static __always_inline void add_region(void *ctx, struct pt_regs *regs, struct m
 		err = bpf_map_update_elem(&regions, &k, &rv, BPF_ANY);
 	}
 	if (err) {
+		/* untracked: its unmap could never be matched, so it is released at once */
 		drop(MEM_DROP_REGIONS_FULL);
 		if (sv) {
 			__sync_fetch_and_add(&sv->unmaps, 1);
 			__sync_fetch_and_add(&sv->unmap_bytes, size);
 		}
+		__sync_fetch_and_add(&mp->unmap_count, 1);
+		__sync_fetch_and_add(&mp->unmap_bytes, size);
 		return;
 	}
 	__sync_fetch_and_add(&mp->live_count, 1);

@@ -157,3 +157,18 @@ map_sites() {
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"invalid --max-regions '0'"* ]]
 }
+
+@test "--mmap: a full region table is a counted drop with a note; the numbers stay consistent" {
+	run "$EBPROF" mem --mmap --max-regions 3 -o "$T/out.json" -- "$FIX/mmapfixture"
+	[ "$status" -eq 0 ]
+	jqe '.drops.region_table_full > 0' "$T/out.json"
+	jqe '.notes | any(test("region table \\(--max-regions 3\\) was full"))' "$T/out.json"
+	# what could not be tracked is released at once: mapped - unmapped = live = the sites' live
+	jqe '.processes[0].mmap as $m | [.sites[] | select(.category == "mmap")] as $s
+	     | $m.mapped_bytes - $m.unmapped_bytes == $m.live_bytes
+	     and ($s | map(.mmap_inuse_space) | add) == $m.live_bytes
+	     and ($s | map(.mmap_inuse_objects) | add) == $m.live_count
+	     and $m.live_count <= 3' "$T/out.json"
+	# every mmap is still counted (unmaps of what was never tracked are untracked)
+	jqe '.processes[0].mmap.calls.mmap == 10' "$T/out.json"
+}
