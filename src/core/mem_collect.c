@@ -1358,6 +1358,13 @@ void mem_collector__sample(struct mem_collector *c, struct profile *prof, int64_
 			continue;
 		profile__add_point(prof, t->pid, "live_bytes", "bytes", t_ns, mp.live_bytes);
 		profile__add_point(prof, t->pid, "live_count", "count", t_ns, mp.live_count);
+		if (c->opts.mmap) {
+			struct mem_map_proc mm;
+
+			if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.mprocs), &key, &mm) == 0)
+				profile__add_point(prof, t->pid, "mmap_live_bytes", "bytes", t_ns,
+						   mm.live_bytes);
+		}
 		for (int f = 0; f < MEM_FN__COUNT; f++)
 			sum.calls += mp.calls[f];
 		sum.live_bytes += mp.live_bytes;

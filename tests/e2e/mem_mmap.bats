@@ -42,6 +42,9 @@ map_sites() {
 	cat "$T/diff.json"
 	jqe 'length == 0' "$T/diff.json"
 	jqe '.drops | add == 0' "$T/out.json"
+	# the series of mapped bytes ends at the live mapped bytes
+	jqe '.processes[0].mmap.live_bytes as $l
+	     | [.series[] | select(.name == "mmap_live_bytes")][0].points[-1][1] == $l' "$T/out.json"
 }
 
 @test "--mmap: every mapping site exact: partial munmaps, MAP_FIXED, mremap, sbrk" {
