@@ -44,6 +44,8 @@ enum mem_drop {
 	MEM_DROP_NO_STATE,	/* per-thread entry state missing at return */
 	MEM_DROP_PROCS_FULL,	/* process table full */
 	MEM_DROP_CALLERS_FULL,	/* caller table full: an aliased free counted under its probe */
+	MEM_DROP_REGIONS_FULL,	/* --mmap: region table full: the mapping is counted, not tracked */
+	MEM_DROP_MAP_SPAN,	/* --mmap: an unmap spanning more regions than one call handles */
 	MEM_DROP__COUNT,
 };
 
@@ -108,6 +110,60 @@ struct mem_proc {
 	__u64 max_request;
 	__u64 unknown_frees;
 	__u64 failed;		/* allocation calls that returned failure */
+};
+
+/* ---- mappings (--mmap): the program's own mmap, munmap, mremap and brk, a category apart ---- */
+
+/* Calls counted per process; the first three are also site functions (leaf frames). */
+enum mem_map_fn {
+	MEM_MAP_MMAP,
+	MEM_MAP_MREMAP,
+	MEM_MAP_BRK,
+	MEM_MAP_MUNMAP,
+	MEM_MAP__COUNT,
+};
+
+/* A tracked region: keyed by (pid, start); regions of one process never overlap. */
+struct mem_region_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 start;
+};
+
+struct mem_region_val {
+	__u64 size;
+	__u64 stack;		/* stack hash at the syscall's exit, 0 = no stack */
+	__u64 ts;		/* bpf_ktime_get_ns() when mapped */
+	__u32 fn;		/* enum mem_map_fn that mapped it */
+	__u32 pad;
+};
+
+/* Per (pid, enum mem_map_fn, stack): key is struct mem_site_key. */
+struct mem_map_site_val {
+	__u64 maps;		/* regions mapped from this stack */
+	__u64 map_bytes;
+	__u64 unmaps;		/* unmaps that released (part of) one of its regions */
+	__u64 unmap_bytes;
+	__u64 failed;		/* calls from this stack that failed */
+	__u64 hist[MEM_HIST_BUCKETS];	/* regions by log2 of their size */
+};
+
+struct mem_map_proc {
+	__u64 calls[MEM_MAP__COUNT];	/* calls that mapped or released counted memory */
+	__u64 map_count;
+	__u64 map_bytes;
+	__u64 unmap_count;	/* regions (or parts of them) released */
+	__u64 unmap_bytes;
+	__u64 live_count;	/* regions (pieces after a partial unmap) mapped now */
+	__u64 live_bytes;
+	__u64 peak_live_bytes;
+	__u64 peak_ts;
+	__u64 failed;		/* mmap, mremap or brk growth that failed */
+	__u64 untracked;	/* calls that touched no counted memory (see docs) */
+	/* set by userspace: syscalls made from [loader_lo, loader_hi) are the dynamic loader's
+	 * (mapping libraries at start-up and dlopen), not the program's */
+	__u64 loader_lo;
+	__u64 loader_hi;
 };
 
 #endif

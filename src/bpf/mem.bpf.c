@@ -516,3 +516,494 @@ int mem_exit(struct pt_regs *ctx)
 	record_alloc(ctx, st, pid, p, fn, ptr, st->size);
 	return 0;
 }
+
+/* ---- mappings (--mmap) ----------------------------------------------------------------------
+ *
+ * The program's own mmap, munmap, mremap and brk, from the raw syscall tracepoints: loaded only
+ * with --mmap, because a sys_enter/sys_exit program runs for every system call of every process.
+ * Each program tests the syscall number first, then the process table. A call made inside a
+ * traced allocator call (depth > 0) is the allocator's; an unmap of memory never counted (glibc's
+ * free of an mmapped chunk, which has no return probe and so no depth) releases nothing counted
+ * and is only counted as untracked. Only anonymous mappings (private or shared) are counted;
+ * see docs/ARCHITECTURE.md. Regions are kept exactly: partial unmaps cut or split them.
+ */
+#define NR_MMAP		9	/* x86_64 */
+#define NR_MUNMAP	11
+#define NR_BRK		12
+#define NR_MREMAP	25
+#define MAP_FIXED_	0x10
+#define MAP_ANON_	0x20
+#define MREMAP_FIXED_	2
+#define MREMAP_DONTUNMAP_ 4
+#define PAGE_SZ		4096ULL
+#define MAP_HITS	8	/* regions collected per pass over the table */
+#define MAP_PASSES	8	/* passes per unmap: MAP_HITS * MAP_PASSES regions at most */
+
+struct map_tstate {
+	__u32 nr;		/* syscall in flight + 1; 0: none (or not ours) */
+	__u32 pad;
+	__u64 args[5];
+	__u64 old_brk;		/* brk: the break before the call */
+	__u64 enter_ts;		/* regions made since (by other threads) are not this call's */
+	bool tracked;		/* mremap: the old range held counted memory at entry */
+	struct mem_stack stack;	/* scratch for bpf_get_stack */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct map_tstate);
+} mstate SEC(".maps");
+
+/* created with procs at attach when --mmap is on */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct mem_map_proc);
+} mprocs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1 << 16);		/* --max-regions */
+	__type(key, struct mem_region_key);
+	__type(value, struct mem_region_val);
+} regions SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1 << 12);		/* --max-stacks */
+	__type(key, struct mem_site_key);
+	__type(value, struct mem_map_site_val);
+} msites SEC(".maps");
+
+static const struct mem_map_site_val zero_map_site;
+
+/* The user stack at the syscall's exit: [ip in the syscall wrapper, the word at sp, the frame
+ * pointer chain]. The wrapper (glibc's mmap, munmap, brk) keeps no frame, so the word at sp is
+ * its return address: the caller the frame-pointer walk would miss. Where the wrapper has a
+ * frame of its own (mremap) the word is no return address, and userspace drops it. */
+static __always_inline __u64 map_stack(void *ctx, struct pt_regs *regs, struct map_tstate *ms)
+{
+	struct mem_stack *s = &ms->stack;
+	long n = bpf_get_stack(ctx, &s->ips[1], sizeof(s->ips) - sizeof(s->ips[0]),
+			       BPF_F_USER_STACK);
+	__u64 h, nr, ra = 0;
+
+	if (n <= 0) {
+		drop(MEM_DROP_STACK_FAIL);
+		return 0;
+	}
+	nr = n / sizeof(__u64) + 1;
+	s->ips[0] = s->ips[1];
+	bpf_probe_read_user(&ra, sizeof(ra), (void *)regs->sp);
+	s->ips[1] = ra;
+	s->nr = nr;
+	/* the same hash as capture_stack: one table of stacks */
+	h = 0x9e3779b97f4a7c15ULL ^ nr;
+	for (int i = 0; i < MEM_MAX_STACK; i++) {
+		if (i >= nr)
+			break;
+		h ^= s->ips[i];
+		h *= 0xff51afd7ed558ccdULL;
+		h ^= h >> 33;
+	}
+	if (h == 0)
+		h = 1;
+	if (!bpf_map_lookup_elem(&stacks, &h)) {
+		long err = bpf_map_update_elem(&stacks, &h, s, BPF_NOEXIST);
+
+		if (err && err != -17 /* EEXIST */) {
+			drop(MEM_DROP_STACKS_FULL);
+			return 0;
+		}
+	}
+	return h;
+}
+
+static __always_inline struct mem_map_site_val *map_site_of(__u32 pid, __u32 fn, __u64 stack)
+{
+	struct mem_site_key k = { .pid = pid, .fn = fn, .stack = stack };
+	struct mem_map_site_val *v = bpf_map_lookup_elem(&msites, &k);
+
+	if (v)
+		return v;
+	bpf_map_update_elem(&msites, &k, &zero_map_site, BPF_NOEXIST);
+	v = bpf_map_lookup_elem(&msites, &k);
+	if (!v)
+		drop(MEM_DROP_SITES_FULL);
+	return v;
+}
+
+/* bytes of a region released: its site and its process */
+static __always_inline void account_unmap(__u32 pid, struct mem_map_proc *mp,
+					  const struct mem_region_val *rv, __u64 bytes)
+{
+	struct mem_site_key k = { .pid = pid, .fn = rv->fn, .stack = rv->stack };
+	struct mem_map_site_val *sv = bpf_map_lookup_elem(&msites, &k);
+
+	if (sv) {
+		__sync_fetch_and_add(&sv->unmaps, 1);
+		__sync_fetch_and_add(&sv->unmap_bytes, bytes);
+	}
+	__sync_fetch_and_add(&mp->unmap_count, 1);
+	__sync_fetch_and_add(&mp->unmap_bytes, bytes);
+	__sync_fetch_and_add(&mp->live_bytes, -bytes);
+}
+
+/* Cut [lo, hi) out of the region at key: what stays below lo keeps its key with a smaller
+ * size, what stays above hi becomes a region of its own. Returns the bytes released (dry: the
+ * bytes that would be, changing nothing). */
+static __always_inline __u64 cut_region(__u32 pid, struct mem_map_proc *mp,
+					struct mem_region_key *key, __u64 lo, __u64 hi, bool dry,
+					__u64 before)
+{
+	struct mem_region_val *v = bpf_map_lookup_elem(&regions, key);
+	struct mem_region_val copy;
+	__u64 s, e, clo, chi;
+
+	if (!v)
+		return 0;
+	copy = *v;
+	if (copy.ts >= before)
+		return 0;	/* mapped by another thread since this call began */
+	s = key->start;
+	e = s + copy.size;
+	if (e <= lo || s >= hi)
+		return 0;
+	clo = s > lo ? s : lo;
+	chi = e < hi ? e : hi;
+	if (dry)
+		return chi - clo;
+	if (s < lo) {
+		v->size = lo - s;
+	} else if (bpf_map_delete_elem(&regions, key)) {
+		return 0;	/* another thread released it first */
+	} else {
+		__sync_fetch_and_add(&mp->live_count, -1);
+	}
+	if (e > hi) {
+		struct mem_region_key tk = { .pid = pid, .start = hi };
+		struct mem_region_val tv = copy;
+
+		tv.size = e - hi;
+		if (bpf_map_update_elem(&regions, &tk, &tv, BPF_NOEXIST)) {
+			/* untracked from here on: released now, so live stays true */
+			drop(MEM_DROP_REGIONS_FULL);
+			chi = e;
+		} else {
+			__sync_fetch_and_add(&mp->live_count, 1);
+		}
+	}
+	account_unmap(pid, mp, &copy, chi - clo);
+	return chi - clo;
+}
+
+/* One unmap's state, on the program's stack: callbacks take it as their context. */
+struct range_scan {
+	__u32 pid;
+	__u32 nhits;
+	__u64 lo, hi;
+	__u64 bytes;		/* released (dry: would be) */
+	__u64 before;		/* only regions mapped before this time */
+	bool more;		/* more regions overlap than hits holds */
+	bool dry;
+	struct mem_region_key hits[MAP_HITS];
+};
+
+static long range_cb(struct bpf_map *map, struct mem_region_key *k, struct mem_region_val *v,
+		     struct range_scan *rs)
+{
+	__u32 i = rs->nhits;
+
+	if (k->pid != rs->pid || k->start >= rs->hi || k->start + v->size <= rs->lo ||
+	    v->ts >= rs->before)
+		return 0;
+	if (i >= MAP_HITS) {
+		rs->more = true;
+		return 1;
+	}
+	rs->hits[i].pid = k->pid;
+	rs->hits[i].start = k->start;
+	rs->nhits = i + 1;
+	return 0;
+}
+
+static long cut_cb(__u32 i, struct range_scan *rs)
+{
+	struct mem_region_key k;
+	struct mem_map_proc *mp;
+
+	if (i >= rs->nhits || i >= MAP_HITS)
+		return 1;
+	mp = bpf_map_lookup_elem(&mprocs, &rs->pid);
+	if (!mp)
+		return 1;
+	k = rs->hits[i];
+	rs->bytes += cut_region(rs->pid, mp, &k, rs->lo, rs->hi, rs->dry, rs->before);
+	return 0;
+}
+
+/* One pass: collect up to MAP_HITS overlapping regions, then cut them (cutting while the
+ * table is being walked could reuse the element the walk stands on). */
+static long pass_cb(__u32 i, struct range_scan *rs)
+{
+	rs->nhits = 0;
+	rs->more = false;
+	bpf_for_each_map_elem(&regions, range_cb, rs, 0);
+	bpf_loop(MAP_HITS, cut_cb, rs, 0);
+	if (!rs->more || rs->dry)
+		return 1;
+	if (i == MAP_PASSES - 1)
+		drop(MEM_DROP_MAP_SPAN);
+	return 0;
+}
+
+/* Release every counted byte of pid in [lo, hi) mapped before `before` (ns). Returns the bytes
+ * released (dry: that would be). An exact match of one region is one lookup; anything else is
+ * a pass over the table. */
+static __always_inline __u64 unmap_range(__u32 pid, struct mem_map_proc *mp, __u64 lo, __u64 hi,
+					 bool dry, __u64 before)
+{
+	struct mem_region_key key = { .pid = pid, .start = lo };
+	struct mem_region_val *v;
+	struct range_scan rs;
+
+	if (hi <= lo || !mp->live_count)
+		return 0;
+	v = bpf_map_lookup_elem(&regions, &key);
+	if (v && v->size == hi - lo && v->ts < before)
+		return cut_region(pid, mp, &key, lo, hi, dry, before);
+	__builtin_memset(&rs, 0, sizeof(rs));
+	rs.pid = pid;
+	rs.lo = lo;
+	rs.hi = hi;
+	rs.dry = dry;
+	rs.before = before;
+	bpf_loop(MAP_PASSES, pass_cb, &rs, 0);
+	return rs.bytes;
+}
+
+/* A new region [start, start + size) mapped by fn at the current stack. */
+static __always_inline void add_region(void *ctx, struct pt_regs *regs, struct map_tstate *ms,
+				       __u32 pid, struct mem_map_proc *mp, __u32 fn, __u64 start,
+				       __u64 size)
+{
+	struct mem_region_key k = { .pid = pid, .start = start };
+	struct mem_region_val rv = { .size = size, .fn = fn };
+	struct mem_region_val *old;
+	struct mem_map_site_val *sv;
+	__u64 live;
+	long err;
+
+	rv.stack = map_stack(ctx, regs, ms);
+	rv.ts = bpf_ktime_get_ns();
+	sv = map_site_of(pid, fn, rv.stack);
+	if (sv) {
+		__sync_fetch_and_add(&sv->maps, 1);
+		__sync_fetch_and_add(&sv->map_bytes, size);
+		__sync_fetch_and_add(&sv->hist[log2_bucket(size)], 1);
+	}
+	__sync_fetch_and_add(&mp->map_count, 1);
+	__sync_fetch_and_add(&mp->map_bytes, size);
+
+	err = bpf_map_update_elem(&regions, &k, &rv, BPF_NOEXIST);
+	if (err == -17 /* EEXIST */) {
+		/* the address was handed out again: we missed its unmap; retire the old one */
+		old = bpf_map_lookup_elem(&regions, &k);
+		if (old) {
+			struct mem_region_val copy = *old;
+
+			account_unmap(pid, mp, &copy, copy.size);
+			__sync_fetch_and_add(&mp->live_count, -1);
+		}
+		err = bpf_map_update_elem(&regions, &k, &rv, BPF_ANY);
+	}
+	if (err) {
+		/* untracked: its unmap could never be matched, so it is released at once */
+		drop(MEM_DROP_REGIONS_FULL);
+		if (sv) {
+			__sync_fetch_and_add(&sv->unmaps, 1);
+			__sync_fetch_and_add(&sv->unmap_bytes, size);
+		}
+		__sync_fetch_and_add(&mp->unmap_count, 1);
+		__sync_fetch_and_add(&mp->unmap_bytes, size);
+		return;
+	}
+	__sync_fetch_and_add(&mp->live_count, 1);
+	live = __sync_fetch_and_add(&mp->live_bytes, size) + size;
+	if (live > mp->peak_live_bytes) {
+		atomic_max(&mp->peak_live_bytes, live);
+		mp->peak_ts = rv.ts;
+	}
+}
+
+static __always_inline void map_failed(void *ctx, struct pt_regs *regs, struct map_tstate *ms,
+				       __u32 pid, struct mem_map_proc *mp, __u32 fn)
+{
+	struct mem_map_site_val *sv = map_site_of(pid, fn, map_stack(ctx, regs, ms));
+
+	__sync_fetch_and_add(&mp->failed, 1);
+	if (sv)
+		__sync_fetch_and_add(&sv->failed, 1);
+}
+
+static __always_inline bool is_map_nr(long id)
+{
+	return id == NR_MMAP || id == NR_MUNMAP || id == NR_MREMAP || id == NR_BRK;
+}
+
+SEC("?tp_btf/sys_enter")
+int BPF_PROG(map_enter, struct pt_regs *regs, long id)
+{
+	struct task_struct *task;
+	struct mem_map_proc *mp;
+	struct mem_tstate *st;
+	struct map_tstate *ms;
+	__u64 ip;
+	__u32 pid;
+
+	if (!is_map_nr(id))
+		return 0;
+	pid = bpf_get_current_pid_tgid() >> 32;
+	if (!bpf_map_lookup_elem(&procs, &pid))
+		return 0;
+	mp = bpf_map_lookup_elem(&mprocs, &pid);
+	if (!mp)
+		return 0;
+	/* the dynamic loader's own (loading libraries), as calls inside malloc are malloc's */
+	ip = regs->ip;
+	if (ip >= mp->loader_lo && ip < mp->loader_hi)
+		return 0;
+	task = bpf_get_current_task_btf();
+	/* inside a traced allocator call: the allocator's, not the program's */
+	st = bpf_task_storage_get(&tstate, task, 0, 0);
+	if (st && st->depth)
+		return 0;
+	ms = bpf_task_storage_get(&mstate, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!ms) {
+		drop(MEM_DROP_NO_STATE);
+		return 0;
+	}
+	ms->nr = id + 1;
+	ms->args[0] = regs->di;
+	ms->args[1] = regs->si;
+	ms->args[2] = regs->dx;
+	ms->args[3] = regs->r10;
+	ms->args[4] = regs->r8;
+	ms->enter_ts = bpf_ktime_get_ns();
+	if (id == NR_BRK)
+		ms->old_brk = task->mm->brk;
+	if (id == NR_MUNMAP) {
+		/* released here, while the range is still ours: once the kernel has unmapped it,
+		 * another thread's mmap may get the same addresses before this call's exit */
+		__u64 a0 = ms->args[0], len = (ms->args[1] + PAGE_SZ - 1) & ~(PAGE_SZ - 1);
+		__u64 bytes = 0;
+
+		ms->nr = 0;
+		/* what the kernel refuses (EINVAL) releases nothing */
+		if (!(a0 & (PAGE_SZ - 1)) && len && a0 + len > a0)
+			bytes = unmap_range(pid, mp, a0, a0 + len, false, ~0ULL);
+		__sync_fetch_and_add(bytes ? &mp->calls[MEM_MAP_MUNMAP] : &mp->untracked, 1);
+	}
+	if (id == NR_MREMAP) {
+		__u64 a0 = ms->args[0], len = (ms->args[1] + PAGE_SZ - 1) & ~(PAGE_SZ - 1);
+
+		ms->tracked = unmap_range(pid, mp, a0, a0 + (len ? len : PAGE_SZ), true, ~0ULL) > 0;
+	}
+	return 0;
+}
+
+SEC("?tp_btf/sys_exit")
+int BPF_PROG(map_exit, struct pt_regs *regs, long ret)
+{
+	long id = regs->orig_ax;
+	struct mem_map_proc *mp;
+	struct map_tstate *ms;
+	__u64 a0, len, flags, bytes;
+	__u32 pid;
+
+	if (!is_map_nr(id))
+		return 0;
+	pid = bpf_get_current_pid_tgid() >> 32;
+	if (!bpf_map_lookup_elem(&procs, &pid))
+		return 0;
+	mp = bpf_map_lookup_elem(&mprocs, &pid);
+	ms = bpf_task_storage_get(&mstate, bpf_get_current_task_btf(), 0, 0);
+	if (!mp || !ms || ms->nr != id + 1)
+		return 0;
+	ms->nr = 0;
+	a0 = ms->args[0];
+
+	switch (id) {
+	case NR_MMAP:
+		len = (ms->args[1] + PAGE_SZ - 1) & ~(PAGE_SZ - 1);
+		flags = ms->args[3];
+		if (ret < 0 && ret > -4096) {
+			if (flags & MAP_ANON_) {
+				__sync_fetch_and_add(&mp->calls[MEM_MAP_MMAP], 1);
+				map_failed(ctx, regs, ms, pid, mp, MEM_MAP_MMAP);
+			} else {
+				__sync_fetch_and_add(&mp->untracked, 1);
+			}
+			return 0;
+		}
+		/* MAP_FIXED replaced whatever was mapped there */
+		if (flags & MAP_FIXED_)
+			unmap_range(pid, mp, ret, ret + len, false, ms->enter_ts);
+		if (!(flags & MAP_ANON_)) {
+			__sync_fetch_and_add(&mp->untracked, 1);
+			return 0;
+		}
+		__sync_fetch_and_add(&mp->calls[MEM_MAP_MMAP], 1);
+		add_region(ctx, regs, ms, pid, mp, MEM_MAP_MMAP, ret, len);
+		return 0;
+	case NR_MREMAP: {
+		__u64 old_len = (ms->args[1] + PAGE_SZ - 1) & ~(PAGE_SZ - 1);
+		__u64 new_len = (ms->args[2] + PAGE_SZ - 1) & ~(PAGE_SZ - 1);
+		bool keep = !old_len || (ms->args[3] & MREMAP_DONTUNMAP_);
+
+		if (ret < 0 && ret > -4096) {
+			if (ms->tracked) {
+				__sync_fetch_and_add(&mp->calls[MEM_MAP_MREMAP], 1);
+				map_failed(ctx, regs, ms, pid, mp, MEM_MAP_MREMAP);
+			} else {
+				__sync_fetch_and_add(&mp->untracked, 1);
+			}
+			return 0;
+		}
+		/* like realloc: the old range is released, the new one mapped here */
+		if (!keep)
+			unmap_range(pid, mp, a0, a0 + old_len, false, ms->enter_ts);
+		if (ms->args[3] & MREMAP_FIXED_)
+			unmap_range(pid, mp, ret, ret + new_len, false, ms->enter_ts);
+		if (!ms->tracked) {
+			__sync_fetch_and_add(&mp->untracked, 1);
+			return 0;
+		}
+		__sync_fetch_and_add(&mp->calls[MEM_MAP_MREMAP], 1);
+		add_region(ctx, regs, ms, pid, mp, MEM_MAP_MREMAP, ret, new_len);
+		return 0;
+	}
+	case NR_BRK: {
+		__u64 old = ms->old_brk, cur = ret;
+
+		if (cur > old) {
+			__sync_fetch_and_add(&mp->calls[MEM_MAP_BRK], 1);
+			add_region(ctx, regs, ms, pid, mp, MEM_MAP_BRK, old, cur - old);
+		} else if (cur < old) {
+			bytes = unmap_range(pid, mp, cur, old, false, ms->enter_ts);
+			__sync_fetch_and_add(bytes ? &mp->calls[MEM_MAP_BRK] : &mp->untracked, 1);
+		} else if (a0 > old) {
+			/* asked for more and got nothing */
+			__sync_fetch_and_add(&mp->calls[MEM_MAP_BRK], 1);
+			map_failed(ctx, regs, ms, pid, mp, MEM_MAP_BRK);
+		}
+		return 0;
+	}
+	}
+	return 0;
+}

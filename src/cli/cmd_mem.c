@@ -131,7 +131,8 @@ static const char mem_usage[] =
 	"      --value TYPE       what .folded and .svg weigh frames by: alloc_space (default),\n"
 	"                         alloc_objects, inuse_space or inuse_objects; with --leaks also\n"
 	"                         definite_space, indirect_space, possible_space,\n"
-	"                         reachable_space (and _objects)\n"
+	"                         reachable_space (and _objects); with --mmap also\n"
+	"                         mmap_space, mmap_objects, mmap_inuse_space, mmap_inuse_objects\n"
 	"      --inverted         draw the flame graph as an icicle (roots at the top)\n"
 	"      --min-size BYTES   track only allocations of at least BYTES\n"
 	"      --max-size BYTES   track only allocations of at most BYTES\n"
@@ -171,6 +172,16 @@ static const char mem_usage[] =
 	"      --lib PATH         probe this mapped library first (a custom allocator)\n"
 	"      --symbol-prefix P  the C functions are named P<name>: je_ traces je_malloc,\n"
 	"                         je_free, ... (jemalloc built with a prefix)\n"
+	"Mappings:\n"
+	"      --mmap             also trace the program's own mmap, munmap, mremap and brk\n"
+	"                         (anonymous mappings, private or shared) as a category of\n"
+	"                         their own: sites with the leaf mmap, mremap or brk, mapped,\n"
+	"                         unmapped, live and peak bytes per process, mappings still\n"
+	"                         there at the end; never mixed into the malloc numbers (calls\n"
+	"                         inside malloc, and glibc's munmap in free, are not counted).\n"
+	"                         Off by default: it adds a little to every system call of\n"
+	"                         every process while it runs (docs/PERFORMANCE.md)\n"
+	"      --max-regions N    mapped regions tracked with --mmap (default 65536)\n"
 	"\n"
 	"Limits (kernel tables; anything that does not fit is counted as a drop and reported):\n"
 	"      --max-live N       outstanding allocations tracked (default 2097152)\n"
@@ -192,7 +203,8 @@ static const char mem_usage[] =
 	"  sudo ebprof mem --sort count --top 20 -- sqlite3 db.sqlite 'select ...'\n"
 	"  sudo ebprof mem -p 4242 -d 5m --min-age 1m -o leaks.txt -o leaks.json\n"
 	"  sudo ebprof mem --leaks --suppressions known.supp --fail-on-leak -- ./tests\n"
-	"  sudo ebprof mem --allocator jemalloc -p $(pidof redis-server) -d 10\n";
+	"  sudo ebprof mem --allocator jemalloc -p $(pidof redis-server) -d 10\n"
+	"  sudo ebprof mem --mmap -o out.json -- ./myprog\n";
 
 static int parse_u64(const char *s, uint64_t *v)
 {
@@ -244,6 +256,13 @@ static bool is_leak_type(const char *t)
 	return false;
 }
 
+/* the --mmap category's sample types */
+static bool is_mmap_type(const char *t)
+{
+	return !strcmp(t, "mmap_space") || !strcmp(t, "mmap_objects") ||
+	       !strcmp(t, "mmap_inuse_space") || !strcmp(t, "mmap_inuse_objects");
+}
+
 /* "all", "none" or a comma-separated list of memcheck's heuristic names */
 static int parse_heuristics(const char *arg, unsigned *set)
 {
@@ -274,7 +293,8 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 {
 	enum { OPT_TOP = 256, OPT_SORT, OPT_MIN, OPT_MAX, OPT_MAXLIVE, OPT_MAXSTACKS,
 	       OPT_MAXPROCS, OPT_VALUE, OPT_INVERTED, OPT_LEAKS, OPT_HEUR, OPT_SUPP, OPT_FAIL,
-	       OPT_MINAGE, OPT_TEMP, OPT_ALLOCATOR, OPT_LIB, OPT_PREFIX, OPT_FOLLOW };
+	       OPT_MINAGE, OPT_TEMP, OPT_ALLOCATOR, OPT_LIB, OPT_PREFIX, OPT_FOLLOW,
+	       OPT_MMAP, OPT_MAXREGIONS };
 	bool all_given = false;
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -301,6 +321,8 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 		{ "symbol-prefix", required_argument, NULL, OPT_PREFIX },
 		{ "follow", no_argument, NULL, OPT_FOLLOW },
 		{ "all-processes", no_argument, NULL, 'a' },
+		{ "mmap", no_argument, NULL, OPT_MMAP },
+		{ "max-regions", required_argument, NULL, OPT_MAXREGIONS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -350,7 +372,7 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 		case OPT_VALUE:
 			if (strcmp(optarg, "alloc_space") && strcmp(optarg, "alloc_objects") &&
 			    strcmp(optarg, "inuse_space") && strcmp(optarg, "inuse_objects") &&
-			    !is_leak_type(optarg))
+			    !is_leak_type(optarg) && !is_mmap_type(optarg))
 				return usage_err(lc, "invalid --value '%s' (alloc_space, alloc_objects, "
 						     "inuse_space, inuse_objects, or with --leaks "
 						     "definite_space, possible_space, ...)", optarg);
@@ -389,6 +411,15 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 			break;
 		case OPT_FAIL:
 			o->leaks = o->fail_on_leak = true;
+			break;
+		case OPT_MMAP:
+			o->col.mmap = true;
+			break;
+		case OPT_MAXREGIONS:
+			if (parse_u64(optarg, &v) || v == 0 || v > (1u << 24))
+				return usage_err(lc, "invalid --max-regions '%s' (1 to 16777216)",
+						 optarg);
+			o->col.max_regions = v;
 			break;
 		case OPT_SUPP:
 			o->suppressions = optarg;
@@ -454,6 +485,10 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 	if (all_given && o->leaks)
 		return usage_err(lc, "%s", "-a cannot be combined with --leaks: a leak scan stops a "
 				 "process under ptrace, and -a traces processes without it");
+	if (all_given && o->col.mmap)
+		return usage_err(lc, "%s", "-a cannot be combined with --mmap: mappings are tracked "
+				 "for processes ebprof attaches to, and -a adopts them at their first "
+				 "malloc call");
 	if (!o->argv && !o->npids && !all_given)
 		return usage_err(lc, "%s", "nothing to trace: give -p PID, -a or -- CMD [ARGS...]");
 	if (o->argv && o->npids)
@@ -463,6 +498,9 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 				 "are always followed)");
 	if (o->out.value_type && is_leak_type(o->out.value_type) && !o->leaks)
 		return usage_err(lc, "--value %s needs --leaks (the classes come from its scan)",
+				 o->out.value_type);
+	if (o->out.value_type && is_mmap_type(o->out.value_type) && !o->col.mmap)
+		return usage_err(lc, "--value %s needs --mmap (mappings are traced only with it)",
 				 o->out.value_type);
 	if (o->leaks && (o->col.min_size || o->col.max_size != UINT64_MAX))
 		return usage_err(lc, "%s", "--leaks cannot be combined with --min-size/--max-size: "
@@ -1139,7 +1177,8 @@ int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 	r.col = mem_collector__new(&o.col);
 	r.sym = symbolizer__new(&so);
 	r.prof = profile__new("mem");
-	if (!r.col || !r.sym || !r.prof || mem_profile__init(r.prof, o.leaks)) {
+	if (!r.col || !r.sym || !r.prof || mem_profile__init(r.prof, o.leaks) ||
+	    (o.col.mmap && mem_profile__add_mmap_types(r.prof))) {
 		if (r.col && (!r.sym || !r.prof))
 			pr_err(lc, "out of memory");
 		goto out;

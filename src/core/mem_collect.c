@@ -57,6 +57,7 @@ struct scan_site {
 
 struct mem_collector {
 	struct mem_bpf *skel;
+	struct bpf_link *map_links[2];	/* --mmap: sys_enter, sys_exit */
 	const struct log_ctx *lc;
 	struct mem_collector_opts opts;
 	struct traced *t;
@@ -77,6 +78,14 @@ static const char *const drop_names[MEM_DROP__COUNT] = {
 	[MEM_DROP_NO_STATE] = "missing_entry_state",
 	[MEM_DROP_PROCS_FULL] = "process_table_full",
 	[MEM_DROP_CALLERS_FULL] = "caller_table_full",
+	[MEM_DROP_REGIONS_FULL] = "region_table_full",
+	[MEM_DROP_MAP_SPAN] = "unmap_span_too_wide",
+};
+
+/* The mapping category's leaf functions (enum mem_map_fn) and its stats' names. */
+static const char *const map_fn_names[MEM_MAP__COUNT] = {
+	[MEM_MAP_MMAP] = "mmap", [MEM_MAP_MREMAP] = "mremap", [MEM_MAP_BRK] = "brk",
+	[MEM_MAP_MUNMAP] = "munmap",
 };
 
 int mem_profile__init(struct profile *prof, bool leaks)
@@ -95,6 +104,17 @@ int mem_profile__init(struct profile *prof, bool leaks)
 		err = err ?: profile__add_type(prof, name, "bytes");
 	}
 	prof->default_type = 1;
+	return err;
+}
+
+int mem_profile__add_mmap_types(struct profile *prof)
+{
+	int err = 0;
+
+	err = err ?: profile__add_type(prof, "mmap_objects", "count");
+	err = err ?: profile__add_type(prof, "mmap_space", "bytes");
+	err = err ?: profile__add_type(prof, "mmap_inuse_objects", "count");
+	err = err ?: profile__add_type(prof, "mmap_inuse_space", "bytes");
 	return err;
 }
 
@@ -150,11 +170,36 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 					      BPF_TRACE_UPROBE_MULTI_TYPE);
 	bpf_program__set_expected_attach_type(c->skel->progs.mem_exit,
 					      BPF_TRACE_UPROBE_MULTI_TYPE);
+	if (o->mmap) {
+		bpf_program__set_autoload(c->skel->progs.map_enter, true);
+		bpf_program__set_autoload(c->skel->progs.map_exit, true);
+		bpf_map__set_max_entries(c->skel->maps.regions,
+					 o->max_regions ? o->max_regions : 1 << 16);
+		bpf_map__set_max_entries(c->skel->maps.msites, o->max_stacks);
+		bpf_map__set_max_entries(c->skel->maps.mprocs, o->max_procs);
+	} else {
+		/* unused: as small as the kernel allows */
+		bpf_map__set_max_entries(c->skel->maps.regions, 1);
+		bpf_map__set_max_entries(c->skel->maps.msites, 1);
+		bpf_map__set_max_entries(c->skel->maps.mprocs, 1);
+	}
 	err = mem_bpf__load(c->skel);
 	if (err) {
 		pr_err(c->lc, "cannot load the BPF program into the kernel: %s%s", strerror(-err),
 		       c->lc && c->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
 		goto fail;
+	}
+	if (o->mmap) {
+		/* system-wide tracepoints, filtered by the process table */
+		c->map_links[0] = bpf_program__attach(c->skel->progs.map_enter);
+		c->map_links[1] = c->map_links[0] ? bpf_program__attach(c->skel->progs.map_exit)
+						  : NULL;
+		if (!c->map_links[1]) {
+			err = -errno;
+			pr_err(c->lc, "cannot attach to the sys_enter/sys_exit tracepoints for --mmap: "
+				      "%s", strerror(errno));
+			goto fail;
+		}
 	}
 	return c;
 fail:
@@ -368,6 +413,62 @@ void mem_collector__retire(struct mem_collector *c, pid_t pid)
 			close_links(c, &c->t[i].links);
 }
 
+/* The dynamic loader's code in pid: the executable mappings of the file mapped at AT_BASE
+ * (none for a static program). Its mmaps load libraries; they are not the program's. */
+static void loader_range(pid_t pid, __u64 *lo, __u64 *hi)
+{
+	char path[64], *auxv, *maps, *line, base_path[PATH_MAX] = "";
+	size_t len = 0;
+	uint64_t base = 0;
+
+	*lo = *hi = 0;
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	auxv = util_read_file(path, &len);
+	for (size_t i = 0; auxv && i + 16 <= len; i += 16) {
+		uint64_t type, val;
+
+		memcpy(&type, auxv + i, 8);
+		memcpy(&val, auxv + i + 8, 8);
+		if (type == 7 /* AT_BASE */)
+			base = val;
+	}
+	free(auxv);
+	if (!base)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	maps = util_read_file(path, NULL);
+	/* two rounds: the path of the mapping at base, then that file's executable ranges */
+	for (int round = 0; maps && round < 2; round++) {
+		for (line = maps; line && *line;) {
+			unsigned long start, end;
+			char perms[8];
+			int pos = 0;
+			char *nl = strchr(line, '\n'), *file;
+
+			if (nl)
+				*nl = 0;
+			if (sscanf(line, "%lx-%lx %7s %*s %*s %*s%n", &start, &end, perms, &pos) == 3) {
+				file = line + pos;
+				while (*file == ' ')
+					file++;
+				if (round == 0 && start == base)
+					snprintf(base_path, sizeof(base_path), "%s", file);
+				else if (round == 1 && perms[2] == 'x' && *base_path &&
+					 !strcmp(file, base_path)) {
+					if (!*lo || start < *lo)
+						*lo = start;
+					if (end > *hi)
+						*hi = end;
+				}
+			}
+			if (nl)
+				*nl = '\n';
+			line = nl ? nl + 1 : NULL;
+		}
+	}
+	free(maps);
+}
+
 int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc_lib *lib)
 {
 	struct mem_proc zero = {};
@@ -386,6 +487,17 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 		c->capt = cap;
 	}
 	/* the process entry is the filter: create it before any probe can fire */
+	if (c->opts.mmap) {
+		struct mem_map_proc mzero = {};
+
+		loader_range(pid, &mzero.loader_lo, &mzero.loader_hi);
+		if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.mprocs), &key, &mzero, BPF_ANY)) {
+			err = -errno;
+			pr_err(c->lc, "cannot trace PID %d: the process table is full (%s); raise "
+				      "--max-procs", pid, strerror(errno));
+			return err;
+		}
+	}
 	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.procs), &key, &zero, BPF_ANY)) {
 		err = -errno;
 		pr_err(c->lc, "cannot trace PID %d: the process table is full (%s); raise "
@@ -1048,6 +1160,227 @@ static void process_growth(struct mem_collector *c, struct traced *t, struct pro
 	free(peak.sites);
 }
 
+/* ---- mappings (--mmap) ----------------------------------------------------------------- */
+
+struct map_site {
+	struct mem_site_key key;
+	struct mem_map_site_val val;
+	uint64_t live_count, live_bytes;
+	struct prof_outstanding out;
+};
+
+struct map_drain {
+	pid_t pid;
+	struct map_site *sites;
+	uint32_t n, cap;
+	struct mem_region_key *dead;
+	uint32_t ndead, capdead;
+	uint64_t now;
+	bool released;
+};
+
+static int collect_map_site(const void *k, const void *v, void *ctx)
+{
+	const struct mem_site_key *key = k;
+	struct map_drain *d = ctx;
+	struct map_site *s;
+
+	if ((pid_t)key->pid != d->pid)
+		return 0;
+	if (grow((void **)&d->sites, &d->cap, d->n + 1, sizeof(*d->sites)))
+		return -ENOMEM;
+	s = &d->sites[d->n++];
+	memset(s, 0, sizeof(*s));
+	s->key = *key;
+	s->val = *(const struct mem_map_site_val *)v;
+	return 0;
+}
+
+static int collect_region(const void *k, const void *v, void *ctx)
+{
+	const struct mem_region_key *key = k;
+	const struct mem_region_val *rv = v;
+	struct map_drain *d = ctx;
+	struct mem_site_key sk = { .pid = key->pid, .fn = rv->fn, .stack = rv->stack };
+	struct map_site *s;
+	uint64_t age;
+
+	if ((pid_t)key->pid != d->pid)
+		return 0;
+	if (grow((void **)&d->dead, &d->capdead, d->ndead + 1, sizeof(*d->dead)))
+		return -ENOMEM;
+	d->dead[d->ndead++] = *key;
+	if (d->released)
+		return 0;
+	/* struct map_site begins with its key: site_cmp compares keys */
+	s = bsearch(&sk, d->sites, d->n, sizeof(*d->sites), site_cmp);
+	if (!s)
+		return 0;
+	age = d->now > rv->ts ? d->now - rv->ts : 0;
+	s->live_count++;
+	s->live_bytes += rv->size;
+	if (!s->out.count || age < s->out.min_age_ns)
+		s->out.min_age_ns = age;
+	if (age > s->out.max_age_ns)
+		s->out.max_age_ns = age;
+	s->out.count++;
+	s->out.bytes += rv->size;
+	s->out.sum_age_ns += age;
+	return 0;
+}
+
+/* Locations of a mapping site: the syscall's name as the leaf, then the user frames without
+ * the wrapper the syscall was made in (frame 0). Frame 1 is the word at the stack pointer
+ * (map_stack in mem.bpf.c): kept only if a call precedes it. */
+static uint32_t build_map_stack(struct profile *prof, struct sym_proc *sp, pid_t pid, uint32_t fn,
+				const struct mem_stack *st, uint32_t *locs)
+{
+	struct prof_line line = { .line = 0 };
+	struct sym_result r;
+	uint32_t n = 0;
+
+	line.function = profile__function(prof, map_fn_names[fn], map_fn_names[fn], NULL);
+	locs[n++] = profile__location(prof, PROF_NONE, MEM_FN__COUNT + 1 + fn,
+				      MEM_FN__COUNT + 1 + fn, &line, 1);
+	for (uint64_t i = 0; st && i < st->nr && i < MEM_MAX_STACK; i++) {
+		struct prof_line lines[SYM_MAX_INLINE];
+		uint64_t ip = st->ips[i];
+		uint32_t nl = 0;
+
+		if (i == 0)
+			continue;	/* the syscall's wrapper: the leaf says what it is */
+		if (!sp) {
+			locs[n++] = profile__location(prof, PROF_NONE, ip, ip, NULL, 0);
+			continue;
+		}
+		if (sym_proc__resolve(sp, ip, i > 0, &r) || !r.mapped || !r.executable)
+			continue;
+		if (i == 1 && sym_proc__follows_call(sp, ip) != 1)
+			continue;	/* the wrapper has a frame: the word at sp is no address */
+		if (i > 1 && sym_proc__follows_call(sp, ip) == 0)
+			break;
+		for (uint32_t j = 0; j < r.nframes && j < SYM_MAX_INLINE; j++) {
+			const struct sym_frame *f = &r.frames[j];
+
+			if (!f->function)
+				continue;
+			lines[nl].function = profile__function(prof, f->function,
+					f->system_name ? f->system_name : f->function, f->file);
+			lines[nl++].line = f->line;
+		}
+		locs[n++] = profile__location(prof,
+				profile__mapping(prof, pid, r.map_start, r.map_end, r.map_offset,
+						 r.module, r.build_id),
+				ip, r.module_offset, lines, nl);
+	}
+	return n;
+}
+
+/* The process's mappings: its summary as mmap_* stats, one sample per (function, stack) with
+ * the mmap_* sample types, its regions still mapped as outstanding; then forget it all. */
+static void finalize_maps(struct mem_collector *c, struct traced *t, struct profile *prof,
+			  struct sym_proc *sp, uint64_t now_ns, bool exec)
+{
+	int mprocs_fd = bpf_map__fd(c->skel->maps.mprocs);
+	int msites_fd = bpf_map__fd(c->skel->maps.msites);
+	int regions_fd = bpf_map__fd(c->skel->maps.regions);
+	int stacks_fd = bpf_map__fd(c->skel->maps.stacks);
+	int ty[4] = {
+		profile__type_index(prof, "mmap_objects"),
+		profile__type_index(prof, "mmap_space"),
+		profile__type_index(prof, "mmap_inuse_objects"),
+		profile__type_index(prof, "mmap_inuse_space"),
+	};
+	struct map_drain d = { .pid = t->pid, .now = now_ns, .released = exec };
+	struct prof_process *proc;
+	struct mem_map_proc mm = {};
+	__u32 key = t->pid;
+	uint32_t *locs = NULL;
+	int64_t *vals = NULL;
+	char name[48];
+	int err;
+
+	if (bpf_map_lookup_elem(mprocs_fd, &key, &mm))
+		memset(&mm, 0, sizeof(mm));
+	bpf_map_delete_elem(mprocs_fd, &key);
+	if (exec && mm.live_count) {
+		profile__add_note(prof, "PID %d (%s) ran a new program: its %llu mapped regions "
+				  "(%llu bytes) were released with the old image", t->pid, t->comm,
+				  (unsigned long long)mm.live_count, (unsigned long long)mm.live_bytes);
+		mm.live_count = mm.live_bytes = 0;
+	}
+	err = map_for_each(msites_fd, sizeof(struct mem_site_key), sizeof(struct mem_map_site_val),
+			   collect_map_site, &d);
+	if (!err) {
+		qsort(d.sites, d.n, sizeof(*d.sites), site_cmp);
+		err = map_for_each(regions_fd, sizeof(struct mem_region_key),
+				   sizeof(struct mem_region_val), collect_region, &d);
+	}
+	if (err)
+		pr_warn(c->lc, "PID %d: reading the mapping tables failed: %s; the report may be "
+			       "incomplete", t->pid, strerror(-err));
+
+	proc = profile__find_process(prof, t->pid);
+	if (proc) {
+		for (int f = 0; f < MEM_MAP__COUNT; f++) {
+			snprintf(name, sizeof(name), "mmap_calls_%s", map_fn_names[f]);
+			prof_process__add_stat(prof, proc, name, mm.calls[f]);
+		}
+#define MSTAT(field, n) prof_process__add_stat(prof, proc, "mmap_" n, mm.field)
+		MSTAT(map_count, "mapped_count");
+		MSTAT(map_bytes, "mapped_bytes");
+		MSTAT(unmap_count, "unmapped_count");
+		MSTAT(unmap_bytes, "unmapped_bytes");
+		MSTAT(live_count, "live_count");
+		MSTAT(live_bytes, "live_bytes");
+		MSTAT(failed, "failed");
+		MSTAT(untracked, "untracked");
+#undef MSTAT
+		{
+			uint64_t old = 0;
+
+			prof_process__stat(proc, "mmap_peak_live_bytes", &old);
+			prof_process__set_stat(prof, proc, "mmap_peak_live_bytes",
+					       mm.peak_live_bytes > old ? mm.peak_live_bytes : old);
+		}
+	}
+
+	locs = malloc(sizeof(*locs) * (MEM_MAX_STACK + 1));
+	vals = calloc(prof->ntypes ? prof->ntypes : 1, sizeof(*vals));
+	for (uint32_t i = 0; locs && vals && ty[0] >= 0 && ty[3] >= 0 && i < d.n; i++) {
+		struct map_site *s = &d.sites[i];
+		struct prof_sample *ps;
+		struct mem_stack st;
+		bool have_stack;
+		uint32_t n;
+
+		if (!s->val.maps || s->key.fn >= MEM_MAP__COUNT)
+			continue;	/* only failures here: they are in the process's counts */
+		memset(vals, 0, prof->ntypes * sizeof(*vals));
+		vals[ty[0]] = s->val.maps;
+		vals[ty[1]] = s->val.map_bytes;
+		vals[ty[2]] = s->live_count;
+		vals[ty[3]] = s->live_bytes;
+		have_stack = s->key.stack &&
+			     bpf_map_lookup_elem(stacks_fd, &s->key.stack, &st) == 0;
+		n = build_map_stack(prof, sp, t->pid, s->key.fn, have_stack ? &st : NULL, locs);
+		ps = profile__add_sample(prof, locs, n, vals, t->pid);
+		if (!ps)
+			break;
+		prof_sample__set_hist(prof, ps, (const uint64_t *)s->val.hist, MEM_HIST_BUCKETS);
+		ps->out = s->out;
+	}
+	free(locs);
+	free(vals);
+
+	for (uint32_t i = 0; i < d.n; i++)
+		bpf_map_delete_elem(msites_fd, &d.sites[i].key);
+	for (uint32_t i = 0; i < d.ndead; i++)
+		bpf_map_delete_elem(regions_fd, &d.dead[i]);
+	free(d.sites);
+	free(d.dead);
+}
+
 static void finalize_one(struct mem_collector *c, struct traced *t, struct profile *prof,
 			 struct symbolizer *sym, uint64_t now_ns, bool exec)
 {
@@ -1186,6 +1519,8 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	}
 	if (sample_of)
 		process_growth(c, t, prof, &d, sample_of, have_proc ? &mp : NULL);
+	if (c->opts.mmap)
+		finalize_maps(c, t, prof, sp, now_ns, exec);
 	free(sample_of);
 	free(locs);
 	free(vals);
@@ -1264,6 +1599,16 @@ static void drop_note(struct mem_collector *c, struct profile *prof, __u32 reaso
 		profile__add_note(prof, "%llu processes were not traced: the process table "
 			"(--max-procs %u) was full", (unsigned long long)n, c->opts.max_procs);
 		break;
+	case MEM_DROP_REGIONS_FULL:
+		profile__add_note(prof, "%llu mapped regions (--mmap) were counted as mapped and at "
+			"once as unmapped: the region table (--max-regions %u) was full, so their "
+			"unmaps could not be matched; raise --max-regions", (unsigned long long)n,
+			c->opts.max_regions ? c->opts.max_regions : 1u << 16);
+		break;
+	case MEM_DROP_MAP_SPAN:
+		profile__add_note(prof, "%llu unmaps (--mmap) spanned more than 64 counted regions: "
+			"the regions past the 64th stay counted as mapped", (unsigned long long)n);
+		break;
 	}
 }
 
@@ -1300,6 +1645,13 @@ void mem_collector__sample(struct mem_collector *c, struct profile *prof, int64_
 			continue;
 		profile__add_point(prof, t->pid, "live_bytes", "bytes", t_ns, mp.live_bytes);
 		profile__add_point(prof, t->pid, "live_count", "count", t_ns, mp.live_count);
+		if (c->opts.mmap) {
+			struct mem_map_proc mm;
+
+			if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.mprocs), &key, &mm) == 0)
+				profile__add_point(prof, t->pid, "mmap_live_bytes", "bytes", t_ns,
+						   mm.live_bytes);
+		}
 		for (int f = 0; f < MEM_FN__COUNT; f++)
 			sum.calls += mp.calls[f];
 		sum.live_bytes += mp.live_bytes;
@@ -1388,6 +1740,9 @@ int mem_collector__drops(struct mem_collector *c, struct profile *prof)
 	for (__u32 r = 0; r < MEM_DROP__COUNT; r++) {
 		uint64_t sum = 0;
 
+		if (!c->opts.mmap && (r == MEM_DROP_REGIONS_FULL || r == MEM_DROP_MAP_SPAN))
+			continue;	/* reasons of --mmap only */
+
 		if (bpf_map_lookup_elem(fd, &r, vals) == 0)
 			for (int i = 0; i < ncpu; i++)
 				sum += vals[i];
@@ -1410,6 +1765,10 @@ void mem_collector__detach(struct mem_collector *c)
 {
 	if (!c)
 		return;
+	for (int i = 0; i < 2; i++) {
+		bpf_link__destroy(c->map_links[i]);
+		c->map_links[i] = NULL;
+	}
 	/* concurrently: one grace period for all rather than one per link */
 	for (uint32_t i = 0; i < c->nt; i++)
 		close_links(c, &c->t[i].links);

@@ -19,6 +19,8 @@ struct mem_collector_opts {
 	uint64_t min_age_ns;	/* outstanding blocks younger than this at the end are not listed */
 	uint64_t temp_ns;	/* temporaries: freed within this; 0: before the next allocation */
 	bool trace_all;		/* -a: every process calling a probed library, not only attached */
+	bool mmap;		/* --mmap: also the program's own mmap, munmap, mremap and brk */
+	uint32_t max_regions;	/* --mmap: mapped regions tracked (0: 65536) */
 };
 
 struct mem_collector;
@@ -111,5 +113,9 @@ void mem_collector__detach(struct mem_collector *c);
  * with leaks, then <class>_objects and <class>_space for definite, indirect, possible and
  * reachable. */
 int mem_profile__init(struct profile *prof, bool leaks);
+/* --mmap: the mapping category's sample types mmap_objects, mmap_space, mmap_inuse_objects and
+ * mmap_inuse_space, after the others. Mapping sites have 0 in every other type, and allocation
+ * sites 0 in these: the categories never mix. */
+int mem_profile__add_mmap_types(struct profile *prof);
 
 #endif

@@ -1048,11 +1048,12 @@ static int write_outstanding(struct html *h)
 	idx = render__sorted_samples(p, RENDER_KEY_OUTSTANDING, false, &n);
 	if (!idx)
 		return -errno;
-	/* sites whose outstanding bytes are 0 may still hold objects (malloc(0)) */
+	/* sites whose outstanding bytes are 0 may still hold objects (malloc(0)); mappings
+	 * (--mmap) are no allocations */
 	for (i = shown = 0; i < n; i++) {
 		const struct prof_sample *s = &p->samples[idx[i]];
 
-		if (!s->out.count)
+		if (!s->out.count || render__is_map_sample(p, s))
 			continue;
 		idx[shown++] = idx[i];
 		count += s->out.count;

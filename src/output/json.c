@@ -10,12 +10,12 @@
 
 /* Field names of a process or a site that stats or sample types must not shadow. */
 static const char *const process_fields[] = {
-	"pid", "comm", "cmdline", "calls", "note", "leaks", "growth_window", "peak", "allocator",
+	"pid", "comm", "cmdline", "calls", "note", "leaks", "growth_window", "peak", "allocator", "mmap",
 	"ppid", "ns_pid",
 };
 static const char *const site_fields[] = {
 	"pid", "frames", "histogram", "outstanding", "temporary_count", "lifetimes", "leaks",
-	"growth",
+	"growth", "category",
 };
 
 static bool reserved(const char *const *list, size_t n, const char *name)
@@ -184,6 +184,29 @@ static void write_peak(struct json_writer *w, const struct prof_process *proc,
 	jsonw_end_object(w);
 }
 
+/* --mmap: the process's own mappings, a category apart from the malloc numbers: the stats
+ * "mmap_calls_<fn>" as "calls", the other "mmap_<name>" as "<name>". */
+static void write_process_maps(struct json_writer *w, const struct prof_process *proc)
+{
+	uint32_t j;
+
+	if (!prof_process__stat(proc, "mmap_mapped_count", NULL))
+		return;
+	jsonw_name(w, "mmap");
+	jsonw_start_object(w);
+	jsonw_name(w, "calls");
+	jsonw_start_object_flat(w);
+	for (j = 0; j < proc->nstats; j++)
+		if (!strncmp(proc->stats[j].key, "mmap_calls_", 11))
+			jsonw_uint_field(w, proc->stats[j].key + 11, proc->stats[j].value);
+	jsonw_end_object(w);
+	for (j = 0; j < proc->nstats; j++)
+		if (!strncmp(proc->stats[j].key, "mmap_", 5) &&
+		    strncmp(proc->stats[j].key, "mmap_calls_", 11))
+			jsonw_uint_field(w, proc->stats[j].key + 5, proc->stats[j].value);
+	jsonw_end_object(w);
+}
+
 static void write_processes(struct json_writer *w, const struct profile *p, const uint32_t *pos)
 {
 	uint32_t i, j;
@@ -207,9 +230,11 @@ static void write_processes(struct json_writer *w, const struct profile *p, cons
 			jsonw_uint_field(w, proc->calls[j].key, proc->calls[j].value);
 		jsonw_end_object(w);
 		for (j = 0; j < proc->nstats; j++) {
-			if (!RESERVED(process_fields, proc->stats[j].key))
+			if (!RESERVED(process_fields, proc->stats[j].key) &&
+			    strncmp(proc->stats[j].key, "mmap_", 5))
 				jsonw_uint_field(w, proc->stats[j].key, proc->stats[j].value);
 		}
+		write_process_maps(w, proc);
 		if (proc->note)
 			jsonw_string_field(w, "note", proc->note);
 		if (proc->allocator)
@@ -374,6 +399,7 @@ static void write_growth(struct json_writer *w, const struct prof_growth *g)
 static int write_sites(struct json_writer *w, const struct profile *p, const uint32_t *idx,
 		       uint32_t n)
 {
+	int mmap_objects = profile__type_index(p, "mmap_objects");
 	uint32_t i, t;
 	size_t a;
 
@@ -384,6 +410,10 @@ static int write_sites(struct json_writer *w, const struct profile *p, const uin
 
 		jsonw_start_object(w);
 		jsonw_uint_field(w, "pid", s->pid);
+		/* with --mmap, which category the site is of: its values are 0 in the other's */
+		if (mmap_objects >= 0)
+			jsonw_string_field(w, "category",
+					   s->values[mmap_objects] > 0 ? "mmap" : "malloc");
 		write_frames(w, p, s);
 		for (t = 0; t < p->ntypes; t++) {
 			if (!RESERVED(site_fields, p->types[t].type) && !is_leak_type(p, t))

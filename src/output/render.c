@@ -184,6 +184,13 @@ bool render__bucket(uint32_t b, uint32_t n, uint64_t *min, uint64_t *max)
 	return b + 1 < n && b < 64;
 }
 
+bool render__is_map_sample(const struct profile *p, const struct prof_sample *s)
+{
+	int t = profile__type_index(p, "mmap_objects");
+
+	return t >= 0 && s->values[t] > 0;
+}
+
 bool render__is_allocator(const char *name)
 {
 	static const char *const exact[] = {
@@ -194,6 +201,9 @@ bool render__is_allocator(const char *name)
 		"__libc_reallocarray",
 		/* the usual never-fail wrappers: the caller of xmalloc is the allocation site */
 		"xmalloc", "xcalloc", "xrealloc", "xzalloc", "xstrdup", "xstrndup", "xmemdup",
+		/* --mmap: the mapping category's leaves and glibc's wrappers around them */
+		"mmap", "mmap64", "__mmap", "__mmap64", "mremap", "__mremap", "brk", "__brk",
+		"sbrk", "__sbrk",
 	};
 	/* glibc internals, C++ operators, jemalloc/tcmalloc entry points, sanitizer wrappers */
 	static const char *const prefix[] = {

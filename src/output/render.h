@@ -38,6 +38,9 @@ void render__life_bucket_label(uint32_t b, uint32_t n, char *buf, size_t len);
 /* Is this function an allocator entry point (malloc, operator new, ...), i.e. not where the
  * allocation was asked for? */
 bool render__is_allocator(const char *name);
+/* A site of the --mmap category (a positive mmap_objects value): kept apart from the allocation
+ * sites. */
+bool render__is_map_sample(const struct profile *p, const struct prof_sample *s);
 
 /* Samples with a growth trend that held memory at some snapshot, fastest growth first (ties:
  * the higher maximum, then the default order). Malloc'd (never NULL on success), *n set; NULL

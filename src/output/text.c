@@ -27,7 +27,16 @@ struct text {
 	FILE *f;
 	/* memory types, -1 when absent */
 	int alloc_objects, alloc_space, inuse_objects, inuse_space;
+	/* --mmap's category, -1 when absent */
+	int mmap_objects, mmap_space, mmap_inuse_objects, mmap_inuse_space;
 };
+
+/* A site of the mapping category (--mmap): listed in its own section, never among the
+ * allocation sites. */
+static bool is_map_sample(const struct text *t, const struct prof_sample *s)
+{
+	return t->mmap_objects >= 0 && s->values[t->mmap_objects] > 0;
+}
 
 static void heading(const struct text *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -304,6 +313,38 @@ static void print_process_peak(const struct text *t, const struct prof_process *
 			pk->nsites - PEAK_SITES == 1 ? "" : "s");
 }
 
+static uint64_t mstat(const struct prof_process *proc, const char *name)
+{
+	uint64_t v = 0;
+
+	prof_process__stat(proc, name, &v);
+	return v;
+}
+
+/* --mmap: the process's own mappings, apart from the malloc numbers. */
+static void print_process_maps(const struct text *t, const struct prof_process *proc)
+{
+	char b1[32], b2[32];
+
+	if (!prof_process__stat(proc, "mmap_mapped_count", NULL))
+		return;
+	fprintf(t->f, "    mappings (mmap, mremap, brk: a category apart, not in the numbers above):\n"
+		"      calls: mmap %" PRIu64 ", munmap %" PRIu64 ", mremap %" PRIu64 ", brk %" PRIu64
+		" (failed %" PRIu64 ", untracked %" PRIu64 ")\n",
+		mstat(proc, "mmap_calls_mmap"), mstat(proc, "mmap_calls_munmap"),
+		mstat(proc, "mmap_calls_mremap"), mstat(proc, "mmap_calls_brk"),
+		mstat(proc, "mmap_failed"), mstat(proc, "mmap_untracked"));
+	fprintf(t->f, "      bytes: mapped %" PRIu64 " in %" PRIu64 " regions, unmapped %" PRIu64
+		" (%" PRIu64 " times), live %" PRIu64 " in %" PRIu64 " regions (%s), peak live %"
+		PRIu64 " (%s)\n",
+		mstat(proc, "mmap_mapped_bytes"), mstat(proc, "mmap_mapped_count"),
+		mstat(proc, "mmap_unmapped_bytes"), mstat(proc, "mmap_unmapped_count"),
+		mstat(proc, "mmap_live_bytes"), mstat(proc, "mmap_live_count"),
+		render__bytes(mstat(proc, "mmap_live_bytes"), b1, sizeof(b1)),
+		mstat(proc, "mmap_peak_live_bytes"),
+		render__bytes(mstat(proc, "mmap_peak_live_bytes"), b2, sizeof(b2)));
+}
+
 static void print_process_details(const struct text *t, const struct prof_process *proc)
 {
 	char item[CELL + 64];
@@ -348,7 +389,7 @@ static void print_process_details(const struct text *t, const struct prof_proces
 		wrap_end(&w);
 
 	for (i = n = 0; i < proc->nstats; i++) {
-		if (known_stat(proc->stats[i].key))
+		if (known_stat(proc->stats[i].key) || !strncmp(proc->stats[i].key, "mmap_", 5))
 			continue;
 		if (!n++)
 			wrap_begin(&w, t->f, 4, "other");
@@ -359,6 +400,7 @@ static void print_process_details(const struct text *t, const struct prof_proces
 	if (n)
 		wrap_end(&w);
 
+	print_process_maps(t, proc);
 	print_process_peak(t, proc);
 	if (proc->note)
 		fprintf(t->f, "    note: %s\n", proc->note);
@@ -647,6 +689,10 @@ static int print_sites(const struct text *t)
 	idx = render__sorted_samples(p, key, false, &n);
 	if (!idx)
 		return -errno;
+	for (i = shown = 0; i < n; i++)
+		if (!is_map_sample(t, &p->samples[idx[i]]))
+			idx[shown++] = idx[i];
+	n = shown;
 	if (by_count)
 		by = "count";
 	else if (p->ntypes && strcmp(p->types[p->default_type].unit, "bytes") == 0)
@@ -696,7 +742,7 @@ static int print_outstanding(const struct text *t)
 	for (i = shown = 0; i < n; i++) {
 		const struct prof_sample *s = &p->samples[idx[i]];
 
-		if (!s->out.count)
+		if (!s->out.count || is_map_sample(t, s))
 			continue;
 		idx[shown++] = idx[i];
 		count += s->out.count;
@@ -736,6 +782,100 @@ static int print_outstanding(const struct text *t)
 	if (shown < n)
 		fprintf(t->f, "\n  ... %" PRIu32 " more site%s not shown\n", n - shown,
 			n - shown == 1 ? "" : "s");
+	free(idx);
+	return 0;
+}
+
+/* ---- mappings (--mmap) ------------------------------------------------------------------ */
+
+static int map_out_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct profile *p = ctx;
+	const struct prof_sample *x = &p->samples[*(const uint32_t *)a];
+	const struct prof_sample *y = &p->samples[*(const uint32_t *)b];
+
+	if (x->out.bytes != y->out.bytes)
+		return x->out.bytes > y->out.bytes ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* The mapping category: its sites by bytes mapped, then the regions still mapped at the end. */
+static int print_mappings(const struct text *t)
+{
+	const struct profile *p = t->p;
+	uint32_t *idx, n, i, k, shown;
+	uint64_t count = 0, bytes = 0;
+	char b1[32], b2[32], b3[32];
+
+	if (t->mmap_objects < 0 || t->mmap_space < 0)
+		return 0;
+	idx = render__sorted_samples(p, t->mmap_space, false, &n);
+	if (!idx)
+		return -errno;
+	for (i = k = 0; i < n; i++)
+		if (is_map_sample(t, &p->samples[idx[i]]))
+			idx[k++] = idx[i];
+	n = k;
+	shown = t->o->top && t->o->top < n ? t->o->top : n;
+	fputc('\n', t->f);
+	if (!n)
+		heading(t, "Mapping sites (mmap, mremap, brk; apart from the allocations): none");
+	else
+		heading(t, "Top %" PRIu32 " mapping sites by bytes (of %" PRIu32 "; mmap, mremap, "
+			"brk: a category apart, not in the allocation numbers)", shown, n);
+	for (i = 0; i < shown; i++) {
+		const struct prof_sample *s = &p->samples[idx[i]];
+		uint64_t c = uvalue(s, t->mmap_objects), by = uvalue(s, t->mmap_space);
+
+		fputc('\n', t->f);
+		fprintf(t->f, "#%-3" PRIu32 " %s (%" PRIu64 " bytes) in %" PRIu64 " region%s, %" PRIu64
+			" live (%s), ", i + 1, render__bytes(by, b1, sizeof(b1)), by, c,
+			c == 1 ? "" : "s", uvalue(s, t->mmap_inuse_objects),
+			render__bytes(uvalue(s, t->mmap_inuse_space), b2, sizeof(b2)));
+		print_pid(t, s->pid);
+		fputc('\n', t->f);
+		print_stack(t, 4, s, false, 0);
+		if (s->hist)
+			print_buckets(t, "sizes", s->hist, s->nhist, render__size_bucket_label);
+	}
+
+	/* outstanding regions, by bytes */
+	for (i = k = 0; i < n; i++) {
+		const struct prof_sample *s = &p->samples[idx[i]];
+
+		if (!s->out.count)
+			continue;
+		idx[k++] = idx[i];
+		count += s->out.count;
+		bytes += s->out.bytes;
+	}
+	qsort_r(idx, k, sizeof(*idx), map_out_cmp, (void *)p);
+	fputc('\n', t->f);
+	if (!k) {
+		heading(t, "Mappings still mapped at exit: none");
+		free(idx);
+		return 0;
+	}
+	heading(t, "Mappings still mapped at exit: %" PRIu64 " region%s, %s (%" PRIu64 " bytes) at "
+		"%" PRIu32 " site%s", count, count == 1 ? "" : "s",
+		render__bytes(bytes, b1, sizeof(b1)), bytes, k, k == 1 ? "" : "s");
+	shown = t->o->top && t->o->top < k ? t->o->top : k;
+	for (i = 0; i < shown; i++) {
+		const struct prof_sample *s = &p->samples[idx[i]];
+
+		fputc('\n', t->f);
+		fprintf(t->f, "  %" PRIu64 " region%s, %s (%" PRIu64 " bytes), ", s->out.count,
+			s->out.count == 1 ? "" : "s", render__bytes(s->out.bytes, b1, sizeof(b1)),
+			s->out.bytes);
+		print_pid(t, s->pid);
+		fprintf(t->f, ", oldest %s, youngest %s\n",
+			render__duration(s->out.max_age_ns, b2, sizeof(b2)),
+			render__duration(s->out.min_age_ns, b3, sizeof(b3)));
+		print_stack(t, 4, s, false, OUTSTANDING_FRAMES);
+	}
+	if (shown < k)
+		fprintf(t->f, "\n  ... %" PRIu32 " more site%s not shown\n", k - shown,
+			k - shown == 1 ? "" : "s");
 	free(idx);
 	return 0;
 }
@@ -974,6 +1114,10 @@ static int text_write(const struct profile *p, const struct output_opts *o, FILE
 		.alloc_space = profile__type_index(p, "alloc_space"),
 		.inuse_objects = profile__type_index(p, "inuse_objects"),
 		.inuse_space = profile__type_index(p, "inuse_space"),
+		.mmap_objects = profile__type_index(p, "mmap_objects"),
+		.mmap_space = profile__type_index(p, "mmap_space"),
+		.mmap_inuse_objects = profile__type_index(p, "mmap_inuse_objects"),
+		.mmap_inuse_space = profile__type_index(p, "mmap_inuse_space"),
 	};
 	int err;
 
@@ -983,6 +1127,8 @@ static int text_write(const struct profile *p, const struct output_opts *o, FILE
 		err = print_sites(&t);
 	if (!err)
 		err = print_outstanding(&t);
+	if (!err)
+		err = print_mappings(&t);
 	if (!err)
 		err = print_growth(&t);
 	if (!err)

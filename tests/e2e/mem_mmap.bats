@@ -1,0 +1,177 @@
+#!/usr/bin/env bats
+# --mmap: the program's own mmap, munmap, mremap and brk, exact on a fixture whose every mapping
+# is known (tests/fixtures/mmapfixture.c writes its own tally with --truth FILE), and a category
+# apart: the malloc numbers are those of a run without --mmap.
+
+load helpers
+
+# Per fixture function, its mapping sites summed: [regions, bytes, live regions, live bytes].
+# A site belongs to the first frame after the leaf that names one of the fixture's functions.
+map_sites() {
+	jq -c '[.sites[] | select(.category == "mmap")
+		| {fn: ([.frames[1:][] | .function
+			 | select(. as $f | ["do_whole", "do_head", "do_tail", "do_hole",
+					    "span_reserve", "map_at", "remap_base", "move_dest",
+					    "do_shared", "do_file", "big_mallocs", "__sbrk"]
+				  | index($f))][0] // "(other)"),
+		   leaf: .frames[0].function,
+		   v: [.mmap_objects, .mmap_space, .mmap_inuse_objects, .mmap_inuse_space]}]
+	       | group_by([.leaf, .fn])
+	       | map({key: "\(.[0].leaf):\(.[0].fn)",
+		      value: [(map(.v[0]) | add), (map(.v[1]) | add), (map(.v[2]) | add),
+			      (map(.v[3]) | add)]})
+	       | from_entries' "$1"
+}
+
+@test "--mmap: per-process mapping numbers equal the fixture's own tally" {
+	run "$EBPROF" mem --mmap -o "$T/out.json" -- "$FIX/mmapfixture" --truth "$T/truth.json"
+	[ "$status" -eq 0 ]
+	jq -n --slurpfile e "$T/out.json" --slurpfile t "$T/truth.json" '
+		$e[0].processes[0].mmap as $m | $t[0] as $t
+		| {calls: [$m.calls, $t.calls],
+		   mapped_count: [$m.mapped_count, $t.mapped_count],
+		   mapped_bytes: [$m.mapped_bytes, $t.mapped_bytes],
+		   unmapped_count: [$m.unmapped_count, $t.unmapped_count],
+		   unmapped_bytes: [$m.unmapped_bytes, $t.unmapped_bytes],
+		   live_count: [$m.live_count, $t.live_count],
+		   live_bytes: [$m.live_bytes, $t.live_bytes],
+		   peak_live_bytes: [$m.peak_live_bytes, $t.peak_live_bytes],
+		   untracked: [$m.untracked, $t.untracked],
+		   failed: [$m.failed, 0]}
+		| to_entries | map(select(.value[0] != .value[1]))' > "$T/diff.json"
+	cat "$T/diff.json"
+	jqe 'length == 0' "$T/diff.json"
+	jqe '.drops | add == 0' "$T/out.json"
+	# the series of mapped bytes ends at the live mapped bytes
+	jqe '.processes[0].mmap.live_bytes as $l
+	     | [.series[] | select(.name == "mmap_live_bytes")][0].points[-1][1] == $l' "$T/out.json"
+}
+
+@test "--mmap: every mapping site exact: partial munmaps, MAP_FIXED, mremap, sbrk" {
+	run "$EBPROF" mem --mmap -o "$T/out.json" -- "$FIX/mmapfixture" --truth "$T/truth.json"
+	[ "$status" -eq 0 ]
+	map_sites "$T/out.json" > "$T/got.json"
+	P=$(jq .page "$T/truth.json")
+	B=$(jq .brk_grow "$T/truth.json")
+	# [regions mapped, bytes mapped, regions still mapped, bytes still mapped]; see the fixture.
+	# glibc's mremap wrapper keeps a stack frame without a frame pointer, so the function that
+	# called it is missing from its stacks (main's frame follows): mremap sites are summed apart.
+	jq -n --argjson P "$P" --argjson B "$B" '{
+		"mmap:do_whole": [1, 4 * $P, 0, 0],
+		"mmap:do_head": [1, 4 * $P, 1, 3 * $P],
+		"mmap:do_tail": [1, 4 * $P, 1, 3 * $P],
+		"mmap:do_hole": [1, 5 * $P, 2, 4 * $P],
+		"mmap:span_reserve": [1, 6 * $P, 1, $P],
+		"mmap:map_at": [2, 4 * $P, 1, $P],
+		"mmap:remap_base": [1, 2 * $P, 0, 0],
+		"mmap:move_dest": [1, $P, 0, 0],
+		"mmap:do_shared": [1, 2 * $P, 1, 2 * $P],
+		"mremap:(other)": [3, 6 * $P, 1, $P],
+		"brk:__sbrk": [1, $B, 1, ($B - $P)]}' > "$T/want.json"
+	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
+}
+
+@test "--mmap: the malloc numbers are those of a run without it (glibc's mmaps are malloc's)" {
+	run "$EBPROF" mem --mmap -o "$T/with.json" -- "$FIX/mmapfixture" --truth "$T/truth.json"
+	[ "$status" -eq 0 ]
+	run "$EBPROF" mem -o "$T/without.json" -- "$FIX/mmapfixture"
+	[ "$status" -eq 0 ]
+	pick='.processes[0] | {calls, alloc_count, alloc_bytes, free_count, free_bytes,
+	      live_count, live_bytes, peak_live_bytes, max_request, unknown_frees, failed}'
+	diff <(jq -S "$pick" "$T/without.json") <(jq -S "$pick" "$T/with.json")
+	sites='[.sites[] | select(.category != "mmap")
+	        | {f: [.frames[] | .function], alloc_count, alloc_bytes, live_count, live_bytes}]
+	       | sort'
+	diff <(jq -S "$sites" "$T/without.json") <(jq -S "$sites" "$T/with.json")
+	# and they equal the fixture's: 3 mallocs of 1 MiB and a realloc, 2 frees
+	jqe '.processes[0] | .calls.malloc == 3 and .calls.realloc == 1 and .calls.free == 2
+	     and .alloc_bytes == 5242880' "$T/with.json"
+	# no mapping site comes from inside malloc, realloc or free, nor from the file mapping
+	jqe '[.sites[] | select(.category == "mmap") | .frames[].function
+	      | select(. == "big_mallocs" or . == "do_file")] | length == 0' "$T/with.json"
+	# mapping sites are 0 in every malloc type, malloc sites 0 in every mmap type
+	jqe '[.sites[] | select(.category == "mmap") | .alloc_objects + .alloc_space + .inuse_space]
+	     | add == 0' "$T/with.json"
+	jqe '[.sites[] | select(.category == "malloc") | .mmap_objects + .mmap_space] | add == 0' \
+		"$T/with.json"
+	# without --mmap nothing of it shows
+	jqe '(.processes[0] | has("mmap") | not) and ([.sites[] | has("category")] | any | not)
+	     and ([.sample_types[].type | select(startswith("mmap"))] | length == 0)' \
+		"$T/without.json"
+}
+
+@test "--mmap: attached by PID, mappings from before are never subtracted, the rest exact" {
+	bg "$FIX/mmapfixture" --wait-start --truth "$T/truth.json" < /dev/null > "$T/fx.log" 2>&1
+	fx=$BG
+	wait_for "$T/fx.log" 'waiting'
+	"$EBPROF" mem -v --mmap -p "$fx" -o "$T/out.json" 2> "$T/eb.log" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/eb.log" 'tracing glibc allocator'
+	kill -USR1 "$fx"
+	wait "$eb"
+	jq -n --slurpfile e "$T/out.json" --slurpfile t "$T/truth.json" '
+		$e[0].processes[0].mmap as $m | $t[0] as $t
+		| [$m.calls == $t.calls, $m.mapped_bytes == $t.mapped_bytes,
+		   $m.unmapped_bytes == $t.unmapped_bytes, $m.live_bytes == $t.live_bytes,
+		   $m.live_count == $t.live_count, $m.peak_live_bytes == $t.peak_live_bytes,
+		   $m.untracked == $t.untracked] | all' > "$T/ok.json"
+	jq -c '.processes[0].mmap' "$T/out.json"
+	cat "$T/truth.json"
+	jqe '. == true' "$T/ok.json"
+	jqe '[.drops[]] | add == 0' "$T/out.json"
+}
+
+@test "--mmap: the text report has the mappings apart, and mappings still mapped at exit" {
+	run "$EBPROF" mem --mmap -o "$T/out.txt" -- "$FIX/mmapfixture"
+	[ "$status" -eq 0 ]
+	grep -q "mappings (mmap, mremap, brk: a category apart, not in the numbers above)" "$T/out.txt"
+	grep -qE "calls: mmap 10, munmap 5, mremap 3, brk 2 \(failed 0, untracked 4\)" "$T/out.txt"
+	grep -qE "^Top 11 mapping sites by bytes \(of 11; mmap, mremap, brk" "$T/out.txt" ||
+		grep -qE "^Top 10 mapping sites by bytes \(of 1[0-9]; mmap, mremap, brk" "$T/out.txt"
+	grep -qE "^Mappings still mapped at exit: 9 regions, .* \(69732 bytes\)" "$T/out.txt"
+	grep -qE "^Top 2 allocation sites by bytes$" "$T/out.txt"
+	# the allocation sections never list a mapping
+	sed -n '/^Top 2 allocation sites/,/^Top .* mapping sites/p' "$T/out.txt" > "$T/alloc.txt"
+	run grep -E "#0 (mmap|mremap|brk)$" "$T/alloc.txt"
+	[ "$status" -eq 1 ]
+}
+
+@test "--mmap: the flame graph and pprof take the mmap sample types" {
+	run "$EBPROF" mem --mmap --value mmap_inuse_space -o "$T/out.folded" -o "$T/out.pb.gz" \
+		-- "$FIX/mmapfixture"
+	[ "$status" -eq 0 ]
+	# live mapped bytes by stack: 69732 in all
+	total=$(awk '{s += $NF} END {print s}' "$T/out.folded")
+	[ "$total" -eq 69732 ]
+	run grep -c "malloc" "$T/out.folded"
+	[ "$output" -eq 0 ]
+}
+
+@test "--mmap: no tracepoint left behind; bad input is a usage error" {
+	run "$EBPROF" mem --mmap -o "$T/out.json" -- true
+	[ "$status" -eq 0 ]
+	run bash -c "bpftool link show | grep -E 'map_(enter|exit)'"
+	[ "$status" -eq 1 ]
+	run "$EBPROF" mem --value mmap_space -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--value mmap_space needs --mmap"* ]]
+	run "$EBPROF" mem --mmap --max-regions 0 -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"invalid --max-regions '0'"* ]]
+}
+
+@test "--mmap: a full region table is a counted drop with a note; the numbers stay consistent" {
+	run "$EBPROF" mem --mmap --max-regions 3 -o "$T/out.json" -- "$FIX/mmapfixture"
+	[ "$status" -eq 0 ]
+	jqe '.drops.region_table_full > 0' "$T/out.json"
+	jqe '.notes | any(test("region table \\(--max-regions 3\\) was full"))' "$T/out.json"
+	# what could not be tracked is released at once: mapped - unmapped = live = the sites' live
+	jqe '.processes[0].mmap as $m | [.sites[] | select(.category == "mmap")] as $s
+	     | $m.mapped_bytes - $m.unmapped_bytes == $m.live_bytes
+	     and ($s | map(.mmap_inuse_space) | add) == $m.live_bytes
+	     and ($s | map(.mmap_inuse_objects) | add) == $m.live_count
+	     and $m.live_count <= 3' "$T/out.json"
+	# every mmap is still counted (unmaps of what was never tracked are untracked)
+	jqe '.processes[0].mmap.calls.mmap == 10' "$T/out.json"
+}
