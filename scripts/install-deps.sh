@@ -21,6 +21,8 @@ PKGS=(
 	chromium
 	# bench: GNU time for peak RSS and CPU
 	time
+	# bench: the bpftrace comparison (bench/track.bt)
+	bpftrace
 )
 
 # node and npm run the JavaScript validators (speedscope's schema, the HTML report in a
