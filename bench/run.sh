@@ -7,11 +7,11 @@
 # allocation for the real programs) as a difference from untraced and a ratio to the floor:
 #
 # Workloads (BENCH_WORKLOADS, default "loop workset sqlite jq"):
-#   loop     bench/loop.c: BENCH_N malloc(64)/free pairs (default 500,000), timed inside;
+#   loop     bench/loop.c: BENCH_N malloc(64)/free pairs (default 300,000), timed inside;
 #   workset  bench/workset.c: BENCH_WS_LIVE live blocks of mixed sizes (default 100,000),
-#            BENCH_WS_N random free+malloc steps (default 500,000), timed inside;
-#   sqlite   sqlite3 :memory: building a BENCH_SQL_ROWS-row table (default 200,000), and
-#   jq       jq on scripts/gen-json.sh's array of BENCH_JQ_N objects (default 20,000):
+#            BENCH_WS_N random free+malloc steps (default 300,000), timed inside;
+#   sqlite   sqlite3 :memory: building a BENCH_SQL_ROWS-row table (default 100,000), and
+#   jq       jq on scripts/gen-json.sh's array of BENCH_JQ_N objects (default 10,000):
 #            both timed inside the process by bench/timeit_preload.c (constructor to
 #            destructor), so tracer start-up and reports never enter the figure; their
 #            output is checked on every run.
@@ -23,6 +23,9 @@
 #   bpftrace     bench/track.bt, the same tracking in bpftrace (BENCH_BPFTRACE=0 skips it);
 #   ebprof modes BENCH_MODES, entries NAME:FLAGS with commas for spaces; a mode whose first flag
 #                `ebprof mem --help` does not know is skipped with a note.
+# Time is the workload process's CPU time by default (BENCH_CLOCK=cpu: CLOCK_PROCESS_CPUTIME_ID,
+# user + system, so uprobe traps and BPF programs count but waiting for a CPU held by another
+# process does not: the VM is shared); BENCH_CLOCK=wall uses CLOCK_MONOTONIC instead.
 # Then: the cost on an unrelated process (bench/loop.c alone, against the same loop while
 # ebprof traces another, idle, process); start-up until probes are live (bench/stamp.c); peak
 # RSS and CPU of ebprof in full mode on the loop (GNU time, or bench/rusage.c).
@@ -32,14 +35,15 @@ set -euo pipefail
 
 out=${1:-build}
 RUNS=${BENCH_RUNS:-3}
-LOOP_N=${BENCH_N:-500000}
-WS_N=${BENCH_WS_N:-500000}
+LOOP_N=${BENCH_N:-300000}
+WS_N=${BENCH_WS_N:-300000}
 WS_LIVE=${BENCH_WS_LIVE:-100000}
-SQL_ROWS=${BENCH_SQL_ROWS:-200000}
-JQ_N=${BENCH_JQ_N:-20000}
+SQL_ROWS=${BENCH_SQL_ROWS:-100000}
+JQ_N=${BENCH_JQ_N:-10000}
 WORKLOADS=${BENCH_WORKLOADS:-loop workset sqlite jq}
 MODES=${BENCH_MODES:-full: leaks:--leaks sample-bytes:--sample-bytes,524288 sample-every:--sample-every,64 alloc-only:--alloc-only}
 BPFTRACE=${BENCH_BPFTRACE:-1}
+CLOCK=${BENCH_CLOCK:-cpu}
 cd "$(dirname "$0")/.."
 
 die() {
@@ -53,6 +57,7 @@ for v in "$RUNS" "$LOOP_N" "$WS_N" "$WS_LIVE" "$SQL_ROWS" "$JQ_N"; do
 	case "$v" in '' | *[!0-9]*) die "BENCH_RUNS, BENCH_N, BENCH_WS_N, BENCH_WS_LIVE, BENCH_SQL_ROWS and BENCH_JQ_N must be positive integers" ;; esac
 	[ "$v" -gt 0 ] || die "BENCH_RUNS, BENCH_N, BENCH_WS_N, BENCH_WS_LIVE, BENCH_SQL_ROWS and BENCH_JQ_N must be positive integers"
 done
+case "$CLOCK" in cpu | wall) ;; *) die "BENCH_CLOCK must be cpu or wall" ;; esac
 for w in $WORKLOADS; do
 	case "$w" in loop | workset | sqlite | jq) ;; *) die "unknown workload '$w' in BENCH_WORKLOADS (known: loop workset sqlite jq)" ;; esac
 done
@@ -146,11 +151,11 @@ wl_cmd() { # WORKLOAD RESULT_FILE
 # the result of one run: ns per pair (loop, workset) or ns the program ran (sqlite, jq)
 wl_result() { # WORKLOAD RESULT_FILE
 	case $1 in
-	loop | workset) sed -n 's/.* \([0-9.]*\) ns\/pair$/\1/p' "$2" ;;
+	loop | workset) sed -n "s/.* \\([0-9.]*\\) ns\\/pair $CLOCK.*/\\1/p" "$2" ;;
 	sqlite | jq)
 		cmp -s "$tmp/$1.out" "$tmp/$1.expect" ||
 			die "$1 printed '$(head -c 200 "$tmp/$1.out")', expected '$(cat "$tmp/$1.expect")'"
-		cat "$2"
+		awk -v c="$CLOCK" '{ print c == "cpu" ? $2 : $1 }' "$2"
 		;;
 	esac
 }
@@ -330,6 +335,12 @@ have() { [[ " ${configs[*]} " == *" $1 "* ]]; }
 	echo "$JQ_N generated objects (scripts/gen-json.sh). Cells: added ns per malloc+free pair (loop,"
 	echo "workset) or per allocation (sqlite, jq: the program's run time, measured inside it, less"
 	echo "untraced, over its allocating calls as ebprof counted them), then x the floor's added cost."
+	if [ "$CLOCK" = cpu ]; then
+		echo "Times are the workload process's CPU time (user + system: the traps and BPF programs"
+		echo "run in it), not wall time, so that other load on this shared VM does not enter them."
+	else
+		echo "Times are wall-clock time (BENCH_CLOCK=wall)."
+	fi
 	echo
 	printf '| configuration |'
 	for wl in $WORKLOADS; do printf ' %s |' "$wl"; done
