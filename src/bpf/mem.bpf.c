@@ -128,23 +128,40 @@ static __always_inline __u32 log2_bucket(__u64 v)
  * and that fault cost ~0.5 us per allocation, a quarter of the traced tight loop (perf, see
  * docs/PERFORMANCE.md). Here the walk stops before reading a frame that cannot be one: in the
  * first page, misaligned, or not above the previous frame (callers' frames are at higher
- * addresses). Returns the number of addresses. */
+ * addresses). One frame per bpf_loop step: a plain loop would be verified once per iteration
+ * and call site, which made loading (start-up) several times slower. */
+struct walk_ctx {
+	__u64 *ips;
+	__u64 fp;		/* the next frame to read */
+	__u64 prev;		/* the lowest address it may be at */
+	__u64 nr;		/* addresses in ips */
+};
+
+/* Step i reads frame i + 1. It uses the step's index rather than a count kept in w: the
+ * verifier would follow such a count's exact value step by step and never converge. */
+static long walk_frame(__u64 i, void *data)
+{
+	struct walk_ctx *w = data;
+	__u64 frame[2], fp = w->fp;
+
+	if (fp < 4096 || (fp & 7) || fp < w->prev || i >= MEM_MAX_STACK - 1)
+		return 1;
+	if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp))
+		return 1;
+	w->ips[i + 1] = frame[1];
+	w->nr = i + 2;
+	w->prev = fp + sizeof(frame);
+	w->fp = frame[0];
+	return 0;
+}
+
 static __always_inline __u64 walk_user_stack(struct pt_regs *ctx, __u64 *ips)
 {
-	__u64 fp = PT_REGS_FP(ctx), prev = PT_REGS_SP(ctx), frame[2], nr = 1;
+	struct walk_ctx w = { .ips = ips, .fp = PT_REGS_FP(ctx), .prev = PT_REGS_SP(ctx), .nr = 1 };
 
 	ips[0] = PT_REGS_IP(ctx);
-	for (int i = 1; i < MEM_MAX_STACK; i++) {
-		if (fp < 4096 || (fp & 7) || fp < prev)
-			break;
-		if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp))
-			break;
-		ips[i] = frame[1];
-		nr = i + 1;
-		prev = fp + sizeof(frame);
-		fp = frame[0];
-	}
-	return nr;
+	bpf_loop(MEM_MAX_STACK - 1, walk_frame, &w, 0);
+	return w.nr;
 }
 
 /* Capture the user stack into the thread's scratch buffer and intern it. 0 = no stack. */
