@@ -204,10 +204,10 @@ run_one() {
 	fi
 	[ $rc -eq 0 ] || fail "$cfg" "$wl" $rc "${pre[@]}" "$cmd"
 	[ -s "$res" ] || fail "$cfg" "$wl" "0, but no result from the workload" "${pre[@]}" "$cmd"
-	wl_result "$wl" "$res" >>"$tmp/$cfg.$wl"
+	wl_result "$wl" "$res" >>"$tmp/round/$cfg.$wl"
 	if [[ $cfg == ebprof:* ]]; then
 		[ -s "$tmp/report.json" ] || fail "$cfg" "$wl" "0, but no report" "${pre[@]}" "$cmd"
-		jq '[.drops[]] | add // 0' "$tmp/report.json" >>"$tmp/$cfg.$wl.drops"
+		jq '[.drops[]] | add // 0' "$tmp/report.json" >>"$tmp/round/$cfg.$wl.drops"
 		if [ "$cfg" = ebprof:full ]; then
 			# allocating calls, for the cost per allocation of the real programs
 			jq '[.processes[].calls | to_entries[] | select(.key != "free") | .value] | add' \
@@ -216,7 +216,7 @@ run_one() {
 		fi
 	fi
 	if [ "$cfg" = ebprof:full ] && [ "$wl" = loop ]; then
-		cat "$tmp/ru" >>"$tmp/full.ru"
+		cat "$tmp/ru" >>"$tmp/round/full.ru"
 	fi
 }
 
@@ -254,13 +254,37 @@ done
 
 note "runs=$RUNS; workloads: $WORKLOADS; configurations: ${configs[*]}"
 note "loop N=$LOOP_N; workset $WS_N steps over $WS_LIVE live; sqlite $SQL_ROWS rows; jq $JQ_N objects"
+# Other tracers on this machine (another user's system-wide uprobes on libc, e.g. bpftrace or
+# `ebprof mem -a`) would make every configuration pay their traps too. An untraced malloc+free
+# costs ~10 ns; a round of measurements counts only if the untraced loop is that cheap both
+# before and after it, else it is repeated once the machine is free (up to 5 minutes).
+clean() { # true if an untraced malloc+free is cheap right now
+	"$loop" 100000 "$tmp/q" >/dev/null && awk -v v="$(wl_result loop "$tmp/q")" 'BEGIN { exit !(v < 100) }'
+}
+wait_clean() {
+	local i
+	for i in $(seq 30); do
+		clean && return 0
+		[ "$i" -gt 1 ] || note "an untraced malloc+free costs $(wl_result loop "$tmp/q") ns: something else probes this machine's libc; waiting for it to end"
+		sleep 10
+	done
+	die "an untraced malloc+free still costs $(wl_result loop "$tmp/q") ns after 5 minutes: another tracer probes every process's libc (bpftool link show; bpftool perf show); stop it and re-run"
+}
+mkdir -p "$tmp/round"
 for i in $(seq "$RUNS"); do
 	for wl in $WORKLOADS; do
-		line=""
-		for cfg in "${configs[@]}"; do
-			run_one "$cfg" "$wl"
-			line+=" ${cfg#ebprof:}=$(tail -n1 "$tmp/$cfg.$wl")"
+		while :; do
+			wait_clean
+			rm -f "$tmp/round/"*
+			line=""
+			for cfg in "${configs[@]}"; do
+				run_one "$cfg" "$wl"
+				line+=" ${cfg#ebprof:}=$(tail -n1 "$tmp/round/$cfg.$wl")"
+			done
+			clean && break
+			note "run $i/$RUNS $wl: something else probed libc meanwhile; repeating this round"
 		done
+		for f in "$tmp/round/"*; do cat "$f" >>"$tmp/${f##*/}"; done
 		note "run $i/$RUNS $wl:$line"
 	done
 done
@@ -268,8 +292,10 @@ done
 # ---- the unrelated process: the loop alone, and while ebprof traces another (idle) process ----
 : >"$tmp/unrel.alone"
 : >"$tmp/unrel.beside"
-for i in $(seq "$RUNS"); do
-	"$loop" "$LOOP_N" "$tmp/result" && wl_result loop "$tmp/result" >>"$tmp/unrel.alone"
+i=0
+while [ "$i" -lt "$RUNS" ]; do
+	wait_clean
+	"$loop" "$LOOP_N" "$tmp/result" && alone=$(wl_result loop "$tmp/result")
 	sleep 600 &
 	idle=$!
 	bg_pids+=("$idle")
@@ -283,12 +309,17 @@ for i in $(seq "$RUNS"); do
 		sleep 0.05
 	done
 	[ "$n" -ge 2 ] || fail "ebprof -p (unrelated-process test)" idle "no probes after 10 s" "$ebprof" mem -p "$idle"
-	"$loop" "$LOOP_N" "$tmp/result" && wl_result loop "$tmp/result" >>"$tmp/unrel.beside"
+	"$loop" "$LOOP_N" "$tmp/result" && beside=$(wl_result loop "$tmp/result")
 	kill -INT "$tracer"
 	wait "$tracer" || fail "ebprof -p (unrelated-process test)" idle $? "$ebprof" mem -p "$idle"
 	kill "$idle" 2>/dev/null || true
 	wait "$idle" 2>/dev/null || true
 	bg_pids=()
+	if clean; then # else another tracer came meanwhile: measure this pair again
+		echo "$alone" >>"$tmp/unrel.alone"
+		echo "$beside" >>"$tmp/unrel.beside"
+		i=$((i + 1))
+	fi
 done
 
 # ---- start-up until probes are live ----
