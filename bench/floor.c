@@ -5,7 +5,9 @@
  *   default       empty entry probes on every malloc-family entry point and empty return
  *                 probes on the allocating ones, from src/core/probes.c (the same offsets,
  *                 free past its first instruction, the same two uprobe_multi links);
- *   --entry-only  one empty entry probe on malloc only (the floor of an alloc-only mode);
+ *   --entry-only  one empty entry probe on malloc only (the floor of an alloc-only mode), at
+ *                 the offset probes.c resolved, as a plain uprobe (libbpf) since probes__attach
+ *                 always makes a return link too;
  *   --count       the programs count their hits, printed to stderr at the end (a check that
  *                 the probes fire; not for timing).
  * The command is forked, its allocator found and the probes attached for its pid, and only then
