@@ -171,7 +171,23 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(BPF_TEST_BINS) $(DEMO_BIN) fixtures
 	$(Q)bash tests/run-all.sh $(OUT)
 
-bench: $(OUT)/ebprof fixtures
+# The benchmark's floor: empty uprobes placed by src/core/probes.c (bench/floor.c).
+BENCH_TOOLS := $(OUT)/bench/floor
+
+$(OUT)/bench/floor.bpf.o: bench/floor.bpf.c $(OUT)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUT)/bench/floor.skel.h: $(OUT)/bench/floor.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name floor_bpf > $@
+
+$(OUT)/bench/floor: bench/floor.c $(OUT)/bench/floor.skel.h $(OUT)/libebprof.a
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(OUT)/libebprof.a $(LDLIBS) -o $@
+
+bench: $(OUT)/ebprof fixtures $(BENCH_TOOLS)
 	$(Q)bash bench/run.sh $(OUT)
 
 bench-scan: $(OUT)/ebprof
@@ -193,4 +209,4 @@ clean:
 # Extra build rules of test inputs (e.g. stripped/debuglink ELF files for symbolizer tests).
 -include $(wildcard tests/unit/*.mk)
 
--include $(wildcard $(OUT)/obj/*/*.d $(OUT)/bpf/*.d $(OUT)/tests/*.d)
+-include $(wildcard $(OUT)/obj/*/*.d $(OUT)/bpf/*.d $(OUT)/tests/*.d $(OUT)/bench/*.d)

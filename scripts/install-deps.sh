@@ -30,6 +30,8 @@ PKGS=(
 	libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 	# bench: GNU time for peak RSS and CPU
 	time
+	# bench: the bpftrace comparison (bench/track.bt)
+	bpftrace
 )
 
 # node and npm run the JavaScript validators (speedscope's schema, the HTML report in a

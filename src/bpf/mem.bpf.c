@@ -139,18 +139,60 @@ static __always_inline __u32 log2_bucket(__u64 v)
 	return b < MEM_HIST_BUCKETS ? b : MEM_HIST_BUCKETS - 1;
 }
 
+/* Walk the user stack's frame pointers from the return probe's registers: the return address
+ * first, then each frame's saved return address. The same walk as bpf_get_stack's, except where
+ * it ends: the kernel reads on until a read faults, and every chain ends in a fault (the main
+ * thread's outermost saved %rbp is 1, a thread's 0; code without frame pointers leaves any value),
+ * and that fault cost ~0.5 us per allocation, a quarter of the traced tight loop (perf, see
+ * docs/PERFORMANCE.md). Here the walk stops before reading a frame that cannot be one: in the
+ * first page, misaligned, or not above the previous frame (callers' frames are at higher
+ * addresses). One frame per bpf_loop step: a plain loop would be verified once per iteration
+ * and call site, which made loading (start-up) several times slower. */
+struct walk_ctx {
+	__u64 *ips;
+	__u64 fp;		/* the next frame to read */
+	__u64 prev;		/* the lowest address it may be at */
+	__u64 nr;		/* addresses in ips */
+};
+
+/* Step i reads frame i + 1. It uses the step's index rather than a count kept in w: the
+ * verifier would follow such a count's exact value step by step and never converge. */
+static long walk_frame(__u64 i, void *data)
+{
+	struct walk_ctx *w = data;
+	__u64 frame[2], fp = w->fp;
+
+	if (fp < 4096 || (fp & 7) || fp < w->prev || i >= MEM_MAX_STACK - 1)
+		return 1;
+	if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp))
+		return 1;
+	w->ips[i + 1] = frame[1];
+	w->nr = i + 2;
+	w->prev = fp + sizeof(frame);
+	w->fp = frame[0];
+	return 0;
+}
+
+static __always_inline __u64 walk_user_stack(struct pt_regs *ctx, __u64 *ips)
+{
+	struct walk_ctx w = { .ips = ips, .fp = PT_REGS_FP(ctx), .prev = PT_REGS_SP(ctx), .nr = 1 };
+
+	ips[0] = PT_REGS_IP(ctx);
+	bpf_loop(MEM_MAX_STACK - 1, walk_frame, &w, 0);
+	return w.nr;
+}
+
 /* Capture the user stack into the thread's scratch buffer and intern it. 0 = no stack. */
 static __always_inline __u64 capture_stack(void *ctx, struct mem_tstate *st)
 {
 	struct mem_stack *s = &st->stack;
-	long n = bpf_get_stack(ctx, s->ips, sizeof(s->ips), BPF_F_USER_STACK);
 	__u64 h, nr;
 
-	if (n <= 0) {
+	if (!PT_REGS_IP((struct pt_regs *)ctx)) {
 		drop(MEM_DROP_STACK_FAIL);
 		return 0;
 	}
-	nr = n / sizeof(__u64);
+	nr = walk_user_stack(ctx, s->ips);
 	s->nr = nr;
 	h = 0x9e3779b97f4a7c15ULL ^ nr;
 	for (int i = 0; i < MEM_MAX_STACK; i++) {

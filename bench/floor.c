@@ -1,0 +1,170 @@
+/* floor: run a command under uprobes that do nothing, placed exactly as ebprof places its own
+ * (the bench's "floor": the cost of the traps alone, which no uprobe-based tracer can go under).
+ *
+ * Usage: floor [--entry-only] [--count] -- CMD [ARGS...]
+ *   default       empty entry probes on every malloc-family entry point and empty return
+ *                 probes on the allocating ones, from src/core/probes.c (the same offsets,
+ *                 free past its first instruction, the same two uprobe_multi links);
+ *   --entry-only  one empty entry probe on malloc only (the floor of an alloc-only mode), at
+ *                 the offset probes.c resolved, as a plain uprobe (libbpf) since probes__attach
+ *                 always makes a return link too;
+ *   --count       the programs count their hits, printed to stderr at the end (a check that
+ *                 the probes fire; not for timing).
+ * The command is forked, its allocator found and the probes attached for its pid, and only then
+ * is it released to exec. The probes are resolved in the forked child, i.e. in this program's
+ * own libc, which the command then maps again after exec: the command must use the system libc
+ * (true of every bench workload; `--count` shows it). Exits with the command's status.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+#include "core/probes.h"
+#include "bench/floor.skel.h"
+
+#define FLOOR_BPF_TRACE_UPROBE_MULTI 48	/* enum bpf_attach_type of Linux 6.6+ */
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: floor [--entry-only] [--count] -- CMD [ARGS...]\n");
+	return 2;
+}
+
+static void print_hits(struct floor_bpf *skel)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	const char *names[3] = { "alloc_entry", "free", "return" };
+
+	for (__u32 k = 0; k < 3; k++) {
+		__u64 v[ncpu > 0 ? ncpu : 1], sum = 0;
+
+		if (ncpu <= 0 || bpf_map__lookup_elem(skel->maps.hits, &k, sizeof(k), v,
+						      sizeof(__u64) * ncpu, 0))
+			continue;
+		for (int i = 0; i < ncpu; i++)
+			sum += v[i];
+		fprintf(stderr, "floor: %s %llu\n", names[k], (unsigned long long)sum);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	bool entry_only = false, count = false;
+	struct floor_bpf *skel = NULL;
+	struct bpf_link *link = NULL;
+	struct probe_links links = { .n = 0 };
+	struct alloc_lib lib;
+	int pfd[2], i, err, status, rc = 1;
+	pid_t child;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[i], "--entry-only"))
+			entry_only = true;
+		else if (!strcmp(argv[i], "--count"))
+			count = true;
+		else
+			return usage();
+	}
+	if (i + 1 >= argc)
+		return usage();
+	argv += i + 1;
+
+	skel = floor_bpf__open();
+	if (!skel) {
+		fprintf(stderr, "floor: cannot open the BPF object: %s\n", strerror(errno));
+		return 1;
+	}
+	skel->rodata->count_hits = count;
+	if (!entry_only) {
+		/* probes__attach makes uprobe_multi links, as ebprof does (libbpf 1.1 lacks the
+		 * attach type's name) */
+		bpf_program__set_expected_attach_type(skel->progs.floor_enter,
+						      FLOOR_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.floor_exit,
+						      FLOOR_BPF_TRACE_UPROBE_MULTI);
+	}
+	err = floor_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, "floor: cannot load the BPF programs: %s (run as root)\n",
+			strerror(-err));
+		goto out;
+	}
+
+	if (pipe(pfd)) {
+		perror("floor: pipe");
+		goto out;
+	}
+	child = fork();
+	if (child < 0) {
+		perror("floor: fork");
+		goto out;
+	}
+	if (child == 0) {
+		char c;
+
+		close(pfd[1]);
+		if (read(pfd[0], &c, 1) != 1)
+			_exit(1);	/* the parent could not attach */
+		execvp(argv[0], argv);
+		fprintf(stderr, "floor: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	close(pfd[0]);
+
+	err = probes__find_allocator(child, &lib);
+	if (!err && entry_only) {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = MEM_FN_MALLOC);
+		const struct alloc_obj *o = NULL;
+		uint32_t j = 0;
+
+		/* malloc's probe point, wherever probes.c put it; a lone uprobe needs no multi
+		 * link */
+		for (uint32_t i = 0; i < lib.nobjs && !o; i++)
+			for (j = 0; j < lib.objs[i].nprobes; j++)
+				if ((uint32_t)lib.objs[i].cookies[j] == MEM_FN_MALLOC) {
+					o = &lib.objs[i];
+					break;
+				}
+		if (!o) {
+			err = -ENOENT;
+		} else {
+			link = bpf_program__attach_uprobe_opts(skel->progs.floor_enter, child,
+							       o->open_path, o->offsets[j], &uo);
+			err = link ? 0 : -errno;
+		}
+	} else if (!err) {
+		err = probes__attach(bpf_program__fd(skel->progs.floor_enter),
+				     bpf_program__fd(skel->progs.floor_exit), child, &lib, &links);
+	}
+	if (err) {
+		fprintf(stderr, "floor: cannot attach the probes to process %d: %s\n", child,
+			strerror(-err));
+		close(pfd[1]);
+		waitpid(child, NULL, 0);
+		goto out;
+	}
+	if (write(pfd[1], "g", 1) != 1) {
+		perror("floor: cannot release the command");
+		kill(child, SIGKILL);
+	}
+	close(pfd[1]);
+	while (waitpid(child, &status, 0) < 0) {
+		if (errno != EINTR) {
+			perror("floor: waitpid");
+			goto out;
+		}
+	}
+	if (count)
+		print_hits(skel);
+	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+out:
+	probes__detach(&links);
+	bpf_link__destroy(link);
+	floor_bpf__destroy(skel);
+	return rc;
+}
