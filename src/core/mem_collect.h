@@ -18,6 +18,10 @@ struct mem_collector_opts {
 	uint64_t min_size, max_size;
 	uint64_t min_age_ns;	/* outstanding blocks younger than this at the end are not listed */
 	uint64_t temp_ns;	/* temporaries: freed within this; 0: before the next allocation */
+	/* enum mem_sample_mode: sampled tracking (period: mean bytes between samples, or
+	 * allocations per sample; the profile gets estimates), or alloc-only (entry probes only) */
+	uint32_t sample_mode;
+	uint64_t sample_period;
 };
 
 struct mem_collector;
@@ -94,5 +98,7 @@ void mem_collector__detach(struct mem_collector *c);
  * with leaks, then <class>_objects and <class>_space for definite, indirect, possible and
  * reachable. */
 int mem_profile__init(struct profile *prof, bool leaks);
+/* --alloc-only: alloc_objects and alloc_space only. */
+int mem_profile__init_alloc_only(struct profile *prof);
 
 #endif

@@ -232,6 +232,30 @@ int probes__attach(int entry_prog_fd, int exit_prog_fd, pid_t pid, const struct 
 	return 0;
 }
 
+int probes__attach_entries(int entry_prog_fd, pid_t pid, const struct alloc_lib *lib,
+			   uint64_t skip_fns, struct probe_links *links)
+{
+	unsigned long offsets[MEM_FN__COUNT];
+	uint64_t cookies[MEM_FN__COUNT];
+	uint32_t n = 0;
+	int fd;
+
+	links->entry_fd = links->exit_fd = -1;
+	for (uint32_t i = 0; i < lib->nprobes && i < MEM_FN__COUNT; i++) {
+		if (lib->cookies[i] < 64 && (skip_fns >> lib->cookies[i] & 1))
+			continue;
+		offsets[n] = lib->offsets[i];
+		cookies[n++] = lib->cookies[i];
+	}
+	if (!n)
+		return -ENOENT;
+	fd = link_uprobe_multi(entry_prog_fd, lib->open_path, offsets, cookies, n, pid, false);
+	if (fd < 0)
+		return fd;
+	links->entry_fd = fd;
+	return 0;
+}
+
 void probes__detach(struct probe_links *links)
 {
 	if (!links)

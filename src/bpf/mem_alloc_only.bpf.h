@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* ebprof mem --alloc-only: one entry program, no return probe, no free probe, included by
+ * mem.bpf.c. Counts calls and requested bytes per (function, stack): who allocates most, at the
+ * cost of one entry uprobe. No live table, no frees, no failures (the result is never seen).
+ *
+ * At entry the kernel's user stack misses the direct caller (glibc has no frame pointers: the
+ * walk starts from the caller's frame pointer, i.e. the caller's caller), so the return address
+ * is read at *(u64 *)sp and put in the place of the probed address: the stack then looks like
+ * one taken at return. The entry is assumed at the function's first instruction (sp points at
+ * the return address).
+ */
+
+#define AO_MAX_REQUEST (1ULL << 47)	/* x86-64 user address space */
+
+/* The user stack at entry, completed with the caller's return address, interned. */
+static __always_inline __u64 capture_stack_entry(void *ctx, struct mem_tstate *st, __u64 ret)
+{
+	struct mem_stack *s = &st->stack;
+	long n = bpf_get_stack(ctx, s->ips, sizeof(s->ips), BPF_F_USER_STACK);
+	__u64 nr;
+
+	if (n <= 0) {
+		drop(MEM_DROP_STACK_FAIL);
+		return 0;
+	}
+	nr = n / sizeof(__u64);
+	s->ips[0] = ret;	/* was the probed instruction's address */
+	if (nr > 1 && s->ips[1] == ret) {
+		/* the kernel added the return address itself (probe on push %rbp/endbr64) */
+		for (int i = 1; i < MEM_MAX_STACK - 1; i++) {
+			if (i + 1 >= nr)
+				break;
+			s->ips[i] = s->ips[i + 1];
+		}
+		nr--;
+	}
+	return intern_stack(s, nr);
+}
+
+SEC("uprobe")
+int mem_enter_alloc_only(struct pt_regs *ctx)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u32 fn = bpf_get_attach_cookie(ctx);
+	__u64 sp = PT_REGS_SP(ctx), ret = 0, size, arg = 0, h;
+	struct mem_site_val *sv;
+	struct mem_tstate *st;
+	struct mem_proc *p;
+
+	if (fn >= MEM_FN__COUNT || fn == MEM_FN_FREE)
+		return 0;
+	p = bpf_map_lookup_elem(&procs, &pid);
+	if (!p)
+		return 0;
+	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)sp))
+		ret = 0;
+	/* the allocator calling itself (glibc: realloc(NULL, n) and memalign with a small
+	 * alignment call malloc): the outer call is the one counted */
+	if (ret >= p->lib_lo && ret < p->lib_hi)
+		return 0;
+	st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		drop(MEM_DROP_NO_STATE);
+		return 0;
+	}
+	/* a tail call from one traced function into another: same frame, same caller */
+	if (sp == st->ao_sp && ret == st->ao_ret && fn != st->ao_fn)
+		return 0;
+	st->ao_sp = sp;
+	st->ao_ret = ret;
+	st->ao_fn = fn;
+
+	size = request_of(ctx, fn, &arg);
+	h = capture_stack_entry(ctx, st, ret);
+	sv = site_of(pid, fn, h);
+	__sync_fetch_and_add(&p->calls[fn], 1);
+	if (size > AO_MAX_REQUEST) {
+		/* more than the address space: it cannot succeed, a failure even unseen */
+		__sync_fetch_and_add(&p->failed, 1);
+		if (sv)
+			__sync_fetch_and_add(&sv->failed, 1);
+		return 0;
+	}
+	if (sv) {
+		__sync_fetch_and_add(&sv->allocs, 1);
+		__sync_fetch_and_add(&sv->alloc_bytes, size);
+		__sync_fetch_and_add(&sv->hist[log2_bucket(size)], 1);
+	}
+	__sync_fetch_and_add(&p->alloc_count, 1);
+	__sync_fetch_and_add(&p->alloc_bytes, size);
+	atomic_max(&p->max_request, size);
+	return 0;
+}
