@@ -69,6 +69,29 @@ EOF
 		"$T/out.txt"
 }
 
+@test "--sample-every 1: the sampled code path weighs every call 1 and equals the truth exactly" {
+	# every allocation sampled with weight 1: the sampled paths (countdown, weights, frees
+	# through the live table only, realloc's old block) must reproduce full tracking's numbers
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	run "$EBPROF" mem --sample-every 1 -o "$T/out.json" -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	fixture_sites "$T/out.json" "$T/truth.json" > "$T/got.json"
+	truth_sites "$T/truth.json" > "$T/want.json"
+	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
+	jq -n --slurpfile e "$T/out.json" --slurpfile t "$T/truth.json" '
+		$e[0].processes[0] as $p | $t[0] as $t | $t.glibc_extra as $x
+		| {free: [$p.calls.free, $t.calls.free],
+		   failed: [$p.failed, $t.failed],
+		   alloc_count: [$p.alloc_count, $t.alloc_count + $x.calloc],
+		   free_count: [$p.free_count, $t.free_count],
+		   free_bytes: [$p.free_bytes, $t.free_bytes],
+		   live_count: [$p.live_count, $t.live_count + $x.live_count],
+		   unknown_frees: [$p.unknown_frees, 0]}
+		| to_entries | map(select(.value[0] != .value[1]))' > "$T/diff.json"
+	cat "$T/diff.json"
+	jqe 'length == 0' "$T/diff.json"
+}
+
 @test "--sample-every: fixture totals within 5% of the truth" {
 	# Every 13th allocation of the thread from a random phase. Not independent draws but
 	# systematic sampling: 13 is prime to the fixture's cycles of 14 and 4 sizes, so each
