@@ -10,6 +10,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "abi/mem.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -41,6 +42,7 @@ struct mem_tstate {
 	__u8 armed;		/* countdown drawn */
 	__u8 sampled;		/* the outermost call is sampled */
 	__u64 ao_sp, ao_ret;	/* --alloc-only: the last counted call's stack pointer, caller */
+	__u64 ao_stack;		/* and its stack hash (interned) */
 	__u32 ao_fn;
 };
 
@@ -135,7 +137,7 @@ static __always_inline __u32 log2_bucket(__u64 v)
 	return b < MEM_HIST_BUCKETS ? b : MEM_HIST_BUCKETS - 1;
 }
 
-static __always_inline __u64 intern_stack(struct mem_stack *s, __u64 nr);
+static __always_inline __u64 intern_stack(struct mem_stack *s, __u64 nr, __u64 known);
 
 /* Capture the user stack into the thread's scratch buffer and intern it. 0 = no stack. */
 static __always_inline __u64 capture_stack(void *ctx, struct mem_tstate *st)
@@ -149,11 +151,12 @@ static __always_inline __u64 capture_stack(void *ctx, struct mem_tstate *st)
 		return 0;
 	}
 	nr = n / sizeof(__u64);
-	return intern_stack(s, nr);
+	return intern_stack(s, nr, 0);
 }
 
-/* Intern the first nr frames of s (the thread's scratch buffer) by hash. 0 = no stack. */
-static __always_inline __u64 intern_stack(struct mem_stack *s, __u64 nr)
+/* Intern the first nr frames of s (the thread's scratch buffer) by hash. 0 = no stack.
+ * known: a hash already interned (the thread's previous stack), or 0. */
+static __always_inline __u64 intern_stack(struct mem_stack *s, __u64 nr, __u64 known)
 {
 	__u64 h;
 
@@ -168,7 +171,7 @@ static __always_inline __u64 intern_stack(struct mem_stack *s, __u64 nr)
 	}
 	if (h == 0)
 		h = 1;
-	if (!bpf_map_lookup_elem(&stacks, &h)) {
+	if (h != known && !bpf_map_lookup_elem(&stacks, &h)) {
 		long err = bpf_map_update_elem(&stacks, &h, s, BPF_NOEXIST);
 
 		if (err && err != -17 /* EEXIST: another thread interned it */) {
@@ -351,14 +354,16 @@ static __always_inline __u64 request_of(struct pt_regs *ctx, __u32 fn, __u64 *ar
 SEC("uprobe")
 int mem_enter(struct pt_regs *ctx)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	__u32 fn = bpf_get_attach_cookie(ctx);
+	__u32 pid, fn;
 	struct mem_tstate *st;
 	struct mem_proc *p;
 	__u64 size, arg = 0;
 
+	/* sampled modes: no process lookup before a call is known to be sampled */
 	if (sample_mode == MEM_SAMPLE_BYTES || sample_mode == MEM_SAMPLE_EVERY)
 		return enter_sampled(ctx);
+	pid = bpf_get_current_pid_tgid() >> 32;
+	fn = bpf_get_attach_cookie(ctx);
 	p = bpf_map_lookup_elem(&procs, &pid);
 	if (!p || fn >= MEM_FN__COUNT)
 		return 0;
@@ -451,13 +456,14 @@ static __always_inline int finish_call(struct pt_regs *ctx, struct mem_tstate *s
 SEC("uretprobe")
 int mem_exit(struct pt_regs *ctx)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	__u64 ret = PT_REGS_RC(ctx);
 	struct mem_tstate *st;
 	struct mem_proc *p;
+	__u32 pid;
 
 	if (sample_mode == MEM_SAMPLE_BYTES || sample_mode == MEM_SAMPLE_EVERY)
-		return exit_sampled(ctx, pid, ret);
+		return exit_sampled(ctx);
+	pid = bpf_get_current_pid_tgid() >> 32;
 	p = bpf_map_lookup_elem(&procs, &pid);
 	if (!p)
 		return 0;

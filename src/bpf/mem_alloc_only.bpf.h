@@ -12,6 +12,22 @@
 
 #define AO_MAX_REQUEST (1ULL << 47)	/* x86-64 user address space */
 
+/* The return address at sp, unless another tracer's uretprobe on a function that tail-called
+ * this one replaced it with the uretprobe trampoline: the kernel keeps the original in the
+ * thread's return instances, the one hijacked at this very stack pointer. */
+static __always_inline __u64 real_return(__u64 sp, __u64 ret)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct return_instance *ri = BPF_CORE_READ(task, utask, return_instances);
+
+	for (int i = 0; i < 4 && ri; i++) {
+		if (BPF_CORE_READ(ri, stack) == sp)
+			return BPF_CORE_READ(ri, orig_ret_vaddr);
+		ri = BPF_CORE_READ(ri, next);
+	}
+	return ret;
+}
+
 /* The user stack at entry, completed with the caller's return address, interned. */
 static __always_inline __u64 capture_stack_entry(void *ctx, struct mem_tstate *st, __u64 ret)
 {
@@ -34,7 +50,8 @@ static __always_inline __u64 capture_stack_entry(void *ctx, struct mem_tstate *s
 		}
 		nr--;
 	}
-	return intern_stack(s, nr);
+	/* a loop allocating from one place: its stack is interned already */
+	return st->ao_stack = intern_stack(s, nr, st->ao_stack);
 }
 
 SEC("uprobe")
@@ -54,6 +71,7 @@ int mem_enter_alloc_only(struct pt_regs *ctx)
 		return 0;
 	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)sp))
 		ret = 0;
+	ret = real_return(sp, ret);
 	/* the allocator calling itself (glibc: realloc(NULL, n) and memalign with a small
 	 * alignment call malloc): the outer call is the one counted */
 	if (ret >= p->lib_lo && ret < p->lib_hi)

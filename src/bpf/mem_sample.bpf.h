@@ -81,14 +81,14 @@ static __always_inline __s64 first_countdown(void)
 
 static __always_inline int enter_sampled(struct pt_regs *ctx)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	__u32 fn = bpf_get_attach_cookie(ctx);
+	__u32 fn = bpf_get_attach_cookie(ctx), pid;
 	struct mem_tstate *st;
 	struct mem_proc *p;
 	__u64 size, arg = 0, s;
 
 	if (fn == MEM_FN_FREE) {
-		struct mem_live_key k = { .pid = pid, .ptr = PT_REGS_PARM1(ctx) };
+		struct mem_live_key k = { .pid = bpf_get_current_pid_tgid() >> 32,
+					  .ptr = PT_REGS_PARM1(ctx) };
 		struct mem_live_val *v;
 		__u64 w;
 
@@ -103,10 +103,10 @@ static __always_inline int enter_sampled(struct pt_regs *ctx)
 		st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
 		if (st && st->depth)
 			return 0;
-		p = bpf_map_lookup_elem(&procs, &pid);
+		p = bpf_map_lookup_elem(&procs, &k.pid);
 		if (!p)
 			return 0;
-		if (free_block(pid, p, k.ptr, st))
+		if (free_block(k.pid, p, k.ptr, st))
 			__sync_fetch_and_add(&p->calls[MEM_FN_FREE], w);
 		return 0;
 	}
@@ -149,6 +149,7 @@ static __always_inline int enter_sampled(struct pt_regs *ctx)
 		st->countdown = next_interval();
 		st->weight = bytes_weight(s);
 	}
+	pid = bpf_get_current_pid_tgid() >> 32;
 	p = bpf_map_lookup_elem(&procs, &pid);
 	if (!p)
 		return 0;
@@ -160,10 +161,12 @@ static __always_inline int enter_sampled(struct pt_regs *ctx)
 static __always_inline int finish_call(struct pt_regs *ctx, struct mem_tstate *st, __u32 pid,
 				       struct mem_proc *p, __u64 ret);
 
-static __always_inline int exit_sampled(struct pt_regs *ctx, __u32 pid, __u64 ret)
+static __always_inline int exit_sampled(struct pt_regs *ctx)
 {
+	__u64 ret = PT_REGS_RC(ctx);
 	struct mem_tstate *st;
 	struct mem_proc *p;
+	__u32 pid;
 
 	st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
 	if (!st)
@@ -178,17 +181,19 @@ static __always_inline int exit_sampled(struct pt_regs *ctx, __u32 pid, __u64 re
 		/* an unsampled realloc still frees its old block, which may be a sampled one */
 		if ((st->fn == MEM_FN_REALLOC || st->fn == MEM_FN_REALLOCARRAY) && st->arg &&
 		    (ret || st->size == 0)) {
-			struct mem_live_key k = { .pid = pid, .ptr = st->arg };
+			struct mem_live_key k = { .pid = bpf_get_current_pid_tgid() >> 32,
+						  .ptr = st->arg };
 
 			if (!bpf_map_lookup_elem(&live, &k))
 				return 0;
-			p = bpf_map_lookup_elem(&procs, &pid);
+			p = bpf_map_lookup_elem(&procs, &k.pid);
 			if (p)
-				free_block(pid, p, st->arg, st);
+				free_block(k.pid, p, st->arg, st);
 		}
 		return 0;
 	}
 	st->sampled = 0;
+	pid = bpf_get_current_pid_tgid() >> 32;
 	p = bpf_map_lookup_elem(&procs, &pid);
 	if (!p)
 		return 0;

@@ -209,3 +209,34 @@ EOF
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--alloc-only has only alloc_space and alloc_objects to weigh by"* ]]
 }
+
+@test "--alloc-only: exact next to another tracer's return probes (hijacked return addresses)" {
+	# A uretprobe replaces the return address on the stack with its trampoline; glibc's
+	# reallocarray and realloc(NULL, n) tail-call realloc and malloc, whose entry then sees the
+	# trampoline at *sp. The kernel's record of the original must be used, or those inner calls
+	# count twice. A full-mode ebprof on the same process puts such return probes there.
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	bg "$FIX/memfixture" --wait-start --linger 30 < /dev/null > "$T/fx.log" 2>&1
+	fx=$BG
+	wait_for "$T/fx.log" 'waiting'
+	"$EBPROF" mem -v -p "$fx" -o "$T/full.json" 2> "$T/full.log" &
+	BG_PIDS+=($!)
+	full=$!
+	wait_for "$T/full.log" 'tracing glibc allocator'
+	"$EBPROF" mem -v --alloc-only -p "$fx" -o "$T/out.json" 2> "$T/ao.log" &
+	BG_PIDS+=($!)
+	ao=$!
+	wait_for "$T/ao.log" 'tracing glibc allocator'
+	kill -USR1 "$fx"
+	wait_for "$T/fx.log" 'done' 30
+	kill -USR1 "$fx"
+	wait "$ao"
+	wait "$full"
+	jq -n --slurpfile e "$T/out.json" --slurpfile t "$T/truth.json" '
+		$e[0].processes[0].calls as $p | $t[0].calls as $c
+		| [$c | keys[] | select(. != "free" and . != "calloc") | select($p[.] != $c[.])]
+		  + (if $p.calloc != $c.calloc + $t[0].glibc_extra.calloc then ["calloc"] else [] end)' \
+		> "$T/diff.json"
+	cat "$T/diff.json"
+	jqe 'length == 0' "$T/diff.json"
+}
