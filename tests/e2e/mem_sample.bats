@@ -58,6 +58,9 @@ EOF
 		within "$cnt" "$(t ".sites.$f.alloc_count")" "$(s "$(t ".sites.$f.inv_size")")"
 		within "$byt" "$(t ".sites.$f.alloc_bytes")" "$(s "$(t ".sites.$f.alloc_bytes")")"
 	done
+	# every sampled block of the other sites was freed (deterministic, whatever was sampled)
+	jqe '[.sites[] | select(all(.frames[]; .function != "keep")) | .live_count] | add == 0' \
+		"$T/out.json"
 	# frees of unsampled blocks are not unknown frees; nothing dropped
 	jqe "$p.unknown_frees == 0" "$T/out.json"
 	jqe '[.drops[]] | add == 0' "$T/out.json"
