@@ -29,26 +29,15 @@ static __always_inline __u64 real_return(__u64 sp, __u64 ret)
 }
 
 /* The user stack at entry: the caller's return address, then the frame-pointer chain from the
- * caller's frame (rbp at entry is still the caller's). Walked here rather than with
- * bpf_get_stack(), which costs several times more per call (perf's callchain machinery); the walk
- * stops at the first frame that is unreadable or does not lie above the previous one. */
+ * caller's frame (rbp at entry is still the caller's), walked as at return (walk_frames). */
 static __always_inline __u64 capture_stack_entry(struct pt_regs *ctx, struct mem_tstate *st,
 						 __u64 ret)
 {
 	struct mem_stack *s = &st->stack;
-	__u64 fp = PT_REGS_FP(ctx), nr = 1;
-	struct { __u64 next, ret; } fr;
+	__u64 nr;
 
 	s->ips[0] = ret;
-	for (int i = 1; i < MEM_MAX_STACK; i++) {
-		if (!fp || (fp & 7) || bpf_probe_read_user(&fr, sizeof(fr), (void *)fp) || !fr.ret)
-			break;
-		s->ips[i] = fr.ret;
-		nr = i + 1;
-		if (fr.next <= fp)
-			break;
-		fp = fr.next;
-	}
+	nr = walk_frames(s, PT_REGS_FP(ctx), 1);
 	/* a loop allocating from one place: its stack is interned already */
 	return st->ao_stack = intern_stack(s, nr, st->ao_stack);
 }
