@@ -32,7 +32,7 @@ CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	      -fno-omit-frame-pointer -D_GNU_SOURCE
 CPPFLAGS   += -Isrc -I$(OUT) -MMD -MP
-LDLIBS     += -lbpf -lelf -ldw -lz -llzma -liberty -lcapstone -lpthread
+LDLIBS     += -lbpf -lelf -ldw -lz -llzma -liberty -lcapstone -lpthread -lm
 
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 $(ARCH_DEFINE) -I$(OUT) -Isrc -Wall -Wno-unused-function
 

@@ -8,6 +8,7 @@
 
 #define MEM_MAX_STACK	127	/* perf_event_max_stack on this kernel */
 #define MEM_HIST_BUCKETS 48	/* log2 size buckets: [0], [1], [2,3], [4,7] ... last is open */
+#define MEM_LIB_RANGES 6	/* objects probed in one process (ALLOC_MAX_OBJS) */
 #define MEM_LIFE_BUCKETS 48	/* log2 lifetime buckets in ns, same layout (2^47 ns ~ 39 h) */
 
 /* Every traced entry point. The order is the order of the JSON `calls` object. */
@@ -73,6 +74,7 @@ struct mem_live_val {
 	__u64 ts;		/* bpf_ktime_get_ns() at allocation */
 	__u32 fn;		/* enum mem_fn that returned it */
 	__u32 pad;
+	__u64 weight;		/* sampled modes: allocations it stands for, MEM_WEIGHT_ONE units */
 };
 
 struct mem_site_key {
@@ -110,6 +112,10 @@ struct mem_proc {
 	__u64 max_request;
 	__u64 unknown_frees;
 	__u64 failed;		/* allocation calls that returned failure */
+	/* --alloc-only: the traced objects' mappings [lib_lo[i], lib_hi[i]) in this process (the
+	 * allocator, libstdc++ ...), set by userspace: a call from there is the allocator calling
+	 * itself (operator new calling malloc), counted as the outer call */
+	__u64 lib_lo[MEM_LIB_RANGES], lib_hi[MEM_LIB_RANGES];
 };
 
 /* ---- mappings (--mmap): the program's own mmap, munmap, mremap and brk, a category apart ---- */
@@ -165,5 +171,28 @@ struct mem_map_proc {
 	__u64 loader_lo;
 	__u64 loader_hi;
 };
+/*
+ * Sampled tracking (--sample-bytes, --sample-every): only sampled allocations reach the tables,
+ * each with a weight (the allocations it stands for, in units of 1/MEM_WEIGHT_ONE). In these
+ * modes every count of the tables above (calls, allocs, frees, failed, temps, histogram and
+ * lifetime buckets, live_count) is a sum of weights in those units, and every byte field is a
+ * sum of size * weight: estimates of the totals. unknown_frees stays 0 (a free that misses the
+ * live table is a free of an unsampled block).
+ */
+enum mem_sample_mode {
+	MEM_SAMPLE_NONE,	/* full tracking */
+	MEM_SAMPLE_BYTES,	/* exponential byte intervals of mean sample_period */
+	MEM_SAMPLE_EVERY,	/* every sample_period-th allocation of a thread */
+	MEM_SAMPLE_ALLOC_ONLY,	/* entry probes only: calls and requested bytes per site */
+};
+
+#define MEM_WEIGHT_SHIFT 16
+#define MEM_WEIGHT_ONE (1ULL << MEM_WEIGHT_SHIFT)
+#define MEM_SAMPLE_MAX_PERIOD (1ULL << 30)	/* keeps the fixed-point math in 64 bits */
+
+/* Fixed-point tables for the sampler, filled by userspace (libm) before loading. */
+#define MEM_LN_STEPS 256	/* ln(1 + i/256), i = 0..256, in units of 2^-32 */
+#define MEM_EXP_INT 24		/* exp(-i), i = 0..23, in units of 2^-30 */
+#define MEM_EXP_FRAC 64		/* exp(-i/64), i = 0..63, in units of 2^-30 */
 
 #endif

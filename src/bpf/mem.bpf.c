@@ -10,6 +10,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "abi/mem.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -24,6 +25,13 @@ const volatile __u64 temp_ns = 0;
  * first call, instead of only those userspace created */
 const volatile bool trace_all = false;
 const volatile __u32 self_tgid = 0;
+/* Sampled tracking (enum mem_sample_mode) and its period: mean bytes between samples, or
+ * allocations per sample. Tables: see abi/mem.h. */
+const volatile __u32 sample_mode = MEM_SAMPLE_NONE;
+const volatile __u64 sample_period = 0;
+const volatile __u32 ln_tab[MEM_LN_STEPS + 1] = {};
+const volatile __u64 exp_int_tab[MEM_EXP_INT] = {};
+const volatile __u64 exp_frac_tab[MEM_EXP_FRAC] = {};
 
 struct mem_tstate {
 	__u32 depth;		/* traced calls in progress on this thread */
@@ -36,6 +44,14 @@ struct mem_tstate {
 	__u64 free_mark_sp;	/* that free's stack pointer at entry */
 	__u64 free_mark_ip;	/* and its probe's address */
 	struct mem_stack stack;	/* scratch for bpf_get_stack: per task, so preemption is harmless */
+	/* sampled modes */
+	__s64 countdown;	/* bytes (or allocations) until this thread's next sample */
+	__u64 weight;		/* the outermost call's weight if sampled (MEM_WEIGHT_ONE units) */
+	__u8 armed;		/* countdown drawn */
+	__u8 sampled;		/* the outermost call is sampled */
+	__u64 ao_sp, ao_ret;	/* --alloc-only: the last counted call's stack pointer, caller */
+	__u64 ao_stack;		/* and its stack hash (interned) */
+	__u32 ao_fn;
 };
 
 struct {
@@ -173,26 +189,45 @@ static long walk_frame(__u64 i, void *data)
 	return 0;
 }
 
-static __always_inline __u64 walk_user_stack(struct pt_regs *ctx, __u64 *ips)
+/* ips[0] = ip, then the chain from frame pointer fp, every frame above sp. Returns the number
+ * of addresses in ips. */
+static __always_inline __u64 walk_stack(__u64 *ips, __u64 ip, __u64 fp, __u64 sp)
 {
-	struct walk_ctx w = { .ips = ips, .fp = PT_REGS_FP(ctx), .prev = PT_REGS_SP(ctx), .nr = 1 };
+	struct walk_ctx w = { .ips = ips, .fp = fp, .prev = sp, .nr = 1 };
 
-	ips[0] = PT_REGS_IP(ctx);
+	ips[0] = ip;
 	bpf_loop(MEM_MAX_STACK - 1, walk_frame, &w, 0);
 	return w.nr;
 }
 
-/* Capture the user stack into the thread's scratch buffer and intern it. 0 = no stack. */
+/* At a return probe: the return address (ip: the kernel put it back), then the caller's chain
+ * (rbp is the caller's frame again). */
+static __always_inline __u64 walk_user_stack(struct pt_regs *ctx, __u64 *ips)
+{
+	return walk_stack(ips, PT_REGS_IP(ctx), PT_REGS_FP(ctx), PT_REGS_SP(ctx));
+}
+
+static __always_inline __u64 intern_stack(struct mem_stack *s, __u64 nr, __u64 known);
+
+/* Capture the user stack at a return probe into the thread's scratch buffer and intern it.
+ * 0 = no stack. */
 static __always_inline __u64 capture_stack(void *ctx, struct mem_tstate *st)
 {
 	struct mem_stack *s = &st->stack;
-	__u64 h, nr;
 
 	if (!PT_REGS_IP((struct pt_regs *)ctx)) {
 		drop(MEM_DROP_STACK_FAIL);
 		return 0;
 	}
-	nr = walk_user_stack(ctx, s->ips);
+	return intern_stack(s, walk_user_stack(ctx, s->ips), 0);
+}
+
+/* Intern the first nr frames of s (the thread's scratch buffer) by hash. 0 = no stack.
+ * known: a hash already interned (the thread's previous stack), or 0. */
+static __always_inline __u64 intern_stack(struct mem_stack *s, __u64 nr, __u64 known)
+{
+	__u64 h;
+
 	s->nr = nr;
 	h = 0x9e3779b97f4a7c15ULL ^ nr;
 	for (int i = 0; i < MEM_MAX_STACK; i++) {
@@ -204,7 +239,7 @@ static __always_inline __u64 capture_stack(void *ctx, struct mem_tstate *st)
 	}
 	if (h == 0)
 		h = 1;
-	if (!bpf_map_lookup_elem(&stacks, &h)) {
+	if (h != known && !bpf_map_lookup_elem(&stacks, &h)) {
 		long err = bpf_map_update_elem(&stacks, &h, s, BPF_NOEXIST);
 
 		if (err && err != -17 /* EEXIST: another thread interned it */) {
@@ -229,6 +264,20 @@ static __always_inline struct mem_site_val *site_of(__u32 pid, __u32 fn, __u64 s
 	return v;
 }
 
+/* What a tracked block stands for: one allocation of its size, or in sampled modes its weight
+ * (MEM_WEIGHT_ONE units) and size * weight bytes. */
+static __always_inline __u64 blk_count(const struct mem_live_val *lv)
+{
+	return sample_mode == MEM_SAMPLE_NONE ? 1 : lv->weight;
+}
+
+static __always_inline __u64 blk_bytes(const struct mem_live_val *lv)
+{
+	if (sample_mode == MEM_SAMPLE_NONE)
+		return lv->size;
+	return (lv->size * lv->weight) >> MEM_WEIGHT_SHIFT;
+}
+
 /* Account a tracked block as freed: its site, its process. `temp`: it is a temporary (freed
  * before its thread allocated again, heaptrack's rule, or within temp_ns). life_ns: its lifetime, or ~0 if the
  * free was not seen as such (a block retired because its address was handed out again). */
@@ -237,19 +286,20 @@ static __always_inline void account_free(__u32 pid, struct mem_proc *p,
 {
 	struct mem_site_key k = { .pid = pid, .fn = lv->fn, .stack = lv->stack };
 	struct mem_site_val *sv = bpf_map_lookup_elem(&sites, &k);
+	__u64 cnt = blk_count(lv), bytes = blk_bytes(lv);
 
 	if (sv) {
-		__sync_fetch_and_add(&sv->frees, 1);
-		__sync_fetch_and_add(&sv->free_bytes, lv->size);
+		__sync_fetch_and_add(&sv->frees, cnt);
+		__sync_fetch_and_add(&sv->free_bytes, bytes);
 		if (temp)
-			__sync_fetch_and_add(&sv->temps, 1);
+			__sync_fetch_and_add(&sv->temps, cnt);
 		if (life_ns != ~0ULL)
-			__sync_fetch_and_add(&sv->life[log2_bucket(life_ns)], 1);
+			__sync_fetch_and_add(&sv->life[log2_bucket(life_ns)], cnt);
 	}
-	__sync_fetch_and_add(&p->free_count, 1);
-	__sync_fetch_and_add(&p->free_bytes, lv->size);
-	__sync_fetch_and_add(&p->live_count, -1);
-	__sync_fetch_and_add(&p->live_bytes, -lv->size);
+	__sync_fetch_and_add(&p->free_count, cnt);
+	__sync_fetch_and_add(&p->free_bytes, bytes);
+	__sync_fetch_and_add(&p->live_count, -cnt);
+	__sync_fetch_and_add(&p->live_bytes, -bytes);
 }
 
 /* Forget ptr if tracked. st: the freeing thread's state, if it has any. Returns whether it was. */
@@ -263,7 +313,9 @@ static __always_inline bool free_block(__u32 pid, struct mem_proc *p, __u64 ptr,
 	bool temp;
 
 	if (!v) {
-		__sync_fetch_and_add(&p->unknown_frees, 1);
+		/* sampled modes: a block that was not sampled */
+		if (sample_mode == MEM_SAMPLE_NONE)
+			__sync_fetch_and_add(&p->unknown_frees, 1);
 		return false;
 	}
 	copy = *v;
@@ -288,7 +340,7 @@ static __always_inline void record_alloc(void *ctx, struct mem_tstate *st, __u32
 	struct mem_live_val lv = { .size = size, .fn = fn };
 	struct mem_live_val *old;
 	struct mem_site_val *sv;
-	__u64 live_bytes;
+	__u64 live_bytes, cnt, bytes;
 	long err;
 
 	if (size < min_size || size > max_size)
@@ -296,15 +348,19 @@ static __always_inline void record_alloc(void *ctx, struct mem_tstate *st, __u32
 
 	lv.stack = capture_stack(ctx, st);
 	lv.ts = bpf_ktime_get_ns();
+	if (sample_mode != MEM_SAMPLE_NONE)
+		lv.weight = st->weight;
+	cnt = blk_count(&lv);
+	bytes = blk_bytes(&lv);
 
 	sv = site_of(pid, fn, lv.stack);
 	if (sv) {
-		__sync_fetch_and_add(&sv->allocs, 1);
-		__sync_fetch_and_add(&sv->alloc_bytes, size);
-		__sync_fetch_and_add(&sv->hist[log2_bucket(size)], 1);
+		__sync_fetch_and_add(&sv->allocs, cnt);
+		__sync_fetch_and_add(&sv->alloc_bytes, bytes);
+		__sync_fetch_and_add(&sv->hist[log2_bucket(size)], cnt);
 	}
-	__sync_fetch_and_add(&p->alloc_count, 1);
-	__sync_fetch_and_add(&p->alloc_bytes, size);
+	__sync_fetch_and_add(&p->alloc_count, cnt);
+	__sync_fetch_and_add(&p->alloc_bytes, bytes);
 	atomic_max(&p->max_request, size);
 
 	err = bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
@@ -323,14 +379,14 @@ static __always_inline void record_alloc(void *ctx, struct mem_tstate *st, __u32
 		/* untracked: it can never be matched by its free, so it never counts as live */
 		drop(MEM_DROP_LIVE_FULL);
 		if (sv) {
-			__sync_fetch_and_add(&sv->frees, 1);
-			__sync_fetch_and_add(&sv->free_bytes, size);
+			__sync_fetch_and_add(&sv->frees, cnt);
+			__sync_fetch_and_add(&sv->free_bytes, bytes);
 		}
 		return;
 	}
 	st->last_ptr = ptr;
-	__sync_fetch_and_add(&p->live_count, 1);
-	live_bytes = __sync_fetch_and_add(&p->live_bytes, size) + size;
+	__sync_fetch_and_add(&p->live_count, cnt);
+	live_bytes = __sync_fetch_and_add(&p->live_bytes, bytes) + bytes;
 	if (live_bytes > p->peak_live_bytes) {
 		atomic_max(&p->peak_live_bytes, live_bytes);
 		p->peak_ts = lv.ts;
@@ -343,23 +399,24 @@ static __always_inline bool is_free_fn(__u32 fn)
 	       fn == MEM_FN_OPERATOR_DELETE_ARRAY || fn == MEM_FN_DALLOCX || fn == MEM_FN_SDALLOCX;
 }
 
-/* Count a call of an aliased entry-only probe under its caller's return address. */
-static __always_inline void count_caller(struct pt_regs *ctx, __u32 pid, __u32 fn)
+/* Count a call of an aliased entry-only probe under its caller's return address: 1, or in
+ * sampled modes the freed block's weight (the unit of calls[] there). */
+static __always_inline void count_caller(struct pt_regs *ctx, __u32 pid, __u32 fn, __u64 one)
 {
 	struct mem_caller_key k = { .pid = pid, .fn = fn };
-	__u64 one = 1, *n;
+	__u64 *n;
 
 	if (bpf_probe_read_user(&k.ret, sizeof(k.ret), (void *)PT_REGS_SP(ctx)))
 		k.ret = 0;
 	n = bpf_map_lookup_elem(&callers, &k);
 	if (n) {
-		__sync_fetch_and_add(n, 1);
+		__sync_fetch_and_add(n, one);
 		return;
 	}
 	if (bpf_map_update_elem(&callers, &k, &one, BPF_NOEXIST)) {
 		n = bpf_map_lookup_elem(&callers, &k);
 		if (n)
-			__sync_fetch_and_add(n, 1);
+			__sync_fetch_and_add(n, one);
 		else
 			drop(MEM_DROP_CALLERS_FULL);
 	}
@@ -400,7 +457,7 @@ static __always_inline int free_enter(struct pt_regs *ctx, __u32 pid, struct mem
 	}
 	__sync_fetch_and_add(&p->calls[fn], 1);
 	if (cookie & MEM_COOKIE_CALLER)
-		count_caller(ctx, pid, fn);
+		count_caller(ctx, pid, fn, 1);
 	free_block(pid, p, ptr, st);
 	return 0;
 }
@@ -419,16 +476,50 @@ static __always_inline struct mem_proc *proc_of(__u32 pid)
 	return p;
 }
 
+/* The requested size of a call at its entry; *arg: realloc's old pointer, posix_memalign's
+ * result pointer. */
+static __always_inline __u64 request_of(struct pt_regs *ctx, __u32 fn, __u64 *arg)
+{
+	switch (fn) {
+	case MEM_FN_CALLOC:
+		return PT_REGS_PARM1(ctx) * PT_REGS_PARM2(ctx);
+	case MEM_FN_REALLOC:
+		*arg = PT_REGS_PARM1(ctx);
+		return PT_REGS_PARM2(ctx);
+	case MEM_FN_REALLOCARRAY:
+		*arg = PT_REGS_PARM1(ctx);
+		return PT_REGS_PARM2(ctx) * PT_REGS_PARM3(ctx);
+	case MEM_FN_RALLOCX:		/* rallocx(ptr, size, flags) */
+		*arg = PT_REGS_PARM1(ctx);
+		return PT_REGS_PARM2(ctx);
+	case MEM_FN_ALIGNED_ALLOC:
+	case MEM_FN_MEMALIGN:
+		return PT_REGS_PARM2(ctx);
+	case MEM_FN_POSIX_MEMALIGN:
+		*arg = PT_REGS_PARM1(ctx);
+		return PT_REGS_PARM3(ctx);
+	default:	/* malloc, valloc, pvalloc, every operator new (size first), mallocx */
+		return PT_REGS_PARM1(ctx);
+	}
+}
+
+#include "mem_sample.bpf.h"
+
 SEC("uprobe")
 int mem_enter(struct pt_regs *ctx)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u32 fn = (__u32)cookie;
+	__u32 pid, fn;
+	__u64 cookie;
 	struct mem_tstate *st;
 	struct mem_proc *p;
 	__u64 size, arg = 0;
 
+	/* sampled modes: no process lookup before a call is known to be sampled */
+	if (sample_mode == MEM_SAMPLE_BYTES || sample_mode == MEM_SAMPLE_EVERY)
+		return enter_sampled(ctx);
+	pid = bpf_get_current_pid_tgid() >> 32;
+	cookie = bpf_get_attach_cookie(ctx);
+	fn = (__u32)cookie;
 	/* the verifier must see the bound on the very register that indexes calls[] */
 	asm volatile("" : "+r"(fn));
 	p = proc_of(pid);
@@ -448,34 +539,7 @@ int mem_enter(struct pt_regs *ctx)
 	if (st->depth++)
 		return 0;
 
-	switch (fn) {
-	case MEM_FN_CALLOC:
-		size = PT_REGS_PARM1(ctx) * PT_REGS_PARM2(ctx);
-		break;
-	case MEM_FN_REALLOC:
-		arg = PT_REGS_PARM1(ctx);
-		size = PT_REGS_PARM2(ctx);
-		break;
-	case MEM_FN_REALLOCARRAY:
-		arg = PT_REGS_PARM1(ctx);
-		size = PT_REGS_PARM2(ctx) * PT_REGS_PARM3(ctx);
-		break;
-	case MEM_FN_RALLOCX:		/* rallocx(ptr, size, flags) */
-		arg = PT_REGS_PARM1(ctx);
-		size = PT_REGS_PARM2(ctx);
-		break;
-	case MEM_FN_ALIGNED_ALLOC:
-	case MEM_FN_MEMALIGN:
-		size = PT_REGS_PARM2(ctx);
-		break;
-	case MEM_FN_POSIX_MEMALIGN:
-		arg = PT_REGS_PARM1(ctx);
-		size = PT_REGS_PARM3(ctx);
-		break;
-	default:	/* malloc, valloc, pvalloc, every operator new (size first), mallocx */
-		size = PT_REGS_PARM1(ctx);
-		break;
-	}
+	size = request_of(ctx, fn, &arg);
 	st->fn = fn;
 	st->size = size;
 	st->arg = arg;
@@ -488,34 +552,20 @@ static __always_inline void record_failure(void *ctx, struct mem_tstate *st, __u
 					   struct mem_proc *p, __u32 fn)
 {
 	struct mem_site_val *sv;
+	__u64 cnt = sample_mode == MEM_SAMPLE_NONE ? 1 : st->weight;
 
-	__sync_fetch_and_add(&p->failed, 1);
+	__sync_fetch_and_add(&p->failed, cnt);
 	sv = site_of(pid, fn, capture_stack(ctx, st));
 	if (sv)
-		__sync_fetch_and_add(&sv->failed, 1);
+		__sync_fetch_and_add(&sv->failed, cnt);
 }
 
-SEC("uretprobe")
-int mem_exit(struct pt_regs *ctx)
+/* The outermost call returned ret: account it. */
+static __always_inline int finish_call(struct pt_regs *ctx, struct mem_tstate *st, __u32 pid,
+				       struct mem_proc *p, __u64 ret)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	__u64 ret = PT_REGS_RC(ctx), ptr = ret;
-	struct mem_tstate *st;
-	struct mem_proc *p;
+	__u64 ptr = ret;
 	__u32 fn;
-
-	p = bpf_map_lookup_elem(&procs, &pid);
-	if (!p)
-		return 0;
-	st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
-	if (!st)
-		return 0;	/* the entry already counted this as a drop */
-	if (st->depth == 0) {
-		drop(MEM_DROP_NO_STATE);
-		return 0;
-	}
-	if (--st->depth)
-		return 0;
 
 	fn = st->fn;
 	switch (fn) {
@@ -558,6 +608,34 @@ int mem_exit(struct pt_regs *ctx)
 	record_alloc(ctx, st, pid, p, fn, ptr, st->size);
 	return 0;
 }
+
+SEC("uretprobe")
+int mem_exit(struct pt_regs *ctx)
+{
+	__u64 ret = PT_REGS_RC(ctx);
+	struct mem_tstate *st;
+	struct mem_proc *p;
+	__u32 pid;
+
+	if (sample_mode == MEM_SAMPLE_BYTES || sample_mode == MEM_SAMPLE_EVERY)
+		return exit_sampled(ctx);
+	pid = bpf_get_current_pid_tgid() >> 32;
+	p = bpf_map_lookup_elem(&procs, &pid);
+	if (!p)
+		return 0;
+	st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
+	if (!st)
+		return 0;	/* the entry already counted this as a drop */
+	if (st->depth == 0) {
+		drop(MEM_DROP_NO_STATE);
+		return 0;
+	}
+	if (--st->depth)
+		return 0;
+	return finish_call(ctx, st, pid, p, ret);
+}
+
+#include "mem_alloc_only.bpf.h"
 
 /* ---- mappings (--mmap) ----------------------------------------------------------------------
  *

@@ -149,6 +149,18 @@ static const char mem_usage[] =
 	"flat. Each process's peak live bytes are shown with when they happened and the sites\n"
 	"that held memory in the snapshot nearest the peak.\n"
 	"\n"
+	"Cheaper modes (full tracking of every call is the default):\n"
+	"      --sample-bytes N   sampled tracking: one allocation per N requested bytes on\n"
+	"                         average (random exponential intervals per thread, as jemalloc's\n"
+	"                         and tcmalloc's heap profilers); each sample is weighted so that\n"
+	"                         every value is an unbiased estimate; only sampled blocks are\n"
+	"                         tracked as live (e.g. 524288; at most 1073741824)\n"
+	"      --sample-every N   sampled tracking of every Nth allocation of each thread\n"
+	"                         (random phase), each standing for N\n"
+	"      --alloc-only       entry probes only, no return or free probe: calls and requested\n"
+	"                         bytes per call stack at the lowest cost; no live, freed or\n"
+	"                         leaked values, failed calls count as calls\n"
+	"\n"
 	"Leaks:\n"
 	"      --leaks            classify outstanding blocks by reachability, as valgrind's\n"
 	"                         memcheck does (definitely, indirectly and possibly lost, still\n"
@@ -204,7 +216,9 @@ static const char mem_usage[] =
 	"  sudo ebprof mem -p 4242 -d 5m --min-age 1m -o leaks.txt -o leaks.json\n"
 	"  sudo ebprof mem --leaks --suppressions known.supp --fail-on-leak -- ./tests\n"
 	"  sudo ebprof mem --allocator jemalloc -p $(pidof redis-server) -d 10\n"
-	"  sudo ebprof mem --mmap -o out.json -- ./myprog\n";
+	"  sudo ebprof mem --mmap -o out.json -- ./myprog\n"
+	"  sudo ebprof mem -p 4242 -d 60 --sample-bytes 524288 -o heap.pb.gz\n"
+	"  sudo ebprof mem --alloc-only -o flame.svg -- ./myprog\n";
 
 static int parse_u64(const char *s, uint64_t *v)
 {
@@ -289,12 +303,15 @@ static int parse_heuristics(const char *arg, unsigned *set)
 	return 0;
 }
 
+static int check_modes(const struct log_ctx *lc, const struct mem_opts *o, bool temp_set);
+
 static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts *o)
 {
+	bool temp_set = false;
 	enum { OPT_TOP = 256, OPT_SORT, OPT_MIN, OPT_MAX, OPT_MAXLIVE, OPT_MAXSTACKS,
 	       OPT_MAXPROCS, OPT_VALUE, OPT_INVERTED, OPT_LEAKS, OPT_HEUR, OPT_SUPP, OPT_FAIL,
 	       OPT_MINAGE, OPT_TEMP, OPT_ALLOCATOR, OPT_LIB, OPT_PREFIX, OPT_FOLLOW,
-	       OPT_MMAP, OPT_MAXREGIONS };
+	       OPT_MMAP, OPT_MAXREGIONS, OPT_SAMPLE_BYTES, OPT_SAMPLE_EVERY, OPT_ALLOC_ONLY };
 	bool all_given = false;
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -323,6 +340,9 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 		{ "all-processes", no_argument, NULL, 'a' },
 		{ "mmap", no_argument, NULL, OPT_MMAP },
 		{ "max-regions", required_argument, NULL, OPT_MAXREGIONS },
+		{ "sample-bytes", required_argument, NULL, OPT_SAMPLE_BYTES },
+		{ "sample-every", required_argument, NULL, OPT_SAMPLE_EVERY },
+		{ "alloc-only", no_argument, NULL, OPT_ALLOC_ONLY },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -440,11 +460,39 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 				return usage_err(lc, "invalid --max-size '%s'", optarg);
 			break;
 		case OPT_TEMP:
+			temp_set = true;
 			if (!strcmp(optarg, "next-alloc"))
 				o->col.temp_ns = 0;
 			else if (util_parse_duration(optarg, &o->col.temp_ns) || !o->col.temp_ns)
 				return usage_err(lc, "invalid --temp-threshold '%s' (next-alloc, or a "
 						     "duration > 0: 100us, 1ms, ...)", optarg);
+			break;
+		case OPT_SAMPLE_BYTES:
+		case OPT_SAMPLE_EVERY: {
+			const char *name = c == OPT_SAMPLE_BYTES ? "--sample-bytes" : "--sample-every";
+			uint64_t n;
+
+			if (parse_u64(optarg, &n) || n == 0 || n > MEM_SAMPLE_MAX_PERIOD) {
+				char why[128];
+
+				snprintf(why, sizeof(why), "invalid %s '%s' (a whole number from 1 "
+					 "to %llu)", name, optarg,
+					 (unsigned long long)MEM_SAMPLE_MAX_PERIOD);
+				return usage_err(lc, "%s", why);
+			}
+			if (o->col.sample_mode)
+				return usage_err(lc, "%s", "give only one of --sample-bytes, "
+						 "--sample-every and --alloc-only");
+			o->col.sample_mode = c == OPT_SAMPLE_BYTES ? MEM_SAMPLE_BYTES
+								    : MEM_SAMPLE_EVERY;
+			o->col.sample_period = n;
+			break;
+		}
+		case OPT_ALLOC_ONLY:
+			if (o->col.sample_mode)
+				return usage_err(lc, "%s", "give only one of --sample-bytes, "
+						 "--sample-every and --alloc-only");
+			o->col.sample_mode = MEM_SAMPLE_ALLOC_ONLY;
 			break;
 		case OPT_MINAGE:
 			if (util_parse_duration(optarg, &o->col.min_age_ns))
@@ -507,7 +555,74 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 				 "the scan must know every block to follow pointers through it");
 	if (o->col.min_size > o->col.max_size)
 		return usage_err(lc, "%s", "--min-size is larger than --max-size");
+	return check_modes(lc, o, temp_set);
+}
+
+/* Options a sampled or alloc-only run cannot honour. */
+static int check_modes(const struct log_ctx *lc, const struct mem_opts *o, bool temp_set)
+{
+	const char *v = o->out.value_type;
+
+	if (o->col.sample_mode == MEM_SAMPLE_BYTES || o->col.sample_mode == MEM_SAMPLE_EVERY) {
+		if (o->leaks)
+			return usage_err(lc, "%s", "--leaks cannot be combined with --sample-bytes/"
+					 "--sample-every: the scan must know every block to follow "
+					 "pointers through it; drop the sampling option");
+		return 0;
+	}
+	if (o->col.sample_mode != MEM_SAMPLE_ALLOC_ONLY)
+		return 0;
+	if (o->col.mmap)
+		return usage_err(lc, "%s", "--alloc-only cannot be combined with --mmap: without "
+				 "return probes a mapping made inside malloc cannot be told from the "
+				 "program's own");
+	if (o->all)
+		return usage_err(lc, "%s", "--alloc-only cannot be combined with -a: give -p PID or "
+				 "a command");
+	if (o->leaks)
+		return usage_err(lc, "%s", "--alloc-only sees no frees, so it cannot find leaks: "
+				 "drop --alloc-only, or --leaks/--fail-on-leak/--suppressions");
+	if (temp_set || o->col.min_age_ns)
+		return usage_err(lc, "%s", "--alloc-only sees no frees, so --temp-threshold and "
+				 "--min-age mean nothing there: drop one or the other");
+	if (o->col.min_size || o->col.max_size != UINT64_MAX)
+		return usage_err(lc, "%s", "--alloc-only counts every request: --min-size/"
+				 "--max-size cannot be combined with it");
+	if (v && strcmp(v, "alloc_space") && strcmp(v, "alloc_objects"))
+		return usage_err(lc, "--alloc-only has only alloc_space and alloc_objects to "
+				 "weigh by, not --value %s", v);
 	return 0;
+}
+
+/* What a sampled or alloc-only profile's values mean, in every output. */
+static void mode_notes(struct profile *prof, const struct mem_collector_opts *col)
+{
+	unsigned long long n = col->sample_period;
+
+	switch (col->sample_mode) {
+	case MEM_SAMPLE_BYTES:
+		prof->sampling = "bytes";
+		prof->sample_period = n;
+		profile__add_note(prof, "sampled tracking (--sample-bytes %llu): one allocation per "
+				  "%llu requested bytes on average was recorded, each weighted by "
+				  "1/(1-exp(-size/%llu)); every count and byte value is an estimate, "
+				  "live and outstanding values cover the sampled blocks only", n, n, n);
+		break;
+	case MEM_SAMPLE_EVERY:
+		prof->sampling = "every";
+		prof->sample_period = n;
+		profile__add_note(prof, "sampled tracking (--sample-every %llu): every %lluth "
+				  "allocation of each thread was recorded, each standing for %llu; "
+				  "every count and byte value is an estimate, live and outstanding "
+				  "values cover the sampled blocks only", n, n, n);
+		break;
+	case MEM_SAMPLE_ALLOC_ONLY:
+		prof->sampling = "alloc-only";
+		profile__add_note(prof, "%s", "alloc-only (--alloc-only): entry probes only; calls "
+				  "and requested bytes per stack, failed calls included; frees, live "
+				  "blocks and failures are not seen");
+		break;
+	}
 }
 
 static uint64_t mono_ns(void)
@@ -1177,13 +1292,16 @@ int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 	r.col = mem_collector__new(&o.col);
 	r.sym = symbolizer__new(&so);
 	r.prof = profile__new("mem");
-	if (!r.col || !r.sym || !r.prof || mem_profile__init(r.prof, o.leaks) ||
+	if (!r.col || !r.sym || !r.prof ||
+	    (o.col.sample_mode == MEM_SAMPLE_ALLOC_ONLY ? mem_profile__init_alloc_only(r.prof)
+							: mem_profile__init(r.prof, o.leaks)) ||
 	    (o.col.mmap && mem_profile__add_mmap_types(r.prof))) {
 		if (r.col && (!r.sym || !r.prof))
 			pr_err(lc, "out of memory");
 		goto out;
 	}
 
+	mode_notes(r.prof, &o.col);
 	if (o.col.temp_ns)
 		profile__add_note(r.prof, "temporary allocations: blocks freed within %llu ns of "
 				  "their allocation (--temp-threshold)",

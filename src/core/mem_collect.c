@@ -22,6 +22,7 @@
 #include "core/target.h"
 #include "util/util.h"
 #include "mem.skel.h"
+#include <math.h>
 
 #define BPF_TRACE_UPROBE_MULTI_TYPE 48
 #define BATCH 1024
@@ -118,6 +119,103 @@ int mem_profile__add_mmap_types(struct profile *prof)
 	return err;
 }
 
+/* ---- sampled modes ---------------------------------------------------------------------- */
+
+/* The free-like functions: entry probes only, and none with --alloc-only. */
+#define FREE_FNS ((1ULL << MEM_FN_FREE) | (1ULL << MEM_FN_OPERATOR_DELETE) |		\
+		  (1ULL << MEM_FN_OPERATOR_DELETE_ARRAY) | (1ULL << MEM_FN_DALLOCX) |	\
+		  (1ULL << MEM_FN_SDALLOCX))
+
+static bool sampled(const struct mem_collector_opts *o)
+{
+	return o->sample_mode == MEM_SAMPLE_BYTES || o->sample_mode == MEM_SAMPLE_EVERY;
+}
+
+/* A count the kernel keeps as a sum of weights (sampled modes) in allocations, rounded. */
+static uint64_t wcount(bool smp, uint64_t v)
+{
+	return smp ? (v + MEM_WEIGHT_ONE / 2) >> MEM_WEIGHT_SHIFT : v;
+}
+
+static void proc_counts(bool smp, struct mem_proc *mp)
+{
+	if (!smp)
+		return;
+	for (int i = 0; i < MEM_FN__COUNT; i++)
+		mp->calls[i] = wcount(smp, mp->calls[i]);
+	mp->alloc_count = wcount(smp, mp->alloc_count);
+	mp->free_count = wcount(smp, mp->free_count);
+	mp->live_count = wcount(smp, mp->live_count);
+	mp->failed = wcount(smp, mp->failed);
+}
+
+static void site_counts(bool smp, struct mem_site_val *v)
+{
+	if (!smp)
+		return;
+	v->allocs = wcount(smp, v->allocs);
+	v->frees = wcount(smp, v->frees);
+	v->failed = wcount(smp, v->failed);
+	v->temps = wcount(smp, v->temps);
+	for (int i = 0; i < MEM_HIST_BUCKETS; i++)
+		v->hist[i] = wcount(smp, v->hist[i]);
+	for (int i = 0; i < MEM_LIFE_BUCKETS; i++)
+		v->life[i] = wcount(smp, v->life[i]);
+}
+
+/* The sampler's fixed-point tables (abi/mem.h), from libm. */
+static void sampler_tables(struct mem_bpf *skel, const struct mem_collector_opts *o)
+{
+	skel->rodata->sample_mode = o->sample_mode;
+	skel->rodata->sample_period = o->sample_period;
+	for (int i = 0; i <= MEM_LN_STEPS; i++)
+		skel->rodata->ln_tab[i] = (__u32)llround(log1p((double)i / MEM_LN_STEPS) * 0x1p32);
+	for (int i = 0; i < MEM_EXP_INT; i++)
+		skel->rodata->exp_int_tab[i] = (__u64)llround(exp(-(double)i) * 0x1p30);
+	for (int i = 0; i < MEM_EXP_FRAC; i++)
+		skel->rodata->exp_frac_tab[i] = (__u64)llround(exp(-(double)i / MEM_EXP_FRAC) *
+							       0x1p30);
+}
+
+/* The allocator library's mappings in pid: [lo, hi) over every mapping of its file. */
+static void lib_range(pid_t pid, const char *path, __u64 *lo, __u64 *hi)
+{
+	char maps[64], line[PATH_MAX + 128];
+	unsigned long long a, b;
+	FILE *f;
+
+	*lo = *hi = 0;
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *file = strchr(line, '/');
+		size_t n;
+
+		if (!file || sscanf(line, "%llx-%llx", &a, &b) != 2)
+			continue;
+		n = strcspn(file, "\n");
+		if (n != strlen(path) || strncmp(file, path, n))
+			continue;
+		if (!*lo || a < *lo)
+			*lo = a;
+		if (b > *hi)
+			*hi = b;
+	}
+	fclose(f);
+}
+
+int mem_profile__init_alloc_only(struct profile *prof)
+{
+	int err = 0;
+
+	err = err ?: profile__add_type(prof, "alloc_objects", "count");
+	err = err ?: profile__add_type(prof, "alloc_space", "bytes");
+	prof->default_type = 1;
+	return err;
+}
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -162,6 +260,11 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	c->skel->rodata->temp_ns = o->temp_ns;
 	c->skel->rodata->trace_all = o->trace_all;
 	c->skel->rodata->self_tgid = getpid();
+	sampler_tables(c->skel, o);
+	bpf_program__set_autoload(c->skel->progs.mem_enter_alloc_only,
+				  o->sample_mode == MEM_SAMPLE_ALLOC_ONLY);
+	bpf_program__set_expected_attach_type(c->skel->progs.mem_enter_alloc_only,
+					      BPF_TRACE_UPROBE_MULTI_TYPE);
 	bpf_map__set_max_entries(c->skel->maps.live, o->max_live);
 	bpf_map__set_max_entries(c->skel->maps.sites, o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
@@ -498,6 +601,12 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 			return err;
 		}
 	}
+	if (c->opts.sample_mode == MEM_SAMPLE_ALLOC_ONLY)
+		/* every probed object but the executable: its own calls are the program's */
+		for (uint32_t i = 0; i < lib->nobjs && i < MEM_LIB_RANGES; i++)
+			if (strcmp(lib->objs[i].kind, "static") &&
+			    strcmp(lib->objs[i].kind, "executable"))
+				lib_range(pid, lib->objs[i].path, &zero.lib_lo[i], &zero.lib_hi[i]);
 	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.procs), &key, &zero, BPF_ANY)) {
 		err = -errno;
 		pr_err(c->lc, "cannot trace PID %d: the process table is full (%s); raise "
@@ -522,8 +631,14 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 		err = 0;
 	} else {
 		mem_collector__retire(c, pid);
-		err = probes__attach(bpf_program__fd(c->skel->progs.mem_enter),
-				     bpf_program__fd(c->skel->progs.mem_exit), pid, lib, &t->links);
+		if (c->opts.sample_mode == MEM_SAMPLE_ALLOC_ONLY)
+			err = probes__attach_entries(
+				bpf_program__fd(c->skel->progs.mem_enter_alloc_only), pid, lib,
+				FREE_FNS, &t->links);
+		else
+			err = probes__attach(bpf_program__fd(c->skel->progs.mem_enter),
+					     bpf_program__fd(c->skel->progs.mem_exit), pid, lib,
+					     &t->links);
 	}
 	if (err) {
 		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.procs), &key);
@@ -535,7 +650,8 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 	memset(t->fn_addr, 0, sizeof(t->fn_addr));
 	find_fn_addrs(t);
 	/* nothing is tracked before this moment: every site starts at 0 bytes here */
-	t->snap = snapshots__new((int64_t)(mono_now() - c->start_ns));
+	if (c->opts.sample_mode != MEM_SAMPLE_ALLOC_ONLY)	/* no frees: no live bytes */
+		t->snap = snapshots__new((int64_t)(mono_now() - c->start_ns));
 	target__comm(pid, t->comm, sizeof(t->comm));
 	target__cmdline(pid, t->cmdline, sizeof(t->cmdline));
 	{
@@ -616,6 +732,7 @@ struct drain {
 	uint64_t now;
 	uint64_t min_age;	/* younger blocks are live but not outstanding */
 	bool released;		/* exec: the live blocks went with the old image */
+	bool sampled;		/* sampled modes: counts are sums of weights */
 	int err;
 };
 
@@ -650,6 +767,7 @@ static int collect_site(const void *k, const void *v, void *ctx)
 	s = &d->sites[d->n++];
 	s->key = *key;
 	s->val = *(const struct mem_site_val *)v;
+	site_counts(d->sampled, &s->val);
 	s->live_count = s->live_bytes = 0;
 	memset(&s->out, 0, sizeof(s->out));
 	return 0;
@@ -686,6 +804,23 @@ static int collect_live(const void *k, const void *v, void *ctx)
 	if (!s)
 		return 0;	/* its site was dropped (site table full) */
 	age = d->now > lv->ts ? d->now - lv->ts : 0;
+	if (d->sampled) {
+		/* in weight units until sampled_live() rounds them */
+		uint64_t bytes = (lv->size * lv->weight) >> MEM_WEIGHT_SHIFT;
+
+		s->live_count += lv->weight;
+		s->live_bytes += bytes;
+		if (age < d->min_age)
+			return 0;
+		if (!s->out.count || age < s->out.min_age_ns)
+			s->out.min_age_ns = age;
+		if (age > s->out.max_age_ns)
+			s->out.max_age_ns = age;
+		s->out.count += lv->weight;
+		s->out.bytes += bytes;
+		s->out.sum_age_ns += (uint64_t)((double)age * lv->weight / MEM_WEIGHT_ONE);
+		return 0;
+	}
 	s->live_count++;
 	s->live_bytes += lv->size;
 	if (age < d->min_age)
@@ -950,6 +1085,7 @@ static uint64_t split_callers(struct mem_collector *c, struct traced *t, struct 
 
 		if (bpf_map_lookup_elem(fd, &mine[i], &calls) == 0 && have_proc &&
 		    mine[i].fn < MEM_FN__COUNT) {
+			calls = wcount(sampled(&c->opts), calls);	/* as proc_counts did */
 			if (sp && mine[i].ret &&
 			    sym_proc__called_symbol(sp, mine[i].ret, name, sizeof(name)) == 0)
 				a = probes__fn_of_symbol(name);
@@ -1398,7 +1534,10 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	bool have_proc;
 	int err;
 
+	d.sampled = sampled(&c->opts);
 	have_proc = bpf_map_lookup_elem(procs_fd, &key, &mp) == 0;
+	if (have_proc)
+		proc_counts(d.sampled, &mp);
 	if (have_proc && exec) {
 		/* exec released the old image's blocks with its address space: none stays live */
 		if (mp.live_count)
@@ -1419,6 +1558,10 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 		d.released = exec;
 		err = map_for_each(live_fd, sizeof(struct mem_live_key),
 				   sizeof(struct mem_live_val), collect_live, &d);
+		for (uint32_t i = 0; d.sampled && i < d.n; i++) {
+			d.sites[i].live_count = wcount(true, d.sites[i].live_count);
+			d.sites[i].out.count = wcount(true, d.sites[i].out.count);
+		}
 	}
 	if (err)
 		pr_warn(c->lc, "PID %d: reading the kernel tables failed: %s; the report may be "
@@ -1491,8 +1634,10 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 		memset(vals, 0, prof->ntypes * sizeof(*vals));
 		vals[0] = s->val.allocs;
 		vals[1] = s->val.alloc_bytes;
-		vals[2] = s->live_count;
-		vals[3] = s->live_bytes;
+		if (prof->ntypes > 3) {	/* not in --alloc-only */
+			vals[2] = s->live_count;
+			vals[3] = s->live_bytes;
+		}
 		sc = t->nscan ? bsearch(&key, t->scan, t->nscan, sizeof(*t->scan), scan_site_cmp)
 			      : NULL;
 		for (int cl = 0; sc && cl < PROF_LEAK__COUNT; cl++) {
@@ -1643,6 +1788,7 @@ void mem_collector__sample(struct mem_collector *c, struct profile *prof, int64_
 
 		if (t->finalized || bpf_map_lookup_elem(fd, &key, &mp))
 			continue;
+		proc_counts(sampled(&c->opts), &mp);
 		profile__add_point(prof, t->pid, "live_bytes", "bytes", t_ns, mp.live_bytes);
 		profile__add_point(prof, t->pid, "live_count", "count", t_ns, mp.live_count);
 		if (c->opts.mmap) {

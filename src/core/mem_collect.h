@@ -21,6 +21,10 @@ struct mem_collector_opts {
 	bool trace_all;		/* -a: every process calling a probed library, not only attached */
 	bool mmap;		/* --mmap: also the program's own mmap, munmap, mremap and brk */
 	uint32_t max_regions;	/* --mmap: mapped regions tracked (0: 65536) */
+	/* enum mem_sample_mode: sampled tracking (period: mean bytes between samples, or
+	 * allocations per sample; the profile gets estimates), or alloc-only (entry probes only) */
+	uint32_t sample_mode;
+	uint64_t sample_period;
 };
 
 struct mem_collector;
@@ -117,5 +121,7 @@ int mem_profile__init(struct profile *prof, bool leaks);
  * mmap_inuse_space, after the others. Mapping sites have 0 in every other type, and allocation
  * sites 0 in these: the categories never mix. */
 int mem_profile__add_mmap_types(struct profile *prof);
+/* --alloc-only: alloc_objects and alloc_space only. */
+int mem_profile__init_alloc_only(struct profile *prof);
 
 #endif

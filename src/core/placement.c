@@ -180,6 +180,8 @@ static unsigned arg_bit(unsigned reg)
 		return PLACE_R8;
 	case X86_REG_R9: case X86_REG_R9D: case X86_REG_R9W: case X86_REG_R9B:
 		return PLACE_R9;
+	case X86_REG_RBP: case X86_REG_EBP: case X86_REG_BP: case X86_REG_BPL:
+		return PLACE_RBP;
 	}
 	return 0;
 }
@@ -539,7 +541,7 @@ static void describe(const cs_insn *in, char *buf, size_t len)
 		buf[len - 1] = 0;
 }
 
-static const char *const reg_names[] = { "rdi", "rsi", "rdx", "rcx", "r8", "r9" };
+static const char *const reg_names[] = { "rdi", "rsi", "rdx", "rcx", "r8", "r9", "rbp" };
 
 int placer__place(struct placer *p, uint64_t sym_off, uint64_t sym_size, unsigned arg_regs,
 		  unsigned flags, struct placement *out)
@@ -656,8 +658,9 @@ int placer__place(struct placer *p, uint64_t sym_off, uint64_t sym_size, unsigne
 			if (bit & arg_regs) {
 				snprintf(out->reason, sizeof(out->reason),
 					 "entry: %s, and %s at +%#lx writes %%%s, "
-					 "an argument", first, in->mnemonic,
-					 (unsigned long)(at - sym_off), reg_names[__builtin_ctz(bit)]);
+					 "%s", first, in->mnemonic,
+					 (unsigned long)(at - sym_off), reg_names[__builtin_ctz(bit)],
+					 bit == PLACE_RBP ? "the frame pointer" : "an argument");
 				goto done;
 			}
 			if (is_rsp(wr[r])) {

@@ -16,6 +16,8 @@ enum {
 	PLACE_R8 = 1u << 4,
 	PLACE_R9 = 1u << 5,
 	PLACE_ALL_ARGS = 0x3f,
+	/* not an argument: the frame pointer, which an entry-time stack walk starts from */
+	PLACE_RBP = 1u << 6,
 };
 
 /* The first n argument registers (n >= 6: all of them). */

@@ -519,8 +519,9 @@ static int add_object(struct alloc_lib *lib, const struct cand *c, pid_t pid, co
 		return 0;
 	/* Past a single-stepped first instruction when that is safe (core/placement.c). %rsp must
 	 * be the entry's at every point: a return probe shares the point and hijacks *(%rsp), an
-	 * aliased free reads its caller there, and the free mark compares stack pointers of
-	 * delete and the free it tail-calls. Free-like functions have entry probes only; the
+	 * aliased free and --alloc-only read the caller there, and the free mark compares stack
+	 * pointers of delete and the free it tail-calls; %rbp too: --alloc-only walks the
+	 * caller's frames from it. Free-like functions have entry probes only; the
 	 * rest return what they allocated. */
 	pl = placer__new(o->open_path);		/* NULL: every probe at its entry */
 	for (uint32_t j = 0; j < o->nprobes; j++) {
@@ -528,7 +529,8 @@ static int add_object(struct alloc_lib *lib, const struct cand *c, pid_t pid, co
 		struct placement place;
 		size_t n;
 
-		placer__place(pl, o->offsets[j], 0, fn_arg_regs(fn), PLACE_KEEP_RSP, &place);
+		placer__place(pl, o->offsets[j], 0, fn_arg_regs(fn) | PLACE_RBP, PLACE_KEEP_RSP,
+			      &place);
 		o->entries[j] = o->offsets[j];
 		o->offsets[j] = place.offset;
 		n = strnlen(place.reason, sizeof(o->reasons[j]) - 1);
@@ -879,6 +881,40 @@ int probes__attach(int entry_prog_fd, int exit_prog_fd, pid_t pid, const struct 
 fail:
 	probes__detach(links);
 	return fd;
+}
+
+int probes__attach_entries(int entry_prog_fd, pid_t pid, const struct alloc_lib *lib,
+			   uint64_t skip_fns, struct probe_links *links)
+{
+	unsigned long offsets[ALLOC_MAX_PROBES];
+	uint64_t cookies[ALLOC_MAX_PROBES];
+	int fd = -ENOENT;
+
+	links->n = 0;
+	for (uint32_t i = 0; i < lib->nobjs; i++) {
+		const struct alloc_obj *o = &lib->objs[i];
+		uint32_t n = 0;
+
+		links->entry_fd[i] = links->exit_fd[i] = -1;
+		links->n = i + 1;
+		for (uint32_t j = 0; j < o->nprobes; j++) {
+			uint32_t fn = (uint32_t)o->cookies[j];
+
+			if (fn < 64 && (skip_fns >> fn & 1))
+				continue;
+			offsets[n] = o->offsets[j];
+			cookies[n++] = o->cookies[j];
+		}
+		if (!n)
+			continue;
+		fd = link_uprobe_multi(entry_prog_fd, o->open_path, offsets, cookies, n, pid, false);
+		if (fd < 0) {
+			probes__detach(links);
+			return fd;
+		}
+		links->entry_fd[i] = fd;
+	}
+	return fd < 0 ? fd : 0;
 }
 
 void probes__detach(struct probe_links *links)

@@ -81,6 +81,10 @@ struct probe_links {
  * Returns 0 or a negative errno; nothing is left attached on failure. */
 int probes__attach(int entry_prog_fd, int exit_prog_fd, pid_t pid, const struct alloc_lib *lib,
 		   struct probe_links *links);
+/* Attach only the entry program, to every probe point of lib whose function is not in
+ * skip_fns (a bit per enum mem_fn), for pid only (--alloc-only: no return probes). */
+int probes__attach_entries(int entry_prog_fd, pid_t pid, const struct alloc_lib *lib,
+			   uint64_t skip_fns, struct probe_links *links);
 void probes__detach(struct probe_links *links);
 
 #endif

@@ -469,6 +469,16 @@ static int json_write(const struct profile *p, const struct output_opts *o, FILE
 	jsonw_string_field(w, "kernel", p->kernel);
 	jsonw_int_field(w, "time_nanos", p->time_nanos);
 	jsonw_int_field(w, "duration_ns", p->duration_nanos);
+	if (p->sampling) {
+		/* values are estimates from sampled tracking (or alloc-only counts) */
+		jsonw_name(w, "sampling");
+		jsonw_start_object_flat(w);
+		jsonw_string_field(w, "mode", p->sampling);
+		if (strcmp(p->sampling, "alloc-only"))
+			jsonw_uint_field(w, "period", p->sample_period);
+		jsonw_bool_field(w, "estimated", strcmp(p->sampling, "alloc-only") != 0);
+		jsonw_end_object(w);
+	}
 
 	jsonw_name(w, "sample_types");
 	jsonw_start_array(w);

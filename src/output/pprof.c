@@ -327,7 +327,9 @@ static int encode(struct pprof *w)
 	if (p->ntypes) {
 		/* every event is recorded, so the period is 1 of the default type */
 		value_type(w, PROFILE_PERIOD_TYPE, &p->types[p->default_type]);
-		pb_int64(&w->pb, PROFILE_PERIOD, 1);
+		/* sampled: the values are already scaled estimates; period says the rate */
+		pb_int64(&w->pb, PROFILE_PERIOD,
+			 p->sampling && !strcmp(p->sampling, "bytes") ? (int64_t)p->sample_period : 1);
 		pb_int64(&w->pb, PROFILE_DEFAULT_SAMPLE_TYPE,
 			 str(&w->st, p->types[p->default_type].type));
 	}

@@ -112,6 +112,15 @@ static void print_header(const struct text *t)
 	fprintf(t->f, "  Duration:  %s\n",
 		render__duration(p->duration_nanos > 0 ? p->duration_nanos : 0, buf, sizeof(buf)));
 	fprintf(t->f, "  Kernel:    %s\n", p->kernel ? p->kernel : "unknown");
+	if (p->sampling && !strcmp(p->sampling, "bytes"))
+		fprintf(t->f, "  Sampling:  one allocation per %" PRIu64 " bytes on average: counts "
+			"and bytes are ESTIMATES\n", p->sample_period);
+	else if (p->sampling && !strcmp(p->sampling, "every"))
+		fprintf(t->f, "  Sampling:  every %" PRIu64 "th allocation of each thread: counts "
+			"and bytes are ESTIMATES\n", p->sample_period);
+	else if (p->sampling)
+		fprintf(t->f, "  Sampling:  %s: calls and requested bytes only, no frees or live "
+			"blocks\n", p->sampling);
 }
 
 /* ---- processes -------------------------------------------------------------------------- */

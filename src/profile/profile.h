@@ -219,6 +219,11 @@ struct profile {
 	struct prof_series *series;	/* sampled during the run, in creation order */
 	uint32_t nseries;
 	uint64_t min_age_ns;		/* outstanding blocks younger than this are not counted */
+	/* NULL: every call was recorded. "bytes" (one sample per sample_period bytes on average),
+	 * "every" (every sample_period-th allocation): values are weighted estimates. "alloc-only":
+	 * calls and requested bytes only. A static string, not owned. */
+	const char *sampling;
+	uint64_t sample_period;
 
 	void *priv;			/* interning tables */
 };

@@ -25,6 +25,8 @@ static void *volatile sink;
 static void *volatile null_ptr;	/* so the compiler cannot turn realloc(NULL, n) into malloc */
 static volatile size_t huge = (size_t)PTRDIFF_MAX + 1;
 static void *before;	/* allocated before attach: its free is unknown */
+static uint32_t sample_mode;	/* mem_collector_opts of the next trace_child */
+static uint64_t sample_period;
 
 struct expect {
 	const char *name;	/* stat or call name */
@@ -38,7 +40,8 @@ static struct profile *trace_child_temp(void (*op)(void), uint64_t temp_ns)
 	struct log_ctx lc = { .prog = "test_mem_bpf" };
 	struct mem_collector_opts o = { .lc = &lc, .max_live = 1 << 16, .max_stacks = 1 << 12,
 					.max_procs = 16, .max_size = UINT64_MAX,
-					.temp_ns = temp_ns };
+					.temp_ns = temp_ns, .sample_mode = sample_mode,
+					.sample_period = sample_period };
 	struct symbolizer_opts so = { .no_lines = true };
 	struct mem_collector *c;
 	struct symbolizer *sym;
@@ -386,6 +389,50 @@ static void test_temporary_time_bound(void **s)
 	profile__free(prof);
 }
 
+/* --sample-every 2 from a random phase: calls 1 and 3, or 2 and 4, are sampled, each weighing 2.
+ * In the first case the realloc (call 4) is not sampled but must still free its old block, the
+ * sampled call 1; in the second the realloc is sampled and its old block is not tracked. */
+static void *volatile keep1, *volatile keep2, *volatile keep3;
+static void op_sampled_realloc(void)
+{
+	void *p = malloc(64);
+
+	keep1 = malloc(64);
+	keep2 = malloc(64);
+	keep3 = realloc(p, 100000);	/* moves: keep1 is in the way */
+}
+static void test_sampled_unsampled_realloc_frees(void **s)
+{
+	int phases[2] = { 0, 0 };
+
+	sample_mode = MEM_SAMPLE_EVERY;
+	sample_period = 2;
+	for (int i = 0; i < 8; i++) {
+		struct profile *prof = trace_child(op_sampled_realloc);
+		struct prof_process *p = &prof->processes[0];
+		uint64_t malloc_calls = 0;
+
+		assert_true(prof_process__call(p, "malloc", &malloc_calls));
+		if (malloc_calls == 4) {
+			phases[0]++;
+			CHECK(prof, { "malloc", 4 }, { "alloc_count", 4 }, { "alloc_bytes", 256 },
+			      { "free_count", 2 }, { "free_bytes", 128 }, { "live_count", 2 },
+			      { "live_bytes", 128 }, { "peak_live_bytes", 256 },
+			      { "max_request", 64 });
+		} else {
+			phases[1]++;
+			CHECK(prof, { "malloc", 2 }, { "realloc", 2 }, { "alloc_count", 4 },
+			      { "alloc_bytes", 200128 }, { "live_count", 4 },
+			      { "live_bytes", 200128 }, { "peak_live_bytes", 200128 },
+			      { "max_request", 100000 });
+		}
+	}
+	print_message("phases seen: calls 1 and 3 sampled %d times, 2 and 4 %d times\n",
+		      phases[0], phases[1]);
+	sample_mode = 0;
+	sample_period = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -402,6 +449,7 @@ int main(void)
 		cmocka_unit_test(test_threads_exact),
 		cmocka_unit_test(test_temporaries_and_lifetimes),
 		cmocka_unit_test(test_temporary_time_bound),
+		cmocka_unit_test(test_sampled_unsampled_realloc_frees),
 	};
 
 	if (geteuid() != 0) {
