@@ -711,7 +711,7 @@ static __always_inline __u64 map_stack(void *ctx, struct pt_regs *regs, struct m
 	struct mem_stack *s = &ms->stack;
 	long n = bpf_get_stack(ctx, &s->ips[1], sizeof(s->ips) - sizeof(s->ips[0]),
 			       BPF_F_USER_STACK);
-	__u64 h, nr, ra = 0;
+	__u64 nr, ra = 0;
 
 	if (n <= 0) {
 		drop(MEM_DROP_STACK_FAIL);
@@ -721,27 +721,8 @@ static __always_inline __u64 map_stack(void *ctx, struct pt_regs *regs, struct m
 	s->ips[0] = s->ips[1];
 	bpf_probe_read_user(&ra, sizeof(ra), (void *)regs->sp);
 	s->ips[1] = ra;
-	s->nr = nr;
-	/* the same hash as capture_stack: one table of stacks */
-	h = 0x9e3779b97f4a7c15ULL ^ nr;
-	for (int i = 0; i < MEM_MAX_STACK; i++) {
-		if (i >= nr)
-			break;
-		h ^= s->ips[i];
-		h *= 0xff51afd7ed558ccdULL;
-		h ^= h >> 33;
-	}
-	if (h == 0)
-		h = 1;
-	if (!bpf_map_lookup_elem(&stacks, &h)) {
-		long err = bpf_map_update_elem(&stacks, &h, s, BPF_NOEXIST);
-
-		if (err && err != -17 /* EEXIST */) {
-			drop(MEM_DROP_STACKS_FULL);
-			return 0;
-		}
-	}
-	return h;
+	/* one table of stacks, one hash */
+	return intern_stack(s, nr, 0);
 }
 
 static __always_inline struct mem_map_site_val *map_site_of(__u32 pid, __u32 fn, __u64 stack)

@@ -110,6 +110,9 @@ static __always_inline int enter_sampled(struct pt_regs *ctx)
 		p = proc_of(k.pid);
 		if (!p)
 			return 0;
+		asm volatile("" : "+r"(fn));
+		if (fn >= MEM_FN__COUNT)
+			return 0;
 		if (free_block(k.pid, p, k.ptr, st)) {
 			__sync_fetch_and_add(&p->calls[fn], w);
 			if (bpf_get_attach_cookie(ctx) & MEM_COOKIE_CALLER)
@@ -159,6 +162,10 @@ static __always_inline int enter_sampled(struct pt_regs *ctx)
 	if (!p)
 		return 0;
 	st->sampled = 1;
+	/* the verifier must see the bound on the very register that indexes calls[] */
+	asm volatile("" : "+r"(fn));
+	if (fn >= MEM_FN__COUNT)
+		return 0;
 	__sync_fetch_and_add(&p->calls[fn], st->weight);
 	return 0;
 }
