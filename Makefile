@@ -128,6 +128,11 @@ $(OUT)/fixtures/cxxfixture: tests/fixtures/cxxfixture.cpp | $(OUT)/fixtures
 	$(call msg,CXX,$@)
 	$(Q)$(CXX) -std=c++17 $(FIX_CFLAGS) $< -o $@
 
+# Failing operator new calls, caught (tests/e2e/mem_alloc.bats).
+$(OUT)/fixtures/badalloc: tests/fixtures/badalloc.cpp | $(OUT)/fixtures
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) -std=c++17 $(FIX_CFLAGS) $< -o $@
+
 $(OUT)/fixtures/cxxfixture_static: tests/fixtures/cxxfixture.cpp | $(OUT)/fixtures
 	$(call msg,CXX,$@)
 	$(Q)$(CXX) -std=c++17 $(FIX_CFLAGS) -static $< -o $@
@@ -151,7 +156,7 @@ $(OUT)/fixtures/prefixalloc: tests/fixtures/prefixalloc.c $(OUT)/fixtures/libpre
 	$(Q)$(CC) $(FIX_CFLAGS) $< -L$(OUT)/fixtures -lprefixalloc -Wl,-rpath,'$$ORIGIN' -o $@
 
 fixtures: $(FIX_BINS) $(FIX_SOS) $(OUT)/fixtures/memfixture_static $(OUT)/fixtures/cxxfixture \
-	  $(OUT)/fixtures/cxxlate $(OUT)/fixtures/cxxfixture_static $(OUT)/fixtures/prefixalloc
+	  $(OUT)/fixtures/cxxlate $(OUT)/fixtures/cxxfixture_static $(OUT)/fixtures/badalloc $(OUT)/fixtures/prefixalloc
 
 $(DEMO_BIN): demo/demo.c | $(OUT)/demo
 	$(call msg,CC,$@)

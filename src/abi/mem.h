@@ -54,6 +54,12 @@ enum mem_drop {
  * probe shared by several names (tcmalloc's free is also operator delete): its calls are counted
  * per caller's return address too, so userspace can tell the names apart. */
 #define MEM_COOKIE_CALLER	(1ULL << 32)
+/* MEM_COOKIE_NEW: libstdc++'s operator new (new[]), probed at entry only. A return probe would
+ * replace its return address, and a std::bad_alloc thrown out of it could not be unwound through
+ * the trampoline (the program would terminate instead of catching it). Its inner allocation call
+ * (malloc, aligned_alloc) is counted under its name instead, with its requested size and its
+ * caller's stack. */
+#define MEM_COOKIE_NEW		(1ULL << 33)
 
 /* Calls of an aliased entry-only probe per return address (read at *sp on entry). */
 struct mem_caller_key {

@@ -43,6 +43,13 @@ struct mem_tstate {
 				 * 0 after any other traced event (see free_enter) */
 	__u64 free_mark_sp;	/* that free's stack pointer at entry */
 	__u64 free_mark_ip;	/* and its probe's address */
+	/* an entry-only operator new (MEM_COOKIE_NEW) not yet followed by its inner allocation */
+	__u32 new_fn;		/* its enum mem_fn + 1, 0: none */
+	__u64 new_size;		/* its request */
+	__u64 new_sp, new_fp, new_ret;	/* its %rsp, %rbp and return address at entry */
+	/* the outermost call in progress stands for that operator new: its stack starts at new's
+	 * caller (caller_ret, walked from caller_fp above caller_sp), not at the inner return */
+	__u64 caller_ret, caller_fp, caller_sp;
 	struct mem_stack stack;	/* scratch for bpf_get_stack: per task, so preemption is harmless */
 	/* sampled modes */
 	__s64 countdown;	/* bytes (or allocations) until this thread's next sample */
@@ -215,6 +222,9 @@ static __always_inline __u64 capture_stack(void *ctx, struct mem_tstate *st)
 {
 	struct mem_stack *s = &st->stack;
 
+	if (st->caller_ret)
+		return intern_stack(s, walk_stack(s->ips, st->caller_ret, st->caller_fp,
+						  st->caller_sp), 0);
 	if (!PT_REGS_IP((struct pt_regs *)ctx)) {
 		drop(MEM_DROP_STACK_FAIL);
 		return 0;
@@ -454,6 +464,7 @@ static __always_inline int free_enter(struct pt_regs *ctx, __u32 pid, struct mem
 		st->free_mark = ptr;
 		st->free_mark_sp = sp;
 		st->free_mark_ip = ip;
+		st->new_fn = 0;		/* any traced event spends an operator new's mark */
 	}
 	__sync_fetch_and_add(&p->calls[fn], 1);
 	if (cookie & MEM_COOKIE_CALLER)
@@ -503,6 +514,54 @@ static __always_inline __u64 request_of(struct pt_regs *ctx, __u32 fn, __u64 *ar
 	}
 }
 
+/* Entry of an entry-only operator new (MEM_COOKIE_NEW): remember it for its inner allocation.
+ * Inside another traced call it is that call's business; inside an outer new (new[] and nothrow
+ * new call or tail-call plain new, at or below its stack pointer) the outer one's mark stands. */
+static __always_inline int new_enter(struct pt_regs *ctx, __u32 fn)
+{
+	struct mem_tstate *st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0,
+						     BPF_LOCAL_STORAGE_GET_F_CREATE);
+	__u64 sp = PT_REGS_SP(ctx), ret = 0;
+
+	if (!st) {
+		drop(MEM_DROP_NO_STATE);
+		return 0;
+	}
+	if (st->depth || (st->new_fn && sp <= st->new_sp))
+		return 0;
+	st->free_mark = 0;
+	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)sp))
+		ret = 0;
+	st->new_fn = fn + 1;
+	st->new_size = PT_REGS_PARM1(ctx);
+	st->new_sp = sp;
+	st->new_fp = PT_REGS_FP(ctx);
+	st->new_ret = ret;
+	return 0;
+}
+
+/* At an outermost allocation call's entry: if it is the inner call of a marked operator new
+ * (the thread's next traced event, deeper on the stack), it counts as that new: returns new's
+ * function and sets *size; else fn. The mark is spent either way. */
+static __always_inline __u32 take_new_mark(struct pt_regs *ctx, struct mem_tstate *st, __u32 fn,
+					   __u64 *size, __u64 *arg)
+{
+	__u32 nf = st->new_fn;
+
+	st->caller_ret = 0;
+	if (!nf)
+		return fn;
+	st->new_fn = 0;
+	if (PT_REGS_SP(ctx) >= st->new_sp || nf > MEM_FN__COUNT)
+		return fn;
+	*size = st->new_size;
+	*arg = 0;
+	st->caller_ret = st->new_ret;
+	st->caller_fp = st->new_fp;
+	st->caller_sp = st->new_sp;
+	return nf - 1;
+}
+
 #include "mem_sample.bpf.h"
 
 SEC("uprobe")
@@ -528,6 +587,8 @@ int mem_enter(struct pt_regs *ctx)
 
 	if (is_free_fn(fn))
 		return free_enter(ctx, pid, p, fn, cookie);
+	if (cookie & MEM_COOKIE_NEW)
+		return new_enter(ctx, fn);
 
 	st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -540,6 +601,10 @@ int mem_enter(struct pt_regs *ctx)
 		return 0;
 
 	size = request_of(ctx, fn, &arg);
+	fn = take_new_mark(ctx, st, fn, &size, &arg);
+	asm volatile("" : "+r"(fn));
+	if (fn >= MEM_FN__COUNT)
+		return 0;
 	st->fn = fn;
 	st->size = size;
 	st->arg = arg;

@@ -120,6 +120,8 @@ static __always_inline int enter_sampled(struct pt_regs *ctx)
 		}
 		return 0;
 	}
+	if (bpf_get_attach_cookie(ctx) & MEM_COOKIE_NEW)
+		return new_enter(ctx, fn);
 	st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {
@@ -129,6 +131,9 @@ static __always_inline int enter_sampled(struct pt_regs *ctx)
 	if (st->depth++)
 		return 0;
 	size = request_of(ctx, fn, &arg);
+	fn = take_new_mark(ctx, st, fn, &size, &arg);
+	if (fn >= MEM_FN__COUNT)
+		return 0;
 	st->fn = fn;
 	st->size = size;
 	st->arg = arg;

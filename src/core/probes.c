@@ -538,6 +538,14 @@ static int add_object(struct alloc_lib *lib, const struct cand *c, pid_t pid, co
 		o->reasons[j][n] = 0;
 		if (is_free_fn(fn))
 			continue;
+		/* libstdc++'s operator new calls malloc (aligned new: aligned_alloc), which is
+		 * probed: no return probe on new, whose hijacked return address would stop a
+		 * std::bad_alloc's unwinding (see MEM_COOKIE_NEW) */
+		if (!strcmp(o->kind, "libstdc++") &&
+		    (fn == MEM_FN_OPERATOR_NEW || fn == MEM_FN_OPERATOR_NEW_ARRAY)) {
+			o->cookies[j] |= MEM_COOKIE_NEW;
+			continue;
+		}
 		o->ret_offsets[o->nret] = o->offsets[j];
 		o->ret_cookies[o->nret++] = fn;
 	}

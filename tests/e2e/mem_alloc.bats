@@ -105,6 +105,22 @@ check_allocator() {
 	jqe '.processes[0].allocator.objects | length == 1' "$T/work.json"
 }
 
+@test "a std::bad_alloc thrown out of libstdc++'s operator new is caught, and counted as a failed new" {
+	# a return probe on operator new would replace its return address and the unwinder
+	# could not pass it: std::terminate (exit 134) instead of the program's catch
+	run "$EBPROF" mem -q -o "$T/base.json" -- "$FIX/badalloc"
+	[ "$status" -eq 0 ]
+	run "$EBPROF" mem -q -o "$T/bad.json" -- "$FIX/badalloc" 1
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"caught 3, null 1"* ]]
+	jq -e -n --slurpfile a "$T/bad.json" --slurpfile b "$T/base.json" '
+		$a[0].processes[0] as $x | $b[0].processes[0] as $y
+		| ($x.calls["operator new"] - $y.calls["operator new"]) == 3
+		and ($x.calls["operator new[]"] - $y.calls["operator new[]"]) == 1
+		and ($x.failed - $y.failed) == 4'
+}
+
 @test "launch: a C program with C++ in a library waits for libstdc++, mapped after libc" {
 	run "$EBPROF" mem -q -o "$T/o.json" -- "$FIX/cxxlate"
 	[ "$status" -eq 0 ]
