@@ -21,13 +21,11 @@ PKGS=(
 	nginx curl
 	# the leak tests: valgrind's memcheck is the reference, git one of the real programs
 	valgrind git
-	# other allocators (tests/e2e/mem_alloc.bats, preloaded) and redis-server, which links
-	# jemalloc, loaded by redis-benchmark (redis-tools)
+	# other allocators (tests/e2e/mem_alloc.bats preloads them; the placement tests check their
+	# entry points) and redis-server, which links jemalloc, loaded by redis-benchmark
 	libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 redis-server redis-tools
 	# a browser for the HTML report and flame graph tests (driven by npm playwright-core)
 	chromium
-	# the allocators whose probe placement the tests check, entry point by entry point
-	libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 	# bench: GNU time for peak RSS and CPU
 	time
 	# bench: the bpftrace comparison (bench/track.bt)

@@ -81,7 +81,8 @@ static __always_inline __s64 first_countdown(void)
 
 static __always_inline int enter_sampled(struct pt_regs *ctx)
 {
-	__u32 fn = bpf_get_attach_cookie(ctx), pid;
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 fn = (__u32)cookie, pid;
 	struct mem_tstate *st;
 	struct mem_proc *p;
 	__u64 size, arg = 0, s;
@@ -115,12 +116,12 @@ static __always_inline int enter_sampled(struct pt_regs *ctx)
 			return 0;
 		if (free_block(k.pid, p, k.ptr, st)) {
 			__sync_fetch_and_add(&p->calls[fn], w);
-			if (bpf_get_attach_cookie(ctx) & MEM_COOKIE_CALLER)
+			if (cookie & MEM_COOKIE_CALLER)
 				count_caller(ctx, k.pid, fn, w);
 		}
 		return 0;
 	}
-	if (bpf_get_attach_cookie(ctx) & MEM_COOKIE_NEW)
+	if (cookie & MEM_COOKIE_NEW)
 		return new_enter(ctx, fn);
 	st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);

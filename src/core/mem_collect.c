@@ -121,11 +121,6 @@ int mem_profile__add_mmap_types(struct profile *prof)
 
 /* ---- sampled modes ---------------------------------------------------------------------- */
 
-/* The free-like functions: entry probes only, and none with --alloc-only. */
-#define FREE_FNS ((1ULL << MEM_FN_FREE) | (1ULL << MEM_FN_OPERATOR_DELETE) |		\
-		  (1ULL << MEM_FN_OPERATOR_DELETE_ARRAY) | (1ULL << MEM_FN_DALLOCX) |	\
-		  (1ULL << MEM_FN_SDALLOCX))
-
 static bool sampled(const struct mem_collector_opts *o)
 {
 	return o->sample_mode == MEM_SAMPLE_BYTES || o->sample_mode == MEM_SAMPLE_EVERY;
@@ -634,7 +629,7 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 		if (c->opts.sample_mode == MEM_SAMPLE_ALLOC_ONLY)
 			err = probes__attach_entries(
 				bpf_program__fd(c->skel->progs.mem_enter_alloc_only), pid, lib,
-				FREE_FNS, &t->links);
+				PROBES_FREE_FNS, &t->links);
 		else
 			err = probes__attach(bpf_program__fd(c->skel->progs.mem_enter),
 					     bpf_program__fd(c->skel->progs.mem_exit), pid, lib,

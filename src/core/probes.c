@@ -131,8 +131,7 @@ bool probes__valid_kind(const char *name)
 
 static bool is_free_fn(int fn)
 {
-	return fn == MEM_FN_FREE || fn == MEM_FN_OPERATOR_DELETE ||
-	       fn == MEM_FN_OPERATOR_DELETE_ARRAY || fn == MEM_FN_DALLOCX || fn == MEM_FN_SDALLOCX;
+	return fn >= 0 && fn < 64 && (PROBES_FREE_FNS >> fn & 1);
 }
 
 /* The symbol name looked up for fn_syms[i], with the prefix for C names. */

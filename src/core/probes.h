@@ -44,6 +44,11 @@ struct alloc_lib {
 
 extern const char *const mem_fn_names[MEM_FN__COUNT];
 
+/* The free-like functions (bit per enum mem_fn): entry probes only, no return probe. */
+#define PROBES_FREE_FNS ((1ULL << MEM_FN_FREE) | (1ULL << MEM_FN_OPERATOR_DELETE) |	\
+			 (1ULL << MEM_FN_OPERATOR_DELETE_ARRAY) | (1ULL << MEM_FN_DALLOCX) |	\
+			 (1ULL << MEM_FN_SDALLOCX))
+
 /* Overrides of detection, for every later probes__find_allocator (the CLI sets them once). */
 struct probes_opts {
 	const char *allocator;	/* glibc|jemalloc|tcmalloc|mimalloc|static: that kind serves */

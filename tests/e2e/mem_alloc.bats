@@ -96,6 +96,23 @@ check_allocator() {
 	jqe '.processes[0].note | test("operator delete=free")' "$T/work.json"
 }
 
+@test "tcmalloc and mimalloc, --sample-every 1: free and delete still told apart per name" {
+	# sampled frees of the shared free/delete probe count their callers with their weight
+	local pre
+	for pre in "$LIBDIR/libtcmalloc_minimal.so.4" "$LIBDIR/libmimalloc.so.2"; do
+		[ -r "$pre" ] || skip "$pre not installed (scripts/install-deps.sh installs it)"
+		run env LD_PRELOAD="$pre" "$EBPROF" mem -q -o "$T/full.json" -- "$FIX/cxxfixture" 1
+		[ "$status" -eq 0 ]
+		run env LD_PRELOAD="$pre" "$EBPROF" mem -q --sample-every 1 -o "$T/smp.json" \
+			-- "$FIX/cxxfixture" 1
+		[ "$status" -eq 0 ]
+		jq -e -n --slurpfile a "$T/full.json" --slurpfile b "$T/smp.json" '
+			$a[0].processes[0].calls as $x | $b[0].processes[0].calls as $y
+			| ["free", "operator delete", "operator delete[]"]
+			| all(.[]; $x[.] == $y[.] and $x[.] > 0)'
+	done
+}
+
 @test "C++ fixture with mimalloc preloaded: counts and leaks exact" {
 	check_allocator "$LIBDIR/libmimalloc.so.2" mimalloc
 }

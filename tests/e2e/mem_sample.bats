@@ -195,6 +195,16 @@ EOF
 	run "$EBPROF" mem --sample-bytes 512 --leaks -- /bin/true
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--leaks cannot be combined with --sample-bytes/--sample-every"* ]]
+	# without return probes, malloc's own mmaps cannot be told from the program's
+	run "$EBPROF" mem --alloc-only --mmap -- /bin/true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--alloc-only cannot be combined with --mmap"* ]]
+	run "$EBPROF" mem --alloc-only -a -d 1
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--alloc-only cannot be combined with -a"* ]]
+	run "$EBPROF" mem --mmap -a -d 1
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"-a cannot be combined with --mmap"* ]]
 	for bad in "--leaks" "--fail-on-leak"; do
 		run "$EBPROF" mem --alloc-only $bad -- /bin/true
 		[ "$status" -eq 2 ]

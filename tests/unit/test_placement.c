@@ -358,8 +358,10 @@ static void test_every_allocator_entry_point(void **state)
 {
 	int libs = 0;
 
-	if (!have_objdump())
+	if (!have_objdump()) {
+		fprintf(stderr, "skip: objdump (binutils) is not installed\n");
 		skip();
+	}
 	for (size_t l = 0; l < TEST_NLIBS; l++) {
 		int moved = 0, checked = 0;
 
@@ -393,8 +395,10 @@ static void test_glibc_free_goes_on_its_je(void **state)
 	assert_int_equal(fseek(f, off, SEEK_SET), 0);
 	assert_int_equal(fread(code, 1, sizeof(code), f), sizeof(code));
 	fclose(f);
-	if (!(code[0] == 0x48 && code[1] == 0x85 && code[2] == 0xff))
-		skip();		/* another glibc build */
+	if (!(code[0] == 0x48 && code[1] == 0x85 && code[2] == 0xff)) {
+		fprintf(stderr, "skip: this glibc's free does not begin with test %%rdi,%%rdi\n");
+		skip();
+	}
 	assert_int_equal(probe_place(libc, off, 0, PLACE_RDI, 0, &pl), 0);
 	assert_int_equal(pl.offset, off + 3);
 	assert_int_equal(pl.rsp_delta, 0);
