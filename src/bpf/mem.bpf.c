@@ -50,7 +50,8 @@ struct mem_tstate {
 	/* the outermost call in progress stands for that operator new: its stack starts at new's
 	 * caller (caller_ret, walked from caller_fp above caller_sp), not at the inner return */
 	__u64 caller_ret, caller_fp, caller_sp;
-	struct mem_stack stack;	/* scratch for bpf_get_stack: per task, so preemption is harmless */
+	__u64 last_stack;	/* the last stack this thread interned (its hash) */
+	struct mem_stack stack;	/* scratch for the stack walk: per task, so preemption is harmless */
 	/* sampled modes */
 	__s64 countdown;	/* bytes (or allocations) until this thread's next sample */
 	__u64 weight;		/* the outermost call's weight if sampled (MEM_WEIGHT_ONE units) */
@@ -59,6 +60,17 @@ struct mem_tstate {
 	__u64 ao_sp, ao_ret;	/* --alloc-only: the last counted call's stack pointer, caller */
 	__u64 ao_stack;		/* and its stack hash (interned) */
 	__u32 ao_fn;
+	/* --alloc-only: the thread's counts at its current site (ao_pfn, ao_pstack) not yet in
+	 * the maps (see ao_flush), and its process's probed-object ranges */
+	__u32 ao_pid;		/* the process they are for; 0: ranges not loaded */
+	__u32 ao_pfn;
+	__u32 ao_calls;		/* calls since the last flush */
+	__u32 ao_busy;		/* being flushed */
+	__u64 ao_pstack;
+	__u64 ao_allocs, ao_bytes, ao_failed, ao_max;
+	__u64 ao_hmask;		/* buckets of ao_hist not 0 */
+	__u64 ao_hist[MEM_HIST_BUCKETS];
+	__u64 ao_lo[MEM_LIB_RANGES], ao_hi[MEM_LIB_RANGES];
 };
 
 struct {
@@ -169,8 +181,11 @@ static __always_inline __u32 log2_bucket(__u64 v)
  * and that fault cost ~0.5 us per allocation, a quarter of the traced tight loop (perf, see
  * docs/PERFORMANCE.md). Here the walk stops before reading a frame that cannot be one: in the
  * first page, misaligned, or not above the previous frame (callers' frames are at higher
- * addresses). One frame per bpf_loop step: a plain loop would be verified once per iteration
- * and call site, which made loading (start-up) several times slower. */
+ * addresses). The first frames are read inline, then one frame per bpf_loop step: a plain
+ * loop would be verified once per iteration and call site, which made loading (start-up)
+ * several times slower. */
+#define WALK_INLINE	2	/* frames read before bpf_loop (walk_stack) */
+
 struct walk_ctx {
 	__u64 *ips;
 	__u64 fp;		/* the next frame to read */
@@ -180,11 +195,12 @@ struct walk_ctx {
 
 /* Step i reads frame i + 1. It uses the step's index rather than a count kept in w: the
  * verifier would follow such a count's exact value step by step and never converge. */
-static long walk_frame(__u64 i, void *data)
+static __always_inline long walk_frame_at(__u64 i, struct walk_ctx *w)
 {
-	struct walk_ctx *w = data;
 	__u64 frame[2], fp = w->fp;
 
+	/* the bound on the very register that indexes ips */
+	asm volatile("" : "+r"(i));
 	if (fp < 4096 || (fp & 7) || fp < w->prev || i >= MEM_MAX_STACK - 1)
 		return 1;
 	if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp))
@@ -196,15 +212,33 @@ static long walk_frame(__u64 i, void *data)
 	return 0;
 }
 
+/* bpf_loop's steps from the third frame on */
+static long walk_frame(__u64 i, void *data)
+{
+	return walk_frame_at(i + WALK_INLINE, data);
+}
+
+/* The walk once ips[0] and ips[1] are in (w->nr == 2, w->fp the second frame's record). */
+static __always_inline __u64 walk_on(struct walk_ctx *w)
+{
+	if (walk_frame_at(1, w))
+		return w->nr;
+	bpf_loop(MEM_MAX_STACK - 1 - WALK_INLINE, walk_frame, w, 0);
+	return w->nr;
+}
+
 /* ips[0] = ip, then the chain from frame pointer fp, every frame above sp. Returns the number
- * of addresses in ips. */
+ * of addresses in ips. The first WALK_INLINE frames are read inline: bpf_loop's callback is an
+ * indirect call per step (a retpoline here), and the walk from a hot allocation site often ends
+ * within them. */
 static __always_inline __u64 walk_stack(__u64 *ips, __u64 ip, __u64 fp, __u64 sp)
 {
 	struct walk_ctx w = { .ips = ips, .fp = fp, .prev = sp, .nr = 1 };
 
 	ips[0] = ip;
-	bpf_loop(MEM_MAX_STACK - 1, walk_frame, &w, 0);
-	return w.nr;
+	if (walk_frame_at(0, &w))
+		return w.nr;
+	return walk_on(&w);
 }
 
 /* At a return probe: the return address (ip: the kernel put it back), then the caller's chain
@@ -222,14 +256,18 @@ static __always_inline __u64 capture_stack(void *ctx, struct mem_tstate *st)
 {
 	struct mem_stack *s = &st->stack;
 
-	if (st->caller_ret)
-		return intern_stack(s, walk_stack(s->ips, st->caller_ret, st->caller_fp,
-						  st->caller_sp), 0);
-	if (!PT_REGS_IP((struct pt_regs *)ctx)) {
+	__u64 nr;
+
+	if (st->caller_ret) {
+		nr = walk_stack(s->ips, st->caller_ret, st->caller_fp, st->caller_sp);
+	} else if (PT_REGS_IP((struct pt_regs *)ctx)) {
+		nr = walk_user_stack(ctx, s->ips);
+	} else {
 		drop(MEM_DROP_STACK_FAIL);
 		return 0;
 	}
-	return intern_stack(s, walk_user_stack(ctx, s->ips), 0);
+	/* a thread allocating from one place again: its stack is interned already */
+	return st->last_stack = intern_stack(s, nr, st->last_stack);
 }
 
 /* Intern the first nr frames of s (the thread's scratch buffer) by hash. 0 = no stack.
@@ -576,17 +614,22 @@ int mem_enter(struct pt_regs *ctx)
 	/* sampled modes: no process lookup before a call is known to be sampled */
 	if (sample_mode == MEM_SAMPLE_BYTES || sample_mode == MEM_SAMPLE_EVERY)
 		return enter_sampled(ctx);
-	pid = bpf_get_current_pid_tgid() >> 32;
 	cookie = bpf_get_attach_cookie(ctx);
 	fn = (__u32)cookie;
 	/* the verifier must see the bound on the very register that indexes calls[] */
 	asm volatile("" : "+r"(fn));
-	p = proc_of(pid);
-	if (!p || fn >= MEM_FN__COUNT)
+	if (fn >= MEM_FN__COUNT)
 		return 0;
-
-	if (is_free_fn(fn))
-		return free_enter(ctx, pid, p, fn, cookie);
+	if (is_free_fn(fn)) {
+		pid = bpf_get_current_pid_tgid() >> 32;
+		p = proc_of(pid);
+		return p ? free_enter(ctx, pid, p, fn, cookie) : 0;
+	}
+	/* An allocation's entry needs no process lookup: the links' pid filter picked the
+	 * process, the call is counted at its return (finish_call), where a process untraced
+	 * meanwhile is skipped. With -a the process's entry is made at its first call. */
+	if (trace_all && !proc_of(bpf_get_current_pid_tgid() >> 32))
+		return 0;
 	if (cookie & MEM_COOKIE_NEW)
 		return new_enter(ctx, fn);
 
@@ -608,7 +651,6 @@ int mem_enter(struct pt_regs *ctx)
 	st->fn = fn;
 	st->size = size;
 	st->arg = arg;
-	__sync_fetch_and_add(&p->calls[fn], 1);
 	return 0;
 }
 
@@ -633,6 +675,10 @@ static __always_inline int finish_call(struct pt_regs *ctx, struct mem_tstate *s
 	__u32 fn;
 
 	fn = st->fn;
+	asm volatile("" : "+r"(fn));
+	if (fn >= MEM_FN__COUNT)
+		return 0;
+	__sync_fetch_and_add(&p->calls[fn], 1);
 	switch (fn) {
 	case MEM_FN_POSIX_MEMALIGN:
 		if ((int)ret != 0 ||
@@ -684,10 +730,6 @@ int mem_exit(struct pt_regs *ctx)
 
 	if (sample_mode == MEM_SAMPLE_BYTES || sample_mode == MEM_SAMPLE_EVERY)
 		return exit_sampled(ctx);
-	pid = bpf_get_current_pid_tgid() >> 32;
-	p = bpf_map_lookup_elem(&procs, &pid);
-	if (!p)
-		return 0;
 	st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
 	if (!st)
 		return 0;	/* the entry already counted this as a drop */
@@ -696,6 +738,10 @@ int mem_exit(struct pt_regs *ctx)
 		return 0;
 	}
 	if (--st->depth)
+		return 0;
+	pid = bpf_get_current_pid_tgid() >> 32;
+	p = bpf_map_lookup_elem(&procs, &pid);
+	if (!p)
 		return 0;
 	return finish_call(ctx, st, pid, p, ret);
 }

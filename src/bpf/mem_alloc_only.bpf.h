@@ -18,59 +18,201 @@
  * thread's return instances, the one hijacked at this very stack pointer. */
 static __always_inline __u64 real_return(__u64 sp, __u64 ret)
 {
+	/* BTF pointers: plain loads the JIT guards, not a helper call per field */
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct return_instance *ri = BPF_CORE_READ(task, utask, return_instances);
+	struct uprobe_task *ut = task->utask;
+	struct return_instance *ri;
 
+	if (!ut)
+		return ret;
+	ri = ut->return_instances;
 	for (int i = 0; i < 4 && ri; i++) {
-		if (BPF_CORE_READ(ri, stack) == sp)
-			return BPF_CORE_READ(ri, orig_ret_vaddr);
-		ri = BPF_CORE_READ(ri, next);
+		if (ri->stack == sp)
+			return ri->orig_ret_vaddr;
+		ri = ri->next;
 	}
 	return ret;
 }
 
+/* The return address at sp (*ret) and, when the caller's frame record (at fp, rbp at entry)
+ * lies within AO_WINDOW bytes above it, that record too, in one read of [sp, fp + 16) into the
+ * thread's scratch buffer (a user-memory read costs ~30 ns, whatever its size up to a few
+ * hundred bytes): *first = its return address, *next = its saved frame pointer. Returns whether
+ * the record was read; if not, only *ret was (0 if unreadable). */
+#define AO_WINDOW 256
+
+static __always_inline bool read_entry(struct mem_tstate *st, __u64 sp, __u64 fp, __u64 *ret,
+				       __u64 *first, __u64 *next)
+{
+	__u64 *buf = st->stack.ips, off = fp - sp, len = off + 16, i;
+
+	if (fp >= sp + 8 && !(fp & 7) && len <= AO_WINDOW &&
+	    !bpf_probe_read_user(buf, len, (void *)sp)) {
+		i = off / 8;
+		asm volatile("" : "+r"(i));
+		if (i < AO_WINDOW / 8 - 1) {
+			*ret = buf[0];
+			*first = buf[i + 1];
+			*next = buf[i];
+			return true;
+		}
+	}
+	if (bpf_probe_read_user(ret, sizeof(*ret), (void *)sp))
+		*ret = 0;
+	return false;
+}
+
 /* The user stack at entry: the caller's return address, then the frame-pointer chain from the
- * caller's frame (rbp at entry is still the caller's), walked as at return (walk_stack). */
+ * caller's frame (rbp at entry is still the caller's), walked as at return (walk_stack); the
+ * first record already read with the return address when read_entry could. */
 static __always_inline __u64 capture_stack_entry(struct pt_regs *ctx, struct mem_tstate *st,
-						 __u64 ret)
+						 __u64 ret, bool have_first, __u64 first, __u64 next)
 {
 	struct mem_stack *s = &st->stack;
+	struct walk_ctx w = { .ips = s->ips, .fp = next, .prev = PT_REGS_FP(ctx) + 16, .nr = 2 };
 	__u64 nr;
 
-	nr = walk_stack(s->ips, ret, PT_REGS_FP(ctx), PT_REGS_SP(ctx));
+	if (have_first) {
+		s->ips[0] = ret;
+		s->ips[1] = first;
+		nr = walk_on(&w);
+	} else {
+		nr = walk_stack(s->ips, ret, PT_REGS_FP(ctx), PT_REGS_SP(ctx));
+	}
 	/* a loop allocating from one place: its stack is interned already */
 	return st->ao_stack = intern_stack(s, nr, st->ao_stack);
 }
+
+/* One step of ao_flush's histogram: the lowest bucket left in mask. */
+struct ao_hist_ctx {
+	struct mem_tstate *st;
+	struct mem_site_val *sv;
+	__u64 mask;
+};
+
+static long ao_hist_one(__u64 i, void *data)
+{
+	struct ao_hist_ctx *x = data;
+	__u64 low = x->mask & -x->mask;
+	__u32 b;
+
+	if (!low)
+		return 1;
+	x->mask &= ~low;
+	/* the index of low's one bit (log2_bucket caps at the last bucket: not usable here) */
+	b = 0;
+	if (low >> 32) { low >>= 32; b += 32; }
+	if (low >> 16) { low >>= 16; b += 16; }
+	if (low >> 8) { low >>= 8; b += 8; }
+	if (low >> 4) { low >>= 4; b += 4; }
+	if (low >> 2) { low >>= 2; b += 2; }
+	if (low >> 1) { b += 1; }
+	asm volatile("" : "+r"(b));
+	if (b >= MEM_HIST_BUCKETS)
+		return 1;
+	if (x->sv)
+		__sync_fetch_and_add(&x->sv->hist[b], x->st->ao_hist[b]);
+	x->st->ao_hist[b] = 0;
+	return 0;
+}
+
+/* Add what the thread holds for its current site to the maps: the site's and the process's
+ * counters. A process no longer in the table (retired, detached) loses them, as its calls would
+ * have been lost. */
+static __noinline int ao_flush(struct mem_tstate *st)
+{
+	struct ao_hist_ctx x = { .st = st, .mask = st->ao_hmask };
+	__u32 pid = st->ao_pid, fn = st->ao_pfn;
+	__u64 calls = st->ao_allocs + st->ao_failed;
+	struct mem_proc *p;
+
+	st->ao_calls = 0;
+	asm volatile("" : "+r"(fn));
+	if (!calls || fn >= MEM_FN__COUNT)
+		return 0;
+	/* the thread's exit and userspace's iterator may flush one thread at once: one does */
+	if (__sync_val_compare_and_swap(&st->ao_busy, 0, 1))
+		return 0;
+	p = bpf_map_lookup_elem(&procs, &pid);
+	if (p) {
+		__sync_fetch_and_add(&p->calls[fn], calls);
+		__sync_fetch_and_add(&p->alloc_count, st->ao_allocs);
+		__sync_fetch_and_add(&p->alloc_bytes, st->ao_bytes);
+		if (st->ao_failed)
+			__sync_fetch_and_add(&p->failed, st->ao_failed);
+		atomic_max(&p->max_request, st->ao_max);
+		x.sv = site_of(pid, fn, st->ao_pstack);
+		if (x.sv) {
+			__sync_fetch_and_add(&x.sv->allocs, st->ao_allocs);
+			__sync_fetch_and_add(&x.sv->alloc_bytes, st->ao_bytes);
+			if (st->ao_failed)
+				__sync_fetch_and_add(&x.sv->failed, st->ao_failed);
+		}
+	}
+	/* the buckets are zeroed whether or not they could be added */
+	if (x.mask)
+		bpf_loop(MEM_HIST_BUCKETS, ao_hist_one, &x, 0);
+	st->ao_allocs = st->ao_bytes = st->ao_failed = st->ao_max = st->ao_hmask = 0;
+	asm volatile("" ::: "memory");
+	st->ao_busy = 0;
+	return 0;
+}
+
+/* The thread's first call in its process: the process must be traced; its ranges are kept. */
+static __always_inline bool ao_load(struct mem_tstate *st, __u32 pid)
+{
+	struct mem_proc *p = bpf_map_lookup_elem(&procs, &pid);
+
+	if (!p)
+		return false;
+	if (st->ao_pid)
+		ao_flush(st);
+	for (int i = 0; i < MEM_LIB_RANGES; i++) {
+		st->ao_lo[i] = p->lib_lo[i];
+		st->ao_hi[i] = p->lib_hi[i];
+	}
+	st->ao_pid = pid;
+	return true;
+}
+
+/*
+ * Every allocation call's entry. The hot path touches the thread's state only: the counts of
+ * the thread's current site (function and stack) accumulate there and go to the maps when the
+ * thread calls from another site, every AO_FLUSH_EVERY calls (so the maps lag a running
+ * thread by at most that many), when it execs or exits (ao_exec, ao_exit), and at the end of
+ * the run (ao_flush_iter, after the probes are off). No process lookup, no site lookup, no
+ * atomic: a loop allocating from one place costs one entry trap, one read of user memory and
+ * the frame walk.
+ */
+#define AO_FLUSH_EVERY 128
 
 SEC("uprobe")
 int mem_enter_alloc_only(struct pt_regs *ctx)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	__u32 fn = bpf_get_attach_cookie(ctx);
-	__u64 sp = PT_REGS_SP(ctx), ret = 0, size, arg = 0, h;
-	struct mem_site_val *sv;
+	__u64 sp = PT_REGS_SP(ctx), ret = 0, size, arg = 0, h, first = 0, next = 0;
 	struct mem_tstate *st;
-	struct mem_proc *p;
+	bool have_first;
+	__u32 b;
 
 	if (fn >= MEM_FN__COUNT || is_free_fn(fn))
 		return 0;
-	p = bpf_map_lookup_elem(&procs, &pid);
-	if (!p)
-		return 0;
-	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)sp))
-		ret = 0;
-	ret = real_return(sp, ret);
-	/* the allocator calling itself (glibc: realloc(NULL, n) and memalign with a small
-	 * alignment call malloc): the outer call is the one counted */
-	for (int i = 0; i < MEM_LIB_RANGES; i++)
-		if (ret >= p->lib_lo[i] && ret < p->lib_hi[i])
-			return 0;
 	st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {
 		drop(MEM_DROP_NO_STATE);
 		return 0;
 	}
+	if (st->ao_pid != pid && !ao_load(st, pid))
+		return 0;
+	have_first = read_entry(st, sp, PT_REGS_FP(ctx), &ret, &first, &next);
+	ret = real_return(sp, ret);
+	/* the allocator calling itself (glibc: realloc(NULL, n) and memalign with a small
+	 * alignment call malloc): the outer call is the one counted */
+	for (int i = 0; i < MEM_LIB_RANGES; i++)
+		if (ret >= st->ao_lo[i] && ret < st->ao_hi[i])
+			return 0;
 	/* a tail call from one traced function into another: same frame, same caller */
 	if (sp == st->ao_sp && ret == st->ao_ret && fn != st->ao_fn)
 		return 0;
@@ -79,23 +221,69 @@ int mem_enter_alloc_only(struct pt_regs *ctx)
 	st->ao_fn = fn;
 
 	size = request_of(ctx, fn, &arg);
-	h = capture_stack_entry(ctx, st, ret);
-	sv = site_of(pid, fn, h);
-	__sync_fetch_and_add(&p->calls[fn], 1);
+	h = capture_stack_entry(ctx, st, ret, have_first, first, next);
+	if (fn != st->ao_pfn || h != st->ao_pstack || st->ao_calls >= AO_FLUSH_EVERY) {
+		ao_flush(st);
+		st->ao_pfn = fn;
+		st->ao_pstack = h;
+	}
+	st->ao_calls++;
 	if (size > AO_MAX_REQUEST) {
 		/* more than the address space: it cannot succeed, a failure even unseen */
-		__sync_fetch_and_add(&p->failed, 1);
-		if (sv)
-			__sync_fetch_and_add(&sv->failed, 1);
+		st->ao_failed++;
 		return 0;
 	}
-	if (sv) {
-		__sync_fetch_and_add(&sv->allocs, 1);
-		__sync_fetch_and_add(&sv->alloc_bytes, size);
-		__sync_fetch_and_add(&sv->hist[log2_bucket(size)], 1);
+	b = log2_bucket(size);
+	asm volatile("" : "+r"(b));
+	if (b >= MEM_HIST_BUCKETS)
+		return 0;
+	st->ao_allocs++;
+	st->ao_bytes += size;
+	st->ao_hist[b]++;
+	st->ao_hmask |= 1ULL << b;
+	if (size > st->ao_max)
+		st->ao_max = size;
+	return 0;
+}
+
+/* A thread that execs: its counts belong to the old image (drained when userspace sees the
+ * exec); its ranges and tail-call memory are the old image's. */
+SEC("?tp_btf/sched_process_exec")
+int ao_exec(void *ctx)
+{
+	struct mem_tstate *st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
+
+	if (st && st->ao_pid) {
+		ao_flush(st);
+		st->ao_pid = 0;
+		st->ao_sp = st->ao_ret = 0;
 	}
-	__sync_fetch_and_add(&p->alloc_count, 1);
-	__sync_fetch_and_add(&p->alloc_bytes, size);
-	atomic_max(&p->max_request, size);
+	return 0;
+}
+
+/* A thread that exits: its state goes with it. */
+SEC("?tp_btf/sched_process_exit")
+int ao_exit(void *ctx)
+{
+	struct mem_tstate *st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
+
+	if (st && st->ao_pid)
+		ao_flush(st);
+	return 0;
+}
+
+/* The end of the run, once the probes are off: every live thread of a process (userspace
+ * creates the iterator for one pid). */
+SEC("?iter/task")
+int ao_flush_iter(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct mem_tstate *st;
+
+	if (!task)
+		return 0;
+	st = bpf_task_storage_get(&tstate, task, 0, 0);
+	if (st && st->ao_pid)
+		ao_flush(st);
 	return 0;
 }

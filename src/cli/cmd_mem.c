@@ -1355,6 +1355,7 @@ int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 	/* everything still running is read out now, while its mappings are live */
 	for (int i = 0; o.leaks && i < r.nt; i++)
 		scan(&r, r.t[i], false);
+	mem_collector__quiesce(r.col);
 	for (int i = 0; i < r.nt; i++)
 		finalize(&r, r.t[i]);
 	if (o.all) {

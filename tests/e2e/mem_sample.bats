@@ -143,10 +143,11 @@ EOF
 	jqe '[.notes[] | select(test("sampled tracking"))] | length == 1' "$T/back.json"
 }
 
-@test "--alloc-only: exact calls and requested bytes per fixture site, direct caller in every stack" {
+# memfixture's truth against an --alloc-only report ($T/out.json, $T/out.txt): per fixture
+# function, calls and requested bytes, each stack starting at the direct caller; per process
+# calls.
+check_alloc_only_truth() {
 	"$FIX/memfixture" --truth > "$T/truth.json"
-	run "$EBPROF" mem --alloc-only -o "$T/out.json" -o "$T/out.txt" -- "$FIX/memfixture"
-	[ "$status" -eq 0 ]
 	# per fixture function: calls (every allocating call, realloc(p, 0) included) and the
 	# bytes they asked for; do_failures' impossible requests count as failed calls instead
 	jq -n --slurpfile e "$T/out.json" --slurpfile t "$T/truth.json" '
@@ -177,6 +178,37 @@ EOF
 	jqe '.sampling == {mode: "alloc-only", estimated: false}' "$T/out.json"
 	grep -q "Sampling:  alloc-only" "$T/out.txt"
 	jqe '[.drops[]] | add == 0' "$T/out.json"
+}
+
+@test "--alloc-only: exact calls and requested bytes per fixture site, direct caller in every stack" {
+	run "$EBPROF" mem --alloc-only -o "$T/out.json" -o "$T/out.txt" -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	check_alloc_only_truth
+}
+
+# The hot path keeps a thread's counts at its current site in the thread's state; they reach
+# the maps when the thread allocates elsewhere, every 128 calls, at exec or exit, or when ebprof
+# stops. Counts that are not multiples of 128 at one site, in threads that exit, and in a
+# process still running when ebprof stops, must all arrive.
+@test "--alloc-only: exact when ebprof stops before the program (held counts read at the end)" {
+	# memfixture works for well under a second, then sleeps: its threads' last counts are
+	# still held when ebprof stops at 2 s and reports (then waits for it to end)
+	run "$EBPROF" mem --alloc-only -d 2 -o "$T/out.json" -o "$T/out.txt" -- \
+		"$FIX/memfixture" --linger 4
+	[ "$status" -eq 0 ]
+	jqe '.duration_ns < 3500000000' "$T/out.json"
+	check_alloc_only_truth
+}
+
+@test "--alloc-only: exact in threads that exit, at one site each (100,001 calls a thread)" {
+	run "$EBPROF" mem --alloc-only --quiet -o "$T/out.json" -- "$FIX/scalefixture" calls 400004
+	[ "$status" -eq 0 ]
+	for f in thread_a:48 thread_b:80; do
+		jq -e --arg fn "${f%:*}" --argjson sz "${f#*:}" '
+			[.sites[] | select(any(.frames[]; .function == $fn))] as $s
+			| ($s | map(.alloc_count) | add) == 100001
+			  and ($s | map(.alloc_bytes) | add) == 100001 * $sz' "$T/out.json"
+	done
 }
 
 @test "sampling and alloc-only: incompatible options are refused with a sentence" {
