@@ -157,20 +157,28 @@ static __always_inline void atomic_max(__u64 *p, __u64 v)
 	}
 }
 
-static __always_inline __u32 log2_bucket(__u64 v)
+/* floor(log2(v)) for v > 0 */
+static __always_inline __u32 ilog2(__u64 v)
 {
 	__u32 b = 0;
 
-	/* bucket 0 holds size 0, bucket b holds [2^(b-1), 2^b) */
-	if (v == 0)
-		return 0;
 	if (v >> 32) { v >>= 32; b += 32; }
 	if (v >> 16) { v >>= 16; b += 16; }
 	if (v >> 8) { v >>= 8; b += 8; }
 	if (v >> 4) { v >>= 4; b += 4; }
 	if (v >> 2) { v >>= 2; b += 2; }
 	if (v >> 1) { b += 1; }
-	b += 1;
+	return b;
+}
+
+static __always_inline __u32 log2_bucket(__u64 v)
+{
+	__u32 b;
+
+	/* bucket 0 holds size 0, bucket b holds [2^(b-1), 2^b) */
+	if (v == 0)
+		return 0;
+	b = ilog2(v) + 1;
 	return b < MEM_HIST_BUCKETS ? b : MEM_HIST_BUCKETS - 1;
 }
 

@@ -2,6 +2,7 @@
 /* ebprof mem --alloc-only: one entry program, no return probe, no free probe, included by
  * mem.bpf.c. Counts calls and requested bytes per (function, stack): who allocates most, at the
  * cost of one entry uprobe. No live table, no frees, no failures (the result is never seen).
+ * Its hot path keeps the counts in the thread's task storage (see mem_enter_alloc_only).
  *
  * At entry a frame-pointer walk misses the direct caller (glibc has no frame pointers: rbp is
  * still the caller's frame, whose slot holds the caller's caller), so the stack starts with the
@@ -36,8 +37,8 @@ static __always_inline __u64 real_return(__u64 sp, __u64 ret)
 
 /* The return address at sp (*ret) and, when the caller's frame record (at fp, rbp at entry)
  * lies within AO_WINDOW bytes above it, that record too, in one read of [sp, fp + 16) into the
- * thread's scratch buffer (a user-memory read costs ~30 ns, whatever its size up to a few
- * hundred bytes): *first = its return address, *next = its saved frame pointer. Returns whether
+ * thread's scratch buffer (a user-memory read costs ~30 ns here, mostly fixed overhead:
+ * docs/PERFORMANCE.md): *first = its return address, *next = its saved frame pointer. Returns whether
  * the record was read; if not, only *ret was (0 if unreadable). */
 #define AO_WINDOW 256
 
@@ -99,14 +100,7 @@ static long ao_hist_one(__u64 i, void *data)
 	if (!low)
 		return 1;
 	x->mask &= ~low;
-	/* the index of low's one bit (log2_bucket caps at the last bucket: not usable here) */
-	b = 0;
-	if (low >> 32) { low >>= 32; b += 32; }
-	if (low >> 16) { low >>= 16; b += 16; }
-	if (low >> 8) { low >>= 8; b += 8; }
-	if (low >> 4) { low >>= 4; b += 4; }
-	if (low >> 2) { low >>= 2; b += 2; }
-	if (low >> 1) { b += 1; }
+	b = ilog2(low);
 	asm volatile("" : "+r"(b));
 	if (b >= MEM_HIST_BUCKETS)
 		return 1;
@@ -158,15 +152,14 @@ static __noinline int ao_flush(struct mem_tstate *st)
 	return 0;
 }
 
-/* The thread's first call in its process: the process must be traced; its ranges are kept. */
+/* The thread's first call in its process (a thread's tgid never changes; an exec resets ao_pid
+ * after flushing): the process must be traced; its ranges are kept. */
 static __always_inline bool ao_load(struct mem_tstate *st, __u32 pid)
 {
 	struct mem_proc *p = bpf_map_lookup_elem(&procs, &pid);
 
 	if (!p)
 		return false;
-	if (st->ao_pid)
-		ao_flush(st);
 	for (int i = 0; i < MEM_LIB_RANGES; i++) {
 		st->ao_lo[i] = p->lib_lo[i];
 		st->ao_hi[i] = p->lib_hi[i];

@@ -9,12 +9,6 @@
  * unbiased. Everything is integer math on tables userspace fills with libm (abi/mem.h).
  */
 
-/* floor(log2(v)) for v > 0 */
-static __always_inline __u32 ilog2(__u64 v)
-{
-	return log2_bucket(v) - 1;	/* v < 2^47 here */
-}
-
 /* -ln(U) for U uniform in (0, 1], in units of 2^-32. U = (r + 1) / 2^32; ln(r + 1) splits into
  * k ln 2 + ln(m), m in [1, 2), and ln(m) = ln(a) + ln(1 + y), a = 1 + i/256 from the table and
  * y = (m - a) / a < 1/256 by its series (error under 1e-10). */
