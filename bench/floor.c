@@ -5,9 +5,10 @@
  *   default       empty entry probes on every malloc-family entry point and empty return
  *                 probes on the allocating ones, from src/core/probes.c (the same offsets,
  *                 free past its first instruction, the same two uprobe_multi links);
- *   --entry-only  one empty entry probe on malloc only (the floor of an alloc-only mode), at
- *                 the offset probes.c resolved, as a plain uprobe (libbpf) since probes__attach
- *                 always makes a return link too;
+ *   --entry-only  empty entry probes on the allocating entry points only, no return and no
+ *                 free probe: the floor of `ebprof mem --alloc-only`, attached as it attaches
+ *                 its own (probes__attach_entries: the same offsets, one uprobe_multi link per
+ *                 object);
  *   --count       the programs count their hits, printed to stderr at the end (a check that
  *                 the probes fire; not for timing).
  * The command is forked, its allocator found and the probes attached for its pid, and only then
@@ -56,7 +57,6 @@ int main(int argc, char **argv)
 {
 	bool entry_only = false, count = false;
 	struct floor_bpf *skel = NULL;
-	struct bpf_link *link = NULL;
 	struct probe_links links = { .n = 0 };
 	struct alloc_lib lib;
 	int pfd[2], i, err, status, rc = 1;
@@ -80,14 +80,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	skel->rodata->count_hits = count;
-	if (!entry_only) {
-		/* probes__attach makes uprobe_multi links, as ebprof does (libbpf 1.1 lacks the
-		 * attach type's name) */
-		bpf_program__set_expected_attach_type(skel->progs.floor_enter,
-						      FLOOR_BPF_TRACE_UPROBE_MULTI);
-		bpf_program__set_expected_attach_type(skel->progs.floor_exit,
-						      FLOOR_BPF_TRACE_UPROBE_MULTI);
-	}
+	/* probes.c makes uprobe_multi links, as ebprof does (libbpf 1.1 lacks the attach type's
+	 * name) */
+	bpf_program__set_expected_attach_type(skel->progs.floor_enter, FLOOR_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(skel->progs.floor_exit, FLOOR_BPF_TRACE_UPROBE_MULTI);
 	err = floor_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, "floor: cannot load the BPF programs: %s (run as root)\n",
@@ -117,30 +113,12 @@ int main(int argc, char **argv)
 	close(pfd[0]);
 
 	err = probes__find_allocator(child, &lib);
-	if (!err && entry_only) {
-		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = MEM_FN_MALLOC);
-		const struct alloc_obj *o = NULL;
-		uint32_t j = 0;
-
-		/* malloc's probe point, wherever probes.c put it; a lone uprobe needs no multi
-		 * link */
-		for (uint32_t i = 0; i < lib.nobjs && !o; i++)
-			for (j = 0; j < lib.objs[i].nprobes; j++)
-				if ((uint32_t)lib.objs[i].cookies[j] == MEM_FN_MALLOC) {
-					o = &lib.objs[i];
-					break;
-				}
-		if (!o) {
-			err = -ENOENT;
-		} else {
-			link = bpf_program__attach_uprobe_opts(skel->progs.floor_enter, child,
-							       o->open_path, o->offsets[j], &uo);
-			err = link ? 0 : -errno;
-		}
-	} else if (!err) {
+	if (!err && entry_only)
+		err = probes__attach_entries(bpf_program__fd(skel->progs.floor_enter), child, &lib,
+					     PROBES_FREE_FNS, &links);
+	else if (!err)
 		err = probes__attach(bpf_program__fd(skel->progs.floor_enter),
 				     bpf_program__fd(skel->progs.floor_exit), child, &lib, &links);
-	}
 	if (err) {
 		fprintf(stderr, "floor: cannot attach the probes to process %d: %s\n", child,
 			strerror(-err));
@@ -164,7 +142,6 @@ int main(int argc, char **argv)
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 out:
 	probes__detach(&links);
-	bpf_link__destroy(link);
 	floor_bpf__destroy(skel);
 	return rc;
 }

@@ -19,7 +19,8 @@
 #   untraced;
 #   floor        bench/floor.c: empty entry probes on the malloc family and empty return
 #                probes, placed by src/core/probes.c exactly as ebprof places its own;
-#   floor-entry  bench/floor.c --entry-only: one empty entry probe on malloc (alloc-only floor);
+#   floor-entry  bench/floor.c --entry-only: empty entry probes on the allocating functions only,
+#                attached as `ebprof mem --alloc-only` attaches its own (the alloc-only floor);
 #   bpftrace     bench/track.bt, the same tracking in bpftrace (BENCH_BPFTRACE=0 skips it);
 #   ebprof modes BENCH_MODES, entries NAME:FLAGS with commas for spaces; a mode whose first flag
 #                `ebprof mem --help` does not know is skipped with a note.
@@ -251,6 +252,11 @@ for k in alloc_entry free return; do
 	[ -n "$n" ] && [ "$n" -ge 1000 ] ||
 		die "the floor's probes did not fire ($k: ${n:-none} hits for 1000 pairs); cannot measure"
 done
+"$floor" --entry-only --count -- "$loop" 1000 "$tmp/result" 2>"$tmp/err" >/dev/null ||
+	die "the entry-only floor failed: $(tail -n 3 "$tmp/err")"
+n=$(sed -n "s/^floor: alloc_entry //p" "$tmp/err")
+[ -n "$n" ] && [ "$n" -ge 1000 ] ||
+	die "the entry-only floor's probes did not fire (${n:-none} hits for 1000 pairs); cannot measure"
 
 note "runs=$RUNS; workloads: $WORKLOADS; configurations: ${configs[*]}"
 note "loop N=$LOOP_N; workset $WS_N steps over $WS_LIVE live; sqlite $SQL_ROWS rows; jq $JQ_N objects"
@@ -391,17 +397,21 @@ have() { [[ " ${configs[*]} " == *" $1 "* ]]; }
 		[ "$cfg" != untraced ] || continue
 		case $cfg in
 		floor) label="floor (empty probes placed as ebprof's)" ;;
-		floor-entry) label="floor, malloc entry only" ;;
+		floor-entry) label="floor, entry probes only (as --alloc-only's)" ;;
 		bpftrace) label="bpftrace (bench/track.bt)" ;;
 		*) label="ebprof ${cfg#ebprof:}${cfg_flags[$cfg]:+ (${cfg_flags[$cfg]})}" ;;
 		esac
 		printf '| %s |' "$label"
 		for wl in $WORKLOADS; do
 			a=$(added "$cfg" "$wl")
+			# a mode without return and free probes against the floor of its own probes
+			den=floor
+			[[ " ${cfg_flags[$cfg]:-} " != *" --alloc-only "* ]] || ! have floor-entry ||
+				den=floor-entry
 			if [ "$cfg" = floor ]; then
 				printf ' +%s |' "$a"
 			else
-				printf ' +%s (x%s) |' "$a" "$(ratio "$a" "$(added floor "$wl")")"
+				printf ' +%s (x%s) |' "$a" "$(ratio "$a" "$(added $den "$wl")")"
 			fi
 		done
 		echo
@@ -420,7 +430,7 @@ have() { [[ " ${configs[*]} " == *" $1 "* ]]; }
 		echo "- --sample-bytes 524288 / floor: x$(ratio "$(added ebprof:sample-bytes loop)" "$(added floor loop)") (target: at most x1.1)"
 	fi
 	if have ebprof:alloc-only; then
-		echo "- --alloc-only / malloc-entry floor: x$(ratio "$(added ebprof:alloc-only loop)" "$(added floor-entry loop)") (target: at most x1.1)"
+		echo "- --alloc-only / entry-probe floor: x$(ratio "$(added ebprof:alloc-only loop)" "$(added floor-entry loop)") (target: at most x1.1)"
 	fi
 	for s in "${skipped[@]}"; do echo "- not measured, this ebprof has no such mode: $s"; done
 	echo
