@@ -59,6 +59,9 @@ struct mem_tstate {
 	__u8 sampled;		/* the outermost call is sampled */
 	__u64 ao_sp, ao_ret;	/* --alloc-only: the last counted call's stack pointer, caller */
 	__u64 ao_stack;		/* and its stack hash (interned) */
+	/* when that stack ended at its caller's caller without a read (see capture_stack_entry):
+	 * what it was made of; ao_sret 0: it did not */
+	__u64 ao_sret, ao_sfirst, ao_snext, ao_sfp;
 	__u32 ao_fn;
 	/* --alloc-only: the thread's counts at its current site (ao_pfn, ao_pstack) not yet in
 	 * the maps (see ao_flush), and its process's probed-object ranges */
@@ -68,9 +71,19 @@ struct mem_tstate {
 	__u32 ao_busy;		/* being flushed */
 	__u64 ao_pstack;
 	__u64 ao_allocs, ao_bytes, ao_failed, ao_max;
+	__u64 ao_lsize, ao_lcount;	/* the last request and how many calls in a row asked it,
+					 * not yet in the counts above (ao_fold) */
 	__u64 ao_hmask;		/* buckets of ao_hist not 0 */
 	__u64 ao_hist[MEM_HIST_BUCKETS];
 	__u64 ao_lo[MEM_LIB_RANGES], ao_hi[MEM_LIB_RANGES];
+	__u64 ao_min, ao_max_hi;	/* the lowest and highest end of those ranges */
+	/* full and sampled tracking: a thread's site accounting held for one (site, bucket) of
+	 * allocations (ha_) and one of frees (hf_), not yet in `sites` (see hold_alloc) */
+	__u32 ha_pid, ha_fn, ha_b, ha_calls;
+	__u64 ha_stack, ha_n, ha_bytes;
+	__u32 hf_pid, hf_fn, hf_b, hf_calls;
+	__u64 hf_stack, hf_n, hf_bytes, hf_temps;
+	__u32 held_busy;		/* being flushed */
 };
 
 struct {
@@ -320,6 +333,131 @@ static __always_inline struct mem_site_val *site_of(__u32 pid, __u32 fn, __u64 s
 	return v;
 }
 
+/*
+ * Held site accounting. An allocation's or a free's per-site counters (count, bytes, one size
+ * or lifetime bucket) are not added to the site at once: the thread holds them while its next
+ * allocations (frees) are at the same site and bucket, as a loop's are, and adds them with one
+ * site lookup when that changes, every HELD_EVERY events, when it execs or exits (held_exec,
+ * held_exit), and when userspace reads the sites (held_sites_iter, before each snapshot and
+ * each final read). This spares most calls of a loop the site lookup and its atomic adds; the
+ * process counters stay atomic per call (the peak of live bytes needs every step), and inuse
+ * values come from the live table, not from these. The thread and a flusher on another CPU
+ * (userspace's iterator) take turns through held_busy; a thread that finds it taken accounts
+ * its call directly.
+ */
+#define HELD_EVERY 512
+
+static __always_inline bool held_claim(struct mem_tstate *st)
+{
+	return !__sync_val_compare_and_swap(&st->held_busy, 0, 1);
+}
+
+static __always_inline void held_release(struct mem_tstate *st)
+{
+	asm volatile("" ::: "memory");
+	st->held_busy = 0;
+}
+
+/* Add to a site (made here if need be: a free whose allocation its thread still holds makes
+ * it). Global functions, verified once per program rather than at every call; BPF calls take at
+ * most five arguments, so the site's process, function and bucket come packed (SITE_ARG): the
+ * size bucket, or the lifetime bucket (MEM_LIFE_BUCKETS: none). */
+#define SITE_ARG(pid, fn, b)	((__u64)(pid) << 32 | (__u64)((fn) & 0xff) << 8 | ((b) & 0xff))
+
+__noinline int site_add_allocs(__u64 arg, __u64 stack, __u64 n, __u64 bytes)
+{
+	__u32 b = arg & 0xff;
+	struct mem_site_val *sv = site_of(arg >> 32, (arg >> 8) & 0xff, stack);
+
+	asm volatile("" : "+r"(b));
+	if (sv && b < MEM_HIST_BUCKETS) {
+		__sync_fetch_and_add(&sv->allocs, n);
+		__sync_fetch_and_add(&sv->alloc_bytes, bytes);
+		__sync_fetch_and_add(&sv->hist[b], n);
+	}
+	return 0;
+}
+
+__noinline int site_add_frees(__u64 arg, __u64 stack, __u64 n, __u64 bytes, __u64 temps)
+{
+	__u32 b = arg & 0xff;
+	struct mem_site_val *sv = site_of(arg >> 32, (arg >> 8) & 0xff, stack);
+
+	if (!sv)
+		return 0;
+	__sync_fetch_and_add(&sv->frees, n);
+	__sync_fetch_and_add(&sv->free_bytes, bytes);
+	if (temps)
+		__sync_fetch_and_add(&sv->temps, temps);
+	asm volatile("" : "+r"(b));
+	if (b < MEM_LIFE_BUCKETS)
+		__sync_fetch_and_add(&sv->life[b], n);
+	return 0;
+}
+
+/* The flushes, with held_busy taken (global functions, as site_add_allocs). */
+__noinline int flush_allocs(struct mem_tstate *st)
+{
+	if (!st)	/* a global function's pointer may be NULL, for the verifier */
+		return 0;
+	st->ha_calls = 0;
+	if (!st->ha_n)
+		return 0;
+	site_add_allocs(SITE_ARG(st->ha_pid, st->ha_fn, st->ha_b), st->ha_stack, st->ha_n,
+			st->ha_bytes);
+	st->ha_n = st->ha_bytes = 0;
+	return 0;
+}
+
+__noinline int flush_frees(struct mem_tstate *st)
+{
+	if (!st)
+		return 0;
+	st->hf_calls = 0;
+	if (!st->hf_n)
+		return 0;
+	site_add_frees(SITE_ARG(st->hf_pid, st->hf_fn, st->hf_b), st->hf_stack, st->hf_n,
+		       st->hf_bytes, st->hf_temps);
+	st->hf_n = st->hf_bytes = st->hf_temps = 0;
+	return 0;
+}
+
+/* Both kinds, from outside the hot path (exec, exit, userspace's iterator). */
+static __always_inline void flush_sites(struct mem_tstate *st)
+{
+	if ((!st->ha_n && !st->hf_n) || !held_claim(st))
+		return;
+	flush_allocs(st);
+	flush_frees(st);
+	held_release(st);
+}
+
+/* An allocation's site counters: held while the thread stays at (site, bucket). */
+static __always_inline void hold_alloc(struct mem_tstate *st, __u32 pid, __u32 fn, __u64 stack,
+				       __u64 size, __u64 cnt, __u64 bytes)
+{
+	__u32 b = log2_bucket(size);
+
+	if (!held_claim(st)) {
+		/* a flusher has the thread's counts just now: this call is added at once */
+		site_add_allocs(SITE_ARG(pid, fn, b), stack, cnt, bytes);
+		return;
+	}
+	if (st->ha_n && (stack != st->ha_stack || fn != st->ha_fn || b != st->ha_b ||
+			 pid != st->ha_pid || st->ha_calls >= HELD_EVERY))
+		flush_allocs(st);
+	if (!st->ha_n) {
+		st->ha_pid = pid;
+		st->ha_fn = fn;
+		st->ha_stack = stack;
+		st->ha_b = b;
+	}
+	st->ha_calls++;
+	st->ha_n += cnt;
+	st->ha_bytes += bytes;
+	held_release(st);
+}
+
 /* What a tracked block stands for: one allocation of its size, or in sampled modes its weight
  * (MEM_WEIGHT_ONE units) and size * weight bytes. */
 static __always_inline __u64 blk_count(const struct mem_live_val *lv)
@@ -334,28 +472,56 @@ static __always_inline __u64 blk_bytes(const struct mem_live_val *lv)
 	return (lv->size * lv->weight) >> MEM_WEIGHT_SHIFT;
 }
 
+/* A free's process counters. */
+static __always_inline void free_proc(struct mem_proc *p, __u64 cnt, __u64 bytes)
+{
+	__sync_fetch_and_add(&p->free_count, cnt);
+	__sync_fetch_and_add(&p->free_bytes, bytes);
+	__sync_fetch_and_add(&p->live_count, -cnt);
+	__sync_fetch_and_add(&p->live_bytes, -bytes);
+}
+
 /* Account a tracked block as freed: its site, its process. `temp`: it is a temporary (freed
  * before its thread allocated again, heaptrack's rule, or within temp_ns). life_ns: its lifetime, or ~0 if the
  * free was not seen as such (a block retired because its address was handed out again). */
 static __always_inline void account_free(__u32 pid, struct mem_proc *p,
 					 const struct mem_live_val *lv, bool temp, __u64 life_ns)
 {
-	struct mem_site_key k = { .pid = pid, .fn = lv->fn, .stack = lv->stack };
-	struct mem_site_val *sv = bpf_map_lookup_elem(&sites, &k);
 	__u64 cnt = blk_count(lv), bytes = blk_bytes(lv);
 
-	if (sv) {
-		__sync_fetch_and_add(&sv->frees, cnt);
-		__sync_fetch_and_add(&sv->free_bytes, bytes);
-		if (temp)
-			__sync_fetch_and_add(&sv->temps, cnt);
-		if (life_ns != ~0ULL)
-			__sync_fetch_and_add(&sv->life[log2_bucket(life_ns)], cnt);
+	site_add_frees(SITE_ARG(pid, lv->fn,
+				life_ns != ~0ULL ? log2_bucket(life_ns) : MEM_LIFE_BUCKETS),
+		       lv->stack, cnt, bytes, temp ? cnt : 0);
+	free_proc(p, cnt, bytes);
+}
+
+/* account_free by a thread with state: the site's part held (hold_alloc's twin). */
+static __always_inline void hold_free(struct mem_tstate *st, __u32 pid, struct mem_proc *p,
+				      const struct mem_live_val *lv, bool temp, __u64 life_ns)
+{
+	__u64 cnt = blk_count(lv), bytes = blk_bytes(lv);
+	__u32 b = log2_bucket(life_ns);
+
+	if (!held_claim(st)) {
+		account_free(pid, p, lv, temp, life_ns);
+		return;
 	}
-	__sync_fetch_and_add(&p->free_count, cnt);
-	__sync_fetch_and_add(&p->free_bytes, bytes);
-	__sync_fetch_and_add(&p->live_count, -cnt);
-	__sync_fetch_and_add(&p->live_bytes, -bytes);
+	if (st->hf_n && (lv->stack != st->hf_stack || lv->fn != st->hf_fn || b != st->hf_b ||
+			 pid != st->hf_pid || st->hf_calls >= HELD_EVERY))
+		flush_frees(st);
+	if (!st->hf_n) {
+		st->hf_pid = pid;
+		st->hf_fn = lv->fn;
+		st->hf_stack = lv->stack;
+		st->hf_b = b;
+	}
+	st->hf_calls++;
+	st->hf_n += cnt;
+	st->hf_bytes += bytes;
+	if (temp)
+		st->hf_temps += cnt;
+	held_release(st);
+	free_proc(p, cnt, bytes);
 }
 
 /* Forget ptr if tracked. st: the freeing thread's state, if it has any. Returns whether it was. */
@@ -385,7 +551,10 @@ static __always_inline bool free_block(__u32 pid, struct mem_proc *p, __u64 ptr,
 	life = now > copy.ts ? now - copy.ts : 0;
 	if (temp_ns)
 		temp = life < temp_ns;
-	account_free(pid, p, &copy, temp, life);
+	if (st)
+		hold_free(st, pid, p, &copy, temp, life);
+	else
+		account_free(pid, p, &copy, temp, life);
 	return true;
 }
 
@@ -395,7 +564,6 @@ static __always_inline void record_alloc(void *ctx, struct mem_tstate *st, __u32
 	struct mem_live_key lk = { .pid = pid, .ptr = ptr };
 	struct mem_live_val lv = { .size = size, .fn = fn };
 	struct mem_live_val *old;
-	struct mem_site_val *sv;
 	__u64 live_bytes, cnt, bytes;
 	long err;
 
@@ -409,12 +577,7 @@ static __always_inline void record_alloc(void *ctx, struct mem_tstate *st, __u32
 	cnt = blk_count(&lv);
 	bytes = blk_bytes(&lv);
 
-	sv = site_of(pid, fn, lv.stack);
-	if (sv) {
-		__sync_fetch_and_add(&sv->allocs, cnt);
-		__sync_fetch_and_add(&sv->alloc_bytes, bytes);
-		__sync_fetch_and_add(&sv->hist[log2_bucket(size)], cnt);
-	}
+	hold_alloc(st, pid, fn, lv.stack, size, cnt, bytes);
 	__sync_fetch_and_add(&p->alloc_count, cnt);
 	__sync_fetch_and_add(&p->alloc_bytes, bytes);
 	atomic_max(&p->max_request, size);
@@ -434,10 +597,7 @@ static __always_inline void record_alloc(void *ctx, struct mem_tstate *st, __u32
 	if (err) {
 		/* untracked: it can never be matched by its free, so it never counts as live */
 		drop(MEM_DROP_LIVE_FULL);
-		if (sv) {
-			__sync_fetch_and_add(&sv->frees, cnt);
-			__sync_fetch_and_add(&sv->free_bytes, bytes);
-		}
+		site_add_frees(SITE_ARG(pid, fn, MEM_LIFE_BUCKETS), lv.stack, cnt, bytes, 0);
 		return;
 	}
 	st->last_ptr = ptr;
@@ -755,6 +915,78 @@ int mem_exit(struct pt_regs *ctx)
 }
 
 #include "mem_alloc_only.bpf.h"
+
+/* ---- held counts (hold_alloc, hold_free; --alloc-only's ao_flush) at exec, exit and the end */
+
+static __always_inline void flush_held(struct mem_tstate *st)
+{
+	/* one or the other (sample_mode is constant: the verifier drops the other branch) */
+	if (sample_mode == MEM_SAMPLE_ALLOC_ONLY) {
+		if (st->ao_pid)
+			ao_flush(st);
+	} else {
+		flush_sites(st);
+	}
+}
+
+/* A thread that execs: its counts belong to the old image (drained when userspace sees the
+ * exec); --alloc-only's ranges and tail-call memory are the old image's. */
+SEC("?tp_btf/sched_process_exec")
+int held_exec(void *ctx)
+{
+	struct mem_tstate *st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
+
+	if (!st)
+		return 0;
+	flush_held(st);
+	st->ao_pid = 0;
+	st->ao_sp = st->ao_ret = st->ao_sret = 0;
+	return 0;
+}
+
+/* A thread that exits: its state goes with it. */
+SEC("?tp_btf/sched_process_exit")
+int held_exit(void *ctx)
+{
+	struct mem_tstate *st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
+
+	if (st)
+		flush_held(st);
+	return 0;
+}
+
+/* Before userspace reads the sites while the probes are on (a snapshot): the site counts of
+ * every thread (the iterator runs over all tasks). Not --alloc-only's: its hot path does not
+ * take turns with a flusher. */
+SEC("?iter/task")
+int held_sites_iter(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct mem_tstate *st;
+
+	if (!task)
+		return 0;
+	st = bpf_task_storage_get(&tstate, task, 0, 0);
+	if (st)
+		flush_sites(st);
+	return 0;
+}
+
+/* Before userspace reads a process (stopped, or its probes off): every live thread of it
+ * (userspace creates the iterator for one pid). */
+SEC("?iter/task")
+int held_flush_iter(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct mem_tstate *st;
+
+	if (!task)
+		return 0;
+	st = bpf_task_storage_get(&tstate, task, 0, 0);
+	if (st)
+		flush_held(st);
+	return 0;
+}
 
 /* ---- mappings (--mmap) ----------------------------------------------------------------------
  *

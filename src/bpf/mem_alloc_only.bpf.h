@@ -17,10 +17,9 @@
 /* The return address at sp, unless another tracer's uretprobe on a function that tail-called
  * this one replaced it with the uretprobe trampoline: the kernel keeps the original in the
  * thread's return instances, the one hijacked at this very stack pointer. */
-static __always_inline __u64 real_return(__u64 sp, __u64 ret)
+static __always_inline __u64 real_return(struct task_struct *task, __u64 sp, __u64 ret)
 {
 	/* BTF pointers: plain loads the JIT guards, not a helper call per field */
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct uprobe_task *ut = task->utask;
 	struct return_instance *ri;
 
@@ -36,16 +35,16 @@ static __always_inline __u64 real_return(__u64 sp, __u64 ret)
 }
 
 /* The return address at sp (*ret) and, when the caller's frame record (at fp, rbp at entry)
- * lies within AO_WINDOW bytes above it, that record too, in one read of [sp, fp + 16) into the
- * thread's scratch buffer (a user-memory read costs ~30 ns here, mostly fixed overhead:
- * docs/PERFORMANCE.md): *first = its return address, *next = its saved frame pointer. Returns whether
- * the record was read; if not, only *ret was (0 if unreadable). */
+ * lies within AO_WINDOW bytes above it, that record too, in one read of [sp, fp + 16) into a
+ * buffer on the BPF stack (a user-memory read costs ~30 ns here, mostly fixed overhead, and
+ * ~15 ns more when its destination is the thread's task storage: docs/PERFORMANCE.md):
+ * *first = its return address, *next = its saved frame pointer. Returns whether the record was
+ * read; if not, only *ret was (0 if unreadable). */
 #define AO_WINDOW 256
 
-static __always_inline bool read_entry(struct mem_tstate *st, __u64 sp, __u64 fp, __u64 *ret,
-				       __u64 *first, __u64 *next)
+static __always_inline bool read_entry(__u64 sp, __u64 fp, __u64 *ret, __u64 *first, __u64 *next)
 {
-	__u64 *buf = st->stack.ips, off = fp - sp, len = off + 16, i;
+	__u64 buf[AO_WINDOW / 8], off = fp - sp, len = off + 16, i;
 
 	if (fp >= sp + 8 && !(fp & 7) && len <= AO_WINDOW &&
 	    !bpf_probe_read_user(buf, len, (void *)sp)) {
@@ -65,23 +64,38 @@ static __always_inline bool read_entry(struct mem_tstate *st, __u64 sp, __u64 fp
 
 /* The user stack at entry: the caller's return address, then the frame-pointer chain from the
  * caller's frame (rbp at entry is still the caller's), walked as at return (walk_stack); the
- * first record already read with the return address when read_entry could. */
+ * first record already read with the return address when read_entry could. A stack that ends
+ * there, the caller's saved frame pointer being no frame (the walk reads no further), is
+ * made of ret, first, next and rbp only: the thread's last such stack is reused when they
+ * are the same. */
 static __always_inline __u64 capture_stack_entry(struct pt_regs *ctx, struct mem_tstate *st,
 						 __u64 ret, bool have_first, __u64 first, __u64 next)
 {
 	struct mem_stack *s = &st->stack;
-	struct walk_ctx w = { .ips = s->ips, .fp = next, .prev = PT_REGS_FP(ctx) + 16, .nr = 2 };
-	__u64 nr;
+	__u64 fp = PT_REGS_FP(ctx), nr, h;
+	struct walk_ctx w = { .ips = s->ips, .fp = next, .prev = fp + 16, .nr = 2 };
+	bool ends;
 
-	if (have_first) {
-		s->ips[0] = ret;
-		s->ips[1] = first;
-		nr = walk_on(&w);
-	} else {
-		nr = walk_stack(s->ips, ret, PT_REGS_FP(ctx), PT_REGS_SP(ctx));
+	if (!have_first) {
+		nr = walk_stack(s->ips, ret, fp, PT_REGS_SP(ctx));
+		st->ao_sret = 0;
+		return st->ao_stack = intern_stack(s, nr, st->ao_stack);
 	}
+	/* walk_frame_at's test, the one that ends a walk without a read */
+	ends = next < 4096 || (next & 7) || next < fp + 16;
+	if (ends && ret == st->ao_sret && first == st->ao_sfirst && next == st->ao_snext &&
+	    fp == st->ao_sfp)
+		return st->ao_stack;
+	s->ips[0] = ret;
+	s->ips[1] = first;
+	nr = ends ? 2 : walk_on(&w);
 	/* a loop allocating from one place: its stack is interned already */
-	return st->ao_stack = intern_stack(s, nr, st->ao_stack);
+	h = st->ao_stack = intern_stack(s, nr, st->ao_stack);
+	st->ao_sret = ends && h ? ret : 0;
+	st->ao_sfirst = first;
+	st->ao_snext = next;
+	st->ao_sfp = fp;
+	return h;
 }
 
 /* One step of ao_flush's histogram: the lowest bucket left in mask. */
@@ -110,23 +124,56 @@ static long ao_hist_one(__u64 i, void *data)
 	return 0;
 }
 
+/* Move the run of equal requests (ao_lsize, ao_lcount) into the thread's counts. */
+static __always_inline void ao_fold(struct mem_tstate *st)
+{
+	__u64 n = st->ao_lcount, size = st->ao_lsize;
+	__u32 b;
+
+	if (!n)
+		return;
+	st->ao_lcount = 0;
+	if (size > AO_MAX_REQUEST) {
+		/* more than the address space: it cannot succeed, a failure even unseen */
+		st->ao_failed += n;
+		return;
+	}
+	b = log2_bucket(size);
+	asm volatile("" : "+r"(b));
+	if (b >= MEM_HIST_BUCKETS)
+		return;
+	st->ao_allocs += n;
+	st->ao_bytes += n * size;
+	st->ao_hist[b] += n;
+	st->ao_hmask |= 1ULL << b;
+	if (size > st->ao_max)
+		st->ao_max = size;
+}
+
 /* Add what the thread holds for its current site to the maps: the site's and the process's
  * counters. A process no longer in the table (retired, detached) loses them, as its calls would
  * have been lost. */
-static __noinline int ao_flush(struct mem_tstate *st)
+__noinline int ao_flush(struct mem_tstate *st)
 {
-	struct ao_hist_ctx x = { .st = st, .mask = st->ao_hmask };
-	__u32 pid = st->ao_pid, fn = st->ao_pfn;
-	__u64 calls = st->ao_allocs + st->ao_failed;
+	struct ao_hist_ctx x = { .st = st };
 	struct mem_proc *p;
+	__u32 pid, fn;
+	__u64 calls;
 
+	if (!st)	/* a global function's pointer may be NULL, for the verifier */
+		return 0;
+	pid = st->ao_pid;
+	fn = st->ao_pfn;
 	st->ao_calls = 0;
 	asm volatile("" : "+r"(fn));
-	if (!calls || fn >= MEM_FN__COUNT)
+	if ((!st->ao_lcount && !st->ao_allocs && !st->ao_failed) || fn >= MEM_FN__COUNT)
 		return 0;
 	/* the thread's exit and userspace's iterator may flush one thread at once: one does */
 	if (__sync_val_compare_and_swap(&st->ao_busy, 0, 1))
 		return 0;
+	ao_fold(st);
+	x.mask = st->ao_hmask;
+	calls = st->ao_allocs + st->ao_failed;
 	p = bpf_map_lookup_elem(&procs, &pid);
 	if (p) {
 		__sync_fetch_and_add(&p->calls[fn], calls);
@@ -154,16 +201,24 @@ static __noinline int ao_flush(struct mem_tstate *st)
 
 /* The thread's first call in its process (a thread's tgid never changes; an exec resets ao_pid
  * after flushing): the process must be traced; its ranges are kept. */
-static __always_inline bool ao_load(struct mem_tstate *st, __u32 pid)
+static __always_inline bool ao_load(struct mem_tstate *st)
 {
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct mem_proc *p = bpf_map_lookup_elem(&procs, &pid);
+	__u64 lo = ~0ULL, hi = 0;
 
 	if (!p)
 		return false;
 	for (int i = 0; i < MEM_LIB_RANGES; i++) {
 		st->ao_lo[i] = p->lib_lo[i];
 		st->ao_hi[i] = p->lib_hi[i];
+		if (p->lib_lo[i] < p->lib_hi[i]) {
+			lo = p->lib_lo[i] < lo ? p->lib_lo[i] : lo;
+			hi = p->lib_hi[i] > hi ? p->lib_hi[i] : hi;
+		}
 	}
+	st->ao_min = lo;
+	st->ao_max_hi = hi;
 	st->ao_pid = pid;
 	return true;
 }
@@ -172,48 +227,52 @@ static __always_inline bool ao_load(struct mem_tstate *st, __u32 pid)
  * Every allocation call's entry. The hot path touches the thread's state only: the counts of
  * the thread's current site (function and stack) accumulate there and go to the maps when the
  * thread calls from another site, every AO_FLUSH_EVERY calls (so the maps lag a running
- * thread by at most that many), when it execs or exits (ao_exec, ao_exit), and at the end of
- * the run (ao_flush_iter, after the probes are off). No process lookup, no site lookup, no
- * atomic: a loop allocating from one place costs one entry trap, one read of user memory and
- * the frame walk.
+ * thread by at most that many), when it execs or exits (held_exec, held_exit), and at the end of
+ * the run (held_flush_iter, after the probes are off). No process lookup, no site lookup, no
+ * atomic: a loop allocating one size from one place costs one entry trap, one read of user
+ * memory and a few compares (the caller seen last time needs no range check, its stack no walk
+ * when it ended at the first record, the size no bucket until it changes).
  */
-#define AO_FLUSH_EVERY 128
+#define AO_FLUSH_EVERY 512
 
 SEC("uprobe")
 int mem_enter_alloc_only(struct pt_regs *ctx)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	__u32 fn = bpf_get_attach_cookie(ctx);
 	__u64 sp = PT_REGS_SP(ctx), ret = 0, size, arg = 0, h, first = 0, next = 0;
+	struct task_struct *task;
 	struct mem_tstate *st;
 	bool have_first;
-	__u32 b;
 
-	if (fn >= MEM_FN__COUNT || is_free_fn(fn))
+	/* frees are not attached (probes__attach_entries skips them) */
+	if (fn >= MEM_FN__COUNT)
 		return 0;
-	st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	task = bpf_get_current_task_btf();
+	st = bpf_task_storage_get(&tstate, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {
 		drop(MEM_DROP_NO_STATE);
 		return 0;
 	}
-	if (st->ao_pid != pid && !ao_load(st, pid))
+	if (!st->ao_pid && !ao_load(st))
 		return 0;
-	have_first = read_entry(st, sp, PT_REGS_FP(ctx), &ret, &first, &next);
-	ret = real_return(sp, ret);
-	/* the allocator calling itself (glibc: realloc(NULL, n) and memalign with a small
-	 * alignment call malloc): the outer call is the one counted */
-	for (int i = 0; i < MEM_LIB_RANGES; i++)
-		if (ret >= st->ao_lo[i] && ret < st->ao_hi[i])
-			return 0;
-	/* a tail call from one traced function into another: same frame, same caller */
-	if (sp == st->ao_sp && ret == st->ao_ret && fn != st->ao_fn)
+	have_first = read_entry(sp, PT_REGS_FP(ctx), &ret, &first, &next);
+	ret = real_return(task, sp, ret);
+	if (ret != st->ao_ret) {
+		/* the allocator calling itself (glibc: realloc(NULL, n) and memalign with a
+		 * small alignment call malloc): the outer call is the one counted */
+		if (ret >= st->ao_min && ret < st->ao_max_hi)
+			for (int i = 0; i < MEM_LIB_RANGES; i++)
+				if (ret >= st->ao_lo[i] && ret < st->ao_hi[i])
+					return 0;
+		st->ao_ret = ret;
+	} else if (sp == st->ao_sp && fn != st->ao_fn) {
+		/* a tail call from one traced function into another: same frame, same caller */
 		return 0;
+	}
 	st->ao_sp = sp;
-	st->ao_ret = ret;
 	st->ao_fn = fn;
 
-	size = request_of(ctx, fn, &arg);
+	size = fn == MEM_FN_MALLOC ? PT_REGS_PARM1(ctx) : request_of(ctx, fn, &arg);
 	h = capture_stack_entry(ctx, st, ret, have_first, first, next);
 	if (fn != st->ao_pfn || h != st->ao_pstack || st->ao_calls >= AO_FLUSH_EVERY) {
 		ao_flush(st);
@@ -221,62 +280,11 @@ int mem_enter_alloc_only(struct pt_regs *ctx)
 		st->ao_pstack = h;
 	}
 	st->ao_calls++;
-	if (size > AO_MAX_REQUEST) {
-		/* more than the address space: it cannot succeed, a failure even unseen */
-		st->ao_failed++;
-		return 0;
+	/* a loop asking the same size: one count (folded at a change or flush) */
+	if (size != st->ao_lsize) {
+		ao_fold(st);
+		st->ao_lsize = size;
 	}
-	b = log2_bucket(size);
-	asm volatile("" : "+r"(b));
-	if (b >= MEM_HIST_BUCKETS)
-		return 0;
-	st->ao_allocs++;
-	st->ao_bytes += size;
-	st->ao_hist[b]++;
-	st->ao_hmask |= 1ULL << b;
-	if (size > st->ao_max)
-		st->ao_max = size;
-	return 0;
-}
-
-/* A thread that execs: its counts belong to the old image (drained when userspace sees the
- * exec); its ranges and tail-call memory are the old image's. */
-SEC("?tp_btf/sched_process_exec")
-int ao_exec(void *ctx)
-{
-	struct mem_tstate *st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
-
-	if (st && st->ao_pid) {
-		ao_flush(st);
-		st->ao_pid = 0;
-		st->ao_sp = st->ao_ret = 0;
-	}
-	return 0;
-}
-
-/* A thread that exits: its state goes with it. */
-SEC("?tp_btf/sched_process_exit")
-int ao_exit(void *ctx)
-{
-	struct mem_tstate *st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
-
-	if (st && st->ao_pid)
-		ao_flush(st);
-	return 0;
-}
-
-/* The end of the run, once the probes are off: every live thread of a process (userspace
- * creates the iterator for one pid). */
-SEC("?iter/task")
-int ao_flush_iter(struct bpf_iter__task *ctx)
-{
-	struct task_struct *task = ctx->task;
-	struct mem_tstate *st;
-
-	if (!task)
-		return 0;
-	st = bpf_task_storage_get(&tstate, task, 0, 0);
-	if (st && st->ao_pid)
-		ao_flush(st);
+	st->ao_lcount++;
 	return 0;
 }

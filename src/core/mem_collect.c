@@ -59,7 +59,7 @@ struct scan_site {
 struct mem_collector {
 	struct mem_bpf *skel;
 	struct bpf_link *map_links[2];	/* --mmap: sys_enter, sys_exit */
-	struct bpf_link *ao_links[2];	/* --alloc-only: sched_process_exec, sched_process_exit */
+	struct bpf_link *held_links[2];	/* held counts: sched_process_exec, sched_process_exit */
 	const struct log_ctx *lc;
 	struct mem_collector_opts opts;
 	struct traced *t;
@@ -257,12 +257,18 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	c->skel->rodata->trace_all = o->trace_all;
 	c->skel->rodata->self_tgid = getpid();
 	sampler_tables(c->skel, o);
+	/* --alloc-only has its own entry program and no return one (loading the others would
+	 * only cost start-up) */
 	bpf_program__set_autoload(c->skel->progs.mem_enter_alloc_only,
 				  o->sample_mode == MEM_SAMPLE_ALLOC_ONLY);
-	bpf_program__set_autoload(c->skel->progs.ao_exec, o->sample_mode == MEM_SAMPLE_ALLOC_ONLY);
-	bpf_program__set_autoload(c->skel->progs.ao_exit, o->sample_mode == MEM_SAMPLE_ALLOC_ONLY);
-	bpf_program__set_autoload(c->skel->progs.ao_flush_iter,
-				  o->sample_mode == MEM_SAMPLE_ALLOC_ONLY);
+	bpf_program__set_autoload(c->skel->progs.mem_enter, o->sample_mode != MEM_SAMPLE_ALLOC_ONLY);
+	bpf_program__set_autoload(c->skel->progs.mem_exit, o->sample_mode != MEM_SAMPLE_ALLOC_ONLY);
+	/* every mode holds per-thread counts (mem.bpf.c, hold_alloc; mem_alloc_only.bpf.h) */
+	bpf_program__set_autoload(c->skel->progs.held_exec, true);
+	bpf_program__set_autoload(c->skel->progs.held_exit, true);
+	bpf_program__set_autoload(c->skel->progs.held_flush_iter, true);
+	bpf_program__set_autoload(c->skel->progs.held_sites_iter,
+				  o->sample_mode != MEM_SAMPLE_ALLOC_ONLY);
 	bpf_program__set_expected_attach_type(c->skel->progs.mem_enter_alloc_only,
 					      BPF_TRACE_UPROBE_MULTI_TYPE);
 	bpf_map__set_max_entries(c->skel->maps.live, o->max_live);
@@ -304,17 +310,14 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 			goto fail;
 		}
 	}
-	if (o->sample_mode == MEM_SAMPLE_ALLOC_ONLY) {
-		/* a thread's counts held in its state reach the maps when it execs or exits */
-		c->ao_links[0] = bpf_program__attach(c->skel->progs.ao_exec);
-		c->ao_links[1] = c->ao_links[0] ? bpf_program__attach(c->skel->progs.ao_exit)
-						 : NULL;
-		if (!c->ao_links[1]) {
-			err = -errno;
-			pr_err(c->lc, "cannot attach to the sched_process_exec/exit tracepoints for "
-				      "--alloc-only: %s", strerror(errno));
-			goto fail;
-		}
+	/* a thread's counts held in its state reach the maps when it execs or exits */
+	c->held_links[0] = bpf_program__attach(c->skel->progs.held_exec);
+	c->held_links[1] = c->held_links[0] ? bpf_program__attach(c->skel->progs.held_exit) : NULL;
+	if (!c->held_links[1]) {
+		err = -errno;
+		pr_err(c->lc, "cannot attach to the sched_process_exec/exit tracepoints: %s",
+		       strerror(errno));
+		goto fail;
 	}
 	return c;
 fail:
@@ -442,6 +445,7 @@ static void close_links(struct mem_collector *c, struct probe_links *l)
 static void finalize_one(struct mem_collector *c, struct traced *t, struct profile *prof,
 			 struct symbolizer *sym, uint64_t now_ns, bool exec);
 static void flush_threads(struct mem_collector *c, pid_t pid);
+static int run_task_iter(struct bpf_program *prog, pid_t pid);
 
 int mem_collector__attach_all(struct mem_collector *c, const struct alloc_lib *lib)
 {
@@ -1548,10 +1552,9 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	int err;
 
 	d.sampled = sampled(&c->opts);
-	/* --alloc-only: what its threads hold; it is stopped (at its exit or exec, or its probes
-	 * are off: mem_collector__quiesce) */
-	if (c->opts.sample_mode == MEM_SAMPLE_ALLOC_ONLY)
-		flush_threads(c, t->pid);
+	/* what its threads hold; it is stopped (at its exit or exec, or its probes are off:
+	 * mem_collector__quiesce) */
+	flush_threads(c, t->pid);
 	have_proc = bpf_map_lookup_elem(procs_fd, &key, &mp) == 0;
 	if (have_proc)
 		proc_counts(d.sampled, &mp);
@@ -1869,6 +1872,11 @@ int mem_collector__snapshot(struct mem_collector *c, uint64_t now_ns)
 		any = true;
 	}
 	if (any) {
+		/* the site counts the threads hold (hold_alloc) first */
+		err = run_task_iter(c->skel->progs.held_sites_iter, 0);
+		if (err)
+			pr_debug(c->lc, "the threads' held counts could not be read for a snapshot: "
+				 "%s", strerror(-err));
 		err = map_for_each(bpf_map__fd(c->skel->maps.sites), sizeof(struct mem_site_key),
 				   sizeof(struct mem_site_val), snap_site, &r);
 		if (err)
@@ -1917,43 +1925,50 @@ int mem_collector__drops(struct mem_collector *c, struct profile *prof)
 	return 0;
 }
 
-/* --alloc-only: what the live threads of pid still hold (see mem_alloc_only.bpf.h), added
- * to the maps by a task iterator over them. */
-static void flush_threads(struct mem_collector *c, pid_t pid)
+/* Run a task iterator program over pid's threads (pid 0: every task). */
+static int run_task_iter(struct bpf_program *prog, pid_t pid)
 {
 	union bpf_iter_link_info linfo = { .task.pid = (__u32)pid };
 	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &linfo,
 		    .link_info_len = sizeof(linfo));
-	struct bpf_link *link = bpf_program__attach_iter(c->skel->progs.ao_flush_iter, &opts);
+	struct bpf_link *link = bpf_program__attach_iter(prog, pid ? &opts : NULL);
 	char buf[64];
-	int fd;
+	int fd, err = 0;
 
-	if (!link) {
-		/* a process that is gone flushed its threads as they exited */
-		if (errno != ENOENT && errno != ESRCH)
-			pr_warn(c->lc, "PID %d: cannot read its threads' last counts (%s); the "
-				       "calls of each thread's last site may be missing", pid,
-				strerror(errno));
-		return;
-	}
+	if (!link)
+		return -errno;
 	fd = bpf_iter_create(bpf_link__fd(link));
 	if (fd < 0)
-		pr_warn(c->lc, "PID %d: cannot read its threads' last counts (%s); the calls of "
-			       "each thread's last site may be missing", pid, strerror(errno));
+		err = -errno;
 	while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
 		;
 	if (fd >= 0)
 		close(fd);
 	bpf_link__destroy(link);
+	return err;
+}
+
+/* What the live threads of pid still hold (mem.bpf.c, hold_alloc; mem_alloc_only.bpf.h),
+ * added to the maps by a task iterator over them. */
+static void flush_threads(struct mem_collector *c, pid_t pid)
+{
+	int err = run_task_iter(c->skel->progs.held_flush_iter, pid);
+
+	/* a process that is gone flushed its threads as they exited */
+	if (err && err != -ENOENT && err != -ESRCH)
+		pr_warn(c->lc, "PID %d: cannot read its threads' last counts (%s); the calls of "
+			       "each thread's last site may be missing", pid, strerror(-err));
 }
 
 void mem_collector__quiesce(struct mem_collector *c)
 {
-	if (!c || c->opts.sample_mode != MEM_SAMPLE_ALLOC_ONLY)
+	if (!c)
 		return;
 	/* the probes off first: nothing changes a thread's state any more */
 	for (uint32_t i = 0; i < c->nt; i++)
 		close_links(c, &c->t[i].links);
+	for (uint32_t i = 0; i < c->nsys; i++)
+		close_links(c, &c->sys[i]);
 	fd_closer__free(c->closer);
 	c->closer = NULL;
 }
@@ -1972,8 +1987,8 @@ void mem_collector__detach(struct mem_collector *c)
 	for (int i = 0; i < 2; i++) {
 		bpf_link__destroy(c->map_links[i]);
 		c->map_links[i] = NULL;
-		bpf_link__destroy(c->ao_links[i]);
-		c->ao_links[i] = NULL;
+		bpf_link__destroy(c->held_links[i]);
+		c->held_links[i] = NULL;
 	}
 	/* concurrently: one grace period for all rather than one per link */
 	for (uint32_t i = 0; i < c->nt; i++)

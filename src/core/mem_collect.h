@@ -110,8 +110,8 @@ void mem_collector__finalize_gone(struct mem_collector *c, struct profile *prof,
 /* Queue pid's probes for closing on a worker thread (a process that ended: closing a link
  * costs an RCU grace period, which the run loop must not wait for). */
 void mem_collector__retire(struct mem_collector *c, pid_t pid);
-/* --alloc-only, at the end of the run, before the last reads: take the probes off, so that no
- * thread's held counts change any more (finalizing adds them to the maps). No-op otherwise. */
+/* At the end of the run, before the last reads: take the probes off, so that no thread's held
+ * counts change any more (finalizing adds them to the maps). */
 void mem_collector__quiesce(struct mem_collector *c);
 /* Remove every probe (concurrently; returns when all are gone). */
 void mem_collector__detach(struct mem_collector *c);

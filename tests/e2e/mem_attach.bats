@@ -63,6 +63,14 @@ start_ebprof() {
 	# the fixture is still lingering: its 18 leaks (and glibc's 2 DTVs) are live
 	jqe '.processes[0].live_count == 20' "$T/out.json"
 	grep -q leak_medium "$T/out.txt"
+	# every site exact, with what its threads still held (per-thread site counts) when tracing
+	# stopped; every freed block has its lifetime
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	fixture_sites "$T/out.json" "$T/truth.json" > "$T/got.json"
+	truth_sites "$T/truth.json" > "$T/want.json"
+	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
+	jqe '[.sites[] | select(([.lifetimes[].count] | add // 0) != .alloc_count - .live_count)]
+	     | length == 0' "$T/out.json"
 	kill -0 "$FXPID"
 	assert_no_probes
 }

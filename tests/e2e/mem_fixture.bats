@@ -10,6 +10,10 @@ load helpers
 	fixture_sites "$T/out.json" "$T/truth.json" > "$T/got.json"
 	truth_sites "$T/truth.json" > "$T/want.json"
 	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
+	# each freed block's lifetime is in its site (threads hold them, then add them at a change
+	# of site, every 512, at their exit)
+	jqe '[.sites[] | select(([.lifetimes[].count] | add // 0) != .alloc_count - .live_count)]
+	     | length == 0' "$T/out.json"
 }
 
 @test "launch: per-function calls and process totals equal the truth plus glibc's own" {

@@ -173,6 +173,15 @@ check_alloc_only_truth() {
 		  + (if $p.free != 0 then ["free"] else [] end)' > "$T/diff.json"
 	cat "$T/diff.json"
 	jqe 'length == 0' "$T/diff.json"
+	# churn's size histogram, every request known (memfixture's churn_size): the size changes
+	# from call to call, and the thread's held run of equal sizes is added at each change
+	jq -n --slurpfile e "$T/out.json" '
+		def lg: if . < 2 then 0 else ((. / 2 | floor) | lg) + 1 end;
+		([range(0; 100000) | 16 + ((. * 2654435761) % 4081) | lg]
+		 | group_by(.) | map({min: pow(2; .[0]), count: length})) as $want
+		| [$e[0].sites[] | select(.frames[1].function == "churn") | .histogram[]
+		   | {min, count}] as $got
+		| if $got == $want then true else ($got, $want | halt_error) end' >/dev/null
 	# no live values in this mode, and the reports say what it is
 	jqe '[.sample_types[].type] == ["alloc_objects", "alloc_space"]' "$T/out.json"
 	jqe '.sampling == {mode: "alloc-only", estimated: false}' "$T/out.json"
@@ -187,8 +196,8 @@ check_alloc_only_truth() {
 }
 
 # The hot path keeps a thread's counts at its current site in the thread's state; they reach
-# the maps when the thread allocates elsewhere, every 128 calls, at exec or exit, or when ebprof
-# stops. Counts that are not multiples of 128 at one site, in threads that exit, and in a
+# the maps when the thread allocates elsewhere, every 512 calls, at exec or exit, or when ebprof
+# stops. Counts that are not multiples of 512 at one site, in threads that exit, and in a
 # process still running when ebprof stops, must all arrive.
 @test "--alloc-only: exact when ebprof stops before the program (held counts read at the end)" {
 	# memfixture works for well under a second, then sleeps: its threads' last counts are
@@ -204,11 +213,30 @@ check_alloc_only_truth() {
 @test "--alloc-only: exact in threads that exit, at one site each (100,001 calls a thread)" {
 	run "$EBPROF" mem --alloc-only --quiet -o "$T/out.json" -- "$FIX/scalefixture" calls 400004
 	[ "$status" -eq 0 ]
-	for f in thread_a:48 thread_b:80; do
-		jq -e --arg fn "${f%:*}" --argjson sz "${f#*:}" '
+	# thread:size:its histogram bucket's lower bound
+	for f in thread_a:48:32 thread_b:80:64; do
+		IFS=: read -r fn sz lo <<<"$f"
+		jq -e --arg fn "$fn" --argjson sz "$sz" --argjson lo "$lo" '
 			[.sites[] | select(any(.frames[]; .function == $fn))] as $s
 			| ($s | map(.alloc_count) | add) == 100001
-			  and ($s | map(.alloc_bytes) | add) == 100001 * $sz' "$T/out.json"
+			  and ($s | map(.alloc_bytes) | add) == 100001 * $sz
+			  and ([$s[].histogram[]] | map({min, count}))
+			      == [{min: $lo, count: 100001}]' "$T/out.json"
+	done
+}
+
+# A thread allocating at one return address again reuses its last stack when that stack ended
+# at its caller's frame (no further frame record to read) and all it was made of is the same:
+# shortstack's two callers differ only in that frame's return address.
+@test "--alloc-only: two callers ending the frame chain keep their own sites" {
+	run "$EBPROF" mem --alloc-only --quiet -o "$T/out.json" -- "$FIX/shortstack" 1000
+	[ "$status" -eq 0 ]
+	for f in via_a:48 via_b:80; do
+		jq -e --arg fn "${f%:*}" --argjson sz "${f#*:}" '
+			[.sites[] | select(.frames[2].function == $fn)] as $s
+			| ($s | length) == 1
+			  and ($s[0].frames | map(.function)) == ["malloc", "alloc_in", $fn]
+			  and $s[0].alloc_count == 1000 and $s[0].alloc_bytes == 1000 * $sz' "$T/out.json"
 	done
 }
 
