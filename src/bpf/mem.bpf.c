@@ -77,11 +77,12 @@ struct mem_tstate {
 	__u64 ao_hist[MEM_HIST_BUCKETS];
 	__u64 ao_lo[MEM_LIB_RANGES], ao_hi[MEM_LIB_RANGES];
 	__u64 ao_min, ao_max_hi;	/* the lowest and highest end of those ranges */
-	/* full and sampled tracking: a thread's site accounting held for one (site, bucket) of
-	 * allocations (ha_) and one of frees (hf_), not yet in `sites` (see hold_alloc) */
+	/* full and sampled tracking: a thread's site and process accounting held for one (site,
+	 * bucket) of allocations (ha_) and one of frees (hf_), not yet in the maps (hold_alloc) */
 	__u32 ha_pid, ha_fn, ha_b, ha_calls;
-	__u64 ha_stack, ha_n, ha_bytes;
+	__u64 ha_stack, ha_n, ha_bytes, ha_max;
 	__u32 hf_pid, hf_fn, hf_b, hf_calls;
+	__u32 hf_cfn;			/* the freeing function; MEM_FN__COUNT: no call (realloc's) */
 	__u64 hf_stack, hf_n, hf_bytes, hf_temps;
 	__u32 held_busy;		/* being flushed */
 };
@@ -216,20 +217,40 @@ struct walk_ctx {
 
 /* Step i reads frame i + 1. It uses the step's index rather than a count kept in w: the
  * verifier would follow such a count's exact value step by step and never converge. */
+/* A frame record (saved frame pointer, return address) read into this function's own frame:
+ * a global function with a frame this small runs on the kernel stack, where the kernel's
+ * usercopy check of the destination is quick; the programs' larger frames are per-CPU memory
+ * (the JIT's private stacks), which costs the check ~10 ns more a read (docs/PERFORMANCE.md). */
+struct frame_rec {
+	__u64 next, ret;
+};
+
+__noinline int read_frame(__u64 fp, struct frame_rec *out)
+{
+	__u64 f[2];
+
+	if (!out || bpf_probe_read_user(f, sizeof(f), (void *)fp))
+		return 1;
+	out->next = f[0];
+	out->ret = f[1];
+	return 0;
+}
+
 static __always_inline long walk_frame_at(__u64 i, struct walk_ctx *w)
 {
-	__u64 frame[2], fp = w->fp;
+	struct frame_rec frame;
+	__u64 fp = w->fp;
 
 	/* the bound on the very register that indexes ips */
 	asm volatile("" : "+r"(i));
 	if (fp < 4096 || (fp & 7) || fp < w->prev || i >= MEM_MAX_STACK - 1)
 		return 1;
-	if (bpf_probe_read_user(frame, sizeof(frame), (void *)fp))
+	if (read_frame(fp, &frame))
 		return 1;
-	w->ips[i + 1] = frame[1];
+	w->ips[i + 1] = frame.ret;
 	w->nr = i + 2;
 	w->prev = fp + sizeof(frame);
-	w->fp = frame[0];
+	w->fp = frame.next;
 	return 0;
 }
 
@@ -395,29 +416,71 @@ __noinline int site_add_frees(__u64 arg, __u64 stack, __u64 n, __u64 bytes, __u6
 	return 0;
 }
 
+/* A process's allocation and free counters, and calls (full tracking: sampled modes count
+ * calls at entry, in weight units); not its live ones, which move with every call (the peak
+ * of live bytes needs every step). Global functions, as site_add_allocs. */
+__noinline int proc_add_allocs(struct mem_proc *p, __u32 fn, __u64 n, __u64 bytes, __u64 max)
+{
+	if (!p)
+		return 0;
+	__sync_fetch_and_add(&p->alloc_count, n);
+	__sync_fetch_and_add(&p->alloc_bytes, bytes);
+	atomic_max(&p->max_request, max);
+	asm volatile("" : "+r"(fn));
+	if (sample_mode == MEM_SAMPLE_NONE && fn < MEM_FN__COUNT)
+		__sync_fetch_and_add(&p->calls[fn], n);
+	return 0;
+}
+
+__noinline int proc_add_frees(struct mem_proc *p, __u32 cfn, __u64 n, __u64 bytes)
+{
+	if (!p)
+		return 0;
+	__sync_fetch_and_add(&p->free_count, n);
+	__sync_fetch_and_add(&p->free_bytes, bytes);
+	asm volatile("" : "+r"(cfn));
+	if (sample_mode == MEM_SAMPLE_NONE && cfn < MEM_FN__COUNT)
+		__sync_fetch_and_add(&p->calls[cfn], n);
+	return 0;
+}
+
 /* The flushes, with held_busy taken (global functions, as site_add_allocs). */
 __noinline int flush_allocs(struct mem_tstate *st)
 {
+	struct mem_proc *p;
+	__u32 pid;
+
 	if (!st)	/* a global function's pointer may be NULL, for the verifier */
 		return 0;
 	st->ha_calls = 0;
 	if (!st->ha_n)
 		return 0;
-	site_add_allocs(SITE_ARG(st->ha_pid, st->ha_fn, st->ha_b), st->ha_stack, st->ha_n,
-			st->ha_bytes);
-	st->ha_n = st->ha_bytes = 0;
+	pid = st->ha_pid;
+	site_add_allocs(SITE_ARG(pid, st->ha_fn, st->ha_b), st->ha_stack, st->ha_n, st->ha_bytes);
+	/* a process no longer in the table (retired) loses them, as its calls would have been */
+	p = bpf_map_lookup_elem(&procs, &pid);
+	if (p)
+		proc_add_allocs(p, st->ha_fn, st->ha_n, st->ha_bytes, st->ha_max);
+	st->ha_n = st->ha_bytes = st->ha_max = 0;
 	return 0;
 }
 
 __noinline int flush_frees(struct mem_tstate *st)
 {
+	struct mem_proc *p;
+	__u32 pid;
+
 	if (!st)
 		return 0;
 	st->hf_calls = 0;
 	if (!st->hf_n)
 		return 0;
-	site_add_frees(SITE_ARG(st->hf_pid, st->hf_fn, st->hf_b), st->hf_stack, st->hf_n,
-		       st->hf_bytes, st->hf_temps);
+	pid = st->hf_pid;
+	site_add_frees(SITE_ARG(pid, st->hf_fn, st->hf_b), st->hf_stack, st->hf_n, st->hf_bytes,
+		       st->hf_temps);
+	p = bpf_map_lookup_elem(&procs, &pid);
+	if (p)
+		proc_add_frees(p, st->hf_cfn, st->hf_n, st->hf_bytes);
 	st->hf_n = st->hf_bytes = st->hf_temps = 0;
 	return 0;
 }
@@ -433,14 +496,15 @@ static __always_inline void flush_sites(struct mem_tstate *st)
 }
 
 /* An allocation's site counters: held while the thread stays at (site, bucket). */
-static __always_inline void hold_alloc(struct mem_tstate *st, __u32 pid, __u32 fn, __u64 stack,
-				       __u64 size, __u64 cnt, __u64 bytes)
+static __always_inline void hold_alloc(struct mem_tstate *st, struct mem_proc *p, __u32 pid,
+				       __u32 fn, __u64 stack, __u64 size, __u64 cnt, __u64 bytes)
 {
 	__u32 b = log2_bucket(size);
 
 	if (!held_claim(st)) {
 		/* a flusher has the thread's counts just now: this call is added at once */
 		site_add_allocs(SITE_ARG(pid, fn, b), stack, cnt, bytes);
+		proc_add_allocs(p, fn, cnt, bytes, size);
 		return;
 	}
 	if (st->ha_n && (stack != st->ha_stack || fn != st->ha_fn || b != st->ha_b ||
@@ -455,6 +519,8 @@ static __always_inline void hold_alloc(struct mem_tstate *st, __u32 pid, __u32 f
 	st->ha_calls++;
 	st->ha_n += cnt;
 	st->ha_bytes += bytes;
+	if (size > st->ha_max)
+		st->ha_max = size;
 	held_release(st);
 }
 
@@ -472,48 +538,52 @@ static __always_inline __u64 blk_bytes(const struct mem_live_val *lv)
 	return (lv->size * lv->weight) >> MEM_WEIGHT_SHIFT;
 }
 
-/* A free's process counters. */
-static __always_inline void free_proc(struct mem_proc *p, __u64 cnt, __u64 bytes)
+/* A free's live process counters (every call: the peak needs every step). */
+static __always_inline void free_live(struct mem_proc *p, __u64 cnt, __u64 bytes)
 {
-	__sync_fetch_and_add(&p->free_count, cnt);
-	__sync_fetch_and_add(&p->free_bytes, bytes);
 	__sync_fetch_and_add(&p->live_count, -cnt);
 	__sync_fetch_and_add(&p->live_bytes, -bytes);
 }
 
 /* Account a tracked block as freed: its site, its process. `temp`: it is a temporary (freed
- * before its thread allocated again, heaptrack's rule, or within temp_ns). life_ns: its lifetime, or ~0 if the
- * free was not seen as such (a block retired because its address was handed out again). */
+ * before its thread allocated again, heaptrack's rule, or within temp_ns). life_ns: its
+ * lifetime, or ~0 if the free was not seen as such (a block retired because its address was
+ * handed out again). cfn: the freeing function, whose call this is; MEM_FN__COUNT: none (a
+ * realloc's, a retired block, or sampled modes, which count calls themselves). */
 static __always_inline void account_free(__u32 pid, struct mem_proc *p,
-					 const struct mem_live_val *lv, bool temp, __u64 life_ns)
+					 const struct mem_live_val *lv, bool temp, __u64 life_ns,
+					 __u32 cfn)
 {
 	__u64 cnt = blk_count(lv), bytes = blk_bytes(lv);
 
 	site_add_frees(SITE_ARG(pid, lv->fn,
 				life_ns != ~0ULL ? log2_bucket(life_ns) : MEM_LIFE_BUCKETS),
 		       lv->stack, cnt, bytes, temp ? cnt : 0);
-	free_proc(p, cnt, bytes);
+	proc_add_frees(p, cfn, cnt, bytes);
+	free_live(p, cnt, bytes);
 }
 
-/* account_free by a thread with state: the site's part held (hold_alloc's twin). */
+/* account_free by a thread with state: all but the live counters held (hold_alloc's twin). */
 static __always_inline void hold_free(struct mem_tstate *st, __u32 pid, struct mem_proc *p,
-				      const struct mem_live_val *lv, bool temp, __u64 life_ns)
+				      const struct mem_live_val *lv, bool temp, __u64 life_ns,
+				      __u32 cfn)
 {
 	__u64 cnt = blk_count(lv), bytes = blk_bytes(lv);
 	__u32 b = log2_bucket(life_ns);
 
 	if (!held_claim(st)) {
-		account_free(pid, p, lv, temp, life_ns);
+		account_free(pid, p, lv, temp, life_ns, cfn);
 		return;
 	}
 	if (st->hf_n && (lv->stack != st->hf_stack || lv->fn != st->hf_fn || b != st->hf_b ||
-			 pid != st->hf_pid || st->hf_calls >= HELD_EVERY))
+			 cfn != st->hf_cfn || pid != st->hf_pid || st->hf_calls >= HELD_EVERY))
 		flush_frees(st);
 	if (!st->hf_n) {
 		st->hf_pid = pid;
 		st->hf_fn = lv->fn;
 		st->hf_stack = lv->stack;
 		st->hf_b = b;
+		st->hf_cfn = cfn;
 	}
 	st->hf_calls++;
 	st->hf_n += cnt;
@@ -521,12 +591,13 @@ static __always_inline void hold_free(struct mem_tstate *st, __u32 pid, struct m
 	if (temp)
 		st->hf_temps += cnt;
 	held_release(st);
-	free_proc(p, cnt, bytes);
+	free_live(p, cnt, bytes);
 }
 
-/* Forget ptr if tracked. st: the freeing thread's state, if it has any. Returns whether it was. */
+/* Forget ptr if tracked. st: the freeing thread's state, if it has any; cfn: as account_free's
+ * (when it returns true, that call is counted). Returns whether it was tracked. */
 static __always_inline bool free_block(__u32 pid, struct mem_proc *p, __u64 ptr,
-				       struct mem_tstate *st)
+				       struct mem_tstate *st, __u32 cfn)
 {
 	struct mem_live_key k = { .pid = pid, .ptr = ptr };
 	struct mem_live_val *v = bpf_map_lookup_elem(&live, &k);
@@ -552,13 +623,14 @@ static __always_inline bool free_block(__u32 pid, struct mem_proc *p, __u64 ptr,
 	if (temp_ns)
 		temp = life < temp_ns;
 	if (st)
-		hold_free(st, pid, p, &copy, temp, life);
+		hold_free(st, pid, p, &copy, temp, life, cfn);
 	else
-		account_free(pid, p, &copy, temp, life);
+		account_free(pid, p, &copy, temp, life, cfn);
 	return true;
 }
 
-static __always_inline void record_alloc(void *ctx, struct mem_tstate *st, __u32 pid,
+/* Returns whether the call was counted (its calls[] too): not when its size is filtered out. */
+static __always_inline bool record_alloc(void *ctx, struct mem_tstate *st, __u32 pid,
 					 struct mem_proc *p, __u32 fn, __u64 ptr, __u64 size)
 {
 	struct mem_live_key lk = { .pid = pid, .ptr = ptr };
@@ -568,7 +640,7 @@ static __always_inline void record_alloc(void *ctx, struct mem_tstate *st, __u32
 	long err;
 
 	if (size < min_size || size > max_size)
-		return;
+		return false;
 
 	lv.stack = capture_stack(ctx, st);
 	lv.ts = bpf_ktime_get_ns();
@@ -577,10 +649,7 @@ static __always_inline void record_alloc(void *ctx, struct mem_tstate *st, __u32
 	cnt = blk_count(&lv);
 	bytes = blk_bytes(&lv);
 
-	hold_alloc(st, pid, fn, lv.stack, size, cnt, bytes);
-	__sync_fetch_and_add(&p->alloc_count, cnt);
-	__sync_fetch_and_add(&p->alloc_bytes, bytes);
-	atomic_max(&p->max_request, size);
+	hold_alloc(st, p, pid, fn, lv.stack, size, cnt, bytes);
 
 	err = bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
 	if (err == -17 /* EEXIST */) {
@@ -590,7 +659,7 @@ static __always_inline void record_alloc(void *ctx, struct mem_tstate *st, __u32
 		if (old) {
 			struct mem_live_val copy = *old;
 
-			account_free(pid, p, &copy, false, ~0ULL);
+			account_free(pid, p, &copy, false, ~0ULL, MEM_FN__COUNT);
 		}
 		err = bpf_map_update_elem(&live, &lk, &lv, BPF_ANY);
 	}
@@ -598,7 +667,7 @@ static __always_inline void record_alloc(void *ctx, struct mem_tstate *st, __u32
 		/* untracked: it can never be matched by its free, so it never counts as live */
 		drop(MEM_DROP_LIVE_FULL);
 		site_add_frees(SITE_ARG(pid, fn, MEM_LIFE_BUCKETS), lv.stack, cnt, bytes, 0);
-		return;
+		return true;
 	}
 	st->last_ptr = ptr;
 	__sync_fetch_and_add(&p->live_count, cnt);
@@ -607,6 +676,7 @@ static __always_inline void record_alloc(void *ctx, struct mem_tstate *st, __u32
 		atomic_max(&p->peak_live_bytes, live_bytes);
 		p->peak_ts = lv.ts;
 	}
+	return true;
 }
 
 static __always_inline bool is_free_fn(__u32 fn)
@@ -672,10 +742,11 @@ static __always_inline int free_enter(struct pt_regs *ctx, __u32 pid, struct mem
 		st->free_mark_ip = ip;
 		st->new_fn = 0;		/* any traced event spends an operator new's mark */
 	}
-	__sync_fetch_and_add(&p->calls[fn], 1);
 	if (cookie & MEM_COOKIE_CALLER)
 		count_caller(ctx, pid, fn, 1);
-	free_block(pid, p, ptr, st);
+	/* a tracked block's free counts its call with it (held with the site's counts) */
+	if (!free_block(pid, p, ptr, st, fn))
+		__sync_fetch_and_add(&p->calls[fn], 1);
 	return 0;
 }
 
@@ -835,7 +906,8 @@ static __always_inline void record_failure(void *ctx, struct mem_tstate *st, __u
 		__sync_fetch_and_add(&sv->failed, cnt);
 }
 
-/* The outermost call returned ret: account it. */
+/* The outermost call returned ret: account it. Its call is counted with the allocation when
+ * that is tracked (record_alloc, held), else here; sampled modes counted it at entry. */
 static __always_inline int finish_call(struct pt_regs *ctx, struct mem_tstate *st, __u32 pid,
 				       struct mem_proc *p, __u64 ret)
 {
@@ -846,13 +918,12 @@ static __always_inline int finish_call(struct pt_regs *ctx, struct mem_tstate *s
 	asm volatile("" : "+r"(fn));
 	if (fn >= MEM_FN__COUNT)
 		return 0;
-	__sync_fetch_and_add(&p->calls[fn], 1);
 	switch (fn) {
 	case MEM_FN_POSIX_MEMALIGN:
 		if ((int)ret != 0 ||
 		    bpf_probe_read_user(&ptr, sizeof(ptr), (void *)st->arg) || !ptr) {
 			record_failure(ctx, st, pid, p, fn);
-			return 0;
+			goto count;
 		}
 		break;
 	case MEM_FN_REALLOC:
@@ -861,30 +932,34 @@ static __always_inline int finish_call(struct pt_regs *ctx, struct mem_tstate *s
 			/* glibc: realloc(p, 0) frees p and returns NULL; any other NULL is a failure
 			 * that leaves p untouched */
 			if (st->size == 0 && st->arg)
-				free_block(pid, p, st->arg, st);
+				free_block(pid, p, st->arg, st, MEM_FN__COUNT);
 			else
 				record_failure(ctx, st, pid, p, fn);
-			return 0;
+			goto count;
 		}
 		if (st->arg)
-			free_block(pid, p, st->arg, st);
+			free_block(pid, p, st->arg, st, MEM_FN__COUNT);
 		break;
 	case MEM_FN_RALLOCX:
 		/* NULL is a failure that leaves the old block alone (size 0 is undefined) */
 		if (!ret) {
 			record_failure(ctx, st, pid, p, fn);
-			return 0;
+			goto count;
 		}
-		free_block(pid, p, st->arg, st);
+		free_block(pid, p, st->arg, st, MEM_FN__COUNT);
 		break;
 	default:
 		if (!ret) {
 			record_failure(ctx, st, pid, p, fn);
-			return 0;
+			goto count;
 		}
 		break;
 	}
-	record_alloc(ctx, st, pid, p, fn, ptr, st->size);
+	if (record_alloc(ctx, st, pid, p, fn, ptr, st->size))
+		return 0;
+count:
+	if (sample_mode == MEM_SAMPLE_NONE)
+		__sync_fetch_and_add(&p->calls[fn], 1);
 	return 0;
 }
 
