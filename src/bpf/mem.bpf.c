@@ -359,7 +359,7 @@ static __always_inline struct mem_site_val *site_of(__u32 pid, __u32 fn, __u64 s
  * or lifetime bucket) are not added to the site at once: the thread holds them while its next
  * allocations (frees) are at the same site and bucket, as a loop's are, and adds them with one
  * site lookup when that changes, every HELD_EVERY events, when it execs or exits (held_exec,
- * held_exit), and when userspace reads the sites (held_sites_iter, before each snapshot and
+ * held_exit), and when userspace reads the sites (held_flush_iter, before each snapshot and
  * each final read). This spares most calls of a loop the site lookup and its atomic adds; the
  * process counters stay atomic per call (the peak of live bytes needs every step), and inuse
  * values come from the live table, not from these. The thread and a flusher on another CPU
@@ -1030,25 +1030,11 @@ int held_exit(void *ctx)
 	return 0;
 }
 
-/* Before userspace reads the sites while the probes are on (a snapshot): the site counts of
- * every thread (the iterator runs over all tasks). Not --alloc-only's: its hot path does not
- * take turns with a flusher. */
-SEC("?iter/task")
-int held_sites_iter(struct bpf_iter__task *ctx)
-{
-	struct task_struct *task = ctx->task;
-	struct mem_tstate *st;
-
-	if (!task)
-		return 0;
-	st = bpf_task_storage_get(&tstate, task, 0, 0);
-	if (st)
-		flush_sites(st);
-	return 0;
-}
-
-/* Before userspace reads a process (stopped, or its probes off): every live thread of it
- * (userspace creates the iterator for one pid). */
+/* Before userspace reads the maps: every live thread of a process (the iterator is made for
+ * one pid), before its final read (it is stopped, or its probes are off), or of every process
+ * (for all tasks), before a snapshot of the sites while the probes are on: flush_sites takes
+ * turns with the threads' hot path. --alloc-only's counts are flushed only at the final read:
+ * its hot path does not take turns (and it has no snapshots). */
 SEC("?iter/task")
 int held_flush_iter(struct bpf_iter__task *ctx)
 {

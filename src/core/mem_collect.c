@@ -267,8 +267,6 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	bpf_program__set_autoload(c->skel->progs.held_exec, true);
 	bpf_program__set_autoload(c->skel->progs.held_exit, true);
 	bpf_program__set_autoload(c->skel->progs.held_flush_iter, true);
-	bpf_program__set_autoload(c->skel->progs.held_sites_iter,
-				  o->sample_mode != MEM_SAMPLE_ALLOC_ONLY);
 	bpf_program__set_expected_attach_type(c->skel->progs.mem_enter_alloc_only,
 					      BPF_TRACE_UPROBE_MULTI_TYPE);
 	bpf_map__set_max_entries(c->skel->maps.live, o->max_live);
@@ -1873,7 +1871,7 @@ int mem_collector__snapshot(struct mem_collector *c, uint64_t now_ns)
 	}
 	if (any) {
 		/* the site counts the threads hold (hold_alloc) first */
-		err = run_task_iter(c->skel->progs.held_sites_iter, 0);
+		err = run_task_iter(c->skel->progs.held_flush_iter, 0);
 		if (err)
 			pr_debug(c->lc, "the threads' held counts could not be read for a snapshot: "
 				 "%s", strerror(-err));
