@@ -215,8 +215,6 @@ struct walk_ctx {
 	__u64 nr;		/* addresses in ips */
 };
 
-/* Step i reads frame i + 1. It uses the step's index rather than a count kept in w: the
- * verifier would follow such a count's exact value step by step and never converge. */
 /* A frame record (saved frame pointer, return address) read into this function's own frame:
  * a global function with a frame this small runs on the kernel stack, where the kernel's
  * usercopy check of the destination is quick; the programs' larger frames are per-CPU memory
@@ -236,6 +234,8 @@ __noinline int read_frame(__u64 fp, struct frame_rec *out)
 	return 0;
 }
 
+/* Step i reads frame i + 1. It uses the step's index rather than a count kept in w: the
+ * verifier would follow such a count's exact value step by step and never converge. */
 static __always_inline long walk_frame_at(__u64 i, struct walk_ctx *w)
 {
 	struct frame_rec frame;
@@ -355,16 +355,16 @@ static __always_inline struct mem_site_val *site_of(__u32 pid, __u32 fn, __u64 s
 }
 
 /*
- * Held site accounting. An allocation's or a free's per-site counters (count, bytes, one size
- * or lifetime bucket) are not added to the site at once: the thread holds them while its next
- * allocations (frees) are at the same site and bucket, as a loop's are, and adds them with one
- * site lookup when that changes, every HELD_EVERY events, when it execs or exits (held_exec,
- * held_exit), and when userspace reads the sites (held_flush_iter, before each snapshot and
- * each final read). This spares most calls of a loop the site lookup and its atomic adds; the
- * process counters stay atomic per call (the peak of live bytes needs every step), and inuse
- * values come from the live table, not from these. The thread and a flusher on another CPU
- * (userspace's iterator) take turns through held_busy; a thread that finds it taken accounts
- * its call directly.
+ * Held accounting. An allocation's or a free's per-site counters (count, bytes, one size or
+ * lifetime bucket) and its process's allocation or free counters and calls are not added to
+ * the maps at once: the thread holds them while its next allocations (frees) are at the same
+ * site and bucket, as a loop's are, and adds them with one site and one process lookup when
+ * that changes, every HELD_EVERY events, when it execs or exits (held_exec, held_exit), and
+ * when userspace reads the maps (held_flush_iter, before each snapshot and each final read).
+ * This spares most calls of a loop the site lookup and most atomic adds; the live counters stay
+ * atomic per call (the peak of live bytes needs every step), and inuse values come from the
+ * live table. The thread and a flusher on another CPU (userspace's iterator) take turns through
+ * held_busy; a thread that finds it taken accounts its call directly.
  */
 #define HELD_EVERY 512
 
@@ -495,7 +495,8 @@ static __always_inline void flush_sites(struct mem_tstate *st)
 	held_release(st);
 }
 
-/* An allocation's site counters: held while the thread stays at (site, bucket). */
+/* An allocation's site and process counters (not the live ones): held while the thread stays
+ * at (site, bucket). */
 static __always_inline void hold_alloc(struct mem_tstate *st, struct mem_proc *p, __u32 pid,
 				       __u32 fn, __u64 stack, __u64 size, __u64 cnt, __u64 bytes)
 {
