@@ -1,7 +1,7 @@
 /* floor: run a command under uprobes that do nothing, placed exactly as ebprof places its own
  * (the bench's "floor": the cost of the traps alone, which no uprobe-based tracer can go under).
  *
- * Usage: floor [--entry-only] [--count] -- CMD [ARGS...]
+ * Usage: floor [--entry-only | --malloc-uprobe] [--count] -- CMD [ARGS...]
  *   default       empty entry probes on every malloc-family entry point and empty return
  *                 probes on the allocating ones, from src/core/probes.c (the same offsets,
  *                 free past its first instruction, the same two uprobe_multi links);
@@ -9,6 +9,10 @@
  *                 free probe: the floor of `ebprof mem --alloc-only`, attached as it attaches
  *                 its own (probes__attach_entries: the same offsets, one uprobe_multi link per
  *                 object);
+ *   --malloc-uprobe one bare uprobe on malloc, a plain (perf-event) one as a user attaches it
+ *                 with libbpf or bpftrace, at the offset probes.c resolved: the comparison
+ *                 issue 6 names for --alloc-only (its dispatch costs more than a uprobe_multi
+ *                 link's);
  *   --count       the programs count their hits, printed to stderr at the end (a check that
  *                 the probes fire; not for timing).
  * The command is forked, its allocator found and the probes attached for its pid, and only then
@@ -32,7 +36,7 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: floor [--entry-only] [--count] -- CMD [ARGS...]\n");
+	fprintf(stderr, "usage: floor [--entry-only | --malloc-uprobe] [--count] -- CMD [ARGS...]\n");
 	return 2;
 }
 
@@ -53,9 +57,28 @@ static void print_hits(struct floor_bpf *skel)
 	}
 }
 
+/* One plain uprobe at malloc's probe point, wherever probes.c put it. */
+static int attach_malloc_uprobe(struct floor_bpf *skel, pid_t pid, const struct alloc_lib *lib,
+				struct bpf_link **link)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = MEM_FN_MALLOC);
+
+	for (uint32_t i = 0; i < lib->nobjs; i++)
+		for (uint32_t j = 0; j < lib->objs[i].nprobes; j++) {
+			if ((uint32_t)lib->objs[i].cookies[j] != MEM_FN_MALLOC)
+				continue;
+			*link = bpf_program__attach_uprobe_opts(skel->progs.floor_enter, pid,
+								lib->objs[i].open_path,
+								lib->objs[i].offsets[j], &uo);
+			return *link ? 0 : -errno;
+		}
+	return -ENOENT;
+}
+
 int main(int argc, char **argv)
 {
-	bool entry_only = false, count = false;
+	bool entry_only = false, malloc_uprobe = false, count = false;
+	struct bpf_link *link = NULL;
 	struct floor_bpf *skel = NULL;
 	struct probe_links links = { .n = 0 };
 	struct alloc_lib lib;
@@ -65,6 +88,8 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
 		if (!strcmp(argv[i], "--entry-only"))
 			entry_only = true;
+		else if (!strcmp(argv[i], "--malloc-uprobe"))
+			malloc_uprobe = true;
 		else if (!strcmp(argv[i], "--count"))
 			count = true;
 		else
@@ -82,8 +107,12 @@ int main(int argc, char **argv)
 	skel->rodata->count_hits = count;
 	/* probes.c makes uprobe_multi links, as ebprof does (libbpf 1.1 lacks the attach type's
 	 * name) */
-	bpf_program__set_expected_attach_type(skel->progs.floor_enter, FLOOR_BPF_TRACE_UPROBE_MULTI);
-	bpf_program__set_expected_attach_type(skel->progs.floor_exit, FLOOR_BPF_TRACE_UPROBE_MULTI);
+	if (!malloc_uprobe) {
+		bpf_program__set_expected_attach_type(skel->progs.floor_enter,
+						      FLOOR_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.floor_exit,
+						      FLOOR_BPF_TRACE_UPROBE_MULTI);
+	}
 	err = floor_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, "floor: cannot load the BPF programs: %s (run as root)\n",
@@ -113,7 +142,9 @@ int main(int argc, char **argv)
 	close(pfd[0]);
 
 	err = probes__find_allocator(child, &lib);
-	if (!err && entry_only)
+	if (!err && malloc_uprobe)
+		err = attach_malloc_uprobe(skel, child, &lib, &link);
+	else if (!err && entry_only)
 		err = probes__attach_entries(bpf_program__fd(skel->progs.floor_enter), child, &lib,
 					     PROBES_FREE_FNS, &links);
 	else if (!err)
@@ -142,6 +173,7 @@ int main(int argc, char **argv)
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 out:
 	probes__detach(&links);
+	bpf_link__destroy(link);
 	floor_bpf__destroy(skel);
 	return rc;
 }

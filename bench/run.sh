@@ -21,6 +21,8 @@
 #                probes, placed by src/core/probes.c exactly as ebprof places its own;
 #   floor-entry  bench/floor.c --entry-only: empty entry probes on the allocating functions only,
 #                attached as `ebprof mem --alloc-only` attaches its own (the alloc-only floor);
+#   floor-malloc bench/floor.c --malloc-uprobe: one bare (plain, perf-event) uprobe on malloc, the
+#                comparison issue 6 names for --alloc-only;
 #   bpftrace     bench/track.bt, the same tracking in bpftrace (BENCH_BPFTRACE=0 skips it);
 #   ebprof modes BENCH_MODES, entries NAME:FLAGS with commas for spaces; a mode whose first flag
 #                `ebprof mem --help` does not know is skipped with a note.
@@ -94,7 +96,7 @@ cleanup() {
 trap cleanup EXIT
 
 # ---- configurations ----
-configs=(untraced floor floor-entry)
+configs=(untraced floor floor-entry floor-malloc)
 declare -A cfg_flags
 if [ "$BPFTRACE" = 1 ]; then
 	if command -v bpftrace >/dev/null 2>&1; then
@@ -188,6 +190,7 @@ run_one() {
 	untraced) pre=() ;;
 	floor) pre=("$floor" --) ;;
 	floor-entry) pre=("$floor" --entry-only --) ;;
+	floor-malloc) pre=("$floor" --malloc-uprobe --) ;;
 	bpftrace) pre=(bpftrace "$tmp/track.bt" -c "$cmd") ;;
 	ebprof:*)
 		# shellcheck disable=SC2206 # flags are words
@@ -252,11 +255,13 @@ for k in alloc_entry free return; do
 	[ -n "$n" ] && [ "$n" -ge 1000 ] ||
 		die "the floor's probes did not fire ($k: ${n:-none} hits for 1000 pairs); cannot measure"
 done
-"$floor" --entry-only --count -- "$loop" 1000 "$tmp/result" 2>"$tmp/err" >/dev/null ||
-	die "the entry-only floor failed: $(tail -n 3 "$tmp/err")"
-n=$(sed -n "s/^floor: alloc_entry //p" "$tmp/err")
-[ -n "$n" ] && [ "$n" -ge 1000 ] ||
-	die "the entry-only floor's probes did not fire (${n:-none} hits for 1000 pairs); cannot measure"
+for f in --entry-only --malloc-uprobe; do
+	"$floor" $f --count -- "$loop" 1000 "$tmp/result" 2>"$tmp/err" >/dev/null ||
+		die "the floor with $f failed: $(tail -n 3 "$tmp/err")"
+	n=$(sed -n "s/^floor: alloc_entry //p" "$tmp/err")
+	[ -n "$n" ] && [ "$n" -ge 1000 ] ||
+		die "the floor's probes with $f did not fire (${n:-none} hits for 1000 pairs); cannot measure"
+done
 
 note "runs=$RUNS; workloads: $WORKLOADS; configurations: ${configs[*]}"
 note "loop N=$LOOP_N; workset $WS_N steps over $WS_LIVE live; sqlite $SQL_ROWS rows; jq $JQ_N objects"
@@ -398,6 +403,7 @@ have() { [[ " ${configs[*]} " == *" $1 "* ]]; }
 		case $cfg in
 		floor) label="floor (empty probes placed as ebprof's)" ;;
 		floor-entry) label="floor, entry probes only (as --alloc-only's)" ;;
+		floor-malloc) label="floor, one bare uprobe on malloc (plain)" ;;
 		bpftrace) label="bpftrace (bench/track.bt)" ;;
 		*) label="ebprof ${cfg#ebprof:}${cfg_flags[$cfg]:+ (${cfg_flags[$cfg]})}" ;;
 		esac
@@ -430,7 +436,10 @@ have() { [[ " ${configs[*]} " == *" $1 "* ]]; }
 		echo "- --sample-bytes 524288 / floor: x$(ratio "$(added ebprof:sample-bytes loop)" "$(added floor loop)") (target: at most x1.1)"
 	fi
 	if have ebprof:alloc-only; then
-		echo "- --alloc-only / entry-probe floor: x$(ratio "$(added ebprof:alloc-only loop)" "$(added floor-entry loop)") (target: at most x1.1)"
+		if have floor-malloc; then
+			echo "- --alloc-only / one bare uprobe on malloc: x$(ratio "$(added ebprof:alloc-only loop)" "$(added floor-malloc loop)") (target: at most x1.1)"
+		fi
+		echo "- --alloc-only / the entry-probe floor (its own probes, uprobe_multi): x$(ratio "$(added ebprof:alloc-only loop)" "$(added floor-entry loop)")"
 	fi
 	for s in "${skipped[@]}"; do echo "- not measured, this ebprof has no such mode: $s"; done
 	echo
