@@ -157,6 +157,33 @@ static __always_inline void drop(__u32 reason)
 		(*n)++;
 }
 
+/* The thread's state, made at its first traced call; NULL, counted as a drop, if the kernel
+ * could not allocate it. */
+static __always_inline struct mem_tstate *thread_state(struct task_struct *task)
+{
+	struct mem_tstate *st = bpf_task_storage_get(&tstate, task, 0,
+						     BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (!st)
+		drop(MEM_DROP_NO_STATE);
+	return st;
+}
+
+/* At a return probe: the thread's state if this return ends its outermost traced call, else
+ * NULL (a nested call's return, or a thread whose entry had no state: counted there). */
+static __always_inline struct mem_tstate *leave_call(void)
+{
+	struct mem_tstate *st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
+
+	if (!st)
+		return NULL;
+	if (st->depth == 0) {
+		drop(MEM_DROP_NO_STATE);
+		return NULL;
+	}
+	return --st->depth ? NULL : st;
+}
+
 static __always_inline void atomic_max(__u64 *p, __u64 v)
 {
 	__u64 old = *p;
@@ -485,8 +512,9 @@ __noinline int flush_frees(struct mem_tstate *st)
 	return 0;
 }
 
-/* Both kinds, from outside the hot path (exec, exit, userspace's iterator). */
-static __always_inline void flush_sites(struct mem_tstate *st)
+/* Both slots (site and process counters), from outside the hot path (exec, exit, userspace's
+ * iterator). */
+static __always_inline void flush_slots(struct mem_tstate *st)
 {
 	if ((!st->ha_n && !st->hf_n) || !held_claim(st))
 		return;
@@ -797,14 +825,11 @@ static __always_inline __u64 request_of(struct pt_regs *ctx, __u32 fn, __u64 *ar
  * new call or tail-call plain new, at or below its stack pointer) the outer one's mark stands. */
 static __always_inline int new_enter(struct pt_regs *ctx, __u32 fn)
 {
-	struct mem_tstate *st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0,
-						     BPF_LOCAL_STORAGE_GET_F_CREATE);
+	struct mem_tstate *st = thread_state(bpf_get_current_task_btf());
 	__u64 sp = PT_REGS_SP(ctx), ret = 0;
 
-	if (!st) {
-		drop(MEM_DROP_NO_STATE);
+	if (!st)
 		return 0;
-	}
 	if (st->depth || (st->new_fn && sp <= st->new_sp))
 		return 0;
 	st->free_mark = 0;
@@ -873,12 +898,9 @@ int mem_enter(struct pt_regs *ctx)
 	if (cookie & MEM_COOKIE_NEW)
 		return new_enter(ctx, fn);
 
-	st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st) {
-		drop(MEM_DROP_NO_STATE);
+	st = thread_state(bpf_get_current_task_btf());
+	if (!st)
 		return 0;
-	}
 	st->free_mark = 0;
 	if (st->depth++)
 		return 0;
@@ -974,14 +996,8 @@ int mem_exit(struct pt_regs *ctx)
 
 	if (sample_mode == MEM_SAMPLE_BYTES || sample_mode == MEM_SAMPLE_EVERY)
 		return exit_sampled(ctx);
-	st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
+	st = leave_call();
 	if (!st)
-		return 0;	/* the entry already counted this as a drop */
-	if (st->depth == 0) {
-		drop(MEM_DROP_NO_STATE);
-		return 0;
-	}
-	if (--st->depth)
 		return 0;
 	pid = bpf_get_current_pid_tgid() >> 32;
 	p = bpf_map_lookup_elem(&procs, &pid);
@@ -1001,7 +1017,7 @@ static __always_inline void flush_held(struct mem_tstate *st)
 		if (st->ao_pid)
 			ao_flush(st);
 	} else {
-		flush_sites(st);
+		flush_slots(st);
 	}
 }
 
@@ -1033,7 +1049,7 @@ int held_exit(void *ctx)
 
 /* Before userspace reads the maps: every live thread of a process (the iterator is made for
  * one pid), before its final read (it is stopped, or its probes are off), or of every process
- * (for all tasks), before a snapshot of the sites while the probes are on: flush_sites takes
+ * (for all tasks), before a snapshot of the sites while the probes are on: flush_slots takes
  * turns with the threads' hot path. --alloc-only's counts are flushed only at the final read:
  * its hot path does not take turns (and it has no snapshots). */
 SEC("?iter/task")

@@ -248,11 +248,9 @@ int mem_enter_alloc_only(struct pt_regs *ctx)
 	if (fn >= MEM_FN__COUNT)
 		return 0;
 	task = bpf_get_current_task_btf();
-	st = bpf_task_storage_get(&tstate, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st) {
-		drop(MEM_DROP_NO_STATE);
+	st = thread_state(task);
+	if (!st)
 		return 0;
-	}
 	if (!st->ao_pid && !ao_load(st))
 		return 0;
 	have_first = read_entry(sp, PT_REGS_FP(ctx), &ret, &first, &next);

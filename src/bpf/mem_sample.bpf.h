@@ -117,12 +117,9 @@ static __always_inline int enter_sampled(struct pt_regs *ctx)
 	}
 	if (cookie & MEM_COOKIE_NEW)
 		return new_enter(ctx, fn);
-	st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st) {
-		drop(MEM_DROP_NO_STATE);
+	st = thread_state(bpf_get_current_task_btf());
+	if (!st)
 		return 0;
-	}
 	if (st->depth++)
 		return 0;
 	size = request_of(ctx, fn, &arg);
@@ -180,14 +177,8 @@ static __always_inline int exit_sampled(struct pt_regs *ctx)
 	struct mem_proc *p;
 	__u32 pid;
 
-	st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
+	st = leave_call();
 	if (!st)
-		return 0;	/* the entry already counted this as a drop */
-	if (st->depth == 0) {
-		drop(MEM_DROP_NO_STATE);
-		return 0;
-	}
-	if (--st->depth)
 		return 0;
 	if (!st->sampled) {
 		/* an unsampled realloc still frees its old block, which may be a sampled one */
