@@ -40,12 +40,14 @@ BPF_SRCS   := $(wildcard src/bpf/*.bpf.c)
 BPF_OBJS   := $(patsubst src/bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS      := $(patsubst src/bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
 
-# Only the collectors and the CLI see BPF skeletons; everything else goes into libebprof.a and
-# is unit-testable without root.
-SKEL_USERS := $(wildcard src/core/*_collect.c)
+# Only the modes (src/modes/<mode>/: collector, options, command) and the CLI see BPF
+# skeletons; everything else, the shared runtime in src/core and the shared option parsing in
+# src/cli/options.c included, goes into libebprof.a and is unit-testable without root.
+SKEL_USERS := $(wildcard src/modes/*/*.c)
+LIB_CLI    := src/cli/options.c
 LIB_SRCS   := $(wildcard src/util/*.c src/profile/*.c src/symbolize/*.c src/output/*.c) \
-	      $(filter-out $(SKEL_USERS),$(wildcard src/core/*.c))
-CORE_SRCS  := $(SKEL_USERS) $(wildcard src/cli/*.c)
+	      $(wildcard src/core/*.c) $(LIB_CLI)
+CORE_SRCS  := $(SKEL_USERS) $(filter-out $(LIB_CLI),$(wildcard src/cli/*.c))
 SKEL_OBJS  := $(patsubst src/%.c,$(OUT)/obj/%.o,$(SKEL_USERS))
 LIB_OBJS   := $(patsubst src/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 CORE_OBJS  := $(patsubst src/%.c,$(OUT)/obj/%.o,$(CORE_SRCS))
@@ -214,4 +216,4 @@ clean:
 # Extra build rules of test inputs (e.g. stripped/debuglink ELF files for symbolizer tests).
 -include $(wildcard tests/unit/*.mk)
 
--include $(wildcard $(OUT)/obj/*/*.d $(OUT)/bpf/*.d $(OUT)/tests/*.d $(OUT)/bench/*.d)
+-include $(wildcard $(OUT)/obj/*/*.d $(OUT)/obj/*/*/*.d $(OUT)/bpf/*.d $(OUT)/tests/*.d $(OUT)/bench/*.d)

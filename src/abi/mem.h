@@ -5,8 +5,9 @@
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
 #endif
+#include "abi/stack.h"
 
-#define MEM_MAX_STACK	127	/* perf_event_max_stack on this kernel */
+#define MEM_MAX_STACK	STACK_MAX_DEPTH
 #define MEM_HIST_BUCKETS 48	/* log2 size buckets: [0], [1], [2,3], [4,7] ... last is open */
 #define MEM_LIB_RANGES 6	/* objects probed in one process (ALLOC_MAX_OBJS) */
 #define MEM_LIFE_BUCKETS 48	/* log2 lifetime buckets in ns, same layout (2^47 ns ~ 39 h) */
@@ -100,10 +101,8 @@ struct mem_site_val {
 	__u64 life[MEM_LIFE_BUCKETS];	/* free count by log2 of the block's lifetime in ns */
 };
 
-struct mem_stack {
-	__u64 nr;
-	__u64 ips[MEM_MAX_STACK];
-};
+/* The shared stack record (abi/stack.h). */
+#define mem_stack stack_trace
 
 struct mem_proc {
 	__u64 calls[MEM_FN__COUNT];

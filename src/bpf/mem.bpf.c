@@ -12,6 +12,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "abi/mem.h"
+#include "bpf/lib/stack.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -198,123 +199,9 @@ static __always_inline void atomic_max(__u64 *p, __u64 v)
 	}
 }
 
-/* floor(log2(v)) for v > 0 */
-static __always_inline __u32 ilog2(__u64 v)
-{
-	__u32 b = 0;
-
-	if (v >> 32) { v >>= 32; b += 32; }
-	if (v >> 16) { v >>= 16; b += 16; }
-	if (v >> 8) { v >>= 8; b += 8; }
-	if (v >> 4) { v >>= 4; b += 4; }
-	if (v >> 2) { v >>= 2; b += 2; }
-	if (v >> 1) { b += 1; }
-	return b;
-}
-
 static __always_inline __u32 log2_bucket(__u64 v)
 {
-	__u32 b;
-
-	/* bucket 0 holds size 0, bucket b holds [2^(b-1), 2^b) */
-	if (v == 0)
-		return 0;
-	b = ilog2(v) + 1;
-	return b < MEM_HIST_BUCKETS ? b : MEM_HIST_BUCKETS - 1;
-}
-
-/* Walk the user stack's frame pointers from the return probe's registers: the return address
- * first, then each frame's saved return address. The same walk as bpf_get_stack's, except where
- * it ends: the kernel reads on until a read faults, and every chain ends in a fault (the main
- * thread's outermost saved %rbp is 1, a thread's 0; code without frame pointers leaves any value),
- * and that fault cost ~0.5 us per allocation, a quarter of the traced tight loop (perf, see
- * docs/PERFORMANCE.md). Here the walk stops before reading a frame that cannot be one: in the
- * first page, misaligned, or not above the previous frame (callers' frames are at higher
- * addresses). The first frames are read inline, then one frame per bpf_loop step: a plain
- * loop would be verified once per iteration and call site, which made loading (start-up)
- * several times slower. */
-#define WALK_INLINE	2	/* frames read before bpf_loop (walk_stack) */
-
-struct walk_ctx {
-	__u64 *ips;
-	__u64 fp;		/* the next frame to read */
-	__u64 prev;		/* the lowest address it may be at */
-	__u64 nr;		/* addresses in ips */
-};
-
-/* A frame record (saved frame pointer, return address) read into this function's own frame:
- * a global function with a frame this small runs on the kernel stack, where the kernel's
- * usercopy check of the destination is quick; the programs' larger frames are per-CPU memory
- * (the JIT's private stacks), which costs the check ~10 ns more a read (docs/PERFORMANCE.md). */
-struct frame_rec {
-	__u64 next, ret;
-};
-
-__noinline int read_frame(__u64 fp, struct frame_rec *out)
-{
-	__u64 f[2];
-
-	if (!out || bpf_probe_read_user(f, sizeof(f), (void *)fp))
-		return 1;
-	out->next = f[0];
-	out->ret = f[1];
-	return 0;
-}
-
-/* Step i reads frame i + 1. It uses the step's index rather than a count kept in w: the
- * verifier would follow such a count's exact value step by step and never converge. */
-static __always_inline long walk_frame_at(__u64 i, struct walk_ctx *w)
-{
-	struct frame_rec frame;
-	__u64 fp = w->fp;
-
-	/* the bound on the very register that indexes ips */
-	asm volatile("" : "+r"(i));
-	if (fp < 4096 || (fp & 7) || fp < w->prev || i >= MEM_MAX_STACK - 1)
-		return 1;
-	if (read_frame(fp, &frame))
-		return 1;
-	w->ips[i + 1] = frame.ret;
-	w->nr = i + 2;
-	w->prev = fp + sizeof(frame);
-	w->fp = frame.next;
-	return 0;
-}
-
-/* bpf_loop's steps from the third frame on */
-static long walk_frame(__u64 i, void *data)
-{
-	return walk_frame_at(i + WALK_INLINE, data);
-}
-
-/* The walk once ips[0] and ips[1] are in (w->nr == 2, w->fp the second frame's record). */
-static __always_inline __u64 walk_on(struct walk_ctx *w)
-{
-	if (walk_frame_at(1, w))
-		return w->nr;
-	bpf_loop(MEM_MAX_STACK - 1 - WALK_INLINE, walk_frame, w, 0);
-	return w->nr;
-}
-
-/* ips[0] = ip, then the chain from frame pointer fp, every frame above sp. Returns the number
- * of addresses in ips. The first WALK_INLINE frames are read inline: bpf_loop's callback is an
- * indirect call per step (a retpoline here), and the walk from a hot allocation site often ends
- * within them. */
-static __always_inline __u64 walk_stack(__u64 *ips, __u64 ip, __u64 fp, __u64 sp)
-{
-	struct walk_ctx w = { .ips = ips, .fp = fp, .prev = sp, .nr = 1 };
-
-	ips[0] = ip;
-	if (walk_frame_at(0, &w))
-		return w.nr;
-	return walk_on(&w);
-}
-
-/* At a return probe: the return address (ip: the kernel put it back), then the caller's chain
- * (rbp is the caller's frame again). */
-static __always_inline __u64 walk_user_stack(struct pt_regs *ctx, __u64 *ips)
-{
-	return walk_stack(ips, PT_REGS_IP(ctx), PT_REGS_FP(ctx), PT_REGS_SP(ctx));
+	return log2_bucket_n(v, MEM_HIST_BUCKETS);
 }
 
 static __always_inline __u64 intern_stack(struct mem_stack *s, __u64 nr, __u64 known);
@@ -343,27 +230,10 @@ static __always_inline __u64 capture_stack(void *ctx, struct mem_tstate *st)
  * known: a hash already interned (the thread's previous stack), or 0. */
 static __always_inline __u64 intern_stack(struct mem_stack *s, __u64 nr, __u64 known)
 {
-	__u64 h;
+	__u64 h = stack_intern(&stacks, s, nr, known);
 
-	s->nr = nr;
-	h = 0x9e3779b97f4a7c15ULL ^ nr;
-	for (int i = 0; i < MEM_MAX_STACK; i++) {
-		if (i >= nr)
-			break;
-		h ^= s->ips[i];
-		h *= 0xff51afd7ed558ccdULL;
-		h ^= h >> 33;
-	}
-	if (h == 0)
-		h = 1;
-	if (h != known && !bpf_map_lookup_elem(&stacks, &h)) {
-		long err = bpf_map_update_elem(&stacks, &h, s, BPF_NOEXIST);
-
-		if (err && err != -17 /* EEXIST: another thread interned it */) {
-			drop(MEM_DROP_STACKS_FULL);
-			return 0;
-		}
-	}
+	if (!h)
+		drop(MEM_DROP_STACKS_FULL);
 	return h;
 }
 

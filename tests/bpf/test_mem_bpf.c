@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "core/mem_collect.h"
+#include "modes/mem/collect.h"
 #include "core/probes.h"
 
 static void *volatile sink;

@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "core/mem_collect.h"
+#include "modes/mem/collect.h"
 #include "core/probes.h"
 
 #define PG 4096UL

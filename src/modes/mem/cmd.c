@@ -26,7 +26,7 @@
 #include <unistd.h>
 #include "cli/cli.h"
 #include "core/leakscan.h"
-#include "core/mem_collect.h"
+#include "modes/mem/collect.h"
 #include "core/preflight.h"
 #include "core/target.h"
 #include "output/output.h"

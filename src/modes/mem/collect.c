@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include "core/closer.h"
 #include "core/heapscan.h"
-#include "core/mem_collect.h"
+#include "modes/mem/collect.h"
 #include "core/snapshots.h"
 #include "core/target.h"
 #include "util/util.h"

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Stack capture shared by every mode's BPF program: the user frame-pointer walk, kernel stacks,
+ * interning under a 64-bit hash, and the small helpers every mode needs (lookup-or-init, log2
+ * buckets). Self-contained: it depends on vmlinux.h, libbpf's headers and abi/stack.h only, and
+ * defines no map; each mode passes its own `stacks` map (hash, key __u64, value struct
+ * stack_trace) and counts its own drops. Include it after those headers, before the mode's
+ * code. Every function is inline but read_frame, a global function verified once per object.
+ */
+#ifndef EBPROF_BPF_LIB_STACK_H
+#define EBPROF_BPF_LIB_STACK_H
+
+#include "abi/stack.h"
+
+/* floor(log2(v)) for v > 0 */
+static __always_inline __u32 ilog2(__u64 v)
+{
+	__u32 b = 0;
+
+	if (v >> 32) { v >>= 32; b += 32; }
+	if (v >> 16) { v >>= 16; b += 16; }
+	if (v >> 8) { v >>= 8; b += 8; }
+	if (v >> 4) { v >>= 4; b += 4; }
+	if (v >> 2) { v >>= 2; b += 2; }
+	if (v >> 1) { b += 1; }
+	return b;
+}
+
+/* Bucket 0 holds 0, bucket b holds [2^(b-1), 2^b); the last of nbuckets is open-ended. */
+static __always_inline __u32 log2_bucket_n(__u64 v, __u32 nbuckets)
+{
+	__u32 b;
+
+	if (v == 0)
+		return 0;
+	b = ilog2(v) + 1;
+	return b < nbuckets ? b : nbuckets - 1;
+}
+
+/* The value of key in a hash map, inserted as *zero first if absent; NULL when the map is full
+ * (the caller counts the drop). */
+static __always_inline void *lookup_or_init(void *map, const void *key, const void *zero)
+{
+	void *v = bpf_map_lookup_elem(map, key);
+	long err;
+
+	if (v)
+		return v;
+	err = bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
+	if (err && err != -17 /* EEXIST: another CPU inserted it */)
+		return NULL;
+	return bpf_map_lookup_elem(map, key);
+}
+
+/*
+ * Walk the user stack's frame pointers: ip first, then each frame's saved return address. The
+ * same walk as bpf_get_stack's, except where it ends: the kernel reads on until a read faults,
+ * and every chain ends in a fault (the main thread's outermost saved %rbp is 1, a thread's 0;
+ * code without frame pointers leaves any value), and that fault cost ~0.5 us per allocation, a
+ * quarter of mem's traced tight loop (perf, see docs/PERFORMANCE.md). Here the walk stops before
+ * reading a frame that cannot be one: in the first page, misaligned, or not above the previous
+ * frame (callers' frames are at higher addresses). The first frames are read inline, then one
+ * frame per bpf_loop step: a plain loop would be verified once per iteration and call site,
+ * which made loading (start-up) several times slower.
+ */
+#define WALK_INLINE	2	/* frames read before bpf_loop (walk_stack) */
+
+struct walk_ctx {
+	__u64 *ips;
+	__u64 fp;		/* the next frame to read */
+	__u64 prev;		/* the lowest address it may be at */
+	__u64 nr;		/* addresses in ips */
+};
+
+/* A frame record (saved frame pointer, return address) read into this function's own frame:
+ * a global function with a frame this small runs on the kernel stack, where the kernel's
+ * usercopy check of the destination is quick; the programs' larger frames are per-CPU memory
+ * (the JIT's private stacks), which costs the check ~10 ns more a read (docs/PERFORMANCE.md). */
+struct frame_rec {
+	__u64 next, ret;
+};
+
+__noinline int read_frame(__u64 fp, struct frame_rec *out)
+{
+	__u64 f[2];
+
+	if (!out || bpf_probe_read_user(f, sizeof(f), (void *)fp))
+		return 1;
+	out->next = f[0];
+	out->ret = f[1];
+	return 0;
+}
+
+/* Step i reads frame i + 1. It uses the step's index rather than a count kept in w: the
+ * verifier would follow such a count's exact value step by step and never converge. */
+static __always_inline long walk_frame_at(__u64 i, struct walk_ctx *w)
+{
+	struct frame_rec frame;
+	__u64 fp = w->fp;
+
+	/* the bound on the very register that indexes ips */
+	asm volatile("" : "+r"(i));
+	if (fp < 4096 || (fp & 7) || fp < w->prev || i >= STACK_MAX_DEPTH - 1)
+		return 1;
+	if (read_frame(fp, &frame))
+		return 1;
+	w->ips[i + 1] = frame.ret;
+	w->nr = i + 2;
+	w->prev = fp + sizeof(frame);
+	w->fp = frame.next;
+	return 0;
+}
+
+/* bpf_loop's steps from the third frame on */
+static long walk_frame(__u64 i, void *data)
+{
+	return walk_frame_at(i + WALK_INLINE, data);
+}
+
+/* The walk once ips[0] and ips[1] are in (w->nr == 2, w->fp the second frame's record). */
+static __always_inline __u64 walk_on(struct walk_ctx *w)
+{
+	if (walk_frame_at(1, w))
+		return w->nr;
+	bpf_loop(STACK_MAX_DEPTH - 1 - WALK_INLINE, walk_frame, w, 0);
+	return w->nr;
+}
+
+/* ips[0] = ip, then the chain from frame pointer fp, every frame above sp. Returns the number
+ * of addresses in ips. The first WALK_INLINE frames are read inline: bpf_loop's callback is an
+ * indirect call per step (a retpoline here), and the walk from a hot site often ends within
+ * them. */
+static __always_inline __u64 walk_stack(__u64 *ips, __u64 ip, __u64 fp, __u64 sp)
+{
+	struct walk_ctx w = { .ips = ips, .fp = fp, .prev = sp, .nr = 1 };
+
+	ips[0] = ip;
+	if (walk_frame_at(0, &w))
+		return w.nr;
+	return walk_on(&w);
+}
+
+/* From a set of user registers: the instruction pointer, then the caller chain. */
+static __always_inline __u64 walk_user_stack(struct pt_regs *regs, __u64 *ips)
+{
+	return walk_stack(ips, PT_REGS_IP(regs), PT_REGS_FP(regs), PT_REGS_SP(regs));
+}
+
+/* The current task's user registers as it last entered the kernel, or as they are now when
+ * the program runs on a user-mode interrupt (a perf event that hit user code): ctx_regs, the
+ * program's own registers, when they are user mode. NULL for a kernel thread. *exact: the
+ * instruction pointer is where the task was (user mode), not the return address of a syscall
+ * or an interrupt (symbolize it as it is, not at ip - 1). */
+static __always_inline struct pt_regs *user_regs(struct pt_regs *ctx_regs, bool *exact)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	*exact = false;
+	if (task->flags & 0x00200000 /* PF_KTHREAD */)
+		return NULL;
+	if (ctx_regs && (BPF_CORE_READ(ctx_regs, cs) & 3)) {
+		*exact = true;
+		return ctx_regs;
+	}
+	return (struct pt_regs *)bpf_task_pt_regs(task);
+}
+
+/* The current task's user stack by frame pointers into s->ips, from regs (see user_regs).
+ * Returns the number of frames (0: no user stack). */
+static __always_inline __u64 capture_user_stack(struct pt_regs *regs, struct stack_trace *s)
+{
+	__u64 ip;
+
+	if (!regs)
+		return 0;
+	ip = BPF_CORE_READ(regs, ip);
+	if (!ip)
+		return 0;
+	return walk_stack(s->ips, ip, BPF_CORE_READ(regs, bp), BPF_CORE_READ(regs, sp));
+}
+
+/* The kernel stack at ctx (a tracepoint's, a perf event's) into s->ips. Returns the number of
+ * frames, 0 when there is none (the event hit user mode) or it could not be read. */
+static __always_inline __u64 capture_kernel_stack(void *ctx, struct stack_trace *s)
+{
+	long n = bpf_get_stack(ctx, s->ips, sizeof(s->ips), 0);
+
+	return n > 0 ? (__u64)n / sizeof(__u64) : 0;
+}
+
+/* Intern the first nr frames of s in stacks_map by hash; s->nr is set. Returns the hash, never
+ * 0; 0 only when the map is full (the caller counts that drop). known: a hash already interned
+ * (e.g. the thread's previous stack), or 0. */
+static __always_inline __u64 stack_intern(void *stacks_map, struct stack_trace *s, __u64 nr,
+					  __u64 known)
+{
+	__u64 h;
+
+	s->nr = nr;
+	h = 0x9e3779b97f4a7c15ULL ^ nr;
+	for (int i = 0; i < STACK_MAX_DEPTH; i++) {
+		if (i >= nr)
+			break;
+		h ^= s->ips[i];
+		h *= 0xff51afd7ed558ccdULL;
+		h ^= h >> 33;
+	}
+	if (h == 0)
+		h = 1;
+	if (h != known && !bpf_map_lookup_elem(stacks_map, &h)) {
+		long err = bpf_map_update_elem(stacks_map, &h, s, BPF_NOEXIST);
+
+		if (err && err != -17 /* EEXIST: another thread interned it */)
+			return 0;
+	}
+	return h;
+}
+
+#endif

@@ -1,0 +1,64 @@
+/* The options every recording mode shares (-p -a -d --follow -o --top --sort --value
+ * --inverted -q -v -h), parsed in one place with the same meaning everywhere; a mode adds its
+ * own through a table of getopt_long options and one callback. */
+#ifndef EBPROF_CLI_OPTIONS_H
+#define EBPROF_CLI_OPTIONS_H
+
+#include <getopt.h>
+#include "core/log.h"
+#include "core/session.h"
+
+/* A mode's own long options use values from OPT_MODE_BASE up (shared ones are below it). */
+#define OPT_MODE_BASE 1000
+
+/* The help of the shared options, for a mode's --help text (one block per group). */
+#define OPTIONS_HELP_TARGETS \
+	"  -p, --pid PID[,PID]    attach to running processes (repeatable); stop on -d, Ctrl-C,\n" \
+	"                         SIGTERM, or when every target has exited\n" \
+	"      --follow           with -p: also trace the processes they create\n" \
+	"  -d, --duration TIME    stop after TIME: 500ms, 30s, 5m, 1h, or plain seconds (with a\n" \
+	"                         command: stop tracing, report, and let it run on)\n"
+#define OPTIONS_HELP_OUTPUT \
+	"  -o, --output FILE      write the report to FILE, format by extension: .txt (text),\n" \
+	"                         .json, .pb.gz (pprof), .folded (folded stacks), .svg (flame\n" \
+	"                         graph), .html (one-page report), .speedscope.json, .csv;\n" \
+	"                         repeatable; default: text to stdout\n" \
+	"      --top N            entries shown per table in the text report (default 10, 0 = all)\n" \
+	"      --inverted         draw the flame graph as an icicle (roots at the top)\n"
+#define OPTIONS_HELP_COMMON \
+	"  -q, --quiet            no progress line (shown on stderr only when it is a terminal)\n" \
+	"  -v, --verbose          say what is attached where (-vv: libbpf and debug messages)\n" \
+	"  -h, --help             this help\n"
+
+struct mode_cli {
+	const char *name;		/* "mem": for "Try 'ebprof mem --help'." */
+	const char *usage;		/* the whole --help text */
+	const struct option *longopts;	/* the mode's own, {0}-terminated; may be NULL */
+	const char *shortopts;		/* the mode's own short options ("F:"), may be NULL */
+	/* One of the mode's own options (c: its getopt value). 0, or 2 after cli_usage_err. */
+	int (*parse)(void *mo, int c, const char *arg, struct session_opts *so,
+		     const struct log_ctx *lc);
+	/* After parsing: the mode's checks of the whole (e.g. options it cannot combine). 0 or
+	 * 2. May be NULL. */
+	int (*check)(void *mo, struct session_opts *so, const struct log_ctx *lc);
+	/* What --sort takes (NULL: "bytes" and "count", the default type and the first count
+	 * type, see output.h) */
+	bool no_sort;			/* the mode has no --sort */
+	bool no_all;			/* the mode has no -a */
+};
+
+/* Parse argv (argv[0] is the mode's name) into so and the mode's options mo. Returns 0, or
+ * the exit status to end with: 2 on a usage error (said), or -1 after --help (printed: exit 0).
+ * Checks the shared rules: a target is given (-p, -a or a command) and only one kind of it;
+ * --follow goes with -p; -d is a duration > 0. */
+int cli_parse(int argc, char **argv, struct log_ctx *lc, const struct mode_cli *mc,
+	      struct session_opts *so, void *mo);
+
+/* Print "ebprof: <message>" and "Try 'ebprof MODE --help'." to stderr; returns 2. */
+int cli_usage_err(const struct log_ctx *lc, const char *mode, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* A whole number (decimal or 0x hex), no sign: 0 or -1. */
+int cli_parse_u64(const char *s, uint64_t *v);
+
+#endif

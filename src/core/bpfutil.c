@@ -1,0 +1,81 @@
+/* Small libbpf helpers every collector needs (see bpfutil.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "core/bpfutil.h"
+
+#define BATCH 1024
+
+int bpfutil__map_for_each(int fd, size_t ksz, size_t vsz, bpfutil_map_cb cb, void *ctx)
+{
+	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	char *keys = malloc(ksz * BATCH), *vals = malloc(vsz * BATCH);
+	__u32 in = 0, out = 0, count;
+	bool first = true, done = false;
+	int err = 0;
+
+	if (!keys || !vals) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (!done) {
+		count = BATCH;
+		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, vals, &count, &opts);
+		if (err == -ENOENT) {
+			done = true;
+			err = 0;
+		} else if (err) {
+			goto out;
+		}
+		for (__u32 i = 0; i < count; i++) {
+			err = cb(keys + i * ksz, vals + i * vsz, ctx);
+			if (err)
+				goto out;
+		}
+		in = out;
+		first = false;
+	}
+out:
+	free(keys);
+	free(vals);
+	return err;
+}
+
+uint64_t bpfutil__percpu_sum(int fd, uint32_t key)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *v, sum = 0;
+
+	if (ncpu <= 0)
+		return 0;
+	v = calloc(ncpu, sizeof(*v));
+	if (v && bpf_map_lookup_elem(fd, &key, v) == 0)
+		for (int i = 0; i < ncpu; i++)
+			sum += v[i];
+	free(v);
+	return sum;
+}
+
+int bpfutil__run_task_iter(struct bpf_program *prog, pid_t pid)
+{
+	union bpf_iter_link_info linfo = { .task.pid = (__u32)pid };
+	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &linfo,
+		    .link_info_len = sizeof(linfo));
+	struct bpf_link *link = bpf_program__attach_iter(prog, pid ? &opts : NULL);
+	char buf[64];
+	int fd, err = 0;
+
+	if (!link)
+		return -errno;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0)
+		err = -errno;
+	while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
+		;
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(link);
+	return err;
+}

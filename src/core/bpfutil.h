@@ -1,0 +1,22 @@
+/* Small libbpf helpers every collector needs: reading a whole hash map in batches, summing a
+ * per-CPU value, running a task iterator. */
+#ifndef EBPROF_BPFUTIL_H
+#define EBPROF_BPFUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct bpf_program;
+
+/* Call cb for every (key, value) of the hash map fd, read in batches; cb returns non-zero to
+ * stop (that value is returned). Returns 0 or a negative errno. */
+typedef int (*bpfutil_map_cb)(const void *key, const void *val, void *ctx);
+int bpfutil__map_for_each(int fd, size_t key_size, size_t val_size, bpfutil_map_cb cb,
+			  void *ctx);
+/* The sum over CPUs of the __u64 at index key of the per-CPU array fd (0 if unreadable). */
+uint64_t bpfutil__percpu_sum(int fd, uint32_t key);
+/* Run the iter/task program prog once over pid's tasks (pid 0: every task). 0 or -errno. */
+int bpfutil__run_task_iter(struct bpf_program *prog, pid_t pid);
+
+#endif

@@ -1,0 +1,101 @@
+/* The contract between the session (core/session.c: targets, the run loop, signals, progress,
+ * outputs) and a mode's collector (src/modes/<mode>/): what a new mode implements, and nothing
+ * else. The lifecycle, in the spirit of perf's util/lock-contention.h:
+ *
+ *   open (load BPF, init the profile's sample types)
+ *   -> attach (each target: launched, -p, new children; or attach_all for -a)
+ *   -> tick (every 100 ms while tracing)
+ *   -> finalize (a process at its exit stop, before an exec, or at the end)
+ *   -> stop (tracing ends: probes off) -> finish (drops, what is left) -> outputs
+ *   -> detach -> close
+ *
+ * Every hook but open and close may be NULL when the mode has nothing to do there. Hooks report
+ * their own errors (pr_err) and return negative errnos.
+ */
+#ifndef EBPROF_MODE_H
+#define EBPROF_MODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "core/log.h"
+
+struct profile;
+struct symbolizer;
+struct session;
+
+/* What the session gives a mode: valid from open to close. */
+struct session_env {
+	const struct log_ctx *lc;
+	struct profile *prof;		/* the run's profile (mode = the mode's name) */
+	struct symbolizer *sym;		/* one symbolizer for the run */
+	uint64_t start_ns;		/* CLOCK_MONOTONIC when tracing starts (set before attach) */
+	bool all;			/* -a */
+	bool follow;			/* -p with --follow */
+	bool launch;			/* a command is launched */
+	struct session *s;		/* for session__clear_progress, session__stopping */
+};
+
+enum mode_attach {
+	/* a launched command, or a traced process that exec'd a new program: stopped right
+	 * after its exec, under ptrace; the mode may step it (mem runs it to its allocator) */
+	MODE_ATTACH_EXEC,
+	/* -p: a running process (ptrace-seized if possible, not stopped) */
+	MODE_ATTACH_PID,
+	/* a new process of a traced tree (fork, clone), stopped before its first instruction,
+	 * running its parent's program */
+	MODE_ATTACH_CHILD,
+};
+
+struct mode_ops {
+	const char *name;		/* "mem", "cpu", ... (the profile's mode) */
+
+	/* Load the BPF side, set the profile's sample types and notes. opts: the mode's own
+	 * parsed options. NULL on failure (reported). */
+	void *(*open)(const struct session_env *env, void *opts);
+	void (*close)(void *m);
+
+	/*
+	 * Trace pid. Returns 0; -ENOENT: this mode cannot trace this process (the session warns
+	 * with why_untraceable's phrase and lets it run untraced; fatal for -p); -ESRCH: it
+	 * exited while the mode prepared it (*status gets its wait status when it was a stopped
+	 * tracee, else -1); any other negative errno is fatal for launch and -p (reported by the
+	 * mode) and skips a child.
+	 */
+	int (*attach)(void *m, pid_t pid, enum mode_attach how, int *status);
+	/* Why pid cannot be traced, as a phrase ("a Go program ..."); NULL: "not supported". */
+	const char *(*why_untraceable)(void *m, pid_t pid);
+	/* -a: trace every process (and the kernel, for modes that can). NULL: -a unsupported. */
+	int (*attach_all)(void *m);
+
+	/* Every 100 ms (t_ns since start_ns); `second`: once a second (re-read mappings, adopt
+	 * processes seen system-wide, report those gone). */
+	void (*tick)(void *m, int64_t t_ns, bool second);
+	/* The progress line's text after the elapsed time, e.g. "1234 samples  drops 0". */
+	void (*progress)(void *m, char *buf, size_t len);
+
+	/* pid stopped (at_exit: held at its exit stop; else stopped by the mode itself now, as the
+	 * run ends or on SIGUSR1) for an inspection of its memory: mem's leak scan. Called only
+	 * when session_opts.inspect is set. *leader_status: a wait status the process reported
+	 * meanwhile (its exit), for the session to handle, or -1. */
+	int (*inspect)(void *m, pid_t pid, bool at_exit, int *leader_status);
+
+	/* Read pid out into the profile, while its mappings are still readable; `exec`: its old
+	 * program is being replaced (the new one is attached next). */
+	void (*finalize)(void *m, pid_t pid, bool exec);
+	/* pid has ended: release its probes (without waiting for it). */
+	void (*retire)(void *m, pid_t pid);
+
+	/* Tracing ends: stop counting (take probes off), before the remaining processes are
+	 * finalized. */
+	void (*stop)(void *m);
+	/* After they are: processes known only to the mode (-a), drops, notes. */
+	void (*finish)(void *m);
+	/* After the outputs are written: an exit status that replaces 0 (mem's --fail-on-leak),
+	 * or 0. */
+	int (*verdict)(void *m);
+	/* Remove every probe (no probe is left behind on any path). */
+	void (*detach)(void *m);
+};
+
+#endif

@@ -1,0 +1,53 @@
+/* One run of any mode: targets (a launched command and its tree, -p PIDs with --follow, -a),
+ * the run loop (signals, -d, a 100 ms tick, exit and exec stops, Ctrl-C and SIGTERM), the
+ * progress line, holding processes at exit until the mode has read them, the outputs, and
+ * leaving no probe and no stopped process behind. Modes plug in through core/mode.h.
+ *
+ * One thread drives everything: signals and child events arrive through a signalfd, the
+ * duration through a timerfd, exits of processes we could not ptrace through pidfds. A process
+ * is read out when it stops at exit (its mappings are still there), or when the run stops; the
+ * report is written before probes are detached, because detaching is the slow part.
+ */
+#ifndef EBPROF_SESSION_H
+#define EBPROF_SESSION_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include "core/log.h"
+#include "core/mode.h"
+#include "output/output.h"
+
+#define SESSION_MAX_PIDS 256
+#define SESSION_MAX_OUTPUTS 16
+
+struct session_opts {
+	pid_t pids[SESSION_MAX_PIDS];	/* -p */
+	int npids;
+	char **argv;			/* -- CMD ARGS, NULL-terminated, or NULL */
+	double duration;		/* -d seconds, 0: until the targets end (or a signal) */
+	const char *outputs[SESSION_MAX_OUTPUTS];	/* -o, format by extension */
+	int noutputs;
+	struct output_opts out;		/* --top, --sort, --value, --inverted */
+	bool quiet;			/* -q: no progress line */
+	bool follow;			/* --follow */
+	bool all;			/* -a */
+	bool inspect;			/* call the mode's inspect hook (mem --leaks) */
+	/* ebprof's own command line, for the profile's metadata */
+	int self_argc;
+	char **self_argv;
+};
+
+struct session;
+
+/* Run mode `ops` with its parsed options over the targets in so. Returns the exit status:
+ * the launched command's, or 0, 1 (runtime failure), 2 (usage: e.g. --value names no sample
+ * type of this mode), or the mode's verdict. */
+int session__run(const struct session_opts *so, const struct mode_ops *ops, void *mode_opts,
+		 const struct log_ctx *lc);
+
+/* Erase the progress line before printing to stderr. */
+void session__clear_progress(struct session *s);
+/* Tracing is ending (a stop was asked or the duration reached). */
+bool session__stopping(const struct session *s);
+
+#endif
