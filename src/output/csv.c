@@ -13,7 +13,6 @@
 #include "output/output.h"
 #include "output/render.h"
 
-#define KERNEL_MAPPING "[kernel.kallsyms]"
 
 static const char *const tail_columns[] = {
 	"temporary_count", "outstanding_count", "outstanding_bytes", "min_age_ns", "max_age_ns",
@@ -76,8 +75,7 @@ static int stack_field(const struct profile *p, const struct prof_sample *s, cha
 		return -ENOMEM;
 	for (i = s->nlocs; i-- > 0;) {
 		const struct prof_location *loc = &p->locations[s->locs[i]];
-		bool kernel = loc->mapping != PROF_NONE &&
-			      strcmp(p->mappings[loc->mapping].file, KERNEL_MAPPING) == 0;
+		bool kernel = profile__location_is_kernel(p, loc);
 		uint32_t nl = loc->nlines ? loc->nlines : 1;
 		char *c;
 

@@ -929,6 +929,27 @@ const char *profile__frame_name(const struct profile *p, const struct prof_locat
 	return buf;
 }
 
+bool profile__mapping_is_kernel(const struct prof_mapping *m)
+{
+	size_t len;
+
+	if (!m || !m->file)
+		return false;
+	if (!strcmp(m->file, "[kernel.kallsyms]") || !strcmp(m->file, "[bpf]"))
+		return true;
+	len = strlen(m->file);
+	/* user mappings named in brackets ([vdso], [heap], [stack]) are in the lower half; the
+	 * vsyscall page is in the upper half but runs in user mode */
+	return len > 2 && m->file[0] == '[' && m->file[len - 1] == ']' &&
+	       m->start >= 0x8000000000000000ULL && strcmp(m->file, "[vsyscall]") != 0;
+}
+
+bool profile__location_is_kernel(const struct profile *p, const struct prof_location *loc)
+{
+	return loc->mapping != PROF_NONE && loc->mapping < p->nmappings &&
+	       profile__mapping_is_kernel(&p->mappings[loc->mapping]);
+}
+
 /* ---- peaks ------------------------------------------------------------------------------ */
 
 int prof_process__set_peak(struct profile *p, struct prof_process *proc,

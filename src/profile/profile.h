@@ -326,6 +326,13 @@ bool prof_suppressions__match(const char *pattern, const char *s);
 const char *profile__frame_name(const struct profile *p, const struct prof_location *loc,
 				uint32_t line_idx, char *buf, size_t len);
 
+/* Is m kernel code: "[kernel.kallsyms]" (the core kernel), "[bpf]" (BPF programs), or a
+ * module's "[name]" mapped in the kernel's half of the address space (core/stacks.c makes
+ * them)? Renderers mark these frames "_[k]". */
+bool profile__mapping_is_kernel(const struct prof_mapping *m);
+/* The same for a location: false without a mapping. */
+bool profile__location_is_kernel(const struct profile *p, const struct prof_location *loc);
+
 /* ---- growth.c: live bytes of sites over time ------------------------------------------- */
 
 /* Fewer snapshots than this (the last one at the end included) give no trend. */
