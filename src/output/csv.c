@@ -101,7 +101,7 @@ static int csv_write(const struct profile *p, const struct output_opts *o, FILE 
 	uint32_t *idx, n, i, t;
 	char *stack = NULL;
 	size_t cap = 0, c;
-	bool leaks;
+	bool leaks, alloc = render__is_alloc_profile(p);
 	int err = 0;
 
 	idx = render__sorted_samples(p, p->ntypes ? (int)p->default_type : 0, false, &n);
@@ -116,7 +116,8 @@ static int csv_write(const struct profile *p, const struct output_opts *o, FILE 
 		fputc(',', f);
 		put_field(f, p->types[t].type);
 	}
-	for (c = 0; c < sizeof(tail_columns) / sizeof(tail_columns[0]); c++)
+	/* temporaries and outstanding blocks are allocations' only */
+	for (c = 0; alloc && c < sizeof(tail_columns) / sizeof(tail_columns[0]); c++)
 		fprintf(f, ",%s", tail_columns[c]);
 	fputs(leaks ? ",suppressed,stack\r\n" : ",stack\r\n", f);
 
@@ -131,13 +132,15 @@ static int csv_write(const struct profile *p, const struct output_opts *o, FILE 
 		put_field(f, proc ? proc->comm : NULL);
 		for (t = 0; t < p->ntypes; t++)
 			fprintf(f, ",%" PRId64, s->values[t]);
-		fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", s->temporary, s->out.count,
-			s->out.bytes);
+		fputc(',', f);
+		if (alloc)
+			fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", s->temporary,
+				s->out.count, s->out.bytes);
 		/* ages of nothing are no ages: empty rather than a misleading 0 */
-		if (s->out.count)
+		if (alloc && s->out.count)
 			fprintf(f, "%" PRIu64 ",%" PRIu64 ",", s->out.min_age_ns,
 				s->out.max_age_ns);
-		else
+		else if (alloc)
 			fputs(",,", f);
 		if (leaks)
 			fputs(s->suppressed ? "1," : "0,", f);
