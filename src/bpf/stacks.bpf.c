@@ -134,9 +134,14 @@ static __always_inline int record(void *ctx, struct pt_regs *uregs, __u64 event)
 				count_drop(STACKS_DROP_STACKS_FULL);
 		}
 	}
-	regs = user_regs(uregs, &exact);
-	nr = !regs ? 0 : uregs ? capture_entry_stack(regs, &s->user)
-			       : capture_user_stack(regs, &s->user);
+	/* a uprobe's registers are the user's own (and a context pointer, which the verifier
+	 * will not see one instruction load alongside the task's saved registers) */
+	if (uregs) {
+		nr = capture_entry_stack(uregs, &s->user);
+	} else {
+		regs = user_regs(NULL, &exact);
+		nr = capture_user_stack(regs, &s->user);
+	}
 	if (nr) {
 		key.ustack = stack_intern(&stacks, &s->user, nr, 0);
 		if (!key.ustack)

@@ -560,6 +560,32 @@ static void name_proc(struct stacks_mode *m, struct proc *p)
 		snprintf(p->comm, sizeof(p->comm), "swapper");
 }
 
+/* How many leading kernel frames are the tracing machinery that ran the program (the BPF
+ * program itself, bpf_trace_run2, __bpf_trace_sched_switch, perf_trace_*...) rather than the
+ * code that hit the event: left out, as perf and bpftrace do. */
+static uint32_t tracing_frames(const struct ksyms *ks, const __u64 *ips, uint32_t nr)
+{
+	static const char *const prefixes[] = { "bpf_prog_", "bpf_trace_run", "__bpf_trace_",
+						"trace_call_bpf", "perf_trace_", "perf_syscall_",
+						"__traceiter_", "bpf_get_stack", "__uprobe_perf",
+						"uprobe_" };
+	uint32_t i;
+
+	if (!ks)
+		return 0;
+	for (i = 0; i < nr; i++) {
+		const char *name = ksyms__resolve(ks, ips[i] - (i > 0), &(uint64_t){ 0 });
+		bool skip = false;
+
+		for (size_t j = 0; name && j < sizeof(prefixes) / sizeof(prefixes[0]); j++)
+			if (!strncmp(name, prefixes[j], strlen(prefixes[j])))
+				skip = true;
+		if (!skip)
+			break;
+	}
+	return i < nr ? i : 0;
+}
+
 static void add_count(struct stacks_mode *m, struct proc *p, const struct count *c)
 {
 	struct profile *prof = m->env->prof;
@@ -573,10 +599,12 @@ static void add_count(struct stacks_mode *m, struct proc *p, const struct count 
 	/* the leaf names the event: the flame graph's tips say which event each stack hit */
 	locs[n++] = stacks__named_loc(prof, ev->spec);
 	t = c->k.kstack ? stack_table__get(m->st, c->k.kstack) : NULL;
-	if (t && t->nr)
-		n += stacks__kernel_locs(prof, m->ks, t->ips,
-					 t->nr < STACK_MAX_DEPTH ? t->nr : STACK_MAX_DEPTH,
-					 locs + n);
+	if (t && t->nr) {
+		uint32_t nr = t->nr < STACK_MAX_DEPTH ? t->nr : STACK_MAX_DEPTH;
+		uint32_t skip = tracing_frames(m->ks, t->ips, nr);
+
+		n += stacks__kernel_locs(prof, m->ks, t->ips + skip, nr - skip, locs + n);
+	}
 	t = c->k.ustack ? stack_table__get(m->st, c->k.ustack) : NULL;
 	if (t && t->nr)
 		n += stacks__user_locs(prof, p->sp, p->pid, t->ips,
