@@ -76,10 +76,29 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 int stacks_opts__resolve(struct stacks_opts *o, const struct log_ctx *lc)
 {
 	for (int i = 0; i < o->nevents; i++) {
+		const struct stacks_event *ev = &o->events[i];
+		char path[PATH_MAX], why[PATH_MAX + 128];
+		uint64_t off;
 		int err = stacks_event__resolve(&o->events[i], lc);
 
 		if (err)
 			return err;
+		/* a uprobe's file known now (a path, a library) is checked before anything runs;
+		 * a bare name may be the target's own program, known only at attach */
+		if (ev->kind != STACKS_EV_UPROBE || stacks_event__uprobe_path(ev, 0, path,
+									      sizeof(path))) {
+			if (ev->kind == STACKS_EV_UPROBE && strchr(ev->path, '/')) {
+				pr_err(lc, "event %s: cannot read %s", ev->spec, ev->path);
+				return -ENOENT;
+			}
+			continue;
+		}
+		err = sym_elf_symbol_offset(path, ev->sym, &off);
+		if (err) {
+			pr_err(lc, "event %s: %s", ev->spec,
+			       stacks_event__symbol_error(path, ev->sym, err, why, sizeof(why)));
+			return -ENOENT;
+		}
 	}
 	return 0;
 }
@@ -385,7 +404,7 @@ static int attach_uprobes(struct stacks_mode *m, pid_t pid, int **fds, int *nfds
 {
 	for (int i = 0; i < m->o->nevents; i++) {
 		const struct stacks_event *ev = &m->o->events[i];
-		char path[PATH_MAX];
+		char path[PATH_MAX], why[PATH_MAX + 128];
 		uint64_t off;
 		int fd, err, *n;
 
@@ -399,14 +418,14 @@ static int attach_uprobes(struct stacks_mode *m, pid_t pid, int **fds, int *nfds
 			else
 				pr_err(m->lc, "event %s: no library or program '%s' found: give its "
 				       "path", ev->spec, ev->path);
-			return -ENOENT;
+			/* not -ENOENT: the session would run the process untraced */
+			return -EINVAL;
 		}
 		err = sym_elf_symbol_offset(path, ev->sym, &off);
 		if (err) {
-			pr_err(m->lc, "event %s: no function '%s' in %s%s", ev->spec, ev->sym, path,
-			       err == -ENOENT ? " (is it the right file? nm -D lists its symbols)"
-					      : ": the file cannot be read as ELF");
-			return -ENOENT;
+			pr_err(m->lc, "event %s: %s", ev->spec,
+			       stacks_event__symbol_error(path, ev->sym, err, why, sizeof(why)));
+			return -EINVAL;
 		}
 		fd = open_uprobe(m, path, off, pid, i);
 		if (fd < 0) {

@@ -1,6 +1,7 @@
 /* Events of `ebprof stacks -e`: parsing, resolution to a way of probing them, listing (-l).
  * See events.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <glob.h>
 #include <limits.h>
@@ -281,8 +282,11 @@ int stacks_events__list(const char *pattern, FILE *f, const struct log_ctx *lc)
 		fprintf(f, "%s\n", ns.v[i]);
 		shown++;
 	}
-	fprintf(f, "u:PATH:SYMBOL\n");
-	if (!shown && pattern)
+	if (!pattern || !*pattern || matches(pattern, "u:PATH:SYMBOL")) {
+		fprintf(f, "u:PATH:SYMBOL\n");	/* any user function */
+		shown++;
+	}
+	if (!shown)
 		fprintf(stderr, "%s: no tracepoint matches '%s'\n", lc->prog, pattern);
 	names_free(&ns);
 	return 0;
@@ -453,11 +457,25 @@ static int from_maps(pid_t pid, const char *want, char *out, size_t len)
 	return err;
 }
 
+static bool is_elf(const char *path)
+{
+	char magic[4];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = read(fd, magic, 4) == 4 && !memcmp(magic, "\177ELF", 4);
+	close(fd);
+	return ok;
+}
+
 static int from_dirs(const char *want, char *out, size_t len)
 {
 	static const char *dirs[] = { "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
 				      "/lib64", "/usr/lib", "/usr/local/lib" };
-	static const char *forms[] = { "%s/%s", "%s/%s.so", "%s/%s.so.*", "%s/%s-*.so" };
+	/* the runtime library before the development link (libc.so is a linker script) */
+	static const char *forms[] = { "%s/%s", "%s/%s.so.*", "%s/%s.so", "%s/%s-*.so" };
 	char pat[PATH_MAX];
 
 	for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
@@ -470,7 +488,8 @@ static int from_dirs(const char *want, char *out, size_t len)
 				for (size_t i = 0; i < g.gl_pathc && !found; i++) {
 					struct stat st;
 
-					if (stat(g.gl_pathv[i], &st) == 0 && S_ISREG(st.st_mode)) {
+					if (stat(g.gl_pathv[i], &st) == 0 && S_ISREG(st.st_mode) &&
+					    is_elf(g.gl_pathv[i])) {
 						snprintf(out, len, "%s", g.gl_pathv[i]);
 						found = 1;
 					}
@@ -529,4 +548,24 @@ int stacks_event__uprobe_path(const struct stacks_event *ev, pid_t pid, char *ou
 	if (from_dirs(p, out, len) == 0)
 		return 0;
 	return from_path_env(p, out, len);
+}
+
+const char *stacks_event__symbol_error(const char *path, const char *sym, int err, char *buf,
+				       size_t len)
+{
+	const char *shown = path;
+
+	if (!strncmp(path, "/proc/", 6)) {
+		const char *r = strstr(path, "/root/");
+
+		if (r)
+			shown = r + 5;
+	}
+	if (err == -ENOENT)
+		snprintf(buf, len, "no function '%s' in %s (nm or nm -D lists its symbols; the "
+			 "object may be stripped)", sym, shown);
+	else
+		snprintf(buf, len, "cannot read %s as an ELF file to find '%s': %s", shown, sym,
+			 strerror(-err));
+	return buf;
 }

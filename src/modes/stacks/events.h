@@ -41,6 +41,11 @@ int stacks_event__resolve(struct stacks_event *ev, const struct log_ctx *lc);
  * an executable of that name in $PATH. 0, or -ENOENT. */
 int stacks_event__uprobe_path(const struct stacks_event *ev, pid_t pid, char *out, size_t len);
 
+/* A sentence on why SYMBOL cannot be probed in path (err from sym_elf_symbol_offset), in
+ * buf; the path is shown as the process sees it (without /proc/PID/root). Returns buf. */
+const char *stacks_event__symbol_error(const char *path, const char *sym, int err, char *buf,
+				       size_t len);
+
 /* Print the usable events matching pattern (a glob, or a substring when it has no glob
  * character; NULL: all) to f, one per line. Returns the exit status (0, or 1 when nothing
  * could be listed). */
