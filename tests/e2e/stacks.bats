@@ -126,3 +126,13 @@ events_through() {
 	jqe '[.processes[] | select(.pid == 0 or (.comm | test("^(kworker|ksoftirq|rcu|migration)")))]
 	     | length > 0' "$T/out.json"
 }
+
+@test "stacks: a launched tree: each program's events counted in its own process" {
+	run "$EBPROF" stacks -e syscalls:sys_enter_openat -e u:openloop:marker -o "$T/out.json" \
+		-- sh -c "'$FIX/openloop' 2; '$FIX/openloop' 3"
+	[ "$status" -eq 0 ]
+	jqe '[.processes[] | select(.comm == "openloop") | .calls["u:openloop:marker"]] | sort == [2, 3]' \
+		"$T/out.json"
+	[ "$(events_through "$T/out.json" open_a)" -eq 5 ]
+	[ "$(events_through "$T/out.json" open_b)" -eq 10 ]
+}

@@ -411,13 +411,15 @@ static int attach_uprobes(struct stacks_mode *m, pid_t pid, int **fds, int *nfds
 		if (ev->kind != STACKS_EV_UPROBE)
 			continue;
 		if (stacks_event__uprobe_path(ev, pid > 0 ? pid : 0, path, sizeof(path))) {
-			if (pid > 0)
-				pr_err(m->lc, "event %s: no object '%s' is mapped in process %d, nor "
-				       "found as a library or a program: give its path", ev->spec,
-				       ev->path, pid);
-			else
-				pr_err(m->lc, "event %s: no library or program '%s' found: give its "
-				       "path", ev->spec, ev->path);
+			/* a bare name: a process of a traced tree may run another program (a
+			 * shell before the program), and its own exec attaches again */
+			if (pid > 0) {
+				pr_info(m->lc, "event %s: no object '%s' in process %d: not probed "
+					"there", ev->spec, ev->path, pid);
+				continue;
+			}
+			pr_err(m->lc, "event %s: no library or program '%s' found: give its path",
+			       ev->spec, ev->path);
 			/* not -ENOENT: the session would run the process untraced */
 			return -EINVAL;
 		}
