@@ -18,6 +18,7 @@
 #include "core/closer.h"
 #include "core/heapscan.h"
 #include "core/bpfutil.h"
+#include "core/stacks.h"
 #include "modes/mem/collect.h"
 #include "core/snapshots.h"
 #include "core/target.h"
@@ -972,38 +973,8 @@ static uint32_t build_stack(struct profile *prof, struct sym_proc *sp, const str
 		locs[n++] = profile__location(prof, PROF_NONE, fn + 1, fn + 1, &line, 1);
 	if (!st)
 		return n;
-
-	for (uint64_t i = 0; i < st->nr && i < MEM_MAX_STACK; i++) {
-		struct prof_line lines[SYM_MAX_INLINE];
-		uint32_t map = PROF_NONE, nl = 0;
-		uint64_t ip = st->ips[i];
-
-		if (sp) {
-			if (sym_proc__resolve(sp, ip, true, &r) || !r.mapped || !r.executable)
-				continue;
-			/* past the caller's frame, a "return address" that follows no call means
-			 * the frame-pointer walk ran into code without frame pointers: the rest
-			 * is garbage (static binaries end so) */
-			if (i > 0 && sym_proc__follows_call(sp, ip) == 0)
-				break;
-			map = profile__mapping(prof, pid, r.map_start, r.map_end, r.map_offset,
-					       r.module, r.build_id);
-			for (uint32_t j = 0; j < r.nframes && j < SYM_MAX_INLINE; j++) {
-				const struct sym_frame *f = &r.frames[j];
-
-				if (!f->function)
-					continue;
-				lines[nl].function = profile__function(prof, f->function,
-						f->system_name ? f->system_name : f->function,
-						f->file);
-				lines[nl++].line = f->line;
-			}
-			locs[n++] = profile__location(prof, map, ip, r.module_offset, lines, nl);
-		} else {
-			locs[n++] = profile__location(prof, PROF_NONE, ip, ip, NULL, 0);
-		}
-	}
-	return n;
+	return n + stacks__user_locs(prof, sp, pid, st->ips,
+				     st->nr < MEM_MAX_STACK ? st->nr : MEM_MAX_STACK, false, locs + n);
 }
 
 /* The function a site's caller called. Aliases share one probe (glibc: aligned_alloc is
