@@ -30,6 +30,8 @@ static void usage(FILE *f)
 		"  sudo ebprof mem -- ./myprog arg1 arg2       launch, trace, report at exit\n"
 		"  sudo ebprof mem -p 4242 -d 30               attach for 30 s (or Ctrl-C)\n"
 		"  sudo ebprof mem -p 4242 -o out.json -o out.pb.gz\n"
+		"  sudo ebprof cpu -o flame.svg -- ./myprog      where its CPU time goes\n"
+		"  sudo ebprof cpu -a -d 10                      the whole machine for 10 s\n"
 		"  sudo ebprof stacks -e syscalls:sys_enter_openat -- ./myprog   who opens files\n"
 		"  ebprof report out.pb.gz -o flame.svg        render a saved profile again\n"
 		"  ebprof diff before.pb.gz after.pb.gz -o diff.svg\n"
