@@ -215,6 +215,17 @@ static void test_pprof(void **state)
 	assert_string_equal(text, text2);
 	free(text);
 	free(text2);
+	/* and written again, the same bytes */
+	{
+		size_t l1, l2;
+		char *a = render(&output_pprof, p, NULL, &l1), *b = render(&output_pprof, back,
+									  NULL, &l2);
+
+		assert_int_equal(l1, l2);
+		assert_memory_equal(a, b, l1);
+		free(a);
+		free(b);
+	}
 	profile__free(back);
 	unlink(path);
 	free(path);
