@@ -215,6 +215,17 @@ static void test_pprof(void **state)
 	assert_string_equal(text, text2);
 	free(text);
 	free(text2);
+	/* and written again, the same bytes */
+	{
+		size_t l1, l2;
+		char *a = render(&output_pprof, p, NULL, &l1), *b = render(&output_pprof, back,
+									  NULL, &l2);
+
+		assert_int_equal(l1, l2);
+		assert_memory_equal(a, b, l1);
+		free(a);
+		free(b);
+	}
 	profile__free(back);
 	unlink(path);
 	free(path);
@@ -238,6 +249,17 @@ static void test_info(void **state)
 	assert_int_equal(profile__add_info(p, "", "x"), -EINVAL);
 	assert_int_equal(profile__set_period(p, "cpu", NULL, 1), -EINVAL);
 	assert_int_equal(profile__set_period(p, "cpu", "nanoseconds", 1000), 0);
+	/* the mem report shows them too */
+	{
+		struct profile *m = profile__new("mem");
+		char *out;
+
+		assert_int_equal(profile__add_info(m, "tracked", "%s", "every call"), 0);
+		out = render(&output_text, m, NULL, NULL);
+		assert_non_null(strstr(out, "\n  tracked: every call\n"));
+		free(out);
+		profile__free(m);
+	}
 	assert_int_equal(profile__set_period(p, NULL, NULL, 1000), 0);
 	assert_null(p->period_type.type);
 	assert_int_equal(p->period, 0);
