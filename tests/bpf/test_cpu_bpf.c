@@ -54,7 +54,7 @@ static struct run run_cpu(struct cpu_opts *o, bool all, char *const argv[], doub
 {
 	struct log_ctx lc = { .prog = "test_cpu_bpf", .verbose = getenv("TEST_VERBOSE") ? 2 : 0 };
 	struct symbolizer_opts so = { .no_lines = true };
-	struct session_env env = { .lc = &lc, .all = all, .launch = true };
+	struct session_env env = { .lc = &lc, .all = all };
 	struct run r = { .cpu_ms = -1 };
 	uint64_t t0, last_second;
 	int out[2], status = -1;
