@@ -32,10 +32,12 @@ struct {
 	__type(value, __u8);
 } targets SEC(".maps");
 
+/* The hash maps the program inserts into are preallocated: it runs in the timer interrupt,
+ * where the allocator behind BPF_F_NO_PREALLOC can run dry in a burst of new stacks and fail
+ * the insert (it did, about once a run, on this machine). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 1 << 15);		/* --max-stacks */
+	__uint(max_entries, 1 << 14);		/* --max-stacks */
 	__type(key, struct cpu_key);
 	__type(value, __u64);
 } counts SEC(".maps");
@@ -43,8 +45,7 @@ struct {
 /* User and kernel stacks, interned by a 64-bit hash of their frames. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 1 << 15);		/* --max-stacks */
+	__uint(max_entries, 1 << 14);		/* --max-stacks */
 	__type(key, __u64);
 	__type(value, struct stack_trace);
 } stacks SEC(".maps");
@@ -52,8 +53,7 @@ struct {
 /* Names of the processes (by tgid) and, with --per-thread, threads (by tid) seen. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 1 << 15);
+	__uint(max_entries, 1 << 14);
 	__type(key, __u32);
 	__type(value, struct cpu_comm);
 } comms SEC(".maps");

@@ -8,7 +8,7 @@
 #include "core/session.h"
 #include "modes/cpu/collect.h"
 
-#define DEFAULT_MAX_STACKS (1u << 15)
+#define DEFAULT_MAX_STACKS (1u << 14)
 
 enum {
 	OPT_IDLE = OPT_MODE_BASE,
@@ -51,7 +51,8 @@ static const char cpu_usage[] =
 	"      --idle             with -a: count the CPUs' idle time too (process \"idle\")\n"
 	"      --per-thread       one frame per thread (\"name [tid]\") under each process\n"
 	"      --max-stacks N     distinct stacks kept, and (process, stacks) counters (default\n"
-	"                         32768); past it, samples are counted as drops\n"
+	"                         16384; preallocated, about 1 KiB each); past it, a sample\n"
+	"                         loses its stack or is lost, counted as a drop either way\n"
 	"\n"
 	"Output:\n"
 	OPTIONS_HELP_OUTPUT
@@ -93,9 +94,9 @@ static int cpu_parse(void *mo, int c, const char *arg, struct session_opts *so,
 		o->per_thread = true;
 		return 0;
 	case OPT_MAX_STACKS:
-		if (cli_parse_u64(arg, &v) || v == 0 || v > (1u << 24))
+		if (cli_parse_u64(arg, &v) || v == 0 || v > (1u << 22))
 			return cli_usage_err(lc, "cpu", "--max-stacks takes a number of stacks from "
-					     "1 to 16777216 (got '%s')", arg);
+					     "1 to 4194304 (got '%s')", arg);
 		o->max_stacks = v;
 		return 0;
 	}
