@@ -145,11 +145,10 @@ static bool has_function(const struct profile *p, const struct prof_sample *s, c
 	return false;
 }
 
+/* By address: kernel frames may be under the kernel's mapping, a module's or "[bpf]". */
 static bool is_kernel(const struct profile *p, uint32_t loc)
 {
-	uint32_t m = p->locations[loc].mapping;
-
-	return m != PROF_NONE && !strcmp(p->mappings[m].file, STACKS_KERNEL_MAPPING);
+	return p->locations[loc].address >= 0xffff800000000000ull;
 }
 
 static uint64_t drop(const struct profile *p, const char *reason)
@@ -302,7 +301,17 @@ static void test_all_idle(void **state)
 		    has_function(r.prof, &r.prof->samples[i], "burn_heavy"))
 			burn = true;
 	}
-	assert_true(idle);
+	/* the idle task runs only when the CPUs have nothing else to do: on a saturated machine
+	 * (other tests, a loaded CI host) it may never be sampled */
+	if (!idle) {
+		uint64_t total = 0;
+
+		for (uint32_t i = 0; i < r.prof->nsamples; i++)
+			total += r.prof->samples[i].values[0];
+		print_message("no idle sample: %llu samples of tasks in 0.5 s\n",
+			      (unsigned long long)total);
+		assert_true(total > 0.8 * 0.5 * o.hz * sysconf(_SC_NPROCESSORS_ONLN));
+	}
 	assert_true(burn);
 	assert_int_equal(drop(r.prof, "process_notes_lost"), 0);
 	profile__free(r.prof);
