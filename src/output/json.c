@@ -479,6 +479,23 @@ static int json_write(const struct profile *p, const struct output_opts *o, FILE
 		jsonw_bool_field(w, "estimated", strcmp(p->sampling, "alloc-only") != 0);
 		jsonw_end_object(w);
 	}
+	if (p->period_type.type) {
+		/* what one event of a sampled profile stands for (cpu: ns between samples) */
+		jsonw_name(w, "period");
+		jsonw_start_object_flat(w);
+		jsonw_string_field(w, "type", p->period_type.type);
+		jsonw_string_field(w, "unit", p->period_type.unit);
+		jsonw_int_field(w, "value", p->period);
+		jsonw_end_object(w);
+	}
+	if (p->ninfo) {
+		/* the run's facts, as the collector worded them, in its order */
+		jsonw_name(w, "info");
+		jsonw_start_object(w);
+		for (i = 0; i < p->ninfo; i++)
+			jsonw_string_field(w, p->info[i].key, p->info[i].value);
+		jsonw_end_object(w);
+	}
 
 	jsonw_name(w, "sample_types");
 	jsonw_start_array(w);

@@ -1130,6 +1130,9 @@ static int text_write(const struct profile *p, const struct output_opts *o, FILE
 	};
 	int err;
 
+	/* values that are not allocations get a report of functions and stacks */
+	if (!render__is_alloc_profile(p))
+		return render__text_stacks(p, t.o, f);
 	print_header(&t);
 	err = print_processes(&t);
 	if (!err)

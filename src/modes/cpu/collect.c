@@ -342,6 +342,12 @@ static void *cpu_open(const struct session_env *env, void *opts)
 		goto fail;
 	}
 	prof->default_type = 0;
+	/* pprof's period: what one sample stands for */
+	err = profile__set_period(prof, "cpu", "nanoseconds", c->period_ns);
+	if (err) {
+		pr_err(c->lc, "cannot set up the profile: %s", strerror(-err));
+		goto fail;
+	}
 	return c;
 fail:
 	cpu_mode_ops.close(c);
@@ -705,7 +711,7 @@ static void cpu_finish(void *m)
 				  "buffer was full): those that exited before the end show bare "
 				  "addresses", (unsigned long long)notes);
 
-	/* the run's facts: "0-1" style CPU ranges */
+	/* "0-1" style CPU ranges */
 	cpus[0] = 0;
 	for (int i = 0; i < c->ncpus && len < (int)sizeof(cpus) - 16; i++) {
 		int j = i;
@@ -717,11 +723,12 @@ static void cpu_finish(void *m)
 			len += snprintf(cpus + len, sizeof(cpus) - len, "-%d", c->cpus[j]);
 		i = j;
 	}
-	profile__add_note(prof, "cpu: sampled every %llu ns of CPU time (%u Hz) on CPUs %s for "
-			  "%.2f s: %llu samples, %llu lost; each sample weighs %llu ns",
-			  (unsigned long long)c->period_ns, c->opts.hz, cpus, secs,
-			  (unsigned long long)c->samples, (unsigned long long)lost,
-			  (unsigned long long)c->period_ns);
+	/* the run's facts */
+	profile__add_info(prof, "rate", "%u Hz", c->opts.hz);
+	profile__add_info(prof, "cpus", "%s", cpus);
+	profile__add_info(prof, "duration", "%.2f s", secs);
+	profile__add_info(prof, "samples", "%llu", (unsigned long long)c->samples);
+	profile__add_info(prof, "samples_lost", "%llu", (unsigned long long)lost);
 }
 
 static void cpu_detach(void *m)
