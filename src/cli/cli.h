@@ -8,6 +8,7 @@
 #define EBPROF_VERSION "0.1.0"
 
 int cmd_mem(int argc, char **argv, struct log_ctx *lc);
+int cmd_cpu(int argc, char **argv, struct log_ctx *lc);
 int cmd_stacks(int argc, char **argv, struct log_ctx *lc);
 int cmd_report(int argc, char **argv, struct log_ctx *lc);
 int cmd_diff(int argc, char **argv, struct log_ctx *lc);
