@@ -140,16 +140,6 @@ int cpu_online(bool *set)
 }
 
 /* libbpf's callback has no context argument, hence a file-level flag */
-static bool libbpf_verbose;
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	/* libbpf's own hints (e.g. about ulimit -l) mislead here; shown only with -vv */
-	if (level == LIBBPF_DEBUG || !libbpf_verbose)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
 /* ---- processes -------------------------------------------------------------------------- */
 
 static struct cpu_proc *find_proc(struct cpu_collector *c, pid_t pid)
@@ -274,8 +264,7 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	c->opts = *o;
 	c->lc = env->lc;
 	c->period_ns = cpu_period_ns(o->hz ? o->hz : CPU_DEFAULT_HZ);
-	libbpf_verbose = c->lc && c->lc->verbose >= 2;
-	libbpf_set_print(libbpf_print);
+	bpfutil__libbpf_messages(c->lc);
 
 	err = cpu_online(online);
 	if (err) {

@@ -63,16 +63,6 @@ struct stacks_mode {
 };
 
 /* libbpf's callback has no context argument, hence a file-level flag */
-static bool libbpf_verbose;
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	/* libbpf's own hints (e.g. about ulimit -l) mislead here; shown only with -vv */
-	if (level == LIBBPF_DEBUG || !libbpf_verbose)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
 int stacks_opts__resolve(struct stacks_opts *o, const struct log_ctx *lc)
 {
 	for (int i = 0; i < o->nevents; i++) {
@@ -259,8 +249,7 @@ static void *stacks_open(const struct session_env *env, void *opts)
 	m->lc = env->lc;
 	m->o = o;
 	m->closer = fd_closer__new(CLOSER_THREADS);	/* NULL: links close synchronously */
-	libbpf_verbose = m->lc && m->lc->verbose >= 2;
-	libbpf_set_print(libbpf_print);
+	bpfutil__libbpf_messages(m->lc);
 	if (has_kind(o, STACKS_EV_UPROBE)) {
 		m->uprobe_type = uprobe_pmu_type();
 		if (m->uprobe_type < 0) {
