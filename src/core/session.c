@@ -606,7 +606,8 @@ static int check_value(struct session *s)
 	for (uint32_t i = 0; i < s->prof->ntypes && len < sizeof(list); i++)
 		len += snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
 				s->prof->types[i].type);
-	fprintf(stderr, "%s: invalid --value '%s' (%s has %s)\nTry 'ebprof %s --help'.\n",
+	fprintf(stderr, "%s: invalid --value '%s' (the %s mode's sample types: %s)\n"
+		"Try 'ebprof %s --help'.\n",
 		s->lc->prog, v, s->ops->name, list, s->ops->name);
 	return 2;
 }
