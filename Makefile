@@ -90,8 +90,15 @@ $(OUT)/obj/%.o: src/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
+# x86_64 syscall numbers by name, for `ebprof stacks -e syscalls:sys_enter_X` (no tracefs needed).
+SYSCALL_HDR ?= /usr/include/x86_64-linux-gnu/asm/unistd_64.h
+$(OUT)/syscall_table.h: $(SYSCALL_HDR) | $(OUT)
+	$(call msg,GEN,$@)
+	$(Q)sed -n 's/^#define __NR_\([a-z0-9_]*\)[[:space:]]\{1,\}\([0-9]\{1,\}\)$$/\t{ "\1", \2 },/p' $< > $@
+	$(Q)test -s $@ || { echo "no syscall numbers found in $<" >&2; exit 1; }
+
 # Core objects include the skeletons.
-$(CORE_OBJS): $(SKELS)
+$(CORE_OBJS): $(SKELS) $(OUT)/syscall_table.h
 
 $(OUT)/libebprof.a: $(LIB_OBJS)
 	$(call msg,AR,$@)

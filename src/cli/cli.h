@@ -8,6 +8,8 @@
 #define EBPROF_VERSION "0.1.0"
 
 int cmd_mem(int argc, char **argv, struct log_ctx *lc);
+int cmd_cpu(int argc, char **argv, struct log_ctx *lc);
+int cmd_stacks(int argc, char **argv, struct log_ctx *lc);
 int cmd_report(int argc, char **argv, struct log_ctx *lc);
 int cmd_diff(int argc, char **argv, struct log_ctx *lc);
 
@@ -18,9 +20,4 @@ struct output_opts;
 struct profile *cli_load_profile(const struct log_ctx *lc, const char *path);
 /* "alloc_objects, alloc_space, ..." (or "none"), for messages. */
 const char *cli_type_list(const struct profile *p, char *buf, size_t len);
-/* Write p to each path by extension (a diff's ".txt" is its table of changes), or as text to
- * stdout without paths. 0, or 1 when any failed (each failure said). */
-int cli_write_outputs(const struct log_ctx *lc, const struct profile *p,
-		      const struct output_opts *o, char *const *paths, int npaths);
-
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "core/session.h"
 #include "output/output.h"
 
 #define MAX_OUTPUTS 16
@@ -195,7 +196,7 @@ int cmd_diff(int argc, char **argv, struct log_ctx *lc)
 		goto out;
 	}
 	/* the diff profile's default type is the one to draw; --value chose what to compare */
-	rc = cli_write_outputs(lc, d, &out, outputs, noutputs);
+	rc = session__write_outputs(lc, d, &out, outputs, noutputs);
 out:
 	profile__free(d);
 	profile__free(p[0]);

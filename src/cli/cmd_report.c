@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "core/session.h"
 #include "output/output.h"
 
 #define MAX_OUTPUTS 16
@@ -95,39 +96,6 @@ const char *cli_type_list(const struct profile *p, char *buf, size_t len)
 }
 
 /* A diff profile's text is the table of changes; everything else by extension. */
-static const struct output_ops *ops_for(const struct profile *p, const char *path)
-{
-	const struct output_ops *ops = path ? output__for_path(path) : &output_text;
-
-	if (ops == &output_text && profile__is_diff(p))
-		return &output_diff_text;
-	return ops;
-}
-
-int cli_write_outputs(const struct log_ctx *lc, const struct profile *p,
-		      const struct output_opts *o, char *const *paths, int npaths)
-{
-	int rc = 0, i, err;
-
-	if (!npaths) {
-		err = output__write_path(ops_for(p, NULL), p, o, "-");
-		if (err)
-			pr_err(lc, "cannot write the report to standard output: %s",
-			       strerror(-err));
-		return err ? 1 : 0;
-	}
-	for (i = 0; i < npaths; i++) {
-		err = output__write_path(ops_for(p, paths[i]), p, o, paths[i]);
-		if (err) {
-			pr_err(lc, "cannot write '%s': %s", paths[i], strerror(-err));
-			rc = 1;
-		} else {
-			pr_info(lc, "wrote %s", paths[i]);
-		}
-	}
-	return rc;
-}
-
 int cmd_report(int argc, char **argv, struct log_ctx *lc)
 {
 	enum { OPT_TOP = 256, OPT_SORT, OPT_VALUE, OPT_INVERTED };
@@ -205,7 +173,7 @@ int cmd_report(int argc, char **argv, struct log_ctx *lc)
 		profile__free(p);
 		return 2;
 	}
-	rc = cli_write_outputs(lc, p, &out, outputs, noutputs);
+	rc = session__write_outputs(lc, p, &out, outputs, noutputs);
 	profile__free(p);
 	return rc;
 }

@@ -11,6 +11,8 @@ struct cmd {
 
 static const struct cmd cmds[] = {
 	{ "mem", cmd_mem, "trace the malloc family: top allocation sites, leaks, per-process totals" },
+	{ "cpu", cmd_cpu, "sample on-CPU stacks (kernel and user): where the CPU time goes" },
+	{ "stacks", cmd_stacks, "count user and kernel stacks at tracepoints and user functions" },
 	{ "report", cmd_report, "load a saved pprof profile and write it in any output format" },
 	{ "diff", cmd_diff, "compare two saved profiles: what changed, differential flame graph" },
 };
@@ -29,6 +31,10 @@ static void usage(FILE *f)
 		"  sudo ebprof mem -- ./myprog arg1 arg2       launch, trace, report at exit\n"
 		"  sudo ebprof mem -p 4242 -d 30               attach for 30 s (or Ctrl-C)\n"
 		"  sudo ebprof mem -p 4242 -o out.json -o out.pb.gz\n"
+		"  sudo ebprof cpu -o flame.svg -- ./myprog    where its CPU time goes\n"
+		"  sudo ebprof cpu -p 4242 -d 10 -o flame.svg  CPU time by stack, 10 s\n"
+		"  sudo ebprof cpu -a -d 10                    the whole machine for 10 s\n"
+		"  sudo ebprof stacks -e syscalls:sys_enter_openat -- ./myprog   who opens files\n"
 		"  ebprof report out.pb.gz -o flame.svg        render a saved profile again\n"
 		"  ebprof diff before.pb.gz after.pb.gz -o diff.svg\n"
 		"\n"

@@ -32,7 +32,7 @@ struct session_env {
 	uint64_t start_ns;		/* CLOCK_MONOTONIC when tracing starts (set before attach) */
 	bool all;			/* -a */
 	bool follow;			/* -p with --follow */
-	bool launch;			/* a command is launched */
+	char *const *argv;		/* the launched command, or NULL */
 	struct session *s;		/* for session__clear_progress, session__stopping */
 };
 
@@ -49,6 +49,7 @@ enum mode_attach {
 
 struct mode_ops {
 	const char *name;		/* "mem", "cpu", ... (the profile's mode) */
+	unsigned preflight;		/* what it needs beyond privileges and BTF (PREFLIGHT_*) */
 
 	/* Load the BPF side, set the profile's sample types and notes. opts: the mode's own
 	 * parsed options. NULL on failure (reported). */

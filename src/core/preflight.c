@@ -48,7 +48,7 @@ static int kernel_at_least(int major, int minor)
 	return ma > major || (ma == major && mi >= minor);
 }
 
-int preflight__check(const struct log_ctx *lc)
+int preflight__check(const struct log_ctx *lc, unsigned needs)
 {
 	if (check_privileges(lc))
 		return -1;
@@ -56,6 +56,10 @@ int preflight__check(const struct log_ctx *lc)
 		pr_err(lc, "this kernel exposes no BTF (/sys/kernel/btf/vmlinux: %s); ebprof needs a "
 			   "kernel built with CONFIG_DEBUG_INFO_BTF=y", strerror(errno));
 		return -1;
+	}
+	if (!(needs & PREFLIGHT_UPROBES)) {
+		pr_debug(lc, "preflight: privileges and BTF available");
+		return 0;
 	}
 	if (access("/sys/bus/event_source/devices/uprobe/type", R_OK)) {
 		pr_err(lc, "this kernel has no uprobe support (CONFIG_UPROBE_EVENTS); ebprof mem "

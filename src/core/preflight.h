@@ -4,7 +4,10 @@
 
 #include "core/log.h"
 
-/* Returns 0, or -1 after printing why ebprof cannot run here. */
-int preflight__check(const struct log_ctx *lc);
+#define PREFLIGHT_UPROBES	(1u << 0)	/* the mode attaches uprobe_multi links */
+
+/* Privileges and BTF, and what `needs` names. Returns 0, or -1 after printing why ebprof
+ * cannot run here. */
+int preflight__check(const struct log_ctx *lc, unsigned needs);
 
 #endif

@@ -45,6 +45,11 @@ struct session;
 int session__run(const struct session_opts *so, const struct mode_ops *ops, void *mode_opts,
 		 const struct log_ctx *lc);
 
+/* Write p to each path by extension (a diff's ".txt" is its table of changes), or as text to
+ * stdout without paths. 0, or 1 when any failed (each failure said). */
+int session__write_outputs(const struct log_ctx *lc, const struct profile *p,
+			   const struct output_opts *o, char *const *paths, int npaths);
+
 /* Erase the progress line before printing to stderr. */
 void session__clear_progress(struct session *s);
 /* Tracing is ending (a stop was asked or the duration reached). */

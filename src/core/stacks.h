@@ -26,6 +26,11 @@ void stack_table__free(struct stack_table *t);
 int stack_table__read(struct stack_table *t, int map_fd);
 /* The stack of hash h (0: none), or NULL when it is not in the table. */
 const struct stack_trace *stack_table__get(const struct stack_table *t, __u64 h);
+/* Add (or replace) the stack of hash h (0 is ignored): for tests, and for a mode that reads its
+ * stacks some other way. A copy of st's nr frames is kept. 0 or a negative errno. */
+int stack_table__add(struct stack_table *t, __u64 h, const struct stack_trace *st);
+/* How many stacks t holds. */
+uint32_t stack_table__count(const struct stack_table *t);
 
 /*
  * Append the locations of user frames ips[0..nr) to locs (room for nr): each resolved through
@@ -39,8 +44,13 @@ const struct stack_trace *stack_table__get(const struct stack_table *t, __u64 h)
 uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 			   const __u64 *ips, uint32_t nr, bool first_exact, uint32_t *locs);
 
-/* Append the locations of kernel frames ips[0..nr) (ips[0] exact, the rest return addresses)
- * resolved through ks (NULL: bare addresses under the kernel mapping). Returns how many. */
+/* Append the locations of kernel frames ips[0..nr) (ips[0] exact, the rest return addresses,
+ * looked up at address - 1) resolved through ks (NULL: bare addresses under the kernel
+ * mapping). Mappings, all of pid 0: STACKS_KERNEL_MAPPING for the core kernel (and addresses
+ * no region claims), "[name]" for a module, "[bpf]" for BPF programs; module_offset is the
+ * offset from the region's start (what KASLR and module loads do not change), or the address
+ * when the region's bounds are not known. Frames without a symbol keep their address and no
+ * lines. Returns how many were appended. */
 uint32_t stacks__kernel_locs(struct profile *prof, const struct ksyms *ks, const __u64 *ips,
 			     uint32_t nr, uint32_t *locs);
 

@@ -7,7 +7,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "core/log.h"
-#include "core/probes.h"
 
 /* Resolve argv[0] through PATH like execvp, fork, seize the child and let it exec. On return
  * the child is stopped right after its exec. It is traced with its descendants: the
@@ -17,21 +16,11 @@
 int target__spawn(const struct log_ctx *lc, char *const argv[], pid_t *pid);
 
 /* Seize a running process without stopping it, so that its exit and exec stop it (its
- * mappings are still there to read; a new program gets its probes) and the syscall stepping of
- * target__run_to_allocator works on it. `follow`: the processes it creates (fork, vfork,
+ * mappings are still there to read; a new program gets its probes) and a mode can step it
+ * system call by system call. `follow`: the processes it creates (fork, vfork,
  * clone) start traced and stopped, as a launched command's do; so do its new threads, which
  * the caller should detach. Returns 0 or a negative errno. */
 int target__seize(pid_t pid, bool follow);
-
-/* Why no allocator could be found in pid, as a phrase: a Go program, a stripped static
- * binary, ... (read from its executable). */
-const char *target__why_untraceable(pid_t pid);
-
-/* Let a child stopped after exec run, syscall by syscall, until its allocator is mapped; the
- * child is left stopped. Returns 0 with *lib filled, -ENOENT if it mapped none before running
- * on, -ESRCH if it exited (its wait status in *status). */
-int target__run_to_allocator(const struct log_ctx *lc, pid_t pid, struct alloc_lib *lib,
-			     int *status);
 
 enum target_stop {
 	TARGET_STOP_EXIT,	/* PTRACE_EVENT_EXIT: exiting, mappings still readable */

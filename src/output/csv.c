@@ -13,7 +13,6 @@
 #include "output/output.h"
 #include "output/render.h"
 
-#define KERNEL_MAPPING "[kernel.kallsyms]"
 
 static const char *const tail_columns[] = {
 	"temporary_count", "outstanding_count", "outstanding_bytes", "min_age_ns", "max_age_ns",
@@ -76,8 +75,7 @@ static int stack_field(const struct profile *p, const struct prof_sample *s, cha
 		return -ENOMEM;
 	for (i = s->nlocs; i-- > 0;) {
 		const struct prof_location *loc = &p->locations[s->locs[i]];
-		bool kernel = loc->mapping != PROF_NONE &&
-			      strcmp(p->mappings[loc->mapping].file, KERNEL_MAPPING) == 0;
+		bool kernel = profile__location_is_kernel(p, loc);
 		uint32_t nl = loc->nlines ? loc->nlines : 1;
 		char *c;
 
@@ -103,7 +101,7 @@ static int csv_write(const struct profile *p, const struct output_opts *o, FILE 
 	uint32_t *idx, n, i, t;
 	char *stack = NULL;
 	size_t cap = 0, c;
-	bool leaks;
+	bool leaks, alloc = render__is_alloc_profile(p);
 	int err = 0;
 
 	idx = render__sorted_samples(p, p->ntypes ? (int)p->default_type : 0, false, &n);
@@ -118,7 +116,8 @@ static int csv_write(const struct profile *p, const struct output_opts *o, FILE 
 		fputc(',', f);
 		put_field(f, p->types[t].type);
 	}
-	for (c = 0; c < sizeof(tail_columns) / sizeof(tail_columns[0]); c++)
+	/* temporaries and outstanding blocks are allocations' only */
+	for (c = 0; alloc && c < sizeof(tail_columns) / sizeof(tail_columns[0]); c++)
 		fprintf(f, ",%s", tail_columns[c]);
 	fputs(leaks ? ",suppressed,stack\r\n" : ",stack\r\n", f);
 
@@ -133,13 +132,15 @@ static int csv_write(const struct profile *p, const struct output_opts *o, FILE 
 		put_field(f, proc ? proc->comm : NULL);
 		for (t = 0; t < p->ntypes; t++)
 			fprintf(f, ",%" PRId64, s->values[t]);
-		fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", s->temporary, s->out.count,
-			s->out.bytes);
+		fputc(',', f);
+		if (alloc)
+			fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", s->temporary,
+				s->out.count, s->out.bytes);
 		/* ages of nothing are no ages: empty rather than a misleading 0 */
-		if (s->out.count)
+		if (alloc && s->out.count)
 			fprintf(f, "%" PRIu64 ",%" PRIu64 ",", s->out.min_age_ns,
 				s->out.max_age_ns);
-		else
+		else if (alloc)
 			fputs(",,", f);
 		if (leaks)
 			fputs(s->suppressed ? "1," : "0,", f);

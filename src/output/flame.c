@@ -13,7 +13,6 @@
 #include "output/render.h"
 #include "util/util.h"
 
-#define KERNEL_MAPPING "[kernel.kallsyms]"
 #define NAME_MAX_LEN 4096
 
 struct node_slot {
@@ -157,7 +156,7 @@ static int loc_frames(struct flame *fl, uint32_t li, uint32_t *first, uint32_t *
 	const struct profile *p = fl->p;
 	const struct prof_location *loc = &p->locations[li];
 	const char *file = loc->mapping != PROF_NONE ? p->mappings[loc->mapping].file : NULL;
-	bool kernel = file && strcmp(file, KERNEL_MAPPING) == 0;
+	bool kernel = profile__location_is_kernel(p, loc);
 	const char *module = render__basename(file);
 	uint32_t nl = loc->nlines ? loc->nlines : 1, j;
 	char name[NAME_MAX_LEN];

@@ -29,7 +29,7 @@ struct flame_frame {
 	uint32_t len;		/* length of the name without the suffix, for display */
 	enum flame_kind kind;
 	bool inlined;		/* inlined into the next frame towards the root */
-	bool kernel;		/* in "[kernel.kallsyms]" */
+	bool kernel;		/* kernel code (profile__mapping_is_kernel) */
 	bool allocator;		/* named like an allocator; FLAME_ALLOC once seen at a leaf */
 	const char *module;	/* base name of the mapped file (in the profile), or NULL */
 };

@@ -344,7 +344,15 @@ static void write_header(const struct html *h)
 						 sizeof(buf)), p->duration_nanos);
 	fputs("<tr><th>Kernel</th><td>", f);
 	esc(f, p->kernel ? p->kernel : "unknown");
-	fputs("</td></tr>\n<tr><th>ebprof options</th><td>", f);
+	fputs("</td></tr>\n", f);
+	for (i = 0; i < p->ninfo; i++) {
+		fputs("<tr><th>", f);
+		esc(f, p->info[i].key);
+		fputs("</th><td>", f);
+		esc(f, p->info[i].value);
+		fputs("</td></tr>\n", f);
+	}
+	fputs("<tr><th>ebprof options</th><td>", f);
 	if (p->options) {
 		fputs("<code>", f);
 		esc(f, p->options);
@@ -596,6 +604,11 @@ static int write_processes(const struct html *h)
 	keys = collect_keys(p, true, true, &nkeys);
 	if (!keys && nkeys)
 		return -ENOMEM;
+	/* a mode that traces no functions (cpu, stacks) has no calls to speak of */
+	if (!nkeys && !render__is_alloc_profile(p)) {
+		free(keys);
+		return 0;
+	}
 	fputs("<h3>Calls</h3>\n", f);
 	if (!nkeys) {
 		fputs("<p class=\"empty\">No calls to the traced functions.</p>\n", f);
@@ -785,9 +798,13 @@ static void site_cell_badge(const struct html *h, const struct prof_sample *s, c
 			fputs("</span>", h->f);
 		}
 		if (loc->mapping != PROF_NONE) {
-			fputs(" <span class=\"mod\">[", h->f);
-			esc(h->f, render__basename(p->mappings[loc->mapping].file));
-			fputs("]</span>", h->f);
+			const char *file = p->mappings[loc->mapping].file;
+			/* "[kernel.kallsyms]", "[vdso]" are in brackets already */
+			bool br = file[0] != '[';
+
+			fputs(br ? " <span class=\"mod\">[" : " <span class=\"mod\">", h->f);
+			esc(h->f, render__basename(file));
+			fputs(br ? "]</span>" : "</span>", h->f);
 		}
 	}
 	leaf = &p->locations[s->locs[0]];

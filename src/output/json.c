@@ -224,11 +224,14 @@ static void write_processes(struct json_writer *w, const struct profile *p, cons
 			jsonw_uint_field(w, "ns_pid", proc->ns_pid);
 		jsonw_string_field(w, "comm", proc->comm);
 		jsonw_string_field(w, "cmdline", proc->cmdline);
-		jsonw_name(w, "calls");
-		jsonw_start_object_flat(w);
-		for (j = 0; j < proc->ncalls; j++)
-			jsonw_uint_field(w, proc->calls[j].key, proc->calls[j].value);
-		jsonw_end_object(w);
+		/* a mode that traces no functions has no calls */
+		if (proc->ncalls || render__is_alloc_profile(p)) {
+			jsonw_name(w, "calls");
+			jsonw_start_object_flat(w);
+			for (j = 0; j < proc->ncalls; j++)
+				jsonw_uint_field(w, proc->calls[j].key, proc->calls[j].value);
+			jsonw_end_object(w);
+		}
 		for (j = 0; j < proc->nstats; j++) {
 			if (!RESERVED(process_fields, proc->stats[j].key) &&
 			    strncmp(proc->stats[j].key, "mmap_", 5))
@@ -289,11 +292,13 @@ static void write_totals(struct json_writer *w, const struct profile *p)
 	jsonw_name(w, "totals");
 	jsonw_start_object(w);
 	jsonw_uint_field(w, "processes", p->nprocesses);
-	jsonw_name(w, "calls");
-	jsonw_start_object_flat(w);
-	for (k = 0; k < ncalls; k++)
-		jsonw_uint_field(w, calls[k].key, calls[k].value);
-	jsonw_end_object(w);
+	if (ncalls || render__is_alloc_profile(p)) {
+		jsonw_name(w, "calls");
+		jsonw_start_object_flat(w);
+		for (k = 0; k < ncalls; k++)
+			jsonw_uint_field(w, calls[k].key, calls[k].value);
+		jsonw_end_object(w);
+	}
 	for (k = 0; k < nstats; k++)
 		jsonw_uint_field(w, stats[k].key, stats[k].value);
 	jsonw_end_object(w);
@@ -337,6 +342,8 @@ static void write_frames(struct json_writer *w, const struct profile *p,
 			/* inlined into the next frame, which shares the address */
 			if (j + 1 < loc->nlines)
 				jsonw_bool_field(w, "inlined", true);
+			if (profile__location_is_kernel(p, loc))
+				jsonw_bool_field(w, "kernel", true);
 			jsonw_end_object(w);
 		}
 	}
@@ -400,6 +407,7 @@ static int write_sites(struct json_writer *w, const struct profile *p, const uin
 		       uint32_t n)
 {
 	int mmap_objects = profile__type_index(p, "mmap_objects");
+	bool alloc = render__is_alloc_profile(p);
 	uint32_t i, t;
 	size_t a;
 
@@ -425,9 +433,12 @@ static int write_sites(struct json_writer *w, const struct profile *p, const uin
 			if (ti >= 0 && profile__type_index(p, aliases[a].alias) < 0)
 				jsonw_int_field(w, aliases[a].alias, s->values[ti]);
 		}
-		write_buckets(w, "histogram", "min", "max", s->hist, s->nhist);
-		jsonw_uint_field(w, "temporary_count", s->temporary);
-		write_buckets(w, "lifetimes", "min_ns", "max_ns", s->life, s->nlife);
+		/* sizes, temporaries and lifetimes are allocations' only */
+		if (alloc) {
+			write_buckets(w, "histogram", "min", "max", s->hist, s->nhist);
+			jsonw_uint_field(w, "temporary_count", s->temporary);
+			write_buckets(w, "lifetimes", "min_ns", "max_ns", s->life, s->nlife);
+		}
 		if (s->out.count) {
 			jsonw_name(w, "outstanding");
 			jsonw_start_object_flat(w);
@@ -477,6 +488,23 @@ static int json_write(const struct profile *p, const struct output_opts *o, FILE
 		if (strcmp(p->sampling, "alloc-only"))
 			jsonw_uint_field(w, "period", p->sample_period);
 		jsonw_bool_field(w, "estimated", strcmp(p->sampling, "alloc-only") != 0);
+		jsonw_end_object(w);
+	}
+	if (p->period_type.type) {
+		/* what one event of a sampled profile stands for (cpu: ns between samples) */
+		jsonw_name(w, "period");
+		jsonw_start_object_flat(w);
+		jsonw_string_field(w, "type", p->period_type.type);
+		jsonw_string_field(w, "unit", p->period_type.unit);
+		jsonw_int_field(w, "value", p->period);
+		jsonw_end_object(w);
+	}
+	if (p->ninfo) {
+		/* the run's facts, as the collector worded them, in its order */
+		jsonw_name(w, "info");
+		jsonw_start_object(w);
+		for (i = 0; i < p->ninfo; i++)
+			jsonw_string_field(w, p->info[i].key, p->info[i].value);
 		jsonw_end_object(w);
 	}
 

@@ -5,7 +5,8 @@
  * go through one string table (entry 0 is ""), and each sample gets a numeric `pid` label plus
  * a `comm` label when the process has a name, and `suppressed` = "true" when its leaks matched a
  * suppression. What pprof has no field for (histograms, ages,
- * per-process summaries) is left to the JSON and text reports; drops and notes become comments.
+ * per-process summaries) is left to the JSON and text reports; the run's facts, drops and notes
+ * become comments. A profile with a period type (cpu/nanoseconds) writes it and its period.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -295,6 +296,9 @@ static int write_comments(struct pprof *w)
 		err = commentf(w, "command: %s", p->command);
 	if (!err && p->kernel)
 		err = commentf(w, "kernel: %s", p->kernel);
+	/* the run's facts, each "info: KEY: VALUE" (keys hold no ':'), read back by pprof_read.c */
+	for (i = 0; !err && i < p->ninfo; i++)
+		err = commentf(w, "info: %s: %s", p->info[i].key, p->info[i].value);
 	for (i = 0; !err && i < p->ndrops; i++) {
 		if (p->drops[i].value)
 			err = commentf(w, "dropped (%s): %" PRIu64, p->drops[i].key,
@@ -324,12 +328,19 @@ static int encode(struct pprof *w)
 	write_functions(w);
 	pb_int64(&w->pb, PROFILE_TIME_NANOS, p->time_nanos);
 	pb_int64(&w->pb, PROFILE_DURATION_NANOS, p->duration_nanos);
-	if (p->ntypes) {
+	if (p->period_type.type) {
+		/* a sampled profile that says what one event stands for (cpu: nanoseconds of CPU
+		 * time between samples): pprof reads the kind of profile from it */
+		value_type(w, PROFILE_PERIOD_TYPE, &p->period_type);
+		pb_int64(&w->pb, PROFILE_PERIOD, p->period);
+	} else if (p->ntypes) {
 		/* every event is recorded, so the period is 1 of the default type */
 		value_type(w, PROFILE_PERIOD_TYPE, &p->types[p->default_type]);
 		/* sampled: the values are already scaled estimates; period says the rate */
 		pb_int64(&w->pb, PROFILE_PERIOD,
 			 p->sampling && !strcmp(p->sampling, "bytes") ? (int64_t)p->sample_period : 1);
+	}
+	if (p->ntypes) {
 		pb_int64(&w->pb, PROFILE_DEFAULT_SAMPLE_TYPE,
 			 str(&w->st, p->types[p->default_type].type));
 	}

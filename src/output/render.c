@@ -274,3 +274,29 @@ void render__life_bucket_label(uint32_t b, uint32_t n, char *buf, size_t len)
 {
 	bucket_label(b, n, buf, len, "0 ns", render__duration);
 }
+
+const char *render__amount(int64_t v, const char *unit, char *buf, size_t len)
+{
+	char tmp[32];
+
+	if (unit && !strcmp(unit, "nanoseconds") && v >= 0)
+		return render__duration((uint64_t)v, buf, len);
+	if (unit && !strcmp(unit, "bytes") && v >= 0)
+		return render__bytes((uint64_t)v, buf, len);
+	if (!unit || !strcmp(unit, "count")) {
+		snprintf(buf, len, "%" PRId64, v);
+		return buf;
+	}
+	snprintf(tmp, sizeof(tmp), "%" PRId64, v);
+	snprintf(buf, len, "%s %s", tmp, unit);
+	return buf;
+}
+
+bool render__is_alloc_profile(const struct profile *p)
+{
+	if (!strcmp(p->mode, "mem") || profile__is_diff(p))
+		return true;
+	/* a heap profile of another tool, read back by `ebprof report` */
+	return !strcmp(p->mode, "pprof") && profile__type_index(p, "alloc_objects") >= 0 &&
+	       profile__type_index(p, "alloc_space") >= 0;
+}

@@ -7,7 +7,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdio.h>
+
 #include "profile/profile.h"
+
+struct output_opts;
 
 /* What sites are ranked by: a sample type, or the bytes outstanding at exit. */
 #define RENDER_KEY_OUTSTANDING (-1)
@@ -48,6 +52,15 @@ bool render__is_map_sample(const struct profile *p, const struct prof_sample *s)
 uint32_t *render__growth_order(const struct profile *p, uint32_t *n);
 /* A growth rate: "+1.2 KiB/s", "-512 B/s", "0 B/s". */
 const char *render__rate(double bytes_per_sec, char *buf, size_t len);
+
+/* An amount in its unit for humans: nanoseconds as a duration ("1.20 s"), bytes in binary
+ * units ("1.5 KiB"), counts as the number, any other unit as "N unit". */
+const char *render__amount(int64_t v, const char *unit, char *buf, size_t len);
+/* Is p a report of allocations (mode "mem", a diff, or another tool's heap profile with
+ * alloc_objects and alloc_space), or of stacks with values such as CPU time or events? */
+bool render__is_alloc_profile(const struct profile *p);
+/* The text report of a profile that is not of allocations (text_stacks.c). */
+int render__text_stacks(const struct profile *p, const struct output_opts *o, FILE *f);
 
 /* Last path component ("libc.so.6" for "/usr/lib/x86_64-linux-gnu/libc.so.6"). */
 const char *render__basename(const char *path);

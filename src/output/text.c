@@ -112,6 +112,9 @@ static void print_header(const struct text *t)
 	fprintf(t->f, "  Duration:  %s\n",
 		render__duration(p->duration_nanos > 0 ? p->duration_nanos : 0, buf, sizeof(buf)));
 	fprintf(t->f, "  Kernel:    %s\n", p->kernel ? p->kernel : "unknown");
+	/* the run's facts (profile__add_info), as the other modes' report shows them */
+	for (uint32_t i = 0; i < p->ninfo; i++)
+		fprintf(t->f, "  %s: %s\n", p->info[i].key, p->info[i].value);
 	if (p->sampling && !strcmp(p->sampling, "bytes"))
 		fprintf(t->f, "  Sampling:  one allocation per %" PRIu64 " bytes on average: counts "
 			"and bytes are ESTIMATES\n", p->sample_period);
@@ -1130,6 +1133,9 @@ static int text_write(const struct profile *p, const struct output_opts *o, FILE
 	};
 	int err;
 
+	/* values that are not allocations get a report of functions and stacks */
+	if (!render__is_alloc_profile(p))
+		return render__text_stacks(p, t.o, f);
 	print_header(&t);
 	err = print_processes(&t);
 	if (!err)

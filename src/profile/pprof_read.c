@@ -673,9 +673,9 @@ static char *ebprof_mode(const char *c)
 }
 
 /*
- * ebprof's comments go back where they came from: the run's command and kernel, then the drops
- * that were not 0 ("dropped (REASON): N"), in the order the writer puts them; anything after
- * (and every comment of another tool) is a note.
+ * ebprof's comments go back where they came from: the run's command and kernel, its facts
+ * ("info: KEY: VALUE"), then the drops that were not 0 ("dropped (REASON): N"), in the order
+ * the writer puts them; anything after (and every comment of another tool) is a note.
  */
 static int apply_comments(struct loader *l, struct profile *p, bool ours)
 {
@@ -687,6 +687,19 @@ static int apply_comments(struct loader *l, struct profile *p, bool ours)
 		command = l->strs[l->comments[i++]] + 9;
 	if (ours && i < l->ncomments && !strncmp(l->strs[l->comments[i]], "kernel: ", 8))
 		kernel = l->strs[l->comments[i++]] + 8;
+	for (; ours && i < l->ncomments; i++) {
+		const char *c = l->strs[l->comments[i]], *sep;
+		char key[128];
+
+		if (strncmp(c, "info: ", 6) || !(sep = strstr(c + 6, ": ")) || sep == c + 6 ||
+		    (size_t)(sep - c - 6) >= sizeof(key))
+			break;
+		memcpy(key, c + 6, sep - c - 6);
+		key[sep - c - 6] = '\0';
+		err = profile__add_info(p, key, "%s", sep + 2);
+		if (err)
+			return err;
+	}
 	for (; ours && i < l->ncomments; i++) {
 		const char *c = l->strs[l->comments[i]], *close;
 		char reason[256], *end;
@@ -1018,6 +1031,11 @@ static int build(struct loader *l, struct profile **out)
 		err = name_lone_process(l, p);
 	if (!err)
 		err = apply_comments(l, p, mode != NULL);
+	/* a profile of ours that is not mem's states its period (mem's is derived from the
+	 * default type and its sampling, which pprof does not carry) */
+	if (!err && mode && strcmp(mode, "mem") && l->period_type.type)
+		err = profile__set_period(p, l->strs[l->period_type.type],
+					  l->strs[l->period_type.unit], l->period);
 	/* a sampling period is worth knowing when the values are estimates, which ours never are */
 	if (!err && !mode && l->period > 1 && l->period_type.type)
 		err = profile__add_note(p, "sampled every %" PRId64 " %s of %s (pprof period)",

@@ -296,6 +296,7 @@ void profile__free(struct profile *p)
 	free(p->processes);
 	free(p->drops);
 	free(p->notes);
+	free(p->info);
 	for (i = 0; i < p->nseries; i++) {
 		free(p->series[i].t_ns);
 		free(p->series[i].v);
@@ -857,6 +858,65 @@ int profile__add_note(struct profile *p, const char *fmt, ...)
 	return err;
 }
 
+int profile__add_info(struct profile *p, const char *key, const char *fmt, ...)
+{
+	const char *k = NULL, *v = NULL;
+	char *s = NULL;
+	va_list ap;
+	uint32_t i;
+	int err, n;
+
+	if (!key || !*key || strchr(key, ':') || strchr(key, '\n'))
+		return -EINVAL;
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -ENOMEM;
+	err = intern_into(p, &v, s);
+	free(s);
+	if (err)
+		return err;
+	for (i = 0; i < p->ninfo; i++) {
+		if (!strcmp(p->info[i].key, key)) {
+			p->info[i].value = v;
+			return 0;
+		}
+	}
+	err = intern_into(p, &k, key);
+	if (!err)
+		err = GROW(p->info, p->ninfo);
+	if (!err)
+		p->info[p->ninfo++] = (struct prof_info){ k, v };
+	return err;
+}
+
+const char *profile__info(const struct profile *p, const char *key)
+{
+	for (uint32_t i = 0; key && i < p->ninfo; i++)
+		if (!strcmp(p->info[i].key, key))
+			return p->info[i].value;
+	return NULL;
+}
+
+int profile__set_period(struct profile *p, const char *type, const char *unit, int64_t period)
+{
+	const char *t = NULL, *u = NULL;
+	int err;
+
+	if (!type != !unit)
+		return -EINVAL;
+	err = intern_into(p, &t, type);
+	if (!err)
+		err = intern_into(p, &u, unit);
+	if (err)
+		return err;
+	p->period_type.type = t;
+	p->period_type.unit = u;
+	p->period = t ? period : 0;
+	return 0;
+}
+
 /* ---- series ----------------------------------------------------------------------------- */
 
 int profile__add_point(struct profile *p, uint32_t pid, const char *name, const char *unit,
@@ -927,6 +987,27 @@ const char *profile__frame_name(const struct profile *p, const struct prof_locat
 		snprintf(buf, len, "0x%" PRIx64, loc->address);
 	}
 	return buf;
+}
+
+bool profile__mapping_is_kernel(const struct prof_mapping *m)
+{
+	size_t len;
+
+	if (!m || !m->file)
+		return false;
+	if (!strcmp(m->file, "[kernel.kallsyms]") || !strcmp(m->file, "[bpf]"))
+		return true;
+	len = strlen(m->file);
+	/* user mappings named in brackets ([vdso], [heap], [stack]) are in the lower half; the
+	 * vsyscall page is in the upper half but runs in user mode */
+	return len > 2 && m->file[0] == '[' && m->file[len - 1] == ']' &&
+	       m->start >= 0x8000000000000000ULL && strcmp(m->file, "[vsyscall]") != 0;
+}
+
+bool profile__location_is_kernel(const struct profile *p, const struct prof_location *loc)
+{
+	return loc->mapping != PROF_NONE && loc->mapping < p->nmappings &&
+	       profile__mapping_is_kernel(&p->mappings[loc->mapping]);
 }
 
 /* ---- peaks ------------------------------------------------------------------------------ */

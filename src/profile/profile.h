@@ -97,6 +97,12 @@ struct prof_kv {
 	uint64_t value;
 };
 
+/* A fact of the run for the report, e.g. ("rate", "99 Hz"), ("cpus", "8"). */
+struct prof_info {
+	const char *key;
+	const char *value;
+};
+
 /* Reachability classes of outstanding blocks, valgrind memcheck's (see core/leakscan.h). Per
  * site they are the sample types "<class>_objects" and "<class>_space", present when the run
  * scanned (mem_profile__init with leaks). */
@@ -224,6 +230,15 @@ struct profile {
 	 * calls and requested bytes only. A static string, not owned. */
 	const char *sampling;
 	uint64_t sample_period;
+	/* What one event of a sampled profile stands for, pprof's period_type and period: e.g.
+	 * cpu/nanoseconds and 10101010 for a CPU profile sampled at 99 Hz. type NULL: not set
+	 * (mem's pprof output then states its own, from `sampling`). */
+	struct prof_value_type period_type;
+	int64_t period;
+	/* facts of the run every renderer shows (rate, CPUs, samples, samples lost, ...), in the
+	 * order they were first added */
+	struct prof_info *info;
+	uint32_t ninfo;
 
 	void *priv;			/* interning tables */
 };
@@ -300,6 +315,16 @@ int profile__add_point(struct profile *p, uint32_t pid, const char *name, const 
 		       int64_t t_ns, int64_t v);
 int profile__add_note(struct profile *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Set the run fact `key` (a short name without ':', e.g. "rate", "samples_lost") to the
+ * formatted value: appended if new, else replaced where it is. 0, -EINVAL for a bad key, or
+ * -ENOMEM. */
+int profile__add_info(struct profile *p, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The value of run fact `key`, or NULL. */
+const char *profile__info(const struct profile *p, const char *key);
+/* The period type and period (see struct profile). type and unit NULL clear it. 0 or a negative
+ * errno. */
+int profile__set_period(struct profile *p, const char *type, const char *unit, int64_t period);
 
 /* Index of the sample type "<class>_objects" (bytes: "<class>_space"), or -1. */
 int profile__leak_type(const struct profile *p, enum prof_leak_class c, bool bytes);
@@ -325,6 +350,13 @@ bool prof_suppressions__match(const char *pattern, const char *s);
  * Writes into buf and returns it. */
 const char *profile__frame_name(const struct profile *p, const struct prof_location *loc,
 				uint32_t line_idx, char *buf, size_t len);
+
+/* Is m kernel code: "[kernel.kallsyms]" (the core kernel), "[bpf]" (BPF programs), or a
+ * module's "[name]" mapped in the kernel's half of the address space (core/stacks.c makes
+ * them)? Renderers mark these frames "_[k]". */
+bool profile__mapping_is_kernel(const struct prof_mapping *m);
+/* The same for a location: false without a mapping. */
+bool profile__location_is_kernel(const struct profile *p, const struct prof_location *loc);
 
 /* ---- growth.c: live bytes of sites over time ------------------------------------------- */
 
@@ -353,8 +385,8 @@ const char *prof_trend__name(enum prof_trend t);
  * types and the default one, time and duration, mappings, locations, functions and samples as
  * saved (ids become indices in id order). Each distinct numeric `pid` label becomes a process
  * named by the `comm` label (no pid labels at all: one process, pid 0, named after the first
- * mapping). The comments ebprof writes become the mode, command, kernel, non-zero drops and
- * notes again; another tool's comments become notes (its mode is "pprof").
+ * mapping). The comments ebprof writes become the mode, command, kernel, run facts,
+ * non-zero drops and notes again, and a period type (not mem's) is kept; another tool's comments become notes (its mode is "pprof").
  * Returns NULL with *err (if err is non-NULL) and errno set: a read error (-ENOENT, ...),
  * -EINVAL when the data is not a valid pprof profile, -EFBIG when it inflates past 1 GiB,
  * -ENOMEM. why (if non-NULL) gets a sentence on what is wrong, for the user.

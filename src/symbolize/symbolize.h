@@ -117,14 +117,43 @@ int sym_elf_symbol_offset(const char *path, const char *name, uint64_t *offset);
 char *sym_demangle(const char *name);
 
 /* Kernel symbols from /proc/kallsyms (path overridable for tests; NULL = /proc/kallsyms).
- * Only text symbols (t, T, w, W) are kept. NULL and errno on failure; EPERM when every address
- * reads as 0 (kptr_restrict hides them from this user). */
+ * Only text symbols (t, T, w, W) are kept, each with its region: the core kernel, a module
+ * ("addr t name\t[module]" lines), or BPF programs ("bpf_prog_<tag>_<name>\t[bpf]"). Kernel
+ * symbols carry no size, so where a region ends is taken from what can be known: the core
+ * kernel's text ends at _etext (init text at _einittext), a module's at the size
+ * /proc/modules gives it. NULL and errno on failure; EPERM when every address reads as 0
+ * (kptr_restrict hides them from this user). */
 struct ksyms;
 struct ksyms *ksyms__load(const char *path);
+/* The same with the module list read from `modules` (the format of /proc/modules: "name size
+ * refs deps state 0xaddr"); NULL: no module bounds (a module's last function then extends to
+ * the next symbol). An unreadable modules file is not an error. */
+struct ksyms *ksyms__load_paths(const char *kallsyms, const char *modules);
 void ksyms__free(struct ksyms *k);
-/* Function containing addr (the closest text symbol at or below it), and the offset into
- * it; NULL if addr lies below every symbol. Kernel symbols carry no size, so an address past
- * the last function still resolves to it. */
+
+/* What a kernel address is. */
+struct ksym_info {
+	const char *name;	/* function containing the address, NULL if unknown */
+	uint64_t offset;	/* addr - the function's address */
+	/* NULL: the core kernel; "bpf": a BPF program; else the module's name */
+	const char *module;
+	uint64_t start, end;	/* the region's bounds [start, end), as far as they are known */
+};
+
+/* Resolve addr: 0 with info->name set, or -ENOENT when no function can be named. Then
+ * info->module and the bounds still say which region it is in when that is known (an address
+ * inside a module's bounds, but below its first symbol), else info->start == info->end == 0
+ * (below every symbol, or past the end of the text it follows). */
+int ksyms__lookup(const struct ksyms *k, uint64_t addr, struct ksym_info *info);
+/* The bounds of the core kernel's text as ksyms__lookup gives them for it ([0, 0) without k
+ * or symbols), for kernel addresses that resolve to nothing. */
+void ksyms__core_bounds(const struct ksyms *k, uint64_t *start, uint64_t *end);
+/* Function containing addr (the closest text symbol at or below it, within the text of its
+ * region) and the offset into it; NULL if it is unknown. */
 const char *ksyms__resolve(const struct ksyms *k, uint64_t addr, uint64_t *offset);
+/* The same, also giving the region: *module NULL for the core kernel, "bpf" for a BPF
+ * program, else the module's name (also set when the function is not known, see lookup). */
+const char *ksyms__resolve_mod(const struct ksyms *k, uint64_t addr, uint64_t *offset,
+			       const char **module);
 
 #endif

@@ -275,7 +275,11 @@ CONF
 		exec '$FIX/memfixture' > /dev/null"
 	[ "$status" -eq 0 ]
 	[ -f "$T/up/libc.so.6" ]
-	[ "$(cat "$T/inode.in")" != "$(stat -L -c %i "$lib/libc.so.6")" ]
+	# the copy-up is another file; overlayfs shows it under the host's inode number only when
+	# every layer is on one filesystem (its xino rule keeps inode numbers across copy-up)
+	if [ "$(stat -c %d "$T/up")" != "$(stat -c %d "$lib")" ]; then
+		[ "$(cat "$T/inode.in")" != "$(stat -L -c %i "$lib/libc.so.6")" ]
+	fi
 	fixture_sites "$T/out.json" "$T/truth.json" > "$T/got.json"
 	truth_sites "$T/truth.json" > "$T/want.json"
 	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")

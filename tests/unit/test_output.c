@@ -278,8 +278,8 @@ static void test_text_cpu_profile(void **state)
 	l = LOC(p, PROF_NONE, 0x401000, 0, { f, 12 });
 	assert_non_null(profile__add_sample(p, &l, 1, v, 9));
 	out = render(&output_text, p, NULL, NULL);
-	assert_non_null(strstr(out, "Top 1 sites by cpu\n"));
-	assert_non_null(strstr(out, "#1   samples 120, cpu 1.20 s (1200000000 ns), pid 9\n"
+	assert_non_null(strstr(out, "Top 1 stacks by cpu\n"));
+	assert_non_null(strstr(out, "#1   cpu 1.20 s (100.0%), samples 120, pid 9\n"
 				    "    #0 spin (spin.c:12)\n"));
 	assert_null(strstr(out, "Outstanding"));
 	free(out);
@@ -339,9 +339,15 @@ static void test_empty_profile(void **state)
 
 	assert_non_null(p);
 	out = render(&output_text, p, NULL, NULL);
-	assert_non_null(strstr(out, "Processes: none"));
-	assert_non_null(strstr(out, "Top sites: none"));
+	assert_non_null(strstr(out, "Top stacks: none"));
 	assert_non_null(strstr(out, "Drops: none"));
+	free(out);
+	/* with types but no samples */
+	assert_int_equal(profile__add_type(p, "samples", "count"), 0);
+	out = render(&output_text, p, NULL, NULL);
+	assert_non_null(strstr(out, "Processes: none"));
+	assert_non_null(strstr(out, "Top functions by self samples: none"));
+	assert_non_null(strstr(out, "Top stacks: none"));
 	free(out);
 
 	out = render(&output_json, p, NULL, &len);

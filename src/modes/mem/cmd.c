@@ -1,93 +1,52 @@
-/* `ebprof mem`: options, the run loop, and the report.
- *
- * One thread drives everything: signals and child events arrive through a signalfd, the
- * duration through a timerfd, exits of processes we could not ptrace through pidfds. A process
- * is read out of the kernel when it stops at exit (its mappings are still there), or when the
- * run stops; the report is written before probes are detached, because detaching is the slow
- * part (one RCU grace period per link).
+/* `ebprof mem`: the malloc family, traced exactly per call stack. The mode's options, its
+ * hooks into the shared session (core/mode.h: attach a process once its allocator is mapped,
+ * the live-bytes series and snapshots every tick, the leak scan at exit, suppressions and
+ * --fail-on-leak at the end), and the command. The run loop itself is core/session.c.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
-#include <sys/ptrace.h>
 #include <sys/stat.h>
-#include <sys/signalfd.h>
-#include <sys/syscall.h>
-#include <sys/timerfd.h>
-#include <sys/utsname.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "core/leakscan.h"
-#include "modes/mem/collect.h"
 #include "core/preflight.h"
+#include "core/session.h"
 #include "core/target.h"
-#include "output/output.h"
+#include "modes/mem/collect.h"
+#include "modes/mem/ready.h"
 #include "output/render.h"
 #include "util/util.h"
 
-#define MAX_OUTPUTS 16
-#define TICK_MS 100		/* sampling period of the live-bytes series */
-#define MAX_PIDS 256
 #define EXIT_LEAKED 23		/* --fail-on-leak, as LeakSanitizer's default exitcode */
 
+#define usage_err(lc, ...) cli_usage_err(lc, "mem", __VA_ARGS__)
+
 struct mem_opts {
-	pid_t pids[MAX_PIDS];
-	int npids;
-	char **argv;		/* command to launch, or NULL */
-	double duration;	/* seconds, 0 = until the end */
-	const char *outputs[MAX_OUTPUTS];
-	int noutputs;
-	struct output_opts out;
 	struct mem_collector_opts col;
-	bool quiet;
-	bool follow;		/* -p: also trace the processes they create */
-	bool all;		/* -a: every process using the C libraries found */
 	bool leaks;		/* reachability scans at exit and at the end */
 	unsigned heuristics;	/* memcheck's leak heuristics (bit set) */
 	const char *suppressions;
+	struct prof_suppressions *supp;
 	bool fail_on_leak;
+	bool temp_set;		/* --temp-threshold given */
 	struct probes_opts probes;	/* --allocator, --lib, --symbol-prefix */
 };
 
-struct tgt {
-	pid_t pid;
-	pid_t ppid;
-	bool traced;		/* ptrace-seized: exits stop */
-	bool await_exec;	/* shares its parent's memory (vfork): traced from its exec on */
-	bool done;		/* finalized */
-	bool gone;		/* exited, reaped or not ours to reap */
-	int pidfd;		/* for attached processes we could not seize, else -1 */
-	int status;
-};
-
-struct run {
+/* The mode's state during a run. */
+struct mem_mode {
+	const struct session_env *env;
 	struct mem_opts *o;
-	struct log_ctx *lc;
 	struct mem_collector *col;
-	struct symbolizer *sym;
-	struct profile *prof;
-	struct tgt **t;		/* every process seen; stable pointers (the array grows) */
-	int nt, capt;
-	pid_t *thr;		/* threads of followed processes (traced: they may fork) */
-	int nthr, capthr;
-	pid_t child;		/* launched command, or 0 */
-	int child_status;
-	bool child_reaped;
-	bool stop;
-	int nsignals;
-	uint64_t start_mono;	/* CLOCK_MONOTONIC at the start of tracing */
-	uint64_t ticks;
-	bool progress;		/* stderr is a terminal and no --quiet */
-	bool progress_shown;
-	bool scan_now;		/* SIGUSR1: scan every running process */
+	struct mem_totals tot;	/* at the last tick, for the progress line */
+	bool launched;		/* the launched command has been attached (or failed to) */
 };
 
 static const char mem_usage[] =
@@ -118,8 +77,8 @@ static const char mem_usage[] =
 	"                         one started until ebprof stops (-d, Ctrl-C, SIGTERM): each of\n"
 	"                         their malloc-family calls pays a uprobe trap (1-3 us), machine-\n"
 	"                         wide; no --leaks\n"
-	"  -d, --duration SECS    stop after SECS seconds (with a command: stop tracing, report,\n"
-	"                         and let it run on)\n"
+	"  -d, --duration TIME    stop after TIME: 500ms, 30s, 5m, 1h, or plain seconds (with a\n"
+	"                         command: stop tracing, report, and let it run on)\n"
 	"\n"
 	"Output:\n"
 	"  -o, --output FILE      write the report to FILE, format by extension: .txt (text),\n"
@@ -220,39 +179,6 @@ static const char mem_usage[] =
 	"  sudo ebprof mem -p 4242 -d 60 --sample-bytes 524288 -o heap.pb.gz\n"
 	"  sudo ebprof mem --alloc-only -o flame.svg -- ./myprog\n";
 
-static int parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	return errno || end == s || *end || *s == '-' ? -1 : 0;
-}
-
-static int usage_err(const struct log_ctx *lc, const char *fmt, const char *arg)
-{
-	fprintf(stderr, "%s: ", lc->prog);
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nTry 'ebprof mem --help'.\n");
-	return 2;
-}
-
-static void on_child_event(struct run *r, pid_t pid, int status);
-static void progress_clear(struct run *r);
-
-static int parse_pids(const struct log_ctx *lc, struct mem_opts *o, char *arg)
-{
-	for (char *tok = strtok(arg, ","); tok; tok = strtok(NULL, ",")) {
-		uint64_t v;
-
-		if (parse_u64(tok, &v) || v == 0 || v > INT_MAX)
-			return usage_err(lc, "invalid PID '%s'", tok);
-		if (o->npids == MAX_PIDS)
-			return usage_err(lc, "too many PIDs (at most %s)", "256");
-		o->pids[o->npids++] = v;
-	}
-	return 0;
-}
 
 /* definite_objects, definite_space, indirect_..., possible_..., reachable_... */
 static bool is_leak_type(const char *t)
@@ -303,128 +229,65 @@ static int parse_heuristics(const char *arg, unsigned *set)
 	return 0;
 }
 
-static int check_modes(const struct log_ctx *lc, const struct mem_opts *o, bool temp_set);
 
-static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts *o)
+static int check_modes(const struct log_ctx *lc, const struct mem_opts *o,
+		       const struct session_opts *so, bool temp_set);
+
+enum {
+	OPT_MIN = OPT_MODE_BASE, OPT_MAX, OPT_MAXLIVE, OPT_MAXSTACKS, OPT_MAXPROCS, OPT_LEAKS,
+	OPT_HEUR, OPT_SUPP, OPT_FAIL, OPT_MINAGE, OPT_TEMP, OPT_ALLOCATOR, OPT_LIB, OPT_PREFIX,
+	OPT_MMAP, OPT_MAXREGIONS, OPT_SAMPLE_BYTES, OPT_SAMPLE_EVERY, OPT_ALLOC_ONLY,
+};
+
+static const struct option mem_longopts[] = {
+	{ "min-size", required_argument, NULL, OPT_MIN },
+	{ "max-size", required_argument, NULL, OPT_MAX },
+	{ "min-age", required_argument, NULL, OPT_MINAGE },
+	{ "temp-threshold", required_argument, NULL, OPT_TEMP },
+	{ "max-live", required_argument, NULL, OPT_MAXLIVE },
+	{ "max-stacks", required_argument, NULL, OPT_MAXSTACKS },
+	{ "max-procs", required_argument, NULL, OPT_MAXPROCS },
+	{ "leaks", no_argument, NULL, OPT_LEAKS },
+	{ "scan", no_argument, NULL, OPT_LEAKS },
+	{ "leak-heuristics", required_argument, NULL, OPT_HEUR },
+	{ "suppressions", required_argument, NULL, OPT_SUPP },
+	{ "fail-on-leak", no_argument, NULL, OPT_FAIL },
+	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
+	{ "lib", required_argument, NULL, OPT_LIB },
+	{ "symbol-prefix", required_argument, NULL, OPT_PREFIX },
+	{ "mmap", no_argument, NULL, OPT_MMAP },
+	{ "max-regions", required_argument, NULL, OPT_MAXREGIONS },
+	{ "sample-bytes", required_argument, NULL, OPT_SAMPLE_BYTES },
+	{ "sample-every", required_argument, NULL, OPT_SAMPLE_EVERY },
+	{ "alloc-only", no_argument, NULL, OPT_ALLOC_ONLY },
+	{}
+};
+
+/* One of mem's own options. */
+static int mem_parse(void *mv, int c, const char *arg, struct session_opts *so,
+		     const struct log_ctx *lc)
 {
-	bool temp_set = false;
-	enum { OPT_TOP = 256, OPT_SORT, OPT_MIN, OPT_MAX, OPT_MAXLIVE, OPT_MAXSTACKS,
-	       OPT_MAXPROCS, OPT_VALUE, OPT_INVERTED, OPT_LEAKS, OPT_HEUR, OPT_SUPP, OPT_FAIL,
-	       OPT_MINAGE, OPT_TEMP, OPT_ALLOCATOR, OPT_LIB, OPT_PREFIX, OPT_FOLLOW,
-	       OPT_MMAP, OPT_MAXREGIONS, OPT_SAMPLE_BYTES, OPT_SAMPLE_EVERY, OPT_ALLOC_ONLY };
-	bool all_given = false;
-	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "top", required_argument, NULL, OPT_TOP },
-		{ "sort", required_argument, NULL, OPT_SORT },
-		{ "min-size", required_argument, NULL, OPT_MIN },
-		{ "max-size", required_argument, NULL, OPT_MAX },
-		{ "min-age", required_argument, NULL, OPT_MINAGE },
-		{ "temp-threshold", required_argument, NULL, OPT_TEMP },
-		{ "max-live", required_argument, NULL, OPT_MAXLIVE },
-		{ "max-stacks", required_argument, NULL, OPT_MAXSTACKS },
-		{ "max-procs", required_argument, NULL, OPT_MAXPROCS },
-		{ "value", required_argument, NULL, OPT_VALUE },
-		{ "inverted", no_argument, NULL, OPT_INVERTED },
-		{ "leaks", no_argument, NULL, OPT_LEAKS },
-		{ "scan", no_argument, NULL, OPT_LEAKS },
-		{ "leak-heuristics", required_argument, NULL, OPT_HEUR },
-		{ "suppressions", required_argument, NULL, OPT_SUPP },
-		{ "fail-on-leak", no_argument, NULL, OPT_FAIL },
-		{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
-		{ "lib", required_argument, NULL, OPT_LIB },
-		{ "symbol-prefix", required_argument, NULL, OPT_PREFIX },
-		{ "follow", no_argument, NULL, OPT_FOLLOW },
-		{ "all-processes", no_argument, NULL, 'a' },
-		{ "mmap", no_argument, NULL, OPT_MMAP },
-		{ "max-regions", required_argument, NULL, OPT_MAXREGIONS },
-		{ "sample-bytes", required_argument, NULL, OPT_SAMPLE_BYTES },
-		{ "sample-every", required_argument, NULL, OPT_SAMPLE_EVERY },
-		{ "alloc-only", no_argument, NULL, OPT_ALLOC_ONLY },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
+	struct mem_opts *o = mv;
 	uint64_t v;
-	int c, err;
 
-	/* '+': stop at the first non-option, so the command's own options stay its own */
-	while ((c = getopt_long(argc, argv, "+p:d:o:avqh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			err = parse_pids(lc, o, optarg);
-			if (err)
-				return err;
-			break;
-		case 'd': {
-			char *end;
-
-			o->duration = strtod(optarg, &end);
-			if (end == optarg || *end || o->duration <= 0)
-				return usage_err(lc, "invalid duration '%s' (seconds, > 0)", optarg);
-			break;
-		}
-		case 'o':
-			if (o->noutputs == MAX_OUTPUTS)
-				return usage_err(lc, "too many outputs (at most %s)", "16");
-			if (!output__for_path(optarg))
-				return usage_err(lc, "cannot tell the format of '%s': use a .txt, "
-						     ".json, .pb.gz, .folded, .svg, .html, "
-						     ".speedscope.json or .csv file name", optarg);
-			o->outputs[o->noutputs++] = optarg;
-			break;
-		case OPT_TOP:
-			if (parse_u64(optarg, &v) || v > UINT32_MAX)
-				return usage_err(lc, "invalid --top '%s'", optarg);
-			o->out.top = v;
-			break;
-		case OPT_SORT:
-			if (!strcmp(optarg, "bytes"))
-				o->out.sort = OUTPUT_SORT_BYTES;
-			else if (!strcmp(optarg, "count"))
-				o->out.sort = OUTPUT_SORT_COUNT;
-			else
-				return usage_err(lc, "invalid --sort '%s' (bytes or count)", optarg);
-			break;
-		case OPT_VALUE:
-			if (strcmp(optarg, "alloc_space") && strcmp(optarg, "alloc_objects") &&
-			    strcmp(optarg, "inuse_space") && strcmp(optarg, "inuse_objects") &&
-			    !is_leak_type(optarg) && !is_mmap_type(optarg))
-				return usage_err(lc, "invalid --value '%s' (alloc_space, alloc_objects, "
-						     "inuse_space, inuse_objects, or with --leaks "
-						     "definite_space, possible_space, ...)", optarg);
-			o->out.value_type = optarg;
-			break;
+	switch (c) {
 		case OPT_ALLOCATOR:
-			if (!probes__valid_kind(optarg))
+			if (!probes__valid_kind(arg))
 				return usage_err(lc, "unknown allocator '%s': use glibc, jemalloc, "
-						     "tcmalloc, mimalloc or static", optarg);
-			o->probes.allocator = optarg;
+						     "tcmalloc, mimalloc or static", arg);
+			o->probes.allocator = arg;
 			break;
 		case OPT_LIB:
 			/* a bare file name is matched against the mapped objects' names */
-			if (!*optarg || (strchr(optarg, '/') && access(optarg, R_OK)))
-				return usage_err(lc, "--lib %s: no such readable file", optarg);
-			o->probes.lib = optarg;
+			if (!*arg || (strchr(arg, '/') && access(arg, R_OK)))
+				return usage_err(lc, "--lib %s: no such readable file", arg);
+			o->probes.lib = arg;
 			break;
 		case OPT_PREFIX:
-			if (!*optarg || strlen(optarg) > 32 || strchr(optarg, '/'))
+			if (!*arg || strlen(arg) > 32 || strchr(arg, '/'))
 				return usage_err(lc, "invalid --symbol-prefix '%s' (a symbol prefix "
-						     "such as je_)", optarg);
-			o->probes.prefix = optarg;
-			break;
-		case OPT_FOLLOW:
-			o->follow = true;
-			break;
-		case 'a':
-			o->all = all_given = true;
-			o->col.trace_all = true;
-			break;
-		case OPT_INVERTED:
-			o->out.inverted = true;
+						     "such as je_)", arg);
+			o->probes.prefix = arg;
 			break;
 		case OPT_LEAKS:
 			o->leaks = true;
@@ -436,47 +299,47 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 			o->col.mmap = true;
 			break;
 		case OPT_MAXREGIONS:
-			if (parse_u64(optarg, &v) || v == 0 || v > (1u << 24))
+			if (cli_parse_u64(arg, &v) || v == 0 || v > (1u << 24))
 				return usage_err(lc, "invalid --max-regions '%s' (1 to 16777216)",
-						 optarg);
+						 arg);
 			o->col.max_regions = v;
 			break;
 		case OPT_SUPP:
-			o->suppressions = optarg;
+			o->suppressions = arg;
 			o->leaks = true;
 			break;
 		case OPT_HEUR:
-			if (parse_heuristics(optarg, &o->heuristics))
+			if (parse_heuristics(arg, &o->heuristics))
 				return usage_err(lc, "invalid --leak-heuristics '%s' (all, none, or a "
 						     "list of stdstring, length64, newarray, "
-						     "multipleinheritance)", optarg);
+						     "multipleinheritance)", arg);
 			break;
 		case OPT_MIN:
-			if (parse_u64(optarg, &o->col.min_size))
-				return usage_err(lc, "invalid --min-size '%s'", optarg);
+			if (cli_parse_u64(arg, &o->col.min_size))
+				return usage_err(lc, "invalid --min-size '%s'", arg);
 			break;
 		case OPT_MAX:
-			if (parse_u64(optarg, &o->col.max_size))
-				return usage_err(lc, "invalid --max-size '%s'", optarg);
+			if (cli_parse_u64(arg, &o->col.max_size))
+				return usage_err(lc, "invalid --max-size '%s'", arg);
 			break;
 		case OPT_TEMP:
-			temp_set = true;
-			if (!strcmp(optarg, "next-alloc"))
+			o->temp_set = true;
+			if (!strcmp(arg, "next-alloc"))
 				o->col.temp_ns = 0;
-			else if (util_parse_duration(optarg, &o->col.temp_ns) || !o->col.temp_ns)
+			else if (util_parse_duration(arg, &o->col.temp_ns) || !o->col.temp_ns)
 				return usage_err(lc, "invalid --temp-threshold '%s' (next-alloc, or a "
-						     "duration > 0: 100us, 1ms, ...)", optarg);
+						     "duration > 0: 100us, 1ms, ...)", arg);
 			break;
 		case OPT_SAMPLE_BYTES:
 		case OPT_SAMPLE_EVERY: {
 			const char *name = c == OPT_SAMPLE_BYTES ? "--sample-bytes" : "--sample-every";
 			uint64_t n;
 
-			if (parse_u64(optarg, &n) || n == 0 || n > MEM_SAMPLE_MAX_PERIOD) {
+			if (cli_parse_u64(arg, &n) || n == 0 || n > MEM_SAMPLE_MAX_PERIOD) {
 				char why[128];
 
 				snprintf(why, sizeof(why), "invalid %s '%s' (a whole number from 1 "
-					 "to %llu)", name, optarg,
+					 "to %llu)", name, arg,
 					 (unsigned long long)MEM_SAMPLE_MAX_PERIOD);
 				return usage_err(lc, "%s", why);
 			}
@@ -495,15 +358,15 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 			o->col.sample_mode = MEM_SAMPLE_ALLOC_ONLY;
 			break;
 		case OPT_MINAGE:
-			if (util_parse_duration(optarg, &o->col.min_age_ns))
+			if (util_parse_duration(arg, &o->col.min_age_ns))
 				return usage_err(lc, "invalid --min-age '%s' (a duration: 500ms, "
-						     "30s, 2m, or seconds)", optarg);
+						     "30s, 2m, or seconds)", arg);
 			break;
 		case OPT_MAXLIVE:
 		case OPT_MAXSTACKS:
 		case OPT_MAXPROCS:
-			if (parse_u64(optarg, &v) || v == 0 || v > (1u << 28))
-				return usage_err(lc, "invalid table size '%s'", optarg);
+			if (cli_parse_u64(arg, &v) || v == 0 || v > (1u << 28))
+				return usage_err(lc, "invalid table size '%s'", arg);
 			if (c == OPT_MAXLIVE)
 				o->col.max_live = v;
 			else if (c == OPT_MAXSTACKS)
@@ -511,57 +374,49 @@ static int parse_args(int argc, char **argv, struct log_ctx *lc, struct mem_opts
 			else
 				o->col.max_procs = v;
 			break;
-		case 'v':
-			lc->verbose++;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'h':
-			fputs(mem_usage, stdout);
-			exit(0);
-		default:
-			fprintf(stderr, "Try 'ebprof mem --help'.\n");
-			return 2;
-		}
+	default:
+		return 2;
 	}
-	if (optind < argc)
-		o->argv = argv + optind;
-	if (all_given && (o->argv || o->npids))
-		return usage_err(lc, "%s", "-a traces every process already: give no -p PID or "
-				 "command with it");
-	if (all_given && o->leaks)
+	return 0;
+}
+
+/* The whole: what mem cannot combine. */
+static int mem_check(void *mv, struct session_opts *so, const struct log_ctx *lc)
+{
+	struct mem_opts *o = mv;
+	const char *v = so->out.value_type;
+
+	o->col.trace_all = so->all;
+	if (v && strcmp(v, "alloc_space") && strcmp(v, "alloc_objects") &&
+	    strcmp(v, "inuse_space") && strcmp(v, "inuse_objects") && !is_leak_type(v) &&
+	    !is_mmap_type(v))
+		return usage_err(lc, "invalid --value '%s' (alloc_space, alloc_objects, "
+				 "inuse_space, inuse_objects, or with --leaks definite_space, "
+				 "possible_space, ...)", v);
+	if (so->all && o->leaks)
 		return usage_err(lc, "%s", "-a cannot be combined with --leaks: a leak scan stops a "
 				 "process under ptrace, and -a traces processes without it");
-	if (all_given && o->col.mmap)
+	if (so->all && o->col.mmap)
 		return usage_err(lc, "%s", "-a cannot be combined with --mmap: mappings are tracked "
 				 "for processes ebprof attaches to, and -a adopts them at their first "
 				 "malloc call");
-	if (!o->argv && !o->npids && !all_given)
-		return usage_err(lc, "%s", "nothing to trace: give -p PID, -a or -- CMD [ARGS...]");
-	if (o->argv && o->npids)
-		return usage_err(lc, "%s", "give either -p PID or a command, not both");
-	if (o->follow && !o->npids)
-		return usage_err(lc, "%s", "--follow is for -p PID (a launched command's children "
-				 "are always followed)");
-	if (o->out.value_type && is_leak_type(o->out.value_type) && !o->leaks)
-		return usage_err(lc, "--value %s needs --leaks (the classes come from its scan)",
-				 o->out.value_type);
-	if (o->out.value_type && is_mmap_type(o->out.value_type) && !o->col.mmap)
-		return usage_err(lc, "--value %s needs --mmap (mappings are traced only with it)",
-				 o->out.value_type);
+	if (v && is_leak_type(v) && !o->leaks)
+		return usage_err(lc, "--value %s needs --leaks (the classes come from its scan)", v);
+	if (v && is_mmap_type(v) && !o->col.mmap)
+		return usage_err(lc, "--value %s needs --mmap (mappings are traced only with it)", v);
 	if (o->leaks && (o->col.min_size || o->col.max_size != UINT64_MAX))
 		return usage_err(lc, "%s", "--leaks cannot be combined with --min-size/--max-size: "
 				 "the scan must know every block to follow pointers through it");
 	if (o->col.min_size > o->col.max_size)
 		return usage_err(lc, "%s", "--min-size is larger than --max-size");
-	return check_modes(lc, o, temp_set);
+	return check_modes(lc, o, so, o->temp_set);
 }
 
 /* Options a sampled or alloc-only run cannot honour. */
-static int check_modes(const struct log_ctx *lc, const struct mem_opts *o, bool temp_set)
+static int check_modes(const struct log_ctx *lc, const struct mem_opts *o,
+		       const struct session_opts *so, bool temp_set)
 {
-	const char *v = o->out.value_type;
+	const char *v = so->out.value_type;
 
 	if (o->col.sample_mode == MEM_SAMPLE_BYTES || o->col.sample_mode == MEM_SAMPLE_EVERY) {
 		if (o->leaks)
@@ -576,7 +431,7 @@ static int check_modes(const struct log_ctx *lc, const struct mem_opts *o, bool 
 		return usage_err(lc, "%s", "--alloc-only cannot be combined with --mmap: without "
 				 "return probes a mapping made inside malloc cannot be told from the "
 				 "program's own");
-	if (o->all)
+	if (so->all)
 		return usage_err(lc, "%s", "--alloc-only cannot be combined with -a: give -p PID or "
 				 "a command");
 	if (o->leaks)
@@ -625,6 +480,8 @@ static void mode_notes(struct profile *prof, const struct mem_collector_opts *co
 	}
 }
 
+/* ---- the mode's hooks (core/mode.h) ----------------------------------------------------- */
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -633,390 +490,129 @@ static uint64_t mono_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static int64_t wall_ns(void)
+
+static void *mem_open(const struct session_env *env, void *opts)
 {
-	struct timespec ts;
+	struct mem_mode *mm = calloc(1, sizeof(*mm));
+	struct mem_opts *o = opts;
+	struct profile *prof = env->prof;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
-
-static struct tgt *tgt_of(struct run *r, pid_t pid)
-{
-	/* newest first: a recycled PID is its latest process */
-	for (int i = r->nt - 1; i >= 0; i--)
-		if (r->t[i]->pid == pid)
-			return r->t[i];
-	return NULL;
-}
-
-static struct tgt *tgt_add(struct run *r, pid_t pid)
-{
-	struct tgt *t;
-
-	if (r->nt == r->capt) {
-		int cap = r->capt ? r->capt * 2 : 16;
-		struct tgt **nt = realloc(r->t, cap * sizeof(*nt));
-
-		if (!nt)
-			return NULL;
-		r->t = nt;
-		r->capt = cap;
-	}
-	t = calloc(1, sizeof(*t));
-	if (!t)
+	if (!mm) {
+		pr_err(env->lc, "out of memory");
 		return NULL;
-	t->pid = pid;
-	t->pidfd = -1;
-	r->t[r->nt++] = t;
-	return t;
-}
-
-static void finalize_image(struct run *r, struct tgt *t, bool exec)
-{
-	if (t->done)
-		return;
-	/* the last point of its series, then its final numbers */
-	mem_collector__sample(r->col, r->prof, mono_ns() - r->start_mono, NULL);
-	mem_collector__finalize(r->col, t->pid, r->prof, r->sym, mono_ns(), exec);
-	t->done = true;
-}
-
-static void finalize(struct run *r, struct tgt *t)
-{
-	finalize_image(r, t, false);
-}
-
-static bool all_done(struct run *r)
-{
-	if (r->o->all)
-		return false;	/* until -d, Ctrl-C or SIGTERM */
-	for (int i = 0; i < r->nt; i++)
-		if (!r->t[i]->gone)
-			return false;
-	return true;
-}
-
-/* A process whose allocator cannot be probed: say why, note it in the report, let it run. */
-static void untraceable(struct run *r, struct tgt *t)
-{
-	char comm[32];
-	const char *why = target__why_untraceable(t->pid);
-
-	target__comm(t->pid, comm, sizeof(comm));
-	progress_clear(r);
-	pr_warn(r->lc, "PID %d (%s) cannot be traced: %s; it runs untraced", t->pid, comm, why);
-	profile__add_note(r->prof, "PID %d (%s) was not traced: %s", t->pid, comm, why);
-	t->done = true;
-}
-
-/* A new program image in a traced process: report the old one, trace the new one. The probes
- * stay when the new program maps the same allocator file (mem_collector__attach). */
-static void on_exec(struct run *r, struct tgt *t)
-{
-	struct alloc_lib lib;
-	int status = 0, err;
-
-	finalize_image(r, t, true);
-	t->await_exec = false;
-	err = target__run_to_allocator(r->lc, t->pid, &lib, &status);
-	if (err == -ESRCH) {
-		t->gone = true;
-		t->status = status;
-		mem_collector__retire(r->col, t->pid);
-		return;
 	}
-	if (err) {
-		mem_collector__retire(r->col, t->pid);
-		untraceable(r, t);
-		return;
+	mm->env = env;
+	mm->o = o;
+	o->col.lc = env->lc;
+	mm->col = mem_collector__new(&o->col);
+	if (!mm->col ||
+	    (o->col.sample_mode == MEM_SAMPLE_ALLOC_ONLY ? mem_profile__init_alloc_only(prof)
+							: mem_profile__init(prof, o->leaks)) ||
+	    (o->col.mmap && mem_profile__add_mmap_types(prof))) {
+		if (mm->col)
+			pr_err(env->lc, "out of memory");
+		mem_collector__free(mm->col);
+		free(mm);
+		return NULL;
 	}
-	if (mem_collector__attach(r->col, t->pid, &lib) == 0)
-		t->done = false;
-}
+	mode_notes(prof, &o->col);
+	if (o->col.temp_ns)
+		profile__add_note(prof, "temporary allocations: blocks freed within %llu ns of "
+				  "their allocation (--temp-threshold)",
+				  (unsigned long long)o->col.temp_ns);
+	if (o->col.min_size || o->col.max_size != UINT64_MAX)
+		profile__add_note(prof, "only allocations of %llu to %llu bytes are tracked "
+				  "(--min-size/--max-size): totals leave the others out, and their frees "
+				  "count as unknown frees", (unsigned long long)o->col.min_size,
+				  (unsigned long long)o->col.max_size);
+	if (o->col.min_age_ns) {
+		char age[32];
 
-/* A thread we trace (a followed process's, so that its forks are followed too), or -1. */
-static int thread_of(struct run *r, pid_t tid)
-{
-	for (int i = 0; i < r->nthr; i++)
-		if (r->thr[i] == tid)
-			return i;
-	return -1;
-}
-
-static void thread_add(struct run *r, pid_t tid)
-{
-	if (r->nthr == r->capthr) {
-		int cap = r->capthr ? r->capthr * 2 : 16;
-		pid_t *n = realloc(r->thr, cap * sizeof(*n));
-
-		if (!n) {
-			ptrace(PTRACE_DETACH, tid, 0, 0);	/* its forks go unfollowed */
-			return;
-		}
-		r->thr = n;
-		r->capthr = cap;
+		prof->min_age_ns = o->col.min_age_ns;
+		profile__add_note(prof, "outstanding allocations younger than %s at the end are "
+				  "not listed (--min-age); live totals count them",
+				  render__duration(o->col.min_age_ns, age, sizeof(age)));
 	}
-	r->thr[r->nthr++] = tid;
-	target__resume(tid, TARGET_STOP_OTHER, 0);
+	mem_collector__set_start(mm->col, env->start_ns);
+	return mm;
 }
 
-/* A stop or the end of one of those threads: it is let run as its stop requires. */
-static void on_thread_event(struct run *r, int i, int status)
+static void mem_close(void *mv)
 {
-	int sig;
-	enum target_stop how = target__classify(status, &sig);
+	struct mem_mode *mm = mv;
 
-	if (how == TARGET_GONE) {
-		r->thr[i] = r->thr[--r->nthr];
-		return;
-	}
-	target__resume(r->thr[i], how, sig);
-}
-
-/* Do two processes share one address space (vfork, clone(CLONE_VM))? */
-static bool same_mm(pid_t a, pid_t b)
-{
-	return a > 0 && syscall(SYS_kcmp, a, b, 1 /* KCMP_VM */, 0, 0) == 0;
+	mem_collector__free(mm->col);
+	free(mm);
 }
 
 /*
- * A task we did not know stopped: a process or thread created by a traced one, stopped before
- * it ran its first instruction (its parent's fork event may come before or after this). Threads
- * stay traced, only so that the processes they create are followed (their process has its
- * probes already). A new process gets its probes now, before it
- * runs: it starts from nothing (its copy of the parent's heap is the parent's; frees of those
- * blocks count as unknown frees). One that shares its parent's memory (vfork) is traced from
- * its exec: a link of its own would see its parent's address space too.
+ * A launched program (or a traced one's new program) runs until its allocator is mapped; a
+ * running process (-p) or a new child is probed through the allocator it maps now.
  */
-static void on_new_task(struct run *r, pid_t pid, int status)
+static int mem_attach(void *mv, pid_t pid, enum mode_attach how, int *status)
 {
-	pid_t tgid, ppid, nspid;
+	struct mem_mode *mm = mv;
+	const struct log_ctx *lc = mm->env->lc;
+	bool launch = how == MODE_ATTACH_EXEC && mm->env->argv && !mm->launched;
 	struct alloc_lib lib;
-	struct tgt *t;
+	int err;
 
-	if (!WIFSTOPPED(status))
-		return;
-	if (target__ids(pid, &tgid, &ppid, &nspid)) {
-		ptrace(PTRACE_DETACH, pid, 0, 0);
-		return;
-	}
-	if (tgid != pid) {
-		thread_add(r, pid);
-		return;
-	}
-	if (tgt_of(r, pid))
-		/* the report keys processes by PID: say so rather than pass two off as one */
-		profile__add_note(r->prof, "PID %d was used by two processes during the run (the "
-				  "kernel recycled it); their numbers are reported together", pid);
-	t = tgt_add(r, pid);
-	if (!t) {
-		pr_warn(r->lc, "PID %d: out of memory; not tracing it", pid);
-		ptrace(PTRACE_DETACH, pid, 0, 0);
-		return;
-	}
-	t->traced = true;
-	t->ppid = ppid;
-	t->done = true;		/* until it is attached */
-	if (same_mm(ppid, pid)) {
-		t->await_exec = true;
-		pr_debug(r->lc, "PID %d: shares PID %d's memory; traced from its exec", pid, ppid);
-	} else if (probes__find_allocator(pid, &lib) == 0) {
-		if (mem_collector__attach(r->col, pid, &lib) == 0)
-			t->done = false;
-	} else {
-		pr_debug(r->lc, "PID %d: its parent's image maps no allocator; traced from its exec",
-			 pid);
-	}
-	target__resume(pid, TARGET_STOP_OTHER, 0);
-}
-
-
-/* One line on stderr per on-demand scan: what it found, and what it cost the process. */
-static void scan_line(struct run *r, pid_t pid, const struct prof_scan *ps)
-{
-	char b[PROF_LEAK__COUNT][32], el[32];
-
-	progress_clear(r);
-	for (int cl = 0; cl < PROF_LEAK__COUNT; cl++)
-		render__bytes(ps->bytes[cl], b[cl], sizeof(b[cl]));
-	fprintf(stderr, "ebprof: PID %d scanned: definitely lost %s in %llu blocks, indirectly "
-		"%s in %llu, possibly %s in %llu, still reachable %s in %llu (stopped %s)\n", pid,
-		b[0], (unsigned long long)ps->count[0], b[1], (unsigned long long)ps->count[1],
-		b[2], (unsigned long long)ps->count[2], b[3], (unsigned long long)ps->count[3],
-		render__duration(ps->stopped_ns, el, sizeof(el)));
-}
-
-/* A reachability scan of t; at_exit: it is held at its exit stop. */
-static void scan(struct run *r, struct tgt *t, bool at_exit)
-{
-	int status;
-
-	if (t->done || t->gone)
-		return;
-	if (!t->traced) {
-		pr_warn(r->lc, "PID %d: not scanned for leaks: another tracer holds it, so ebprof "
-			       "cannot stop it", t->pid);
-		return;
-	}
-	if (mem_collector__scan(r->col, t->pid, at_exit, r->o->heuristics,
-				mono_ns() - r->start_mono, &status))
-		return;
-	if (!at_exit && !r->stop)
-		scan_line(r, t->pid, mem_collector__last_scan(r->col, t->pid));
-	if (status != -1)
-		on_child_event(r, t->pid, status);	/* it stopped at its exit meanwhile */
-}
-
-static void on_child_event(struct run *r, pid_t pid, int status)
-{
-	struct tgt *t = tgt_of(r, pid);
-	int th = thread_of(r, pid);
-	enum target_stop how;
-	int sig;
-
-	if (th >= 0) {
-		pid_t tgid, ppid, nspid;
-
-		/* a stale entry (a thread that vanished in an exec) whose TID is a new process */
-		if (WIFSTOPPED(status) && target__ids(pid, &tgid, &ppid, &nspid) == 0 &&
-		    tgid == pid) {
-			r->thr[th] = r->thr[--r->nthr];
-		} else {
-			on_thread_event(r, th, status);
-			return;
-		}
-	}
-	if (!t || (t->gone && WIFSTOPPED(status))) {
-		on_new_task(r, pid, status);
-		return;
-	}
-	how = target__classify(status, &sig);
 	switch (how) {
-	case TARGET_GONE:
-		if (!t->done)
-			finalize(r, t);	/* killed without an exit stop: from the attach snapshot */
-		mem_collector__retire(r->col, pid);
-		t->gone = true;
-		t->status = status;
-		if (pid == r->child) {
-			r->child_status = status;
-			r->child_reaped = true;
-		}
-		return;
-	case TARGET_STOP_EXIT:
-		if (r->o->leaks && !t->done)
-			scan(r, t, true);
-		finalize(r, t);
-		/* its links close on a worker thread: the run loop never waits for that */
-		mem_collector__retire(r->col, pid);
-		break;
-	case TARGET_STOP_EXEC:
-		on_exec(r, t);
-		if (t->gone)
-			return;
-		break;
-	default:
-		break;
-	}
-	target__resume(pid, how, sig);
-}
-
-static void on_signal(struct run *r, const struct signalfd_siginfo *si)
-{
-	if (si->ssi_signo == SIGCHLD) {
-		int status;
-		pid_t pid;
-
-		while ((pid = waitpid(-1, &status, __WALL | WNOHANG)) > 0)
-			on_child_event(r, pid, status);
-		return;
-	}
-	if (si->ssi_signo == SIGUSR1) {
-		r->scan_now = true;
-		return;
-	}
-	r->nsignals++;
-	if (r->child && r->child_reaped) {
-		/* the command is gone; what it left running (a daemon, children) is traced until
-		 * a signal says stop */
-		r->stop = true;
-		return;
-	}
-	if (r->child && si->ssi_code == SI_USER && si->ssi_pid != (uint32_t)r->child &&
-	    r->nsignals == 1) {
-		/* sent to ebprof alone (kill, a supervisor): the command gets it too, and the
-		 * report follows its exit; Ctrl-C reaches both through the terminal already */
-		kill(r->child, si->ssi_signo);
-		return;
-	}
-	if (r->child && r->nsignals == 1)
-		return;	/* the command got the terminal's signal: wait for it to exit */
-	r->stop = true;
-}
-
-static int setup_attach(struct run *r)
-{
-	for (int i = 0; i < r->o->npids; i++) {
-		pid_t pid = r->o->pids[i];
-		struct tgt *t;
-		struct alloc_lib lib;
-		int err;
-
-		if (tgt_of(r, pid))
-			continue;
-		if (kill(pid, 0) && errno == ESRCH) {
-			pr_err(r->lc, "cannot attach to PID %d: no such process", pid);
-			return -ESRCH;
-		}
-		err = probes__find_allocator(pid, &lib);
-		if (err == -ESRCH) {
-			pr_err(r->lc, "cannot attach to PID %d: no such process", pid);
+	case MODE_ATTACH_EXEC:
+		mm->launched = true;
+		err = mem__run_to_allocator(lc, pid, &lib, status);
+		if (err == -ESRCH)
+			return err;
+		if (err == -ENOPKG && launch) {
+			pr_err(lc, "cannot trace '%s': %s", mm->env->argv[0], probes__last_error());
 			return err;
 		}
+		if (err)
+			return -ENOENT;
+		break;
+	case MODE_ATTACH_PID:
+		err = probes__find_allocator(pid, &lib);
+		if (err == -ESRCH)
+			return err;
 		if (err == -ENOPKG) {
-			pr_err(r->lc, "cannot attach to PID %d: %s", pid, probes__last_error());
+			pr_err(lc, "cannot attach to PID %d: %s", pid, probes__last_error());
 			return err;
 		}
 		if (err) {
-			pr_err(r->lc, "cannot attach to PID %d: no malloc implementation found in its "
-				      "mappings (%s)", pid, strerror(-err));
-			return err;
+			pr_err(lc, "cannot attach to PID %d: no malloc implementation found in its "
+				   "mappings (%s)", pid, strerror(-err));
+			return -EINVAL;
 		}
-		t = tgt_add(r, pid);
-		if (!t) {
-			pr_err(r->lc, "out of memory");
-			return -ENOMEM;
-		}
-		/* hold it at exit if we can; a process already under a debugger still works,
-		 * symbolized from the mappings read now */
-		if (target__seize(pid, r->o->follow) == 0) {
-			t->traced = true;
-		} else {
-			pr_info(r->lc, "PID %d: cannot ptrace it (%s); its exit will not be held",
-				pid, strerror(errno));
-			t->pidfd = syscall(SYS_pidfd_open, pid, 0);
-		}
-		err = mem_collector__attach(r->col, pid, &lib);
-		if (err)
-			return err;
+		break;
+	default:
+		if (probes__find_allocator(pid, &lib))
+			return -ENOENT;
+		break;
 	}
-	return 0;
+	err = mem_collector__attach(mm->col, pid, &lib);
+	/* a new program that cannot be probed: it runs untraced, without a second warning */
+	return err && how == MODE_ATTACH_EXEC && !launch ? -EINVAL : err;
+}
+
+static const char *mem_why(void *mv, pid_t pid)
+{
+	return mem__why_untraceable(pid);
 }
 
 /*
  * -a: one pair of links without a pid filter on every distinct C library (by inode: containers
  * bring their own) that a process maps now. Processes are reported as they call it.
  */
-static int setup_all(struct run *r)
+static int mem_attach_all(void *mv)
 {
+	struct mem_mode *mm = mv;
 	struct { dev_t dev; ino_t ino; } seen[64];
 	int nseen = 0, nproc = 0;
 	struct dirent *de;
 	DIR *d = opendir("/proc");
 
 	if (!d) {
-		pr_err(r->lc, "cannot list processes in /proc: %s", strerror(errno));
+		pr_err(mm->env->lc, "cannot list processes in /proc: %s", strerror(errno));
 		return -errno;
 	}
 	while ((de = readdir(d))) {
@@ -1044,7 +640,7 @@ static int setup_all(struct run *r)
 				break;
 		if (i < nseen || nseen == (int)(sizeof(seen) / sizeof(seen[0])))
 			continue;
-		if (mem_collector__attach_all(r->col, &lib)) {
+		if (mem_collector__attach_all(mm->col, &lib)) {
 			closedir(d);
 			return -EINVAL;
 		}
@@ -1053,152 +649,107 @@ static int setup_all(struct run *r)
 	}
 	closedir(d);
 	if (!nseen) {
-		pr_err(r->lc, "-a: no process maps a C library ebprof can probe");
+		pr_err(mm->env->lc, "-a: no process maps a C library ebprof can probe");
 		return -ENOENT;
 	}
-	pr_warn(r->lc, "-a: tracing every process that uses %s%d C librar%s (%d processes now, "
+	pr_warn(mm->env->lc, "-a: tracing every process that uses %s%d C librar%s (%d processes now, "
 		"and every one started until ebprof stops): each of their malloc-family calls pays "
 		"a uprobe trap, about 1-3 us, on the whole machine", nseen == 1 ? "the " : "", nseen,
 		nseen == 1 ? "y" : "ies", nproc);
 	return 0;
 }
 
-static int setup_launch(struct run *r)
-{
-	struct tgt *t;
-	struct alloc_lib lib;
-	int status = 0, err;
-	pid_t pid;
-
-	err = target__spawn(r->lc, r->o->argv, &pid);
-	if (err)
-		return err;
-	r->child = pid;
-	t = tgt_add(r, pid);
-	if (!t) {
-		kill(pid, SIGKILL);
-		return -ENOMEM;
-	}
-	t->traced = true;
-	t->ppid = getpid();
-	err = target__run_to_allocator(r->lc, pid, &lib, &status);
-	if (err == -ESRCH) {
-		t->gone = t->done = true;
-		r->child_status = status;
-		r->child_reaped = true;
-		return 0;
-	}
-	if (err == -ENOPKG) {
-		pr_err(r->lc, "cannot trace '%s': %s", r->o->argv[0], probes__last_error());
-		kill(pid, SIGKILL);
-		return err;
-	}
-	if (err) {
-		untraceable(r, t);
-		/* it may have stopped at its exit while we looked for an allocator */
-		return target__resume(pid, TARGET_STOP_OTHER, 0);
-	}
-	err = mem_collector__attach(r->col, pid, &lib);
-	if (err) {
-		kill(pid, SIGKILL);
-		return err;
-	}
-	return target__resume(pid, TARGET_STOP_OTHER, 0);
-}
-
-/* One progress line on stderr, rewritten in place (only on a terminal, unless --quiet). */
-static void progress(struct run *r, const struct mem_totals *tot)
-{
-	char live[32], el[32];
-
-	if (!r->progress)
-		return;
-	fprintf(stderr, "\r\033[Kebprof: %s  %llu calls  live %s in %llu blocks  drops %llu",
-		render__duration(mono_ns() - r->start_mono, el, sizeof(el)),
-		(unsigned long long)tot->calls, render__bytes(tot->live_bytes, live, sizeof(live)),
-		(unsigned long long)tot->live_count, (unsigned long long)tot->drops);
-	r->progress_shown = true;
-}
-
-static void progress_clear(struct run *r)
-{
-	if (r->progress_shown)
-		fputs("\r\033[K", stderr);
-	r->progress_shown = false;
-}
-
 /* Every tick: each process's live bytes into the profile's series, and the sites' live bytes
  * when a snapshot of them is due (about every second). Every second: the maps snapshots (for
- * processes that vanish without an exit stop) and the progress line. */
-static void on_tick(struct run *r)
+ * processes that vanish without an exit stop). With -a, new callers join the report while
+ * their mappings can still be read, and ended ones are reported and forgotten. */
+static void mem_tick(void *mv, int64_t t_ns, bool second)
 {
-	struct mem_totals tot;
+	struct mem_mode *mm = mv;
 
-	/* -a: new callers join the report while their mappings can still be read */
-	if (r->o->all)
-		mem_collector__adopt_new(r->col);
-	mem_collector__sample(r->col, r->prof, mono_ns() - r->start_mono, &tot);
-	mem_collector__snapshot(r->col, mono_ns());
-	if (++r->ticks % (1000 / TICK_MS))
+	if (mm->env->all)
+		mem_collector__adopt_new(mm->col);
+	mem_collector__sample(mm->col, mm->env->prof, t_ns, &mm->tot);
+	mem_collector__snapshot(mm->col, mono_ns());
+	if (!second)
 		return;
-	/* -a: ended ones are reported and forgotten */
-	if (r->o->all)
-		mem_collector__finalize_gone(r->col, r->prof, r->sym, mono_ns());
-	mem_collector__refresh(r->col);
-	progress(r, &tot);
+	if (mm->env->all)
+		mem_collector__finalize_gone(mm->col, mm->env->prof, mm->env->sym, mono_ns());
+	mem_collector__refresh(mm->col);
 }
 
-static int loop(struct run *r, int sfd, int tfd, int ifd)
+static void mem_progress(void *mv, char *buf, size_t len)
 {
-	struct pollfd pfd[3 + MAX_PIDS];
+	struct mem_mode *mm = mv;
+	char live[32];
 
-	while (!r->stop && !all_done(r)) {
-		int n = 0, map[MAX_PIDS], ready;
-		uint64_t ticks;
+	snprintf(buf, len, "%llu calls  live %s in %llu blocks  drops %llu",
+		 (unsigned long long)mm->tot.calls,
+		 render__bytes(mm->tot.live_bytes, live, sizeof(live)),
+		 (unsigned long long)mm->tot.live_count, (unsigned long long)mm->tot.drops);
+}
 
-		pfd[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-		pfd[n++] = (struct pollfd){ .fd = tfd, .events = POLLIN };
-		pfd[n++] = (struct pollfd){ .fd = ifd, .events = POLLIN };
-		for (int i = 0; i < r->nt && n < 3 + MAX_PIDS; i++) {
-			if (r->t[i]->pidfd < 0 || r->t[i]->gone)
-				continue;
-			map[n - 3] = i;
-			pfd[n++] = (struct pollfd){ .fd = r->t[i]->pidfd, .events = POLLIN };
-		}
-		ready = poll(pfd, n, -1);
-		if (ready < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (pfd[0].revents & POLLIN) {
-			struct signalfd_siginfo si;
+/* One line on stderr per on-demand scan: what it found, and what it cost the process. */
+static void scan_line(struct mem_mode *mm, pid_t pid, const struct prof_scan *ps)
+{
+	char b[PROF_LEAK__COUNT][32], el[32];
 
-			while (read(sfd, &si, sizeof(si)) == sizeof(si))
-				on_signal(r, &si);
-		}
-		if ((pfd[1].revents & POLLIN) && read(tfd, &ticks, sizeof(ticks)) == sizeof(ticks)) {
-			pr_info(r->lc, "duration reached");
-			r->stop = true;
-		}
-		if ((pfd[2].revents & POLLIN) && read(ifd, &ticks, sizeof(ticks)) == sizeof(ticks))
-			on_tick(r);
-		if (r->scan_now) {
-			r->scan_now = false;
-			for (int i = 0; i < r->nt; i++)
-				scan(r, r->t[i], false);
-		}
-		for (int k = 3; k < n; k++) {
-			struct tgt *t = r->t[map[k - 3]];
+	session__clear_progress(mm->env->s);
+	for (int cl = 0; cl < PROF_LEAK__COUNT; cl++)
+		render__bytes(ps->bytes[cl], b[cl], sizeof(b[cl]));
+	fprintf(stderr, "ebprof: PID %d scanned: definitely lost %s in %llu blocks, indirectly "
+		"%s in %llu, possibly %s in %llu, still reachable %s in %llu (stopped %s)\n", pid,
+		b[0], (unsigned long long)ps->count[0], b[1], (unsigned long long)ps->count[1],
+		b[2], (unsigned long long)ps->count[2], b[3], (unsigned long long)ps->count[3],
+		render__duration(ps->stopped_ns, el, sizeof(el)));
+}
 
-			if (!(pfd[k].revents & (POLLIN | POLLHUP)))
-				continue;
-			finalize(r, t);
-			t->gone = true;
-		}
-	}
-	progress_clear(r);
+/* A reachability scan of pid (--leaks); at_exit: it is held at its exit stop. */
+static int mem_inspect(void *mv, pid_t pid, bool at_exit, int *leader_status)
+{
+	struct mem_mode *mm = mv;
+	int err = mem_collector__scan(mm->col, pid, at_exit, mm->o->heuristics,
+				      mono_ns() - mm->env->start_ns, leader_status);
+
+	if (err)
+		return err;
+	if (!at_exit && !session__stopping(mm->env->s))
+		scan_line(mm, pid, mem_collector__last_scan(mm->col, pid));
 	return 0;
+}
+
+static void mem_finalize(void *mv, pid_t pid, bool exec)
+{
+	struct mem_mode *mm = mv;
+
+	/* the last point of its series, then its final numbers */
+	mem_collector__sample(mm->col, mm->env->prof, mono_ns() - mm->env->start_ns, NULL);
+	mem_collector__finalize(mm->col, pid, mm->env->prof, mm->env->sym, mono_ns(), exec);
+}
+
+static void mem_retire(void *mv, pid_t pid)
+{
+	mem_collector__retire(((struct mem_mode *)mv)->col, pid);
+}
+
+static void mem_stop(void *mv)
+{
+	mem_collector__quiesce(((struct mem_mode *)mv)->col);
+}
+
+static void mem_finish(void *mv)
+{
+	struct mem_mode *mm = mv;
+	struct profile *prof = mm->env->prof;
+
+	if (mm->env->all) {
+		mem_collector__adopt_new(mm->col);
+		mem_collector__finalize_all(mm->col, prof, mm->env->sym, mono_ns());
+	}
+	mem_collector__drops(mm->col, prof);
+	if (mm->o->supp && profile__suppress(prof, mm->o->supp))
+		profile__add_note(prof, "leaks at sites matching %s are counted as suppressed",
+				  mm->o->suppressions);
 }
 
 /* --fail-on-leak: are definitely lost blocks left after suppressions? Says so on stderr. */
@@ -1219,199 +770,72 @@ static bool definitely_lost(const struct log_ctx *lc, const struct profile *p)
 	return count > 0;
 }
 
-static char *join_args(int argc, char **argv)
+static int mem_verdict(void *mv)
 {
-	size_t len = 1;
-	char *s;
+	struct mem_mode *mm = mv;
 
-	for (int i = 0; i < argc; i++)
-		len += strlen(argv[i]) + 1;
-	s = calloc(1, len);
-	for (int i = 0; s && i < argc; i++) {
-		strcat(s, argv[i]);
-		if (i + 1 < argc)
-			strcat(s, " ");
-	}
-	return s;
+	return mm->o->fail_on_leak && definitely_lost(mm->env->lc, mm->env->prof) ? EXIT_LEAKED
+										  : 0;
 }
+
+static void mem_detach(void *mv)
+{
+	mem_collector__detach(((struct mem_mode *)mv)->col);
+}
+
+static const struct mode_ops mem_mode_ops = {
+	.name = "mem",
+	.preflight = PREFLIGHT_UPROBES,
+	.open = mem_open,
+	.close = mem_close,
+	.attach = mem_attach,
+	.why_untraceable = mem_why,
+	.attach_all = mem_attach_all,
+	.tick = mem_tick,
+	.progress = mem_progress,
+	.inspect = mem_inspect,
+	.finalize = mem_finalize,
+	.retire = mem_retire,
+	.stop = mem_stop,
+	.finish = mem_finish,
+	.verdict = mem_verdict,
+	.detach = mem_detach,
+};
+
+static const struct mode_cli mem_cli = {
+	.name = "mem",
+	.usage = mem_usage,
+	.longopts = mem_longopts,
+	.parse = mem_parse,
+	.check = mem_check,
+};
 
 int cmd_mem(int argc, char **argv, struct log_ctx *lc)
 {
+	struct session_opts so = { .out = { .top = 10, .sort = OUTPUT_SORT_BYTES } };
 	struct mem_opts o = {
-		.out = { .top = 10, .sort = OUTPUT_SORT_BYTES },
 		.col = { .max_live = 1 << 21, .max_stacks = 1 << 15, .max_procs = 1024,
 			 .min_size = 0, .max_size = UINT64_MAX },
 		.heuristics = LEAK_HEUR_ALL,
 	};
-	struct run r = { .o = &o, .lc = lc };
-	int rc, err, sfd = -1, tfd = -1, ifd = -1;
-	char *command = NULL, *self = NULL;
-	struct symbolizer_opts so = {};
-	struct prof_suppressions *supp = NULL;
-	bool leaked = false;
-	uint64_t start_mono;
-	int64_t start_wall;
-	struct utsname u;
-	sigset_t mask;
+	int rc;
 
-	rc = parse_args(argc, argv, lc, &o);
+	rc = cli_parse(argc, argv, lc, &mem_cli, &so, &o);
 	if (rc)
-		return rc;
+		return rc < 0 ? 0 : rc;
 	if (o.suppressions) {
 		char why[512];
 
-		supp = prof_suppressions__load(o.suppressions, why, sizeof(why));
-		if (!supp) {
+		o.supp = prof_suppressions__load(o.suppressions, why, sizeof(why));
+		if (!o.supp) {
 			pr_err(lc, "%s", why);
 			return 2;
 		}
 		o.leaks = true;
 	}
-	o.col.lc = lc;
+	so.inspect = o.leaks;
 	probes__configure(&o.probes);
-	if (preflight__check(lc))
-		return 1;
-
-	/* signals arrive as data; the launched command restores the default mask before exec */
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	ifd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (sfd < 0 || tfd < 0 || ifd < 0) {
-		pr_err(lc, "cannot set up signal handling: %s", strerror(errno));
-		return 1;
-	}
-
-	rc = 1;
-	r.col = mem_collector__new(&o.col);
-	r.sym = symbolizer__new(&so);
-	r.prof = profile__new("mem");
-	if (!r.col || !r.sym || !r.prof ||
-	    (o.col.sample_mode == MEM_SAMPLE_ALLOC_ONLY ? mem_profile__init_alloc_only(r.prof)
-							: mem_profile__init(r.prof, o.leaks)) ||
-	    (o.col.mmap && mem_profile__add_mmap_types(r.prof))) {
-		if (r.col && (!r.sym || !r.prof))
-			pr_err(lc, "out of memory");
-		goto out;
-	}
-
-	mode_notes(r.prof, &o.col);
-	if (o.col.temp_ns)
-		profile__add_note(r.prof, "temporary allocations: blocks freed within %llu ns of "
-				  "their allocation (--temp-threshold)",
-				  (unsigned long long)o.col.temp_ns);
-	if (o.col.min_size || o.col.max_size != UINT64_MAX)
-		profile__add_note(r.prof, "only allocations of %llu to %llu bytes are tracked "
-				  "(--min-size/--max-size): totals leave the others out, and their frees "
-				  "count as unknown frees", (unsigned long long)o.col.min_size,
-				  (unsigned long long)o.col.max_size);
-	if (o.col.min_age_ns) {
-		char age[32];
-
-		r.prof->min_age_ns = o.col.min_age_ns;
-		profile__add_note(r.prof, "outstanding allocations younger than %s at the end are "
-				  "not listed (--min-age); live totals count them",
-				  render__duration(o.col.min_age_ns, age, sizeof(age)));
-	}
-	r.progress = !o.quiet && isatty(STDERR_FILENO);
-	r.start_mono = start_mono = mono_ns();
-	mem_collector__set_start(r.col, start_mono);
-	start_wall = wall_ns();
-	err = o.argv ? setup_launch(&r) : o.all ? setup_all(&r) : setup_attach(&r);
-	if (err) {
-		if (o.argv && err != -ENOENT && err != -EACCES)
-			rc = 1;
-		else if (o.argv)
-			rc = err == -ENOENT ? 127 : 126;
-		/* attach: what was attached is detached below; nothing is reported */
-		goto out;
-	}
-	if (o.duration > 0) {
-		struct itimerspec its = {};
-
-		its.it_value.tv_sec = (time_t)o.duration;
-		its.it_value.tv_nsec = (long)((o.duration - (time_t)o.duration) * 1e9);
-		timerfd_settime(tfd, 0, &its, NULL);
-	}
-
-	{
-		struct itimerspec tick = {
-			.it_interval = { .tv_nsec = TICK_MS * 1000000L },
-			.it_value = { .tv_nsec = TICK_MS * 1000000L },
-		};
-
-		timerfd_settime(ifd, 0, &tick, NULL);
-	}
-	err = loop(&r, sfd, tfd, ifd);
-	if (err)
-		pr_err(lc, "waiting for events failed: %s", strerror(-err));
-
-	/* everything still running is read out now, while its mappings are live */
-	for (int i = 0; o.leaks && i < r.nt; i++)
-		scan(&r, r.t[i], false);
-	mem_collector__quiesce(r.col);
-	for (int i = 0; i < r.nt; i++)
-		finalize(&r, r.t[i]);
-	if (o.all) {
-		mem_collector__adopt_new(r.col);
-		mem_collector__finalize_all(r.col, r.prof, r.sym, mono_ns());
-	}
-	mem_collector__drops(r.col, r.prof);
-	if (supp && profile__suppress(r.prof, supp))
-		profile__add_note(r.prof, "leaks at sites matching %s are counted as suppressed",
-				  o.suppressions);
-
-	uname(&u);
-	command = o.argv ? join_args(argc - (int)(o.argv - argv), o.argv) : NULL;
-	self = join_args(argc, argv);
-	profile__set_meta(r.prof, command, u.release, self, start_wall,
-			  (int64_t)(mono_ns() - start_mono));
-	rc = cli_write_outputs(lc, r.prof, &o.out, (char *const *)o.outputs, o.noutputs);
-	if (o.fail_on_leak && definitely_lost(lc, r.prof) && rc == 0)
-		leaked = true;
-
-out:
-	/* no probe left behind, no process left stopped */
-	mem_collector__detach(r.col);
-	for (int i = 0; i < r.nt; i++) {
-		if (r.t[i]->traced && !r.t[i]->gone)
-			target__detach(r.t[i]->pid);
-		if (r.t[i]->pidfd >= 0)
-			close(r.t[i]->pidfd);
-		free(r.t[i]);
-	}
-	free(r.t);
-	for (int i = 0; i < r.nthr; i++)
-		target__detach(r.thr[i]);
-	free(r.thr);
-	if (r.child && !r.child_reaped) {
-		/* launch mode stopped early (-d or a second signal): the command runs on and
-		 * ebprof, like the command, ends when it does */
-		while (waitpid(r.child, &r.child_status, 0) < 0 && errno == EINTR)
-			;
-		r.child_reaped = true;
-	}
-	if (r.child && r.child_reaped && rc == 0)
-		rc = target__exit_code(r.child_status);
-	if (leaked)
-		rc = EXIT_LEAKED;
-	mem_collector__free(r.col);
-	symbolizer__free(r.sym);
-	profile__free(r.prof);
-	prof_suppressions__free(supp);
-	free(command);
-	free(self);
-	if (sfd >= 0)
-		close(sfd);
-	if (tfd >= 0)
-		close(tfd);
-	if (ifd >= 0)
-		close(ifd);
+	rc = session__run(&so, &mem_mode_ops, &o, lc);
+	prof_suppressions__free(o.supp);
 	return rc;
 }

@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include "core/closer.h"
 #include "core/heapscan.h"
+#include "core/bpfutil.h"
+#include "core/stacks.h"
 #include "modes/mem/collect.h"
 #include "core/snapshots.h"
 #include "core/target.h"
@@ -25,7 +27,6 @@
 #include <math.h>
 
 #define BPF_TRACE_UPROBE_MULTI_TYPE 48
-#define BATCH 1024
 #define SNAP_INTERVAL_NS 1000000000ull	/* first interval between snapshots of the sites */
 #define CLOSER_THREADS 8		/* concurrent link closes: their grace periods overlap */
 #define SNAP_BUDGET 20			/* a snapshot may cost 1/SNAP_BUDGET of its interval */
@@ -443,7 +444,6 @@ static void close_links(struct mem_collector *c, struct probe_links *l)
 static void finalize_one(struct mem_collector *c, struct traced *t, struct profile *prof,
 			 struct symbolizer *sym, uint64_t now_ns, bool exec);
 static void flush_threads(struct mem_collector *c, pid_t pid);
-static int run_task_iter(struct bpf_program *prog, pid_t pid);
 
 int mem_collector__attach_all(struct mem_collector *c, const struct alloc_lib *lib)
 {
@@ -693,44 +693,6 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 
 /* ---- draining ---------------------------------------------------------------------------- */
 
-typedef int (*map_cb)(const void *key, const void *val, void *ctx);
-
-/* Read a hash map in batches; cb returns non-zero to stop. */
-static int map_for_each(int fd, size_t ksz, size_t vsz, map_cb cb, void *ctx)
-{
-	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	char *keys = malloc(ksz * BATCH), *vals = malloc(vsz * BATCH);
-	__u32 in = 0, out = 0, count;
-	bool first = true, done = false;
-	int err = 0;
-
-	if (!keys || !vals) {
-		err = -ENOMEM;
-		goto out;
-	}
-	while (!done) {
-		count = BATCH;
-		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, vals, &count, &opts);
-		if (err == -ENOENT) {
-			done = true;
-			err = 0;
-		} else if (err) {
-			goto out;
-		}
-		for (__u32 i = 0; i < count; i++) {
-			err = cb(keys + i * ksz, vals + i * vsz, ctx);
-			if (err)
-				goto out;
-		}
-		in = out;
-		first = false;
-	}
-out:
-	free(keys);
-	free(vals);
-	return err;
-}
-
 struct site {
 	struct mem_site_key key;
 	struct mem_site_val val;
@@ -909,7 +871,7 @@ int mem_collector__scan(struct mem_collector *c, pid_t pid, bool at_exit, unsign
 		return err;
 	}
 	/* the live table is read while the process is stopped: blocks and memory agree */
-	err = map_for_each(bpf_map__fd(c->skel->maps.live), sizeof(struct mem_live_key),
+	err = bpfutil__map_for_each(bpf_map__fd(c->skel->maps.live), sizeof(struct mem_live_key),
 			   sizeof(struct mem_live_val), collect_block, &in);
 	if (!err) {
 		struct heapscan_opts ho = {
@@ -1011,38 +973,8 @@ static uint32_t build_stack(struct profile *prof, struct sym_proc *sp, const str
 		locs[n++] = profile__location(prof, PROF_NONE, fn + 1, fn + 1, &line, 1);
 	if (!st)
 		return n;
-
-	for (uint64_t i = 0; i < st->nr && i < MEM_MAX_STACK; i++) {
-		struct prof_line lines[SYM_MAX_INLINE];
-		uint32_t map = PROF_NONE, nl = 0;
-		uint64_t ip = st->ips[i];
-
-		if (sp) {
-			if (sym_proc__resolve(sp, ip, true, &r) || !r.mapped || !r.executable)
-				continue;
-			/* past the caller's frame, a "return address" that follows no call means
-			 * the frame-pointer walk ran into code without frame pointers: the rest
-			 * is garbage (static binaries end so) */
-			if (i > 0 && sym_proc__follows_call(sp, ip) == 0)
-				break;
-			map = profile__mapping(prof, pid, r.map_start, r.map_end, r.map_offset,
-					       r.module, r.build_id);
-			for (uint32_t j = 0; j < r.nframes && j < SYM_MAX_INLINE; j++) {
-				const struct sym_frame *f = &r.frames[j];
-
-				if (!f->function)
-					continue;
-				lines[nl].function = profile__function(prof, f->function,
-						f->system_name ? f->system_name : f->function,
-						f->file);
-				lines[nl++].line = f->line;
-			}
-			locs[n++] = profile__location(prof, map, ip, r.module_offset, lines, nl);
-		} else {
-			locs[n++] = profile__location(prof, PROF_NONE, ip, ip, NULL, 0);
-		}
-	}
-	return n;
+	return n + stacks__user_locs(prof, sp, pid, st->ips,
+				     st->nr < MEM_MAX_STACK ? st->nr : MEM_MAX_STACK, false, locs + n);
 }
 
 /* The function a site's caller called. Aliases share one probe (glibc: aligned_alloc is
@@ -1460,11 +1392,11 @@ static void finalize_maps(struct mem_collector *c, struct traced *t, struct prof
 				  (unsigned long long)mm.live_count, (unsigned long long)mm.live_bytes);
 		mm.live_count = mm.live_bytes = 0;
 	}
-	err = map_for_each(msites_fd, sizeof(struct mem_site_key), sizeof(struct mem_map_site_val),
+	err = bpfutil__map_for_each(msites_fd, sizeof(struct mem_site_key), sizeof(struct mem_map_site_val),
 			   collect_map_site, &d);
 	if (!err) {
 		qsort(d.sites, d.n, sizeof(*d.sites), site_cmp);
-		err = map_for_each(regions_fd, sizeof(struct mem_region_key),
+		err = bpfutil__map_for_each(regions_fd, sizeof(struct mem_region_key),
 				   sizeof(struct mem_region_val), collect_region, &d);
 	}
 	if (err)
@@ -1569,12 +1501,12 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	/* stop counting for this pid before reading, so the numbers are one consistent cut */
 	bpf_map_delete_elem(procs_fd, &key);
 
-	err = map_for_each(sites_fd, sizeof(struct mem_site_key), sizeof(struct mem_site_val),
+	err = bpfutil__map_for_each(sites_fd, sizeof(struct mem_site_key), sizeof(struct mem_site_val),
 			   collect_site, &d);
 	if (!err) {
 		qsort(d.sites, d.n, sizeof(*d.sites), site_cmp);
 		d.released = exec;
-		err = map_for_each(live_fd, sizeof(struct mem_live_key),
+		err = bpfutil__map_for_each(live_fd, sizeof(struct mem_live_key),
 				   sizeof(struct mem_live_val), collect_live, &d);
 		for (uint32_t i = 0; d.sampled && i < d.n; i++) {
 			d.sites[i].live_count = wcount(true, d.sites[i].live_count);
@@ -1778,18 +1710,10 @@ static void drop_note(struct mem_collector *c, struct profile *prof, __u32 reaso
 static uint64_t drops_total(struct mem_collector *c)
 {
 	int fd = bpf_map__fd(c->skel->maps.drops);
-	int ncpu = libbpf_num_possible_cpus();
 	uint64_t sum = 0;
-	__u64 *vals;
 
-	if (ncpu <= 0)
-		return 0;
-	vals = calloc(ncpu, sizeof(*vals));
-	for (__u32 r = 0; vals && r < MEM_DROP__COUNT; r++)
-		if (bpf_map_lookup_elem(fd, &r, vals) == 0)
-			for (int i = 0; i < ncpu; i++)
-				sum += vals[i];
-	free(vals);
+	for (__u32 r = 0; r < MEM_DROP__COUNT; r++)
+		sum += bpfutil__percpu_sum(fd, r);
 	return sum;
 }
 
@@ -1871,11 +1795,11 @@ int mem_collector__snapshot(struct mem_collector *c, uint64_t now_ns)
 	}
 	if (any) {
 		/* the site counts the threads hold (hold_alloc) first */
-		err = run_task_iter(c->skel->progs.held_flush_iter, 0);
+		err = bpfutil__run_task_iter(c->skel->progs.held_flush_iter, 0);
 		if (err)
 			pr_debug(c->lc, "the threads' held counts could not be read for a snapshot: "
 				 "%s", strerror(-err));
-		err = map_for_each(bpf_map__fd(c->skel->maps.sites), sizeof(struct mem_site_key),
+		err = bpfutil__map_for_each(bpf_map__fd(c->skel->maps.sites), sizeof(struct mem_site_key),
 				   sizeof(struct mem_site_val), snap_site, &r);
 		if (err)
 			pr_debug(c->lc, "snapshot of the sites failed: %s", strerror(-err));
@@ -1898,59 +1822,25 @@ int mem_collector__snapshot(struct mem_collector *c, uint64_t now_ns)
 int mem_collector__drops(struct mem_collector *c, struct profile *prof)
 {
 	int fd = bpf_map__fd(c->skel->maps.drops);
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *vals;
 
-	if (ncpu <= 0)
-		return ncpu;
-	vals = calloc(ncpu, sizeof(*vals));
-	if (!vals)
-		return -ENOMEM;
 	for (__u32 r = 0; r < MEM_DROP__COUNT; r++) {
-		uint64_t sum = 0;
+		uint64_t sum;
 
 		if (!c->opts.mmap && (r == MEM_DROP_REGIONS_FULL || r == MEM_DROP_MAP_SPAN))
 			continue;	/* reasons of --mmap only */
-
-		if (bpf_map_lookup_elem(fd, &r, vals) == 0)
-			for (int i = 0; i < ncpu; i++)
-				sum += vals[i];
+		sum = bpfutil__percpu_sum(fd, r);
 		profile__add_drop(prof, drop_names[r], sum);
 		if (sum)
 			drop_note(c, prof, r, sum);
 	}
-	free(vals);
 	return 0;
-}
-
-/* Run a task iterator program over pid's threads (pid 0: every task). */
-static int run_task_iter(struct bpf_program *prog, pid_t pid)
-{
-	union bpf_iter_link_info linfo = { .task.pid = (__u32)pid };
-	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &linfo,
-		    .link_info_len = sizeof(linfo));
-	struct bpf_link *link = bpf_program__attach_iter(prog, pid ? &opts : NULL);
-	char buf[64];
-	int fd, err = 0;
-
-	if (!link)
-		return -errno;
-	fd = bpf_iter_create(bpf_link__fd(link));
-	if (fd < 0)
-		err = -errno;
-	while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
-		;
-	if (fd >= 0)
-		close(fd);
-	bpf_link__destroy(link);
-	return err;
 }
 
 /* What the live threads of pid still hold (mem.bpf.c, hold_alloc; mem_alloc_only.bpf.h),
  * added to the maps by a task iterator over them. */
 static void flush_threads(struct mem_collector *c, pid_t pid)
 {
-	int err = run_task_iter(c->skel->progs.held_flush_iter, pid);
+	int err = bpfutil__run_task_iter(c->skel->progs.held_flush_iter, pid);
 
 	/* a process that is gone flushed its threads as they exited */
 	if (err && err != -ENOENT && err != -ESRCH)

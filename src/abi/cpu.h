@@ -1,0 +1,49 @@
+/* ebprof cpu: types and constants shared by the kernel side (bpf/cpu.bpf.c) and the collector
+ * (modes/cpu/collect.c), nothing else. */
+#ifndef EBPROF_ABI_CPU_H
+#define EBPROF_ABI_CPU_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define CPU_COMM_LEN	16	/* TASK_COMM_LEN */
+
+/* Samples aggregate in the kernel under this key: one counter per (process, thread when
+ * --per-thread else 0, user stack, kernel stack). Hashes index the `stacks` map; 0: none. */
+struct cpu_key {
+	__u32 tgid;
+	__u32 tid;
+	__u64 ustack;
+	__u64 kstack;
+	__u32 flags;		/* CPU_KEY_* */
+	__u32 pad;
+};
+
+/* The user stack's first address is where the thread was (the sample hit user mode), not the
+ * return address of a syscall or an interrupt: symbolize it as it is, not at ip - 1. */
+#define CPU_KEY_USER_EXACT	1
+
+/* Per-CPU counters (a per-CPU array indexed by these): samples counted, then drops by reason. */
+enum cpu_stat {
+	CPU_STAT_SAMPLES,	/* samples of traced tasks (counted or lost) */
+	CPU_STAT_STACKS_FULL,	/* a stack not interned: the sample counts without it */
+	CPU_STAT_COUNTS_FULL,	/* the counts table was full: the sample is lost */
+	CPU_STAT_NOTES_FULL,	/* a new process not announced (-a): it may stay unsymbolized */
+	CPU_STAT__COUNT,
+};
+
+/* What the kernel remembers of each process and (with --per-thread) thread seen, by tgid or
+ * tid, so that one that exited before the end keeps its name. */
+struct cpu_comm {
+	char comm[CPU_COMM_LEN];
+};
+
+/* The one record of the ring buffer (-a only): a process seen for the first time, so that
+ * userspace snapshots its mappings before it can exit. */
+struct cpu_note {
+	__u32 tgid;
+	__u32 pad;
+};
+
+#endif

@@ -1,0 +1,43 @@
+/* Types and constants shared by stacks.bpf.c and the stacks collector (src/modes/stacks/).
+ * __u32/__u64 only, no logic. */
+#ifndef EBPROF_ABI_STACKS_H
+#define EBPROF_ABI_STACKS_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+#include "abi/stack.h"
+
+/* Events of one run (-e). Each attachment carries its event's index as its BPF cookie, so one
+ * program per kind of probe serves them all; the limit only sizes the per-event counters. */
+#define STACKS_MAX_EVENTS	64
+/* x86_64 syscall numbers (sys_enter/sys_exit filtering): below this */
+#define STACKS_MAX_SYSCALLS	1024
+#define STACKS_COMM_LEN		16
+
+/* Why an event was not fully counted. Per CPU, always reported. */
+enum stacks_drop {
+	STACKS_DROP_COUNTS_FULL,	/* (process, event, stacks) table full: not counted per stack */
+	STACKS_DROP_STACKS_FULL,	/* stack table full: counted without that stack */
+	STACKS_DROP__COUNT,
+};
+
+/* The in-kernel aggregate: how often one process hit one event with one pair of stacks. */
+struct stacks_key {
+	__u32 tgid;
+	__u32 event;		/* index into the run's -e list */
+	__u64 ustack;		/* user stack hash, 0: none (kernel thread, or not captured) */
+	__u64 kstack;		/* kernel stack hash, 0: none (a uprobe hits in user mode) */
+};
+
+/* Per-CPU scratch for the two captures of one event (too large for the BPF stack). */
+struct stacks_scratch {
+	struct stack_trace user;
+	struct stack_trace kern;
+};
+
+/* sys_enter/sys_exit filtering: index (exit ? STACKS_MAX_SYSCALLS : 0) + syscall number;
+ * value: event index + 1, 0: not traced. */
+#define STACKS_SC_SLOTS		(2 * STACKS_MAX_SYSCALLS)
+
+#endif

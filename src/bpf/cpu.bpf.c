@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+/* ebprof cpu: kernel side. One perf_event program, attached to a software cpu-clock event on
+ * each sampled CPU; it runs in the timer interrupt, on whatever task the CPU was running.
+ *
+ * Everything aggregates here: each sample adds 1 to a counter keyed by (process, thread with
+ * --per-thread, user stack hash, kernel stack hash), both stacks interned in one `stacks` map.
+ * Nothing is sent per sample; userspace reads the counters once, at the end. The only record
+ * ever sent (-a only) announces a process seen for the first time, so that userspace can
+ * snapshot its mappings while it still exists.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "abi/cpu.h"
+#include "bpf/lib/stack.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* -a: every task, kernel threads included, instead of the processes in `targets` */
+const volatile bool trace_all = false;
+/* the CPUs' idle tasks (pid 0) too */
+const volatile bool with_idle = false;
+/* key samples by thread, not only by process */
+const volatile bool per_thread = false;
+
+/* Traced processes (tgid), filled by userspace before their samples count. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+/* The hash maps the program inserts into are preallocated: it runs in the timer interrupt,
+ * where the allocator behind BPF_F_NO_PREALLOC can run dry in a burst of new stacks and fail
+ * the insert (it did, about once a run, on this machine). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1 << 14);		/* --max-stacks */
+	__type(key, struct cpu_key);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+/* User and kernel stacks, interned by a 64-bit hash of their frames. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1 << 14);		/* --max-stacks */
+	__type(key, __u64);
+	__type(value, struct stack_trace);
+} stacks SEC(".maps");
+
+/* Names of the processes (by tgid) and, with --per-thread, threads (by tid) seen. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1 << 14);
+	__type(key, __u32);
+	__type(value, struct cpu_comm);
+} comms SEC(".maps");
+
+/* -a: processes seen for the first time (struct cpu_note). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 16);
+} notes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CPU_STAT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+/* Per-CPU scratch: a stack is 1 KiB, too big for the program's stack. The program cannot nest
+ * on one CPU (the kernel skips a perf event program while another BPF program runs there). */
+struct scratch {
+	struct stack_trace user;
+	struct stack_trace kern;
+	struct pt_regs regs;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+static __always_inline void count_stat(__u32 which)
+{
+	__u64 *n = bpf_map_lookup_elem(&stats, &which);
+
+	if (n)
+		(*n)++;
+}
+
+/* At a key's first sample (rare: once per distinct stack): remember the names, and in -a
+ * announce a process never seen before. */
+static __always_inline void first_sample(struct task_struct *task, __u32 tgid, __u32 tid)
+{
+	struct cpu_comm c = {};
+	struct cpu_note note = { .tgid = tgid };
+
+	if (per_thread && tid != tgid) {
+		bpf_get_current_comm(c.comm, sizeof(c.comm));
+		bpf_map_update_elem(&comms, &tid, &c, BPF_ANY);
+	}
+	/* the leader's name is the process's; the latest wins (a process may exec) */
+	BPF_CORE_READ_STR_INTO(&c.comm, task, group_leader, comm);
+	if (bpf_map_lookup_elem(&comms, &tgid)) {
+		bpf_map_update_elem(&comms, &tgid, &c, BPF_EXIST);
+		return;
+	}
+	if (bpf_map_update_elem(&comms, &tgid, &c, BPF_NOEXIST) || !trace_all || !tgid)
+		return;
+	if (bpf_ringbuf_output(&notes, &note, sizeof(note), BPF_RB_NO_WAKEUP))
+		count_stat(CPU_STAT_NOTES_FULL);
+}
+
+SEC("perf_event")
+int cpu_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
+	struct task_struct *task;
+	struct cpu_key key = {};
+	struct scratch *sc;
+	struct pt_regs *regs;
+	__u64 n, one = 1, *v;
+	bool exact;
+	long err;
+
+	if (tid == 0) {
+		/* the idle task: only on request, and only system-wide */
+		if (!with_idle || !trace_all)
+			return 0;
+	} else if (!trace_all && !bpf_map_lookup_elem(&targets, &tgid)) {
+		return 0;
+	}
+	count_stat(CPU_STAT_SAMPLES);
+	sc = bpf_map_lookup_elem(&scratch, &zero);
+	if (!sc)
+		return 0;
+
+	key.tgid = tgid;
+	key.tid = per_thread ? tid : 0;
+	n = capture_kernel_stack(ctx, &sc->kern);
+	if (n) {
+		key.kstack = stack_intern(&stacks, &sc->kern, n, 0);
+		if (!key.kstack)
+			count_stat(CPU_STAT_STACKS_FULL);
+	}
+	/* the interrupted registers, when they are user mode, are the user stack's start: only
+	 * the fields the walk reads (the context is not plain memory to pass around) */
+	/* cs read whole: the context allows no narrower load of a register, and the kernel's
+	 * struct calls the 64-bit slot's low half cs */
+	sc->regs.cs = (__u16)*(volatile __u64 *)&ctx->regs.cs;
+	sc->regs.ip = ctx->regs.ip;
+	sc->regs.sp = ctx->regs.sp;
+	sc->regs.bp = ctx->regs.bp;
+	regs = user_regs(&sc->regs, &exact);
+	n = capture_user_stack(regs, &sc->user);
+	if (n) {
+		key.ustack = stack_intern(&stacks, &sc->user, n, 0);
+		if (!key.ustack)
+			count_stat(CPU_STAT_STACKS_FULL);
+		if (exact)
+			key.flags = CPU_KEY_USER_EXACT;
+	}
+
+	v = bpf_map_lookup_elem(&counts, &key);
+	if (v) {
+		__sync_fetch_and_add(v, 1);
+		return 0;
+	}
+	task = bpf_get_current_task_btf();
+	first_sample(task, tgid, tid);
+	err = bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST);
+	if (!err)
+		return 0;
+	/* another CPU made the key meanwhile */
+	v = bpf_map_lookup_elem(&counts, &key);
+	if (v)
+		__sync_fetch_and_add(v, 1);
+	else
+		count_stat(CPU_STAT_COUNTS_FULL);
+	return 0;
+}

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0
+/* ebprof stacks: count the user and kernel stacks of the traced processes each time one of the
+ * run's events fires (a raw tracepoint, a syscall's entry or exit, a classic tracepoint, a
+ * uprobe). One program per kind of probe; each attachment's BPF cookie is its event's index
+ * (raw tracepoints take cookies through BPF_RAW_TRACEPOINT_OPEN since 6.10, which libbpf 1.1
+ * has no API for: the collector opens them itself). Counts are aggregated here, per (process,
+ * event, user stack, kernel stack); userspace reads them once a process or the run ends. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "abi/stacks.h"
+#include "bpf/lib/stack.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u32 self_tgid;	/* ebprof itself: never counted, even with -a */
+
+/* Set by the collector through the mmapped .bss: -a, and the end of tracing (stop), which
+ * turns every program into an early return without the slow detach. */
+bool trace_all;
+bool stopped;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);	/* sized by the collector */
+	__type(key, __u32);		/* tgid */
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);		/* --max-stacks */
+	__type(key, __u64);
+	__type(value, struct stack_trace);
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);		/* --max-stacks */
+	__type(key, struct stacks_key);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+/* The name of each process when its first stack was counted: with -a, processes are known
+ * only from here, and may be gone by the time they are read. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);	/* sized by the collector */
+	__type(key, __u32);
+	__type(value, char[STACKS_COMM_LEN]);
+} comms SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STACKS_DROP__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+/* Every hit per event, counted before any table can be full: the exact totals. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STACKS_MAX_EVENTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} hits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stacks_scratch);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, STACKS_SC_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} sc_events SEC(".maps");
+
+static __always_inline void count_drop(__u32 reason)
+{
+	__u64 *n = bpf_map_lookup_elem(&drops, &reason);
+
+	if (n)
+		*n += 1;
+}
+
+/* A user stack at a function's entry (a uprobe): its caller's return address is still at *sp,
+ * and %rbp still holds the caller's frame, whose record leads to the caller's caller. */
+static __always_inline __u64 capture_entry_stack(struct pt_regs *regs, struct stack_trace *s)
+{
+	struct walk_ctx w = { .ips = s->ips, .nr = 1 };
+	__u64 sp = PT_REGS_SP(regs), ret;
+
+	s->ips[0] = PT_REGS_IP(regs);
+	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)sp) || !ret)
+		return 1;
+	s->ips[1] = ret;
+	w.nr = 2;
+	w.fp = PT_REGS_FP(regs);
+	w.prev = sp + sizeof(ret);
+	return walk_on(&w);
+}
+
+/* ctx: the program's context, for the kernel stack; uregs: the uprobe's registers, or NULL. */
+static __always_inline int record(void *ctx, struct pt_regs *uregs, __u64 event)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0, ev = event;
+	struct stacks_key key = { .tgid = tgid, .event = ev };
+	struct stacks_scratch *s;
+	struct pt_regs *regs;
+	__u64 *n, nr, one = 1;
+	bool exact;
+
+	if (stopped || ev >= STACKS_MAX_EVENTS)
+		return 0;
+	if (trace_all ? tgid == self_tgid : !bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	n = bpf_map_lookup_elem(&hits, &ev);
+	if (n)
+		*n += 1;
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+
+	if (!uregs) {
+		nr = capture_kernel_stack(ctx, &s->kern);
+		if (nr) {
+			key.kstack = stack_intern(&stacks, &s->kern, nr, 0);
+			if (!key.kstack)
+				count_drop(STACKS_DROP_STACKS_FULL);
+		}
+	}
+	/* a uprobe's registers are the user's own (and a context pointer, which the verifier
+	 * will not see one instruction load alongside the task's saved registers) */
+	if (uregs) {
+		nr = capture_entry_stack(uregs, &s->user);
+	} else {
+		regs = user_regs(NULL, &exact);
+		nr = capture_user_stack(regs, &s->user);
+	}
+	if (nr) {
+		key.ustack = stack_intern(&stacks, &s->user, nr, 0);
+		if (!key.ustack)
+			count_drop(STACKS_DROP_STACKS_FULL);
+	}
+
+	n = bpf_map_lookup_elem(&counts, &key);
+	if (n) {
+		__sync_fetch_and_add(n, 1);
+		return 0;
+	}
+	/* a new (process, event, stacks): the rare path, where the process's name is noted */
+	if (bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST)) {
+		n = bpf_map_lookup_elem(&counts, &key);	/* another CPU inserted it */
+		if (n)
+			__sync_fetch_and_add(n, 1);
+		else
+			count_drop(STACKS_DROP_COUNTS_FULL);
+		return 0;
+	}
+	if (!bpf_map_lookup_elem(&comms, &tgid)) {
+		char comm[STACKS_COMM_LEN];
+
+		bpf_get_current_comm(comm, sizeof(comm));
+		bpf_map_update_elem(&comms, &tgid, comm, BPF_NOEXIST);
+	}
+	return 0;
+}
+
+/* A tracepoint with a btf_trace_ type, through BPF_RAW_TRACEPOINT_OPEN with a cookie. */
+SEC("?raw_tp")
+int stacks_raw_tp(struct bpf_raw_tracepoint_args *ctx)
+{
+	return record(ctx, NULL, bpf_get_attach_cookie(ctx));
+}
+
+/* syscalls:sys_enter_X: the raw sys_enter tracepoint (no tracefs), by syscall number */
+SEC("?raw_tp/sys_enter")
+int stacks_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 slot = (__u32)ctx->args[1], *ev;
+
+	if (slot >= STACKS_MAX_SYSCALLS)
+		return 0;
+	ev = bpf_map_lookup_elem(&sc_events, &slot);
+	if (!ev || !*ev)
+		return 0;
+	return record(ctx, NULL, *ev - 1);
+}
+
+SEC("?raw_tp/sys_exit")
+int stacks_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+	__u32 slot = (__u32)BPF_CORE_READ(regs, orig_ax), *ev;
+
+	if (slot >= STACKS_MAX_SYSCALLS)
+		return 0;
+	slot += STACKS_MAX_SYSCALLS;
+	ev = bpf_map_lookup_elem(&sc_events, &slot);
+	if (!ev || !*ev)
+		return 0;
+	return record(ctx, NULL, *ev - 1);
+}
+
+/* A classic tracepoint through tracefs (no btf_trace_ type); cookie through the perf event. */
+SEC("?tracepoint")
+int stacks_tp(void *ctx)
+{
+	return record(ctx, NULL, bpf_get_attach_cookie(ctx));
+}
+
+/* u:PATH:SYMBOL */
+SEC("?uprobe")
+int stacks_uprobe(struct pt_regs *ctx)
+{
+	return record(ctx, ctx, bpf_get_attach_cookie(ctx));
+}

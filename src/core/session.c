@@ -1,0 +1,757 @@
+/* One run of any mode (see session.h): targets, the run loop, signals, progress, outputs. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "core/preflight.h"
+#include "core/session.h"
+#include "core/target.h"
+#include "output/render.h"
+#include "profile/profile.h"
+#include "symbolize/symbolize.h"
+
+#define TICK_MS 100		/* the modes' tick: series points, snapshots */
+
+struct tgt {
+	pid_t pid;
+	pid_t ppid;
+	bool traced;		/* ptrace-seized: exits stop */
+	bool await_exec;	/* shares its parent's memory (vfork): traced from its exec on */
+	bool done;		/* finalized (or never attached) */
+	bool gone;		/* exited, reaped or not ours to reap */
+	int pidfd;		/* for attached processes we could not seize, else -1 */
+	int status;
+};
+
+struct session {
+	const struct session_opts *o;
+	const struct mode_ops *ops;
+	void *m;		/* the mode's state */
+	struct session_env env;
+	const struct log_ctx *lc;
+	struct profile *prof;
+	struct symbolizer *sym;
+	struct tgt **t;		/* every process seen; stable pointers (the array grows) */
+	int nt, capt;
+	pid_t *thr;		/* threads of followed processes (traced: they may fork) */
+	int nthr, capthr;
+	pid_t child;		/* launched command, or 0 */
+	int child_status;
+	bool child_reaped;
+	bool stop;
+	int nsignals;
+	uint64_t start_mono;	/* CLOCK_MONOTONIC at the start of tracing */
+	int64_t start_wall;	/* and CLOCK_REALTIME */
+	uint64_t ticks;
+	bool progress;		/* stderr is a terminal and no --quiet */
+	bool progress_shown;
+	bool inspect_now;	/* SIGUSR1: inspect every running process */
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+void session__clear_progress(struct session *s)
+{
+	if (s && s->progress_shown)
+		fputs("\r\033[K", stderr);
+	if (s)
+		s->progress_shown = false;
+}
+
+bool session__stopping(const struct session *s)
+{
+	return s->stop;
+}
+
+static struct tgt *tgt_of(struct session *s, pid_t pid)
+{
+	/* newest first: a recycled PID is its latest process */
+	for (int i = s->nt - 1; i >= 0; i--)
+		if (s->t[i]->pid == pid)
+			return s->t[i];
+	return NULL;
+}
+
+static struct tgt *tgt_add(struct session *s, pid_t pid)
+{
+	struct tgt *t;
+
+	if (s->nt == s->capt) {
+		int cap = s->capt ? s->capt * 2 : 16;
+		struct tgt **nt = realloc(s->t, cap * sizeof(*nt));
+
+		if (!nt)
+			return NULL;
+		s->t = nt;
+		s->capt = cap;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->pid = pid;
+	t->pidfd = -1;
+	s->t[s->nt++] = t;
+	return t;
+}
+
+static void finalize_image(struct session *s, struct tgt *t, bool exec)
+{
+	if (t->done)
+		return;
+	if (s->ops->finalize)
+		s->ops->finalize(s->m, t->pid, exec);
+	t->done = true;
+}
+
+static void finalize(struct session *s, struct tgt *t)
+{
+	finalize_image(s, t, false);
+}
+
+static void retire(struct session *s, pid_t pid)
+{
+	if (s->ops->retire)
+		s->ops->retire(s->m, pid);
+}
+
+static bool all_done(struct session *s)
+{
+	if (s->o->all)
+		return false;	/* until -d, Ctrl-C or SIGTERM */
+	for (int i = 0; i < s->nt; i++)
+		if (!s->t[i]->gone)
+			return false;
+	return true;
+}
+
+static const char *why_untraceable(struct session *s, pid_t pid)
+{
+	const char *why = s->ops->why_untraceable ? s->ops->why_untraceable(s->m, pid) : NULL;
+
+	return why ? why : "this mode cannot trace it";
+}
+
+/* A process the mode cannot trace: say why, note it in the report, let it run. */
+static void untraceable(struct session *s, struct tgt *t)
+{
+	char comm[32];
+	const char *why = why_untraceable(s, t->pid);
+
+	target__comm(t->pid, comm, sizeof(comm));
+	session__clear_progress(s);
+	pr_warn(s->lc, "PID %d (%s) cannot be traced: %s; it runs untraced", t->pid, comm, why);
+	profile__add_note(s->prof, "PID %d (%s) was not traced: %s", t->pid, comm, why);
+	t->done = true;
+}
+
+/* A new program image in a traced process: report the old one, trace the new one. */
+static void on_exec(struct session *s, struct tgt *t)
+{
+	int status = -1, err;
+
+	finalize_image(s, t, true);
+	t->await_exec = false;
+	err = s->ops->attach(s->m, t->pid, MODE_ATTACH_EXEC, &status);
+	if (err == -ESRCH) {
+		t->gone = true;
+		t->status = status;
+		retire(s, t->pid);
+		return;
+	}
+	if (err) {
+		retire(s, t->pid);
+		untraceable(s, t);
+		return;
+	}
+	t->done = false;
+}
+
+/* A thread we trace (a followed process's, so that its forks are followed too), or -1. */
+static int thread_of(struct session *s, pid_t tid)
+{
+	for (int i = 0; i < s->nthr; i++)
+		if (s->thr[i] == tid)
+			return i;
+	return -1;
+}
+
+static void thread_add(struct session *s, pid_t tid)
+{
+	if (s->nthr == s->capthr) {
+		int cap = s->capthr ? s->capthr * 2 : 16;
+		pid_t *n = realloc(s->thr, cap * sizeof(*n));
+
+		if (!n) {
+			ptrace(PTRACE_DETACH, tid, 0, 0);	/* its forks go unfollowed */
+			return;
+		}
+		s->thr = n;
+		s->capthr = cap;
+	}
+	s->thr[s->nthr++] = tid;
+	target__resume(tid, TARGET_STOP_OTHER, 0);
+}
+
+/* A stop or the end of one of those threads: it is let run as its stop requires. */
+static void on_thread_event(struct session *s, int i, int status)
+{
+	int sig;
+	enum target_stop how = target__classify(status, &sig);
+
+	if (how == TARGET_GONE) {
+		s->thr[i] = s->thr[--s->nthr];
+		return;
+	}
+	target__resume(s->thr[i], how, sig);
+}
+
+/* Do two processes share one address space (vfork, clone(CLONE_VM))? */
+static bool same_mm(pid_t a, pid_t b)
+{
+	return a > 0 && syscall(SYS_kcmp, a, b, 1 /* KCMP_VM */, 0, 0) == 0;
+}
+
+/*
+ * A task we did not know stopped: a process or thread created by a traced one, stopped before
+ * it ran its first instruction (its parent's fork event may come before or after this). Threads
+ * stay traced, only so that the processes they create are followed (their process is traced
+ * already). A new process is attached now, before it runs. One that shares its parent's memory
+ * (vfork) is traced from its exec: the mode's probes on it would see its parent's address space.
+ */
+static void on_new_task(struct session *s, pid_t pid, int status)
+{
+	pid_t tgid, ppid, nspid;
+	struct tgt *t;
+	int st = -1;
+
+	if (!WIFSTOPPED(status))
+		return;
+	if (target__ids(pid, &tgid, &ppid, &nspid)) {
+		ptrace(PTRACE_DETACH, pid, 0, 0);
+		return;
+	}
+	if (tgid != pid) {
+		thread_add(s, pid);
+		return;
+	}
+	if (tgt_of(s, pid))
+		/* the report keys processes by PID: say so rather than pass two off as one */
+		profile__add_note(s->prof, "PID %d was used by two processes during the run (the "
+				  "kernel recycled it); their numbers are reported together", pid);
+	t = tgt_add(s, pid);
+	if (!t) {
+		pr_warn(s->lc, "PID %d: out of memory; not tracing it", pid);
+		ptrace(PTRACE_DETACH, pid, 0, 0);
+		return;
+	}
+	t->traced = true;
+	t->ppid = ppid;
+	t->done = true;		/* until it is attached */
+	if (same_mm(ppid, pid)) {
+		t->await_exec = true;
+		pr_debug(s->lc, "PID %d: shares PID %d's memory; traced from its exec", pid, ppid);
+	} else if (s->ops->attach(s->m, pid, MODE_ATTACH_CHILD, &st) == 0) {
+		t->done = false;
+	} else {
+		pr_debug(s->lc, "PID %d: not traced in its parent's image; traced from its exec",
+			 pid);
+	}
+	target__resume(pid, TARGET_STOP_OTHER, 0);
+}
+
+static void on_child_event(struct session *s, pid_t pid, int status);
+
+/* The mode's inspection of t (mem's leak scan); at_exit: it is held at its exit stop. */
+static void inspect(struct session *s, struct tgt *t, bool at_exit)
+{
+	int status = -1;
+
+	if (!s->o->inspect || !s->ops->inspect || t->done || t->gone)
+		return;
+	if (!t->traced) {
+		pr_warn(s->lc, "PID %d: not scanned for leaks: another tracer holds it, so ebprof "
+			       "cannot stop it", t->pid);
+		return;
+	}
+	if (s->ops->inspect(s->m, t->pid, at_exit, &status))
+		return;
+	if (status != -1)
+		on_child_event(s, t->pid, status);	/* it stopped at its exit meanwhile */
+}
+
+static void on_child_event(struct session *s, pid_t pid, int status)
+{
+	struct tgt *t = tgt_of(s, pid);
+	int th = thread_of(s, pid);
+	enum target_stop how;
+	int sig;
+
+	if (th >= 0) {
+		pid_t tgid, ppid, nspid;
+
+		/* a stale entry (a thread that vanished in an exec) whose TID is a new process */
+		if (WIFSTOPPED(status) && target__ids(pid, &tgid, &ppid, &nspid) == 0 &&
+		    tgid == pid) {
+			s->thr[th] = s->thr[--s->nthr];
+		} else {
+			on_thread_event(s, th, status);
+			return;
+		}
+	}
+	if (!t || (t->gone && WIFSTOPPED(status))) {
+		on_new_task(s, pid, status);
+		return;
+	}
+	how = target__classify(status, &sig);
+	switch (how) {
+	case TARGET_GONE:
+		if (!t->done)
+			finalize(s, t);	/* killed without an exit stop: from the attach snapshot */
+		retire(s, pid);
+		t->gone = true;
+		t->status = status;
+		if (pid == s->child) {
+			s->child_status = status;
+			s->child_reaped = true;
+		}
+		return;
+	case TARGET_STOP_EXIT:
+		if (!t->done)
+			inspect(s, t, true);
+		finalize(s, t);
+		/* its probes are released without waiting: the run loop never blocks on that */
+		retire(s, pid);
+		break;
+	case TARGET_STOP_EXEC:
+		on_exec(s, t);
+		if (t->gone)
+			return;
+		break;
+	default:
+		break;
+	}
+	target__resume(pid, how, sig);
+}
+
+static void on_signal(struct session *s, const struct signalfd_siginfo *si)
+{
+	if (si->ssi_signo == SIGCHLD) {
+		int status;
+		pid_t pid;
+
+		while ((pid = waitpid(-1, &status, __WALL | WNOHANG)) > 0)
+			on_child_event(s, pid, status);
+		return;
+	}
+	if (si->ssi_signo == SIGUSR1) {
+		s->inspect_now = true;
+		return;
+	}
+	s->nsignals++;
+	if (s->child && s->child_reaped) {
+		/* the command is gone; what it left running (a daemon, children) is traced until
+		 * a signal says stop */
+		s->stop = true;
+		return;
+	}
+	if (s->child && si->ssi_code == SI_USER && si->ssi_pid != (uint32_t)s->child &&
+	    s->nsignals == 1) {
+		/* sent to ebprof alone (kill, a supervisor): the command gets it too, and the
+		 * report follows its exit; Ctrl-C reaches both through the terminal already */
+		kill(s->child, si->ssi_signo);
+		return;
+	}
+	if (s->child && s->nsignals == 1)
+		return;	/* the command got the terminal's signal: wait for it to exit */
+	s->stop = true;
+}
+
+static int setup_attach(struct session *s)
+{
+	for (int i = 0; i < s->o->npids; i++) {
+		pid_t pid = s->o->pids[i];
+		struct tgt *t;
+		int err, st = -1;
+
+		if (tgt_of(s, pid))
+			continue;
+		if (kill(pid, 0) && errno == ESRCH) {
+			pr_err(s->lc, "cannot attach to PID %d: no such process", pid);
+			return -ESRCH;
+		}
+		t = tgt_add(s, pid);
+		if (!t) {
+			pr_err(s->lc, "out of memory");
+			return -ENOMEM;
+		}
+		/* hold it at exit if we can; a process already under a debugger still works,
+		 * symbolized from the mappings read now */
+		if (target__seize(pid, s->o->follow) == 0) {
+			t->traced = true;
+		} else {
+			pr_info(s->lc, "PID %d: cannot ptrace it (%s); its exit will not be held",
+				pid, strerror(errno));
+			t->pidfd = syscall(SYS_pidfd_open, pid, 0);
+		}
+		err = s->ops->attach(s->m, pid, MODE_ATTACH_PID, &st);
+		if (err == -ESRCH) {
+			pr_err(s->lc, "cannot attach to PID %d: no such process", pid);
+			return err;
+		}
+		if (err == -ENOENT) {
+			pr_err(s->lc, "cannot attach to PID %d: %s", pid, why_untraceable(s, pid));
+			return err;
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int setup_launch(struct session *s)
+{
+	struct tgt *t;
+	int status = -1, err;
+	pid_t pid;
+
+	err = target__spawn(s->lc, s->o->argv, &pid);
+	if (err)
+		return err;
+	s->child = pid;
+	t = tgt_add(s, pid);
+	if (!t) {
+		kill(pid, SIGKILL);
+		return -ENOMEM;
+	}
+	t->traced = true;
+	t->ppid = getpid();
+	err = s->ops->attach(s->m, pid, MODE_ATTACH_EXEC, &status);
+	if (err == -ESRCH) {
+		t->gone = t->done = true;
+		s->child_status = status;
+		s->child_reaped = true;
+		return 0;
+	}
+	if (err == -ENOENT) {
+		untraceable(s, t);
+		/* it may have stopped at its exit while the mode looked at it */
+		return target__resume(pid, TARGET_STOP_OTHER, 0);
+	}
+	if (err) {
+		kill(pid, SIGKILL);
+		return err;
+	}
+	return target__resume(pid, TARGET_STOP_OTHER, 0);
+}
+
+/* One progress line on stderr, rewritten in place (only on a terminal, unless --quiet). */
+static void progress(struct session *s)
+{
+	char el[32], text[256] = "";
+
+	if (!s->progress)
+		return;
+	if (s->ops->progress)
+		s->ops->progress(s->m, text, sizeof(text));
+	fprintf(stderr, "\r\033[Kebprof: %s  %s",
+		render__duration(mono_ns() - s->start_mono, el, sizeof(el)), text);
+	s->progress_shown = true;
+}
+
+static void on_tick(struct session *s)
+{
+	bool second = ++s->ticks % (1000 / TICK_MS) == 0;
+
+	if (s->ops->tick)
+		s->ops->tick(s->m, mono_ns() - s->start_mono, second);
+	if (second)
+		progress(s);
+}
+
+static int loop(struct session *s, int sfd, int tfd, int ifd)
+{
+	struct pollfd pfd[3 + SESSION_MAX_PIDS];
+
+	while (!s->stop && !all_done(s)) {
+		int n = 0, map[SESSION_MAX_PIDS], ready;
+		uint64_t ticks;
+
+		pfd[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = tfd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = ifd, .events = POLLIN };
+		for (int i = 0; i < s->nt && n < 3 + SESSION_MAX_PIDS; i++) {
+			if (s->t[i]->pidfd < 0 || s->t[i]->gone)
+				continue;
+			map[n - 3] = i;
+			pfd[n++] = (struct pollfd){ .fd = s->t[i]->pidfd, .events = POLLIN };
+		}
+		ready = poll(pfd, n, -1);
+		if (ready < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (pfd[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			while (read(sfd, &si, sizeof(si)) == sizeof(si))
+				on_signal(s, &si);
+		}
+		if ((pfd[1].revents & POLLIN) && read(tfd, &ticks, sizeof(ticks)) == sizeof(ticks)) {
+			pr_info(s->lc, "duration reached");
+			s->stop = true;
+		}
+		if ((pfd[2].revents & POLLIN) && read(ifd, &ticks, sizeof(ticks)) == sizeof(ticks))
+			on_tick(s);
+		if (s->inspect_now) {
+			s->inspect_now = false;
+			for (int i = 0; i < s->nt; i++)
+				inspect(s, s->t[i], false);
+		}
+		for (int k = 3; k < n; k++) {
+			struct tgt *t = s->t[map[k - 3]];
+
+			if (!(pfd[k].revents & (POLLIN | POLLHUP)))
+				continue;
+			finalize(s, t);
+			t->gone = true;
+		}
+	}
+	session__clear_progress(s);
+	return 0;
+}
+
+static char *join_args(int argc, char **argv)
+{
+	size_t len = 1;
+	char *str;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	str = calloc(1, len);
+	for (int i = 0; str && i < argc; i++) {
+		strcat(str, argv[i]);
+		if (i + 1 < argc)
+			strcat(str, " ");
+	}
+	return str;
+}
+
+static const struct output_ops *ops_for(const struct profile *p, const char *path)
+{
+	const struct output_ops *ops = path ? output__for_path(path) : &output_text;
+
+	if (ops == &output_text && profile__is_diff(p))
+		return &output_diff_text;
+	return ops;
+}
+
+int session__write_outputs(const struct log_ctx *lc, const struct profile *p,
+			   const struct output_opts *o, char *const *paths, int npaths)
+{
+	int rc = 0, i, err;
+
+	if (!npaths) {
+		err = output__write_path(ops_for(p, NULL), p, o, "-");
+		if (err)
+			pr_err(lc, "cannot write the report to standard output: %s",
+			       strerror(-err));
+		return err ? 1 : 0;
+	}
+	for (i = 0; i < npaths; i++) {
+		err = output__write_path(ops_for(p, paths[i]), p, o, paths[i]);
+		if (err) {
+			pr_err(lc, "cannot write '%s': %s", paths[i], strerror(-err));
+			rc = 1;
+		} else {
+			pr_info(lc, "wrote %s", paths[i]);
+		}
+	}
+	return rc;
+}
+
+/* --value must name one of the mode's sample types. */
+static int check_value(struct session *s)
+{
+	const char *v = s->o->out.value_type;
+	char list[512] = "";
+	size_t len = 0;
+
+	if (!v || profile__type_index(s->prof, v) >= 0)
+		return 0;
+	for (uint32_t i = 0; i < s->prof->ntypes && len < sizeof(list); i++)
+		len += snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
+				s->prof->types[i].type);
+	fprintf(stderr, "%s: invalid --value '%s' (%s has %s)\nTry 'ebprof %s --help'.\n",
+		s->lc->prog, v, s->ops->name, list, s->ops->name);
+	return 2;
+}
+
+int session__run(const struct session_opts *so, const struct mode_ops *ops, void *mode_opts,
+		 const struct log_ctx *lc)
+{
+	struct session s = { .o = so, .ops = ops, .lc = lc };
+	int rc, err, sfd = -1, tfd = -1, ifd = -1, verdict = 0;
+	char *command = NULL, *self = NULL;
+	struct symbolizer_opts symo = {};
+	struct utsname u;
+	sigset_t mask;
+
+	if (preflight__check(lc, ops->preflight))
+		return 1;
+
+	/* signals arrive as data; the launched command restores the default mask before exec */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	ifd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (sfd < 0 || tfd < 0 || ifd < 0) {
+		pr_err(lc, "cannot set up signal handling: %s", strerror(errno));
+		rc = 1;
+		goto out;
+	}
+
+	rc = 1;
+	s.sym = symbolizer__new(&symo);
+	s.prof = profile__new(ops->name);
+	if (!s.sym || !s.prof) {
+		pr_err(lc, "out of memory");
+		goto out;
+	}
+	s.env = (struct session_env){
+		.lc = lc, .prof = s.prof, .sym = s.sym, .all = so->all, .follow = so->follow,
+		.argv = so->argv, .s = &s,
+	};
+	s.progress = !so->quiet && isatty(STDERR_FILENO);
+	s.start_mono = s.env.start_ns = mono_ns();
+	s.start_wall = wall_ns();
+	s.m = ops->open(&s.env, mode_opts);
+	if (!s.m)
+		goto out;
+	rc = check_value(&s);
+	if (rc)
+		goto out;
+	rc = 1;
+	if (so->all && !ops->attach_all) {
+		pr_err(lc, "-a is not supported by 'ebprof %s'", ops->name);
+		goto out;
+	}
+	err = so->argv ? setup_launch(&s) : so->all ? ops->attach_all(s.m) : setup_attach(&s);
+	if (err) {
+		if (so->argv && (err == -ENOENT || err == -EACCES))
+			rc = err == -ENOENT ? 127 : 126;
+		/* attach: what was attached is detached below; nothing is reported */
+		goto out;
+	}
+	if (so->duration > 0) {
+		struct itimerspec its = {};
+
+		its.it_value.tv_sec = (time_t)so->duration;
+		its.it_value.tv_nsec = (long)((so->duration - (time_t)so->duration) * 1e9);
+		timerfd_settime(tfd, 0, &its, NULL);
+	}
+	{
+		struct itimerspec tick = {
+			.it_interval = { .tv_nsec = TICK_MS * 1000000L },
+			.it_value = { .tv_nsec = TICK_MS * 1000000L },
+		};
+
+		timerfd_settime(ifd, 0, &tick, NULL);
+	}
+	s.stop = false;
+	err = loop(&s, sfd, tfd, ifd);
+	if (err)
+		pr_err(lc, "waiting for events failed: %s", strerror(-err));
+
+	/* everything still running is read out now, while its mappings are live */
+	s.stop = true;
+	for (int i = 0; i < s.nt; i++)
+		inspect(&s, s.t[i], false);
+	if (ops->stop)
+		ops->stop(s.m);
+	for (int i = 0; i < s.nt; i++)
+		finalize(&s, s.t[i]);
+	if (ops->finish)
+		ops->finish(s.m);
+
+	uname(&u);
+	command = so->argv ? join_args(so->self_argc - (int)(so->argv - so->self_argv), so->argv)
+			   : NULL;
+	self = join_args(so->self_argc, so->self_argv);
+	profile__set_meta(s.prof, command, u.release, self, s.start_wall,
+			  (int64_t)(mono_ns() - s.start_mono));
+	rc = session__write_outputs(lc, s.prof, &so->out, (char *const *)so->outputs,
+				    so->noutputs);
+	if (rc == 0 && ops->verdict)
+		verdict = ops->verdict(s.m);
+
+out:
+	/* no probe left behind, no process left stopped */
+	if (s.m && ops->detach)
+		ops->detach(s.m);
+	for (int i = 0; i < s.nt; i++) {
+		if (s.t[i]->traced && !s.t[i]->gone)
+			target__detach(s.t[i]->pid);
+		if (s.t[i]->pidfd >= 0)
+			close(s.t[i]->pidfd);
+		free(s.t[i]);
+	}
+	free(s.t);
+	for (int i = 0; i < s.nthr; i++)
+		target__detach(s.thr[i]);
+	free(s.thr);
+	if (s.child && !s.child_reaped) {
+		/* launch mode stopped early (-d or a second signal): the command runs on and
+		 * ebprof, like the command, ends when it does */
+		while (waitpid(s.child, &s.child_status, 0) < 0 && errno == EINTR)
+			;
+		s.child_reaped = true;
+	}
+	if (s.child && s.child_reaped && rc == 0)
+		rc = target__exit_code(s.child_status);
+	if (verdict)
+		rc = verdict;
+	if (s.m)
+		ops->close(s.m);
+	symbolizer__free(s.sym);
+	profile__free(s.prof);
+	free(command);
+	free(self);
+	if (sfd >= 0)
+		close(sfd);
+	if (tfd >= 0)
+		close(tfd);
+	if (ifd >= 0)
+		close(ifd);
+	return rc;
+}

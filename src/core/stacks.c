@@ -1,0 +1,260 @@
+/* Interned stacks read from a mode's BPF `stacks` map, and their frames as profile locations
+ * (see stacks.h). The table is keyed by the BPF side's 64-bit hash, which is already well mixed
+ * only in the frames it hashed, so it is mixed again before it picks a slot. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/bpfutil.h"
+#include "core/stacks.h"
+#include "profile/profile.h"
+#include "symbolize/symbolize.h"
+#include "util/util.h"
+
+struct stack_slot {
+	__u64 hash;			/* 0: empty (hash 0 is "no stack" and never stored) */
+	struct stack_trace *st;		/* sized for its nr frames only */
+};
+
+struct stack_table {
+	struct stack_slot *slots;
+	uint32_t nslots;		/* a power of two, or 0 */
+	uint32_t n;
+};
+
+struct stack_table *stack_table__new(void)
+{
+	return calloc(1, sizeof(struct stack_table));
+}
+
+static void clear(struct stack_table *t)
+{
+	for (uint32_t i = 0; i < t->nslots; i++)
+		free(t->slots[i].st);
+	free(t->slots);
+	t->slots = NULL;
+	t->nslots = 0;
+	t->n = 0;
+}
+
+void stack_table__free(struct stack_table *t)
+{
+	if (!t)
+		return;
+	clear(t);
+	free(t);
+}
+
+static uint32_t slot_of(const struct stack_slot *slots, uint32_t nslots, __u64 h)
+{
+	uint32_t j = (uint32_t)util_hash_u64(h) & (nslots - 1);
+
+	while (slots[j].hash && slots[j].hash != h)
+		j = (j + 1) & (nslots - 1);
+	return j;
+}
+
+/* Keep the load at most one half, so probes stay short. */
+static int grow(struct stack_table *t)
+{
+	uint32_t n = t->nslots ? t->nslots * 2 : 1024;
+	struct stack_slot *slots;
+
+	if (!n)
+		return -ENOMEM;
+	slots = calloc(n, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < t->nslots; i++)
+		if (t->slots[i].hash)
+			slots[slot_of(slots, n, t->slots[i].hash)] = t->slots[i];
+	free(t->slots);
+	t->slots = slots;
+	t->nslots = n;
+	return 0;
+}
+
+/* Add (or replace) the stack of hash h. A copy holds only its nr frames: most stacks are far
+ * shorter than STACK_MAX_DEPTH, and a full copy each would cost 1 KiB. */
+static int put(struct stack_table *t, __u64 h, const struct stack_trace *st)
+{
+	uint64_t nr = st->nr < STACK_MAX_DEPTH ? st->nr : STACK_MAX_DEPTH;
+	size_t size = offsetof(struct stack_trace, ips) + nr * sizeof(st->ips[0]);
+	struct stack_trace *copy;
+	uint32_t j;
+	int err;
+
+	if (!h)
+		return 0;
+	if ((uint64_t)(t->n + 1) * 2 > t->nslots) {
+		err = grow(t);
+		if (err)
+			return err;
+	}
+	copy = malloc(size);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, st, size);
+	copy->nr = nr;
+	j = slot_of(t->slots, t->nslots, h);
+	if (t->slots[j].hash) {
+		free(t->slots[j].st);
+	} else {
+		t->slots[j].hash = h;
+		t->n++;
+	}
+	t->slots[j].st = copy;
+	return 0;
+}
+
+static int read_one(const void *key, const void *val, void *ctx)
+{
+	return put(ctx, *(const __u64 *)key, val);
+}
+
+int stack_table__read(struct stack_table *t, int map_fd)
+{
+	if (!t)
+		return -EINVAL;
+	clear(t);
+	return bpfutil__map_for_each(map_fd, sizeof(__u64), sizeof(struct stack_trace), read_one,
+				     t);
+}
+
+/* For tests and for modes that read stacks some other way: add one stack. 0 or -ENOMEM. */
+int stack_table__add(struct stack_table *t, __u64 h, const struct stack_trace *st)
+{
+	if (!t || !st)
+		return -EINVAL;
+	return put(t, h, st);
+}
+
+uint32_t stack_table__count(const struct stack_table *t)
+{
+	return t ? t->n : 0;
+}
+
+const struct stack_trace *stack_table__get(const struct stack_table *t, __u64 h)
+{
+	uint32_t j;
+
+	if (!t || !h || !t->nslots)
+		return NULL;
+	j = slot_of(t->slots, t->nslots, h);
+	return t->slots[j].hash ? t->slots[j].st : NULL;
+}
+
+/* ---- locations -------------------------------------------------------------------------- */
+
+uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
+			   const __u64 *ips, uint32_t nr, bool first_exact, uint32_t *locs)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < nr; i++) {
+		struct prof_line lines[SYM_MAX_INLINE];
+		bool ret_addr = i > 0 || !first_exact;
+		uint32_t map, nl = 0, l;
+		struct sym_result r;
+		uint64_t ip = ips[i];
+
+		if (!sp) {
+			l = profile__location(prof, PROF_NONE, ip, ip, NULL, 0);
+			if (l != PROF_NONE)
+				locs[n++] = l;
+			continue;
+		}
+		if (sym_proc__resolve(sp, ip, ret_addr, &r) || !r.mapped || !r.executable)
+			continue;
+		/* past the first frame, a "return address" that follows no call means the
+		 * frame-pointer walk ran into code without frame pointers: the rest is garbage
+		 * (static binaries end so). An exact first frame is where the thread was, not a
+		 * return address, so the check starts at the frame after it either way. */
+		if (i > 0 && sym_proc__follows_call(sp, ip) == 0)
+			break;
+		map = profile__mapping(prof, (uint32_t)pid, r.map_start, r.map_end, r.map_offset,
+				       r.module, r.build_id);
+		for (uint32_t j = 0; j < r.nframes && j < SYM_MAX_INLINE; j++) {
+			const struct sym_frame *f = &r.frames[j];
+
+			if (!f->function)
+				continue;
+			lines[nl].function = profile__function(prof, f->function,
+					f->system_name ? f->system_name : f->function, f->file);
+			if (lines[nl].function == PROF_NONE)
+				continue;
+			lines[nl++].line = f->line;
+		}
+		l = profile__location(prof, map, ip, r.module_offset, lines, nl);
+		if (l != PROF_NONE)
+			locs[n++] = l;
+	}
+	return n;
+}
+
+/* The mapping of a kernel region: "[kernel.kallsyms]", "[bpf]" or "[module]", shared by every
+ * process (pid 0). */
+static uint32_t kernel_mapping(struct profile *prof, const char *module, uint64_t start,
+			       uint64_t end)
+{
+	char name[96];
+
+	if (!module)
+		return profile__mapping(prof, 0, start, end, 0, STACKS_KERNEL_MAPPING, NULL);
+	snprintf(name, sizeof(name), "[%s]", module);
+	return profile__mapping(prof, 0, start, end, 0, name, NULL);
+}
+
+uint32_t stacks__kernel_locs(struct profile *prof, const struct ksyms *ks, const __u64 *ips,
+			     uint32_t nr, uint32_t *locs)
+{
+	uint64_t core_start = 0, core_end = 0;
+	uint32_t n = 0;
+
+	ksyms__core_bounds(ks, &core_start, &core_end);
+	for (uint32_t i = 0; i < nr; i++) {
+		uint64_t ip = ips[i], at = i > 0 && ip ? ip - 1 : ip, off;
+		struct prof_line line = { .line = 0 };
+		struct ksym_info ki;
+		uint32_t map, l;
+		bool named;
+
+		/* return addresses are looked up at the call instruction: a call that is the
+		 * last instruction of a function returns into the next one */
+		named = ksyms__lookup(ks, at, &ki) == 0;
+		if (!ki.module && !named) {
+			ki.start = core_start;
+			ki.end = core_end;
+		}
+		map = kernel_mapping(prof, ki.module, ki.start, ki.end);
+		if (map == PROF_NONE)
+			continue;
+		/* the offset into the region is what stays the same across boots (KASLR) and
+		 * module loads */
+		off = ki.end && ip >= ki.start ? ip - ki.start : ip;
+		if (named) {
+			line.function = profile__function(prof, ki.name, ki.name, NULL);
+			if (line.function == PROF_NONE)
+				named = false;
+		}
+		l = profile__location(prof, map, ip, off, named ? &line : NULL, named ? 1 : 0);
+		if (l != PROF_NONE)
+			locs[n++] = l;
+	}
+	return n;
+}
+
+uint32_t stacks__named_loc(struct profile *prof, const char *name)
+{
+	struct prof_line line = { .line = 0 };
+
+	line.function = profile__function(prof, name, name, NULL);
+	if (line.function == PROF_NONE)
+		return PROF_NONE;
+	/* the function's index makes the address distinct per name; such low addresses are
+	 * never code (no process maps its first pages), so they are not mistaken for a frame */
+	return profile__location(prof, PROF_NONE, (uint64_t)line.function + 1,
+				 (uint64_t)line.function + 1, &line, 1);
+}

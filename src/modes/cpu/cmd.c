@@ -1,0 +1,159 @@
+/* ebprof cpu: the command line of the cpu mode (its own options; the shared ones are
+ * cli/options.c's), run through the shared session. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli/cli.h"
+#include "cli/options.h"
+#include "core/session.h"
+#include "modes/cpu/collect.h"
+
+#define DEFAULT_MAX_STACKS (1u << 14)
+
+enum {
+	OPT_IDLE = OPT_MODE_BASE,
+	OPT_CPU,
+	OPT_PER_THREAD,
+	OPT_MAX_STACKS,
+};
+
+static const struct option cpu_longopts[] = {
+	{ "frequency", required_argument, NULL, 'F' },
+	{ "idle", no_argument, NULL, OPT_IDLE },
+	{ "cpu", required_argument, NULL, OPT_CPU },
+	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
+	{ 0 },
+};
+
+static const char cpu_usage[] =
+	"Usage: ebprof cpu [OPTIONS] -- CMD [ARGS...]\n"
+	"       ebprof cpu [OPTIONS] -p PID[,PID...] [-d TIME]\n"
+	"       ebprof cpu [OPTIONS] -a [-d TIME]\n"
+	"\n"
+	"Sample on-CPU stacks (kernel and user frames) with a software cpu-clock timer on each\n"
+	"CPU, aggregated in the kernel. Each sample stands for exactly one period of CPU time,\n"
+	"1e9/HZ ns: the profile's sample types are samples (count, the default) and cpu\n"
+	"(nanoseconds). User stacks are walked by frame pointers: code built without them\n"
+	"(most distribution libraries) shows as its leaf function only.\n"
+	"\n"
+	"Targets:\n"
+	OPTIONS_HELP_TARGETS
+	"  -a, --all              sample every task on the sampled CPUs, kernel threads\n"
+	"                         included (not the idle task, see --idle)\n"
+	"\n"
+	"Sampling:\n"
+	"  -F, --frequency HZ     samples per second of CPU time, on each CPU (default 99);\n"
+	"                         the period is 1e9/HZ ns, rounded down. HZ above the machine's\n"
+	"                         limit (/proc/sys/kernel/perf_event_max_sample_rate, and at\n"
+	"                         most 100000: the timer's 10 us floor) is refused, not clamped\n"
+	"      --cpu LIST         sample only these CPUs, e.g. 0,2-3 (default: every online CPU)\n"
+	"      --idle             with -a: count the CPUs' idle time too (process \"idle\")\n"
+	"      --per-thread       one frame per thread (\"name [tid]\") under each process\n"
+	"      --max-stacks N     distinct stacks kept, and (process, stacks) counters (default\n"
+	"                         16384; preallocated, about 1 KiB each); past it, a sample\n"
+	"                         loses its stack or is lost, counted as a drop either way\n"
+	"\n"
+	"Output:\n"
+	OPTIONS_HELP_OUTPUT
+	"\n"
+	OPTIONS_HELP_COMMON
+	"\n"
+	"Examples:\n"
+	"  sudo ebprof cpu -- ./myprog arg              profile a command until it exits\n"
+	"  sudo ebprof cpu -p 4242 -d 10 -o flame.svg   a running process for 10 s, flame graph\n"
+	"  sudo ebprof cpu -a -d 5 -F 999 -o out.pb.gz  the whole machine, pprof output\n"
+	"  sudo ebprof cpu -a --idle --cpu 0 -d 2       what CPU 0 does, idle included\n"
+	"  sudo ebprof cpu --per-thread -p 4242 -d 5 -o threads.folded\n"
+	"\n"
+	"Exit status: the command's, or 0; 1 when tracing fails; 2 on a usage error.\n";
+
+static int cpu_parse(void *mo, int c, const char *arg, struct session_opts *so,
+		     const struct log_ctx *lc)
+{
+	struct cpu_opts *o = mo;
+	uint64_t v;
+
+	switch (c) {
+	case 'F':
+		if (cli_parse_u64(arg, &v) || v == 0 || v > UINT32_MAX)
+			return cli_usage_err(lc, "cpu", "-F takes a sampling rate in Hz above 0, "
+					     "e.g. -F 99 (got '%s')", arg);
+		o->hz = v;
+		return 0;
+	case OPT_IDLE:
+		o->idle = true;
+		return 0;
+	case OPT_CPU:
+		if (cpu_parse_list(arg, o->cpus))
+			return cli_usage_err(lc, "cpu", "--cpu takes a list of CPU numbers and "
+					     "ranges, e.g. --cpu 0,2-3 (got '%s')", arg);
+		o->cpu_given = true;
+		return 0;
+	case OPT_PER_THREAD:
+		o->per_thread = true;
+		return 0;
+	case OPT_MAX_STACKS:
+		if (cli_parse_u64(arg, &v) || v == 0 || v > (1u << 22))
+			return cli_usage_err(lc, "cpu", "--max-stacks takes a number of stacks from "
+					     "1 to 4194304 (got '%s')", arg);
+		o->max_stacks = v;
+		return 0;
+	}
+	return cli_usage_err(lc, "cpu", "unknown option");
+}
+
+static int cpu_check(void *mo, struct session_opts *so, const struct log_ctx *lc)
+{
+	struct cpu_opts *o = mo;
+	uint32_t max = cpu_max_hz();
+	bool online[CPU_MAX_CPUS];
+
+	if (o->hz > max)
+		return cli_usage_err(lc, "cpu", "-F %u is above this machine's highest sampling "
+				     "rate, %u Hz (kernel.perf_event_max_sample_rate, and the "
+				     "cpu-clock timer's 10 us floor); use -F %u or less", o->hz, max,
+				     max);
+	if (o->idle && !so->all)
+		return cli_usage_err(lc, "cpu", "--idle goes with -a: the idle task belongs to no "
+				     "process");
+	if (o->cpu_given && cpu_online(online) == 0) {
+		for (int i = 0; i < CPU_MAX_CPUS; i++)
+			if (o->cpus[i] && !online[i])
+				return cli_usage_err(lc, "cpu", "--cpu names CPU %d, which is not "
+						     "online (see /sys/devices/system/cpu/online)",
+						     i);
+	}
+	return 0;
+}
+
+static const struct mode_cli cpu_cli = {
+	.name = "cpu",
+	.usage = cpu_usage,
+	.longopts = cpu_longopts,
+	.shortopts = "F:",
+	.parse = cpu_parse,
+	.check = cpu_check,
+};
+
+int cmd_cpu(int argc, char **argv, struct log_ctx *lc)
+{
+	struct session_opts so = { 0 };
+	struct cpu_opts *o = calloc(1, sizeof(*o));
+	int rc;
+
+	if (!o) {
+		fprintf(stderr, "ebprof: out of memory\n");
+		return 1;
+	}
+	o->hz = CPU_DEFAULT_HZ;
+	o->max_stacks = DEFAULT_MAX_STACKS;
+	rc = cli_parse(argc, argv, lc, &cpu_cli, &so, o);
+	if (rc) {
+		free(o);
+		return rc < 0 ? 0 : rc;
+	}
+	rc = session__run(&so, &cpu_mode_ops, o, lc);
+	free(o);
+	return rc;
+}

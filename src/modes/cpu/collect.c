@@ -1,0 +1,781 @@
+/* The cpu mode collector.
+ *
+ * One software cpu-clock perf event per sampled CPU, in period mode: it fires after every
+ * period of CPU time spent on that CPU (by any task), and the BPF program counts the sample for
+ * the task it interrupted. A fixed period (1e9 / HZ ns) rather than a frequency the kernel tunes
+ * makes every sample weigh exactly that much CPU time, so cpu/nanoseconds is count x period.
+ *
+ * The counts stay in the kernel until the end; processes are only snapshotted on the way (their
+ * mappings, so that one that exits early still symbolizes): at attach, every second while they
+ * run, and at their exit stop. In -a, the kernel announces each new process through a ring
+ * buffer read every tick. An exec is the one event that reads a process's counts early: its old
+ * program's addresses mean nothing in the new one's mappings.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "core/bpfutil.h"
+#include "core/stacks.h"
+#include "core/target.h"
+#include "modes/cpu/collect.h"
+#include "profile/profile.h"
+#include "symbolize/symbolize.h"
+#include "util/util.h"
+#include "abi/cpu.h"
+#include "cpu.skel.h"
+
+#define MAX_TARGETS 1024	/* the targets map's size */
+#define NOTES_SIZE (1 << 16)	/* -a: the ring buffer of new processes (4096 notes) */
+
+struct cpu_proc {
+	pid_t pid;
+	bool target;		/* attached (in the targets map), not only seen in -a */
+	struct sym_proc *sp;	/* its last snapshot of mappings, or NULL */
+	char comm[CPU_COMM_LEN];
+	char cmdline[512];
+};
+
+struct cpu_collector {
+	struct session_env env;
+	struct cpu_opts opts;
+	const struct log_ctx *lc;
+	struct cpu_bpf *skel;
+	struct ring_buffer *rb;		/* -a only */
+	int *cpus, ncpus;		/* the CPUs sampled */
+	int *pfds;			/* their perf events (-1: closed) */
+	struct bpf_link **links;
+	bool started, stopped, detached;
+	uint64_t period_ns;
+	uint64_t stop_ns;		/* CLOCK_MONOTONIC when sampling stopped */
+	struct cpu_proc *procs;
+	uint32_t nprocs, cap;
+	struct ksyms *ks;		/* loaded at the first kernel stack */
+	bool ks_failed;
+	uint64_t samples;		/* read out into the profile */
+};
+
+static const char *const stat_names[CPU_STAT__COUNT] = {
+	[CPU_STAT_SAMPLES] = "samples",
+	[CPU_STAT_STACKS_FULL] = "stack_table_full",
+	[CPU_STAT_COUNTS_FULL] = "count_table_full",
+	[CPU_STAT_NOTES_FULL] = "process_notes_lost",
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+uint64_t cpu_period_ns(uint32_t hz)
+{
+	return 1000000000ull / hz;
+}
+
+uint32_t cpu_max_hz(void)
+{
+	char *s = util_read_file("/proc/sys/kernel/perf_event_max_sample_rate", NULL);
+	unsigned long v = s ? strtoul(s, NULL, 10) : 0;
+
+	free(s);
+	return v && v < CPU_MAX_HZ ? v : CPU_MAX_HZ;
+}
+
+int cpu_parse_list(const char *s, bool *set)
+{
+	const char *p = s;
+
+	memset(set, 0, CPU_MAX_CPUS * sizeof(*set));
+	if (!*p)
+		return -1;
+	for (;;) {
+		unsigned long a, b;
+		char *end;
+
+		if (*p < '0' || *p > '9')
+			return -1;
+		a = b = strtoul(p, &end, 10);
+		if (*end == '-') {
+			p = end + 1;
+			if (*p < '0' || *p > '9')
+				return -1;
+			b = strtoul(p, &end, 10);
+		}
+		if (a > b || b >= CPU_MAX_CPUS)
+			return -1;
+		for (unsigned long i = a; i <= b; i++)
+			set[i] = true;
+		if (*end == '\n' && !end[1])
+			return 0;
+		if (!*end)
+			return 0;
+		if (*end != ',')
+			return -1;
+		p = end + 1;
+	}
+}
+
+int cpu_online(bool *set)
+{
+	char *s = util_read_file("/sys/devices/system/cpu/online", NULL);
+	int err;
+
+	if (!s)
+		return -errno;
+	err = cpu_parse_list(s, set) ? -EINVAL : 0;
+	free(s);
+	return err;
+}
+
+/* libbpf's callback has no context argument, hence a file-level flag */
+static bool libbpf_verbose;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	/* libbpf's own hints (e.g. about ulimit -l) mislead here; shown only with -vv */
+	if (level == LIBBPF_DEBUG || !libbpf_verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* ---- processes -------------------------------------------------------------------------- */
+
+static struct cpu_proc *find_proc(struct cpu_collector *c, pid_t pid)
+{
+	for (uint32_t i = 0; i < c->nprocs; i++)
+		if (c->procs[i].pid == pid)
+			return &c->procs[i];
+	return NULL;
+}
+
+static struct cpu_proc *add_proc(struct cpu_collector *c, pid_t pid)
+{
+	struct cpu_proc *p = find_proc(c, pid);
+
+	if (p)
+		return p;
+	if (c->nprocs == c->cap) {
+		uint32_t cap = c->cap ? c->cap * 2 : 16;
+		struct cpu_proc *n = realloc(c->procs, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		c->procs = n;
+		c->cap = cap;
+	}
+	p = &c->procs[c->nprocs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	return p;
+}
+
+/* Take a new snapshot of p's mappings (and names) if it still has any: a zombie's maps file is
+ * empty, and the last snapshot is worth more than none. Returns whether it did. */
+static bool snapshot(struct cpu_collector *c, struct cpu_proc *p)
+{
+	char path[64], *maps;
+	struct sym_proc *sp;
+	size_t len = 0;
+
+	if (p->pid <= 0 || !c->env.sym)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
+	maps = util_read_file(path, &len);
+	free(maps);
+	if (!maps || !len)
+		return false;
+	sp = symbolizer__load_pid(c->env.sym, p->pid);
+	if (!sp)
+		return false;
+	/* open the files now: once the process is gone, /proc/PID/root and map_files are too */
+	sym_proc__load_modules(sp);
+	sym_proc__free(p->sp);
+	p->sp = sp;
+	target__comm(p->pid, p->comm, sizeof(p->comm));
+	target__cmdline(p->pid, p->cmdline, sizeof(p->cmdline));
+	return true;
+}
+
+/* -a: a process the kernel saw for the first time. */
+static int on_note(void *ctx, void *data, size_t len)
+{
+	struct cpu_collector *c = ctx;
+	const struct cpu_note *n = data;
+	struct cpu_proc *p;
+
+	if (len < sizeof(*n) || find_proc(c, n->tgid))
+		return 0;
+	p = add_proc(c, n->tgid);
+	if (p)
+		snapshot(c, p);
+	return 0;
+}
+
+/* ---- open ------------------------------------------------------------------------------- */
+
+static int open_events(struct cpu_collector *c)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = c->period_ns,
+		.disabled = 1,
+	};
+
+	for (int i = 0; i < c->ncpus; i++) {
+		int fd = syscall(SYS_perf_event_open, &attr, -1, c->cpus[i], -1,
+				 PERF_FLAG_FD_CLOEXEC);
+
+		if (fd < 0) {
+			int err = -errno;
+
+			if (err == -ENODEV || err == -EINVAL)
+				pr_err(c->lc, "cannot sample CPU %d: it is offline or does not exist; "
+				       "choose CPUs from /sys/devices/system/cpu/online with --cpu",
+				       c->cpus[i]);
+			else if (err == -EMFILE)
+				pr_err(c->lc, "cannot sample CPU %d: too many open files; raise "
+				       "'ulimit -n' or sample fewer CPUs (--cpu)", c->cpus[i]);
+			else
+				pr_err(c->lc, "cannot open a cpu-clock perf event on CPU %d: %s "
+				       "(needs root, and perf_event_paranoid allowing CPU-wide "
+				       "events)", c->cpus[i], strerror(-err));
+			return err;
+		}
+		c->pfds[i] = fd;
+	}
+	return 0;
+}
+
+static void *cpu_open(const struct session_env *env, void *opts)
+{
+	struct cpu_collector *c = calloc(1, sizeof(*c));
+	const struct cpu_opts *o = opts;
+	struct profile *prof = env->prof;
+	bool online[CPU_MAX_CPUS];
+	int err;
+
+	if (!c)
+		return NULL;
+	c->env = *env;
+	c->opts = *o;
+	c->lc = env->lc;
+	c->period_ns = cpu_period_ns(o->hz ? o->hz : CPU_DEFAULT_HZ);
+	libbpf_verbose = c->lc && c->lc->verbose >= 2;
+	libbpf_set_print(libbpf_print);
+
+	err = cpu_online(online);
+	if (err) {
+		pr_err(c->lc, "cannot read the online CPUs (/sys/devices/system/cpu/online): %s",
+		       strerror(-err));
+		goto fail;
+	}
+	c->cpus = calloc(CPU_MAX_CPUS, sizeof(*c->cpus));
+	c->pfds = calloc(CPU_MAX_CPUS, sizeof(*c->pfds));
+	c->links = calloc(CPU_MAX_CPUS, sizeof(*c->links));
+	if (!c->cpus || !c->pfds || !c->links)
+		goto fail;
+	for (int i = 0; i < CPU_MAX_CPUS; i++) {
+		if (!(o->cpu_given ? o->cpus[i] : online[i]))
+			continue;
+		if (!online[i]) {
+			pr_err(c->lc, "cannot sample CPU %d: it is not online; choose CPUs from "
+			       "/sys/devices/system/cpu/online with --cpu", i);
+			goto fail;
+		}
+		c->pfds[c->ncpus] = -1;
+		c->cpus[c->ncpus++] = i;
+	}
+	if (!c->ncpus) {
+		pr_err(c->lc, "no CPU to sample: --cpu names none that is online");
+		goto fail;
+	}
+
+	c->skel = cpu_bpf__open();
+	if (!c->skel) {
+		pr_err(c->lc, "cannot open the BPF program: %s", strerror(errno));
+		goto fail;
+	}
+	c->skel->rodata->trace_all = env->all;
+	c->skel->rodata->with_idle = o->idle;
+	c->skel->rodata->per_thread = o->per_thread;
+	bpf_map__set_max_entries(c->skel->maps.targets, MAX_TARGETS);
+	bpf_map__set_max_entries(c->skel->maps.counts, o->max_stacks);
+	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
+	/* the notes are -a's alone; elsewhere the smallest ring the kernel takes */
+	bpf_map__set_max_entries(c->skel->maps.notes, env->all ? NOTES_SIZE : getpagesize());
+	err = cpu_bpf__load(c->skel);
+	if (err) {
+		pr_err(c->lc, "cannot load the BPF program into the kernel: %s%s", strerror(-err),
+		       c->lc && c->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
+		goto fail;
+	}
+	if (env->all) {
+		c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.notes), on_note, c, NULL);
+		if (!c->rb) {
+			pr_err(c->lc, "cannot read the BPF ring buffer: %s", strerror(errno));
+			goto fail;
+		}
+	}
+	/* the events open now, so that a machine without them fails before anything runs; they
+	 * start at the first attach */
+	if (open_events(c))
+		goto fail;
+
+	err = profile__add_type(prof, "samples", "count");
+	err = err ?: profile__add_type(prof, "cpu", "nanoseconds");
+	if (err) {
+		pr_err(c->lc, "cannot set up the profile: %s", strerror(-err));
+		goto fail;
+	}
+	prof->default_type = 0;
+	/* pprof's period: what one sample stands for */
+	err = profile__set_period(prof, "cpu", "nanoseconds", c->period_ns);
+	if (err) {
+		pr_err(c->lc, "cannot set up the profile: %s", strerror(-err));
+		goto fail;
+	}
+	return c;
+fail:
+	cpu_mode_ops.close(c);
+	return NULL;
+}
+
+/* Sampling begins: the program goes on every CPU's event (libbpf enables it). */
+static int start(struct cpu_collector *c)
+{
+	if (c->started)
+		return 0;
+	for (int i = 0; i < c->ncpus; i++) {
+		/* the link closes the fd it is given; ours stays open to disable the event at
+		 * stop (libbpf 1.1 does not hand a perf link's event fd back) */
+		int fd = fcntl(c->pfds[i], F_DUPFD_CLOEXEC, 0);
+
+		if (fd < 0)
+			return -errno;
+		c->links[i] = bpf_program__attach_perf_event(c->skel->progs.cpu_sample, fd);
+		if (!c->links[i]) {
+			int err = -errno;
+
+			close(fd);
+			c->links[i] = NULL;
+			pr_err(c->lc, "cannot attach the sampling program to CPU %d's perf event: "
+			       "%s", c->cpus[i], strerror(-err));
+			return err;
+		}
+	}
+	c->started = true;
+	pr_info(c->lc, "sampling %d CPUs every %llu ns of CPU time", c->ncpus,
+		(unsigned long long)c->period_ns);
+	return 0;
+}
+
+/* ---- attach ----------------------------------------------------------------------------- */
+
+static int cpu_attach(void *m, pid_t pid, enum mode_attach how, int *status)
+{
+	struct cpu_collector *c = m;
+	__u32 key = pid;
+	__u8 one = 1;
+	struct cpu_proc *p;
+	int err;
+
+	*status = -1;
+	if (kill(pid, 0) && errno == ESRCH)
+		return -ESRCH;
+	p = add_proc(c, pid);
+	if (!p)
+		return -ENOMEM;
+	if (!p->target) {
+		err = bpf_map_update_elem(bpf_map__fd(c->skel->maps.targets), &key, &one, BPF_ANY);
+		if (err) {
+			pr_err(c->lc, "cannot trace PID %d: %s%s", pid, strerror(-err),
+			       err == -E2BIG ? " (more than 1024 processes at once)" : "");
+			return err;
+		}
+		p->target = true;
+	}
+	/* right after an exec only the program and its loader are mapped: tick re-reads */
+	snapshot(c, p);
+	(void)how;
+	return start(c);
+}
+
+static int cpu_attach_all(void *m)
+{
+	return start(m);
+}
+
+/* ---- reading out ------------------------------------------------------------------------ */
+
+struct entry {
+	struct cpu_key k;
+	__u64 n;
+};
+
+struct entries {
+	struct entry *e;
+	uint32_t n, cap;
+	pid_t only;		/* 0: every process */
+};
+
+static int collect_entry(const void *k, const void *v, void *ctx)
+{
+	const struct cpu_key *key = k;
+	struct entries *es = ctx;
+
+	if (es->only && key->tgid != (__u32)es->only)
+		return 0;
+	if (es->n == es->cap) {
+		uint32_t cap = es->cap ? es->cap * 2 : 1024;
+		struct entry *e = realloc(es->e, cap * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		es->e = e;
+		es->cap = cap;
+	}
+	es->e[es->n].k = *key;
+	es->e[es->n++].n = *(const __u64 *)v;
+	return 0;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+
+	if (x->k.tgid != y->k.tgid)
+		return x->k.tgid < y->k.tgid ? -1 : 1;
+	return x->k.tid < y->k.tid ? -1 : x->k.tid > y->k.tid;
+}
+
+/* The name of a thread (for its "name [tid]" frame): /proc while it runs, else the kernel's. */
+static void thread_name(struct cpu_collector *c, pid_t tgid, pid_t tid, char *buf, size_t len)
+{
+	char path[64], *s;
+	struct cpu_comm cc;
+	__u32 key = tid;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", tgid, tid);
+	s = util_read_file(path, NULL);
+	if (s && *s) {
+		s[strcspn(s, "\n")] = 0;
+		snprintf(buf, len, "%s", s);
+	} else if (!bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.comms), &key, &cc)) {
+		snprintf(buf, len, "%.*s", CPU_COMM_LEN, cc.comm);
+	} else {
+		snprintf(buf, len, "?");
+	}
+	free(s);
+}
+
+/* The process as the report names it; its mappings, fresh if it still runs. */
+static struct cpu_proc *report_proc(struct cpu_collector *c, pid_t tgid, bool exec)
+{
+	struct cpu_proc *p = add_proc(c, tgid);
+	struct cpu_comm cc;
+	__u32 key = tgid;
+
+	if (!p)
+		return NULL;
+	/* at an exec, the snapshot finalize just took is of the old program */
+	if (!exec)
+		snapshot(c, p);
+	if (!p->comm[0]) {
+		if (tgid == 0)
+			snprintf(p->comm, sizeof(p->comm), "idle");
+		else if (!bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.comms), &key, &cc))
+			snprintf(p->comm, sizeof(p->comm), "%.*s", CPU_COMM_LEN, cc.comm);
+		else
+			target__comm(tgid, p->comm, sizeof(p->comm));
+	}
+	return p;
+}
+
+static const struct ksyms *kernel_syms(struct cpu_collector *c)
+{
+	if (!c->ks && !c->ks_failed) {
+		c->ks = ksyms__load(NULL);
+		if (!c->ks) {
+			c->ks_failed = true;
+			pr_warn(c->lc, "cannot read kernel symbols (/proc/kallsyms): %s; kernel frames "
+				"stay addresses", strerror(errno));
+		}
+	}
+	return c->ks;
+}
+
+/* Move the counts of process `only` (0: every process) into the profile: kernel frames leaf
+ * first, then user frames, then with --per-thread the thread; `remove`: delete them from the
+ * kernel (an exec: the same process counts on under its new program). */
+static int drain(struct cpu_collector *c, pid_t only, bool remove)
+{
+	struct profile *prof = c->env.prof;
+	struct entries es = { .only = only };
+	struct stack_table *st = stack_table__new();
+	int counts_fd = bpf_map__fd(c->skel->maps.counts);
+	uint32_t *locs = malloc((2 * STACK_MAX_DEPTH + 1) * sizeof(*locs));
+	struct cpu_proc *p = NULL;
+	int err;
+
+	if (!st || !locs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = bpfutil__map_for_each(counts_fd, sizeof(struct cpu_key), sizeof(__u64),
+				    collect_entry, &es);
+	err = err ?: stack_table__read(st, bpf_map__fd(c->skel->maps.stacks));
+	if (err) {
+		pr_warn(c->lc, "reading the kernel's sample counts failed: %s; the report may be "
+			"incomplete", strerror(-err));
+		if (!es.n)
+			goto out;
+	}
+	qsort(es.e, es.n, sizeof(*es.e), entry_cmp);
+	for (uint32_t i = 0; i < es.n; i++) {
+		const struct entry *e = &es.e[i];
+		const struct stack_trace *ks = stack_table__get(st, e->k.kstack);
+		const struct stack_trace *us = stack_table__get(st, e->k.ustack);
+		int64_t vals[2] = { e->n, e->n * c->period_ns };
+		struct prof_process *pp;
+		uint32_t n = 0;
+
+		if (!p || p->pid != (pid_t)e->k.tgid) {
+			p = report_proc(c, e->k.tgid, remove);
+			if (!p) {
+				err = -ENOMEM;
+				goto out;
+			}
+		}
+		if (ks && ks->nr) {
+			uint32_t nr = ks->nr < STACK_MAX_DEPTH ? ks->nr : STACK_MAX_DEPTH;
+
+			n += stacks__kernel_locs(prof, kernel_syms(c), ks->ips, nr, locs + n);
+		}
+		if (us && us->nr) {
+			uint32_t nr = us->nr < STACK_MAX_DEPTH ? us->nr : STACK_MAX_DEPTH;
+
+			n += stacks__user_locs(prof, p->sp, p->pid, us->ips, nr,
+					       e->k.flags & CPU_KEY_USER_EXACT, locs + n);
+		}
+		if (c->opts.per_thread) {
+			char tname[CPU_COMM_LEN + 1], frame[64];
+
+			thread_name(c, e->k.tgid, e->k.tid, tname, sizeof(tname));
+			snprintf(frame, sizeof(frame), "%s [%u]", tname, e->k.tid);
+			locs[n++] = stacks__named_loc(prof, frame);
+		}
+		if (!profile__add_sample(prof, locs, n, vals, e->k.tgid)) {
+			err = -errno;
+			goto out;
+		}
+		pp = profile__add_process(prof, e->k.tgid, p->comm,
+					  p->cmdline[0] ? p->cmdline : NULL);
+		if (pp) {
+			prof_process__add_stat(prof, pp, "samples", e->n);
+			prof_process__add_stat(prof, pp, "cpu_ns", e->n * c->period_ns);
+		}
+		c->samples += e->n;
+		if (remove)
+			bpf_map_delete_elem(counts_fd, &e->k);
+	}
+out:
+	if (err)
+		pr_warn(c->lc, "building the profile failed: %s", strerror(-err));
+	free(es.e);
+	free(locs);
+	stack_table__free(st);
+	return err;
+}
+
+/* ---- the run ---------------------------------------------------------------------------- */
+
+static void cpu_tick(void *m, int64_t t_ns, bool second)
+{
+	struct cpu_collector *c = m;
+
+	/* new processes (-a), while their mappings are still there: every tick, cheap when
+	 * there are none */
+	if (c->rb)
+		ring_buffer__consume(c->rb);
+	if (!second)
+		return;
+	/* libraries loaded since the last look (a launched program maps its libraries after the
+	 * exec stop it was attached at) */
+	for (uint32_t i = 0; i < c->nprocs; i++)
+		if (c->procs[i].target)
+			snapshot(c, &c->procs[i]);
+}
+
+static uint64_t stat_sum(struct cpu_collector *c, enum cpu_stat s)
+{
+	return bpfutil__percpu_sum(bpf_map__fd(c->skel->maps.stats), s);
+}
+
+static void cpu_progress(void *m, char *buf, size_t len)
+{
+	struct cpu_collector *c = m;
+	uint64_t drops = 0;
+
+	for (int s = CPU_STAT_STACKS_FULL; s < CPU_STAT__COUNT; s++)
+		drops += stat_sum(c, s);
+	snprintf(buf, len, "%llu samples  drops %llu",
+		 (unsigned long long)stat_sum(c, CPU_STAT_SAMPLES), (unsigned long long)drops);
+}
+
+static void cpu_finalize(void *m, pid_t pid, bool exec)
+{
+	struct cpu_collector *c = m;
+	struct cpu_proc *p = add_proc(c, pid);
+
+	if (!p)
+		return;
+	/* held at its exit (or exec) stop: its mappings are still readable */
+	snapshot(c, p);
+	if (exec)
+		drain(c, pid, true);
+}
+
+static void cpu_retire(void *m, pid_t pid)
+{
+	struct cpu_collector *c = m;
+	struct cpu_proc *p = find_proc(c, pid);
+	__u32 key = pid;
+
+	/* its number may come back as another process */
+	if (p && p->target) {
+		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.targets), &key);
+		p->target = false;
+	}
+}
+
+static void cpu_stop(void *m)
+{
+	struct cpu_collector *c = m;
+
+	if (c->stopped)
+		return;
+	/* no sample after this: the counts read at finish are one consistent cut */
+	for (int i = 0; i < c->ncpus; i++)
+		if (c->pfds[i] >= 0)
+			ioctl(c->pfds[i], PERF_EVENT_IOC_DISABLE, 0);
+	c->stopped = true;
+	c->stop_ns = mono_ns();
+	/* the last announcements of new processes */
+	if (c->rb)
+		ring_buffer__consume(c->rb);
+}
+
+static void cpu_finish(void *m)
+{
+	struct cpu_collector *c = m;
+	struct profile *prof = c->env.prof;
+	uint64_t lost = stat_sum(c, CPU_STAT_COUNTS_FULL);
+	uint64_t stacks_full = stat_sum(c, CPU_STAT_STACKS_FULL);
+	uint64_t notes = stat_sum(c, CPU_STAT_NOTES_FULL);
+	uint64_t end = c->stop_ns ? c->stop_ns : mono_ns();
+	double secs = c->env.start_ns && end > c->env.start_ns ?
+		      (end - c->env.start_ns) / 1e9 : 0;
+	char cpus[256];
+	int len = 0;
+
+	drain(c, 0, false);
+	for (int s = CPU_STAT_STACKS_FULL; s < CPU_STAT__COUNT; s++) {
+		if (s == CPU_STAT_NOTES_FULL && !c->env.all)
+			continue;	/* a reason of -a only */
+		profile__add_drop(prof, stat_names[s], stat_sum(c, s));
+	}
+	if (lost)
+		profile__add_note(prof, "%llu samples were lost: the count table (--max-stacks %u) "
+				  "was full; raise --max-stacks", (unsigned long long)lost,
+				  c->opts.max_stacks);
+	if (stacks_full)
+		profile__add_note(prof, "%llu stacks were not kept: the stack table (--max-stacks "
+				  "%u) was full, so their samples count without them; raise "
+				  "--max-stacks", (unsigned long long)stacks_full, c->opts.max_stacks);
+	if (notes)
+		profile__add_note(prof, "%llu new processes were not announced in time (the ring "
+				  "buffer was full): those that exited before the end show bare "
+				  "addresses", (unsigned long long)notes);
+
+	/* "0-1" style CPU ranges */
+	cpus[0] = 0;
+	for (int i = 0; i < c->ncpus && len < (int)sizeof(cpus) - 16; i++) {
+		int j = i;
+
+		while (j + 1 < c->ncpus && c->cpus[j + 1] == c->cpus[j] + 1)
+			j++;
+		len += snprintf(cpus + len, sizeof(cpus) - len, "%s%d", len ? "," : "", c->cpus[i]);
+		if (j > i)
+			len += snprintf(cpus + len, sizeof(cpus) - len, "-%d", c->cpus[j]);
+		i = j;
+	}
+	/* the run's facts */
+	profile__add_info(prof, "rate", "%u Hz", c->opts.hz);
+	profile__add_info(prof, "cpus", "%s", cpus);
+	profile__add_info(prof, "duration", "%.2f s", secs);
+	profile__add_info(prof, "samples", "%llu", (unsigned long long)c->samples);
+	profile__add_info(prof, "samples_lost", "%llu", (unsigned long long)lost);
+}
+
+static void cpu_detach(void *m)
+{
+	struct cpu_collector *c = m;
+
+	for (int i = 0; i < c->ncpus; i++) {
+		bpf_link__destroy(c->links[i]);	/* closes its perf event too */
+		c->links[i] = NULL;
+		if (c->pfds[i] >= 0)
+			close(c->pfds[i]);
+		c->pfds[i] = -1;
+	}
+	c->detached = true;
+}
+
+static void cpu_close(void *m)
+{
+	struct cpu_collector *c = m;
+
+	if (!c)
+		return;
+	if (c->links && c->pfds)
+		cpu_detach(c);
+	ring_buffer__free(c->rb);
+	cpu_bpf__destroy(c->skel);
+	for (uint32_t i = 0; i < c->nprocs; i++)
+		sym_proc__free(c->procs[i].sp);
+	free(c->procs);
+	ksyms__free(c->ks);
+	free(c->cpus);
+	free(c->pfds);
+	free(c->links);
+	free(c);
+}
+
+const struct mode_ops cpu_mode_ops = {
+	.name = "cpu",
+	.open = cpu_open,
+	.close = cpu_close,
+	.attach = cpu_attach,
+	.attach_all = cpu_attach_all,
+	.tick = cpu_tick,
+	.progress = cpu_progress,
+	.finalize = cpu_finalize,
+	.retire = cpu_retire,
+	.stop = cpu_stop,
+	.finish = cpu_finish,
+	.detach = cpu_detach,
+};

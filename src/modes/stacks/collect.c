@@ -1,0 +1,839 @@
+/* The stacks mode collector (see collect.h): events attached once for the whole run (raw
+ * tracepoints, syscalls, classic tracepoints) or per process (uprobes), counts read per process
+ * when it is finalized and the rest at the end. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "core/bpfutil.h"
+#include "core/closer.h"
+#include "core/session.h"
+#include "core/stacks.h"
+#include "modes/stacks/collect.h"
+#include "profile/profile.h"
+#include "symbolize/symbolize.h"
+#include "util/util.h"
+#include "stacks.skel.h"
+
+#define CLOSER_THREADS 4
+#define MAX_TARGETS 8192	/* traced processes at once (a launched tree) */
+#define MAX_COMMS 32768		/* processes named (-a sees every one) */
+#define MAX_LOCS (1 + 2 * STACK_MAX_DEPTH)
+
+static const char *const drop_names[STACKS_DROP__COUNT] = {
+	[STACKS_DROP_COUNTS_FULL] = "counts_full",
+	[STACKS_DROP_STACKS_FULL] = "stacks_full",
+};
+
+struct proc {
+	pid_t pid;
+	struct sym_proc *sp;	/* its mappings as last seen (attach, finalize) */
+	int *ufds;		/* its uprobe links */
+	int nufds;
+	bool drained;		/* read out once: later counts merge into its samples */
+	char comm[STACKS_COMM_LEN];
+	char *cmdline;
+};
+
+struct stacks_mode {
+	const struct session_env *env;
+	const struct log_ctx *lc;
+	struct stacks_opts *o;
+	struct stacks_bpf *skel;
+	struct fd_closer *closer;
+	int tp_fds[STACKS_MAX_EVENTS];	/* raw tracepoints opened with a cookie */
+	int ntp_fds;
+	struct bpf_link *links[STACKS_MAX_EVENTS + 2];	/* classic tracepoints, sys_enter/exit */
+	int nlinks;
+	int *all_ufds;			/* -a: uprobes in every process */
+	int nall_ufds;
+	struct proc *procs;
+	int nprocs, cap;
+	struct stack_table *st;
+	struct ksyms *ks;
+	bool ks_tried;
+	int uprobe_type;		/* the uprobe PMU's perf event type */
+};
+
+/* libbpf's callback has no context argument, hence a file-level flag */
+static bool libbpf_verbose;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	/* libbpf's own hints (e.g. about ulimit -l) mislead here; shown only with -vv */
+	if (level == LIBBPF_DEBUG || !libbpf_verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+int stacks_opts__resolve(struct stacks_opts *o, const struct log_ctx *lc)
+{
+	for (int i = 0; i < o->nevents; i++) {
+		const struct stacks_event *ev = &o->events[i];
+		char path[PATH_MAX], why[PATH_MAX + 128];
+		uint64_t off;
+		int err = stacks_event__resolve(&o->events[i], lc);
+
+		if (err)
+			return err;
+		/* a uprobe's file known now (a path, a library) is checked before anything runs;
+		 * a bare name may be the target's own program, known only at attach */
+		if (ev->kind != STACKS_EV_UPROBE || stacks_event__uprobe_path(ev, 0, path,
+									      sizeof(path))) {
+			if (ev->kind == STACKS_EV_UPROBE && strchr(ev->path, '/')) {
+				pr_err(lc, "event %s: cannot read %s", ev->spec, ev->path);
+				return -ENOENT;
+			}
+			continue;
+		}
+		err = sym_elf_symbol_offset(path, ev->sym, &off);
+		if (err) {
+			pr_err(lc, "event %s: %s", ev->spec,
+			       stacks_event__symbol_error(path, ev->sym, err, why, sizeof(why)));
+			return -ENOENT;
+		}
+	}
+	return 0;
+}
+
+void stacks_opts__free(struct stacks_opts *o)
+{
+	for (int i = 0; i < o->nevents; i++)
+		stacks_event__free(&o->events[i]);
+	o->nevents = 0;
+}
+
+static bool has_kind(const struct stacks_opts *o, enum stacks_ev_kind k)
+{
+	for (int i = 0; i < o->nevents; i++)
+		if (o->events[i].kind == k)
+			return true;
+	return false;
+}
+
+/* BPF_RAW_TRACEPOINT_OPEN with a cookie (kernel 6.10+): the attr as this kernel has it, which
+ * the uapi header of Debian 12 (6.1) predates. */
+struct raw_tp_attr {
+	__u64 name;
+	__u32 prog_fd;
+	__u32 pad;
+	__u64 cookie;
+};
+
+static int open_raw_tp(int prog_fd, const char *name, __u64 cookie)
+{
+	struct raw_tp_attr attr = { .name = (__u64)(unsigned long)name, .prog_fd = prog_fd,
+				    .cookie = cookie };
+	int fd = syscall(__NR_bpf, BPF_RAW_TRACEPOINT_OPEN, &attr, sizeof(attr));
+
+	return fd < 0 ? -errno : fd;
+}
+
+static int uprobe_pmu_type(void)
+{
+	char *s = util_read_file("/sys/bus/event_source/devices/uprobe/type", NULL);
+	int t = s ? atoi(s) : -1;
+
+	free(s);
+	return t;
+}
+
+/* One uprobe link at path+off for pid (-1: every process), its cookie the event index. The
+ * perf event is closed once linked (the link holds it): one fd per probe to close later. */
+static int open_uprobe(struct stacks_mode *m, const char *path, uint64_t off, pid_t pid,
+		       __u64 cookie)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, lo, .perf_event.bpf_cookie = cookie);
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = m->uprobe_type,
+		.config1 = (__u64)(unsigned long)path,
+		.config2 = off,
+	};
+	int pfd, lfd;
+
+	pfd = syscall(__NR_perf_event_open, &attr, pid, pid < 0 ? 0 : -1, -1,
+		      PERF_FLAG_FD_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	lfd = bpf_link_create(bpf_program__fd(m->skel->progs.stacks_uprobe), pfd, BPF_PERF_EVENT,
+			      &lo);
+	close(pfd);
+	return lfd;
+}
+
+static void fill_syscalls(struct stacks_mode *m)
+{
+	int fd = bpf_map__fd(m->skel->maps.sc_events);
+
+	for (int i = 0; i < m->o->nevents; i++) {
+		const struct stacks_event *ev = &m->o->events[i];
+		__u32 slot = ev->nr, v = i + 1;
+
+		if (ev->kind != STACKS_EV_SYS_ENTER && ev->kind != STACKS_EV_SYS_EXIT)
+			continue;
+		if (ev->nr < 0 || ev->nr >= STACKS_MAX_SYSCALLS)
+			continue;
+		if (ev->kind == STACKS_EV_SYS_EXIT)
+			slot += STACKS_MAX_SYSCALLS;
+		bpf_map_update_elem(fd, &slot, &v, BPF_ANY);
+	}
+}
+
+/* The run-wide events: attached at open, counting nothing until a target is in `targets`. */
+static int attach_tracepoints(struct stacks_mode *m)
+{
+	struct stacks_bpf *sk = m->skel;
+
+	for (int i = 0; i < m->o->nevents; i++) {
+		const struct stacks_event *ev = &m->o->events[i];
+
+		if (ev->kind == STACKS_EV_RAW_TP) {
+			int fd = open_raw_tp(bpf_program__fd(sk->progs.stacks_raw_tp), ev->name, i);
+
+			if (fd < 0) {
+				pr_err(m->lc, "cannot attach to the raw tracepoint %s (event %s): %s",
+				       ev->name, ev->spec, strerror(-fd));
+				return fd;
+			}
+			m->tp_fds[m->ntp_fds++] = fd;
+			pr_info(m->lc, "%s: raw tracepoint %s", ev->spec, ev->name);
+		} else if (ev->kind == STACKS_EV_TRACEFS) {
+			LIBBPF_OPTS(bpf_tracepoint_opts, to, .bpf_cookie = i);
+			struct bpf_link *l;
+
+			l = bpf_program__attach_tracepoint_opts(sk->progs.stacks_tp, ev->cat,
+								ev->name, &to);
+			if (!l) {
+				pr_err(m->lc, "cannot attach to the tracepoint %s: %s", ev->spec,
+				       strerror(errno));
+				return -errno;
+			}
+			m->links[m->nlinks++] = l;
+			pr_info(m->lc, "%s: classic tracepoint (tracefs)", ev->spec);
+		} else if (ev->kind != STACKS_EV_UPROBE) {
+			pr_info(m->lc, "%s: raw tracepoint %s, syscall %d", ev->spec,
+				ev->kind == STACKS_EV_SYS_ENTER ? "sys_enter" : "sys_exit", ev->nr);
+		}
+	}
+	if (has_kind(m->o, STACKS_EV_SYS_ENTER)) {
+		m->links[m->nlinks] = bpf_program__attach(sk->progs.stacks_sys_enter);
+		if (!m->links[m->nlinks]) {
+			pr_err(m->lc, "cannot attach to the sys_enter raw tracepoint: %s",
+			       strerror(errno));
+			return -errno;
+		}
+		m->nlinks++;
+	}
+	if (has_kind(m->o, STACKS_EV_SYS_EXIT)) {
+		m->links[m->nlinks] = bpf_program__attach(sk->progs.stacks_sys_exit);
+		if (!m->links[m->nlinks]) {
+			pr_err(m->lc, "cannot attach to the sys_exit raw tracepoint: %s",
+			       strerror(errno));
+			return -errno;
+		}
+		m->nlinks++;
+	}
+	return 0;
+}
+
+static void stacks_close(void *mp);
+
+static void *stacks_open(const struct session_env *env, void *opts)
+{
+	struct stacks_mode *m = calloc(1, sizeof(*m));
+	struct stacks_opts *o = opts;
+	struct stacks_bpf *sk;
+	int err;
+
+	if (!m)
+		return NULL;
+	m->env = env;
+	m->lc = env->lc;
+	m->o = o;
+	m->closer = fd_closer__new(CLOSER_THREADS);	/* NULL: links close synchronously */
+	libbpf_verbose = m->lc && m->lc->verbose >= 2;
+	libbpf_set_print(libbpf_print);
+	if (has_kind(o, STACKS_EV_UPROBE)) {
+		m->uprobe_type = uprobe_pmu_type();
+		if (m->uprobe_type < 0) {
+			pr_err(m->lc, "cannot use uprobes: this kernel has no uprobe PMU "
+			       "(/sys/bus/event_source/devices/uprobe)");
+			goto fail;
+		}
+	}
+
+	sk = m->skel = stacks_bpf__open();
+	if (!sk) {
+		pr_err(m->lc, "cannot open the BPF program: %s", strerror(errno));
+		goto fail;
+	}
+	sk->rodata->self_tgid = getpid();
+	bpf_map__set_max_entries(sk->maps.stacks, o->max_stacks);
+	bpf_map__set_max_entries(sk->maps.counts, o->max_stacks);
+	bpf_map__set_max_entries(sk->maps.targets, MAX_TARGETS);
+	bpf_map__set_max_entries(sk->maps.comms, MAX_COMMS);
+	/* only the kinds of probe the run uses are verified */
+	bpf_program__set_autoload(sk->progs.stacks_raw_tp, has_kind(o, STACKS_EV_RAW_TP));
+	bpf_program__set_autoload(sk->progs.stacks_sys_enter, has_kind(o, STACKS_EV_SYS_ENTER));
+	bpf_program__set_autoload(sk->progs.stacks_sys_exit, has_kind(o, STACKS_EV_SYS_EXIT));
+	bpf_program__set_autoload(sk->progs.stacks_tp, has_kind(o, STACKS_EV_TRACEFS));
+	bpf_program__set_autoload(sk->progs.stacks_uprobe, has_kind(o, STACKS_EV_UPROBE));
+	err = stacks_bpf__load(sk);
+	if (err) {
+		pr_err(m->lc, "cannot load the BPF program into the kernel: %s%s", strerror(-err),
+		       m->lc && m->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
+		goto fail;
+	}
+	fill_syscalls(m);
+	if (attach_tracepoints(m))
+		goto fail;
+	m->st = stack_table__new();
+	if (!m->st)
+		goto fail;
+
+	if (profile__add_type(env->prof, "events", "count") ||
+	    profile__set_default_type(env->prof, "events"))
+		goto fail;
+	profile__add_note(env->prof, "each stack's leaf frame is the event's name, then the "
+			  "kernel frames, then the user frames");
+	return m;
+fail:
+	stacks_close(m);
+	return NULL;
+}
+
+static struct proc *find_proc(struct stacks_mode *m, pid_t pid)
+{
+	for (int i = 0; i < m->nprocs; i++)
+		if (m->procs[i].pid == pid)
+			return &m->procs[i];
+	return NULL;
+}
+
+static struct proc *add_proc(struct stacks_mode *m, pid_t pid)
+{
+	struct proc *p = find_proc(m, pid);
+	char path[64], *s;
+
+	if (p)
+		return p;
+	if (m->nprocs == m->cap) {
+		int cap = m->cap ? m->cap * 2 : 16;
+		struct proc *n = realloc(m->procs, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		m->procs = n;
+		m->cap = cap;
+	}
+	p = &m->procs[m->nprocs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	s = util_read_file(path, NULL);
+	if (s) {
+		s[strcspn(s, "\n")] = '\0';
+		snprintf(p->comm, sizeof(p->comm), "%s", s);
+		free(s);
+	}
+	return p;
+}
+
+static void read_cmdline(struct proc *p)
+{
+	char path[64], *s;
+	size_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", p->pid);
+	s = util_read_file(path, &len);
+	if (!s || !len) {
+		free(s);
+		return;
+	}
+	for (size_t i = 0; i + 1 < len; i++)
+		if (!s[i])
+			s[i] = ' ';
+	free(p->cmdline);
+	p->cmdline = s;
+}
+
+/* Take a new snapshot of p's mappings, keeping the old one if the process is gone. */
+static void snapshot(struct stacks_mode *m, struct proc *p)
+{
+	struct sym_proc *sp;
+	char path[64], *s;
+
+	if (!m->env->sym)
+		return;
+	sp = symbolizer__load_pid(m->env->sym, p->pid);
+	if (!sp)
+		return;
+	/* open the files now: the process may be gone when its stacks are read */
+	sym_proc__load_modules(sp);
+	sym_proc__free(p->sp);
+	p->sp = sp;
+	snprintf(path, sizeof(path), "/proc/%d/comm", p->pid);
+	s = util_read_file(path, NULL);
+	if (s) {
+		s[strcspn(s, "\n")] = '\0';
+		snprintf(p->comm, sizeof(p->comm), "%s", s);
+		free(s);
+	}
+	read_cmdline(p);
+}
+
+static void close_ufds(struct stacks_mode *m, struct proc *p)
+{
+	for (int i = 0; i < p->nufds; i++)
+		fd_closer__close(m->closer, p->ufds[i]);
+	free(p->ufds);
+	p->ufds = NULL;
+	p->nufds = 0;
+}
+
+/* Attach every uprobe event in pid (-1: every process); fds appended to *fds. */
+static int attach_uprobes(struct stacks_mode *m, pid_t pid, int **fds, int *nfds)
+{
+	for (int i = 0; i < m->o->nevents; i++) {
+		const struct stacks_event *ev = &m->o->events[i];
+		char path[PATH_MAX], why[PATH_MAX + 128];
+		uint64_t off;
+		int fd, err, *n;
+
+		if (ev->kind != STACKS_EV_UPROBE)
+			continue;
+		if (stacks_event__uprobe_path(ev, pid > 0 ? pid : 0, path, sizeof(path))) {
+			/* a bare name: a process of a traced tree may run another program (a
+			 * shell before the program), and its own exec attaches again */
+			if (pid > 0) {
+				pr_info(m->lc, "event %s: no object '%s' in process %d: not probed "
+					"there", ev->spec, ev->path, pid);
+				continue;
+			}
+			pr_err(m->lc, "event %s: no library or program '%s' found: give its path",
+			       ev->spec, ev->path);
+			/* not -ENOENT: the session would run the process untraced */
+			return -EINVAL;
+		}
+		err = sym_elf_symbol_offset(path, ev->sym, &off);
+		if (err) {
+			pr_err(m->lc, "event %s: %s", ev->spec,
+			       stacks_event__symbol_error(path, ev->sym, err, why, sizeof(why)));
+			return -EINVAL;
+		}
+		fd = open_uprobe(m, path, off, pid, i);
+		if (fd < 0) {
+			pr_err(m->lc, "event %s: cannot attach a uprobe to %s at 0x%llx: %s", ev->spec,
+			       path, (unsigned long long)off, strerror(-fd));
+			return fd;
+		}
+		n = realloc(*fds, (*nfds + 1) * sizeof(**fds));
+		if (!n) {
+			close(fd);
+			return -ENOMEM;
+		}
+		*fds = n;
+		(*fds)[(*nfds)++] = fd;
+		pr_info(m->lc, "%s: uprobe %s+0x%llx%s", ev->spec, path, (unsigned long long)off,
+			pid > 0 ? "" : " (every process)");
+	}
+	return 0;
+}
+
+static int stacks_attach(void *mp, pid_t pid, enum mode_attach how, int *status)
+{
+	struct stacks_mode *m = mp;
+	struct proc *p = add_proc(m, pid);
+	__u32 key = pid;
+	__u8 one = 1;
+	int err;
+
+	if (status)
+		*status = -1;
+	if (!p)
+		return -ENOMEM;
+	/* after an exec the probes' files are the old program's */
+	if (how == MODE_ATTACH_EXEC)
+		close_ufds(m, p);
+	p->drained = false;
+	snapshot(m, p);
+	err = attach_uprobes(m, pid, &p->ufds, &p->nufds);
+	if (err)
+		return err;
+	if (bpf_map_update_elem(bpf_map__fd(m->skel->maps.targets), &key, &one, BPF_ANY)) {
+		err = -errno;
+		pr_err(m->lc, "cannot trace process %d: the table of traced processes (%d) is full",
+		       pid, MAX_TARGETS);
+		return err;
+	}
+	return 0;
+}
+
+static int stacks_attach_all(void *mp)
+{
+	struct stacks_mode *m = mp;
+	int err;
+
+	err = attach_uprobes(m, -1, &m->all_ufds, &m->nall_ufds);
+	if (err)
+		return err;
+	m->skel->bss->trace_all = true;
+	return 0;
+}
+
+static uint64_t hits_total(struct stacks_mode *m)
+{
+	int fd = bpf_map__fd(m->skel->maps.hits);
+	uint64_t sum = 0;
+
+	for (int i = 0; i < m->o->nevents; i++)
+		sum += bpfutil__percpu_sum(fd, i);
+	return sum;
+}
+
+static uint64_t drops_total(struct stacks_mode *m)
+{
+	int fd = bpf_map__fd(m->skel->maps.drops);
+	uint64_t sum = 0;
+
+	for (__u32 r = 0; r < STACKS_DROP__COUNT; r++)
+		sum += bpfutil__percpu_sum(fd, r);
+	return sum;
+}
+
+static void stacks_progress(void *mp, char *buf, size_t len)
+{
+	struct stacks_mode *m = mp;
+
+	snprintf(buf, len, "%llu events  drops %llu", (unsigned long long)hits_total(m),
+		 (unsigned long long)drops_total(m));
+}
+
+/* ---- reading counts into the profile ----------------------------------------------- */
+
+struct count {
+	struct stacks_key k;
+	__u64 n;
+};
+
+struct drain {
+	pid_t pid;		/* 0: every process */
+	struct count *v;
+	size_t n, cap;
+};
+
+static int collect_count(const void *k, const void *v, void *ctx)
+{
+	const struct stacks_key *key = k;
+	struct drain *d = ctx;
+
+	if (d->pid && key->tgid != (__u32)d->pid)
+		return 0;
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 256;
+		struct count *n = realloc(d->v, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		d->v = n;
+		d->cap = cap;
+	}
+	d->v[d->n].k = *key;
+	d->v[d->n++].n = *(const __u64 *)v;
+	return 0;
+}
+
+/* A sample of pid with these locations already in the profile (counts read after the
+ * process was drained once: its last events, e.g. the switch away from it as it exits). */
+static struct prof_sample *same_sample(struct profile *prof, pid_t pid, const uint32_t *locs,
+				       uint32_t n)
+{
+	for (uint32_t i = 0; i < prof->nsamples; i++) {
+		struct prof_sample *s = &prof->samples[i];
+
+		if (s->pid == (uint32_t)pid && s->nlocs == n &&
+		    !memcmp(s->locs, locs, n * sizeof(*locs)))
+			return s;
+	}
+	return NULL;
+}
+
+static void name_proc(struct stacks_mode *m, struct proc *p)
+{
+	char comm[STACKS_COMM_LEN];
+	__u32 k = p->pid;
+
+	if (p->comm[0])
+		return;
+	if (bpf_map_lookup_elem(bpf_map__fd(m->skel->maps.comms), &k, comm) == 0) {
+		comm[sizeof(comm) - 1] = '\0';
+		snprintf(p->comm, sizeof(p->comm), "%s", comm);
+	}
+	if (!p->comm[0] && p->pid == 0)
+		snprintf(p->comm, sizeof(p->comm), "swapper");
+}
+
+/* How many leading kernel frames are the tracing machinery that ran the program (the BPF
+ * program itself, bpf_trace_run2, __bpf_trace_sched_switch, perf_trace_*...) rather than the
+ * code that hit the event: left out, as perf and bpftrace do. */
+static uint32_t tracing_frames(const struct ksyms *ks, const __u64 *ips, uint32_t nr)
+{
+	static const char *const prefixes[] = { "bpf_prog_", "bpf_trace_run", "__bpf_trace_",
+						"trace_call_bpf", "perf_trace_", "perf_syscall_",
+						"__traceiter_", "bpf_get_stack", "__uprobe_perf",
+						"uprobe_" };
+	uint32_t i;
+
+	if (!ks)
+		return 0;
+	for (i = 0; i < nr; i++) {
+		const char *name = ksyms__resolve(ks, ips[i] - (i > 0), &(uint64_t){ 0 });
+		bool skip = false;
+
+		for (size_t j = 0; name && j < sizeof(prefixes) / sizeof(prefixes[0]); j++)
+			if (!strncmp(name, prefixes[j], strlen(prefixes[j])))
+				skip = true;
+		if (!skip)
+			break;
+	}
+	return i < nr ? i : 0;
+}
+
+static void add_count(struct stacks_mode *m, struct proc *p, const struct count *c)
+{
+	struct profile *prof = m->env->prof;
+	const struct stacks_event *ev = &m->o->events[c->k.event];
+	const struct stack_trace *t;
+	struct prof_process *pp;
+	struct prof_sample *s;
+	uint32_t locs[MAX_LOCS], n = 0;
+	int64_t v = c->n;
+
+	/* the leaf names the event: the flame graph's tips say which event each stack hit */
+	locs[n++] = stacks__named_loc(prof, ev->spec);
+	t = c->k.kstack ? stack_table__get(m->st, c->k.kstack) : NULL;
+	if (t && t->nr) {
+		uint32_t nr = t->nr < STACK_MAX_DEPTH ? t->nr : STACK_MAX_DEPTH;
+		uint32_t skip = tracing_frames(m->ks, t->ips, nr);
+
+		n += stacks__kernel_locs(prof, m->ks, t->ips + skip, nr - skip, locs + n);
+	}
+	t = c->k.ustack ? stack_table__get(m->st, c->k.ustack) : NULL;
+	if (t && t->nr)
+		n += stacks__user_locs(prof, p->sp, p->pid, t->ips,
+				       t->nr < STACK_MAX_DEPTH ? t->nr : STACK_MAX_DEPTH,
+				       ev->kind == STACKS_EV_UPROBE, locs + n);
+	s = p->drained ? same_sample(prof, p->pid, locs, n) : NULL;
+	if (s)
+		s->values[0] += v;
+	else
+		profile__add_sample(prof, locs, n, &v, p->pid);
+	name_proc(m, p);
+	pp = profile__add_process(prof, p->pid, p->comm[0] ? p->comm : NULL, p->cmdline);
+	if (pp)
+		prof_process__add_call(prof, pp, ev->spec, c->n);
+}
+
+/* Move pid's counts (0: all that are left) into the profile and out of the kernel. */
+static void drain(struct stacks_mode *m, pid_t pid)
+{
+	int fd = bpf_map__fd(m->skel->maps.counts);
+	struct drain d = { .pid = pid };
+	int err;
+
+	err = bpfutil__map_for_each(fd, sizeof(struct stacks_key), sizeof(__u64), collect_count,
+				    &d);
+	if (err) {
+		pr_warn(m->lc, "cannot read the counted stacks: %s", strerror(-err));
+		goto out;
+	}
+	if (!d.n)
+		goto out;
+	err = stack_table__read(m->st, bpf_map__fd(m->skel->maps.stacks));
+	if (err)
+		pr_warn(m->lc, "cannot read the stack table: %s; stacks are left out",
+			strerror(-err));
+	if (!m->ks_tried) {
+		m->ks_tried = true;
+		m->ks = ksyms__load(NULL);
+		if (!m->ks)
+			pr_warn(m->lc, "cannot read kernel symbols (/proc/kallsyms): %s; kernel "
+				"frames stay addresses", strerror(errno));
+	}
+	for (size_t i = 0; i < d.n; i++) {
+		const struct count *c = &d.v[i];
+		struct proc *p;
+
+		if (c->k.event >= (__u32)m->o->nevents)
+			continue;
+		p = find_proc(m, c->k.tgid);
+		if (!p) {
+			/* -a: a process first seen here; its mappings if it still runs */
+			p = add_proc(m, c->k.tgid);
+			if (!p)
+				continue;
+			if (p->pid > 0)
+				snapshot(m, p);
+		}
+		add_count(m, p, c);
+		bpf_map_delete_elem(fd, &c->k);
+	}
+	for (size_t i = 0; i < d.n; i++) {
+		struct proc *p = find_proc(m, d.v[i].k.tgid);
+
+		if (p)
+			p->drained = true;
+	}
+out:
+	free(d.v);
+}
+
+static void stacks_finalize(void *mp, pid_t pid, bool exec)
+{
+	struct stacks_mode *m = mp;
+	struct proc *p = find_proc(m, pid);
+
+	if (!p)
+		return;
+	/* its mappings now, libraries loaded since attach included, while they are readable */
+	snapshot(m, p);
+	drain(m, pid);
+}
+
+/* -a: a snapshot of the mappings of each process that turned up, once a second, so that its
+ * stacks symbolize if it is gone by the end. */
+static int adopt_one(const void *k, const void *v, void *ctx)
+{
+	struct stacks_mode *m = ctx;
+	pid_t pid = *(const __u32 *)k;
+	struct proc *p;
+
+	if (!pid || find_proc(m, pid))
+		return 0;
+	p = add_proc(m, pid);
+	if (p)
+		snapshot(m, p);
+	return 0;
+}
+
+static void stacks_tick(void *mp, int64_t t_ns, bool second)
+{
+	struct stacks_mode *m = mp;
+
+	if (second && m->env->all)
+		bpfutil__map_for_each(bpf_map__fd(m->skel->maps.comms), sizeof(__u32),
+				      STACKS_COMM_LEN, adopt_one, m);
+}
+
+static void stacks_retire(void *mp, pid_t pid)
+{
+	struct stacks_mode *m = mp;
+	struct proc *p = find_proc(m, pid);
+	__u32 key = pid;
+
+	/* a reused pid is not a target */
+	bpf_map_delete_elem(bpf_map__fd(m->skel->maps.targets), &key);
+	if (p)
+		close_ufds(m, p);
+}
+
+static void stacks_stop(void *mp)
+{
+	struct stacks_mode *m = mp;
+
+	/* the programs return at once from now on; the slow detach comes after the report */
+	m->skel->bss->stopped = true;
+}
+
+static void stacks_finish(void *mp)
+{
+	struct stacks_mode *m = mp;
+	struct profile *prof = m->env->prof;
+	int fd = bpf_map__fd(m->skel->maps.drops);
+
+	drain(m, 0);
+	for (__u32 r = 0; r < STACKS_DROP__COUNT; r++) {
+		uint64_t n = bpfutil__percpu_sum(fd, r);
+
+		profile__add_drop(prof, drop_names[r], n);
+		if (n && r == STACKS_DROP_COUNTS_FULL)
+			profile__add_note(prof, "%llu events were not counted per stack: the table of "
+					  "(process, event, stacks) was full (--max-stacks %u); "
+					  "raise --max-stacks", (unsigned long long)n,
+					  m->o->max_stacks);
+		else if (n)
+			profile__add_note(prof, "%llu stacks are missing: the stack table was full "
+					  "(--max-stacks %u); raise --max-stacks",
+					  (unsigned long long)n, m->o->max_stacks);
+	}
+	fd = bpf_map__fd(m->skel->maps.hits);
+	for (int i = 0; i < m->o->nevents; i++)
+		profile__add_note(prof, "event %s: %llu hits in the traced processes",
+				  m->o->events[i].spec,
+				  (unsigned long long)bpfutil__percpu_sum(fd, i));
+}
+
+static void stacks_detach(void *mp)
+{
+	struct stacks_mode *m = mp;
+
+	if (!m)
+		return;
+	for (int i = 0; i < m->nlinks; i++)
+		bpf_link__destroy(m->links[i]);
+	m->nlinks = 0;
+	for (int i = 0; i < m->ntp_fds; i++)
+		close(m->tp_fds[i]);
+	m->ntp_fds = 0;
+	/* uprobes concurrently: one grace period for all rather than one per link */
+	for (int i = 0; i < m->nprocs; i++)
+		close_ufds(m, &m->procs[i]);
+	for (int i = 0; i < m->nall_ufds; i++)
+		fd_closer__close(m->closer, m->all_ufds[i]);
+	free(m->all_ufds);
+	m->all_ufds = NULL;
+	m->nall_ufds = 0;
+	fd_closer__free(m->closer);
+	m->closer = NULL;
+}
+
+static void stacks_close(void *mp)
+{
+	struct stacks_mode *m = mp;
+
+	if (!m)
+		return;
+	stacks_detach(m);
+	for (int i = 0; i < m->nprocs; i++) {
+		sym_proc__free(m->procs[i].sp);
+		free(m->procs[i].cmdline);
+	}
+	free(m->procs);
+	stack_table__free(m->st);
+	ksyms__free(m->ks);
+	stacks_bpf__destroy(m->skel);
+	free(m);
+}
+
+const struct mode_ops stacks_mode_ops = {
+	.name = "stacks",
+	.open = stacks_open,
+	.close = stacks_close,
+	.attach = stacks_attach,
+	.attach_all = stacks_attach_all,
+	.tick = stacks_tick,
+	.progress = stacks_progress,
+	.finalize = stacks_finalize,
+	.retire = stacks_retire,
+	.stop = stacks_stop,
+	.finish = stacks_finish,
+	.detach = stacks_detach,
+};

@@ -1,0 +1,531 @@
+/* The text report of a profile whose values are not allocations (cpu, stacks, and the modes to
+ * come): the run with its facts, the functions that cost most by self and by total value, the
+ * top stacks with their frames, and each process's share. Amounts are in the sample type's
+ * unit (a duration for nanoseconds, a number for counts), each with its share of the whole.
+ *
+ * "Total" is inclusive: a function is counted once per stack however often it recurses in it,
+ * so no function is over 100%.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "output/output.h"
+#include "output/render.h"
+#include "util/util.h"
+
+#define NAME_LEN 512
+
+struct tstacks {
+	const struct profile *p;
+	const struct output_opts *o;
+	FILE *f;
+	int key;		/* the type ranked by */
+	int64_t total;		/* its sum over every sample */
+};
+
+/* One function (or unsymbolized frame) by its display name. */
+struct func_row {
+	char *name;
+	const char *file;	/* source file, or NULL */
+	bool kernel;
+	int64_t self, total;
+	uint32_t last;		/* sample index + 1 that last added to total */
+};
+
+struct func_table {
+	struct func_row *rows;
+	uint32_t n, cap;
+	uint32_t *slots;	/* row + 1, 0 = empty */
+	uint32_t nslots;
+};
+
+static void heading(const struct tstacks *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void heading(const struct tstacks *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (t->o->color)
+		fputs("\033[1m", t->f);
+	va_start(ap, fmt);
+	vfprintf(t->f, fmt, ap);
+	va_end(ap);
+	if (t->o->color)
+		fputs("\033[0m", t->f);
+	fputc('\n', t->f);
+}
+
+static double pct(int64_t v, int64_t total)
+{
+	return total > 0 ? 100.0 * (double)v / (double)total : 0.0;
+}
+
+static const char *type_unit(const struct profile *p, int type)
+{
+	return type >= 0 && (uint32_t)type < p->ntypes ? p->types[type].unit : NULL;
+}
+
+/* ---- header ----------------------------------------------------------------------------- */
+
+static void print_header(const struct tstacks *t)
+{
+	const struct profile *p = t->p;
+	char buf[64];
+	uint32_t i;
+	int w;
+
+	heading(t, "ebprof report");
+	fprintf(t->f, "  Mode:      %s\n", p->mode);
+	fprintf(t->f, "  Command:   %s\n", p->command ? p->command : "(none)");
+	if (p->time_nanos > 0) {
+		time_t sec = p->time_nanos / 1000000000;
+		struct tm tm;
+
+		/* UTC keeps reports comparable across machines */
+		if (gmtime_r(&sec, &tm) && strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm))
+			fprintf(t->f, "  Started:   %s\n", buf);
+	}
+	fprintf(t->f, "  Duration:  %s\n",
+		render__duration(p->duration_nanos > 0 ? p->duration_nanos : 0, buf, sizeof(buf)));
+	fprintf(t->f, "  Kernel:    %s\n", p->kernel ? p->kernel : "unknown");
+	/* the facts' values in one column, past the longest key */
+	for (i = 0, w = 10; i < p->ninfo; i++)
+		if ((int)strlen(p->info[i].key) + 1 > w)
+			w = (int)strlen(p->info[i].key) + 1;
+	for (i = 0; i < p->ninfo; i++)
+		fprintf(t->f, "  %s:%*s %s\n", p->info[i].key,
+			w - 1 - (int)strlen(p->info[i].key), "", p->info[i].value);
+	if (p->period_type.type && p->period > 0)
+		fprintf(t->f, "  Period:    %s of %s per sample\n",
+			render__amount(p->period, p->period_type.unit, buf, sizeof(buf)),
+			p->period_type.type);
+	if (p->ntypes)
+		fputs("  Totals:   ", t->f);
+	for (i = 0; i < p->ntypes; i++) {
+		int64_t sum = 0;
+
+		for (uint32_t j = 0; j < p->nsamples; j++)
+			sum += p->samples[j].values[i];
+		fprintf(t->f, "%s %s %s", i ? "," : "", p->types[i].type,
+			render__amount(sum, p->types[i].unit, buf, sizeof(buf)));
+		/* the exact number, for checking against other tools */
+		if (strcmp(p->types[i].unit, "count"))
+			fprintf(t->f, " (%" PRId64 " %s)", sum, p->types[i].unit);
+	}
+	if (p->ntypes)
+		fputc('\n', t->f);
+}
+
+/* ---- functions -------------------------------------------------------------------------- */
+
+static void func_table_free(struct func_table *ft)
+{
+	for (uint32_t i = 0; i < ft->n; i++)
+		free(ft->rows[i].name);
+	free(ft->rows);
+	free(ft->slots);
+}
+
+static int func_rehash(struct func_table *ft)
+{
+	uint32_t n = ft->nslots ? ft->nslots * 2 : 256;
+	uint32_t *slots = calloc(n, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < ft->n; i++) {
+		uint32_t j = (uint32_t)util_hash_str(ft->rows[i].name) & (n - 1);
+
+		while (slots[j])
+			j = (j + 1) & (n - 1);
+		slots[j] = i + 1;
+	}
+	free(ft->slots);
+	ft->slots = slots;
+	ft->nslots = n;
+	return 0;
+}
+
+/* The row of a frame: functions are told apart by name, source file and kernel side, so one
+ * function in two processes, or inlined in one place and called in another, is one row, and
+ * two programs' main are two. */
+static struct func_row *func_row(struct func_table *ft, const char *name, const char *file,
+				 bool kernel)
+{
+	uint32_t j;
+
+	if ((ft->n + 1) * 2 > ft->nslots && func_rehash(ft))
+		return NULL;
+	j = (uint32_t)util_hash_str(name) & (ft->nslots - 1);
+	for (; ft->slots[j]; j = (j + 1) & (ft->nslots - 1)) {
+		struct func_row *r = &ft->rows[ft->slots[j] - 1];
+
+		if (r->kernel == kernel && !strcmp(r->name, name) &&
+		    (r->file == file || (r->file && file && !strcmp(r->file, file))))
+			return r;
+	}
+	if (ft->n == ft->cap) {
+		uint32_t cap = ft->cap ? ft->cap * 2 : 64;
+		struct func_row *q = realloc(ft->rows, cap * sizeof(*q));
+
+		if (!q)
+			return NULL;
+		ft->rows = q;
+		ft->cap = cap;
+	}
+	ft->rows[ft->n] = (struct func_row){ .name = strdup(name), .file = file,
+					     .kernel = kernel };
+	if (!ft->rows[ft->n].name)
+		return NULL;
+	ft->slots[j] = ++ft->n;
+	return &ft->rows[ft->n - 1];
+}
+
+static int fill_functions(const struct tstacks *t, struct func_table *ft)
+{
+	const struct profile *p = t->p;
+	char name[NAME_LEN];
+
+	for (uint32_t i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+		int64_t v = s->values[t->key];
+
+		for (uint32_t k = 0; k < s->nlocs; k++) {
+			const struct prof_location *loc = &p->locations[s->locs[k]];
+			bool kernel = profile__location_is_kernel(p, loc);
+			uint32_t nl = loc->nlines ? loc->nlines : 1;
+
+			for (uint32_t j = 0; j < nl; j++) {
+				const char *file = j < loc->nlines ?
+					p->functions[loc->lines[j].function].filename : NULL;
+				struct func_row *r;
+
+				profile__frame_name(p, loc, j, name, sizeof(name));
+				r = func_row(ft, name, file, kernel);
+				if (!r)
+					return -ENOMEM;
+				/* the innermost frame of the leaf is where the time was spent */
+				if (k == 0 && j == 0)
+					r->self += v;
+				if (r->last != i + 1) {
+					r->total += v;
+					r->last = i + 1;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+static int by_self(const void *a, const void *b)
+{
+	const struct func_row *x = a, *y = b;
+
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int by_total(const void *a, const void *b)
+{
+	const struct func_row *x = a, *y = b;
+
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static void print_function_rows(const struct tstacks *t, struct func_table *ft, bool self)
+{
+	const char *unit = type_unit(t->p, t->key), *type = t->p->types[t->key].type;
+	uint32_t n = 0, shown;
+	char b1[32], b2[32];
+
+	qsort(ft->rows, ft->n, sizeof(*ft->rows), self ? by_self : by_total);
+	for (uint32_t i = 0; i < ft->n; i++)
+		n += (self ? ft->rows[i].self : ft->rows[i].total) != 0;
+	shown = t->o->top && t->o->top < n ? t->o->top : n;
+	fputc('\n', t->f);
+	if (!n) {
+		heading(t, "Top functions by %s %s: none", self ? "self" : "total", type);
+		return;
+	}
+	if (shown < n)
+		heading(t, "Top %" PRIu32 " functions by %s %s (of %" PRIu32 ")", shown,
+			self ? "self" : "total", type, n);
+	else
+		heading(t, "Top %" PRIu32 " functions by %s %s", n, self ? "self" : "total", type);
+	fprintf(t->f, "  %12s %6s  %12s %6s  %s\n", "SELF", "%", "TOTAL", "%", "FUNCTION");
+	for (uint32_t i = 0; i < shown; i++) {
+		const struct func_row *r = &ft->rows[i];
+
+		fprintf(t->f, "  %12s %5.1f%%  %12s %5.1f%%  %s",
+			render__amount(r->self, unit, b1, sizeof(b1)), pct(r->self, t->total),
+			render__amount(r->total, unit, b2, sizeof(b2)), pct(r->total, t->total),
+			r->name);
+		if (r->file)
+			fprintf(t->f, " (%s)", render__basename(r->file));
+		if (r->kernel)
+			fputs(" [k]", t->f);
+		fputc('\n', t->f);
+	}
+}
+
+static int print_functions(const struct tstacks *t)
+{
+	struct func_table ft = {};
+	int err = fill_functions(t, &ft);
+
+	if (!err) {
+		print_function_rows(t, &ft, true);
+		print_function_rows(t, &ft, false);
+	}
+	func_table_free(&ft);
+	return err;
+}
+
+/* ---- stacks ----------------------------------------------------------------------------- */
+
+static void print_pid(const struct tstacks *t, uint32_t pid)
+{
+	const struct prof_process *proc = profile__find_process(t->p, pid);
+
+	fprintf(t->f, "pid %" PRIu32, pid);
+	if (proc && proc->comm)
+		fprintf(t->f, " (%s)", proc->comm);
+}
+
+/* "#3 name (file:line) [module] [inlined] [k]": the module when the frame is symbolized (an
+ * unsymbolized one names it already), kernel frames marked as in the folded stacks. */
+static void print_frame(const struct tstacks *t, uint32_t no, const struct prof_location *loc,
+			uint32_t line)
+{
+	const struct profile *p = t->p;
+	char name[NAME_LEN];
+
+	profile__frame_name(p, loc, line, name, sizeof(name));
+	fprintf(t->f, "    #%" PRIu32 " %s", no, name);
+	if (line < loc->nlines) {
+		const struct prof_function *fn = &p->functions[loc->lines[line].function];
+		int64_t ln = loc->lines[line].line;
+
+		if (fn->filename && ln > 0)
+			fprintf(t->f, " (%s:%" PRId64 ")", fn->filename, ln);
+		else if (fn->filename)
+			fprintf(t->f, " (%s)", fn->filename);
+		if (loc->mapping != PROF_NONE) {
+			const char *file = p->mappings[loc->mapping].file;
+
+			fprintf(t->f, file[0] == '[' ? " %s" : " [%s]", render__basename(file));
+		}
+		if (line + 1 < loc->nlines)
+			fputs(" [inlined]", t->f);
+	}
+	if (profile__location_is_kernel(p, loc))
+		fputs(" [k]", t->f);
+	fputc('\n', t->f);
+}
+
+static void print_sample_line(const struct tstacks *t, uint32_t rank, const struct prof_sample *s)
+{
+	const struct profile *p = t->p;
+	char b[32];
+
+	fprintf(t->f, "#%-3" PRIu32 " %s %s (%.1f%%)", rank, p->types[t->key].type,
+		render__amount(s->values[t->key], type_unit(p, t->key), b, sizeof(b)),
+		pct(s->values[t->key], t->total));
+	for (uint32_t i = 0; i < p->ntypes; i++) {
+		if ((int)i == t->key)
+			continue;
+		fprintf(t->f, ", %s %s", p->types[i].type,
+			render__amount(s->values[i], p->types[i].unit, b, sizeof(b)));
+	}
+	fputs(", ", t->f);
+	print_pid(t, s->pid);
+	fputc('\n', t->f);
+}
+
+static int print_stacks(const struct tstacks *t)
+{
+	const struct profile *p = t->p;
+	const char *type = p->types[t->key].type;
+	uint32_t *idx, n, shown;
+
+	idx = render__sorted_samples(p, t->key, false, &n);
+	if (!idx)
+		return -errno;
+	shown = t->o->top && t->o->top < n ? t->o->top : n;
+	fputc('\n', t->f);
+	if (!n)
+		heading(t, "Top stacks: none");
+	else if (shown < n)
+		heading(t, "Top %" PRIu32 " stacks by %s (of %" PRIu32 ")", shown, type, n);
+	else
+		heading(t, "Top %" PRIu32 " stacks by %s", n, type);
+	for (uint32_t i = 0; i < shown; i++) {
+		const struct prof_sample *s = &p->samples[idx[i]];
+		uint32_t no = 0;
+
+		fputc('\n', t->f);
+		print_sample_line(t, i + 1, s);
+		if (!s->nlocs)
+			fputs("    (no stack)\n", t->f);
+		for (uint32_t k = 0; k < s->nlocs; k++) {
+			const struct prof_location *loc = &p->locations[s->locs[k]];
+			uint32_t nl = loc->nlines ? loc->nlines : 1;
+
+			for (uint32_t j = 0; j < nl; j++)
+				print_frame(t, no++, loc, j);
+		}
+	}
+	free(idx);
+	return 0;
+}
+
+/* ---- processes -------------------------------------------------------------------------- */
+
+struct proc_sum {
+	uint32_t pid;
+	int64_t *v;
+};
+
+static int proc_sum_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct proc_sum *x = a, *y = b;
+	int key = *(const int *)ctx;
+
+	if (x->v[key] != y->v[key])
+		return x->v[key] > y->v[key] ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int print_processes(const struct tstacks *t)
+{
+	const struct profile *p = t->p;
+	struct proc_sum *ps = NULL;
+	int64_t *vals = NULL;
+	uint32_t n = 0, i, k;
+	char b[32];
+	int err = 0;
+
+	/* every process of a sample, and every process the profile lists */
+	ps = calloc(p->nsamples + p->nprocesses + 1, sizeof(*ps));
+	vals = calloc(((size_t)p->nsamples + p->nprocesses + 1) * (p->ntypes + 1), sizeof(*vals));
+	if (!ps || !vals) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < p->nprocesses + p->nsamples; i++) {
+		const struct prof_sample *s = i >= p->nprocesses ? &p->samples[i - p->nprocesses] :
+					      NULL;
+		uint32_t pid = s ? s->pid : p->processes[i].pid;
+
+		for (k = 0; k < n && ps[k].pid != pid; k++)
+			;
+		if (k == n) {
+			ps[n].pid = pid;
+			ps[n++].v = vals + (size_t)k * (p->ntypes + 1);
+		}
+		for (uint32_t j = 0; s && j < p->ntypes; j++)
+			ps[k].v[j] += s->values[j];
+	}
+	fputc('\n', t->f);
+	if (!n) {
+		heading(t, "Processes: none");
+		goto out;
+	}
+	qsort_r(ps, n, sizeof(*ps), proc_sum_cmp, (void *)&t->key);
+	heading(t, "Processes by %s", p->types[t->key].type);
+	fprintf(t->f, "  %8s  %-16s", "PID", "COMM");
+	for (i = 0; i < p->ntypes; i++)
+		fprintf(t->f, " %14s", p->types[i].type);
+	fprintf(t->f, " %6s\n", "%");
+	for (k = 0; k < n; k++) {
+		const struct prof_process *proc = profile__find_process(p, ps[k].pid);
+
+		fprintf(t->f, "  %8" PRIu32 "  %-16s", ps[k].pid,
+			proc && proc->comm ? proc->comm : "?");
+		for (i = 0; i < p->ntypes; i++)
+			fprintf(t->f, " %14s",
+				render__amount(ps[k].v[i], p->types[i].unit, b, sizeof(b)));
+		fprintf(t->f, " %5.1f%%\n", pct(ps[k].v[t->key], t->total));
+	}
+out:
+	free(ps);
+	free(vals);
+	return err;
+}
+
+/* ---- drops and notes -------------------------------------------------------------------- */
+
+static void print_drops(const struct tstacks *t)
+{
+	const struct profile *p = t->p;
+	uint32_t n = 0;
+
+	fputc('\n', t->f);
+	for (uint32_t i = 0; i < p->ndrops; i++) {
+		if (!p->drops[i].value)
+			continue;
+		if (!n++) {
+			if (t->o->color)
+				fputs("\033[1;33m", t->f);
+			fputs("Drops:", t->f);
+		}
+		fprintf(t->f, "%s %s %" PRIu64, n > 1 ? "," : "", p->drops[i].key,
+			p->drops[i].value);
+	}
+	if (!n) {
+		fputs("Drops: none\n", t->f);
+		return;
+	}
+	fputs(" (these events are missing from the numbers above)", t->f);
+	if (t->o->color)
+		fputs("\033[0m", t->f);
+	fputc('\n', t->f);
+}
+
+static void print_notes(const struct tstacks *t)
+{
+	if (!t->p->nnotes)
+		return;
+	fputc('\n', t->f);
+	heading(t, "Notes");
+	for (uint32_t i = 0; i < t->p->nnotes; i++)
+		fprintf(t->f, "  - %s\n", t->p->notes[i]);
+}
+
+int render__text_stacks(const struct profile *p, const struct output_opts *o, FILE *f)
+{
+	struct tstacks t = { .p = p, .o = o, .f = f };
+	int err = 0;
+
+	t.key = o->sort == OUTPUT_SORT_COUNT ? render__count_type(p) : (int)p->default_type;
+	print_header(&t);
+	if (p->ntypes) {
+		for (uint32_t i = 0; i < p->nsamples; i++)
+			t.total += p->samples[i].values[t.key];
+		err = print_functions(&t);
+		if (!err)
+			err = print_stacks(&t);
+		if (!err)
+			err = print_processes(&t);
+	} else {
+		fputc('\n', f);
+		heading(&t, "Top stacks: none (the profile has no sample types)");
+	}
+	if (err)
+		return err;
+	print_drops(&t);
+	print_notes(&t);
+	return ferror(f) ? -EIO : 0;
+}

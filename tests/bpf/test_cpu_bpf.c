@@ -1,0 +1,359 @@
+/* BPF-level tests of cpu: the collector (cpu_mode_ops) and its skeleton loaded in this process,
+ * driven through the mode contract as the session drives it, attached to fixture processes
+ * (tests/fixtures/cpuburn.c: a known 3:1 split of CPU time), then read out into a profile.
+ * Root required (run by tests/run-e2e.sh).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "core/mode.h"
+#include "core/stacks.h"
+#include "modes/cpu/collect.h"
+#include "profile/profile.h"
+#include "symbolize/symbolize.h"
+
+struct run {
+	struct profile *prof;
+	long cpu_ms;		/* the fixture's own CPU time, -1 if unknown */
+	pid_t pid;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static const char *fixture(const char *name)
+{
+	static char path[4096];
+	const char *dir = getenv("FIX");
+
+	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "build/fixtures", name);
+	return path;
+}
+
+/*
+ * Start argv (stdout to a pipe), attach cpu to it (or -a when all), tick as the session does
+ * until it exits (or for secs with -a), then stop, finalize, finish. The child exits before
+ * the read-out: its samples must survive that, symbolized from the snapshots.
+ */
+static struct run run_cpu(struct cpu_opts *o, bool all, char *const argv[], double secs)
+{
+	struct log_ctx lc = { .prog = "test_cpu_bpf", .verbose = getenv("TEST_VERBOSE") ? 2 : 0 };
+	struct symbolizer_opts so = { .no_lines = true };
+	struct session_env env = { .lc = &lc, .all = all };
+	struct run r = { .cpu_ms = -1 };
+	uint64_t t0, last_second;
+	int out[2], status = -1;
+	char buf[256] = "";
+	void *m;
+	ssize_t n;
+
+	env.prof = profile__new("cpu");
+	env.sym = symbolizer__new(&so);
+	assert_non_null(env.prof);
+	assert_non_null(env.sym);
+	assert_int_equal(pipe(out), 0);
+	env.start_ns = mono_ns();
+	m = cpu_mode_ops.open(&env, o);
+	assert_non_null(m);
+
+	r.pid = fork();
+	assert_true(r.pid >= 0);
+	if (r.pid == 0) {
+		dup2(out[1], 1);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(out[1]);
+	if (all)
+		assert_int_equal(cpu_mode_ops.attach_all(m), 0);
+	else
+		assert_int_equal(cpu_mode_ops.attach(m, r.pid, MODE_ATTACH_PID, &status), 0);
+
+	t0 = last_second = mono_ns();
+	for (;;) {
+		uint64_t now;
+		bool second;
+
+		usleep(20000);
+		now = mono_ns();
+		second = now - last_second >= 100000000ull;	/* more often than the session */
+		if (second)
+			last_second = now;
+		cpu_mode_ops.tick(m, now - t0, second);
+		if (all && now - t0 >= secs * 1e9)
+			break;
+		if (!all && waitpid(r.pid, &status, WNOHANG) == r.pid)
+			break;
+	}
+	cpu_mode_ops.stop(m);
+	if (all) {
+		kill(r.pid, SIGKILL);
+		waitpid(r.pid, &status, 0);
+	}
+	cpu_mode_ops.finalize(m, r.pid, false);
+	cpu_mode_ops.finish(m);
+	cpu_mode_ops.detach(m);
+	cpu_mode_ops.close(m);
+	n = read(out[0], buf, sizeof(buf) - 1);
+	if (n > 0) {
+		buf[n] = 0;
+		sscanf(buf, "cpu_ms %ld", &r.cpu_ms);
+	}
+	close(out[0]);
+	symbolizer__free(env.sym);
+	r.prof = env.prof;
+	return r;
+}
+
+static struct cpu_opts default_opts(void)
+{
+	struct cpu_opts o = { .hz = 999, .max_stacks = 1 << 12 };
+
+	return o;
+}
+
+static const char *loc_function(const struct profile *p, uint32_t loc)
+{
+	const struct prof_location *l = &p->locations[loc];
+
+	return l->nlines ? p->functions[l->lines[0].function].name : NULL;
+}
+
+static bool has_function(const struct profile *p, const struct prof_sample *s, const char *fn)
+{
+	for (uint32_t i = 0; i < s->nlocs; i++) {
+		const char *f = loc_function(p, s->locs[i]);
+
+		if (f && !strcmp(f, fn))
+			return true;
+	}
+	return false;
+}
+
+/* By address: kernel frames may be under the kernel's mapping, a module's or "[bpf]". */
+static bool is_kernel(const struct profile *p, uint32_t loc)
+{
+	return p->locations[loc].address >= 0xffff800000000000ull;
+}
+
+static uint64_t drop(const struct profile *p, const char *reason)
+{
+	for (uint32_t i = 0; i < p->ndrops; i++)
+		if (!strcmp(p->drops[i].key, reason))
+			return p->drops[i].value;
+	fail_msg("drop reason %s not reported", reason);
+	return 0;
+}
+
+/* The 3:1 split by function, the count against the fixture's own CPU time, the weights. */
+static void test_split_and_count(void **state)
+{
+	char *argv[] = { (char *)fixture("cpuburn"), "1.5", NULL };
+	struct cpu_opts o = default_opts();
+	struct run r = run_cpu(&o, false, argv, 0);
+	uint64_t heavy = 0, light = 0, total = 0, ns = 0;
+	double expect, share;
+
+	assert_int_equal(r.prof->ntypes, 2);
+	assert_string_equal(r.prof->types[0].type, "samples");
+	assert_string_equal(r.prof->types[1].unit, "nanoseconds");
+	for (uint32_t i = 0; i < r.prof->nsamples; i++) {
+		const struct prof_sample *s = &r.prof->samples[i];
+
+		assert_int_equal(s->pid, r.pid);
+		assert_int_equal(s->values[1], s->values[0] * cpu_period_ns(o.hz));
+		total += s->values[0];
+		ns += s->values[1];
+		/* the leaf user frame: both burn in their own body */
+		if (s->nlocs && !is_kernel(r.prof, s->locs[0])) {
+			const char *leaf = loc_function(r.prof, s->locs[0]);
+
+			if (leaf && !strcmp(leaf, "burn_heavy"))
+				heavy += s->values[0];
+			else if (leaf && !strcmp(leaf, "burn_light"))
+				light += s->values[0];
+			/* the caller chain is complete: frame pointers all the way to main */
+			if (leaf && !strncmp(leaf, "burn_", 5))
+				assert_true(has_function(r.prof, s, "burn") &&
+					    has_function(r.prof, s, "main"));
+		}
+	}
+	assert_true(r.cpu_ms > 1000);
+	expect = r.cpu_ms * o.hz / 1000.0;
+	print_message("samples %llu, expected %.0f from cpu_ms %ld; heavy %llu light %llu\n",
+		      (unsigned long long)total, expect, r.cpu_ms, (unsigned long long)heavy,
+		      (unsigned long long)light);
+	assert_true(total > expect * 0.95 && total < expect * 1.05);
+	assert_true(heavy + light > total * 0.9);
+	share = (double)heavy / (heavy + light);
+	assert_true(share > 0.70 && share < 0.80);
+	assert_int_equal(drop(r.prof, "stack_table_full"), 0);
+	assert_int_equal(drop(r.prof, "count_table_full"), 0);
+	assert_non_null(profile__find_process(r.prof, r.pid));
+	assert_string_equal(profile__find_process(r.prof, r.pid)->comm, "cpuburn");
+	profile__free(r.prof);
+}
+
+/* A process making syscalls: kernel frames first (leaf), its user frames after them. */
+static void test_kernel_under_user(void **state)
+{
+	char *argv[] = { "/bin/dd", "if=/dev/zero", "of=/dev/null", "bs=64", "count=1500000",
+			 "status=none", NULL };
+	struct cpu_opts o = default_opts();
+	struct run r = run_cpu(&o, false, argv, 0);
+	uint64_t total = 0, mixed = 0;
+
+	for (uint32_t i = 0; i < r.prof->nsamples; i++) {
+		const struct prof_sample *s = &r.prof->samples[i];
+		bool k = s->nlocs && is_kernel(r.prof, s->locs[0]);
+		bool u = s->nlocs && !is_kernel(r.prof, s->locs[s->nlocs - 1]);
+
+		total += s->values[0];
+		if (k && u)
+			mixed += s->values[0];
+		/* never a user frame below a kernel frame */
+		for (uint32_t j = 1; j < s->nlocs; j++)
+			assert_false(is_kernel(r.prof, s->locs[j]) &&
+				     !is_kernel(r.prof, s->locs[j - 1]));
+	}
+	print_message("dd: %llu samples, %llu with kernel and user frames\n",
+		      (unsigned long long)total, (unsigned long long)mixed);
+	assert_true(total > 50);
+	assert_true(mixed * 2 > total);
+	profile__free(r.prof);
+}
+
+/* --per-thread: each sample ends (at its root) in a "burn-N [tid]" frame. */
+static void test_per_thread(void **state)
+{
+	char *argv[] = { (char *)fixture("cpuburn"), "0.4", "2", NULL };
+	struct cpu_opts o = default_opts();
+	bool seen[3] = { false };
+	struct run r;
+
+	o.per_thread = true;
+	r = run_cpu(&o, false, argv, 0);
+	assert_true(r.prof->nsamples > 0);
+	for (uint32_t i = 0; i < r.prof->nsamples; i++) {
+		const struct prof_sample *s = &r.prof->samples[i];
+		const char *root;
+		int n;
+
+		assert_true(s->nlocs > 0);
+		root = loc_function(r.prof, s->locs[s->nlocs - 1]);
+		assert_non_null(root);
+		assert_non_null(strstr(root, " ["));
+		if (sscanf(root, "burn-%d [", &n) == 1 && n >= 1 && n <= 2)
+			seen[n] = true;
+	}
+	assert_true(seen[1] && seen[2]);
+	profile__free(r.prof);
+}
+
+/* A table too small: samples lost are counted as drops and said, never silently. */
+static void test_counts_full(void **state)
+{
+	char *argv[] = { "/bin/dd", "if=/dev/zero", "of=/dev/null", "bs=64", "count=500000",
+			 "status=none", NULL };
+	struct cpu_opts o = default_opts();
+	struct run r;
+	bool noted = false;
+
+	o.max_stacks = 2;
+	r = run_cpu(&o, false, argv, 0);
+	assert_true(drop(r.prof, "count_table_full") + drop(r.prof, "stack_table_full") > 0);
+	for (uint32_t i = 0; i < r.prof->nnotes; i++)
+		if (strstr(r.prof->notes[i], "--max-stacks"))
+			noted = true;
+	assert_true(noted);
+	profile__free(r.prof);
+}
+
+/* -a: other processes and kernel threads; the idle task only with --idle. */
+static void test_all_idle(void **state)
+{
+	char *argv[] = { (char *)fixture("cpuburn"), "5", NULL };
+	struct cpu_opts o = default_opts();
+	bool idle = false, burn = false;
+	struct run r;
+
+	o.idle = true;
+	r = run_cpu(&o, true, argv, 0.5);
+	for (uint32_t i = 0; i < r.prof->nsamples; i++) {
+		if (r.prof->samples[i].pid == 0)
+			idle = true;
+		if (r.prof->samples[i].pid == (uint32_t)r.pid &&
+		    has_function(r.prof, &r.prof->samples[i], "burn_heavy"))
+			burn = true;
+	}
+	/* the idle task runs only when the CPUs have nothing else to do: on a saturated machine
+	 * (other tests, a loaded CI host) it may never be sampled */
+	if (!idle) {
+		uint64_t total = 0;
+
+		for (uint32_t i = 0; i < r.prof->nsamples; i++)
+			total += r.prof->samples[i].values[0];
+		print_message("no idle sample: %llu samples of tasks in 0.5 s\n",
+			      (unsigned long long)total);
+		assert_true(total > 0.8 * 0.5 * o.hz * sysconf(_SC_NPROCESSORS_ONLN));
+	}
+	assert_true(burn);
+	assert_int_equal(drop(r.prof, "process_notes_lost"), 0);
+	profile__free(r.prof);
+
+	o.idle = false;
+	r = run_cpu(&o, true, argv, 0.3);
+	for (uint32_t i = 0; i < r.prof->nsamples; i++)
+		assert_int_not_equal(r.prof->samples[i].pid, 0);
+	profile__free(r.prof);
+}
+
+static void test_parse_list(void **state)
+{
+	bool set[CPU_MAX_CPUS];
+
+	assert_int_equal(cpu_parse_list("0,2-3", set), 0);
+	assert_true(set[0] && !set[1] && set[2] && set[3] && !set[4]);
+	assert_int_equal(cpu_parse_list("1\n", set), 0);
+	assert_true(set[1]);
+	assert_int_equal(cpu_parse_list("", set), -1);
+	assert_int_equal(cpu_parse_list("3-1", set), -1);
+	assert_int_equal(cpu_parse_list("0,", set), -1);
+	assert_int_equal(cpu_parse_list("x", set), -1);
+	assert_int_equal(cpu_parse_list("4096", set), -1);
+	assert_int_equal(cpu_period_ns(99), 10101010);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_list),
+		cmocka_unit_test(test_split_and_count),
+		cmocka_unit_test(test_kernel_under_user),
+		cmocka_unit_test(test_per_thread),
+		cmocka_unit_test(test_counts_full),
+		cmocka_unit_test(test_all_idle),
+	};
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_cpu_bpf: skipped: needs root (loads BPF programs, opens "
+			"CPU-wide perf events)\n");
+		return 0;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

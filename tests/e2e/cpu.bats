@@ -1,0 +1,171 @@
+#!/usr/bin/env bats
+# ebprof cpu end to end: the CLI on the cpuburn fixture (a known 3:1 split of CPU time between
+# burn_heavy and burn_light), on dd (kernel time under its user frames), every output format,
+# bad input, and nothing left attached afterwards. No timing asserts: counts are compared with
+# the fixture's own CPU time, which it prints.
+
+load helpers
+
+PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
+
+# Sum of the folded file's values on lines whose leaf frame is $2 (all lines when empty).
+folded_sum() {
+	awk -v leaf="$2" '{
+		v = $NF; $NF = ""; sub(/ $/, "");
+		n = split($0, f, ";");
+		if (leaf == "" || f[n] == leaf) s += v
+	} END { print s + 0 }' "$1"
+}
+
+# No cpu_sample program is loaded any more (its perf event links and events are gone with it).
+assert_no_cpu_probes() {
+	local left
+	left=$(bpftool prog show name cpu_sample 2>/dev/null || true)
+	if [ -n "$left" ]; then
+		echo "cpu_sample still loaded:" >&2
+		echo "$left" >&2
+		bpftool link show >&2
+		return 1
+	fi
+}
+
+@test "cpu: the 3:1 split of cpuburn within 5 points, every sample weighs the period" {
+	run "$EBPROF" cpu -q -F 499 -o "$T/x.folded" -o "$T/x.json" -- "$FIX/cpuburn" 1.5
+	[ "$status" -eq 0 ]
+	heavy=$(folded_sum "$T/x.folded" burn_heavy)
+	light=$(folded_sum "$T/x.folded" burn_light)
+	echo "heavy $heavy light $light"
+	[ $((heavy + light)) -gt 300 ]
+	# heavy's share in percent, between 70 and 80
+	share=$((100 * heavy / (heavy + light)))
+	[ "$share" -ge 70 ] && [ "$share" -le 80 ]
+	# the callers are there: the frame-pointer walk reached main
+	grep -q ';main;burn;burn_heavy ' "$T/x.folded"
+	jqe '.sample_types | map(.type) == ["samples", "cpu"]' "$T/x.json"
+	jqe '[.sites[] | .cpu == .samples * 2004008] | all' "$T/x.json"
+}
+
+@test "cpu: the sample count is within 5% of the rate times the command's CPU time" {
+	"$EBPROF" cpu -q -F 499 -o "$T/x.folded" -o "$T/x.json" -- "$FIX/cpuburn" 1.5 > "$T/out"
+	cpu_ms=$(awk '/^cpu_ms/ { print $2 }' "$T/out")
+	total=$(folded_sum "$T/x.folded")
+	expect=$((cpu_ms * 499 / 1000))
+	echo "samples $total, expected $expect (cpu_ms $cpu_ms)"
+	[ "$cpu_ms" -gt 1000 ]
+	[ $((total * 100)) -ge $((expect * 95)) ]
+	[ $((total * 100)) -le $((expect * 105)) ]
+	# the run's facts say the same
+	jq -e --arg n "$total" '.info | .rate == "499 Hz" and .samples == $n and .samples_lost == "0"' \
+		"$T/x.json" >/dev/null
+}
+
+@test "cpu: dd's kernel frames sit under its user frames in most samples" {
+	run "$EBPROF" cpu -q -F 499 -o "$T/x.folded" -- \
+		dd if=/dev/zero of=/dev/null bs=64 count=1500000 status=none
+	[ "$status" -eq 0 ]
+	total=$(folded_sum "$T/x.folded")
+	# process root, then at least one user frame, then kernel frames (marked _[k])
+	mixed=$(awk '{ v = $NF; $NF = ""; n = split($0, f, ";");
+		if (n > 2 && f[2] !~ /_\[k\]$/ && f[n] ~ /_\[k\]/) s += v } END { print s + 0 }' \
+		"$T/x.folded")
+	echo "dd: $mixed of $total samples with kernel frames under user frames"
+	[ "$total" -gt 50 ]
+	[ $((mixed * 2)) -gt "$total" ]
+	# never a user frame under a kernel frame
+	! awk '{ $NF = ""; n = split($0, f, ";"); k = 0;
+		for (i = 2; i <= n; i++) { if (f[i] ~ /_\[k\] *$/) k = 1; else if (k) exit 0 }
+	} END { exit 1 }' "$T/x.folded"
+}
+
+@test "cpu: every output format is written, and go tool pprof reads the profile" {
+	run "$EBPROF" cpu -q -o "$T/x.txt" -o "$T/x.json" -o "$T/x.pb.gz" -o "$T/x.folded" \
+		-o "$T/x.svg" -o "$T/x.html" -o "$T/x.speedscope.json" -o "$T/x.csv" \
+		-- "$FIX/cpuburn" 0.5
+	[ "$status" -eq 0 ]
+	for f in x.txt x.json x.pb.gz x.folded x.svg x.html x.speedscope.json x.csv; do
+		[ -s "$T/$f" ] || { echo "$f is empty" >&2; false; }
+	done
+	grep -q burn_heavy "$T/x.txt"
+	grep -q burn_heavy "$T/x.svg"
+	jq -e . "$T/x.speedscope.json" >/dev/null
+	if [ ! -x "$PPROF" ]; then
+		skip "go tool pprof not installed ($PPROF): apt-get install golang-1.19-go"
+	fi
+	run "$PPROF" -symbolize=none -top "$T/x.pb.gz"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q 'Type: samples'
+	echo "$output" | grep -q burn_heavy
+	run "$PPROF" -symbolize=none -sample_index=cpu -top "$T/x.pb.gz"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q burn_heavy
+}
+
+@test "cpu: --per-thread puts a 'name [tid]' frame under the process" {
+	run "$EBPROF" cpu -q --per-thread -F 499 -o "$T/x.folded" -- "$FIX/cpuburn" 0.4 2
+	[ "$status" -eq 0 ]
+	grep -qE '^cpuburn \([0-9]+\);burn-1 \[[0-9]+\];' "$T/x.folded"
+	grep -qE '^cpuburn \([0-9]+\);burn-2 \[[0-9]+\];' "$T/x.folded"
+	# every line has the thread frame
+	! grep -vE '^[^;]+;[^;]+ \[[0-9]+\]' "$T/x.folded"
+}
+
+@test "cpu: -p of a process that exits mid-run keeps its samples, symbolized" {
+	bg "$FIX/cpuburn" 1
+	run "$EBPROF" cpu -q -F 499 -p "$BG" -d 10 -o "$T/x.folded"
+	[ "$status" -eq 0 ]
+	[ "$(folded_sum "$T/x.folded" burn_heavy)" -gt 100 ]
+	assert_no_cpu_probes
+}
+
+@test "cpu: -a sees other processes; --idle adds the idle task; --cpu limits the CPUs" {
+	bg "$FIX/cpuburn" 3
+	run "$EBPROF" cpu -q -a -d 500ms -o "$T/x.folded" -o "$T/x.json"
+	[ "$status" -eq 0 ]
+	grep -q "^cpuburn ($BG);.*burn_heavy" "$T/x.folded"
+	! grep -q '^idle (0)' "$T/x.folded"
+	jqe '.drops | has("process_notes_lost")' "$T/x.json"
+	run "$EBPROF" cpu -q -a --idle --cpu 0 -d 500ms -o "$T/y.folded" -o "$T/y.json"
+	[ "$status" -eq 0 ]
+	jqe '.info.cpus == "0"' "$T/y.json"
+	assert_no_cpu_probes
+}
+
+@test "cpu: bad input is a usage error or a clear failure" {
+	run "$EBPROF" cpu -F 0 -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"-F takes a sampling rate"* ]]
+	run "$EBPROF" cpu -F 1000000 -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"perf_event_max_sample_rate"* ]]
+	run "$EBPROF" cpu -F abc -- true
+	[ "$status" -eq 2 ]
+	run "$EBPROF" cpu --cpu 0-x -- true
+	[ "$status" -eq 2 ]
+	run "$EBPROF" cpu --cpu 1000 -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"not online"* ]]
+	run "$EBPROF" cpu --idle -- true
+	[ "$status" -eq 2 ]
+	run "$EBPROF" cpu -p 4194304 -d 1
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"no such process"* ]]
+	assert_no_cpu_probes
+}
+
+@test "cpu: nothing is left attached after Ctrl-C" {
+	bg "$FIX/cpuburn" 20
+	"$EBPROF" cpu -q -p "$BG" -o "$T/x.folded" 2>"$T/err" &
+	ebp=$!
+	# the program is loaded and attached
+	for _ in $(seq 50); do
+		bpftool prog show name cpu_sample >/dev/null 2>&1 &&
+			[ -n "$(bpftool prog show name cpu_sample)" ] && break
+		sleep 0.1
+	done
+	[ -n "$(bpftool prog show name cpu_sample)" ]
+	sleep 0.3
+	kill -INT "$ebp"
+	wait "$ebp"
+	[ -s "$T/x.folded" ]
+	assert_no_cpu_probes
+}

@@ -1,0 +1,138 @@
+#!/usr/bin/env bats
+# ebprof stacks: exact event counts at tracepoints and user functions, on the openloop fixture
+# (open_a opens N times, open_b 2N times, marker runs N times; each through its own frame).
+
+load helpers
+
+# The events of a site's stacks whose frames include FUNCTION, summed (jq over the JSON report).
+events_through() {
+	jq --arg f "$2" '[.sites[] | select(any(.frames[]; .function == $f)) | .events] | add // 0' "$1"
+}
+
+@test "stacks: syscalls:sys_enter_openat counts the fixture's openat calls exactly" {
+	run "$EBPROF" stacks -e syscalls:sys_enter_openat -o "$T/out.json" -- "$FIX/openloop" 50
+	[ "$status" -eq 0 ]
+	[ "$(events_through "$T/out.json" open_a)" -eq 50 ]
+	[ "$(events_through "$T/out.json" open_b)" -eq 100 ]
+	# every stack ends (leaf) in the event's name, then the kernel's syscall path
+	jqe '[.sites[] | select(.frames[0].function != "syscalls:sys_enter_openat")] | length == 0' \
+		"$T/out.json"
+	jqe '[.sites[] | select(any(.frames[]; .function == "open_a"))
+	      | select(any(.frames[]; .function == "do_syscall_64") and
+		       any(.frames[]; .function == "main"))] | length > 0' "$T/out.json"
+}
+
+@test "stacks: the whole process's openat count equals bpftrace's on the same run" {
+	command -v bpftrace >/dev/null || skip "bpftrace is not installed (the independent oracle)"
+	# bpftrace's syscalls: tracepoints need tracefs
+	grep -q tracefs /proc/mounts || mount -t tracefs nodev /sys/kernel/tracing
+	bg bpftrace -e 'tracepoint:syscalls:sys_enter_openat /comm == "openloop"/ { @[pid] = count(); }' \
+		> "$T/bt.out" 2>&1
+	wait_for "$T/bt.out" "Attaching" 30
+	sleep 0.5
+	run "$EBPROF" stacks -e syscalls:sys_enter_openat -o "$T/out.json" -- "$FIX/openloop" 20
+	[ "$status" -eq 0 ]
+	kill -INT "$BG"
+	wait_gone "$BG" 20
+	pid=$(jq '.processes[0].pid' "$T/out.json")
+	want=$(sed -n "s/^@\[$pid\]: \([0-9]*\)$/\1/p" "$T/bt.out")
+	got=$(jq '.processes[0].calls["syscalls:sys_enter_openat"]' "$T/out.json")
+	total=$(jq '[.sites[].events] | add' "$T/out.json")
+	echo "bpftrace $want, ebprof calls $got, sites $total"
+	[ -n "$want" ]
+	[ "$got" -eq "$want" ]
+	[ "$total" -eq "$want" ]
+	# the loader's and libc's own opens come on top of the fixture's 60
+	[ "$want" -gt 60 ]
+}
+
+@test "stacks: a uprobe event (u:PATH:SYMBOL, by bare name and by path) counts exactly" {
+	run "$EBPROF" stacks -e u:openloop:marker -e "u:$FIX/openloop:open_a" -o "$T/out.json" \
+		-- "$FIX/openloop" 7
+	[ "$status" -eq 0 ]
+	jqe '.processes[0].calls["u:openloop:marker"] == 7' "$T/out.json"
+	[ "$(events_through "$T/out.json" "u:$FIX/openloop:open_a")" -eq 7 ]
+	# at a function's entry the caller is still found (its return address at *sp)
+	jqe '[.sites[] | select(.frames[0].function == "u:openloop:marker")
+	      | [.frames[1].function, .frames[2].function]] == [["marker", "main"]]' "$T/out.json"
+}
+
+@test "stacks: a uprobe in a library (u:libc:close) counts every call with its caller" {
+	run "$EBPROF" stacks -e u:libc:close -o "$T/out.folded" -- "$FIX/openloop" 4
+	[ "$status" -eq 0 ]
+	[ "$(grep ';open_a;' "$T/out.folded" | awk '{s += $NF} END {print s}')" -eq 4 ]
+	[ "$(grep ';open_b;' "$T/out.folded" | awk '{s += $NF} END {print s}')" -eq 8 ]
+}
+
+@test "stacks: sched:sched_switch counts the switches of a sleeping process" {
+	run "$EBPROF" stacks -e sched:sched_switch -o "$T/out.json" -- sleep 0.3
+	[ "$status" -eq 0 ]
+	jqe '.processes[0].calls["sched:sched_switch"] >= 1' "$T/out.json"
+	jqe '[.sites[] | select(any(.frames[]; .function == "__schedule"))] | length > 0' \
+		"$T/out.json"
+}
+
+@test "stacks: an unknown event is a usage error that points to -l with close matches" {
+	run "$EBPROF" stacks -e sched:sched_swich -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"unknown event 'sched:sched_swich'"* ]]
+	[[ "$output" == *"sched:sched_switch"* ]]
+	[[ "$output" == *"ebprof stacks -l PATTERN"* ]]
+	run "$EBPROF" stacks -e syscalls:sys_enter_nosuchcall -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"ebprof stacks -l"* ]]
+	run "$EBPROF" stacks -e u:openloop:no_such_function -- "$FIX/openloop" 1
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"no function 'no_such_function'"* ]]
+}
+
+@test "stacks: -l PATTERN lists matching events without a target" {
+	run "$EBPROF" stacks -l openat
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"syscalls:sys_enter_openat"* ]]
+	run "$EBPROF" stacks -l 'sched:sched_sw*'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"sched:sched_switch"* ]]
+	[[ "$output" != *"syscalls:"* ]]
+}
+
+@test "stacks: too many events and no event are usage errors" {
+	args=()
+	for i in $(seq 1 65); do args+=(-e "u:openloop:f$i"); done
+	run "$EBPROF" stacks "${args[@]}" -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"at most 64"* ]]
+	run "$EBPROF" stacks -- true
+	[ "$status" -eq 2 ]
+}
+
+@test "stacks: no probe is left behind" {
+	run "$EBPROF" stacks -e sched:sched_switch -e syscalls:sys_enter_openat -e u:openloop:marker \
+		-o "$T/out.json" -- "$FIX/openloop" 3
+	[ "$status" -eq 0 ]
+	left=$(bpftool link show 2>/dev/null | grep -E 'stacks_(raw_tp|sys_enter|sys_exit|tp|uprobe)' || true)
+	perf=$(bpftool perf show 2>/dev/null | grep -E 'stacks_' || true)
+	[ -z "$left$perf" ]
+}
+
+@test "stacks: -a counts every process and kernel threads, ebprof excepted" {
+	"$EBPROF" stacks -a -d 1 -e sched:sched_switch -o "$T/out.json" &
+	self=$!
+	wait "$self"
+	jqe '.processes | length > 0' "$T/out.json"
+	# (other ebprof runs on the machine are fair game: only this one's pid is excepted)
+	jqe "[.processes[] | select(.pid == $self)] | length == 0" "$T/out.json"
+	# a kernel thread (or the idle task) has a kernel stack and no user frames
+	jqe '[.processes[] | select(.pid == 0 or (.comm | test("^(kworker|ksoftirq|rcu|migration)")))]
+	     | length > 0' "$T/out.json"
+}
+
+@test "stacks: a launched tree: each program's events counted in its own process" {
+	run "$EBPROF" stacks -e syscalls:sys_enter_openat -e u:openloop:marker -o "$T/out.json" \
+		-- sh -c "'$FIX/openloop' 2; '$FIX/openloop' 3"
+	[ "$status" -eq 0 ]
+	jqe '[.processes[] | select(.comm == "openloop") | .calls["u:openloop:marker"]] | sort == [2, 3]' \
+		"$T/out.json"
+	[ "$(events_through "$T/out.json" open_a)" -eq 5 ]
+	[ "$(events_through "$T/out.json" open_b)" -eq 10 ]
+}

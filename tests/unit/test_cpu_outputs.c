@@ -1,0 +1,286 @@
+/* Every renderer on a CPU profile (cpu_fixture.h): text, JSON, CSV, folded, speedscope and SVG
+ * byte for byte against tests/golden/cpu.* (UPDATE_GOLDEN=1 rewrites them), HTML by its facts,
+ * pprof through `go tool pprof` (a CPU profile to it) and back through our reader, which must
+ * give the same text report. None may speak of allocations or bytes: the values are samples
+ * and CPU time. The mem profile's goldens are tests/golden/profile.*, checked by each
+ * renderer's own test. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "output/output.h"
+#include "profile/profile.h"
+
+#include "golden.h"
+#include "profile_builder.h"
+#include "cpu_fixture.h"
+
+#define GO_PPROF "/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof"
+
+/* Words of the mem report that would be wrong here. */
+static void no_mem_wording(const char *out)
+{
+	static const char *const words[] = { "allocation", "Allocation", "alloc_", "inuse",
+					     "Outstanding", "outstanding", "live bytes", "leak" };
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strstr(out, words[i]))
+			fail_msg("mem wording \"%s\" in a CPU profile's output:\n%.2000s", words[i],
+				 strstr(out, words[i]));
+}
+
+static char *golden_of(const struct output_ops *ops, const char *golden,
+		       const struct output_opts *o)
+{
+	struct profile *p = cpu_fixture();
+	size_t len;
+	char *out = render(ops, p, o, &len);
+
+	check_golden(golden, out, len);
+	no_mem_wording(out);
+	profile__free(p);
+	return out;
+}
+
+static void test_text(void **state)
+{
+	struct output_opts o = { .top = 10 };
+	char *out = golden_of(&output_text, "tests/golden/cpu.txt", &o);
+
+	assert_non_null(strstr(out, "  rate:         99 Hz\n"));
+	assert_non_null(strstr(out, "  samples_lost: 3\n"));
+	assert_non_null(strstr(out, "Top 5 functions by self cpu"));
+	/* fib recurses three deep in its stack: its total is its 50 samples once */
+	assert_non_null(strstr(out, "505.1 ms  23.6%  fib (worker.c)\n"));
+	assert_non_null(strstr(out, "nft_do_chain [nf_tables] [k]\n"));
+	assert_non_null(strstr(out, "compute (demo.c:8) [demo] [inlined]\n"));
+	assert_null(strchr(out, '\033'));
+	free(out);
+}
+
+static void test_text_top_and_count(void **state)
+{
+	struct output_opts o = { .top = 1, .sort = OUTPUT_SORT_COUNT };
+	struct profile *p = cpu_fixture();
+	char *out = render(&output_text, p, &o, NULL);
+
+	assert_non_null(strstr(out, "Top 1 stacks by samples (of 6)\n"));
+	assert_non_null(strstr(out, "#1   samples 120 (56.6%), cpu 1.21 s, pid 100 (demo)\n"));
+	assert_null(strstr(out, "\n#2 "));
+	free(out);
+	profile__free(p);
+}
+
+static void test_json(void **state)
+{
+	char *out = golden_of(&output_json, "tests/golden/cpu.json", NULL), *path, *cmd;
+
+	if (!have("jq")) {
+		print_message("jq not installed: JSON checked by the golden file only\n");
+		free(out);
+		return;
+	}
+	path = scratch("cpu.json");
+	write_file(path, out, strlen(out));
+	assert_true(asprintf(&cmd, "jq -e '.mode == \"cpu\" and .info.rate == \"99 Hz\" and "
+			     "(.info | keys_unsorted) == [\"rate\", \"cpus\", \"samples\", "
+			     "\"samples_lost\"] and .period == {\"type\": \"cpu\", \"unit\": "
+			     "\"nanoseconds\", \"value\": 10101010} and .default_sample_type == "
+			     "\"cpu\"' '%s' >/dev/null", path) > 0);
+	assert_int_equal(run(cmd), 0);
+	free(cmd);
+	unlink(path);
+	free(path);
+	free(out);
+}
+
+static void test_csv(void **state)
+{
+	char *out = golden_of(&output_csv, "tests/golden/cpu.csv", NULL);
+
+	assert_non_null(strstr(out, "nf_hook_slow_[k];nft_do_chain_[k]"));
+	free(out);
+}
+
+static void test_folded(void **state)
+{
+	char *out = golden_of(&output_folded, "tests/golden/cpu.folded", NULL);
+
+	/* every kernel frame marked, a module's too; the inlined frame; the process root */
+	assert_non_null(strstr(out, "worker (200);main;send;entry_SYSCALL_64_after_hwframe_[k];"
+				    "__sys_sendto_[k];ip_output_[k];nf_hook_slow_[k];"
+				    "nft_do_chain_[k] 101010100\n"));
+	assert_non_null(strstr(out, "demo (100);__libc_start_call_main;main;spin;compute_[i] "));
+	free(out);
+}
+
+static void test_speedscope(void **state)
+{
+	char *out = golden_of(&output_speedscope, "tests/golden/cpu.speedscope.json", NULL);
+
+	assert_non_null(strstr(out, "\"unit\": \"nanoseconds\""));
+	free(out);
+}
+
+static void test_svg(void **state)
+{
+	char *out = golden_of(&output_svg, "tests/golden/cpu.svg", NULL);
+
+	assert_non_null(strstr(out, "nft_do_chain"));
+	free(out);
+}
+
+/* Cut every element from `open` to `close` out of s. */
+static void strip(char *s, const char *open, const char *close)
+{
+	for (char *a; (a = strstr(s, open));) {
+		char *b = strstr(a, close);
+
+		assert_non_null(b);
+		b += strlen(close);
+		memmove(a, b, strlen(b) + 1);
+	}
+}
+
+static void test_html(void **state)
+{
+	struct profile *p = cpu_fixture();
+	char *out = render(&output_html, p, NULL, NULL);
+
+	/* what the page says, not its scripts and styles (which serve mem reports too) */
+	strip(out, "<script", "</script>");
+	strip(out, "<style", "</style>");
+	no_mem_wording(out);
+	assert_null(strstr(out, "[[kernel.kallsyms]]"));
+	assert_null(strstr(out, "<h3>Calls</h3>"));
+	assert_non_null(strstr(out, "<tr><th>rate</th><td>99 Hz</td></tr>"));
+	assert_non_null(strstr(out, "<tr><th>samples_lost</th><td>3</td></tr>"));
+	free(out);
+	profile__free(p);
+}
+
+/* go tool pprof reads it as a CPU profile; our reader gives back the same report. */
+static void test_pprof(void **state)
+{
+	struct output_opts o = { .top = 10 };
+	struct profile *p = cpu_fixture(), *back;
+	char *path = scratch("cpu.pb.gz"), *cmd, *out, *text, *text2, why[256];
+	size_t len;
+	int status, err;
+
+	assert_int_equal(output__write_path(&output_pprof, p, NULL, path), 0);
+	if (access(GO_PPROF, X_OK)) {
+		print_message("go tool pprof not installed (%s): checked by our reader only\n",
+			      GO_PPROF);
+	} else {
+		assert_true(asprintf(&cmd, "HOME='%s/tests' " GO_PPROF
+				     " -symbolize=none -top '%s' 2>&1", out_dir(), path) > 0);
+		out = capture(cmd, &status);
+		if (status)
+			fail_msg("pprof -top failed (%d):\n%s", status, out);
+		if (!strstr(out, "Type: cpu\n") || !strstr(out, "Duration: 3s, Total samples = "
+							    "2141.41ms (71.38%)") ||
+		    !strstr(out, "1212.12ms 56.60% 56.60%  1212.12ms 56.60%  compute (inline)"))
+			fail_msg("pprof -top does not read a CPU profile:\n%s", out);
+		free(out);
+		free(cmd);
+		assert_true(asprintf(&cmd, "HOME='%s/tests' " GO_PPROF
+				     " -symbolize=none -raw '%s' 2>&1", out_dir(), path) > 0);
+		out = capture(cmd, &status);
+		if (status || !strstr(out, "Period: 10101010") ||
+		    !strstr(out, "info: rate: 99 Hz") || !strstr(out, "samples/count cpu/nanoseconds"))
+			fail_msg("pprof -raw output unexpected (%d):\n%s", status, out);
+		free(out);
+		free(cmd);
+	}
+
+	back = profile__load_pprof(path, &err, why, sizeof(why));
+	if (!back)
+		fail_msg("our reader refused it: %s", why);
+	assert_string_equal(back->mode, "cpu");
+	assert_int_equal(back->ninfo, 4);
+	assert_string_equal(profile__info(back, "samples_lost"), "3");
+	assert_string_equal(back->period_type.type, "cpu");
+	assert_int_equal(back->period, CPU_PERIOD_NS);
+	text = render(&output_text, p, &o, &len);
+	text2 = render(&output_text, back, &o, &len);
+	assert_string_equal(text, text2);
+	free(text);
+	free(text2);
+	/* and written again, the same bytes */
+	{
+		size_t l1, l2;
+		char *a = render(&output_pprof, p, NULL, &l1), *b = render(&output_pprof, back,
+									  NULL, &l2);
+
+		assert_int_equal(l1, l2);
+		assert_memory_equal(a, b, l1);
+		free(a);
+		free(b);
+	}
+	profile__free(back);
+	unlink(path);
+	free(path);
+	profile__free(p);
+}
+
+static void test_info(void **state)
+{
+	struct profile *p = profile__new("cpu");
+
+	assert_int_equal(profile__add_info(p, "rate", "%d Hz", 99), 0);
+	assert_int_equal(profile__add_info(p, "cpus", "4"), 0);
+	/* set again: replaced where it was */
+	assert_int_equal(profile__add_info(p, "rate", "%d Hz", 49), 0);
+	assert_int_equal(p->ninfo, 2);
+	assert_string_equal(p->info[0].key, "rate");
+	assert_string_equal(p->info[0].value, "49 Hz");
+	assert_string_equal(profile__info(p, "cpus"), "4");
+	assert_null(profile__info(p, "nope"));
+	assert_int_equal(profile__add_info(p, "a:b", "x"), -EINVAL);
+	assert_int_equal(profile__add_info(p, "", "x"), -EINVAL);
+	assert_int_equal(profile__set_period(p, "cpu", NULL, 1), -EINVAL);
+	assert_int_equal(profile__set_period(p, "cpu", "nanoseconds", 1000), 0);
+	/* the mem report shows them too */
+	{
+		struct profile *m = profile__new("mem");
+		char *out;
+
+		assert_int_equal(profile__add_info(m, "tracked", "%s", "every call"), 0);
+		out = render(&output_text, m, NULL, NULL);
+		assert_non_null(strstr(out, "\n  tracked: every call\n"));
+		free(out);
+		profile__free(m);
+	}
+	assert_int_equal(profile__set_period(p, NULL, NULL, 1000), 0);
+	assert_null(p->period_type.type);
+	assert_int_equal(p->period, 0);
+	profile__free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_info),
+		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_text_top_and_count),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_csv),
+		cmocka_unit_test(test_folded),
+		cmocka_unit_test(test_speedscope),
+		cmocka_unit_test(test_svg),
+		cmocka_unit_test(test_html),
+		cmocka_unit_test(test_pprof),
+	};
+
+	make_scratch_dir();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
