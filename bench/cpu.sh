@@ -69,16 +69,18 @@ command -v jq >/dev/null || die "jq is not installed (scripts/install-deps.sh in
 # ---- helpers: the workload and the two measuring pieces ----
 bin=$out/bench
 mkdir -p "$bin"
-build() { # SRC OUT CFLAGS...
-	local src=$1 dst=$2
-	shift 2
-	if [ ! -e "$dst" ] || [ "$src" -nt "$dst" ]; then
-		gcc "$@" "$src" -o "$dst" || die "cannot build $src"
+build() { # COMPILER SRC OUT CFLAGS...
+	local cc=$1 src=$2 dst=$3
+	shift 3
+	if [ ! -e "$dst" ] || [ "$src" -nt "$dst" ] || [ "$0" -nt "$dst" ]; then
+		"$cc" "$@" "$src" -o "$dst" || die "cannot build $src"
 	fi
 }
-build bench/cpuburn.c "$bin/cpuburn" -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread -Wall
-build bench/cpuru_preload.c "$bin/cpuru.so" -O2 -fPIC -shared -Wall
-build bench/rusage.c "$bin/rusage" -O2 -g -Wall
+# clang: GCC 12 drops the leaf's frame even with -mno-omit-leaf-frame-pointer (then the leaf's
+# caller, burn_12, is missing from every frame-pointer stack)
+build "${CLANG:-clang}" bench/cpuburn.c "$bin/cpuburn" -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread -Wall
+build gcc bench/cpuru_preload.c "$bin/cpuru.so" -O2 -fPIC -shared -Wall
+build gcc bench/rusage.c "$bin/rusage" -O2 -g -Wall
 cpuburn=$(cd "$bin" && pwd)/cpuburn
 cpuru=$(cd "$bin" && pwd)/cpuru.so
 rusage=$bin/rusage
@@ -161,8 +163,7 @@ samples() {
 	perf) perf report -i "$tmp/perf.data" --stats 2>/dev/null |
 		awk '/SAMPLE events:/ { print $3; found = 1; exit } END { if (!found) print "?" }' ;;
 	bpftrace) awk '/^\]: [0-9]+$/ { s += $2 } END { print s + 0 }' "$tmp/wl.stdout" ;;
-	ebprof) jq -r '[.samples?, .total_samples?, .summary.samples?, .processes[0].samples?]
-			| map(select(type == "number")) | first // "?"' "$tmp/$EBPROF_OUT" 2>/dev/null || echo "?" ;;
+	ebprof) jq -r '.totals.samples // "?"' "$tmp/$EBPROF_OUT" 2>/dev/null || echo "?" ;;
 	*) echo 0 ;;
 	esac
 }
@@ -177,7 +178,7 @@ profiler_cmd() { # CONFIG WORKLOAD: sets cmd
 	perf) cmd=(perf record -q -F "$HZ" -g -o "$tmp/perf.data" -- "${inner[@]}" "${w[@]}") ;;
 	bpftrace) cmd=(bpftrace -e "profile:hz:$HZ /pid == cpid/ { @[kstack, ustack] = count(); }"
 		-c "${inner[*]} ${w[*]}") ;;
-	ebprof) cmd=("$ebprof" cpu -F "$HZ" -o "$tmp/$EBPROF_OUT" -- "${inner[@]}" "${w[@]}") ;;
+	ebprof) cmd=("$ebprof" cpu -q -F "$HZ" -o "$tmp/$EBPROF_OUT" -- "${inner[@]}" "${w[@]}") ;;
 	esac
 }
 want_parent() { # CONFIG: the comm of the workload's parent
@@ -198,12 +199,17 @@ run_one() {
 	[ "$comm" = "$(want_parent "$cfg")" ] || p="?" # not launched by the profiler itself
 	tree=$(awk '{ printf "%.6f", $2 + $3 }' "$tmp/tree")
 	n=$(samples "$cfg")
+	if [ "$cfg" = ebprof ]; then
+		jq -r --arg wl "$wl" '"\($wl) " + ([.drops[]?] | add // 0 | tostring) + " " + (.info.samples_lost // "0")' \
+			"$tmp/$EBPROF_OUT" >>"$tmp/drops"
+	fi
 	echo "$r $wl $cfg $u $s $w $tree $p $n" >>"$tmp/data"
 	printf '%s' " $cfg=$(awk -v u="$u" -v s="$s" -v t="$tree" 'BEGIN { printf "%.3f+%.3f", u + s, t - u - s }')"
 }
 
 note "rounds=$ROUNDS, ${HZ} Hz; workloads: $WORKLOADS (burn: $UNITS units a thread; xz: $XZ_MB MB); configurations: ${configs[*]}"
 : >"$tmp/data"
+: >"$tmp/drops"
 nc=${#configs[@]}
 for r in $(seq "$ROUNDS"); do
 	for wl in $WORKLOADS; do
@@ -282,6 +288,7 @@ END {
 		for (k = 1; k <= nc; k++) {
 			c = C[k]; key = wl SUBSEP c
 			put(key SUBSEP "cpu", cpu[r, wl, c]); put(key SUBSEP "sys", sys[r, wl, c]); put(key SUBSEP "wall", wall[r, wl, c])
+			if (!((key, "min") in mn) || cpu[r, wl, c] < mn[key, "min"]) mn[key, "min"] = cpu[r, wl, c]
 			if (c == "alone") continue
 			dw = cpu[r, wl, c] - a; own = tree[r, wl, c] - cpu[r, wl, c] - base
 			put(key SUBSEP "dw", dw); put(key SUBSEP "own", own); put(key SUBSEP "add", dw + own)
@@ -299,19 +306,22 @@ END {
 	print "profiler, same round); profiler = the profiler process tree'"'"'s CPU time from start to exit"
 	print "(start-up and report included), steady = its CPU time while the workload ran; added ="
 	print "workload change + profiler, in ms and as % of the workload'"'"'s CPU time alone; per sample ="
-	print "added / samples recorded."
+	print "added / samples recorded. The workload change is the median of the per-round differences"
+	print "from alone; in brackets, the difference of the minimums over the rounds instead (other load"
+	print "only ever adds CPU time). \"alone again\" is the workload alone a second time each round,"
+	print "taken as a profiler: what the method reads when nothing is added."
 	for (i = 1; i <= nw; i++) {
 		wl = W[i]
 		printf "\n### %s: alone %.3f s CPU (%.3f s sys), %.2f s wall\n\n", wl, med(wl SUBSEP "alone" SUBSEP "cpu"), med(wl SUBSEP "alone" SUBSEP "sys"), med(wl SUBSEP "alone" SUBSEP "wall")
-		print "| profiler | workload change | profiler (steady) | added | added % | steady added % | samples | added per sample (steady) | added vs perf | vs bpftrace |"
+		print "| profiler | workload change (of minimums) | profiler (steady) | added | added % | steady added % | samples | added per sample (steady) | added vs perf | vs bpftrace |"
 		print "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 		for (k = 1; k <= nc; k++) {
 			c = C[k]; if (c == "alone") continue
 			key = wl SUBSEP c; st = med(key SUBSEP "steady"); sp = med(key SUBSEP "spct")
 			pr = med(key SUBSEP "per"); sper = med(key SUBSEP "sper")
-			printf "| %s | %+.1f ms | %.1f ms (%s) | %.1f ms | %+.2f%% | %s | %s | %s | %s | %s |\n",
+			printf "| %s | %+.1f ms (%+.1f ms) | %.1f ms (%s) | %.1f ms | %+.2f%% | %s | %s | %s | %s | %s |\n",
 				c == "again" ? "none (alone again: the noise floor)" : c,
-				1e3 * med(key SUBSEP "dw"), 1e3 * med(key SUBSEP "own"), st == "?" ? "?" : sprintf("%.1f ms", 1e3 * st),
+				1e3 * med(key SUBSEP "dw"), 1e3 * (mn[key, "min"] - mn[wl SUBSEP "alone", "min"]), 1e3 * med(key SUBSEP "own"), st == "?" ? "?" : sprintf("%.1f ms", 1e3 * st),
 				1e3 * med(key SUBSEP "add"), med(key SUBSEP "pct"), sp == "?" ? "?" : sprintf("%+.2f%%", sp),
 				c == "again" ? "-" : med(key SUBSEP "n"), pr == "?" ? "" : sprintf("%.0f us (%s)", pr, sper == "?" ? "?" : sprintf("%.0f us", sper)),
 				c == "perf" || c == "again" ? "" : ratio(med(key SUBSEP "add"), med(wl SUBSEP "perf" SUBSEP "add")),
@@ -336,6 +346,11 @@ END {
 		echo
 		echo "bpftrace's profile probe is system-wide: its program runs on every CPU at $HZ Hz, idle or not,"
 		echo "and its filter drops other processes' samples, so its runs outnumber its recorded samples."
+	fi
+	if [ -s "$tmp/drops" ]; then
+		echo
+		awk '{ d[$1] += $2; l[$1] += $3 } END { printf "ebprof drops (stack or count table full) / samples lost, summed over the rounds:"
+			for (w in d) printf " %s %d / %d;", w, d[w], l[w]; print "" }' "$tmp/drops"
 	fi
 	for s in "${skipped[@]}"; do
 		echo
