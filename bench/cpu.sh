@@ -9,7 +9,9 @@
 # the machine's load does not always hit the same one). This is a noisy shared 2-core VM: only
 # compare figures from one run; each cell is the median over the rounds of per-round figures.
 #
-# Workloads (BENCH_CPU_WORKLOADS, default "burn burn2 xz"):
+# Workloads (BENCH_CPU_WORKLOADS, default "empty burn burn2 xz"):
+#   empty  bench/cpuburn.c with one unit (~0.1 ms): what remains is each profiler's fixed cost,
+#          its start-up, detach and report;
 #   burn   bench/cpuburn.c, one thread, BENCH_CPU_UNITS units (default 60000, ~4 s of CPU),
 #          a 15-frame-deep frame-pointer stack;
 #   burn2  the same with two threads (each BENCH_CPU_UNITS units: ~8 s of CPU, ~4 s of wall);
@@ -46,7 +48,7 @@ ROUNDS=${BENCH_CPU_ROUNDS:-5}
 UNITS=${BENCH_CPU_UNITS:-60000}
 XZ_MB=${BENCH_CPU_XZ_MB:-6}
 HZ=${BENCH_CPU_HZ:-99}
-WORKLOADS=${BENCH_CPU_WORKLOADS:-burn burn2 xz}
+WORKLOADS=${BENCH_CPU_WORKLOADS:-empty burn burn2 xz}
 STATS=${BENCH_CPU_STATS:-1}
 cd "$(dirname "$0")/.."
 
@@ -61,7 +63,7 @@ for v in "$ROUNDS" "$UNITS" "$XZ_MB" "$HZ"; do
 	case "$v" in '' | *[!0-9]* | 0) die "BENCH_CPU_ROUNDS, BENCH_CPU_UNITS, BENCH_CPU_XZ_MB and BENCH_CPU_HZ must be positive integers" ;; esac
 done
 for w in $WORKLOADS; do
-	case "$w" in burn | burn2 | xz) ;; *) die "unknown workload '$w' in BENCH_CPU_WORKLOADS (known: burn burn2 xz)" ;; esac
+	case "$w" in empty | burn | burn2 | xz) ;; *) die "unknown workload '$w' in BENCH_CPU_WORKLOADS (known: empty burn burn2 xz)" ;; esac
 done
 command -v jq >/dev/null || die "jq is not installed (scripts/install-deps.sh installs it)"
 [[ " $WORKLOADS " != *" xz "* ]] || command -v xz >/dev/null || die "xz is not installed (apt-get install xz-utils)"
@@ -133,6 +135,7 @@ fi
 
 wl_cmd() { # WORKLOAD: the command, one word per argument (no spaces in any)
 	case $1 in
+	empty) echo "$cpuburn 1" ;;
 	burn) echo "$cpuburn $UNITS" ;;
 	burn2) echo "$cpuburn -t 2 $UNITS" ;;
 	xz) echo "xz -9 -T1 -k -f -S .bench $tmp/xz.in" ;; # writes xz.in.bench, not stdout
@@ -140,7 +143,7 @@ wl_cmd() { # WORKLOAD: the command, one word per argument (no spaces in any)
 }
 wl_check() { # WORKLOAD: did it do its work?
 	case $1 in
-	burn | burn2) grep -q '^cpuburn: .* checksum ' "$tmp/wl.stdout" ;;
+	empty | burn | burn2) grep -q '^cpuburn: .* checksum ' "$tmp/wl.stdout" ;;
 	xz) cmp -s "$tmp/xz.in.bench" "$tmp/xz.expect" ;;
 	esac
 }
@@ -234,6 +237,7 @@ if [ "$STATS" = 1 ] && [ ${#bpf_cfgs[@]} -gt 0 ]; then
 		note "cannot set kernel.bpf_stats_enabled: no bpf_stats"
 	else
 		for wl in $WORKLOADS; do
+			[ "$wl" != empty ] || continue
 			for cfg in "${bpf_cfgs[@]}"; do
 				bpftool prog show -j | jq -r '.[].id' | sort >"$tmp/ids.before"
 				profiler_cmd "$cfg" "$wl"
@@ -300,7 +304,8 @@ END {
 			}
 		}
 	}
-	print "Medians over " rounds " interleaved rounds, " hz " Hz. Workloads: burn = bench/cpuburn.c, " units " units, one thread;"
+	print "Medians over " rounds " interleaved rounds, " hz " Hz. Workloads: empty = bench/cpuburn.c, one unit (each"
+	print "profiler'"'"'s fixed cost: start-up, detach, report); burn = bench/cpuburn.c, " units " units, one thread;"
 	print "burn2 = the same, two threads; xz = `xz -9 -T1` on a generated " xzmb " MB text file. All CPU"
 	print "times are user + system. workload = the program'"'"'s own CPU time (and its change under the"
 	print "profiler, same round); profiler = the profiler process tree'"'"'s CPU time from start to exit"
@@ -319,11 +324,13 @@ END {
 			c = C[k]; if (c == "alone") continue
 			key = wl SUBSEP c; st = med(key SUBSEP "steady"); sp = med(key SUBSEP "spct")
 			pr = med(key SUBSEP "per"); sper = med(key SUBSEP "sper")
-			printf "| %s | %+.1f ms (%+.1f ms) | %.1f ms (%s) | %.1f ms | %+.2f%% | %s | %s | %s | %s | %s |\n",
+			tiny = med(wl SUBSEP "alone" SUBSEP "cpu") < 0.1 # the empty workload: no percentages
+			pct = tiny ? "-" : sprintf("%+.2f%%", med(key SUBSEP "pct")); sp = tiny ? "-" : sp
+			printf "| %s | %+.1f ms (%+.1f ms) | %.1f ms (%s) | %.1f ms | %s | %s | %s | %s | %s | %s |\n",
 				c == "again" ? "none (alone again: the noise floor)" : c,
 				1e3 * med(key SUBSEP "dw"), 1e3 * (mn[key, "min"] - mn[wl SUBSEP "alone", "min"]), 1e3 * med(key SUBSEP "own"), st == "?" ? "?" : sprintf("%.1f ms", 1e3 * st),
-				1e3 * med(key SUBSEP "add"), med(key SUBSEP "pct"), sp == "?" ? "?" : sprintf("%+.2f%%", sp),
-				c == "again" ? "-" : med(key SUBSEP "n"), pr == "?" ? "" : sprintf("%.0f us (%s)", pr, sper == "?" ? "?" : sprintf("%.0f us", sper)),
+				1e3 * med(key SUBSEP "add"), pct, (sp == "?" || sp == "-") ? sp : sprintf("%+.2f%%", sp),
+				c == "again" ? "-" : med(key SUBSEP "n"), (pr == "?" || tiny) ? "" : sprintf("%.0f us (%s)", pr, sper == "?" ? "?" : sprintf("%.0f us", sper)),
 				c == "perf" || c == "again" ? "" : ratio(med(key SUBSEP "add"), med(wl SUBSEP "perf" SUBSEP "add")),
 				c == "bpftrace" || c == "again" ? "" : ratio(med(key SUBSEP "add"), med(wl SUBSEP "bpftrace" SUBSEP "add"))
 		}
