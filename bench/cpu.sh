@@ -205,6 +205,9 @@ run_one() {
 	if [ "$cfg" = ebprof ]; then
 		jq -r --arg wl "$wl" '"\($wl) " + ([.drops[]?] | add // 0 | tostring) + " " + (.info.samples_lost // "0")' \
 			"$tmp/$EBPROF_OUT" >>"$tmp/drops"
+		# did its report need kernel symbols? (loading /proc/kallsyms is a large part of its own CPU)
+		printf '%s %s %s\n' "$wl" "$(awk -v t="$tree" -v u="$u" -v s="$s" 'BEGIN { printf "%.6f", t - u - s }')" \
+			"$(jq '[.sites[]?.frames[]? | select(.module == "[kernel.kallsyms]")] | length' "$tmp/$EBPROF_OUT")" >>"$tmp/kframes"
 	fi
 	echo "$r $wl $cfg $u $s $w $tree $p $n" >>"$tmp/data"
 	printf '%s' " $cfg=$(awk -v u="$u" -v s="$s" -v t="$tree" 'BEGIN { printf "%.3f+%.3f", u + s, t - u - s }')"
@@ -213,6 +216,7 @@ run_one() {
 note "rounds=$ROUNDS, ${HZ} Hz; workloads: $WORKLOADS (burn: $UNITS units a thread; xz: $XZ_MB MB); configurations: ${configs[*]}"
 : >"$tmp/data"
 : >"$tmp/drops"
+: >"$tmp/kframes"
 nc=${#configs[@]}
 for r in $(seq "$ROUNDS"); do
 	for wl in $WORKLOADS; do
@@ -359,6 +363,16 @@ END {
 		awk '{ d[$1] += $2; l[$1] += $3 } END { printf "ebprof drops (stack or count table full) / samples lost, summed over the rounds:"
 			for (w in d) printf " %s %d / %d;", w, d[w], l[w]; print "" }' "$tmp/drops"
 	fi
+	if [ -s "$tmp/kframes" ]; then
+		echo
+		echo "ebprof's own CPU (tree less workload) by whether its report had kernel frames (then it reads"
+		echo "/proc/kallsyms), median ms (runs):"
+		awk 'function med(s,   n, a, i, j, t) { n = split(s, a, " "); if (!n) return "-"
+				for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+				return sprintf("%.1f (%d)", 1e3 * ((n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2), n) }
+			{ w[$1] = 1; if ($3 > 0) k[$1] = k[$1] " " $2; else nk[$1] = nk[$1] " " $2 }
+			END { for (x in w) printf "%s: with %s, without %s;", " " x, med(k[x]), med(nk[x]); print "" }' "$tmp/kframes"
+	fi
 	for s in "${skipped[@]}"; do
 		echo
 		echo "Not measured: $s."
@@ -370,5 +384,7 @@ END {
 	cat "$tmp/data"
 	echo "bpf_stats runs: WORKLOAD PROFILER PROGRAM RUN_CNT RUN_TIME_NS SAMPLES"
 	cat "$tmp/stats"
+	echo "ebprof runs, in order: WORKLOAD OWN_CPU_S KERNEL_FRAMES_IN_REPORT"
+	cat "$tmp/kframes"
 } >"$bin/cpu-raw.txt"
 note "written to $out/bench-cpu.md (raw values: $bin/cpu-raw.txt)"
