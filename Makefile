@@ -7,6 +7,7 @@
 #   make bench      overhead benchmark (root)
 #   make bench-scan leak scan cost per MB of heap (root)
 #   make bench-placement  what probe placement saves per call (root)
+#   make bench-cpu  what `ebprof cpu` costs beside perf record and bpftrace (root)
 #   V=1             show full commands
 
 OUT        ?= build
@@ -63,7 +64,7 @@ FIX_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthre
 
 DEMO_BIN   := $(OUT)/demo/demo
 
-.PHONY: all deps demo check unit e2e bench bench-scan bench-render bench-placement clean install fixtures
+.PHONY: all deps demo check unit e2e bench bench-scan bench-render bench-placement bench-cpu clean install fixtures
 all: $(OUT)/ebprof
 
 deps:
@@ -212,6 +213,10 @@ bench-placement: $(OUT)/libebprof.a
 
 bench-render: $(OUT)/libebprof.a
 	$(Q)bash bench/render.sh $(OUT)
+
+# the anchors (perf, bpftrace) are measured even while ebprof has no cpu mode
+bench-cpu: $(OUT)/ebprof
+	$(Q)bash bench/cpu.sh $(OUT)
 
 install: $(OUT)/ebprof
 	install -D -m 0755 $(OUT)/ebprof $(DESTDIR)$(PREFIX)/sbin/ebprof

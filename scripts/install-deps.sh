@@ -28,8 +28,9 @@ PKGS=(
 	chromium
 	# bench: GNU time for peak RSS and CPU
 	time
-	# bench: the bpftrace comparison (bench/track.bt)
-	bpftrace
+	# bench: the bpftrace comparison (bench/track.bt), and perf record, the other anchor of
+	# bench/cpu.sh
+	bpftrace linux-perf
 )
 
 # node and npm run the JavaScript validators (speedscope's schema, the HTML report in a
