@@ -56,6 +56,7 @@ struct session {
 	bool progress;		/* stderr is a terminal and no --quiet */
 	bool progress_shown;
 	bool inspect_now;	/* SIGUSR1: inspect every running process */
+	int spawn_status;	/* the launched command could not run: 126, 127, or 1 */
 };
 
 static uint64_t mono_ns(void)
@@ -438,7 +439,7 @@ static int setup_launch(struct session *s)
 	int status = -1, err;
 	pid_t pid;
 
-	err = target__spawn(s->lc, s->o->argv, &pid);
+	err = target__spawn(s->lc, s->o->argv, &pid, &s->spawn_status);
 	if (err)
 		return err;
 	s->child = pid;
@@ -669,8 +670,8 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 	}
 	err = so->argv ? setup_launch(&s) : so->all ? ops->attach_all(s.m) : setup_attach(&s);
 	if (err) {
-		if (so->argv && (err == -ENOENT || err == -EACCES))
-			rc = err == -ENOENT ? 127 : 126;
+		if (so->argv && s.spawn_status)
+			rc = s.spawn_status;
 		/* attach: what was attached is detached below; nothing is reported */
 		goto out;
 	}

@@ -16,17 +16,36 @@ bats_require_minimum_version 1.5.0
 	[[ "$output" == *"cannot run 'no-such-command-ebprof': command not found"* ]]
 }
 
-@test "not executable / not a program: exit 126" {
+@test "not executable / not a program: exit 126, in every mode" {
 	printf 'just text\n' > "$T/notes.txt"
 	run "$EBPROF" mem -- "$T/notes.txt"
 	[ "$status" -eq 126 ]
 	[[ "$output" == *"cannot run"*"Permission denied"* ]]
+	# no executable format (ENOEXEC): a file with no #! line, a broken ELF file
 	chmod +x "$T/notes.txt"
+	run "$EBPROF" mem -- "$T/notes.txt"
+	[ "$status" -eq 126 ]
+	[[ "$output" == *"cannot run"*"Exec format error"* ]]
 	printf '\x7fELFgarbage' > "$T/bad.elf"
 	chmod +x "$T/bad.elf"
-	run "$EBPROF" mem -- "$T/bad.elf"
-	[ "$status" -ne 0 ]
-	[[ "$output" == *"cannot run"* ]]
+	for mode in mem cpu; do
+		run "$EBPROF" "$mode" -- "$T/bad.elf"
+		[ "$status" -eq 126 ]
+		[[ "$output" == *"cannot run"*"Exec format error"* ]]
+	done
+	run "$EBPROF" stacks -e sched:sched_switch -- "$T/bad.elf"
+	[ "$status" -eq 126 ]
+	# a directory
+	run "$EBPROF" mem -- "$T"
+	[ "$status" -eq 126 ]
+	[[ "$output" == *"cannot run"*"Is a directory"* ]]
+	# found, but its interpreter is not
+	printf '#!/nonexistent/sh\n' > "$T/badint.sh"
+	chmod +x "$T/badint.sh"
+	run "$EBPROF" mem -- "$T/badint.sh"
+	[ "$status" -eq 126 ]
+	[[ "$output" == *"interpreter"*"does not exist"* ]]
+	run -127 "$EBPROF" mem -- "$T/no-such-file"
 }
 
 @test "not root: exit 1 and says what is needed" {
