@@ -72,6 +72,22 @@ bats_require_minimum_version 1.5.0
 	[ "$status" -eq 2 ]
 }
 
+@test "durations: one syntax for -d, --min-age and --temp-threshold; nan, 1e-300 and 0.1ns are usage errors" {
+	for opt in -d --min-age --temp-threshold; do
+		for bad in nan inf 1e-300 0.1ns 5d -1s; do
+			run "$EBPROF" mem "$opt" "$bad" -- /bin/true
+			[ "$status" -eq 2 ] || { echo "$opt $bad: status $status"; false; }
+			[[ "$output" == *"invalid"*"'$bad'"* ]]
+		done
+	done
+	for mode in cpu "stacks -e sched:sched_switch"; do
+		run "$EBPROF" $mode -d 1e-300 -- /bin/true
+		[ "$status" -eq 2 ]
+	done
+	run "$EBPROF" mem -q -d 1h --min-age 2m --temp-threshold 1ms -- /bin/true
+	[ "$status" -eq 0 ]
+}
+
 @test "help: ebprof --help and ebprof mem --help show examples" {
 	run "$EBPROF" --help
 	[ "$status" -eq 0 ]
