@@ -603,6 +603,45 @@ static void test_write_path_atomic(void **state)
 	profile__free(p);
 }
 
+/* A note added 50 times (a command that execs 50 times) is one line with its count, in every
+ * output; notes added once are unchanged. */
+static void test_notes_collapse(void **state)
+{
+	const struct output_ops *ops[] = {
+		&output_text, &output_json, &output_html,
+	};
+	static const char once[] = "traced the glibc allocator";
+	static const char many[] = "PID 7 (sh) ran a new program";
+	struct profile *p = fixture(), *back;
+	char *out, *twice;
+	size_t len;
+
+	assert_int_equal(profile__add_note(p, "%s", once), 0);
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(profile__add_note(p, "PID %d (sh) ran a new program", 7), 0);
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		out = render(ops[i], p, NULL, NULL);
+		if (!strstr(out, "PID 7 (sh) ran a new program (50 times)"))
+			fail_msg("%s: no collapsed note", ops[i]->name);
+		/* once, not 50 times */
+		twice = strstr(strstr(out, many) + 1, many);
+		if (twice)
+			fail_msg("%s: the note is repeated", ops[i]->name);
+		assert_non_null(strstr(out, once));
+		assert_null(strstr(out, "traced the glibc allocator ("));
+		free(out);
+	}
+	out = render(&output_pprof, p, NULL, &len);
+	back = profile__parse_pprof(out, len, NULL, NULL, 0);
+	assert_non_null(back);
+	assert_int_equal(back->nnotes, p->nnotes);
+	assert_string_equal(back->notes[back->nnotes - 1],
+			    "PID 7 (sh) ran a new program (50 times)");
+	profile__free(back);
+	free(out);
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -617,6 +656,7 @@ int main(void)
 		cmocka_unit_test(test_pprof_go_tool),
 		cmocka_unit_test(test_for_path),
 		cmocka_unit_test(test_write_path_atomic),
+		cmocka_unit_test(test_notes_collapse),
 	};
 
 	make_scratch_dir();
