@@ -28,6 +28,9 @@ struct tgt {
 	bool traced;		/* ptrace-seized: exits stop */
 	bool await_exec;	/* shares its parent's memory (vfork): traced from its exec on */
 	bool done;		/* finalized (or never attached) */
+	bool dropped;		/* counted once as a process not traced */
+	int pending_err;	/* a child the mode could not attach to: counted as not traced
+				 * if it ends (or the run does) before an exec gets it traced */
 	bool gone;		/* exited, reaped or not ours to reap */
 	int pidfd;		/* for attached processes we could not seize, else -1 */
 	int status;
@@ -156,17 +159,50 @@ static const char *why_untraceable(struct session *s, pid_t pid)
 	return why ? why : "this mode cannot trace it";
 }
 
-/* A process the mode cannot trace: say why, note it in the report, let it run. */
-static void untraceable(struct session *s, struct tgt *t)
+/*
+ * A process that runs untraced (the mode cannot trace it, a table of the mode is full, its
+ * attach failed): a drop counted by reason and a note in every output, not only a line on
+ * stderr, or the report would look complete. A process counts once, however many of its
+ * programs were missed. err: the mode's attach error (-ENOENT: cannot trace this process; the
+ * mode reported the others itself).
+ */
+static void untraced(struct session *s, struct tgt *t, int err)
 {
-	char comm[32];
-	const char *why = why_untraceable(s, t->pid);
+	const char *reason, *why;
+	char comm[32], buf[160];
 
 	target__comm(t->pid, comm, sizeof(comm));
-	session__clear_progress(s);
-	pr_warn(s->lc, "PID %d (%s) cannot be traced: %s; it runs untraced", t->pid, comm, why);
-	profile__add_note(s->prof, "PID %d (%s) was not traced: %s", t->pid, comm, why);
+	if (err == -ENOENT) {
+		reason = "untraceable_process";
+		why = why_untraceable(s, t->pid);
+		session__clear_progress(s);
+		pr_warn(s->lc, "PID %d (%s) cannot be traced: %s; it runs untraced", t->pid, comm,
+			why);
+	} else if (err == -E2BIG || err == -ENOSPC) {
+		reason = "process_table_full";
+		snprintf(buf, sizeof(buf), "the table of processes 'ebprof %s' traces at once was "
+			 "full", s->ops->name);
+		why = buf;
+	} else {
+		reason = "attach_failed";
+		snprintf(buf, sizeof(buf), "attaching to it failed (%s)", strerror(-err));
+		why = buf;
+	}
 	t->done = true;
+	if (t->dropped)
+		return;
+	t->dropped = true;
+	profile__add_drop(s->prof, reason, 1);
+	/* no PID: the same program missed 50 times is one note with a count */
+	profile__add_note(s->prof, "a process running '%s' was not traced: %s", comm, why);
+}
+
+/* A child that was never traced is counted when it ends, or when the run does. */
+static void settle(struct session *s, struct tgt *t)
+{
+	if (t->pending_err)
+		untraced(s, t, t->pending_err);
+	t->pending_err = 0;
 }
 
 /* A new program image in a traced process: report the old one, trace the new one. */
@@ -185,9 +221,11 @@ static void on_exec(struct session *s, struct tgt *t)
 	}
 	if (err) {
 		retire(s, t->pid);
-		untraceable(s, t);
+		t->pending_err = 0;
+		untraced(s, t, err);
 		return;
 	}
+	t->pending_err = 0;
 	t->done = false;
 }
 
@@ -247,7 +285,7 @@ static void on_new_task(struct session *s, pid_t pid, int status)
 {
 	pid_t tgid, ppid, nspid;
 	struct tgt *t;
-	int st = -1;
+	int st = -1, err;
 
 	if (!WIFSTOPPED(status))
 		return;
@@ -275,11 +313,13 @@ static void on_new_task(struct session *s, pid_t pid, int status)
 	if (same_mm(ppid, pid)) {
 		t->await_exec = true;
 		pr_debug(s->lc, "PID %d: shares PID %d's memory; traced from its exec", pid, ppid);
-	} else if (s->ops->attach(s->m, pid, MODE_ATTACH_CHILD, &st) == 0) {
+	} else if ((err = s->ops->attach(s->m, pid, MODE_ATTACH_CHILD, &st)) == 0) {
 		t->done = false;
 	} else {
+		/* it runs its parent's program untraced; a later exec is tried again */
 		pr_debug(s->lc, "PID %d: not traced in its parent's image; traced from its exec",
 			 pid);
+		t->pending_err = err;
 	}
 	target__resume(pid, TARGET_STOP_OTHER, 0);
 }
@@ -330,6 +370,7 @@ static void on_child_event(struct session *s, pid_t pid, int status)
 	how = target__classify(status, &sig);
 	switch (how) {
 	case TARGET_GONE:
+		settle(s, t);
 		if (!t->done)
 			finalize(s, t);	/* killed without an exit stop: from the attach snapshot */
 		retire(s, pid);
@@ -341,6 +382,7 @@ static void on_child_event(struct session *s, pid_t pid, int status)
 		}
 		return;
 	case TARGET_STOP_EXIT:
+		settle(s, t);
 		if (!t->done)
 			inspect(s, t, true);
 		finalize(s, t);
@@ -458,7 +500,7 @@ static int setup_launch(struct session *s)
 		return 0;
 	}
 	if (err == -ENOENT) {
-		untraceable(s, t);
+		untraced(s, t, err);
 		/* it may have stopped at its exit while the mode looked at it */
 		return target__resume(pid, TARGET_STOP_OTHER, 0);
 	}
@@ -701,8 +743,10 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 		inspect(&s, s.t[i], false);
 	if (ops->stop)
 		ops->stop(s.m);
-	for (int i = 0; i < s.nt; i++)
+	for (int i = 0; i < s.nt; i++) {
+		settle(&s, s.t[i]);
 		finalize(&s, s.t[i]);
+	}
 	if (ops->finish)
 		ops->finish(s.m);
 
