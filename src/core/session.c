@@ -637,6 +637,45 @@ int session__write_outputs(const struct log_ctx *lc, const struct profile *p,
 	return rc;
 }
 
+/* Every -o destination can be written, before anything is traced: a run must not end in a
+ * profile that cannot be saved. A usage error (2). */
+static int check_outputs(const struct session_opts *so, const struct log_ctx *lc)
+{
+	char why[256];
+
+	for (int i = 0; i < so->noutputs; i++) {
+		if (!output__check_path(so->outputs[i], why, sizeof(why)))
+			continue;
+		fprintf(stderr, "%s: cannot write the report to '%s': %s\n", lc->prog,
+			so->outputs[i], why);
+		return 2;
+	}
+	return 0;
+}
+
+/* An output that failed at the end (its directory removed, the disk full): the profile is
+ * saved as a pprof where it can be found, $TMPDIR or /tmp, else the current directory, so
+ * the run is not lost; 'ebprof report' renders it in any format. */
+static void save_fallback(struct session *s)
+{
+	const char *dirs[] = { getenv("TMPDIR"), "/tmp", "." };
+	char path[4096];
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		if (!dirs[i] || !*dirs[i])
+			continue;
+		snprintf(path, sizeof(path), "%s/ebprof-%s-%d.pb.gz", dirs[i], s->ops->name,
+			 (int)getpid());
+		if (output__write_path(&output_pprof, s->prof, &s->o->out, path))
+			continue;
+		pr_err(s->lc, "the profile is saved in %s; 'ebprof report %s -o FILE' writes it "
+		       "in any format", path, path);
+		return;
+	}
+	pr_err(s->lc, "the profile could not be saved anywhere ($TMPDIR, /tmp, the current "
+	       "directory)");
+}
+
 /* --value must name one of the mode's sample types. */
 static int check_value(struct session *s)
 {
@@ -665,6 +704,9 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 	struct utsname u;
 	sigset_t mask;
 
+	rc = check_outputs(so, lc);
+	if (rc)
+		return rc;
 	if (preflight__check(lc, ops->preflight))
 		return 1;
 
@@ -758,6 +800,8 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 			  (int64_t)(mono_ns() - s.start_mono));
 	rc = session__write_outputs(lc, s.prof, &so->out, (char *const *)so->outputs,
 				    so->noutputs);
+	if (rc)
+		save_fallback(&s);
 	if (rc == 0 && ops->verdict)
 		verdict = ops->verdict(s.m);
 

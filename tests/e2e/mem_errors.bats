@@ -98,11 +98,43 @@ bats_require_minimum_version 1.5.0
 	[[ "$output" == *"--max-live"* ]]
 }
 
-@test "an unwritable output fails with exit 1 but the others are written" {
-	run "$EBPROF" mem -o /nonexistent-dir/out.json -o "$T/out.txt" -- /bin/true
+@test "outputs are checked before tracing: exit 2 naming the path, nothing run, in every mode" {
+	run "$EBPROF" mem -o /nonexistent-dir/out.json -o "$T/out.txt" -- touch "$T/ran"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"cannot write the report to '/nonexistent-dir/out.json': directory '/nonexistent-dir' does not exist"* ]]
+	[ ! -e "$T/ran" ]
+	[ ! -e "$T/out.txt" ]
+	mkdir "$T/dir.json"
+	run "$EBPROF" cpu -o "$T/dir.json" -- touch "$T/ran"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"'$T/dir.json': it is a directory"* ]]
+	echo x > "$T/file.txt"
+	run "$EBPROF" stacks -e sched:sched_switch -o "$T/file.txt/x.json" -- touch "$T/ran"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"is not a directory"* ]]
+	[ ! -e "$T/ran" ]
+	assert_no_probes
+}
+
+@test "a symbolic link to a device is never written through" {
+	ln -s /dev/loop0 "$T/flame.svg"
+	run "$EBPROF" mem -o "$T/flame.svg" -- touch "$T/ran"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"'$T/flame.svg': it is a symbolic link to something that is not a regular file"* ]]
+	[ ! -e "$T/ran" ]
+	[ -L "$T/flame.svg" ]
+}
+
+@test "an output that fails at the end: exit 1, the others written, the profile saved as a pprof" {
+	mkdir "$T/gone" "$T/tmp"
+	TMPDIR="$T/tmp" run "$EBPROF" mem -q -o "$T/gone/out.json" -o "$T/out.txt" -- rmdir "$T/gone"
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"cannot write '/nonexistent-dir/out.json'"* ]]
+	[[ "$output" == *"cannot write '$T/gone/out.json'"* ]]
+	[[ "$output" == *"the profile is saved in $T/tmp/ebprof-mem-"*".pb.gz"* ]]
 	[ -s "$T/out.txt" ]
+	saved=$(ls "$T"/tmp/ebprof-mem-*.pb.gz)
+	"$EBPROF" report "$saved" -o "$T/back.json"
+	jqe '.processes[0].comm == "rmdir"' "$T/back.json"
 }
 
 @test "launch: SIGTERM to ebprof reaches the command, the report is written" {
