@@ -446,6 +446,14 @@ static int setup_attach(struct session *s)
 			pr_err(s->lc, "cannot attach to PID %d: no such process", pid);
 			return -ESRCH;
 		}
+		if (!s->ops->kthreads && target__is_kthread(pid)) {
+			char comm[32];
+
+			target__comm(pid, comm, sizeof(comm));
+			pr_err(s->lc, "cannot attach to PID %d (%s): it is a kernel thread, and "
+				      "'ebprof %s' traces user processes only", pid, comm, s->ops->name);
+			return -EINVAL;
+		}
 		t = tgt_add(s, pid);
 		if (!t) {
 			pr_err(s->lc, "out of memory");
@@ -707,7 +715,7 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 	rc = check_outputs(so, lc);
 	if (rc)
 		return rc;
-	if (preflight__check(lc, ops->preflight))
+	if (preflight__check(lc, ops->preflight | (so->npids || so->all ? PREFLIGHT_PTRACE : 0)))
 		return 1;
 
 	/* signals arrive as data; the launched command restores the default mask before exec */

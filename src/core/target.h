@@ -41,6 +41,9 @@ int target__detach(pid_t pid);
 /* Exit code a shell would give for a wait status (status, or 128 + signal). */
 int target__exit_code(int status);
 
+/* Is pid a kernel thread (kthreadd, kworkers: no user memory, no mappings)? */
+bool target__is_kthread(pid_t pid);
+
 /* comm and command line (argv joined by spaces) of a live process; buffers always terminated. */
 void target__comm(pid_t pid, char *comm, size_t len);
 void target__cmdline(pid_t pid, char *buf, size_t len);

@@ -55,6 +55,37 @@ bats_require_minimum_version 1.5.0
 	[[ "$output" == *"needs root"* ]]
 }
 
+@test "root without the capabilities: the missing one is named, in every mode" {
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed"
+	for mode in mem cpu; do
+		run setpriv --inh-caps=-all --bounding-set=-bpf,-perfmon,-sys_admin \
+			"$EBPROF" $mode -- /bin/true
+		[ "$status" -eq 1 ]
+		[[ "$output" == *"running as root, but without CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)"* ]]
+		[[ "$output" != *"verifier"* ]]
+	done
+	run setpriv --inh-caps=-all --bounding-set=-perfmon,-sys_admin "$EBPROF" mem -- /bin/true
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"without CAP_PERFMON (or CAP_SYS_ADMIN)"* ]]
+	sleep 30 &
+	BG_PIDS+=("$!")
+	run setpriv --inh-caps=-all --bounding-set=-sys_ptrace "$EBPROF" mem -p "$!" -d 1
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"without CAP_SYS_PTRACE"*"-p, -a"* ]]
+	[[ "$output" != *"No such file"* ]]
+	# a launched command needs no CAP_SYS_PTRACE: it is ebprof's own child
+	run setpriv --inh-caps=-all --bounding-set=-sys_ptrace "$EBPROF" mem -q -o "$T/out.json" -- /bin/true
+	[ "$status" -eq 0 ]
+	assert_no_probes
+}
+
+@test "-p of a kernel thread: said so, for the modes that trace user processes only" {
+	run "$EBPROF" mem -p 2 -d 1
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot attach to PID 2 (kthreadd): it is a kernel thread"* ]]
+	assert_no_probes
+}
+
 @test "usage errors: exit 2" {
 	run "$EBPROF" mem
 	[ "$status" -eq 2 ]
