@@ -627,6 +627,7 @@ static void cpu_close(void *m)
 
 const struct mode_ops cpu_mode_ops = {
 	.name = "cpu",
+	.kthreads = true,	/* sampled and counted by tgid, kernel stacks included */
 	.open = cpu_open,
 	.close = cpu_close,
 	.attach = cpu_attach,

@@ -600,8 +600,8 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 		loader_range(pid, &mzero.loader_lo, &mzero.loader_hi);
 		if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.mprocs), &key, &mzero, BPF_ANY)) {
 			err = -errno;
-			pr_err(c->lc, "cannot trace PID %d: the process table is full (%s); raise "
-				      "--max-procs", pid, strerror(errno));
+			pr_err(c->lc, "cannot trace PID %d: the process table is full (--max-procs "
+				      "%u); it runs untraced; raise --max-procs", pid, c->opts.max_procs);
 			return err;
 		}
 	}
@@ -613,8 +613,9 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 				lib_range(pid, lib->objs[i].path, &zero.lib_lo[i], &zero.lib_hi[i]);
 	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.procs), &key, &zero, BPF_ANY)) {
 		err = -errno;
-		pr_err(c->lc, "cannot trace PID %d: the process table is full (%s); raise "
-			      "--max-procs", pid, strerror(errno));
+		pr_err(c->lc, "cannot trace PID %d: %s", pid, errno == E2BIG ? "the process "
+			      "table is full (--max-procs); it runs untraced; raise --max-procs" :
+			      strerror(errno));
 		return err;
 	}
 	t = &c->t[c->nt];
