@@ -121,6 +121,14 @@ struct mem_proc {
 	 * allocator, libstdc++ ...), set by userspace: a call from there is the allocator calling
 	 * itself (operator new calling malloc), counted as the outer call */
 	__u64 lib_lo[MEM_LIB_RANGES], lib_hi[MEM_LIB_RANGES];
+	/* the largest request: its size, site (largest_fn, largest_stack) and bpf_ktime_get_ns()
+	 * (0: unknown, --alloc-only). Recorded apart from max_request, which the held counts raise
+	 * late; largest_busy: a thread is recording it */
+	__u64 largest_size;
+	__u64 largest_stack;
+	__u64 largest_ts;
+	__u32 largest_fn;
+	__u32 largest_busy;
 };
 
 /* ---- mappings (--mmap): the program's own mmap, munmap, mremap and brk, a category apart ---- */

@@ -423,6 +423,28 @@ static __always_inline void hold_alloc(struct mem_tstate *st, struct mem_proc *p
 	held_release(st);
 }
 
+/* A request larger than any before in its process: its site and time. Only calls that raise
+ * the maximum get here, so this is rare and may take a claim. A thread that finds another
+ * recording its own raise retries a few times, then leaves the record to it: largest_size is
+ * then the size of the request whose stack is kept, below max_request. */
+static __always_inline void note_largest(struct mem_proc *p, __u32 fn, __u64 stack, __u64 size,
+					 __u64 ts)
+{
+	for (int i = 0; i < 4; i++) {
+		if (__sync_val_compare_and_swap(&p->largest_busy, 0, 1))
+			continue;
+		if (size > p->largest_size) {
+			p->largest_size = size;
+			p->largest_stack = stack;
+			p->largest_ts = ts;
+			p->largest_fn = fn;
+		}
+		asm volatile("" ::: "memory");
+		p->largest_busy = 0;
+		return;
+	}
+}
+
 /* What a tracked block stands for: one allocation of its size, or in sampled modes its weight
  * (MEM_WEIGHT_ONE units) and size * weight bytes. */
 static __always_inline __u64 blk_count(const struct mem_live_val *lv)
@@ -549,6 +571,8 @@ static __always_inline bool record_alloc(void *ctx, struct mem_tstate *st, __u32
 	bytes = blk_bytes(&lv);
 
 	hold_alloc(st, p, pid, fn, lv.stack, size, cnt, bytes);
+	if (size > p->largest_size)
+		note_largest(p, fn, lv.stack, size, lv.ts);
 
 	err = bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
 	if (err == -17 /* EEXIST */) {

@@ -1140,6 +1140,33 @@ static void add_process(struct profile *prof, struct traced *t, const struct mem
 
 /* ---- growth and peaks ------------------------------------------------------------------- */
 
+/* The process's largest request, with the sample of its site. An exec'd process keeps the
+ * larger of its images'. */
+static void process_largest(struct mem_collector *c, struct traced *t, struct profile *prof,
+			    const struct drain *d, const uint32_t *sample_of,
+			    const struct mem_proc *mp)
+{
+	struct prof_process *proc = profile__find_process(prof, t->pid);
+	struct prof_largest *lg;
+
+	if (!proc || !mp->largest_size)
+		return;
+	lg = &proc->largest;
+	if (lg->known && lg->bytes >= mp->largest_size)
+		return;
+	lg->known = true;
+	lg->bytes = mp->largest_size;
+	lg->t_ns = mp->largest_ts && mp->largest_ts >= c->start_ns ?
+		   (int64_t)(mp->largest_ts - c->start_ns) : -1;
+	lg->sample = PROF_NONE;
+	for (uint32_t i = 0; i < d->n; i++)
+		if (d->sites[i].key.fn == mp->largest_fn &&
+		    d->sites[i].key.stack == mp->largest_stack) {
+			lg->sample = sample_of[i];
+			break;
+		}
+}
+
 /* A site's live bytes; a batched read is no atomic cut, so frees may be ahead of allocations. */
 static int64_t site_live(const struct mem_site_val *v)
 {
@@ -1601,8 +1628,11 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 		sample_of[i] = prof->nsamples - 1;
 		site_growth(t, s, ps);
 	}
-	if (sample_of)
+	if (sample_of) {
 		process_growth(c, t, prof, &d, sample_of, have_proc ? &mp : NULL);
+		if (have_proc)
+			process_largest(c, t, prof, &d, sample_of, &mp);
+	}
 	if (c->opts.mmap)
 		finalize_maps(c, t, prof, sp, now_ns, exec);
 	free(sample_of);
