@@ -48,6 +48,7 @@ enum mem_drop {
 	MEM_DROP_CALLERS_FULL,	/* caller table full: an aliased free counted under its probe */
 	MEM_DROP_REGIONS_FULL,	/* --mmap: region table full: the mapping is counted, not tracked */
 	MEM_DROP_MAP_SPAN,	/* --mmap: an unmap spanning more regions than one call handles */
+	MEM_DROP_TRACE_FULL,	/* --trace: ring buffer full: the call is missing from the trace */
 	MEM_DROP__COUNT,
 };
 
@@ -121,6 +122,34 @@ struct mem_proc {
 	 * allocator, libstdc++ ...), set by userspace: a call from there is the allocator calling
 	 * itself (operator new calling malloc), counted as the outer call */
 	__u64 lib_lo[MEM_LIB_RANGES], lib_hi[MEM_LIB_RANGES];
+	/* the largest request: its size, site (largest_fn, largest_stack) and bpf_ktime_get_ns()
+	 * (0: unknown, --alloc-only). Recorded apart from max_request, which the held counts raise
+	 * late; largest_busy: a thread is recording it */
+	__u64 largest_size;
+	__u64 largest_stack;
+	__u64 largest_ts;
+	__u32 largest_fn;
+	__u32 largest_busy;
+};
+
+/* ---- --trace: one record per counted call, through a ring buffer ---- */
+
+enum mem_trace_result {
+	MEM_TRACE_OK,		/* an allocation that returned ptr; a free of a tracked block */
+	MEM_TRACE_FAILED,	/* an allocation that failed (ptr 0) */
+	MEM_TRACE_FREED,	/* realloc(arg, 0): freed arg, returned NULL */
+	MEM_TRACE_UNKNOWN,	/* a free of a pointer not allocated while tracing */
+};
+
+struct mem_trace_event {
+	__u64 ts;		/* bpf_ktime_get_ns() at the return (frees: at the entry) */
+	__u32 pid, tid;
+	__u32 fn;		/* enum mem_fn, as probed (aliases are one function) */
+	__u32 result;		/* enum mem_trace_result */
+	__u64 size;		/* requested bytes (frees: 0) */
+	__u64 ptr;		/* the block returned, or freed */
+	__u64 arg;		/* realloc, reallocarray, rallocx: the old pointer */
+	__u64 stack;		/* stack hash in the stacks map, 0 = none */
 };
 
 /* ---- mappings (--mmap): the program's own mmap, munmap, mremap and brk, a category apart ---- */

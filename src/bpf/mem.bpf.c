@@ -33,6 +33,9 @@ const volatile __u64 sample_period = 0;
 const volatile __u32 ln_tab[MEM_LN_STEPS + 1] = {};
 const volatile __u64 exp_int_tab[MEM_EXP_INT] = {};
 const volatile __u64 exp_frac_tab[MEM_EXP_FRAC] = {};
+/* --trace: a record of every counted call into trace_rb. Off, the verifier drops every line of
+ * it, so the hot path is what it is without it. */
+const volatile bool trace_calls = false;
 
 struct mem_tstate {
 	__u32 depth;		/* traced calls in progress on this thread */
@@ -140,6 +143,12 @@ struct {
 	__type(value, __u64);
 } callers SEC(".maps");
 
+/* --trace's records (struct mem_trace_event); a page when not tracing (sized before load). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} trace_rb SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, MEM_DROP__COUNT);
@@ -224,6 +233,30 @@ static __always_inline __u64 capture_stack(void *ctx, struct mem_tstate *st)
 	}
 	/* a thread allocating from one place again: its stack is interned already */
 	return st->last_stack = intern_stack(s, nr, st->last_stack);
+}
+
+/* --trace: one record. Userspace reads the buffer every tick (100 ms), so no wakeup is asked
+ * for: a wakeup per call would cost more than the record. A full buffer is a counted drop. */
+static __always_inline void trace_emit(__u32 fn, __u32 result, __u64 size, __u64 ptr, __u64 arg,
+				       __u64 stack)
+{
+	struct mem_trace_event *e = bpf_ringbuf_reserve(&trace_rb, sizeof(*e), 0);
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (!e) {
+		drop(MEM_DROP_TRACE_FULL);
+		return;
+	}
+	e->ts = bpf_ktime_get_ns();
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->fn = fn;
+	e->result = result;
+	e->size = size;
+	e->ptr = ptr;
+	e->arg = arg;
+	e->stack = stack;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
 /* Intern the first nr frames of s (the thread's scratch buffer) by hash. 0 = no stack.
@@ -423,6 +456,28 @@ static __always_inline void hold_alloc(struct mem_tstate *st, struct mem_proc *p
 	held_release(st);
 }
 
+/* A request larger than any before in its process: its site and time. Only calls that raise
+ * the maximum get here, so this is rare and may take a claim. A thread that finds another
+ * recording its own raise retries a few times, then leaves the record to it: largest_size is
+ * then the size of the request whose stack is kept, below max_request. */
+static __always_inline void note_largest(struct mem_proc *p, __u32 fn, __u64 stack, __u64 size,
+					 __u64 ts)
+{
+	for (int i = 0; i < 4; i++) {
+		if (__sync_val_compare_and_swap(&p->largest_busy, 0, 1))
+			continue;
+		if (size > p->largest_size) {
+			p->largest_size = size;
+			p->largest_stack = stack;
+			p->largest_ts = ts;
+			p->largest_fn = fn;
+		}
+		asm volatile("" ::: "memory");
+		p->largest_busy = 0;
+		return;
+	}
+}
+
 /* What a tracked block stands for: one allocation of its size, or in sampled modes its weight
  * (MEM_WEIGHT_ONE units) and size * weight bytes. */
 static __always_inline __u64 blk_count(const struct mem_live_val *lv)
@@ -549,6 +604,8 @@ static __always_inline bool record_alloc(void *ctx, struct mem_tstate *st, __u32
 	bytes = blk_bytes(&lv);
 
 	hold_alloc(st, p, pid, fn, lv.stack, size, cnt, bytes);
+	if (size > p->largest_size)
+		note_largest(p, fn, lv.stack, size, lv.ts);
 
 	err = bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
 	if (err == -17 /* EEXIST */) {
@@ -607,6 +664,21 @@ static __always_inline void count_caller(struct pt_regs *ctx, __u32 pid, __u32 f
 	}
 }
 
+/* --trace: a free's stack, taken at its entry: its caller's return address (at sp: the frame
+ * pointer chain would miss it), then the caller's chain. The shape of an allocation's, whose
+ * first address is the return address at its return probe. */
+static __always_inline __u64 trace_free_stack(struct pt_regs *ctx, struct mem_tstate *st)
+{
+	__u64 ret = 0, nr;
+
+	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)PT_REGS_SP(ctx)) || !ret) {
+		drop(MEM_DROP_STACK_FAIL);
+		return 0;
+	}
+	nr = walk_stack(st->stack.ips, ret, PT_REGS_FP(ctx), PT_REGS_SP(ctx) + 8);
+	return intern_stack(&st->stack, nr, 0);
+}
+
 /*
  * free, operator delete (every variant), dallocx, sdallocx: entry probes only. The nesting rule
  * without a return probe: a free-like call is the inner free of the thread's previous traced
@@ -629,6 +701,9 @@ static __always_inline int free_enter(struct pt_regs *ctx, __u32 pid, struct mem
 	/* delete may lead to free: keep a mark; a plain free needs state only if it has some */
 	st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0,
 				  fn == MEM_FN_FREE ? 0 : BPF_LOCAL_STORAGE_GET_F_CREATE);
+	/* --trace: a free's record needs the thread's scratch buffer for its stack */
+	if (trace_calls && !st)
+		st = thread_state(bpf_get_current_task_btf());
 	/* free called by a traced function (realloc(p, 0) frees internally) is its business */
 	if (st && st->depth)
 		return 0;
@@ -644,8 +719,14 @@ static __always_inline int free_enter(struct pt_regs *ctx, __u32 pid, struct mem
 	if (cookie & MEM_COOKIE_CALLER)
 		count_caller(ctx, pid, fn, 1);
 	/* a tracked block's free counts its call with it (held with the site's counts) */
-	if (!free_block(pid, p, ptr, st, fn))
+	if (!free_block(pid, p, ptr, st, fn)) {
 		__sync_fetch_and_add(&p->calls[fn], 1);
+		if (trace_calls && st)
+			trace_emit(fn, MEM_TRACE_UNKNOWN, 0, ptr, 0, trace_free_stack(ctx, st));
+		return 0;
+	}
+	if (trace_calls && st)
+		trace_emit(fn, MEM_TRACE_OK, 0, ptr, 0, trace_free_stack(ctx, st));
 	return 0;
 }
 
@@ -856,6 +937,31 @@ count:
 	return 0;
 }
 
+/* --trace: the record of the outermost call finish_call accounted, its result told again from
+ * the return value (apart, so that finish_call is the same code with --trace or without). */
+static __always_inline void trace_exit(struct pt_regs *ctx, struct mem_tstate *st, __u64 ret)
+{
+	__u32 fn = st->fn, result = ret ? MEM_TRACE_OK : MEM_TRACE_FAILED;
+	__u64 ptr = ret;
+
+	if (fn >= MEM_FN__COUNT)
+		return;
+	if (fn == MEM_FN_POSIX_MEMALIGN) {
+		ptr = 0;
+		if ((int)ret != 0 || bpf_probe_read_user(&ptr, sizeof(ptr), (void *)st->arg))
+			ptr = 0;
+		result = ptr ? MEM_TRACE_OK : MEM_TRACE_FAILED;
+	} else if ((fn == MEM_FN_REALLOC || fn == MEM_FN_REALLOCARRAY) && !ret && !st->size &&
+		   st->arg) {
+		result = MEM_TRACE_FREED;
+	}
+	/* mem_exit cleared last_stack: set, it is this call's; else (its size filtered out,
+	 * realloc's free) the call took none */
+	if (!st->last_stack)
+		capture_stack(ctx, st);
+	trace_emit(fn, result, st->size, ptr, st->arg, st->last_stack);
+}
+
 SEC("uretprobe")
 int mem_exit(struct pt_regs *ctx)
 {
@@ -873,7 +979,14 @@ int mem_exit(struct pt_regs *ctx)
 	p = bpf_map_lookup_elem(&procs, &pid);
 	if (!p)
 		return 0;
-	return finish_call(ctx, st, pid, p, ret);
+	/* --trace: the stack this call takes, if any, is then last_stack (the interning
+	 * shortcut it spares is worth nothing next to a record per call) */
+	if (trace_calls)
+		st->last_stack = 0;
+	finish_call(ctx, st, pid, p, ret);
+	if (trace_calls)
+		trace_exit(ctx, st, ret);
+	return 0;
 }
 
 #include "mem_alloc_only.bpf.h"

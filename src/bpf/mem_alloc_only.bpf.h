@@ -182,6 +182,9 @@ __noinline int ao_flush(struct mem_tstate *st)
 		if (st->ao_failed)
 			__sync_fetch_and_add(&p->failed, st->ao_failed);
 		atomic_max(&p->max_request, st->ao_max);
+		/* the held counts are one site's: so is their largest; its time is not kept */
+		if (st->ao_max > p->largest_size)
+			note_largest(p, fn, st->ao_pstack, st->ao_max, 0);
 		x.sv = site_of(pid, fn, st->ao_pstack);
 		if (x.sv) {
 			__sync_fetch_and_add(&x.sv->allocs, st->ao_allocs);

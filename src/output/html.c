@@ -517,6 +517,54 @@ static void write_process_peak(const struct html *h, const struct prof_process *
 			"</span>", pk->nsites - PEAK_SITES, pk->nsites - PEAK_SITES == 1 ? "" : "s");
 }
 
+/* "Largest request 97.7 KiB (100000 bytes) at 12.3 ms", its site and, folded, its stack. */
+static void write_process_largest(const struct html *h, const struct prof_process *proc)
+{
+	const struct prof_largest *lg = &proc->largest;
+	const struct profile *p = h->p;
+	const struct prof_sample *s;
+	FILE *f = h->f;
+	char b1[32], name[512];
+
+	if (!lg->known)
+		return;
+	fprintf(f, "<br>Largest request %s (%" PRIu64 " bytes)",
+		render__bytes(lg->bytes, b1, sizeof(b1)), lg->bytes);
+	if (lg->t_ns >= 0)
+		fprintf(f, " at %s", render__duration(lg->t_ns, b1, sizeof(b1)));
+	if (lg->sample == PROF_NONE) {
+		fputs("; its site was not kept (see the drops).", f);
+		return;
+	}
+	s = &p->samples[lg->sample];
+	fputs(":<table class=\"data narrow largest\">\n<tbody><tr>", f);
+	site_cell(h, s);
+	fputs("</tr></tbody></table>\n<details class=\"largest-stack\"><summary>Stack</summary><ol>",
+	      f);
+	for (uint32_t i = 0; i < s->nlocs; i++) {
+		const struct prof_location *loc = &p->locations[s->locs[i]];
+
+		for (uint32_t j = 0; j < (loc->nlines ? loc->nlines : 1); j++) {
+			fputs("<li><code>", f);
+			esc(f, profile__frame_name(p, loc, j, name, sizeof(name)));
+			fputs("</code>", f);
+			if (j < loc->nlines) {
+				const struct prof_function *fn = &p->functions[loc->lines[j].function];
+
+				if (fn->filename) {
+					fputs(" <span class=\"src\">", f);
+					esc(f, render__basename(fn->filename));
+					if (loc->lines[j].line > 0)
+						fprintf(f, ":%" PRId64, loc->lines[j].line);
+					fputs("</span>", f);
+				}
+			}
+			fputs("</li>", f);
+		}
+	}
+	fputs("</ol></details>", f);
+}
+
 static int write_processes(const struct html *h)
 {
 	const struct profile *p = h->p;
@@ -673,6 +721,7 @@ static int write_processes(const struct html *h)
 			fputs("</span>", f);
 		}
 		write_process_peak(h, proc);
+		write_process_largest(h, proc);
 		fputs("</li>\n", f);
 	}
 	fputs("</ul>\n", f);

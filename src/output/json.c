@@ -11,7 +11,7 @@
 /* Field names of a process or a site that stats or sample types must not shadow. */
 static const char *const process_fields[] = {
 	"pid", "comm", "cmdline", "calls", "note", "leaks", "growth_window", "peak", "allocator", "mmap",
-	"ppid", "ns_pid",
+	"ppid", "ns_pid", "largest_request",
 };
 static const char *const site_fields[] = {
 	"pid", "frames", "histogram", "outstanding", "temporary_count", "lifetimes", "leaks",
@@ -184,6 +184,28 @@ static void write_peak(struct json_writer *w, const struct prof_process *proc,
 	jsonw_end_object(w);
 }
 
+/* The process's largest request; its site by its index in the report's `sites`. */
+static void write_largest(struct json_writer *w, const struct prof_process *proc,
+			  const uint32_t *pos)
+{
+	const struct prof_largest *lg = &proc->largest;
+
+	if (!lg->known)
+		return;
+	jsonw_name(w, "largest_request");
+	jsonw_start_object_flat(w);
+	jsonw_uint_field(w, "bytes", lg->bytes);
+	if (lg->t_ns >= 0)
+		jsonw_int_field(w, "t_ns", lg->t_ns);
+	else
+		jsonw_null_field(w, "t_ns");
+	if (lg->sample != PROF_NONE)
+		jsonw_uint_field(w, "site", pos[lg->sample]);
+	else
+		jsonw_null_field(w, "site");
+	jsonw_end_object(w);
+}
+
 /* --mmap: the process's own mappings, a category apart from the malloc numbers: the stats
  * "mmap_calls_<fn>" as "calls", the other "mmap_<name>" as "<name>". */
 static void write_process_maps(struct json_writer *w, const struct prof_process *proc)
@@ -246,6 +268,7 @@ static void write_processes(struct json_writer *w, const struct profile *p, cons
 			write_scan(w, &proc->scan);
 		write_growth_window(w, proc);
 		write_peak(w, proc, pos);
+		write_largest(w, proc, pos);
 		jsonw_end_object(w);
 	}
 	jsonw_end_array(w);

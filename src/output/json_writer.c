@@ -48,6 +48,14 @@ int jsonw__error(const struct json_writer *w)
 	return 0;
 }
 
+void jsonw__end_line(struct json_writer *w)
+{
+	if (!w->top_done && !w->err)
+		w->err = -EINVAL;
+	fputc('\n', w->f);
+	w->top_done = false;
+}
+
 static void newline_indent(struct json_writer *w, uint32_t depth)
 {
 	uint32_t i;

@@ -21,6 +21,8 @@ struct json_writer *jsonw__new(FILE *f, bool pretty);
 void jsonw__free(struct json_writer *w);
 /* 0, or the first error: -EINVAL for misuse, -EIO when the stream failed. */
 int jsonw__error(const struct json_writer *w);
+/* JSON Lines: end the top-level value (it must be complete) with a newline; another may follow. */
+void jsonw__end_line(struct json_writer *w);
 
 void jsonw_start_object(struct json_writer *w);
 void jsonw_start_array(struct json_writer *w);

@@ -20,6 +20,7 @@
 #define OUTSTANDING_FRAMES 5
 #define GROWTH_FRAMES 5
 #define PEAK_SITES 5
+#define LARGEST_FRAMES 8
 
 struct text {
 	const struct profile *p;
@@ -325,6 +326,30 @@ static void print_process_peak(const struct text *t, const struct prof_process *
 			pk->nsites - PEAK_SITES == 1 ? "" : "s");
 }
 
+static void print_stack(const struct text *t, unsigned int indent,
+			const struct prof_sample *s, bool skip_alloc, uint32_t max);
+
+/* "largest request 97.7 KiB (100000 bytes) at 12.3 ms, from:" and its stack (the allocator
+ * function first: which one was asked matters here). */
+static void print_process_largest(const struct text *t, const struct prof_process *proc)
+{
+	const struct prof_largest *lg = &proc->largest;
+	char b1[32], b2[32];
+
+	if (!lg->known)
+		return;
+	fprintf(t->f, "    largest request %s (%" PRIu64 " bytes)",
+		render__bytes(lg->bytes, b1, sizeof(b1)), lg->bytes);
+	if (lg->t_ns >= 0)
+		fprintf(t->f, " at %s", render__duration(lg->t_ns, b2, sizeof(b2)));
+	if (lg->sample == PROF_NONE) {
+		fputs(", its site was not kept (see drops)\n", t->f);
+		return;
+	}
+	fputs(", from:\n", t->f);
+	print_stack(t, 6, &t->p->samples[lg->sample], false, LARGEST_FRAMES);
+}
+
 static uint64_t mstat(const struct prof_process *proc, const char *name)
 {
 	uint64_t v = 0;
@@ -414,6 +439,7 @@ static void print_process_details(const struct text *t, const struct prof_proces
 
 	print_process_maps(t, proc);
 	print_process_peak(t, proc);
+	print_process_largest(t, proc);
 	if (proc->note)
 		fprintf(t->f, "    note: %s\n", proc->note);
 }

@@ -156,6 +156,15 @@ struct prof_peak {
 	uint32_t nsites;
 };
 
+/* A process's largest request: its size, when it was made and where (its site's sample, whose
+ * stack is the request's). */
+struct prof_largest {
+	bool known;
+	uint64_t bytes;
+	int64_t t_ns;		/* since time_nanos; -1: not recorded (--alloc-only) */
+	uint32_t sample;	/* index into samples; PROF_NONE: the site was not kept */
+};
+
 /* An object a process's allocation functions were traced in. */
 struct prof_alloc_obj {
 	const char *path;
@@ -178,6 +187,7 @@ struct prof_process {
 	uint32_t nsnapshots;
 	int64_t fit_from_ns, fit_to_ns;
 	struct prof_peak peak;	/* !peak.known: not recorded */
+	struct prof_largest largest;	/* !largest.known: not recorded */
 	const char *allocator;	/* kind of the object serving malloc, or NULL */
 	struct prof_alloc_obj *alloc_objs;	/* every object traced, that one first */
 	uint32_t nalloc_objs;

@@ -109,6 +109,35 @@ load helpers
 		'$e[0].processes[0].alloc_count == $c[0].alloc_count' | grep -qx true
 }
 
+@test "launch: the largest request's size, time and exact stack in JSON, text and HTML" {
+	run "$EBPROF" mem -o "$T/out.json" -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	# leak_big's 100000-byte malloc is the fixture's largest request (the failures are larger
+	# but fail: they are no request that was served)
+	jqe '.processes[0] as $p | $p.largest_request.bytes == 100000 and
+	     $p.largest_request.bytes == $p.max_request and $p.largest_request.t_ns > 0' "$T/out.json"
+	jqe '.processes[0].largest_request.site as $s | .sites[$s].frames[0:4] | map(.function)
+	     == ["malloc", "leak_big", "run_workload", "main"]' "$T/out.json"
+	run "$EBPROF" mem -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	grep -A2 "largest request 97.7 KiB (100000 bytes) at" <<< "$output" > "$T/largest.txt"
+	cat "$T/largest.txt"
+	grep -q '#0 malloc ' "$T/largest.txt"
+	grep -q '#1 leak_big (.*memfixture.c:[0-9]*)' "$T/largest.txt"
+	run "$EBPROF" mem -o "$T/out.html" -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	grep -q 'Largest request 97.7 KiB (100000 bytes)' "$T/out.html"
+	grep -o 'class="largest-stack".*</details>' "$T/out.html" | grep -q '<code>leak_big</code>'
+}
+
+@test "launch: --alloc-only keeps the largest request's site, without its time" {
+	run "$EBPROF" mem --alloc-only -o "$T/out.json" -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	jqe '.processes[0].largest_request | .bytes == 100000 and .t_ns == null' "$T/out.json"
+	jqe '.processes[0].largest_request.site as $s
+	     | any(.sites[$s].frames[]; .function == "leak_big")' "$T/out.json"
+}
+
 @test "launch: text report by default, with summary, sites and histograms" {
 	run "$EBPROF" mem -- "$FIX/memfixture"
 	[ "$status" -eq 0 ]

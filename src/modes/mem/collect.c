@@ -20,6 +20,7 @@
 #include "core/bpfutil.h"
 #include "core/stacks.h"
 #include "modes/mem/collect.h"
+#include "modes/mem/trace.h"
 #include "core/snapshots.h"
 #include "core/target.h"
 #include "util/util.h"
@@ -30,6 +31,9 @@
 #define SNAP_INTERVAL_NS 1000000000ull	/* first interval between snapshots of the sites */
 #define CLOSER_THREADS 8		/* concurrent link closes: their grace periods overlap */
 #define SNAP_BUDGET 20			/* a snapshot may cost 1/SNAP_BUDGET of its interval */
+/* --trace's ring buffer: 64-byte records drained every tick (100 ms), so this holds a burst of
+ * about 500,000 calls, several times what a traced thread makes in a tick */
+#define TRACE_RB_BYTES (32u << 20)
 
 struct traced {
 	pid_t pid;
@@ -71,6 +75,7 @@ struct mem_collector {
 	struct fd_closer *closer;	/* links of finished processes close off the run loop */
 	struct probe_links *sys;	/* -a: links without a pid filter, one pair per library */
 	uint32_t nsys;
+	struct mem_trace *trace;	/* --trace, else NULL */
 };
 
 static const char *const drop_names[MEM_DROP__COUNT] = {
@@ -83,6 +88,7 @@ static const char *const drop_names[MEM_DROP__COUNT] = {
 	[MEM_DROP_CALLERS_FULL] = "caller_table_full",
 	[MEM_DROP_REGIONS_FULL] = "region_table_full",
 	[MEM_DROP_MAP_SPAN] = "unmap_span_too_wide",
+	[MEM_DROP_TRACE_FULL] = "trace_buffer_full",
 };
 
 /* The mapping category's leaf functions (enum mem_map_fn) and its stats' names. */
@@ -246,6 +252,9 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	c->skel->rodata->temp_ns = o->temp_ns;
 	c->skel->rodata->trace_all = o->trace_all;
 	c->skel->rodata->self_tgid = getpid();
+	c->skel->rodata->trace_calls = o->trace_path != NULL;
+	if (o->trace_path)
+		bpf_map__set_max_entries(c->skel->maps.trace_rb, TRACE_RB_BYTES);
 	sampler_tables(c->skel, o);
 	/* --alloc-only has its own entry program and no return one (loading the others would
 	 * only cost start-up) */
@@ -298,6 +307,16 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 			goto fail;
 		}
 	}
+	if (o->trace_path) {
+		c->trace = mem_trace__new(o->trace_path, bpf_map__fd(c->skel->maps.trace_rb),
+					  bpf_map__fd(c->skel->maps.stacks), mono_ns());
+		if (!c->trace) {
+			err = -errno;
+			pr_err(c->lc, "cannot write the trace to %s: %s", o->trace_path,
+			       strerror(errno));
+			goto fail;
+		}
+	}
 	/* a thread's counts held in its state reach the maps when it execs or exits */
 	c->held_links[0] = bpf_program__attach(c->skel->progs.held_exec);
 	c->held_links[1] = c->held_links[0] ? bpf_program__attach(c->skel->progs.held_exit) : NULL;
@@ -324,6 +343,7 @@ static uint64_t mono_now(void)
 
 void mem_collector__set_start(struct mem_collector *c, uint64_t start_ns)
 {
+	mem_trace__set_start(c->trace, start_ns);
 	c->start_ns = start_ns;
 	c->snap_due = start_ns + c->snap_interval;
 }
@@ -1141,6 +1161,33 @@ static void add_process(struct profile *prof, struct traced *t, const struct mem
 
 /* ---- growth and peaks ------------------------------------------------------------------- */
 
+/* The process's largest request, with the sample of its site. An exec'd process keeps the
+ * larger of its images'. */
+static void process_largest(struct mem_collector *c, struct traced *t, struct profile *prof,
+			    const struct drain *d, const uint32_t *sample_of,
+			    const struct mem_proc *mp)
+{
+	struct prof_process *proc = profile__find_process(prof, t->pid);
+	struct prof_largest *lg;
+
+	if (!proc || !mp->largest_size)
+		return;
+	lg = &proc->largest;
+	if (lg->known && lg->bytes >= mp->largest_size)
+		return;
+	lg->known = true;
+	lg->bytes = mp->largest_size;
+	lg->t_ns = mp->largest_ts && mp->largest_ts >= c->start_ns ?
+		   (int64_t)(mp->largest_ts - c->start_ns) : -1;
+	lg->sample = PROF_NONE;
+	for (uint32_t i = 0; i < d->n; i++)
+		if (d->sites[i].key.fn == mp->largest_fn &&
+		    d->sites[i].key.stack == mp->largest_stack) {
+			lg->sample = sample_of[i];
+			break;
+		}
+}
+
 /* A site's live bytes; a batched read is no atomic cut, so frees may be ahead of allocations. */
 static int64_t site_live(const struct mem_site_val *v)
 {
@@ -1526,6 +1573,9 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	if (!sp)
 		pr_warn(c->lc, "PID %d: its mappings are gone; stacks are shown as addresses",
 			t->pid);
+	/* its last records are in the buffer (it is stopped): the stacks they name, symbolized */
+	mem_collector__poll(c);
+	mem_trace__stacks(c->trace, t->pid, sp);
 
 	/* which name each site's caller called, and the calls of aliases moved accordingly */
 	unresolved += split_callers(c, t, sp, &mp, have_proc);
@@ -1602,8 +1652,11 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 		sample_of[i] = prof->nsamples - 1;
 		site_growth(t, s, ps);
 	}
-	if (sample_of)
+	if (sample_of) {
 		process_growth(c, t, prof, &d, sample_of, have_proc ? &mp : NULL);
+		if (have_proc)
+			process_largest(c, t, prof, &d, sample_of, &mp);
+	}
 	if (c->opts.mmap)
 		finalize_maps(c, t, prof, sp, now_ns, exec);
 	free(sample_of);
@@ -1693,6 +1746,11 @@ static void drop_note(struct mem_collector *c, struct profile *prof, __u32 reaso
 	case MEM_DROP_MAP_SPAN:
 		profile__add_note(prof, "%llu unmaps (--mmap) spanned more than 64 counted regions: "
 			"the regions past the 64th stay counted as mapped", (unsigned long long)n);
+		break;
+	case MEM_DROP_TRACE_FULL:
+		profile__add_note(prof, "%llu calls are missing from the trace (--trace): its ring "
+			"buffer (%u MiB) was full; they are counted in the report; trace a shorter run",
+			(unsigned long long)n, TRACE_RB_BYTES >> 20);
 		break;
 	}
 }
@@ -1818,6 +1876,8 @@ int mem_collector__drops(struct mem_collector *c, struct profile *prof)
 
 		if (!c->opts.mmap && (r == MEM_DROP_REGIONS_FULL || r == MEM_DROP_MAP_SPAN))
 			continue;	/* reasons of --mmap only */
+		if (!c->trace && r == MEM_DROP_TRACE_FULL)
+			continue;
 		sum = bpfutil__percpu_sum(fd, r);
 		profile__add_drop(prof, drop_names[r], sum);
 		if (sum)
@@ -1877,11 +1937,34 @@ void mem_collector__detach(struct mem_collector *c)
 	c->closer = NULL;
 }
 
+void mem_collector__poll(struct mem_collector *c)
+{
+	int n = mem_trace__poll(c->trace);
+
+	if (n < 0)
+		pr_warn(c->lc, "reading the trace's ring buffer failed: %s", strerror(-n));
+}
+
+int mem_collector__trace_finish(struct mem_collector *c)
+{
+	int err;
+
+	if (!c->trace)
+		return 0;
+	err = mem_trace__finish(c->trace, bpfutil__percpu_sum(bpf_map__fd(c->skel->maps.drops),
+							      MEM_DROP_TRACE_FULL));
+	if (err)
+		pr_err(c->lc, "writing the trace to %s failed: %s", c->opts.trace_path,
+		       strerror(-err));
+	return err;
+}
+
 void mem_collector__free(struct mem_collector *c)
 {
 	if (!c)
 		return;
 	mem_collector__detach(c);
+	mem_trace__free(c->trace);
 	for (uint32_t i = 0; i < c->nt; i++) {
 		free(c->t[i].maps);
 		free(c->t[i].scan);

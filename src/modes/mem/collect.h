@@ -25,6 +25,8 @@ struct mem_collector_opts {
 	 * allocations per sample; the profile gets estimates), or alloc-only (entry probes only) */
 	uint32_t sample_mode;
 	uint64_t sample_period;
+	/* --trace: every counted call as a JSON line into this file (full tracking only) */
+	const char *trace_path;
 };
 
 struct mem_collector;
@@ -92,6 +94,11 @@ int mem_collector__snapshot(struct mem_collector *c, uint64_t now_ns);
 /* Add the drop counters (summed over CPUs, every reason) to prof. */
 int mem_collector__drops(struct mem_collector *c, struct profile *prof);
 
+/* --trace: write the calls the kernel recorded since the last time. Call it every tick. */
+void mem_collector__poll(struct mem_collector *c);
+/* --trace: the last calls, the stacks not written yet and the end line (calls, drops). Call
+ * once, after every process is finalized. Returns 0 or a negative errno (reported). */
+int mem_collector__trace_finish(struct mem_collector *c);
 /* Remove pid's probes (before re-attaching after an exec). */
 void mem_collector__detach_pid(struct mem_collector *c, pid_t pid);
 /*

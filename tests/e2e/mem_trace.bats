@@ -1,0 +1,64 @@
+#!/usr/bin/env bats
+# --trace: every counted call as a JSON line, checked call for call against the fixture's truth.
+
+load helpers
+
+# One pass over the trace: calls by function, by result and by (pid:stack, function); each
+# stack line's functions, the stack lines written twice, and the end line.
+trace_summary() {
+	jq -n 'reduce inputs as $l ({calls: {}, results: {}, by_stack: {}, stacks: {}, dup: 0};
+		if $l.type == "call" then
+			.calls[$l.function] += 1 | .results[$l.result] += 1
+			| .by_stack["\($l.pid):\($l.stack)"][$l.function] += 1
+		elif $l.type == "stack" then
+			(if .stacks["\($l.pid):\($l.id)"] then .dup += 1 else . end)
+			| .stacks["\($l.pid):\($l.id)"] = [$l.frames[].function]
+		else .end = $l end)' "$1"
+}
+
+# Per fixture site (a function named in the truth's sites, on the call's stack): the calls by
+# function; aligned_alloc and memalign are one entry point in glibc 2.36, traced as one.
+trace_sites() {
+	jq -S --slurpfile truth "$2" '. as $s | $truth[0].sites | keys | map(. as $site | {key: $site,
+		value: ([$s.by_stack | to_entries[] | select($s.stacks[.key] // [] | index($site))
+			 | .value | to_entries[]] | group_by(.key)
+			| map({key: .[0].key, value: (map(.value) | add)}) | from_entries)})
+		| from_entries' "$1"
+}
+
+truth_trace_sites() {
+	jq -S '.sites | map_values(.calls | .memalign += .aligned_alloc | del(.aligned_alloc)
+		| with_entries(select(.value > 0)))' "$1"
+}
+
+@test "--trace: the fixture's calls per site and function equal the truth, frees included" {
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	run "$EBPROF" mem --trace "$T/trace.jsonl" -o "$T/out.json" -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	trace_summary "$T/trace.jsonl" > "$T/sum.json"
+	diff <(truth_trace_sites "$T/truth.json") <(trace_sites "$T/sum.json" "$T/truth.json")
+
+	# whole process: the report's calls, aliases summed
+	jq -n --slurpfile r "$T/out.json" --slurpfile s "$T/sum.json" '
+		($r[0].processes[0].calls | .memalign += .aligned_alloc | del(.aligned_alloc)
+		 | with_entries(select(.value > 0))) == $s[0].calls' | grep -qx true
+	# the end line counts the call lines, and nothing was lost (in the trace and the report)
+	jqe '([.calls[]] | add) as $n | .end.type == "end" and .end.calls == $n and
+	     .end.dropped == 0' "$T/sum.json"
+	jqe '.drops.trace_buffer_full == 0' "$T/out.json"
+	# every (pid, stack) a call names has exactly one stack line, symbolized
+	jqe '.dup == 0 and ([.by_stack | keys[] | select(endswith(":null") | not)] - (.stacks | keys))
+	     == []' "$T/sum.json"
+	jqe 'any(.stacks[][]; . == "churn")' "$T/sum.json"
+	# results: the fixture's 10 failures; unknown frees (glibc's own at thread exit)
+	jqe '.results.failed == 10 and .results.unknown > 0' "$T/sum.json"
+}
+
+@test "--trace: refused with sampling, and says why" {
+	run "$EBPROF" mem --trace "$T/t.jsonl" --sample-every 10 -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--trace records every call"* ]]
+	run "$EBPROF" mem --trace /nonexistent/dir/t.jsonl -- true
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"cannot write the trace to /nonexistent/dir/t.jsonl"* ]]
+}
