@@ -29,11 +29,16 @@ endif
 .SUFFIXES:
 
 ARCH_DEFINE := -D__TARGET_ARCH_x86
+# CFLAGS, CPPFLAGS and LDLIBS are the user's (`make CFLAGS=-O0` replaces them whole); what the
+# code cannot build without is kept apart and always added: the user's flags come first, so
+# these win where both set the same thing (-std).
 CFLAGS     ?= -O2 -g
-CFLAGS     += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+EBPROF_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	      -fno-omit-frame-pointer -D_GNU_SOURCE
-CPPFLAGS   += -Isrc -I$(OUT) -MMD -MP
-LDLIBS     += -lbpf -lelf -ldw -lz -llzma -liberty -lcapstone -lpthread -lm
+EBPROF_CPPFLAGS := -Isrc -I$(OUT) -MMD -MP
+EBPROF_LDLIBS := -lbpf -lelf -ldw -lz -llzma -liberty -lcapstone -lpthread -lm
+ALL_CFLAGS  = $(EBPROF_CPPFLAGS) $(CPPFLAGS) $(CFLAGS) $(EBPROF_CFLAGS)
+ALL_LDLIBS  = $(LDLIBS) $(EBPROF_LDLIBS)
 
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 $(ARCH_DEFINE) -I$(OUT) -Isrc -Wall -Wno-unused-function
 
@@ -88,7 +93,7 @@ $(OUT)/%.skel.h: $(OUT)/bpf/%.bpf.o
 $(OUT)/obj/%.o: src/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # x86_64 syscall numbers by name, for `ebprof stacks -e syscalls:sys_enter_X` (no tracefs needed).
 SYSCALL_HDR ?= /usr/include/x86_64-linux-gnu/asm/unistd_64.h
@@ -106,11 +111,11 @@ $(OUT)/libebprof.a: $(LIB_OBJS)
 
 $(OUT)/ebprof: $(CORE_OBJS) $(OUT)/libebprof.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(EBPROF_CFLAGS) $(LDFLAGS) $^ $(ALL_LDLIBS) -o $@
 
 $(OUT)/tests/%: tests/unit/%.c $(OUT)/libebprof.a | $(OUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit $< $(OUT)/libebprof.a $(LDLIBS) -lcmocka -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $< $(OUT)/libebprof.a $(ALL_LDLIBS) -lcmocka -o $@
 
 # BPF-level tests: a collector and its skeleton loaded in the test process (root).
 BPF_TEST_SRCS := $(wildcard tests/bpf/test_*.c)
@@ -118,7 +123,7 @@ BPF_TEST_BINS := $(patsubst tests/bpf/%.c,$(OUT)/tests/bpf_%,$(BPF_TEST_SRCS))
 
 $(OUT)/tests/bpf_%: tests/bpf/%.c $(SKEL_OBJS) $(OUT)/libebprof.a | $(OUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(SKEL_OBJS) $(OUT)/libebprof.a $(LDLIBS) -lcmocka -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(SKEL_OBJS) $(OUT)/libebprof.a $(ALL_LDLIBS) -lcmocka -o $@
 
 $(OUT)/fixtures/%: tests/fixtures/%.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
@@ -200,7 +205,7 @@ $(OUT)/bench/floor.skel.h: $(OUT)/bench/floor.bpf.o
 
 $(OUT)/bench/floor: bench/floor.c $(OUT)/bench/floor.skel.h $(OUT)/libebprof.a
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(OUT)/libebprof.a $(LDLIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(OUT)/libebprof.a $(ALL_LDLIBS) -o $@
 
 bench: $(OUT)/ebprof fixtures $(BENCH_TOOLS)
 	$(Q)bash bench/run.sh $(OUT)

@@ -6,23 +6,13 @@
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
 #endif
+#include "abi/stack.h"
 
 #define CPU_COMM_LEN	16	/* TASK_COMM_LEN */
 
-/* Samples aggregate in the kernel under this key: one counter per (process, thread when
- * --per-thread else 0, user stack, kernel stack). Hashes index the `stacks` map; 0: none. */
-struct cpu_key {
-	__u32 tgid;
-	__u32 tid;
-	__u64 ustack;
-	__u64 kstack;
-	__u32 flags;		/* CPU_KEY_* */
-	__u32 pad;
-};
-
-/* The user stack's first address is where the thread was (the sample hit user mode), not the
- * return address of a syscall or an interrupt: symbolize it as it is, not at ip - 1. */
-#define CPU_KEY_USER_EXACT	1
+/* Samples aggregate in the kernel under struct stack_key (abi/stack.h): one counter per
+ * (process, thread as `aux` when --per-thread else 0, user stack, kernel stack, flags
+ * STACK_KEY_USER_EXACT when the sample hit user mode). */
 
 /* Per-CPU counters (a per-CPU array indexed by these): samples counted, then drops by reason. */
 enum cpu_stat {

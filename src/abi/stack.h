@@ -17,4 +17,19 @@ struct stack_trace {
 	__u64 ips[STACK_MAX_DEPTH];
 };
 
+/* The key most modes count under: a process, one value of the mode's own, and the two stacks.
+ * The collector reads such a map with stack_counts__read (core/stacks.h). */
+struct stack_key {
+	__u32 tgid;
+	__u32 aux;		/* the mode's own: cpu's thread (--per-thread), stacks' event */
+	__u64 ustack;		/* user stack hash in the mode's stacks map, 0: none */
+	__u64 kstack;		/* kernel stack hash, 0: none */
+	__u32 flags;		/* STACK_KEY_* */
+	__u32 pad;
+};
+
+/* The user stack's first address is where the thread was (the event hit user mode), not the
+ * return address of a syscall or an interrupt: symbolize it as it is, not at ip - 1. */
+#define STACK_KEY_USER_EXACT	1
+
 #endif

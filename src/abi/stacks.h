@@ -22,13 +22,8 @@ enum stacks_drop {
 	STACKS_DROP__COUNT,
 };
 
-/* The in-kernel aggregate: how often one process hit one event with one pair of stacks. */
-struct stacks_key {
-	__u32 tgid;
-	__u32 event;		/* index into the run's -e list */
-	__u64 ustack;		/* user stack hash, 0: none (kernel thread, or not captured) */
-	__u64 kstack;		/* kernel stack hash, 0: none (a uprobe hits in user mode) */
-};
+/* The in-kernel aggregate, how often one process hit one event with one pair of stacks, is
+ * keyed by struct stack_key (abi/stack.h), `aux` the event's index into the run's -e list. */
 
 /* Per-CPU scratch for the two captures of one event (too large for the BPF stack). */
 struct stacks_scratch {

@@ -38,7 +38,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1 << 14);		/* --max-stacks */
-	__type(key, struct cpu_key);
+	__type(key, struct stack_key);
 	__type(value, __u64);
 } counts SEC(".maps");
 
@@ -123,7 +123,7 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
 	struct task_struct *task;
-	struct cpu_key key = {};
+	struct stack_key key = {};
 	struct scratch *sc;
 	struct pt_regs *regs;
 	__u64 n, one = 1, *v;
@@ -143,7 +143,7 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 
 	key.tgid = tgid;
-	key.tid = per_thread ? tid : 0;
+	key.aux = per_thread ? tid : 0;
 	n = capture_kernel_stack(ctx, &sc->kern);
 	if (n) {
 		key.kstack = stack_intern(&stacks, &sc->kern, n, 0);
@@ -165,7 +165,7 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 		if (!key.ustack)
 			count_stat(CPU_STAT_STACKS_FULL);
 		if (exact)
-			key.flags = CPU_KEY_USER_EXACT;
+			key.flags = STACK_KEY_USER_EXACT;
 	}
 
 	v = bpf_map_lookup_elem(&counts, &key);

@@ -38,7 +38,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1);		/* --max-stacks */
-	__type(key, struct stacks_key);
+	__type(key, struct stack_key);
 	__type(value, __u64);
 } counts SEC(".maps");
 
@@ -109,7 +109,7 @@ static __always_inline __u64 capture_entry_stack(struct pt_regs *regs, struct st
 static __always_inline int record(void *ctx, struct pt_regs *uregs, __u64 event)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0, ev = event;
-	struct stacks_key key = { .tgid = tgid, .event = ev };
+	struct stack_key key = { .tgid = tgid, .aux = ev };
 	struct stacks_scratch *s;
 	struct pt_regs *regs;
 	__u64 *n, nr, one = 1;

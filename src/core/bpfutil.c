@@ -1,10 +1,13 @@
 /* Small libbpf helpers every collector needs (see bpfutil.h). */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
+#include "core/log.h"
 
 #define BATCH 1024
 
@@ -78,4 +81,19 @@ int bpfutil__run_task_iter(struct bpf_program *prog, pid_t pid)
 		close(fd);
 	bpf_link__destroy(link);
 	return err;
+}
+
+static bool libbpf_verbose;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG || !libbpf_verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+void bpfutil__libbpf_messages(const struct log_ctx *lc)
+{
+	libbpf_verbose = lc && lc->verbose >= 2;
+	libbpf_set_print(libbpf_print);
 }

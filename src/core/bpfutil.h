@@ -8,6 +8,11 @@
 #include <sys/types.h>
 
 struct bpf_program;
+struct log_ctx;
+
+/* libbpf's messages: none but with -vv (lc->verbose >= 2), and never its debug level. Its own
+ * hints (e.g. about ulimit -l) mislead on kernels that charge BPF memory to the cgroup. */
+void bpfutil__libbpf_messages(const struct log_ctx *lc);
 
 /* Call cb for every (key, value) of the hash map fd, read in batches; cb returns non-zero to
  * stop (that value is returned). Returns 0 or a negative errno. */

@@ -50,6 +50,7 @@ enum mode_attach {
 struct mode_ops {
 	const char *name;		/* "mem", "cpu", ... (the profile's mode) */
 	unsigned preflight;		/* what it needs beyond privileges and BTF (PREFLIGHT_*) */
+	bool kthreads;			/* -p may name a kernel thread (cpu samples them) */
 
 	/* Load the BPF side, set the profile's sample types and notes. opts: the mode's own
 	 * parsed options. NULL on failure (reported). */

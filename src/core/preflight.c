@@ -1,4 +1,4 @@
-/* Start-up checks: root or the capabilities BPF tracing needs, BTF, uprobes, uprobe_multi.
+/* Start-up checks: the capabilities BPF tracing needs, BTF, uprobes, uprobe_multi.
  * uprobe_multi links need no tracefs or bpffs, so nothing is mounted here. */
 #include <errno.h>
 #include <linux/capability.h>
@@ -22,20 +22,49 @@ static bool has_cap(const struct __user_cap_data_struct d[2], int cap)
 	return d[cap / 32].effective & (1u << (cap % 32));
 }
 
-static int check_privileges(const struct log_ctx *lc)
+/*
+ * What the kernel checks is the effective capability set, not the uid: root in a container, or
+ * under capsh --drop / setpriv --bounding-set, lacks some. Each missing one is named, so the
+ * user does not get a verifier log or "No such file or directory" from a later step.
+ */
+static int check_privileges(const struct log_ctx *lc, unsigned needs)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[2] = {};
+	bool root = geteuid() == 0;
+	char missing[96] = "";
 
-	if (geteuid() == 0)
-		return 0;
-	if (syscall(SYS_capget, &h, d) == 0 &&
-	    (has_cap(d, CAP_SYS_ADMIN) || (has_cap(d, CAP_BPF) && has_cap(d, CAP_PERFMON))) &&
-	    has_cap(d, CAP_SYS_PTRACE))
-		return 0;
-	pr_err(lc, "ebprof needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE) to load BPF "
-		   "programs and attach uprobes; run it with sudo");
-	return -1;
+	if (syscall(SYS_capget, &h, d)) {
+		if (root)
+			return 0;	/* cannot tell: let the kernel say */
+		memset(d, 0, sizeof(d));
+	}
+	if (!has_cap(d, CAP_SYS_ADMIN) && !(has_cap(d, CAP_BPF) && has_cap(d, CAP_PERFMON))) {
+		/* the ones to add: CAP_SYS_ADMIN would do too, but is far wider */
+		snprintf(missing, sizeof(missing), "%s%s%s", !has_cap(d, CAP_BPF) ? "CAP_BPF" : "",
+			 !has_cap(d, CAP_BPF) && !has_cap(d, CAP_PERFMON) ? " and " : "",
+			 !has_cap(d, CAP_PERFMON) ? "CAP_PERFMON" : "");
+		if (!root)
+			pr_err(lc, "ebprof needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE) to "
+				   "load BPF programs and attach probes; run it with sudo");
+		else
+			pr_err(lc, "running as root, but without %s (or CAP_SYS_ADMIN), which "
+				   "loading BPF programs needs: they were dropped (capsh, setpriv, a "
+				   "container's settings); run ebprof with them", missing);
+		return -1;
+	}
+	if ((needs & PREFLIGHT_PTRACE) && !has_cap(d, CAP_SYS_PTRACE)) {
+		if (!root)
+			pr_err(lc, "ebprof needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE) to "
+				   "trace processes it did not start; run it with sudo");
+		else
+			pr_err(lc, "running as root, but without CAP_SYS_PTRACE, which reading the "
+				   "memory maps of processes ebprof did not start (-p, -a) needs: it was "
+				   "dropped (capsh, setpriv, a container's settings); run ebprof with "
+				   "it, or launch the program under ebprof");
+		return -1;
+	}
+	return 0;
 }
 
 static int kernel_at_least(int major, int minor)
@@ -50,7 +79,7 @@ static int kernel_at_least(int major, int minor)
 
 int preflight__check(const struct log_ctx *lc, unsigned needs)
 {
-	if (check_privileges(lc))
+	if (check_privileges(lc, needs))
 		return -1;
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		pr_err(lc, "this kernel exposes no BTF (/sys/kernel/btf/vmlinux: %s); ebprof needs a "

@@ -28,6 +28,9 @@ struct tgt {
 	bool traced;		/* ptrace-seized: exits stop */
 	bool await_exec;	/* shares its parent's memory (vfork): traced from its exec on */
 	bool done;		/* finalized (or never attached) */
+	bool dropped;		/* counted once as a process not traced */
+	int pending_err;	/* a child the mode could not attach to: counted as not traced
+				 * if it ends (or the run does) before an exec gets it traced */
 	bool gone;		/* exited, reaped or not ours to reap */
 	int pidfd;		/* for attached processes we could not seize, else -1 */
 	int status;
@@ -56,6 +59,7 @@ struct session {
 	bool progress;		/* stderr is a terminal and no --quiet */
 	bool progress_shown;
 	bool inspect_now;	/* SIGUSR1: inspect every running process */
+	int spawn_status;	/* the launched command could not run: 126, 127, or 1 */
 };
 
 static uint64_t mono_ns(void)
@@ -155,17 +159,50 @@ static const char *why_untraceable(struct session *s, pid_t pid)
 	return why ? why : "this mode cannot trace it";
 }
 
-/* A process the mode cannot trace: say why, note it in the report, let it run. */
-static void untraceable(struct session *s, struct tgt *t)
+/*
+ * A process that runs untraced (the mode cannot trace it, a table of the mode is full, its
+ * attach failed): a drop counted by reason and a note in every output, not only a line on
+ * stderr, or the report would look complete. A process counts once, however many of its
+ * programs were missed. err: the mode's attach error (-ENOENT: cannot trace this process; the
+ * mode reported the others itself).
+ */
+static void untraced(struct session *s, struct tgt *t, int err)
 {
-	char comm[32];
-	const char *why = why_untraceable(s, t->pid);
+	const char *reason, *why;
+	char comm[32], buf[160];
 
 	target__comm(t->pid, comm, sizeof(comm));
-	session__clear_progress(s);
-	pr_warn(s->lc, "PID %d (%s) cannot be traced: %s; it runs untraced", t->pid, comm, why);
-	profile__add_note(s->prof, "PID %d (%s) was not traced: %s", t->pid, comm, why);
+	if (err == -ENOENT) {
+		reason = "untraceable_process";
+		why = why_untraceable(s, t->pid);
+		session__clear_progress(s);
+		pr_warn(s->lc, "PID %d (%s) cannot be traced: %s; it runs untraced", t->pid, comm,
+			why);
+	} else if (err == -E2BIG || err == -ENOSPC) {
+		reason = "process_table_full";
+		snprintf(buf, sizeof(buf), "the table of processes 'ebprof %s' traces at once was "
+			 "full", s->ops->name);
+		why = buf;
+	} else {
+		reason = "attach_failed";
+		snprintf(buf, sizeof(buf), "attaching to it failed (%s)", strerror(-err));
+		why = buf;
+	}
 	t->done = true;
+	if (t->dropped)
+		return;
+	t->dropped = true;
+	profile__add_drop(s->prof, reason, 1);
+	/* no PID: the same program missed 50 times is one note with a count */
+	profile__add_note(s->prof, "a process running '%s' was not traced: %s", comm, why);
+}
+
+/* A child that was never traced is counted when it ends, or when the run does. */
+static void settle(struct session *s, struct tgt *t)
+{
+	if (t->pending_err)
+		untraced(s, t, t->pending_err);
+	t->pending_err = 0;
 }
 
 /* A new program image in a traced process: report the old one, trace the new one. */
@@ -184,9 +221,11 @@ static void on_exec(struct session *s, struct tgt *t)
 	}
 	if (err) {
 		retire(s, t->pid);
-		untraceable(s, t);
+		t->pending_err = 0;
+		untraced(s, t, err);
 		return;
 	}
+	t->pending_err = 0;
 	t->done = false;
 }
 
@@ -246,7 +285,7 @@ static void on_new_task(struct session *s, pid_t pid, int status)
 {
 	pid_t tgid, ppid, nspid;
 	struct tgt *t;
-	int st = -1;
+	int st = -1, err;
 
 	if (!WIFSTOPPED(status))
 		return;
@@ -274,11 +313,13 @@ static void on_new_task(struct session *s, pid_t pid, int status)
 	if (same_mm(ppid, pid)) {
 		t->await_exec = true;
 		pr_debug(s->lc, "PID %d: shares PID %d's memory; traced from its exec", pid, ppid);
-	} else if (s->ops->attach(s->m, pid, MODE_ATTACH_CHILD, &st) == 0) {
+	} else if ((err = s->ops->attach(s->m, pid, MODE_ATTACH_CHILD, &st)) == 0) {
 		t->done = false;
 	} else {
+		/* it runs its parent's program untraced; a later exec is tried again */
 		pr_debug(s->lc, "PID %d: not traced in its parent's image; traced from its exec",
 			 pid);
+		t->pending_err = err;
 	}
 	target__resume(pid, TARGET_STOP_OTHER, 0);
 }
@@ -329,6 +370,7 @@ static void on_child_event(struct session *s, pid_t pid, int status)
 	how = target__classify(status, &sig);
 	switch (how) {
 	case TARGET_GONE:
+		settle(s, t);
 		if (!t->done)
 			finalize(s, t);	/* killed without an exit stop: from the attach snapshot */
 		retire(s, pid);
@@ -340,6 +382,7 @@ static void on_child_event(struct session *s, pid_t pid, int status)
 		}
 		return;
 	case TARGET_STOP_EXIT:
+		settle(s, t);
 		if (!t->done)
 			inspect(s, t, true);
 		finalize(s, t);
@@ -403,6 +446,14 @@ static int setup_attach(struct session *s)
 			pr_err(s->lc, "cannot attach to PID %d: no such process", pid);
 			return -ESRCH;
 		}
+		if (!s->ops->kthreads && target__is_kthread(pid)) {
+			char comm[32];
+
+			target__comm(pid, comm, sizeof(comm));
+			pr_err(s->lc, "cannot attach to PID %d (%s): it is a kernel thread, and "
+				      "'ebprof %s' traces user processes only", pid, comm, s->ops->name);
+			return -EINVAL;
+		}
 		t = tgt_add(s, pid);
 		if (!t) {
 			pr_err(s->lc, "out of memory");
@@ -438,7 +489,7 @@ static int setup_launch(struct session *s)
 	int status = -1, err;
 	pid_t pid;
 
-	err = target__spawn(s->lc, s->o->argv, &pid);
+	err = target__spawn(s->lc, s->o->argv, &pid, &s->spawn_status);
 	if (err)
 		return err;
 	s->child = pid;
@@ -457,7 +508,7 @@ static int setup_launch(struct session *s)
 		return 0;
 	}
 	if (err == -ENOENT) {
-		untraceable(s, t);
+		untraced(s, t, err);
 		/* it may have stopped at its exit while the mode looked at it */
 		return target__resume(pid, TARGET_STOP_OTHER, 0);
 	}
@@ -594,6 +645,45 @@ int session__write_outputs(const struct log_ctx *lc, const struct profile *p,
 	return rc;
 }
 
+/* Every -o destination can be written, before anything is traced: a run must not end in a
+ * profile that cannot be saved. A usage error (2). */
+static int check_outputs(const struct session_opts *so, const struct log_ctx *lc)
+{
+	char why[256];
+
+	for (int i = 0; i < so->noutputs; i++) {
+		if (!output__check_path(so->outputs[i], why, sizeof(why)))
+			continue;
+		fprintf(stderr, "%s: cannot write the report to '%s': %s\n", lc->prog,
+			so->outputs[i], why);
+		return 2;
+	}
+	return 0;
+}
+
+/* An output that failed at the end (its directory removed, the disk full): the profile is
+ * saved as a pprof where it can be found, $TMPDIR or /tmp, else the current directory, so
+ * the run is not lost; 'ebprof report' renders it in any format. */
+static void save_fallback(struct session *s)
+{
+	const char *dirs[] = { getenv("TMPDIR"), "/tmp", "." };
+	char path[4096];
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		if (!dirs[i] || !*dirs[i])
+			continue;
+		snprintf(path, sizeof(path), "%s/ebprof-%s-%d.pb.gz", dirs[i], s->ops->name,
+			 (int)getpid());
+		if (output__write_path(&output_pprof, s->prof, &s->o->out, path))
+			continue;
+		pr_err(s->lc, "the profile is saved in %s; 'ebprof report %s -o FILE' writes it "
+		       "in any format", path, path);
+		return;
+	}
+	pr_err(s->lc, "the profile could not be saved anywhere ($TMPDIR, /tmp, the current "
+	       "directory)");
+}
+
 /* --value must name one of the mode's sample types. */
 static int check_value(struct session *s)
 {
@@ -606,7 +696,8 @@ static int check_value(struct session *s)
 	for (uint32_t i = 0; i < s->prof->ntypes && len < sizeof(list); i++)
 		len += snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
 				s->prof->types[i].type);
-	fprintf(stderr, "%s: invalid --value '%s' (%s has %s)\nTry 'ebprof %s --help'.\n",
+	fprintf(stderr, "%s: invalid --value '%s' (the %s mode's sample types: %s)\n"
+		"Try 'ebprof %s --help'.\n",
 		s->lc->prog, v, s->ops->name, list, s->ops->name);
 	return 2;
 }
@@ -621,7 +712,10 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 	struct utsname u;
 	sigset_t mask;
 
-	if (preflight__check(lc, ops->preflight))
+	rc = check_outputs(so, lc);
+	if (rc)
+		return rc;
+	if (preflight__check(lc, ops->preflight | (so->npids || so->all ? PREFLIGHT_PTRACE : 0)))
 		return 1;
 
 	/* signals arrive as data; the launched command restores the default mask before exec */
@@ -668,8 +762,8 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 	}
 	err = so->argv ? setup_launch(&s) : so->all ? ops->attach_all(s.m) : setup_attach(&s);
 	if (err) {
-		if (so->argv && (err == -ENOENT || err == -EACCES))
-			rc = err == -ENOENT ? 127 : 126;
+		if (so->argv && s.spawn_status)
+			rc = s.spawn_status;
 		/* attach: what was attached is detached below; nothing is reported */
 		goto out;
 	}
@@ -699,8 +793,10 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 		inspect(&s, s.t[i], false);
 	if (ops->stop)
 		ops->stop(s.m);
-	for (int i = 0; i < s.nt; i++)
+	for (int i = 0; i < s.nt; i++) {
+		settle(&s, s.t[i]);
 		finalize(&s, s.t[i]);
+	}
 	if (ops->finish)
 		ops->finish(s.m);
 
@@ -712,6 +808,8 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 			  (int64_t)(mono_ns() - s.start_mono));
 	rc = session__write_outputs(lc, s.prof, &so->out, (char *const *)so->outputs,
 				    so->noutputs);
+	if (rc)
+		save_fallback(&s);
 	if (rc == 0 && ops->verdict)
 		verdict = ops->verdict(s.m);
 

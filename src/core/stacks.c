@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/bpfutil.h"
+#include "core/log.h"
 #include "core/stacks.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
@@ -207,15 +208,15 @@ static uint32_t kernel_mapping(struct profile *prof, const char *module, uint64_
 	return profile__mapping(prof, 0, start, end, 0, name, NULL);
 }
 
-uint32_t stacks__kernel_locs(struct profile *prof, const struct ksyms *ks, const __u64 *ips,
-			     uint32_t nr, uint32_t *locs)
+static uint32_t kernel_locs(struct profile *prof, const struct ksyms *ks, const __u64 *ips,
+			    uint32_t nr, bool first_exact, uint32_t *locs)
 {
 	uint64_t core_start = 0, core_end = 0;
 	uint32_t n = 0;
 
 	ksyms__core_bounds(ks, &core_start, &core_end);
 	for (uint32_t i = 0; i < nr; i++) {
-		uint64_t ip = ips[i], at = i > 0 && ip ? ip - 1 : ip, off;
+		uint64_t ip = ips[i], at = (i > 0 || !first_exact) && ip ? ip - 1 : ip, off;
 		struct prof_line line = { .line = 0 };
 		struct ksym_info ki;
 		uint32_t map, l;
@@ -243,6 +244,130 @@ uint32_t stacks__kernel_locs(struct profile *prof, const struct ksyms *ks, const
 		if (l != PROF_NONE)
 			locs[n++] = l;
 	}
+	return n;
+}
+
+uint32_t stacks__kernel_locs(struct profile *prof, const struct ksyms *ks, const __u64 *ips,
+			     uint32_t nr, uint32_t *locs)
+{
+	return kernel_locs(prof, ks, ips, nr, true, locs);
+}
+
+const struct ksyms *stacks__ksyms(const struct log_ctx *lc)
+{
+	static struct ksyms *ks;
+	static bool tried;
+
+	if (!tried) {
+		tried = true;
+		ks = ksyms__load(NULL);
+		if (!ks)
+			pr_warn(lc, "cannot read kernel symbols (/proc/kallsyms): %s; kernel frames "
+				"stay addresses", strerror(errno));
+	}
+	return ks;
+}
+
+uint32_t stacks__tracing_frames(const struct ksyms *ks, const __u64 *ips, uint32_t nr)
+{
+	static const char *const prefixes[] = { "bpf_prog_", "bpf_trace_run", "__bpf_trace_",
+						"trace_call_bpf", "perf_trace_", "perf_syscall_",
+						"__traceiter_", "bpf_get_stack", "__uprobe_perf",
+						"uprobe_" };
+	uint32_t i;
+
+	if (!ks)
+		return 0;
+	for (i = 0; i < nr; i++) {
+		uint64_t off;
+		const char *name = ksyms__resolve(ks, ips[i] - (i > 0), &off);
+		bool skip = false;
+
+		for (size_t j = 0; name && j < sizeof(prefixes) / sizeof(prefixes[0]); j++)
+			if (!strncmp(name, prefixes[j], strlen(prefixes[j])))
+				skip = true;
+		if (!skip)
+			break;
+	}
+	/* a stack of nothing but machinery is kept whole: better than none */
+	return i < nr ? i : 0;
+}
+
+struct counts_read {
+	pid_t only;
+	struct stack_count *v;
+	size_t n, cap;
+};
+
+static int collect_count(const void *k, const void *v, void *ctx)
+{
+	const struct stack_key *key = k;
+	struct counts_read *r = ctx;
+
+	if (r->only && key->tgid != (__u32)r->only)
+		return 0;
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 256;
+		struct stack_count *n = realloc(r->v, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		r->v = n;
+		r->cap = cap;
+	}
+	r->v[r->n].k = *key;
+	r->v[r->n++].n = *(const __u64 *)v;
+	return 0;
+}
+
+static int count_cmp(const void *a, const void *b)
+{
+	const struct stack_count *x = a, *y = b;
+
+	if (x->k.tgid != y->k.tgid)
+		return x->k.tgid < y->k.tgid ? -1 : 1;
+	return x->k.aux < y->k.aux ? -1 : x->k.aux > y->k.aux;
+}
+
+int stack_counts__read(int fd, pid_t only, struct stack_count **out, size_t *n)
+{
+	struct counts_read r = { .only = only };
+	int err = bpfutil__map_for_each(fd, sizeof(struct stack_key), sizeof(__u64),
+					collect_count, &r);
+
+	if (err) {
+		free(r.v);
+		*out = NULL;
+		*n = 0;
+		return err;
+	}
+	if (r.n)
+		qsort(r.v, r.n, sizeof(*r.v), count_cmp);
+	*out = r.v;
+	*n = r.n;
+	return 0;
+}
+
+uint32_t stacks__key_locs(struct profile *prof, const struct stack_table *st,
+			  const struct ksyms *ks, struct sym_proc *sp, pid_t pid,
+			  const struct stack_key *k, bool strip_tracing, uint32_t *locs)
+{
+	const struct stack_trace *t;
+	uint32_t n = 0;
+
+	t = k->kstack ? stack_table__get(st, k->kstack) : NULL;
+	if (t && t->nr) {
+		uint32_t nr = t->nr < STACK_MAX_DEPTH ? t->nr : STACK_MAX_DEPTH;
+		uint32_t skip = strip_tracing ? stacks__tracing_frames(ks, t->ips, nr) : 0;
+
+		/* past the machinery, the first frame is a return address too */
+		n += kernel_locs(prof, ks, t->ips + skip, nr - skip, skip == 0, locs + n);
+	}
+	t = k->ustack ? stack_table__get(st, k->ustack) : NULL;
+	if (t && t->nr)
+		n += stacks__user_locs(prof, sp, pid, t->ips,
+				       t->nr < STACK_MAX_DEPTH ? t->nr : STACK_MAX_DEPTH,
+				       k->flags & STACK_KEY_USER_EXACT, locs + n);
 	return n;
 }
 

@@ -13,6 +13,7 @@
 struct profile;
 struct sym_proc;
 struct ksyms;
+struct log_ctx;
 
 /* The name of the mapping kernel frames get (output/flame.c and csv.c mark them "_[k]"). */
 #define STACKS_KERNEL_MAPPING "[kernel.kallsyms]"
@@ -53,6 +54,34 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
  * lines. Returns how many were appended. */
 uint32_t stacks__kernel_locs(struct profile *prof, const struct ksyms *ks, const __u64 *ips,
 			     uint32_t nr, uint32_t *locs);
+
+/* Kernel symbols for every mode: /proc/kallsyms loaded once, at the first call; NULL (said once
+ * through lc) when it cannot be read, and kernel frames stay addresses. */
+const struct ksyms *stacks__ksyms(const struct log_ctx *lc);
+
+/* How many leading frames of a kernel stack captured inside a BPF program are the tracing
+ * machinery that ran it (the program, bpf_trace_run*, __bpf_trace_*, perf_trace_*, uprobe
+ * dispatch...) rather than the code that hit the event. Modes whose programs run in the
+ * traced task's context (tracepoints, uprobes) leave them out; a perf event's stack starts at
+ * the interrupted code and has none. */
+uint32_t stacks__tracing_frames(const struct ksyms *ks, const __u64 *ips, uint32_t nr);
+
+/* One entry of a counts map keyed by struct stack_key with a __u64 value. */
+struct stack_count {
+	struct stack_key k;
+	__u64 n;
+};
+
+/* Every entry of such a map of process `only` (0: every process), sorted by (tgid, aux), in
+ * *out (malloc'd; the caller frees it). 0 or a negative errno. */
+int stack_counts__read(int fd, pid_t only, struct stack_count **out, size_t *n);
+
+/* The locations of a key's stacks: its kernel frames, leaf first (without the tracing
+ * machinery when `strip_tracing`), then its user frames through sp (pid's mappings, NULL: bare
+ * addresses). Room for 2 * STACK_MAX_DEPTH in locs. Returns how many were appended. */
+uint32_t stacks__key_locs(struct profile *prof, const struct stack_table *st,
+			  const struct ksyms *ks, struct sym_proc *sp, pid_t pid,
+			  const struct stack_key *k, bool strip_tracing, uint32_t *locs);
 
 /* A location for a synthetic frame named `name` (a process root such as "comm", a thread
  * "name [tid]", the traced function at its entry): no mapping, a distinct address per name. */

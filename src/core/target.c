@@ -60,19 +60,29 @@ static int find_in_path(const char *cmd, char *out, size_t len)
 	return err;
 }
 
-int target__spawn(const struct log_ctx *lc, char *const argv[], pid_t *pidp)
+/* A shell's exit status for a command that could not be run: 127 when it does not exist, 126
+ * when it exists but cannot be executed (no permission, no executable format, a directory). */
+static int cannot_run_status(int err)
+{
+	return err == -ENOENT ? 127 : 126;
+}
+
+int target__spawn(const struct log_ctx *lc, char *const argv[], pid_t *pidp, int *exit_code)
 {
 	char exe[4096];
 	int go[2], errp[2], status, child_err = 0, err;
 	pid_t pid;
 
+	*exit_code = 1;
 	err = find_in_path(argv[0], exe, sizeof(exe));
 	if (err == -ENOENT && !strchr(argv[0], '/')) {
 		pr_err(lc, "cannot run '%s': command not found", argv[0]);
+		*exit_code = 127;
 		return err;
 	}
 	if (err) {
 		pr_err(lc, "cannot run '%s': %s", argv[0], strerror(-err));
+		*exit_code = cannot_run_status(err);
 		return err;
 	}
 	if (pipe2(go, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
@@ -131,7 +141,13 @@ int target__spawn(const struct log_ctx *lc, char *const argv[], pid_t *pidp)
 			if (read(errp[0], &c, 1) == 1)
 				child_err = c;
 			err = -(child_err ? child_err : ENOEXEC);
-			pr_err(lc, "cannot run '%s': %s", argv[0], strerror(-err));
+			if (err == -ENOENT)
+				pr_err(lc, "cannot run '%s': the interpreter its #! line names, or "
+					   "the dynamic loader it needs, does not exist", argv[0]);
+			else
+				pr_err(lc, "cannot run '%s': %s", argv[0], strerror(-err));
+			/* it was found: even ENOENT here is a missing interpreter or loader */
+			*exit_code = 126;
 			break;
 		}
 		if (status >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {
@@ -143,8 +159,10 @@ int target__spawn(const struct log_ctx *lc, char *const argv[], pid_t *pidp)
 		       WSTOPSIG(status) != SIGTRAP ? WSTOPSIG(status) : 0);
 	}
 	close(errp[0]);
-	if (err == 0)
+	if (err == 0) {
 		*pidp = pid;
+		*exit_code = 0;
+	}
 	return err;
 }
 
@@ -470,4 +488,28 @@ void target__thaw(struct target_frozen *f)
 	free(f->t);
 	f->t = NULL;
 	f->n = 0;
+}
+
+bool target__is_kthread(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long flags = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	/* comm may hold spaces and parentheses: the fields start after the last ')' */
+	p = strrchr(buf, ')');
+	/* state ppid pgrp session tty_nr tpgid flags */
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return false;
+	return flags & 0x00200000;	/* PF_KTHREAD */
 }

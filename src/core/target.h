@@ -10,10 +10,12 @@
 
 /* Resolve argv[0] through PATH like execvp, fork, seize the child and let it exec. On return
  * the child is stopped right after its exec. It is traced with its descendants: the
- * processes and threads it creates start traced and stopped (see target__seize). Returns 0, or -ENOENT (command not found),
- * -EACCES/-ENOEXEC (cannot execute) or another negative errno, after printing why. The signal
- * mask in force is restored in the child before exec. */
-int target__spawn(const struct log_ctx *lc, char *const argv[], pid_t *pid);
+ * processes and threads it creates start traced and stopped (see target__seize). Returns 0, or a
+ * negative errno after printing why, with *exit_code the status to end with, as a shell's: 127
+ * (command not found), 126 (found but cannot be executed: no permission, no executable format,
+ * a directory), or 1 (ebprof itself failed: fork, ptrace). The signal mask in force is
+ * restored in the child before exec. */
+int target__spawn(const struct log_ctx *lc, char *const argv[], pid_t *pid, int *exit_code);
 
 /* Seize a running process without stopping it, so that its exit and exec stop it (its
  * mappings are still there to read; a new program gets its probes) and a mode can step it
@@ -38,6 +40,9 @@ int target__detach(pid_t pid);
 
 /* Exit code a shell would give for a wait status (status, or 128 + signal). */
 int target__exit_code(int status);
+
+/* Is pid a kernel thread (kthreadd, kworkers: no user memory, no mappings)? */
+bool target__is_kthread(pid_t pid);
 
 /* comm and command line (argv joined by spaces) of a live process; buffers always terminated. */
 void target__comm(pid_t pid, char *comm, size_t len);

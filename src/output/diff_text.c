@@ -242,9 +242,11 @@ static int diff_text_write(const struct profile *p, const struct output_opts *o,
 	if (n)
 		print_table(p, f, c, shown);
 	if (p->nnotes) {
+		char buf[PROF_NOTE_MAX];
+
 		fputs("\nNotes\n", f);
 		for (i = 0; i < p->nnotes; i++)
-			fprintf(f, "  - %s\n", p->notes[i]);
+			fprintf(f, "  - %s\n", profile__note(p, i, buf, sizeof(buf)));
 	}
 	err = ferror(f) ? -EIO : 0;
 out:

@@ -1445,6 +1445,7 @@ static void write_drops(const struct html *h)
 
 static void write_notes(const struct html *h)
 {
+	char buf[PROF_NOTE_MAX];
 	uint32_t i;
 
 	if (!h->p->nnotes)
@@ -1452,7 +1453,7 @@ static void write_notes(const struct html *h)
 	fputs("<h2 id=\"notes\">Notes</h2>\n<ul class=\"notes\">\n", h->f);
 	for (i = 0; i < h->p->nnotes; i++) {
 		fputs("<li>", h->f);
-		esc(h->f, h->p->notes[i]);
+		esc(h->f, profile__note(h->p, i, buf, sizeof(buf)));
 		fputs("</li>\n", h->f);
 	}
 	fputs("</ul>\n", h->f);

@@ -534,8 +534,11 @@ static int json_write(const struct profile *p, const struct output_opts *o, FILE
 
 	jsonw_name(w, "notes");
 	jsonw_start_array(w);
-	for (i = 0; i < p->nnotes; i++)
-		jsonw_string(w, p->notes[i]);
+	for (i = 0; i < p->nnotes; i++) {
+		char buf[PROF_NOTE_MAX];
+
+		jsonw_string(w, profile__note(p, i, buf, sizeof(buf)));
+	}
 	jsonw_end_array(w);
 
 	/* quantities sampled during the run: [t_ns since time_nanos, value] pairs */

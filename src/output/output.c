@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "output/output.h"
@@ -56,15 +57,49 @@ static int write_stdout(const struct output_ops *ops, const struct profile *p,
 	return err;
 }
 
+/* Standard output and error by name: symbolic links to whatever they are (a pipe, a
+ * terminal), which the user chose. */
+static bool is_std_stream(const char *path)
+{
+	return !strcmp(path, "/dev/stdout") || !strcmp(path, "/dev/stderr");
+}
+
+/*
+ * What may be written without a rename: a FIFO named directly, /dev/null, and standard
+ * output or error by name. Anything else that is no regular file (a device, a socket, a
+ * symbolic link to one of them) is refused: `-o out.svg` where out.svg links to /dev/sda must
+ * not write a flame graph over a disk.
+ */
+static int special_ok(const char *path, const struct stat *lst, const struct stat *st)
+{
+	if (is_std_stream(path))
+		return 0;
+	if (S_ISLNK(lst->st_mode))
+		return -ELOOP;
+	if (S_ISFIFO(st->st_mode))
+		return 0;
+	if (S_ISCHR(st->st_mode) && major(st->st_rdev) == 1 && minor(st->st_rdev) == 3)
+		return 0;	/* /dev/null */
+	return -EPERM;
+}
+
 /* Devices and pipes (/dev/stdout, a FIFO) cannot be replaced by a rename: write to them. */
 static int write_special(const struct output_ops *ops, const struct profile *p,
 			 const struct output_opts *o, const char *path)
 {
-	FILE *f = fopen(path, "w");
+	/* the check before is not atomic: never follow a link swapped in since */
+	int fd = open(path, O_WRONLY | O_CLOEXEC | (is_std_stream(path) ? 0 : O_NOFOLLOW));
+	FILE *f;
 	int err;
 
-	if (!f)
+	if (fd < 0)
 		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
 	errno = 0;
 	err = ops->write(p, o, f);
 	if (fclose(f) && !err)
@@ -100,7 +135,7 @@ int output__write_path(const struct output_ops *ops, const struct profile *p,
 		       const struct output_opts *o, const char *path)
 {
 	char *tmp = NULL;
-	struct stat st;
+	struct stat st, lst;
 	FILE *f;
 	int fd, err;
 
@@ -108,8 +143,10 @@ int output__write_path(const struct output_ops *ops, const struct profile *p,
 		return -EINVAL;
 	if (strcmp(path, "-") == 0)
 		return write_stdout(ops, p, o);
-	if (!stat(path, &st) && !S_ISREG(st.st_mode))
-		return write_special(ops, p, o, path);
+	if (!lstat(path, &lst) && !stat(path, &st) && !S_ISREG(st.st_mode)) {
+		err = special_ok(path, &lst, &st);
+		return err ? err : write_special(ops, p, o, path);
+	}
 
 	fd = open_temp(path, &tmp);
 	if (fd < 0)
@@ -142,5 +179,57 @@ int output__write_path(const struct output_ops *ops, const struct profile *p,
 fail:
 	unlink(tmp);
 	free(tmp);
+	return err;
+}
+
+int output__check_path(const char *path, char *why, size_t len)
+{
+	struct stat st, lst;
+	char *dir;
+	const char *slash;
+	int err = 0;
+
+	if (!strcmp(path, "-"))
+		return 0;
+	if (!lstat(path, &lst) && !stat(path, &st)) {
+		if (S_ISDIR(st.st_mode)) {
+			snprintf(why, len, "it is a directory; name a file in it");
+			return -EISDIR;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			err = special_ok(path, &lst, &st);
+			if (err == -ELOOP)
+				snprintf(why, len, "it is a symbolic link to something that is not a "
+					 "regular file (a device, a pipe or a socket); ebprof writes "
+					 "reports only to regular files");
+			else if (err)
+				snprintf(why, len, "it is not a regular file (a device or a socket); "
+					 "ebprof writes reports only to regular files, FIFOs and "
+					 "standard output ('-')");
+			else if (access(path, W_OK)) {
+				err = -errno;
+				snprintf(why, len, "it is not writable (%s)", strerror(-err));
+			}
+			return err;
+		}
+	}
+	/* a report is written next to its destination and renamed over it: the directory must
+	 * take a new file */
+	slash = strrchr(path, '/');
+	dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	if (!dir)
+		return -ENOMEM;
+	if (stat(dir, &st)) {
+		err = -errno;
+		snprintf(why, len, "directory '%s' %s", dir, err == -ENOENT ? "does not exist" :
+			 strerror(-err));
+	} else if (!S_ISDIR(st.st_mode)) {
+		err = -ENOTDIR;
+		snprintf(why, len, "'%s' is not a directory", dir);
+	} else if (access(dir, W_OK | X_OK)) {
+		err = -errno;
+		snprintf(why, len, "directory '%s' is not writable (%s)", dir, strerror(-err));
+	}
+	free(dir);
 	return err;
 }

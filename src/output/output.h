@@ -42,9 +42,16 @@ extern const struct output_ops output_diff_text;
 /* The renderer for a file name by its extension, or NULL (".txt", ".json", ".pb.gz", ".pb",
  * ".folded", ".svg", ".speedscope.json", ".csv", ".html"). */
 const struct output_ops *output__for_path(const char *path);
-/* Render to a path ("-" = stdout). Returns 0 or a negative errno; on error errno-style
- * message is left to the caller. */
+/* Render to a path ("-" = stdout): a regular file is written whole or not at all (a temporary
+ * file renamed over it); a FIFO, /dev/null, /dev/stdout and /dev/stderr are written in place;
+ * any other file that is not regular, or a symbolic link to one, is refused (-EPERM, -ELOOP).
+ * Returns 0 or a negative errno; the message is left to the caller. */
 int output__write_path(const struct output_ops *ops, const struct profile *p,
 		       const struct output_opts *o, const char *path);
+/* Can a report be written to path? Checked before a run, so that it does not end in a lost
+ * profile: a directory that exists and takes new files, a path that is not a directory, and
+ * nothing but a regular file, a FIFO, /dev/null or /dev/stdout (output__write_path's rules).
+ * Returns 0, or a negative errno with why a phrase ("directory '/x' does not exist"). */
+int output__check_path(const char *path, char *why, size_t len);
 
 #endif

@@ -304,8 +304,15 @@ static int write_comments(struct pprof *w)
 			err = commentf(w, "dropped (%s): %" PRIu64, p->drops[i].key,
 				       p->drops[i].value);
 	}
-	for (i = 0; !err && i < p->nnotes; i++)
-		pb_int64(&w->pb, PROFILE_COMMENT, str(&w->st, p->notes[i]));
+	for (i = 0; !err && i < p->nnotes; i++) {
+		char buf[PROF_NOTE_MAX];
+
+		/* the string table keeps pointers: commentf keeps its own copy of the text */
+		if (p->note_counts && p->note_counts[i] > 1)
+			err = commentf(w, "%s", profile__note(p, i, buf, sizeof(buf)));
+		else
+			pb_int64(&w->pb, PROFILE_COMMENT, str(&w->st, p->notes[i]));
+	}
 	return err;
 }
 

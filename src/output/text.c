@@ -1107,6 +1107,7 @@ static void print_drops(const struct text *t)
 
 static void print_notes(const struct text *t)
 {
+	char buf[PROF_NOTE_MAX];
 	uint32_t i;
 
 	if (!t->p->nnotes)
@@ -1114,7 +1115,7 @@ static void print_notes(const struct text *t)
 	fputc('\n', t->f);
 	heading(t, "Notes");
 	for (i = 0; i < t->p->nnotes; i++)
-		fprintf(t->f, "  - %s\n", t->p->notes[i]);
+		fprintf(t->f, "  - %s\n", profile__note(t->p, i, buf, sizeof(buf)));
 }
 
 static int text_write(const struct profile *p, const struct output_opts *o, FILE *f)

@@ -496,12 +496,14 @@ static void print_drops(const struct tstacks *t)
 
 static void print_notes(const struct tstacks *t)
 {
+	char buf[PROF_NOTE_MAX];
+
 	if (!t->p->nnotes)
 		return;
 	fputc('\n', t->f);
 	heading(t, "Notes");
 	for (uint32_t i = 0; i < t->p->nnotes; i++)
-		fprintf(t->f, "  - %s\n", t->p->notes[i]);
+		fprintf(t->f, "  - %s\n", profile__note(t->p, i, buf, sizeof(buf)));
 }
 
 int render__text_stacks(const struct profile *p, const struct output_opts *o, FILE *f)

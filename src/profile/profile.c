@@ -296,6 +296,7 @@ void profile__free(struct profile *p)
 	free(p->processes);
 	free(p->drops);
 	free(p->notes);
+	free(p->note_counts);
 	free(p->info);
 	for (i = 0; i < p->nseries; i++) {
 		free(p->series[i].t_ns);
@@ -841,21 +842,43 @@ int profile__add_note(struct profile *p, const char *fmt, ...)
 	char *s = NULL;
 	va_list ap;
 	int err = 0, n;
+	uint32_t i;
 
 	va_start(ap, fmt);
 	n = vasprintf(&s, fmt, ap);
 	va_end(ap);
 	if (n < 0)
 		return -ENOMEM;
-	err = GROW(p->notes, p->nnotes);
-	if (!err) {
-		/* notes repeat rarely; interning keeps all strings in one place */
-		copy = intern(p, s, &err);
-		if (copy)
-			p->notes[p->nnotes++] = copy;
-	}
+	/* interned: an equal note is the same pointer */
+	copy = intern(p, s, &err);
 	free(s);
-	return err;
+	if (!copy)
+		return err;
+	for (i = 0; i < p->nnotes; i++) {
+		if (p->notes[i] == copy) {
+			p->note_counts[i]++;
+			return 0;
+		}
+	}
+	err = GROW(p->notes, p->nnotes);
+	if (!err)
+		err = GROW(p->note_counts, p->nnotes);
+	if (err)
+		return err;
+	p->notes[p->nnotes] = copy;
+	p->note_counts[p->nnotes++] = 1;
+	return 0;
+}
+
+const char *profile__note(const struct profile *p, uint32_t i, char *buf, size_t len)
+{
+	uint32_t count = p->note_counts ? p->note_counts[i] : 1;
+	int n;
+
+	if (count <= 1)
+		return p->notes[i];
+	n = snprintf(buf, len, "%s (%u times)", p->notes[i], count);
+	return n < 0 || (size_t)n >= len ? p->notes[i] : buf;
 }
 
 int profile__add_info(struct profile *p, const char *key, const char *fmt, ...)

@@ -220,7 +220,8 @@ struct profile {
 	uint32_t nprocesses;
 	struct prof_kv *drops;		/* by reason, all reasons listed even when 0 */
 	uint32_t ndrops;
-	const char **notes;		/* free-form remarks for the report */
+	const char **notes;		/* free-form remarks for the report, each once */
+	uint32_t *note_counts;		/* how many times each was added (renderers: profile__note) */
 	uint32_t nnotes;
 	struct prof_series *series;	/* sampled during the run, in creation order */
 	uint32_t nseries;
@@ -313,8 +314,14 @@ int profile__add_drop(struct profile *p, const char *reason, uint64_t count);
  * come in time order per series. Returns 0 or a negative errno. */
 int profile__add_point(struct profile *p, uint32_t pid, const char *name, const char *unit,
 		       int64_t t_ns, int64_t v);
+/* Add a remark for the report. A note equal to one already there is not added again: its
+ * count goes up (a command that execs 50 times gets one note, "... (50 times)"). */
 int profile__add_note(struct profile *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Note i as every renderer shows it: its text, followed by " (N times)" when it was added
+ * N > 1 times. Returns buf, or the bare note when buf is too small for the whole. */
+#define PROF_NOTE_MAX 4096	/* a buffer for profile__note */
+const char *profile__note(const struct profile *p, uint32_t i, char *buf, size_t len);
 /* Set the run fact `key` (a short name without ':', e.g. "rate", "samples_lost") to the
  * formatted value: appended if new, else replaced where it is. 0, -EINVAL for a bad key, or
  * -ENOMEM. */

@@ -37,6 +37,9 @@ int util_parse_duration(const char *s, uint64_t *ns)
 	/* 2^64 ns is 584 years */
 	if (v >= 18446744073709551616.0)
 		return -ERANGE;
+	/* "0.1ns" is not "0": a duration that was asked for must not turn into "none" */
+	if (v > 0 && v < 0.5)
+		return -ERANGE;
 	*ns = (uint64_t)(v + 0.5);
 	return 0;
 }

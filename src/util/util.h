@@ -12,7 +12,8 @@ char *util_read_file(const char *path, size_t *len);
 
 /* A duration as users write it: a decimal number with an optional unit, ns, us, ms, s, m (or
  * min) or h; no unit means seconds ("30s", "500ms", "2m", "1.5"). Rounded to nanoseconds.
- * Returns 0, -EINVAL when s is not a duration, -ERANGE when it does not fit 64 bits. */
+ * Returns 0, -EINVAL when s is not a duration ("nan", "inf", "1e-300": no exponents), -ERANGE
+ * when it does not fit 64 bits or is not 0 but rounds to 0 ns ("0.1ns"). */
 int util_parse_duration(const char *s, uint64_t *ns);
 
 /* FNV-1a over bytes: strings and short keys. */

@@ -31,8 +31,9 @@ GO
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"libs found in cache"* ]]
 	[[ "$output" == *"warning: PID "*"(ldconfig) cannot be traced: it is statically linked and stripped"* ]]
-	jqe '[.notes[] | select(test("ldconfig\\) was not traced: it is statically linked"))] | length == 1' \
+	jqe '[.notes[] | select(test("ldconfig. was not traced: it is statically linked"))] | length == 1' \
 		"$T/out.json"
+	jqe '.drops.untraceable_process == 1' "$T/out.json"
 	jqe '.processes | length == 0' "$T/out.json"
 	assert_no_probes
 }
@@ -55,6 +56,7 @@ GO
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"(ldconfig) cannot be traced"* ]]
 	[[ "$output" == *"(hello) cannot be traced"* ]]
+	jqe '.drops.untraceable_process == 2' "$T/out.json"
 	jqe '[.processes[] | select(.comm == "memfixture")] | length == 1' "$T/out.json"
 	fixture_sites "$T/out.json" "$T/truth.json" > "$T/got.json"
 	truth_sites "$T/truth.json" > "$T/want.json"
@@ -90,5 +92,23 @@ GO
 	jqe '[.processes[] | select(.comm == "ld")] | length >= 1' "$T/out.json"
 	jqe 'all(.processes[]; .alloc_count > 0 and .ppid > 0)' "$T/out.json"
 	jqe '[.processes[].comm] | all(. != "compile" and . != "link" and . != "asm")' "$T/out.json"
+	assert_no_probes
+}
+
+@test "processes over the process table are counted drops with their reason, in every output" {
+	run "$EBPROF" mem -q --max-procs 1 -o "$T/out.json" -o "$T/out.txt" -o "$T/out.pb.gz" \
+		-o "$T/out.html" -- "$FIX/forkfixture"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"cannot trace PID"*"process table is full"*"--max-procs"* ]]
+	# the parent is traced; forked, cloned, threadfork, and the two exec children are not
+	jqe '.processes | length == 1' "$T/out.json"
+	jqe '.drops.process_table_full == 5' "$T/out.json"
+	jqe '[.notes[] | select(test("was not traced: the table of processes"))] | length >= 1' \
+		"$T/out.json"
+	grep -q 'Drops: process_table_full 5' "$T/out.txt"
+	grep -q "'forked' was not traced" "$T/out.txt"
+	grep -q 'process_table_full' "$T/out.html"
+	"$EBPROF" report "$T/out.pb.gz" > "$T/back.txt"
+	grep -q 'Drops: process_table_full 5' "$T/back.txt"
 	assert_no_probes
 }

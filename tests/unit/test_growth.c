@@ -322,6 +322,13 @@ static void test_duration_rejects(void **state)
 	/* 2^64 ns is about 584 years */
 	assert_int_equal(util_parse_duration("600y", &ns), -EINVAL);
 	assert_int_equal(util_parse_duration("200000000h", &ns), -ERANGE);
+	/* asked for, but below a nanosecond: never "no duration" */
+	assert_int_equal(util_parse_duration("0.1ns", &ns), -ERANGE);
+	assert_int_equal(util_parse_duration("0.0000000001", &ns), -ERANGE);
+	assert_int_equal(util_parse_duration("0.0000000001s", &ns), -ERANGE);
+	assert_int_equal(util_parse_duration("0.0", &ns), 0);
+	assert_int_equal(ns, 0);
+	assert_int_equal(util_parse_duration("1e-300", &ns), -EINVAL);
 	assert_int_equal(util_parse_duration("5000000h", &ns), 0);
 	assert_int_equal(ns, 5000000ULL * 3600 * S);
 }

@@ -279,6 +279,48 @@ static void test_kernel_locs(void **state)
 	ksyms__free(k);
 }
 
+/* A key's stacks (stacks__key_locs): tracepoint and uprobe programs capture their kernel stack
+ * from inside the tracing machinery; those leading frames are left out when asked, and the
+ * first frame after them is a return address (looked up at ip - 1), not where the event hit. */
+static void test_key_locs_strip_tracing(void **state)
+{
+	struct ksyms *k = ksyms__load_paths(ks_path, mod_path);
+	struct profile *p = profile__new("stacks");
+	struct stack_table *t = stack_table__new();
+	struct stack_trace kst = { .nr = 2, .ips = { 0xffffffffa0001010ULL,
+						     0xffffffff81000400ULL } };
+	struct stack_trace only = { .nr = 1, .ips = { 0xffffffffa0001010ULL } };
+	struct stack_key key = { .tgid = 1, .kstack = 7 };
+	uint32_t locs[2 * STACK_MAX_DEPTH], n;
+
+	assert_non_null(k);
+	assert_non_null(p);
+	assert_non_null(t);
+	assert_int_equal(stack_table__add(t, 7, &kst), 0);
+	assert_int_equal(stack_table__add(t, 8, &only), 0);
+	assert_int_equal(stacks__tracing_frames(k, kst.ips, 2), 1);
+	/* kept: the program's frame, then the return address into do_sys_open */
+	n = stacks__key_locs(p, t, k, NULL, 1, &key, false, locs);
+	assert_int_equal(n, 2);
+	assert_string_equal(fn_name(p, locs[0]), "bpf_prog_0123456789abcdef_handle");
+	assert_string_equal(fn_name(p, locs[1]), "do_sys_open");
+	/* stripped: do_sys_open still (at ip - 1), not vfs_read (at ip) */
+	n = stacks__key_locs(p, t, k, NULL, 1, &key, true, locs);
+	assert_int_equal(n, 1);
+	assert_string_equal(fn_name(p, locs[0]), "do_sys_open");
+	/* a stack of nothing but machinery is kept whole */
+	key.kstack = 8;
+	assert_int_equal(stacks__tracing_frames(k, only.ips, 1), 0);
+	n = stacks__key_locs(p, t, k, NULL, 1, &key, true, locs);
+	assert_int_equal(n, 1);
+	/* no stacks at all: no frames */
+	key.kstack = 0;
+	assert_int_equal(stacks__key_locs(p, t, k, NULL, 1, &key, true, locs), 0);
+	stack_table__free(t);
+	profile__free(p);
+	ksyms__free(k);
+}
+
 static void test_named_loc(void **state)
 {
 	struct profile *p = profile__new("cpu");
@@ -350,6 +392,7 @@ int main(void)
 		cmocka_unit_test(test_bpf_and_modules),
 		cmocka_unit_test(test_stack_table),
 		cmocka_unit_test(test_kernel_locs),
+		cmocka_unit_test(test_key_locs_strip_tracing),
 		cmocka_unit_test(test_named_loc),
 		cmocka_unit_test(test_user_locs),
 	};

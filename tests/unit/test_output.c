@@ -603,6 +603,118 @@ static void test_write_path_atomic(void **state)
 	profile__free(p);
 }
 
+/* Destinations are checked before a run (output__check_path), and only regular files, FIFOs
+ * named directly, /dev/null and standard output are ever written: never a device through a
+ * symbolic link. */
+static void test_check_path(void **state)
+{
+	char *dir = scratch("dests"), *file, *sub, *link, *dlink, *fifo, *under, *data;
+	struct profile *p = fixture();
+	char why[256];
+	size_t len;
+
+	mkdir(dir, 0755);
+	assert_true(asprintf(&file, "%s/report.json", dir) > 0);
+	assert_true(asprintf(&sub, "%s/sub.json", dir) > 0);
+	assert_true(asprintf(&link, "%s/null.svg", dir) > 0);
+	assert_true(asprintf(&dlink, "%s/ok.txt", dir) > 0);
+	assert_true(asprintf(&fifo, "%s/fifo.txt", dir) > 0);
+	assert_true(asprintf(&under, "%s/report.json/x.txt", dir) > 0);
+	unlink(file);
+	unlink(link);
+	unlink(dlink);
+	unlink(fifo);
+	rmdir(sub);
+
+	/* a new file in a writable directory, standard output */
+	assert_int_equal(output__check_path(file, why, sizeof(why)), 0);
+	assert_int_equal(output__check_path("-", why, sizeof(why)), 0);
+	assert_int_equal(output__check_path("report.txt", why, sizeof(why)), 0);
+	/* no such directory: named in the reason */
+	assert_int_equal(output__check_path("/nonexistent-ebprof/x.json", why, sizeof(why)),
+			 -ENOENT);
+	assert_string_equal(why, "directory '/nonexistent-ebprof' does not exist");
+	/* a directory where the file should be */
+	assert_int_equal(mkdir(sub, 0755), 0);
+	assert_int_equal(output__check_path(sub, why, sizeof(why)), -EISDIR);
+	/* a file where a directory should be */
+	write_file(file, "x", 1);
+	assert_int_equal(output__check_path(under, why, sizeof(why)), -ENOTDIR);
+	assert_int_equal(output__check_path(file, why, sizeof(why)), 0);
+	/* a device named directly: refused, but for /dev/null */
+	assert_int_equal(output__check_path("/dev/zero", why, sizeof(why)), -EPERM);
+	assert_int_equal(output__check_path("/dev/null", why, sizeof(why)), 0);
+	assert_int_equal(output__write_path(&output_text, p, NULL, "/dev/zero"), -EPERM);
+	/* a symbolic link to a device: never followed, not even to /dev/null */
+	assert_int_equal(symlink("/dev/null", link), 0);
+	assert_int_equal(output__check_path(link, why, sizeof(why)), -ELOOP);
+	assert_non_null(strstr(why, "symbolic link"));
+	assert_int_equal(output__write_path(&output_svg, p, NULL, link), -ELOOP);
+	/* a symbolic link to a regular file is fine */
+	assert_int_equal(symlink(file, dlink), 0);
+	assert_int_equal(output__check_path(dlink, why, sizeof(why)), 0);
+	/* a FIFO named directly is written in place */
+	assert_int_equal(mkfifo(fifo, 0644), 0);
+	assert_int_equal(output__check_path(fifo, why, sizeof(why)), 0);
+	data = read_file(file, &len);
+	assert_string_equal(data, "x");
+	free(data);
+
+	unlink(fifo);
+	unlink(dlink);
+	unlink(link);
+	unlink(file);
+	rmdir(sub);
+	rmdir(dir);
+	free(under);
+	free(fifo);
+	free(dlink);
+	free(link);
+	free(sub);
+	free(file);
+	free(dir);
+	profile__free(p);
+}
+
+/* A note added 50 times (a command that execs 50 times) is one line with its count, in every
+ * output; notes added once are unchanged. */
+static void test_notes_collapse(void **state)
+{
+	const struct output_ops *ops[] = {
+		&output_text, &output_json, &output_html,
+	};
+	static const char once[] = "traced the glibc allocator";
+	static const char many[] = "PID 7 (sh) ran a new program";
+	struct profile *p = fixture(), *back;
+	char *out, *twice;
+	size_t len;
+
+	assert_int_equal(profile__add_note(p, "%s", once), 0);
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(profile__add_note(p, "PID %d (sh) ran a new program", 7), 0);
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		out = render(ops[i], p, NULL, NULL);
+		if (!strstr(out, "PID 7 (sh) ran a new program (50 times)"))
+			fail_msg("%s: no collapsed note", ops[i]->name);
+		/* once, not 50 times */
+		twice = strstr(strstr(out, many) + 1, many);
+		if (twice)
+			fail_msg("%s: the note is repeated", ops[i]->name);
+		assert_non_null(strstr(out, once));
+		assert_null(strstr(out, "traced the glibc allocator ("));
+		free(out);
+	}
+	out = render(&output_pprof, p, NULL, &len);
+	back = profile__parse_pprof(out, len, NULL, NULL, 0);
+	assert_non_null(back);
+	assert_int_equal(back->nnotes, p->nnotes);
+	assert_string_equal(back->notes[back->nnotes - 1],
+			    "PID 7 (sh) ran a new program (50 times)");
+	profile__free(back);
+	free(out);
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -617,6 +729,8 @@ int main(void)
 		cmocka_unit_test(test_pprof_go_tool),
 		cmocka_unit_test(test_for_path),
 		cmocka_unit_test(test_write_path_atomic),
+		cmocka_unit_test(test_notes_collapse),
+		cmocka_unit_test(test_check_path),
 	};
 
 	make_scratch_dir();

@@ -25,6 +25,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
+#include "core/procs.h"
 #include "core/stacks.h"
 #include "core/target.h"
 #include "modes/cpu/collect.h"
@@ -36,14 +37,6 @@
 
 #define MAX_TARGETS 1024	/* the targets map's size */
 #define NOTES_SIZE (1 << 16)	/* -a: the ring buffer of new processes (4096 notes) */
-
-struct cpu_proc {
-	pid_t pid;
-	bool target;		/* attached (in the targets map), not only seen in -a */
-	struct sym_proc *sp;	/* its last snapshot of mappings, or NULL */
-	char comm[CPU_COMM_LEN];
-	char cmdline[512];
-};
 
 struct cpu_collector {
 	struct session_env env;
@@ -57,10 +50,7 @@ struct cpu_collector {
 	bool started, stopped, detached;
 	uint64_t period_ns;
 	uint64_t stop_ns;		/* CLOCK_MONOTONIC when sampling stopped */
-	struct cpu_proc *procs;
-	uint32_t nprocs, cap;
-	struct ksyms *ks;		/* loaded at the first kernel stack */
-	bool ks_failed;
+	struct proc_table *procs;	/* every process attached or seen (-a) */
 	uint64_t samples;		/* read out into the profile */
 };
 
@@ -140,72 +130,11 @@ int cpu_online(bool *set)
 }
 
 /* libbpf's callback has no context argument, hence a file-level flag */
-static bool libbpf_verbose;
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	/* libbpf's own hints (e.g. about ulimit -l) mislead here; shown only with -vv */
-	if (level == LIBBPF_DEBUG || !libbpf_verbose)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
 /* ---- processes -------------------------------------------------------------------------- */
 
-static struct cpu_proc *find_proc(struct cpu_collector *c, pid_t pid)
+static bool snapshot(struct cpu_collector *c, struct proc_info *p)
 {
-	for (uint32_t i = 0; i < c->nprocs; i++)
-		if (c->procs[i].pid == pid)
-			return &c->procs[i];
-	return NULL;
-}
-
-static struct cpu_proc *add_proc(struct cpu_collector *c, pid_t pid)
-{
-	struct cpu_proc *p = find_proc(c, pid);
-
-	if (p)
-		return p;
-	if (c->nprocs == c->cap) {
-		uint32_t cap = c->cap ? c->cap * 2 : 16;
-		struct cpu_proc *n = realloc(c->procs, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		c->procs = n;
-		c->cap = cap;
-	}
-	p = &c->procs[c->nprocs++];
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	return p;
-}
-
-/* Take a new snapshot of p's mappings (and names) if it still has any: a zombie's maps file is
- * empty, and the last snapshot is worth more than none. Returns whether it did. */
-static bool snapshot(struct cpu_collector *c, struct cpu_proc *p)
-{
-	char path[64], *maps;
-	struct sym_proc *sp;
-	size_t len = 0;
-
-	if (p->pid <= 0 || !c->env.sym)
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
-	maps = util_read_file(path, &len);
-	free(maps);
-	if (!maps || !len)
-		return false;
-	sp = symbolizer__load_pid(c->env.sym, p->pid);
-	if (!sp)
-		return false;
-	/* open the files now: once the process is gone, /proc/PID/root and map_files are too */
-	sym_proc__load_modules(sp);
-	sym_proc__free(p->sp);
-	p->sp = sp;
-	target__comm(p->pid, p->comm, sizeof(p->comm));
-	target__cmdline(p->pid, p->cmdline, sizeof(p->cmdline));
-	return true;
+	return proc_table__snapshot(c->procs, p);
 }
 
 /* -a: a process the kernel saw for the first time. */
@@ -213,11 +142,11 @@ static int on_note(void *ctx, void *data, size_t len)
 {
 	struct cpu_collector *c = ctx;
 	const struct cpu_note *n = data;
-	struct cpu_proc *p;
+	struct proc_info *p;
 
-	if (len < sizeof(*n) || find_proc(c, n->tgid))
+	if (len < sizeof(*n) || proc_table__find(c->procs, n->tgid))
 		return 0;
-	p = add_proc(c, n->tgid);
+	p = proc_table__add(c->procs, n->tgid);
 	if (p)
 		snapshot(c, p);
 	return 0;
@@ -274,8 +203,7 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	c->opts = *o;
 	c->lc = env->lc;
 	c->period_ns = cpu_period_ns(o->hz ? o->hz : CPU_DEFAULT_HZ);
-	libbpf_verbose = c->lc && c->lc->verbose >= 2;
-	libbpf_set_print(libbpf_print);
+	bpfutil__libbpf_messages(c->lc);
 
 	err = cpu_online(online);
 	if (err) {
@@ -286,7 +214,8 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	c->cpus = calloc(CPU_MAX_CPUS, sizeof(*c->cpus));
 	c->pfds = calloc(CPU_MAX_CPUS, sizeof(*c->pfds));
 	c->links = calloc(CPU_MAX_CPUS, sizeof(*c->links));
-	if (!c->cpus || !c->pfds || !c->links)
+	c->procs = proc_table__new(env->sym);
+	if (!c->cpus || !c->pfds || !c->links || !c->procs)
 		goto fail;
 	for (int i = 0; i < CPU_MAX_CPUS; i++) {
 		if (!(o->cpu_given ? o->cpus[i] : online[i]))
@@ -390,23 +319,23 @@ static int cpu_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 	struct cpu_collector *c = m;
 	__u32 key = pid;
 	__u8 one = 1;
-	struct cpu_proc *p;
+	struct proc_info *p;
 	int err;
 
 	*status = -1;
 	if (kill(pid, 0) && errno == ESRCH)
 		return -ESRCH;
-	p = add_proc(c, pid);
+	p = proc_table__add(c->procs, pid);
 	if (!p)
 		return -ENOMEM;
-	if (!p->target) {
+	if (!p->attached) {
 		err = bpf_map_update_elem(bpf_map__fd(c->skel->maps.targets), &key, &one, BPF_ANY);
 		if (err) {
 			pr_err(c->lc, "cannot trace PID %d: %s%s", pid, strerror(-err),
 			       err == -E2BIG ? " (more than 1024 processes at once)" : "");
 			return err;
 		}
-		p->target = true;
+		p->attached = true;
 	}
 	/* right after an exec only the program and its loader are mapped: tick re-reads */
 	snapshot(c, p);
@@ -420,47 +349,6 @@ static int cpu_attach_all(void *m)
 }
 
 /* ---- reading out ------------------------------------------------------------------------ */
-
-struct entry {
-	struct cpu_key k;
-	__u64 n;
-};
-
-struct entries {
-	struct entry *e;
-	uint32_t n, cap;
-	pid_t only;		/* 0: every process */
-};
-
-static int collect_entry(const void *k, const void *v, void *ctx)
-{
-	const struct cpu_key *key = k;
-	struct entries *es = ctx;
-
-	if (es->only && key->tgid != (__u32)es->only)
-		return 0;
-	if (es->n == es->cap) {
-		uint32_t cap = es->cap ? es->cap * 2 : 1024;
-		struct entry *e = realloc(es->e, cap * sizeof(*e));
-
-		if (!e)
-			return -ENOMEM;
-		es->e = e;
-		es->cap = cap;
-	}
-	es->e[es->n].k = *key;
-	es->e[es->n++].n = *(const __u64 *)v;
-	return 0;
-}
-
-static int entry_cmp(const void *a, const void *b)
-{
-	const struct entry *x = a, *y = b;
-
-	if (x->k.tgid != y->k.tgid)
-		return x->k.tgid < y->k.tgid ? -1 : 1;
-	return x->k.tid < y->k.tid ? -1 : x->k.tid > y->k.tid;
-}
 
 /* The name of a thread (for its "name [tid]" frame): /proc while it runs, else the kernel's. */
 static void thread_name(struct cpu_collector *c, pid_t tgid, pid_t tid, char *buf, size_t len)
@@ -483,9 +371,9 @@ static void thread_name(struct cpu_collector *c, pid_t tgid, pid_t tid, char *bu
 }
 
 /* The process as the report names it; its mappings, fresh if it still runs. */
-static struct cpu_proc *report_proc(struct cpu_collector *c, pid_t tgid, bool exec)
+static struct proc_info *report_proc(struct cpu_collector *c, pid_t tgid, bool exec)
 {
-	struct cpu_proc *p = add_proc(c, tgid);
+	struct proc_info *p = proc_table__add(c->procs, tgid);
 	struct cpu_comm cc;
 	__u32 key = tgid;
 
@@ -505,53 +393,37 @@ static struct cpu_proc *report_proc(struct cpu_collector *c, pid_t tgid, bool ex
 	return p;
 }
 
-static const struct ksyms *kernel_syms(struct cpu_collector *c)
-{
-	if (!c->ks && !c->ks_failed) {
-		c->ks = ksyms__load(NULL);
-		if (!c->ks) {
-			c->ks_failed = true;
-			pr_warn(c->lc, "cannot read kernel symbols (/proc/kallsyms): %s; kernel frames "
-				"stay addresses", strerror(errno));
-		}
-	}
-	return c->ks;
-}
-
 /* Move the counts of process `only` (0: every process) into the profile: kernel frames leaf
  * first, then user frames, then with --per-thread the thread; `remove`: delete them from the
  * kernel (an exec: the same process counts on under its new program). */
 static int drain(struct cpu_collector *c, pid_t only, bool remove)
 {
 	struct profile *prof = c->env.prof;
-	struct entries es = { .only = only };
 	struct stack_table *st = stack_table__new();
 	int counts_fd = bpf_map__fd(c->skel->maps.counts);
 	uint32_t *locs = malloc((2 * STACK_MAX_DEPTH + 1) * sizeof(*locs));
-	struct cpu_proc *p = NULL;
+	struct stack_count *v = NULL;
+	struct proc_info *p = NULL;
+	size_t nv = 0;
 	int err;
 
 	if (!st || !locs) {
 		err = -ENOMEM;
 		goto out;
 	}
-	err = bpfutil__map_for_each(counts_fd, sizeof(struct cpu_key), sizeof(__u64),
-				    collect_entry, &es);
+	err = stack_counts__read(counts_fd, only, &v, &nv);
 	err = err ?: stack_table__read(st, bpf_map__fd(c->skel->maps.stacks));
 	if (err) {
 		pr_warn(c->lc, "reading the kernel's sample counts failed: %s; the report may be "
 			"incomplete", strerror(-err));
-		if (!es.n)
+		if (!nv)
 			goto out;
 	}
-	qsort(es.e, es.n, sizeof(*es.e), entry_cmp);
-	for (uint32_t i = 0; i < es.n; i++) {
-		const struct entry *e = &es.e[i];
-		const struct stack_trace *ks = stack_table__get(st, e->k.kstack);
-		const struct stack_trace *us = stack_table__get(st, e->k.ustack);
+	for (size_t i = 0; i < nv; i++) {
+		const struct stack_count *e = &v[i];
 		int64_t vals[2] = { e->n, e->n * c->period_ns };
 		struct prof_process *pp;
-		uint32_t n = 0;
+		uint32_t n;
 
 		if (!p || p->pid != (pid_t)e->k.tgid) {
 			p = report_proc(c, e->k.tgid, remove);
@@ -560,30 +432,21 @@ static int drain(struct cpu_collector *c, pid_t only, bool remove)
 				goto out;
 			}
 		}
-		if (ks && ks->nr) {
-			uint32_t nr = ks->nr < STACK_MAX_DEPTH ? ks->nr : STACK_MAX_DEPTH;
-
-			n += stacks__kernel_locs(prof, kernel_syms(c), ks->ips, nr, locs + n);
-		}
-		if (us && us->nr) {
-			uint32_t nr = us->nr < STACK_MAX_DEPTH ? us->nr : STACK_MAX_DEPTH;
-
-			n += stacks__user_locs(prof, p->sp, p->pid, us->ips, nr,
-					       e->k.flags & CPU_KEY_USER_EXACT, locs + n);
-		}
+		/* a perf event's kernel stack starts at the interrupted code: nothing to strip */
+		n = stacks__key_locs(prof, st, stacks__ksyms(c->lc), p->sp, p->pid, &e->k, false,
+				     locs);
 		if (c->opts.per_thread) {
 			char tname[CPU_COMM_LEN + 1], frame[64];
 
-			thread_name(c, e->k.tgid, e->k.tid, tname, sizeof(tname));
-			snprintf(frame, sizeof(frame), "%s [%u]", tname, e->k.tid);
+			thread_name(c, e->k.tgid, e->k.aux, tname, sizeof(tname));
+			snprintf(frame, sizeof(frame), "%s [%u]", tname, e->k.aux);
 			locs[n++] = stacks__named_loc(prof, frame);
 		}
 		if (!profile__add_sample(prof, locs, n, vals, e->k.tgid)) {
 			err = -errno;
 			goto out;
 		}
-		pp = profile__add_process(prof, e->k.tgid, p->comm,
-					  p->cmdline[0] ? p->cmdline : NULL);
+		pp = profile__add_process(prof, e->k.tgid, p->comm, p->cmdline);
 		if (pp) {
 			prof_process__add_stat(prof, pp, "samples", e->n);
 			prof_process__add_stat(prof, pp, "cpu_ns", e->n * c->period_ns);
@@ -595,7 +458,7 @@ static int drain(struct cpu_collector *c, pid_t only, bool remove)
 out:
 	if (err)
 		pr_warn(c->lc, "building the profile failed: %s", strerror(-err));
-	free(es.e);
+	free(v);
 	free(locs);
 	stack_table__free(st);
 	return err;
@@ -615,9 +478,9 @@ static void cpu_tick(void *m, int64_t t_ns, bool second)
 		return;
 	/* libraries loaded since the last look (a launched program maps its libraries after the
 	 * exec stop it was attached at) */
-	for (uint32_t i = 0; i < c->nprocs; i++)
-		if (c->procs[i].target)
-			snapshot(c, &c->procs[i]);
+	for (uint32_t i = 0; i < proc_table__count(c->procs); i++)
+		if (proc_table__at(c->procs, i)->attached)
+			snapshot(c, proc_table__at(c->procs, i));
 }
 
 static uint64_t stat_sum(struct cpu_collector *c, enum cpu_stat s)
@@ -639,7 +502,7 @@ static void cpu_progress(void *m, char *buf, size_t len)
 static void cpu_finalize(void *m, pid_t pid, bool exec)
 {
 	struct cpu_collector *c = m;
-	struct cpu_proc *p = add_proc(c, pid);
+	struct proc_info *p = proc_table__add(c->procs, pid);
 
 	if (!p)
 		return;
@@ -652,13 +515,13 @@ static void cpu_finalize(void *m, pid_t pid, bool exec)
 static void cpu_retire(void *m, pid_t pid)
 {
 	struct cpu_collector *c = m;
-	struct cpu_proc *p = find_proc(c, pid);
+	struct proc_info *p = proc_table__find(c->procs, pid);
 	__u32 key = pid;
 
 	/* its number may come back as another process */
-	if (p && p->target) {
+	if (p && p->attached) {
 		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.targets), &key);
-		p->target = false;
+		p->attached = false;
 	}
 }
 
@@ -755,10 +618,7 @@ static void cpu_close(void *m)
 		cpu_detach(c);
 	ring_buffer__free(c->rb);
 	cpu_bpf__destroy(c->skel);
-	for (uint32_t i = 0; i < c->nprocs; i++)
-		sym_proc__free(c->procs[i].sp);
-	free(c->procs);
-	ksyms__free(c->ks);
+	proc_table__free(c->procs, NULL);
 	free(c->cpus);
 	free(c->pfds);
 	free(c->links);
@@ -767,6 +627,7 @@ static void cpu_close(void *m)
 
 const struct mode_ops cpu_mode_ops = {
 	.name = "cpu",
+	.kthreads = true,	/* sampled and counted by tgid, kernel stacks included */
 	.open = cpu_open,
 	.close = cpu_close,
 	.attach = cpu_attach,

@@ -589,9 +589,8 @@ static int mem_attach(void *mv, pid_t pid, enum mode_attach how, int *status)
 			return -ENOENT;
 		break;
 	}
-	err = mem_collector__attach(mm->col, pid, &lib);
-	/* a new program that cannot be probed: it runs untraced, without a second warning */
-	return err && how == MODE_ATTACH_EXEC && !launch ? -EINVAL : err;
+	/* reported here; the session counts the process as not traced (E2BIG: --max-procs) */
+	return mem_collector__attach(mm->col, pid, &lib);
 }
 
 static const char *mem_why(void *mv, pid_t pid)

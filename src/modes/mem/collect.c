@@ -222,16 +222,6 @@ static uint64_t mono_ns(void)
 }
 
 /* libbpf's callback has no context argument, hence a file-level flag */
-static bool libbpf_verbose;
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	/* libbpf's own hints (e.g. about ulimit -l) mislead here; shown only with -vv */
-	if (level == LIBBPF_DEBUG || !libbpf_verbose)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
 struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 {
 	struct mem_collector *c = calloc(1, sizeof(*c));
@@ -243,8 +233,7 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	c->opts = *o;
 	c->snap_interval = SNAP_INTERVAL_NS;
 	c->closer = fd_closer__new(CLOSER_THREADS);	/* NULL: links close synchronously */
-	libbpf_verbose = o->lc && o->lc->verbose >= 2;
-	libbpf_set_print(libbpf_print);
+	bpfutil__libbpf_messages(o->lc);
 
 	c->skel = mem_bpf__open();
 	if (!c->skel) {
@@ -611,8 +600,8 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 		loader_range(pid, &mzero.loader_lo, &mzero.loader_hi);
 		if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.mprocs), &key, &mzero, BPF_ANY)) {
 			err = -errno;
-			pr_err(c->lc, "cannot trace PID %d: the process table is full (%s); raise "
-				      "--max-procs", pid, strerror(errno));
+			pr_err(c->lc, "cannot trace PID %d: the process table is full (--max-procs "
+				      "%u); it runs untraced; raise --max-procs", pid, c->opts.max_procs);
 			return err;
 		}
 	}
@@ -624,8 +613,9 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 				lib_range(pid, lib->objs[i].path, &zero.lib_lo[i], &zero.lib_hi[i]);
 	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.procs), &key, &zero, BPF_ANY)) {
 		err = -errno;
-		pr_err(c->lc, "cannot trace PID %d: the process table is full (%s); raise "
-			      "--max-procs", pid, strerror(errno));
+		pr_err(c->lc, "cannot trace PID %d: %s", pid, errno == E2BIG ? "the process "
+			      "table is full (--max-procs); it runs untraced; raise --max-procs" :
+			      strerror(errno));
 		return err;
 	}
 	t = &c->t[c->nt];

@@ -15,6 +15,7 @@
 #include "core/bpfutil.h"
 #include "core/closer.h"
 #include "core/session.h"
+#include "core/procs.h"
 #include "core/stacks.h"
 #include "modes/stacks/collect.h"
 #include "profile/profile.h"
@@ -32,14 +33,10 @@ static const char *const drop_names[STACKS_DROP__COUNT] = {
 	[STACKS_DROP_STACKS_FULL] = "stacks_full",
 };
 
-struct proc {
-	pid_t pid;
-	struct sym_proc *sp;	/* its mappings as last seen (attach, finalize) */
-	int *ufds;		/* its uprobe links */
-	int nufds;
-	bool drained;		/* read out once: later counts merge into its samples */
-	char comm[STACKS_COMM_LEN];
-	char *cmdline;
+/* A traced process's uprobe links (proc_info.priv). */
+struct proc_uprobes {
+	int *fds;
+	int n;
 };
 
 struct stacks_mode {
@@ -54,25 +51,12 @@ struct stacks_mode {
 	int nlinks;
 	int *all_ufds;			/* -a: uprobes in every process */
 	int nall_ufds;
-	struct proc *procs;
-	int nprocs, cap;
+	struct proc_table *procs;	/* every process attached or seen (-a) */
 	struct stack_table *st;
-	struct ksyms *ks;
-	bool ks_tried;
 	int uprobe_type;		/* the uprobe PMU's perf event type */
 };
 
 /* libbpf's callback has no context argument, hence a file-level flag */
-static bool libbpf_verbose;
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	/* libbpf's own hints (e.g. about ulimit -l) mislead here; shown only with -vv */
-	if (level == LIBBPF_DEBUG || !libbpf_verbose)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
 int stacks_opts__resolve(struct stacks_opts *o, const struct log_ctx *lc)
 {
 	for (int i = 0; i < o->nevents; i++) {
@@ -259,8 +243,7 @@ static void *stacks_open(const struct session_env *env, void *opts)
 	m->lc = env->lc;
 	m->o = o;
 	m->closer = fd_closer__new(CLOSER_THREADS);	/* NULL: links close synchronously */
-	libbpf_verbose = m->lc && m->lc->verbose >= 2;
-	libbpf_set_print(libbpf_print);
+	bpfutil__libbpf_messages(m->lc);
 	if (has_kind(o, STACKS_EV_UPROBE)) {
 		m->uprobe_type = uprobe_pmu_type();
 		if (m->uprobe_type < 0) {
@@ -296,7 +279,8 @@ static void *stacks_open(const struct session_env *env, void *opts)
 	if (attach_tracepoints(m))
 		goto fail;
 	m->st = stack_table__new();
-	if (!m->st)
+	m->procs = proc_table__new(env->sym);
+	if (!m->st || !m->procs)
 		goto fail;
 
 	if (profile__add_type(env->prof, "events", "count") ||
@@ -310,93 +294,30 @@ fail:
 	return NULL;
 }
 
-static struct proc *find_proc(struct stacks_mode *m, pid_t pid)
+static void snapshot(struct stacks_mode *m, struct proc_info *p)
 {
-	for (int i = 0; i < m->nprocs; i++)
-		if (m->procs[i].pid == pid)
-			return &m->procs[i];
-	return NULL;
+	proc_table__snapshot(m->procs, p);
 }
 
-static struct proc *add_proc(struct stacks_mode *m, pid_t pid)
+static void close_ufds(struct stacks_mode *m, struct proc_info *p)
 {
-	struct proc *p = find_proc(m, pid);
-	char path[64], *s;
+	struct proc_uprobes *u = p->priv;
 
-	if (p)
-		return p;
-	if (m->nprocs == m->cap) {
-		int cap = m->cap ? m->cap * 2 : 16;
-		struct proc *n = realloc(m->procs, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		m->procs = n;
-		m->cap = cap;
-	}
-	p = &m->procs[m->nprocs++];
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	s = util_read_file(path, NULL);
-	if (s) {
-		s[strcspn(s, "\n")] = '\0';
-		snprintf(p->comm, sizeof(p->comm), "%s", s);
-		free(s);
-	}
-	return p;
-}
-
-static void read_cmdline(struct proc *p)
-{
-	char path[64], *s;
-	size_t len;
-
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", p->pid);
-	s = util_read_file(path, &len);
-	if (!s || !len) {
-		free(s);
+	if (!u)
 		return;
-	}
-	for (size_t i = 0; i + 1 < len; i++)
-		if (!s[i])
-			s[i] = ' ';
-	free(p->cmdline);
-	p->cmdline = s;
+	for (int i = 0; i < u->n; i++)
+		fd_closer__close(m->closer, u->fds[i]);
+	free(u->fds);
+	u->fds = NULL;
+	u->n = 0;
 }
 
-/* Take a new snapshot of p's mappings, keeping the old one if the process is gone. */
-static void snapshot(struct stacks_mode *m, struct proc *p)
+static void free_uprobes(void *priv)
 {
-	struct sym_proc *sp;
-	char path[64], *s;
+	struct proc_uprobes *u = priv;
 
-	if (!m->env->sym)
-		return;
-	sp = symbolizer__load_pid(m->env->sym, p->pid);
-	if (!sp)
-		return;
-	/* open the files now: the process may be gone when its stacks are read */
-	sym_proc__load_modules(sp);
-	sym_proc__free(p->sp);
-	p->sp = sp;
-	snprintf(path, sizeof(path), "/proc/%d/comm", p->pid);
-	s = util_read_file(path, NULL);
-	if (s) {
-		s[strcspn(s, "\n")] = '\0';
-		snprintf(p->comm, sizeof(p->comm), "%s", s);
-		free(s);
-	}
-	read_cmdline(p);
-}
-
-static void close_ufds(struct stacks_mode *m, struct proc *p)
-{
-	for (int i = 0; i < p->nufds; i++)
-		fd_closer__close(m->closer, p->ufds[i]);
-	free(p->ufds);
-	p->ufds = NULL;
-	p->nufds = 0;
+	free(u->fds);
+	free(u);
 }
 
 /* Attach every uprobe event in pid (-1: every process); fds appended to *fds. */
@@ -451,21 +372,25 @@ static int attach_uprobes(struct stacks_mode *m, pid_t pid, int **fds, int *nfds
 static int stacks_attach(void *mp, pid_t pid, enum mode_attach how, int *status)
 {
 	struct stacks_mode *m = mp;
-	struct proc *p = add_proc(m, pid);
+	struct proc_info *p = proc_table__add(m->procs, pid);
+	struct proc_uprobes *u;
 	__u32 key = pid;
 	__u8 one = 1;
 	int err;
 
 	if (status)
 		*status = -1;
-	if (!p)
+	if (p && !p->priv)
+		p->priv = calloc(1, sizeof(struct proc_uprobes));
+	if (!p || !p->priv)
 		return -ENOMEM;
+	u = p->priv;
 	/* after an exec the probes' files are the old program's */
 	if (how == MODE_ATTACH_EXEC)
 		close_ufds(m, p);
 	p->drained = false;
 	snapshot(m, p);
-	err = attach_uprobes(m, pid, &p->ufds, &p->nufds);
+	err = attach_uprobes(m, pid, &u->fds, &u->n);
 	if (err)
 		return err;
 	if (bpf_map_update_elem(bpf_map__fd(m->skel->maps.targets), &key, &one, BPF_ANY)) {
@@ -519,38 +444,6 @@ static void stacks_progress(void *mp, char *buf, size_t len)
 
 /* ---- reading counts into the profile ----------------------------------------------- */
 
-struct count {
-	struct stacks_key k;
-	__u64 n;
-};
-
-struct drain {
-	pid_t pid;		/* 0: every process */
-	struct count *v;
-	size_t n, cap;
-};
-
-static int collect_count(const void *k, const void *v, void *ctx)
-{
-	const struct stacks_key *key = k;
-	struct drain *d = ctx;
-
-	if (d->pid && key->tgid != (__u32)d->pid)
-		return 0;
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 256;
-		struct count *n = realloc(d->v, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		d->v = n;
-		d->cap = cap;
-	}
-	d->v[d->n].k = *key;
-	d->v[d->n++].n = *(const __u64 *)v;
-	return 0;
-}
-
 /* A sample of pid with these locations already in the profile (counts read after the
  * process was drained once: its last events, e.g. the switch away from it as it exits). */
 static struct prof_sample *same_sample(struct profile *prof, pid_t pid, const uint32_t *locs,
@@ -566,7 +459,7 @@ static struct prof_sample *same_sample(struct profile *prof, pid_t pid, const ui
 	return NULL;
 }
 
-static void name_proc(struct stacks_mode *m, struct proc *p)
+static void name_proc(struct stacks_mode *m, struct proc_info *p)
 {
 	char comm[STACKS_COMM_LEN];
 	__u32 k = p->pid;
@@ -581,37 +474,11 @@ static void name_proc(struct stacks_mode *m, struct proc *p)
 		snprintf(p->comm, sizeof(p->comm), "swapper");
 }
 
-/* How many leading kernel frames are the tracing machinery that ran the program (the BPF
- * program itself, bpf_trace_run2, __bpf_trace_sched_switch, perf_trace_*...) rather than the
- * code that hit the event: left out, as perf and bpftrace do. */
-static uint32_t tracing_frames(const struct ksyms *ks, const __u64 *ips, uint32_t nr)
-{
-	static const char *const prefixes[] = { "bpf_prog_", "bpf_trace_run", "__bpf_trace_",
-						"trace_call_bpf", "perf_trace_", "perf_syscall_",
-						"__traceiter_", "bpf_get_stack", "__uprobe_perf",
-						"uprobe_" };
-	uint32_t i;
-
-	if (!ks)
-		return 0;
-	for (i = 0; i < nr; i++) {
-		const char *name = ksyms__resolve(ks, ips[i] - (i > 0), &(uint64_t){ 0 });
-		bool skip = false;
-
-		for (size_t j = 0; name && j < sizeof(prefixes) / sizeof(prefixes[0]); j++)
-			if (!strncmp(name, prefixes[j], strlen(prefixes[j])))
-				skip = true;
-		if (!skip)
-			break;
-	}
-	return i < nr ? i : 0;
-}
-
-static void add_count(struct stacks_mode *m, struct proc *p, const struct count *c)
+static void add_count(struct stacks_mode *m, struct proc_info *p, const struct stack_count *c)
 {
 	struct profile *prof = m->env->prof;
-	const struct stacks_event *ev = &m->o->events[c->k.event];
-	const struct stack_trace *t;
+	const struct stacks_event *ev = &m->o->events[c->k.aux];
+	struct stack_key k = c->k;
 	struct prof_process *pp;
 	struct prof_sample *s;
 	uint32_t locs[MAX_LOCS], n = 0;
@@ -619,18 +486,12 @@ static void add_count(struct stacks_mode *m, struct proc *p, const struct count 
 
 	/* the leaf names the event: the flame graph's tips say which event each stack hit */
 	locs[n++] = stacks__named_loc(prof, ev->spec);
-	t = c->k.kstack ? stack_table__get(m->st, c->k.kstack) : NULL;
-	if (t && t->nr) {
-		uint32_t nr = t->nr < STACK_MAX_DEPTH ? t->nr : STACK_MAX_DEPTH;
-		uint32_t skip = tracing_frames(m->ks, t->ips, nr);
-
-		n += stacks__kernel_locs(prof, m->ks, t->ips + skip, nr - skip, locs + n);
-	}
-	t = c->k.ustack ? stack_table__get(m->st, c->k.ustack) : NULL;
-	if (t && t->nr)
-		n += stacks__user_locs(prof, p->sp, p->pid, t->ips,
-				       t->nr < STACK_MAX_DEPTH ? t->nr : STACK_MAX_DEPTH,
-				       ev->kind == STACKS_EV_UPROBE, locs + n);
+	/* a uprobe's first user address is the probed function itself, not a return address */
+	if (ev->kind == STACKS_EV_UPROBE)
+		k.flags |= STACK_KEY_USER_EXACT;
+	/* the programs run in the traced task: the machinery's frames lead its kernel stacks */
+	n += stacks__key_locs(prof, m->st, stacks__ksyms(m->lc), p->sp, p->pid, &k, true,
+			      locs + n);
 	s = p->drained ? same_sample(prof, p->pid, locs, n) : NULL;
 	if (s)
 		s->values[0] += v;
@@ -646,38 +507,31 @@ static void add_count(struct stacks_mode *m, struct proc *p, const struct count 
 static void drain(struct stacks_mode *m, pid_t pid)
 {
 	int fd = bpf_map__fd(m->skel->maps.counts);
-	struct drain d = { .pid = pid };
+	struct stack_count *v = NULL;
+	size_t nv = 0;
 	int err;
 
-	err = bpfutil__map_for_each(fd, sizeof(struct stacks_key), sizeof(__u64), collect_count,
-				    &d);
+	err = stack_counts__read(fd, pid, &v, &nv);
 	if (err) {
 		pr_warn(m->lc, "cannot read the counted stacks: %s", strerror(-err));
 		goto out;
 	}
-	if (!d.n)
+	if (!nv)
 		goto out;
 	err = stack_table__read(m->st, bpf_map__fd(m->skel->maps.stacks));
 	if (err)
 		pr_warn(m->lc, "cannot read the stack table: %s; stacks are left out",
 			strerror(-err));
-	if (!m->ks_tried) {
-		m->ks_tried = true;
-		m->ks = ksyms__load(NULL);
-		if (!m->ks)
-			pr_warn(m->lc, "cannot read kernel symbols (/proc/kallsyms): %s; kernel "
-				"frames stay addresses", strerror(errno));
-	}
-	for (size_t i = 0; i < d.n; i++) {
-		const struct count *c = &d.v[i];
-		struct proc *p;
+	for (size_t i = 0; i < nv; i++) {
+		const struct stack_count *c = &v[i];
+		struct proc_info *p;
 
-		if (c->k.event >= (__u32)m->o->nevents)
+		if (c->k.aux >= (__u32)m->o->nevents)
 			continue;
-		p = find_proc(m, c->k.tgid);
+		p = proc_table__find(m->procs, c->k.tgid);
 		if (!p) {
 			/* -a: a process first seen here; its mappings if it still runs */
-			p = add_proc(m, c->k.tgid);
+			p = proc_table__add(m->procs, c->k.tgid);
 			if (!p)
 				continue;
 			if (p->pid > 0)
@@ -686,20 +540,20 @@ static void drain(struct stacks_mode *m, pid_t pid)
 		add_count(m, p, c);
 		bpf_map_delete_elem(fd, &c->k);
 	}
-	for (size_t i = 0; i < d.n; i++) {
-		struct proc *p = find_proc(m, d.v[i].k.tgid);
+	for (size_t i = 0; i < nv; i++) {
+		struct proc_info *p = proc_table__find(m->procs, v[i].k.tgid);
 
 		if (p)
 			p->drained = true;
 	}
 out:
-	free(d.v);
+	free(v);
 }
 
 static void stacks_finalize(void *mp, pid_t pid, bool exec)
 {
 	struct stacks_mode *m = mp;
-	struct proc *p = find_proc(m, pid);
+	struct proc_info *p = proc_table__find(m->procs, pid);
 
 	if (!p)
 		return;
@@ -714,11 +568,11 @@ static int adopt_one(const void *k, const void *v, void *ctx)
 {
 	struct stacks_mode *m = ctx;
 	pid_t pid = *(const __u32 *)k;
-	struct proc *p;
+	struct proc_info *p;
 
-	if (!pid || find_proc(m, pid))
+	if (!pid || proc_table__find(m->procs, pid))
 		return 0;
-	p = add_proc(m, pid);
+	p = proc_table__add(m->procs, pid);
 	if (p)
 		snapshot(m, p);
 	return 0;
@@ -736,7 +590,7 @@ static void stacks_tick(void *mp, int64_t t_ns, bool second)
 static void stacks_retire(void *mp, pid_t pid)
 {
 	struct stacks_mode *m = mp;
-	struct proc *p = find_proc(m, pid);
+	struct proc_info *p = proc_table__find(m->procs, pid);
 	__u32 key = pid;
 
 	/* a reused pid is not a target */
@@ -794,8 +648,8 @@ static void stacks_detach(void *mp)
 		close(m->tp_fds[i]);
 	m->ntp_fds = 0;
 	/* uprobes concurrently: one grace period for all rather than one per link */
-	for (int i = 0; i < m->nprocs; i++)
-		close_ufds(m, &m->procs[i]);
+	for (uint32_t i = 0; m->procs && i < proc_table__count(m->procs); i++)
+		close_ufds(m, proc_table__at(m->procs, i));
 	for (int i = 0; i < m->nall_ufds; i++)
 		fd_closer__close(m->closer, m->all_ufds[i]);
 	free(m->all_ufds);
@@ -812,19 +666,15 @@ static void stacks_close(void *mp)
 	if (!m)
 		return;
 	stacks_detach(m);
-	for (int i = 0; i < m->nprocs; i++) {
-		sym_proc__free(m->procs[i].sp);
-		free(m->procs[i].cmdline);
-	}
-	free(m->procs);
+	proc_table__free(m->procs, free_uprobes);
 	stack_table__free(m->st);
-	ksyms__free(m->ks);
 	stacks_bpf__destroy(m->skel);
 	free(m);
 }
 
 const struct mode_ops stacks_mode_ops = {
 	.name = "stacks",
+	.kthreads = true,	/* sampled and counted by tgid, kernel stacks included */
 	.open = stacks_open,
 	.close = stacks_close,
 	.attach = stacks_attach,

@@ -1,0 +1,116 @@
+/* The processes a mode has seen, with their last mappings (see procs.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/procs.h"
+#include "core/target.h"
+#include "symbolize/symbolize.h"
+#include "util/util.h"
+
+struct proc_table {
+	struct symbolizer *sym;
+	struct proc_info **p;
+	uint32_t n, cap;
+};
+
+struct proc_table *proc_table__new(struct symbolizer *sym)
+{
+	struct proc_table *t = calloc(1, sizeof(*t));
+
+	if (t)
+		t->sym = sym;
+	return t;
+}
+
+void proc_table__free(struct proc_table *t, void (*free_priv)(void *priv))
+{
+	if (!t)
+		return;
+	for (uint32_t i = 0; i < t->n; i++) {
+		sym_proc__free(t->p[i]->sp);
+		free(t->p[i]->cmdline);
+		if (free_priv && t->p[i]->priv)
+			free_priv(t->p[i]->priv);
+		free(t->p[i]);
+	}
+	free(t->p);
+	free(t);
+}
+
+struct proc_info *proc_table__find(const struct proc_table *t, pid_t pid)
+{
+	/* newest first: a recycled PID is its latest process */
+	for (uint32_t i = t->n; i > 0; i--)
+		if (t->p[i - 1]->pid == pid)
+			return t->p[i - 1];
+	return NULL;
+}
+
+struct proc_info *proc_table__add(struct proc_table *t, pid_t pid)
+{
+	struct proc_info *p = proc_table__find(t, pid);
+
+	if (p)
+		return p;
+	if (t->n == t->cap) {
+		uint32_t cap = t->cap ? t->cap * 2 : 16;
+		struct proc_info **n = realloc(t->p, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		t->p = n;
+		t->cap = cap;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	if (pid > 0) {
+		char comm[sizeof(p->comm)];
+
+		target__comm(pid, comm, sizeof(comm));
+		if (strcmp(comm, "?"))	/* "?": gone; the mode may know its name otherwise */
+			memcpy(p->comm, comm, sizeof(comm));
+	}
+	t->p[t->n++] = p;
+	return p;
+}
+
+bool proc_table__snapshot(struct proc_table *t, struct proc_info *p)
+{
+	char path[64], *maps, cmd[512];
+	struct sym_proc *sp;
+	size_t len = 0;
+
+	if (p->pid <= 0 || !t->sym)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
+	maps = util_read_file(path, &len);
+	free(maps);
+	if (!maps || !len)
+		return false;
+	sp = symbolizer__load_pid(t->sym, p->pid);
+	if (!sp)
+		return false;
+	sym_proc__load_modules(sp);
+	sym_proc__free(p->sp);
+	p->sp = sp;
+	target__comm(p->pid, p->comm, sizeof(p->comm));
+	target__cmdline(p->pid, cmd, sizeof(cmd));
+	if (cmd[0]) {
+		free(p->cmdline);
+		p->cmdline = strdup(cmd);
+	}
+	return true;
+}
+
+uint32_t proc_table__count(const struct proc_table *t)
+{
+	return t->n;
+}
+
+struct proc_info *proc_table__at(const struct proc_table *t, uint32_t i)
+{
+	return i < t->n ? t->p[i] : NULL;
+}

@@ -1,0 +1,42 @@
+/* The processes a mode has seen, each with its last snapshot of mappings (for symbolizing its
+ * stacks after it exits), its name and command line. Shared by the modes that read their
+ * counts by process (cpu, stacks, and the ones to come). Stable pointers: entries never move. */
+#ifndef EBPROF_CORE_PROCS_H
+#define EBPROF_CORE_PROCS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct symbolizer;
+struct sym_proc;
+
+struct proc_info {
+	pid_t pid;
+	struct sym_proc *sp;	/* its mappings as last seen, or NULL */
+	char comm[16];		/* as last seen ("" until known) */
+	char *cmdline;		/* argv joined by spaces, or NULL */
+	bool attached;		/* attached by the session (not only seen system-wide) */
+	bool drained;		/* its counts were read out once: later ones merge into them */
+	void *priv;		/* the mode's own (freed by the free_priv given to free) */
+};
+
+struct proc_table;
+
+/* sym: the run's symbolizer (NULL: no snapshots). NULL and errno on failure. */
+struct proc_table *proc_table__new(struct symbolizer *sym);
+/* Frees every entry's snapshot and, with free_priv, its priv. Accepts NULL. */
+void proc_table__free(struct proc_table *t, void (*free_priv)(void *priv));
+
+struct proc_info *proc_table__find(const struct proc_table *t, pid_t pid);
+/* The entry of pid, made (with its name read from /proc) if new; NULL on ENOMEM. */
+struct proc_info *proc_table__add(struct proc_table *t, pid_t pid);
+/* Take a new snapshot of p's mappings, name and command line if it still has mappings (a
+ * zombie's maps file is empty, and the last snapshot is worth more than none); its files are
+ * opened now, while /proc/PID/root and map_files exist. Returns whether it did. */
+bool proc_table__snapshot(struct proc_table *t, struct proc_info *p);
+
+uint32_t proc_table__count(const struct proc_table *t);
+struct proc_info *proc_table__at(const struct proc_table *t, uint32_t i);
+
+#endif

@@ -1,0 +1,66 @@
+/* The options every recording mode shares (src/cli/options.c), parsed as a mode would: -d
+ * takes the same durations everywhere and refuses what is not one, or what rounds to no time
+ * at all, as a usage error (2) rather than running without a limit. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cli/options.h"
+
+static const struct mode_cli test_cli = {
+	.name = "test",
+	.usage = "usage: ebprof test\n",
+};
+
+/* Parse "ebprof test -d ARG -- /bin/true"; the exit status, 0 when parsed. */
+static int parse_d(const char *arg, struct session_opts *so)
+{
+	char *argv[] = { "test", "-d", (char *)arg, "--", "/bin/true", NULL };
+	struct log_ctx lc = { .prog = "ebprof" };
+
+	memset(so, 0, sizeof(*so));
+	return cli_parse(5, argv, &lc, &test_cli, so, NULL);
+}
+
+static void test_duration_units(void **state)
+{
+	struct session_opts so;
+
+	assert_int_equal(parse_d("500ms", &so), 0);
+	assert_true(so.duration == 0.5);
+	assert_int_equal(parse_d("2m", &so), 0);
+	assert_true(so.duration == 120);
+	assert_int_equal(parse_d("1h", &so), 0);
+	assert_true(so.duration == 3600);
+	assert_int_equal(parse_d("30s", &so), 0);
+	assert_true(so.duration == 30);
+	assert_int_equal(parse_d("1.5", &so), 0);
+	assert_true(so.duration == 1.5);
+}
+
+static void test_duration_rejected(void **state)
+{
+	static const char *const bad[] = {
+		"nan", "inf", "1e-300", "1e3", "0", "0s", "0.0000000001", "0.1ns", "-1", "5d", "",
+		"200000000h",
+	};
+	struct session_opts so;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (parse_d(bad[i], &so) != 2)
+			fail_msg("-d '%s' was not a usage error (duration %g)", bad[i], so.duration);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_duration_units),
+		cmocka_unit_test(test_duration_rejected),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
