@@ -151,6 +151,7 @@ wl_check() { # WORKLOAD: did it do its work?
 # fail CONFIG WORKLOAD WHY: explain a failed run and stop
 fail() {
 	{
+		echo # ends the round's progress line
 		echo "bench-cpu: $1 failed on the $2 workload: $3"
 		echo "bench-cpu: command: ${cmd[*]}"
 		echo "bench-cpu: its last messages:"
@@ -202,6 +203,13 @@ run_one() {
 	[ "$comm" = "$(want_parent "$cfg")" ] || p="?" # not launched by the profiler itself
 	tree=$(awk '{ printf "%.6f", $2 + $3 }' "$tmp/tree")
 	n=$(samples "$cfg")
+	# a profiler that recorded far fewer samples than HZ x the CPU time would look cheap for nothing
+	case $cfg in alone | again) ;; *)
+		[ "$wl" = empty ] || awk -v n="$n" -v c="$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')" -v hz="$HZ" \
+			'BEGIN { exit !(n ~ /^[0-9]+$/ && n >= 0.5 * hz * c) }' ||
+			fail "$cfg" "$wl" "it recorded $n samples in $u+$s s of CPU at $HZ Hz"
+		;;
+	esac
 	if [ "$cfg" = ebprof ]; then
 		jq -r --arg wl "$wl" '"\($wl) " + ([.drops[]?] | add // 0 | tostring) + " " + (.info.samples_lost // "0")' \
 			"$tmp/$EBPROF_OUT" >>"$tmp/drops"
