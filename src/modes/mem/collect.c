@@ -913,6 +913,7 @@ int mem_collector__scan(struct mem_collector *c, pid_t pid, bool at_exit, unsign
 	ps->stopped_ns = t1 - t0;
 	ps->scanned_bytes = res.st.scanned_bytes;
 	ps->unreadable_bytes = res.st.unreadable_bytes;
+	ps->read_calls = res.st.read_calls;
 	ps->threads = res.threads;
 	ps->threads_unknown = res.threads_unknown;
 	for (int cl = 0; cl < PROF_LEAK__COUNT; cl++) {
@@ -923,8 +924,9 @@ int mem_collector__scan(struct mem_collector *c, pid_t pid, bool at_exit, unsign
 		ps->heur_count[h] = res.st.heur_count[h];
 		ps->heur_bytes[h] = res.st.heur_bytes[h];
 	}
-	pr_info(c->lc, "PID %d: leak scan of %u blocks: %llu bytes read in %.1f ms stopped", pid,
-		in.n, (unsigned long long)res.st.scanned_bytes, (t1 - t0) / 1e6);
+	pr_info(c->lc, "PID %d: leak scan of %u blocks: %llu bytes read in %llu calls, %.1f ms "
+		"stopped", pid, in.n, (unsigned long long)res.st.scanned_bytes,
+		(unsigned long long)res.st.read_calls, (t1 - t0) / 1e6);
 out:
 	free(in.b);
 	free(in.meta);
