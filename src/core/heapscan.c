@@ -163,19 +163,25 @@ static bool is_device(const struct sym_map *m)
 	       strcmp(m->path, "/dev/zero") && strncmp(m->path, "/dev/shm/", 9);
 }
 
+static uint64_t cut_at_sp(const struct target_thread *t, size_t n, uint64_t start, uint64_t end)
+{
+	for (size_t k = 0; k < n; k++)
+		if (t[k].have_regs && t[k].sp >= start && t[k].sp < end &&
+		    t[k].sp - RED_ZONE > start)
+			start = t[k].sp - RED_ZONE;
+	return start;
+}
+
 /* A root region, less the dead part of a stack: a thread's stack pointer in it moves its start
- * up to the pointer less the red zone. */
+ * up to the pointer less the red zone. A dead thread's final one does too: its stack stays
+ * mapped after it, and below that pointer are frames it had left. */
 static int add_root(struct leak_region **roots, size_t *n, size_t *cap, uint64_t start,
-		    uint64_t end, unsigned flags, const struct target_frozen *fz)
+		    uint64_t end, unsigned flags, const struct heapscan_opts *o)
 {
 	struct leak_region *rg;
 
-	for (size_t k = 0; k < fz->n; k++) {
-		const struct target_thread *th = &fz->t[k];
-
-		if (th->have_regs && th->sp >= start && th->sp < end && th->sp - RED_ZONE > start)
-			start = th->sp - RED_ZONE;
-	}
+	start = cut_at_sp(o->frozen->t, o->frozen->n, start, end);
+	start = cut_at_sp(o->dead, o->ndead, start, end);
 	if (*n == *cap) {
 		size_t nc = *cap ? *cap * 2 : 64;
 
@@ -217,7 +223,7 @@ int heapscan__run(const struct heapscan_opts *o, struct leak_block *blocks, size
 	if (err)
 		return err;
 	lmaps = calloc(nmaps ? nmaps : 1, sizeof(*lmaps));
-	regs = calloc(o->frozen->n ? o->frozen->n * TARGET_NREGS : 1, sizeof(*regs));
+	regs = calloc((o->frozen->n + o->ndead + 1) * TARGET_NREGS, sizeof(*regs));
 	if (!lmaps || !regs) {
 		err = -ENOMEM;
 		goto out;
@@ -233,6 +239,13 @@ int heapscan__run(const struct heapscan_opts *o, struct leak_block *blocks, size
 		}
 		res->threads++;
 		memcpy(regs + nregs, th->regs, sizeof(th->regs));
+		nregs += TARGET_NREGS;
+	}
+	/* a dead thread's registers held what it was working on when killed: roots, as those of
+	 * the threads stopped now are */
+	for (size_t i = 0; i < o->ndead; i++) {
+		res->threads++;
+		memcpy(regs + nregs, o->dead[i].regs, sizeof(o->dead[i].regs));
 		nregs += TARGET_NREGS;
 	}
 
@@ -272,7 +285,7 @@ int heapscan__run(const struct heapscan_opts *o, struct leak_block *blocks, size
 			if (end > m->end)
 				end = m->end;
 			if (end > a) {
-				err = add_root(&roots, &nroots, &caproots, a, end, flags, o->frozen);
+				err = add_root(&roots, &nroots, &caproots, a, end, flags, o);
 				if (err)
 					goto out;
 				res->root_bytes += roots[nroots - 1].end - roots[nroots - 1].start;
