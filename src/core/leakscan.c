@@ -144,8 +144,9 @@ static struct vpage *vpage_get(struct scan *s, uint64_t page)
 		for (size_t k = 0; k < s->capvp; k++) {
 			if (!s->vp[k].page)
 				continue;
-			for (i = (s->vp[k].page / PAGE) & (cap - 1); nv[i].page; i = (i + 1) & (cap - 1))
-				;
+			i = (s->vp[k].page / PAGE) & (cap - 1);
+			while (nv[i].page)
+				i = (i + 1) & (cap - 1);
 			nv[i] = s->vp[k];
 		}
 		free(s->vp);
