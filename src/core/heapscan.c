@@ -13,10 +13,25 @@
 #define ARENA_HEAP (64ull << 20)	/* glibc's HEAP_MAX_SIZE on 64-bit: arena heaps align to it */
 #define CACHE_BYTES (256ull << 20)	/* blocks read up front when they fit (leak_scan_opts) */
 
+/* The process being scanned, and how many reads finding its roots took (leak_scan counts its
+ * own). */
+struct proc {
+	pid_t pid;
+	uint64_t read_calls;
+};
+
 static ssize_t proc_readv(void *ctx, const struct iovec *l, unsigned long nl,
 			  const struct iovec *r, unsigned long nr)
 {
-	return process_vm_readv(*(pid_t *)ctx, l, nl, r, nr, 0);
+	return process_vm_readv(((struct proc *)ctx)->pid, l, nl, r, nr, 0);
+}
+
+static bool read_word(struct proc *pr, uint64_t addr, uint64_t *w)
+{
+	struct iovec l = { w, sizeof(*w) }, r = { (void *)(uintptr_t)addr, sizeof(*w) };
+
+	pr->read_calls++;
+	return proc_readv(pr, &l, 1, &r, 1) == sizeof(*w);
 }
 
 static int cmp_addr(const void *a, const void *b)
@@ -44,17 +59,14 @@ static size_t first_block(const struct leak_block *b, size_t n, uint64_t start)
 
 /* glibc's non-main arenas live in heaps aligned to ARENA_HEAP whose first word points at the
  * arena's state, itself inside such a heap: free chunks there hold stale pointers. */
-static bool is_arena_heap(pid_t pid, const struct sym_map *maps, size_t nmaps,
+static bool is_arena_heap(struct proc *pr, const struct sym_map *maps, size_t nmaps,
 			  const struct sym_map *m)
 {
-	struct iovec l, r;
 	uint64_t ar;
 
 	if (m->kind != SYM_MAP_ANON || m->start % ARENA_HEAP)
 		return false;
-	l = (struct iovec){ &ar, sizeof(ar) };
-	r = (struct iovec){ (void *)(uintptr_t)m->start, sizeof(ar) };
-	if (process_vm_readv(pid, &l, 1, &r, 1, 0) != sizeof(ar))
+	if (!read_word(pr, m->start, &ar))
 		return false;
 	for (size_t i = 0; i < nmaps; i++)
 		if (maps[i].kind == SYM_MAP_ANON && maps[i].start == (ar & ~(ARENA_HEAP - 1)) &&
@@ -87,20 +99,13 @@ static int add_range(struct ranges *rs, uint64_t start, uint64_t end)
 	return 0;
 }
 
-static bool read_word(pid_t pid, uint64_t addr, uint64_t *w)
-{
-	struct iovec l = { w, sizeof(*w) }, r = { (void *)(uintptr_t)addr, sizeof(*w) };
-
-	return process_vm_readv(pid, &l, 1, &r, 1, 0) == sizeof(*w);
-}
-
 /* glibc's heap_info at the base of a non-main arena heap: its size, if it looks like one that
  * holds addr (ar_ptr set, size a sane multiple of pages covering addr). */
-static uint64_t arena_heap_size(pid_t pid, uint64_t base, uint64_t addr)
+static uint64_t arena_heap_size(struct proc *pr, uint64_t base, uint64_t addr)
 {
 	uint64_t ar, size;
 
-	if (!read_word(pid, base, &ar) || !ar || !read_word(pid, base + 16, &size))
+	if (!read_word(pr, base, &ar) || !ar || !read_word(pr, base + 16, &size))
 		return 0;
 	if (size < 4096 || size > ARENA_HEAP || size % 4096 || addr >= base + size)
 		return 0;
@@ -115,7 +120,7 @@ static uint64_t arena_heap_size(pid_t pid, uint64_t base, uint64_t addr)
  * (heap_info.size), a block in an mmapped chunk (size word with IS_MMAPPED) cuts the chunk;
  * otherwise (or another allocator) the whole mapping.
  */
-static int heap_parts(pid_t pid, bool glibc, const struct sym_map *m,
+static int heap_parts(struct proc *pr, bool glibc, const struct sym_map *m,
 		      const struct leak_block *b, size_t k, size_t n, struct ranges *rs)
 {
 	uint64_t covered = 0;
@@ -127,13 +132,13 @@ static int heap_parts(pid_t pid, bool glibc, const struct sym_map *m,
 			continue;
 		if (!glibc)
 			return add_range(rs, m->start, m->end);
-		if (base >= m->start && (size = arena_heap_size(pid, base, a))) {
+		if (base >= m->start && (size = arena_heap_size(pr, base, a))) {
 			covered = base + size;
 			if (add_range(rs, base, covered))
 				return -ENOMEM;
 			continue;
 		}
-		if (a >= 16 && read_word(pid, a - 8, &w) && (w & 2) &&
+		if (a >= 16 && read_word(pr, a - 8, &w) && (w & 2) &&
 		    (w & ~7ull) >= b[k].size + 16 && a - 16 + (w & ~7ull) <= m->end) {
 			covered = a - 16 + (w & ~7ull);
 			if (add_range(rs, a - 16, covered))
@@ -158,19 +163,25 @@ static bool is_device(const struct sym_map *m)
 	       strcmp(m->path, "/dev/zero") && strncmp(m->path, "/dev/shm/", 9);
 }
 
+static uint64_t cut_at_sp(const struct target_thread *t, size_t n, uint64_t start, uint64_t end)
+{
+	for (size_t k = 0; k < n; k++)
+		if (t[k].have_regs && t[k].sp >= start && t[k].sp < end &&
+		    t[k].sp - RED_ZONE > start)
+			start = t[k].sp - RED_ZONE;
+	return start;
+}
+
 /* A root region, less the dead part of a stack: a thread's stack pointer in it moves its start
- * up to the pointer less the red zone. */
+ * up to the pointer less the red zone. A dead thread's final one does too: its stack stays
+ * mapped after it, and below that pointer are frames it had left. */
 static int add_root(struct leak_region **roots, size_t *n, size_t *cap, uint64_t start,
-		    uint64_t end, unsigned flags, const struct target_frozen *fz)
+		    uint64_t end, unsigned flags, const struct heapscan_opts *o)
 {
 	struct leak_region *rg;
 
-	for (size_t k = 0; k < fz->n; k++) {
-		const struct target_thread *th = &fz->t[k];
-
-		if (th->have_regs && th->sp >= start && th->sp < end && th->sp - RED_ZONE > start)
-			start = th->sp - RED_ZONE;
-	}
+	start = cut_at_sp(o->frozen->t, o->frozen->n, start, end);
+	start = cut_at_sp(o->dead, o->ndead, start, end);
 	if (*n == *cap) {
 		size_t nc = *cap ? *cap * 2 : 64;
 
@@ -197,6 +208,7 @@ int heapscan__run(const struct heapscan_opts *o, struct leak_block *blocks, size
 	struct ranges cut = {};
 	uint64_t *regs = NULL;
 	size_t nmaps = 0, nroots = 0, caproots = 0, nregs = 0;
+	struct proc pr = { .pid = o->pid };
 	char path[64], *text;
 	pid_t pid = o->pid;
 	int err;
@@ -211,7 +223,7 @@ int heapscan__run(const struct heapscan_opts *o, struct leak_block *blocks, size
 	if (err)
 		return err;
 	lmaps = calloc(nmaps ? nmaps : 1, sizeof(*lmaps));
-	regs = calloc(o->frozen->n ? o->frozen->n * TARGET_NREGS : 1, sizeof(*regs));
+	regs = calloc((o->frozen->n + o->ndead + 1) * TARGET_NREGS, sizeof(*regs));
 	if (!lmaps || !regs) {
 		err = -ENOMEM;
 		goto out;
@@ -227,6 +239,13 @@ int heapscan__run(const struct heapscan_opts *o, struct leak_block *blocks, size
 		}
 		res->threads++;
 		memcpy(regs + nregs, th->regs, sizeof(th->regs));
+		nregs += TARGET_NREGS;
+	}
+	/* a dead thread's registers held what it was working on when killed: roots, as those of
+	 * the threads stopped now are */
+	for (size_t i = 0; i < o->ndead; i++) {
+		res->threads++;
+		memcpy(regs + nregs, o->dead[i].regs, sizeof(o->dead[i].regs));
 		nregs += TARGET_NREGS;
 	}
 
@@ -245,10 +264,10 @@ int heapscan__run(const struct heapscan_opts *o, struct leak_block *blocks, size
 			continue;
 		cut.n = 0;
 		if (k < n && blocks[k].addr < m->end) {
-			err = heap_parts(pid, o->glibc, m, blocks, k, n, &cut);
+			err = heap_parts(&pr, o->glibc, m, blocks, k, n, &cut);
 			if (err)
 				goto out;
-		} else if (o->glibc && is_arena_heap(pid, maps, nmaps, m)) {
+		} else if (o->glibc && is_arena_heap(&pr, maps, nmaps, m)) {
 			continue;
 		}
 		/* the allocator's data, and the bss that continues it */
@@ -266,7 +285,7 @@ int heapscan__run(const struct heapscan_opts *o, struct leak_block *blocks, size
 			if (end > m->end)
 				end = m->end;
 			if (end > a) {
-				err = add_root(&roots, &nroots, &caproots, a, end, flags, o->frozen);
+				err = add_root(&roots, &nroots, &caproots, a, end, flags, o);
 				if (err)
 					goto out;
 				res->root_bytes += roots[nroots - 1].end - roots[nroots - 1].start;
@@ -276,10 +295,11 @@ int heapscan__run(const struct heapscan_opts *o, struct leak_block *blocks, size
 		}
 	}
 	res->nroots = nroots;
-	so.ctx = (void *)&o->pid;
+	so.ctx = &pr;
 	so.maps = lmaps;
 	so.nmaps = nmaps;
 	err = leak_scan(blocks, n, roots, nroots, regs, nregs, &so, &res->st);
+	res->st.read_calls += pr.read_calls;
 out:
 	free(roots);
 	free(lmaps);

@@ -13,13 +13,18 @@ struct heapscan_opts {
 	bool glibc;		/* glibc's heap layout: arenas and chunk headers */
 	unsigned heuristics;	/* leak_scan_opts.heuristics */
 	const struct target_frozen *frozen;	/* every thread, stopped, with registers */
+	/* threads killed with the process that are gone by now (target__exit_regs at their
+	 * exit stops): their final registers and stack pointers count as the frozen ones do */
+	const struct target_thread *dead;
+	size_t ndead;
 };
 
 struct heapscan_result {
 	struct leak_stats st;
 	uint64_t root_bytes;	/* size of the root regions */
 	uint32_t nroots;
-	uint32_t threads;	/* threads whose registers and stack pointer were used */
+	uint32_t threads;	/* threads whose registers and stack pointer were used (the dead
+				 * ones' final ones too) */
 	uint32_t threads_unknown;	/* threads without registers: stacks scanned whole */
 };
 

@@ -2,10 +2,11 @@
  *
  * Memory is read in large pieces through the caller's readv (process_vm_readv on a stopped
  * process): roots in 4 MiB chunks, blocks popped from the mark stack in batches read as spans
- * of neighbouring blocks, one call per batch. Batching does not change the result: the classes are a fixpoint (a block
- * whose state improves is pushed again and rescanned), and each clique's traversal covers the
- * same blocks in any order; only the clique leaders' order matters, and it is the address
- * order, as in memcheck.
+ * of neighbouring blocks, one call per batch. Batching does not change the result: the
+ * classes are a fixpoint (a block whose state improves is pushed again and rescanned), and
+ * each clique's traversal covers the same blocks in any order; only the clique leaders' order
+ * matters, and it is the address order, as in memcheck. The heuristics read what they test
+ * from the same cache of blocks, once per block, and candidate vtables a page at a time.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -23,6 +24,11 @@
 #define NO_CACHE UINT64_MAX
 #define VTABLE_MAX_CHECK 20	/* words of a candidate vtable memcheck looks at */
 
+struct vpage {
+	uint64_t page;
+	char *data;		/* NULL: unreadable */
+};
+
 enum { ST_UNREACHED, ST_POSSIBLE, ST_REACHABLE, ST_INDIRECT };
 
 struct scan {
@@ -35,6 +41,8 @@ struct scan {
 	const struct leak_scan_opts *o;
 	struct leak_stats *st;
 	char *buf;
+	struct vpage *vp;	/* file pages read by the vtable test */
+	size_t nvp, capvp;
 };
 
 static int cmp_addr(const void *a, const void *b)
@@ -66,16 +74,39 @@ static ssize_t find(const struct scan *s, uint64_t p)
 	return p < b->addr + (b->size ? b->size : 1) ? (ssize_t)(lo - 1) : -1;
 }
 
+/* Every read of the process goes through here: a call costs about a microsecond however
+ * little it reads, so calls, not bytes, are what a scan must keep few. */
+static ssize_t rd(struct scan *s, const struct iovec *l, unsigned long nl, const struct iovec *r,
+		  unsigned long nr)
+{
+	s->st->read_calls++;
+	return s->o->readv(s->o->ctx, l, nl, r, nr);
+}
+
 static bool read_mem(struct scan *s, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
 
-	return s->o->readv(s->o->ctx, &l, 1, &r, 1) == (ssize_t)len;
+	return rd(s, &l, 1, &r, 1) == (ssize_t)len;
 }
 
 static bool read_word(struct scan *s, uint64_t addr, uint64_t *w)
 {
 	return read_mem(s, addr, w, sizeof(*w));
+}
+
+/* A word of block b: from the cache when the block was read up front (the pointer scan reads
+ * every block anyway), else from the process. */
+static bool block_word(struct scan *s, const struct leak_block *b, uint64_t a, uint64_t *w)
+{
+	uint64_t start = b->addr & ~(uint64_t)(WORD - 1);
+	uint64_t end = (b->addr + b->size) & ~(uint64_t)(WORD - 1);
+
+	if (b->cache_off != NO_CACHE && a >= start && a + WORD <= end) {
+		memcpy(w, s->cache + b->cache_off + (a - start), WORD);
+		return true;
+	}
+	return read_word(s, a, w);
 }
 
 static const struct leak_map *map_of(const struct scan *s, uint64_t a)
@@ -95,6 +126,71 @@ static const struct leak_map *map_of(const struct scan *s, uint64_t a)
 	return &s->o->maps[lo - 1];
 }
 
+/* The pages of file mappings the vtable test has read, by address (open addressing, 0 is an
+ * empty slot: no candidate lies in page 0). Candidates cluster in a few pages of .data.rel.ro,
+ * and a program can hold millions of pointers to them; the files themselves cannot serve, as
+ * the dynamic linker relocates the vtables in memory. */
+static struct vpage *vpage_get(struct scan *s, uint64_t page)
+{
+	size_t mask, i;
+	char *data;
+
+	if (2 * (s->nvp + 1) > s->capvp) {
+		size_t cap = s->capvp ? 2 * s->capvp : 64;
+		struct vpage *nv = calloc(cap, sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		for (size_t k = 0; k < s->capvp; k++) {
+			if (!s->vp[k].page)
+				continue;
+			i = (s->vp[k].page / PAGE) & (cap - 1);
+			while (nv[i].page)
+				i = (i + 1) & (cap - 1);
+			nv[i] = s->vp[k];
+		}
+		free(s->vp);
+		s->vp = nv;
+		s->capvp = cap;
+	}
+	mask = s->capvp - 1;
+	for (i = (page / PAGE) & mask; s->vp[i].page; i = (i + 1) & mask)
+		if (s->vp[i].page == page)
+			return &s->vp[i];
+	data = malloc(PAGE);
+	if (!data)
+		return NULL;
+	if (!read_mem(s, page, data, PAGE)) {
+		free(data);
+		data = NULL;	/* unreadable: every test in it fails, as a read would */
+	}
+	s->vp[i] = (struct vpage){ page, data };
+	s->nvp++;
+	return &s->vp[i];
+}
+
+/* [a, a + len) of the process, through the page cache; false if any of it is unreadable. */
+static bool vtable_read(struct scan *s, uint64_t a, void *buf, size_t len)
+{
+	char *out = buf;
+
+	while (len) {
+		uint64_t page = a & ~(uint64_t)(PAGE - 1);
+		size_t n = page + PAGE - a < len ? page + PAGE - a : len;
+		struct vpage *v = vpage_get(s, page);
+
+		if (!v)		/* out of memory: a plain read answers the same */
+			return read_mem(s, a, out, len);
+		if (!v->data)
+			return false;
+		memcpy(out, v->data + (a - page), n);
+		out += n;
+		a += n;
+		len -= n;
+	}
+	return true;
+}
+
 /* memcheck's test: a readable file mapping whose first words hold at least two pointers into
  * executable file mappings (zero words skipped) before anything else. */
 static bool is_vtable(struct scan *s, uint64_t a)
@@ -112,7 +208,7 @@ static bool is_vtable(struct scan *s, uint64_t a)
 	if (last < a)
 		return false;
 	nw = (last - a) / WORD + 1;
-	if (!read_mem(s, a, w, nw * WORD))
+	if (!vtable_read(s, a, w, nw * WORD))
 		return false;
 	for (size_t i = 0; i < nw; i++) {
 		const struct leak_map *f;
@@ -128,27 +224,60 @@ static bool is_vtable(struct scan *s, uint64_t a)
 	return false;
 }
 
-/* Which of memcheck's heuristics accepts the interior pointer p into b (first match, in
- * memcheck's order). */
-static uint8_t heuristic(struct scan *s, uint64_t p, const struct leak_block *b)
+/* What the heuristics need of a block's first words does not depend on the pointer: worked
+ * out once per block, not once per interior pointer to it (a program can hold millions to one
+ * block, e.g. perl's arenas of scalar bodies). */
+#define HEAD_DONE	0x01
+#define HEAD_STDSTRING	0x02	/* stdstring accepts a pointer at +24 */
+#define HEAD_LENGTH64	0x04	/* length64 accepts a pointer at +8 */
+#define HEAD_NEWARRAY	0x08	/* newarray accepts a pointer at +8 */
+#define HEAD_VTABLE	0x10	/* its first word is a vtable's address (multipleinheritance) */
+
+static unsigned head_checks(struct scan *s, struct leak_block *b)
 {
 	unsigned h = s->o->heuristics;
-	uint64_t w0, w1, inner;
+	uint64_t w0, w1;
+	bool w0_ok;
 
-	if ((h & 1u << LEAK_HEUR_STDSTRING) && p == b->addr + 3 * WORD &&
-	    read_word(s, b->addr + WORD, &w1) && 3 * WORD + w1 + 1 == b->size &&
-	    read_word(s, b->addr, &w0) && w0 <= w1)
+	if (b->heads & HEAD_DONE)
+		return b->heads;
+	b->heads = HEAD_DONE;
+	w0_ok = block_word(s, b, b->addr, &w0);
+	if (!w0_ok)
+		return b->heads;
+	if ((h & 1u << LEAK_HEUR_STDSTRING) && b->size > 3 * WORD &&
+	    block_word(s, b, b->addr + WORD, &w1) && 3 * WORD + w1 + 1 == b->size && w0 <= w1)
+		b->heads |= HEAD_STDSTRING;
+	if ((h & 1u << LEAK_HEUR_LENGTH64) && w0 > 0 && b->size - WORD == w0)
+		b->heads |= HEAD_LENGTH64;
+	if ((h & 1u << LEAK_HEUR_NEWARRAY) && w0 > 0 && (b->size - WORD) % w0 == 0)
+		b->heads |= HEAD_NEWARRAY;
+	if ((h & 1u << LEAK_HEUR_MULTIPLE_INHERITANCE) && w0 % WORD == 0 && w0 >= PAGE &&
+	    is_vtable(s, w0))
+		b->heads |= HEAD_VTABLE;
+	return b->heads;
+}
+
+/* Which of memcheck's heuristics accepts the interior pointer p into b (first match, in
+ * memcheck's order). Its tests are pure functions of the stopped process's memory, so their
+ * order of evaluation and what is remembered of them do not change the answer. */
+static uint8_t heuristic(struct scan *s, uint64_t p, struct leak_block *b)
+{
+	unsigned heads;
+	uint64_t inner;
+
+	/* stdstring wants +24, length64 and newarray +8, multipleinheritance an aligned word */
+	if (p != b->addr + WORD && p != b->addr + 3 * WORD && p % WORD)
+		return LEAK_HEUR_NONE;
+	heads = head_checks(s, b);
+	if ((heads & HEAD_STDSTRING) && p == b->addr + 3 * WORD)
 		return LEAK_HEUR_STDSTRING;
-	if ((h & 1u << LEAK_HEUR_LENGTH64) && p == b->addr + WORD &&
-	    read_word(s, b->addr, &w0) && w0 > 0 && b->size - WORD == w0)
+	if ((heads & HEAD_LENGTH64) && p == b->addr + WORD)
 		return LEAK_HEUR_LENGTH64;
-	if ((h & 1u << LEAK_HEUR_NEWARRAY) && p == b->addr + WORD &&
-	    read_word(s, b->addr, &w0) && w0 > 0 && (b->size - WORD) % w0 == 0)
+	if ((heads & HEAD_NEWARRAY) && p == b->addr + WORD)
 		return LEAK_HEUR_NEWARRAY;
-	if ((h & 1u << LEAK_HEUR_MULTIPLE_INHERITANCE) && p % WORD == 0 &&
-	    read_word(s, p, &inner) && inner % WORD == 0 && inner >= PAGE &&
-	    read_word(s, b->addr, &w0) && w0 % WORD == 0 && w0 >= PAGE &&
-	    is_vtable(s, inner) && is_vtable(s, w0))
+	if ((heads & HEAD_VTABLE) && p % WORD == 0 && block_word(s, b, p, &inner) &&
+	    inner % WORD == 0 && inner >= PAGE && is_vtable(s, inner))
 		return LEAK_HEUR_MULTIPLE_INHERITANCE;
 	return LEAK_HEUR_NONE;
 }
@@ -253,7 +382,7 @@ static void scan_range(struct scan *s, uint64_t start, uint64_t end, size_t cliq
 	while (a < end) {
 		size_t len = end - a > CHUNK ? CHUNK : end - a;
 		struct iovec l = { s->buf, len }, r = { (void *)(uintptr_t)a, len };
-		ssize_t got = s->o->readv(s->o->ctx, &l, 1, &r, 1);
+		ssize_t got = rd(s, &l, 1, &r, 1);
 		uint64_t next;
 
 		if (got < 0)
@@ -354,7 +483,7 @@ static void process(struct scan *s, size_t clique)
 			nspan++;
 		}
 		first[nspan] = nb;
-		got = s->o->readv(s->o->ctx, l, nspan, r, nspan);
+		got = rd(s, l, nspan, r, nspan);
 		if (got < 0)
 			got = 0;
 		/* blocks of spans read whole are scanned from the buffer, the rest one by one */
@@ -439,7 +568,7 @@ static void fill_cache(struct scan *s, uint64_t budget)
 		}
 		/* a new span starts at k (or the end): read the full set first */
 		if (nspan == MAX_SPANS || (k == s->n && nspan)) {
-			ssize_t got = s->o->readv(s->o->ctx, l, nspan, r, nspan);
+			ssize_t got = rd(s, l, nspan, r, nspan);
 			size_t done = 0;
 
 			first[nspan] = k;
@@ -486,6 +615,7 @@ int leak_scan(struct leak_block *blocks, size_t n, const struct leak_region *roo
 		b->state = ST_UNREACHED;
 		b->pending = 0;
 		b->heuristic = LEAK_HEUR_NONE;
+		b->heads = 0;
 		b->link_state = 0;
 		if (b->addr < s.lo)
 			s.lo = b->addr;
@@ -545,6 +675,9 @@ int leak_scan(struct leak_block *blocks, size_t n, const struct leak_region *roo
 	free(s.stack);
 	free(s.buf);
 	free(s.cache);
+	for (size_t k = 0; k < s.capvp; k++)
+		free(s.vp[k].data);
+	free(s.vp);
 	return 0;
 }
 

@@ -59,7 +59,8 @@ struct leak_block {
 	/* private */
 	uint8_t state;
 	uint8_t pending;
-	uint32_t link_state;	/* 0 unknown, 1 read: link valid, 2 none */
+	uint8_t heads;		/* what the heuristics found in its first words, once */
+	uint8_t link_state;	/* 0 unknown, 1 read: link valid, 2 none */
 	uint64_t link;		/* glibc: the next chunk's header, just past this chunk */
 	uint64_t cache_off;	/* where its memory is in the scan's cache */
 };
@@ -107,6 +108,7 @@ struct leak_stats {
 	uint64_t scanned_bytes;		/* roots and blocks read */
 	uint64_t unreadable_bytes;	/* root or block memory that could not be read */
 	uint64_t allocator_links;	/* glibc chunk links ignored */
+	uint64_t read_calls;		/* calls of readv: what stopping the process costs most */
 };
 
 /*

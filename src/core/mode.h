@@ -81,6 +81,12 @@ struct mode_ops {
 	 * when session_opts.inspect is set. *leader_status: a wait status the process reported
 	 * meanwhile (its exit), for the session to handle, or -1. */
 	int (*inspect)(void *m, pid_t pid, bool at_exit, int *leader_status);
+	/* tid, a thread of pid that the session traces (a followed process's: a launched
+	 * command's or -p --follow's new threads), is held at its exit stop: its registers can be
+	 * read now, and not after. Threads killed with their process (exit_group) stop before
+	 * their leader does or after, in any order; a thread the inspection at the leader's exit
+	 * no longer finds is known only from this. */
+	void (*thread_exit)(void *m, pid_t pid, pid_t tid);
 
 	/* Read pid out into the profile, while its mappings are still readable; `exec`: its old
 	 * program is being replaced (the new one is attached next). */

@@ -265,6 +265,12 @@ static void on_thread_event(struct session *s, int i, int status)
 		s->thr[i] = s->thr[--s->nthr];
 		return;
 	}
+	if (how == TARGET_STOP_EXIT && s->ops->thread_exit) {
+		pid_t tgid, ppid, nspid;
+
+		if (target__ids(s->thr[i], &tgid, &ppid, &nspid) == 0 && tgid != s->thr[i])
+			s->ops->thread_exit(s->m, tgid, s->thr[i]);
+	}
 	target__resume(s->thr[i], how, sig);
 }
 

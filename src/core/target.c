@@ -333,12 +333,10 @@ static uint64_t mono_now(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static void read_regs(struct target_thread *th)
+static void copy_regs(struct target_thread *th, const struct user_regs_struct *rp)
 {
-	struct user_regs_struct r;
+	const struct user_regs_struct r = *rp;
 
-	if (ptrace(PTRACE_GETREGS, th->tid, 0, &r))
-		return;
 	th->regs[0] = r.rax;
 	th->regs[1] = r.rbx;
 	th->regs[2] = r.rcx;
@@ -357,6 +355,29 @@ static void read_regs(struct target_thread *th)
 	th->regs[15] = r.r15;
 	th->sp = r.rsp;
 	th->have_regs = true;
+}
+
+static void read_regs(struct target_thread *th)
+{
+	struct user_regs_struct r;
+
+	if (ptrace(PTRACE_GETREGS, th->tid, 0, &r) == 0)
+		copy_regs(th, &r);
+}
+
+int target__exit_regs(pid_t tid, struct target_thread *th, bool *with_process)
+{
+	struct user_regs_struct r;
+
+	memset(th, 0, sizeof(*th));
+	th->tid = tid;
+	if (ptrace(PTRACE_GETREGS, tid, 0, &r))
+		return -errno;
+	copy_regs(th, &r);
+	/* the system call it was in: a thread ending on its own is in exit(); one in any other
+	 * (exit_group included) or in none was killed with its process */
+	*with_process = r.orig_rax != SYS_exit;
+	return 0;
 }
 
 /* Wait for tid's next stop; 1 stopped (*status), 0 gone, negative errno. */

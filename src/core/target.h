@@ -76,6 +76,11 @@ struct target_frozen {
 	uint64_t stopped_ns;		/* CLOCK_MONOTONIC when every thread was stopped */
 };
 
+/* tid, a thread we trace, at its exit stop: its final registers and stack pointer, and
+ * whether it dies with its whole process (exit_group, a fatal signal, another thread's exec)
+ * rather than by ending itself (pthread_exit). 0 or a negative errno. */
+int target__exit_regs(pid_t tid, struct target_thread *th, bool *with_process);
+
 /*
  * Stop every thread of pid and read its registers. `leader_stopped`: pid is our tracee and
  * already stopped (at its exit); otherwise a tracee leader is interrupted, and if it stops for

@@ -85,6 +85,7 @@ static void write_scan(struct json_writer *w, const struct prof_scan *sc)
 	jsonw_uint_field(w, "stopped_ns", sc->stopped_ns);
 	jsonw_uint_field(w, "scanned_bytes", sc->scanned_bytes);
 	jsonw_uint_field(w, "unreadable_bytes", sc->unreadable_bytes);
+	jsonw_uint_field(w, "read_calls", sc->read_calls);
 	jsonw_uint_field(w, "threads", sc->threads);
 	jsonw_uint_field(w, "threads_without_registers", sc->threads_unknown);
 	for (int c = 0; c < PROF_LEAK__COUNT; c++) {

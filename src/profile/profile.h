@@ -127,6 +127,7 @@ struct prof_scan {
 	uint64_t stopped_ns;	/* how long the scan kept the process stopped */
 	uint64_t scanned_bytes;	/* roots and blocks read */
 	uint64_t unreadable_bytes;
+	uint64_t read_calls;	/* process_vm_readv calls it took */
 	uint32_t threads;	/* threads whose registers and stack pointer were used */
 	uint32_t threads_unknown;	/* threads without registers (stacks scanned whole) */
 	uint64_t count[PROF_LEAK__COUNT];	/* every outstanding block, suppressed ones too */

@@ -150,7 +150,7 @@ static __attribute__((unused)) struct profile *leak_fixture(void)
 				     0 });
 	proc->scan = (struct prof_scan){
 		.done = true, .at_exit = true, .t_ns = 2400000000, .stopped_ns = 3500000,
-		.scanned_bytes = 1234567, .unreadable_bytes = 0, .threads = 2,
+		.scanned_bytes = 1234567, .unreadable_bytes = 0, .read_calls = 31, .threads = 2,
 		.count = { 3, 3, 2, 8 }, .bytes = { 200, 300, 256, 1024 },
 		.heur_count = { [2] = 1 }, .heur_bytes = { [2] = 64 },
 	};
@@ -159,7 +159,7 @@ static __attribute__((unused)) struct profile *leak_fixture(void)
 		       (uint64_t[]){ 12, 8484, 0, 0, 8, 4388, 8484, 4096, 0 });
 	proc->scan = (struct prof_scan){
 		.done = true, .at_exit = false, .t_ns = 2450000000, .stopped_ns = 12000000,
-		.scanned_bytes = 8400000, .unreadable_bytes = 4096, .threads = 3,
+		.scanned_bytes = 8400000, .unreadable_bytes = 4096, .read_calls = 120, .threads = 3,
 		.threads_unknown = 1, .count = { 4, 0, 1, 3 }, .bytes = { 4096, 0, 100, 192 },
 		.heur_count = { [1] = 2, [3] = 1 }, .heur_bytes = { [1] = 64, [3] = 40 },
 	};

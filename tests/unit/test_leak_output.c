@@ -111,7 +111,7 @@ static void test_json_golden(void **state)
 	/* per process: the classes leave the suppressed blocks out, summed apart */
 	jq_true(path, ".processes[0].leaks == {\"at_exit\": true, \"t_ns\": 2400000000, "
 		"\"stopped_ns\": 3500000, \"scanned_bytes\": 1234567, \"unreadable_bytes\": 0, "
-		"\"threads\": 2, \"threads_without_registers\": 0, "
+		"\"read_calls\": 31, \"threads\": 2, \"threads_without_registers\": 0, "
 		"\"definite\": {\"count\": 3, \"bytes\": 200}, "
 		"\"indirect\": {\"count\": 3, \"bytes\": 300}, "
 		"\"possible\": {\"count\": 2, \"bytes\": 256}, "

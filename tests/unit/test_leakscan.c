@@ -22,6 +22,7 @@
 static unsigned char *mem;
 static uint64_t cache_budget;	/* leak_scan_opts.cache_bytes of every case */
 static uint64_t hole_start, hole_end;	/* unreadable range */
+static unsigned long nreads;	/* calls of fake_readv */
 
 static ssize_t fake_readv(void *ctx, const struct iovec *l, unsigned long nl,
 			  const struct iovec *r, unsigned long nr)
@@ -29,6 +30,7 @@ static ssize_t fake_readv(void *ctx, const struct iovec *l, unsigned long nl,
 	ssize_t done = 0;
 
 	(void)ctx;
+	nreads++;
 	assert_int_equal(nl, nr);
 	for (unsigned long i = 0; i < nr; i++) {
 		uint64_t a = (uintptr_t)r[i].iov_base, len = r[i].iov_len;
@@ -392,6 +394,63 @@ static void test_many_blocks(void **state)
 	free(b);
 }
 
+static void test_heuristic_reads(void **state)
+{
+	/* 2000 blocks, each the target of 50 interior pointers from the root, half of them
+	 * objects whose first word is a vtable address: the heuristics decide the same as ever,
+	 * and with every block read up front they cost no read per pointer, only one per page of
+	 * candidate vtables */
+	enum { N = 2000, PTRS = 50 };
+	struct leak_map maps[] = {
+		{ BASE + 0x800000, BASE + 0x810000, true, true, true },		/* text */
+		{ BASE + 0x900000, BASE + 0x910000, true, true, false },	/* rodata */
+	};
+	struct leak_block *b = calloc(N, sizeof(*b));
+	uint64_t vt = BASE + 0x900100, k = 0;
+	struct leak_region root = { ROOT, ROOT + N * PTRS * 8, 0 };
+	struct leak_scan_opts o = opts(LEAK_HEUR_ALL);
+	struct leak_stats st;
+	unsigned long with, without;
+
+	(void)state;
+	assert_non_null(b);
+	o.maps = maps;
+	o.nmaps = 2;
+	put(vt, BASE + 0x800010);
+	put(vt + 8, BASE + 0x800020);
+	for (size_t i = 0; i < N; i++) {
+		b[i].addr = HEAP + i * 0x100;
+		b[i].size = 0x100;
+		if (i % 2)
+			put(b[i].addr, vt);
+		/* pointers at +8 .. +0x88: one at +16 of each object holds the vtable too, so
+		 * multipleinheritance accepts that block */
+		if (i % 4 == 1)
+			put(b[i].addr + 16, vt);
+		for (size_t j = 0; j < PTRS; j++)
+			put(ROOT + 8 * k++, b[i].addr + 8 + 8 * (j % 17));
+	}
+	nreads = 0;
+	assert_int_equal(leak_scan(b, N, &root, 1, NULL, 0, &o, &st), 0);
+	with = nreads;
+	assert_int_equal(st.read_calls, with);
+	assert_int_equal(st.heur_count[LEAK_HEUR_MULTIPLE_INHERITANCE], N / 4);
+	assert_int_equal(st.count[LEAK_REACHABLE], N / 4);
+	assert_int_equal(st.count[LEAK_POSSIBLE], N - N / 4);
+
+	o = opts(0);
+	nreads = 0;
+	assert_int_equal(leak_scan(b, N, &root, 1, NULL, 0, &o, &st), 0);
+	without = nreads;
+	assert_int_equal(st.count[LEAK_POSSIBLE], N);
+	if (cache_budget >= (64u << 20))
+		assert_true(with <= without + 1);	/* the one rodata page */
+	else	/* a block's first two words once; then multipleinheritance's word at each
+		 * pointer into an object with a vtable */
+		assert_true(with <= without + 1 + 2 * N + N / 2 * PTRS);
+	free(b);
+}
+
 /* the same cases with every block read up front (a budget that fits all), and with a budget
  * too small for them */
 static int with_cache(void **state)
@@ -428,8 +487,9 @@ int main(void)
 		EACH(test_spans),
 		cmocka_unit_test_setup_teardown(test_possible_upgraded, without_cache, teardown),
 		cmocka_unit_test_setup_teardown(test_registers_and_zero_size, without_cache, teardown),
-		cmocka_unit_test_setup_teardown(test_heuristics, without_cache, teardown),
-		cmocka_unit_test_setup_teardown(test_multiple_inheritance, without_cache, teardown),
+		EACH(test_heuristics),
+		EACH(test_multiple_inheritance),
+		EACH(test_heuristic_reads),
 		cmocka_unit_test_setup_teardown(test_glibc_links, without_cache, teardown),
 	};
 

@@ -732,6 +732,14 @@ static int mem_inspect(void *mv, pid_t pid, bool at_exit, int *leader_status)
 	return 0;
 }
 
+static void mem_thread_exit(void *mv, pid_t pid, pid_t tid)
+{
+	struct mem_mode *mm = mv;
+
+	if (mm->o->leaks)
+		mem_collector__thread_exit(mm->col, pid, tid);
+}
+
 static void mem_finalize(void *mv, pid_t pid, bool exec)
 {
 	struct mem_mode *mm = mv;
@@ -809,6 +817,7 @@ static const struct mode_ops mem_mode_ops = {
 	.tick = mem_tick,
 	.progress = mem_progress,
 	.inspect = mem_inspect,
+	.thread_exit = mem_thread_exit,
 	.finalize = mem_finalize,
 	.retire = mem_retire,
 	.stop = mem_stop,

@@ -50,6 +50,9 @@ struct traced {
 	struct scan_site *scan;	/* last reachability scan, by site (fn, stack) */
 	uint32_t nscan;
 	struct prof_scan scan_info;
+	/* threads killed with the process before its scan at exit: their final registers */
+	struct target_thread *dead;
+	uint32_t ndead, capdead;
 	struct snapshots *snap;	/* per-site live bytes over time; NULL if out of memory */
 };
 
@@ -890,6 +893,7 @@ int mem_collector__scan(struct mem_collector *c, pid_t pid, bool at_exit, unsign
 			.glibc = t->lib.kind && (!strcmp(t->lib.kind, "glibc") ||
 						 !strcmp(t->lib.kind, "static")),
 			.heuristics = heuristics, .frozen = &fz,
+			.dead = t->dead, .ndead = t->ndead,
 		};
 
 		err = heapscan__run(&ho, in.b, in.n, &res);
@@ -934,6 +938,7 @@ int mem_collector__scan(struct mem_collector *c, pid_t pid, bool at_exit, unsign
 	ps->stopped_ns = t1 - t0;
 	ps->scanned_bytes = res.st.scanned_bytes;
 	ps->unreadable_bytes = res.st.unreadable_bytes;
+	ps->read_calls = res.st.read_calls;
 	ps->threads = res.threads;
 	ps->threads_unknown = res.threads_unknown;
 	for (int cl = 0; cl < PROF_LEAK__COUNT; cl++) {
@@ -944,8 +949,10 @@ int mem_collector__scan(struct mem_collector *c, pid_t pid, bool at_exit, unsign
 		ps->heur_count[h] = res.st.heur_count[h];
 		ps->heur_bytes[h] = res.st.heur_bytes[h];
 	}
-	pr_info(c->lc, "PID %d: leak scan of %u blocks: %llu bytes read in %.1f ms stopped", pid,
-		in.n, (unsigned long long)res.st.scanned_bytes, (t1 - t0) / 1e6);
+	pr_info(c->lc, "PID %d: leak scan of %u blocks, %u threads (%u gone, from their exit "
+		"stops): %llu bytes read in %llu calls, %.1f ms stopped", pid, in.n, res.threads,
+		t->ndead, (unsigned long long)res.st.scanned_bytes,
+		(unsigned long long)res.st.read_calls, (t1 - t0) / 1e6);
 out:
 	free(in.b);
 	free(in.meta);
@@ -957,6 +964,21 @@ const struct prof_scan *mem_collector__last_scan(struct mem_collector *c, pid_t 
 	struct traced *t = find(c, pid);
 
 	return t && t->scan_info.done ? &t->scan_info : NULL;
+}
+
+void mem_collector__thread_exit(struct mem_collector *c, pid_t pid, pid_t tid)
+{
+	struct traced *t = find(c, pid);
+	struct target_thread th;
+	bool with_process;
+
+	if (!t || target__exit_regs(tid, &th, &with_process) || !with_process)
+		return;
+	/* a thread that ends itself may leave its stack to a new thread: its pointer would be
+	 * stale by the scan; one killed with its process is the last of that stack */
+	if (grow((void **)&t->dead, &t->capdead, t->ndead + 1, sizeof(*t->dead)))
+		return;		/* its stack is then scanned whole, as before */
+	t->dead[t->ndead++] = th;
 }
 
 /* Locations of one stack: the allocator function as the leaf, then the user frames. Frames
@@ -1681,6 +1703,9 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	free(t->scan);
 	t->scan = NULL;
 	t->nscan = 0;
+	free(t->dead);
+	t->dead = NULL;
+	t->ndead = t->capdead = 0;
 	memset(&t->scan_info, 0, sizeof(t->scan_info));
 	snapshots__free(t->snap);
 	t->snap = NULL;
@@ -1968,6 +1993,7 @@ void mem_collector__free(struct mem_collector *c)
 	for (uint32_t i = 0; i < c->nt; i++) {
 		free(c->t[i].maps);
 		free(c->t[i].scan);
+		free(c->t[i].dead);
 		snapshots__free(c->t[i].snap);
 	}
 	free(c->t);

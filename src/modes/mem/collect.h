@@ -66,6 +66,11 @@ int mem_collector__finalize_all(struct mem_collector *c, struct profile *prof,
 int mem_collector__scan(struct mem_collector *c, pid_t pid, bool at_exit, unsigned heuristics,
 			int64_t t_ns, int *leader_status);
 
+/* tid, a thread of pid, is at its exit stop: if it dies with its process (exit_group), its
+ * final registers and stack pointer stand for it in pid's scan at exit, for which it will be
+ * gone. */
+void mem_collector__thread_exit(struct mem_collector *c, pid_t pid, pid_t tid);
+
 /* pid's last scan, or NULL if it was never scanned (or is finalized). */
 const struct prof_scan *mem_collector__last_scan(struct mem_collector *c, pid_t pid);
 
