@@ -674,7 +674,7 @@ static void stacks_close(void *mp)
 
 const struct mode_ops stacks_mode_ops = {
 	.name = "stacks",
-	.kthreads = true,	/* sampled and counted by tgid, kernel stacks included */
+	.kthreads = true,	/* a kernel thread's events count by tgid, with kernel stacks */
 	.open = stacks_open,
 	.close = stacks_close,
 	.attach = stacks_attach,
