@@ -517,7 +517,7 @@ static void write_process_peak(const struct html *h, const struct prof_process *
 			"</span>", pk->nsites - PEAK_SITES, pk->nsites - PEAK_SITES == 1 ? "" : "s");
 }
 
-/* "Largest request 97.7 KiB (100000 bytes) at 12.3 ms", its site and, folded, its stack. */
+/* "Largest request 97.7 KiB (100000 bytes) at 12.3 ms", its site and its stack. */
 static void write_process_largest(const struct html *h, const struct prof_process *proc)
 {
 	const struct prof_largest *lg = &proc->largest;
@@ -539,8 +539,8 @@ static void write_process_largest(const struct html *h, const struct prof_proces
 	s = &p->samples[lg->sample];
 	fputs(":<table class=\"data narrow largest\">\n<tbody><tr>", f);
 	site_cell(h, s);
-	fputs("</tr></tbody></table>\n<details class=\"largest-stack\"><summary>Stack</summary><ol>",
-	      f);
+	/* a plain list, not <details>: the page stays valid HTML 4 for libxml2's parser too */
+	fputs("</tr></tbody></table>\n<div class=\"largest-stack\">Its stack:<ol>", f);
 	for (uint32_t i = 0; i < s->nlocs; i++) {
 		const struct prof_location *loc = &p->locations[s->locs[i]];
 
@@ -562,7 +562,7 @@ static void write_process_largest(const struct html *h, const struct prof_proces
 			fputs("</li>", f);
 		}
 	}
-	fputs("</ol></details>", f);
+	fputs("</ol></div>", f);
 }
 
 static int write_processes(const struct html *h)

@@ -127,7 +127,7 @@ load helpers
 	run "$EBPROF" mem -o "$T/out.html" -- "$FIX/memfixture"
 	[ "$status" -eq 0 ]
 	grep -q 'Largest request 97.7 KiB (100000 bytes)' "$T/out.html"
-	grep -o 'class="largest-stack".*</details>' "$T/out.html" | grep -q '<code>leak_big</code>'
+	grep -o 'class="largest-stack".*</div>' "$T/out.html" | grep -q '<code>leak_big</code>'
 }
 
 @test "launch: --alloc-only keeps the largest request's site, without its time" {

@@ -233,7 +233,12 @@ attach_fixture() {
 	kill -USR1 "$EBPID"
 	wait_for "$T/eb.log" "PID $FXPID scanned: definitely lost 428 B in 7 blocks, indirectly 184 B in 4, possibly 272 B in 2, still reachable 264 B in 8 \(stopped"
 	kill -0 "$EBPID"			# still tracing
-	grep -q State:.*S /proc/$FXPID/status
+	# the scan let it run again: back in its sleep (it may still be on its way there)
+	for ((i = 0; i < 100; i++)); do
+		grep -q 'State:.*S' /proc/$FXPID/status && break
+		sleep 0.05
+	done
+	grep -q 'State:.*S' /proc/$FXPID/status
 	kill -INT "$EBPID"
 	wait "$EBPID"
 	jqe '.processes[0].leaks.definite == {count: 7, bytes: 428}' "$T/out.json"
