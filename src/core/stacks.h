@@ -56,7 +56,8 @@ uint32_t stacks__kernel_locs(struct profile *prof, const struct ksyms *ks, const
 			     uint32_t nr, uint32_t *locs);
 
 /* Kernel symbols for every mode: /proc/kallsyms loaded once, at the first call; NULL (said once
- * through lc) when it cannot be read, and kernel frames stay addresses. */
+ * through lc) when it cannot be read, and kernel frames stay addresses. Reading it costs ~50 ms
+ * of kernel CPU: call it only for a stack that has kernel frames. */
 const struct ksyms *stacks__ksyms(const struct log_ctx *lc);
 
 /* How many leading frames of a kernel stack captured inside a BPF program are the tracing

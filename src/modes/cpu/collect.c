@@ -433,8 +433,9 @@ static int drain(struct cpu_collector *c, pid_t only, bool remove)
 			}
 		}
 		/* a perf event's kernel stack starts at the interrupted code: nothing to strip */
-		n = stacks__key_locs(prof, st, stacks__ksyms(c->lc), p->sp, p->pid, &e->k, false,
-				     locs);
+		/* kallsyms is read (~50 ms of kernel CPU) only once a kernel frame needs it */
+		n = stacks__key_locs(prof, st, e->k.kstack ? stacks__ksyms(c->lc) : NULL, p->sp,
+				     p->pid, &e->k, false, locs);
 		if (c->opts.per_thread) {
 			char tname[CPU_COMM_LEN + 1], frame[64];
 

@@ -490,8 +490,8 @@ static void add_count(struct stacks_mode *m, struct proc_info *p, const struct s
 	if (ev->kind == STACKS_EV_UPROBE)
 		k.flags |= STACK_KEY_USER_EXACT;
 	/* the programs run in the traced task: the machinery's frames lead its kernel stacks */
-	n += stacks__key_locs(prof, m->st, stacks__ksyms(m->lc), p->sp, p->pid, &k, true,
-			      locs + n);
+	n += stacks__key_locs(prof, m->st, k.kstack ? stacks__ksyms(m->lc) : NULL, p->sp,
+			      p->pid, &k, true, locs + n);
 	s = p->drained ? same_sample(prof, p->pid, locs, n) : NULL;
 	if (s)
 		s->values[0] += v;
