@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "core/session.h"
 #include "output/output.h"
 
@@ -43,19 +44,6 @@ static int usage_err(const struct log_ctx *lc, const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\nTry 'ebprof report --help'.\n");
 	return 2;
-}
-
-static int parse_top(const char *s, uint32_t *top)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v > UINT32_MAX)
-		return -1;
-	*top = (uint32_t)v;
-	return 0;
 }
 
 struct profile *cli_load_profile(const struct log_ctx *lc, const char *path)
@@ -112,6 +100,7 @@ int cmd_report(int argc, char **argv, struct log_ctx *lc)
 	struct output_opts out = { .top = 10, .sort = OUTPUT_SORT_BYTES };
 	char *outputs[MAX_OUTPUTS];
 	int noutputs = 0, c, rc;
+	uint64_t v;
 	struct profile *p;
 	char types[512];
 
@@ -127,8 +116,9 @@ int cmd_report(int argc, char **argv, struct log_ctx *lc)
 			outputs[noutputs++] = optarg;
 			break;
 		case OPT_TOP:
-			if (parse_top(optarg, &out.top))
+			if (cli_parse_u64(optarg, &v) || v > UINT32_MAX)
 				return usage_err(lc, "invalid --top '%s'", optarg);
+			out.top = v;
 			break;
 		case OPT_SORT:
 			if (!strcmp(optarg, "bytes"))

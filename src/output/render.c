@@ -1,5 +1,6 @@
 /* Helpers shared by the renderers; see render.h. */
 #include <errno.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -299,4 +300,60 @@ bool render__is_alloc_profile(const struct profile *p)
 	/* a heap profile of another tool, read back by `ebprof report` */
 	return !strcmp(p->mode, "pprof") && profile__type_index(p, "alloc_objects") >= 0 &&
 	       profile__type_index(p, "alloc_space") >= 0;
+}
+
+void render__text_vheading(FILE *f, bool color, const char *fmt, va_list ap)
+{
+	if (color)
+		fputs("\033[1m", f);
+	vfprintf(f, fmt, ap);
+	if (color)
+		fputs("\033[0m", f);
+	fputc('\n', f);
+}
+
+static void text_heading(FILE *f, bool color, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	render__text_vheading(f, color, fmt, ap);
+	va_end(ap);
+}
+
+void render__text_drops(FILE *f, const struct profile *p, bool color, const char *tail)
+{
+	uint32_t n = 0;
+
+	fputc('\n', f);
+	for (uint32_t i = 0; i < p->ndrops; i++) {
+		if (!p->drops[i].value)
+			continue;
+		if (!n++) {
+			if (color)
+				fputs("\033[1;33m", f);
+			fputs("Drops:", f);
+		}
+		fprintf(f, "%s %s %" PRIu64, n > 1 ? "," : "", p->drops[i].key, p->drops[i].value);
+	}
+	if (!n) {
+		fputs("Drops: none\n", f);
+		return;
+	}
+	fprintf(f, " (%s)", tail);
+	if (color)
+		fputs("\033[0m", f);
+	fputc('\n', f);
+}
+
+void render__text_notes(FILE *f, const struct profile *p, bool color)
+{
+	char buf[PROF_NOTE_MAX];
+
+	if (!p->nnotes)
+		return;
+	fputc('\n', f);
+	text_heading(f, color, "Notes");
+	for (uint32_t i = 0; i < p->nnotes; i++)
+		fprintf(f, "  - %s\n", profile__note(p, i, buf, sizeof(buf)));
 }

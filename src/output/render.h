@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "profile/profile.h"
@@ -64,5 +65,12 @@ int render__text_stacks(const struct profile *p, const struct output_opts *o, FI
 
 /* Last path component ("libc.so.6" for "/usr/lib/x86_64-linux-gnu/libc.so.6"). */
 const char *render__basename(const char *path);
+
+/* Text reports (text.c, text_stacks.c): a heading line (bold with colour), the drops line
+ * ("Drops: none", or every reason counted with `tail` after it: what the drops mean for the
+ * numbers above), and the notes. */
+void render__text_vheading(FILE *f, bool color, const char *fmt, va_list ap);
+void render__text_drops(FILE *f, const struct profile *p, bool color, const char *tail);
+void render__text_notes(FILE *f, const struct profile *p, bool color);
 
 #endif

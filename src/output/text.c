@@ -46,14 +46,9 @@ static void heading(const struct text *t, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (t->o->color)
-		fputs("\033[1m", t->f);
 	va_start(ap, fmt);
-	vfprintf(t->f, fmt, ap);
+	render__text_vheading(t->f, t->o->color, fmt, ap);
 	va_end(ap);
-	if (t->o->color)
-		fputs("\033[0m", t->f);
-	fputc('\n', t->f);
 }
 
 /* A "label: a, b, c" line wrapped at WRAP_COLS with continuation lines aligned after the label. */
@@ -1104,45 +1099,6 @@ static int print_growth(const struct text *t)
 
 /* ---- drops and notes -------------------------------------------------------------------- */
 
-static void print_drops(const struct text *t)
-{
-	const struct profile *p = t->p;
-	uint32_t i, n = 0;
-
-	fputc('\n', t->f);
-	for (i = 0; i < p->ndrops; i++) {
-		if (!p->drops[i].value)
-			continue;
-		if (!n++) {
-			if (t->o->color)
-				fputs("\033[1;33m", t->f);
-			fputs("Drops:", t->f);
-		}
-		fprintf(t->f, "%s %s %" PRIu64, n > 1 ? "," : "", p->drops[i].key,
-			p->drops[i].value);
-	}
-	if (!n) {
-		fputs("Drops: none\n", t->f);
-		return;
-	}
-	fputs(" (these events were not fully accounted)", t->f);
-	if (t->o->color)
-		fputs("\033[0m", t->f);
-	fputc('\n', t->f);
-}
-
-static void print_notes(const struct text *t)
-{
-	char buf[PROF_NOTE_MAX];
-	uint32_t i;
-
-	if (!t->p->nnotes)
-		return;
-	fputc('\n', t->f);
-	heading(t, "Notes");
-	for (i = 0; i < t->p->nnotes; i++)
-		fprintf(t->f, "  - %s\n", profile__note(t->p, i, buf, sizeof(buf)));
-}
 
 static int text_write(const struct profile *p, const struct output_opts *o, FILE *f)
 {
@@ -1177,8 +1133,8 @@ static int text_write(const struct profile *p, const struct output_opts *o, FILE
 		err = print_leaks(&t);
 	if (err)
 		return err;
-	print_drops(&t);
-	print_notes(&t);
+	render__text_drops(t.f, t.p, t.o->color, "these events were not fully accounted");
+	render__text_notes(t.f, t.p, t.o->color);
 	return ferror(f) ? -EIO : 0;
 }
 

@@ -50,14 +50,9 @@ static void heading(const struct tstacks *t, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (t->o->color)
-		fputs("\033[1m", t->f);
 	va_start(ap, fmt);
-	vfprintf(t->f, fmt, ap);
+	render__text_vheading(t->f, t->o->color, fmt, ap);
 	va_end(ap);
-	if (t->o->color)
-		fputs("\033[0m", t->f);
-	fputc('\n', t->f);
 }
 
 static double pct(int64_t v, int64_t total)
@@ -467,44 +462,6 @@ out:
 
 /* ---- drops and notes -------------------------------------------------------------------- */
 
-static void print_drops(const struct tstacks *t)
-{
-	const struct profile *p = t->p;
-	uint32_t n = 0;
-
-	fputc('\n', t->f);
-	for (uint32_t i = 0; i < p->ndrops; i++) {
-		if (!p->drops[i].value)
-			continue;
-		if (!n++) {
-			if (t->o->color)
-				fputs("\033[1;33m", t->f);
-			fputs("Drops:", t->f);
-		}
-		fprintf(t->f, "%s %s %" PRIu64, n > 1 ? "," : "", p->drops[i].key,
-			p->drops[i].value);
-	}
-	if (!n) {
-		fputs("Drops: none\n", t->f);
-		return;
-	}
-	fputs(" (these events are missing from the numbers above)", t->f);
-	if (t->o->color)
-		fputs("\033[0m", t->f);
-	fputc('\n', t->f);
-}
-
-static void print_notes(const struct tstacks *t)
-{
-	char buf[PROF_NOTE_MAX];
-
-	if (!t->p->nnotes)
-		return;
-	fputc('\n', t->f);
-	heading(t, "Notes");
-	for (uint32_t i = 0; i < t->p->nnotes; i++)
-		fprintf(t->f, "  - %s\n", profile__note(t->p, i, buf, sizeof(buf)));
-}
 
 int render__text_stacks(const struct profile *p, const struct output_opts *o, FILE *f)
 {
@@ -527,7 +484,7 @@ int render__text_stacks(const struct profile *p, const struct output_opts *o, FI
 	}
 	if (err)
 		return err;
-	print_drops(&t);
-	print_notes(&t);
+	render__text_drops(t.f, t.p, t.o->color, "these events are missing from the numbers above");
+	render__text_notes(t.f, t.p, t.o->color);
 	return ferror(f) ? -EIO : 0;
 }
