@@ -12,7 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/perf_event.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -284,42 +288,114 @@ static void test_counts_full(void **state)
 	profile__free(r.prof);
 }
 
+/*
+ * The oracle for idle samples: the kernel's own cpu-clock sampling through perf_event_open,
+ * one event per CPU over the same window, counting samples of pid 0. Whether an idle CPU is
+ * sampled at all depends on the kernel and the hypervisor (on a firecracker VM here, one of two
+ * idle vCPUs is never sampled, by perf either); what ebprof must do is keep what it is given.
+ */
+struct idle_oracle {
+	int fd[CPU_MAX_CPUS];
+	void *ring[CPU_MAX_CPUS];
+	int ncpu;
+};
+
+#define ORACLE_PAGES 64
+
+static void idle_oracle_open(struct idle_oracle *o, int hz)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	o->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	assert_true(o->ncpu > 0 && o->ncpu <= CPU_MAX_CPUS);
+	for (int c = 0; c < o->ncpu; c++) {
+		struct perf_event_attr a = {
+			.type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
+			.config = PERF_COUNT_SW_CPU_CLOCK, .sample_period = 1000000000ull / hz,
+			.sample_type = PERF_SAMPLE_TID, .disabled = 1,
+		};
+
+		o->fd[c] = syscall(__NR_perf_event_open, &a, -1, c, -1, PERF_FLAG_FD_CLOEXEC);
+		assert_true(o->fd[c] >= 0);
+		o->ring[c] = mmap(NULL, (ORACLE_PAGES + 1) * page, PROT_READ | PROT_WRITE, MAP_SHARED,
+				  o->fd[c], 0);
+		assert_true(o->ring[c] != MAP_FAILED);
+		ioctl(o->fd[c], PERF_EVENT_IOC_ENABLE, 0);
+	}
+}
+
+/* Samples of pid 0 on all CPUs; closes the events. */
+static uint64_t idle_oracle_close(struct idle_oracle *o)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t idle = 0;
+
+	for (int c = 0; c < o->ncpu; c++) {
+		struct perf_event_mmap_page *m = o->ring[c];
+		const char *data = (const char *)m + page;
+		uint64_t size = ORACLE_PAGES * page, head, tail = m->data_tail;
+
+		ioctl(o->fd[c], PERF_EVENT_IOC_DISABLE, 0);
+		head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
+		while (tail + sizeof(struct perf_event_header) <= head) {
+			struct perf_event_header h;
+			uint32_t pid;
+
+			memcpy(&h, data + tail % size, sizeof(h));
+			if (!h.size)
+				break;
+			/* PERF_RECORD_SAMPLE with PERF_SAMPLE_TID: u32 pid, u32 tid after the header;
+			 * records do not wrap mid-field at 8-byte alignment */
+			if (h.type == PERF_RECORD_SAMPLE) {
+				memcpy(&pid, data + (tail + sizeof(h)) % size, sizeof(pid));
+				if (pid == 0)
+					idle++;
+			}
+			tail += h.size;
+		}
+		munmap(o->ring[c], (ORACLE_PAGES + 1) * page);
+		close(o->fd[c]);
+	}
+	return idle;
+}
+
 /* -a: other processes and kernel threads; the idle task only with --idle. */
 static void test_all_idle(void **state)
 {
 	char *argv[] = { (char *)fixture("cpuburn"), "5", NULL };
+	char *sleeper[] = { "/bin/sleep", "5", NULL };
 	struct cpu_opts o = default_opts();
-	bool idle = false, burn = false;
+	struct idle_oracle oracle;
+	uint64_t idle = 0, kernel_idle;
+	bool burn = false;
 	struct run r;
 
+	/* a machine with idle time: only a sleeper launched */
 	o.idle = true;
-	r = run_cpu(&o, true, argv, 0.5);
-	for (uint32_t i = 0; i < r.prof->nsamples; i++) {
+	idle_oracle_open(&oracle, o.hz);
+	r = run_cpu(&o, true, sleeper, 0.5);
+	kernel_idle = idle_oracle_close(&oracle);
+	for (uint32_t i = 0; i < r.prof->nsamples; i++)
 		if (r.prof->samples[i].pid == 0)
-			idle = true;
-		if (r.prof->samples[i].pid == (uint32_t)r.pid &&
-		    has_function(r.prof, &r.prof->samples[i], "burn_heavy"))
-			burn = true;
-	}
-	/* the idle task runs only when the CPUs have nothing else to do: on a saturated machine
-	 * (other tests, a loaded CI host) it may never be sampled */
-	if (!idle) {
-		uint64_t total = 0;
-
-		for (uint32_t i = 0; i < r.prof->nsamples; i++)
-			total += r.prof->samples[i].values[0];
-		print_message("no idle sample: %llu samples of tasks in 0.5 s\n",
-			      (unsigned long long)total);
-		assert_true(total > 0.8 * 0.5 * o.hz * sysconf(_SC_NPROCESSORS_ONLN));
-	}
-	assert_true(burn);
+			idle += r.prof->samples[i].values[0];
+	print_message("idle samples: ebprof %llu, perf_event_open in the same window %llu\n",
+		      (unsigned long long)idle, (unsigned long long)kernel_idle);
+	/* the oracle's window is wider than ebprof's (it also spans loading the BPF objects): a
+	 * good share of its idle samples, not an equal count */
+	if (kernel_idle >= 20)
+		assert_true(idle >= kernel_idle / 4);
 	assert_int_equal(drop(r.prof, "process_notes_lost"), 0);
 	profile__free(r.prof);
 
 	o.idle = false;
 	r = run_cpu(&o, true, argv, 0.3);
-	for (uint32_t i = 0; i < r.prof->nsamples; i++)
+	for (uint32_t i = 0; i < r.prof->nsamples; i++) {
 		assert_int_not_equal(r.prof->samples[i].pid, 0);
+		if (r.prof->samples[i].pid == (uint32_t)r.pid &&
+		    has_function(r.prof, &r.prof->samples[i], "burn_heavy"))
+			burn = true;
+	}
+	assert_true(burn);
 	profile__free(r.prof);
 }
 
