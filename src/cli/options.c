@@ -189,6 +189,8 @@ int cli_parse(int argc, char **argv, struct log_ctx *lc, const struct mode_cli *
 	if (all_given && (so->argv || so->npids))
 		return cli_usage_err(lc, m, "-a traces every process already: give no -p PID or "
 				     "command with it");
+	if (!so->argv && !so->npids && !all_given && mc->default_all)
+		so->all = all_given = true;
 	if (!so->argv && !so->npids && !all_given)
 		return cli_usage_err(lc, m, "nothing to trace: give -p PID, %s-- CMD [ARGS...]",
 				     mc->no_all ? "" : "-a or ");

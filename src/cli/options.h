@@ -45,6 +45,7 @@ struct mode_cli {
 	 * type, see output.h) */
 	bool no_sort;			/* the mode has no --sort */
 	bool no_all;			/* the mode has no -a */
+	bool default_all;		/* no target given means -a (kmem) */
 };
 
 /* Parse argv (argv[0] is the mode's name) into so and the mode's options mo. Returns 0, or

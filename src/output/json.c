@@ -230,6 +230,51 @@ static void write_process_maps(struct json_writer *w, const struct prof_process 
 	jsonw_end_object(w);
 }
 
+/* The stats "<group>_<name>" as an object "<group>" of "<name>" fields (kmem's counters). */
+static void write_stat_group(struct json_writer *w, const struct prof_kv *stats, uint32_t n,
+			     const char *group)
+{
+	size_t gl = strlen(group);
+	bool any = false;
+	uint32_t j;
+
+	for (j = 0; j < n; j++) {
+		if (strncmp(stats[j].key, group, gl) || stats[j].key[gl] != '_')
+			continue;
+		if (!any) {
+			jsonw_name(w, group);
+			jsonw_start_object(w);
+			any = true;
+		}
+		jsonw_uint_field(w, stats[j].key + gl + 1, stats[j].value);
+	}
+	if (any)
+		jsonw_end_object(w);
+}
+
+/* kmem: each process's use of each slab cache (and kmalloc size class). */
+static void write_caches(struct json_writer *w, const struct profile *p)
+{
+	if (!p->ncaches)
+		return;
+	jsonw_name(w, "caches");
+	jsonw_start_array(w);
+	for (uint32_t i = 0; i < p->ncaches; i++) {
+		const struct prof_cache *c = &p->caches[i];
+
+		jsonw_start_object_flat(w);
+		jsonw_string_field(w, "name", c->name);
+		jsonw_uint_field(w, "pid", c->pid);
+		jsonw_uint_field(w, "allocs", c->allocs);
+		jsonw_uint_field(w, "frees", c->frees);
+		jsonw_uint_field(w, "bytes_req", c->bytes_req);
+		jsonw_uint_field(w, "bytes_alloc", c->bytes_alloc);
+		jsonw_uint_field(w, "live", c->live);
+		jsonw_end_object(w);
+	}
+	jsonw_end_array(w);
+}
+
 static void write_processes(struct json_writer *w, const struct profile *p, const uint32_t *pos)
 {
 	uint32_t i, j;
@@ -257,10 +302,12 @@ static void write_processes(struct json_writer *w, const struct profile *p, cons
 		}
 		for (j = 0; j < proc->nstats; j++) {
 			if (!RESERVED(process_fields, proc->stats[j].key) &&
-			    strncmp(proc->stats[j].key, "mmap_", 5))
+			    strncmp(proc->stats[j].key, "mmap_", 5) &&
+			    strncmp(proc->stats[j].key, "kmem_", 5))
 				jsonw_uint_field(w, proc->stats[j].key, proc->stats[j].value);
 		}
 		write_process_maps(w, proc);
+		write_stat_group(w, proc->stats, proc->nstats, "kmem");
 		if (proc->note)
 			jsonw_string_field(w, "note", proc->note);
 		if (proc->allocator)
@@ -324,7 +371,9 @@ static void write_totals(struct json_writer *w, const struct profile *p)
 		jsonw_end_object(w);
 	}
 	for (k = 0; k < nstats; k++)
-		jsonw_uint_field(w, stats[k].key, stats[k].value);
+		if (strncmp(stats[k].key, "kmem_", 5))
+			jsonw_uint_field(w, stats[k].key, stats[k].value);
+	write_stat_group(w, stats, nstats, "kmem");
 	jsonw_end_object(w);
 out:
 	free(calls);
@@ -546,6 +595,7 @@ static int json_write(const struct profile *p, const struct output_opts *o, FILE
 
 	write_processes(w, p, pos);
 	write_totals(w, p);
+	write_caches(w, p);
 	err = write_sites(w, p, idx, n);
 	if (err)
 		goto out;

@@ -295,7 +295,7 @@ const char *render__amount(int64_t v, const char *unit, char *buf, size_t len)
 
 bool render__is_alloc_profile(const struct profile *p)
 {
-	if (!strcmp(p->mode, "mem") || profile__is_diff(p))
+	if (!strcmp(p->mode, "mem") || !strcmp(p->mode, "kmem") || profile__is_diff(p))
 		return true;
 	/* a heap profile of another tool, read back by `ebprof report` */
 	return !strcmp(p->mode, "pprof") && profile__type_index(p, "alloc_objects") >= 0 &&

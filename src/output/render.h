@@ -57,7 +57,7 @@ const char *render__rate(double bytes_per_sec, char *buf, size_t len);
 /* An amount in its unit for humans: nanoseconds as a duration ("1.20 s"), bytes in binary
  * units ("1.5 KiB"), counts as the number, any other unit as "N unit". */
 const char *render__amount(int64_t v, const char *unit, char *buf, size_t len);
-/* Is p a report of allocations (mode "mem", a diff, or another tool's heap profile with
+/* Is p a report of allocations (mode "mem" or "kmem", a diff, or another tool's heap profile with
  * alloc_objects and alloc_space), or of stacks with values such as CPU time or events? */
 bool render__is_alloc_profile(const struct profile *p);
 /* The text report of a profile that is not of allocations (text_stacks.c). */

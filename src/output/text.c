@@ -140,6 +140,20 @@ static const struct stat_col stat_cols[] = {
 	{ "peak_live_bytes", "PEAK LIVE", "peak live" },
 	{ "max_request", "LARGEST", "largest request" },
 	{ "unknown_frees", "UNKNOWN FREES", NULL },
+	/* kmem: events of the process's tasks, and its allocations still live */
+	{ "kmem_kmalloc", "KMALLOC", NULL },
+	{ "kmem_kfree", "KFREE", NULL },
+	{ "kmem_cache_alloc", "CACHE ALLOC", NULL },
+	{ "kmem_cache_free", "CACHE FREE", NULL },
+	{ "kmem_page_alloc", "PAGES", NULL },
+	{ "kmem_page_free", "PAGE FREES", NULL },
+	{ "kmem_percpu_alloc", "PERCPU", NULL },
+	{ "kmem_percpu_free", "PERCPU FREES", NULL },
+	{ "kmem_kmalloc_bytes_req", "KMALLOC REQ", "kmalloc requested" },
+	{ "kmem_bytes_req", "REQUESTED", "requested" },
+	{ "kmem_bytes_alloc", "ALLOCATED", "allocated" },
+	{ "kmem_live_count", "LIVE", NULL },
+	{ "kmem_live_bytes", "LIVE BYTES", "live" },
 };
 
 #define NSTAT_COLS (sizeof(stat_cols) / sizeof(stat_cols[0]))
@@ -494,6 +508,11 @@ static bool is_mem(const struct text *t)
 	return t->alloc_objects >= 0 && t->alloc_space >= 0;
 }
 
+static bool is_kmem(const struct text *t)
+{
+	return t->p->mode && !strcmp(t->p->mode, "kmem");
+}
+
 static void print_site_line(const struct text *t, uint32_t rank, const struct prof_sample *s)
 {
 	const struct profile *p = t->p;
@@ -710,10 +729,9 @@ static void print_lifetimes(const struct text *t, const struct prof_sample *s)
 		print_buckets(t, "lifetimes", s->life, s->nlife, render__life_bucket_label);
 }
 
-static int print_sites(const struct text *t)
+static int print_sites(const struct text *t, bool by_count)
 {
 	const struct profile *p = t->p;
-	bool by_count = t->o->sort == OUTPUT_SORT_COUNT;
 	int key = by_count ? render__count_type(p) : (int)p->default_type;
 	uint32_t *idx, n, shown, i;
 	const char *what = is_mem(t) ? "allocation sites" : "sites";
@@ -756,6 +774,81 @@ static int print_sites(const struct text *t)
 	return 0;
 }
 
+/* ---- kmem: slab caches ------------------------------------------------------------------ */
+
+struct cache_row {
+	const char *name;
+	uint64_t allocs, frees, live, req, alloc;
+};
+
+static int cache_row_cmp(const void *a, const void *b)
+{
+	const struct cache_row *x = a, *y = b;
+
+	if (x->alloc != y->alloc)
+		return x->alloc < y->alloc ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+/* Every process's use of each cache summed by name (JSON's caches[] has them per process),
+ * slabtop-like with the waste, and the sizes requested over all stacks. */
+static int print_caches(const struct text *t)
+{
+	const struct profile *p = t->p;
+	struct cache_row *rows = calloc(p->ncaches + 1, sizeof(*rows));
+	uint64_t hist[64] = { 0 };
+	uint32_t n = 0, shown, i, j, nh = 0;
+	char b1[32], b2[32], b3[32];
+
+	if (!rows)
+		return -ENOMEM;
+	for (i = 0; i < p->ncaches; i++) {
+		const struct prof_cache *c = &p->caches[i];
+
+		for (j = 0; j < n && strcmp(rows[j].name, c->name); j++)
+			;
+		if (j == n)
+			rows[n++].name = c->name;
+		rows[j].allocs += c->allocs;
+		rows[j].frees += c->frees;
+		rows[j].live += c->live;
+		rows[j].req += c->bytes_req;
+		rows[j].alloc += c->bytes_alloc;
+	}
+	qsort(rows, n, sizeof(*rows), cache_row_cmp);
+	shown = t->o->top && t->o->top < n ? t->o->top : n;
+	fputc('\n', t->f);
+	if (!n) {
+		heading(t, "Slab caches: none");
+	} else {
+		heading(t, "Slab caches by bytes allocated (%" PRIu32 " of %" PRIu32 "; kmalloc by "
+			"size class)", shown, n);
+		fprintf(t->f, "  %-24s %10s %10s %10s %12s %12s %12s %6s\n", "CACHE", "ALLOCS",
+			"FREES", "LIVE", "REQUESTED", "ALLOCATED", "WASTE", "WASTE%");
+	}
+	for (i = 0; i < shown; i++) {
+		const struct cache_row *r = &rows[i];
+		uint64_t waste = r->alloc > r->req ? r->alloc - r->req : 0;
+
+		fprintf(t->f, "  %-24s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12s %12s %12s "
+			"%5.1f%%\n", r->name, r->allocs, r->frees, r->live,
+			render__bytes(r->req, b1, sizeof(b1)), render__bytes(r->alloc, b2, sizeof(b2)),
+			render__bytes(waste, b3, sizeof(b3)), r->alloc ? 100.0 * waste / r->alloc : 0);
+	}
+	free(rows);
+	for (i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+
+		for (j = 0; j < s->nhist && j < 64; j++)
+			hist[j] += s->hist[j];
+		nh = s->nhist > nh ? s->nhist : nh;
+	}
+	fputc('\n', t->f);
+	heading(t, "Allocation sizes (bytes requested), every stack");
+	print_buckets(t, "sizes", hist, nh < 64 ? nh : 64, render__size_bucket_label);
+	return 0;
+}
+
 /* ---- outstanding ------------------------------------------------------------------------ */
 
 static int print_outstanding(const struct text *t)
@@ -790,12 +883,13 @@ static int print_outstanding(const struct text *t)
 
 	fputc('\n', t->f);
 	if (!n) {
-		heading(t, "Outstanding allocations at exit%s: none", age);
+		heading(t, "Outstanding allocations at %s%s: none", is_kmem(t) ? "the end" : "exit",
+			age);
 		free(idx);
 		return 0;
 	}
-	heading(t, "Outstanding allocations at exit%s: %" PRIu64 " object%s, %s (%" PRIu64
-		" bytes) at %" PRIu32 " site%s", age, count, count == 1 ? "" : "s",
+	heading(t, "Outstanding allocations at %s%s: %" PRIu64 " object%s, %s (%" PRIu64
+		" bytes) at %" PRIu32 " site%s", is_kmem(t) ? "the end" : "exit", age, count, count == 1 ? "" : "s",
 		render__bytes(bytes, b1, sizeof(b1)), bytes, n, n == 1 ? "" : "s");
 
 	shown = t->o->top && t->o->top < n ? t->o->top : n;
@@ -1122,7 +1216,12 @@ static int text_write(const struct profile *p, const struct output_opts *o, FILE
 	print_header(&t);
 	err = print_processes(&t);
 	if (!err)
-		err = print_sites(&t);
+		err = print_sites(&t, t.o->sort == OUTPUT_SORT_COUNT);
+	/* kmem: by count too (many small objects and few large pages rank differently) */
+	if (!err && is_kmem(&t))
+		err = print_sites(&t, t.o->sort != OUTPUT_SORT_COUNT);
+	if (!err && is_kmem(&t))
+		err = print_caches(&t);
 	if (!err)
 		err = print_outstanding(&t);
 	if (!err)

@@ -298,6 +298,7 @@ void profile__free(struct profile *p)
 	free(p->notes);
 	free(p->note_counts);
 	free(p->info);
+	free(p->caches);
 	for (i = 0; i < p->nseries; i++) {
 		free(p->series[i].t_ns);
 		free(p->series[i].v);
@@ -833,6 +834,22 @@ int profile__add_drop(struct profile *p, const char *reason, uint64_t count)
 	if (!e)
 		return err;
 	e->value += count;
+	return 0;
+}
+
+int profile__add_cache(struct profile *p, const struct prof_cache *c)
+{
+	struct prof_cache *n = realloc(p->caches, (p->ncaches + 1) * sizeof(*n));
+	int err = 0;
+
+	if (!n)
+		return -ENOMEM;
+	p->caches = n;
+	n[p->ncaches] = *c;
+	n[p->ncaches].name = intern(p, c->name ? c->name : "?", &err);
+	if (!n[p->ncaches].name)
+		return err;
+	p->ncaches++;
 	return 0;
 }
 

@@ -196,6 +196,15 @@ struct prof_process {
 	uint32_t ns_pid;	/* PID in its own (innermost) PID namespace if that differs, or 0 */
 };
 
+/* One process's use of one kernel slab cache (kmem): allocations it made there, how many of
+ * them were freed (by anyone) and are still live, bytes requested and allocated (their
+ * difference is the cache's waste). */
+struct prof_cache {
+	const char *name;	/* "filp", "kmalloc-64", ... */
+	uint32_t pid;
+	uint64_t allocs, frees, bytes_req, bytes_alloc, live;
+};
+
 /* A quantity of one process sampled during the run, e.g. its live bytes. */
 struct prof_series {
 	uint32_t pid;
@@ -236,6 +245,8 @@ struct profile {
 	uint32_t nnotes;
 	struct prof_series *series;	/* sampled during the run, in creation order */
 	uint32_t nseries;
+	struct prof_cache *caches;	/* kernel slab caches per process (kmem), in order added */
+	uint32_t ncaches;
 	uint64_t min_age_ns;		/* outstanding blocks younger than this are not counted */
 	/* NULL: every call was recorded. "bytes" (one sample per sample_period bytes on average),
 	 * "every" (every sample_period-th allocation): values are weighted estimates. "alloc-only":
@@ -321,6 +332,8 @@ bool prof_process__call(const struct prof_process *proc, const char *name, uint6
 
 /* Adds count to the drop reason, appending the reason if new (list every reason, even at 0). */
 int profile__add_drop(struct profile *p, const char *reason, uint64_t count);
+/* Append a copy of c (its name copied). 0 or -ENOMEM. */
+int profile__add_cache(struct profile *p, const struct prof_cache *c);
 /* Append a point to the series (pid, name), creating it with unit on first use. Points must
  * come in time order per series. Returns 0 or a negative errno. */
 int profile__add_point(struct profile *p, uint32_t pid, const char *name, const char *unit,

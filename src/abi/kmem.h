@@ -1,0 +1,113 @@
+/* Types and constants shared by kmem.bpf.c and the kmem collector (src/modes/kmem/). __u32/__u64
+ * only, no logic. */
+#ifndef EBPROF_ABI_KMEM_H
+#define EBPROF_ABI_KMEM_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+#include "abi/stack.h"
+
+#define KMEM_COMM_LEN		16
+#define KMEM_CACHE_NAME_LEN	32
+#define KMEM_HIST_BUCKETS	24	/* log2 of bytes: bucket 0 holds 0, the last is open-ended */
+
+/* What allocated: the high byte of stack_key.aux; the low 24 bits are the kind's own (a cache's
+ * id in `cache_ids`, a page allocation's order). */
+enum kmem_kind {
+	KMEM_KIND_KMALLOC,	/* kmem:kmalloc */
+	KMEM_KIND_CACHE,	/* kmem:kmem_cache_alloc, low bits: the cache's id */
+	KMEM_KIND_PAGE,		/* kmem:mm_page_alloc, low bits: the order */
+	KMEM_KIND_PERCPU,	/* percpu:percpu_alloc_percpu */
+	KMEM_KIND__COUNT,
+};
+#define KMEM_AUX(kind, low)	(((__u32)(kind) << 24) | ((low) & 0xffffff))
+#define KMEM_AUX_KIND(aux)	((aux) >> 24)
+#define KMEM_AUX_LOW(aux)	((aux) & 0xffffff)
+
+/* The aggregate per (process, kind, user stack, kernel stack): struct stack_key -> this. live_*
+ * go down when one of these allocations is freed, by whichever task or CPU. */
+struct kmem_count {
+	__u64 allocs;
+	__u64 bytes_req;
+	__u64 bytes_alloc;
+	__u64 frees;		/* of these allocations, matched by pointer */
+	__u64 live_count;	/* tracked in `live` and not freed yet */
+	__u64 live_bytes;	/* bytes_alloc of those */
+	__u64 hist[KMEM_HIST_BUCKETS];	/* allocations by log2 of bytes requested */
+};
+
+/* Per process: the events its tasks hit (whoever owns what they free), and its allocations
+ * still live. Keyed by tgid. */
+enum kmem_total {
+	KMEM_T_KMALLOC,
+	KMEM_T_KFREE,
+	KMEM_T_CACHE_ALLOC,
+	KMEM_T_CACHE_FREE,
+	KMEM_T_PAGE_ALLOC,
+	KMEM_T_PAGE_FREE,
+	KMEM_T_PERCPU_ALLOC,
+	KMEM_T_PERCPU_FREE,
+	KMEM_T_KMALLOC_BYTES_REQ,
+	KMEM_T_BYTES_REQ,	/* every kind */
+	KMEM_T_BYTES_ALLOC,
+	KMEM_T_LIVE_COUNT,
+	KMEM_T_LIVE_BYTES,
+	KMEM_T__COUNT,
+};
+
+struct kmem_totals {
+	__u64 v[KMEM_T__COUNT];
+	char comm[KMEM_COMM_LEN];
+};
+
+/* Per (process, cache): a slab cache (kmem_cache_alloc: its kmem_cache address) or a kmalloc
+ * size class (kmalloc: bytes allocated, a small number; the tracepoint does not name the cache). */
+struct kmem_cache_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 cache;
+};
+
+struct kmem_cache_stat {
+	__u64 allocs;
+	__u64 frees;		/* of these allocations, matched by pointer */
+	__u64 bytes_req;
+	__u64 bytes_alloc;
+	__u64 live;		/* allocations tracked and not freed */
+};
+
+/* Slab caches seen, by kmem_cache address: their id (stack_key.aux's low bits) and name. */
+struct kmem_cache_info {
+	__u32 id;
+	__u32 pad;
+	char name[KMEM_CACHE_NAME_LEN];
+};
+
+/* One allocation not freed yet, by pointer (a page allocation: its struct page). */
+struct kmem_live {
+	struct stack_key key;	/* where its counts are */
+	__u64 cache;		/* its kmem_cache_key.cache, 0: none (pages, percpu) */
+	__u64 bytes;		/* bytes allocated */
+	__u64 ts;		/* bpf_ktime_get_ns() at the allocation */
+};
+
+/* Why something was not fully counted. Per CPU, always reported. */
+enum kmem_drop {
+	KMEM_DROP_COUNTS_FULL,	/* (process, kind, stacks) table full: not counted per stack */
+	KMEM_DROP_STACKS_FULL,	/* stack table full: counted without that stack */
+	KMEM_DROP_LIVE_FULL,	/* live table full: the allocation is not tracked to its free */
+	KMEM_DROP_CACHES_FULL,	/* (process, cache) or cache-name table full */
+	KMEM_DROP_PROCS_FULL,	/* per-process totals table full */
+	KMEM_DROP_FREE_UNSEEN,	/* a pointer allocated again while tracked: its free had no event */
+	KMEM_DROP__COUNT,
+};
+
+/* Per-CPU scratch for the two captures of one event (too large for the BPF stack). */
+struct kmem_scratch {
+	struct stack_trace user;
+	struct stack_trace kern;
+	struct kmem_count zero;
+};
+
+#endif

@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: GPL-2.0
+/* ebprof kmem: kernel allocations by stack. tp_btf programs on the kmem tracepoints (kmalloc,
+ * kfree, kmem_cache_alloc/free, mm_page_alloc/free, and where BTF has them mm_page_free_batched
+ * and percpu_alloc_percpu/free_percpu), their arguments typed by BTF and the kmem_cache's fields
+ * read through CO-RE. Allocations of the traced processes are counted per (process, kind, user
+ * stack, kernel stack) with a log2 size histogram, per (process, cache), and per process; each
+ * one is tracked by pointer in a preallocated hash until whichever task or CPU frees it. Nothing
+ * goes to userspace per event: it reads the tables when a process or the run ends. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "abi/kmem.h"
+#include "bpf/lib/stack.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u32 self_tgid;	/* ebprof itself: never counted, even with -a */
+const volatile __u32 page_size = 4096;
+
+/* Set by the collector through the mmapped .bss: -a, and the end of tracing (stop), which
+ * turns every program into an early return without the slow detach. */
+bool trace_all;
+bool stopped;
+__u32 next_cache_id;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);	/* sized by the collector */
+	__type(key, __u32);		/* tgid */
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);		/* --max-stacks */
+	__type(key, __u64);
+	__type(value, struct stack_trace);
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);		/* --max-stacks */
+	__type(key, struct stack_key);
+	__type(value, struct kmem_count);
+} counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);		/* --max-live */
+	__type(key, __u64);		/* the pointer (a page allocation's struct page) */
+	__type(value, struct kmem_live);
+} live SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);	/* sized by the collector */
+	__type(key, __u32);		/* tgid */
+	__type(value, struct kmem_totals);
+} totals SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);	/* sized by the collector */
+	__type(key, struct kmem_cache_key);
+	__type(value, struct kmem_cache_stat);
+} cache_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);		/* struct kmem_cache * */
+	__type(value, struct kmem_cache_info);
+} cache_ids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, KMEM_DROP__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+/* One scratch per kind of allocation: a program never runs nested in itself on one CPU (the
+ * kernel skips it, a recursion miss the collector reports), but an interrupt's kmem_cache_alloc
+ * may run in the middle of a task's kmalloc. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, KMEM_KIND__COUNT);
+	__type(key, __u32);
+	__type(value, struct kmem_scratch);
+} scratch SEC(".maps");
+
+static __always_inline void count_drop(__u32 reason)
+{
+	__u64 *n = bpf_map_lookup_elem(&drops, &reason);
+
+	if (n)
+		*n += 1;
+}
+
+static __always_inline bool traced(__u32 tgid)
+{
+	if (stopped)
+		return false;
+	return trace_all ? tgid != self_tgid : bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+static __always_inline struct kmem_totals *totals_of(__u32 tgid)
+{
+	struct kmem_totals *t = bpf_map_lookup_elem(&totals, &tgid), zero = {};
+
+	if (t)
+		return t;
+	bpf_get_current_comm(zero.comm, sizeof(zero.comm));
+	t = lookup_or_init(&totals, &tgid, &zero);
+	if (!t)
+		count_drop(KMEM_DROP_PROCS_FULL);
+	return t;
+}
+
+/* A tracked allocation is gone (freed, or its pointer allocated again unseen): its owner's
+ * live counts go down. */
+static __always_inline void untrack(const struct kmem_live *l, bool freed)
+{
+	struct kmem_cache_key ck = { .tgid = l->key.tgid, .cache = l->cache };
+	struct kmem_cache_stat *cs;
+	struct kmem_totals *t;
+	struct kmem_count *c;
+	__u32 tgid = l->key.tgid;
+
+	c = bpf_map_lookup_elem(&counts, &l->key);
+	if (c) {
+		if (freed)
+			__sync_fetch_and_add(&c->frees, 1);
+		__sync_fetch_and_add(&c->live_count, -1);
+		__sync_fetch_and_add(&c->live_bytes, -l->bytes);
+	}
+	if (l->cache) {
+		cs = bpf_map_lookup_elem(&cache_stats, &ck);
+		if (cs) {
+			if (freed)
+				__sync_fetch_and_add(&cs->frees, 1);
+			__sync_fetch_and_add(&cs->live, -1);
+		}
+	}
+	t = bpf_map_lookup_elem(&totals, &tgid);
+	if (t) {
+		__sync_fetch_and_add(&t->v[KMEM_T_LIVE_COUNT], -1);
+		__sync_fetch_and_add(&t->v[KMEM_T_LIVE_BYTES], -l->bytes);
+	}
+}
+
+/* A free event, from any task: the allocation it ends, if tracked, is no longer live; the
+ * freeing task's count goes up if it is traced. */
+static __always_inline void on_free(__u64 ptr, enum kmem_total what)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct kmem_totals *t;
+	struct kmem_live *l, copy;
+
+	if (stopped)
+		return;
+	if (ptr) {
+		l = bpf_map_lookup_elem(&live, &ptr);
+		if (l) {
+			copy = *l;
+			/* only the one that deletes it counts it */
+			if (!bpf_map_delete_elem(&live, &ptr))
+				untrack(&copy, true);
+		}
+	}
+	if (!traced(tgid))
+		return;
+	t = totals_of(tgid);
+	if (t)
+		__sync_fetch_and_add(&t->v[what], 1);
+}
+
+/* An allocation by the current task. kind/low: stack_key.aux; cache: its kmem_cache_key.cache
+ * (0: none); ptr 0: failed (counted, not tracked). */
+static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr, __u64 req,
+				     __u64 alloc, __u64 cache, enum kmem_total what)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, slot = kind;
+	struct stack_key key = { .tgid = tgid, .aux = KMEM_AUX(kind, low) };
+	struct kmem_cache_key ck = { .tgid = tgid, .cache = cache };
+	struct kmem_cache_stat *cs = NULL, czero = {};
+	struct kmem_live lv = {}, *old;
+	struct kmem_scratch *s;
+	struct kmem_totals *t;
+	struct kmem_count *c;
+	struct pt_regs *regs;
+	bool exact, tracked = false;
+	__u64 nr;
+
+	if (!traced(tgid))
+		return;
+	t = totals_of(tgid);
+	if (t) {
+		__sync_fetch_and_add(&t->v[what], 1);
+		if (kind == KMEM_KIND_KMALLOC)
+			__sync_fetch_and_add(&t->v[KMEM_T_KMALLOC_BYTES_REQ], req);
+		__sync_fetch_and_add(&t->v[KMEM_T_BYTES_REQ], req);
+		__sync_fetch_and_add(&t->v[KMEM_T_BYTES_ALLOC], alloc);
+	}
+	s = bpf_map_lookup_elem(&scratch, &slot);
+	if (!s)
+		return;
+
+	nr = capture_kernel_stack(ctx, &s->kern);
+	if (nr) {
+		key.kstack = stack_intern(&stacks, &s->kern, nr, 0);
+		if (!key.kstack)
+			count_drop(KMEM_DROP_STACKS_FULL);
+	}
+	regs = user_regs(NULL, &exact);
+	nr = capture_user_stack(regs, &s->user);
+	if (nr) {
+		key.ustack = stack_intern(&stacks, &s->user, nr, 0);
+		if (!key.ustack)
+			count_drop(KMEM_DROP_STACKS_FULL);
+	}
+
+	c = lookup_or_init(&counts, &key, &s->zero);
+	if (!c)
+		count_drop(KMEM_DROP_COUNTS_FULL);
+	if (cache) {
+		cs = lookup_or_init(&cache_stats, &ck, &czero);
+		if (!cs)
+			count_drop(KMEM_DROP_CACHES_FULL);
+	}
+
+	if (ptr) {
+		old = bpf_map_lookup_elem(&live, &ptr);
+		if (old) {
+			/* allocated again while tracked: its free had no event (a bulk free) */
+			lv = *old;
+			if (!bpf_map_delete_elem(&live, &ptr)) {
+				untrack(&lv, false);
+				count_drop(KMEM_DROP_FREE_UNSEEN);
+			}
+		}
+		lv.key = key;
+		lv.cache = cache;
+		lv.bytes = alloc;
+		lv.ts = bpf_ktime_get_ns();
+		if (bpf_map_update_elem(&live, &ptr, &lv, BPF_ANY))
+			count_drop(KMEM_DROP_LIVE_FULL);
+		else
+			tracked = true;
+	}
+
+	if (c) {
+		__u32 b = log2_bucket_n(req, KMEM_HIST_BUCKETS);
+
+		__sync_fetch_and_add(&c->allocs, 1);
+		__sync_fetch_and_add(&c->bytes_req, req);
+		__sync_fetch_and_add(&c->bytes_alloc, alloc);
+		if (b < KMEM_HIST_BUCKETS)
+			__sync_fetch_and_add(&c->hist[b], 1);
+		if (tracked) {
+			__sync_fetch_and_add(&c->live_count, 1);
+			__sync_fetch_and_add(&c->live_bytes, alloc);
+		}
+	}
+	if (cs) {
+		__sync_fetch_and_add(&cs->allocs, 1);
+		__sync_fetch_and_add(&cs->bytes_req, req);
+		__sync_fetch_and_add(&cs->bytes_alloc, alloc);
+		if (tracked)
+			__sync_fetch_and_add(&cs->live, 1);
+	}
+	if (t && tracked) {
+		__sync_fetch_and_add(&t->v[KMEM_T_LIVE_COUNT], 1);
+		__sync_fetch_and_add(&t->v[KMEM_T_LIVE_BYTES], alloc);
+	}
+}
+
+/* The id of a slab cache (its name noted the first time it is seen). */
+static __always_inline __u32 cache_id(struct kmem_cache *s)
+{
+	__u64 k = (__u64)s;
+	struct kmem_cache_info *ci = bpf_map_lookup_elem(&cache_ids, &k), info = {};
+	const char *name;
+
+	if (ci)
+		return ci->id;
+	info.id = __sync_fetch_and_add(&next_cache_id, 1) + 1;
+	name = BPF_CORE_READ(s, name);
+	bpf_probe_read_kernel_str(info.name, sizeof(info.name), name);
+	if (bpf_map_update_elem(&cache_ids, &k, &info, BPF_NOEXIST)) {
+		ci = bpf_map_lookup_elem(&cache_ids, &k);	/* another CPU named it */
+		if (ci)
+			return ci->id;
+		count_drop(KMEM_DROP_CACHES_FULL);
+		return 0;
+	}
+	return info.id;
+}
+
+SEC("tp_btf/kmalloc")
+int BPF_PROG(kmem_kmalloc, unsigned long call_site, const void *ptr, size_t bytes_req,
+	     size_t bytes_alloc)
+{
+	/* kmalloc's cache is not an argument: its size class stands for it */
+	on_alloc(ctx, KMEM_KIND_KMALLOC, 0, (__u64)ptr, bytes_req, bytes_alloc, bytes_alloc,
+		 KMEM_T_KMALLOC);
+	return 0;
+}
+
+SEC("tp_btf/kfree")
+int BPF_PROG(kmem_kfree, unsigned long call_site, const void *ptr)
+{
+	on_free((__u64)ptr, KMEM_T_KFREE);
+	return 0;
+}
+
+SEC("tp_btf/kmem_cache_alloc")
+int BPF_PROG(kmem_cache_alloc, unsigned long call_site, const void *ptr, struct kmem_cache *s)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 req, alloc;
+
+	if (!traced(tgid))
+		return 0;
+	/* what the tracepoint itself reports: the object's size, and its slot's */
+	req = BPF_CORE_READ(s, object_size);
+	alloc = BPF_CORE_READ(s, size);
+	on_alloc(ctx, KMEM_KIND_CACHE, cache_id(s), (__u64)ptr, req, alloc, (__u64)s,
+		 KMEM_T_CACHE_ALLOC);
+	return 0;
+}
+
+SEC("tp_btf/kmem_cache_free")
+int BPF_PROG(kmem_cache_free, unsigned long call_site, const void *ptr)
+{
+	on_free((__u64)ptr, KMEM_T_CACHE_FREE);
+	return 0;
+}
+
+SEC("tp_btf/mm_page_alloc")
+int BPF_PROG(kmem_page_alloc, struct page *page, unsigned int order)
+{
+	__u64 bytes = (__u64)page_size << (order & 31);
+
+	on_alloc(ctx, KMEM_KIND_PAGE, order, (__u64)page, bytes, bytes, 0, KMEM_T_PAGE_ALLOC);
+	return 0;
+}
+
+SEC("tp_btf/mm_page_free")
+int BPF_PROG(kmem_page_free, struct page *page)
+{
+	on_free((__u64)page, KMEM_T_PAGE_FREE);
+	return 0;
+}
+
+/* order-0 pages freed in batches (free_unref_folios): not in every kernel */
+SEC("?tp_btf/mm_page_free_batched")
+int BPF_PROG(kmem_page_free_batched, struct page *page)
+{
+	on_free((__u64)page, KMEM_T_PAGE_FREE);
+	return 0;
+}
+
+SEC("?tp_btf/percpu_alloc_percpu")
+int BPF_PROG(kmem_percpu_alloc, unsigned long call_site, bool reserved, bool is_atomic,
+	     size_t size, size_t align, void *base_addr, int off, void *ptr, size_t bytes_alloc)
+{
+	on_alloc(ctx, KMEM_KIND_PERCPU, 0, (__u64)ptr, size, bytes_alloc, 0, KMEM_T_PERCPU_ALLOC);
+	return 0;
+}
+
+SEC("?tp_btf/percpu_free_percpu")
+int BPF_PROG(kmem_percpu_free, void *base_addr, int off, void *ptr)
+{
+	on_free((__u64)ptr, KMEM_T_PERCPU_FREE);
+	return 0;
+}

@@ -1,0 +1,725 @@
+/* The kmem mode collector.
+ *
+ * The tracepoints are attached once, at open, for the whole machine: frees must be seen from
+ * every task and CPU (RCU callbacks, interrupts, kernel threads), since an allocation is matched
+ * to its free by pointer whoever frees it. Allocations count only for the traced processes
+ * (the targets map, or everything with -a). Counts stay in the kernel; a process is read out
+ * when it is finalized (held at its exit stop, before it closes its files, or at an exec) and
+ * the rest at the end. Mappings are snapshot at attach, every second, and at the exit stop; with
+ * -a, every second for the processes seen since.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "core/bpfutil.h"
+#include "core/procs.h"
+#include "core/stacks.h"
+#include "core/target.h"
+#include "modes/kmem/collect.h"
+#include "profile/profile.h"
+#include "symbolize/symbolize.h"
+#include "util/util.h"
+#include "abi/kmem.h"
+#include "kmem.skel.h"
+
+#define MAX_TARGETS 8192	/* traced processes at once (a launched tree) */
+#define MAX_PROCS 32768		/* processes with totals (-a sees every one) */
+#define MAX_CACHE_STATS 65536	/* (process, cache) pairs */
+#define MAX_LOCS (1 + 2 * STACK_MAX_DEPTH)
+
+static const char *const drop_names[KMEM_DROP__COUNT] = {
+	[KMEM_DROP_COUNTS_FULL] = "counts_full",
+	[KMEM_DROP_STACKS_FULL] = "stacks_full",
+	[KMEM_DROP_LIVE_FULL] = "live_table_full",
+	[KMEM_DROP_CACHES_FULL] = "caches_full",
+	[KMEM_DROP_PROCS_FULL] = "process_table_full",
+	[KMEM_DROP_FREE_UNSEEN] = "free_unseen",
+};
+
+/* The per-process totals as JSON's processes[].kmem names them (stats "kmem_<name>"). */
+static const char *const total_names[KMEM_T__COUNT] = {
+	[KMEM_T_KMALLOC] = "kmem_kmalloc",
+	[KMEM_T_KFREE] = "kmem_kfree",
+	[KMEM_T_CACHE_ALLOC] = "kmem_cache_alloc",
+	[KMEM_T_CACHE_FREE] = "kmem_cache_free",
+	[KMEM_T_PAGE_ALLOC] = "kmem_page_alloc",
+	[KMEM_T_PAGE_FREE] = "kmem_page_free",
+	[KMEM_T_PERCPU_ALLOC] = "kmem_percpu_alloc",
+	[KMEM_T_PERCPU_FREE] = "kmem_percpu_free",
+	[KMEM_T_KMALLOC_BYTES_REQ] = "kmem_kmalloc_bytes_req",
+	[KMEM_T_BYTES_REQ] = "kmem_bytes_req",
+	[KMEM_T_BYTES_ALLOC] = "kmem_bytes_alloc",
+	[KMEM_T_LIVE_COUNT] = "kmem_live_count",
+	[KMEM_T_LIVE_BYTES] = "kmem_live_bytes",
+};
+
+enum { T_ALLOC_OBJECTS, T_ALLOC_SPACE, T_INUSE_OBJECTS, T_INUSE_SPACE, T_WASTE_SPACE, NTYPES };
+
+struct kmem_collector {
+	struct session_env env;
+	struct kmem_opts opts;
+	const struct log_ctx *lc;
+	struct kmem_bpf *skel;
+	struct proc_table *procs;
+	bool percpu, batched;		/* the optional tracepoints were found */
+	uint64_t stop_ns;		/* bpf_ktime_get_ns()'s clock when tracing stopped */
+	uint64_t allocs;		/* read out into the profile */
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* ---- open ------------------------------------------------------------------------------- */
+
+static bool btf_has_tracepoint(const struct btf *btf, const char *name)
+{
+	char type[128];
+
+	snprintf(type, sizeof(type), "btf_trace_%s", name);
+	return btf && btf__find_by_name_kind(btf, type, BTF_KIND_TYPEDEF) > 0;
+}
+
+static void *kmem_open(const struct session_env *env, void *opts)
+{
+	struct kmem_collector *c = calloc(1, sizeof(*c));
+	const struct kmem_opts *o = opts;
+	struct profile *prof = env->prof;
+	struct btf *btf;
+	int err;
+
+	if (!c)
+		return NULL;
+	c->env = *env;
+	c->opts = *o;
+	c->lc = env->lc;
+	bpfutil__libbpf_messages(c->lc);
+	c->procs = proc_table__new(env->sym);
+	if (!c->procs)
+		goto fail;
+
+	/* the required tracepoints fail the load on their own; the optional ones are probed */
+	btf = btf__load_vmlinux_btf();
+	c->percpu = btf_has_tracepoint(btf, "percpu_alloc_percpu") &&
+		    btf_has_tracepoint(btf, "percpu_free_percpu");
+	c->batched = btf_has_tracepoint(btf, "mm_page_free_batched");
+	btf__free(btf);
+
+	c->skel = kmem_bpf__open();
+	if (!c->skel) {
+		pr_err(c->lc, "cannot open the BPF program: %s", strerror(errno));
+		goto fail;
+	}
+	c->skel->rodata->self_tgid = getpid();
+	c->skel->rodata->page_size = getpagesize();
+	bpf_program__set_autoload(c->skel->progs.kmem_percpu_alloc, c->percpu);
+	bpf_program__set_autoload(c->skel->progs.kmem_percpu_free, c->percpu);
+	bpf_program__set_autoload(c->skel->progs.kmem_page_free_batched, c->batched);
+	bpf_map__set_max_entries(c->skel->maps.targets, MAX_TARGETS);
+	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
+	bpf_map__set_max_entries(c->skel->maps.counts, o->max_stacks);
+	bpf_map__set_max_entries(c->skel->maps.live, o->max_live);
+	bpf_map__set_max_entries(c->skel->maps.totals, MAX_PROCS);
+	bpf_map__set_max_entries(c->skel->maps.cache_stats, MAX_CACHE_STATS);
+	err = kmem_bpf__load(c->skel);
+	if (err) {
+		pr_err(c->lc, "cannot load the BPF program into the kernel: %s%s", strerror(-err),
+		       c->lc && c->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
+		goto fail;
+	}
+	/* every free must be seen from the start, whichever task makes it */
+	err = kmem_bpf__attach(c->skel);
+	if (err) {
+		pr_err(c->lc, "cannot attach to the kmem tracepoints: %s", strerror(-err));
+		goto fail;
+	}
+
+	err = profile__add_type(prof, "alloc_objects", "count");
+	err = err ?: profile__add_type(prof, "alloc_space", "bytes");
+	err = err ?: profile__add_type(prof, "inuse_objects", "count");
+	err = err ?: profile__add_type(prof, "inuse_space", "bytes");
+	err = err ?: profile__add_type(prof, "waste_space", "bytes");
+	if (err) {
+		pr_err(c->lc, "cannot set up the profile: %s", strerror(-err));
+		goto fail;
+	}
+	prof->default_type = T_ALLOC_SPACE;
+	prof->min_age_ns = o->min_age_ns;
+	if (!c->percpu)
+		profile__add_note(prof, "this kernel's BTF has no percpu_alloc_percpu/"
+				  "free_percpu tracepoints: per-CPU allocations are not counted");
+	if (!c->batched)
+		profile__add_note(prof, "this kernel's BTF has no mm_page_free_batched tracepoint: "
+				  "pages freed in batches stay outstanding");
+	return c;
+fail:
+	kmem_mode_ops.close(c);
+	return NULL;
+}
+
+/* ---- attach ----------------------------------------------------------------------------- */
+
+static int kmem_attach(void *m, pid_t pid, enum mode_attach how, int *status)
+{
+	struct kmem_collector *c = m;
+	__u32 key = pid;
+	__u8 one = 1;
+	struct proc_info *p;
+	int err;
+
+	*status = -1;
+	(void)how;
+	if (kill(pid, 0) && errno == ESRCH)
+		return -ESRCH;
+	p = proc_table__add(c->procs, pid);
+	if (!p)
+		return -ENOMEM;
+	if (!p->attached) {
+		err = bpf_map_update_elem(bpf_map__fd(c->skel->maps.targets), &key, &one, BPF_ANY);
+		if (err) {
+			pr_err(c->lc, "cannot trace PID %d: %s%s", pid, strerror(-err),
+			       err == -E2BIG ? " (more than 8192 processes at once)" : "");
+			return err;
+		}
+		p->attached = true;
+	}
+	proc_table__snapshot(c->procs, p);
+	return 0;
+}
+
+static int kmem_attach_all(void *m)
+{
+	struct kmem_collector *c = m;
+
+	c->skel->bss->trace_all = true;
+	return 0;
+}
+
+/* ---- reading out ------------------------------------------------------------------------ */
+
+struct count_entry {
+	struct stack_key k;
+	struct kmem_count v;
+};
+
+struct live_entry {
+	__u64 ptr;
+	struct kmem_live v;
+};
+
+struct cache_entry {
+	struct kmem_cache_key k;
+	struct kmem_cache_stat v;
+};
+
+struct total_entry {
+	__u32 tgid;
+	struct kmem_totals v;
+};
+
+/* What one read collects: the entries of process `only` (0: all). */
+struct reader {
+	pid_t only;
+	void *v;
+	size_t n, cap, size;
+};
+
+static int reader_push(struct reader *r, const void *e)
+{
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 256;
+		void *nv = realloc(r->v, cap * r->size);
+
+		if (!nv)
+			return -ENOMEM;
+		r->v = nv;
+		r->cap = cap;
+	}
+	memcpy((char *)r->v + r->n * r->size, e, r->size);
+	r->n++;
+	return 0;
+}
+
+static int on_count(const void *key, const void *val, void *ctx)
+{
+	const struct stack_key *k = key;
+	struct reader *r = ctx;
+	struct count_entry e = { .k = *k, .v = *(const struct kmem_count *)val };
+
+	return r->only && (pid_t)k->tgid != r->only ? 0 : reader_push(r, &e);
+}
+
+static int on_live(const void *key, const void *val, void *ctx)
+{
+	const struct kmem_live *l = val;
+	struct reader *r = ctx;
+	struct live_entry e = { .ptr = *(const __u64 *)key, .v = *l };
+
+	return r->only && (pid_t)l->key.tgid != r->only ? 0 : reader_push(r, &e);
+}
+
+static int on_cache(const void *key, const void *val, void *ctx)
+{
+	const struct kmem_cache_key *k = key;
+	struct reader *r = ctx;
+	struct cache_entry e = { .k = *k, .v = *(const struct kmem_cache_stat *)val };
+
+	return r->only && (pid_t)k->tgid != r->only ? 0 : reader_push(r, &e);
+}
+
+static int on_total(const void *key, const void *val, void *ctx)
+{
+	struct reader *r = ctx;
+	struct total_entry e = { .tgid = *(const __u32 *)key, .v = *(const struct kmem_totals *)val };
+
+	return r->only && (pid_t)e.tgid != r->only ? 0 : reader_push(r, &e);
+}
+
+static int read_map(struct bpf_map *map, size_t ksz, size_t vsz, bpfutil_map_cb cb,
+		    struct reader *r, size_t esz, pid_t only)
+{
+	r->only = only;
+	r->size = esz;
+	return bpfutil__map_for_each(bpf_map__fd(map), ksz, vsz, cb, r);
+}
+
+static int key_cmp(const struct stack_key *a, const struct stack_key *b)
+{
+	return memcmp(a, b, sizeof(*a));
+}
+
+static int count_cmp(const void *a, const void *b)
+{
+	return key_cmp(&((const struct count_entry *)a)->k, &((const struct count_entry *)b)->k);
+}
+
+static int live_cmp(const void *a, const void *b)
+{
+	return key_cmp(&((const struct live_entry *)a)->v.key, &((const struct live_entry *)b)->v.key);
+}
+
+/* The process as the report names it; its mappings, fresh if it still runs. */
+static struct proc_info *report_proc(struct kmem_collector *c, pid_t tgid, bool exec,
+				     const char *kcomm)
+{
+	struct proc_info *p = proc_table__add(c->procs, tgid);
+
+	if (!p)
+		return NULL;
+	if (!exec)
+		proc_table__snapshot(c->procs, p);
+	if (!p->comm[0]) {
+		if (kcomm && kcomm[0])
+			snprintf(p->comm, sizeof(p->comm), "%.*s", KMEM_COMM_LEN, kcomm);
+		else
+			target__comm(tgid, p->comm, sizeof(p->comm));
+	}
+	return p;
+}
+
+/* The name of a slab cache by its kmem_cache address, or of a kmalloc size class. */
+static void cache_name(struct kmem_collector *c, __u64 cache, char *buf, size_t len)
+{
+	struct kmem_cache_info ci;
+
+	if (cache < 0x100000000ull) {
+		snprintf(buf, len, "kmalloc-%llu", (unsigned long long)cache);
+		return;
+	}
+	if (!bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.cache_ids), &cache, &ci))
+		snprintf(buf, len, "%.*s", KMEM_CACHE_NAME_LEN, ci.name);
+	else
+		snprintf(buf, len, "0x%llx", (unsigned long long)cache);
+}
+
+/* The leaf frame of a sample: what allocated (the tracepoint, the cache, the order). */
+static void kind_frame(struct kmem_collector *c, __u32 aux, const struct reader *ids,
+		       char *buf, size_t len)
+{
+	__u32 low = KMEM_AUX_LOW(aux);
+
+	switch (KMEM_AUX_KIND(aux)) {
+	case KMEM_KIND_KMALLOC:
+		snprintf(buf, len, "kmalloc");
+		return;
+	case KMEM_KIND_CACHE: {
+		const struct { __u64 k; struct kmem_cache_info v; } *e = ids->v;
+
+		for (size_t i = 0; i < ids->n; i++) {
+			if (e[i].v.id == low) {
+				snprintf(buf, len, "kmem_cache_alloc [%.*s]", KMEM_CACHE_NAME_LEN,
+					 e[i].v.name);
+				return;
+			}
+		}
+		snprintf(buf, len, "kmem_cache_alloc [?]");
+		return;
+	}
+	case KMEM_KIND_PAGE:
+		snprintf(buf, len, "mm_page_alloc [order %u]", low);
+		return;
+	case KMEM_KIND_PERCPU:
+		snprintf(buf, len, "percpu_alloc");
+		return;
+	}
+	snprintf(buf, len, "kmem ?");
+}
+
+static int on_cache_id(const void *key, const void *val, void *ctx)
+{
+	struct reader *r = ctx;
+	struct { __u64 k; struct kmem_cache_info v; } e;
+
+	e.k = *(const __u64 *)key;
+	e.v = *(const struct kmem_cache_info *)val;
+	return reader_push(r, &e);
+}
+
+/* Move the counts of process `only` (0: every process) into the profile, with its outstanding
+ * allocations and their ages (at `now`, bpf_ktime_get_ns()'s clock), its caches and totals;
+ * `remove`: delete them from the kernel (the process is done, or exec'd). */
+static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, uint64_t now)
+{
+	struct profile *prof = c->env.prof;
+	struct reader counts = { 0 }, lives = { 0 }, caches = { 0 }, totals = { 0 }, ids = { 0 };
+	struct stack_table *st = stack_table__new();
+	uint32_t *locs = malloc(MAX_LOCS * sizeof(*locs));
+	struct proc_info *p = NULL;
+	size_t li = 0;
+	int err;
+
+	if (!st || !locs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = read_map(c->skel->maps.counts, sizeof(struct stack_key), sizeof(struct kmem_count),
+		       on_count, &counts, sizeof(struct count_entry), only);
+	err = err ?: read_map(c->skel->maps.live, sizeof(__u64), sizeof(struct kmem_live),
+			      on_live, &lives, sizeof(struct live_entry), only);
+	err = err ?: read_map(c->skel->maps.cache_stats, sizeof(struct kmem_cache_key),
+			      sizeof(struct kmem_cache_stat), on_cache, &caches,
+			      sizeof(struct cache_entry), only);
+	err = err ?: read_map(c->skel->maps.totals, sizeof(__u32), sizeof(struct kmem_totals),
+			      on_total, &totals, sizeof(struct total_entry), only);
+	ids.size = sizeof(__u64) + sizeof(struct kmem_cache_info);
+	err = err ?: bpfutil__map_for_each(bpf_map__fd(c->skel->maps.cache_ids), sizeof(__u64),
+					   sizeof(struct kmem_cache_info), on_cache_id, &ids);
+	err = err ?: stack_table__read(st, bpf_map__fd(c->skel->maps.stacks));
+	if (err)
+		pr_warn(c->lc, "reading the kernel's allocation counts failed: %s; the report may be "
+			"incomplete", strerror(-err));
+	if (counts.n)
+		qsort(counts.v, counts.n, sizeof(struct count_entry), count_cmp);
+	if (lives.n)
+		qsort(lives.v, lives.n, sizeof(struct live_entry), live_cmp);
+
+	/* processes first, so that each has its name and command line before its samples */
+	for (size_t i = 0; i < totals.n; i++) {
+		const struct total_entry *e = &((struct total_entry *)totals.v)[i];
+		struct prof_process *pp;
+
+		p = report_proc(c, e->tgid, exec, e->v.comm);
+		if (!p) {
+			err = -ENOMEM;
+			goto out;
+		}
+		pp = profile__add_process(prof, e->tgid, p->comm, p->cmdline);
+		if (!pp) {
+			err = -errno;
+			goto out;
+		}
+		for (int t = 0; t < KMEM_T__COUNT; t++) {
+			if ((t == KMEM_T_PERCPU_ALLOC || t == KMEM_T_PERCPU_FREE) && !c->percpu)
+				continue;
+			/* live counts are what is left: they go negative on no path, but a
+			 * process read twice (an exec) must not add them up */
+			prof_process__add_stat(prof, pp, total_names[t], e->v.v[t]);
+		}
+		if (remove)
+			bpf_map_delete_elem(bpf_map__fd(c->skel->maps.totals), &e->tgid);
+	}
+
+	p = NULL;
+	for (size_t i = 0; i < counts.n; i++) {
+		const struct count_entry *e = &((struct count_entry *)counts.v)[i];
+		const struct ksyms *ks = e->k.kstack ? stacks__ksyms(c->lc) : NULL;
+		int64_t vals[NTYPES];
+		struct prof_sample *s;
+		char leaf[96];
+		uint32_t n = 0;
+
+		if (!p || p->pid != (pid_t)e->k.tgid) {
+			p = report_proc(c, e->k.tgid, exec, NULL);
+			if (!p) {
+				err = -ENOMEM;
+				goto out;
+			}
+		}
+		kind_frame(c, e->k.aux, &ids, leaf, sizeof(leaf));
+		locs[n++] = stacks__named_loc(prof, leaf);
+		/* tp_btf programs run in the allocating task: leave out the tracing frames */
+		n += stacks__key_locs(prof, st, ks, p->sp, p->pid, &e->k, true, locs + n);
+		vals[T_ALLOC_OBJECTS] = e->v.allocs;
+		vals[T_ALLOC_SPACE] = e->v.bytes_alloc;
+		vals[T_INUSE_OBJECTS] = e->v.live_count;
+		vals[T_INUSE_SPACE] = e->v.live_bytes;
+		vals[T_WASTE_SPACE] = e->v.bytes_alloc - e->v.bytes_req;
+		s = profile__add_sample(prof, locs, n, vals, e->k.tgid);
+		if (!s) {
+			err = -errno;
+			goto out;
+		}
+		prof_sample__set_hist(prof, s, (const uint64_t *)e->v.hist, KMEM_HIST_BUCKETS);
+		/* its live allocations, sorted by the same key: the outstanding ones and ages */
+		while (li < lives.n && key_cmp(&((struct live_entry *)lives.v)[li].v.key, &e->k) < 0)
+			li++;
+		for (; li < lives.n; li++) {
+			const struct live_entry *l = &((struct live_entry *)lives.v)[li];
+			uint64_t age = now > l->v.ts ? now - l->v.ts : 0;
+
+			if (key_cmp(&l->v.key, &e->k))
+				break;
+			if (age < c->opts.min_age_ns)
+				continue;
+			if (!s->out.count || age < s->out.min_age_ns)
+				s->out.min_age_ns = age;
+			if (age > s->out.max_age_ns)
+				s->out.max_age_ns = age;
+			s->out.count++;
+			s->out.bytes += l->v.bytes;
+			s->out.sum_age_ns += age;
+		}
+		c->allocs += e->v.allocs;
+		if (remove)
+			bpf_map_delete_elem(bpf_map__fd(c->skel->maps.counts), &e->k);
+	}
+
+	for (size_t i = 0; i < caches.n; i++) {
+		const struct cache_entry *e = &((struct cache_entry *)caches.v)[i];
+		struct prof_cache pc = {
+			.pid = e->k.tgid, .allocs = e->v.allocs, .frees = e->v.frees,
+			.bytes_req = e->v.bytes_req, .bytes_alloc = e->v.bytes_alloc,
+			.live = e->v.live,
+		};
+		char name[KMEM_CACHE_NAME_LEN + 16];
+
+		cache_name(c, e->k.cache, name, sizeof(name));
+		pc.name = name;
+		profile__add_cache(prof, &pc);
+		if (remove)
+			bpf_map_delete_elem(bpf_map__fd(c->skel->maps.cache_stats), &e->k);
+	}
+	if (remove) {
+		for (size_t i = 0; i < lives.n; i++)
+			bpf_map_delete_elem(bpf_map__fd(c->skel->maps.live),
+					    &((struct live_entry *)lives.v)[i].ptr);
+	}
+out:
+	if (err)
+		pr_warn(c->lc, "building the profile failed: %s", strerror(-err));
+	free(counts.v);
+	free(lives.v);
+	free(caches.v);
+	free(totals.v);
+	free(ids.v);
+	free(locs);
+	stack_table__free(st);
+	return err;
+}
+
+/* ---- the run ---------------------------------------------------------------------------- */
+
+static int on_seen(const void *key, const void *val, void *ctx)
+{
+	struct kmem_collector *c = ctx;
+	pid_t tgid = *(const __u32 *)key;
+	struct proc_info *p;
+
+	(void)val;
+	if (!tgid || proc_table__find(c->procs, tgid))
+		return 0;
+	p = proc_table__add(c->procs, tgid);
+	if (p)
+		proc_table__snapshot(c->procs, p);
+	return 0;
+}
+
+static void kmem_tick(void *m, int64_t t_ns, bool second)
+{
+	struct kmem_collector *c = m;
+
+	(void)t_ns;
+	if (!second)
+		return;
+	/* libraries loaded since the last look; with -a, the processes seen since, while their
+	 * mappings are there */
+	for (uint32_t i = 0; i < proc_table__count(c->procs); i++)
+		if (proc_table__at(c->procs, i)->attached)
+			proc_table__snapshot(c->procs, proc_table__at(c->procs, i));
+	if (c->env.all)
+		bpfutil__map_for_each(bpf_map__fd(c->skel->maps.totals), sizeof(__u32),
+				      sizeof(struct kmem_totals), on_seen, c);
+}
+
+static uint64_t drop_sum(struct kmem_collector *c, enum kmem_drop d)
+{
+	return bpfutil__percpu_sum(bpf_map__fd(c->skel->maps.drops), d);
+}
+
+static void kmem_progress(void *m, char *buf, size_t len)
+{
+	struct kmem_collector *c = m;
+	uint64_t drops = 0;
+
+	for (int d = 0; d < KMEM_DROP__COUNT; d++)
+		if (d != KMEM_DROP_FREE_UNSEEN)
+			drops += drop_sum(c, d);
+	snprintf(buf, len, "drops %llu", (unsigned long long)drops);
+}
+
+static void kmem_finalize(void *m, pid_t pid, bool exec)
+{
+	struct kmem_collector *c = m;
+	struct proc_info *p = proc_table__add(c->procs, pid);
+	__u32 key = pid;
+
+	if (!p)
+		return;
+	/* held at its exit (or exec) stop: its mappings are still readable, and its files not
+	 * closed yet: what it holds now is what it leaves. Its exit's own work is not counted. */
+	if (!exec && p->attached) {
+		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.targets), &key);
+		p->attached = false;
+	}
+	proc_table__snapshot(c->procs, p);
+	drain(c, pid, true, exec, c->stop_ns ? c->stop_ns : mono_ns());
+	p->drained = true;
+}
+
+static void kmem_retire(void *m, pid_t pid)
+{
+	struct kmem_collector *c = m;
+	struct proc_info *p = proc_table__find(c->procs, pid);
+	__u32 key = pid;
+
+	if (p && p->attached) {
+		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.targets), &key);
+		p->attached = false;
+	}
+}
+
+static void kmem_stop(void *m)
+{
+	struct kmem_collector *c = m;
+
+	if (c->stop_ns)
+		return;
+	/* every program returns early from now on: what is read is one cut */
+	c->skel->bss->stopped = true;
+	c->stop_ns = mono_ns();
+}
+
+/* Events the kernel did not run a program for because it was already running on that CPU
+ * (an interrupt's allocation in the middle of a task's): bpf_prog_info.recursion_misses. */
+static uint64_t recursion_misses(struct kmem_collector *c)
+{
+	struct bpf_program *prog;
+	uint64_t n = 0;
+
+	bpf_object__for_each_program(prog, c->skel->obj) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			n += info.recursion_misses;
+	}
+	return n;
+}
+
+static void kmem_finish(void *m)
+{
+	struct kmem_collector *c = m;
+	struct profile *prof = c->env.prof;
+	uint64_t end = c->stop_ns ? c->stop_ns : mono_ns();
+	double secs = c->env.start_ns && end > c->env.start_ns ? (end - c->env.start_ns) / 1e9 : 0;
+	uint64_t misses = recursion_misses(c), d[KMEM_DROP__COUNT];
+
+	drain(c, 0, false, false, end);
+	for (int i = 0; i < KMEM_DROP__COUNT; i++) {
+		d[i] = drop_sum(c, i);
+		profile__add_drop(prof, drop_names[i], d[i]);
+	}
+	profile__add_drop(prof, "recursion_misses", misses);
+	if (d[KMEM_DROP_COUNTS_FULL] || d[KMEM_DROP_STACKS_FULL])
+		profile__add_note(prof, "the stack tables (--max-stacks %u) were full: %llu "
+				  "allocations were not counted per stack and %llu stacks not "
+				  "kept; raise --max-stacks", c->opts.max_stacks,
+				  (unsigned long long)d[KMEM_DROP_COUNTS_FULL],
+				  (unsigned long long)d[KMEM_DROP_STACKS_FULL]);
+	if (d[KMEM_DROP_LIVE_FULL])
+		profile__add_note(prof, "%llu allocations were not tracked to their free: the live "
+				  "table (--max-live %u) was full; outstanding counts miss them; "
+				  "raise --max-live", (unsigned long long)d[KMEM_DROP_LIVE_FULL],
+				  c->opts.max_live);
+	if (d[KMEM_DROP_FREE_UNSEEN])
+		profile__add_note(prof, "%llu tracked pointers were allocated again without a free "
+				  "event (bulk frees have none): they count as freed",
+				  (unsigned long long)d[KMEM_DROP_FREE_UNSEEN]);
+	if (misses)
+		profile__add_note(prof, "%llu events ran while the same program was running on "
+				  "that CPU (an interrupt's allocation during a task's) and were "
+				  "skipped by the kernel", (unsigned long long)misses);
+	if (!c->env.all)
+		profile__add_note(prof, "allocations count for the task that made them: kernel "
+				  "threads and interrupts working on a process's behalf (writeback, "
+				  "RCU callbacks, softirqs on other CPUs) are not counted for it");
+	profile__add_info(prof, "duration", "%.2f s", secs);
+	profile__add_info(prof, "allocations", "%llu", (unsigned long long)c->allocs);
+}
+
+static void kmem_detach(void *m)
+{
+	struct kmem_collector *c = m;
+
+	if (c->skel)
+		kmem_bpf__detach(c->skel);
+}
+
+static void kmem_close(void *m)
+{
+	struct kmem_collector *c = m;
+
+	if (!c)
+		return;
+	kmem_bpf__destroy(c->skel);
+	proc_table__free(c->procs, NULL);
+	free(c);
+}
+
+const struct mode_ops kmem_mode_ops = {
+	.name = "kmem",
+	.kthreads = true,	/* a kernel thread's allocations are its own */
+	.open = kmem_open,
+	.close = kmem_close,
+	.attach = kmem_attach,
+	.attach_all = kmem_attach_all,
+	.tick = kmem_tick,
+	.progress = kmem_progress,
+	.finalize = kmem_finalize,
+	.retire = kmem_retire,
+	.stop = kmem_stop,
+	.finish = kmem_finish,
+	.detach = kmem_detach,
+};
