@@ -904,7 +904,9 @@ static int print_outstanding(const struct text *t)
 		fprintf(t->f, ", oldest %s, youngest %s\n",
 			render__duration(s->out.max_age_ns, b2, sizeof(b2)),
 			render__duration(s->out.min_age_ns, b3, sizeof(b3)));
-		print_stack(t, 4, s, true, OUTSTANDING_FRAMES);
+		/* kernel stacks are deep: kmem's user frames (who made the kernel allocate)
+		 * come after a dozen or more kernel ones */
+		print_stack(t, 4, s, true, is_kmem(t) ? 0 : OUTSTANDING_FRAMES);
 	}
 	if (shown < n)
 		fprintf(t->f, "\n  ... %" PRIu32 " more site%s not shown\n", n - shown,
@@ -1142,7 +1144,9 @@ static int print_leaks(const struct text *t)
 		fputs(", ", t->f);
 		print_pid(t, s->pid);
 		fputc('\n', t->f);
-		print_stack(t, 4, s, true, OUTSTANDING_FRAMES);
+		/* kernel stacks are deep: kmem's user frames (who made the kernel allocate)
+		 * come after a dozen or more kernel ones */
+		print_stack(t, 4, s, true, is_kmem(t) ? 0 : OUTSTANDING_FRAMES);
 	}
 	if (shown < n)
 		fprintf(t->f, "\n  ... %" PRIu32 " more site%s not shown\n", n - shown,

@@ -47,9 +47,10 @@ static const char kmem_usage[] =
 	"      --max-live N       allocations followed to their free at once (default 262144;\n"
 	"                         preallocated, about 120 bytes each); past it, an allocation\n"
 	"                         is counted but not followed (the drop live_table_full)\n"
-	"      --max-stacks N     distinct stacks kept, and (process, kind, stacks) counters\n"
-	"                         (default 16384; preallocated, about 1.3 KiB each); past it,\n"
-	"                         an allocation loses its stack or its per-stack count, counted\n"
+	"      --max-stacks N     distinct stacks kept (default 32768), and twice as many\n"
+	"                         (process, kind, stacks) counters; preallocated, about 1.6 KiB\n"
+	"                         per stack in all; past it, an allocation loses its stack or\n"
+	"                         its per-stack count (not its process's and cache's), counted\n"
 	"                         as a drop either way\n"
 	"\n"
 	"Output:\n"
@@ -75,9 +76,9 @@ static int kmem_parse(void *mo, int c, const char *arg, struct session_opts *so,
 	(void)so;
 	switch (c) {
 	case OPT_MAX_STACKS:
-		if (cli_parse_u64(arg, &v) || v == 0 || v > (1u << 22))
+		if (cli_parse_u64(arg, &v) || v == 0 || v > (1u << 21))
 			return cli_usage_err(lc, "kmem", "--max-stacks takes a number of stacks "
-					     "from 1 to 4194304 (got '%s')", arg);
+					     "from 1 to 2097152 (got '%s')", arg);
 		o->max_stacks = v;
 		return 0;
 	case OPT_MAX_LIVE:

@@ -128,7 +128,8 @@ static void *kmem_open(const struct session_env *env, void *opts)
 	bpf_program__set_autoload(c->skel->progs.kmem_page_free_batched, c->batched);
 	bpf_map__set_max_entries(c->skel->maps.targets, MAX_TARGETS);
 	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
-	bpf_map__set_max_entries(c->skel->maps.counts, o->max_stacks);
+	/* a stack is often counted for several processes and kinds (-a) */
+	bpf_map__set_max_entries(c->skel->maps.counts, 2 * o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.live, o->max_live);
 	bpf_map__set_max_entries(c->skel->maps.totals, MAX_PROCS);
 	bpf_map__set_max_entries(c->skel->maps.cache_stats, MAX_CACHE_STATS);
@@ -193,6 +194,7 @@ static int kmem_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 			return err;
 		}
 		p->attached = true;
+		pr_info(c->lc, "PID %d: counting its kernel allocations", pid);
 	}
 	proc_table__snapshot(c->procs, p);
 	return 0;
@@ -203,6 +205,7 @@ static int kmem_attach_all(void *m)
 	struct kmem_collector *c = m;
 
 	c->skel->bss->trace_all = true;
+	pr_info(c->lc, "counting the kernel allocations of every process");
 	return 0;
 }
 
@@ -664,8 +667,9 @@ static void kmem_finish(void *m)
 	profile__add_drop(prof, "recursion_misses", misses);
 	if (d[KMEM_DROP_COUNTS_FULL] || d[KMEM_DROP_STACKS_FULL])
 		profile__add_note(prof, "the stack tables (--max-stacks %u) were full: %llu "
-				  "allocations were not counted per stack and %llu stacks not "
-				  "kept; raise --max-stacks", c->opts.max_stacks,
+				  "allocations were not counted per stack (they are in the process "
+				  "and cache totals) and %llu stacks not kept; raise --max-stacks",
+				  c->opts.max_stacks,
 				  (unsigned long long)d[KMEM_DROP_COUNTS_FULL],
 				  (unsigned long long)d[KMEM_DROP_STACKS_FULL]);
 	if (d[KMEM_DROP_LIVE_FULL])

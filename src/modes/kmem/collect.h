@@ -8,11 +8,12 @@
 #include <stdint.h>
 #include "core/mode.h"
 
-#define KMEM_DEFAULT_MAX_STACKS	(1u << 14)
+#define KMEM_DEFAULT_MAX_STACKS	(1u << 15)
 #define KMEM_DEFAULT_MAX_LIVE	(1u << 18)
 
 struct kmem_opts {
-	uint32_t max_stacks;	/* --max-stacks: distinct stacks, and (process, kind, stacks) */
+	uint32_t max_stacks;	/* --max-stacks: distinct stacks; twice as many (process, kind,
+				 * stacks) counters */
 	uint32_t max_live;	/* --max-live: allocations tracked until their free at once */
 	uint64_t min_age_ns;	/* --min-age: outstanding only when at least this old */
 };

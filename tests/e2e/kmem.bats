@@ -1,0 +1,217 @@
+#!/usr/bin/env bats
+# ebprof kmem: kernel allocations of the kmemfix fixture (OPENS opens of /dev/null, PIPES pipes,
+# made between two SIGUSR1s) against bpftrace counting the same kmem tracepoints for the same
+# process over the same window; outstanding allocations matched by pointer; errors and cleanup.
+
+load helpers
+
+# Start the fixture (args: OPENS PIPES [hold]) in the background; FIXPID is its pid.
+start_fixture() {
+	bg "$FIX/kmemfix" "$@" > "$T/fix.out"
+	FIXPID=$BG
+	wait_for "$T/fix.out" "^ready"
+}
+
+# Start ebprof kmem -p FIXPID with the given options in the background (EBP), attached.
+start_ebprof() {
+	"$EBPROF" kmem -v -q -p "$FIXPID" "$@" 2> "$T/err" &
+	EBP=$!
+	BG_PIDS+=("$EBP")
+	wait_for "$T/err" "PID $FIXPID: counting its kernel allocations"
+	IDS=$(prog_ids_of "$EBP")
+}
+
+# The fixture does its work; then ebprof is stopped (Ctrl-C) while the fixture still runs.
+run_window() {
+	kill -USR1 "$FIXPID"
+	wait_for "$T/fix.out" "^done" 60
+	kill -INT "$EBP"
+	wait "$EBP"
+}
+
+# The ids of the BPF programs process $1 holds (from its fdinfo: our own programs only, other
+# engineers' may be loaded on this machine).
+prog_ids_of() {
+	grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u
+}
+
+# None of the programs in $1 (ids) is loaded any more.
+assert_progs_gone() {
+	local id
+	[ -n "$1" ] || { echo "no program ids recorded" >&2; return 1; }
+	for id in $1; do
+		if bpftool prog show id "$id" >/dev/null 2>&1; then
+			echo "program $id left loaded" >&2
+			return 1
+		fi
+	done
+}
+
+# |a - b| <= 1% of b (b > 0)
+within_1pct() {
+	local a=$1 b=$2
+	[ "$b" -gt 0 ] || return 1
+	local d=$((a > b ? a - b : b - a))
+	echo "ebprof $a, bpftrace $b, diff $d" >&2
+	[ $((d * 100)) -le "$b" ]
+}
+
+@test "kmem: kmalloc, cache and filp allocations agree with bpftrace on the same run" {
+	command -v bpftrace >/dev/null || skip "bpftrace is not installed (the independent oracle)"
+	# bpftrace's tracepoint:kmem:* probes are classic tracepoints: they need tracefs
+	grep -q tracefs /proc/mounts || mount -t tracefs nodev /sys/kernel/tracing
+	start_fixture 10000 1000
+	bg bpftrace -e "BEGIN { printf(\"ready\\n\"); }
+		tracepoint:kmem:kmalloc /pid == $FIXPID/ { @kmalloc = count(); @req = sum(args->bytes_req); }
+		tracepoint:kmem:kmem_cache_alloc /pid == $FIXPID/ { @cache = count(); }
+		tracepoint:kmem:kmem_cache_alloc /pid == $FIXPID && str(args->name) == \"filp\"/ { @filp = count(); }" \
+		> "$T/bt.out" 2>&1
+	BT=$BG
+	# BEGIN runs once every probe is attached
+	wait_for "$T/bt.out" "^ready" 60
+	start_ebprof -o "$T/out.json" -o "$T/out.txt"
+	run_window
+	kill -INT "$BT"
+	wait_gone "$BT" 20
+	bt() { sed -n "s/^@$1: \([0-9]*\)$/\1/p" "$T/bt.out"; }
+	cat "$T/bt.out"
+	jq -c '.processes[0].kmem' "$T/out.json"
+
+	within_1pct "$(jq '.processes[0].kmem.kmalloc' "$T/out.json")" "$(bt kmalloc)"
+	within_1pct "$(jq '.processes[0].kmem.kmalloc_bytes_req' "$T/out.json")" "$(bt req)"
+	within_1pct "$(jq '.processes[0].kmem.cache_alloc' "$T/out.json")" "$(bt cache)"
+	within_1pct "$(jq --argjson p "$FIXPID" '[.caches[] | select(.pid == $p and .name == "filp")
+		| .allocs] | add' "$T/out.json")" "$(bt filp)"
+	# the same filps by stack: every one is under a "kmem_cache_alloc [filp]" leaf
+	within_1pct "$(jq '[.sites[] | select(.frames[0].function == "kmem_cache_alloc [filp]")
+		| .alloc_objects] | add' "$T/out.json")" "$(bt filp)"
+	# one filp per open and two per pipe: the fixture's own work is all there
+	[ "$(bt filp)" -ge 12000 ]
+
+	# the opens' filps: through the open path, up into the fixture's frames, all freed
+	jqe '[.sites[] | select(.frames[0].function == "kmem_cache_alloc [filp]")
+	      | select(any(.frames[]; .function == "do_sys_openat2" or .function == "path_openat"))
+	      | select(any(.frames[]; .function == "do_opens") and any(.frames[]; .function == "main"))
+	      | .alloc_objects] | add == 10000' "$T/out.json"
+	jqe '[.sites[] | select(any(.frames[]; .function == "do_opens"))
+	      | select(.frames[0].function == "kmem_cache_alloc [filp]") | .inuse_objects] | add == 0' \
+		"$T/out.json"
+	# the pipes' filps: two per pipe() under do_pipes
+	jqe '[.sites[] | select(.frames[0].function == "kmem_cache_alloc [filp]")
+	      | select(any(.frames[]; .function == "do_pipes")) | .alloc_objects] | add == 2000' \
+		"$T/out.json"
+	# slab waste is allocated - requested, per stack and per cache
+	jqe '[.sites[] | .waste_space >= 0] | all' "$T/out.json"
+	jqe '[.caches[] | .bytes_alloc >= .bytes_req] | all' "$T/out.json"
+	grep -q "^Slab caches by bytes allocated" "$T/out.txt"
+	grep -q "^Top .* allocation sites by count" "$T/out.txt"
+	grep -qE "^  filp +[0-9]+" "$T/out.txt"
+	# nothing left behind after Ctrl-C
+	assert_progs_gone "$IDS"
+}
+
+@test "kmem: 1,000 pipes held open at the end are outstanding under the fixture's pipe() stack" {
+	start_fixture 0 1000 hold
+	start_ebprof -o "$T/out.json" -o "$T/out.txt"
+	run_window
+	# two filps per pipe, still allocated, matched to no free
+	jqe '[.sites[] | select(.frames[0].function == "kmem_cache_alloc [filp]")
+	      | select(any(.frames[]; .function == "do_pipes")) | .outstanding.count // 0] | add == 2000' \
+		"$T/out.json"
+	# and the pipes' other objects (pipe_inode_info and its buffers: kmalloc) under pipe()
+	jqe '[.sites[] | select(any(.frames[]; .function == "do_pipe2") and
+				 any(.frames[]; .function == "do_pipes"))
+	      | .outstanding.count // 0] | add >= 3000' "$T/out.json"
+	jqe '[.sites[] | select(.outstanding) | .outstanding.max_age_ns > 0] | all' "$T/out.json"
+	jq -e --argjson p "$FIXPID" '.processes[] | select(.pid == $p) | .kmem.live_count >= 3000' \
+		"$T/out.json"
+	jqe '[.caches[] | select(.name == "filp") | .live] | add >= 2000' "$T/out.json"
+	grep -qE "^Outstanding allocations at the end: [0-9]+ objects" "$T/out.txt"
+	sed -n '/^Outstanding allocations/,$p' "$T/out.txt" | grep -q "do_pipes"
+	kill -USR1 "$FIXPID"
+}
+
+@test "kmem: --min-age leaves young allocations out of the outstanding list, not the in-use totals" {
+	start_fixture 0 100 hold
+	start_ebprof --min-age 1h -o "$T/out.json" -o "$T/out.txt"
+	run_window
+	jqe '[.sites[] | select(.outstanding)] | length == 0' "$T/out.json"
+	jqe '[.sites[] | select(.frames[0].function == "kmem_cache_alloc [filp]")
+	      | select(any(.frames[]; .function == "do_pipes")) | .inuse_objects] | add == 200' \
+		"$T/out.json"
+	jqe '.min_age_ns == 3600000000000' "$T/out.json"
+	grep -q "^Outstanding allocations at the end (at least 1.0 h old): none" "$T/out.txt" ||
+		grep -q "^Outstanding allocations at the end (at least .*): none" "$T/out.txt"
+	kill -USR1 "$FIXPID"
+}
+
+@test "kmem: a full live table is a counted drop, in every output" {
+	start_fixture 0 100 hold
+	start_ebprof --max-live 16 -o "$T/out.json" -o "$T/out.txt"
+	run_window
+	jqe '.drops.live_table_full > 0' "$T/out.json"
+	grep -qE "^Drops:.*live_table_full [1-9]" "$T/out.txt"
+	grep -q "raise --max-live" "$T/out.txt"
+	# the allocations themselves are all counted
+	jqe '[.sites[] | select(.frames[0].function == "kmem_cache_alloc [filp]")
+	      | select(any(.frames[]; .function == "do_pipes")) | .alloc_objects] | add == 200' \
+		"$T/out.json"
+	kill -USR1 "$FIXPID"
+}
+
+@test "kmem: with no target it traces the whole machine (-a)" {
+	start_fixture 200 0
+	"$EBPROF" kmem -v -q -d 2 -o "$T/out.json" 2> "$T/err" &
+	EBP=$!
+	BG_PIDS+=("$EBP")
+	wait_for "$T/err" "counting the kernel allocations of every process"
+	IDS=$(prog_ids_of "$EBP")
+	kill -USR1 "$FIXPID"
+	wait_for "$T/fix.out" "^done"
+	wait "$EBP"
+	jqe '.mode == "kmem"' "$T/out.json"
+	# the process's cache totals do not depend on the stack tables' room on a busy machine
+	jq -e --argjson p "$FIXPID" '[.caches[] | select(.pid == $p and .name == "filp") | .allocs]
+		| add == 200' "$T/out.json"
+	if [ "$(jq '.drops.counts_full' "$T/out.json")" -eq 0 ]; then
+		jq -e --argjson p "$FIXPID" '[.sites[] | select(.pid == $p)
+		      | select(.frames[0].function == "kmem_cache_alloc [filp]")
+		      | select(any(.frames[]; .function == "do_opens")) | .alloc_objects] | add == 200' \
+			"$T/out.json"
+	fi
+	jqe '.processes | length > 1' "$T/out.json"
+	assert_progs_gone "$IDS"
+	kill -USR1 "$FIXPID"
+}
+
+@test "kmem: bad options and targets say why, with the right exit status" {
+	run "$EBPROF" kmem --max-live 0 -d 1
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--max-live takes a number"* ]]
+	run "$EBPROF" kmem --min-age soon -d 1
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"invalid --min-age"* ]]
+	run "$EBPROF" kmem -a -p 1
+	[ "$status" -eq 2 ]
+	run "$EBPROF" kmem -p 999999999
+	[ "$status" -ne 0 ]
+	run "$EBPROF" kmem --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"waste_space"* ]]
+	run "$EBPROF" --help
+	[[ "$output" == *"kmem"* ]]
+}
+
+@test "kmem: a launched command is counted from its exec, its outputs in every format" {
+	run "$EBPROF" kmem -q -o "$T/out.json" -o "$T/out.pb.gz" -o "$T/out.folded" \
+		-o "$T/out.svg" -o "$T/out.html" -o "$T/out.csv" -o "$T/out.speedscope.json" \
+		-- sh -c "$FIX/kmemfix 50 5 & sleep 0.2; kill -USR1 \$!; sleep 0.3; kill -USR1 \$!; wait"
+	[ "$status" -eq 0 ]
+	jqe '[.sites[] | select(.frames[0].function == "kmem_cache_alloc [filp]")
+	      | select(any(.frames[]; .function == "do_opens")) | .alloc_objects] | add == 50' \
+		"$T/out.json"
+	for f in out.pb.gz out.folded out.svg out.html out.csv out.speedscope.json; do
+		[ -s "$T/$f" ]
+	done
+	grep -q "do_opens" "$T/out.folded"
+}
