@@ -528,6 +528,13 @@ static void print_site_line(const struct text *t, uint32_t rank, const struct pr
 		if (t->inuse_objects >= 0 && t->inuse_space >= 0)
 			fprintf(t->f, ", %" PRIu64 " live (%s)", uvalue(s, t->inuse_objects),
 				render__bytes(uvalue(s, t->inuse_space), b2, sizeof(b2)));
+		/* kmem: slab waste, bytes allocated beyond those requested */
+		if (is_kmem(t) && profile__type_index(p, "waste_space") >= 0) {
+			uint64_t w = uvalue(s, profile__type_index(p, "waste_space"));
+
+			fprintf(t->f, ", waste %s (%" PRIu64 " bytes)",
+				render__bytes(w, b2, sizeof(b2)), w);
+		}
 	} else {
 		for (i = 0; i < p->ntypes; i++) {
 			const char *unit = p->types[i].unit;
