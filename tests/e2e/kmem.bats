@@ -131,6 +131,20 @@ within_1pct() {
 	kill -USR1 "$FIXPID"
 }
 
+@test "kmem: allocations freed by another process are matched by pointer, not outstanding" {
+	# the pipes' last references are closed by an untraced child: the frees are its own
+	start_fixture 0 1000 handoff
+	start_ebprof -o "$T/out.json"
+	run_window
+	jqe '[.sites[] | select(.frames[0].function == "kmem_cache_alloc [filp]")
+	      | select(any(.frames[]; .function == "do_pipes"))
+	      | [.alloc_objects, .inuse_objects, (.outstanding.count // 0)]]
+	     | transpose | map(add) == [2000, 0, 0]' "$T/out.json"
+	jq -e --argjson p "$FIXPID" '[.caches[] | select(.pid == $p and .name == "filp")]
+		| (map(.frees) | add) >= 2000 and (map(.live) | add) == 0' "$T/out.json"
+	kill -USR1 "$FIXPID"
+}
+
 @test "kmem: --min-age leaves young allocations out of the outstanding list, not the in-use totals" {
 	start_fixture 0 100 hold
 	start_ebprof --min-age 1h -o "$T/out.json" -o "$T/out.txt"
