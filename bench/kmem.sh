@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What `ebprof kmem` costs (`make bench-kmem`): a system-call-heavy loop (bench/kmemloop.c: open +
-# close of /dev/null and pipe + closes, ~8 kernel allocations and frees a round) alone, under
+# close of /dev/null and pipe + closes, ~12 kernel allocations and frees a round) alone, under
 # `ebprof kmem -- CMD` (the workload only; the frees of the whole machine are still looked up),
 # under `ebprof kmem -a` (every allocation on the machine counted by stack), and under bpftrace
 # counting the same tracepoints per process (`@[pid, probe] = count()` on kmalloc, kfree,

@@ -1,5 +1,5 @@
 /* kmemloop: a system-call-heavy workload for bench/kmem.sh. N rounds of open + close of
- * /dev/null and pipe + two closes: about eight kernel allocations and as many frees a round
+ * /dev/null and pipe + two closes: about twelve kernel allocations and as many frees a round
  * (names_cache, filp, pipe_inode_info, its buffers, inodes, dentries). Prints the mean ns per
  * round (CLOCK_MONOTONIC around the loop). */
 #define _GNU_SOURCE
