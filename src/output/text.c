@@ -753,6 +753,9 @@ static int print_sites(const struct text *t, bool by_count)
 	n = shown;
 	if (by_count)
 		by = "count";
+	/* kmem has two byte types besides the default: name the one ranked by (--value) */
+	else if (is_kmem(t) && p->ntypes && strcmp(p->types[p->default_type].type, "alloc_space"))
+		by = p->types[p->default_type].type;
 	else if (p->ntypes && strcmp(p->types[p->default_type].unit, "bytes") == 0)
 		by = "bytes";
 	else
