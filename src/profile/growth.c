@@ -57,6 +57,19 @@ uint32_t prof_growth__later_half(const int64_t *t_ns, uint32_t n, int64_t t0_ns)
 	return i;
 }
 
+void prof_process__set_growth_window(struct prof_process *proc, const int64_t *t_ns, uint32_t n,
+				     int64_t t0_ns)
+{
+	uint32_t first = prof_growth__later_half(t_ns, n, t0_ns);
+
+	proc->nsnapshots = n;
+	proc->fit_from_ns = proc->fit_to_ns = 0;
+	if (n >= PROF_GROWTH_MIN_SNAPSHOTS && n - first >= 2) {
+		proc->fit_from_ns = t_ns[first];
+		proc->fit_to_ns = t_ns[n - 1];
+	}
+}
+
 int prof_growth__fit(const int64_t *t_ns, const int64_t *v, uint32_t n, int64_t t0_ns,
 		     uint64_t block_bytes, struct prof_growth *g)
 {

@@ -406,6 +406,11 @@ uint32_t prof_growth__later_half(const int64_t *t_ns, uint32_t n, int64_t t0_ns)
  */
 int prof_growth__fit(const int64_t *t_ns, const int64_t *v, uint32_t n, int64_t t0_ns,
 		     uint64_t block_bytes, struct prof_growth *g);
+/* A process's snapshot count and the window trends were fitted over (its later half), from
+ * the snapshot times t_ns[0..n) since t0_ns: proc->nsnapshots, fit_from_ns, fit_to_ns (0 when
+ * too few snapshots for a trend). */
+void prof_process__set_growth_window(struct prof_process *proc, const int64_t *t_ns, uint32_t n,
+				     int64_t t0_ns);
 /* "growing", "plateau", "shrinking", "flat"; NULL for NONE. */
 const char *prof_trend__name(enum prof_trend t);
 

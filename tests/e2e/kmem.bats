@@ -152,6 +152,28 @@ within_1pct() {
 	kill -USR1 "$FIXPID"
 }
 
+@test "kmem: growth over time: pipes held step by step grow, pipes held at once are a plateau" {
+	[ -r /sys/kernel/slab/filp/slab_size ] || skip "no /sys/kernel/slab/filp (not SLUB)"
+	slot=$(cat /sys/kernel/slab/filp/slab_size)
+	start_fixture 0 400 grow
+	start_ebprof -o "$T/out.json" -o "$T/out.txt"
+	run_window
+	site() {
+		echo "[.sites[] | select(.frames[0].function == \"kmem_cache_alloc [filp]\")
+		       | select(any(.frames[]; .function == \"$1\"))]"
+	}
+	# a 4 s run: snapshots about every second
+	jq -e --argjson p "$FIXPID" '.processes[] | select(.pid == $p) | .growth_window
+		| .snapshots >= 3 and .from_ns < .to_ns' "$T/out.json"
+	# 8 steps of 50 pipes, two filps each, all held at the end
+	jqe "$(site grow_step) | length > 0 and all(.growth.trend == \"growing\")
+	     and (map(.growth.last_bytes) | add) == 800 * $slot" "$T/out.json"
+	jqe "$(site plateau_fill) | length > 0 and all(.growth.trend == \"plateau\")
+	     and (map(.growth.last_bytes) | add) == 800 * $slot" "$T/out.json"
+	grep -q "^Growth of live bytes" "$T/out.txt"
+	kill -USR1 "$FIXPID"
+}
+
 @test "kmem: --min-age leaves young allocations out of the outstanding list, not the in-use totals" {
 	start_fixture 0 100 hold
 	start_ebprof --min-age 1h -o "$T/out.json" -o "$T/out.txt"

@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
 #include "core/procs.h"
+#include "core/snapshots.h"
 #include "core/stacks.h"
 #include "core/target.h"
 #include "modes/kmem/collect.h"
@@ -33,6 +34,8 @@
 #define MAX_PROCS 32768		/* processes with totals (-a sees every one) */
 #define MAX_CACHE_STATS 65536	/* (process, cache) pairs */
 #define MAX_LOCS (1 + 2 * STACK_MAX_DEPTH)
+#define SNAP_INTERVAL_NS 1000000000ull	/* live bytes per stack snapshot, at first */
+#define SNAP_BUDGET 20			/* a snapshot may cost 1/SNAP_BUDGET of its interval */
 
 static const char *const drop_names[KMEM_DROP__COUNT] = {
 	[KMEM_DROP_COUNTS_FULL] = "counts_full",
@@ -71,7 +74,38 @@ struct kmem_collector {
 	bool percpu, batched;		/* the optional tracepoints were found */
 	uint64_t stop_ns;		/* bpf_ktime_get_ns()'s clock when tracing stopped */
 	uint64_t allocs;		/* read out into the profile */
+	uint64_t snap_interval;		/* ns between snapshots of live bytes per stack */
+	uint64_t snap_due;		/* CLOCK_MONOTONIC of the next one */
 };
+
+/* A traced process's own (proc_info.priv): its live bytes per stack over time, for the growth
+ * view. Processes seen only with -a have none. */
+struct kmem_proc {
+	struct snapshots *snap;
+};
+
+static void kmem_proc_free(void *priv)
+{
+	struct kmem_proc *kp = priv;
+
+	if (kp)
+		snapshots__free(kp->snap);
+	free(kp);
+}
+
+/* Its snapshots, unless it was read out for good (at its exit). */
+static struct snapshots *snap_of(struct proc_info *p)
+{
+	struct kmem_proc *kp = p ? p->priv : NULL;
+
+	return kp && !p->drained ? kp->snap : NULL;
+}
+
+/* A stack key as the snapshots' two numbers: the kind mixed into the kernel stack's hash. */
+static uint64_t snap_k1(const struct stack_key *k)
+{
+	return k->kstack * 0x9e3779b97f4a7c15ull ^ k->aux;
+}
 
 static uint64_t mono_ns(void)
 {
@@ -195,6 +229,14 @@ static int kmem_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 		}
 		p->attached = true;
 		pr_info(c->lc, "PID %d: counting its kernel allocations", pid);
+	}
+	if (!p->priv) {
+		struct kmem_proc *kp = calloc(1, sizeof(*kp));
+
+		/* without it, no growth view: not worth failing the run */
+		if (kp)
+			kp->snap = snapshots__new((int64_t)(mono_ns() - c->env.start_ns));
+		p->priv = kp;
 	}
 	proc_table__snapshot(c->procs, p);
 	return 0;
@@ -427,6 +469,26 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 	if (lives.n)
 		qsort(lives.v, lives.n, sizeof(struct live_entry), live_cmp);
 
+	/* the read that ends a traced process is its last snapshot */
+	for (size_t i = 0; i < counts.n; i++) {
+		const struct count_entry *e = &((struct count_entry *)counts.v)[i];
+		struct snapshots *snap;
+
+		if (i && ((struct count_entry *)counts.v)[i - 1].k.tgid == e->k.tgid)
+			continue;
+		snap = snap_of(proc_table__find(c->procs, e->k.tgid));
+		if (!snap || snapshots__begin(snap, (int64_t)(now - c->env.start_ns)) < 0)
+			continue;
+		for (size_t j = i; j < counts.n; j++) {
+			const struct count_entry *f = &((struct count_entry *)counts.v)[j];
+
+			if (f->k.tgid != e->k.tgid)
+				break;
+			snapshots__put(snap, snap_k1(&f->k), f->k.ustack, (int64_t)f->v.live_bytes);
+		}
+		snapshots__end(snap);
+	}
+
 	/* processes first, so that each has its name and command line before its samples */
 	for (size_t i = 0; i < totals.n; i++) {
 		const struct total_entry *e = &((struct total_entry *)totals.v)[i];
@@ -442,6 +504,10 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 			err = -errno;
 			goto out;
 		}
+		if (snap_of(p))
+			prof_process__set_growth_window(pp, snapshots__times(snap_of(p)),
+							snapshots__count(snap_of(p)),
+							snapshots__t0(snap_of(p)));
 		for (int t = 0; t < KMEM_T__COUNT; t++) {
 			if ((t == KMEM_T_PERCPU_ALLOC || t == KMEM_T_PERCPU_FREE) && !c->percpu)
 				continue;
@@ -484,6 +550,16 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 			goto out;
 		}
 		prof_sample__set_hist(prof, s, (const uint64_t *)e->v.hist, KMEM_HIST_BUCKETS);
+		if (snap_of(p) && e->v.allocs) {
+			const int64_t *v = snapshots__site(snap_of(p), snap_k1(&e->k), e->k.ustack,
+							   NULL);
+
+			if (v)
+				prof_growth__fit(snapshots__times(snap_of(p)), v,
+						 snapshots__count(snap_of(p)),
+						 snapshots__t0(snap_of(p)),
+						 e->v.bytes_alloc / e->v.allocs, &s->growth);
+		}
 		/* its live allocations, sorted by the same key: the outstanding ones and ages */
 		while (li < lives.n && key_cmp(&((struct live_entry *)lives.v)[li].v.key, &e->k) < 0)
 			li++;
@@ -558,6 +634,66 @@ static int on_seen(const void *key, const void *val, void *ctx)
 	return 0;
 }
 
+struct snap_read {
+	struct kmem_collector *c;
+	struct proc_info *last;
+};
+
+static int snap_count(const void *key, const void *val, void *ctx)
+{
+	const struct stack_key *k = key;
+	const struct kmem_count *v = val;
+	struct snap_read *r = ctx;
+	struct snapshots *snap;
+
+	/* a stack at 0 is 0 by default */
+	if (!v->live_bytes)
+		return 0;
+	if (!r->last || r->last->pid != (pid_t)k->tgid)
+		r->last = proc_table__find(r->c->procs, k->tgid);
+	snap = snap_of(r->last);
+	if (snap)
+		snapshots__put(snap, snap_k1(k), k->ustack, (int64_t)v->live_bytes);
+	return 0;
+}
+
+/* Every traced process's live bytes per stack, for the growth view: one read of the counts
+ * map, at most once a second and less often when a read costs more than 1/SNAP_BUDGET. */
+static void snapshot(struct kmem_collector *c, uint64_t now_ns)
+{
+	struct snap_read r = { .c = c };
+	bool any = false, thinned = false;
+	uint64_t cost;
+
+	if (now_ns < c->snap_due)
+		return;
+	for (uint32_t i = 0; i < proc_table__count(c->procs); i++) {
+		struct proc_info *p = proc_table__at(c->procs, i);
+		struct snapshots *snap = p->attached ? snap_of(p) : NULL;
+
+		if (!snap)
+			continue;
+		thinned |= snapshots__begin(snap, (int64_t)(now_ns - c->env.start_ns)) > 0;
+		any = true;
+	}
+	if (!any)
+		return;
+	bpfutil__map_for_each(bpf_map__fd(c->skel->maps.counts), sizeof(struct stack_key),
+			      sizeof(struct kmem_count), snap_count, &r);
+	for (uint32_t i = 0; i < proc_table__count(c->procs); i++) {
+		struct proc_info *p = proc_table__at(c->procs, i);
+
+		if (p->attached && snap_of(p))
+			snapshots__end(snap_of(p));
+	}
+	cost = mono_ns() - now_ns;
+	if (!c->snap_interval)
+		c->snap_interval = SNAP_INTERVAL_NS;
+	if (thinned || cost * SNAP_BUDGET > c->snap_interval)
+		c->snap_interval *= 2;
+	c->snap_due = now_ns + c->snap_interval;
+}
+
 static void kmem_tick(void *m, int64_t t_ns, bool second)
 {
 	struct kmem_collector *c = m;
@@ -565,6 +701,8 @@ static void kmem_tick(void *m, int64_t t_ns, bool second)
 	(void)t_ns;
 	if (!second)
 		return;
+	if (!c->stop_ns)
+		snapshot(c, mono_ns());
 	/* libraries loaded since the last look; with -a, the processes seen since, while their
 	 * mappings are there */
 	for (uint32_t i = 0; i < proc_table__count(c->procs); i++)
@@ -607,7 +745,8 @@ static void kmem_finalize(void *m, pid_t pid, bool exec)
 	}
 	proc_table__snapshot(c->procs, p);
 	drain(c, pid, true, exec, c->stop_ns ? c->stop_ns : mono_ns());
-	p->drained = true;
+	if (!exec)
+		p->drained = true;
 }
 
 static void kmem_retire(void *m, pid_t pid)
@@ -708,7 +847,7 @@ static void kmem_close(void *m)
 	if (!c)
 		return;
 	kmem_bpf__destroy(c->skel);
-	proc_table__free(c->procs, NULL);
+	proc_table__free(c->procs, kmem_proc_free);
 	free(c);
 }
 

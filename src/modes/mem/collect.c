@@ -1262,19 +1262,13 @@ static void process_growth(struct mem_collector *c, struct traced *t, struct pro
 	struct prof_peak peak = { .known = true, .t_ns = -1, .snapshot_t_ns = -1 };
 	const int64_t *times;
 	int64_t snap_t, snap_total, v;
-	uint32_t n, first;
+	uint32_t n;
 
 	if (!proc || !t->snap)
 		return;
 	n = snapshots__count(t->snap);
 	times = snapshots__times(t->snap);
-	first = prof_growth__later_half(times, n, snapshots__t0(t->snap));
-	proc->nsnapshots = n;
-	proc->fit_from_ns = proc->fit_to_ns = 0;
-	if (n >= PROF_GROWTH_MIN_SNAPSHOTS && n - first >= 2) {
-		proc->fit_from_ns = times[first];
-		proc->fit_to_ns = times[n - 1];
-	}
+	prof_process__set_growth_window(proc, times, n, snapshots__t0(t->snap));
 
 	if (!mp || (proc->peak.known && proc->peak.bytes >= mp->peak_live_bytes))
 		return;
