@@ -653,7 +653,7 @@ static int write_processes(const struct html *h)
 	if (!keys && nkeys)
 		return -ENOMEM;
 	/* a mode that traces no functions (cpu, stacks) has no calls to speak of */
-	if (!nkeys && !render__is_alloc_profile(p)) {
+	if (!nkeys && !render__traces_calls(p)) {
 		free(keys);
 		return 0;
 	}

@@ -293,7 +293,7 @@ static void write_processes(struct json_writer *w, const struct profile *p, cons
 		jsonw_string_field(w, "comm", proc->comm);
 		jsonw_string_field(w, "cmdline", proc->cmdline);
 		/* a mode that traces no functions has no calls */
-		if (proc->ncalls || render__is_alloc_profile(p)) {
+		if (proc->ncalls || render__traces_calls(p)) {
 			jsonw_name(w, "calls");
 			jsonw_start_object_flat(w);
 			for (j = 0; j < proc->ncalls; j++)
@@ -363,7 +363,7 @@ static void write_totals(struct json_writer *w, const struct profile *p)
 	jsonw_name(w, "totals");
 	jsonw_start_object(w);
 	jsonw_uint_field(w, "processes", p->nprocesses);
-	if (ncalls || render__is_alloc_profile(p)) {
+	if (ncalls || render__traces_calls(p)) {
 		jsonw_name(w, "calls");
 		jsonw_start_object_flat(w);
 		for (k = 0; k < ncalls; k++)

@@ -302,6 +302,11 @@ bool render__is_alloc_profile(const struct profile *p)
 	       profile__type_index(p, "alloc_space") >= 0;
 }
 
+bool render__traces_calls(const struct profile *p)
+{
+	return render__is_alloc_profile(p) && strcmp(p->mode, "kmem");
+}
+
 void render__text_vheading(FILE *f, bool color, const char *fmt, va_list ap)
 {
 	if (color)

@@ -60,6 +60,9 @@ const char *render__amount(int64_t v, const char *unit, char *buf, size_t len);
 /* Is p a report of allocations (mode "mem" or "kmem", a diff, or another tool's heap profile with
  * alloc_objects and alloc_space), or of stacks with values such as CPU time or events? */
 bool render__is_alloc_profile(const struct profile *p);
+/* Does p trace functions whose calls every process lists, zeros included (mem and other
+ * tools' heap profiles; not kmem, whose events are per-process statistics)? */
+bool render__traces_calls(const struct profile *p);
 /* The text report of a profile that is not of allocations (text_stacks.c). */
 int render__text_stacks(const struct profile *p, const struct output_opts *o, FILE *f);
 

@@ -216,6 +216,7 @@ static void test_json(void **state)
 			     "\"page_alloc\", \"page_free\", \"percpu_alloc\", \"percpu_free\", "
 			     "\"kmalloc_bytes_req\", \"bytes_req\", \"bytes_alloc\", \"live_count\", "
 			     "\"live_bytes\"] and (.processes[0] | has(\"kmem_kmalloc\") | not) and "
+			     "(.processes[0] | has(\"calls\") | not) and "
 			     ".totals.kmem.cache_alloc == 12004 and (.caches | length) == 4 and "
 			     ".caches[0] == {\"name\": \"filp\", \"pid\": 100, \"allocs\": 12000, "
 			     "\"frees\": 10000, \"bytes_req\": 2304000, \"bytes_alloc\": 2304000, "
