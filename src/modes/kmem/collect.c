@@ -511,8 +511,8 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 		for (int t = 0; t < KMEM_T__COUNT; t++) {
 			if ((t == KMEM_T_PERCPU_ALLOC || t == KMEM_T_PERCPU_FREE) && !c->percpu)
 				continue;
-			/* live counts are what is left: they go negative on no path, but a
-			 * process read twice (an exec) must not add them up */
+			/* at an exec the old image's counts are read out and deleted and the
+			 * new one's start at 0: the sums are the whole process's */
 			prof_process__add_stat(prof, pp, total_names[t], e->v.v[t]);
 		}
 		if (remove)
