@@ -18,6 +18,9 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 self_tgid;	/* ebprof itself: never counted, even with -a */
 const volatile __u32 page_size = 4096;
 
+/* kmalloc(0) returns ZERO_SIZE_PTR (16), never a real object: not tracked, not looked up */
+#define KMEM_NO_OBJECT 16
+
 /* Set by the collector through the mmapped .bss: -a, and the end of tracing (stop), which
  * turns every program into an early return without the slow detach. */
 bool trace_all;
@@ -160,7 +163,7 @@ static __always_inline void on_free(__u64 ptr, enum kmem_total what)
 
 	if (stopped)
 		return;
-	if (ptr) {
+	if (ptr > KMEM_NO_OBJECT) {
 		l = bpf_map_lookup_elem(&live, &ptr);
 		if (l) {
 			copy = *l;
@@ -177,7 +180,7 @@ static __always_inline void on_free(__u64 ptr, enum kmem_total what)
 }
 
 /* An allocation by the current task. kind/low: stack_key.aux; cache: its kmem_cache_key.cache
- * (0: none); ptr 0: failed (counted, not tracked). */
+ * (0: none); ptr 0 (failed) or ZERO_SIZE_PTR: counted, not tracked. */
 static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr, __u64 req,
 				     __u64 alloc, __u64 cache, enum kmem_total what)
 {
@@ -230,7 +233,7 @@ static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr
 			count_drop(KMEM_DROP_CACHES_FULL);
 	}
 
-	if (ptr) {
+	if (ptr > KMEM_NO_OBJECT) {
 		old = bpf_map_lookup_elem(&live, &ptr);
 		if (old) {
 			/* allocated again while tracked: its free had no event (a bulk free) */
