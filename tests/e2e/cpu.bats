@@ -127,6 +127,8 @@ assert_no_cpu_probes() {
 	run "$EBPROF" cpu -q -a --idle --cpu 0 -d 500ms -o "$T/y.folded" -o "$T/y.json"
 	[ "$status" -eq 0 ]
 	jqe '.info.cpus == "0"' "$T/y.json"
+	# the sampling window is its own fact, not a second "duration" beside the run's
+	jqe '(.info.sampled_for | test("^[0-9.]+ s$")) and (.info | has("duration") | not)' "$T/y.json"
 	assert_no_cpu_probes
 }
 

@@ -590,7 +590,9 @@ static void cpu_finish(void *m)
 	/* the run's facts */
 	profile__add_info(prof, "rate", "%u Hz", c->opts.hz);
 	profile__add_info(prof, "cpus", "%s", cpus);
-	profile__add_info(prof, "duration", "%.2f s", secs);
+	/* the window the perf events were on; the report's Duration is the whole run (start-up
+	 * and read-out included) */
+	profile__add_info(prof, "sampled_for", "%.2f s", secs);
 	profile__add_info(prof, "samples", "%llu", (unsigned long long)c->samples);
 	profile__add_info(prof, "samples_lost", "%llu", (unsigned long long)lost);
 }
