@@ -19,14 +19,7 @@ folded_sum() {
 
 # No cpu_sample program is loaded any more (its perf event links and events are gone with it).
 assert_no_cpu_probes() {
-	local left
-	left=$(bpftool prog show name cpu_sample 2>/dev/null || true)
-	if [ -n "$left" ]; then
-		echo "cpu_sample still loaded:" >&2
-		echo "$left" >&2
-		bpftool link show >&2
-		return 1
-	fi
+	assert_no_probes '^cpu_sample$'
 }
 
 @test "cpu: the 3:1 split of cpuburn within 5 points, every sample weighs the period" {

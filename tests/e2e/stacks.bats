@@ -110,9 +110,7 @@ events_through() {
 	run "$EBPROF" stacks -e sched:sched_switch -e syscalls:sys_enter_openat -e u:openloop:marker \
 		-o "$T/out.json" -- "$FIX/openloop" 3
 	[ "$status" -eq 0 ]
-	left=$(bpftool link show 2>/dev/null | grep -E 'stacks_(raw_tp|sys_enter|sys_exit|tp|uprobe)' || true)
-	perf=$(bpftool perf show 2>/dev/null | grep -E 'stacks_' || true)
-	[ -z "$left$perf" ]
+	assert_no_probes '^stacks_'
 }
 
 @test "stacks: -a counts every process and kernel threads, ebprof excepted" {
