@@ -125,6 +125,18 @@ assert_no_cpu_probes() {
 	assert_no_cpu_probes
 }
 
+@test "cpu: a process's exit path is its CPU time: exit_mmap unmapping 300 MiB is sampled" {
+	# _exit with the memory still mapped: the kernel unmaps it after the exit stop, where the
+	# session reads the process out
+	run "$EBPROF" cpu -q -F 999 -o "$T/x.folded" -- \
+		perl -MPOSIX -e '$x = "a" x (300 << 20); POSIX::_exit(0)'
+	[ "$status" -eq 0 ]
+	exiting=$(grep '^perl ([0-9]*);.*do_exit_\[k\].*exit_mmap_\[k\]' "$T/x.folded" |
+		awk '{ s += $NF } END { print s + 0 }')
+	echo "exit_mmap samples: $exiting"
+	[ "$exiting" -gt 0 ]
+}
+
 @test "cpu: bad input is a usage error or a clear failure" {
 	run "$EBPROF" cpu -F 0 -- true
 	[ "$status" -eq 2 ]

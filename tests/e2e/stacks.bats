@@ -134,3 +134,13 @@ events_through() {
 	[ "$(events_through "$T/out.json" open_a)" -eq 5 ]
 	[ "$(events_through "$T/out.json" open_b)" -eq 10 ]
 }
+
+@test "stacks: a process's exit path is its own: sched_process_exit once for each of a tree" {
+	# it fires after the exit stop, where the session reads a process out
+	run "$EBPROF" stacks -e sched:sched_process_exit -o "$T/out.json" -o "$T/out.folded" \
+		-- sh -c "'$FIX/openloop' 1; '$FIX/openloop' 1"
+	[ "$status" -eq 0 ]
+	jqe '[.processes[] | .comm] | sort == ["openloop", "openloop", "sh"]' "$T/out.json"
+	jqe '[.processes[] | .calls["sched:sched_process_exit"]] == [1, 1, 1]' "$T/out.json"
+	grep -q 'do_exit_\[k\];sched:sched_process_exit 1$' "$T/out.folded"
+}
