@@ -91,8 +91,14 @@ struct mode_ops {
 	/* Read pid out into the profile, while its mappings are still readable; `exec`: its old
 	 * program is being replaced (the new one is attached next). */
 	void (*finalize)(void *m, pid_t pid, bool exec);
-	/* pid has ended: release its probes (without waiting for it). */
+	/* pid has ended: release its probes (without waiting for it). Called at its exit stop,
+	 * and again when it is gone. */
 	void (*retire)(void *m, pid_t pid);
+	/* pid is gone (its exit was reported to the session): its number may come back as
+	 * another process from now on. Between its exit stop and this, the kernel's exit path
+	 * runs in it (exit_mmap, sched_process_exit): a mode whose events happen there keeps
+	 * counting them for pid until this. */
+	void (*reaped)(void *m, pid_t pid);
 
 	/* Tracing ends: stop counting (take probes off), before the remaining processes are
 	 * finalized. */

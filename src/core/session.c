@@ -142,6 +142,12 @@ static void retire(struct session *s, pid_t pid)
 		s->ops->retire(s->m, pid);
 }
 
+static void reaped(struct session *s, pid_t pid)
+{
+	if (s->ops->reaped)
+		s->ops->reaped(s->m, pid);
+}
+
 static bool all_done(struct session *s)
 {
 	if (s->o->all)
@@ -217,6 +223,7 @@ static void on_exec(struct session *s, struct tgt *t)
 		t->gone = true;
 		t->status = status;
 		retire(s, t->pid);
+		reaped(s, t->pid);
 		return;
 	}
 	if (err) {
@@ -380,6 +387,7 @@ static void on_child_event(struct session *s, pid_t pid, int status)
 		if (!t->done)
 			finalize(s, t);	/* killed without an exit stop: from the attach snapshot */
 		retire(s, pid);
+		reaped(s, pid);
 		t->gone = true;
 		t->status = status;
 		if (pid == s->child) {
@@ -595,6 +603,7 @@ static int loop(struct session *s, int sfd, int tfd, int ifd)
 			if (!(pfd[k].revents & (POLLIN | POLLHUP)))
 				continue;
 			finalize(s, t);
+			reaped(s, t->pid);
 			t->gone = true;
 		}
 	}

@@ -299,6 +299,13 @@ static void write_head(const struct html *h)
 		"= 'js';</script>\n</head>\n<body>\n<div class=\"page\">\n", html_style);
 }
 
+/* What a row of the stack tables is: an allocation site in an allocation profile, a stack in
+ * any other (cpu time, events). */
+static const char *row_word(const struct html *h)
+{
+	return h->alloc_space >= 0 ? "site" : "stack";
+}
+
 static void write_header(const struct html *h)
 {
 	const struct profile *p = h->p;
@@ -308,9 +315,9 @@ static void write_header(const struct html *h)
 
 	fputs("<h1 id=\"top\">ebprof <span class=\"mode\">", f);
 	esc(f, p->mode);
-	fputs("</span> report</h1>\n<div class=\"nav\"><a href=\"#processes\">Processes</a>"
-	      "<a href=\"#timeline\">Over time</a><a href=\"#sites\">Top sites</a>"
-	      "<a href=\"#flame\">Flame graph</a>", f);
+	fprintf(f, "</span> report</h1>\n<div class=\"nav\"><a href=\"#processes\">Processes</a>"
+		"<a href=\"#timeline\">Over time</a><a href=\"#sites\">Top %ss</a>"
+		"<a href=\"#flame\">Flame graph</a>", row_word(h));
 	if (tracks_outstanding(h))
 		fputs("<a href=\"#outstanding\">Outstanding</a>", f);
 	if (has_leaks(h))
@@ -360,8 +367,9 @@ static void write_header(const struct html *h)
 	} else {
 		fputs("<span class=\"empty\">not recorded</span>", f);
 	}
-	fprintf(f, "</td></tr>\n<tr><th>Sites</th><td>%" PRIu32 " distinct stack%s in %" PRIu32
-		" process%s</td></tr>\n", p->nsamples, p->nsamples == 1 ? "" : "s",
+	fprintf(f, "</td></tr>\n<tr><th>%s</th><td>%" PRIu32 " distinct stack%s in %" PRIu32
+		" process%s</td></tr>\n", h->alloc_space >= 0 ? "Sites" : "Stacks", p->nsamples,
+		p->nsamples == 1 ? "" : "s",
 		p->nprocesses, p->nprocesses == 1 ? "" : "es");
 	for (i = 0; i < p->ntypes; i++) {
 		int64_t sum = 0;
@@ -1001,11 +1009,12 @@ static void table_tools(FILE *f, const char *id, const char *what)
 }
 
 /* A table of sites: sortable, rows that open on their stack, PAGE_ROWS shown at first. */
-static void table_start(FILE *f, const char *id)
+static void table_start(const struct html *h, const char *id)
 {
-	fprintf(f, "<table class=\"data sortable fixed\" id=\"%s\" data-expand=\"1\" "
+	fprintf(h->f, "<table class=\"data sortable fixed\" id=\"%s\" data-expand=\"1\" "
 		"data-page=\"%d\">\n<thead><tr><th class=\"num rank\" data-sort=\"rank\">#</th>"
-		"<th data-sort=\"text\">Site</th>", id, PAGE_ROWS);
+		"<th data-sort=\"text\">%s</th>", id, PAGE_ROWS,
+		h->alloc_space >= 0 ? "Site" : "Stack");
 }
 
 /* Row `rank` (0-based) of sample `si`: its key into the data and its rank cell; cls, if not
@@ -1042,23 +1051,24 @@ static int write_sites(struct html *h)
 	ncols = column_types(p, cols, headers);
 	shown = n < SITES_MAX ? n : SITES_MAX;
 
-	fprintf(f, "<h2 id=\"sites\">Top %ssites</h2>\n", h->alloc_space >= 0 ? "allocation " : "");
+	fprintf(f, "<h2 id=\"sites\">Top %ss</h2>\n",
+		h->alloc_space >= 0 ? "allocation site" : "stack");
 	if (!n) {
 		fputs("<p class=\"empty\">No samples.</p>\n", f);
 		err = 0;
 		goto out;
 	}
-	fprintf(f, "<p class=\"hint\">%" PRIu32 " site%s", n, n == 1 ? "" : "s");
+	fprintf(f, "<p class=\"hint\">%" PRIu32 " %s%s", n, row_word(h), n == 1 ? "" : "s");
 	if (p->ntypes) {
 		fputs(" by ", f);
 		esc(f, p->types[key].type);
 	}
 	if (shown < n)
-		fprintf(f, "; the first %" PRIu32 " are shown here (every site is in the .json, "
+		fprintf(f, "; the first %" PRIu32 " are shown here (every one is in the .json, "
 			".txt --top 0 and .pb.gz reports)", shown);
 	fputs(". Click a column header to sort, a row to see its whole stack.</p>\n", f);
-	table_tools(f, "sites-table", "sites");
-	table_start(f, "sites-table");
+	table_tools(f, "sites-table", h->alloc_space >= 0 ? "sites" : "stacks");
+	table_start(h, "sites-table");
 	for (c = 0; c < ncols; c++) {
 		fputs("<th class=\"num\" data-sort=\"num\" title=\"", f);
 		esc(f, p->types[cols[c]].type);
@@ -1141,7 +1151,7 @@ static int write_outstanding(struct html *h)
 		fprintf(f, "; the first %" PRIu32 " are shown", shown);
 	fputs(". Ages are from allocation to the end of the run.</p>\n", f);
 	table_tools(f, "outstanding-table", "sites");
-	table_start(f, "outstanding-table");
+	table_start(h, "outstanding-table");
 	fputs("<th class=\"num\" data-sort=\"num\">Objects</th>"
 	      "<th class=\"num\" data-sort=\"num\">Bytes</th>"
 	      "<th class=\"num\" data-sort=\"num\">PID</th>"
@@ -1329,7 +1339,7 @@ static int write_leaks(struct html *h)
 	fputs(". Each cell is the bytes of the class, and its blocks; <i>Lost</i> is the three "
 	      "together. Click a row to see its whole stack.</p>\n", f);
 	table_tools(f, "leaks-table", "sites");
-	table_start(f, "leaks-table");
+	table_start(h, "leaks-table");
 	fputs("<th class=\"num\" data-sort=\"num\">Lost</th>"
 	      "<th class=\"num\" data-sort=\"num\" title=\"no pointer to the block is left\">"
 	      "Definitely lost</th>"

@@ -19,14 +19,7 @@ folded_sum() {
 
 # No cpu_sample program is loaded any more (its perf event links and events are gone with it).
 assert_no_cpu_probes() {
-	local left
-	left=$(bpftool prog show name cpu_sample 2>/dev/null || true)
-	if [ -n "$left" ]; then
-		echo "cpu_sample still loaded:" >&2
-		echo "$left" >&2
-		bpftool link show >&2
-		return 1
-	fi
+	assert_no_probes '^cpu_sample$'
 }
 
 @test "cpu: the 3:1 split of cpuburn within 5 points, every sample weighs the period" {
@@ -127,7 +120,21 @@ assert_no_cpu_probes() {
 	run "$EBPROF" cpu -q -a --idle --cpu 0 -d 500ms -o "$T/y.folded" -o "$T/y.json"
 	[ "$status" -eq 0 ]
 	jqe '.info.cpus == "0"' "$T/y.json"
+	# the sampling window is its own fact, not a second "duration" beside the run's
+	jqe '(.info.sampled_for | test("^[0-9.]+ s$")) and (.info | has("duration") | not)' "$T/y.json"
 	assert_no_cpu_probes
+}
+
+@test "cpu: a process's exit path is its CPU time: exit_mmap unmapping 300 MiB is sampled" {
+	# _exit with the memory still mapped: the kernel unmaps it after the exit stop, where the
+	# session reads the process out
+	run "$EBPROF" cpu -q -F 999 -o "$T/x.folded" -- \
+		perl -MPOSIX -e '$x = "a" x (300 << 20); POSIX::_exit(0)'
+	[ "$status" -eq 0 ]
+	exiting=$(grep '^perl ([0-9]*);.*do_exit_\[k\].*exit_mmap_\[k\]' "$T/x.folded" |
+		awk '{ s += $NF } END { print s + 0 }')
+	echo "exit_mmap samples: $exiting"
+	[ "$exiting" -gt 0 ]
 }
 
 @test "cpu: bad input is a usage error or a clear failure" {

@@ -110,9 +110,7 @@ events_through() {
 	run "$EBPROF" stacks -e sched:sched_switch -e syscalls:sys_enter_openat -e u:openloop:marker \
 		-o "$T/out.json" -- "$FIX/openloop" 3
 	[ "$status" -eq 0 ]
-	left=$(bpftool link show 2>/dev/null | grep -E 'stacks_(raw_tp|sys_enter|sys_exit|tp|uprobe)' || true)
-	perf=$(bpftool perf show 2>/dev/null | grep -E 'stacks_' || true)
-	[ -z "$left$perf" ]
+	assert_no_probes '^stacks_'
 }
 
 @test "stacks: -a counts every process and kernel threads, ebprof excepted" {
@@ -135,4 +133,14 @@ events_through() {
 		"$T/out.json"
 	[ "$(events_through "$T/out.json" open_a)" -eq 5 ]
 	[ "$(events_through "$T/out.json" open_b)" -eq 10 ]
+}
+
+@test "stacks: a process's exit path is its own: sched_process_exit once for each of a tree" {
+	# it fires after the exit stop, where the session reads a process out
+	run "$EBPROF" stacks -e sched:sched_process_exit -o "$T/out.json" -o "$T/out.folded" \
+		-- sh -c "'$FIX/openloop' 1; '$FIX/openloop' 1"
+	[ "$status" -eq 0 ]
+	jqe '[.processes[] | .comm] | sort == ["openloop", "openloop", "sh"]' "$T/out.json"
+	jqe '[.processes[] | .calls["sched:sched_process_exit"]] == [1, 1, 1]' "$T/out.json"
+	grep -q 'do_exit_\[k\];sched:sched_process_exit 1$' "$T/out.folded"
 }

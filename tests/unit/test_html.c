@@ -490,7 +490,7 @@ static void test_empty_and_other_modes(void **state)
 	out = render(&output_html, p, NULL, &len);
 	expect(out, "No processes were traced.");
 	expect(out, "<h2 id=\"timeline\">Over time</h2>\n<p class=\"empty\">No samples");
-	expect(out, "<h2 id=\"sites\">Top sites</h2>\n<p class=\"empty\">No samples.</p>");
+	expect(out, "<h2 id=\"sites\">Top stacks</h2>\n<p class=\"empty\">No samples.</p>");
 	expect(out, "No sample types: nothing to draw.");
 	expect(out, "<p class=\"drops-ok\">No events were dropped.</p>");
 	assert_null(strstr(out, "id=\"outstanding\""));
@@ -505,7 +505,21 @@ static void test_empty_and_other_modes(void **state)
 	l = LOC(p, PROF_NONE, 0x401000, 0, { f, 12 });
 	assert_non_null(profile__add_sample(p, &l, 1, v, 9));
 	out = render(&output_html, p, NULL, &len);
-	expect(out, "<h2 id=\"sites\">Top sites</h2>\n<p class=\"hint\">1 site by cpu.");
+	/* a cpu profile's rows are stacks, not allocation sites */
+	expect(out, "<a href=\"#sites\">Top stacks</a>");
+	expect(out, "<h2 id=\"sites\">Top stacks</h2>\n<p class=\"hint\">1 stack by cpu.");
+	expect(out, "<th data-sort=\"text\">Stack</th>");
+	expect(out, "placeholder=\"Filter stacks by function");
+	expect(out, "<tr><th>Stacks</th><td>1 distinct stack in");
+	{
+		/* the page's own words, not the script's comments */
+		char *script = strstr(out, "<script");
+
+		assert_non_null(script);
+		*script = 0;
+		assert_null(strstr(out, " site"));
+		*script = '<';
+	}
 	expect(out, "title=\"cpu (nanoseconds)\">cpu</th>");
 	expect(out, "<td class=\"num\" data-v=\"1200000000\">1.20 s<span class=\"x\">1200000000 ns"
 		    "</span></td>");

@@ -513,7 +513,9 @@ static void cpu_finalize(void *m, pid_t pid, bool exec)
 		drain(c, pid, true);
 }
 
-static void cpu_retire(void *m, pid_t pid)
+/* Not at its exit stop (retire): the kernel's exit path after it (exit_mmap unmapping its
+ * memory) is its CPU time too. */
+static void cpu_reaped(void *m, pid_t pid)
 {
 	struct cpu_collector *c = m;
 	struct proc_info *p = proc_table__find(c->procs, pid);
@@ -590,7 +592,9 @@ static void cpu_finish(void *m)
 	/* the run's facts */
 	profile__add_info(prof, "rate", "%u Hz", c->opts.hz);
 	profile__add_info(prof, "cpus", "%s", cpus);
-	profile__add_info(prof, "duration", "%.2f s", secs);
+	/* the window the perf events were on; the report's Duration is the whole run (start-up
+	 * and read-out included) */
+	profile__add_info(prof, "sampled_for", "%.2f s", secs);
 	profile__add_info(prof, "samples", "%llu", (unsigned long long)c->samples);
 	profile__add_info(prof, "samples_lost", "%llu", (unsigned long long)lost);
 }
@@ -636,7 +640,7 @@ const struct mode_ops cpu_mode_ops = {
 	.tick = cpu_tick,
 	.progress = cpu_progress,
 	.finalize = cpu_finalize,
-	.retire = cpu_retire,
+	.reaped = cpu_reaped,
 	.stop = cpu_stop,
 	.finish = cpu_finish,
 	.detach = cpu_detach,

@@ -591,12 +591,21 @@ static void stacks_retire(void *mp, pid_t pid)
 {
 	struct stacks_mode *m = mp;
 	struct proc_info *p = proc_table__find(m->procs, pid);
+
+	/* its uprobes: no user code runs after the exit stop */
+	if (p)
+		close_ufds(m, p);
+}
+
+/* Not at its exit stop (retire): the kernel's exit path after it has events of its own
+ * (sched_process_exit, the last sched_switch); they are drained at the end. */
+static void stacks_reaped(void *mp, pid_t pid)
+{
+	struct stacks_mode *m = mp;
 	__u32 key = pid;
 
 	/* a reused pid is not a target */
 	bpf_map_delete_elem(bpf_map__fd(m->skel->maps.targets), &key);
-	if (p)
-		close_ufds(m, p);
 }
 
 static void stacks_stop(void *mp)
@@ -683,6 +692,7 @@ const struct mode_ops stacks_mode_ops = {
 	.progress = stacks_progress,
 	.finalize = stacks_finalize,
 	.retire = stacks_retire,
+	.reaped = stacks_reaped,
 	.stop = stacks_stop,
 	.finish = stacks_finish,
 	.detach = stacks_detach,
