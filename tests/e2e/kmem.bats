@@ -18,7 +18,6 @@ start_ebprof() {
 	EBP=$!
 	BG_PIDS+=("$EBP")
 	wait_for "$T/err" "PID $FIXPID: counting its kernel allocations"
-	IDS=$(prog_ids_of "$EBP")
 }
 
 # The fixture does its work; then ebprof is stopped (Ctrl-C) while the fixture still runs.
@@ -27,24 +26,6 @@ run_window() {
 	wait_for "$T/fix.out" "^done" 60
 	kill -INT "$EBP"
 	wait "$EBP"
-}
-
-# The ids of the BPF programs process $1 holds (from its fdinfo: our own programs only, other
-# engineers' may be loaded on this machine).
-prog_ids_of() {
-	grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u
-}
-
-# None of the programs in $1 (ids) is loaded any more.
-assert_progs_gone() {
-	local id
-	[ -n "$1" ] || { echo "no program ids recorded" >&2; return 1; }
-	for id in $1; do
-		if bpftool prog show id "$id" >/dev/null 2>&1; then
-			echo "program $id left loaded" >&2
-			return 1
-		fi
-	done
 }
 
 # |a - b| <= 1% of b (b > 0)
@@ -114,7 +95,7 @@ within_1pct() {
 	grep -q "^Top .* allocation sites by count" "$T/out.txt"
 	grep -qE "^  filp +[0-9]+" "$T/out.txt"
 	# nothing left behind after Ctrl-C
-	assert_progs_gone "$IDS"
+	assert_no_probes '^kmem_'
 }
 
 @test "kmem: 1,000 pipes held open at the end are outstanding under the fixture's pipe() stack" {
@@ -208,7 +189,6 @@ within_1pct() {
 	EBP=$!
 	BG_PIDS+=("$EBP")
 	wait_for "$T/err" "counting the kernel allocations of every process"
-	IDS=$(prog_ids_of "$EBP")
 	kill -USR1 "$FIXPID"
 	wait_for "$T/fix.out" "^done"
 	wait "$EBP"
@@ -223,7 +203,7 @@ within_1pct() {
 			"$T/out.json"
 	fi
 	jqe '.processes | length > 1' "$T/out.json"
-	assert_progs_gone "$IDS"
+	assert_no_probes '^kmem_'
 	kill -USR1 "$FIXPID"
 }
 

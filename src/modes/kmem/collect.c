@@ -34,7 +34,7 @@
 #define MAX_PROCS 32768		/* processes with totals (-a sees every one) */
 #define MAX_CACHE_STATS 65536	/* (process, cache) pairs */
 #define MAX_LOCS (1 + 2 * STACK_MAX_DEPTH)
-#define SNAP_INTERVAL_NS 1000000000ull	/* live bytes per stack snapshot, at first */
+#define SNAP_INTERVAL_NS 500000000ull	/* live bytes per stack snapshot, at first */
 #define SNAP_BUDGET 20			/* a snapshot may cost 1/SNAP_BUDGET of its interval */
 
 static const char *const drop_names[KMEM_DROP__COUNT] = {
@@ -431,6 +431,99 @@ static int on_cache_id(const void *key, const void *val, void *ctx)
 	return reader_push(r, &e);
 }
 
+/* The samples one drain made, by (pid, locations): open addressing, PROF_NONE for empty. */
+struct sample_tab {
+	uint32_t *slot;
+	size_t size;		/* twice the keys read: never full */
+};
+
+static size_t sample_hash(const uint32_t *locs, uint32_t n, uint32_t pid, size_t size)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ pid ^ ((uint64_t)n << 32);
+
+	for (uint32_t i = 0; i < n; i++)
+		h = (h ^ locs[i]) * 0xff51afd7ed558ccdull;
+	return (h ^ (h >> 33)) % size;
+}
+
+static uint32_t find_sample(const struct profile *prof, const struct sample_tab *t,
+			    const uint32_t *locs, uint32_t n, uint32_t pid)
+{
+	for (size_t i = sample_hash(locs, n, pid, t->size);; i = (i + 1) % t->size) {
+		const struct prof_sample *s;
+
+		if (t->slot[i] == PROF_NONE)
+			return PROF_NONE;
+		s = &prof->samples[t->slot[i]];
+		if (s->pid == pid && s->nlocs == n && !memcmp(s->locs, locs, n * sizeof(*locs)))
+			return t->slot[i];
+	}
+}
+
+static void add_sample(const struct profile *prof, struct sample_tab *t, uint32_t idx)
+{
+	const struct prof_sample *s = &prof->samples[idx];
+	size_t i = sample_hash(s->locs, s->nlocs, s->pid, t->size);
+
+	while (t->slot[i] != PROF_NONE)
+		i = (i + 1) % t->size;
+	t->slot[i] = idx;
+}
+
+/* The growth of each sample made by one drain (from index first): the series of its keys
+ * (merge[i]: entry i's sample) summed, fitted as mem's sites are. */
+static int fit_growth(struct kmem_collector *c, struct profile *prof, const struct reader *counts,
+		      const uint32_t *merge, uint32_t first)
+{
+	uint32_t ns = prof->nsamples - first;
+	int64_t *sum = NULL;
+	uint64_t *bytes = NULL, *allocs = NULL;
+	struct proc_info *p = NULL;
+	uint32_t npts = 0;
+	int err = 0;
+
+	if (!ns)
+		return 0;
+	sum = calloc((size_t)ns * SNAPSHOTS_MAX, sizeof(*sum));
+	bytes = calloc(ns, sizeof(*bytes));
+	allocs = calloc(ns, sizeof(*allocs));
+	if (!sum || !bytes || !allocs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < counts->n; i++) {
+		const struct count_entry *e = &((struct count_entry *)counts->v)[i];
+		uint32_t si = merge[i] - first;
+		const int64_t *v;
+
+		if (!p || p->pid != (pid_t)e->k.tgid)
+			p = proc_table__find(c->procs, e->k.tgid);
+		if (!snap_of(p))
+			continue;
+		npts = snapshots__count(snap_of(p));
+		v = snapshots__site(snap_of(p), snap_k1(&e->k), e->k.ustack, NULL);
+		for (uint32_t j = 0; v && j < npts && j < SNAPSHOTS_MAX; j++)
+			sum[(size_t)si * SNAPSHOTS_MAX + j] += v[j];
+		bytes[si] += e->v.bytes_alloc;
+		allocs[si] += e->v.allocs;
+	}
+	for (uint32_t si = 0; si < ns; si++) {
+		struct prof_sample *s = &prof->samples[first + si];
+
+		p = proc_table__find(c->procs, s->pid);
+		if (!snap_of(p) || !allocs[si])
+			continue;
+		prof_growth__fit(snapshots__times(snap_of(p)), &sum[(size_t)si * SNAPSHOTS_MAX],
+				 snapshots__count(snap_of(p)), snapshots__t0(snap_of(p)),
+				 bytes[si] / allocs[si], &s->growth);
+	}
+out:
+	free(sum);
+	free(bytes);
+	free(allocs);
+	return err;
+}
+
 /* Move the counts of process `only` (0: every process) into the profile, with its outstanding
  * allocations and their ages (at `now`, bpf_ktime_get_ns()'s clock), its caches and totals;
  * `remove`: delete them from the kernel (the process is done, or exec'd). */
@@ -441,6 +534,8 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 	struct stack_table *st = stack_table__new();
 	uint32_t *locs = malloc(MAX_LOCS * sizeof(*locs));
 	struct proc_info *p = NULL;
+	uint32_t *merge = NULL, first;
+	struct sample_tab tab = { 0 };
 	size_t li = 0;
 	int err;
 
@@ -519,6 +614,19 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 			bpf_map_delete_elem(bpf_map__fd(c->skel->maps.totals), &e->tgid);
 	}
 
+	/* One sample per displayed stack: keys that differ only in frames the report leaves
+	 * out (the tracing machinery, unwinding garbage past the last user frame) are one site,
+	 * their values, histograms, outstanding allocations and series summed. */
+	first = prof->nsamples;
+	merge = calloc(counts.n ? counts.n : 1, sizeof(*merge));
+	tab.size = 2 * (counts.n ? counts.n : 1);
+	tab.slot = malloc(tab.size * sizeof(*tab.slot));
+	if (tab.slot)
+		memset(tab.slot, 0xff, tab.size * sizeof(*tab.slot));
+	if (!merge || !tab.slot) {
+		err = -ENOMEM;
+		goto out;
+	}
 	p = NULL;
 	for (size_t i = 0; i < counts.n; i++) {
 		const struct count_entry *e = &((struct count_entry *)counts.v)[i];
@@ -526,7 +634,7 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 		int64_t vals[NTYPES];
 		struct prof_sample *s;
 		char leaf[96];
-		uint32_t n = 0;
+		uint32_t n = 0, si;
 
 		if (!p || p->pid != (pid_t)e->k.tgid) {
 			p = report_proc(c, e->k.tgid, exec, NULL);
@@ -544,22 +652,25 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 		vals[T_INUSE_OBJECTS] = e->v.live_count;
 		vals[T_INUSE_SPACE] = e->v.live_bytes;
 		vals[T_WASTE_SPACE] = e->v.bytes_alloc - e->v.bytes_req;
-		s = profile__add_sample(prof, locs, n, vals, e->k.tgid);
-		if (!s) {
-			err = -errno;
-			goto out;
+		/* the same stack as an earlier key of this process: one site */
+		si = find_sample(prof, &tab, locs, n, e->k.tgid);
+		if (si != PROF_NONE) {
+			s = &prof->samples[si];
+			for (int t = 0; t < NTYPES; t++)
+				s->values[t] += vals[t];
+			for (uint32_t b = 0; b < s->nhist && b < KMEM_HIST_BUCKETS; b++)
+				s->hist[b] += e->v.hist[b];
+		} else {
+			s = profile__add_sample(prof, locs, n, vals, e->k.tgid);
+			if (!s) {
+				err = -errno;
+				goto out;
+			}
+			prof_sample__set_hist(prof, s, (const uint64_t *)e->v.hist,
+					      KMEM_HIST_BUCKETS);
+			add_sample(prof, &tab, (uint32_t)(s - prof->samples));
 		}
-		prof_sample__set_hist(prof, s, (const uint64_t *)e->v.hist, KMEM_HIST_BUCKETS);
-		if (snap_of(p) && e->v.allocs) {
-			const int64_t *v = snapshots__site(snap_of(p), snap_k1(&e->k), e->k.ustack,
-							   NULL);
-
-			if (v)
-				prof_growth__fit(snapshots__times(snap_of(p)), v,
-						 snapshots__count(snap_of(p)),
-						 snapshots__t0(snap_of(p)),
-						 e->v.bytes_alloc / e->v.allocs, &s->growth);
-		}
+		merge[i] = (uint32_t)(s - prof->samples);
 		/* its live allocations, sorted by the same key: the outstanding ones and ages */
 		while (li < lives.n && key_cmp(&((struct live_entry *)lives.v)[li].v.key, &e->k) < 0)
 			li++;
@@ -583,6 +694,9 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 		if (remove)
 			bpf_map_delete_elem(bpf_map__fd(c->skel->maps.counts), &e->k);
 	}
+	err = fit_growth(c, prof, &counts, merge, first);
+	if (err)
+		goto out;
 
 	for (size_t i = 0; i < caches.n; i++) {
 		const struct cache_entry *e = &((struct cache_entry *)caches.v)[i];
@@ -612,6 +726,8 @@ out:
 	free(caches.v);
 	free(totals.v);
 	free(ids.v);
+	free(merge);
+	free(tab.slot);
 	free(locs);
 	stack_table__free(st);
 	return err;
@@ -658,7 +774,7 @@ static int snap_count(const void *key, const void *val, void *ctx)
 }
 
 /* Every traced process's live bytes per stack, for the growth view: one read of the counts
- * map, at most once a second and less often when a read costs more than 1/SNAP_BUDGET. */
+ * map, at most twice a second and less often when a read costs more than 1/SNAP_BUDGET. */
 static void snapshot(struct kmem_collector *c, uint64_t now_ns)
 {
 	struct snap_read r = { .c = c };
@@ -689,8 +805,12 @@ static void snapshot(struct kmem_collector *c, uint64_t now_ns)
 	cost = mono_ns() - now_ns;
 	if (!c->snap_interval)
 		c->snap_interval = SNAP_INTERVAL_NS;
-	if (thinned || cost * SNAP_BUDGET > c->snap_interval)
+	if (thinned || cost * SNAP_BUDGET > c->snap_interval) {
 		c->snap_interval *= 2;
+		pr_debug(c->lc, "snapshots of live bytes per stack now every %.1f s (%s)",
+			 c->snap_interval / 1e9, thinned ? "store full" : "a read took too long");
+	}
+	pr_debug(c->lc, "snapshot of live bytes per stack: %.1f ms", cost / 1e6);
 	c->snap_due = now_ns + c->snap_interval;
 }
 
@@ -699,10 +819,11 @@ static void kmem_tick(void *m, int64_t t_ns, bool second)
 	struct kmem_collector *c = m;
 
 	(void)t_ns;
-	if (!second)
-		return;
+	/* every tick: snapshot() keeps its own interval */
 	if (!c->stop_ns)
 		snapshot(c, mono_ns());
+	if (!second)
+		return;
 	/* libraries loaded since the last look; with -a, the processes seen since, while their
 	 * mappings are there */
 	for (uint32_t i = 0; i < proc_table__count(c->procs); i++)
