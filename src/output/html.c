@@ -660,7 +660,7 @@ static int write_processes(const struct html *h)
 	keys = collect_keys(p, true, true, &nkeys);
 	if (!keys && nkeys)
 		return -ENOMEM;
-	/* a mode that traces no functions (cpu, stacks) has no calls to speak of */
+	/* a mode that traces no functions (cpu, stacks, kmem) has no calls to speak of */
 	if (!nkeys && !render__traces_calls(p)) {
 		free(keys);
 		return 0;
