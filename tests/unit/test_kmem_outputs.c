@@ -66,7 +66,7 @@ static struct profile *kmem_fixture(void)
 	assert_int_equal(profile__add_type(p, "inuse_space", "bytes"), 0);
 	assert_int_equal(profile__add_type(p, "waste_space", "bytes"), 0);
 	assert_int_equal(profile__set_default_type(p, "alloc_space"), 0);
-	assert_int_equal(profile__add_info(p, "duration", "2.00 s"), 0);
+	assert_int_equal(profile__add_info(p, "traced_for", "2.00 s"), 0);
 	assert_int_equal(profile__add_info(p, "allocations", "14007"), 0);
 
 	m_fix = profile__mapping(p, 100, 0x555555554000, 0x555555559000, 0, "/usr/bin/kmemfix",

@@ -949,7 +949,8 @@ static void kmem_finish(void *m)
 		profile__add_note(prof, "allocations count for the task that made them: kernel "
 				  "threads and interrupts working on a process's behalf (writeback, "
 				  "RCU callbacks, softirqs on other CPUs) are not counted for it");
-	profile__add_info(prof, "duration", "%.2f s", secs);
+	/* the window the tracepoints were on; the report's Duration is the whole run */
+	profile__add_info(prof, "traced_for", "%.2f s", secs);
 	profile__add_info(prof, "allocations", "%llu", (unsigned long long)c->allocs);
 }
 
