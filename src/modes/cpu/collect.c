@@ -137,21 +137,6 @@ static bool snapshot(struct cpu_collector *c, struct proc_info *p)
 	return proc_table__snapshot(c->procs, p);
 }
 
-/* -a: a process the kernel saw for the first time. */
-static int on_note(void *ctx, void *data, size_t len)
-{
-	struct cpu_collector *c = ctx;
-	const struct cpu_note *n = data;
-	struct proc_info *p;
-
-	if (len < sizeof(*n) || proc_table__find(c->procs, n->tgid))
-		return 0;
-	p = proc_table__add(c->procs, n->tgid);
-	if (p)
-		snapshot(c, p);
-	return 0;
-}
-
 /* ---- open ------------------------------------------------------------------------------- */
 
 static int open_events(struct cpu_collector *c)
@@ -253,7 +238,7 @@ static void *cpu_open(const struct session_env *env, void *opts)
 		goto fail;
 	}
 	if (env->all) {
-		c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.notes), on_note, c, NULL);
+		c->rb = proc_table__notes(c->procs, bpf_map__fd(c->skel->maps.notes));
 		if (!c->rb) {
 			pr_err(c->lc, "cannot read the BPF ring buffer: %s", strerror(errno));
 			goto fail;
@@ -477,11 +462,7 @@ static void cpu_tick(void *m, int64_t t_ns, bool second)
 		ring_buffer__consume(c->rb);
 	if (!second)
 		return;
-	/* libraries loaded since the last look (a launched program maps its libraries after the
-	 * exec stop it was attached at) */
-	for (uint32_t i = 0; i < proc_table__count(c->procs); i++)
-		if (proc_table__at(c->procs, i)->attached)
-			snapshot(c, proc_table__at(c->procs, i));
+	proc_table__snapshot_attached(c->procs);
 }
 
 static uint64_t stat_sum(struct cpu_collector *c, enum cpu_stat s)
