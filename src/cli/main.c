@@ -13,6 +13,7 @@ static const struct cmd cmds[] = {
 	{ "mem", cmd_mem, "trace the malloc family: top allocation sites, leaks, per-process totals" },
 	{ "cpu", cmd_cpu, "sample on-CPU stacks (kernel and user): where the CPU time goes" },
 	{ "stacks", cmd_stacks, "count user and kernel stacks at tracepoints and user functions" },
+	{ "io", cmd_io, "block I/O latency by disk, operation, process and stack" },
 	{ "report", cmd_report, "load a saved pprof profile and write it in any output format" },
 	{ "diff", cmd_diff, "compare two saved profiles: what changed, differential flame graph" },
 };
@@ -35,6 +36,7 @@ static void usage(FILE *f)
 		"  sudo ebprof cpu -p 4242 -d 10 -o flame.svg  CPU time by stack, 10 s\n"
 		"  sudo ebprof cpu -a -d 10                    the whole machine for 10 s\n"
 		"  sudo ebprof stacks -e syscalls:sys_enter_openat -- ./myprog   who opens files\n"
+		"  sudo ebprof io -a -d 10                     disk latency, and who waits on it\n"
 		"  ebprof report out.pb.gz -o flame.svg        render a saved profile again\n"
 		"  ebprof diff before.pb.gz after.pb.gz -o diff.svg\n"
 		"\n"
