@@ -8,6 +8,7 @@
 #   make bench-scan leak scan cost per MB of heap (root)
 #   make bench-placement  what probe placement saves per call (root)
 #   make bench-cpu  what `ebprof cpu` costs beside perf record and bpftrace (root)
+#   make bench-io   what `ebprof io` costs per block request beside bpftrace (root)
 #   V=1             show full commands
 
 OUT        ?= build
@@ -69,7 +70,7 @@ FIX_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthre
 
 DEMO_BIN   := $(OUT)/demo/demo
 
-.PHONY: all deps demo check unit e2e bench bench-scan bench-render bench-placement bench-cpu clean install fixtures
+.PHONY: all deps demo check unit e2e bench bench-scan bench-render bench-placement bench-cpu bench-io clean install fixtures
 all: $(OUT)/ebprof
 
 deps:
@@ -222,6 +223,9 @@ bench-render: $(OUT)/libebprof.a
 # the anchors (perf, bpftrace) are measured even while ebprof has no cpu mode
 bench-cpu: $(OUT)/ebprof
 	$(Q)bash bench/cpu.sh $(OUT)
+
+bench-io: $(OUT)/ebprof
+	$(Q)bash bench/io.sh $(OUT)
 
 install: $(OUT)/ebprof
 	install -D -m 0755 $(OUT)/ebprof $(DESTDIR)$(PREFIX)/sbin/ebprof
