@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
 #include "core/procs.h"
@@ -161,4 +162,36 @@ static int on_note(void *ctx, void *data, size_t len)
 struct ring_buffer *proc_table__notes(struct proc_table *t, int map_fd)
 {
 	return ring_buffer__new(map_fd, on_note, t, NULL);
+}
+
+int proc_table__target(struct proc_table *t, pid_t pid, int targets_fd, struct proc_info **out)
+{
+	struct proc_info *p = proc_table__add(t, pid);
+	uint32_t key = pid;
+	uint8_t one = 1;
+
+	if (!p)
+		return -ENOMEM;
+	if (!p->attached) {
+		if (bpf_map_update_elem(targets_fd, &key, &one, BPF_ANY))
+			return -errno;
+		p->attached = true;
+	}
+	/* right after an exec only the program and its loader are mapped: ticks re-read */
+	proc_table__snapshot(t, p);
+	if (out)
+		*out = p;
+	return 0;
+}
+
+void proc_table__untarget(struct proc_table *t, pid_t pid, int targets_fd)
+{
+	struct proc_info *p = proc_table__find(t, pid);
+	uint32_t key = pid;
+
+	/* its number may come back as another process */
+	if (p && p->attached) {
+		bpf_map_delete_elem(targets_fd, &key);
+		p->attached = false;
+	}
 }

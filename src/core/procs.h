@@ -52,6 +52,13 @@ int proc_table__adopt(struct proc_table *t, int map_fd, size_t val_size);
 struct ring_buffer;
 struct ring_buffer *proc_table__notes(struct proc_table *t, int map_fd);
 
+/* pid traced by a mode whose programs filter on a `targets` hash map (tgid -> __u8, 1): its
+ * entry (into *out if not NULL), in the map, attached and snapshot. 0, -ENOMEM, or the map's
+ * error (-E2BIG: full). */
+int proc_table__target(struct proc_table *t, pid_t pid, int targets_fd, struct proc_info **out);
+/* pid has ended (the mode's retire): out of the targets map, not attached. */
+void proc_table__untarget(struct proc_table *t, pid_t pid, int targets_fd);
+
 uint32_t proc_table__count(const struct proc_table *t);
 struct proc_info *proc_table__at(const struct proc_table *t, uint32_t i);
 

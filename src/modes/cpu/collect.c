@@ -302,28 +302,17 @@ static int start(struct cpu_collector *c)
 static int cpu_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 {
 	struct cpu_collector *c = m;
-	__u32 key = pid;
-	__u8 one = 1;
-	struct proc_info *p;
 	int err;
 
 	*status = -1;
 	if (kill(pid, 0) && errno == ESRCH)
 		return -ESRCH;
-	p = proc_table__add(c->procs, pid);
-	if (!p)
-		return -ENOMEM;
-	if (!p->attached) {
-		err = bpf_map_update_elem(bpf_map__fd(c->skel->maps.targets), &key, &one, BPF_ANY);
-		if (err) {
-			pr_err(c->lc, "cannot trace PID %d: %s%s", pid, strerror(-err),
-			       err == -E2BIG ? " (more than 1024 processes at once)" : "");
-			return err;
-		}
-		p->attached = true;
+	err = proc_table__target(c->procs, pid, bpf_map__fd(c->skel->maps.targets), NULL);
+	if (err) {
+		pr_err(c->lc, "cannot trace PID %d: %s%s", pid, strerror(-err),
+		       err == -E2BIG ? " (more than 1024 processes at once)" : "");
+		return err;
 	}
-	/* right after an exec only the program and its loader are mapped: tick re-reads */
-	snapshot(c, p);
 	(void)how;
 	return start(c);
 }
@@ -497,14 +486,8 @@ static void cpu_finalize(void *m, pid_t pid, bool exec)
 static void cpu_retire(void *m, pid_t pid)
 {
 	struct cpu_collector *c = m;
-	struct proc_info *p = proc_table__find(c->procs, pid);
-	__u32 key = pid;
 
-	/* its number may come back as another process */
-	if (p && p->attached) {
-		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.targets), &key);
-		p->attached = false;
-	}
+	proc_table__untarget(c->procs, pid, bpf_map__fd(c->skel->maps.targets));
 }
 
 static void cpu_stop(void *m)

@@ -31,6 +31,8 @@
 #include "io.skel.h"
 
 #define MAX_TARGETS	8192	/* traced processes at once (a launched tree) */
+#define STRINGIFY_(x)	#x
+#define STRINGIFY(x)	STRINGIFY_(x)
 #define MAX_COMMS	32768	/* processes named (-a sees every one) */
 #define MAX_INFLIGHT	16384	/* requests in flight at once (nr_requests is 64-2048 a queue) */
 #define MAX_DEVSTATS	256	/* (disk, operation) pairs */
@@ -263,28 +265,18 @@ static void start(struct io_collector *c)
 static int io_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 {
 	struct io_collector *c = m;
-	struct proc_info *p;
-	__u32 key = pid;
-	__u8 one = 1;
+	int err;
 
 	*status = -1;
 	if (kill(pid, 0) && errno == ESRCH)
 		return -ESRCH;
-	p = proc_table__add(c->procs, pid);
-	if (!p)
-		return -ENOMEM;
-	if (!p->attached) {
-		if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.targets), &key, &one, BPF_ANY)) {
-			int err = -errno;
-
-			pr_err(c->lc, "cannot trace PID %d: %s%s", pid, strerror(-err),
-			       err == -E2BIG ? " (the table of traced processes is full)" : "");
-			return err;
-		}
-		p->attached = true;
+	err = proc_table__target(c->procs, pid, bpf_map__fd(c->skel->maps.targets), NULL);
+	if (err) {
+		pr_err(c->lc, "cannot trace PID %d: %s%s", pid, strerror(-err),
+		       err == -E2BIG ? " (more processes at once than the table holds, "
+		       STRINGIFY(MAX_TARGETS) ")" : "");
+		return err;
 	}
-	/* right after an exec only the program and its loader are mapped: tick re-reads */
-	proc_table__snapshot(c->procs, p);
 	(void)how;
 	start(c);
 	return 0;
@@ -698,14 +690,8 @@ static void io_finalize(void *m, pid_t pid, bool exec)
 static void io_retire(void *m, pid_t pid)
 {
 	struct io_collector *c = m;
-	struct proc_info *p = proc_table__find(c->procs, pid);
-	__u32 key = pid;
 
-	/* its number may come back as another process */
-	if (p && p->attached) {
-		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.targets), &key);
-		p->attached = false;
-	}
+	proc_table__untarget(c->procs, pid, bpf_map__fd(c->skel->maps.targets));
 }
 
 static void io_stop(void *m)
