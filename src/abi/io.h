@@ -116,7 +116,7 @@ enum io_stat {
 	IO_STAT_COUNTS_FULL,	/* the per-stack table was full: not counted per stack */
 	IO_STAT_DEVS_FULL,	/* the (disk, operation) table was full: not in the histograms */
 	IO_STAT_NOTES_FULL,	/* -a: a new process not announced: it may stay unsymbolized */
-	IO_STAT_UNSEEN,		/* a request ended without a completion event: not measured */
+	IO_STAT_UNSEEN,		/* a request ended without a completion event: not counted */
 	IO_STAT__COUNT,
 };
 

@@ -443,9 +443,12 @@ static void write_groups(struct json_writer *w, const struct profile *p)
 		for (uint32_t i = 0; i < gr->nlabels; i++)
 			jsonw_string_field(w, gr->labels[i].key, gr->labels[i].value);
 		jsonw_end_object(w);
-		for (uint32_t i = 0; i < gr->nstats; i++)
-			if (strcmp(gr->stats[i].name, "labels") && strcmp(gr->stats[i].name, "histograms"))
-				jsonw_int_field(w, gr->stats[i].name, gr->stats[i].value);
+		for (uint32_t i = 0; i < gr->nstats; i++) {
+			const char *name = gr->stats[i].name;
+
+			if (strcmp(name, "labels") && strcmp(name, "histograms"))
+				jsonw_int_field(w, name, gr->stats[i].value);
+		}
 		jsonw_name(w, "histograms");
 		jsonw_start_array(w);
 		for (uint32_t h = 0; h < gr->nhists; h++) {

@@ -360,7 +360,7 @@ void render__text_notes(FILE *f, const struct profile *p, bool color)
 
 /* A log2 histogram as labelled bars, non-empty buckets only (sizes, lifetimes, latencies). */
 void render__text_buckets(FILE *f, const char *indent, const char *title, const uint64_t *c,
-			  uint32_t n, void (*label_of)(uint32_t b, uint32_t n, char *buf, size_t len))
+			  uint32_t n, render_label_fn label_of)
 {
 	unsigned int lw = 0, cw = 0, l;
 	uint64_t maxc = 0;

@@ -42,8 +42,9 @@ void render__life_bucket_label(uint32_t b, uint32_t n, char *buf, size_t len);
 /* A log2 histogram c[0..n) as labelled bars of '#' (the largest RENDER_BAR_WIDTH wide), one line
  * per non-empty bucket after "<indent><title>:", each line indented two more. */
 #define RENDER_BAR_WIDTH 30
+typedef void (*render_label_fn)(uint32_t b, uint32_t n, char *buf, size_t len);
 void render__text_buckets(FILE *f, const char *indent, const char *title, const uint64_t *c,
-			  uint32_t n, void (*label_of)(uint32_t b, uint32_t n, char *buf, size_t len));
+			  uint32_t n, render_label_fn label_of);
 
 /* Is this function an allocator entry point (malloc, operator new, ...), i.e. not where the
  * allocation was asked for? */

@@ -55,9 +55,12 @@ static const char *cell(const struct prof_group *first, const struct prof_group 
 		if (!st->label || c--)
 			continue;
 		snprintf(hdr, CELL, "%s", st->label);
-		for (uint32_t j = 0; j < g->nstats; j++)
-			if (!strcmp(g->stats[j].name, st->name))
-				return render__amount(g->stats[j].value, g->stats[j].unit, buf, CELL);
+		for (uint32_t j = 0; j < g->nstats; j++) {
+			const struct prof_group_stat *v = &g->stats[j];
+
+			if (!strcmp(v->name, st->name))
+				return render__amount(v->value, v->unit, buf, CELL);
+		}
 		return "-";
 	}
 	return "-";
@@ -143,7 +146,8 @@ int render__text_groups(FILE *f, const struct profile *p, bool color)
 
 			snprintf(title, sizeof(title), "%s, %s", name, hi->name);
 			render__text_buckets(f, "  ", title, b, nb,
-					     !strcmp(hi->unit, "nanoseconds") ? render__life_bucket_label :
+					     !strcmp(hi->unit, "nanoseconds") ?
+					     render__life_bucket_label :
 					     !strcmp(hi->unit, "bytes") ? render__size_bucket_label :
 					     count_label);
 		}

@@ -275,8 +275,9 @@ static int setup(void **state)
 	snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u", major(st.st_dev), minor(st.st_dev));
 	fd = open(path, O_RDONLY | O_DIRECT);
 	if (major(st.st_dev) == 0 || access(sys, F_OK) || fd < 0) {
-		fprintf(stderr, "test_io_bpf: the request tests skip: /var/tmp is on no block device "
-			"that takes O_DIRECT (device %u:%u)\n", major(st.st_dev), minor(st.st_dev));
+		fprintf(stderr, "test_io_bpf: the request tests skip: /var/tmp is on no block "
+			"device that takes O_DIRECT (device %u:%u)\n", major(st.st_dev),
+			minor(st.st_dev));
 	} else {
 		/* the whole disk of a partition: what the kernel queues requests for */
 		char real[512], *name;

@@ -103,7 +103,8 @@ dd_pid() {
 			exit !(d <= 0.1 * t + 1) }'
 		return 0
 	done
-	[ -z "${busy:-}" ] || skip "in some of 5 runs the kernel reported no completion for some requests (completion_unseen, heavy I/O load), in the others something else read from $DISK"
+	[ -z "${busy:-}" ] || skip "in some of 5 runs the kernel reported no completion of some \
+requests (completion_unseen: heavy I/O load), in the others something else read from $DISK"
 	skip "something else read from $DISK during each of 5 runs: /sys/block/$DISK/stat is not dd's alone"
 }
 
@@ -122,7 +123,8 @@ dd_pid() {
 	echo "written under fsync: $mine bytes"
 	if [ "$mine" -lt 1048576 ]; then
 		# the flusher got there first: the report must say which one
-		flushed=$(jq '[.processes[] | select(.note == "kernel thread: writeback flusher") | .io_bytes] | add // 0' "$T/x.json")
+		flushed=$(jq '[.processes[] | select(.note == "kernel thread: writeback flusher")
+			| .io_bytes] | add // 0' "$T/x.json")
 		echo "written by flushers: $flushed bytes"
 		[ $((mine + flushed)) -ge 1048576 ]
 		grep -q "a writeback flusher, started" "$T/x.txt"
@@ -134,7 +136,8 @@ dd_pid() {
 	var_tmp_disk
 	run "$EBPROF" io -q -o "$T/x.json" -o "$T/x.txt" -- sh -c "'$FIX/fsyncfix' '$VT/f' 1024 nosync && sync"
 	[ "$status" -eq 0 ]
-	jqe '[.processes[] | select(.note == "kernel thread: writeback flusher") | .io_bytes] | add >= 1048576' "$T/x.json"
+	jqe '[.processes[] | select(.note == "kernel thread: writeback flusher") | .io_bytes]
+	     | add >= 1048576' "$T/x.json"
 	grep -qE "^  - kworker/[^ ]+ \(pid [0-9]+\), a writeback flusher, started [0-9]+ requests" "$T/x.txt"
 	# its stacks are the flusher's own: kernel frames under the leaf, no user frame
 	jqe '[.processes[] | select(.note == "kernel thread: writeback flusher") | .pid] as $k

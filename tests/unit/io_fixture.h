@@ -66,8 +66,9 @@ static __attribute__((unused)) void io_group(struct profile *p, const char *disk
 		struct prof_hist h = { .sub = IOF_SUB, .counts = hl, .n = IOF_LAT_SLOTS };
 		double v = prof_hist__quantile(&h, q[i]);
 
-		assert_int_equal(prof_group__add_stat(p, g, name[i], label[i], "nanoseconds",
-						      v > (double)max ? (int64_t)max : (int64_t)(v + 0.5)),
+		int64_t at = v > (double)max ? (int64_t)max : (int64_t)(v + 0.5);
+
+		assert_int_equal(prof_group__add_stat(p, g, name[i], label[i], "nanoseconds", at),
 				 0);
 	}
 	assert_int_equal(prof_group__add_stat(p, g, "latency_max_ns", "MAX", "nanoseconds", max),

@@ -83,9 +83,9 @@ static int io_parse(void *mo, int c, const char *arg, struct session_opts *so,
 	case OPT_DEVICE:
 		err = io_device(arg, &dev, disk, sizeof(disk));
 		if (err == -EXDEV)
-			return cli_usage_err(lc, "io", "--device %s is a partition of %s: ebprof io "
-					     "measures whole disks; use --device %s", arg, disk,
-					     disk);
+			return cli_usage_err(lc, "io", "--device %s is a partition of %s: "
+					     "ebprof io measures whole disks; use --device %s",
+					     arg, disk, disk);
 		if (err) {
 			io_disks(disks, sizeof(disks));
 			return cli_usage_err(lc, "io", "--device %s: no such block device (this "

@@ -34,7 +34,7 @@
 #define STRINGIFY_(x)	#x
 #define STRINGIFY(x)	STRINGIFY_(x)
 #define MAX_COMMS	32768	/* processes named (-a sees every one) */
-#define MAX_INFLIGHT	16384	/* requests in flight at once (nr_requests is 64-2048 a queue) */
+#define MAX_INFLIGHT	16384	/* requests in flight at once (a queue holds 64-2048) */
 #define MAX_DEVSTATS	256	/* (disk, operation) pairs */
 #define MAX_LOCS	(1 + 2 * STACK_MAX_DEPTH)
 #define NOTES_SIZE	(1 << 16)	/* -a: the ring buffer of new processes (16384 notes) */
@@ -120,8 +120,10 @@ int io_device(const char *name, uint32_t *dev, char *disk, size_t len)
 	if (!access(path, F_OK)) {
 		/* a partition's sysfs directory is inside its disk's */
 		snprintf(path, sizeof(path), "/sys/class/block/%s/..", base);
-		if (disk)
-			snprintf(disk, len, "%s", realpath(path, real) ? strrchr(real, '/') + 1 : "?");
+		if (disk && realpath(path, real))
+			snprintf(disk, len, "%s", strrchr(real, '/') + 1);
+		else if (disk)
+			snprintf(disk, len, "?");
 		return -EXDEV;
 	}
 	*dev = IO_DEV(ma, mi);
@@ -373,7 +375,8 @@ static const char *kthread_role(const struct profile *prof, const uint32_t *locs
 
 			if (!strcmp(f, "wb_workfn") || !strcmp(f, "wb_writeback"))
 				return "writeback flusher";
-			if (!strcmp(f, "kjournald2") || !strcmp(f, "jbd2_journal_commit_transaction"))
+			if (!strcmp(f, "kjournald2") ||
+			    !strcmp(f, "jbd2_journal_commit_transaction"))
 				return "journal thread (jbd2)";
 		}
 	}
@@ -730,8 +733,8 @@ static void kthread_notes(struct io_collector *c)
 			 kt->role ? kt->role : "");
 		if (pp)
 			prof_process__set_note(prof, pp, note);
-		profile__add_note(prof, "%s (pid %d), a %s, started %llu requests (%s): requests of "
-				  "kernel threads are theirs, whoever's data they carry",
+		profile__add_note(prof, "%s (pid %d), a %s, started %llu requests (%s): requests "
+				  "of kernel threads are theirs, whoever's data they carry",
 				  p->comm[0] ? p->comm : "?", p->pid,
 				  kt->role ? kt->role : "kernel thread",
 				  (unsigned long long)kt->requests,
@@ -760,8 +763,9 @@ static void io_finish(void *m)
 		if (!n)
 			continue;
 		if (s == IO_STAT_INFLIGHT_FULL)
-			profile__add_note(prof, "%llu requests were not measured: more than %d were "
-					  "in flight at once", (unsigned long long)n, MAX_INFLIGHT);
+			profile__add_note(prof, "%llu requests were not measured: more than %d "
+					  "were in flight at once", (unsigned long long)n,
+					  MAX_INFLIGHT);
 		else if (s == IO_STAT_INFLIGHT_BUSY)
 			profile__add_note(prof, "%llu requests were not measured: they started in "
 					  "an interrupt while the table of requests in flight was "
@@ -772,23 +776,24 @@ static void io_finish(void *m)
 					  "without them; raise --max-stacks", (unsigned long long)n,
 					  c->opts.max_stacks);
 		else if (s == IO_STAT_COUNTS_FULL)
-			profile__add_note(prof, "%llu requests are in the disks' numbers but not in "
-					  "any stack's: the table of (process, stacks) was full "
+			profile__add_note(prof, "%llu requests are in the disks' numbers but not "
+					  "in any stack's: the table of (process, stacks) was full "
 					  "(--max-stacks %u); raise --max-stacks",
 					  (unsigned long long)n, c->opts.max_stacks);
 		else if (s == IO_STAT_DEVS_FULL)
-			profile__add_note(prof, "%llu requests are in the stacks' numbers but not in "
-					  "the disks' histograms: more than %d (disk, operation) pairs",
+			profile__add_note(prof, "%llu requests are in the stacks' numbers but not "
+					  "in the disks' histograms: more than %d (disk, operation) "
+					  "pairs",
 					  (unsigned long long)n, MAX_DEVSTATS);
 		else if (s == IO_STAT_NOTES_FULL)
-			profile__add_note(prof, "%llu new processes were not announced in time (the "
-					  "ring buffer was full): those that exited before the end "
-					  "show bare addresses", (unsigned long long)n);
+			profile__add_note(prof, "%llu new processes were not announced in time "
+					  "(the ring buffer was full): those that exited before the "
+					  "end show bare addresses", (unsigned long long)n);
 		else
 			profile__add_note(prof, "%llu requests ended without the kernel reporting "
 					  "their completion (neither block_rq_complete nor "
-					  "block_io_done fired: seen under heavy I/O load): they are "
-					  "in no number", (unsigned long long)n);
+					  "block_io_done fired: seen under heavy I/O load): they "
+					  "are in no number", (unsigned long long)n);
 	}
 	kthread_notes(c);
 	profile__add_note(prof, "latency: from a request's start (where the kernel's own I/O "

@@ -12,8 +12,8 @@
 #include "abi/io.h"
 
 struct io_opts {
-	uint32_t max_stacks;	/* --max-stacks: distinct stacks, and (process, stacks) counters */
-	bool no_kthreads;	/* --no-kthreads: with targets, leave kernel threads' requests out */
+	uint32_t max_stacks;	/* --max-stacks: distinct stacks, (process, stacks) counters */
+	bool no_kthreads;	/* --no-kthreads: with targets, no kernel thread's requests */
 	uint32_t ndevs;		/* --device: only these disks */
 	uint32_t devs[IO_MAX_DEVS];	/* IO_DEV(major, minor) */
 };
