@@ -395,8 +395,13 @@ SEC("?tp_btf/block_rq_insert")
 int BPF_PROG(io_insert, struct request *rq)
 {
 	__u64 rqk = (__u64)rq;
+	struct io_req *r;
 
-	if (!started || stopped || bpf_map_lookup_elem(&inflight, &rqk) || foreign(rq))
+	if (!started || stopped)
+		return 0;
+	/* a record that ended is no longer this request's */
+	r = bpf_map_lookup_elem(&inflight, &rqk);
+	if ((r && !r->done) || foreign(rq))
 		return 0;
 	begin(ctx, rq, IO_HOOK_INSERT, bpf_ktime_get_ns());
 	return 0;
@@ -412,7 +417,7 @@ int BPF_PROG(io_issue, struct request *rq)
 		return 0;
 	now = bpf_ktime_get_ns();
 	r = bpf_map_lookup_elem(&inflight, &rqk);
-	if (!r) {
+	if (!r || r->done) {
 		if (has_io_start || foreign(rq))
 			return 0;
 		r = begin(ctx, rq, IO_HOOK_ISSUE, now);

@@ -384,7 +384,7 @@ static const char *kthread_role(const struct profile *prof, const uint32_t *locs
 }
 
 /* The leaf frame of a request's stack: its disk, operation and flags ("vda write (sync)"). */
-static void leaf_name(uint32_t dev, uint32_t aux, const char *disk, char *buf, size_t len)
+static void leaf_name(uint32_t aux, const char *disk, char *buf, size_t len)
 {
 	static const char *const flags[] = { "sync", "meta", "fua", "preflush", "rahead" };
 	uint32_t f = IO_AUX_FLAGS(aux);
@@ -399,7 +399,6 @@ static void leaf_name(uint32_t dev, uint32_t aux, const char *disk, char *buf, s
 	}
 	if (f && n < len)
 		snprintf(buf + n, len - n, ")");
-	(void)dev;
 }
 
 /* Move the counts of process `only` (0: every process) into the profile: the request's leaf
@@ -437,7 +436,7 @@ static int drain(struct io_collector *c, pid_t only, bool remove)
 		if (e->k.dev != last_dev)
 			disk_name(e->k.dev, disk, sizeof(disk));
 		last_dev = e->k.dev;
-		leaf_name(e->k.dev, e->k.stack.aux, disk, leaf, sizeof(leaf));
+		leaf_name(e->k.stack.aux, disk, leaf, sizeof(leaf));
 		locs[n++] = stacks__named_loc(prof, leaf);
 		/* the programs run in the submitting task: the machinery's frames lead its stack */
 		n += stacks__key_locs(prof, c->st, e->k.stack.kstack ? stacks__ksyms(c->lc) : NULL,
