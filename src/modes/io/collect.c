@@ -187,8 +187,10 @@ static void *io_open(const struct session_env *env, void *opts)
 	if (!c->procs || !c->st)
 		goto fail;
 	/* the kernel's own I/O accounting tracepoints (6.5+): where a request starts */
-	c->has_io_start = libbpf_find_vmlinux_btf_id("block_io_start", BPF_TRACE_RAW_TP) > 0;
-	c->has_io_done = libbpf_find_vmlinux_btf_id("block_io_done", BPF_TRACE_RAW_TP) > 0;
+	c->has_io_start = !o->legacy_tracepoints &&
+			  libbpf_find_vmlinux_btf_id("block_io_start", BPF_TRACE_RAW_TP) > 0;
+	c->has_io_done = !o->legacy_tracepoints &&
+			 libbpf_find_vmlinux_btf_id("block_io_done", BPF_TRACE_RAW_TP) > 0;
 
 	sk = c->skel = io_bpf__open();
 	if (!sk) {

@@ -16,6 +16,9 @@ struct io_opts {
 	bool no_kthreads;	/* --no-kthreads: with targets, no kernel thread's requests */
 	uint32_t ndevs;		/* --device: only these disks */
 	uint32_t devs[IO_MAX_DEVS];	/* IO_DEV(major, minor) */
+	/* tests: as on kernels before 6.5, without block_io_start and block_io_done (requests
+	 * start at their insertion or issue) */
+	bool legacy_tracepoints;
 };
 
 /* The mode: open, attach, attach_all, tick, progress, finalize, retire, stop, finish, detach,
