@@ -3,6 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "core/bpfutil.h"
 #include "core/procs.h"
 #include "core/target.h"
 #include "symbolize/symbolize.h"
@@ -113,4 +116,82 @@ uint32_t proc_table__count(const struct proc_table *t)
 struct proc_info *proc_table__at(const struct proc_table *t, uint32_t i)
 {
 	return i < t->n ? t->p[i] : NULL;
+}
+
+void proc_table__snapshot_attached(struct proc_table *t)
+{
+	for (uint32_t i = 0; i < t->n; i++)
+		if (t->p[i]->attached)
+			proc_table__snapshot(t, t->p[i]);
+}
+
+static int adopt_one(const void *k, const void *v, void *ctx)
+{
+	struct proc_table *t = ctx;
+	pid_t pid = *(const uint32_t *)k;
+	struct proc_info *p;
+
+	if (!pid || proc_table__find(t, pid))
+		return 0;
+	p = proc_table__add(t, pid);
+	if (p)
+		proc_table__snapshot(t, p);
+	return 0;
+}
+
+int proc_table__adopt(struct proc_table *t, int map_fd, size_t val_size)
+{
+	return bpfutil__map_for_each(map_fd, sizeof(uint32_t), val_size, adopt_one, t);
+}
+
+/* A process the kernel saw for the first time: its record starts with its tgid. */
+static int on_note(void *ctx, void *data, size_t len)
+{
+	struct proc_table *t = ctx;
+	pid_t pid = len >= sizeof(uint32_t) ? *(const uint32_t *)data : 0;
+	struct proc_info *p;
+
+	if (!pid || proc_table__find(t, pid))
+		return 0;
+	p = proc_table__add(t, pid);
+	if (p)
+		proc_table__snapshot(t, p);
+	return 0;
+}
+
+struct ring_buffer *proc_table__notes(struct proc_table *t, int map_fd)
+{
+	return ring_buffer__new(map_fd, on_note, t, NULL);
+}
+
+int proc_table__target(struct proc_table *t, pid_t pid, int targets_fd, struct proc_info **out)
+{
+	struct proc_info *p = proc_table__add(t, pid);
+	uint32_t key = pid;
+	uint8_t one = 1;
+
+	if (!p)
+		return -ENOMEM;
+	if (!p->attached) {
+		if (bpf_map_update_elem(targets_fd, &key, &one, BPF_ANY))
+			return -errno;
+		p->attached = true;
+	}
+	/* right after an exec only the program and its loader are mapped: ticks re-read */
+	proc_table__snapshot(t, p);
+	if (out)
+		*out = p;
+	return 0;
+}
+
+void proc_table__untarget(struct proc_table *t, pid_t pid, int targets_fd)
+{
+	struct proc_info *p = proc_table__find(t, pid);
+	uint32_t key = pid;
+
+	/* its number may come back as another process */
+	if (p && p->attached) {
+		bpf_map_delete_elem(targets_fd, &key);
+		p->attached = false;
+	}
 }

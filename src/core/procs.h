@@ -36,6 +36,29 @@ struct proc_info *proc_table__add(struct proc_table *t, pid_t pid);
  * opened now, while /proc/PID/root and map_files exist. Returns whether it did. */
 bool proc_table__snapshot(struct proc_table *t, struct proc_info *p);
 
+/* A new snapshot of every process attached (mappings loaded since the last look: a launched
+ * program maps its libraries after the exec stop it was attached at). */
+void proc_table__snapshot_attached(struct proc_table *t);
+/* -a: each process of the BPF hash map map_fd, keyed by tgid (__u32) with values of val_size
+ * (a mode's names of the processes its programs saw), that t does not have yet: added and
+ * snapshot, so that its stacks symbolize if it is gone by the end. 0 or a negative errno. */
+int proc_table__adopt(struct proc_table *t, int map_fd, size_t val_size);
+
+/* -a: a reader of a mode's ring buffer map_fd of announced processes (records that start with
+ * a __u32 tgid, sent the first time the mode's programs see one): each one t does not have is
+ * added and snapshot when the reader is consumed (ring_buffer__consume, every tick: a process
+ * seen system-wide can exit at any time). NULL and errno set on failure; the caller frees it
+ * with ring_buffer__free. */
+struct ring_buffer;
+struct ring_buffer *proc_table__notes(struct proc_table *t, int map_fd);
+
+/* pid traced by a mode whose programs filter on a `targets` hash map (tgid -> __u8, 1): its
+ * entry (into *out if not NULL), in the map, attached and snapshot. 0, -ENOMEM, or the map's
+ * error (-E2BIG: full). */
+int proc_table__target(struct proc_table *t, pid_t pid, int targets_fd, struct proc_info **out);
+/* pid is gone (the mode's reaped): out of the targets map, not attached. */
+void proc_table__untarget(struct proc_table *t, pid_t pid, int targets_fd);
+
 uint32_t proc_table__count(const struct proc_table *t);
 struct proc_info *proc_table__at(const struct proc_table *t, uint32_t i);
 

@@ -475,6 +475,63 @@ static void write_growth(struct json_writer *w, const struct prof_growth *g)
 	jsonw_end_object(w);
 }
 
+/* A mode's summary rows (io: a disk and an operation each): labels, numbers as fields of
+ * their own, histograms with their non-empty slots. */
+static void write_groups(struct json_writer *w, const struct profile *p)
+{
+	uint64_t min, max;
+
+	jsonw_name(w, "groups");
+	jsonw_start_array(w);
+	for (uint32_t g = 0; g < p->ngroups; g++) {
+		const struct prof_group *gr = &p->groups[g];
+
+		jsonw_start_object(w);
+		jsonw_name(w, "labels");
+		jsonw_start_object_flat(w);
+		for (uint32_t i = 0; i < gr->nlabels; i++)
+			jsonw_string_field(w, gr->labels[i].key, gr->labels[i].value);
+		jsonw_end_object(w);
+		for (uint32_t i = 0; i < gr->nstats; i++) {
+			const char *name = gr->stats[i].name;
+
+			if (strcmp(name, "labels") && strcmp(name, "histograms"))
+				jsonw_int_field(w, name, gr->stats[i].value);
+		}
+		jsonw_name(w, "histograms");
+		jsonw_start_array(w);
+		for (uint32_t h = 0; h < gr->nhists; h++) {
+			const struct prof_hist *hi = &gr->hists[h];
+
+			jsonw_start_object(w);
+			jsonw_string_field(w, "name", hi->name);
+			jsonw_string_field(w, "unit", hi->unit);
+			jsonw_uint_field(w, "sub_buckets", hi->sub);
+			jsonw_name(w, "buckets");
+			jsonw_start_array(w);
+			for (uint32_t i = 0; i < hi->n; i++) {
+				if (!hi->counts[i])
+					continue;
+				jsonw_start_object_flat(w);
+				if (prof_hist__slot(hi, i, &min, &max)) {
+					jsonw_uint_field(w, "min", min);
+					jsonw_uint_field(w, "max", max);
+				} else {
+					jsonw_uint_field(w, "min", min);
+					jsonw_null_field(w, "max");
+				}
+				jsonw_uint_field(w, "count", hi->counts[i]);
+				jsonw_end_object(w);
+			}
+			jsonw_end_array(w);
+			jsonw_end_object(w);
+		}
+		jsonw_end_array(w);
+		jsonw_end_object(w);
+	}
+	jsonw_end_array(w);
+}
+
 /* idx: the samples in the report's order (n of them). */
 static int write_sites(struct json_writer *w, const struct profile *p, const uint32_t *idx,
 		       uint32_t n)
@@ -596,6 +653,8 @@ static int json_write(const struct profile *p, const struct output_opts *o, FILE
 	write_processes(w, p, pos);
 	write_totals(w, p);
 	write_caches(w, p);
+	if (p->ngroups)
+		write_groups(w, p);
 	err = write_sites(w, p, idx, n);
 	if (err)
 		goto out;

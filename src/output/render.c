@@ -362,3 +362,43 @@ void render__text_notes(FILE *f, const struct profile *p, bool color)
 	for (uint32_t i = 0; i < p->nnotes; i++)
 		fprintf(f, "  - %s\n", profile__note(p, i, buf, sizeof(buf)));
 }
+
+/* A log2 histogram as labelled bars, non-empty buckets only (sizes, lifetimes, latencies). */
+void render__text_buckets(FILE *f, const char *indent, const char *title, const uint64_t *c,
+			  uint32_t n, render_label_fn label_of)
+{
+	unsigned int lw = 0, cw = 0, l;
+	uint64_t maxc = 0;
+	char label[80], num[32];
+	uint32_t b;
+
+	/* buckets past 64 cannot hold a 64-bit value */
+	for (b = 0; b < n && b <= 64; b++) {
+		if (!c[b])
+			continue;
+		label_of(b, n, label, sizeof(label));
+		l = strlen(label);
+		lw = l > lw ? l : lw;
+		l = snprintf(num, sizeof(num), "%" PRIu64, c[b]);
+		cw = l > cw ? l : cw;
+		maxc = c[b] > maxc ? c[b] : maxc;
+	}
+	if (!maxc)
+		return;
+	fprintf(f, "%s%s:\n", indent, title);
+	for (b = 0; b < n && b <= 64; b++) {
+		uint64_t bar;
+
+		if (!c[b])
+			continue;
+		label_of(b, n, label, sizeof(label));
+		/* round to nearest, but never hide a non-empty bucket */
+		bar = (c[b] * RENDER_BAR_WIDTH + maxc / 2) / maxc;
+		if (!bar)
+			bar = 1;
+		fprintf(f, "%s  %-*s  %*" PRIu64 " ", indent, (int)lw, label, (int)cw, c[b]);
+		while (bar--)
+			fputc('#', f);
+		fputc('\n', f);
+	}
+}

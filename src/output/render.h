@@ -39,6 +39,12 @@ bool render__bucket(uint32_t b, uint32_t n, uint64_t *min, uint64_t *max);
  * "0 ns", ">= 2.10 s". */
 void render__size_bucket_label(uint32_t b, uint32_t n, char *buf, size_t len);
 void render__life_bucket_label(uint32_t b, uint32_t n, char *buf, size_t len);
+/* A log2 histogram c[0..n) as labelled bars of '#' (the largest RENDER_BAR_WIDTH wide), one line
+ * per non-empty bucket after "<indent><title>:", each line indented two more. */
+#define RENDER_BAR_WIDTH 30
+typedef void (*render_label_fn)(uint32_t b, uint32_t n, char *buf, size_t len);
+void render__text_buckets(FILE *f, const char *indent, const char *title, const uint64_t *c,
+			  uint32_t n, render_label_fn label_of);
 
 /* Is this function an allocator entry point (malloc, operator new, ...), i.e. not where the
  * allocation was asked for? */
@@ -65,6 +71,9 @@ bool render__is_alloc_profile(const struct profile *p);
 bool render__traces_calls(const struct profile *p);
 /* The text report of a profile that is not of allocations (text_stacks.c). */
 int render__text_stacks(const struct profile *p, const struct output_opts *o, FILE *f);
+/* Its groups (text_groups.c): a table of their labels and numbers, then their histograms.
+ * Nothing without groups. 0 or a negative errno. */
+int render__text_groups(FILE *f, const struct profile *p, bool color);
 
 /* Last path component ("libc.so.6" for "/usr/lib/x86_64-linux-gnu/libc.so.6"). */
 const char *render__basename(const char *path);

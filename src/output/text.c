@@ -16,7 +16,6 @@
 #include "output/render.h"
 
 #define WRAP_COLS 100
-#define BAR_WIDTH 30
 #define OUTSTANDING_FRAMES 5
 #define GROWTH_FRAMES 5
 #define PEAK_SITES 5
@@ -682,46 +681,6 @@ static void print_stack(const struct text *t, unsigned int indent,
 	}
 }
 
-/* A log2 histogram as labelled bars, non-empty buckets only (sizes, lifetimes). */
-static void print_buckets(const struct text *t, const char *title, const uint64_t *c, uint32_t n,
-			  void (*label_of)(uint32_t b, uint32_t n, char *buf, size_t len))
-{
-	unsigned int lw = 0, cw = 0, l;
-	uint64_t maxc = 0;
-	char label[80], num[32];
-	uint32_t b;
-
-	/* buckets past 64 cannot hold a 64-bit value */
-	for (b = 0; b < n && b <= 64; b++) {
-		if (!c[b])
-			continue;
-		label_of(b, n, label, sizeof(label));
-		l = strlen(label);
-		lw = l > lw ? l : lw;
-		l = snprintf(num, sizeof(num), "%" PRIu64, c[b]);
-		cw = l > cw ? l : cw;
-		maxc = c[b] > maxc ? c[b] : maxc;
-	}
-	if (!maxc)
-		return;
-	fprintf(t->f, "    %s:\n", title);
-	for (b = 0; b < n && b <= 64; b++) {
-		uint64_t bar;
-
-		if (!c[b])
-			continue;
-		label_of(b, n, label, sizeof(label));
-		/* round to nearest, but never hide a non-empty bucket */
-		bar = (c[b] * BAR_WIDTH + maxc / 2) / maxc;
-		if (!bar)
-			bar = 1;
-		fprintf(t->f, "      %-*s  %*" PRIu64 " ", (int)lw, label, (int)cw, c[b]);
-		while (bar--)
-			fputc('#', t->f);
-		fputc('\n', t->f);
-	}
-}
-
 /* Temporaries (freed before their thread allocated again) and how long blocks lived. */
 static void print_lifetimes(const struct text *t, const struct prof_sample *s)
 {
@@ -733,7 +692,8 @@ static void print_lifetimes(const struct text *t, const struct prof_sample *s)
 			"before their thread allocated again\n", s->temporary, allocs,
 			100.0 * s->temporary / allocs);
 	if (s->life)
-		print_buckets(t, "lifetimes", s->life, s->nlife, render__life_bucket_label);
+		render__text_buckets(t->f, "    ", "lifetimes", s->life, s->nlife,
+				     render__life_bucket_label);
 }
 
 static int print_sites(const struct text *t, bool by_count)
@@ -777,7 +737,8 @@ static int print_sites(const struct text *t, bool by_count)
 		print_site_line(t, i + 1, s);
 		print_stack(t, 4, s, false, 0);
 		if (s->hist)
-			print_buckets(t, "sizes", s->hist, s->nhist, render__size_bucket_label);
+			render__text_buckets(t->f, "    ", "sizes", s->hist, s->nhist,
+					     render__size_bucket_label);
 		print_lifetimes(t, s);
 	}
 	free(idx);
@@ -855,7 +816,8 @@ static int print_caches(const struct text *t)
 	}
 	fputc('\n', t->f);
 	heading(t, "Allocation sizes (bytes requested), every stack");
-	print_buckets(t, "sizes", hist, nh < 64 ? nh : 64, render__size_bucket_label);
+	render__text_buckets(t->f, "    ", "sizes", hist, nh < 64 ? nh : 64,
+			     render__size_bucket_label);
 	return 0;
 }
 
@@ -975,7 +937,8 @@ static int print_mappings(const struct text *t)
 		fputc('\n', t->f);
 		print_stack(t, 4, s, false, 0);
 		if (s->hist)
-			print_buckets(t, "sizes", s->hist, s->nhist, render__size_bucket_label);
+			render__text_buckets(t->f, "    ", "sizes", s->hist, s->nhist,
+					     render__size_bucket_label);
 	}
 
 	/* outstanding regions, by bytes */

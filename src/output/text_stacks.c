@@ -470,14 +470,26 @@ int render__text_stacks(const struct profile *p, const struct output_opts *o, FI
 
 	t.key = o->sort == OUTPUT_SORT_COUNT ? render__count_type(p) : (int)p->default_type;
 	print_header(&t);
+	/* a mode's summary leads (io's disks), and its top stacks come before the functions */
+	err = render__text_groups(f, p, o->color);
+	if (err)
+		return err;
 	if (p->ntypes) {
 		for (uint32_t i = 0; i < p->nsamples; i++)
 			t.total += p->samples[i].values[t.key];
-		err = print_functions(&t);
-		if (!err)
+		if (p->ngroups) {
 			err = print_stacks(&t);
-		if (!err)
-			err = print_processes(&t);
+			if (!err)
+				err = print_processes(&t);
+			if (!err)
+				err = print_functions(&t);
+		} else {
+			err = print_functions(&t);
+			if (!err)
+				err = print_stacks(&t);
+			if (!err)
+				err = print_processes(&t);
+		}
 	} else {
 		fputc('\n', f);
 		heading(&t, "Top stacks: none (the profile has no sample types)");

@@ -304,6 +304,12 @@ void profile__free(struct profile *p)
 		free(p->series[i].v);
 	}
 	free(p->series);
+	for (i = 0; i < p->ngroups; i++) {
+		free(p->groups[i].labels);
+		free(p->groups[i].stats);
+		free(p->groups[i].hists);
+	}
+	free(p->groups);
 	if (pp) {
 		struct arena_block *b, *next;
 
@@ -1070,4 +1076,80 @@ int prof_process__set_peak(struct profile *p, struct prof_process *proc,
 	proc->peak = *peak;
 	proc->peak.sites = sites;
 	return 0;
+}
+
+/* ---- groups ----------------------------------------------------------------------------- */
+
+struct prof_group *profile__add_group(struct profile *p)
+{
+	int err = GROW(p->groups, p->ngroups);
+
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	p->groups[p->ngroups] = (struct prof_group){ 0 };
+	return &p->groups[p->ngroups++];
+}
+
+int prof_group__add_label(struct profile *p, struct prof_group *g, const char *key,
+			  const char *value)
+{
+	const char *k = NULL, *v = NULL;
+	int err;
+
+	if (!key || !value)
+		return -EINVAL;
+	err = intern_into(p, &k, key);
+	err = err ?: intern_into(p, &v, value);
+	err = err ?: GROW(g->labels, g->nlabels);
+	if (!err)
+		g->labels[g->nlabels++] = (struct prof_info){ k, v };
+	return err;
+}
+
+int prof_group__add_stat(struct profile *p, struct prof_group *g, const char *name,
+			 const char *label, const char *unit, int64_t value)
+{
+	struct prof_group_stat st = { .value = value };
+	int err;
+
+	if (!name || !unit)
+		return -EINVAL;
+	err = intern_into(p, &st.name, name);
+	err = err ?: intern_into(p, &st.label, label);
+	err = err ?: intern_into(p, &st.unit, unit);
+	err = err ?: GROW(g->stats, g->nstats);
+	if (!err)
+		g->stats[g->nstats++] = st;
+	return err;
+}
+
+int prof_group__add_hist(struct profile *p, struct prof_group *g, const char *name,
+			 const char *unit, uint32_t sub, const uint64_t *counts, uint32_t n)
+{
+	struct prof_hist h = { .sub = sub, .n = n };
+	int err;
+
+	if (!name || !unit || !counts || !n || !sub || (sub & (sub - 1)))
+		return -EINVAL;
+	err = intern_into(p, &h.name, name);
+	err = err ?: intern_into(p, &h.unit, unit);
+	if (err)
+		return err;
+	h.counts = arena_dup(p, counts, n * sizeof(*counts));
+	if (!h.counts)
+		return -ENOMEM;
+	err = GROW(g->hists, g->nhists);
+	if (!err)
+		g->hists[g->nhists++] = h;
+	return err;
+}
+
+const char *prof_group__label(const struct prof_group *g, const char *key)
+{
+	for (uint32_t i = 0; key && i < g->nlabels; i++)
+		if (!strcmp(g->labels[i].key, key))
+			return g->labels[i].value;
+	return NULL;
 }

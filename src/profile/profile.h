@@ -216,6 +216,37 @@ struct prof_series {
 	uint32_t cap;
 };
 
+/* A histogram of one quantity over a power-of-two scale: slot 0 counts zeros; a value v > 0
+ * with b = floor(log2 v) counts in slot 1 + b * sub + j, j the log2(sub) bits after v's leading
+ * one (sub linear sub-buckets per power of two, for percentiles; sub 1 is the plain log2 layout
+ * of the size histograms, render__bucket's); the last slot is open-ended. */
+struct prof_hist {
+	const char *name;	/* "latency" */
+	const char *unit;	/* "nanoseconds", "bytes" */
+	uint32_t sub;		/* a power of two */
+	uint64_t *counts;
+	uint32_t n;		/* slots */
+};
+
+/* A number of a group, with the column the text report shows it in. */
+struct prof_group_stat {
+	const char *name;	/* "latency_p50_ns": its JSON field */
+	const char *label;	/* its text column ("P50"); NULL: JSON only (e.g. exact sums) */
+	const char *unit;	/* "count", "bytes", "nanoseconds" */
+	int64_t value;
+};
+
+/* A row of a mode's summary beside its samples, e.g. io's (disk, operation): labels that name
+ * it, numbers, histograms. Every renderer that can shows them (text, JSON). */
+struct prof_group {
+	struct prof_info *labels;	/* ("device", "vda"), ("op", "read"): the row's name */
+	uint32_t nlabels;
+	struct prof_group_stat *stats;
+	uint32_t nstats;
+	struct prof_hist *hists;
+	uint32_t nhists;
+};
+
 struct profile {
 	const char *mode;		/* "mem", "cpu", ... */
 	const char *command;		/* launched command line, or NULL */
@@ -262,6 +293,9 @@ struct profile {
 	 * order they were first added */
 	struct prof_info *info;
 	uint32_t ninfo;
+	/* a mode's summary rows (io: one per disk and operation), in the mode's order */
+	struct prof_group *groups;
+	uint32_t ngroups;
 
 	void *priv;			/* interning tables */
 };
@@ -356,6 +390,33 @@ const char *profile__info(const struct profile *p, const char *key);
 /* The period type and period (see struct profile). type and unit NULL clear it. 0 or a negative
  * errno. */
 int profile__set_period(struct profile *p, const char *type, const char *unit, int64_t period);
+
+/* A new group, appended (valid until the next add), or NULL with errno set. */
+struct prof_group *profile__add_group(struct profile *p);
+/* Append a label, a number or a histogram (counts copied) to g. 0 or a negative errno. */
+int prof_group__add_label(struct profile *p, struct prof_group *g, const char *key,
+			  const char *value);
+int prof_group__add_stat(struct profile *p, struct prof_group *g, const char *name,
+			 const char *label, const char *unit, int64_t value);
+int prof_group__add_hist(struct profile *p, struct prof_group *g, const char *name,
+			 const char *unit, uint32_t sub, const uint64_t *counts, uint32_t n);
+/* The value of g's label `key`, or NULL. */
+const char *prof_group__label(const struct prof_group *g, const char *key);
+
+/* ---- hist.c: histograms of struct prof_hist's layout ------------------------------------ */
+
+/* Every count of h. */
+uint64_t prof_hist__total(const struct prof_hist *h);
+/* The values slot i holds, [*min, *max]; false for the open last slot (*max: UINT64_MAX). */
+bool prof_hist__slot(const struct prof_hist *h, uint32_t i, uint64_t *min, uint64_t *max);
+/* The q-quantile (0 < q <= 1) of the counted values, interpolated linearly within its slot (so
+ * within 1/sub of a power of two of the truth); 0 without counts; the open slot's lower bound
+ * when it falls there. */
+double prof_hist__quantile(const struct prof_hist *h, double q);
+/* h folded into out[0..nout): plain log2 buckets as render__bucket lays them out (bucket 0
+ * holds 0, bucket b [2^(b-1), 2^b), the last open, as h's). Returns the number of buckets,
+ * at most nout (what does not fit counts in the last). */
+uint32_t prof_hist__log2(const struct prof_hist *h, uint64_t *out, uint32_t nout);
 
 /* Index of the sample type "<class>_objects" (bytes: "<class>_space"), or -1. */
 int profile__leak_type(const struct profile *p, enum prof_leak_class c, bool bytes);

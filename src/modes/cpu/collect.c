@@ -137,21 +137,6 @@ static bool snapshot(struct cpu_collector *c, struct proc_info *p)
 	return proc_table__snapshot(c->procs, p);
 }
 
-/* -a: a process the kernel saw for the first time. */
-static int on_note(void *ctx, void *data, size_t len)
-{
-	struct cpu_collector *c = ctx;
-	const struct cpu_note *n = data;
-	struct proc_info *p;
-
-	if (len < sizeof(*n) || proc_table__find(c->procs, n->tgid))
-		return 0;
-	p = proc_table__add(c->procs, n->tgid);
-	if (p)
-		snapshot(c, p);
-	return 0;
-}
-
 /* ---- open ------------------------------------------------------------------------------- */
 
 static int open_events(struct cpu_collector *c)
@@ -253,7 +238,7 @@ static void *cpu_open(const struct session_env *env, void *opts)
 		goto fail;
 	}
 	if (env->all) {
-		c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.notes), on_note, c, NULL);
+		c->rb = proc_table__notes(c->procs, bpf_map__fd(c->skel->maps.notes));
 		if (!c->rb) {
 			pr_err(c->lc, "cannot read the BPF ring buffer: %s", strerror(errno));
 			goto fail;
@@ -317,28 +302,17 @@ static int start(struct cpu_collector *c)
 static int cpu_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 {
 	struct cpu_collector *c = m;
-	__u32 key = pid;
-	__u8 one = 1;
-	struct proc_info *p;
 	int err;
 
 	*status = -1;
 	if (kill(pid, 0) && errno == ESRCH)
 		return -ESRCH;
-	p = proc_table__add(c->procs, pid);
-	if (!p)
-		return -ENOMEM;
-	if (!p->attached) {
-		err = bpf_map_update_elem(bpf_map__fd(c->skel->maps.targets), &key, &one, BPF_ANY);
-		if (err) {
-			pr_err(c->lc, "cannot trace PID %d: %s%s", pid, strerror(-err),
-			       err == -E2BIG ? " (more than 1024 processes at once)" : "");
-			return err;
-		}
-		p->attached = true;
+	err = proc_table__target(c->procs, pid, bpf_map__fd(c->skel->maps.targets), NULL);
+	if (err) {
+		pr_err(c->lc, "cannot trace PID %d: %s%s", pid, strerror(-err),
+		       err == -E2BIG ? " (more than 1024 processes at once)" : "");
+		return err;
 	}
-	/* right after an exec only the program and its loader are mapped: tick re-reads */
-	snapshot(c, p);
 	(void)how;
 	return start(c);
 }
@@ -477,11 +451,7 @@ static void cpu_tick(void *m, int64_t t_ns, bool second)
 		ring_buffer__consume(c->rb);
 	if (!second)
 		return;
-	/* libraries loaded since the last look (a launched program maps its libraries after the
-	 * exec stop it was attached at) */
-	for (uint32_t i = 0; i < proc_table__count(c->procs); i++)
-		if (proc_table__at(c->procs, i)->attached)
-			snapshot(c, proc_table__at(c->procs, i));
+	proc_table__snapshot_attached(c->procs);
 }
 
 static uint64_t stat_sum(struct cpu_collector *c, enum cpu_stat s)
@@ -518,14 +488,8 @@ static void cpu_finalize(void *m, pid_t pid, bool exec)
 static void cpu_reaped(void *m, pid_t pid)
 {
 	struct cpu_collector *c = m;
-	struct proc_info *p = proc_table__find(c->procs, pid);
-	__u32 key = pid;
 
-	/* its number may come back as another process */
-	if (p && p->attached) {
-		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.targets), &key);
-		p->attached = false;
-	}
+	proc_table__untarget(c->procs, pid, bpf_map__fd(c->skel->maps.targets));
 }
 
 static void cpu_stop(void *m)

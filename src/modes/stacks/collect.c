@@ -562,29 +562,13 @@ static void stacks_finalize(void *mp, pid_t pid, bool exec)
 	drain(m, pid);
 }
 
-/* -a: a snapshot of the mappings of each process that turned up, once a second, so that its
- * stacks symbolize if it is gone by the end. */
-static int adopt_one(const void *k, const void *v, void *ctx)
-{
-	struct stacks_mode *m = ctx;
-	pid_t pid = *(const __u32 *)k;
-	struct proc_info *p;
-
-	if (!pid || proc_table__find(m->procs, pid))
-		return 0;
-	p = proc_table__add(m->procs, pid);
-	if (p)
-		snapshot(m, p);
-	return 0;
-}
-
 static void stacks_tick(void *mp, int64_t t_ns, bool second)
 {
 	struct stacks_mode *m = mp;
 
+	/* -a: each process that turned up, while its mappings are there */
 	if (second && m->env->all)
-		bpfutil__map_for_each(bpf_map__fd(m->skel->maps.comms), sizeof(__u32),
-				      STACKS_COMM_LEN, adopt_one, m);
+		proc_table__adopt(m->procs, bpf_map__fd(m->skel->maps.comms), STACKS_COMM_LEN);
 }
 
 static void stacks_retire(void *mp, pid_t pid)

@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: GPL-2.0
+/* ebprof io: kernel side. Block requests from their start to their completion, on the block
+ * layer's BTF tracepoints (tp_btf: the kernel's own struct request, fields read through BTF):
+ *
+ *   block_io_start    the request starts (the kernel's own I/O accounting starts here, in the
+ *                     context of the task that submitted it): who, which stacks, which disk
+ *   block_rq_insert   kernels without block_io_start: the request enters the queue
+ *   block_rq_issue    it goes to the driver: the end of its queue time
+ *   block_rq_complete it is done (the last part of it): latency, queue and service time
+ *   block_io_done     the kernel's accounting ends: a request still open here is done too
+ *
+ * Per request, one entry in `inflight` from start to completion; at completion its numbers
+ * are added to the (process, operation, stacks, disk) counters and to the (disk, operation)
+ * histograms, and the entry goes. Nothing is sent per request; userspace reads the tables
+ * at the end, and what is left in `inflight` then was still in flight.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "abi/io.h"
+#include "bpf/lib/stack.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define PF_KTHREAD	0x00200000
+
+/* -a: every process and kernel thread (ebprof itself excepted) */
+const volatile bool trace_all = false;
+/* with targets: kernel threads' requests too (writeback flushers, journal threads) */
+const volatile bool with_kthreads = true;
+/* the kernel has block_io_start: requests are recorded there only */
+const volatile bool has_io_start = false;
+const volatile __u32 self_tgid = 0;
+/* --device: only these disks (IO_DEV), when ndevs > 0 */
+const volatile __u32 ndevs = 0;
+const volatile __u32 devs[IO_MAX_DEVS] = {};
+
+/* Set by the collector through the mmapped .bss: tracing has started (CLOCK_MONOTONIC
+ * t0_ns), and has stopped (every program returns at once: detaching is slow, and what is
+ * in flight then stays in `inflight` as it was). */
+bool started;
+bool stopped;
+__u64 t0_ns;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);	/* sized by the collector */
+	__type(key, __u32);		/* tgid */
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);		/* struct request * */
+	__type(value, struct io_req);
+} inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1 << 14);	/* --max-stacks */
+	__type(key, struct io_key);
+	__type(value, struct io_val);
+} counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1 << 14);	/* --max-stacks */
+	__type(key, __u64);
+	__type(value, struct stack_trace);
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, struct io_dev_key);
+	__type(value, struct io_dev_val);
+} devstats SEC(".maps");
+
+/* Each process (by tgid) as its first request started (struct io_comm). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);	/* sized by the collector */
+	__type(key, __u32);
+	__type(value, struct io_comm);
+} comms SEC(".maps");
+
+/* -a: processes seen for the first time (their tgid) */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 16);
+} notes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, IO_STAT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+/* One stack scratch per hook that starts a record: an interrupt's issue may nest in a task's
+ * insert on one CPU (a program never nests in itself). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, IO_HOOK__COUNT);
+	__type(key, __u32);
+	__type(value, struct io_scratch);
+} scratch SEC(".maps");
+
+static const struct io_val zero_val;
+static const struct io_dev_val zero_dev;
+
+/* kernels before 5.16 kept the disk in the request itself */
+struct request___old {
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+
+static __always_inline void count_stat(__u32 which)
+{
+	__u64 *n = bpf_map_lookup_elem(&stats, &which);
+
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
+
+static __always_inline struct gendisk *rq_disk(struct request *rq)
+{
+	if (bpf_core_field_exists(struct request_queue, disk))
+		return BPF_CORE_READ(rq, q, disk);
+	return BPF_CORE_READ((struct request___old *)rq, rq_disk);
+}
+
+/* The kernel's REQ_OP_* (the low 8 bits of cmd_flags), by their BTF values. */
+static __always_inline __u32 req_op(__u32 cmd_flags)
+{
+	__u32 op = cmd_flags & 0xff;
+
+	if (op == bpf_core_enum_value(enum req_op, REQ_OP_READ))
+		return IO_OP_READ;
+	if (op == bpf_core_enum_value(enum req_op, REQ_OP_WRITE))
+		return IO_OP_WRITE;
+	if (op == bpf_core_enum_value(enum req_op, REQ_OP_FLUSH))
+		return IO_OP_FLUSH;
+	if (op == bpf_core_enum_value(enum req_op, REQ_OP_DISCARD))
+		return IO_OP_DISCARD;
+	if (op == bpf_core_enum_value(enum req_op, REQ_OP_WRITE_ZEROES))
+		return IO_OP_WRITE_ZEROES;
+	if (op == bpf_core_enum_value(enum req_op, REQ_OP_SECURE_ERASE))
+		return IO_OP_SECURE_ERASE;
+	return IO_OP_OTHER;
+}
+
+#define REQ_BIT(name)	(1u << bpf_core_enum_value(enum req_flag_bits, name))
+
+static __always_inline __u32 req_flags(__u32 cmd_flags)
+{
+	__u32 f = 0;
+
+	if (cmd_flags & REQ_BIT(__REQ_SYNC))
+		f |= IO_F_SYNC;
+	if (cmd_flags & REQ_BIT(__REQ_META))
+		f |= IO_F_META;
+	if (cmd_flags & REQ_BIT(__REQ_FUA))
+		f |= IO_F_FUA;
+	if (cmd_flags & REQ_BIT(__REQ_PREFLUSH))
+		f |= IO_F_PREFLUSH;
+	if (cmd_flags & REQ_BIT(__REQ_RAHEAD))
+		f |= IO_F_RAHEAD;
+	return f;
+}
+
+static __always_inline bool dev_wanted(__u32 dev)
+{
+	for (__u32 i = 0; i < IO_MAX_DEVS; i++) {
+		if (i >= ndevs)
+			break;
+		if (devs[i] == dev)
+			return true;
+	}
+	return false;
+}
+
+/* Without block_io_start, a request first seen at its insertion or issue is not ours when it
+ * is the flush machinery's own (the request it flushes for is counted) or started before
+ * tracing did. */
+static __always_inline bool foreign(struct request *rq)
+{
+	__u64 start = BPF_CORE_READ(rq, start_time_ns);
+
+	if (bpf_core_enum_value_exists(enum rqf_flags, __RQF_FLUSH_SEQ) &&
+	    (BPF_CORE_READ(rq, rq_flags) & (1u << bpf_core_enum_value(enum rqf_flags,
+								      __RQF_FLUSH_SEQ))))
+		return true;
+	return start && start < t0_ns;
+}
+
+/* A request starts (in its submitter's context): is it traced, and if so its record, with
+ * the process, its stacks and the disk. NULL when it is not traced or the table is full. */
+static __always_inline struct io_req *begin(void *ctx, struct request *rq, __u32 hook,
+					    __u64 now)
+{
+	__u64 id = bpf_get_current_pid_tgid(), rqk = (__u64)rq, n;
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = id >> 32, cmd;
+	struct io_req r = {};
+	struct io_scratch *sc;
+	struct gendisk *disk;
+	struct pt_regs *regs;
+	bool exact;
+	long err;
+
+	if (tgid == self_tgid)
+		return NULL;
+	if (!trace_all && !bpf_map_lookup_elem(&targets, &tgid) &&
+	    !(with_kthreads && (task->flags & PF_KTHREAD)))
+		return NULL;
+	disk = rq_disk(rq);
+	if (!disk)
+		return NULL;
+	r.key.dev = IO_DEV(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor));
+	if (ndevs && !dev_wanted(r.key.dev))
+		return NULL;
+	cmd = BPF_CORE_READ(rq, cmd_flags);
+	r.start_ns = now;
+	r.disk = (__u64)disk;
+	r.bytes = BPF_CORE_READ(rq, __data_len);
+	r.key.stack.tgid = tgid;
+	r.key.stack.aux = IO_AUX(req_op(cmd), req_flags(cmd));
+
+	sc = bpf_map_lookup_elem(&scratch, &hook);
+	if (sc) {
+		n = capture_kernel_stack(ctx, &sc->kern);
+		if (n) {
+			r.key.stack.kstack = stack_intern(&stacks, &sc->kern, n, 0);
+			if (!r.key.stack.kstack)
+				count_stat(IO_STAT_STACKS_FULL);
+		}
+		regs = user_regs(NULL, &exact);
+		n = capture_user_stack(regs, &sc->user);
+		if (n) {
+			r.key.stack.ustack = stack_intern(&stacks, &sc->user, n, 0);
+			if (!r.key.stack.ustack)
+				count_stat(IO_STAT_STACKS_FULL);
+		}
+	}
+	if (!bpf_map_lookup_elem(&comms, &tgid)) {
+		struct io_comm c = { .kthread = !!(task->flags & PF_KTHREAD) };
+
+		BPF_CORE_READ_STR_INTO(&c.comm, task, group_leader, comm);
+		if (!bpf_map_update_elem(&comms, &tgid, &c, BPF_NOEXIST) && trace_all &&
+		    bpf_ringbuf_output(&notes, &tgid, sizeof(tgid), BPF_RB_NO_WAKEUP))
+			count_stat(IO_STAT_NOTES_FULL);
+	}
+	/* BPF_ANY: a request's address is reused once it is freed */
+	err = bpf_map_update_elem(&inflight, &rqk, &r, BPF_ANY);
+	if (err) {
+		count_stat(err == -16 /* EBUSY */ ? IO_STAT_INFLIGHT_BUSY : IO_STAT_INFLIGHT_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&inflight, &rqk);
+}
+
+/* hist[slot of v]++: slot 0 for 0, then IO_LAT_SUB slots per power of two, the last open */
+static __always_inline __u32 lat_slot(__u64 v)
+{
+	__u32 b, j;
+
+	if (!v)
+		return 0;
+	b = ilog2(v);
+	if (b >= IO_LAT_POW)
+		return IO_LAT_SLOTS - 1;
+	if (b >= IO_LAT_SUB_BITS)
+		j = (v >> (b - IO_LAT_SUB_BITS)) & (IO_LAT_SUB - 1);
+	else
+		j = (v << (IO_LAT_SUB_BITS - b)) & (IO_LAT_SUB - 1);
+	return 1 + b * IO_LAT_SUB + j;
+}
+
+static __always_inline __u32 size_slot(__u64 v)
+{
+	__u32 b;
+
+	if (!v)
+		return 0;
+	b = ilog2(v);
+	return b >= IO_SIZE_POW ? IO_SIZE_SLOTS - 1 : 1 + b;
+}
+
+static __always_inline void add_max(__u64 *m, __u64 v)
+{
+	for (int i = 0; i < 8; i++) {
+		__u64 old = *m;
+
+		if (v <= old || __sync_val_compare_and_swap(m, old, v) == old)
+			return;
+	}
+}
+
+/* The request is done: its numbers into the tables, its record out. */
+static __always_inline void finish(struct request *rq, __u8 error)
+{
+	__u64 rqk = (__u64)rq, now = bpf_ktime_get_ns(), lat, queue;
+	struct io_dev_key dk;
+	struct io_dev_val *d;
+	struct io_req *p, r;
+	struct io_val *v;
+	__u32 s;
+
+	p = bpf_map_lookup_elem(&inflight, &rqk);
+	/* whoever marks it done counts it (block_io_done after block_rq_complete, or on another
+	 * CPU): not whoever deletes it, since a delete fails (-EBUSY) when this program
+	 * interrupted another one updating the table on this CPU, typically a completion's
+	 * interrupt arriving while a task starts a request. Such an entry stays, marked done,
+	 * until its request's address is used again. */
+	if (!p || __sync_val_compare_and_swap(&p->done, 0, 1))
+		return;
+	r = *p;
+	bpf_map_delete_elem(&inflight, &rqk);
+	lat = now > r.start_ns ? now - r.start_ns : 0;
+	/* a request never issued (an empty flush the flush machinery carried out for it): its
+	 * whole time is service */
+	queue = r.issue_ns > r.start_ns ? r.issue_ns - r.start_ns : 0;
+	if (queue > lat)
+		queue = lat;
+	count_stat(IO_STAT_REQUESTS);
+
+	v = lookup_or_init(&counts, &r.key, &zero_val);
+	if (v) {
+		__sync_fetch_and_add(&v->requests, 1);
+		__sync_fetch_and_add(&v->bytes, r.bytes);
+		__sync_fetch_and_add(&v->latency_ns, lat);
+		__sync_fetch_and_add(&v->queue_ns, queue);
+	} else {
+		count_stat(IO_STAT_COUNTS_FULL);
+	}
+
+	dk.dev = r.key.dev;
+	dk.op = IO_AUX_OP(r.key.stack.aux);
+	d = lookup_or_init(&devstats, &dk, &zero_dev);
+	if (!d) {
+		count_stat(IO_STAT_DEVS_FULL);
+		return;
+	}
+	if (!d->disk[0]) {
+		struct gendisk *disk = (struct gendisk *)r.disk;
+
+		BPF_CORE_READ_STR_INTO(&d->disk, disk, disk_name);
+	}
+	__sync_fetch_and_add(&d->requests, 1);
+	__sync_fetch_and_add(&d->bytes, r.bytes);
+	if (error)
+		__sync_fetch_and_add(&d->errors, 1);
+	__sync_fetch_and_add(&d->latency_ns, lat);
+	__sync_fetch_and_add(&d->queue_ns, queue);
+	__sync_fetch_and_add(&d->service_ns, lat - queue);
+	add_max(&d->max_latency_ns, lat);
+	s = lat_slot(lat);
+	if (s < IO_LAT_SLOTS)
+		__sync_fetch_and_add(&d->latency[s], 1);
+	s = lat_slot(queue);
+	if (s < IO_LAT_SLOTS)
+		__sync_fetch_and_add(&d->queue[s], 1);
+	s = lat_slot(lat - queue);
+	if (s < IO_LAT_SLOTS)
+		__sync_fetch_and_add(&d->service[s], 1);
+	s = size_slot(r.bytes);
+	if (s < IO_SIZE_SLOTS)
+		__sync_fetch_and_add(&d->size[s], 1);
+}
+
+SEC("?tp_btf/block_io_start")
+int BPF_PROG(io_start, struct request *rq)
+{
+	__u64 rqk = (__u64)rq;
+	struct io_req *old;
+
+	if (!started || stopped)
+		return 0;
+	/* A request at an address still recorded ends the previous one's record: that one
+	 * ended, or this struct request would not be in use again, but neither completion
+	 * tracepoint reported it (this kernel skips some under heavy load: a counted drop).
+	 * Checked for every request, traced or not, so that no stale record is completed by
+	 * another request. */
+	old = bpf_map_lookup_elem(&inflight, &rqk);
+	if (old && !__sync_val_compare_and_swap(&old->done, 0, 1))
+		count_stat(IO_STAT_UNSEEN);
+	begin(ctx, rq, IO_HOOK_START, bpf_ktime_get_ns());
+	return 0;
+}
+
+/* loaded only without block_io_start */
+SEC("?tp_btf/block_rq_insert")
+int BPF_PROG(io_insert, struct request *rq)
+{
+	__u64 rqk = (__u64)rq;
+	struct io_req *r;
+
+	if (!started || stopped)
+		return 0;
+	/* a record that ended is no longer this request's */
+	r = bpf_map_lookup_elem(&inflight, &rqk);
+	if ((r && !r->done) || foreign(rq))
+		return 0;
+	begin(ctx, rq, IO_HOOK_INSERT, bpf_ktime_get_ns());
+	return 0;
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(io_issue, struct request *rq)
+{
+	__u64 rqk = (__u64)rq, now;
+	struct io_req *r;
+
+	if (!started || stopped)
+		return 0;
+	now = bpf_ktime_get_ns();
+	r = bpf_map_lookup_elem(&inflight, &rqk);
+	if (!r || r->done) {
+		if (has_io_start || foreign(rq))
+			return 0;
+		r = begin(ctx, rq, IO_HOOK_ISSUE, now);
+		if (!r)
+			return 0;
+	}
+	/* the last issue counts (a requeued request is issued again); its size now, merges
+	 * included */
+	r->issue_ns = now;
+	r->bytes = BPF_CORE_READ(rq, __data_len);
+	return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(io_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes)
+{
+	if (!started || stopped)
+		return 0;
+	/* a partial completion: the rest of the request goes on */
+	if (nr_bytes < BPF_CORE_READ(rq, __data_len))
+		return 0;
+	finish(rq, error);
+	return 0;
+}
+
+SEC("?tp_btf/block_io_done")
+int BPF_PROG(io_done, struct request *rq)
+{
+	if (started && !stopped)
+		finish(rq, 0);
+	return 0;
+}

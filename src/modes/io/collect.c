@@ -1,0 +1,848 @@
+/* The io mode collector.
+ *
+ * The BPF programs (bpf/io.bpf.c) are attached at open to the block layer's tracepoints for
+ * the whole run and count nothing until tracing starts (the first attach); each request is
+ * recorded where it starts, in the context of the task that submitted it (a traced process,
+ * any with -a, or a kernel thread: writeback flushers and journal threads write the dirty
+ * data of every process), and counted at its completion. Everything stays in the kernel until
+ * the end: per (process, operation, stacks, disk) counters become samples, per (disk,
+ * operation) histograms the profile's groups, and the requests left in the in-flight table
+ * those still in flight when tracing stopped. An exec is the one event that reads a process
+ * early: its old program's addresses mean nothing in the new one's mappings.
+ */
+#include <errno.h>
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "core/bpfutil.h"
+#include "core/procs.h"
+#include "core/stacks.h"
+#include "modes/io/collect.h"
+#include "output/render.h"
+#include "profile/profile.h"
+#include "util/util.h"
+#include "io.skel.h"
+
+#define MAX_TARGETS	8192	/* traced processes at once (a launched tree) */
+#define STRINGIFY_(x)	#x
+#define STRINGIFY(x)	STRINGIFY_(x)
+#define MAX_COMMS	32768	/* processes named (-a sees every one) */
+#define MAX_INFLIGHT	16384	/* requests in flight at once (a queue holds 64-2048) */
+#define MAX_DEVSTATS	256	/* (disk, operation) pairs */
+#define MAX_LOCS	(1 + 2 * STACK_MAX_DEPTH)
+#define NOTES_SIZE	(1 << 16)	/* -a: the ring buffer of new processes (16384 notes) */
+
+static const char *const stat_names[IO_STAT__COUNT] = {
+	[IO_STAT_REQUESTS] = "requests",
+	[IO_STAT_INFLIGHT_FULL] = "inflight_table_full",
+	[IO_STAT_INFLIGHT_BUSY] = "inflight_table_busy",
+	[IO_STAT_STACKS_FULL] = "stack_table_full",
+	[IO_STAT_COUNTS_FULL] = "count_table_full",
+	[IO_STAT_DEVS_FULL] = "device_table_full",
+	[IO_STAT_NOTES_FULL] = "process_notes_lost",
+	[IO_STAT_UNSEEN] = "completion_unseen",
+};
+
+static const char *const op_names[IO_OP__COUNT] = {
+	[IO_OP_READ] = "read",
+	[IO_OP_WRITE] = "write",
+	[IO_OP_FLUSH] = "flush",
+	[IO_OP_DISCARD] = "discard",
+	[IO_OP_WRITE_ZEROES] = "write_zeroes",
+	[IO_OP_SECURE_ERASE] = "secure_erase",
+	[IO_OP_OTHER] = "other",
+};
+
+/* A kernel thread that started requests (proc_info.priv), for the report's notes. */
+struct io_kthread {
+	const char *role;	/* "writeback flusher", ...; NULL: neither */
+	uint64_t requests, bytes;
+};
+
+struct io_collector {
+	struct session_env env;
+	struct io_opts opts;
+	const struct log_ctx *lc;
+	struct io_bpf *skel;
+	struct proc_table *procs;	/* every process attached or seen */
+	struct stack_table *st;
+	struct ring_buffer *notes;	/* -a only: processes seen for the first time */
+	bool has_io_start, has_io_done;
+	bool started, stopped;
+	uint64_t stop_ns;		/* CLOCK_MONOTONIC when tracing stopped */
+};
+
+const char *io_op_name(uint32_t op)
+{
+	return op < IO_OP__COUNT ? op_names[op] : "other";
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* ---- disks ------------------------------------------------------------------------------ */
+
+int io_device(const char *name, uint32_t *dev, char *disk, size_t len)
+{
+	char path[PATH_MAX + 64], real[PATH_MAX], *s;
+	const char *base = name;
+	unsigned int ma, mi;
+	int n;
+
+	if (!name || !*name)
+		return -ENOENT;
+	if (name[0] == '/') {
+		if (!realpath(name, real))
+			return -ENOENT;
+		base = strrchr(real, '/') + 1;
+	}
+	if (!*base || strchr(base, '/') || base[0] == '.')
+		return -ENOENT;
+	snprintf(path, sizeof(path), "/sys/class/block/%s/dev", base);
+	s = util_read_file(path, NULL);
+	n = s ? sscanf(s, "%u:%u", &ma, &mi) : 0;
+	free(s);
+	if (n != 2)
+		return -ENOENT;
+	snprintf(path, sizeof(path), "/sys/class/block/%s/partition", base);
+	if (!access(path, F_OK)) {
+		/* a partition's sysfs directory is inside its disk's */
+		snprintf(path, sizeof(path), "/sys/class/block/%s/..", base);
+		if (disk && realpath(path, real))
+			snprintf(disk, len, "%s", strrchr(real, '/') + 1);
+		else if (disk)
+			snprintf(disk, len, "?");
+		return -EXDEV;
+	}
+	*dev = IO_DEV(ma, mi);
+	if (disk)
+		snprintf(disk, len, "%s", base);
+	return 0;
+}
+
+void io_disks(char *buf, size_t len)
+{
+	DIR *d = opendir("/sys/block");
+	struct dirent *e;
+	size_t n = 0;
+
+	buf[0] = 0;
+	while (d && (e = readdir(d)) && n < len)
+		if (e->d_name[0] != '.')
+			n += snprintf(buf + n, len - n, "%s%s", n ? ", " : "", e->d_name);
+	if (d)
+		closedir(d);
+	if (!buf[0])
+		snprintf(buf, len, "none");
+}
+
+/* A disk's name by number when the kernel did not give it: /sys/dev/block/MAJ:MIN's target. */
+static void disk_name(uint32_t dev, char *buf, size_t len)
+{
+	char path[64], target[256];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", IO_DEV_MAJOR(dev), IO_DEV_MINOR(dev));
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n > 0) {
+		target[n] = 0;
+		snprintf(buf, len, "%.*s", (int)len - 1,
+			 strrchr(target, '/') ? strrchr(target, '/') + 1 : target);
+	} else {
+		snprintf(buf, len, "%u:%u", IO_DEV_MAJOR(dev), IO_DEV_MINOR(dev));
+	}
+}
+
+/* ---- open ------------------------------------------------------------------------------- */
+
+static void io_close(void *m);
+
+static void *io_open(const struct session_env *env, void *opts)
+{
+	struct io_collector *c = calloc(1, sizeof(*c));
+	const struct io_opts *o = opts;
+	struct io_bpf *sk;
+	int err;
+
+	if (!c)
+		return NULL;
+	c->env = *env;
+	c->opts = *o;
+	c->lc = env->lc;
+	bpfutil__libbpf_messages(c->lc);
+	c->procs = proc_table__new(env->sym);
+	c->st = stack_table__new();
+	if (!c->procs || !c->st)
+		goto fail;
+	/* the kernel's own I/O accounting tracepoints (6.5+): where a request starts */
+	c->has_io_start = !o->legacy_tracepoints &&
+			  libbpf_find_vmlinux_btf_id("block_io_start", BPF_TRACE_RAW_TP) > 0;
+	c->has_io_done = !o->legacy_tracepoints &&
+			 libbpf_find_vmlinux_btf_id("block_io_done", BPF_TRACE_RAW_TP) > 0;
+
+	sk = c->skel = io_bpf__open();
+	if (!sk) {
+		pr_err(c->lc, "cannot open the BPF program: %s", strerror(errno));
+		goto fail;
+	}
+	sk->rodata->trace_all = env->all;
+	sk->rodata->with_kthreads = !o->no_kthreads;
+	sk->rodata->has_io_start = c->has_io_start;
+	sk->rodata->self_tgid = getpid();
+	sk->rodata->ndevs = o->ndevs;
+	for (uint32_t i = 0; i < o->ndevs && i < IO_MAX_DEVS; i++)
+		sk->rodata->devs[i] = o->devs[i];
+	bpf_map__set_max_entries(sk->maps.targets, MAX_TARGETS);
+	bpf_map__set_max_entries(sk->maps.comms, MAX_COMMS);
+	bpf_map__set_max_entries(sk->maps.inflight, MAX_INFLIGHT);
+	bpf_map__set_max_entries(sk->maps.devstats, MAX_DEVSTATS);
+	bpf_map__set_max_entries(sk->maps.counts, o->max_stacks);
+	bpf_map__set_max_entries(sk->maps.stacks, o->max_stacks);
+	/* the notes are -a's alone; elsewhere the smallest ring the kernel takes */
+	bpf_map__set_max_entries(sk->maps.notes, env->all ? NOTES_SIZE : getpagesize());
+	bpf_program__set_autoload(sk->progs.io_start, c->has_io_start);
+	bpf_program__set_autoload(sk->progs.io_done, c->has_io_done);
+	bpf_program__set_autoload(sk->progs.io_insert, !c->has_io_start);
+	err = io_bpf__load(sk);
+	if (err) {
+		pr_err(c->lc, "cannot load the BPF program into the kernel: %s%s", strerror(-err),
+		       c->lc && c->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
+		goto fail;
+	}
+	if (env->all) {
+		c->notes = proc_table__notes(c->procs, bpf_map__fd(sk->maps.notes));
+		if (!c->notes) {
+			pr_err(c->lc, "cannot read the BPF ring buffer: %s", strerror(errno));
+			goto fail;
+		}
+	}
+	/* attached for the whole run now (a machine without them fails before anything runs);
+	 * they count from the first attach */
+	err = io_bpf__attach(sk);
+	if (err) {
+		pr_err(c->lc, "cannot attach to the block layer's tracepoints: %s", strerror(-err));
+		goto fail;
+	}
+	pr_info(c->lc, "tracepoints: %s, block_rq_issue, block_rq_complete%s",
+		c->has_io_start ? "block_io_start" : "block_rq_insert",
+		c->has_io_done ? ", block_io_done" : "");
+
+	err = profile__add_type(env->prof, "requests", "count");
+	err = err ?: profile__add_type(env->prof, "io_bytes", "bytes");
+	err = err ?: profile__add_type(env->prof, "latency", "nanoseconds");
+	err = err ?: profile__add_type(env->prof, "queue", "nanoseconds");
+	err = err ?: profile__set_default_type(env->prof, "latency");
+	if (err) {
+		pr_err(c->lc, "cannot set up the profile: %s", strerror(-err));
+		goto fail;
+	}
+	return c;
+fail:
+	io_close(c);
+	return NULL;
+}
+
+/* Requests count from here on. */
+static void start(struct io_collector *c)
+{
+	if (c->started)
+		return;
+	c->skel->bss->t0_ns = mono_ns();
+	c->skel->bss->started = true;
+	c->started = true;
+}
+
+/* ---- attach ----------------------------------------------------------------------------- */
+
+static int io_attach(void *m, pid_t pid, enum mode_attach how, int *status)
+{
+	struct io_collector *c = m;
+	int err;
+
+	*status = -1;
+	if (kill(pid, 0) && errno == ESRCH)
+		return -ESRCH;
+	err = proc_table__target(c->procs, pid, bpf_map__fd(c->skel->maps.targets), NULL);
+	if (err) {
+		pr_err(c->lc, "cannot trace PID %d: %s%s", pid, strerror(-err),
+		       err == -E2BIG ? " (more processes at once than the table holds, "
+		       STRINGIFY(MAX_TARGETS) ")" : "");
+		return err;
+	}
+	(void)how;
+	start(c);
+	return 0;
+}
+
+static int io_attach_all(void *m)
+{
+	start(m);
+	return 0;
+}
+
+/* ---- reading out ------------------------------------------------------------------------ */
+
+struct count_entry {
+	struct io_key k;
+	struct io_val v;
+};
+
+struct count_read {
+	pid_t only;
+	struct count_entry *e;
+	size_t n, cap;
+};
+
+static int read_count(const void *k, const void *v, void *ctx)
+{
+	struct count_read *r = ctx;
+	const struct io_key *key = k;
+
+	if (r->only && key->stack.tgid != (__u32)r->only)
+		return 0;
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 256;
+		struct count_entry *e = realloc(r->e, cap * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		r->e = e;
+		r->cap = cap;
+	}
+	r->e[r->n].k = *key;
+	r->e[r->n++].v = *(const struct io_val *)v;
+	return 0;
+}
+
+static int count_cmp(const void *a, const void *b)
+{
+	const struct io_key *x = &((const struct count_entry *)a)->k;
+	const struct io_key *y = &((const struct count_entry *)b)->k;
+
+	if (x->stack.tgid != y->stack.tgid)
+		return x->stack.tgid < y->stack.tgid ? -1 : 1;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->stack.aux != y->stack.aux)
+		return x->stack.aux < y->stack.aux ? -1 : 1;
+	if (x->stack.kstack != y->stack.kstack)
+		return x->stack.kstack < y->stack.kstack ? -1 : 1;
+	return x->stack.ustack < y->stack.ustack ? -1 : x->stack.ustack > y->stack.ustack;
+}
+
+/* The process as the report names it (the kernel's name when it is gone); its mappings,
+ * fresh if it still runs. */
+static struct proc_info *report_proc(struct io_collector *c, pid_t tgid, bool exec)
+{
+	struct proc_info *p = proc_table__add(c->procs, tgid);
+	struct io_comm cc;
+	__u32 key = tgid;
+
+	if (!p)
+		return NULL;
+	/* at an exec, the snapshot finalize just took is of the old program */
+	if (!exec)
+		proc_table__snapshot(c->procs, p);
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.comms), &key, &cc))
+		return p;
+	/* a kworker's /proc name carries its current work ("kworker/u8:1-events_unbound"), the
+	 * kernel's is its own */
+	if (!p->comm[0] || cc.kthread)
+		snprintf(p->comm, sizeof(p->comm), "%.*s", IO_COMM_LEN, cc.comm);
+	if (cc.kthread && !p->priv)
+		p->priv = calloc(1, sizeof(struct io_kthread));
+	return p;
+}
+
+/* What a kernel thread's stack says it does. */
+static const char *kthread_role(const struct profile *prof, const uint32_t *locs, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const struct prof_location *l = &prof->locations[locs[i]];
+
+		for (uint32_t j = 0; j < l->nlines; j++) {
+			const char *f = prof->functions[l->lines[j].function].name;
+
+			if (!strcmp(f, "wb_workfn") || !strcmp(f, "wb_writeback"))
+				return "writeback flusher";
+			if (!strcmp(f, "kjournald2") ||
+			    !strcmp(f, "jbd2_journal_commit_transaction"))
+				return "journal thread (jbd2)";
+		}
+	}
+	return NULL;
+}
+
+/* The leaf frame of a request's stack: its disk, operation and flags ("vda write (sync)"). */
+static void leaf_name(uint32_t aux, const char *disk, char *buf, size_t len)
+{
+	static const char *const flags[] = { "sync", "meta", "fua", "preflush", "rahead" };
+	uint32_t f = IO_AUX_FLAGS(aux);
+	size_t n;
+
+	n = snprintf(buf, len, "%s %s", disk, io_op_name(IO_AUX_OP(aux)));
+	for (uint32_t i = 0, first = 1; i < sizeof(flags) / sizeof(flags[0]) && n < len; i++) {
+		if (!(f & (1u << i)))
+			continue;
+		n += snprintf(buf + n, len - n, "%s%s", first ? " (" : "+", flags[i]);
+		first = 0;
+	}
+	if (f && n < len)
+		snprintf(buf + n, len - n, ")");
+}
+
+/* Move the counts of process `only` (0: every process) into the profile: the request's leaf
+ * frame, its kernel frames where it started, then its user frames; `remove`: delete them from
+ * the kernel (an exec: the same process counts on under its new program). */
+static int drain(struct io_collector *c, pid_t only, bool remove)
+{
+	struct profile *prof = c->env.prof;
+	int fd = bpf_map__fd(c->skel->maps.counts);
+	struct count_read r = { .only = only };
+	uint32_t locs[MAX_LOCS];
+	char leaf[96], disk[IO_DISK_LEN];
+	uint32_t last_dev = UINT32_MAX;
+	int err;
+
+	err = bpfutil__map_for_each(fd, sizeof(struct io_key), sizeof(struct io_val), read_count,
+				    &r);
+	err = err ?: stack_table__read(c->st, bpf_map__fd(c->skel->maps.stacks));
+	if (err)
+		pr_warn(c->lc, "reading the kernel's request counts failed: %s; the report may be "
+			"incomplete", strerror(-err));
+	qsort(r.e, r.n, sizeof(*r.e), count_cmp);
+	for (size_t i = 0; i < r.n; i++) {
+		const struct count_entry *e = &r.e[i];
+		int64_t vals[4] = { e->v.requests, e->v.bytes, e->v.latency_ns, e->v.queue_ns };
+		struct proc_info *p = report_proc(c, e->k.stack.tgid, remove);
+		struct io_kthread *kt;
+		struct prof_process *pp;
+		uint32_t n = 0;
+
+		if (!p) {
+			err = -ENOMEM;
+			break;
+		}
+		if (e->k.dev != last_dev)
+			disk_name(e->k.dev, disk, sizeof(disk));
+		last_dev = e->k.dev;
+		leaf_name(e->k.stack.aux, disk, leaf, sizeof(leaf));
+		locs[n++] = stacks__named_loc(prof, leaf);
+		/* the programs run in the submitting task: the machinery's frames lead its stack */
+		n += stacks__key_locs(prof, c->st, e->k.stack.kstack ? stacks__ksyms(c->lc) : NULL,
+				      p->sp, p->pid, &e->k.stack, true, locs + n);
+		if (!profile__add_sample(prof, locs, n, vals, e->k.stack.tgid)) {
+			err = -errno;
+			break;
+		}
+		pp = profile__add_process(prof, p->pid, p->comm[0] ? p->comm : NULL, p->cmdline);
+		if (pp) {
+			prof_process__add_stat(prof, pp, "requests", e->v.requests);
+			prof_process__add_stat(prof, pp, "io_bytes", e->v.bytes);
+			prof_process__add_stat(prof, pp, "latency_ns", e->v.latency_ns);
+			prof_process__add_stat(prof, pp, "queue_ns", e->v.queue_ns);
+		}
+		kt = p->priv;
+		if (kt) {
+			kt->requests += e->v.requests;
+			kt->bytes += e->v.bytes;
+			if (!kt->role)
+				kt->role = kthread_role(prof, locs, n);
+		}
+		if (remove)
+			bpf_map_delete_elem(fd, &e->k);
+	}
+	if (err)
+		pr_warn(c->lc, "building the profile failed: %s", strerror(-err));
+	free(r.e);
+	return err;
+}
+
+/* ---- disks and operations --------------------------------------------------------------- */
+
+struct dev_entry {
+	struct io_dev_key k;
+	struct io_dev_val *v;		/* NULL: only requests in flight */
+	char disk[IO_DISK_LEN];
+	uint64_t inflight, oldest_ns;
+};
+
+struct dev_read {
+	struct io_collector *c;
+	struct dev_entry *e;
+	size_t n, cap;
+};
+
+static struct dev_entry *dev_entry(struct dev_read *r, uint32_t dev, uint32_t op)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->e[i].k.dev == dev && r->e[i].k.op == op)
+			return &r->e[i];
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 16;
+		struct dev_entry *e = realloc(r->e, cap * sizeof(*e));
+
+		if (!e)
+			return NULL;
+		r->e = e;
+		r->cap = cap;
+	}
+	r->e[r->n] = (struct dev_entry){ .k = { .dev = dev, .op = op } };
+	disk_name(dev, r->e[r->n].disk, sizeof(r->e[r->n].disk));
+	return &r->e[r->n++];
+}
+
+static int read_dev(const void *k, const void *v, void *ctx)
+{
+	const struct io_dev_key *key = k;
+	struct dev_entry *e = dev_entry(ctx, key->dev, key->op);
+
+	if (!e)
+		return -ENOMEM;
+	e->v = malloc(sizeof(*e->v));
+	if (!e->v)
+		return -ENOMEM;
+	memcpy(e->v, v, sizeof(*e->v));
+	if (e->v->disk[0])
+		snprintf(e->disk, sizeof(e->disk), "%.*s", IO_DISK_LEN - 1, e->v->disk);
+	return 0;
+}
+
+static int read_inflight(const void *k, const void *v, void *ctx)
+{
+	struct dev_read *r = ctx;
+	const struct io_req *q = v;
+	struct dev_entry *e;
+	uint64_t age;
+
+	/* counted, its entry left behind (see finish in io.bpf.c) */
+	if (q->done)
+		return 0;
+	e = dev_entry(r, q->key.dev, IO_AUX_OP(q->key.stack.aux));
+	if (!e)
+		return -ENOMEM;
+	e->inflight++;
+	age = r->c->stop_ns > q->start_ns ? r->c->stop_ns - q->start_ns : 0;
+	if (age > e->oldest_ns)
+		e->oldest_ns = age;
+	return 0;
+}
+
+static int dev_cmp(const void *a, const void *b)
+{
+	const struct dev_entry *x = a, *y = b;
+	int d = strcmp(x->disk, y->disk);
+
+	if (d)
+		return d;
+	return x->k.op < y->k.op ? -1 : x->k.op > y->k.op;
+}
+
+/* A quantile of a latency histogram, at most the largest latency seen (the interpolation in
+ * the last slot may overshoot it). */
+static int64_t quantile(const __u64 *counts, double q, uint64_t max)
+{
+	struct prof_hist h = { .sub = IO_LAT_SUB, .counts = (uint64_t *)(uintptr_t)counts,
+			       .n = IO_LAT_SLOTS };
+	double v = prof_hist__quantile(&h, q);
+
+	return v > (double)max ? (int64_t)max : (int64_t)(v + 0.5);
+}
+
+static int add_group(struct profile *prof, const struct dev_entry *e)
+{
+	static const struct io_dev_val none;
+	const struct io_dev_val *v = e->v ? e->v : &none;
+	uint64_t n = v->requests;
+	struct prof_group *g = profile__add_group(prof);
+	int err;
+
+	if (!g)
+		return -errno;
+	err = prof_group__add_label(prof, g, "device", e->disk);
+	err = err ?: prof_group__add_label(prof, g, "op", io_op_name(e->k.op));
+#define STAT(name, label, unit, val) \
+	err = err ?: prof_group__add_stat(prof, g, name, label, unit, (int64_t)(val))
+	STAT("requests", "REQUESTS", "count", n);
+	STAT("bytes", "BYTES", "bytes", v->bytes);
+	STAT("latency_avg_ns", "AVG", "nanoseconds", n ? v->latency_ns / n : 0);
+	STAT("latency_p50_ns", "P50", "nanoseconds", quantile(v->latency, 0.50, v->max_latency_ns));
+	STAT("latency_p90_ns", "P90", "nanoseconds", quantile(v->latency, 0.90, v->max_latency_ns));
+	STAT("latency_p99_ns", "P99", "nanoseconds", quantile(v->latency, 0.99, v->max_latency_ns));
+	STAT("latency_max_ns", "MAX", "nanoseconds", v->max_latency_ns);
+	STAT("queue_avg_ns", "QUEUE", "nanoseconds", n ? v->queue_ns / n : 0);
+	STAT("service_avg_ns", "SERVICE", "nanoseconds", n ? v->service_ns / n : 0);
+	STAT("errors", "ERRORS", "count", v->errors);
+	STAT("in_flight", "IN FLIGHT", "count", e->inflight);
+	STAT("in_flight_oldest_ns", NULL, "nanoseconds", e->oldest_ns);
+	STAT("latency_ns", NULL, "nanoseconds", v->latency_ns);
+	STAT("queue_ns", NULL, "nanoseconds", v->queue_ns);
+	STAT("service_ns", NULL, "nanoseconds", v->service_ns);
+#undef STAT
+	err = err ?: prof_group__add_hist(prof, g, "latency", "nanoseconds", IO_LAT_SUB,
+					  (const uint64_t *)v->latency, IO_LAT_SLOTS);
+	err = err ?: prof_group__add_hist(prof, g, "queue", "nanoseconds", IO_LAT_SUB,
+					  (const uint64_t *)v->queue, IO_LAT_SLOTS);
+	err = err ?: prof_group__add_hist(prof, g, "service", "nanoseconds", IO_LAT_SUB,
+					  (const uint64_t *)v->service, IO_LAT_SLOTS);
+	err = err ?: prof_group__add_hist(prof, g, "size", "bytes", 1, (const uint64_t *)v->size,
+					  IO_SIZE_SLOTS);
+	return err;
+}
+
+/* The (disk, operation) groups, with what was still in flight; the disks as a run fact.
+ * Returns the requests in flight. */
+static uint64_t add_groups(struct io_collector *c)
+{
+	struct profile *prof = c->env.prof;
+	struct dev_read r = { .c = c };
+	uint64_t inflight = 0, oldest = 0;
+	char devs[512], buf[32];
+	size_t len = 0;
+	int err;
+
+	err = bpfutil__map_for_each(bpf_map__fd(c->skel->maps.devstats), sizeof(struct io_dev_key),
+				    sizeof(struct io_dev_val), read_dev, &r);
+	err = err ?: bpfutil__map_for_each(bpf_map__fd(c->skel->maps.inflight), sizeof(__u64),
+					   sizeof(struct io_req), read_inflight, &r);
+	if (err)
+		pr_warn(c->lc, "reading the kernel's disk statistics failed: %s; the report may be "
+			"incomplete", strerror(-err));
+	qsort(r.e, r.n, sizeof(*r.e), dev_cmp);
+	devs[0] = 0;
+	for (size_t i = 0; i < r.n; i++) {
+		const struct dev_entry *e = &r.e[i];
+
+		if (!err)
+			err = add_group(prof, e);
+		inflight += e->inflight;
+		oldest = e->oldest_ns > oldest ? e->oldest_ns : oldest;
+		/* each disk once (its operations are next to each other) */
+		if ((!i || strcmp(r.e[i - 1].disk, e->disk)) && len < sizeof(devs))
+			len += snprintf(devs + len, sizeof(devs) - len, "%s%s (%u:%u)",
+					len ? ", " : "", e->disk, IO_DEV_MAJOR(e->k.dev),
+					IO_DEV_MINOR(e->k.dev));
+		free(e->v);
+	}
+	if (err)
+		pr_warn(c->lc, "building the disk summary failed: %s", strerror(-err));
+	free(r.e);
+	profile__add_info(prof, "devices", "%s", devs[0] ? devs : "none");
+	if (inflight)
+		profile__add_note(prof, "%llu requests were still in flight when tracing stopped "
+				  "(the oldest for %s): they are in no number but in_flight",
+				  (unsigned long long)inflight,
+				  render__duration(oldest, buf, sizeof(buf)));
+	return inflight;
+}
+
+/* ---- the run ---------------------------------------------------------------------------- */
+
+static uint64_t stat_sum(struct io_collector *c, enum io_stat s)
+{
+	return bpfutil__percpu_sum(bpf_map__fd(c->skel->maps.stats), s);
+}
+
+static void io_tick(void *m, int64_t t_ns, bool second)
+{
+	struct io_collector *c = m;
+
+	/* -a: each process that turned up, while its mappings are there: every tick, cheap
+	 * when there are none */
+	if (c->notes)
+		ring_buffer__consume(c->notes);
+	if (second)
+		proc_table__snapshot_attached(c->procs);
+}
+
+static void io_progress(void *m, char *buf, size_t len)
+{
+	struct io_collector *c = m;
+	uint64_t drops = 0;
+
+	for (int s = IO_STAT_REQUESTS + 1; s < IO_STAT__COUNT; s++)
+		drops += stat_sum(c, s);
+	snprintf(buf, len, "%llu requests  drops %llu",
+		 (unsigned long long)stat_sum(c, IO_STAT_REQUESTS), (unsigned long long)drops);
+}
+
+static void io_finalize(void *m, pid_t pid, bool exec)
+{
+	struct io_collector *c = m;
+	struct proc_info *p = proc_table__add(c->procs, pid);
+
+	if (!p)
+		return;
+	/* held at its exit (or exec) stop: its mappings are still readable */
+	proc_table__snapshot(c->procs, p);
+	if (exec)
+		drain(c, pid, true);
+}
+
+/* Not at its exit stop (retire): requests its exit path starts are its own too. */
+static void io_reaped(void *m, pid_t pid)
+{
+	struct io_collector *c = m;
+
+	proc_table__untarget(c->procs, pid, bpf_map__fd(c->skel->maps.targets));
+}
+
+static void io_stop(void *m)
+{
+	struct io_collector *c = m;
+
+	if (c->stopped)
+		return;
+	/* every program returns at once from now on: what is in flight stays as it is, and the
+	 * slow detach comes after the report */
+	c->skel->bss->stopped = true;
+	c->stopped = true;
+	c->stop_ns = mono_ns();
+	if (c->notes)
+		ring_buffer__consume(c->notes);
+}
+
+/* Which kernel threads started requests, and what they are. */
+static void kthread_notes(struct io_collector *c)
+{
+	struct profile *prof = c->env.prof;
+	uint32_t n = 0;
+	char b[32];
+
+	for (uint32_t i = 0; i < proc_table__count(c->procs); i++) {
+		const struct proc_info *p = proc_table__at(c->procs, i);
+		const struct io_kthread *kt = p->priv;
+
+		struct prof_process *pp = profile__find_process(prof, p->pid);
+		char note[64];
+
+		if (!kt || !kt->requests)
+			continue;
+		n++;
+		snprintf(note, sizeof(note), "kernel thread%s%s", kt->role ? ": " : "",
+			 kt->role ? kt->role : "");
+		if (pp)
+			prof_process__set_note(prof, pp, note);
+		profile__add_note(prof, "%s (pid %d), a %s, started %llu requests (%s): requests "
+				  "of kernel threads are theirs, whoever's data they carry",
+				  p->comm[0] ? p->comm : "?", p->pid,
+				  kt->role ? kt->role : "kernel thread",
+				  (unsigned long long)kt->requests,
+				  render__bytes(kt->bytes, b, sizeof(b)));
+	}
+	if (n && !c->env.all)
+		profile__add_note(prof, "kernel threads' requests are counted with the traced "
+				  "processes': writeback flushers and journal threads write their "
+				  "dirty data too (--no-kthreads leaves them out)");
+}
+
+static void io_finish(void *m)
+{
+	struct io_collector *c = m;
+	struct profile *prof = c->env.prof;
+	uint64_t inflight;
+
+	drain(c, 0, false);
+	inflight = add_groups(c);
+	for (int s = IO_STAT_REQUESTS + 1; s < IO_STAT__COUNT; s++) {
+		uint64_t n = stat_sum(c, s);
+
+		if (s == IO_STAT_NOTES_FULL && !c->env.all)
+			continue;	/* a reason of -a only */
+		profile__add_drop(prof, stat_names[s], n);
+		if (!n)
+			continue;
+		if (s == IO_STAT_INFLIGHT_FULL)
+			profile__add_note(prof, "%llu requests were not measured: more than %d "
+					  "were in flight at once", (unsigned long long)n,
+					  MAX_INFLIGHT);
+		else if (s == IO_STAT_INFLIGHT_BUSY)
+			profile__add_note(prof, "%llu requests were not measured: they started in "
+					  "an interrupt while the table of requests in flight was "
+					  "being updated on the same CPU", (unsigned long long)n);
+		else if (s == IO_STAT_STACKS_FULL)
+			profile__add_note(prof, "%llu stacks were not kept: the stack table "
+					  "(--max-stacks %u) was full, so their requests count "
+					  "without them; raise --max-stacks", (unsigned long long)n,
+					  c->opts.max_stacks);
+		else if (s == IO_STAT_COUNTS_FULL)
+			profile__add_note(prof, "%llu requests are in the disks' numbers but not "
+					  "in any stack's: the table of (process, stacks) was full "
+					  "(--max-stacks %u); raise --max-stacks",
+					  (unsigned long long)n, c->opts.max_stacks);
+		else if (s == IO_STAT_DEVS_FULL)
+			profile__add_note(prof, "%llu requests are in the stacks' numbers but not "
+					  "in the disks' histograms: more than %d (disk, operation) "
+					  "pairs",
+					  (unsigned long long)n, MAX_DEVSTATS);
+		else if (s == IO_STAT_NOTES_FULL)
+			profile__add_note(prof, "%llu new processes were not announced in time "
+					  "(the ring buffer was full): those that exited before the "
+					  "end show bare addresses", (unsigned long long)n);
+		else
+			profile__add_note(prof, "%llu requests ended without the kernel reporting "
+					  "their completion (neither block_rq_complete nor "
+					  "block_io_done fired: seen under heavy I/O load): they "
+					  "are in no number", (unsigned long long)n);
+	}
+	kthread_notes(c);
+	profile__add_note(prof, "latency: from a request's start (where the kernel's own I/O "
+			  "accounting starts, in the task that submitted it) to its completion; "
+			  "queue: start to issue to the driver; service: issue to completion. "
+			  "Percentiles are read from histograms with %u buckets per power of two",
+			  IO_LAT_SUB);
+	profile__add_info(prof, "tracepoints", "%s, block_rq_issue, block_rq_complete%s",
+			  c->has_io_start ? "block_io_start" : "block_rq_insert",
+			  c->has_io_done ? ", block_io_done" : "");
+	profile__add_info(prof, "requests", "%llu",
+			  (unsigned long long)stat_sum(c, IO_STAT_REQUESTS));
+	profile__add_info(prof, "in_flight", "%llu", (unsigned long long)inflight);
+}
+
+static void io_detach(void *m)
+{
+	struct io_collector *c = m;
+
+	io_bpf__detach(c->skel);
+}
+
+static void io_close(void *m)
+{
+	struct io_collector *c = m;
+
+	if (!c)
+		return;
+	ring_buffer__free(c->notes);
+	io_bpf__destroy(c->skel);
+	proc_table__free(c->procs, free);
+	stack_table__free(c->st);
+	free(c);
+}
+
+const struct mode_ops io_mode_ops = {
+	.name = "io",
+	.kthreads = true,	/* -p of a flusher or a journal thread: its requests */
+	.open = io_open,
+	.close = io_close,
+	.attach = io_attach,
+	.attach_all = io_attach_all,
+	.tick = io_tick,
+	.progress = io_progress,
+	.finalize = io_finalize,
+	.reaped = io_reaped,
+	.stop = io_stop,
+	.finish = io_finish,
+	.detach = io_detach,
+};

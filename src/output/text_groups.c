@@ -1,0 +1,156 @@
+/* The text report's summary of a profile's groups (struct prof_group: io's disks and
+ * operations): one table, a row per group with its labels and the numbers that have a column,
+ * then each group's histograms as log2 bars. */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/render.h"
+
+#define CELL 48
+
+static void heading(FILE *f, bool color, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void heading(FILE *f, bool color, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	render__text_vheading(f, color, fmt, ap);
+	va_end(ap);
+}
+
+/* The columns are those of the first group: its labels, then its stats that have one. */
+static uint32_t ncols(const struct prof_group *g)
+{
+	uint32_t n = g->nlabels;
+
+	for (uint32_t i = 0; i < g->nstats; i++)
+		n += g->stats[i].label != NULL;
+	return n;
+}
+
+/* Column c of a group: its header and its cell (NULL: the group lacks it). */
+static const char *cell(const struct prof_group *first, const struct prof_group *g, uint32_t c,
+			char *hdr, char *buf)
+{
+	uint32_t i;
+
+	if (c < first->nlabels) {
+		const char *k = first->labels[c].key, *v = prof_group__label(g, k);
+
+		for (i = 0; k[i] && i + 1 < CELL; i++)
+			hdr[i] = toupper((unsigned char)k[i]);
+		hdr[i] = 0;
+		return v ? v : "-";
+	}
+	c -= first->nlabels;
+	for (i = 0; i < first->nstats; i++) {
+		const struct prof_group_stat *st = &first->stats[i];
+
+		if (!st->label || c--)
+			continue;
+		snprintf(hdr, CELL, "%s", st->label);
+		for (uint32_t j = 0; j < g->nstats; j++) {
+			const struct prof_group_stat *v = &g->stats[j];
+
+			if (!strcmp(v->name, st->name))
+				return render__amount(v->value, v->unit, buf, CELL);
+		}
+		return "-";
+	}
+	return "-";
+}
+
+static void group_name(const struct prof_group *g, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (uint32_t i = 0; i < g->nlabels && n < len; i++)
+		n += snprintf(buf + n, len - n, "%s%s", i ? " " : "", g->labels[i].value);
+}
+
+static void count_label(uint32_t b, uint32_t n, char *buf, size_t len)
+{
+	uint64_t min, max;
+
+	if (!render__bucket(b, n, &min, &max))
+		snprintf(buf, len, ">= %" PRIu64, min);
+	else if (min == max)
+		snprintf(buf, len, "%" PRIu64, min);
+	else
+		snprintf(buf, len, "[%" PRIu64 ", %" PRIu64 "]", min, max);
+}
+
+int render__text_groups(FILE *f, const struct profile *p, bool color)
+{
+	const struct prof_group *first;
+	uint32_t nc, *w;
+	char hdr[CELL], buf[CELL], name[256];
+
+	if (!p->ngroups)
+		return 0;
+	first = &p->groups[0];
+	nc = ncols(first);
+	w = calloc(nc + 1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	for (uint32_t c = 0; c < nc; c++) {
+		for (uint32_t g = 0; g < p->ngroups; g++) {
+			uint32_t l = strlen(cell(first, &p->groups[g], c, hdr, buf));
+
+			w[c] = l > w[c] ? l : w[c];
+		}
+		w[c] = strlen(hdr) > w[c] ? strlen(hdr) : w[c];
+	}
+	/* "By device and op": the labels name the rows */
+	name[0] = 0;
+	for (uint32_t i = 0, n = 0; i < first->nlabels && n < sizeof(name); i++)
+		n += snprintf(name + n, sizeof(name) - n, "%s%s",
+			      !i ? "" : i + 1 == first->nlabels ? " and " : ", ",
+			      first->labels[i].key);
+	fputc('\n', f);
+	heading(f, color, "By %s", name[0] ? name : "group");
+	fputs(" ", f);
+	for (uint32_t c = 0; c < nc; c++) {
+		cell(first, first, c, hdr, buf);
+		/* labels left-aligned, numbers right-aligned */
+		fprintf(f, c < first->nlabels ? " %-*s" : " %*s", (int)w[c], hdr);
+	}
+	fputc('\n', f);
+	for (uint32_t g = 0; g < p->ngroups; g++) {
+		fputs(" ", f);
+		for (uint32_t c = 0; c < nc; c++)
+			fprintf(f, c < first->nlabels ? " %-*s" : " %*s", (int)w[c],
+				cell(first, &p->groups[g], c, hdr, buf));
+		fputc('\n', f);
+	}
+	free(w);
+
+	fputc('\n', f);
+	heading(f, color, "Histograms");
+	for (uint32_t g = 0; g < p->ngroups; g++) {
+		const struct prof_group *gr = &p->groups[g];
+
+		group_name(gr, name, sizeof(name));
+		for (uint32_t h = 0; h < gr->nhists; h++) {
+			const struct prof_hist *hi = &gr->hists[h];
+			uint64_t b[66];
+			uint32_t nb = prof_hist__log2(hi, b, 66);
+			char title[320];
+
+			snprintf(title, sizeof(title), "%s, %s", name, hi->name);
+			render__text_buckets(f, "  ", title, b, nb,
+					     !strcmp(hi->unit, "nanoseconds") ?
+					     render__life_bucket_label :
+					     !strcmp(hi->unit, "bytes") ? render__size_bucket_label :
+					     count_label);
+		}
+	}
+	return ferror(f) ? -EIO : 0;
+}
