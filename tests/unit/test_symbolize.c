@@ -865,6 +865,256 @@ static void test_ksyms_proc(void **state)
 	ksyms__free(k);
 }
 
+/* ---- 7b. the kallsyms cache ---- */
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Every lookup of `a` answers as `b`'s at each address of addrs. */
+static void assert_same_lookups(const struct ksyms *a, const struct ksyms *b,
+				const uint64_t *addrs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct ksym_info x, y;
+		int rx = ksyms__lookup(a, addrs[i], &x), ry = ksyms__lookup(b, addrs[i], &y);
+
+		if (rx != ry || !x.name != !y.name || (x.name && strcmp(x.name, y.name)) ||
+		    x.offset != y.offset || !x.module != !y.module ||
+		    (x.module && strcmp(x.module, y.module)) || x.start != y.start ||
+		    x.end != y.end)
+			fail_msg("%#llx: %d %s+%llu [%s] [%#llx,%#llx) against %d %s+%llu [%s] "
+				 "[%#llx,%#llx)", (unsigned long long)addrs[i], rx,
+				 x.name ? x.name : "-", (unsigned long long)x.offset,
+				 x.module ? x.module : "", (unsigned long long)x.start,
+				 (unsigned long long)x.end, ry, y.name ? y.name : "-",
+				 (unsigned long long)y.offset, y.module ? y.module : "",
+				 (unsigned long long)y.start, (unsigned long long)y.end);
+	}
+}
+
+static enum ksyms_from load_cached_from(const char *ksp, const char *mods, const char *bid,
+					const char *cache, struct ksyms **out)
+{
+	enum ksyms_from from = KSYMS_FROM_CACHE + 1;
+	struct ksyms *k = ksyms__load_cached(ksp, mods, bid, cache, &from);
+
+	assert_non_null(k);
+	if (out)
+		*out = k;
+	else
+		ksyms__free(k);
+	return from;
+}
+
+static void test_ksyms_cache(void **state)
+{
+	static const char kallsyms[] =
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000000 T _text\n"
+		"ffffffff81000100 t helper\n"
+		"ffffffff81000100 T helper_alias\n"
+		"ffffffff81000200 W weak_fn\n"
+		"ffffffff81000300 T do_sys_open\n"
+		"ffffffff81000400 T _etext\n"
+		"ffffffff82000000 D some_data\n"
+		"ffffffff83000000 T _sinittext\n"
+		"ffffffff83000000 t init_fn\n"
+		"ffffffff83000100 T _einittext\n"
+		"ffffffffc0001000 t mod_fn\t[mymod]\n"
+		"ffffffffc0001080 t mod_fn2\t[mymod]\n"
+		"ffffffffc0003000 t bpf_prog_0123456789abcdef_prog\t[bpf]\n"
+		"ffffffffc0005000 t ftrace_trampoline\t[__builtin__ftrace]\n";
+	static const uint64_t addrs[] = {
+		0, 0xffffffff80ffffffULL, 0xffffffff81000000ULL, 0xffffffff81000001ULL,
+		0xffffffff81000110ULL, 0xffffffff81000250ULL, 0xffffffff810003ffULL,
+		0xffffffff81000400ULL, 0xffffffff82000010ULL, 0xffffffff83000050ULL,
+		0xffffffff83000100ULL, 0xffffffffc0000fffULL, 0xffffffffc0001004ULL,
+		0xffffffffc0001090ULL, 0xffffffffc0001fffULL, 0xffffffffc0002100ULL,
+		0xffffffffc0003010ULL, 0xffffffffc0005004ULL, UINT64_MAX,
+	};
+	const size_t naddrs = sizeof(addrs) / sizeof(addrs[0]);
+	char dir[] = "/tmp/ebprof-kcache-XXXXXX", ksp[PATH_MAX], mods[PATH_MAX], bid[PATH_MAX],
+	     cache[PATH_MAX + 16], cdir[PATH_MAX];
+	struct ksyms *full, *k;
+	struct stat st;
+	uint64_t off;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(ksp, sizeof(ksp), "%s/kallsyms", dir);
+	snprintf(mods, sizeof(mods), "%s/modules", dir);
+	snprintf(bid, sizeof(bid), "%s/boot_id", dir);
+	snprintf(cdir, sizeof(cdir), "%s/cache", dir);
+	snprintf(cache, sizeof(cache), "%s/kallsyms", cdir);
+	write_text(ksp, kallsyms);
+	write_text(mods, "mymod 4096 0 - Live 0xffffffffc0001000\n");
+	write_text(bid, "11111111-2222-3333-4444-555555555555\n");
+	full = ksyms__load_paths(ksp, mods);
+	assert_non_null(full);
+
+	/* no cache yet: read, and the cache written (its directory made), private */
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, NULL), KSYMS_FROM_KALLSYMS);
+	assert_int_equal(stat(cache, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(stat(cdir, &st), 0);
+	assert_int_equal(st.st_mode & 077, 0);
+
+	/* valid: used, and every lookup answers as the whole table's, including those outside
+	 * the core kernel (a module, a BPF program, a trampoline: read from kallsyms then) */
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, &k), KSYMS_FROM_CACHE);
+	assert_same_lookups(k, full, addrs, naddrs);
+	assert_string_equal(ksyms__resolve(k, 0xffffffff81000110ULL, &off), "helper_alias");
+	assert_int_equal(off, 0x10);
+	ksyms__free(k);
+	/* the same with the outside lookups first */
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, &k), KSYMS_FROM_CACHE);
+	for (size_t i = naddrs; i-- > 0;)
+		assert_same_lookups(k, full, &addrs[i], 1);
+	ksyms__free(k);
+
+	/* modules are never cached: a changed module list is seen with the cache still used */
+	write_text(mods, "mymod 128 0 - Live 0xffffffffc0001000\n");
+	ksyms__free(full);
+	full = ksyms__load_paths(ksp, mods);
+	assert_non_null(full);
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, &k), KSYMS_FROM_CACHE);
+	assert_same_lookups(k, full, addrs, naddrs);
+	assert_null(ksyms__resolve(k, 0xffffffffc0001090ULL, &off));	/* past mymod's end */
+	ksyms__free(k);
+
+	/* another boot: rebuilt, then used */
+	write_text(bid, "99999999-2222-3333-4444-555555555555\n");
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, NULL), KSYMS_FROM_KALLSYMS);
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, NULL), KSYMS_FROM_CACHE);
+
+	/* another kernel text base (same boot id, as a test can make it): rebuilt with the new
+	 * addresses, not answered from the old ones */
+	write_text(ksp, "ffffffff91000000 T _stext\nffffffff91000100 T other_fn\n"
+			"ffffffff91000400 T _etext\n");
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, NULL), KSYMS_FROM_KALLSYMS);
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, &k), KSYMS_FROM_CACHE);
+	assert_string_equal(ksyms__resolve(k, 0xffffffff91000104ULL, &off), "other_fn");
+	assert_null(ksyms__resolve(k, 0xffffffff81000110ULL, &off));
+	ksyms__free(k);
+	write_text(ksp, kallsyms);
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, NULL), KSYMS_FROM_KALLSYMS);
+
+	/* a truncated file: not trusted, rebuilt */
+	assert_int_equal(stat(cache, &st), 0);
+	assert_int_equal(truncate(cache, st.st_size - 3), 0);
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, &k), KSYMS_FROM_KALLSYMS);
+	assert_same_lookups(k, full, addrs, naddrs);
+	ksyms__free(k);
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, NULL), KSYMS_FROM_CACHE);
+	assert_int_equal(truncate(cache, 10), 0);
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, NULL), KSYMS_FROM_KALLSYMS);
+
+	/* a changed byte (a name) with the size right: the checksum catches it */
+	assert_int_equal(stat(cache, &st), 0);
+	f = fopen(cache, "r+");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, st.st_size - 4, SEEK_SET), 0);
+	assert_int_equal(fputc('X', f), 'X');
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, &k), KSYMS_FROM_KALLSYMS);
+	assert_same_lookups(k, full, addrs, naddrs);
+	ksyms__free(k);
+
+	/* readable by others: not trusted (and replaced by a private one) */
+	assert_int_equal(chmod(cache, 0644), 0);
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, NULL), KSYMS_FROM_KALLSYMS);
+	assert_int_equal(stat(cache, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, NULL), KSYMS_FROM_CACHE);
+
+	/* addresses hidden from this reader: no table, whatever the cache holds */
+	write_text(ksp, "0000000000000000 T _stext\n0000000000000000 t helper\n");
+	errno = 0;
+	assert_null(ksyms__load_cached(ksp, mods, bid, cache, NULL));
+	assert_int_equal(errno, EPERM);
+
+	/* a symbol of another region inside the core text: no cache is written */
+	unlink(cache);
+	write_text(ksp, "ffffffff81000000 T _stext\n"
+			"ffffffff81000100 t odd_fn\t[odd]\n"
+			"ffffffff81000400 T _etext\n");
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, NULL), KSYMS_FROM_KALLSYMS);
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, NULL), KSYMS_FROM_KALLSYMS);
+	assert_int_equal(access(cache, F_OK), -1);
+
+	/* no cache path: just read */
+	assert_int_equal(load_cached_from(ksp, mods, bid, NULL, NULL), KSYMS_FROM_KALLSYMS);
+
+	ksyms__free(full);
+	unlink(cache);
+	rmdir(cdir);
+	unlink(ksp);
+	unlink(mods);
+	unlink(bid);
+	rmdir(dir);
+}
+
+/* This machine's kernel: a table from the cache answers every text symbol's address (and the
+ * bytes around it) as the whole /proc/kallsyms does. */
+static void test_ksyms_cache_proc(void **state)
+{
+	char dir[] = "/tmp/ebprof-kcache-XXXXXX", cache[PATH_MAX + 16], line[512];
+	uint64_t *addrs = NULL;
+	size_t n = 0, cap = 0;
+	struct ksyms *full, *k;
+	FILE *f;
+
+	(void)state;
+	full = ksyms__load_paths("/proc/kallsyms", "/proc/modules");
+	if (!full) {
+		printf("  /proc/kallsyms not usable (%s): skipped\n", strerror(errno));
+		skip();
+	}
+	assert_non_null(mkdtemp(dir));
+	snprintf(cache, sizeof(cache), "%s/kallsyms", dir);
+	assert_int_equal(load_cached_from("/proc/kallsyms", "/proc/modules",
+					  "/proc/sys/kernel/random/boot_id", cache, NULL),
+			 KSYMS_FROM_KALLSYMS);
+	assert_int_equal(load_cached_from("/proc/kallsyms", "/proc/modules",
+					  "/proc/sys/kernel/random/boot_id", cache, &k),
+			 KSYMS_FROM_CACHE);
+	f = fopen("/proc/kallsyms", "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a;
+		char t;
+
+		/* the core kernel's: BPF programs come and go under other users of the
+		 * machine, so two reads of the rest need not agree */
+		if (sscanf(line, "%llx %c", &a, &t) != 2 || !strchr("tTwW", t) ||
+		    strchr(line, '['))
+			continue;
+		if (n + 3 > cap) {
+			cap = cap ? cap * 2 : 65536;
+			addrs = realloc(addrs, cap * sizeof(*addrs));
+			assert_non_null(addrs);
+		}
+		addrs[n++] = a - 1;
+		addrs[n++] = a;
+		addrs[n++] = a + 7;
+	}
+	fclose(f);
+	assert_same_lookups(k, full, addrs, n);
+	printf("  %zu addresses answered alike\n", n);
+	free(addrs);
+	ksyms__free(k);
+	ksyms__free(full);
+	unlink(cache);
+	rmdir(dir);
+}
+
 /* ---- 8. lookup rate ---- */
 
 static void test_perf_libc(void **state)
@@ -967,6 +1217,8 @@ int main(void)
 		cmocka_unit_test(test_elf_symbol_offset),
 		cmocka_unit_test(test_ksyms_literal),
 		cmocka_unit_test(test_ksyms_proc),
+		cmocka_unit_test(test_ksyms_cache),
+		cmocka_unit_test(test_ksyms_cache_proc),
 		cmocka_unit_test(test_perf_libc),
 		cmocka_unit_test(test_free_null),
 		cmocka_unit_test(test_load_pid_missing),
