@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "symbolize/symbolize.h"
+#include "symbolize/sym_internal.h"
 #include "util/util.h"
 
 #define RANK_END 4	/* _etext, _einittext: where text ends, never a function */
@@ -463,23 +464,6 @@ struct kcache_sym {
 	int32_t rank;
 };
 
-static uint64_t kcache_hash(const char *p, size_t len)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ULL;
-	size_t i = 0;
-
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w;
-
-		memcpy(&w, p + i, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdULL;
-		h ^= h >> 29;
-	}
-	for (; i < len; i++)
-		h = (h ^ (unsigned char)p[i]) * 0x100000001b3ULL;
-	return util_hash_u64(h ^ len);
-}
-
 static size_t pad8(size_t n)
 {
 	return (n + 7) & ~(size_t)7;
@@ -532,21 +516,10 @@ static struct ksyms *kcache_read(const char *cache, const char *key, size_t key_
 	struct ksyms *k = NULL;
 	const struct kcache_sym *rec;
 	size_t len, off_syms, off_str;
-	struct stat st;
 	char *buf;
-	int fd;
 
-	fd = open(cache, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return NULL;
 	/* only a file that no one else could have written or read */
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 077)) {
-		close(fd);
-		return NULL;
-	}
-	close(fd);
-	buf = util_read_file(cache, &len);
+	buf = sym_cache__read(cache, &len);
 	if (!buf)
 		return NULL;
 	if (len < sizeof(h))
@@ -560,7 +533,7 @@ static struct ksyms *kcache_read(const char *cache, const char *key, size_t key_
 	off_str = off_syms + h.nsyms * sizeof(*rec);
 	if (off_str + h.strtab_len != len || buf[len - 1] != '\0' ||
 	    memcmp(buf + sizeof(h), key, key_len) ||
-	    kcache_hash(buf + sizeof(h), len - sizeof(h)) != h.hash)
+	    sym_cache__hash(buf + sizeof(h), len - sizeof(h)) != h.hash)
 		goto bad;
 
 	k = calloc(1, sizeof(*k));
@@ -625,10 +598,9 @@ static void kcache_write(const char *cache, const char *key, size_t key_len,
 	struct kcache_hdr h = { .version = KCACHE_VERSION, .key_len = (uint32_t)key_len };
 	uint64_t start, end;
 	size_t n = 0, strtab = 0, off_syms, off_str, len, pos = 0;
-	char *dir, *slash, *tmp = NULL, *out = NULL;
+	char *tmp, *out = NULL;
 	struct kcache_sym *rec;
-	struct stat st;
-	int fd = -1;
+	int fd;
 
 	ksyms__core_bounds(full, &start, &end);
 	if (start == end)
@@ -646,19 +618,6 @@ static void kcache_write(const char *cache, const char *key, size_t key_len,
 	if (!n || strtab > UINT32_MAX)
 		return;
 
-	dir = strdup(cache);
-	if (!dir)
-		return;
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = '\0';
-		if (mkdir(dir, 0700) && errno != EEXIST)
-			goto out;
-		/* a directory of ours that no one else can write into */
-		if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-		    (st.st_mode & 022))
-			goto out;
-	}
 	off_syms = sizeof(h) + pad8(key_len);
 	off_str = off_syms + n * sizeof(*rec);
 	len = off_str + strtab;
@@ -681,31 +640,13 @@ static void kcache_write(const char *cache, const char *key, size_t key_len,
 	memcpy(h.magic, KCACHE_MAGIC, 8);
 	h.nsyms = n;
 	h.strtab_len = strtab;
-	h.hash = kcache_hash(out + sizeof(h), len - sizeof(h));
+	h.hash = sym_cache__hash(out + sizeof(h), len - sizeof(h));
 	memcpy(out, &h, sizeof(h));
-	if (asprintf(&tmp, "%s.XXXXXX", cache) < 0) {
-		tmp = NULL;
-		goto out;
-	}
-	fd = mkstemp(tmp);	/* 0600, O_EXCL */
-	if (fd < 0)
-		goto out;
-	if (write_all(fd, out, len) || close(fd)) {
-		fd = -1;
-		unlink(tmp);
-		goto out;
-	}
-	fd = -1;
-	if (rename(tmp, cache))
-		unlink(tmp);
+	fd = sym_cache__create(cache, &tmp);
+	if (fd >= 0)
+		sym_cache__commit(fd, tmp, cache, !write_all(fd, out, len));
 out:
-	if (fd >= 0) {
-		close(fd);
-		unlink(tmp);
-	}
-	free(tmp);
 	free(out);
-	free(dir);
 }
 
 struct ksyms *ksyms__load_cached(const char *kallsyms, const char *modules, const char *boot_id,
@@ -740,27 +681,14 @@ struct ksyms *ksyms__load_cached(const char *kallsyms, const char *modules, cons
 
 const char *ksyms__cache_path(void)
 {
-	static char path[4096];
-	static bool done;
-	const char *dir = getenv("EBPROF_CACHE_DIR"), *base;
-	int n = -1;
+	static char path[4200];
+	const char *dir = sym_cache_dir();
 
-	if (done)
-		return *path ? path : NULL;
-	done = true;
-	if (dir) {
-		if (*dir)
-			n = snprintf(path, sizeof(path), "%s/kallsyms", dir);
-	} else if (geteuid() == 0) {
-		n = snprintf(path, sizeof(path), "/var/cache/ebprof/kallsyms");
-	} else if ((base = getenv("XDG_CACHE_HOME")) && *base == '/') {
-		n = snprintf(path, sizeof(path), "%s/ebprof/kallsyms", base);
-	} else if ((base = getenv("HOME")) && *base == '/') {
-		n = snprintf(path, sizeof(path), "%s/.cache/ebprof/kallsyms", base);
-	}
-	if (n <= 0 || (size_t)n >= sizeof(path))
-		*path = '\0';
-	return *path ? path : NULL;
+	if (!dir)
+		return NULL;
+	if (!*path)
+		snprintf(path, sizeof(path), "%s/kallsyms", dir);
+	return path;
 }
 
 struct ksyms *ksyms__load_system(enum ksyms_from *from)

@@ -26,7 +26,15 @@ struct symbolizer_opts {
 	const char *debug_dir;	/* default "/usr/lib/debug" */
 	bool no_demangle;
 	bool no_lines;		/* skip DWARF line/inline lookups (faster) */
+	/* Where debug files with compressed DWARF are kept decompressed (libdw inflates all of a
+	 * file's DWARF before its first lookup: ~40 ms for glibc's), by build-id; NULL: not. */
+	const char *cache_dir;
 };
+
+/* ebprof's cache directory: $EBPROF_CACHE_DIR (an absolute path; set to anything else, e.g.
+ * empty: no cache), else for root /var/cache/ebprof, for others $XDG_CACHE_HOME/ebprof or
+ * ~/.cache/ebprof. NULL: none. */
+const char *sym_cache_dir(void);
 
 struct sym_frame {
 	const char *function;	/* demangled name, or NULL if unknown */
@@ -143,9 +151,7 @@ void ksyms__free(struct ksyms *k);
 enum ksyms_from { KSYMS_FROM_KALLSYMS, KSYMS_FROM_CACHE };
 struct ksyms *ksyms__load_cached(const char *kallsyms, const char *modules, const char *boot_id,
 				 const char *cache, enum ksyms_from *from);
-/* The cache's path: $EBPROF_CACHE_DIR/kallsyms (set but empty: no cache), else for root
- * /var/cache/ebprof/kallsyms, for others $XDG_CACHE_HOME/ebprof/kallsyms or
- * ~/.cache/ebprof/kallsyms. NULL: none. */
+/* The cache's path: sym_cache_dir()/kallsyms, NULL: none. */
 const char *ksyms__cache_path(void);
 /* This system's: /proc/kallsyms, /proc/modules and the boot id, through ksyms__cache_path(). */
 struct ksyms *ksyms__load_system(enum ksyms_from *from);

@@ -413,6 +413,238 @@ static void test_debug_dir_build_id(void **state)
 	rmdir(dir);
 }
 
+/* ---- decompressed debug files (debugcache.c) ---- */
+
+static int compressed_sections(const char *path)
+{
+	Elf_Scn *scn = NULL;
+	int n = 0, fd = open(path, O_RDONLY);
+	Elf *elf;
+
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_COMPRESSED))
+			n++;
+	}
+	elf_end(elf);
+	close(fd);
+	return n;
+}
+
+/* sym_target.dynsym's DWARF from dbg_dir (by build-id), through the cache in cache_dir: lines
+ * and the inline frame as from the file itself. */
+static void check_cached_lines(const struct child *c, const char *dbg_dir, const char *cache_dir)
+{
+	struct symbolizer_opts opts = { .debug_dir = dbg_dir, .cache_dir = cache_dir };
+	struct symbolizer *s = symbolizer__new(&opts);
+	int inline_line = 0, call_line = 0, leaf_line = 0;
+	struct sym_result r;
+	struct sym_proc *p;
+
+	assert_non_null(s);
+	p = symbolizer__load_pid(s, c->pid);
+	assert_non_null(p);
+	point(c, "call", &call_line);
+	assert_int_equal(sym_proc__resolve(p, point(c, "inline", &inline_line), false, &r), 0);
+	assert_int_equal(r.nframes, 2);
+	assert_frame(&r.frames[0], "sym_inlined", "sym_target.c", inline_line);
+	assert_frame(&r.frames[1], "sym_outer", "sym_target.c", call_line);
+	assert_int_equal(sym_proc__resolve(p, point(c, "leaf", &leaf_line), false, &r), 0);
+	assert_int_equal(r.nframes, 1);
+	assert_frame(&r.frames[0], "sym_leaf", "sym_target.c", leaf_line);
+	sym_proc__free(p);
+	symbolizer__free(s);
+}
+
+static void test_debug_cache(void **state)
+{
+	char dir[] = "/tmp/ebprof-dcache-XXXXXX", dbg[64], cache[64], sub[256], link[512],
+	     copy[512], target[PATH_MAX], rel[PATH_MAX];
+	struct symbolizer *probe;
+	struct stat st, st2;
+	struct sym_result r;
+	struct sym_proc *p;
+	char bid[128];
+	struct child c;
+	FILE *f;
+
+	(void)state;
+	fixture_path(rel, sizeof(rel), "sym_target.zdebug");
+	assert_non_null(realpath(rel, target));
+	/* the fixture is what it stands for: compressed DWARF (objcopy can make it) */
+	assert_true(compressed_sections(target) > 0);
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(dbg, sizeof(dbg), "%s/dbg", dir);
+	snprintf(cache, sizeof(cache), "%s/cache", dir);
+	child_start(&c, "sym_target.dynsym");
+	probe = symbolizer__new(NULL);
+	p = symbolizer__load_pid(probe, c.pid);
+	assert_non_null(p);
+	assert_int_equal(sym_proc__resolve(p, point(&c, "leaf", NULL), false, &r), 0);
+	assert_non_null(r.build_id);
+	snprintf(bid, sizeof(bid), "%s", r.build_id);
+	sym_proc__free(p);
+	symbolizer__free(probe);
+
+	assert_int_equal(mkdir(dbg, 0755), 0);
+	snprintf(sub, sizeof(sub), "%s/.build-id", dbg);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	snprintf(sub, sizeof(sub), "%s/.build-id/%.2s", dbg, bid);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	snprintf(link, sizeof(link), "%s/%s.debug", sub, bid + 2);
+	assert_int_equal(symlink(target, link), 0);
+	snprintf(copy, sizeof(copy), "%s/debug/%s.debug", cache, bid);
+
+	/* without a cache: the compressed file itself */
+	check_cached_lines(&c, dbg, NULL);
+	assert_int_equal(access(cache, F_OK), -1);
+
+	/* first use: the copy is made (private, uncompressed), the answers the same */
+	check_cached_lines(&c, dbg, cache);
+	assert_int_equal(stat(copy, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(compressed_sections(copy), 0);
+
+	/* valid: used as it is */
+	check_cached_lines(&c, dbg, cache);
+	assert_int_equal(stat(copy, &st2), 0);
+	assert_int_equal(st2.st_ino, st.st_ino);
+
+	/* truncated: not trusted, made again */
+	assert_int_equal(truncate(copy, st.st_size / 2), 0);
+	check_cached_lines(&c, dbg, cache);
+	assert_int_equal(stat(copy, &st2), 0);
+	assert_true(st2.st_ino != st.st_ino);
+	assert_int_equal(st2.st_size, st.st_size);
+
+	/* one byte changed in the middle: the checksum catches it */
+	st = st2;
+	f = fopen(copy, "r+");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, st.st_size / 2, SEEK_SET), 0);
+	{
+		int ch = fgetc(f);
+
+		assert_int_equal(fseek(f, st.st_size / 2, SEEK_SET), 0);
+		assert_int_equal(fputc(ch ^ 0x55, f), ch ^ 0x55);
+	}
+	assert_int_equal(fclose(f), 0);
+	check_cached_lines(&c, dbg, cache);
+	assert_int_equal(stat(copy, &st2), 0);
+	assert_true(st2.st_ino != st.st_ino);
+
+	/* readable by others: not trusted, made again private */
+	st = st2;
+	assert_int_equal(chmod(copy, 0644), 0);
+	check_cached_lines(&c, dbg, cache);
+	assert_int_equal(stat(copy, &st2), 0);
+	assert_true(st2.st_ino != st.st_ino);
+	assert_int_equal(st2.st_mode & 0777, 0600);
+
+	/* the original gone: the copy is not used either (answers as without a cache) */
+	assert_int_equal(unlink(link), 0);
+	{
+		struct symbolizer_opts opts = { .debug_dir = dbg, .cache_dir = cache };
+		struct symbolizer *s = symbolizer__new(&opts);
+
+		p = symbolizer__load_pid(s, c.pid);
+		assert_non_null(p);
+		assert_int_equal(sym_proc__resolve(p, point(&c, "inline", NULL), false, &r), 0);
+		assert_int_equal(r.nframes, 1);	/* no DWARF: the symbol only */
+		assert_null(r.frames[0].file);
+		sym_proc__free(p);
+		symbolizer__free(s);
+	}
+	child_stop(&c);
+
+	unlink(copy);
+	snprintf(sub, sizeof(sub), "%s/debug", cache);
+	rmdir(sub);
+	rmdir(cache);
+	snprintf(sub, sizeof(sub), "%s/.build-id/%.2s", dbg, bid);
+	rmdir(sub);
+	snprintf(sub, sizeof(sub), "%s/.build-id", dbg);
+	rmdir(sub);
+	rmdir(dbg);
+	rmdir(dir);
+}
+
+/* This system's libc (with libc6-dbg, compressed DWARF): every frame, file and line the same
+ * through the cache, made and then used, as without it. */
+static void test_debug_cache_libc(void **state)
+{
+	void *fns[] = { (void *)malloc, (void *)free, (void *)printf, (void *)fopen,
+			(void *)qsort, (void *)strtod };
+	char dir[] = "/tmp/ebprof-dcache-XXXXXX", sub[64];
+	struct symbolizer_opts with = { .cache_dir = dir };
+	struct symbolizer *s0, *s1, *s2;
+	struct sym_proc *p0, *p1, *p2 = NULL;
+	int lines = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	s0 = symbolizer__new(NULL);
+	s1 = symbolizer__new(&with);
+	s2 = symbolizer__new(&with);
+	p0 = symbolizer__load_pid(s0, getpid());
+	p1 = symbolizer__load_pid(s1, getpid());
+	assert_non_null(p0);
+	assert_non_null(p1);
+	for (int pass = 0; pass < 2; pass++) {
+		struct sym_proc *pc = pass ? NULL : p1;
+
+		if (pass) {	/* a new symbolizer: the copy made by the first is read */
+			p2 = symbolizer__load_pid(s2, getpid());
+			assert_non_null(p2);
+			pc = p2;
+		}
+		for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+			for (uint64_t d = 0; d < 64; d += 16) {
+				uint64_t a = (uint64_t)(uintptr_t)fns[i] + d;
+				struct sym_result x, y;
+
+				assert_int_equal(sym_proc__resolve(p0, a, false, &x), 0);
+				assert_int_equal(sym_proc__resolve(pc, a, false, &y), 0);
+				assert_int_equal(x.nframes, y.nframes);
+				for (uint32_t j = 0; j < x.nframes; j++) {
+					const struct sym_frame *fx = &x.frames[j], *fy = &y.frames[j];
+
+					assert_true(!fx->function == !fy->function);
+					if (fx->function)
+						assert_string_equal(fx->function, fy->function);
+					assert_true(!fx->file == !fy->file);
+					if (fx->file)
+						assert_string_equal(fx->file, fy->file);
+					assert_int_equal(fx->line, fy->line);
+					lines += fx->line > 0;
+				}
+			}
+		}
+	}
+	snprintf(sub, sizeof(sub), "%s/debug", dir);
+	printf("  libc: %d frames with lines; %s\n", lines,
+	       access(sub, F_OK) ? "no decompressed copy (no compressed debug file)" :
+				   "through a decompressed copy");
+	sym_proc__free(p0);
+	sym_proc__free(p1);
+	sym_proc__free(p2);
+	symbolizer__free(s0);
+	symbolizer__free(s1);
+	symbolizer__free(s2);
+	{
+		char cmd[PATH_MAX + 16];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		assert_int_equal(system(cmd), 0);
+	}
+}
+
 static void test_fixture_exec(void **state)
 {
 	struct symbolizer *s = symbolizer__new(NULL);
@@ -1207,6 +1439,8 @@ int main(void)
 		cmocka_unit_test(test_debug_dir_build_id),
 		cmocka_unit_test(test_fixture_exec),
 		cmocka_unit_test(test_fixture_debuglink),
+		cmocka_unit_test(test_debug_cache),
+		cmocka_unit_test(test_debug_cache_libc),
 		cmocka_unit_test(test_fixture_dynsym_only),
 		cmocka_unit_test(test_fixture_minidebuginfo),
 		cmocka_unit_test(test_maps_with_root),
