@@ -183,8 +183,9 @@ static struct sym_module *module_new(struct symbolizer *s, Elf *elf, const char 
 	err = -EINVAL;
 	if (!m->dmod)
 		goto err;
-	/* for find_debuginfo (the cache is for DWARF: not without line lookups) */
-	if (!s->opts.no_lines)
+	/* for find_debuginfo: the cache is for DWARF (not without line lookups), and for this
+	 * mount namespace's debug files only (another's could claim any build-id) */
+	if (!s->opts.no_lines && (!root || !*root))
 		m->cache_dir = s->opts.cache_dir;
 	{
 		void **ud;

@@ -24,6 +24,7 @@
 
 #include "symbolize/symbolize.h"
 #include "symbolize/sym_internal.h"
+#include "util/util.h"
 
 #include "golden.h"	/* out_dir */
 
@@ -546,6 +547,31 @@ static void test_debug_cache(void **state)
 	assert_int_equal(stat(copy, &st2), 0);
 	assert_true(st2.st_ino != st.st_ino);
 	assert_int_equal(st2.st_mode & 0777, 0600);
+
+	/* a process seen through another root (mount namespace): its debug files are not
+	 * cached (another namespace could claim any build-id), its lines still found */
+	{
+		struct symbolizer_opts opts = { .debug_dir = dbg };
+		char cache2[96], mpath[64], *maps;
+		struct symbolizer *s;
+		int inline_line = 0;
+
+		snprintf(cache2, sizeof(cache2), "%s/cache2", dir);
+		opts.cache_dir = cache2;
+		s = symbolizer__new(&opts);
+		snprintf(mpath, sizeof(mpath), "/proc/%d/maps", (int)c.pid);
+		maps = util_read_file(mpath, NULL);
+		assert_non_null(maps);
+		p = symbolizer__load_maps(s, maps, "/");
+		free(maps);
+		assert_non_null(p);
+		assert_int_equal(sym_proc__resolve(p, point(&c, "inline", &inline_line), false, &r), 0);
+		assert_int_equal(r.nframes, 2);
+		assert_frame(&r.frames[0], "sym_inlined", "sym_target.c", inline_line);
+		assert_int_equal(access(cache2, F_OK), -1);
+		sym_proc__free(p);
+		symbolizer__free(s);
+	}
 
 	/* the original gone: the copy is not used either (answers as without a cache) */
 	assert_int_equal(unlink(link), 0);
