@@ -119,7 +119,7 @@ static __always_inline void first_sample(struct task_struct *task, __u32 tgid, _
 
 /* Both stacks are interned through this global function: the verifier checks a global
  * function once, where stack_intern inlined twice had its 127-step hash loop checked twice
- * (about a quarter of the load's verifier time). */
+ * (5879 -> 2253 instructions processed, bpftool prog loadall -d). */
 __noinline __u64 intern_stack(struct stack_trace *s, __u64 nr)
 {
 	if (!s)
