@@ -435,9 +435,9 @@ const char *ksyms__resolve(const struct ksyms *k, uint64_t addr, uint64_t *offse
  *
  * Reading /proc/kallsyms costs ~50 ms of kernel CPU (it formats ~120k lines on every read),
  * nearly all of it for the core kernel's symbols, which do not change while the system is up.
- * So they are kept in a file, valid for one boot: its key is the boot id and the first line of
- * /proc/kallsyms (the first symbol's address: KASLR's base, and proof that this reader sees
- * addresses at all; reading one line formats only a page's worth). Module, BPF program and
+ * So they are kept in a file, valid for one boot: its key is the boot id, the release and the
+ * first line of /proc/kallsyms whose address is not 0 (proof that this reader sees addresses
+ * at all; reading one page formats only that much). Module, BPF program and
  * trampoline symbols come and go: they are not in the file, and an address outside the core
  * kernel's text, or inside a module's bounds, is answered from the whole /proc/kallsyms, read
  * then. The file is native-endian binary, written to a temporary name and renamed into place,
@@ -469,11 +469,13 @@ static size_t pad8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
-/* "boot id\nrelease\nfirst line of kallsyms\n" in key; its length, or 0 when there is none
- * (no boot id, an unreadable kallsyms, or one that shows addresses as 0). */
+/* "boot id\nrelease\nline\n" in key, line the first line of kallsyms with an address that is
+ * not 0 (the first lines can be per-CPU offsets, 0 for anyone); its length, or 0 when there is
+ * none: no boot id, an unreadable kallsyms, or one that shows every address as 0 (kptr_restrict
+ * hides them from this reader). Reading a page's worth formats only that much. */
 static size_t kcache_key(const char *kallsyms, const char *boot_id, char *key, size_t cap)
 {
-	char line[512], *nl, *bid;
+	char buf[4096], *line = NULL, *p, *bid;
 	struct utsname u;
 	ssize_t r;
 	int fd, n;
@@ -488,19 +490,26 @@ static size_t kcache_key(const char *kallsyms, const char *boot_id, char *key, s
 		return 0;
 	}
 	do
-		r = read(fd, line, sizeof(line) - 1);
+		r = read(fd, buf, sizeof(buf) - 1);
 	while (r < 0 && errno == EINTR);
 	close(fd);
-	if (r <= 0 || uname(&u)) {
+	if (r <= 0 || uname(&u) || !*bid) {
 		free(bid);
 		return 0;
 	}
-	line[r] = '\0';
-	nl = strchr(line, '\n');
-	if (nl)
+	buf[r] = '\0';
+	/* whole lines only: the last one may be cut */
+	for (p = buf; !line && *p;) {
+		char *nl = strchr(p, '\n');
+
+		if (!nl)
+			break;
 		*nl = '\0';
-	/* all zeros up to the first space: kptr_restrict hides addresses from this reader */
-	if (!*bid || strspn(line, "0") == strcspn(line, " ")) {
+		if (strspn(p, "0") < strcspn(p, " "))
+			line = p;
+		p = nl + 1;
+	}
+	if (!line) {
 		free(bid);
 		return 0;
 	}

@@ -142,8 +142,9 @@ void ksyms__free(struct ksyms *k);
 /* The same through a cache of the core kernel's symbols (reading /proc/kallsyms costs ~50 ms
  * of kernel CPU; the core kernel's part is most of it and does not change until the next
  * boot). `cache` is the file (NULL: none); it is used when it was written for the same boot id
- * (read from `boot_id`), kernel release and first line of `kallsyms`, is owned by this user
- * and private, and is whole (size, layout and checksum); otherwise `kallsyms` is read and the
+ * (read from `boot_id`), kernel release and first line of `kallsyms` whose address is not 0,
+ * is owned by this user and private, and is whole (size, layout and checksum); otherwise
+ * `kallsyms` is read and the
  * cache (re)written, atomically, its directory made if missing (mode 0700). A table from the
  * cache answers for the core kernel's text; any other address (a module, a BPF program, a
  * trampoline) makes it read the whole `kallsyms` then, once. Lookups answer what

@@ -1298,6 +1298,20 @@ static void test_ksyms_cache(void **state)
 	assert_null(ksyms__load_cached(ksp, mods, bid, cache, NULL));
 	assert_int_equal(errno, EPERM);
 
+	/* first lines with address 0 (per-CPU offsets on some kernels) before the rest: the
+	 * cache is keyed by the first line with an address, and used */
+	unlink(cache);
+	write_text(ksp, "0000000000000000 A fixed_percpu_data\n"
+			"0000000000000000 A __per_cpu_start\n"
+			"0000000000001000 A cpu_debug_store\n"
+			"ffffffff81000000 T _stext\n"
+			"ffffffff81000100 T some_fn\n"
+			"ffffffff81000400 T _etext\n");
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, NULL), KSYMS_FROM_KALLSYMS);
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, &k), KSYMS_FROM_CACHE);
+	assert_string_equal(ksyms__resolve(k, 0xffffffff81000104ULL, &off), "some_fn");
+	ksyms__free(k);
+
 	/* a symbol of another region inside the core text: no cache is written */
 	unlink(cache);
 	write_text(ksp, "ffffffff81000000 T _stext\n"
