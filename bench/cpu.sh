@@ -22,7 +22,7 @@
 #   system-wide, the filter keeps the launched program's samples, i.e. every thread of it);
 #   ebprof (`ebprof cpu -F HZ -o FILE -- CMD`, skipped with a note while `ebprof cpu --help`
 #   fails) with its caches (kernel symbols, decompressed debug files; in a directory of this
-#   run, filled by one untimed run before the rounds: what every run pays after the first since
+#   run, filled by two untimed runs before the rounds: what every run pays after the first since
 #   boot), and ebprof-nocache (the same with EBPROF_CACHE_DIR= : reads /proc/kallsyms and
 #   inflates compressed DWARF every time; what the first run after a boot pays, less writing
 #   the caches). BENCH_CPU_HZ (default 99) sets the frequency of all of them.
