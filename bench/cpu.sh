@@ -21,7 +21,11 @@
 #   'profile:hz:HZ /pid == cpid/ { @[kstack, ustack] = count(); }' -c CMD`: the probe is
 #   system-wide, the filter keeps the launched program's samples, i.e. every thread of it);
 #   ebprof (`ebprof cpu -F HZ -o FILE -- CMD`, skipped with a note while `ebprof cpu --help`
-#   fails). BENCH_CPU_HZ (default 99) sets the frequency of all three.
+#   fails) with its caches (kernel symbols, decompressed debug files; in a directory of this
+#   run, filled by two untimed runs before the rounds: what every run pays after the first since
+#   boot), and ebprof-nocache (the same with EBPROF_CACHE_DIR= : reads /proc/kallsyms and
+#   inflates compressed DWARF every time; what the first run after a boot pays, less writing
+#   the caches). BENCH_CPU_HZ (default 99) sets the frequency of all of them.
 #
 # Measured per run:
 #   - the workload's own CPU time (user, system) and wall time, by bench/cpuru_preload.c
@@ -114,7 +118,7 @@ fi
 ebprof=$out/ebprof
 EBPROF_OUT=${BENCH_CPU_EBPROF_OUT:-ebprof-cpu.json}
 if [ -x "$ebprof" ] && "$ebprof" cpu --help >/dev/null 2>&1; then
-	configs+=(ebprof)
+	configs+=(ebprof ebprof-nocache)
 else
 	skipped+=("ebprof: '$ebprof cpu --help' fails (no cpu mode in this build yet)")
 fi
@@ -167,7 +171,7 @@ samples() {
 	perf) perf report -i "$tmp/perf.data" --stats 2>/dev/null |
 		awk '/SAMPLE events:/ { print $3; found = 1; exit } END { if (!found) print "?" }' ;;
 	bpftrace) awk '/^\]: [0-9]+$/ { s += $2 } END { print s + 0 }' "$tmp/wl.stdout" ;;
-	ebprof) jq -r '.totals.samples // "?"' "$tmp/$EBPROF_OUT" 2>/dev/null || echo "?" ;;
+	ebprof*) jq -r '.totals.samples // "?"' "$tmp/$EBPROF_OUT" 2>/dev/null || echo "?" ;;
 	*) echo 0 ;;
 	esac
 }
@@ -182,11 +186,14 @@ profiler_cmd() { # CONFIG WORKLOAD: sets cmd
 	perf) cmd=(perf record -q -F "$HZ" -g -o "$tmp/perf.data" -- "${inner[@]}" "${w[@]}") ;;
 	bpftrace) cmd=(bpftrace -e "profile:hz:$HZ /pid == cpid/ { @[kstack, ustack] = count(); }"
 		-c "${inner[*]} ${w[*]}") ;;
-	ebprof) cmd=("$ebprof" cpu -q -F "$HZ" -o "$tmp/$EBPROF_OUT" -- "${inner[@]}" "${w[@]}") ;;
+	ebprof) cmd=(env EBPROF_CACHE_DIR="$tmp/cache" "$ebprof" cpu -q -F "$HZ" -o "$tmp/$EBPROF_OUT" --
+		"${inner[@]}" "${w[@]}") ;;
+	ebprof-nocache) cmd=(env EBPROF_CACHE_DIR= "$ebprof" cpu -q -F "$HZ" -o "$tmp/$EBPROF_OUT" --
+		"${inner[@]}" "${w[@]}") ;;
 	esac
 }
 want_parent() { # CONFIG: the comm of the workload's parent
-	case $1 in alone | again) echo rusage ;; *) echo "$1" ;; esac
+	case $1 in alone | again) echo rusage ;; ebprof*) echo ebprof ;; *) echo "$1" ;; esac
 }
 
 # run_one ROUND CONFIG WORKLOAD: one timed run; appends a line to $tmp/data:
@@ -210,18 +217,29 @@ run_one() {
 			fail "$cfg" "$wl" "it recorded $n samples in $u+$s s of CPU at $HZ Hz"
 		;;
 	esac
-	if [ "$cfg" = ebprof ]; then
+	case $cfg in ebprof*)
 		jq -r --arg wl "$wl" '"\($wl) " + ([.drops[]?] | add // 0 | tostring) + " " + (.info.samples_lost // "0")' \
 			"$tmp/$EBPROF_OUT" >>"$tmp/drops"
-		# did its report need kernel symbols? (loading /proc/kallsyms is a large part of its own CPU)
-		printf '%s %s %s\n' "$wl" "$(awk -v t="$tree" -v u="$u" -v s="$s" 'BEGIN { printf "%.6f", t - u - s }')" \
+		# did its report need kernel symbols? (without the cache, loading /proc/kallsyms is a
+		# large part of its own CPU)
+		printf '%s %s %s\n' "$wl/$cfg" "$(awk -v t="$tree" -v u="$u" -v s="$s" 'BEGIN { printf "%.6f", t - u - s }')" \
 			"$(jq '[.sites[]?.frames[]? | select(.module == "[kernel.kallsyms]")] | length' "$tmp/$EBPROF_OUT")" >>"$tmp/kframes"
-	fi
+		;;
+	esac
 	echo "$r $wl $cfg $u $s $w $tree $p $n" >>"$tmp/data"
 	printf '%s' " $cfg=$(awk -v u="$u" -v s="$s" -v t="$tree" 'BEGIN { printf "%.3f+%.3f", u + s, t - u - s }')"
 }
 
 note "rounds=$ROUNDS, ${HZ} Hz; workloads: $WORKLOADS (burn: $UNITS units a thread; xz: $XZ_MB MB); configurations: ${configs[*]}"
+if [[ " ${configs[*]} " == *" ebprof "* ]]; then
+	# fill ebprof's caches as any earlier run since boot would have (kernel frames: dd)
+	env EBPROF_CACHE_DIR="$tmp/cache" "$ebprof" cpu -q -F 999 -o "$tmp/warm.json" -- \
+		dd if=/dev/zero of=/dev/null bs=64 count=200000 status=none ||
+		die "ebprof cpu fails on dd (the untimed run that fills its caches)"
+	env EBPROF_CACHE_DIR="$tmp/cache" "$ebprof" cpu -q -F 999 -o "$tmp/warm.json" -- "$cpuburn" 2000 >/dev/null ||
+		die "ebprof cpu fails on cpuburn (the untimed run that fills its caches)"
+	note "ebprof's caches: $(cd "$tmp/cache" 2>/dev/null && find . -type f | sort | tr '\n' ' ')"
+fi
 : >"$tmp/data"
 : >"$tmp/drops"
 : >"$tmp/kframes"
@@ -239,7 +257,7 @@ done
 # ---- bpf_stats: cost per run of the BPF programs (separate, untimed runs) ----
 : >"$tmp/stats"
 bpf_cfgs=()
-for c in bpftrace ebprof; do [[ " ${configs[*]} " != *" $c "* ]] || bpf_cfgs+=("$c"); done
+for c in bpftrace ebprof; do [[ " ${configs[*]} " != *" $c "* ]] || bpf_cfgs+=("$c"); done  # not ebprof-nocache: the same program
 if [ "$STATS" = 1 ] && [ ${#bpf_cfgs[@]} -gt 0 ]; then
 	if ! command -v bpftool >/dev/null; then
 		note "bpftool is not installed: no bpf_stats"
@@ -373,8 +391,8 @@ END {
 	fi
 	if [ -s "$tmp/kframes" ]; then
 		echo
-		echo "ebprof's own CPU (tree less workload) by whether its report had kernel frames (then it reads"
-		echo "/proc/kallsyms), median ms (runs):"
+		echo "ebprof's own CPU (tree less workload) by whether its report had kernel frames (without its"
+		echo "cache it then reads /proc/kallsyms), median ms (runs):"
 		awk 'function med(s,   n, a, i, j, t) { n = split(s, a, " "); if (!n) return "-"
 				for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
 				return sprintf("%.1f (%d)", 1e3 * ((n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2), n) }

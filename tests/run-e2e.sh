@@ -18,7 +18,14 @@ files=("$@")
 export OUT="$out" EBPROF="$PWD/$out/ebprof" FIX="$PWD/$out/fixtures"
 pass=0 fail=0
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# ebprof's caches (kernel symbols, decompressed debug files): one for this run, filled by its
+# first tests, instead of the machine's (unless the caller chose one)
+cache=
+if [ -z "${EBPROF_CACHE_DIR+set}" ]; then
+	cache=$(mktemp -d)
+	export EBPROF_CACHE_DIR="$cache/cache"
+fi
+trap 'rm -f "$log"; [ -z "$cache" ] || rm -rf "$cache"' EXIT
 if [ $# -eq 0 ]; then
 	for t in "$out"/tests/bpf_test_*; do
 		[ -x "$t" ] || continue

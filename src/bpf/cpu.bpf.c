@@ -117,6 +117,16 @@ static __always_inline void first_sample(struct task_struct *task, __u32 tgid, _
 		count_stat(CPU_STAT_NOTES_FULL);
 }
 
+/* Both stacks are interned through this global function: the verifier checks a global
+ * function once, where stack_intern inlined twice had its 127-step hash loop checked twice
+ * (5879 -> 2253 instructions processed, bpftool prog loadall -d). */
+__noinline __u64 intern_stack(struct stack_trace *s, __u64 nr)
+{
+	if (!s)
+		return 0;
+	return stack_intern(&stacks, s, nr, 0);
+}
+
 SEC("perf_event")
 int cpu_sample(struct bpf_perf_event_data *ctx)
 {
@@ -146,7 +156,7 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	key.aux = per_thread ? tid : 0;
 	n = capture_kernel_stack(ctx, &sc->kern);
 	if (n) {
-		key.kstack = stack_intern(&stacks, &sc->kern, n, 0);
+		key.kstack = intern_stack(&sc->kern, n);
 		if (!key.kstack)
 			count_stat(CPU_STAT_STACKS_FULL);
 	}
@@ -161,7 +171,7 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	regs = user_regs(&sc->regs, &exact);
 	n = capture_user_stack(regs, &sc->user);
 	if (n) {
-		key.ustack = stack_intern(&stacks, &sc->user, n, 0);
+		key.ustack = intern_stack(&sc->user, n);
 		if (!key.ustack)
 			count_stat(CPU_STAT_STACKS_FULL);
 		if (exact)

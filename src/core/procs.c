@@ -80,25 +80,50 @@ struct proc_info *proc_table__add(struct proc_table *t, pid_t pid)
 	return p;
 }
 
+/* A hash of the executable lines of a maps file ("start-end perms offset dev inode path"). */
+static uint64_t exec_maps_hash(const char *maps)
+{
+	uint64_t h = 0;
+
+	for (const char *line = maps; *line;) {
+		const char *eol = strchr(line, '\n'), *perms = strchr(line, ' ');
+		size_t n = eol ? (size_t)(eol - line) : strlen(line);
+
+		if (perms && perms < line + n && (size_t)(line + n - perms) > 3 && perms[3] == 'x')
+			h = util_hash_u64(h ^ util_hash_bytes(line, n));
+		line += n + (eol != NULL);
+	}
+	return h;
+}
+
 bool proc_table__snapshot(struct proc_table *t, struct proc_info *p)
 {
 	char path[64], *maps, cmd[512];
 	struct sym_proc *sp;
 	size_t len = 0;
+	uint64_t h;
 
 	if (p->pid <= 0 || !t->sym)
 		return false;
 	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
 	maps = util_read_file(path, &len);
+	if (!maps || !len) {
+		free(maps);
+		return false;
+	}
+	/* the same executable mappings (addresses, offsets, inodes, paths) as last time: the same
+	 * snapshot (only they can name a frame; the heap's growth alone changes nothing) */
+	h = exec_maps_hash(maps) | 1;
 	free(maps);
-	if (!maps || !len)
-		return false;
-	sp = symbolizer__load_pid(t->sym, p->pid);
-	if (!sp)
-		return false;
-	sym_proc__load_modules(sp);
-	sym_proc__free(p->sp);
-	p->sp = sp;
+	if (!p->sp || h != p->maps_hash) {
+		sp = symbolizer__load_pid(t->sym, p->pid);
+		if (!sp)
+			return false;
+		sym_proc__load_modules(sp);
+		sym_proc__free(p->sp);
+		p->sp = sp;
+		p->maps_hash = h;
+	}
 	target__comm(p->pid, p->comm, sizeof(p->comm));
 	target__cmdline(p->pid, cmd, sizeof(cmd));
 	if (cmd[0]) {

@@ -18,6 +18,7 @@ struct proc_info {
 	char *cmdline;		/* argv joined by spaces, or NULL */
 	bool attached;		/* attached by the session (not only seen system-wide) */
 	bool drained;		/* its counts were read out once: later ones merge into them */
+	uint64_t maps_hash;	/* of the executable lines sp was made from (0: none) */
 	void *priv;		/* the mode's own (freed by the free_priv given to free) */
 };
 
@@ -33,7 +34,9 @@ struct proc_info *proc_table__find(const struct proc_table *t, pid_t pid);
 struct proc_info *proc_table__add(struct proc_table *t, pid_t pid);
 /* Take a new snapshot of p's mappings, name and command line if it still has mappings (a
  * zombie's maps file is empty, and the last snapshot is worth more than none); its files are
- * opened now, while /proc/PID/root and map_files exist. Returns whether it did. */
+ * opened now, while /proc/PID/root and map_files exist. While its executable mappings read the
+ * same as at the last snapshot, that one is kept (only the name and command line are read
+ * again). Returns whether it did. */
 bool proc_table__snapshot(struct proc_table *t, struct proc_info *p);
 
 /* A new snapshot of every process attached (mappings loaded since the last look: a launched

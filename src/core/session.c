@@ -723,7 +723,7 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 	struct session s = { .o = so, .ops = ops, .lc = lc };
 	int rc, err, sfd = -1, tfd = -1, ifd = -1, verdict = 0;
 	char *command = NULL, *self = NULL;
-	struct symbolizer_opts symo = {};
+	struct symbolizer_opts symo = { .cache_dir = sym_cache_dir() };
 	struct utsname u;
 	sigset_t mask;
 

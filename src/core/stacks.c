@@ -260,8 +260,13 @@ const struct ksyms *stacks__ksyms(const struct log_ctx *lc)
 
 	if (!tried) {
 		tried = true;
-		ks = ksyms__load(NULL);
-		if (!ks)
+		enum ksyms_from from;
+
+		ks = ksyms__load_system(&from);
+		if (ks)
+			pr_debug(lc, "kernel symbols from %s", from == KSYMS_FROM_CACHE ?
+				 ksyms__cache_path() : "/proc/kallsyms");
+		else
 			pr_warn(lc, "cannot read kernel symbols (/proc/kallsyms): %s; kernel frames "
 				"stay addresses", strerror(errno));
 	}

@@ -11,11 +11,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "symbolize/symbolize.h"
+#include "symbolize/sym_internal.h"
 #include "util/util.h"
 
 #define RANK_END 4	/* _etext, _einittext: where text ends, never a function */
@@ -41,6 +45,12 @@ struct ksyms {
 	size_t nsyms;
 	struct kregion *regions;
 	uint32_t nregions, cap_regions;
+	/* Read from the cache: the core kernel's symbols only (and module bounds). Any other
+	 * address is answered from the whole file, read on first need. */
+	bool core_only;
+	bool full_tried;
+	struct ksyms *full;
+	char *kallsyms_path, *modules_path;
 };
 
 static int ksym_cmp(const void *a, const void *b)
@@ -138,10 +148,30 @@ static int load_modules(struct ksyms *k, const char *path, char **buf)
 	return 0;
 }
 
+/* Module bounds from `modules`; the names of modules without text symbols are copied out
+ * of the file's buffer (ksyms__free frees the names of regions without symbols). */
+static int attach_modules(struct ksyms *k, const char *modules)
+{
+	char *mods_buf = NULL;
+	int err = load_modules(k, modules, &mods_buf);
+
+	for (uint32_t i = 1; i < k->nregions; i++) {
+		struct kregion *r = &k->regions[i];
+
+		if (r->any || !r->name)
+			continue;
+		/* after a failure the rest are not copied, and not owned: NULL */
+		r->name = err ? NULL : strdup(r->name);
+		if (!r->name)
+			err = -ENOMEM;
+	}
+	free(mods_buf);
+	return err;
+}
+
 struct ksyms *ksyms__load_paths(const char *path, const char *modules)
 {
 	struct ksyms *k = calloc(1, sizeof(*k));
-	char *mods_buf = NULL;
 	size_t len, cap = 0;
 	bool any_addr = false;
 	uint32_t last = 0;
@@ -247,26 +277,11 @@ next:
 		r->any = true;
 	}
 	if (modules) {
-		err = load_modules(k, modules, &mods_buf);
+		err = attach_modules(k, modules);
 		if (err)
 			goto err;
-		/* the names of modules without text symbols point into mods_buf: keep it */
-		for (uint32_t i = 1; i < k->nregions; i++) {
-			if (!k->regions[i].any && k->regions[i].name) {
-				char *copy = strdup(k->regions[i].name);
-
-				if (!copy)
-					goto err_mods;
-				/* owned: ksyms__free frees the names of regions without symbols */
-				k->regions[i].name = copy;
-			}
-		}
-		free(mods_buf);
 	}
 	return k;
-err_mods:
-	err = -ENOMEM;
-	free(mods_buf);
 err:
 	ksyms__free(k);
 	errno = -err;
@@ -283,6 +298,9 @@ void ksyms__free(struct ksyms *k)
 {
 	if (!k)
 		return;
+	ksyms__free(k->full);
+	free(k->kallsyms_path);
+	free(k->modules_path);
 	for (uint32_t i = 1; i < k->nregions; i++)
 		if (!k->regions[i].any)
 			free((char *)k->regions[i].name);
@@ -322,6 +340,28 @@ static const struct kregion *sized_region_at(const struct ksyms *k, uint64_t add
 	return NULL;
 }
 
+/* A cached table answers only inside the core kernel's text and outside every module: no
+ * other symbol (a module's, a BPF program's, an ftrace or kprobe trampoline's) can be the
+ * closest one there. */
+static bool core_covers(const struct ksyms *k, uint64_t addr)
+{
+	uint64_t start, end;
+
+	ksyms__core_bounds(k, &start, &end);
+	return addr >= start && addr < end && !sized_region_at(k, addr);
+}
+
+static const struct ksyms *full_table(const struct ksyms *k)
+{
+	struct ksyms *m = (struct ksyms *)k;	/* the lazily read part is ours to fill */
+
+	if (!m->full_tried) {
+		m->full_tried = true;
+		m->full = ksyms__load_paths(m->kallsyms_path, m->modules_path);
+	}
+	return m->full;
+}
+
 int ksyms__lookup(const struct ksyms *k, uint64_t addr, struct ksym_info *info)
 {
 	const struct kregion *in, *r;
@@ -332,6 +372,12 @@ int ksyms__lookup(const struct ksyms *k, uint64_t addr, struct ksym_info *info)
 	memset(info, 0, sizeof(*info));
 	if (!k)
 		return -ENOENT;
+	if (k->core_only && !core_covers(k, addr)) {
+		const struct ksyms *f = full_table(k);
+
+		if (f)
+			return ksyms__lookup(f, addr, info);
+	}
 	in = sized_region_at(k, addr);
 	hi = k->nsyms;
 	while (lo < hi) {
@@ -383,4 +429,279 @@ const char *ksyms__resolve_mod(const struct ksyms *k, uint64_t addr, uint64_t *o
 const char *ksyms__resolve(const struct ksyms *k, uint64_t addr, uint64_t *offset)
 {
 	return ksyms__resolve_mod(k, addr, offset, NULL);
+}
+
+/* ---- the cache of the core kernel's symbols ----
+ *
+ * Reading /proc/kallsyms costs ~50 ms of kernel CPU (it formats ~120k lines on every read),
+ * nearly all of it for the core kernel's symbols, which do not change while the system is up.
+ * So they are kept in a file, valid for one boot: its key is the boot id, the release and the
+ * first line of /proc/kallsyms whose address is not 0 (proof that this reader sees addresses
+ * at all; reading one page formats only that much). Module, BPF program and
+ * trampoline symbols come and go: they are not in the file, and an address outside the core
+ * kernel's text, or inside a module's bounds, is answered from the whole /proc/kallsyms, read
+ * then. The file is native-endian binary, written to a temporary name and renamed into place,
+ * owned by the user and readable by no one else (kernel addresses are secrets); one whose
+ * size, layout or checksum is wrong is not trusted and is replaced.
+ *
+ * Layout: struct kcache_hdr, the key (key_len bytes, padded to 8), nsyms struct kcache_sym,
+ * the names (strtab_len bytes, each NUL-terminated).
+ */
+#define KCACHE_MAGIC "EBPKSYM\n"
+#define KCACHE_VERSION 1
+#define KCACHE_KEY_MAX 1024
+
+struct kcache_hdr {
+	char magic[8];
+	uint32_t version, key_len;
+	uint64_t nsyms, strtab_len;
+	uint64_t hash;	/* over everything after the header */
+};
+
+struct kcache_sym {
+	uint64_t addr;
+	uint32_t name_off;
+	int32_t rank;
+};
+
+static size_t pad8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+/* "boot id\nrelease\nline\n" in key, line the first line of kallsyms with an address that is
+ * not 0 (the first lines can be per-CPU offsets, 0 for anyone); its length, or 0 when there is
+ * none: no boot id, an unreadable kallsyms, or one that shows every address as 0 (kptr_restrict
+ * hides them from this reader). Reading a page's worth formats only that much. */
+static size_t kcache_key(const char *kallsyms, const char *boot_id, char *key, size_t cap)
+{
+	char buf[4096], *line = NULL, *p, *bid;
+	struct utsname u;
+	ssize_t r;
+	int fd, n;
+
+	bid = util_read_file(boot_id, NULL);
+	if (!bid)
+		return 0;
+	bid[strcspn(bid, "\n")] = '\0';
+	fd = open(kallsyms, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(bid);
+		return 0;
+	}
+	do
+		r = read(fd, buf, sizeof(buf) - 1);
+	while (r < 0 && errno == EINTR);
+	close(fd);
+	if (r <= 0 || uname(&u) || !*bid) {
+		free(bid);
+		return 0;
+	}
+	buf[r] = '\0';
+	/* whole lines only: the last one may be cut */
+	for (p = buf; !line && *p;) {
+		char *nl = strchr(p, '\n');
+
+		if (!nl)
+			break;
+		*nl = '\0';
+		if (strspn(p, "0") < strcspn(p, " "))
+			line = p;
+		p = nl + 1;
+	}
+	if (!line) {
+		free(bid);
+		return 0;
+	}
+	n = snprintf(key, cap, "%s\n%s\n%s\n", bid, u.release, line);
+	free(bid);
+	return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+}
+
+/* The cached table if `cache` holds one for `key`, else NULL. */
+static struct ksyms *kcache_read(const char *cache, const char *key, size_t key_len)
+{
+	struct kcache_hdr h;
+	struct ksyms *k = NULL;
+	const struct kcache_sym *rec;
+	size_t len, off_syms, off_str;
+	char *buf;
+
+	/* only a file that no one else could have written or read */
+	buf = sym_cache__read(cache, &len);
+	if (!buf)
+		return NULL;
+	if (len < sizeof(h))
+		goto bad;
+	memcpy(&h, buf, sizeof(h));
+	if (memcmp(h.magic, KCACHE_MAGIC, 8) || h.version != KCACHE_VERSION ||
+	    h.key_len != key_len || !h.nsyms || h.nsyms > len / sizeof(*rec) ||
+	    h.strtab_len > len || !h.strtab_len)
+		goto bad;
+	off_syms = sizeof(h) + pad8(h.key_len);
+	off_str = off_syms + h.nsyms * sizeof(*rec);
+	if (off_str + h.strtab_len != len || buf[len - 1] != '\0' ||
+	    memcmp(buf + sizeof(h), key, key_len) ||
+	    sym_cache__hash(buf + sizeof(h), len - sizeof(h)) != h.hash)
+		goto bad;
+
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		goto bad;
+	k->buf = buf;
+	k->core_only = true;
+	k->cap_regions = 16;
+	k->nregions = 1;
+	k->regions = calloc(k->cap_regions, sizeof(*k->regions));
+	k->syms = malloc(h.nsyms * sizeof(*k->syms));
+	if (!k->regions || !k->syms)
+		goto bad_k;
+	rec = (const struct kcache_sym *)(buf + off_syms);	/* 8-aligned: malloc'd, padded */
+	for (size_t i = 0; i < h.nsyms; i++) {
+		struct kregion *r = &k->regions[0];
+
+		if (rec[i].name_off >= h.strtab_len || (i && rec[i].addr < rec[i - 1].addr) ||
+		    rec[i].rank < 0 || rec[i].rank > RANK_END)
+			goto bad_k;
+		k->syms[i] = (struct ksym){ rec[i].addr, buf + off_str + rec[i].name_off, 0,
+					    rec[i].rank };
+		if (rec[i].rank == RANK_END && rec[i].addr > r->end_mark)
+			r->end_mark = rec[i].addr;
+		if (!r->any)
+			r->lo = rec[i].addr;
+		r->hi = rec[i].addr;
+		r->any = true;
+	}
+	k->nsyms = h.nsyms;
+	return k;
+bad_k:
+	k->buf = NULL;
+	ksyms__free(k);
+bad:
+	free(buf);
+	return NULL;
+}
+
+static int write_all(int fd, const void *p, size_t len)
+{
+	const char *c = p;
+
+	while (len) {
+		ssize_t w = write(fd, c, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		c += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Write the core kernel's part of the whole table `full` for `key`; quietly nothing when the
+ * directory cannot be made ours or a symbol of another region lies inside the core text. */
+static void kcache_write(const char *cache, const char *key, size_t key_len,
+			 const struct ksyms *full)
+{
+	struct kcache_hdr h = { .version = KCACHE_VERSION, .key_len = (uint32_t)key_len };
+	uint64_t start, end;
+	size_t n = 0, strtab = 0, off_syms, off_str, len, pos = 0;
+	char *tmp, *out = NULL;
+	struct kcache_sym *rec;
+	int fd;
+
+	ksyms__core_bounds(full, &start, &end);
+	if (start == end)
+		return;
+	for (size_t i = 0; i < full->nsyms; i++) {
+		const struct ksym *s = &full->syms[i];
+
+		if (s->region == 0) {
+			n++;
+			strtab += strlen(s->name) + 1;
+		} else if (s->addr >= start && s->addr < end) {
+			return;
+		}
+	}
+	if (!n || strtab > UINT32_MAX)
+		return;
+
+	off_syms = sizeof(h) + pad8(key_len);
+	off_str = off_syms + n * sizeof(*rec);
+	len = off_str + strtab;
+	out = calloc(1, len);
+	if (!out)
+		goto out;
+	memcpy(out + sizeof(h), key, key_len);
+	rec = (struct kcache_sym *)(out + off_syms);
+	for (size_t i = 0, j = 0; i < full->nsyms; i++) {
+		const struct ksym *s = &full->syms[i];
+		size_t l;
+
+		if (s->region != 0)
+			continue;
+		l = strlen(s->name) + 1;
+		rec[j++] = (struct kcache_sym){ s->addr, (uint32_t)pos, s->rank };
+		memcpy(out + off_str + pos, s->name, l);
+		pos += l;
+	}
+	memcpy(h.magic, KCACHE_MAGIC, 8);
+	h.nsyms = n;
+	h.strtab_len = strtab;
+	h.hash = sym_cache__hash(out + sizeof(h), len - sizeof(h));
+	memcpy(out, &h, sizeof(h));
+	fd = sym_cache__create(cache, &tmp);
+	if (fd >= 0)
+		sym_cache__commit(fd, tmp, cache, !write_all(fd, out, len));
+out:
+	free(out);
+}
+
+struct ksyms *ksyms__load_cached(const char *kallsyms, const char *modules, const char *boot_id,
+				 const char *cache, enum ksyms_from *from)
+{
+	char key[KCACHE_KEY_MAX];
+	size_t key_len = cache ? kcache_key(kallsyms, boot_id, key, sizeof(key)) : 0;
+	struct ksyms *k = NULL, *full;
+
+	if (from)
+		*from = KSYMS_FROM_KALLSYMS;
+	if (key_len)
+		k = kcache_read(cache, key, key_len);
+	if (k) {
+		k->kallsyms_path = strdup(kallsyms);
+		k->modules_path = modules ? strdup(modules) : NULL;
+		if (!k->kallsyms_path || (modules && !k->modules_path) ||
+		    (modules && attach_modules(k, modules))) {
+			ksyms__free(k);
+			errno = ENOMEM;
+			return NULL;
+		}
+		if (from)
+			*from = KSYMS_FROM_CACHE;
+		return k;
+	}
+	full = ksyms__load_paths(kallsyms, modules);
+	if (full && key_len)
+		kcache_write(cache, key, key_len, full);
+	return full;
+}
+
+const char *ksyms__cache_path(void)
+{
+	static char path[4200];
+	const char *dir = sym_cache_dir();
+
+	if (!dir)
+		return NULL;
+	if (!*path)
+		snprintf(path, sizeof(path), "%s/kallsyms", dir);
+	return path;
+}
+
+struct ksyms *ksyms__load_system(enum ksyms_from *from)
+{
+	return ksyms__load_cached("/proc/kallsyms", "/proc/modules",
+				  "/proc/sys/kernel/random/boot_id", ksyms__cache_path(), from);
 }

@@ -92,6 +92,52 @@ void sym_module__free(struct sym_module *m)
 	free(m);
 }
 
+/* The debug file that dwfl's search finds first when there is one by build-id: the first
+ * DIR/.build-id/xx/rest.debug for each absolute DIR of the search path. NULL: none. */
+static char *build_id_debug_file(const struct sym_module *m)
+{
+	const char *p = m->debuginfo_path;
+
+	while (p && *p) {
+		size_t len = strcspn(p, ":");
+		char *path;
+
+		if (*p == '/' && asprintf(&path, "%.*s/.build-id/%.2s/%s.debug", (int)len, p,
+					   m->build_id, m->build_id + 2) >= 0) {
+			if (!access(path, R_OK))
+				return path;
+			free(path);
+		}
+		p += len;
+		if (*p == ':')
+			p++;
+	}
+	return NULL;
+}
+
+/* The debug file found by build-id, decompressed (debugcache.c) when its DWARF is compressed,
+ * else dwfl's own search. The copy's fd is handed over with the original's name. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	const struct sym_module *m = *userdata;
+
+	if (m && m->cache_dir && m->build_id && strlen(m->build_id) > 2) {
+		char *orig = build_id_debug_file(m);
+		int fd = orig ? sym_debug_cache__open(m->cache_dir, orig, m->build_id) : -1;
+
+		if (fd >= 0) {
+			free(*debuginfo_file_name);
+			*debuginfo_file_name = orig;
+			return fd;
+		}
+		free(orig);
+	}
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					    debuglink_file, debuglink_crc, debuginfo_file_name);
+}
+
 static struct sym_module *module_new(struct symbolizer *s, Elf *elf, const char *open_path,
 				     const char *root, const char *display, char *build_id)
 {
@@ -122,7 +168,7 @@ static struct sym_module *module_new(struct symbolizer *s, Elf *elf, const char 
 		goto err;
 
 	m->callbacks.find_elf = dwfl_build_id_find_elf;
-	m->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	m->callbacks.find_debuginfo = find_debuginfo;
 	m->callbacks.section_address = dwfl_offline_section_address;
 	m->callbacks.debuginfo_path = &m->debuginfo_path;
 	err = -ENOMEM;
@@ -135,7 +181,19 @@ static struct sym_module *module_new(struct symbolizer *s, Elf *elf, const char 
 	m->dmod = dwfl_report_elf(m->dwfl, display, open_path, -1, 0, true);
 	dwfl_report_end(m->dwfl, NULL, NULL);
 	err = -EINVAL;
-	if (!m->dmod || !dwfl_module_getelf(m->dmod, &bias))
+	if (!m->dmod)
+		goto err;
+	/* for find_debuginfo: the cache is for DWARF (not without line lookups), and for this
+	 * mount namespace's debug files only (another's could claim any build-id) */
+	if (!s->opts.no_lines && (!root || !*root))
+		m->cache_dir = s->opts.cache_dir;
+	{
+		void **ud;
+
+		dwfl_module_info(m->dmod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+		*ud = m;
+	}
+	if (!dwfl_module_getelf(m->dmod, &bias))
 		goto err;
 	m->bias = bias;
 	return m;

@@ -75,6 +75,7 @@ struct sym_module {
 	const char *name;	/* interned display path of the mapping it was first seen as */
 	char *open_path;	/* path used to open the file (may be under /proc/PID/root) */
 	char *debuginfo_path;	/* search path handed to dwfl_standard_find_debuginfo */
+	const char *cache_dir;	/* for decompressed debug files (debugcache.c); NULL: none */
 	Dwfl_Callbacks callbacks;
 	Dwfl *dwfl;
 	Dwfl_Module *dmod;
@@ -111,6 +112,7 @@ struct sym_file_key {
 struct symbolizer {
 	struct symbolizer_opts opts;
 	char *debug_dir;
+	char *cache_dir;	/* owned copy of opts.cache_dir */
 	struct sym_module *modules;
 	struct sym_file_key *keys;
 	size_t nkeys, keys_cap;
@@ -157,5 +159,25 @@ const char *sym__demangle_interned(struct symbolizer *s, const char *raw);
 /* Name to show for a symbol-table entry: without an @VERSION suffix, demangled. Interned
  * unless it is `raw` itself. */
 const char *sym__display_name(struct symbolizer *s, const char *raw);
+
+/* cache.c: files kept between runs under sym_cache_dir(). */
+struct stat;
+/* A read-only fd of path if it is a regular file of ours that no one else can read or write
+ * (*st filled), else -1. */
+int sym_cache__open(const char *path, struct stat *st);
+/* The whole of such a file (NUL-terminated, malloc'd; *len its size), or NULL. */
+char *sym_cache__read(const char *path, size_t *len);
+/* A new private temporary file beside path (its directory, and the one above, made 0700 if
+ * missing and checked to be ours and not writable by others): fd, *tmp its name; -1 if not. */
+int sym_cache__create(const char *path, char **tmp);
+/* Close fd; if ok, rename *tmp to path (0), else (or if that fails) remove it (-1). Frees tmp. */
+int sym_cache__commit(int fd, char *tmp, const char *path, bool ok);
+/* A fast 64-bit checksum of a cache file's bytes (not cryptographic: it finds damage). */
+uint64_t sym_cache__hash(const void *p, size_t len);
+
+/* debugcache.c: an fd of the decompressed copy, under cache_dir, of the debug file `orig`
+ * whose build-id is `bid` (lowercase hex), made now if missing or not whole; -1: none (orig
+ * has no compressed sections, another build-id, or the copy cannot be made). */
+int sym_debug_cache__open(const char *cache_dir, const char *orig, const char *bid);
 
 #endif

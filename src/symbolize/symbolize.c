@@ -40,6 +40,16 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 		return NULL;
 	}
 	s->opts.debug_dir = s->debug_dir;
+	if (s->opts.cache_dir) {
+		s->cache_dir = strdup(s->opts.cache_dir);
+		if (!s->cache_dir) {
+			free(s->debug_dir);
+			free(s);
+			errno = ENOMEM;
+			return NULL;
+		}
+		s->opts.cache_dir = s->cache_dir;
+	}
 	strpool__init(&s->pool);
 	elf_version(EV_CURRENT);
 	return s;
@@ -58,6 +68,7 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->keys);
 	strpool__fini(&s->pool);
 	free(s->debug_dir);
+	free(s->cache_dir);
 	free(s);
 }
 

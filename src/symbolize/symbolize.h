@@ -26,7 +26,15 @@ struct symbolizer_opts {
 	const char *debug_dir;	/* default "/usr/lib/debug" */
 	bool no_demangle;
 	bool no_lines;		/* skip DWARF line/inline lookups (faster) */
+	/* Where debug files with compressed DWARF are kept decompressed (libdw inflates all of a
+	 * file's DWARF before its first lookup: ~40 ms for glibc's), by build-id; NULL: not. */
+	const char *cache_dir;
 };
+
+/* ebprof's cache directory: $EBPROF_CACHE_DIR (an absolute path; set to anything else, e.g.
+ * empty: no cache), else for root /var/cache/ebprof, for others $XDG_CACHE_HOME/ebprof or
+ * ~/.cache/ebprof. NULL: none. */
+const char *sym_cache_dir(void);
 
 struct sym_frame {
 	const char *function;	/* demangled name, or NULL if unknown */
@@ -130,6 +138,24 @@ struct ksyms *ksyms__load(const char *path);
  * the next symbol). An unreadable modules file is not an error. */
 struct ksyms *ksyms__load_paths(const char *kallsyms, const char *modules);
 void ksyms__free(struct ksyms *k);
+
+/* The same through a cache of the core kernel's symbols (reading /proc/kallsyms costs ~50 ms
+ * of kernel CPU; the core kernel's part is most of it and does not change until the next
+ * boot). `cache` is the file (NULL: none); it is used when it was written for the same boot id
+ * (read from `boot_id`), kernel release and first line of `kallsyms` whose address is not 0,
+ * is owned by this user and private, and is whole (size, layout and checksum); otherwise
+ * `kallsyms` is read and the
+ * cache (re)written, atomically, its directory made if missing (mode 0700). A table from the
+ * cache answers for the core kernel's text; any other address (a module, a BPF program, a
+ * trampoline) makes it read the whole `kallsyms` then, once. Lookups answer what
+ * ksyms__load_paths' table would. *from says where the table came from. */
+enum ksyms_from { KSYMS_FROM_KALLSYMS, KSYMS_FROM_CACHE };
+struct ksyms *ksyms__load_cached(const char *kallsyms, const char *modules, const char *boot_id,
+				 const char *cache, enum ksyms_from *from);
+/* The cache's path: sym_cache_dir()/kallsyms, NULL: none. */
+const char *ksyms__cache_path(void);
+/* This system's: /proc/kallsyms, /proc/modules and the boot id, through ksyms__cache_path(). */
+struct ksyms *ksyms__load_system(enum ksyms_from *from);
 
 /* What a kernel address is. */
 struct ksym_info {

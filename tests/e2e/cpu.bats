@@ -70,6 +70,33 @@ assert_no_cpu_probes() {
 	} END { exit 1 }' "$T/x.folded"
 }
 
+@test "cpu: kernel symbols come from a private cache after the first run, naming the same" {
+	export EBPROF_CACHE_DIR="$T/cache"
+	for i in 1 2; do
+		run "$EBPROF" cpu -vv -F 499 -o "$T/x$i.folded" -- \
+			dd if=/dev/zero of=/dev/null bs=64 count=500000 status=none
+		[ "$status" -eq 0 ]
+		echo "$output" | grep 'kernel symbols from' >"$T/from$i"
+	done
+	grep -qx 'ebprof: kernel symbols from /proc/kallsyms' "$T/from1"
+	grep -qx "ebprof: kernel symbols from $T/cache/kallsyms" "$T/from2"
+	[ "$(stat -c %a "$T/cache")" = 700 ]
+	[ "$(stat -c %a "$T/cache/kallsyms")" = 600 ]
+	# every kernel frame of both runs is named, with a name /proc/kallsyms has
+	awk '{ print $3 }' /proc/kallsyms | sort -u >"$T/names"
+	for i in 1 2; do
+		tr ';' '\n' <"$T/x$i.folded" | sed -n 's/_\[k\]\( [0-9]*\)\{0,1\}$//p' | sort -u >"$T/k$i"
+		[ -s "$T/k$i" ]
+		! grep -q '^0x' "$T/k$i"
+		[ -z "$(comm -23 "$T/k$i" "$T/names")" ] || { comm -23 "$T/k$i" "$T/names"; false; }
+	done
+	# a cache that cannot be written is only not used
+	EBPROF_CACHE_DIR=/proc/ebprof-no-such-dir run "$EBPROF" cpu -q -F 499 -o "$T/x3.folded" -- \
+		dd if=/dev/zero of=/dev/null bs=64 count=100000 status=none
+	[ "$status" -eq 0 ]
+	grep -q '_\[k\]' "$T/x3.folded"
+}
+
 @test "cpu: every output format is written, and go tool pprof reads the profile" {
 	run "$EBPROF" cpu -q -o "$T/x.txt" -o "$T/x.json" -o "$T/x.pb.gz" -o "$T/x.folded" \
 		-o "$T/x.svg" -o "$T/x.html" -o "$T/x.speedscope.json" -o "$T/x.csv" \

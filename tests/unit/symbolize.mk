@@ -2,6 +2,7 @@
 # Makefile's fixture rule) and tests/fixtures/sym_cxx.cpp. Included by the top-level Makefile.
 #   sym_target          PIE with DWARF and .symtab; -rdynamic so its functions are in .dynsym
 #   sym_target.debug    its separate debug file (objcopy --only-keep-debug)
+#   sym_target.zdebug   the same with its DWARF zlib-compressed, as distributions ship them
 #   sym_target.stripped stripped of everything but .dynsym, .gnu_debuglink to sym_target.debug
 #   sym_target.dynsym   stripped of everything but .dynsym, no debug link
 #   sym_target.mini     stripped, plus .gnu_debugdata (xz MiniDebugInfo with the static symbols)
@@ -9,7 +10,8 @@
 #   sym_cxx             C++ member function in a namespace
 
 SYM_FIXDIR   := $(OUT)/fixtures
-SYM_FIXTURES := $(addprefix $(SYM_FIXDIR)/,sym_target sym_target.debug sym_target.stripped \
+SYM_FIXTURES := $(addprefix $(SYM_FIXDIR)/,sym_target sym_target.debug sym_target.zdebug \
+		sym_target.stripped \
 		sym_target.dynsym sym_target.mini sym_target.nopie sym_cxx)
 
 $(SYM_FIXDIR)/sym_target: FIX_CFLAGS += -rdynamic
@@ -17,6 +19,10 @@ $(SYM_FIXDIR)/sym_target: FIX_CFLAGS += -rdynamic
 $(SYM_FIXDIR)/sym_target.debug: $(SYM_FIXDIR)/sym_target
 	$(call msg,OBJCOPY,$@)
 	$(Q)objcopy --only-keep-debug $< $@
+
+$(SYM_FIXDIR)/sym_target.zdebug: $(SYM_FIXDIR)/sym_target
+	$(call msg,OBJCOPY,$@)
+	$(Q)objcopy --only-keep-debug --compress-debug-sections=zlib $< $@
 
 # The debug link stores a bare file name, looked up next to the stripped file: run in its dir.
 $(SYM_FIXDIR)/sym_target.stripped: $(SYM_FIXDIR)/sym_target $(SYM_FIXDIR)/sym_target.debug

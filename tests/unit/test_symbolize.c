@@ -24,6 +24,7 @@
 
 #include "symbolize/symbolize.h"
 #include "symbolize/sym_internal.h"
+#include "util/util.h"
 
 #include "golden.h"	/* out_dir */
 
@@ -411,6 +412,263 @@ static void test_debug_dir_build_id(void **state)
 	snprintf(target, sizeof(target), "%s/.build-id", dir);
 	rmdir(target);
 	rmdir(dir);
+}
+
+/* ---- decompressed debug files (debugcache.c) ---- */
+
+static int compressed_sections(const char *path)
+{
+	Elf_Scn *scn = NULL;
+	int n = 0, fd = open(path, O_RDONLY);
+	Elf *elf;
+
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_COMPRESSED))
+			n++;
+	}
+	elf_end(elf);
+	close(fd);
+	return n;
+}
+
+/* sym_target.dynsym's DWARF from dbg_dir (by build-id), through the cache in cache_dir: lines
+ * and the inline frame as from the file itself. */
+static void check_cached_lines(const struct child *c, const char *dbg_dir, const char *cache_dir)
+{
+	struct symbolizer_opts opts = { .debug_dir = dbg_dir, .cache_dir = cache_dir };
+	struct symbolizer *s = symbolizer__new(&opts);
+	int inline_line = 0, call_line = 0, leaf_line = 0;
+	struct sym_result r;
+	struct sym_proc *p;
+
+	assert_non_null(s);
+	p = symbolizer__load_pid(s, c->pid);
+	assert_non_null(p);
+	point(c, "call", &call_line);
+	assert_int_equal(sym_proc__resolve(p, point(c, "inline", &inline_line), false, &r), 0);
+	assert_int_equal(r.nframes, 2);
+	assert_frame(&r.frames[0], "sym_inlined", "sym_target.c", inline_line);
+	assert_frame(&r.frames[1], "sym_outer", "sym_target.c", call_line);
+	assert_int_equal(sym_proc__resolve(p, point(c, "leaf", &leaf_line), false, &r), 0);
+	assert_int_equal(r.nframes, 1);
+	assert_frame(&r.frames[0], "sym_leaf", "sym_target.c", leaf_line);
+	sym_proc__free(p);
+	symbolizer__free(s);
+}
+
+static void test_debug_cache(void **state)
+{
+	char dir[] = "/tmp/ebprof-dcache-XXXXXX", dbg[64], cache[64], sub[256], link[512],
+	     copy[512], target[PATH_MAX], rel[PATH_MAX];
+	struct symbolizer *probe;
+	struct stat st, st2;
+	struct sym_result r;
+	struct sym_proc *p;
+	char bid[128];
+	struct child c;
+	FILE *f;
+
+	(void)state;
+	fixture_path(rel, sizeof(rel), "sym_target.zdebug");
+	assert_non_null(realpath(rel, target));
+	/* the fixture is what it stands for: compressed DWARF (objcopy can make it) */
+	assert_true(compressed_sections(target) > 0);
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(dbg, sizeof(dbg), "%s/dbg", dir);
+	snprintf(cache, sizeof(cache), "%s/cache", dir);
+	child_start(&c, "sym_target.dynsym");
+	probe = symbolizer__new(NULL);
+	p = symbolizer__load_pid(probe, c.pid);
+	assert_non_null(p);
+	assert_int_equal(sym_proc__resolve(p, point(&c, "leaf", NULL), false, &r), 0);
+	assert_non_null(r.build_id);
+	snprintf(bid, sizeof(bid), "%s", r.build_id);
+	sym_proc__free(p);
+	symbolizer__free(probe);
+
+	assert_int_equal(mkdir(dbg, 0755), 0);
+	snprintf(sub, sizeof(sub), "%s/.build-id", dbg);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	snprintf(sub, sizeof(sub), "%s/.build-id/%.2s", dbg, bid);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	snprintf(link, sizeof(link), "%s/%s.debug", sub, bid + 2);
+	assert_int_equal(symlink(target, link), 0);
+	snprintf(copy, sizeof(copy), "%s/debug/%s.debug", cache, bid);
+
+	/* without a cache: the compressed file itself */
+	check_cached_lines(&c, dbg, NULL);
+	assert_int_equal(access(cache, F_OK), -1);
+
+	/* first use: the copy is made (private, uncompressed), the answers the same */
+	check_cached_lines(&c, dbg, cache);
+	assert_int_equal(stat(copy, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(compressed_sections(copy), 0);
+
+	/* valid: used as it is */
+	check_cached_lines(&c, dbg, cache);
+	assert_int_equal(stat(copy, &st2), 0);
+	assert_int_equal(st2.st_ino, st.st_ino);
+
+	/* truncated: not trusted, made again */
+	assert_int_equal(truncate(copy, st.st_size / 2), 0);
+	check_cached_lines(&c, dbg, cache);
+	assert_int_equal(stat(copy, &st2), 0);
+	assert_true(st2.st_ino != st.st_ino);
+	assert_int_equal(st2.st_size, st.st_size);
+
+	/* one byte changed in the middle: the checksum catches it */
+	st = st2;
+	f = fopen(copy, "r+");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, st.st_size / 2, SEEK_SET), 0);
+	{
+		int ch = fgetc(f);
+
+		assert_int_equal(fseek(f, st.st_size / 2, SEEK_SET), 0);
+		assert_int_equal(fputc(ch ^ 0x55, f), ch ^ 0x55);
+	}
+	assert_int_equal(fclose(f), 0);
+	check_cached_lines(&c, dbg, cache);
+	assert_int_equal(stat(copy, &st2), 0);
+	assert_true(st2.st_ino != st.st_ino);
+
+	/* readable by others: not trusted, made again private */
+	st = st2;
+	assert_int_equal(chmod(copy, 0644), 0);
+	check_cached_lines(&c, dbg, cache);
+	assert_int_equal(stat(copy, &st2), 0);
+	assert_true(st2.st_ino != st.st_ino);
+	assert_int_equal(st2.st_mode & 0777, 0600);
+
+	/* a process seen through another root (mount namespace): its debug files are not
+	 * cached (another namespace could claim any build-id), its lines still found */
+	{
+		struct symbolizer_opts opts = { .debug_dir = dbg };
+		char cache2[96], mpath[64], *maps;
+		struct symbolizer *s;
+		int inline_line = 0;
+
+		snprintf(cache2, sizeof(cache2), "%s/cache2", dir);
+		opts.cache_dir = cache2;
+		s = symbolizer__new(&opts);
+		snprintf(mpath, sizeof(mpath), "/proc/%d/maps", (int)c.pid);
+		maps = util_read_file(mpath, NULL);
+		assert_non_null(maps);
+		p = symbolizer__load_maps(s, maps, "/");
+		free(maps);
+		assert_non_null(p);
+		assert_int_equal(sym_proc__resolve(p, point(&c, "inline", &inline_line), false, &r), 0);
+		assert_int_equal(r.nframes, 2);
+		assert_frame(&r.frames[0], "sym_inlined", "sym_target.c", inline_line);
+		assert_int_equal(access(cache2, F_OK), -1);
+		sym_proc__free(p);
+		symbolizer__free(s);
+	}
+
+	/* the original gone: the copy is not used either (answers as without a cache) */
+	assert_int_equal(unlink(link), 0);
+	{
+		struct symbolizer_opts opts = { .debug_dir = dbg, .cache_dir = cache };
+		struct symbolizer *s = symbolizer__new(&opts);
+
+		p = symbolizer__load_pid(s, c.pid);
+		assert_non_null(p);
+		assert_int_equal(sym_proc__resolve(p, point(&c, "inline", NULL), false, &r), 0);
+		assert_int_equal(r.nframes, 1);	/* no DWARF: the symbol only */
+		assert_null(r.frames[0].file);
+		sym_proc__free(p);
+		symbolizer__free(s);
+	}
+	child_stop(&c);
+
+	unlink(copy);
+	snprintf(sub, sizeof(sub), "%s/debug", cache);
+	rmdir(sub);
+	rmdir(cache);
+	snprintf(sub, sizeof(sub), "%s/.build-id/%.2s", dbg, bid);
+	rmdir(sub);
+	snprintf(sub, sizeof(sub), "%s/.build-id", dbg);
+	rmdir(sub);
+	rmdir(dbg);
+	rmdir(dir);
+}
+
+/* This system's libc (with libc6-dbg, compressed DWARF): every frame, file and line the same
+ * through the cache, made and then used, as without it. */
+static void test_debug_cache_libc(void **state)
+{
+	void *fns[] = { (void *)malloc, (void *)free, (void *)printf, (void *)fopen,
+			(void *)qsort, (void *)strtod };
+	char dir[] = "/tmp/ebprof-dcache-XXXXXX", sub[64];
+	struct symbolizer_opts with = { .cache_dir = dir };
+	struct symbolizer *s0, *s1, *s2;
+	struct sym_proc *p0, *p1, *p2 = NULL;
+	int lines = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	s0 = symbolizer__new(NULL);
+	s1 = symbolizer__new(&with);
+	s2 = symbolizer__new(&with);
+	p0 = symbolizer__load_pid(s0, getpid());
+	p1 = symbolizer__load_pid(s1, getpid());
+	assert_non_null(p0);
+	assert_non_null(p1);
+	for (int pass = 0; pass < 2; pass++) {
+		struct sym_proc *pc = pass ? NULL : p1;
+
+		if (pass) {	/* a new symbolizer: the copy made by the first is read */
+			p2 = symbolizer__load_pid(s2, getpid());
+			assert_non_null(p2);
+			pc = p2;
+		}
+		for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+			for (uint64_t d = 0; d < 64; d += 16) {
+				uint64_t a = (uint64_t)(uintptr_t)fns[i] + d;
+				struct sym_result x, y;
+
+				assert_int_equal(sym_proc__resolve(p0, a, false, &x), 0);
+				assert_int_equal(sym_proc__resolve(pc, a, false, &y), 0);
+				assert_int_equal(x.nframes, y.nframes);
+				for (uint32_t j = 0; j < x.nframes; j++) {
+					const struct sym_frame *fx = &x.frames[j], *fy = &y.frames[j];
+
+					assert_true(!fx->function == !fy->function);
+					if (fx->function)
+						assert_string_equal(fx->function, fy->function);
+					assert_true(!fx->file == !fy->file);
+					if (fx->file)
+						assert_string_equal(fx->file, fy->file);
+					assert_int_equal(fx->line, fy->line);
+					lines += fx->line > 0;
+				}
+			}
+		}
+	}
+	snprintf(sub, sizeof(sub), "%s/debug", dir);
+	printf("  libc: %d frames with lines; %s\n", lines,
+	       access(sub, F_OK) ? "no decompressed copy (no compressed debug file)" :
+				   "through a decompressed copy");
+	sym_proc__free(p0);
+	sym_proc__free(p1);
+	sym_proc__free(p2);
+	symbolizer__free(s0);
+	symbolizer__free(s1);
+	symbolizer__free(s2);
+	{
+		char cmd[PATH_MAX + 16];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		assert_int_equal(system(cmd), 0);
+	}
 }
 
 static void test_fixture_exec(void **state)
@@ -865,6 +1123,270 @@ static void test_ksyms_proc(void **state)
 	ksyms__free(k);
 }
 
+/* ---- 7b. the kallsyms cache ---- */
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Every lookup of `a` answers as `b`'s at each address of addrs. */
+static void assert_same_lookups(const struct ksyms *a, const struct ksyms *b,
+				const uint64_t *addrs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct ksym_info x, y;
+		int rx = ksyms__lookup(a, addrs[i], &x), ry = ksyms__lookup(b, addrs[i], &y);
+
+		if (rx != ry || !x.name != !y.name || (x.name && strcmp(x.name, y.name)) ||
+		    x.offset != y.offset || !x.module != !y.module ||
+		    (x.module && strcmp(x.module, y.module)) || x.start != y.start ||
+		    x.end != y.end)
+			fail_msg("%#llx: %d %s+%llu [%s] [%#llx,%#llx) against %d %s+%llu [%s] "
+				 "[%#llx,%#llx)", (unsigned long long)addrs[i], rx,
+				 x.name ? x.name : "-", (unsigned long long)x.offset,
+				 x.module ? x.module : "", (unsigned long long)x.start,
+				 (unsigned long long)x.end, ry, y.name ? y.name : "-",
+				 (unsigned long long)y.offset, y.module ? y.module : "",
+				 (unsigned long long)y.start, (unsigned long long)y.end);
+	}
+}
+
+static enum ksyms_from load_cached_from(const char *ksp, const char *mods, const char *bid,
+					const char *cache, struct ksyms **out)
+{
+	enum ksyms_from from = KSYMS_FROM_CACHE + 1;
+	struct ksyms *k = ksyms__load_cached(ksp, mods, bid, cache, &from);
+
+	assert_non_null(k);
+	if (out)
+		*out = k;
+	else
+		ksyms__free(k);
+	return from;
+}
+
+static void test_ksyms_cache(void **state)
+{
+	static const char kallsyms[] =
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000000 T _text\n"
+		"ffffffff81000100 t helper\n"
+		"ffffffff81000100 T helper_alias\n"
+		"ffffffff81000200 W weak_fn\n"
+		"ffffffff81000300 T do_sys_open\n"
+		"ffffffff81000400 T _etext\n"
+		"ffffffff82000000 D some_data\n"
+		"ffffffff83000000 T _sinittext\n"
+		"ffffffff83000000 t init_fn\n"
+		"ffffffff83000100 T _einittext\n"
+		"ffffffffc0001000 t mod_fn\t[mymod]\n"
+		"ffffffffc0001080 t mod_fn2\t[mymod]\n"
+		"ffffffffc0003000 t bpf_prog_0123456789abcdef_prog\t[bpf]\n"
+		"ffffffffc0005000 t ftrace_trampoline\t[__builtin__ftrace]\n";
+	static const uint64_t addrs[] = {
+		0, 0xffffffff80ffffffULL, 0xffffffff81000000ULL, 0xffffffff81000001ULL,
+		0xffffffff81000110ULL, 0xffffffff81000250ULL, 0xffffffff810003ffULL,
+		0xffffffff81000400ULL, 0xffffffff82000010ULL, 0xffffffff83000050ULL,
+		0xffffffff83000100ULL, 0xffffffffc0000fffULL, 0xffffffffc0001004ULL,
+		0xffffffffc0001090ULL, 0xffffffffc0001fffULL, 0xffffffffc0002100ULL,
+		0xffffffffc0003010ULL, 0xffffffffc0005004ULL, UINT64_MAX,
+	};
+	const size_t naddrs = sizeof(addrs) / sizeof(addrs[0]);
+	char dir[] = "/tmp/ebprof-kcache-XXXXXX", ksp[PATH_MAX], mods[PATH_MAX], bid[PATH_MAX],
+	     cache[PATH_MAX + 16], cdir[PATH_MAX];
+	struct ksyms *full, *k;
+	struct stat st;
+	uint64_t off;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(ksp, sizeof(ksp), "%s/kallsyms", dir);
+	snprintf(mods, sizeof(mods), "%s/modules", dir);
+	snprintf(bid, sizeof(bid), "%s/boot_id", dir);
+	snprintf(cdir, sizeof(cdir), "%s/cache", dir);
+	snprintf(cache, sizeof(cache), "%s/kallsyms", cdir);
+	write_text(ksp, kallsyms);
+	write_text(mods, "mymod 4096 0 - Live 0xffffffffc0001000\n");
+	write_text(bid, "11111111-2222-3333-4444-555555555555\n");
+	full = ksyms__load_paths(ksp, mods);
+	assert_non_null(full);
+
+	/* no cache yet: read, and the cache written (its directory made), private */
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, NULL), KSYMS_FROM_KALLSYMS);
+	assert_int_equal(stat(cache, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(stat(cdir, &st), 0);
+	assert_int_equal(st.st_mode & 077, 0);
+
+	/* valid: used, and every lookup answers as the whole table's, including those outside
+	 * the core kernel (a module, a BPF program, a trampoline: read from kallsyms then) */
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, &k), KSYMS_FROM_CACHE);
+	assert_same_lookups(k, full, addrs, naddrs);
+	assert_string_equal(ksyms__resolve(k, 0xffffffff81000110ULL, &off), "helper_alias");
+	assert_int_equal(off, 0x10);
+	ksyms__free(k);
+	/* the same with the outside lookups first */
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, &k), KSYMS_FROM_CACHE);
+	for (size_t i = naddrs; i-- > 0;)
+		assert_same_lookups(k, full, &addrs[i], 1);
+	ksyms__free(k);
+
+	/* modules are never cached: a changed module list is seen with the cache still used */
+	write_text(mods, "mymod 128 0 - Live 0xffffffffc0001000\n");
+	ksyms__free(full);
+	full = ksyms__load_paths(ksp, mods);
+	assert_non_null(full);
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, &k), KSYMS_FROM_CACHE);
+	assert_same_lookups(k, full, addrs, naddrs);
+	assert_null(ksyms__resolve(k, 0xffffffffc0001090ULL, &off));	/* past mymod's end */
+	ksyms__free(k);
+
+	/* another boot: rebuilt, then used */
+	write_text(bid, "99999999-2222-3333-4444-555555555555\n");
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, NULL), KSYMS_FROM_KALLSYMS);
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, NULL), KSYMS_FROM_CACHE);
+
+	/* another kernel text base (same boot id, as a test can make it): rebuilt with the new
+	 * addresses, not answered from the old ones */
+	write_text(ksp, "ffffffff91000000 T _stext\nffffffff91000100 T other_fn\n"
+			"ffffffff91000400 T _etext\n");
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, NULL), KSYMS_FROM_KALLSYMS);
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, &k), KSYMS_FROM_CACHE);
+	assert_string_equal(ksyms__resolve(k, 0xffffffff91000104ULL, &off), "other_fn");
+	assert_null(ksyms__resolve(k, 0xffffffff81000110ULL, &off));
+	ksyms__free(k);
+	write_text(ksp, kallsyms);
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, NULL), KSYMS_FROM_KALLSYMS);
+
+	/* a truncated file: not trusted, rebuilt */
+	assert_int_equal(stat(cache, &st), 0);
+	assert_int_equal(truncate(cache, st.st_size - 3), 0);
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, &k), KSYMS_FROM_KALLSYMS);
+	assert_same_lookups(k, full, addrs, naddrs);
+	ksyms__free(k);
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, NULL), KSYMS_FROM_CACHE);
+	assert_int_equal(truncate(cache, 10), 0);
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, NULL), KSYMS_FROM_KALLSYMS);
+
+	/* a changed byte (a name) with the size right: the checksum catches it */
+	assert_int_equal(stat(cache, &st), 0);
+	f = fopen(cache, "r+");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, st.st_size - 4, SEEK_SET), 0);
+	assert_int_equal(fputc('X', f), 'X');
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, &k), KSYMS_FROM_KALLSYMS);
+	assert_same_lookups(k, full, addrs, naddrs);
+	ksyms__free(k);
+
+	/* readable by others: not trusted (and replaced by a private one) */
+	assert_int_equal(chmod(cache, 0644), 0);
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, NULL), KSYMS_FROM_KALLSYMS);
+	assert_int_equal(stat(cache, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, NULL), KSYMS_FROM_CACHE);
+
+	/* addresses hidden from this reader: no table, whatever the cache holds */
+	write_text(ksp, "0000000000000000 T _stext\n0000000000000000 t helper\n");
+	errno = 0;
+	assert_null(ksyms__load_cached(ksp, mods, bid, cache, NULL));
+	assert_int_equal(errno, EPERM);
+
+	/* first lines with address 0 (per-CPU offsets on some kernels) before the rest: the
+	 * cache is keyed by the first line with an address, and used */
+	unlink(cache);
+	write_text(ksp, "0000000000000000 A fixed_percpu_data\n"
+			"0000000000000000 A __per_cpu_start\n"
+			"0000000000001000 A cpu_debug_store\n"
+			"ffffffff81000000 T _stext\n"
+			"ffffffff81000100 T some_fn\n"
+			"ffffffff81000400 T _etext\n");
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, NULL), KSYMS_FROM_KALLSYMS);
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, &k), KSYMS_FROM_CACHE);
+	assert_string_equal(ksyms__resolve(k, 0xffffffff81000104ULL, &off), "some_fn");
+	ksyms__free(k);
+
+	/* a symbol of another region inside the core text: no cache is written */
+	unlink(cache);
+	write_text(ksp, "ffffffff81000000 T _stext\n"
+			"ffffffff81000100 t odd_fn\t[odd]\n"
+			"ffffffff81000400 T _etext\n");
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, NULL), KSYMS_FROM_KALLSYMS);
+	assert_int_equal(load_cached_from(ksp, mods, bid, cache, NULL), KSYMS_FROM_KALLSYMS);
+	assert_int_equal(access(cache, F_OK), -1);
+
+	/* no cache path: just read */
+	assert_int_equal(load_cached_from(ksp, mods, bid, NULL, NULL), KSYMS_FROM_KALLSYMS);
+
+	ksyms__free(full);
+	unlink(cache);
+	rmdir(cdir);
+	unlink(ksp);
+	unlink(mods);
+	unlink(bid);
+	rmdir(dir);
+}
+
+/* This machine's kernel: a table from the cache answers every text symbol's address (and the
+ * bytes around it) as the whole /proc/kallsyms does. */
+static void test_ksyms_cache_proc(void **state)
+{
+	char dir[] = "/tmp/ebprof-kcache-XXXXXX", cache[PATH_MAX + 16], line[512];
+	uint64_t *addrs = NULL;
+	size_t n = 0, cap = 0;
+	struct ksyms *full, *k;
+	FILE *f;
+
+	(void)state;
+	full = ksyms__load_paths("/proc/kallsyms", "/proc/modules");
+	if (!full) {
+		printf("  /proc/kallsyms not usable (%s): skipped\n", strerror(errno));
+		skip();
+	}
+	assert_non_null(mkdtemp(dir));
+	snprintf(cache, sizeof(cache), "%s/kallsyms", dir);
+	assert_int_equal(load_cached_from("/proc/kallsyms", "/proc/modules",
+					  "/proc/sys/kernel/random/boot_id", cache, NULL),
+			 KSYMS_FROM_KALLSYMS);
+	assert_int_equal(load_cached_from("/proc/kallsyms", "/proc/modules",
+					  "/proc/sys/kernel/random/boot_id", cache, &k),
+			 KSYMS_FROM_CACHE);
+	f = fopen("/proc/kallsyms", "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a;
+		char t;
+
+		/* the core kernel's: BPF programs come and go under other users of the
+		 * machine, so two reads of the rest need not agree */
+		if (sscanf(line, "%llx %c", &a, &t) != 2 || !strchr("tTwW", t) ||
+		    strchr(line, '['))
+			continue;
+		if (n + 3 > cap) {
+			cap = cap ? cap * 2 : 65536;
+			addrs = realloc(addrs, cap * sizeof(*addrs));
+			assert_non_null(addrs);
+		}
+		addrs[n++] = a - 1;
+		addrs[n++] = a;
+		addrs[n++] = a + 7;
+	}
+	fclose(f);
+	assert_same_lookups(k, full, addrs, n);
+	printf("  %zu addresses answered alike\n", n);
+	free(addrs);
+	ksyms__free(k);
+	ksyms__free(full);
+	unlink(cache);
+	rmdir(dir);
+}
+
 /* ---- 8. lookup rate ---- */
 
 static void test_perf_libc(void **state)
@@ -957,6 +1479,8 @@ int main(void)
 		cmocka_unit_test(test_debug_dir_build_id),
 		cmocka_unit_test(test_fixture_exec),
 		cmocka_unit_test(test_fixture_debuglink),
+		cmocka_unit_test(test_debug_cache),
+		cmocka_unit_test(test_debug_cache_libc),
 		cmocka_unit_test(test_fixture_dynsym_only),
 		cmocka_unit_test(test_fixture_minidebuginfo),
 		cmocka_unit_test(test_maps_with_root),
@@ -967,6 +1491,8 @@ int main(void)
 		cmocka_unit_test(test_elf_symbol_offset),
 		cmocka_unit_test(test_ksyms_literal),
 		cmocka_unit_test(test_ksyms_proc),
+		cmocka_unit_test(test_ksyms_cache),
+		cmocka_unit_test(test_ksyms_cache_proc),
 		cmocka_unit_test(test_perf_libc),
 		cmocka_unit_test(test_free_null),
 		cmocka_unit_test(test_load_pid_missing),

@@ -1,0 +1,72 @@
+/* core/procs.c: snapshots of a process's mappings (this test process's own). */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "core/procs.h"
+#include "symbolize/symbolize.h"
+
+/* A snapshot is kept while the mappings read the same, and taken anew when they change: a
+ * new executable mapping is then known. */
+static void test_snapshot_kept_until_maps_change(void **state)
+{
+	struct symbolizer *sym = symbolizer__new(NULL);
+	struct proc_table *t = proc_table__new(sym);
+	struct proc_info *p;
+	struct sym_proc *first;
+	struct sym_result r;
+	void *map;
+	int fd;
+
+	(void)state;
+	assert_non_null(t);
+	p = proc_table__add(t, getpid());
+	assert_non_null(p);
+	assert_true(proc_table__snapshot(t, p));
+	first = p->sp;
+	assert_non_null(first);
+
+	/* nothing mapped or unmapped since: the same snapshot */
+	assert_true(proc_table__snapshot(t, p));
+	assert_ptr_equal(p->sp, first);
+
+	/* a new executable mapping of a file: a new snapshot, which knows it */
+	fd = open("/proc/self/exe", O_RDONLY);
+	assert_true(fd >= 0);
+	map = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	assert_true(map != MAP_FAILED);
+	close(fd);
+	assert_int_equal(sym_proc__resolve(first, (uint64_t)(uintptr_t)map + 16, false, &r),
+			 -ENOENT);
+	assert_true(proc_table__snapshot(t, p));
+	assert_true(p->sp != first);
+	assert_int_equal(sym_proc__resolve(p->sp, (uint64_t)(uintptr_t)map + 16, false, &r), 0);
+	assert_true(r.mapped);
+
+	/* and unmapped again: another one, without it */
+	first = p->sp;
+	munmap(map, 4096);
+	assert_true(proc_table__snapshot(t, p));
+	assert_true(p->sp != first);
+	assert_int_equal(sym_proc__resolve(p->sp, (uint64_t)(uintptr_t)map + 16, false, &r),
+			 -ENOENT);
+
+	proc_table__free(t, NULL);
+	symbolizer__free(sym);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_snapshot_kept_until_maps_change),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
