@@ -172,7 +172,12 @@ $(OUT)/fixtures/prefixalloc: tests/fixtures/prefixalloc.c $(OUT)/fixtures/libpre
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FIX_CFLAGS) $< -L$(OUT)/fixtures -lprefixalloc -Wl,-rpath,'$$ORIGIN' -o $@
 
-fixtures: $(FIX_BINS) $(FIX_SOS) $(OUT)/fixtures/memfixture_static $(OUT)/fixtures/cxxfixture \
+# A library loaded, run and unloaded (dlclose) before the program ends.
+$(OUT)/fixtures/libdlburn.so: tests/fixtures/dlburn_lib.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FIX_CFLAGS) -fPIC -shared $< -o $@
+
+fixtures: $(OUT)/fixtures/libdlburn.so $(FIX_BINS) $(FIX_SOS) $(OUT)/fixtures/memfixture_static $(OUT)/fixtures/cxxfixture \
 	  $(OUT)/fixtures/cxxlate $(OUT)/fixtures/cxxfixture_static $(OUT)/fixtures/badalloc $(OUT)/fixtures/prefixalloc
 
 $(DEMO_BIN): demo/demo.c | $(OUT)/demo

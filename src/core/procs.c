@@ -120,7 +120,8 @@ bool proc_table__snapshot(struct proc_table *t, struct proc_info *p)
 		if (!sp)
 			return false;
 		sym_proc__load_modules(sp);
-		sym_proc__free(p->sp);
+		/* the earlier ones resolve what is unmapped since (dlclose) */
+		sym_proc__keep_previous(sp, p->sp, PROC_SNAPSHOTS_KEPT);
 		p->sp = sp;
 		p->maps_hash = h;
 	}

@@ -11,9 +11,13 @@
 struct symbolizer;
 struct sym_proc;
 
+/* Snapshots of a process kept, the last one and the earlier ones it replaced: mappings gone
+ * since (a library unloaded with dlclose) still name their frames. */
+#define PROC_SNAPSHOTS_KEPT 16
+
 struct proc_info {
 	pid_t pid;
-	struct sym_proc *sp;	/* its mappings as last seen, or NULL */
+	struct sym_proc *sp;	/* its mappings as last seen (and earlier), or NULL */
 	char comm[16];		/* as last seen ("" until known) */
 	char *cmdline;		/* argv joined by spaces, or NULL */
 	bool attached;		/* attached by the session (not only seen system-wide) */

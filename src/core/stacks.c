@@ -167,7 +167,17 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 				locs[n++] = l;
 			continue;
 		}
-		if (sym_proc__resolve(sp, ip, ret_addr, &r) || !r.mapped || !r.executable)
+		if (sym_proc__resolve(sp, ip, ret_addr, &r) || !r.mapped) {
+			/* where the thread was, in code no snapshot maps (unmapped before a look):
+			 * a bare address, so that its time is not the caller's own */
+			if (i == 0) {
+				l = profile__location(prof, PROF_NONE, ip, ip, NULL, 0);
+				if (l != PROF_NONE)
+					locs[n++] = l;
+			}
+			continue;
+		}
+		if (!r.executable)
 			continue;
 		/* past the first frame, a "return address" that follows no call means the
 		 * frame-pointer walk ran into code without frame pointers: the rest is garbage

@@ -22,6 +22,7 @@ struct sym_proc {
 	char *root;		/* prefix for opening paths: "" or "/proc/PID/root" */
 	struct sym_map *maps;
 	size_t nmaps;
+	struct sym_proc *prev;	/* an earlier snapshot of the same process, or NULL */
 };
 
 struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
@@ -149,11 +150,32 @@ struct sym_proc *symbolizer__load_pid(struct symbolizer *s, pid_t pid)
 
 void sym_proc__free(struct sym_proc *p)
 {
-	if (!p)
+	while (p) {
+		struct sym_proc *prev = p->prev;
+
+		sym_maps__free(p->maps, p->nmaps);
+		free(p->root);
+		free(p);
+		p = prev;
+	}
+}
+
+void sym_proc__keep_previous(struct sym_proc *p, struct sym_proc *prev, unsigned int max)
+{
+	struct sym_proc *q = p;
+	unsigned int n = 1;
+
+	if (!p || p == prev)
 		return;
-	sym_maps__free(p->maps, p->nmaps);
-	free(p->root);
-	free(p);
+	sym_proc__free(p->prev);
+	p->prev = prev;
+	/* the oldest go first */
+	while (q->prev && n < max) {
+		q = q->prev;
+		n++;
+	}
+	sym_proc__free(q->prev);
+	q->prev = NULL;
 }
 
 static struct sym_map *find_map(struct sym_proc *p, uint64_t addr)
@@ -170,6 +192,21 @@ static struct sym_map *find_map(struct sym_proc *p, uint64_t addr)
 	}
 	if (lo && addr < p->maps[lo - 1].end)
 		return &p->maps[lo - 1];
+	return NULL;
+}
+
+/* The mapping holding addr in p or, where p has none, in the earlier snapshots it keeps (a
+ * library unloaded since); *owner: the snapshot it is in. The newest that has one wins. */
+static struct sym_map *find_map_kept(struct sym_proc *p, uint64_t addr, struct sym_proc **owner)
+{
+	for (; p; p = p->prev) {
+		struct sym_map *m = find_map(p, addr);
+
+		if (m) {
+			*owner = p;
+			return m;
+		}
+	}
 	return NULL;
 }
 
@@ -281,7 +318,7 @@ int sym_proc__resolve(struct sym_proc *p, uint64_t addr, bool return_addr,
 	if (!p || !out)
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
-	map = find_map(p, a);
+	map = find_map_kept(p, a, &p);
 	if (!map)
 		return -ENOENT;
 	out->mapped = true;
@@ -313,7 +350,7 @@ static bool ret_module(struct sym_proc *p, uint64_t ret_addr, struct sym_module 
 	uint64_t file_off;
 
 	/* The call ends right before ret_addr: its last byte decides the mapping. */
-	map = ret_addr ? find_map(p, ret_addr - 1) : NULL;
+	map = ret_addr ? find_map_kept(p, ret_addr - 1, &p) : NULL;
 	if (!map || map->perms[2] != 'x')
 		return false;
 	if (!map->mod_tried)

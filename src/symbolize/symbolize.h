@@ -69,7 +69,13 @@ struct sym_proc *symbolizer__load_pid(struct symbolizer *s, pid_t pid);
 /* Same from the text of a maps file; `root` is prefixed to every path ("" or NULL for none). */
 struct sym_proc *symbolizer__load_maps(struct symbolizer *s, const char *maps_text,
 				       const char *root);
+/* Frees p and the earlier snapshots it keeps. Accepts NULL. */
 void sym_proc__free(struct sym_proc *p);
+/* p, a new snapshot of a process, keeps prev, its earlier one (and what prev kept), up to max
+ * snapshots in all, the oldest freed first: an address in none of p's mappings resolves in the
+ * newest earlier snapshot that has it (a library the process has unloaded since), so its
+ * samples keep their frames. p takes prev over. */
+void sym_proc__keep_previous(struct sym_proc *p, struct sym_proc *prev, unsigned int max);
 /* Open now, instead of on first use, the module of every executable file mapping, so that
  * later lookups (including symbolizer__resolve_build_id) no longer need the process or its
  * /proc/PID/root and map_files. Returns how many mappings have a readable module. */

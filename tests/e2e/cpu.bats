@@ -31,7 +31,8 @@ assert_no_cpu_probes() {
 	[ $((heavy + light)) -gt 300 ]
 	# heavy's share in percent, between 70 and 80
 	share=$((100 * heavy / (heavy + light)))
-	[ "$share" -ge 70 ] && [ "$share" -le 80 ]
+	[ "$share" -ge 70 ]
+	[ "$share" -le 80 ]
 	# the callers are there: the frame-pointer walk reached main
 	grep -q ';main;burn;burn_heavy ' "$T/x.folded"
 	jqe '.sample_types | map(.type) == ["samples", "cpu"]' "$T/x.json"
@@ -162,6 +163,29 @@ assert_no_cpu_probes() {
 		awk '{ s += $NF } END { print s + 0 }')
 	echo "exit_mmap samples: $exiting"
 	[ "$exiting" -gt 0 ]
+}
+
+@test "cpu: a library unloaded before the end keeps its frames; its time is never the caller's" {
+	# dlburn burns 0.5 s in libdlburn.so's lib_burn, dlcloses it, burns 0.5 s in main_burn
+	run "$EBPROF" cpu -q -F 499 -o "$T/x.folded" -- "$FIX/dlburn" "$FIX/libdlburn.so" 0.5
+	[ "$status" -eq 0 ]
+	lib=$(folded_sum "$T/x.folded" lib_burn)
+	main=$(folded_sum "$T/x.folded" main_burn)
+	caller=$(folded_sum "$T/x.folded" run_lib)
+	echo "lib_burn $lib main_burn $main run_lib's own $caller"
+	[ "$main" -gt 100 ]
+	# the same CPU time in each, within 20%
+	[ "$lib" -gt $((main * 8 / 10)) ]
+	[ "$lib" -lt $((main * 12 / 10)) ]
+	grep -q ';run_lib;lib_burn ' "$T/x.folded"
+	[ "$caller" -le $((main / 50)) ]
+	# unloaded between two looks at its mappings: bare addresses under run_lib, not its time
+	run "$EBPROF" cpu -q -F 999 -o "$T/y.folded" -- "$FIX/dlburn" "$FIX/libdlburn.so" 0.03
+	[ "$status" -eq 0 ]
+	main=$(folded_sum "$T/y.folded" main_burn)
+	caller=$(folded_sum "$T/y.folded" run_lib)
+	echo "short: main_burn $main run_lib's own $caller"
+	[ "$caller" -le 2 ]
 }
 
 @test "cpu: bad input is a usage error or a clear failure" {

@@ -193,7 +193,8 @@ requests (completion_unseen: heavy I/O load), in the others something else read 
 	got=$(sites_sum "$T/x.json" requests "$ddp" "$DISK read (sync)" exact)
 	unseen=$(jq '.drops.completion_unseen' "$T/x.json")
 	echo "dd: $got reads; completion_unseen: $unseen"
-	[ "$got" -le 500 ] && [ $((got + unseen)) -ge 500 ]
+	[ "$got" -le 500 ]
+	[ $((got + unseen)) -ge 500 ]
 	jq -e --argjson e "$ebp" '[.processes[] | select(.pid == $e)] | length == 0' "$T/x.json" \
 		>/dev/null
 	jqe '.drops | has("process_notes_lost")' "$T/x.json"
@@ -210,7 +211,8 @@ requests (completion_unseen: heavy I/O load), in the others something else read 
 	pid=$(dd_pid "$T/z.json")
 	got=$(sites_sum "$T/z.json" requests "$pid" "$DISK read (sync)" exact)
 	unseen=$(jq '.drops.completion_unseen' "$T/z.json")
-	[ "$got" -le 100 ] && [ $((got + unseen)) -ge 100 ]
+	[ "$got" -le 100 ]
+	[ $((got + unseen)) -ge 100 ]
 	jq -e --arg d "$DISK" '[.groups[].labels.device] | unique == [$d]' "$T/z.json" >/dev/null
 }
 

@@ -6,8 +6,8 @@
  * makes every sample weigh exactly that much CPU time, so cpu/nanoseconds is count x period.
  *
  * The counts stay in the kernel until the end; processes are only snapshotted on the way (their
- * mappings, so that one that exits early still symbolizes): at attach, every second while they
- * run, and at their exit stop. In -a, the kernel announces each new process through a ring
+ * mappings, so that one that exits early still symbolizes): at attach, every tick while they
+ * run (the earlier snapshots kept for what is unmapped since), and at their exit stop. In -a, the kernel announces each new process through a ring
  * buffer read every tick. An exec is the one event that reads a process's counts early: its old
  * program's addresses mean nothing in the new one's mappings.
  */
@@ -449,8 +449,9 @@ static void cpu_tick(void *m, int64_t t_ns, bool second)
 	 * there are none */
 	if (c->rb)
 		ring_buffer__consume(c->rb);
-	if (!second)
-		return;
+	/* the traced processes' mappings every tick (a read of their maps file, a new snapshot
+	 * only when the executable ones changed): a library loaded and unloaded (dlclose)
+	 * between two looks would leave its samples without their frames */
 	proc_table__snapshot_attached(c->procs);
 }
 
