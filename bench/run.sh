@@ -6,8 +6,9 @@
 # (default 3), medians reported, and the cost each configuration adds per malloc+free pair (per
 # allocation for the real programs) as a difference from untraced and a ratio to the floor:
 #
-# Workloads (BENCH_WORKLOADS, default "loop workset sqlite jq"):
+# Workloads (BENCH_WORKLOADS, default "loop mixed workset sqlite jq"):
 #   loop     bench/loop.c: BENCH_N malloc(64)/free pairs (default 300,000), timed inside;
+#   mixed    the same loop with sizes spread uniformly over BENCH_MIX_SIZES bytes (16-4095);
 #   workset  bench/workset.c: BENCH_WS_LIVE live blocks of mixed sizes (default 100,000),
 #            BENCH_WS_N random free+malloc steps (default 300,000), timed inside;
 #   sqlite   sqlite3 :memory: building a BENCH_SQL_ROWS-row table (default 100,000), and
@@ -43,7 +44,8 @@ WS_N=${BENCH_WS_N:-300000}
 WS_LIVE=${BENCH_WS_LIVE:-100000}
 SQL_ROWS=${BENCH_SQL_ROWS:-100000}
 JQ_N=${BENCH_JQ_N:-10000}
-WORKLOADS=${BENCH_WORKLOADS:-loop workset sqlite jq}
+MIX_SIZES=${BENCH_MIX_SIZES:-16-4095}
+WORKLOADS=${BENCH_WORKLOADS:-loop mixed workset sqlite jq}
 MODES=${BENCH_MODES:-full: leaks:--leaks sample-bytes:--sample-bytes,524288 sample-every:--sample-every,64 alloc-only:--alloc-only}
 BPFTRACE=${BENCH_BPFTRACE:-1}
 CLOCK=${BENCH_CLOCK:-cpu}
@@ -62,7 +64,7 @@ for v in "$RUNS" "$LOOP_N" "$WS_N" "$WS_LIVE" "$SQL_ROWS" "$JQ_N"; do
 done
 case "$CLOCK" in cpu | wall) ;; *) die "BENCH_CLOCK must be cpu or wall" ;; esac
 for w in $WORKLOADS; do
-	case "$w" in loop | workset | sqlite | jq) ;; *) die "unknown workload '$w' in BENCH_WORKLOADS (known: loop workset sqlite jq)" ;; esac
+	case "$w" in loop | mixed | workset | sqlite | jq) ;; *) die "unknown workload '$w' in BENCH_WORKLOADS (known: loop mixed workset sqlite jq)" ;; esac
 done
 ebprof=$out/ebprof
 floor=$out/bench/floor
@@ -146,15 +148,16 @@ fi
 wl_cmd() { # WORKLOAD RESULT_FILE
 	case $1 in
 	loop) echo "$loop $LOOP_N $2" ;;
+	mixed) echo "$loop $LOOP_N $2 $MIX_SIZES" ;;
 	workset) echo "$workset $WS_N $WS_LIVE $2" ;;
 	sqlite | jq) echo "/bin/sh $tmp/$1.sh $2 $tmp/$1.out" ;;
 	esac
 }
 
-# the result of one run: ns per pair (loop, workset) or ns the program ran (sqlite, jq)
+# the result of one run: ns per pair (loop, mixed, workset) or ns the program ran (sqlite, jq)
 wl_result() { # WORKLOAD RESULT_FILE
 	case $1 in
-	loop | workset) sed -n "s/.* \\([0-9.]*\\) ns\\/pair $CLOCK.*/\\1/p" "$2" ;;
+	loop | mixed | workset) sed -n "s/.* \\([0-9.]*\\) ns\\/pair $CLOCK.*/\\1/p" "$2" ;;
 	sqlite | jq)
 		cmp -s "$tmp/$1.out" "$tmp/$1.expect" ||
 			die "$1 printed '$(head -c 200 "$tmp/$1.out")', expected '$(cat "$tmp/$1.expect")'"
@@ -264,7 +267,7 @@ for f in --entry-only --malloc-uprobe; do
 done
 
 note "runs=$RUNS; workloads: $WORKLOADS; configurations: ${configs[*]}"
-note "loop N=$LOOP_N; workset $WS_N steps over $WS_LIVE live; sqlite $SQL_ROWS rows; jq $JQ_N objects"
+note "loop N=$LOOP_N (mixed: sizes $MIX_SIZES); workset $WS_N steps over $WS_LIVE live; sqlite $SQL_ROWS rows; jq $JQ_N objects"
 # Other tracers on this machine (another user's system-wide uprobes on libc, e.g. bpftrace or
 # `ebprof mem -a`) would make every configuration pay their traps too. An untraced malloc+free
 # costs ~10 ns; a round of measurements counts only if the untraced loop is that cheap both
@@ -360,7 +363,7 @@ added() { # CONFIG WORKLOAD
 	u=$(median <"$tmp/untraced.$2")
 	t=$(median <"$tmp/$1.$2")
 	case $2 in
-	loop | workset) awk -v u="$u" -v t="$t" 'BEGIN { printf "%.1f", t - u }' ;;
+	loop | mixed | workset) awk -v u="$u" -v t="$t" 'BEGIN { printf "%.1f", t - u }' ;;
 	*) awk -v u="$u" -v t="$t" -v n="$(cat "$tmp/allocs.$2" 2>/dev/null || echo 0)" \
 		'BEGIN { if (n > 0) printf "%.1f", (t - u) / n; else print "?" }' ;;
 	esac
@@ -372,10 +375,11 @@ have() { [[ " ${configs[*]} " == *" $1 "* ]]; }
 	echo "## ebprof mem overhead ($(date -u +%Y-%m-%dT%H:%MZ), kernel $(uname -r), $(nproc) CPUs)"
 	echo
 	echo "Medians of $RUNS interleaved runs. Workloads: loop = bench/loop.c, $LOOP_N malloc(64)/free"
-	echo "pairs; workset = bench/workset.c, $WS_N random free+malloc steps over $WS_LIVE live blocks"
+	echo "pairs; mixed = the same loop with sizes spread uniformly over $MIX_SIZES B; workset ="
+	echo "bench/workset.c, $WS_N random free+malloc steps over $WS_LIVE live blocks"
 	echo "of 16 B-64 KiB; sqlite = sqlite3 :memory: building a $SQL_ROWS-row table; jq = jq on"
 	echo "$JQ_N generated objects (scripts/gen-json.sh). Cells: added ns per malloc+free pair (loop,"
-	echo "workset) or per allocation (sqlite, jq: the program's run time, measured inside it, less"
+	echo "mixed, workset) or per allocation (sqlite, jq: the program's run time, measured inside it, less"
 	echo "untraced, over its allocating calls as ebprof counted them), then x the floor's added cost."
 	if [ "$CLOCK" = cpu ]; then
 		echo "Times are the workload process's CPU time (user + system: the traps and BPF programs"
@@ -393,7 +397,7 @@ have() { [[ " ${configs[*]} " == *" $1 "* ]]; }
 	printf '| untraced (ns/pair; ms per program run) |'
 	for wl in $WORKLOADS; do
 		case $wl in
-		loop | workset) printf ' %.1f |' "$(median <"$tmp/untraced.$wl")" ;;
+		loop | mixed | workset) printf ' %.1f |' "$(median <"$tmp/untraced.$wl")" ;;
 		*) printf ' %.1f ms |' "$(awk -v v="$(median <"$tmp/untraced.$wl")" 'BEGIN { print v / 1e6 }')" ;;
 		esac
 	done

@@ -81,14 +81,17 @@ struct mem_tstate {
 	__u64 ao_hist[MEM_HIST_BUCKETS];
 	__u64 ao_lo[MEM_LIB_RANGES], ao_hi[MEM_LIB_RANGES];
 	__u64 ao_min, ao_max_hi;	/* the lowest and highest end of those ranges */
-	/* full and sampled tracking: a thread's site and process accounting held for one (site,
-	 * bucket) of allocations (ha_) and one of frees (hf_), not yet in the maps (hold_alloc) */
-	__u32 ha_pid, ha_fn, ha_b, ha_calls;
-	__u64 ha_stack, ha_n, ha_bytes, ha_max;
-	__u32 hf_pid, hf_fn, hf_b, hf_calls;
+	/* full and sampled tracking: a thread's site and process accounting held for one site of
+	 * allocations (ha_) and one of frees (hf_), not yet in the maps (hold_alloc), with the
+	 * size (lifetime) buckets of the held calls and a mask of those not 0 */
+	__u32 ha_pid, ha_fn, ha_calls;
+	__u64 ha_stack, ha_n, ha_bytes, ha_max, ha_hmask;
+	__u32 hf_pid, hf_fn, hf_calls;
 	__u32 hf_cfn;			/* the freeing function; MEM_FN__COUNT: no call (realloc's) */
-	__u64 hf_stack, hf_n, hf_bytes, hf_temps;
+	__u64 hf_stack, hf_n, hf_bytes, hf_temps, hf_lmask;
 	__u32 held_busy;		/* being flushed */
+	__u64 ha_hist[MEM_HIST_BUCKETS];
+	__u64 hf_life[MEM_LIFE_BUCKETS];
 };
 
 struct {
@@ -285,11 +288,11 @@ static __always_inline struct mem_site_val *site_of(__u32 pid, __u32 fn, __u64 s
 }
 
 /*
- * Held accounting. An allocation's or a free's per-site counters (count, bytes, one size or
+ * Held accounting. An allocation's or a free's per-site counters (count, bytes, its size or
  * lifetime bucket) and its process's allocation or free counters and calls are not added to
- * the maps at once: the thread holds them while its next allocations (frees) are at the same
- * site and bucket, as a loop's are, and adds them with one site and one process lookup when
- * that changes, every HELD_EVERY events, when it execs or exits (held_exec, held_exit), and
+ * the maps at once: the thread holds them, buckets too, while its next allocations (frees) are
+ * at the same site, as a loop's are whatever sizes it asks for, and adds them with one site and
+ * one process lookup when that changes, every HELD_EVERY events, when it execs or exits (held_exec, held_exit), and
  * when userspace reads the maps (held_flush_iter, before each snapshot and each final read).
  * This spares most calls of a loop the site lookup and most atomic adds; the live counters stay
  * atomic per call (the peak of live bytes needs every step), and inuse values come from the
@@ -374,9 +377,57 @@ __noinline int proc_add_frees(struct mem_proc *p, __u32 cfn, __u64 n, __u64 byte
 	return 0;
 }
 
-/* The flushes, with held_busy taken (global functions, as site_add_allocs). */
+/* One step of a flush's buckets: the lowest one left in mask, added to the site (if any) and
+ * zeroed in the thread's slot. */
+struct held_hist_ctx {
+	struct mem_tstate *st;
+	struct mem_site_val *sv;
+	__u64 mask;
+};
+
+static long held_hist_one(__u64 i, void *data)
+{
+	struct held_hist_ctx *x = data;
+	__u64 low = x->mask & -x->mask;
+	__u32 b;
+
+	if (!low)
+		return 1;
+	x->mask &= ~low;
+	b = ilog2(low);
+	asm volatile("" : "+r"(b));
+	if (b >= MEM_HIST_BUCKETS)
+		return 1;
+	if (x->sv)
+		__sync_fetch_and_add(&x->sv->hist[b], x->st->ha_hist[b]);
+	x->st->ha_hist[b] = 0;
+	return 0;
+}
+
+static long held_life_one(__u64 i, void *data)
+{
+	struct held_hist_ctx *x = data;
+	__u64 low = x->mask & -x->mask;
+	__u32 b;
+
+	if (!low)
+		return 1;
+	x->mask &= ~low;
+	b = ilog2(low);
+	asm volatile("" : "+r"(b));
+	if (b >= MEM_LIFE_BUCKETS)
+		return 1;
+	if (x->sv)
+		__sync_fetch_and_add(&x->sv->life[b], x->st->hf_life[b]);
+	x->st->hf_life[b] = 0;
+	return 0;
+}
+
+/* The flushes, with held_busy taken (global functions, as site_add_allocs). A slot's buckets
+ * are one, a loop of one size's, or a few: one bpf_loop step each. */
 __noinline int flush_allocs(struct mem_tstate *st)
 {
+	struct held_hist_ctx x = {};
 	struct mem_proc *p;
 	__u32 pid;
 
@@ -386,17 +437,26 @@ __noinline int flush_allocs(struct mem_tstate *st)
 	if (!st->ha_n)
 		return 0;
 	pid = st->ha_pid;
-	site_add_allocs(SITE_ARG(pid, st->ha_fn, st->ha_b), st->ha_stack, st->ha_n, st->ha_bytes);
+	x.st = st;
+	x.mask = st->ha_hmask;
+	x.sv = site_of(pid, st->ha_fn, st->ha_stack);
+	if (x.sv) {
+		__sync_fetch_and_add(&x.sv->allocs, st->ha_n);
+		__sync_fetch_and_add(&x.sv->alloc_bytes, st->ha_bytes);
+	}
+	/* the buckets are zeroed whether or not they could be added */
+	bpf_loop(MEM_HIST_BUCKETS, held_hist_one, &x, 0);
 	/* a process no longer in the table (retired) loses them, as its calls would have been */
 	p = bpf_map_lookup_elem(&procs, &pid);
 	if (p)
 		proc_add_allocs(p, st->ha_fn, st->ha_n, st->ha_bytes, st->ha_max);
-	st->ha_n = st->ha_bytes = st->ha_max = 0;
+	st->ha_n = st->ha_bytes = st->ha_max = st->ha_hmask = 0;
 	return 0;
 }
 
 __noinline int flush_frees(struct mem_tstate *st)
 {
+	struct held_hist_ctx x = {};
 	struct mem_proc *p;
 	__u32 pid;
 
@@ -406,12 +466,20 @@ __noinline int flush_frees(struct mem_tstate *st)
 	if (!st->hf_n)
 		return 0;
 	pid = st->hf_pid;
-	site_add_frees(SITE_ARG(pid, st->hf_fn, st->hf_b), st->hf_stack, st->hf_n, st->hf_bytes,
-		       st->hf_temps);
+	x.st = st;
+	x.mask = st->hf_lmask;
+	x.sv = site_of(pid, st->hf_fn, st->hf_stack);
+	if (x.sv) {
+		__sync_fetch_and_add(&x.sv->frees, st->hf_n);
+		__sync_fetch_and_add(&x.sv->free_bytes, st->hf_bytes);
+		if (st->hf_temps)
+			__sync_fetch_and_add(&x.sv->temps, st->hf_temps);
+	}
+	bpf_loop(MEM_LIFE_BUCKETS, held_life_one, &x, 0);
 	p = bpf_map_lookup_elem(&procs, &pid);
 	if (p)
 		proc_add_frees(p, st->hf_cfn, st->hf_n, st->hf_bytes);
-	st->hf_n = st->hf_bytes = st->hf_temps = 0;
+	st->hf_n = st->hf_bytes = st->hf_temps = st->hf_lmask = 0;
 	return 0;
 }
 
@@ -427,7 +495,7 @@ static __always_inline void flush_slots(struct mem_tstate *st)
 }
 
 /* An allocation's site and process counters (not the live ones): held while the thread stays
- * at (site, bucket). */
+ * at its site. */
 static __always_inline void hold_alloc(struct mem_tstate *st, struct mem_proc *p, __u32 pid,
 				       __u32 fn, __u64 stack, __u64 size, __u64 cnt, __u64 bytes)
 {
@@ -439,18 +507,22 @@ static __always_inline void hold_alloc(struct mem_tstate *st, struct mem_proc *p
 		proc_add_allocs(p, fn, cnt, bytes, size);
 		return;
 	}
-	if (st->ha_n && (stack != st->ha_stack || fn != st->ha_fn || b != st->ha_b ||
-			 pid != st->ha_pid || st->ha_calls >= HELD_EVERY))
+	if (st->ha_n && (stack != st->ha_stack || fn != st->ha_fn || pid != st->ha_pid ||
+			 st->ha_calls >= HELD_EVERY))
 		flush_allocs(st);
 	if (!st->ha_n) {
 		st->ha_pid = pid;
 		st->ha_fn = fn;
 		st->ha_stack = stack;
-		st->ha_b = b;
 	}
 	st->ha_calls++;
 	st->ha_n += cnt;
 	st->ha_bytes += bytes;
+	asm volatile("" : "+r"(b));
+	if (b < MEM_HIST_BUCKETS) {
+		st->ha_hist[b] += cnt;
+		st->ha_hmask |= 1ULL << b;
+	}
 	if (size > st->ha_max)
 		st->ha_max = size;
 	held_release(st);
@@ -529,19 +601,23 @@ static __always_inline void hold_free(struct mem_tstate *st, __u32 pid, struct m
 		account_free(pid, p, lv, temp, life_ns, cfn);
 		return;
 	}
-	if (st->hf_n && (lv->stack != st->hf_stack || lv->fn != st->hf_fn || b != st->hf_b ||
-			 cfn != st->hf_cfn || pid != st->hf_pid || st->hf_calls >= HELD_EVERY))
+	if (st->hf_n && (lv->stack != st->hf_stack || lv->fn != st->hf_fn || cfn != st->hf_cfn ||
+			 pid != st->hf_pid || st->hf_calls >= HELD_EVERY))
 		flush_frees(st);
 	if (!st->hf_n) {
 		st->hf_pid = pid;
 		st->hf_fn = lv->fn;
 		st->hf_stack = lv->stack;
-		st->hf_b = b;
 		st->hf_cfn = cfn;
 	}
 	st->hf_calls++;
 	st->hf_n += cnt;
 	st->hf_bytes += bytes;
+	asm volatile("" : "+r"(b));
+	if (b < MEM_LIFE_BUCKETS) {
+		st->hf_life[b] += cnt;
+		st->hf_lmask |= 1ULL << b;
+	}
 	if (temp)
 		st->hf_temps += cnt;
 	held_release(st);

@@ -433,6 +433,65 @@ static void test_sampled_unsampled_realloc_frees(void **s)
 	sample_period = 0;
 }
 
+/* One call site allocating sizes spread over 16..4095 bytes (nine size buckets), more calls
+ * than a thread holds before it adds them (512): the site's histogram and lifetimes are held
+ * per bucket while the site stays the same, and must come out exact. */
+#define MIXED_N 3000
+static size_t mixed_size(int i)
+{
+	return 16 + (size_t)((unsigned)i * 2654435761u % 4080u);
+}
+static uint64_t mixed_bytes(void)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < MIXED_N; i++)
+		n += mixed_size(i);
+	return n;
+}
+static void op_mixed_sizes(void)
+{
+	for (int i = 0; i < MIXED_N; i++) {
+		void *p = malloc(mixed_size(i));
+
+		sink = p;
+		free(p);
+	}
+}
+static void test_mixed_sizes_held_histogram(void **s)
+{
+	struct profile *prof = trace_child(op_mixed_sizes);
+	uint64_t want[64] = { 0 }, lives = 0;
+	const struct prof_sample *site = NULL;
+
+	for (int i = 0; i < MIXED_N; i++) {
+		size_t v = mixed_size(i);
+		int b = 0;
+
+		while (v) {
+			b++;
+			v >>= 1;
+		}
+		want[b]++;
+	}
+	for (uint32_t i = 0; i < prof->nsamples; i++)
+		if (prof->samples[i].hist && prof->samples[i].nhist > 13 &&
+		    prof->samples[i].hist[5] + prof->samples[i].hist[12] > 0)
+			site = &prof->samples[i];
+	assert_non_null(site);
+	for (uint32_t b = 0; b < site->nhist && b < 64; b++)
+		if (site->hist[b] != want[b])
+			fail_msg("bucket %u: got %llu, want %llu", b,
+				 (unsigned long long)site->hist[b], (unsigned long long)want[b]);
+	for (uint32_t b = 0; site->life && b < site->nlife; b++)
+		lives += site->life[b];
+	assert_int_equal(lives, MIXED_N);
+	CHECK(prof, { "malloc", MIXED_N }, { "free", MIXED_N }, { "alloc_count", MIXED_N },
+	      { "free_count", MIXED_N }, { "alloc_bytes", mixed_bytes() },
+	      { "free_bytes", mixed_bytes() }, { "peak_live_bytes", 4095 },
+	      { "max_request", 4095 });
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -450,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_temporaries_and_lifetimes),
 		cmocka_unit_test(test_temporary_time_bound),
 		cmocka_unit_test(test_sampled_unsampled_realloc_frees),
+		cmocka_unit_test(test_mixed_sizes_held_histogram),
 	};
 
 	if (geteuid() != 0) {
