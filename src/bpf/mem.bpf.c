@@ -90,6 +90,11 @@ struct mem_tstate {
 	__u32 hf_cfn;			/* the freeing function; MEM_FN__COUNT: no call (realloc's) */
 	__u64 hf_stack, hf_n, hf_bytes, hf_temps, hf_lmask;
 	__u32 held_busy;		/* being flushed */
+	/* full tracking: the block this thread freed last, whose element it kept (tomb_ptr 0:
+	 * none), and a score of its kept elements deleted unused (see keep_freed) */
+	__u64 tomb_ptr;
+	__u32 tomb_pid, tomb_miss;
+	__u32 tomb_frees;		/* frees since it last tried keeping one */
 	__u64 ha_hist[MEM_HIST_BUCKETS];
 	__u64 hf_life[MEM_LIFE_BUCKETS];
 };
@@ -624,6 +629,83 @@ static __always_inline void hold_free(struct mem_tstate *st, __u32 pid, struct m
 	free_live(p, cnt, bytes);
 }
 
+/*
+ * Freed elements kept. A thread that frees a block and gets the same address back from its
+ * next allocation (a loop; glibc's tcache and top chunk hand back the chunk just freed) would
+ * delete the block's live element and insert one for the same key at once: in this kernel's
+ * hash map a delete and an insert (bucket lock, element freed and allocated) are ~250 ns of a
+ * pair's ~400 ns of BPF work. So a thread's free marks the element freed (MEM_LIVE_FREED) and
+ * keeps it, one per thread; its next free deletes it, and an allocation that returns its
+ * address reuses it in place. Every reader takes a freed element as absent: a free of it is
+ * a free of an unknown pointer, userspace skips it, an insert that finds it takes it over.
+ * Whoever deletes or reuses a freed element first claims it (MEM_LIVE_FREED ->
+ * MEM_LIVE_CLAIMED, compare-and-swap), so no live element is ever deleted, and no claimed one
+ * replaced, by another thread. A thread whose kept elements mostly go unused (a program whose
+ * addresses do not come straight back) stops keeping them for a while: a kept element costs a
+ * lookup more at its delete.
+ */
+#define TOMB_MISS	1	/* tomb_miss: + this for a kept element deleted unused, */
+#define TOMB_HIT	4	/* - this for one reused (the break-even is ~1 in 5 reused), */
+#define TOMB_STOP	16	/* at this keep none, */
+#define TOMB_RETRY	64	/* then try again after this many frees */
+
+/* Delete the element the thread kept, unless another thread took it over meanwhile. */
+static __always_inline void tomb_drop(struct mem_tstate *st)
+{
+	struct mem_live_key k = { .pid = st->tomb_pid, .ptr = st->tomb_ptr };
+	struct mem_live_val *v;
+
+	st->tomb_ptr = 0;
+	v = bpf_map_lookup_elem(&live, &k);
+	if (v && __sync_val_compare_and_swap(&v->dead, MEM_LIVE_FREED, MEM_LIVE_CLAIMED) ==
+			 MEM_LIVE_FREED)
+		bpf_map_delete_elem(&live, &k);
+}
+
+/* At a thread's free of ptr (tracked, live): whether to keep its element. The element kept
+ * before is deleted first (or forgotten, when it is ptr's: another thread reused it). */
+static __always_inline bool keep_freed(struct mem_tstate *st, __u32 pid, __u64 ptr)
+{
+	if (sample_mode != MEM_SAMPLE_NONE)
+		return false;
+	if (st->tomb_ptr) {
+		if (st->tomb_ptr == ptr && st->tomb_pid == pid) {
+			st->tomb_ptr = 0;
+		} else {
+			tomb_drop(st);
+			if (st->tomb_miss < TOMB_STOP)
+				st->tomb_miss += TOMB_MISS;
+		}
+	}
+	if (st->tomb_miss >= TOMB_STOP && ++st->tomb_frees < TOMB_RETRY)
+		return false;
+	st->tomb_frees = 0;
+	return true;
+}
+
+/* An allocation of the address whose element the thread kept: reuse it in place for lv.
+ * False if another thread took it over (the caller inserts as usual). */
+static __always_inline bool tomb_reuse(struct mem_tstate *st, struct mem_live_key *k,
+				       const struct mem_live_val *lv)
+{
+	struct mem_live_val *v;
+
+	st->tomb_ptr = 0;
+	v = bpf_map_lookup_elem(&live, k);
+	if (!v || __sync_val_compare_and_swap(&v->dead, MEM_LIVE_FREED, MEM_LIVE_CLAIMED) !=
+			  MEM_LIVE_FREED)
+		return false;
+	v->size = lv->size;
+	v->stack = lv->stack;
+	v->ts = lv->ts;
+	v->fn = lv->fn;
+	v->weight = lv->weight;
+	asm volatile("" ::: "memory");
+	v->dead = MEM_LIVE;
+	st->tomb_miss = st->tomb_miss > TOMB_HIT ? st->tomb_miss - TOMB_HIT : 0;
+	return true;
+}
+
 /* Forget ptr if tracked. st: the freeing thread's state, if it has any; cfn: as account_free's
  * (when it returns true, that call is counted). Returns whether it was tracked. */
 static __always_inline bool free_block(__u32 pid, struct mem_proc *p, __u64 ptr,
@@ -635,16 +717,27 @@ static __always_inline bool free_block(__u32 pid, struct mem_proc *p, __u64 ptr,
 	__u64 now, life;
 	bool temp;
 
-	if (!v) {
+	if (!v || v->dead) {
 		/* sampled modes: a block that was not sampled */
 		if (sample_mode == MEM_SAMPLE_NONE)
 			__sync_fetch_and_add(&p->unknown_frees, 1);
 		return false;
 	}
-	copy = *v;
-	/* of two racing frees of one pointer (a double free), only the one that deletes counts */
-	if (bpf_map_delete_elem(&live, &k))
-		return false;
+	if (st && keep_freed(st, pid, ptr)) {
+		/* of two racing frees of one pointer (a double free), only the one that marks it
+		 * counts */
+		if (__sync_val_compare_and_swap(&v->dead, MEM_LIVE, MEM_LIVE_FREED) != MEM_LIVE)
+			return false;
+		copy = *v;
+		st->tomb_ptr = ptr;
+		st->tomb_pid = pid;
+	} else {
+		copy = *v;
+		/* of two racing frees of one pointer (a double free), only the one that deletes
+		 * counts */
+		if (bpf_map_delete_elem(&live, &k))
+			return false;
+	}
 	temp = st && st->last_ptr == ptr;
 	if (temp)
 		st->last_ptr = 0;
@@ -683,17 +776,31 @@ static __always_inline bool record_alloc(void *ctx, struct mem_tstate *st, __u32
 	if (size > p->largest_size)
 		note_largest(p, fn, lv.stack, size, lv.ts);
 
+	if (st->tomb_ptr == ptr && st->tomb_pid == pid && tomb_reuse(st, &lk, &lv))
+		goto tracked;
 	err = bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
 	if (err == -17 /* EEXIST */) {
-		/* a pointer handed out twice without a free we saw (freed by a path we do not
-		 * probe): retire the old block so live counts stay true */
 		old = bpf_map_lookup_elem(&live, &lk);
-		if (old) {
+		if (old && old->dead == MEM_LIVE) {
+			/* a pointer handed out twice without a free we saw (freed by a path we do
+			 * not probe): retire the old block so live counts stay true */
 			struct mem_live_val copy = *old;
 
 			account_free(pid, p, &copy, false, ~0ULL, MEM_FN__COUNT);
+			err = bpf_map_update_elem(&live, &lk, &lv, BPF_ANY);
+		} else if (!old || __sync_val_compare_and_swap(&old->dead, MEM_LIVE_FREED,
+							       MEM_LIVE_CLAIMED) == MEM_LIVE_FREED) {
+			/* gone meanwhile, or a freed block's element another thread kept: ours */
+			err = bpf_map_update_elem(&live, &lk, &lv, BPF_ANY);
+		} else {
+			/* claimed by the thread deleting it just now: once more */
+			err = bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
 		}
-		err = bpf_map_update_elem(&live, &lk, &lv, BPF_ANY);
+	}
+	if (err && st->tomb_ptr) {
+		/* the table is full: the element this thread kept makes room */
+		tomb_drop(st);
+		err = bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
 	}
 	if (err) {
 		/* untracked: it can never be matched by its free, so it never counts as live */
@@ -701,6 +808,7 @@ static __always_inline bool record_alloc(void *ctx, struct mem_tstate *st, __u32
 		site_add_frees(SITE_ARG(pid, fn, MEM_LIFE_BUCKETS), lv.stack, cnt, bytes, 0);
 		return true;
 	}
+tracked:
 	st->last_ptr = ptr;
 	__sync_fetch_and_add(&p->live_count, cnt);
 	live_bytes = __sync_fetch_and_add(&p->live_bytes, bytes) + bytes;
@@ -1090,6 +1198,8 @@ int held_exec(void *ctx)
 	if (!st)
 		return 0;
 	flush_held(st);
+	if (st->tomb_ptr)
+		tomb_drop(st);
 	st->ao_pid = 0;
 	st->ao_sp = st->ao_ret = st->ao_sret = 0;
 	return 0;
@@ -1101,8 +1211,11 @@ int held_exit(void *ctx)
 {
 	struct mem_tstate *st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
 
-	if (st)
-		flush_held(st);
+	if (!st)
+		return 0;
+	flush_held(st);
+	if (st->tomb_ptr)
+		tomb_drop(st);
 	return 0;
 }
 
