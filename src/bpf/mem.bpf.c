@@ -37,6 +37,8 @@ const volatile __u64 exp_frac_tab[MEM_EXP_FRAC] = {};
  * it, so the hot path is what it is without it. */
 const volatile bool trace_calls = false;
 
+#define TOMBS 4		/* freed elements a thread keeps (see keep_freed) */
+
 struct mem_tstate {
 	__u32 depth;		/* traced calls in progress on this thread */
 	__u32 fn;		/* outermost call's function */
@@ -90,11 +92,12 @@ struct mem_tstate {
 	__u32 hf_cfn;			/* the freeing function; MEM_FN__COUNT: no call (realloc's) */
 	__u64 hf_stack, hf_n, hf_bytes, hf_temps, hf_lmask;
 	__u32 held_busy;		/* being flushed */
-	/* full tracking: the block this thread freed last, whose element it kept (tomb_ptr 0:
-	 * none), and a score of its kept elements deleted unused (see keep_freed) */
-	__u64 tomb_ptr;
+	/* full tracking: the blocks this thread freed last whose elements it kept (0: none), for
+	 * its process tomb_pid, and a score of its kept elements deleted unused (see keep_freed) */
+	__u64 tomb_ptr[TOMBS];
 	__u32 tomb_pid, tomb_miss;
 	__u32 tomb_frees;		/* frees since it last tried keeping one */
+	__u32 tomb_next;		/* the slot to empty next when all are taken */
 	__u64 ha_hist[MEM_HIST_BUCKETS];
 	__u64 hf_life[MEM_LIFE_BUCKETS];
 };
@@ -635,8 +638,9 @@ static __always_inline void hold_free(struct mem_tstate *st, __u32 pid, struct m
  * delete the block's live element and insert one for the same key at once: in this kernel's
  * hash map a delete and an insert (bucket lock, element freed and allocated) are ~250 ns of a
  * pair's ~400 ns of BPF work. So a thread's free marks the element freed (MEM_LIVE_FREED) and
- * keeps it, one per thread; its next free deletes it, and an allocation that returns its
- * address reuses it in place. Every reader takes a freed element as absent: a free of it is
+ * keeps it, up to TOMBS of them per thread (the oldest is deleted to keep one more; glibc's
+ * tcache bins hand back one of the last few chunks freed), and an allocation that returns a
+ * kept address reuses its element in place. Every reader takes a freed element as absent: a free of it is
  * a free of an unknown pointer, userspace skips it, an insert that finds it takes it over.
  * Whoever deletes or reuses a freed element first claims it (MEM_LIVE_FREED ->
  * MEM_LIVE_CLAIMED, compare-and-swap), so no live element is ever deleted, and no claimed one
@@ -645,52 +649,92 @@ static __always_inline void hold_free(struct mem_tstate *st, __u32 pid, struct m
  * lookup more at its delete.
  */
 #define TOMB_MISS	1	/* tomb_miss: + this for a kept element deleted unused, */
-#define TOMB_HIT	4	/* - this for one reused (the break-even is ~1 in 5 reused), */
+#define TOMB_HIT	2	/* - this for one reused (the break-even is ~1 in 3 reused), */
 #define TOMB_STOP	16	/* at this keep none, */
 #define TOMB_RETRY	64	/* then try again after this many frees */
 
-/* Delete the element the thread kept, unless another thread took it over meanwhile. */
-static __always_inline void tomb_drop(struct mem_tstate *st)
+/* Delete a freed element a thread kept, unless another thread took it over meanwhile. Global
+ * functions (verified once, not inlined at each use: the programs' code is large enough that
+ * its size shows in the traced program's time). */
+__noinline int tomb_delete(__u32 pid, __u64 ptr)
 {
-	struct mem_live_key k = { .pid = st->tomb_pid, .ptr = st->tomb_ptr };
-	struct mem_live_val *v;
+	struct mem_live_key k = { .pid = pid, .ptr = ptr };
+	struct mem_live_val *v = bpf_map_lookup_elem(&live, &k);
 
-	st->tomb_ptr = 0;
-	v = bpf_map_lookup_elem(&live, &k);
 	if (v && __sync_val_compare_and_swap(&v->dead, MEM_LIVE_FREED, MEM_LIVE_CLAIMED) ==
 			 MEM_LIVE_FREED)
 		bpf_map_delete_elem(&live, &k);
+	return 0;
 }
 
-/* At a thread's free of ptr (tracked, live): whether to keep its element. The element kept
- * before is deleted first (or forgotten, when it is ptr's: another thread reused it). */
+/* Delete every element the thread kept (exit, exec, a full table). */
+__noinline int tomb_drop_all(struct mem_tstate *st)
+{
+	if (!st)
+		return 0;
+	for (int i = 0; i < TOMBS; i++) {
+		if (st->tomb_ptr[i])
+			tomb_delete(st->tomb_pid, st->tomb_ptr[i]);
+		st->tomb_ptr[i] = 0;
+	}
+	return 0;
+}
+
+/* At a thread's free of ptr (tracked, live): whether to keep its element. A kept element of
+ * ptr's is forgotten (another thread reused it, and this is its free). */
 static __always_inline bool keep_freed(struct mem_tstate *st, __u32 pid, __u64 ptr)
 {
 	if (sample_mode != MEM_SAMPLE_NONE)
 		return false;
-	if (st->tomb_ptr) {
-		if (st->tomb_ptr == ptr && st->tomb_pid == pid) {
-			st->tomb_ptr = 0;
-		} else {
-			tomb_drop(st);
-			if (st->tomb_miss < TOMB_STOP)
-				st->tomb_miss += TOMB_MISS;
-		}
+	if (st->tomb_pid != pid) {
+		tomb_drop_all(st);
+		st->tomb_pid = pid;
 	}
+#pragma unroll
+	for (int i = 0; i < TOMBS; i++)
+		if (st->tomb_ptr[i] == ptr)
+			st->tomb_ptr[i] = 0;
 	if (st->tomb_miss >= TOMB_STOP && ++st->tomb_frees < TOMB_RETRY)
 		return false;
 	st->tomb_frees = 0;
 	return true;
 }
 
-/* An allocation of the address whose element the thread kept: reuse it in place for lv.
- * False if another thread took it over (the caller inserts as usual). */
+/* Keep ptr's element (marked freed) in a free slot, or in place of the oldest kept one. */
+static __always_inline void tomb_put(struct mem_tstate *st, __u64 ptr)
+{
+	__u32 i = TOMBS;
+
+#pragma unroll
+	for (int j = 0; j < TOMBS; j++)
+		if (!st->tomb_ptr[j])
+			i = j;
+	if (i >= TOMBS) {
+		i = st->tomb_next++ & (TOMBS - 1);
+		tomb_delete(st->tomb_pid, st->tomb_ptr[i]);
+		if (st->tomb_miss < TOMB_STOP)
+			st->tomb_miss += TOMB_MISS;
+	}
+	st->tomb_ptr[i] = ptr;
+}
+
+/* An allocation returned ptr: if the thread kept its element, reuse it in place for lv.
+ * False if it kept none, or another thread took it over (the caller inserts as usual). */
 static __always_inline bool tomb_reuse(struct mem_tstate *st, struct mem_live_key *k,
 				       const struct mem_live_val *lv)
 {
 	struct mem_live_val *v;
+	bool kept = false;
 
-	st->tomb_ptr = 0;
+#pragma unroll
+	for (int i = 0; i < TOMBS; i++) {
+		if (st->tomb_ptr[i] == k->ptr) {
+			st->tomb_ptr[i] = 0;
+			kept = true;
+		}
+	}
+	if (!kept || st->tomb_pid != k->pid)
+		return false;
 	v = bpf_map_lookup_elem(&live, k);
 	if (!v || __sync_val_compare_and_swap(&v->dead, MEM_LIVE_FREED, MEM_LIVE_CLAIMED) !=
 			  MEM_LIVE_FREED)
@@ -729,8 +773,7 @@ static __always_inline bool free_block(__u32 pid, struct mem_proc *p, __u64 ptr,
 		if (__sync_val_compare_and_swap(&v->dead, MEM_LIVE, MEM_LIVE_FREED) != MEM_LIVE)
 			return false;
 		copy = *v;
-		st->tomb_ptr = ptr;
-		st->tomb_pid = pid;
+		tomb_put(st, ptr);
 	} else {
 		copy = *v;
 		/* of two racing frees of one pointer (a double free), only the one that deletes
@@ -776,7 +819,7 @@ static __always_inline bool record_alloc(void *ctx, struct mem_tstate *st, __u32
 	if (size > p->largest_size)
 		note_largest(p, fn, lv.stack, size, lv.ts);
 
-	if (st->tomb_ptr == ptr && st->tomb_pid == pid && tomb_reuse(st, &lk, &lv))
+	if (sample_mode == MEM_SAMPLE_NONE && tomb_reuse(st, &lk, &lv))
 		goto tracked;
 	err = bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
 	if (err == -17 /* EEXIST */) {
@@ -797,9 +840,9 @@ static __always_inline bool record_alloc(void *ctx, struct mem_tstate *st, __u32
 			err = bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
 		}
 	}
-	if (err && st->tomb_ptr) {
-		/* the table is full: the element this thread kept makes room */
-		tomb_drop(st);
+	if (err && sample_mode == MEM_SAMPLE_NONE) {
+		/* the table may be full: the elements this thread kept make room */
+		tomb_drop_all(st);
 		err = bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
 	}
 	if (err) {
@@ -1198,8 +1241,8 @@ int held_exec(void *ctx)
 	if (!st)
 		return 0;
 	flush_held(st);
-	if (st->tomb_ptr)
-		tomb_drop(st);
+	if (sample_mode == MEM_SAMPLE_NONE)
+		tomb_drop_all(st);
 	st->ao_pid = 0;
 	st->ao_sp = st->ao_ret = st->ao_sret = 0;
 	return 0;
@@ -1214,8 +1257,8 @@ int held_exit(void *ctx)
 	if (!st)
 		return 0;
 	flush_held(st);
-	if (st->tomb_ptr)
-		tomb_drop(st);
+	if (sample_mode == MEM_SAMPLE_NONE)
+		tomb_drop_all(st);
 	return 0;
 }
 
