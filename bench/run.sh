@@ -26,7 +26,10 @@
 #                comparison issue 6 names for --alloc-only;
 #   bpftrace     bench/track.bt, the same tracking in bpftrace (BENCH_BPFTRACE=0 skips it);
 #   ebprof modes BENCH_MODES, entries NAME:FLAGS with commas for spaces; a mode whose first flag
-#                `ebprof mem --help` does not know is skipped with a note.
+#                `ebprof mem --help` does not know is skipped with a note. BENCH_EBPROF_NAME
+#                (dashes as underscores) runs mode NAME with another ebprof binary: a build
+#                before a change beside the one after, e.g. BENCH_MODES="before: full:"
+#                BENCH_EBPROF_before=/tmp/old/ebprof.
 # Time is the workload process's CPU time by default (BENCH_CLOCK=cpu: CLOCK_PROCESS_CPUTIME_ID,
 # user + system, so uprobe traps and BPF programs count but waiting for a CPU held by another
 # process does not: the VM is shared); BENCH_CLOCK=wall uses CLOCK_MONOTONIC instead.
@@ -197,7 +200,12 @@ run_one() {
 	bpftrace) pre=(bpftrace "$tmp/track.bt" -c "$cmd") ;;
 	ebprof:*)
 		# shellcheck disable=SC2206 # flags are words
-		pre=("$ebprof" mem --quiet -o "$tmp/report.json" ${cfg_flags[$cfg]} --)
+		# BENCH_EBPROF_<NAME> (dashes as underscores): this mode with another ebprof binary
+		eb=$ebprof
+		v=${cfg#ebprof:}
+		v=BENCH_EBPROF_${v//-/_}
+		[ -z "${!v:-}" ] || eb=${!v}
+		pre=("$eb" mem --quiet -o "$tmp/report.json" ${cfg_flags[$cfg]} --)
 		if [ "$cfg" = ebprof:full ] && [ "$wl" = loop ]; then
 			pre=(measured "$tmp/ru" "${pre[@]}")
 		fi
@@ -215,12 +223,13 @@ run_one() {
 	if [[ $cfg == ebprof:* ]]; then
 		[ -s "$tmp/report.json" ] || fail "$cfg" "$wl" "0, but no report" "${pre[@]}" "$cmd"
 		jq '[.drops[]] | add // 0' "$tmp/report.json" >>"$tmp/round/$cfg.$wl.drops"
-		if [ "$cfg" = ebprof:full ]; then
-			# allocating calls, for the cost per allocation of the real programs
+		if [[ " ${cfg_flags[$cfg]} " != *" --sample-"* ]]; then
+			# allocating calls, for the cost per allocation of the real programs (exact
+			# in every mode but the sampled ones)
 			jq '[.processes[].calls | to_entries[] | select(.key != "free") | .value] | add' \
 				"$tmp/report.json" >"$tmp/allocs.$wl"
-			cp "$tmp/report.json" "$bin/last-report.$wl.json"
 		fi
+		[ "$cfg" != ebprof:full ] || cp "$tmp/report.json" "$bin/last-report.$wl.json"
 	fi
 	if [ "$cfg" = ebprof:full ] && [ "$wl" = loop ]; then
 		cat "$tmp/ru" >>"$tmp/round/full.ru"
