@@ -6,8 +6,9 @@
 # (default 3), medians reported, and the cost each configuration adds per malloc+free pair (per
 # allocation for the real programs) as a difference from untraced and a ratio to the floor:
 #
-# Workloads (BENCH_WORKLOADS, default "loop workset sqlite jq"):
+# Workloads (BENCH_WORKLOADS, default "loop mixed workset sqlite jq"):
 #   loop     bench/loop.c: BENCH_N malloc(64)/free pairs (default 300,000), timed inside;
+#   mixed    the same loop with sizes spread uniformly over BENCH_MIX_SIZES bytes (16-4095);
 #   workset  bench/workset.c: BENCH_WS_LIVE live blocks of mixed sizes (default 100,000),
 #            BENCH_WS_N random free+malloc steps (default 300,000), timed inside;
 #   sqlite   sqlite3 :memory: building a BENCH_SQL_ROWS-row table (default 100,000), and
@@ -25,7 +26,10 @@
 #                comparison issue 6 names for --alloc-only;
 #   bpftrace     bench/track.bt, the same tracking in bpftrace (BENCH_BPFTRACE=0 skips it);
 #   ebprof modes BENCH_MODES, entries NAME:FLAGS with commas for spaces; a mode whose first flag
-#                `ebprof mem --help` does not know is skipped with a note.
+#                `ebprof mem --help` does not know is skipped with a note. BENCH_EBPROF_NAME
+#                (dashes as underscores) runs mode NAME with another ebprof binary: a build
+#                before a change beside the one after, e.g. BENCH_MODES="before: full:"
+#                BENCH_EBPROF_before=/tmp/old/ebprof.
 # Time is the workload process's CPU time by default (BENCH_CLOCK=cpu: CLOCK_PROCESS_CPUTIME_ID,
 # user + system, so uprobe traps and BPF programs count but waiting for a CPU held by another
 # process does not: the VM is shared); BENCH_CLOCK=wall uses CLOCK_MONOTONIC instead.
@@ -43,7 +47,8 @@ WS_N=${BENCH_WS_N:-300000}
 WS_LIVE=${BENCH_WS_LIVE:-100000}
 SQL_ROWS=${BENCH_SQL_ROWS:-100000}
 JQ_N=${BENCH_JQ_N:-10000}
-WORKLOADS=${BENCH_WORKLOADS:-loop workset sqlite jq}
+MIX_SIZES=${BENCH_MIX_SIZES:-16-4095}
+WORKLOADS=${BENCH_WORKLOADS:-loop mixed workset sqlite jq}
 MODES=${BENCH_MODES:-full: leaks:--leaks sample-bytes:--sample-bytes,524288 sample-every:--sample-every,64 alloc-only:--alloc-only}
 BPFTRACE=${BENCH_BPFTRACE:-1}
 CLOCK=${BENCH_CLOCK:-cpu}
@@ -62,7 +67,7 @@ for v in "$RUNS" "$LOOP_N" "$WS_N" "$WS_LIVE" "$SQL_ROWS" "$JQ_N"; do
 done
 case "$CLOCK" in cpu | wall) ;; *) die "BENCH_CLOCK must be cpu or wall" ;; esac
 for w in $WORKLOADS; do
-	case "$w" in loop | workset | sqlite | jq) ;; *) die "unknown workload '$w' in BENCH_WORKLOADS (known: loop workset sqlite jq)" ;; esac
+	case "$w" in loop | mixed | workset | sqlite | jq) ;; *) die "unknown workload '$w' in BENCH_WORKLOADS (known: loop mixed workset sqlite jq)" ;; esac
 done
 ebprof=$out/ebprof
 floor=$out/bench/floor
@@ -146,15 +151,16 @@ fi
 wl_cmd() { # WORKLOAD RESULT_FILE
 	case $1 in
 	loop) echo "$loop $LOOP_N $2" ;;
+	mixed) echo "$loop $LOOP_N $2 $MIX_SIZES" ;;
 	workset) echo "$workset $WS_N $WS_LIVE $2" ;;
 	sqlite | jq) echo "/bin/sh $tmp/$1.sh $2 $tmp/$1.out" ;;
 	esac
 }
 
-# the result of one run: ns per pair (loop, workset) or ns the program ran (sqlite, jq)
+# the result of one run: ns per pair (loop, mixed, workset) or ns the program ran (sqlite, jq)
 wl_result() { # WORKLOAD RESULT_FILE
 	case $1 in
-	loop | workset) sed -n "s/.* \\([0-9.]*\\) ns\\/pair $CLOCK.*/\\1/p" "$2" ;;
+	loop | mixed | workset) sed -n "s/.* \\([0-9.]*\\) ns\\/pair $CLOCK.*/\\1/p" "$2" ;;
 	sqlite | jq)
 		cmp -s "$tmp/$1.out" "$tmp/$1.expect" ||
 			die "$1 printed '$(head -c 200 "$tmp/$1.out")', expected '$(cat "$tmp/$1.expect")'"
@@ -194,7 +200,12 @@ run_one() {
 	bpftrace) pre=(bpftrace "$tmp/track.bt" -c "$cmd") ;;
 	ebprof:*)
 		# shellcheck disable=SC2206 # flags are words
-		pre=("$ebprof" mem --quiet -o "$tmp/report.json" ${cfg_flags[$cfg]} --)
+		# BENCH_EBPROF_<NAME> (dashes as underscores): this mode with another ebprof binary
+		eb=$ebprof
+		v=${cfg#ebprof:}
+		v=BENCH_EBPROF_${v//-/_}
+		[ -z "${!v:-}" ] || eb=${!v}
+		pre=("$eb" mem --quiet -o "$tmp/report.json" ${cfg_flags[$cfg]} --)
 		if [ "$cfg" = ebprof:full ] && [ "$wl" = loop ]; then
 			pre=(measured "$tmp/ru" "${pre[@]}")
 		fi
@@ -212,12 +223,13 @@ run_one() {
 	if [[ $cfg == ebprof:* ]]; then
 		[ -s "$tmp/report.json" ] || fail "$cfg" "$wl" "0, but no report" "${pre[@]}" "$cmd"
 		jq '[.drops[]] | add // 0' "$tmp/report.json" >>"$tmp/round/$cfg.$wl.drops"
-		if [ "$cfg" = ebprof:full ]; then
-			# allocating calls, for the cost per allocation of the real programs
+		if [[ " ${cfg_flags[$cfg]} " != *" --sample-"* ]]; then
+			# allocating calls, for the cost per allocation of the real programs (exact
+			# in every mode but the sampled ones)
 			jq '[.processes[].calls | to_entries[] | select(.key != "free") | .value] | add' \
 				"$tmp/report.json" >"$tmp/allocs.$wl"
-			cp "$tmp/report.json" "$bin/last-report.$wl.json"
 		fi
+		[ "$cfg" != ebprof:full ] || cp "$tmp/report.json" "$bin/last-report.$wl.json"
 	fi
 	if [ "$cfg" = ebprof:full ] && [ "$wl" = loop ]; then
 		cat "$tmp/ru" >>"$tmp/round/full.ru"
@@ -264,7 +276,7 @@ for f in --entry-only --malloc-uprobe; do
 done
 
 note "runs=$RUNS; workloads: $WORKLOADS; configurations: ${configs[*]}"
-note "loop N=$LOOP_N; workset $WS_N steps over $WS_LIVE live; sqlite $SQL_ROWS rows; jq $JQ_N objects"
+note "loop N=$LOOP_N (mixed: sizes $MIX_SIZES); workset $WS_N steps over $WS_LIVE live; sqlite $SQL_ROWS rows; jq $JQ_N objects"
 # Other tracers on this machine (another user's system-wide uprobes on libc, e.g. bpftrace or
 # `ebprof mem -a`) would make every configuration pay their traps too. An untraced malloc+free
 # costs ~10 ns; a round of measurements counts only if the untraced loop is that cheap both
@@ -360,7 +372,7 @@ added() { # CONFIG WORKLOAD
 	u=$(median <"$tmp/untraced.$2")
 	t=$(median <"$tmp/$1.$2")
 	case $2 in
-	loop | workset) awk -v u="$u" -v t="$t" 'BEGIN { printf "%.1f", t - u }' ;;
+	loop | mixed | workset) awk -v u="$u" -v t="$t" 'BEGIN { printf "%.1f", t - u }' ;;
 	*) awk -v u="$u" -v t="$t" -v n="$(cat "$tmp/allocs.$2" 2>/dev/null || echo 0)" \
 		'BEGIN { if (n > 0) printf "%.1f", (t - u) / n; else print "?" }' ;;
 	esac
@@ -372,10 +384,11 @@ have() { [[ " ${configs[*]} " == *" $1 "* ]]; }
 	echo "## ebprof mem overhead ($(date -u +%Y-%m-%dT%H:%MZ), kernel $(uname -r), $(nproc) CPUs)"
 	echo
 	echo "Medians of $RUNS interleaved runs. Workloads: loop = bench/loop.c, $LOOP_N malloc(64)/free"
-	echo "pairs; workset = bench/workset.c, $WS_N random free+malloc steps over $WS_LIVE live blocks"
+	echo "pairs; mixed = the same loop with sizes spread uniformly over $MIX_SIZES B; workset ="
+	echo "bench/workset.c, $WS_N random free+malloc steps over $WS_LIVE live blocks"
 	echo "of 16 B-64 KiB; sqlite = sqlite3 :memory: building a $SQL_ROWS-row table; jq = jq on"
 	echo "$JQ_N generated objects (scripts/gen-json.sh). Cells: added ns per malloc+free pair (loop,"
-	echo "workset) or per allocation (sqlite, jq: the program's run time, measured inside it, less"
+	echo "mixed, workset) or per allocation (sqlite, jq: the program's run time, measured inside it, less"
 	echo "untraced, over its allocating calls as ebprof counted them), then x the floor's added cost."
 	if [ "$CLOCK" = cpu ]; then
 		echo "Times are the workload process's CPU time (user + system: the traps and BPF programs"
@@ -393,7 +406,7 @@ have() { [[ " ${configs[*]} " == *" $1 "* ]]; }
 	printf '| untraced (ns/pair; ms per program run) |'
 	for wl in $WORKLOADS; do
 		case $wl in
-		loop | workset) printf ' %.1f |' "$(median <"$tmp/untraced.$wl")" ;;
+		loop | mixed | workset) printf ' %.1f |' "$(median <"$tmp/untraced.$wl")" ;;
 		*) printf ' %.1f ms |' "$(awk -v v="$(median <"$tmp/untraced.$wl")" 'BEGIN { print v / 1e6 }')" ;;
 		esac
 	done

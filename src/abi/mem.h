@@ -81,8 +81,18 @@ struct mem_live_val {
 	__u64 stack;		/* stack hash, 0 = no stack */
 	__u64 ts;		/* bpf_ktime_get_ns() at allocation */
 	__u32 fn;		/* enum mem_fn that returned it */
-	__u32 pad;
+	__u32 dead;		/* enum mem_live_state: not 0, the block is freed (not live) */
 	__u64 weight;		/* sampled modes: allocations it stands for, MEM_WEIGHT_ONE units */
+};
+
+/* A freed block's element may stay in the live table until its freeing thread's next free, so
+ * that a thread whose allocator hands the address straight back (a loop) reuses the element
+ * in place instead of a delete and an insert (mem.bpf.c, "Freed elements kept"). Readers skip
+ * every element whose state is not MEM_LIVE. */
+enum mem_live_state {
+	MEM_LIVE,
+	MEM_LIVE_FREED,		/* freed; its thread deletes or reuses it */
+	MEM_LIVE_CLAIMED,	/* being deleted or reused by the thread that claimed it */
 };
 
 struct mem_site_key {

@@ -37,6 +37,8 @@ const volatile __u64 exp_frac_tab[MEM_EXP_FRAC] = {};
  * it, so the hot path is what it is without it. */
 const volatile bool trace_calls = false;
 
+#define TOMBS 4		/* freed elements a thread keeps (see keep_freed) */
+
 struct mem_tstate {
 	__u32 depth;		/* traced calls in progress on this thread */
 	__u32 fn;		/* outermost call's function */
@@ -81,14 +83,23 @@ struct mem_tstate {
 	__u64 ao_hist[MEM_HIST_BUCKETS];
 	__u64 ao_lo[MEM_LIB_RANGES], ao_hi[MEM_LIB_RANGES];
 	__u64 ao_min, ao_max_hi;	/* the lowest and highest end of those ranges */
-	/* full and sampled tracking: a thread's site and process accounting held for one (site,
-	 * bucket) of allocations (ha_) and one of frees (hf_), not yet in the maps (hold_alloc) */
-	__u32 ha_pid, ha_fn, ha_b, ha_calls;
-	__u64 ha_stack, ha_n, ha_bytes, ha_max;
-	__u32 hf_pid, hf_fn, hf_b, hf_calls;
+	/* full and sampled tracking: a thread's site and process accounting held for one site of
+	 * allocations (ha_) and one of frees (hf_), not yet in the maps (hold_alloc), with the
+	 * size (lifetime) buckets of the held calls and a mask of those not 0 */
+	__u32 ha_pid, ha_fn, ha_calls;
+	__u64 ha_stack, ha_n, ha_bytes, ha_max, ha_hmask;
+	__u32 hf_pid, hf_fn, hf_calls;
 	__u32 hf_cfn;			/* the freeing function; MEM_FN__COUNT: no call (realloc's) */
-	__u64 hf_stack, hf_n, hf_bytes, hf_temps;
+	__u64 hf_stack, hf_n, hf_bytes, hf_temps, hf_lmask;
 	__u32 held_busy;		/* being flushed */
+	/* full tracking: the blocks this thread freed last whose elements it kept (0: none), for
+	 * its process tomb_pid, and a score of its kept elements deleted unused (see keep_freed) */
+	__u64 tomb_ptr[TOMBS];
+	__u32 tomb_pid, tomb_miss;
+	__u32 tomb_frees;		/* frees since it last tried keeping one */
+	__u32 tomb_next;		/* the slot to empty next when all are taken */
+	__u64 ha_hist[MEM_HIST_BUCKETS];
+	__u64 hf_life[MEM_LIFE_BUCKETS];
 };
 
 struct {
@@ -285,11 +296,11 @@ static __always_inline struct mem_site_val *site_of(__u32 pid, __u32 fn, __u64 s
 }
 
 /*
- * Held accounting. An allocation's or a free's per-site counters (count, bytes, one size or
+ * Held accounting. An allocation's or a free's per-site counters (count, bytes, its size or
  * lifetime bucket) and its process's allocation or free counters and calls are not added to
- * the maps at once: the thread holds them while its next allocations (frees) are at the same
- * site and bucket, as a loop's are, and adds them with one site and one process lookup when
- * that changes, every HELD_EVERY events, when it execs or exits (held_exec, held_exit), and
+ * the maps at once: the thread holds them, buckets too, while its next allocations (frees) are
+ * at the same site, as a loop's are whatever sizes it asks for, and adds them with one site and
+ * one process lookup when that changes, every HELD_EVERY events, when it execs or exits (held_exec, held_exit), and
  * when userspace reads the maps (held_flush_iter, before each snapshot and each final read).
  * This spares most calls of a loop the site lookup and most atomic adds; the live counters stay
  * atomic per call (the peak of live bytes needs every step), and inuse values come from the
@@ -374,9 +385,57 @@ __noinline int proc_add_frees(struct mem_proc *p, __u32 cfn, __u64 n, __u64 byte
 	return 0;
 }
 
-/* The flushes, with held_busy taken (global functions, as site_add_allocs). */
+/* One step of a flush's buckets: the lowest one left in mask, added to the site (if any) and
+ * zeroed in the thread's slot. */
+struct held_hist_ctx {
+	struct mem_tstate *st;
+	struct mem_site_val *sv;
+	__u64 mask;
+};
+
+static long held_hist_one(__u64 i, void *data)
+{
+	struct held_hist_ctx *x = data;
+	__u64 low = x->mask & -x->mask;
+	__u32 b;
+
+	if (!low)
+		return 1;
+	x->mask &= ~low;
+	b = ilog2(low);
+	asm volatile("" : "+r"(b));
+	if (b >= MEM_HIST_BUCKETS)
+		return 1;
+	if (x->sv)
+		__sync_fetch_and_add(&x->sv->hist[b], x->st->ha_hist[b]);
+	x->st->ha_hist[b] = 0;
+	return 0;
+}
+
+static long held_life_one(__u64 i, void *data)
+{
+	struct held_hist_ctx *x = data;
+	__u64 low = x->mask & -x->mask;
+	__u32 b;
+
+	if (!low)
+		return 1;
+	x->mask &= ~low;
+	b = ilog2(low);
+	asm volatile("" : "+r"(b));
+	if (b >= MEM_LIFE_BUCKETS)
+		return 1;
+	if (x->sv)
+		__sync_fetch_and_add(&x->sv->life[b], x->st->hf_life[b]);
+	x->st->hf_life[b] = 0;
+	return 0;
+}
+
+/* The flushes, with held_busy taken (global functions, as site_add_allocs). A slot's buckets
+ * are one, a loop of one size's, or a few: one bpf_loop step each. */
 __noinline int flush_allocs(struct mem_tstate *st)
 {
+	struct held_hist_ctx x = {};
 	struct mem_proc *p;
 	__u32 pid;
 
@@ -386,17 +445,26 @@ __noinline int flush_allocs(struct mem_tstate *st)
 	if (!st->ha_n)
 		return 0;
 	pid = st->ha_pid;
-	site_add_allocs(SITE_ARG(pid, st->ha_fn, st->ha_b), st->ha_stack, st->ha_n, st->ha_bytes);
+	x.st = st;
+	x.mask = st->ha_hmask;
+	x.sv = site_of(pid, st->ha_fn, st->ha_stack);
+	if (x.sv) {
+		__sync_fetch_and_add(&x.sv->allocs, st->ha_n);
+		__sync_fetch_and_add(&x.sv->alloc_bytes, st->ha_bytes);
+	}
+	/* the buckets are zeroed whether or not they could be added */
+	bpf_loop(MEM_HIST_BUCKETS, held_hist_one, &x, 0);
 	/* a process no longer in the table (retired) loses them, as its calls would have been */
 	p = bpf_map_lookup_elem(&procs, &pid);
 	if (p)
 		proc_add_allocs(p, st->ha_fn, st->ha_n, st->ha_bytes, st->ha_max);
-	st->ha_n = st->ha_bytes = st->ha_max = 0;
+	st->ha_n = st->ha_bytes = st->ha_max = st->ha_hmask = 0;
 	return 0;
 }
 
 __noinline int flush_frees(struct mem_tstate *st)
 {
+	struct held_hist_ctx x = {};
 	struct mem_proc *p;
 	__u32 pid;
 
@@ -406,12 +474,39 @@ __noinline int flush_frees(struct mem_tstate *st)
 	if (!st->hf_n)
 		return 0;
 	pid = st->hf_pid;
-	site_add_frees(SITE_ARG(pid, st->hf_fn, st->hf_b), st->hf_stack, st->hf_n, st->hf_bytes,
-		       st->hf_temps);
+	x.st = st;
+	x.mask = st->hf_lmask;
+	x.sv = site_of(pid, st->hf_fn, st->hf_stack);
+	if (x.sv) {
+		__sync_fetch_and_add(&x.sv->frees, st->hf_n);
+		__sync_fetch_and_add(&x.sv->free_bytes, st->hf_bytes);
+		if (st->hf_temps)
+			__sync_fetch_and_add(&x.sv->temps, st->hf_temps);
+	}
+	bpf_loop(MEM_LIFE_BUCKETS, held_life_one, &x, 0);
 	p = bpf_map_lookup_elem(&procs, &pid);
 	if (p)
 		proc_add_frees(p, st->hf_cfn, st->hf_n, st->hf_bytes);
-	st->hf_n = st->hf_bytes = st->hf_temps = 0;
+	st->hf_n = st->hf_bytes = st->hf_temps = st->hf_lmask = 0;
+	return 0;
+}
+
+/* Add n to the thread's held size bucket b (life: lifetime bucket). A global function: a
+ * bucket index used inline would keep the verifier's states apart along every branch of its
+ * log2, which made loading the programs about three times slower (start-up +90 ms). */
+__noinline int held_bucket(struct mem_tstate *st, __u32 b, __u64 n, __u32 life)
+{
+	if (!st)
+		return 0;
+	if (life) {
+		if (b < MEM_LIFE_BUCKETS) {
+			st->hf_life[b] += n;
+			st->hf_lmask |= 1ULL << b;
+		}
+	} else if (b < MEM_HIST_BUCKETS) {
+		st->ha_hist[b] += n;
+		st->ha_hmask |= 1ULL << b;
+	}
 	return 0;
 }
 
@@ -427,7 +522,7 @@ static __always_inline void flush_slots(struct mem_tstate *st)
 }
 
 /* An allocation's site and process counters (not the live ones): held while the thread stays
- * at (site, bucket). */
+ * at its site. */
 static __always_inline void hold_alloc(struct mem_tstate *st, struct mem_proc *p, __u32 pid,
 				       __u32 fn, __u64 stack, __u64 size, __u64 cnt, __u64 bytes)
 {
@@ -439,18 +534,18 @@ static __always_inline void hold_alloc(struct mem_tstate *st, struct mem_proc *p
 		proc_add_allocs(p, fn, cnt, bytes, size);
 		return;
 	}
-	if (st->ha_n && (stack != st->ha_stack || fn != st->ha_fn || b != st->ha_b ||
-			 pid != st->ha_pid || st->ha_calls >= HELD_EVERY))
+	if (st->ha_n && (stack != st->ha_stack || fn != st->ha_fn || pid != st->ha_pid ||
+			 st->ha_calls >= HELD_EVERY))
 		flush_allocs(st);
 	if (!st->ha_n) {
 		st->ha_pid = pid;
 		st->ha_fn = fn;
 		st->ha_stack = stack;
-		st->ha_b = b;
 	}
 	st->ha_calls++;
 	st->ha_n += cnt;
 	st->ha_bytes += bytes;
+	held_bucket(st, b, cnt, 0);
 	if (size > st->ha_max)
 		st->ha_max = size;
 	held_release(st);
@@ -529,23 +624,141 @@ static __always_inline void hold_free(struct mem_tstate *st, __u32 pid, struct m
 		account_free(pid, p, lv, temp, life_ns, cfn);
 		return;
 	}
-	if (st->hf_n && (lv->stack != st->hf_stack || lv->fn != st->hf_fn || b != st->hf_b ||
-			 cfn != st->hf_cfn || pid != st->hf_pid || st->hf_calls >= HELD_EVERY))
+	if (st->hf_n && (lv->stack != st->hf_stack || lv->fn != st->hf_fn || cfn != st->hf_cfn ||
+			 pid != st->hf_pid || st->hf_calls >= HELD_EVERY))
 		flush_frees(st);
 	if (!st->hf_n) {
 		st->hf_pid = pid;
 		st->hf_fn = lv->fn;
 		st->hf_stack = lv->stack;
-		st->hf_b = b;
 		st->hf_cfn = cfn;
 	}
 	st->hf_calls++;
 	st->hf_n += cnt;
 	st->hf_bytes += bytes;
+	held_bucket(st, b, cnt, 1);
 	if (temp)
 		st->hf_temps += cnt;
 	held_release(st);
 	free_live(p, cnt, bytes);
+}
+
+/*
+ * Freed elements kept. A thread that frees a block and gets the same address back from its
+ * next allocation (a loop; glibc's tcache and top chunk hand back the chunk just freed) would
+ * delete the block's live element and insert one for the same key at once: in this kernel's
+ * hash map a delete and an insert (bucket lock, element freed and allocated) are ~250 ns of a
+ * pair's ~400 ns of BPF work. So a thread's free marks the element freed (MEM_LIVE_FREED) and
+ * keeps it, up to TOMBS of them per thread (the oldest is deleted to keep one more; glibc's
+ * tcache bins hand back one of the last few chunks freed), and an allocation that returns a
+ * kept address reuses its element in place. Every reader takes a freed element as absent: a free of it is
+ * a free of an unknown pointer, userspace skips it, an insert that finds it takes it over.
+ * Whoever deletes or reuses a freed element first claims it (MEM_LIVE_FREED ->
+ * MEM_LIVE_CLAIMED, compare-and-swap), so no live element is ever deleted, and no claimed one
+ * replaced, by another thread. A thread whose kept elements mostly go unused (a program whose
+ * addresses do not come straight back) stops keeping them for a while: a kept element costs a
+ * lookup more at its delete.
+ */
+#define TOMB_MISS	1	/* tomb_miss: + this for a kept element deleted unused, */
+#define TOMB_HIT	2	/* - this for one reused (the break-even is ~1 in 3 reused), */
+#define TOMB_STOP	16	/* at this keep none, */
+#define TOMB_RETRY	64	/* then try again after this many frees */
+
+/* Delete a freed element a thread kept, unless another thread took it over meanwhile. Global
+ * functions (verified once, not inlined at each use: the programs' code is large enough that
+ * its size shows in the traced program's time). */
+__noinline int tomb_delete(__u32 pid, __u64 ptr)
+{
+	struct mem_live_key k = { .pid = pid, .ptr = ptr };
+	struct mem_live_val *v = bpf_map_lookup_elem(&live, &k);
+
+	if (v && __sync_val_compare_and_swap(&v->dead, MEM_LIVE_FREED, MEM_LIVE_CLAIMED) ==
+			 MEM_LIVE_FREED)
+		bpf_map_delete_elem(&live, &k);
+	return 0;
+}
+
+/* Delete every element the thread kept (exit, exec, a full table). */
+__noinline int tomb_drop_all(struct mem_tstate *st)
+{
+	if (!st)
+		return 0;
+	for (int i = 0; i < TOMBS; i++) {
+		if (st->tomb_ptr[i])
+			tomb_delete(st->tomb_pid, st->tomb_ptr[i]);
+		st->tomb_ptr[i] = 0;
+	}
+	return 0;
+}
+
+/* At a thread's free of ptr (tracked, live): whether to keep its element. A kept element of
+ * ptr's is forgotten (another thread reused it, and this is its free). */
+static __always_inline bool keep_freed(struct mem_tstate *st, __u32 pid, __u64 ptr)
+{
+	if (sample_mode != MEM_SAMPLE_NONE)
+		return false;
+	if (st->tomb_pid != pid) {
+		tomb_drop_all(st);
+		st->tomb_pid = pid;
+	}
+#pragma unroll
+	for (int i = 0; i < TOMBS; i++)
+		if (st->tomb_ptr[i] == ptr)
+			st->tomb_ptr[i] = 0;
+	if (st->tomb_miss >= TOMB_STOP && ++st->tomb_frees < TOMB_RETRY)
+		return false;
+	st->tomb_frees = 0;
+	return true;
+}
+
+/* Keep ptr's element (marked freed) in a free slot, or in place of the oldest kept one. */
+static __always_inline void tomb_put(struct mem_tstate *st, __u64 ptr)
+{
+	__u32 i = TOMBS;
+
+#pragma unroll
+	for (int j = 0; j < TOMBS; j++)
+		if (!st->tomb_ptr[j])
+			i = j;
+	if (i >= TOMBS) {
+		i = st->tomb_next++ & (TOMBS - 1);
+		tomb_delete(st->tomb_pid, st->tomb_ptr[i]);
+		if (st->tomb_miss < TOMB_STOP)
+			st->tomb_miss += TOMB_MISS;
+	}
+	st->tomb_ptr[i] = ptr;
+}
+
+/* An allocation returned ptr: if the thread kept its element, reuse it in place for lv.
+ * False if it kept none, or another thread took it over (the caller inserts as usual). */
+static __always_inline bool tomb_reuse(struct mem_tstate *st, struct mem_live_key *k,
+				       const struct mem_live_val *lv)
+{
+	struct mem_live_val *v;
+	bool kept = false;
+
+#pragma unroll
+	for (int i = 0; i < TOMBS; i++) {
+		if (st->tomb_ptr[i] == k->ptr) {
+			st->tomb_ptr[i] = 0;
+			kept = true;
+		}
+	}
+	if (!kept || st->tomb_pid != k->pid)
+		return false;
+	v = bpf_map_lookup_elem(&live, k);
+	if (!v || __sync_val_compare_and_swap(&v->dead, MEM_LIVE_FREED, MEM_LIVE_CLAIMED) !=
+			  MEM_LIVE_FREED)
+		return false;
+	v->size = lv->size;
+	v->stack = lv->stack;
+	v->ts = lv->ts;
+	v->fn = lv->fn;
+	v->weight = lv->weight;
+	asm volatile("" ::: "memory");
+	v->dead = MEM_LIVE;
+	st->tomb_miss = st->tomb_miss > TOMB_HIT ? st->tomb_miss - TOMB_HIT : 0;
+	return true;
 }
 
 /* Forget ptr if tracked. st: the freeing thread's state, if it has any; cfn: as account_free's
@@ -559,16 +772,26 @@ static __always_inline bool free_block(__u32 pid, struct mem_proc *p, __u64 ptr,
 	__u64 now, life;
 	bool temp;
 
-	if (!v) {
+	if (!v || v->dead) {
 		/* sampled modes: a block that was not sampled */
 		if (sample_mode == MEM_SAMPLE_NONE)
 			__sync_fetch_and_add(&p->unknown_frees, 1);
 		return false;
 	}
-	copy = *v;
-	/* of two racing frees of one pointer (a double free), only the one that deletes counts */
-	if (bpf_map_delete_elem(&live, &k))
-		return false;
+	if (st && keep_freed(st, pid, ptr)) {
+		/* of two racing frees of one pointer (a double free), only the one that marks it
+		 * counts */
+		if (__sync_val_compare_and_swap(&v->dead, MEM_LIVE, MEM_LIVE_FREED) != MEM_LIVE)
+			return false;
+		copy = *v;
+		tomb_put(st, ptr);
+	} else {
+		copy = *v;
+		/* of two racing frees of one pointer (a double free), only the one that deletes
+		 * counts */
+		if (bpf_map_delete_elem(&live, &k))
+			return false;
+	}
 	temp = st && st->last_ptr == ptr;
 	if (temp)
 		st->last_ptr = 0;
@@ -607,17 +830,31 @@ static __always_inline bool record_alloc(void *ctx, struct mem_tstate *st, __u32
 	if (size > p->largest_size)
 		note_largest(p, fn, lv.stack, size, lv.ts);
 
+	if (sample_mode == MEM_SAMPLE_NONE && tomb_reuse(st, &lk, &lv))
+		goto tracked;
 	err = bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
 	if (err == -17 /* EEXIST */) {
-		/* a pointer handed out twice without a free we saw (freed by a path we do not
-		 * probe): retire the old block so live counts stay true */
 		old = bpf_map_lookup_elem(&live, &lk);
-		if (old) {
+		if (old && old->dead == MEM_LIVE) {
+			/* a pointer handed out twice without a free we saw (freed by a path we do
+			 * not probe): retire the old block so live counts stay true */
 			struct mem_live_val copy = *old;
 
 			account_free(pid, p, &copy, false, ~0ULL, MEM_FN__COUNT);
+			err = bpf_map_update_elem(&live, &lk, &lv, BPF_ANY);
+		} else if (!old || __sync_val_compare_and_swap(&old->dead, MEM_LIVE_FREED,
+							       MEM_LIVE_CLAIMED) == MEM_LIVE_FREED) {
+			/* gone meanwhile, or a freed block's element another thread kept: ours */
+			err = bpf_map_update_elem(&live, &lk, &lv, BPF_ANY);
+		} else {
+			/* claimed by the thread deleting it just now: once more */
+			err = bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
 		}
-		err = bpf_map_update_elem(&live, &lk, &lv, BPF_ANY);
+	}
+	if (err && sample_mode == MEM_SAMPLE_NONE) {
+		/* the table may be full: the elements this thread kept make room */
+		tomb_drop_all(st);
+		err = bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
 	}
 	if (err) {
 		/* untracked: it can never be matched by its free, so it never counts as live */
@@ -625,6 +862,7 @@ static __always_inline bool record_alloc(void *ctx, struct mem_tstate *st, __u32
 		site_add_frees(SITE_ARG(pid, fn, MEM_LIFE_BUCKETS), lv.stack, cnt, bytes, 0);
 		return true;
 	}
+tracked:
 	st->last_ptr = ptr;
 	__sync_fetch_and_add(&p->live_count, cnt);
 	live_bytes = __sync_fetch_and_add(&p->live_bytes, bytes) + bytes;
@@ -1014,6 +1252,8 @@ int held_exec(void *ctx)
 	if (!st)
 		return 0;
 	flush_held(st);
+	if (sample_mode == MEM_SAMPLE_NONE)
+		tomb_drop_all(st);
 	st->ao_pid = 0;
 	st->ao_sp = st->ao_ret = st->ao_sret = 0;
 	return 0;
@@ -1025,8 +1265,11 @@ int held_exit(void *ctx)
 {
 	struct mem_tstate *st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
 
-	if (st)
-		flush_held(st);
+	if (!st)
+		return 0;
+	flush_held(st);
+	if (sample_mode == MEM_SAMPLE_NONE)
+		tomb_drop_all(st);
 	return 0;
 }
 

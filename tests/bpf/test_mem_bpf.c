@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -433,6 +434,141 @@ static void test_sampled_unsampled_realloc_frees(void **s)
 	sample_period = 0;
 }
 
+/* One call site allocating sizes spread over 16..4095 bytes (nine size buckets), more calls
+ * than a thread holds before it adds them (512): the site's histogram and lifetimes are held
+ * per bucket while the site stays the same, and must come out exact. */
+#define MIXED_N 3000
+static size_t mixed_size(int i)
+{
+	return 16 + (size_t)((unsigned)i * 2654435761u % 4080u);
+}
+static uint64_t mixed_bytes(void)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < MIXED_N; i++)
+		n += mixed_size(i);
+	return n;
+}
+static void op_mixed_sizes(void)
+{
+	for (int i = 0; i < MIXED_N; i++) {
+		void *p = malloc(mixed_size(i));
+
+		sink = p;
+		free(p);
+	}
+}
+static void test_mixed_sizes_held_histogram(void **s)
+{
+	struct profile *prof = trace_child(op_mixed_sizes);
+	uint64_t want[64] = { 0 }, lives = 0;
+	const struct prof_sample *site = NULL;
+
+	for (int i = 0; i < MIXED_N; i++) {
+		size_t v = mixed_size(i);
+		int b = 0;
+
+		while (v) {
+			b++;
+			v >>= 1;
+		}
+		want[b]++;
+	}
+	for (uint32_t i = 0; i < prof->nsamples; i++)
+		if (prof->samples[i].hist && prof->samples[i].nhist > 13 &&
+		    prof->samples[i].hist[5] + prof->samples[i].hist[12] > 0)
+			site = &prof->samples[i];
+	assert_non_null(site);
+	for (uint32_t b = 0; b < site->nhist && b < 64; b++)
+		if (site->hist[b] != want[b])
+			fail_msg("bucket %u: got %llu, want %llu", b,
+				 (unsigned long long)site->hist[b], (unsigned long long)want[b]);
+	for (uint32_t b = 0; site->life && b < site->nlife; b++)
+		lives += site->life[b];
+	assert_int_equal(lives, MIXED_N);
+	CHECK(prof, { "malloc", MIXED_N }, { "free", MIXED_N }, { "alloc_count", MIXED_N },
+	      { "free_count", MIXED_N }, { "alloc_bytes", mixed_bytes() },
+	      { "free_bytes", mixed_bytes() }, { "peak_live_bytes", 4095 },
+	      { "max_request", 4095 });
+}
+
+/* A freed block's element kept by the freeing thread (B) while the allocating thread (A) gets
+ * the address back: A's insert takes the element over, and B deleting the elements it kept
+ * (eight frees later, twice what it keeps), or at its exit, must leave A's block alone. 2000 bytes: past
+ * glibc's per-thread cache, so B's free goes back to A's arena and A's next malloc of that
+ * size gets the same chunk. */
+static void *volatile kept_p, *volatile kept_q;
+static sem_t kept_freed, kept_go, kept_done, kept_exit;
+static void *kept_thread(void *arg)
+{
+	void *x[8];
+
+	x[0] = malloc(16);	/* a thread's state is made by its first allocation */
+	sink = x[0];
+	free(kept_p);
+	free(x[0]);
+	sem_post(&kept_freed);
+	sem_wait(&kept_go);
+	for (int i = 0; i < 8; i++)
+		x[i] = malloc(16 + 16 * i);
+	for (int i = 0; i < 8; i++) {
+		sink = x[i];
+		free(x[i]);
+	}
+	sem_post(&kept_done);
+	sem_wait(&kept_exit);
+	return NULL;
+}
+static void op_kept_taken_over(void)
+{
+	pthread_t th;
+
+	sem_init(&kept_freed, 0, 0);
+	sem_init(&kept_go, 0, 0);
+	sem_init(&kept_done, 0, 0);
+	sem_init(&kept_exit, 0, 0);
+	kept_p = malloc(2000);
+	pthread_create(&th, NULL, kept_thread, NULL);
+	sem_wait(&kept_freed);
+	kept_q = malloc(2000);
+	sem_post(&kept_go);
+	sem_wait(&kept_done);
+	sem_post(&kept_exit);
+	pthread_join(th, NULL);
+	free(kept_q);
+	if (kept_q != kept_p)
+		_exit(3);	/* the case is not the one tested */
+}
+static void test_kept_element_taken_over(void **s)
+{
+	struct profile *prof = trace_child(op_kept_taken_over);
+	uint64_t unknown = 0;
+	int sites = 0;
+
+	/* the two 2000-byte allocations (two sites): each freed once, as a known block */
+	for (uint32_t i = 0; i < prof->nsamples; i++) {
+		const struct prof_sample *ps = &prof->samples[i];
+		uint64_t lives = 0;
+
+		if (!ps->hist || ps->nhist <= 11 || !ps->hist[11])
+			continue;
+		sites++;
+		assert_int_equal(ps->hist[11], 1);
+		for (uint32_t b = 0; ps->life && b < ps->nlife; b++)
+			lives += ps->life[b];
+		assert_int_equal(lives, 1);
+		assert_int_equal(ps->out.count, 0);
+	}
+	assert_int_equal(sites, 2);
+	assert_true(prof_process__stat(&prof->processes[0], "unknown_frees", &unknown));
+	print_message("unknown frees (glibc's own at thread exit): %llu\n",
+		      (unsigned long long)unknown);
+	for (uint32_t i = 0; i < prof->ndrops; i++)
+		assert_int_equal(prof->drops[i].value, 0);
+	profile__free(prof);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -450,6 +586,8 @@ int main(void)
 		cmocka_unit_test(test_temporaries_and_lifetimes),
 		cmocka_unit_test(test_temporary_time_bound),
 		cmocka_unit_test(test_sampled_unsampled_realloc_frees),
+		cmocka_unit_test(test_mixed_sizes_held_histogram),
+		cmocka_unit_test(test_kept_element_taken_over),
 	};
 
 	if (geteuid() != 0) {

@@ -788,8 +788,8 @@ static int collect_live(const void *k, const void *v, void *ctx)
 	if (grow((void **)&d->dead, &d->capdead, d->ndead + 1, sizeof(*d->dead)))
 		return -ENOMEM;
 	d->dead[d->ndead++] = *key;
-	if (d->released)
-		return 0;	/* released by exec: to forget, not outstanding */
+	if (d->released || lv->dead)
+		return 0;	/* released by exec, or freed: to forget, not outstanding */
 	s = bsearch(&sk, d->sites, d->n, sizeof(*d->sites), site_cmp);
 	if (!s)
 		return 0;	/* its site was dropped (site table full) */
@@ -840,7 +840,7 @@ static int collect_block(const void *k, const void *v, void *ctx)
 	const struct mem_live_val *lv = v;
 	struct scan_in *in = ctx;
 
-	if ((pid_t)key->pid != in->pid)
+	if ((pid_t)key->pid != in->pid || lv->dead)
 		return 0;
 	if (grow((void **)&in->b, &in->capb, in->n + 1, sizeof(*in->b)) ||
 	    grow((void **)&in->meta, &in->capm, in->n + 1, sizeof(*in->meta)))
