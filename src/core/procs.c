@@ -15,6 +15,7 @@ struct proc_table {
 	struct symbolizer *sym;
 	struct proc_info **p;
 	uint32_t n, cap;
+	uint32_t cursor;	/* where proc_table__snapshot_some goes on */
 };
 
 struct proc_table *proc_table__new(struct symbolizer *sym)
@@ -149,6 +150,20 @@ void proc_table__snapshot_attached(struct proc_table *t)
 	for (uint32_t i = 0; i < t->n; i++)
 		if (t->p[i]->attached)
 			proc_table__snapshot(t, t->p[i]);
+}
+
+void proc_table__snapshot_some(struct proc_table *t, uint32_t max)
+{
+	uint32_t looked = 0;
+
+	for (uint32_t i = 0; i < t->n && looked < max; i++) {
+		struct proc_info *p = t->p[t->cursor++ % t->n];
+
+		if (p->attached) {
+			proc_table__snapshot(t, p);
+			looked++;
+		}
+	}
 }
 
 static int adopt_one(const void *k, const void *v, void *ctx)

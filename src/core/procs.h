@@ -46,6 +46,9 @@ bool proc_table__snapshot(struct proc_table *t, struct proc_info *p);
 /* A new snapshot of every process attached (mappings loaded since the last look: a launched
  * program maps its libraries after the exec stop it was attached at). */
 void proc_table__snapshot_attached(struct proc_table *t);
+/* The same for at most max attached processes, going on from where the last call stopped: a
+ * bounded cost per call, every process looked at in turn (each call, when there are few). */
+void proc_table__snapshot_some(struct proc_table *t, uint32_t max);
 /* -a: each process of the BPF hash map map_fd, keyed by tgid (__u32) with values of val_size
  * (a mode's names of the processes its programs saw), that t does not have yet: added and
  * snapshot, so that its stacks symbolize if it is gone by the end. 0 or a negative errno. */

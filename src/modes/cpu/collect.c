@@ -7,9 +7,10 @@
  *
  * The counts stay in the kernel until the end; processes are only snapshotted on the way (their
  * mappings, so that one that exits early still symbolizes): at attach, every tick while they
- * run (the earlier snapshots kept for what is unmapped since), and at their exit stop. In -a, the kernel announces each new process through a ring
- * buffer read every tick. An exec is the one event that reads a process's counts early: its old
- * program's addresses mean nothing in the new one's mappings.
+ * run (8 a tick, in turn, for a large tree; the earlier snapshots are kept for what is
+ * unmapped since), and at their exit stop. In -a, the kernel announces each new process
+ * through a ring buffer read every tick. An exec is the one event that reads a process's
+ * counts early: its old program's addresses mean nothing in the new one's mappings.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -449,10 +450,11 @@ static void cpu_tick(void *m, int64_t t_ns, bool second)
 	 * there are none */
 	if (c->rb)
 		ring_buffer__consume(c->rb);
-	/* the traced processes' mappings every tick (a read of their maps file, a new snapshot
-	 * only when the executable ones changed): a library loaded and unloaded (dlclose)
-	 * between two looks would leave its samples without their frames */
-	proc_table__snapshot_attached(c->procs);
+	/* the traced processes' mappings, 8 a tick (a read of each one's maps file, a new
+	 * snapshot only when the executable ones changed): every tick for a few processes, in
+	 * turn for a large tree. A library loaded and unloaded (dlclose) between two looks would
+	 * leave its samples without their frames. */
+	proc_table__snapshot_some(c->procs, 8);
 }
 
 static uint64_t stat_sum(struct cpu_collector *c, enum cpu_stat s)
