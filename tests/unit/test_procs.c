@@ -61,6 +61,21 @@ static void test_snapshot_kept_until_maps_change(void **state)
 	/* what no snapshot ever mapped stays unmapped */
 	assert_int_equal(sym_proc__resolve(p->sp, 4096, false, &r), -ENOENT);
 
+	/* in turn: an attached process is looked at by proc_table__snapshot_some, others not */
+	first = p->sp;
+	fd = open("/proc/self/exe", O_RDONLY);
+	assert_true(fd >= 0);
+	map = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	assert_true(map != MAP_FAILED);
+	close(fd);
+	p->attached = false;
+	proc_table__snapshot_some(t, 8);
+	assert_ptr_equal(p->sp, first);
+	p->attached = true;
+	proc_table__snapshot_some(t, 8);
+	assert_true(p->sp != first);
+	munmap(map, 4096);
+
 	proc_table__free(t, NULL);
 	symbolizer__free(sym);
 }
