@@ -30,6 +30,16 @@ int cli_usage_err(const struct log_ctx *lc, const char *mode, const char *fmt, .
 	return 2;
 }
 
+int cli_parse_count(const struct log_ctx *lc, const char *mode, const char *opt,
+		    const char *what, const char *arg, uint64_t min, uint64_t max, uint64_t *v)
+{
+	if (cli_parse_u64(arg, v) || *v < min || *v > max)
+		return cli_usage_err(lc, mode, "%s takes a number of %s from %llu to %llu (got '%s')",
+				     opt, what, (unsigned long long)min, (unsigned long long)max,
+				     arg);
+	return 0;
+}
+
 static int parse_pids(const struct log_ctx *lc, const char *mode, struct session_opts *so,
 		      char *arg)
 {

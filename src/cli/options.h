@@ -61,5 +61,9 @@ int cli_usage_err(const struct log_ctx *lc, const char *mode, const char *fmt, .
 
 /* A whole number (decimal or 0x hex), no sign: 0 or -1. */
 int cli_parse_u64(const char *s, uint64_t *v);
+/* The value of option `opt` (e.g. "--max-stacks"), a number of `what` from min to max, into
+ * *v: 0, or 2 after "OPT takes a number of WHAT from MIN to MAX (got 'ARG')". */
+int cli_parse_count(const struct log_ctx *lc, const char *mode, const char *opt,
+		    const char *what, const char *arg, uint64_t min, uint64_t max, uint64_t *v);
 
 #endif

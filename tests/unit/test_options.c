@@ -55,11 +55,32 @@ static void test_duration_rejected(void **state)
 			fail_msg("-d '%s' was not a usage error (duration %g)", bad[i], so.duration);
 }
 
+/* The bounded counts every mode's table sizes take (--max-stacks, --max-live). */
+static void test_count_bounds(void **state)
+{
+	struct log_ctx lc = { .prog = "ebprof" };
+	uint64_t v = 0;
+
+	(void)state;
+	assert_int_equal(cli_parse_count(&lc, "cpu", "--max-stacks", "stacks", "16", 16, 64, &v), 0);
+	assert_int_equal(v, 16);
+	assert_int_equal(cli_parse_count(&lc, "cpu", "--max-stacks", "stacks", "0x40", 16, 64, &v),
+			 0);
+	assert_int_equal(v, 64);
+	assert_int_equal(cli_parse_count(&lc, "cpu", "--max-stacks", "stacks", "15", 16, 64, &v), 2);
+	assert_int_equal(cli_parse_count(&lc, "cpu", "--max-stacks", "stacks", "65", 16, 64, &v), 2);
+	assert_int_equal(cli_parse_count(&lc, "cpu", "--max-stacks", "stacks", "-1", 0, 64, &v), 2);
+	assert_int_equal(cli_parse_count(&lc, "cpu", "--max-stacks", "stacks", "4k", 0, 1 << 20,
+					 &v), 2);
+	assert_int_equal(cli_parse_count(&lc, "cpu", "--max-stacks", "stacks", "", 0, 64, &v), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_duration_units),
 		cmocka_unit_test(test_duration_rejected),
+		cmocka_unit_test(test_count_bounds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -103,9 +103,8 @@ static int io_parse(void *mo, int c, const char *arg, struct session_opts *so,
 		o->no_kthreads = true;
 		return 0;
 	case OPT_MAX_STACKS:
-		if (cli_parse_u64(arg, &v) || v == 0 || v > (1u << 22))
-			return cli_usage_err(lc, "io", "--max-stacks takes a number of stacks from "
-					     "1 to 4194304 (got '%s')", arg);
+		if (cli_parse_count(lc, "io", "--max-stacks", "stacks", arg, 1, 1u << 22, &v))
+			return 2;
 		o->max_stacks = v;
 		return 0;
 	}

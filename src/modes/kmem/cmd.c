@@ -78,15 +78,13 @@ static int kmem_parse(void *mo, int c, const char *arg, struct session_opts *so,
 	(void)so;
 	switch (c) {
 	case OPT_MAX_STACKS:
-		if (cli_parse_u64(arg, &v) || v == 0 || v > (1u << 21))
-			return cli_usage_err(lc, "kmem", "--max-stacks takes a number of stacks "
-					     "from 1 to 2097152 (got '%s')", arg);
+		if (cli_parse_count(lc, "kmem", "--max-stacks", "stacks", arg, 1, 1u << 21, &v))
+			return 2;
 		o->max_stacks = v;
 		return 0;
 	case OPT_MAX_LIVE:
-		if (cli_parse_u64(arg, &v) || v == 0 || v > (1u << 26))
-			return cli_usage_err(lc, "kmem", "--max-live takes a number of allocations "
-					     "from 1 to 67108864 (got '%s')", arg);
+		if (cli_parse_count(lc, "kmem", "--max-live", "allocations", arg, 1, 1u << 26, &v))
+			return 2;
 		o->max_live = v;
 		return 0;
 	case OPT_MIN_AGE:

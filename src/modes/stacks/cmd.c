@@ -88,9 +88,8 @@ static int parse(void *mo, int c, const char *arg, struct session_opts *so,
 	case 'l':
 		return 0;	/* handled before parsing (it needs no target) */
 	case OPT_MAX_STACKS:
-		if (cli_parse_u64(arg, &v) || v < 16 || v > (1u << 24))
-			return cli_usage_err(lc, "stacks", "--max-stacks takes a number from 16 to "
-					     "%u, not '%s'", 1u << 24, arg);
+		if (cli_parse_count(lc, "stacks", "--max-stacks", "stacks", arg, 16, 1u << 24, &v))
+			return 2;
 		o->max_stacks = v;
 		return 0;
 	}
