@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <bpf/bpf.h>
 #include "core/bpfutil.h"
 #include "core/log.h"
 #include "core/stacks.h"
@@ -130,6 +131,25 @@ int stack_table__add(struct stack_table *t, __u64 h, const struct stack_trace *s
 	if (!t || !st)
 		return -EINVAL;
 	return put(t, h, st);
+}
+
+int stack_table__fetch(struct stack_table *t, int map_fd, __u64 h)
+{
+	struct stack_trace st;
+
+	if (!t)
+		return -EINVAL;
+	if (!h || stack_table__get(t, h))
+		return 0;
+	if (bpf_map_lookup_elem(map_fd, &h, &st))
+		return -errno;
+	return put(t, h, &st);
+}
+
+void stack_table__clear(struct stack_table *t)
+{
+	if (t)
+		clear(t);
 }
 
 uint32_t stack_table__count(const struct stack_table *t)
@@ -361,6 +381,41 @@ int stack_counts__read(int fd, pid_t only, struct stack_count **out, size_t *n)
 	*out = r.v;
 	*n = r.n;
 	return 0;
+}
+
+int stack_counts__take(int fd, struct stack_count **out, size_t *n)
+{
+	enum { BATCH = 256 };
+	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	struct stack_key keys[BATCH];
+	__u64 vals[BATCH];
+	struct counts_read r = { 0 };
+	__u32 in = 0, outb = 0, count;
+	bool first = true, done = false;
+	int err = 0;
+
+	while (!done) {
+		count = BATCH;
+		err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in, &outb, keys, vals,
+						      &count, &opts);
+		if (err == -ENOENT) {
+			done = true;
+			err = 0;
+		} else if (err) {
+			break;
+		}
+		for (__u32 i = 0; i < count && !err; i++)
+			err = collect_count(&keys[i], &vals[i], &r);
+		if (err)
+			break;
+		in = outb;
+		first = false;
+	}
+	if (r.n)
+		qsort(r.v, r.n, sizeof(*r.v), count_cmp);
+	*out = r.v;
+	*n = r.n;
+	return err;
 }
 
 uint32_t stacks__key_locs(struct profile *prof, const struct stack_table *st,

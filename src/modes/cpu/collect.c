@@ -53,6 +53,9 @@ struct cpu_collector {
 	uint64_t stop_ns;		/* CLOCK_MONOTONIC when sampling stopped */
 	struct proc_table *procs;	/* every process attached or seen (-a) */
 	uint64_t samples;		/* read out into the profile */
+	struct stack_table *wst;	/* the stacks windows have read so far */
+	uint64_t window_ns;		/* CLOCK_MONOTONIC at the start of the window */
+	uint64_t window_stats[CPU_STAT__COUNT];	/* the counters then */
 };
 
 static const char *const stat_names[CPU_STAT__COUNT] = {
@@ -175,6 +178,19 @@ static int open_events(struct cpu_collector *c)
 	return 0;
 }
 
+/* The sample types and period of a cpu profile: the run's, or a window's. */
+static int set_types(struct cpu_collector *c, struct profile *prof)
+{
+	int err = profile__add_type(prof, "samples", "count");
+
+	err = err ?: profile__add_type(prof, "cpu", "nanoseconds");
+	if (err)
+		return err;
+	prof->default_type = 0;
+	/* pprof's period: what one sample stands for */
+	return profile__set_period(prof, "cpu", "nanoseconds", c->period_ns);
+}
+
 static void *cpu_open(const struct session_env *env, void *opts)
 {
 	struct cpu_collector *c = calloc(1, sizeof(*c));
@@ -201,7 +217,8 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	c->pfds = calloc(CPU_MAX_CPUS, sizeof(*c->pfds));
 	c->links = calloc(CPU_MAX_CPUS, sizeof(*c->links));
 	c->procs = proc_table__new(env->sym);
-	if (!c->cpus || !c->pfds || !c->links || !c->procs)
+	c->wst = stack_table__new();
+	if (!c->cpus || !c->pfds || !c->links || !c->procs || !c->wst)
 		goto fail;
 	for (int i = 0; i < CPU_MAX_CPUS; i++) {
 		if (!(o->cpu_given ? o->cpus[i] : online[i]))
@@ -250,15 +267,7 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	if (open_events(c))
 		goto fail;
 
-	err = profile__add_type(prof, "samples", "count");
-	err = err ?: profile__add_type(prof, "cpu", "nanoseconds");
-	if (err) {
-		pr_err(c->lc, "cannot set up the profile: %s", strerror(-err));
-		goto fail;
-	}
-	prof->default_type = 0;
-	/* pprof's period: what one sample stands for */
-	err = profile__set_period(prof, "cpu", "nanoseconds", c->period_ns);
+	err = set_types(c, prof);
 	if (err) {
 		pr_err(c->lc, "cannot set up the profile: %s", strerror(-err));
 		goto fail;
@@ -368,13 +377,15 @@ static struct proc_info *report_proc(struct cpu_collector *c, pid_t tgid, bool e
 	return p;
 }
 
-/* Move the counts of process `only` (0: every process) into the profile: kernel frames leaf
- * first, then user frames, then with --per-thread the thread; `remove`: delete them from the
- * kernel (an exec: the same process counts on under its new program). */
-static int drain(struct cpu_collector *c, pid_t only, bool remove)
+/* Move the counts of process `only` (0: every process) into prof: kernel frames leaf first,
+ * then user frames, then with --per-thread the thread; `remove`: delete them from the kernel
+ * (an exec: the same process counts on under its new program); `take`: every process's,
+ * taken out of the kernel at once (a window). */
+static int drain(struct cpu_collector *c, struct profile *prof, pid_t only, bool remove,
+		 bool take)
 {
-	struct profile *prof = c->env.prof;
-	struct stack_table *st = stack_table__new();
+	struct stack_table *st = take ? c->wst : stack_table__new();
+	int stacks_fd = bpf_map__fd(c->skel->maps.stacks);
 	int counts_fd = bpf_map__fd(c->skel->maps.counts);
 	uint32_t *locs = malloc((2 * STACK_MAX_DEPTH + 1) * sizeof(*locs));
 	struct stack_count *v = NULL;
@@ -386,8 +397,15 @@ static int drain(struct cpu_collector *c, pid_t only, bool remove)
 		err = -ENOMEM;
 		goto out;
 	}
-	err = stack_counts__read(counts_fd, only, &v, &nv);
-	err = err ?: stack_table__read(st, bpf_map__fd(c->skel->maps.stacks));
+	err = take ? stack_counts__take(counts_fd, &v, &nv)
+		   : stack_counts__read(counts_fd, only, &v, &nv);
+	if (!take)
+		err = err ?: stack_table__read(st, stacks_fd);
+	for (size_t i = 0; take && i < nv; i++) {
+		/* a stack missing from the map (emptied since) leaves its sample without it */
+		stack_table__fetch(st, stacks_fd, v[i].k.ustack);
+		stack_table__fetch(st, stacks_fd, v[i].k.kstack);
+	}
 	if (err) {
 		pr_warn(c->lc, "reading the kernel's sample counts failed: %s; the report may be "
 			"incomplete", strerror(-err));
@@ -401,7 +419,14 @@ static int drain(struct cpu_collector *c, pid_t only, bool remove)
 		uint32_t n;
 
 		if (!p || p->pid != (pid_t)e->k.tgid) {
-			p = report_proc(c, e->k.tgid, remove);
+			/* a window's processes keep their last snapshot: a new one each
+			 * second would read every process's maps file every second */
+			p = take ? proc_table__add(c->procs, e->k.tgid)
+				 : report_proc(c, e->k.tgid, remove);
+			if (p && take && !p->sp)
+				snapshot(c, p);
+			if (p && take && !p->comm[0])
+				p = report_proc(c, e->k.tgid, true);
 			if (!p) {
 				err = -ENOMEM;
 				goto out;
@@ -427,7 +452,8 @@ static int drain(struct cpu_collector *c, pid_t only, bool remove)
 			prof_process__add_stat(prof, pp, "samples", e->n);
 			prof_process__add_stat(prof, pp, "cpu_ns", e->n * c->period_ns);
 		}
-		c->samples += e->n;
+		if (!take)
+			c->samples += e->n;
 		if (remove)
 			bpf_map_delete_elem(counts_fd, &e->k);
 	}
@@ -436,7 +462,8 @@ out:
 		pr_warn(c->lc, "building the profile failed: %s", strerror(-err));
 	free(v);
 	free(locs);
-	stack_table__free(st);
+	if (!take)
+		stack_table__free(st);
 	return err;
 }
 
@@ -462,6 +489,21 @@ static uint64_t stat_sum(struct cpu_collector *c, enum cpu_stat s)
 	return bpfutil__percpu_sum(bpf_map__fd(c->skel->maps.stats), s);
 }
 
+static int delete_key(const void *k, const void *v, void *ctx)
+{
+	bpf_map_delete_elem(*(int *)ctx, k);
+	return 0;
+}
+
+/* Empty the kernel's stack map and the windows' copy of it. */
+static void clear_stacks(struct cpu_collector *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.stacks);
+
+	bpfutil__map_for_each(fd, sizeof(__u64), sizeof(struct stack_trace), delete_key, &fd);
+	stack_table__clear(c->wst);
+}
+
 static void cpu_progress(void *m, char *buf, size_t len)
 {
 	struct cpu_collector *c = m;
@@ -483,7 +525,7 @@ static void cpu_finalize(void *m, pid_t pid, bool exec)
 	/* held at its exit (or exec) stop: its mappings are still readable */
 	snapshot(c, p);
 	if (exec)
-		drain(c, pid, true);
+		drain(c, c->env.prof, pid, true, false);
 }
 
 /* Not at its exit stop (retire): the kernel's exit path after it (exit_mmap unmapping its
@@ -525,7 +567,7 @@ static void cpu_finish(void *m)
 	char cpus[256];
 	int len = 0;
 
-	drain(c, 0, false);
+	drain(c, prof, 0, false, false);
 	for (int s = CPU_STAT_STACKS_FULL; s < CPU_STAT__COUNT; s++) {
 		if (s == CPU_STAT_NOTES_FULL && !c->env.all)
 			continue;	/* a reason of -a only */
@@ -566,6 +608,41 @@ static void cpu_finish(void *m)
 	profile__add_info(prof, "samples_lost", "%llu", (unsigned long long)lost);
 }
 
+/* A window: the counts taken out of the kernel (the run's profile at the end has only what no
+ * window took), the drops counted since the last one. The stacks stay interned: a stack seen
+ * again costs nothing; the table is emptied when it is three quarters full, and the few
+ * samples counted between that and the window's read then go without their stacks. */
+static int cpu_window(void *m, struct profile *into)
+{
+	struct cpu_collector *c = m;
+	uint64_t now = mono_ns(), from = c->window_ns ? c->window_ns : c->env.start_ns;
+	int err;
+
+	if (!into->ntypes) {
+		err = set_types(c, into);
+		if (err)
+			return err;
+	}
+	err = drain(c, into, 0, false, true);
+	for (int s = CPU_STAT_SAMPLES; s < CPU_STAT__COUNT; s++) {
+		uint64_t v = stat_sum(c, s);
+
+		if (s == CPU_STAT_NOTES_FULL && !c->env.all)
+			continue;
+		if (s != CPU_STAT_SAMPLES)
+			profile__add_drop(into, stat_names[s], v - c->window_stats[s]);
+		c->window_stats[s] = v;
+	}
+	/* the windows' copy holds about what the map does: every stack a window counted */
+	if ((uint64_t)stack_table__count(c->wst) * 4 > (uint64_t)c->opts.max_stacks * 3)
+		clear_stacks(c);
+	profile__add_info(into, "rate", "%u Hz", c->opts.hz);
+	profile__add_info(into, "cpus", "%d", c->ncpus);
+	profile__add_info(into, "window", "%.2f s", (now - from) / 1e9);
+	c->window_ns = now;
+	return err;
+}
+
 static void cpu_detach(void *m)
 {
 	struct cpu_collector *c = m;
@@ -591,6 +668,7 @@ static void cpu_close(void *m)
 	ring_buffer__free(c->rb);
 	cpu_bpf__destroy(c->skel);
 	proc_table__free(c->procs, NULL);
+	stack_table__free(c->wst);
 	free(c->cpus);
 	free(c->pfds);
 	free(c->links);
@@ -606,6 +684,7 @@ const struct mode_ops cpu_mode_ops = {
 	.attach_all = cpu_attach_all,
 	.tick = cpu_tick,
 	.progress = cpu_progress,
+	.window = cpu_window,
 	.finalize = cpu_finalize,
 	.reaped = cpu_reaped,
 	.stop = cpu_stop,
