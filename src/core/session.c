@@ -86,6 +86,13 @@ void session__clear_progress(struct session *s)
 		s->progress_shown = false;
 }
 
+void session__request_stop(struct session *s)
+{
+	s->stop = true;
+	if (s->child && !s->child_reaped)
+		kill(s->child, SIGTERM);
+}
+
 bool session__stopping(const struct session *s)
 {
 	return s->stop;
@@ -821,8 +828,8 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 	self = join_args(so->self_argc, so->self_argv);
 	profile__set_meta(s.prof, command, u.release, self, s.start_wall,
 			  (int64_t)(mono_ns() - s.start_mono));
-	rc = session__write_outputs(lc, s.prof, &so->out, (char *const *)so->outputs,
-				    so->noutputs);
+	rc = so->no_report ? 0 : session__write_outputs(lc, s.prof, &so->out,
+						       (char *const *)so->outputs, so->noutputs);
 	if (rc)
 		save_fallback(&s);
 	if (rc == 0 && ops->verdict)
