@@ -1,0 +1,187 @@
+/* ebprof top: the command line of the live view (its own options; the shared ones are
+ * cli/options.c's), run through the shared session. */
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli/cli.h"
+#include "cli/options.h"
+#include "core/session.h"
+#include "modes/top/top.h"
+#include "util/util.h"
+
+#define DEFAULT_MAX_STACKS (1u << 14)
+
+enum {
+	OPT_NO_COLOR = OPT_MODE_BASE,
+	OPT_MAX_STACKS,
+};
+
+static const struct option top_longopts[] = {
+	{ "interval", required_argument, NULL, 'i' },
+	{ "batch", no_argument, NULL, 'b' },
+	{ "iterations", required_argument, NULL, 'n' },
+	{ "no-color", no_argument, NULL, OPT_NO_COLOR },
+	{ "frequency", required_argument, NULL, 'F' },
+	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
+	{ 0 },
+};
+
+static const char top_usage[] =
+	"Usage: ebprof top [OPTIONS]                   every process (the default)\n"
+	"       ebprof top [OPTIONS] -p PID[,PID...]\n"
+	"       ebprof top [OPTIONS] -- CMD [ARGS...]\n"
+	"\n"
+	"A live view of where the CPU goes, from the same BPF programs and stacks as the\n"
+	"recording modes: a header (CPUs, load, sampling rate, drops), a table of processes\n"
+	"(CPU% is percent of one CPU, from cpu-clock sampling at 99 Hz on every CPU), and a\n"
+	"panel with the selected process's hottest functions, or its stacks. Refreshed every\n"
+	"interval with what was counted during it (a window).\n"
+	"\n"
+	"Keys: Up/Down or j/k select, Enter shows the selected process's stacks (again: its\n"
+	"functions), Tab or 1-5 switch the view (cpu, mem, offcpu, lock, io: those built in;\n"
+	"cpu today), s cycles the sort column, / filters by name, p pauses, w writes the window\n"
+	"shown to a file (any format of -o, by extension), ? help, q quits (Ctrl-C too).\n"
+	"\n"
+	"Targets:\n"
+	"  -a, --all              every process, kernel threads included (the default)\n"
+	"  -p, --pid PID[,PID]    only these processes (repeatable)\n"
+	"      --follow           with -p: also the processes they create\n"
+	"  -d, --duration TIME    stop after TIME: 500ms, 30s, 5m, or plain seconds\n"
+	"  -- CMD [ARGS...]       launch a command and watch it (q ends it: SIGTERM); its output\n"
+	"                         goes to the same terminal, so redirect it\n"
+	"\n"
+	"View:\n"
+	"  -i, --interval SECS    refresh (and window) every SECS seconds (default 1; 0.1 to 3600)\n"
+	"  -b, --batch            no screen: print the table every interval, as top -b (for a\n"
+	"                         pipe or a file; the default when stdout is not a terminal is\n"
+	"                         to refuse)\n"
+	"  -n, --iterations N     stop after N intervals\n"
+	"      --top N            rows printed per interval with --batch (default: all)\n"
+	"      --no-color         no colours (also when NO_COLOR is set)\n"
+	"      --inverted         flame graphs written with w are icicles\n"
+	"\n"
+	"Sampling:\n"
+	"  -F, --frequency HZ     cpu samples per second of CPU time, on each CPU (default 99)\n"
+	"      --max-stacks N     distinct stacks kept (default 16384); past it a sample loses\n"
+	"                         its stack or is lost, counted as a drop in the header\n"
+	"\n"
+	"  -q, --quiet            accepted, as in every mode (top has no progress line)\n"
+	"  -v, --verbose          say what is attached where\n"
+	"  -h, --help             this help\n"
+	"\n"
+	"Examples:\n"
+	"  sudo ebprof top                          every process\n"
+	"  sudo ebprof top -p 4242                  one process, its hottest functions\n"
+	"  sudo ebprof top -b -n 5 -i 2 > top.txt   five 2 s tables, no screen\n"
+	"  sudo ebprof top -- ./myprog > out.log    launch a program and watch it\n"
+	"\n"
+	"Exit status: 0 (or the command's); 1 when tracing fails; 2 on a usage error.\n";
+
+static int top_parse(void *mo, int c, const char *arg, struct session_opts *so,
+		     const struct log_ctx *lc)
+{
+	struct top_opts *o = mo;
+	uint64_t v;
+	double d;
+	char *end;
+
+	switch (c) {
+	case 'i':
+		d = strtod(arg, &end);
+		if (end == arg || *end || !(d >= 0.1 && d <= 3600))
+			return cli_usage_err(lc, "top", "-i takes an interval in seconds from 0.1 "
+					     "to 3600, e.g. -i 2 or -i 0.5 (got '%s')", arg);
+		o->interval_ns = d * 1e9;
+		return 0;
+	case 'b':
+		o->batch = true;
+		return 0;
+	case 'n':
+		if (cli_parse_count(lc, "top", "-n", "intervals", arg, 1, 1000000000, &v))
+			return 2;
+		o->iterations = v;
+		return 0;
+	case OPT_NO_COLOR:
+		o->color = false;
+		return 0;
+	case 'F':
+		if (cli_parse_u64(arg, &v) || v == 0 || v > UINT32_MAX)
+			return cli_usage_err(lc, "top", "-F takes a sampling rate in Hz above 0, "
+					     "e.g. -F 99 (got '%s')", arg);
+		o->cpu.hz = v;
+		return 0;
+	case OPT_MAX_STACKS:
+		if (cli_parse_count(lc, "top", "--max-stacks", "stacks", arg, 1, 1u << 22, &v))
+			return 2;
+		o->cpu.max_stacks = v;
+		return 0;
+	}
+	return cli_usage_err(lc, "top", "unknown option");
+}
+
+static int top_check(void *mo, struct session_opts *so, const struct log_ctx *lc)
+{
+	struct top_opts *o = mo;
+	uint32_t max = cpu_max_hz();
+
+	if (so->noutputs)
+		return cli_usage_err(lc, "top", "ebprof top writes no report at the end: press w "
+				     "in the view to write the window shown, or record with a mode "
+				     "(e.g. ebprof cpu -o FILE)");
+	if (o->cpu.hz > max)
+		return cli_usage_err(lc, "top", "-F %u is above this machine's highest sampling "
+				     "rate, %u Hz; use -F %u or less", o->cpu.hz, max, max);
+	if (!o->batch && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)))
+		return cli_usage_err(lc, "top", "standard %s is not a terminal: use --batch (-b) "
+				     "for a table every interval, or record with a mode (e.g. "
+				     "ebprof cpu -a -d 10 -o FILE)",
+				     isatty(STDOUT_FILENO) ? "input" : "output");
+	return 0;
+}
+
+static const struct mode_cli top_cli = {
+	.name = "top",
+	.usage = top_usage,
+	.longopts = top_longopts,
+	.shortopts = "i:bn:F:",
+	.parse = top_parse,
+	.check = top_check,
+	.no_sort = true,
+	.default_all = true,
+};
+
+int cmd_top(int argc, char **argv, struct log_ctx *lc)
+{
+	struct session_opts so = { 0 };
+	struct top_opts *o = calloc(1, sizeof(*o));
+	const char *nc = getenv("NO_COLOR");
+	int rc;
+
+	if (!o) {
+		fprintf(stderr, "ebprof: out of memory\n");
+		return 1;
+	}
+	o->interval_ns = 1000000000ull;
+	o->color = !(nc && *nc);
+	o->cpu.hz = CPU_DEFAULT_HZ;
+	o->cpu.max_stacks = DEFAULT_MAX_STACKS;
+	rc = cli_parse(argc, argv, lc, &top_cli, &so, o);
+	if (rc) {
+		free(o);
+		return rc < 0 ? 0 : rc;
+	}
+	o->rows = so.out.top;
+	o->out = so.out;
+	if (!o->out.top)
+		o->out.top = 10;	/* w's text report: the recording modes' default */
+	so.quiet = true;	/* the view is the progress */
+	so.no_report = true;
+	/* as cpu: start-up's large buffers stay in the heap rather than mmap'd and unmapped */
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	mallopt(M_TRIM_THRESHOLD, 128 << 20);
+	rc = session__run(&so, &top_mode_ops, o, lc);
+	free(o);
+	return rc;
+}

@@ -1,0 +1,26 @@
+/* ebprof top as a mode of the session: it runs other modes' collectors side by side (cpu
+ * today; each mode that has a window hook and a struct top_source can join), reads their
+ * windows every interval into the top model, and draws it (src/top/) or prints it (--batch). */
+#ifndef EBPROF_TOP_TOP_H
+#define EBPROF_TOP_TOP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "core/mode.h"
+#include "modes/cpu/collect.h"
+#include "output/output.h"
+
+struct top_opts {
+	uint64_t interval_ns;	/* -i */
+	bool batch;		/* -b: print the table every interval */
+	uint64_t iterations;	/* -n: stop after this many intervals (0: no limit) */
+	bool color;		/* not --no-color nor NO_COLOR */
+	uint32_t rows;		/* --top: rows printed in batch mode (0: all) */
+	struct output_opts out;	/* for w */
+	struct cpu_opts cpu;	/* the cpu mode's, for its collector */
+};
+
+/* open takes a struct top_opts. */
+extern const struct mode_ops top_mode_ops;
+
+#endif
