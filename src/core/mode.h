@@ -93,7 +93,8 @@ struct mode_ops {
 	 * Move what was counted since the last window (or the start) into `into`, a new empty
 	 * profile, and start the next window: the mode's sample types (as open sets them on the
 	 * run's profile), the samples, the processes with their stats, the drops counted in the
-	 * window, and the run fact "window" (its length, e.g. "1.00 s"). Counting goes on; what
+	 * window, its length in duration_nanos (from the start of counting, for the first) and
+	 * as the run fact "window" ("1.00 s"). Counting goes on; what
 	 * a window took is not in the run's profile at the end. For live views (ebprof top)
 	 * and periodic exports. NULL: the mode has no windows. 0 or a negative errno.
 	 */

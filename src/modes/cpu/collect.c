@@ -302,6 +302,7 @@ static int start(struct cpu_collector *c)
 		}
 	}
 	c->started = true;
+	c->window_ns = mono_ns();	/* the first window starts with sampling */
 	pr_info(c->lc, "sampling %d CPUs every %llu ns of CPU time", c->ncpus,
 		(unsigned long long)c->period_ns);
 	return 0;
@@ -639,6 +640,7 @@ static int cpu_window(void *m, struct profile *into)
 	profile__add_info(into, "rate", "%u Hz", c->opts.hz);
 	profile__add_info(into, "cpus", "%d", c->ncpus);
 	profile__add_info(into, "window", "%.2f s", (now - from) / 1e9);
+	into->duration_nanos = now - from;
 	c->window_ns = now;
 	return err;
 }

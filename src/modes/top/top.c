@@ -231,7 +231,7 @@ static void headers(struct top *t, char *h1, size_t l1, char *h2, size_t l2)
 	snprintf(h1, l1, "ebprof top - %s  %s CPUs  load %.2f %.2f %.2f  cpu %s  window %.2f s  "
 		 "drops %llu%s", clock, cpus ? cpus : "?", la[0], la[1], la[2], rate ? rate : "?",
 		 top_model__secs(t->model), (unsigned long long)drops, why);
-	snprintf(h2, l2, "tracing %s: %u processes on CPU, %.1f%% CPU (%% of one CPU), sampled",
+	snprintf(h2, l2, "tracing %s: %u processes sampled on CPU, %.1f%% of one CPU in all",
 		 t->target, top_model__nrows(t->model), busy);
 }
 
@@ -256,9 +256,12 @@ static void read_windows(struct top *t)
 			wins[i] = NULL;
 			continue;
 		}
+		/* the mode's own window: the first starts when its counting did, not now */
+		if (i == 0 && wins[i]->duration_nanos > 0)
+			secs = wins[i]->duration_nanos / 1e9;
 		profile__set_meta(wins[i], NULL, u.release, "ebprof top",
-				  (int64_t)time(NULL) * 1000000000ll - (int64_t)(secs * 1e9),
-				  (int64_t)(secs * 1e9));
+				  (int64_t)time(NULL) * 1000000000ll - wins[i]->duration_nanos,
+				  wins[i]->duration_nanos);
 	}
 	t->last_ns = now;
 	t->windows++;
@@ -272,7 +275,12 @@ static void read_windows(struct top *t)
 	if (t->view)
 		top_view__draw(t->view, t->model, h1, h2);
 	else
-		top_model__print(t->model, stdout, h1, t->o.rows);
+	{
+		char head[800];
+
+		snprintf(head, sizeof(head), "%s\n%s", h1, h2);
+		top_model__print(t->model, stdout, head, t->o.rows);
+	}
 	if (t->o.iterations && t->windows >= t->o.iterations)
 		session__request_stop(t->env.s);
 }
@@ -371,7 +379,8 @@ static void top_reaped(void *m, pid_t pid)
 }
 
 /* The terminal is given back first: quitting shows the shell at once. No finish: there is no
- * report, so what the last window did not take is not read. */
+ * report. --batch prints the last, shorter window (sampling is off by then: one cut), so that
+ * its tables add up to the whole run, unless -n ended it right after a window. */
 static void top_stop(void *m)
 {
 	struct top *t = m;
@@ -380,6 +389,9 @@ static void top_stop(void *m)
 	EACH_PART(t, p)
 		if (p->def->ops->stop)
 			p->def->ops->stop(p->m);
+	if (t->o.batch && !(t->o.iterations && t->windows >= t->o.iterations) &&
+	    mono_ns() - t->last_ns >= 10000000)
+		read_windows(t);
 }
 
 static void top_detach(void *m)

@@ -1,0 +1,245 @@
+#!/usr/bin/env bats
+# ebprof top end to end: the screen in tmux (160x48) on the cpuburn fixture (one spinning thread,
+# 3/4 of its time in burn_heavy), the keys through send-keys and capture-pane, quitting (q,
+# Ctrl-C) with nothing of its own left loaded; --batch's CPU% against the kernel's own account
+# of the fixture's CPU time (/proc/PID/stat) and against the fixture's getrusage; bad input.
+
+load helpers
+
+setup() {
+	: "${EBPROF:?run through tests/run-e2e.sh}"
+	T=$(mktemp -d /tmp/ebprof-e2e.XXXXXX)
+	BG_PIDS=()
+	S="ebprof-top-$$-${BATS_TEST_NUMBER}"
+}
+
+teardown() {
+	tmux kill-session -t "$S" 2>/dev/null || true
+	for p in "${BG_PIDS[@]}"; do
+		kill -9 "$p" 2>/dev/null || true
+	done
+	rm -rf "$T"
+}
+
+# Run `ebprof top ARGS` in a detached tmux session of 160x48; its exit status goes to $T/rc.
+start_top() {
+	printf '#!/bin/bash\n"$@"\necho $? > %q/rc\nsleep 600\n' "$T" > "$T/run.sh"
+	tmux new-session -d -s "$S" -x 160 -y 48 bash "$T/run.sh" "$EBPROF" top "$@"
+	local i pane
+	pane=$(tmux display-message -p -t "$S" '#{pane_pid}')
+	for i in $(seq 100); do
+		TOP_PID=$(pgrep -P "$pane" -x ebprof) && return 0
+		sleep 0.05
+	done
+	echo "ebprof top did not start" >&2
+	return 1
+}
+
+screen() {
+	tmux capture-pane -p -t "$S"
+}
+
+# Wait until the screen matches the ERE $1, at most $2 seconds (default 5).
+wait_screen() {
+	local i
+	for ((i = 0; i < ${2:-5} * 20; i++)); do
+		screen | grep -qE -- "$1" && return 0
+		sleep 0.05
+	done
+	echo "the screen never matched '$1':" >&2
+	screen >&2
+	return 1
+}
+
+# The BPF programs a process holds (ids), from its file descriptors.
+held_progs() {
+	sed -n 's/^prog_id:[[:space:]]*//p' /proc/"$1"/fdinfo/* 2>/dev/null | sort -u
+}
+
+# None of these program ids is loaded any more (the kernel frees them a little after their
+# last holder: 2 s).
+assert_unloaded() {
+	local id i left
+	for i in $(seq 40); do
+		left=
+		for id in "$@"; do
+			bpftool prog show id "$id" >/dev/null 2>&1 && left="$left $id"
+		done
+		[ -z "$left" ] && return 0
+		sleep 0.05
+	done
+	echo "still loaded:$left" >&2
+	return 1
+}
+
+# Wait for ebprof top's exit status, at most $1 seconds; prints it.
+wait_rc() {
+	local i
+	for ((i = 0; i < $1 * 20; i++)); do
+		[ -s "$T/rc" ] && { cat "$T/rc"; return 0; }
+		sleep 0.05
+	done
+	echo "ebprof top did not exit within $1 s" >&2
+	return 1
+}
+
+@test "top: the fixture within 5 s at >= 50% CPU, burn_heavy in its panel; q exits 0 in 2 s, its programs gone" {
+	bg "$FIX/cpuburn" 120
+	start_top -p "$BG"
+	wait_screen "^ +$BG cpuburn +[0-9]+\.[0-9]" 5
+	wait_screen "^ +[0-9.]+ +[0-9.]+  burn_heavy$" 5
+	pct=$(screen | awk -v p="$BG" '$1 == p && $2 == "cpuburn" { print $3; exit }')
+	echo "CPU% $pct"
+	awk -v v="$pct" 'BEGIN { exit !(v >= 50) }'
+	screen | grep -q "hottest functions of cpuburn $BG"
+	mapfile -t progs < <(held_progs "$TOP_PID")
+	echo "programs held: ${progs[*]}"
+	[ "${#progs[@]}" -ge 1 ]
+	bpftool prog show id "${progs[0]}" | grep -q 'name cpu_sample'
+	tmux send-keys -t "$S" q
+	rc=$(wait_rc 2)
+	[ "$rc" -eq 0 ]
+	assert_unloaded "${progs[@]}"
+	# the terminal is back as it was: the view is gone from the screen
+	! screen | grep -q 'ebprof top -'
+	kill -0 "$BG"
+}
+
+@test "top: keys: filter, stacks, help, sort, views, pause, write, resize; Ctrl-C exits 0" {
+	# a name of its own: other runs on the machine may spin a cpuburn too
+	name="tb$$"
+	cp "$FIX/cpuburn" "$T/$name"
+	bg "$T/$name" 120
+	start_top
+	wait_screen '^ebprof top - .* CPUs  load ' 5
+	tmux send-keys -t "$S" / "$name" Enter
+	wait_screen "filter: $name" 2
+	wait_screen "^ +$BG $name " 5
+	# only its row under the filter
+	[ "$(screen | awk '/^ +PID COMMAND/ { t = 1; next } /SELF%|hottest/ { t = 0 } t && NF >= 3' | wc -l)" -eq 1 ]
+	wait_screen "burn_heavy$" 5
+	# Enter: the selected process's stacks, leaf first
+	tmux send-keys -t "$S" Enter
+	wait_screen "hottest stacks of $name $BG" 2
+	wait_screen "burn_heavy < burn < main" 5
+	tmux send-keys -t "$S" Enter
+	wait_screen "hottest functions of $name $BG" 2
+	# help, closed by any key
+	tmux send-keys -t "$S" '?'
+	wait_screen "^ebprof top: keys" 2
+	tmux send-keys -t "$S" x
+	wait_screen "sort: CPU%" 2
+	# s: the next sort column (after CPU%, the PID)
+	tmux send-keys -t "$S" s
+	wait_screen "sort: PID" 2
+	tmux send-keys -t "$S" s
+	wait_screen "sort: CPU%" 2
+	# views: Tab stays on the only one; 3 names what is missing
+	tmux send-keys -t "$S" Tab
+	wait_screen "view: \[cpu\]" 2
+	tmux send-keys -t "$S" 3
+	wait_screen "no offcpu view" 2
+	# pause: the clock in the header stops with the table
+	tmux send-keys -t "$S" p
+	wait_screen "\[paused\]" 2
+	tmux send-keys -t "$S" p
+	wait_screen "filter: $name$" 2
+	# w: the window shown, as folded stacks
+	tmux send-keys -t "$S" w
+	wait_screen "write the window to" 2
+	tmux send-keys -t "$S" "$T/win.folded" Enter
+	wait_screen "wrote $T/win.folded \(folded" 3
+	grep -q "^$name ($BG);.*;main;burn;burn_heavy [0-9]*$" "$T/win.folded"
+	# a bad name is a message, not an exit
+	tmux send-keys -t "$S" w "$T/win.xyz" Enter
+	wait_screen "cannot tell the format of '$T/win.xyz'" 2
+	# resize: drawn again at the new size
+	tmux resize-window -t "$S" -x 90 -y 20
+	sleep 1.5
+	wait_screen '^ebprof top - ' 3
+	[ "$(screen | awk '{ if (length($0) > m) m = length($0) } END { print m }')" -le 90 ]
+	wait_screen "^ +$BG $name " 3
+	mapfile -t progs < <(held_progs "$TOP_PID")
+	[ "${#progs[@]}" -ge 1 ]
+	tmux send-keys -t "$S" C-c
+	rc=$(wait_rc 2)
+	[ "$rc" -eq 0 ]
+	assert_unloaded "${progs[@]}"
+}
+
+# utime + stime of a process, in clock ticks.
+stat_ticks() {
+	awk '{ sub(/^.*\) /, ""); print $12 + $13 }' /proc/"$1"/stat
+}
+
+@test "top -b: the fixture's CPU% agrees with /proc/PID/stat over the same run" {
+	bg "$FIX/cpuburn" 120
+	hz=$(getconf CLK_TCK)
+	t0=$(date +%s.%N)
+	s0=$(stat_ticks "$BG")
+	"$EBPROF" top -b -n 4 -p "$BG" > "$T/out"
+	s1=$(stat_ticks "$BG")
+	t1=$(date +%s.%N)
+	cat "$T/out"
+	# the windows: each header's length, the fixture's CPU% in it
+	seen=$(awk -v p="$BG" '/^ebprof top - / { match($0, /window [0-9.]+ s/); w = substr($0, RSTART + 7, RLENGTH - 9) } $1 == p { s += w * $3 / 100; n++ }
+		END { printf "%.3f %d", s, n }' "$T/out")
+	windows=$(awk '/^ebprof top - / { match($0, /window [0-9.]+ s/); s += substr($0, RSTART + 7, RLENGTH - 9) }
+		END { printf "%.3f", s }' "$T/out")
+	read -r cpu n <<<"$seen"
+	echo "ebprof: ${cpu} s of CPU in ${windows} s of windows ($n); /proc: $(((s1 - s0))) ticks in $(echo "$t1 - $t0" | bc) s"
+	[ "$n" -eq 4 ]
+	# the kernel's account covers the windows and ebprof's start and exit: ebprof never sees
+	# more than it (a sample each 10.1 ms of CPU: 5% and a tick of slack), and over the
+	# windows it sees its rate, loosely (a loaded 2-core VM moves the fixture's share)
+	awk -v e="$cpu" -v k="$((s1 - s0))" -v hz="$hz" 'BEGIN { exit !(e <= k / hz * 1.05 + 0.05) }'
+	awk -v e="$cpu" -v w="$windows" -v k="$((s1 - s0))" -v hz="$hz" -v d="$(echo "$t1 - $t0" | bc)" \
+		'BEGIN { r1 = e / w; r2 = k / hz / d; print r1, r2; exit !(r1 >= r2 * 0.75 - 0.05) }'
+}
+
+@test "top -b -- cpuburn: the windows add up to the fixture's own CPU time within 10%" {
+	"$EBPROF" top -b -- "$FIX/cpuburn" 1.5 > "$T/out"
+	cat "$T/out"
+	cpu_ms=$(awk '/^cpu_ms/ { print $2 }' "$T/out")
+	seen_ms=$(awk '/^ebprof top - / { match($0, /window [0-9.]+ s/); w = substr($0, RSTART + 7, RLENGTH - 9) } $2 == "cpuburn" { s += w * $3 * 10 }
+		END { printf "%d", s }' "$T/out")
+	echo "cpuburn says $cpu_ms ms, ebprof top $seen_ms ms"
+	[ "$cpu_ms" -ge 1500 ]
+	[ $((seen_ms * 100)) -ge $((cpu_ms * 90)) ]
+	[ $((seen_ms * 100)) -le $((cpu_ms * 110)) ]
+}
+
+@test "top: bad input: a clear sentence and exit 2 (not a terminal, -o, -i, -n, -F); a missing PID exits 1" {
+	run "$EBPROF" top -p 1
+	[ "$status" -eq 2 ]
+	[[ $output == *"standard output is not a terminal: use --batch (-b)"* ]]
+	run "$EBPROF" top -b -o "$T/x.json"
+	[ "$status" -eq 2 ]
+	[[ $output == *"writes no report at the end: press w"* ]]
+	run "$EBPROF" top -b -i 0
+	[ "$status" -eq 2 ]
+	[[ $output == *"-i takes an interval in seconds from 0.1 to 3600"* ]]
+	run "$EBPROF" top -b -n 0
+	[ "$status" -eq 2 ]
+	[[ $output == *"-n takes a number of intervals from 1"* ]]
+	run "$EBPROF" top -b -F 0
+	[ "$status" -eq 2 ]
+	run "$EBPROF" top -b -n 1 -p 4194303
+	[ "$status" -eq 1 ]
+	[[ $output == *"cannot attach to PID 4194303: no such process"* ]]
+	run "$EBPROF" top --help
+	[ "$status" -eq 0 ]
+	[[ $output == *"Usage: ebprof top"* ]]
+}
+
+@test "top: SIGTERM ends the view with exit 0 and gives the terminal back" {
+	bg "$FIX/cpuburn" 120
+	start_top -p "$BG" --no-color
+	wait_screen "^ +$BG cpuburn " 5
+	mapfile -t progs < <(held_progs "$TOP_PID")
+	kill -TERM "$TOP_PID"
+	rc=$(wait_rc 2)
+	[ "$rc" -eq 0 ]
+	assert_unloaded "${progs[@]}"
+	! screen | grep -q 'ebprof top -'
+}
