@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "profile/profile.h"
 #include "top/model.h"
 #include "top/view.h"
 
@@ -254,6 +255,13 @@ void top_view__draw(struct top_view *v, struct top_model *m, const char *head1,
 			line(y + i, buf);
 		}
 		free(pl);
+		if (!np && pid) {
+			const struct profile *w = top_model__window(m, top_model__view(m));
+
+			line(y, w && !w->nsamples ? "  (no stacks in this view's windows: this mode "
+			     "gives the table its columns only, for now)" :
+			     "  (nothing counted for it in the window shown)");
+		}
 		y += panel_h - 1;
 	}
 

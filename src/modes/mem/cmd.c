@@ -21,6 +21,7 @@
 #include "core/session.h"
 #include "core/target.h"
 #include "modes/mem/collect.h"
+#include "modes/mem/mode.h"
 #include "modes/mem/ready.h"
 #include "output/render.h"
 #include "util/util.h"
@@ -29,17 +30,6 @@
 
 #define usage_err(lc, ...) cli_usage_err(lc, "mem", __VA_ARGS__)
 
-struct mem_opts {
-	struct mem_collector_opts col;
-	bool leaks;		/* reachability scans at exit and at the end */
-	unsigned heuristics;	/* memcheck's leak heuristics (bit set) */
-	const char *suppressions;
-	struct prof_suppressions *supp;
-	bool fail_on_leak;
-	bool temp_set;		/* --temp-threshold given */
-	struct probes_opts probes;	/* --allocator, --lib, --symbol-prefix */
-};
-
 /* The mode's state during a run. */
 struct mem_mode {
 	const struct session_env *env;
@@ -47,6 +37,7 @@ struct mem_mode {
 	struct mem_collector *col;
 	struct mem_totals tot;	/* at the last tick, for the progress line */
 	bool launched;		/* the launched command has been attached (or failed to) */
+	uint64_t win_ns;	/* CLOCK_MONOTONIC at the start of the window (0: the run's) */
 };
 
 static const char mem_usage[] =
@@ -801,12 +792,30 @@ static int mem_verdict(void *mv)
 										  : 0;
 }
 
+/* A window for live views: the processes' allocations since the last one, what they hold. */
+static int mem_window(void *mv, struct profile *into)
+{
+	struct mem_mode *mm = mv;
+	struct mem_opts *o = mm->o;
+	uint64_t now = mono_ns(), from = mm->win_ns ? mm->win_ns : mm->env->start_ns;
+	int err = 0;
+
+	if (!into->ntypes)
+		err = o->col.sample_mode == MEM_SAMPLE_ALLOC_ONLY ? mem_profile__init_alloc_only(into)
+								   : mem_profile__init(into, false);
+	err = err ?: mem_collector__window(mm->col, into);
+	into->duration_nanos = now - from;
+	profile__add_info(into, "window", "%.2f s", (now - from) / 1e9);
+	mm->win_ns = now;
+	return err;
+}
+
 static void mem_detach(void *mv)
 {
 	mem_collector__detach(((struct mem_mode *)mv)->col);
 }
 
-static const struct mode_ops mem_mode_ops = {
+const struct mode_ops mem_mode_ops = {
 	.name = "mem",
 	.preflight = PREFLIGHT_UPROBES,
 	.open = mem_open,
@@ -816,6 +825,7 @@ static const struct mode_ops mem_mode_ops = {
 	.attach_all = mem_attach_all,
 	.tick = mem_tick,
 	.progress = mem_progress,
+	.window = mem_window,
 	.inspect = mem_inspect,
 	.thread_exit = mem_thread_exit,
 	.finalize = mem_finalize,
@@ -834,16 +844,22 @@ static const struct mode_cli mem_cli = {
 	.check = mem_check,
 };
 
-int cmd_mem(int argc, char **argv, struct log_ctx *lc)
+void mem_opts__init(struct mem_opts *o)
 {
-	struct session_opts so = { .out = { .top = 10, .sort = OUTPUT_SORT_BYTES } };
-	struct mem_opts o = {
+	*o = (struct mem_opts){
 		.col = { .max_live = 1 << 21, .max_stacks = 1 << 15, .max_procs = 1024,
 			 .min_size = 0, .max_size = UINT64_MAX },
 		.heuristics = LEAK_HEUR_ALL,
 	};
+}
+
+int cmd_mem(int argc, char **argv, struct log_ctx *lc)
+{
+	struct session_opts so = { .out = { .top = 10, .sort = OUTPUT_SORT_BYTES } };
+	struct mem_opts o;
 	int rc;
 
+	mem_opts__init(&o);
 	rc = cli_parse(argc, argv, lc, &mem_cli, &so, &o);
 	if (rc)
 		return rc < 0 ? 0 : rc;

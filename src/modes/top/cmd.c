@@ -16,6 +16,7 @@
 enum {
 	OPT_NO_COLOR = OPT_MODE_BASE,
 	OPT_MAX_STACKS,
+	OPT_NO_MEM,
 };
 
 static const struct option top_longopts[] = {
@@ -25,6 +26,7 @@ static const struct option top_longopts[] = {
 	{ "no-color", no_argument, NULL, OPT_NO_COLOR },
 	{ "frequency", required_argument, NULL, 'F' },
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
+	{ "no-mem", no_argument, NULL, OPT_NO_MEM },
 	{ 0 },
 };
 
@@ -33,15 +35,17 @@ static const char top_usage[] =
 	"       ebprof top [OPTIONS] -p PID[,PID...]\n"
 	"       ebprof top [OPTIONS] -- CMD [ARGS...]\n"
 	"\n"
-	"A live view of where the CPU goes, from the same BPF programs and stacks as the\n"
-	"recording modes: a header (CPUs, load, sampling rate, drops), a table of processes\n"
-	"(CPU% is percent of one CPU, from cpu-clock sampling at 99 Hz on every CPU), and a\n"
-	"panel with the selected process's hottest functions, or its stacks. Refreshed every\n"
-	"interval with what was counted during it (a window).\n"
+	"A live view of where the CPU and memory go, from the same BPF programs and stacks as\n"
+	"the recording modes: a header (CPUs, load, sampling rate, drops), a table of processes\n"
+	"and a panel with the selected process's hottest functions, or its stacks. Refreshed\n"
+	"every interval with what was counted during it (a window). Columns: CPU% (percent of\n"
+	"one CPU, from cpu-clock sampling at 99 Hz on every CPU); with -p or a command also\n"
+	"ALLOC/s and LIVE, the bytes allocated per second and held now, from sampled tracking of\n"
+	"the malloc family (ebprof mem --sample-bytes 524288: estimates; never system-wide).\n"
 	"\n"
 	"Keys: Up/Down or j/k select, Enter shows the selected process's stacks (again: its\n"
 	"functions), Tab or 1-5 switch the view (cpu, mem, offcpu, lock, io: those built in;\n"
-	"cpu today), s cycles the sort column, / filters by name, p pauses, w writes the window\n"
+	"cpu and mem today), s cycles the sort column, / filters by name, p pauses, w writes the window\n"
 	"shown to a file (any format of -o, by extension), ? help, q quits (Ctrl-C too).\n"
 	"\n"
 	"Targets:\n"
@@ -66,6 +70,7 @@ static const char top_usage[] =
 	"  -F, --frequency HZ     cpu samples per second of CPU time, on each CPU (default 99)\n"
 	"      --max-stacks N     distinct stacks kept (default 16384); past it a sample loses\n"
 	"                         its stack or is lost, counted as a drop in the header\n"
+	"      --no-mem           no ALLOC/s and LIVE columns (no uprobes on the targets)\n"
 	"\n"
 	"  -q, --quiet            accepted, as in every mode (top has no progress line)\n"
 	"  -v, --verbose          say what is attached where\n"
@@ -111,6 +116,9 @@ static int top_parse(void *mo, int c, const char *arg, struct session_opts *so,
 			return cli_usage_err(lc, "top", "-F takes a sampling rate in Hz above 0, "
 					     "e.g. -F 99 (got '%s')", arg);
 		o->cpu.hz = v;
+		return 0;
+	case OPT_NO_MEM:
+		o->no_mem = true;
 		return 0;
 	case OPT_MAX_STACKS:
 		if (cli_parse_count(lc, "top", "--max-stacks", "stacks", arg, 1, 1u << 22, &v))
@@ -167,6 +175,9 @@ int cmd_top(int argc, char **argv, struct log_ctx *lc)
 	o->color = !(nc && *nc);
 	o->cpu.hz = CPU_DEFAULT_HZ;
 	o->cpu.max_stacks = DEFAULT_MAX_STACKS;
+	mem_opts__init(&o->mem);
+	o->mem.col.sample_mode = MEM_SAMPLE_BYTES;
+	o->mem.col.sample_period = TOP_MEM_SAMPLE_BYTES;
 	rc = cli_parse(argc, argv, lc, &top_cli, &so, o);
 	if (rc) {
 		free(o);
@@ -178,6 +189,7 @@ int cmd_top(int argc, char **argv, struct log_ctx *lc)
 		o->out.top = 10;	/* w's text report: the recording modes' default */
 	so.quiet = true;	/* the view is the progress */
 	so.no_report = true;
+	probes__configure(&o->mem.probes);
 	/* as cpu: start-up's large buffers stay in the heap rather than mmap'd and unmapped */
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
 	mallopt(M_TRIM_THRESHOLD, 128 << 20);

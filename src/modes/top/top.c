@@ -33,15 +33,40 @@ static const struct top_source cpu_source = {
 	.panel_unit = TOP_UNIT_PERCENT,
 };
 
+/* mem: allocations per second and live bytes of the processes whose allocations are traced,
+ * sampled; no panel yet (its windows carry no sites) */
+static const struct top_col mem_cols[] = {
+	{ "ALLOC/s", "alloc_bytes", TOP_COL_RATE, TOP_UNIT_BYTES },
+	{ "LIVE", "live_bytes", TOP_COL_GAUGE, TOP_UNIT_BYTES },
+};
+
+static const struct top_source mem_source = {
+	.name = "mem",
+	.cols = mem_cols,
+	.ncols = sizeof(mem_cols) / sizeof(mem_cols[0]),
+	.panel_type = "alloc_space",
+	.panel_unit = TOP_UNIT_BYTES,
+};
+
 struct part_def {
 	const struct top_source *src;
 	const struct mode_ops *ops;
 	size_t opts_off;	/* its options inside struct top_opts */
+	/* shown in this run? NULL: always */
+	bool (*wanted)(const struct session_env *env, const struct top_opts *o);
 };
 
-/* offcpu, lock, mem (sampled, on the targets), io and kmem join here as their windows land */
+/* uprobes on the targets only: never every process's allocator unless asked */
+static bool mem_wanted(const struct session_env *env, const struct top_opts *o)
+{
+	return !env->all && !o->no_mem;
+}
+
+/* The first is the one every process is attached to or the run fails; the others add what
+ * they can. offcpu, lock, io and kmem join here as their windows land. */
 static const struct part_def parts_table[] = {
-	{ &cpu_source, &cpu_mode_ops, offsetof(struct top_opts, cpu) },
+	{ &cpu_source, &cpu_mode_ops, offsetof(struct top_opts, cpu), NULL },
+	{ &mem_source, &mem_mode_ops, offsetof(struct top_opts, mem), mem_wanted },
 };
 
 #define NPARTS (sizeof(parts_table) / sizeof(parts_table[0]))
@@ -90,6 +115,8 @@ static void *top_open(const struct session_env *env, void *opts)
 	for (size_t i = 0; i < NPARTS; i++) {
 		struct part *p = &t->parts[t->nparts];
 
+		if (parts_table[i].wanted && !parts_table[i].wanted(env, &t->o))
+			continue;
 		p->def = &parts_table[i];
 		p->prof = profile__new(p->def->ops->name);
 		if (!p->prof)
@@ -150,8 +177,13 @@ static int top_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 	EACH_PART(t, p) {
 		int err = p->def->ops->attach(p->m, pid, how, status);
 
-		if (err)
+		if (err == -ESRCH || (err && p == t->parts))
 			return err;
+		/* the others' columns stay empty for it ("-"), as for a process they cannot trace */
+		if (err)
+			pr_info(t->env.lc, "PID %d: no %s columns: %s", pid, p->def->ops->name,
+				err == -ENOENT && p->def->ops->why_untraceable ?
+				p->def->ops->why_untraceable(p->m, pid) : strerror(-err));
 	}
 	return 0;
 }

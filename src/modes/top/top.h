@@ -1,5 +1,5 @@
-/* ebprof top as a mode of the session: it runs other modes' collectors side by side (cpu
- * today; each mode that has a window hook and a struct top_source can join), reads their
+/* ebprof top as a mode of the session: it runs other modes' collectors side by side (cpu, and
+ * sampled mem on -p and launched targets; each mode that has a window hook and a struct top_source can join), reads their
  * windows every interval into the top model, and draws it (src/top/) or prints it (--batch). */
 #ifndef EBPROF_TOP_TOP_H
 #define EBPROF_TOP_TOP_H
@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include "core/mode.h"
 #include "modes/cpu/collect.h"
+#include "modes/mem/mode.h"
 #include "output/output.h"
 
 struct top_opts {
@@ -18,7 +19,12 @@ struct top_opts {
 	uint32_t rows;		/* --top: rows printed in batch mode (0: all) */
 	struct output_opts out;	/* for w */
 	struct cpu_opts cpu;	/* the cpu mode's, for its collector */
+	bool no_mem;		/* --no-mem */
+	struct mem_opts mem;	/* the mem mode's: sampled, on -p and launched targets only */
 };
+
+/* Mean bytes between sampled allocations of the mem columns (mem's --sample-bytes). */
+#define TOP_MEM_SAMPLE_BYTES (512 * 1024)
 
 /* open takes a struct top_opts. */
 extern const struct mode_ops top_mode_ops;
