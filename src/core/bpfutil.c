@@ -1,5 +1,6 @@
 /* Small libbpf helpers every collector needs (see bpfutil.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,19 @@
 
 #define BATCH 1024
 
+static int map_batches(int fd, size_t ksz, size_t vsz, bpfutil_map_cb cb, void *ctx, bool take);
+
 int bpfutil__map_for_each(int fd, size_t ksz, size_t vsz, bpfutil_map_cb cb, void *ctx)
+{
+	return map_batches(fd, ksz, vsz, cb, ctx, false);
+}
+
+int bpfutil__map_take(int fd, size_t ksz, size_t vsz, bpfutil_map_cb cb, void *ctx)
+{
+	return map_batches(fd, ksz, vsz, cb, ctx, true);
+}
+
+static int map_batches(int fd, size_t ksz, size_t vsz, bpfutil_map_cb cb, void *ctx, bool take)
 {
 	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	char *keys = malloc(ksz * BATCH), *vals = malloc(vsz * BATCH);
@@ -25,7 +38,10 @@ int bpfutil__map_for_each(int fd, size_t ksz, size_t vsz, bpfutil_map_cb cb, voi
 	}
 	while (!done) {
 		count = BATCH;
-		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, vals, &count, &opts);
+		err = take ? bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in, &out, keys,
+							      vals, &count, &opts)
+			   : bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, vals, &count,
+						  &opts);
 		if (err == -ENOENT) {
 			done = true;
 			err = 0;

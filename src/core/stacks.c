@@ -385,32 +385,9 @@ int stack_counts__read(int fd, pid_t only, struct stack_count **out, size_t *n)
 
 int stack_counts__take(int fd, struct stack_count **out, size_t *n)
 {
-	enum { BATCH = 256 };
-	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	struct stack_key keys[BATCH];
-	__u64 vals[BATCH];
 	struct counts_read r = { 0 };
-	__u32 in = 0, outb = 0, count;
-	bool first = true, done = false;
-	int err = 0;
+	int err = bpfutil__map_take(fd, sizeof(struct stack_key), sizeof(__u64), collect_count, &r);
 
-	while (!done) {
-		count = BATCH;
-		err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in, &outb, keys, vals,
-						      &count, &opts);
-		if (err == -ENOENT) {
-			done = true;
-			err = 0;
-		} else if (err) {
-			break;
-		}
-		for (__u32 i = 0; i < count && !err; i++)
-			err = collect_count(&keys[i], &vals[i], &r);
-		if (err)
-			break;
-		in = outb;
-		first = false;
-	}
 	if (r.n)
 		qsort(r.v, r.n, sizeof(*r.v), count_cmp);
 	*out = r.v;

@@ -92,6 +92,7 @@ static double col_value(const struct top_col *c, uint64_t v, double secs)
 	case TOP_COL_RATE:
 		return secs > 0 ? v / secs : 0;
 	case TOP_COL_GAUGE:
+	case TOP_COL_MEAN:
 		break;
 	}
 	return v;
@@ -172,7 +173,17 @@ int top_model__update(struct top_model *m, struct profile **wins, double secs)
 				snprintf(r->comm, sizeof(r->comm), "%s", pp->comm);
 			if (!prof_process__stat(pp, m->cols[c]->stat, &v))
 				continue;
-			r->v[c] = col_value(m->cols[c], v, secs);
+			if (m->cols[c]->kind == TOP_COL_MEAN) {
+				uint64_t per;
+
+				/* no mean of nothing: the column stays empty */
+				if (!m->cols[c]->per || !prof_process__stat(pp, m->cols[c]->per, &per) ||
+				    !per)
+					continue;
+				r->v[c] = (double)v / per;
+			} else {
+				r->v[c] = col_value(m->cols[c], v, secs);
+			}
 			r->has[c] = true;
 		}
 	}
@@ -480,6 +491,11 @@ const char *top_format(double v, enum top_unit u, char *buf, size_t len)
 		snprintf(buf, len, "%.1f", v);
 		break;
 	case TOP_UNIT_COUNT:
+		/* whole up to 99999 (a rate times its window is the count) */
+		if (v < 99999.5) {
+			snprintf(buf, len, "%.0f", v);
+			break;
+		}
 		while (v >= 1000 && i < 4) {
 			v /= 1000;
 			i++;

@@ -18,12 +18,13 @@ enum top_col_kind {
 	TOP_COL_SHARE,		/* nanoseconds of the window: percent of one CPU ("CPU%") */
 	TOP_COL_RATE,		/* per second of the window ("ALLOC/s") */
 	TOP_COL_GAUGE,		/* as it is, the value at the window's end ("LIVE") */
+	TOP_COL_MEAN,		/* divided by the stat `per` of the same window ("IOLAT") */
 };
 
 /* How a column's numbers are written. */
 enum top_unit {
 	TOP_UNIT_PERCENT,	/* 99.5 */
-	TOP_UNIT_COUNT,		/* 1234, 12.3k, 4.5M */
+	TOP_UNIT_COUNT,		/* 1234, 99999, 123.5k, 4.5M */
 	TOP_UNIT_BYTES,		/* 1.5M (binary) */
 	TOP_UNIT_NS,		/* 1.20s, 15.0ms */
 };
@@ -33,6 +34,7 @@ struct top_col {
 	const char *stat;	/* the process stat it is made of, "cpu_ns" */
 	enum top_col_kind kind;
 	enum top_unit unit;
+	const char *per;	/* TOP_COL_MEAN: the stat it is divided by ("requests") */
 };
 
 #define TOP_MAX_SOURCES 5

@@ -73,6 +73,13 @@ static struct profile *cpu_window(void)
 	return p;
 }
 
+/* as io's: requests per second and their mean latency (a MEAN column) */
+static const struct top_col io_cols[] = {
+	{ "IO/s", "requests", TOP_COL_RATE, TOP_UNIT_COUNT, NULL },
+	{ "IOLAT", "latency_ns", TOP_COL_MEAN, TOP_UNIT_NS, "requests" },
+};
+static const struct top_source io_src = { "io", io_cols, 2, "latency", TOP_UNIT_NS };
+
 static struct profile *mem_window(void)
 {
 	struct profile *p = profile__new("mem");
@@ -253,7 +260,8 @@ static void test_format(void **state)
 
 	assert_string_equal(top_format(99.54, TOP_UNIT_PERCENT, b, sizeof(b)), "99.5");
 	assert_string_equal(top_format(999, TOP_UNIT_COUNT, b, sizeof(b)), "999");
-	assert_string_equal(top_format(12345, TOP_UNIT_COUNT, b, sizeof(b)), "12.3k");
+	assert_string_equal(top_format(12345, TOP_UNIT_COUNT, b, sizeof(b)), "12345");
+	assert_string_equal(top_format(123456, TOP_UNIT_COUNT, b, sizeof(b)), "123.5k");
 	assert_string_equal(top_format(4500000, TOP_UNIT_COUNT, b, sizeof(b)), "4.5M");
 	assert_string_equal(top_format(1023, TOP_UNIT_BYTES, b, sizeof(b)), "1023B");
 	assert_string_equal(top_format(1536, TOP_UNIT_BYTES, b, sizeof(b)), "1.5K");
@@ -290,6 +298,34 @@ static void test_batch_output(void **state)
 	top_model__free(m);
 }
 
+static void test_mean_column(void **state)
+{
+	const struct top_source *src[2] = { &cpu_src, &io_src };
+	struct top_model *m = top_model__new(src, 2);
+	struct profile *wins[2] = { cpu_window(), profile__new("io") };
+	struct prof_process *pp;
+
+	assert_non_null(m);
+	assert_non_null(wins[1]);
+	/* 200: 30 requests of 4 ms in all in 2 s; 300: a request counted without latency yet is
+	 * impossible, but 0 requests must not divide: no value */
+	pp = profile__add_process(wins[1], 200, "worker", NULL);
+	assert_int_equal(prof_process__add_stat(wins[1], pp, "requests", 30), 0);
+	assert_int_equal(prof_process__add_stat(wins[1], pp, "latency_ns", 120000000), 0);
+	pp = profile__add_process(wins[1], 300, "burnish", NULL);
+	assert_int_equal(prof_process__add_stat(wins[1], pp, "requests", 0), 0);
+	assert_int_equal(prof_process__add_stat(wins[1], pp, "latency_ns", 0), 0);
+	assert_int_equal(top_model__update(m, wins, 2.0), 0);
+	top_model__sort(m, 1);
+	assert_int_equal(top_model__row(m, 0)->pid, 200);
+	assert_float_equal(top_model__row(m, 0)->v[1], 15.0, 1e-9);
+	assert_float_equal(top_model__row(m, 0)->v[2], 4000000.0, 1e-9);
+	assert_int_equal(top_model__row(m, 1)->pid, 300);
+	assert_true(top_model__row(m, 1)->has[1]);
+	assert_false(top_model__row(m, 1)->has[2]);
+	top_model__free(m);
+}
+
 static void test_no_window(void **state)
 {
 	const struct top_source *src[1] = { &cpu_src };
@@ -315,6 +351,7 @@ int main(void)
 		cmocka_unit_test(test_panel_stacks),
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_batch_output),
+		cmocka_unit_test(test_mean_column),
 		cmocka_unit_test(test_no_window),
 	};
 

@@ -17,6 +17,7 @@ enum {
 	OPT_NO_COLOR = OPT_MODE_BASE,
 	OPT_MAX_STACKS,
 	OPT_NO_MEM,
+	OPT_NO_IO,
 };
 
 static const struct option top_longopts[] = {
@@ -27,6 +28,7 @@ static const struct option top_longopts[] = {
 	{ "frequency", required_argument, NULL, 'F' },
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 	{ "no-mem", no_argument, NULL, OPT_NO_MEM },
+	{ "no-io", no_argument, NULL, OPT_NO_IO },
 	{ 0 },
 };
 
@@ -41,11 +43,13 @@ static const char top_usage[] =
 	"every interval with what was counted during it (a window). Columns: CPU% (percent of\n"
 	"one CPU, from cpu-clock sampling at 99 Hz on every CPU); with -p or a command also\n"
 	"ALLOC/s and LIVE, the bytes allocated per second and held now, from sampled tracking of\n"
-	"the malloc family (ebprof mem --sample-bytes 524288: estimates; never system-wide).\n"
+	"the malloc family (ebprof mem --sample-bytes 524288: estimates; never system-wide);\n"
+	"IO/s, IOB/s and IOLAT, the block requests each process started per second, their bytes\n"
+	"and their mean latency (the io mode's block tracepoints; writeback threads included).\n"
 	"\n"
 	"Keys: Up/Down or j/k select, Enter shows the selected process's stacks (again: its\n"
 	"functions), Tab or 1-5 switch the view (cpu, mem, offcpu, lock, io: those built in;\n"
-	"cpu and mem today), s cycles the sort column, / filters by name, p pauses, w writes the window\n"
+	"cpu, mem and io today), s cycles the sort column, / filters by name, p pauses, w writes the window\n"
 	"shown to a file (any format of -o, by extension), ? help, q quits (Ctrl-C too).\n"
 	"\n"
 	"Targets:\n"
@@ -71,6 +75,7 @@ static const char top_usage[] =
 	"      --max-stacks N     distinct stacks kept (default 16384); past it a sample loses\n"
 	"                         its stack or is lost, counted as a drop in the header\n"
 	"      --no-mem           no ALLOC/s and LIVE columns (no uprobes on the targets)\n"
+	"      --no-io            no IO/s, IOB/s and IOLAT columns (no block tracepoints)\n"
 	"\n"
 	"  -q, --quiet            accepted, as in every mode (top has no progress line)\n"
 	"  -v, --verbose          say what is attached where\n"
@@ -120,10 +125,13 @@ static int top_parse(void *mo, int c, const char *arg, struct session_opts *so,
 	case OPT_NO_MEM:
 		o->no_mem = true;
 		return 0;
+	case OPT_NO_IO:
+		o->no_io = true;
+		return 0;
 	case OPT_MAX_STACKS:
 		if (cli_parse_count(lc, "top", "--max-stacks", "stacks", arg, 1, 1u << 22, &v))
 			return 2;
-		o->cpu.max_stacks = v;
+		o->cpu.max_stacks = o->io.max_stacks = v;
 		return 0;
 	}
 	return cli_usage_err(lc, "top", "unknown option");
@@ -176,6 +184,7 @@ int cmd_top(int argc, char **argv, struct log_ctx *lc)
 	o->cpu.hz = CPU_DEFAULT_HZ;
 	o->cpu.max_stacks = DEFAULT_MAX_STACKS;
 	mem_opts__init(&o->mem);
+	o->io.max_stacks = DEFAULT_MAX_STACKS;
 	o->mem.col.sample_mode = MEM_SAMPLE_BYTES;
 	o->mem.col.sample_period = TOP_MEM_SAMPLE_BYTES;
 	rc = cli_parse(argc, argv, lc, &top_cli, &so, o);

@@ -22,7 +22,7 @@
 /* ---- the modes top shows ------------------------------------------------------------------ */
 
 static const struct top_col cpu_cols[] = {
-	{ "CPU%", "cpu_ns", TOP_COL_SHARE, TOP_UNIT_PERCENT },
+	{ "CPU%", "cpu_ns", TOP_COL_SHARE, TOP_UNIT_PERCENT, NULL },
 };
 
 static const struct top_source cpu_source = {
@@ -36,8 +36,8 @@ static const struct top_source cpu_source = {
 /* mem: allocations per second and live bytes of the processes whose allocations are traced,
  * sampled; no panel yet (its windows carry no sites) */
 static const struct top_col mem_cols[] = {
-	{ "ALLOC/s", "alloc_bytes", TOP_COL_RATE, TOP_UNIT_BYTES },
-	{ "LIVE", "live_bytes", TOP_COL_GAUGE, TOP_UNIT_BYTES },
+	{ "ALLOC/s", "alloc_bytes", TOP_COL_RATE, TOP_UNIT_BYTES, NULL },
+	{ "LIVE", "live_bytes", TOP_COL_GAUGE, TOP_UNIT_BYTES, NULL },
 };
 
 static const struct top_source mem_source = {
@@ -46,6 +46,22 @@ static const struct top_source mem_source = {
 	.ncols = sizeof(mem_cols) / sizeof(mem_cols[0]),
 	.panel_type = "alloc_space",
 	.panel_unit = TOP_UNIT_BYTES,
+};
+
+/* io: block requests per second and their mean latency, per process that started them (kernel
+ * threads such as writeback flushers included); the panel ranks by latency */
+static const struct top_col io_cols[] = {
+	{ "IO/s", "requests", TOP_COL_RATE, TOP_UNIT_COUNT, NULL },
+	{ "IOB/s", "io_bytes", TOP_COL_RATE, TOP_UNIT_BYTES, NULL },
+	{ "IOLAT", "latency_ns", TOP_COL_MEAN, TOP_UNIT_NS, "requests" },
+};
+
+static const struct top_source io_source = {
+	.name = "io",
+	.cols = io_cols,
+	.ncols = sizeof(io_cols) / sizeof(io_cols[0]),
+	.panel_type = "latency",
+	.panel_unit = TOP_UNIT_NS,
 };
 
 struct part_def {
@@ -62,11 +78,18 @@ static bool mem_wanted(const struct session_env *env, const struct top_opts *o)
 	return !env->all && !o->no_mem;
 }
 
+/* block tracepoints: cheap, they run per request */
+static bool io_wanted(const struct session_env *env, const struct top_opts *o)
+{
+	return !o->no_io;
+}
+
 /* The first is the one every process is attached to or the run fails; the others add what
  * they can. offcpu, lock, io and kmem join here as their windows land. */
 static const struct part_def parts_table[] = {
 	{ &cpu_source, &cpu_mode_ops, offsetof(struct top_opts, cpu), NULL },
 	{ &mem_source, &mem_mode_ops, offsetof(struct top_opts, mem), mem_wanted },
+	{ &io_source, &io_mode_ops, offsetof(struct top_opts, io), io_wanted },
 };
 
 #define NPARTS (sizeof(parts_table) / sizeof(parts_table[0]))

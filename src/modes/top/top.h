@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include "core/mode.h"
 #include "modes/cpu/collect.h"
+#include "modes/io/collect.h"
 #include "modes/mem/mode.h"
 #include "output/output.h"
 
@@ -21,6 +22,8 @@ struct top_opts {
 	struct cpu_opts cpu;	/* the cpu mode's, for its collector */
 	bool no_mem;		/* --no-mem */
 	struct mem_opts mem;	/* the mem mode's: sampled, on -p and launched targets only */
+	bool no_io;		/* --no-io */
+	struct io_opts io;	/* the io mode's */
 };
 
 /* Mean bytes between sampled allocations of the mem columns (mem's --sample-bytes). */
