@@ -257,6 +257,7 @@ static void headers(struct top *t, char *h1, size_t l1, char *h2, size_t l2)
 	const char *rate = w ? profile__info(w, "rate") : NULL;
 	const char *cpus = w ? profile__info(w, "cpus") : NULL;
 	double busy = 0, la[3] = { 0 };
+	uint32_t oncpu = 0;
 	char clock[16], why[160];
 	uint64_t drops = 0;
 	time_t now = time(NULL);
@@ -277,17 +278,20 @@ static void headers(struct top *t, char *h1, size_t l1, char *h2, size_t l2)
 	}
 	if (!drops)
 		why[0] = 0;
+	/* column 0 is cpu's: the first part's */
 	for (uint32_t i = 0; i < top_model__nrows(t->model); i++) {
 		const struct top_row *r = top_model__row(t->model, i);
 
-		if (r->has[0])
+		if (r->has[0]) {
 			busy += r->v[0];
+			oncpu++;
+		}
 	}
 	snprintf(h1, l1, "ebprof top - %s  %s CPUs  load %.2f %.2f %.2f  cpu %s  window %.2f s  "
 		 "drops %llu%s", clock, cpus ? cpus : "?", la[0], la[1], la[2], rate ? rate : "?",
 		 top_model__secs(t->model), (unsigned long long)drops, why);
 	snprintf(h2, l2, "tracing %s: %u processes sampled on CPU, %.1f%% of one CPU in all",
-		 t->target, top_model__nrows(t->model), busy);
+		 t->target, oncpu, busy);
 }
 
 /* Every part's window, into the model (unless paused), then the screen or the batch table. */
