@@ -634,6 +634,8 @@ static int cpu_window(void *m, struct profile *into)
 			profile__add_drop(into, stat_names[s], v - c->window_stats[s]);
 		c->window_stats[s] = v;
 	}
+	/* -a over hours: the processes gone since two windows ago are forgotten */
+	proc_table__prune_gone(c->procs, 2, NULL);
 	/* the windows' copy holds about what the map does: every stack a window counted */
 	if ((uint64_t)stack_table__count(c->wst) * 4 > (uint64_t)c->opts.max_stacks * 3)
 		clear_stacks(c);

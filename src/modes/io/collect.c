@@ -851,6 +851,8 @@ static int io_window(void *m, struct profile *into)
 		profile__add_drop(into, stat_names[s], v - c->window_stats[s]);
 		c->window_stats[s] = v;
 	}
+	/* -a over hours: the processes gone since two windows ago are forgotten */
+	proc_table__prune_gone(c->procs, 2, free);
 	into->duration_nanos = now - from;
 	profile__add_info(into, "window", "%.2f s", (now - from) / 1e9);
 	c->window_ns = now;
