@@ -14,6 +14,7 @@ const char *const top_view_names[5] = { "cpu", "mem", "offcpu", "lock", "io" };
 enum prompt { PROMPT_NONE, PROMPT_FILTER, PROMPT_WRITE };
 
 struct top_view {
+	SCREEN *screen;
 	bool active;		/* the terminal is ours */
 	bool color;
 	bool paused;
@@ -36,8 +37,11 @@ struct top_view *top_view__new(bool color)
 
 	if (!v)
 		return NULL;
-	if (!initscr()) {
-		fprintf(stderr, "ebprof: cannot use the terminal (TERM=%s)\n",
+	/* newterm, not initscr: an unknown terminal is an error to report, not an exit */
+	v->screen = newterm(NULL, stdout, stdin);
+	if (!v->screen) {
+		fprintf(stderr, "ebprof: cannot use the terminal: TERM='%s' is not a terminal type "
+			"this system knows (see /usr/share/terminfo); set TERM, or use --batch\n",
 			getenv("TERM") ? getenv("TERM") : "");
 		free(v);
 		return NULL;
@@ -72,6 +76,8 @@ void top_view__end(struct top_view *v)
 void top_view__free(struct top_view *v)
 {
 	top_view__end(v);
+	if (v && v->screen)
+		delscreen(v->screen);
 	free(v);
 }
 

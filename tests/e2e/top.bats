@@ -308,6 +308,10 @@ bytes_awk='function bytes(s,  u, v) { u = substr(s, length(s)); v = substr(s, 1,
 	run "$EBPROF" top -b -n 1 -p 4194303
 	[ "$status" -eq 1 ]
 	[[ $output == *"cannot attach to PID 4194303: no such process"* ]]
+	# a terminal of a type nobody knows: a sentence and 1, not ncurses' exit
+	run script -eqc "TERM=nonexistent-term '$EBPROF' top -p $$" /dev/null
+	[ "$status" -eq 1 ]
+	[[ $output == *"cannot use the terminal: TERM='nonexistent-term' is not a terminal type"* ]]
 	run "$EBPROF" top --help
 	[ "$status" -eq 0 ]
 	[[ $output == *"Usage: ebprof top"* ]]

@@ -143,7 +143,7 @@ static void *top_open(const struct session_env *env, void *opts)
 		p->def = &parts_table[i];
 		p->prof = profile__new(p->def->ops->name);
 		if (!p->prof)
-			goto fail;
+			goto nomem;
 		p->env = *env;
 		p->env.prof = p->prof;
 		p->m = p->def->ops->open(&p->env, (char *)&t->o + p->def->opts_off);
@@ -155,7 +155,7 @@ static void *top_open(const struct session_env *env, void *opts)
 	}
 	t->model = top_model__new(srcs, t->nparts);
 	if (!t->model)
-		goto fail;
+		goto nomem;
 	if (env->all)
 		snprintf(t->target, sizeof(t->target), "all processes");
 	else if (env->argv)
@@ -170,8 +170,10 @@ static void *top_open(const struct session_env *env, void *opts)
 			goto fail;
 	}
 	return t;
+nomem:
+	pr_err(env->lc, "out of memory");
 fail:
-	pr_err(env->lc, "ebprof top: cannot start: %s", strerror(errno ? errno : ENOMEM));
+	/* a part or the terminal said why */
 	top_close(t);
 	return NULL;
 }
