@@ -328,3 +328,15 @@ bytes_awk='function bytes(s,  u, v) { u = substr(s, length(s)); v = substr(s, 1,
 	assert_unloaded "${progs[@]}"
 	! screen | grep -q 'ebprof top -'
 }
+
+@test "top: the terminal closing (SIGHUP) ends it with its programs unloaded" {
+	bg "$FIX/cpuburn" 120
+	start_top -p "$BG"
+	wait_screen "^ +$BG cpuburn " 5
+	mapfile -t progs < <(held_progs "$TOP_PID")
+	[ "${#progs[@]}" -ge 1 ]
+	tmux kill-session -t "$S"
+	wait_gone "$TOP_PID" 2
+	assert_unloaded "${progs[@]}"
+	kill -0 "$BG"
+}
