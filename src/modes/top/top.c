@@ -114,6 +114,8 @@ struct top {
 	uint64_t last_ns;	/* CLOCK_MONOTONIC of the last window */
 	uint64_t windows;
 	char target[128];	/* what is traced, for the header */
+	struct log_ctx quiet;	/* the parts' but the first, once open: their attach errors are
+				 * not the run's (top says what it lacks with -v) */
 };
 
 static uint64_t mono_ns(void)
@@ -153,6 +155,10 @@ static void *top_open(const struct session_env *env, void *opts)
 		}
 		srcs[t->nparts++] = p->def->src;
 	}
+	t->quiet = *env->lc;
+	t->quiet.silent = env->lc->verbose < 1;
+	for (int i = 1; i < t->nparts; i++)
+		t->parts[i].env.lc = &t->quiet;
 	t->model = top_model__new(srcs, t->nparts);
 	if (!t->model)
 		goto nomem;
