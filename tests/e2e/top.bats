@@ -133,6 +133,8 @@ wait_rc() {
 	bg "$T/$name" 120
 	start_top
 	wait_screen '^ebprof top - .* CPUs  load ' 5
+	# colour by default (the header cyan)
+	tmux capture-pane -e -p -t "$S" | grep -qE $'\e\\[([0-9;]*;)?36(;[0-9;]*)?m'
 	tmux send-keys -t "$S" / "$name" Enter
 	wait_screen "filter: $name" 2
 	wait_screen "^ +$BG $name " 5
@@ -321,6 +323,8 @@ bytes_awk='function bytes(s,  u, v) { u = substr(s, length(s)); v = substr(s, 1,
 	bg "$FIX/cpuburn" 120
 	start_top -p "$BG" --no-color
 	wait_screen "^ +$BG cpuburn " 5
+	# --no-color: attributes (reverse video) but no colour (SGR 30-37, 40-47)
+	! tmux capture-pane -e -p -t "$S" | grep -qE $'\e\\[([0-9;]*;)?(3|4)[0-7](;[0-9;]*)?m'
 	mapfile -t progs < <(held_progs "$TOP_PID")
 	kill -TERM "$TOP_PID"
 	rc=$(wait_rc 2)
