@@ -1476,6 +1476,99 @@ out:
 
 /* ---- drops and notes -------------------------------------------------------------------- */
 
+/* A mode's summary rows (struct prof_group: io's disks, lock's locks): one sortable table of
+ * their labels and the numbers that have a column (the first group's, as the text report),
+ * then each group's histograms as the text report draws them, one collapsible block each. */
+static int write_groups(const struct html *h)
+{
+	const struct profile *p = h->p;
+	const struct prof_group *first;
+	FILE *f = h->f;
+
+	if (!p->ngroups)
+		return 0;
+	first = &p->groups[0];
+	fputs("<h2 id=\"groups\">By ", f);
+	for (uint32_t i = 0; i < first->nlabels; i++) {
+		fputs(!i ? "" : i + 1 == first->nlabels ? " and " : ", ", f);
+		esc(f, first->labels[i].key);
+	}
+	fputs("</h2>\n<table class=\"data sortable\" id=\"groups-table\">\n<thead><tr>", f);
+	for (uint32_t i = 0; i < first->nlabels; i++) {
+		fputs("<th data-sort=\"text\">", f);
+		esc(f, first->labels[i].key);
+		fputs("</th>", f);
+	}
+	for (uint32_t i = 0; i < first->nstats; i++) {
+		if (!first->stats[i].label)
+			continue;
+		fputs("<th class=\"num\" data-sort=\"num\">", f);
+		esc(f, first->stats[i].label);
+		fputs("</th>", f);
+	}
+	fputs("</tr></thead>\n<tbody>\n", f);
+	for (uint32_t g = 0; g < p->ngroups; g++) {
+		const struct prof_group *gr = &p->groups[g];
+
+		fputs("<tr>", f);
+		for (uint32_t i = 0; i < first->nlabels; i++) {
+			const char *v = prof_group__label(gr, first->labels[i].key);
+
+			fputs("<td>", f);
+			esc(f, v ? v : "-");
+			fputs("</td>", f);
+		}
+		for (uint32_t i = 0; i < first->nstats; i++) {
+			const struct prof_group_stat *st = &first->stats[i];
+			bool found = false;
+
+			if (!st->label)
+				continue;
+			for (uint32_t j = 0; j < gr->nstats && !found; j++) {
+				if (strcmp(gr->stats[j].name, st->name))
+					continue;
+				value_cell(f, gr->stats[j].value, gr->stats[j].unit);
+				found = true;
+			}
+			if (!found)
+				fputs("<td class=\"num zero\">-</td>", f);
+		}
+		fputs("</tr>\n", f);
+	}
+	fputs("</tbody></table>\n", f);
+	for (uint32_t g = 0; g < p->ngroups; g++) {
+		const struct prof_group *gr = &p->groups[g];
+
+		for (uint32_t i = 0; i < gr->nhists; i++) {
+			char *buf = NULL, title[320];
+			size_t len = 0, n = 0;
+			FILE *m;
+
+			for (uint32_t j = 0; j < gr->nlabels && n < sizeof(title); j++)
+				n += snprintf(title + n, sizeof(title) - n, "%s%s", j ? " " : "",
+					      gr->labels[j].value);
+			if (n < sizeof(title))
+				snprintf(title + n, sizeof(title) - n, ", %s", gr->hists[i].name);
+			m = open_memstream(&buf, &len);
+			if (!m)
+				return -ENOMEM;
+			render__hist_text(m, "", title, &gr->hists[i]);
+			if (fclose(m)) {
+				free(buf);
+				return -ENOMEM;
+			}
+			fputs("<details class=\"hist\"><summary>", f);
+			esc(f, title);
+			fputs("</summary><pre>", f);
+			/* the title line is the summary's */
+			esc(f, strchr(buf, '\n') ? strchr(buf, '\n') + 1 : buf);
+			fputs("</pre></details>\n", f);
+			free(buf);
+		}
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
 static void write_drops(const struct html *h)
 {
 	const struct profile *p = h->p;
@@ -1897,6 +1990,8 @@ static int html_write(const struct profile *p, const struct output_opts *o, FILE
 	write_head(&h);
 	write_header(&h);
 	err = write_processes(&h);
+	if (!err)
+		err = write_groups(&h);
 	if (err)
 		goto out;
 	write_series(&h);

@@ -74,6 +74,10 @@ int render__text_stacks(const struct profile *p, const struct output_opts *o, FI
 /* Its groups (text_groups.c): a table of their labels and numbers, then their histograms.
  * Nothing without groups. 0 or a negative errno. */
 int render__text_groups(FILE *f, const struct profile *p, bool color);
+/* One group histogram as render__text_buckets draws it, log2 buckets labelled by its unit
+ * (durations, sizes, counts): the text report's and the HTML page's. */
+void render__hist_text(FILE *f, const char *indent, const char *title,
+		       const struct prof_hist *hi);
 
 /* Last path component ("libc.so.6" for "/usr/lib/x86_64-linux-gnu/libc.so.6"). */
 const char *render__basename(const char *path);
