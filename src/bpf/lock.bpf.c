@@ -394,7 +394,7 @@ int BPF_PROG(futex_enter, struct pt_regs *regs, long nr)
 	w.lock = uaddr ?: 1;
 	w.tid = tid;
 	w.aux = LOCK_AUX_FUTEX | cmd;
-	capture(ctx, LOCK_HOOK_FUTEX, regs, false, &w);
+	/* the stack is taken at the exit, of the waits that waited: the same user registers */
 	w.start_ns = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&fwaits, &tid, &w, BPF_ANY))
 		count_stat(LOCK_STAT_WAITS_FULL);
@@ -423,6 +423,8 @@ int BPF_PROG(futex_exit, struct pt_regs *regs, long ret)
 		return 0;
 	delay = now > done.start_ns ? now - done.start_ns : 0;
 	/* EAGAIN: the futex no longer held the expected value, the caller never slept */
+	if (ret != -EAGAIN)
+		capture(ctx, LOCK_HOOK_FUTEX, regs, false, &done);
 	account(&done, id >> 32, delay, ret == -EAGAIN);
 	return 0;
 }
