@@ -164,4 +164,17 @@ stats_of bpftrace '^(sys_enter_fute|sys_exit_futex|contention_beg|contention_end
 			echo "| $cfg | $name | $c | $((t / c)) |"
 		done < "$tmp/stats.$cfg"
 	done
+	echo
+	# per event of the loop: every program's time over the loop's own events (ebprof's JSON of
+	# that run: its futex calls, waits or not, and its kernel contentions)
+	calls=$(jq '(.info.futex_waits | tonumber) + (.info.futex_nowait | tonumber)' "$tmp/s.json")
+	kc=$(jq '.info.kernel_contentions | tonumber' "$tmp/s.json")
+	sum_t() { awk -v pat="$2" '$1 ~ pat { t += $2 } END { print t + 0 }' "$tmp/stats.$1"; }
+	echo "Per event of that run ($calls futex calls, $kc kernel contentions of the loop): ebprof"
+	echo "$(awk -v t="$(sum_t ebprof '^futex_')" -v n="$calls" 'BEGIN { printf "%.0f", t / n }') ns of"
+	echo "futex programs per futex call (every system call of the machine runs them), and"
+	echo "$(awk -v t="$(sum_t ebprof '^lock_')" -v n="$kc" 'BEGIN { printf "%.0f", n ? t / n : 0 }') ns of"
+	echo "lock programs per contention; bpftrace"
+	echo "$(awk -v t="$(sum_t bpftrace '^sys_e')" -v n="$calls" 'BEGIN { printf "%.0f", t / n }') and"
+	echo "$(awk -v t="$(sum_t bpftrace '^contention')" -v n="$kc" 'BEGIN { printf "%.0f", n ? t / n : 0 }') ns (its run's counts may differ)."
 } | tee "$out/bench-lock.md"
