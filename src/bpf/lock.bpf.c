@@ -332,9 +332,11 @@ int BPF_PROG(lock_end, void *lock, int ret)
 
 	if (!started || stopped)
 		return 0;
-	/* A spinning wait on this CPU first: no sleeping lock's wait can end while one spins. */
+	/* A spinning wait on this CPU first: no sleeping lock's wait can end while its task
+	 * spins. Another task's spinning wait here lost its end (the spinner stays on its CPU
+	 * until then): the next begin on this CPU takes it over. */
 	w = bpf_map_lookup_elem(&spinning, &zero);
-	if (w && w->lock) {
+	if (w && w->lock && w->tid == tid) {
 		if (w->lock != (__u64)lock)
 			return 0;
 		done = *w;

@@ -96,6 +96,30 @@ END { clear(@s); clear(@a); }'
 	grep -q "calls returned EAGAIN at once" "$T/x.txt"
 }
 
+@test "lock: futex semantics: EAGAIN is no wait, timed-out waits are waits of at least their timeout, FUTEX_WAKE is none, each kind by its command" {
+	run "$EBPROF" lock -q --user-only -o "$T/x.json" -- "$FIX/futexfix"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"done"* ]]
+	a=$(echo "$output" | sed -n 's/^a //p')
+	b=$(echo "$output" | sed -n 's/^b //p')
+	c=$(echo "$output" | sed -n 's/^c //p')
+	jq -c '.groups[] | del(.histograms)' "$T/x.json"
+	grp() { jq --arg l "futex $1" "[.groups[] | select(.labels.lock == \$l)]" "$T/x.json"; }
+	# a: 100 calls that found another value (no wait, no delay), 10 waits of 2 ms each
+	[ "$(grp "$a" | jq -c 'map([.labels.class, .contentions, .nowait])')" = '[["futex_wait",10,100]]' ]
+	[ "$(grp "$a" | jq '.[0].delay_ns >= 10 * 2000000')" = true ]
+	[ "$(grp "$b" | jq -c 'map([.labels.class, .contentions, .nowait])')" = '[["futex_wait_bitset",3,0]]' ]
+	[ "$(grp "$b" | jq '.[0].delay_ns >= 3 * 2000000')" = true ]
+	[ "$(grp "$c" | jq -c 'map([.labels.class, .contentions, .nowait])')" = '[["futex_waitv",5,0]]' ]
+	[ "$(grp "$c" | jq '.[0].delay_ns >= 5 * 2000000')" = true ]
+	# nothing else: the wakes are no waits
+	jqe '.info.futex_waits == "18" and .info.futex_nowait == "100"' "$T/x.json"
+	jqe '[.sites[].contentions] | add == 18' "$T/x.json"
+	jqe '[.sites[] | any(.frames[]; .function == "main")] | all' "$T/x.json"
+	jqe '[.groups[].histograms[0].buckets[] | select(.max != null and .max < 2000000)]
+		| length == 0' "$T/x.json"
+}
+
 @test "lock: threads mapping and unmapping in parallel: kernel contentions within 5% of bpftrace's lock:contention_begin, on their mmap_lock" {
 	start_bpftrace 'BEGIN { printf("ready\n"); }
 		tracepoint:lock:contention_begin /comm == "mmaplockfix"/ { @b[0] = count(); }
@@ -149,7 +173,7 @@ END { clear(@s); clear(@a); }'
 	echo "$output" | grep -q "futex_wait"
 	run "$EBPROF" report "$T/x.pb.gz" -o "$T/y.folded"
 	[ "$status" -eq 0 ]
-	cmp "$T/x.folded" "$T/y.folded"
+	diff "$T/x.folded" "$T/y.folded"
 }
 
 @test "lock: -p traces a running process's waits; -a sees it among every process, ebprof excepted" {

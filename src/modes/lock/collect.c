@@ -650,7 +650,8 @@ static void lock_stop(void *m)
 		ring_buffer__consume(c->notes);
 }
 
-/* Waits still going on when tracing stopped: in no number. */
+/* Waits still going on when tracing stopped, or whose thread ended in them (a thread killed
+ * while it waited never returns from its system call): in no number. */
 static uint64_t waiting(struct lock_collector *c, struct bpf_map *map)
 {
 	__u32 key, next, *prev = NULL;
@@ -737,6 +738,10 @@ static void lock_finish(void *m)
 			  (unsigned long long)stat_sum(c, LOCK_STAT_FUTEX));
 	profile__add_info(prof, "futex_nowait", "%llu", (unsigned long long)nowait);
 	profile__add_info(prof, "waiting_at_end", "%llu", (unsigned long long)waits);
+	if (waits)
+		profile__add_note(prof, "%llu waits were going on when tracing stopped, or their "
+				  "thread ended in them (killed while it waited): they are in no "
+				  "number", (unsigned long long)waits);
 	if (c->kernel)
 		profile__add_info(prof, "kernel_data_symbols", "%s",
 				  kdata__count(c->kdata) ? "kallsyms" :
