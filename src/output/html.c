@@ -315,8 +315,10 @@ static void write_header(const struct html *h)
 
 	fputs("<h1 id=\"top\">ebprof <span class=\"mode\">", f);
 	esc(f, p->mode);
-	fprintf(f, "</span> report</h1>\n<div class=\"nav\"><a href=\"#processes\">Processes</a>"
-		"<a href=\"#timeline\">Over time</a><a href=\"#sites\">Top %ss</a>"
+	fputs("</span> report</h1>\n<div class=\"nav\"><a href=\"#processes\">Processes</a>", f);
+	if (p->ngroups)
+		fputs("<a href=\"#groups\">Summary</a>", f);
+	fprintf(f, "<a href=\"#timeline\">Over time</a><a href=\"#sites\">Top %ss</a>"
 		"<a href=\"#flame\">Flame graph</a>", row_word(h));
 	if (tracks_outstanding(h))
 		fputs("<a href=\"#outstanding\">Outstanding</a>", f);
