@@ -57,7 +57,7 @@ LIB_SRCS   := $(wildcard src/util/*.c src/profile/*.c src/symbolize/*.c src/outp
 	      $(wildcard src/core/*.c) $(LIB_CLI)
 CORE_SRCS  := $(SKEL_USERS) $(filter-out $(LIB_CLI),$(wildcard src/cli/*.c))
 SKEL_OBJS  := $(patsubst src/%.c,$(OUT)/obj/%.o,$(SKEL_USERS))
-LIB_OBJS   := $(patsubst src/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))
+LIB_OBJS   := $(patsubst src/%.c,$(OUT)/obj/%.o,$(LIB_SRCS)) $(OUT)/obj/assets.o
 CORE_OBJS  := $(patsubst src/%.c,$(OUT)/obj/%.o,$(CORE_SRCS))
 
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
@@ -103,6 +103,17 @@ $(OUT)/syscall_table.h: $(SYSCALL_HDR) | $(OUT)
 	$(call msg,GEN,$@)
 	$(Q)sed -n 's/^#define __NR_\([a-z0-9_]*\)[[:space:]]\{1,\}\([0-9]\{1,\}\)$$/\t{ "\1", \2 },/p' $< > $@
 	$(Q)test -s $@ || { echo "no syscall numbers found in $<" >&2; exit 1; }
+
+# The HTML report's and the flame graph's CSS and JavaScript, embedded (src/output/assets.h).
+ASSETS     := $(wildcard src/output/assets/*.css src/output/assets/*.js)
+$(OUT)/assets.c: $(ASSETS) scripts/embed-assets.sh | $(OUT)
+	$(call msg,GEN,$@)
+	$(Q)sh scripts/embed-assets.sh $@ $(ASSETS)
+
+$(OUT)/obj/assets.o: $(OUT)/assets.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # Core objects include the skeletons.
 $(CORE_OBJS): $(SKELS) $(OUT)/syscall_table.h

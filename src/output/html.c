@@ -26,7 +26,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "output/html_assets.h"
+#include "output/assets.h"
 #include "output/json_writer.h"
 #include "output/output.h"
 #include "output/render.h"
@@ -296,7 +296,7 @@ static void write_head(const struct html *h)
 	}
 	/* before the body is laid out: the rows past a table's first page start hidden */
 	fprintf(f, "</title>\n<style>\n%s</style>\n<script>document.documentElement.className "
-		"= 'js';</script>\n</head>\n<body>\n<div class=\"page\">\n", html_style);
+		"= 'js';</script>\n</head>\n<body>\n<div class=\"page\">\n", asset_report_css);
 }
 
 /* What a row of the stack tables is: an allocation site in an allocation profile, a stack in
@@ -1915,7 +1915,7 @@ static int html_write(const struct profile *p, const struct output_opts *o, FILE
 	err = write_data(&h);
 	if (err)
 		goto out;
-	fprintf(f, "<script>\n%s</script>\n</body>\n</html>\n", html_script);
+	fprintf(f, "<script>\n%s</script>\n</body>\n</html>\n", asset_report_js);
 	err = ferror(f) ? -EIO : 0;
 out:
 	strtab_free(&h.strs);
