@@ -15,6 +15,10 @@ int cmd_io(int argc, char **argv, struct log_ctx *lc);
 int cmd_report(int argc, char **argv, struct log_ctx *lc);
 int cmd_diff(int argc, char **argv, struct log_ctx *lc);
 
+/* The recording modes (cli/options.h), for `ebprof profile` */
+struct mode_def;
+extern const struct mode_def mem_def, cpu_def, stacks_def, kmem_def, io_def;
+
 struct profile;
 struct output_opts;
 
