@@ -8,6 +8,8 @@
 extern const char asset_report_css[];	/* html.c: the report's <style> */
 extern const char asset_report_js[];	/* html.c: the report's <script> */
 extern const char asset_flame_css[];	/* svg.c: the flame graph's style */
+extern const char asset_profile_css[];	/* set.c: the page of a run of several modes */
+extern const char asset_profile_js[];
 extern const char asset_flame_js[];	/* svg.c: the flame graph's script, after its ebprofFlame
 					 * settings */
 

@@ -1882,6 +1882,8 @@ static int html_write(const struct profile *p, const struct output_opts *o, FILE
 	};
 	int err = -ENOMEM;
 
+	if (p->nparts)
+		return render__set_html(p, o, f);
 	if (h.o->value_type && profile__type_index(p, h.o->value_type) < 0)
 		return -EINVAL;
 	h.want = calloc(p->nsamples + 1, sizeof(*h.want));

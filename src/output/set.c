@@ -1,0 +1,232 @@
+/* A run of several modes (ebprof profile: profile.h parts) in the renderers that show every
+ * part in one document: text (findings, then each mode's own report), JSON (the findings and
+ * each mode's own JSON report) and HTML (findings and a tab per mode, each tab the mode's own
+ * page). The other formats are written once per part (session__write_outputs). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "output/assets.h"
+#include "output/json_writer.h"
+#include "output/output.h"
+#include "output/render.h"
+
+static const char *modes_list(const struct profile *p, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < p->nparts && used < len; i++)
+		used += snprintf(buf + used, len - used, "%s%s", i ? ", " : "", p->parts[i]->mode);
+	return buf;
+}
+
+/* ---- text --------------------------------------------------------------------------- */
+
+int render__set_text(const struct profile *p, const struct output_opts *o, FILE *f)
+{
+	char d[32], modes[128];
+	int err = 0;
+
+	fprintf(f, "ebprof profile%s%s\n", p->command ? ": " : "", p->command ? p->command : "");
+	fprintf(f, "  Modes:     %s\n", modes_list(p, modes, sizeof(modes)));
+	fprintf(f, "  Duration:  %s\n", render__duration((uint64_t)p->duration_nanos, d,
+							 sizeof(d)));
+	fputs("\nFindings (thresholds: docs/FINDINGS.md)\n", f);
+	if (!p->nfindings)
+		fputs("  none: no number this run measured crossed a threshold\n", f);
+	for (uint32_t i = 0; i < p->nfindings; i++) {
+		const struct prof_finding *fi = &p->findings[i];
+
+		fprintf(f, "  %u. [%s] %s\n", i + 1, fi->mode, fi->fact);
+		fprintf(f, "     threshold: %s\n", fi->threshold);
+		fprintf(f, "     next: %s\n", fi->action);
+	}
+	for (uint32_t i = 0; i < p->nparts && !err; i++) {
+		fprintf(f, "\n======== %s ========\n\n", p->parts[i]->mode);
+		err = output_text.write(p->parts[i], o, f);
+	}
+	return err ? err : ferror(f) ? -EIO : 0;
+}
+
+/* ---- JSON --------------------------------------------------------------------------- */
+
+static void findings_json(struct json_writer *w, const struct profile *p)
+{
+	jsonw_name(w, "findings");
+	jsonw_start_array(w);
+	for (uint32_t i = 0; i < p->nfindings; i++) {
+		const struct prof_finding *fi = &p->findings[i];
+
+		jsonw_start_object(w);
+		jsonw_string_field(w, "mode", fi->mode);
+		jsonw_string_field(w, "kind", fi->kind);
+		jsonw_string_field(w, "subject", fi->subject);
+		jsonw_string_field(w, "fact", fi->fact);
+		jsonw_string_field(w, "threshold", fi->threshold);
+		jsonw_string_field(w, "action", fi->action);
+		/* rounded to a whole number of its unit (percent, ns, bytes/s) */
+		jsonw_int_field(w, "value", (int64_t)(fi->value + 0.5));
+		jsonw_string_field(w, "unit", fi->unit);
+		if (fi->pid)
+			jsonw_uint_field(w, "pid", fi->pid);
+		jsonw_end_object(w);
+	}
+	jsonw_end_array(w);
+}
+
+int render__set_json(const struct profile *p, const struct output_opts *o, FILE *f)
+{
+	struct json_writer *w = jsonw__new(f, true);
+	int err;
+
+	if (!w)
+		return -ENOMEM;
+	/* the set's own fields, then "parts": each mode's own JSON report, as `ebprof MODE`
+	 * writes it (docs/JSON.md) */
+	jsonw_start_object(w);
+	jsonw_string_field(w, "mode", p->mode);
+	jsonw_string_field(w, "command", p->command);
+	jsonw_string_field(w, "kernel", p->kernel);
+	jsonw_int_field(w, "time_nanos", p->time_nanos);
+	jsonw_int_field(w, "duration_ns", p->duration_nanos);
+	findings_json(w, p);
+	err = jsonw__error(w);
+	jsonw__free(w);
+	if (err)
+		return err;
+	fputs(",\n  \"parts\": [\n", f);
+	for (uint32_t i = 0; i < p->nparts && !err; i++) {
+		if (i)
+			fputs(",\n", f);
+		err = output_json.write(p->parts[i], o, f);
+	}
+	fputs("]\n}\n", f);
+	return err ? err : ferror(f) ? -EIO : 0;
+}
+
+/* ---- HTML --------------------------------------------------------------------------- */
+
+/* Text in an element or a double-quoted attribute. */
+static void html_esc(FILE *f, const char *s, size_t n)
+{
+	for (size_t i = 0; s && i < n; i++) {
+		switch (s[i]) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default: fputc(s[i], f);
+		}
+	}
+}
+
+static void esc(FILE *f, const char *s)
+{
+	if (s)
+		html_esc(f, s, strlen(s));
+}
+
+/* Each part's own page, whole, as its iframe's srcdoc. */
+static int part_frame(FILE *f, const struct profile *part, const struct output_opts *o,
+		      uint32_t i)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	int err;
+
+	if (!m)
+		return -errno;
+	err = output_html.write(part, o, m);
+	if (fclose(m) && !err)
+		err = -ENOMEM;
+	if (!err) {
+		fprintf(f, "<iframe class=\"part\" id=\"part-%u\" title=\"", i);
+		esc(f, part->mode);
+		fputs("\" srcdoc=\"", f);
+		html_esc(f, buf, len);
+		fputs("\"></iframe>\n", f);
+	}
+	free(buf);
+	return err;
+}
+
+int render__set_html(const struct profile *p, const struct output_opts *o, FILE *f)
+{
+	char d[32], modes[128], when[64] = "";
+	time_t t = (time_t)(p->time_nanos / 1000000000);
+	struct tm tm;
+	int err = 0;
+
+	if (p->time_nanos && gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+	      "<title>ebprof profile", f);
+	if (p->command) {
+		fputs(": ", f);
+		esc(f, p->command);
+	}
+	fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<div class=\"page\">\n",
+		asset_profile_css);
+	fputs("<h1>ebprof <span class=\"mode\">profile</span></h1>\n<table class=\"meta\">\n", f);
+	if (p->command) {
+		fputs("<tr><th>Command</th><td><code>", f);
+		esc(f, p->command);
+		fputs("</code></td></tr>\n", f);
+	}
+	fputs("<tr><th>Modes</th><td>", f);
+	esc(f, modes_list(p, modes, sizeof(modes)));
+	fprintf(f, "</td></tr>\n<tr><th>Started</th><td>%s</td></tr>\n", when);
+	fprintf(f, "<tr><th>Duration</th><td>%s</td></tr>\n",
+		render__duration((uint64_t)p->duration_nanos, d, sizeof(d)));
+	if (p->kernel) {
+		fputs("<tr><th>Kernel</th><td>", f);
+		esc(f, p->kernel);
+		fputs("</td></tr>\n", f);
+	}
+	if (p->options) {
+		fputs("<tr><th>Options</th><td><code>", f);
+		esc(f, p->options);
+		fputs("</code></td></tr>\n", f);
+	}
+	fputs("</table>\n<h2 id=\"findings\">Findings</h2>\n", f);
+	if (!p->nfindings)
+		fputs("<p class=\"none\">None: no number this run measured crossed a threshold "
+		      "(docs/FINDINGS.md).</p>\n", f);
+	else
+		fputs("<ol class=\"findings\">\n", f);
+	for (uint32_t i = 0; i < p->nfindings; i++) {
+		const struct prof_finding *fi = &p->findings[i];
+		uint32_t part = 0;
+
+		while (part < p->nparts && strcmp(p->parts[part]->mode, fi->mode))
+			part++;
+		fprintf(f, "<li data-kind=\"%s\"><a class=\"tag\" href=\"#part-%u\" "
+			"data-part=\"%u\">", fi->kind, part, part);
+		esc(f, fi->mode);
+		fputs("</a> <span class=\"fact\">", f);
+		esc(f, fi->fact);
+		fputs("</span><span class=\"why\">threshold: ", f);
+		esc(f, fi->threshold);
+		fputs("</span><span class=\"next\">next: ", f);
+		esc(f, fi->action);
+		fputs("</span></li>\n", f);
+	}
+	if (p->nfindings)
+		fputs("</ol>\n", f);
+	fputs("<div class=\"tabs\" role=\"tablist\">\n", f);
+	for (uint32_t i = 0; i < p->nparts; i++) {
+		fprintf(f, "<button type=\"button\" role=\"tab\" id=\"tab-%u\">", i);
+		esc(f, p->parts[i]->mode);
+		fputs("</button>\n", f);
+	}
+	fputs("</div>\n", f);
+	for (uint32_t i = 0; i < p->nparts && !err; i++)
+		err = part_frame(f, p->parts[i], o, i);
+	fprintf(f, "</div>\n<script>\n%s</script>\n</body>\n</html>\n", asset_profile_js);
+	return err ? err : ferror(f) ? -EIO : 0;
+}
