@@ -745,6 +745,10 @@ static const char *series_title(const char *name)
 		return "Live bytes";
 	if (strcmp(name, "live_count") == 0)
 		return "Live allocations";
+	if (strcmp(name, "cpu_percent") == 0)
+		return "CPU use (percent of one CPU)";
+	if (strcmp(name, "io_requests") == 0)
+		return "Block requests per second";
 	return name;
 }
 
@@ -772,7 +776,9 @@ static void write_series(const struct html *h)
 		esc(f, series_title(s->name));
 		fputs(" <span class=\"note\">(", f);
 		esc(f, s->name);
-		fputs(", per process)</span></h3>\n<div class=\"chart\" data-series=\"", f);
+		/* pid 0: one series for every traced process together (cpu, io) */
+		fputs(s->pid ? ", per process)" : ", every traced process)", f);
+		fputs("</span></h3>\n<div class=\"chart\" data-series=\"", f);
 		esc(f, s->name);
 		fputs("\"><p class=\"empty nojs\">The chart is drawn by the page's script; the "
 		      "table below has its numbers.</p></div>\n", f);

@@ -129,6 +129,87 @@ static void esc(FILE *f, const char *s)
 		html_esc(f, s, strlen(s));
 }
 
+/* One chart of a part's series `name` (one line per process), drawn here: the page needs no
+ * script for it. x: the run's time; y: 0 to the largest value. */
+#define TL_W 1200
+#define TL_H 90
+#define TL_PAD 70
+
+static const char *amount(int64_t v, const char *unit, char *buf, size_t len)
+{
+	if (!strcmp(unit, "bytes"))
+		return render__bytes(v < 0 ? 0 : (uint64_t)v, buf, len);
+	snprintf(buf, len, "%" PRId64 " %s", v, unit);
+	return buf;
+}
+
+static void chart(FILE *f, const struct profile *set, const struct profile *part,
+		  const struct prof_series *first)
+{
+	static const char *const colours[] = { "#1f6fb2", "#c2571a", "#2e8b57", "#8a3b12",
+					       "#6a3d9a" };
+	double span = set->duration_nanos > 0 ? (double)set->duration_nanos : 1;
+	int64_t max = 0;
+	uint32_t lines = 0;
+	char a[32], d[32];
+
+	for (uint32_t i = 0; i < part->nseries; i++)
+		for (uint32_t j = 0; !strcmp(part->series[i].name, first->name) &&
+				     j < part->series[i].n; j++)
+			if (part->series[i].v[j] > max)
+				max = part->series[i].v[j];
+	fprintf(f, "<figure class=\"tl\" data-mode=\"%s\" data-series=\"%s\">"
+		"<figcaption>%s: %s <span class=\"none\">(highest %s)</span></figcaption>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		"viewBox=\"0 0 %d %d\">\n", part->mode, first->name, part->mode, first->name,
+		amount(max, first->unit, a, sizeof(a)), TL_W, TL_H + 16, TL_W, TL_H + 16);
+	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#999\"/>\n",
+		TL_PAD, TL_H, TL_W, TL_H);
+	fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\">0</text>"
+		"<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"end\">%s</text>\n",
+		TL_PAD, TL_H + 13, TL_W, TL_H + 13,
+		render__duration((uint64_t)set->duration_nanos, d, sizeof(d)));
+	for (uint32_t i = 0; i < part->nseries && lines < 5; i++) {
+		const struct prof_series *s = &part->series[i];
+
+		if (strcmp(s->name, first->name))
+			continue;
+		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" "
+			"data-pid=\"%u\" points=\"", colours[lines++], s->pid);
+		for (uint32_t j = 0; j < s->n; j++)
+			fprintf(f, "%s%.1f,%.1f", j ? " " : "",
+				TL_PAD + (TL_W - TL_PAD) * (double)s->t_ns[j] / span,
+				TL_H - (max ? (TL_H - 4) * (double)s->v[j] / (double)max : 0));
+		fputs("\"/>\n", f);
+	}
+	fputs("</svg></figure>\n", f);
+}
+
+/* Every part's series over the run, one chart each: CPU use, I/O rate, live bytes. */
+static void timeline(FILE *f, const struct profile *p)
+{
+	bool any = false;
+
+	fputs("<h2 id=\"timeline\">Timeline</h2>\n", f);
+	for (uint32_t k = 0; k < p->nparts; k++) {
+		const struct profile *part = p->parts[k];
+
+		for (uint32_t i = 0; i < part->nseries; i++) {
+			uint32_t j;
+
+			for (j = 0; j < i && strcmp(part->series[j].name, part->series[i].name); j++)
+				;
+			if (j < i)
+				continue;
+			chart(f, p, part, &part->series[i]);
+			any = true;
+		}
+	}
+	if (!any)
+		fputs("<p class=\"none\">Nothing was sampled over time (a run shorter than a "
+		      "second).</p>\n", f);
+}
+
 /* Each part's own page, whole, as its iframe's srcdoc. */
 static int part_frame(FILE *f, const struct profile *part, const struct output_opts *o,
 		      uint32_t i)
@@ -218,6 +299,7 @@ int render__set_html(const struct profile *p, const struct output_opts *o, FILE 
 	}
 	if (p->nfindings)
 		fputs("</ol>\n", f);
+	timeline(f, p);
 	fputs("<div class=\"tabs\" role=\"tablist\">\n", f);
 	for (uint32_t i = 0; i < p->nparts; i++) {
 		fprintf(f, "<button type=\"button\" role=\"tab\" id=\"tab-%u\">", i);

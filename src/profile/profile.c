@@ -1010,6 +1010,22 @@ int profile__set_period(struct profile *p, const char *type, const char *unit, i
 
 /* ---- series ----------------------------------------------------------------------------- */
 
+int profile__add_rate_point(struct profile *p, struct prof_rate *r, uint32_t pid,
+			    const char *name, const char *unit, int64_t t_ns, uint64_t total,
+			    double scale)
+{
+	int64_t dt = t_ns - r->last_t_ns;
+	uint64_t d = total - r->last;
+	int err = 0;
+
+	if (dt > 0)
+		err = profile__add_point(p, pid, name, unit, r->last_t_ns + dt / 2,
+					 (int64_t)((double)d * 1e9 / (double)dt * scale + 0.5));
+	r->last = total;
+	r->last_t_ns = t_ns;
+	return err;
+}
+
 int profile__add_point(struct profile *p, uint32_t pid, const char *name, const char *unit,
 		       int64_t t_ns, int64_t v)
 {

@@ -402,6 +402,16 @@ int profile__add_cache(struct profile *p, const struct prof_cache *c);
  * come in time order per series. Returns 0 or a negative errno. */
 int profile__add_point(struct profile *p, uint32_t pid, const char *name, const char *unit,
 		       int64_t t_ns, int64_t v);
+/* A series of rates from a running total (counted events): each point is the total's growth
+ * since the previous call, per second, times scale, placed at the middle of that interval (the
+ * first starts at t_ns 0, the total then 0). 0 or a negative errno. */
+struct prof_rate {
+	uint64_t last;
+	int64_t last_t_ns;
+};
+int profile__add_rate_point(struct profile *p, struct prof_rate *r, uint32_t pid,
+			    const char *name, const char *unit, int64_t t_ns, uint64_t total,
+			    double scale);
 /* Add a remark for the report. A note equal to one already there is not added again: its
  * count goes up (a command that execs 50 times gets one note, "... (50 times)"). */
 int profile__add_note(struct profile *p, const char *fmt, ...)

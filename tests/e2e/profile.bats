@@ -73,6 +73,26 @@ assert burn >= 20, burn
 print("ok", burn, total, probes)' "$T/r.json"
 	echo "$output"
 	[ "${lines[0]:0:2}" = "ok" ]
+	# the timeline: cpu's per-second CPU use adds up to the CPU time its samples stand for
+	# (each point rounded to a whole percent; the last partial second is left out when under
+	# 100 ms); io's requests per second exist as a series
+	run py '
+import json, sys
+d = json.load(open(sys.argv[1]))
+cpu = [p for p in d["parts"] if p["mode"] == "cpu"][0]
+io = [p for p in d["parts"] if p["mode"] == "io"][0]
+pts = [s for s in cpu["series"] if s["name"] == "cpu_percent"][0]["points"]
+start = integral = 0.0
+for t, v in pts:
+    end = start + 2 * (t - start)
+    integral += v / 100 * (end - start)
+    start = end
+total = cpu["totals"]["cpu_ns"]
+assert abs(integral - total) <= 0.15e9 + 0.01 * total, (integral, total, pts)
+assert [s for s in io["series"] if s["name"] == "io_requests"], io["series"]
+print("ok")' "$T/r.json"
+	echo "$output"
+	[ "$output" = "ok" ]
 	# the text report: findings first, then each mode's own report
 	run grep -c '^======== \(cpu\|io\|mem\) ========$' "$T/r.txt"
 	[ "$output" = "3" ]

@@ -109,6 +109,17 @@ async function main() {
 		report.findings.forEach((f, i) => check(facts[i] === f.fact,
 			`finding ${i + 1}: "${facts[i]}" on the page, "${f.fact}" in the JSON`));
 
+		log('timeline: one chart per series of each mode, as in the JSON');
+		const want = [];
+		for (const p of report.parts)
+			for (const s of p.series)
+				if (!want.includes(`${p.mode}:${s.name}`))
+					want.push(`${p.mode}:${s.name}`);
+		const charts = await page.$$eval('#timeline ~ figure.tl', (fs) =>
+			fs.map((f) => `${f.dataset.mode}:${f.dataset.series}`));
+		check(JSON.stringify(charts) === JSON.stringify(want),
+		      `timeline charts ${charts}, series ${want}`);
+
 		const modes = report.parts.map((p) => p.mode);
 		const tabs = await page.$$eval('.tabs button', (b) => b.map((x) => x.textContent));
 		check(JSON.stringify(tabs) === JSON.stringify(modes),
