@@ -276,6 +276,64 @@ static int mem_rules(struct profile *set, const struct profile *p, int64_t durat
 	return err;
 }
 
+/* Leaks (mem --leaks): the bytes at each allocating function that no pointer reached at the
+ * process's exit. */
+static int leak_rules(struct profile *set, const struct profile *p)
+{
+	int tb = profile__type_index(p, "definite_space");
+	int to = profile__type_index(p, "definite_objects");
+	struct rule_out ro = { 0 };
+	uint64_t *bytes, *objs;
+	uint32_t *site;
+	int err;
+
+	if (tb < 0 || to < 0 || !p->nfunctions)
+		return 0;
+	bytes = calloc(p->nfunctions, sizeof(*bytes));
+	objs = calloc(p->nfunctions, sizeof(*objs));
+	site = calloc(p->nfunctions, sizeof(*site));
+	if (!bytes || !objs || !site) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+		int64_t loc = site_loc(p, s), f = loc >= 0 ? loc_function(p, loc) : -1;
+
+		if (f < 0 || s->values[tb] <= 0 || s->suppressed)
+			continue;
+		if (!bytes[f])
+			site[f] = (uint32_t)loc;
+		bytes[f] += (uint64_t)s->values[tb];
+		objs[f] += s->values[to] > 0 ? (uint64_t)s->values[to] : 0;
+	}
+	for (uint32_t f = 0; f < p->nfunctions; f++) {
+		char b[32];
+		struct cand *c;
+
+		if (bytes[f] < FIND_LEAK_BYTES || !(c = rule_slot(&ro, (double)bytes[f])))
+			continue;
+		loc_name(p, site[f], c->subject, sizeof(c->subject));
+		snprintf(c->fact, sizeof(c->fact), "%s allocated %s (%" PRIu64 " bytes) in %" PRIu64
+			 " blocks that were definitely lost: no pointer reached them when the "
+			 "process exited", c->subject, render__bytes(bytes[f], b, sizeof(b)),
+			 bytes[f], objs[f]);
+		snprintf(c->action, sizeof(c->action), "free them where they stop being used: "
+			 "their stacks are in the mem report's leaks");
+		c->f.mode = p->mode;
+		c->f.kind = "mem_definitely_lost";
+		c->f.threshold = "a function whose definitely lost blocks add up to at least 1 KiB "
+				 "(suppressed ones left out)";
+		c->f.unit = "bytes";
+	}
+	err = rule_emit(set, &ro);
+out:
+	free(bytes);
+	free(objs);
+	free(site);
+	return err;
+}
+
 /* ---- io: slow disks ------------------------------------------------------------------ */
 
 static const char *group_label(const struct prof_group *g, const char *key)
@@ -347,7 +405,7 @@ int findings__compute(struct profile *set, int64_t duration_ns)
 			if (!strcmp(p->mode, "cpu"))
 				err = cpu_rules(set, p);
 			else if (!strcmp(p->mode, "mem"))
-				err = mem_rules(set, p, duration_ns);
+				err = leak_rules(set, p) ?: mem_rules(set, p, duration_ns);
 			else if (!strcmp(p->mode, "io"))
 				err = io_rules(set, p);
 		}

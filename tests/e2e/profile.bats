@@ -100,6 +100,30 @@ print("ok")' "$T/r.json"
 	grep -q '^  2\. \[mem\] churn_memory (profilemix.c:' "$T/r.txt"
 }
 
+@test "profile: --leaks scans at exit; the finding names the leaking function with the fixture's 100 x 1000 bytes" {
+	run "$EBPROF" profile -q --leaks --modes cpu,mem -o "$T/r.json" -- "$FIX/profilemix" k
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run py '
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = [f for f in d["findings"] if f["kind"] == "mem_definitely_lost"]
+assert len(f) == 1, d["findings"]
+f = f[0]
+assert f["subject"].startswith("load_config (profilemix.c:"), f
+assert "(100000 bytes) in 100 blocks that were definitely lost" in f["fact"], f
+assert f["value"] == 100000 and f["unit"] == "bytes", f
+print("ok")' "$T/r.json"
+	echo "$output"
+	[ "$output" = "ok" ]
+	run "$EBPROF" profile --leaks --modes cpu -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--leaks scans what mem tracks: add mem to --modes"* ]]
+	run "$EBPROF" profile --leaks --sample-bytes 4096 -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--leaks records every allocation"* ]]
+}
+
 @test "profile: no finding when nothing crosses a threshold, and the report says so" {
 	run "$EBPROF" profile -q -o "$T/r.json" -o "$T/r.txt" -- "$FIX/profilemix" s
 	[ "$status" -eq 0 ]

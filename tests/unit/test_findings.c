@@ -175,6 +175,34 @@ static void test_mem_long_lived(void **state)
 	profile__free(set);
 }
 
+static void test_mem_leaks(void **state)
+{
+	struct profile *p = mem_part(), *set;
+	uint32_t main_ = frame(p, "main", "app.c", 30);
+	uint32_t load = frame(p, "load_config", "/src/config.c", 7);
+	uint32_t small = frame(p, "tiny", "/src/tiny.c", 2);
+	uint32_t malloc_ = frame(p, "malloc", "malloc.c", 1);
+	struct prof_sample *s;
+
+	leak_types(p);
+	/* values: alloc_objects, alloc_space, inuse_objects, inuse_space, then definite_objects,
+	 * definite_space, ... */
+	s = sample(p, STACK(malloc_, load, main_), 100, 100000, 100, 100000, 7);
+	s->values[4] = 100;
+	s->values[5] = 100000;
+	/* 1023 bytes: under the threshold */
+	s = sample(p, STACK(malloc_, small, main_), 1, 1023, 1, 1023, 7);
+	s->values[4] = 1;
+	s->values[5] = 1023;
+	set = set_of(p, 100 * SEC);
+	assert_int_equal(set->nfindings, 1);
+	assert_string_equal(set->findings[0].kind, "mem_definitely_lost");
+	assert_string_equal(set->findings[0].fact, "load_config (config.c:7) allocated 97.7 KiB "
+			    "(100000 bytes) in 100 blocks that were definitely lost: no pointer "
+			    "reached them when the process exited");
+	profile__free(set);
+}
+
 static void disk_group(struct profile *p, const char *dev, const char *op, int64_t n, int64_t p99)
 {
 	struct prof_group *g = profile__add_group(p);
@@ -314,6 +342,7 @@ int main(void)
 		cmocka_unit_test(test_cpu_at_most_three),
 		cmocka_unit_test(test_mem_rate),
 		cmocka_unit_test(test_mem_long_lived),
+		cmocka_unit_test(test_mem_leaks),
 		cmocka_unit_test(test_io),
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_set_text_json),

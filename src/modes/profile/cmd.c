@@ -17,6 +17,7 @@ enum {
 	OPT_MODES = OPT_MODE_BASE,
 	OPT_SAMPLE_BYTES,
 	OPT_MEM_EXACT,
+	OPT_LEAKS,
 };
 
 /* The modes a profile can combine, in the order they attach: mem last (it runs a launched
@@ -32,11 +33,21 @@ static const struct {
 };
 #define NKNOWN (sizeof(known) / sizeof(known[0]))
 
+static size_t known_index(const char *name)
+{
+	size_t i = 0;
+
+	while (i < NKNOWN - 1 && strcmp(known[i].name, name))
+		i++;
+	return i;
+}
+
 struct profile_opts {
 	bool want[NKNOWN];
 	bool modes_given;
 	const char *sample_bytes;	/* mem --sample-bytes; NULL with --mem-exact */
 	bool mem_exact;
+	bool leaks;			/* mem --leaks (exact tracking) */
 	bool sample_given;
 	const char *freq;		/* cpu -F */
 };
@@ -45,6 +56,7 @@ static const struct option profile_longopts[] = {
 	{ "modes", required_argument, NULL, OPT_MODES },
 	{ "sample-bytes", required_argument, NULL, OPT_SAMPLE_BYTES },
 	{ "mem-exact", no_argument, NULL, OPT_MEM_EXACT },
+	{ "leaks", no_argument, NULL, OPT_LEAKS },
 	{ "frequency", required_argument, NULL, 'F' },
 	{ 0 },
 };
@@ -77,6 +89,8 @@ static const char profile_usage[] =
 	"      --sample-bytes N   mem: one allocation recorded per N requested bytes on\n"
 	"                         average, weighted (default 524288: 512 KiB)\n"
 	"      --mem-exact        mem: record every allocation (full tracking, exact counts)\n"
+	"      --leaks            mem: and scan each process at its exit for leaks, classified\n"
+	"                         as valgrind does (implies --mem-exact; see ebprof mem)\n"
 	"\n"
 	"Output:\n"
 	OPTIONS_HELP_OUTPUT
@@ -138,6 +152,9 @@ static int profile_parse(void *mo, int c, const char *arg, struct session_opts *
 	case OPT_MEM_EXACT:
 		o->mem_exact = true;
 		return 0;
+	case OPT_LEAKS:
+		o->leaks = o->mem_exact = true;
+		return 0;
 	case 'F':
 		o->freq = arg;
 		return 0;
@@ -150,8 +167,8 @@ static int profile_check(void *mo, struct session_opts *so, const struct log_ctx
 	struct profile_opts *o = mo;
 
 	if (o->mem_exact && o->sample_given)
-		return cli_usage_err(lc, "profile", "--mem-exact records every allocation: it "
-				     "cannot be combined with --sample-bytes");
+		return cli_usage_err(lc, "profile", "--%s records every allocation: it cannot be "
+				     "combined with --sample-bytes", o->leaks ? "leaks" : "mem-exact");
 	if (so->out.value_type)
 		return cli_usage_err(lc, "profile", "--value picks one sample type of one mode, "
 				     "and a profile has several modes; write a pprof (-o out.pb.gz) "
@@ -159,6 +176,9 @@ static int profile_check(void *mo, struct session_opts *so, const struct log_ctx
 	if (!o->modes_given)
 		for (size_t i = 0; i < NKNOWN; i++)
 			o->want[i] = !so->all || known[i].system_wide;
+	if (o->leaks && !o->want[known_index("mem")])
+		return cli_usage_err(lc, "profile", "--leaks scans what mem tracks: add mem to "
+				     "--modes");
 	return 0;
 }
 
@@ -193,6 +213,8 @@ static int members(struct profile_opts *o, struct modeset_opts *ms, struct sessi
 			rc = cli_mode_option(d, mo, "sample-bytes",
 					     o->sample_bytes ? o->sample_bytes : DEFAULT_SAMPLE_BYTES,
 					     so, lc);
+		if (!rc && d == &mem_def && o->leaks)
+			rc = cli_mode_option(d, mo, "leaks", NULL, so, lc);
 		if (!rc && d == &cpu_def && o->freq)
 			rc = cli_mode_option(d, mo, "frequency", o->freq, so, lc);
 		if (!rc && d->cli->check)
