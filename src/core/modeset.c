@@ -53,7 +53,7 @@ static void *set_open(const struct session_env *env, void *opts)
 	ms->env = env;
 	ms->o = o;
 	for (int i = 0; i < o->n; i++) {
-		struct member_run *r = &ms->r[i];
+		struct member_run *r = &ms->r[ms->n];	/* members left out leave no gap */
 		struct profile *part = profile__new(o->members[i].ops->name);
 
 		if (!part || profile__add_part(env->prof, part)) {
@@ -67,11 +67,23 @@ static void *set_open(const struct session_env *env, void *opts)
 		r->env.prof = part;
 		ms->n++;
 		r->m = r->ops->open(&r->env, o->members[i].opts);
-		if (!r->m) {
-			/* the member said why */
+		if (r->m)
+			continue;
+		/* the member said why */
+		if (!o->members[i].optional) {
 			set_close(ms);
 			return NULL;
 		}
+		pr_warn(env->lc, "the %s mode is left out of this run (see above); --modes "
+			"chooses the modes", r->ops->name);
+		profile__free(part);
+		env->prof->nparts--;
+		ms->n--;
+	}
+	if (!ms->n) {
+		pr_err(env->lc, "no mode could be set up");
+		set_close(ms);
+		return NULL;
 	}
 	return ms;
 }

@@ -14,6 +14,9 @@
 struct modeset_member {
 	const struct mode_ops *ops;
 	void *opts;			/* the member's own parsed options */
+	/* a member that cannot open (its kernel features missing) is left out, with a
+	 * warning, instead of failing the run (as long as one member opens) */
+	bool optional;
 };
 
 /* The options of modeset_ops.open. Members attach in this order: a member that runs a

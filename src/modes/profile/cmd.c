@@ -84,7 +84,8 @@ static const char profile_usage[] =
 	"\n"
 	"Modes:\n"
 	"      --modes LIST       the modes to run, e.g. cpu,mem (default: cpu,io,mem; with\n"
-	"                         -a: cpu,io)\n"
+	"                         -a: cpu,io; a default mode that cannot run here is left\n"
+	"                         out with a warning, a named one fails the run)\n"
 	"  -F, --frequency HZ     cpu: samples per second on each CPU (default 99)\n"
 	"      --sample-bytes N   mem: one allocation recorded per N requested bytes on\n"
 	"                         average, weighted (default 524288: 512 KiB)\n"
@@ -208,7 +209,9 @@ static int members(struct profile_opts *o, struct modeset_opts *ms, struct sessi
 			pr_err(lc, "out of memory");
 			return 1;
 		}
-		ms->members[ms->n++] = (struct modeset_member){ .ops = d->ops, .opts = mo };
+		/* a mode the user did not name is left out if it cannot run here */
+		ms->members[ms->n++] = (struct modeset_member){ .ops = d->ops, .opts = mo,
+								.optional = !o->modes_given };
 		if (d == &mem_def && !o->mem_exact)
 			rc = cli_mode_option(d, mo, "sample-bytes",
 					     o->sample_bytes ? o->sample_bytes : DEFAULT_SAMPLE_BYTES,
