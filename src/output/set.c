@@ -23,7 +23,143 @@ static const char *modes_list(const struct profile *p, char *buf, size_t len)
 	return buf;
 }
 
+/* ---- the processes across the parts ------------------------------------------------- */
+
+/* The columns of the combined process table: a counter of a part's processes each. */
+static const struct column {
+	const char *mode, *stat, *label, *unit;
+} columns[] = {
+	{ "cpu", "cpu_ns", "CPU", "nanoseconds" },
+	{ "offcpu", "offcpu_ns", "OFF-CPU", "nanoseconds" },
+	{ "lock", "delay_ns", "LOCK WAIT", "nanoseconds" },
+	{ "mem", "alloc_bytes", "ALLOCATED", "bytes" },
+	{ "mem", "live_bytes", "LIVE", "bytes" },
+	{ "io", "requests", "I/O REQS", "count" },
+	{ "io", "io_bytes", "I/O BYTES", "bytes" },
+};
+#define NCOLUMNS (sizeof(columns) / sizeof(columns[0]))
+
+struct row {
+	uint32_t pid;
+	const char *comm;
+	bool has[NCOLUMNS];
+	uint64_t v[NCOLUMNS];
+};
+
+static const struct profile *part_of(const struct profile *p, const char *mode)
+{
+	for (uint32_t i = 0; i < p->nparts; i++)
+		if (!strcmp(p->parts[i]->mode, mode))
+			return p->parts[i];
+	return NULL;
+}
+
+/* Every process of any part, one row each, the most CPU first (then by pid); *used: the
+ * columns some part has. NULL with *n 0 when there is none (or no memory). */
+static struct row *process_rows(const struct profile *p, uint32_t *n, bool used[NCOLUMNS])
+{
+	struct row *rows = NULL;
+	uint32_t cap = 0;
+
+	*n = 0;
+	memset(used, 0, sizeof(bool) * NCOLUMNS);
+	for (uint32_t k = 0; k < p->nparts; k++) {
+		const struct profile *part = p->parts[k];
+
+		for (uint32_t i = 0; i < part->nprocesses; i++) {
+			const struct prof_process *pp = &part->processes[i];
+			uint32_t r;
+
+			for (r = 0; r < *n && rows[r].pid != pp->pid; r++)
+				;
+			if (r == *n) {
+				if (*n == cap) {
+					struct row *g = realloc(rows, sizeof(*rows) * (cap ? cap * 2 : 16));
+
+					if (!g) {
+						free(rows);
+						*n = 0;
+						return NULL;
+					}
+					rows = g;
+					cap = cap ? cap * 2 : 16;
+				}
+				memset(&rows[r], 0, sizeof(rows[r]));
+				rows[r].pid = pp->pid;
+				(*n)++;
+			}
+			if (!rows[r].comm && pp->comm)
+				rows[r].comm = pp->comm;
+		}
+	}
+	for (size_t c = 0; c < NCOLUMNS; c++) {
+		const struct profile *part = part_of(p, columns[c].mode);
+
+		for (uint32_t r = 0; part && r < *n; r++) {
+			const struct prof_process *pp = profile__find_process(part, rows[r].pid);
+
+			if (pp && prof_process__stat(pp, columns[c].stat, &rows[r].v[c]))
+				rows[r].has[c] = used[c] = true;
+		}
+	}
+	/* the most CPU first, then the most allocated, then by pid */
+	for (uint32_t i = 1; i < *n; i++) {
+		struct row t = rows[i];
+		uint32_t j = i;
+
+		while (j > 0 && (rows[j - 1].v[0] < t.v[0] ||
+				 (rows[j - 1].v[0] == t.v[0] && (rows[j - 1].v[3] < t.v[3] ||
+				  (rows[j - 1].v[3] == t.v[3] && rows[j - 1].pid > t.pid))))) {
+			rows[j] = rows[j - 1];
+			j--;
+		}
+		rows[j] = t;
+	}
+	return rows;
+}
+
+static const char *cell(const struct column *c, uint64_t v, char *buf, size_t len)
+{
+	if (!strcmp(c->unit, "nanoseconds"))
+		return render__duration(v, buf, len);
+	if (!strcmp(c->unit, "bytes"))
+		return render__bytes(v, buf, len);
+	snprintf(buf, len, "%" PRIu64, v);
+	return buf;
+}
+
 /* ---- text --------------------------------------------------------------------------- */
+
+static void text_processes(FILE *f, const struct profile *p, const struct output_opts *o)
+{
+	bool used[NCOLUMNS];
+	uint32_t n, shown;
+	struct row *rows = process_rows(p, &n, used);
+	char b[32];
+
+	fputs("\nProcesses (every mode's numbers)\n", f);
+	if (!n) {
+		fputs("  none\n", f);
+		return;
+	}
+	shown = o && o->top && o->top < n ? o->top : n;
+	fprintf(f, "  %8s  %-16s", "PID", "NAME");
+	for (size_t c = 0; c < NCOLUMNS; c++)
+		if (used[c])
+			fprintf(f, " %10s", columns[c].label);
+	fputc('\n', f);
+	for (uint32_t r = 0; r < shown; r++) {
+		fprintf(f, "  %8u  %-16s", rows[r].pid, rows[r].comm ? rows[r].comm : "?");
+		for (size_t c = 0; c < NCOLUMNS; c++)
+			if (used[c])
+				fprintf(f, " %10s", rows[r].has[c] ? cell(&columns[c], rows[r].v[c], b,
+									     sizeof(b)) : "-");
+		fputc('\n', f);
+	}
+	if (shown < n)
+		fprintf(f, "  ... %u more (--top 0 shows all)\n", n - shown);
+	free(rows);
+}
 
 int render__set_text(const struct profile *p, const struct output_opts *o, FILE *f)
 {
@@ -44,6 +180,7 @@ int render__set_text(const struct profile *p, const struct output_opts *o, FILE 
 		fprintf(f, "     threshold: %s\n", fi->threshold);
 		fprintf(f, "     next: %s\n", fi->action);
 	}
+	text_processes(f, p, o);
 	for (uint32_t i = 0; i < p->nparts && !err; i++) {
 		fprintf(f, "\n======== %s ========\n\n", p->parts[i]->mode);
 		err = output_text.write(p->parts[i], o, f);
@@ -210,6 +347,45 @@ static void timeline(FILE *f, const struct profile *p)
 		      "second).</p>\n", f);
 }
 
+/* Every process with every mode's numbers, one table. */
+static void html_processes(FILE *f, const struct profile *p)
+{
+	bool used[NCOLUMNS];
+	uint32_t n;
+	struct row *rows = process_rows(p, &n, used);
+	char b[32];
+
+	fputs("<h2 id=\"processes\">Processes</h2>\n", f);
+	if (!n) {
+		fputs("<p class=\"none\">No process was seen.</p>\n", f);
+		return;
+	}
+	fputs("<table class=\"data\" id=\"processes-table\">\n<thead><tr><th>PID</th><th>Name"
+	      "</th>", f);
+	for (size_t c = 0; c < NCOLUMNS; c++)
+		if (used[c])
+			fprintf(f, "<th class=\"num\" title=\"%s: %s\">%s</th>", columns[c].mode,
+				columns[c].stat, columns[c].label);
+	fputs("</tr></thead>\n<tbody>\n", f);
+	for (uint32_t r = 0; r < n; r++) {
+		fprintf(f, "<tr><td class=\"num\">%u</td><td>", rows[r].pid);
+		esc(f, rows[r].comm ? rows[r].comm : "?");
+		fputs("</td>", f);
+		for (size_t c = 0; c < NCOLUMNS; c++) {
+			if (!used[c])
+				continue;
+			if (rows[r].has[c])
+				fprintf(f, "<td class=\"num\" data-v=\"%" PRIu64 "\">%s</td>",
+					rows[r].v[c], cell(&columns[c], rows[r].v[c], b, sizeof(b)));
+			else
+				fputs("<td class=\"num\">-</td>", f);
+		}
+		fputs("</tr>\n", f);
+	}
+	fputs("</tbody></table>\n", f);
+	free(rows);
+}
+
 /* Each part's own page, whole, as its iframe's srcdoc. */
 static int part_frame(FILE *f, const struct profile *part, const struct output_opts *o,
 		      uint32_t i)
@@ -299,6 +475,7 @@ int render__set_html(const struct profile *p, const struct output_opts *o, FILE 
 	}
 	if (p->nfindings)
 		fputs("</ol>\n", f);
+	html_processes(f, p);
 	timeline(f, p);
 	fputs("<div class=\"tabs\" role=\"tablist\">\n", f);
 	for (uint32_t i = 0; i < p->nparts; i++) {

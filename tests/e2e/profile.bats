@@ -97,6 +97,9 @@ print("ok")' "$T/r.json"
 	run grep -c '^======== \(cpu\|io\|mem\) ========$' "$T/r.txt"
 	[ "$output" = "3" ]
 	grep -q '^  1\. \[cpu\] burn_cpu (profilemix.c:' "$T/r.txt"
+	# one table of the processes with every mode's numbers: the fixture's 22.9 MiB allocated
+	grep -A2 "^Processes (every mode's numbers)$" "$T/r.txt" |
+		grep -E '^ +[0-9]+  profilemix +[0-9.]+ m?s +22\.9 MiB '
 	grep -q '^  2\. \[mem\] churn_memory (profilemix.c:' "$T/r.txt"
 }
 

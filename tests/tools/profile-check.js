@@ -120,6 +120,14 @@ async function main() {
 		check(JSON.stringify(charts) === JSON.stringify(want),
 		      `timeline charts ${charts}, series ${want}`);
 
+		log('processes: one row per process of any mode');
+		const pids = new Set();
+		for (const p of report.parts)
+			for (const q of p.processes)
+				pids.add(q.pid);
+		const rows = await page.$$eval('#processes-table tbody tr', (r) => r.length);
+		check(rows === pids.size, `${rows} process rows, ${pids.size} processes in the JSON`);
+
 		const modes = report.parts.map((p) => p.mode);
 		const tabs = await page.$$eval('.tabs button', (b) => b.map((x) => x.textContent));
 		check(JSON.stringify(tabs) === JSON.stringify(modes),
