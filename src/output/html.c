@@ -26,7 +26,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "output/html_assets.h"
+#include "output/assets.h"
 #include "output/json_writer.h"
 #include "output/output.h"
 #include "output/render.h"
@@ -296,7 +296,7 @@ static void write_head(const struct html *h)
 	}
 	/* before the body is laid out: the rows past a table's first page start hidden */
 	fprintf(f, "</title>\n<style>\n%s</style>\n<script>document.documentElement.className "
-		"= 'js';</script>\n</head>\n<body>\n<div class=\"page\">\n", html_style);
+		"= 'js';</script>\n</head>\n<body>\n<div class=\"page\">\n", asset_report_css);
 }
 
 /* What a row of the stack tables is: an allocation site in an allocation profile, a stack in
@@ -747,6 +747,10 @@ static const char *series_title(const char *name)
 		return "Live bytes";
 	if (strcmp(name, "live_count") == 0)
 		return "Live allocations";
+	if (strcmp(name, "cpu_percent") == 0)
+		return "CPU use (percent of one CPU)";
+	if (strcmp(name, "io_requests") == 0)
+		return "Block requests per second";
 	return name;
 }
 
@@ -774,7 +778,9 @@ static void write_series(const struct html *h)
 		esc(f, series_title(s->name));
 		fputs(" <span class=\"note\">(", f);
 		esc(f, s->name);
-		fputs(", per process)</span></h3>\n<div class=\"chart\" data-series=\"", f);
+		/* pid 0: one series for every traced process together (cpu, io) */
+		fputs(s->pid ? ", per process)" : ", every traced process)", f);
+		fputs("</span></h3>\n<div class=\"chart\" data-series=\"", f);
 		esc(f, s->name);
 		fputs("\"><p class=\"empty nojs\">The chart is drawn by the page's script; the "
 		      "table below has its numbers.</p></div>\n", f);
@@ -1977,6 +1983,8 @@ static int html_write(const struct profile *p, const struct output_opts *o, FILE
 	};
 	int err = -ENOMEM;
 
+	if (p->nparts)
+		return render__set_html(p, o, f);
 	if (h.o->value_type && profile__type_index(p, h.o->value_type) < 0)
 		return -EINVAL;
 	h.want = calloc(p->nsamples + 1, sizeof(*h.want));
@@ -2012,7 +2020,7 @@ static int html_write(const struct profile *p, const struct output_opts *o, FILE
 	err = write_data(&h);
 	if (err)
 		goto out;
-	fprintf(f, "<script>\n%s</script>\n</body>\n</html>\n", html_script);
+	fprintf(f, "<script>\n%s</script>\n</body>\n</html>\n", asset_report_js);
 	err = ferror(f) ? -EIO : 0;
 out:
 	strtab_free(&h.strs);

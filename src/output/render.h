@@ -66,6 +66,10 @@ const char *render__amount(int64_t v, const char *unit, char *buf, size_t len);
 /* Is p a report of allocations (mode "mem" or "kmem", a diff, or another tool's heap profile with
  * alloc_objects and alloc_space), or of stacks with values such as CPU time or events? */
 bool render__is_alloc_profile(const struct profile *p);
+/* A run of several modes (p->nparts > 0) as one text, JSON or HTML document (set.c) */
+int render__set_text(const struct profile *p, const struct output_opts *o, FILE *f);
+int render__set_json(const struct profile *p, const struct output_opts *o, FILE *f);
+int render__set_html(const struct profile *p, const struct output_opts *o, FILE *f);
 /* Does p trace functions whose calls every process lists, zeros included (mem and other
  * tools' heap profiles; not kmem, whose events are per-process statistics)? */
 bool render__traces_calls(const struct profile *p);

@@ -122,27 +122,25 @@ static const struct mode_cli lock_cli = {
 	.check = lock_check,
 };
 
-int cmd_lock(int argc, char **argv, struct log_ctx *lc)
+static void lock_defaults(void *mo, struct session_opts *so)
 {
-	struct session_opts so = { 0 };
-	struct lock_opts *o = calloc(1, sizeof(*o));
+	struct lock_opts *o = mo;
 	const char *t = getenv("EBPROF_TEST_NO_LOCK_TRACEPOINTS");
-	int rc;
 
-	if (!o) {
-		fprintf(stderr, "ebprof: out of memory\n");
-		return 1;
-	}
 	o->max_stacks = DEFAULT_MAX_STACKS;
 	o->max_locks = DEFAULT_MAX_LOCKS;
 	o->kernel = o->user = true;
 	o->pretend_no_tracepoints = t && !strcmp(t, "1");
-	rc = cli_parse(argc, argv, lc, &lock_cli, &so, o);
-	if (rc) {
-		free(o);
-		return rc < 0 ? 0 : rc;
-	}
-	rc = session__run(&so, &lock_mode_ops, o, lc);
-	free(o);
-	return rc;
+}
+
+const struct mode_def lock_def = {
+	.cli = &lock_cli,
+	.ops = &lock_mode_ops,
+	.opts_size = sizeof(struct lock_opts),
+	.defaults = lock_defaults,
+};
+
+int cmd_lock(int argc, char **argv, struct log_ctx *lc)
+{
+	return cli_run_mode(argc, argv, lc, &lock_def);
 }
