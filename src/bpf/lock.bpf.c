@@ -137,8 +137,11 @@ static __always_inline bool traced(__u32 tgid)
 
 /* The waiter's stacks (kernel frames only for kernel locks: a futex wait's are the system
  * call's entry) into w. */
+static __always_inline __u64 add_direct_caller(struct pt_regs *regs, struct stack_trace *s,
+					       __u64 n);
+
 static __always_inline void capture(void *ctx, __u32 hook, struct pt_regs *uregs, bool kernel,
-				    struct lock_wait *w)
+				    bool caller, struct lock_wait *w)
 {
 	struct lock_scratch *sc = bpf_map_lookup_elem(&scratch, &hook);
 	struct pt_regs *regs = uregs;
@@ -158,6 +161,8 @@ static __always_inline void capture(void *ctx, __u32 hook, struct pt_regs *uregs
 	if (!regs)
 		regs = user_regs(NULL, &exact);
 	n = capture_user_stack(regs, &sc->user);
+	if (n && caller)
+		n = add_direct_caller(regs, &sc->user, n);
 	if (n) {
 		w->ustack = stack_intern(&stacks, &sc->user, n, 0);
 		if (!w->ustack)
@@ -267,6 +272,103 @@ static __always_inline void account(const struct lock_wait *w, __u32 tgid, __u64
 		__sync_fetch_and_add(&v->hist[s], 1);
 }
 
+/* ---- the direct caller of a function without frame pointers ---------------------------- */
+
+/*
+ * A wait's user stack is taken inside libc, whose functions keep no frame pointer (Debian's):
+ * %rbp is still the frame of the first function up the chain that keeps one (the program's
+ * contend()), so the frame-pointer walk goes from the wait's address in libc straight to that
+ * function's caller, and the function that called into libc is missing. Its return address was
+ * pushed at the bottom of its frame, just below %rbp minus its locals: the first word below
+ * %rbp (and at or above %rsp) that points into an executable mapping other than the one of the
+ * wait's address is taken for it (CALLER_WORDS words at most). A code address kept among the
+ * function's locals would be taken instead: rare, and then a frame too many, not a wrong leaf.
+ */
+#define CALLER_WORDS	16
+#define CALLER_LOOKUPS	4	/* bpf_find_vma calls at most */
+#define VM_EXEC		0x4
+
+struct vma_probe {
+	__u64 lo, hi;
+	__u32 exec;
+};
+
+static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_probe *p = data;
+
+	p->lo = vma->vm_start;
+	p->hi = vma->vm_end;
+	p->exec = !!(vma->vm_flags & VM_EXEC);
+	return 0;
+}
+
+struct shift_ctx {
+	__u64 *ips;
+	__u64 n;
+};
+
+/* step i moves ips[n - 1 - i] one place up, down to ips[1] */
+static long shift_step(__u64 i, void *data)
+{
+	struct shift_ctx *x = data;
+	__u64 j = x->n - 1 - i;
+
+	/* the bounds on the very register that indexes ips */
+	asm volatile("" : "+r"(j));
+	if (j < 1 || j >= STACK_MAX_DEPTH - 1)
+		return 1;
+	x->ips[j + 1] = x->ips[j];
+	return 0;
+}
+
+/* s: n frames walked from regs. Returns the number of frames, the recovered caller inserted
+ * as frame 1 when one was found. */
+static __always_inline __u64 add_direct_caller(struct pt_regs *regs, struct stack_trace *s,
+					       __u64 n)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct vma_probe leaf = {}, v;
+	__u64 words[CALLER_WORDS], bp, sp, c = 0;
+	struct shift_ctx x;
+	int lookups = 0;
+
+	if (!regs || n < 1 || n >= STACK_MAX_DEPTH)
+		return n;
+	bp = BPF_CORE_READ(regs, bp);
+	sp = BPF_CORE_READ(regs, sp);
+	if (bp <= sp || bp - sp > (1 << 20) || (bp & 7))
+		return n;
+	if (bpf_find_vma(task, s->ips[0], vma_cb, &leaf, 0) || !leaf.exec)
+		return n;
+	if (bpf_probe_read_user(words, sizeof(words), (void *)(bp - sizeof(words))))
+		return n;
+	for (int k = CALLER_WORDS - 1; k >= 0; k--) {
+		__u64 at = bp - (CALLER_WORDS - k) * 8, w = words[k];
+
+		if (at < sp)
+			break;
+		/* not code: small numbers, pointers into the stack, the leaf's own library */
+		if (w < 4096 || (w >= leaf.lo && w < leaf.hi) || (w > sp - (8 << 20) &&
+								  w < sp + (8 << 20)))
+			continue;
+		if (++lookups > CALLER_LOOKUPS)
+			break;
+		v.exec = 0;
+		if (!bpf_find_vma(task, w, vma_cb, &v, 0) && v.exec) {
+			c = w;
+			break;
+		}
+	}
+	if (!c || c == s->ips[1 < n ? 1 : 0])
+		return n;
+	x.ips = s->ips;
+	x.n = n;
+	bpf_loop(STACK_MAX_DEPTH, shift_step, &x, 0);
+	s->ips[1] = c;
+	return n + 1;
+}
+
 /* ---- kernel locks ------------------------------------------------------------------------ */
 
 SEC("?tp_btf/contention_begin")
@@ -299,7 +401,7 @@ int BPF_PROG(lock_begin, void *lock, unsigned int flags)
 		w->tid = tid;
 		w->aux = flags;
 		w->start_ns = now;
-		capture(ctx, LOCK_HOOK_KERNEL, NULL, true, w);
+		capture(ctx, LOCK_HOOK_KERNEL, NULL, true, false, w);
 		w->lock = (__u64)lock;
 		return 0;
 	}
@@ -316,7 +418,7 @@ int BPF_PROG(lock_begin, void *lock, unsigned int flags)
 	nw.aux = flags;
 	nw.start_ns = now;
 	nw.lock = (__u64)lock;
-	capture(ctx, LOCK_HOOK_KERNEL, NULL, true, &nw);
+	capture(ctx, LOCK_HOOK_KERNEL, NULL, true, true, &nw);
 	err = bpf_map_update_elem(&kwaits, &tid, &nw, BPF_ANY);
 	if (err)
 		count_stat(LOCK_STAT_WAITS_FULL);
@@ -426,7 +528,7 @@ int BPF_PROG(futex_exit, struct pt_regs *regs, long ret)
 	delay = now > done.start_ns ? now - done.start_ns : 0;
 	/* EAGAIN: the futex no longer held the expected value, the caller never slept */
 	if (ret != -EAGAIN)
-		capture(ctx, LOCK_HOOK_FUTEX, regs, false, &done);
+		capture(ctx, LOCK_HOOK_FUTEX, regs, false, true, &done);
 	account(&done, id >> 32, delay, ret == -EAGAIN);
 	return 0;
 }
