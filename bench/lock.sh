@@ -170,11 +170,14 @@ stats_of bpftrace '^(sys_enter_fute|sys_exit_futex|contention_beg|contention_end
 	calls=$(jq '(.info.futex_waits | tonumber) + (.info.futex_nowait | tonumber)' "$tmp/s.json")
 	kc=$(jq '.info.kernel_contentions | tonumber' "$tmp/s.json")
 	sum_t() { awk -v pat="$2" '$1 ~ pat { t += $2 } END { print t + 0 }' "$tmp/stats.$1"; }
-	echo "Per event of that run ($calls futex calls, $kc kernel contentions of the loop): ebprof"
-	echo "$(awk -v t="$(sum_t ebprof '^futex_')" -v n="$calls" 'BEGIN { printf "%.0f", t / n }') ns of"
-	echo "futex programs per futex call (every system call of the machine runs them), and"
-	echo "$(awk -v t="$(sum_t ebprof '^lock_')" -v n="$kc" 'BEGIN { printf "%.0f", n ? t / n : 0 }') ns of"
-	echo "lock programs per contention; bpftrace"
-	echo "$(awk -v t="$(sum_t bpftrace '^sys_e')" -v n="$calls" 'BEGIN { printf "%.0f", t / n }') and"
-	echo "$(awk -v t="$(sum_t bpftrace '^contention')" -v n="$kc" 'BEGIN { printf "%.0f", n ? t / n : 0 }') ns (its run's counts may differ)."
+	per_run() { awk -v pat="$2" '$1 ~ pat && $3 > 0 { t += $2 / $3 } END { printf "%.0f", t }' \
+		"$tmp/stats.$1"; }
+	echo "Per event: ebprof's futex programs spent" \
+		"$(awk -v t="$(sum_t ebprof '^futex_')" -v n="$calls" 'BEGIN { printf "%.0f", t / n }')" \
+		"ns per futex call of the loop ($calls calls; they run on every system call of the" \
+		"machine, so this counts the early returns on all the others too), its lock programs" \
+		"$(awk -v t="$(sum_t ebprof '^lock_')" -v n="$kc" 'BEGIN { printf "%.0f", n ? t / n : 0 }')" \
+		"ns per kernel contention of the loop ($kc); bpftrace's run only on futex calls and" \
+		"contentions: $(per_run bpftrace '^sys_e') ns per futex call (enter + exit), and" \
+		"$(per_run bpftrace '^contention') ns per contention (begin + end)."
 } | tee "$out/bench-lock.md"
