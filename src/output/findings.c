@@ -334,7 +334,7 @@ out:
 	return err;
 }
 
-/* ---- io: slow disks ------------------------------------------------------------------ */
+/* ---- the summary rows of a part (profile.h: groups) --------------------------------- */
 
 static const char *group_label(const struct prof_group *g, const char *key)
 {
@@ -354,6 +354,112 @@ static bool group_stat(const struct prof_group *g, const char *name, int64_t *v)
 	}
 	return false;
 }
+
+/* ---- lock: contended locks ------------------------------------------------------------ */
+
+/* A frame of the C library or the dynamic loader: the program's own function is above it. */
+static bool in_libc(const struct profile *p, const struct prof_location *l)
+{
+	const char *base;
+
+	if (l->mapping == PROF_NONE || l->mapping >= p->nmappings)
+		return false;
+	base = render__basename(p->mappings[l->mapping].file);
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libpthread.so", 13) ||
+	       !strncmp(base, "ld-linux", 8);
+}
+
+static bool is_kernel_loc(const struct profile *p, const struct prof_location *l)
+{
+	return l->address >= 0xffff800000000000ull;
+}
+
+/* The program's function in a waiting stack: the first frame from the leaf that is user code
+ * outside the C library (the leaf itself is skipped when it is a pseudo-frame naming what was
+ * waited on). -1: none. */
+static int64_t waiter_loc(const struct profile *p, const struct prof_sample *s, uint32_t from)
+{
+	int64_t last_user = -1;
+
+	for (uint32_t i = from; i < s->nlocs; i++) {
+		const struct prof_location *l = &p->locations[s->locs[i]];
+
+		if (is_kernel_loc(p, l) || l->mapping == PROF_NONE || !l->nlines)
+			continue;
+		if (!in_libc(p, l))
+			return s->locs[i];
+		if (last_user < 0)
+			last_user = s->locs[i];
+	}
+	return last_user;
+}
+
+static int lock_rules(struct profile *set, const struct profile *p, int64_t duration_ns)
+{
+	int td = profile__type_index(p, "delay");
+	struct rule_out ro = { 0 };
+
+	for (uint32_t i = 0; td >= 0 && i < p->ngroups; i++) {
+		const struct prof_group *g = &p->groups[i];
+		const char *lock = group_label(g, "lock"), *cls = group_label(g, "class");
+		const char *who = group_label(g, "process");
+		int64_t n, total, mean, max, best = 0, site = -1;
+		char a[32], b[32], m[32], d[32], fnname[300] = "";
+		size_t len;
+		struct cand *c;
+
+		if (!lock || !group_stat(g, "contentions", &n) || !group_stat(g, "delay_ns", &total) ||
+		    !group_stat(g, "delay_avg_ns", &mean) || !group_stat(g, "delay_max_ns", &max))
+			continue;
+		if (n < FIND_LOCK_MIN_CONTENTIONS || duration_ns <= 0 ||
+		    (double)total < FIND_LOCK_SHARE * (double)duration_ns ||
+		    !(c = rule_slot(&ro, (double)total)))
+			continue;
+		/* the function that waited longest on it: its stacks' leaf names the lock */
+		len = strlen(lock);
+		for (uint32_t k = 0; k < p->nsamples; k++) {
+			const struct prof_sample *s = &p->samples[k];
+			const struct prof_location *l = s->nlocs ? &p->locations[s->locs[0]] : NULL;
+			const char *leaf;
+			int64_t w;
+
+			if (!l || !l->nlines || s->values[td] <= best)
+				continue;
+			leaf = p->functions[l->lines[0].function].name;
+			if (strncmp(leaf, lock, len) || (leaf[len] && leaf[len] != ' '))
+				continue;
+			w = waiter_loc(p, s, 1);
+			if (w >= 0) {
+				best = s->values[td];
+				site = w;
+			}
+		}
+		if (site >= 0) {
+			loc_name(p, (uint32_t)site, c->subject, sizeof(c->subject));
+			snprintf(fnname, sizeof(fnname), "%s waited ", c->subject);
+		} else {
+			snprintf(c->subject, sizeof(c->subject), "%s", lock);
+			snprintf(fnname, sizeof(fnname), "threads waited ");
+		}
+		snprintf(c->fact, sizeof(c->fact), "%s%s on %s (%s%s%s) over %" PRId64 " contentions "
+			 "(mean %s, max %s), in a run of %s", fnname,
+			 render__duration((uint64_t)total, a, sizeof(a)), lock, cls ? cls : "lock",
+			 who && strcmp(who, "-") ? ", " : "", who && strcmp(who, "-") ? who : "", n,
+			 render__duration((uint64_t)mean, b, sizeof(b)),
+			 render__duration((uint64_t)max, m, sizeof(m)),
+			 render__duration((uint64_t)duration_ns, d, sizeof(d)));
+		snprintf(c->action, sizeof(c->action), "hold it for less time, or split what it "
+			 "guards; every waiter's stack is in the lock tab");
+		c->f.mode = p->mode;
+		c->f.kind = "lock_contended";
+		c->f.threshold = "a lock waited on at least 10 times, for at least 10% of the run's "
+				 "duration in all";
+		c->f.unit = "nanoseconds";
+	}
+	return rule_emit(set, &ro);
+}
+
+/* ---- io: slow disks ------------------------------------------------------------------ */
 
 static int io_rules(struct profile *set, const struct profile *p)
 {
@@ -408,6 +514,8 @@ int findings__compute(struct profile *set, int64_t duration_ns)
 				err = leak_rules(set, p) ?: mem_rules(set, p, duration_ns);
 			else if (!strcmp(p->mode, "io"))
 				err = io_rules(set, p);
+			else if (!strcmp(p->mode, "lock"))
+				err = lock_rules(set, p, duration_ns);
 		}
 	}
 	return err;

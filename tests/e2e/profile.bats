@@ -9,18 +9,20 @@ bats_require_minimum_version 1.5.0
 
 PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 TOOLS="$BATS_TEST_DIRNAME/../tools"
+# the programs of the modes ebprof profile runs, by name
+PROBES='^(mem_(enter|exit)|held_|cpu_sample$|io_(start|issue|insert|complete|done)$|lock_(begin|end)$|futex_(enter|exit)$)'
 
 # jq-free JSON reads: python3 is on every Debian
 py() { python3 -c "$@"; }
 
-@test "profile: cpu, io and mem of one run; findings name the CPU-bound and the allocating function with their numbers" {
-	run "$EBPROF" profile -q --mem-exact -o "$T/r.json" -o "$T/r.txt" -- "$FIX/profilemix" cms
+@test "profile: cpu, io, lock and mem of one run; findings name the CPU-bound, the contending and the allocating function with their numbers" {
+	run "$EBPROF" profile -q --mem-exact -o "$T/r.json" -o "$T/r.txt" -- "$FIX/profilemix" cmsl
 	echo "$output"
 	[ "$status" -eq 0 ]
-	assert_no_probes '^(mem_(enter|exit)|held_|cpu_sample$|io_(start|issue|insert|complete|done)$)'
+	assert_no_probes "$PROBES"
 	# one part per mode, in the order they ran
 	run py 'import json,sys; d=json.load(open(sys.argv[1])); print(",".join(p["mode"] for p in d["parts"]))' "$T/r.json"
-	[ "$output" = "cpu,io,mem" ]
+	[ "$output" = "cpu,io,lock,mem" ]
 	# mem (exact): the fixture's 500,000 blocks of 48 bytes, all through churn_memory
 	run py '
 import json, sys
@@ -73,6 +75,26 @@ assert burn >= 20, burn
 print("ok", burn, total, probes)' "$T/r.json"
 	echo "$output"
 	[ "${lines[0]:0:2}" = "ok" ]
+	# the lock finding: fight's mutex, with the lock part's own numbers for that lock (the lock
+	# mode's counts are checked against bpftrace in lock.bats)
+	run py '
+import json, sys
+d = json.load(open(sys.argv[1]))
+lock = [p for p in d["parts"] if p["mode"] == "lock"][0]
+f = [f for f in d["findings"] if f["kind"] == "lock_contended"]
+assert len(f) == 1, d["findings"]
+f = f[0]
+assert f["subject"].startswith("fight (profilemix.c:"), f
+g = [g for g in lock["groups"] if g["labels"]["lock"] + " (" in f["fact"]]
+assert len(g) == 1, (f, lock["groups"])
+g = g[0]
+assert g["labels"]["class"] == "futex_wait", g
+assert f["value"] == g["delay_ns"], (f, g)
+assert (" over %d contentions " % g["contentions"]) in f["fact"], (f, g)
+assert g["contentions"] >= 10, g
+print("ok")' "$T/r.json"
+	echo "$output"
+	[ "$output" = "ok" ]
 	# the timeline: cpu's per-second CPU use adds up to the CPU time its samples stand for
 	# (each point rounded to a whole percent; the last partial second is left out when under
 	# 100 ms); io's requests per second exist as a series
@@ -99,8 +121,9 @@ print("ok")' "$T/r.json"
 	grep -q '^  1\. \[cpu\] burn_cpu (profilemix.c:' "$T/r.txt"
 	# one table of the processes with every mode's numbers: the fixture's 22.9 MiB allocated
 	grep -A2 "^Processes (every mode's numbers)$" "$T/r.txt" |
-		grep -E '^ +[0-9]+  profilemix +[0-9.]+ m?s +22\.9 MiB '
-	grep -q '^  2\. \[mem\] churn_memory (profilemix.c:' "$T/r.txt"
+		grep -E '^ +[0-9]+  profilemix +[0-9.]+ m?s .* 22\.9 MiB '
+	grep -q '^  2\. \[lock\] fight (profilemix.c:' "$T/r.txt"
+	grep -q '^  3\. \[mem\] churn_memory (profilemix.c:' "$T/r.txt"
 }
 
 @test "profile: --leaks scans at exit; the finding names the leaking function with the fixture's 100 x 1000 bytes" {
@@ -176,7 +199,7 @@ print("ok")' "$T/r.json"
 @test "profile: bad options are usage errors with a sentence, before anything is traced" {
 	run "$EBPROF" profile --modes cpu,gpu -- true
 	[ "$status" -eq 2 ]
-	[[ "$output" == *"--modes: unknown mode 'gpu' (the modes are cpu, io and mem)"* ]]
+	[[ "$output" == *"--modes: unknown mode 'gpu' (the modes are cpu, io, lock and mem)"* ]]
 	run "$EBPROF" profile --mem-exact --sample-bytes 4096 -- true
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--mem-exact records every allocation"* ]]
@@ -190,11 +213,11 @@ print("ok")' "$T/r.json"
 	[ "$status" -eq 2 ]
 }
 
-@test "profile: -a -d runs cpu and io system-wide (mem only when named), and leaves nothing attached" {
+@test "profile: -a -d runs cpu, io and lock system-wide (mem only when named), and leaves nothing attached" {
 	run "$EBPROF" profile -q -a -d 1 -o "$T/r.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	run py 'import json,sys; d=json.load(open(sys.argv[1])); print(",".join(p["mode"] for p in d["parts"]))' "$T/r.json"
-	[ "$output" = "cpu,io" ]
-	assert_no_probes '^(mem_(enter|exit)|held_|cpu_sample$|io_(start|issue|insert|complete|done)$)'
+	[ "$output" = "cpu,io,lock" ]
+	assert_no_probes "$PROBES"
 }

@@ -236,6 +236,55 @@ static void test_io(void **state)
 	profile__free(set);
 }
 
+static void lock_group(struct profile *p, const char *lock, int64_t n, int64_t total)
+{
+	struct prof_group *g = profile__add_group(p);
+
+	assert_non_null(g);
+	assert_int_equal(prof_group__add_label(p, g, "lock", lock), 0);
+	assert_int_equal(prof_group__add_label(p, g, "class", "futex_wait"), 0);
+	assert_int_equal(prof_group__add_label(p, g, "process", "app[7]"), 0);
+	assert_int_equal(prof_group__add_stat(p, g, "contentions", "CONTENTIONS", "count", n), 0);
+	assert_int_equal(prof_group__add_stat(p, g, "delay_ns", "TOTAL", "nanoseconds", total),
+			 0);
+	assert_int_equal(prof_group__add_stat(p, g, "delay_avg_ns", "MEAN", "nanoseconds",
+					      total / n), 0);
+	assert_int_equal(prof_group__add_stat(p, g, "delay_max_ns", "MAX", "nanoseconds",
+					      total / 2), 0);
+}
+
+static void test_lock(void **state)
+{
+	struct profile *p = profile__new("lock"), *set;
+	uint32_t m_libc, m_kern, leaf, kfn, lll, worker, start;
+
+	assert_non_null(p);
+	assert_int_equal(profile__add_type(p, "contentions", "count"), 0);
+	assert_int_equal(profile__add_type(p, "delay", "nanoseconds"), 0);
+	m_libc = profile__mapping(p, 7, 0x7f0000000000, 0x7f0000100000, 0,
+				  "/usr/lib/x86_64-linux-gnu/libc.so.6", NULL);
+	m_kern = profile__mapping(p, 0, 0xffffffff81000000, 0xffffffff82000000, 0,
+				  "[kernel.kallsyms]", NULL);
+	leaf = LOC(p, PROF_NONE, 0, 0, { fn(p, "futex 0x1000 (futex_wait)", NULL, NULL), 0 });
+	kfn = LOC(p, m_kern, 0xffffffff81001000, 0x1000, { fn(p, "futex_wait", NULL, NULL), 0 });
+	lll = LOC(p, m_libc, 0x7f0000001000, 0x1000, { fn(p, "__lll_lock_wait", NULL, NULL), 0 });
+	worker = frame(p, "worker", "/src/pool.c", 41);
+	start = LOC(p, m_libc, 0x7f0000002000, 0x2000, { fn(p, "start_thread", NULL, NULL), 0 });
+	/* the waiters' stacks: the lock's pseudo-frame, the kernel, libc, the program */
+	sample(p, STACK(leaf, kfn, lll, worker, start), 10, 100000000, 0, 0, 7);
+	lock_group(p, "futex 0x1000", 10, 100000000);	/* at both thresholds */
+	lock_group(p, "futex 0x2000", 9, 500000000);	/* waited long, but 9 times */
+	lock_group(p, "futex 0x3000", 50, 99999999);	/* under 10% of the run */
+	set = set_of(p, SEC);
+	assert_int_equal(set->nfindings, 1);
+	assert_string_equal(set->findings[0].kind, "lock_contended");
+	assert_string_equal(set->findings[0].subject, "worker (pool.c:41)");
+	assert_string_equal(set->findings[0].fact, "worker (pool.c:41) waited 100.0 ms on futex "
+			    "0x1000 (futex_wait, app[7]) over 10 contentions (mean 10.0 ms, max "
+			    "50.0 ms), in a run of 1.00 s");
+	profile__free(set);
+}
+
 /* cpu first, then mem, then io, whatever the order of the parts */
 static void test_order(void **state)
 {
@@ -344,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_mem_long_lived),
 		cmocka_unit_test(test_mem_leaks),
 		cmocka_unit_test(test_io),
+		cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_set_text_json),
 		cmocka_unit_test(test_set_html),

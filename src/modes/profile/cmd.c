@@ -29,6 +29,7 @@ static const struct {
 } known[] = {
 	{ "cpu", &cpu_def, true },
 	{ "io", &io_def, true },
+	{ "lock", &lock_def, true },
 	{ "mem", &mem_def, false },
 };
 #define NKNOWN (sizeof(known) / sizeof(known[0]))
@@ -66,26 +67,27 @@ static const char profile_usage[] =
 	"       ebprof profile [OPTIONS] -p PID[,PID...] [-d TIME]\n"
 	"       ebprof profile [OPTIONS] -a -d TIME\n"
 	"\n"
-	"Every mode at once, one report: CPU samples (cpu), block I/O latency (io) and sampled\n"
-	"allocations (mem) of the same run, each mode with its own probes and tables, exactly\n"
-	"as on its own. The report leads with findings: each a fact the run measured that\n"
-	"crossed a threshold (docs/FINDINGS.md), e.g. a function with 20% or more of the CPU\n"
-	"samples, one allocating 1 MiB/s or more, a disk whose p99 latency is 10 ms or more, with\n"
-	"one next step; nothing when nothing crosses one. Then each mode's own report.\n"
+	"Every mode at once, one report: CPU samples (cpu), block I/O latency (io), lock\n"
+	"contention (lock) and sampled allocations (mem) of the same run, each mode with its own\n"
+	"probes and tables, exactly as on its own. The report leads with findings: each a fact\n"
+	"the run measured that crossed a threshold (docs/FINDINGS.md), e.g. a function with 20%\n"
+	"or more of the CPU samples, a lock waited on for 10% of the run or more, a function\n"
+	"allocating 1 MiB/s or more, a disk whose p99 latency is 10 ms or more, with one next\n"
+	"step; nothing when nothing crosses one. Then each mode's own report.\n"
 	"\n"
 	"Outputs: text, .json and .html hold every mode (the HTML page: findings, then a tab per\n"
 	"mode with its own tables and flame graphs); the other formats are written once per\n"
-	"mode, named by it: -o out.pb.gz writes out.cpu.pb.gz, out.io.pb.gz, out.mem.pb.gz.\n"
+	"mode, named by it: -o out.pb.gz writes out.cpu.pb.gz, out.io.pb.gz, ...\n"
 	"\n"
 	"Targets:\n"
 	OPTIONS_HELP_TARGETS
-	"  -a, --all              the whole machine: cpu and io (mem only when --modes names\n"
-	"                         it: system-wide allocation probes cost every process)\n"
+	"  -a, --all              the whole machine: cpu, io and lock (mem only when --modes\n"
+	"                         names it: system-wide allocation probes cost every process)\n"
 	"\n"
 	"Modes:\n"
-	"      --modes LIST       the modes to run, e.g. cpu,mem (default: cpu,io,mem; with\n"
-	"                         -a: cpu,io; a default mode that cannot run here is left\n"
-	"                         out with a warning, a named one fails the run)\n"
+	"      --modes LIST       the modes to run, e.g. cpu,mem (default: cpu,io,lock,mem;\n"
+	"                         with -a: cpu,io,lock); a default mode that cannot run\n"
+	"                         here is left out with a warning, a named one fails the run\n"
 	"  -F, --frequency HZ     cpu: samples per second on each CPU (default 99)\n"
 	"      --sample-bytes N   mem: one allocation recorded per N requested bytes on\n"
 	"                         average, weighted (default 524288: 512 KiB)\n"
@@ -102,7 +104,7 @@ static const char profile_usage[] =
 	"  sudo ebprof profile -o report.html -- ./myprog   everything about one run\n"
 	"  sudo ebprof profile -p 4242 -d 30 -o r.html -o r.json\n"
 	"  sudo ebprof profile --modes cpu,mem --mem-exact -- ./myprog\n"
-	"  sudo ebprof profile -a -d 10                     the whole machine: cpu and io\n"
+	"  sudo ebprof profile -a -d 10                     the whole machine: cpu, io, lock\n"
 	"\n"
 	"Exit status: the command's, or 0; 1 when tracing fails; 2 on a usage error.\n";
 
@@ -121,7 +123,7 @@ static int parse_modes(struct profile_opts *o, const char *arg, const struct log
 			;
 		if (i == NKNOWN)
 			rc = cli_usage_err(lc, "profile", "--modes: unknown mode '%s' (the modes "
-					   "are cpu, io and mem)", tok);
+					   "are cpu, io, lock and mem)", tok);
 		else
 			o->want[i] = true;
 	}
@@ -132,7 +134,7 @@ static int parse_modes(struct profile_opts *o, const char *arg, const struct log
 		for (size_t i = 0; i < NKNOWN; i++)
 			n += o->want[i];
 		if (!n)
-			rc = cli_usage_err(lc, "profile", "--modes names no mode (cpu, io, mem)");
+			rc = cli_usage_err(lc, "profile", "--modes names no mode (cpu, io, lock, mem)");
 	}
 	o->modes_given = true;
 	return rc;
