@@ -56,6 +56,7 @@ struct cpu_collector {
 	struct stack_table *wst;	/* the stacks windows have read so far */
 	uint64_t window_ns;		/* CLOCK_MONOTONIC at the start of the window */
 	uint64_t window_stats[CPU_STAT__COUNT];	/* the counters then */
+	struct prof_rate cpu_rate;	/* the timeline: samples counted, at each second */
 };
 
 static const char *const stat_names[CPU_STAT__COUNT] = {
@@ -470,6 +471,20 @@ out:
 
 /* ---- the run ---------------------------------------------------------------------------- */
 
+static uint64_t stat_sum(struct cpu_collector *c, enum cpu_stat s)
+{
+	return bpfutil__percpu_sum(bpf_map__fd(c->skel->maps.stats), s);
+}
+
+/* The timeline: the CPU the traced processes used over the last second, in percent of one CPU
+ * (series cpu_percent, pid 0: all of them), from the samples counted meanwhile, each one
+ * period of CPU time. One read of a per-CPU counter. */
+static void cpu_point(struct cpu_collector *c, int64_t t_ns)
+{
+	profile__add_rate_point(c->env.prof, &c->cpu_rate, 0, "cpu_percent", "percent", t_ns,
+				stat_sum(c, CPU_STAT_SAMPLES), c->period_ns * 100 / 1e9);
+}
+
 static void cpu_tick(void *m, int64_t t_ns, bool second)
 {
 	struct cpu_collector *c = m;
@@ -483,11 +498,8 @@ static void cpu_tick(void *m, int64_t t_ns, bool second)
 	 * turn for a large tree. A library loaded and unloaded (dlclose) between two looks would
 	 * leave its samples without their frames. */
 	proc_table__snapshot_some(c->procs, 8);
-}
-
-static uint64_t stat_sum(struct cpu_collector *c, enum cpu_stat s)
-{
-	return bpfutil__percpu_sum(bpf_map__fd(c->skel->maps.stats), s);
+	if (second)
+		cpu_point(c, t_ns);
 }
 
 static int delete_key(const void *k, const void *v, void *ctx)
@@ -550,6 +562,9 @@ static void cpu_stop(void *m)
 			ioctl(c->pfds[i], PERF_EVENT_IOC_DISABLE, 0);
 	c->stopped = true;
 	c->stop_ns = mono_ns();
+	/* the timeline's last partial second, unless too short to say much (under a tick) */
+	if (c->stop_ns >= c->env.start_ns + c->cpu_rate.last_t_ns + 100000000ull)
+		cpu_point(c, (int64_t)(c->stop_ns - c->env.start_ns));
 	/* the last announcements of new processes */
 	if (c->rb)
 		ring_buffer__consume(c->rb);

@@ -21,7 +21,6 @@
 #include "core/session.h"
 #include "core/target.h"
 #include "modes/mem/collect.h"
-#include "modes/mem/mode.h"
 #include "modes/mem/ready.h"
 #include "output/render.h"
 #include "util/util.h"
@@ -29,6 +28,17 @@
 #define EXIT_LEAKED 23		/* --fail-on-leak, as LeakSanitizer's default exitcode */
 
 #define usage_err(lc, ...) cli_usage_err(lc, "mem", __VA_ARGS__)
+
+struct mem_opts {
+	struct mem_collector_opts col;
+	bool leaks;		/* reachability scans at exit and at the end */
+	unsigned heuristics;	/* memcheck's leak heuristics (bit set) */
+	const char *suppressions;
+	struct prof_suppressions *supp;
+	bool fail_on_leak;
+	bool temp_set;		/* --temp-threshold given */
+	struct probes_opts probes;	/* --allocator, --lib, --symbol-prefix */
+};
 
 /* The mode's state during a run. */
 struct mem_mode {
@@ -815,7 +825,7 @@ static void mem_detach(void *mv)
 	mem_collector__detach(((struct mem_mode *)mv)->col);
 }
 
-const struct mode_ops mem_mode_ops = {
+static const struct mode_ops mem_mode_ops = {
 	.name = "mem",
 	.preflight = PREFLIGHT_UPROBES,
 	.open = mem_open,
@@ -844,38 +854,54 @@ static const struct mode_cli mem_cli = {
 	.check = mem_check,
 };
 
-void mem_opts__init(struct mem_opts *o)
+static void mem_defaults(void *mo, struct session_opts *so)
 {
-	*o = (struct mem_opts){
-		.col = { .max_live = 1 << 21, .max_stacks = 1 << 15, .max_procs = 1024,
-			 .min_size = 0, .max_size = UINT64_MAX },
-		.heuristics = LEAK_HEUR_ALL,
-	};
+	struct mem_opts *o = mo;
+
+	so->out.top = 10;
+	so->out.sort = OUTPUT_SORT_BYTES;
+	o->col.max_live = 1 << 21;
+	o->col.max_stacks = 1 << 15;
+	o->col.max_procs = 1024;
+	o->col.min_size = 0;
+	o->col.max_size = UINT64_MAX;
+	o->heuristics = LEAK_HEUR_ALL;
 }
 
-int cmd_mem(int argc, char **argv, struct log_ctx *lc)
+static int mem_prepare(void *mo, struct session_opts *so, const struct log_ctx *lc)
 {
-	struct session_opts so = { .out = { .top = 10, .sort = OUTPUT_SORT_BYTES } };
-	struct mem_opts o;
-	int rc;
+	struct mem_opts *o = mo;
 
-	mem_opts__init(&o);
-	rc = cli_parse(argc, argv, lc, &mem_cli, &so, &o);
-	if (rc)
-		return rc < 0 ? 0 : rc;
-	if (o.suppressions) {
+	if (o->suppressions) {
 		char why[512];
 
-		o.supp = prof_suppressions__load(o.suppressions, why, sizeof(why));
-		if (!o.supp) {
+		o->supp = prof_suppressions__load(o->suppressions, why, sizeof(why));
+		if (!o->supp) {
 			pr_err(lc, "%s", why);
 			return 2;
 		}
-		o.leaks = true;
+		o->leaks = true;
 	}
-	so.inspect = o.leaks;
-	probes__configure(&o.probes);
-	rc = session__run(&so, &mem_mode_ops, &o, lc);
-	prof_suppressions__free(o.supp);
-	return rc;
+	so->inspect = o->leaks;
+	probes__configure(&o->probes);
+	return 0;
+}
+
+static void mem_release(void *mo)
+{
+	prof_suppressions__free(((struct mem_opts *)mo)->supp);
+}
+
+const struct mode_def mem_def = {
+	.cli = &mem_cli,
+	.ops = &mem_mode_ops,
+	.opts_size = sizeof(struct mem_opts),
+	.defaults = mem_defaults,
+	.prepare = mem_prepare,
+	.release = mem_release,
+};
+
+int cmd_mem(int argc, char **argv, struct log_ctx *lc)
+{
+	return cli_run_mode(argc, argv, lc, &mem_def);
 }

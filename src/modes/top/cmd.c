@@ -9,9 +9,9 @@
 #include "cli/options.h"
 #include "core/session.h"
 #include "modes/top/top.h"
+#include "output/output.h"
 #include "util/util.h"
 
-#define DEFAULT_MAX_STACKS (1u << 14)
 
 enum {
 	OPT_NO_COLOR = OPT_MODE_BASE,
@@ -117,21 +117,16 @@ static int top_parse(void *mo, int c, const char *arg, struct session_opts *so,
 		o->color = false;
 		return 0;
 	case 'F':
-		if (cli_parse_u64(arg, &v) || v == 0 || v > UINT32_MAX)
-			return cli_usage_err(lc, "top", "-F takes a sampling rate in Hz above 0, "
-					     "e.g. -F 99 (got '%s')", arg);
-		o->cpu.hz = v;
+		o->freq = arg;	/* the cpu mode's own parsing checks it */
+		return 0;
+	case OPT_MAX_STACKS:
+		o->max_stacks = arg;	/* cpu's and io's */
 		return 0;
 	case OPT_NO_MEM:
 		o->no_mem = true;
 		return 0;
 	case OPT_NO_IO:
 		o->no_io = true;
-		return 0;
-	case OPT_MAX_STACKS:
-		if (cli_parse_count(lc, "top", "--max-stacks", "stacks", arg, 1, 1u << 22, &v))
-			return 2;
-		o->cpu.max_stacks = o->io.max_stacks = v;
 		return 0;
 	}
 	return cli_usage_err(lc, "top", "unknown option");
@@ -140,15 +135,11 @@ static int top_parse(void *mo, int c, const char *arg, struct session_opts *so,
 static int top_check(void *mo, struct session_opts *so, const struct log_ctx *lc)
 {
 	struct top_opts *o = mo;
-	uint32_t max = cpu_max_hz();
 
 	if (so->noutputs)
 		return cli_usage_err(lc, "top", "ebprof top writes no report at the end: press w "
 				     "in the view to write the window shown, or record with a mode "
 				     "(e.g. ebprof cpu -o FILE)");
-	if (o->cpu.hz > max)
-		return cli_usage_err(lc, "top", "-F %u is above this machine's highest sampling "
-				     "rate, %u Hz; use -F %u or less", o->cpu.hz, max, max);
 	if (!o->batch && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)))
 		return cli_usage_err(lc, "top", "standard %s is not a terminal: use --batch (-b) "
 				     "for a table every interval, or record with a mode (e.g. "
@@ -168,6 +159,30 @@ static const struct mode_cli top_cli = {
 	.default_all = true,
 };
 
+/* One part's options, made by its mode as `ebprof MODE` would, with what top sets (name,
+ * value pairs, NULL-terminated), checked and prepared by the mode. 0 or the exit status. */
+static int part_opts(const struct mode_def *d, void **out, struct session_opts *so,
+		     const struct log_ctx *lc, const char *const *set)
+{
+	struct session_opts dso = { 0 };
+	void *mo = cli_mode_opts_new(d, &dso);
+	int rc = 0;
+
+	if (!mo) {
+		pr_err(lc, "out of memory");
+		return 1;
+	}
+	*out = mo;
+	for (; !rc && set && set[0]; set += 2)
+		if (set[1])
+			rc = cli_mode_option(d, mo, set[0], set[1], so, lc);
+	if (!rc && d->cli->check)
+		rc = d->cli->check(mo, so, lc);
+	if (!rc && d->prepare)
+		rc = d->prepare(mo, so, lc);
+	return rc;
+}
+
 int cmd_top(int argc, char **argv, struct log_ctx *lc)
 {
 	struct session_opts so = { 0 };
@@ -181,28 +196,38 @@ int cmd_top(int argc, char **argv, struct log_ctx *lc)
 	}
 	o->interval_ns = 1000000000ull;
 	o->color = !(nc && *nc);
-	o->cpu.hz = CPU_DEFAULT_HZ;
-	o->cpu.max_stacks = DEFAULT_MAX_STACKS;
-	mem_opts__init(&o->mem);
-	o->io.max_stacks = DEFAULT_MAX_STACKS;
-	o->mem.col.sample_mode = MEM_SAMPLE_BYTES;
-	o->mem.col.sample_period = TOP_MEM_SAMPLE_BYTES;
 	rc = cli_parse(argc, argv, lc, &top_cli, &so, o);
 	if (rc) {
-		free(o);
-		return rc < 0 ? 0 : rc;
+		rc = rc < 0 ? 0 : rc;
+		goto out;
 	}
+	/* the parts, as their own commands would run: cpu always; io unless --no-io; mem, sampled,
+	 * only on -p and launched targets (no uprobes on every process unless asked) */
+	rc = part_opts(&cpu_def, &o->cpu, &so, lc, (const char *const[]){
+		"frequency", o->freq, "max-stacks", o->max_stacks, NULL });
+	if (!rc && !o->no_io)
+		rc = part_opts(&io_def, &o->io, &so, lc, (const char *const[]){
+			"max-stacks", o->max_stacks, NULL });
+	if (!rc && !o->no_mem && !so.all)
+		rc = part_opts(&mem_def, &o->mem, &so, lc, (const char *const[]){
+			"sample-bytes", TOP_MEM_SAMPLE_BYTES, NULL });
+	if (rc)
+		goto out;
 	o->rows = so.out.top;
 	o->out = so.out;
 	if (!o->out.top)
 		o->out.top = 10;	/* w's text report: the recording modes' default */
 	so.quiet = true;	/* the view is the progress */
 	so.no_report = true;
-	probes__configure(&o->mem.probes);
+	so.inspect = false;
 	/* as cpu: start-up's large buffers stay in the heap rather than mmap'd and unmapped */
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
 	mallopt(M_TRIM_THRESHOLD, 128 << 20);
 	rc = session__run(&so, &top_mode_ops, o, lc);
+out:
+	cli_mode_opts_free(&cpu_def, o->cpu);
+	cli_mode_opts_free(&io_def, o->io);
+	cli_mode_opts_free(&mem_def, o->mem);
 	free(o);
 	return rc;
 }

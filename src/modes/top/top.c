@@ -12,6 +12,8 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <time.h>
+#include "cli/cli.h"
+#include "cli/options.h"
 #include "core/session.h"
 #include "modes/top/top.h"
 #include "profile/profile.h"
@@ -66,30 +68,17 @@ static const struct top_source io_source = {
 
 struct part_def {
 	const struct top_source *src;
-	const struct mode_ops *ops;
-	size_t opts_off;	/* its options inside struct top_opts */
-	/* shown in this run? NULL: always */
-	bool (*wanted)(const struct session_env *env, const struct top_opts *o);
+	const struct mode_def *def;
+	size_t opts_off;	/* its options' pointer inside struct top_opts (NULL: left out) */
 };
 
-/* uprobes on the targets only: never every process's allocator unless asked */
-static bool mem_wanted(const struct session_env *env, const struct top_opts *o)
-{
-	return !env->all && !o->no_mem;
-}
-
-/* block tracepoints: cheap, they run per request */
-static bool io_wanted(const struct session_env *env, const struct top_opts *o)
-{
-	return !o->no_io;
-}
-
 /* The first is the one every process is attached to or the run fails; the others add what
- * they can. offcpu, lock, io and kmem join here as their windows land. */
+ * they can. mem is made only for -p and launched targets (cmd.c: no uprobes on every process
+ * unless asked). offcpu, lock and kmem join here as their windows land. */
 static const struct part_def parts_table[] = {
-	{ &cpu_source, &cpu_mode_ops, offsetof(struct top_opts, cpu), NULL },
-	{ &mem_source, &mem_mode_ops, offsetof(struct top_opts, mem), mem_wanted },
-	{ &io_source, &io_mode_ops, offsetof(struct top_opts, io), io_wanted },
+	{ &cpu_source, &cpu_def, offsetof(struct top_opts, cpu) },
+	{ &mem_source, &mem_def, offsetof(struct top_opts, mem) },
+	{ &io_source, &io_def, offsetof(struct top_opts, io) },
 };
 
 #define NPARTS (sizeof(parts_table) / sizeof(parts_table[0]))
@@ -98,6 +87,7 @@ static const struct part_def parts_table[] = {
 
 struct part {
 	const struct part_def *def;
+	const struct mode_ops *ops;
 	struct session_env env;
 	struct profile *prof;	/* the mode's run profile: never reported */
 	void *m;
@@ -140,15 +130,18 @@ static void *top_open(const struct session_env *env, void *opts)
 	for (size_t i = 0; i < NPARTS; i++) {
 		struct part *p = &t->parts[t->nparts];
 
-		if (parts_table[i].wanted && !parts_table[i].wanted(env, &t->o))
+		void *mo = *(void **)((char *)&t->o + parts_table[i].opts_off);
+
+		if (!mo)
 			continue;
 		p->def = &parts_table[i];
-		p->prof = profile__new(p->def->ops->name);
+		p->ops = p->def->def->ops;
+		p->prof = profile__new(p->ops->name);
 		if (!p->prof)
 			goto nomem;
 		p->env = *env;
 		p->env.prof = p->prof;
-		p->m = p->def->ops->open(&p->env, (char *)&t->o + p->def->opts_off);
+		p->m = p->ops->open(&p->env, mo);
 		if (!p->m) {
 			profile__free(p->prof);
 			goto fail;
@@ -192,7 +185,7 @@ static void top_close(void *m)
 		return;
 	top_view__free(t->view);
 	for (int i = 0; i < t->nparts; i++) {
-		t->parts[i].def->ops->close(t->parts[i].m);
+		t->parts[i].ops->close(t->parts[i].m);
 		profile__free(t->parts[i].prof);
 	}
 	top_model__free(t->model);
@@ -206,15 +199,15 @@ static int top_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 	struct top *t = m;
 
 	EACH_PART(t, p) {
-		int err = p->def->ops->attach(p->m, pid, how, status);
+		int err = p->ops->attach(p->m, pid, how, status);
 
 		if (err == -ESRCH || (err && p == t->parts))
 			return err;
 		/* the others' columns stay empty for it ("-"), as for a process they cannot trace */
 		if (err)
-			pr_info(t->env.lc, "PID %d: no %s columns: %s", pid, p->def->ops->name,
-				err == -ENOENT && p->def->ops->why_untraceable ?
-				p->def->ops->why_untraceable(p->m, pid) : strerror(-err));
+			pr_info(t->env.lc, "PID %d: no %s columns: %s", pid, p->ops->name,
+				err == -ENOENT && p->ops->why_untraceable ?
+				p->ops->why_untraceable(p->m, pid) : strerror(-err));
 	}
 	return 0;
 }
@@ -224,8 +217,8 @@ static const char *top_why_untraceable(void *m, pid_t pid)
 	struct top *t = m;
 
 	EACH_PART(t, p)
-		if (p->def->ops->why_untraceable)
-			return p->def->ops->why_untraceable(p->m, pid);
+		if (p->ops->why_untraceable)
+			return p->ops->why_untraceable(p->m, pid);
 	return NULL;
 }
 
@@ -234,7 +227,7 @@ static int top_attach_all(void *m)
 	struct top *t = m;
 
 	EACH_PART(t, p) {
-		int err = p->def->ops->attach_all ? p->def->ops->attach_all(p->m) : -EOPNOTSUPP;
+		int err = p->ops->attach_all ? p->ops->attach_all(p->m) : -EOPNOTSUPP;
 
 		if (err)
 			return err;
@@ -315,10 +308,10 @@ static void read_windows(struct top *t)
 	for (int i = 0; i < t->nparts; i++) {
 		struct part *p = &t->parts[i];
 
-		wins[i] = p->def->ops->window ? profile__new(p->def->ops->name) : NULL;
+		wins[i] = p->ops->window ? profile__new(p->ops->name) : NULL;
 		if (!wins[i])
 			continue;
-		if (p->def->ops->window(p->m, wins[i])) {
+		if (p->ops->window(p->m, wins[i])) {
 			profile__free(wins[i]);
 			wins[i] = NULL;
 			continue;
@@ -387,8 +380,8 @@ static void top_tick(void *m, int64_t t_ns, bool second)
 	char path[256];
 
 	EACH_PART(t, p)
-		if (p->def->ops->tick)
-			p->def->ops->tick(p->m, t_ns, second);
+		if (p->ops->tick)
+			p->ops->tick(p->m, t_ns, second);
 	if (t->view) {
 		switch (top_view__input(t->view, t->model, path, sizeof(path))) {
 		case TOP_QUIT:
@@ -414,8 +407,8 @@ static void top_thread_exit(void *m, pid_t pid, pid_t tid)
 	struct top *t = m;
 
 	EACH_PART(t, p)
-		if (p->def->ops->thread_exit)
-			p->def->ops->thread_exit(p->m, pid, tid);
+		if (p->ops->thread_exit)
+			p->ops->thread_exit(p->m, pid, tid);
 }
 
 static void top_finalize(void *m, pid_t pid, bool exec)
@@ -423,8 +416,8 @@ static void top_finalize(void *m, pid_t pid, bool exec)
 	struct top *t = m;
 
 	EACH_PART(t, p)
-		if (p->def->ops->finalize)
-			p->def->ops->finalize(p->m, pid, exec);
+		if (p->ops->finalize)
+			p->ops->finalize(p->m, pid, exec);
 }
 
 static void top_retire(void *m, pid_t pid)
@@ -432,8 +425,8 @@ static void top_retire(void *m, pid_t pid)
 	struct top *t = m;
 
 	EACH_PART(t, p)
-		if (p->def->ops->retire)
-			p->def->ops->retire(p->m, pid);
+		if (p->ops->retire)
+			p->ops->retire(p->m, pid);
 }
 
 static void top_reaped(void *m, pid_t pid)
@@ -441,8 +434,8 @@ static void top_reaped(void *m, pid_t pid)
 	struct top *t = m;
 
 	EACH_PART(t, p)
-		if (p->def->ops->reaped)
-			p->def->ops->reaped(p->m, pid);
+		if (p->ops->reaped)
+			p->ops->reaped(p->m, pid);
 }
 
 /* The terminal is given back first: quitting shows the shell at once. No finish: there is no
@@ -454,8 +447,8 @@ static void top_stop(void *m)
 
 	top_view__end(t->view);
 	EACH_PART(t, p)
-		if (p->def->ops->stop)
-			p->def->ops->stop(p->m);
+		if (p->ops->stop)
+			p->ops->stop(p->m);
 	if (t->o.batch && !(t->o.iterations && t->windows >= t->o.iterations) &&
 	    mono_ns() - t->last_ns >= 10000000)
 		read_windows(t);
@@ -467,8 +460,8 @@ static void top_detach(void *m)
 
 	top_view__end(t->view);
 	EACH_PART(t, p)
-		if (p->def->ops->detach)
-			p->def->ops->detach(p->m);
+		if (p->ops->detach)
+			p->ops->detach(p->m);
 }
 
 const struct mode_ops top_mode_ops = {

@@ -7,9 +7,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "core/mode.h"
-#include "modes/cpu/collect.h"
-#include "modes/io/collect.h"
-#include "modes/mem/mode.h"
 #include "output/output.h"
 
 struct top_opts {
@@ -19,15 +16,16 @@ struct top_opts {
 	bool color;		/* not --no-color nor NO_COLOR */
 	uint32_t rows;		/* --top: rows printed in batch mode (0: all) */
 	struct output_opts out;	/* for w */
-	struct cpu_opts cpu;	/* the cpu mode's, for its collector */
-	bool no_mem;		/* --no-mem */
-	struct mem_opts mem;	/* the mem mode's: sampled, on -p and launched targets only */
-	bool no_io;		/* --no-io */
-	struct io_opts io;	/* the io mode's */
+	const char *freq;	/* -F, for cpu; NULL: its default */
+	const char *max_stacks;	/* --max-stacks, for cpu and io */
+	bool no_mem, no_io;	/* --no-mem, --no-io */
+	/* the parts' options, each made by its mode_def (cli_mode_opts_new) with what top sets;
+	 * NULL: the part is left out of this run */
+	void *cpu, *mem, *io;
 };
 
 /* Mean bytes between sampled allocations of the mem columns (mem's --sample-bytes). */
-#define TOP_MEM_SAMPLE_BYTES (512 * 1024)
+#define TOP_MEM_SAMPLE_BYTES "524288"
 
 /* open takes a struct top_opts. */
 extern const struct mode_ops top_mode_ops;
