@@ -292,6 +292,31 @@ bytes_awk='function bytes(s,  u, v) { u = substr(s, length(s)); v = substr(s, 1,
 	[[ $lat =~ ^[0-9.]+(ns|us|ms|s)$ ]]
 }
 
+@test "top -b -- mutexfix: LOCK/s and WAIT% over the windows agree with bpftrace's futex waits of the same run within 10%" {
+	# LOCK/s counts kernel locks' contention too (the futex hash bucket's spinlock, when four
+	# threads hammer one futex): bpftrace counts those beside the futex waits
+	start_bpftrace "$MUTEX_BT"$'\ntracepoint:lock:contention_begin /comm == "mutexfix"/ { @k = count(); }'
+	"$EBPROF" top -b -i 0.5 --no-mem -- "$FIX/mutexfix" 4 20000 > "$T/out"
+	stop_bpftrace
+	cat "$T/out"
+	grep -q "done 80000" "$T/out"
+	read -r waits delay n <<<"$(awk '
+		/^ebprof top - / { match($0, /window [0-9.]+ s/); w = substr($0, RSTART + 7, RLENGTH - 9) }
+		/^ +PID COMMAND/ { for (i = 1; i <= NF; i++) { if ($i == "LOCK/s") a = i; if ($i == "WAIT%") b = i } }
+		$2 == "mutexfix" && a && $a != "-" { c += $a * w; d += $b / 100 * w * 1e9; n++ }
+		END { printf "%.0f %.0f %d", c, d, n }' "$T/out")"
+	# every futex of the fixture (its mutex; its threads' joins wait too)
+	bt_waits=$(sed -n 's/^@n\[[0-9a-fx]*\]: \([0-9]*\)$/\1/p' "$T/bt.out" | awk '{ s += $1 } END { print s + 0 }')
+	bt_delay=$(sed -n 's/^@t\[[0-9a-fx]*\]: \([0-9]*\)$/\1/p' "$T/bt.out" | awk '{ s += $1 } END { print s + 0 }')
+	k=$(sed -n 's/^@k: \([0-9]*\)$/\1/p' "$T/bt.out")
+	bt_waits=$((bt_waits + ${k:-0}))
+	echo "$n windows; kernel contentions $k"
+	[ "$n" -ge 1 ]
+	[ "$bt_waits" -gt 20 ]
+	within "$waits" "$bt_waits" 10
+	within "$delay" "$bt_delay" 10
+}
+
 @test "top: bad input: a clear sentence and exit 2 (not a terminal, -o, -i, -n, -F); a missing PID exits 1" {
 	run "$EBPROF" top -p 1
 	[ "$status" -eq 2 ]

@@ -95,6 +95,8 @@ struct lock_collector {
 	bool started, stopped;
 	struct lock_entry *locks;	/* read at the end, sorted by id */
 	size_t nlocks;
+	uint64_t window_ns;		/* CLOCK_MONOTONIC at the start of the window (0: the run's) */
+	uint64_t window_stats[LOCK_STAT__COUNT];	/* the counters then */
 };
 
 const char *lock_class_name(uint32_t aux)
@@ -151,6 +153,15 @@ const char *lock_class_name(uint32_t aux)
 /* ---- open ------------------------------------------------------------------------------- */
 
 static void lock_close(void *m);
+
+/* The sample types of a lock profile: the run's, or a window's. */
+static int set_types(struct profile *prof)
+{
+	int err = profile__add_type(prof, "contentions", "count");
+
+	err = err ?: profile__add_type(prof, "delay", "nanoseconds");
+	return err ?: profile__set_default_type(prof, "delay");
+}
 
 static void *lock_open(const struct session_env *env, void *opts)
 {
@@ -228,9 +239,7 @@ static void *lock_open(const struct session_env *env, void *opts)
 	pr_info(c->lc, "tracepoints: %s%s%s", c->kernel ? "contention_begin, contention_end" : "",
 		c->kernel && c->user ? ", " : "", c->user ? "sys_enter, sys_exit (futex)" : "");
 
-	err = profile__add_type(env->prof, "contentions", "count");
-	err = err ?: profile__add_type(env->prof, "delay", "nanoseconds");
-	err = err ?: profile__set_default_type(env->prof, "delay");
+	err = set_types(env->prof);
 	if (err) {
 		pr_err(c->lc, "cannot set up the profile: %s", strerror(-err));
 		goto fail;
@@ -241,12 +250,21 @@ fail:
 	return NULL;
 }
 
+static uint64_t window_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
 static void start(struct lock_collector *c)
 {
 	if (c->started)
 		return;
 	c->skel->bss->started = true;
 	c->started = true;
+	c->window_ns = window_now();	/* the first window starts with counting */
 }
 
 /* ---- attach ----------------------------------------------------------------------------- */
@@ -452,21 +470,28 @@ static struct proc_info *report_proc(struct lock_collector *c, pid_t tgid, bool 
 	return p;
 }
 
-/* Move the counts of process `only` (0: every process) into the profile: a leaf frame naming
- * the lock and its kind, the kernel frames of the wait, the user frames; `remove`: delete them
- * from the kernel (an exec). */
-static int drain(struct lock_collector *c, pid_t only, bool remove)
+/* Move the counts of process `only` (0: every process) into prof: a leaf frame naming the lock
+ * and its kind, the kernel frames of the wait, the user frames; `remove`: delete them from the
+ * kernel (an exec); `take`: every process's, taken out of the kernel at once (a window). */
+static int drain(struct lock_collector *c, struct profile *prof, pid_t only, bool remove,
+		 bool take)
 {
-	struct profile *prof = c->env.prof;
-	int fd = bpf_map__fd(c->skel->maps.counts);
+	int fd = bpf_map__fd(c->skel->maps.counts), stacks_fd = bpf_map__fd(c->skel->maps.stacks);
 	struct count_read r = { .only = only };
 	uint32_t locs[MAX_LOCS];
 	char leaf[160];
 	int err;
 
-	err = bpfutil__map_for_each(fd, sizeof(struct lock_key), sizeof(struct lock_count),
-				    read_count, &r);
-	err = err ?: stack_table__read(c->st, bpf_map__fd(c->skel->maps.stacks));
+	err = (take ? bpfutil__map_take : bpfutil__map_for_each)(fd, sizeof(struct lock_key),
+								 sizeof(struct lock_count),
+								 read_count, &r);
+	if (!take)
+		err = err ?: stack_table__read(c->st, stacks_fd);
+	/* a window fetches only the stacks it counted; the table is read whole at the end */
+	for (size_t i = 0; take && i < r.n; i++) {
+		stack_table__fetch(c->st, stacks_fd, r.e[i].k.stack.ustack);
+		stack_table__fetch(c->st, stacks_fd, r.e[i].k.stack.kstack);
+	}
 	err = err ?: read_locks(c);
 	if (err)
 		pr_warn(c->lc, "reading the kernel's lock counts failed: %s; the report may be "
@@ -475,7 +500,7 @@ static int drain(struct lock_collector *c, pid_t only, bool remove)
 	for (size_t i = 0; i < r.n; i++) {
 		const struct count_entry *e = &r.e[i];
 		int64_t vals[2] = { e->v.count, e->v.delay_ns };
-		struct proc_info *p = report_proc(c, e->k.stack.tgid, remove);
+		struct proc_info *p = report_proc(c, e->k.stack.tgid, remove || take);
 		const struct lock_entry *l = find_lock(c, e->k.addr, e->k.stack.tgid,
 						       e->k.stack.aux);
 		struct prof_process *pp;
@@ -485,6 +510,9 @@ static int drain(struct lock_collector *c, pid_t only, bool remove)
 			err = -ENOMEM;
 			break;
 		}
+		/* a window's processes keep their snapshots; one seen for the first time gets one */
+		if (take && !p->sp)
+			proc_table__snapshot(c->procs, p);
 		if (l)
 			snprintf(leaf, sizeof(leaf), "%s (%s)", l->name,
 				 lock_class_name(e->k.stack.aux));
@@ -628,7 +656,7 @@ static void lock_finalize(void *m, pid_t pid, bool exec)
 	/* held at its exit (or exec) stop: its mappings are still readable */
 	proc_table__snapshot(c->procs, p);
 	if (exec)
-		drain(c, pid, true);
+		drain(c, c->env.prof, pid, true, false);
 }
 
 static void lock_reaped(void *m, pid_t pid)
@@ -672,7 +700,7 @@ static void lock_finish(void *m)
 	struct profile *prof = c->env.prof;
 	uint64_t misses = bpfutil__recursion_misses(c->skel->obj), nowait, waits;
 
-	drain(c, 0, false);
+	drain(c, c->env.prof, 0, false, false);
 	add_groups(c);
 	for (int s = LOCK_STAT_NESTED; s < LOCK_STAT__COUNT; s++) {
 		uint64_t n = stat_sum(c, s);
@@ -749,6 +777,32 @@ static void lock_finish(void *m)
 				  "off; kernel locks named by owner or address)");
 }
 
+/* A window: the counts taken out of the kernel, the drops counted since the last one. */
+static int lock_window(void *m, struct profile *into)
+{
+	struct lock_collector *c = m;
+	uint64_t now = window_now(), from = c->window_ns ? c->window_ns : c->env.start_ns;
+	int err = 0;
+
+	if (!into->ntypes)
+		err = set_types(into);
+	err = err ?: drain(c, into, 0, false, true);
+	for (int s = LOCK_STAT_NESTED; s < LOCK_STAT__COUNT; s++) {
+		uint64_t v = stat_sum(c, s);
+
+		if (s == LOCK_STAT_NOTES_FULL && !c->env.all)
+			continue;	/* a reason of -a only */
+		profile__add_drop(into, stat_names[s], v - c->window_stats[s]);
+		c->window_stats[s] = v;
+	}
+	/* -a over hours: the processes gone since two windows ago are forgotten */
+	proc_table__prune_gone(c->procs, 2, NULL);
+	into->duration_nanos = now - from;
+	profile__add_info(into, "window", "%.2f s", (now - from) / 1e9);
+	c->window_ns = now;
+	return err;
+}
+
 static void lock_detach(void *m)
 {
 	struct lock_collector *c = m;
@@ -780,6 +834,7 @@ const struct mode_ops lock_mode_ops = {
 	.attach_all = lock_attach_all,
 	.tick = lock_tick,
 	.progress = lock_progress,
+	.window = lock_window,
 	.finalize = lock_finalize,
 	.reaped = lock_reaped,
 	.stop = lock_stop,

@@ -18,6 +18,7 @@ enum {
 	OPT_MAX_STACKS,
 	OPT_NO_MEM,
 	OPT_NO_IO,
+	OPT_NO_LOCK,
 };
 
 static const struct option top_longopts[] = {
@@ -29,6 +30,7 @@ static const struct option top_longopts[] = {
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 	{ "no-mem", no_argument, NULL, OPT_NO_MEM },
 	{ "no-io", no_argument, NULL, OPT_NO_IO },
+	{ "no-lock", no_argument, NULL, OPT_NO_LOCK },
 	{ 0 },
 };
 
@@ -45,11 +47,13 @@ static const char top_usage[] =
 	"ALLOC/s and LIVE, the bytes allocated per second and held now, from sampled tracking of\n"
 	"the malloc family (ebprof mem --sample-bytes 524288: estimates; never system-wide);\n"
 	"IO/s, IOB/s and IOLAT, the block requests each process started per second, their bytes\n"
-	"and their mean latency (the io mode's block tracepoints; writeback threads included).\n"
+	"and their mean latency (the io mode's block tracepoints; writeback threads included);\n"
+	"LOCK/s and WAIT%, contended lock waits per second and the time spent in them, in % of\n"
+	"one thread's time (the lock mode: kernel locks and futex waits).\n"
 	"\n"
 	"Keys: Up/Down or j/k select, Enter shows the selected process's stacks (again: its\n"
 	"functions), Tab or 1-5 switch the view (cpu, mem, offcpu, lock, io: those built in;\n"
-	"cpu, mem and io today), s cycles the sort column, / filters by name, p pauses, w writes the window\n"
+	"cpu, mem, lock and io today), s cycles the sort column, / filters by name, p pauses, w writes the window\n"
 	"shown to a file (any format of -o, by extension), ? help, q quits (Ctrl-C too).\n"
 	"\n"
 	"Targets:\n"
@@ -76,6 +80,7 @@ static const char top_usage[] =
 	"                         its stack or is lost, counted as a drop in the header\n"
 	"      --no-mem           no ALLOC/s and LIVE columns (no uprobes on the targets)\n"
 	"      --no-io            no IO/s, IOB/s and IOLAT columns (no block tracepoints)\n"
+	"      --no-lock          no LOCK/s and WAIT% columns (no lock and futex tracepoints)\n"
 	"\n"
 	"  -q, --quiet            accepted, as in every mode (top has no progress line)\n"
 	"  -v, --verbose          say what is attached where\n"
@@ -127,6 +132,9 @@ static int top_parse(void *mo, int c, const char *arg, struct session_opts *so,
 		return 0;
 	case OPT_NO_IO:
 		o->no_io = true;
+		return 0;
+	case OPT_NO_LOCK:
+		o->no_lock = true;
 		return 0;
 	}
 	return cli_usage_err(lc, "top", "unknown option");
@@ -208,6 +216,8 @@ int cmd_top(int argc, char **argv, struct log_ctx *lc)
 	if (!rc && !o->no_io)
 		rc = part_opts(&io_def, &o->io, &so, lc, (const char *const[]){
 			"max-stacks", o->max_stacks, NULL });
+	if (!rc && !o->no_lock)
+		rc = part_opts(&lock_def, &o->lock, &so, lc, NULL);
 	if (!rc && !o->no_mem && !so.all)
 		rc = part_opts(&mem_def, &o->mem, &so, lc, (const char *const[]){
 			"sample-bytes", TOP_MEM_SAMPLE_BYTES, NULL });
@@ -228,6 +238,7 @@ out:
 	cli_mode_opts_free(&cpu_def, o->cpu);
 	cli_mode_opts_free(&io_def, o->io);
 	cli_mode_opts_free(&mem_def, o->mem);
+	cli_mode_opts_free(&lock_def, o->lock);
 	free(o);
 	return rc;
 }

@@ -66,6 +66,21 @@ static const struct top_source io_source = {
 	.panel_unit = TOP_UNIT_NS,
 };
 
+/* lock: contended waits per second (kernel locks and futex waits) and the time spent waiting,
+ * in % of one thread's time; the panel ranks functions by that time */
+static const struct top_col lock_cols[] = {
+	{ "LOCK/s", "contentions", TOP_COL_RATE, TOP_UNIT_COUNT, NULL },
+	{ "WAIT%", "delay_ns", TOP_COL_SHARE, TOP_UNIT_PERCENT, NULL },
+};
+
+static const struct top_source lock_source = {
+	.name = "lock",
+	.cols = lock_cols,
+	.ncols = sizeof(lock_cols) / sizeof(lock_cols[0]),
+	.panel_type = "delay",
+	.panel_unit = TOP_UNIT_PERCENT,
+};
+
 struct part_def {
 	const struct top_source *src;
 	const struct mode_def *def;
@@ -74,10 +89,11 @@ struct part_def {
 
 /* The first is the one every process is attached to or the run fails; the others add what
  * they can. mem is made only for -p and launched targets (cmd.c: no uprobes on every process
- * unless asked). offcpu, lock and kmem join here as their windows land. */
+ * unless asked). offcpu and kmem join here as their windows land. */
 static const struct part_def parts_table[] = {
 	{ &cpu_source, &cpu_def, offsetof(struct top_opts, cpu) },
 	{ &mem_source, &mem_def, offsetof(struct top_opts, mem) },
+	{ &lock_source, &lock_def, offsetof(struct top_opts, lock) },
 	{ &io_source, &io_def, offsetof(struct top_opts, io) },
 };
 
@@ -288,7 +304,7 @@ static void headers(struct top *t, char *h1, size_t l1, char *h2, size_t l2)
 			oncpu++;
 		}
 	}
-	snprintf(h1, l1, "ebprof top - %s  %s CPUs  load %.2f %.2f %.2f  cpu %s  window %.2f s  "
+	snprintf(h1, l1, "ebprof top - %s  %s CPUs  load %.2f %.2f %.2f  cpu %s  window %.3f s  "
 		 "drops %llu%s", clock, cpus ? cpus : "?", la[0], la[1], la[2], rate ? rate : "?",
 		 top_model__secs(t->model), (unsigned long long)drops, why);
 	snprintf(h2, l2, "tracing %s: %u processes sampled on CPU, %.1f%% of one CPU in all",

@@ -18,10 +18,10 @@ struct top_opts {
 	struct output_opts out;	/* for w */
 	const char *freq;	/* -F, for cpu; NULL: its default */
 	const char *max_stacks;	/* --max-stacks, for cpu and io */
-	bool no_mem, no_io;	/* --no-mem, --no-io */
+	bool no_mem, no_io, no_lock;	/* --no-mem, --no-io, --no-lock */
 	/* the parts' options, each made by its mode_def (cli_mode_opts_new) with what top sets;
 	 * NULL: the part is left out of this run */
-	void *cpu, *mem, *io;
+	void *cpu, *mem, *io, *lock;
 };
 
 /* Mean bytes between sampled allocations of the mem columns (mem's --sample-bytes). */
