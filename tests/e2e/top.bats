@@ -154,20 +154,22 @@ wait_rc() {
 	wait_screen "sort: CPU%" 2
 	# s: the next sort column, every column in turn, then the PID, then the first again
 	tmux send-keys -t "$S" s
-	wait_screen "sort: IO/s" 2
-	tmux send-keys -t "$S" s s s
+	wait_screen "sort: LOCK/s" 2
+	tmux send-keys -t "$S" s s s s s
 	wait_screen "sort: PID" 2
 	tmux send-keys -t "$S" s
 	wait_screen "sort: CPU%" 2
-	# views: Tab goes to io (its panel, its first column sorts), 1 back to cpu; 3 names what
-	# is missing (no mem view with -a: no uprobes on every process)
+	# views: Tab goes to lock (its panel, its first column sorts), 5 to io, 1 back to cpu; 3
+	# names what is missing (no mem view with -a: no uprobes on every process)
 	tmux send-keys -t "$S" Tab
-	wait_screen "view: cpu \[io\]   sort: IO/s" 2
-	wait_screen "io: hottest functions of $name $BG" 2
+	wait_screen "view: cpu \[lock\] io   sort: LOCK/s" 2
+	wait_screen "lock: hottest functions of $name $BG" 2
+	tmux send-keys -t "$S" 5
+	wait_screen "view: cpu lock \[io\]   sort: IO/s" 2
 	tmux send-keys -t "$S" 2
 	wait_screen "no mem view" 2
 	tmux send-keys -t "$S" 1
-	wait_screen "view: \[cpu\] io   sort: CPU%" 2
+	wait_screen "view: \[cpu\] lock io   sort: CPU%" 2
 	tmux send-keys -t "$S" 3
 	wait_screen "no offcpu view" 2
 	# pause: the clock in the header stops with the table
