@@ -99,14 +99,14 @@ wait_rc() {
 	best=0
 	for i in $(seq 25); do
 		pct=$(screen | awk -v p="$BG" '$1 == p && $2 == "cpuburn" { print $3; exit }')
-		best=$(awk -v a="$best" -v b="${pct:-0}" 'BEGIN { print (b > a ? b : a) }')
+		best=$(awk -v a="$best" -v b="${pct:-0}" 'BEGIN { if (b + 0 > a + 0) print b; else print a }')
 		awk -v v="$best" 'BEGIN { exit !(v >= 50) }' && break
 		sleep 0.2
 	done
 	s1=$(stat_ticks "$BG")
 	t1=$(date +%s.%N)
 	real=$(awk -v k="$((s1 - s0))" -v hz="$hz" -v d="$(echo "$t1 - $t0" | bc)" \
-		'BEGIN { printf "%.1f", d > 0 ? 100 * k / hz / d : 0 }')
+		'BEGIN { printf "%.1f", (d > 0 ? 100 * k / hz / d : 0) }')
 	echo "CPU% on screen: best $best, last $pct; the kernel's account over those seconds: $real%"
 	if ! awk -v v="$best" 'BEGIN { exit !(v >= 50) }'; then
 		awk -v r="$real" 'BEGIN { exit !(r < 55) }'
