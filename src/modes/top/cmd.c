@@ -122,9 +122,15 @@ static int top_parse(void *mo, int c, const char *arg, struct session_opts *so,
 		o->color = false;
 		return 0;
 	case 'F':
-		o->freq = arg;	/* the cpu mode's own parsing checks it */
+		/* checked here for top's message; the cpu mode checks the machine's limit */
+		if (cli_parse_u64(arg, &v) || v == 0 || v > UINT32_MAX)
+			return cli_usage_err(lc, "top", "-F takes a sampling rate in Hz above 0, "
+					     "e.g. -F 99 (got '%s')", arg);
+		o->freq = arg;
 		return 0;
 	case OPT_MAX_STACKS:
+		if (cli_parse_count(lc, "top", "--max-stacks", "stacks", arg, 1, 1u << 22, &v))
+			return 2;
 		o->max_stacks = arg;	/* cpu's and io's */
 		return 0;
 	case OPT_NO_MEM:
