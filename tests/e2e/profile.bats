@@ -70,7 +70,7 @@ for s in cpu["sites"]:
 f = [f for f in d["findings"] if f["kind"] == "cpu_hot_function"]
 assert f and f[0]["subject"].startswith("burn_cpu (profilemix.c:"), f
 assert ("(%d of %d," % (burn, total)) in f[0]["fact"], (f[0]["fact"], burn, total)
-# the share rounded half up (C), not to even (Python's round)
+# the share rounded half up as C does, not to even as round() does
 assert f[0]["value"] == int(100 * burn / total + 0.5), (f[0]["value"], burn, total)
 assert burn >= 20, burn
 print("ok", burn, total, probes)' "$T/r.json"
