@@ -56,6 +56,15 @@ struct unwind_proc {
 	struct unwind_map maps[UNWIND_MAX_MAPS];
 };
 
+/* How the unwinder's stacks ended (unwind_stats, per CPU) */
+enum unwind_stat {
+	UNWIND_STAT_COMPLETE,	/* at the outermost frame */
+	UNWIND_STAT_TRUNCATED,	/* at a frame it could not unwind (UNWIND_TRUNCATED) */
+	UNWIND_STAT_DEPTH,	/* at STACK_MAX_DEPTH frames (UNWIND_TRUNCATED) */
+	UNWIND_STAT_FP_FRAMES,	/* frames unwound by frame pointers (no table covered them) */
+	UNWIND_STAT__COUNT,
+};
+
 /* The address a stack ends with when it could not be unwound further: rendered [truncated].
  * No user mapping is ever there (it is a kernel address). */
 #define UNWIND_TRUNCATED	0xfffffffffffff000ULL

@@ -32,6 +32,7 @@ struct session_env {
 	uint64_t start_ns;		/* CLOCK_MONOTONIC when tracing starts (set before attach) */
 	bool all;			/* -a */
 	bool follow;			/* -p with --follow */
+	int unwind;			/* --unwind: enum unwind_how (core/unwind.h) */
 	char *const *argv;		/* the launched command, or NULL */
 	struct session *s;		/* for session__clear_progress, session__stopping */
 };

@@ -8,6 +8,7 @@
 #include "core/bpfutil.h"
 #include "core/procs.h"
 #include "core/target.h"
+#include "core/unwind.h"
 #include "symbolize/symbolize.h"
 #include "util/util.h"
 
@@ -16,7 +17,13 @@ struct proc_table {
 	struct proc_info **p;
 	uint32_t n, cap;
 	uint32_t cursor;	/* where proc_table__snapshot_some goes on */
+	struct unwinder *unwinder;	/* or NULL */
 };
+
+void proc_table__set_unwinder(struct proc_table *t, struct unwinder *u)
+{
+	t->unwinder = u;
+}
 
 struct proc_table *proc_table__new(struct symbolizer *sym)
 {
@@ -115,6 +122,8 @@ bool proc_table__snapshot(struct proc_table *t, struct proc_info *p)
 	/* the same executable mappings (addresses, offsets, inodes, paths) as last time: the same
 	 * snapshot (only they can name a frame; the heap's growth alone changes nothing) */
 	h = exec_maps_hash(maps) | 1;
+	if (t->unwinder && (!p->sp || h != p->maps_hash) && p->attached)
+		unwinder__load(t->unwinder, p->pid, maps);
 	free(maps);
 	if (!p->sp || h != p->maps_hash) {
 		sp = symbolizer__load_pid(t->sym, p->pid);
@@ -233,6 +242,7 @@ void proc_table__untarget(struct proc_table *t, pid_t pid, int targets_fd)
 	/* its number may come back as another process */
 	if (p && p->attached) {
 		bpf_map_delete_elem(targets_fd, &key);
+		unwinder__forget(t->unwinder, pid);
 		p->attached = false;
 	}
 }

@@ -69,6 +69,11 @@ int proc_table__target(struct proc_table *t, pid_t pid, int targets_fd, struct p
 /* pid is gone (the mode's reaped): out of the targets map, not attached. */
 void proc_table__untarget(struct proc_table *t, pid_t pid, int targets_fd);
 
+/* Each new snapshot's mappings go to u too (its tables for the BPF unwinder), and an
+ * untargeted process out of it. u: NULL for none. */
+struct unwinder;
+void proc_table__set_unwinder(struct proc_table *t, struct unwinder *u);
+
 uint32_t proc_table__count(const struct proc_table *t);
 struct proc_info *proc_table__at(const struct proc_table *t, uint32_t i);
 

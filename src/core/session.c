@@ -759,6 +759,7 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 	}
 	s.env = (struct session_env){
 		.lc = lc, .prof = s.prof, .sym = s.sym, .all = so->all, .follow = so->follow,
+		.unwind = so->unwind,
 		.argv = so->argv, .s = &s,
 	};
 	s.progress = !so->quiet && isatty(STDERR_FILENO);

@@ -32,6 +32,7 @@ struct session_opts {
 	bool follow;			/* --follow */
 	bool all;			/* -a */
 	bool inspect;			/* call the mode's inspect hook (mem --leaks) */
+	int unwind;			/* --unwind: enum unwind_how (core/unwind.h), 0 auto */
 	/* ebprof's own command line, for the profile's metadata */
 	int self_argc;
 	char **self_argv;

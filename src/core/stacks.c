@@ -10,6 +10,7 @@
 #include "core/bpfutil.h"
 #include "core/log.h"
 #include "core/stacks.h"
+#include "abi/unwind.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 #include "util/util.h"
@@ -161,6 +162,13 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 		struct sym_result r;
 		uint64_t ip = ips[i];
 
+		if (ip == UNWIND_TRUNCATED) {
+			/* the unwinder could not go on: said, not guessed */
+			l = stacks__named_loc(prof, "[truncated]");
+			if (l != PROF_NONE)
+				locs[n++] = l;
+			break;
+		}
 		if (!sp) {
 			l = profile__location(prof, PROF_NONE, ip, ip, NULL, 0);
 			if (l != PROF_NONE)

@@ -29,6 +29,7 @@
 #include "core/procs.h"
 #include "core/stacks.h"
 #include "core/target.h"
+#include "core/unwind.h"
 #include "modes/cpu/collect.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
@@ -52,6 +53,7 @@ struct cpu_collector {
 	uint64_t period_ns;
 	uint64_t stop_ns;		/* CLOCK_MONOTONIC when sampling stopped */
 	struct proc_table *procs;	/* every process attached or seen (-a) */
+	struct unwinder *unwinder;	/* NULL: frame pointers only */
 	uint64_t samples;		/* read out into the profile */
 };
 
@@ -227,6 +229,9 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	c->skel->rodata->trace_all = env->all;
 	c->skel->rodata->with_idle = o->idle;
 	c->skel->rodata->per_thread = o->per_thread;
+	c->skel->rodata->unwind_mode = env->unwind != UNWIND_FP;
+	unwind__size_maps(c->skel->maps.unwind_procs, c->skel->maps.unwind_rows, env->unwind,
+			  MAX_TARGETS, 0);
 	bpf_map__set_max_entries(c->skel->maps.targets, MAX_TARGETS);
 	bpf_map__set_max_entries(c->skel->maps.counts, o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
@@ -238,6 +243,9 @@ static void *cpu_open(const struct session_env *env, void *opts)
 		       c->lc && c->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
 		goto fail;
 	}
+	c->unwinder = unwinder__open(c->lc, env->unwind, c->skel->maps.unwind_procs,
+				     c->skel->maps.unwind_rows, c->skel->maps.unwind_stats);
+	proc_table__set_unwinder(c->procs, c->unwinder);
 	if (env->all) {
 		c->rb = proc_table__notes(c->procs, bpf_map__fd(c->skel->maps.notes));
 		if (!c->rb) {
@@ -531,6 +539,7 @@ static void cpu_finish(void *m)
 			continue;	/* a reason of -a only */
 		profile__add_drop(prof, stat_names[s], stat_sum(c, s));
 	}
+	unwinder__add_drops(c->unwinder, prof);
 	if (lost)
 		profile__add_note(prof, "%llu samples were lost: the count table (--max-stacks %u) "
 				  "was full; raise --max-stacks", (unsigned long long)lost,
@@ -591,6 +600,7 @@ static void cpu_close(void *m)
 	ring_buffer__free(c->rb);
 	cpu_bpf__destroy(c->skel);
 	proc_table__free(c->procs, NULL);
+	unwinder__free(c->unwinder);
 	free(c->cpus);
 	free(c->pfds);
 	free(c->links);

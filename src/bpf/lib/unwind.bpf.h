@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The user stack by call frame information (.eh_frame): for a process whose executable mappings
+ * the collector put in unwind_procs (core/unwind.c), each frame's caller from the rows of its
+ * object's table in unwind_rows (abi/unwind.h): find the mapping (binary search), the row
+ * (binary search), compute the CFA from rsp or rbp, read the return address at CFA - 8 and rbp
+ * where the row says it is saved. A mapping without a table (JIT code, an object without call
+ * frame information) and a pc no row covers are walked by frame pointers. The walk stops
+ * cleanly at the outermost frame (the return address undefined: _start, clone, clone3) or a
+ * zero return address; a frame it cannot unwind (a read fails, a rule it does not implement,
+ * an address in no known mapping, a CFA not above the frame) ends the stack with
+ * UNWIND_TRUNCATED, never a guess. One frame per bpf_loop step.
+ *
+ * Included by stack.bpf.h; it defines the two maps every mode's object then has (sized by the
+ * collector before load, 1 entry each until then) and the per-CPU counts of how stacks ended. */
+#ifndef EBPROF_BPF_LIB_UNWIND_H
+#define EBPROF_BPF_LIB_UNWIND_H
+
+#include "abi/unwind.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct unwind_proc);
+} unwind_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_row);
+} unwind_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, UNWIND_STAT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} unwind_stats SEC(".maps");
+
+/* 0: frame pointers only; 1: by tables where the process has them (set before load) */
+const volatile __u32 unwind_mode = 0;
+
+struct unwind_ctx {
+	__u64 *ips;
+	struct unwind_proc *proc;
+	__u64 ip, sp, bp;
+	__u64 nr;
+	__u32 exact;		/* ip is where the frame was, not a return address */
+	__u32 end;		/* UNWIND_STAT_* that ended it */
+};
+
+static __always_inline void unwind_count(__u32 what)
+{
+	__u64 *n = bpf_map_lookup_elem(&unwind_stats, &what);
+
+	if (n)
+		*n += 1;
+}
+
+/* the mapping of ip in p (sorted by start), NULL if none */
+static __always_inline struct unwind_map *unwind_find_map(struct unwind_proc *p, __u64 ip)
+{
+	__u32 lo = 0, hi = p->nmaps, mid;
+
+	if (hi > UNWIND_MAX_MAPS)
+		return NULL;
+	for (int i = 0; i < 8 && lo < hi; i++) {	/* 2^8 > UNWIND_MAX_MAPS */
+		mid = (lo + hi) / 2;
+		if (mid >= UNWIND_MAX_MAPS)
+			return NULL;
+		if (ip < p->maps[mid].start)
+			hi = mid;
+		else if (ip >= p->maps[mid].end)
+			lo = mid + 1;
+		else
+			return &p->maps[mid];
+	}
+	return NULL;
+}
+
+/* the last row of [first, first + n) at or before pc, NULL if pc is before them all */
+static __always_inline struct unwind_row *unwind_find_row(__u32 first, __u32 n, __u32 pc)
+{
+	__u32 lo = first, hi = first + n, mid, k;
+	struct unwind_row *r;
+
+	if (!n)
+		return NULL;
+	for (int i = 0; i < 24 && hi - lo > 1; i++) {	/* 2^24 rows per table at most */
+		mid = lo + (hi - lo) / 2;
+		k = mid;
+		r = bpf_map_lookup_elem(&unwind_rows, &k);
+		if (!r)
+			return NULL;
+		if (r->pc <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	k = lo;
+	r = bpf_map_lookup_elem(&unwind_rows, &k);
+	if (!r || r->pc > pc)
+		return NULL;
+	return r;
+}
+
+static __always_inline int unwind_read(__u64 addr, __u64 *v)
+{
+	return bpf_probe_read_user(v, sizeof(*v), (void *)addr) ? -1 : 0;
+}
+
+/* Step i: ips[i] = the frame's ip, then its caller's registers. 1 ends the walk. */
+static long unwind_step(__u64 i, void *data)
+{
+	struct unwind_ctx *u = data;
+	struct unwind_map *m;
+	struct unwind_row *r;
+	__u64 cfa, ra = 0, bp = u->bp, pc;
+	__u8 rule;
+
+	asm volatile("" : "+r"(i));
+	if (i >= STACK_MAX_DEPTH)
+		return 1;
+	if (i == STACK_MAX_DEPTH - 1) {
+		/* no room for a caller: the stack goes on deeper than a stack holds */
+		u->ips[i] = UNWIND_TRUNCATED;
+		u->nr = i + 1;
+		u->end = UNWIND_STAT_DEPTH;
+		return 1;
+	}
+	u->ips[i] = u->ip;
+	u->nr = i + 1;
+
+	m = unwind_find_map(u->proc, u->ip);
+	if (!m)
+		goto truncated;
+	rule = UNWIND_CFA_NONE;
+	if (m->rows != UNWIND_MAP_FP) {
+		pc = u->ip - m->bias - (u->exact ? 0 : 1);
+		r = pc < 0xffffffffULL ? unwind_find_row(m->rows, m->nrows, (__u32)pc) : NULL;
+		if (r) {
+			rule = r->cfa;
+			switch (rule) {
+			case UNWIND_CFA_RSP:
+				cfa = u->sp + (__s64)r->cfa_off;
+				break;
+			case UNWIND_CFA_RBP:
+				cfa = u->bp + (__s64)r->cfa_off;
+				break;
+			case UNWIND_CFA_PLT:
+				cfa = u->sp + (__s64)r->cfa_off +
+				      ((u->ip & 15) >= (__u64)r->rbp_off ? 8 : 0);
+				break;
+			case UNWIND_CFA_DEREF_RBP:
+				if (unwind_read(u->bp + (__s64)r->cfa_off, &cfa))
+					goto truncated;
+				break;
+			case UNWIND_CFA_SIGNAL: {
+				__u64 nsp;
+
+				/* the interrupted registers, from the ucontext at rsp */
+				if (unwind_read(u->sp + (__s64)r->cfa_off, &nsp) ||
+				    unwind_read(u->sp + (__s64)r->cfa_off + 8, &ra) ||
+				    unwind_read(u->sp + (__s64)r->rbp_off, &bp))
+					goto truncated;
+				u->ip = ra;
+				u->sp = nsp;
+				u->bp = bp;
+				u->exact = 1;
+				return ra ? 0 : 1;
+			}
+			case UNWIND_CFA_END:
+				u->end = UNWIND_STAT_COMPLETE;
+				return 1;
+			case UNWIND_CFA_NONE:
+				break;
+			default:
+				goto truncated;
+			}
+			if (rule != UNWIND_CFA_NONE) {
+				if (cfa <= u->sp || unwind_read(cfa - 8, &ra))
+					goto truncated;
+				if (r->rbp == UNWIND_RBP_AT) {
+					if (unwind_read(cfa + (__s64)r->rbp_off, &bp))
+						goto truncated;
+				} else if (r->rbp == UNWIND_RBP_UNDEF) {
+					bp = 0;
+				}
+			}
+		}
+	}
+	if (rule == UNWIND_CFA_NONE) {
+		/* no call frame information here: the frame pointer's record */
+		__u64 rec[2];
+
+		if (u->bp < 4096 || (u->bp & 7) || u->bp < u->sp ||
+		    bpf_probe_read_user(rec, sizeof(rec), (void *)u->bp))
+			goto truncated;
+		bp = rec[0];
+		ra = rec[1];
+		cfa = u->bp + 16;
+		unwind_count(UNWIND_STAT_FP_FRAMES);
+	}
+	if (!ra) {
+		u->end = UNWIND_STAT_COMPLETE;
+		return 1;
+	}
+	u->ip = ra;
+	u->sp = cfa;
+	u->bp = bp;
+	u->exact = 0;
+	return 0;
+
+truncated:
+	if (i + 1 < STACK_MAX_DEPTH) {
+		u->ips[i + 1] = UNWIND_TRUNCATED;
+		u->nr = i + 2;
+	}
+	u->end = UNWIND_STAT_TRUNCATED;
+	return 1;
+}
+
+/* The stack of the current process from registers (ip, sp, bp) as they are at ip (a return
+ * address's: as after the return) into ips; the number of addresses, or -1 when the process has
+ * no tables (unwind_mode 0, or none loaded for it): the caller walks frame pointers. */
+static __always_inline long unwind_user(__u64 *ips, __u64 ip, __u64 sp, __u64 bp)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct unwind_ctx u = { .ips = ips, .ip = ip, .sp = sp, .bp = bp, .exact = 1,
+				.end = UNWIND_STAT_TRUNCATED };
+
+	if (!unwind_mode)
+		return -1;
+	u.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	if (!u.proc)
+		return -1;
+	bpf_loop(STACK_MAX_DEPTH, unwind_step, &u, 0);
+	unwind_count(u.end);
+	return (long)u.nr;
+}
+
+#endif
