@@ -88,8 +88,7 @@ struct proc_info *proc_table__add(struct proc_table *t, pid_t pid)
 	return p;
 }
 
-/* A hash of the executable lines of a maps file ("start-end perms offset dev inode path"). */
-static uint64_t exec_maps_hash(const char *maps)
+uint64_t proc_maps__exec_hash(const char *maps)
 {
 	uint64_t h = 0;
 
@@ -121,7 +120,7 @@ bool proc_table__snapshot(struct proc_table *t, struct proc_info *p)
 	}
 	/* the same executable mappings (addresses, offsets, inodes, paths) as last time: the same
 	 * snapshot (only they can name a frame; the heap's growth alone changes nothing) */
-	h = exec_maps_hash(maps) | 1;
+	h = proc_maps__exec_hash(maps) | 1;
 	if (t->unwinder && (!p->sp || h != p->maps_hash) && p->attached)
 		unwinder__load(t->unwinder, p->pid, maps);
 	free(maps);

@@ -74,6 +74,10 @@ void proc_table__untarget(struct proc_table *t, pid_t pid, int targets_fd);
 struct unwinder;
 void proc_table__set_unwinder(struct proc_table *t, struct unwinder *u);
 
+/* A hash of the executable lines of a maps file ("start-end perms offset dev inode path"):
+ * what can name a frame, unchanged by the heap's growth. */
+uint64_t proc_maps__exec_hash(const char *maps);
+
 uint32_t proc_table__count(const struct proc_table *t);
 struct proc_info *proc_table__at(const struct proc_table *t, uint32_t i);
 

@@ -50,13 +50,17 @@ int unwind_how__parse(const char *s, enum unwind_how *how)
 	return 0;
 }
 
-int unwind__size_maps(struct bpf_map *procs, struct bpf_map *rows, enum unwind_how how,
-		      uint32_t max_procs, uint32_t max_rows)
+int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_procs,
+		      uint32_t max_rows)
 {
+	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
+	struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
 	int err;
 
 	if (how == UNWIND_FP)
 		return 0;
+	if (!procs || !rows)
+		return -ENOENT;
 	err = bpf_map__set_max_entries(procs, max_procs ? max_procs : UNWIND_DEFAULT_PROCS);
 	if (!err)
 		err = bpf_map__set_max_entries(rows, max_rows ? max_rows : UNWIND_DEFAULT_ROWS);
@@ -291,12 +295,18 @@ void unwinder__forget(struct unwinder *u, pid_t pid)
 }
 
 struct unwinder *unwinder__open(const struct log_ctx *lc, enum unwind_how how,
-				struct bpf_map *procs, struct bpf_map *rows, struct bpf_map *stats)
+				struct bpf_object *obj)
 {
+	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
+	struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
+	struct bpf_map *stats = bpf_object__find_map_by_name(obj, "unwind_stats");
+
 	if (how == UNWIND_FP) {
 		pr_info(lc, "unwind: frame pointers only (--unwind fp)");
 		return NULL;
 	}
+	if (!procs || !rows || !stats)
+		return NULL;
 	return unwinder__new(lc, bpf_map__fd(procs), bpf_map__fd(rows), bpf_map__fd(stats),
 			     bpf_map__max_entries(rows));
 }

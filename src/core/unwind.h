@@ -24,18 +24,22 @@ int unwind_how__parse(const char *s, enum unwind_how *how);
 #define UNWIND_DEFAULT_ROWS	(1U << 20)	/* 12 MiB: ~35 libcs */
 #define UNWIND_DEFAULT_PROCS	1024
 
-/* Before load: size the maps of a mode's object (procs: processes with tables at once, rows:
- * table rows of all objects). Nothing to do for UNWIND_FP (the maps keep one entry). */
-int unwind__size_maps(struct bpf_map *procs, struct bpf_map *rows, enum unwind_how how,
-		      uint32_t max_procs, uint32_t max_rows);
+struct bpf_object;
+
+/* Before load: size the unwinder's maps of a mode's object (bpf/lib/unwind.bpf.h; max_procs:
+ * processes with tables at once, max_rows: table rows of all objects, 0: defaults). Nothing
+ * to do for UNWIND_FP (the maps keep one entry). The mode sets its rodata's unwind_mode
+ * itself (how != UNWIND_FP). */
+int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_procs,
+		      uint32_t max_rows);
 
 struct unwinder;
 struct profile;
 
 /* After load: the unwinder of a mode's object with how (NULL for UNWIND_FP, or ENOMEM: frame
- * pointers then), from its unwind_procs, unwind_rows and unwind_stats maps. */
+ * pointers then), on its unwind_procs, unwind_rows and unwind_stats maps. */
 struct unwinder *unwinder__open(const struct log_ctx *lc, enum unwind_how how,
-				struct bpf_map *procs, struct bpf_map *rows, struct bpf_map *stats);
+				struct bpf_object *obj);
 /* The unwinder's drops into the profile: stacks that ended in [truncated] (by why), processes
  * and objects left without tables because a map was full. Nothing for NULL. */
 void unwinder__add_drops(struct unwinder *u, struct profile *prof);

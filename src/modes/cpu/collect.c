@@ -230,8 +230,7 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	c->skel->rodata->with_idle = o->idle;
 	c->skel->rodata->per_thread = o->per_thread;
 	c->skel->rodata->unwind_mode = env->unwind != UNWIND_FP;
-	unwind__size_maps(c->skel->maps.unwind_procs, c->skel->maps.unwind_rows, env->unwind,
-			  MAX_TARGETS, 0);
+	unwind__size_maps(c->skel->obj, env->unwind, MAX_TARGETS, 0);
 	bpf_map__set_max_entries(c->skel->maps.targets, MAX_TARGETS);
 	bpf_map__set_max_entries(c->skel->maps.counts, o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
@@ -243,8 +242,7 @@ static void *cpu_open(const struct session_env *env, void *opts)
 		       c->lc && c->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
 		goto fail;
 	}
-	c->unwinder = unwinder__open(c->lc, env->unwind, c->skel->maps.unwind_procs,
-				     c->skel->maps.unwind_rows, c->skel->maps.unwind_stats);
+	c->unwinder = unwinder__open(c->lc, env->unwind, c->skel->obj);
 	proc_table__set_unwinder(c->procs, c->unwinder);
 	if (env->all) {
 		c->rb = proc_table__notes(c->procs, bpf_map__fd(c->skel->maps.notes));

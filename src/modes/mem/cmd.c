@@ -165,6 +165,7 @@ static const char mem_usage[] =
 	"      --max-stacks N     distinct call stacks and sites (default 32768)\n"
 	"      --max-procs N      processes (default 1024)\n"
 	"\n"
+	OPTIONS_HELP_UNWIND
 	"  -q, --quiet            no progress line (shown on stderr only when it is a terminal)\n"
 	"  -v, --verbose          say what is attached where, and where each function's probe\n"
 	"                         went and why (-vv: libbpf and debug messages)\n"
@@ -518,6 +519,7 @@ static void *mem_open(const struct session_env *env, void *opts)
 	mm->env = env;
 	mm->o = o;
 	o->col.lc = env->lc;
+	o->col.unwind = env->unwind;
 	mm->col = mem_collector__new(&o->col);
 	if (!mm->col ||
 	    (o->col.sample_mode == MEM_SAMPLE_ALLOC_ONLY ? mem_profile__init_alloc_only(prof)

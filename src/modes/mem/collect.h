@@ -12,6 +12,7 @@
 
 struct mem_collector_opts {
 	const struct log_ctx *lc;
+	int unwind;		/* --unwind: enum unwind_how (core/unwind.h) */
 	uint32_t max_live;	/* live table entries */
 	uint32_t max_stacks;	/* distinct stacks, and (pid, function, stack) sites */
 	uint32_t max_procs;

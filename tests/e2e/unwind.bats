@@ -1,0 +1,73 @@
+#!/usr/bin/env bats
+# Complete user stacks without frame pointers (the .eh_frame unwinder, --unwind): the qsortfix
+# fixture, built -O2 -fomit-frame-pointer, whose comparator (called by glibc's qsort, which has
+# no frame pointers either, from level3 <- level2 <- level1 <- main) allocates and spins. The
+# oracle is gdb on the same fixture: its caller frames (return addresses, ASLR off on both
+# sides) at the comparator's first call must be one of ebprof's stacks, frame by frame; and the
+# fixture's own count of its mallocs.
+
+load helpers
+
+CHECK="$BATS_TEST_DIRNAME/unwind_check.py"
+
+gdb_stack() {
+	gdb -batch -nx -x "$BATS_TEST_DIRNAME/unwind_gdb.py" --args "$FIX/qsortfix" 1 0 2>/dev/null |
+		grep '^PC ' > "$T/gdb.txt"
+	cat "$T/gdb.txt"
+	# cmp's callers: 6 msort levels for 64 elements, qsort_r, level3..1, main
+	[ "$(wc -l < "$T/gdb.txt")" -eq 11 ]
+}
+
+@test "unwind: mem, every comparator malloc has gdb's complete stack" {
+	gdb_stack
+	run setarch -R "$EBPROF" mem -q -o "$T/m.json" -- "$FIX/qsortfix" 200 0
+	[ "$status" -eq 0 ]
+	mallocs=$(awk '/^mallocs/ { print $2 }' <<< "$output")
+	[ "$mallocs" -gt 50000 ]
+	run python3 "$CHECK" mem "$T/m.json" "$T/gdb.txt" "$mallocs"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	jqe '.drops.unwind_truncated == 0' "$T/m.json"
+}
+
+@test "unwind: mem --alloc-only, the entry stacks are gdb's too" {
+	gdb_stack
+	run setarch -R "$EBPROF" mem --alloc-only -q -o "$T/m.json" -- "$FIX/qsortfix" 200 0
+	[ "$status" -eq 0 ]
+	mallocs=$(awk '/^mallocs/ { print $2 }' <<< "$output")
+	run python3 "$CHECK" mem "$T/m.json" "$T/gdb.txt" "$mallocs"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "unwind: cpu, at least 90% of the samples have the complete stack down to the comparator" {
+	run "$EBPROF" cpu -q -o "$T/c.folded" -o "$T/c.json" -- "$FIX/qsortfix" 400 20000
+	[ "$status" -eq 0 ]
+	run python3 "$CHECK" cpu "$T/c.folded" 90
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# a stack that could not be finished says so, and is counted
+	jqe '.drops | has("unwind_truncated")' "$T/c.json"
+}
+
+@test "unwind: --unwind fp walks frame pointers only (the old, short stacks)" {
+	run "$EBPROF" mem -q --unwind fp -o "$T/m.folded" -- "$FIX/qsortfix" 20 0
+	[ "$status" -eq 0 ]
+	grep -q '^qsortfix ([0-9]*);cmp;malloc ' "$T/m.folded"
+	run grep -c ';main;level1;' "$T/m.folded"
+	[ "$output" -eq 0 ]
+}
+
+@test "unwind: -v says which objects have tables and which are walked by frame pointers" {
+	run "$EBPROF" mem -v -q -o "$T/m.folded" -- "$FIX/qsortfix" 2 0
+	[ "$status" -eq 0 ]
+	grep -q "unwind: .*/libc.so.6: [0-9]* rows from its .eh_frame" <<< "$output"
+	grep -q "unwind: .*/qsortfix: [0-9]* rows from its .eh_frame" <<< "$output"
+	grep -q "unwind: [0-9]* stacks complete, 0 truncated" <<< "$output"
+}
+
+@test "unwind: a bad --unwind is a usage error" {
+	run "$EBPROF" cpu --unwind frames -- true
+	[ "$status" -eq 2 ]
+	grep -q "invalid --unwind 'frames' (auto, dwarf or fp)" <<< "$output"
+}
