@@ -52,7 +52,8 @@ struct unwind_map {
 
 struct unwind_proc {
 	__u32 nmaps;
-	__u32 pad;
+	__u32 stale;		/* set by the unwinder at an address in none of maps (a library
+				 * mapped since: the collector reloads; unwind_stale) */
 	struct unwind_map maps[UNWIND_MAX_MAPS];
 };
 
@@ -62,6 +63,8 @@ enum unwind_stat {
 	UNWIND_STAT_TRUNCATED,	/* at a frame it could not unwind (UNWIND_TRUNCATED) */
 	UNWIND_STAT_DEPTH,	/* at STACK_MAX_DEPTH frames (UNWIND_TRUNCATED) */
 	UNWIND_STAT_FP_FRAMES,	/* frames unwound by frame pointers (no table covered them) */
+	UNWIND_STAT_UNMAPPED,	/* stacks walked by frame pointers instead: an address in code
+				 * mapped since the tables were loaded (until the next tick) */
 	UNWIND_STAT__COUNT,
 };
 

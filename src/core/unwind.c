@@ -13,6 +13,7 @@
 #include "abi/unwind.h"
 #include "core/bpfutil.h"
 #include "core/log.h"
+#include "core/procs.h"
 #include "core/unwind.h"
 #include "profile/profile.h"
 #include "symbolize/procmaps.h"
@@ -27,9 +28,21 @@ struct unwind_obj {
 	struct unwind_table segs;	/* its segments only (rows freed once in the map) */
 };
 
+/* A process in unwind_procs */
+struct unwind_pid {
+	pid_t pid;
+	uint64_t hash;		/* of the executable lines of the maps it was loaded from */
+	bool stale;		/* the BPF side met an address in none of them */
+	bool slow;		/* and the mappings read the same since: looked at each second */
+};
+
 struct unwinder {
 	const struct log_ctx *lc;
 	int procs_fd, rows_fd, stats_fd;
+	struct ring_buffer *stale_rb;	/* unwind_stale */
+	struct unwind_pid *pids;
+	uint32_t npids, cappids;
+	uint32_t ticks;
 	uint32_t max_rows, next_row;
 	struct unwind_obj *objs;
 	uint32_t nobjs, capobjs;
@@ -67,6 +80,29 @@ int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_
 	return err;
 }
 
+static struct unwind_pid *find_pid(struct unwinder *u, pid_t pid)
+{
+	for (uint32_t i = 0; i < u->npids; i++)
+		if (u->pids[i].pid == pid)
+			return &u->pids[i];
+	return NULL;
+}
+
+static int on_stale(void *ctx, void *data, size_t len)
+{
+	struct unwinder *u = ctx;
+	struct unwind_pid *p;
+	uint32_t pid;
+
+	if (len < sizeof(pid))
+		return 0;
+	memcpy(&pid, data, sizeof(pid));
+	p = find_pid(u, (pid_t)pid);
+	if (p)
+		p->stale = true;
+	return 0;
+}
+
 struct unwinder *unwinder__new(const struct log_ctx *lc, int procs_fd, int rows_fd, int stats_fd,
 			       uint32_t max_rows)
 {
@@ -89,6 +125,8 @@ void unwinder__free(struct unwinder *u)
 	for (uint32_t i = 0; i < u->nobjs; i++)
 		free(u->objs[i].path);
 	free(u->objs);
+	free(u->pids);
+	ring_buffer__free(u->stale_rb);
 	free(u);
 }
 
@@ -222,25 +260,36 @@ static struct unwind_obj *object(struct unwinder *u, pid_t pid, const struct sym
 
 int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 {
-	struct unwind_proc *p = calloc(1, sizeof(*p));
+	struct unwind_proc *p;
+	struct unwind_pid *rec;
 	struct sym_map *maps = NULL;
 	size_t nmaps = 0, skipped = 0;
 	char *own = NULL, path[64];
 	uint32_t key = (uint32_t)pid;
+	uint64_t h;
 	int err;
 
-	if (!p)
-		return -ENOMEM;
+	if (!u)
+		return 0;
 	if (!maps_text) {
 		snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 		own = util_read_file(path, NULL);
-		if (!own) {
-			free(p);
-			return -errno;
+		if (!own || !*own) {
+			free(own);
+			return -ESRCH;
 		}
 		maps_text = own;
 	}
-	err = sym_maps__parse(maps_text, &maps, &nmaps);
+	/* the same executable mappings as last time: nothing to load */
+	h = proc_maps__exec_hash(maps_text) | 1;
+	rec = find_pid(u, pid);
+	if (rec && rec->hash == h) {
+		free(own);
+		rec->slow = rec->stale;
+		return 0;
+	}
+	p = calloc(1, sizeof(*p));
+	err = p ? sym_maps__parse(maps_text, &maps, &nmaps) : -ENOMEM;
 	free(own);
 	if (err) {
 		free(p);
@@ -277,21 +326,62 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 		pr_info(u->lc, "unwind: process %d: %zu executable mappings past the first %d "
 			"have no table", pid, skipped, UNWIND_MAX_MAPS);
 	err = bpf_map_update_elem(u->procs_fd, &key, p, BPF_ANY) ? -errno : 0;
+	free(p);
 	if (err == -E2BIG || err == -ENOMEM) {
 		u->procs_full++;
 		pr_info(u->lc, "unwind: process %d: frame pointers (the unwind process map is full)",
 			pid);
 	}
-	free(p);
-	return err;
+	if (err)
+		return err;
+	if (!rec && u->npids == u->cappids) {
+		uint32_t cap = u->cappids ? u->cappids * 2 : 16;
+		struct unwind_pid *np = realloc(u->pids, cap * sizeof(*np));
+
+		if (!np) {
+			bpf_map_delete_elem(u->procs_fd, &key);
+			return -ENOMEM;
+		}
+		u->pids = np;
+		u->cappids = cap;
+	}
+	if (!rec)
+		rec = &u->pids[u->npids++];
+	rec->pid = pid;
+	rec->hash = h;
+	rec->stale = rec->slow = false;
+	return 0;
+}
+
+void unwinder__tick(struct unwinder *u)
+{
+	if (!u)
+		return;
+	if (u->stale_rb)
+		ring_buffer__consume(u->stale_rb);
+	u->ticks++;
+	for (uint32_t i = 0; i < u->npids; i++) {
+		struct unwind_pid *p = &u->pids[i];
+
+		/* a process whose mappings read the same as loaded stays stale in the kernel (no
+		 * more notes): looked at again once a second */
+		if (!p->stale || (p->slow && u->ticks % 10))
+			continue;
+		unwinder__load(u, p->pid, NULL);
+	}
 }
 
 void unwinder__forget(struct unwinder *u, pid_t pid)
 {
 	uint32_t key = (uint32_t)pid;
+	struct unwind_pid *p;
 
-	if (u)
-		bpf_map_delete_elem(u->procs_fd, &key);
+	if (!u)
+		return;
+	bpf_map_delete_elem(u->procs_fd, &key);
+	p = find_pid(u, pid);
+	if (p)
+		*p = u->pids[--u->npids];
 }
 
 struct unwinder *unwinder__open(const struct log_ctx *lc, enum unwind_how how,
@@ -305,10 +395,16 @@ struct unwinder *unwinder__open(const struct log_ctx *lc, enum unwind_how how,
 		pr_info(lc, "unwind: frame pointers only (--unwind fp)");
 		return NULL;
 	}
-	if (!procs || !rows || !stats)
+	struct bpf_map *stale = bpf_object__find_map_by_name(obj, "unwind_stale");
+	struct unwinder *u;
+
+	if (!procs || !rows || !stats || !stale)
 		return NULL;
-	return unwinder__new(lc, bpf_map__fd(procs), bpf_map__fd(rows), bpf_map__fd(stats),
-			     bpf_map__max_entries(rows));
+	u = unwinder__new(lc, bpf_map__fd(procs), bpf_map__fd(rows), bpf_map__fd(stats),
+			  bpf_map__max_entries(rows));
+	if (u)
+		u->stale_rb = ring_buffer__new(bpf_map__fd(stale), on_stale, u, NULL);
+	return u;
 }
 
 void unwinder__add_drops(struct unwinder *u, struct profile *prof)
@@ -322,10 +418,11 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 	profile__add_drop(prof, "unwind_too_deep", c.depth);
 	profile__add_drop(prof, "unwind_procs_full", c.procs_full);
 	profile__add_drop(prof, "unwind_rows_full", c.rows_full);
-	pr_info(u->lc, "unwind: %llu stacks complete, %llu truncated, %llu at the depth limit; "
-		"%llu frames by frame pointers; %u tables (%llu rows, %.1f ms to build), %u objects "
-		"by frame pointers", (unsigned long long)c.complete,
-		(unsigned long long)c.truncated, (unsigned long long)c.depth,
+	pr_info(u->lc, "unwind: %llu stacks complete, %llu truncated, %llu at the depth limit, "
+		"%llu by frame pointers (code mapped since the last load); %llu frames by frame "
+		"pointers; %u tables (%llu rows, %.1f ms to build), %u objects by frame pointers",
+		(unsigned long long)c.complete, (unsigned long long)c.truncated,
+		(unsigned long long)c.depth, (unsigned long long)c.unmapped,
 		(unsigned long long)c.fp_frames, c.objects, (unsigned long long)c.rows, c.build_ms,
 		c.objects_fp);
 }
@@ -339,6 +436,7 @@ void unwinder__counts(struct unwinder *u, struct unwind_counts *c)
 	c->truncated = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_TRUNCATED);
 	c->depth = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_DEPTH);
 	c->fp_frames = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_FP_FRAMES);
+	c->unmapped = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_UNMAPPED);
 	c->procs_full = u->procs_full;
 	c->rows_full = u->rows_full;
 	for (uint32_t i = 0; i < u->nobjs; i++) {

@@ -51,13 +51,17 @@ void unwinder__free(struct unwinder *u);
 
 /* pid's executable mappings (maps: the text of /proc/PID/maps, or NULL to read it) and the
  * tables of their objects into the maps. 0 or a negative errno (-E2BIG: a map is full, counted
- * in unwinder__dropped). */
+ * in the drops). Nothing when its executable mappings read the same as at its last load. */
 int unwinder__load(struct unwinder *u, pid_t pid, const char *maps);
+/* Every tick: the processes whose stacks met code mapped since they were loaded (a library
+ * loaded with dlopen, or after the exec stop they were attached at) are loaded again. */
+void unwinder__tick(struct unwinder *u);
 /* pid is gone: out of unwind_procs. */
 void unwinder__forget(struct unwinder *u, pid_t pid);
 
 struct unwind_counts {
 	uint64_t complete, truncated, depth, fp_frames;	/* the BPF side's unwind_stats */
+	uint64_t unmapped;				/* stacks by fp: code not loaded yet */
 	uint64_t procs_full, rows_full;			/* processes/objects left without tables */
 	uint32_t objects, objects_fp;			/* tables loaded; objects walked by fp */
 	uint64_t rows;					/* rows in use */

@@ -41,7 +41,7 @@ gdb_stack() {
 }
 
 @test "unwind: cpu, at least 90% of the samples have the complete stack down to the comparator" {
-	run "$EBPROF" cpu -q -o "$T/c.folded" -o "$T/c.json" -- "$FIX/qsortfix" 400 20000
+	run "$EBPROF" cpu -q -o "$T/c.folded" -o "$T/c.json" -- "$FIX/qsortfix" 2400 20000
 	[ "$status" -eq 0 ]
 	run python3 "$CHECK" cpu "$T/c.folded" 90
 	echo "$output"
@@ -63,7 +63,7 @@ gdb_stack() {
 	[ "$status" -eq 0 ]
 	grep -q "unwind: .*/libc.so.6: [0-9]* rows from its .eh_frame" <<< "$output"
 	grep -q "unwind: .*/qsortfix: [0-9]* rows from its .eh_frame" <<< "$output"
-	grep -q "unwind: [0-9]* stacks complete, 0 truncated" <<< "$output"
+	grep -q "unwind: [0-9]* stacks complete, 0 truncated, 0 at the depth limit, 0 by frame pointers" <<< "$output"
 }
 
 @test "unwind: a bad --unwind is a usage error" {

@@ -7,8 +7,10 @@
  * frame information) and a pc no row covers are walked by frame pointers. The walk stops
  * cleanly at the outermost frame (the return address undefined: _start, clone, clone3) or a
  * zero return address; a frame it cannot unwind (a read fails, a rule it does not implement,
- * an address in no known mapping, a CFA not above the frame) ends the stack with
- * UNWIND_TRUNCATED, never a guess. One frame per bpf_loop step.
+ * a CFA not above the frame) ends the stack with UNWIND_TRUNCATED, never a guess. An address
+ * in none of the mappings loaded (a library mapped since: the collector is told and loads it
+ * at its next tick) makes the whole stack a frame-pointer walk, as without tables. One frame
+ * per bpf_loop step.
  *
  * Included by stack.bpf.h; it defines the two maps every mode's object then has (sized by the
  * collector before load, 1 entry each until then) and the per-CPU counts of how stacks ended. */
@@ -32,6 +34,13 @@ struct {
 	__type(value, struct unwind_row);
 } unwind_rows SEC(".maps");
 
+/* tgids whose mappings changed since the collector loaded them (a __u32 each, once until it
+ * loads them again); read every tick, no wakeup */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} unwind_stale SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, UNWIND_STAT__COUNT);
@@ -49,6 +58,7 @@ struct unwind_ctx {
 	__u64 nr;
 	__u32 exact;		/* ip is where the frame was, not a return address */
 	__u32 end;		/* UNWIND_STAT_* that ended it */
+	__u32 tgid;
 };
 
 static __always_inline void unwind_count(__u32 what)
@@ -134,8 +144,16 @@ static long unwind_step(__u64 i, void *data)
 	u->nr = i + 1;
 
 	m = unwind_find_map(u->proc, u->ip);
-	if (!m)
-		goto truncated;
+	if (!m) {
+		/* code mapped since the collector's last look: it is told, once */
+		if (!u->proc->stale) {
+			u->proc->stale = 1;
+			bpf_ringbuf_output(&unwind_stale, &u->tgid, sizeof(u->tgid),
+					   BPF_RB_NO_WAKEUP);
+		}
+		u->end = UNWIND_STAT_UNMAPPED;
+		return 1;
+	}
 	rule = UNWIND_CFA_NONE;
 	if (m->rows != UNWIND_MAP_FP) {
 		pc = u->ip - m->bias - (u->exact ? 0 : 1);
@@ -192,9 +210,14 @@ static long unwind_step(__u64 i, void *data)
 		}
 	}
 	if (rule == UNWIND_CFA_NONE) {
-		/* no call frame information here: the frame pointer's record */
+		/* no call frame information here: the frame pointer's record; rbp 0 is the
+		 * outermost frame's (the ABI's mark, set by _start: ld.so's has no FDE) */
 		__u64 rec[2];
 
+		if (!u->bp) {
+			u->end = UNWIND_STAT_COMPLETE;
+			return 1;
+		}
 		if (u->bp < 4096 || (u->bp & 7) || u->bp < u->sp ||
 		    bpf_probe_read_user(rec, sizeof(rec), (void *)u->bp))
 			goto truncated;
@@ -229,7 +252,7 @@ static __always_inline long unwind_user(__u64 *ips, __u64 ip, __u64 sp, __u64 bp
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct unwind_ctx u = { .ips = ips, .ip = ip, .sp = sp, .bp = bp, .exact = 1,
-				.end = UNWIND_STAT_TRUNCATED };
+				.end = UNWIND_STAT_TRUNCATED, .tgid = tgid };
 
 	if (!unwind_mode)
 		return -1;
@@ -238,7 +261,7 @@ static __always_inline long unwind_user(__u64 *ips, __u64 ip, __u64 sp, __u64 bp
 		return -1;
 	bpf_loop(STACK_MAX_DEPTH, unwind_step, &u, 0);
 	unwind_count(u.end);
-	return (long)u.nr;
+	return u.end == UNWIND_STAT_UNMAPPED ? -1 : (long)u.nr;
 }
 
 #endif

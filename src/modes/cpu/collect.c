@@ -461,6 +461,7 @@ static void cpu_tick(void *m, int64_t t_ns, bool second)
 	 * turn for a large tree. A library loaded and unloaded (dlclose) between two looks would
 	 * leave its samples without their frames. */
 	proc_table__snapshot_some(c->procs, 8);
+	unwinder__tick(c->unwinder);
 }
 
 static uint64_t stat_sum(struct cpu_collector *c, enum cpu_stat s)

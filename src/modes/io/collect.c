@@ -23,6 +23,7 @@
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
 #include "core/procs.h"
+#include "core/unwind.h"
 #include "core/stacks.h"
 #include "modes/io/collect.h"
 #include "output/render.h"
@@ -72,6 +73,7 @@ struct io_collector {
 	const struct log_ctx *lc;
 	struct io_bpf *skel;
 	struct proc_table *procs;	/* every process attached or seen */
+	struct unwinder *unwinder;	/* NULL: frame pointers only */
 	struct stack_table *st;
 	struct ring_buffer *notes;	/* -a only: processes seen for the first time */
 	bool has_io_start, has_io_done;
@@ -201,6 +203,8 @@ static void *io_open(const struct session_env *env, void *opts)
 	sk->rodata->with_kthreads = !o->no_kthreads;
 	sk->rodata->has_io_start = c->has_io_start;
 	sk->rodata->self_tgid = getpid();
+	sk->rodata->unwind_mode = env->unwind != UNWIND_FP;
+	unwind__size_maps(sk->obj, env->unwind, 0, 0);
 	sk->rodata->ndevs = o->ndevs;
 	for (uint32_t i = 0; i < o->ndevs && i < IO_MAX_DEVS; i++)
 		sk->rodata->devs[i] = o->devs[i];
@@ -221,6 +225,8 @@ static void *io_open(const struct session_env *env, void *opts)
 		       c->lc && c->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
 		goto fail;
 	}
+	c->unwinder = unwinder__open(c->lc, env->unwind, sk->obj);
+	proc_table__set_unwinder(c->procs, c->unwinder);
 	if (env->all) {
 		c->notes = proc_table__notes(c->procs, bpf_map__fd(sk->maps.notes));
 		if (!c->notes) {
@@ -665,6 +671,7 @@ static void io_tick(void *m, int64_t t_ns, bool second)
 		ring_buffer__consume(c->notes);
 	if (second)
 		proc_table__snapshot_attached(c->procs);
+	unwinder__tick(c->unwinder);
 }
 
 static void io_progress(void *m, char *buf, size_t len)
@@ -756,6 +763,7 @@ static void io_finish(void *m)
 
 	drain(c, 0, false);
 	inflight = add_groups(c);
+	unwinder__add_drops(c->unwinder, prof);
 	for (int s = IO_STAT_REQUESTS + 1; s < IO_STAT__COUNT; s++) {
 		uint64_t n = stat_sum(c, s);
 
@@ -827,6 +835,7 @@ static void io_close(void *m)
 	ring_buffer__free(c->notes);
 	io_bpf__destroy(c->skel);
 	proc_table__free(c->procs, free);
+	unwinder__free(c->unwinder);
 	stack_table__free(c->st);
 	free(c);
 }

@@ -687,6 +687,7 @@ static void mem_tick(void *mv, int64_t t_ns, bool second)
 	mem_collector__sample(mm->col, mm->env->prof, t_ns, &mm->tot);
 	mem_collector__snapshot(mm->col, mono_ns());
 	mem_collector__poll(mm->col);
+	mem_collector__unwind_tick(mm->col);
 	if (!second)
 		return;
 	if (mm->env->all)

@@ -45,7 +45,6 @@ struct traced {
 	dev_t lib_dev;		/* the probed file, to tell whether a new image maps the same */
 	ino_t lib_ino;
 	char *maps;		/* /proc/PID/maps at attach, for a process that vanished */
-	uint64_t maps_hash;	/* of its executable lines, as the unwinder last loaded them */
 	bool unwound;		/* in the unwinder (attached, not seen with -a) */
 	uint64_t fn_addr[MEM_FN__COUNT];	/* runtime address of each traced function */
 	char comm[32];
@@ -415,7 +414,6 @@ static void find_fn_addrs(struct traced *t)
 static bool refresh_maps(struct unwinder *u, struct traced *t)
 {
 	char path[64], *fresh;
-	uint64_t h;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", t->pid);
 	fresh = util_read_file(path, NULL);
@@ -425,12 +423,13 @@ static bool refresh_maps(struct unwinder *u, struct traced *t)
 	}
 	free(t->maps);
 	t->maps = fresh;
-	h = proc_maps__exec_hash(fresh) | 1;
-	if (u && h != t->maps_hash) {
-		unwinder__load(u, t->pid, fresh);
-		t->maps_hash = h;
-	}
+	unwinder__load(u, t->pid, fresh);	/* nothing when its code mappings are the same */
 	return true;
+}
+
+void mem_collector__unwind_tick(struct mem_collector *c)
+{
+	unwinder__tick(c->unwinder);
 }
 
 void mem_collector__refresh(struct mem_collector *c)

@@ -41,6 +41,8 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 
 /* Re-read the mappings of every traced process (new libraries, a launched command's finished
  * start-up), for symbolizing a process that vanishes without an exit stop. */
+/* Every tick: the unwinder's processes with code mapped since their tables were loaded. */
+void mem_collector__unwind_tick(struct mem_collector *c);
 void mem_collector__refresh(struct mem_collector *c);
 
 /* Move everything the kernel holds for pid into prof: its summary, its sites (symbolized
