@@ -178,6 +178,10 @@ $(OUT)/fixtures/qsortfix: tests/fixtures/qsortfix.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall $< -o $@
 
+$(OUT)/fixtures/sigfix: tests/fixtures/sigfix.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall $< -o $@
+
 $(OUT)/fixtures/libdlburn.so: tests/fixtures/dlburn_lib.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FIX_CFLAGS) -fPIC -shared $< -o $@

@@ -154,10 +154,13 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 			   const __u64 *ips, uint32_t nr, bool first_exact, uint32_t *locs)
 {
 	uint32_t n = 0;
+	bool after_signal = false;
 
 	for (uint32_t i = 0; i < nr; i++) {
 		struct prof_line lines[SYM_MAX_INLINE];
-		bool ret_addr = i > 0 || !first_exact;
+		/* the frame a signal interrupted (the unwinder's, past __restore_rt) is where the
+		 * thread was, not a return address */
+		bool ret_addr = (i > 0 || !first_exact) && !after_signal;
 		uint32_t map, nl = 0, l;
 		struct sym_result r;
 		uint64_t ip = ips[i];
@@ -191,8 +194,11 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 		 * frame-pointer walk ran into code without frame pointers: the rest is garbage
 		 * (static binaries end so). An exact first frame is where the thread was, not a
 		 * return address, so the check starts at the frame after it either way. */
-		if (i > 0 && sym_proc__follows_call(sp, ip) == 0)
+		if (i > 0 && ret_addr && sym_proc__follows_call(sp, ip) == 0)
 			break;
+		after_signal = r.nframes &&
+			       r.frames[r.nframes - 1].system_name &&
+			       strcmp(r.frames[r.nframes - 1].system_name, "__restore_rt") == 0;
 		map = profile__mapping(prof, (uint32_t)pid, r.map_start, r.map_end, r.map_offset,
 				       r.module, r.build_id);
 		for (uint32_t j = 0; j < r.nframes && j < SYM_MAX_INLINE; j++) {

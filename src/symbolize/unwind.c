@@ -298,37 +298,92 @@ static int hdr_starts(Elf_Data *d, uint64_t vaddr, uint64_t **out, size_t *nout)
 	return 0;
 }
 
-/* The FDE start addresses of a .debug_frame (absolute 8-byte initial locations) */
-static int debug_frame_starts(Elf *elf, Elf_Data *d, uint64_t **out, size_t *nout)
+/* The pointer encoding of FDEs under a CIE: its augmentation's 'R' (absptr without one) */
+static uint8_t cie_fde_encoding(const Dwarf_CIE *c)
+{
+	const uint8_t *d = c->augmentation_data;
+	size_t i = 0, n = c->augmentation_data_size;
+
+	if (!c->augmentation || c->augmentation[0] != 'z' || !d)
+		return DW_EH_PE_absptr;
+	for (const char *a = c->augmentation + 1; *a && i < n; a++) {
+		switch (*a) {
+		case 'R':
+			return d[i];
+		case 'L':
+			i++;
+			break;
+		case 'P': {
+			/* a personality routine pointer: its encoding, then the pointer */
+			uint8_t enc = d[i++];
+
+			switch (enc & 0x0f) {
+			case DW_EH_PE_udata2: case DW_EH_PE_sdata2: i += 2; break;
+			case DW_EH_PE_udata4: case DW_EH_PE_sdata4: i += 4; break;
+			case DW_EH_PE_absptr: case DW_EH_PE_udata8: case DW_EH_PE_sdata8: i += 8; break;
+			default: return DW_EH_PE_omit;
+			}
+			break;
+		}
+		case 'S':
+		case 'B':
+			break;
+		default:
+			return DW_EH_PE_omit;
+		}
+	}
+	return DW_EH_PE_absptr;
+}
+
+/* The FDE start addresses of a .eh_frame (without .eh_frame_hdr: static programs) or a
+ * .debug_frame (absolute 8-byte initial locations), at vaddr in the file */
+static int cfi_starts(Elf *elf, Elf_Data *d, bool eh, uint64_t vaddr, uint64_t **out,
+		      size_t *nout)
 {
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+	struct { Dwarf_Off off; uint8_t enc; } cies[64];
 	Dwarf_Off off = 0, next;
-	size_t n = 0, cap = 256;
+	size_t n = 0, cap = 256, ncies = 0;
 	uint64_t *v = malloc(cap * sizeof(*v));
 
-	if (!v || !ident) {
+	if (!v || !ident || !d) {
 		free(v);
 		return -1;
 	}
 	for (;;) {
 		Dwarf_CFI_Entry e;
-		int rc = dwarf_next_cfi(ident, d, false, off, &next, &e);
+		int rc = dwarf_next_cfi(ident, d, eh, off, &next, &e);
 
 		if (rc == 1)
 			break;
-		if (rc == 0 && !dwarf_cfi_cie_p(&e) && e.fde.end - e.fde.start >= 8) {
-			if (n == cap) {
-				uint64_t *p = realloc(v, (cap *= 2) * sizeof(*v));
-
-				if (!p) {
-					free(v);
-					return -1;
-				}
-				v = p;
+		if (rc == 0 && dwarf_cfi_cie_p(&e)) {
+			if (ncies < sizeof(cies) / sizeof(cies[0])) {
+				cies[ncies].off = off;
+				cies[ncies++].enc = eh ? cie_fde_encoding(&e.cie) : DW_EH_PE_absptr;
 			}
-			memcpy(&v[n], e.fde.start, 8);
-			if (v[n])	/* 0: a discarded function's FDE */
-				n++;
+		} else if (rc == 0) {
+			const uint8_t *p = e.fde.start;
+			uint8_t enc = DW_EH_PE_omit;
+			uint64_t loc;
+
+			for (size_t i = 0; i < ncies; i++)
+				if (cies[i].off == e.fde.CIE_pointer)
+					enc = cies[i].enc;
+			if (enc != DW_EH_PE_omit &&
+			    read_enc(&p, e.fde.end, enc,
+				     vaddr + (uint64_t)(e.fde.start - (const uint8_t *)d->d_buf), 0,
+				     &loc) && loc) {	/* 0: a discarded function's FDE */
+				if (n == cap) {
+					uint64_t *np = realloc(v, (cap *= 2) * sizeof(*v));
+
+					if (!np) {
+						free(v);
+						return -1;
+					}
+					v = np;
+				}
+				v[n++] = loc;
+			}
 		}
 		if (next == (Dwarf_Off)-1 || next <= off)
 			break;
@@ -400,7 +455,8 @@ static int from_debug_frame(Elf *elf, struct rowbuf *b)
 	if (!dw)
 		return -1;
 	cfi = dwarf_getcfi(dw);
-	if (cfi && debug_frame_starts(elf, elf_getdata(scn, NULL), &starts, &n) == 0 && n) {
+	if (cfi && cfi_starts(elf, elf_getdata(scn, NULL), false, sh.sh_addr, &starts, &n) == 0 &&
+	    n) {
 		rows_from(cfi, starts, n, b);
 		rc = b->n ? 0 : -1;
 	}
@@ -456,14 +512,18 @@ int unwind_table__build(const char *path, const char *debug_dir, struct unwind_t
 		goto out;
 
 	hdr = section(elf, ".eh_frame_hdr", &sh);
-	if (hdr) {
+	if (hdr || section(elf, ".eh_frame", &sh)) {
 		Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
-		Elf_Data *d = elf_getdata(hdr, NULL);
+		Elf_Data *d = elf_getdata(elf_getscn(elf, elf_ndxscn(hdr ? hdr :
+						section(elf, ".eh_frame", &sh))), NULL);
 		uint64_t *starts = NULL;
 		size_t n = 0;
 
-		*why = "its .eh_frame_hdr cannot be read";
-		if (cfi && d && hdr_starts(d, sh.sh_addr, &starts, &n) == 0) {
+		/* the FDEs from .eh_frame_hdr's sorted table, or (static programs have none) by
+		 * walking .eh_frame */
+		*why = "its .eh_frame cannot be read";
+		if (cfi && d && (hdr ? hdr_starts(d, sh.sh_addr, &starts, &n) :
+				 cfi_starts(elf, d, true, sh.sh_addr, &starts, &n)) == 0) {
 			rows_from(cfi, starts, n, &b);
 			t->source = ".eh_frame";
 		}

@@ -166,6 +166,21 @@ static void test_fixture_rows(void **state)
 	assert_true(st.checked >= 10);
 }
 
+/* A static program has no .eh_frame_hdr: its FDEs are found by walking .eh_frame */
+static void test_static_rows(void **state)
+{
+	char path[4096];
+	struct cmp_stats st;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/fixtures/memfixture_static", out_dir());
+	compare_with_readelf(path, &st);
+	print_message("memfixture_static: %u FDEs, %u rows, %u checked\n", st.fdes, st.rows,
+		      st.checked);
+	assert_true(st.fdes > 500);
+	assert_true(st.checked > 5000);
+}
+
 static void test_libc_rows(void **state)
 {
 	struct cmp_stats st;
@@ -256,6 +271,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixture_rows),
+		cmocka_unit_test(test_static_rows),
 		cmocka_unit_test(test_libc_rows),
 		cmocka_unit_test(test_libc_special),
 		cmocka_unit_test(test_bias),
