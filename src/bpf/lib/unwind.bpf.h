@@ -69,47 +69,82 @@ static __always_inline void unwind_count(__u32 what)
 		*n += 1;
 }
 
+/* The binary searches run as bpf_loop steps: a loop the verifier would unroll and follow
+ * branch by branch made loading (the modes' start-up) several times slower. */
+struct unwind_search {
+	struct unwind_proc *proc;
+	__u64 key;		/* the address (maps) or pc (rows) looked for */
+	__u32 lo, hi;		/* maps: [lo, hi) holds it if any; rows: the last row <= key is
+				 * in [lo, hi) */
+	__s32 found;		/* maps: the index, -1: none */
+};
+
+static long unwind_map_step(__u64 i, void *data)
+{
+	struct unwind_search *s = data;
+	__u32 mid;
+
+	if (s->lo >= s->hi)
+		return 1;
+	mid = (s->lo + s->hi) / 2;
+	if (mid >= UNWIND_MAX_MAPS)
+		return 1;
+	if (s->key < s->proc->maps[mid].start) {
+		s->hi = mid;
+	} else if (s->key >= s->proc->maps[mid].end) {
+		s->lo = mid + 1;
+	} else {
+		s->found = (__s32)mid;
+		return 1;
+	}
+	return 0;
+}
+
 /* the mapping of ip in p (sorted by start), NULL if none */
 static __always_inline struct unwind_map *unwind_find_map(struct unwind_proc *p, __u64 ip)
 {
-	__u32 lo = 0, hi = p->nmaps, mid;
+	struct unwind_search s = { .proc = p, .key = ip, .lo = 0, .hi = p->nmaps, .found = -1 };
+	__u32 k;
 
-	if (hi > UNWIND_MAX_MAPS)
+	if (s.hi > UNWIND_MAX_MAPS)
 		return NULL;
-	for (int i = 0; i < 8 && lo < hi; i++) {	/* 2^8 > UNWIND_MAX_MAPS */
-		mid = (lo + hi) / 2;
-		if (mid >= UNWIND_MAX_MAPS)
-			return NULL;
-		if (ip < p->maps[mid].start)
-			hi = mid;
-		else if (ip >= p->maps[mid].end)
-			lo = mid + 1;
-		else
-			return &p->maps[mid];
-	}
-	return NULL;
+	bpf_loop(8, unwind_map_step, &s, 0);	/* 2^8 > UNWIND_MAX_MAPS */
+	k = (__u32)s.found;
+	if (k >= UNWIND_MAX_MAPS)
+		return NULL;
+	return &p->maps[k];
+}
+
+static long unwind_row_step(__u64 i, void *data)
+{
+	struct unwind_search *s = data;
+	struct unwind_row *r;
+	__u32 mid;
+
+	if (s->hi - s->lo <= 1)
+		return 1;
+	mid = s->lo + (s->hi - s->lo) / 2;
+	r = bpf_map_lookup_elem(&unwind_rows, &mid);
+	if (!r)
+		return 1;
+	if (r->pc <= s->key)
+		s->lo = mid;
+	else
+		s->hi = mid;
+	return 0;
 }
 
 /* the last row of [first, first + n) at or before pc, NULL if pc is before them all */
 static __always_inline struct unwind_row *unwind_find_row(__u32 first, __u32 n, __u32 pc)
 {
-	__u32 lo = first, hi = first + n, mid, k;
+	struct unwind_search s = { .key = pc, .lo = first, .hi = first + n };
 	struct unwind_row *r;
+	__u32 k;
 
 	if (!n)
 		return NULL;
-	for (int i = 0; i < 24 && hi - lo > 1; i++) {	/* 2^24 rows per table at most */
-		mid = lo + (hi - lo) / 2;
-		k = mid;
-		r = bpf_map_lookup_elem(&unwind_rows, &k);
-		if (!r)
-			return NULL;
-		if (r->pc <= pc)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	k = lo;
+	bpf_loop(24, unwind_row_step, &s, 0);	/* 2^24 rows per table at most */
+	k = s.lo;
 	r = bpf_map_lookup_elem(&unwind_rows, &k);
 	if (!r || r->pc > pc)
 		return NULL;
