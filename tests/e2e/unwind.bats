@@ -71,3 +71,14 @@ gdb_stack() {
 	[ "$status" -eq 2 ]
 	grep -q "invalid --unwind 'frames' (auto, dwarf or fp)" <<< "$output"
 }
+
+@test "unwind: a signal handler's mallocs unwind through the signal frame into the interrupted code" {
+	run "$EBPROF" mem -q -o "$T/m.folded" -o "$T/m.json" -- "$FIX/sigfix" 300
+	[ "$status" -eq 0 ]
+	grep -q '^handler mallocs 300$' <<< "$output"
+	cat "$T/m.folded"
+	# gdb's: on_alarm, <signal handler called>, spin, work, main (and main's callers); every
+	# one of the handler's 300 mallocs of 48 bytes
+	grep -qx 'sigfix ([0-9]*);_start;__libc_start_main;__libc_start_call_main;main;work;spin;__restore_rt;on_alarm;malloc 14400' "$T/m.folded"
+	jqe '.drops.unwind_truncated == 0' "$T/m.json"
+}
