@@ -54,7 +54,22 @@ struct unwind_proc {
 	__u32 nmaps;
 	__u32 stale;		/* set by the unwinder at an address in none of maps (a library
 				 * mapped since: the collector reloads; unwind_stale) */
+	__u32 gen;		/* changes with every load: the row cache's entries of older
+				 * loads are not used */
+	__u32 pad;
 	struct unwind_map maps[UNWIND_MAX_MAPS];
+};
+
+/* The BPF unwinder's per-CPU cache of the rows it found, by (process, address looked up):
+ * a loop's stacks find their rows without searching. */
+#define UNWIND_CACHE_SIZE	4096	/* entries per CPU, a power of 2 */
+
+struct unwind_cache_ent {
+	__u64 ip;		/* the address looked up (ip, or ip - 1 for a return address) */
+	__u32 tgid, gen;
+	struct unwind_row row;	/* rows = UNWIND_MAP_FP mappings: cfa UNWIND_CFA_NONE */
+	__u32 check;		/* a hash of the above: an entry written half by one task and
+				 * half by another (preempted) on the same CPU is not used */
 };
 
 /* How the unwinder's stacks ended (unwind_stats, per CPU) */

@@ -43,6 +43,7 @@ struct unwinder {
 	struct unwind_pid *pids;
 	uint32_t npids, cappids;
 	uint32_t ticks;
+	uint32_t gen;		/* of the last load (unwind_proc.gen) */
 	uint32_t max_rows, next_row;
 	struct unwind_obj *objs;
 	uint32_t nobjs, capobjs;
@@ -68,12 +69,16 @@ int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_
 {
 	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
 	struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
+	struct bpf_map *cache = bpf_object__find_map_by_name(obj, "unwind_cache");
 	int err;
 
 	if (how == UNWIND_FP)
 		return 0;
-	if (!procs || !rows)
+	if (!procs || !rows || !cache)
 		return -ENOENT;
+	err = bpf_map__set_max_entries(cache, UNWIND_CACHE_SIZE);
+	if (err)
+		return err;
 	err = bpf_map__set_max_entries(procs, max_procs ? max_procs : UNWIND_DEFAULT_PROCS);
 	if (!err)
 		err = bpf_map__set_max_entries(rows, max_rows ? max_rows : UNWIND_DEFAULT_ROWS);
@@ -325,6 +330,7 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 	if (skipped)
 		pr_info(u->lc, "unwind: process %d: %zu executable mappings past the first %d "
 			"have no table", pid, skipped, UNWIND_MAX_MAPS);
+	p->gen = ++u->gen;
 	err = bpf_map_update_elem(u->procs_fd, &key, p, BPF_ANY) ? -errno : 0;
 	free(p);
 	if (err == -E2BIG || err == -ENOMEM) {

@@ -43,6 +43,13 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);		/* UNWIND_CACHE_SIZE when the unwinder is on */
+	__type(key, __u32);
+	__type(value, struct unwind_cache_ent);
+} unwind_cache SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, UNWIND_STAT__COUNT);
 	__type(key, __u32);
 	__type(value, __u64);
@@ -151,6 +158,62 @@ static __always_inline struct unwind_row *unwind_find_row(__u32 first, __u32 n, 
 	return r;
 }
 
+static __always_inline __u32 unwind_ent_check(const struct unwind_cache_ent *e)
+{
+	__u64 h = e->ip ^ ((__u64)e->tgid << 32 | e->gen);
+
+	h ^= (__u64)e->row.pc << 32 | (__u32)e->row.cfa_off;
+	h ^= ((__u64)e->row.cfa << 40 | (__u64)e->row.rbp << 32 | (__u16)e->row.rbp_off) *
+	     0x9e3779b97f4a7c15ULL;
+	h *= 0xff51afd7ed558ccdULL;
+	return (__u32)(h ^ (h >> 32)) | 1;
+}
+
+/* The rule at look (ip, or ip - 1 for a return address) in process tgid (its mappings proc)
+ * into *row: 0; 1 when ip is in none of the mappings. From the per-CPU cache when it has it.
+ * A global function: verified once, on its own, not at each call site with every state the
+ * caller can be in (that made loading ten times slower). */
+__noinline int unwind_rule(struct unwind_proc *proc, __u32 tgid, __u64 ip, __u64 look,
+			   struct unwind_row *row)
+{
+	__u32 slot = (__u32)((look ^ (look >> 12) ^ tgid) * 0x9e3779b1U) &
+		     (UNWIND_CACHE_SIZE - 1);
+	struct unwind_cache_ent *e;
+	struct unwind_map *m;
+	struct unwind_row *r = NULL;
+	__u64 pc;
+
+	if (!proc || !row)
+		return 1;
+	e = bpf_map_lookup_elem(&unwind_cache, &slot);
+	if (e && e->ip == look && e->tgid == tgid && e->gen == proc->gen &&
+	    e->check == unwind_ent_check(e)) {
+		*row = e->row;
+		return 0;
+	}
+	m = unwind_find_map(proc, ip);
+	if (!m)
+		return 1;
+	if (m->rows != UNWIND_MAP_FP) {
+		pc = look - m->bias;
+		r = pc < 0xffffffffULL ? unwind_find_row(m->rows, m->nrows, (__u32)pc) : NULL;
+	}
+	if (r) {
+		*row = *r;
+	} else {
+		__builtin_memset(row, 0, sizeof(*row));
+		row->cfa = UNWIND_CFA_NONE;
+	}
+	if (e) {
+		e->ip = look;
+		e->tgid = tgid;
+		e->gen = proc->gen;
+		e->row = *row;
+		e->check = unwind_ent_check(e);
+	}
+	return 0;
+}
+
 static __always_inline int unwind_read(__u64 addr, __u64 *v)
 {
 	return bpf_probe_read_user(v, sizeof(*v), (void *)addr) ? -1 : 0;
@@ -160,9 +223,8 @@ static __always_inline int unwind_read(__u64 addr, __u64 *v)
 static long unwind_step(__u64 i, void *data)
 {
 	struct unwind_ctx *u = data;
-	struct unwind_map *m;
-	struct unwind_row *r;
-	__u64 cfa, ra = 0, bp = u->bp, pc;
+	struct unwind_row row, *r = &row;
+	__u64 cfa, ra = 0, bp = u->bp;
 	__u8 rule;
 
 	asm volatile("" : "+r"(i));
@@ -178,8 +240,7 @@ static long unwind_step(__u64 i, void *data)
 	u->ips[i] = u->ip;
 	u->nr = i + 1;
 
-	m = unwind_find_map(u->proc, u->ip);
-	if (!m) {
+	if (unwind_rule(u->proc, u->tgid, u->ip, u->ip - (u->exact ? 0 : 1), &row)) {
 		/* code mapped since the collector's last look: it is told, once */
 		if (!u->proc->stale) {
 			u->proc->stale = 1;
@@ -189,12 +250,9 @@ static long unwind_step(__u64 i, void *data)
 		u->end = UNWIND_STAT_UNMAPPED;
 		return 1;
 	}
-	rule = UNWIND_CFA_NONE;
-	if (m->rows != UNWIND_MAP_FP) {
-		pc = u->ip - m->bias - (u->exact ? 0 : 1);
-		r = pc < 0xffffffffULL ? unwind_find_row(m->rows, m->nrows, (__u32)pc) : NULL;
-		if (r) {
-			rule = r->cfa;
+	rule = row.cfa;
+	{
+		{
 			switch (rule) {
 			case UNWIND_CFA_RSP:
 				cfa = u->sp + (__s64)r->cfa_off;
@@ -233,9 +291,20 @@ static long unwind_step(__u64 i, void *data)
 				goto truncated;
 			}
 			if (rule != UNWIND_CFA_NONE) {
-				if (cfa <= u->sp || unwind_read(cfa - 8, &ra))
+				if (cfa <= u->sp)
 					goto truncated;
-				if (r->rbp == UNWIND_RBP_AT) {
+				if (r->rbp == UNWIND_RBP_AT && r->rbp_off == -16) {
+					/* push %rbp first: both in one read */
+					__u64 pair[2];
+
+					if (bpf_probe_read_user(pair, sizeof(pair),
+								(void *)(cfa - 16)))
+						goto truncated;
+					bp = pair[0];
+					ra = pair[1];
+				} else if (unwind_read(cfa - 8, &ra)) {
+					goto truncated;
+				} else if (r->rbp == UNWIND_RBP_AT) {
 					if (unwind_read(cfa + (__s64)r->rbp_off, &bp))
 						goto truncated;
 				} else if (r->rbp == UNWIND_RBP_UNDEF) {
