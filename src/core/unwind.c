@@ -359,22 +359,38 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 	return 0;
 }
 
-void unwinder__tick(struct unwinder *u)
+static void reload_stale(struct unwinder *u, bool slow_too)
 {
-	if (!u)
-		return;
 	if (u->stale_rb)
 		ring_buffer__consume(u->stale_rb);
-	u->ticks++;
 	for (uint32_t i = 0; i < u->npids; i++) {
 		struct unwind_pid *p = &u->pids[i];
 
 		/* a process whose mappings read the same as loaded stays stale in the kernel (no
 		 * more notes): looked at again once a second */
-		if (!p->stale || (p->slow && u->ticks % 10))
+		if (!p->stale || (p->slow && !slow_too))
 			continue;
 		unwinder__load(u, p->pid, NULL);
 	}
+}
+
+void unwinder__tick(struct unwinder *u)
+{
+	if (!u)
+		return;
+	u->ticks++;
+	reload_stale(u, u->ticks % 10 == 0);
+}
+
+int unwinder__fd(struct unwinder *u)
+{
+	return u && u->stale_rb ? ring_buffer__epoll_fd(u->stale_rb) : -1;
+}
+
+void unwinder__poll(struct unwinder *u)
+{
+	if (u)
+		reload_stale(u, false);
 }
 
 void unwinder__forget(struct unwinder *u, pid_t pid)

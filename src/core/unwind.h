@@ -56,6 +56,10 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps);
 /* Every tick: the processes whose stacks met code mapped since they were loaded (a library
  * loaded with dlopen, or after the exec stop they were attached at) are loaded again. */
 void unwinder__tick(struct unwinder *u);
+/* The fd that is readable when the BPF side met code mapped since a load (-1 for NULL), and
+ * what to do then: those processes loaded again at once. */
+int unwinder__fd(struct unwinder *u);
+void unwinder__poll(struct unwinder *u);
 /* pid is gone: out of unwind_procs. */
 void unwinder__forget(struct unwinder *u, pid_t pid);
 

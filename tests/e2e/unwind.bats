@@ -82,3 +82,43 @@ gdb_stack() {
 	grep -qx 'sigfix ([0-9]*);_start;__libc_start_main;__libc_start_call_main;main;work;spin;__restore_rt;on_alarm;malloc 14400' "$T/m.folded"
 	jqe '.drops.unwind_truncated == 0' "$T/m.json"
 }
+
+# The share (percent) of the folded file's bytes whose stacks are complete: they run up to the
+# program's entry (_start, named or not) through glibc's __libc_start_main
+complete_share() {
+	awk '{ n = $NF; t += n; if ($0 ~ /^[^;]*;[^;]*;__libc_start_main;__libc_start_call_main;/) c += n }
+	     END { printf "%d\n", t ? 100 * c / t : 0 }' "$1"
+}
+
+@test "unwind: python3 (Debian's, no frame pointers) on a JSON round trip: >= 90% of the bytes in complete stacks" {
+	cat > "$T/rt.py" <<'PY'
+import json
+for r in range(10):
+    s = json.dumps([{"id": i, "name": "item%d" % i, "tags": ["a", str(i)], "n": {"x": i * 1.5}}
+                    for i in range(2000)])
+    assert len(json.loads(s)) == 2000
+print("ok")
+PY
+	run "$EBPROF" mem -q -o "$T/m.folded" -- /usr/bin/python3 "$T/rt.py"
+	[ "$status" -eq 0 ]
+	share=$(complete_share "$T/m.folded")
+	echo "complete: $share%"
+	[ "$share" -ge 90 ]
+	# frame pointers alone, for the record: the same run's stacks hardly ever get there
+	run "$EBPROF" mem -q --unwind fp -o "$T/fp.folded" -- /usr/bin/python3 "$T/rt.py"
+	echo "with --unwind fp: $(complete_share "$T/fp.folded")%"
+}
+
+@test "unwind: perl and sqlite3: >= 90% of the bytes in complete stacks" {
+	run "$EBPROF" mem -q -o "$T/p.folded" -- perl -e 'my %h; $h{"k$_"} = [$_] for 1..100000; print scalar(keys %h), "\n"'
+	[ "$status" -eq 0 ]
+	share=$(complete_share "$T/p.folded")
+	echo "perl complete: $share%"
+	[ "$share" -ge 90 ]
+	run "$EBPROF" mem -q -o "$T/s.folded" -- sqlite3 :memory: "create table t(a, b); with recursive c(x) as (select 1 union all select x + 1 from c where x < 20000) insert into t select x, hex(randomblob(20)) from c; select count(*) from t;"
+	[ "$status" -eq 0 ]
+	grep -qx 20000 <<< "$output"
+	share=$(complete_share "$T/s.folded")
+	echo "sqlite3 complete: $share%"
+	[ "$share" -ge 90 ]
+}

@@ -35,7 +35,7 @@ struct {
 } unwind_rows SEC(".maps");
 
 /* tgids whose mappings changed since the collector loaded them (a __u32 each, once until it
- * loads them again); read every tick, no wakeup */
+ * loads them again); the session polls it (mode_ops.wake_fd) */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4096);
@@ -244,8 +244,8 @@ static long unwind_step(__u64 i, void *data)
 		/* code mapped since the collector's last look: it is told, once */
 		if (!u->proc->stale) {
 			u->proc->stale = 1;
-			bpf_ringbuf_output(&unwind_stale, &u->tgid, sizeof(u->tgid),
-					   BPF_RB_NO_WAKEUP);
+			/* woken: the collector loads it at once (rare: once per load) */
+			bpf_ringbuf_output(&unwind_stale, &u->tgid, sizeof(u->tgid), 0);
 		}
 		u->end = UNWIND_STAT_UNMAPPED;
 		return 1;

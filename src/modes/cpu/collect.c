@@ -606,6 +606,17 @@ static void cpu_close(void *m)
 	free(c);
 }
 
+/* the unwinder's news of code mapped since its tables were loaded (core/unwind.h) */
+static int cpu_wake_fd(void *p)
+{
+	return unwinder__fd(((struct cpu_collector *)p)->unwinder);
+}
+
+static void cpu_wake(void *p)
+{
+	unwinder__poll(((struct cpu_collector *)p)->unwinder);
+}
+
 const struct mode_ops cpu_mode_ops = {
 	.name = "cpu",
 	.kthreads = true,	/* sampled and counted by tgid, kernel stacks included */
@@ -614,6 +625,8 @@ const struct mode_ops cpu_mode_ops = {
 	.attach = cpu_attach,
 	.attach_all = cpu_attach_all,
 	.tick = cpu_tick,
+	.wake_fd = cpu_wake_fd,
+	.wake = cpu_wake,
 	.progress = cpu_progress,
 	.finalize = cpu_finalize,
 	.reaped = cpu_reaped,

@@ -840,6 +840,17 @@ static void io_close(void *m)
 	free(c);
 }
 
+/* the unwinder's news of code mapped since its tables were loaded (core/unwind.h) */
+static int io_wake_fd(void *p)
+{
+	return unwinder__fd(((struct io_collector *)p)->unwinder);
+}
+
+static void io_wake(void *p)
+{
+	unwinder__poll(((struct io_collector *)p)->unwinder);
+}
+
 const struct mode_ops io_mode_ops = {
 	.name = "io",
 	.kthreads = true,	/* -p of a flusher or a journal thread: its requests */
@@ -848,6 +859,8 @@ const struct mode_ops io_mode_ops = {
 	.attach = io_attach,
 	.attach_all = io_attach_all,
 	.tick = io_tick,
+	.wake_fd = io_wake_fd,
+	.wake = io_wake,
 	.progress = io_progress,
 	.finalize = io_finalize,
 	.reaped = io_reaped,

@@ -982,6 +982,17 @@ static void kmem_close(void *m)
 	free(c);
 }
 
+/* the unwinder's news of code mapped since its tables were loaded (core/unwind.h) */
+static int kmem_wake_fd(void *p)
+{
+	return unwinder__fd(((struct kmem_collector *)p)->unwinder);
+}
+
+static void kmem_wake(void *p)
+{
+	unwinder__poll(((struct kmem_collector *)p)->unwinder);
+}
+
 const struct mode_ops kmem_mode_ops = {
 	.name = "kmem",
 	.kthreads = true,	/* a kernel thread's allocations are its own */
@@ -990,6 +1001,8 @@ const struct mode_ops kmem_mode_ops = {
 	.attach = kmem_attach,
 	.attach_all = kmem_attach_all,
 	.tick = kmem_tick,
+	.wake_fd = kmem_wake_fd,
+	.wake = kmem_wake,
 	.progress = kmem_progress,
 	.finalize = kmem_finalize,
 	.retire = kmem_retire,

@@ -695,6 +695,17 @@ static void mem_tick(void *mv, int64_t t_ns, bool second)
 	mem_collector__refresh(mm->col);
 }
 
+/* the unwinder's news of code mapped since its tables were loaded (core/unwind.h) */
+static int mem_wake_fd(void *mv)
+{
+	return mem_collector__unwind_fd(((struct mem_mode *)mv)->col);
+}
+
+static void mem_wake(void *mv)
+{
+	mem_collector__unwind_poll(((struct mem_mode *)mv)->col);
+}
+
 static void mem_progress(void *mv, char *buf, size_t len)
 {
 	struct mem_mode *mm = mv;
@@ -818,6 +829,8 @@ static const struct mode_ops mem_mode_ops = {
 	.why_untraceable = mem_why,
 	.attach_all = mem_attach_all,
 	.tick = mem_tick,
+	.wake_fd = mem_wake_fd,
+	.wake = mem_wake,
 	.progress = mem_progress,
 	.inspect = mem_inspect,
 	.thread_exit = mem_thread_exit,

@@ -432,6 +432,16 @@ void mem_collector__unwind_tick(struct mem_collector *c)
 	unwinder__tick(c->unwinder);
 }
 
+int mem_collector__unwind_fd(struct mem_collector *c)
+{
+	return unwinder__fd(c->unwinder);
+}
+
+void mem_collector__unwind_poll(struct mem_collector *c)
+{
+	unwinder__poll(c->unwinder);
+}
+
 void mem_collector__refresh(struct mem_collector *c)
 {
 	for (uint32_t i = 0; i < c->nt; i++)

@@ -675,6 +675,17 @@ static void stacks_close(void *mp)
 	free(m);
 }
 
+/* the unwinder's news of code mapped since its tables were loaded (core/unwind.h) */
+static int stacks_wake_fd(void *p)
+{
+	return unwinder__fd(((struct stacks_mode *)p)->unwinder);
+}
+
+static void stacks_wake(void *p)
+{
+	unwinder__poll(((struct stacks_mode *)p)->unwinder);
+}
+
 const struct mode_ops stacks_mode_ops = {
 	.name = "stacks",
 	.kthreads = true,	/* a kernel thread's events count by tgid, with kernel stacks */
@@ -683,6 +694,8 @@ const struct mode_ops stacks_mode_ops = {
 	.attach = stacks_attach,
 	.attach_all = stacks_attach_all,
 	.tick = stacks_tick,
+	.wake_fd = stacks_wake_fd,
+	.wake = stacks_wake,
 	.progress = stacks_progress,
 	.finalize = stacks_finalize,
 	.retire = stacks_retire,
