@@ -294,14 +294,14 @@ static long unwind_step(__u64 i, void *data)
 				if (cfa <= u->sp)
 					goto truncated;
 				if (r->rbp == UNWIND_RBP_AT && r->rbp_off == -16) {
-					/* push %rbp first: both in one read */
-					__u64 pair[2];
+					/* push %rbp first: both in one read, by stack.bpf.h's
+					 * read_frame (its small frame makes the read cheaper) */
+					struct frame_rec pair;
 
-					if (bpf_probe_read_user(pair, sizeof(pair),
-								(void *)(cfa - 16)))
+					if (read_frame(cfa - 16, &pair))
 						goto truncated;
-					bp = pair[0];
-					ra = pair[1];
+					bp = pair.next;
+					ra = pair.ret;
 				} else if (unwind_read(cfa - 8, &ra)) {
 					goto truncated;
 				} else if (r->rbp == UNWIND_RBP_AT) {
