@@ -17,6 +17,7 @@
 #include "core/unwind.h"
 #include "profile/profile.h"
 #include "symbolize/procmaps.h"
+#include "symbolize/symbolize.h"
 #include "symbolize/unwind.h"
 #include "util/util.h"
 
@@ -234,7 +235,7 @@ static struct unwind_obj *object(struct unwinder *u, pid_t pid, const struct sym
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid,
 			 (unsigned long)m->start, (unsigned long)m->end);
 	}
-	if (!path[0] || unwind_table__build(path, NULL, &t, &why) != 0) {
+	if (!path[0] || unwind_table__build(path, NULL, sym_cache_dir(), &t, &why) != 0) {
 		if (!vdso && !path[0])
 			why = "it cannot be read";
 		o->fp = true;
@@ -258,8 +259,8 @@ static struct unwind_obj *object(struct unwinder *u, pid_t pid, const struct sym
 	if (o->fp)
 		pr_info(u->lc, "unwind: %s: frame pointers (%s)", o->path, why ? why : "no table");
 	else
-		pr_info(u->lc, "unwind: %s: %u rows from its %s (%.1f ms)", o->path, o->nrows,
-			o->segs.source, mono_ms() - t0);
+		pr_info(u->lc, "unwind: %s: %u rows from its %s (%s, %.1f ms)", o->path, o->nrows,
+			o->segs.source, o->segs.cached ? "cached" : "built", mono_ms() - t0);
 	return o;
 }
 

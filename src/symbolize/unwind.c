@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "symbolize/sym_internal.h"
 #include "symbolize/unwind.h"
 
 #define REG_RBP 6
@@ -465,8 +466,90 @@ static int from_debug_frame(Elf *elf, struct rowbuf *b)
 	return rc;
 }
 
-int unwind_table__build(const char *path, const char *debug_dir, struct unwind_table *t,
-			const char **why)
+/* The cache file of a table: <cache_dir>/unwind/<build-id>.rows, this header then the rows */
+struct unwind_cache_hdr {
+	char magic[8];
+	char build_id[48];
+	uint32_t nrows, source;
+	uint64_t sum;		/* sym_cache__hash of the rows */
+};
+
+#define UNWIND_CACHE_MAGIC "ebpunw1"	/* with its NUL: 8 bytes; a new format, a new magic */
+
+static const char *const sources[] = { ".eh_frame", ".debug_frame",
+				       ".debug_frame of its debug file" };
+
+static bool cache_path(const char *cache_dir, const struct unwind_table *t, char *buf,
+		       size_t len)
+{
+	return cache_dir && *t->build_id &&
+	       (size_t)snprintf(buf, len, "%s/unwind/%s.rows", cache_dir, t->build_id) < len;
+}
+
+/* t's rows from the cache, if it has them whole for t's build-id */
+static bool cache_load(const char *cache_dir, struct unwind_table *t)
+{
+	struct unwind_cache_hdr h;
+	char path[4096], *buf;
+	size_t len = 0;
+
+	if (!cache_path(cache_dir, t, path, sizeof(path)))
+		return false;
+	buf = sym_cache__read(path, &len);
+	if (!buf)
+		return false;
+	if (len < sizeof(h))
+		goto bad;
+	memcpy(&h, buf, sizeof(h));
+	if (memcmp(h.magic, UNWIND_CACHE_MAGIC, sizeof(h.magic)) ||
+	    strncmp(h.build_id, t->build_id, sizeof(h.build_id)) || !h.nrows ||
+	    h.source >= sizeof(sources) / sizeof(sources[0]) ||
+	    len != sizeof(h) + (size_t)h.nrows * sizeof(struct unwind_row) ||
+	    sym_cache__hash(buf + sizeof(h), len - sizeof(h)) != h.sum)
+		goto bad;
+	t->rows = malloc(len - sizeof(h));
+	if (!t->rows)
+		goto bad;
+	memcpy(t->rows, buf + sizeof(h), len - sizeof(h));
+	t->nrows = h.nrows;
+	t->source = sources[h.source];
+	t->cached = true;
+	free(buf);
+	return true;
+bad:
+	free(buf);
+	return false;
+}
+
+/* t's rows into the cache (best effort) */
+static void cache_store(const char *cache_dir, const struct unwind_table *t)
+{
+	struct unwind_cache_hdr h = { .magic = UNWIND_CACHE_MAGIC };
+	size_t bytes = (size_t)t->nrows * sizeof(struct unwind_row);
+	char path[4096], *tmp;
+	bool ok;
+	int fd;
+
+	if (!cache_path(cache_dir, t, path, sizeof(path)))
+		return;
+	for (h.source = 0; h.source < sizeof(sources) / sizeof(sources[0]); h.source++)
+		if (t->source && strcmp(t->source, sources[h.source]) == 0)
+			break;
+	if (h.source == sizeof(sources) / sizeof(sources[0]))
+		return;
+	snprintf(h.build_id, sizeof(h.build_id), "%s", t->build_id);
+	h.nrows = t->nrows;
+	h.sum = sym_cache__hash(t->rows, bytes);
+	fd = sym_cache__create(path, &tmp);
+	if (fd < 0)
+		return;
+	ok = write(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) &&
+	     write(fd, t->rows, bytes) == (ssize_t)bytes;
+	sym_cache__commit(fd, tmp, path, ok);
+}
+
+int unwind_table__build(const char *path, const char *debug_dir, const char *cache_dir,
+			struct unwind_table *t, const char **why)
 {
 	struct rowbuf b = { 0 };
 	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
@@ -510,6 +593,11 @@ int unwind_table__build(const char *path, const char *debug_dir, struct unwind_t
 	*why = "it has no executable segment";
 	if (!t->nsegs)
 		goto out;
+	if (cache_load(cache_dir, t)) {
+		*why = NULL;
+		rc = 0;
+		goto out;
+	}
 
 	hdr = section(elf, ".eh_frame_hdr", &sh);
 	if (hdr || section(elf, ".eh_frame", &sh)) {
@@ -558,6 +646,7 @@ int unwind_table__build(const char *path, const char *debug_dir, struct unwind_t
 	b.rows = NULL;
 	*why = NULL;
 	rc = 0;
+	cache_store(cache_dir, t);
 out:
 	free(b.rows);
 	elf_end(elf);

@@ -18,16 +18,18 @@ struct unwind_table {
 	uint32_t nrows;
 	const char *source;		/* ".eh_frame", ".debug_frame", ... (static) */
 	char build_id[41];		/* lowercase hex, "" when none */
+	bool cached;			/* the rows came from the cache */
 	/* the executable PT_LOAD segments, to find a mapping's load bias */
 	uint32_t nsegs;
 	struct { uint64_t offset, vaddr, filesz; } segs[UNWIND_MAX_SEGS];
 };
 
 /* Build the table of the ELF file at path. debug_dir: where separate debug files are looked for
- * by build-id (NULL: /usr/lib/debug). 0, or -1 with a reason (a sentence part, static) in *why:
- * no table (the caller walks frame pointers there). */
-int unwind_table__build(const char *path, const char *debug_dir, struct unwind_table *t,
-			const char **why);
+ * by build-id (NULL: /usr/lib/debug). cache_dir: where tables are kept between runs by build-id
+ * (sym_cache_dir(); NULL: not), read from there when whole. 0, or -1 with a reason (a sentence
+ * part, static) in *why: no table (the caller walks frame pointers there). */
+int unwind_table__build(const char *path, const char *debug_dir, const char *cache_dir,
+			struct unwind_table *t, const char **why);
 void unwind_table__free(struct unwind_table *t);
 
 /* The row whose rule holds at pc (an ELF virtual address), NULL before the first. */

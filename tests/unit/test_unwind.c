@@ -88,7 +88,7 @@ static void compare_with_readelf(const char *path, struct cmp_stats *st)
 	FILE *p;
 
 	memset(st, 0, sizeof(*st));
-	if (unwind_table__build(path, NULL, &t, &why) != 0)
+	if (unwind_table__build(path, NULL, NULL, &t, &why) != 0)
 		fail_msg("no table for %s: %s", path, why);
 	assert_string_equal(t.source, ".eh_frame");
 	snprintf(cmd, sizeof(cmd), "readelf --debug-dump=frames-interp '%s' 2>/dev/null", path);
@@ -202,7 +202,7 @@ static void test_libc_special(void **state)
 	unsigned plt = 0, sig = 0, end = 0, unknown = 0;
 
 	(void)state;
-	assert_int_equal(unwind_table__build(LIBC, NULL, &t, &why), 0);
+	assert_int_equal(unwind_table__build(LIBC, NULL, NULL, &t, &why), 0);
 	for (uint32_t i = 0; i < t.nrows; i++) {
 		const struct unwind_row *r = &t.rows[i];
 
@@ -245,7 +245,7 @@ static void test_bias(void **state)
 	uint64_t bias = 0;
 
 	(void)state;
-	assert_int_equal(unwind_table__build(LIBC, NULL, &t, &why), 0);
+	assert_int_equal(unwind_table__build(LIBC, NULL, NULL, &t, &why), 0);
 	assert_true(t.nsegs >= 1);
 	/* libc's text: offset 0x26000 at vaddr 0x26000, mapped at 0x7f0000026000 */
 	assert_true(unwind_table__bias(&t, 0x7f0000026000ULL, 0x26000, &bias));
@@ -255,15 +255,54 @@ static void test_bias(void **state)
 	unwind_table__free(&t);
 }
 
+/* Tables are kept by build-id under the cache directory: the second build reads the same rows
+ * back; a damaged file is not used (and is replaced) */
+static void test_cache(void **state)
+{
+	char dir[] = "/tmp/ebprof-unwind-cache.XXXXXX", file[4200], cmd[4300];
+	struct unwind_table a, b, c;
+	const char *why;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(unwind_table__build(LIBC, NULL, dir, &a, &why), 0);
+	assert_false(a.cached);
+	snprintf(file, sizeof(file), "%s/unwind/%s.rows", dir, a.build_id);
+	f = fopen(file, "r");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(unwind_table__build(LIBC, NULL, dir, &b, &why), 0);
+	assert_true(b.cached);
+	assert_int_equal(b.nrows, a.nrows);
+	assert_memory_equal(b.rows, a.rows, a.nrows * sizeof(a.rows[0]));
+	assert_string_equal(b.source, a.source);
+	assert_int_equal(b.nsegs, a.nsegs);
+	/* a flipped byte in the rows: built again */
+	f = fopen(file, "r+");
+	assert_non_null(f);
+	fseek(f, -5, SEEK_END);
+	fputc(0x5a, f);
+	fclose(f);
+	assert_int_equal(unwind_table__build(LIBC, NULL, dir, &c, &why), 0);
+	assert_false(c.cached);
+	assert_memory_equal(c.rows, a.rows, a.nrows * sizeof(a.rows[0]));
+	unwind_table__free(&a);
+	unwind_table__free(&b);
+	unwind_table__free(&c);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_no_table(void **state)
 {
 	struct unwind_table t;
 	const char *why = NULL;
 
 	(void)state;
-	assert_int_equal(unwind_table__build("/nonexistent", NULL, &t, &why), -1);
+	assert_int_equal(unwind_table__build("/nonexistent", NULL, NULL, &t, &why), -1);
 	assert_non_null(why);
-	assert_int_equal(unwind_table__build("/etc/passwd", NULL, &t, &why), -1);
+	assert_int_equal(unwind_table__build("/etc/passwd", NULL, NULL, &t, &why), -1);
 	assert_string_equal(why, "it is not an x86-64 ELF file");
 }
 
@@ -275,6 +314,7 @@ int main(void)
 		cmocka_unit_test(test_libc_rows),
 		cmocka_unit_test(test_libc_special),
 		cmocka_unit_test(test_bias),
+		cmocka_unit_test(test_cache),
 		cmocka_unit_test(test_no_table),
 	};
 
