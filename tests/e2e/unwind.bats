@@ -122,3 +122,21 @@ PY
 	echo "sqlite3 complete: $share%"
 	[ "$share" -ge 90 ]
 }
+
+@test "unwind: C++ exceptions thrown through probed operator new are still caught" {
+	run "$EBPROF" mem -q --unwind dwarf -o "$T/m.json" -- "$FIX/badalloc" 1
+	[ "$status" -eq 0 ]
+	grep -q 'caught 3, null 1' <<< "$output"
+	jqe '.drops.unwind_truncated == 0' "$T/m.json"
+}
+
+@test "unwind: a process tree (fork, clone, posix_spawn's vfork, exec): every process's stacks complete" {
+	run "$EBPROF" mem -q --unwind dwarf -o "$T/m.folded" -o "$T/m.json" -- "$FIX/forkfixture"
+	[ "$status" -eq 0 ]
+	jqe '.drops.unwind_truncated == 0' "$T/m.json"
+	# each process's allocations in main's callees run up to the program's entry
+	run awk '$0 ~ /;main;/ && $0 !~ /^[^;]*;[^;]*;__libc_start_main;__libc_start_call_main;main;/' "$T/m.folded"
+	echo "$output"
+	[ -z "$output" ]
+	jqe '[.processes[].pid] | length >= 5' "$T/m.json"
+}
