@@ -40,7 +40,7 @@ struct unwind_row {
 };
 
 /* Executable mappings of one traced process the unwinder knows, sorted by start. */
-#define UNWIND_MAX_MAPS		128
+#define UNWIND_MAX_MAPS		256
 #define UNWIND_MAP_FP		0xffffffffU	/* rows value: no table, walk frame pointers */
 
 struct unwind_map {

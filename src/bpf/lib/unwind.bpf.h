@@ -115,7 +115,7 @@ static __always_inline struct unwind_map *unwind_find_map(struct unwind_proc *p,
 
 	if (s.hi > UNWIND_MAX_MAPS)
 		return NULL;
-	bpf_loop(8, unwind_map_step, &s, 0);	/* 2^8 > UNWIND_MAX_MAPS */
+	bpf_loop(9, unwind_map_step, &s, 0);	/* 2^9 > UNWIND_MAX_MAPS */
 	k = (__u32)s.found;
 	if (k >= UNWIND_MAX_MAPS)
 		return NULL;
