@@ -558,7 +558,7 @@ int unwind_table__build(const char *path, const char *debug_dir, const char *cac
 	ssize_t bidlen;
 	size_t nph;
 	GElf_Shdr sh;
-	Elf_Scn *hdr;
+	Elf_Scn *hdr, *ehf;
 
 	memset(t, 0, sizeof(*t));
 	*why = "it cannot be opened";
@@ -599,11 +599,12 @@ int unwind_table__build(const char *path, const char *debug_dir, const char *cac
 		goto out;
 	}
 
+	/* .eh_frame_hdr if there is one (sh is then its header), else .eh_frame's */
 	hdr = section(elf, ".eh_frame_hdr", &sh);
-	if (hdr || section(elf, ".eh_frame", &sh)) {
+	ehf = hdr ? hdr : section(elf, ".eh_frame", &sh);
+	if (ehf) {
 		Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
-		Elf_Data *d = elf_getdata(elf_getscn(elf, elf_ndxscn(hdr ? hdr :
-						section(elf, ".eh_frame", &sh))), NULL);
+		Elf_Data *d = elf_getdata(ehf, NULL);
 		uint64_t *starts = NULL;
 		size_t n = 0;
 
