@@ -251,66 +251,62 @@ static long unwind_step(__u64 i, void *data)
 		return 1;
 	}
 	rule = row.cfa;
-	{
-		{
-			switch (rule) {
-			case UNWIND_CFA_RSP:
-				cfa = u->sp + (__s64)r->cfa_off;
-				break;
-			case UNWIND_CFA_RBP:
-				cfa = u->bp + (__s64)r->cfa_off;
-				break;
-			case UNWIND_CFA_PLT:
-				cfa = u->sp + (__s64)r->cfa_off +
-				      ((u->ip & 15) >= (__u64)r->rbp_off ? 8 : 0);
-				break;
-			case UNWIND_CFA_DEREF_RBP:
-				if (unwind_read(u->bp + (__s64)r->cfa_off, &cfa))
-					goto truncated;
-				break;
-			case UNWIND_CFA_SIGNAL: {
-				__u64 nsp;
+	switch (rule) {
+	case UNWIND_CFA_RSP:
+		cfa = u->sp + (__s64)r->cfa_off;
+		break;
+	case UNWIND_CFA_RBP:
+		cfa = u->bp + (__s64)r->cfa_off;
+		break;
+	case UNWIND_CFA_PLT:
+		cfa = u->sp + (__s64)r->cfa_off +
+		      ((u->ip & 15) >= (__u64)r->rbp_off ? 8 : 0);
+		break;
+	case UNWIND_CFA_DEREF_RBP:
+		if (unwind_read(u->bp + (__s64)r->cfa_off, &cfa))
+			goto truncated;
+		break;
+	case UNWIND_CFA_SIGNAL: {
+		__u64 nsp;
 
-				/* the interrupted registers, from the ucontext at rsp */
-				if (unwind_read(u->sp + (__s64)r->cfa_off, &nsp) ||
-				    unwind_read(u->sp + (__s64)r->cfa_off + 8, &ra) ||
-				    unwind_read(u->sp + (__s64)r->rbp_off, &bp))
-					goto truncated;
-				u->ip = ra;
-				u->sp = nsp;
-				u->bp = bp;
-				u->exact = 1;
-				return ra ? 0 : 1;
-			}
-			case UNWIND_CFA_END:
-				u->end = UNWIND_STAT_COMPLETE;
-				return 1;
-			case UNWIND_CFA_NONE:
-				break;
-			default:
+		/* the interrupted registers, from the ucontext at rsp */
+		if (unwind_read(u->sp + (__s64)r->cfa_off, &nsp) ||
+		    unwind_read(u->sp + (__s64)r->cfa_off + 8, &ra) ||
+		    unwind_read(u->sp + (__s64)r->rbp_off, &bp))
+			goto truncated;
+		u->ip = ra;
+		u->sp = nsp;
+		u->bp = bp;
+		u->exact = 1;
+		return ra ? 0 : 1;
+	}
+	case UNWIND_CFA_END:
+		u->end = UNWIND_STAT_COMPLETE;
+		return 1;
+	case UNWIND_CFA_NONE:
+		break;
+	default:
+		goto truncated;
+	}
+	if (rule != UNWIND_CFA_NONE) {
+		if (cfa <= u->sp)
+			goto truncated;
+		if (r->rbp == UNWIND_RBP_AT && r->rbp_off == -16) {
+			/* push %rbp first: both in one read, by stack.bpf.h's
+			 * read_frame (its small frame makes the read cheaper) */
+			struct frame_rec pair;
+
+			if (read_frame(cfa - 16, &pair))
 				goto truncated;
-			}
-			if (rule != UNWIND_CFA_NONE) {
-				if (cfa <= u->sp)
-					goto truncated;
-				if (r->rbp == UNWIND_RBP_AT && r->rbp_off == -16) {
-					/* push %rbp first: both in one read, by stack.bpf.h's
-					 * read_frame (its small frame makes the read cheaper) */
-					struct frame_rec pair;
-
-					if (read_frame(cfa - 16, &pair))
-						goto truncated;
-					bp = pair.next;
-					ra = pair.ret;
-				} else if (unwind_read(cfa - 8, &ra)) {
-					goto truncated;
-				} else if (r->rbp == UNWIND_RBP_AT) {
-					if (unwind_read(cfa + (__s64)r->rbp_off, &bp))
-						goto truncated;
-				} else if (r->rbp == UNWIND_RBP_UNDEF) {
-					bp = 0;
-				}
-			}
+			bp = pair.next;
+			ra = pair.ret;
+		} else if (unwind_read(cfa - 8, &ra)) {
+			goto truncated;
+		} else if (r->rbp == UNWIND_RBP_AT) {
+			if (unwind_read(cfa + (__s64)r->rbp_off, &bp))
+				goto truncated;
+		} else if (r->rbp == UNWIND_RBP_UNDEF) {
+			bp = 0;
 		}
 	}
 	if (rule == UNWIND_CFA_NONE) {
