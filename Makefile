@@ -187,6 +187,15 @@ $(OUT)/fixtures/prefixalloc: tests/fixtures/prefixalloc.c $(OUT)/fixtures/libpre
 	$(Q)$(CC) $(FIX_CFLAGS) $< -L$(OUT)/fixtures -lprefixalloc -Wl,-rpath,'$$ORIGIN' -o $@
 
 # A library loaded, run and unloaded (dlclose) before the program ends.
+# Stacks without frame pointers (the .eh_frame unwinder's fixture): built as Debian builds -O2.
+$(OUT)/fixtures/qsortfix: tests/fixtures/qsortfix.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall $< -o $@
+
+$(OUT)/fixtures/sigfix: tests/fixtures/sigfix.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall $< -o $@
+
 $(OUT)/fixtures/libdlburn.so: tests/fixtures/dlburn_lib.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FIX_CFLAGS) -fPIC -shared $< -o $@

@@ -161,7 +161,8 @@ static __always_inline void capture(void *ctx, __u32 hook, struct pt_regs *uregs
 	if (!regs)
 		regs = user_regs(NULL, &exact);
 	n = capture_user_stack(regs, &sc->user);
-	if (n && caller)
+	/* by frame pointers only: by call frame information the caller is already there */
+	if (n && caller && !unwind_has_tables())
 		n = add_direct_caller(regs, &sc->user, n);
 	if (n) {
 		w->ustack = stack_intern(&stacks, &sc->user, n, 0);

@@ -235,7 +235,11 @@ static __always_inline __u64 capture_stack(void *ctx, struct mem_tstate *st)
 	__u64 nr;
 
 	if (st->caller_ret) {
-		nr = walk_stack(s->ips, st->caller_ret, st->caller_fp, st->caller_sp);
+		/* registers as after operator new's return: its entry's, above the return address */
+		long n = unwind_user(s->ips, st->caller_ret, st->caller_sp + 8, st->caller_fp);
+
+		nr = n >= 0 ? (__u64)n :
+		     walk_stack(s->ips, st->caller_ret, st->caller_fp, st->caller_sp);
 	} else if (PT_REGS_IP((struct pt_regs *)ctx)) {
 		nr = walk_user_stack(ctx, s->ips);
 	} else {
@@ -913,7 +917,7 @@ static __always_inline __u64 trace_free_stack(struct pt_regs *ctx, struct mem_ts
 		drop(MEM_DROP_STACK_FAIL);
 		return 0;
 	}
-	nr = walk_stack(st->stack.ips, ret, PT_REGS_FP(ctx), PT_REGS_SP(ctx) + 8);
+	nr = walk_user_regs(st->stack.ips, ret, PT_REGS_FP(ctx), PT_REGS_SP(ctx) + 8);
 	return intern_stack(&st->stack, nr, 0);
 }
 

@@ -94,7 +94,10 @@ static __always_inline __u64 capture_entry_stack(struct pt_regs *regs, struct st
 {
 	struct walk_ctx w = { .ips = s->ips, .nr = 1 };
 	__u64 sp = PT_REGS_SP(regs), ret;
+	long n = unwind_user(s->ips, PT_REGS_IP(regs), sp, PT_REGS_FP(regs));
 
+	if (n >= 0)
+		return (__u64)n;	/* by tables: the registers are the function's own */
 	s->ips[0] = PT_REGS_IP(regs);
 	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)sp) || !ret)
 		return 1;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/options.h"
+#include "core/unwind.h"
 #include "output/output.h"
 #include "util/util.h"
 
@@ -59,7 +60,7 @@ static int parse_pids(const struct log_ctx *lc, const char *mode, struct session
 }
 
 enum {
-	OPT_TOP = 256, OPT_SORT, OPT_VALUE, OPT_INVERTED, OPT_FOLLOW,
+	OPT_TOP = 256, OPT_SORT, OPT_VALUE, OPT_INVERTED, OPT_FOLLOW, OPT_UNWIND,
 };
 
 static const struct option shared_longopts[] = {
@@ -72,6 +73,7 @@ static const struct option shared_longopts[] = {
 	{ "sort", required_argument, NULL, OPT_SORT },
 	{ "value", required_argument, NULL, OPT_VALUE },
 	{ "inverted", no_argument, NULL, OPT_INVERTED },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -170,6 +172,16 @@ int cli_parse(int argc, char **argv, struct log_ctx *lc, const struct mode_cli *
 		case OPT_INVERTED:
 			so->out.inverted = true;
 			break;
+		case OPT_UNWIND: {
+			enum unwind_how how;
+
+			if (unwind_how__parse(optarg, &how))
+				rc = cli_usage_err(lc, m, "invalid --unwind '%s' (auto, dwarf or fp)",
+						   optarg);
+			else
+				so->unwind = (int)how;
+			break;
+		}
 		case 'v':
 			lc->verbose++;
 			break;

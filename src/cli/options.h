@@ -25,6 +25,10 @@
 	"                         repeatable; default: text to stdout\n" \
 	"      --top N            entries shown per table in the text report (default 10, 0 = all)\n" \
 	"      --inverted         draw the flame graph as an icicle (roots at the top)\n"
+#define OPTIONS_HELP_UNWIND \
+	"      --unwind HOW       how user stacks are walked: auto (default) and dwarf: by the\n" \
+	"                         call frame information (.eh_frame) of each object that has it,\n" \
+	"                         frame pointers elsewhere; fp: frame pointers only (-v: which)\n"
 #define OPTIONS_HELP_COMMON \
 	"  -q, --quiet            no progress line (shown on stderr only when it is a terminal)\n" \
 	"  -v, --verbose          say what is attached where (-vv: libbpf and debug messages)\n" \

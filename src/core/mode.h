@@ -33,6 +33,7 @@ struct session_env {
 	uint64_t start_ns;		/* CLOCK_MONOTONIC when tracing starts (set before attach) */
 	bool all;			/* -a */
 	bool follow;			/* -p with --follow */
+	int unwind;			/* --unwind: enum unwind_how (core/unwind.h) */
 	char *const *argv;		/* the launched command, or NULL */
 	struct session *s;		/* for session__clear_progress, session__stopping */
 };
@@ -74,6 +75,10 @@ struct mode_ops {
 	/* Every 100 ms (t_ns since start_ns); `second`: once a second (re-read mappings, adopt
 	 * processes seen system-wide, report those gone). */
 	void (*tick)(void *m, int64_t t_ns, bool second);
+	/* An fd the session polls besides its own (-1: none), and what to do when it is readable:
+	 * the unwinder's news of code mapped since its tables were loaded (core/unwind.h). */
+	int (*wake_fd)(void *m);
+	void (*wake)(void *m);
 	/* The progress line's text after the elapsed time, e.g. "1234 samples  drops 0". */
 	void (*progress)(void *m, char *buf, size_t len);
 

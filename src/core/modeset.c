@@ -3,7 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <time.h>
+#include <unistd.h>
 #include "core/modeset.h"
 #include "output/findings.h"
 #include "profile/profile.h"
@@ -19,6 +21,8 @@ struct modeset {
 	const struct modeset_opts *o;
 	struct member_run r[MODESET_MAX];
 	int n;
+	int wake_fd;			/* epoll over the members' wake fds; -1: none (yet) */
+	bool wake_made;
 };
 
 #define EACH(ms, r) for (struct member_run *r = (ms)->r; r < (ms)->r + (ms)->n; r++)
@@ -38,6 +42,8 @@ static void set_close(void *v)
 	EACH(ms, r)
 		if (r->m)
 			r->ops->close(r->m);
+	if (ms->wake_fd >= 0)
+		close(ms->wake_fd);
 	free(ms);
 }
 
@@ -52,6 +58,7 @@ static void *set_open(const struct session_env *env, void *opts)
 	}
 	ms->env = env;
 	ms->o = o;
+	ms->wake_fd = -1;
 	for (int i = 0; i < o->n; i++) {
 		struct member_run *r = &ms->r[ms->n];	/* members left out leave no gap */
 		struct profile *part = profile__new(o->members[i].ops->name);
@@ -136,6 +143,39 @@ static int set_attach_all(void *v)
 			return err;
 	}
 	return 0;
+}
+
+/* The members' wake fds (the unwinder's news of new code) as one the session can poll: an
+ * epoll set, made at the first call (the members' fds exist once they are open). */
+static int set_wake_fd(void *v)
+{
+	struct modeset *ms = v;
+
+	if (ms->wake_made)
+		return ms->wake_fd;
+	ms->wake_made = true;
+	EACH(ms, r) {
+		struct epoll_event ev = { .events = EPOLLIN };
+		int fd = r->ops->wake_fd ? r->ops->wake_fd(r->m) : -1;
+
+		if (fd < 0)
+			continue;
+		if (ms->wake_fd < 0)
+			ms->wake_fd = epoll_create1(EPOLL_CLOEXEC);
+		if (ms->wake_fd < 0 || epoll_ctl(ms->wake_fd, EPOLL_CTL_ADD, fd, &ev))
+			pr_warn(ms->env->lc, "the %s mode's news of new code is read each tick "
+				"only: %s", r->ops->name, strerror(errno));
+	}
+	return ms->wake_fd;
+}
+
+static void set_wake(void *v)
+{
+	struct modeset *ms = v;
+
+	EACH(ms, r)
+		if (r->ops->wake)
+			r->ops->wake(r->m);
 }
 
 static void set_tick(void *v, int64_t t_ns, bool second)
@@ -283,6 +323,8 @@ void modeset__ops(struct mode_ops *ops, const struct modeset_opts *o)
 		.attach = set_attach,
 		.why_untraceable = set_why,
 		.tick = set_tick,
+		.wake_fd = set_wake_fd,
+		.wake = set_wake,
 		.progress = set_progress,
 		.inspect = set_inspect,
 		.thread_exit = set_thread_exit,

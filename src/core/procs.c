@@ -9,6 +9,7 @@
 #include "core/bpfutil.h"
 #include "core/procs.h"
 #include "core/target.h"
+#include "core/unwind.h"
 #include "symbolize/symbolize.h"
 #include "util/util.h"
 
@@ -17,7 +18,13 @@ struct proc_table {
 	struct proc_info **p;
 	uint32_t n, cap;
 	uint32_t cursor;	/* where proc_table__snapshot_some goes on */
+	struct unwinder *unwinder;	/* or NULL */
 };
+
+void proc_table__set_unwinder(struct proc_table *t, struct unwinder *u)
+{
+	t->unwinder = u;
+}
 
 struct proc_table *proc_table__new(struct symbolizer *sym)
 {
@@ -108,8 +115,7 @@ struct proc_info *proc_table__add(struct proc_table *t, pid_t pid)
 	return p;
 }
 
-/* A hash of the executable lines of a maps file ("start-end perms offset dev inode path"). */
-static uint64_t exec_maps_hash(const char *maps)
+uint64_t proc_maps__exec_hash(const char *maps)
 {
 	uint64_t h = 0;
 
@@ -141,7 +147,9 @@ bool proc_table__snapshot(struct proc_table *t, struct proc_info *p)
 	}
 	/* the same executable mappings (addresses, offsets, inodes, paths) as last time: the same
 	 * snapshot (only they can name a frame; the heap's growth alone changes nothing) */
-	h = exec_maps_hash(maps) | 1;
+	h = proc_maps__exec_hash(maps) | 1;
+	if (t->unwinder && (!p->sp || h != p->maps_hash) && p->attached)
+		unwinder__load(t->unwinder, p->pid, maps);
 	free(maps);
 	if (!p->sp || h != p->maps_hash) {
 		sp = symbolizer__load_pid(t->sym, p->pid);
@@ -260,6 +268,7 @@ void proc_table__untarget(struct proc_table *t, pid_t pid, int targets_fd)
 	/* its number may come back as another process */
 	if (p && p->attached) {
 		bpf_map_delete_elem(targets_fd, &key);
+		unwinder__forget(t->unwinder, pid);
 		p->attached = false;
 	}
 }

@@ -76,6 +76,14 @@ void proc_table__untarget(struct proc_table *t, pid_t pid, int targets_fd);
  * free_priv, their priv. Returns how many. */
 uint32_t proc_table__prune_gone(struct proc_table *t, uint32_t after,
 				void (*free_priv)(void *priv));
+/* Each new snapshot's mappings go to u too (its tables for the BPF unwinder), and an
+ * untargeted process out of it. u: NULL for none. */
+struct unwinder;
+void proc_table__set_unwinder(struct proc_table *t, struct unwinder *u);
+
+/* A hash of the executable lines of a maps file ("start-end perms offset dev inode path"):
+ * what can name a frame, unchanged by the heap's growth. */
+uint64_t proc_maps__exec_hash(const char *maps);
 
 uint32_t proc_table__count(const struct proc_table *t);
 struct proc_info *proc_table__at(const struct proc_table *t, uint32_t i);

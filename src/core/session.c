@@ -566,10 +566,10 @@ static void on_tick(struct session *s)
 
 static int loop(struct session *s, int sfd, int tfd, int ifd)
 {
-	struct pollfd pfd[3 + SESSION_MAX_PIDS];
+	struct pollfd pfd[3 + SESSION_MAX_PIDS + 1];
 
 	while (!s->stop && !all_done(s)) {
-		int n = 0, map[SESSION_MAX_PIDS], ready;
+		int n = 0, map[SESSION_MAX_PIDS], ready, npid, wfd;
 		uint64_t ticks;
 
 		pfd[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
@@ -581,6 +581,10 @@ static int loop(struct session *s, int sfd, int tfd, int ifd)
 			map[n - 3] = i;
 			pfd[n++] = (struct pollfd){ .fd = s->t[i]->pidfd, .events = POLLIN };
 		}
+		npid = n;
+		wfd = s->ops->wake_fd ? s->ops->wake_fd(s->m) : -1;
+		if (wfd >= 0)
+			pfd[n++] = (struct pollfd){ .fd = wfd, .events = POLLIN };
 		ready = poll(pfd, n, -1);
 		if (ready < 0) {
 			if (errno == EINTR)
@@ -604,7 +608,9 @@ static int loop(struct session *s, int sfd, int tfd, int ifd)
 			for (int i = 0; i < s->nt; i++)
 				inspect(s, s->t[i], false);
 		}
-		for (int k = 3; k < n; k++) {
+		if (wfd >= 0 && (pfd[npid].revents & POLLIN) && s->ops->wake)
+			s->ops->wake(s->m);
+		for (int k = 3; k < npid; k++) {
 			struct tgt *t = s->t[map[k - 3]];
 
 			if (!(pfd[k].revents & (POLLIN | POLLHUP)))
@@ -799,6 +805,7 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 	}
 	s.env = (struct session_env){
 		.lc = lc, .prof = s.prof, .sym = s.sym, .all = so->all, .follow = so->follow,
+		.unwind = so->unwind,
 		.argv = so->argv, .s = &s,
 	};
 	s.progress = !so->quiet && isatty(STDERR_FILENO);

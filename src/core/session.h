@@ -33,6 +33,7 @@ struct session_opts {
 	bool all;			/* -a */
 	bool inspect;			/* call the mode's inspect hook (mem --leaks) */
 	bool no_report;			/* no report at the end (ebprof top: the view was it) */
+	int unwind;			/* --unwind: enum unwind_how (core/unwind.h), 0 auto */
 	/* ebprof's own command line, for the profile's metadata */
 	int self_argc;
 	char **self_argv;

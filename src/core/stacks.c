@@ -11,6 +11,7 @@
 #include "core/bpfutil.h"
 #include "core/log.h"
 #include "core/stacks.h"
+#include "abi/unwind.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 #include "util/util.h"
@@ -169,18 +170,36 @@ const struct stack_trace *stack_table__get(const struct stack_table *t, __u64 h)
 
 /* ---- locations -------------------------------------------------------------------------- */
 
+/* glibc's signal return trampoline */
+static bool is_sigreturn(const struct sym_result *r)
+{
+	const struct sym_frame *f = r->nframes ? &r->frames[r->nframes - 1] : NULL;
+
+	return f && f->system_name && strcmp(f->system_name, "__restore_rt") == 0;
+}
+
 uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 			   const __u64 *ips, uint32_t nr, bool first_exact, uint32_t *locs)
 {
 	uint32_t n = 0;
+	bool after_signal = false;
 
 	for (uint32_t i = 0; i < nr; i++) {
 		struct prof_line lines[SYM_MAX_INLINE];
-		bool ret_addr = i > 0 || !first_exact;
+		/* the frame a signal interrupted (the unwinder's, past __restore_rt) is where the
+		 * thread was, not a return address */
+		bool ret_addr = (i > 0 || !first_exact) && !after_signal;
 		uint32_t map, nl = 0, l;
 		struct sym_result r;
 		uint64_t ip = ips[i];
 
+		if (ip == UNWIND_TRUNCATED) {
+			/* the unwinder could not go on: said, not guessed */
+			l = stacks__named_loc(prof, "[truncated]");
+			if (l != PROF_NONE)
+				locs[n++] = l;
+			break;
+		}
 		if (!sp) {
 			l = profile__location(prof, PROF_NONE, ip, ip, NULL, 0);
 			if (l != PROF_NONE)
@@ -203,8 +222,15 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 		 * frame-pointer walk ran into code without frame pointers: the rest is garbage
 		 * (static binaries end so). An exact first frame is where the thread was, not a
 		 * return address, so the check starts at the frame after it either way. */
-		if (i > 0 && sym_proc__follows_call(sp, ip) == 0)
-			break;
+		after_signal = false;
+		if (i > 0 && ret_addr && sym_proc__follows_call(sp, ip) == 0) {
+			/* a signal handler's return address is the sigreturn trampoline, which
+			 * follows no call (the unwinder went on past it into the interrupted
+			 * code); anything else is the end */
+			if (sym_proc__resolve(sp, ip, false, &r) || !is_sigreturn(&r))
+				break;
+			after_signal = true;
+		}
 		map = profile__mapping(prof, (uint32_t)pid, r.map_start, r.map_end, r.map_offset,
 				       r.module, r.build_id);
 		for (uint32_t j = 0; j < r.nframes && j < SYM_MAX_INLINE; j++) {

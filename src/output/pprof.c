@@ -218,6 +218,24 @@ static int write_mappings(struct pprof *w)
 	return 0;
 }
 
+/* A location's address as pprof keeps it. One without a function is named by its offset in
+ * the file, which a reader can only get back from the address (address - start + offset): a
+ * return address's is the call's (address - 1), so that address is written, "in the middle
+ * of a call instruction" as pprof's format allows for callers. Everything else as it is. */
+static uint64_t location_address(const struct profile *p, const struct prof_location *loc)
+{
+	const struct prof_mapping *m;
+	uint64_t a;
+
+	if (loc->nlines || loc->mapping == PROF_NONE)
+		return loc->address;
+	m = &p->mappings[loc->mapping];
+	if (loc->module_offset < m->offset)
+		return loc->address;
+	a = m->start + (loc->module_offset - m->offset);
+	return a >= m->start && a < m->limit && a + 1 == loc->address ? a : loc->address;
+}
+
 static void write_locations(struct pprof *w)
 {
 	const struct profile *p = w->p;
@@ -230,7 +248,7 @@ static void write_locations(struct pprof *w)
 		pb_uint64(&w->pb, LOCATION_ID, (uint64_t)i + 1);
 		if (loc->mapping != PROF_NONE)
 			pb_uint64(&w->pb, LOCATION_MAPPING_ID, (uint64_t)loc->mapping + 1);
-		pb_uint64(&w->pb, LOCATION_ADDRESS, loc->address);
+		pb_uint64(&w->pb, LOCATION_ADDRESS, location_address(p, loc));
 		/* innermost first: pprof takes the last line for the caller the rest inline into */
 		for (j = 0; j < loc->nlines; j++) {
 			size_t l = pb_open(&w->pb);

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "cli/options.h"
+#include "core/unwind.h"
 
 static const struct mode_cli test_cli = {
 	.name = "test",
@@ -75,12 +76,45 @@ static void test_count_bounds(void **state)
 	assert_int_equal(cli_parse_count(&lc, "cpu", "--max-stacks", "stacks", "", 0, 64, &v), 2);
 }
 
+/* --unwind: auto (the default), dwarf or fp, the same in every mode; anything else is 2 */
+static void test_unwind(void **state)
+{
+	const char *ok[] = { "auto", "dwarf", "fp" };
+	const int how[] = { UNWIND_AUTO, UNWIND_DWARF, UNWIND_FP };
+	struct log_ctx lc = { .prog = "ebprof" };
+	struct session_opts so;
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		char *argv[] = { "test", "--unwind", (char *)ok[i], "--", "/bin/true", NULL };
+
+		memset(&so, 0, sizeof(so));
+		so.unwind = -1;
+		assert_int_equal(cli_parse(5, argv, &lc, &test_cli, &so, NULL), 0);
+		assert_int_equal(so.unwind, how[i]);
+	}
+	{
+		char *argv[] = { "test", "--", "/bin/true", NULL };
+
+		memset(&so, 0, sizeof(so));
+		assert_int_equal(cli_parse(3, argv, &lc, &test_cli, &so, NULL), 0);
+		assert_int_equal(so.unwind, UNWIND_AUTO);
+	}
+	{
+		char *argv[] = { "test", "--unwind", "frames", "--", "/bin/true", NULL };
+
+		memset(&so, 0, sizeof(so));
+		assert_int_equal(cli_parse(5, argv, &lc, &test_cli, &so, NULL), 2);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_duration_units),
 		cmocka_unit_test(test_duration_rejected),
 		cmocka_unit_test(test_count_bounds),
+		cmocka_unit_test(test_unwind),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Stack capture shared by every mode's BPF program: the user frame-pointer walk, kernel stacks,
+/* Stack capture shared by every mode's BPF program: the user stack by call frame information
+ * (unwind.bpf.h, where the collector loaded tables) or frame pointers, kernel stacks,
  * interning under a 64-bit hash, and the small helpers every mode needs (lookup-or-init, log2
- * buckets). Self-contained: it depends on vmlinux.h, libbpf's headers and abi/stack.h only, and
- * defines no map; each mode passes its own `stacks` map (hash, key __u64, value struct
- * stack_trace) and counts its own drops. Include it after those headers, before the mode's
+ * buckets). Self-contained: it depends on vmlinux.h, libbpf's headers, abi/stack.h and
+ * abi/unwind.h only; its only maps are the unwinder's (unwind.bpf.h); each mode passes its own
+ * `stacks` map (hash, key __u64, value struct stack_trace) and counts its own drops. Include it after those headers, before the mode's
  * code. Every function is inline but read_frame, a global function verified once per object.
  */
 #ifndef EBPROF_BPF_LIB_STACK_H
@@ -139,10 +140,23 @@ static __always_inline __u64 walk_stack(__u64 *ips, __u64 ip, __u64 fp, __u64 sp
 	return walk_on(&w);
 }
 
+#include "bpf/lib/unwind.bpf.h"
+
+/* ips from user registers as they are at ip (for a return address: as after the return): by
+ * call frame information when the process has tables (unwind_user), else frame pointers. */
+static __always_inline __u64 walk_user_regs(__u64 *ips, __u64 ip, __u64 fp, __u64 sp)
+{
+	long n = unwind_user(ips, ip, sp, fp);
+
+	if (n >= 0)
+		return (__u64)n;
+	return walk_stack(ips, ip, fp, sp);
+}
+
 /* From a set of user registers: the instruction pointer, then the caller chain. */
 static __always_inline __u64 walk_user_stack(struct pt_regs *regs, __u64 *ips)
 {
-	return walk_stack(ips, PT_REGS_IP(regs), PT_REGS_FP(regs), PT_REGS_SP(regs));
+	return walk_user_regs(ips, PT_REGS_IP(regs), PT_REGS_FP(regs), PT_REGS_SP(regs));
 }
 
 /* The current task's user registers as it last entered the kernel, or as they are now when
@@ -164,8 +178,8 @@ static __always_inline struct pt_regs *user_regs(struct pt_regs *ctx_regs, bool 
 	return (struct pt_regs *)bpf_task_pt_regs(task);
 }
 
-/* The current task's user stack by frame pointers into s->ips, from regs (see user_regs).
- * Returns the number of frames (0: no user stack). */
+/* The current task's user stack into s->ips, from regs (see user_regs): by tables or frame
+ * pointers (walk_user_regs). Returns the number of frames (0: no user stack). */
 static __always_inline __u64 capture_user_stack(struct pt_regs *regs, struct stack_trace *s)
 {
 	__u64 ip;
@@ -175,7 +189,7 @@ static __always_inline __u64 capture_user_stack(struct pt_regs *regs, struct sta
 	ip = BPF_CORE_READ(regs, ip);
 	if (!ip)
 		return 0;
-	return walk_stack(s->ips, ip, BPF_CORE_READ(regs, bp), BPF_CORE_READ(regs, sp));
+	return walk_user_regs(s->ips, ip, BPF_CORE_READ(regs, bp), BPF_CORE_READ(regs, sp));
 }
 
 /* The kernel stack at ctx (a tracepoint's, a perf event's) into s->ips. Returns the number of

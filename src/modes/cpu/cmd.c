@@ -58,6 +58,7 @@ static const char cpu_usage[] =
 	"Output:\n"
 	OPTIONS_HELP_OUTPUT
 	"\n"
+	OPTIONS_HELP_UNWIND
 	OPTIONS_HELP_COMMON
 	"\n"
 	"Examples:\n"

@@ -29,6 +29,7 @@
 #include "core/procs.h"
 #include "core/stacks.h"
 #include "core/target.h"
+#include "core/unwind.h"
 #include "modes/cpu/collect.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
@@ -52,6 +53,7 @@ struct cpu_collector {
 	uint64_t period_ns;
 	uint64_t stop_ns;		/* CLOCK_MONOTONIC when sampling stopped */
 	struct proc_table *procs;	/* every process attached or seen (-a) */
+	struct unwinder *unwinder;	/* NULL: frame pointers only */
 	uint64_t samples;		/* read out into the profile */
 	struct stack_table *wst;	/* the stacks windows have read so far */
 	uint64_t window_ns;		/* CLOCK_MONOTONIC at the start of the window */
@@ -245,6 +247,8 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	c->skel->rodata->trace_all = env->all;
 	c->skel->rodata->with_idle = o->idle;
 	c->skel->rodata->per_thread = o->per_thread;
+	c->skel->rodata->unwind_mode = env->unwind != UNWIND_FP;
+	unwind__size_maps(c->skel->obj, env->unwind, MAX_TARGETS, 0);
 	bpf_map__set_max_entries(c->skel->maps.targets, MAX_TARGETS);
 	bpf_map__set_max_entries(c->skel->maps.counts, o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
@@ -256,6 +260,8 @@ static void *cpu_open(const struct session_env *env, void *opts)
 		       c->lc && c->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
 		goto fail;
 	}
+	c->unwinder = unwinder__open(c->lc, env->unwind, c->skel->obj);
+	proc_table__set_unwinder(c->procs, c->unwinder);
 	if (env->all) {
 		c->rb = proc_table__notes(c->procs, bpf_map__fd(c->skel->maps.notes));
 		if (!c->rb) {
@@ -500,6 +506,7 @@ static void cpu_tick(void *m, int64_t t_ns, bool second)
 	proc_table__snapshot_some(c->procs, 8);
 	if (second)
 		cpu_point(c, t_ns);
+	unwinder__tick(c->unwinder);
 }
 
 static int delete_key(const void *k, const void *v, void *ctx)
@@ -589,6 +596,7 @@ static void cpu_finish(void *m)
 			continue;	/* a reason of -a only */
 		profile__add_drop(prof, stat_names[s], stat_sum(c, s));
 	}
+	unwinder__add_drops(c->unwinder, prof);
 	if (lost)
 		profile__add_note(prof, "%llu samples were lost: the count table (--max-stacks %u) "
 				  "was full; raise --max-stacks", (unsigned long long)lost,
@@ -688,10 +696,22 @@ static void cpu_close(void *m)
 	cpu_bpf__destroy(c->skel);
 	proc_table__free(c->procs, NULL);
 	stack_table__free(c->wst);
+	unwinder__free(c->unwinder);
 	free(c->cpus);
 	free(c->pfds);
 	free(c->links);
 	free(c);
+}
+
+/* the unwinder's news of code mapped since its tables were loaded (core/unwind.h) */
+static int cpu_wake_fd(void *p)
+{
+	return unwinder__fd(((struct cpu_collector *)p)->unwinder);
+}
+
+static void cpu_wake(void *p)
+{
+	unwinder__poll(((struct cpu_collector *)p)->unwinder);
 }
 
 const struct mode_ops cpu_mode_ops = {
@@ -702,6 +722,8 @@ const struct mode_ops cpu_mode_ops = {
 	.attach = cpu_attach,
 	.attach_all = cpu_attach_all,
 	.tick = cpu_tick,
+	.wake_fd = cpu_wake_fd,
+	.wake = cpu_wake,
 	.progress = cpu_progress,
 	.window = cpu_window,
 	.finalize = cpu_finalize,

@@ -59,6 +59,7 @@ static const char io_usage[] =
 	"Output:\n"
 	OPTIONS_HELP_OUTPUT
 	"\n"
+	OPTIONS_HELP_UNWIND
 	OPTIONS_HELP_COMMON
 	"\n"
 	"Examples:\n"

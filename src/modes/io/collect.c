@@ -23,6 +23,7 @@
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
 #include "core/procs.h"
+#include "core/unwind.h"
 #include "core/stacks.h"
 #include "modes/io/collect.h"
 #include "output/render.h"
@@ -73,6 +74,7 @@ struct io_collector {
 	struct io_bpf *skel;
 	struct proc_table *procs;	/* every process attached or seen */
 	struct prof_rate rate;		/* the timeline: requests counted, at each second */
+	struct unwinder *unwinder;	/* NULL: frame pointers only */
 	struct stack_table *st;
 	struct ring_buffer *notes;	/* -a only: processes seen for the first time */
 	uint64_t window_ns;		/* CLOCK_MONOTONIC at the start of the window (0: the run's) */
@@ -215,6 +217,8 @@ static void *io_open(const struct session_env *env, void *opts)
 	sk->rodata->with_kthreads = !o->no_kthreads;
 	sk->rodata->has_io_start = c->has_io_start;
 	sk->rodata->self_tgid = getpid();
+	sk->rodata->unwind_mode = env->unwind != UNWIND_FP;
+	unwind__size_maps(sk->obj, env->unwind, 0, 0);
 	sk->rodata->ndevs = o->ndevs;
 	for (uint32_t i = 0; i < o->ndevs && i < IO_MAX_DEVS; i++)
 		sk->rodata->devs[i] = o->devs[i];
@@ -235,6 +239,8 @@ static void *io_open(const struct session_env *env, void *opts)
 		       c->lc && c->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
 		goto fail;
 	}
+	c->unwinder = unwinder__open(c->lc, env->unwind, sk->obj);
+	proc_table__set_unwinder(c->procs, c->unwinder);
 	if (env->all) {
 		c->notes = proc_table__notes(c->procs, bpf_map__fd(sk->maps.notes));
 		if (!c->notes) {
@@ -692,6 +698,7 @@ static void io_tick(void *m, int64_t t_ns, bool second)
 		profile__add_rate_point(c->env.prof, &c->rate, 0, "io_requests", "requests/s",
 					t_ns, stat_sum(c, IO_STAT_REQUESTS), 1);
 	}
+	unwinder__tick(c->unwinder);
 }
 
 static void io_progress(void *m, char *buf, size_t len)
@@ -788,6 +795,7 @@ static void io_finish(void *m)
 
 	drain(c, c->env.prof, 0, false, false);
 	inflight = add_groups(c);
+	unwinder__add_drops(c->unwinder, prof);
 	for (int s = IO_STAT_REQUESTS + 1; s < IO_STAT__COUNT; s++) {
 		uint64_t n = stat_sum(c, s);
 
@@ -885,8 +893,20 @@ static void io_close(void *m)
 	ring_buffer__free(c->notes);
 	io_bpf__destroy(c->skel);
 	proc_table__free(c->procs, free);
+	unwinder__free(c->unwinder);
 	stack_table__free(c->st);
 	free(c);
+}
+
+/* the unwinder's news of code mapped since its tables were loaded (core/unwind.h) */
+static int io_wake_fd(void *p)
+{
+	return unwinder__fd(((struct io_collector *)p)->unwinder);
+}
+
+static void io_wake(void *p)
+{
+	unwinder__poll(((struct io_collector *)p)->unwinder);
 }
 
 const struct mode_ops io_mode_ops = {
@@ -897,6 +917,8 @@ const struct mode_ops io_mode_ops = {
 	.attach = io_attach,
 	.attach_all = io_attach_all,
 	.tick = io_tick,
+	.wake_fd = io_wake_fd,
+	.wake = io_wake,
 	.progress = io_progress,
 	.window = io_window,
 	.finalize = io_finalize,

@@ -59,6 +59,7 @@ static const char kmem_usage[] =
 	OPTIONS_HELP_OUTPUT
 	"      --sort bytes|count rank stacks by alloc_space (default) or alloc_objects\n"
 	"\n"
+	OPTIONS_HELP_UNWIND
 	OPTIONS_HELP_COMMON
 	"\n"
 	"Examples:\n"

@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
 #include "core/procs.h"
+#include "core/unwind.h"
 #include "core/snapshots.h"
 #include "core/stacks.h"
 #include "core/target.h"
@@ -71,6 +72,7 @@ struct kmem_collector {
 	const struct log_ctx *lc;
 	struct kmem_bpf *skel;
 	struct proc_table *procs;
+	struct unwinder *unwinder;	/* NULL: frame pointers only */
 	bool percpu, batched;		/* the optional tracepoints were found */
 	uint64_t stop_ns;		/* bpf_ktime_get_ns()'s clock when tracing stopped */
 	uint64_t allocs;		/* read out into the profile */
@@ -157,6 +159,8 @@ static void *kmem_open(const struct session_env *env, void *opts)
 	}
 	c->skel->rodata->self_tgid = getpid();
 	c->skel->rodata->page_size = getpagesize();
+	c->skel->rodata->unwind_mode = env->unwind != UNWIND_FP;
+	unwind__size_maps(c->skel->obj, env->unwind, 0, 0);
 	bpf_program__set_autoload(c->skel->progs.kmem_percpu_alloc, c->percpu);
 	bpf_program__set_autoload(c->skel->progs.kmem_percpu_free, c->percpu);
 	bpf_program__set_autoload(c->skel->progs.kmem_page_free_batched, c->batched);
@@ -173,6 +177,8 @@ static void *kmem_open(const struct session_env *env, void *opts)
 		       c->lc && c->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
 		goto fail;
 	}
+	c->unwinder = unwinder__open(c->lc, env->unwind, c->skel->obj);
+	proc_table__set_unwinder(c->procs, c->unwinder);
 	/* every free must be seen from the start, whichever task makes it */
 	err = kmem_bpf__attach(c->skel);
 	if (err) {
@@ -819,6 +825,7 @@ static void kmem_tick(void *m, int64_t t_ns, bool second)
 	struct kmem_collector *c = m;
 
 	(void)t_ns;
+	unwinder__tick(c->unwinder);
 	/* every tick: snapshot() keeps its own interval */
 	if (!c->stop_ns)
 		snapshot(c, mono_ns());
@@ -907,6 +914,7 @@ static void kmem_finish(void *m)
 		profile__add_drop(prof, drop_names[i], d[i]);
 	}
 	profile__add_drop(prof, "recursion_misses", misses);
+	unwinder__add_drops(c->unwinder, prof);
 	if (d[KMEM_DROP_COUNTS_FULL] || d[KMEM_DROP_STACKS_FULL])
 		profile__add_note(prof, "the stack tables (--max-stacks %u) were full: %llu "
 				  "allocations were not counted per stack (they are in the process "
@@ -952,7 +960,19 @@ static void kmem_close(void *m)
 		return;
 	kmem_bpf__destroy(c->skel);
 	proc_table__free(c->procs, kmem_proc_free);
+	unwinder__free(c->unwinder);
 	free(c);
+}
+
+/* the unwinder's news of code mapped since its tables were loaded (core/unwind.h) */
+static int kmem_wake_fd(void *p)
+{
+	return unwinder__fd(((struct kmem_collector *)p)->unwinder);
+}
+
+static void kmem_wake(void *p)
+{
+	unwinder__poll(((struct kmem_collector *)p)->unwinder);
 }
 
 const struct mode_ops kmem_mode_ops = {
@@ -963,6 +983,8 @@ const struct mode_ops kmem_mode_ops = {
 	.attach = kmem_attach,
 	.attach_all = kmem_attach_all,
 	.tick = kmem_tick,
+	.wake_fd = kmem_wake_fd,
+	.wake = kmem_wake,
 	.progress = kmem_progress,
 	.finalize = kmem_finalize,
 	.retire = kmem_retire,

@@ -66,6 +66,7 @@ static const char lock_usage[] =
 	"Output:\n"
 	OPTIONS_HELP_OUTPUT
 	"\n"
+	OPTIONS_HELP_UNWIND
 	OPTIONS_HELP_COMMON
 	"\n"
 	"Examples:\n"

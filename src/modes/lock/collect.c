@@ -30,6 +30,7 @@
 #include "core/bpfutil.h"
 #include "core/procs.h"
 #include "core/stacks.h"
+#include "core/unwind.h"
 #include "modes/lock/collect.h"
 #include "output/render.h"
 #include "profile/profile.h"
@@ -87,6 +88,7 @@ struct lock_collector {
 	const struct log_ctx *lc;
 	struct lock_bpf *skel;
 	struct proc_table *procs;
+	struct unwinder *unwinder;	/* NULL: frame pointers only */
 	struct stack_table *st;
 	struct ring_buffer *notes;	/* -a only */
 	struct kdata *kdata;		/* kernel data symbols, loaded at the first kernel lock */
@@ -205,6 +207,8 @@ static void *lock_open(const struct session_env *env, void *opts)
 	}
 	sk->rodata->trace_all = env->all;
 	sk->rodata->self_tgid = getpid();
+	sk->rodata->unwind_mode = env->unwind != UNWIND_FP;
+	unwind__size_maps(sk->obj, env->unwind, 0, 0);
 	bpf_map__set_max_entries(sk->maps.targets, MAX_TARGETS);
 	bpf_map__set_max_entries(sk->maps.comms, MAX_COMMS);
 	bpf_map__set_max_entries(sk->maps.kwaits, MAX_WAITS);
@@ -223,6 +227,8 @@ static void *lock_open(const struct session_env *env, void *opts)
 		       c->lc && c->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
 		goto fail;
 	}
+	c->unwinder = unwinder__open(c->lc, env->unwind, sk->obj);
+	proc_table__set_unwinder(c->procs, c->unwinder);
 	if (env->all) {
 		c->notes = proc_table__notes(c->procs, bpf_map__fd(sk->maps.notes));
 		if (!c->notes) {
@@ -632,6 +638,7 @@ static void lock_tick(void *m, int64_t t_ns, bool second)
 		ring_buffer__consume(c->notes);
 	if (second)
 		proc_table__snapshot_attached(c->procs);
+	unwinder__tick(c->unwinder);
 }
 
 static void lock_progress(void *m, char *buf, size_t len)
@@ -702,6 +709,7 @@ static void lock_finish(void *m)
 
 	drain(c, c->env.prof, 0, false, false);
 	add_groups(c);
+	unwinder__add_drops(c->unwinder, prof);
 	for (int s = LOCK_STAT_NESTED; s < LOCK_STAT__COUNT; s++) {
 		uint64_t n = stat_sum(c, s);
 
@@ -819,10 +827,22 @@ static void lock_close(void *m)
 	ring_buffer__free(c->notes);
 	lock_bpf__destroy(c->skel);
 	proc_table__free(c->procs, NULL);
+	unwinder__free(c->unwinder);
 	stack_table__free(c->st);
 	kdata__free(c->kdata);
 	free(c->locks);
 	free(c);
+}
+
+/* the unwinder's news of code mapped since its tables were loaded (core/unwind.h) */
+static int lock_wake_fd(void *m)
+{
+	return unwinder__fd(((struct lock_collector *)m)->unwinder);
+}
+
+static void lock_wake(void *m)
+{
+	unwinder__poll(((struct lock_collector *)m)->unwinder);
 }
 
 const struct mode_ops lock_mode_ops = {
@@ -833,6 +853,8 @@ const struct mode_ops lock_mode_ops = {
 	.attach = lock_attach,
 	.attach_all = lock_attach_all,
 	.tick = lock_tick,
+	.wake_fd = lock_wake_fd,
+	.wake = lock_wake,
 	.progress = lock_progress,
 	.window = lock_window,
 	.finalize = lock_finalize,

@@ -166,6 +166,7 @@ static const char mem_usage[] =
 	"      --max-stacks N     distinct call stacks and sites (default 32768)\n"
 	"      --max-procs N      processes (default 1024)\n"
 	"\n"
+	OPTIONS_HELP_UNWIND
 	"  -q, --quiet            no progress line (shown on stderr only when it is a terminal)\n"
 	"  -v, --verbose          say what is attached where, and where each function's probe\n"
 	"                         went and why (-vv: libbpf and debug messages)\n"
@@ -519,6 +520,7 @@ static void *mem_open(const struct session_env *env, void *opts)
 	mm->env = env;
 	mm->o = o;
 	o->col.lc = env->lc;
+	o->col.unwind = env->unwind;
 	mm->col = mem_collector__new(&o->col);
 	if (!mm->col ||
 	    (o->col.sample_mode == MEM_SAMPLE_ALLOC_ONLY ? mem_profile__init_alloc_only(prof)
@@ -686,11 +688,23 @@ static void mem_tick(void *mv, int64_t t_ns, bool second)
 	mem_collector__sample(mm->col, mm->env->prof, t_ns, &mm->tot);
 	mem_collector__snapshot(mm->col, mono_ns());
 	mem_collector__poll(mm->col);
+	mem_collector__unwind_tick(mm->col);
 	if (!second)
 		return;
 	if (mm->env->all)
 		mem_collector__finalize_gone(mm->col, mm->env->prof, mm->env->sym, mono_ns());
 	mem_collector__refresh(mm->col);
+}
+
+/* the unwinder's news of code mapped since its tables were loaded (core/unwind.h) */
+static int mem_wake_fd(void *mv)
+{
+	return mem_collector__unwind_fd(((struct mem_mode *)mv)->col);
+}
+
+static void mem_wake(void *mv)
+{
+	mem_collector__unwind_poll(((struct mem_mode *)mv)->col);
 }
 
 static void mem_progress(void *mv, char *buf, size_t len)
@@ -834,6 +848,8 @@ static const struct mode_ops mem_mode_ops = {
 	.why_untraceable = mem_why,
 	.attach_all = mem_attach_all,
 	.tick = mem_tick,
+	.wake_fd = mem_wake_fd,
+	.wake = mem_wake,
 	.progress = mem_progress,
 	.window = mem_window,
 	.inspect = mem_inspect,

@@ -23,6 +23,8 @@
 #include "modes/mem/trace.h"
 #include "core/snapshots.h"
 #include "core/target.h"
+#include "core/procs.h"
+#include "core/unwind.h"
 #include "util/util.h"
 #include "mem.skel.h"
 #include <math.h>
@@ -43,6 +45,7 @@ struct traced {
 	dev_t lib_dev;		/* the probed file, to tell whether a new image maps the same */
 	ino_t lib_ino;
 	char *maps;		/* /proc/PID/maps at attach, for a process that vanished */
+	bool unwound;		/* in the unwinder (attached, not seen with -a) */
 	uint64_t fn_addr[MEM_FN__COUNT];	/* runtime address of each traced function */
 	char comm[32];
 	char cmdline[1024];
@@ -79,6 +82,7 @@ struct mem_collector {
 	uint64_t snap_interval;	/* ns between snapshots of the sites */
 	uint64_t snap_due;	/* CLOCK_MONOTONIC of the next one */
 	struct fd_closer *closer;	/* links of finished processes close off the run loop */
+	struct unwinder *unwinder;	/* NULL: frame pointers only */
 	struct probe_links *sys;	/* -a: links without a pid filter, one pair per library */
 	uint32_t nsys;
 	struct mem_trace *trace;	/* --trace, else NULL */
@@ -278,6 +282,8 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	bpf_map__set_max_entries(c->skel->maps.sites, o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.procs, o->max_procs);
+	c->skel->rodata->unwind_mode = o->unwind != UNWIND_FP;
+	unwind__size_maps(c->skel->obj, o->unwind, o->max_procs, 0);
 	bpf_program__set_expected_attach_type(c->skel->progs.mem_enter,
 					      BPF_TRACE_UPROBE_MULTI_TYPE);
 	bpf_program__set_expected_attach_type(c->skel->progs.mem_exit,
@@ -301,6 +307,7 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 		       c->lc && c->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
 		goto fail;
 	}
+	c->unwinder = unwinder__open(c->lc, o->unwind, c->skel->obj);
 	if (o->mmap) {
 		/* system-wide tracepoints, filtered by the process table */
 		c->map_links[0] = bpf_program__attach(c->skel->progs.map_enter);
@@ -405,8 +412,9 @@ static void find_fn_addrs(struct traced *t)
 				t->fn_addr[a] = t->fn_addr[f];
 }
 
-/* Replace the maps snapshot with the current one; false if the process has none any more. */
-static bool refresh_maps(struct traced *t)
+/* Replace the maps snapshot with the current one; false if the process has none any more.
+ * New executable mappings (dlopen) go to the unwinder u (NULL: none). */
+static bool refresh_maps(struct unwinder *u, struct traced *t)
 {
 	char path[64], *fresh;
 
@@ -418,14 +426,30 @@ static bool refresh_maps(struct traced *t)
 	}
 	free(t->maps);
 	t->maps = fresh;
+	unwinder__load(u, t->pid, fresh);	/* nothing when its code mappings are the same */
 	return true;
+}
+
+void mem_collector__unwind_tick(struct mem_collector *c)
+{
+	unwinder__tick(c->unwinder);
+}
+
+int mem_collector__unwind_fd(struct mem_collector *c)
+{
+	return unwinder__fd(c->unwinder);
+}
+
+void mem_collector__unwind_poll(struct mem_collector *c)
+{
+	unwinder__poll(c->unwinder);
 }
 
 void mem_collector__refresh(struct mem_collector *c)
 {
 	for (uint32_t i = 0; i < c->nt; i++)
 		if (!c->t[i].finalized)
-			refresh_maps(&c->t[i]);
+			refresh_maps(c->t[i].unwound ? c->unwinder : NULL, &c->t[i]);
 }
 
 /* A finalized image of t's process whose links probe the same file at the same offsets. */
@@ -503,7 +527,7 @@ static int adopt(struct mem_collector *c, pid_t pid)
 		memset(&t->lib, 0, sizeof(t->lib));
 		t->lib.kind = "unknown";
 	}
-	refresh_maps(t);
+	refresh_maps(NULL, t);	/* -a: frame pointers (a PID seen once may be reused) */
 	find_fn_addrs(t);
 	t->snap = snapshots__new((int64_t)(mono_now() - c->start_ns));
 	target__comm(pid, t->comm, sizeof(t->comm));
@@ -655,6 +679,9 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 	/* after an exec into a program with the same allocator file, the old links serve the
 	 * new image: they filter by process, not by address space, and the kernel puts their
 	 * breakpoints into every new mapping of that file */
+	/* the unwinder's tables before any probe fires */
+	t->unwound = c->unwinder != NULL;
+	refresh_maps(c->unwinder, t);
 	old = reusable_links(c, t);
 	if (old) {
 		t->links = old->links;
@@ -673,11 +700,13 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 	}
 	if (err) {
 		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.procs), &key);
+		unwinder__forget(c->unwinder, pid);
+		free(t->maps);
+		t->maps = NULL;
 		pr_err(c->lc, "cannot attach uprobes to %s in PID %d: %s", lib->path, pid,
 		       strerror(-err));
 		return err;
 	}
-	refresh_maps(t);
 	memset(t->fn_addr, 0, sizeof(t->fn_addr));
 	find_fn_addrs(t);
 	/* nothing is tracked before this moment: every site starts at 0 bytes here */
@@ -1579,7 +1608,7 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 
 	/* a process held at exit still has its mappings; one already gone (a zombie has an
 	 * empty maps file) is symbolized from the last snapshot */
-	if (refresh_maps(t)) {
+	if (refresh_maps(NULL, t)) {
 		sp = symbolizer__load_pid(sym, t->pid);
 		/* names as they are at the end: a forked child has its parent's until it execs,
 		 * and servers retitle their workers */
@@ -1953,6 +1982,7 @@ int mem_collector__drops(struct mem_collector *c, struct profile *prof)
 		if (sum)
 			drop_note(c, prof, r, sum);
 	}
+	unwinder__add_drops(c->unwinder, prof);
 	return 0;
 }
 
@@ -1983,6 +2013,7 @@ void mem_collector__quiesce(struct mem_collector *c)
 
 void mem_collector__detach_pid(struct mem_collector *c, pid_t pid)
 {
+	unwinder__forget(c->unwinder, pid);
 	for (uint32_t i = 0; i < c->nt; i++)
 		if (c->t[i].pid == pid)
 			probes__detach(&c->t[i].links);
@@ -2044,5 +2075,6 @@ void mem_collector__free(struct mem_collector *c)
 	free(c->t);
 	free(c->sys);
 	mem_bpf__destroy(c->skel);
+	unwinder__free(c->unwinder);
 	free(c);
 }

@@ -12,6 +12,7 @@
 
 struct mem_collector_opts {
 	const struct log_ctx *lc;
+	int unwind;		/* --unwind: enum unwind_how (core/unwind.h) */
 	uint32_t max_live;	/* live table entries */
 	uint32_t max_stacks;	/* distinct stacks, and (pid, function, stack) sites */
 	uint32_t max_procs;
@@ -40,6 +41,11 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 
 /* Re-read the mappings of every traced process (new libraries, a launched command's finished
  * start-up), for symbolizing a process that vanishes without an exit stop. */
+/* Every tick: the unwinder's processes with code mapped since their tables were loaded. */
+void mem_collector__unwind_tick(struct mem_collector *c);
+/* The unwinder's fd to poll, and what to do when it is readable (core/unwind.h). */
+int mem_collector__unwind_fd(struct mem_collector *c);
+void mem_collector__unwind_poll(struct mem_collector *c);
 void mem_collector__refresh(struct mem_collector *c);
 
 /* Move everything the kernel holds for pid into prof: its summary, its sites (symbolized

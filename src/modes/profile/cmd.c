@@ -98,6 +98,7 @@ static const char profile_usage[] =
 	"Output:\n"
 	OPTIONS_HELP_OUTPUT
 	"\n"
+	OPTIONS_HELP_UNWIND
 	OPTIONS_HELP_COMMON
 	"\n"
 	"Examples:\n"

@@ -44,6 +44,7 @@ static const char usage[] =
 	"Output:\n"
 	OPTIONS_HELP_OUTPUT
 	"\n"
+	OPTIONS_HELP_UNWIND
 	OPTIONS_HELP_COMMON
 	"\n"
 	"Examples:\n"

@@ -16,6 +16,7 @@
 #include "core/closer.h"
 #include "core/session.h"
 #include "core/procs.h"
+#include "core/unwind.h"
 #include "core/stacks.h"
 #include "modes/stacks/collect.h"
 #include "profile/profile.h"
@@ -52,6 +53,7 @@ struct stacks_mode {
 	int *all_ufds;			/* -a: uprobes in every process */
 	int nall_ufds;
 	struct proc_table *procs;	/* every process attached or seen (-a) */
+	struct unwinder *unwinder;	/* NULL: frame pointers only */
 	struct stack_table *st;
 	int uprobe_type;		/* the uprobe PMU's perf event type */
 };
@@ -263,6 +265,8 @@ static void *stacks_open(const struct session_env *env, void *opts)
 	bpf_map__set_max_entries(sk->maps.counts, o->max_stacks);
 	bpf_map__set_max_entries(sk->maps.targets, MAX_TARGETS);
 	bpf_map__set_max_entries(sk->maps.comms, MAX_COMMS);
+	sk->rodata->unwind_mode = env->unwind != UNWIND_FP;
+	unwind__size_maps(sk->obj, env->unwind, MAX_TARGETS, 0);
 	/* only the kinds of probe the run uses are verified */
 	bpf_program__set_autoload(sk->progs.stacks_raw_tp, has_kind(o, STACKS_EV_RAW_TP));
 	bpf_program__set_autoload(sk->progs.stacks_sys_enter, has_kind(o, STACKS_EV_SYS_ENTER));
@@ -275,6 +279,7 @@ static void *stacks_open(const struct session_env *env, void *opts)
 		       m->lc && m->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
 		goto fail;
 	}
+	m->unwinder = unwinder__open(m->lc, env->unwind, sk->obj);
 	fill_syscalls(m);
 	if (attach_tracepoints(m))
 		goto fail;
@@ -390,6 +395,7 @@ static int stacks_attach(void *mp, pid_t pid, enum mode_attach how, int *status)
 		close_ufds(m, p);
 	p->drained = false;
 	snapshot(m, p);
+	unwinder__load(m->unwinder, pid, NULL);
 	err = attach_uprobes(m, pid, &u->fds, &u->n);
 	if (err)
 		return err;
@@ -569,6 +575,7 @@ static void stacks_tick(void *mp, int64_t t_ns, bool second)
 	/* -a: each process that turned up, while its mappings are there */
 	if (second && m->env->all)
 		proc_table__adopt(m->procs, bpf_map__fd(m->skel->maps.comms), STACKS_COMM_LEN);
+	unwinder__tick(m->unwinder);
 }
 
 static void stacks_retire(void *mp, pid_t pid)
@@ -590,6 +597,7 @@ static void stacks_reaped(void *mp, pid_t pid)
 
 	/* a reused pid is not a target */
 	bpf_map_delete_elem(bpf_map__fd(m->skel->maps.targets), &key);
+	unwinder__forget(m->unwinder, pid);
 }
 
 static void stacks_stop(void *mp)
@@ -607,6 +615,7 @@ static void stacks_finish(void *mp)
 	int fd = bpf_map__fd(m->skel->maps.drops);
 
 	drain(m, 0);
+	unwinder__add_drops(m->unwinder, prof);
 	for (__u32 r = 0; r < STACKS_DROP__COUNT; r++) {
 		uint64_t n = bpfutil__percpu_sum(fd, r);
 
@@ -662,7 +671,19 @@ static void stacks_close(void *mp)
 	proc_table__free(m->procs, free_uprobes);
 	stack_table__free(m->st);
 	stacks_bpf__destroy(m->skel);
+	unwinder__free(m->unwinder);
 	free(m);
+}
+
+/* the unwinder's news of code mapped since its tables were loaded (core/unwind.h) */
+static int stacks_wake_fd(void *p)
+{
+	return unwinder__fd(((struct stacks_mode *)p)->unwinder);
+}
+
+static void stacks_wake(void *p)
+{
+	unwinder__poll(((struct stacks_mode *)p)->unwinder);
 }
 
 const struct mode_ops stacks_mode_ops = {
@@ -673,6 +694,8 @@ const struct mode_ops stacks_mode_ops = {
 	.attach = stacks_attach,
 	.attach_all = stacks_attach_all,
 	.tick = stacks_tick,
+	.wake_fd = stacks_wake_fd,
+	.wake = stacks_wake,
 	.progress = stacks_progress,
 	.finalize = stacks_finalize,
 	.retire = stacks_retire,

@@ -1,0 +1,90 @@
+/* Unwind tables as the collector builds them (symbolize/unwind.c) and the BPF unwinder reads
+ * them (bpf/lib/stack.bpf.h): rows of CFA rules from an object's .eh_frame / .debug_frame, and
+ * each traced process's executable mappings pointing at them. Types and limits only. */
+#ifndef EBPROF_ABI_UNWIND_H
+#define EBPROF_ABI_UNWIND_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* How the CFA (the caller's rsp) is found from the frame's registers at a pc. */
+enum unwind_cfa {
+	UNWIND_CFA_NONE = 0,	/* no unwind information covers this pc */
+	UNWIND_CFA_RSP,		/* rsp + cfa_off */
+	UNWIND_CFA_RBP,		/* rbp + cfa_off */
+	UNWIND_CFA_PLT,		/* a PLT entry: rsp + cfa_off, + 8 when (pc & 15) >= rbp_off */
+	UNWIND_CFA_DEREF_RBP,	/* *(rbp + cfa_off): a function that realigned its stack */
+	UNWIND_CFA_SIGNAL,	/* a signal frame (__restore_rt): rsp' = *(rsp + cfa_off),
+				 * rip' = *(rsp + cfa_off + 8), rbp' = *(rsp + rbp_off) */
+	UNWIND_CFA_END,		/* the return address is undefined: the outermost frame */
+	UNWIND_CFA_UNKNOWN,	/* a rule the unwinder does not implement: the stack stops
+				 * here, marked truncated */
+};
+
+enum unwind_rbp {
+	UNWIND_RBP_SAME = 0,	/* unchanged by this frame */
+	UNWIND_RBP_AT,		/* saved at CFA + rbp_off */
+	UNWIND_RBP_UNDEF,	/* not recoverable */
+};
+
+/* One row: its rule holds from pc to the next row's pc. pc is the object's ELF virtual address
+ * (an address minus the mapping's load bias). The return address is at CFA - 8 (rows where the
+ * call frame information says otherwise are UNWIND_CFA_UNKNOWN). 12 bytes. */
+struct unwind_row {
+	__u32 pc;
+	__s32 cfa_off;
+	__u8 cfa;		/* enum unwind_cfa */
+	__u8 rbp;		/* enum unwind_rbp */
+	__s16 rbp_off;
+};
+
+/* Executable mappings of one traced process the unwinder knows, sorted by start. */
+#define UNWIND_MAX_MAPS		256
+#define UNWIND_MAP_FP		0xffffffffU	/* rows value: no table, walk frame pointers */
+
+struct unwind_map {
+	__u64 start, end;
+	__u64 bias;		/* address - bias = the object's ELF virtual address */
+	__u32 rows;		/* first row in the rows array, or UNWIND_MAP_FP */
+	__u32 nrows;
+};
+
+struct unwind_proc {
+	__u32 nmaps;
+	__u32 stale;		/* set by the unwinder at an address in none of maps (a library
+				 * mapped since: the collector reloads; unwind_stale) */
+	__u32 gen;		/* changes with every load: the row cache's entries of older
+				 * loads are not used */
+	__u32 pad;
+	struct unwind_map maps[UNWIND_MAX_MAPS];
+};
+
+/* The BPF unwinder's per-CPU cache of the rows it found, by (process, address looked up):
+ * a loop's stacks find their rows without searching. */
+#define UNWIND_CACHE_SIZE	4096	/* entries per CPU, a power of 2 */
+
+struct unwind_cache_ent {
+	__u64 ip;		/* the address looked up (ip, or ip - 1 for a return address) */
+	__u32 tgid, gen;
+	struct unwind_row row;	/* rows = UNWIND_MAP_FP mappings: cfa UNWIND_CFA_NONE */
+	__u32 check;		/* a hash of the above: an entry written half by one task and
+				 * half by another (preempted) on the same CPU is not used */
+};
+
+/* How the unwinder's stacks ended (unwind_stats, per CPU) */
+enum unwind_stat {
+	UNWIND_STAT_COMPLETE,	/* at the outermost frame */
+	UNWIND_STAT_TRUNCATED,	/* at a frame it could not unwind (UNWIND_TRUNCATED) */
+	UNWIND_STAT_DEPTH,	/* at STACK_MAX_DEPTH frames (UNWIND_TRUNCATED) */
+	UNWIND_STAT_FP_FRAMES,	/* frames unwound by frame pointers (no table covered them) */
+	UNWIND_STAT_UNMAPPED,	/* stacks walked by frame pointers instead: an address in code
+				 * mapped since the tables were loaded (until the next tick) */
+	UNWIND_STAT__COUNT,
+};
+
+/* The address a stack ends with when it could not be unwound further: rendered [truncated].
+ * No user mapping is ever there (it is a kernel address). */
+#define UNWIND_TRUNCATED	0xfffffffffffff000ULL
+
+#endif

@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The user stack by call frame information (.eh_frame): for a process whose executable mappings
+ * the collector put in unwind_procs (core/unwind.c), each frame's caller from the rows of its
+ * object's table in unwind_rows (abi/unwind.h): find the mapping (binary search), the row
+ * (binary search), compute the CFA from rsp or rbp, read the return address at CFA - 8 and rbp
+ * where the row says it is saved. A mapping without a table (JIT code, an object without call
+ * frame information) and a pc no row covers are walked by frame pointers. The walk stops
+ * cleanly at the outermost frame (the return address undefined: _start, clone, clone3) or a
+ * zero return address; a frame it cannot unwind (a read fails, a rule it does not implement,
+ * a CFA not above the frame) ends the stack with UNWIND_TRUNCATED, never a guess. An address
+ * in none of the mappings loaded (a library mapped since: the collector is told and loads it
+ * at its next tick) makes the whole stack a frame-pointer walk, as without tables. One frame
+ * per bpf_loop step.
+ *
+ * Included by stack.bpf.h; it defines the two maps every mode's object then has (sized by the
+ * collector before load, 1 entry each until then) and the per-CPU counts of how stacks ended. */
+#ifndef EBPROF_BPF_LIB_UNWIND_H
+#define EBPROF_BPF_LIB_UNWIND_H
+
+#include "abi/unwind.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct unwind_proc);
+} unwind_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_row);
+} unwind_rows SEC(".maps");
+
+/* tgids whose mappings changed since the collector loaded them (a __u32 each, once until it
+ * loads them again); the session polls it (mode_ops.wake_fd) */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} unwind_stale SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);		/* UNWIND_CACHE_SIZE when the unwinder is on */
+	__type(key, __u32);
+	__type(value, struct unwind_cache_ent);
+} unwind_cache SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, UNWIND_STAT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} unwind_stats SEC(".maps");
+
+/* 0: frame pointers only; 1: by tables where the process has them (set before load) */
+const volatile __u32 unwind_mode = 0;
+
+struct unwind_ctx {
+	__u64 *ips;
+	struct unwind_proc *proc;
+	__u64 ip, sp, bp;
+	__u64 nr;
+	__u32 exact;		/* ip is where the frame was, not a return address */
+	__u32 end;		/* UNWIND_STAT_* that ended it */
+	__u32 tgid;
+};
+
+static __always_inline void unwind_count(__u32 what)
+{
+	__u64 *n = bpf_map_lookup_elem(&unwind_stats, &what);
+
+	if (n)
+		*n += 1;
+}
+
+/* The binary searches run as bpf_loop steps: a loop the verifier would unroll and follow
+ * branch by branch made loading (the modes' start-up) several times slower. */
+struct unwind_search {
+	struct unwind_proc *proc;
+	__u64 key;		/* the address (maps) or pc (rows) looked for */
+	__u32 lo, hi;		/* maps: [lo, hi) holds it if any; rows: the last row <= key is
+				 * in [lo, hi) */
+	__s32 found;		/* maps: the index, -1: none */
+};
+
+static long unwind_map_step(__u64 i, void *data)
+{
+	struct unwind_search *s = data;
+	__u32 mid;
+
+	if (s->lo >= s->hi)
+		return 1;
+	mid = (s->lo + s->hi) / 2;
+	if (mid >= UNWIND_MAX_MAPS)
+		return 1;
+	if (s->key < s->proc->maps[mid].start) {
+		s->hi = mid;
+	} else if (s->key >= s->proc->maps[mid].end) {
+		s->lo = mid + 1;
+	} else {
+		s->found = (__s32)mid;
+		return 1;
+	}
+	return 0;
+}
+
+/* the mapping of ip in p (sorted by start), NULL if none */
+static __always_inline struct unwind_map *unwind_find_map(struct unwind_proc *p, __u64 ip)
+{
+	struct unwind_search s = { .proc = p, .key = ip, .lo = 0, .hi = p->nmaps, .found = -1 };
+	__u32 k;
+
+	if (s.hi > UNWIND_MAX_MAPS)
+		return NULL;
+	bpf_loop(9, unwind_map_step, &s, 0);	/* 2^9 > UNWIND_MAX_MAPS */
+	k = (__u32)s.found;
+	if (k >= UNWIND_MAX_MAPS)
+		return NULL;
+	return &p->maps[k];
+}
+
+static long unwind_row_step(__u64 i, void *data)
+{
+	struct unwind_search *s = data;
+	struct unwind_row *r;
+	__u32 mid;
+
+	if (s->hi - s->lo <= 1)
+		return 1;
+	mid = s->lo + (s->hi - s->lo) / 2;
+	r = bpf_map_lookup_elem(&unwind_rows, &mid);
+	if (!r)
+		return 1;
+	if (r->pc <= s->key)
+		s->lo = mid;
+	else
+		s->hi = mid;
+	return 0;
+}
+
+/* the last row of [first, first + n) at or before pc, NULL if pc is before them all */
+static __always_inline struct unwind_row *unwind_find_row(__u32 first, __u32 n, __u32 pc)
+{
+	struct unwind_search s = { .key = pc, .lo = first, .hi = first + n };
+	struct unwind_row *r;
+	__u32 k;
+
+	if (!n)
+		return NULL;
+	bpf_loop(24, unwind_row_step, &s, 0);	/* 2^24 rows per table at most */
+	k = s.lo;
+	r = bpf_map_lookup_elem(&unwind_rows, &k);
+	if (!r || r->pc > pc)
+		return NULL;
+	return r;
+}
+
+static __always_inline __u32 unwind_ent_check(const struct unwind_cache_ent *e)
+{
+	__u64 h = e->ip ^ ((__u64)e->tgid << 32 | e->gen);
+
+	h ^= (__u64)e->row.pc << 32 | (__u32)e->row.cfa_off;
+	h ^= ((__u64)e->row.cfa << 40 | (__u64)e->row.rbp << 32 | (__u16)e->row.rbp_off) *
+	     0x9e3779b97f4a7c15ULL;
+	h *= 0xff51afd7ed558ccdULL;
+	return (__u32)(h ^ (h >> 32)) | 1;
+}
+
+/* The rule at look (ip, or ip - 1 for a return address) in process tgid (its mappings proc)
+ * into *row: 0; 1 when ip is in none of the mappings. From the per-CPU cache when it has it.
+ * A global function: verified once, on its own, not at each call site with every state the
+ * caller can be in (that made loading ten times slower). */
+__noinline int unwind_rule(struct unwind_proc *proc, __u32 tgid, __u64 ip, __u64 look,
+			   struct unwind_row *row)
+{
+	__u32 slot = (__u32)((look ^ (look >> 12) ^ tgid) * 0x9e3779b1U) &
+		     (UNWIND_CACHE_SIZE - 1);
+	struct unwind_cache_ent *e;
+	struct unwind_map *m;
+	struct unwind_row *r = NULL;
+	__u64 pc;
+
+	if (!proc || !row)
+		return 1;
+	e = bpf_map_lookup_elem(&unwind_cache, &slot);
+	if (e && e->ip == look && e->tgid == tgid && e->gen == proc->gen &&
+	    e->check == unwind_ent_check(e)) {
+		*row = e->row;
+		return 0;
+	}
+	m = unwind_find_map(proc, ip);
+	if (!m)
+		return 1;
+	if (m->rows != UNWIND_MAP_FP) {
+		pc = look - m->bias;
+		r = pc < 0xffffffffULL ? unwind_find_row(m->rows, m->nrows, (__u32)pc) : NULL;
+	}
+	if (r) {
+		*row = *r;
+	} else {
+		__builtin_memset(row, 0, sizeof(*row));
+		row->cfa = UNWIND_CFA_NONE;
+	}
+	if (e) {
+		e->ip = look;
+		e->tgid = tgid;
+		e->gen = proc->gen;
+		e->row = *row;
+		e->check = unwind_ent_check(e);
+	}
+	return 0;
+}
+
+static __always_inline int unwind_read(__u64 addr, __u64 *v)
+{
+	return bpf_probe_read_user(v, sizeof(*v), (void *)addr) ? -1 : 0;
+}
+
+/* Step i: ips[i] = the frame's ip, then its caller's registers. 1 ends the walk. */
+static long unwind_step(__u64 i, void *data)
+{
+	struct unwind_ctx *u = data;
+	struct unwind_row row, *r = &row;
+	__u64 cfa, ra = 0, bp = u->bp;
+	__u8 rule;
+
+	asm volatile("" : "+r"(i));
+	if (i >= STACK_MAX_DEPTH)
+		return 1;
+	if (i == STACK_MAX_DEPTH - 1) {
+		/* no room for a caller: the stack goes on deeper than a stack holds */
+		u->ips[i] = UNWIND_TRUNCATED;
+		u->nr = i + 1;
+		u->end = UNWIND_STAT_DEPTH;
+		return 1;
+	}
+	u->ips[i] = u->ip;
+	u->nr = i + 1;
+
+	if (unwind_rule(u->proc, u->tgid, u->ip, u->ip - (u->exact ? 0 : 1), &row)) {
+		/* code mapped since the collector's last look: it is told, once */
+		if (!u->proc->stale) {
+			u->proc->stale = 1;
+			/* woken: the collector loads it at once (rare: once per load) */
+			bpf_ringbuf_output(&unwind_stale, &u->tgid, sizeof(u->tgid), 0);
+		}
+		u->end = UNWIND_STAT_UNMAPPED;
+		return 1;
+	}
+	rule = row.cfa;
+	switch (rule) {
+	case UNWIND_CFA_RSP:
+		cfa = u->sp + (__s64)r->cfa_off;
+		break;
+	case UNWIND_CFA_RBP:
+		cfa = u->bp + (__s64)r->cfa_off;
+		break;
+	case UNWIND_CFA_PLT:
+		cfa = u->sp + (__s64)r->cfa_off +
+		      ((u->ip & 15) >= (__u64)r->rbp_off ? 8 : 0);
+		break;
+	case UNWIND_CFA_DEREF_RBP:
+		if (unwind_read(u->bp + (__s64)r->cfa_off, &cfa))
+			goto truncated;
+		break;
+	case UNWIND_CFA_SIGNAL: {
+		__u64 nsp;
+
+		/* the interrupted registers, from the ucontext at rsp */
+		if (unwind_read(u->sp + (__s64)r->cfa_off, &nsp) ||
+		    unwind_read(u->sp + (__s64)r->cfa_off + 8, &ra) ||
+		    unwind_read(u->sp + (__s64)r->rbp_off, &bp))
+			goto truncated;
+		u->ip = ra;
+		u->sp = nsp;
+		u->bp = bp;
+		u->exact = 1;
+		return ra ? 0 : 1;
+	}
+	case UNWIND_CFA_END:
+		u->end = UNWIND_STAT_COMPLETE;
+		return 1;
+	case UNWIND_CFA_NONE:
+		break;
+	default:
+		goto truncated;
+	}
+	if (rule != UNWIND_CFA_NONE) {
+		if (cfa <= u->sp)
+			goto truncated;
+		if (r->rbp == UNWIND_RBP_AT && r->rbp_off == -16) {
+			/* push %rbp first: both in one read, by stack.bpf.h's
+			 * read_frame (its small frame makes the read cheaper) */
+			struct frame_rec pair;
+
+			if (read_frame(cfa - 16, &pair))
+				goto truncated;
+			bp = pair.next;
+			ra = pair.ret;
+		} else if (unwind_read(cfa - 8, &ra)) {
+			goto truncated;
+		} else if (r->rbp == UNWIND_RBP_AT) {
+			if (unwind_read(cfa + (__s64)r->rbp_off, &bp))
+				goto truncated;
+		} else if (r->rbp == UNWIND_RBP_UNDEF) {
+			bp = 0;
+		}
+	}
+	if (rule == UNWIND_CFA_NONE) {
+		/* no call frame information here: the frame pointer's record; rbp 0 is the
+		 * outermost frame's (the ABI's mark, set by _start: ld.so's has no FDE) */
+		__u64 rec[2];
+
+		if (!u->bp) {
+			u->end = UNWIND_STAT_COMPLETE;
+			return 1;
+		}
+		if (u->bp < 4096 || (u->bp & 7) || u->bp < u->sp ||
+		    bpf_probe_read_user(rec, sizeof(rec), (void *)u->bp))
+			goto truncated;
+		bp = rec[0];
+		ra = rec[1];
+		cfa = u->bp + 16;
+		unwind_count(UNWIND_STAT_FP_FRAMES);
+	}
+	if (!ra) {
+		u->end = UNWIND_STAT_COMPLETE;
+		return 1;
+	}
+	u->ip = ra;
+	u->sp = cfa;
+	u->bp = bp;
+	u->exact = 0;
+	return 0;
+
+truncated:
+	if (i + 1 < STACK_MAX_DEPTH) {
+		u->ips[i + 1] = UNWIND_TRUNCATED;
+		u->nr = i + 2;
+	}
+	u->end = UNWIND_STAT_TRUNCATED;
+	return 1;
+}
+
+/* Whether the current process's user stacks are unwound by its tables (not frame pointers). */
+static __always_inline bool unwind_has_tables(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	return unwind_mode && bpf_map_lookup_elem(&unwind_procs, &tgid);
+}
+
+/* The stack of the current process from registers (ip, sp, bp) as they are at ip (a return
+ * address's: as after the return) into ips; the number of addresses, or -1 when the process has
+ * no tables (unwind_mode 0, or none loaded for it): the caller walks frame pointers. */
+static __always_inline long unwind_user(__u64 *ips, __u64 ip, __u64 sp, __u64 bp)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct unwind_ctx u = { .ips = ips, .ip = ip, .sp = sp, .bp = bp, .exact = 1,
+				.end = UNWIND_STAT_TRUNCATED, .tgid = tgid };
+
+	if (!unwind_mode)
+		return -1;
+	u.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	if (!u.proc)
+		return -1;
+	bpf_loop(STACK_MAX_DEPTH, unwind_step, &u, 0);
+	unwind_count(u.end);
+	return u.end == UNWIND_STAT_UNMAPPED ? -1 : (long)u.nr;
+}
+
+#endif

@@ -1,0 +1,473 @@
+/* The collector's side of the BPF unwinder (see unwind.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "abi/unwind.h"
+#include "core/bpfutil.h"
+#include "core/log.h"
+#include "core/procs.h"
+#include "core/unwind.h"
+#include "profile/profile.h"
+#include "symbolize/procmaps.h"
+#include "symbolize/symbolize.h"
+#include "symbolize/unwind.h"
+#include "util/util.h"
+
+struct unwind_obj {
+	uint64_t dev, ino;		/* (0, 0): the vdso */
+	char *path;			/* as first seen, for -v */
+	bool fp;			/* no table: frame pointers */
+	uint32_t rows, nrows;		/* in the rows map */
+	struct unwind_table segs;	/* its segments only (rows freed once in the map) */
+};
+
+/* A process in unwind_procs */
+struct unwind_pid {
+	pid_t pid;
+	uint64_t hash;		/* of the executable lines of the maps it was loaded from */
+	bool stale;		/* the BPF side met an address in none of them */
+	bool slow;		/* and the mappings read the same since: looked at each second */
+};
+
+struct unwinder {
+	const struct log_ctx *lc;
+	int procs_fd, rows_fd, stats_fd;
+	struct ring_buffer *stale_rb;	/* unwind_stale */
+	struct unwind_pid *pids;
+	uint32_t npids, cappids;
+	uint32_t ticks;
+	uint32_t gen;		/* of the last load (unwind_proc.gen) */
+	uint32_t max_rows, next_row;
+	struct unwind_obj *objs;
+	uint32_t nobjs, capobjs;
+	uint64_t procs_full, rows_full;
+	double build_ms;
+};
+
+int unwind_how__parse(const char *s, enum unwind_how *how)
+{
+	if (strcmp(s, "auto") == 0)
+		*how = UNWIND_AUTO;
+	else if (strcmp(s, "dwarf") == 0)
+		*how = UNWIND_DWARF;
+	else if (strcmp(s, "fp") == 0)
+		*how = UNWIND_FP;
+	else
+		return -1;
+	return 0;
+}
+
+int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_procs,
+		      uint32_t max_rows)
+{
+	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
+	struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
+	struct bpf_map *cache = bpf_object__find_map_by_name(obj, "unwind_cache");
+	int err;
+
+	if (how == UNWIND_FP)
+		return 0;
+	if (!procs || !rows || !cache)
+		return -ENOENT;
+	err = bpf_map__set_max_entries(cache, UNWIND_CACHE_SIZE);
+	if (err)
+		return err;
+	err = bpf_map__set_max_entries(procs, max_procs ? max_procs : UNWIND_DEFAULT_PROCS);
+	if (!err)
+		err = bpf_map__set_max_entries(rows, max_rows ? max_rows : UNWIND_DEFAULT_ROWS);
+	return err;
+}
+
+static struct unwind_pid *find_pid(struct unwinder *u, pid_t pid)
+{
+	for (uint32_t i = 0; i < u->npids; i++)
+		if (u->pids[i].pid == pid)
+			return &u->pids[i];
+	return NULL;
+}
+
+static int on_stale(void *ctx, void *data, size_t len)
+{
+	struct unwinder *u = ctx;
+	struct unwind_pid *p;
+	uint32_t pid;
+
+	if (len < sizeof(pid))
+		return 0;
+	memcpy(&pid, data, sizeof(pid));
+	p = find_pid(u, (pid_t)pid);
+	if (p)
+		p->stale = true;
+	return 0;
+}
+
+struct unwinder *unwinder__new(const struct log_ctx *lc, int procs_fd, int rows_fd, int stats_fd,
+			       uint32_t max_rows)
+{
+	struct unwinder *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return NULL;
+	u->lc = lc;
+	u->procs_fd = procs_fd;
+	u->rows_fd = rows_fd;
+	u->stats_fd = stats_fd;
+	u->max_rows = max_rows;
+	return u;
+}
+
+void unwinder__free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	for (uint32_t i = 0; i < u->nobjs; i++)
+		free(u->objs[i].path);
+	free(u->objs);
+	free(u->pids);
+	ring_buffer__free(u->stale_rb);
+	free(u);
+}
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* t's rows into the rows map from u->next_row; false when they do not fit or fail */
+static bool upload_rows(struct unwinder *u, const struct unwind_table *t)
+{
+	enum { CHUNK = 4096 };
+	uint32_t keys[CHUNK];
+
+	if (t->nrows > u->max_rows - u->next_row)
+		return false;
+	for (uint32_t done = 0; done < t->nrows;) {
+		uint32_t n = t->nrows - done < CHUNK ? t->nrows - done : CHUNK, count = n;
+
+		for (uint32_t k = 0; k < n; k++)
+			keys[k] = u->next_row + done + k;
+		if (bpf_map_update_batch(u->rows_fd, keys, t->rows + done, &count, NULL) ||
+		    count != n)
+			return false;
+		done += n;
+	}
+	return true;
+}
+
+/* The vdso of pid (the same image in every process of this kernel) into a memfd: its path */
+static int vdso_file(pid_t pid, const struct sym_map *m, char *path, size_t len)
+{
+	size_t size = m->end - m->start;
+	char mem[64];
+	void *buf;
+	int fd, mfd = -1;
+
+	if (size > (1 << 20) || !(buf = malloc(size)))
+		return -1;
+	snprintf(mem, sizeof(mem), "/proc/%d/mem", pid);
+	fd = open(mem, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && pread(fd, buf, size, (off_t)m->start) == (ssize_t)size) {
+		mfd = memfd_create("ebprof-vdso", MFD_CLOEXEC);
+		if (mfd >= 0 && write(mfd, buf, size) != (ssize_t)size) {
+			close(mfd);
+			mfd = -1;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	if (mfd >= 0)
+		snprintf(path, len, "/proc/self/fd/%d", mfd);
+	return mfd;
+}
+
+static struct unwind_obj *object(struct unwinder *u, pid_t pid, const struct sym_map *m)
+{
+	bool vdso = m->kind == SYM_MAP_SPECIAL;
+	uint64_t dev = vdso ? 0 : ((uint64_t)m->dev_major << 32 | m->dev_minor);
+	uint64_t ino = vdso ? 0 : m->inode;
+	struct unwind_table t;
+	struct unwind_obj *o;
+	const char *why = NULL;
+	char path[4200];
+	double t0;
+	int mfd = -1;
+
+	for (uint32_t i = 0; i < u->nobjs; i++)
+		if (u->objs[i].dev == dev && u->objs[i].ino == ino)
+			return &u->objs[i];
+	if (u->nobjs == u->capobjs) {
+		uint32_t cap = u->capobjs ? u->capobjs * 2 : 32;
+		struct unwind_obj *p = realloc(u->objs, cap * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		u->objs = p;
+		u->capobjs = cap;
+	}
+	o = &u->objs[u->nobjs];
+	memset(o, 0, sizeof(*o));
+	o->dev = dev;
+	o->ino = ino;
+	o->path = strdup(vdso ? "[vdso]" : m->path);
+	if (!o->path)
+		return NULL;
+	u->nobjs++;
+
+	t0 = mono_ms();
+	if (vdso) {
+		mfd = vdso_file(pid, m, path, sizeof(path));
+		if (mfd < 0)
+			path[0] = '\0';
+	} else {
+		/* the mapped file itself, whatever mount namespace it is in */
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid,
+			 (unsigned long)m->start, (unsigned long)m->end);
+	}
+	if (!path[0] || unwind_table__build(path, NULL, sym_cache_dir(), &t, &why) != 0) {
+		if (!vdso && !path[0])
+			why = "it cannot be read";
+		o->fp = true;
+	} else if (!upload_rows(u, &t)) {
+		why = u->next_row + t.nrows > u->max_rows ? "the unwind rows map is full" :
+		      "its rows could not be loaded";
+		u->rows_full++;
+		o->fp = true;
+		unwind_table__free(&t);
+	} else {
+		o->rows = u->next_row;
+		o->nrows = t.nrows;
+		u->next_row += t.nrows;
+		free(t.rows);
+		t.rows = NULL;
+		o->segs = t;
+	}
+	if (mfd >= 0)
+		close(mfd);
+	u->build_ms += mono_ms() - t0;
+	if (o->fp)
+		pr_info(u->lc, "unwind: %s: frame pointers (%s)", o->path, why ? why : "no table");
+	else
+		pr_info(u->lc, "unwind: %s: %u rows from its %s (%s, %.1f ms)", o->path, o->nrows,
+			o->segs.source, o->segs.cached ? "cached" : "built", mono_ms() - t0);
+	return o;
+}
+
+int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
+{
+	struct unwind_proc *p;
+	struct unwind_pid *rec;
+	struct sym_map *maps = NULL;
+	size_t nmaps = 0, skipped = 0;
+	char *own = NULL, path[64];
+	uint32_t key = (uint32_t)pid;
+	uint64_t h;
+	int err;
+
+	if (!u)
+		return 0;
+	if (!maps_text) {
+		snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+		own = util_read_file(path, NULL);
+		if (!own || !*own) {
+			free(own);
+			return -ESRCH;
+		}
+		maps_text = own;
+	}
+	/* the same executable mappings as last time: nothing to load */
+	h = proc_maps__exec_hash(maps_text) | 1;
+	rec = find_pid(u, pid);
+	if (rec && rec->hash == h) {
+		free(own);
+		rec->slow = rec->stale;
+		return 0;
+	}
+	p = calloc(1, sizeof(*p));
+	err = p ? sym_maps__parse(maps_text, &maps, &nmaps) : -ENOMEM;
+	free(own);
+	if (err) {
+		free(p);
+		return err;
+	}
+	for (size_t i = 0; i < nmaps; i++) {
+		const struct sym_map *m = &maps[i];
+		struct unwind_map *e;
+		struct unwind_obj *o = NULL;
+		uint64_t bias;
+
+		if (m->perms[2] != 'x')
+			continue;
+		if (p->nmaps == UNWIND_MAX_MAPS) {
+			skipped++;
+			continue;
+		}
+		e = &p->maps[p->nmaps];
+		e->start = m->start;
+		e->end = m->end;
+		e->rows = UNWIND_MAP_FP;
+		if (m->kind == SYM_MAP_FILE ||
+		    (m->kind == SYM_MAP_SPECIAL && m->path && strcmp(m->path, "[vdso]") == 0))
+			o = object(u, pid, m);
+		if (o && !o->fp && unwind_table__bias(&o->segs, m->start, m->offset, &bias)) {
+			e->bias = bias;
+			e->rows = o->rows;
+			e->nrows = o->nrows;
+		}
+		p->nmaps++;
+	}
+	sym_maps__free(maps, nmaps);
+	if (skipped)
+		pr_info(u->lc, "unwind: process %d: %zu executable mappings past the first %d "
+			"have no table", pid, skipped, UNWIND_MAX_MAPS);
+	p->gen = ++u->gen;
+	err = bpf_map_update_elem(u->procs_fd, &key, p, BPF_ANY) ? -errno : 0;
+	free(p);
+	if (err == -E2BIG || err == -ENOMEM) {
+		u->procs_full++;
+		pr_info(u->lc, "unwind: process %d: frame pointers (the unwind process map is full)",
+			pid);
+	}
+	if (err)
+		return err;
+	if (!rec && u->npids == u->cappids) {
+		uint32_t cap = u->cappids ? u->cappids * 2 : 16;
+		struct unwind_pid *np = realloc(u->pids, cap * sizeof(*np));
+
+		if (!np) {
+			bpf_map_delete_elem(u->procs_fd, &key);
+			return -ENOMEM;
+		}
+		u->pids = np;
+		u->cappids = cap;
+	}
+	if (!rec)
+		rec = &u->pids[u->npids++];
+	rec->pid = pid;
+	rec->hash = h;
+	rec->stale = rec->slow = false;
+	return 0;
+}
+
+static void reload_stale(struct unwinder *u, bool slow_too)
+{
+	if (u->stale_rb)
+		ring_buffer__consume(u->stale_rb);
+	for (uint32_t i = 0; i < u->npids; i++) {
+		struct unwind_pid *p = &u->pids[i];
+
+		/* a process whose mappings read the same as loaded stays stale in the kernel (no
+		 * more notes): looked at again once a second */
+		if (!p->stale || (p->slow && !slow_too))
+			continue;
+		unwinder__load(u, p->pid, NULL);
+	}
+}
+
+void unwinder__tick(struct unwinder *u)
+{
+	if (!u)
+		return;
+	u->ticks++;
+	reload_stale(u, u->ticks % 10 == 0);
+}
+
+int unwinder__fd(struct unwinder *u)
+{
+	return u && u->stale_rb ? ring_buffer__epoll_fd(u->stale_rb) : -1;
+}
+
+void unwinder__poll(struct unwinder *u)
+{
+	if (u)
+		reload_stale(u, false);
+}
+
+void unwinder__forget(struct unwinder *u, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+	struct unwind_pid *p;
+
+	if (!u)
+		return;
+	bpf_map_delete_elem(u->procs_fd, &key);
+	p = find_pid(u, pid);
+	if (p)
+		*p = u->pids[--u->npids];
+}
+
+struct unwinder *unwinder__open(const struct log_ctx *lc, enum unwind_how how,
+				struct bpf_object *obj)
+{
+	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
+	struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
+	struct bpf_map *stats = bpf_object__find_map_by_name(obj, "unwind_stats");
+
+	if (how == UNWIND_FP) {
+		pr_info(lc, "unwind: frame pointers only (--unwind fp)");
+		return NULL;
+	}
+	struct bpf_map *stale = bpf_object__find_map_by_name(obj, "unwind_stale");
+	struct unwinder *u;
+
+	if (!procs || !rows || !stats || !stale)
+		return NULL;
+	u = unwinder__new(lc, bpf_map__fd(procs), bpf_map__fd(rows), bpf_map__fd(stats),
+			  bpf_map__max_entries(rows));
+	if (u)
+		u->stale_rb = ring_buffer__new(bpf_map__fd(stale), on_stale, u, NULL);
+	return u;
+}
+
+void unwinder__add_drops(struct unwinder *u, struct profile *prof)
+{
+	struct unwind_counts c;
+
+	if (!u)
+		return;
+	unwinder__counts(u, &c);
+	profile__add_drop(prof, "unwind_truncated", c.truncated);
+	profile__add_drop(prof, "unwind_too_deep", c.depth);
+	profile__add_drop(prof, "unwind_procs_full", c.procs_full);
+	profile__add_drop(prof, "unwind_rows_full", c.rows_full);
+	pr_info(u->lc, "unwind: %llu stacks complete, %llu truncated, %llu at the depth limit, "
+		"%llu by frame pointers (code mapped since the last load); %llu frames by frame "
+		"pointers; %u tables (%llu rows, %.1f ms to build), %u objects by frame pointers",
+		(unsigned long long)c.complete, (unsigned long long)c.truncated,
+		(unsigned long long)c.depth, (unsigned long long)c.unmapped,
+		(unsigned long long)c.fp_frames, c.objects, (unsigned long long)c.rows, c.build_ms,
+		c.objects_fp);
+}
+
+void unwinder__counts(struct unwinder *u, struct unwind_counts *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (!u)
+		return;
+	c->complete = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_COMPLETE);
+	c->truncated = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_TRUNCATED);
+	c->depth = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_DEPTH);
+	c->fp_frames = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_FP_FRAMES);
+	c->unmapped = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_UNMAPPED);
+	c->procs_full = u->procs_full;
+	c->rows_full = u->rows_full;
+	for (uint32_t i = 0; i < u->nobjs; i++) {
+		if (u->objs[i].fp)
+			c->objects_fp++;
+		else
+			c->objects++;
+	}
+	c->rows = u->next_row;
+	c->build_ms = u->build_ms;
+}

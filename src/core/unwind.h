@@ -1,0 +1,76 @@
+/* The collector's side of the BPF unwinder (bpf/lib/unwind.bpf.h): unwind tables of the objects
+ * each traced process maps (symbolize/unwind.c), built once per file (by device and inode) and
+ * shared by every process that maps it, into the rows map; each process's executable mappings
+ * into unwind_procs. Shared by every mode (procs.c calls it on each new snapshot). */
+#ifndef EBPROF_CORE_UNWIND_H
+#define EBPROF_CORE_UNWIND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct bpf_map;
+struct log_ctx;
+
+enum unwind_how {
+	UNWIND_AUTO,	/* tables where an object has them, frame pointers elsewhere */
+	UNWIND_DWARF,	/* the same (an object without tables is still walked by fp) */
+	UNWIND_FP,	/* frame pointers only: no tables loaded */
+};
+
+/* "fp", "dwarf", "auto" -> *how; -1 for anything else */
+int unwind_how__parse(const char *s, enum unwind_how *how);
+
+#define UNWIND_DEFAULT_ROWS	(1U << 20)	/* 12 MiB: ~35 libcs */
+#define UNWIND_DEFAULT_PROCS	1024
+
+struct bpf_object;
+
+/* Before load: size the unwinder's maps of a mode's object (bpf/lib/unwind.bpf.h; max_procs:
+ * processes with tables at once, max_rows: table rows of all objects, 0: defaults). Nothing
+ * to do for UNWIND_FP (the maps keep one entry). The mode sets its rodata's unwind_mode
+ * itself (how != UNWIND_FP). */
+int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_procs,
+		      uint32_t max_rows);
+
+struct unwinder;
+struct profile;
+
+/* After load: the unwinder of a mode's object with how (NULL for UNWIND_FP, or ENOMEM: frame
+ * pointers then), on its unwind_procs, unwind_rows and unwind_stats maps. */
+struct unwinder *unwinder__open(const struct log_ctx *lc, enum unwind_how how,
+				struct bpf_object *obj);
+/* The unwinder's drops into the profile: stacks that ended in [truncated] (by why), processes
+ * and objects left without tables because a map was full. Nothing for NULL. */
+void unwinder__add_drops(struct unwinder *u, struct profile *prof);
+
+/* After load: the maps' fds. NULL on ENOMEM. */
+struct unwinder *unwinder__new(const struct log_ctx *lc, int procs_fd, int rows_fd, int stats_fd,
+			       uint32_t max_rows);
+void unwinder__free(struct unwinder *u);
+
+/* pid's executable mappings (maps: the text of /proc/PID/maps, or NULL to read it) and the
+ * tables of their objects into the maps. 0 or a negative errno (-E2BIG: a map is full, counted
+ * in the drops). Nothing when its executable mappings read the same as at its last load. */
+int unwinder__load(struct unwinder *u, pid_t pid, const char *maps);
+/* Every tick: the processes whose stacks met code mapped since they were loaded (a library
+ * loaded with dlopen, or after the exec stop they were attached at) are loaded again. */
+void unwinder__tick(struct unwinder *u);
+/* The fd that is readable when the BPF side met code mapped since a load (-1 for NULL), and
+ * what to do then: those processes loaded again at once. */
+int unwinder__fd(struct unwinder *u);
+void unwinder__poll(struct unwinder *u);
+/* pid is gone: out of unwind_procs. */
+void unwinder__forget(struct unwinder *u, pid_t pid);
+
+struct unwind_counts {
+	uint64_t complete, truncated, depth, fp_frames;	/* the BPF side's unwind_stats */
+	uint64_t unmapped;				/* stacks by fp: code not loaded yet */
+	uint64_t procs_full, rows_full;			/* processes/objects left without tables */
+	uint32_t objects, objects_fp;			/* tables loaded; objects walked by fp */
+	uint64_t rows;					/* rows in use */
+	double build_ms;				/* time spent building tables */
+};
+void unwinder__counts(struct unwinder *u, struct unwind_counts *c);
+
+#endif

@@ -1,0 +1,696 @@
+/* Unwind tables from an ELF object's call frame information (see unwind.h). The FDEs are found
+ * through .eh_frame_hdr's sorted table (or by walking .debug_frame), each FDE's rows through
+ * libdw's dwarf_cfi_addrframe, one range at a time, and every row is reduced to the few rules
+ * the BPF unwinder implements (abi/unwind.h); anything else becomes UNWIND_CFA_UNKNOWN, where
+ * the unwinder stops with a truncated mark instead of guessing. */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "symbolize/sym_internal.h"
+#include "symbolize/unwind.h"
+
+#define REG_RBP 6
+#define REG_RSP 7
+#define REG_RA	16
+
+struct rowbuf {
+	struct unwind_row *rows;
+	uint32_t n, cap;
+	bool oom;
+};
+
+static void push_row(struct rowbuf *b, const struct unwind_row *r)
+{
+	if (b->n) {
+		struct unwind_row *last = &b->rows[b->n - 1];
+
+		if (r->pc < last->pc)
+			return;		/* overlapping FDEs: the first one wins */
+		if (unwind_row__same(last, r))
+			return;
+		if (r->pc == last->pc) {
+			*last = *r;
+			if (b->n > 1 && unwind_row__same(&b->rows[b->n - 2], last))
+				b->n--;
+			return;
+		}
+	}
+	if (b->n == b->cap) {
+		uint32_t cap = b->cap ? b->cap * 2 : 1024;
+		struct unwind_row *p = realloc(b->rows, cap * sizeof(*p));
+
+		if (!p) {
+			b->oom = true;
+			return;
+		}
+		b->rows = p;
+		b->cap = cap;
+	}
+	b->rows[b->n++] = *r;
+}
+
+static bool fits16(int64_t v)
+{
+	return v >= INT16_MIN && v <= INT16_MAX;
+}
+
+static bool fits32(int64_t v)
+{
+	return v >= INT32_MIN && v <= INT32_MAX;
+}
+
+/* A register rule "saved at CFA + off" ([call_frame_cfa, plus_uconst off]); false otherwise */
+static bool at_cfa(const Dwarf_Op *ops, size_t n, int64_t *off)
+{
+	if (n == 1 && ops[0].atom == DW_OP_call_frame_cfa) {
+		*off = 0;
+		return true;
+	}
+	if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst) {
+		*off = (int64_t)ops[1].number;
+		return true;
+	}
+	return false;
+}
+
+/* A register rule "saved at rsp + off", as a signal frame's expressions say it
+ * ([call_frame_cfa, breg7 off]: the CFA is pushed first and not used) */
+static bool at_rsp(const Dwarf_Op *ops, size_t n, int64_t *off)
+{
+	if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_breg0 + REG_RSP) {
+		*off = (int64_t)ops[1].number;
+		return true;
+	}
+	return false;
+}
+
+/* glibc's and binutils' PLT expression: rsp + 8 + ((rip & 15) >= K) << 3 */
+static bool plt_expr(const Dwarf_Op *o, size_t n, int64_t *off, int *k)
+{
+	if (n != 9 || o[0].atom != DW_OP_breg0 + REG_RSP || o[1].atom != DW_OP_breg0 + REG_RA ||
+	    o[1].number != 0 || o[2].atom != DW_OP_lit15 || o[3].atom != DW_OP_and ||
+	    o[4].atom < DW_OP_lit0 || o[4].atom > DW_OP_lit31 || o[5].atom != DW_OP_ge ||
+	    o[6].atom != DW_OP_lit3 || o[7].atom != DW_OP_shl || o[8].atom != DW_OP_plus)
+		return false;
+	*off = (int64_t)o[0].number;
+	*k = o[4].atom - DW_OP_lit0;
+	return true;
+}
+
+static void frame_row(Dwarf_Frame *f, bool signal, struct unwind_row *r)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+	int64_t off, ra, bp;
+	int k;
+
+	r->cfa = UNWIND_CFA_UNKNOWN;
+	r->rbp = UNWIND_RBP_SAME;
+	r->cfa_off = r->rbp_off = 0;
+
+	if (dwarf_frame_register(f, REG_RA, mem, &ops, &n) != 0)
+		return;
+	if (n == 0) {
+		if (ops == mem)
+			r->cfa = UNWIND_CFA_END;	/* undefined: the outermost frame */
+		return;
+	}
+	if (signal) {
+		Dwarf_Op *c;
+		size_t nc;
+
+		if (!at_rsp(ops, n, &ra) || dwarf_frame_cfa(f, &c, &nc) || nc != 2 ||
+		    c[0].atom != DW_OP_breg0 + REG_RSP || c[1].atom != DW_OP_deref)
+			return;
+		off = (int64_t)c[0].number;
+		if (dwarf_frame_register(f, REG_RBP, mem, &ops, &n) || !at_rsp(ops, n, &bp) ||
+		    !fits16(off) || ra != off + 8 || !fits16(bp))
+			return;
+		r->cfa = UNWIND_CFA_SIGNAL;
+		r->cfa_off = (int32_t)off;
+		r->rbp_off = (int16_t)bp;
+		r->rbp = UNWIND_RBP_AT;
+		return;
+	}
+	if (!at_cfa(ops, n, &ra) || ra != -8)
+		return;
+
+	if (dwarf_frame_register(f, REG_RBP, mem, &ops, &n) != 0)
+		return;
+	if (n == 0) {
+		r->rbp = ops == mem ? UNWIND_RBP_UNDEF : UNWIND_RBP_SAME;
+	} else if (at_cfa(ops, n, &bp) && fits16(bp)) {
+		r->rbp = UNWIND_RBP_AT;
+		r->rbp_off = (int16_t)bp;
+	} else {
+		return;
+	}
+
+	if (dwarf_frame_cfa(f, &ops, &n) != 0 || n == 0)
+		return;
+	if (n == 1 && ops[0].atom == DW_OP_bregx && fits32((int64_t)ops[0].number2) &&
+	    (ops[0].number == REG_RSP || ops[0].number == REG_RBP)) {
+		r->cfa = ops[0].number == REG_RSP ? UNWIND_CFA_RSP : UNWIND_CFA_RBP;
+		r->cfa_off = (int32_t)(int64_t)ops[0].number2;
+	} else if (n == 2 && ops[0].atom == DW_OP_breg0 + REG_RBP && ops[1].atom == DW_OP_deref &&
+		   fits32((int64_t)ops[0].number)) {
+		r->cfa = UNWIND_CFA_DEREF_RBP;
+		r->cfa_off = (int32_t)(int64_t)ops[0].number;
+	} else if (plt_expr(ops, n, &off, &k) && fits32(off) && r->rbp == UNWIND_RBP_SAME) {
+		r->cfa = UNWIND_CFA_PLT;
+		r->cfa_off = (int32_t)off;
+		r->rbp_off = (int16_t)k;
+	}
+}
+
+/* The rows of the FDE that starts at start, up to limit (the next FDE's start). */
+static void fde_rows(Dwarf_CFI *cfi, uint64_t start, uint64_t limit, struct rowbuf *b)
+{
+	uint64_t pc = start;
+
+	while (pc < limit) {
+		struct unwind_row r = { .pc = (uint32_t)pc };
+		Dwarf_Frame *f;
+		Dwarf_Addr s, e;
+		bool signal = false;
+
+		if (dwarf_cfi_addrframe(cfi, pc, &f) != 0) {
+			r.cfa = UNWIND_CFA_NONE;
+			push_row(b, &r);
+			return;
+		}
+		if (dwarf_frame_info(f, &s, &e, &signal) < 0 || e <= pc) {
+			free(f);
+			r.cfa = UNWIND_CFA_UNKNOWN;
+			push_row(b, &r);
+			return;
+		}
+		frame_row(f, signal, &r);
+		free(f);
+		push_row(b, &r);
+		pc = e;
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A pointer of .eh_frame_hdr's encodings in use (absptr, udata4/sdata4/udata8/sdata8, pcrel or
+ * datarel); false for anything else. */
+static bool read_enc(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t here,
+		     uint64_t datarel, uint64_t *out)
+{
+	uint64_t v;
+
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr:
+	case DW_EH_PE_udata8:
+	case DW_EH_PE_sdata8:
+		if (end - *p < 8)
+			return false;
+		memcpy(&v, *p, 8);
+		*p += 8;
+		break;
+	case DW_EH_PE_udata4: {
+		uint32_t u;
+
+		if (end - *p < 4)
+			return false;
+		memcpy(&u, *p, 4);
+		*p += 4;
+		v = u;
+		break;
+	}
+	case DW_EH_PE_sdata4: {
+		int32_t s;
+
+		if (end - *p < 4)
+			return false;
+		memcpy(&s, *p, 4);
+		*p += 4;
+		v = (uint64_t)(int64_t)s;
+		break;
+	}
+	default:
+		return false;
+	}
+	switch (enc & 0x70) {
+	case DW_EH_PE_absptr:
+		break;
+	case DW_EH_PE_pcrel:
+		v += here;
+		break;
+	case DW_EH_PE_datarel:
+		v += datarel;
+		break;
+	default:
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+/* The FDE start addresses of .eh_frame_hdr's table (sorted by the linker) */
+static int hdr_starts(Elf_Data *d, uint64_t vaddr, uint64_t **out, size_t *nout)
+{
+	const uint8_t *p = d->d_buf, *end = p + d->d_size;
+	uint64_t ehp, count, *v;
+	uint8_t fcenc, tenc;
+
+	if (d->d_size < 4 || p[0] != 1)
+		return -1;
+	fcenc = p[2];
+	tenc = p[3];
+	p += 4;
+	if (!read_enc(&p, end, ((const uint8_t *)d->d_buf)[1], vaddr + 4, vaddr, &ehp) ||
+	    !read_enc(&p, end, fcenc, vaddr + (uint64_t)(p - (const uint8_t *)d->d_buf), vaddr,
+		      &count) ||
+	    count > (uint64_t)(end - p) / 8 || tenc == DW_EH_PE_omit)
+		return -1;
+	v = malloc((count ? count : 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t loc, fde;
+		uint64_t here = vaddr + (uint64_t)(p - (const uint8_t *)d->d_buf);
+
+		if (!read_enc(&p, end, tenc, here, vaddr, &loc) ||
+		    !read_enc(&p, end, tenc, here, vaddr, &fde)) {
+			free(v);
+			return -1;
+		}
+		v[i] = loc;
+	}
+	qsort(v, count, sizeof(*v), cmp_u64);
+	*out = v;
+	*nout = count;
+	return 0;
+}
+
+/* The pointer encoding of FDEs under a CIE: its augmentation's 'R' (absptr without one) */
+static uint8_t cie_fde_encoding(const Dwarf_CIE *c)
+{
+	const uint8_t *d = c->augmentation_data;
+	size_t i = 0, n = c->augmentation_data_size;
+
+	if (!c->augmentation || c->augmentation[0] != 'z' || !d)
+		return DW_EH_PE_absptr;
+	for (const char *a = c->augmentation + 1; *a && i < n; a++) {
+		switch (*a) {
+		case 'R':
+			return d[i];
+		case 'L':
+			i++;
+			break;
+		case 'P': {
+			/* a personality routine pointer: its encoding, then the pointer */
+			uint8_t enc = d[i++];
+
+			switch (enc & 0x0f) {
+			case DW_EH_PE_udata2: case DW_EH_PE_sdata2: i += 2; break;
+			case DW_EH_PE_udata4: case DW_EH_PE_sdata4: i += 4; break;
+			case DW_EH_PE_absptr: case DW_EH_PE_udata8: case DW_EH_PE_sdata8: i += 8; break;
+			default: return DW_EH_PE_omit;
+			}
+			break;
+		}
+		case 'S':
+		case 'B':
+			break;
+		default:
+			return DW_EH_PE_omit;
+		}
+	}
+	return DW_EH_PE_absptr;
+}
+
+/* The FDE start addresses of a .eh_frame (without .eh_frame_hdr: static programs) or a
+ * .debug_frame (absolute 8-byte initial locations), at vaddr in the file */
+static int cfi_starts(Elf *elf, Elf_Data *d, bool eh, uint64_t vaddr, uint64_t **out,
+		      size_t *nout)
+{
+	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+	struct { Dwarf_Off off; uint8_t enc; } cies[64];
+	Dwarf_Off off = 0, next;
+	size_t n = 0, cap = 256, ncies = 0;
+	uint64_t *v = malloc(cap * sizeof(*v));
+
+	if (!v || !ident || !d) {
+		free(v);
+		return -1;
+	}
+	for (;;) {
+		Dwarf_CFI_Entry e;
+		int rc = dwarf_next_cfi(ident, d, eh, off, &next, &e);
+
+		if (rc == 1)
+			break;
+		if (rc == 0 && dwarf_cfi_cie_p(&e)) {
+			if (ncies < sizeof(cies) / sizeof(cies[0])) {
+				cies[ncies].off = off;
+				cies[ncies++].enc = eh ? cie_fde_encoding(&e.cie) : DW_EH_PE_absptr;
+			}
+		} else if (rc == 0) {
+			const uint8_t *p = e.fde.start;
+			uint8_t enc = DW_EH_PE_omit;
+			uint64_t loc;
+
+			for (size_t i = 0; i < ncies; i++)
+				if (cies[i].off == e.fde.CIE_pointer)
+					enc = cies[i].enc;
+			if (enc != DW_EH_PE_omit &&
+			    read_enc(&p, e.fde.end, enc,
+				     vaddr + (uint64_t)(e.fde.start - (const uint8_t *)d->d_buf), 0,
+				     &loc) && loc) {	/* 0: a discarded function's FDE */
+				if (n == cap) {
+					uint64_t *np = realloc(v, (cap *= 2) * sizeof(*v));
+
+					if (!np) {
+						free(v);
+						return -1;
+					}
+					v = np;
+				}
+				v[n++] = loc;
+			}
+		}
+		if (next == (Dwarf_Off)-1 || next <= off)
+			break;
+		off = next;
+	}
+	qsort(v, n, sizeof(*v), cmp_u64);
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+static Elf_Scn *section(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, sh) || sh->sh_type == SHT_NOBITS)
+			continue;
+		n = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (n && strcmp(n, name) == 0)
+			return scn;
+	}
+	return NULL;
+}
+
+static void rows_from(Dwarf_CFI *cfi, const uint64_t *starts, size_t n, struct rowbuf *b)
+{
+	for (size_t i = 0; i < n && !b->oom; i++) {
+		uint64_t limit = i + 1 < n ? starts[i + 1] : UINT32_MAX;
+
+		if (i && starts[i] == starts[i - 1])
+			continue;
+		if (starts[i] >= UINT32_MAX)
+			break;
+		fde_rows(cfi, starts[i], limit, b);
+	}
+}
+
+/* The separate debug file of build-id hex under debug_dir, opened; -1 if none */
+static int open_debug_file(const char *debug_dir, const char *hex)
+{
+	char path[4096];
+
+	if (strlen(hex) < 3)
+		return -1;
+	snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", debug_dir ? debug_dir :
+		 "/usr/lib/debug", hex, hex + 2);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static int from_debug_frame(Elf *elf, struct rowbuf *b)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = section(elf, ".debug_frame", &sh);
+	Dwarf *dw;
+	Dwarf_CFI *cfi;
+	uint64_t *starts = NULL;
+	size_t n = 0;
+	int rc = -1;
+
+	if (!scn)
+		return -1;
+	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (!dw)
+		return -1;
+	cfi = dwarf_getcfi(dw);
+	if (cfi && cfi_starts(elf, elf_getdata(scn, NULL), false, sh.sh_addr, &starts, &n) == 0 &&
+	    n) {
+		rows_from(cfi, starts, n, b);
+		rc = b->n ? 0 : -1;
+	}
+	free(starts);
+	dwarf_end(dw);
+	return rc;
+}
+
+/* The cache file of a table: <cache_dir>/unwind/<build-id>.rows, this header then the rows */
+struct unwind_cache_hdr {
+	char magic[8];
+	char build_id[48];
+	uint32_t nrows, source;
+	uint64_t sum;		/* sym_cache__hash of the rows */
+};
+
+#define UNWIND_CACHE_MAGIC "ebpunw1"	/* with its NUL: 8 bytes; a new format, a new magic */
+
+static const char *const sources[] = { ".eh_frame", ".debug_frame",
+				       ".debug_frame of its debug file" };
+
+static bool cache_path(const char *cache_dir, const struct unwind_table *t, char *buf,
+		       size_t len)
+{
+	return cache_dir && *t->build_id &&
+	       (size_t)snprintf(buf, len, "%s/unwind/%s.rows", cache_dir, t->build_id) < len;
+}
+
+/* t's rows from the cache, if it has them whole for t's build-id */
+static bool cache_load(const char *cache_dir, struct unwind_table *t)
+{
+	struct unwind_cache_hdr h;
+	char path[4096], *buf;
+	size_t len = 0;
+
+	if (!cache_path(cache_dir, t, path, sizeof(path)))
+		return false;
+	buf = sym_cache__read(path, &len);
+	if (!buf)
+		return false;
+	if (len < sizeof(h))
+		goto bad;
+	memcpy(&h, buf, sizeof(h));
+	if (memcmp(h.magic, UNWIND_CACHE_MAGIC, sizeof(h.magic)) ||
+	    strncmp(h.build_id, t->build_id, sizeof(h.build_id)) || !h.nrows ||
+	    h.source >= sizeof(sources) / sizeof(sources[0]) ||
+	    len != sizeof(h) + (size_t)h.nrows * sizeof(struct unwind_row) ||
+	    sym_cache__hash(buf + sizeof(h), len - sizeof(h)) != h.sum)
+		goto bad;
+	t->rows = malloc(len - sizeof(h));
+	if (!t->rows)
+		goto bad;
+	memcpy(t->rows, buf + sizeof(h), len - sizeof(h));
+	t->nrows = h.nrows;
+	t->source = sources[h.source];
+	t->cached = true;
+	free(buf);
+	return true;
+bad:
+	free(buf);
+	return false;
+}
+
+/* t's rows into the cache (best effort) */
+static void cache_store(const char *cache_dir, const struct unwind_table *t)
+{
+	struct unwind_cache_hdr h = { .magic = UNWIND_CACHE_MAGIC };
+	size_t bytes = (size_t)t->nrows * sizeof(struct unwind_row);
+	char path[4096], *tmp;
+	bool ok;
+	int fd;
+
+	if (!cache_path(cache_dir, t, path, sizeof(path)))
+		return;
+	for (h.source = 0; h.source < sizeof(sources) / sizeof(sources[0]); h.source++)
+		if (t->source && strcmp(t->source, sources[h.source]) == 0)
+			break;
+	if (h.source == sizeof(sources) / sizeof(sources[0]))
+		return;
+	snprintf(h.build_id, sizeof(h.build_id), "%s", t->build_id);
+	h.nrows = t->nrows;
+	h.sum = sym_cache__hash(t->rows, bytes);
+	fd = sym_cache__create(path, &tmp);
+	if (fd < 0)
+		return;
+	ok = write(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) &&
+	     write(fd, t->rows, bytes) == (ssize_t)bytes;
+	sym_cache__commit(fd, tmp, path, ok);
+}
+
+int unwind_table__build(const char *path, const char *debug_dir, const char *cache_dir,
+			struct unwind_table *t, const char **why)
+{
+	struct rowbuf b = { 0 };
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
+	Elf *elf = NULL;
+	const void *bid;
+	ssize_t bidlen;
+	size_t nph;
+	GElf_Shdr sh;
+	Elf_Scn *hdr, *ehf;
+
+	memset(t, 0, sizeof(*t));
+	*why = "it cannot be opened";
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	*why = "it is not an x86-64 ELF file";
+	if (!elf || elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64)
+		goto out;
+	{
+		GElf_Ehdr eh;
+
+		if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64)
+			goto out;
+	}
+	bidlen = dwelf_elf_gnu_build_id(elf, &bid);
+	if (bidlen > 0 && bidlen <= 20)
+		for (ssize_t i = 0; i < bidlen; i++)
+			sprintf(t->build_id + 2 * i, "%02x", ((const uint8_t *)bid)[i]);
+	if (elf_getphdrnum(elf, &nph) == 0)
+		for (size_t i = 0; i < nph && t->nsegs < UNWIND_MAX_SEGS; i++) {
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+			    !(ph.p_flags & PF_X))
+				continue;
+			t->segs[t->nsegs].offset = ph.p_offset;
+			t->segs[t->nsegs].vaddr = ph.p_vaddr;
+			t->segs[t->nsegs++].filesz = ph.p_filesz;
+		}
+	*why = "it has no executable segment";
+	if (!t->nsegs)
+		goto out;
+	if (cache_load(cache_dir, t)) {
+		*why = NULL;
+		rc = 0;
+		goto out;
+	}
+
+	/* .eh_frame_hdr if there is one (sh is then its header), else .eh_frame's */
+	hdr = section(elf, ".eh_frame_hdr", &sh);
+	ehf = hdr ? hdr : section(elf, ".eh_frame", &sh);
+	if (ehf) {
+		Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
+		Elf_Data *d = elf_getdata(ehf, NULL);
+		uint64_t *starts = NULL;
+		size_t n = 0;
+
+		/* the FDEs from .eh_frame_hdr's sorted table, or (static programs have none) by
+		 * walking .eh_frame */
+		*why = "its .eh_frame cannot be read";
+		if (cfi && d && (hdr ? hdr_starts(d, sh.sh_addr, &starts, &n) :
+				 cfi_starts(elf, d, true, sh.sh_addr, &starts, &n)) == 0) {
+			rows_from(cfi, starts, n, &b);
+			t->source = ".eh_frame";
+		}
+		free(starts);
+		if (cfi)
+			dwarf_cfi_end(cfi);
+	}
+	if (!b.n && !b.oom) {
+		/* .debug_frame: in the file, or in its separate debug file */
+		int dfd;
+
+		*why = "it has no .eh_frame or .debug_frame";
+		if (from_debug_frame(elf, &b) == 0) {
+			t->source = ".debug_frame";
+		} else if (*t->build_id && (dfd = open_debug_file(debug_dir, t->build_id)) >= 0) {
+			Elf *de = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
+
+			if (de && from_debug_frame(de, &b) == 0)
+				t->source = ".debug_frame of its debug file";
+			elf_end(de);
+			close(dfd);
+		}
+	}
+	if (b.oom) {
+		*why = "out of memory";
+		goto out;
+	}
+	if (!b.n)
+		goto out;
+	t->rows = b.rows;
+	t->nrows = b.n;
+	b.rows = NULL;
+	*why = NULL;
+	rc = 0;
+	cache_store(cache_dir, t);
+out:
+	free(b.rows);
+	elf_end(elf);
+	close(fd);
+	return rc;
+}
+
+void unwind_table__free(struct unwind_table *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	t->rows = NULL;
+	t->nrows = 0;
+}
+
+const struct unwind_row *unwind_table__find(const struct unwind_table *t, uint64_t pc)
+{
+	uint32_t lo = 0, hi = t->nrows;
+
+	if (pc >= UINT32_MAX || !t->nrows || pc < t->rows[0].pc)
+		return NULL;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].pc <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &t->rows[lo];
+}
+
+bool unwind_table__bias(const struct unwind_table *t, uint64_t start, uint64_t pgoff,
+			uint64_t *bias)
+{
+	for (uint32_t i = 0; i < t->nsegs; i++) {
+		uint64_t so = t->segs[i].offset & ~0xfffULL;
+
+		if (pgoff >= so && pgoff < t->segs[i].offset + t->segs[i].filesz) {
+			*bias = start - pgoff + t->segs[i].offset - t->segs[i].vaddr;
+			return true;
+		}
+	}
+	return false;
+}

@@ -1,0 +1,50 @@
+/* Unwind tables: an ELF object's call frame information (.eh_frame, or .debug_frame, also from
+ * a separate debug file found by build-id) read with libdw into a sorted table of rows (CFA
+ * rule, where the return address and rbp are saved: abi/unwind.h), for the BPF unwinder. Rows
+ * that repeat their predecessor's rule are merged. No libbpf here. */
+#ifndef EBPROF_SYMBOLIZE_UNWIND_H
+#define EBPROF_SYMBOLIZE_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "abi/unwind.h"
+
+#define UNWIND_MAX_SEGS 8
+
+struct unwind_table {
+	struct unwind_row *rows;	/* sorted by pc */
+	uint32_t nrows;
+	const char *source;		/* ".eh_frame", ".debug_frame", ... (static) */
+	char build_id[41];		/* lowercase hex, "" when none */
+	bool cached;			/* the rows came from the cache */
+	/* the executable PT_LOAD segments, to find a mapping's load bias */
+	uint32_t nsegs;
+	struct { uint64_t offset, vaddr, filesz; } segs[UNWIND_MAX_SEGS];
+};
+
+/* Build the table of the ELF file at path. debug_dir: where separate debug files are looked for
+ * by build-id (NULL: /usr/lib/debug). cache_dir: where tables are kept between runs by build-id
+ * (sym_cache_dir(); NULL: not), read from there when whole. 0, or -1 with a reason (a sentence
+ * part, static) in *why: no table (the caller walks frame pointers there). */
+int unwind_table__build(const char *path, const char *debug_dir, const char *cache_dir,
+			struct unwind_table *t, const char **why);
+void unwind_table__free(struct unwind_table *t);
+
+/* The row whose rule holds at pc (an ELF virtual address), NULL before the first. */
+const struct unwind_row *unwind_table__find(const struct unwind_table *t, uint64_t pc);
+
+/* The load bias of a mapping of the table's file at start with file offset pgoff (address -
+ * bias = ELF virtual address); false when no executable segment holds pgoff. */
+bool unwind_table__bias(const struct unwind_table *t, uint64_t start, uint64_t pgoff,
+			uint64_t *bias);
+
+/* The same rules (everything but pc) */
+static inline bool unwind_row__same(const struct unwind_row *a, const struct unwind_row *b)
+{
+	return a->cfa == b->cfa && a->rbp == b->rbp && a->cfa_off == b->cfa_off &&
+	       a->rbp_off == b->rbp_off;
+}
+
+#endif

@@ -1,0 +1,142 @@
+#!/usr/bin/env bats
+# Complete user stacks without frame pointers (the .eh_frame unwinder, --unwind): the qsortfix
+# fixture, built -O2 -fomit-frame-pointer, whose comparator (called by glibc's qsort, which has
+# no frame pointers either, from level3 <- level2 <- level1 <- main) allocates and spins. The
+# oracle is gdb on the same fixture: its caller frames (return addresses, ASLR off on both
+# sides) at the comparator's first call must be one of ebprof's stacks, frame by frame; and the
+# fixture's own count of its mallocs.
+
+load helpers
+
+CHECK="$BATS_TEST_DIRNAME/unwind_check.py"
+
+gdb_stack() {
+	gdb -batch -nx -x "$BATS_TEST_DIRNAME/unwind_gdb.py" --args "$FIX/qsortfix" 1 0 2>/dev/null |
+		grep '^PC ' > "$T/gdb.txt"
+	cat "$T/gdb.txt"
+	# cmp's callers: 6 msort levels for 64 elements, qsort_r, level3..1, main
+	[ "$(wc -l < "$T/gdb.txt")" -eq 11 ]
+}
+
+@test "unwind: mem, every comparator malloc has gdb's complete stack" {
+	gdb_stack
+	run setarch -R "$EBPROF" mem -q -o "$T/m.json" -- "$FIX/qsortfix" 200 0
+	[ "$status" -eq 0 ]
+	mallocs=$(awk '/^mallocs/ { print $2 }' <<< "$output")
+	[ "$mallocs" -gt 50000 ]
+	run python3 "$CHECK" mem "$T/m.json" "$T/gdb.txt" "$mallocs"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	jqe '.drops.unwind_truncated == 0' "$T/m.json"
+}
+
+@test "unwind: mem --alloc-only, the entry stacks are gdb's too" {
+	gdb_stack
+	run setarch -R "$EBPROF" mem --alloc-only -q -o "$T/m.json" -- "$FIX/qsortfix" 200 0
+	[ "$status" -eq 0 ]
+	mallocs=$(awk '/^mallocs/ { print $2 }' <<< "$output")
+	run python3 "$CHECK" mem "$T/m.json" "$T/gdb.txt" "$mallocs"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "unwind: cpu, at least 90% of the samples have the complete stack down to the comparator" {
+	run "$EBPROF" cpu -q -o "$T/c.folded" -o "$T/c.json" -- "$FIX/qsortfix" 2400 20000
+	[ "$status" -eq 0 ]
+	run python3 "$CHECK" cpu "$T/c.folded" 90
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# a stack that could not be finished says so, and is counted
+	jqe '.drops | has("unwind_truncated")' "$T/c.json"
+}
+
+@test "unwind: --unwind fp walks frame pointers only (the old, short stacks)" {
+	run "$EBPROF" mem -q --unwind fp -o "$T/m.folded" -- "$FIX/qsortfix" 20 0
+	[ "$status" -eq 0 ]
+	grep -q '^qsortfix ([0-9]*);cmp;malloc ' "$T/m.folded"
+	run grep -c ';main;level1;' "$T/m.folded"
+	[ "$output" -eq 0 ]
+}
+
+@test "unwind: -v says which objects have tables and which are walked by frame pointers" {
+	run "$EBPROF" mem -v -q -o "$T/m.folded" -- "$FIX/qsortfix" 2 0
+	[ "$status" -eq 0 ]
+	grep -q "unwind: .*/libc.so.6: [0-9]* rows from its .eh_frame" <<< "$output"
+	grep -q "unwind: .*/qsortfix: [0-9]* rows from its .eh_frame" <<< "$output"
+	grep -q "unwind: [0-9]* stacks complete, 0 truncated, 0 at the depth limit, 0 by frame pointers" <<< "$output"
+}
+
+@test "unwind: a bad --unwind is a usage error" {
+	run "$EBPROF" cpu --unwind frames -- true
+	[ "$status" -eq 2 ]
+	grep -q "invalid --unwind 'frames' (auto, dwarf or fp)" <<< "$output"
+}
+
+@test "unwind: a signal handler's mallocs unwind through the signal frame into the interrupted code" {
+	run "$EBPROF" mem -q -o "$T/m.folded" -o "$T/m.json" -- "$FIX/sigfix" 300
+	[ "$status" -eq 0 ]
+	grep -q '^handler mallocs 300$' <<< "$output"
+	cat "$T/m.folded"
+	# gdb's: on_alarm, <signal handler called>, spin, work, main (and main's callers); every
+	# one of the handler's 300 mallocs of 48 bytes
+	grep -qx 'sigfix ([0-9]*);_start;__libc_start_main;__libc_start_call_main;main;work;spin;__restore_rt;on_alarm;malloc 14400' "$T/m.folded"
+	jqe '.drops.unwind_truncated == 0' "$T/m.json"
+}
+
+# The share (percent) of the folded file's bytes whose stacks are complete: they run up to the
+# program's entry (_start, named or not) through glibc's __libc_start_main
+complete_share() {
+	awk '{ n = $NF; t += n; if ($0 ~ /^[^;]*;[^;]*;__libc_start_main;__libc_start_call_main;/) c += n }
+	     END { printf "%d\n", t ? 100 * c / t : 0 }' "$1"
+}
+
+@test "unwind: python3 (Debian's, no frame pointers) on a JSON round trip: >= 90% of the bytes in complete stacks" {
+	cat > "$T/rt.py" <<'PY'
+import json
+for r in range(10):
+    s = json.dumps([{"id": i, "name": "item%d" % i, "tags": ["a", str(i)], "n": {"x": i * 1.5}}
+                    for i in range(2000)])
+    assert len(json.loads(s)) == 2000
+print("ok")
+PY
+	run "$EBPROF" mem -q -o "$T/m.folded" -- /usr/bin/python3 "$T/rt.py"
+	[ "$status" -eq 0 ]
+	share=$(complete_share "$T/m.folded")
+	echo "complete: $share%"
+	[ "$share" -ge 90 ]
+	# frame pointers alone, for the record: the same run's stacks hardly ever get there
+	run "$EBPROF" mem -q --unwind fp -o "$T/fp.folded" -- /usr/bin/python3 "$T/rt.py"
+	echo "with --unwind fp: $(complete_share "$T/fp.folded")%"
+}
+
+@test "unwind: perl and sqlite3: >= 90% of the bytes in complete stacks" {
+	run "$EBPROF" mem -q -o "$T/p.folded" -- perl -e 'my %h; $h{"k$_"} = [$_] for 1..100000; print scalar(keys %h), "\n"'
+	[ "$status" -eq 0 ]
+	share=$(complete_share "$T/p.folded")
+	echo "perl complete: $share%"
+	[ "$share" -ge 90 ]
+	run "$EBPROF" mem -q -o "$T/s.folded" -- sqlite3 :memory: "create table t(a, b); with recursive c(x) as (select 1 union all select x + 1 from c where x < 20000) insert into t select x, hex(randomblob(20)) from c; select count(*) from t;"
+	[ "$status" -eq 0 ]
+	grep -qx 20000 <<< "$output"
+	share=$(complete_share "$T/s.folded")
+	echo "sqlite3 complete: $share%"
+	[ "$share" -ge 90 ]
+}
+
+@test "unwind: C++ exceptions thrown through probed operator new are still caught" {
+	run "$EBPROF" mem -q --unwind dwarf -o "$T/m.json" -- "$FIX/badalloc" 1
+	[ "$status" -eq 0 ]
+	grep -q 'caught 3, null 1' <<< "$output"
+	jqe '.drops.unwind_truncated == 0' "$T/m.json"
+}
+
+@test "unwind: a process tree (fork, clone, posix_spawn's vfork, exec): every process's stacks complete" {
+	run "$EBPROF" mem -q --unwind dwarf -o "$T/m.folded" -o "$T/m.json" -- "$FIX/forkfixture"
+	[ "$status" -eq 0 ]
+	jqe '.drops.unwind_truncated == 0' "$T/m.json"
+	# each process's allocations in main's callees run up to the program's entry
+	run awk '$0 ~ /;main;/ && $0 !~ /^[^;]*;[^;]*;__libc_start_main;__libc_start_call_main;main;/' "$T/m.folded"
+	echo "$output"
+	[ -z "$output" ]
+	jqe '[.processes[].pid] | length >= 5' "$T/m.json"
+}

@@ -1,0 +1,322 @@
+/* Unit tests of src/symbolize/unwind.c: the unwind table of an object, row by row, against what
+ * binutils' `readelf --debug-dump=frames-interp` says of the same file (an independent reader of
+ * the same call frame information): the -O2 -fomit-frame-pointer fixture, and glibc (PLT
+ * expression, signal frame, outermost frames). No root needed. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "symbolize/unwind.h"
+
+#include "golden.h"	/* out_dir */
+
+#define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+
+struct cmp_stats {
+	unsigned fdes, rows, exps, checked;
+};
+
+/* A readelf column: "rsp+8", "c-16", "u", "exp", "s", ... */
+static void check_row(const struct unwind_table *t, uint64_t loc, const char *cfa,
+		      const char *rbp, const char *ra, struct cmp_stats *st)
+{
+	const struct unwind_row *r = unwind_table__find(t, loc);
+	char want[64];
+
+	if (!r) {
+		fail_msg("no row at %#llx", (unsigned long long)loc);
+		return;
+	}
+	st->rows++;
+	if (ra && strcmp(ra, "u") == 0) {
+		if (r->cfa != UNWIND_CFA_END)
+			fail_msg("%#llx: ra undefined, row cfa %d", (unsigned long long)loc, r->cfa);
+		st->checked++;
+		return;
+	}
+	if (strcmp(cfa, "exp") == 0) {
+		/* an expression: one we implement (checked below for known sites) or UNKNOWN */
+		st->exps++;
+		if (r->cfa != UNWIND_CFA_PLT && r->cfa != UNWIND_CFA_SIGNAL &&
+		    r->cfa != UNWIND_CFA_DEREF_RBP && r->cfa != UNWIND_CFA_UNKNOWN)
+			fail_msg("%#llx: exp, row cfa %d", (unsigned long long)loc, r->cfa);
+		return;
+	}
+	if (strncmp(cfa, "rsp+", 4) == 0 || strncmp(cfa, "rbp+", 4) == 0) {
+		if (!ra || strcmp(ra, "c-8") != 0) {
+			/* the return address elsewhere than CFA - 8: not expected on x86-64 */
+			fail_msg("%#llx: ra %s", (unsigned long long)loc, ra ? ra : "(none)");
+			return;
+		}
+		snprintf(want, sizeof(want), "%s%d", r->cfa == UNWIND_CFA_RSP ? "rsp+" :
+			 r->cfa == UNWIND_CFA_RBP ? "rbp+" : "?", r->cfa_off);
+		if (strcmp(want, cfa) != 0)
+			fail_msg("%#llx: readelf cfa %s, table %s (rule %d)",
+				 (unsigned long long)loc, cfa, want, r->cfa);
+	} else {
+		/* rules on other registers (r10, ...): the unwinder must not pretend */
+		if (r->cfa != UNWIND_CFA_UNKNOWN)
+			fail_msg("%#llx: cfa %s, row cfa %d", (unsigned long long)loc, cfa, r->cfa);
+		return;
+	}
+	if (!rbp || strcmp(rbp, "u") == 0 || strcmp(rbp, "s") == 0) {
+		if (r->rbp != UNWIND_RBP_SAME)
+			fail_msg("%#llx: rbp %s, row rbp %d", (unsigned long long)loc,
+				 rbp ? rbp : "(no column)", r->rbp);
+	} else if (rbp[0] == 'c') {
+		snprintf(want, sizeof(want), "c%d", r->rbp_off);
+		if (r->rbp != UNWIND_RBP_AT || strcmp(want, rbp) != 0)
+			fail_msg("%#llx: rbp %s, row rbp %d %s", (unsigned long long)loc, rbp,
+				 r->rbp, want);
+	}
+	st->checked++;
+}
+
+/* Every row readelf prints for path, compared with the table built from it. */
+static void compare_with_readelf(const char *path, struct cmp_stats *st)
+{
+	struct unwind_table t;
+	const char *why;
+	char cmd[4200], line[4096], cols[32][16];
+	bool in_fde = false;
+	int ncols = 0, cfa_col = -1, rbp_col = -1, ra_col = -1;
+	FILE *p;
+
+	memset(st, 0, sizeof(*st));
+	if (unwind_table__build(path, NULL, NULL, &t, &why) != 0)
+		fail_msg("no table for %s: %s", path, why);
+	assert_string_equal(t.source, ".eh_frame");
+	snprintf(cmd, sizeof(cmd), "readelf --debug-dump=frames-interp '%s' 2>/dev/null", path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long a, b, loc;
+		char *s;
+
+		if ((s = strstr(line, " FDE ")) && (s = strstr(line, "pc=")) &&
+		    sscanf(s, "pc=%llx..%llx", &a, &b) == 2) {
+			st->fdes++;
+			in_fde = true;
+			if (b > a) {
+				const struct unwind_row *r = unwind_table__find(&t, b - 1);
+
+				if (!r || r->cfa == UNWIND_CFA_NONE)
+					fail_msg("%s: FDE %#llx..%#llx not covered", path, a, b);
+			}
+			ncols = 0;
+			continue;
+		}
+		if (strstr(line, " CIE")) {
+			ncols = 0;	/* a CIE's initial rows: no address of the file */
+			in_fde = false;
+			continue;
+		}
+		if (in_fde == false && strstr(line, " FDE "))
+			in_fde = true;
+		if (strncmp(line, "   LOC", 6) == 0 && in_fde) {
+			char *save, *tok;
+
+			ncols = 0;
+			cfa_col = rbp_col = ra_col = -1;
+			for (tok = strtok_r(line, " \n", &save); tok && ncols < 32;
+			     tok = strtok_r(NULL, " \n", &save)) {
+				snprintf(cols[ncols], sizeof(cols[0]), "%s", tok);
+				if (strcmp(tok, "CFA") == 0)
+					cfa_col = ncols;
+				else if (strcmp(tok, "rbp") == 0)
+					rbp_col = ncols;
+				else if (strcmp(tok, "ra") == 0)
+					ra_col = ncols;
+				ncols++;
+			}
+			continue;
+		}
+		if (ncols && sscanf(line, "%llx", &loc) == 1 && line[0] != ' ') {
+			char v[32][16], *save, *tok;
+			int n = 0;
+
+			for (tok = strtok_r(line, " \n", &save); tok && n < 32;
+			     tok = strtok_r(NULL, " \n", &save))
+				snprintf(v[n++], sizeof(v[0]), "%s", tok);
+			if (n != ncols || cfa_col < 0)
+				continue;
+			check_row(&t, loc, v[cfa_col], rbp_col >= 0 ? v[rbp_col] : NULL,
+				  ra_col >= 0 ? v[ra_col] : NULL, st);
+		}
+	}
+	pclose(p);
+	unwind_table__free(&t);
+}
+
+static void test_fixture_rows(void **state)
+{
+	char path[4096];
+	struct cmp_stats st;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/fixtures/qsortfix", out_dir());
+	compare_with_readelf(path, &st);
+	print_message("qsortfix: %u FDEs, %u rows, %u checked\n", st.fdes, st.rows, st.checked);
+	assert_true(st.fdes >= 5);
+	assert_true(st.checked >= 10);
+}
+
+/* A static program has no .eh_frame_hdr: its FDEs are found by walking .eh_frame */
+static void test_static_rows(void **state)
+{
+	char path[4096];
+	struct cmp_stats st;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/fixtures/memfixture_static", out_dir());
+	compare_with_readelf(path, &st);
+	print_message("memfixture_static: %u FDEs, %u rows, %u checked\n", st.fdes, st.rows,
+		      st.checked);
+	assert_true(st.fdes > 500);
+	assert_true(st.checked > 5000);
+}
+
+static void test_libc_rows(void **state)
+{
+	struct cmp_stats st;
+
+	(void)state;
+	compare_with_readelf(LIBC, &st);
+	print_message("libc: %u FDEs, %u rows (%u expressions), %u checked\n", st.fdes, st.rows,
+		      st.exps, st.checked);
+	assert_true(st.fdes > 1000);
+	assert_true(st.checked > 10000);
+}
+
+/* glibc's special rows: the PLT's expression, __restore_rt's signal frame, _start-like
+ * outermost frames (the return address undefined) */
+static void test_libc_special(void **state)
+{
+	struct unwind_table t;
+	const char *why;
+	unsigned plt = 0, sig = 0, end = 0, unknown = 0;
+
+	(void)state;
+	assert_int_equal(unwind_table__build(LIBC, NULL, NULL, &t, &why), 0);
+	for (uint32_t i = 0; i < t.nrows; i++) {
+		const struct unwind_row *r = &t.rows[i];
+
+		if (i)
+			assert_true(r->pc > t.rows[i - 1].pc);
+		if (i)
+			assert_false(unwind_row__same(r, &t.rows[i - 1]));
+		switch (r->cfa) {
+		case UNWIND_CFA_PLT:
+			plt++;
+			assert_int_equal(r->cfa_off, 8);
+			assert_int_equal(r->rbp_off, 11);
+			break;
+		case UNWIND_CFA_SIGNAL:
+			sig++;
+			/* offsets in the ucontext: uc_mcontext.gregs[REG_RSP, REG_RBP] (REG_RIP after REG_RSP) */
+			assert_int_equal(r->cfa_off, 160);
+			assert_int_equal(r->rbp_off, 120);
+			break;
+		case UNWIND_CFA_END:
+			end++;
+			break;
+		case UNWIND_CFA_UNKNOWN:
+			unknown++;
+			break;
+		}
+	}
+	print_message("libc: %u rows: %u PLT, %u signal, %u outermost, %u unknown\n", t.nrows, plt,
+		      sig, end, unknown);
+	assert_true(plt >= 1);
+	assert_int_equal(sig, 1);
+	assert_true(end >= 2);	/* clone, clone3 */
+	unwind_table__free(&t);
+}
+
+static void test_bias(void **state)
+{
+	struct unwind_table t;
+	const char *why;
+	uint64_t bias = 0;
+
+	(void)state;
+	assert_int_equal(unwind_table__build(LIBC, NULL, NULL, &t, &why), 0);
+	assert_true(t.nsegs >= 1);
+	/* libc's text: offset 0x26000 at vaddr 0x26000, mapped at 0x7f0000026000 */
+	assert_true(unwind_table__bias(&t, 0x7f0000026000ULL, 0x26000, &bias));
+	assert_int_equal(bias, 0x7f0000000000ULL);
+	assert_false(unwind_table__bias(&t, 0x7f0000000000ULL, 0, &bias));
+	assert_int_equal(strlen(t.build_id), 40);
+	unwind_table__free(&t);
+}
+
+/* Tables are kept by build-id under the cache directory: the second build reads the same rows
+ * back; a damaged file is not used (and is replaced) */
+static void test_cache(void **state)
+{
+	char dir[] = "/tmp/ebprof-unwind-cache.XXXXXX", file[4200], cmd[4300];
+	struct unwind_table a, b, c;
+	const char *why;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(unwind_table__build(LIBC, NULL, dir, &a, &why), 0);
+	assert_false(a.cached);
+	snprintf(file, sizeof(file), "%s/unwind/%s.rows", dir, a.build_id);
+	f = fopen(file, "r");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(unwind_table__build(LIBC, NULL, dir, &b, &why), 0);
+	assert_true(b.cached);
+	assert_int_equal(b.nrows, a.nrows);
+	assert_memory_equal(b.rows, a.rows, a.nrows * sizeof(a.rows[0]));
+	assert_string_equal(b.source, a.source);
+	assert_int_equal(b.nsegs, a.nsegs);
+	/* a flipped byte in the rows: built again */
+	f = fopen(file, "r+");
+	assert_non_null(f);
+	fseek(f, -5, SEEK_END);
+	fputc(0x5a, f);
+	fclose(f);
+	assert_int_equal(unwind_table__build(LIBC, NULL, dir, &c, &why), 0);
+	assert_false(c.cached);
+	assert_memory_equal(c.rows, a.rows, a.nrows * sizeof(a.rows[0]));
+	unwind_table__free(&a);
+	unwind_table__free(&b);
+	unwind_table__free(&c);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_no_table(void **state)
+{
+	struct unwind_table t;
+	const char *why = NULL;
+
+	(void)state;
+	assert_int_equal(unwind_table__build("/nonexistent", NULL, NULL, &t, &why), -1);
+	assert_non_null(why);
+	assert_int_equal(unwind_table__build("/etc/passwd", NULL, NULL, &t, &why), -1);
+	assert_string_equal(why, "it is not an x86-64 ELF file");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fixture_rows),
+		cmocka_unit_test(test_static_rows),
+		cmocka_unit_test(test_libc_rows),
+		cmocka_unit_test(test_libc_special),
+		cmocka_unit_test(test_bias),
+		cmocka_unit_test(test_cache),
+		cmocka_unit_test(test_no_table),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
