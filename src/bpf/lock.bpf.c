@@ -145,7 +145,7 @@ static __always_inline void capture(void *ctx, __u32 hook, struct pt_regs *uregs
 {
 	struct lock_scratch *sc = bpf_map_lookup_elem(&scratch, &hook);
 	struct pt_regs *regs = uregs;
-	bool exact;
+	bool exact, by_tables;
 	__u64 n;
 
 	if (!sc)
@@ -160,9 +160,10 @@ static __always_inline void capture(void *ctx, __u32 hook, struct pt_regs *uregs
 	}
 	if (!regs)
 		regs = user_regs(NULL, &exact);
-	n = capture_user_stack(regs, &sc->user);
-	/* by frame pointers only: by call frame information the caller is already there */
-	if (n && caller && !unwind_has_tables())
+	n = capture_user_stack_by(regs, &sc->user, &by_tables);
+	/* walked by frame pointers only (no tables, or code mapped since they were loaded): by
+	 * call frame information the caller is already there */
+	if (n && caller && !by_tables)
 		n = add_direct_caller(regs, &sc->user, n);
 	if (n) {
 		w->ustack = stack_intern(&stacks, &sc->user, n, 0);

@@ -143,14 +143,23 @@ static __always_inline __u64 walk_stack(__u64 *ips, __u64 ip, __u64 fp, __u64 sp
 #include "bpf/lib/unwind.bpf.h"
 
 /* ips from user registers as they are at ip (for a return address: as after the return): by
- * call frame information when the process has tables (unwind_user), else frame pointers. */
-static __always_inline __u64 walk_user_regs(__u64 *ips, __u64 ip, __u64 fp, __u64 sp)
+ * call frame information when the process has tables (unwind_user), else frame pointers;
+ * *by_tables (may be NULL) says which. */
+static __always_inline __u64 walk_user_regs_by(__u64 *ips, __u64 ip, __u64 fp, __u64 sp,
+					       bool *by_tables)
 {
 	long n = unwind_user(ips, ip, sp, fp);
 
+	if (by_tables)
+		*by_tables = n >= 0;
 	if (n >= 0)
 		return (__u64)n;
 	return walk_stack(ips, ip, fp, sp);
+}
+
+static __always_inline __u64 walk_user_regs(__u64 *ips, __u64 ip, __u64 fp, __u64 sp)
+{
+	return walk_user_regs_by(ips, ip, fp, sp, NULL);
 }
 
 /* From a set of user registers: the instruction pointer, then the caller chain. */
@@ -179,17 +188,27 @@ static __always_inline struct pt_regs *user_regs(struct pt_regs *ctx_regs, bool 
 }
 
 /* The current task's user stack into s->ips, from regs (see user_regs): by tables or frame
- * pointers (walk_user_regs). Returns the number of frames (0: no user stack). */
-static __always_inline __u64 capture_user_stack(struct pt_regs *regs, struct stack_trace *s)
+ * pointers (walk_user_regs_by; *by_tables, may be NULL, says which). Returns the number of
+ * frames (0: no user stack). */
+static __always_inline __u64 capture_user_stack_by(struct pt_regs *regs, struct stack_trace *s,
+						   bool *by_tables)
 {
 	__u64 ip;
 
+	if (by_tables)
+		*by_tables = false;
 	if (!regs)
 		return 0;
 	ip = BPF_CORE_READ(regs, ip);
 	if (!ip)
 		return 0;
-	return walk_user_regs(s->ips, ip, BPF_CORE_READ(regs, bp), BPF_CORE_READ(regs, sp));
+	return walk_user_regs_by(s->ips, ip, BPF_CORE_READ(regs, bp), BPF_CORE_READ(regs, sp),
+				 by_tables);
+}
+
+static __always_inline __u64 capture_user_stack(struct pt_regs *regs, struct stack_trace *s)
+{
+	return capture_user_stack_by(regs, s, NULL);
 }
 
 /* The kernel stack at ctx (a tracepoint's, a perf event's) into s->ips. Returns the number of

@@ -345,14 +345,6 @@ truncated:
 	return 1;
 }
 
-/* Whether the current process's user stacks are unwound by its tables (not frame pointers). */
-static __always_inline bool unwind_has_tables(void)
-{
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-
-	return unwind_mode && bpf_map_lookup_elem(&unwind_procs, &tgid);
-}
-
 /* The stack of the current process from registers (ip, sp, bp) as they are at ip (a return
  * address's: as after the return) into ips; the number of addresses, or -1 when the process has
  * no tables (unwind_mode 0, or none loaded for it): the caller walks frame pointers. */
