@@ -223,6 +223,7 @@ static int offcpu_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 	}
 	(void)how;
 	start(c);
+	pr_info(c->lc, "tracing PID %d's threads off-CPU", pid);
 	return 0;
 }
 
