@@ -1476,6 +1476,84 @@ out:
 
 /* ---- drops and notes -------------------------------------------------------------------- */
 
+/* A mode's summary rows (io's disks and operations, offcpu's run-queue latency per process):
+ * a table of their labels and the numbers that have a column, then their histograms drawn as
+ * the text report draws them. */
+static int write_groups(const struct html *h)
+{
+	const struct profile *p = h->p;
+	const struct prof_group *first;
+	FILE *f = h->f;
+	char buf[64];
+
+	if (!p->ngroups)
+		return 0;
+	first = &p->groups[0];
+	fputs("<h2 id=\"groups\">Summary</h2>\n<table class=\"data narrow\" id=\"group-table\">"
+	      "<thead><tr>", f);
+	for (uint32_t i = 0; i < first->nlabels; i++) {
+		fputs("<th>", f);
+		esc(f, first->labels[i].key);
+		fputs("</th>", f);
+	}
+	for (uint32_t i = 0; i < first->nstats; i++) {
+		if (!first->stats[i].label)
+			continue;
+		fputs("<th class=\"num\">", f);
+		esc(f, first->stats[i].label);
+		fputs("</th>", f);
+	}
+	fputs("</tr></thead>\n<tbody>\n", f);
+	for (uint32_t g = 0; g < p->ngroups; g++) {
+		const struct prof_group *gr = &p->groups[g];
+
+		fputs("<tr>", f);
+		for (uint32_t i = 0; i < first->nlabels; i++) {
+			const char *v = prof_group__label(gr, first->labels[i].key);
+
+			fputs("<td>", f);
+			esc(f, v ? v : "-");
+			fputs("</td>", f);
+		}
+		for (uint32_t i = 0; i < first->nstats; i++) {
+			const struct prof_group_stat *st = &first->stats[i];
+			const char *cell = "-";
+
+			if (!st->label)
+				continue;
+			for (uint32_t j = 0; j < gr->nstats; j++)
+				if (!strcmp(gr->stats[j].name, st->name))
+					cell = render__amount(gr->stats[j].value, gr->stats[j].unit,
+							      buf, sizeof(buf));
+			fputs("<td class=\"num\">", f);
+			esc(f, cell);
+			fputs("</td>", f);
+		}
+		fputs("</tr>\n", f);
+	}
+	fputs("</tbody></table>\n", f);
+	for (uint32_t g = 0; g < p->ngroups; g++) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&text, &len);
+
+		if (!m)
+			return -ENOMEM;
+		render__text_group_hists(m, &p->groups[g]);
+		if (fclose(m)) {
+			free(text);
+			return -ENOMEM;
+		}
+		if (len) {
+			fputs("<pre class=\"hist\">", f);
+			esc(f, text);
+			fputs("</pre>\n", f);
+		}
+		free(text);
+	}
+	return 0;
+}
+
 static void write_drops(const struct html *h)
 {
 	const struct profile *p = h->p;
@@ -1900,7 +1978,9 @@ static int html_write(const struct profile *p, const struct output_opts *o, FILE
 	if (err)
 		goto out;
 	write_series(&h);
-	err = write_sites(&h);
+	err = write_groups(&h);
+	if (!err)
+		err = write_sites(&h);
 	if (!err)
 		err = write_flames(&h);
 	if (!err)

@@ -74,6 +74,9 @@ int render__text_stacks(const struct profile *p, const struct output_opts *o, FI
 /* Its groups (text_groups.c): a table of their labels and numbers, then their histograms.
  * Nothing without groups. 0 or a negative errno. */
 int render__text_groups(FILE *f, const struct profile *p, bool color);
+/* One group's histograms as log2 bars under a title each ("vda read, latency:"); the HTML
+ * report shows them as the text report does. */
+void render__text_group_hists(FILE *f, const struct prof_group *g);
 
 /* Last path component ("libc.so.6" for "/usr/lib/x86_64-linux-gnu/libc.so.6"). */
 const char *render__basename(const char *path);

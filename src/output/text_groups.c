@@ -134,23 +134,26 @@ int render__text_groups(FILE *f, const struct profile *p, bool color)
 
 	fputc('\n', f);
 	heading(f, color, "Histograms");
-	for (uint32_t g = 0; g < p->ngroups; g++) {
-		const struct prof_group *gr = &p->groups[g];
-
-		group_name(gr, name, sizeof(name));
-		for (uint32_t h = 0; h < gr->nhists; h++) {
-			const struct prof_hist *hi = &gr->hists[h];
-			uint64_t b[66];
-			uint32_t nb = prof_hist__log2(hi, b, 66);
-			char title[320];
-
-			snprintf(title, sizeof(title), "%s, %s", name, hi->name);
-			render__text_buckets(f, "  ", title, b, nb,
-					     !strcmp(hi->unit, "nanoseconds") ?
-					     render__life_bucket_label :
-					     !strcmp(hi->unit, "bytes") ? render__size_bucket_label :
-					     count_label);
-		}
-	}
+	for (uint32_t g = 0; g < p->ngroups; g++)
+		render__text_group_hists(f, &p->groups[g]);
 	return ferror(f) ? -EIO : 0;
+}
+
+void render__text_group_hists(FILE *f, const struct prof_group *gr)
+{
+	char name[256];
+
+	group_name(gr, name, sizeof(name));
+	for (uint32_t h = 0; h < gr->nhists; h++) {
+		const struct prof_hist *hi = &gr->hists[h];
+		uint64_t b[66];
+		uint32_t nb = prof_hist__log2(hi, b, 66);
+		char title[320];
+
+		snprintf(title, sizeof(title), "%s, %s", name, hi->name);
+		render__text_buckets(f, "  ", title, b, nb,
+				     !strcmp(hi->unit, "nanoseconds") ? render__life_bucket_label :
+				     !strcmp(hi->unit, "bytes") ? render__size_bucket_label :
+				     count_label);
+	}
 }
