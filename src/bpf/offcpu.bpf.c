@@ -29,7 +29,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* -a: every user thread (ebprof's own excepted), instead of the processes in `targets` */
 const volatile bool trace_all = false;
-/* -a --kernel-threads: kernel threads too */
+/* kernel threads too: -a --kernel-threads, or within cpu --offcpu (as cpu samples them) */
 const volatile bool with_kthreads = false;
 const volatile bool per_thread = false;
 const volatile bool wakers = false;
@@ -123,8 +123,9 @@ static __always_inline bool traced(struct task_struct *t)
 {
 	__u32 tgid = BPF_CORE_READ(t, tgid);
 
+	/* kernel threads: with -a --kernel-threads, or (cpu --offcpu) one named with -p */
 	if (BPF_CORE_READ(t, flags) & PF_KTHREAD)
-		return trace_all && with_kthreads;
+		return with_kthreads && (trace_all || bpf_map_lookup_elem(&targets, &tgid));
 	if (trace_all)
 		return tgid != self_tgid;
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;

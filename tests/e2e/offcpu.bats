@@ -182,6 +182,41 @@ assert_no_offcpu_probes() {
 	assert_no_offcpu_probes
 }
 
+@test "cpu --offcpu: one wall-clock profile, on-CPU samples and off-CPU time, adds up to the run" {
+	# 20 rounds of a 25 ms nap and 25 ms of CPU time in burn(): one thread, whose wall time is
+	# the sum of its time on CPU (samples x period) and off it (naps, and preemptions)
+	run "$EBPROF" cpu -q --offcpu -F 499 -o "$T/x.folded" -o "$T/x.json" -- \
+		"$FIX/offsleep" 20 25 25
+	[ "$status" -eq 0 ]
+	slept=$(echo "$output" | awk '/^slept_ns/ { print $2 }')
+	cpu=$(echo "$output" | awk '/^cpu_ns/ { print $2 }')
+	wall=$(echo "$output" | awk '/^wall_ns/ { print $2 }')
+	jqe '.sample_types | map(.type) == ["samples", "cpu", "offcpu", "wall"]' "$T/x.json"
+	jqe '.default_sample_type == "wall"' "$T/x.json"
+	# wall = cpu + offcpu in every stack; on-CPU stacks have samples, off-CPU ones none
+	jqe '[.sites[] | .wall == .cpu + .offcpu] | all' "$T/x.json"
+	jqe '[.sites[] | select(.offcpu > 0) | .samples == 0 and .frames[0].function == "__schedule"] | all' \
+		"$T/x.json"
+	total=$(folded_sum "$T/x.folded")
+	oncpu=$(jq '[.sites[] | select(any(.frames[]; .function == "burn")) | .cpu] | add' "$T/x.json")
+	nap=$(folded_sum "$T/x.folded" ';sleep_loop;nap;')
+	echo "wall: profile $total ns, fixture $wall ns; burn on CPU $oncpu ns, fixture $cpu ns;" \
+		"nap $nap ns, fixture $slept ns"
+	# the whole run, within 10% (the profile also holds the start-up before main)
+	[ $((total * 10)) -ge $((wall * 9)) ]
+	[ $((total * 10)) -le $((wall * 11)) ]
+	# burn's samples: its CPU time within 10%
+	[ $((oncpu * 10)) -ge $((cpu * 9)) ]
+	[ $((oncpu * 10)) -le $((cpu * 11)) ]
+	# the naps: 0.5 s plus the wakeups' latency, never more than the fixture measured
+	[ "$nap" -ge 500000000 ]
+	[ "$nap" -le "$slept" ]
+	run "$EBPROF" cpu --offcpu --cpu 0 -- "$FIX/offsleep" 1 1
+	[ "$status" -eq 2 ]
+	[[ $output == *"--offcpu goes without --cpu"* ]]
+	assert_no_probes '^(cpu_sample|offcpu_switch|offcpu_wakeup|offcpu_wakeup_new)$'
+}
+
 @test "offcpu: bad input gets a clear sentence and exit 2 (usage) or 1 (failure)" {
 	run "$EBPROF" offcpu -p 999999 -d 1
 	[ "$status" -eq 1 ]

@@ -30,6 +30,7 @@
 #include "core/stacks.h"
 #include "core/target.h"
 #include "modes/cpu/collect.h"
+#include "modes/offcpu/collect.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 #include "util/util.h"
@@ -53,7 +54,11 @@ struct cpu_collector {
 	uint64_t stop_ns;		/* CLOCK_MONOTONIC when sampling stopped */
 	struct proc_table *procs;	/* every process attached or seen (-a) */
 	uint64_t samples;		/* read out into the profile */
+	void *off;			/* --offcpu: the offcpu collector, driven from these hooks */
 };
+
+/* The sample types and their order: samples, cpu; with --offcpu also offcpu and wall. */
+enum { V_SAMPLES, V_CPU, V_OFFCPU, V_WALL, V__COUNT };
 
 static const char *const stat_names[CPU_STAT__COUNT] = {
 	[CPU_STAT_SAMPLES] = "samples",
@@ -252,16 +257,35 @@ static void *cpu_open(const struct session_env *env, void *opts)
 
 	err = profile__add_type(prof, "samples", "count");
 	err = err ?: profile__add_type(prof, "cpu", "nanoseconds");
+	if (o->offcpu) {
+		err = err ?: profile__add_type(prof, "offcpu", "nanoseconds");
+		err = err ?: profile__add_type(prof, "wall", "nanoseconds");
+	}
 	if (err) {
 		pr_err(c->lc, "cannot set up the profile: %s", strerror(-err));
 		goto fail;
 	}
-	prof->default_type = 0;
+	prof->default_type = o->offcpu ? V_WALL : V_SAMPLES;
 	/* pprof's period: what one sample stands for */
 	err = profile__set_period(prof, "cpu", "nanoseconds", c->period_ns);
 	if (err) {
 		pr_err(c->lc, "cannot set up the profile: %s", strerror(-err));
 		goto fail;
+	}
+	if (o->offcpu) {
+		/* the offcpu mode's own collector: its programs, its reads, in this profile */
+		struct offcpu_opts oo;
+
+		offcpu_default_opts(&oo);
+		oo.embedded = true;
+		oo.kthreads = true;	/* as cpu samples them: -a, or -p of a kernel thread */
+		oo.per_thread = o->per_thread;
+		oo.max_stacks = o->max_stacks;
+		oo.ns_idx = V_OFFCPU;
+		oo.wall_idx = V_WALL;
+		c->off = offcpu_mode_ops.open(env, &oo);
+		if (!c->off)
+			goto fail;
 	}
 	return c;
 fail:
@@ -315,12 +339,25 @@ static int cpu_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 		return err;
 	}
 	(void)how;
+	if (c->off) {
+		err = offcpu_mode_ops.attach(c->off, pid, how, status);
+		if (err)
+			return err;
+	}
 	return start(c);
 }
 
 static int cpu_attach_all(void *m)
 {
-	return start(m);
+	struct cpu_collector *c = m;
+
+	if (c->off) {
+		int err = offcpu_mode_ops.attach_all(c->off);
+
+		if (err)
+			return err;
+	}
+	return start(c);
 }
 
 /* ---- reading out ------------------------------------------------------------------------ */
@@ -396,7 +433,7 @@ static int drain(struct cpu_collector *c, pid_t only, bool remove)
 	}
 	for (size_t i = 0; i < nv; i++) {
 		const struct stack_count *e = &v[i];
-		int64_t vals[2] = { e->n, e->n * c->period_ns };
+		int64_t vals[V__COUNT] = { e->n, e->n * c->period_ns, 0, e->n * c->period_ns };
 		struct prof_process *pp;
 		uint32_t n;
 
@@ -455,6 +492,8 @@ static void cpu_tick(void *m, int64_t t_ns, bool second)
 	 * turn for a large tree. A library loaded and unloaded (dlclose) between two looks would
 	 * leave its samples without their frames. */
 	proc_table__snapshot_some(c->procs, 8);
+	if (c->off)
+		offcpu_mode_ops.tick(c->off, t_ns, second);
 }
 
 static uint64_t stat_sum(struct cpu_collector *c, enum cpu_stat s)
@@ -469,6 +508,15 @@ static void cpu_progress(void *m, char *buf, size_t len)
 
 	for (int s = CPU_STAT_STACKS_FULL; s < CPU_STAT__COUNT; s++)
 		drops += stat_sum(c, s);
+	if (c->off) {
+		char off[128];
+
+		offcpu_mode_ops.progress(c->off, off, sizeof(off));
+		snprintf(buf, len, "%llu samples  drops %llu  %s",
+			 (unsigned long long)stat_sum(c, CPU_STAT_SAMPLES),
+			 (unsigned long long)drops, off);
+		return;
+	}
 	snprintf(buf, len, "%llu samples  drops %llu",
 		 (unsigned long long)stat_sum(c, CPU_STAT_SAMPLES), (unsigned long long)drops);
 }
@@ -484,6 +532,8 @@ static void cpu_finalize(void *m, pid_t pid, bool exec)
 	snapshot(c, p);
 	if (exec)
 		drain(c, pid, true);
+	if (c->off)
+		offcpu_mode_ops.finalize(c->off, pid, exec);
 }
 
 /* Not at its exit stop (retire): the kernel's exit path after it (exit_mmap unmapping its
@@ -493,6 +543,8 @@ static void cpu_reaped(void *m, pid_t pid)
 	struct cpu_collector *c = m;
 
 	proc_table__untarget(c->procs, pid, bpf_map__fd(c->skel->maps.targets));
+	if (c->off)
+		offcpu_mode_ops.reaped(c->off, pid);
 }
 
 static void cpu_stop(void *m)
@@ -510,6 +562,8 @@ static void cpu_stop(void *m)
 	/* the last announcements of new processes */
 	if (c->rb)
 		ring_buffer__consume(c->rb);
+	if (c->off)
+		offcpu_mode_ops.stop(c->off);
 }
 
 static void cpu_finish(void *m)
@@ -526,6 +580,8 @@ static void cpu_finish(void *m)
 	int len = 0;
 
 	drain(c, 0, false);
+	if (c->off)
+		offcpu_mode_ops.finish(c->off);
 	for (int s = CPU_STAT_STACKS_FULL; s < CPU_STAT__COUNT; s++) {
 		if (s == CPU_STAT_NOTES_FULL && !c->env.all)
 			continue;	/* a reason of -a only */
@@ -577,6 +633,8 @@ static void cpu_detach(void *m)
 			close(c->pfds[i]);
 		c->pfds[i] = -1;
 	}
+	if (c->off)
+		offcpu_mode_ops.detach(c->off);
 	c->detached = true;
 }
 
@@ -588,6 +646,8 @@ static void cpu_close(void *m)
 		return;
 	if (c->links && c->pfds)
 		cpu_detach(c);
+	if (c->off)
+		offcpu_mode_ops.close(c->off);
 	ring_buffer__free(c->rb);
 	cpu_bpf__destroy(c->skel);
 	proc_table__free(c->procs, NULL);
