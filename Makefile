@@ -10,6 +10,7 @@
 #   make bench-cpu  what `ebprof cpu` costs beside perf record and bpftrace (root)
 #   make bench-kmem what `ebprof kmem` costs beside bpftrace (root)
 #   make bench-io   what `ebprof io` costs per block request beside bpftrace (root)
+#   make bench-offcpu  what `ebprof offcpu` costs per context switch beside bpftrace (root)
 #   V=1             show full commands
 
 OUT        ?= build
@@ -71,7 +72,7 @@ FIX_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthre
 
 DEMO_BIN   := $(OUT)/demo/demo
 
-.PHONY: all deps demo check unit e2e bench bench-scan bench-render bench-placement bench-cpu bench-kmem bench-io clean install fixtures
+.PHONY: all deps demo check unit e2e bench bench-scan bench-render bench-placement bench-cpu bench-kmem bench-io bench-offcpu clean install fixtures
 all: $(OUT)/ebprof
 
 deps:
@@ -232,6 +233,9 @@ bench-cpu: $(OUT)/ebprof
 
 bench-kmem: $(OUT)/ebprof
 	$(Q)bash bench/kmem.sh $(OUT)
+
+bench-offcpu: $(OUT)/ebprof fixtures
+	$(Q)bash bench/offcpu.sh $(OUT)
 
 bench-io: $(OUT)/ebprof
 	$(Q)bash bench/io.sh $(OUT)
