@@ -171,6 +171,19 @@ assert_no_offcpu_probes() {
 	echo "$output" | grep -q nap
 }
 
+@test "offcpu: a launched tree: each child's naps under its own process, the shell's waits too" {
+	run "$EBPROF" offcpu -q -o "$T/x.json" -- sh -c "'$FIX/offsleep' 5 10; '$FIX/offsleep' 5 10"
+	[ "$status" -eq 0 ]
+	# two processes of offsleep, 5 naps each, symbolized through their own mappings
+	jqe '[.sites[] | select(any(.frames[]; .function == "nap"))] | group_by(.pid) | length == 2' \
+		"$T/x.json"
+	jqe '[.sites[] | select(any(.frames[]; .function == "nap")) | .switches] | add == 10' \
+		"$T/x.json"
+	# the shell waited for each of them (wait4)
+	jqe '[.processes[] | select(.comm == "sh")] | length == 1' "$T/x.json"
+	jqe '[.sites[] | select(any(.frames[]; .function == "do_wait"))] | length > 0' "$T/x.json"
+}
+
 @test "offcpu: -p, --per-thread, and -a with --kernel-threads" {
 	bg "$FIX/pingpong" 400000
 	pid=$BG
