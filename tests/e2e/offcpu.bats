@@ -281,7 +281,8 @@ assert_no_offcpu_probes() {
 		--max-stacks --max-threads; do
 		[[ $output == *"$o"* ]] || { echo "missing $o" >&2; false; }
 	done
-	[[ $output == *"offcpu (nanoseconds, the default) and"* ]]
+	[[ $output == *"Sample types: offcpu (nanoseconds, the"* ]]
+	[[ $output == *"default) and switches (count)"* ]]
 	run "$EBPROF" --help
 	[[ $output == *"offcpu "* ]]
 }

@@ -684,8 +684,8 @@ static void offcpu_finish(void *m)
 					  c->opts.max_threads);
 		else if (s == OFFCPU_STAT_STACKS_FULL)
 			profile__add_note(prof, "%llu stacks were not kept: the stack table "
-					  "(--max-stacks %u) was full, so their time counts without "
-					  "them; raise --max-stacks", (unsigned long long)n,
+					  "(--max-stacks %u) was full, so their time counts "
+					  "without them; raise --max-stacks", (unsigned long long)n,
 					  c->opts.max_stacks);
 		else if (s == OFFCPU_STAT_COUNTS_FULL)
 			profile__add_note(prof, "%llu off-CPU intervals were lost: the count table "
@@ -697,8 +697,8 @@ static void offcpu_finish(void *m)
 					  MAX_RUNQ);
 		else
 			profile__add_note(prof, "%llu new processes were not announced in time "
-					  "(the ring buffer was full): those that exited before the "
-					  "end show bare addresses", (unsigned long long)n);
+					  "(the ring buffer was full): those that exited before "
+					  "the end show bare addresses", (unsigned long long)n);
 	}
 	if (c->off_at_end)
 		profile__add_note(prof, "%llu threads were still off-CPU when tracing stopped: "
