@@ -1,5 +1,6 @@
 /* Small libbpf helpers every collector needs (see bpfutil.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,19 @@
 
 #define BATCH 1024
 
+static int map_batches(int fd, size_t ksz, size_t vsz, bpfutil_map_cb cb, void *ctx, bool take);
+
 int bpfutil__map_for_each(int fd, size_t ksz, size_t vsz, bpfutil_map_cb cb, void *ctx)
+{
+	return map_batches(fd, ksz, vsz, cb, ctx, false);
+}
+
+int bpfutil__map_take(int fd, size_t ksz, size_t vsz, bpfutil_map_cb cb, void *ctx)
+{
+	return map_batches(fd, ksz, vsz, cb, ctx, true);
+}
+
+static int map_batches(int fd, size_t ksz, size_t vsz, bpfutil_map_cb cb, void *ctx, bool take)
 {
 	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	char *keys = malloc(ksz * BATCH), *vals = malloc(vsz * BATCH);
@@ -25,7 +38,10 @@ int bpfutil__map_for_each(int fd, size_t ksz, size_t vsz, bpfutil_map_cb cb, voi
 	}
 	while (!done) {
 		count = BATCH;
-		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, vals, &count, &opts);
+		err = take ? bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in, &out, keys,
+							      vals, &count, &opts)
+			   : bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, vals, &count,
+						  &opts);
 		if (err == -ENOENT) {
 			done = true;
 			err = 0;
@@ -96,4 +112,20 @@ void bpfutil__libbpf_messages(const struct log_ctx *lc)
 {
 	libbpf_verbose = lc && lc->verbose >= 2;
 	libbpf_set_print(libbpf_print);
+}
+
+uint64_t bpfutil__recursion_misses(const struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+	uint64_t n = 0;
+
+	bpf_object__for_each_program(prog, obj) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			n += info.recursion_misses;
+	}
+	return n;
 }

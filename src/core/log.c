@@ -6,7 +6,7 @@ void log_print(const struct log_ctx *lc, int level, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (level > 0 && (!lc || lc->verbose < level))
+	if ((level > 0 && (!lc || lc->verbose < level)) || (lc && lc->silent))
 		return;
 	fprintf(stderr, "%s: ", lc && lc->prog ? lc->prog : "ebprof");
 	if (level == LOG_WARN)

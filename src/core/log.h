@@ -2,11 +2,13 @@
 #ifndef EBPROF_LOG_H
 #define EBPROF_LOG_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 struct log_ctx {
 	int verbose;		/* 0 default, 1 -v, 2 -vv */
 	const char *prog;	/* "ebprof" */
+	bool silent;		/* nothing at all: a part whose failures its caller words (top) */
 };
 
 void log_print(const struct log_ctx *lc, int level, const char *fmt, ...)

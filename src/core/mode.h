@@ -5,6 +5,7 @@
  *   open (load BPF, init the profile's sample types)
  *   -> attach (each target: launched, -p, new children; or attach_all for -a)
  *   -> tick (every 100 ms while tracing)
+ *   -> window (any time while tracing, for live views: what was counted since the last one)
  *   -> finalize (a process at its exit stop, before an exec, or at the end)
  *   -> stop (tracing ends: probes off) -> finish (drops, what is left) -> outputs
  *   -> detach -> close
@@ -87,6 +88,17 @@ struct mode_ops {
 	 * their leader does or after, in any order; a thread the inspection at the leader's exit
 	 * no longer finds is known only from this. */
 	void (*thread_exit)(void *m, pid_t pid, pid_t tid);
+
+	/*
+	 * Move what was counted since the last window (or the start) into `into`, a new empty
+	 * profile, and start the next window: the mode's sample types (as open sets them on the
+	 * run's profile), the samples, the processes with their stats, the drops counted in the
+	 * window, its length in duration_nanos (from the start of counting, for the first) and
+	 * as the run fact "window" ("1.00 s"). Counting goes on; what
+	 * a window took is not in the run's profile at the end. For live views (ebprof top)
+	 * and periodic exports. NULL: the mode has no windows. 0 or a negative errno.
+	 */
+	int (*window)(void *m, struct profile *into);
 
 	/* Read pid out into the profile, while its mappings are still readable; `exec`: its old
 	 * program is being replaced (the new one is attached next). */

@@ -1,5 +1,6 @@
 /* The processes a mode has seen, with their last mappings (see procs.h). */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,32 @@ void proc_table__free(struct proc_table *t, void (*free_priv)(void *priv))
 	}
 	free(t->p);
 	free(t);
+}
+
+uint32_t proc_table__prune_gone(struct proc_table *t, uint32_t after,
+				void (*free_priv)(void *priv))
+{
+	uint32_t j = 0, n = 0;
+
+	for (uint32_t i = 0; i < t->n; i++) {
+		struct proc_info *p = t->p[i];
+
+		if (!p->attached && p->pid > 0 && kill(p->pid, 0) && errno == ESRCH &&
+		    ++p->gone_calls > after) {
+			sym_proc__free(p->sp);
+			free(p->cmdline);
+			if (free_priv && p->priv)
+				free_priv(p->priv);
+			free(p);
+			n++;
+			continue;
+		}
+		t->p[j++] = p;
+	}
+	t->n = j;
+	if (t->cursor >= t->n)
+		t->cursor = 0;
+	return n;
 }
 
 struct proc_info *proc_table__find(const struct proc_table *t, pid_t pid)

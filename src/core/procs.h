@@ -24,6 +24,7 @@ struct proc_info {
 	bool drained;		/* its counts were read out once: later ones merge into them */
 	uint64_t maps_hash;	/* of the executable lines sp was made from (0: none) */
 	void *priv;		/* the mode's own (freed by the free_priv given to free) */
+	uint32_t gone_calls;	/* proc_table__prune_gone calls that found it gone */
 };
 
 struct proc_table;
@@ -68,6 +69,13 @@ struct ring_buffer *proc_table__notes(struct proc_table *t, int map_fd);
 int proc_table__target(struct proc_table *t, pid_t pid, int targets_fd, struct proc_info **out);
 /* pid is gone (the mode's reaped): out of the targets map, not attached. */
 void proc_table__untarget(struct proc_table *t, pid_t pid, int targets_fd);
+
+/* A live view's table over hours of -a: forget the processes not attached that have been gone
+ * (not in /proc) for more than `after` calls, so that a process's last counts, read by the
+ * window after its exit, still find its snapshot. Their snapshots (and open files) go; with
+ * free_priv, their priv. Returns how many. */
+uint32_t proc_table__prune_gone(struct proc_table *t, uint32_t after,
+				void (*free_priv)(void *priv));
 
 uint32_t proc_table__count(const struct proc_table *t);
 struct proc_info *proc_table__at(const struct proc_table *t, uint32_t i);

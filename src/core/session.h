@@ -32,6 +32,7 @@ struct session_opts {
 	bool follow;			/* --follow */
 	bool all;			/* -a */
 	bool inspect;			/* call the mode's inspect hook (mem --leaks) */
+	bool no_report;			/* no report at the end (ebprof top: the view was it) */
 	/* ebprof's own command line, for the profile's metadata */
 	int self_argc;
 	char **self_argv;
@@ -52,6 +53,9 @@ int session__write_outputs(const struct log_ctx *lc, const struct profile *p,
 
 /* Erase the progress line before printing to stderr. */
 void session__clear_progress(struct session *s);
+/* End the run from a mode (ebprof top's q), as -d does; a launched command still running is
+ * sent SIGTERM, and the run ends with it. */
+void session__request_stop(struct session *s);
 /* Tracing is ending (a stop was asked or the duration reached). */
 bool session__stopping(const struct session *s);
 

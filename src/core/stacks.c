@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <bpf/bpf.h>
 #include "core/bpfutil.h"
 #include "core/log.h"
 #include "core/stacks.h"
@@ -130,6 +131,25 @@ int stack_table__add(struct stack_table *t, __u64 h, const struct stack_trace *s
 	if (!t || !st)
 		return -EINVAL;
 	return put(t, h, st);
+}
+
+int stack_table__fetch(struct stack_table *t, int map_fd, __u64 h)
+{
+	struct stack_trace st;
+
+	if (!t)
+		return -EINVAL;
+	if (!h || stack_table__get(t, h))
+		return 0;
+	if (bpf_map_lookup_elem(map_fd, &h, &st))
+		return -errno;
+	return put(t, h, &st);
+}
+
+void stack_table__clear(struct stack_table *t)
+{
+	if (t)
+		clear(t);
 }
 
 uint32_t stack_table__count(const struct stack_table *t)
@@ -361,6 +381,18 @@ int stack_counts__read(int fd, pid_t only, struct stack_count **out, size_t *n)
 	*out = r.v;
 	*n = r.n;
 	return 0;
+}
+
+int stack_counts__take(int fd, struct stack_count **out, size_t *n)
+{
+	struct counts_read r = { 0 };
+	int err = bpfutil__map_take(fd, sizeof(struct stack_key), sizeof(__u64), collect_count, &r);
+
+	if (r.n)
+		qsort(r.v, r.n, sizeof(*r.v), count_cmp);
+	*out = r.v;
+	*n = r.n;
+	return err;
 }
 
 uint32_t stacks__key_locs(struct profile *prof, const struct stack_table *st,

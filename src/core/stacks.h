@@ -30,6 +30,12 @@ const struct stack_trace *stack_table__get(const struct stack_table *t, __u64 h)
 /* Add (or replace) the stack of hash h (0 is ignored): for tests, and for a mode that reads its
  * stacks some other way. A copy of st's nr frames is kept. 0 or a negative errno. */
 int stack_table__add(struct stack_table *t, __u64 h, const struct stack_trace *st);
+/* The stack of hash h from the map into t, unless t has it (0 is ignored): a live view reads
+ * only the stacks its window counted, not the whole map each time. 0 or a negative errno
+ * (-ENOENT: not in the map). */
+int stack_table__fetch(struct stack_table *t, int map_fd, __u64 h);
+/* Forget every stack (the map was emptied). */
+void stack_table__clear(struct stack_table *t);
 /* How many stacks t holds. */
 uint32_t stack_table__count(const struct stack_table *t);
 
@@ -76,6 +82,13 @@ struct stack_count {
 /* Every entry of such a map of process `only` (0: every process), sorted by (tgid, aux), in
  * *out (malloc'd; the caller frees it). 0 or a negative errno. */
 int stack_counts__read(int fd, pid_t only, struct stack_count **out, size_t *n);
+
+/* Every entry of such a map, taken out of it (read and deleted a batch at a time, each under
+ * its bucket's lock: BPF_MAP_LOOKUP_AND_DELETE_BATCH), sorted by (tgid, aux), in *out
+ * (malloc'd). A program counts into an entry it found before the delete and adds after the
+ * copy only in the few instructions between its lookup and its add: a window's reader. 0 or a
+ * negative errno (what was taken before an error is in *out). */
+int stack_counts__take(int fd, struct stack_count **out, size_t *n);
 
 /* The locations of a key's stacks: its kernel frames, leaf first (without the tracing
  * machinery when `strip_tracing`), then its user frames through sp (pid's mappings, NULL: bare

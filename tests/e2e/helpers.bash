@@ -108,3 +108,80 @@ truth_sites() {
 	jq '.sites | with_entries(select(.value.alloc_count > 0)
 		| .value |= {alloc_count, alloc_bytes, leak_count, leak_bytes})' "$1"
 }
+
+# The disk under /var/tmp, found at run time, in $DISK (a whole disk: the kernel queues
+# requests per disk; /sys/block/$DISK/stat is its accounting), and a directory there in $VT
+# (the test's teardown removes it); skip, saying why, where there is none to measure. For
+# the modes that count block requests (io, top).
+var_tmp_disk() {
+	local maj min sys real
+	read -r maj min < <(stat -c '%Hd %Ld' /var/tmp) || skip "cannot stat /var/tmp"
+	sys=/sys/dev/block/$maj:$min
+	[ "$maj" -ne 0 ] && [ -e "$sys" ] ||
+		skip "/var/tmp is on $(stat -f -c %T /var/tmp) (device $maj:$min), no block device: no request to measure"
+	real=$(readlink -f "$sys")
+	# a partition's directory is inside its disk's
+	[ -e "$real/partition" ] && real=${real%/*}
+	DISK=${real##*/}
+	[ -d "/sys/block/$DISK" ] || skip "no /sys/block/$DISK for /var/tmp's device $maj:$min"
+	if [ -n "$(ls -A "/sys/block/$DISK/slaves" 2>/dev/null)" ]; then
+		skip "/var/tmp is on $DISK, a stacked device (device mapper, md): its requests reach the disks below it"
+	fi
+	VT=$(mktemp -d /var/tmp/ebprof-e2e-io.XXXXXX)
+}
+
+# A file of $2 4 KiB blocks at $1, on the disk, out of the page cache's way (O_DIRECT reads).
+make_file() {
+	dd if=/dev/urandom of="$1" bs=4096 count="$2" status=none
+	sync "$1"
+}
+
+# bpftrace in the background running the script $1 (its output in $T/bt.out), attached (BEGIN
+# runs once every probe is).
+start_bpftrace() {
+	command -v bpftrace >/dev/null || skip "bpftrace is not installed (the independent oracle)"
+	# bpftrace's syscalls: and lock: tracepoints are classic tracepoints: they need tracefs
+	grep -q tracefs /proc/mounts || mount -t tracefs nodev /sys/kernel/tracing
+	bg bpftrace -e "$1" > "$T/bt.out" 2>&1
+	BT=$BG
+	wait_for "$T/bt.out" "^ready" 60
+}
+
+stop_bpftrace() {
+	kill -INT "$BT"
+	wait_gone "$BT" 20
+	cat "$T/bt.out"
+}
+
+# bpftrace's value of map $1 at key $2 (the whole line "@name[key]: value"), 0 if absent
+bt() {
+	local v
+	v=$(sed -n "s/^@$1\[$2\]: \([0-9]*\)$/\1/p" "$T/bt.out")
+	echo "${v:-0}"
+}
+
+# |a - b| <= pct% of b (b = 0: a = 0)
+within() {
+	local a=$1 b=$2 pct=$3
+	echo "ebprof $a, bpftrace $b (within $pct%)" >&2
+	[ "$b" -gt 0 ] || { [ "$a" -eq 0 ]; return; }
+	local d=$((a > b ? a - b : b - a))
+	[ $((d * 100)) -le $((b * pct)) ]
+}
+
+# The futex waits of tests/fixtures/mutexfix as bpftrace sees them (the lock tests' oracle, lock
+# and top), per futex address: @n waits, @t their
+# durations (ns), @nowait those that returned EAGAIN at once (the value had changed).
+MUTEX_BT='BEGIN { printf("ready\n"); }
+tracepoint:syscalls:sys_enter_futex /comm == "mutexfix"/ {
+	$cmd = args->op & 127;
+	if ($cmd == 0 || $cmd == 9 || $cmd == 6 || $cmd == 13 || $cmd == 11) {
+		@s[tid] = nsecs; @a[tid] = args->uaddr;
+	}
+}
+tracepoint:syscalls:sys_exit_futex /@s[tid]/ {
+	if (args->ret == -11) { @nowait[@a[tid]] = count(); }
+	else { @n[@a[tid]] = count(); @t[@a[tid]] = sum(nsecs - @s[tid]); }
+	delete(@s[tid]); delete(@a[tid]);
+}
+END { clear(@s); clear(@a); }'

@@ -16,32 +16,6 @@ teardown() {
 
 PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 
-# The disk under /var/tmp, found at run time, in $DISK (a whole disk: the kernel queues
-# requests per disk; /sys/block/$DISK/stat is its accounting), and a directory there in $VT;
-# skip, saying why, where there is none to measure.
-var_tmp_disk() {
-	local maj min sys real
-	read -r maj min < <(stat -c '%Hd %Ld' /var/tmp) || skip "cannot stat /var/tmp"
-	sys=/sys/dev/block/$maj:$min
-	[ "$maj" -ne 0 ] && [ -e "$sys" ] ||
-		skip "/var/tmp is on $(stat -f -c %T /var/tmp) (device $maj:$min), no block device: no request to measure"
-	real=$(readlink -f "$sys")
-	# a partition's directory is inside its disk's
-	[ -e "$real/partition" ] && real=${real%/*}
-	DISK=${real##*/}
-	[ -d "/sys/block/$DISK" ] || skip "no /sys/block/$DISK for /var/tmp's device $maj:$min"
-	if [ -n "$(ls -A "/sys/block/$DISK/slaves" 2>/dev/null)" ]; then
-		skip "/var/tmp is on $DISK, a stacked device (device mapper, md): its requests reach the disks below it"
-	fi
-	VT=$(mktemp -d /var/tmp/ebprof-e2e-io.XXXXXX)
-}
-
-# A file of $2 4 KiB blocks at $1, on the disk, out of the page cache's way (O_DIRECT reads).
-make_file() {
-	dd if=/dev/urandom of="$1" bs=4096 count="$2" status=none
-	sync "$1"
-}
-
 # Sum of field $2 over the sites of pid $3 whose leaf frame starts with $4 (e.g. "vda read"),
 # or is $4 with a fifth argument "exact".
 sites_sum() {

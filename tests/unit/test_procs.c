@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "core/procs.h"
@@ -80,10 +81,43 @@ static void test_snapshot_kept_until_maps_change(void **state)
 	symbolizer__free(sym);
 }
 
+/* A process gone for more than `after` calls is forgotten; a live one, or one attached, is kept,
+ * and the others' entries keep their addresses. */
+static void test_prune_gone(void **state)
+{
+	struct proc_table *t = proc_table__new(NULL);
+	struct proc_info *self, *gone, *held;
+	pid_t child = fork();
+	int status;
+
+	(void)state;
+	assert_non_null(t);
+	if (child == 0)
+		_exit(0);
+	assert_true(child > 0);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	gone = proc_table__add(t, child);
+	self = proc_table__add(t, getpid());
+	held = proc_table__add(t, 2147483000);	/* no such process, but attached */
+	assert_non_null(gone);
+	assert_non_null(self);
+	assert_non_null(held);
+	held->attached = true;
+	assert_int_equal(proc_table__prune_gone(t, 1, NULL), 0);
+	assert_int_equal(proc_table__count(t), 3);
+	assert_int_equal(proc_table__prune_gone(t, 1, NULL), 1);
+	assert_int_equal(proc_table__count(t), 2);
+	assert_null(proc_table__find(t, child));
+	assert_ptr_equal(proc_table__find(t, getpid()), self);
+	assert_ptr_equal(proc_table__find(t, 2147483000), held);
+	proc_table__free(t, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_snapshot_kept_until_maps_change),
+		cmocka_unit_test(test_prune_gone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

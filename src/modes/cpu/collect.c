@@ -54,6 +54,10 @@ struct cpu_collector {
 	uint64_t stop_ns;		/* CLOCK_MONOTONIC when sampling stopped */
 	struct proc_table *procs;	/* every process attached or seen (-a) */
 	uint64_t samples;		/* read out into the profile */
+	struct stack_table *wst;	/* the stacks windows have read so far */
+	uint64_t window_ns;		/* CLOCK_MONOTONIC at the start of the window */
+	uint64_t window_stats[CPU_STAT__COUNT];	/* the counters then */
+	struct prof_rate cpu_rate;	/* the timeline: samples counted, at each second */
 	void *off;			/* --offcpu: the offcpu collector, driven from these hooks */
 };
 
@@ -180,6 +184,23 @@ static int open_events(struct cpu_collector *c)
 	return 0;
 }
 
+/* The sample types and period of a cpu profile: the run's, or a window's. */
+static int set_types(struct cpu_collector *c, struct profile *prof)
+{
+	int err = profile__add_type(prof, "samples", "count");
+
+	err = err ?: profile__add_type(prof, "cpu", "nanoseconds");
+	if (c->opts.offcpu) {
+		err = err ?: profile__add_type(prof, "offcpu", "nanoseconds");
+		err = err ?: profile__add_type(prof, "wall", "nanoseconds");
+	}
+	if (err)
+		return err;
+	prof->default_type = c->opts.offcpu ? V_WALL : V_SAMPLES;
+	/* pprof's period: what one sample stands for */
+	return profile__set_period(prof, "cpu", "nanoseconds", c->period_ns);
+}
+
 static void *cpu_open(const struct session_env *env, void *opts)
 {
 	struct cpu_collector *c = calloc(1, sizeof(*c));
@@ -206,7 +227,8 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	c->pfds = calloc(CPU_MAX_CPUS, sizeof(*c->pfds));
 	c->links = calloc(CPU_MAX_CPUS, sizeof(*c->links));
 	c->procs = proc_table__new(env->sym);
-	if (!c->cpus || !c->pfds || !c->links || !c->procs)
+	c->wst = stack_table__new();
+	if (!c->cpus || !c->pfds || !c->links || !c->procs || !c->wst)
 		goto fail;
 	for (int i = 0; i < CPU_MAX_CPUS; i++) {
 		if (!(o->cpu_given ? o->cpus[i] : online[i]))
@@ -255,19 +277,7 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	if (open_events(c))
 		goto fail;
 
-	err = profile__add_type(prof, "samples", "count");
-	err = err ?: profile__add_type(prof, "cpu", "nanoseconds");
-	if (o->offcpu) {
-		err = err ?: profile__add_type(prof, "offcpu", "nanoseconds");
-		err = err ?: profile__add_type(prof, "wall", "nanoseconds");
-	}
-	if (err) {
-		pr_err(c->lc, "cannot set up the profile: %s", strerror(-err));
-		goto fail;
-	}
-	prof->default_type = o->offcpu ? V_WALL : V_SAMPLES;
-	/* pprof's period: what one sample stands for */
-	err = profile__set_period(prof, "cpu", "nanoseconds", c->period_ns);
+	err = set_types(c, prof);
 	if (err) {
 		pr_err(c->lc, "cannot set up the profile: %s", strerror(-err));
 		goto fail;
@@ -317,6 +327,7 @@ static int start(struct cpu_collector *c)
 		}
 	}
 	c->started = true;
+	c->window_ns = mono_ns();	/* the first window starts with sampling */
 	pr_info(c->lc, "sampling %d CPUs every %llu ns of CPU time", c->ncpus,
 		(unsigned long long)c->period_ns);
 	return 0;
@@ -405,13 +416,15 @@ static struct proc_info *report_proc(struct cpu_collector *c, pid_t tgid, bool e
 	return p;
 }
 
-/* Move the counts of process `only` (0: every process) into the profile: kernel frames leaf
- * first, then user frames, then with --per-thread the thread; `remove`: delete them from the
- * kernel (an exec: the same process counts on under its new program). */
-static int drain(struct cpu_collector *c, pid_t only, bool remove)
+/* Move the counts of process `only` (0: every process) into prof: kernel frames leaf first,
+ * then user frames, then with --per-thread the thread; `remove`: delete them from the kernel
+ * (an exec: the same process counts on under its new program); `take`: every process's,
+ * taken out of the kernel at once (a window). */
+static int drain(struct cpu_collector *c, struct profile *prof, pid_t only, bool remove,
+		 bool take)
 {
-	struct profile *prof = c->env.prof;
-	struct stack_table *st = stack_table__new();
+	struct stack_table *st = take ? c->wst : stack_table__new();
+	int stacks_fd = bpf_map__fd(c->skel->maps.stacks);
 	int counts_fd = bpf_map__fd(c->skel->maps.counts);
 	uint32_t *locs = malloc((2 * STACK_MAX_DEPTH + 1) * sizeof(*locs));
 	struct stack_count *v = NULL;
@@ -423,8 +436,15 @@ static int drain(struct cpu_collector *c, pid_t only, bool remove)
 		err = -ENOMEM;
 		goto out;
 	}
-	err = stack_counts__read(counts_fd, only, &v, &nv);
-	err = err ?: stack_table__read(st, bpf_map__fd(c->skel->maps.stacks));
+	err = take ? stack_counts__take(counts_fd, &v, &nv)
+		   : stack_counts__read(counts_fd, only, &v, &nv);
+	if (!take)
+		err = err ?: stack_table__read(st, stacks_fd);
+	for (size_t i = 0; take && i < nv; i++) {
+		/* a stack missing from the map (emptied since) leaves its sample without it */
+		stack_table__fetch(st, stacks_fd, v[i].k.ustack);
+		stack_table__fetch(st, stacks_fd, v[i].k.kstack);
+	}
 	if (err) {
 		pr_warn(c->lc, "reading the kernel's sample counts failed: %s; the report may be "
 			"incomplete", strerror(-err));
@@ -438,7 +458,14 @@ static int drain(struct cpu_collector *c, pid_t only, bool remove)
 		uint32_t n;
 
 		if (!p || p->pid != (pid_t)e->k.tgid) {
-			p = report_proc(c, e->k.tgid, remove);
+			/* a window's processes keep their last snapshot: a new one each
+			 * second would read every process's maps file every second */
+			p = take ? proc_table__add(c->procs, e->k.tgid)
+				 : report_proc(c, e->k.tgid, remove);
+			if (p && take && !p->sp)
+				snapshot(c, p);
+			if (p && take && !p->comm[0])
+				p = report_proc(c, e->k.tgid, true);
 			if (!p) {
 				err = -ENOMEM;
 				goto out;
@@ -464,7 +491,8 @@ static int drain(struct cpu_collector *c, pid_t only, bool remove)
 			prof_process__add_stat(prof, pp, "samples", e->n);
 			prof_process__add_stat(prof, pp, "cpu_ns", e->n * c->period_ns);
 		}
-		c->samples += e->n;
+		if (!take)
+			c->samples += e->n;
 		if (remove)
 			bpf_map_delete_elem(counts_fd, &e->k);
 	}
@@ -473,11 +501,26 @@ out:
 		pr_warn(c->lc, "building the profile failed: %s", strerror(-err));
 	free(v);
 	free(locs);
-	stack_table__free(st);
+	if (!take)
+		stack_table__free(st);
 	return err;
 }
 
 /* ---- the run ---------------------------------------------------------------------------- */
+
+static uint64_t stat_sum(struct cpu_collector *c, enum cpu_stat s)
+{
+	return bpfutil__percpu_sum(bpf_map__fd(c->skel->maps.stats), s);
+}
+
+/* The timeline: the CPU the traced processes used over the last second, in percent of one CPU
+ * (series cpu_percent, pid 0: all of them), from the samples counted meanwhile, each one
+ * period of CPU time. One read of a per-CPU counter. */
+static void cpu_point(struct cpu_collector *c, int64_t t_ns)
+{
+	profile__add_rate_point(c->env.prof, &c->cpu_rate, 0, "cpu_percent", "percent", t_ns,
+				stat_sum(c, CPU_STAT_SAMPLES), c->period_ns * 100 / 1e9);
+}
 
 static void cpu_tick(void *m, int64_t t_ns, bool second)
 {
@@ -492,13 +535,25 @@ static void cpu_tick(void *m, int64_t t_ns, bool second)
 	 * turn for a large tree. A library loaded and unloaded (dlclose) between two looks would
 	 * leave its samples without their frames. */
 	proc_table__snapshot_some(c->procs, 8);
+	if (second)
+		cpu_point(c, t_ns);
 	if (c->off)
 		offcpu_mode_ops.tick(c->off, t_ns, second);
 }
 
-static uint64_t stat_sum(struct cpu_collector *c, enum cpu_stat s)
+static int delete_key(const void *k, const void *v, void *ctx)
 {
-	return bpfutil__percpu_sum(bpf_map__fd(c->skel->maps.stats), s);
+	bpf_map_delete_elem(*(int *)ctx, k);
+	return 0;
+}
+
+/* Empty the kernel's stack map and the windows' copy of it. */
+static void clear_stacks(struct cpu_collector *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.stacks);
+
+	bpfutil__map_for_each(fd, sizeof(__u64), sizeof(struct stack_trace), delete_key, &fd);
+	stack_table__clear(c->wst);
 }
 
 static void cpu_progress(void *m, char *buf, size_t len)
@@ -531,7 +586,7 @@ static void cpu_finalize(void *m, pid_t pid, bool exec)
 	/* held at its exit (or exec) stop: its mappings are still readable */
 	snapshot(c, p);
 	if (exec)
-		drain(c, pid, true);
+		drain(c, c->env.prof, pid, true, false);
 	if (c->off)
 		offcpu_mode_ops.finalize(c->off, pid, exec);
 }
@@ -559,6 +614,9 @@ static void cpu_stop(void *m)
 			ioctl(c->pfds[i], PERF_EVENT_IOC_DISABLE, 0);
 	c->stopped = true;
 	c->stop_ns = mono_ns();
+	/* the timeline's last partial second, unless too short to say much (under a tick) */
+	if (c->stop_ns >= c->env.start_ns + c->cpu_rate.last_t_ns + 100000000ull)
+		cpu_point(c, (int64_t)(c->stop_ns - c->env.start_ns));
 	/* the last announcements of new processes */
 	if (c->rb)
 		ring_buffer__consume(c->rb);
@@ -579,7 +637,7 @@ static void cpu_finish(void *m)
 	char cpus[256];
 	int len = 0;
 
-	drain(c, 0, false);
+	drain(c, prof, 0, false, false);
 	if (c->off)
 		offcpu_mode_ops.finish(c->off);
 	for (int s = CPU_STAT_STACKS_FULL; s < CPU_STAT__COUNT; s++) {
@@ -622,6 +680,44 @@ static void cpu_finish(void *m)
 	profile__add_info(prof, "samples_lost", "%llu", (unsigned long long)lost);
 }
 
+/* A window: the counts taken out of the kernel (the run's profile at the end has only what no
+ * window took), the drops counted since the last one. The stacks stay interned: a stack seen
+ * again costs nothing; the table is emptied when it is three quarters full, and the few
+ * samples counted between that and the window's read then go without their stacks. */
+static int cpu_window(void *m, struct profile *into)
+{
+	struct cpu_collector *c = m;
+	uint64_t now = mono_ns(), from = c->window_ns ? c->window_ns : c->env.start_ns;
+	int err;
+
+	if (!into->ntypes) {
+		err = set_types(c, into);
+		if (err)
+			return err;
+	}
+	err = drain(c, into, 0, false, true);
+	for (int s = CPU_STAT_SAMPLES; s < CPU_STAT__COUNT; s++) {
+		uint64_t v = stat_sum(c, s);
+
+		if (s == CPU_STAT_NOTES_FULL && !c->env.all)
+			continue;
+		if (s != CPU_STAT_SAMPLES)
+			profile__add_drop(into, stat_names[s], v - c->window_stats[s]);
+		c->window_stats[s] = v;
+	}
+	/* -a over hours: the processes gone since two windows ago are forgotten */
+	proc_table__prune_gone(c->procs, 2, NULL);
+	/* the windows' copy holds about what the map does: every stack a window counted */
+	if ((uint64_t)stack_table__count(c->wst) * 4 > (uint64_t)c->opts.max_stacks * 3)
+		clear_stacks(c);
+	profile__add_info(into, "rate", "%u Hz", c->opts.hz);
+	profile__add_info(into, "cpus", "%d", c->ncpus);
+	profile__add_info(into, "window", "%.2f s", (now - from) / 1e9);
+	into->duration_nanos = now - from;
+	c->window_ns = now;
+	return err;
+}
+
 static void cpu_detach(void *m)
 {
 	struct cpu_collector *c = m;
@@ -651,6 +747,7 @@ static void cpu_close(void *m)
 	ring_buffer__free(c->rb);
 	cpu_bpf__destroy(c->skel);
 	proc_table__free(c->procs, NULL);
+	stack_table__free(c->wst);
 	free(c->cpus);
 	free(c->pfds);
 	free(c->links);
@@ -666,6 +763,7 @@ const struct mode_ops cpu_mode_ops = {
 	.attach_all = cpu_attach_all,
 	.tick = cpu_tick,
 	.progress = cpu_progress,
+	.window = cpu_window,
 	.finalize = cpu_finalize,
 	.reaped = cpu_reaped,
 	.stop = cpu_stop,

@@ -72,8 +72,11 @@ struct io_collector {
 	const struct log_ctx *lc;
 	struct io_bpf *skel;
 	struct proc_table *procs;	/* every process attached or seen */
+	struct prof_rate rate;		/* the timeline: requests counted, at each second */
 	struct stack_table *st;
 	struct ring_buffer *notes;	/* -a only: processes seen for the first time */
+	uint64_t window_ns;		/* CLOCK_MONOTONIC at the start of the window (0: the run's) */
+	uint64_t window_stats[IO_STAT__COUNT];	/* the counters then */
 	bool has_io_start, has_io_done;
 	bool started, stopped;
 	uint64_t stop_ns;		/* CLOCK_MONOTONIC when tracing stopped */
@@ -169,6 +172,17 @@ static void disk_name(uint32_t dev, char *buf, size_t len)
 
 static void io_close(void *m);
 
+/* The sample types of an io profile: the run's, or a window's. */
+static int set_types(struct profile *prof)
+{
+	int err = profile__add_type(prof, "requests", "count");
+
+	err = err ?: profile__add_type(prof, "io_bytes", "bytes");
+	err = err ?: profile__add_type(prof, "latency", "nanoseconds");
+	err = err ?: profile__add_type(prof, "queue", "nanoseconds");
+	return err ?: profile__set_default_type(prof, "latency");
+}
+
 static void *io_open(const struct session_env *env, void *opts)
 {
 	struct io_collector *c = calloc(1, sizeof(*c));
@@ -239,11 +253,7 @@ static void *io_open(const struct session_env *env, void *opts)
 		c->has_io_start ? "block_io_start" : "block_rq_insert",
 		c->has_io_done ? ", block_io_done" : "");
 
-	err = profile__add_type(env->prof, "requests", "count");
-	err = err ?: profile__add_type(env->prof, "io_bytes", "bytes");
-	err = err ?: profile__add_type(env->prof, "latency", "nanoseconds");
-	err = err ?: profile__add_type(env->prof, "queue", "nanoseconds");
-	err = err ?: profile__set_default_type(env->prof, "latency");
+	err = set_types(env->prof);
 	if (err) {
 		pr_err(c->lc, "cannot set up the profile: %s", strerror(-err));
 		goto fail;
@@ -262,6 +272,7 @@ static void start(struct io_collector *c)
 	c->skel->bss->t0_ns = mono_ns();
 	c->skel->bss->started = true;
 	c->started = true;
+	c->window_ns = mono_ns();	/* the first window starts with counting */
 }
 
 /* ---- attach ----------------------------------------------------------------------------- */
@@ -403,22 +414,30 @@ static void leaf_name(uint32_t aux, const char *disk, char *buf, size_t len)
 		snprintf(buf + n, len - n, ")");
 }
 
-/* Move the counts of process `only` (0: every process) into the profile: the request's leaf
- * frame, its kernel frames where it started, then its user frames; `remove`: delete them from
- * the kernel (an exec: the same process counts on under its new program). */
-static int drain(struct io_collector *c, pid_t only, bool remove)
+/* Move the counts of process `only` (0: every process) into prof: the request's leaf frame,
+ * its kernel frames where it started, then its user frames; `remove`: delete them from the
+ * kernel (an exec: the same process counts on under its new program); `take`: every
+ * process's, taken out of the kernel at once (a window). */
+static int drain(struct io_collector *c, struct profile *prof, pid_t only, bool remove,
+		 bool take)
 {
-	struct profile *prof = c->env.prof;
-	int fd = bpf_map__fd(c->skel->maps.counts);
+	int fd = bpf_map__fd(c->skel->maps.counts), stacks_fd = bpf_map__fd(c->skel->maps.stacks);
 	struct count_read r = { .only = only };
 	uint32_t locs[MAX_LOCS];
 	char leaf[96], disk[IO_DISK_LEN];
 	uint32_t last_dev = UINT32_MAX;
 	int err;
 
-	err = bpfutil__map_for_each(fd, sizeof(struct io_key), sizeof(struct io_val), read_count,
-				    &r);
-	err = err ?: stack_table__read(c->st, bpf_map__fd(c->skel->maps.stacks));
+	err = (take ? bpfutil__map_take : bpfutil__map_for_each)(fd, sizeof(struct io_key),
+								 sizeof(struct io_val),
+								 read_count, &r);
+	if (!take)
+		err = err ?: stack_table__read(c->st, stacks_fd);
+	/* a window fetches only the stacks it counted; the table is read whole at the end */
+	for (size_t i = 0; take && i < r.n; i++) {
+		stack_table__fetch(c->st, stacks_fd, r.e[i].k.stack.ustack);
+		stack_table__fetch(c->st, stacks_fd, r.e[i].k.stack.kstack);
+	}
 	if (err)
 		pr_warn(c->lc, "reading the kernel's request counts failed: %s; the report may be "
 			"incomplete", strerror(-err));
@@ -426,7 +445,11 @@ static int drain(struct io_collector *c, pid_t only, bool remove)
 	for (size_t i = 0; i < r.n; i++) {
 		const struct count_entry *e = &r.e[i];
 		int64_t vals[4] = { e->v.requests, e->v.bytes, e->v.latency_ns, e->v.queue_ns };
-		struct proc_info *p = report_proc(c, e->k.stack.tgid, remove);
+		struct proc_info *p = report_proc(c, e->k.stack.tgid, remove || take);
+
+		/* a window's processes keep their snapshots; one seen for the first time gets one */
+		if (p && take && !p->sp)
+			proc_table__snapshot(c->procs, p);
 		struct io_kthread *kt;
 		struct prof_process *pp;
 		uint32_t n = 0;
@@ -454,7 +477,7 @@ static int drain(struct io_collector *c, pid_t only, bool remove)
 			prof_process__add_stat(prof, pp, "latency_ns", e->v.latency_ns);
 			prof_process__add_stat(prof, pp, "queue_ns", e->v.queue_ns);
 		}
-		kt = p->priv;
+		kt = take ? NULL : p->priv;
 		if (kt) {
 			kt->requests += e->v.requests;
 			kt->bytes += e->v.bytes;
@@ -663,8 +686,12 @@ static void io_tick(void *m, int64_t t_ns, bool second)
 	 * when there are none */
 	if (c->notes)
 		ring_buffer__consume(c->notes);
-	if (second)
+	if (second) {
 		proc_table__snapshot_attached(c->procs);
+		/* the timeline: requests completed per second (pid 0: every request counted) */
+		profile__add_rate_point(c->env.prof, &c->rate, 0, "io_requests", "requests/s",
+					t_ns, stat_sum(c, IO_STAT_REQUESTS), 1);
+	}
 }
 
 static void io_progress(void *m, char *buf, size_t len)
@@ -688,7 +715,7 @@ static void io_finalize(void *m, pid_t pid, bool exec)
 	/* held at its exit (or exec) stop: its mappings are still readable */
 	proc_table__snapshot(c->procs, p);
 	if (exec)
-		drain(c, pid, true);
+		drain(c, c->env.prof, pid, true, false);
 }
 
 /* Not at its exit stop (retire): requests its exit path starts are its own too. */
@@ -710,6 +737,11 @@ static void io_stop(void *m)
 	c->skel->bss->stopped = true;
 	c->stopped = true;
 	c->stop_ns = mono_ns();
+	/* the timeline's last partial second, unless too short to say much (under a tick) */
+	if (c->stop_ns >= c->env.start_ns + c->rate.last_t_ns + 100000000ull)
+		profile__add_rate_point(c->env.prof, &c->rate, 0, "io_requests", "requests/s",
+					(int64_t)(c->stop_ns - c->env.start_ns),
+					stat_sum(c, IO_STAT_REQUESTS), 1);
 	if (c->notes)
 		ring_buffer__consume(c->notes);
 }
@@ -754,7 +786,7 @@ static void io_finish(void *m)
 	struct profile *prof = c->env.prof;
 	uint64_t inflight;
 
-	drain(c, 0, false);
+	drain(c, c->env.prof, 0, false, false);
 	inflight = add_groups(c);
 	for (int s = IO_STAT_REQUESTS + 1; s < IO_STAT__COUNT; s++) {
 		uint64_t n = stat_sum(c, s);
@@ -811,6 +843,32 @@ static void io_finish(void *m)
 	profile__add_info(prof, "in_flight", "%llu", (unsigned long long)inflight);
 }
 
+/* A window: the counts taken out of the kernel, the drops counted since the last one. */
+static int io_window(void *m, struct profile *into)
+{
+	struct io_collector *c = m;
+	uint64_t now = mono_ns(), from = c->window_ns ? c->window_ns : c->env.start_ns;
+	int err = 0;
+
+	if (!into->ntypes)
+		err = set_types(into);
+	err = err ?: drain(c, into, 0, false, true);
+	for (int s = IO_STAT_REQUESTS + 1; s < IO_STAT__COUNT; s++) {
+		uint64_t v = stat_sum(c, s);
+
+		if (s == IO_STAT_NOTES_FULL && !c->env.all)
+			continue;	/* a reason of -a only */
+		profile__add_drop(into, stat_names[s], v - c->window_stats[s]);
+		c->window_stats[s] = v;
+	}
+	/* -a over hours: the processes gone since two windows ago are forgotten */
+	proc_table__prune_gone(c->procs, 2, free);
+	into->duration_nanos = now - from;
+	profile__add_info(into, "window", "%.2f s", (now - from) / 1e9);
+	c->window_ns = now;
+	return err;
+}
+
 static void io_detach(void *m)
 {
 	struct io_collector *c = m;
@@ -840,6 +898,7 @@ const struct mode_ops io_mode_ops = {
 	.attach_all = io_attach_all,
 	.tick = io_tick,
 	.progress = io_progress,
+	.window = io_window,
 	.finalize = io_finalize,
 	.reaped = io_reaped,
 	.stop = io_stop,

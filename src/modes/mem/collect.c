@@ -54,6 +54,9 @@ struct traced {
 	struct target_thread *dead;
 	uint32_t ndead, capdead;
 	struct snapshots *snap;	/* per-site live bytes over time; NULL if out of memory */
+	uint64_t win_count, win_bytes;	/* allocations counted at the last window */
+	struct mem_proc fin;	/* its counters when it was finalized, for one last window */
+	bool fin_pending;
 };
 
 /* Leak classes of one site's outstanding blocks at the last scan. */
@@ -1551,6 +1554,10 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 					  (unsigned long long)mp.live_bytes);
 		mp.live_count = mp.live_bytes = 0;
 	}
+	if (have_proc) {
+		t->fin = mp;
+		t->fin_pending = true;
+	}
 	/* stop counting for this pid before reading, so the numbers are one consistent cut */
 	bpf_map_delete_elem(procs_fd, &key);
 
@@ -1816,6 +1823,50 @@ void mem_collector__sample(struct mem_collector *c, struct profile *prof, int64_
 		sum.drops = drops_total(c);
 		*tot = sum;
 	}
+}
+
+int mem_collector__window(struct mem_collector *c, struct profile *into)
+{
+	int fd = bpf_map__fd(c->skel->maps.procs);
+	bool smp = sampled(&c->opts);
+
+	for (uint32_t i = 0; i < c->nt; i++) {
+		struct traced *t = &c->t[i];
+		struct prof_process *pp;
+		__u32 key = t->pid;
+		struct mem_proc mp;
+		int err;
+
+		if (t->finalized) {
+			/* what it did between the last window and its end, once */
+			if (!t->fin_pending)
+				continue;
+			mp = t->fin;
+			t->fin_pending = false;
+		} else {
+			/* the counts its threads still hold at their sites */
+			flush_threads(c, t->pid);
+			if (bpf_map_lookup_elem(fd, &key, &mp))
+				continue;
+			proc_counts(smp, &mp);
+		}
+		/* an exec starts its counts again */
+		if (mp.alloc_count < t->win_count || mp.alloc_bytes < t->win_bytes)
+			t->win_count = t->win_bytes = 0;
+		pp = profile__add_process(into, t->pid, t->comm, NULL);
+		if (!pp)
+			return -ENOMEM;
+		err = prof_process__add_stat(into, pp, "alloc_count", mp.alloc_count - t->win_count);
+		err = err ?: prof_process__add_stat(into, pp, "alloc_bytes",
+						    mp.alloc_bytes - t->win_bytes);
+		err = err ?: prof_process__set_stat(into, pp, "live_count", mp.live_count);
+		err = err ?: prof_process__set_stat(into, pp, "live_bytes", mp.live_bytes);
+		if (err)
+			return err;
+		t->win_count = mp.alloc_count;
+		t->win_bytes = mp.alloc_bytes;
+	}
+	return 0;
 }
 
 struct snap_read {

@@ -170,23 +170,19 @@ void offcpu_default_opts(struct offcpu_opts *o)
 	o->ns_idx = o->switches_idx = o->wall_idx = -1;
 }
 
+static void offcpu_defaults(void *mo, struct session_opts *so)
+{
+	offcpu_default_opts(mo);
+}
+
+const struct mode_def offcpu_def = {
+	.cli = &offcpu_cli,
+	.ops = &offcpu_mode_ops,
+	.opts_size = sizeof(struct offcpu_opts),
+	.defaults = offcpu_defaults,
+};
+
 int cmd_offcpu(int argc, char **argv, struct log_ctx *lc)
 {
-	struct session_opts so = { 0 };
-	struct offcpu_opts *o = calloc(1, sizeof(*o));
-	int rc;
-
-	if (!o) {
-		fprintf(stderr, "ebprof: out of memory\n");
-		return 1;
-	}
-	offcpu_default_opts(o);
-	rc = cli_parse(argc, argv, lc, &offcpu_cli, &so, o);
-	if (rc) {
-		free(o);
-		return rc < 0 ? 0 : rc;
-	}
-	rc = session__run(&so, &offcpu_mode_ops, o, lc);
-	free(o);
-	return rc;
+	return cli_run_mode(argc, argv, lc, &offcpu_def);
 }

@@ -1,0 +1,498 @@
+/* ebprof top: the modes' collectors side by side under one session, their windows read every
+ * interval into the top model (src/top/model.h), drawn on the terminal or printed (--batch).
+ *
+ * The session sees one mode, this one; each hook goes on to every part (a mode top shows), each
+ * with its own profile, never reported: top's output is the view, and `w` writes a window. A
+ * mode joins by having a window hook (core/mode.h) and a line in `parts_table` below: its
+ * columns (process stats of its windows) and its panel (the sample type it ranks functions by).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include "cli/cli.h"
+#include "cli/options.h"
+#include "core/session.h"
+#include "modes/top/top.h"
+#include "profile/profile.h"
+#include "top/model.h"
+#include "top/view.h"
+#include "util/util.h"
+
+/* ---- the modes top shows ------------------------------------------------------------------ */
+
+static const struct top_col cpu_cols[] = {
+	{ "CPU%", "cpu_ns", TOP_COL_SHARE, TOP_UNIT_PERCENT, NULL },
+};
+
+static const struct top_source cpu_source = {
+	.name = "cpu",
+	.cols = cpu_cols,
+	.ncols = sizeof(cpu_cols) / sizeof(cpu_cols[0]),
+	.panel_type = "cpu",
+	.panel_unit = TOP_UNIT_PERCENT,
+};
+
+/* mem: allocations per second and live bytes of the processes whose allocations are traced,
+ * sampled; no panel yet (its windows carry no sites) */
+static const struct top_col mem_cols[] = {
+	{ "ALLOC/s", "alloc_bytes", TOP_COL_RATE, TOP_UNIT_BYTES, NULL },
+	{ "LIVE", "live_bytes", TOP_COL_GAUGE, TOP_UNIT_BYTES, NULL },
+};
+
+static const struct top_source mem_source = {
+	.name = "mem",
+	.cols = mem_cols,
+	.ncols = sizeof(mem_cols) / sizeof(mem_cols[0]),
+	.panel_type = "alloc_space",
+	.panel_unit = TOP_UNIT_BYTES,
+};
+
+/* io: block requests per second and their mean latency, per process that started them (kernel
+ * threads such as writeback flushers included); the panel ranks by latency */
+static const struct top_col io_cols[] = {
+	{ "IO/s", "requests", TOP_COL_RATE, TOP_UNIT_COUNT, NULL },
+	{ "IOB/s", "io_bytes", TOP_COL_RATE, TOP_UNIT_BYTES, NULL },
+	{ "IOLAT", "latency_ns", TOP_COL_MEAN, TOP_UNIT_NS, "requests" },
+};
+
+static const struct top_source io_source = {
+	.name = "io",
+	.cols = io_cols,
+	.ncols = sizeof(io_cols) / sizeof(io_cols[0]),
+	.panel_type = "latency",
+	.panel_unit = TOP_UNIT_NS,
+};
+
+/* lock: contended waits per second (kernel locks and futex waits) and the time spent waiting,
+ * in % of one thread's time; the panel ranks functions by that time */
+static const struct top_col lock_cols[] = {
+	{ "LOCK/s", "contentions", TOP_COL_RATE, TOP_UNIT_COUNT, NULL },
+	{ "WAIT%", "delay_ns", TOP_COL_SHARE, TOP_UNIT_PERCENT, NULL },
+};
+
+static const struct top_source lock_source = {
+	.name = "lock",
+	.cols = lock_cols,
+	.ncols = sizeof(lock_cols) / sizeof(lock_cols[0]),
+	.panel_type = "delay",
+	.panel_unit = TOP_UNIT_PERCENT,
+};
+
+struct part_def {
+	const struct top_source *src;
+	const struct mode_def *def;
+	size_t opts_off;	/* its options' pointer inside struct top_opts (NULL: left out) */
+};
+
+/* The first is the one every process is attached to or the run fails; the others add what
+ * they can. mem is made only for -p and launched targets (cmd.c: no uprobes on every process
+ * unless asked). offcpu and kmem join here as their windows land. */
+static const struct part_def parts_table[] = {
+	{ &cpu_source, &cpu_def, offsetof(struct top_opts, cpu) },
+	{ &mem_source, &mem_def, offsetof(struct top_opts, mem) },
+	{ &lock_source, &lock_def, offsetof(struct top_opts, lock) },
+	{ &io_source, &io_def, offsetof(struct top_opts, io) },
+};
+
+#define NPARTS (sizeof(parts_table) / sizeof(parts_table[0]))
+
+/* ---- the mode ---------------------------------------------------------------------------- */
+
+struct part {
+	const struct part_def *def;
+	const struct mode_ops *ops;
+	struct session_env env;
+	struct profile *prof;	/* the mode's run profile: never reported */
+	void *m;
+};
+
+struct top {
+	struct session_env env;
+	struct top_opts o;
+	struct part parts[NPARTS];
+	int nparts;
+	struct top_model *model;
+	struct top_view *view;
+	int64_t next_ns;	/* when the next window is read, since start_ns */
+	uint64_t last_ns;	/* CLOCK_MONOTONIC of the last window */
+	uint64_t windows;
+	char target[128];	/* what is traced, for the header */
+	struct log_ctx quiet;	/* the parts' but the first, once open: their attach errors are
+				 * not the run's (top says what it lacks with -v) */
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void top_close(void *m);
+
+static void *top_open(const struct session_env *env, void *opts)
+{
+	struct top *t = calloc(1, sizeof(*t));
+	const struct top_source *srcs[NPARTS];
+
+	if (!t)
+		return NULL;
+	t->env = *env;
+	t->o = *(struct top_opts *)opts;
+	for (size_t i = 0; i < NPARTS; i++) {
+		struct part *p = &t->parts[t->nparts];
+
+		void *mo = *(void **)((char *)&t->o + parts_table[i].opts_off);
+
+		if (!mo)
+			continue;
+		p->def = &parts_table[i];
+		p->ops = p->def->def->ops;
+		p->prof = profile__new(p->ops->name);
+		if (!p->prof)
+			goto nomem;
+		p->env = *env;
+		p->env.prof = p->prof;
+		p->m = p->ops->open(&p->env, mo);
+		if (!p->m) {
+			profile__free(p->prof);
+			goto fail;
+		}
+		srcs[t->nparts++] = p->def->src;
+	}
+	t->quiet = *env->lc;
+	t->quiet.silent = env->lc->verbose < 1;
+	for (int i = 1; i < t->nparts; i++)
+		t->parts[i].env.lc = &t->quiet;
+	t->model = top_model__new(srcs, t->nparts);
+	if (!t->model)
+		goto nomem;
+	if (env->all)
+		snprintf(t->target, sizeof(t->target), "all processes");
+	else if (env->argv)
+		snprintf(t->target, sizeof(t->target), "command %s", env->argv[0]);
+	else
+		snprintf(t->target, sizeof(t->target), "the given processes");
+	t->next_ns = t->o.interval_ns;
+	t->last_ns = env->start_ns;
+	if (!t->o.batch) {
+		t->view = top_view__new(t->o.color);
+		if (!t->view)
+			goto fail;
+	}
+	return t;
+nomem:
+	pr_err(env->lc, "out of memory");
+fail:
+	/* a part or the terminal said why */
+	top_close(t);
+	return NULL;
+}
+
+static void top_close(void *m)
+{
+	struct top *t = m;
+
+	if (!t)
+		return;
+	top_view__free(t->view);
+	for (int i = 0; i < t->nparts; i++) {
+		t->parts[i].ops->close(t->parts[i].m);
+		profile__free(t->parts[i].prof);
+	}
+	top_model__free(t->model);
+	free(t);
+}
+
+#define EACH_PART(t, p) for (struct part *p = (t)->parts; p < (t)->parts + (t)->nparts; p++)
+
+static int top_attach(void *m, pid_t pid, enum mode_attach how, int *status)
+{
+	struct top *t = m;
+
+	EACH_PART(t, p) {
+		int err = p->ops->attach(p->m, pid, how, status);
+
+		if (err == -ESRCH || (err && p == t->parts))
+			return err;
+		/* the others' columns stay empty for it ("-"), as for a process they cannot trace */
+		if (err)
+			pr_info(t->env.lc, "PID %d: no %s columns: %s", pid, p->ops->name,
+				err == -ENOENT && p->ops->why_untraceable ?
+				p->ops->why_untraceable(p->m, pid) : strerror(-err));
+	}
+	return 0;
+}
+
+static const char *top_why_untraceable(void *m, pid_t pid)
+{
+	struct top *t = m;
+
+	EACH_PART(t, p)
+		if (p->ops->why_untraceable)
+			return p->ops->why_untraceable(p->m, pid);
+	return NULL;
+}
+
+static int top_attach_all(void *m)
+{
+	struct top *t = m;
+
+	EACH_PART(t, p) {
+		int err = p->ops->attach_all ? p->ops->attach_all(p->m) : -EOPNOTSUPP;
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Drops of a window, every reason, and which reasons counted, for the header. */
+static uint64_t window_drops(const struct profile *w, char *why, size_t len)
+{
+	uint64_t sum = 0;
+	size_t n = 0;
+
+	why[0] = 0;
+	for (uint32_t i = 0; w && i < w->ndrops; i++) {
+		sum += w->drops[i].value;
+		if (w->drops[i].value && n < len)
+			n += snprintf(why + n, len - n, "%s%s %llu", n ? ", " : "", w->drops[i].key,
+				      (unsigned long long)w->drops[i].value);
+	}
+	return sum;
+}
+
+static void headers(struct top *t, char *h1, size_t l1, char *h2, size_t l2)
+{
+	char *load = util_read_file("/proc/loadavg", NULL);
+	const struct profile *w = top_model__window(t->model, 0);
+	const char *rate = w ? profile__info(w, "rate") : NULL;
+	const char *cpus = w ? profile__info(w, "cpus") : NULL;
+	double busy = 0, la[3] = { 0 };
+	uint32_t oncpu = 0;
+	char clock[16], why[160];
+	uint64_t drops = 0;
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (load)
+		sscanf(load, "%lf %lf %lf", &la[0], &la[1], &la[2]);
+	free(load);
+	localtime_r(&now, &tm);
+	strftime(clock, sizeof(clock), "%H:%M:%S", &tm);
+	for (int i = 0; i < top_model__nsources(t->model); i++) {
+		char one[160];
+		uint64_t d = window_drops(top_model__window(t->model, i), one, sizeof(one));
+
+		if (d && !drops)
+			snprintf(why, sizeof(why), " (%s)", one);
+		drops += d;
+	}
+	if (!drops)
+		why[0] = 0;
+	/* column 0 is cpu's: the first part's */
+	for (uint32_t i = 0; i < top_model__nrows(t->model); i++) {
+		const struct top_row *r = top_model__row(t->model, i);
+
+		if (r->has[0]) {
+			busy += r->v[0];
+			oncpu++;
+		}
+	}
+	snprintf(h1, l1, "ebprof top - %s  %s CPUs  load %.2f %.2f %.2f  cpu %s  window %.3f s  "
+		 "drops %llu%s", clock, cpus ? cpus : "?", la[0], la[1], la[2], rate ? rate : "?",
+		 top_model__secs(t->model), (unsigned long long)drops, why);
+	snprintf(h2, l2, "tracing %s: %u processes sampled on CPU, %.1f%% of one CPU in all",
+		 t->target, oncpu, busy);
+}
+
+/* Every part's window, into the model (unless paused), then the screen or the batch table. */
+static void read_windows(struct top *t)
+{
+	struct profile *wins[TOP_MAX_SOURCES] = { 0 };
+	uint64_t now = mono_ns();
+	double secs = (now - t->last_ns) / 1e9;
+	char h1[512], h2[256];
+	struct utsname u;
+
+	uname(&u);
+	for (int i = 0; i < t->nparts; i++) {
+		struct part *p = &t->parts[i];
+
+		wins[i] = p->ops->window ? profile__new(p->ops->name) : NULL;
+		if (!wins[i])
+			continue;
+		if (p->ops->window(p->m, wins[i])) {
+			profile__free(wins[i]);
+			wins[i] = NULL;
+			continue;
+		}
+		/* the mode's own window: the first starts when its counting did, not now */
+		if (i == 0 && wins[i]->duration_nanos > 0)
+			secs = wins[i]->duration_nanos / 1e9;
+		profile__set_meta(wins[i], NULL, u.release, "ebprof top",
+				  (int64_t)time(NULL) * 1000000000ll - wins[i]->duration_nanos,
+				  wins[i]->duration_nanos);
+	}
+	t->last_ns = now;
+	t->windows++;
+	if (t->view && top_view__paused(t->view)) {
+		for (int i = 0; i < t->nparts; i++)
+			profile__free(wins[i]);
+	} else if (top_model__update(t->model, wins, secs)) {
+		pr_warn(t->env.lc, "ebprof top: out of memory");
+	}
+	headers(t, h1, sizeof(h1), h2, sizeof(h2));
+	if (t->view)
+		top_view__draw(t->view, t->model, h1, h2);
+	else
+	{
+		char head[800];
+
+		snprintf(head, sizeof(head), "%s\n%s", h1, h2);
+		top_model__print(t->model, stdout, head, t->o.rows);
+	}
+	if (t->o.iterations && t->windows >= t->o.iterations)
+		session__request_stop(t->env.s);
+}
+
+/* w: the window shown of the view's mode, in the format of the path's extension. */
+static void write_window(struct top *t, const char *path)
+{
+	const struct output_ops *ops = output__for_path(path);
+	const struct profile *w = top_model__window(t->model, top_model__view(t->model));
+	char why[256];
+	int err;
+
+	if (!ops) {
+		top_view__status(t->view, "cannot tell the format of '%s': use .txt, .json, .pb.gz, "
+				 ".folded, .svg, .html, .speedscope.json or .csv", path);
+		return;
+	}
+	if (!w) {
+		top_view__status(t->view, "no window yet: wait for the first interval");
+		return;
+	}
+	if (output__check_path(path, why, sizeof(why))) {
+		top_view__status(t->view, "cannot write '%s': %s", path, why);
+		return;
+	}
+	err = output__write_path(ops, w, &t->o.out, path);
+	if (err)
+		top_view__status(t->view, "cannot write '%s': %s", path, strerror(-err));
+	else
+		top_view__status(t->view, "wrote %s (%s, the %.2f s window shown)", path, ops->name,
+				 top_model__secs(t->model));
+}
+
+static void top_tick(void *m, int64_t t_ns, bool second)
+{
+	struct top *t = m;
+	char path[256];
+
+	EACH_PART(t, p)
+		if (p->ops->tick)
+			p->ops->tick(p->m, t_ns, second);
+	if (t->view) {
+		switch (top_view__input(t->view, t->model, path, sizeof(path))) {
+		case TOP_QUIT:
+			session__request_stop(t->env.s);
+			return;
+		case TOP_WRITE:
+			write_window(t, path);
+			top_view__redraw(t->view, t->model);
+			break;
+		case TOP_NONE:
+			break;
+		}
+	}
+	if (t_ns >= t->next_ns) {
+		read_windows(t);
+		while (t->next_ns <= t_ns)
+			t->next_ns += t->o.interval_ns;
+	}
+}
+
+static void top_thread_exit(void *m, pid_t pid, pid_t tid)
+{
+	struct top *t = m;
+
+	EACH_PART(t, p)
+		if (p->ops->thread_exit)
+			p->ops->thread_exit(p->m, pid, tid);
+}
+
+static void top_finalize(void *m, pid_t pid, bool exec)
+{
+	struct top *t = m;
+
+	EACH_PART(t, p)
+		if (p->ops->finalize)
+			p->ops->finalize(p->m, pid, exec);
+}
+
+static void top_retire(void *m, pid_t pid)
+{
+	struct top *t = m;
+
+	EACH_PART(t, p)
+		if (p->ops->retire)
+			p->ops->retire(p->m, pid);
+}
+
+static void top_reaped(void *m, pid_t pid)
+{
+	struct top *t = m;
+
+	EACH_PART(t, p)
+		if (p->ops->reaped)
+			p->ops->reaped(p->m, pid);
+}
+
+/* The terminal is given back first: quitting shows the shell at once. No finish: there is no
+ * report. --batch prints the last, shorter window (sampling is off by then: one cut), so that
+ * its tables add up to the whole run, unless -n ended it right after a window. */
+static void top_stop(void *m)
+{
+	struct top *t = m;
+
+	top_view__end(t->view);
+	EACH_PART(t, p)
+		if (p->ops->stop)
+			p->ops->stop(p->m);
+	if (t->o.batch && !(t->o.iterations && t->windows >= t->o.iterations) &&
+	    mono_ns() - t->last_ns >= 10000000)
+		read_windows(t);
+}
+
+static void top_detach(void *m)
+{
+	struct top *t = m;
+
+	top_view__end(t->view);
+	EACH_PART(t, p)
+		if (p->ops->detach)
+			p->ops->detach(p->m);
+}
+
+const struct mode_ops top_mode_ops = {
+	.name = "top",
+	.kthreads = true,	/* cpu samples kernel threads */
+	.open = top_open,
+	.close = top_close,
+	.attach = top_attach,
+	.why_untraceable = top_why_untraceable,
+	.attach_all = top_attach_all,
+	.tick = top_tick,
+	.thread_exit = top_thread_exit,
+	.finalize = top_finalize,
+	.retire = top_retire,
+	.reaped = top_reaped,
+	.stop = top_stop,
+	.detach = top_detach,
+};
