@@ -13,6 +13,7 @@
 #   make bench-top  what `ebprof top` itself costs at the default interval (root, tmux)
 #   make bench-lock what `ebprof lock` costs on a mutex-heavy loop beside bpftrace (root)
 #   make bench-profile  what `ebprof profile` costs beside its modes alone (root)
+#   make bench-offcpu  what `ebprof offcpu` costs per context switch beside bpftrace (root)
 #   V=1             show full commands
 
 OUT        ?= build
@@ -74,7 +75,7 @@ FIX_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthre
 
 DEMO_BIN   := $(OUT)/demo/demo
 
-.PHONY: all deps demo check unit e2e bench bench-scan bench-render bench-placement bench-cpu bench-kmem bench-io bench-profile bench-lock bench-top clean install fixtures
+.PHONY: all deps demo check unit e2e bench bench-scan bench-render bench-placement bench-cpu bench-kmem bench-io bench-profile bench-lock bench-top bench-offcpu clean install fixtures
 all: $(OUT)/ebprof
 
 deps:
@@ -255,6 +256,9 @@ bench-cpu: $(OUT)/ebprof
 
 bench-kmem: $(OUT)/ebprof
 	$(Q)bash bench/kmem.sh $(OUT)
+
+bench-offcpu: $(OUT)/ebprof fixtures
+	$(Q)bash bench/offcpu.sh $(OUT)
 
 bench-io: $(OUT)/ebprof
 	$(Q)bash bench/io.sh $(OUT)

@@ -18,6 +18,7 @@ static const struct cmd cmds[] = {
 	{ "top", cmd_top, "a live view: processes by CPU, their hottest functions and stacks" },
 	{ "lock", cmd_lock, "lock contention, kernel locks and futex waits, by lock and waiter's stack" },
 	{ "profile", cmd_profile, "every mode at once: one report, findings grounded in the numbers" },
+	{ "offcpu", cmd_offcpu, "off-CPU time by stack: where threads wait, who wakes them, run-queue latency" },
 	{ "report", cmd_report, "load a saved pprof profile and write it in any output format" },
 	{ "diff", cmd_diff, "compare two saved profiles: what changed, differential flame graph" },
 };
@@ -45,6 +46,7 @@ static void usage(FILE *f)
 		"  sudo ebprof top                             live: who uses the CPU, where\n"
 		"  sudo ebprof lock -- ./server                which locks its threads wait on\n"
 		"  sudo ebprof profile -o report.html -- ./myprog   CPU, I/O and memory at once\n"
+		"  sudo ebprof offcpu -o wait.svg -- ./myprog  where its threads wait, and how long\n"
 		"  ebprof report out.pb.gz -o flame.svg        render a saved profile again\n"
 		"  ebprof diff before.pb.gz after.pb.gz -o diff.svg\n"
 		"\n"

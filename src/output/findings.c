@@ -394,6 +394,88 @@ static int64_t waiter_loc(const struct profile *p, const struct prof_sample *s, 
 	return last_user;
 }
 
+/* ---- offcpu: where threads wait -------------------------------------------------------- */
+
+/* A wait in the kernel's futex code: a lock's, a condition variable's, a join's. */
+static bool futex_wait(const struct profile *p, const struct prof_sample *s)
+{
+	for (uint32_t i = 0; i < s->nlocs; i++) {
+		const struct prof_location *l = &p->locations[s->locs[i]];
+
+		if (l->nlines && is_kernel_loc(p, l) &&
+		    !strcmp(p->functions[l->lines[0].function].name, "do_futex"))
+			return true;
+	}
+	return false;
+}
+
+static int offcpu_rules(struct profile *set, const struct profile *p, int64_t duration_ns,
+			bool with_lock)
+{
+	int tn = profile__type_index(p, "offcpu"), tc = profile__type_index(p, "switches");
+	struct rule_out ro = { 0 };
+	uint64_t *ns, *waits, left_out = 0;
+	uint32_t *site;
+	int err = -ENOMEM;
+
+	if (tn < 0 || !p->nfunctions || duration_ns <= 0)
+		return 0;
+	ns = calloc(p->nfunctions, sizeof(*ns));
+	waits = calloc(p->nfunctions, sizeof(*waits));
+	site = calloc(p->nfunctions, sizeof(*site));
+	if (!ns || !waits || !site)
+		goto out;
+	for (uint32_t i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+		int64_t loc, f;
+		uint64_t v = s->values[tn] > 0 ? (uint64_t)s->values[tn] : 0;
+
+		/* the lock mode's finding covers these, with the lock named */
+		if (with_lock && futex_wait(p, s)) {
+			left_out += v;
+			continue;
+		}
+		loc = waiter_loc(p, s, 0);
+		f = loc >= 0 ? loc_function(p, loc) : -1;
+		if (f < 0)
+			continue;
+		if (!ns[f])
+			site[f] = (uint32_t)loc;
+		ns[f] += v;
+		waits[f] += tc >= 0 && s->values[tc] > 0 ? (uint64_t)s->values[tc] : 0;
+	}
+	for (uint32_t f = 0; f < p->nfunctions; f++) {
+		double share = (double)ns[f] / (double)duration_ns;
+		char t[32], d[32], lo[96] = "";
+		struct cand *c;
+
+		if (ns[f] < FIND_OFFCPU_MIN_NS || share < FIND_OFFCPU_SHARE ||
+		    !(c = rule_slot(&ro, (double)ns[f])))
+			continue;
+		loc_name(p, site[f], c->subject, sizeof(c->subject));
+		if (left_out)
+			snprintf(lo, sizeof(lo), "; futex waits, the lock mode's, left out");
+		snprintf(c->fact, sizeof(c->fact), "%s kept its threads off the CPU for %s in %" PRIu64
+			 " waits, %.0f%% of the run's %s%s", c->subject,
+			 render__duration(ns[f], t, sizeof(t)), waits[f], share * 100,
+			 render__duration((uint64_t)duration_ns, d, sizeof(d)), lo);
+		snprintf(c->action, sizeof(c->action), "if the wait is not meant (a sleep, a poll, "
+			 "a read), see what it waits for in the offcpu tab; ebprof offcpu --wakers "
+			 "shows who ends it");
+		c->f.mode = p->mode;
+		c->f.kind = "offcpu_blocked";
+		c->f.threshold = "a function whose threads were off the CPU (sleeping or in "
+				 "uninterruptible waits) for at least 10% of the run and 100 ms in all";
+		c->f.unit = "nanoseconds";
+	}
+	err = rule_emit(set, &ro);
+out:
+	free(ns);
+	free(waits);
+	free(site);
+	return err;
+}
+
 static int lock_rules(struct profile *set, const struct profile *p, int64_t duration_ns)
 {
 	int td = profile__type_index(p, "delay");
@@ -495,6 +577,14 @@ static int io_rules(struct profile *set, const struct profile *p)
 	return rule_emit(set, &ro);
 }
 
+static bool has_part(const struct profile *set, const char *mode)
+{
+	for (uint32_t i = 0; i < set->nparts; i++)
+		if (!strcmp(set->parts[i]->mode, mode))
+			return true;
+	return false;
+}
+
 int findings__compute(struct profile *set, int64_t duration_ns)
 {
 	/* the order of the list: CPU, then waiting, then memory, then I/O */
@@ -516,6 +606,8 @@ int findings__compute(struct profile *set, int64_t duration_ns)
 				err = io_rules(set, p);
 			else if (!strcmp(p->mode, "lock"))
 				err = lock_rules(set, p, duration_ns);
+			else if (!strcmp(p->mode, "offcpu"))
+				err = offcpu_rules(set, p, duration_ns, has_part(set, "lock"));
 		}
 	}
 	return err;

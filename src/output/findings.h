@@ -17,6 +17,8 @@
 #define FIND_MEM_SHORT_NS	(1ull << 20)	/* "short-lived": freed within 2^20 ns (1.05 ms) */
 #define FIND_MEM_SHORT_SHARE	0.50	/* ... for at least this share of its freed blocks */
 #define FIND_LEAK_BYTES		1024	/* bytes definitely lost by one function */
+#define FIND_OFFCPU_SHARE	0.10	/* a function's off-CPU time, of the run's duration */
+#define FIND_OFFCPU_MIN_NS	(100ull * 1000 * 1000)	/* ... and at least this much */
 #define FIND_LOCK_SHARE		0.10	/* a lock's total wait, of the run's duration */
 #define FIND_LOCK_MIN_CONTENTIONS 10	/* ... over at least this many waits */
 #define FIND_IO_P99_NS		(10ull * 1000 * 1000)	/* a disk and operation's p99 latency */

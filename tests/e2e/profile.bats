@@ -10,19 +10,19 @@ bats_require_minimum_version 1.5.0
 PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 TOOLS="$BATS_TEST_DIRNAME/../tools"
 # the programs of the modes ebprof profile runs, by name
-PROBES='^(mem_(enter|exit)|held_|cpu_sample$|io_(start|issue|insert|complete|done)$|lock_(begin|end)$|futex_(enter|exit)$)'
+PROBES='^(mem_(enter|exit)|held_|cpu_sample$|io_(start|issue|insert|complete|done)$|lock_(begin|end)$|futex_(enter|exit)$|offcpu_(switch|waking|wakeup|wakeup_new)$)'
 
 # jq-free JSON reads: python3 is on every Debian
 py() { python3 -c "$@"; }
 
-@test "profile: cpu, io, lock and mem of one run; findings name the CPU-bound, the contending and the allocating function with their numbers" {
+@test "profile: cpu, io, offcpu, lock and mem of one run; findings name the CPU-bound, the sleeping, the contending and the allocating function with their numbers" {
 	run "$EBPROF" profile -q --mem-exact -o "$T/r.json" -o "$T/r.txt" -- "$FIX/profilemix" cmsl
 	echo "$output"
 	[ "$status" -eq 0 ]
 	assert_no_probes "$PROBES"
 	# one part per mode, in the order they ran
 	run py 'import json,sys; d=json.load(open(sys.argv[1])); print(",".join(p["mode"] for p in d["parts"]))' "$T/r.json"
-	[ "$output" = "cpu,io,lock,mem" ]
+	[ "$output" = "cpu,io,offcpu,lock,mem" ]
 	# mem (exact): the fixture's 500,000 blocks of 48 bytes, all through churn_memory
 	run py '
 import json, sys
@@ -96,6 +96,21 @@ assert g["contentions"] >= 10, g
 print("ok")' "$T/r.json"
 	echo "$output"
 	[ "$output" = "ok" ]
+	# the offcpu finding: nap sleeps 20 x 50 ms: 1.0 s off the CPU in 20 waits (plus the
+	# wakeups' latency: the issue allows 10%); the waits of fight on the mutex are the lock
+	# mode's (left out here), its 100 us sleeps holding it are its own
+	run py '
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = [f for f in d["findings"] if f["kind"] == "offcpu_blocked" and f["subject"].startswith("nap (")]
+assert len(f) == 1, d["findings"]
+f = f[0]
+assert f["subject"].startswith("nap (profilemix.c:"), f
+assert " in 20 waits, " in f["fact"], f
+assert 1.0e9 <= f["value"] <= 1.1e9, f
+print("ok")' "$T/r.json"
+	echo "$output"
+	[ "$output" = "ok" ]
 	# the timeline: cpu's per-second CPU use adds up to the CPU time its samples stand for
 	# (each point rounded to a whole percent; the last partial second is left out when under
 	# 100 ms); io's requests per second exist as a series
@@ -123,8 +138,9 @@ print("ok")' "$T/r.json"
 	# one table of the processes with every mode's numbers: the fixture's 22.9 MiB allocated
 	grep -A2 "^Processes (every mode's numbers)$" "$T/r.txt" |
 		grep -E '^ +[0-9]+  profilemix +[0-9.]+ m?s .* 22\.9 MiB '
-	grep -q '^  2\. \[lock\] fight (profilemix.c:' "$T/r.txt"
-	grep -q '^  3\. \[mem\] churn_memory (profilemix.c:' "$T/r.txt"
+	grep -qE '^  [0-9]\. \[offcpu\] nap \(profilemix.c:' "$T/r.txt"
+	grep -qE '^  [0-9]\. \[lock\] fight \(profilemix.c:' "$T/r.txt"
+	grep -qE '^  [0-9]\. \[mem\] churn_memory \(profilemix.c:' "$T/r.txt"
 }
 
 @test "profile: --leaks scans at exit; the finding names the leaking function with the fixture's 100 x 1000 bytes" {
@@ -152,7 +168,8 @@ print("ok")' "$T/r.json"
 }
 
 @test "profile: no finding when nothing crosses a threshold, and the report says so" {
-	run "$EBPROF" profile -q -o "$T/r.json" -o "$T/r.txt" -- "$FIX/profilemix" s
+	# no phase: it starts, prints and ends
+	run "$EBPROF" profile -q -o "$T/r.json" -o "$T/r.txt" -- "$FIX/profilemix" x
 	[ "$status" -eq 0 ]
 	run py 'import json,sys; print(len(json.load(open(sys.argv[1]))["findings"]))' "$T/r.json"
 	[ "$output" = "0" ]
@@ -200,7 +217,7 @@ print("ok")' "$T/r.json"
 @test "profile: bad options are usage errors with a sentence, before anything is traced" {
 	run "$EBPROF" profile --modes cpu,gpu -- true
 	[ "$status" -eq 2 ]
-	[[ "$output" == *"--modes: unknown mode 'gpu' (the modes are cpu, io, lock and mem)"* ]]
+	[[ "$output" == *"--modes: unknown mode 'gpu' (the modes are cpu, io, offcpu, lock and mem)"* ]]
 	run "$EBPROF" profile --mem-exact --sample-bytes 4096 -- true
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--mem-exact records every allocation"* ]]
@@ -214,11 +231,11 @@ print("ok")' "$T/r.json"
 	[ "$status" -eq 2 ]
 }
 
-@test "profile: -a -d runs cpu, io and lock system-wide (mem only when named), and leaves nothing attached" {
+@test "profile: -a -d runs cpu, io, offcpu and lock system-wide (mem only when named), and leaves nothing attached" {
 	run "$EBPROF" profile -q -a -d 1 -o "$T/r.json"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	run py 'import json,sys; d=json.load(open(sys.argv[1])); print(",".join(p["mode"] for p in d["parts"]))' "$T/r.json"
-	[ "$output" = "cpu,io,lock" ]
+	[ "$output" = "cpu,io,offcpu,lock" ]
 	assert_no_probes "$PROBES"
 }

@@ -16,6 +16,7 @@ enum {
 	OPT_CPU,
 	OPT_PER_THREAD,
 	OPT_MAX_STACKS,
+	OPT_OFFCPU,
 };
 
 static const struct option cpu_longopts[] = {
@@ -24,6 +25,7 @@ static const struct option cpu_longopts[] = {
 	{ "cpu", required_argument, NULL, OPT_CPU },
 	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
+	{ "offcpu", no_argument, NULL, OPT_OFFCPU },
 	{ 0 },
 };
 
@@ -54,6 +56,11 @@ static const char cpu_usage[] =
 	"      --max-stacks N     distinct stacks kept, and (process, stacks) counters (default\n"
 	"                         16384; preallocated, about 1 KiB each); past it, a sample\n"
 	"                         loses its stack or is lost, counted as a drop either way\n"
+	"      --offcpu           a wall-clock profile: the samples (each one period) and the\n"
+	"                         time threads spend off-CPU (ebprof offcpu's, by their stack\n"
+	"                         at the switch-out, leaf __schedule) in one profile and one\n"
+	"                         flame graph; sample types samples, cpu, offcpu and wall\n"
+	"                         (nanoseconds, cpu + offcpu: the default)\n"
 	"\n"
 	"Output:\n"
 	OPTIONS_HELP_OUTPUT
@@ -67,6 +74,7 @@ static const char cpu_usage[] =
 	"  sudo ebprof cpu -a -d 5 -F 999 -o out.pb.gz  the whole machine, pprof output\n"
 	"  sudo ebprof cpu -a --idle --cpu 0 -d 2       what CPU 0 does, idle included\n"
 	"  sudo ebprof cpu --per-thread -p 4242 -d 5 -o threads.folded\n"
+	"  sudo ebprof cpu --offcpu -o wall.svg -- ./myprog   where its wall-clock time went\n"
 	"\n"
 	"Exit status: the command's, or 0; 1 when tracing fails; 2 on a usage error.\n";
 
@@ -95,6 +103,9 @@ static int cpu_parse(void *mo, int c, const char *arg, struct session_opts *so,
 	case OPT_PER_THREAD:
 		o->per_thread = true;
 		return 0;
+	case OPT_OFFCPU:
+		o->offcpu = true;
+		return 0;
 	case OPT_MAX_STACKS:
 		if (cli_parse_count(lc, "cpu", "--max-stacks", "stacks", arg, 1, 1u << 22, &v))
 			return 2;
@@ -118,6 +129,9 @@ static int cpu_check(void *mo, struct session_opts *so, const struct log_ctx *lc
 	if (o->idle && !so->all)
 		return cli_usage_err(lc, "cpu", "--idle goes with -a: the idle task belongs to no "
 				     "process");
+	if (o->offcpu && o->cpu_given)
+		return cli_usage_err(lc, "cpu", "--offcpu goes without --cpu: off-CPU time is "
+				     "counted on every CPU, so samples must be too");
 	if (o->cpu_given && cpu_online(online) == 0) {
 		for (int i = 0; i < CPU_MAX_CPUS; i++)
 			if (o->cpus[i] && !online[i])

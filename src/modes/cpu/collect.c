@@ -31,6 +31,7 @@
 #include "core/target.h"
 #include "core/unwind.h"
 #include "modes/cpu/collect.h"
+#include "modes/offcpu/collect.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 #include "util/util.h"
@@ -59,7 +60,11 @@ struct cpu_collector {
 	uint64_t window_ns;		/* CLOCK_MONOTONIC at the start of the window */
 	uint64_t window_stats[CPU_STAT__COUNT];	/* the counters then */
 	struct prof_rate cpu_rate;	/* the timeline: samples counted, at each second */
+	void *off;			/* --offcpu: the offcpu collector, driven from these hooks */
 };
+
+/* The sample types and their order: samples, cpu; with --offcpu also offcpu and wall. */
+enum { V_SAMPLES, V_CPU, V_OFFCPU, V_WALL, V__COUNT };
 
 static const char *const stat_names[CPU_STAT__COUNT] = {
 	[CPU_STAT_SAMPLES] = "samples",
@@ -187,9 +192,13 @@ static int set_types(struct cpu_collector *c, struct profile *prof)
 	int err = profile__add_type(prof, "samples", "count");
 
 	err = err ?: profile__add_type(prof, "cpu", "nanoseconds");
+	if (c->opts.offcpu) {
+		err = err ?: profile__add_type(prof, "offcpu", "nanoseconds");
+		err = err ?: profile__add_type(prof, "wall", "nanoseconds");
+	}
 	if (err)
 		return err;
-	prof->default_type = 0;
+	prof->default_type = c->opts.offcpu ? V_WALL : V_SAMPLES;
 	/* pprof's period: what one sample stands for */
 	return profile__set_period(prof, "cpu", "nanoseconds", c->period_ns);
 }
@@ -279,6 +288,21 @@ static void *cpu_open(const struct session_env *env, void *opts)
 		pr_err(c->lc, "cannot set up the profile: %s", strerror(-err));
 		goto fail;
 	}
+	if (o->offcpu) {
+		/* the offcpu mode's own collector: its programs, its reads, in this profile */
+		struct offcpu_opts oo;
+
+		offcpu_default_opts(&oo);
+		oo.embedded = true;
+		oo.kthreads = true;	/* as cpu samples them: -a, or -p of a kernel thread */
+		oo.per_thread = o->per_thread;
+		oo.max_stacks = o->max_stacks;
+		oo.ns_idx = V_OFFCPU;
+		oo.wall_idx = V_WALL;
+		c->off = offcpu_mode_ops.open(env, &oo);
+		if (!c->off)
+			goto fail;
+	}
 	return c;
 fail:
 	cpu_mode_ops.close(c);
@@ -332,12 +356,25 @@ static int cpu_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 		return err;
 	}
 	(void)how;
+	if (c->off) {
+		err = offcpu_mode_ops.attach(c->off, pid, how, status);
+		if (err)
+			return err;
+	}
 	return start(c);
 }
 
 static int cpu_attach_all(void *m)
 {
-	return start(m);
+	struct cpu_collector *c = m;
+
+	if (c->off) {
+		int err = offcpu_mode_ops.attach_all(c->off);
+
+		if (err)
+			return err;
+	}
+	return start(c);
 }
 
 /* ---- reading out ------------------------------------------------------------------------ */
@@ -422,7 +459,7 @@ static int drain(struct cpu_collector *c, struct profile *prof, pid_t only, bool
 	}
 	for (size_t i = 0; i < nv; i++) {
 		const struct stack_count *e = &v[i];
-		int64_t vals[2] = { e->n, e->n * c->period_ns };
+		int64_t vals[V__COUNT] = { e->n, e->n * c->period_ns, 0, e->n * c->period_ns };
 		struct prof_process *pp;
 		uint32_t n;
 
@@ -507,6 +544,8 @@ static void cpu_tick(void *m, int64_t t_ns, bool second)
 	if (second)
 		cpu_point(c, t_ns);
 	unwinder__tick(c->unwinder);
+	if (c->off)
+		offcpu_mode_ops.tick(c->off, t_ns, second);
 }
 
 static int delete_key(const void *k, const void *v, void *ctx)
@@ -531,6 +570,15 @@ static void cpu_progress(void *m, char *buf, size_t len)
 
 	for (int s = CPU_STAT_STACKS_FULL; s < CPU_STAT__COUNT; s++)
 		drops += stat_sum(c, s);
+	if (c->off) {
+		char off[128];
+
+		offcpu_mode_ops.progress(c->off, off, sizeof(off));
+		snprintf(buf, len, "%llu samples  drops %llu  %s",
+			 (unsigned long long)stat_sum(c, CPU_STAT_SAMPLES),
+			 (unsigned long long)drops, off);
+		return;
+	}
 	snprintf(buf, len, "%llu samples  drops %llu",
 		 (unsigned long long)stat_sum(c, CPU_STAT_SAMPLES), (unsigned long long)drops);
 }
@@ -546,6 +594,8 @@ static void cpu_finalize(void *m, pid_t pid, bool exec)
 	snapshot(c, p);
 	if (exec)
 		drain(c, c->env.prof, pid, true, false);
+	if (c->off)
+		offcpu_mode_ops.finalize(c->off, pid, exec);
 }
 
 /* Not at its exit stop (retire): the kernel's exit path after it (exit_mmap unmapping its
@@ -555,6 +605,8 @@ static void cpu_reaped(void *m, pid_t pid)
 	struct cpu_collector *c = m;
 
 	proc_table__untarget(c->procs, pid, bpf_map__fd(c->skel->maps.targets));
+	if (c->off)
+		offcpu_mode_ops.reaped(c->off, pid);
 }
 
 static void cpu_stop(void *m)
@@ -575,6 +627,8 @@ static void cpu_stop(void *m)
 	/* the last announcements of new processes */
 	if (c->rb)
 		ring_buffer__consume(c->rb);
+	if (c->off)
+		offcpu_mode_ops.stop(c->off);
 }
 
 static void cpu_finish(void *m)
@@ -591,6 +645,8 @@ static void cpu_finish(void *m)
 	int len = 0;
 
 	drain(c, prof, 0, false, false);
+	if (c->off)
+		offcpu_mode_ops.finish(c->off);
 	for (int s = CPU_STAT_STACKS_FULL; s < CPU_STAT__COUNT; s++) {
 		if (s == CPU_STAT_NOTES_FULL && !c->env.all)
 			continue;	/* a reason of -a only */
@@ -681,6 +737,8 @@ static void cpu_detach(void *m)
 			close(c->pfds[i]);
 		c->pfds[i] = -1;
 	}
+	if (c->off)
+		offcpu_mode_ops.detach(c->off);
 	c->detached = true;
 }
 
@@ -692,6 +750,8 @@ static void cpu_close(void *m)
 		return;
 	if (c->links && c->pfds)
 		cpu_detach(c);
+	if (c->off)
+		offcpu_mode_ops.close(c->off);
 	ring_buffer__free(c->rb);
 	cpu_bpf__destroy(c->skel);
 	proc_table__free(c->procs, NULL);

@@ -20,6 +20,9 @@ struct cpu_opts {
 	bool per_thread;	/* --per-thread */
 	uint32_t max_stacks;	/* --max-stacks: distinct stacks, and (process, stacks) counters */
 	bool cpu_given;		/* --cpu given: cpus[] holds it; else every online CPU */
+	/* --offcpu: a wall-clock profile, off-CPU time (modes/offcpu's collector, run beside)
+	 * with the samples, under the sample types samples, cpu, offcpu and wall (the default) */
+	bool offcpu;
 	bool cpus[CPU_MAX_CPUS];
 };
 

@@ -29,6 +29,7 @@ static const struct {
 } known[] = {
 	{ "cpu", &cpu_def, true },
 	{ "io", &io_def, true },
+	{ "offcpu", &offcpu_def, true },
 	{ "lock", &lock_def, true },
 	{ "mem", &mem_def, false },
 };
@@ -124,7 +125,7 @@ static int parse_modes(struct profile_opts *o, const char *arg, const struct log
 			;
 		if (i == NKNOWN)
 			rc = cli_usage_err(lc, "profile", "--modes: unknown mode '%s' (the modes "
-					   "are cpu, io, lock and mem)", tok);
+					   "are cpu, io, offcpu, lock and mem)", tok);
 		else
 			o->want[i] = true;
 	}
@@ -135,7 +136,7 @@ static int parse_modes(struct profile_opts *o, const char *arg, const struct log
 		for (size_t i = 0; i < NKNOWN; i++)
 			n += o->want[i];
 		if (!n)
-			rc = cli_usage_err(lc, "profile", "--modes names no mode (cpu, io, lock, mem)");
+			rc = cli_usage_err(lc, "profile", "--modes names no mode (cpu, io, offcpu, lock, mem)");
 	}
 	o->modes_given = true;
 	return rc;

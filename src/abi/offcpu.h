@@ -1,0 +1,90 @@
+/* ebprof offcpu: types and constants shared by the kernel side (bpf/offcpu.bpf.c) and the
+ * collector (modes/offcpu/collect.c), nothing else. */
+#ifndef EBPROF_ABI_OFFCPU_H
+#define EBPROF_ABI_OFFCPU_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+#include "abi/stack.h"
+
+#define OFFCPU_COMM_LEN	16	/* TASK_COMM_LEN */
+
+/* --state: which switch-outs start a blocked interval */
+#define OFFCPU_STATE_S		1	/* sleeping (TASK_INTERRUPTIBLE) */
+#define OFFCPU_STATE_D		2	/* uninterruptible (TASK_UNINTERRUPTIBLE) */
+#define OFFCPU_STATE_R		4	/* preempted: still runnable */
+#define OFFCPU_STATE_OTHER	8	/* stopped, traced (ptrace), parked... */
+#define OFFCPU_STATE_ALL	15
+
+/* Off-CPU time aggregates in the kernel per (process, thread as stack.aux with --per-thread
+ * else 0, user and kernel stack at the switch-out) and, with --wakers, the waker's (process,
+ * user and kernel stack at sched_waking); waker fields are 0 otherwise, and when the thread
+ * was not woken by anyone seen (a preemption, a wakeup before tracing started). */
+struct offcpu_key {
+	struct stack_key stack;
+	__u32 wtgid;		/* the waker's process (0: none, or the idle task) */
+	__u32 wflags;		/* STACK_KEY_* of the waker's user stack */
+	__u64 wustack;		/* the waker's user stack hash, 0: none */
+	__u64 wkstack;		/* the waker's kernel stack hash, 0: none */
+};
+
+struct offcpu_val {
+	__u64 ns;		/* off-CPU time: switch-out to switch-in */
+	__u64 switches;		/* blocked intervals */
+};
+
+/* A thread off-CPU now (by tid): from its switch-out until its switch-in. */
+struct offcpu_thread {
+	__u64 off_ns;		/* switch-out time (0: not a counted switch-out, e.g. --state) */
+	__u64 ready_ns;		/* made runnable: woken or preempted (0: not yet) */
+	struct offcpu_key key;
+};
+
+/* Run-queue latency per process: time from runnable (woken, new, or preempted) to running,
+ * a log2 histogram (slot 0: 0 ns, slot b: [2^(b-1), 2^b) ns, the last open-ended). */
+#define OFFCPU_RQ_SLOTS	48
+struct offcpu_rq {
+	__u64 count;
+	__u64 total_ns;
+	__u64 max_ns;
+	__u64 slots[OFFCPU_RQ_SLOTS];
+};
+
+/* What the kernel remembers of each process seen (by tgid), so that one that exited before
+ * the end keeps its name. */
+struct offcpu_comm {
+	char comm[OFFCPU_COMM_LEN];
+};
+
+/* The one record of the ring buffer (-a only): a process seen for the first time. */
+struct offcpu_note {
+	__u32 tgid;
+	__u32 pad;
+};
+
+/* Per-CPU counters: intervals counted, filtered, then drops by reason. */
+enum offcpu_stat {
+	OFFCPU_STAT_SWITCHES,	/* blocked intervals counted */
+	OFFCPU_STAT_FILTERED,	/* shorter than --min-block or longer than --max-block */
+	OFFCPU_STAT_THREADS_FULL,	/* the table of threads off-CPU was full: not measured */
+	OFFCPU_STAT_STACKS_FULL,	/* a stack not interned: the interval counts without it */
+	OFFCPU_STAT_COUNTS_FULL,	/* the counts table was full: the interval is lost */
+	OFFCPU_STAT_RQ_FULL,	/* the per-process run-queue table was full */
+	OFFCPU_STAT_NOTES_FULL,	/* a new process not announced (-a) */
+	OFFCPU_STAT__COUNT,
+};
+
+/* Per-CPU scratch of each program (they never nest in themselves on one CPU). */
+enum offcpu_hook {
+	OFFCPU_HOOK_SWITCH,
+	OFFCPU_HOOK_WAKING,
+	OFFCPU_HOOK__COUNT,
+};
+
+struct offcpu_scratch {
+	struct stack_trace user;
+	struct stack_trace kern;
+};
+
+#endif

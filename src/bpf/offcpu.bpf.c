@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0
+/* ebprof offcpu: kernel side. Where threads wait, from the scheduler's BTF tracepoints (tp_btf:
+ * no tracefs, the kernel's own task_structs):
+ *
+ *   sched_switch      prev goes off-CPU (it is the current task: its user stack through
+ *                     bpf_task_pt_regs, its kernel stack here), next comes back on: the time
+ *                     since next's switch-out is added to the counter of next's stacks
+ *   sched_waking      (--wakers) in the waker's context: its stacks, kept for the wakee
+ *   sched_wakeup(_new) the wakee is on a run queue: where its run-queue latency starts
+ *
+ * Per thread off-CPU, one entry in `threads` (preallocated, by tid) from its switch-out to its
+ * switch-in; at the switch-in its time goes to the (process, stacks[, waker's stacks]) counter
+ * and its run-queue latency to its process's histogram, and the entry goes. Nothing is sent per
+ * switch; userspace reads the tables at the end.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "abi/offcpu.h"
+#include "bpf/lib/stack.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define PF_KTHREAD	0x00200000
+#define TASK_INTERRUPTIBLE	0x1
+#define TASK_UNINTERRUPTIBLE	0x2
+#define TASK_DEAD	0x80
+
+/* -a: every user thread (ebprof's own excepted), instead of the processes in `targets` */
+const volatile bool trace_all = false;
+/* kernel threads too: -a --kernel-threads, or within cpu --offcpu (as cpu samples them) */
+const volatile bool with_kthreads = false;
+const volatile bool per_thread = false;
+const volatile bool wakers = false;
+/* OFFCPU_STATE_* of the switch-outs counted */
+const volatile __u32 states = OFFCPU_STATE_ALL;
+/* --min-block, --max-block (0: no limit) */
+const volatile __u64 min_ns = 0;
+const volatile __u64 max_ns = 0;
+const volatile __u32 self_tgid = 0;
+
+/* Set by the collector through the mmapped .bss: counting has started; has stopped (every
+ * program returns at once: detaching is slow). */
+bool started;
+bool stopped;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);	/* sized by the collector */
+	__type(key, __u32);		/* tgid */
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1 << 15);	/* --max-threads */
+	__type(key, __u32);		/* tid */
+	__type(value, struct offcpu_thread);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1 << 14);	/* --max-stacks */
+	__type(key, struct offcpu_key);
+	__type(value, struct offcpu_val);
+} counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1 << 14);	/* --max-stacks */
+	__type(key, __u64);
+	__type(value, struct stack_trace);
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);	/* sized by the collector */
+	__type(key, __u32);		/* tgid */
+	__type(value, struct offcpu_rq);
+} runq SEC(".maps");
+
+/* Names of the processes (by tgid) and, with --per-thread, threads (by tid) seen. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1 << 14);
+	__type(key, __u32);
+	__type(value, struct offcpu_comm);
+} comms SEC(".maps");
+
+/* -a: processes seen for the first time (struct offcpu_note) */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 16);
+} notes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, OFFCPU_STAT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, OFFCPU_HOOK__COUNT);
+	__type(key, __u32);
+	__type(value, struct offcpu_scratch);
+} scratch SEC(".maps");
+
+static const struct offcpu_val zero_val;
+static const struct offcpu_rq zero_rq;
+
+static __always_inline void count_stat(__u32 which)
+{
+	__u64 *n = bpf_map_lookup_elem(&stats, &which);
+
+	if (n)
+		(*n)++;		/* per-CPU, and the programs never nest in themselves */
+}
+
+static __always_inline bool traced(struct task_struct *t)
+{
+	__u32 tgid = BPF_CORE_READ(t, tgid);
+
+	/* kernel threads: with -a --kernel-threads, or (cpu --offcpu) one named with -p */
+	if (BPF_CORE_READ(t, flags) & PF_KTHREAD)
+		return with_kthreads && (trace_all || bpf_map_lookup_elem(&targets, &tgid));
+	if (trace_all)
+		return tgid != self_tgid;
+	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+/* Which of OFFCPU_STATE_* a switch-out is. */
+static __always_inline __u32 state_of(bool preempt, unsigned int prev_state)
+{
+	if (preempt || !(prev_state & 0xff))
+		return OFFCPU_STATE_R;
+	if (prev_state & TASK_INTERRUPTIBLE)
+		return OFFCPU_STATE_S;
+	if (prev_state & TASK_UNINTERRUPTIBLE)
+		return OFFCPU_STATE_D;
+	return OFFCPU_STATE_OTHER;
+}
+
+__noinline __u64 intern_stack(struct stack_trace *s, __u64 nr)
+{
+	if (!s)
+		return 0;
+	return stack_intern(&stacks, s, nr, 0);
+}
+
+/* The current task's stacks into k (ustack, kstack, flags). */
+static __always_inline void capture(void *ctx, struct offcpu_scratch *sc, __u64 *ustack,
+				    __u64 *kstack, __u32 *flags, bool user)
+{
+	struct pt_regs *regs;
+	bool exact;
+	__u64 n;
+
+	n = capture_kernel_stack(ctx, &sc->kern);
+	if (n) {
+		*kstack = intern_stack(&sc->kern, n);
+		if (!*kstack)
+			count_stat(OFFCPU_STAT_STACKS_FULL);
+	}
+	if (!user)
+		return;
+	regs = user_regs(NULL, &exact);
+	n = capture_user_stack(regs, &sc->user);
+	if (n) {
+		*ustack = intern_stack(&sc->user, n);
+		if (!*ustack)
+			count_stat(OFFCPU_STAT_STACKS_FULL);
+		if (exact)
+			*flags = STACK_KEY_USER_EXACT;
+	}
+}
+
+/* At a key's first interval: the names, and in -a a process never seen before announced. */
+static __always_inline void first_count(struct task_struct *t, __u32 tgid, __u32 tid)
+{
+	struct offcpu_comm c = {};
+	struct offcpu_note note = { .tgid = tgid };
+
+	if (per_thread && tid != tgid) {
+		BPF_CORE_READ_STR_INTO(&c.comm, t, comm);
+		bpf_map_update_elem(&comms, &tid, &c, BPF_ANY);
+	}
+	BPF_CORE_READ_STR_INTO(&c.comm, t, group_leader, comm);
+	if (bpf_map_lookup_elem(&comms, &tgid)) {
+		bpf_map_update_elem(&comms, &tgid, &c, BPF_EXIST);
+		return;
+	}
+	if (bpf_map_update_elem(&comms, &tgid, &c, BPF_NOEXIST) || !trace_all || !tgid)
+		return;
+	if (bpf_ringbuf_output(&notes, &note, sizeof(note), BPF_RB_NO_WAKEUP))
+		count_stat(OFFCPU_STAT_NOTES_FULL);
+}
+
+/* next is back on a CPU: its interval and its run-queue latency. */
+static __always_inline void switch_in(struct task_struct *next, __u64 now)
+{
+	__u32 tid = BPF_CORE_READ(next, pid), tgid;
+	struct offcpu_thread *th = bpf_map_lookup_elem(&threads, &tid);
+	struct offcpu_val *v;
+	struct offcpu_rq *rq;
+	__u64 d;
+
+	if (!th)
+		return;
+	tgid = BPF_CORE_READ(next, tgid);
+	if (th->ready_ns && now > th->ready_ns) {
+		d = now - th->ready_ns;
+		rq = lookup_or_init(&runq, &tgid, &zero_rq);
+		if (rq) {
+			__sync_fetch_and_add(&rq->count, 1);
+			__sync_fetch_and_add(&rq->total_ns, d);
+			if (d > rq->max_ns)
+				rq->max_ns = d;
+			__sync_fetch_and_add(&rq->slots[log2_bucket_n(d, OFFCPU_RQ_SLOTS)], 1);
+		} else {
+			count_stat(OFFCPU_STAT_RQ_FULL);
+		}
+	}
+	if (th->off_ns && now > th->off_ns) {
+		d = now - th->off_ns;
+		if (d < min_ns || (max_ns && d > max_ns)) {
+			count_stat(OFFCPU_STAT_FILTERED);
+		} else {
+			v = bpf_map_lookup_elem(&counts, &th->key);
+			if (!v) {
+				first_count(next, tgid, tid);
+				v = lookup_or_init(&counts, &th->key, &zero_val);
+			}
+			if (v) {
+				__sync_fetch_and_add(&v->ns, d);
+				__sync_fetch_and_add(&v->switches, 1);
+				count_stat(OFFCPU_STAT_SWITCHES);
+			} else {
+				count_stat(OFFCPU_STAT_COUNTS_FULL);
+			}
+		}
+	}
+	bpf_map_delete_elem(&threads, &tid);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct offcpu_thread th = {};
+	struct offcpu_scratch *sc;
+	__u32 zero = OFFCPU_HOOK_SWITCH, state, tid;
+
+	if (!started || stopped)
+		return 0;
+	switch_in(next, now);
+
+	if ((prev_state & TASK_DEAD) || !traced(prev))
+		return 0;
+	state = state_of(preempt, prev_state);
+	tid = BPF_CORE_READ(prev, pid);
+	if (!tid)
+		return 0;
+	if (state == OFFCPU_STATE_R)
+		th.ready_ns = now;
+	if (states & state) {
+		sc = bpf_map_lookup_elem(&scratch, &zero);
+		if (!sc)
+			return 0;
+		th.off_ns = now;
+		th.key.stack.tgid = BPF_CORE_READ(prev, tgid);
+		th.key.stack.aux = per_thread ? tid : 0;
+		capture(ctx, sc, &th.key.stack.ustack, &th.key.stack.kstack, &th.key.stack.flags,
+			!(BPF_CORE_READ(prev, flags) & PF_KTHREAD));
+	}
+	if (bpf_map_update_elem(&threads, &tid, &th, BPF_ANY))
+		count_stat(OFFCPU_STAT_THREADS_FULL);
+	return 0;
+}
+
+/* The waker's stacks for p, in the waker's context (try_to_wake_up's start). */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(offcpu_waking, struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid), zero = OFFCPU_HOOK_WAKING;
+	struct offcpu_thread *th;
+	struct offcpu_scratch *sc;
+	struct task_struct *cur;
+
+	if (!started || stopped)
+		return 0;
+	th = bpf_map_lookup_elem(&threads, &tid);
+	if (!th || !th->off_ns || th->key.wustack || th->key.wkstack)
+		return 0;
+	sc = bpf_map_lookup_elem(&scratch, &zero);
+	if (!sc)
+		return 0;
+	cur = bpf_get_current_task_btf();
+	/* In an interrupt (a timer's expiry, a softirq), the current task is only the one it
+	 * interrupted: the collector sees the interrupt's frames in the kernel stack and names the
+	 * waker "interrupt" then (this kernel's preempt count is no symbol a program can read). */
+	th->key.wtgid = cur->tgid;
+	capture(ctx, sc, &th->key.wustack, &th->key.wkstack, &th->key.wflags,
+		!(cur->flags & PF_KTHREAD));
+	if (cur->tgid)
+		first_count(cur, cur->tgid, cur->pid);
+	return 0;
+}
+
+static __always_inline void ready(struct task_struct *p, bool create)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+	struct offcpu_thread *th, fresh = {};
+
+	if (!started || stopped)
+		return;
+	th = bpf_map_lookup_elem(&threads, &tid);
+	if (th) {
+		if (!th->ready_ns)
+			th->ready_ns = bpf_ktime_get_ns();
+		return;
+	}
+	if (!create || !traced(p))
+		return;
+	fresh.ready_ns = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&threads, &tid, &fresh, BPF_NOEXIST))
+		count_stat(OFFCPU_STAT_THREADS_FULL);
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(offcpu_wakeup, struct task_struct *p)
+{
+	ready(p, false);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(offcpu_wakeup_new, struct task_struct *p)
+{
+	ready(p, true);
+	return 0;
+}

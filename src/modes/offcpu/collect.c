@@ -1,0 +1,785 @@
+/* The offcpu mode collector.
+ *
+ * The BPF programs (bpf/offcpu.bpf.c) are attached at open to the scheduler's tracepoints for
+ * the whole run and count nothing until tracing starts (the first attach). Every interval a
+ * traced thread spends off-CPU, from its switch-out to its switch-in, is added in the kernel to
+ * the counter of its stacks at the switch-out (with --wakers, and of its waker's stacks); the
+ * time from its wakeup (or preemption) to its switch-in goes to its process's run-queue
+ * histogram. Userspace reads the tables at the end (and a process's counters at an exec, while
+ * its old program's mappings exist): counters become samples, histograms the profile's groups.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "core/bpfutil.h"
+#include "core/procs.h"
+#include "core/stacks.h"
+#include "core/unwind.h"
+#include "core/target.h"
+#include "modes/offcpu/collect.h"
+#include "output/render.h"
+#include "profile/profile.h"
+#include "util/util.h"
+#include "offcpu.skel.h"
+
+#define MAX_TARGETS	8192	/* traced processes at once (a launched tree) */
+#define MAX_COMMS	32768	/* processes named (-a sees every one) */
+#define MAX_RUNQ	4096	/* processes with a run-queue histogram */
+#define MAX_LOCS	(3 + 4 * STACK_MAX_DEPTH)
+#define NOTES_SIZE	(1 << 16)	/* -a: the ring buffer of new processes */
+#define MAX_VALS	8
+
+static const char *const stat_names[OFFCPU_STAT__COUNT] = {
+	[OFFCPU_STAT_SWITCHES] = "switches",
+	[OFFCPU_STAT_FILTERED] = "filtered",
+	[OFFCPU_STAT_THREADS_FULL] = "thread_table_full",
+	[OFFCPU_STAT_STACKS_FULL] = "stack_table_full",
+	[OFFCPU_STAT_COUNTS_FULL] = "count_table_full",
+	[OFFCPU_STAT_RQ_FULL] = "runq_table_full",
+	[OFFCPU_STAT_NOTES_FULL] = "process_notes_lost",
+};
+
+struct offcpu_collector {
+	struct session_env env;
+	struct offcpu_opts opts;
+	const struct log_ctx *lc;
+	struct offcpu_bpf *skel;
+	struct proc_table *procs;	/* every process attached or seen */
+	struct unwinder *unwinder;	/* NULL: frame pointers only */
+	struct stack_table *st;
+	struct ring_buffer *notes;	/* -a only */
+	bool started, stopped;
+	uint64_t stop_ns;
+	uint64_t off_at_end;		/* threads still off-CPU when tracing stopped */
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* ---- --state ---------------------------------------------------------------------------- */
+
+int offcpu_parse_states(const char *s, uint32_t *states)
+{
+	char buf[64], *tok, *save = NULL;
+
+	if (!s || !*s || strlen(s) >= sizeof(buf))
+		return -1;
+	if (!strcmp(s, "all")) {
+		*states = OFFCPU_STATE_ALL;
+		return 0;
+	}
+	snprintf(buf, sizeof(buf), "%s", s);
+	*states = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "S"))
+			*states |= OFFCPU_STATE_S;
+		else if (!strcmp(tok, "D"))
+			*states |= OFFCPU_STATE_D;
+		else if (!strcmp(tok, "R"))
+			*states |= OFFCPU_STATE_R;
+		else
+			return -1;
+	}
+	return *states ? 0 : -1;
+}
+
+const char *offcpu_states_name(uint32_t states, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	if (states == OFFCPU_STATE_ALL) {
+		snprintf(buf, len, "all");
+		return buf;
+	}
+	buf[0] = 0;
+	if (states & OFFCPU_STATE_S)
+		n += snprintf(buf + n, len - n, "%sS", n ? "," : "");
+	if ((states & OFFCPU_STATE_D) && n < len)
+		n += snprintf(buf + n, len - n, "%sD", n ? "," : "");
+	if ((states & OFFCPU_STATE_R) && n < len)
+		snprintf(buf + n, len - n, "%sR", n ? "," : "");
+	return buf;
+}
+
+/* ---- open ------------------------------------------------------------------------------- */
+
+static void offcpu_close(void *m);
+
+static void *offcpu_open(const struct session_env *env, void *opts)
+{
+	struct offcpu_collector *c = calloc(1, sizeof(*c));
+	const struct offcpu_opts *o = opts;
+	struct offcpu_bpf *sk;
+	int err;
+
+	if (!c)
+		return NULL;
+	c->env = *env;
+	c->opts = *o;
+	c->lc = env->lc;
+	bpfutil__libbpf_messages(c->lc);
+	c->procs = proc_table__new(env->sym);
+	c->st = stack_table__new();
+	if (!c->procs || !c->st)
+		goto fail;
+
+	sk = c->skel = offcpu_bpf__open();
+	if (!sk) {
+		pr_err(c->lc, "cannot open the BPF program: %s", strerror(errno));
+		goto fail;
+	}
+	sk->rodata->trace_all = env->all;
+	sk->rodata->with_kthreads = o->kthreads;
+	sk->rodata->per_thread = o->per_thread;
+	sk->rodata->wakers = o->wakers;
+	sk->rodata->states = o->states;
+	sk->rodata->min_ns = o->min_ns;
+	sk->rodata->max_ns = o->max_ns;
+	sk->rodata->self_tgid = getpid();
+	sk->rodata->unwind_mode = env->unwind != UNWIND_FP;
+	unwind__size_maps(sk->obj, env->unwind, 0, 0);
+	bpf_map__set_max_entries(sk->maps.targets, MAX_TARGETS);
+	bpf_map__set_max_entries(sk->maps.threads, o->max_threads);
+	bpf_map__set_max_entries(sk->maps.counts, o->max_stacks);
+	bpf_map__set_max_entries(sk->maps.stacks, o->max_stacks);
+	bpf_map__set_max_entries(sk->maps.runq, MAX_RUNQ);
+	bpf_map__set_max_entries(sk->maps.comms, MAX_COMMS);
+	bpf_map__set_max_entries(sk->maps.notes, env->all ? NOTES_SIZE : getpagesize());
+	bpf_program__set_autoload(sk->progs.offcpu_waking, o->wakers);
+	err = offcpu_bpf__load(sk);
+	if (err) {
+		pr_err(c->lc, "cannot load the BPF program into the kernel: %s%s", strerror(-err),
+		       c->lc && c->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
+		goto fail;
+	}
+	c->unwinder = unwinder__open(c->lc, env->unwind, sk->obj);
+	proc_table__set_unwinder(c->procs, c->unwinder);
+	if (env->all) {
+		c->notes = proc_table__notes(c->procs, bpf_map__fd(sk->maps.notes));
+		if (!c->notes) {
+			pr_err(c->lc, "cannot read the BPF ring buffer: %s", strerror(errno));
+			goto fail;
+		}
+	}
+	/* attached for the whole run now (a kernel without them fails before anything runs);
+	 * they count from the first attach */
+	err = offcpu_bpf__attach(sk);
+	if (err) {
+		pr_err(c->lc, "cannot attach to the scheduler's tracepoints (sched_switch, "
+		       "sched_wakeup%s): %s", o->wakers ? ", sched_waking" : "", strerror(-err));
+		goto fail;
+	}
+	pr_info(c->lc, "tracepoints: sched_switch, sched_wakeup, sched_wakeup_new%s",
+		o->wakers ? ", sched_waking" : "");
+
+	if (!o->embedded) {
+		err = profile__add_type(env->prof, "offcpu", "nanoseconds");
+		err = err ?: profile__add_type(env->prof, "switches", "count");
+		err = err ?: profile__set_default_type(env->prof, "offcpu");
+		if (err) {
+			pr_err(c->lc, "cannot set up the profile: %s", strerror(-err));
+			goto fail;
+		}
+		c->opts.ns_idx = 0;
+		c->opts.switches_idx = 1;
+		c->opts.wall_idx = -1;
+	}
+	return c;
+fail:
+	offcpu_close(c);
+	return NULL;
+}
+
+/* Intervals count from here on. */
+static void start(struct offcpu_collector *c)
+{
+	if (c->started)
+		return;
+	c->skel->bss->started = true;
+	c->started = true;
+}
+
+/* ---- attach ----------------------------------------------------------------------------- */
+
+static int offcpu_attach(void *m, pid_t pid, enum mode_attach how, int *status)
+{
+	struct offcpu_collector *c = m;
+	int err;
+
+	*status = -1;
+	if (kill(pid, 0) && errno == ESRCH)
+		return -ESRCH;
+	err = proc_table__target(c->procs, pid, bpf_map__fd(c->skel->maps.targets), NULL);
+	if (err) {
+		pr_err(c->lc, "cannot trace PID %d: %s%s", pid, strerror(-err),
+		       err == -E2BIG ? " (more processes at once than the table holds, 8192)" :
+		       "");
+		return err;
+	}
+	(void)how;
+	start(c);
+	pr_info(c->lc, "tracing PID %d's threads off-CPU", pid);
+	return 0;
+}
+
+static int offcpu_attach_all(void *m)
+{
+	start(m);
+	return 0;
+}
+
+/* ---- reading out ------------------------------------------------------------------------ */
+
+struct count_entry {
+	struct offcpu_key k;
+	struct offcpu_val v;
+};
+
+struct count_read {
+	pid_t only;
+	struct count_entry *e;
+	size_t n, cap;
+};
+
+static int read_count(const void *k, const void *v, void *ctx)
+{
+	struct count_read *r = ctx;
+	const struct offcpu_key *key = k;
+
+	if (r->only && key->stack.tgid != (__u32)r->only)
+		return 0;
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 256;
+		struct count_entry *e = realloc(r->e, cap * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		r->e = e;
+		r->cap = cap;
+	}
+	r->e[r->n].k = *key;
+	r->e[r->n++].v = *(const struct offcpu_val *)v;
+	return 0;
+}
+
+static int count_cmp(const void *a, const void *b)
+{
+	const struct offcpu_key *x = &((const struct count_entry *)a)->k;
+	const struct offcpu_key *y = &((const struct count_entry *)b)->k;
+
+	if (x->stack.tgid != y->stack.tgid)
+		return x->stack.tgid < y->stack.tgid ? -1 : 1;
+	if (x->stack.aux != y->stack.aux)
+		return x->stack.aux < y->stack.aux ? -1 : 1;
+	if (x->wtgid != y->wtgid)
+		return x->wtgid < y->wtgid ? -1 : 1;
+	return memcmp(x, y, sizeof(*x));
+}
+
+static void kernel_comm(struct offcpu_collector *c, __u32 id, char *buf, size_t len)
+{
+	struct offcpu_comm cc;
+
+	if (!bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.comms), &id, &cc))
+		snprintf(buf, len, "%.*s", OFFCPU_COMM_LEN, cc.comm);
+	else
+		buf[0] = 0;
+}
+
+/* The process as the report names it; its mappings, fresh if it still runs. */
+static struct proc_info *report_proc(struct offcpu_collector *c, pid_t tgid, bool exec)
+{
+	struct proc_info *p = proc_table__add(c->procs, tgid);
+
+	if (!p)
+		return NULL;
+	if (!exec)
+		proc_table__snapshot(c->procs, p);
+	if (!p->comm[0])
+		kernel_comm(c, tgid, p->comm, sizeof(p->comm));
+	if (!p->comm[0])
+		target__comm(tgid, p->comm, sizeof(p->comm));
+	return p;
+}
+
+/* The name of a thread (its "name [tid]" frame): /proc while it runs, else the kernel's. */
+static void thread_name(struct offcpu_collector *c, pid_t tgid, pid_t tid, char *buf,
+			size_t len)
+{
+	char path[64], *s;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", tgid, tid);
+	s = util_read_file(path, NULL);
+	if (s && *s) {
+		s[strcspn(s, "\n")] = 0;
+		snprintf(buf, len, "%s", s);
+	} else {
+		kernel_comm(c, tid, buf, len);
+		if (!buf[0])
+			snprintf(buf, len, "?");
+	}
+	free(s);
+}
+
+static bool has_prefix(const struct profile *prof, uint32_t loc, const char *prefix)
+{
+	const struct prof_location *l = &prof->locations[loc];
+
+	for (uint32_t j = 0; j < l->nlines; j++)
+		if (!strncmp(prof->functions[l->lines[j].function].name, prefix, strlen(prefix)))
+			return true;
+	return false;
+}
+
+/* An interrupt's frames up to its entry (asm_sysvec_*, asm_common_interrupt): what it
+ * interrupted below them (idle, any task's code) did not wake anybody. */
+static uint32_t interrupt_only(const struct profile *prof, const uint32_t *locs, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (has_prefix(prof, locs[i], "asm_sysvec_") ||
+		    has_prefix(prof, locs[i], "asm_common_interrupt"))
+			return i + 1;
+	return n;
+}
+
+/* Whether a waker's kernel frames are an interrupt's (a hard interrupt's entry, a softirq):
+ * then the task it ran on is only the one interrupted, not the waker. */
+static bool interrupt_frames(const struct profile *prof, const uint32_t *locs, uint32_t n)
+{
+	static const char *const prefixes[] = { "asm_sysvec_", "asm_common_interrupt",
+						"sysvec_", "__sysvec_", "common_interrupt",
+						"handle_softirqs", "__do_softirq", "irq_exit",
+						"__irq_exit_rcu", "do_softirq" };
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct prof_location *l = &prof->locations[locs[i]];
+
+		for (uint32_t j = 0; j < l->nlines; j++) {
+			const char *f = prof->functions[l->lines[j].function].name;
+
+			for (size_t k = 0; k < sizeof(prefixes) / sizeof(prefixes[0]); k++)
+				if (!strncmp(f, prefixes[k], strlen(prefixes[k])))
+					return true;
+		}
+	}
+	return false;
+}
+
+/* A location of the waker's stack, which is drawn upside down: its inlined functions in the
+ * reverse order too (the caller under the inlined callee). */
+static uint32_t upside_down(struct profile *prof, uint32_t loc)
+{
+	const struct prof_location *l = &prof->locations[loc];
+	struct prof_line lines[16];
+	uint32_t n = l->nlines;
+
+	if (n < 2 || n > 16)
+		return loc;
+	for (uint32_t i = 0; i < n; i++)
+		lines[i] = l->lines[n - 1 - i];
+	return profile__location(prof, l->mapping, l->address, l->module_offset, lines, n);
+}
+
+/* The waker's frames as offwaketime draws them above the blocked stack: the waker's name at
+ * the top, then its stack from its outermost frame down to its leaf (try_to_wake_up's
+ * caller), then the "--" separator. Appended to locs (leaf first, as samples are). */
+static uint32_t waker_locs(struct offcpu_collector *c, const struct offcpu_key *k,
+			   uint32_t *locs)
+{
+	struct profile *prof = c->env.prof;
+	struct stack_key wk = { .tgid = k->wtgid, .kstack = k->wkstack };
+	const struct ksyms *ks = k->wkstack ? stacks__ksyms(c->lc) : NULL;
+	uint32_t tmp[2 * STACK_MAX_DEPTH], n = 0, nw;
+	struct proc_info *wp = NULL;
+	char name[64], comm[OFFCPU_COMM_LEN + 1];
+
+	/* its kernel frames first: an interrupt's have no user frames that belong to it */
+	nw = stacks__key_locs(prof, c->st, ks, NULL, k->wtgid, &wk, true, tmp);
+	if (!k->wtgid || interrupt_frames(prof, tmp, nw)) {
+		snprintf(name, sizeof(name), "waker: interrupt");
+		nw = interrupt_only(prof, tmp, nw);
+	} else {
+		if (k->wustack) {
+			wp = report_proc(c, k->wtgid, false);
+			wk.ustack = k->wustack;
+			wk.flags = k->wflags;
+			nw = stacks__key_locs(prof, c->st, ks, wp ? wp->sp : NULL, k->wtgid, &wk,
+					      true, tmp);
+		}
+		if (wp && wp->comm[0]) {
+			snprintf(comm, sizeof(comm), "%s", wp->comm);
+		} else {
+			kernel_comm(c, k->wtgid, comm, sizeof(comm));
+			if (!comm[0])
+				target__comm(k->wtgid, comm, sizeof(comm));
+		}
+		snprintf(name, sizeof(name), "waker: %s (%u)", comm[0] ? comm : "?", k->wtgid);
+	}
+	locs[n++] = stacks__named_loc(prof, name);
+	while (nw)
+		locs[n++] = upside_down(prof, tmp[--nw]);
+	locs[n++] = stacks__named_loc(prof, "--");
+	return n;
+}
+
+/* Move the counts of process `only` (0: every process) into the profile; `remove`: delete them
+ * from the kernel (an exec: the same process counts on under its new program). */
+static int drain(struct offcpu_collector *c, pid_t only, bool remove)
+{
+	struct profile *prof = c->env.prof;
+	int fd = bpf_map__fd(c->skel->maps.counts);
+	struct count_read r = { .only = only };
+	uint32_t *locs = malloc(MAX_LOCS * sizeof(*locs));
+	int err;
+
+	if (!locs)
+		return -ENOMEM;
+	err = bpfutil__map_for_each(fd, sizeof(struct offcpu_key), sizeof(struct offcpu_val),
+				    read_count, &r);
+	err = err ?: stack_table__read(c->st, bpf_map__fd(c->skel->maps.stacks));
+	if (err)
+		pr_warn(c->lc, "reading the kernel's off-CPU counts failed: %s; the report may be "
+			"incomplete", strerror(-err));
+	qsort(r.e, r.n, sizeof(*r.e), count_cmp);
+	for (size_t i = 0; i < r.n; i++) {
+		const struct count_entry *e = &r.e[i];
+		int64_t vals[MAX_VALS] = { 0 };
+		struct proc_info *p = report_proc(c, e->k.stack.tgid, remove);
+		struct prof_process *pp;
+		uint32_t n = 0;
+
+		if (!p) {
+			err = -ENOMEM;
+			break;
+		}
+		if (c->opts.wakers && (e->k.wtgid || e->k.wustack || e->k.wkstack))
+			n += waker_locs(c, &e->k, locs);
+		/* the program ran in the switched-out task: the machinery's frames lead */
+		n += stacks__key_locs(prof, c->st,
+				      e->k.stack.kstack ? stacks__ksyms(c->lc) : NULL, p->sp,
+				      p->pid, &e->k.stack, true, locs + n);
+		if (c->opts.per_thread) {
+			char tname[OFFCPU_COMM_LEN + 1], frame[64];
+
+			thread_name(c, e->k.stack.tgid, e->k.stack.aux, tname, sizeof(tname));
+			snprintf(frame, sizeof(frame), "%s [%u]", tname, e->k.stack.aux);
+			locs[n++] = stacks__named_loc(prof, frame);
+		}
+		if (c->opts.ns_idx >= 0)
+			vals[c->opts.ns_idx] = e->v.ns;
+		if (c->opts.wall_idx >= 0)
+			vals[c->opts.wall_idx] = e->v.ns;
+		if (c->opts.switches_idx >= 0)
+			vals[c->opts.switches_idx] = e->v.switches;
+		if (!profile__add_sample(prof, locs, n, vals, e->k.stack.tgid)) {
+			err = -errno;
+			break;
+		}
+		pp = profile__add_process(prof, p->pid, p->comm[0] ? p->comm : NULL, p->cmdline);
+		if (pp) {
+			prof_process__add_stat(prof, pp, "offcpu_ns", e->v.ns);
+			prof_process__add_stat(prof, pp, "switches", e->v.switches);
+		}
+		if (remove)
+			bpf_map_delete_elem(fd, &e->k);
+	}
+	if (err)
+		pr_warn(c->lc, "building the profile failed: %s", strerror(-err));
+	free(r.e);
+	free(locs);
+	return err;
+}
+
+/* ---- run-queue latency ------------------------------------------------------------------ */
+
+struct rq_entry {
+	__u32 tgid;
+	struct offcpu_rq v;
+};
+
+struct rq_read {
+	struct rq_entry *e;
+	size_t n, cap;
+};
+
+static int read_rq(const void *k, const void *v, void *ctx)
+{
+	struct rq_read *r = ctx;
+
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 64;
+		struct rq_entry *e = realloc(r->e, cap * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		r->e = e;
+		r->cap = cap;
+	}
+	r->e[r->n].tgid = *(const __u32 *)k;
+	r->e[r->n++].v = *(const struct offcpu_rq *)v;
+	return 0;
+}
+
+/* Most waited first */
+static int rq_cmp(const void *a, const void *b)
+{
+	const struct rq_entry *x = a, *y = b;
+
+	if (x->v.total_ns != y->v.total_ns)
+		return x->v.total_ns > y->v.total_ns ? -1 : 1;
+	return x->tgid < y->tgid ? -1 : x->tgid > y->tgid;
+}
+
+static int64_t quantile(const struct offcpu_rq *v, double q)
+{
+	struct prof_hist h = { .sub = 1, .counts = (uint64_t *)(uintptr_t)v->slots,
+			       .n = OFFCPU_RQ_SLOTS };
+	double x = prof_hist__quantile(&h, q);
+
+	return x > (double)v->max_ns ? (int64_t)v->max_ns : (int64_t)(x + 0.5);
+}
+
+/* One group per process: its run-queue latency (runqlat's view, per process). */
+static void add_runq_groups(struct offcpu_collector *c)
+{
+	struct profile *prof = c->env.prof;
+	struct rq_read r = { 0 };
+	int err;
+
+	err = bpfutil__map_for_each(bpf_map__fd(c->skel->maps.runq), sizeof(__u32),
+				    sizeof(struct offcpu_rq), read_rq, &r);
+	if (err)
+		pr_warn(c->lc, "reading the kernel's run-queue latencies failed: %s; the report "
+			"may be incomplete", strerror(-err));
+	qsort(r.e, r.n, sizeof(*r.e), rq_cmp);
+	for (size_t i = 0; i < r.n && !err; i++) {
+		const struct rq_entry *e = &r.e[i];
+		struct proc_info *p = report_proc(c, e->tgid, false);
+		struct prof_group *g = profile__add_group(prof);
+		char pid[16];
+
+		if (!g || !p) {
+			err = -ENOMEM;
+			break;
+		}
+		snprintf(pid, sizeof(pid), "%u", e->tgid);
+		err = prof_group__add_label(prof, g, "process", p->comm[0] ? p->comm : "?");
+		err = err ?: prof_group__add_label(prof, g, "pid", pid);
+#define STAT(name, label, unit, val) \
+	err = err ?: prof_group__add_stat(prof, g, name, label, unit, (int64_t)(val))
+		STAT("runq_waits", "WAITS", "count", e->v.count);
+		STAT("runq_avg_ns", "AVG", "nanoseconds",
+		     e->v.count ? e->v.total_ns / e->v.count : 0);
+		STAT("runq_p50_ns", "P50", "nanoseconds", quantile(&e->v, 0.50));
+		STAT("runq_p99_ns", "P99", "nanoseconds", quantile(&e->v, 0.99));
+		STAT("runq_max_ns", "MAX", "nanoseconds", e->v.max_ns);
+		STAT("runq_total_ns", "TOTAL", "nanoseconds", e->v.total_ns);
+#undef STAT
+		err = err ?: prof_group__add_hist(prof, g, "run-queue latency", "nanoseconds", 1,
+						  (const uint64_t *)e->v.slots, OFFCPU_RQ_SLOTS);
+	}
+	if (err)
+		pr_warn(c->lc, "building the run-queue summary failed: %s", strerror(-err));
+	free(r.e);
+}
+
+/* Threads still off-CPU when tracing stopped: their last interval is in no number. */
+static int count_open(const void *k, const void *v, void *ctx)
+{
+	const struct offcpu_thread *th = v;
+
+	if (th->off_ns)
+		(*(uint64_t *)ctx)++;
+	return 0;
+}
+
+/* ---- the run ---------------------------------------------------------------------------- */
+
+static uint64_t stat_sum(struct offcpu_collector *c, enum offcpu_stat s)
+{
+	return bpfutil__percpu_sum(bpf_map__fd(c->skel->maps.stats), s);
+}
+
+static void offcpu_tick(void *m, int64_t t_ns, bool second)
+{
+	struct offcpu_collector *c = m;
+
+	if (c->notes)
+		ring_buffer__consume(c->notes);
+	if (second)
+		proc_table__snapshot_attached(c->procs);
+	unwinder__tick(c->unwinder);
+}
+
+static void offcpu_progress(void *m, char *buf, size_t len)
+{
+	struct offcpu_collector *c = m;
+	uint64_t drops = 0;
+
+	for (int s = OFFCPU_STAT_THREADS_FULL; s < OFFCPU_STAT__COUNT; s++)
+		drops += stat_sum(c, s);
+	snprintf(buf, len, "%llu switches  drops %llu",
+		 (unsigned long long)stat_sum(c, OFFCPU_STAT_SWITCHES),
+		 (unsigned long long)drops);
+}
+
+static void offcpu_finalize(void *m, pid_t pid, bool exec)
+{
+	struct offcpu_collector *c = m;
+	struct proc_info *p = proc_table__add(c->procs, pid);
+
+	if (!p)
+		return;
+	proc_table__snapshot(c->procs, p);
+	if (exec)
+		drain(c, pid, true);
+}
+
+static void offcpu_reaped(void *m, pid_t pid)
+{
+	struct offcpu_collector *c = m;
+
+	proc_table__untarget(c->procs, pid, bpf_map__fd(c->skel->maps.targets));
+}
+
+static void offcpu_stop(void *m)
+{
+	struct offcpu_collector *c = m;
+
+	if (c->stopped)
+		return;
+	c->skel->bss->stopped = true;
+	c->stopped = true;
+	c->stop_ns = mono_ns();
+	if (c->notes)
+		ring_buffer__consume(c->notes);
+}
+
+static void offcpu_finish(void *m)
+{
+	struct offcpu_collector *c = m;
+	struct profile *prof = c->env.prof;
+	char buf[64], b2[32];
+
+	drain(c, 0, false);
+	add_runq_groups(c);
+	unwinder__add_drops(c->unwinder, prof);
+	bpfutil__map_for_each(bpf_map__fd(c->skel->maps.threads), sizeof(__u32),
+			      sizeof(struct offcpu_thread), count_open, &c->off_at_end);
+	for (int s = OFFCPU_STAT_THREADS_FULL; s < OFFCPU_STAT__COUNT; s++) {
+		uint64_t n = stat_sum(c, s);
+
+		if (s == OFFCPU_STAT_NOTES_FULL && !c->env.all)
+			continue;	/* a reason of -a only */
+		profile__add_drop(prof, stat_names[s], n);
+		if (!n)
+			continue;
+		if (s == OFFCPU_STAT_THREADS_FULL)
+			profile__add_note(prof, "%llu off-CPU intervals were not measured: more "
+					  "than %u threads were off-CPU at once; raise "
+					  "--max-threads", (unsigned long long)n,
+					  c->opts.max_threads);
+		else if (s == OFFCPU_STAT_STACKS_FULL)
+			profile__add_note(prof, "%llu stacks were not kept: the stack table "
+					  "(--max-stacks %u) was full, so their time counts "
+					  "without them; raise --max-stacks", (unsigned long long)n,
+					  c->opts.max_stacks);
+		else if (s == OFFCPU_STAT_COUNTS_FULL)
+			profile__add_note(prof, "%llu off-CPU intervals were lost: the count table "
+					  "(--max-stacks %u) was full; raise --max-stacks",
+					  (unsigned long long)n, c->opts.max_stacks);
+		else if (s == OFFCPU_STAT_RQ_FULL)
+			profile__add_note(prof, "%llu run-queue waits are in no histogram: more "
+					  "than %d processes had one", (unsigned long long)n,
+					  MAX_RUNQ);
+		else
+			profile__add_note(prof, "%llu new processes were not announced in time "
+					  "(the ring buffer was full): those that exited before "
+					  "the end show bare addresses", (unsigned long long)n);
+	}
+	if (c->off_at_end)
+		profile__add_note(prof, "%llu threads were still off-CPU when tracing stopped: "
+				  "their last wait is in no number",
+				  (unsigned long long)c->off_at_end);
+	profile__add_note(prof, "off-CPU time: from a thread's switch-out to its switch-in "
+			  "(its wait and its run-queue latency after the wakeup), under its stacks "
+			  "at the switch-out%s. Run-queue latency: from its wakeup or preemption "
+			  "to its switch-in",
+			  c->opts.wakers ? ", below the stacks of the thread that woke it and a "
+			  "\"--\" frame" : "");
+	profile__add_info(prof, "tracepoints", "sched_switch, sched_wakeup, sched_wakeup_new%s",
+			  c->opts.wakers ? ", sched_waking" : "");
+	profile__add_info(prof, "states", "%s", offcpu_states_name(c->opts.states, buf,
+								    sizeof(buf)));
+	if (c->opts.min_ns)
+		profile__add_info(prof, "min_block", "%s",
+				  render__duration(c->opts.min_ns, b2, sizeof(b2)));
+	if (c->opts.max_ns)
+		profile__add_info(prof, "max_block", "%s",
+				  render__duration(c->opts.max_ns, b2, sizeof(b2)));
+	profile__add_info(prof, "switches", "%llu",
+			  (unsigned long long)stat_sum(c, OFFCPU_STAT_SWITCHES));
+	profile__add_info(prof, "filtered", "%llu",
+			  (unsigned long long)stat_sum(c, OFFCPU_STAT_FILTERED));
+}
+
+static void offcpu_detach(void *m)
+{
+	struct offcpu_collector *c = m;
+
+	offcpu_bpf__detach(c->skel);
+}
+
+static void offcpu_close(void *m)
+{
+	struct offcpu_collector *c = m;
+
+	if (!c)
+		return;
+	ring_buffer__free(c->notes);
+	offcpu_bpf__destroy(c->skel);
+	proc_table__free(c->procs, NULL);
+	unwinder__free(c->unwinder);
+	stack_table__free(c->st);
+	free(c);
+}
+
+/* the unwinder's news of code mapped since its tables were loaded (core/unwind.h) */
+static int offcpu_wake_fd(void *m)
+{
+	return unwinder__fd(((struct offcpu_collector *)m)->unwinder);
+}
+
+static void offcpu_wake(void *m)
+{
+	unwinder__poll(((struct offcpu_collector *)m)->unwinder);
+}
+
+const struct mode_ops offcpu_mode_ops = {
+	.name = "offcpu",
+	.kthreads = false,	/* user threads; kernel threads only with -a --kernel-threads */
+	.open = offcpu_open,
+	.close = offcpu_close,
+	.attach = offcpu_attach,
+	.attach_all = offcpu_attach_all,
+	.tick = offcpu_tick,
+	.wake_fd = offcpu_wake_fd,
+	.wake = offcpu_wake,
+	.progress = offcpu_progress,
+	.finalize = offcpu_finalize,
+	.reaped = offcpu_reaped,
+	.stop = offcpu_stop,
+	.finish = offcpu_finish,
+	.detach = offcpu_detach,
+};

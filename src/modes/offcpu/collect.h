@@ -1,0 +1,45 @@
+/* The offcpu mode collector: the time threads spend off-CPU, by their stacks at the switch-out
+ * (bpf/offcpu.bpf.c measures and aggregates it in the kernel), optionally joined with the
+ * stacks of the thread that woke them, and each process's run-queue latency as a histogram
+ * (the profile's groups). The only user of the offcpu skeleton; the session drives it through
+ * offcpu_mode_ops (core/mode.h), and `ebprof cpu --offcpu` through the same hooks. */
+#ifndef EBPROF_OFFCPU_COLLECT_H
+#define EBPROF_OFFCPU_COLLECT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "core/mode.h"
+#include "abi/offcpu.h"
+
+struct offcpu_opts {
+	uint32_t max_stacks;	/* --max-stacks: distinct stacks, and counters */
+	uint32_t max_threads;	/* --max-threads: threads off-CPU at once */
+	uint32_t states;	/* --state: OFFCPU_STATE_* counted */
+	uint64_t min_ns;	/* --min-block */
+	uint64_t max_ns;	/* --max-block, 0: none */
+	bool kthreads;		/* --kernel-threads (with -a) */
+	bool wakers;		/* --wakers */
+	bool per_thread;	/* --per-thread */
+	/*
+	 * Inside another mode's profile (`ebprof cpu --offcpu`): the sample types are that
+	 * mode's, and off-CPU intervals add their time at value index ns_idx and at wall_idx, and
+	 * their count at switches_idx (-1: not kept). Otherwise (embedded false) offcpu sets up
+	 * its own types: offcpu/nanoseconds (the default) and switches/count.
+	 */
+	bool embedded;
+	int ns_idx, switches_idx, wall_idx;
+};
+
+/* The mode: open, attach, attach_all, tick, progress, finalize, reaped, stop, finish, detach,
+ * close. open takes a struct offcpu_opts. */
+extern const struct mode_ops offcpu_mode_ops;
+
+/* The defaults of every option (cmd.c; `ebprof cpu --offcpu` starts from them too). */
+void offcpu_default_opts(struct offcpu_opts *o);
+
+/* "S", "D", "all" (or "S,D", "R" for preempted) into OFFCPU_STATE_* bits: 0 or -1. */
+int offcpu_parse_states(const char *s, uint32_t *states);
+/* The bits as --state writes them ("S", "D,R", "all"). */
+const char *offcpu_states_name(uint32_t states, char *buf, size_t len);
+
+#endif

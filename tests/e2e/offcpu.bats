@@ -1,0 +1,288 @@
+#!/usr/bin/env bats
+# ebprof offcpu end to end: the CLI on offsleep (20 naps of 50 ms in one function: 1.0 s off-CPU
+# through it) and pingpong (two threads waking each other through pipes: --wakers shows the
+# writer above the blocked reader; the number of context switches against bpftrace on the same
+# tracepoint in the same run), the run-queue histograms, every output format, bad input, and
+# nothing left attached afterwards. No timing asserts: off-CPU time is compared with the
+# fixture's own measure of its sleeps.
+
+load helpers
+
+PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
+
+# Sum of the folded file's values on lines that contain the ERE $2 (all lines when empty).
+folded_sum() {
+	awk -v re="$2" '{ v = $NF; $NF = ""; if (re == "" || $0 ~ re) s += v } END { print s + 0 }' "$1"
+}
+
+assert_no_offcpu_probes() {
+	assert_no_probes '^offcpu_(switch|waking|wakeup|wakeup_new)$'
+}
+
+@test "offcpu: 20 naps of 50 ms in nap(): 1.0 s off-CPU through it, under the scheduler" {
+	run "$EBPROF" offcpu -q -o "$T/x.folded" -o "$T/x.json" -- "$FIX/offsleep" 20 50
+	[ "$status" -eq 0 ]
+	slept=$(echo "$output" | awk '/^slept_ns/ { print $2 }')
+	nap=$(folded_sum "$T/x.folded" ';main;sleep_loop;nap;')
+	echo "off-CPU through nap: $nap ns; the fixture measured $slept ns around its naps"
+	# the sleeps themselves, plus each wakeup's latency: 1.0 s, within 10%
+	[ "$nap" -ge 1000000000 ]
+	[ "$nap" -le 1100000000 ]
+	# never more than the fixture's own measure, which also holds the system calls' entry/exit
+	[ "$nap" -le "$slept" ]
+	# the leaf frame of every stack is the kernel's scheduler, right under nanosleep
+	! grep -v ';__schedule_\[k\] [0-9]*$' "$T/x.folded"
+	grep -q ';nap;rawsys3_\[i\];.*__x64_sys_nanosleep_\[k\];.*schedule_\[k\];__schedule_\[k\] ' \
+		"$T/x.folded"
+	# 20 waits in nap, each counted once
+	jqe '[.sites[] | select(any(.frames[]; .function == "nap")) | .switches] | add == 20' \
+		"$T/x.json"
+	jqe '.sample_types | map(.type) == ["offcpu", "switches"]' "$T/x.json"
+	jqe '.default_sample_type == "offcpu"' "$T/x.json"
+	assert_no_offcpu_probes
+}
+
+@test "offcpu: run-queue latency per process, a histogram that adds up" {
+	run "$EBPROF" offcpu -q -o "$T/x.json" -o "$T/x.txt" -- "$FIX/offsleep" 20 10
+	[ "$status" -eq 0 ]
+	pid=$(jq '.processes[0].pid' "$T/x.json")
+	jq ".groups[] | select(.labels.pid == \"$pid\")" "$T/x.json" >"$T/g.json"
+	# every wakeup of the 20 naps waited on a run queue (and the ptrace stops' wakeups)
+	jqe '.runq_waits >= 20' "$T/g.json"
+	jqe '.histograms[0].name == "run-queue latency"' "$T/g.json"
+	jqe '(.histograms[0].buckets | map(.count) | add) == .runq_waits' "$T/g.json"
+	jqe '.runq_p50_ns <= .runq_p99_ns and .runq_p99_ns <= .runq_max_ns' "$T/g.json"
+	jqe '.runq_avg_ns * .runq_waits <= .runq_total_ns' "$T/g.json"
+	jqe '.runq_total_ns < .runq_max_ns * .runq_waits + 1' "$T/g.json"
+	# each bucket's bounds hold: min and max of a power-of-two range
+	jqe '[.histograms[0].buckets[] | .max + 1 == .min * 2] | all' "$T/g.json"
+	# run-queue time is part of the time off-CPU (every wait counted: --state all)
+	total=$(jq '[.sites[].offcpu] | add' "$T/x.json")
+	jqe ".runq_total_ns < $total" "$T/g.json"
+	grep -q '^By process and pid$' "$T/x.txt"
+	grep -q "offsleep $pid, run-queue latency:" "$T/x.txt"
+}
+
+@test "offcpu --wakers: pingpong's reader blocked in wait_ping under the writer's send_ping" {
+	run "$EBPROF" offcpu -q --wakers -o "$T/x.folded" -- "$FIX/pingpong" 2000
+	[ "$status" -eq 0 ]
+	# root, the blocked thread's frames down to the scheduler, "--", the waker's frames from
+	# its leaf (try_to_wake_up in the pipe write) to its root, the waker's name on top
+	re=';pong;wait_ping;.*anon_pipe_read_\[k\];.*__schedule_\[k\];--;try_to_wake_up_\[k\];.*anon_pipe_write_\[k\];.*send_ping.*;ping;start_thread;waker: pingpong \([0-9]+\) [0-9]+$'
+	grep -E "$re" "$T/x.folded"
+	re2=';ping;wait_pong;.*__schedule_\[k\];--;try_to_wake_up_\[k\];.*anon_pipe_write_\[k\];.*send_pong.*;pong;start_thread;waker: pingpong'
+	grep -E "$re2" "$T/x.folded"
+	# most of the readers' waits were ended by the other thread's write
+	woken=$(folded_sum "$T/x.folded" 'wait_ping;.*--;.*send_ping')
+	all=$(folded_sum "$T/x.folded" 'wait_ping;')
+	echo "wait_ping: $woken of $all ns woken by send_ping"
+	[ $((woken * 10)) -ge $((all * 9)) ]
+	# a wait no one was seen to wake has no separator; a timer's wakeup names the interrupt
+	run "$EBPROF" offcpu -q --wakers -o "$T/s.folded" -- "$FIX/offsleep" 5 20
+	grep -q ';nap;.*;__schedule_\[k\];--;try_to_wake_up_\[k\];hrtimer_wakeup_\[k\];.*waker: interrupt [0-9]*$' \
+		"$T/s.folded"
+}
+
+@test "offcpu: the switches of pingpong's threads equal bpftrace's count of their switch-outs" {
+	# bpftrace's tracepoint:sched:* probes are classic tracepoints: they need tracefs
+	grep -q tracefs /proc/mounts || mount -t tracefs nodev /sys/kernel/tracing
+	mkfifo "$T/go"
+	# the FIFO opens in the background (opening it blocks until the writer's end opens)
+	bg sh -c 'exec "$0" 3000 --wait <"$1" >"$2"' "$FIX/pingpong" "$T/go" "$T/pp.out"
+	exec 8>"$T/go"
+	wait_for "$T/pp.out" '^ready '
+	pid=$(awk '/^ready/ { print $2 }' "$T/pp.out")
+	# every switch-out of the fixture's threads but the last of each (a dead thread's: no
+	# switch-in follows). prev_state as the tracepoint reports it: X and Z are 0x10 and 0x20.
+	bg bpftrace -e "tracepoint:sched:sched_switch /pid == $pid && (args->prev_state & 0x30) == 0/
+		{ @n = count(); }
+		BEGIN { printf(\"go\\n\"); }" >"$T/bt.out" 2>"$T/bt.err"
+	btpid=$BG
+	wait_for "$T/bt.out" '^go$' 30
+	bg "$EBPROF" offcpu -v -p "$pid" -o "$T/x.json" 2>"$T/ebprof.err"
+	ebpid=$BG
+	wait_for "$T/ebprof.err" "tracing PID $pid" 30
+	# both are on before the fixture starts, and until after it is done and waits again
+	echo >&8
+	wait_for "$T/pp.out" '^elapsed_ns ' 60
+	# bpftrace first: at its end ebprof lets go of the process (ptrace), which wakes it. (A
+	# background job ignores SIGINT: both stop on SIGTERM.)
+	kill -TERM "$btpid"
+	wait_for "$T/bt.out" '^@n:' 30
+	kill -TERM "$ebpid"
+	wait "$ebpid"
+	exec 8>&-
+	wait_gone "$pid" 30
+	bt=$(awk '/^@n:/ { print $2 }' "$T/bt.out")
+	eb=$(jq '[.sites[].switches] | add' "$T/x.json")
+	echo "ebprof $eb switches, bpftrace $bt switch-outs"
+	# 3000 rounds: each thread blocks in about every read
+	[ "$bt" -gt 3000 ]
+	# the same tracepoint, both on for the whole of the fixture's work; bpftrace counts one
+	# more, the main thread's switch-out into its last wait, which ends after both stopped
+	# (ebprof counts a wait at its end). Tolerance: one more switch-out in bpftrace's count
+	# was seen in 1 run of 12 (not explained yet); never one in ebprof's
+	[ "$eb" -le $((bt - 1)) ]
+	[ "$eb" -ge $((bt - 2)) ]
+	jqe '.drops | to_entries | map(.value) | add == 0' "$T/x.json"
+}
+
+@test "offcpu: --min-block, --max-block and --state leave out what they say" {
+	# 5 naps of 20 ms and the short ptrace stops: --min-block 10ms keeps only the naps
+	run "$EBPROF" offcpu -q --min-block 10ms -o "$T/x.json" -- "$FIX/offsleep" 5 20
+	[ "$status" -eq 0 ]
+	jqe '[.sites[].switches] | add == 5' "$T/x.json"
+	jqe '.info.min_block == "10.0 ms"' "$T/x.json"
+	jqe '(.info.filtered | tonumber) >= 1' "$T/x.json"
+	# --max-block 10ms: the naps are out, what is left is shorter
+	run "$EBPROF" offcpu -q --max-block 10ms -o "$T/y.json" -- "$FIX/offsleep" 5 20
+	[ "$status" -eq 0 ]
+	jqe '[.sites[] | select(any(.frames[]; .function == "nap"))] | length == 0' "$T/y.json"
+	jqe '(.info.filtered | tonumber) >= 5' "$T/y.json"
+	# --state D: a nanosleep is an interruptible sleep (S), not counted
+	run "$EBPROF" offcpu -q --state D -o "$T/z.json" -- "$FIX/offsleep" 5 20
+	[ "$status" -eq 0 ]
+	jqe '[.sites[] | select(any(.frames[]; .function == "nap"))] | length == 0' "$T/z.json"
+	jqe '.info.states == "D"' "$T/z.json"
+	run "$EBPROF" offcpu -q --state S -o "$T/w.json" -- "$FIX/offsleep" 5 20
+	jqe '[.sites[] | select(any(.frames[]; .function == "nap")) | .switches] | add == 5' \
+		"$T/w.json"
+}
+
+@test "offcpu: every output format is written, and go tool pprof reads the profile" {
+	run "$EBPROF" offcpu -q -o "$T/x.txt" -o "$T/x.json" -o "$T/x.pb.gz" -o "$T/x.folded" \
+		-o "$T/x.svg" -o "$T/x.html" -o "$T/x.speedscope.json" -o "$T/x.csv" \
+		-- "$FIX/offsleep" 5 10
+	[ "$status" -eq 0 ]
+	for f in x.txt x.json x.pb.gz x.folded x.svg x.html x.speedscope.json x.csv; do
+		[ -s "$T/$f" ] || { echo "$f is empty" >&2; false; }
+	done
+	grep -q nap "$T/x.txt"
+	grep -q nap "$T/x.svg"
+	grep -q nap "$T/x.html"
+	grep -q "id=\"groups\"" "$T/x.html"
+	grep -q "offsleep [0-9]*, run-queue latency" "$T/x.html"
+	jq -e . "$T/x.speedscope.json" >/dev/null
+	if [ ! -x "$PPROF" ]; then
+		skip "go tool pprof not installed ($PPROF): apt-get install golang-1.19-go"
+	fi
+	run "$PPROF" -symbolize=none -top "$T/x.pb.gz"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q 'Type: offcpu'
+	echo "$output" | grep -q nap
+}
+
+@test "offcpu: a launched tree: each child's naps under its own process, the shell's waits too" {
+	run "$EBPROF" offcpu -q -o "$T/x.json" -- sh -c "'$FIX/offsleep' 5 10; '$FIX/offsleep' 5 10"
+	[ "$status" -eq 0 ]
+	# two processes of offsleep, 5 naps each, symbolized through their own mappings
+	jqe '[.sites[] | select(any(.frames[]; .function == "nap"))] | group_by(.pid) | length == 2' \
+		"$T/x.json"
+	jqe '[.sites[] | select(any(.frames[]; .function == "nap")) | .switches] | add == 10' \
+		"$T/x.json"
+	# the shell waited for each of them (wait4)
+	jqe '[.processes[] | select(.comm == "sh")] | length == 1' "$T/x.json"
+	jqe '[.sites[] | select(any(.frames[]; .function == "do_wait"))] | length > 0' "$T/x.json"
+}
+
+@test "offcpu: -p, --per-thread, and -a with --kernel-threads" {
+	bg "$FIX/pingpong" 400000
+	pid=$BG
+	run "$EBPROF" offcpu -q --per-thread -p "$pid" -d 1 -o "$T/x.folded"
+	[ "$status" -eq 0 ]
+	grep -q "^pingpong ($pid);pong \[[0-9]*\];start_thread;pong;wait_ping;" "$T/x.folded"
+	grep -q "^pingpong ($pid);ping \[[0-9]*\];start_thread;ping;wait_pong;" "$T/x.folded"
+	"$EBPROF" offcpu -q -a --kernel-threads -d 1 -o "$T/a.json" &
+	ebpid=$!
+	wait "$ebpid"
+	# kernel threads have kernel frames only; pingpong is among the processes
+	jqe "[.processes[] | .pid] | index($pid) != null" "$T/a.json"
+	jqe '[.sites[] | select(all(.frames[]; .kernel))] | length > 0' "$T/a.json"
+	# ebprof itself is never traced (other runs of it on the machine are)
+	jqe "[.processes[] | .pid] | index($ebpid) == null" "$T/a.json"
+	kill "$pid"
+	assert_no_offcpu_probes
+}
+
+@test "cpu --offcpu: one wall-clock profile, on-CPU samples and off-CPU time, adds up to the run" {
+	# 20 rounds of a 25 ms nap and 25 ms of CPU time in burn(): one thread, whose wall time is
+	# the sum of its time on CPU (samples x period) and off it (naps, and preemptions)
+	run "$EBPROF" cpu -q --offcpu -F 499 -o "$T/x.folded" -o "$T/x.json" -- \
+		"$FIX/offsleep" 20 25 25
+	[ "$status" -eq 0 ]
+	slept=$(echo "$output" | awk '/^slept_ns/ { print $2 }')
+	cpu=$(echo "$output" | awk '/^cpu_ns/ { print $2 }')
+	wall=$(echo "$output" | awk '/^wall_ns/ { print $2 }')
+	jqe '.sample_types | map(.type) == ["samples", "cpu", "offcpu", "wall"]' "$T/x.json"
+	jqe '.default_sample_type == "wall"' "$T/x.json"
+	# wall = cpu + offcpu in every stack; on-CPU stacks have samples, off-CPU ones none
+	jqe '[.sites[] | .wall == .cpu + .offcpu] | all' "$T/x.json"
+	jqe '[.sites[] | select(.offcpu > 0) | .samples == 0 and .frames[0].function == "__schedule"] | all' \
+		"$T/x.json"
+	total=$(folded_sum "$T/x.folded")
+	oncpu=$(jq '[.sites[] | select(any(.frames[]; .function == "burn")) | .cpu] | add' "$T/x.json")
+	nap=$(folded_sum "$T/x.folded" ';sleep_loop;nap;')
+	echo "wall: profile $total ns, fixture $wall ns; burn on CPU $oncpu ns, fixture $cpu ns;" \
+		"nap $nap ns, fixture $slept ns"
+	# the whole run, within 10% (the profile also holds the start-up before main)
+	[ $((total * 10)) -ge $((wall * 9)) ]
+	[ $((total * 10)) -le $((wall * 11)) ]
+	# burn's samples: its CPU time within 10%
+	[ $((oncpu * 10)) -ge $((cpu * 9)) ]
+	[ $((oncpu * 10)) -le $((cpu * 11)) ]
+	# the naps: 0.5 s plus the wakeups' latency, never more than the fixture measured
+	[ "$nap" -ge 500000000 ]
+	[ "$nap" -le "$slept" ]
+	run "$EBPROF" cpu --offcpu --cpu 0 -- "$FIX/offsleep" 1 1
+	[ "$status" -eq 2 ]
+	[[ $output == *"--offcpu goes without --cpu"* ]]
+	assert_no_probes '^(cpu_sample|offcpu_switch|offcpu_wakeup|offcpu_wakeup_new)$'
+}
+
+@test "offcpu: bad input gets a clear sentence and exit 2 (usage) or 1 (failure)" {
+	run "$EBPROF" offcpu -p 999999 -d 1
+	[ "$status" -eq 1 ]
+	[[ $output == *"cannot attach to PID 999999: no such process"* ]]
+	# a kernel thread: not without -a --kernel-threads
+	run "$EBPROF" offcpu -p 2 -d 1
+	[ "$status" -eq 1 ]
+	[[ $output == *"PID 2 (kthreadd): it is a kernel thread"* ]]
+	run "$EBPROF" offcpu --kernel-threads -p 1 -d 1
+	[ "$status" -eq 2 ]
+	[[ $output == *"--kernel-threads goes with -a"* ]]
+	run "$EBPROF" offcpu --min-block 5x -a -d 1
+	[ "$status" -eq 2 ]
+	[[ $output == *"--min-block takes a duration, e.g. 500us, 10ms, 1s (got '5x')"* ]]
+	run "$EBPROF" offcpu --max-block -1 -a -d 1
+	[ "$status" -eq 2 ]
+	[[ $output == *"--max-block takes a duration"* ]]
+	run "$EBPROF" offcpu --max-block 0 -a -d 1
+	[ "$status" -eq 2 ]
+	[[ $output == *"--max-block takes a duration above 0"* ]]
+	run "$EBPROF" offcpu --min-block 2s --max-block 1s -a -d 1
+	[ "$status" -eq 2 ]
+	[[ $output == *"--min-block is above --max-block"* ]]
+	run "$EBPROF" offcpu --state Q -a -d 1
+	[ "$status" -eq 2 ]
+	[[ $output == *"--state takes S (sleeping), D (uninterruptible)"* ]]
+	run "$EBPROF" offcpu --max-threads 0 -a -d 1
+	[ "$status" -eq 2 ]
+	run "$EBPROF" offcpu -d 1
+	[ "$status" -eq 2 ]
+	run "$EBPROF" offcpu --value bytes -- "$FIX/offsleep" 1 1
+	[ "$status" -eq 2 ]
+	assert_no_offcpu_probes
+}
+
+@test "offcpu: --help names every option and the sample types" {
+	run "$EBPROF" offcpu --help
+	[ "$status" -eq 0 ]
+	for o in --state --min-block --max-block --wakers --kernel-threads --per-thread \
+		--max-stacks --max-threads; do
+		[[ $output == *"$o"* ]] || { echo "missing $o" >&2; false; }
+	done
+	[[ $output == *"Sample types: offcpu (nanoseconds, the"* ]]
+	[[ $output == *"default) and switches (count)"* ]]
+	run "$EBPROF" --help
+	[[ $output == *"offcpu "* ]]
+}

@@ -1,0 +1,161 @@
+/* Every renderer on an off-CPU profile (offcpu_fixture.h): text, JSON, CSV and folded byte for
+ * byte against tests/golden/offcpu.* (UPDATE_GOLDEN=1 rewrites them); SVG, speedscope and HTML
+ * by their facts; pprof through our reader (the per-process run-queue groups are ours alone and
+ * stay behind, the samples come back whole). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "output/output.h"
+#include "profile/profile.h"
+
+#include "golden.h"
+#include "profile_builder.h"
+#include "offcpu_fixture.h"
+
+/* Words of the mem report that would be wrong here. */
+static void no_mem_wording(const char *out)
+{
+	static const char *const words[] = { "allocation", "Allocation", "alloc_", "inuse",
+					     "Outstanding", "outstanding", "live bytes", "leak" };
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strstr(out, words[i]))
+			fail_msg("mem wording \"%s\" in an off-CPU profile's output:\n%.2000s",
+				 words[i], strstr(out, words[i]));
+}
+
+static char *golden_of(const struct output_ops *ops, const char *golden,
+		       const struct output_opts *o)
+{
+	struct profile *p = offcpu_fixture();
+	size_t len;
+	char *out = render(ops, p, o, &len);
+
+	if (golden)
+		check_golden(golden, out, len);
+	if (ops != &output_html)
+		no_mem_wording(out);
+	profile__free(p);
+	return out;
+}
+
+static void test_text(void **state)
+{
+	struct output_opts o = { .top = 10 };
+	char *out = golden_of(&output_text, "tests/golden/offcpu.txt", &o);
+	char *groups = strstr(out, "\nBy process and pid\n");
+	char *stacks = strstr(out, "\nTop 3 stacks by offcpu\n");
+
+	assert_non_null(groups);
+	assert_non_null(stacks);
+	assert_true(groups < stacks);
+	assert_non_null(strstr(out, "  PROCESS PID WAITS"));
+	assert_non_null(strstr(out, "  srv 400, run-queue latency:\n"));
+	/* the waker's name on top, the separator under its leaf */
+	assert_non_null(strstr(out, "#0 waker: srv (400)\n"));
+	assert_non_null(strstr(out, "    #9 --\n    #10 __schedule"));
+	free(out);
+}
+
+static void test_json(void **state)
+{
+	char *out = golden_of(&output_json, "tests/golden/offcpu.json", NULL), *path, *cmd;
+
+	if (!have("jq")) {
+		print_message("jq not installed: JSON checked by the golden file only\n");
+		free(out);
+		return;
+	}
+	path = scratch("offcpu.json");
+	write_file(path, out, strlen(out));
+	assert_true(asprintf(&cmd, "jq -e '.mode == \"offcpu\" and .default_sample_type == "
+			     "\"offcpu\" and (.groups | length) == 1 and .groups[0].labels == "
+			     "{\"process\": \"srv\", \"pid\": \"400\"} and .groups[0].runq_waits "
+			     "== 1621 and (.groups[0].histograms[0].buckets | map(.count) | add) "
+			     "== 1621 and .groups[0].histograms[0].name == \"run-queue latency\" "
+			     "and ([.sites[].switches] | add) == 1621' '%s' >/dev/null",
+			     path) > 0);
+	assert_int_equal(run(cmd), 0);
+	free(cmd);
+	unlink(path);
+	free(path);
+	free(out);
+}
+
+static void test_csv_folded(void **state)
+{
+	char *out = golden_of(&output_csv, "tests/golden/offcpu.csv", NULL);
+
+	free(out);
+	out = golden_of(&output_folded, "tests/golden/offcpu.folded", NULL);
+	/* offwaketime's layout: blocked stack, "--", the waker's upside down, its name on top */
+	assert_non_null(strstr(out, "srv (400);start_thread;worker;wait_job;rawsys3_[i];"
+				    "entry_SYSCALL_64_after_hwframe_[k];vfs_read_[k];"
+				    "anon_pipe_read_[k];schedule_[k];__schedule_[k];--;"
+				    "try_to_wake_up_[k];anon_pipe_write_[k];vfs_write_[k];"
+				    "entry_SYSCALL_64_after_hwframe_[k];rawsys3;post_job_[i];"
+				    "producer;start_thread;waker: srv (400) 731000000\n"));
+	free(out);
+}
+
+static void test_svg_speedscope_html(void **state)
+{
+	char *out = golden_of(&output_svg, NULL, NULL);
+
+	assert_non_null(strstr(out, "waker: interrupt"));
+	free(out);
+	out = golden_of(&output_speedscope, NULL, NULL);
+	assert_non_null(strstr(out, "\"unit\": \"nanoseconds\""));
+	free(out);
+	out = golden_of(&output_html, NULL, NULL);
+	assert_non_null(strstr(out, "run-queue latency"));
+	assert_non_null(strstr(out, "wait_job"));
+	free(out);
+}
+
+static void test_pprof(void **state)
+{
+	struct profile *p = offcpu_fixture(), *back;
+	char *path = scratch("offcpu.pb.gz"), *a, *b, why[256];
+	int err;
+
+	assert_int_equal(output__write_path(&output_pprof, p, NULL, path), 0);
+	back = profile__load_pprof(path, &err, why, sizeof(why));
+	if (!back)
+		fail_msg("our reader refused it: %s", why);
+	assert_string_equal(back->mode, "offcpu");
+	assert_int_equal(back->ngroups, 0);
+	assert_string_equal(back->types[back->default_type].type, "offcpu");
+	a = render(&output_folded, p, NULL, NULL);
+	b = render(&output_folded, back, NULL, NULL);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	profile__free(back);
+	unlink(path);
+	free(path);
+	profile__free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_csv_folded),
+		cmocka_unit_test(test_svg_speedscope_html),
+		cmocka_unit_test(test_pprof),
+	};
+
+	make_scratch_dir();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
