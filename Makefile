@@ -38,7 +38,7 @@ CFLAGS     ?= -O2 -g
 EBPROF_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	      -fno-omit-frame-pointer -D_GNU_SOURCE
 EBPROF_CPPFLAGS := -Isrc -I$(OUT) -MMD -MP
-EBPROF_LDLIBS := -lbpf -lelf -ldw -lz -llzma -liberty -lcapstone -lpthread -lm
+EBPROF_LDLIBS := -lbpf -lelf -ldw -lz -llzma -liberty -lcapstone -lcurl -lpthread -lm
 ALL_CFLAGS  = $(EBPROF_CPPFLAGS) $(CPPFLAGS) $(CFLAGS) $(EBPROF_CFLAGS)
 ALL_LDLIBS  = $(LDLIBS) $(EBPROF_LDLIBS)
 
@@ -53,7 +53,7 @@ SKELS      := $(patsubst src/bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
 # src/cli/options.c included, goes into libebprof.a and is unit-testable without root.
 SKEL_USERS := $(wildcard src/modes/*/*.c)
 LIB_CLI    := src/cli/options.c
-LIB_SRCS   := $(wildcard src/util/*.c src/profile/*.c src/symbolize/*.c src/output/*.c) \
+LIB_SRCS   := $(wildcard src/util/*.c src/profile/*.c src/symbolize/*.c src/output/*.c src/agent/*.c) \
 	      $(wildcard src/core/*.c) $(LIB_CLI)
 CORE_SRCS  := $(SKEL_USERS) $(filter-out $(LIB_CLI),$(wildcard src/cli/*.c))
 SKEL_OBJS  := $(patsubst src/%.c,$(OUT)/obj/%.o,$(SKEL_USERS))

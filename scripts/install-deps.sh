@@ -8,6 +8,8 @@ PKGS=(
 	# build
 	make gcc g++ libc6-dev clang llvm binutils libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev
 	libiberty-dev libzstd-dev liblzma-dev pkg-config linux-libc-dev
+	# ebprof agent pushes over HTTP(S)
+	libcurl4-openssl-dev
 	# probe placement decodes allocator prologues
 	libcapstone-dev
 	# symbolization of glibc frames in tests and the demo

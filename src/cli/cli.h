@@ -12,6 +12,7 @@ int cmd_cpu(int argc, char **argv, struct log_ctx *lc);
 int cmd_stacks(int argc, char **argv, struct log_ctx *lc);
 int cmd_kmem(int argc, char **argv, struct log_ctx *lc);
 int cmd_io(int argc, char **argv, struct log_ctx *lc);
+int cmd_agent(int argc, char **argv, struct log_ctx *lc);
 int cmd_report(int argc, char **argv, struct log_ctx *lc);
 int cmd_diff(int argc, char **argv, struct log_ctx *lc);
 

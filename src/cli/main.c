@@ -15,6 +15,7 @@ static const struct cmd cmds[] = {
 	{ "stacks", cmd_stacks, "count user and kernel stacks at tracepoints and user functions" },
 	{ "kmem", cmd_kmem, "kernel allocations by stack: slab caches and waste, outstanding memory" },
 	{ "io", cmd_io, "block I/O latency by disk, operation, process and stack" },
+	{ "agent", cmd_agent, "continuous profiling: push windows of cpu profiles to Pyroscope or Parca" },
 	{ "report", cmd_report, "load a saved pprof profile and write it in any output format" },
 	{ "diff", cmd_diff, "compare two saved profiles: what changed, differential flame graph" },
 };
@@ -39,6 +40,7 @@ static void usage(FILE *f)
 		"  sudo ebprof stacks -e syscalls:sys_enter_openat -- ./myprog   who opens files\n"
 		"  sudo ebprof kmem -d 10                      kernel allocations, whole machine\n"
 		"  sudo ebprof io -a -d 10                     disk latency, and who waits on it\n"
+		"  sudo ebprof agent -a --server http://pyroscope:4040   continuous profiling\n"
 		"  ebprof report out.pb.gz -o flame.svg        render a saved profile again\n"
 		"  ebprof diff before.pb.gz after.pb.gz -o diff.svg\n"
 		"\n"

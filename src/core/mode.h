@@ -5,6 +5,7 @@
  *   open (load BPF, init the profile's sample types)
  *   -> attach (each target: launched, -p, new children; or attach_all for -a)
  *   -> tick (every 100 ms while tracing)
+ *   -> window (continuous profiling: every period, and once more after stop)
  *   -> finalize (a process at its exit stop, before an exec, or at the end)
  *   -> stop (tracing ends: probes off) -> finish (drops, what is left) -> outputs
  *   -> detach -> close
@@ -75,6 +76,20 @@ struct mode_ops {
 	void (*tick)(void *m, int64_t t_ns, bool second);
 	/* The progress line's text after the elapsed time, e.g. "1234 samples  drops 0". */
 	void (*progress)(void *m, char *buf, size_t len);
+
+	/*
+	 * Read the window and reset: move what was counted since the last call (or since the
+	 * start) into `into`, an empty profile of the run profile's shape (same sample types and
+	 * period), and count it no more, so that the next call starts from zero. Processes the
+	 * samples belong to get their prof_process (name, command line); drops seen in the window
+	 * are added as profile drops. A window must not lose what the kernel counts while it is
+	 * read (a sample may land in this window or the next, never in neither, nor both), and
+	 * must keep the mode's tables from filling over a long run. Called from the run loop (a
+	 * tick) by continuous profiling (ebprof agent, session_opts.window), and once more after
+	 * stop for the last window. NULL: the mode cannot be used for continuous profiling.
+	 * 0 or a negative errno (reported).
+	 */
+	int (*window)(void *m, struct profile *into);
 
 	/* pid stopped (at_exit: held at its exit stop; else stopped by the mode itself now, as the
 	 * run ends or on SIGUSR1) for an inspection of its memory: mem's leak scan. Called only

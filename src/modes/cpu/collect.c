@@ -53,6 +53,8 @@ struct cpu_collector {
 	uint64_t stop_ns;		/* CLOCK_MONOTONIC when sampling stopped */
 	struct proc_table *procs;	/* every process attached or seen (-a) */
 	uint64_t samples;		/* read out into the profile */
+	uint64_t win_stats[CPU_STAT__COUNT];	/* the drop counters at the last window */
+	uint64_t stacks_pruned;		/* stacks deleted by windows (unused for a window) */
 };
 
 static const char *const stat_names[CPU_STAT__COUNT] = {
@@ -368,12 +370,21 @@ static struct proc_info *report_proc(struct cpu_collector *c, pid_t tgid, bool e
 	return p;
 }
 
-/* Move the counts of process `only` (0: every process) into the profile: kernel frames leaf
- * first, then user frames, then with --per-thread the thread; `remove`: delete them from the
- * kernel (an exec: the same process counts on under its new program). */
-static int drain(struct cpu_collector *c, pid_t only, bool remove)
+enum drain_how {
+	DRAIN_KEEP,	/* read them, leave them (the end of the run) */
+	DRAIN_REMOVE,	/* then delete them (an exec: the process counts on under its new
+			 * program) */
+	DRAIN_TAKE,	/* take each one's count and delete it in one step (a window: a sample
+			 * counted meanwhile goes to a new entry, for the next window) */
+};
+
+static int prune_stacks(struct cpu_collector *c, const struct stack_count *v, size_t nv);
+
+/* Move the counts of process `only` (0: every process) into prof: kernel frames leaf first,
+ * then user frames, then with --per-thread the thread. */
+static int drain(struct cpu_collector *c, struct profile *prof, pid_t only, enum drain_how how)
 {
-	struct profile *prof = c->env.prof;
+	bool remove = how == DRAIN_REMOVE;
 	struct stack_table *st = stack_table__new();
 	int counts_fd = bpf_map__fd(c->skel->maps.counts);
 	uint32_t *locs = malloc((2 * STACK_MAX_DEPTH + 1) * sizeof(*locs));
@@ -395,8 +406,19 @@ static int drain(struct cpu_collector *c, pid_t only, bool remove)
 			goto out;
 	}
 	for (size_t i = 0; i < nv; i++) {
-		const struct stack_count *e = &v[i];
-		int64_t vals[2] = { e->n, e->n * c->period_ns };
+		struct stack_count *e = &v[i];
+		int64_t vals[2];
+
+		if (how == DRAIN_TAKE) {
+			__u64 n;
+
+			/* the count as it is now, and gone: samples from here on start anew */
+			if (bpf_map_lookup_and_delete_elem(counts_fd, &e->k, &n))
+				continue;
+			e->n = n;
+		}
+		vals[0] = e->n;
+		vals[1] = e->n * c->period_ns;
 		struct prof_process *pp;
 		uint32_t n;
 
@@ -431,6 +453,8 @@ static int drain(struct cpu_collector *c, pid_t only, bool remove)
 		if (remove)
 			bpf_map_delete_elem(counts_fd, &e->k);
 	}
+	if (how == DRAIN_TAKE && stack_table__count(st) > c->opts.max_stacks / 2)
+		prune_stacks(c, v, nv);
 out:
 	if (err)
 		pr_warn(c->lc, "building the profile failed: %s", strerror(-err));
@@ -438,6 +462,56 @@ out:
 	free(locs);
 	stack_table__free(st);
 	return err;
+}
+
+static int hash_cmp(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The stacks map only grows (stacks are interned by the hash of their frames, and never
+ * removed in a one-shot run); a daemon would fill it. When a window finds it more than half
+ * full, the stacks no count of that window used are deleted: one used again is interned again
+ * by the next sample. A sample taken between the window's read of the counts and this delete
+ * with one of those stacks (one unused for the whole window, used again in those few
+ * microseconds) counts without that stack.
+ */
+static int prune_stacks(struct cpu_collector *c, const struct stack_count *v, size_t nv)
+{
+	int fd = bpf_map__fd(c->skel->maps.stacks);
+	__u64 *used = malloc((2 * nv + 1) * sizeof(*used)), *keys = NULL, key, *prev = NULL;
+	size_t nused = 0, nkeys = 0, cap = 0;
+
+	if (!used)
+		return -ENOMEM;
+	for (size_t i = 0; i < nv; i++) {
+		used[nused++] = v[i].k.ustack;
+		used[nused++] = v[i].k.kstack;
+	}
+	qsort(used, nused, sizeof(*used), hash_cmp);
+	while (!bpf_map_get_next_key(fd, prev, &key)) {
+		if (nkeys == cap) {
+			__u64 *n = realloc(keys, (cap = cap ? cap * 2 : 1024) * sizeof(*n));
+
+			if (!n)
+				break;
+			keys = n;
+		}
+		keys[nkeys] = key;
+		prev = &keys[nkeys++];
+	}
+	for (size_t i = 0; i < nkeys; i++) {
+		if (bsearch(&keys[i], used, nused, sizeof(*used), hash_cmp))
+			continue;
+		if (!bpf_map_delete_elem(fd, &keys[i]))
+			c->stacks_pruned++;
+	}
+	free(keys);
+	free(used);
+	return 0;
 }
 
 /* ---- the run ---------------------------------------------------------------------------- */
@@ -483,7 +557,7 @@ static void cpu_finalize(void *m, pid_t pid, bool exec)
 	/* held at its exit (or exec) stop: its mappings are still readable */
 	snapshot(c, p);
 	if (exec)
-		drain(c, pid, true);
+		drain(c, c->env.prof, pid, DRAIN_REMOVE);
 }
 
 /* Not at its exit stop (retire): the kernel's exit path after it (exit_mmap unmapping its
@@ -525,7 +599,7 @@ static void cpu_finish(void *m)
 	char cpus[256];
 	int len = 0;
 
-	drain(c, 0, false);
+	drain(c, prof, 0, DRAIN_KEEP);
 	for (int s = CPU_STAT_STACKS_FULL; s < CPU_STAT__COUNT; s++) {
 		if (s == CPU_STAT_NOTES_FULL && !c->env.all)
 			continue;	/* a reason of -a only */
@@ -564,6 +638,31 @@ static void cpu_finish(void *m)
 	profile__add_info(prof, "sampled_for", "%.2f s", secs);
 	profile__add_info(prof, "samples", "%llu", (unsigned long long)c->samples);
 	profile__add_info(prof, "samples_lost", "%llu", (unsigned long long)lost);
+}
+
+/* The window since the last one: its counts taken out of the kernel, its drops (the
+ * counters' growth since), the facts a window's pprof carries. */
+static int cpu_window(void *m, struct profile *into)
+{
+	struct cpu_collector *c = m;
+	uint64_t before = c->samples;
+	int err;
+
+	/* processes announced since the last tick, so that their samples get their names */
+	if (c->rb)
+		ring_buffer__consume(c->rb);
+	err = drain(c, into, 0, DRAIN_TAKE);
+	for (int s = CPU_STAT_STACKS_FULL; s < CPU_STAT__COUNT; s++) {
+		uint64_t now = stat_sum(c, s);
+
+		if (s == CPU_STAT_NOTES_FULL && !c->env.all)
+			continue;
+		profile__add_drop(into, stat_names[s], now - c->win_stats[s]);
+		c->win_stats[s] = now;
+	}
+	profile__add_info(into, "rate", "%u Hz", c->opts.hz);
+	profile__add_info(into, "samples", "%llu", (unsigned long long)(c->samples - before));
+	return err;
 }
 
 static void cpu_detach(void *m)
@@ -606,6 +705,7 @@ const struct mode_ops cpu_mode_ops = {
 	.attach_all = cpu_attach_all,
 	.tick = cpu_tick,
 	.progress = cpu_progress,
+	.window = cpu_window,
 	.finalize = cpu_finalize,
 	.reaped = cpu_reaped,
 	.stop = cpu_stop,
