@@ -87,7 +87,8 @@ struct agent_push {
 
 /* Its counters (all since the start). */
 struct agent_stats {
-	uint64_t windows;	/* windows queued */
+	uint64_t windows;	/* windows made */
+	uint64_t windows_empty;	/* of which without a sample (nothing to push) */
 	uint64_t windows_sent;	/* windows every push of which the server took */
 	uint64_t pushes_ok;	/* pushes the server took */
 	uint64_t attempts_failed;	/* attempts that failed (each retry counts) */

@@ -103,8 +103,16 @@ static void unlink_window(struct pusher *p, struct window *w)
 
 void pusher__add_window(struct pusher *p, struct agent_push *pushes, size_t n)
 {
-	struct window *w = calloc(1, sizeof(*w));
+	struct window *w = n ? calloc(1, sizeof(*w)) : NULL;
 
+	if (!n) {
+		free(pushes);
+		pthread_mutex_lock(&p->mu);
+		p->st.windows++;
+		p->st.windows_empty++;
+		pthread_mutex_unlock(&p->mu);
+		return;
+	}
 	if (!w) {
 		for (size_t i = 0; i < n; i++)
 			agent_push__free(&pushes[i]);
@@ -342,11 +350,6 @@ static void *run(void *arg)
 			ts.tv_sec = (time_t)until;
 			ts.tv_nsec = (long)((until - ts.tv_sec) * 1e9);
 			pthread_cond_timedwait(&p->cv, &p->mu, &ts);
-			continue;
-		}
-		if (w->next >= w->n) {	/* an empty window: nothing ran */
-			p->st.windows_sent++;
-			unlink_window(p, w);
 			continue;
 		}
 		ap = &w->pushes[w->next];

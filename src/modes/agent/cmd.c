@@ -201,6 +201,17 @@ static int agent_check(void *mo, struct session_opts *so, const struct log_ctx *
 				     "go to --server");
 	if (build_conf(a, &c, why, sizeof(why)))
 		return cli_usage_err(lc, "agent", "%s", why);
+	/* the secrets are read again at each push (a rotated token is used at once); one that
+	 * cannot be read at the start is a mistake to say now */
+	if (c.token_file[0] && access(c.token_file, R_OK))
+		return cli_usage_err(lc, "agent", "cannot read the token file '%s': %s",
+				     c.token_file, strerror(errno));
+	if (c.basic_auth_file[0] && access(c.basic_auth_file, R_OK))
+		return cli_usage_err(lc, "agent", "cannot read the basic-auth file '%s': %s",
+				     c.basic_auth_file, strerror(errno));
+	if (c.ca_file[0] && access(c.ca_file, R_OK))
+		return cli_usage_err(lc, "agent", "cannot read the CA file '%s': %s", c.ca_file,
+				     strerror(errno));
 	if (c.hz > cpu_max_hz())
 		return cli_usage_err(lc, "agent", "-F %u is above this machine's highest sampling "
 				     "rate, %u Hz", c.hz, cpu_max_hz());
@@ -381,10 +392,11 @@ static void status_line(struct agent *a, const char *when)
 	struct agent_stats st;
 
 	pusher__stats(a->pusher, &st);
-	fprintf(stderr, "ebprof: agent%s: windows %llu (sent %llu, dropped %llu), pushes ok %llu, "
-		"failed attempts %llu, rejected %llu, sent %llu bytes, queued %llu windows "
-		"(%llu bytes)\n", when, (unsigned long long)st.windows,
+	fprintf(stderr, "ebprof: agent%s: windows %llu (sent %llu, dropped %llu, empty %llu), "
+		"pushes ok %llu, failed attempts %llu, rejected %llu, sent %llu bytes, queued %llu "
+		"windows (%llu bytes)\n", when, (unsigned long long)st.windows,
 		(unsigned long long)st.windows_sent, (unsigned long long)st.windows_dropped,
+		(unsigned long long)st.windows_empty,
 		(unsigned long long)st.pushes_ok, (unsigned long long)st.attempts_failed,
 		(unsigned long long)st.pushes_rejected, (unsigned long long)st.bytes_sent,
 		(unsigned long long)st.queued, (unsigned long long)st.queued_bytes);
@@ -469,9 +481,10 @@ int cmd_agent(int argc, char **argv, struct log_ctx *lc)
 	pusher__finish(a.pusher, a.conf.connect_timeout + a.conf.timeout, &st);
 	a.pusher = NULL;
 	fprintf(stderr, "ebprof: agent stopped: windows %llu (sent %llu, dropped %llu, unsent "
-		"%llu), pushes ok %llu, failed attempts %llu, rejected %llu, sent %llu bytes\n",
-		(unsigned long long)st.windows, (unsigned long long)st.windows_sent,
+		"%llu, empty %llu), pushes ok %llu, failed attempts %llu, rejected %llu, sent %llu "
+		"bytes\n", (unsigned long long)st.windows, (unsigned long long)st.windows_sent,
 		(unsigned long long)st.windows_dropped, (unsigned long long)st.windows_unsent,
+		(unsigned long long)st.windows_empty,
 		(unsigned long long)st.pushes_ok, (unsigned long long)st.attempts_failed,
 		(unsigned long long)st.pushes_rejected, (unsigned long long)st.bytes_sent);
 	free(o);
