@@ -10,6 +10,7 @@
 #   make bench-cpu  what `ebprof cpu` costs beside perf record and bpftrace (root)
 #   make bench-kmem what `ebprof kmem` costs beside bpftrace (root)
 #   make bench-io   what `ebprof io` costs per block request beside bpftrace (root)
+#   make bench-agent what `ebprof agent` costs over 60 s at 99 Hz -a (root)
 #   V=1             show full commands
 
 OUT        ?= build
@@ -71,7 +72,7 @@ FIX_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthre
 
 DEMO_BIN   := $(OUT)/demo/demo
 
-.PHONY: all deps demo check unit e2e bench bench-scan bench-render bench-placement bench-cpu bench-kmem bench-io clean install fixtures
+.PHONY: all deps demo check unit e2e bench bench-scan bench-render bench-placement bench-cpu bench-kmem bench-io bench-agent clean install fixtures
 all: $(OUT)/ebprof
 
 deps:
@@ -235,6 +236,9 @@ bench-kmem: $(OUT)/ebprof
 
 bench-io: $(OUT)/ebprof
 	$(Q)bash bench/io.sh $(OUT)
+
+bench-agent: $(OUT)/ebprof
+	$(Q)bash bench/agent.sh 60 $(OUT)
 
 install: $(OUT)/ebprof
 	install -D -m 0755 $(OUT)/ebprof $(DESTDIR)$(PREFIX)/sbin/ebprof

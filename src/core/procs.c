@@ -1,5 +1,6 @@
 /* The processes a mode has seen, with their last mappings (see procs.h). */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,31 @@ bool proc_table__snapshot(struct proc_table *t, struct proc_info *p)
 uint32_t proc_table__count(const struct proc_table *t)
 {
 	return t->n;
+}
+
+uint32_t proc_table__forget_gone(struct proc_table *t)
+{
+	uint32_t kept = 0, freed = 0;
+
+	for (uint32_t i = 0; i < t->n; i++) {
+		struct proc_info *p = t->p[i];
+		bool gone = p->pid > 0 && !p->attached && !p->priv && kill(p->pid, 0) &&
+			    errno == ESRCH;
+
+		if (gone && p->gone_seen) {
+			sym_proc__free(p->sp);
+			free(p->cmdline);
+			free(p);
+			freed++;
+			continue;
+		}
+		p->gone_seen = gone;
+		t->p[kept++] = p;
+	}
+	t->n = kept;
+	if (t->cursor >= kept)
+		t->cursor = 0;
+	return freed;
 }
 
 struct proc_info *proc_table__at(const struct proc_table *t, uint32_t i)

@@ -24,6 +24,7 @@ struct proc_info {
 	bool drained;		/* its counts were read out once: later ones merge into them */
 	uint64_t maps_hash;	/* of the executable lines sp was made from (0: none) */
 	void *priv;		/* the mode's own (freed by the free_priv given to free) */
+	bool gone_seen;		/* proc_table__forget_gone found it gone once */
 };
 
 struct proc_table;
@@ -69,6 +70,13 @@ int proc_table__target(struct proc_table *t, pid_t pid, int targets_fd, struct p
 /* pid is gone (the mode's reaped): out of the targets map, not attached. */
 void proc_table__untarget(struct proc_table *t, pid_t pid, int targets_fd);
 
+/* For a long run (ebprof agent's windows): free the entries of processes not attached that
+ * were already gone at the previous call and still are, so that the table holds what runs
+ * (and what ended lately) rather than every process ever seen. Call it right after a window
+ * read the counts: a process gone since the previous call had its last counts read in this
+ * window, with its snapshot. Entries with a priv are kept (free_priv is the owner's). The
+ * number freed. */
+uint32_t proc_table__forget_gone(struct proc_table *t);
 uint32_t proc_table__count(const struct proc_table *t);
 struct proc_info *proc_table__at(const struct proc_table *t, uint32_t i);
 

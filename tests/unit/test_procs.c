@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "core/procs.h"
@@ -80,10 +81,34 @@ static void test_snapshot_kept_until_maps_change(void **state)
 	symbolizer__free(sym);
 }
 
+/* A long run forgets the processes gone since the previous call, not those gone just now
+ * (their last counts may still be read) nor those that run. */
+static void test_forget_gone(void **state)
+{
+	struct proc_table *t = proc_table__new(NULL);
+	pid_t child = fork();
+
+	(void)state;
+	if (child == 0)
+		_exit(0);
+	assert_true(child > 0);
+	waitpid(child, NULL, 0);
+	assert_non_null(proc_table__add(t, getpid()));
+	assert_non_null(proc_table__add(t, child));
+	assert_int_equal(proc_table__forget_gone(t), 0);	/* seen gone once */
+	assert_int_equal(proc_table__count(t), 2);
+	assert_int_equal(proc_table__forget_gone(t), 1);	/* and still gone */
+	assert_int_equal(proc_table__count(t), 1);
+	assert_int_equal(proc_table__at(t, 0)->pid, getpid());
+	assert_null(proc_table__find(t, child));
+	proc_table__free(t, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_snapshot_kept_until_maps_change),
+		cmocka_unit_test(test_forget_gone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

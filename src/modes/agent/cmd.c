@@ -283,6 +283,8 @@ static int encode(const struct profile *p, uint8_t **buf, size_t *len)
 	return 0;
 }
 
+static void status_line(struct agent *a, const char *when);
+
 static void on_window(void *ctx, struct profile *w, int64_t from_ns, int64_t until_ns)
 {
 	struct agent *a = ctx;
@@ -383,6 +385,8 @@ next:;
 		(long long)from, (long long)until, np, bytes);
 	if (pushes)
 		pusher__add_window(a->pusher, pushes, np);
+	if (a->lc->verbose)
+		status_line(a, "");
 }
 
 /* ---- the daemon's housekeeping ---------------------------------------------------------- */

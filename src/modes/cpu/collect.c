@@ -652,6 +652,8 @@ static int cpu_window(void *m, struct profile *into)
 	if (c->rb)
 		ring_buffer__consume(c->rb);
 	err = drain(c, into, 0, DRAIN_TAKE);
+	/* -a over hours sees every process of the machine: keep those that run */
+	proc_table__forget_gone(c->procs);
 	for (int s = CPU_STAT_STACKS_FULL; s < CPU_STAT__COUNT; s++) {
 		uint64_t now = stat_sum(c, s);
 
