@@ -28,7 +28,10 @@ sleep 1
 apid=$(pgrep -P "$agent" ebprof || true)
 : > "$d/rss"
 while kill -0 "$agent" 2>/dev/null; do
-	[ -n "$apid" ] && awk '/VmRSS/ { print $2 }' "/proc/$apid/status" 2>/dev/null >> "$d/rss" || true
+	# resident: anonymous (its heap: what it holds) + file-backed (mapped binaries and debug
+	# files it symbolizes with: clean pages the kernel can drop)
+	[ -n "$apid" ] && awk '/RssAnon/ { a = $2 } /RssFile/ { f = $2 } END { print a "+" f }' \
+		"/proc/$apid/status" 2>/dev/null >> "$d/rss" || true
 	sleep 5
 done
 wait "$agent" || true
@@ -38,7 +41,7 @@ read -r cu cs cm < "$d/cpu.time"
 pushes=$(wc -l < "$d/rx/requests.jsonl")
 bytes=$(jq -s 'map(.len) | add' "$d/rx/requests.jsonl")
 echo "run: ${secs} s, 99 Hz, -a, $(nproc) CPUs, machine shared with other work"
-printf 'agent: user %.2f s sys %.2f s = %.2f%% of one CPU; max RSS %d KiB; RSS every 5 s (KiB): %s\n' \
+printf 'agent: user %.2f s sys %.2f s = %.2f%% of one CPU; max RSS %d KiB; RSS every 5 s (KiB, anon+file): %s\n' \
 	"$au" "$as" "$(awk -v u="$au" -v s="$as" -v t="$secs" 'BEGIN { print (u + s) * 100 / t }')" "$am" "$(tr '\n' ' ' < "$d/rss")"
 printf 'cpu -a (one report at the end): user %.2f s sys %.2f s = %.2f%% of one CPU; max RSS %d KiB\n' \
 	"$cu" "$cs" "$(awk -v u="$cu" -v s="$cs" -v t="$secs" 'BEGIN { print (u + s) * 100 / t }')" "$cm"

@@ -16,6 +16,8 @@ PKGS=(
 	libc6-dbg
 	# tests: runners, test-input tools (xz for minidebuginfo), process tools
 	libcmocka-dev bats jq xz-utils procps util-linux strace tmux python3
+	# the agent's https test makes a self-signed certificate
+	openssl
 	# real programs the e2e tests profile, and the real consumers that check our outputs:
 	# Go's pprof, flamegraph.pl (folded stacks), xmllint (SVG)
 	sqlite3 golang-1.19-go libdevel-nytprof-perl libxml2-utils

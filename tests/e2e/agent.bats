@@ -299,6 +299,34 @@ setup_file() {
 	! grep -q secret-token "$T/agent.err"
 }
 
+@test "agent: https: the server's certificate is verified (--ca-file), basic auth from a file" {
+	command -v openssl >/dev/null || skip "openssl not installed (scripts/install-deps.sh)"
+	mkdir -p "$T/rx"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
+		-addext subjectAltName=IP:127.0.0.1 -keyout "$T/key.pem" -out "$T/cert.pem" \
+		2> /dev/null
+	cat "$T/cert.pem" "$T/key.pem" > "$T/rx/tls.pem"
+	start_receiver
+	printf 'ebprof:s3cret\n' > "$T/basic"
+	# a certificate nobody vouches for: refused, said, retried
+	start_agent --server "https://127.0.0.1:$RX_PORT" --backoff-max 1 \
+		--basic-auth-file "$T/basic" 2> "$T/agent.err"
+	wait_for "$T/agent.err" "pushing to https://127.0.0.1:$RX_PORT failed: .*certificate" 20
+	stop_agent
+	[ "$AGENT_STATUS" -eq 0 ]
+	[ "$(count_answered ok)" -eq 0 ]
+	# with its CA: taken, with the credentials
+	start_agent --server "https://127.0.0.1:$RX_PORT" --ca-file "$T/cert.pem" \
+		--basic-auth-file "$T/basic" 2> "$T/agent.err"
+	wait_answered 2 ok
+	stop_agent
+	[ "$AGENT_STATUS" -eq 0 ]
+	jq -s . "$T/rx/requests.jsonl" > "$T/requests.json"
+	jqe "all(.[]; .headers.Authorization == \"Basic $(printf 'ebprof:s3cret' | base64)\")" \
+		"$T/requests.json"
+	! grep -q s3cret "$T/agent.err"
+}
+
 @test "agent: --protocol parca posts a WriteRawRequest in JSON whose raw profile Go's pprof reads" {
 	[ -x "$PPROF" ] || skip "go tool pprof not installed ($PPROF)"
 	start_receiver

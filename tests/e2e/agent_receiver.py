@@ -4,7 +4,8 @@ tests: Python's standard library only.
 
     agent_receiver.py DIR [PORT]
 
-Listens on 127.0.0.1:PORT (0 or none: any free port, written to DIR/port). How it answers is
+Listens on 127.0.0.1:PORT (0 or none: any free port, written to DIR/port); https when
+DIR/tls.pem exists (a certificate and its key, PEM). How it answers is
 read from DIR/mode at each request: "ok" (200), "status N" (answer N), "slow S" (wait S
 seconds, then 200). Each request is recorded before it is answered: its body in DIR/N.body,
 and a line of JSON in DIR/requests.jsonl: {"n", "method", "path", "query" (parsed, each
@@ -12,6 +13,7 @@ parameter's values), "headers" (a few), "len", "answer" (the mode used)}.
 """
 import json
 import os
+import ssl
 import sys
 import threading
 import time
@@ -80,6 +82,11 @@ class Handler(BaseHTTPRequestHandler):
 def main():
     srv = ThreadingHTTPServer(("127.0.0.1", PORT), Handler)
     srv.daemon_threads = True
+    pem = os.path.join(DIR, "tls.pem")
+    if os.path.exists(pem):
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(pem)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     tmp = os.path.join(DIR, "port.tmp")
     with open(tmp, "w") as f:
         f.write("%d\n" % srv.server_address[1])
