@@ -24,6 +24,8 @@ struct agent_conf {
 	enum agent_protocol protocol;	/* protocol: pyroscope | parca */
 	char app[128];			/* app: the service name of every process (else each
 					 * process's name) */
+	char comms[AGENT_MAX_TAGS][16];	/* comm: push only processes of these names */
+	int ncomms;
 	char tag_keys[AGENT_MAX_TAGS][64];	/* tags: k=v,k=v */
 	char tag_vals[AGENT_MAX_TAGS][128];
 	int ntags;
@@ -50,6 +52,8 @@ int agent_conf__set(struct agent_conf *c, const char *key, const char *val, char
 int agent_conf__load(struct agent_conf *c, const char *path, char *why, size_t len);
 /* The whole is usable: a server is given. 0, or -1 with why. */
 int agent_conf__check(const struct agent_conf *c, char *why, size_t len);
+/* Does process name comm pass the comm setting (every name when it is empty)? */
+bool agent_conf__comm_ok(const struct agent_conf *c, const char *comm);
 /* Which settings differ that a reload cannot change (period, frequency): a phrase, or NULL. */
 const char *agent_conf__needs_restart(const struct agent_conf *a, const struct agent_conf *b);
 

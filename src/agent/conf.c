@@ -148,6 +148,24 @@ int agent_conf__set(struct agent_conf *c, const char *key, const char *val, char
 	}
 	if (!strcmp(key, "tags"))
 		return set_tags(c, val, why, len);
+	if (!strcmp(key, "comm")) {
+		char buf[1024], *save = NULL, *t;
+
+		if (set_str(buf, sizeof(buf), key, val, why, len))
+			return -1;
+		c->ncomms = 0;
+		for (t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			if (strlen(t) > 15 || c->ncomms == AGENT_MAX_TAGS)
+				return bad(why, len, "%s takes process names of at most 15 characters "
+					   "(the kernel's comm), separated by commas (got '%s')", key,
+					   val);
+			strcpy(c->comms[c->ncomms++], t);
+		}
+		if (!c->ncomms)
+			return bad(why, len, "%s takes process names separated by commas (got '%s')",
+				   key, val);
+		return 0;
+	}
 	if (!strcmp(key, "period"))
 		return set_uint(&c->period, key, val, 1, 3600, why, len);
 	if (!strcmp(key, "frequency"))
@@ -260,6 +278,16 @@ int agent_conf__check(const struct agent_conf *c, char *why, size_t len)
 		return -1;
 	}
 	return 0;
+}
+
+bool agent_conf__comm_ok(const struct agent_conf *c, const char *comm)
+{
+	if (!c->ncomms)
+		return true;
+	for (int i = 0; i < c->ncomms; i++)
+		if (comm && !strcmp(comm, c->comms[i]))
+			return true;
+	return false;
 }
 
 const char *agent_conf__needs_restart(const struct agent_conf *a, const struct agent_conf *b)

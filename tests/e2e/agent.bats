@@ -346,6 +346,18 @@ setup_file() {
 	[ "$status" -eq 0 ]
 }
 
+@test "agent: -a --comm pushes only the processes of that name; -d ends the run with exit 0" {
+	start_receiver
+	bg "$FIX/cpuburn" 10
+	run "$EBPROF" agent -a --comm cpuburn --period 1 -d 2.5 \
+		--server "http://127.0.0.1:$RX_PORT"
+	[ "$status" -eq 0 ]
+	[ "$(count_answered ok)" -ge 2 ]
+	jq -s . "$T/rx/requests.jsonl" > "$T/requests.json"
+	jqe 'all(.[]; .query.name[0] | startswith("cpuburn{"))' "$T/requests.json"
+	assert_no_probes '^cpu_sample$'
+}
+
 @test "agent: bad settings are usage errors with a clear sentence" {
 	run "$EBPROF" agent -a
 	[ "$status" -eq 2 ]
@@ -366,6 +378,9 @@ setup_file() {
 	[[ "$output" == *"-o does not go with"* ]]
 	run "$EBPROF" agent -a --server http://x --modes mem
 	[ "$status" -eq 2 ]
+	run "$EBPROF" agent -a --server http://x --comm averyveryverylongname
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"at most 15 characters"* ]]
 	printf 'server = http://x\nperiod = 0\n' > "$T/bad.conf"
 	run "$EBPROF" agent -a --config "$T/bad.conf"
 	[ "$status" -eq 2 ]

@@ -66,6 +66,23 @@ static void test_tags(void **state)
 	assert_non_null(strstr(why, "sets itself"));
 }
 
+static void test_comm(void **state)
+{
+	struct agent_conf c;
+	char why[512];
+
+	(void)state;
+	agent_conf__defaults(&c);
+	assert_true(agent_conf__comm_ok(&c, "anything"));
+	assert_int_equal(agent_conf__set(&c, "comm", "nginx,postgres", why, sizeof(why)), 0);
+	assert_true(agent_conf__comm_ok(&c, "nginx"));
+	assert_true(agent_conf__comm_ok(&c, "postgres"));
+	assert_false(agent_conf__comm_ok(&c, "ngin"));
+	assert_false(agent_conf__comm_ok(&c, NULL));
+	assert_int_equal(agent_conf__set(&c, "comm", "a,sixteen_chars_xx", why, sizeof(why)), -1);
+	assert_int_equal(agent_conf__set(&c, "comm", ",", why, sizeof(why)), -1);
+}
+
 static void test_config_file(void **state)
 {
 	char path[] = "/tmp/ebprof-test-agent-XXXXXX", why[512];
@@ -226,6 +243,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults_and_set),
 		cmocka_unit_test(test_tags),
+		cmocka_unit_test(test_comm),
 		cmocka_unit_test(test_config_file),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_container_id),

@@ -41,6 +41,7 @@ enum {
 	OPT_QUEUE,
 	OPT_STATUS_INTERVAL,
 	OPT_CONFIG,
+	OPT_COMM,
 };
 
 static const struct option agent_longopts[] = {
@@ -61,6 +62,7 @@ static const struct option agent_longopts[] = {
 	{ "queue", required_argument, NULL, OPT_QUEUE },
 	{ "status-interval", required_argument, NULL, OPT_STATUS_INTERVAL },
 	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "comm", required_argument, NULL, OPT_COMM },
 	{ 0 },
 };
 
@@ -84,6 +86,8 @@ static const char agent_usage[] =
 	"Targets (default: -a):\n"
 	OPTIONS_HELP_TARGETS
 	"  -a, --all              every task (kernel threads as service 'kernel')\n"
+	"      --comm NAME[,NAME] push only the processes of these names (their name as the\n"
+	"                         kernel has it, 15 characters at most); sampling stays -a's\n"
 	"\n"
 	"Profiling:\n"
 	"  -F, --frequency HZ     cpu samples per second on each CPU (default 99)\n"
@@ -304,6 +308,12 @@ static void on_window(void *ctx, struct profile *w, int64_t from_ns, int64_t unt
 		if (pid == last)
 			continue;
 		last = pid;
+		if (a->conf.ncomms) {
+			const struct prof_process *pr = profile__find_process(w, pid);
+
+			if (!agent_conf__comm_ok(&a->conf, pr ? pr->comm : NULL))
+				continue;
+		}
 		service_of(a, w, pid, svc, sizeof(svc), cont);
 		for (k = 0; k < ng; k++) {
 			bool seen = false;
