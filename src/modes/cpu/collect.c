@@ -654,6 +654,9 @@ static int cpu_window(void *m, struct profile *into)
 	err = drain(c, into, 0, DRAIN_TAKE);
 	/* -a over hours sees every process of the machine: keep those that run */
 	proc_table__forget_gone(c->procs);
+	/* and the files only they mapped, once unused for 6 windows (a program that runs now
+	 * and then is not read again each time) */
+	symbolizer__trim(c->env.sym, 6);
 	for (int s = CPU_STAT_STACKS_FULL; s < CPU_STAT__COUNT; s++) {
 		uint64_t now = stat_sum(c, s);
 
