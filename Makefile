@@ -11,6 +11,8 @@
 #   make bench-kmem what `ebprof kmem` costs beside bpftrace (root)
 #   make bench-io   what `ebprof io` costs per block request beside bpftrace (root)
 #   make bench-agent what `ebprof agent` costs over 60 s at 99 Hz -a (root)
+#   make bench-lock what `ebprof lock` costs on a mutex-heavy loop beside bpftrace (root)
+#   make bench-profile  what `ebprof profile` costs beside its modes alone (root)
 #   V=1             show full commands
 
 OUT        ?= build
@@ -58,7 +60,7 @@ LIB_SRCS   := $(wildcard src/util/*.c src/profile/*.c src/symbolize/*.c src/outp
 	      $(wildcard src/core/*.c) $(LIB_CLI)
 CORE_SRCS  := $(SKEL_USERS) $(filter-out $(LIB_CLI),$(wildcard src/cli/*.c))
 SKEL_OBJS  := $(patsubst src/%.c,$(OUT)/obj/%.o,$(SKEL_USERS))
-LIB_OBJS   := $(patsubst src/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))
+LIB_OBJS   := $(patsubst src/%.c,$(OUT)/obj/%.o,$(LIB_SRCS)) $(OUT)/obj/assets.o
 CORE_OBJS  := $(patsubst src/%.c,$(OUT)/obj/%.o,$(CORE_SRCS))
 
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
@@ -72,7 +74,7 @@ FIX_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthre
 
 DEMO_BIN   := $(OUT)/demo/demo
 
-.PHONY: all deps demo check unit e2e bench bench-scan bench-render bench-placement bench-cpu bench-kmem bench-io bench-agent clean install fixtures
+.PHONY: all deps demo check unit e2e bench bench-scan bench-render bench-placement bench-cpu bench-kmem bench-io bench-profile bench-lock bench-agent clean install fixtures
 all: $(OUT)/ebprof
 
 deps:
@@ -104,6 +106,17 @@ $(OUT)/syscall_table.h: $(SYSCALL_HDR) | $(OUT)
 	$(call msg,GEN,$@)
 	$(Q)sed -n 's/^#define __NR_\([a-z0-9_]*\)[[:space:]]\{1,\}\([0-9]\{1,\}\)$$/\t{ "\1", \2 },/p' $< > $@
 	$(Q)test -s $@ || { echo "no syscall numbers found in $<" >&2; exit 1; }
+
+# The HTML report's and the flame graph's CSS and JavaScript, embedded (src/output/assets.h).
+ASSETS     := $(wildcard src/output/assets/*.css src/output/assets/*.js)
+$(OUT)/assets.c: $(ASSETS) scripts/embed-assets.sh | $(OUT)
+	$(call msg,GEN,$@)
+	$(Q)sh scripts/embed-assets.sh $@ $(ASSETS)
+
+$(OUT)/obj/assets.o: $(OUT)/assets.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # Core objects include the skeletons.
 $(CORE_OBJS): $(SKELS) $(OUT)/syscall_table.h
@@ -239,6 +252,11 @@ bench-io: $(OUT)/ebprof
 
 bench-agent: $(OUT)/ebprof
 	$(Q)bash bench/agent.sh 60 $(OUT)
+bench-lock: $(OUT)/ebprof
+	$(Q)bash bench/lock.sh $(OUT)
+
+bench-profile: $(OUT)/ebprof
+	$(Q)bash bench/profile.sh $(OUT)
 
 install: $(OUT)/ebprof
 	install -D -m 0755 $(OUT)/ebprof $(DESTDIR)$(PREFIX)/sbin/ebprof

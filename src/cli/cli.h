@@ -13,8 +13,14 @@ int cmd_stacks(int argc, char **argv, struct log_ctx *lc);
 int cmd_kmem(int argc, char **argv, struct log_ctx *lc);
 int cmd_io(int argc, char **argv, struct log_ctx *lc);
 int cmd_agent(int argc, char **argv, struct log_ctx *lc);
+int cmd_lock(int argc, char **argv, struct log_ctx *lc);
+int cmd_profile(int argc, char **argv, struct log_ctx *lc);
 int cmd_report(int argc, char **argv, struct log_ctx *lc);
 int cmd_diff(int argc, char **argv, struct log_ctx *lc);
+
+/* The recording modes (cli/options.h), for `ebprof profile` */
+struct mode_def;
+extern const struct mode_def mem_def, cpu_def, stacks_def, kmem_def, io_def, lock_def;
 
 struct profile;
 struct output_opts;

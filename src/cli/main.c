@@ -16,6 +16,8 @@ static const struct cmd cmds[] = {
 	{ "kmem", cmd_kmem, "kernel allocations by stack: slab caches and waste, outstanding memory" },
 	{ "io", cmd_io, "block I/O latency by disk, operation, process and stack" },
 	{ "agent", cmd_agent, "continuous profiling: push windows of cpu profiles to Pyroscope or Parca" },
+	{ "lock", cmd_lock, "lock contention, kernel locks and futex waits, by lock and waiter's stack" },
+	{ "profile", cmd_profile, "every mode at once: one report, findings grounded in the numbers" },
 	{ "report", cmd_report, "load a saved pprof profile and write it in any output format" },
 	{ "diff", cmd_diff, "compare two saved profiles: what changed, differential flame graph" },
 };
@@ -41,6 +43,8 @@ static void usage(FILE *f)
 		"  sudo ebprof kmem -d 10                      kernel allocations, whole machine\n"
 		"  sudo ebprof io -a -d 10                     disk latency, and who waits on it\n"
 		"  sudo ebprof agent -a --server http://pyroscope:4040   continuous profiling\n"
+		"  sudo ebprof lock -- ./server                which locks its threads wait on\n"
+		"  sudo ebprof profile -o report.html -- ./myprog   CPU, I/O and memory at once\n"
 		"  ebprof report out.pb.gz -o flame.svg        render a saved profile again\n"
 		"  ebprof diff before.pb.gz after.pb.gz -o diff.svg\n"
 		"\n"

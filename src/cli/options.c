@@ -211,3 +211,59 @@ int cli_parse(int argc, char **argv, struct log_ctx *lc, const struct mode_cli *
 				     "are always followed)");
 	return mc->check ? mc->check(mo, so, lc) : 0;
 }
+
+void *cli_mode_opts_new(const struct mode_def *d, struct session_opts *so)
+{
+	void *mo = calloc(1, d->opts_size);
+
+	if (mo && d->defaults)
+		d->defaults(mo, so);
+	return mo;
+}
+
+void cli_mode_opts_free(const struct mode_def *d, void *mo)
+{
+	if (!mo)
+		return;
+	if (d->release)
+		d->release(mo);
+	free(mo);
+}
+
+int cli_run_mode(int argc, char **argv, struct log_ctx *lc, const struct mode_def *d)
+{
+	struct session_opts so = { 0 };
+	void *mo = cli_mode_opts_new(d, &so);
+	int rc;
+
+	if (!mo) {
+		pr_err(lc, "out of memory");
+		return 1;
+	}
+	rc = cli_parse(argc, argv, lc, d->cli, &so, mo);
+	if (rc) {
+		rc = rc < 0 ? 0 : rc;
+		goto out;
+	}
+	if (d->prepare) {
+		rc = d->prepare(mo, &so, lc);
+		if (rc)
+			goto out;
+	}
+	rc = session__run(&so, d->ops, mo, lc);
+out:
+	cli_mode_opts_free(d, mo);
+	return rc;
+}
+
+int cli_mode_option(const struct mode_def *d, void *mo, const char *name, const char *arg,
+		    struct session_opts *so, const struct log_ctx *lc)
+{
+	const struct option *o = d->cli->longopts;
+
+	for (; o && o->name; o++)
+		if (!strcmp(o->name, name))
+			return d->cli->parse(mo, o->val, arg, so, lc);
+	pr_err(lc, "internal error: 'ebprof %s' has no option --%s", d->cli->name, name);
+	return 2;
+}

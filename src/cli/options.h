@@ -48,6 +48,36 @@ struct mode_cli {
 	bool default_all;		/* no target given means -a (kmem) */
 };
 
+/* A recording mode as the command line knows it: its options (with their defaults), the hooks
+ * around parsing, and its mode_ops. cli_run_mode runs one; `ebprof profile` runs several in one
+ * session (core/modeset.h), with each mode's defaults and options set by name
+ * (cli_mode_option). */
+struct mode_def {
+	const struct mode_cli *cli;
+	const struct mode_ops *ops;
+	size_t opts_size;		/* the mode's options struct, zeroed before defaults */
+	/* Its defaults, before parsing (so: e.g. the text report's sort). May be NULL. */
+	void (*defaults)(void *mo, struct session_opts *so);
+	/* After parsing and the checks, before the session: what the options name is loaded
+	 * (files, events). 0, or the exit status to end with (the error said). May be NULL. */
+	int (*prepare)(void *mo, struct session_opts *so, const struct log_ctx *lc);
+	/* Frees what parsing and prepare allocated inside the options. May be NULL. */
+	void (*release)(void *mo);
+};
+
+/* The mode's options with their defaults (calloc'd; release with cli_mode_opts_free), or NULL
+ * (out of memory). */
+void *cli_mode_opts_new(const struct mode_def *d, struct session_opts *so);
+void cli_mode_opts_free(const struct mode_def *d, void *mo);
+
+/* `ebprof MODE ...`: parse, check, prepare, run the session. The exit status. */
+int cli_run_mode(int argc, char **argv, struct log_ctx *lc, const struct mode_def *d);
+
+/* Set one of a mode's own options by its long name ("sample-bytes"), as if given on its command
+ * line. 0, or 2 (said; an unknown name is a bug: said as one). */
+int cli_mode_option(const struct mode_def *d, void *mo, const char *name, const char *arg,
+		    struct session_opts *so, const struct log_ctx *lc);
+
 /* Parse argv (argv[0] is the mode's name) into so and the mode's options mo. Returns 0, or
  * the exit status to end with: 2 on a usage error (said), or -1 after --help (printed: exit 0).
  * Checks the shared rules: a target is given (-p, -a or a command) and only one kind of it;

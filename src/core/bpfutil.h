@@ -21,6 +21,11 @@ int bpfutil__map_for_each(int fd, size_t key_size, size_t val_size, bpfutil_map_
 			  void *ctx);
 /* The sum over CPUs of the __u64 at index key of the per-CPU array fd (0 if unreadable). */
 uint64_t bpfutil__percpu_sum(int fd, uint32_t key);
+/* Events the kernel did not run a program of obj for because one was already running on that
+ * CPU (an interrupt's event in the middle of a task's): the sum of bpf_prog_info's
+ * recursion_misses over its loaded programs. */
+struct bpf_object;
+uint64_t bpfutil__recursion_misses(const struct bpf_object *obj);
 /* Run the iter/task program prog once over pid's tasks (pid 0: every task). 0 or -errno. */
 int bpfutil__run_task_iter(struct bpf_program *prog, pid_t pid);
 

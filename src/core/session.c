@@ -683,6 +683,27 @@ static const struct output_ops *ops_for(const struct profile *p, const char *pat
 	return ops;
 }
 
+/* A run of several modes in a format that holds one: a file per part, named by its mode. */
+static int write_parts(const struct log_ctx *lc, const struct profile *p,
+		       const struct output_ops *ops, const struct output_opts *o, const char *path)
+{
+	char part[4096];
+	int rc = 0, err;
+
+	for (uint32_t i = 0; i < p->nparts; i++) {
+		err = output__part_path(path, p->parts[i]->mode, part, sizeof(part));
+		if (!err)
+			err = output__write_path(ops, p->parts[i], o, part);
+		if (err) {
+			pr_err(lc, "cannot write '%s': %s", part, strerror(-err));
+			rc = 1;
+		} else {
+			pr_info(lc, "wrote %s", part);
+		}
+	}
+	return rc;
+}
+
 int session__write_outputs(const struct log_ctx *lc, const struct profile *p,
 			   const struct output_opts *o, char *const *paths, int npaths)
 {
@@ -696,6 +717,11 @@ int session__write_outputs(const struct log_ctx *lc, const struct profile *p,
 		return err ? 1 : 0;
 	}
 	for (i = 0; i < npaths; i++) {
+		if (p->nparts && !output__shows_parts(ops_for(p, paths[i]))) {
+			if (write_parts(lc, p, ops_for(p, paths[i]), o, paths[i]))
+				rc = 1;
+			continue;
+		}
 		err = output__write_path(ops_for(p, paths[i]), p, o, paths[i]);
 		if (err) {
 			pr_err(lc, "cannot write '%s': %s", paths[i], strerror(-err));
@@ -736,10 +762,17 @@ static void save_fallback(struct session *s)
 			continue;
 		snprintf(path, sizeof(path), "%s/ebprof-%s-%d.pb.gz", dirs[i], s->ops->name,
 			 (int)getpid());
-		if (output__write_path(&output_pprof, s->prof, &s->o->out, path))
+		/* a run of several modes: ebprof-profile-PID.MODE.pb.gz, one per mode */
+		if (s->prof->nparts ? write_parts(s->lc, s->prof, &output_pprof, &s->o->out, path)
+				    : output__write_path(&output_pprof, s->prof, &s->o->out, path))
 			continue;
-		pr_err(s->lc, "the profile is saved in %s; 'ebprof report %s -o FILE' writes it "
-		       "in any format", path, path);
+		if (s->prof->nparts)
+			pr_err(s->lc, "the profiles are saved in %.*s.MODE.pb.gz, one per mode; "
+			       "'ebprof report FILE -o OUT' writes one in any format",
+			       (int)strlen(path) - 6, path);
+		else
+			pr_err(s->lc, "the profile is saved in %s; 'ebprof report %s -o FILE' writes "
+			       "it in any format", path, path);
 		return;
 	}
 	pr_err(s->lc, "the profile could not be saved anywhere ($TMPDIR, /tmp, the current "

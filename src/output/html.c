@@ -26,7 +26,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "output/html_assets.h"
+#include "output/assets.h"
 #include "output/json_writer.h"
 #include "output/output.h"
 #include "output/render.h"
@@ -296,7 +296,7 @@ static void write_head(const struct html *h)
 	}
 	/* before the body is laid out: the rows past a table's first page start hidden */
 	fprintf(f, "</title>\n<style>\n%s</style>\n<script>document.documentElement.className "
-		"= 'js';</script>\n</head>\n<body>\n<div class=\"page\">\n", html_style);
+		"= 'js';</script>\n</head>\n<body>\n<div class=\"page\">\n", asset_report_css);
 }
 
 /* What a row of the stack tables is: an allocation site in an allocation profile, a stack in
@@ -315,8 +315,10 @@ static void write_header(const struct html *h)
 
 	fputs("<h1 id=\"top\">ebprof <span class=\"mode\">", f);
 	esc(f, p->mode);
-	fprintf(f, "</span> report</h1>\n<div class=\"nav\"><a href=\"#processes\">Processes</a>"
-		"<a href=\"#timeline\">Over time</a><a href=\"#sites\">Top %ss</a>"
+	fputs("</span> report</h1>\n<div class=\"nav\"><a href=\"#processes\">Processes</a>", f);
+	if (p->ngroups)
+		fputs("<a href=\"#groups\">Summary</a>", f);
+	fprintf(f, "<a href=\"#timeline\">Over time</a><a href=\"#sites\">Top %ss</a>"
 		"<a href=\"#flame\">Flame graph</a>", row_word(h));
 	if (tracks_outstanding(h))
 		fputs("<a href=\"#outstanding\">Outstanding</a>", f);
@@ -745,6 +747,10 @@ static const char *series_title(const char *name)
 		return "Live bytes";
 	if (strcmp(name, "live_count") == 0)
 		return "Live allocations";
+	if (strcmp(name, "cpu_percent") == 0)
+		return "CPU use (percent of one CPU)";
+	if (strcmp(name, "io_requests") == 0)
+		return "Block requests per second";
 	return name;
 }
 
@@ -772,7 +778,9 @@ static void write_series(const struct html *h)
 		esc(f, series_title(s->name));
 		fputs(" <span class=\"note\">(", f);
 		esc(f, s->name);
-		fputs(", per process)</span></h3>\n<div class=\"chart\" data-series=\"", f);
+		/* pid 0: one series for every traced process together (cpu, io) */
+		fputs(s->pid ? ", per process)" : ", every traced process)", f);
+		fputs("</span></h3>\n<div class=\"chart\" data-series=\"", f);
 		esc(f, s->name);
 		fputs("\"><p class=\"empty nojs\">The chart is drawn by the page's script; the "
 		      "table below has its numbers.</p></div>\n", f);
@@ -1476,6 +1484,99 @@ out:
 
 /* ---- drops and notes -------------------------------------------------------------------- */
 
+/* A mode's summary rows (struct prof_group: io's disks, lock's locks): one sortable table of
+ * their labels and the numbers that have a column (the first group's, as the text report),
+ * then each group's histograms as the text report draws them, one collapsible block each. */
+static int write_groups(const struct html *h)
+{
+	const struct profile *p = h->p;
+	const struct prof_group *first;
+	FILE *f = h->f;
+
+	if (!p->ngroups)
+		return 0;
+	first = &p->groups[0];
+	fputs("<h2 id=\"groups\">By ", f);
+	for (uint32_t i = 0; i < first->nlabels; i++) {
+		fputs(!i ? "" : i + 1 == first->nlabels ? " and " : ", ", f);
+		esc(f, first->labels[i].key);
+	}
+	fputs("</h2>\n<table class=\"data sortable\" id=\"groups-table\">\n<thead><tr>", f);
+	for (uint32_t i = 0; i < first->nlabels; i++) {
+		fputs("<th data-sort=\"text\">", f);
+		esc(f, first->labels[i].key);
+		fputs("</th>", f);
+	}
+	for (uint32_t i = 0; i < first->nstats; i++) {
+		if (!first->stats[i].label)
+			continue;
+		fputs("<th class=\"num\" data-sort=\"num\">", f);
+		esc(f, first->stats[i].label);
+		fputs("</th>", f);
+	}
+	fputs("</tr></thead>\n<tbody>\n", f);
+	for (uint32_t g = 0; g < p->ngroups; g++) {
+		const struct prof_group *gr = &p->groups[g];
+
+		fputs("<tr>", f);
+		for (uint32_t i = 0; i < first->nlabels; i++) {
+			const char *v = prof_group__label(gr, first->labels[i].key);
+
+			fputs("<td>", f);
+			esc(f, v ? v : "-");
+			fputs("</td>", f);
+		}
+		for (uint32_t i = 0; i < first->nstats; i++) {
+			const struct prof_group_stat *st = &first->stats[i];
+			bool found = false;
+
+			if (!st->label)
+				continue;
+			for (uint32_t j = 0; j < gr->nstats && !found; j++) {
+				if (strcmp(gr->stats[j].name, st->name))
+					continue;
+				value_cell(f, gr->stats[j].value, gr->stats[j].unit);
+				found = true;
+			}
+			if (!found)
+				fputs("<td class=\"num zero\">-</td>", f);
+		}
+		fputs("</tr>\n", f);
+	}
+	fputs("</tbody></table>\n", f);
+	for (uint32_t g = 0; g < p->ngroups; g++) {
+		const struct prof_group *gr = &p->groups[g];
+
+		for (uint32_t i = 0; i < gr->nhists; i++) {
+			char *buf = NULL, title[320];
+			size_t len = 0, n = 0;
+			FILE *m;
+
+			for (uint32_t j = 0; j < gr->nlabels && n < sizeof(title); j++)
+				n += snprintf(title + n, sizeof(title) - n, "%s%s", j ? " " : "",
+					      gr->labels[j].value);
+			if (n < sizeof(title))
+				snprintf(title + n, sizeof(title) - n, ", %s", gr->hists[i].name);
+			m = open_memstream(&buf, &len);
+			if (!m)
+				return -ENOMEM;
+			render__hist_text(m, "", title, &gr->hists[i]);
+			if (fclose(m)) {
+				free(buf);
+				return -ENOMEM;
+			}
+			fputs("<details class=\"hist\"><summary>", f);
+			esc(f, title);
+			fputs("</summary><pre>", f);
+			/* the title line is the summary's */
+			esc(f, strchr(buf, '\n') ? strchr(buf, '\n') + 1 : buf);
+			fputs("</pre></details>\n", f);
+			free(buf);
+		}
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
 static void write_drops(const struct html *h)
 {
 	const struct profile *p = h->p;
@@ -1882,6 +1983,8 @@ static int html_write(const struct profile *p, const struct output_opts *o, FILE
 	};
 	int err = -ENOMEM;
 
+	if (p->nparts)
+		return render__set_html(p, o, f);
 	if (h.o->value_type && profile__type_index(p, h.o->value_type) < 0)
 		return -EINVAL;
 	h.want = calloc(p->nsamples + 1, sizeof(*h.want));
@@ -1897,6 +2000,8 @@ static int html_write(const struct profile *p, const struct output_opts *o, FILE
 	write_head(&h);
 	write_header(&h);
 	err = write_processes(&h);
+	if (!err)
+		err = write_groups(&h);
 	if (err)
 		goto out;
 	write_series(&h);
@@ -1915,7 +2020,7 @@ static int html_write(const struct profile *p, const struct output_opts *o, FILE
 	err = write_data(&h);
 	if (err)
 		goto out;
-	fprintf(f, "<script>\n%s</script>\n</body>\n</html>\n", html_script);
+	fprintf(f, "<script>\n%s</script>\n</body>\n</html>\n", asset_report_js);
 	err = ferror(f) ? -EIO : 0;
 out:
 	strtab_free(&h.strs);

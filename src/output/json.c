@@ -593,6 +593,10 @@ static int json_write(const struct profile *p, const struct output_opts *o, FILE
 	uint32_t *idx = NULL, *pos = NULL, n, i;
 	int err;
 
+	if (p->nparts) {
+		jsonw__free(w);
+		return render__set_json(p, o, f);
+	}
 	if (!w)
 		return -ENOMEM;
 	/* the sites' order first: a process's peak names its sites by their place in it */

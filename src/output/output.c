@@ -47,6 +47,33 @@ const struct output_ops *output__for_path(const char *path)
 	return NULL;
 }
 
+bool output__shows_parts(const struct output_ops *ops)
+{
+	return ops == &output_text || ops == &output_json || ops == &output_html;
+}
+
+int output__part_path(const char *path, const char *part, char *buf, size_t len)
+{
+	/* longest first: ".speedscope.json" before ".json", ".pb.gz" before ".pb" */
+	static const char *const ext[] = {
+		".speedscope.json", ".pb.gz", ".pb", ".folded", ".svg", ".csv", ".txt", ".json",
+		".html",
+	};
+	size_t n = strlen(path);
+
+	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
+		size_t e = strlen(ext[i]);
+
+		if (!ends_with(path, ext[i]))
+			continue;
+		if ((size_t)snprintf(buf, len, "%.*s.%s%s", (int)(n - e), path, part,
+				     path + n - e) >= len)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	return -EINVAL;
+}
+
 static int write_stdout(const struct output_ops *ops, const struct profile *p,
 			const struct output_opts *o)
 {

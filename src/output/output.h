@@ -42,6 +42,12 @@ extern const struct output_ops output_diff_text;
 /* The renderer for a file name by its extension, or NULL (".txt", ".json", ".pb.gz", ".pb",
  * ".folded", ".svg", ".speedscope.json", ".csv", ".html"). */
 const struct output_ops *output__for_path(const char *path);
+/* A renderer that shows every part of a run of several modes in one document (text, JSON,
+ * HTML); the others write one file per part. */
+bool output__shows_parts(const struct output_ops *ops);
+/* The file of one part: "out.pb.gz" -> "out.cpu.pb.gz" (the mode before the format's
+ * extension). 0, -EINVAL (no known extension) or -ENAMETOOLONG. */
+int output__part_path(const char *path, const char *part, char *buf, size_t len);
 /* Render to a path ("-" = stdout): a regular file is written whole or not at all (a temporary
  * file renamed over it); a FIFO, /dev/null, /dev/stdout and /dev/stderr are written in place;
  * any other file that is not regular, or a symbolic link to one, is refused (-EPERM, -ELOOP).

@@ -66,6 +66,10 @@ const char *render__amount(int64_t v, const char *unit, char *buf, size_t len);
 /* Is p a report of allocations (mode "mem" or "kmem", a diff, or another tool's heap profile with
  * alloc_objects and alloc_space), or of stacks with values such as CPU time or events? */
 bool render__is_alloc_profile(const struct profile *p);
+/* A run of several modes (p->nparts > 0) as one text, JSON or HTML document (set.c) */
+int render__set_text(const struct profile *p, const struct output_opts *o, FILE *f);
+int render__set_json(const struct profile *p, const struct output_opts *o, FILE *f);
+int render__set_html(const struct profile *p, const struct output_opts *o, FILE *f);
 /* Does p trace functions whose calls every process lists, zeros included (mem and other
  * tools' heap profiles; not kmem, whose events are per-process statistics)? */
 bool render__traces_calls(const struct profile *p);
@@ -74,6 +78,10 @@ int render__text_stacks(const struct profile *p, const struct output_opts *o, FI
 /* Its groups (text_groups.c): a table of their labels and numbers, then their histograms.
  * Nothing without groups. 0 or a negative errno. */
 int render__text_groups(FILE *f, const struct profile *p, bool color);
+/* One group histogram as render__text_buckets draws it, log2 buckets labelled by its unit
+ * (durations, sizes, counts): the text report's and the HTML page's. */
+void render__hist_text(FILE *f, const char *indent, const char *title,
+		       const struct prof_hist *hi);
 
 /* Last path component ("libc.so.6" for "/usr/lib/x86_64-linux-gnu/libc.so.6"). */
 const char *render__basename(const char *path);

@@ -1187,6 +1187,8 @@ static int text_write(const struct profile *p, const struct output_opts *o, FILE
 	};
 	int err;
 
+	if (p->nparts)
+		return render__set_text(p, o, f);
 	/* values that are not allocations get a report of functions and stacks */
 	if (!render__is_alloc_profile(p))
 		return render__text_stacks(p, t.o, f);

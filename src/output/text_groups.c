@@ -87,6 +87,17 @@ static void count_label(uint32_t b, uint32_t n, char *buf, size_t len)
 		snprintf(buf, len, "[%" PRIu64 ", %" PRIu64 "]", min, max);
 }
 
+void render__hist_text(FILE *f, const char *indent, const char *title,
+		       const struct prof_hist *hi)
+{
+	uint64_t b[66];
+	uint32_t nb = prof_hist__log2(hi, b, 66);
+
+	render__text_buckets(f, indent, title, b, nb,
+			     !strcmp(hi->unit, "nanoseconds") ? render__life_bucket_label :
+			     !strcmp(hi->unit, "bytes") ? render__size_bucket_label : count_label);
+}
+
 int render__text_groups(FILE *f, const struct profile *p, bool color)
 {
 	const struct prof_group *first;
@@ -139,17 +150,10 @@ int render__text_groups(FILE *f, const struct profile *p, bool color)
 
 		group_name(gr, name, sizeof(name));
 		for (uint32_t h = 0; h < gr->nhists; h++) {
-			const struct prof_hist *hi = &gr->hists[h];
-			uint64_t b[66];
-			uint32_t nb = prof_hist__log2(hi, b, 66);
 			char title[320];
 
-			snprintf(title, sizeof(title), "%s, %s", name, hi->name);
-			render__text_buckets(f, "  ", title, b, nb,
-					     !strcmp(hi->unit, "nanoseconds") ?
-					     render__life_bucket_label :
-					     !strcmp(hi->unit, "bytes") ? render__size_bucket_label :
-					     count_label);
+			snprintf(title, sizeof(title), "%s, %s", name, gr->hists[h].name);
+			render__hist_text(f, "  ", title, &gr->hists[h]);
 		}
 	}
 	return ferror(f) ? -EIO : 0;

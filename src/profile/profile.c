@@ -310,6 +310,10 @@ void profile__free(struct profile *p)
 		free(p->groups[i].hists);
 	}
 	free(p->groups);
+	for (i = 0; i < p->nparts; i++)
+		profile__free(p->parts[i]);
+	free(p->parts);
+	free(p->findings);
 	if (pp) {
 		struct arena_block *b, *next;
 
@@ -347,7 +351,48 @@ int profile__set_meta(struct profile *p, const char *command, const char *kernel
 	p->options = o;
 	p->time_nanos = time_nanos;
 	p->duration_nanos = duration_nanos;
+	for (uint32_t i = 0; i < p->nparts; i++) {
+		err = profile__set_meta(p->parts[i], command, kernel, options, time_nanos,
+					duration_nanos);
+		if (err)
+			return err;
+	}
 	return 0;
+}
+
+int profile__add_part(struct profile *p, struct profile *part)
+{
+	int err = GROW(p->parts, p->nparts);
+
+	if (err)
+		return err;
+	p->parts[p->nparts++] = part;
+	return 0;
+}
+
+int profile__add_finding(struct profile *p, const struct prof_finding *f)
+{
+	struct prof_finding c = *f;
+	int err = 0;
+
+	err = intern_into(p, &c.mode, f->mode);
+	if (!err)
+		err = intern_into(p, &c.kind, f->kind);
+	if (!err)
+		err = intern_into(p, &c.subject, f->subject);
+	if (!err)
+		err = intern_into(p, &c.fact, f->fact);
+	if (!err)
+		err = intern_into(p, &c.threshold, f->threshold);
+	if (!err)
+		err = intern_into(p, &c.action, f->action);
+	if (!err)
+		err = intern_into(p, &c.unit, f->unit);
+	if (!err)
+		err = GROW(p->findings, p->nfindings);
+	if (!err)
+		p->findings[p->nfindings++] = c;
+	return err;
 }
 
 int profile__add_type(struct profile *p, const char *type, const char *unit)
@@ -964,6 +1009,22 @@ int profile__set_period(struct profile *p, const char *type, const char *unit, i
 }
 
 /* ---- series ----------------------------------------------------------------------------- */
+
+int profile__add_rate_point(struct profile *p, struct prof_rate *r, uint32_t pid,
+			    const char *name, const char *unit, int64_t t_ns, uint64_t total,
+			    double scale)
+{
+	int64_t dt = t_ns - r->last_t_ns;
+	uint64_t d = total - r->last;
+	int err = 0;
+
+	if (dt > 0)
+		err = profile__add_point(p, pid, name, unit, r->last_t_ns + dt / 2,
+					 (int64_t)((double)d * 1e9 / (double)dt * scale + 0.5));
+	r->last = total;
+	r->last_t_ns = t_ns;
+	return err;
+}
 
 int profile__add_point(struct profile *p, uint32_t pid, const char *name, const char *unit,
 		       int64_t t_ns, int64_t v)

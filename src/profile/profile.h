@@ -247,6 +247,21 @@ struct prof_group {
 	uint32_t nhists;
 };
 
+/* A finding of a run of several modes (ebprof profile): a fact the run measured that crossed a
+ * documented threshold (docs/FINDINGS.md), with one concrete next step. Strings owned by the
+ * profile. */
+struct prof_finding {
+	const char *mode;	/* the part it was measured in: "cpu", "mem", "io", ... */
+	const char *kind;	/* the rule: "cpu_hot_function", ... (docs/FINDINGS.md) */
+	const char *subject;	/* what it names: "hash_insert (table.c:88)", "vda read", ... */
+	const char *fact;	/* the measured fact, one sentence */
+	const char *threshold;	/* the rule it crossed, one phrase */
+	const char *action;	/* the next step, one phrase */
+	double value;		/* the number behind it (its rank among findings), in unit */
+	const char *unit;	/* "percent", "bytes_per_second", "nanoseconds" */
+	uint32_t pid;		/* the process it is about, 0: none in particular */
+};
+
 struct profile {
 	const char *mode;		/* "mem", "cpu", ... */
 	const char *command;		/* launched command line, or NULL */
@@ -296,6 +311,14 @@ struct profile {
 	/* a mode's summary rows (io: one per disk and operation), in the mode's order */
 	struct prof_group *groups;
 	uint32_t ngroups;
+	/* A run of several modes at once (ebprof profile): one profile per mode, owned; this
+	 * profile then holds the run's metadata (copied into each part) and its findings, and no
+	 * samples of its own. Renderers that show several parts (text, JSON, HTML) show them all;
+	 * the others are written once per part (session__write_outputs). */
+	struct profile **parts;
+	uint32_t nparts;
+	struct prof_finding *findings;	/* most significant first */
+	uint32_t nfindings;
 
 	void *priv;			/* interning tables */
 };
@@ -304,7 +327,14 @@ struct profile {
 struct profile *profile__new(const char *mode);
 void profile__free(struct profile *p);
 
-/* Setters copy their strings (NULL stays NULL). Return 0 or a negative errno. */
+/* Make part (a profile of one mode) a part of p, which owns it from now on. 0 or -ENOMEM (part
+ * not taken). */
+int profile__add_part(struct profile *p, struct profile *part);
+/* Add a finding (strings copied). 0 or a negative errno. */
+int profile__add_finding(struct profile *p, const struct prof_finding *f);
+
+/* Setters copy their strings (NULL stays NULL). Return 0 or a negative errno. set_meta also sets
+ * the metadata of p's parts. */
 int profile__set_meta(struct profile *p, const char *command, const char *kernel,
 		      const char *options, int64_t time_nanos, int64_t duration_nanos);
 /* -EBUSY once samples exist: their value arrays are sized by the number of types. */
@@ -372,6 +402,16 @@ int profile__add_cache(struct profile *p, const struct prof_cache *c);
  * come in time order per series. Returns 0 or a negative errno. */
 int profile__add_point(struct profile *p, uint32_t pid, const char *name, const char *unit,
 		       int64_t t_ns, int64_t v);
+/* A series of rates from a running total (counted events): each point is the total's growth
+ * since the previous call, per second, times scale, placed at the middle of that interval (the
+ * first starts at t_ns 0, the total then 0). 0 or a negative errno. */
+struct prof_rate {
+	uint64_t last;
+	int64_t last_t_ns;
+};
+int profile__add_rate_point(struct profile *p, struct prof_rate *r, uint32_t pid,
+			    const char *name, const char *unit, int64_t t_ns, uint64_t total,
+			    double scale);
 /* Add a remark for the report. A note equal to one already there is not added again: its
  * count goes up (a command that execs 50 times gets one note, "... (50 times)"). */
 int profile__add_note(struct profile *p, const char *fmt, ...)

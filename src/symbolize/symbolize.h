@@ -196,4 +196,16 @@ const char *ksyms__resolve(const struct ksyms *k, uint64_t addr, uint64_t *offse
 const char *ksyms__resolve_mod(const struct ksyms *k, uint64_t addr, uint64_t *offset,
 			       const char **module);
 
+/* Kernel data symbols (tasklist_lock) from /proc/kallsyms (path; NULL = /proc/kallsyms): the
+ * core kernel's data, bss and read-only data, for naming kernel objects such as locks by
+ * address. NULL and errno on failure. */
+struct kdata;
+struct kdata *kdata__load(const char *path);
+void kdata__free(struct kdata *k);
+/* How many data symbols k holds: 0 when the kernel lists none (no CONFIG_KALLSYMS_ALL). */
+size_t kdata__count(const struct kdata *k);
+/* The data symbol at or below addr and the offset into it, when addr lies in the kernel
+ * image's data (from its lowest data symbol to _end); NULL otherwise (the heap, a module). */
+const char *kdata__resolve(const struct kdata *k, uint64_t addr, uint64_t *offset);
+
 #endif

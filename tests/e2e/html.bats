@@ -6,6 +6,7 @@ load helpers
 bats_require_minimum_version 1.5.0
 
 TOOLS="$BATS_TEST_DIRNAME/../tools"
+SRC="$BATS_TEST_DIRNAME/../.."
 
 @test "html: a launched fixture's report is one self-contained, well-formed page" {
 	run "$EBPROF" mem -o "$T/r.html" -- "$FIX/memfixture"
@@ -97,4 +98,34 @@ TOOLS="$BATS_TEST_DIRNAME/../tools"
 	if [ -n "${OUT:-}" ] && [ -d "$OUT/tests" ]; then
 		cp "$T/shot.png" "$OUT/tests/html-leaks.png"
 	fi
+}
+
+@test "assets: the report's and the flame graph's scripts are valid JavaScript, embedded as written" {
+	command -v node >/dev/null || skip "node not installed (scripts/install-deps.sh installs it)"
+	local js
+	for js in "$SRC"/src/output/assets/*.js; do
+		run node --check "$js"
+		echo "$js: $output"
+		[ "$status" -eq 0 ]
+	done
+	# the page carries report.js byte for byte (the embedding changed nothing)
+	run "$EBPROF" mem -o "$T/r.html" -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	node -e '
+		const fs = require("fs");
+		const page = fs.readFileSync(process.argv[1], "utf8");
+		const js = fs.readFileSync(process.argv[2], "utf8");
+		const css = fs.readFileSync(process.argv[3], "utf8");
+		if (!page.includes("<script>\n" + js + "</script>")) { console.error("report.js not inlined as written"); process.exit(1); }
+		if (!page.includes("<style>\n" + css + "</style>")) { console.error("report.css not inlined as written"); process.exit(1); }
+	' "$T/r.html" "$SRC/src/output/assets/report.js" "$SRC/src/output/assets/report.css"
+}
+
+@test "assets: a script that would end its inlined element fails the build with the rule" {
+	printf 'var a = "</script>";\n' > "$T/bad.js"
+	run sh "$SRC/scripts/embed-assets.sh" "$T/out.c" "$T/bad.js"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"write '<\\/'"* ]]
+	[ ! -e "$T/out.c" ]
 }

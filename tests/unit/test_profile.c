@@ -443,6 +443,35 @@ static void test_series(void **state)
 	profile__free(p);
 }
 
+/* Rates from a running total: the growth over each interval per second, times scale, at the
+ * interval's middle; an interval of no time adds nothing. */
+static void test_rate_points(void **state)
+{
+	struct profile *p = profile__new("cpu");
+	struct prof_rate r = { 0 };
+	const struct prof_series *s;
+
+	assert_non_null(p);
+	/* 99 samples of 10101010 ns in the first second: 99.99..% of one CPU */
+	assert_int_equal(profile__add_rate_point(p, &r, 0, "cpu_percent", "percent", 1000000000,
+						 99, 10101010 * 100 / 1e9), 0);
+	/* 50 more in the next half second: 50 samples / 0.5 s = 100/s = 101% */
+	assert_int_equal(profile__add_rate_point(p, &r, 0, "cpu_percent", "percent", 1500000000,
+						 149, 10101010 * 100 / 1e9), 0);
+	/* no time passed: no point */
+	assert_int_equal(profile__add_rate_point(p, &r, 0, "cpu_percent", "percent", 1500000000,
+						 149, 1), 0);
+	assert_int_equal(p->nseries, 1);
+	s = &p->series[0];
+	assert_int_equal(s->n, 2);
+	assert_int_equal(s->t_ns[0], 500000000);
+	assert_int_equal(s->v[0], 100);
+	assert_int_equal(s->t_ns[1], 1250000000);
+	assert_int_equal(s->v[1], 101);
+	assert_int_equal(r.last, 149);
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -457,6 +486,7 @@ int main(void)
 		cmocka_unit_test(test_stats_and_calls),
 		cmocka_unit_test(test_drops_and_notes),
 		cmocka_unit_test(test_frame_name),
+		cmocka_unit_test(test_rate_points),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -136,30 +136,34 @@ static const struct mode_cli cpu_cli = {
 	.check = cpu_check,
 };
 
-int cmd_cpu(int argc, char **argv, struct log_ctx *lc)
+static void cpu_defaults(void *mo, struct session_opts *so)
 {
-	struct session_opts so = { 0 };
-	struct cpu_opts *o = calloc(1, sizeof(*o));
-	int rc;
+	struct cpu_opts *o = mo;
 
-	if (!o) {
-		fprintf(stderr, "ebprof: out of memory\n");
-		return 1;
-	}
 	o->hz = CPU_DEFAULT_HZ;
 	o->max_stacks = DEFAULT_MAX_STACKS;
-	rc = cli_parse(argc, argv, lc, &cpu_cli, &so, o);
-	if (rc) {
-		free(o);
-		return rc < 0 ? 0 : rc;
-	}
+}
+
+static int cpu_prepare(void *mo, struct session_opts *so, const struct log_ctx *lc)
+{
 	/* Start-up allocates and frees a few multi-MB buffers (libbpf reads the kernel's BTF,
 	 * ~6 MB, and copies it; the kernel symbols' cache): from the heap instead of one mmap
 	 * each, freed pages stay for the next instead of being unmapped and faulted in again
 	 * (~1.5 ms of a ~28 ms start-up). Memory is then only returned at exit. */
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
 	mallopt(M_TRIM_THRESHOLD, 128 << 20);
-	rc = session__run(&so, &cpu_mode_ops, o, lc);
-	free(o);
-	return rc;
+	return 0;
+}
+
+const struct mode_def cpu_def = {
+	.cli = &cpu_cli,
+	.ops = &cpu_mode_ops,
+	.opts_size = sizeof(struct cpu_opts),
+	.defaults = cpu_defaults,
+	.prepare = cpu_prepare,
+};
+
+int cmd_cpu(int argc, char **argv, struct log_ctx *lc)
+{
+	return cli_run_mode(argc, argv, lc, &cpu_def);
 }

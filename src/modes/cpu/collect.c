@@ -55,6 +55,7 @@ struct cpu_collector {
 	uint64_t samples;		/* read out into the profile */
 	uint64_t win_stats[CPU_STAT__COUNT];	/* the drop counters at the last window */
 	uint64_t stacks_pruned;		/* stacks deleted by windows (unused for a window) */
+	struct prof_rate cpu_rate;	/* the timeline: samples counted, at each second */
 };
 
 static const char *const stat_names[CPU_STAT__COUNT] = {
@@ -516,6 +517,20 @@ static int prune_stacks(struct cpu_collector *c, const struct stack_count *v, si
 
 /* ---- the run ---------------------------------------------------------------------------- */
 
+static uint64_t stat_sum(struct cpu_collector *c, enum cpu_stat s)
+{
+	return bpfutil__percpu_sum(bpf_map__fd(c->skel->maps.stats), s);
+}
+
+/* The timeline: the CPU the traced processes used over the last second, in percent of one CPU
+ * (series cpu_percent, pid 0: all of them), from the samples counted meanwhile, each one
+ * period of CPU time. One read of a per-CPU counter. */
+static void cpu_point(struct cpu_collector *c, int64_t t_ns)
+{
+	profile__add_rate_point(c->env.prof, &c->cpu_rate, 0, "cpu_percent", "percent", t_ns,
+				stat_sum(c, CPU_STAT_SAMPLES), c->period_ns * 100 / 1e9);
+}
+
 static void cpu_tick(void *m, int64_t t_ns, bool second)
 {
 	struct cpu_collector *c = m;
@@ -529,11 +544,8 @@ static void cpu_tick(void *m, int64_t t_ns, bool second)
 	 * turn for a large tree. A library loaded and unloaded (dlclose) between two looks would
 	 * leave its samples without their frames. */
 	proc_table__snapshot_some(c->procs, 8);
-}
-
-static uint64_t stat_sum(struct cpu_collector *c, enum cpu_stat s)
-{
-	return bpfutil__percpu_sum(bpf_map__fd(c->skel->maps.stats), s);
+	if (second)
+		cpu_point(c, t_ns);
 }
 
 static void cpu_progress(void *m, char *buf, size_t len)
@@ -581,6 +593,9 @@ static void cpu_stop(void *m)
 			ioctl(c->pfds[i], PERF_EVENT_IOC_DISABLE, 0);
 	c->stopped = true;
 	c->stop_ns = mono_ns();
+	/* the timeline's last partial second, unless too short to say much (under a tick) */
+	if (c->stop_ns >= c->env.start_ns + c->cpu_rate.last_t_ns + 100000000ull)
+		cpu_point(c, (int64_t)(c->stop_ns - c->env.start_ns));
 	/* the last announcements of new processes */
 	if (c->rb)
 		ring_buffer__consume(c->rb);

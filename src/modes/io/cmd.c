@@ -129,23 +129,19 @@ static const struct mode_cli io_cli = {
 	.check = io_check,
 };
 
+static void io_defaults(void *mo, struct session_opts *so)
+{
+	((struct io_opts *)mo)->max_stacks = DEFAULT_MAX_STACKS;
+}
+
+const struct mode_def io_def = {
+	.cli = &io_cli,
+	.ops = &io_mode_ops,
+	.opts_size = sizeof(struct io_opts),
+	.defaults = io_defaults,
+};
+
 int cmd_io(int argc, char **argv, struct log_ctx *lc)
 {
-	struct session_opts so = { 0 };
-	struct io_opts *o = calloc(1, sizeof(*o));
-	int rc;
-
-	if (!o) {
-		fprintf(stderr, "ebprof: out of memory\n");
-		return 1;
-	}
-	o->max_stacks = DEFAULT_MAX_STACKS;
-	rc = cli_parse(argc, argv, lc, &io_cli, &so, o);
-	if (rc) {
-		free(o);
-		return rc < 0 ? 0 : rc;
-	}
-	rc = session__run(&so, &io_mode_ops, o, lc);
-	free(o);
-	return rc;
+	return cli_run_mode(argc, argv, lc, &io_def);
 }

@@ -72,6 +72,7 @@ struct io_collector {
 	const struct log_ctx *lc;
 	struct io_bpf *skel;
 	struct proc_table *procs;	/* every process attached or seen */
+	struct prof_rate rate;		/* the timeline: requests counted, at each second */
 	struct stack_table *st;
 	struct ring_buffer *notes;	/* -a only: processes seen for the first time */
 	bool has_io_start, has_io_done;
@@ -663,8 +664,12 @@ static void io_tick(void *m, int64_t t_ns, bool second)
 	 * when there are none */
 	if (c->notes)
 		ring_buffer__consume(c->notes);
-	if (second)
+	if (second) {
 		proc_table__snapshot_attached(c->procs);
+		/* the timeline: requests completed per second (pid 0: every request counted) */
+		profile__add_rate_point(c->env.prof, &c->rate, 0, "io_requests", "requests/s",
+					t_ns, stat_sum(c, IO_STAT_REQUESTS), 1);
+	}
 }
 
 static void io_progress(void *m, char *buf, size_t len)
@@ -710,6 +715,11 @@ static void io_stop(void *m)
 	c->skel->bss->stopped = true;
 	c->stopped = true;
 	c->stop_ns = mono_ns();
+	/* the timeline's last partial second, unless too short to say much (under a tick) */
+	if (c->stop_ns >= c->env.start_ns + c->rate.last_t_ns + 100000000ull)
+		profile__add_rate_point(c->env.prof, &c->rate, 0, "io_requests", "requests/s",
+					(int64_t)(c->stop_ns - c->env.start_ns),
+					stat_sum(c, IO_STAT_REQUESTS), 1);
 	if (c->notes)
 		ring_buffer__consume(c->notes);
 }

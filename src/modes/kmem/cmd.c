@@ -104,16 +104,22 @@ static const struct mode_cli kmem_cli = {
 	.default_all = true,
 };
 
+static void kmem_defaults(void *mo, struct session_opts *so)
+{
+	struct kmem_opts *o = mo;
+
+	o->max_stacks = KMEM_DEFAULT_MAX_STACKS;
+	o->max_live = KMEM_DEFAULT_MAX_LIVE;
+}
+
+const struct mode_def kmem_def = {
+	.cli = &kmem_cli,
+	.ops = &kmem_mode_ops,
+	.opts_size = sizeof(struct kmem_opts),
+	.defaults = kmem_defaults,
+};
+
 int cmd_kmem(int argc, char **argv, struct log_ctx *lc)
 {
-	struct session_opts so = { 0 };
-	struct kmem_opts o = {
-		.max_stacks = KMEM_DEFAULT_MAX_STACKS,
-		.max_live = KMEM_DEFAULT_MAX_LIVE,
-	};
-	int rc = cli_parse(argc, argv, lc, &kmem_cli, &so, &o);
-
-	if (rc)
-		return rc < 0 ? 0 : rc;
-	return session__run(&so, &kmem_mode_ops, &o, lc);
+	return cli_run_mode(argc, argv, lc, &kmem_def);
 }

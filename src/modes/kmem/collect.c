@@ -893,31 +893,13 @@ static void kmem_stop(void *m)
 	c->stop_ns = mono_ns();
 }
 
-/* Events the kernel did not run a program for because it was already running on that CPU
- * (an interrupt's allocation in the middle of a task's): bpf_prog_info.recursion_misses. */
-static uint64_t recursion_misses(struct kmem_collector *c)
-{
-	struct bpf_program *prog;
-	uint64_t n = 0;
-
-	bpf_object__for_each_program(prog, c->skel->obj) {
-		struct bpf_prog_info info = { 0 };
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(prog);
-
-		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
-			n += info.recursion_misses;
-	}
-	return n;
-}
-
 static void kmem_finish(void *m)
 {
 	struct kmem_collector *c = m;
 	struct profile *prof = c->env.prof;
 	uint64_t end = c->stop_ns ? c->stop_ns : mono_ns();
 	double secs = c->env.start_ns && end > c->env.start_ns ? (end - c->env.start_ns) / 1e9 : 0;
-	uint64_t misses = recursion_misses(c), d[KMEM_DROP__COUNT];
+	uint64_t misses = bpfutil__recursion_misses(c->skel->obj), d[KMEM_DROP__COUNT];
 
 	drain(c, 0, false, false, end);
 	for (int i = 0; i < KMEM_DROP__COUNT; i++) {

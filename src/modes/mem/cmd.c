@@ -834,32 +834,54 @@ static const struct mode_cli mem_cli = {
 	.check = mem_check,
 };
 
-int cmd_mem(int argc, char **argv, struct log_ctx *lc)
+static void mem_defaults(void *mo, struct session_opts *so)
 {
-	struct session_opts so = { .out = { .top = 10, .sort = OUTPUT_SORT_BYTES } };
-	struct mem_opts o = {
-		.col = { .max_live = 1 << 21, .max_stacks = 1 << 15, .max_procs = 1024,
-			 .min_size = 0, .max_size = UINT64_MAX },
-		.heuristics = LEAK_HEUR_ALL,
-	};
-	int rc;
+	struct mem_opts *o = mo;
 
-	rc = cli_parse(argc, argv, lc, &mem_cli, &so, &o);
-	if (rc)
-		return rc < 0 ? 0 : rc;
-	if (o.suppressions) {
+	so->out.top = 10;
+	so->out.sort = OUTPUT_SORT_BYTES;
+	o->col.max_live = 1 << 21;
+	o->col.max_stacks = 1 << 15;
+	o->col.max_procs = 1024;
+	o->col.min_size = 0;
+	o->col.max_size = UINT64_MAX;
+	o->heuristics = LEAK_HEUR_ALL;
+}
+
+static int mem_prepare(void *mo, struct session_opts *so, const struct log_ctx *lc)
+{
+	struct mem_opts *o = mo;
+
+	if (o->suppressions) {
 		char why[512];
 
-		o.supp = prof_suppressions__load(o.suppressions, why, sizeof(why));
-		if (!o.supp) {
+		o->supp = prof_suppressions__load(o->suppressions, why, sizeof(why));
+		if (!o->supp) {
 			pr_err(lc, "%s", why);
 			return 2;
 		}
-		o.leaks = true;
+		o->leaks = true;
 	}
-	so.inspect = o.leaks;
-	probes__configure(&o.probes);
-	rc = session__run(&so, &mem_mode_ops, &o, lc);
-	prof_suppressions__free(o.supp);
-	return rc;
+	so->inspect = o->leaks;
+	probes__configure(&o->probes);
+	return 0;
+}
+
+static void mem_release(void *mo)
+{
+	prof_suppressions__free(((struct mem_opts *)mo)->supp);
+}
+
+const struct mode_def mem_def = {
+	.cli = &mem_cli,
+	.ops = &mem_mode_ops,
+	.opts_size = sizeof(struct mem_opts),
+	.defaults = mem_defaults,
+	.prepare = mem_prepare,
+	.release = mem_release,
+};
+
+int cmd_mem(int argc, char **argv, struct log_ctx *lc)
+{
+	return cli_run_mode(argc, argv, lc, &mem_def);
 }

@@ -147,12 +147,36 @@ static bool want_list(int argc, char **argv, const char **pattern)
 	return false;
 }
 
+static void stacks_defaults(void *mo, struct session_opts *so)
+{
+	((struct stacks_opts *)mo)->max_stacks = STACKS_DEFAULT_MAX_STACKS;
+}
+
+static int stacks_prepare(void *mo, struct session_opts *so, const struct log_ctx *lc)
+{
+	int err = stacks_opts__resolve(mo, lc);
+
+	/* an unknown event is the user's to fix; a tracefs that cannot be mounted not */
+	return err == -ENOENT ? 2 : err ? 1 : 0;
+}
+
+static void stacks_release(void *mo)
+{
+	stacks_opts__free(mo);
+}
+
+const struct mode_def stacks_def = {
+	.cli = &stacks_cli,
+	.ops = &stacks_mode_ops,
+	.opts_size = sizeof(struct stacks_opts),
+	.defaults = stacks_defaults,
+	.prepare = stacks_prepare,
+	.release = stacks_release,
+};
+
 int cmd_stacks(int argc, char **argv, struct log_ctx *lc)
 {
-	struct session_opts so = {};
-	struct stacks_opts *o;
 	const char *pattern;
-	int ret;
 
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
 		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))
@@ -160,27 +184,5 @@ int cmd_stacks(int argc, char **argv, struct log_ctx *lc)
 	if (want_list(argc, argv, &pattern))
 		return stacks_events__list(pattern, stdout, lc);
 	lc->verbose = 0;	/* cli_parse counts -v itself */
-
-	o = calloc(1, sizeof(*o));
-	if (!o) {
-		pr_err(lc, "out of memory");
-		return 1;
-	}
-	o->max_stacks = STACKS_DEFAULT_MAX_STACKS;
-	ret = cli_parse(argc, argv, lc, &stacks_cli, &so, o);
-	if (ret) {
-		ret = ret < 0 ? 0 : ret;
-		goto out;
-	}
-	ret = stacks_opts__resolve(o, lc);
-	if (ret) {
-		/* an unknown event is the user's to fix; a tracefs that cannot be mounted not */
-		ret = ret == -ENOENT ? 2 : 1;
-		goto out;
-	}
-	ret = session__run(&so, &stacks_mode_ops, o, lc);
-out:
-	stacks_opts__free(o);
-	free(o);
-	return ret;
+	return cli_run_mode(argc, argv, lc, &stacks_def);
 }

@@ -1,0 +1,130 @@
+/* ebprof lock: types and constants shared by the kernel side (bpf/lock.bpf.c) and the collector
+ * (modes/lock/collect.c), nothing else. */
+#ifndef EBPROF_ABI_LOCK_H
+#define EBPROF_ABI_LOCK_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+#include "abi/stack.h"
+
+#define LOCK_COMM_LEN	16	/* TASK_COMM_LEN */
+
+/* lock:contention_begin's flags (include/trace/events/lock.h): not in BTF, they are #defines */
+#define LOCK_LCB_F_SPIN		(1u << 0)
+#define LOCK_LCB_F_READ		(1u << 1)
+#define LOCK_LCB_F_WRITE	(1u << 2)
+#define LOCK_LCB_F_RT		(1u << 3)
+#define LOCK_LCB_F_PERCPU	(1u << 4)
+#define LOCK_LCB_F_MUTEX	(1u << 5)
+#define LOCK_LCB_F_MASK		0x3fu
+
+/* futex(2) (include/uapi/linux/futex.h; the collector checks them against it) */
+#define LOCK_NR_FUTEX		202	/* x86_64 */
+#define LOCK_NR_FUTEX_WAITV	449
+#define LOCK_FUTEX_WAIT			0
+#define LOCK_FUTEX_LOCK_PI		6
+#define LOCK_FUTEX_WAIT_BITSET		9
+#define LOCK_FUTEX_WAIT_REQUEUE_PI	11
+#define LOCK_FUTEX_LOCK_PI2		13
+#define LOCK_FUTEX_PRIVATE_FLAG		128
+#define LOCK_FUTEX_CLOCK_REALTIME	256
+/* not a futex(2) command: a futex_waitv(2) call (its first futex's address is kept) */
+#define LOCK_FUTEX_WAITV		64
+
+/* The kind of a contention, in stack_key.aux and lock_id.aux: a kernel lock's contention_begin
+ * flags, or LOCK_AUX_FUTEX with the futex command (LOCK_FUTEX_*). */
+#define LOCK_AUX_FUTEX		(1u << 31)
+#define LOCK_AUX_IS_FUTEX(aux)	(!!((aux) & LOCK_AUX_FUTEX))
+#define LOCK_AUX_FUTEX_CMD(aux)	((aux) & 0xff)
+
+/* What a kernel lock is, when the program could tell at its contention: a lock of the waiting
+ * task's own memory map or signal handlers (lock_val.owner is that process). */
+enum lock_owner {
+	LOCK_OWNER_NONE,
+	LOCK_OWNER_MMAP_LOCK,		/* mm->mmap_lock */
+	LOCK_OWNER_PAGE_TABLE_LOCK,	/* mm->page_table_lock */
+	LOCK_OWNER_SIGLOCK,		/* sighand->siglock */
+	LOCK_OWNER_FILE_LOCK,		/* files->file_lock */
+	LOCK_OWNER__COUNT,
+};
+
+/* Waits aggregate in the kernel per (waiting process, kind as stack.aux, user stack, kernel
+ * stack; lock address). */
+struct lock_key {
+	struct stack_key stack;
+	__u64 addr;		/* the kernel lock's address, or the futex's (user) address */
+};
+
+struct lock_count {
+	__u64 count;		/* contentions that waited */
+	__u64 delay_ns;		/* their total wait */
+};
+
+/* One lock: a kernel lock by address (tgid 0), a futex by (process, address). */
+struct lock_id {
+	__u64 addr;
+	__u32 tgid;		/* futex: its process; kernel lock: 0 */
+	__u32 aux;		/* the kind (LOCK_AUX_*): rwsem read and write are two rows */
+};
+
+/* Wait histogram: slot 0 counts 0 ns, slot b (1..) [2^(b-1), 2^b) ns, the last open. */
+#define LOCK_HIST_SLOTS	48
+
+struct lock_val {
+	__u64 count;		/* waits */
+	__u64 delay_ns;		/* their total */
+	__u64 max_ns;		/* the longest */
+	__u64 nowait;		/* futex waits that returned EAGAIN: the value had changed, no wait */
+	__u32 owner;		/* enum lock_owner */
+	__u32 owner_tgid;	/* whose mm/sighand/files it is */
+	__u64 hist[LOCK_HIST_SLOTS];
+};
+
+/* A contention in progress: a sleeping lock's per thread, a spinlock's per CPU, a futex wait's
+ * per thread. */
+struct lock_wait {
+	__u64 lock;		/* 0: none */
+	__u64 start_ns;
+	__u64 ustack, kstack;	/* hashes in `stacks` */
+	__u32 tid;
+	__u32 aux;
+};
+
+/* Each process (by tgid) as its first contention counted (struct lock_comm). With -a its tgid
+ * also goes through the `notes` ring buffer the first time. */
+struct lock_comm {
+	char comm[LOCK_COMM_LEN];
+	__u32 kthread;
+	__u32 pad;
+};
+
+/* Per-CPU counters (a per-CPU array indexed by these): what was counted, then drops. */
+enum lock_stat {
+	LOCK_STAT_KERNEL,	/* kernel lock contentions counted */
+	LOCK_STAT_FUTEX,	/* futex waits counted */
+	LOCK_STAT_NOWAIT,	/* futex waits that did not wait (EAGAIN): counted apart */
+	LOCK_STAT_NESTED,	/* drops: a spinlock contention inside another on its CPU
+				 * (an interrupt's): not measured */
+	LOCK_STAT_END_UNSEEN,	/* a contention whose end never came (its slot was taken over) */
+	LOCK_STAT_WAITS_FULL,	/* the table of waits in progress was full: not measured */
+	LOCK_STAT_STACKS_FULL,	/* a stack not interned: its wait counts without it */
+	LOCK_STAT_COUNTS_FULL,	/* the per-stack table was full: in the locks' numbers only */
+	LOCK_STAT_LOCKS_FULL,	/* the per-lock table was full: in the stacks' numbers only */
+	LOCK_STAT_NOTES_FULL,	/* -a: a new process not announced */
+	LOCK_STAT__COUNT,
+};
+
+/* Programs that capture stacks, each with its own scratch (one may interrupt another). */
+enum lock_hook {
+	LOCK_HOOK_KERNEL,
+	LOCK_HOOK_FUTEX,
+	LOCK_HOOK__COUNT,
+};
+
+struct lock_scratch {
+	struct stack_trace user;
+	struct stack_trace kern;
+};
+
+#endif

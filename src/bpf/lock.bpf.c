@@ -1,0 +1,534 @@
+// SPDX-License-Identifier: GPL-2.0
+/* ebprof lock: kernel side. Lock contention, kernel and user, each wait with the waiter's stacks:
+ *
+ *   lock:contention_begin   a kernel lock is contended (tp_btf: the lock's address and its
+ *                           LCB_F_* flags); the wait starts
+ *   lock:contention_end     it is taken (or the wait was given up): the wait ends
+ *   raw_syscalls:sys_enter  a futex(2) wait (FUTEX_WAIT, WAIT_BITSET, LOCK_PI, LOCK_PI2,
+ *                           WAIT_REQUEUE_PI) or futex_waitv(2) of a traced process starts
+ *   raw_syscalls:sys_exit   and ends: its delay is the system call's duration
+ *
+ * A wait in progress is kept as perf's lock contention does: a spinlock's (LCB_F_SPIN without
+ * LCB_F_MUTEX: it spins with preemption off) per CPU, every other one per thread. A begin that
+ * finds its slot taken is either the same lock again (a mutex that spun and now sleeps: one
+ * wait, its kind the latest) or another lock: on a CPU, an interrupt's spinlock inside the
+ * task's (not measured, counted as nested) or a slot whose end never came (a program run the
+ * kernel skipped: taken over, counted); per thread it can only be the latter. Every wait's
+ * numbers are added at its end to the (process, kind, stacks, lock) counters and the per-lock
+ * table with its log2 histogram; nothing is sent per wait.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "abi/lock.h"
+#include "bpf/lib/stack.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define PF_KTHREAD	0x00200000
+#define EAGAIN		11
+
+/* -a: every process and kernel thread (ebprof itself excepted) */
+const volatile bool trace_all = false;
+const volatile __u32 self_tgid = 0;
+
+/* Set by the collector through the mmapped .bss: tracing has started, and has stopped (every
+ * program returns at once: detaching is slow). */
+bool started;
+bool stopped;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);	/* sized by the collector */
+	__type(key, __u32);		/* tgid */
+	__type(value, __u8);
+} targets SEC(".maps");
+
+/* Sleeping locks' waits in progress, per thread (tid). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);	/* sized by the collector */
+	__type(key, __u32);
+	__type(value, struct lock_wait);
+} kwaits SEC(".maps");
+
+/* Futex waits in progress, per thread (tid). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);	/* sized by the collector */
+	__type(key, __u32);
+	__type(value, struct lock_wait);
+} fwaits SEC(".maps");
+
+/* A spinlock's wait in progress on each CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lock_wait);
+} spinning SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1 << 14);	/* --max-stacks */
+	__type(key, struct lock_key);
+	__type(value, struct lock_count);
+} counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1 << 14);	/* --max-stacks */
+	__type(key, __u64);
+	__type(value, struct stack_trace);
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1 << 14);	/* --max-locks */
+	__type(key, struct lock_id);
+	__type(value, struct lock_val);
+} locks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);	/* sized by the collector */
+	__type(key, __u32);
+	__type(value, struct lock_comm);
+} comms SEC(".maps");
+
+/* -a: processes seen for the first time (their tgid) */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 16);
+} notes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LOCK_STAT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LOCK_HOOK__COUNT);
+	__type(key, __u32);
+	__type(value, struct lock_scratch);
+} scratch SEC(".maps");
+
+static const struct lock_count zero_count;
+static const struct lock_val zero_val;
+
+static __always_inline void count_stat(__u32 which)
+{
+	__u64 *n = bpf_map_lookup_elem(&stats, &which);
+
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
+
+static __always_inline bool traced(__u32 tgid)
+{
+	if (tgid == self_tgid)
+		return false;
+	return trace_all || bpf_map_lookup_elem(&targets, &tgid);
+}
+
+/* The waiter's stacks (kernel frames only for kernel locks: a futex wait's are the system
+ * call's entry) into w. */
+static __always_inline __u64 add_direct_caller(struct pt_regs *regs, struct stack_trace *s,
+					       __u64 n);
+
+static __always_inline void capture(void *ctx, __u32 hook, struct pt_regs *uregs, bool kernel,
+				    bool caller, struct lock_wait *w)
+{
+	struct lock_scratch *sc = bpf_map_lookup_elem(&scratch, &hook);
+	struct pt_regs *regs = uregs;
+	bool exact;
+	__u64 n;
+
+	if (!sc)
+		return;
+	if (kernel) {
+		n = capture_kernel_stack(ctx, &sc->kern);
+		if (n) {
+			w->kstack = stack_intern(&stacks, &sc->kern, n, 0);
+			if (!w->kstack)
+				count_stat(LOCK_STAT_STACKS_FULL);
+		}
+	}
+	if (!regs)
+		regs = user_regs(NULL, &exact);
+	n = capture_user_stack(regs, &sc->user);
+	if (n && caller)
+		n = add_direct_caller(regs, &sc->user, n);
+	if (n) {
+		w->ustack = stack_intern(&stacks, &sc->user, n, 0);
+		if (!w->ustack)
+			count_stat(LOCK_STAT_STACKS_FULL);
+	}
+}
+
+static __always_inline void add_max(__u64 *m, __u64 v)
+{
+	for (int i = 0; i < 8; i++) {
+		__u64 old = *m;
+
+		if (v <= old || __sync_val_compare_and_swap(m, old, v) == old)
+			return;
+	}
+}
+
+/* Whose lock a kernel lock is, when it is one of the waiting task's own structures. */
+static __always_inline __u32 lock_owner(struct task_struct *task, __u64 lock)
+{
+	struct mm_struct *mm = task->mm;
+	struct sighand_struct *sh;
+	struct files_struct *files;
+
+	if (mm) {
+		if (lock == (__u64)&mm->mmap_lock)
+			return LOCK_OWNER_MMAP_LOCK;
+		if (lock == (__u64)&mm->page_table_lock)
+			return LOCK_OWNER_PAGE_TABLE_LOCK;
+	}
+	sh = task->sighand;
+	if (sh && lock == (__u64)&sh->siglock)
+		return LOCK_OWNER_SIGLOCK;
+	files = task->files;
+	if (files && lock == (__u64)&files->file_lock)
+		return LOCK_OWNER_FILE_LOCK;
+	return LOCK_OWNER_NONE;
+}
+
+static __always_inline void note_comm(__u32 tgid, struct task_struct *task)
+{
+	struct lock_comm c = { .kthread = !!(task->flags & PF_KTHREAD) };
+
+	if (bpf_map_lookup_elem(&comms, &tgid))
+		return;
+	BPF_CORE_READ_STR_INTO(&c.comm, task, group_leader, comm);
+	if (!bpf_map_update_elem(&comms, &tgid, &c, BPF_NOEXIST) && trace_all &&
+	    bpf_ringbuf_output(&notes, &tgid, sizeof(tgid), BPF_RB_NO_WAKEUP))
+		count_stat(LOCK_STAT_NOTES_FULL);
+}
+
+/* A wait ended after `delay` ns: into the tables. nowait: a futex wait that did not block. */
+static __always_inline void account(const struct lock_wait *w, __u32 tgid, __u64 delay,
+				    bool nowait)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	bool futex = LOCK_AUX_IS_FUTEX(w->aux);
+	struct lock_id id = { .addr = w->lock, .tgid = futex ? tgid : 0, .aux = w->aux };
+	struct lock_key k = {};
+	struct lock_count *c;
+	struct lock_val *v;
+	__u32 s;
+
+	note_comm(tgid, task);
+	if (nowait) {
+		count_stat(LOCK_STAT_NOWAIT);
+	} else {
+		count_stat(futex ? LOCK_STAT_FUTEX : LOCK_STAT_KERNEL);
+		k.stack.tgid = tgid;
+		k.stack.aux = w->aux;
+		k.stack.ustack = w->ustack;
+		k.stack.kstack = w->kstack;
+		k.addr = w->lock;
+		c = lookup_or_init(&counts, &k, &zero_count);
+		if (c) {
+			__sync_fetch_and_add(&c->count, 1);
+			__sync_fetch_and_add(&c->delay_ns, delay);
+		} else {
+			count_stat(LOCK_STAT_COUNTS_FULL);
+		}
+	}
+	v = bpf_map_lookup_elem(&locks, &id);
+	if (!v) {
+		/* EEXIST: another CPU inserted it meanwhile (and named its owner) */
+		bool mine = !bpf_map_update_elem(&locks, &id, &zero_val, BPF_NOEXIST);
+
+		v = bpf_map_lookup_elem(&locks, &id);
+		if (!v) {
+			count_stat(LOCK_STAT_LOCKS_FULL);
+			return;
+		}
+		if (mine && !futex) {
+			v->owner = lock_owner(task, w->lock);
+			if (v->owner)
+				v->owner_tgid = tgid;
+		}
+	}
+	if (nowait) {
+		__sync_fetch_and_add(&v->nowait, 1);
+		return;
+	}
+	__sync_fetch_and_add(&v->count, 1);
+	__sync_fetch_and_add(&v->delay_ns, delay);
+	add_max(&v->max_ns, delay);
+	s = log2_bucket_n(delay, LOCK_HIST_SLOTS);
+	if (s < LOCK_HIST_SLOTS)
+		__sync_fetch_and_add(&v->hist[s], 1);
+}
+
+/* ---- the direct caller of a function without frame pointers ---------------------------- */
+
+/*
+ * A wait's user stack is taken inside libc, whose functions keep no frame pointer (Debian's):
+ * %rbp is still the frame of the first function up the chain that keeps one (the program's
+ * contend()), so the frame-pointer walk goes from the wait's address in libc straight to that
+ * function's caller, and the function that called into libc is missing. Its return address was
+ * pushed at the bottom of its frame, just below %rbp minus its locals: the first word below
+ * %rbp (and at or above %rsp) that points into an executable mapping other than the one of the
+ * wait's address is taken for it (CALLER_WORDS words at most). A code address kept among the
+ * function's locals would be taken instead: rare, and then a frame too many, not a wrong leaf.
+ */
+#define CALLER_WORDS	16
+#define CALLER_LOOKUPS	4	/* bpf_find_vma calls at most */
+#define VM_EXEC		0x4
+
+struct vma_probe {
+	__u64 lo, hi;
+	__u32 exec;
+};
+
+static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_probe *p = data;
+
+	p->lo = vma->vm_start;
+	p->hi = vma->vm_end;
+	p->exec = !!(vma->vm_flags & VM_EXEC);
+	return 0;
+}
+
+struct shift_ctx {
+	__u64 *ips;
+	__u64 n;
+};
+
+/* step i moves ips[n - 1 - i] one place up, down to ips[1] */
+static long shift_step(__u64 i, void *data)
+{
+	struct shift_ctx *x = data;
+	__u64 j = x->n - 1 - i;
+
+	/* the bounds on the very register that indexes ips */
+	asm volatile("" : "+r"(j));
+	if (j < 1 || j >= STACK_MAX_DEPTH - 1)
+		return 1;
+	x->ips[j + 1] = x->ips[j];
+	return 0;
+}
+
+/* s: n frames walked from regs. Returns the number of frames, the recovered caller inserted
+ * as frame 1 when one was found. */
+static __always_inline __u64 add_direct_caller(struct pt_regs *regs, struct stack_trace *s,
+					       __u64 n)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct vma_probe leaf = {}, v;
+	__u64 words[CALLER_WORDS], bp, sp, c = 0;
+	struct shift_ctx x;
+	int lookups = 0;
+
+	if (!regs || n < 1 || n >= STACK_MAX_DEPTH)
+		return n;
+	bp = BPF_CORE_READ(regs, bp);
+	sp = BPF_CORE_READ(regs, sp);
+	if (bp <= sp || bp - sp > (1 << 20) || (bp & 7))
+		return n;
+	if (bpf_find_vma(task, s->ips[0], vma_cb, &leaf, 0) || !leaf.exec)
+		return n;
+	if (bpf_probe_read_user(words, sizeof(words), (void *)(bp - sizeof(words))))
+		return n;
+	for (int k = CALLER_WORDS - 1; k >= 0; k--) {
+		__u64 at = bp - (CALLER_WORDS - k) * 8, w = words[k];
+
+		if (at < sp)
+			break;
+		/* not code: small numbers, pointers into the stack, the leaf's own library */
+		if (w < 4096 || (w >= leaf.lo && w < leaf.hi) || (w > sp - (8 << 20) &&
+								  w < sp + (8 << 20)))
+			continue;
+		if (++lookups > CALLER_LOOKUPS)
+			break;
+		v.exec = 0;
+		if (!bpf_find_vma(task, w, vma_cb, &v, 0) && v.exec) {
+			c = w;
+			break;
+		}
+	}
+	if (!c || c == s->ips[1 < n ? 1 : 0])
+		return n;
+	x.ips = s->ips;
+	x.n = n;
+	bpf_loop(STACK_MAX_DEPTH, shift_step, &x, 0);
+	s->ips[1] = c;
+	return n + 1;
+}
+
+/* ---- kernel locks ------------------------------------------------------------------------ */
+
+SEC("?tp_btf/contention_begin")
+int BPF_PROG(lock_begin, void *lock, unsigned int flags)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now;
+	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
+	struct lock_wait *w, nw = {};
+	long err;
+
+	if (!started || stopped || !traced(tgid))
+		return 0;
+	now = bpf_ktime_get_ns();
+	flags &= LOCK_LCB_F_MASK;
+	if ((flags & (LOCK_LCB_F_SPIN | LOCK_LCB_F_MUTEX)) == LOCK_LCB_F_SPIN) {
+		w = bpf_map_lookup_elem(&spinning, &zero);
+		if (!w)
+			return 0;
+		if (w->lock) {
+			/* spinning is done with preemption off: the task that began it is still
+			 * this CPU's until its end. Another task's: that end was never seen. */
+			if (w->tid == tid) {
+				count_stat(LOCK_STAT_NESTED);
+				return 0;
+			}
+			count_stat(LOCK_STAT_END_UNSEEN);
+		}
+		w->lock = 0;
+		w->ustack = w->kstack = 0;
+		w->tid = tid;
+		w->aux = flags;
+		w->start_ns = now;
+		capture(ctx, LOCK_HOOK_KERNEL, NULL, true, false, w);
+		w->lock = (__u64)lock;
+		return 0;
+	}
+	w = bpf_map_lookup_elem(&kwaits, &tid);
+	if (w && w->lock) {
+		if (w->lock == (__u64)lock) {
+			/* the same wait going on (a mutex's optimistic spin, then its sleep) */
+			w->aux = flags;
+			return 0;
+		}
+		count_stat(LOCK_STAT_END_UNSEEN);
+	}
+	nw.tid = tid;
+	nw.aux = flags;
+	nw.start_ns = now;
+	nw.lock = (__u64)lock;
+	capture(ctx, LOCK_HOOK_KERNEL, NULL, true, true, &nw);
+	err = bpf_map_update_elem(&kwaits, &tid, &nw, BPF_ANY);
+	if (err)
+		count_stat(LOCK_STAT_WAITS_FULL);
+	return 0;
+}
+
+SEC("?tp_btf/contention_end")
+int BPF_PROG(lock_end, void *lock, int ret)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), delay;
+	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
+	struct lock_wait *w, done;
+
+	if (!started || stopped)
+		return 0;
+	/* A spinning wait on this CPU first: no sleeping lock's wait can end while its task
+	 * spins. Another task's spinning wait here lost its end (the spinner stays on its CPU
+	 * until then): the next begin on this CPU takes it over. */
+	w = bpf_map_lookup_elem(&spinning, &zero);
+	if (w && w->lock && w->tid == tid) {
+		if (w->lock != (__u64)lock)
+			return 0;
+		done = *w;
+		w->lock = 0;
+	} else {
+		w = bpf_map_lookup_elem(&kwaits, &tid);
+		if (!w || w->lock != (__u64)lock)
+			return 0;
+		done = *w;
+		bpf_map_delete_elem(&kwaits, &tid);
+	}
+	delay = now > done.start_ns ? now - done.start_ns : 0;
+	account(&done, tgid, delay, false);
+	return 0;
+}
+
+/* ---- futex waits ------------------------------------------------------------------------- */
+
+/* Is futex(2)'s op a wait (the commands that block the caller until a wake)? */
+static __always_inline bool futex_wait_op(__u32 cmd)
+{
+	return cmd == LOCK_FUTEX_WAIT || cmd == LOCK_FUTEX_WAIT_BITSET ||
+	       cmd == LOCK_FUTEX_LOCK_PI || cmd == LOCK_FUTEX_LOCK_PI2 ||
+	       cmd == LOCK_FUTEX_WAIT_REQUEUE_PI;
+}
+
+SEC("?tp_btf/sys_enter")
+int BPF_PROG(futex_enter, struct pt_regs *regs, long nr)
+{
+	__u64 id, uaddr;
+	__u32 tgid, tid, cmd;
+	struct lock_wait w = {};
+
+	if (nr != LOCK_NR_FUTEX && nr != LOCK_NR_FUTEX_WAITV)
+		return 0;
+	if (!started || stopped)
+		return 0;
+	id = bpf_get_current_pid_tgid();
+	tgid = id >> 32;
+	tid = (__u32)id;
+	if (!traced(tgid))
+		return 0;
+	if (nr == LOCK_NR_FUTEX) {
+		cmd = BPF_CORE_READ(regs, si) &
+		      ~(__u32)(LOCK_FUTEX_PRIVATE_FLAG | LOCK_FUTEX_CLOCK_REALTIME);
+		if (!futex_wait_op(cmd))
+			return 0;
+		uaddr = BPF_CORE_READ(regs, di);
+	} else {
+		/* struct futex_waitv { u64 val; u64 uaddr; u32 flags; u32 reserved; }[] */
+		__u64 waiters = BPF_CORE_READ(regs, di);
+
+		cmd = LOCK_FUTEX_WAITV;
+		if (bpf_probe_read_user(&uaddr, sizeof(uaddr), (void *)(waiters + 8)))
+			uaddr = 0;
+	}
+	w.lock = uaddr ?: 1;
+	w.tid = tid;
+	w.aux = LOCK_AUX_FUTEX | cmd;
+	/* the stack is taken at the exit, of the waits that waited: the same user registers */
+	w.start_ns = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&fwaits, &tid, &w, BPF_ANY))
+		count_stat(LOCK_STAT_WAITS_FULL);
+	return 0;
+}
+
+SEC("?tp_btf/sys_exit")
+int BPF_PROG(futex_exit, struct pt_regs *regs, long ret)
+{
+	__u64 id, now, nr = BPF_CORE_READ(regs, orig_ax), delay;
+	struct lock_wait *w, done;
+	__u32 tid;
+
+	if (nr != LOCK_NR_FUTEX && nr != LOCK_NR_FUTEX_WAITV)
+		return 0;
+	id = bpf_get_current_pid_tgid();
+	tid = (__u32)id;
+	w = bpf_map_lookup_elem(&fwaits, &tid);
+	if (!w)
+		return 0;
+	now = bpf_ktime_get_ns();
+	done = *w;
+	bpf_map_delete_elem(&fwaits, &tid);
+	/* a wait that began before stop ends in the report only if it ended before it */
+	if (stopped)
+		return 0;
+	delay = now > done.start_ns ? now - done.start_ns : 0;
+	/* EAGAIN: the futex no longer held the expected value, the caller never slept */
+	if (ret != -EAGAIN)
+		capture(ctx, LOCK_HOOK_FUTEX, regs, false, true, &done);
+	account(&done, id >> 32, delay, ret == -EAGAIN);
+	return 0;
+}

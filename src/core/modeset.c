@@ -1,0 +1,304 @@
+/* Several modes in one session: core/modeset.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "core/modeset.h"
+#include "output/findings.h"
+#include "profile/profile.h"
+
+struct member_run {
+	const struct mode_ops *ops;
+	void *m;			/* the member's state, NULL once closed */
+	struct session_env env;		/* the session's, with the member's own profile */
+};
+
+struct modeset {
+	const struct session_env *env;
+	const struct modeset_opts *o;
+	struct member_run r[MODESET_MAX];
+	int n;
+};
+
+#define EACH(ms, r) for (struct member_run *r = (ms)->r; r < (ms)->r + (ms)->n; r++)
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void set_close(void *v)
+{
+	struct modeset *ms = v;
+
+	EACH(ms, r)
+		if (r->m)
+			r->ops->close(r->m);
+	free(ms);
+}
+
+static void *set_open(const struct session_env *env, void *opts)
+{
+	const struct modeset_opts *o = opts;
+	struct modeset *ms = calloc(1, sizeof(*ms));
+
+	if (!ms) {
+		pr_err(env->lc, "out of memory");
+		return NULL;
+	}
+	ms->env = env;
+	ms->o = o;
+	for (int i = 0; i < o->n; i++) {
+		struct member_run *r = &ms->r[ms->n];	/* members left out leave no gap */
+		struct profile *part = profile__new(o->members[i].ops->name);
+
+		if (!part || profile__add_part(env->prof, part)) {
+			profile__free(part);
+			pr_err(env->lc, "out of memory");
+			set_close(ms);
+			return NULL;
+		}
+		r->ops = o->members[i].ops;
+		r->env = *env;
+		r->env.prof = part;
+		ms->n++;
+		r->m = r->ops->open(&r->env, o->members[i].opts);
+		if (r->m)
+			continue;
+		/* the member said why */
+		if (!o->members[i].optional) {
+			set_close(ms);
+			return NULL;
+		}
+		pr_warn(env->lc, "the %s mode is left out of this run (see above); --modes "
+			"chooses the modes", r->ops->name);
+		profile__free(part);
+		env->prof->nparts--;
+		ms->n--;
+	}
+	if (!ms->n) {
+		pr_err(env->lc, "no mode could be set up");
+		set_close(ms);
+		return NULL;
+	}
+	return ms;
+}
+
+/* A process is traced when at least one member traces it; a member that cannot says so in
+ * its own part of the report. */
+static int set_attach(void *v, pid_t pid, enum mode_attach how, int *status)
+{
+	struct modeset *ms = v;
+	int traced = 0;
+
+	EACH(ms, r) {
+		int err = r->ops->attach(r->m, pid, how, status);
+		const char *why;
+
+		if (!err) {
+			traced++;
+			continue;
+		}
+		if (err != -ENOENT)
+			return err;	/* -ESRCH (gone: *status set) or fatal (said) */
+		why = r->ops->why_untraceable ? r->ops->why_untraceable(r->m, pid) : NULL;
+		profile__add_note(r->env.prof, "PID %d was not traced by '%s': %s", (int)pid,
+				  r->ops->name, why ? why : "not supported");
+	}
+	return traced ? 0 : -ENOENT;
+}
+
+static const char *set_why(void *v, pid_t pid)
+{
+	struct modeset *ms = v;
+
+	EACH(ms, r) {
+		const char *why = r->ops->why_untraceable ? r->ops->why_untraceable(r->m, pid)
+							   : NULL;
+		if (why)
+			return why;
+	}
+	return NULL;
+}
+
+static int set_attach_all(void *v)
+{
+	struct modeset *ms = v;
+
+	EACH(ms, r) {
+		int err = r->ops->attach_all(r->m);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void set_tick(void *v, int64_t t_ns, bool second)
+{
+	struct modeset *ms = v;
+
+	EACH(ms, r)
+		if (r->ops->tick)
+			r->ops->tick(r->m, t_ns, second);
+}
+
+/* "cpu 1234 samples | mem 12 MB ...": each member's own line, as much as fits */
+static void set_progress(void *v, char *buf, size_t len)
+{
+	struct modeset *ms = v;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	EACH(ms, r) {
+		char one[256] = "";
+		int n;
+
+		if (!r->ops->progress)
+			continue;
+		r->ops->progress(r->m, one, sizeof(one));
+		n = snprintf(buf + used, len - used, "%s%s %s", used ? " | " : "", r->ops->name,
+			     one);
+		if (n < 0 || (size_t)n >= len - used)
+			break;
+		used += n;
+	}
+}
+
+static int set_inspect(void *v, pid_t pid, bool at_exit, int *leader_status)
+{
+	struct modeset *ms = v;
+	int rc = 0;
+
+	*leader_status = -1;
+	EACH(ms, r) {
+		int err;
+
+		if (!r->ops->inspect)
+			continue;
+		err = r->ops->inspect(r->m, pid, at_exit, leader_status);
+		if (err && !rc)
+			rc = err;
+		if (*leader_status != -1)
+			break;	/* it exited meanwhile: nothing more to read from it */
+	}
+	return rc;
+}
+
+static void set_thread_exit(void *v, pid_t pid, pid_t tid)
+{
+	struct modeset *ms = v;
+
+	EACH(ms, r)
+		if (r->ops->thread_exit)
+			r->ops->thread_exit(r->m, pid, tid);
+}
+
+static void set_finalize(void *v, pid_t pid, bool exec)
+{
+	struct modeset *ms = v;
+
+	EACH(ms, r)
+		if (r->ops->finalize)
+			r->ops->finalize(r->m, pid, exec);
+}
+
+static void set_retire(void *v, pid_t pid)
+{
+	struct modeset *ms = v;
+
+	EACH(ms, r)
+		if (r->ops->retire)
+			r->ops->retire(r->m, pid);
+}
+
+static void set_reaped(void *v, pid_t pid)
+{
+	struct modeset *ms = v;
+
+	EACH(ms, r)
+		if (r->ops->reaped)
+			r->ops->reaped(r->m, pid);
+}
+
+static void set_stop(void *v)
+{
+	struct modeset *ms = v;
+
+	EACH(ms, r)
+		if (r->ops->stop)
+			r->ops->stop(r->m);
+}
+
+static void set_finish(void *v)
+{
+	struct modeset *ms = v;
+	int err;
+
+	EACH(ms, r)
+		if (r->ops->finish)
+			r->ops->finish(r->m);
+	if (!ms->o->findings)
+		return;
+	/* the session sets the same duration as the run's metadata right after this */
+	err = findings__compute(ms->env->prof, (int64_t)(mono_ns() - ms->env->start_ns));
+	if (err)
+		pr_warn(ms->env->lc, "the findings could not be computed: %s", strerror(-err));
+}
+
+static int set_verdict(void *v)
+{
+	struct modeset *ms = v;
+
+	EACH(ms, r) {
+		int rc = r->ops->verdict ? r->ops->verdict(r->m) : 0;
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static void set_detach(void *v)
+{
+	struct modeset *ms = v;
+
+	EACH(ms, r)
+		if (r->ops->detach)
+			r->ops->detach(r->m);
+}
+
+void modeset__ops(struct mode_ops *ops, const struct modeset_opts *o)
+{
+	bool all = true;
+
+	*ops = (struct mode_ops){
+		.name = "profile",
+		.open = set_open,
+		.close = set_close,
+		.attach = set_attach,
+		.why_untraceable = set_why,
+		.tick = set_tick,
+		.progress = set_progress,
+		.inspect = set_inspect,
+		.thread_exit = set_thread_exit,
+		.finalize = set_finalize,
+		.retire = set_retire,
+		.reaped = set_reaped,
+		.stop = set_stop,
+		.finish = set_finish,
+		.verdict = set_verdict,
+		.detach = set_detach,
+	};
+	for (int i = 0; i < o->n; i++) {
+		ops->preflight |= o->members[i].ops->preflight;
+		if (!o->members[i].ops->attach_all)
+			all = false;
+	}
+	if (all)
+		ops->attach_all = set_attach_all;
+}

@@ -1,0 +1,35 @@
+/* Several modes in one session (`ebprof profile`): a mode_ops that hands every hook to each
+ * member mode in turn, each member filling its own profile, a part of the session's profile
+ * (profile.h: parts). The members share the session's targets, symbolizer and clock; each
+ * keeps its own BPF objects, probes and tables, so no member pays for another. After the run,
+ * the findings (profile/findings.h) are computed from the parts into the session's profile.
+ */
+#ifndef EBPROF_MODESET_H
+#define EBPROF_MODESET_H
+
+#include "core/mode.h"
+
+#define MODESET_MAX 8
+
+struct modeset_member {
+	const struct mode_ops *ops;
+	void *opts;			/* the member's own parsed options */
+	/* a member that cannot open (its kernel features missing) is left out, with a
+	 * warning, instead of failing the run (as long as one member opens) */
+	bool optional;
+};
+
+/* The options of modeset_ops.open. Members attach in this order: a member that runs a
+ * launched program forward (mem, to its allocator) goes last, so the others see it from its
+ * exec on. */
+struct modeset_opts {
+	struct modeset_member members[MODESET_MAX];
+	int n;
+	bool findings;			/* compute findings at the end */
+};
+
+/* The set's mode_ops for these members: name "profile", the union of their preflight needs;
+ * -a only when every member supports it. */
+void modeset__ops(struct mode_ops *ops, const struct modeset_opts *o);
+
+#endif

@@ -1,0 +1,788 @@
+/* The lock mode collector.
+ *
+ * The BPF programs (bpf/lock.bpf.c) are attached at open, for the whole run, to the kernel's
+ * lock contention tracepoints and to the raw system call tracepoints (futex waits), and count
+ * nothing until tracing starts (the first attach). Each wait is measured in the kernel, in the
+ * waiting task, and added at its end to per (process, kind, stacks, lock) counters and to a
+ * per-lock table with a log2 histogram. Everything stays in the kernel until the end (an exec
+ * reads its process early: its old program's addresses mean nothing in the new one's
+ * mappings): the counters become samples (a leaf frame naming the lock and its kind, the
+ * kernel frames of the wait, the user frames), the locks the profile's groups.
+ *
+ * Naming a lock: a futex by its user address in its process; a kernel lock by the kernel data
+ * symbol it is (tasklist_lock, from /proc/kallsyms, which lists data only with
+ * CONFIG_KALLSYMS_ALL), else by what the program found it to be at the first wait (the waiting
+ * task's own mm->mmap_lock, mm->page_table_lock, sighand->siglock, files->file_lock: "mmap_lock
+ * of 1234"), else by address.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "core/bpfutil.h"
+#include "core/procs.h"
+#include "core/stacks.h"
+#include "modes/lock/collect.h"
+#include "output/render.h"
+#include "profile/profile.h"
+#include "symbolize/symbolize.h"
+#include "util/util.h"
+#include "abi/lock.h"
+#include "lock.skel.h"
+
+_Static_assert(LOCK_NR_FUTEX == SYS_futex, "futex(2)'s number");
+_Static_assert(LOCK_NR_FUTEX_WAITV == 449, "futex_waitv(2)'s number");
+_Static_assert(LOCK_FUTEX_WAIT == FUTEX_WAIT && LOCK_FUTEX_LOCK_PI == FUTEX_LOCK_PI &&
+	       LOCK_FUTEX_WAIT_BITSET == FUTEX_WAIT_BITSET &&
+	       LOCK_FUTEX_WAIT_REQUEUE_PI == FUTEX_WAIT_REQUEUE_PI &&
+	       LOCK_FUTEX_PRIVATE_FLAG == FUTEX_PRIVATE_FLAG &&
+	       LOCK_FUTEX_CLOCK_REALTIME == FUTEX_CLOCK_REALTIME, "futex(2)'s commands");
+
+#define MAX_TARGETS	8192	/* traced processes at once (a launched tree) */
+#define STRINGIFY_(x)	#x
+#define STRINGIFY(x)	STRINGIFY_(x)
+#define MAX_COMMS	32768	/* processes named (-a sees every one) */
+#define MAX_WAITS	65536	/* threads waiting at once, each table */
+#define MAX_LOCS	(1 + 2 * STACK_MAX_DEPTH)
+#define NOTES_SIZE	(1 << 16)	/* -a: the ring buffer of new processes */
+#define MAX_GROUPS	200	/* locks in the summary, the longest total waits first */
+
+static const char *const stat_names[LOCK_STAT__COUNT] = {
+	[LOCK_STAT_KERNEL] = "kernel_contentions",
+	[LOCK_STAT_FUTEX] = "futex_waits",
+	[LOCK_STAT_NOWAIT] = "futex_nowait",
+	[LOCK_STAT_NESTED] = "nested_contention",
+	[LOCK_STAT_END_UNSEEN] = "end_unseen",
+	[LOCK_STAT_WAITS_FULL] = "wait_table_full",
+	[LOCK_STAT_STACKS_FULL] = "stack_table_full",
+	[LOCK_STAT_COUNTS_FULL] = "count_table_full",
+	[LOCK_STAT_LOCKS_FULL] = "lock_table_full",
+	[LOCK_STAT_NOTES_FULL] = "process_notes_lost",
+};
+
+static const char *const owner_names[LOCK_OWNER__COUNT] = {
+	[LOCK_OWNER_MMAP_LOCK] = "mmap_lock",
+	[LOCK_OWNER_PAGE_TABLE_LOCK] = "page_table_lock",
+	[LOCK_OWNER_SIGLOCK] = "siglock",
+	[LOCK_OWNER_FILE_LOCK] = "file_lock",
+};
+
+struct lock_entry {
+	struct lock_id id;
+	struct lock_val v;
+	char name[96];
+};
+
+struct lock_collector {
+	struct session_env env;
+	struct lock_opts opts;
+	const struct log_ctx *lc;
+	struct lock_bpf *skel;
+	struct proc_table *procs;
+	struct stack_table *st;
+	struct ring_buffer *notes;	/* -a only */
+	struct kdata *kdata;		/* kernel data symbols, loaded at the first kernel lock */
+	bool kdata_tried;
+	bool kernel, user;		/* what is traced */
+	bool started, stopped;
+	struct lock_entry *locks;	/* read at the end, sorted by id */
+	size_t nlocks;
+};
+
+const char *lock_class_name(uint32_t aux)
+{
+	if (LOCK_AUX_IS_FUTEX(aux)) {
+		switch (LOCK_AUX_FUTEX_CMD(aux)) {
+		case LOCK_FUTEX_WAIT:
+			return "futex_wait";
+		case LOCK_FUTEX_WAIT_BITSET:
+			return "futex_wait_bitset";
+		case LOCK_FUTEX_LOCK_PI:
+			return "futex_lock_pi";
+		case LOCK_FUTEX_LOCK_PI2:
+			return "futex_lock_pi2";
+		case LOCK_FUTEX_WAIT_REQUEUE_PI:
+			return "futex_wait_requeue_pi";
+		case LOCK_FUTEX_WAITV:
+			return "futex_waitv";
+		}
+		return "futex";
+	}
+	/* the kernel's combinations of LCB_F_* (kernel/locking/) */
+	switch (aux & LOCK_LCB_F_MASK) {
+	case 0:
+		return "semaphore";
+	case LOCK_LCB_F_SPIN:
+		return "spinlock";
+	case LOCK_LCB_F_SPIN | LOCK_LCB_F_READ:
+		return "rwlock:R";
+	case LOCK_LCB_F_SPIN | LOCK_LCB_F_WRITE:
+		return "rwlock:W";
+	case LOCK_LCB_F_READ:
+		return "rwsem:R";
+	case LOCK_LCB_F_WRITE:
+		return "rwsem:W";
+	case LOCK_LCB_F_RT:
+		return "rtmutex";
+	case LOCK_LCB_F_RT | LOCK_LCB_F_READ:
+		return "rwlock-rt:R";
+	case LOCK_LCB_F_RT | LOCK_LCB_F_WRITE:
+		return "rwlock-rt:W";
+	case LOCK_LCB_F_PERCPU | LOCK_LCB_F_READ:
+		return "percpu-rwsem:R";
+	case LOCK_LCB_F_PERCPU | LOCK_LCB_F_WRITE:
+		return "percpu-rwsem:W";
+	case LOCK_LCB_F_MUTEX:
+		return "mutex";
+	case LOCK_LCB_F_MUTEX | LOCK_LCB_F_SPIN:
+		return "mutex-spin";
+	}
+	return "lock";
+}
+
+/* ---- open ------------------------------------------------------------------------------- */
+
+static void lock_close(void *m);
+
+static void *lock_open(const struct session_env *env, void *opts)
+{
+	struct lock_collector *c = calloc(1, sizeof(*c));
+	const struct lock_opts *o = opts;
+	struct lock_bpf *sk;
+	bool have_tp;
+	int err;
+
+	if (!c)
+		return NULL;
+	c->env = *env;
+	c->opts = *o;
+	c->lc = env->lc;
+	bpfutil__libbpf_messages(c->lc);
+	c->procs = proc_table__new(env->sym);
+	c->st = stack_table__new();
+	if (!c->procs || !c->st)
+		goto fail;
+	have_tp = !o->pretend_no_tracepoints &&
+		  libbpf_find_vmlinux_btf_id("contention_begin", BPF_TRACE_RAW_TP) > 0 &&
+		  libbpf_find_vmlinux_btf_id("contention_end", BPF_TRACE_RAW_TP) > 0;
+	c->kernel = o->kernel && have_tp;
+	c->user = o->user;
+	if (o->kernel && !have_tp) {
+		if (o->kernel_asked) {
+			pr_err(c->lc, "this kernel has no lock:contention_begin and contention_end "
+			       "tracepoints (Linux 5.19 added them): kernel lock contention cannot be "
+			       "traced here; 'ebprof lock --user-only' traces futex waits");
+			goto fail;
+		}
+		pr_warn(c->lc, "this kernel has no lock:contention_begin and contention_end "
+			"tracepoints (Linux 5.19 added them): only futex waits are traced, kernel "
+			"locks are not");
+	}
+
+	sk = c->skel = lock_bpf__open();
+	if (!sk) {
+		pr_err(c->lc, "cannot open the BPF program: %s", strerror(errno));
+		goto fail;
+	}
+	sk->rodata->trace_all = env->all;
+	sk->rodata->self_tgid = getpid();
+	bpf_map__set_max_entries(sk->maps.targets, MAX_TARGETS);
+	bpf_map__set_max_entries(sk->maps.comms, MAX_COMMS);
+	bpf_map__set_max_entries(sk->maps.kwaits, MAX_WAITS);
+	bpf_map__set_max_entries(sk->maps.fwaits, MAX_WAITS);
+	bpf_map__set_max_entries(sk->maps.counts, o->max_stacks);
+	bpf_map__set_max_entries(sk->maps.stacks, o->max_stacks);
+	bpf_map__set_max_entries(sk->maps.locks, o->max_locks);
+	bpf_map__set_max_entries(sk->maps.notes, env->all ? NOTES_SIZE : getpagesize());
+	bpf_program__set_autoload(sk->progs.lock_begin, c->kernel);
+	bpf_program__set_autoload(sk->progs.lock_end, c->kernel);
+	bpf_program__set_autoload(sk->progs.futex_enter, c->user);
+	bpf_program__set_autoload(sk->progs.futex_exit, c->user);
+	err = lock_bpf__load(sk);
+	if (err) {
+		pr_err(c->lc, "cannot load the BPF program into the kernel: %s%s", strerror(-err),
+		       c->lc && c->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
+		goto fail;
+	}
+	if (env->all) {
+		c->notes = proc_table__notes(c->procs, bpf_map__fd(sk->maps.notes));
+		if (!c->notes) {
+			pr_err(c->lc, "cannot read the BPF ring buffer: %s", strerror(errno));
+			goto fail;
+		}
+	}
+	err = lock_bpf__attach(sk);
+	if (err) {
+		pr_err(c->lc, "cannot attach to the %s tracepoints: %s",
+		       c->kernel ? "lock and system call" : "system call", strerror(-err));
+		goto fail;
+	}
+	pr_info(c->lc, "tracepoints: %s%s%s", c->kernel ? "contention_begin, contention_end" : "",
+		c->kernel && c->user ? ", " : "", c->user ? "sys_enter, sys_exit (futex)" : "");
+
+	err = profile__add_type(env->prof, "contentions", "count");
+	err = err ?: profile__add_type(env->prof, "delay", "nanoseconds");
+	err = err ?: profile__set_default_type(env->prof, "delay");
+	if (err) {
+		pr_err(c->lc, "cannot set up the profile: %s", strerror(-err));
+		goto fail;
+	}
+	return c;
+fail:
+	lock_close(c);
+	return NULL;
+}
+
+static void start(struct lock_collector *c)
+{
+	if (c->started)
+		return;
+	c->skel->bss->started = true;
+	c->started = true;
+}
+
+/* ---- attach ----------------------------------------------------------------------------- */
+
+static int lock_attach(void *m, pid_t pid, enum mode_attach how, int *status)
+{
+	struct lock_collector *c = m;
+	int err;
+
+	*status = -1;
+	(void)how;
+	if (kill(pid, 0) && errno == ESRCH)
+		return -ESRCH;
+	err = proc_table__target(c->procs, pid, bpf_map__fd(c->skel->maps.targets), NULL);
+	if (err) {
+		pr_err(c->lc, "cannot trace PID %d: %s%s", pid, strerror(-err),
+		       err == -E2BIG ? " (more processes at once than the table holds, "
+		       STRINGIFY(MAX_TARGETS) ")" : "");
+		return err;
+	}
+	start(c);
+	return 0;
+}
+
+static int lock_attach_all(void *m)
+{
+	start(m);
+	return 0;
+}
+
+/* ---- locks ------------------------------------------------------------------------------ */
+
+struct lock_read {
+	struct lock_entry *e;
+	size_t n, cap;
+};
+
+static int read_lock(const void *k, const void *v, void *ctx)
+{
+	struct lock_read *r = ctx;
+
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 64;
+		struct lock_entry *e = realloc(r->e, cap * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		r->e = e;
+		r->cap = cap;
+	}
+	memset(&r->e[r->n], 0, sizeof(r->e[r->n]));
+	r->e[r->n].id = *(const struct lock_id *)k;
+	r->e[r->n++].v = *(const struct lock_val *)v;
+	return 0;
+}
+
+static int id_cmp(const void *a, const void *b)
+{
+	const struct lock_id *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->aux < y->aux ? -1 : x->aux > y->aux;
+}
+
+/* A process as "comm[pid]" ("[pid]" when its name is unknown). */
+static void proc_name(struct lock_collector *c, pid_t pid, char *buf, size_t len)
+{
+	struct proc_info *p = proc_table__find(c->procs, pid);
+	struct lock_comm cc;
+	__u32 key = pid;
+
+	if (p && p->comm[0])
+		snprintf(buf, len, "%s[%d]", p->comm, pid);
+	else if (!bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.comms), &key, &cc))
+		snprintf(buf, len, "%.*s[%d]", LOCK_COMM_LEN, cc.comm, pid);
+	else
+		snprintf(buf, len, "[%d]", pid);
+}
+
+static void name_lock(struct lock_collector *c, struct lock_entry *e)
+{
+	const char *sym;
+	uint64_t off;
+
+	if (LOCK_AUX_IS_FUTEX(e->id.aux)) {
+		snprintf(e->name, sizeof(e->name), "futex 0x%llx", (unsigned long long)e->id.addr);
+		return;
+	}
+	if (!c->kdata_tried) {
+		c->kdata_tried = true;
+		c->kdata = kdata__load(NULL);
+	}
+	sym = kdata__resolve(c->kdata, e->id.addr, &off);
+	if (sym && off)
+		snprintf(e->name, sizeof(e->name), "%s+0x%llx", sym, (unsigned long long)off);
+	else if (sym)
+		snprintf(e->name, sizeof(e->name), "%s", sym);
+	else if (e->v.owner && e->v.owner < LOCK_OWNER__COUNT)
+		snprintf(e->name, sizeof(e->name), "%s of %u", owner_names[e->v.owner],
+			 e->v.owner_tgid);
+	else
+		snprintf(e->name, sizeof(e->name), "0x%llx", (unsigned long long)e->id.addr);
+}
+
+/* Every lock of the kernel's table, named, sorted by id (for lookups). */
+static int read_locks(struct lock_collector *c)
+{
+	struct lock_read r = { 0 };
+	int err;
+
+	free(c->locks);
+	c->locks = NULL;
+	c->nlocks = 0;
+	err = bpfutil__map_for_each(bpf_map__fd(c->skel->maps.locks), sizeof(struct lock_id),
+				    sizeof(struct lock_val), read_lock, &r);
+	if (err) {
+		free(r.e);
+		return err;
+	}
+	for (size_t i = 0; i < r.n; i++)
+		name_lock(c, &r.e[i]);
+	qsort(r.e, r.n, sizeof(*r.e), id_cmp);
+	c->locks = r.e;
+	c->nlocks = r.n;
+	return 0;
+}
+
+static const struct lock_entry *find_lock(const struct lock_collector *c, uint64_t addr,
+					  uint32_t tgid, uint32_t aux)
+{
+	struct lock_id id = { .addr = addr, .tgid = LOCK_AUX_IS_FUTEX(aux) ? tgid : 0,
+			      .aux = aux };
+
+	return bsearch(&id, c->locks, c->nlocks, sizeof(*c->locks), id_cmp);
+}
+
+/* ---- samples ---------------------------------------------------------------------------- */
+
+struct count_entry {
+	struct lock_key k;
+	struct lock_count v;
+};
+
+struct count_read {
+	pid_t only;
+	struct count_entry *e;
+	size_t n, cap;
+};
+
+static int read_count(const void *k, const void *v, void *ctx)
+{
+	struct count_read *r = ctx;
+	const struct lock_key *key = k;
+
+	if (r->only && key->stack.tgid != (__u32)r->only)
+		return 0;
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 256;
+		struct count_entry *e = realloc(r->e, cap * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		r->e = e;
+		r->cap = cap;
+	}
+	r->e[r->n].k = *key;
+	r->e[r->n++].v = *(const struct lock_count *)v;
+	return 0;
+}
+
+static int count_cmp(const void *a, const void *b)
+{
+	const struct lock_key *x = &((const struct count_entry *)a)->k;
+	const struct lock_key *y = &((const struct count_entry *)b)->k;
+
+	if (x->stack.tgid != y->stack.tgid)
+		return x->stack.tgid < y->stack.tgid ? -1 : 1;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->stack.aux != y->stack.aux)
+		return x->stack.aux < y->stack.aux ? -1 : 1;
+	if (x->stack.kstack != y->stack.kstack)
+		return x->stack.kstack < y->stack.kstack ? -1 : 1;
+	return x->stack.ustack < y->stack.ustack ? -1 : x->stack.ustack > y->stack.ustack;
+}
+
+static struct proc_info *report_proc(struct lock_collector *c, pid_t tgid, bool exec)
+{
+	struct proc_info *p = proc_table__add(c->procs, tgid);
+	struct lock_comm cc;
+	__u32 key = tgid;
+
+	if (!p)
+		return NULL;
+	if (!exec)
+		proc_table__snapshot(c->procs, p);
+	if (!bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.comms), &key, &cc) &&
+	    (!p->comm[0] || cc.kthread))
+		snprintf(p->comm, sizeof(p->comm), "%.*s", LOCK_COMM_LEN, cc.comm);
+	return p;
+}
+
+/* Move the counts of process `only` (0: every process) into the profile: a leaf frame naming
+ * the lock and its kind, the kernel frames of the wait, the user frames; `remove`: delete them
+ * from the kernel (an exec). */
+static int drain(struct lock_collector *c, pid_t only, bool remove)
+{
+	struct profile *prof = c->env.prof;
+	int fd = bpf_map__fd(c->skel->maps.counts);
+	struct count_read r = { .only = only };
+	uint32_t locs[MAX_LOCS];
+	char leaf[160];
+	int err;
+
+	err = bpfutil__map_for_each(fd, sizeof(struct lock_key), sizeof(struct lock_count),
+				    read_count, &r);
+	err = err ?: stack_table__read(c->st, bpf_map__fd(c->skel->maps.stacks));
+	err = err ?: read_locks(c);
+	if (err)
+		pr_warn(c->lc, "reading the kernel's lock counts failed: %s; the report may be "
+			"incomplete", strerror(-err));
+	qsort(r.e, r.n, sizeof(*r.e), count_cmp);
+	for (size_t i = 0; i < r.n; i++) {
+		const struct count_entry *e = &r.e[i];
+		int64_t vals[2] = { e->v.count, e->v.delay_ns };
+		struct proc_info *p = report_proc(c, e->k.stack.tgid, remove);
+		const struct lock_entry *l = find_lock(c, e->k.addr, e->k.stack.tgid,
+						       e->k.stack.aux);
+		struct prof_process *pp;
+		uint32_t n = 0;
+
+		if (!p) {
+			err = -ENOMEM;
+			break;
+		}
+		if (l)
+			snprintf(leaf, sizeof(leaf), "%s (%s)", l->name,
+				 lock_class_name(e->k.stack.aux));
+		else
+			snprintf(leaf, sizeof(leaf), "%s0x%llx (%s)",
+				 LOCK_AUX_IS_FUTEX(e->k.stack.aux) ? "futex " : "",
+				 (unsigned long long)e->k.addr, lock_class_name(e->k.stack.aux));
+		locs[n++] = stacks__named_loc(prof, leaf);
+		/* the programs run in the waiting task: the machinery's frames lead its stack */
+		n += stacks__key_locs(prof, c->st, e->k.stack.kstack ? stacks__ksyms(c->lc) : NULL,
+				      p->sp, p->pid, &e->k.stack, true, locs + n);
+		if (!profile__add_sample(prof, locs, n, vals, e->k.stack.tgid)) {
+			err = -errno;
+			break;
+		}
+		pp = profile__add_process(prof, p->pid, p->comm[0] ? p->comm : NULL, p->cmdline);
+		if (pp) {
+			prof_process__add_stat(prof, pp, "contentions", e->v.count);
+			prof_process__add_stat(prof, pp, "delay_ns", e->v.delay_ns);
+			prof_process__add_stat(prof, pp, LOCK_AUX_IS_FUTEX(e->k.stack.aux) ?
+					       "futex_waits" : "kernel_contentions", e->v.count);
+		}
+		if (remove)
+			bpf_map_delete_elem(fd, &e->k);
+	}
+	if (err)
+		pr_warn(c->lc, "building the profile failed: %s", strerror(-err));
+	free(r.e);
+	return err;
+}
+
+/* ---- the per-lock summary --------------------------------------------------------------- */
+
+static int delay_cmp(const void *a, const void *b)
+{
+	const struct lock_entry *x = *(const struct lock_entry *const *)a;
+	const struct lock_entry *y = *(const struct lock_entry *const *)b;
+
+	if (x->v.delay_ns != y->v.delay_ns)
+		return x->v.delay_ns > y->v.delay_ns ? -1 : 1;
+	if (x->v.nowait != y->v.nowait)
+		return x->v.nowait > y->v.nowait ? -1 : 1;
+	return id_cmp(&x->id, &y->id);
+}
+
+static int add_group(struct lock_collector *c, const struct lock_entry *e)
+{
+	struct profile *prof = c->env.prof;
+	struct prof_group *g = profile__add_group(prof);
+	uint64_t n = e->v.count;
+	char who[48];
+	int err;
+
+	if (!g)
+		return -errno;
+	if (LOCK_AUX_IS_FUTEX(e->id.aux))
+		proc_name(c, e->id.tgid, who, sizeof(who));
+	else if (e->v.owner)
+		proc_name(c, e->v.owner_tgid, who, sizeof(who));
+	else
+		snprintf(who, sizeof(who), "-");
+	err = prof_group__add_label(prof, g, "lock", e->name);
+	err = err ?: prof_group__add_label(prof, g, "class", lock_class_name(e->id.aux));
+	err = err ?: prof_group__add_label(prof, g, "process", who);
+#define STAT(name, label, unit, val) \
+	err = err ?: prof_group__add_stat(prof, g, name, label, unit, (int64_t)(val))
+	STAT("contentions", "CONTENTIONS", "count", n);
+	STAT("delay_ns", "TOTAL", "nanoseconds", e->v.delay_ns);
+	STAT("delay_avg_ns", "MEAN", "nanoseconds", n ? e->v.delay_ns / n : 0);
+	STAT("delay_max_ns", "MAX", "nanoseconds", e->v.max_ns);
+	STAT("nowait", "NO WAIT", "count", e->v.nowait);
+#undef STAT
+	err = err ?: prof_group__add_hist(prof, g, "wait", "nanoseconds", 1,
+					  (const uint64_t *)e->v.hist, LOCK_HIST_SLOTS);
+	return err;
+}
+
+static void add_groups(struct lock_collector *c)
+{
+	struct lock_entry **by = calloc(c->nlocks + 1, sizeof(*by));
+	size_t n = 0;
+	int err = 0;
+
+	if (!by)
+		return;
+	for (size_t i = 0; i < c->nlocks; i++)
+		by[i] = &c->locks[i];
+	qsort(by, c->nlocks, sizeof(*by), delay_cmp);
+	for (size_t i = 0; i < c->nlocks && !err; i++) {
+		if (n == MAX_GROUPS)
+			break;
+		err = add_group(c, by[i]);
+		n++;
+	}
+	if (err)
+		pr_warn(c->lc, "building the lock summary failed: %s", strerror(-err));
+	if (c->nlocks > MAX_GROUPS)
+		profile__add_note(c->env.prof, "%zu locks were contended: the summary shows the %d "
+				  "with the longest total wait; every wait is in the stacks",
+				  c->nlocks, MAX_GROUPS);
+	profile__add_info(c->env.prof, "locks", "%zu", c->nlocks);
+	free(by);
+}
+
+/* ---- the run ---------------------------------------------------------------------------- */
+
+static uint64_t stat_sum(struct lock_collector *c, enum lock_stat s)
+{
+	return bpfutil__percpu_sum(bpf_map__fd(c->skel->maps.stats), s);
+}
+
+static void lock_tick(void *m, int64_t t_ns, bool second)
+{
+	struct lock_collector *c = m;
+
+	if (c->notes)
+		ring_buffer__consume(c->notes);
+	if (second)
+		proc_table__snapshot_attached(c->procs);
+}
+
+static void lock_progress(void *m, char *buf, size_t len)
+{
+	struct lock_collector *c = m;
+	uint64_t drops = 0;
+
+	for (int s = LOCK_STAT_NESTED; s < LOCK_STAT__COUNT; s++)
+		drops += stat_sum(c, s);
+	snprintf(buf, len, "%llu kernel contentions  %llu futex waits  drops %llu",
+		 (unsigned long long)stat_sum(c, LOCK_STAT_KERNEL),
+		 (unsigned long long)stat_sum(c, LOCK_STAT_FUTEX), (unsigned long long)drops);
+}
+
+static void lock_finalize(void *m, pid_t pid, bool exec)
+{
+	struct lock_collector *c = m;
+	struct proc_info *p = proc_table__add(c->procs, pid);
+
+	if (!p)
+		return;
+	/* held at its exit (or exec) stop: its mappings are still readable */
+	proc_table__snapshot(c->procs, p);
+	if (exec)
+		drain(c, pid, true);
+}
+
+static void lock_reaped(void *m, pid_t pid)
+{
+	struct lock_collector *c = m;
+
+	proc_table__untarget(c->procs, pid, bpf_map__fd(c->skel->maps.targets));
+}
+
+static void lock_stop(void *m)
+{
+	struct lock_collector *c = m;
+
+	if (c->stopped)
+		return;
+	c->skel->bss->stopped = true;
+	c->stopped = true;
+	if (c->notes)
+		ring_buffer__consume(c->notes);
+}
+
+/* Waits still going on when tracing stopped, or whose thread ended in them (a thread killed
+ * while it waited never returns from its system call): in no number. */
+static uint64_t waiting(struct lock_collector *c, struct bpf_map *map)
+{
+	__u32 key, next, *prev = NULL;
+	uint64_t n = 0;
+	int fd = bpf_map__fd(map);
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		n++;
+		key = next;
+		prev = &key;
+	}
+	return n;
+}
+
+static void lock_finish(void *m)
+{
+	struct lock_collector *c = m;
+	struct profile *prof = c->env.prof;
+	uint64_t misses = bpfutil__recursion_misses(c->skel->obj), nowait, waits;
+
+	drain(c, 0, false);
+	add_groups(c);
+	for (int s = LOCK_STAT_NESTED; s < LOCK_STAT__COUNT; s++) {
+		uint64_t n = stat_sum(c, s);
+
+		if (s == LOCK_STAT_NOTES_FULL && !c->env.all)
+			continue;
+		profile__add_drop(prof, stat_names[s], n);
+		if (!n)
+			continue;
+		if (s == LOCK_STAT_NESTED)
+			profile__add_note(prof, "%llu spinlock contentions inside another on the "
+					  "same CPU (an interrupt's, while its task spun) were not "
+					  "measured", (unsigned long long)n);
+		else if (s == LOCK_STAT_END_UNSEEN)
+			profile__add_note(prof, "%llu contentions never reported their end (the "
+					  "kernel skipped the program: see recursion_misses): not "
+					  "counted", (unsigned long long)n);
+		else if (s == LOCK_STAT_WAITS_FULL)
+			profile__add_note(prof, "%llu waits were not measured: more than %d threads "
+					  "waited at once", (unsigned long long)n, MAX_WAITS);
+		else if (s == LOCK_STAT_STACKS_FULL)
+			profile__add_note(prof, "%llu stacks were not kept: the stack table "
+					  "(--max-stacks %u) was full, so their waits count without "
+					  "them; raise --max-stacks", (unsigned long long)n,
+					  c->opts.max_stacks);
+		else if (s == LOCK_STAT_COUNTS_FULL)
+			profile__add_note(prof, "%llu waits are in the locks' numbers but not in "
+					  "any stack's: the table of (process, stacks, lock) was full "
+					  "(--max-stacks %u); raise --max-stacks",
+					  (unsigned long long)n, c->opts.max_stacks);
+		else if (s == LOCK_STAT_LOCKS_FULL)
+			profile__add_note(prof, "%llu waits are in the stacks' numbers but not in "
+					  "any lock's: the lock table (--max-locks %u) was full; raise "
+					  "--max-locks", (unsigned long long)n, c->opts.max_locks);
+		else
+			profile__add_note(prof, "%llu new processes were not announced in time "
+					  "(the ring buffer was full): those that exited before the "
+					  "end show bare addresses", (unsigned long long)n);
+	}
+	profile__add_drop(prof, "recursion_misses", misses);
+	nowait = stat_sum(c, LOCK_STAT_NOWAIT);
+	waits = (c->kernel ? waiting(c, c->skel->maps.kwaits) : 0) +
+		(c->user ? waiting(c, c->skel->maps.fwaits) : 0);
+	if (c->user)
+		profile__add_note(prof, "futex waits: from the futex(2) or futex_waitv(2) call to its "
+				  "return; %llu calls returned EAGAIN at once (the futex's value "
+				  "had changed: no wait) and are counted apart, as NO WAIT, in no "
+				  "delay", (unsigned long long)nowait);
+	if (c->kernel)
+		profile__add_note(prof, "kernel locks: from lock:contention_begin to contention_end "
+				  "in the waiting task (spinlocks per CPU, sleeping locks per "
+				  "thread); a PI futex's wait is also its rtmutex's");
+	if (!c->kernel && c->opts.kernel)
+		profile__add_note(prof, "kernel locks were not traced: this kernel has no "
+				  "lock:contention_begin and contention_end tracepoints");
+	profile__add_info(prof, "tracepoints", "%s%s%s",
+			  c->kernel ? "contention_begin, contention_end" : "",
+			  c->kernel && c->user ? ", " : "",
+			  c->user ? "sys_enter, sys_exit (futex, futex_waitv)" : "");
+	profile__add_info(prof, "kernel_contentions", "%llu",
+			  (unsigned long long)stat_sum(c, LOCK_STAT_KERNEL));
+	profile__add_info(prof, "futex_waits", "%llu",
+			  (unsigned long long)stat_sum(c, LOCK_STAT_FUTEX));
+	profile__add_info(prof, "futex_nowait", "%llu", (unsigned long long)nowait);
+	profile__add_info(prof, "waiting_at_end", "%llu", (unsigned long long)waits);
+	if (waits)
+		profile__add_note(prof, "%llu waits were going on when tracing stopped, or their "
+				  "thread ended in them (killed while it waited): they are in no "
+				  "number", (unsigned long long)waits);
+	if (c->kernel)
+		profile__add_info(prof, "kernel_data_symbols", "%s",
+				  kdata__count(c->kdata) ? "kallsyms" :
+				  "none (the kernel lists no data symbols: CONFIG_KALLSYMS_ALL is "
+				  "off; kernel locks named by owner or address)");
+}
+
+static void lock_detach(void *m)
+{
+	struct lock_collector *c = m;
+
+	lock_bpf__detach(c->skel);
+}
+
+static void lock_close(void *m)
+{
+	struct lock_collector *c = m;
+
+	if (!c)
+		return;
+	ring_buffer__free(c->notes);
+	lock_bpf__destroy(c->skel);
+	proc_table__free(c->procs, NULL);
+	stack_table__free(c->st);
+	kdata__free(c->kdata);
+	free(c->locks);
+	free(c);
+}
+
+const struct mode_ops lock_mode_ops = {
+	.name = "lock",
+	.kthreads = true,	/* -p of a kernel thread: its kernel lock contention */
+	.open = lock_open,
+	.close = lock_close,
+	.attach = lock_attach,
+	.attach_all = lock_attach_all,
+	.tick = lock_tick,
+	.progress = lock_progress,
+	.finalize = lock_finalize,
+	.reaped = lock_reaped,
+	.stop = lock_stop,
+	.finish = lock_finish,
+	.detach = lock_detach,
+};

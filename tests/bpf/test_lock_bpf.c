@@ -1,0 +1,279 @@
+/* BPF-level tests of lock: the collector (lock_mode_ops) and its skeleton loaded in this
+ * process, driven through the mode contract as the session drives it, attached to a forked
+ * child with known futex calls (waits that time out, calls that find another value: EAGAIN)
+ * or with threads contending on its mmap_lock, then read out into a profile: the waits exactly,
+ * by kind, each under the child's stack; EAGAIN calls apart and in no delay; --kernel-only and
+ * --user-only keep to their side; without the lock tracepoints (as on Linux before 5.19) open
+ * fails when kernel locks were asked for, and traces futex waits alone otherwise. Root
+ * required (run by tests/run-e2e.sh).
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "core/mode.h"
+#include "modes/lock/collect.h"
+#include "profile/profile.h"
+#include "symbolize/symbolize.h"
+
+static uint32_t word = 1;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* 40 calls that find another value, 4 waits that time out after 1 ms */
+__attribute__((noinline)) static int futex_calls(void)
+{
+	struct timespec one_ms = { 0, 1000000 };
+
+	for (int i = 0; i < 40; i++)
+		if (syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, NULL) != -1 || errno != EAGAIN)
+			return 1;
+	for (int i = 0; i < 4; i++)
+		if (syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 1, &one_ms) != -1 ||
+		    errno != ETIMEDOUT)
+			return 1;
+	return 0;
+}
+
+static void *mapper(void *arg)
+{
+	for (int i = 0; i < 5000; i++) {
+		char *p = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			       0);
+
+		if (p == MAP_FAILED)
+			return arg;
+		p[0] = 1;
+		munmap(p, 65536);
+	}
+	return NULL;
+}
+
+__attribute__((noinline)) static int mmap_threads(void)
+{
+	pthread_t t[4];
+
+	for (int i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, mapper, NULL);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
+
+/* Open lock with o, fork a child that waits for a byte, then runs work; attach, let it go,
+ * tick until it exits, read everything out. NULL when open failed. */
+static struct profile *run_child(struct lock_opts *o, int (*work)(void))
+{
+	struct log_ctx lc = { .prog = "test_lock_bpf", .verbose = getenv("TEST_VERBOSE") ? 2 : 0 };
+	struct symbolizer_opts so = { .no_lines = true };
+	struct session_env env = { .lc = &lc };
+	int go[2], status = -1;
+	void *m;
+	pid_t pid;
+
+	env.prof = profile__new("lock");
+	env.sym = symbolizer__new(&so);
+	assert_non_null(env.prof);
+	assert_non_null(env.sym);
+	env.start_ns = mono_ns();
+	m = lock_mode_ops.open(&env, o);
+	if (!m) {
+		profile__free(env.prof);
+		symbolizer__free(env.sym);
+		return NULL;
+	}
+	assert_int_equal(pipe(go), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char c;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		_exit(work());
+	}
+	close(go[0]);
+	assert_int_equal(lock_mode_ops.attach(m, pid, MODE_ATTACH_PID, &status), 0);
+	assert_int_equal(write(go[1], "x", 1), 1);
+	close(go[1]);
+	for (;;) {
+		lock_mode_ops.tick(m, mono_ns() - env.start_ns, false);
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+		usleep(10000);
+	}
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	lock_mode_ops.stop(m);
+	lock_mode_ops.finalize(m, pid, false);
+	lock_mode_ops.finish(m);
+	lock_mode_ops.detach(m);
+	lock_mode_ops.close(m);
+	symbolizer__free(env.sym);
+	return env.prof;
+}
+
+static struct lock_opts opts(bool kernel, bool user)
+{
+	return (struct lock_opts){ .max_stacks = 4096, .max_locks = 4096, .kernel = kernel,
+				   .user = user };
+}
+
+static bool has_function(const struct profile *p, const struct prof_sample *s, const char *fn)
+{
+	for (uint32_t i = 0; i < s->nlocs; i++) {
+		const struct prof_location *l = &p->locations[s->locs[i]];
+
+		for (uint32_t j = 0; j < l->nlines; j++)
+			if (!strcmp(p->functions[l->lines[j].function].name, fn))
+				return true;
+	}
+	return false;
+}
+
+static const char *leaf(const struct profile *p, const struct prof_sample *s)
+{
+	const struct prof_location *l = &p->locations[s->locs[0]];
+
+	return p->functions[l->lines[0].function].name;
+}
+
+static const char *group_label(const struct prof_group *g, const char *k)
+{
+	const char *v = prof_group__label(g, k);
+
+	return v ? v : "";
+}
+
+static int64_t group_stat(const struct prof_group *g, const char *name)
+{
+	for (uint32_t i = 0; i < g->nstats; i++)
+		if (!strcmp(g->stats[i].name, name))
+			return g->stats[i].value;
+	fail_msg("no stat %s", name);
+	return -1;
+}
+
+static void test_futex_waits(void **state)
+{
+	struct lock_opts o = opts(true, true);
+	struct profile *p = run_child(&o, futex_calls);
+	char want[64];
+	int64_t waits = 0, delay = 0;
+	bool found = false;
+
+	assert_non_null(p);
+	snprintf(want, sizeof(want), "futex %p (futex_wait)", (void *)&word);
+	for (uint32_t i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+
+		if (strcmp(leaf(p, s), want))
+			continue;
+		waits += s->values[0];
+		delay += s->values[1];
+		assert_true(has_function(p, s, "main") || has_function(p, s, "run_child"));
+	}
+	assert_int_equal(waits, 4);
+	assert_true(delay >= 4 * 1000000);
+	snprintf(want, sizeof(want), "futex %p", (void *)&word);
+	for (uint32_t g = 0; g < p->ngroups; g++) {
+		const struct prof_group *gr = &p->groups[g];
+
+		if (strcmp(group_label(gr, "lock"), want))
+			continue;
+		found = true;
+		assert_string_equal(group_label(gr, "class"), "futex_wait");
+		assert_int_equal(group_stat(gr, "contentions"), 4);
+		assert_int_equal(group_stat(gr, "nowait"), 40);
+		assert_int_equal(group_stat(gr, "delay_ns"), delay);
+		assert_true(group_stat(gr, "delay_max_ns") >= 1000000);
+	}
+	assert_true(found);
+	assert_string_equal(profile__info(p, "futex_nowait"), "40");
+	profile__free(p);
+}
+
+static void test_kernel_only(void **state)
+{
+	struct lock_opts o = opts(true, false);
+	struct profile *p = run_child(&o, mmap_threads);
+	int64_t rwsem = 0;
+
+	assert_non_null(p);
+	for (uint32_t i = 0; i < p->nsamples; i++) {
+		const char *l = leaf(p, &p->samples[i]);
+
+		assert_null(strstr(l, "futex"));
+		if (strstr(l, "mmap_lock of ") && strstr(l, "(rwsem:"))
+			rwsem += p->samples[i].values[0];
+	}
+	/* four threads mapping and unmapping 5000 times each contend on their mmap_lock */
+	assert_true(rwsem > 0);
+	assert_string_equal(profile__info(p, "futex_waits"), "0");
+	profile__free(p);
+}
+
+static void test_user_only(void **state)
+{
+	struct lock_opts o = opts(false, true);
+	struct profile *p = run_child(&o, mmap_threads);
+
+	assert_non_null(p);
+	assert_string_equal(profile__info(p, "kernel_contentions"), "0");
+	for (uint32_t i = 0; i < p->nsamples; i++)
+		assert_non_null(strstr(leaf(p, &p->samples[i]), "futex"));
+	profile__free(p);
+}
+
+static void test_no_tracepoints(void **state)
+{
+	struct lock_opts o = opts(true, true);
+	struct profile *p;
+
+	o.pretend_no_tracepoints = true;
+	o.kernel_asked = true;
+	o.user = false;
+	assert_null(run_child(&o, futex_calls));
+	o.kernel_asked = false;
+	o.user = true;
+	p = run_child(&o, futex_calls);
+	assert_non_null(p);
+	assert_string_equal(profile__info(p, "tracepoints"), "sys_enter, sys_exit (futex, futex_waitv)");
+	assert_string_equal(profile__info(p, "futex_waits"), "4");
+	profile__free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_futex_waits),
+		cmocka_unit_test(test_kernel_only),
+		cmocka_unit_test(test_user_only),
+		cmocka_unit_test(test_no_tracepoints),
+	};
+
+	if (geteuid()) {
+		print_message("test_lock_bpf: skipped: needs root (loads BPF programs)\n");
+		return 0;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,223 @@
+#!/usr/bin/env bats
+# ebprof profile end to end: several modes in one run of tests/fixtures/profilemix.c, whose time
+# goes known ways (burn_cpu spins ~1 s; churn_memory allocates and frees 500,000 48-byte blocks;
+# nap sleeps 20 x 50 ms): each mode's part of the report, the findings and their numbers, every
+# output, the HTML page in a browser, bad input, and nothing left attached.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
+TOOLS="$BATS_TEST_DIRNAME/../tools"
+# the programs of the modes ebprof profile runs, by name
+PROBES='^(mem_(enter|exit)|held_|cpu_sample$|io_(start|issue|insert|complete|done)$|lock_(begin|end)$|futex_(enter|exit)$)'
+
+# jq-free JSON reads: python3 is on every Debian
+py() { python3 -c "$@"; }
+
+@test "profile: cpu, io, lock and mem of one run; findings name the CPU-bound, the contending and the allocating function with their numbers" {
+	run "$EBPROF" profile -q --mem-exact -o "$T/r.json" -o "$T/r.txt" -- "$FIX/profilemix" cmsl
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_no_probes "$PROBES"
+	# one part per mode, in the order they ran
+	run py 'import json,sys; d=json.load(open(sys.argv[1])); print(",".join(p["mode"] for p in d["parts"]))' "$T/r.json"
+	[ "$output" = "cpu,io,lock,mem" ]
+	# mem (exact): the fixture's 500,000 blocks of 48 bytes, all through churn_memory
+	run py '
+import json, sys
+d = json.load(open(sys.argv[1]))
+mem = [p for p in d["parts"] if p["mode"] == "mem"][0]
+objs = byts = 0
+for s in mem["sites"]:
+    names = [f["function"] for f in s["frames"]]
+    if "churn_memory" in names:
+        objs += s["alloc_objects"]; byts += s["alloc_space"]
+print(objs, byts)' "$T/r.json"
+	echo "$output"
+	[ "$output" = "500000 24000000" ]
+	# the mem finding says exactly that, and its rate is those bytes over the run
+	run py '
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = [f for f in d["findings"] if f["kind"] == "mem_alloc_rate"]
+assert len(f) == 1, f
+f = f[0]
+assert f["subject"].startswith("churn_memory (profilemix.c:"), f
+assert "500000 blocks of 48 B on average" in f["fact"], f
+assert "22.9 MiB in" in f["fact"], f
+assert "100% of its freed blocks lived less than 1.05 ms" in f["fact"], f
+assert "reuse a buffer" in f["action"], f
+rate = 24000000 / (d["duration_ns"] / 1e9)
+assert abs(f["value"] - rate) <= 0.01 * rate, (f["value"], rate)
+print("ok")' "$T/r.json"
+	echo "$output"
+	[ "$output" = "ok" ]
+	# the cpu finding: burn_cpu, its samples and share as the cpu part counts them (samples in
+	# uprobe handling, the mem probes' own cost, left out)
+	run py '
+import json, sys
+d = json.load(open(sys.argv[1]))
+cpu = [p for p in d["parts"] if p["mode"] == "cpu"][0]
+total = burn = probes = 0
+for s in cpu["sites"]:
+    names = [f["function"] for f in s["frames"]]
+    if "asm_exc_int3" in names or "uprobe_notify_resume" in names:
+        probes += s["samples"]; continue
+    total += s["samples"]
+    if names[0] == "burn_cpu":
+        burn += s["samples"]
+f = [f for f in d["findings"] if f["kind"] == "cpu_hot_function"]
+assert f and f[0]["subject"].startswith("burn_cpu (profilemix.c:"), f
+assert ("(%d of %d," % (burn, total)) in f[0]["fact"], (f[0]["fact"], burn, total)
+assert f[0]["value"] == round(100 * burn / total), (f[0]["value"], burn, total)
+assert burn >= 20, burn
+print("ok", burn, total, probes)' "$T/r.json"
+	echo "$output"
+	[ "${lines[0]:0:2}" = "ok" ]
+	# the lock finding: fight's mutex, with the lock part's own numbers for that lock (the lock
+	# mode's counts are checked against bpftrace in lock.bats)
+	run py '
+import json, sys
+d = json.load(open(sys.argv[1]))
+lock = [p for p in d["parts"] if p["mode"] == "lock"][0]
+f = [f for f in d["findings"] if f["kind"] == "lock_contended"]
+assert len(f) == 1, d["findings"]
+f = f[0]
+assert f["subject"].startswith("fight (profilemix.c:"), f
+g = [g for g in lock["groups"] if g["labels"]["lock"] + " (" in f["fact"]]
+assert len(g) == 1, (f, lock["groups"])
+g = g[0]
+assert g["labels"]["class"] == "futex_wait", g
+assert f["value"] == g["delay_ns"], (f, g)
+assert (" over %d contentions " % g["contentions"]) in f["fact"], (f, g)
+assert g["contentions"] >= 10, g
+print("ok")' "$T/r.json"
+	echo "$output"
+	[ "$output" = "ok" ]
+	# the timeline: cpu's per-second CPU use adds up to the CPU time its samples stand for
+	# (each point rounded to a whole percent; the last partial second is left out when under
+	# 100 ms); io's requests per second exist as a series
+	run py '
+import json, sys
+d = json.load(open(sys.argv[1]))
+cpu = [p for p in d["parts"] if p["mode"] == "cpu"][0]
+io = [p for p in d["parts"] if p["mode"] == "io"][0]
+pts = [s for s in cpu["series"] if s["name"] == "cpu_percent"][0]["points"]
+start = integral = 0.0
+for t, v in pts:
+    end = start + 2 * (t - start)
+    integral += v / 100 * (end - start)
+    start = end
+total = cpu["totals"]["cpu_ns"]
+assert abs(integral - total) <= 0.15e9 + 0.01 * total, (integral, total, pts)
+assert [s for s in io["series"] if s["name"] == "io_requests"], io["series"]
+print("ok")' "$T/r.json"
+	echo "$output"
+	[ "$output" = "ok" ]
+	# the text report: findings first, then each mode's own report
+	run grep -c '^======== \(cpu\|io\|mem\) ========$' "$T/r.txt"
+	[ "$output" = "3" ]
+	grep -q '^  1\. \[cpu\] burn_cpu (profilemix.c:' "$T/r.txt"
+	# one table of the processes with every mode's numbers: the fixture's 22.9 MiB allocated
+	grep -A2 "^Processes (every mode's numbers)$" "$T/r.txt" |
+		grep -E '^ +[0-9]+  profilemix +[0-9.]+ m?s .* 22\.9 MiB '
+	grep -q '^  2\. \[lock\] fight (profilemix.c:' "$T/r.txt"
+	grep -q '^  3\. \[mem\] churn_memory (profilemix.c:' "$T/r.txt"
+}
+
+@test "profile: --leaks scans at exit; the finding names the leaking function with the fixture's 100 x 1000 bytes" {
+	run "$EBPROF" profile -q --leaks --modes cpu,mem -o "$T/r.json" -- "$FIX/profilemix" k
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run py '
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = [f for f in d["findings"] if f["kind"] == "mem_definitely_lost"]
+assert len(f) == 1, d["findings"]
+f = f[0]
+assert f["subject"].startswith("load_config (profilemix.c:"), f
+assert "(100000 bytes) in 100 blocks that were definitely lost" in f["fact"], f
+assert f["value"] == 100000 and f["unit"] == "bytes", f
+print("ok")' "$T/r.json"
+	echo "$output"
+	[ "$output" = "ok" ]
+	run "$EBPROF" profile --leaks --modes cpu -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--leaks scans what mem tracks: add mem to --modes"* ]]
+	run "$EBPROF" profile --leaks --sample-bytes 4096 -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--leaks records every allocation"* ]]
+}
+
+@test "profile: no finding when nothing crosses a threshold, and the report says so" {
+	run "$EBPROF" profile -q -o "$T/r.json" -o "$T/r.txt" -- "$FIX/profilemix" s
+	[ "$status" -eq 0 ]
+	run py 'import json,sys; print(len(json.load(open(sys.argv[1]))["findings"]))' "$T/r.json"
+	[ "$output" = "0" ]
+	grep -q '^  none: no number this run measured crossed a threshold$' "$T/r.txt"
+}
+
+@test "profile: formats of one mode are written once per mode, named by it; Go's pprof reads each" {
+	run "$EBPROF" profile -q --modes cpu,mem -o "$T/x.pb.gz" -o "$T/x.folded" -o "$T/x.svg" -- "$FIX/profilemix" cm
+	echo "$output"
+	[ "$status" -eq 0 ]
+	for m in cpu mem; do
+		[ -s "$T/x.$m.pb.gz" ]
+		[ -s "$T/x.$m.folded" ]
+		[ -s "$T/x.$m.svg" ]
+	done
+	[ ! -e "$T/x.pb.gz" ]
+	[ ! -e "$T/x.io.pb.gz" ]
+	grep -q 'burn_cpu' "$T/x.cpu.folded"
+	grep -q 'churn_memory' "$T/x.mem.folded"
+	if [ ! -x "$PPROF" ]; then
+		skip "go tool pprof not installed ($PPROF): apt-get install golang-1.19-go"
+	fi
+	run "$PPROF" -symbolize=none -top "$T/x.cpu.pb.gz"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *burn_cpu* ]]
+	run "$PPROF" -symbolize=none -sample_index=alloc_space -top "$T/x.mem.pb.gz"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *churn_memory* ]]
+}
+
+@test "profile: the HTML page works in a browser (findings as in the JSON, a tab per mode, flame graphs zoom)" {
+	command -v node >/dev/null || skip "node not installed (scripts/install-deps.sh installs it)"
+	[ -d "$TOOLS/node_modules/playwright-core" ] ||
+		skip "playwright-core not installed in tests/tools (run scripts/install-deps.sh)"
+	[ -x /usr/bin/chromium ] || skip "chromium not installed (scripts/install-deps.sh installs it)"
+	run "$EBPROF" profile -q -o "$T/r.json" -o "$T/r.html" -- "$FIX/profilemix" cm
+	[ "$status" -eq 0 ]
+	run node "$TOOLS/profile-check.js" "$T/r.json" "$T/r.html" "$T/shot.png"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "profile: bad options are usage errors with a sentence, before anything is traced" {
+	run "$EBPROF" profile --modes cpu,gpu -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--modes: unknown mode 'gpu' (the modes are cpu, io, lock and mem)"* ]]
+	run "$EBPROF" profile --mem-exact --sample-bytes 4096 -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--mem-exact records every allocation"* ]]
+	run "$EBPROF" profile --value cpu -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--value picks one sample type of one mode"* ]]
+	run "$EBPROF" profile --sample-bytes lots -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"sample-bytes"* ]]
+	run "$EBPROF" profile -o "$T/nodir/r.json" -- true
+	[ "$status" -eq 2 ]
+}
+
+@test "profile: -a -d runs cpu, io and lock system-wide (mem only when named), and leaves nothing attached" {
+	run "$EBPROF" profile -q -a -d 1 -o "$T/r.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run py 'import json,sys; d=json.load(open(sys.argv[1])); print(",".join(p["mode"] for p in d["parts"]))' "$T/r.json"
+	[ "$output" = "cpu,io,lock" ]
+	assert_no_probes "$PROBES"
+}

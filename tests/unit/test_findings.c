@@ -1,0 +1,404 @@
+/* Findings (output/findings.c, docs/FINDINGS.md) on hand-built parts: each rule at its
+ * threshold and just below it, what a rule leaves out (samples in uprobe handling, allocator
+ * frames), at most FIND_MAX_PER_RULE per rule, the order of the list; and the documents of a
+ * run of several modes (output/set.c): text and JSON byte for byte against
+ * tests/golden/profile_set.{txt,json} (UPDATE_GOLDEN=1 rewrites them), HTML by its facts, and
+ * the per-part file names. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/findings.h"
+#include "output/output.h"
+#include "profile/profile.h"
+
+#include "golden.h"
+#include "profile_builder.h"
+#include "cpu_fixture.h"
+#include "io_fixture.h"
+
+#define SEC 1000000000LL
+
+/* A function at its own address, one frame */
+static uint32_t frame(struct profile *p, const char *name, const char *file, int64_t line)
+{
+	static uint64_t addr = 0x401000;
+	uint32_t map = profile__mapping(p, 7, 0x400000, 0x500000, 0, "/usr/bin/app", NULL);
+
+	addr += 0x10;
+	return LOC(p, map, addr, addr - 0x400000, { fn(p, name, name, file), line });
+}
+
+static struct profile *cpu_part(void)
+{
+	struct profile *p = profile__new("cpu");
+
+	assert_non_null(p);
+	assert_int_equal(profile__add_type(p, "samples", "count"), 0);
+	assert_int_equal(profile__add_type(p, "cpu", "nanoseconds"), 0);
+	return p;
+}
+
+static void cpu_samples(struct profile *p, uint32_t leaf, uint32_t caller, int64_t n)
+{
+	sample(p, STACK(leaf, caller), n, n * 10101010, 0, 0, 7);
+}
+
+static struct profile *set_of(struct profile *part, int64_t duration)
+{
+	struct profile *set = profile__new("profile");
+
+	assert_non_null(set);
+	assert_int_equal(profile__add_part(set, part), 0);
+	assert_int_equal(findings__compute(set, duration), 0);
+	return set;
+}
+
+static void test_cpu_threshold(void **state)
+{
+	struct profile *p = cpu_part(), *set;
+	uint32_t main_ = frame(p, "main", "app.c", 10);
+	uint32_t hot = frame(p, "hash_insert", "/src/table.c", 88);
+	uint32_t warm = frame(p, "parse", "/src/parse.c", 5);
+	uint32_t rest = frame(p, "other", "/src/other.c", 1);
+	uint32_t int3 = frame(p, "asm_exc_int3", NULL, 0);
+
+	cpu_samples(p, hot, main_, 20);		/* 20 of 100: at the threshold */
+	cpu_samples(p, warm, main_, 19);	/* 19 of 100: below */
+	cpu_samples(p, rest, main_, 61);
+	/* in uprobe handling: left out of the shares, and said */
+	sample(p, STACK(int3, hot, main_), 50, 0, 0, 0, 7);
+	set = set_of(p, 3 * SEC);
+	assert_int_equal(set->nfindings, 2);
+	assert_string_equal(set->findings[0].subject, "other (other.c:1)");
+	assert_string_equal(set->findings[1].subject, "hash_insert (table.c:88)");
+	assert_string_equal(set->findings[1].kind, "cpu_hot_function");
+	assert_string_equal(set->findings[1].fact, "hash_insert (table.c:88) is 20% of the CPU "
+			    "samples (20 of 100, 202.0 ms of CPU time, in the function itself; 50 "
+			    "more samples were in uprobe handling, left out)");
+	assert_true(set->findings[1].value == 20.0);
+	profile__free(set);
+}
+
+static void test_cpu_few_samples(void **state)
+{
+	struct profile *p = cpu_part(), *set;
+
+	/* 19 samples in all: too few to say anything */
+	cpu_samples(p, frame(p, "spin", "s.c", 1), frame(p, "main", "s.c", 9), 19);
+	set = set_of(p, SEC);
+	assert_int_equal(set->nfindings, 0);
+	profile__free(set);
+}
+
+static void test_cpu_at_most_three(void **state)
+{
+	struct profile *p = cpu_part(), *set;
+	uint32_t main_ = frame(p, "main", "m.c", 1);
+	const char *names[] = { "a", "b", "c", "d" };
+
+	for (int i = 0; i < 4; i++)
+		cpu_samples(p, frame(p, names[i], "m.c", 2 + i), main_, 25 + i);
+	set = set_of(p, SEC);
+	assert_int_equal(set->nfindings, FIND_MAX_PER_RULE);
+	/* the largest first */
+	assert_string_equal(set->findings[0].subject, "d (m.c:5)");
+	assert_string_equal(set->findings[2].subject, "b (m.c:3)");
+	profile__free(set);
+}
+
+static struct profile *mem_part(void)
+{
+	struct profile *p = profile__new("mem");
+
+	assert_non_null(p);
+	mem_types(p);
+	return p;
+}
+
+static void test_mem_rate(void **state)
+{
+	struct profile *p = mem_part(), *set;
+	uint32_t malloc_ = frame(p, "malloc", "malloc.c", 3281);
+	uint32_t main_ = frame(p, "main", "app.c", 30);
+	uint32_t parse = frame(p, "parse_line", "/src/parse.c", 12);
+	uint32_t slow = frame(p, "load_config", "/src/config.c", 7);
+	uint64_t life[22] = { 0 };
+	struct prof_sample *s;
+
+	/* 2 MiB/s over 4 s from parse_line, through malloc, in 48-byte blocks: 3 of 4 freed
+	 * within 2^20 ns */
+	s = sample(p, STACK(malloc_, parse, main_), 174763, 174763 * 48, 0, 0, 7);
+	life[10] = 3000;	/* [512 ns, 1 us) */
+	life[20] = 1000;	/* [524 us, 1.05 ms) */
+	life[21] = 1334;	/* open-ended: 1.05 ms and more */
+	assert_int_equal(prof_sample__set_life(p, s, life, 22), 0);
+	/* 1 MiB/s less one byte: below */
+	sample(p, STACK(malloc_, slow, main_), 1, 4 * 1048576 - 4, 0, 0, 7);
+	set = set_of(p, 4 * SEC);
+	assert_int_equal(set->nfindings, 1);
+	assert_string_equal(set->findings[0].kind, "mem_alloc_rate");
+	assert_string_equal(set->findings[0].subject, "parse_line (parse.c:12)");
+	assert_string_equal(set->findings[0].fact, "parse_line (parse.c:12) allocates 2.0 MiB/s "
+			    "(8.0 MiB in 4.00 s, 174763 blocks of 48 B on average, 67% of all bytes "
+			    "allocated); 75% of its freed blocks lived less than 1.05 ms");
+	assert_non_null(strstr(set->findings[0].action, "reuse a buffer"));
+	profile__free(set);
+}
+
+static void test_mem_long_lived(void **state)
+{
+	struct profile *p = mem_part(), *set;
+	uint32_t main_ = frame(p, "main", "app.c", 30);
+	uint32_t build = frame(p, "build_index", "/src/index.c", 40);
+	uint64_t life[22] = { 0 };
+	struct prof_sample *s;
+
+	/* 10% of its blocks short-lived: no buffer advice; sampled: "about" */
+	p->sampling = "bytes";
+	s = sample(p, STACK(build, main_), 1000, 8 << 20, 0, 0, 7);
+	life[5] = 10;
+	life[21] = 90;
+	assert_int_equal(prof_sample__set_life(p, s, life, 22), 0);
+	set = set_of(p, SEC);
+	assert_int_equal(set->nfindings, 1);
+	assert_non_null(strstr(set->findings[0].fact, " allocates about 8.0 MiB/s "));
+	assert_non_null(strstr(set->findings[0].fact, "; 10% of its freed blocks lived less "));
+	assert_non_null(strstr(set->findings[0].action, "callers in the mem flame graph"));
+	profile__free(set);
+}
+
+static void test_mem_leaks(void **state)
+{
+	struct profile *p = mem_part(), *set;
+	uint32_t main_ = frame(p, "main", "app.c", 30);
+	uint32_t load = frame(p, "load_config", "/src/config.c", 7);
+	uint32_t small = frame(p, "tiny", "/src/tiny.c", 2);
+	uint32_t malloc_ = frame(p, "malloc", "malloc.c", 1);
+	struct prof_sample *s;
+
+	leak_types(p);
+	/* values: alloc_objects, alloc_space, inuse_objects, inuse_space, then definite_objects,
+	 * definite_space, ... */
+	s = sample(p, STACK(malloc_, load, main_), 100, 100000, 100, 100000, 7);
+	s->values[4] = 100;
+	s->values[5] = 100000;
+	/* 1023 bytes: under the threshold */
+	s = sample(p, STACK(malloc_, small, main_), 1, 1023, 1, 1023, 7);
+	s->values[4] = 1;
+	s->values[5] = 1023;
+	set = set_of(p, 100 * SEC);
+	assert_int_equal(set->nfindings, 1);
+	assert_string_equal(set->findings[0].kind, "mem_definitely_lost");
+	assert_string_equal(set->findings[0].fact, "load_config (config.c:7) allocated 97.7 KiB "
+			    "(100000 bytes) in 100 blocks that were definitely lost: no pointer "
+			    "reached them when the process exited");
+	profile__free(set);
+}
+
+static void disk_group(struct profile *p, const char *dev, const char *op, int64_t n, int64_t p99)
+{
+	struct prof_group *g = profile__add_group(p);
+
+	assert_non_null(g);
+	assert_int_equal(prof_group__add_label(p, g, "device", dev), 0);
+	assert_int_equal(prof_group__add_label(p, g, "op", op), 0);
+	assert_int_equal(prof_group__add_stat(p, g, "requests", "REQUESTS", "count", n), 0);
+	assert_int_equal(prof_group__add_stat(p, g, "latency_p50_ns", "P50", "nanoseconds",
+					      p99 / 4), 0);
+	assert_int_equal(prof_group__add_stat(p, g, "latency_p99_ns", "P99", "nanoseconds", p99),
+			 0);
+	assert_int_equal(prof_group__add_stat(p, g, "latency_max_ns", "MAX", "nanoseconds",
+					      p99 * 2), 0);
+}
+
+static void test_io(void **state)
+{
+	struct profile *p = profile__new("io"), *set;
+
+	assert_non_null(p);
+	disk_group(p, "sda", "read", 1200, 38000000);	/* over */
+	disk_group(p, "sda", "write", 20, 10000000);	/* at both thresholds */
+	disk_group(p, "vda", "read", 19, 50000000);	/* too few requests */
+	disk_group(p, "vda", "write", 5000, 9999999);	/* just under 10 ms */
+	set = set_of(p, SEC);
+	assert_int_equal(set->nfindings, 2);
+	assert_string_equal(set->findings[0].fact, "sda reads: p99 38.0 ms over 1200 requests "
+			    "(p50 9.5 ms, max 76.0 ms)");
+	assert_string_equal(set->findings[1].subject, "sda write");
+	profile__free(set);
+}
+
+static void lock_group(struct profile *p, const char *lock, int64_t n, int64_t total)
+{
+	struct prof_group *g = profile__add_group(p);
+
+	assert_non_null(g);
+	assert_int_equal(prof_group__add_label(p, g, "lock", lock), 0);
+	assert_int_equal(prof_group__add_label(p, g, "class", "futex_wait"), 0);
+	assert_int_equal(prof_group__add_label(p, g, "process", "app[7]"), 0);
+	assert_int_equal(prof_group__add_stat(p, g, "contentions", "CONTENTIONS", "count", n), 0);
+	assert_int_equal(prof_group__add_stat(p, g, "delay_ns", "TOTAL", "nanoseconds", total),
+			 0);
+	assert_int_equal(prof_group__add_stat(p, g, "delay_avg_ns", "MEAN", "nanoseconds",
+					      total / n), 0);
+	assert_int_equal(prof_group__add_stat(p, g, "delay_max_ns", "MAX", "nanoseconds",
+					      total / 2), 0);
+}
+
+static void test_lock(void **state)
+{
+	struct profile *p = profile__new("lock"), *set;
+	uint32_t m_libc, m_kern, leaf, kfn, lll, worker, start;
+
+	assert_non_null(p);
+	assert_int_equal(profile__add_type(p, "contentions", "count"), 0);
+	assert_int_equal(profile__add_type(p, "delay", "nanoseconds"), 0);
+	m_libc = profile__mapping(p, 7, 0x7f0000000000, 0x7f0000100000, 0,
+				  "/usr/lib/x86_64-linux-gnu/libc.so.6", NULL);
+	m_kern = profile__mapping(p, 0, 0xffffffff81000000, 0xffffffff82000000, 0,
+				  "[kernel.kallsyms]", NULL);
+	leaf = LOC(p, PROF_NONE, 0, 0, { fn(p, "futex 0x1000 (futex_wait)", NULL, NULL), 0 });
+	kfn = LOC(p, m_kern, 0xffffffff81001000, 0x1000, { fn(p, "futex_wait", NULL, NULL), 0 });
+	lll = LOC(p, m_libc, 0x7f0000001000, 0x1000, { fn(p, "__lll_lock_wait", NULL, NULL), 0 });
+	worker = frame(p, "worker", "/src/pool.c", 41);
+	start = LOC(p, m_libc, 0x7f0000002000, 0x2000, { fn(p, "start_thread", NULL, NULL), 0 });
+	/* the waiters' stacks: the lock's pseudo-frame, the kernel, libc, the program */
+	sample(p, STACK(leaf, kfn, lll, worker, start), 10, 100000000, 0, 0, 7);
+	lock_group(p, "futex 0x1000", 10, 100000000);	/* at both thresholds */
+	lock_group(p, "futex 0x2000", 9, 500000000);	/* waited long, but 9 times */
+	lock_group(p, "futex 0x3000", 50, 99999999);	/* under 10% of the run */
+	set = set_of(p, SEC);
+	assert_int_equal(set->nfindings, 1);
+	assert_string_equal(set->findings[0].kind, "lock_contended");
+	assert_string_equal(set->findings[0].subject, "worker (pool.c:41)");
+	assert_string_equal(set->findings[0].fact, "worker (pool.c:41) waited 100.0 ms on futex "
+			    "0x1000 (futex_wait, app[7]) over 10 contentions (mean 10.0 ms, max "
+			    "50.0 ms), in a run of 1.00 s");
+	profile__free(set);
+}
+
+/* cpu first, then mem, then io, whatever the order of the parts */
+static void test_order(void **state)
+{
+	struct profile *set = profile__new("profile"), *io = profile__new("io"), *cpu = cpu_part();
+	struct profile *mem = mem_part();
+	uint32_t main_ = frame(cpu, "main", "m.c", 1);
+
+	assert_non_null(set);
+	disk_group(io, "sda", "read", 100, 20000000);
+	cpu_samples(cpu, frame(cpu, "spin", "m.c", 2), main_, 50);
+	sample(mem, STACK(frame(mem, "grow", "g.c", 3), frame(mem, "main", "g.c", 1)), 10,
+	       10 << 20, 0, 0, 7);
+	assert_int_equal(profile__add_part(set, io), 0);
+	assert_int_equal(profile__add_part(set, mem), 0);
+	assert_int_equal(profile__add_part(set, cpu), 0);
+	assert_int_equal(findings__compute(set, SEC), 0);
+	assert_int_equal(set->nfindings, 3);
+	assert_string_equal(set->findings[0].mode, "cpu");
+	assert_string_equal(set->findings[1].mode, "mem");
+	assert_string_equal(set->findings[2].mode, "io");
+	/* computed again: replaced, not added */
+	assert_int_equal(findings__compute(set, SEC), 0);
+	assert_int_equal(set->nfindings, 3);
+	profile__free(set);
+}
+
+static struct profile *fixture_set(void)
+{
+	struct profile *set = profile__new("profile");
+
+	assert_non_null(set);
+	assert_int_equal(profile__add_part(set, cpu_fixture()), 0);
+	assert_int_equal(profile__add_part(set, io_fixture()), 0);
+	assert_int_equal(profile__set_meta(set, "./demo --spin", "6.18.0",
+					   "ebprof profile -o out.txt -- ./demo --spin",
+					   1700000000123456789LL, 3 * SEC), 0);
+	assert_int_equal(findings__compute(set, 3 * SEC), 0);
+	return set;
+}
+
+static void test_set_text_json(void **state)
+{
+	struct profile *set = fixture_set();
+	struct output_opts o = { .top = 5 };
+	size_t len;
+	char *out;
+
+	/* set_meta reaches the parts */
+	assert_string_equal(set->parts[1]->command, "./demo --spin");
+	out = render(&output_text, set, &o, &len);
+	check_golden("tests/golden/profile_set.txt", out, len);
+	assert_non_null(strstr(out, "\n======== cpu ========\n"));
+	assert_non_null(strstr(out, "\n======== io ========\n"));
+	free(out);
+	out = render(&output_json, set, &o, &len);
+	check_golden("tests/golden/profile_set.json", out, len);
+	free(out);
+	profile__free(set);
+}
+
+static void test_set_html(void **state)
+{
+	struct profile *set = fixture_set();
+	size_t len;
+	char *out = render(&output_html, set, NULL, &len);
+
+	assert_non_null(strstr(out, "<title>ebprof profile: ./demo --spin</title>"));
+	assert_non_null(strstr(out, "<button type=\"button\" role=\"tab\" id=\"tab-0\">cpu"));
+	assert_non_null(strstr(out, "<button type=\"button\" role=\"tab\" id=\"tab-1\">io"));
+	/* each part's own page, whole, escaped into its frame */
+	assert_non_null(strstr(out, "<iframe class=\"part\" id=\"part-0\" title=\"cpu\" "
+				    "srcdoc=\"&lt;!DOCTYPE html&gt;"));
+	assert_non_null(strstr(out, "<iframe class=\"part\" id=\"part-1\" title=\"io\""));
+	assert_null(strstr(out, "srcdoc=\"<"));
+	free(out);
+	profile__free(set);
+}
+
+static void test_part_path(void **state)
+{
+	char b[64];
+
+	assert_int_equal(output__part_path("out.pb.gz", "cpu", b, sizeof(b)), 0);
+	assert_string_equal(b, "out.cpu.pb.gz");
+	assert_int_equal(output__part_path("/d/x.speedscope.json", "mem", b, sizeof(b)), 0);
+	assert_string_equal(b, "/d/x.mem.speedscope.json");
+	assert_int_equal(output__part_path("a.b/F.SVG", "io", b, sizeof(b)), 0);
+	assert_string_equal(b, "a.b/F.io.SVG");
+	assert_int_equal(output__part_path("x.pb", "io", b, sizeof(b)), 0);
+	assert_string_equal(b, "x.io.pb");
+	assert_int_equal(output__part_path("noext", "io", b, sizeof(b)), -EINVAL);
+	assert_int_equal(output__part_path("a-very-long-name.folded", "cpu", b, 16),
+			 -ENAMETOOLONG);
+	assert_true(output__shows_parts(&output_text));
+	assert_true(output__shows_parts(&output_html));
+	assert_false(output__shows_parts(&output_pprof));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cpu_threshold),
+		cmocka_unit_test(test_cpu_few_samples),
+		cmocka_unit_test(test_cpu_at_most_three),
+		cmocka_unit_test(test_mem_rate),
+		cmocka_unit_test(test_mem_long_lived),
+		cmocka_unit_test(test_mem_leaks),
+		cmocka_unit_test(test_io),
+		cmocka_unit_test(test_lock),
+		cmocka_unit_test(test_order),
+		cmocka_unit_test(test_set_text_json),
+		cmocka_unit_test(test_set_html),
+		cmocka_unit_test(test_part_path),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

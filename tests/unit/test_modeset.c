@@ -1,0 +1,236 @@
+/* Several modes in one session (core/modeset.c), with member modes made here (their hooks
+ * record what they were asked; no BPF: the composition is what is tested, the real modes are
+ * tested end to end in tests/e2e/profile.bats): every hook reaches every member in order, each
+ * member fills its own part of the session's profile, a process one member cannot trace is
+ * traced by the others (said in that member's part), an optional member that cannot open is
+ * left out, the progress line joins the members'. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/modeset.h"
+#include "profile/profile.h"
+
+static char calls[1024];
+
+struct fake_opts {
+	const char *name;
+	bool fail_open;
+	int attach_err;
+};
+
+struct fake {
+	const struct fake_opts *o;
+	const struct session_env *env;
+};
+
+static void note(const char *who, const char *what)
+{
+	size_t n = strlen(calls);
+
+	snprintf(calls + n, sizeof(calls) - n, "%s%s.%s", n ? " " : "", who, what);
+}
+
+static void *f_open(const struct session_env *env, void *opts)
+{
+	const struct fake_opts *o = opts;
+	struct fake *f;
+
+	note(o->name, "open");
+	if (o->fail_open)
+		return NULL;
+	f = calloc(1, sizeof(*f));
+	f->o = o;
+	f->env = env;
+	profile__add_type(env->prof, o->name, "count");
+	return f;
+}
+
+static void f_close(void *m)
+{
+	note(((struct fake *)m)->o->name, "close");
+	free(m);
+}
+
+static int f_attach(void *m, pid_t pid, enum mode_attach how, int *status)
+{
+	struct fake *f = m;
+
+	note(f->o->name, "attach");
+	if (f->o->attach_err == -ESRCH)
+		*status = 7;
+	return f->o->attach_err;
+}
+
+static const char *f_why(void *m, pid_t pid)
+{
+	return "a program it cannot trace";
+}
+
+static void f_tick(void *m, int64_t t, bool second)
+{
+	note(((struct fake *)m)->o->name, "tick");
+}
+
+static void f_progress(void *m, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s busy", ((struct fake *)m)->o->name);
+}
+
+static void f_finalize(void *m, pid_t pid, bool exec)
+{
+	note(((struct fake *)m)->o->name, "finalize");
+}
+
+static void f_stop(void *m)
+{
+	note(((struct fake *)m)->o->name, "stop");
+}
+
+static void f_detach(void *m)
+{
+	note(((struct fake *)m)->o->name, "detach");
+}
+
+static const struct mode_ops fake_a = {
+	.name = "cpu", .open = f_open, .close = f_close, .attach = f_attach,
+	.why_untraceable = f_why, .tick = f_tick, .progress = f_progress, .finalize = f_finalize,
+	.stop = f_stop, .detach = f_detach, .attach_all = NULL,
+};
+static const struct mode_ops fake_b = {
+	.name = "mem", .preflight = 1, .open = f_open, .close = f_close, .attach = f_attach,
+	.why_untraceable = f_why, .tick = f_tick, .progress = f_progress, .finalize = f_finalize,
+	.stop = f_stop, .detach = f_detach,
+};
+
+struct run {
+	struct modeset_opts mso;
+	struct mode_ops ops;
+	struct profile *prof;
+	struct session_env env;
+	struct log_ctx lc;
+	void *m;
+};
+
+static void start(struct run *r, struct fake_opts *a, struct fake_opts *b, bool optional)
+{
+	calls[0] = '\0';
+	memset(r, 0, sizeof(*r));
+	r->lc.prog = "ebprof";
+	r->prof = profile__new("profile");
+	assert_non_null(r->prof);
+	r->mso.members[0] = (struct modeset_member){ &fake_a, a, optional };
+	r->mso.members[1] = (struct modeset_member){ &fake_b, b, optional };
+	r->mso.n = 2;
+	modeset__ops(&r->ops, &r->mso);
+	r->env = (struct session_env){ .lc = &r->lc, .prof = r->prof };
+	r->m = r->ops.open(&r->env, &r->mso);
+}
+
+static void test_fan_out(void **state)
+{
+	struct fake_opts a = { "A" }, b = { "B" };
+	struct run r;
+	char line[128];
+	int st = -1;
+
+	start(&r, &a, &b, false);
+	assert_non_null(r.m);
+	assert_string_equal(r.ops.name, "profile");
+	assert_int_equal(r.ops.preflight, 1);	/* the union of the members' */
+	assert_null(r.ops.attach_all);		/* one member has no -a */
+	/* a part per member, named by it, with the member's own types */
+	assert_int_equal(r.prof->nparts, 2);
+	assert_string_equal(r.prof->parts[0]->mode, "cpu");
+	assert_string_equal(r.prof->parts[1]->types[0].type, "B");
+	assert_int_equal(r.ops.attach(r.m, 42, MODE_ATTACH_EXEC, &st), 0);
+	r.ops.tick(r.m, 100, false);
+	r.ops.progress(r.m, line, sizeof(line));
+	assert_string_equal(line, "cpu A busy | mem B busy");
+	r.ops.finalize(r.m, 42, false);
+	r.ops.stop(r.m);
+	r.ops.detach(r.m);
+	r.ops.close(r.m);
+	assert_string_equal(calls, "A.open B.open A.attach B.attach A.tick B.tick A.finalize "
+			    "B.finalize A.stop B.stop A.detach B.detach A.close B.close");
+	profile__free(r.prof);
+}
+
+static void test_attach_partly(void **state)
+{
+	struct fake_opts a = { "A" }, b = { "B", .attach_err = -ENOENT };
+	struct run r;
+	int st = -1;
+
+	start(&r, &a, &b, false);
+	/* traced by one member: traced; the other says why in its part */
+	assert_int_equal(r.ops.attach(r.m, 42, MODE_ATTACH_PID, &st), 0);
+	assert_int_equal(r.prof->parts[1]->nnotes, 1);
+	assert_string_equal(r.prof->parts[1]->notes[0], "PID 42 was not traced by 'mem': a program "
+			    "it cannot trace");
+	assert_int_equal(r.prof->parts[0]->nnotes, 0);
+	r.ops.close(r.m);
+	profile__free(r.prof);
+
+	/* by none: untraceable */
+	a.attach_err = -ENOENT;
+	start(&r, &a, &b, false);
+	assert_int_equal(r.ops.attach(r.m, 42, MODE_ATTACH_PID, &st), -ENOENT);
+	r.ops.close(r.m);
+	profile__free(r.prof);
+
+	/* gone meanwhile: said at once, with its status */
+	a.attach_err = -ESRCH;
+	start(&r, &a, &b, false);
+	assert_int_equal(r.ops.attach(r.m, 42, MODE_ATTACH_EXEC, &st), -ESRCH);
+	assert_int_equal(st, 7);
+	r.ops.close(r.m);
+	profile__free(r.prof);
+}
+
+static void test_open_fails(void **state)
+{
+	struct fake_opts a = { "A", .fail_open = true }, b = { "B" };
+	struct run r;
+
+	/* a member the user named: the run fails, what opened is closed */
+	start(&r, &b, &a, false);
+	assert_null(r.m);
+	assert_string_equal(calls, "B.open A.open B.close");
+	profile__free(r.prof);
+
+	/* an optional one: left out, no gap */
+	start(&r, &a, &b, true);
+	assert_non_null(r.m);
+	assert_int_equal(r.prof->nparts, 1);
+	assert_string_equal(r.prof->parts[0]->mode, "mem");
+	r.ops.tick(r.m, 100, true);
+	r.ops.close(r.m);
+	assert_string_equal(calls, "A.open B.open B.tick B.close");
+	profile__free(r.prof);
+
+	/* none left: fails */
+	b.fail_open = true;
+	start(&r, &a, &b, true);
+	assert_null(r.m);
+	assert_int_equal(r.prof->nparts, 0);
+	profile__free(r.prof);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fan_out),
+		cmocka_unit_test(test_attach_partly),
+		cmocka_unit_test(test_open_fails),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
