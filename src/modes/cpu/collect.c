@@ -661,6 +661,7 @@ static int cpu_window(void *m, struct profile *into)
 {
 	struct cpu_collector *c = m;
 	uint64_t before = c->samples;
+	unsigned forgot, trimmed;
 	int err;
 
 	/* processes announced since the last tick, so that their samples get their names */
@@ -668,10 +669,12 @@ static int cpu_window(void *m, struct profile *into)
 		ring_buffer__consume(c->rb);
 	err = drain(c, into, 0, DRAIN_TAKE);
 	/* -a over hours sees every process of the machine: keep those that run */
-	proc_table__forget_gone(c->procs);
+	forgot = proc_table__forget_gone(c->procs);
 	/* and the files only they mapped, once unused for 6 windows (a program that runs now
 	 * and then is not read again each time) */
-	symbolizer__trim(c->env.sym, 6);
+	trimmed = symbolizer__trim(c->env.sym, 6);
+	pr_debug(c->lc, "window: %u processes gone forgotten, %u files' symbols freed, %u "
+		 "processes kept", forgot, trimmed, proc_table__count(c->procs));
 	for (int s = CPU_STAT_STACKS_FULL; s < CPU_STAT__COUNT; s++) {
 		uint64_t now = stat_sum(c, s);
 
