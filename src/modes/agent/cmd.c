@@ -458,32 +458,38 @@ static void on_hup(void *ctx)
 
 int cmd_agent(int argc, char **argv, struct log_ctx *lc)
 {
+	/* the mode pushed: by its mode_def, its options set by name, as `ebprof profile` runs
+	 * its members; more modes join here as they get a window hook */
+	const struct mode_def *d = &cpu_def;
 	struct session_opts so = { 0 };
-	struct cpu_opts *o = calloc(1, sizeof(*o));
 	struct agent a = { .lc = lc };
 	struct agent_stats st;
-	char why[1024];
+	char why[1024], hz[16];
+	void *o;
 	int rc;
 
+	rc = cli_parse(argc, argv, lc, &agent_mode_cli, &so, &a.cli);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (build_conf(&a.cli, &a.conf, why, sizeof(why)))	/* checked already */
+		return cli_usage_err(lc, "agent", "%s", why);
+	/* not the mode's prepare: cpu's keeps freed memory in the heap for a one-shot run, the
+	 * opposite of what a daemon wants */
+	o = cli_mode_opts_new(d, &so);
 	if (!o) {
 		fprintf(stderr, "ebprof: out of memory\n");
 		return 1;
 	}
-	rc = cli_parse(argc, argv, lc, &agent_mode_cli, &so, &a.cli);
+	snprintf(hz, sizeof(hz), "%u", a.conf.hz);
+	rc = cli_mode_option(d, o, "frequency", hz, &so, lc);
 	if (rc) {
-		free(o);
-		return rc < 0 ? 0 : rc;
-	}
-	if (build_conf(&a.cli, &a.conf, why, sizeof(why))) {	/* checked already */
-		free(o);
-		return cli_usage_err(lc, "agent", "%s", why);
+		cli_mode_opts_free(d, o);
+		return rc;
 	}
 	gethostname(a.host, sizeof(a.host) - 1);
-	o->hz = a.conf.hz;
-	o->max_stacks = 1u << 14;
 	a.pusher = pusher__new(&a.conf, a.host, lc);
 	if (!a.pusher) {
-		free(o);
+		cli_mode_opts_free(d, o);
 		return 1;
 	}
 	so.window_secs = a.conf.period;
@@ -494,7 +500,7 @@ int cmd_agent(int argc, char **argv, struct log_ctx *lc)
 	so.quiet = true;	/* a daemon: status lines, not a progress line */
 	pr_info(lc, "pushing %u-second windows to %s (%s)", a.conf.period, a.conf.server,
 		a.conf.protocol == AGENT_PARCA ? "parca" : "pyroscope");
-	rc = session__run(&so, &cpu_mode_ops, o, lc);
+	rc = session__run(&so, d->ops, o, lc);
 	/* what is queued gets one more attempt each, within one push's time */
 	pusher__finish(a.pusher, a.conf.connect_timeout + a.conf.timeout, &st);
 	a.pusher = NULL;
@@ -505,6 +511,6 @@ int cmd_agent(int argc, char **argv, struct log_ctx *lc)
 		(unsigned long long)st.windows_empty,
 		(unsigned long long)st.pushes_ok, (unsigned long long)st.attempts_failed,
 		(unsigned long long)st.pushes_rejected, (unsigned long long)st.bytes_sent);
-	free(o);
+	cli_mode_opts_free(d, o);
 	return rc;
 }
