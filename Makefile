@@ -11,6 +11,7 @@
 #   make bench-kmem what `ebprof kmem` costs beside bpftrace (root)
 #   make bench-io   what `ebprof io` costs per block request beside bpftrace (root)
 #   make bench-top  what `ebprof top` itself costs at the default interval (root, tmux)
+#   make bench-agent what `ebprof agent` costs over 60 s at 99 Hz -a (root)
 #   make bench-lock what `ebprof lock` costs on a mutex-heavy loop beside bpftrace (root)
 #   make bench-profile  what `ebprof profile` costs beside its modes alone (root)
 #   make bench-offcpu  what `ebprof offcpu` costs per context switch beside bpftrace (root)
@@ -42,7 +43,7 @@ CFLAGS     ?= -O2 -g
 EBPROF_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	      -fno-omit-frame-pointer -D_GNU_SOURCE
 EBPROF_CPPFLAGS := -Isrc -I$(OUT) -MMD -MP
-EBPROF_LDLIBS := -lbpf -lelf -ldw -lz -llzma -liberty -lcapstone -lncursesw -lpthread -lm
+EBPROF_LDLIBS := -lbpf -lelf -ldw -lz -llzma -liberty -lcapstone -lncursesw -lcurl -lpthread -lm
 ALL_CFLAGS  = $(EBPROF_CPPFLAGS) $(CPPFLAGS) $(CFLAGS) $(EBPROF_CFLAGS)
 ALL_LDLIBS  = $(LDLIBS) $(EBPROF_LDLIBS)
 
@@ -57,7 +58,8 @@ SKELS      := $(patsubst src/bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
 # src/cli/options.c included, goes into libebprof.a and is unit-testable without root.
 SKEL_USERS := $(wildcard src/modes/*/*.c)
 LIB_CLI    := src/cli/options.c
-LIB_SRCS   := $(wildcard src/util/*.c src/profile/*.c src/symbolize/*.c src/output/*.c src/top/*.c) \
+LIB_SRCS   := $(wildcard src/util/*.c src/profile/*.c src/symbolize/*.c src/output/*.c src/top/*.c \
+		src/agent/*.c) \
 	      $(wildcard src/core/*.c) $(LIB_CLI)
 CORE_SRCS  := $(SKEL_USERS) $(filter-out $(LIB_CLI),$(wildcard src/cli/*.c))
 SKEL_OBJS  := $(patsubst src/%.c,$(OUT)/obj/%.o,$(SKEL_USERS))
@@ -75,7 +77,7 @@ FIX_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthre
 
 DEMO_BIN   := $(OUT)/demo/demo
 
-.PHONY: all deps demo check unit e2e bench bench-scan bench-render bench-placement bench-cpu bench-kmem bench-io bench-profile bench-lock bench-top bench-offcpu clean install fixtures
+.PHONY: all deps demo check unit e2e bench bench-scan bench-render bench-placement bench-cpu bench-kmem bench-io bench-profile bench-lock bench-top bench-agent bench-offcpu clean install fixtures
 all: $(OUT)/ebprof
 
 deps:
@@ -265,6 +267,9 @@ bench-io: $(OUT)/ebprof
 
 bench-top: $(OUT)/ebprof fixtures
 	$(Q)bash bench/top.sh $(OUT)
+
+bench-agent: $(OUT)/ebprof
+	$(Q)bash bench/agent.sh 60 $(OUT)
 
 bench-lock: $(OUT)/ebprof
 	$(Q)bash bench/lock.sh $(OUT)

@@ -10,12 +10,16 @@ PKGS=(
 	libiberty-dev libzstd-dev liblzma-dev pkg-config linux-libc-dev
 	# ebprof top's screen
 	libncurses-dev
+	# ebprof agent pushes over HTTP(S)
+	libcurl4-openssl-dev
 	# probe placement decodes allocator prologues
 	libcapstone-dev
 	# symbolization of glibc frames in tests and the demo
 	libc6-dbg
 	# tests: runners, test-input tools (xz for minidebuginfo), process tools
 	libcmocka-dev bats jq xz-utils procps util-linux strace tmux python3
+	# the agent's https test makes a self-signed certificate
+	openssl
 	# real programs the e2e tests profile, and the real consumers that check our outputs:
 	# Go's pprof, flamegraph.pl (folded stacks), xmllint (SVG)
 	sqlite3 golang-1.19-go libdevel-nytprof-perl libxml2-utils

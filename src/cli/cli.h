@@ -13,6 +13,7 @@ int cmd_stacks(int argc, char **argv, struct log_ctx *lc);
 int cmd_kmem(int argc, char **argv, struct log_ctx *lc);
 int cmd_io(int argc, char **argv, struct log_ctx *lc);
 int cmd_top(int argc, char **argv, struct log_ctx *lc);
+int cmd_agent(int argc, char **argv, struct log_ctx *lc);
 int cmd_lock(int argc, char **argv, struct log_ctx *lc);
 int cmd_profile(int argc, char **argv, struct log_ctx *lc);
 int cmd_offcpu(int argc, char **argv, struct log_ctx *lc);

@@ -16,6 +16,7 @@ static const struct cmd cmds[] = {
 	{ "kmem", cmd_kmem, "kernel allocations by stack: slab caches and waste, outstanding memory" },
 	{ "io", cmd_io, "block I/O latency by disk, operation, process and stack" },
 	{ "top", cmd_top, "a live view: processes by CPU, their hottest functions and stacks" },
+	{ "agent", cmd_agent, "continuous profiling: push windows of cpu profiles to Pyroscope or Parca" },
 	{ "lock", cmd_lock, "lock contention, kernel locks and futex waits, by lock and waiter's stack" },
 	{ "profile", cmd_profile, "every mode at once: one report, findings grounded in the numbers" },
 	{ "offcpu", cmd_offcpu, "off-CPU time by stack: where threads wait, who wakes them, run-queue latency" },
@@ -44,6 +45,7 @@ static void usage(FILE *f)
 		"  sudo ebprof kmem -d 10                      kernel allocations, whole machine\n"
 		"  sudo ebprof io -a -d 10                     disk latency, and who waits on it\n"
 		"  sudo ebprof top                             live: who uses the CPU, where\n"
+		"  sudo ebprof agent -a --server http://pyroscope:4040   continuous profiling\n"
 		"  sudo ebprof lock -- ./server                which locks its threads wait on\n"
 		"  sudo ebprof profile -o report.html -- ./myprog   CPU, I/O and memory at once\n"
 		"  sudo ebprof offcpu -o wait.svg -- ./myprog  where its threads wait, and how long\n"

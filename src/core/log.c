@@ -8,6 +8,8 @@ void log_print(const struct log_ctx *lc, int level, const char *fmt, ...)
 
 	if ((level > 0 && (!lc || lc->verbose < level)) || (lc && lc->silent))
 		return;
+	/* one line at a time: the agent's sender thread logs too */
+	flockfile(stderr);
 	fprintf(stderr, "%s: ", lc && lc->prog ? lc->prog : "ebprof");
 	if (level == LOG_WARN)
 		fputs("warning: ", stderr);
@@ -15,4 +17,5 @@ void log_print(const struct log_ctx *lc, int level, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	funlockfile(stderr);
 }

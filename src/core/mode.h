@@ -5,7 +5,8 @@
  *   open (load BPF, init the profile's sample types)
  *   -> attach (each target: launched, -p, new children; or attach_all for -a)
  *   -> tick (every 100 ms while tracing)
- *   -> window (any time while tracing, for live views: what was counted since the last one)
+ *   -> window (any time while tracing, for live views and continuous profiling: what was
+ *      counted since the last one)
  *   -> finalize (a process at its exit stop, before an exec, or at the end)
  *   -> stop (tracing ends: probes off) -> finish (drops, what is left) -> outputs
  *   -> detach -> close
@@ -100,8 +101,13 @@ struct mode_ops {
 	 * run's profile), the samples, the processes with their stats, the drops counted in the
 	 * window, its length in duration_nanos (from the start of counting, for the first) and
 	 * as the run fact "window" ("1.00 s"). Counting goes on; what
-	 * a window took is not in the run's profile at the end. For live views (ebprof top)
-	 * and periodic exports. NULL: the mode has no windows. 0 or a negative errno.
+	 * a window took is not in the run's profile at the end. Over a long run the mode keeps
+	 * its tables from filling (processes gone, stacks no longer used). A sample the kernel
+	 * counts while a window is taken lands in this window or the next; one that lands
+	 * between the read and the delete of its counter can be lost (not counted twice). For
+	 * live views (ebprof top, every interval) and continuous profiling (ebprof agent, every
+	 * period and once more after stop). NULL: the mode has no windows. 0 or a negative
+	 * errno.
 	 */
 	int (*window)(void *m, struct profile *into);
 

@@ -59,6 +59,9 @@ struct session {
 	bool progress;		/* stderr is a terminal and no --quiet */
 	bool progress_shown;
 	bool inspect_now;	/* SIGUSR1: inspect every running process */
+	bool hup;		/* SIGHUP with an on_hup hook: call it */
+	int64_t win_from;	/* continuous profiling: the current window's start (wall ns) */
+	int64_t win_next;	/* and the boundary that ends it */
 	int spawn_status;	/* the launched command could not run: 126, 127, or 1 */
 };
 
@@ -435,6 +438,10 @@ static void on_signal(struct session *s, const struct signalfd_siginfo *si)
 		s->inspect_now = true;
 		return;
 	}
+	if (si->ssi_signo == SIGHUP && s->o->on_hup) {
+		s->hup = true;
+		return;
+	}
 	s->nsignals++;
 	if (s->child && s->child_reaped) {
 		/* the command is gone; what it left running (a daemon, children) is traced until
@@ -554,12 +561,48 @@ static void progress(struct session *s)
 	s->progress_shown = true;
 }
 
+/* Continuous profiling: the window [win_from, until) goes to on_window, and the next one
+ * starts at until. */
+static void cut_window(struct session *s, int64_t until)
+{
+	struct profile *w = profile__new_like(s->prof);
+	int err;
+
+	if (!w) {
+		pr_err(s->lc, "out of memory: a window is lost");
+		goto next;
+	}
+	err = s->ops->window(s->m, w);
+	if (err)
+		pr_warn(s->lc, "reading the window failed: %s; it may be incomplete",
+			strerror(-err));
+	profile__set_meta(w, NULL, NULL, NULL, s->win_from, until - s->win_from);
+	s->o->on_window(s->o->ctx, w, s->win_from, until);
+next:
+	s->win_from = until;
+}
+
+static void window_tick(struct session *s)
+{
+	int64_t period = (int64_t)(s->o->window_secs * 1e9), now = wall_ns();
+
+	if (now < s->win_next)
+		return;
+	/* the boundary just passed (several, if the loop was held up: one longer window) */
+	cut_window(s, now - now % period);
+	s->win_next = s->win_from + period;
+}
+
 static void on_tick(struct session *s)
 {
 	bool second = ++s->ticks % (1000 / TICK_MS) == 0;
 
 	if (s->ops->tick)
 		s->ops->tick(s->m, mono_ns() - s->start_mono, second);
+	if (s->o->on_window)
+		window_tick(s);
+	if (second && s->o->on_second)
+		s->o->on_second(s->o->ctx);
 	if (second)
 		progress(s);
 }
@@ -603,6 +646,10 @@ static int loop(struct session *s, int sfd, int tfd, int ifd)
 		}
 		if ((pfd[2].revents & POLLIN) && read(ifd, &ticks, sizeof(ticks)) == sizeof(ticks))
 			on_tick(s);
+		if (s->hup) {
+			s->hup = false;
+			s->o->on_hup(s->o->ctx);
+		}
 		if (s->inspect_now) {
 			s->inspect_now = false;
 			for (int i = 0; i < s->nt; i++)
@@ -818,6 +865,11 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 	if (rc)
 		goto out;
 	rc = 1;
+	if (so->on_window && !ops->window) {
+		pr_err(lc, "'ebprof %s' cannot profile continuously (it has no window hook)",
+		       ops->name);
+		goto out;
+	}
 	if (so->all && !ops->attach_all) {
 		pr_err(lc, "-a is not supported by 'ebprof %s'", ops->name);
 		goto out;
@@ -844,6 +896,12 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 
 		timerfd_settime(ifd, 0, &tick, NULL);
 	}
+	if (so->on_window) {
+		int64_t period = (int64_t)(so->window_secs * 1e9);
+
+		s.win_from = wall_ns();
+		s.win_next = s.win_from - s.win_from % period + period;
+	}
 	s.stop = false;
 	err = loop(&s, sfd, tfd, ifd);
 	if (err)
@@ -859,8 +917,14 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 		settle(&s, s.t[i]);
 		finalize(&s, s.t[i]);
 	}
+	if (so->on_window)
+		cut_window(&s, wall_ns());	/* the last one, cut short */
 	if (ops->finish)
 		ops->finish(s.m);
+	if (so->on_window) {
+		rc = 0;		/* the windows were the outputs */
+		goto out;
+	}
 
 	uname(&u);
 	command = so->argv ? join_args(so->self_argc - (int)(so->argv - so->self_argv), so->argv)

@@ -34,6 +34,19 @@ struct session_opts {
 	bool inspect;			/* call the mode's inspect hook (mem --leaks) */
 	bool no_report;			/* no report at the end (ebprof top: the view was it) */
 	int unwind;			/* --unwind: enum unwind_how (core/unwind.h), 0 auto */
+	/* Continuous profiling (ebprof agent): every window_secs of wall-clock time, on the
+	 * boundaries of that many seconds since the epoch (the first window starts with the run),
+	 * the mode's window hook fills a new profile that goes to on_window, which owns it from
+	 * then on; from/until: the window's wall-clock bounds (ns), each window's until the
+	 * next one's from. After stop, a last window (until: now). No report is written at the
+	 * end. 0: one profile for the whole run, written to the outputs. */
+	double window_secs;
+	void (*on_window)(void *ctx, struct profile *w, int64_t from_ns, int64_t until_ns);
+	/* SIGHUP: called instead of stopping the run (NULL: SIGHUP stops it like SIGTERM) */
+	void (*on_hup)(void *ctx);
+	/* once a second, from the run loop (NULL: nothing) */
+	void (*on_second)(void *ctx);
+	void *ctx;
 	/* ebprof's own command line, for the profile's metadata */
 	int self_argc;
 	char **self_argv;

@@ -431,6 +431,14 @@ const char *profile__info(const struct profile *p, const char *key);
  * errno. */
 int profile__set_period(struct profile *p, const char *type, const char *unit, int64_t period);
 
+/* (pick.c) A new empty profile with src's shape: mode, sample types, default type, period,
+ * sampling, times. NULL and errno set on failure. */
+struct profile *profile__new_like(const struct profile *src);
+/* The samples of the processes pids[0..npids) in src, with their locations, functions and
+ * mappings, and those processes (name, command line), in a new profile of src's shape (the
+ * agent's one profile per service of a window). NULL and errno set on failure. */
+struct profile *profile__pick(const struct profile *src, const uint32_t *pids, size_t npids);
+
 /* A new group, appended (valid until the next add), or NULL with errno set. */
 struct prof_group *profile__add_group(struct profile *p);
 /* Append a label, a number or a histogram (counts copied) to g. 0 or a negative errno. */

@@ -240,6 +240,36 @@ static void add_key(struct symbolizer *s, const struct stat *st, struct sym_modu
 	};
 }
 
+unsigned symbolizer__trim(struct symbolizer *s, unsigned keep)
+{
+	struct sym_module **pm = &s->modules, *m;
+	unsigned freed = 0;
+	size_t kept = 0;
+
+	/* files that were not ELF: a reopen tells again */
+	for (size_t i = 0; i < s->nkeys; i++)
+		if (s->keys[i].mod)
+			s->keys[kept++] = s->keys[i];
+	s->nkeys = kept;
+	while ((m = *pm)) {
+		if (m->refs || ++m->idle < keep) {
+			if (m->refs)
+				m->idle = 0;
+			pm = &m->next;
+			continue;
+		}
+		*pm = m->next;
+		kept = 0;
+		for (size_t i = 0; i < s->nkeys; i++)
+			if (s->keys[i].mod != m)
+				s->keys[kept++] = s->keys[i];
+		s->nkeys = kept;
+		sym_module__free(m);
+		freed++;
+	}
+	return freed;
+}
+
 struct sym_module *sym_module__get(struct symbolizer *s, const char *open_path, const char *root,
 				   const char *display)
 {

@@ -95,6 +95,8 @@ struct sym_module {
 	struct sym_got_slot *got_slots;	/* sorted by vaddr */
 	size_t ngot_slots;
 	struct u64map call_cache;	/* return-address vaddr -> callsite.c's cached answer */
+	unsigned refs;		/* mappings of live sym_procs that resolve through it */
+	unsigned idle;		/* symbolizer__trim calls that found it unreferenced */
 };
 
 struct sym_cached_frames {

@@ -153,6 +153,9 @@ void sym_proc__free(struct sym_proc *p)
 	while (p) {
 		struct sym_proc *prev = p->prev;
 
+		for (size_t i = 0; i < p->nmaps; i++)
+			if (p->maps[i].mod)
+				p->maps[i].mod->refs--;
 		sym_maps__free(p->maps, p->nmaps);
 		free(p->root);
 		free(p);
@@ -235,6 +238,8 @@ static void map_module(struct sym_proc *p, struct sym_map *map)
 		return;
 	}
 	map->mod = sym_module__get(s, open_path, p->root, map->display);
+	if (map->mod)
+		map->mod->refs++;
 	free(open_path);
 }
 

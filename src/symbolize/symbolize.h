@@ -71,6 +71,13 @@ struct sym_proc *symbolizer__load_maps(struct symbolizer *s, const char *maps_te
 				       const char *root);
 /* Frees p and the earlier snapshots it keeps. Accepts NULL. */
 void sym_proc__free(struct sym_proc *p);
+/* For a long run (ebprof agent): free the modules (an ELF file's symbols, DWARF index and
+ * caches) that no live sym_proc's mapping has used for `keep` calls in a row, so that the
+ * symbolizer holds the code that runs rather than every file ever seen. Results handed out
+ * earlier that point into a freed module (function and file names) are invalid from then on:
+ * call it when none is held (the profile keeps copies). Modules found only by build id
+ * (symbolizer__resolve_build_id) count as unused. The number freed. */
+unsigned symbolizer__trim(struct symbolizer *s, unsigned keep);
 /* p, a new snapshot of a process, keeps prev, its earlier one (and what prev kept), up to max
  * snapshots in all, the oldest freed first: an address in none of p's mappings resolves in the
  * newest earlier snapshot that has it (a library the process has unloaded since), so its
@@ -82,7 +89,8 @@ void sym_proc__keep_previous(struct sym_proc *p, struct sym_proc *prev, unsigned
 int sym_proc__load_modules(struct sym_proc *p);
 
 /* Resolve one address. `return_addr`: the address is a return address (look up at addr - 1).
- * Strings in *out stay valid until symbolizer__free. Returns 0, or -ENOENT when the address is
+ * Strings in *out stay valid until symbolizer__free (or symbolizer__trim frees their
+ * module). Returns 0, or -ENOENT when the address is
  * in no mapping (out->mapped false). */
 int sym_proc__resolve(struct sym_proc *p, uint64_t addr, bool return_addr,
 		      struct sym_result *out);

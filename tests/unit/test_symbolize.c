@@ -1470,10 +1470,51 @@ static void test_load_pid_missing(void **state)
 	symbolizer__free(s);
 }
 
+/* symbolizer__trim frees the modules no live process snapshot uses, after `keep` calls, and
+ * only those: a snapshot still held keeps its modules, and resolves the same afterwards. */
+static void test_trim_unused_modules(void **state)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	struct sym_proc *a, *b;
+	struct sym_result r;
+	char name[256];
+
+	(void)state;
+	assert_non_null(s);
+	a = symbolizer__load_pid(s, getpid());
+	b = symbolizer__load_pid(s, getpid());
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(sym_proc__resolve(a, (uint64_t)(uintptr_t)test_trim_unused_modules, false,
+					   &r), 0);
+	assert_true(r.nframes >= 1);
+	assert_int_equal(sym_proc__resolve(b, (uint64_t)(uintptr_t)test_trim_unused_modules, false,
+					   &r), 0);
+	snprintf(name, sizeof(name), "%s", r.frames[0].function);
+	sym_proc__free(a);
+	/* b still maps the executable */
+	assert_int_equal(symbolizer__trim(s, 1), 0);
+	assert_int_equal(sym_proc__resolve(b, (uint64_t)(uintptr_t)test_trim_unused_modules, false,
+					   &r), 0);
+	assert_string_equal(r.frames[0].function, name);
+	sym_proc__free(b);
+	/* unused now: kept for `keep` calls, then freed */
+	assert_int_equal(symbolizer__trim(s, 2), 0);
+	assert_true(symbolizer__trim(s, 2) >= 1);
+	/* and loaded again when a process maps it */
+	a = symbolizer__load_pid(s, getpid());
+	assert_int_equal(sym_proc__resolve(a, (uint64_t)(uintptr_t)test_trim_unused_modules, false,
+					   &r), 0);
+	assert_string_equal(r.frames[0].function, name);
+	sym_proc__free(a);
+	symbolizer__free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_procmaps_parse),
+		cmocka_unit_test(test_trim_unused_modules),
 		cmocka_unit_test(test_maps_resolve_special),
 		cmocka_unit_test(test_fixture_pie),
 		cmocka_unit_test(test_debug_dir_build_id),

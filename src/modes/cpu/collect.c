@@ -696,6 +696,7 @@ static int cpu_window(void *m, struct profile *into)
 {
 	struct cpu_collector *c = m;
 	uint64_t now = mono_ns(), from = c->window_ns ? c->window_ns : c->env.start_ns;
+	unsigned forgot, trimmed;
 	int err;
 
 	if (!into->ntypes) {
@@ -703,6 +704,9 @@ static int cpu_window(void *m, struct profile *into)
 		if (err)
 			return err;
 	}
+	/* processes announced since the last tick, so that their samples get their names */
+	if (c->rb)
+		ring_buffer__consume(c->rb);
 	err = drain(c, into, 0, false, true);
 	for (int s = CPU_STAT_SAMPLES; s < CPU_STAT__COUNT; s++) {
 		uint64_t v = stat_sum(c, s);
@@ -713,8 +717,13 @@ static int cpu_window(void *m, struct profile *into)
 			profile__add_drop(into, stat_names[s], v - c->window_stats[s]);
 		c->window_stats[s] = v;
 	}
-	/* -a over hours: the processes gone since two windows ago are forgotten */
-	proc_table__prune_gone(c->procs, 2, NULL);
+	/* -a over hours: the processes gone since two windows ago are forgotten, and the files
+	 * only they mapped once unused for 6 windows (a program that runs now and then is not
+	 * read again each time) */
+	forgot = proc_table__prune_gone(c->procs, 2, NULL);
+	trimmed = symbolizer__trim(c->env.sym, 6);
+	pr_debug(c->lc, "window: %u processes gone forgotten, %u files' symbols freed, %u "
+		 "processes kept", forgot, trimmed, proc_table__count(c->procs));
 	/* the windows' copy holds about what the map does: every stack a window counted */
 	if ((uint64_t)stack_table__count(c->wst) * 4 > (uint64_t)c->opts.max_stacks * 3)
 		clear_stacks(c);

@@ -1,0 +1,392 @@
+#!/usr/bin/env bats
+# ebprof agent end to end: a receiver on 127.0.0.1 (agent_receiver.py, Python's standard
+# library) plays Pyroscope's /ingest and Parca's WriteRaw gateway; the agent profiles the
+# cpuburn fixture in 1-second windows. Every push is checked (path, query, labels, windows
+# that follow each other without gap or overlap), every body read by Go's pprof; the
+# receiver down, slow, answering 500 and 413: the agent's counters are compared with what the
+# receiver saw. No timing asserts: the tests wait for events, with generous limits.
+
+load helpers
+
+PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
+RECEIVER="$BATS_TEST_DIRNAME/agent_receiver.py"
+
+# Start the receiver in $T/rx (answering as $T/rx/mode says) on port $1 (default: any); sets
+# RX_PORT and RX_PID.
+start_receiver() {
+	mkdir -p "$T/rx"
+	rm -f "$T/rx/port"
+	python3 "$RECEIVER" "$T/rx" "${1:-0}" &
+	RX_PID=$!
+	BG_PIDS+=("$RX_PID")
+	wait_for "$T/rx/port" '^[0-9]+$' 10
+	RX_PORT=$(cat "$T/rx/port")
+}
+
+stop_receiver() {
+	kill "$RX_PID"
+	wait "$RX_PID" 2>/dev/null || true
+}
+
+# A free port: one the kernel gives a receiver, which then stops.
+free_port() {
+	start_receiver
+	stop_receiver
+}
+
+answer() {
+	echo "$*" > "$T/rx/mode"
+}
+
+# The agent in the background on cpuburn (started first, $BURN) with 1-second windows;
+# stderr in $T/agent.err; AGENT its pid.
+start_agent() {
+	bg "$FIX/cpuburn" "${BURN_SECS:-30}"
+	BURN=$BG
+	bg "$EBPROF" agent -p "$BURN" --period 1 --status-interval 1 "$@" 3>&-
+	AGENT=$BG
+}
+
+# Requests the receiver answered with $1 (default ok) for service cpuburn.
+count_answered() {
+	[ -f "$T/rx/requests.jsonl" ] || { echo 0; return; }
+	jq -s --arg a "${1:-ok}" '[.[] | select(.answer == $a) |
+		select(.query.name[0] | startswith("cpuburn{"))] | length' "$T/rx/requests.jsonl"
+}
+
+# Wait until the receiver has answered at least $1 cpuburn pushes with ${2:-ok}, $3 s at most.
+wait_answered() {
+	local i
+	for ((i = 0; i < ${3:-20} * 10; i++)); do
+		[ "$(count_answered "${2:-ok}")" -ge "$1" ] && return 0
+		sleep 0.1
+	done
+	echo "timed out waiting for $1 pushes answered '${2:-ok}'; have $(count_answered "${2:-ok}")" >&2
+	cat "$T/agent.err" >&2 || true
+	return 1
+}
+
+# Stop the agent with SIGTERM; its exit status in AGENT_STATUS.
+stop_agent() {
+	kill -TERM "$AGENT"
+	AGENT_STATUS=0
+	wait "$AGENT" || AGENT_STATUS=$?
+}
+
+# "from until" of every distinct cpuburn window the receiver took, in order.
+windows_taken() {
+	jq -r -s '[.[] | select(.answer == "ok") | select(.query.name[0] | startswith("cpuburn{")) |
+		[(.query.from[0] | tonumber), (.query.until[0] | tonumber)]] | unique | .[] |
+		"\(.[0]) \(.[1])"' "$T/rx/requests.jsonl"
+}
+
+# The windows follow each other: each one's from is the previous one's until.
+assert_contiguous() {
+	windows_taken | awk 'NR > 1 && $1 != prev { print "gap or overlap: " prev " then " $0; bad = 1 }
+		$2 <= $1 { print "empty window " $0; bad = 1 }
+		{ prev = $2 } END { exit bad }'
+}
+
+# A counter of the agent's last line ("agent stopped: ...").
+stopped_count() {
+	grep 'agent stopped:' "$T/agent.err" | sed -n "s/.*$1 \([0-9]*\).*/\1/p"
+}
+
+# "Total samples = N" of a pprof body.
+body_samples() {
+	"$PPROF" -symbolize=none -top "$1" 2>/dev/null | sed -n 's/.*Total samples = \([0-9]*\).*/\1/p'
+}
+
+setup_file() {
+	: "${EBPROF:?run through tests/run-e2e.sh}"
+}
+
+@test "agent: pushes well-formed Pyroscope windows without gaps; the samples match cpuburn's own CPU time" {
+	[ -x "$PPROF" ] || skip "go tool pprof not installed ($PPROF)"
+	start_receiver
+	host=$(hostname | sed 's/[^A-Za-z0-9_.\/:-]/_/g')
+	bg "$FIX/cpuburn" 3.5
+	BURN=$BG
+	t0=$(date +%s)
+	run "$EBPROF" agent -p "$BURN" --period 1 --tags env=test,team=perf \
+		--server "http://127.0.0.1:$RX_PORT/"
+	t1=$(date +%s)
+	echo "$output"
+	# -p: the agent ends with its target, after pushing the last window
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"agent stopped: windows"* ]]
+	n=$(count_answered ok)
+	echo "pushes: $n"
+	[ "$n" -ge 3 ]
+	# path and query, every push
+	jq -s . "$T/rx/requests.jsonl" > "$T/requests.json"
+	jqe 'all(.[];
+		.method == "POST" and .path == "/ingest" and
+		.query.name == ["cpuburn{host='"$host"',env=test,team=perf}"] and
+		.query.format == ["pprof"] and .query.sampleRate == ["99"] and
+		.query.spyName == ["ebprof"] and
+		.headers["Content-Type"] == "application/octet-stream")' "$T/requests.json"
+	assert_contiguous
+	first=$(windows_taken | head -1 | cut -d' ' -f1)
+	last=$(windows_taken | tail -1 | cut -d' ' -f2)
+	[ "$first" -ge "$t0" ]
+	[ "$last" -le $((t1 + 1)) ]
+	# each push once: as many requests as windows
+	[ "$(windows_taken | wc -l)" -eq "$n" ]
+	# every body is a pprof Go reads, with the fixture's functions and its pid as a label
+	total=0
+	for f in "$T"/rx/*.body; do
+		run "$PPROF" -symbolize=none -top "$f"
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"burn_"* ]]
+		run "$PPROF" -symbolize=none -tags "$f"
+		[[ "$output" == *"pid: "*"$BURN"* ]]
+		total=$((total + $(body_samples "$f")))
+	done
+	echo "samples $total"
+	[ "$total" -ge 200 ]
+	assert_no_probes '^cpu_sample$'
+}
+
+# The oracle: cpuburn's own CPU time (getrusage) over the 10.1 ms period. A sample counted in
+# two windows, or in none (lost at a window's cut), would show.
+@test "agent: the samples of all windows add up to cpuburn's CPU time (within 8%)" {
+	[ -x "$PPROF" ] || skip "go tool pprof not installed ($PPROF)"
+	start_receiver
+	"$FIX/cpuburn" 3 > "$T/burn.out" &
+	BURN=$!
+	BG_PIDS+=("$BURN")
+	run "$EBPROF" agent -p "$BURN" --period 1 --server "http://127.0.0.1:$RX_PORT"
+	[ "$status" -eq 0 ]
+	wait "$BURN" || true
+	cpu_ms=$(sed -n 's/^cpu_ms //p' "$T/burn.out")
+	total=0
+	for f in "$T"/rx/*.body; do
+		total=$((total + $(body_samples "$f")))
+	done
+	expect=$((cpu_ms * 99 / 1000))
+	echo "samples $total, cpuburn cpu_ms $cpu_ms -> $expect expected"
+	[ "$total" -ge $((expect * 92 / 100)) ]
+	[ "$total" -le $((expect * 108 / 100)) ]
+}
+
+@test "agent: receiver down, then back: the agent keeps profiling, retries, says so, and catches up" {
+	free_port
+	port=$RX_PORT
+	start_agent --server "http://127.0.0.1:$port" --backoff-max 1 --queue 100 2> "$T/agent.err"
+	wait_for "$T/agent.err" "pushing to http://127.0.0.1:$port failed: .*Couldn't connect to server; retrying in" 20
+	wait_for "$T/agent.err" "queued 3 windows" 20
+	start_receiver "$port"
+	wait_for "$T/agent.err" "takes pushes again" 20
+	n0=$(count_answered ok)
+	wait_answered $((n0 + 1))
+	stop_agent
+	[ "$AGENT_STATUS" -eq 0 ]
+	assert_contiguous
+	# nothing was lost: every window the agent made (with samples) reached the receiver
+	windows=$(stopped_count windows)
+	[ "$(stopped_count dropped)" -eq 0 ]
+	[ "$(windows_taken | wc -l)" -eq $((windows - $(stopped_count empty))) ]
+	[ "$(stopped_count 'failed attempts')" -ge 1 ]
+	grep -q 'agent: windows' "$T/agent.err"	# the status line
+}
+
+@test "agent: a full queue drops the oldest windows, counted; the rest arrive" {
+	free_port
+	port=$RX_PORT
+	start_agent --server "http://127.0.0.1:$port" --backoff-max 1 --queue 2 2> "$T/agent.err"
+	wait_for "$T/agent.err" "the queue is full \(2 windows\): dropped the oldest" 20
+	wait_for "$T/agent.err" "\(2 windows dropped so far\)" 20
+	start_receiver "$port"
+	wait_for "$T/agent.err" "takes pushes again" 20
+	stop_agent
+	[ "$AGENT_STATUS" -eq 0 ]
+	windows=$(stopped_count windows)
+	dropped=$(stopped_count dropped)
+	unsent=$(stopped_count unsent)
+	taken=$(windows_taken | wc -l)
+	empty=$(stopped_count empty)
+	echo "windows $windows dropped $dropped unsent $unsent empty $empty taken $taken"
+	[ "$dropped" -ge 2 ]
+	# every window is accounted for: taken by the receiver, dropped, left at exit, or empty
+	# (no sample: the first one may last a few milliseconds, up to the first boundary)
+	[ "$((taken + dropped + unsent + empty))" -eq "$windows" ]
+	grep -q "windows .* dropped $dropped" <(grep 'agent stopped' "$T/agent.err")
+}
+
+@test "agent: a receiver slower than --timeout: timed out, retried, caught up" {
+	start_receiver
+	answer slow 3
+	start_agent --server "http://127.0.0.1:$RX_PORT" --timeout 0.5 --backoff-max 1 \
+		2> "$T/agent.err"
+	wait_for "$T/agent.err" "failed: .*[Tt]imeout|timed out" 20
+	wait_answered 2 "slow 3"
+	answer ok
+	wait_for "$T/agent.err" "takes pushes again" 20
+	n0=$(count_answered ok)
+	wait_answered $((n0 + 1))
+	stop_agent
+	[ "$AGENT_STATUS" -eq 0 ]
+	assert_contiguous
+	[ "$(stopped_count dropped)" -eq 0 ]
+	[ "$(windows_taken | wc -l)" -eq $(($(stopped_count windows) - $(stopped_count empty))) ]
+}
+
+@test "agent: HTTP 500 is retried (each failed attempt counted), then the queue catches up" {
+	start_receiver
+	answer status 500
+	start_agent --server "http://127.0.0.1:$RX_PORT" --backoff-max 1 2> "$T/agent.err"
+	wait_answered 3 "status 500"
+	grep -q "failed: HTTP 500: refused by the test receiver; retrying in" "$T/agent.err"
+	answer ok
+	wait_for "$T/agent.err" "takes pushes again" 20
+	n0=$(count_answered ok)
+	wait_answered $((n0 + 1))
+	stop_agent
+	[ "$AGENT_STATUS" -eq 0 ]
+	assert_contiguous
+	[ "$(windows_taken | wc -l)" -eq $(($(stopped_count windows) - $(stopped_count empty))) ]
+	# the agent's count of failed attempts is the receiver's count of 500s
+	[ "$(stopped_count 'failed attempts')" -eq "$(count_answered 'status 500')" ]
+}
+
+@test "agent: HTTP 413 is not retried, said and counted; profiling goes on" {
+	start_receiver
+	answer status 413
+	start_agent --server "http://127.0.0.1:$RX_PORT" --backoff-max 1 2> "$T/agent.err"
+	wait_answered 2 "status 413"
+	grep -q "refused the profile of 'cpuburn', [0-9]*-[0-9]*: HTTP 413: the server refused a [0-9]*-byte profile as too large.*; not retried" "$T/agent.err"
+	answer ok
+	wait_answered 2 ok
+	stop_agent
+	[ "$AGENT_STATUS" -eq 0 ]
+	rejected=$(count_answered 'status 413')
+	[ "$(stopped_count rejected)" -eq "$rejected" ]
+	[ "$(stopped_count 'failed attempts')" -eq 0 ]
+	# each refused window was sent once: no retry
+	dup=$(jq -r -s '[.[] | select(.answer == "status 413") | .query.from[0]] |
+		(length - (unique | length))' "$T/rx/requests.jsonl")
+	[ "$dup" -eq 0 ]
+}
+
+@test "agent: --config file, a bearer token from a file, SIGHUP reloads the server and tags" {
+	start_receiver
+	free_port
+	dead=$RX_PORT
+	start_receiver
+	printf 'secret-token-42\n' > "$T/token"
+	chmod 600 "$T/token"
+	cat > "$T/agent.conf" <<-EOF
+	# the agent's settings
+	server = http://127.0.0.1:$dead
+	tags = env=one
+	token-file = $T/token
+	backoff-max = 1
+	EOF
+	start_agent --config "$T/agent.conf" 2> "$T/agent.err"
+	wait_for "$T/agent.err" "pushing to http://127.0.0.1:$dead failed" 20
+	sed -i "s/:$dead/:$RX_PORT/; s/env=one/env=two/" "$T/agent.conf"
+	kill -HUP "$AGENT"
+	wait_for "$T/agent.err" "SIGHUP: reloaded $T/agent.conf" 10
+	wait_answered 2 ok
+	stop_agent
+	[ "$AGENT_STATUS" -eq 0 ]
+	jq -s . "$T/rx/requests.jsonl" > "$T/requests.json"
+	jqe 'all(.[]; .headers.Authorization == "Bearer secret-token-42")' "$T/requests.json"
+	jqe 'all(.[]; .query.name[0] | test("^cpuburn\\{host=[^,]*,env=two\\}$"))' \
+		"$T/requests.json"
+	# and the secret never appears on stderr
+	! grep -q secret-token "$T/agent.err"
+}
+
+@test "agent: https: the server's certificate is verified (--ca-file), basic auth from a file" {
+	command -v openssl >/dev/null || skip "openssl not installed (scripts/install-deps.sh)"
+	mkdir -p "$T/rx"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
+		-addext subjectAltName=IP:127.0.0.1 -keyout "$T/key.pem" -out "$T/cert.pem" \
+		2> /dev/null
+	cat "$T/cert.pem" "$T/key.pem" > "$T/rx/tls.pem"
+	start_receiver
+	printf 'ebprof:s3cret\n' > "$T/basic"
+	# a certificate nobody vouches for: refused, said, retried
+	start_agent --server "https://127.0.0.1:$RX_PORT" --backoff-max 1 \
+		--basic-auth-file "$T/basic" 2> "$T/agent.err"
+	wait_for "$T/agent.err" "pushing to https://127.0.0.1:$RX_PORT failed: .*certificate" 20
+	stop_agent
+	[ "$AGENT_STATUS" -eq 0 ]
+	[ "$(count_answered ok)" -eq 0 ]
+	# with its CA: taken, with the credentials
+	start_agent --server "https://127.0.0.1:$RX_PORT" --ca-file "$T/cert.pem" \
+		--basic-auth-file "$T/basic" 2> "$T/agent.err"
+	wait_answered 2 ok
+	stop_agent
+	[ "$AGENT_STATUS" -eq 0 ]
+	jq -s . "$T/rx/requests.jsonl" > "$T/requests.json"
+	jqe "all(.[]; .headers.Authorization == \"Basic $(printf 'ebprof:s3cret' | base64)\")" \
+		"$T/requests.json"
+	! grep -q s3cret "$T/agent.err"
+}
+
+@test "agent: --protocol parca posts a WriteRawRequest in JSON whose raw profile Go's pprof reads" {
+	[ -x "$PPROF" ] || skip "go tool pprof not installed ($PPROF)"
+	start_receiver
+	start_agent --server "http://127.0.0.1:$RX_PORT" --protocol parca --tags env=test \
+		2> "$T/agent.err"
+	wait_for "$T/rx/requests.jsonl" '"path": "/profiles/writeraw"' 20
+	stop_agent
+	[ "$AGENT_STATUS" -eq 0 ]
+	jq -s . "$T/rx/requests.jsonl" > "$T/requests.json"
+	jqe 'all(.[]; .path == "/profiles/writeraw" and
+		.headers["Content-Type"] == "application/json")' "$T/requests.json"
+	body="$T/rx/1.body"
+	jqe '.series[0].labels.labels | from_entries as $l |
+		$l.__name__ == "ebprof_cpu" and $l.env == "test" and ($l.host | length > 0)' "$body"
+	jq -r '.series[0].samples[0].rawProfile' "$body" | base64 -d > "$T/p.pb.gz"
+	run "$PPROF" -symbolize=none -top "$T/p.pb.gz"
+	[ "$status" -eq 0 ]
+}
+
+@test "agent: -a --comm pushes only the processes of that name; -d ends the run with exit 0" {
+	start_receiver
+	bg "$FIX/cpuburn" 10
+	run "$EBPROF" agent -a --comm cpuburn --period 1 -d 2.5 \
+		--server "http://127.0.0.1:$RX_PORT"
+	[ "$status" -eq 0 ]
+	[ "$(count_answered ok)" -ge 2 ]
+	jq -s . "$T/rx/requests.jsonl" > "$T/requests.json"
+	jqe 'all(.[]; .query.name[0] | startswith("cpuburn{"))' "$T/requests.json"
+	assert_no_probes '^cpu_sample$'
+}
+
+@test "agent: bad settings are usage errors with a clear sentence" {
+	run "$EBPROF" agent -a
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"no server to push to"* ]]
+	run "$EBPROF" agent -a --server ftp://x
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"starts with http:// or https://"* ]]
+	run "$EBPROF" agent -a --server http://x --tags env
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"k=v pairs"* ]]
+	# secrets come from files only: --token is --token-file's abbreviation, and a file
+	# that cannot be read is said before anything runs
+	run "$EBPROF" agent -a --server http://x --token secret
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"cannot read the token file 'secret'"* ]]
+	run "$EBPROF" agent -a --server http://x -o x.pb.gz
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"-o does not go with"* ]]
+	run "$EBPROF" agent -a --server http://x --modes mem
+	[ "$status" -eq 2 ]
+	run "$EBPROF" agent -a --server http://x --comm averyveryverylongname
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"at most 15 characters"* ]]
+	printf 'server = http://x\nperiod = 0\n' > "$T/bad.conf"
+	run "$EBPROF" agent -a --config "$T/bad.conf"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"bad.conf:2: period takes a whole number from 1 to 3600"* ]]
+	printf 'sever = http://x\n' > "$T/bad.conf"
+	run "$EBPROF" agent -a --config "$T/bad.conf"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"bad.conf:1: unknown key 'sever'"* ]]
+}
