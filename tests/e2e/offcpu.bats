@@ -124,7 +124,11 @@ assert_no_offcpu_probes() {
 	# was seen in 1 run of 12 (not explained yet); never one in ebprof's
 	[ "$eb" -le $((bt - 1)) ]
 	[ "$eb" -ge $((bt - 2)) ]
-	jqe '.drops | to_entries | map(.value) | add == 0' "$T/x.json"
+	# no table was full; a stack the unwinder could not finish is said (an explicit
+	# [truncated] frame, the unwind_truncated drop) and still counts its wait
+	jq -c .drops "$T/x.json"
+	jqe '.drops | to_entries | map(select(.key | startswith("unwind_") | not) | .value)
+		| add == 0' "$T/x.json"
 }
 
 @test "offcpu: --min-block, --max-block and --state leave out what they say" {
@@ -190,8 +194,9 @@ assert_no_offcpu_probes() {
 	pid=$BG
 	run "$EBPROF" offcpu -q --per-thread -p "$pid" -d 1 -o "$T/x.folded"
 	[ "$status" -eq 0 ]
-	grep -q "^pingpong ($pid);pong \[[0-9]*\];start_thread;pong;wait_ping;" "$T/x.folded"
-	grep -q "^pingpong ($pid);ping \[[0-9]*\];start_thread;ping;wait_pong;" "$T/x.folded"
+	# the outermost frames: clone3 (unwound by tables) or start_thread (by frame pointers)
+	grep -qE "^pingpong \($pid\);pong \[[0-9]*\];(clone3;)?start_thread;pong;wait_ping;" "$T/x.folded"
+	grep -qE "^pingpong \($pid\);ping \[[0-9]*\];(clone3;)?start_thread;ping;wait_pong;" "$T/x.folded"
 	"$EBPROF" offcpu -q -a --kernel-threads -d 1 -o "$T/a.json" &
 	ebpid=$!
 	wait "$ebpid"
