@@ -238,6 +238,34 @@ static void set_thread_exit(void *v, pid_t pid, pid_t tid)
 			r->ops->thread_exit(r->m, pid, tid);
 }
 
+/* Each member's window into its own part of `into` (as the run's profile has them); a member
+ * without a window hook leaves its part empty, with a note saying so. */
+static int set_window(void *v, struct profile *into)
+{
+	struct modeset *ms = v;
+	int rc = 0;
+
+	EACH(ms, r) {
+		struct profile *part = profile__new(r->ops->name);
+		int err;
+
+		if (!part || profile__add_part(into, part)) {
+			profile__free(part);
+			return -ENOMEM;
+		}
+		if (!r->ops->window) {
+			profile__add_note(part, "the %s mode has no windows yet", r->ops->name);
+			continue;
+		}
+		err = r->ops->window(r->m, part);
+		if (err && !rc)
+			rc = err;
+		if (part->duration_nanos > into->duration_nanos)
+			into->duration_nanos = part->duration_nanos;
+	}
+	return rc;
+}
+
 static void set_finalize(void *v, pid_t pid, bool exec)
 {
 	struct modeset *ms = v;
@@ -328,6 +356,7 @@ void modeset__ops(struct mode_ops *ops, const struct modeset_opts *o)
 		.progress = set_progress,
 		.inspect = set_inspect,
 		.thread_exit = set_thread_exit,
+		.window = set_window,
 		.finalize = set_finalize,
 		.retire = set_retire,
 		.reaped = set_reaped,

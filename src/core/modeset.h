@@ -29,7 +29,9 @@ struct modeset_opts {
 };
 
 /* The set's mode_ops for these members: name "profile", the union of their preflight needs;
- * -a only when every member supports it. */
+ * -a only when every member supports it. Its window hook gives `into` one part per member,
+ * in the members' order, each filled by that member's window (empty, with a note, for a
+ * member without one). */
 void modeset__ops(struct mode_ops *ops, const struct modeset_opts *o);
 
 #endif
