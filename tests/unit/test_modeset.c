@@ -99,10 +99,23 @@ static void f_detach(void *m)
 	note(((struct fake *)m)->o->name, "detach");
 }
 
+/* a window: one sample of 3 with the member's type, 2 s long */
+static int f_window(void *m, struct profile *into)
+{
+	struct fake *f = m;
+	int64_t v = 3;
+
+	note(f->o->name, "window");
+	profile__add_type(into, f->o->name, "count");
+	profile__add_sample(into, NULL, 0, &v, 42);
+	into->duration_nanos = 2000000000;
+	return 0;
+}
+
 static const struct mode_ops fake_a = {
 	.name = "cpu", .open = f_open, .close = f_close, .attach = f_attach,
 	.why_untraceable = f_why, .tick = f_tick, .progress = f_progress, .finalize = f_finalize,
-	.stop = f_stop, .detach = f_detach, .attach_all = NULL,
+	.stop = f_stop, .detach = f_detach, .attach_all = NULL, .window = f_window,
 };
 static const struct mode_ops fake_b = {
 	.name = "mem", .preflight = 1, .open = f_open, .close = f_close, .attach = f_attach,
@@ -195,6 +208,33 @@ static void test_attach_partly(void **state)
 	profile__free(r.prof);
 }
 
+/* A window of the set: a part per member, each filled by that member's window; a member
+ * without windows leaves its part empty and says so. */
+static void test_window(void **state)
+{
+	struct fake_opts a = { "A" }, b = { "B" };
+	struct profile *w = profile__new("profile");
+	struct run r;
+
+	start(&r, &a, &b, false);
+	assert_non_null(r.ops.window);
+	assert_int_equal(r.ops.window(r.m, w), 0);
+	assert_int_equal(w->nparts, 2);
+	assert_string_equal(w->parts[0]->mode, "cpu");
+	assert_string_equal(w->parts[0]->types[0].type, "A");
+	assert_int_equal(w->parts[0]->nsamples, 1);
+	assert_int_equal(w->parts[0]->samples[0].values[0], 3);
+	assert_string_equal(w->parts[1]->mode, "mem");
+	assert_int_equal(w->parts[1]->nsamples, 0);
+	assert_int_equal(w->parts[1]->nnotes, 1);
+	assert_string_equal(w->parts[1]->notes[0], "the mem mode has no windows yet");
+	assert_int_equal(w->duration_nanos, 2000000000);
+	r.ops.close(r.m);
+	assert_string_equal(calls, "A.open B.open A.window A.close B.close");
+	profile__free(w);
+	profile__free(r.prof);
+}
+
 static void test_open_fails(void **state)
 {
 	struct fake_opts a = { "A", .fail_open = true }, b = { "B" };
@@ -230,6 +270,7 @@ int main(void)
 		cmocka_unit_test(test_fan_out),
 		cmocka_unit_test(test_attach_partly),
 		cmocka_unit_test(test_open_fails),
+		cmocka_unit_test(test_window),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
