@@ -61,17 +61,18 @@ static uint32_t copy_loc(struct profile *p, const struct profile *src, uint32_t 
 	return r;
 }
 
-struct profile *profile__pick(const struct profile *src, const uint32_t *pids, size_t npids)
+int profile__copy_samples(struct profile *p, const struct profile *src, const uint32_t *pids,
+			  size_t npids)
 {
-	struct profile *p = profile__new_like(src);
 	uint32_t *memo = calloc(src->nlocations + 1, sizeof(*memo));
 	uint32_t *locs = NULL, cap = 0;
+	int err = -ENOMEM;
 
-	if (!p || !memo)
-		goto fail;
+	if (!memo)
+		goto out;
 	for (uint32_t i = 0; i < src->nsamples; i++) {
 		const struct prof_sample *s = &src->samples[i];
-		bool keep = false;
+		bool keep = !pids;
 
 		for (size_t j = 0; j < npids && !keep; j++)
 			keep = s->pid == pids[j];
@@ -81,31 +82,40 @@ struct profile *profile__pick(const struct profile *src, const uint32_t *pids, s
 			uint32_t *n = realloc(locs, s->nlocs * sizeof(*n));
 
 			if (!n)
-				goto fail;
+				goto out;
 			locs = n;
 			cap = s->nlocs;
 		}
 		for (uint32_t k = 0; k < s->nlocs; k++) {
 			locs[k] = copy_loc(p, src, s->locs[k], memo);
 			if (locs[k] == PROF_NONE)
-				goto fail;
+				goto out;
 		}
 		if (!profile__add_sample(p, locs, s->nlocs, s->values, s->pid))
-			goto fail;
+			goto out;
 	}
+	err = 0;
+out:
+	free(memo);
+	free(locs);
+	return err;
+}
+
+struct profile *profile__pick(const struct profile *src, const uint32_t *pids, size_t npids)
+{
+	struct profile *p = profile__new_like(src);
+
+	if (!p || profile__copy_samples(p, src, pids, npids))
+		goto fail;
 	for (size_t j = 0; j < npids; j++) {
 		const struct prof_process *pr = profile__find_process(src, pids[j]);
 
 		if (pr && !profile__add_process(p, pr->pid, pr->comm, pr->cmdline))
 			goto fail;
 	}
-	free(memo);
-	free(locs);
 	return p;
 fail:
-	free(memo);
-	free(locs);
 	profile__free(p);
-	errno = errno ? errno : ENOMEM;
+	errno = ENOMEM;
 	return NULL;
 }

@@ -438,6 +438,11 @@ struct profile *profile__new_like(const struct profile *src);
  * mappings, and those processes (name, command line), in a new profile of src's shape (the
  * agent's one profile per service of a window). NULL and errno set on failure. */
 struct profile *profile__pick(const struct profile *src, const uint32_t *pids, size_t npids);
+/* Append the samples of src whose pid is one of pids[0..npids) (pids NULL: every sample) to p,
+ * with their locations, functions and mappings; p has src's sample types (the same number).
+ * 0 or -ENOMEM. */
+int profile__copy_samples(struct profile *p, const struct profile *src, const uint32_t *pids,
+			  size_t npids);
 
 /* A new group, appended (valid until the next add), or NULL with errno set. */
 struct prof_group *profile__add_group(struct profile *p);

@@ -820,14 +820,15 @@ static int mem_verdict(void *mv)
 static int mem_window(void *mv, struct profile *into)
 {
 	struct mem_mode *mm = mv;
-	struct mem_opts *o = mm->o;
 	uint64_t now = mono_ns(), from = mm->win_ns ? mm->win_ns : mm->env->start_ns;
 	int err = 0;
 
-	if (!into->ntypes)
-		err = o->col.sample_mode == MEM_SAMPLE_ALLOC_ONLY ? mem_profile__init_alloc_only(into)
-								   : mem_profile__init(into, false);
-	err = err ?: mem_collector__window(mm->col, into);
+	if (!into->ntypes) {
+		/* what the values are: estimates of a sampled run (pprof's period says it) */
+		into->sampling = mm->env->prof->sampling;
+		into->sample_period = mm->env->prof->sample_period;
+	}
+	err = mem_collector__window(mm->col, into, mm->env->sym);
 	into->duration_nanos = now - from;
 	profile__add_info(into, "window", "%.2f s", (now - from) / 1e9);
 	mm->win_ns = now;

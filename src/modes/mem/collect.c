@@ -60,6 +60,14 @@ struct traced {
 	uint64_t win_count, win_bytes;	/* allocations counted at the last window */
 	struct mem_proc fin;	/* its counters when it was finalized, for one last window */
 	bool fin_pending;
+	struct win_site *wsites;	/* its sites' counts at the last window, by (fn, stack) */
+	uint32_t nwsites;
+};
+
+/* A site's allocations at the last window (counts as proc_counts makes them). */
+struct win_site {
+	struct mem_site_key key;
+	uint64_t allocs, bytes;
 };
 
 /* Leak classes of one site's outstanding blocks at the last scan. */
@@ -86,6 +94,8 @@ struct mem_collector {
 	struct probe_links *sys;	/* -a: links without a pid filter, one pair per library */
 	uint32_t nsys;
 	struct mem_trace *trace;	/* --trace, else NULL */
+	bool windowed;		/* a window was taken: finalize keeps the last one's sites */
+	struct profile *fin_win;	/* sites of processes finalized since the last window */
 };
 
 static const char *const drop_names[MEM_DROP__COUNT] = {
@@ -1549,6 +1559,85 @@ static void finalize_maps(struct mem_collector *c, struct traced *t, struct prof
 	free(d.dead);
 }
 
+static int win_site_cmp(const void *a, const void *b)
+{
+	return site_cmp(&((const struct win_site *)a)->key, &((const struct win_site *)b)->key);
+}
+
+/* A window's samples of t's sites (sites[0..n), sorted by site_cmp, counts as site_counts
+ * makes them): per site, the allocations since the last window (alloc_objects, alloc_space)
+ * and what it holds now (inuse_objects, inuse_space: allocated minus freed, as the sites count
+ * them), with its stack symbolized by sp (NULL: addresses). t's counts at this window are kept
+ * for the next. 0 or -ENOMEM. */
+static int window_sites(struct mem_collector *c, struct traced *t, const struct site *sites,
+			uint32_t n, struct sym_proc *sp, struct profile *into)
+{
+	int stacks_fd = bpf_map__fd(c->skel->maps.stacks);
+	struct win_site *now = calloc(n ? n : 1, sizeof(*now));
+	uint32_t *locs = malloc(sizeof(*locs) * (MEM_MAX_STACK + 1));
+	int64_t *vals = calloc(into->ntypes ? into->ntypes : 1, sizeof(*vals));
+	int err = 0;
+
+	if (!now || !locs || !vals) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct site *s = &sites[i];
+		struct win_site *last = t->nwsites ? bsearch(&s->key, t->wsites, t->nwsites,
+							    sizeof(*t->wsites), win_site_cmp)
+						   : NULL;
+		uint64_t allocs = s->val.allocs, bytes = s->val.alloc_bytes;
+		struct mem_stack st;
+		bool have_stack;
+		int fn;
+
+		now[i] = (struct win_site){ .key = s->key, .allocs = allocs, .bytes = bytes };
+		/* an exec starts the counts again */
+		if (last && last->allocs <= allocs && last->bytes <= bytes) {
+			allocs -= last->allocs;
+			bytes -= last->bytes;
+		}
+		memset(vals, 0, into->ntypes * sizeof(*vals));
+		vals[0] = allocs;
+		vals[1] = bytes;
+		if (into->ntypes > 3) {	/* not in --alloc-only */
+			vals[2] = s->val.allocs > s->val.frees ? s->val.allocs - s->val.frees : 0;
+			vals[3] = site_live(&s->val);
+		}
+		if (!vals[0] && !vals[1] && (into->ntypes <= 3 || (!vals[2] && !vals[3])))
+			continue;
+		have_stack = s->key.stack &&
+			     bpf_map_lookup_elem(stacks_fd, &s->key.stack, &st) == 0;
+		fn = display_fn(t, sp, s->key.fn, have_stack ? &st : NULL);
+		if (!profile__add_sample(into, locs,
+					 build_stack(into, sp, t, fn < 0 ? s->key.fn : (uint32_t)fn,
+						     have_stack ? &st : NULL, locs),
+					 vals, t->pid)) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	free(t->wsites);
+	t->wsites = now;	/* sorted as sites are */
+	t->nwsites = n;
+	now = NULL;
+out:
+	free(now);
+	free(locs);
+	free(vals);
+	return err;
+}
+
+/* The mem sample types of a window's profile: the run's (--alloc-only: allocations only). */
+static int window_types(struct mem_collector *c, struct profile *into)
+{
+	if (into->ntypes)
+		return 0;
+	return c->opts.sample_mode == MEM_SAMPLE_ALLOC_ONLY ? mem_profile__init_alloc_only(into)
+							    : mem_profile__init(into, false);
+}
+
 static void finalize_one(struct mem_collector *c, struct traced *t, struct profile *prof,
 			 struct symbolizer *sym, uint64_t now_ns, bool exec)
 {
@@ -1711,6 +1800,20 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	}
 	if (c->opts.mmap)
 		finalize_maps(c, t, prof, sp, now_ns, exec);
+	/* windows: what its sites did since the last one, for the next one, while its stacks
+	 * can be named */
+	if (c->windowed) {
+		if (!c->fin_win && (c->fin_win = profile__new("mem")) && window_types(c, c->fin_win)) {
+			profile__free(c->fin_win);
+			c->fin_win = NULL;
+		}
+		if (!c->fin_win || window_sites(c, t, d.sites, d.n, sp, c->fin_win))
+			pr_warn(c->lc, "PID %d: out of memory: its last window's sites are lost",
+				t->pid);
+	}
+	free(t->wsites);
+	t->wsites = NULL;
+	t->nwsites = 0;
 	free(sample_of);
 	free(locs);
 	free(vals);
@@ -1854,17 +1957,31 @@ void mem_collector__sample(struct mem_collector *c, struct profile *prof, int64_
 	}
 }
 
-int mem_collector__window(struct mem_collector *c, struct profile *into)
+int mem_collector__window(struct mem_collector *c, struct profile *into, struct symbolizer *sym)
 {
 	int fd = bpf_map__fd(c->skel->maps.procs);
+	int sites_fd = bpf_map__fd(c->skel->maps.sites);
 	bool smp = sampled(&c->opts);
+	int err = window_types(c, into);
 
+	if (err)
+		return err;
+	c->windowed = true;
+	/* the sites of processes finalized since the last window */
+	if (c->fin_win) {
+		err = profile__copy_samples(into, c->fin_win, NULL, 0);
+		profile__free(c->fin_win);
+		c->fin_win = NULL;
+		if (err)
+			return err;
+	}
 	for (uint32_t i = 0; i < c->nt; i++) {
 		struct traced *t = &c->t[i];
+		struct drain d = { .pid = t->pid, .sampled = smp };
 		struct prof_process *pp;
+		struct sym_proc *sp;
 		__u32 key = t->pid;
 		struct mem_proc mp;
-		int err;
 
 		if (t->finalized) {
 			/* what it did between the last window and its end, once */
@@ -1894,6 +2011,21 @@ int mem_collector__window(struct mem_collector *c, struct profile *into)
 			return err;
 		t->win_count = mp.alloc_count;
 		t->win_bytes = mp.alloc_bytes;
+		if (t->finalized)
+			continue;	/* its sites went with finalize, into fin_win */
+		/* its sites, with their stacks: read, not taken (the report at the end has them
+		 * all, and inuse needs the whole count) */
+		err = bpfutil__map_for_each(sites_fd, sizeof(struct mem_site_key),
+					    sizeof(struct mem_site_val), collect_site, &d);
+		if (!err) {
+			qsort(d.sites, d.n, sizeof(*d.sites), site_cmp);
+			sp = symbolizer__load_pid(sym, t->pid);
+			err = window_sites(c, t, d.sites, d.n, sp, into);
+			sym_proc__free(sp);
+		}
+		free(d.sites);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -2070,8 +2202,10 @@ void mem_collector__free(struct mem_collector *c)
 		free(c->t[i].maps);
 		free(c->t[i].scan);
 		free(c->t[i].dead);
+		free(c->t[i].wsites);
 		snapshots__free(c->t[i].snap);
 	}
+	profile__free(c->fin_win);
 	free(c->t);
 	free(c->sys);
 	mem_bpf__destroy(c->skel);

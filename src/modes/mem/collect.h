@@ -80,11 +80,16 @@ void mem_collector__thread_exit(struct mem_collector *c, pid_t pid, pid_t tid);
 /* pid's last scan, or NULL if it was never scanned (or is finalized). */
 const struct prof_scan *mem_collector__last_scan(struct mem_collector *c, pid_t pid);
 
-/* A window (core/mode.h) of every traced process still running: its allocations since the
- * last window (stats alloc_count, alloc_bytes; estimates when sampled) and what it holds now
- * (live_count, live_bytes), from the kernel's per-process counters, its threads' held counts
- * flushed first. No samples: sites stay for the report. 0 or a negative errno. */
-int mem_collector__window(struct mem_collector *c, struct profile *into);
+/* A window (core/mode.h) of every traced process: its allocations since the last window
+ * (stats alloc_count, alloc_bytes; estimates when sampled) and what it holds now (live_count,
+ * live_bytes), from the kernel's per-process counters, its threads' held counts flushed first;
+ * and its sites as samples with their stacks (symbolized with sym): alloc_objects and
+ * alloc_space since the last window, inuse_objects and inuse_space now (allocated minus freed
+ * at the site). The sites are read, not taken: the report at the end has them all. A process
+ * finalized since the last window is in this one with what it did until its end. into gets
+ * the run's sample types if it has none. 0 or a negative errno. */
+int mem_collector__window(struct mem_collector *c, struct profile *into,
+			  struct symbolizer *sym);
 
 /* Totals over the traced processes still running, for progress lines. */
 struct mem_totals {
