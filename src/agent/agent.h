@@ -18,6 +18,18 @@ enum agent_protocol {
 
 #define AGENT_MAX_TAGS 32
 
+/* The modes the agent can push, in the order they run (mem last: see core/modeset.h). */
+enum agent_mode {
+	AGENT_MODE_CPU,
+	AGENT_MODE_IO,
+	AGENT_MODE_OFFCPU,
+	AGENT_MODE_LOCK,
+	AGENT_MODE_MEM,
+	AGENT_MODE__COUNT,
+};
+
+extern const char *const agent_mode_names[AGENT_MODE__COUNT];	/* "cpu", "io", ... */
+
 /* The settings; every key is also a long option of 'ebprof agent' (--KEY VALUE). */
 struct agent_conf {
 	char server[1024];		/* server: http[s]://host[:port][/prefix] */
@@ -31,6 +43,8 @@ struct agent_conf {
 	int ntags;
 	uint32_t period;		/* period: seconds a window lasts */
 	uint32_t hz;			/* frequency: cpu samples per second */
+	unsigned modes;			/* modes: 1 << enum agent_mode, cpu by default */
+	uint32_t sample_bytes;		/* sample-bytes: mem's sampling period, in bytes */
 	char token_file[1024];		/* token-file: "Authorization: Bearer <its content>" */
 	char basic_auth_file[1024];	/* basic-auth-file: "user:password" */
 	char ca_file[1024];		/* ca-file: CA certificates for https (else the system's) */
@@ -54,7 +68,8 @@ int agent_conf__load(struct agent_conf *c, const char *path, char *why, size_t l
 int agent_conf__check(const struct agent_conf *c, char *why, size_t len);
 /* Does process name comm pass the comm setting (every name when it is empty)? */
 bool agent_conf__comm_ok(const struct agent_conf *c, const char *comm);
-/* Which settings differ that a reload cannot change (period, frequency): a phrase, or NULL. */
+/* Which settings differ that a reload cannot change (period, frequency, modes, sample-bytes):
+ * a phrase, or NULL. */
 const char *agent_conf__needs_restart(const struct agent_conf *a, const struct agent_conf *b);
 
 /* Replace every character of s not allowed in a Pyroscope application name or label value
@@ -82,6 +97,7 @@ char *agent__base64(const uint8_t *data, size_t len);
 
 /* What a push carries: one service's profile of one window. */
 struct agent_push {
+	const char *mode;	/* the mode profiled: "cpu", "lock", ... (a static string) */
 	char *service;		/* sanitized service name */
 	char *container;	/* container id, or NULL */
 	int64_t from, until;	/* wall-clock seconds */

@@ -8,12 +8,19 @@
 #include <string.h>
 #include "agent/agent.h"
 
+const char *const agent_mode_names[AGENT_MODE__COUNT] = {
+	[AGENT_MODE_CPU] = "cpu", [AGENT_MODE_IO] = "io", [AGENT_MODE_OFFCPU] = "offcpu",
+	[AGENT_MODE_LOCK] = "lock", [AGENT_MODE_MEM] = "mem",
+};
+
 void agent_conf__defaults(struct agent_conf *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->protocol = AGENT_PYROSCOPE;
 	c->period = 10;
 	c->hz = 99;
+	c->modes = 1u << AGENT_MODE_CPU;
+	c->sample_bytes = 524288;
 	c->connect_timeout = 5;
 	c->timeout = 15;
 	c->backoff_max = 30;
@@ -171,12 +178,29 @@ int agent_conf__set(struct agent_conf *c, const char *key, const char *val, char
 	if (!strcmp(key, "frequency"))
 		return set_uint(&c->hz, key, val, 1, 100000, why, len);
 	if (!strcmp(key, "modes")) {
-		if (strcmp(val, "cpu"))
-			return bad(why, len, "%s: only 'cpu' can be pushed so far (got '%s'); "
-				   "offcpu, mem, lock and io come as they get a window hook", key,
-				   val);
+		char buf[256], *save = NULL, *t;
+		unsigned m = 0;
+
+		if (set_str(buf, sizeof(buf), key, val, why, len))
+			return -1;
+		for (t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			int i = 0;
+
+			while (i < AGENT_MODE__COUNT && strcmp(t, agent_mode_names[i]))
+				i++;
+			if (i == AGENT_MODE__COUNT)
+				return bad(why, len, "%s: unknown mode '%s' (the modes are cpu, "
+					   "offcpu, mem, lock and io)", key, t);
+			m |= 1u << i;
+		}
+		if (!m)
+			return bad(why, len, "%s takes modes separated by commas: cpu, offcpu, "
+				   "mem, lock, io (got '%s')", key, val);
+		c->modes = m;
 		return 0;
 	}
+	if (!strcmp(key, "sample-bytes"))
+		return set_uint(&c->sample_bytes, key, val, 1, 1u << 30, why, len);
 	if (!strcmp(key, "token-file"))
 		return set_str(c->token_file, sizeof(c->token_file), key, val, why, len);
 	if (!strcmp(key, "basic-auth-file"))
@@ -296,6 +320,10 @@ const char *agent_conf__needs_restart(const struct agent_conf *a, const struct a
 		return "period";
 	if (a->hz != b->hz)
 		return "frequency";
+	if (a->modes != b->modes)
+		return "modes";
+	if (a->sample_bytes != b->sample_bytes)
+		return "sample-bytes";
 	return NULL;
 }
 

@@ -248,9 +248,10 @@ static enum outcome post(struct pusher *p, const struct agent_conf *c, const cha
 		json = malloc(cap);
 		if (json) {
 			n = snprintf(json, cap, "{\"series\":[{\"labels\":{\"labels\":["
-				     "{\"name\":\"__name__\",\"value\":\"ebprof_cpu\"},"
+				     "{\"name\":\"__name__\",\"value\":\"ebprof_%s\"},"
 				     "{\"name\":\"service\",\"value\":\"%s\"},"
-				     "{\"name\":\"host\",\"value\":\"%s\"}", ap->service, h);
+				     "{\"name\":\"host\",\"value\":\"%s\"}",
+				     ap->mode ? ap->mode : "cpu", ap->service, h);
 			if (ap->container)
 				n += snprintf(json + n, cap - n, ",{\"name\":\"container_id\","
 					      "\"value\":\"%s\"}", ap->container);
@@ -371,9 +372,9 @@ static void *run(void *arg)
 			p->failing = false;
 		} else if (out == PUSH_REJECTED) {
 			p->st.pushes_rejected++;
-			pr_warn(p->lc, "%s refused the profile of '%s', %lld-%lld: %s; not retried",
-				conf.server, ap->service, (long long)ap->from, (long long)ap->until,
-				what);
+			pr_warn(p->lc, "%s refused the %s profile of '%s', %lld-%lld: %s; not "
+				"retried", conf.server, ap->mode ? ap->mode : "cpu", ap->service,
+				(long long)ap->from, (long long)ap->until, what);
 		} else {
 			double d;
 

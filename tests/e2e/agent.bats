@@ -255,7 +255,7 @@ setup_file() {
 	answer status 413
 	start_agent --server "http://127.0.0.1:$RX_PORT" --backoff-max 1 2> "$T/agent.err"
 	wait_answered 2 "status 413"
-	grep -q "refused the profile of 'cpuburn', [0-9]*-[0-9]*: HTTP 413: the server refused a [0-9]*-byte profile as too large.*; not retried" "$T/agent.err"
+	grep -q "refused the cpu profile of 'cpuburn', [0-9]*-[0-9]*: HTTP 413: the server refused a [0-9]*-byte profile as too large.*; not retried" "$T/agent.err"
 	answer ok
 	wait_answered 2 ok
 	stop_agent

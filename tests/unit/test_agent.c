@@ -39,8 +39,34 @@ static void test_defaults_and_set(void **state)
 	assert_int_equal(c.protocol, AGENT_PARCA);
 	assert_int_equal(agent_conf__set(&c, "protocol", "otlp", why, sizeof(why)), -1);
 	assert_int_equal(agent_conf__set(&c, "no-such-key", "1", why, sizeof(why)), 1);
-	assert_int_equal(agent_conf__set(&c, "modes", "cpu", why, sizeof(why)), 0);
-	assert_int_equal(agent_conf__set(&c, "modes", "cpu,mem", why, sizeof(why)), -1);
+	/* modes: cpu by default; a list of the five; anything else is said */
+	assert_int_equal(c.modes, 1u << AGENT_MODE_CPU);
+	assert_int_equal(c.sample_bytes, 524288);
+	assert_int_equal(agent_conf__set(&c, "modes", "cpu,io,lock,mem,offcpu", why, sizeof(why)),
+			 0);
+	assert_int_equal(c.modes, (1u << AGENT_MODE__COUNT) - 1);
+	assert_int_equal(agent_conf__set(&c, "modes", "lock", why, sizeof(why)), 0);
+	assert_int_equal(c.modes, 1u << AGENT_MODE_LOCK);
+	assert_string_equal(agent_mode_names[AGENT_MODE_LOCK], "lock");
+	assert_int_equal(agent_conf__set(&c, "modes", "cpu,disk", why, sizeof(why)), -1);
+	assert_string_equal(why, "modes: unknown mode 'disk' (the modes are cpu, offcpu, mem, lock "
+			    "and io)");
+	assert_int_equal(c.modes, 1u << AGENT_MODE_LOCK);	/* unchanged */
+	assert_int_equal(agent_conf__set(&c, "modes", ",", why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "modes separated by commas"));
+	assert_int_equal(agent_conf__set(&c, "sample-bytes", "4096", why, sizeof(why)), 0);
+	assert_int_equal(c.sample_bytes, 4096);
+	assert_int_equal(agent_conf__set(&c, "sample-bytes", "0", why, sizeof(why)), -1);
+	{
+		struct agent_conf d = c;
+
+		assert_null(agent_conf__needs_restart(&c, &d));
+		d.modes = 1u << AGENT_MODE_IO;
+		assert_string_equal(agent_conf__needs_restart(&c, &d), "modes");
+		d = c;
+		d.sample_bytes = 1;
+		assert_string_equal(agent_conf__needs_restart(&c, &d), "sample-bytes");
+	}
 	/* one Authorization header */
 	assert_int_equal(agent_conf__set(&c, "token-file", "/t", why, sizeof(why)), 0);
 	assert_int_equal(agent_conf__set(&c, "basic-auth-file", "/b", why, sizeof(why)), 0);

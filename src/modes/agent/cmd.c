@@ -1,8 +1,9 @@
 /*
- * ebprof agent: continuous profiling. The cpu mode runs on the shared session in windows of
- * --period seconds (session_opts.window_secs: the mode's window hook reads and resets its
- * counts at each boundary); each window becomes one pprof per service (the processes of one
- * name, --app, in one container), gzipped, queued, and pushed by the pusher's thread
+ * ebprof agent: continuous profiling. The modes of --modes run as one set (core/modeset.h) on
+ * the shared session in windows of --period seconds (session_opts.window_secs: each mode's
+ * window hook reads and resets its counts at each boundary, into its part of the window);
+ * each part becomes one pprof per service (the processes of one name, --app, in one
+ * container), gzipped, queued, and pushed by the pusher's thread
  * (src/agent/push.c) to Pyroscope's /ingest or Parca's WriteRaw. SIGHUP reloads --config,
  * SIGTERM (or Ctrl-C) ends the current window, pushes what is queued (for a bounded time) and
  * exits 0.
@@ -16,6 +17,7 @@
 #include "agent/agent.h"
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "core/modeset.h"
 #include "core/session.h"
 #include "core/target.h"
 #include "modes/cpu/collect.h"
@@ -43,6 +45,7 @@ enum {
 	OPT_STATUS_INTERVAL,
 	OPT_CONFIG,
 	OPT_COMM,
+	OPT_SAMPLE_BYTES,
 };
 
 static const struct option agent_longopts[] = {
@@ -64,6 +67,7 @@ static const struct option agent_longopts[] = {
 	{ "status-interval", required_argument, NULL, OPT_STATUS_INTERVAL },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "comm", required_argument, NULL, OPT_COMM },
+	{ "sample-bytes", required_argument, NULL, OPT_SAMPLE_BYTES },
 	{ 0 },
 };
 
@@ -71,18 +75,22 @@ static const char agent_usage[] =
 	"Usage: ebprof agent --server URL [OPTIONS] [-a | -p PID[,PID...]]\n"
 	"       ebprof agent --config /etc/ebprof/agent.conf\n"
 	"\n"
-	"Continuous profiling: sample on-CPU stacks (as 'ebprof cpu') in windows of --period\n"
-	"seconds, and push each window to a profiling backend as one gzipped pprof per service\n"
-	"(the processes of one name, or --app, in one container). Runs until SIGTERM or Ctrl-C\n"
+	"Continuous profiling: sample on-CPU stacks (as 'ebprof cpu'), and with --modes block\n"
+	"I/O, lock waits and sampled allocations too, in windows of --period seconds, and push\n"
+	"each window to a profiling backend as one gzipped pprof per service and mode (a service:\n"
+	"the processes of one name, or --app, in one container). Runs until SIGTERM or Ctrl-C\n"
 	"(or -d): the current window is then pushed, with what is still queued, and the exit\n"
 	"status is 0. SIGHUP reloads --config.\n"
 	"\n"
 	"Pyroscope (the default): POST URL/ingest?name=SERVICE{host=H,container_id=C,TAGS}&\n"
 	"from=UNIX&until=UNIX&format=pprof&sampleRate=HZ&spyName=ebprof; windows are aligned on\n"
 	"multiples of --period seconds, each one's until the next one's from. Each sample carries\n"
-	"its process's pid (and name) as pprof labels. Parca (--protocol parca): POST\n"
-	"URL/profiles/writeraw, a WriteRawRequest in JSON (its HTTP gateway), labels __name__=\n"
-	"ebprof_cpu, service, host, container_id and the tags.\n"
+	"its process's pid (and name) as pprof labels. Every mode's pushes carry the same name;\n"
+	"Pyroscope tells them apart by their sample types (cpu: samples, cpu; io: requests,\n"
+	"io_bytes, latency, queue; lock: contentions, delay; mem: alloc_objects, alloc_space,\n"
+	"inuse_objects, inuse_space). Parca (--protocol parca): POST URL/profiles/writeraw, a\n"
+	"WriteRawRequest in JSON (its HTTP gateway), labels __name__=ebprof_MODE (ebprof_cpu,\n"
+	"ebprof_lock...), service, host, container_id and the tags.\n"
 	"\n"
 	"Targets (default: -a):\n"
 	OPTIONS_HELP_TARGETS
@@ -93,7 +101,12 @@ static const char agent_usage[] =
 	"Profiling:\n"
 	"  -F, --frequency HZ     cpu samples per second on each CPU (default 99)\n"
 	"      --period SECONDS   the window a push covers (default 10)\n"
-	"      --modes LIST       what to profile: cpu (the only mode with a window so far)\n"
+	"      --modes LIST       what to profile, of cpu, io, lock, mem, offcpu (default cpu):\n"
+	"                         e.g. cpu,io,lock; mem (sampled allocations, as 'ebprof mem\n"
+	"                         --sample-bytes') only on chosen processes (-p or a command),\n"
+	"                         never with -a; offcpu is left out, said, until it has windows\n"
+	"      --sample-bytes N   mem: one allocation recorded per N requested bytes on average\n"
+	"                         (default 524288); values are estimates\n"
 	"      --app NAME         the service name of every process (default: each process's\n"
 	"                         name)\n"
 	"      --tags K=V,...     labels added to every push\n"
@@ -118,8 +131,8 @@ static const char agent_usage[] =
 	"      --status-interval S  seconds between status lines on stderr (default 60, 0: none)\n"
 	"      --config FILE      read these settings from FILE first: 'key = value' lines, the\n"
 	"                         keys being the long options above (server, period, tags...);\n"
-	"                         the command line wins. SIGHUP reads it again (period and\n"
-	"                         frequency only change on a restart)\n"
+	"                         the command line wins. SIGHUP reads it again (period,\n"
+	"                         frequency, modes and sample-bytes change on a restart only)\n"
 	"\n"
 	OPTIONS_HELP_COMMON
 	"\n"
@@ -127,7 +140,8 @@ static const char agent_usage[] =
 	"  sudo ebprof agent -a --server http://pyroscope:4040\n"
 	"  sudo ebprof agent -a --server https://profiles.example.com \\\n"
 	"       --token-file /etc/ebprof/token --tags env=prod,region=eu --period 15\n"
-	"  sudo ebprof agent -p 4242 --app checkout --server http://127.0.0.1:4040\n"
+	"  sudo ebprof agent -p 4242 --app checkout --server http://127.0.0.1:4040\n"	"  sudo ebprof agent -a --modes cpu,io,lock --server http://pyroscope:4040\n"
+	"  sudo ebprof agent -p 4242 --modes cpu,lock,mem --server http://pyroscope:4040\n"
 	"  sudo ebprof agent -a --protocol parca --server http://parca:7070\n"
 	"  sudo ebprof agent --config /etc/ebprof/agent.conf   (docs/ebprof-agent.service)\n"
 	"\n"
@@ -217,6 +231,11 @@ static int agent_check(void *mo, struct session_opts *so, const struct log_ctx *
 	if (c.ca_file[0] && access(c.ca_file, R_OK))
 		return cli_usage_err(lc, "agent", "cannot read the CA file '%s': %s", c.ca_file,
 				     strerror(errno));
+	if ((c.modes & (1u << AGENT_MODE_MEM)) && so->all)
+		return cli_usage_err(lc, "agent", "--modes mem traces chosen processes only (its "
+				     "probes would cost every process of the machine): give -p "
+				     "PID[,PID...] or a command, not -a%s", c.ncomms ? " (--comm "
+				     "samples every process)" : "");
 	if (c.hz > cpu_max_hz())
 		return cli_usage_err(lc, "agent", "-F %u is above this machine's highest sampling "
 				     "rate, %u Hz", c.hz, cpu_max_hz());
@@ -290,12 +309,13 @@ static int encode(const struct profile *p, uint8_t **buf, size_t *len)
 
 static void status_line(struct agent *a, const char *when);
 
-static void on_window(void *ctx, struct profile *w, int64_t from_ns, int64_t until_ns)
+/* The pushes of one mode's profile of a window (w: the mode's part), one per service, appended
+ * to (*pushes)[*np..]. Returns the bytes queued. */
+static size_t part_pushes(struct agent *a, const struct profile *w, int64_t from_ns,
+			  int64_t until_ns, struct agent_push **pushes, size_t *np)
 {
-	struct agent *a = ctx;
 	struct group *g = NULL;
-	struct agent_push *pushes = NULL;
-	size_t ng = 0, np = 0, bytes = 0;
+	size_t ng = 0, bytes = 0;
 	int64_t from = from_ns / 1000000000, until = (until_ns + 999999999) / 1000000000;
 	uint32_t last = UINT32_MAX;
 
@@ -348,24 +368,34 @@ static void on_window(void *ctx, struct profile *w, int64_t from_ns, int64_t unt
 		}
 next:;
 	}
-	pushes = calloc(ng ? ng : 1, sizeof(*pushes));
-	for (size_t k = 0; pushes && k < ng; k++) {
+	if (ng) {
+		struct agent_push *more = realloc(*pushes, (*np + ng) * sizeof(*more));
+
+		if (!more)
+			ng = 0;
+		else
+			*pushes = more;
+	}
+	for (size_t k = 0; k < ng; k++) {
 		struct profile *sub = profile__pick(w, g[k].pids, g[k].n);
-		struct agent_push *ap = &pushes[np];
+		struct agent_push *ap = &(*pushes)[*np];
 		int err;
 
+		memset(ap, 0, sizeof(*ap));
 		if (!sub) {
-			pr_warn(a->lc, "out of memory: the window's profile of '%s' is lost",
-				g[k].service);
+			pr_warn(a->lc, "out of memory: the window's %s profile of '%s' is lost",
+				w->mode, g[k].service);
 			continue;
 		}
-		/* the window's facts and drops, in each service's pprof comments */
+		/* the window's facts, drops and notes, in each service's pprof comments */
 		for (uint32_t d = 0; d < w->ndrops; d++)
 			profile__add_drop(sub, w->drops[d].key, w->drops[d].value);
 		for (uint32_t d = 0; d < w->ninfo; d++)
 			if (strcmp(w->info[d].key, "samples"))
 				profile__add_info(sub, w->info[d].key, "%s", w->info[d].value);
-		{
+		for (uint32_t d = 0; d < w->nnotes; d++)
+			profile__add_note(sub, "%s", w->notes[d]);
+		if (!strcmp(w->mode, "cpu")) {
 			int64_t n = 0;
 
 			for (uint32_t i = 0; i < sub->nsamples; i++)
@@ -376,24 +406,45 @@ next:;
 		err = encode(sub, &ap->body, &ap->len);
 		profile__free(sub);
 		if (err) {
-			pr_warn(a->lc, "cannot encode the window's profile of '%s': %s",
+			pr_warn(a->lc, "cannot encode the window's %s profile of '%s': %s", w->mode,
 				g[k].service, strerror(-err));
 			continue;
 		}
+		for (int m = 0; m < AGENT_MODE__COUNT && !ap->mode; m++)
+			if (w->mode && !strcmp(w->mode, agent_mode_names[m]))
+				ap->mode = agent_mode_names[m];
 		ap->service = strdup(g[k].service);
 		ap->container = g[k].container[0] ? strdup(g[k].container) : NULL;
 		ap->from = from;
 		ap->until = until;
 		bytes += ap->len;
-		np++;
+		(*np)++;
 	}
 	for (size_t k = 0; k < ng; k++)
 		free(g[k].pids);
 	free(g);
+	return bytes;
+}
+
+/* A window: one pprof per (service, mode) of it, queued as one window of pushes. */
+static void on_window(void *ctx, struct profile *w, int64_t from_ns, int64_t until_ns)
+{
+	struct agent *a = ctx;
+	struct agent_push *pushes = NULL;
+	size_t np = 0, bytes = 0;
+
+	/* a modeset's window has a part per mode */
+	for (uint32_t i = 0; i < w->nparts; i++)
+		bytes += part_pushes(a, w->parts[i], from_ns, until_ns, &pushes, &np);
+	if (!w->nparts)
+		bytes += part_pushes(a, w, from_ns, until_ns, &pushes, &np);
 	profile__free(w);
 	a->services += np;
-	pr_info(a->lc, "window %lld-%lld: %zu services, %zu bytes of pprof queued",
-		(long long)from, (long long)until, np, bytes);
+	pr_info(a->lc, "window %lld-%lld: %zu pushes (services x modes), %zu bytes of pprof "
+		"queued", (long long)(from_ns / 1000000000),
+		(long long)((until_ns + 999999999) / 1000000000), np, bytes);
+	if (!pushes)
+		pushes = calloc(1, sizeof(*pushes));
 	if (pushes)
 		pusher__add_window(a->pusher, pushes, np);
 	if (a->lc->verbose)
@@ -450,22 +501,90 @@ static void on_hup(void *ctx)
 		pr_warn(a->lc, "SIGHUP: a new %s takes effect only when the agent restarts", fixed);
 	c.period = a->conf.period;
 	c.hz = a->conf.hz;
+	c.modes = a->conf.modes;
+	c.sample_bytes = a->conf.sample_bytes;
 	a->conf = c;
 	gethostname(a->host, sizeof(a->host) - 1);
 	pusher__configure(a->pusher, &c, a->host);
 	pr_warn(a->lc, "SIGHUP: reloaded %s (server %s)", a->cli.config, c.server);
 }
 
+/* The mode_def of each mode the agent can push (enum agent_mode's order). */
+static const struct mode_def *const agent_defs[AGENT_MODE__COUNT] = {
+	[AGENT_MODE_CPU] = &cpu_def, [AGENT_MODE_IO] = &io_def, [AGENT_MODE_OFFCPU] = &offcpu_def,
+	[AGENT_MODE_LOCK] = &lock_def, [AGENT_MODE_MEM] = &mem_def,
+};
+
+/* Each mode of --modes as a member of the set, by its mode_def: its defaults, the options the
+ * agent sets by name (cpu -F, mem --sample-bytes), its own checks. A mode without a window
+ * hook is left out, said. 0 or the exit status. */
+static int members(struct agent *a, struct modeset_opts *ms, struct session_opts *so,
+		   const struct log_ctx *lc)
+{
+	for (int i = 0; i < AGENT_MODE__COUNT; i++) {
+		const struct mode_def *d = agent_defs[i];
+		struct session_opts dso = { 0 };
+		char num[16];
+		void *mo;
+		int rc = 0;
+
+		if (!(a->conf.modes & (1u << i)))
+			continue;
+		if (!d->ops->window) {
+			pr_warn(lc, "--modes %s: not yet: the %s mode has no windows in this build, "
+				"so it cannot be pushed; it is left out", agent_mode_names[i],
+				agent_mode_names[i]);
+			continue;
+		}
+		mo = cli_mode_opts_new(d, &dso);
+		if (!mo) {
+			pr_err(lc, "out of memory");
+			return 1;
+		}
+		ms->members[ms->n++] = (struct modeset_member){ .ops = d->ops, .opts = mo };
+		if (i == AGENT_MODE_CPU) {
+			snprintf(num, sizeof(num), "%u", a->conf.hz);
+			rc = cli_mode_option(d, mo, "frequency", num, so, lc);
+		} else if (i == AGENT_MODE_MEM) {
+			snprintf(num, sizeof(num), "%u", a->conf.sample_bytes);
+			rc = cli_mode_option(d, mo, "sample-bytes", num, so, lc);
+		}
+		if (!rc && d->cli->check)
+			rc = d->cli->check(mo, so, lc);
+		/* not cpu's prepare: it keeps freed memory in the heap for a one-shot run, the
+		 * opposite of what a daemon wants */
+		if (!rc && d->prepare && i != AGENT_MODE_CPU)
+			rc = d->prepare(mo, so, lc);
+		if (rc)
+			return rc;
+	}
+	if (!ms->n) {
+		pr_err(lc, "--modes: no mode left to push");
+		return 1;
+	}
+	return 0;
+}
+
+static void members_free(struct modeset_opts *ms)
+{
+	for (int i = 0; i < ms->n; i++)
+		for (int k = 0; k < AGENT_MODE__COUNT; k++)
+			if (agent_defs[k]->ops == ms->members[i].ops)
+				cli_mode_opts_free(agent_defs[k], ms->members[i].opts);
+	ms->n = 0;
+}
+
 int cmd_agent(int argc, char **argv, struct log_ctx *lc)
 {
-	/* the mode pushed: by its mode_def, its options set by name, as `ebprof profile` runs
-	 * its members; more modes join here as they get a window hook */
-	const struct mode_def *d = &cpu_def;
+	/* the modes pushed: each by its mode_def, its options set by name, in one session as
+	 * `ebprof profile` runs its members (core/modeset.h); the set's window has a part per
+	 * mode */
 	struct session_opts so = { 0 };
+	struct modeset_opts ms = { 0 };
 	struct agent a = { .lc = lc };
 	struct agent_stats st;
-	char why[1024], hz[16];
-	void *o;
+	struct mode_ops ops;
+	char why[1024], list[64] = "";
 	int rc;
 
 	rc = cli_parse(argc, argv, lc, &agent_mode_cli, &so, &a.cli);
@@ -473,23 +592,22 @@ int cmd_agent(int argc, char **argv, struct log_ctx *lc)
 		return rc < 0 ? 0 : rc;
 	if (build_conf(&a.cli, &a.conf, why, sizeof(why)))	/* checked already */
 		return cli_usage_err(lc, "agent", "%s", why);
-	/* not the mode's prepare: cpu's keeps freed memory in the heap for a one-shot run, the
-	 * opposite of what a daemon wants */
-	o = cli_mode_opts_new(d, &so);
-	if (!o) {
-		fprintf(stderr, "ebprof: out of memory\n");
-		return 1;
-	}
-	snprintf(hz, sizeof(hz), "%u", a.conf.hz);
-	rc = cli_mode_option(d, o, "frequency", hz, &so, lc);
+	rc = members(&a, &ms, &so, lc);
 	if (rc) {
-		cli_mode_opts_free(d, o);
+		members_free(&ms);
 		return rc;
+	}
+	modeset__ops(&ops, &ms);
+	for (int i = 0; i < ms.n; i++) {
+		if (ms.members[i].ops->kthreads)
+			ops.kthreads = true;	/* cpu samples kernel threads named by -p */
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? "," : "",
+			 ms.members[i].ops->name);
 	}
 	gethostname(a.host, sizeof(a.host) - 1);
 	a.pusher = pusher__new(&a.conf, a.host, lc);
 	if (!a.pusher) {
-		cli_mode_opts_free(d, o);
+		members_free(&ms);
 		return 1;
 	}
 	so.window_secs = a.conf.period;
@@ -498,9 +616,9 @@ int cmd_agent(int argc, char **argv, struct log_ctx *lc)
 	so.on_second = on_second;
 	so.ctx = &a;
 	so.quiet = true;	/* a daemon: status lines, not a progress line */
-	pr_info(lc, "pushing %u-second windows to %s (%s)", a.conf.period, a.conf.server,
-		a.conf.protocol == AGENT_PARCA ? "parca" : "pyroscope");
-	rc = session__run(&so, d->ops, o, lc);
+	pr_info(lc, "pushing %u-second windows of %s to %s (%s)", a.conf.period, list,
+		a.conf.server, a.conf.protocol == AGENT_PARCA ? "parca" : "pyroscope");
+	rc = session__run(&so, &ops, &ms, lc);
 	/* what is queued gets one more attempt each, within one push's time */
 	pusher__finish(a.pusher, a.conf.connect_timeout + a.conf.timeout, &st);
 	a.pusher = NULL;
@@ -511,6 +629,6 @@ int cmd_agent(int argc, char **argv, struct log_ctx *lc)
 		(unsigned long long)st.windows_empty,
 		(unsigned long long)st.pushes_ok, (unsigned long long)st.attempts_failed,
 		(unsigned long long)st.pushes_rejected, (unsigned long long)st.bytes_sent);
-	cli_mode_opts_free(d, o);
+	members_free(&ms);
 	return rc;
 }
