@@ -376,8 +376,21 @@ setup_file() {
 	run "$EBPROF" agent -a --server http://x -o x.pb.gz
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"-o does not go with"* ]]
-	run "$EBPROF" agent -a --server http://x --modes mem
+	# --modes: the five modes only; mem on chosen processes, never -a
+	run "$EBPROF" agent -a --server http://x --modes cpu,gpu
 	[ "$status" -eq 2 ]
+	[[ "$output" == *"modes: unknown mode 'gpu' (the modes are cpu, offcpu, mem, lock and io)"* ]]
+	run "$EBPROF" agent -a --server http://x --modes ,
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"modes separated by commas"* ]]
+	run "$EBPROF" agent -a --server http://x --modes cpu,mem
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--modes mem traces chosen processes only"* ]]
+	run "$EBPROF" agent --server http://x --modes mem
+	[ "$status" -eq 2 ]
+	run "$EBPROF" agent -p 1 --server http://x --modes mem --sample-bytes 0
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"sample-bytes takes a whole number"* ]]
 	run "$EBPROF" agent -a --server http://x --comm averyveryverylongname
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"at most 15 characters"* ]]
@@ -389,4 +402,104 @@ setup_file() {
 	run "$EBPROF" agent -a --config "$T/bad.conf"
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"bad.conf:1: unknown key 'sever'"* ]]
+}
+
+# "from until service mode" of every push the receiver took, in the order taken; the mode told
+# by the body's sample types, as Go's pprof reads them.
+pushes_by_mode() {
+	local n from until svc types m
+	jq -r 'select(.answer == "ok") | "\(.n) \(.query.from[0]) \(.query.until[0]) \(.query.name[0] | split("{")[0])"' \
+		"$T/rx/requests.jsonl" |
+	while read -r n from until svc; do
+		types=$("$PPROF" -symbolize=none -raw "$T/rx/$n.body" 2>/dev/null | sed -n '/^Samples:/{n;p;q}')
+		case "$types" in
+		"contentions/count delay/nanoseconds") m=lock ;;
+		"alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes") m=mem ;;
+		"requests/count io_bytes/bytes latency/nanoseconds queue/nanoseconds") m=io ;;
+		"samples/count cpu/nanoseconds") m=cpu ;;
+		*) m="unknown:$types" ;;
+		esac
+		echo "$from $until $svc $m $n"
+	done
+}
+
+# The cum value of function $3 in body $1 by sample type $2 (0 when absent).
+body_cum() {
+	"$PPROF" -symbolize=none -sample_index="$2" -top -cum -nodecount=1000 "$1" 2>/dev/null |
+		awk -v f="$3" '$NF == f { v = $4 } END { print v + 0 }'
+}
+
+@test "agent: --modes cpu,io,lock,mem: each window pushes a pprof per mode; lock's waits match bpftrace's; windows without gaps" {
+	[ -x "$PPROF" ] || skip "go tool pprof not installed ($PPROF)"
+	var_tmp_disk
+	start_receiver
+	start_bpftrace "$MUTEX_BT"
+	# mutexfix contends (cpu, lock; its threads' allocations held: mem's inuse) all along;
+	# fsyncfix writes and fsyncs meanwhile (io)
+	run "$EBPROF" agent --modes cpu,io,lock,mem --sample-bytes 1 --period 1 \
+		--server "http://127.0.0.1:$RX_PORT" -- sh -c "(for i in 1 2 3 4 5 6; do
+			'$FIX/fsyncfix' '$VT/f' 256 >/dev/null; sleep 0.3; done) &
+			'$FIX/mutexfix' 4 ${MUTEX_ITERS:-150000}; wait"
+	stop_bpftrace
+	echo "$output" | grep -v '^ebprof: agent.*window' | tail -20
+	[ "$status" -eq 0 ]
+	mu=$(echo "$output" | sed -n 's/^mutex \(0x[0-9a-f]*\)$/\1/p')
+	[ -n "$mu" ]
+	pushes_by_mode > "$T/pushes"
+	cat "$T/pushes"
+	# every push is one of the modes, each a pprof Go reads
+	[ "$(grep -c unknown "$T/pushes")" -eq 0 ]
+	jq -s . "$T/rx/requests.jsonl" > "$T/requests.json"
+	jqe 'all(.[]; .path == "/ingest" and .query.format == ["pprof"])' "$T/requests.json"
+	# the windows follow each other, every mode's pushes on the same bounds
+	awk '{ print $1, $2 }' "$T/pushes" | sort -n -u > "$T/windows"
+	cat "$T/windows"
+	[ "$(wc -l < "$T/windows")" -ge 3 ]
+	awk 'NR > 1 && $1 != prev { print "gap or overlap: " prev " then " $0; bad = 1 }
+		$2 <= $1 { print "empty window " $0; bad = 1 } { prev = $2 } END { exit bad }' \
+		"$T/windows"
+	# each window but the last (cut short at the end) has mutexfix's cpu, lock and mem
+	head -n -1 "$T/windows" | while read -r from until; do
+		for m in cpu lock mem; do
+			grep -q "^$from $until mutexfix $m " "$T/pushes" ||
+				{ echo "window $from-$until: no $m push for mutexfix"; return 1; }
+		done
+	done
+	# each (service, mode) at most once a window
+	[ "$(awk '{ print $1, $3, $4 }' "$T/pushes" | sort | uniq -d | wc -l)" -eq 0 ]
+	# io: fsyncfix's writes
+	grep -q " fsyncfix io " "$T/pushes"
+	# lock: the waits through contend() of all windows are bpftrace's waits on the mutex
+	total=0
+	for n in $(awk '$3 == "mutexfix" && $4 == "lock" { print $5 }' "$T/pushes"); do
+		total=$((total + $(body_cum "$T/rx/$n.body" contentions contend)))
+	done
+	within "$total" "$(bt n "$mu")" 10
+	# cpu: mutexfix's functions; mem: sites with stacks in its program
+	n=$(awk '$3 == "mutexfix" && $4 == "cpu" { print $5; exit }' "$T/pushes")
+	"$PPROF" -symbolize=none -top "$T/rx/$n.body" | grep -qE ' (work|contend)$'
+	n=$(awk '$3 == "mutexfix" && $4 == "mem" { print $5; exit }' "$T/pushes")
+	"$PPROF" -symbolize=none -sample_index=inuse_space -traces "$T/rx/$n.body" | grep -q main
+	assert_no_probes '^(cpu_sample|io_(start|issue|insert|complete|done)|lock_(begin|end)|futex_(enter|exit)|mem_(enter|exit))$'
+}
+
+# mem's windows are differences of the kernel's site counts: over all windows, churn_memory's
+# 500,000 allocations of 48 bytes (profilemix), each counted once, every allocation recorded
+# (--sample-bytes 1: the weight of a 48-byte block is 1).
+@test "agent: --modes mem: the allocations of all windows add up to the fixture's 500,000" {
+	[ -x "$PPROF" ] || skip "go tool pprof not installed ($PPROF)"
+	start_receiver
+	run "$EBPROF" agent --modes mem --sample-bytes 1 --period 1 \
+		--server "http://127.0.0.1:$RX_PORT" -- "$FIX/profilemix" ms
+	[ "$status" -eq 0 ]
+	pushes_by_mode > "$T/pushes"
+	cat "$T/pushes"
+	[ "$(awk '$4 != "mem"' "$T/pushes" | wc -l)" -eq 0 ]
+	[ "$(awk '$3 == "profilemix"' "$T/pushes" | wc -l)" -ge 2 ]
+	total=0
+	for n in $(awk '$3 == "profilemix" { print $5 }' "$T/pushes"); do
+		total=$((total + $(body_cum "$T/rx/$n.body" alloc_objects churn_memory)))
+	done
+	echo "churn_memory: $total allocations over the windows"
+	within "$total" 500000 1
 }
