@@ -829,6 +829,11 @@ static int mem_window(void *mv, struct profile *into)
 		into->sample_period = mm->env->prof->sample_period;
 	}
 	err = mem_collector__window(mm->col, into, mm->env->sym);
+	/* the first window: the processes finalized before it are in the run's profile, their
+	 * sites' counts since the start (from then on finalize keeps them for the next window) */
+	if (!err && !mm->win_ns && mm->env->prof->nsamples &&
+	    mm->env->prof->ntypes == into->ntypes)
+		err = profile__copy_samples(into, mm->env->prof, NULL, 0);
 	into->duration_nanos = now - from;
 	profile__add_info(into, "window", "%.2f s", (now - from) / 1e9);
 	mm->win_ns = now;
