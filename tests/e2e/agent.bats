@@ -411,7 +411,7 @@ pushes_by_mode() {
 	jq -r 'select(.answer == "ok") | "\(.n) \(.query.from[0]) \(.query.until[0]) \(.query.name[0] | split("{")[0])"' \
 		"$T/rx/requests.jsonl" |
 	while read -r n from until svc; do
-		types=$("$PPROF" -symbolize=none -raw "$T/rx/$n.body" 2>/dev/null | sed -n '/^Samples:/{n;p;q}')
+		types=$("$PPROF" -symbolize=none -raw "$T/rx/$n.body" 2>/dev/null | sed -n '/^Samples:/{n;s/\[dflt\]//g;p;q}')
 		case "$types" in
 		"contentions/count delay/nanoseconds") m=lock ;;
 		"alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes") m=mem ;;
@@ -423,9 +423,11 @@ pushes_by_mode() {
 	done
 }
 
-# The cum value of function $3 in body $1 by sample type $2 (0 when absent).
+# The cum value of function $3 in body $1 by sample type $2 (0 when absent), in the samples
+# with a frame matching the regular expression $4 (default: every sample).
 body_cum() {
-	"$PPROF" -symbolize=none -sample_index="$2" -top -cum -nodecount=1000 "$1" 2>/dev/null |
+	"$PPROF" -symbolize=none -sample_index="$2" -top -cum -nodecount=1000 -focus="${4:-.}" \
+		"$1" 2>/dev/null |
 		awk -v f="$3" '$NF == f { v = $4 } END { print v + 0 }'
 }
 
@@ -439,7 +441,7 @@ body_cum() {
 	run "$EBPROF" agent --modes cpu,io,lock,mem --sample-bytes 1 --period 1 \
 		--server "http://127.0.0.1:$RX_PORT" -- sh -c "(for i in 1 2 3 4 5 6; do
 			'$FIX/fsyncfix' '$VT/f' 256 >/dev/null; sleep 0.3; done) &
-			'$FIX/mutexfix' 4 ${MUTEX_ITERS:-150000}; wait"
+			'$FIX/mutexfix' 4 ${MUTEX_ITERS:-400000}; wait"
 	stop_bpftrace
 	echo "$output" | grep -v '^ebprof: agent.*window' | tail -20
 	[ "$status" -eq 0 ]
@@ -469,10 +471,13 @@ body_cum() {
 	[ "$(awk '{ print $1, $3, $4 }' "$T/pushes" | sort | uniq -d | wc -l)" -eq 0 ]
 	# io: fsyncfix's writes
 	grep -q " fsyncfix io " "$T/pushes"
-	# lock: the waits through contend() of all windows are bpftrace's waits on the mutex
+	# lock: the waits on the mutex's futex through contend() (its leaf; the futex's hash
+	# bucket spinlocks contend too, in the wake path) of all windows: bpftrace's waits on it
 	total=0
 	for n in $(awk '$3 == "mutexfix" && $4 == "lock" { print $5 }' "$T/pushes"); do
-		total=$((total + $(body_cum "$T/rx/$n.body" contentions contend)))
+		c=$(body_cum "$T/rx/$n.body" contentions contend "futex $mu")
+		echo "push $n: $c waits on futex $mu through contend"
+		total=$((total + c))
 	done
 	within "$total" "$(bt n "$mu")" 10
 	# cpu: mutexfix's functions; mem: sites with stacks in its program
