@@ -4,7 +4,10 @@
 # cpuburn fixture in 1-second windows. Every push is checked (path, query, labels, windows
 # that follow each other without gap or overlap), every body read by Go's pprof; the
 # receiver down, slow, answering 500 and 413: the agent's counters are compared with what the
-# receiver saw. No timing asserts: the tests wait for events, with generous limits.
+# receiver saw. With --modes: a pprof per mode and service in each window (the mode told by its
+# sample types), lock's futex waits of mutexfix against bpftrace on the same run, mem's
+# windows adding up to profilemix's 500,000 allocations, offcpu said as not yet.
+# No timing asserts: the tests wait for events, with generous limits.
 
 load helpers
 
