@@ -140,7 +140,8 @@ static const char agent_usage[] =
 	"  sudo ebprof agent -a --server http://pyroscope:4040\n"
 	"  sudo ebprof agent -a --server https://profiles.example.com \\\n"
 	"       --token-file /etc/ebprof/token --tags env=prod,region=eu --period 15\n"
-	"  sudo ebprof agent -p 4242 --app checkout --server http://127.0.0.1:4040\n"	"  sudo ebprof agent -a --modes cpu,io,lock --server http://pyroscope:4040\n"
+	"  sudo ebprof agent -p 4242 --app checkout --server http://127.0.0.1:4040\n"
+	"  sudo ebprof agent -a --modes cpu,io,lock --server http://pyroscope:4040\n"
 	"  sudo ebprof agent -p 4242 --modes cpu,lock,mem --server http://pyroscope:4040\n"
 	"  sudo ebprof agent -a --protocol parca --server http://parca:7070\n"
 	"  sudo ebprof agent --config /etc/ebprof/agent.conf   (docs/ebprof-agent.service)\n"
@@ -531,9 +532,9 @@ static int members(struct agent *a, struct modeset_opts *ms, struct session_opts
 		if (!(a->conf.modes & (1u << i)))
 			continue;
 		if (!d->ops->window) {
-			pr_warn(lc, "--modes %s: not yet: the %s mode has no windows in this build, "
-				"so it cannot be pushed; it is left out", agent_mode_names[i],
-				agent_mode_names[i]);
+			pr_warn(lc, "--modes %s: not yet: the %s mode has no windows in this "
+				"build, so it cannot be pushed; it is left out",
+				agent_mode_names[i], agent_mode_names[i]);
 			continue;
 		}
 		mo = cli_mode_opts_new(d, &dso);

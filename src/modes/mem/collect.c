@@ -1803,7 +1803,8 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	/* windows: what its sites did since the last one, for the next one, while its stacks
 	 * can be named */
 	if (c->windowed) {
-		if (!c->fin_win && (c->fin_win = profile__new("mem")) && window_types(c, c->fin_win)) {
+		if (!c->fin_win && (c->fin_win = profile__new("mem")) &&
+		    window_types(c, c->fin_win)) {
 			profile__free(c->fin_win);
 			c->fin_win = NULL;
 		}
