@@ -10,10 +10,12 @@
 #   none      the program alone
 #   cpu       ebprof cpu (99 Hz)
 #   io        ebprof io
+#   offcpu    ebprof offcpu
+#   lock      ebprof lock
 #   mem       ebprof mem --sample-bytes 524288 (what profile runs by default)
-#   profile   ebprof profile (cpu, io and mem, the same settings)
+#   profile   ebprof profile (cpu, io, offcpu, lock and mem, the same settings)
 # Per configuration the median wall and CPU time; the time each adds to `none`; and the ratio
-# of profile's added time to the sum of the three modes' added times (1.0: exactly the sum).
+# of profile's added time to the sum of the five modes' added times (1.0: exactly the sum).
 # Usage: bench/profile.sh OUTDIR (default build)   (root)
 # Writes the table to stdout and OUTDIR/bench-profile.md, raw values to
 # OUTDIR/bench/profile-raw.txt.
@@ -73,6 +75,8 @@ run() {
 	none) "$work/run.sh" "$t" ;;
 	cpu) "$ebprof" cpu -q -o "$work/r.pb.gz" -- "$work/run.sh" "$t" ;;
 	io) "$ebprof" io -q -o "$work/r.pb.gz" -- "$work/run.sh" "$t" ;;
+	offcpu) "$ebprof" offcpu -q -o "$work/r.pb.gz" -- "$work/run.sh" "$t" ;;
+	lock) "$ebprof" lock -q -o "$work/r.pb.gz" -- "$work/run.sh" "$t" ;;
 	mem) "$ebprof" mem -q --sample-bytes 524288 -o "$work/r.pb.gz" -- "$work/run.sh" "$t" ;;
 	profile) "$ebprof" profile -q -o "$work/r.pb.gz" -- "$work/run.sh" "$t" ;;
 	esac >/dev/null 2>"$work/err" || { cat "$work/err" >&2; die "configuration $1 failed"; }
@@ -81,7 +85,7 @@ run() {
 	cat "$t"
 }
 
-CONFIGS="none cpu io mem profile"
+CONFIGS="none cpu io offcpu lock mem profile"
 for ((r = 1; r <= ROUNDS; r++)); do
 	for c in $CONFIGS; do
 		printf '%s %s\n' "$c" "$(run "$c")" >>"$raw"
@@ -106,9 +110,13 @@ done
 		awk -v c="$c" -v w="${wall[$c]}" -v u="${cpu[$c]}" -v w0="${wall[none]}" -v u0="${cpu[none]}" \
 			'BEGIN { printf "| %-13s | %9.1f | %8.1f | %15.1f | %14.1f |\n", c, w / 1e6, u / 1e6, (w - w0) / 1e6, (u - u0) / 1e6 }'
 	done
-	awk -v p="${wall[profile]}" -v c="${wall[cpu]}" -v i="${wall[io]}" -v m="${wall[mem]}" -v n="${wall[none]}" \
-		-v pu="${cpu[profile]}" -v cu="${cpu[cpu]}" -v iu="${cpu[io]}" -v mu="${cpu[mem]}" -v nu="${cpu[none]}" 'BEGIN {
-		s = (c - n) + (i - n) + (m - n); su = (cu - nu) + (iu - nu) + (mu - nu)
+	sum_w=0 sum_u=0
+	for c in cpu io offcpu lock mem; do
+		sum_w=$((sum_w + ${wall[$c]%.*} - ${wall[none]%.*}))
+		sum_u=$((sum_u + ${cpu[$c]%.*} - ${cpu[none]%.*}))
+	done
+	awk -v p="${wall[profile]}" -v n="${wall[none]}" -v s="$sum_w" \
+		-v pu="${cpu[profile]}" -v nu="${cpu[none]}" -v su="$sum_u" 'BEGIN {
 		rw = 0; if (s > 0) rw = (p - n) / s
 		ru = 0; if (su > 0) ru = (pu - nu) / su
 		printf "\nprofile added / sum of the modes added: wall %.2f (%.1f ms / %.1f ms), CPU %.2f (%.1f ms / %.1f ms)\n",

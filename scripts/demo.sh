@@ -23,7 +23,8 @@ for f in "$ebprof" "$demo"; do
 done
 
 files=("$dir/report.txt" "$dir/report.json" "$dir/profile.pb.gz" "$dir/flame.svg")
-rm -f "${files[@]}"
+all=("${files[@]}" "$dir/everything.html" "$dir/everything.txt")
+rm -f "${all[@]}"
 errlog=$(mktemp)
 trap 'rm -f "$errlog"' EXIT
 
@@ -53,17 +54,30 @@ echo
 echo "=================== ebprof text report ($dir/report.txt) ==================="
 cat "$dir/report.txt"
 echo "============================================================================"
-echo
-echo "Files written:"
 describe() {
 	case "$1" in
+	*everything.txt) echo "ebprof profile's text report: the findings above, then each mode's report" ;;
 	*.txt) echo "the text report printed above: top allocation sites, leaks, per-process totals" ;;
 	*.json) echo "the same profile as JSON (samples, stacks, per-process counters), for scripts; try: jq . $1" ;;
 	*.pb.gz) echo "a gzipped pprof profile; open it with: go tool pprof -http=: $1 (or pprof -top)" ;;
 	*.svg) echo "an interactive flame graph of allocated bytes by call stack (click to zoom, search); open it in a web browser" ;;
+	*everything.html) echo "every mode at once (ebprof profile): findings, timeline, a tab per mode with its flame graphs; open it in a web browser" ;;
 	esac
 }
-for f in "${files[@]}"; do
+# the same program under every mode at once (ebprof profile): the findings first
+say "running: $ebprof profile --leaks -q -o $dir/everything.html -o $dir/everything.txt -- $demo"
+if "$ebprof" profile --leaks -q -o "$dir/everything.html" -o "$dir/everything.txt" -- "$demo" \
+	>/dev/null; then
+	echo
+	echo "============ ebprof profile: findings ($dir/everything.txt, first lines) ============"
+	sed -n '1,/^Processes/p' "$dir/everything.txt" | sed '$d'
+	echo "============================================================================"
+else
+	say "ebprof profile failed (see its messages above)"
+fi
+echo
+echo "Files written:"
+for f in "${all[@]}"; do
 	if [ -s "$f" ]; then
 		printf '  %-28s %9s bytes  %s\n' "$f" "$(stat -c %s "$f")" "$(describe "$f")"
 	else

@@ -12,14 +12,14 @@ struct cmd {
 static const struct cmd cmds[] = {
 	{ "mem", cmd_mem, "trace the malloc family: top allocation sites, leaks, per-process totals" },
 	{ "cpu", cmd_cpu, "sample on-CPU stacks (kernel and user): where the CPU time goes" },
+	{ "offcpu", cmd_offcpu, "off-CPU time by stack: where threads wait, who wakes them, run-queue latency" },
+	{ "lock", cmd_lock, "lock contention, kernel locks and futex waits, by lock and waiter's stack" },
 	{ "stacks", cmd_stacks, "count user and kernel stacks at tracepoints and user functions" },
 	{ "kmem", cmd_kmem, "kernel allocations by stack: slab caches and waste, outstanding memory" },
 	{ "io", cmd_io, "block I/O latency by disk, operation, process and stack" },
+	{ "profile", cmd_profile, "every mode at once: one report, findings grounded in the numbers" },
 	{ "top", cmd_top, "a live view: processes by CPU, their hottest functions and stacks" },
 	{ "agent", cmd_agent, "continuous profiling: push windows of cpu profiles to Pyroscope or Parca" },
-	{ "lock", cmd_lock, "lock contention, kernel locks and futex waits, by lock and waiter's stack" },
-	{ "profile", cmd_profile, "every mode at once: one report, findings grounded in the numbers" },
-	{ "offcpu", cmd_offcpu, "off-CPU time by stack: where threads wait, who wakes them, run-queue latency" },
 	{ "report", cmd_report, "load a saved pprof profile and write it in any output format" },
 	{ "diff", cmd_diff, "compare two saved profiles: what changed, differential flame graph" },
 };

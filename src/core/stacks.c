@@ -421,6 +421,59 @@ int stack_counts__take(int fd, struct stack_count **out, size_t *n)
 	return err;
 }
 
+struct records_read {
+	size_t key_size, val_size, rec_size, val_off;
+	pid_t only;
+	char *v;
+	size_t n, cap;
+};
+
+static int collect_record(const void *k, const void *v, void *ctx)
+{
+	struct records_read *r = ctx;
+	char *rec;
+
+	if (r->only && ((const struct stack_key *)k)->tgid != (__u32)r->only)
+		return 0;
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 256;
+		char *g = realloc(r->v, cap * r->rec_size);
+
+		if (!g)
+			return -ENOMEM;
+		r->v = g;
+		r->cap = cap;
+	}
+	rec = r->v + r->n++ * r->rec_size;
+	memcpy(rec, k, r->key_size);
+	memcpy(rec + r->val_off, v, r->val_size);
+	return 0;
+}
+
+int stack_records__read(int fd, size_t key_size, size_t val_size, size_t rec_size,
+			size_t val_off, pid_t only, bool take, void **out, size_t *n)
+{
+	struct records_read r = { .key_size = key_size, .val_size = val_size,
+				  .rec_size = rec_size, .val_off = val_off, .only = only };
+	int err = take ? bpfutil__map_take(fd, key_size, val_size, collect_record, &r)
+		       : bpfutil__map_for_each(fd, key_size, val_size, collect_record, &r);
+
+	*out = r.v;
+	*n = r.n;
+	return err;
+}
+
+void stack_table__fetch_records(struct stack_table *st, int stacks_fd, const void *recs,
+				size_t n, size_t rec_size)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct stack_key *k = (const void *)((const char *)recs + i * rec_size);
+
+		stack_table__fetch(st, stacks_fd, k->ustack);
+		stack_table__fetch(st, stacks_fd, k->kstack);
+	}
+}
+
 uint32_t stacks__key_locs(struct profile *prof, const struct stack_table *st,
 			  const struct ksyms *ks, struct sym_proc *sp, pid_t pid,
 			  const struct stack_key *k, bool strip_tracing, uint32_t *locs)

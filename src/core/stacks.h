@@ -90,6 +90,19 @@ int stack_counts__read(int fd, pid_t only, struct stack_count **out, size_t *n);
  * negative errno (what was taken before an error is in *out). */
 int stack_counts__take(int fd, struct stack_count **out, size_t *n);
 
+/* A map whose key begins with a struct stack_key and whose value is the mode's own (io's
+ * requests, lock's waits: key and value of key_size and val_size bytes), read into records of
+ * rec_size bytes, the key at 0 and the value at val_off (the caller's struct { KEY k; VAL v; }),
+ * in the map's order: the entries of process `only` (0: every one); `take`: taken out of the
+ * map (a window: bpfutil__map_take). *out malloc'd (the caller frees it, also after an error,
+ * with what was read before it). 0 or a negative errno. */
+int stack_records__read(int fd, size_t key_size, size_t val_size, size_t rec_size,
+			size_t val_off, pid_t only, bool take, void **out, size_t *n);
+/* The stacks those n records (each rec_size bytes, a struct stack_key first) name, fetched
+ * into st from the stacks map (a window's: only the stacks it counted). */
+void stack_table__fetch_records(struct stack_table *st, int stacks_fd, const void *recs,
+				size_t n, size_t rec_size);
+
 /* The locations of a key's stacks: its kernel frames, leaf first (without the tracing
  * machinery when `strip_tracing`), then its user frames through sp (pid's mappings, NULL: bare
  * addresses). Room for 2 * STACK_MAX_DEPTH in locs. Returns how many were appended. */

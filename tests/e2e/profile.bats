@@ -239,3 +239,23 @@ print("ok")' "$T/r.json"
 	[ "$output" = "cpu,io,offcpu,lock" ]
 	assert_no_probes "$PROBES"
 }
+
+@test "profile: -p attaches every mode to a running process; its samples are in the cpu part" {
+	bg "$FIX/profilemix" c
+	pid=$BG
+	sleep 0.2
+	run "$EBPROF" profile -q -p "$pid" -d 0.5 -o "$T/r.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run py '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(",".join(p["mode"] for p in d["parts"]))
+cpu = [p for p in d["parts"] if p["mode"] == "cpu"][0]
+burn = sum(s["samples"] for s in cpu["sites"] if s["frames"] and s["frames"][0]["function"] == "burn_cpu" and s["pid"] == int(sys.argv[2]))
+print("burn", burn > 0)' "$T/r.json" "$pid"
+	echo "$output"
+	[ "${lines[0]}" = "cpu,io,offcpu,lock,mem" ]
+	[ "${lines[1]}" = "burn True" ]
+	assert_no_probes "$PROBES"
+}

@@ -285,6 +285,50 @@ static void test_lock(void **state)
 	profile__free(set);
 }
 
+static void test_offcpu(void **state)
+{
+	struct profile *p = profile__new("offcpu"), *set, *lock = profile__new("lock");
+	uint32_t m_libc, m_kern, sched, futex, nsleep, lll, nap, poll_, main_;
+
+	assert_non_null(p);
+	assert_non_null(lock);
+	assert_int_equal(profile__add_type(p, "offcpu", "nanoseconds"), 0);
+	assert_int_equal(profile__add_type(p, "switches", "count"), 0);
+	m_libc = profile__mapping(p, 7, 0x7f0000000000, 0x7f0000100000, 0,
+				  "/usr/lib/x86_64-linux-gnu/libc.so.6", NULL);
+	m_kern = profile__mapping(p, 0, 0xffffffff81000000, 0xffffffff82000000, 0,
+				  "[kernel.kallsyms]", NULL);
+	sched = LOC(p, m_kern, 0xffffffff81001000, 0x1000, { fn(p, "__schedule", NULL, NULL), 0 });
+	futex = LOC(p, m_kern, 0xffffffff81002000, 0x2000, { fn(p, "do_futex", NULL, NULL), 0 });
+	nsleep = LOC(p, m_libc, 0x7f0000001000, 0x1000, { fn(p, "clock_nanosleep", NULL, NULL), 0 });
+	lll = LOC(p, m_libc, 0x7f0000002000, 0x2000, { fn(p, "__lll_lock_wait", NULL, NULL), 0 });
+	nap = frame(p, "nap", "/src/nap.c", 9);
+	poll_ = frame(p, "poll_loop", "/src/poll.c", 3);
+	main_ = frame(p, "main", "/src/main.c", 1);
+	/* 1.0 s in 20 waits of a 10 s run: at 10% */
+	sample(p, STACK(sched, nsleep, nap, main_), 1000000000, 20, 0, 0, 7);
+	/* 99 ms: under 100 ms */
+	sample(p, STACK(sched, nsleep, poll_, main_), 99000000, 3, 0, 0, 7);
+	/* 5 s in a futex wait: the lock mode's when it runs */
+	sample(p, STACK(sched, futex, lll, main_), 5000000000, 100, 0, 0, 7);
+	set = profile__new("profile");
+	assert_non_null(set);
+	assert_int_equal(profile__add_part(set, p), 0);
+	assert_int_equal(findings__compute(set, 10 * SEC), 0);
+	/* without lock: main's futex wait is said too */
+	assert_int_equal(set->nfindings, 2);
+	assert_string_equal(set->findings[0].subject, "main (main.c:1)");
+	assert_string_equal(set->findings[1].fact, "nap (nap.c:9) kept its threads off the CPU "
+			    "for 1.00 s in 20 waits, 10% of the run's 10.00 s");
+	assert_int_equal(profile__add_part(set, lock), 0);
+	assert_int_equal(findings__compute(set, 10 * SEC), 0);
+	assert_int_equal(set->nfindings, 1);
+	assert_string_equal(set->findings[0].kind, "offcpu_blocked");
+	assert_string_equal(set->findings[0].subject, "nap (nap.c:9)");
+	assert_non_null(strstr(set->findings[0].fact, "; futex waits, the lock mode's, left out"));
+	profile__free(set);
+}
+
 /* cpu first, then mem, then io, whatever the order of the parts */
 static void test_order(void **state)
 {
@@ -394,6 +438,7 @@ int main(void)
 		cmocka_unit_test(test_mem_leaks),
 		cmocka_unit_test(test_io),
 		cmocka_unit_test(test_lock),
+		cmocka_unit_test(test_offcpu),
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_set_text_json),
 		cmocka_unit_test(test_set_html),

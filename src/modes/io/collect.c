@@ -11,6 +11,7 @@
  * early: its old program's addresses mean nothing in the new one's mappings.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
@@ -316,33 +317,6 @@ struct count_entry {
 	struct io_val v;
 };
 
-struct count_read {
-	pid_t only;
-	struct count_entry *e;
-	size_t n, cap;
-};
-
-static int read_count(const void *k, const void *v, void *ctx)
-{
-	struct count_read *r = ctx;
-	const struct io_key *key = k;
-
-	if (r->only && key->stack.tgid != (__u32)r->only)
-		return 0;
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 256;
-		struct count_entry *e = realloc(r->e, cap * sizeof(*e));
-
-		if (!e)
-			return -ENOMEM;
-		r->e = e;
-		r->cap = cap;
-	}
-	r->e[r->n].k = *key;
-	r->e[r->n++].v = *(const struct io_val *)v;
-	return 0;
-}
-
 static int count_cmp(const void *a, const void *b)
 {
 	const struct io_key *x = &((const struct count_entry *)a)->k;
@@ -428,28 +402,28 @@ static int drain(struct io_collector *c, struct profile *prof, pid_t only, bool 
 		 bool take)
 {
 	int fd = bpf_map__fd(c->skel->maps.counts), stacks_fd = bpf_map__fd(c->skel->maps.stacks);
-	struct count_read r = { .only = only };
+	struct count_entry *ents;
+	size_t nents;
 	uint32_t locs[MAX_LOCS];
 	char leaf[96], disk[IO_DISK_LEN];
 	uint32_t last_dev = UINT32_MAX;
 	int err;
 
-	err = (take ? bpfutil__map_take : bpfutil__map_for_each)(fd, sizeof(struct io_key),
-								 sizeof(struct io_val),
-								 read_count, &r);
+	err = stack_records__read(fd, sizeof(struct io_key), sizeof(struct io_val),
+				  sizeof(struct count_entry), offsetof(struct count_entry, v), only,
+				  take, (void **)&ents, &nents);
 	if (!take)
 		err = err ?: stack_table__read(c->st, stacks_fd);
 	/* a window fetches only the stacks it counted; the table is read whole at the end */
-	for (size_t i = 0; take && i < r.n; i++) {
-		stack_table__fetch(c->st, stacks_fd, r.e[i].k.stack.ustack);
-		stack_table__fetch(c->st, stacks_fd, r.e[i].k.stack.kstack);
-	}
+	if (take)
+		stack_table__fetch_records(c->st, stacks_fd, ents, nents, sizeof(*ents));
 	if (err)
 		pr_warn(c->lc, "reading the kernel's request counts failed: %s; the report may be "
 			"incomplete", strerror(-err));
-	qsort(r.e, r.n, sizeof(*r.e), count_cmp);
-	for (size_t i = 0; i < r.n; i++) {
-		const struct count_entry *e = &r.e[i];
+	if (nents)
+		qsort(ents, nents, sizeof(*ents), count_cmp);
+	for (size_t i = 0; i < nents; i++) {
+		const struct count_entry *e = &ents[i];
 		int64_t vals[4] = { e->v.requests, e->v.bytes, e->v.latency_ns, e->v.queue_ns };
 		struct proc_info *p = report_proc(c, e->k.stack.tgid, remove || take);
 
@@ -495,7 +469,7 @@ static int drain(struct io_collector *c, struct profile *prof, pid_t only, bool 
 	}
 	if (err)
 		pr_warn(c->lc, "building the profile failed: %s", strerror(-err));
-	free(r.e);
+	free(ents);
 	return err;
 }
 

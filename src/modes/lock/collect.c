@@ -16,6 +16,7 @@
  * of 1234"), else by address.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -417,33 +418,6 @@ struct count_entry {
 	struct lock_count v;
 };
 
-struct count_read {
-	pid_t only;
-	struct count_entry *e;
-	size_t n, cap;
-};
-
-static int read_count(const void *k, const void *v, void *ctx)
-{
-	struct count_read *r = ctx;
-	const struct lock_key *key = k;
-
-	if (r->only && key->stack.tgid != (__u32)r->only)
-		return 0;
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 256;
-		struct count_entry *e = realloc(r->e, cap * sizeof(*e));
-
-		if (!e)
-			return -ENOMEM;
-		r->e = e;
-		r->cap = cap;
-	}
-	r->e[r->n].k = *key;
-	r->e[r->n++].v = *(const struct lock_count *)v;
-	return 0;
-}
-
 static int count_cmp(const void *a, const void *b)
 {
 	const struct lock_key *x = &((const struct count_entry *)a)->k;
@@ -483,28 +457,28 @@ static int drain(struct lock_collector *c, struct profile *prof, pid_t only, boo
 		 bool take)
 {
 	int fd = bpf_map__fd(c->skel->maps.counts), stacks_fd = bpf_map__fd(c->skel->maps.stacks);
-	struct count_read r = { .only = only };
+	struct count_entry *ents;
+	size_t nents;
 	uint32_t locs[MAX_LOCS];
 	char leaf[160];
 	int err;
 
-	err = (take ? bpfutil__map_take : bpfutil__map_for_each)(fd, sizeof(struct lock_key),
-								 sizeof(struct lock_count),
-								 read_count, &r);
+	err = stack_records__read(fd, sizeof(struct lock_key), sizeof(struct lock_count),
+				  sizeof(struct count_entry), offsetof(struct count_entry, v), only,
+				  take, (void **)&ents, &nents);
 	if (!take)
 		err = err ?: stack_table__read(c->st, stacks_fd);
 	/* a window fetches only the stacks it counted; the table is read whole at the end */
-	for (size_t i = 0; take && i < r.n; i++) {
-		stack_table__fetch(c->st, stacks_fd, r.e[i].k.stack.ustack);
-		stack_table__fetch(c->st, stacks_fd, r.e[i].k.stack.kstack);
-	}
+	else
+		stack_table__fetch_records(c->st, stacks_fd, ents, nents, sizeof(*ents));
 	err = err ?: read_locks(c);
 	if (err)
 		pr_warn(c->lc, "reading the kernel's lock counts failed: %s; the report may be "
 			"incomplete", strerror(-err));
-	qsort(r.e, r.n, sizeof(*r.e), count_cmp);
-	for (size_t i = 0; i < r.n; i++) {
-		const struct count_entry *e = &r.e[i];
+	if (nents)
+		qsort(ents, nents, sizeof(*ents), count_cmp);
+	for (size_t i = 0; i < nents; i++) {
+		const struct count_entry *e = &ents[i];
 		int64_t vals[2] = { e->v.count, e->v.delay_ns };
 		struct proc_info *p = report_proc(c, e->k.stack.tgid, remove || take);
 		const struct lock_entry *l = find_lock(c, e->k.addr, e->k.stack.tgid,
@@ -546,7 +520,7 @@ static int drain(struct lock_collector *c, struct profile *prof, pid_t only, boo
 	}
 	if (err)
 		pr_warn(c->lc, "building the profile failed: %s", strerror(-err));
-	free(r.e);
+	free(ents);
 	return err;
 }
 
