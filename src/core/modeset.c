@@ -238,6 +238,29 @@ static void set_thread_exit(void *v, pid_t pid, pid_t tid)
 			r->ops->thread_exit(r->m, pid, tid);
 }
 
+static int set_window(void *v, struct profile *into)
+{
+	struct modeset *ms = v;
+	int rc = 0;
+
+	EACH(ms, r) {
+		struct profile *part = profile__new(r->ops->name);
+		int err;
+
+		if (!part || profile__add_part(into, part)) {
+			profile__free(part);
+			return -ENOMEM;
+		}
+		/* one that fails said why; what it took is kept */
+		err = r->ops->window ? r->ops->window(r->m, part) : 0;
+		if (err && !rc)
+			rc = err;
+		if (part->duration_nanos > into->duration_nanos)
+			into->duration_nanos = part->duration_nanos;
+	}
+	return rc;
+}
+
 static void set_finalize(void *v, pid_t pid, bool exec)
 {
 	struct modeset *ms = v;
@@ -338,6 +361,8 @@ void modeset__ops(struct mode_ops *ops, const struct modeset_opts *o)
 	};
 	for (int i = 0; i < o->n; i++) {
 		ops->preflight |= o->members[i].ops->preflight;
+		if (o->members[i].ops->window)
+			ops->window = set_window;
 		if (!o->members[i].ops->attach_all)
 			all = false;
 	}

@@ -29,7 +29,10 @@ struct modeset_opts {
 };
 
 /* The set's mode_ops for these members: name "profile", the union of their preflight needs;
- * -a only when every member supports it. */
+ * -a only when every member supports it; a window (core/mode.h) when one member has one: each
+ * member's window goes into a part of its own of the window's profile, in member order (a
+ * member without windows leaves its part empty, so that part i is member i's), and the
+ * window's duration is its longest part's. */
 void modeset__ops(struct mode_ops *ops, const struct modeset_opts *o);
 
 #endif

@@ -3,7 +3,8 @@
  * tested end to end in tests/e2e/profile.bats): every hook reaches every member in order, each
  * member fills its own part of the session's profile, a process one member cannot trace is
  * traced by the others (said in that member's part), an optional member that cannot open is
- * left out, the progress line joins the members'. */
+ * left out, the progress line joins the members'; a window has a part per member, in order,
+ * empty for one without windows. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -24,6 +25,7 @@ struct fake_opts {
 	const char *name;
 	bool fail_open;
 	int attach_err;
+	int window_err;
 };
 
 struct fake {
@@ -79,6 +81,21 @@ static void f_tick(void *m, int64_t t, bool second)
 	note(((struct fake *)m)->o->name, "tick");
 }
 
+/* what was counted since the last window: one sample of pid 7, 2 s long (A), 3 s (B) */
+static int f_window(void *m, struct profile *into)
+{
+	struct fake *f = m;
+	uint32_t map = profile__mapping(into, 7, 0x1000, 0x2000, 0, "/bin/fake", NULL);
+	uint32_t loc = profile__location(into, map, 0x1000, 0, NULL, 0);
+	int64_t v = 5;
+
+	note(f->o->name, "window");
+	profile__add_type(into, f->o->name, "count");
+	profile__add_sample(into, &loc, 1, &v, 7);
+	into->duration_nanos = f->o->name[0] == 'A' ? 2000000000 : 3000000000;
+	return f->o->window_err;
+}
+
 static void f_progress(void *m, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s busy", ((struct fake *)m)->o->name);
@@ -103,6 +120,10 @@ static const struct mode_ops fake_a = {
 	.name = "cpu", .open = f_open, .close = f_close, .attach = f_attach,
 	.why_untraceable = f_why, .tick = f_tick, .progress = f_progress, .finalize = f_finalize,
 	.stop = f_stop, .detach = f_detach, .attach_all = NULL,
+};
+static const struct mode_ops fake_w = {
+	.name = "lock", .open = f_open, .close = f_close, .attach = f_attach,
+	.why_untraceable = f_why, .tick = f_tick, .window = f_window, .detach = f_detach,
 };
 static const struct mode_ops fake_b = {
 	.name = "mem", .preflight = 1, .open = f_open, .close = f_close, .attach = f_attach,
@@ -224,12 +245,66 @@ static void test_open_fails(void **state)
 	profile__free(r.prof);
 }
 
+/* a window: a part per member in member order, the window-less member's empty; the counting
+ * goes on (each member's own window hook is called once per window) */
+static void test_window(void **state)
+{
+	struct fake_opts a = { "A" }, w = { "W" }, b = { "B" };
+	struct run r;
+	struct profile *into;
+
+	calls[0] = '\0';
+	memset(&r, 0, sizeof(r));
+	r.lc.prog = "ebprof";
+	r.prof = profile__new("profile");
+	r.mso.members[0] = (struct modeset_member){ &fake_w, &a, false };
+	r.mso.members[1] = (struct modeset_member){ &fake_b, &b, false };
+	r.mso.members[2] = (struct modeset_member){ &fake_w, &w, false };
+	r.mso.n = 3;
+	modeset__ops(&r.ops, &r.mso);
+	assert_non_null(r.ops.window);
+	r.env = (struct session_env){ .lc = &r.lc, .prof = r.prof };
+	r.m = r.ops.open(&r.env, &r.mso);
+	assert_non_null(r.m);
+	into = profile__new("profile");
+	assert_int_equal(r.ops.window(r.m, into), 0);
+	assert_int_equal(into->nparts, 3);
+	assert_string_equal(into->parts[0]->mode, "lock");
+	assert_int_equal(into->parts[0]->nsamples, 1);
+	assert_string_equal(into->parts[0]->types[0].type, "A");
+	assert_string_equal(into->parts[1]->mode, "mem");	/* no windows: empty, there */
+	assert_int_equal(into->parts[1]->nsamples, 0);
+	assert_int_equal(into->parts[2]->nsamples, 1);
+	assert_string_equal(into->parts[2]->types[0].type, "W");
+	assert_int_equal(into->duration_nanos, 3000000000);	/* the longest part's */
+	assert_int_equal(r.prof->parts[0]->nsamples, 0);	/* not the run's */
+	profile__free(into);
+	/* a member whose window fails: its error, the others' windows kept */
+	a.window_err = -EIO;
+	into = profile__new("profile");
+	assert_int_equal(r.ops.window(r.m, into), -EIO);
+	assert_int_equal(into->nparts, 3);
+	assert_int_equal(into->parts[2]->nsamples, 1);
+	profile__free(into);
+	r.ops.close(r.m);
+	assert_string_equal(calls, "A.open B.open W.open A.window W.window A.window W.window "
+			    "A.close B.close W.close");
+	profile__free(r.prof);
+
+	/* no member with windows: the set has none */
+	start(&r, &a, &b, false);
+	assert_null(r.ops.window);
+	r.ops.close(r.m);
+	profile__free(r.prof);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fan_out),
 		cmocka_unit_test(test_attach_partly),
 		cmocka_unit_test(test_open_fails),
+		cmocka_unit_test(test_window),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
