@@ -26,6 +26,14 @@ struct modeset_opts {
 	struct modeset_member members[MODESET_MAX];
 	int n;
 	bool findings;			/* compute findings at the end */
+	/* the first member leads (ebprof top): a process is traced when the first member
+	 * traces it; another member's attach error (but -ESRCH) leaves only that member without
+	 * it, said at -v. Otherwise (ebprof profile): traced when any member traces it, a
+	 * member's -ENOENT is a note in its part, any other error is the run's. */
+	bool lead;
+	/* the members after the first log nothing once open (their open errors are said), but
+	 * at -v: their failures are not the run's (top says what it lacks) */
+	bool quiet_others;
 };
 
 /* The set's mode_ops for these members: name "profile", the union of their preflight needs;

@@ -3,8 +3,9 @@
  * tested end to end in tests/e2e/profile.bats): every hook reaches every member in order, each
  * member fills its own part of the session's profile, a process one member cannot trace is
  * traced by the others (said in that member's part), an optional member that cannot open is
- * left out, the progress line joins the members'; a window has a part per member, in order,
- * empty for one without windows. */
+ * left out, the progress line joins the members'; with lead (ebprof top) the first member
+ * decides and the others' attach errors are theirs; quiet_others silences the others once
+ * open (but at -v); a window has a part per member, in order, empty for one without windows. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -20,6 +21,8 @@
 #include "profile/profile.h"
 
 static char calls[1024];
+static struct fake *opened[8];	/* the members opened since the last start, in order */
+static int nopened;
 
 struct fake_opts {
 	const char *name;
@@ -51,6 +54,8 @@ static void *f_open(const struct session_env *env, void *opts)
 	f = calloc(1, sizeof(*f));
 	f->o = o;
 	f->env = env;
+	if (nopened < 8)
+		opened[nopened++] = f;
 	profile__add_type(env->prof, o->name, "count");
 	return f;
 }
@@ -140,11 +145,18 @@ struct run {
 	void *m;
 };
 
-static void start(struct run *r, struct fake_opts *a, struct fake_opts *b, bool optional)
+static void start_with(struct run *r, struct fake_opts *a, struct fake_opts *b, bool optional,
+		       bool lead, bool quiet_others)
 {
+	int verbose = r->lc.verbose;
+
 	calls[0] = '\0';
+	nopened = 0;
 	memset(r, 0, sizeof(*r));
 	r->lc.prog = "ebprof";
+	r->lc.verbose = verbose;
+	r->mso.lead = lead;
+	r->mso.quiet_others = quiet_others;
 	r->prof = profile__new("profile");
 	assert_non_null(r->prof);
 	r->mso.members[0] = (struct modeset_member){ &fake_a, a, optional };
@@ -153,6 +165,17 @@ static void start(struct run *r, struct fake_opts *a, struct fake_opts *b, bool 
 	modeset__ops(&r->ops, &r->mso);
 	r->env = (struct session_env){ .lc = &r->lc, .prof = r->prof };
 	r->m = r->ops.open(&r->env, &r->mso);
+}
+
+static void start(struct run *r, struct fake_opts *a, struct fake_opts *b, bool optional)
+{
+	r->lc.verbose = 0;
+	start_with(r, a, b, optional, false, false);
+}
+
+static struct fake *member(int i)
+{
+	return opened[i];
 }
 
 static void test_fan_out(void **state)
@@ -245,6 +268,62 @@ static void test_open_fails(void **state)
 	profile__free(r.prof);
 }
 
+/* top's rule: the first member decides; the others' errors leave only them without it */
+static void test_lead(void **state)
+{
+	struct fake_opts a = { "A" }, b = { "B", .attach_err = -EPERM };
+	struct run r;
+	int st = -1;
+
+	/* profile's rule first: another error of any member is the run's */
+	start(&r, &a, &b, false);
+	assert_int_equal(r.ops.attach(r.m, 42, MODE_ATTACH_PID, &st), -EPERM);
+	r.ops.close(r.m);
+	profile__free(r.prof);
+
+	start_with(&r, &a, &b, false, true, false);
+	assert_int_equal(r.ops.attach(r.m, 42, MODE_ATTACH_PID, &st), 0);
+	assert_int_equal(r.prof->parts[1]->nnotes, 0);	/* said at -v, not in the report */
+	b.attach_err = -ENOENT;
+	assert_int_equal(r.ops.attach(r.m, 43, MODE_ATTACH_PID, &st), 0);
+	b.attach_err = -ESRCH;		/* gone: said at once, whoever saw it */
+	assert_int_equal(r.ops.attach(r.m, 44, MODE_ATTACH_EXEC, &st), -ESRCH);
+	assert_int_equal(st, 7);
+	b.attach_err = 0;
+	a.attach_err = -ENOENT;		/* the first cannot: untraceable, though B could */
+	assert_int_equal(r.ops.attach(r.m, 45, MODE_ATTACH_PID, &st), -ENOENT);
+	assert_string_equal(r.ops.why_untraceable(r.m, 45), "a program it cannot trace");
+	a.attach_err = -EPERM;		/* the first's error is the run's */
+	assert_int_equal(r.ops.attach(r.m, 46, MODE_ATTACH_PID, &st), -EPERM);
+	r.ops.close(r.m);
+	profile__free(r.prof);
+}
+
+/* quiet_others: the members after the first log through a context that is silent once they
+ * are open, unless -v */
+static void test_quiet_others(void **state)
+{
+	struct fake_opts a = { "A" }, b = { "B" };
+	struct run r = { 0 };
+
+	start_with(&r, &a, &b, false, false, true);
+	assert_false(member(0)->env->lc->silent);
+	assert_true(member(1)->env->lc->silent);
+	r.ops.close(r.m);
+	profile__free(r.prof);
+
+	start_with(&r, &a, &b, false, false, false);
+	assert_false(member(1)->env->lc->silent);
+	r.ops.close(r.m);
+	profile__free(r.prof);
+
+	r.lc.verbose = 1;
+	start_with(&r, &a, &b, false, false, true);	/* keeps r.lc */
+	assert_false(member(1)->env->lc->silent);
+	r.ops.close(r.m);
+	profile__free(r.prof);
+}
+
 /* a window: a part per member in member order, the window-less member's empty; the counting
  * goes on (each member's own window hook is called once per window) */
 static void test_window(void **state)
@@ -304,6 +383,8 @@ int main(void)
 		cmocka_unit_test(test_fan_out),
 		cmocka_unit_test(test_attach_partly),
 		cmocka_unit_test(test_open_fails),
+		cmocka_unit_test(test_lead),
+		cmocka_unit_test(test_quiet_others),
 		cmocka_unit_test(test_window),
 	};
 
