@@ -343,7 +343,7 @@ static void test_offcpu_columns(void **state)
 	struct profile *wins[3] = { cpu_window(), profile__new("offcpu"), profile__new("io") };
 	struct profile *w = wins[1];
 	struct prof_process *pp;
-	struct top_panel_line l[4];
+	struct top_panel_line l[5];
 	int64_t v[2];
 	uint32_t locs[3];
 	char *buf = NULL;
@@ -354,9 +354,17 @@ static void test_offcpu_columns(void **state)
 	assert_non_null(w);
 	assert_int_equal(profile__add_type(w, "offcpu", "nanoseconds"), 0);
 	assert_int_equal(profile__add_type(w, "switches", "count"), 0);
-	/* 2 s window: 400's two threads 3.0 s off the CPU in 40 waits, 2.4 s in nap < sleep_loop
-	 * < main, 0.6 s in poll < main; 100 (burner) 0.1 s in 2 */
-	locs[0] = named(w, "nap");
+	/* 2 s window: 400's two threads 3.0 s off the CPU in 40 waits, 2.4 s in rawsys3 (inlined
+	 * into nap: one location of two lines) < sleep_loop < main, 0.6 s in poll < main; 100
+	 * (burner) 0.1 s in 2 */
+	{
+		struct prof_line two[2] = { { .function = profile__function(w, "rawsys3",
+									    "rawsys3", NULL) },
+					    { .function = profile__function(w, "nap", "nap",
+									    NULL) } };
+
+		locs[0] = profile__location(w, PROF_NONE, 0x500, 0x500, two, 2);
+	}
 	locs[1] = named(w, "sleep_loop");
 	locs[2] = named(w, "main");
 	v[0] = 2400000000;
@@ -387,16 +395,21 @@ static void test_offcpu_columns(void **state)
 	assert_float_equal(top_model__row(m, 1)->v[1], 5.0, 1e-9);
 	assert_float_equal(top_model__row(m, 1)->v[2], 1.0, 1e-9);
 	assert_false(top_model__row(m, 1)->has[3]);	/* the empty part: no IO/s */
-	/* the panel: nap first by self (120% of one thread over 2 s), then poll; main by total */
-	assert_int_equal(top_model__panel(m, 400, false, l, 4), 4);
-	assert_string_equal(l[0].text, "nap");
+	/* the panel: rawsys3 first by self (120% of one thread over 2 s), then poll; main by
+	 * total, then nap, the inlined callee's caller, and sleep_loop with it */
+	assert_int_equal(top_model__panel(m, 400, false, l, 5), 5);
+	assert_string_equal(l[0].text, "rawsys3");
 	assert_float_equal(l[0].self, 120.0, 1e-9);
 	assert_string_equal(l[1].text, "poll");
 	assert_float_equal(l[1].self, 30.0, 1e-9);
 	assert_string_equal(l[2].text, "main");
 	assert_float_equal(l[2].total, 150.0, 1e-9);
+	assert_string_equal(l[3].text, "nap");
+	assert_float_equal(l[3].self, 0.0, 1e-9);
+	assert_float_equal(l[3].total, 120.0, 1e-9);
+	assert_string_equal(l[4].text, "sleep_loop");
 	assert_int_equal(top_model__panel(m, 400, true, l, 4), 2);
-	assert_string_equal(l[0].text, "nap < sleep_loop < main");
+	assert_string_equal(l[0].text, "rawsys3 < nap < sleep_loop < main");
 
 	f = open_memstream(&buf, &len);
 	assert_non_null(f);
