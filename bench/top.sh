@@ -12,7 +12,9 @@
 # = 1 (BENCH_TOP_STATS=1 sets it for the run and restores it: it slows every BPF program on the
 # machine a little), the run time of the programs ebprof holds (bpftool: run_time_ns) over the
 # same seconds: the sampling program runs in the interrupted tasks, not in ebprof, so it is not
-# in ebprof's own CPU time. A shared noisy VM: one run's figures, compared with each other.
+# in ebprof's own CPU time. BENCH_TOP_ARGS: options added to every configuration (e.g.
+# --no-offcpu, to see one part's share side by side). A shared noisy VM: one run's figures,
+# compared with each other.
 set -euo pipefail
 out=${1:-build}
 cd "$(dirname "$0")/.."
@@ -92,6 +94,8 @@ run_one() {
 
 echo "ebprof top, default interval, $secs s each after $warm s; bpf_stats_enabled=$stats;" \
 	"load $(cut -d' ' -f1-3 /proc/loadavg)"
-run_one all
-run_one pid -p "$burn"
-run_one batch
+read -ra extra <<<"${BENCH_TOP_ARGS:-}"
+echo "options: ${extra[*]:-(none)}"
+run_one all "${extra[@]}"
+run_one pid -p "$burn" "${extra[@]}"
+run_one batch "${extra[@]}"

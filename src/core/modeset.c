@@ -23,6 +23,8 @@ struct modeset {
 	int n;
 	int wake_fd;			/* epoll over the members' wake fds; -1: none (yet) */
 	bool wake_made;
+	struct log_ctx others;		/* the members' after the first, with quiet_others: the
+					 * session's, silent once they are open */
 };
 
 #define EACH(ms, r) for (struct member_run *r = (ms)->r; r < (ms)->r + (ms)->n; r++)
@@ -59,6 +61,7 @@ static void *set_open(const struct session_env *env, void *opts)
 	ms->env = env;
 	ms->o = o;
 	ms->wake_fd = -1;
+	ms->others = *env->lc;
 	for (int i = 0; i < o->n; i++) {
 		struct member_run *r = &ms->r[ms->n];	/* members left out leave no gap */
 		struct profile *part = profile__new(o->members[i].ops->name);
@@ -72,6 +75,8 @@ static void *set_open(const struct session_env *env, void *opts)
 		r->ops = o->members[i].ops;
 		r->env = *env;
 		r->env.prof = part;
+		if (o->quiet_others && i > 0)
+			r->env.lc = &ms->others;	/* members keep the pointer */
 		ms->n++;
 		r->m = r->ops->open(&r->env, o->members[i].opts);
 		if (r->m)
@@ -92,11 +97,12 @@ static void *set_open(const struct session_env *env, void *opts)
 		set_close(ms);
 		return NULL;
 	}
+	ms->others.silent = env->lc->verbose < 1;
 	return ms;
 }
 
-/* A process is traced when at least one member traces it; a member that cannot says so in
- * its own part of the report. */
+/* A process is traced when at least one member traces it (with lead: when the first does); a
+ * member that cannot says so in its own part of the report (with lead: at -v). */
 static int set_attach(void *v, pid_t pid, enum mode_attach how, int *status)
 {
 	struct modeset *ms = v;
@@ -110,7 +116,15 @@ static int set_attach(void *v, pid_t pid, enum mode_attach how, int *status)
 			traced++;
 			continue;
 		}
-		if (err != -ENOENT)
+		if (ms->o->lead && err != -ESRCH && r > ms->r) {
+			why = err == -ENOENT && r->ops->why_untraceable ?
+			      r->ops->why_untraceable(r->m, pid) : NULL;
+			pr_info(ms->env->lc, "PID %d is not traced by the %s mode: %s", (int)pid,
+				r->ops->name, why ? why : err == -ENOENT ? "not supported" :
+				strerror(-err));
+			continue;
+		}
+		if (err != -ENOENT || ms->o->lead)
 			return err;	/* -ESRCH (gone: *status set) or fatal (said) */
 		why = r->ops->why_untraceable ? r->ops->why_untraceable(r->m, pid) : NULL;
 		profile__add_note(r->env.prof, "PID %d was not traced by '%s': %s", (int)pid,
@@ -126,8 +140,8 @@ static const char *set_why(void *v, pid_t pid)
 	EACH(ms, r) {
 		const char *why = r->ops->why_untraceable ? r->ops->why_untraceable(r->m, pid)
 							   : NULL;
-		if (why)
-			return why;
+		if (why || ms->o->lead)
+			return why;	/* with lead: the first's -ENOENT is the one said */
 	}
 	return NULL;
 }
@@ -238,8 +252,9 @@ static void set_thread_exit(void *v, pid_t pid, pid_t tid)
 			r->ops->thread_exit(r->m, pid, tid);
 }
 
-/* Each member's window into its own part of `into` (as the run's profile has them); a member
- * without a window hook leaves its part empty, with a note saying so. */
+/* Each member's window into its own part of `into`, in member order, so that part i is member
+ * i's; a member without a window hook leaves its part empty, with a note saying so. The
+ * window's duration is its longest part's. */
 static int set_window(void *v, struct profile *into)
 {
 	struct modeset *ms = v;
@@ -257,6 +272,7 @@ static int set_window(void *v, struct profile *into)
 			profile__add_note(part, "the %s mode has no windows yet", r->ops->name);
 			continue;
 		}
+		/* one that fails said why; what it took is kept */
 		err = r->ops->window(r->m, part);
 		if (err && !rc)
 			rc = err;
@@ -356,7 +372,6 @@ void modeset__ops(struct mode_ops *ops, const struct modeset_opts *o)
 		.progress = set_progress,
 		.inspect = set_inspect,
 		.thread_exit = set_thread_exit,
-		.window = set_window,
 		.finalize = set_finalize,
 		.retire = set_retire,
 		.reaped = set_reaped,
@@ -367,6 +382,8 @@ void modeset__ops(struct mode_ops *ops, const struct modeset_opts *o)
 	};
 	for (int i = 0; i < o->n; i++) {
 		ops->preflight |= o->members[i].ops->preflight;
+		if (o->members[i].ops->window)
+			ops->window = set_window;
 		if (!o->members[i].ops->attach_all)
 			all = false;
 	}

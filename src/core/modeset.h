@@ -26,12 +26,21 @@ struct modeset_opts {
 	struct modeset_member members[MODESET_MAX];
 	int n;
 	bool findings;			/* compute findings at the end */
+	/* the first member leads (ebprof top): a process is traced when the first member
+	 * traces it; another member's attach error (but -ESRCH) leaves only that member without
+	 * it, said at -v. Otherwise (ebprof profile): traced when any member traces it, a
+	 * member's -ENOENT is a note in its part, any other error is the run's. */
+	bool lead;
+	/* the members after the first log nothing once open (their open errors are said), but
+	 * at -v: their failures are not the run's (top says what it lacks) */
+	bool quiet_others;
 };
 
 /* The set's mode_ops for these members: name "profile", the union of their preflight needs;
- * -a only when every member supports it. Its window hook gives `into` one part per member,
- * in the members' order, each filled by that member's window (empty, with a note, for a
- * member without one). */
+ * -a only when every member supports it; a window (core/mode.h) when one member has one: each
+ * member's window goes into a part of its own of the window's profile, in member order (a
+ * member without windows leaves its part empty, with a note, so that part i is member i's),
+ * and the window's duration is its longest part's. */
 void modeset__ops(struct mode_ops *ops, const struct modeset_opts *o);
 
 #endif

@@ -370,9 +370,17 @@ static int line_cmp(const void *a, const void *b)
 	return strcmp(x->text, y->text);
 }
 
-static const char *frame_of(const struct profile *p, uint32_t loc, char *buf, size_t len)
+/* A location's frames: one per line, the innermost (an inlined callee) first; one for a
+ * location without lines (its address). */
+static uint32_t frames_of(const struct profile *p, uint32_t loc)
 {
-	return profile__frame_name(p, &p->locations[loc], 0, buf, len);
+	return p->locations[loc].nlines ? p->locations[loc].nlines : 1;
+}
+
+static const char *frame_of(const struct profile *p, uint32_t loc, uint32_t line, char *buf,
+			    size_t len)
+{
+	return profile__frame_name(p, &p->locations[loc], line, buf, len);
 }
 
 static uint32_t panel_stacks(const struct top_model *m, const struct profile *w, int type,
@@ -392,10 +400,14 @@ static uint32_t panel_stacks(const struct top_model *m, const struct profile *w,
 			continue;
 		all[n].self = all[n].total = panel_value(s, sm->values[type], m->secs);
 		for (uint32_t f = 0; f < sm->nlocs && len + 4 < sizeof(all[n].text); f++) {
-			char name[256];
+			for (uint32_t l = 0; l < frames_of(w, sm->locs[f]) &&
+					     len + 4 < sizeof(all[n].text); l++) {
+				char name[256];
 
-			len += snprintf(all[n].text + len, sizeof(all[n].text) - len, "%s%s",
-					f ? " < " : "", frame_of(w, sm->locs[f], name, sizeof(name)));
+				len += snprintf(all[n].text + len, sizeof(all[n].text) - len,
+						"%s%s", len ? " < " : "",
+						frame_of(w, sm->locs[f], l, name, sizeof(name)));
+			}
 		}
 		if (!sm->nlocs)
 			snprintf(all[n].text, sizeof(all[n].text), "[no stack]");
@@ -433,17 +445,21 @@ uint32_t top_model__panel(const struct top_model *m, pid_t pid, bool stacks,
 
 		if ((pid && sm->pid != (uint32_t)pid) || !v)
 			continue;
+		/* every frame, an inlined function's too (its caller's total has it) */
 		for (uint32_t f = 0; f < sm->nlocs; f++) {
-			struct fn_agg *a = fn_get(&t, frame_of(w, sm->locs[f], name, sizeof(name)));
+			for (uint32_t l = 0; l < frames_of(w, sm->locs[f]); l++) {
+				struct fn_agg *a = fn_get(&t, frame_of(w, sm->locs[f], l, name,
+								       sizeof(name)));
 
-			if (!a)
-				goto out;
-			if (f == 0)
-				a->self += v;
-			/* a recursive function counts once per sample in its total */
-			if (a->seen != i + 1) {
-				a->total += v;
-				a->seen = i + 1;
+				if (!a)
+					goto out;
+				if (f == 0 && l == 0)
+					a->self += v;
+				/* a recursive function counts once per sample in its total */
+				if (a->seen != i + 1) {
+					a->total += v;
+					a->seen = i + 1;
+				}
 			}
 		}
 		if (!sm->nlocs) {

@@ -154,24 +154,25 @@ wait_rc() {
 	wait_screen "sort: CPU%" 2
 	# s: the next sort column, every column in turn, then the PID, then the first again
 	tmux send-keys -t "$S" s
-	wait_screen "sort: LOCK/s" 2
-	tmux send-keys -t "$S" s s s s s
+	wait_screen "sort: OFF-CPU%" 2
+	tmux send-keys -t "$S" s s s s s s s
 	wait_screen "sort: PID" 2
 	tmux send-keys -t "$S" s
 	wait_screen "sort: CPU%" 2
-	# views: Tab goes to lock (its panel, its first column sorts), 5 to io, 1 back to cpu; 3
-	# names what is missing (no mem view with -a: no uprobes on every process)
+	# views: Tab goes to offcpu (its panel, its first column sorts), 4 to lock, 5 to io, 1
+	# back to cpu; 2 names what is missing (no mem view with -a: no uprobes on every process)
 	tmux send-keys -t "$S" Tab
-	wait_screen "view: cpu \[lock\] io   sort: LOCK/s" 2
+	wait_screen "view: cpu \[offcpu\] lock io   sort: OFF-CPU%" 2
+	wait_screen "offcpu: hottest functions of $name $BG" 2
+	tmux send-keys -t "$S" 4
+	wait_screen "view: cpu offcpu \[lock\] io   sort: LOCK/s" 2
 	wait_screen "lock: hottest functions of $name $BG" 2
 	tmux send-keys -t "$S" 5
-	wait_screen "view: cpu lock \[io\]   sort: IO/s" 2
+	wait_screen "view: cpu offcpu lock \[io\]   sort: IO/s" 2
 	tmux send-keys -t "$S" 2
 	wait_screen "no mem view" 2
 	tmux send-keys -t "$S" 1
-	wait_screen "view: \[cpu\] lock io   sort: CPU%" 2
-	tmux send-keys -t "$S" 3
-	wait_screen "no offcpu view" 2
+	wait_screen "view: \[cpu\] offcpu lock io   sort: CPU%" 2
 	# pause: the clock in the header stops with the table
 	tmux send-keys -t "$S" p
 	wait_screen "\[paused\]" 2
@@ -272,6 +273,52 @@ bytes_awk='function bytes(s,  u, v) { u = substr(s, length(s)); v = substr(s, 1,
 	! grep -q 'ALLOC/s' "$T/all"
 	"$EBPROF" top -b --no-mem -- "$FIX/cpuburn" 0.3 > "$T/nomem"
 	! grep -q 'ALLOC/s' "$T/nomem"
+}
+
+@test "top -b -- offsleep: OFF-CPU% over the windows adds up to the fixture's own time around its naps within 10%" {
+	# 10 naps of 100 ms in nap(): 1.0 s off the CPU, in windows of 0.5 s
+	"$EBPROF" top -b -i 0.5 --no-mem -- "$FIX/offsleep" 10 100 > "$T/out"
+	cat "$T/out"
+	slept_ms=$(awk '/^slept_ns/ { printf "%d", $2 / 1e6 }' "$T/out")
+	read -r off_ms waits n <<<"$(awk '
+		/^ebprof top - / { match($0, /window [0-9.]+ s/); w = substr($0, RSTART + 7, RLENGTH - 9) }
+		/^ +PID COMMAND/ { for (i = 1; i <= NF; i++) { if ($i == "OFF-CPU%") a = i; if ($i == "WAITS/s") b = i } }
+		$2 == "offsleep" && a && $a != "-" { s += $a * w * 10; c += $b * w; n++ }
+		END { printf "%d %.0f %d", s, c, n }' "$T/out")"
+	echo "offsleep says $slept_ms ms around its naps; ebprof top: $off_ms ms off the CPU, ~$waits waits, in $n windows"
+	[ "$n" -ge 2 ]
+	[ "$slept_ms" -ge 1000 ]
+	# the naps, plus the little else it waits for (its start, its exit's write): a loose 10%
+	[ $((off_ms * 100)) -ge $((slept_ms * 90)) ]
+	[ $((off_ms * 100)) -le $((slept_ms * 110)) ]
+	[ "$waits" -ge 1 ]
+	"$EBPROF" top -b --no-offcpu --no-mem -- "$FIX/offsleep" 1 10 > "$T/nooff"
+	! grep -q 'OFF-CPU%' "$T/nooff"
+	assert_no_probes '^offcpu_(switch|waking|wakeup|wakeup_new)$'
+}
+
+@test "top: offsleep's OFF-CPU% on screen near 100% of its one thread, nap() in the offcpu panel" {
+	# one thread that sleeps all but a few microseconds of each 20 ms: 100% of one thread's
+	# time off the CPU; a window holds the waits that ended in it (about 50 of 20 ms: +-2%)
+	bg "$FIX/offsleep" 6000 20
+	start_top -p "$BG"
+	wait_screen "^ +$BG offsleep " 5
+	tmux send-keys -t "$S" 3
+	wait_screen "view: cpu \[offcpu\] lock io mem   sort: OFF-CPU%" 2
+	wait_screen "offcpu: hottest functions of offsleep $BG" 3
+	wait_screen "^ +[0-9.]+ +[0-9.]+  nap$" 5
+	sleep 1.5
+	screen
+	pct=$(screen | awk -v p="$BG" '/^ +PID COMMAND/ { for (i = 1; i <= NF; i++) if ($i == "OFF-CPU%") a = i }
+		a && $1 == p && $2 == "offsleep" { print $a; exit }')
+	echo "OFF-CPU% on screen: $pct"
+	awk -v v="$pct" 'BEGIN { exit !(v >= 80 && v <= 120) }'
+	mapfile -t progs < <(held_progs "$TOP_PID")
+	tmux send-keys -t "$S" q
+	rc=$(wait_rc 2)
+	[ "$rc" -eq 0 ]
+	assert_unloaded "${progs[@]}"
+	kill -0 "$BG"
 }
 
 @test "top -b -- dd: IO/s and IOB/s over the windows add up to its 2000 O_DIRECT reads within 5%" {

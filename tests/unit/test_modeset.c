@@ -3,7 +3,9 @@
  * tested end to end in tests/e2e/profile.bats): every hook reaches every member in order, each
  * member fills its own part of the session's profile, a process one member cannot trace is
  * traced by the others (said in that member's part), an optional member that cannot open is
- * left out, the progress line joins the members'. */
+ * left out, the progress line joins the members'; with lead (ebprof top) the first member
+ * decides and the others' attach errors are theirs; quiet_others silences the others once
+ * open (but at -v); a window has a part per member, in order, empty for one without windows. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -19,11 +21,14 @@
 #include "profile/profile.h"
 
 static char calls[1024];
+static struct fake *opened[8];	/* the members opened since the last start, in order */
+static int nopened;
 
 struct fake_opts {
 	const char *name;
 	bool fail_open;
 	int attach_err;
+	int window_err;
 };
 
 struct fake {
@@ -49,6 +54,8 @@ static void *f_open(const struct session_env *env, void *opts)
 	f = calloc(1, sizeof(*f));
 	f->o = o;
 	f->env = env;
+	if (nopened < 8)
+		opened[nopened++] = f;
 	profile__add_type(env->prof, o->name, "count");
 	return f;
 }
@@ -79,6 +86,21 @@ static void f_tick(void *m, int64_t t, bool second)
 	note(((struct fake *)m)->o->name, "tick");
 }
 
+/* what was counted since the last window: one sample of pid 7, 2 s long (A), 3 s (B) */
+static int f_window(void *m, struct profile *into)
+{
+	struct fake *f = m;
+	uint32_t map = profile__mapping(into, 7, 0x1000, 0x2000, 0, "/bin/fake", NULL);
+	uint32_t loc = profile__location(into, map, 0x1000, 0, NULL, 0);
+	int64_t v = 5;
+
+	note(f->o->name, "window");
+	profile__add_type(into, f->o->name, "count");
+	profile__add_sample(into, &loc, 1, &v, 7);
+	into->duration_nanos = f->o->name[0] == 'A' ? 2000000000 : 3000000000;
+	return f->o->window_err;
+}
+
 static void f_progress(void *m, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s busy", ((struct fake *)m)->o->name);
@@ -99,23 +121,14 @@ static void f_detach(void *m)
 	note(((struct fake *)m)->o->name, "detach");
 }
 
-/* a window: one sample of 3 with the member's type, 2 s long */
-static int f_window(void *m, struct profile *into)
-{
-	struct fake *f = m;
-	int64_t v = 3;
-
-	note(f->o->name, "window");
-	profile__add_type(into, f->o->name, "count");
-	profile__add_sample(into, NULL, 0, &v, 42);
-	into->duration_nanos = 2000000000;
-	return 0;
-}
-
 static const struct mode_ops fake_a = {
 	.name = "cpu", .open = f_open, .close = f_close, .attach = f_attach,
 	.why_untraceable = f_why, .tick = f_tick, .progress = f_progress, .finalize = f_finalize,
-	.stop = f_stop, .detach = f_detach, .attach_all = NULL, .window = f_window,
+	.stop = f_stop, .detach = f_detach, .attach_all = NULL,
+};
+static const struct mode_ops fake_w = {
+	.name = "lock", .open = f_open, .close = f_close, .attach = f_attach,
+	.why_untraceable = f_why, .tick = f_tick, .window = f_window, .detach = f_detach,
 };
 static const struct mode_ops fake_b = {
 	.name = "mem", .preflight = 1, .open = f_open, .close = f_close, .attach = f_attach,
@@ -132,11 +145,18 @@ struct run {
 	void *m;
 };
 
-static void start(struct run *r, struct fake_opts *a, struct fake_opts *b, bool optional)
+static void start_with(struct run *r, struct fake_opts *a, struct fake_opts *b, bool optional,
+		       bool lead, bool quiet_others)
 {
+	int verbose = r->lc.verbose;
+
 	calls[0] = '\0';
+	nopened = 0;
 	memset(r, 0, sizeof(*r));
 	r->lc.prog = "ebprof";
+	r->lc.verbose = verbose;
+	r->mso.lead = lead;
+	r->mso.quiet_others = quiet_others;
 	r->prof = profile__new("profile");
 	assert_non_null(r->prof);
 	r->mso.members[0] = (struct modeset_member){ &fake_a, a, optional };
@@ -145,6 +165,17 @@ static void start(struct run *r, struct fake_opts *a, struct fake_opts *b, bool 
 	modeset__ops(&r->ops, &r->mso);
 	r->env = (struct session_env){ .lc = &r->lc, .prof = r->prof };
 	r->m = r->ops.open(&r->env, &r->mso);
+}
+
+static void start(struct run *r, struct fake_opts *a, struct fake_opts *b, bool optional)
+{
+	r->lc.verbose = 0;
+	start_with(r, a, b, optional, false, false);
+}
+
+static struct fake *member(int i)
+{
+	return opened[i];
 }
 
 static void test_fan_out(void **state)
@@ -208,33 +239,6 @@ static void test_attach_partly(void **state)
 	profile__free(r.prof);
 }
 
-/* A window of the set: a part per member, each filled by that member's window; a member
- * without windows leaves its part empty and says so. */
-static void test_window(void **state)
-{
-	struct fake_opts a = { "A" }, b = { "B" };
-	struct profile *w = profile__new("profile");
-	struct run r;
-
-	start(&r, &a, &b, false);
-	assert_non_null(r.ops.window);
-	assert_int_equal(r.ops.window(r.m, w), 0);
-	assert_int_equal(w->nparts, 2);
-	assert_string_equal(w->parts[0]->mode, "cpu");
-	assert_string_equal(w->parts[0]->types[0].type, "A");
-	assert_int_equal(w->parts[0]->nsamples, 1);
-	assert_int_equal(w->parts[0]->samples[0].values[0], 3);
-	assert_string_equal(w->parts[1]->mode, "mem");
-	assert_int_equal(w->parts[1]->nsamples, 0);
-	assert_int_equal(w->parts[1]->nnotes, 1);
-	assert_string_equal(w->parts[1]->notes[0], "the mem mode has no windows yet");
-	assert_int_equal(w->duration_nanos, 2000000000);
-	r.ops.close(r.m);
-	assert_string_equal(calls, "A.open B.open A.window A.close B.close");
-	profile__free(w);
-	profile__free(r.prof);
-}
-
 static void test_open_fails(void **state)
 {
 	struct fake_opts a = { "A", .fail_open = true }, b = { "B" };
@@ -264,12 +268,125 @@ static void test_open_fails(void **state)
 	profile__free(r.prof);
 }
 
+/* top's rule: the first member decides; the others' errors leave only them without it */
+static void test_lead(void **state)
+{
+	struct fake_opts a = { "A" }, b = { "B", .attach_err = -EPERM };
+	struct run r;
+	int st = -1;
+
+	/* profile's rule first: another error of any member is the run's */
+	start(&r, &a, &b, false);
+	assert_int_equal(r.ops.attach(r.m, 42, MODE_ATTACH_PID, &st), -EPERM);
+	r.ops.close(r.m);
+	profile__free(r.prof);
+
+	start_with(&r, &a, &b, false, true, false);
+	assert_int_equal(r.ops.attach(r.m, 42, MODE_ATTACH_PID, &st), 0);
+	assert_int_equal(r.prof->parts[1]->nnotes, 0);	/* said at -v, not in the report */
+	b.attach_err = -ENOENT;
+	assert_int_equal(r.ops.attach(r.m, 43, MODE_ATTACH_PID, &st), 0);
+	b.attach_err = -ESRCH;		/* gone: said at once, whoever saw it */
+	assert_int_equal(r.ops.attach(r.m, 44, MODE_ATTACH_EXEC, &st), -ESRCH);
+	assert_int_equal(st, 7);
+	b.attach_err = 0;
+	a.attach_err = -ENOENT;		/* the first cannot: untraceable, though B could */
+	assert_int_equal(r.ops.attach(r.m, 45, MODE_ATTACH_PID, &st), -ENOENT);
+	assert_string_equal(r.ops.why_untraceable(r.m, 45), "a program it cannot trace");
+	a.attach_err = -EPERM;		/* the first's error is the run's */
+	assert_int_equal(r.ops.attach(r.m, 46, MODE_ATTACH_PID, &st), -EPERM);
+	r.ops.close(r.m);
+	profile__free(r.prof);
+}
+
+/* quiet_others: the members after the first log through a context that is silent once they
+ * are open, unless -v */
+static void test_quiet_others(void **state)
+{
+	struct fake_opts a = { "A" }, b = { "B" };
+	struct run r = { 0 };
+
+	start_with(&r, &a, &b, false, false, true);
+	assert_false(member(0)->env->lc->silent);
+	assert_true(member(1)->env->lc->silent);
+	r.ops.close(r.m);
+	profile__free(r.prof);
+
+	start_with(&r, &a, &b, false, false, false);
+	assert_false(member(1)->env->lc->silent);
+	r.ops.close(r.m);
+	profile__free(r.prof);
+
+	r.lc.verbose = 1;
+	start_with(&r, &a, &b, false, false, true);	/* keeps r.lc */
+	assert_false(member(1)->env->lc->silent);
+	r.ops.close(r.m);
+	profile__free(r.prof);
+}
+
+/* a window: a part per member in member order, the window-less member's empty; the counting
+ * goes on (each member's own window hook is called once per window) */
+static void test_window(void **state)
+{
+	struct fake_opts a = { "A" }, w = { "W" }, b = { "B" };
+	struct run r;
+	struct profile *into;
+
+	calls[0] = '\0';
+	memset(&r, 0, sizeof(r));
+	r.lc.prog = "ebprof";
+	r.prof = profile__new("profile");
+	r.mso.members[0] = (struct modeset_member){ &fake_w, &a, false };
+	r.mso.members[1] = (struct modeset_member){ &fake_b, &b, false };
+	r.mso.members[2] = (struct modeset_member){ &fake_w, &w, false };
+	r.mso.n = 3;
+	modeset__ops(&r.ops, &r.mso);
+	assert_non_null(r.ops.window);
+	r.env = (struct session_env){ .lc = &r.lc, .prof = r.prof };
+	r.m = r.ops.open(&r.env, &r.mso);
+	assert_non_null(r.m);
+	into = profile__new("profile");
+	assert_int_equal(r.ops.window(r.m, into), 0);
+	assert_int_equal(into->nparts, 3);
+	assert_string_equal(into->parts[0]->mode, "lock");
+	assert_int_equal(into->parts[0]->nsamples, 1);
+	assert_string_equal(into->parts[0]->types[0].type, "A");
+	assert_string_equal(into->parts[1]->mode, "mem");	/* no windows: empty, there */
+	assert_int_equal(into->parts[1]->nsamples, 0);
+	assert_int_equal(into->parts[1]->nnotes, 1);
+	assert_string_equal(into->parts[1]->notes[0], "the mem mode has no windows yet");
+	assert_int_equal(into->parts[2]->nsamples, 1);
+	assert_string_equal(into->parts[2]->types[0].type, "W");
+	assert_int_equal(into->duration_nanos, 3000000000);	/* the longest part's */
+	assert_int_equal(r.prof->parts[0]->nsamples, 0);	/* not the run's */
+	profile__free(into);
+	/* a member whose window fails: its error, the others' windows kept */
+	a.window_err = -EIO;
+	into = profile__new("profile");
+	assert_int_equal(r.ops.window(r.m, into), -EIO);
+	assert_int_equal(into->nparts, 3);
+	assert_int_equal(into->parts[2]->nsamples, 1);
+	profile__free(into);
+	r.ops.close(r.m);
+	assert_string_equal(calls, "A.open B.open W.open A.window W.window A.window W.window "
+			    "A.close B.close W.close");
+	profile__free(r.prof);
+
+	/* no member with windows: the set has none */
+	start(&r, &a, &b, false);
+	assert_null(r.ops.window);
+	r.ops.close(r.m);
+	profile__free(r.prof);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fan_out),
 		cmocka_unit_test(test_attach_partly),
 		cmocka_unit_test(test_open_fails),
+		cmocka_unit_test(test_lead),
+		cmocka_unit_test(test_quiet_others),
 		cmocka_unit_test(test_window),
 	};
 

@@ -326,6 +326,105 @@ static void test_mean_column(void **state)
 	top_model__free(m);
 }
 
+/* as offcpu's: the off-CPU time in % of one thread's time (two threads asleep: 200%), the
+ * switches out per second, the panel ranking functions by off-CPU time */
+static const struct top_col offcpu_cols[] = {
+	{ "OFF-CPU%", "offcpu_ns", TOP_COL_SHARE, TOP_UNIT_PERCENT, NULL },
+	{ "WAITS/s", "switches", TOP_COL_RATE, TOP_UNIT_COUNT, NULL },
+};
+static const struct top_source offcpu_src = { "offcpu", offcpu_cols, 2, "offcpu",
+					      TOP_UNIT_PERCENT };
+
+static void test_offcpu_columns(void **state)
+{
+	const struct top_source *src[3] = { &cpu_src, &offcpu_src, &io_src };
+	struct top_model *m = top_model__new(src, 3);
+	/* io's part is empty, as a member without a window leaves it */
+	struct profile *wins[3] = { cpu_window(), profile__new("offcpu"), profile__new("io") };
+	struct profile *w = wins[1];
+	struct prof_process *pp;
+	struct top_panel_line l[5];
+	int64_t v[2];
+	uint32_t locs[3];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	assert_non_null(m);
+	assert_non_null(w);
+	assert_int_equal(profile__add_type(w, "offcpu", "nanoseconds"), 0);
+	assert_int_equal(profile__add_type(w, "switches", "count"), 0);
+	/* 2 s window: 400's two threads 3.0 s off the CPU in 40 waits, 2.4 s in rawsys3 (inlined
+	 * into nap: one location of two lines) < sleep_loop < main, 0.6 s in poll < main; 100
+	 * (burner) 0.1 s in 2 */
+	{
+		struct prof_line two[2] = { { .function = profile__function(w, "rawsys3",
+									    "rawsys3", NULL) },
+					    { .function = profile__function(w, "nap", "nap",
+									    NULL) } };
+
+		locs[0] = profile__location(w, PROF_NONE, 0x500, 0x500, two, 2);
+	}
+	locs[1] = named(w, "sleep_loop");
+	locs[2] = named(w, "main");
+	v[0] = 2400000000;
+	v[1] = 30;
+	assert_non_null(profile__add_sample(w, locs, 3, v, 400));
+	locs[0] = named(w, "poll");
+	locs[1] = locs[2];
+	v[0] = 600000000;
+	v[1] = 10;
+	assert_non_null(profile__add_sample(w, locs, 2, v, 400));
+	pp = profile__add_process(w, 400, "offsleep", NULL);
+	assert_int_equal(prof_process__add_stat(w, pp, "offcpu_ns", 3000000000), 0);
+	assert_int_equal(prof_process__add_stat(w, pp, "switches", 40), 0);
+	pp = profile__add_process(w, 100, "burner", NULL);
+	assert_int_equal(prof_process__add_stat(w, pp, "offcpu_ns", 100000000), 0);
+	assert_int_equal(prof_process__add_stat(w, pp, "switches", 2), 0);
+	assert_int_equal(top_model__update(m, wins, 2.0), 0);
+
+	/* the view's first column sorts: 400 first (150%: more than one thread's time) */
+	top_model__set_view(m, 1);
+	assert_int_equal(top_model__sort_col(m), 1);
+	assert_int_equal(top_model__row(m, 0)->pid, 400);
+	assert_string_equal(top_model__row(m, 0)->comm, "offsleep");
+	assert_false(top_model__row(m, 0)->has[0]);	/* no CPU sample */
+	assert_float_equal(top_model__row(m, 0)->v[1], 150.0, 1e-9);
+	assert_float_equal(top_model__row(m, 0)->v[2], 20.0, 1e-9);
+	assert_int_equal(top_model__row(m, 1)->pid, 100);
+	assert_float_equal(top_model__row(m, 1)->v[1], 5.0, 1e-9);
+	assert_float_equal(top_model__row(m, 1)->v[2], 1.0, 1e-9);
+	assert_false(top_model__row(m, 1)->has[3]);	/* the empty part: no IO/s */
+	/* the panel: rawsys3 first by self (120% of one thread over 2 s), then poll; main by
+	 * total, then nap, the inlined callee's caller, and sleep_loop with it */
+	assert_int_equal(top_model__panel(m, 400, false, l, 5), 5);
+	assert_string_equal(l[0].text, "rawsys3");
+	assert_float_equal(l[0].self, 120.0, 1e-9);
+	assert_string_equal(l[1].text, "poll");
+	assert_float_equal(l[1].self, 30.0, 1e-9);
+	assert_string_equal(l[2].text, "main");
+	assert_float_equal(l[2].total, 150.0, 1e-9);
+	assert_string_equal(l[3].text, "nap");
+	assert_float_equal(l[3].self, 0.0, 1e-9);
+	assert_float_equal(l[3].total, 120.0, 1e-9);
+	assert_string_equal(l[4].text, "sleep_loop");
+	assert_int_equal(top_model__panel(m, 400, true, l, 4), 2);
+	assert_string_equal(l[0].text, "rawsys3 < nap < sleep_loop < main");
+
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	top_model__print(m, f, "h", 2);
+	assert_int_equal(fclose(f), 0);
+	assert_string_equal(buf,
+		"h\n"
+		"    PID COMMAND                CPU%   OFF-CPU%    WAITS/s       IO/s      IOLAT\n"
+		"    400 offsleep                  -      150.0         20          -          -\n"
+		"    100 burner                 75.0        5.0          1          -          -\n"
+		"\n");
+	free(buf);
+	top_model__free(m);
+}
+
 static void test_no_window(void **state)
 {
 	const struct top_source *src[1] = { &cpu_src };
@@ -352,6 +451,7 @@ int main(void)
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_batch_output),
 		cmocka_unit_test(test_mean_column),
+		cmocka_unit_test(test_offcpu_columns),
 		cmocka_unit_test(test_no_window),
 	};
 

@@ -57,6 +57,8 @@ struct offcpu_collector {
 	bool started, stopped;
 	uint64_t stop_ns;
 	uint64_t off_at_end;		/* threads still off-CPU when tracing stopped */
+	uint64_t window_ns;		/* CLOCK_MONOTONIC at the start of the window (0: the run's) */
+	uint64_t window_stats[OFFCPU_STAT__COUNT];	/* the counters then */
 };
 
 static uint64_t mono_ns(void)
@@ -115,6 +117,16 @@ const char *offcpu_states_name(uint32_t states, char *buf, size_t len)
 /* ---- open ------------------------------------------------------------------------------- */
 
 static void offcpu_close(void *m);
+
+/* The sample types of an offcpu profile of its own: the run's, or a window's (value index 0:
+ * the time, 1: the switches). */
+static int set_types(struct profile *prof)
+{
+	int err = profile__add_type(prof, "offcpu", "nanoseconds");
+
+	err = err ?: profile__add_type(prof, "switches", "count");
+	return err ?: profile__set_default_type(prof, "offcpu");
+}
 
 static void *offcpu_open(const struct session_env *env, void *opts)
 {
@@ -184,9 +196,7 @@ static void *offcpu_open(const struct session_env *env, void *opts)
 		o->wakers ? ", sched_waking" : "");
 
 	if (!o->embedded) {
-		err = profile__add_type(env->prof, "offcpu", "nanoseconds");
-		err = err ?: profile__add_type(env->prof, "switches", "count");
-		err = err ?: profile__set_default_type(env->prof, "offcpu");
+		err = set_types(env->prof);
 		if (err) {
 			pr_err(c->lc, "cannot set up the profile: %s", strerror(-err));
 			goto fail;
@@ -208,6 +218,7 @@ static void start(struct offcpu_collector *c)
 		return;
 	c->skel->bss->started = true;
 	c->started = true;
+	c->window_ns = mono_ns();	/* the first window starts with counting */
 }
 
 /* ---- attach ----------------------------------------------------------------------------- */
@@ -394,10 +405,9 @@ static uint32_t upside_down(struct profile *prof, uint32_t loc)
 /* The waker's frames as offwaketime draws them above the blocked stack: the waker's name at
  * the top, then its stack from its outermost frame down to its leaf (try_to_wake_up's
  * caller), then the "--" separator. Appended to locs (leaf first, as samples are). */
-static uint32_t waker_locs(struct offcpu_collector *c, const struct offcpu_key *k,
-			   uint32_t *locs)
+static uint32_t waker_locs(struct offcpu_collector *c, struct profile *prof,
+			   const struct offcpu_key *k, uint32_t *locs)
 {
-	struct profile *prof = c->env.prof;
 	struct stack_key wk = { .tgid = k->wtgid, .kstack = k->wkstack };
 	const struct ksyms *ks = k->wkstack ? stacks__ksyms(c->lc) : NULL;
 	uint32_t tmp[2 * STACK_MAX_DEPTH], n = 0, nw;
@@ -433,21 +443,31 @@ static uint32_t waker_locs(struct offcpu_collector *c, const struct offcpu_key *
 	return n;
 }
 
-/* Move the counts of process `only` (0: every process) into the profile; `remove`: delete them
- * from the kernel (an exec: the same process counts on under its new program). */
-static int drain(struct offcpu_collector *c, pid_t only, bool remove)
+/* Move the counts of process `only` (0: every process) into prof; `remove`: delete them from
+ * the kernel (an exec: the same process counts on under its new program); `take`: every
+ * process's, taken out of the kernel at once (a window). */
+static int drain(struct offcpu_collector *c, struct profile *prof, pid_t only, bool remove,
+		 bool take)
 {
-	struct profile *prof = c->env.prof;
-	int fd = bpf_map__fd(c->skel->maps.counts);
+	int fd = bpf_map__fd(c->skel->maps.counts), stacks_fd = bpf_map__fd(c->skel->maps.stacks);
 	struct count_read r = { .only = only };
 	uint32_t *locs = malloc(MAX_LOCS * sizeof(*locs));
 	int err;
 
 	if (!locs)
 		return -ENOMEM;
-	err = bpfutil__map_for_each(fd, sizeof(struct offcpu_key), sizeof(struct offcpu_val),
-				    read_count, &r);
-	err = err ?: stack_table__read(c->st, bpf_map__fd(c->skel->maps.stacks));
+	err = (take ? bpfutil__map_take : bpfutil__map_for_each)(fd, sizeof(struct offcpu_key),
+								 sizeof(struct offcpu_val),
+								 read_count, &r);
+	if (!take)
+		err = err ?: stack_table__read(c->st, stacks_fd);
+	/* a window fetches only the stacks it counted; the table is read whole at the end */
+	for (size_t i = 0; take && i < r.n; i++) {
+		stack_table__fetch(c->st, stacks_fd, r.e[i].k.stack.ustack);
+		stack_table__fetch(c->st, stacks_fd, r.e[i].k.stack.kstack);
+		stack_table__fetch(c->st, stacks_fd, r.e[i].k.wustack);
+		stack_table__fetch(c->st, stacks_fd, r.e[i].k.wkstack);
+	}
 	if (err)
 		pr_warn(c->lc, "reading the kernel's off-CPU counts failed: %s; the report may be "
 			"incomplete", strerror(-err));
@@ -455,7 +475,7 @@ static int drain(struct offcpu_collector *c, pid_t only, bool remove)
 	for (size_t i = 0; i < r.n; i++) {
 		const struct count_entry *e = &r.e[i];
 		int64_t vals[MAX_VALS] = { 0 };
-		struct proc_info *p = report_proc(c, e->k.stack.tgid, remove);
+		struct proc_info *p = report_proc(c, e->k.stack.tgid, remove || take);
 		struct prof_process *pp;
 		uint32_t n = 0;
 
@@ -463,8 +483,11 @@ static int drain(struct offcpu_collector *c, pid_t only, bool remove)
 			err = -ENOMEM;
 			break;
 		}
+		/* a window's processes keep their snapshots; one seen for the first time gets one */
+		if (take && !p->sp)
+			proc_table__snapshot(c->procs, p);
 		if (c->opts.wakers && (e->k.wtgid || e->k.wustack || e->k.wkstack))
-			n += waker_locs(c, &e->k, locs);
+			n += waker_locs(c, prof, &e->k, locs);
 		/* the program ran in the switched-out task: the machinery's frames lead */
 		n += stacks__key_locs(prof, c->st,
 				      e->k.stack.kstack ? stacks__ksyms(c->lc) : NULL, p->sp,
@@ -643,7 +666,7 @@ static void offcpu_finalize(void *m, pid_t pid, bool exec)
 		return;
 	proc_table__snapshot(c->procs, p);
 	if (exec)
-		drain(c, pid, true);
+		drain(c, c->env.prof, pid, true, false);
 }
 
 static void offcpu_reaped(void *m, pid_t pid)
@@ -672,7 +695,7 @@ static void offcpu_finish(void *m)
 	struct profile *prof = c->env.prof;
 	char buf[64], b2[32];
 
-	drain(c, 0, false);
+	drain(c, prof, 0, false, false);
 	add_runq_groups(c);
 	unwinder__add_drops(c->unwinder, prof);
 	bpfutil__map_for_each(bpf_map__fd(c->skel->maps.threads), sizeof(__u32),
@@ -734,6 +757,39 @@ static void offcpu_finish(void *m)
 			  (unsigned long long)stat_sum(c, OFFCPU_STAT_FILTERED));
 }
 
+/* A window: the counts taken out of the kernel (an interval counts when it ends: a thread's
+ * wait goes whole to the window of its switch-in), the drops counted since the last one. The
+ * run-queue histograms stay for the run's end. Only for offcpu's own profile, not cpu
+ * --offcpu's. */
+static int offcpu_window(void *m, struct profile *into)
+{
+	struct offcpu_collector *c = m;
+	uint64_t now = mono_ns(), from = c->window_ns ? c->window_ns : c->env.start_ns;
+	int err = 0;
+
+	if (c->opts.embedded)
+		return -EOPNOTSUPP;
+	if (!into->ntypes)
+		err = set_types(into);
+	if (c->notes)
+		ring_buffer__consume(c->notes);	/* new processes, for their names */
+	err = err ?: drain(c, into, 0, false, true);
+	for (int s = OFFCPU_STAT_THREADS_FULL; s < OFFCPU_STAT__COUNT; s++) {
+		uint64_t v = stat_sum(c, s);
+
+		if (s == OFFCPU_STAT_NOTES_FULL && !c->env.all)
+			continue;	/* a reason of -a only */
+		profile__add_drop(into, stat_names[s], v - c->window_stats[s]);
+		c->window_stats[s] = v;
+	}
+	/* -a over hours: the processes gone since two windows ago are forgotten */
+	proc_table__prune_gone(c->procs, 2, NULL);
+	into->duration_nanos = now - from;
+	profile__add_info(into, "window", "%.2f s", (now - from) / 1e9);
+	c->window_ns = now;
+	return err;
+}
+
 static void offcpu_detach(void *m)
 {
 	struct offcpu_collector *c = m;
@@ -781,5 +837,6 @@ const struct mode_ops offcpu_mode_ops = {
 	.reaped = offcpu_reaped,
 	.stop = offcpu_stop,
 	.finish = offcpu_finish,
+	.window = offcpu_window,
 	.detach = offcpu_detach,
 };

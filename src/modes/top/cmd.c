@@ -19,6 +19,7 @@ enum {
 	OPT_NO_MEM,
 	OPT_NO_IO,
 	OPT_NO_LOCK,
+	OPT_NO_OFFCPU,
 };
 
 static const struct option top_longopts[] = {
@@ -31,6 +32,7 @@ static const struct option top_longopts[] = {
 	{ "no-mem", no_argument, NULL, OPT_NO_MEM },
 	{ "no-io", no_argument, NULL, OPT_NO_IO },
 	{ "no-lock", no_argument, NULL, OPT_NO_LOCK },
+	{ "no-offcpu", no_argument, NULL, OPT_NO_OFFCPU },
 	{ 0 },
 };
 
@@ -46,10 +48,13 @@ static const char top_usage[] =
 	"one CPU, from cpu-clock sampling at 99 Hz on every CPU); with -p or a command also\n"
 	"ALLOC/s and LIVE, the bytes allocated per second and held now, from sampled tracking of\n"
 	"the malloc family (ebprof mem --sample-bytes 524288: estimates; never system-wide);\n"
+	"OFF-CPU% and WAITS/s, the time the process's threads spent off the CPU (asleep,\n"
+	"blocked or waiting to run), in % of one thread's time, and how often they left it per\n"
+	"second (the offcpu mode's scheduler tracepoints; user threads; a wait counts in the\n"
+	"interval it ends in); LOCK/s and WAIT%, contended lock waits per second and the time\n"
+	"spent in them, in % of one thread's time (the lock mode: kernel locks and futex waits);\n"
 	"IO/s, IOB/s and IOLAT, the block requests each process started per second, their bytes\n"
-	"and their mean latency (the io mode's block tracepoints; writeback threads included);\n"
-	"LOCK/s and WAIT%, contended lock waits per second and the time spent in them, in % of\n"
-	"one thread's time (the lock mode: kernel locks and futex waits).\n"
+	"and their mean latency (the io mode's block tracepoints; writeback threads included).\n"
 	"\n"
 	"Keys: Up/Down or j/k select, Enter shows the selected process's stacks (again: its\n"
 	"functions), Tab or 1-5 switch the view (1 cpu, 2 mem, 3 offcpu, 4 lock, 5 io: those in\n"
@@ -81,6 +86,7 @@ static const char top_usage[] =
 	"      --no-mem           no ALLOC/s and LIVE columns (no uprobes on the targets)\n"
 	"      --no-io            no IO/s, IOB/s and IOLAT columns (no block tracepoints)\n"
 	"      --no-lock          no LOCK/s and WAIT% columns (no lock and futex tracepoints)\n"
+	"      --no-offcpu        no OFF-CPU% and WAITS/s columns (no scheduler tracepoints)\n"
 	"\n"
 	"  -q, --quiet            accepted, as in every mode (top has no progress line)\n"
 	"  -v, --verbose          say what is attached where\n"
@@ -131,7 +137,7 @@ static int top_parse(void *mo, int c, const char *arg, struct session_opts *so,
 	case OPT_MAX_STACKS:
 		if (cli_parse_count(lc, "top", "--max-stacks", "stacks", arg, 1, 1u << 22, &v))
 			return 2;
-		o->max_stacks = arg;	/* cpu's and io's */
+		o->max_stacks = arg;	/* cpu's, offcpu's and io's */
 		return 0;
 	case OPT_NO_MEM:
 		o->no_mem = true;
@@ -141,6 +147,9 @@ static int top_parse(void *mo, int c, const char *arg, struct session_opts *so,
 		return 0;
 	case OPT_NO_LOCK:
 		o->no_lock = true;
+		return 0;
+	case OPT_NO_OFFCPU:
+		o->no_offcpu = true;
 		return 0;
 	}
 	return cli_usage_err(lc, "top", "unknown option");
@@ -215,10 +224,14 @@ int cmd_top(int argc, char **argv, struct log_ctx *lc)
 		rc = rc < 0 ? 0 : rc;
 		goto out;
 	}
-	/* the parts, as their own commands would run: cpu always; io unless --no-io; mem, sampled,
-	 * only on -p and launched targets (no uprobes on every process unless asked) */
+	/* the parts, as their own commands would run: cpu always; offcpu, io and lock unless
+	 * --no-...; mem, sampled, only on -p and launched targets (no uprobes on every process
+	 * unless asked) */
 	rc = part_opts(&cpu_def, &o->cpu, &so, lc, (const char *const[]){
 		"frequency", o->freq, "max-stacks", o->max_stacks, NULL });
+	if (!rc && !o->no_offcpu)
+		rc = part_opts(&offcpu_def, &o->offcpu, &so, lc, (const char *const[]){
+			"max-stacks", o->max_stacks, NULL });
 	if (!rc && !o->no_io)
 		rc = part_opts(&io_def, &o->io, &so, lc, (const char *const[]){
 			"max-stacks", o->max_stacks, NULL });
@@ -245,6 +258,7 @@ out:
 	cli_mode_opts_free(&io_def, o->io);
 	cli_mode_opts_free(&mem_def, o->mem);
 	cli_mode_opts_free(&lock_def, o->lock);
+	cli_mode_opts_free(&offcpu_def, o->offcpu);
 	free(o);
 	return rc;
 }

@@ -1,10 +1,11 @@
 /* ebprof top: the modes' collectors side by side under one session, their windows read every
  * interval into the top model (src/top/model.h), drawn on the terminal or printed (--batch).
  *
- * The session sees one mode, this one; each hook goes on to every part (a mode top shows), each
- * with its own profile, never reported: top's output is the view, and `w` writes a window. A
- * mode joins by having a window hook (core/mode.h) and a line in `parts_table` below: its
- * columns (process stats of its windows) and its panel (the sample type it ranks functions by).
+ * The session sees one mode, this one; each hook goes on to every part (a mode top shows) through
+ * core/modeset, each part with its own profile, never reported: top's output is the view, and
+ * `w` writes a window. A mode joins by having a window hook (core/mode.h) and a line in
+ * `parts_table` below: its columns (process stats of its windows) and its panel (the sample
+ * type it ranks functions by).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <time.h>
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "core/modeset.h"
 #include "core/session.h"
 #include "modes/top/top.h"
 #include "profile/profile.h"
@@ -81,47 +83,57 @@ static const struct top_source lock_source = {
 	.panel_unit = TOP_UNIT_PERCENT,
 };
 
+/* offcpu: the time its threads spent off the CPU (asleep, blocked, waiting to run), in % of one
+ * thread's time (a process of 4 sleeping threads: 400%), and its switches out per second; the
+ * panel ranks functions by that time. A wait counts when it ends: in the window it ended in. */
+static const struct top_col offcpu_cols[] = {
+	{ "OFF-CPU%", "offcpu_ns", TOP_COL_SHARE, TOP_UNIT_PERCENT, NULL },
+	{ "WAITS/s", "switches", TOP_COL_RATE, TOP_UNIT_COUNT, NULL },
+};
+
+static const struct top_source offcpu_source = {
+	.name = "offcpu",
+	.cols = offcpu_cols,
+	.ncols = sizeof(offcpu_cols) / sizeof(offcpu_cols[0]),
+	.panel_type = "offcpu",
+	.panel_unit = TOP_UNIT_PERCENT,
+};
+
 struct part_def {
 	const struct top_source *src;
 	const struct mode_def *def;
 	size_t opts_off;	/* its options' pointer inside struct top_opts (NULL: left out) */
 };
 
-/* The first is the one every process is attached to or the run fails; the others add what
- * they can. mem is made only for -p and launched targets (cmd.c: no uprobes on every process
- * unless asked). offcpu and kmem join here as their windows land. */
+/* The modes top runs (core/modeset), in this order: the first is the one every process is
+ * attached to or the run fails; the others add what they can (their errors said at -v). mem,
+ * made only for -p and launched targets (cmd.c: no uprobes on every process unless asked),
+ * goes last: it runs a launched program forward to its allocator. kmem joins here as its
+ * windows land. */
 static const struct part_def parts_table[] = {
 	{ &cpu_source, &cpu_def, offsetof(struct top_opts, cpu) },
-	{ &mem_source, &mem_def, offsetof(struct top_opts, mem) },
+	{ &offcpu_source, &offcpu_def, offsetof(struct top_opts, offcpu) },
 	{ &lock_source, &lock_def, offsetof(struct top_opts, lock) },
 	{ &io_source, &io_def, offsetof(struct top_opts, io) },
+	{ &mem_source, &mem_def, offsetof(struct top_opts, mem) },
 };
 
 #define NPARTS (sizeof(parts_table) / sizeof(parts_table[0]))
 
 /* ---- the mode ---------------------------------------------------------------------------- */
 
-struct part {
-	const struct part_def *def;
-	const struct mode_ops *ops;
-	struct session_env env;
-	struct profile *prof;	/* the mode's run profile: never reported */
-	void *m;
-};
-
 struct top {
 	struct session_env env;
 	struct top_opts o;
-	struct part parts[NPARTS];
-	int nparts;
-	struct top_model *model;
+	struct modeset_opts set_opts;	/* the parts in the run, in parts_table's order */
+	struct mode_ops set;		/* what each hook goes on to */
+	void *sm;			/* the set's state */
+	struct top_model *model;	/* source i: the set's member i */
 	struct top_view *view;
 	int64_t next_ns;	/* when the next window is read, since start_ns */
 	uint64_t last_ns;	/* CLOCK_MONOTONIC of the last window */
 	uint64_t windows;
 	char target[128];	/* what is traced, for the header */
-	struct log_ctx quiet;	/* the parts' but the first, once open: their attach errors are
-				 * not the run's (top says what it lacks with -v) */
 };
 
 static uint64_t mono_ns(void)
@@ -138,37 +150,29 @@ static void *top_open(const struct session_env *env, void *opts)
 {
 	struct top *t = calloc(1, sizeof(*t));
 	const struct top_source *srcs[NPARTS];
+	struct modeset_opts *so;
 
 	if (!t)
 		return NULL;
 	t->env = *env;
 	t->o = *(struct top_opts *)opts;
+	so = &t->set_opts;
 	for (size_t i = 0; i < NPARTS; i++) {
-		struct part *p = &t->parts[t->nparts];
-
 		void *mo = *(void **)((char *)&t->o + parts_table[i].opts_off);
 
 		if (!mo)
 			continue;
-		p->def = &parts_table[i];
-		p->ops = p->def->def->ops;
-		p->prof = profile__new(p->ops->name);
-		if (!p->prof)
-			goto nomem;
-		p->env = *env;
-		p->env.prof = p->prof;
-		p->m = p->ops->open(&p->env, mo);
-		if (!p->m) {
-			profile__free(p->prof);
-			goto fail;
-		}
-		srcs[t->nparts++] = p->def->src;
+		so->members[so->n] = (struct modeset_member){ parts_table[i].def->ops, mo, false };
+		srcs[so->n++] = parts_table[i].src;
 	}
-	t->quiet = *env->lc;
-	t->quiet.silent = env->lc->verbose < 1;
-	for (int i = 1; i < t->nparts; i++)
-		t->parts[i].env.lc = &t->quiet;
-	t->model = top_model__new(srcs, t->nparts);
+	/* the parts' profiles are parts of top's own, never reported */
+	so->lead = true;
+	so->quiet_others = true;
+	modeset__ops(&t->set, so);
+	t->sm = t->set.open(env, so);
+	if (!t->sm)
+		goto fail;	/* a part said why */
+	t->model = top_model__new(srcs, so->n);
 	if (!t->model)
 		goto nomem;
 	if (env->all)
@@ -200,55 +204,46 @@ static void top_close(void *m)
 	if (!t)
 		return;
 	top_view__free(t->view);
-	for (int i = 0; i < t->nparts; i++) {
-		t->parts[i].ops->close(t->parts[i].m);
-		profile__free(t->parts[i].prof);
-	}
+	if (t->sm)
+		t->set.close(t->sm);
 	top_model__free(t->model);
 	free(t);
 }
-
-#define EACH_PART(t, p) for (struct part *p = (t)->parts; p < (t)->parts + (t)->nparts; p++)
 
 static int top_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 {
 	struct top *t = m;
 
-	EACH_PART(t, p) {
-		int err = p->ops->attach(p->m, pid, how, status);
-
-		if (err == -ESRCH || (err && p == t->parts))
-			return err;
-		/* the others' columns stay empty for it ("-"), as for a process they cannot trace */
-		if (err)
-			pr_info(t->env.lc, "PID %d: no %s columns: %s", pid, p->ops->name,
-				err == -ENOENT && p->ops->why_untraceable ?
-				p->ops->why_untraceable(p->m, pid) : strerror(-err));
-	}
-	return 0;
+	/* the others' columns stay empty for a process they cannot trace ("-") */
+	return t->set.attach(t->sm, pid, how, status);
 }
 
 static const char *top_why_untraceable(void *m, pid_t pid)
 {
 	struct top *t = m;
 
-	EACH_PART(t, p)
-		if (p->ops->why_untraceable)
-			return p->ops->why_untraceable(p->m, pid);
-	return NULL;
+	return t->set.why_untraceable(t->sm, pid);
 }
 
 static int top_attach_all(void *m)
 {
 	struct top *t = m;
 
-	EACH_PART(t, p) {
-		int err = p->ops->attach_all ? p->ops->attach_all(p->m) : -EOPNOTSUPP;
+	return t->set.attach_all ? t->set.attach_all(t->sm) : -EOPNOTSUPP;
+}
 
-		if (err)
-			return err;
-	}
-	return 0;
+static int top_wake_fd(void *m)
+{
+	struct top *t = m;
+
+	return t->set.wake_fd(t->sm);
+}
+
+static void top_wake(void *m)
+{
+	struct top *t = m;
+
+	t->set.wake(t->sm);
 }
 
 /* Drops of a window, every reason, and which reasons counted, for the header. */
@@ -315,23 +310,20 @@ static void headers(struct top *t, char *h1, size_t l1, char *h2, size_t l2)
 static void read_windows(struct top *t)
 {
 	struct profile *wins[TOP_MAX_SOURCES] = { 0 };
+	struct profile *win = profile__new("top");
 	uint64_t now = mono_ns();
 	double secs = (now - t->last_ns) / 1e9;
 	char h1[512], h2[256];
 	struct utsname u;
+	int n = top_model__nsources(t->model);
 
 	uname(&u);
-	for (int i = 0; i < t->nparts; i++) {
-		struct part *p = &t->parts[i];
-
-		wins[i] = p->ops->window ? profile__new(p->ops->name) : NULL;
-		if (!wins[i])
-			continue;
-		if (p->ops->window(p->m, wins[i])) {
-			profile__free(wins[i]);
-			wins[i] = NULL;
-			continue;
-		}
+	/* part i is source i's; one whose window failed (said) shows what it took */
+	if ((win ? t->set.window(t->sm, win) : -ENOMEM) == -ENOMEM)
+		pr_warn(t->env.lc, "ebprof top: out of memory");
+	for (int i = 0; win && i < n && i < (int)win->nparts; i++) {
+		wins[i] = win->parts[i];
+		win->parts[i] = NULL;
 		/* the mode's own window: the first starts when its counting did, not now */
 		if (i == 0 && wins[i]->duration_nanos > 0)
 			secs = wins[i]->duration_nanos / 1e9;
@@ -339,10 +331,13 @@ static void read_windows(struct top *t)
 				  (int64_t)time(NULL) * 1000000000ll - wins[i]->duration_nanos,
 				  wins[i]->duration_nanos);
 	}
+	if (win)
+		win->nparts = 0;
+	profile__free(win);
 	t->last_ns = now;
 	t->windows++;
 	if (t->view && top_view__paused(t->view)) {
-		for (int i = 0; i < t->nparts; i++)
+		for (int i = 0; i < n; i++)
 			profile__free(wins[i]);
 	} else if (top_model__update(t->model, wins, secs)) {
 		pr_warn(t->env.lc, "ebprof top: out of memory");
@@ -395,9 +390,7 @@ static void top_tick(void *m, int64_t t_ns, bool second)
 	struct top *t = m;
 	char path[256];
 
-	EACH_PART(t, p)
-		if (p->ops->tick)
-			p->ops->tick(p->m, t_ns, second);
+	t->set.tick(t->sm, t_ns, second);
 	if (t->view) {
 		switch (top_view__input(t->view, t->model, path, sizeof(path))) {
 		case TOP_QUIT:
@@ -422,36 +415,28 @@ static void top_thread_exit(void *m, pid_t pid, pid_t tid)
 {
 	struct top *t = m;
 
-	EACH_PART(t, p)
-		if (p->ops->thread_exit)
-			p->ops->thread_exit(p->m, pid, tid);
+	t->set.thread_exit(t->sm, pid, tid);
 }
 
 static void top_finalize(void *m, pid_t pid, bool exec)
 {
 	struct top *t = m;
 
-	EACH_PART(t, p)
-		if (p->ops->finalize)
-			p->ops->finalize(p->m, pid, exec);
+	t->set.finalize(t->sm, pid, exec);
 }
 
 static void top_retire(void *m, pid_t pid)
 {
 	struct top *t = m;
 
-	EACH_PART(t, p)
-		if (p->ops->retire)
-			p->ops->retire(p->m, pid);
+	t->set.retire(t->sm, pid);
 }
 
 static void top_reaped(void *m, pid_t pid)
 {
 	struct top *t = m;
 
-	EACH_PART(t, p)
-		if (p->ops->reaped)
-			p->ops->reaped(p->m, pid);
+	t->set.reaped(t->sm, pid);
 }
 
 /* The terminal is given back first: quitting shows the shell at once. No finish: there is no
@@ -462,9 +447,7 @@ static void top_stop(void *m)
 	struct top *t = m;
 
 	top_view__end(t->view);
-	EACH_PART(t, p)
-		if (p->ops->stop)
-			p->ops->stop(p->m);
+	t->set.stop(t->sm);
 	if (t->o.batch && !(t->o.iterations && t->windows >= t->o.iterations) &&
 	    mono_ns() - t->last_ns >= 10000000)
 		read_windows(t);
@@ -475,9 +458,7 @@ static void top_detach(void *m)
 	struct top *t = m;
 
 	top_view__end(t->view);
-	EACH_PART(t, p)
-		if (p->ops->detach)
-			p->ops->detach(p->m);
+	t->set.detach(t->sm);
 }
 
 const struct mode_ops top_mode_ops = {
@@ -489,6 +470,8 @@ const struct mode_ops top_mode_ops = {
 	.why_untraceable = top_why_untraceable,
 	.attach_all = top_attach_all,
 	.tick = top_tick,
+	.wake_fd = top_wake_fd,
+	.wake = top_wake,
 	.thread_exit = top_thread_exit,
 	.finalize = top_finalize,
 	.retire = top_retire,

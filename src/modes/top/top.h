@@ -1,5 +1,6 @@
-/* ebprof top as a mode of the session: it runs other modes' collectors side by side (cpu, and
- * sampled mem on -p and launched targets; each mode that has a window hook and a struct top_source can join), reads their
+/* ebprof top as a mode of the session: it runs other modes' collectors side by side (cpu,
+ * offcpu, lock, io, and sampled mem on -p and launched targets; each mode that has a window
+ * hook and a struct top_source can join), reads their
  * windows every interval into the top model, and draws it (src/top/) or prints it (--batch). */
 #ifndef EBPROF_TOP_TOP_H
 #define EBPROF_TOP_TOP_H
@@ -18,10 +19,10 @@ struct top_opts {
 	struct output_opts out;	/* for w */
 	const char *freq;	/* -F, for cpu; NULL: its default */
 	const char *max_stacks;	/* --max-stacks, for cpu and io */
-	bool no_mem, no_io, no_lock;	/* --no-mem, --no-io, --no-lock */
+	bool no_mem, no_io, no_lock, no_offcpu;	/* --no-mem, --no-io, --no-lock, --no-offcpu */
 	/* the parts' options, each made by its mode_def (cli_mode_opts_new) with what top sets;
 	 * NULL: the part is left out of this run */
-	void *cpu, *mem, *io, *lock;
+	void *cpu, *mem, *io, *lock, *offcpu;
 };
 
 /* Mean bytes between sampled allocations of the mem columns (mem's --sample-bytes). */
