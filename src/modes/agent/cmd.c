@@ -104,7 +104,7 @@ static const char agent_usage[] =
 	"      --modes LIST       what to profile, of cpu, io, lock, mem, offcpu (default cpu):\n"
 	"                         e.g. cpu,io,lock; mem (sampled allocations, as 'ebprof mem\n"
 	"                         --sample-bytes') only on chosen processes (-p or a command),\n"
-	"                         never with -a; offcpu is left out, said, until it has windows\n"
+	"                         never with -a\n"
 	"      --sample-bytes N   mem: one allocation recorded per N requested bytes on average\n"
 	"                         (default 524288); values are estimates\n"
 	"      --app NAME         the service name of every process (default: each process's\n"
