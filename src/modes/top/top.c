@@ -38,7 +38,8 @@ static const struct top_source cpu_source = {
 };
 
 /* mem: allocations per second and live bytes of the processes whose allocations are traced,
- * sampled; no panel yet (its windows carry no sites) */
+ * sampled; no panel yet (its windows carry sites with stacks since the agent needed them:
+ * the panel could rank them by alloc_space) */
 static const struct top_col mem_cols[] = {
 	{ "ALLOC/s", "alloc_bytes", TOP_COL_RATE, TOP_UNIT_BYTES, NULL },
 	{ "LIVE", "live_bytes", TOP_COL_GAUGE, TOP_UNIT_BYTES, NULL },
