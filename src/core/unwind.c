@@ -531,8 +531,8 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 	pr_info(u->lc, "unwind: %llu stacks complete, %llu truncated, %llu at the depth limit, "
 		"%llu truncated at code mapped since the process's load without a table yet; "
 		"%llu frames by frame pointers, %llu by the table of a file mapped since the load; "
-		"%u tables (%u built before their library was mapped; %llu rows, %.1f ms to "
-		"build), %u objects by frame pointers",
+		"%u tables (%u of them for a library needed (DT_NEEDED) before its mapping was "
+		"seen; %llu rows, %.1f ms to build), %u objects by frame pointers",
 		(unsigned long long)c.complete, (unsigned long long)c.truncated,
 		(unsigned long long)c.depth, (unsigned long long)c.unmapped,
 		(unsigned long long)c.fp_frames, (unsigned long long)c.by_file, c.objects,

@@ -190,11 +190,11 @@ startfix_gdb() {
 	jqe '.drops.unwind_unmapped == 0' "$T/c.json"
 }
 
-@test "unwind: -v counts the tables built before their library was mapped" {
+@test "unwind: -v counts the tables built for needed libraries before their mapping was seen" {
 	run "$EBPROF" offcpu -v -q -o "$T/o.json" -- "$FIX/startfix" sleep
 	[ "$status" -eq 0 ]
 	grep -q "unwind: .*libc.so.6: [0-9]* rows from its .eh_frame" <<< "$output"
-	grep -Eq "unwind: .*tables \([1-9][0-9]* built before their library was mapped" <<< "$output"
+	grep -Eq "unwind: .*tables \([1-9][0-9]* of them for a library needed \(DT_NEEDED\) before its mapping was seen" <<< "$output"
 	jqe '.drops | has("unwind_unmapped")' "$T/o.json"
 	jqe '.drops | has("unwind_files_full")' "$T/o.json"
 }
