@@ -334,6 +334,12 @@ static struct unwind_obj *object(struct unwinder *u, pid_t pid, const struct sym
 		/* the mapped file itself, whatever mount namespace it is in */
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid,
 			 (unsigned long)m->start, (unsigned long)m->end);
+		if (access(path, R_OK) != 0) {
+			/* unmapped since the maps were read (the process exec'd, dlclose): not
+			 * known as "no table" for good; its mapping is left out (the BPF side
+			 * ends stacks there in [truncated]) until a later load */
+			return NULL;
+		}
 	}
 	o = object_at(u, dev, ino, vdso ? "[vdso]" : m->path, path[0] ? path : NULL);
 	if (mfd >= 0)
@@ -351,7 +357,7 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 	struct unwind_proc *p;
 	struct unwind_pid *rec;
 	struct sym_map *maps = NULL;
-	size_t nmaps = 0, skipped = 0;
+	size_t nmaps = 0, skipped = 0, gone = 0;
 	char *own = NULL, path[64];
 	uint32_t key = (uint32_t)pid;
 	uint64_t h;
@@ -402,6 +408,10 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 		if (m->kind == SYM_MAP_FILE ||
 		    (m->kind == SYM_MAP_SPECIAL && m->path && strcmp(m->path, "[vdso]") == 0))
 			o = object(u, pid, m);
+		if (!o && m->kind == SYM_MAP_FILE) {
+			gone++;
+			continue;
+		}
 		if (o && !o->fp && unwind_table__bias(&o->segs, m->start, m->offset, &bias)) {
 			e->bias = bias;
 			e->rows = o->rows;
@@ -437,7 +447,8 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 	if (!rec)
 		rec = &u->pids[u->npids++];
 	rec->pid = pid;
-	rec->hash = h;
+	/* a mapping left out (its file could not be read): loaded again when its code is met */
+	rec->hash = gone ? 0 : h;
 	rec->stale = rec->slow = false;
 	return 0;
 }
