@@ -195,6 +195,10 @@ $(OUT)/fixtures/qsortfix: tests/fixtures/qsortfix.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall $< -o $@
 
+$(OUT)/fixtures/startfix: tests/fixtures/startfix.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall $< -o $@
+
 $(OUT)/fixtures/sigfix: tests/fixtures/sigfix.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall $< -o $@

@@ -42,6 +42,7 @@ struct unwind_row {
 /* Executable mappings of one traced process the unwinder knows, sorted by start. */
 #define UNWIND_MAX_MAPS		256
 #define UNWIND_MAP_FP		0xffffffffU	/* rows value: no table, walk frame pointers */
+#define UNWIND_FILE_SEGS	4	/* executable segments of an object the BPF side knows */
 
 struct unwind_map {
 	__u64 start, end;
@@ -58,6 +59,25 @@ struct unwind_proc {
 				 * loads are not used */
 	__u32 pad;
 	struct unwind_map maps[UNWIND_MAX_MAPS];
+};
+
+/* Every object the collector has looked at, by its file (the kernel's device number,
+ * MKDEV(major, minor) = major << 20 | minor, and inode): its table, found from a mapping the
+ * process's unwind_proc does not have yet (a library mapped since its load: the launched
+ * program's libc, dlopen). Objects without call frame information are there too (rows
+ * UNWIND_MAP_FP: frame pointers); a file not there ends the stack in [truncated]. */
+#define UNWIND_DEFAULT_OBJS	4096
+
+struct unwind_file_key {
+	__u64 dev, ino;
+};
+
+struct unwind_file {
+	__u32 rows;		/* first row, or UNWIND_MAP_FP */
+	__u32 nrows;
+	__u32 nsegs;		/* the executable PT_LOAD segments, to find a mapping's bias */
+	__u32 pad;
+	struct { __u64 offset, vaddr, filesz; } segs[UNWIND_FILE_SEGS];
 };
 
 /* The BPF unwinder's per-CPU cache of the rows it found, by (process, address looked up):
@@ -78,8 +98,11 @@ enum unwind_stat {
 	UNWIND_STAT_TRUNCATED,	/* at a frame it could not unwind (UNWIND_TRUNCATED) */
 	UNWIND_STAT_DEPTH,	/* at STACK_MAX_DEPTH frames (UNWIND_TRUNCATED) */
 	UNWIND_STAT_FP_FRAMES,	/* frames unwound by frame pointers (no table covered them) */
-	UNWIND_STAT_UNMAPPED,	/* stacks walked by frame pointers instead: an address in code
-				 * mapped since the tables were loaded (until the next tick) */
+	UNWIND_STAT_UNMAPPED,	/* stacks ended in [truncated] at an address in code mapped
+				 * since the process's tables were loaded whose file has no table
+				 * loaded yet (until the collector loads it: at once, or a tick) */
+	UNWIND_STAT_BY_FILE,	/* frames unwound in code mapped since the process's tables were
+				 * loaded, by its file's table (found with bpf_find_vma) */
 	UNWIND_STAT__COUNT,
 };
 

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -22,7 +24,7 @@
 #include "util/util.h"
 
 struct unwind_obj {
-	uint64_t dev, ino;		/* (0, 0): the vdso */
+	uint64_t dev, ino;		/* MKDEV(major, minor) as the kernel's; (0, 0): the vdso */
 	char *path;			/* as first seen, for -v */
 	bool fp;			/* no table: frame pointers */
 	uint32_t rows, nrows;		/* in the rows map */
@@ -40,6 +42,9 @@ struct unwind_pid {
 struct unwinder {
 	const struct log_ctx *lc;
 	int procs_fd, rows_fd, stats_fd;
+	int files_fd;		/* unwind_files, -1: none */
+	uint64_t files_full;	/* objects not in it: their mappings truncated until a load */
+	uint32_t preloaded;	/* tables built for libraries before they were mapped */
 	struct ring_buffer *stale_rb;	/* unwind_stale */
 	struct unwind_pid *pids;
 	uint32_t npids, cappids;
@@ -71,6 +76,7 @@ int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_
 	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
 	struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
 	struct bpf_map *cache = bpf_object__find_map_by_name(obj, "unwind_cache");
+	struct bpf_map *files = bpf_object__find_map_by_name(obj, "unwind_files");
 	int err;
 
 	if (how == UNWIND_FP)
@@ -78,6 +84,8 @@ int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_
 	if (!procs || !rows || !cache)
 		return -ENOENT;
 	err = bpf_map__set_max_entries(cache, UNWIND_CACHE_SIZE);
+	if (!err && files)
+		err = bpf_map__set_max_entries(files, UNWIND_DEFAULT_OBJS);
 	if (err)
 		return err;
 	err = bpf_map__set_max_entries(procs, max_procs ? max_procs : UNWIND_DEFAULT_PROCS);
@@ -121,6 +129,7 @@ struct unwinder *unwinder__new(const struct log_ctx *lc, int procs_fd, int rows_
 	u->rows_fd = rows_fd;
 	u->stats_fd = stats_fd;
 	u->max_rows = max_rows;
+	u->files_fd = -1;
 	return u;
 }
 
@@ -192,21 +201,48 @@ static int vdso_file(pid_t pid, const struct sym_map *m, char *path, size_t len)
 	return mfd;
 }
 
-static struct unwind_obj *object(struct unwinder *u, pid_t pid, const struct sym_map *m)
+static uint64_t kdev(uint32_t major, uint32_t minor)
 {
-	bool vdso = m->kind == SYM_MAP_SPECIAL;
-	uint64_t dev = vdso ? 0 : ((uint64_t)m->dev_major << 32 | m->dev_minor);
-	uint64_t ino = vdso ? 0 : m->inode;
-	struct unwind_table t;
-	struct unwind_obj *o;
-	const char *why = NULL;
-	char path[4200];
-	double t0;
-	int mfd = -1;
+	return (uint64_t)major << 20 | minor;
+}
 
+static struct unwind_obj *find_obj(struct unwinder *u, uint64_t dev, uint64_t ino)
+{
 	for (uint32_t i = 0; i < u->nobjs; i++)
 		if (u->objs[i].dev == dev && u->objs[i].ino == ino)
 			return &u->objs[i];
+	return NULL;
+}
+
+/* o into unwind_files, for the BPF side's mappings its process's entry lacks */
+static void publish(struct unwinder *u, const struct unwind_obj *o)
+{
+	struct unwind_file_key k = { .dev = o->dev, .ino = o->ino };
+	struct unwind_file f = { .rows = o->fp ? UNWIND_MAP_FP : o->rows, .nrows = o->nrows };
+
+	if (u->files_fd < 0 || (!o->dev && !o->ino))
+		return;
+	for (uint32_t i = 0; !o->fp && i < o->segs.nsegs && i < UNWIND_FILE_SEGS; i++) {
+		f.segs[i].offset = o->segs.segs[i].offset;
+		f.segs[i].vaddr = o->segs.segs[i].vaddr;
+		f.segs[i].filesz = o->segs.segs[i].filesz;
+		f.nsegs = i + 1;
+	}
+	if (bpf_map_update_elem(u->files_fd, &k, &f, BPF_ANY))
+		u->files_full++;
+}
+
+/* The object of file (dev, ino), its table built from path (build, NULL: cannot be read) */
+static struct unwind_obj *object_at(struct unwinder *u, uint64_t dev, uint64_t ino,
+				    const char *name, const char *build)
+{
+	struct unwind_table t;
+	struct unwind_obj *o = find_obj(u, dev, ino);
+	const char *why = NULL;
+	double t0;
+
+	if (o)
+		return o;
 	if (u->nobjs == u->capobjs) {
 		uint32_t cap = u->capobjs ? u->capobjs * 2 : 32;
 		struct unwind_obj *p = realloc(u->objs, cap * sizeof(*p));
@@ -220,23 +256,14 @@ static struct unwind_obj *object(struct unwinder *u, pid_t pid, const struct sym
 	memset(o, 0, sizeof(*o));
 	o->dev = dev;
 	o->ino = ino;
-	o->path = strdup(vdso ? "[vdso]" : m->path);
+	o->path = strdup(name);
 	if (!o->path)
 		return NULL;
 	u->nobjs++;
 
 	t0 = mono_ms();
-	if (vdso) {
-		mfd = vdso_file(pid, m, path, sizeof(path));
-		if (mfd < 0)
-			path[0] = '\0';
-	} else {
-		/* the mapped file itself, whatever mount namespace it is in */
-		snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid,
-			 (unsigned long)m->start, (unsigned long)m->end);
-	}
-	if (!path[0] || unwind_table__build(path, NULL, sym_cache_dir(), &t, &why) != 0) {
-		if (!vdso && !path[0])
+	if (!build || unwind_table__build(build, NULL, sym_cache_dir(), &t, &why) != 0) {
+		if (!build)
 			why = "it cannot be read";
 		o->fp = true;
 	} else if (!upload_rows(u, &t)) {
@@ -253,14 +280,75 @@ static struct unwind_obj *object(struct unwinder *u, pid_t pid, const struct sym
 		t.rows = NULL;
 		o->segs = t;
 	}
-	if (mfd >= 0)
-		close(mfd);
 	u->build_ms += mono_ms() - t0;
 	if (o->fp)
 		pr_info(u->lc, "unwind: %s: frame pointers (%s)", o->path, why ? why : "no table");
 	else
 		pr_info(u->lc, "unwind: %s: %u rows from its %s (%s, %.1f ms)", o->path, o->nrows,
 			o->segs.source, o->segs.cached ? "cached" : "built", mono_ms() - t0);
+	publish(u, o);
+	return o;
+}
+
+/* The tables of the libraries the file at path (real: its path as mapped) needs, and theirs,
+ * built before they are mapped: a launched program maps its libraries right after the exec
+ * it was loaded at, before the collector could look again (unwind_rule_by_file finds them). */
+static void preload_needed(struct unwinder *u, const char *path, const char *real, int depth)
+{
+	char **libs;
+	size_t n;
+
+	if (depth > 8 || unwind_needed(path, real, &libs, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+
+		if (stat(libs[i], &st) == 0 &&
+		    !find_obj(u, kdev(major(st.st_dev), minor(st.st_dev)), st.st_ino) &&
+		    object_at(u, kdev(major(st.st_dev), minor(st.st_dev)), st.st_ino, libs[i],
+			      libs[i])) {
+			u->preloaded++;
+			preload_needed(u, libs[i], NULL, depth + 1);
+		}
+		free(libs[i]);
+	}
+	free(libs);
+}
+
+static struct unwind_obj *object(struct unwinder *u, pid_t pid, const struct sym_map *m)
+{
+	bool vdso = m->kind == SYM_MAP_SPECIAL;
+	uint64_t dev = vdso ? 0 : kdev(m->dev_major, m->dev_minor);
+	uint64_t ino = vdso ? 0 : m->inode;
+	struct unwind_obj *o = find_obj(u, dev, ino);
+	char path[4200];
+	int mfd = -1;
+
+	if (o)
+		return o;
+	if (vdso) {
+		mfd = vdso_file(pid, m, path, sizeof(path));
+		if (mfd < 0)
+			path[0] = '\0';
+	} else {
+		/* the mapped file itself, whatever mount namespace it is in */
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid,
+			 (unsigned long)m->start, (unsigned long)m->end);
+		if (access(path, R_OK) != 0) {
+			/* unmapped since the maps were read (the process exec'd, dlclose): not
+			 * known as "no table" for good; its mapping is left out (the BPF side
+			 * ends stacks there in [truncated]) until a later load */
+			return NULL;
+		}
+	}
+	o = object_at(u, dev, ino, vdso ? "[vdso]" : m->path, path[0] ? path : NULL);
+	if (mfd >= 0)
+		close(mfd);
+	if (o && !vdso && path[0]) {
+		/* o may move as objects are added */
+		preload_needed(u, path, m->path, 0);
+		o = find_obj(u, dev, ino);
+	}
 	return o;
 }
 
@@ -269,7 +357,7 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 	struct unwind_proc *p;
 	struct unwind_pid *rec;
 	struct sym_map *maps = NULL;
-	size_t nmaps = 0, skipped = 0;
+	size_t nmaps = 0, skipped = 0, gone = 0;
 	char *own = NULL, path[64];
 	uint32_t key = (uint32_t)pid;
 	uint64_t h;
@@ -320,6 +408,10 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 		if (m->kind == SYM_MAP_FILE ||
 		    (m->kind == SYM_MAP_SPECIAL && m->path && strcmp(m->path, "[vdso]") == 0))
 			o = object(u, pid, m);
+		if (!o && m->kind == SYM_MAP_FILE) {
+			gone++;
+			continue;
+		}
 		if (o && !o->fp && unwind_table__bias(&o->segs, m->start, m->offset, &bias)) {
 			e->bias = bias;
 			e->rows = o->rows;
@@ -355,7 +447,8 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 	if (!rec)
 		rec = &u->pids[u->npids++];
 	rec->pid = pid;
-	rec->hash = h;
+	/* a mapping left out (its file could not be read): loaded again when its code is met */
+	rec->hash = gone ? 0 : h;
 	rec->stale = rec->slow = false;
 	return 0;
 }
@@ -413,6 +506,7 @@ struct unwinder *unwinder__open(const struct log_ctx *lc, enum unwind_how how,
 	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
 	struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
 	struct bpf_map *stats = bpf_object__find_map_by_name(obj, "unwind_stats");
+	struct bpf_map *files = bpf_object__find_map_by_name(obj, "unwind_files");
 
 	if (how == UNWIND_FP) {
 		pr_info(lc, "unwind: frame pointers only (--unwind fp)");
@@ -425,8 +519,10 @@ struct unwinder *unwinder__open(const struct log_ctx *lc, enum unwind_how how,
 		return NULL;
 	u = unwinder__new(lc, bpf_map__fd(procs), bpf_map__fd(rows), bpf_map__fd(stats),
 			  bpf_map__max_entries(rows));
-	if (u)
+	if (u) {
 		u->stale_rb = ring_buffer__new(bpf_map__fd(stale), on_stale, u, NULL);
+		u->files_fd = files ? bpf_map__fd(files) : -1;
+	}
 	return u;
 }
 
@@ -438,16 +534,20 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 		return;
 	unwinder__counts(u, &c);
 	profile__add_drop(prof, "unwind_truncated", c.truncated);
+	profile__add_drop(prof, "unwind_unmapped", c.unmapped);
+	profile__add_drop(prof, "unwind_files_full", c.files_full);
 	profile__add_drop(prof, "unwind_too_deep", c.depth);
 	profile__add_drop(prof, "unwind_procs_full", c.procs_full);
 	profile__add_drop(prof, "unwind_rows_full", c.rows_full);
 	pr_info(u->lc, "unwind: %llu stacks complete, %llu truncated, %llu at the depth limit, "
-		"%llu by frame pointers (code mapped since the last load); %llu frames by frame "
-		"pointers; %u tables (%llu rows, %.1f ms to build), %u objects by frame pointers",
+		"%llu truncated at code mapped since the process's load without a table yet; "
+		"%llu frames by frame pointers, %llu by the table of a file mapped since the load; "
+		"%u tables (%u of them for a library needed (DT_NEEDED) before its mapping was "
+		"seen; %llu rows, %.1f ms to build), %u objects by frame pointers",
 		(unsigned long long)c.complete, (unsigned long long)c.truncated,
 		(unsigned long long)c.depth, (unsigned long long)c.unmapped,
-		(unsigned long long)c.fp_frames, c.objects, (unsigned long long)c.rows, c.build_ms,
-		c.objects_fp);
+		(unsigned long long)c.fp_frames, (unsigned long long)c.by_file, c.objects,
+		c.preloaded, (unsigned long long)c.rows, c.build_ms, c.objects_fp);
 }
 
 void unwinder__counts(struct unwinder *u, struct unwind_counts *c)
@@ -460,6 +560,9 @@ void unwinder__counts(struct unwinder *u, struct unwind_counts *c)
 	c->depth = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_DEPTH);
 	c->fp_frames = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_FP_FRAMES);
 	c->unmapped = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_UNMAPPED);
+	c->by_file = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_BY_FILE);
+	c->files_full = u->files_full;
+	c->preloaded = u->preloaded;
 	c->procs_full = u->procs_full;
 	c->rows_full = u->rows_full;
 	for (uint32_t i = 0; i < u->nobjs; i++) {

@@ -40,8 +40,9 @@ struct profile;
  * pointers then), on its unwind_procs, unwind_rows and unwind_stats maps. */
 struct unwinder *unwinder__open(const struct log_ctx *lc, enum unwind_how how,
 				struct bpf_object *obj);
-/* The unwinder's drops into the profile: stacks that ended in [truncated] (by why), processes
- * and objects left without tables because a map was full. Nothing for NULL. */
+/* The unwinder's drops into the profile: stacks that ended in [truncated] (by why: a rule it
+ * cannot follow, the depth limit, code mapped since the process's load whose file has no table
+ * yet), processes and objects left without tables because a map was full. Nothing for NULL. */
 void unwinder__add_drops(struct unwinder *u, struct profile *prof);
 
 /* After load: the maps' fds. NULL on ENOMEM. */
@@ -50,7 +51,9 @@ struct unwinder *unwinder__new(const struct log_ctx *lc, int procs_fd, int rows_
 void unwinder__free(struct unwinder *u);
 
 /* pid's executable mappings (maps: the text of /proc/PID/maps, or NULL to read it) and the
- * tables of their objects into the maps. 0 or a negative errno (-E2BIG: a map is full, counted
+ * tables of their objects into the maps, with the tables of the libraries each object needs
+ * (DT_NEEDED, as ld.so would find them: ready by file in unwind_files for when they are
+ * mapped). 0 or a negative errno (-E2BIG: a map is full, counted
  * in the drops). Nothing when its executable mappings read the same as at its last load. */
 int unwinder__load(struct unwinder *u, pid_t pid, const char *maps);
 /* Every tick: the processes whose stacks met code mapped since they were loaded (a library
@@ -65,9 +68,13 @@ void unwinder__forget(struct unwinder *u, pid_t pid);
 
 struct unwind_counts {
 	uint64_t complete, truncated, depth, fp_frames;	/* the BPF side's unwind_stats */
-	uint64_t unmapped;				/* stacks by fp: code not loaded yet */
+	uint64_t unmapped;	/* stacks [truncated] at code mapped since the process's load
+				 * whose file had no table yet */
+	uint64_t by_file;	/* frames in such code unwound by its file's table */
 	uint64_t procs_full, rows_full;			/* processes/objects left without tables */
+	uint64_t files_full;	/* objects the BPF side cannot find by file (map full) */
 	uint32_t objects, objects_fp;			/* tables loaded; objects walked by fp */
+	uint32_t preloaded;	/* tables built for libraries before they were mapped */
 	uint64_t rows;					/* rows in use */
 	double build_ms;				/* time spent building tables */
 };

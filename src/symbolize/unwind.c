@@ -694,3 +694,109 @@ bool unwind_table__bias(const struct unwind_table *t, uint64_t start, uint64_t p
 	}
 	return false;
 }
+
+/* dir with $ORIGIN / ${ORIGIN} replaced by origin, into out; false when it does not fit */
+static bool expand_origin(const char *dir, size_t len, const char *origin, char *out, size_t cap)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len;) {
+		size_t skip = strncmp(dir + i, "${ORIGIN}", 9) == 0 ? 9 :
+			      strncmp(dir + i, "$ORIGIN", 7) == 0 ? 7 : 0;
+		const char *s = skip ? origin : dir + i;
+		size_t n = skip ? strlen(origin) : 1;
+
+		if (o + n >= cap)
+			return false;
+		memcpy(out + o, s, n);
+		o += n;
+		i += skip ? skip : 1;
+	}
+	out[o] = '\0';
+	return true;
+}
+
+/* name found in the ':'-separated dirs (NULL: none) into out: true when a file is there */
+static bool find_in(const char *dirs, const char *origin, const char *name, char *out, size_t cap)
+{
+	while (dirs && *dirs) {
+		const char *end = strchr(dirs, ':');
+		size_t len = end ? (size_t)(end - dirs) : strlen(dirs);
+		char dir[4096];
+
+		if (len && expand_origin(dirs, len, origin, dir, sizeof(dir)) &&
+		    (size_t)snprintf(out, cap, "%s/%s", dir, name) < cap && access(out, R_OK) == 0)
+			return true;
+		dirs = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
+int unwind_needed(const char *path, const char *real_path, char ***out, size_t *n)
+{
+	/* where Debian's ld.so.cache and default paths point for x86-64 */
+	static const char *dflt = "/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:"
+				  "/usr/lib64:/lib:/usr/lib:/usr/local/lib";
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf = NULL;
+	Elf_Scn *scn = NULL;
+	char origin[4096], **v = NULL;
+	size_t nv = 0;
+	int rc = -1;
+
+	*out = NULL;
+	*n = 0;
+	if (fd < 0)
+		return -1;
+	snprintf(origin, sizeof(origin), "%s", real_path ? real_path : path);
+	if (strrchr(origin, '/'))
+		*strrchr(origin, '/') = '\0';
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
+		goto out;
+	rc = 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		const char *runpath = NULL, *rpath = NULL;
+		GElf_Dyn e;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (int i = 0; gelf_getdyn(d, i, &e) && e.d_tag != DT_NULL; i++) {
+			if (e.d_tag == DT_RUNPATH)
+				runpath = elf_strptr(elf, sh.sh_link, e.d_un.d_val);
+			else if (e.d_tag == DT_RPATH)
+				rpath = elf_strptr(elf, sh.sh_link, e.d_un.d_val);
+		}
+		for (int i = 0; gelf_getdyn(d, i, &e) && e.d_tag != DT_NULL; i++) {
+			const char *name;
+			char found[4096], **nvv;
+
+			if (e.d_tag != DT_NEEDED || !(name = elf_strptr(elf, sh.sh_link, e.d_un.d_val)))
+				continue;
+			if (strchr(name, '/')) {
+				if (!expand_origin(name, strlen(name), origin, found, sizeof(found)))
+					continue;
+			} else if (!(!runpath && find_in(rpath, origin, name, found, sizeof(found))) &&
+				   !find_in(runpath, origin, name, found, sizeof(found)) &&
+				   !find_in(dflt, origin, name, found, sizeof(found))) {
+				continue;
+			}
+			nvv = realloc(v, (nv + 1) * sizeof(*v));
+			if (!nvv)
+				break;
+			v = nvv;
+			if ((v[nv] = strdup(found)))
+				nv++;
+		}
+		break;
+	}
+out:
+	elf_end(elf);
+	close(fd);
+	*out = v;
+	*n = nv;
+	return rc;
+}

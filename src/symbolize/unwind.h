@@ -40,6 +40,14 @@ const struct unwind_row *unwind_table__find(const struct unwind_table *t, uint64
 bool unwind_table__bias(const struct unwind_table *t, uint64_t start, uint64_t pgoff,
 			uint64_t *bias);
 
+/* The libraries the ELF file at path needs (DT_NEEDED), found as ld.so finds them in the usual
+ * places: DT_RPATH (without DT_RUNPATH), DT_RUNPATH ($ORIGIN: real_path's directory, or
+ * path's when NULL), then Debian's x86-64 library directories (not LD_LIBRARY_PATH, not
+ * ld.so.conf's others): paths that exist into *out (n of them; each and the array freed by the
+ * caller). A guess the dynamic linker may not share: only used to have tables ready. 0, or -1
+ * when the file cannot be read as ELF. */
+int unwind_needed(const char *path, const char *real_path, char ***out, size_t *n);
+
 /* The same rules (everything but pc) */
 static inline bool unwind_row__same(const struct unwind_row *a, const struct unwind_row *b)
 {

@@ -68,9 +68,9 @@ assert_no_offcpu_probes() {
 	[ "$status" -eq 0 ]
 	# root, the blocked thread's frames down to the scheduler, "--", the waker's frames from
 	# its leaf (try_to_wake_up in the pipe write) to its root, the waker's name on top
-	re=';pong;wait_ping;.*anon_pipe_read_\[k\];.*__schedule_\[k\];--;try_to_wake_up_\[k\];.*anon_pipe_write_\[k\];.*send_ping.*;ping;start_thread;waker: pingpong \([0-9]+\) [0-9]+$'
+	re=';pong;wait_ping;.*anon_pipe_read_\[k\];.*__schedule_\[k\];--;try_to_wake_up_\[k\];.*anon_pipe_write_\[k\];.*send_ping.*;ping;start_thread;(clone3;)?waker: pingpong \([0-9]+\) [0-9]+$'
 	grep -E "$re" "$T/x.folded"
-	re2=';ping;wait_pong;.*__schedule_\[k\];--;try_to_wake_up_\[k\];.*anon_pipe_write_\[k\];.*send_pong.*;pong;start_thread;waker: pingpong'
+	re2=';ping;wait_pong;.*__schedule_\[k\];--;try_to_wake_up_\[k\];.*anon_pipe_write_\[k\];.*send_pong.*;pong;start_thread;(clone3;)?waker: pingpong'
 	grep -E "$re2" "$T/x.folded"
 	# most of the readers' waits were ended by the other thread's write
 	woken=$(folded_sum "$T/x.folded" 'wait_ping;.*--;.*send_ping')

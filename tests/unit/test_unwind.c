@@ -306,6 +306,39 @@ static void test_no_table(void **state)
 	assert_string_equal(why, "it is not an x86-64 ELF file");
 }
 
+/* DT_NEEDED as ld.so resolves it: $ORIGIN in DT_RUNPATH, then Debian's library directories
+ * (the same answers as ldd gives for these files) */
+static void test_needed(void **state)
+{
+	char path[4096], want[4096], **libs;
+	size_t n;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/fixtures/cxxlate", out_dir());
+	assert_int_equal(unwind_needed(path, NULL, &libs, &n), 0);
+	assert_int_equal(n, 2);
+	snprintf(want, sizeof(want), "%s/fixtures/libcxxlate.so", out_dir());
+	assert_string_equal(libs[0], want);
+	assert_string_equal(libs[1], LIBC);
+	free(libs[0]);
+	free(libs[1]);
+	free(libs);
+	/* $ORIGIN is the mapped path's directory when the file is read through another one */
+	assert_int_equal(unwind_needed(path, "/nonexistent/cxxlate", &libs, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(libs[0], LIBC);
+	free(libs[0]);
+	free(libs);
+	/* libc needs the dynamic linker */
+	assert_int_equal(unwind_needed(LIBC, NULL, &libs, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(libs[0], "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2");
+	free(libs[0]);
+	free(libs);
+	assert_int_equal(unwind_needed("/etc/passwd", NULL, &libs, &n), -1);
+	assert_int_equal(n, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,6 +349,7 @@ int main(void)
 		cmocka_unit_test(test_bias),
 		cmocka_unit_test(test_cache),
 		cmocka_unit_test(test_no_table),
+		cmocka_unit_test(test_needed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,9 +8,13 @@
  * cleanly at the outermost frame (the return address undefined: _start, clone, clone3) or a
  * zero return address; a frame it cannot unwind (a read fails, a rule it does not implement,
  * a CFA not above the frame) ends the stack with UNWIND_TRUNCATED, never a guess. An address
- * in none of the mappings loaded (a library mapped since: the collector is told and loads it
- * at its next tick) makes the whole stack a frame-pointer walk, as without tables. One frame
- * per bpf_loop step.
+ * in none of the mappings loaded (a library mapped since: the launched program's libc, dlopen;
+ * the collector is told and loads it at once) is looked up with bpf_find_vma: its file's table
+ * when the collector has one (unwind_files: loaded for another process, or ahead of time for
+ * the libraries a program needs), frame pointers in an anonymous mapping (JIT code) or a file
+ * known to have no call frame information, else the stack ends there in [truncated]
+ * (UNWIND_STAT_UNMAPPED): a frame-pointer walk through code without frame pointers skips
+ * callers silently. One frame per bpf_loop step.
  *
  * Included by stack.bpf.h; it defines the two maps every mode's object then has (sized by the
  * collector before load, 1 entry each until then) and the per-CPU counts of how stacks ended. */
@@ -33,6 +37,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct unwind_row);
 } unwind_rows SEC(".maps");
+
+/* the objects' tables by file (abi/unwind.h), for mappings the process's entry lacks */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);		/* UNWIND_DEFAULT_OBJS when the unwinder is on */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct unwind_file_key);
+	__type(value, struct unwind_file);
+} unwind_files SEC(".maps");
 
 /* tgids whose mappings changed since the collector loaded them (a __u32 each, once until it
  * loads them again); the session polls it (mode_ops.wake_fd) */
@@ -58,6 +71,25 @@ struct {
 /* 0: frame pointers only; 1: by tables where the process has them (set before load) */
 const volatile __u32 unwind_mode = 0;
 
+/* The mapping of an address, as bpf_find_vma's callback sees it: kept for the walk's next
+ * frames. bpf_find_vma can be called once per program run where interrupts are off (a
+ * scheduler tracepoint, a perf event: the mmap lock's release is deferred to an irq_work,
+ * busy until then), so frames in a second such file end the stack in [truncated]. */
+struct unwind_vma {
+	__u64 start, end, pgoff;
+	struct unwind_file_key key;
+	__u32 file;		/* file-backed (else anonymous: JIT code) */
+	__u32 valid;
+};
+
+/* What unwind_rule looks up: ip (ip - 1 for a return address: look) in process tgid; vma the
+ * walk's last bpf_find_vma */
+struct unwind_look {
+	__u64 ip, look;
+	__u32 tgid, pad;
+	struct unwind_vma vma;
+};
+
 struct unwind_ctx {
 	__u64 *ips;
 	struct unwind_proc *proc;
@@ -66,6 +98,7 @@ struct unwind_ctx {
 	__u32 exact;		/* ip is where the frame was, not a return address */
 	__u32 end;		/* UNWIND_STAT_* that ended it */
 	__u32 tgid;
+	struct unwind_look look;
 };
 
 static __always_inline void unwind_count(__u32 what)
@@ -169,22 +202,92 @@ static __always_inline __u32 unwind_ent_check(const struct unwind_cache_ent *e)
 	return (__u32)(h ^ (h >> 32)) | 1;
 }
 
-/* The rule at look (ip, or ip - 1 for a return address) in process tgid (its mappings proc)
- * into *row: 0; 1 when ip is in none of the mappings. From the per-CPU cache when it has it.
- * A global function: verified once, on its own, not at each call site with every state the
- * caller can be in (that made loading ten times slower). */
-__noinline int unwind_rule(struct unwind_proc *proc, __u32 tgid, __u64 ip, __u64 look,
+static long unwind_vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct unwind_vma *v = data;
+	struct file *f = BPF_CORE_READ(vma, vm_file);
+
+	v->start = BPF_CORE_READ(vma, vm_start);
+	v->end = BPF_CORE_READ(vma, vm_end);
+	v->pgoff = BPF_CORE_READ(vma, vm_pgoff) << 12;
+	if (f) {
+		v->file = 1;
+		v->key.ino = BPF_CORE_READ(f, f_inode, i_ino);
+		v->key.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	}
+	return 0;
+}
+
+/* The rule at look in code the process's tables do not map (see the top): 0 with *row
+ * (UNWIND_CFA_NONE: frame pointers), 1 when no table is known for its file, 2 when ip is in no
+ * mapping at all. Not cached: it is looked up only until the collector loads the process. */
+static __always_inline int unwind_rule_by_file(__u64 ip, __u64 look, struct unwind_row *row,
+					       struct unwind_vma *vp)
+{
+	struct unwind_vma v;
+	struct unwind_file *f;
+	struct unwind_row *r;
+	__u64 bias = 0, pc;
+	bool found = false;
+
+	__builtin_memset(row, 0, sizeof(*row));
+	row->cfa = UNWIND_CFA_NONE;
+	if (vp->valid && ip >= vp->start && ip < vp->end) {
+		v = *vp;
+	} else {
+		__builtin_memset(&v, 0, sizeof(v));
+		if (bpf_find_vma(bpf_get_current_task_btf(), ip, unwind_vma_cb, &v, 0))
+			return 2;
+		v.valid = 1;
+		*vp = v;
+	}
+	if (!v.file)
+		return 0;
+	f = bpf_map_lookup_elem(&unwind_files, &v.key);
+	if (!f)
+		return 1;
+	if (f->rows == UNWIND_MAP_FP)
+		return 0;
+	for (int i = 0; i < UNWIND_FILE_SEGS; i++) {
+		__u64 so = f->segs[i].offset & ~0xfffULL;
+
+		if (i < f->nsegs && v.pgoff >= so &&
+		    v.pgoff < f->segs[i].offset + f->segs[i].filesz) {
+			bias = v.start - v.pgoff + f->segs[i].offset - f->segs[i].vaddr;
+			found = true;
+			break;
+		}
+	}
+	if (!found)
+		return 1;
+	pc = look - bias;
+	r = pc < 0xffffffffULL ? unwind_find_row(f->rows, f->nrows, (__u32)pc) : NULL;
+	if (r)
+		*row = *r;
+	unwind_count(UNWIND_STAT_BY_FILE);
+	return 0;
+}
+
+/* The rule at k->look (ip, or ip - 1 for a return address) in process k->tgid (its mappings
+ * proc) into *row: 0; 1 when ip is in none of the mappings and no table is known for its file
+ * (unwind_rule_by_file), 2 when it is in no mapping at all. From the per-CPU cache when it
+ * has it. A global function: verified once, on its own, not at each call site with every
+ * state the caller can be in (that made loading ten times slower). */
+__noinline int unwind_rule(struct unwind_proc *proc, struct unwind_look *k,
 			   struct unwind_row *row)
 {
-	__u32 slot = (__u32)((look ^ (look >> 12) ^ tgid) * 0x9e3779b1U) &
-		     (UNWIND_CACHE_SIZE - 1);
 	struct unwind_cache_ent *e;
 	struct unwind_map *m;
 	struct unwind_row *r = NULL;
-	__u64 pc;
+	__u64 pc, ip, look;
+	__u32 slot, tgid;
 
-	if (!proc || !row)
-		return 1;
+	if (!proc || !row || !k)
+		return 2;
+	ip = k->ip;
+	look = k->look;
+	tgid = k->tgid;
+	slot = (__u32)((look ^ (look >> 12) ^ tgid) * 0x9e3779b1U) & (UNWIND_CACHE_SIZE - 1);
 	e = bpf_map_lookup_elem(&unwind_cache, &slot);
 	if (e && e->ip == look && e->tgid == tgid && e->gen == proc->gen &&
 	    e->check == unwind_ent_check(e)) {
@@ -192,8 +295,15 @@ __noinline int unwind_rule(struct unwind_proc *proc, __u32 tgid, __u64 ip, __u64
 		return 0;
 	}
 	m = unwind_find_map(proc, ip);
-	if (!m)
-		return 1;
+	if (!m) {
+		/* code mapped since the collector's last look: it is told, once */
+		if (!proc->stale) {
+			proc->stale = 1;
+			/* woken: the collector loads it at once (rare: once per load) */
+			bpf_ringbuf_output(&unwind_stale, &tgid, sizeof(tgid), 0);
+		}
+		return unwind_rule_by_file(ip, look, row, &k->vma);
+	}
 	if (m->rows != UNWIND_MAP_FP) {
 		pc = look - m->bias;
 		r = pc < 0xffffffffULL ? unwind_find_row(m->rows, m->nrows, (__u32)pc) : NULL;
@@ -240,15 +350,23 @@ static long unwind_step(__u64 i, void *data)
 	u->ips[i] = u->ip;
 	u->nr = i + 1;
 
-	if (unwind_rule(u->proc, u->tgid, u->ip, u->ip - (u->exact ? 0 : 1), &row)) {
-		/* code mapped since the collector's last look: it is told, once */
-		if (!u->proc->stale) {
-			u->proc->stale = 1;
-			/* woken: the collector loads it at once (rare: once per load) */
-			bpf_ringbuf_output(&unwind_stale, &u->tgid, sizeof(u->tgid), 0);
+	u->look.ip = u->ip;
+	u->look.look = u->ip - (u->exact ? 0 : 1);
+	u->look.tgid = u->tgid;
+	switch (unwind_rule(u->proc, &u->look, &row)) {
+	case 0:
+		break;
+	case 1:
+		/* code mapped since the process's load whose file has no table yet: the frames
+		 * so far are right, a walk on by frame pointers may not be */
+		if (i + 1 < STACK_MAX_DEPTH) {
+			u->ips[i + 1] = UNWIND_TRUNCATED;
+			u->nr = i + 2;
 		}
 		u->end = UNWIND_STAT_UNMAPPED;
 		return 1;
+	default:
+		goto truncated;
 	}
 	rule = row.cfa;
 	switch (rule) {
@@ -361,7 +479,7 @@ static __always_inline long unwind_user(__u64 *ips, __u64 ip, __u64 sp, __u64 bp
 		return -1;
 	bpf_loop(STACK_MAX_DEPTH, unwind_step, &u, 0);
 	unwind_count(u.end);
-	return u.end == UNWIND_STAT_UNMAPPED ? -1 : (long)u.nr;
+	return (long)u.nr;
 }
 
 #endif
