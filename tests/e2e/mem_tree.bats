@@ -56,7 +56,11 @@ compare_tree() {
 		> "$T/diff.json"
 	cat "$T/diff.json"
 	jqe 'length == 0' "$T/diff.json"
-	jqe '[.drops[]] | add == 0' "$json"
+	# no table was full; a stack the unwinder could not finish (code not yet in its tables: a
+	# dlopen'd module) is said as such (the unwind_* drops) and still counts its calls
+	jq -c .drops "$json"
+	jqe '.drops | to_entries | map(select(.key | startswith("unwind_") | not) | .value)
+		| add == 0' "$json"
 }
 
 @test "make -j2 of a C project: every compiler process reported, counts agree with the interposer" {
