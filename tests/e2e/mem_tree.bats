@@ -56,8 +56,9 @@ compare_tree() {
 		> "$T/diff.json"
 	cat "$T/diff.json"
 	jqe 'length == 0' "$T/diff.json"
-	# no table was full; a stack the unwinder could not finish (code not yet in its tables: a
-	# dlopen'd module) is said as such (the unwind_* drops) and still counts its calls
+	# no table was full; a stack the unwinder could not finish is said as such (the unwind_*
+	# drops) and still counts its calls: here the interposer, preloaded (LD_PRELOAD is not
+	# among the DT_NEEDED libraries whose tables are built at attach), until its table loads
 	jq -c .drops "$json"
 	jqe '.drops | to_entries | map(select(.key | startswith("unwind_") | not) | .value)
 		| add == 0' "$json"
