@@ -25,6 +25,7 @@
 #include "core/bpfutil.h"
 #include "core/procs.h"
 #include "core/unwind.h"
+#include "core/window.h"
 #include "core/stacks.h"
 #include "modes/io/collect.h"
 #include "output/render.h"
@@ -829,25 +830,15 @@ static void io_finish(void *m)
 static int io_window(void *m, struct profile *into)
 {
 	struct io_collector *c = m;
-	uint64_t now = mono_ns(), from = c->window_ns ? c->window_ns : c->env.start_ns;
+	uint64_t now = mono_ns();
 	int err = 0;
 
 	if (!into->ntypes)
 		err = set_types(into);
 	err = err ?: drain(c, into, 0, false, true);
-	for (int s = IO_STAT_REQUESTS + 1; s < IO_STAT__COUNT; s++) {
-		uint64_t v = stat_sum(c, s);
-
-		if (s == IO_STAT_NOTES_FULL && !c->env.all)
-			continue;	/* a reason of -a only */
-		profile__add_drop(into, stat_names[s], v - c->window_stats[s]);
-		c->window_stats[s] = v;
-	}
-	/* -a over hours: the processes gone since two windows ago are forgotten */
-	proc_table__prune_gone(c->procs, 2, free);
-	into->duration_nanos = now - from;
-	profile__add_info(into, "window", "%.2f s", (now - from) / 1e9);
-	c->window_ns = now;
+	window__end(into, bpf_map__fd(c->skel->maps.stats), stat_names, IO_STAT_REQUESTS + 1,
+		    IO_STAT__COUNT, c->env.all ? -1 : IO_STAT_NOTES_FULL, c->window_stats,
+		    c->procs, free, c->env.start_ns, &c->window_ns, now);
 	return err;
 }
 

@@ -32,6 +32,7 @@
 #include "core/procs.h"
 #include "core/stacks.h"
 #include "core/unwind.h"
+#include "core/window.h"
 #include "modes/lock/collect.h"
 #include "output/render.h"
 #include "profile/profile.h"
@@ -763,25 +764,15 @@ static void lock_finish(void *m)
 static int lock_window(void *m, struct profile *into)
 {
 	struct lock_collector *c = m;
-	uint64_t now = window_now(), from = c->window_ns ? c->window_ns : c->env.start_ns;
+	uint64_t now = window_now();
 	int err = 0;
 
 	if (!into->ntypes)
 		err = set_types(into);
 	err = err ?: drain(c, into, 0, false, true);
-	for (int s = LOCK_STAT_NESTED; s < LOCK_STAT__COUNT; s++) {
-		uint64_t v = stat_sum(c, s);
-
-		if (s == LOCK_STAT_NOTES_FULL && !c->env.all)
-			continue;	/* a reason of -a only */
-		profile__add_drop(into, stat_names[s], v - c->window_stats[s]);
-		c->window_stats[s] = v;
-	}
-	/* -a over hours: the processes gone since two windows ago are forgotten */
-	proc_table__prune_gone(c->procs, 2, NULL);
-	into->duration_nanos = now - from;
-	profile__add_info(into, "window", "%.2f s", (now - from) / 1e9);
-	c->window_ns = now;
+	window__end(into, bpf_map__fd(c->skel->maps.stats), stat_names, LOCK_STAT_NESTED,
+		    LOCK_STAT__COUNT, c->env.all ? -1 : LOCK_STAT_NOTES_FULL, c->window_stats,
+		    c->procs, NULL, c->env.start_ns, &c->window_ns, now);
 	return err;
 }
 

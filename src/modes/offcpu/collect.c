@@ -9,6 +9,7 @@
  * its old program's mappings exist): counters become samples, histograms the profile's groups.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "core/procs.h"
 #include "core/stacks.h"
 #include "core/unwind.h"
+#include "core/window.h"
 #include "core/target.h"
 #include "modes/offcpu/collect.h"
 #include "output/render.h"
@@ -257,33 +259,6 @@ struct count_entry {
 	struct offcpu_val v;
 };
 
-struct count_read {
-	pid_t only;
-	struct count_entry *e;
-	size_t n, cap;
-};
-
-static int read_count(const void *k, const void *v, void *ctx)
-{
-	struct count_read *r = ctx;
-	const struct offcpu_key *key = k;
-
-	if (r->only && key->stack.tgid != (__u32)r->only)
-		return 0;
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 256;
-		struct count_entry *e = realloc(r->e, cap * sizeof(*e));
-
-		if (!e)
-			return -ENOMEM;
-		r->e = e;
-		r->cap = cap;
-	}
-	r->e[r->n].k = *key;
-	r->e[r->n++].v = *(const struct offcpu_val *)v;
-	return 0;
-}
-
 static int count_cmp(const void *a, const void *b)
 {
 	const struct offcpu_key *x = &((const struct count_entry *)a)->k;
@@ -450,30 +425,33 @@ static int drain(struct offcpu_collector *c, struct profile *prof, pid_t only, b
 		 bool take)
 {
 	int fd = bpf_map__fd(c->skel->maps.counts), stacks_fd = bpf_map__fd(c->skel->maps.stacks);
-	struct count_read r = { .only = only };
+	struct count_entry *ents = NULL;
+	size_t nents = 0;
 	uint32_t *locs = malloc(MAX_LOCS * sizeof(*locs));
 	int err;
 
 	if (!locs)
 		return -ENOMEM;
-	err = (take ? bpfutil__map_take : bpfutil__map_for_each)(fd, sizeof(struct offcpu_key),
-								 sizeof(struct offcpu_val),
-								 read_count, &r);
+	err = stack_records__read(fd, sizeof(struct offcpu_key), sizeof(struct offcpu_val),
+				  sizeof(struct count_entry), offsetof(struct count_entry, v), only,
+				  take, (void **)&ents, &nents);
 	if (!take)
 		err = err ?: stack_table__read(c->st, stacks_fd);
-	/* a window fetches only the stacks it counted; the table is read whole at the end */
-	for (size_t i = 0; take && i < r.n; i++) {
-		stack_table__fetch(c->st, stacks_fd, r.e[i].k.stack.ustack);
-		stack_table__fetch(c->st, stacks_fd, r.e[i].k.stack.kstack);
-		stack_table__fetch(c->st, stacks_fd, r.e[i].k.wustack);
-		stack_table__fetch(c->st, stacks_fd, r.e[i].k.wkstack);
+	/* a window fetches only the stacks it counted (the wakers' too); the table is read whole
+	 * at the end */
+	for (size_t i = 0; take && i < nents; i++) {
+		stack_table__fetch(c->st, stacks_fd, ents[i].k.stack.ustack);
+		stack_table__fetch(c->st, stacks_fd, ents[i].k.stack.kstack);
+		stack_table__fetch(c->st, stacks_fd, ents[i].k.wustack);
+		stack_table__fetch(c->st, stacks_fd, ents[i].k.wkstack);
 	}
 	if (err)
 		pr_warn(c->lc, "reading the kernel's off-CPU counts failed: %s; the report may be "
 			"incomplete", strerror(-err));
-	qsort(r.e, r.n, sizeof(*r.e), count_cmp);
-	for (size_t i = 0; i < r.n; i++) {
-		const struct count_entry *e = &r.e[i];
+	if (nents)
+		qsort(ents, nents, sizeof(*ents), count_cmp);
+	for (size_t i = 0; i < nents; i++) {
+		const struct count_entry *e = &ents[i];
 		int64_t vals[MAX_VALS] = { 0 };
 		struct proc_info *p = report_proc(c, e->k.stack.tgid, remove || take);
 		struct prof_process *pp;
@@ -519,7 +497,7 @@ static int drain(struct offcpu_collector *c, struct profile *prof, pid_t only, b
 	}
 	if (err)
 		pr_warn(c->lc, "building the profile failed: %s", strerror(-err));
-	free(r.e);
+	free(ents);
 	free(locs);
 	return err;
 }
@@ -764,7 +742,7 @@ static void offcpu_finish(void *m)
 static int offcpu_window(void *m, struct profile *into)
 {
 	struct offcpu_collector *c = m;
-	uint64_t now = mono_ns(), from = c->window_ns ? c->window_ns : c->env.start_ns;
+	uint64_t now = mono_ns();
 	int err = 0;
 
 	if (c->opts.embedded)
@@ -774,19 +752,9 @@ static int offcpu_window(void *m, struct profile *into)
 	if (c->notes)
 		ring_buffer__consume(c->notes);	/* new processes, for their names */
 	err = err ?: drain(c, into, 0, false, true);
-	for (int s = OFFCPU_STAT_THREADS_FULL; s < OFFCPU_STAT__COUNT; s++) {
-		uint64_t v = stat_sum(c, s);
-
-		if (s == OFFCPU_STAT_NOTES_FULL && !c->env.all)
-			continue;	/* a reason of -a only */
-		profile__add_drop(into, stat_names[s], v - c->window_stats[s]);
-		c->window_stats[s] = v;
-	}
-	/* -a over hours: the processes gone since two windows ago are forgotten */
-	proc_table__prune_gone(c->procs, 2, NULL);
-	into->duration_nanos = now - from;
-	profile__add_info(into, "window", "%.2f s", (now - from) / 1e9);
-	c->window_ns = now;
+	window__end(into, bpf_map__fd(c->skel->maps.stats), stat_names, OFFCPU_STAT_THREADS_FULL,
+		    OFFCPU_STAT__COUNT, c->env.all ? -1 : OFFCPU_STAT_NOTES_FULL, c->window_stats,
+		    c->procs, NULL, c->env.start_ns, &c->window_ns, now);
 	return err;
 }
 
