@@ -16,6 +16,7 @@ struct cand {
 struct rule_out {
 	struct cand c[FIND_MAX_PER_RULE];
 	int n;
+	int crossed;		/* candidates that crossed the threshold, kept or not */
 };
 
 /* Keep the FIND_MAX_PER_RULE largest by value, largest first. */
@@ -23,6 +24,7 @@ static struct cand *rule_slot(struct rule_out *ro, double value)
 {
 	int i;
 
+	ro->crossed++;	/* every caller asks only for what crossed its threshold */
 	if (ro->n == FIND_MAX_PER_RULE && value <= ro->c[ro->n - 1].f.value)
 		return NULL;
 	i = ro->n < FIND_MAX_PER_RULE ? ro->n++ : ro->n - 1;
@@ -37,6 +39,14 @@ static struct cand *rule_slot(struct rule_out *ro, double value)
 
 static int rule_emit(struct profile *set, struct rule_out *ro)
 {
+	/* the limit of a rule is said, on its last finding */
+	if (ro->crossed > ro->n && ro->n) {
+		struct cand *last = &ro->c[ro->n - 1];
+		size_t len = strlen(last->fact);
+
+		snprintf(last->fact + len, sizeof(last->fact) - len, " (%d more crossed this "
+			 "threshold: see the %s tab)", ro->crossed - ro->n, last->f.mode);
+	}
 	for (int i = 0; i < ro->n; i++) {
 		struct cand *c = &ro->c[i];
 		int err;

@@ -111,6 +111,10 @@ static void test_cpu_at_most_three(void **state)
 	/* the largest first */
 	assert_string_equal(set->findings[0].subject, "d (m.c:5)");
 	assert_string_equal(set->findings[2].subject, "b (m.c:3)");
+	/* the fourth that crossed is said, not silently left out */
+	assert_non_null(strstr(set->findings[2].fact, " (1 more crossed this threshold: see the "
+				    "cpu tab)"));
+	assert_null(strstr(set->findings[1].fact, "more crossed"));
 	profile__free(set);
 }
 
