@@ -281,18 +281,17 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 static __always_inline void unseen_switch_in(struct task_struct *prev, __u32 tid, __u64 now)
 {
 	struct offcpu_thread *th = bpf_map_lookup_elem(&threads, &tid);
-	__u64 ran, in;
+	__u64 run, in = 0;
 
 	if (!th)
 		return;
-	if (th->off_ns || th->ready_ns) {
-		ran = BPF_CORE_READ(prev, se.sum_exec_runtime) - th->run_ns;
-		in = now > ran ? now - ran : 0;
+	run = BPF_CORE_READ(prev, se.sum_exec_runtime);
+	/* else counted already (its entry could not go), or an older thread's of the same tid */
+	if ((th->off_ns || th->ready_ns) && run >= th->run_ns && now - th->off_ns > run - th->run_ns) {
+		in = now - (run - th->run_ns);
 		if (in < th->ready_ns)
 			in = th->ready_ns;
 		count_stat(OFFCPU_STAT_SWITCH_IN_UNSEEN);
-	} else {
-		in = 0;		/* counted already (its entry could not go) */
 	}
 	end_wait(prev, tid, th, in);
 }
