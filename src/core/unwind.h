@@ -21,7 +21,7 @@ enum unwind_how {
 /* "fp", "dwarf", "auto" -> *how; -1 for anything else */
 int unwind_how__parse(const char *s, enum unwind_how *how);
 
-#define UNWIND_DEFAULT_ROWS	(1U << 20)	/* 12 MiB: ~35 libcs */
+#define UNWIND_DEFAULT_ROWS	(1U << 20)	/* 16 MiB (12-byte rows in 16 bytes each): ~35 libcs */
 #define UNWIND_DEFAULT_PROCS	1024
 
 struct bpf_object;
