@@ -16,6 +16,7 @@
 #include "core/bpfutil.h"
 #include "core/log.h"
 #include "core/procs.h"
+#include "core/target.h"
 #include "core/unwind.h"
 #include "profile/profile.h"
 #include "symbolize/procmaps.h"
@@ -54,8 +55,6 @@ struct unwinder {
 	uint32_t ticks;
 	uint32_t gen;		/* of the last load (unwind_proc.gen) */
 	uint32_t max_rows, next_row;
-	void *rows_mem;		/* the rows map mapped (BPF_F_MMAPABLE), NULL: updated by batch */
-	size_t rows_len;
 	struct unwind_obj *objs;
 	uint32_t nobjs, capobjs;
 	uint64_t procs_full, rows_full;
@@ -99,6 +98,61 @@ int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_
 	return err;
 }
 
+/* The rows of path's table and those of the libraries it needs, into *sum, each file once
+ * (seen: n of them). -1 when path is not an ELF file. */
+static int launch_rows(const char *path, char ***seen, size_t *n, uint64_t *sum, int depth)
+{
+	struct unwind_table t;
+	const char *why;
+	char **libs, **p;
+	size_t nlibs;
+
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp((*seen)[i], path) == 0)
+			return 0;
+	if (depth > 8 || unwind_needed(path, NULL, &libs, &nlibs))
+		return -1;
+	p = realloc(*seen, (*n + 1) * sizeof(*p));
+	if (p && (p[*n] = strdup(path)) != NULL) {
+		*seen = p;
+		(*n)++;
+	} else {
+		if (p)
+			*seen = p;
+		nlibs = 0;	/* out of memory: what is counted so far */
+	}
+	if (unwind_table__build(path, NULL, sym_cache_dir(), &t, &why) == 0) {
+		*sum += t.nrows;
+		unwind_table__free(&t);
+	}
+	for (size_t i = 0; i < nlibs; i++)
+		launch_rows(libs[i], seen, n, sum, depth + 1);
+	for (size_t i = 0; i < nlibs; i++)
+		free(libs[i]);
+	free(libs);
+	return 0;
+}
+
+uint32_t unwind__launch_rows(char *const *argv)
+{
+	char exe[4096], **seen = NULL;
+	uint64_t sum = 0;
+	size_t n = 0;
+	int err;
+
+	if (!argv || !argv[0] || !sym_cache_dir() || target__find(argv[0], exe, sizeof(exe)))
+		return UNWIND_DEFAULT_ROWS;
+	err = launch_rows(exe, &seen, &n, &sum, 0);
+	for (size_t i = 0; i < n; i++)
+		free(seen[i]);
+	free(seen);
+	if (err)
+		return UNWIND_DEFAULT_ROWS;
+	sum *= 8;
+	return sum < UNWIND_LAUNCH_ROWS ? UNWIND_LAUNCH_ROWS :
+	       sum > UNWIND_DEFAULT_ROWS ? UNWIND_DEFAULT_ROWS : (uint32_t)sum;
+}
+
 static struct unwind_pid *find_pid(struct unwinder *u, pid_t pid)
 {
 	for (uint32_t i = 0; i < u->npids; i++)
@@ -135,13 +189,6 @@ struct unwinder *unwinder__new(const struct log_ctx *lc, int procs_fd, int rows_
 	u->stats_fd = stats_fd;
 	u->max_rows = max_rows;
 	u->files_fd = -1;
-	/* an array's values are in its mapping, each in 8-byte-aligned room: tables go in with
-	 * stores, not bpf_map_update_batch (libc's 28,000 rows: ~4 ms) */
-	u->rows_len = ((size_t)max_rows * ROW_ROOM + 4095) & ~(size_t)4095;
-	u->rows_mem = max_rows ? mmap(NULL, u->rows_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-				      rows_fd, 0) : MAP_FAILED;
-	if (u->rows_mem == MAP_FAILED)
-		u->rows_mem = NULL;
 	return u;
 }
 
@@ -154,8 +201,6 @@ void unwinder__free(struct unwinder *u)
 	free(u->objs);
 	free(u->pids);
 	ring_buffer__free(u->stale_rb);
-	if (u->rows_mem)
-		munmap(u->rows_mem, u->rows_len);
 	free(u);
 }
 
@@ -172,14 +217,25 @@ static bool upload_rows(struct unwinder *u, const struct unwind_table *t)
 {
 	enum { CHUNK = 4096 };
 	uint32_t keys[CHUNK];
+	size_t first, off, len;
+	void *mem;
 
 	if (t->nrows > u->max_rows - u->next_row)
 		return false;
-	if (u->rows_mem) {
-		/* the process's entry, which points the BPF side at them, is written after */
+	/* the map is mmapable: an array's values are in its mapping, each in 8-byte-aligned
+	 * room; the part they go in is mapped (mapping all 16 MiB costs ~1.5 ms) and they are
+	 * stored, not sent by bpf_map_update_batch (libc's 28,000 rows: ~4 ms). The process's
+	 * entry, which points the BPF side at them, is written after. */
+	first = (size_t)u->next_row * ROW_ROOM;
+	off = first & ~(size_t)4095;
+	len = first + (size_t)t->nrows * ROW_ROOM - off;
+	mem = t->nrows ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, u->rows_fd,
+			      (off_t)off) : MAP_FAILED;
+	if (mem != MAP_FAILED) {
 		for (uint32_t k = 0; k < t->nrows; k++)
-			memcpy((char *)u->rows_mem + (size_t)(u->next_row + k) * ROW_ROOM,
-			       &t->rows[k], sizeof(*t->rows));
+			memcpy((char *)mem + (first - off) + (size_t)k * ROW_ROOM, &t->rows[k],
+			       sizeof(*t->rows));
+		munmap(mem, len);
 		return true;
 	}
 	for (uint32_t done = 0; done < t->nrows;) {

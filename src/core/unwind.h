@@ -26,6 +26,15 @@ int unwind_how__parse(const char *s, enum unwind_how *how);
 
 struct bpf_object;
 
+/* The rows a launched command (argv) needs room for: 8 times those of its tables and of the
+ * libraries it needs (DT_NEEDED; the tables built now, from the cache or into it for the load
+ * after), at least UNWIND_LAUNCH_ROWS, at most UNWIND_DEFAULT_ROWS. The default when there is
+ * no cache directory (the tables would be built twice), or the command is not an ELF file (a
+ * script: its interpreter is not known here). The kernel clears the rows map at every start:
+ * 16 MiB took ~3 ms. */
+#define UNWIND_LAUNCH_ROWS	(1U << 18)	/* 4 MiB: ~9 libcs */
+uint32_t unwind__launch_rows(char *const *argv);
+
 /* Before load: size the unwinder's maps of a mode's object (bpf/lib/unwind.bpf.h; max_procs:
  * processes with tables at once, max_rows: table rows of all objects, 0: defaults). Nothing
  * to do for UNWIND_FP (the maps keep one entry). The mode sets its rodata's unwind_mode
