@@ -74,6 +74,8 @@ int unwind_how__parse(const char *s, enum unwind_how *how)
 	return 0;
 }
 
+static uint32_t planned_rows;	/* unwind__plan_launch's, 0: none */
+
 int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_procs,
 		      uint32_t max_rows)
 {
@@ -94,7 +96,8 @@ int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_
 		return err;
 	err = bpf_map__set_max_entries(procs, max_procs ? max_procs : UNWIND_DEFAULT_PROCS);
 	if (!err)
-		err = bpf_map__set_max_entries(rows, max_rows ? max_rows : UNWIND_DEFAULT_ROWS);
+		err = bpf_map__set_max_entries(rows, max_rows ? max_rows :
+					       planned_rows ? planned_rows : UNWIND_DEFAULT_ROWS);
 	return err;
 }
 
@@ -131,6 +134,11 @@ static int launch_rows(const char *path, char ***seen, size_t *n, uint64_t *sum,
 		free(libs[i]);
 	free(libs);
 	return 0;
+}
+
+void unwind__plan_launch(char *const *argv)
+{
+	planned_rows = unwind__launch_rows(argv);
 }
 
 uint32_t unwind__launch_rows(char *const *argv)

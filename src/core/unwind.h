@@ -34,6 +34,9 @@ struct bpf_object;
  * 16 MiB took ~3 ms. */
 #define UNWIND_LAUNCH_ROWS	(1U << 18)	/* 4 MiB: ~9 libcs */
 uint32_t unwind__launch_rows(char *const *argv);
+/* The session launches argv (not -a): every mode's rows map is then sized by
+ * unwind__launch_rows (computed once) where unwind__size_maps is given no size. */
+void unwind__plan_launch(char *const *argv);
 
 /* Before load: size the unwinder's maps of a mode's object (bpf/lib/unwind.bpf.h; max_procs:
  * processes with tables at once, max_rows: table rows of all objects, 0: defaults). Nothing

@@ -257,9 +257,7 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	c->skel->rodata->with_idle = o->idle;
 	c->skel->rodata->per_thread = o->per_thread;
 	c->skel->rodata->unwind_mode = env->unwind != UNWIND_FP;
-	unwind__size_maps(c->skel->obj, env->unwind, MAX_TARGETS,
-			  env->argv && !env->all && env->unwind != UNWIND_FP ?
-			  unwind__launch_rows(env->argv) : 0);
+	unwind__size_maps(c->skel->obj, env->unwind, MAX_TARGETS, 0);
 	bpf_map__set_max_entries(c->skel->maps.targets, MAX_TARGETS);
 	bpf_map__set_max_entries(c->skel->maps.counts, o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
