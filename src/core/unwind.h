@@ -32,7 +32,9 @@ struct bpf_object;
  * no cache directory (the tables would be built twice), or the command is not an ELF file (a
  * script: its interpreter is not known here). The kernel clears the rows map at every start:
  * 16 MiB took ~3 ms. */
-#define UNWIND_LAUNCH_ROWS	(1U << 18)	/* 4 MiB: ~9 libcs */
+#define UNWIND_LAUNCH_ROWS	(1U << 19)	/* 8 MiB: ~18 libcs, room for what a wrapper
+						 * (env, sh -c) execs: python3 with its ssl
+						 * modules maps ~270,000 rows */
 uint32_t unwind__launch_rows(char *const *argv);
 /* The session launches argv (not -a): every mode's rows map is then sized by
  * unwind__launch_rows (computed once) where unwind__size_maps is given no size. */
