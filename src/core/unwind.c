@@ -102,13 +102,14 @@ int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_
 }
 
 /* The rows of path's table and those of the libraries it needs, into *sum, each file once
- * (seen: n of them). -1 when path is not an ELF file. */
+ * (seen: n of them). -1 when path is not an ELF file, -ENOMEM (anywhere below too). */
 static int launch_rows(const char *path, char ***seen, size_t *n, uint64_t *sum, int depth)
 {
 	struct unwind_table t;
 	const char *why;
 	char **libs, **p;
 	size_t nlibs;
+	int err = 0;
 
 	for (size_t i = 0; i < *n; i++)
 		if (strcmp((*seen)[i], path) == 0)
@@ -116,24 +117,23 @@ static int launch_rows(const char *path, char ***seen, size_t *n, uint64_t *sum,
 	if (depth > 8 || unwind_needed(path, NULL, &libs, &nlibs))
 		return -1;
 	p = realloc(*seen, (*n + 1) * sizeof(*p));
-	if (p && (p[*n] = strdup(path)) != NULL) {
+	if (p)
 		*seen = p;
+	if (p && (p[*n] = strdup(path)) != NULL)
 		(*n)++;
-	} else {
-		if (p)
-			*seen = p;
-		nlibs = 0;	/* out of memory: what is counted so far */
-	}
-	if (unwind_table__build(path, NULL, sym_cache_dir(), &t, &why) == 0) {
+	else
+		err = -ENOMEM;
+	if (!err && unwind_table__build(path, NULL, sym_cache_dir(), &t, &why) == 0) {
 		*sum += t.nrows;
 		unwind_table__free(&t);
 	}
-	for (size_t i = 0; i < nlibs; i++)
-		launch_rows(libs[i], seen, n, sum, depth + 1);
-	for (size_t i = 0; i < nlibs; i++)
+	for (size_t i = 0; i < nlibs; i++) {
+		if (!err && launch_rows(libs[i], seen, n, sum, depth + 1) == -ENOMEM)
+			err = -ENOMEM;
 		free(libs[i]);
+	}
 	free(libs);
-	return 0;
+	return err;
 }
 
 void unwind__plan_launch(char *const *argv)
