@@ -67,10 +67,10 @@ static cs_err cs_open_lazy(cs_arch arch, cs_mode mode, csh *handle)
 	if (!cs_fn.open) {
 		h = dlopen("libcapstone.so.4", RTLD_NOW | RTLD_LOCAL);
 		if (!h)
-			return CS_ERR_MEM;
+			return CS_ERR_HANDLE;
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 			if (!(fns[i] = dlsym(h, names[i])))
-				return CS_ERR_MEM;
+				return CS_ERR_HANDLE;
 		memcpy(&cs_fn, fns, sizeof(cs_fn));	/* kept open for the run */
 	}
 	return cs_fn.open(arch, mode, handle);
@@ -408,7 +408,14 @@ struct placer *placer__new(const char *path)
 
 	if (!p)
 		return NULL;
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &p->cs) != CS_ERR_OK) {
+	switch (cs_open(CS_ARCH_X86, CS_MODE_64, &p->cs)) {
+	case CS_ERR_OK:
+		break;
+	case CS_ERR_HANDLE:	/* libcapstone.so.4 missing (apt-get install libcapstone4) */
+		free(p);
+		errno = ELIBACC;
+		return NULL;
+	default:
 		free(p);
 		errno = ENOMEM;
 		return NULL;
@@ -607,7 +614,9 @@ int placer__place(struct placer *p, uint64_t sym_off, uint64_t sym_size, unsigne
 	out->entry = out->offset = sym_off;
 	out->entry_fate = INSN_REFUSED;
 	if (!p) {
-		snprintf(out->reason, sizeof(out->reason), "entry: its code could not be read");
+		snprintf(out->reason, sizeof(out->reason), "%s",
+			 errno == ELIBACC ? "entry: libcapstone.so.4 is not installed (libcapstone4)"
+					  : "entry: its code could not be read");
 		return -EINVAL;
 	}
 	if (sym_off < p->text_off || sym_off >= p->text_off + p->text_len) {
