@@ -252,7 +252,7 @@ print("ok")' "$T/r.json"
 }
 
 @test "profile: -p attaches every mode to a running process; its samples are in the cpu part" {
-	bg "$FIX/profilemix" c
+	bg "$FIX/profilemix" C
 	pid=$BG
 	sleep 0.2
 	run "$EBPROF" profile -q -p "$pid" -d 0.5 -o "$T/r.json"
