@@ -349,8 +349,14 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	bpf_program__set_autoload(c->skel->progs.held_flush_iter, true);
 	bpf_program__set_expected_attach_type(c->skel->progs.mem_enter_alloc_only,
 					      BPF_TRACE_UPROBE_MULTI_TYPE);
+	/* --max-live's default: the table is preallocated (64 bytes a slot), and a sampled run
+	 * keeps one block in its period's live, an alloc-only run none */
+	if (!c->opts.max_live)
+		c->opts.max_live = o->sample_mode == MEM_SAMPLE_ALLOC_ONLY ? 1
+				   : o->sample_mode ? MEM_DEFAULT_MAX_LIVE_SAMPLED
+				   : MEM_DEFAULT_MAX_LIVE;
 	c->nlive = 1;
-	while (c->nlive < o->max_live && c->nlive < (1u << 31))
+	while (c->nlive < c->opts.max_live && c->nlive < (1u << 31))
 		c->nlive <<= 1;
 	bpf_map__set_max_entries(c->skel->maps.live, c->nlive);
 	c->skel->rodata->live_mask = c->nlive - 1;
