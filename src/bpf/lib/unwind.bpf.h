@@ -48,11 +48,20 @@ struct {
 } unwind_files SEC(".maps");
 
 /* tgids whose mappings changed since the collector loaded them (a __u32 each, once until it
- * loads them again); the session polls it (mode_ops.wake_fd) */
+ * loads them again), and tgids without a usable entry (not loaded yet: -a; an exec or a reused
+ * PID since the load: once per program, unwind_asked); the session polls it (mode_ops.wake_fd) */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);
+	__uint(max_entries, 16384);
 } unwind_stale SEC(".maps");
+
+/* tgid -> the hash of the unwind_ident it was last asked for (abi/unwind.h) */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);		/* UNWIND_ASKED_SIZE when the unwinder is on */
+	__type(key, __u32);
+	__type(value, __u64);
+} unwind_asked SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -282,11 +291,13 @@ __noinline int unwind_rule(struct unwind_proc *proc, struct unwind_look *k,
 	__u64 pc, ip, look;
 	__u32 slot, tgid;
 
-	if (!proc || !row || !k)
+	if (!row || !k)
 		return 2;
 	ip = k->ip;
 	look = k->look;
 	tgid = k->tgid;
+	if (!proc)	/* no usable entry: by file alone (unwind_user) */
+		return unwind_rule_by_file(ip, look, row, &k->vma);
 	slot = (__u32)((look ^ (look >> 12) ^ tgid) * 0x9e3779b1U) & (UNWIND_CACHE_SIZE - 1);
 	e = bpf_map_lookup_elem(&unwind_cache, &slot);
 	if (e && e->ip == look && e->tgid == tgid && e->gen == proc->gen &&
@@ -463,20 +474,69 @@ truncated:
 	return 1;
 }
 
+/* The current task's address space as the collector identifies it (abi/unwind.h) */
+static __always_inline void unwind_cur_ident(struct unwind_ident *id)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	id->start_time = BPF_CORE_READ(task, group_leader, start_boottime) /
+			 (1000000000ULL / UNWIND_USER_HZ);
+	id->start_stack = BPF_CORE_READ(task, mm, start_stack);
+	id->end_code = BPF_CORE_READ(task, mm, end_code);
+}
+
+static __always_inline __u64 unwind_ident_hash(const struct unwind_ident *id)
+{
+	__u64 h = id->start_time * 0x9e3779b97f4a7c15ULL;
+
+	h = (h ^ id->start_stack) * 0xff51afd7ed558ccdULL;
+	h = (h ^ id->end_code) * 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 29);
+}
+
+/* A process without a usable entry: the collector is asked to load it, once per program (a
+ * ring buffer full now: asked again at a later stack) */
+static __always_inline void unwind_ask(__u32 tgid, const struct unwind_ident *id)
+{
+	__u64 h = unwind_ident_hash(id), *last;
+
+	if (!id->start_stack)	/* no address space (exiting) */
+		return;
+	last = bpf_map_lookup_elem(&unwind_asked, &tgid);
+	if (last && *last == h)
+		return;
+	if (bpf_ringbuf_output(&unwind_stale, &tgid, sizeof(tgid), 0))
+		return;
+	bpf_map_update_elem(&unwind_asked, &tgid, &h, BPF_ANY);
+}
+
 /* The stack of the current process from registers (ip, sp, bp) as they are at ip (a return
- * address's: as after the return) into ips; the number of addresses, or -1 when the process has
- * no tables (unwind_mode 0, or none loaded for it): the caller walks frame pointers. */
+ * address's: as after the return) into ips; the number of addresses, or -1 without tables
+ * (unwind_mode 0): the caller walks frame pointers. A process whose entry is missing (not
+ * loaded yet, the map full) or holds another program's mappings (its identity differs: an exec
+ * since, a reused PID) is walked by file alone (unwind_rule_by_file: the stack ends in
+ * [truncated] where no table is known, never a guess) and the collector is asked to load it. */
 static __always_inline long unwind_user(__u64 *ips, __u64 ip, __u64 sp, __u64 bp)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct unwind_ctx u = { .ips = ips, .ip = ip, .sp = sp, .bp = bp, .exact = 1,
 				.end = UNWIND_STAT_TRUNCATED, .tgid = tgid };
+	struct unwind_ident id;
 
 	if (!unwind_mode)
 		return -1;
+	unwind_cur_ident(&id);
 	u.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
-	if (!u.proc)
-		return -1;
+	if (u.proc && (u.proc->ident.start_time != id.start_time ||
+		       u.proc->ident.start_stack != id.start_stack ||
+		       u.proc->ident.end_code != id.end_code)) {
+		unwind_count(UNWIND_STAT_OTHER_PROG);
+		u.proc = NULL;
+	}
+	if (!u.proc) {
+		unwind_count(UNWIND_STAT_NO_PROC);
+		unwind_ask(tgid, &id);
+	}
 	bpf_loop(STACK_MAX_DEPTH, unwind_step, &u, 0);
 	unwind_count(u.end);
 	return (long)u.nr;
