@@ -394,9 +394,10 @@ static struct unwind_obj *object(struct unwinder *u, pid_t pid, const struct sym
 	if (o)
 		return o;
 	if (vdso) {
+		/* not read (the process is gone, -a): not known as "no table" for good either */
 		mfd = vdso_file(pid, m, path, sizeof(path));
 		if (mfd < 0)
-			path[0] = '\0';
+			return NULL;
 	} else {
 		/* the mapped file itself, whatever mount namespace it is in */
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid,
