@@ -57,6 +57,8 @@ struct unwinder {
 	uint64_t asks_skipped;	/* asks the queue had no room for: never loaded */
 	uint64_t asks_loaded;	/* processes loaded on an ask */
 	double tick_ms;		/* time spent loading asked processes since the tick began */
+	bool running;		/* loading a process met running (not at its exec stop): its
+				 * libraries are mapped already, none are preloaded */
 	uint32_t ticks;
 	uint32_t gen;		/* of the last load (unwind_proc.gen) */
 	uint32_t max_rows, next_row;
@@ -412,7 +414,7 @@ static struct unwind_obj *object(struct unwinder *u, pid_t pid, const struct sym
 	o = object_at(u, dev, ino, vdso ? "[vdso]" : m->path, path[0] ? path : NULL);
 	if (mfd >= 0)
 		close(mfd);
-	if (o && !vdso && path[0]) {
+	if (o && !vdso && path[0] && !u->running) {
 		/* o may move as objects are added */
 		preload_needed(u, path, m->path, 0);
 		o = find_obj(u, dev, ino);
@@ -528,8 +530,8 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 	free(p);
 	if (err == -E2BIG || err == -ENOMEM) {
 		u->procs_full++;
-		pr_info(u->lc, "unwind: process %d: frame pointers (the unwind process map is full)",
-			pid);
+		pr_info(u->lc, "unwind: process %d: walked by file alone (the unwind process map "
+			"is full)", pid);
 	}
 	if (err)
 		return err;
@@ -564,8 +566,10 @@ static void load_asked(struct unwinder *u)
 		pid_t pid = u->asked[i++];
 		double t0 = mono_ms();
 
+		u->running = true;
 		if (!find_pid(u, pid) && unwinder__load(u, pid, NULL) == 0)
 			u->asks_loaded++;
+		u->running = false;
 		u->tick_ms += mono_ms() - t0;
 	}
 	memmove(u->asked, u->asked + i, (u->nasked - i) * sizeof(*u->asked));

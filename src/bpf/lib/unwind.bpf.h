@@ -14,7 +14,9 @@
  * the libraries a program needs), frame pointers in an anonymous mapping (JIT code) or a file
  * known to have no call frame information, else the stack ends there in [truncated]
  * (UNWIND_STAT_UNMAPPED): a frame-pointer walk through code without frame pointers skips
- * callers silently. One frame per bpf_loop step.
+ * callers silently. One frame per bpf_loop step. A process without an entry, or whose entry
+ * is another program's (unwind_ident: an exec or a reused PID since its load), is walked by
+ * file alone, and the collector is asked to load it (unwind_ask).
  *
  * Included by stack.bpf.h; it defines the two maps every mode's object then has (sized by the
  * collector before load, 1 entry each until then) and the per-CPU counts of how stacks ended. */
