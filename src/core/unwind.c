@@ -560,20 +560,29 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
  * (-a on a machine with many short processes: the rest wait; a gone one costs a failed open) */
 static void load_asked(struct unwinder *u)
 {
-	uint32_t i = 0;
+	pid_t again[UNWIND_ASKED_QUEUE];
+	uint32_t i = 0, nagain = 0;
 
 	while (i < u->nasked && u->tick_ms < UNWIND_LOAD_BUDGET_MS) {
 		pid_t pid = u->asked[i++];
 		double t0 = mono_ms();
+		int err = 0;
 
+		if (find_pid(u, pid))
+			continue;	/* loaded since (attached: its snapshot) */
 		u->running = true;
-		if (!find_pid(u, pid) && unwinder__load(u, pid, NULL) == 0)
-			u->asks_loaded++;
+		err = unwinder__load(u, pid, NULL);
 		u->running = false;
+		if (!err)
+			u->asks_loaded++;
+		else if (err == -EAGAIN)
+			again[nagain++] = pid;	/* it exec'd while read: the next tick */
 		u->tick_ms += mono_ms() - t0;
 	}
 	memmove(u->asked, u->asked + i, (u->nasked - i) * sizeof(*u->asked));
 	u->nasked -= i;
+	for (uint32_t k = 0; k < nagain && u->nasked < UNWIND_ASKED_QUEUE; k++)
+		u->asked[u->nasked++] = again[k];
 }
 
 static void reload_stale(struct unwinder *u, bool slow_too)
