@@ -68,13 +68,36 @@ struct unwinder {
 	double build_ms;
 };
 
+int unwind_ident__parse(const char *stat, struct unwind_ident *id)
+{
+	unsigned long long v[26];
+	const char *p = strrchr(stat, ')');	/* after the name, which can hold anything */
+
+	if (!p || p[1] != ' ')
+		return -EINVAL;
+	p += 2;
+	while (*p && *p != ' ')		/* the state */
+		p++;
+	for (int k = 0; k < 26; k++) {	/* fields 4 (ppid) to 29 */
+		char *end;
+
+		v[k] = strtoull(p, &end, 10);
+		if (end == p)
+			return -EINVAL;
+		p = end;
+	}
+	id->start_time = v[22 - 4];
+	id->end_code = v[27 - 4];
+	id->start_stack = v[28 - 4];
+	return id->start_stack ? 0 : -ESRCH;	/* no address space (a kernel thread, exiting) */
+}
+
 /* The process's unwind_ident from /proc/PID/stat (abi/unwind.h); -errno */
 static int read_ident(pid_t pid, struct unwind_ident *id)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long v[26];
+	char path[64], buf[1024];
 	ssize_t n;
-	int fd, k;
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -85,26 +108,7 @@ static int read_ident(pid_t pid, struct unwind_ident *id)
 	if (n <= 0)
 		return -ESRCH;
 	buf[n] = '\0';
-	/* after the command's name, which can hold anything: its last ')' */
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
-		return -EINVAL;
-	p += 2;
-	while (*p && *p != ' ')		/* the state */
-		p++;
-	/* fields 4 (ppid) to 29 */
-	for (k = 0; k < 26; k++) {
-		char *end;
-
-		v[k] = strtoull(p, &end, 10);
-		if (end == p)
-			return -EINVAL;
-		p = end;
-	}
-	id->start_time = v[22 - 4];
-	id->start_stack = v[28 - 4];
-	id->end_code = v[27 - 4];
-	return id->start_stack ? 0 : -ESRCH;	/* no address space (a kernel thread, exiting) */
+	return unwind_ident__parse(buf, id);
 }
 
 static bool same_ident(const struct unwind_ident *a, const struct unwind_ident *b)

@@ -37,6 +37,12 @@ int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_
 
 struct unwinder;
 struct profile;
+struct unwind_ident;
+
+/* The text of /proc/PID/stat -> which program's address space the process has (abi/unwind.h:
+ * starttime, endcode, startstack). 0; -EINVAL for text that is not a stat line, -ESRCH for a
+ * process without an address space (a kernel thread, one exiting: startstack 0). */
+int unwind_ident__parse(const char *stat, struct unwind_ident *id);
 
 /* After load: the unwinder of a mode's object with how (NULL for UNWIND_FP, or ENOMEM: frame
  * pointers then), on its unwind_procs, unwind_rows and unwind_stats maps. */
