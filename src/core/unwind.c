@@ -51,8 +51,9 @@ struct unwinder {
 	struct unwind_pid *pids;
 	uint32_t npids, cappids;
 	/* processes the BPF side asked for that have no entry (-a: not loaded yet; the map was
-	 * full), loaded in turn within UNWIND_LOAD_BUDGET_MS a tick */
-	pid_t asked[UNWIND_ASKED_QUEUE];
+	 * full), loaded in turn within UNWIND_LOAD_BUDGET_MS a tick once they have run for two
+	 * ticks (most short processes are gone by then: nothing to read) */
+	struct { pid_t pid; uint32_t tick; } asked[UNWIND_ASKED_QUEUE];
 	uint32_t nasked;
 	uint64_t asks_skipped;	/* asks the queue had no room for: never loaded */
 	uint64_t asks_loaded;	/* processes loaded on an ask */
@@ -181,12 +182,14 @@ static int on_stale(void *ctx, void *data, size_t len)
 	}
 	/* a process without an entry: loaded in turn (unwinder__tick) */
 	for (uint32_t i = 0; i < u->nasked; i++)
-		if (u->asked[i] == (pid_t)pid)
+		if (u->asked[i].pid == (pid_t)pid)
 			return 0;
-	if (u->nasked == UNWIND_ASKED_QUEUE)
+	if (u->nasked == UNWIND_ASKED_QUEUE) {
 		u->asks_skipped++;
-	else
-		u->asked[u->nasked++] = (pid_t)pid;
+	} else {
+		u->asked[u->nasked].pid = (pid_t)pid;
+		u->asked[u->nasked++].tick = u->ticks;
+	}
 	return 0;
 }
 
@@ -564,29 +567,30 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
  * (-a on a machine with many short processes: the rest wait; a gone one costs a failed open) */
 static void load_asked(struct unwinder *u)
 {
-	pid_t again[UNWIND_ASKED_QUEUE];
-	uint32_t i = 0, nagain = 0;
+	uint32_t n = 0;
 
-	while (i < u->nasked && u->tick_ms < UNWIND_LOAD_BUDGET_MS) {
-		pid_t pid = u->asked[i++];
-		double t0 = mono_ms();
-		int err = 0;
+	for (uint32_t i = 0; i < u->nasked; i++) {
+		pid_t pid = u->asked[i].pid;
+		double t0;
+		int err;
 
+		if (u->asked[i].tick + 2 > u->ticks || u->tick_ms >= UNWIND_LOAD_BUDGET_MS) {
+			u->asked[n++] = u->asked[i];	/* later */
+			continue;
+		}
 		if (find_pid(u, pid))
 			continue;	/* loaded since (attached: its snapshot) */
+		t0 = mono_ms();
 		u->running = true;
 		err = unwinder__load(u, pid, NULL);
 		u->running = false;
+		u->tick_ms += mono_ms() - t0;
 		if (!err)
 			u->asks_loaded++;
-		else if (err == -EAGAIN)
-			again[nagain++] = pid;	/* it exec'd while read: the next tick */
-		u->tick_ms += mono_ms() - t0;
+		else if (err == -EAGAIN)	/* it exec'd while read: the next tick */
+			u->asked[n++] = u->asked[i];
 	}
-	memmove(u->asked, u->asked + i, (u->nasked - i) * sizeof(*u->asked));
-	u->nasked -= i;
-	for (uint32_t k = 0; k < nagain && u->nasked < UNWIND_ASKED_QUEUE; k++)
-		u->asked[u->nasked++] = again[k];
+	u->nasked = n;
 }
 
 static void reload_stale(struct unwinder *u, bool slow_too)

@@ -24,7 +24,8 @@ int unwind_how__parse(const char *s, enum unwind_how *how);
 #define UNWIND_DEFAULT_ROWS	(1U << 20)	/* 12 MiB: ~35 libcs */
 #define UNWIND_DEFAULT_PROCS	1024
 #define UNWIND_ASKED_QUEUE	1024	/* processes waiting to be loaded (-a) */
-#define UNWIND_LOAD_BUDGET_MS	10	/* a tick's time for loading them (of 100 ms) */
+#define UNWIND_LOAD_BUDGET_MS	10	/* a tick's time for loading them (of 100 ms), once
+					 * they have run for 2 ticks */
 
 struct bpf_object;
 
@@ -69,8 +70,9 @@ void unwinder__free(struct unwinder *u);
 int unwinder__load(struct unwinder *u, pid_t pid, const char *maps);
 /* Every tick: the processes whose stacks met code mapped since they were loaded (a library
  * loaded with dlopen, or after the exec stop they were attached at) are loaded again; those
- * the BPF side met without a usable entry (-a: not loaded yet; an exec or a reused PID since
- * the load) are loaded, in turn, for at most UNWIND_LOAD_BUDGET_MS a tick; once a second the
+ * the BPF side met without a usable entry (-a: not loaded yet; after the map was full) are
+ * loaded two ticks later if still there, in turn, for at most UNWIND_LOAD_BUDGET_MS a tick (an
+ * exec or a reused PID since a load: loaded again at once); once a second the
  * processes gone are forgotten. */
 void unwinder__tick(struct unwinder *u);
 /* The fd that is readable when the BPF side met code mapped since a load (-1 for NULL), and

@@ -497,8 +497,9 @@ static __always_inline __u64 unwind_ident_hash(const struct unwind_ident *id)
 }
 
 /* A process without a usable entry: the collector is asked to load it, once per program (a
- * ring buffer full now: asked again at a later stack) */
-static __always_inline void unwind_ask(__u32 tgid, const struct unwind_ident *id)
+ * ring buffer full now: asked again at a later stack). other: its entry is another program's
+ * (loaded again at once: a wake-up); else it waits for the collector's tick (core/unwind.c) */
+static __always_inline void unwind_ask(__u32 tgid, const struct unwind_ident *id, bool other)
 {
 	__u64 h = unwind_ident_hash(id), *last;
 
@@ -507,7 +508,7 @@ static __always_inline void unwind_ask(__u32 tgid, const struct unwind_ident *id
 	last = bpf_map_lookup_elem(&unwind_asked, &tgid);
 	if (last && *last == h)
 		return;
-	if (bpf_ringbuf_output(&unwind_stale, &tgid, sizeof(tgid), 0))
+	if (bpf_ringbuf_output(&unwind_stale, &tgid, sizeof(tgid), other ? 0 : BPF_RB_NO_WAKEUP))
 		return;
 	bpf_map_update_elem(&unwind_asked, &tgid, &h, BPF_ANY);
 }
@@ -524,6 +525,7 @@ static __always_inline long unwind_user(__u64 *ips, __u64 ip, __u64 sp, __u64 bp
 	struct unwind_ctx u = { .ips = ips, .ip = ip, .sp = sp, .bp = bp, .exact = 1,
 				.end = UNWIND_STAT_TRUNCATED, .tgid = tgid };
 	struct unwind_ident id;
+	bool other = false;
 
 	if (!unwind_mode)
 		return -1;
@@ -534,10 +536,11 @@ static __always_inline long unwind_user(__u64 *ips, __u64 ip, __u64 sp, __u64 bp
 		       u.proc->ident.end_code != id.end_code)) {
 		unwind_count(UNWIND_STAT_OTHER_PROG);
 		u.proc = NULL;
+		other = true;
 	}
 	if (!u.proc) {
 		unwind_count(UNWIND_STAT_NO_PROC);
-		unwind_ask(tgid, &id);
+		unwind_ask(tgid, &id, other);
 	}
 	bpf_loop(STACK_MAX_DEPTH, unwind_step, &u, 0);
 	unwind_count(u.end);
