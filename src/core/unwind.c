@@ -177,7 +177,9 @@ static int on_stale(void *ctx, void *data, size_t len)
 	memcpy(&pid, data, sizeof(pid));
 	p = find_pid(u, (pid_t)pid);
 	if (p) {
+		/* a new note (a note is sent once per load, or per program): looked at now */
 		p->stale = true;
+		p->slow = false;
 		return 0;
 	}
 	/* a process without an entry: loaded in turn (unwinder__tick) */
