@@ -86,3 +86,33 @@ exec_test() {
 @test "unwind -a: the same without ASLR (the same addresses, other rules): none of its stacks wrong" {
 	exec_test setarch -R
 }
+
+# A PID used again: pidreuse runs qsortexec_a, and once it has exited starts qsortexec_b as a new
+# process with the same PID (clone3's set_tid), both without ASLR: the same addresses, other
+# rules, another start time. a's entry (if not forgotten yet) must not be used for b.
+@test "unwind -a: a PID used again by another program (no ASLR): none of its stacks wrong" {
+	setarch -R "$EBPROF" cpu -a -v -q -F 499 -d 60 -o "$T/c.folded" > "$T/out" 2> "$T/log" &
+	e=$!
+	BG_PIDS+=("$e")
+	bg setarch -R "$FIX/pidreuse" "$FIX/qsortexec_a" 0 20000 -- \
+		"$FIX/qsortexec_b" 1000000000 20000 > "$T/pr" 2>&1
+	wait_for "$T/pr" "^a [0-9]+"
+	q=$(awk '/^a / { print $2 }' "$T/pr")
+	BG_PIDS+=("$q")
+	wait_for "$T/log" "unwind: .*qsortexec_a: [0-9]+ rows" 30
+	kill -USR1 "$q"
+	wait_for "$T/pr" "^b [0-9]+|clone3"
+	if grep -q clone3 "$T/pr"; then
+		kill -INT "$e"
+		skip "PID $q was taken by another process before it could be used again"
+	fi
+	grep -q "^b $q\$" "$T/pr"
+	wait_for "$T/log" "unwind: .*qsortexec_b: [0-9]+ rows" 30
+	sleep 1
+	kill -INT "$e"
+	wait "$e"
+	run python3 "$CHECK" pids "$T/c.folded" "$q" 1
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q "^qsortexec_b ($q);" "$T/c.folded"
+}
