@@ -57,6 +57,15 @@ struct {
 	__uint(max_entries, 16384);
 } unwind_stale SEC(".maps");
 
+/* The entry of a process without a usable one: no mappings (every address goes by file), stale
+ * already (no notes: unwind_ask asks) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_proc);
+} unwind_noproc SEC(".maps");
+
 /* tgid -> the hash of the unwind_ident it was last asked for (abi/unwind.h) */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -293,13 +302,11 @@ __noinline int unwind_rule(struct unwind_proc *proc, struct unwind_look *k,
 	__u64 pc, ip, look;
 	__u32 slot, tgid;
 
-	if (!row || !k)
+	if (!proc || !row || !k)
 		return 2;
 	ip = k->ip;
 	look = k->look;
 	tgid = k->tgid;
-	if (!proc)	/* no usable entry: by file alone (unwind_user) */
-		return unwind_rule_by_file(ip, look, row, &k->vma);
 	slot = (__u32)((look ^ (look >> 12) ^ tgid) * 0x9e3779b1U) & (UNWIND_CACHE_SIZE - 1);
 	e = bpf_map_lookup_elem(&unwind_cache, &slot);
 	if (e && e->ip == look && e->tgid == tgid && e->gen == proc->gen &&
@@ -513,6 +520,28 @@ static __always_inline void unwind_ask(__u32 tgid, const struct unwind_ident *id
 	bpf_map_update_elem(&unwind_asked, &tgid, &h, BPF_ANY);
 }
 
+/* 1 when proc, tgid's entry (NULL: none), holds the current program's mappings; else 0, and
+ * the collector is asked to load it (unwind_ask). A global function: verified once, on its own
+ * (inlined, its branches multiplied the states of every caller's walk: a slower start-up). */
+__noinline int unwind_usable(struct unwind_proc *proc, __u32 tgid)
+{
+	struct unwind_ident id;
+	bool other = false;
+
+	unwind_cur_ident(&id);
+	if (proc) {
+		if (proc->ident.start_time == id.start_time &&
+		    proc->ident.start_stack == id.start_stack &&
+		    proc->ident.end_code == id.end_code)
+			return 1;
+		unwind_count(UNWIND_STAT_OTHER_PROG);
+		other = true;
+	}
+	unwind_count(UNWIND_STAT_NO_PROC);
+	unwind_ask(tgid, &id, other);
+	return 0;
+}
+
 /* The stack of the current process from registers (ip, sp, bp) as they are at ip (a return
  * address's: as after the return) into ips; the number of addresses, or -1 without tables
  * (unwind_mode 0): the caller walks frame pointers. A process whose entry is missing (not
@@ -524,23 +553,19 @@ static __always_inline long unwind_user(__u64 *ips, __u64 ip, __u64 sp, __u64 bp
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct unwind_ctx u = { .ips = ips, .ip = ip, .sp = sp, .bp = bp, .exact = 1,
 				.end = UNWIND_STAT_TRUNCATED, .tgid = tgid };
-	struct unwind_ident id;
-	bool other = false;
 
 	if (!unwind_mode)
 		return -1;
-	unwind_cur_ident(&id);
 	u.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
-	if (u.proc && (u.proc->ident.start_time != id.start_time ||
-		       u.proc->ident.start_stack != id.start_stack ||
-		       u.proc->ident.end_code != id.end_code)) {
-		unwind_count(UNWIND_STAT_OTHER_PROG);
-		u.proc = NULL;
-		other = true;
-	}
-	if (!u.proc) {
-		unwind_count(UNWIND_STAT_NO_PROC);
-		unwind_ask(tgid, &id, other);
+	if (!unwind_usable(u.proc, tgid)) {
+		/* by file alone: an entry without mappings (a NULL one here made every
+		 * program's verification several times longer) */
+		__u32 zero = 0;
+
+		u.proc = bpf_map_lookup_elem(&unwind_noproc, &zero);
+		if (!u.proc)
+			return -1;
+		u.proc->stale = 1;
 	}
 	bpf_loop(STACK_MAX_DEPTH, unwind_step, &u, 0);
 	unwind_count(u.end);
