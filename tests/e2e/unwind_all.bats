@@ -5,9 +5,10 @@
 # check: the fixture's samples have the complete stack down to cmp, and none of its stacks is
 # wrong (a frame missing or added: a frame-pointer walk through libc skips qsort_r's frames); a
 # stack met before the process's tables were loaded is a right prefix of it ending in
-# [truncated]. The exec tests: one process execs, again and again, qsortfix and qsortfix2 (the
-# same code 40 bytes further: other rules at the same addresses, also without ASLR): an entry
-# loaded for one program must never be used for the next.
+# [truncated]. The exec and PID tests: one PID runs qsortexec_a, then qsortexec_b (the same code
+# at the same addresses but for level3's frame size: other rules there), by an exec or as a new
+# process (the PID used again), with and without ASLR: an entry loaded for one program must
+# never be used for the next (without the check, b is never loaded: a's entry covers it all).
 
 load helpers
 
