@@ -195,6 +195,17 @@ $(OUT)/fixtures/qsortfix: tests/fixtures/qsortfix.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall $< -o $@
 
+# the same, twice, each function at the same address in both, other rules in level3 (the exec
+# tests: another program in the same process)
+QSORTEXEC_CFLAGS = -O2 -g -fomit-frame-pointer -Wall -falign-functions=256 -fno-toplevel-reorder
+$(OUT)/fixtures/qsortexec_a: tests/fixtures/qsortfix.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(QSORTEXEC_CFLAGS) -DFRAME=16 $< -o $@
+
+$(OUT)/fixtures/qsortexec_b: tests/fixtures/qsortfix.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(QSORTEXEC_CFLAGS) -DFRAME=96 -DPAD $< -o $@
+
 $(OUT)/fixtures/startfix: tests/fixtures/startfix.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall $< -o $@
@@ -208,7 +219,8 @@ $(OUT)/fixtures/libdlburn.so: tests/fixtures/dlburn_lib.c | $(OUT)/fixtures
 	$(Q)$(CC) $(FIX_CFLAGS) -fPIC -shared $< -o $@
 
 fixtures: $(OUT)/fixtures/libdlburn.so $(FIX_BINS) $(FIX_SOS) $(OUT)/fixtures/memfixture_static $(OUT)/fixtures/cxxfixture \
-	  $(OUT)/fixtures/cxxlate $(OUT)/fixtures/cxxfixture_static $(OUT)/fixtures/badalloc $(OUT)/fixtures/prefixalloc
+	  $(OUT)/fixtures/cxxlate $(OUT)/fixtures/cxxfixture_static $(OUT)/fixtures/badalloc $(OUT)/fixtures/prefixalloc \
+	  $(OUT)/fixtures/qsortexec_a $(OUT)/fixtures/qsortexec_b
 
 $(DEMO_BIN): demo/demo.c | $(OUT)/demo
 	$(call msg,CC,$@)

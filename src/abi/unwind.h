@@ -51,6 +51,20 @@ struct unwind_map {
 	__u32 nrows;
 };
 
+/* Which program's address space an entry holds: the BPF side uses an entry only when the
+ * current task's match (else the tgid is another process's since, a reused PID, or the same
+ * process after an exec, with other mappings). The collector reads them from /proc/PID/stat
+ * (one read) before and after its read of the maps. */
+struct unwind_ident {
+	__u64 start_time;	/* the process's start, in clock ticks after boot (stat's
+				 * starttime: group_leader->start_boottime / (1e9 / USER_HZ)) */
+	__u64 start_stack;	/* mm->start_stack (stat's startstack): randomized per exec */
+	__u64 end_code;		/* mm->end_code (stat's endcode): another program's text, also
+				 * without ASLR */
+};
+
+#define UNWIND_USER_HZ		100	/* x86-64's USER_HZ: /proc's clock ticks */
+
 struct unwind_proc {
 	__u32 nmaps;
 	__u32 stale;		/* set by the unwinder at an address in none of maps (a library
@@ -58,8 +72,14 @@ struct unwind_proc {
 	__u32 gen;		/* changes with every load: the row cache's entries of older
 				 * loads are not used */
 	__u32 pad;
+	struct unwind_ident ident;	/* the address space maps were read from */
 	struct unwind_map maps[UNWIND_MAX_MAPS];
 };
+
+/* The BPF side asks the collector (unwind_stale) to load a process it has no usable entry for
+ * (not loaded yet, or its entry is another program's) once per process and program: the
+ * process's (tgid's) last ask, by a hash of its unwind_ident, in an LRU map of this size. */
+#define UNWIND_ASKED_SIZE	8192
 
 /* Every object the collector has looked at, by its file (the kernel's device number,
  * MKDEV(major, minor) = major << 20 | minor, and inode): its table, found from a mapping the
@@ -103,6 +123,10 @@ enum unwind_stat {
 				 * loaded yet (until the collector loads it: at once, or a tick) */
 	UNWIND_STAT_BY_FILE,	/* frames unwound in code mapped since the process's tables were
 				 * loaded, by its file's table (found with bpf_find_vma) */
+	UNWIND_STAT_NO_PROC,	/* stacks of a process with no entry (not loaded yet, -a; or left
+				 * out: the map was full): walked by file (unwind_rule_by_file) */
+	UNWIND_STAT_OTHER_PROG,	/* of them, with an entry of another program (an exec since
+				 * the load, or a reused PID): not used */
 	UNWIND_STAT__COUNT,
 };
 

@@ -1,6 +1,7 @@
 /* The collector's side of the BPF unwinder (see unwind.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,7 @@ struct unwind_obj {
 /* A process in unwind_procs */
 struct unwind_pid {
 	pid_t pid;
+	struct unwind_ident ident;	/* the address space its maps were read from */
 	uint64_t hash;		/* of the executable lines of the maps it was loaded from */
 	bool stale;		/* the BPF side met an address in none of them */
 	bool slow;		/* and the mappings read the same since: looked at each second */
@@ -52,6 +54,16 @@ struct unwinder {
 	struct ring_buffer *stale_rb;	/* unwind_stale */
 	struct unwind_pid *pids;
 	uint32_t npids, cappids;
+	/* processes the BPF side asked for that have no entry (-a: not loaded yet; the map was
+	 * full), loaded in turn within UNWIND_LOAD_BUDGET_MS a tick once they have run for two
+	 * ticks (most short processes are gone by then: nothing to read) */
+	struct { pid_t pid; uint32_t tick; } asked[UNWIND_ASKED_QUEUE];
+	uint32_t nasked;
+	uint64_t asks_skipped;	/* asks the queue had no room for: never loaded */
+	uint64_t asks_loaded;	/* processes loaded on an ask */
+	double tick_ms;		/* time spent loading asked processes since the tick began */
+	bool running;		/* loading a process met running (not at its exec stop): its
+				 * libraries are mapped already, none are preloaded */
 	uint32_t ticks;
 	uint32_t gen;		/* of the last load (unwind_proc.gen) */
 	uint32_t max_rows, next_row;
@@ -60,6 +72,55 @@ struct unwinder {
 	uint64_t procs_full, rows_full;
 	double build_ms;
 };
+
+int unwind_ident__parse(const char *stat, struct unwind_ident *id)
+{
+	unsigned long long v[26];
+	const char *p = strrchr(stat, ')');	/* after the name, which can hold anything */
+
+	if (!p || p[1] != ' ')
+		return -EINVAL;
+	p += 2;
+	while (*p && *p != ' ')		/* the state */
+		p++;
+	for (int k = 0; k < 26; k++) {	/* fields 4 (ppid) to 29 */
+		char *end;
+
+		v[k] = strtoull(p, &end, 10);
+		if (end == p)
+			return -EINVAL;
+		p = end;
+	}
+	id->start_time = v[22 - 4];
+	id->end_code = v[27 - 4];
+	id->start_stack = v[28 - 4];
+	return id->start_stack ? 0 : -ESRCH;	/* no address space (a kernel thread, exiting) */
+}
+
+/* The process's unwind_ident from /proc/PID/stat (abi/unwind.h); -errno */
+static int read_ident(pid_t pid, struct unwind_ident *id)
+{
+	char path[64], buf[1024];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = '\0';
+	return unwind_ident__parse(buf, id);
+}
+
+static bool same_ident(const struct unwind_ident *a, const struct unwind_ident *b)
+{
+	return a->start_time == b->start_time && a->start_stack == b->start_stack &&
+	       a->end_code == b->end_code;
+}
 
 int unwind_how__parse(const char *s, enum unwind_how *how)
 {
@@ -83,6 +144,7 @@ int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_
 	struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
 	struct bpf_map *cache = bpf_object__find_map_by_name(obj, "unwind_cache");
 	struct bpf_map *files = bpf_object__find_map_by_name(obj, "unwind_files");
+	struct bpf_map *asked = bpf_object__find_map_by_name(obj, "unwind_asked");
 	int err;
 
 	if (how == UNWIND_FP)
@@ -92,6 +154,8 @@ int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_
 	err = bpf_map__set_max_entries(cache, UNWIND_CACHE_SIZE);
 	if (!err && files)
 		err = bpf_map__set_max_entries(files, UNWIND_DEFAULT_OBJS);
+	if (!err && asked)
+		err = bpf_map__set_max_entries(asked, UNWIND_ASKED_SIZE);
 	if (err)
 		return err;
 	err = bpf_map__set_max_entries(procs, max_procs ? max_procs : UNWIND_DEFAULT_PROCS);
@@ -179,8 +243,22 @@ static int on_stale(void *ctx, void *data, size_t len)
 		return 0;
 	memcpy(&pid, data, sizeof(pid));
 	p = find_pid(u, (pid_t)pid);
-	if (p)
+	if (p) {
+		/* a new note (a note is sent once per load, or per program): looked at now */
 		p->stale = true;
+		p->slow = false;
+		return 0;
+	}
+	/* a process without an entry: loaded in turn (unwinder__tick) */
+	for (uint32_t i = 0; i < u->nasked; i++)
+		if (u->asked[i].pid == (pid_t)pid)
+			return 0;
+	if (u->nasked == UNWIND_ASKED_QUEUE) {
+		u->asks_skipped++;
+	} else {
+		u->asked[u->nasked].pid = (pid_t)pid;
+		u->asked[u->nasked++].tick = u->ticks;
+	}
 	return 0;
 }
 
@@ -412,9 +490,10 @@ static struct unwind_obj *object(struct unwinder *u, pid_t pid, const struct sym
 	if (o)
 		return o;
 	if (vdso) {
+		/* not read (the process is gone, -a): not known as "no table" for good either */
 		mfd = vdso_file(pid, m, path, sizeof(path));
 		if (mfd < 0)
-			path[0] = '\0';
+			return NULL;
 	} else {
 		/* the mapped file itself, whatever mount namespace it is in */
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid,
@@ -429,7 +508,7 @@ static struct unwind_obj *object(struct unwinder *u, pid_t pid, const struct sym
 	o = object_at(u, dev, ino, vdso ? "[vdso]" : m->path, path[0] ? path : NULL);
 	if (mfd >= 0)
 		close(mfd);
-	if (o && !vdso && path[0]) {
+	if (o && !vdso && path[0] && !u->running) {
 		/* o may move as objects are added */
 		preload_needed(u, path, m->path, 0);
 		o = find_obj(u, dev, ino);
@@ -437,10 +516,27 @@ static struct unwind_obj *object(struct unwinder *u, pid_t pid, const struct sym
 	return o;
 }
 
+/* Processes gone out of unwind_procs (-a: forgotten on exit); how many */
+static uint32_t forget_gone(struct unwinder *u)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < u->npids;) {
+		if (kill(u->pids[i].pid, 0) && errno == ESRCH) {
+			unwinder__forget(u, u->pids[i].pid);	/* moves the last one to i */
+			n++;
+		} else {
+			i++;
+		}
+	}
+	return n;
+}
+
 int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 {
 	struct unwind_proc *p;
 	struct unwind_pid *rec;
+	struct unwind_ident id, id2;
 	struct sym_map *maps = NULL;
 	size_t nmaps = 0, skipped = 0, gone = 0;
 	char *own = NULL, path[64];
@@ -450,25 +546,36 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 
 	if (!u)
 		return 0;
-	if (!maps_text) {
-		snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-		own = util_read_file(path, NULL);
-		if (!own || !*own) {
-			free(own);
-			return -ESRCH;
-		}
-		maps_text = own;
-	}
-	/* the same executable mappings as last time: nothing to load */
-	h = proc_maps__exec_hash(maps_text) | 1;
+	if (read_ident(pid, &id))
+		return -ESRCH;
 	rec = find_pid(u, pid);
-	if (rec && rec->hash == h) {
+	/* the same program with the same executable mappings as last time: nothing to load */
+	if (rec && maps_text && same_ident(&rec->ident, &id) &&
+	    rec->hash == (proc_maps__exec_hash(maps_text) | 1)) {
+		rec->slow = rec->stale;
+		return 0;
+	}
+	/* the maps read between two reads of the identity that agree are that program's (the
+	 * caller's text may be older than the first: read again) */
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	own = util_read_file(path, NULL);
+	if (!own || !*own) {
+		free(own);
+		return -ESRCH;
+	}
+	if (read_ident(pid, &id2) || !same_ident(&id, &id2)) {
+		/* it exec'd meanwhile: its new program is asked for by the BPF side */
+		free(own);
+		return -EAGAIN;
+	}
+	h = proc_maps__exec_hash(own) | 1;
+	if (rec && same_ident(&rec->ident, &id) && rec->hash == h) {
 		free(own);
 		rec->slow = rec->stale;
 		return 0;
 	}
 	p = calloc(1, sizeof(*p));
-	err = p ? sym_maps__parse(maps_text, &maps, &nmaps) : -ENOMEM;
+	err = p ? sym_maps__parse(own, &maps, &nmaps) : -ENOMEM;
 	free(own);
 	if (err) {
 		free(p);
@@ -509,12 +616,16 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 		pr_info(u->lc, "unwind: process %d: %zu executable mappings past the first %d "
 			"have no table", pid, skipped, UNWIND_MAX_MAPS);
 	p->gen = ++u->gen;
+	p->ident = id;
 	err = bpf_map_update_elem(u->procs_fd, &key, p, BPF_ANY) ? -errno : 0;
+	/* full: the processes gone since make room (-a) */
+	if ((err == -E2BIG || err == -ENOMEM) && forget_gone(u))
+		err = bpf_map_update_elem(u->procs_fd, &key, p, BPF_ANY) ? -errno : 0;
 	free(p);
 	if (err == -E2BIG || err == -ENOMEM) {
 		u->procs_full++;
-		pr_info(u->lc, "unwind: process %d: frame pointers (the unwind process map is full)",
-			pid);
+		pr_info(u->lc, "unwind: process %d: walked by file alone (the unwind process map "
+			"is full)", pid);
 	}
 	if (err)
 		return err;
@@ -532,10 +643,41 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 	if (!rec)
 		rec = &u->pids[u->npids++];
 	rec->pid = pid;
+	rec->ident = id;
 	/* a mapping left out (its file could not be read): loaded again when its code is met */
 	rec->hash = gone ? 0 : h;
 	rec->stale = rec->slow = false;
 	return 0;
+}
+
+/* The processes asked for without an entry, in turn, for at most UNWIND_LOAD_BUDGET_MS a tick
+ * (-a on a machine with many short processes: the rest wait; a gone one costs a failed open) */
+static void load_asked(struct unwinder *u)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < u->nasked; i++) {
+		pid_t pid = u->asked[i].pid;
+		double t0;
+		int err;
+
+		if (u->asked[i].tick + 2 > u->ticks || u->tick_ms >= UNWIND_LOAD_BUDGET_MS) {
+			u->asked[n++] = u->asked[i];	/* later */
+			continue;
+		}
+		if (find_pid(u, pid))
+			continue;	/* loaded since (attached: its snapshot) */
+		t0 = mono_ms();
+		u->running = true;
+		err = unwinder__load(u, pid, NULL);
+		u->running = false;
+		u->tick_ms += mono_ms() - t0;
+		if (!err)
+			u->asks_loaded++;
+		else if (err == -EAGAIN)	/* it exec'd while read: the next tick */
+			u->asked[n++] = u->asked[i];
+	}
+	u->nasked = n;
 }
 
 static void reload_stale(struct unwinder *u, bool slow_too)
@@ -551,6 +693,7 @@ static void reload_stale(struct unwinder *u, bool slow_too)
 			continue;
 		unwinder__load(u, p->pid, NULL);
 	}
+	load_asked(u);
 }
 
 void unwinder__tick(struct unwinder *u)
@@ -558,7 +701,12 @@ void unwinder__tick(struct unwinder *u)
 	if (!u)
 		return;
 	u->ticks++;
+	u->tick_ms = 0;
 	reload_stale(u, u->ticks % 10 == 0);
+	/* once a second, the processes gone since out of unwind_procs (their PIDs may come back
+	 * as other programs: the BPF side would not use their entries, but they take room) */
+	if (u->ticks % 10 == 0)
+		forget_gone(u);
 }
 
 int unwinder__fd(struct unwinder *u)
@@ -624,15 +772,21 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 	profile__add_drop(prof, "unwind_too_deep", c.depth);
 	profile__add_drop(prof, "unwind_procs_full", c.procs_full);
 	profile__add_drop(prof, "unwind_rows_full", c.rows_full);
+	profile__add_drop(prof, "unwind_loads_skipped", c.asks_skipped);
 	pr_info(u->lc, "unwind: %llu stacks complete, %llu truncated, %llu at the depth limit, "
 		"%llu truncated at code mapped since the process's load without a table yet; "
 		"%llu frames by frame pointers, %llu by the table of a file mapped since the load; "
 		"%u tables (%u of them for a library needed (DT_NEEDED) before its mapping was "
-		"seen; %llu rows, %.1f ms to build), %u objects by frame pointers",
+		"seen; %llu rows, %.1f ms to build), %u objects by frame pointers; %llu stacks of "
+		"a process without its tables (%llu of them with another program's: an exec or "
+		"a reused PID since), %llu processes loaded when their stacks were met, %llu "
+		"not (the queue was full)",
 		(unsigned long long)c.complete, (unsigned long long)c.truncated,
 		(unsigned long long)c.depth, (unsigned long long)c.unmapped,
 		(unsigned long long)c.fp_frames, (unsigned long long)c.by_file, c.objects,
-		c.preloaded, (unsigned long long)c.rows, c.build_ms, c.objects_fp);
+		c.preloaded, (unsigned long long)c.rows, c.build_ms, c.objects_fp,
+		(unsigned long long)c.no_proc, (unsigned long long)c.other_prog,
+		(unsigned long long)c.asks_loaded, (unsigned long long)c.asks_skipped);
 }
 
 void unwinder__counts(struct unwinder *u, struct unwind_counts *c)
@@ -646,6 +800,10 @@ void unwinder__counts(struct unwinder *u, struct unwind_counts *c)
 	c->fp_frames = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_FP_FRAMES);
 	c->unmapped = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_UNMAPPED);
 	c->by_file = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_BY_FILE);
+	c->no_proc = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_NO_PROC);
+	c->other_prog = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_OTHER_PROG);
+	c->asks_loaded = u->asks_loaded;
+	c->asks_skipped = u->asks_skipped;
 	c->files_full = u->files_full;
 	c->preloaded = u->preloaded;
 	c->procs_full = u->procs_full;

@@ -23,6 +23,9 @@ int unwind_how__parse(const char *s, enum unwind_how *how);
 
 #define UNWIND_DEFAULT_ROWS	(1U << 20)	/* 16 MiB (12-byte rows in 16 bytes each): ~35 libcs */
 #define UNWIND_DEFAULT_PROCS	1024
+#define UNWIND_ASKED_QUEUE	1024	/* processes waiting to be loaded (-a) */
+#define UNWIND_LOAD_BUDGET_MS	10	/* a tick's time for loading them (of 100 ms), once
+					 * they have run for 2 ticks */
 
 struct bpf_object;
 
@@ -49,6 +52,12 @@ int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_
 
 struct unwinder;
 struct profile;
+struct unwind_ident;
+
+/* The text of /proc/PID/stat -> which program's address space the process has (abi/unwind.h:
+ * starttime, endcode, startstack). 0; -EINVAL for text that is not a stat line, -ESRCH for a
+ * process without an address space (a kernel thread, one exiting: startstack 0). */
+int unwind_ident__parse(const char *stat, struct unwind_ident *id);
 
 /* After load: the unwinder of a mode's object with how (NULL for UNWIND_FP, or ENOMEM: frame
  * pointers then), on its unwind_procs, unwind_rows and unwind_stats maps. */
@@ -64,14 +73,21 @@ struct unwinder *unwinder__new(const struct log_ctx *lc, int procs_fd, int rows_
 			       uint32_t max_rows);
 void unwinder__free(struct unwinder *u);
 
-/* pid's executable mappings (maps: the text of /proc/PID/maps, or NULL to read it) and the
+/* pid's executable mappings (maps: the text of /proc/PID/maps as the caller just read it, to
+ * see that nothing changed, or NULL; they are read again, between two reads of the process's
+ * identity (abi/unwind.h's unwind_ident, from /proc/PID/stat) that must agree, -EAGAIN if
+ * not: an exec meanwhile) and the
  * tables of their objects into the maps, with the tables of the libraries each object needs
  * (DT_NEEDED, as ld.so would find them: ready by file in unwind_files for when they are
  * mapped). 0 or a negative errno (-E2BIG: a map is full, counted
  * in the drops). Nothing when its executable mappings read the same as at its last load. */
 int unwinder__load(struct unwinder *u, pid_t pid, const char *maps);
 /* Every tick: the processes whose stacks met code mapped since they were loaded (a library
- * loaded with dlopen, or after the exec stop they were attached at) are loaded again. */
+ * loaded with dlopen, or after the exec stop they were attached at) are loaded again; those
+ * the BPF side met without a usable entry (-a: not loaded yet; after the map was full) are
+ * loaded two ticks later if still there, in turn, for at most UNWIND_LOAD_BUDGET_MS a tick (an
+ * exec or a reused PID since a load: loaded again at once); once a second the
+ * processes gone are forgotten. */
 void unwinder__tick(struct unwinder *u);
 /* The fd that is readable when the BPF side met code mapped since a load (-1 for NULL), and
  * what to do then: those processes loaded again at once. */
@@ -86,6 +102,10 @@ struct unwind_counts {
 				 * whose file had no table yet */
 	uint64_t by_file;	/* frames in such code unwound by its file's table */
 	uint64_t procs_full, rows_full;			/* processes/objects left without tables */
+	uint64_t no_proc;	/* stacks of a process with no usable entry: walked by file */
+	uint64_t other_prog;	/* of them, with an entry of another program (exec, reused PID) */
+	uint64_t asks_loaded;	/* processes loaded when the BPF side met them without one */
+	uint64_t asks_skipped;	/* not: the queue was full (the unwind_loads_skipped drop) */
 	uint64_t files_full;	/* objects the BPF side cannot find by file (map full) */
 	uint32_t objects, objects_fp;			/* tables loaded; objects walked by fp */
 	uint32_t preloaded;	/* tables built for libraries before they were mapped */

@@ -11,6 +11,13 @@ unwind_check.py mem JSON GDB MALLOCS
 unwind_check.py cpu FOLDED MIN_PERCENT
     The share of samples whose stack is complete down to cmp (frames under cmp allowed: malloc,
     free); exit 1 below MIN_PERCENT.
+unwind_check.py pids FOLDED PIDS MIN_PERCENT
+    The same for the samples of the processes PIDS (a comma-separated list: -a's profile has
+    every process), and every one of their stacks must be right: from _start, or from
+    [truncated], a run of the fixture's chain (_start, __libc_start_main, __libc_start_call_main,
+    main, level1, level2, level3, qsort_r, msort_with_tmp..., cmp) without a frame missing or
+    added, under which only frames outside the chain (malloc, free, the kernel's); exit 1 for a
+    wrong stack.
 """
 import json
 import re
@@ -75,7 +82,61 @@ def cpu(path, min_percent):
     return 0 if share >= min_percent else 1
 
 
+CHAIN = list(reversed(OUTER)) + ["msort", "cmp"]
+
+
+def position(name):
+    if re.fullmatch(r"msort_with_tmp(\.part\.0)?", name):
+        return CHAIN.index("msort")
+    return CHAIN.index(name) if name in CHAIN else -1
+
+
+def right(names):
+    """names: a stack root first. A run of CHAIN (from _start unless it starts in
+    [truncated]), then frames outside it only."""
+    truncated = bool(names) and names[0] == "[truncated]"
+    if truncated:
+        names = names[1:]
+    pos = [position(n) for n in names]
+    while pos and pos[-1] < 0:	# the leaf's callees outside the chain
+        pos.pop()
+    if not pos:
+        return True
+    if not truncated and pos[0] != 0:
+        return False
+    msort = CHAIN.index("msort")
+    for a, b in zip(pos, pos[1:]):
+        if b < 0 or not (b == a + 1 or a == b == msort):
+            return False
+    return True
+
+
+def pids(path, pid_list, min_percent):
+    want = set(pid_list.split(","))
+    ok = total = wrong = 0
+    for line in open(path):
+        stack, n = line.rstrip("\n").rsplit(" ", 1)
+        n = int(n)
+        fields = stack.split(";")
+        m = re.fullmatch(r".* \((\d+)\)", fields[0])
+        if not m or m.group(1) not in want:
+            continue
+        total += n
+        names = [re.sub(r"_\[i\]$", "", x) for x in fields[1:]]
+        if not right(names):
+            wrong += n
+            print("wrong (%d): %s" % (n, stack))
+        if "cmp" in names and complete(list(reversed(names[:names.index("cmp")]))):
+            ok += n
+    share = 100.0 * ok / total if total else 0
+    print("samples of %s: %d, %d with the complete stack down to cmp (%.1f%%), %d wrong" %
+          (pid_list, total, ok, share, wrong))
+    return 0 if share >= min_percent and not wrong and total else 1
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "pids":
+        sys.exit(pids(sys.argv[2], sys.argv[3], float(sys.argv[4])))
     if sys.argv[1] == "mem":
         sys.exit(mem(sys.argv[2], sys.argv[3], int(sys.argv[4])))
     sys.exit(cpu(sys.argv[2], float(sys.argv[3])))

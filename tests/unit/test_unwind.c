@@ -2,6 +2,7 @@
  * binutils' `readelf --debug-dump=frames-interp` says of the same file (an independent reader of
  * the same call frame information): the -O2 -fomit-frame-pointer fixture, and glibc (PLT
  * expression, signal frame, outermost frames). No root needed. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -11,7 +12,10 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "abi/unwind.h"
+#include "core/unwind.h"
 #include "symbolize/unwind.h"
+#include "util/util.h"
 
 #include "golden.h"	/* out_dir */
 
@@ -339,9 +343,39 @@ static void test_needed(void **state)
 	assert_int_equal(n, 0);
 }
 
+/* /proc/PID/stat -> the identity the BPF unwinder compares (core/unwind.c) */
+static void test_ident(void **state)
+{
+	/* a name with ") " in it; tpgid -1; starttime 777, endcode, startstack (fields 22, 27,
+	 * 28) as a kernel 6 prints them */
+	static const char line[] = "1234 (a) b (c) R 1 1234 1234 0 -1 4194560 100 0 0 0 5 6 0 0 "
+		"20 0 1 0 777 1000000 200 18446744073709551615 93824992235520 93824992236857 "
+		"140737488348784 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+	static const char kthread[] = "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 "
+		"0 3 0 0 18446744073709551615 0 0 0 0 0 0 0 2147483647 0 1 0 0 17 0 0 0 0 0 0\n";
+	struct unwind_ident id;
+	char *self;
+
+	(void)state;
+	assert_int_equal(unwind_ident__parse(line, &id), 0);
+	assert_int_equal(id.start_time, 777);
+	assert_int_equal(id.end_code, 93824992236857ULL);
+	assert_int_equal(id.start_stack, 140737488348784ULL);
+	assert_int_equal(unwind_ident__parse(kthread, &id), -ESRCH);
+	assert_int_equal(unwind_ident__parse("1234 (x) R 1 2", &id), -EINVAL);
+	assert_int_equal(unwind_ident__parse("no name", &id), -EINVAL);
+	/* this process: its stack starts above its text's end */
+	self = util_read_file("/proc/self/stat", NULL);
+	assert_non_null(self);
+	assert_int_equal(unwind_ident__parse(self, &id), 0);
+	assert_true(id.start_stack > id.end_code);
+	free(self);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ident),
 		cmocka_unit_test(test_fixture_rows),
 		cmocka_unit_test(test_static_rows),
 		cmocka_unit_test(test_libc_rows),

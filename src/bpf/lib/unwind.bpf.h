@@ -14,7 +14,9 @@
  * the libraries a program needs), frame pointers in an anonymous mapping (JIT code) or a file
  * known to have no call frame information, else the stack ends there in [truncated]
  * (UNWIND_STAT_UNMAPPED): a frame-pointer walk through code without frame pointers skips
- * callers silently. One frame per bpf_loop step.
+ * callers silently. One frame per bpf_loop step. A process without an entry, or whose entry
+ * is another program's (unwind_ident: an exec or a reused PID since its load), is walked by
+ * file alone, and the collector is asked to load it (unwind_ask).
  *
  * Included by stack.bpf.h; it defines the two maps every mode's object then has (sized by the
  * collector before load, 1 entry each until then) and the per-CPU counts of how stacks ended. */
@@ -50,11 +52,29 @@ struct {
 } unwind_files SEC(".maps");
 
 /* tgids whose mappings changed since the collector loaded them (a __u32 each, once until it
- * loads them again); the session polls it (mode_ops.wake_fd) */
+ * loads them again), and tgids without a usable entry (not loaded yet: -a; an exec or a reused
+ * PID since the load: once per program, unwind_asked); the session polls it (mode_ops.wake_fd) */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);
+	__uint(max_entries, 16384);
 } unwind_stale SEC(".maps");
+
+/* The entry of a process without a usable one: no mappings (every address goes by file), stale
+ * already (no notes: unwind_ask asks) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_proc);
+} unwind_noproc SEC(".maps");
+
+/* tgid -> the hash of the unwind_ident it was last asked for (abi/unwind.h) */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);		/* UNWIND_ASKED_SIZE when the unwinder is on */
+	__type(key, __u32);
+	__type(value, __u64);
+} unwind_asked SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -490,9 +510,71 @@ static long unwind_step(__u64 i, void *data)
 	return unwind_frame(i, l->u, l->ips, l->proc) ? 1 : 0;
 }
 
+/* The current task's address space as the collector identifies it (abi/unwind.h) */
+static __always_inline void unwind_cur_ident(struct unwind_ident *id)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	id->start_time = BPF_CORE_READ(task, group_leader, start_boottime) /
+			 (1000000000ULL / UNWIND_USER_HZ);
+	id->start_stack = BPF_CORE_READ(task, mm, start_stack);
+	id->end_code = BPF_CORE_READ(task, mm, end_code);
+}
+
+static __always_inline __u64 unwind_ident_hash(const struct unwind_ident *id)
+{
+	__u64 h = id->start_time * 0x9e3779b97f4a7c15ULL;
+
+	h = (h ^ id->start_stack) * 0xff51afd7ed558ccdULL;
+	h = (h ^ id->end_code) * 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 29);
+}
+
+/* A process without a usable entry: the collector is asked to load it, once per program (a
+ * ring buffer full now: asked again at a later stack). other: its entry is another program's
+ * (loaded again at once: a wake-up); else it waits for the collector's tick (core/unwind.c) */
+static __always_inline void unwind_ask(__u32 tgid, const struct unwind_ident *id, bool other)
+{
+	__u64 h = unwind_ident_hash(id), *last;
+
+	if (!id->start_stack)	/* no address space (exiting) */
+		return;
+	last = bpf_map_lookup_elem(&unwind_asked, &tgid);
+	if (last && *last == h)
+		return;
+	if (bpf_ringbuf_output(&unwind_stale, &tgid, sizeof(tgid), other ? 0 : BPF_RB_NO_WAKEUP))
+		return;
+	bpf_map_update_elem(&unwind_asked, &tgid, &h, BPF_ANY);
+}
+
+/* 1 when proc, tgid's entry (NULL: none), holds the current program's mappings; else 0, and
+ * the collector is asked to load it (unwind_ask). A global function: verified once, on its own
+ * (inlined, its branches multiplied the states of every caller's walk: a slower start-up). */
+__noinline int unwind_usable(struct unwind_proc *proc, __u32 tgid)
+{
+	struct unwind_ident id;
+	bool other = false;
+
+	unwind_cur_ident(&id);
+	if (proc) {
+		if (proc->ident.start_time == id.start_time &&
+		    proc->ident.start_stack == id.start_stack &&
+		    proc->ident.end_code == id.end_code)
+			return 1;
+		unwind_count(UNWIND_STAT_OTHER_PROG);
+		other = true;
+	}
+	unwind_count(UNWIND_STAT_NO_PROC);
+	unwind_ask(tgid, &id, other);
+	return 0;
+}
+
 /* The stack of the current process from registers (ip, sp, bp) as they are at ip (a return
- * address's: as after the return) into ips; the number of addresses, or -1 when the process has
- * no tables (unwind_mode 0, or none loaded for it): the caller walks frame pointers. */
+ * address's: as after the return) into ips; the number of addresses, or -1 without tables
+ * (unwind_mode 0): the caller walks frame pointers. A process whose entry is missing (not
+ * loaded yet, the map full) or holds another program's mappings (its identity differs: an exec
+ * since, a reused PID) is walked by file alone (unwind_rule_by_file: the stack ends in
+ * [truncated] where no table is known, never a guess) and the collector is asked to load it. */
 static __always_inline long unwind_user(__u64 *ips, __u64 ip, __u64 sp, __u64 bp)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
@@ -503,8 +585,16 @@ static __always_inline long unwind_user(__u64 *ips, __u64 ip, __u64 sp, __u64 bp
 	if (!unwind_mode)
 		return -1;
 	l.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
-	if (!l.proc)
-		return -1;
+	if (!unwind_usable(l.proc, tgid)) {
+		/* by file alone: an entry without mappings (a NULL one here made every
+		 * program's verification several times longer) */
+		__u32 zero = 0;
+
+		l.proc = bpf_map_lookup_elem(&unwind_noproc, &zero);
+		if (!l.proc)
+			return -1;
+		l.proc->stale = 1;
+	}
 	bpf_loop(STACK_MAX_DEPTH, unwind_step, &l, 0);
 	unwind_count(u.end);
 	/* what unwind_frame wrote is unknown to the verifier: the bound it had before */
