@@ -71,6 +71,7 @@ struct unwind_counts {
 	uint64_t unmapped;	/* stacks [truncated] at code mapped since the process's load
 				 * whose file had no table yet */
 	uint64_t by_file;	/* frames in such code unwound by its file's table */
+	uint64_t cached;	/* complete stacks found in the BPF side's stack cache */
 	uint64_t procs_full, rows_full;			/* processes/objects left without tables */
 	uint64_t files_full;	/* objects the BPF side cannot find by file (map full) */
 	uint32_t objects, objects_fp;			/* tables loaded; objects walked by fp */

@@ -194,7 +194,21 @@ startfix_gdb() {
 	run "$EBPROF" offcpu -v -q -o "$T/o.json" -- "$FIX/startfix" sleep
 	[ "$status" -eq 0 ]
 	grep -q "unwind: .*libc.so.6: [0-9]* rows from its .eh_frame" <<< "$output"
-	grep -Eq "unwind: .*tables \([1-9][0-9]* of them for a library needed \(DT_NEEDED\) before its mapping was seen" <<< "$output"
+	grep -Eq "unwind: .*tables \([1-9][0-9]* of them for a library needed \(DT_NEEDED, LD_PRELOAD\) before its mapping was seen" <<< "$output"
 	jqe '.drops | has("unwind_unmapped")' "$T/o.json"
 	jqe '.drops | has("unwind_files_full")' "$T/o.json"
+}
+
+@test "unwind: cpu, a preloaded library's (LD_PRELOAD) first samples have complete stacks" {
+	# ctoralloc.so's constructor spins before main: the process was loaded at its exec, when
+	# the library was not mapped; its table is built then from the environment's LD_PRELOAD
+	run "$EBPROF" cpu -q -F 999 -o "$T/c.json" -- \
+		env CTORALLOC_SPIN=1 LD_PRELOAD="$FIX/ctoralloc.so" "$FIX/startfix" alloc
+	[ "$status" -eq 0 ]
+	jqe '[.sites[] | select(any(.frames[]; .function == "ctoralloc_inner")) | .samples] | add > 0' "$T/c.json"
+	# each of those: the constructor's chain, then ld.so's (call_init, _dl_init), to the end
+	jqe '[.sites[] | [.frames[] | .function] | select(index("ctoralloc_inner")) | .[index("ctoralloc_inner"):] | .[0:4] == ["ctoralloc_inner", "ctoralloc_outer", "ctoralloc_ctor", "call_init"] and index("_dl_init") != null] | all' "$T/c.json"
+	jqe '[.sites[] | .frames[] | select(.function == "[truncated]")] | length == 0' "$T/c.json"
+	jqe '.drops.unwind_unmapped == 0' "$T/c.json"
+	jqe '.drops.unwind_truncated == 0' "$T/c.json"
 }

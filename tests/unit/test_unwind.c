@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <cmocka.h>
 
 #include "symbolize/unwind.h"
@@ -339,6 +340,50 @@ static void test_needed(void **state)
 	assert_int_equal(n, 0);
 }
 
+/* LD_PRELOAD and /etc/ld.so.preload as ld.so reads them: names separated by spaces or colons,
+ * a path as it is (a relative one from cwd), a bare name in LD_LIBRARY_PATH then Debian's
+ * directories; names not found left out */
+static void test_preloads(void **state)
+{
+	char env[8192], rel[4096], fixdir[PATH_MAX], want[PATH_MAX + 32], **libs;
+	size_t n, len;
+
+	(void)state;
+	/* the absolute path of the fixtures' directory (relative names are from out_dir) */
+	snprintf(rel, sizeof(rel), "%s/fixtures", out_dir());
+	assert_non_null(realpath(rel, fixdir));
+	len = (size_t)snprintf(env, sizeof(env), "HOME=/root%cLD_LIBRARY_PATH=/nonexistent:%s%c"
+			       "LD_PRELOAD=libcxxlate.so  nosuch.so:libc.so.6 fixtures/ctoralloc.so"
+			       ":%s/ctoralloc.so%cLD_PRELOAD_X=libc.so.6", 0, fixdir, 0, fixdir, 0);
+	assert_int_equal(unwind_preloads(env, len + 1, NULL, out_dir(), &libs, &n), 0);
+	assert_int_equal(n, 4);
+	snprintf(want, sizeof(want), "%s/libcxxlate.so", fixdir);
+	assert_string_equal(libs[0], want);
+	assert_string_equal(libs[1], LIBC);
+	snprintf(want, sizeof(want), "%s/fixtures/ctoralloc.so", out_dir());
+	assert_string_equal(libs[2], want);
+	snprintf(want, sizeof(want), "%s/ctoralloc.so", fixdir);
+	assert_string_equal(libs[3], want);
+	for (size_t i = 0; i < n; i++)
+		free(libs[i]);
+	free(libs);
+	/* the file's names (any white space between them), after the environment's */
+	len = (size_t)snprintf(env, sizeof(env), "LD_PRELOAD=libc.so.6");
+	assert_int_equal(unwind_preloads(env, len + 1, "\tlibc.so.6\nlibnosuch.so\n", NULL,
+					 &libs, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(libs[0], LIBC);
+	assert_string_equal(libs[1], LIBC);
+	for (size_t i = 0; i < n; i++)
+		free(libs[i]);
+	free(libs);
+	/* none */
+	len = (size_t)snprintf(env, sizeof(env), "PATH=/bin");
+	assert_int_equal(unwind_preloads(env, len + 1, NULL, NULL, &libs, &n), 0);
+	assert_int_equal(n, 0);
+	free(libs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,6 +395,7 @@ int main(void)
 		cmocka_unit_test(test_cache),
 		cmocka_unit_test(test_no_table),
 		cmocka_unit_test(test_needed),
+		cmocka_unit_test(test_preloads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -61,6 +61,21 @@ struct {
 	__type(value, struct unwind_cache_ent);
 } unwind_cache SEC(".maps");
 
+/* whole stacks by where the walk started, checked against the words it read (abi/unwind.h) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);		/* UNWIND_SCACHE_SIZE when the unwinder is on */
+	__type(key, __u32);
+	__type(value, struct unwind_scache_ent);
+} unwind_scache SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_scratch);
+} unwind_scratch SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, UNWIND_STAT__COUNT);
@@ -86,7 +101,8 @@ struct unwind_vma {
  * walk's last bpf_find_vma */
 struct unwind_look {
 	__u64 ip, look;
-	__u32 tgid, pad;
+	__u32 tgid;
+	__u32 by_file;		/* set when the rule came from unwind_rule_by_file */
 	struct unwind_vma vma;
 };
 
@@ -99,14 +115,22 @@ struct unwind_ctx {
 	__u32 end;		/* UNWIND_STAT_* that ended it */
 	__u32 tgid;
 	struct unwind_look look;
+	struct unwind_scratch *scr;	/* the log of the words read (NULL: none) */
+	__u64 sp0;			/* sp where the walk started: the log's offsets' base */
+	__u32 nfp;			/* frames by frame pointers */
 };
 
-static __always_inline void unwind_count(__u32 what)
+static __always_inline void unwind_count_n(__u32 what, __u64 k)
 {
 	__u64 *n = bpf_map_lookup_elem(&unwind_stats, &what);
 
 	if (n)
-		*n += 1;
+		*n += k;
+}
+
+static __always_inline void unwind_count(__u32 what)
+{
+	unwind_count_n(what, 1);
 }
 
 /* The binary searches run as bpf_loop steps: a loop the verifier would unroll and follow
@@ -302,6 +326,7 @@ __noinline int unwind_rule(struct unwind_proc *proc, struct unwind_look *k,
 			/* woken: the collector loads it at once (rare: once per load) */
 			bpf_ringbuf_output(&unwind_stale, &tgid, sizeof(tgid), 0);
 		}
+		k->by_file = 1;
 		return unwind_rule_by_file(ip, look, row, &k->vma);
 	}
 	if (m->rows != UNWIND_MAP_FP) {
@@ -324,9 +349,47 @@ __noinline int unwind_rule(struct unwind_proc *proc, struct unwind_look *k,
 	return 0;
 }
 
-static __always_inline int unwind_read(__u64 addr, __u64 *v)
+/* A word of the user stack, read into the small frame of a global function (stack.bpf.h's
+ * read_frame says why): read into unwind_step's own frame (per-CPU memory) each read cost
+ * ~60 ns more (bpf_stats on the loop, docs/PERFORMANCE.md). */
+__noinline int unwind_read_word(__u64 addr, __u64 *out)
 {
-	return bpf_probe_read_user(v, sizeof(*v), (void *)addr) ? -1 : 0;
+	__u64 v;
+
+	if (!out || bpf_probe_read_user(&v, sizeof(v), (void *)addr))
+		return 1;
+	*out = v;
+	return 0;
+}
+
+/* Note the word v read at addr in the walk's log (the stack cache's check of it) */
+static __always_inline void unwind_log(struct unwind_ctx *u, __u64 addr, __u64 v)
+{
+	struct unwind_scratch *s = u->scr;
+	__u64 off = addr - u->sp0;
+	__u32 n;
+
+	if (!s || s->nocache)
+		return;
+	n = s->nreads;
+	if (off > UNWIND_SCACHE_SPAN - 8 || (off & 7) || n >= UNWIND_SCACHE_READS) {
+		s->nocache = 1;
+		return;
+	}
+	s->off[n] = (__u16)off;
+	s->val[n] = v;
+	s->nreads = n + 1;
+	if (off + 8 > s->span)
+		s->span = (__u32)off + 8;
+}
+
+/* a word of the stack, noted in the walk's log */
+static __always_inline int unwind_read(struct unwind_ctx *u, __u64 addr, __u64 *v)
+{
+	if (unwind_read_word(addr, v))
+		return -1;
+	unwind_log(u, addr, *v);
+	return 0;
 }
 
 /* Step i: ips[i] = the frame's ip, then its caller's registers. 1 ends the walk. */
@@ -353,6 +416,7 @@ static long unwind_step(__u64 i, void *data)
 	u->look.ip = u->ip;
 	u->look.look = u->ip - (u->exact ? 0 : 1);
 	u->look.tgid = u->tgid;
+	u->look.by_file = 0;
 	switch (unwind_rule(u->proc, &u->look, &row)) {
 	case 0:
 		break;
@@ -368,6 +432,8 @@ static long unwind_step(__u64 i, void *data)
 	default:
 		goto truncated;
 	}
+	if (u->look.by_file && u->scr)
+		u->scr->nocache = 1;
 	rule = row.cfa;
 	switch (rule) {
 	case UNWIND_CFA_RSP:
@@ -381,16 +447,16 @@ static long unwind_step(__u64 i, void *data)
 		      ((u->ip & 15) >= (__u64)r->rbp_off ? 8 : 0);
 		break;
 	case UNWIND_CFA_DEREF_RBP:
-		if (unwind_read(u->bp + (__s64)r->cfa_off, &cfa))
+		if (unwind_read(u, u->bp + (__s64)r->cfa_off, &cfa))
 			goto truncated;
 		break;
 	case UNWIND_CFA_SIGNAL: {
 		__u64 nsp;
 
 		/* the interrupted registers, from the ucontext at rsp */
-		if (unwind_read(u->sp + (__s64)r->cfa_off, &nsp) ||
-		    unwind_read(u->sp + (__s64)r->cfa_off + 8, &ra) ||
-		    unwind_read(u->sp + (__s64)r->rbp_off, &bp))
+		if (unwind_read(u, u->sp + (__s64)r->cfa_off, &nsp) ||
+		    unwind_read(u, u->sp + (__s64)r->cfa_off + 8, &ra) ||
+		    unwind_read(u, u->sp + (__s64)r->rbp_off, &bp))
 			goto truncated;
 		u->ip = ra;
 		u->sp = nsp;
@@ -418,10 +484,12 @@ static long unwind_step(__u64 i, void *data)
 				goto truncated;
 			bp = pair.next;
 			ra = pair.ret;
-		} else if (unwind_read(cfa - 8, &ra)) {
+			unwind_log(u, cfa - 16, bp);
+			unwind_log(u, cfa - 8, ra);
+		} else if (unwind_read(u, cfa - 8, &ra)) {
 			goto truncated;
 		} else if (r->rbp == UNWIND_RBP_AT) {
-			if (unwind_read(cfa + (__s64)r->rbp_off, &bp))
+			if (unwind_read(u, cfa + (__s64)r->rbp_off, &bp))
 				goto truncated;
 		} else if (r->rbp == UNWIND_RBP_UNDEF) {
 			bp = 0;
@@ -430,19 +498,21 @@ static long unwind_step(__u64 i, void *data)
 	if (rule == UNWIND_CFA_NONE) {
 		/* no call frame information here: the frame pointer's record; rbp 0 is the
 		 * outermost frame's (the ABI's mark, set by _start: ld.so's has no FDE) */
-		__u64 rec[2];
+		struct frame_rec rec;
 
 		if (!u->bp) {
 			u->end = UNWIND_STAT_COMPLETE;
 			return 1;
 		}
-		if (u->bp < 4096 || (u->bp & 7) || u->bp < u->sp ||
-		    bpf_probe_read_user(rec, sizeof(rec), (void *)u->bp))
+		if (u->bp < 4096 || (u->bp & 7) || u->bp < u->sp || read_frame(u->bp, &rec))
 			goto truncated;
-		bp = rec[0];
-		ra = rec[1];
+		bp = rec.next;
+		ra = rec.ret;
+		unwind_log(u, u->bp, bp);
+		unwind_log(u, u->bp + 8, ra);
 		cfa = u->bp + 16;
 		unwind_count(UNWIND_STAT_FP_FRAMES);
+		u->nfp++;
 	}
 	if (!ra) {
 		u->end = UNWIND_STAT_COMPLETE;
@@ -463,22 +533,160 @@ truncated:
 	return 1;
 }
 
+/* A cached stack's check: the words e's walk read, read again (its span above sp, at once into
+ * the scratch buffer), are the same. 1 when they all are. A global function: verified once. */
+__noinline int unwind_scache_check(struct unwind_scache_ent *e, struct unwind_scratch *s,
+				   __u64 sp)
+{
+	__u32 span, n, off;
+
+	if (!e || !s)
+		return 0;
+	span = e->span;
+	n = e->nreads;
+	if (!span || span > UNWIND_SCACHE_SPAN || n > UNWIND_SCACHE_READS)
+		return 0;
+	if (bpf_probe_read_user(s->buf, span, (void *)sp))
+		return 0;
+	for (__u32 i = 0; i < UNWIND_SCACHE_READS; i++) {
+		if (i >= n)
+			break;
+		off = e->off[i];
+		if (off > UNWIND_SCACHE_SPAN - 8)
+			return 0;
+		if (*(__u64 *)(s->buf + off) != e->val[i])
+			return 0;
+	}
+	return 1;
+}
+
+/* The walk's log into e (whose seq the caller holds odd). A global function: verified once. */
+__noinline int unwind_scache_fill(struct unwind_scache_ent *e, struct unwind_scratch *s)
+{
+	__u32 n;
+
+	if (!e || !s)
+		return 0;
+	n = s->nreads;
+	if (n > UNWIND_SCACHE_READS || !s->span || s->span > UNWIND_SCACHE_SPAN)
+		return 0;
+	for (__u32 i = 0; i < UNWIND_SCACHE_READS; i++) {
+		if (i >= n)
+			break;
+		e->off[i] = s->off[i];
+		e->val[i] = s->val[i];
+	}
+	e->nreads = n;
+	e->span = s->span;
+	return 1;
+}
+
+static __always_inline void unwind_barrier(void)
+{
+	asm volatile("" ::: "memory");
+}
+
+static __always_inline __u32 unwind_scache_slot(__u32 tgid, __u64 ip, __u64 sp)
+{
+	__u64 h = (ip ^ (sp << 7) ^ ((__u64)tgid << 40)) * 0x9e3779b97f4a7c15ULL;
+
+	return (__u32)(h >> 40) & (UNWIND_SCACHE_SIZE - 1);
+}
+
+/* ips from the stack cache: its number of addresses, 0 when it has not this stack */
+static __always_inline long unwind_scache_get(struct unwind_ctx *u, struct unwind_scache_ent *e,
+					      __u64 bp)
+{
+	__u32 seq, tok, nr;
+
+	if (!e || !u->scr || !u->proc)
+		return 0;
+	seq = *(volatile __u32 *)&e->seq;
+	unwind_barrier();
+	if ((seq & 1) || e->tgid != u->tgid || e->gen != u->proc->gen || e->ip != u->ip ||
+	    e->sp != u->sp || e->bp != bp)
+		return 0;
+	nr = e->nr;
+	if (!nr || nr > UNWIND_SCACHE_FRAMES)
+		return 0;
+	tok = __sync_add_and_fetch(&u->scr->seq, 1);
+	if (!unwind_scache_check(e, u->scr, u->sp))
+		return 0;
+	for (int i = 0; i < UNWIND_SCACHE_FRAMES; i++)
+		u->ips[i] = e->ips[i];
+	unwind_count_n(UNWIND_STAT_FP_FRAMES, e->nfp);
+	unwind_barrier();
+	/* nobody on this CPU wrote the entry or the buffer meanwhile */
+	if (*(volatile __u32 *)&e->seq != seq || *(volatile __u32 *)&u->scr->seq != tok)
+		return 0;
+	return nr;
+}
+
+/* The walk just done (complete, its log whole) into e, unless someone else writes it */
+static __always_inline void unwind_scache_put(struct unwind_ctx *u, struct unwind_scache_ent *e,
+					      __u64 ip, __u64 sp, __u64 bp, __u32 tok)
+{
+	__u32 seq;
+
+	if (!e || !u->scr || !u->proc || u->nr > UNWIND_SCACHE_FRAMES || !u->nr)
+		return;
+	seq = *(volatile __u32 *)&e->seq;
+	if ((seq & 1) || __sync_val_compare_and_swap(&e->seq, seq, seq + 1) != seq)
+		return;
+	unwind_barrier();
+	e->tgid = u->tgid;
+	e->gen = u->proc->gen;
+	e->ip = ip;
+	e->sp = sp;
+	e->bp = bp;
+	e->nr = (__u32)u->nr;
+	e->nfp = u->nfp;
+	for (int i = 0; i < UNWIND_SCACHE_FRAMES; i++)
+		e->ips[i] = u->ips[i];
+	/* a log another walk on this CPU wrote into meanwhile is not kept */
+	if (!unwind_scache_fill(e, u->scr) || *(volatile __u32 *)&u->scr->seq != tok)
+		e->nr = 0;
+	unwind_barrier();
+	*(volatile __u32 *)&e->seq = seq + 2;
+}
+
 /* The stack of the current process from registers (ip, sp, bp) as they are at ip (a return
  * address's: as after the return) into ips; the number of addresses, or -1 when the process has
- * no tables (unwind_mode 0, or none loaded for it): the caller walks frame pointers. */
+ * no tables (unwind_mode 0, or none loaded for it): the caller walks frame pointers. A stack
+ * the walk found from the same registers before, whose words read are the same, comes from
+ * the per-CPU stack cache. */
 static __always_inline long unwind_user(__u64 *ips, __u64 ip, __u64 sp, __u64 bp)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0, slot, tok = 0;
 	struct unwind_ctx u = { .ips = ips, .ip = ip, .sp = sp, .bp = bp, .exact = 1,
-				.end = UNWIND_STAT_TRUNCATED, .tgid = tgid };
+				.end = UNWIND_STAT_TRUNCATED, .tgid = tgid, .sp0 = sp };
+	struct unwind_scache_ent *e;
+	long nr;
 
 	if (!unwind_mode)
 		return -1;
 	u.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	if (!u.proc)
 		return -1;
+	slot = unwind_scache_slot(tgid, ip, sp);
+	e = bpf_map_lookup_elem(&unwind_scache, &slot);
+	u.scr = e ? bpf_map_lookup_elem(&unwind_scratch, &zero) : NULL;
+	nr = unwind_scache_get(&u, e, bp);
+	if (nr > 0) {
+		unwind_count(UNWIND_STAT_COMPLETE);
+		unwind_count(UNWIND_STAT_CACHED);
+		return nr;
+	}
+	if (u.scr) {
+		tok = __sync_add_and_fetch(&u.scr->seq, 1);
+		u.scr->nreads = 0;
+		u.scr->span = 0;
+		u.scr->nocache = 0;
+	}
 	bpf_loop(STACK_MAX_DEPTH, unwind_step, &u, 0);
 	unwind_count(u.end);
+	if (u.end == UNWIND_STAT_COMPLETE && u.scr && !u.scr->nocache)
+		unwind_scache_put(&u, e, ip, sp, bp, tok);
 	return (long)u.nr;
 }
 
