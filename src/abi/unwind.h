@@ -101,7 +101,8 @@ struct unwind_cache_ent {
 #define UNWIND_SCACHE_SIZE	128	/* entries per CPU, a power of 2 */
 #define UNWIND_SCACHE_FRAMES	32	/* longer stacks are not kept */
 #define UNWIND_SCACHE_READS	64	/* words read by the walk */
-#define UNWIND_SCACHE_SPAN	4096	/* bytes above sp the words are in */
+#define UNWIND_SCACHE_SPAN	16384	/* bytes above sp the words are in (sqlite3's stacks need
+					 * more than 4 KiB; a per-CPU value is at most 32 KiB) */
 
 struct unwind_scache_ent {
 	__u32 seq;		/* even: whole; odd: being written (a reader does not use it;
