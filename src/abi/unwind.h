@@ -20,6 +20,12 @@ enum unwind_cfa {
 	UNWIND_CFA_END,		/* the return address is undefined: the outermost frame */
 	UNWIND_CFA_UNKNOWN,	/* a rule the unwinder does not implement: the stack stops
 				 * here, marked truncated */
+	UNWIND_CFA_RBX,		/* rbx + cfa_off (ld.so's _dl_runtime_resolve, which realigns
+				 * its stack): */
+	UNWIND_CFA_RDI,		/* rdi + cfa_off */
+	UNWIND_CFA_RDX,		/* rdx + cfa_off: registers the unwinder knows in the first
+				 * frame only (the sample's, the event's): a frame further up
+				 * with such a rule ends the stack (UNWIND_STAT_REG_CFA) */
 };
 
 enum unwind_rbp {
@@ -141,6 +147,8 @@ enum unwind_stat {
 	UNWIND_STAT_BY_FILE,	/* frames unwound in code mapped since the process's tables were
 				 * loaded, by its file's table (found with bpf_find_vma) */
 	UNWIND_STAT_CACHED,	/* stacks (counted complete too) found in the stack cache */
+	UNWIND_STAT_REG_CFA,	/* stacks ended (truncated) at a frame above the first whose CFA
+				 * is in rbx, rdi or rdx (UNWIND_CFA_RBX...): not known there */
 	UNWIND_STAT__COUNT,
 };
 

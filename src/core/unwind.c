@@ -578,12 +578,13 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 		"%llu frames by frame pointers, %llu by the table of a file mapped since the load; "
 		"%u tables (%u of them for a library needed (DT_NEEDED, LD_PRELOAD) before its mapping was "
 		"seen; %llu rows, %.1f ms to build), %u objects by frame pointers; %llu complete "
-		"stacks from the stack cache",
+		"stacks from the stack cache; %llu truncated at a frame above the first whose CFA is in "
+		"rbx, rdi or rdx",
 		(unsigned long long)c.complete, (unsigned long long)c.truncated,
 		(unsigned long long)c.depth, (unsigned long long)c.unmapped,
 		(unsigned long long)c.fp_frames, (unsigned long long)c.by_file, c.objects,
 		c.preloaded, (unsigned long long)c.rows, c.build_ms, c.objects_fp,
-		(unsigned long long)c.cached);
+		(unsigned long long)c.cached, (unsigned long long)c.reg_cfa);
 }
 
 void unwinder__counts(struct unwinder *u, struct unwind_counts *c)
@@ -598,6 +599,7 @@ void unwinder__counts(struct unwinder *u, struct unwind_counts *c)
 	c->unmapped = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_UNMAPPED);
 	c->by_file = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_BY_FILE);
 	c->cached = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_CACHED);
+	c->reg_cfa = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_REG_CFA);
 	c->files_full = u->files_full;
 	c->preloaded = u->preloaded;
 	c->procs_full = u->procs_full;

@@ -72,6 +72,8 @@ struct unwind_counts {
 				 * whose file had no table yet */
 	uint64_t by_file;	/* frames in such code unwound by its file's table */
 	uint64_t cached;	/* complete stacks found in the BPF side's stack cache */
+	uint64_t reg_cfa;	/* truncated at a frame above the first whose CFA is in rbx,
+				 * rdi or rdx (ld.so's _dl_runtime_resolve) */
 	uint64_t procs_full, rows_full;			/* processes/objects left without tables */
 	uint64_t files_full;	/* objects the BPF side cannot find by file (map full) */
 	uint32_t objects, objects_fp;			/* tables loaded; objects walked by fp */

@@ -17,6 +17,9 @@
 #include "symbolize/sym_internal.h"
 #include "symbolize/unwind.h"
 
+#define REG_RDX 1
+#define REG_RBX 3
+#define REG_RDI 5
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RA	16
@@ -159,6 +162,12 @@ static void frame_row(Dwarf_Frame *f, bool signal, struct unwind_row *r)
 	if (n == 1 && ops[0].atom == DW_OP_bregx && fits32((int64_t)ops[0].number2) &&
 	    (ops[0].number == REG_RSP || ops[0].number == REG_RBP)) {
 		r->cfa = ops[0].number == REG_RSP ? UNWIND_CFA_RSP : UNWIND_CFA_RBP;
+		r->cfa_off = (int32_t)(int64_t)ops[0].number2;
+	} else if (n == 1 && ops[0].atom == DW_OP_bregx && fits32((int64_t)ops[0].number2) &&
+		   (ops[0].number == REG_RBX || ops[0].number == REG_RDI ||
+		    ops[0].number == REG_RDX)) {
+		r->cfa = ops[0].number == REG_RBX ? UNWIND_CFA_RBX :
+			 ops[0].number == REG_RDI ? UNWIND_CFA_RDI : UNWIND_CFA_RDX;
 		r->cfa_off = (int32_t)(int64_t)ops[0].number2;
 	} else if (n == 2 && ops[0].atom == DW_OP_breg0 + REG_RBP && ops[1].atom == DW_OP_deref &&
 		   fits32((int64_t)ops[0].number)) {
@@ -474,7 +483,8 @@ struct unwind_cache_hdr {
 	uint64_t sum;		/* sym_cache__hash of the rows */
 };
 
-#define UNWIND_CACHE_MAGIC "ebpunw1"	/* with its NUL: 8 bytes; a new format, a new magic */
+#define UNWIND_CACHE_MAGIC "ebpunw2"	/* with its NUL: 8 bytes; a new format, a new magic
+					 * (2: rows with the CFA in rbx, rdi, rdx) */
 
 static const char *const sources[] = { ".eh_frame", ".debug_frame",
 				       ".debug_frame of its debug file" };

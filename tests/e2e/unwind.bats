@@ -229,3 +229,22 @@ startfix_gdb() {
 	jqe '[.sites[] | select(.frames[1].function == "samesite_leaf") | .frames[-1].function] | unique == ["_start"]' "$T/m.json"
 	jqe '.drops.unwind_truncated == 0' "$T/m.json"
 }
+
+@test "unwind: cpu, a first frame whose CFA is in rbx (as ld.so's _dl_runtime_resolve's) unwinds; a frame above the first ends its stack, counted" {
+	# rbxcfa_spin's CFA is rbx + 16 (its call frame information, hand-written like ld.so's)
+	run "$EBPROF" cpu -q -F 999 -o "$T/c.json" -- "$FIX/rbxcfa"
+	[ "$status" -eq 0 ]
+	jq -c '.sites[] | [.samples, [.frames[] | .function]] | select(.[1] | index("rbxcfa_spin"))' "$T/c.json"
+	jqe '[.sites[] | select(any(.frames[]; .function == "rbxcfa_spin")) | .samples] | add > 0' "$T/c.json"
+	jqe '[.sites[] | [.frames[] | .function] | select(index("rbxcfa_spin")) | .[index("rbxcfa_spin"):] == ["rbxcfa_spin", "rbxcfa_outer", "main", "__libc_start_call_main", "__libc_start_main", "_start"]] | all' "$T/c.json"
+	# called from it: rbx is the callee's there, not known: [truncated] after rbxcfa_spin
+	run "$EBPROF" cpu -v -q -F 999 -o "$T/d.json" -- "$FIX/rbxcfa" call
+	[ "$status" -eq 0 ]
+	jqe '[.sites[] | [.frames[] | .function] | select(index("rbxcfa_callee")) | .[index("rbxcfa_callee"):] == ["rbxcfa_callee", "rbxcfa_spin", "[truncated]"]] | all' "$T/d.json"
+	n=$(jq '[.sites[] | select(any(.frames[]; .function == "rbxcfa_spin")) | .samples] | add' "$T/d.json")
+	counted=$(grep -o "[0-9]* truncated at a frame above the first whose CFA is in rbx" <<< "$output" | cut -d' ' -f1)
+	echo "samples through rbxcfa_spin: $n, counted: $counted"
+	[ "$n" -gt 0 ]
+	[ "$counted" -ge "$n" ]
+	jqe '.drops.unwind_truncated >= '"$n" "$T/d.json"
+}

@@ -17,6 +17,7 @@
 #include "golden.h"	/* out_dir */
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+#define LDSO "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
 
 struct cmp_stats {
 	unsigned fdes, rows, exps, checked;
@@ -48,14 +49,27 @@ static void check_row(const struct unwind_table *t, uint64_t loc, const char *cf
 			fail_msg("%#llx: exp, row cfa %d", (unsigned long long)loc, r->cfa);
 		return;
 	}
-	if (strncmp(cfa, "rsp+", 4) == 0 || strncmp(cfa, "rbp+", 4) == 0) {
+	if (strncmp(cfa, "rsp+", 4) == 0 || strncmp(cfa, "rbp+", 4) == 0 ||
+	    strncmp(cfa, "rbx+", 4) == 0 || strncmp(cfa, "rdi+", 4) == 0 ||
+	    strncmp(cfa, "rdx+", 4) == 0) {
+		if ((!ra || strcmp(ra, "c-8") != 0) && strncmp(cfa, "rsp+", 4) != 0 &&
+		    strncmp(cfa, "rbp+", 4) != 0) {
+			/* a CFA in rbx, rdi, rdx with the return address elsewhere (setcontext's
+			 * ucontext at rdi): not implemented */
+			if (r->cfa != UNWIND_CFA_UNKNOWN)
+				fail_msg("%#llx: cfa %s ra %s, row cfa %d", (unsigned long long)loc,
+					 cfa, ra ? ra : "(none)", r->cfa);
+			return;
+		}
 		if (!ra || strcmp(ra, "c-8") != 0) {
 			/* the return address elsewhere than CFA - 8: not expected on x86-64 */
 			fail_msg("%#llx: ra %s", (unsigned long long)loc, ra ? ra : "(none)");
 			return;
 		}
 		snprintf(want, sizeof(want), "%s%d", r->cfa == UNWIND_CFA_RSP ? "rsp+" :
-			 r->cfa == UNWIND_CFA_RBP ? "rbp+" : "?", r->cfa_off);
+			 r->cfa == UNWIND_CFA_RBP ? "rbp+" : r->cfa == UNWIND_CFA_RBX ? "rbx+" :
+			 r->cfa == UNWIND_CFA_RDI ? "rdi+" : r->cfa == UNWIND_CFA_RDX ? "rdx+" : "?",
+			 r->cfa_off);
 		if (strcmp(want, cfa) != 0)
 			fail_msg("%#llx: readelf cfa %s, table %s (rule %d)",
 				 (unsigned long long)loc, cfa, want, r->cfa);
@@ -192,6 +206,29 @@ static void test_libc_rows(void **state)
 		      st.exps, st.checked);
 	assert_true(st.fdes > 1000);
 	assert_true(st.checked > 10000);
+}
+
+/* ld.so's rows as readelf prints them, among them _dl_runtime_resolve's (and
+ * _dl_tlsdesc_dynamic's) CFA in rbx, which the BPF unwinder implements in the first frame */
+static void test_ldso_rows(void **state)
+{
+	struct cmp_stats st;
+	struct unwind_table t;
+	const char *why;
+	unsigned rbx = 0;
+
+	(void)state;
+	compare_with_readelf(LDSO, &st);
+	print_message("ld.so: %u FDEs, %u rows (%u expressions), %u checked\n", st.fdes, st.rows,
+		      st.exps, st.checked);
+	assert_true(st.checked > 1000);
+	assert_int_equal(unwind_table__build(LDSO, NULL, NULL, &t, &why), 0);
+	for (uint32_t i = 0; i < t.nrows; i++)
+		if (t.rows[i].cfa == UNWIND_CFA_RBX)
+			rbx++;
+	print_message("ld.so: %u rows with the CFA in rbx\n", rbx);
+	assert_true(rbx >= 3);	/* _dl_runtime_resolve_fxsave, _xsave, _xsavec */
+	unwind_table__free(&t);
 }
 
 /* glibc's special rows: the PLT's expression, __restore_rt's signal frame, _start-like
@@ -391,6 +428,7 @@ int main(void)
 		cmocka_unit_test(test_static_rows),
 		cmocka_unit_test(test_libc_rows),
 		cmocka_unit_test(test_libc_special),
+		cmocka_unit_test(test_ldso_rows),
 		cmocka_unit_test(test_bias),
 		cmocka_unit_test(test_cache),
 		cmocka_unit_test(test_no_table),

@@ -118,6 +118,8 @@ struct unwind_ctx {
 	struct unwind_scratch *scr;	/* the log of the words read (NULL: none) */
 	__u64 sp0;			/* sp where the walk started: the log's offsets' base */
 	__u32 nfp;			/* frames by frame pointers */
+	struct pt_regs *leaf;		/* the first frame's registers (rbx, rdi, rdx for
+					 * UNWIND_CFA_RBX...), NULL: not known */
 };
 
 static __always_inline void unwind_count_n(__u32 what, __u64 k)
@@ -464,6 +466,24 @@ static long unwind_step(__u64 i, void *data)
 		u->exact = 1;
 		return ra ? 0 : 1;
 	}
+	case UNWIND_CFA_RBX:
+	case UNWIND_CFA_RDI:
+	case UNWIND_CFA_RDX: {
+		/* a register known in the first frame only: the sample's or the event's own */
+		struct pt_regs *regs = u->leaf;
+
+		if (i != 0 || !regs) {
+			unwind_count(UNWIND_STAT_REG_CFA);
+			goto truncated;
+		}
+		cfa = rule == UNWIND_CFA_RBX ? BPF_CORE_READ(regs, bx) :
+		      rule == UNWIND_CFA_RDI ? BPF_CORE_READ(regs, di) : BPF_CORE_READ(regs, dx);
+		cfa += (__s64)r->cfa_off;
+		/* the walk depends on a register the stack cache does not key on */
+		if (u->scr)
+			u->scr->nocache = 1;
+		break;
+	}
 	case UNWIND_CFA_END:
 		u->end = UNWIND_STAT_COMPLETE;
 		return 1;
@@ -650,16 +670,18 @@ static __always_inline void unwind_scache_put(struct unwind_ctx *u, struct unwin
 	*(volatile __u32 *)&e->seq = seq + 2;
 }
 
-/* The stack of the current process from registers (ip, sp, bp) as they are at ip (a return
- * address's: as after the return) into ips; the number of addresses, or -1 when the process has
+/* The stack of the current process from registers (ip, sp, bp; leaf: all of them, may be NULL)
+ * as they are at ip (a return address's: as after the return) into ips; the number of addresses, or -1 when the process has
  * no tables (unwind_mode 0, or none loaded for it): the caller walks frame pointers. A stack
  * the walk found from the same registers before, whose words read are the same, comes from
  * the per-CPU stack cache. */
-static __always_inline long unwind_user(__u64 *ips, __u64 ip, __u64 sp, __u64 bp)
+static __always_inline long unwind_user_leaf(__u64 *ips, __u64 ip, __u64 sp, __u64 bp,
+					     struct pt_regs *leaf)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0, slot, tok = 0;
 	struct unwind_ctx u = { .ips = ips, .ip = ip, .sp = sp, .bp = bp, .exact = 1,
-				.end = UNWIND_STAT_TRUNCATED, .tgid = tgid, .sp0 = sp };
+				.end = UNWIND_STAT_TRUNCATED, .tgid = tgid, .sp0 = sp,
+				.leaf = leaf };
 	struct unwind_scache_ent *e;
 	long nr;
 
@@ -688,6 +710,13 @@ static __always_inline long unwind_user(__u64 *ips, __u64 ip, __u64 sp, __u64 bp
 	if (u.end == UNWIND_STAT_COMPLETE && u.scr && !u.scr->nocache)
 		unwind_scache_put(&u, e, ip, sp, bp, tok);
 	return (long)u.nr;
+}
+
+/* The same without the first frame's other registers (a frame whose CFA is in rbx, rdi or rdx
+ * ends the stack, UNWIND_STAT_REG_CFA) */
+static __always_inline long unwind_user(__u64 *ips, __u64 ip, __u64 sp, __u64 bp)
+{
+	return unwind_user_leaf(ips, ip, sp, bp, NULL);
 }
 
 #endif
