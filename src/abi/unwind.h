@@ -130,6 +130,7 @@ struct unwind_scratch {
 	__u32 nreads, span;
 	__u32 nocache;		/* the walk read outside the span, too many words, or used a
 				 * file's table (bpf_find_vma): not kept */
+	__u32 nfp, pad;		/* frames the walk took by frame pointers */
 	__u16 off[UNWIND_SCACHE_READS];
 	__u64 val[UNWIND_SCACHE_READS];
 	__u8 buf[UNWIND_SCACHE_SPAN];

@@ -117,7 +117,6 @@ struct unwind_ctx {
 	struct unwind_look look;
 	struct unwind_scratch *scr;	/* the log of the words read (NULL: none) */
 	__u64 sp0;			/* sp where the walk started: the log's offsets' base */
-	__u32 nfp;			/* frames by frame pointers */
 	struct pt_regs *leaf;		/* the first frame's registers (rbx, rdi, rdx for
 					 * UNWIND_CFA_RBX...), NULL: not known */
 };
@@ -351,47 +350,51 @@ __noinline int unwind_rule(struct unwind_proc *proc, struct unwind_look *k,
 	return 0;
 }
 
-/* A word of the user stack, read into the small frame of a global function (stack.bpf.h's
- * read_frame says why): read into unwind_step's own frame (per-CPU memory) each read cost
- * ~60 ns more (bpf_stats on the loop, docs/PERFORMANCE.md). */
-__noinline int unwind_read_word(__u64 addr, __u64 *out)
+/* Note the word v read at addr in the walk's log (s: the scratch, NULL: no log; sp0: where the
+ * walk started, the offsets' base) for the stack cache's check. A global function: verified
+ * once, not in every state of the walk (inlined, the log's branches made loading the modes
+ * several times slower). */
+__noinline int unwind_log_word(struct unwind_scratch *s, __u64 sp0, __u64 addr, __u64 v)
 {
-	__u64 v;
-
-	if (!out || bpf_probe_read_user(&v, sizeof(v), (void *)addr))
-		return 1;
-	*out = v;
-	return 0;
-}
-
-/* Note the word v read at addr in the walk's log (the stack cache's check of it) */
-static __always_inline void unwind_log(struct unwind_ctx *u, __u64 addr, __u64 v)
-{
-	struct unwind_scratch *s = u->scr;
-	__u64 off = addr - u->sp0;
+	__u64 off = addr - sp0;
 	__u32 n;
 
 	if (!s || s->nocache)
-		return;
+		return 0;
 	n = s->nreads;
 	if (off > UNWIND_SCACHE_SPAN - 8 || (off & 7) || n >= UNWIND_SCACHE_READS) {
 		s->nocache = 1;
-		return;
+		return 0;
 	}
 	s->off[n] = (__u16)off;
 	s->val[n] = v;
 	s->nreads = n + 1;
 	if (off + 8 > s->span)
 		s->span = (__u32)off + 8;
+	return 0;
 }
 
-/* a word of the stack, noted in the walk's log */
+/* A word of the user stack into *out, noted in the log: 0, or 1 when it cannot be read. Read
+ * into this small global function's frame (stack.bpf.h's read_frame says why). */
+__noinline int unwind_read_word(struct unwind_scratch *s, __u64 sp0, __u64 addr, __u64 *out)
+{
+	__u64 v;
+
+	if (!out || bpf_probe_read_user(&v, sizeof(v), (void *)addr))
+		return 1;
+	*out = v;
+	unwind_log_word(s, sp0, addr, v);
+	return 0;
+}
+
 static __always_inline int unwind_read(struct unwind_ctx *u, __u64 addr, __u64 *v)
 {
-	if (unwind_read_word(addr, v))
-		return -1;
-	unwind_log(u, addr, *v);
-	return 0;
+	return unwind_read_word(u->scr, u->sp0, addr, v) ? -1 : 0;
+}
+
+static __always_inline void unwind_log(struct unwind_ctx *u, __u64 addr, __u64 v)
+{
+	unwind_log_word(u->scr, u->sp0, addr, v);
 }
 
 /* Step i: ips[i] = the frame's ip, then its caller's registers. 1 ends the walk. */
@@ -532,7 +535,10 @@ static long unwind_step(__u64 i, void *data)
 		unwind_log(u, u->bp + 8, ra);
 		cfa = u->bp + 16;
 		unwind_count(UNWIND_STAT_FP_FRAMES);
-		u->nfp++;
+		/* counted in the scratch (map memory): a count in u, which the verifier tracks,
+		 * made it follow the walk step by step (loading several times slower) */
+		if (u->scr)
+			u->scr->nfp++;
 	}
 	if (!ra) {
 		u->end = UNWIND_STAT_COMPLETE;
@@ -553,20 +559,38 @@ truncated:
 	return 1;
 }
 
-/* A cached stack's check: the words e's walk read, read again (its span above sp, at once into
- * the scratch buffer), are the same. 1 when they all are. A global function: verified once. */
-__noinline int unwind_scache_check(struct unwind_scache_ent *e, struct unwind_scratch *s,
-				   __u64 sp)
-{
-	__u32 span, n, off;
+/* Where a walk starts (the stack cache's key) and, for its caller, the entry's seq and the
+ * scratch's token that unwind_scache_lookup / unwind_scache_lock took */
+struct unwind_skey {
+	__u64 ip, sp, bp;
+	__u32 tgid, gen;
+	__u32 seq, tok;
+};
 
-	if (!e || !s)
+/* The stack cache's entry e for k: its number of addresses when it holds the stack walked from
+ * k's registers and every word its walk read reads the same again (its span above sp, at once
+ * into the scratch buffer), else 0. A global function: verified once. */
+__noinline int unwind_scache_lookup(struct unwind_scache_ent *e, struct unwind_scratch *s,
+				    struct unwind_skey *k)
+{
+	__u32 seq, nr, span, n, off;
+
+	if (!e || !s || !k)
 		return 0;
+	seq = *(volatile __u32 *)&e->seq;
+	asm volatile("" ::: "memory");
+	if ((seq & 1) || e->tgid != k->tgid || e->gen != k->gen || e->ip != k->ip ||
+	    e->sp != k->sp || e->bp != k->bp)
+		return 0;
+	nr = e->nr;
 	span = e->span;
 	n = e->nreads;
-	if (!span || span > UNWIND_SCACHE_SPAN || n > UNWIND_SCACHE_READS)
+	if (!nr || nr > UNWIND_SCACHE_FRAMES || !span || span > UNWIND_SCACHE_SPAN ||
+	    n > UNWIND_SCACHE_READS)
 		return 0;
-	if (bpf_probe_read_user(s->buf, span, (void *)sp))
+	k->seq = seq;
+	k->tok = __sync_add_and_fetch(&s->seq, 1);
+	if (bpf_probe_read_user(s->buf, span, (void *)k->sp))
 		return 0;
 	for (__u32 i = 0; i < UNWIND_SCACHE_READS; i++) {
 		if (i >= n)
@@ -577,33 +601,59 @@ __noinline int unwind_scache_check(struct unwind_scache_ent *e, struct unwind_sc
 		if (*(__u64 *)(s->buf + off) != e->val[i])
 			return 0;
 	}
+	return (int)nr;
+}
+
+/* e taken for writing (its seq odd, k->seq the even value before) with k's key: 1, or 0 when
+ * another task on this CPU is writing it. A global function: verified once. */
+__noinline int unwind_scache_lock(struct unwind_scache_ent *e, struct unwind_skey *k)
+{
+	__u32 seq;
+
+	if (!e || !k)
+		return 0;
+	seq = *(volatile __u32 *)&e->seq;
+	if ((seq & 1) || __sync_val_compare_and_swap(&e->seq, seq, seq + 1) != seq)
+		return 0;
+	asm volatile("" ::: "memory");
+	k->seq = seq;
+	e->tgid = k->tgid;
+	e->gen = k->gen;
+	e->ip = k->ip;
+	e->sp = k->sp;
+	e->bp = k->bp;
 	return 1;
 }
 
-/* The walk's log into e (whose seq the caller holds odd). A global function: verified once. */
-__noinline int unwind_scache_fill(struct unwind_scache_ent *e, struct unwind_scratch *s)
+/* The walk's log into e (locked by unwind_scache_lock), nr addresses (already in e->ips), and
+ * the count of those by frame pointers; e released. A log another walk on this CPU wrote into
+ * meanwhile (the scratch's seq not k->tok) leaves e empty. A global function. */
+__noinline int unwind_scache_unlock(struct unwind_scache_ent *e, struct unwind_scratch *s,
+				    struct unwind_skey *k, __u32 nr)
 {
 	__u32 n;
 
-	if (!e || !s)
+	if (!e || !s || !k)
 		return 0;
 	n = s->nreads;
-	if (n > UNWIND_SCACHE_READS || !s->span || s->span > UNWIND_SCACHE_SPAN)
-		return 0;
-	for (__u32 i = 0; i < UNWIND_SCACHE_READS; i++) {
-		if (i >= n)
-			break;
-		e->off[i] = s->off[i];
-		e->val[i] = s->val[i];
+	e->nr = 0;
+	if (n <= UNWIND_SCACHE_READS && s->span && s->span <= UNWIND_SCACHE_SPAN) {
+		for (__u32 i = 0; i < UNWIND_SCACHE_READS; i++) {
+			if (i >= n)
+				break;
+			e->off[i] = s->off[i];
+			e->val[i] = s->val[i];
+		}
+		e->nreads = n;
+		e->span = s->span;
+		e->nfp = s->nfp;
+		asm volatile("" ::: "memory");
+		if (*(volatile __u32 *)&s->seq == k->tok)
+			e->nr = nr;
 	}
-	e->nreads = n;
-	e->span = s->span;
-	return 1;
-}
-
-static __always_inline void unwind_barrier(void)
-{
 	asm volatile("" ::: "memory");
+	*(volatile __u32 *)&e->seq = k->seq + 2;
+	return 0;
 }
 
 static __always_inline __u32 unwind_scache_slot(__u32 tgid, __u64 ip, __u64 sp)
@@ -611,63 +661,6 @@ static __always_inline __u32 unwind_scache_slot(__u32 tgid, __u64 ip, __u64 sp)
 	__u64 h = (ip ^ (sp << 7) ^ ((__u64)tgid << 40)) * 0x9e3779b97f4a7c15ULL;
 
 	return (__u32)(h >> 40) & (UNWIND_SCACHE_SIZE - 1);
-}
-
-/* ips from the stack cache: its number of addresses, 0 when it has not this stack */
-static __always_inline long unwind_scache_get(struct unwind_ctx *u, struct unwind_scache_ent *e,
-					      __u64 bp)
-{
-	__u32 seq, tok, nr;
-
-	if (!e || !u->scr || !u->proc)
-		return 0;
-	seq = *(volatile __u32 *)&e->seq;
-	unwind_barrier();
-	if ((seq & 1) || e->tgid != u->tgid || e->gen != u->proc->gen || e->ip != u->ip ||
-	    e->sp != u->sp || e->bp != bp)
-		return 0;
-	nr = e->nr;
-	if (!nr || nr > UNWIND_SCACHE_FRAMES)
-		return 0;
-	tok = __sync_add_and_fetch(&u->scr->seq, 1);
-	if (!unwind_scache_check(e, u->scr, u->sp))
-		return 0;
-	for (int i = 0; i < UNWIND_SCACHE_FRAMES; i++)
-		u->ips[i] = e->ips[i];
-	unwind_count_n(UNWIND_STAT_FP_FRAMES, e->nfp);
-	unwind_barrier();
-	/* nobody on this CPU wrote the entry or the buffer meanwhile */
-	if (*(volatile __u32 *)&e->seq != seq || *(volatile __u32 *)&u->scr->seq != tok)
-		return 0;
-	return nr;
-}
-
-/* The walk just done (complete, its log whole) into e, unless someone else writes it */
-static __always_inline void unwind_scache_put(struct unwind_ctx *u, struct unwind_scache_ent *e,
-					      __u64 ip, __u64 sp, __u64 bp, __u32 tok)
-{
-	__u32 seq;
-
-	if (!e || !u->scr || !u->proc || u->nr > UNWIND_SCACHE_FRAMES || !u->nr)
-		return;
-	seq = *(volatile __u32 *)&e->seq;
-	if ((seq & 1) || __sync_val_compare_and_swap(&e->seq, seq, seq + 1) != seq)
-		return;
-	unwind_barrier();
-	e->tgid = u->tgid;
-	e->gen = u->proc->gen;
-	e->ip = ip;
-	e->sp = sp;
-	e->bp = bp;
-	e->nr = (__u32)u->nr;
-	e->nfp = u->nfp;
-	for (int i = 0; i < UNWIND_SCACHE_FRAMES; i++)
-		e->ips[i] = u->ips[i];
-	/* a log another walk on this CPU wrote into meanwhile is not kept */
-	if (!unwind_scache_fill(e, u->scr) || *(volatile __u32 *)&u->scr->seq != tok)
-		e->nr = 0;
-	unwind_barrier();
-	*(volatile __u32 *)&e->seq = seq + 2;
 }
 
 /* The stack of the current process from registers (ip, sp, bp; leaf: all of them, may be NULL)
@@ -678,7 +671,8 @@ static __always_inline void unwind_scache_put(struct unwind_ctx *u, struct unwin
 static __always_inline long unwind_user_leaf(__u64 *ips, __u64 ip, __u64 sp, __u64 bp,
 					     struct pt_regs *leaf)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0, slot, tok = 0;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0, slot;
+	struct unwind_skey k = {};
 	struct unwind_ctx u = { .ips = ips, .ip = ip, .sp = sp, .bp = bp, .exact = 1,
 				.end = UNWIND_STAT_TRUNCATED, .tgid = tgid, .sp0 = sp,
 				.leaf = leaf };
@@ -693,22 +687,41 @@ static __always_inline long unwind_user_leaf(__u64 *ips, __u64 ip, __u64 sp, __u
 	slot = unwind_scache_slot(tgid, ip, sp);
 	e = bpf_map_lookup_elem(&unwind_scache, &slot);
 	u.scr = e ? bpf_map_lookup_elem(&unwind_scratch, &zero) : NULL;
-	nr = unwind_scache_get(&u, e, bp);
-	if (nr > 0) {
-		unwind_count(UNWIND_STAT_COMPLETE);
-		unwind_count(UNWIND_STAT_CACHED);
-		return nr;
-	}
-	if (u.scr) {
-		tok = __sync_add_and_fetch(&u.scr->seq, 1);
+	k.ip = ip;
+	k.sp = sp;
+	k.bp = bp;
+	k.tgid = tgid;
+	k.gen = u.proc->gen;
+	if (e && u.scr) {
+		nr = unwind_scache_lookup(e, u.scr, &k);
+		/* the addresses copied by one helper call: a copy loop unrolled at each of the
+		 * modes' call sites made loading slower */
+		if (nr > 0 && !bpf_probe_read_kernel(ips, UNWIND_SCACHE_FRAMES * sizeof(__u64),
+						     e->ips)) {
+			unwind_count_n(UNWIND_STAT_FP_FRAMES, e->nfp);
+			asm volatile("" ::: "memory");
+			/* nobody on this CPU wrote the entry or the buffer meanwhile */
+			if (*(volatile __u32 *)&e->seq == k.seq &&
+			    *(volatile __u32 *)&u.scr->seq == k.tok) {
+				unwind_count(UNWIND_STAT_COMPLETE);
+				unwind_count(UNWIND_STAT_CACHED);
+				return nr;
+			}
+		}
+		k.tok = __sync_add_and_fetch(&u.scr->seq, 1);
 		u.scr->nreads = 0;
 		u.scr->span = 0;
 		u.scr->nocache = 0;
+		u.scr->nfp = 0;
 	}
 	bpf_loop(STACK_MAX_DEPTH, unwind_step, &u, 0);
 	unwind_count(u.end);
-	if (u.end == UNWIND_STAT_COMPLETE && u.scr && !u.scr->nocache)
-		unwind_scache_put(&u, e, ip, sp, bp, tok);
+	if (u.end == UNWIND_STAT_COMPLETE && e && u.scr && !u.scr->nocache &&
+	    u.nr && u.nr <= UNWIND_SCACHE_FRAMES && unwind_scache_lock(e, &k)) {
+		if (bpf_probe_read_kernel(e->ips, UNWIND_SCACHE_FRAMES * sizeof(__u64), ips))
+			u.nr = 0;	/* (cannot fail) */
+		unwind_scache_unlock(e, u.scr, &k, (__u32)u.nr);
+	}
 	return (long)u.nr;
 }
 
