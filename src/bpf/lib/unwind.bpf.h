@@ -115,10 +115,10 @@ struct unwind_ctx {
 	__u32 end;		/* UNWIND_STAT_* that ended it */
 	__u32 tgid;
 	struct unwind_look look;
-	struct unwind_scratch *scr;	/* the log of the words read (NULL: none) */
+	struct unwind_scratch *scr;	/* the log of the words read */
 	__u64 sp0;			/* sp where the walk started: the log's offsets' base */
-	struct pt_regs *leaf;		/* the first frame's registers (rbx, rdi, rdx for
-					 * UNWIND_CFA_RBX...), NULL: not known */
+	__u64 rbx, rdi, rdx;		/* the first frame's (UNWIND_CFA_RBX...) */
+	__u32 leaf;			/* they are known */
 };
 
 static __always_inline void unwind_count_n(__u32 what, __u64 k)
@@ -437,7 +437,7 @@ static long unwind_step(__u64 i, void *data)
 	default:
 		goto truncated;
 	}
-	if (u->look.by_file && u->scr)
+	if (u->look.by_file)
 		u->scr->nocache = 1;
 	rule = row.cfa;
 	switch (rule) {
@@ -473,18 +473,14 @@ static long unwind_step(__u64 i, void *data)
 	case UNWIND_CFA_RDI:
 	case UNWIND_CFA_RDX: {
 		/* a register known in the first frame only: the sample's or the event's own */
-		struct pt_regs *regs = u->leaf;
-
-		if (i != 0 || !regs) {
+		if (i != 0 || !u->leaf) {
 			unwind_count(UNWIND_STAT_REG_CFA);
 			goto truncated;
 		}
-		cfa = rule == UNWIND_CFA_RBX ? BPF_CORE_READ(regs, bx) :
-		      rule == UNWIND_CFA_RDI ? BPF_CORE_READ(regs, di) : BPF_CORE_READ(regs, dx);
+		cfa = rule == UNWIND_CFA_RBX ? u->rbx : rule == UNWIND_CFA_RDI ? u->rdi : u->rdx;
 		cfa += (__s64)r->cfa_off;
 		/* the walk depends on a register the stack cache does not key on */
-		if (u->scr)
-			u->scr->nocache = 1;
+		u->scr->nocache = 1;
 		break;
 	}
 	case UNWIND_CFA_END:
@@ -537,8 +533,7 @@ static long unwind_step(__u64 i, void *data)
 		unwind_count(UNWIND_STAT_FP_FRAMES);
 		/* counted in the scratch (map memory): a count in u, which the verifier tracks,
 		 * made it follow the walk step by step (loading several times slower) */
-		if (u->scr)
-			u->scr->nfp++;
+		u->scr->nfp++;
 	}
 	if (!ra) {
 		u->end = UNWIND_STAT_COMPLETE;
@@ -663,41 +658,60 @@ static __always_inline __u32 unwind_scache_slot(__u32 tgid, __u64 ip, __u64 sp)
 	return (__u32)(h >> 40) & (UNWIND_SCACHE_SIZE - 1);
 }
 
-/* The stack of the current process from registers (ip, sp, bp; leaf: all of them, may be NULL)
- * as they are at ip (a return address's: as after the return) into ips; the number of addresses, or -1 when the process has
- * no tables (unwind_mode 0, or none loaded for it): the caller walks frame pointers. A stack
- * the walk found from the same registers before, whose words read are the same, comes from
- * the per-CPU stack cache. */
-static __always_inline long unwind_user_leaf(__u64 *ips, __u64 ip, __u64 sp, __u64 bp,
-					     struct pt_regs *leaf)
+/* Where a walk starts: the registers at ip (a return address's: as after the return); rbx,
+ * rdi, rdx when leaf (a frame whose CFA is in one of them is unwound in the first frame only) */
+struct unwind_start {
+	__u64 ip, sp, bp;
+	__u64 rbx, rdi, rdx;
+	__u32 leaf, pad;
+};
+
+/* A stack's addresses (every mode's buffer holds STACK_MAX_DEPTH) */
+struct unwind_ips {
+	__u64 ips[STACK_MAX_DEPTH];
+};
+
+/* The stack of the current process from st into out; the number of addresses, or -1 when the
+ * process has no tables (none loaded for it): the caller walks frame pointers. A stack the
+ * walk found from the same registers before, whose words read are the same, comes from the
+ * per-CPU stack cache. A global function: verified once per program, not at each of the
+ * modes' call sites with their states (and its two ways out, the cache's and the walk's, do
+ * not double the caller's paths after it). */
+__noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0, slot;
 	struct unwind_skey k = {};
-	struct unwind_ctx u = { .ips = ips, .ip = ip, .sp = sp, .bp = bp, .exact = 1,
-				.end = UNWIND_STAT_TRUNCATED, .tgid = tgid, .sp0 = sp,
-				.leaf = leaf };
+	struct unwind_ctx u = { .exact = 1, .end = UNWIND_STAT_TRUNCATED, .tgid = tgid };
 	struct unwind_scache_ent *e;
-	long nr;
+	__u64 *ips;
+	int nr;
 
-	if (!unwind_mode)
+	if (!out || !st)
 		return -1;
+	ips = out->ips;
+	u.ips = ips;
+	u.ip = k.ip = st->ip;
+	u.sp = u.sp0 = k.sp = st->sp;
+	u.bp = k.bp = st->bp;
+	u.rbx = st->rbx;
+	u.rdi = st->rdi;
+	u.rdx = st->rdx;
+	u.leaf = st->leaf;
 	u.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	if (!u.proc)
 		return -1;
-	slot = unwind_scache_slot(tgid, ip, sp);
+	slot = unwind_scache_slot(tgid, k.ip, k.sp);
 	e = bpf_map_lookup_elem(&unwind_scache, &slot);
-	u.scr = e ? bpf_map_lookup_elem(&unwind_scratch, &zero) : NULL;
-	k.ip = ip;
-	k.sp = sp;
-	k.bp = bp;
+	/* never NULL (one entry, key 0): checked once here, not at each use in the walk */
+	u.scr = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!u.scr)
+		return -1;
 	k.tgid = tgid;
 	k.gen = u.proc->gen;
-	if (e && u.scr) {
+	if (e) {
 		nr = unwind_scache_lookup(e, u.scr, &k);
-		/* the addresses copied by one helper call: a copy loop unrolled at each of the
-		 * modes' call sites made loading slower */
-		if (nr > 0 && !bpf_probe_read_kernel(ips, UNWIND_SCACHE_FRAMES * sizeof(__u64),
-						     e->ips)) {
+		if (nr > 0 && nr <= UNWIND_SCACHE_FRAMES &&
+		    !bpf_probe_read_kernel(ips, (__u32)nr * sizeof(__u64), e->ips)) {
 			unwind_count_n(UNWIND_STAT_FP_FRAMES, e->nfp);
 			asm volatile("" ::: "memory");
 			/* nobody on this CPU wrote the entry or the buffer meanwhile */
@@ -708,21 +722,41 @@ static __always_inline long unwind_user_leaf(__u64 *ips, __u64 ip, __u64 sp, __u
 				return nr;
 			}
 		}
-		k.tok = __sync_add_and_fetch(&u.scr->seq, 1);
-		u.scr->nreads = 0;
-		u.scr->span = 0;
-		u.scr->nocache = 0;
-		u.scr->nfp = 0;
 	}
+	k.tok = __sync_add_and_fetch(&u.scr->seq, 1);
+	u.scr->nreads = 0;
+	u.scr->span = 0;
+	u.scr->nocache = 0;
+	u.scr->nfp = 0;
 	bpf_loop(STACK_MAX_DEPTH, unwind_step, &u, 0);
 	unwind_count(u.end);
-	if (u.end == UNWIND_STAT_COMPLETE && e && u.scr && !u.scr->nocache &&
+	if (u.end == UNWIND_STAT_COMPLETE && e && !u.scr->nocache &&
 	    u.nr && u.nr <= UNWIND_SCACHE_FRAMES && unwind_scache_lock(e, &k)) {
-		if (bpf_probe_read_kernel(e->ips, UNWIND_SCACHE_FRAMES * sizeof(__u64), ips))
+		if (bpf_probe_read_kernel(e->ips, (__u32)u.nr * sizeof(__u64), ips))
 			u.nr = 0;	/* (cannot fail) */
 		unwind_scache_unlock(e, u.scr, &k, (__u32)u.nr);
 	}
-	return (long)u.nr;
+	return (int)u.nr;
+}
+
+/* The stack of the current process from registers (ip, sp, bp; leaf: all of them, may be NULL)
+ * as they are at ip (a return address's: as after the return) into ips (STACK_MAX_DEPTH of
+ * them); the number of addresses, or -1 when the process has no tables (unwind_mode 0, or none
+ * loaded for it): the caller walks frame pointers. */
+static __always_inline long unwind_user_leaf(__u64 *ips, __u64 ip, __u64 sp, __u64 bp,
+					     struct pt_regs *leaf)
+{
+	struct unwind_start st = { .ip = ip, .sp = sp, .bp = bp };
+
+	if (!unwind_mode)
+		return -1;
+	if (leaf) {
+		st.rbx = BPF_CORE_READ(leaf, bx);
+		st.rdi = BPF_CORE_READ(leaf, di);
+		st.rdx = BPF_CORE_READ(leaf, dx);
+		st.leaf = 1;
+	}
+	return unwind_walk((struct unwind_ips *)ips, &st);
 }
 
 /* The same without the first frame's other registers (a frame whose CFA is in rbx, rdi or rdx
