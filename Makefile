@@ -43,7 +43,7 @@ CFLAGS     ?= -O2 -g
 EBPROF_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	      -fno-omit-frame-pointer -D_GNU_SOURCE
 EBPROF_CPPFLAGS := -Isrc -I$(OUT) -MMD -MP
-EBPROF_LDLIBS := -lbpf -lelf -ldw -lz -llzma -liberty -lcapstone -lncursesw -lcurl -lpthread -lm
+EBPROF_LDLIBS := -lbpf -lelf -ldw -lz -llzma -liberty -lncursesw -lpthread -lm
 ALL_CFLAGS  = $(EBPROF_CPPFLAGS) $(CPPFLAGS) $(CFLAGS) $(EBPROF_CFLAGS)
 ALL_LDLIBS  = $(LDLIBS) $(EBPROF_LDLIBS)
 

@@ -23,7 +23,8 @@
 #   ebprof (`ebprof cpu -F HZ -o FILE -- CMD`, skipped with a note while `ebprof cpu --help`
 #   fails) with its caches (kernel symbols, decompressed debug files; in a directory of this
 #   run, filled by two untimed runs before the rounds: what every run pays after the first since
-#   boot), and ebprof-nocache (the same with EBPROF_CACHE_DIR= : reads /proc/kallsyms and
+#   boot), ebprof-fp (the same with --unwind fp: no unwind tables, frame pointers only), and
+#   ebprof-nocache (the same as ebprof with EBPROF_CACHE_DIR= : reads /proc/kallsyms and
 #   inflates compressed DWARF every time; what the first run after a boot pays, less writing
 #   the caches). BENCH_CPU_HZ (default 99) sets the frequency of all of them.
 #
@@ -118,7 +119,7 @@ fi
 ebprof=$out/ebprof
 EBPROF_OUT=${BENCH_CPU_EBPROF_OUT:-ebprof-cpu.json}
 if [ -x "$ebprof" ] && "$ebprof" cpu --help >/dev/null 2>&1; then
-	configs+=(ebprof ebprof-nocache)
+	configs+=(ebprof ebprof-fp ebprof-nocache)
 else
 	skipped+=("ebprof: '$ebprof cpu --help' fails (no cpu mode in this build yet)")
 fi
@@ -188,6 +189,8 @@ profiler_cmd() { # CONFIG WORKLOAD: sets cmd
 		-c "${inner[*]} ${w[*]}") ;;
 	ebprof) cmd=(env EBPROF_CACHE_DIR="$tmp/cache" "$ebprof" cpu -q -F "$HZ" -o "$tmp/$EBPROF_OUT" --
 		"${inner[@]}" "${w[@]}") ;;
+	ebprof-fp) cmd=(env EBPROF_CACHE_DIR="$tmp/cache" "$ebprof" cpu -q --unwind fp -F "$HZ"
+		-o "$tmp/$EBPROF_OUT" -- "${inner[@]}" "${w[@]}") ;;
 	ebprof-nocache) cmd=(env EBPROF_CACHE_DIR= "$ebprof" cpu -q -F "$HZ" -o "$tmp/$EBPROF_OUT" --
 		"${inner[@]}" "${w[@]}") ;;
 	esac

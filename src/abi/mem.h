@@ -76,23 +76,42 @@ struct mem_live_key {
 	__u64 ptr;
 };
 
+/* A live block as the programs and the collector's readers see it. */
 struct mem_live_val {
 	__u64 size;
 	__u64 stack;		/* stack hash, 0 = no stack */
 	__u64 ts;		/* bpf_ktime_get_ns() at allocation */
 	__u32 fn;		/* enum mem_fn that returned it */
-	__u32 dead;		/* enum mem_live_state: not 0, the block is freed (not live) */
+	__u32 pad;
 	__u64 weight;		/* sampled modes: allocations it stands for, MEM_WEIGHT_ONE units */
 };
 
-/* A freed block's element may stay in the live table until its freeing thread's next free, so
- * that a thread whose allocator hands the address straight back (a loop) reuses the element
- * in place instead of a delete and an insert (mem.bpf.c, "Freed elements kept"). Readers skip
- * every element whose state is not MEM_LIVE. */
+/*
+ * The live table: open addressing in an array map of one cache line per slot (mem.bpf.c, "The
+ * live table"), a power of two of them, at least --max-live. A block's slot is the first free
+ * one of the MEM_LIVE_PROBE slots from its home slot (a hash of pid and address); a full window
+ * is a counted drop. Slots are claimed by compare-and-swap on state.
+ */
+#define MEM_LIVE_PROBE 32
+
 enum mem_live_state {
-	MEM_LIVE,
-	MEM_LIVE_FREED,		/* freed; its thread deletes or reuses it */
-	MEM_LIVE_CLAIMED,	/* being deleted or reused by the thread that claimed it */
+	MEM_LIVE_EMPTY,
+	MEM_LIVE,		/* holds a live block */
+	MEM_LIVE_BUSY,		/* being filled or emptied by the thread that claimed it */
+};
+
+struct mem_live_slot {
+	__u32 state;		/* enum mem_live_state */
+	__u32 pid;
+	__u64 ptr;
+	__u64 size;
+	__u64 stack;
+	__u64 ts;
+	__u64 weight;
+	__u32 fn;
+	__u32 over;		/* blocks whose home is this slot that lie further on */
+	__u32 dist;		/* this block's slot minus its home slot (0..MEM_LIVE_PROBE-1) */
+	__u32 pad;
 };
 
 struct mem_site_key {

@@ -38,6 +38,7 @@ struct offcpu_val {
 struct offcpu_thread {
 	__u64 off_ns;		/* switch-out time (0: not a counted switch-out, e.g. --state) */
 	__u64 ready_ns;		/* made runnable: woken or preempted (0: not yet) */
+	__u64 run_ns;		/* its CPU time at the switch-out (se.sum_exec_runtime) */
 	struct offcpu_key key;
 };
 
@@ -72,6 +73,8 @@ enum offcpu_stat {
 	OFFCPU_STAT_COUNTS_FULL,	/* the counts table was full: the interval is lost */
 	OFFCPU_STAT_RQ_FULL,	/* the per-process run-queue table was full */
 	OFFCPU_STAT_NOTES_FULL,	/* a new process not announced (-a) */
+	OFFCPU_STAT_SWITCH_IN_UNSEEN,	/* the kernel reported no switch-in: the wait's end was
+					 * taken from the thread's CPU time at its next switch-out */
 	OFFCPU_STAT__COUNT,
 };
 

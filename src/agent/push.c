@@ -10,7 +10,9 @@
  * counted as rejected, and said. When the queue holds `queue` windows, a new one pushes the
  * oldest out (counted as dropped, said): memory stays bounded by queue windows.
  */
+#define CURL_DISABLE_TYPECHECK	/* its checks are macros over the names redefined below */
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -23,6 +25,64 @@
 #include "agent/agent.h"
 #include "cli/cli.h"
 #include "util/util.h"
+
+/* libcurl is opened when a pusher starts (dlopen), not linked into ebprof: the libraries it
+ * needs (OpenSSL, GnuTLS, Kerberos, LDAP...: 30 of them) cost the dynamic loader ~4 ms at
+ * every start of every other mode. */
+static struct {
+	CURLcode (*global_init)(long flags);
+	void (*global_cleanup)(void);
+	CURL *(*easy_init)(void);
+	void (*easy_reset)(CURL *curl);
+	void (*easy_cleanup)(CURL *curl);
+	CURLcode (*easy_setopt)(CURL *curl, CURLoption option, ...);
+	CURLcode (*easy_getinfo)(CURL *curl, CURLINFO info, ...);
+	CURLcode (*easy_perform)(CURL *curl);
+	const char *(*easy_strerror)(CURLcode code);
+	struct curl_slist *(*slist_append)(struct curl_slist *list, const char *s);
+	void (*slist_free_all)(struct curl_slist *list);
+} curl_fn;
+
+/* curl_fn filled from libcurl.so.4: NULL, or why not (dlerror's) */
+static const char *curl_open(void)
+{
+	static const char *const names[] = {
+		"curl_global_init", "curl_global_cleanup", "curl_easy_init", "curl_easy_reset",
+		"curl_easy_cleanup", "curl_easy_setopt", "curl_easy_getinfo", "curl_easy_perform",
+		"curl_easy_strerror", "curl_slist_append", "curl_slist_free_all",
+	};
+	void *fns[sizeof(names) / sizeof(names[0])];
+	void *h;
+
+	_Static_assert(sizeof(fns) == sizeof(curl_fn), "one name per function");
+	if (curl_fn.global_init)
+		return NULL;
+	h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return dlerror();
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		fns[i] = dlsym(h, names[i]);
+		if (!fns[i])
+			return dlerror();
+	}
+	/* kept open for the run: its threads and handlers may outlive a pusher */
+	memcpy(&curl_fn, fns, sizeof(curl_fn));
+	return NULL;
+}
+
+#undef curl_easy_setopt		/* curl.h's: the same call, checked for three arguments */
+#undef curl_easy_getinfo
+#define curl_global_init	curl_fn.global_init
+#define curl_global_cleanup	curl_fn.global_cleanup
+#define curl_easy_init		curl_fn.easy_init
+#define curl_easy_reset		curl_fn.easy_reset
+#define curl_easy_cleanup	curl_fn.easy_cleanup
+#define curl_easy_setopt	curl_fn.easy_setopt
+#define curl_easy_getinfo	curl_fn.easy_getinfo
+#define curl_easy_perform	curl_fn.easy_perform
+#define curl_easy_strerror	curl_fn.easy_strerror
+#define curl_slist_append	curl_fn.slist_append
+#define curl_slist_free_all	curl_fn.slist_free_all
 
 struct window {
 	struct agent_push *pushes;
@@ -427,11 +487,18 @@ struct pusher *pusher__new(const struct agent_conf *c, const char *host,
 			   const struct log_ctx *lc)
 {
 	struct pusher *p = calloc(1, sizeof(*p));
+	const char *why;
 	sigset_t all, old;
 	int err;
 
 	if (!p)
 		return NULL;
+	why = curl_open();
+	if (why) {
+		pr_err(lc, "cannot load libcurl (apt-get install libcurl4): %s", why);
+		free(p);
+		return NULL;
+	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		pr_err(lc, "libcurl could not start");
 		free(p);

@@ -37,8 +37,6 @@ const volatile __u64 exp_frac_tab[MEM_EXP_FRAC] = {};
  * it, so the hot path is what it is without it. */
 const volatile bool trace_calls = false;
 
-#define TOMBS 4		/* freed elements a thread keeps (see keep_freed) */
-
 struct mem_tstate {
 	__u32 depth;		/* traced calls in progress on this thread */
 	__u32 fn;		/* outermost call's function */
@@ -92,12 +90,6 @@ struct mem_tstate {
 	__u32 hf_cfn;			/* the freeing function; MEM_FN__COUNT: no call (realloc's) */
 	__u64 hf_stack, hf_n, hf_bytes, hf_temps, hf_lmask;
 	__u32 held_busy;		/* being flushed */
-	/* full tracking: the blocks this thread freed last whose elements it kept (0: none), for
-	 * its process tomb_pid, and a score of its kept elements deleted unused (see keep_freed) */
-	__u64 tomb_ptr[TOMBS];
-	__u32 tomb_pid, tomb_miss;
-	__u32 tomb_frees;		/* frees since it last tried keeping one */
-	__u32 tomb_next;		/* the slot to empty next when all are taken */
 	__u64 ha_hist[MEM_HIST_BUCKETS];
 	__u64 hf_life[MEM_LIFE_BUCKETS];
 };
@@ -117,15 +109,16 @@ struct {
 	__type(value, struct mem_proc);
 } procs SEC(".maps");
 
-/* Not preallocated: elements cost memory only while blocks are live (about 100 bytes each);
- * only the bucket array (16 bytes per entry of --max-live) is allocated up front. */
+/* The live table (see "The live table" below): one cache line per slot, preallocated, read by
+ * userspace through a mapping of it. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 1 << 21);		/* --max-live */
-	__type(key, struct mem_live_key);
-	__type(value, struct mem_live_val);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1 << 21);		/* a power of two >= --max-live */
+	__type(key, __u32);
+	__type(value, struct mem_live_slot);
 } live SEC(".maps");
+const volatile __u32 live_mask = (1 << 21) - 1;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -648,121 +641,186 @@ static __always_inline void hold_free(struct mem_tstate *st, __u32 pid, struct m
 }
 
 /*
- * Freed elements kept. A thread that frees a block and gets the same address back from its
- * next allocation (a loop; glibc's tcache and top chunk hand back the chunk just freed) would
- * delete the block's live element and insert one for the same key at once: in this kernel's
- * hash map a delete and an insert (bucket lock, element freed and allocated) are ~250 ns of a
- * pair's ~400 ns of BPF work. So a thread's free marks the element freed (MEM_LIVE_FREED) and
- * keeps it, up to TOMBS of them per thread (the oldest is deleted to keep one more; glibc's
- * tcache bins hand back one of the last few chunks freed), and an allocation that returns a
- * kept address reuses its element in place. Every reader takes a freed element as absent: a free of it is
- * a free of an unknown pointer, userspace skips it, an insert that finds it takes it over.
- * Whoever deletes or reuses a freed element first claims it (MEM_LIVE_FREED ->
- * MEM_LIVE_CLAIMED, compare-and-swap), so no live element is ever deleted, and no claimed one
- * replaced, by another thread. A thread whose kept elements mostly go unused (a program whose
- * addresses do not come straight back) stops keeping them for a while: a kept element costs a
- * lookup more at its delete.
+ * The live table: open addressing in an array map, one cache line per slot. A block's home slot
+ * is a hash of its process and address; it lies in the first empty slot of the MEM_LIVE_PROBE
+ * from there (none empty: a counted drop), and the home slot counts the blocks of its own that
+ * lie further on (over), so that a lookup whose home holds another block and counts none stops
+ * there: most operations touch one cache line, without a lock. A slot is claimed by
+ * compare-and-swap of its state (MEM_LIVE_EMPTY or MEM_LIVE -> MEM_LIVE_BUSY), filled or read,
+ * and released (MEM_LIVE, or MEM_LIVE_EMPTY); the claim of a live block is checked against its
+ * key again (the slot may have been emptied and filled with another block between the read and
+ * the claim). Two racing frees of one pointer (a double free): only the one that claims it
+ * counts. Userspace reads and empties the slots of a finished process through a mapping.
  */
-#define TOMB_MISS	1	/* tomb_miss: + this for a kept element deleted unused, */
-#define TOMB_HIT	2	/* - this for one reused (the break-even is ~1 in 3 reused), */
-#define TOMB_STOP	16	/* at this keep none, */
-#define TOMB_RETRY	64	/* then try again after this many frees */
-
-/* Delete a freed element a thread kept, unless another thread took it over meanwhile. Global
- * functions (verified once, not inlined at each use: the programs' code is large enough that
- * its size shows in the traced program's time). */
-__noinline int tomb_delete(__u32 pid, __u64 ptr)
+static __always_inline __u64 live_hash(__u32 pid, __u64 ptr)
 {
-	struct mem_live_key k = { .pid = pid, .ptr = ptr };
-	struct mem_live_val *v = bpf_map_lookup_elem(&live, &k);
+	__u64 x = ptr ^ ((__u64)pid << 47);
 
-	if (v && __sync_val_compare_and_swap(&v->dead, MEM_LIVE_FREED, MEM_LIVE_CLAIMED) ==
-			 MEM_LIVE_FREED)
-		bpf_map_delete_elem(&live, &k);
-	return 0;
+	/* a 64-bit finalizer: every bit of the key reaches the low bits that pick the slot */
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
 }
 
-/* Delete every element the thread kept (exit, exec, a full table). */
-__noinline int tomb_drop_all(struct mem_tstate *st)
+static __always_inline struct mem_live_slot *live_slot(__u64 i)
 {
-	if (!st)
-		return 0;
-	for (int i = 0; i < TOMBS; i++) {
-		if (st->tomb_ptr[i])
-			tomb_delete(st->tomb_pid, st->tomb_ptr[i]);
-		st->tomb_ptr[i] = 0;
+	__u32 k = i & live_mask;
+
+	return bpf_map_lookup_elem(&live, &k);
+}
+
+static __always_inline bool live_is(const struct mem_live_slot *s, __u32 pid, __u64 ptr)
+{
+	return s->state == MEM_LIVE && s->ptr == ptr && s->pid == pid;
+}
+
+/* Where (pid, ptr)'s live block lies: its slot's index, and how far that is past its home slot
+ * above bit 32; -1: not there. A global function, verified once (the probe loop inlined at each
+ * use made loading the programs slower by ~0.5 s). */
+__noinline long live_find_at(__u32 pid, __u64 ptr)
+{
+	__u64 h = live_hash(pid, ptr);
+	struct mem_live_slot *hs = live_slot(h), *s;
+
+	if (!hs)
+		return -1;
+	if (live_is(hs, pid, ptr))
+		return h & live_mask;
+	if (!hs->over)
+		return -1;
+	for (int i = 1; i < MEM_LIVE_PROBE; i++) {
+		s = live_slot(h + i);
+		if (!s)
+			return -1;
+		if (live_is(s, pid, ptr))
+			return (long)((h + i) & live_mask) | (long)i << 32;
 	}
-	return 0;
+	return -1;
 }
 
-/* At a thread's free of ptr (tracked, live): whether to keep its element. A kept element of
- * ptr's is forgotten (another thread reused it, and this is its free). */
-static __always_inline bool keep_freed(struct mem_tstate *st, __u32 pid, __u64 ptr)
+/* The slot of (pid, ptr) if it holds a live block; *home: its home slot if that is another. */
+static __always_inline struct mem_live_slot *live_find(__u32 pid, __u64 ptr,
+						       struct mem_live_slot **home)
 {
-	if (sample_mode != MEM_SAMPLE_NONE)
+	long at = live_find_at(pid, ptr);
+	__u32 dist;
+
+	*home = NULL;
+	if (at < 0)
+		return NULL;
+	dist = (__u64)at >> 32;
+	if (dist)
+		*home = live_slot((__u32)at - dist);
+	return live_slot((__u32)at);
+}
+
+/* Claim the live block at s, still (pid, ptr)'s. */
+static __always_inline bool live_claim(struct mem_live_slot *s, __u32 pid, __u64 ptr)
+{
+	if (__sync_val_compare_and_swap(&s->state, MEM_LIVE, MEM_LIVE_BUSY) != MEM_LIVE)
 		return false;
-	if (st->tomb_pid != pid) {
-		tomb_drop_all(st);
-		st->tomb_pid = pid;
-	}
-#pragma unroll
-	for (int i = 0; i < TOMBS; i++)
-		if (st->tomb_ptr[i] == ptr)
-			st->tomb_ptr[i] = 0;
-	if (st->tomb_miss >= TOMB_STOP && ++st->tomb_frees < TOMB_RETRY)
-		return false;
-	st->tomb_frees = 0;
-	return true;
+	if (s->ptr == ptr && s->pid == pid)
+		return true;
+	asm volatile("" ::: "memory");
+	s->state = MEM_LIVE;
+	return false;
 }
 
-/* Keep ptr's element (marked freed) in a free slot, or in place of the oldest kept one. */
-static __always_inline void tomb_put(struct mem_tstate *st, __u64 ptr)
+/* A claimed block's values. */
+static __always_inline void live_copy(const struct mem_live_slot *s, struct mem_live_val *v)
 {
-	__u32 i = TOMBS;
-
-#pragma unroll
-	for (int j = 0; j < TOMBS; j++)
-		if (!st->tomb_ptr[j])
-			i = j;
-	if (i >= TOMBS) {
-		i = st->tomb_next++ & (TOMBS - 1);
-		tomb_delete(st->tomb_pid, st->tomb_ptr[i]);
-		if (st->tomb_miss < TOMB_STOP)
-			st->tomb_miss += TOMB_MISS;
-	}
-	st->tomb_ptr[i] = ptr;
+	v->size = s->size;
+	v->stack = s->stack;
+	v->ts = s->ts;
+	v->fn = s->fn;
+	v->weight = s->weight;
 }
 
-/* An allocation returned ptr: if the thread kept its element, reuse it in place for lv.
- * False if it kept none, or another thread took it over (the caller inserts as usual). */
-static __always_inline bool tomb_reuse(struct mem_tstate *st, struct mem_live_key *k,
-				       const struct mem_live_val *lv)
+/* Copy a claimed block's values out and empty its slot. */
+static __always_inline void live_take(struct mem_live_slot *s, struct mem_live_slot *home,
+				      struct mem_live_val *v)
 {
-	struct mem_live_val *v;
-	bool kept = false;
+	live_copy(s, v);
+	asm volatile("" ::: "memory");
+	s->state = MEM_LIVE_EMPTY;
+	if (home)
+		__sync_fetch_and_add(&home->over, -1);
+}
 
-#pragma unroll
-	for (int i = 0; i < TOMBS; i++) {
-		if (st->tomb_ptr[i] == k->ptr) {
-			st->tomb_ptr[i] = 0;
-			kept = true;
+static __always_inline void live_fill(struct mem_live_slot *s, __u32 pid, __u64 ptr,
+				      const struct mem_live_val *lv)
+{
+	s->pid = pid;
+	s->ptr = ptr;
+	s->size = lv->size;
+	s->stack = lv->stack;
+	s->ts = lv->ts;
+	s->fn = lv->fn;
+	s->weight = lv->weight;
+	asm volatile("" ::: "memory");
+	s->state = MEM_LIVE;
+}
+
+/* The first empty slot of the window from h, as an offset; MEM_LIVE_PROBE: none. */
+__noinline __u32 live_empty_at(__u64 h)
+{
+	struct mem_live_slot *s;
+	__u32 i;
+
+	for (i = 0; i < MEM_LIVE_PROBE; i++) {
+		s = live_slot(h + i);
+		if (!s || s->state == MEM_LIVE_EMPTY)
+			break;
+	}
+	return i;
+}
+
+/* Track (pid, ptr) as lv. 0: tracked; 1: tracked, and the address was live already (handed out
+ * twice without a free we saw): *old is that block's, retired; -1: no empty slot in the window.
+ * A global function, as live_find_at. */
+__noinline int live_put(__u32 pid, __u64 ptr, const struct mem_live_val *lv,
+			struct mem_live_val *old)
+{
+	__u64 h = live_hash(pid, ptr);
+	struct mem_live_slot *hs, *s;
+	long at = live_find_at(pid, ptr);
+	__u32 i;
+
+	if (!lv || !old)
+		return -1;
+	if (at >= 0) {
+		s = live_slot((__u32)at);
+		if (s && live_claim(s, pid, ptr)) {
+			live_copy(s, old);
+			/* the same slot, still claimed, refilled: its place in the window stays */
+			live_fill(s, pid, ptr, lv);
+			return 1;
 		}
 	}
-	if (!kept || st->tomb_pid != k->pid)
-		return false;
-	v = bpf_map_lookup_elem(&live, k);
-	if (!v || __sync_val_compare_and_swap(&v->dead, MEM_LIVE_FREED, MEM_LIVE_CLAIMED) !=
-			  MEM_LIVE_FREED)
-		return false;
-	v->size = lv->size;
-	v->stack = lv->stack;
-	v->ts = lv->ts;
-	v->fn = lv->fn;
-	v->weight = lv->weight;
-	asm volatile("" ::: "memory");
-	v->dead = MEM_LIVE;
-	st->tomb_miss = st->tomb_miss > TOMB_HIT ? st->tomb_miss - TOMB_HIT : 0;
-	return true;
+	hs = live_slot(h);
+	if (!hs)
+		return -1;
+	/* the first empty slot of the window; if another thread takes it first, once more */
+	for (int round = 0; round < 2; round++) {
+		i = live_empty_at(h);
+		if (i >= MEM_LIVE_PROBE)
+			return -1;
+		s = live_slot(h + i);
+		if (!s)
+			return -1;
+		if (__sync_val_compare_and_swap(&s->state, MEM_LIVE_EMPTY, MEM_LIVE_BUSY) ==
+		    MEM_LIVE_EMPTY)
+			goto claimed;
+	}
+	return -1;
+claimed:
+	s->dist = i;
+	if (i)
+		__sync_fetch_and_add(&hs->over, 1);
+	live_fill(s, pid, ptr, lv);
+	return 0;
 }
 
 /* Forget ptr if tracked. st: the freeing thread's state, if it has any; cfn: as account_free's
@@ -770,32 +828,23 @@ static __always_inline bool tomb_reuse(struct mem_tstate *st, struct mem_live_ke
 static __always_inline bool free_block(__u32 pid, struct mem_proc *p, __u64 ptr,
 				       struct mem_tstate *st, __u32 cfn)
 {
-	struct mem_live_key k = { .pid = pid, .ptr = ptr };
-	struct mem_live_val *v = bpf_map_lookup_elem(&live, &k);
+	struct mem_live_slot *s, *home;
 	struct mem_live_val copy;
 	__u64 now, life;
 	bool temp;
 
-	if (!v || v->dead) {
+	s = live_find(pid, ptr, &home);
+	if (!s) {
 		/* sampled modes: a block that was not sampled */
 		if (sample_mode == MEM_SAMPLE_NONE)
 			__sync_fetch_and_add(&p->unknown_frees, 1);
 		return false;
 	}
-	if (st && keep_freed(st, pid, ptr)) {
-		/* of two racing frees of one pointer (a double free), only the one that marks it
-		 * counts */
-		if (__sync_val_compare_and_swap(&v->dead, MEM_LIVE, MEM_LIVE_FREED) != MEM_LIVE)
-			return false;
-		copy = *v;
-		tomb_put(st, ptr);
-	} else {
-		copy = *v;
-		/* of two racing frees of one pointer (a double free), only the one that deletes
-		 * counts */
-		if (bpf_map_delete_elem(&live, &k))
-			return false;
-	}
+	/* of two racing frees of one pointer (a double free), only the one that claims it
+	 * counts */
+	if (!live_claim(s, pid, ptr))
+		return false;
+	live_take(s, home, &copy);
 	temp = st && st->last_ptr == ptr;
 	if (temp)
 		st->last_ptr = 0;
@@ -814,11 +863,10 @@ static __always_inline bool free_block(__u32 pid, struct mem_proc *p, __u64 ptr,
 static __always_inline bool record_alloc(void *ctx, struct mem_tstate *st, __u32 pid,
 					 struct mem_proc *p, __u32 fn, __u64 ptr, __u64 size)
 {
-	struct mem_live_key lk = { .pid = pid, .ptr = ptr };
 	struct mem_live_val lv = { .size = size, .fn = fn };
-	struct mem_live_val *old;
+	struct mem_live_val old;
 	__u64 live_bytes, cnt, bytes;
-	long err;
+	int err;
 
 	if (size < min_size || size > max_size)
 		return false;
@@ -834,39 +882,17 @@ static __always_inline bool record_alloc(void *ctx, struct mem_tstate *st, __u32
 	if (size > p->largest_size)
 		note_largest(p, fn, lv.stack, size, lv.ts);
 
-	if (sample_mode == MEM_SAMPLE_NONE && tomb_reuse(st, &lk, &lv))
-		goto tracked;
-	err = bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
-	if (err == -17 /* EEXIST */) {
-		old = bpf_map_lookup_elem(&live, &lk);
-		if (old && old->dead == MEM_LIVE) {
-			/* a pointer handed out twice without a free we saw (freed by a path we do
-			 * not probe): retire the old block so live counts stay true */
-			struct mem_live_val copy = *old;
-
-			account_free(pid, p, &copy, false, ~0ULL, MEM_FN__COUNT);
-			err = bpf_map_update_elem(&live, &lk, &lv, BPF_ANY);
-		} else if (!old || __sync_val_compare_and_swap(&old->dead, MEM_LIVE_FREED,
-							       MEM_LIVE_CLAIMED) == MEM_LIVE_FREED) {
-			/* gone meanwhile, or a freed block's element another thread kept: ours */
-			err = bpf_map_update_elem(&live, &lk, &lv, BPF_ANY);
-		} else {
-			/* claimed by the thread deleting it just now: once more */
-			err = bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
-		}
-	}
-	if (err && sample_mode == MEM_SAMPLE_NONE) {
-		/* the table may be full: the elements this thread kept make room */
-		tomb_drop_all(st);
-		err = bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
-	}
-	if (err) {
+	err = live_put(pid, ptr, &lv, &old);
+	if (err > 0)
+		/* a pointer handed out twice without a free we saw (freed by a path we do not
+		 * probe): the old block is retired so live counts stay true */
+		account_free(pid, p, &old, false, ~0ULL, MEM_FN__COUNT);
+	if (err < 0) {
 		/* untracked: it can never be matched by its free, so it never counts as live */
 		drop(MEM_DROP_LIVE_FULL);
 		site_add_frees(SITE_ARG(pid, fn, MEM_LIFE_BUCKETS), lv.stack, cnt, bytes, 0);
 		return true;
 	}
-tracked:
 	st->last_ptr = ptr;
 	__sync_fetch_and_add(&p->live_count, cnt);
 	live_bytes = __sync_fetch_and_add(&p->live_bytes, bytes) + bytes;
@@ -1256,8 +1282,6 @@ int held_exec(void *ctx)
 	if (!st)
 		return 0;
 	flush_held(st);
-	if (sample_mode == MEM_SAMPLE_NONE)
-		tomb_drop_all(st);
 	st->ao_pid = 0;
 	st->ao_sp = st->ao_ret = st->ao_sret = 0;
 	return 0;
@@ -1272,8 +1296,6 @@ int held_exit(void *ctx)
 	if (!st)
 		return 0;
 	flush_held(st);
-	if (sample_mode == MEM_SAMPLE_NONE)
-		tomb_drop_all(st);
 	return 0;
 }
 

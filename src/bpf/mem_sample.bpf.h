@@ -88,13 +88,13 @@ static __always_inline int enter_sampled(struct pt_regs *ctx)
 	if (is_free_fn(fn)) {
 		struct mem_live_key k = { .pid = bpf_get_current_pid_tgid() >> 32,
 					  .ptr = PT_REGS_PARM1(ctx) };
-		struct mem_live_val *v;
+		struct mem_live_slot *v, *home;
 		__u64 w;
 
-		/* the one hash lookup of a free: an unsampled block is simply not there */
+		/* the one lookup of a free: an unsampled block is simply not there */
 		if (!k.ptr)
 			return 0;
-		v = bpf_map_lookup_elem(&live, &k);
+		v = live_find(k.pid, k.ptr, &home);
 		if (!v)
 			return 0;
 		w = v->weight;
@@ -186,8 +186,9 @@ static __always_inline int exit_sampled(struct pt_regs *ctx)
 		    (ret || st->size == 0)) {
 			struct mem_live_key k = { .pid = bpf_get_current_pid_tgid() >> 32,
 						  .ptr = st->arg };
+			struct mem_live_slot *home;
 
-			if (!bpf_map_lookup_elem(&live, &k))
+			if (!live_find(k.pid, k.ptr, &home))
 				return 0;
 			p = bpf_map_lookup_elem(&procs, &k.pid);
 			if (p)

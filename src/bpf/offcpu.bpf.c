@@ -12,6 +12,15 @@
  * switch-in; at the switch-in its time goes to the (process, stacks[, waker's stacks]) counter
  * and its run-queue latency to its process's histogram, and the entry goes. Nothing is sent per
  * switch; userspace reads the tables at the end.
+ *
+ * A switch-in the kernel does not report: programs see no tracepoint while some tasks run (on
+ * the VMs this is developed on, none while a thread of PID 1 is current: sched_switch fires in
+ * prev's context, so the switch from such a thread to ours is never seen; docs/PERFORMANCE.md).
+ * The thread's entry is then still there at its next switch-out (or its exit), which every
+ * switch-out of a traced thread looks for: the wait ended when the thread last went on CPU,
+ * which is now minus the CPU time it was charged since its switch-out (se.sum_exec_runtime,
+ * brought up to date by the scheduler before sched_switch), and is counted so, with a drop
+ * (OFFCPU_STAT_SWITCH_IN_UNSEEN).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -35,6 +44,11 @@ const volatile bool per_thread = false;
 const volatile bool wakers = false;
 /* OFFCPU_STATE_* of the switch-outs counted */
 const volatile __u32 states = OFFCPU_STATE_ALL;
+/* Tests only (tests/bpf/test_offcpu_bpf.c): ignore every Nth switch-in of a traced thread, as
+ * the kernel does those it does not report (0: none; the verifier drops the code then). */
+const volatile __u32 test_hide_switch_in = 0;
+__u32 test_switch_ins;
+
 /* --min-block, --max-block (0: no limit) */
 const volatile __u64 min_ns = 0;
 const volatile __u64 max_ns = 0;
@@ -198,20 +212,17 @@ static __always_inline void first_count(struct task_struct *t, __u32 tgid, __u32
 		count_stat(OFFCPU_STAT_NOTES_FULL);
 }
 
-/* next is back on a CPU: its interval and its run-queue latency. */
-static __always_inline void switch_in(struct task_struct *next, __u64 now)
+/* A wait of a thread (th, its entry) ended at `in`: its interval and its run-queue latency. */
+static __always_inline void end_wait(struct task_struct *t, __u32 tid, struct offcpu_thread *th,
+				     __u64 in)
 {
-	__u32 tid = BPF_CORE_READ(next, pid), tgid;
-	struct offcpu_thread *th = bpf_map_lookup_elem(&threads, &tid);
+	__u32 tgid = BPF_CORE_READ(t, tgid);
 	struct offcpu_val *v;
 	struct offcpu_rq *rq;
 	__u64 d;
 
-	if (!th)
-		return;
-	tgid = BPF_CORE_READ(next, tgid);
-	if (th->ready_ns && now > th->ready_ns) {
-		d = now - th->ready_ns;
+	if (th->ready_ns && in > th->ready_ns) {
+		d = in - th->ready_ns;
 		rq = lookup_or_init(&runq, &tgid, &zero_rq);
 		if (rq) {
 			__sync_fetch_and_add(&rq->count, 1);
@@ -223,14 +234,14 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 			count_stat(OFFCPU_STAT_RQ_FULL);
 		}
 	}
-	if (th->off_ns && now > th->off_ns) {
-		d = now - th->off_ns;
+	if (th->off_ns && in > th->off_ns) {
+		d = in - th->off_ns;
 		if (d < min_ns || (max_ns && d > max_ns)) {
 			count_stat(OFFCPU_STAT_FILTERED);
 		} else {
 			v = bpf_map_lookup_elem(&counts, &th->key);
 			if (!v) {
-				first_count(next, tgid, tid);
+				first_count(t, tgid, tid);
 				v = lookup_or_init(&counts, &th->key, &zero_val);
 			}
 			if (v) {
@@ -242,7 +253,47 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 			}
 		}
 	}
-	bpf_map_delete_elem(&threads, &tid);
+	/* counted: never again, even if the entry cannot go now */
+	if (bpf_map_delete_elem(&threads, &tid)) {
+		th->off_ns = 0;
+		th->ready_ns = 0;
+	}
+}
+
+/* next is back on a CPU. */
+static __always_inline void switch_in(struct task_struct *next, __u64 now)
+{
+	__u32 tid = BPF_CORE_READ(next, pid);
+	struct offcpu_thread *th = bpf_map_lookup_elem(&threads, &tid);
+
+	if (!th)
+		return;
+	if (test_hide_switch_in &&
+	    __sync_fetch_and_add(&test_switch_ins, 1) % test_hide_switch_in == test_hide_switch_in - 1)
+		return;
+	end_wait(next, tid, th, now);
+}
+
+/* prev, on CPU until now, still has an entry: its last switch-in was not reported. Its wait
+ * ended when it went on CPU: now minus the CPU time charged to it since its switch-out (the
+ * scheduler's clock leaves out interrupts' time: the end is, if anything, late by that much, a
+ * few microseconds; never before its wakeup). */
+static __always_inline void unseen_switch_in(struct task_struct *prev, __u32 tid, __u64 now)
+{
+	struct offcpu_thread *th = bpf_map_lookup_elem(&threads, &tid);
+	__u64 run, in = 0;
+
+	if (!th)
+		return;
+	run = BPF_CORE_READ(prev, se.sum_exec_runtime);
+	/* else counted already (its entry could not go), or an older thread's of the same tid */
+	if ((th->off_ns || th->ready_ns) && run >= th->run_ns && now - th->off_ns > run - th->run_ns) {
+		in = now - (run - th->run_ns);
+		if (in < th->ready_ns)
+			in = th->ready_ns;
+		count_stat(OFFCPU_STAT_SWITCH_IN_UNSEEN);
+	}
+	end_wait(prev, tid, th, in);
 }
 
 SEC("tp_btf/sched_switch")
@@ -258,12 +309,14 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 		return 0;
 	switch_in(next, now);
 
-	if ((prev_state & TASK_DEAD) || !traced(prev))
+	tid = BPF_CORE_READ(prev, pid);
+	if (!tid || !traced(prev))
+		return 0;
+	unseen_switch_in(prev, tid, now);
+	if (prev_state & TASK_DEAD)
 		return 0;
 	state = state_of(preempt, prev_state);
-	tid = BPF_CORE_READ(prev, pid);
-	if (!tid)
-		return 0;
+	th.run_ns = BPF_CORE_READ(prev, se.sum_exec_runtime);
 	if (state == OFFCPU_STATE_R)
 		th.ready_ns = now;
 	if (states & state) {

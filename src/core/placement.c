@@ -24,6 +24,7 @@
  * Anything else, or any doubt, is the entry. A return probe goes on the same point as the
  * entry probe, so both fire for exactly the same calls.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -34,6 +35,55 @@
 #include <unistd.h>
 #include <capstone/capstone.h>
 #include "core/placement.h"
+
+/* libcapstone is opened on first use (dlopen), not linked into ebprof: the dynamic loader's
+ * relocation of its tables cost every start of every mode ~1 ms, and only mem places probes. */
+static struct {
+	cs_err (*open)(cs_arch arch, cs_mode mode, csh *handle);
+	cs_err (*close)(csh *handle);
+	cs_err (*option)(csh handle, cs_opt_type type, size_t value);
+	size_t (*disasm)(csh handle, const uint8_t *code, size_t size, uint64_t address,
+			 size_t count, cs_insn **insn);
+	bool (*disasm_iter)(csh handle, const uint8_t **code, size_t *size, uint64_t *address,
+			    cs_insn *insn);
+	cs_insn *(*malloc)(csh handle);
+	void (*free)(cs_insn *insn, size_t count);
+	cs_err (*regs_access)(csh handle, const cs_insn *insn, cs_regs regs_read,
+			      uint8_t *regs_read_count, cs_regs regs_write,
+			      uint8_t *regs_write_count);
+} cs_fn;
+
+/* cs_open, with libcapstone.so.4 opened first (CS_ERR_MEM when it cannot be) */
+static cs_err cs_open_lazy(cs_arch arch, cs_mode mode, csh *handle)
+{
+	static const char *const names[] = {
+		"cs_open", "cs_close", "cs_option", "cs_disasm", "cs_disasm_iter", "cs_malloc",
+		"cs_free", "cs_regs_access",
+	};
+	void *fns[sizeof(names) / sizeof(names[0])];
+	void *h;
+
+	_Static_assert(sizeof(fns) == sizeof(cs_fn), "one name per function");
+	if (!cs_fn.open) {
+		h = dlopen("libcapstone.so.4", RTLD_NOW | RTLD_LOCAL);
+		if (!h)
+			return CS_ERR_HANDLE;
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (!(fns[i] = dlsym(h, names[i])))
+				return CS_ERR_HANDLE;
+		memcpy(&cs_fn, fns, sizeof(cs_fn));	/* kept open for the run */
+	}
+	return cs_fn.open(arch, mode, handle);
+}
+
+#define cs_open		cs_open_lazy
+#define cs_close	cs_fn.close
+#define cs_option	cs_fn.option
+#define cs_disasm	cs_fn.disasm
+#define cs_disasm_iter	cs_fn.disasm_iter
+#define cs_malloc	cs_fn.malloc
+#define cs_free		cs_fn.free
+#define cs_regs_access	cs_fn.regs_access
 
 /* How far the walk goes: prologues that matter are a few instructions long. */
 #define PLACE_MAX_INSNS	24
@@ -358,7 +408,14 @@ struct placer *placer__new(const char *path)
 
 	if (!p)
 		return NULL;
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &p->cs) != CS_ERR_OK) {
+	switch (cs_open(CS_ARCH_X86, CS_MODE_64, &p->cs)) {
+	case CS_ERR_OK:
+		break;
+	case CS_ERR_HANDLE:	/* libcapstone.so.4 missing (apt-get install libcapstone4) */
+		free(p);
+		errno = ELIBACC;
+		return NULL;
+	default:
 		free(p);
 		errno = ENOMEM;
 		return NULL;
@@ -557,7 +614,9 @@ int placer__place(struct placer *p, uint64_t sym_off, uint64_t sym_size, unsigne
 	out->entry = out->offset = sym_off;
 	out->entry_fate = INSN_REFUSED;
 	if (!p) {
-		snprintf(out->reason, sizeof(out->reason), "entry: its code could not be read");
+		snprintf(out->reason, sizeof(out->reason), "%s",
+			 errno == ELIBACC ? "entry: libcapstone.so.4 is not installed (libcapstone4)"
+					  : "entry: its code could not be read");
 		return -EINVAL;
 	}
 	if (sym_off < p->text_off || sym_off >= p->text_off + p->text_len) {

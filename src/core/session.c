@@ -16,6 +16,7 @@
 #include "core/preflight.h"
 #include "core/session.h"
 #include "core/target.h"
+#include "core/unwind.h"
 #include "output/render.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
@@ -856,6 +857,8 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 		.argv = so->argv, .s = &s,
 	};
 	s.progress = !so->quiet && isatty(STDERR_FILENO);
+	if (so->argv && !so->all && so->unwind != UNWIND_FP)
+		unwind__plan_launch(so->argv);	/* the rows maps' size, before the modes load */
 	s.start_mono = s.env.start_ns = mono_ns();
 	s.start_wall = wall_ns();
 	s.m = ops->open(&s.env, mode_opts);

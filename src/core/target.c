@@ -29,7 +29,7 @@
  * attaches it too (ptrace cannot tell them apart up front); the run loop lets threads go. */
 #define FOLLOW_OPTS (PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE)
 
-static int find_in_path(const char *cmd, char *out, size_t len)
+int target__find(const char *cmd, char *out, size_t len)
 {
 	const char *path = getenv("PATH");
 	int err = -ENOENT;
@@ -74,7 +74,7 @@ int target__spawn(const struct log_ctx *lc, char *const argv[], pid_t *pidp, int
 	pid_t pid;
 
 	*exit_code = 1;
-	err = find_in_path(argv[0], exe, sizeof(exe));
+	err = target__find(argv[0], exe, sizeof(exe));
 	if (err == -ENOENT && !strchr(argv[0], '/')) {
 		pr_err(lc, "cannot run '%s': command not found", argv[0]);
 		*exit_code = 127;

@@ -17,6 +17,10 @@
  * restored in the child before exec. */
 int target__spawn(const struct log_ctx *lc, char *const argv[], pid_t *pid, int *exit_code);
 
+/* cmd's file as target__spawn finds it (through PATH without a '/') into out: 0 or a negative
+ * errno (-ENOENT, -EACCES, -EISDIR) */
+int target__find(const char *cmd, char *out, size_t len);
+
 /* Seize a running process without stopping it, so that its exit and exec stop it (its
  * mappings are still there to read; a new program gets its probes) and a mode can step it
  * system call by system call. `follow`: the processes it creates (fork, vfork,

@@ -21,10 +21,24 @@ enum unwind_how {
 /* "fp", "dwarf", "auto" -> *how; -1 for anything else */
 int unwind_how__parse(const char *s, enum unwind_how *how);
 
-#define UNWIND_DEFAULT_ROWS	(1U << 20)	/* 12 MiB: ~35 libcs */
+#define UNWIND_DEFAULT_ROWS	(1U << 20)	/* 16 MiB (12-byte rows in 16 bytes each): ~35 libcs */
 #define UNWIND_DEFAULT_PROCS	1024
 
 struct bpf_object;
+
+/* The rows a launched command (argv) needs room for: 8 times those of its tables and of the
+ * libraries it needs (DT_NEEDED; the tables built now, from the cache or into it for the load
+ * after), at least UNWIND_LAUNCH_ROWS, at most UNWIND_DEFAULT_ROWS. The default when there is
+ * no cache directory (the tables would be built twice), or the command is not an ELF file (a
+ * script: its interpreter is not known here). The kernel clears the rows map at every start:
+ * 16 MiB took ~3 ms. */
+#define UNWIND_LAUNCH_ROWS	(1U << 19)	/* 8 MiB: ~18 libcs, room for what a wrapper
+						 * (env, sh -c) execs: python3 with its ssl
+						 * modules maps ~270,000 rows */
+uint32_t unwind__launch_rows(char *const *argv);
+/* The session launches argv (not -a): every mode's rows map is then sized by
+ * unwind__launch_rows (computed once) where unwind__size_maps is given no size. */
+void unwind__plan_launch(char *const *argv);
 
 /* Before load: size the unwinder's maps of a mode's object (bpf/lib/unwind.bpf.h; max_procs:
  * processes with tables at once, max_rows: table rows of all objects, 0: defaults). Nothing

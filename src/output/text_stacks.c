@@ -496,7 +496,7 @@ int render__text_stacks(const struct profile *p, const struct output_opts *o, FI
 	}
 	if (err)
 		return err;
-	render__text_drops(t.f, t.p, t.o->color, "these events are missing from the numbers above");
+	render__text_drops(t.f, t.p, t.o->color, "the notes say what each left out of the numbers above");
 	render__text_notes(t.f, t.p, t.o->color);
 	return ferror(f) ? -EIO : 0;
 }

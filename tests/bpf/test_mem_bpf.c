@@ -28,6 +28,7 @@ static volatile size_t huge = (size_t)PTRDIFF_MAX + 1;
 static void *before;	/* allocated before attach: its free is unknown */
 static uint32_t sample_mode;	/* mem_collector_opts of the next trace_child */
 static uint64_t sample_period;
+static uint32_t max_live;	/* 0: 1 << 16 */
 
 struct expect {
 	const char *name;	/* stat or call name */
@@ -39,7 +40,8 @@ struct expect {
 static struct profile *trace_child_temp(void (*op)(void), uint64_t temp_ns)
 {
 	struct log_ctx lc = { .prog = "test_mem_bpf" };
-	struct mem_collector_opts o = { .lc = &lc, .max_live = 1 << 16, .max_stacks = 1 << 12,
+	struct mem_collector_opts o = { .lc = &lc, .max_live = max_live ? max_live : 1 << 16,
+					.max_stacks = 1 << 12,
 					.max_procs = 16, .max_size = UINT64_MAX,
 					.temp_ns = temp_ns, .sample_mode = sample_mode,
 					.sample_period = sample_period };
@@ -493,11 +495,10 @@ static void test_mixed_sizes_held_histogram(void **s)
 	      { "max_request", 4095 });
 }
 
-/* A freed block's element kept by the freeing thread (B) while the allocating thread (A) gets
- * the address back: A's insert takes the element over, and B deleting the elements it kept
- * (eight frees later, twice what it keeps), or at its exit, must leave A's block alone. 2000 bytes: past
- * glibc's per-thread cache, so B's free goes back to A's arena and A's next malloc of that
- * size gets the same chunk. */
+/* A block freed by one thread (B) whose address another thread (A) gets back: B's free empties
+ * its slot of the live table, A's allocation fills one, and B's later calls (eight allocations
+ * and frees, then its exit) leave A's block alone. 2000 bytes: past glibc's per-thread cache, so
+ * B's free goes back to A's arena and A's next malloc of that size gets the same chunk. */
 static void *volatile kept_p, *volatile kept_q;
 static sem_t kept_freed, kept_go, kept_done, kept_exit;
 static void *kept_thread(void *arg)
@@ -540,7 +541,7 @@ static void op_kept_taken_over(void)
 	if (kept_q != kept_p)
 		_exit(3);	/* the case is not the one tested */
 }
-static void test_kept_element_taken_over(void **s)
+static void test_address_reused_by_another_thread(void **s)
 {
 	struct profile *prof = trace_child(op_kept_taken_over);
 	uint64_t unknown = 0;
@@ -569,6 +570,57 @@ static void test_kept_element_taken_over(void **s)
 	profile__free(prof);
 }
 
+/* A full live table: 16 slots (--max-live 16), 40 blocks live at once. The first 16 are
+ * tracked, each of the other 24 is a counted drop and its free an unknown free; with that many
+ * blocks in 16 slots most lie past their home slot. Once all are freed every slot is empty
+ * again: 16 more blocks are all tracked, and nothing stays live. */
+#define FULL_N 40
+static void op_full_table(void)
+{
+	void *p[FULL_N];
+
+	for (int i = 0; i < FULL_N; i++)
+		p[i] = malloc(100);
+	for (int i = FULL_N - 1; i >= 0; i--)
+		free(p[i]);
+	for (int i = 0; i < 16; i++)
+		p[i] = malloc(200);
+	for (int i = 0; i < 16; i++)
+		free(p[i]);
+}
+static void test_full_live_table(void **s)
+{
+	struct profile *prof;
+	struct prof_process *p;
+	uint64_t v, full = 0;
+
+	max_live = 16;
+	prof = trace_child(op_full_table);
+	max_live = 0;
+	assert_int_equal(prof->nprocesses, 1);
+	p = &prof->processes[0];
+	for (uint32_t i = 0; i < prof->ndrops; i++) {
+		if (!strcmp(prof->drops[i].key, "live_table_full"))
+			full = prof->drops[i].value;
+		else
+			assert_int_equal(prof->drops[i].value, 0);
+	}
+	assert_int_equal(full, FULL_N - 16);
+	assert_true(prof_process__stat(p, "alloc_count", &v));
+	assert_int_equal(v, FULL_N + 16);
+	assert_true(prof_process__stat(p, "free_count", &v));
+	assert_int_equal(v, 16 + 16);
+	assert_true(prof_process__stat(p, "unknown_frees", &v));
+	assert_int_equal(v, FULL_N - 16);
+	assert_true(prof_process__stat(p, "live_count", &v));
+	assert_int_equal(v, 0);
+	assert_true(prof_process__stat(p, "live_bytes", &v));
+	assert_int_equal(v, 0);
+	assert_true(prof_process__stat(p, "peak_live_bytes", &v));
+	assert_int_equal(v, 16 * 200);
+	profile__free(prof);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -587,7 +639,8 @@ int main(void)
 		cmocka_unit_test(test_temporary_time_bound),
 		cmocka_unit_test(test_sampled_unsampled_realloc_frees),
 		cmocka_unit_test(test_mixed_sizes_held_histogram),
-		cmocka_unit_test(test_kept_element_taken_over),
+		cmocka_unit_test(test_address_reused_by_another_thread),
+		cmocka_unit_test(test_full_live_table),
 	};
 
 	if (geteuid() != 0) {

@@ -23,24 +23,28 @@ assert_no_offcpu_probes() {
 	run "$EBPROF" offcpu -q -o "$T/x.folded" -o "$T/x.json" -- "$FIX/offsleep" 20 50
 	[ "$status" -eq 0 ]
 	slept=$(echo "$output" | awk '/^slept_ns/ { print $2 }')
-	nap=$(folded_sum "$T/x.folded" ';main;sleep_loop;nap;')
-	echo "off-CPU through nap: $nap ns; the fixture measured $slept ns around its naps"
-	# the sleeps themselves, plus each wakeup's latency: 1.0 s, within 10%. OPEN: in about one
-	# run in fifteen one whole nap is missing (19 waits, 0.95 s) with no drop counted (seen
-	# before the unwinder's changes too; docs/PERFORMANCE.md, offcpu): allowed, and printed,
-	# until it is found
-	[ "$nap" -ge 950000000 ]
-	[ "$nap" -le 1100000000 ]
-	# never more than the fixture's own measure, which also holds the system calls' entry/exit
+	# nap's sleeps: its nanosleep's waits (a preemption in nap's own code, before or after the
+	# part the fixture times, is a wait through nap too, but not its sleep)
+	nap=$(folded_sum "$T/x.folded" ';main;sleep_loop;nap;rawsys3_\[i\];.*do_nanosleep_\[k\];')
+	echo "off-CPU in nap's nanosleep: $nap ns; the fixture measured $slept ns around its naps;" \
+		"switch-ins the kernel did not report: $(jq .drops.switch_in_unseen "$T/x.json")"
+	# each wait is from a switch-out after the fixture's first clock read to a switch-in before
+	# its second (both CLOCK_MONOTONIC, in ns): never more than the fixture measured. At least
+	# the 20 x 50 ms asked for, but for the few microseconds from the timer's start to the
+	# switch-out in each (a nap lost would be 50 ms less)
 	[ "$nap" -le "$slept" ]
+	[ "$nap" -ge 990000000 ]
 	# the leaf frame of every stack is the kernel's scheduler, right under nanosleep
 	! grep -v ';__schedule_\[k\] [0-9]*$' "$T/x.folded"
 	grep -q ';nap;rawsys3_\[i\];.*__x64_sys_nanosleep_\[k\];.*schedule_\[k\];__schedule_\[k\] ' \
 		"$T/x.folded"
-	# 20 waits in nap, each counted once (19: the open loss above, never more than 20)
+	# 20 waits in nap's nanosleep, each counted once, even those whose switch-in the kernel
+	# did not report (switch_in_unseen: docs/PERFORMANCE.md, offcpu)
 	jq '[.sites[] | select(any(.frames[]; .function == "nap")) | .switches] | add' "$T/x.json"
-	jqe '[.sites[] | select(any(.frames[]; .function == "nap")) | .switches] | add
-		| . == 20 or . == 19' "$T/x.json"
+	jqe '[.sites[] | select(any(.frames[]; .function == "nap"))
+		| select(any(.frames[]; .function == "do_nanosleep")) | .switches] | add == 20' \
+		"$T/x.json"
+	jqe '.drops | has("switch_in_unseen")' "$T/x.json"
 	jqe '.sample_types | map(.type) == ["offcpu", "switches"]' "$T/x.json"
 	jqe '.default_sample_type == "offcpu"' "$T/x.json"
 	assert_no_offcpu_probes
@@ -124,15 +128,16 @@ assert_no_offcpu_probes() {
 	[ "$bt" -gt 3000 ]
 	# the same tracepoint, both on for the whole of the fixture's work; bpftrace counts one
 	# more, the main thread's switch-out into its last wait, which ends after both stopped
-	# (ebprof counts a wait at its end). Tolerance: one more switch-out in bpftrace's count
-	# was seen in 1 run of 12 (not explained yet); never one in ebprof's
-	[ "$eb" -le $((bt - 1)) ]
-	[ "$eb" -ge $((bt - 2)) ]
+	# (ebprof counts a wait at its end). A wait whose switch-in the kernel did not report is
+	# counted at the thread's next switch-out or its exit (switch_in_unseen): exactly one less
+	jq .drops.switch_in_unseen "$T/x.json"
+	[ "$eb" -eq $((bt - 1)) ]
 	# no table was full; a stack the unwinder could not finish is said (an explicit
-	# [truncated] frame, the unwind_truncated drop) and still counts its wait
+	# [truncated] frame, the unwind_truncated drop) and still counts its wait, as does a wait
+	# whose switch-in was not reported (switch_in_unseen)
 	jq -c .drops "$T/x.json"
-	jqe '.drops | to_entries | map(select(.key | startswith("unwind_") | not) | .value)
-		| add == 0' "$T/x.json"
+	jqe '.drops | to_entries | map(select(.key | startswith("unwind_") | not)
+		| select(.key != "switch_in_unseen") | .value) | add == 0' "$T/x.json"
 }
 
 @test "offcpu: --min-block, --max-block and --state leave out what they say" {
@@ -233,20 +238,28 @@ assert_no_offcpu_probes() {
 	# the naps' sleeps (nap's nanosleep); a preemption elsewhere in nap, outside the part the
 	# fixture times, is wall time of nap too but not its sleep
 	nap=$(folded_sum "$T/x.folded" ';sleep_loop;nap;.*do_nanosleep')
+	napoff=$(jq '[.sites[] | select(any(.frames[]; .function == "nap"))
+		| select(any(.frames[]; .function == "do_nanosleep")) | .offcpu] | add' "$T/x.json")
+	napcpu=$(jq '[.sites[] | select(any(.frames[]; .function == "nap"))
+		| select(any(.frames[]; .function == "do_nanosleep")) | .cpu] | add' "$T/x.json")
 	echo "wall: profile $total ns, fixture $wall ns; burn on CPU $oncpu ns, fixture $cpu ns;" \
-		"nap $nap ns, fixture $slept ns"
+		"nap $nap ns (off-CPU $napoff, samples $napcpu), fixture $slept ns"
 	# the whole run, within 10% (the profile also holds the start-up before main)
 	[ $((total * 10)) -ge $((wall * 9)) ]
 	[ $((total * 10)) -le $((wall * 11)) ]
 	# burn's samples: its CPU time within 10%
 	[ $((oncpu * 10)) -ge $((cpu * 9)) ]
 	[ $((oncpu * 10)) -le $((cpu * 11)) ]
-	# the naps: 0.5 s plus the wakeups' latency, and not more than the fixture measured around
-	# its nanosleeps. OPEN: about one run in five under load the profile has 1-2 ms (0.3%)
-	# more than the fixture timed, with no drop; cause not found yet (docs/PERFORMANCE.md,
-	# offcpu): allowed up to 1% here so that it is seen (the echo above) but not hidden
-	[ "$nap" -ge 500000000 ]
-	[ $((nap * 100)) -le $((slept * 101)) ]
+	# the naps: 20 x 25 ms off the CPU, never more than the fixture measured around its
+	# nanosleeps. Their wall time also holds the samples taken on CPU in nanosleep (one period,
+	# 2 ms at 499 Hz, each: a sample lands in finish_task_switch right after a switch-in now
+	# and then), and nothing else
+	[ "$napoff" -ge 495000000 ]
+	[ "$napoff" -le "$slept" ]
+	[ "$nap" -eq $((napoff + napcpu)) ]
+	period=$(jq .period.value "$T/x.json")
+	[ "$period" -eq 2004008 ]
+	[ $((napcpu % period)) -eq 0 ]
 	run "$EBPROF" cpu --offcpu --cpu 0 -- "$FIX/offsleep" 1 1
 	[ "$status" -eq 2 ]
 	[[ $output == *"--offcpu goes without --cpu"* ]]

@@ -177,6 +177,12 @@ static __attribute__((unused)) struct profile *offcpu_fixture(void)
 	assert_int_equal(profile__add_drop(p, "count_table_full", 3), 0);
 	assert_int_equal(profile__add_note(p, "3 off-CPU intervals were lost: the count table "
 					   "(--max-stacks 16384) was full; raise --max-stacks"), 0);
+	assert_int_equal(profile__add_drop(p, "switch_in_unseen", 2), 0);
+	assert_int_equal(profile__add_note(p, "2 switch-ins were not reported by the kernel (no "
+					   "tracepoint reaches BPF while some tasks run): each "
+					   "such wait was counted, its end taken from the thread's "
+					   "CPU time at its next switch-out (late by the interrupts' "
+					   "time meanwhile, microseconds)"), 0);
 	return p;
 }
 

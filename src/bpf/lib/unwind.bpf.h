@@ -31,9 +31,11 @@ struct {
 	__type(value, struct unwind_proc);
 } unwind_procs SEC(".maps");
 
+/* mmapable: the collector copies tables in through its mapping, not a system call per row */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct unwind_row);
 } unwind_rows SEC(".maps");
@@ -106,16 +108,14 @@ struct unwind_look {
 	struct unwind_vma vma;
 };
 
+/* A walk's registers and counts: scalars only (unwind_frame, a global function, is given them) */
 struct unwind_ctx {
-	__u64 *ips;
-	struct unwind_proc *proc;
 	__u64 ip, sp, bp;
 	__u64 nr;
 	__u32 exact;		/* ip is where the frame was, not a return address */
 	__u32 end;		/* UNWIND_STAT_* that ended it */
 	__u32 tgid;
 	struct unwind_look look;
-	struct unwind_scratch *scr;	/* the log of the words read */
 	__u64 sp0;			/* sp where the walk started: the log's offsets' base */
 	__u64 rbx, rdi, rdx;		/* the first frame's (UNWIND_CFA_RBX...) */
 	__u32 leaf;			/* they are known */
@@ -387,49 +387,63 @@ __noinline int unwind_read_word(struct unwind_scratch *s, __u64 sp0, __u64 addr,
 	return 0;
 }
 
-static __always_inline int unwind_read(struct unwind_ctx *u, __u64 addr, __u64 *v)
+static __always_inline int unwind_read(struct unwind_ctx *u, struct unwind_scratch *scr,
+				       __u64 addr, __u64 *v)
 {
-	return unwind_read_word(u->scr, u->sp0, addr, v) ? -1 : 0;
+	return unwind_read_word(scr, u->sp0, addr, v) ? -1 : 0;
 }
 
-static __always_inline void unwind_log(struct unwind_ctx *u, __u64 addr, __u64 v)
+static __always_inline void unwind_log(struct unwind_ctx *u, struct unwind_scratch *scr,
+				       __u64 addr, __u64 v)
 {
-	unwind_log_word(u->scr, u->sp0, addr, v);
+	unwind_log_word(scr, u->sp0, addr, v);
 }
 
-/* Step i: ips[i] = the frame's ip, then its caller's registers. 1 ends the walk. */
-static long unwind_step(__u64 i, void *data)
+/* Where a walk's addresses go */
+struct unwind_ips {
+	__u64 ip[STACK_MAX_DEPTH];
+};
+
+/* Step i: ips[i] = the frame's ip, then its caller's registers. 1 ends the walk. A global
+ * function, verified once on its own: as bpf_loop's callback body the verifier followed it
+ * again for each state the walk could be in after a step and each call site's state (~50
+ * times in cpu's program: 18,000 instructions processed, ~24 ms of its load, now ~5,000 and
+ * ~6 ms; mem's exit probe 108,000 -> 50,000). It costs a step one BPF-to-BPF call. */
+__noinline int unwind_frame(__u64 i, struct unwind_ctx *u, struct unwind_ips *ips,
+			    struct unwind_proc *proc, struct unwind_scratch *scr)
 {
-	struct unwind_ctx *u = data;
 	struct unwind_row row, *r = &row;
-	__u64 cfa, ra = 0, bp = u->bp;
+	__u64 cfa, ra = 0, bp;
 	__u8 rule;
 
+	if (!u || !ips || !scr)
+		return 1;
+	bp = u->bp;
 	asm volatile("" : "+r"(i));
 	if (i >= STACK_MAX_DEPTH)
 		return 1;
 	if (i == STACK_MAX_DEPTH - 1) {
 		/* no room for a caller: the stack goes on deeper than a stack holds */
-		u->ips[i] = UNWIND_TRUNCATED;
+		ips->ip[i] = UNWIND_TRUNCATED;
 		u->nr = i + 1;
 		u->end = UNWIND_STAT_DEPTH;
 		return 1;
 	}
-	u->ips[i] = u->ip;
+	ips->ip[i] = u->ip;
 	u->nr = i + 1;
 
 	u->look.ip = u->ip;
 	u->look.look = u->ip - (u->exact ? 0 : 1);
 	u->look.tgid = u->tgid;
 	u->look.by_file = 0;
-	switch (unwind_rule(u->proc, &u->look, &row)) {
+	switch (unwind_rule(proc, &u->look, &row)) {
 	case 0:
 		break;
 	case 1:
 		/* code mapped since the process's load whose file has no table yet: the frames
 		 * so far are right, a walk on by frame pointers may not be */
 		if (i + 1 < STACK_MAX_DEPTH) {
-			u->ips[i + 1] = UNWIND_TRUNCATED;
+			ips->ip[i + 1] = UNWIND_TRUNCATED;
 			u->nr = i + 2;
 		}
 		u->end = UNWIND_STAT_UNMAPPED;
@@ -438,7 +452,7 @@ static long unwind_step(__u64 i, void *data)
 		goto truncated;
 	}
 	if (u->look.by_file)
-		u->scr->nocache = 1;
+		scr->nocache = 1;
 	rule = row.cfa;
 	switch (rule) {
 	case UNWIND_CFA_RSP:
@@ -452,16 +466,16 @@ static long unwind_step(__u64 i, void *data)
 		      ((u->ip & 15) >= (__u64)r->rbp_off ? 8 : 0);
 		break;
 	case UNWIND_CFA_DEREF_RBP:
-		if (unwind_read(u, u->bp + (__s64)r->cfa_off, &cfa))
+		if (unwind_read(u, scr, u->bp + (__s64)r->cfa_off, &cfa))
 			goto truncated;
 		break;
 	case UNWIND_CFA_SIGNAL: {
 		__u64 nsp;
 
 		/* the interrupted registers, from the ucontext at rsp */
-		if (unwind_read(u, u->sp + (__s64)r->cfa_off, &nsp) ||
-		    unwind_read(u, u->sp + (__s64)r->cfa_off + 8, &ra) ||
-		    unwind_read(u, u->sp + (__s64)r->rbp_off, &bp))
+		if (unwind_read(u, scr, u->sp + (__s64)r->cfa_off, &nsp) ||
+		    unwind_read(u, scr, u->sp + (__s64)r->cfa_off + 8, &ra) ||
+		    unwind_read(u, scr, u->sp + (__s64)r->rbp_off, &bp))
 			goto truncated;
 		u->ip = ra;
 		u->sp = nsp;
@@ -480,7 +494,7 @@ static long unwind_step(__u64 i, void *data)
 		cfa = rule == UNWIND_CFA_RBX ? u->rbx : rule == UNWIND_CFA_RDI ? u->rdi : u->rdx;
 		cfa += (__s64)r->cfa_off;
 		/* the walk depends on a register the stack cache does not key on */
-		u->scr->nocache = 1;
+		scr->nocache = 1;
 		break;
 	}
 	case UNWIND_CFA_END:
@@ -503,12 +517,12 @@ static long unwind_step(__u64 i, void *data)
 				goto truncated;
 			bp = pair.next;
 			ra = pair.ret;
-			unwind_log(u, cfa - 16, bp);
-			unwind_log(u, cfa - 8, ra);
-		} else if (unwind_read(u, cfa - 8, &ra)) {
+			unwind_log(u, scr, cfa - 16, bp);
+			unwind_log(u, scr, cfa - 8, ra);
+		} else if (unwind_read(u, scr, cfa - 8, &ra)) {
 			goto truncated;
 		} else if (r->rbp == UNWIND_RBP_AT) {
-			if (unwind_read(u, cfa + (__s64)r->rbp_off, &bp))
+			if (unwind_read(u, scr, cfa + (__s64)r->rbp_off, &bp))
 				goto truncated;
 		} else if (r->rbp == UNWIND_RBP_UNDEF) {
 			bp = 0;
@@ -527,13 +541,13 @@ static long unwind_step(__u64 i, void *data)
 			goto truncated;
 		bp = rec.next;
 		ra = rec.ret;
-		unwind_log(u, u->bp, bp);
-		unwind_log(u, u->bp + 8, ra);
+		unwind_log(u, scr, u->bp, bp);
+		unwind_log(u, scr, u->bp + 8, ra);
 		cfa = u->bp + 16;
 		unwind_count(UNWIND_STAT_FP_FRAMES);
 		/* counted in the scratch (map memory): a count in u, which the verifier tracks,
 		 * made it follow the walk step by step (loading several times slower) */
-		u->scr->nfp++;
+		scr->nfp++;
 	}
 	if (!ra) {
 		u->end = UNWIND_STAT_COMPLETE;
@@ -547,11 +561,26 @@ static long unwind_step(__u64 i, void *data)
 
 truncated:
 	if (i + 1 < STACK_MAX_DEPTH) {
-		u->ips[i + 1] = UNWIND_TRUNCATED;
+		ips->ip[i + 1] = UNWIND_TRUNCATED;
 		u->nr = i + 2;
 	}
 	u->end = UNWIND_STAT_TRUNCATED;
 	return 1;
+}
+
+/* bpf_loop's context: what unwind_frame is given */
+struct unwind_loop {
+	struct unwind_ctx *u;
+	struct unwind_ips *ips;
+	struct unwind_proc *proc;
+	struct unwind_scratch *scr;
+};
+
+static long unwind_step(__u64 i, void *data)
+{
+	struct unwind_loop *l = data;
+
+	return unwind_frame(i, l->u, l->ips, l->proc, l->scr) ? 1 : 0;
 }
 
 /* Where a walk starts (the stack cache's key) and, for its caller, the entry's seq and the
@@ -666,11 +695,6 @@ struct unwind_start {
 	__u32 leaf, pad;
 };
 
-/* A stack's addresses (every mode's buffer holds STACK_MAX_DEPTH) */
-struct unwind_ips {
-	__u64 ips[STACK_MAX_DEPTH];
-};
-
 /* The stack of the current process from st into out; the number of addresses, or -1 when the
  * process has no tables (none loaded for it): the caller walks frame pointers. A stack the
  * walk found from the same registers before, whose words read are the same, comes from the
@@ -682,14 +706,14 @@ __noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0, slot;
 	struct unwind_skey k = {};
 	struct unwind_ctx u = { .exact = 1, .end = UNWIND_STAT_TRUNCATED, .tgid = tgid };
+	struct unwind_loop l = { .u = &u };
 	struct unwind_scache_ent *e;
-	__u64 *ips;
+	struct unwind_scratch *scr;
 	int nr;
 
 	if (!out || !st)
 		return -1;
-	ips = out->ips;
-	u.ips = ips;
+	l.ips = out;
 	u.ip = k.ip = st->ip;
 	u.sp = u.sp0 = k.sp = st->sp;
 	u.bp = k.bp = st->bp;
@@ -697,46 +721,54 @@ __noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 	u.rdi = st->rdi;
 	u.rdx = st->rdx;
 	u.leaf = st->leaf;
-	u.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
-	if (!u.proc)
+	l.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	if (!l.proc)
 		return -1;
 	slot = unwind_scache_slot(tgid, k.ip, k.sp);
 	e = bpf_map_lookup_elem(&unwind_scache, &slot);
 	/* never NULL (one entry, key 0): checked once here, not at each use in the walk */
-	u.scr = bpf_map_lookup_elem(&unwind_scratch, &zero);
-	if (!u.scr)
+	scr = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!scr)
 		return -1;
+	l.scr = scr;
 	k.tgid = tgid;
-	k.gen = u.proc->gen;
+	k.gen = l.proc->gen;
 	if (e) {
-		nr = unwind_scache_lookup(e, u.scr, &k);
+		nr = unwind_scache_lookup(e, scr, &k);
 		if (nr > 0 && nr <= UNWIND_SCACHE_FRAMES &&
-		    !bpf_probe_read_kernel(ips, (__u32)nr * sizeof(__u64), e->ips)) {
+		    !bpf_probe_read_kernel(out->ip, (__u32)nr * sizeof(__u64), e->ips)) {
 			unwind_count_n(UNWIND_STAT_FP_FRAMES, e->nfp);
 			asm volatile("" ::: "memory");
 			/* nobody on this CPU wrote the entry or the buffer meanwhile */
 			if (*(volatile __u32 *)&e->seq == k.seq &&
-			    *(volatile __u32 *)&u.scr->seq == k.tok) {
+			    *(volatile __u32 *)&scr->seq == k.tok) {
 				unwind_count(UNWIND_STAT_COMPLETE);
 				unwind_count(UNWIND_STAT_CACHED);
 				return nr;
 			}
 		}
 	}
-	k.tok = __sync_add_and_fetch(&u.scr->seq, 1);
-	u.scr->nreads = 0;
-	u.scr->span = 0;
-	u.scr->nocache = 0;
-	u.scr->nfp = 0;
-	bpf_loop(STACK_MAX_DEPTH, unwind_step, &u, 0);
+	k.tok = __sync_add_and_fetch(&scr->seq, 1);
+	scr->nreads = 0;
+	scr->span = 0;
+	scr->nocache = 0;
+	scr->nfp = 0;
+	bpf_loop(STACK_MAX_DEPTH, unwind_step, &l, 0);
 	unwind_count(u.end);
-	if (u.end == UNWIND_STAT_COMPLETE && e && !u.scr->nocache &&
-	    u.nr && u.nr <= UNWIND_SCACHE_FRAMES && unwind_scache_lock(e, &k)) {
-		if (bpf_probe_read_kernel(e->ips, (__u32)u.nr * sizeof(__u64), ips))
-			u.nr = 0;	/* (cannot fail) */
-		unwind_scache_unlock(e, u.scr, &k, (__u32)u.nr);
+	/* what unwind_frame wrote is unknown to the verifier: the bound it had before, in a
+	 * register of its own (u's memory is unknown again after each call) */
+	nr = u.nr < STACK_MAX_DEPTH ? (int)u.nr : STACK_MAX_DEPTH;
+	if (u.end == UNWIND_STAT_COMPLETE && e && !scr->nocache && nr > 0 &&
+	    nr <= UNWIND_SCACHE_FRAMES && unwind_scache_lock(e, &k)) {
+		__u32 n = (__u32)nr & (2 * UNWIND_SCACHE_FRAMES - 1);
+
+		if (n > UNWIND_SCACHE_FRAMES)
+			n = UNWIND_SCACHE_FRAMES;
+		if (bpf_probe_read_kernel(e->ips, n * sizeof(__u64), out->ip))
+			n = 0;	/* (cannot fail) */
+		unwind_scache_unlock(e, scr, &k, n);
 	}
-	return (int)u.nr;
+	return nr;
 }
 
 /* The stack of the current process from registers (ip, sp, bp; leaf: all of them, may be NULL)
@@ -747,6 +779,7 @@ static __always_inline long unwind_user_leaf(__u64 *ips, __u64 ip, __u64 sp, __u
 					     struct pt_regs *leaf)
 {
 	struct unwind_start st = { .ip = ip, .sp = sp, .bp = bp };
+	long n;
 
 	if (!unwind_mode)
 		return -1;
@@ -756,7 +789,9 @@ static __always_inline long unwind_user_leaf(__u64 *ips, __u64 ip, __u64 sp, __u
 		st.rdx = BPF_CORE_READ(leaf, dx);
 		st.leaf = 1;
 	}
-	return unwind_walk((struct unwind_ips *)ips, &st);
+	n = unwind_walk((struct unwind_ips *)ips, &st);
+	/* what unwind_walk returns is unknown to the verifier: the bound it has */
+	return n < STACK_MAX_DEPTH ? n : STACK_MAX_DEPTH;
 }
 
 /* The same without the first frame's other registers (a frame whose CFA is in rbx, rdi or rdx

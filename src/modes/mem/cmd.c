@@ -162,7 +162,8 @@ static const char mem_usage[] =
 	"      --max-regions N    mapped regions tracked with --mmap (default 65536)\n"
 	"\n"
 	"Limits (kernel tables; anything that does not fit is counted as a drop and reported):\n"
-	"      --max-live N       outstanding allocations tracked (default 2097152)\n"
+	"      --max-live N       outstanding allocations tracked (default 2097152, 128 MiB;\n"
+	"                         sampled 262144, 16 MiB)\n"
 	"      --max-stacks N     distinct call stacks and sites (default 32768)\n"
 	"      --max-procs N      processes (default 1024)\n"
 	"\n"
@@ -882,7 +883,7 @@ static void mem_defaults(void *mo, struct session_opts *so)
 
 	so->out.top = 10;
 	so->out.sort = OUTPUT_SORT_BYTES;
-	o->col.max_live = 1 << 21;
+	o->col.max_live = 0;	/* MEM_DEFAULT_MAX_LIVE, or _SAMPLED (collect.c) */
 	o->col.max_stacks = 1 << 15;
 	o->col.max_procs = 1024;
 	o->col.min_size = 0;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include "core/closer.h"
 #include "core/heapscan.h"
@@ -96,6 +97,8 @@ struct mem_collector {
 	struct mem_trace *trace;	/* --trace, else NULL */
 	bool windowed;		/* a window was taken: finalize keeps the last one's sites */
 	struct profile *fin_win;	/* sites of processes finalized since the last window */
+	struct mem_live_slot *live;	/* the live table's slots, mapped; NULL before load */
+	uint32_t nlive;			/* how many (a power of two) */
 };
 
 static const char *const drop_names[MEM_DROP__COUNT] = {
@@ -248,6 +251,64 @@ static uint64_t mono_ns(void)
 }
 
 /* libbpf's callback has no context argument, hence a file-level flag */
+/* ---- the live table (mem.bpf.c, "The live table"), read and emptied through its mapping ---- */
+
+static size_t live_bytes(const struct mem_collector *c)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), n = (size_t)c->nlive * sizeof(*c->live);
+
+	return (n + pg - 1) / pg * pg;
+}
+
+typedef int (*live_cb)(const struct mem_live_key *k, const struct mem_live_val *v, void *ctx);
+
+/* Empty slot i, pid's live block (pid is finished: nothing of its is in flight). */
+static void live_empty(struct mem_collector *c, uint32_t i, pid_t pid)
+{
+	struct mem_live_slot *s = &c->live[i];
+	uint32_t want = MEM_LIVE;
+
+	if (!__atomic_compare_exchange_n(&s->state, &want, MEM_LIVE_BUSY, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		return;
+	if ((pid_t)s->pid != pid) {
+		__atomic_store_n(&s->state, MEM_LIVE, __ATOMIC_RELEASE);
+		return;
+	}
+	__atomic_store_n(&s->state, MEM_LIVE_EMPTY, __ATOMIC_RELEASE);
+	if (s->dist)
+		__atomic_fetch_sub(&c->live[(i - s->dist) & (c->nlive - 1)].over, 1,
+				   __ATOMIC_ACQ_REL);
+}
+
+/* Every live block of pid, as (key, value), in one pass over the table (128 MiB at the
+ * default size); forget: each slot is emptied once read (cb NULL: only that). */
+static int live_for_each(struct mem_collector *c, pid_t pid, live_cb cb, void *ctx, bool forget)
+{
+	int err = 0;
+
+	for (uint32_t i = 0; c->live && i < c->nlive; i++) {
+		const struct mem_live_slot *s = &c->live[i];
+		struct mem_live_key k;
+		struct mem_live_val v;
+
+		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != MEM_LIVE ||
+		    (pid_t)s->pid != pid)
+			continue;
+		if (cb && !err) {
+			k = (struct mem_live_key){ .pid = s->pid, .ptr = s->ptr };
+			v = (struct mem_live_val){ .size = s->size, .stack = s->stack, .ts = s->ts,
+						   .fn = s->fn, .weight = s->weight };
+			err = cb(&k, &v, ctx);
+			if (err && !forget)
+				return err;
+		}
+		if (forget)
+			live_empty(c, i, pid);
+	}
+	return err;
+}
+
 struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 {
 	struct mem_collector *c = calloc(1, sizeof(*c));
@@ -288,7 +349,17 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	bpf_program__set_autoload(c->skel->progs.held_flush_iter, true);
 	bpf_program__set_expected_attach_type(c->skel->progs.mem_enter_alloc_only,
 					      BPF_TRACE_UPROBE_MULTI_TYPE);
-	bpf_map__set_max_entries(c->skel->maps.live, o->max_live);
+	/* --max-live's default: the table is preallocated (64 bytes a slot), and a sampled run
+	 * keeps one block in its period's live, an alloc-only run none */
+	if (!c->opts.max_live)
+		c->opts.max_live = o->sample_mode == MEM_SAMPLE_ALLOC_ONLY ? 1
+				   : o->sample_mode ? MEM_DEFAULT_MAX_LIVE_SAMPLED
+				   : MEM_DEFAULT_MAX_LIVE;
+	c->nlive = 1;
+	while (c->nlive < c->opts.max_live && c->nlive < (1u << 31))
+		c->nlive <<= 1;
+	bpf_map__set_max_entries(c->skel->maps.live, c->nlive);
+	c->skel->rodata->live_mask = c->nlive - 1;
 	bpf_map__set_max_entries(c->skel->maps.sites, o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.procs, o->max_procs);
@@ -315,6 +386,14 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	if (err) {
 		pr_err(c->lc, "cannot load the BPF program into the kernel: %s%s", strerror(-err),
 		       c->lc && c->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
+		goto fail;
+	}
+	c->live = mmap(NULL, live_bytes(c), PROT_READ | PROT_WRITE, MAP_SHARED,
+		       bpf_map__fd(c->skel->maps.live), 0);
+	if (c->live == MAP_FAILED) {
+		err = -errno;
+		c->live = NULL;
+		pr_err(c->lc, "cannot map the live table: %s", strerror(-err));
 		goto fail;
 	}
 	c->unwinder = unwinder__open(c->lc, o->unwind, c->skel->obj);
@@ -759,8 +838,6 @@ struct drain {
 	pid_t pid;
 	struct site *sites;
 	uint32_t n, cap;
-	struct mem_live_key *dead;	/* live keys of pid, to delete */
-	uint32_t ndead, capdead;
 	uint64_t now;
 	uint64_t min_age;	/* younger blocks are live but not outstanding */
 	bool released;		/* exec: the live blocks went with the old image */
@@ -816,22 +893,15 @@ static int site_cmp(const void *a, const void *b)
 	return 0;
 }
 
-static int collect_live(const void *k, const void *v, void *ctx)
+static int collect_live(const struct mem_live_key *key, const struct mem_live_val *lv, void *ctx)
 {
-	const struct mem_live_key *key = k;
-	const struct mem_live_val *lv = v;
 	struct drain *d = ctx;
 	struct mem_site_key sk = { .pid = key->pid, .fn = lv->fn, .stack = lv->stack };
 	struct site *s;
 	uint64_t age;
 
-	if ((pid_t)key->pid != d->pid)
-		return 0;
-	if (grow((void **)&d->dead, &d->capdead, d->ndead + 1, sizeof(*d->dead)))
-		return -ENOMEM;
-	d->dead[d->ndead++] = *key;
-	if (d->released || lv->dead)
-		return 0;	/* released by exec, or freed: to forget, not outstanding */
+	if ((pid_t)key->pid != d->pid || d->released)
+		return 0;	/* another's, or released by exec: not outstanding */
 	s = bsearch(&sk, d->sites, d->n, sizeof(*d->sites), site_cmp);
 	if (!s)
 		return 0;	/* its site was dropped (site table full) */
@@ -876,13 +946,12 @@ struct scan_in {
 	uint32_t n, capb, capm;
 };
 
-static int collect_block(const void *k, const void *v, void *ctx)
+static int collect_block(const struct mem_live_key *key, const struct mem_live_val *lv,
+			 void *ctx)
 {
-	const struct mem_live_key *key = k;
-	const struct mem_live_val *lv = v;
 	struct scan_in *in = ctx;
 
-	if ((pid_t)key->pid != in->pid || lv->dead)
+	if ((pid_t)key->pid != in->pid)
 		return 0;
 	if (grow((void **)&in->b, &in->capb, in->n + 1, sizeof(*in->b)) ||
 	    grow((void **)&in->meta, &in->capm, in->n + 1, sizeof(*in->meta)))
@@ -926,8 +995,7 @@ int mem_collector__scan(struct mem_collector *c, pid_t pid, bool at_exit, unsign
 		return err;
 	}
 	/* the live table is read while the process is stopped: blocks and memory agree */
-	err = bpfutil__map_for_each(bpf_map__fd(c->skel->maps.live), sizeof(struct mem_live_key),
-			   sizeof(struct mem_live_val), collect_block, &in);
+	err = live_for_each(c, pid, collect_block, &in, false);
 	if (!err) {
 		struct heapscan_opts ho = {
 			.pid = pid, .alloc_path = t->lib.path,
@@ -1556,7 +1624,6 @@ static void finalize_maps(struct mem_collector *c, struct traced *t, struct prof
 	for (uint32_t i = 0; i < d.ndead; i++)
 		bpf_map_delete_elem(regions_fd, &d.dead[i]);
 	free(d.sites);
-	free(d.dead);
 }
 
 static int win_site_cmp(const void *a, const void *b)
@@ -1643,7 +1710,6 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 {
 	int procs_fd = bpf_map__fd(c->skel->maps.procs);
 	int sites_fd = bpf_map__fd(c->skel->maps.sites);
-	int live_fd = bpf_map__fd(c->skel->maps.live);
 	int stacks_fd = bpf_map__fd(c->skel->maps.stacks);
 	struct drain d = { .pid = t->pid, .now = now_ns, .min_age = c->opts.min_age_ns };
 	struct mem_proc mp;
@@ -1684,12 +1750,15 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	if (!err) {
 		qsort(d.sites, d.n, sizeof(*d.sites), site_cmp);
 		d.released = exec;
-		err = bpfutil__map_for_each(live_fd, sizeof(struct mem_live_key),
-				   sizeof(struct mem_live_val), collect_live, &d);
+		/* read and forgotten in one pass: the process is stopped, and nothing later
+		 * reads its blocks */
+		err = live_for_each(c, t->pid, collect_live, &d, true);
 		for (uint32_t i = 0; d.sampled && i < d.n; i++) {
 			d.sites[i].live_count = wcount(true, d.sites[i].live_count);
 			d.sites[i].out.count = wcount(true, d.sites[i].out.count);
 		}
+	} else {
+		live_for_each(c, t->pid, NULL, NULL, true);
 	}
 	if (err)
 		pr_warn(c->lc, "PID %d: reading the kernel tables failed: %s; the report may be "
@@ -1824,16 +1893,7 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	/* forget the pid in the kernel: its sites and outstanding blocks */
 	for (uint32_t i = 0; i < d.n; i++)
 		bpf_map_delete_elem(sites_fd, &d.sites[i].key);
-	if (d.ndead) {
-		DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
-		__u32 count = d.ndead;
-
-		if (bpf_map_delete_batch(live_fd, d.dead, &count, &opts))
-			for (uint32_t i = 0; i < d.ndead; i++)
-				bpf_map_delete_elem(live_fd, &d.dead[i]);
-	}
 	free(d.sites);
-	free(d.dead);
 	free(t->scan);
 	t->scan = NULL;
 	t->nscan = 0;
@@ -2209,6 +2269,8 @@ void mem_collector__free(struct mem_collector *c)
 	profile__free(c->fin_win);
 	free(c->t);
 	free(c->sys);
+	if (c->live)
+		munmap(c->live, live_bytes(c));
 	mem_bpf__destroy(c->skel);
 	unwinder__free(c->unwinder);
 	free(c);

@@ -10,10 +10,13 @@
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 
+#define MEM_DEFAULT_MAX_LIVE		(1u << 21)	/* 128 MiB of slots */
+#define MEM_DEFAULT_MAX_LIVE_SAMPLED	(1u << 18)	/* --sample-bytes/--sample-every: 16 MiB */
+
 struct mem_collector_opts {
 	const struct log_ctx *lc;
 	int unwind;		/* --unwind: enum unwind_how (core/unwind.h) */
-	uint32_t max_live;	/* live table entries */
+	uint32_t max_live;	/* live table entries; 0: the default (below) */
 	uint32_t max_stacks;	/* distinct stacks, and (pid, function, stack) sites */
 	uint32_t max_procs;
 	uint64_t min_size, max_size;

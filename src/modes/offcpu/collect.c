@@ -45,6 +45,7 @@ static const char *const stat_names[OFFCPU_STAT__COUNT] = {
 	[OFFCPU_STAT_COUNTS_FULL] = "count_table_full",
 	[OFFCPU_STAT_RQ_FULL] = "runq_table_full",
 	[OFFCPU_STAT_NOTES_FULL] = "process_notes_lost",
+	[OFFCPU_STAT_SWITCH_IN_UNSEEN] = "switch_in_unseen",
 };
 
 struct offcpu_collector {
@@ -161,6 +162,7 @@ static void *offcpu_open(const struct session_env *env, void *opts)
 	sk->rodata->min_ns = o->min_ns;
 	sk->rodata->max_ns = o->max_ns;
 	sk->rodata->self_tgid = getpid();
+	sk->rodata->test_hide_switch_in = o->test_hide_switch_in;
 	sk->rodata->unwind_mode = env->unwind != UNWIND_FP;
 	unwind__size_maps(sk->obj, env->unwind, 0, 0);
 	bpf_map__set_max_entries(sk->maps.targets, MAX_TARGETS);
@@ -704,6 +706,12 @@ static void offcpu_finish(void *m)
 			profile__add_note(prof, "%llu run-queue waits are in no histogram: more "
 					  "than %d processes had one", (unsigned long long)n,
 					  MAX_RUNQ);
+		else if (s == OFFCPU_STAT_SWITCH_IN_UNSEEN)
+			profile__add_note(prof, "%llu switch-ins were not reported by the kernel "
+					  "(no tracepoint reaches BPF while some tasks run): each "
+					  "such wait was counted, its end taken from the thread's CPU "
+					  "time at its next switch-out (late by the interrupts' time "
+					  "meanwhile, microseconds)", (unsigned long long)n);
 		else
 			profile__add_note(prof, "%llu new processes were not announced in time "
 					  "(the ring buffer was full): those that exited before "

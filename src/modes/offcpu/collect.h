@@ -28,6 +28,9 @@ struct offcpu_opts {
 	 */
 	bool embedded;
 	int ns_idx, switches_idx, wall_idx;
+	/* Tests only (no option sets it): the kernel side ignores every Nth switch-in of a traced
+	 * thread, as the kernel leaves some unreported (0: none) */
+	uint32_t test_hide_switch_in;
 };
 
 /* The mode: open, attach, attach_all, tick, progress, finalize, reaped, stop, finish, detach,
