@@ -210,6 +210,14 @@ $(OUT)/fixtures/startfix: tests/fixtures/startfix.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall $< -o $@
 
+$(OUT)/fixtures/samesite: tests/fixtures/samesite.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall $< -o $@
+
+$(OUT)/fixtures/rbxcfa: tests/fixtures/rbxcfa.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall $< -o $@
+
 $(OUT)/fixtures/sigfix: tests/fixtures/sigfix.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall $< -o $@

@@ -20,6 +20,12 @@ enum unwind_cfa {
 	UNWIND_CFA_END,		/* the return address is undefined: the outermost frame */
 	UNWIND_CFA_UNKNOWN,	/* a rule the unwinder does not implement: the stack stops
 				 * here, marked truncated */
+	UNWIND_CFA_RBX,		/* rbx + cfa_off (ld.so's _dl_runtime_resolve, which realigns
+				 * its stack): */
+	UNWIND_CFA_RDI,		/* rdi + cfa_off */
+	UNWIND_CFA_RDX,		/* rdx + cfa_off: registers the unwinder knows in the first
+				 * frame only (the sample's, the event's): a frame further up
+				 * with such a rule ends the stack (UNWIND_STAT_REG_CFA) */
 };
 
 enum unwind_rbp {
@@ -112,6 +118,44 @@ struct unwind_cache_ent {
 				 * half by another (preempted) on the same CPU is not used */
 };
 
+/* The BPF unwinder's per-CPU cache of whole stacks, by (process, ip, sp, bp) where a walk
+ * started: the stack it found and every word of user memory the walk read (as offsets from sp,
+ * all within UNWIND_SCACHE_SPAN bytes above it) with the value read. The walk is a function of
+ * the registers it starts from, the process's tables (gen) and the words it reads: when each
+ * of them reads the same again (one read of the span), the walk would find the same stack.
+ * Only complete stacks through the process's loaded tables are kept. */
+#define UNWIND_SCACHE_SIZE	128	/* entries per CPU, a power of 2 */
+#define UNWIND_SCACHE_FRAMES	32	/* longer stacks are not kept */
+#define UNWIND_SCACHE_READS	64	/* words read by the walk */
+#define UNWIND_SCACHE_SPAN	16384	/* bytes above sp the words are in (sqlite3's stacks need
+					 * more than 4 KiB; a per-CPU value is at most 32 KiB) */
+
+struct unwind_scache_ent {
+	__u32 seq;		/* even: whole; odd: being written (a reader does not use it;
+				 * a reader whose entry's seq changed meanwhile neither) */
+	__u32 tgid, gen, nr;
+	__u32 nreads, span;	/* words, and bytes above sp to read to check them */
+	__u32 nfp, pad;		/* frames by frame pointers in it (unwind_stats) */
+	__u64 ip, sp, bp;
+	__u16 off[UNWIND_SCACHE_READS];
+	__u64 val[UNWIND_SCACHE_READS];
+	__u64 ips[UNWIND_SCACHE_FRAMES];
+};
+
+/* The walk's log of the words it read, and the buffer a cached stack's span is read into:
+ * per CPU, seq bumped by every user (a task preempted meanwhile on the same CPU sees it
+ * changed and does not trust what it holds). */
+struct unwind_scratch {
+	__u32 seq;
+	__u32 nreads, span;
+	__u32 nocache;		/* the walk read outside the span, too many words, or used a
+				 * file's table (bpf_find_vma): not kept */
+	__u32 nfp, pad;		/* frames the walk took by frame pointers */
+	__u16 off[UNWIND_SCACHE_READS];
+	__u64 val[UNWIND_SCACHE_READS];
+	__u8 buf[UNWIND_SCACHE_SPAN];
+};
+
 /* How the unwinder's stacks ended (unwind_stats, per CPU) */
 enum unwind_stat {
 	UNWIND_STAT_COMPLETE,	/* at the outermost frame */
@@ -127,6 +171,9 @@ enum unwind_stat {
 				 * out: the map was full): walked by file (unwind_rule_by_file) */
 	UNWIND_STAT_OTHER_PROG,	/* of them, with an entry of another program (an exec since
 				 * the load, or a reused PID): not used */
+	UNWIND_STAT_CACHED,	/* stacks (counted complete too) found in the stack cache */
+	UNWIND_STAT_REG_CFA,	/* stacks ended (truncated) at a frame above the first whose CFA
+				 * is in rbx, rdi or rdx (UNWIND_CFA_RBX...): not known there */
 	UNWIND_STAT__COUNT,
 };
 

@@ -168,6 +168,10 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	sc->regs.ip = ctx->regs.ip;
 	sc->regs.sp = ctx->regs.sp;
 	sc->regs.bp = ctx->regs.bp;
+	/* for a first frame whose CFA is in one of them (ld.so's _dl_runtime_resolve) */
+	sc->regs.bx = ctx->regs.bx;
+	sc->regs.di = ctx->regs.di;
+	sc->regs.dx = ctx->regs.dx;
 	regs = user_regs(&sc->regs, &exact);
 	n = capture_user_stack(regs, &sc->user);
 	if (n) {

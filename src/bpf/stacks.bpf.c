@@ -93,17 +93,19 @@ static __always_inline void count_drop(__u32 reason)
 static __always_inline __u64 capture_entry_stack(struct pt_regs *regs, struct stack_trace *s)
 {
 	struct walk_ctx w = { .ips = s->ips, .nr = 1 };
-	__u64 sp = PT_REGS_SP(regs), ret;
-	long n = unwind_user(s->ips, PT_REGS_IP(regs), sp, PT_REGS_FP(regs));
+	/* the registers read once, before the call (clang may address the context through a
+	 * register after it, which the verifier refuses) */
+	__u64 sp = PT_REGS_SP(regs), ip = PT_REGS_IP(regs), fp = PT_REGS_FP(regs), ret;
+	long n = unwind_user(s->ips, ip, sp, fp);
 
 	if (n >= 0)
 		return (__u64)n;	/* by tables: the registers are the function's own */
-	s->ips[0] = PT_REGS_IP(regs);
+	s->ips[0] = ip;
 	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)sp) || !ret)
 		return 1;
 	s->ips[1] = ret;
 	w.nr = 2;
-	w.fp = PT_REGS_FP(regs);
+	w.fp = fp;
 	w.prev = sp + sizeof(ret);
 	return walk_on(&w);
 }

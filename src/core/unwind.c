@@ -145,6 +145,7 @@ int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_
 	struct bpf_map *cache = bpf_object__find_map_by_name(obj, "unwind_cache");
 	struct bpf_map *files = bpf_object__find_map_by_name(obj, "unwind_files");
 	struct bpf_map *asked = bpf_object__find_map_by_name(obj, "unwind_asked");
+	struct bpf_map *scache = bpf_object__find_map_by_name(obj, "unwind_scache");
 	int err;
 
 	if (how == UNWIND_FP)
@@ -152,6 +153,8 @@ int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_
 	if (!procs || !rows || !cache)
 		return -ENOENT;
 	err = bpf_map__set_max_entries(cache, UNWIND_CACHE_SIZE);
+	if (!err && scache)
+		err = bpf_map__set_max_entries(scache, UNWIND_SCACHE_SIZE);
 	if (!err && files)
 		err = bpf_map__set_max_entries(files, UNWIND_DEFAULT_OBJS);
 	if (!err && asked)
@@ -456,6 +459,21 @@ static struct unwind_obj *object_at(struct unwinder *u, uint64_t dev, uint64_t i
 /* The tables of the libraries the file at path (real: its path as mapped) needs, and theirs,
  * built before they are mapped: a launched program maps its libraries right after the exec
  * it was loaded at, before the collector could look again (unwind_rule_by_file finds them). */
+static void preload_needed(struct unwinder *u, const char *path, const char *real, int depth);
+
+/* The table of the library at path, not mapped yet, and those of the libraries it needs */
+static void preload_lib(struct unwinder *u, const char *path, int depth)
+{
+	struct stat st;
+
+	if (stat(path, &st) == 0 &&
+	    !find_obj(u, kdev(major(st.st_dev), minor(st.st_dev)), st.st_ino) &&
+	    object_at(u, kdev(major(st.st_dev), minor(st.st_dev)), st.st_ino, path, path)) {
+		u->preloaded++;
+		preload_needed(u, path, NULL, depth + 1);
+	}
+}
+
 static void preload_needed(struct unwinder *u, const char *path, const char *real, int depth)
 {
 	char **libs;
@@ -464,18 +482,33 @@ static void preload_needed(struct unwinder *u, const char *path, const char *rea
 	if (depth > 8 || unwind_needed(path, real, &libs, &n))
 		return;
 	for (size_t i = 0; i < n; i++) {
-		struct stat st;
-
-		if (stat(libs[i], &st) == 0 &&
-		    !find_obj(u, kdev(major(st.st_dev), minor(st.st_dev)), st.st_ino) &&
-		    object_at(u, kdev(major(st.st_dev), minor(st.st_dev)), st.st_ino, libs[i],
-			      libs[i])) {
-			u->preloaded++;
-			preload_needed(u, libs[i], NULL, depth + 1);
-		}
+		preload_lib(u, libs[i], depth);
 		free(libs[i]);
 	}
 	free(libs);
+}
+
+/* The tables of the libraries ld.so preloads into pid (LD_PRELOAD in its environment,
+ * /etc/ld.so.preload) and of those they need: not in the program's DT_NEEDED, they are mapped
+ * after the exec the process is loaded at, and may be on its first stacks (a constructor). */
+static void preload_preloads(struct unwinder *u, pid_t pid)
+{
+	char path[64], cwd[64], *env, *file, **libs = NULL;
+	size_t len = 0, n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	snprintf(cwd, sizeof(cwd), "/proc/%d/cwd", pid);
+	env = util_read_file(path, &len);
+	file = util_read_file("/etc/ld.so.preload", NULL);
+	if ((env && len) || file)
+		unwind_preloads(env, env ? len : 0, file, cwd, &libs, &n);
+	for (size_t i = 0; i < n; i++) {
+		preload_lib(u, libs[i], 0);
+		free(libs[i]);
+	}
+	free(libs);
+	free(env);
+	free(file);
 }
 
 static struct unwind_obj *object(struct unwinder *u, pid_t pid, const struct sym_map *m)
@@ -581,6 +614,8 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 		free(p);
 		return err;
 	}
+	if (!u->running)	/* loaded on an ask: its preloads are mapped already */
+		preload_preloads(u, pid);
 	for (size_t i = 0; i < nmaps; i++) {
 		const struct sym_map *m = &maps[i];
 		struct unwind_map *e;
@@ -776,15 +811,17 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 	pr_info(u->lc, "unwind: %llu stacks complete, %llu truncated, %llu at the depth limit, "
 		"%llu truncated at code mapped since the process's load without a table yet; "
 		"%llu frames by frame pointers, %llu by the table of a file mapped since the load; "
-		"%u tables (%u of them for a library needed (DT_NEEDED) before its mapping was "
-		"seen; %llu rows, %.1f ms to build), %u objects by frame pointers; %llu stacks of "
-		"a process without its tables (%llu of them with another program's: an exec or "
-		"a reused PID since), %llu processes loaded when their stacks were met, %llu "
-		"not (the queue was full)",
+		"%u tables (%u of them for a library needed (DT_NEEDED, LD_PRELOAD) before its "
+		"mapping was seen; %llu rows, %.1f ms to build), %u objects by frame pointers; "
+		"%llu complete stacks from the stack cache; %llu truncated at a frame above the "
+		"first whose CFA is in rbx, rdi or rdx; %llu stacks of a process without its "
+		"tables (%llu of them with another program's: an exec or a reused PID since), "
+		"%llu processes loaded when their stacks were met, %llu not (the queue was full)",
 		(unsigned long long)c.complete, (unsigned long long)c.truncated,
 		(unsigned long long)c.depth, (unsigned long long)c.unmapped,
 		(unsigned long long)c.fp_frames, (unsigned long long)c.by_file, c.objects,
 		c.preloaded, (unsigned long long)c.rows, c.build_ms, c.objects_fp,
+		(unsigned long long)c.cached, (unsigned long long)c.reg_cfa,
 		(unsigned long long)c.no_proc, (unsigned long long)c.other_prog,
 		(unsigned long long)c.asks_loaded, (unsigned long long)c.asks_skipped);
 }
@@ -804,6 +841,8 @@ void unwinder__counts(struct unwinder *u, struct unwind_counts *c)
 	c->other_prog = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_OTHER_PROG);
 	c->asks_loaded = u->asks_loaded;
 	c->asks_skipped = u->asks_skipped;
+	c->cached = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_CACHED);
+	c->reg_cfa = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_REG_CFA);
 	c->files_full = u->files_full;
 	c->preloaded = u->preloaded;
 	c->procs_full = u->procs_full;

@@ -17,6 +17,9 @@
 #include "symbolize/sym_internal.h"
 #include "symbolize/unwind.h"
 
+#define REG_RDX 1
+#define REG_RBX 3
+#define REG_RDI 5
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RA	16
@@ -159,6 +162,12 @@ static void frame_row(Dwarf_Frame *f, bool signal, struct unwind_row *r)
 	if (n == 1 && ops[0].atom == DW_OP_bregx && fits32((int64_t)ops[0].number2) &&
 	    (ops[0].number == REG_RSP || ops[0].number == REG_RBP)) {
 		r->cfa = ops[0].number == REG_RSP ? UNWIND_CFA_RSP : UNWIND_CFA_RBP;
+		r->cfa_off = (int32_t)(int64_t)ops[0].number2;
+	} else if (n == 1 && ops[0].atom == DW_OP_bregx && fits32((int64_t)ops[0].number2) &&
+		   (ops[0].number == REG_RBX || ops[0].number == REG_RDI ||
+		    ops[0].number == REG_RDX)) {
+		r->cfa = ops[0].number == REG_RBX ? UNWIND_CFA_RBX :
+			 ops[0].number == REG_RDI ? UNWIND_CFA_RDI : UNWIND_CFA_RDX;
 		r->cfa_off = (int32_t)(int64_t)ops[0].number2;
 	} else if (n == 2 && ops[0].atom == DW_OP_breg0 + REG_RBP && ops[1].atom == DW_OP_deref &&
 		   fits32((int64_t)ops[0].number)) {
@@ -474,7 +483,8 @@ struct unwind_cache_hdr {
 	uint64_t sum;		/* sym_cache__hash of the rows */
 };
 
-#define UNWIND_CACHE_MAGIC "ebpunw1"	/* with its NUL: 8 bytes; a new format, a new magic */
+#define UNWIND_CACHE_MAGIC "ebpunw2"	/* with its NUL: 8 bytes; a new format, a new magic
+					 * (2: rows with the CFA in rbx, rdi, rdx) */
 
 static const char *const sources[] = { ".eh_frame", ".debug_frame",
 				       ".debug_frame of its debug file" };
@@ -732,11 +742,13 @@ static bool find_in(const char *dirs, const char *origin, const char *name, char
 	return false;
 }
 
+/* where Debian's ld.so.cache and default paths point for x86-64 */
+static const char *const lib_dirs = "/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:"
+				    "/usr/lib64:/lib:/usr/lib:/usr/local/lib";
+
 int unwind_needed(const char *path, const char *real_path, char ***out, size_t *n)
 {
-	/* where Debian's ld.so.cache and default paths point for x86-64 */
-	static const char *dflt = "/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:"
-				  "/usr/lib64:/lib:/usr/lib:/usr/local/lib";
+	const char *dflt = lib_dirs;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	Elf *elf = NULL;
 	Elf_Scn *scn = NULL;
@@ -798,5 +810,75 @@ out:
 	close(fd);
 	*out = v;
 	*n = nv;
+	return rc;
+}
+
+/* the value of variable name in env (len bytes of NUL-terminated strings), NULL if absent */
+static const char *env_value(const char *env, size_t len, const char *name)
+{
+	size_t nl = strlen(name);
+
+	for (size_t i = 0; i < len;) {
+		const char *e = env + i;
+		size_t el = strnlen(e, len - i);
+
+		if (el > nl && e[nl] == '=' && strncmp(e, name, nl) == 0 && i + el < len)
+			return e + nl + 1;
+		i += el + 1;
+	}
+	return NULL;
+}
+
+/* Each name of list (separated by any of seps) as ld.so finds it, appended to *v */
+static int preload_list(const char *list, const char *seps, const char *libpath, const char *cwd,
+			char ***v, size_t *nv)
+{
+	while (list && *list) {
+		size_t len = strcspn(list, seps);
+		char name[4096], found[8200], **nvv;
+		bool ok;
+
+		if (len && len < sizeof(name)) {
+			memcpy(name, list, len);
+			name[len] = '\0';
+			if (strchr(name, '/')) {
+				if (name[0] == '/' || !cwd)
+					snprintf(found, sizeof(found), "%s", name);
+				else
+					snprintf(found, sizeof(found), "%s/%s", cwd, name);
+				ok = access(found, R_OK) == 0;
+			} else {
+				ok = find_in(libpath, "", name, found, sizeof(found)) ||
+				     find_in(lib_dirs, "", name, found, sizeof(found));
+			}
+			if (ok) {
+				nvv = realloc(*v, (*nv + 1) * sizeof(**v));
+				if (!nvv || !(nvv[*nv] = strdup(found))) {
+					if (nvv)
+						*v = nvv;
+					return -ENOMEM;
+				}
+				*v = nvv;
+				(*nv)++;
+			}
+		}
+		list += len;
+		list += strspn(list, seps);
+	}
+	return 0;
+}
+
+int unwind_preloads(const char *env, size_t len, const char *file, const char *cwd,
+		    char ***out, size_t *n)
+{
+	const char *libpath = env ? env_value(env, len, "LD_LIBRARY_PATH") : NULL;
+	int rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (env)
+		rc = preload_list(env_value(env, len, "LD_PRELOAD"), " :", libpath, cwd, out, n);
+	if (!rc && file)
+		rc = preload_list(file, " :\t\n", libpath, cwd, out, n);
 	return rc;
 }

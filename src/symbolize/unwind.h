@@ -48,6 +48,16 @@ bool unwind_table__bias(const struct unwind_table *t, uint64_t start, uint64_t p
  * when the file cannot be read as ELF. */
 int unwind_needed(const char *path, const char *real_path, char ***out, size_t *n);
 
+/* The libraries ld.so preloads into a process, as it finds them: LD_PRELOAD in its environment
+ * (env: len bytes of NUL-terminated "NAME=value" strings, as /proc/PID/environ) and the
+ * contents of /etc/ld.so.preload (file, NULL: none), names separated by spaces or colons (the
+ * file's by any white space too). A name with a '/' is a path (relative ones from cwd); any
+ * other is looked for in LD_LIBRARY_PATH's directories, then Debian's (as unwind_needed).
+ * Paths that exist into *out (n of them; each and the array freed by the caller). 0, or
+ * -ENOMEM. */
+int unwind_preloads(const char *env, size_t len, const char *file, const char *cwd,
+		    char ***out, size_t *n);
+
 /* The same rules (everything but pc) */
 static inline bool unwind_row__same(const struct unwind_row *a, const struct unwind_row *b)
 {

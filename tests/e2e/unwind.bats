@@ -194,7 +194,57 @@ startfix_gdb() {
 	run "$EBPROF" offcpu -v -q -o "$T/o.json" -- "$FIX/startfix" sleep
 	[ "$status" -eq 0 ]
 	grep -q "unwind: .*libc.so.6: [0-9]* rows from its .eh_frame" <<< "$output"
-	grep -Eq "unwind: .*tables \([1-9][0-9]* of them for a library needed \(DT_NEEDED\) before its mapping was seen" <<< "$output"
+	grep -Eq "unwind: .*tables \([1-9][0-9]* of them for a library needed \(DT_NEEDED, LD_PRELOAD\) before its mapping was seen" <<< "$output"
 	jqe '.drops | has("unwind_unmapped")' "$T/o.json"
 	jqe '.drops | has("unwind_files_full")' "$T/o.json"
+}
+
+@test "unwind: cpu, a preloaded library's (LD_PRELOAD) first samples have complete stacks" {
+	# ctoralloc.so's constructor spins before main: the process was loaded at its exec, when
+	# the library was not mapped; its table is built then from the environment's LD_PRELOAD
+	run "$EBPROF" cpu -q -F 999 -o "$T/c.json" -- \
+		env CTORALLOC_SPIN=1 LD_PRELOAD="$FIX/ctoralloc.so" "$FIX/startfix" alloc
+	[ "$status" -eq 0 ]
+	jq -c '.sites[] | [.samples, [.frames[] | .function]] | select(.[1] | index("ctoralloc_inner"))' "$T/c.json"
+	jqe '[.sites[] | select(any(.frames[]; .function == "ctoralloc_inner")) | .samples] | add > 0' "$T/c.json"
+	# each of those: the constructor's chain, then ld.so's (call_init, _dl_init), to the end
+	jqe '[.sites[] | [.frames[] | .function] | select(index("ctoralloc_inner")) | .[index("ctoralloc_inner"):] | .[0:4] == ["ctoralloc_inner", "ctoralloc_outer", "ctoralloc_ctor", "call_init"] and index("_dl_init") != null] | all' "$T/c.json"
+	jqe '[.sites[] | [.frames[] | .function] | select(index("ctoralloc_inner")) | select(index("[truncated]"))] | length == 0' "$T/c.json"
+	# (not unwind_truncated: a sample in the middle of the exec or of the exit, its user stack
+	# half unmapped, can end in [truncated] anywhere)
+	jqe '.drops.unwind_unmapped == 0' "$T/c.json"
+}
+
+@test "unwind: the stack cache tells apart two callers of one call site with the same registers" {
+	# samesite_leaf's malloc runs at the same ip, sp and bp whether samesite_a or samesite_b
+	# called it (blocks of 64 calls each): a stack kept by call site alone would give one
+	# block's caller to the next block's mallocs
+	run "$EBPROF" mem -v -o "$T/m.json" -- "$FIX/samesite" 19200
+	[ "$status" -eq 0 ]
+	hits=$(grep -o "[0-9]* complete stacks from the stack cache" <<< "$output" | cut -d' ' -f1)
+	echo "stack cache hits: $hits"
+	[ "$hits" -gt 0 ]
+	jqe '[.sites[] | select([.frames[0:3][] | .function] == ["malloc", "samesite_leaf", "samesite_a"]) | .alloc_count] | add == 12800' "$T/m.json"
+	jqe '[.sites[] | select([.frames[0:3][] | .function] == ["malloc", "samesite_leaf", "samesite_b"]) | .alloc_count] | add == 6400' "$T/m.json"
+	jqe '[.sites[] | select(.frames[1].function == "samesite_leaf") | .frames[-1].function] | unique == ["_start"]' "$T/m.json"
+	jqe '.drops.unwind_truncated == 0' "$T/m.json"
+}
+
+@test "unwind: cpu, a first frame whose CFA is in rbx (as ld.so's _dl_runtime_resolve's) unwinds; a frame above the first ends its stack, counted" {
+	# rbxcfa_spin's CFA is rbx + 16 (its call frame information, hand-written like ld.so's)
+	run "$EBPROF" cpu -q -F 999 -o "$T/c.json" -- "$FIX/rbxcfa"
+	[ "$status" -eq 0 ]
+	jq -c '.sites[] | [.samples, [.frames[] | .function]] | select(.[1] | index("rbxcfa_spin"))' "$T/c.json"
+	jqe '[.sites[] | select(any(.frames[]; .function == "rbxcfa_spin")) | .samples] | add > 0' "$T/c.json"
+	jqe '[.sites[] | [.frames[] | .function] | select(index("rbxcfa_spin")) | .[index("rbxcfa_spin"):] == ["rbxcfa_spin", "rbxcfa_outer", "main", "__libc_start_call_main", "__libc_start_main", "_start"]] | all' "$T/c.json"
+	# called from it: rbx is the callee's there, not known: [truncated] after rbxcfa_spin
+	run "$EBPROF" cpu -v -q -F 999 -o "$T/d.json" -- "$FIX/rbxcfa" call
+	[ "$status" -eq 0 ]
+	jqe '[.sites[] | [.frames[] | .function] | select(index("rbxcfa_callee")) | .[index("rbxcfa_callee"):] == ["rbxcfa_callee", "rbxcfa_spin", "[truncated]"]] | all' "$T/d.json"
+	n=$(jq '[.sites[] | select(any(.frames[]; .function == "rbxcfa_spin")) | .samples] | add' "$T/d.json")
+	counted=$(grep -o "[0-9]* truncated at a frame above the first whose CFA is in rbx" <<< "$output" | cut -d' ' -f1)
+	echo "samples through rbxcfa_spin: $n, counted: $counted"
+	[ "$n" -gt 0 ]
+	[ "$counted" -ge "$n" ]
+	jqe '.drops.unwind_truncated >= '"$n" "$T/d.json"
 }

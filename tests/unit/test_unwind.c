@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <cmocka.h>
 
 #include "abi/unwind.h"
@@ -20,6 +21,7 @@
 #include "golden.h"	/* out_dir */
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+#define LDSO "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
 
 struct cmp_stats {
 	unsigned fdes, rows, exps, checked;
@@ -51,14 +53,27 @@ static void check_row(const struct unwind_table *t, uint64_t loc, const char *cf
 			fail_msg("%#llx: exp, row cfa %d", (unsigned long long)loc, r->cfa);
 		return;
 	}
-	if (strncmp(cfa, "rsp+", 4) == 0 || strncmp(cfa, "rbp+", 4) == 0) {
+	if (strncmp(cfa, "rsp+", 4) == 0 || strncmp(cfa, "rbp+", 4) == 0 ||
+	    strncmp(cfa, "rbx+", 4) == 0 || strncmp(cfa, "rdi+", 4) == 0 ||
+	    strncmp(cfa, "rdx+", 4) == 0) {
+		if ((!ra || strcmp(ra, "c-8") != 0) && strncmp(cfa, "rsp+", 4) != 0 &&
+		    strncmp(cfa, "rbp+", 4) != 0) {
+			/* a CFA in rbx, rdi, rdx with the return address elsewhere (setcontext's
+			 * ucontext at rdi): not implemented */
+			if (r->cfa != UNWIND_CFA_UNKNOWN)
+				fail_msg("%#llx: cfa %s ra %s, row cfa %d", (unsigned long long)loc,
+					 cfa, ra ? ra : "(none)", r->cfa);
+			return;
+		}
 		if (!ra || strcmp(ra, "c-8") != 0) {
 			/* the return address elsewhere than CFA - 8: not expected on x86-64 */
 			fail_msg("%#llx: ra %s", (unsigned long long)loc, ra ? ra : "(none)");
 			return;
 		}
 		snprintf(want, sizeof(want), "%s%d", r->cfa == UNWIND_CFA_RSP ? "rsp+" :
-			 r->cfa == UNWIND_CFA_RBP ? "rbp+" : "?", r->cfa_off);
+			 r->cfa == UNWIND_CFA_RBP ? "rbp+" : r->cfa == UNWIND_CFA_RBX ? "rbx+" :
+			 r->cfa == UNWIND_CFA_RDI ? "rdi+" : r->cfa == UNWIND_CFA_RDX ? "rdx+" : "?",
+			 r->cfa_off);
 		if (strcmp(want, cfa) != 0)
 			fail_msg("%#llx: readelf cfa %s, table %s (rule %d)",
 				 (unsigned long long)loc, cfa, want, r->cfa);
@@ -195,6 +210,29 @@ static void test_libc_rows(void **state)
 		      st.exps, st.checked);
 	assert_true(st.fdes > 1000);
 	assert_true(st.checked > 10000);
+}
+
+/* ld.so's rows as readelf prints them, among them _dl_runtime_resolve's (and
+ * _dl_tlsdesc_dynamic's) CFA in rbx, which the BPF unwinder implements in the first frame */
+static void test_ldso_rows(void **state)
+{
+	struct cmp_stats st;
+	struct unwind_table t;
+	const char *why;
+	unsigned rbx = 0;
+
+	(void)state;
+	compare_with_readelf(LDSO, &st);
+	print_message("ld.so: %u FDEs, %u rows (%u expressions), %u checked\n", st.fdes, st.rows,
+		      st.exps, st.checked);
+	assert_true(st.checked > 1000);
+	assert_int_equal(unwind_table__build(LDSO, NULL, NULL, &t, &why), 0);
+	for (uint32_t i = 0; i < t.nrows; i++)
+		if (t.rows[i].cfa == UNWIND_CFA_RBX)
+			rbx++;
+	print_message("ld.so: %u rows with the CFA in rbx\n", rbx);
+	assert_true(rbx >= 3);	/* _dl_runtime_resolve_fxsave, _xsave, _xsavec */
+	unwind_table__free(&t);
 }
 
 /* glibc's special rows: the PLT's expression, __restore_rt's signal frame, _start-like
@@ -372,6 +410,50 @@ static void test_ident(void **state)
 	free(self);
 }
 
+/* LD_PRELOAD and /etc/ld.so.preload as ld.so reads them: names separated by spaces or colons,
+ * a path as it is (a relative one from cwd), a bare name in LD_LIBRARY_PATH then Debian's
+ * directories; names not found left out */
+static void test_preloads(void **state)
+{
+	char env[8192], rel[4096], fixdir[PATH_MAX], want[PATH_MAX + 32], **libs;
+	size_t n, len;
+
+	(void)state;
+	/* the absolute path of the fixtures' directory (relative names are from out_dir) */
+	snprintf(rel, sizeof(rel), "%s/fixtures", out_dir());
+	assert_non_null(realpath(rel, fixdir));
+	len = (size_t)snprintf(env, sizeof(env), "HOME=/root%cLD_LIBRARY_PATH=/nonexistent:%s%c"
+			       "LD_PRELOAD=libcxxlate.so  nosuch.so:libc.so.6 fixtures/ctoralloc.so"
+			       ":%s/ctoralloc.so%cLD_PRELOAD_X=libc.so.6", 0, fixdir, 0, fixdir, 0);
+	assert_int_equal(unwind_preloads(env, len + 1, NULL, out_dir(), &libs, &n), 0);
+	assert_int_equal(n, 4);
+	snprintf(want, sizeof(want), "%s/libcxxlate.so", fixdir);
+	assert_string_equal(libs[0], want);
+	assert_string_equal(libs[1], LIBC);
+	snprintf(want, sizeof(want), "%s/fixtures/ctoralloc.so", out_dir());
+	assert_string_equal(libs[2], want);
+	snprintf(want, sizeof(want), "%s/ctoralloc.so", fixdir);
+	assert_string_equal(libs[3], want);
+	for (size_t i = 0; i < n; i++)
+		free(libs[i]);
+	free(libs);
+	/* the file's names (any white space between them), after the environment's */
+	len = (size_t)snprintf(env, sizeof(env), "LD_PRELOAD=libc.so.6");
+	assert_int_equal(unwind_preloads(env, len + 1, "\tlibc.so.6\nlibnosuch.so\n", NULL,
+					 &libs, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(libs[0], LIBC);
+	assert_string_equal(libs[1], LIBC);
+	for (size_t i = 0; i < n; i++)
+		free(libs[i]);
+	free(libs);
+	/* none */
+	len = (size_t)snprintf(env, sizeof(env), "PATH=/bin");
+	assert_int_equal(unwind_preloads(env, len + 1, NULL, NULL, &libs, &n), 0);
+	assert_int_equal(n, 0);
+	free(libs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -380,10 +462,12 @@ int main(void)
 		cmocka_unit_test(test_static_rows),
 		cmocka_unit_test(test_libc_rows),
 		cmocka_unit_test(test_libc_special),
+		cmocka_unit_test(test_ldso_rows),
 		cmocka_unit_test(test_bias),
 		cmocka_unit_test(test_cache),
 		cmocka_unit_test(test_no_table),
 		cmocka_unit_test(test_needed),
+		cmocka_unit_test(test_preloads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -145,16 +145,23 @@ static __always_inline __u64 walk_stack(__u64 *ips, __u64 ip, __u64 fp, __u64 sp
 /* ips from user registers as they are at ip (for a return address: as after the return): by
  * call frame information when the process has tables (unwind_user), else frame pointers;
  * *by_tables (may be NULL) says which. */
-static __always_inline __u64 walk_user_regs_by(__u64 *ips, __u64 ip, __u64 fp, __u64 sp,
-					       bool *by_tables)
+static __always_inline __u64 walk_user_regs_leaf(__u64 *ips, __u64 ip, __u64 fp, __u64 sp,
+						 struct pt_regs *leaf, bool *by_tables)
 {
-	long n = unwind_user(ips, ip, sp, fp);
+	long n = unwind_user_leaf(ips, ip, sp, fp, leaf);
 
 	if (by_tables)
 		*by_tables = n >= 0;
 	if (n >= 0)
 		return (__u64)n;
 	return walk_stack(ips, ip, fp, sp);
+}
+
+/* leaf: the first frame's registers when known (for a frame whose CFA is in rbx, rdi, rdx) */
+static __always_inline __u64 walk_user_regs_by(__u64 *ips, __u64 ip, __u64 fp, __u64 sp,
+					       bool *by_tables)
+{
+	return walk_user_regs_leaf(ips, ip, fp, sp, NULL, by_tables);
 }
 
 static __always_inline __u64 walk_user_regs(__u64 *ips, __u64 ip, __u64 fp, __u64 sp)
@@ -202,8 +209,8 @@ static __always_inline __u64 capture_user_stack_by(struct pt_regs *regs, struct 
 	ip = BPF_CORE_READ(regs, ip);
 	if (!ip)
 		return 0;
-	return walk_user_regs_by(s->ips, ip, BPF_CORE_READ(regs, bp), BPF_CORE_READ(regs, sp),
-				 by_tables);
+	return walk_user_regs_leaf(s->ips, ip, BPF_CORE_READ(regs, bp), BPF_CORE_READ(regs, sp),
+				   regs, by_tables);
 }
 
 static __always_inline __u64 capture_user_stack(struct pt_regs *regs, struct stack_trace *s)

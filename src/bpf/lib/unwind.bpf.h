@@ -83,6 +83,21 @@ struct {
 	__type(value, struct unwind_cache_ent);
 } unwind_cache SEC(".maps");
 
+/* whole stacks by where the walk started, checked against the words it read (abi/unwind.h) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);		/* UNWIND_SCACHE_SIZE when the unwinder is on */
+	__type(key, __u32);
+	__type(value, struct unwind_scache_ent);
+} unwind_scache SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_scratch);
+} unwind_scratch SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, UNWIND_STAT__COUNT);
@@ -108,7 +123,8 @@ struct unwind_vma {
  * walk's last bpf_find_vma */
 struct unwind_look {
 	__u64 ip, look;
-	__u32 tgid, pad;
+	__u32 tgid;
+	__u32 by_file;		/* set when the rule came from unwind_rule_by_file */
 	struct unwind_vma vma;
 };
 
@@ -120,14 +136,22 @@ struct unwind_ctx {
 	__u32 end;		/* UNWIND_STAT_* that ended it */
 	__u32 tgid;
 	struct unwind_look look;
+	__u64 sp0;			/* sp where the walk started: the log's offsets' base */
+	__u64 rbx, rdi, rdx;		/* the first frame's (UNWIND_CFA_RBX...) */
+	__u32 leaf;			/* they are known */
 };
 
-static __always_inline void unwind_count(__u32 what)
+static __always_inline void unwind_count_n(__u32 what, __u64 k)
 {
 	__u64 *n = bpf_map_lookup_elem(&unwind_stats, &what);
 
 	if (n)
-		*n += 1;
+		*n += k;
+}
+
+static __always_inline void unwind_count(__u32 what)
+{
+	unwind_count_n(what, 1);
 }
 
 /* The binary searches run as bpf_loop steps: a loop the verifier would unroll and follow
@@ -323,6 +347,7 @@ __noinline int unwind_rule(struct unwind_proc *proc, struct unwind_look *k,
 			/* woken: the collector loads it at once (rare: once per load) */
 			bpf_ringbuf_output(&unwind_stale, &tgid, sizeof(tgid), 0);
 		}
+		k->by_file = 1;
 		return unwind_rule_by_file(ip, look, row, &k->vma);
 	}
 	if (m->rows != UNWIND_MAP_FP) {
@@ -345,9 +370,53 @@ __noinline int unwind_rule(struct unwind_proc *proc, struct unwind_look *k,
 	return 0;
 }
 
-static __always_inline int unwind_read(__u64 addr, __u64 *v)
+/* Note the word v read at addr in the walk's log (s: the scratch, NULL: no log; sp0: where the
+ * walk started, the offsets' base) for the stack cache's check. A global function: verified
+ * once, not in every state of the walk (inlined, the log's branches made loading the modes
+ * several times slower). */
+__noinline int unwind_log_word(struct unwind_scratch *s, __u64 sp0, __u64 addr, __u64 v)
 {
-	return bpf_probe_read_user(v, sizeof(*v), (void *)addr) ? -1 : 0;
+	__u64 off = addr - sp0;
+	__u32 n;
+
+	if (!s || s->nocache)
+		return 0;
+	n = s->nreads;
+	if (off > UNWIND_SCACHE_SPAN - 8 || (off & 7) || n >= UNWIND_SCACHE_READS) {
+		s->nocache = 1;
+		return 0;
+	}
+	s->off[n] = (__u16)off;
+	s->val[n] = v;
+	s->nreads = n + 1;
+	if (off + 8 > s->span)
+		s->span = (__u32)off + 8;
+	return 0;
+}
+
+/* A word of the user stack into *out, noted in the log: 0, or 1 when it cannot be read. Read
+ * into this small global function's frame (stack.bpf.h's read_frame says why). */
+__noinline int unwind_read_word(struct unwind_scratch *s, __u64 sp0, __u64 addr, __u64 *out)
+{
+	__u64 v;
+
+	if (!out || bpf_probe_read_user(&v, sizeof(v), (void *)addr))
+		return 1;
+	*out = v;
+	unwind_log_word(s, sp0, addr, v);
+	return 0;
+}
+
+static __always_inline int unwind_read(struct unwind_ctx *u, struct unwind_scratch *scr,
+				       __u64 addr, __u64 *v)
+{
+	return unwind_read_word(scr, u->sp0, addr, v) ? -1 : 0;
+}
+
+static __always_inline void unwind_log(struct unwind_ctx *u, struct unwind_scratch *scr,
+				       __u64 addr, __u64 v)
+{
+	unwind_log_word(scr, u->sp0, addr, v);
 }
 
 /* Where a walk's addresses go */
@@ -361,13 +430,13 @@ struct unwind_ips {
  * times in cpu's program: 18,000 instructions processed, ~24 ms of its load, now ~5,000 and
  * ~6 ms; mem's exit probe 108,000 -> 50,000). It costs a step one BPF-to-BPF call. */
 __noinline int unwind_frame(__u64 i, struct unwind_ctx *u, struct unwind_ips *ips,
-			    struct unwind_proc *proc)
+			    struct unwind_proc *proc, struct unwind_scratch *scr)
 {
 	struct unwind_row row, *r = &row;
 	__u64 cfa, ra = 0, bp;
 	__u8 rule;
 
-	if (!u || !ips)
+	if (!u || !ips || !scr)
 		return 1;
 	bp = u->bp;
 	asm volatile("" : "+r"(i));
@@ -386,6 +455,7 @@ __noinline int unwind_frame(__u64 i, struct unwind_ctx *u, struct unwind_ips *ip
 	u->look.ip = u->ip;
 	u->look.look = u->ip - (u->exact ? 0 : 1);
 	u->look.tgid = u->tgid;
+	u->look.by_file = 0;
 	switch (unwind_rule(proc, &u->look, &row)) {
 	case 0:
 		break;
@@ -401,6 +471,8 @@ __noinline int unwind_frame(__u64 i, struct unwind_ctx *u, struct unwind_ips *ip
 	default:
 		goto truncated;
 	}
+	if (u->look.by_file)
+		scr->nocache = 1;
 	rule = row.cfa;
 	switch (rule) {
 	case UNWIND_CFA_RSP:
@@ -414,22 +486,36 @@ __noinline int unwind_frame(__u64 i, struct unwind_ctx *u, struct unwind_ips *ip
 		      ((u->ip & 15) >= (__u64)r->rbp_off ? 8 : 0);
 		break;
 	case UNWIND_CFA_DEREF_RBP:
-		if (unwind_read(u->bp + (__s64)r->cfa_off, &cfa))
+		if (unwind_read(u, scr, u->bp + (__s64)r->cfa_off, &cfa))
 			goto truncated;
 		break;
 	case UNWIND_CFA_SIGNAL: {
 		__u64 nsp;
 
 		/* the interrupted registers, from the ucontext at rsp */
-		if (unwind_read(u->sp + (__s64)r->cfa_off, &nsp) ||
-		    unwind_read(u->sp + (__s64)r->cfa_off + 8, &ra) ||
-		    unwind_read(u->sp + (__s64)r->rbp_off, &bp))
+		if (unwind_read(u, scr, u->sp + (__s64)r->cfa_off, &nsp) ||
+		    unwind_read(u, scr, u->sp + (__s64)r->cfa_off + 8, &ra) ||
+		    unwind_read(u, scr, u->sp + (__s64)r->rbp_off, &bp))
 			goto truncated;
 		u->ip = ra;
 		u->sp = nsp;
 		u->bp = bp;
 		u->exact = 1;
 		return ra ? 0 : 1;
+	}
+	case UNWIND_CFA_RBX:
+	case UNWIND_CFA_RDI:
+	case UNWIND_CFA_RDX: {
+		/* a register known in the first frame only: the sample's or the event's own */
+		if (i != 0 || !u->leaf) {
+			unwind_count(UNWIND_STAT_REG_CFA);
+			goto truncated;
+		}
+		cfa = rule == UNWIND_CFA_RBX ? u->rbx : rule == UNWIND_CFA_RDI ? u->rdi : u->rdx;
+		cfa += (__s64)r->cfa_off;
+		/* the walk depends on a register the stack cache does not key on */
+		scr->nocache = 1;
+		break;
 	}
 	case UNWIND_CFA_END:
 		u->end = UNWIND_STAT_COMPLETE;
@@ -451,10 +537,12 @@ __noinline int unwind_frame(__u64 i, struct unwind_ctx *u, struct unwind_ips *ip
 				goto truncated;
 			bp = pair.next;
 			ra = pair.ret;
-		} else if (unwind_read(cfa - 8, &ra)) {
+			unwind_log(u, scr, cfa - 16, bp);
+			unwind_log(u, scr, cfa - 8, ra);
+		} else if (unwind_read(u, scr, cfa - 8, &ra)) {
 			goto truncated;
 		} else if (r->rbp == UNWIND_RBP_AT) {
-			if (unwind_read(cfa + (__s64)r->rbp_off, &bp))
+			if (unwind_read(u, scr, cfa + (__s64)r->rbp_off, &bp))
 				goto truncated;
 		} else if (r->rbp == UNWIND_RBP_UNDEF) {
 			bp = 0;
@@ -463,19 +551,23 @@ __noinline int unwind_frame(__u64 i, struct unwind_ctx *u, struct unwind_ips *ip
 	if (rule == UNWIND_CFA_NONE) {
 		/* no call frame information here: the frame pointer's record; rbp 0 is the
 		 * outermost frame's (the ABI's mark, set by _start: ld.so's has no FDE) */
-		__u64 rec[2];
+		struct frame_rec rec;
 
 		if (!u->bp) {
 			u->end = UNWIND_STAT_COMPLETE;
 			return 1;
 		}
-		if (u->bp < 4096 || (u->bp & 7) || u->bp < u->sp ||
-		    bpf_probe_read_user(rec, sizeof(rec), (void *)u->bp))
+		if (u->bp < 4096 || (u->bp & 7) || u->bp < u->sp || read_frame(u->bp, &rec))
 			goto truncated;
-		bp = rec[0];
-		ra = rec[1];
+		bp = rec.next;
+		ra = rec.ret;
+		unwind_log(u, scr, u->bp, bp);
+		unwind_log(u, scr, u->bp + 8, ra);
 		cfa = u->bp + 16;
 		unwind_count(UNWIND_STAT_FP_FRAMES);
+		/* counted in the scratch (map memory): a count in u, which the verifier tracks,
+		 * made it follow the walk step by step (loading several times slower) */
+		scr->nfp++;
 	}
 	if (!ra) {
 		u->end = UNWIND_STAT_COMPLETE;
@@ -501,13 +593,14 @@ struct unwind_loop {
 	struct unwind_ctx *u;
 	struct unwind_ips *ips;
 	struct unwind_proc *proc;
+	struct unwind_scratch *scr;
 };
 
 static long unwind_step(__u64 i, void *data)
 {
 	struct unwind_loop *l = data;
 
-	return unwind_frame(i, l->u, l->ips, l->proc) ? 1 : 0;
+	return unwind_frame(i, l->u, l->ips, l->proc, l->scr) ? 1 : 0;
 }
 
 /* The current task's address space as the collector identifies it (abi/unwind.h) */
@@ -569,36 +662,234 @@ __noinline int unwind_usable(struct unwind_proc *proc, __u32 tgid)
 	return 0;
 }
 
-/* The stack of the current process from registers (ip, sp, bp) as they are at ip (a return
- * address's: as after the return) into ips; the number of addresses, or -1 without tables
- * (unwind_mode 0): the caller walks frame pointers. A process whose entry is missing (not
- * loaded yet, the map full) or holds another program's mappings (its identity differs: an exec
- * since, a reused PID) is walked by file alone (unwind_rule_by_file: the stack ends in
- * [truncated] where no table is known, never a guess) and the collector is asked to load it. */
-static __always_inline long unwind_user(__u64 *ips, __u64 ip, __u64 sp, __u64 bp)
+/* Where a walk starts (the stack cache's key) and, for its caller, the entry's seq and the
+ * scratch's token that unwind_scache_lookup / unwind_scache_lock took */
+struct unwind_skey {
+	__u64 ip, sp, bp;
+	__u32 tgid, gen;
+	__u32 seq, tok;
+};
+
+/* The stack cache's entry e for k: its number of addresses when it holds the stack walked from
+ * k's registers and every word its walk read reads the same again (its span above sp, at once
+ * into the scratch buffer), else 0. A global function: verified once. */
+__noinline int unwind_scache_lookup(struct unwind_scache_ent *e, struct unwind_scratch *s,
+				    struct unwind_skey *k)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct unwind_ctx u = { .ip = ip, .sp = sp, .bp = bp, .exact = 1,
-				.end = UNWIND_STAT_TRUNCATED, .tgid = tgid };
-	struct unwind_loop l = { .u = &u, .ips = (struct unwind_ips *)ips };
+	__u32 seq, nr, span, n, off;
 
-	if (!unwind_mode)
+	if (!e || !s || !k)
+		return 0;
+	seq = *(volatile __u32 *)&e->seq;
+	asm volatile("" ::: "memory");
+	if ((seq & 1) || e->tgid != k->tgid || e->gen != k->gen || e->ip != k->ip ||
+	    e->sp != k->sp || e->bp != k->bp)
+		return 0;
+	nr = e->nr;
+	span = e->span;
+	n = e->nreads;
+	if (!nr || nr > UNWIND_SCACHE_FRAMES || !span || span > UNWIND_SCACHE_SPAN ||
+	    n > UNWIND_SCACHE_READS)
+		return 0;
+	k->seq = seq;
+	k->tok = __sync_add_and_fetch(&s->seq, 1);
+	if (bpf_probe_read_user(s->buf, span, (void *)k->sp))
+		return 0;
+	for (__u32 i = 0; i < UNWIND_SCACHE_READS; i++) {
+		if (i >= n)
+			break;
+		off = e->off[i];
+		if (off > UNWIND_SCACHE_SPAN - 8)
+			return 0;
+		if (*(__u64 *)(s->buf + off) != e->val[i])
+			return 0;
+	}
+	return (int)nr;
+}
+
+/* e taken for writing (its seq odd, k->seq the even value before) with k's key: 1, or 0 when
+ * another task on this CPU is writing it. A global function: verified once. */
+__noinline int unwind_scache_lock(struct unwind_scache_ent *e, struct unwind_skey *k)
+{
+	__u32 seq;
+
+	if (!e || !k)
+		return 0;
+	seq = *(volatile __u32 *)&e->seq;
+	if ((seq & 1) || __sync_val_compare_and_swap(&e->seq, seq, seq + 1) != seq)
+		return 0;
+	asm volatile("" ::: "memory");
+	k->seq = seq;
+	e->tgid = k->tgid;
+	e->gen = k->gen;
+	e->ip = k->ip;
+	e->sp = k->sp;
+	e->bp = k->bp;
+	return 1;
+}
+
+/* The walk's log into e (locked by unwind_scache_lock), nr addresses (already in e->ips), and
+ * the count of those by frame pointers; e released. A log another walk on this CPU wrote into
+ * meanwhile (the scratch's seq not k->tok) leaves e empty. A global function. */
+__noinline int unwind_scache_unlock(struct unwind_scache_ent *e, struct unwind_scratch *s,
+				    struct unwind_skey *k, __u32 nr)
+{
+	__u32 n;
+
+	if (!e || !s || !k)
+		return 0;
+	n = s->nreads;
+	e->nr = 0;
+	if (n <= UNWIND_SCACHE_READS && s->span && s->span <= UNWIND_SCACHE_SPAN) {
+		for (__u32 i = 0; i < UNWIND_SCACHE_READS; i++) {
+			if (i >= n)
+				break;
+			e->off[i] = s->off[i];
+			e->val[i] = s->val[i];
+		}
+		e->nreads = n;
+		e->span = s->span;
+		e->nfp = s->nfp;
+		asm volatile("" ::: "memory");
+		if (*(volatile __u32 *)&s->seq == k->tok)
+			e->nr = nr;
+	}
+	asm volatile("" ::: "memory");
+	*(volatile __u32 *)&e->seq = k->seq + 2;
+	return 0;
+}
+
+static __always_inline __u32 unwind_scache_slot(__u32 tgid, __u64 ip, __u64 sp)
+{
+	__u64 h = (ip ^ (sp << 7) ^ ((__u64)tgid << 40)) * 0x9e3779b97f4a7c15ULL;
+
+	return (__u32)(h >> 40) & (UNWIND_SCACHE_SIZE - 1);
+}
+
+/* Where a walk starts: the registers at ip (a return address's: as after the return); rbx,
+ * rdi, rdx when leaf (a frame whose CFA is in one of them is unwound in the first frame only) */
+struct unwind_start {
+	__u64 ip, sp, bp;
+	__u64 rbx, rdi, rdx;
+	__u32 leaf, pad;
+};
+
+/* The stack of the current process from st into out; the number of addresses. A process whose
+ * entry is missing (not loaded yet, the map full) or holds another program's mappings (its
+ * identity differs: an exec since, a reused PID) is walked by file alone (unwind_rule_by_file:
+ * the stack ends in [truncated] where no table is known, never a guess) and the collector is
+ * asked to load it (unwind_usable). A stack the
+ * walk found from the same registers before, whose words read are the same, comes from the
+ * per-CPU stack cache. A global function: verified once per program, not at each of the
+ * modes' call sites with their states (and its two ways out, the cache's and the walk's, do
+ * not double the caller's paths after it). */
+__noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0, slot;
+	struct unwind_skey k = {};
+	struct unwind_ctx u = { .exact = 1, .end = UNWIND_STAT_TRUNCATED, .tgid = tgid };
+	struct unwind_loop l = { .u = &u };
+	struct unwind_scache_ent *e;
+	struct unwind_scratch *scr;
+	int nr;
+
+	if (!out || !st)
 		return -1;
+	l.ips = out;
+	u.ip = k.ip = st->ip;
+	u.sp = u.sp0 = k.sp = st->sp;
+	u.bp = k.bp = st->bp;
+	u.rbx = st->rbx;
+	u.rdi = st->rdi;
+	u.rdx = st->rdx;
+	u.leaf = st->leaf;
 	l.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
-	if (!unwind_usable(l.proc, tgid)) {
+	slot = unwind_scache_slot(tgid, k.ip, k.sp);
+	e = bpf_map_lookup_elem(&unwind_scache, &slot);
+	/* (usable implies an entry; the verifier is told so by testing it again) */
+	if (!unwind_usable(l.proc, tgid) || !l.proc) {
 		/* by file alone: an entry without mappings (a NULL one here made every
-		 * program's verification several times longer) */
-		__u32 zero = 0;
-
+		 * program's verification several times longer); nothing from or into the
+		 * stack cache (a walk by file is never kept there either) */
 		l.proc = bpf_map_lookup_elem(&unwind_noproc, &zero);
 		if (!l.proc)
 			return -1;
 		l.proc->stale = 1;
+		e = NULL;
 	}
+	/* never NULL (one entry, key 0): checked once here, not at each use in the walk */
+	scr = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!scr)
+		return -1;
+	l.scr = scr;
+	k.tgid = tgid;
+	k.gen = l.proc->gen;
+	if (e) {
+		nr = unwind_scache_lookup(e, scr, &k);
+		if (nr > 0 && nr <= UNWIND_SCACHE_FRAMES &&
+		    !bpf_probe_read_kernel(out->ip, (__u32)nr * sizeof(__u64), e->ips)) {
+			unwind_count_n(UNWIND_STAT_FP_FRAMES, e->nfp);
+			asm volatile("" ::: "memory");
+			/* nobody on this CPU wrote the entry or the buffer meanwhile */
+			if (*(volatile __u32 *)&e->seq == k.seq &&
+			    *(volatile __u32 *)&scr->seq == k.tok) {
+				unwind_count(UNWIND_STAT_COMPLETE);
+				unwind_count(UNWIND_STAT_CACHED);
+				return nr;
+			}
+		}
+	}
+	k.tok = __sync_add_and_fetch(&scr->seq, 1);
+	scr->nreads = 0;
+	scr->span = 0;
+	scr->nocache = 0;
+	scr->nfp = 0;
 	bpf_loop(STACK_MAX_DEPTH, unwind_step, &l, 0);
 	unwind_count(u.end);
-	/* what unwind_frame wrote is unknown to the verifier: the bound it had before */
-	return u.nr < STACK_MAX_DEPTH ? (long)u.nr : STACK_MAX_DEPTH;
+	/* what unwind_frame wrote is unknown to the verifier: the bound it had before, in a
+	 * register of its own (u's memory is unknown again after each call) */
+	nr = u.nr < STACK_MAX_DEPTH ? (int)u.nr : STACK_MAX_DEPTH;
+	if (u.end == UNWIND_STAT_COMPLETE && e && !scr->nocache && nr > 0 &&
+	    nr <= UNWIND_SCACHE_FRAMES && unwind_scache_lock(e, &k)) {
+		__u32 n = (__u32)nr & (2 * UNWIND_SCACHE_FRAMES - 1);
+
+		if (n > UNWIND_SCACHE_FRAMES)
+			n = UNWIND_SCACHE_FRAMES;
+		if (bpf_probe_read_kernel(e->ips, n * sizeof(__u64), out->ip))
+			n = 0;	/* (cannot fail) */
+		unwind_scache_unlock(e, scr, &k, n);
+	}
+	return nr;
+}
+
+/* The stack of the current process from registers (ip, sp, bp; leaf: all of them, may be NULL)
+ * as they are at ip (a return address's: as after the return) into ips (STACK_MAX_DEPTH of
+ * them); the number of addresses (unwind_walk), or -1 without tables (unwind_mode 0): the
+ * caller walks frame pointers. */
+static __always_inline long unwind_user_leaf(__u64 *ips, __u64 ip, __u64 sp, __u64 bp,
+					     struct pt_regs *leaf)
+{
+	struct unwind_start st = { .ip = ip, .sp = sp, .bp = bp };
+	long n;
+
+	if (!unwind_mode)
+		return -1;
+	if (leaf) {
+		st.rbx = BPF_CORE_READ(leaf, bx);
+		st.rdi = BPF_CORE_READ(leaf, di);
+		st.rdx = BPF_CORE_READ(leaf, dx);
+		st.leaf = 1;
+	}
+	n = unwind_walk((struct unwind_ips *)ips, &st);
+	/* what unwind_walk returns is unknown to the verifier: the bound it has */
+	return n < STACK_MAX_DEPTH ? n : STACK_MAX_DEPTH;
+}
+
+/* The same without the first frame's other registers (a frame whose CFA is in rbx, rdi or rdx
+ * ends the stack, UNWIND_STAT_REG_CFA) */
+static __always_inline long unwind_user(__u64 *ips, __u64 ip, __u64 sp, __u64 bp)
+{
+	return unwind_user_leaf(ips, ip, sp, bp, NULL);
 }
 
 #endif
