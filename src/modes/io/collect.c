@@ -809,7 +809,8 @@ static void io_finish(void *m)
 		else
 			profile__add_note(prof, "%llu requests ended without the kernel reporting "
 					  "their completion (neither block_rq_complete nor "
-					  "block_io_done fired: seen under heavy I/O load): they "
+					  "block_io_done reached BPF: some kernels deliver none while "
+					  "certain tasks run): they "
 					  "are in no number", (unsigned long long)n);
 	}
 	kthread_notes(c);
