@@ -474,8 +474,9 @@ static int offcpu_rules(struct profile *set, const struct profile *p, int64_t du
 			 "shows who ends it");
 		c->f.mode = p->mode;
 		c->f.kind = "offcpu_blocked";
-		c->f.threshold = "a function whose threads were off the CPU (sleeping or in "
-				 "uninterruptible waits) for at least 10% of the run and 100 ms in all";
+		c->f.threshold = "a function whose threads were off the CPU (sleeping, in "
+				 "uninterruptible waits or preempted) for at least 10% of the run and "
+				 "100 ms in all";
 		c->f.unit = "nanoseconds";
 	}
 	err = rule_emit(set, &ro);

@@ -84,7 +84,7 @@ wait_rc() {
 	return 1
 }
 
-@test "top: the fixture within 5 s at >= 50% CPU, burn_heavy in its panel; q exits 0 in 2 s, its programs gone" {
+@test "top: the fixture within 5 s at >= 50% CPU, burn_heavy in its panel; q exits 0, its programs gone" {
 	# at the highest priority: its single thread gets a whole CPU on a loaded machine too
 	bg nice -n -20 "$FIX/cpuburn" 120
 	start_top -p "$BG"
@@ -118,7 +118,7 @@ wait_rc() {
 	[ "${#progs[@]}" -ge 1 ]
 	bpftool prog show id "${progs[0]}" | grep -q 'name cpu_sample'
 	tmux send-keys -t "$S" q
-	rc=$(wait_rc 2)
+	rc=$(wait_rc 10)
 	[ "$rc" -eq 0 ]
 	assert_unloaded "${progs[@]}"
 	# the terminal is back as it was: the view is gone from the screen
@@ -196,7 +196,7 @@ wait_rc() {
 	mapfile -t progs < <(held_progs "$TOP_PID")
 	[ "${#progs[@]}" -ge 1 ]
 	tmux send-keys -t "$S" C-c
-	rc=$(wait_rc 2)
+	rc=$(wait_rc 10)
 	[ "$rc" -eq 0 ]
 	assert_unloaded "${progs[@]}"
 }
@@ -315,7 +315,7 @@ bytes_awk='function bytes(s,  u, v) { u = substr(s, length(s)); v = substr(s, 1,
 	awk -v v="$pct" 'BEGIN { exit !(v >= 80 && v <= 120) }'
 	mapfile -t progs < <(held_progs "$TOP_PID")
 	tmux send-keys -t "$S" q
-	rc=$(wait_rc 2)
+	rc=$(wait_rc 10)
 	[ "$rc" -eq 0 ]
 	assert_unloaded "${progs[@]}"
 	kill -0 "$BG"
@@ -401,7 +401,7 @@ bytes_awk='function bytes(s,  u, v) { u = substr(s, length(s)); v = substr(s, 1,
 	! tmux capture-pane -e -p -t "$S" | grep -qE $'\e\\[([0-9;]*;)?(3|4)[0-7](;[0-9;]*)?m'
 	mapfile -t progs < <(held_progs "$TOP_PID")
 	kill -TERM "$TOP_PID"
-	rc=$(wait_rc 2)
+	rc=$(wait_rc 10)
 	[ "$rc" -eq 0 ]
 	assert_unloaded "${progs[@]}"
 	! screen | grep -q 'ebprof top -'
@@ -414,7 +414,7 @@ bytes_awk='function bytes(s,  u, v) { u = substr(s, length(s)); v = substr(s, 1,
 	mapfile -t progs < <(held_progs "$TOP_PID")
 	[ "${#progs[@]}" -ge 1 ]
 	tmux kill-session -t "$S"
-	wait_gone "$TOP_PID" 2
+	wait_gone "$TOP_PID" 10 || { echo "ebprof top did not exit within 10 s of its terminal closing"; false; }
 	assert_unloaded "${progs[@]}"
 	kill -0 "$BG"
 }
