@@ -26,6 +26,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
+#include "core/minbtf.h"
 #include "core/procs.h"
 #include "core/stacks.h"
 #include "core/target.h"
@@ -248,7 +249,7 @@ static void *cpu_open(const struct session_env *env, void *opts)
 		goto fail;
 	}
 
-	c->skel = cpu_bpf__open();
+	c->skel = MINBTF_OPEN(c->lc, cpu_bpf);	/* CO-RE: core/minbtf.h */
 	if (!c->skel) {
 		pr_err(c->lc, "cannot open the BPF program: %s", strerror(errno));
 		goto fail;

@@ -23,6 +23,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
+#include "core/minbtf.h"
 #include "core/procs.h"
 #include "core/unwind.h"
 #include "core/window.h"
@@ -210,7 +211,7 @@ static void *io_open(const struct session_env *env, void *opts)
 	c->has_io_done = !o->legacy_tracepoints &&
 			 libbpf_find_vmlinux_btf_id("block_io_done", BPF_TRACE_RAW_TP) > 0;
 
-	sk = c->skel = io_bpf__open();
+	sk = c->skel = MINBTF_OPEN(c->lc, io_bpf);	/* CO-RE: core/minbtf.h */
 	if (!sk) {
 		pr_err(c->lc, "cannot open the BPF program: %s", strerror(errno));
 		goto fail;

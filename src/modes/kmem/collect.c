@@ -19,6 +19,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
+#include "core/minbtf.h"
 #include "core/procs.h"
 #include "core/unwind.h"
 #include "core/snapshots.h"
@@ -152,7 +153,7 @@ static void *kmem_open(const struct session_env *env, void *opts)
 	c->batched = btf_has_tracepoint(btf, "mm_page_free_batched");
 	btf__free(btf);
 
-	c->skel = kmem_bpf__open();
+	c->skel = MINBTF_OPEN(c->lc, kmem_bpf);	/* CO-RE: core/minbtf.h */
 	if (!c->skel) {
 		pr_err(c->lc, "cannot open the BPF program: %s", strerror(errno));
 		goto fail;

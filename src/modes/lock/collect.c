@@ -29,6 +29,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
+#include "core/minbtf.h"
 #include "core/procs.h"
 #include "core/stacks.h"
 #include "core/unwind.h"
@@ -202,7 +203,7 @@ static void *lock_open(const struct session_env *env, void *opts)
 			"locks are not");
 	}
 
-	sk = c->skel = lock_bpf__open();
+	sk = c->skel = MINBTF_OPEN(c->lc, lock_bpf);	/* CO-RE: core/minbtf.h */
 	if (!sk) {
 		pr_err(c->lc, "cannot open the BPF program: %s", strerror(errno));
 		goto fail;

@@ -19,6 +19,7 @@
 #include "core/closer.h"
 #include "core/heapscan.h"
 #include "core/bpfutil.h"
+#include "core/minbtf.h"
 #include "core/stacks.h"
 #include "modes/mem/collect.h"
 #include "modes/mem/trace.h"
@@ -322,7 +323,7 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	c->closer = fd_closer__new(CLOSER_THREADS);	/* NULL: links close synchronously */
 	bpfutil__libbpf_messages(o->lc);
 
-	c->skel = mem_bpf__open();
+	c->skel = MINBTF_OPEN(c->lc, mem_bpf);	/* CO-RE: core/minbtf.h */
 	if (!c->skel) {
 		err = -errno;
 		pr_err(c->lc, "cannot open the BPF program: %s", strerror(errno));

@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
+#include "core/minbtf.h"
 #include "core/procs.h"
 #include "core/stacks.h"
 #include "core/unwind.h"
@@ -149,7 +150,7 @@ static void *offcpu_open(const struct session_env *env, void *opts)
 	if (!c->procs || !c->st)
 		goto fail;
 
-	sk = c->skel = offcpu_bpf__open();
+	sk = c->skel = MINBTF_OPEN(c->lc, offcpu_bpf);	/* CO-RE: core/minbtf.h */
 	if (!sk) {
 		pr_err(c->lc, "cannot open the BPF program: %s", strerror(errno));
 		goto fail;

@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
+#include "core/minbtf.h"
 #include "core/closer.h"
 #include "core/session.h"
 #include "core/procs.h"
@@ -255,7 +256,7 @@ static void *stacks_open(const struct session_env *env, void *opts)
 		}
 	}
 
-	sk = m->skel = stacks_bpf__open();
+	sk = m->skel = MINBTF_OPEN(m->lc, stacks_bpf);	/* CO-RE: core/minbtf.h */
 	if (!sk) {
 		pr_err(m->lc, "cannot open the BPF program: %s", strerror(errno));
 		goto fail;
