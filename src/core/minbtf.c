@@ -54,6 +54,8 @@ struct mb {
 	uint32_t *mbase;	/* [n] first index in mkeep of a composite's members */
 	uint8_t *mkeep;		/* a member on an access path */
 	uint32_t *stack, nstack;	/* the closure's work list */
+	struct cands { uint32_t *ids; int n; } *cands;	/* by local type id, n -1: not yet */
+	uint32_t nloc;
 };
 
 /* The name without a ___flavor suffix (libbpf: bpf_core_essential_name_len) */
@@ -236,17 +238,26 @@ static int relocation(struct mb *m, const struct core_relo *r)
 		if (ns < 0)
 			return -EOPNOTSUPP;
 	}
-	nc = candidates(m, lt, lname, &c);
-	if (nc <= 0) {
-		free(c);
-		/* none in vmlinux: libbpf would search the modules' BTF */
-		return nc < 0 ? nc : -EOPNOTSUPP;
+	if (r->type_id >= m->nloc)
+		return -EINVAL;
+	/* one search of vmlinux's types per relocated type (a struct is relocated often) */
+	if (m->cands[r->type_id].n < 0) {
+		nc = candidates(m, lt, lname, &c);
+		if (nc < 0) {
+			free(c);
+			return nc;
+		}
+		m->cands[r->type_id].ids = c;
+		m->cands[r->type_id].n = nc;
 	}
+	c = m->cands[r->type_id].ids;
+	nc = m->cands[r->type_id].n;
+	if (!nc)
+		return -EOPNOTSUPP;	/* none in vmlinux: libbpf would search the modules' */
 	for (int i = 0; i < nc; i++) {
 		mark(m, c[i]);
 		walk(m, c[i], steps, ns);
 	}
-	free(c);
 	return 0;
 }
 
@@ -389,7 +400,9 @@ int minbtf__build(const struct btf *vmlinux, const struct btf *local, const void
 	m.keep = calloc(m.n, 1);
 	m.mbase = calloc(m.n, sizeof(*m.mbase));
 	m.stack = calloc(m.n, sizeof(*m.stack));
-	if (!m.keep || !m.mbase || !m.stack) {
+	m.nloc = btf__type_cnt(local);
+	m.cands = calloc(m.nloc, sizeof(*m.cands));
+	if (!m.keep || !m.mbase || !m.stack || !m.cands) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -400,6 +413,8 @@ int minbtf__build(const struct btf *vmlinux, const struct btf *local, const void
 		if (btf_is_composite(t))
 			nmem += btf_vlen(t);
 	}
+	for (uint32_t i = 0; i < m.nloc; i++)
+		m.cands[i].n = -1;
 	m.mkeep = calloc(nmem + 1, 1);
 	if (!m.mkeep) {
 		err = -ENOMEM;
@@ -445,6 +460,9 @@ out:
 	free(m.mbase);
 	free(m.mkeep);
 	free(m.stack);
+	for (uint32_t i = 0; m.cands && i < m.nloc; i++)
+		free(m.cands[i].ids);
+	free(m.cands);
 	return err;
 }
 
