@@ -146,13 +146,16 @@ int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_
 	struct bpf_map *files = bpf_object__find_map_by_name(obj, "unwind_files");
 	struct bpf_map *asked = bpf_object__find_map_by_name(obj, "unwind_asked");
 	struct bpf_map *scache = bpf_object__find_map_by_name(obj, "unwind_scache");
-	int err;
+	int err, ncpus;
 
 	if (how == UNWIND_FP)
 		return 0;
 	if (!procs || !rows || !cache)
 		return -ENOENT;
-	err = bpf_map__set_max_entries(cache, UNWIND_CACHE_SIZE);
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus <= 0)
+		return ncpus ? ncpus : -EINVAL;
+	err = bpf_map__set_max_entries(cache, UNWIND_CACHE_SIZE * (uint32_t)ncpus);
 	if (!err && scache)
 		err = bpf_map__set_max_entries(scache, UNWIND_SCACHE_SIZE);
 	if (!err && files)
