@@ -28,6 +28,7 @@
 #include "symbolize/sym_internal.h"
 
 #define DCACHE_MAGIC "EBPDBG1\n"
+#define DCACHE_MAGIC_STAMP "EBPDBG1-checked"
 /* Larger decompressed DWARF is not kept (libdw still reads it, inflating it each time). */
 #define DCACHE_MAX_FILE (256ULL << 20)
 /* Nor any more once the directory holds this much. */
@@ -80,6 +81,49 @@ static uint64_t compressed_size(Elf *elf)
 	return total;
 }
 
+/* The stamp of a copy checked whole: its size, mtime and inode, in PATH.ok. A copy is written
+ * under another name and renamed into place once whole, so the same file (same inode, size,
+ * mtime) checked whole once is whole still: it is not read and hashed again on every run
+ * (~10 MB for glibc's, ~1.5 ms). */
+static void stamp_text(const struct stat *st, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s %llu %llu %lld %ld\n", DCACHE_MAGIC_STAMP,
+		 (unsigned long long)st->st_ino, (unsigned long long)st->st_size,
+		 (long long)st->st_mtim.tv_sec, (long)st->st_mtim.tv_nsec);
+}
+
+static bool checked_before(const char *path, const struct stat *st)
+{
+	char *stamp_path, *got, want[128];
+	size_t len;
+	bool same;
+
+	if (asprintf(&stamp_path, "%s.ok", path) < 0)
+		return false;
+	got = sym_cache__read(stamp_path, &len);
+	free(stamp_path);
+	stamp_text(st, want, sizeof(want));
+	same = got && len == strlen(want) && !memcmp(got, want, len);
+	free(got);
+	return same;
+}
+
+static void stamp_checked(const char *path, const struct stat *st)
+{
+	char *stamp_path, *tmp, text[128];
+	int fd;
+
+	if (asprintf(&stamp_path, "%s.ok", path) < 0)
+		return;
+	fd = sym_cache__create(stamp_path, &tmp);
+	if (fd >= 0) {
+		stamp_text(st, text, sizeof(text));
+		sym_cache__commit(fd, tmp, stamp_path,
+				  write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	}
+	free(stamp_path);
+}
+
 /* path's copy if it is whole and has build-id `bid`: its fd, else -1 */
 static int open_copy(const char *path, const char *bid)
 {
@@ -96,6 +140,10 @@ static int open_copy(const char *path, const char *bid)
 	    pread(fd, &t, sizeof(t), st.st_size - (off_t)sizeof(t)) != (ssize_t)sizeof(t) ||
 	    memcmp(t.magic, DCACHE_MAGIC, 8) || t.elf_size != (uint64_t)st.st_size - sizeof(t))
 		goto out;
+	if (checked_before(path, &st)) {
+		ok = true;
+		goto out;
+	}
 	map = mmap(NULL, t.elf_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 	if (map == MAP_FAILED)
 		goto out;
@@ -112,6 +160,8 @@ static int open_copy(const char *path, const char *bid)
 			elf_end(elf);
 	}
 	munmap(map, t.elf_size);
+	if (ok)
+		stamp_checked(path, &st);
 out:
 	if (!ok) {
 		close(fd);

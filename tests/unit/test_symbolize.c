@@ -465,7 +465,7 @@ static void check_cached_lines(const struct child *c, const char *dbg_dir, const
 static void test_debug_cache(void **state)
 {
 	char dir[] = "/tmp/ebprof-dcache-XXXXXX", dbg[64], cache[64], sub[256], link[512],
-	     copy[512], target[PATH_MAX], rel[PATH_MAX];
+	     copy[512], stamp[600], target[PATH_MAX], rel[PATH_MAX];
 	struct symbolizer *probe;
 	struct stat st, st2;
 	struct sym_result r;
@@ -512,7 +512,13 @@ static void test_debug_cache(void **state)
 	assert_int_equal(st.st_mode & 0777, 0600);
 	assert_int_equal(compressed_sections(copy), 0);
 
-	/* valid: used as it is */
+	/* valid: used as it is; checked whole once, its stamp (inode, size, mtime) kept beside
+	 * it, and then trusted without reading it all */
+	check_cached_lines(&c, dbg, cache);
+	assert_int_equal(stat(copy, &st2), 0);
+	assert_int_equal(st2.st_ino, st.st_ino);
+	snprintf(stamp, sizeof(stamp), "%s.ok", copy);
+	assert_int_equal(access(stamp, F_OK), 0);
 	check_cached_lines(&c, dbg, cache);
 	assert_int_equal(stat(copy, &st2), 0);
 	assert_int_equal(st2.st_ino, st.st_ino);
@@ -536,6 +542,12 @@ static void test_debug_cache(void **state)
 		assert_int_equal(fputc(ch ^ 0x55, f), ch ^ 0x55);
 	}
 	assert_int_equal(fclose(f), 0);
+	{
+		/* another mtime than the stamp's, whatever the clock's granularity */
+		struct timespec ts[2] = { { 1, 0 }, { 1, 0 } };
+
+		assert_int_equal(utimensat(AT_FDCWD, copy, ts, 0), 0);
+	}
 	check_cached_lines(&c, dbg, cache);
 	assert_int_equal(stat(copy, &st2), 0);
 	assert_true(st2.st_ino != st.st_ino);
@@ -590,6 +602,7 @@ static void test_debug_cache(void **state)
 	child_stop(&c);
 
 	unlink(copy);
+	unlink(stamp);
 	snprintf(sub, sizeof(sub), "%s/debug", cache);
 	rmdir(sub);
 	rmdir(cache);
