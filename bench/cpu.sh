@@ -26,7 +26,9 @@
 #   boot), ebprof-fp (the same with --unwind fp: no unwind tables, frame pointers only), and
 #   ebprof-nocache (the same as ebprof with EBPROF_CACHE_DIR= : reads /proc/kallsyms and
 #   inflates compressed DWARF every time; what the first run after a boot pays, less writing
-#   the caches). BENCH_CPU_HZ (default 99) sets the frequency of all of them.
+#   the caches); with BENCH_CPU_EBPROF_BEFORE=PATH also ebprof-before, another ebprof binary (a
+#   build before a change) run as ebprof is, with the same caches. BENCH_CPU_HZ (default 99)
+#   sets the frequency of all of them.
 #
 # Measured per run:
 #   - the workload's own CPU time (user, system) and wall time, by bench/cpuru_preload.c
@@ -120,6 +122,11 @@ ebprof=$out/ebprof
 EBPROF_OUT=${BENCH_CPU_EBPROF_OUT:-ebprof-cpu.json}
 if [ -x "$ebprof" ] && "$ebprof" cpu --help >/dev/null 2>&1; then
 	configs+=(ebprof ebprof-fp ebprof-nocache)
+	# another build beside this one in the same run (a build before a change), as ebprof is run
+	if [ -n "${BENCH_CPU_EBPROF_BEFORE:-}" ]; then
+		[ -x "$BENCH_CPU_EBPROF_BEFORE" ] || die "BENCH_CPU_EBPROF_BEFORE: '$BENCH_CPU_EBPROF_BEFORE' is not an executable"
+		configs+=(ebprof-before)
+	fi
 else
 	skipped+=("ebprof: '$ebprof cpu --help' fails (no cpu mode in this build yet)")
 fi
@@ -193,6 +200,8 @@ profiler_cmd() { # CONFIG WORKLOAD: sets cmd
 		-o "$tmp/$EBPROF_OUT" -- "${inner[@]}" "${w[@]}") ;;
 	ebprof-nocache) cmd=(env EBPROF_CACHE_DIR= "$ebprof" cpu -q -F "$HZ" -o "$tmp/$EBPROF_OUT" --
 		"${inner[@]}" "${w[@]}") ;;
+	ebprof-before) cmd=(env EBPROF_CACHE_DIR="$tmp/cache" "$BENCH_CPU_EBPROF_BEFORE" cpu -q -F "$HZ"
+		-o "$tmp/$EBPROF_OUT" -- "${inner[@]}" "${w[@]}") ;;
 	esac
 }
 want_parent() { # CONFIG: the comm of the workload's parent
