@@ -605,7 +605,17 @@ const char *minbtf__path(const struct log_ctx *lc, const void *elf, size_t elf_s
 	if (fd >= 0) {
 		close(fd);
 		/* an empty file: made once, and the object needs the kernel's own */
-		return st.st_size ? buf : NULL;
+		if (!st.st_size)
+			return NULL;
+		/* a file libbpf cannot parse would fail the load: made again (~0.1 ms to
+		 * check: a few KB) */
+		b = btf__parse_raw(buf);
+		if (b) {
+			btf__free(b);
+			return buf;
+		}
+		pr_debug(lc, "minimal BTF: %s is not BTF: made again", buf);
+		unlink(buf);
 	}
 	if (!vmlinux_btf())
 		return NULL;

@@ -143,9 +143,47 @@ static void test_kmem(void **state) { (void)state; OBJECT(kmem); }
 static void test_lock(void **state) { (void)state; OBJECT(lock); }
 static void test_mem(void **state) { (void)state; OBJECT(mem); }
 
+/* The cache's file (minbtf__path): made once, found again; a file that is not BTF (a
+ * damaged cache) is made again, not given to libbpf, whose load it would fail. */
+static void test_cache_file(void **state)
+{
+	char dir[] = "/tmp/test_minbtf_cache.XXXXXX", buf[4096], again[4096], cmd[4200];
+	const char *p;
+	struct btf *b;
+	size_t sz;
+	const void *elf = cpu_bpf__elf_bytes(&sz);
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	setenv("EBPROF_CACHE_DIR", dir, 1);	/* read once: this test runs first */
+	p = minbtf__path(NULL, elf, sz, buf, sizeof(buf));
+	assert_non_null(p);
+	assert_int_equal(strncmp(p, dir, strlen(dir)), 0);
+	b = btf__parse_raw(p);
+	assert_non_null(b);
+	btf__free(b);
+	assert_ptr_equal(minbtf__path(NULL, elf, sz, again, sizeof(again)), again);
+	assert_string_equal(again, buf);
+
+	f = fopen(buf, "w");	/* damaged */
+	assert_non_null(f);
+	fputs("not BTF", f);
+	fclose(f);
+	p = minbtf__path(NULL, elf, sz, again, sizeof(again));
+	assert_non_null(p);
+	b = btf__parse_raw(p);
+	assert_non_null(b);
+	btf__free(b);
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cache_file),
 		cmocka_unit_test(test_cpu),
 		cmocka_unit_test(test_stacks),
 		cmocka_unit_test(test_offcpu),
