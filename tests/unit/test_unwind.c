@@ -27,6 +27,8 @@
 
 struct cmp_stats {
 	unsigned fdes, rows, exps, checked;
+	unsigned rsp_rules;	/* rows whose caller's rsp is not the CFA (unknown) */
+	unsigned rbx_saved;	/* rows with rbx saved at CFA - 8k */
 };
 
 /* The rbx rule readelf's column says (NULL: no column): unchanged ("u": no rule, which the
@@ -46,7 +48,8 @@ static unsigned want_rbx(const char *rbx)
 
 /* A readelf column: "rsp+8", "c-16", "u", "exp", "s", ... */
 static void check_row(const struct unwind_table *t, uint64_t loc, const char *cfa,
-		      const char *rbp, const char *ra, const char *rbx, struct cmp_stats *st)
+		      const char *rbp, const char *ra, const char *rbx, const char *rsp,
+		      struct cmp_stats *st)
 {
 	const struct unwind_row *r = unwind_table__find(t, loc);
 	char want[64];
@@ -60,6 +63,15 @@ static void check_row(const struct unwind_table *t, uint64_t loc, const char *cf
 		if (r->cfa != UNWIND_CFA_END)
 			fail_msg("%#llx: ra undefined, row cfa %d", (unsigned long long)loc, r->cfa);
 		st->checked++;
+		return;
+	}
+	if (rsp && strcmp(rsp, "u") != 0 &&
+	    !(strcmp(rsp, "exp") == 0 && r->cfa == UNWIND_CFA_SIGNAL)) {
+		/* the caller's rsp is not the CFA ("s": this frame's rsp, not the CFA either):
+		 * the walk would be wrong (a signal frame's expression is its own rule) */
+		st->rsp_rules++;
+		if (r->cfa != UNWIND_CFA_UNKNOWN)
+			fail_msg("%#llx: rsp %s, row cfa %d", (unsigned long long)loc, rsp, r->cfa);
 		return;
 	}
 	if (strcmp(cfa, "exp") == 0) {
@@ -113,6 +125,8 @@ static void check_row(const struct unwind_table *t, uint64_t loc, const char *cf
 	if (r->rbx != want_rbx(rbx))
 		fail_msg("%#llx: rbx %s, row rbx %d", (unsigned long long)loc, rbx ? rbx : "(none)",
 			 r->rbx);
+	if (r->rbx != UNWIND_RBX_SAME && r->rbx != UNWIND_RBX_UNKNOWN)
+		st->rbx_saved++;
 	st->checked++;
 }
 
@@ -123,7 +137,7 @@ static void compare_with_readelf(const char *path, struct cmp_stats *st)
 	const char *why;
 	char cmd[4200], line[4096], cols[32][16];
 	bool in_fde = false;
-	int ncols = 0, cfa_col = -1, rbp_col = -1, ra_col = -1, rbx_col = -1;
+	int ncols = 0, cfa_col = -1, rbp_col = -1, ra_col = -1, rbx_col = -1, rsp_col = -1;
 	FILE *p;
 
 	memset(st, 0, sizeof(*st));
@@ -161,7 +175,7 @@ static void compare_with_readelf(const char *path, struct cmp_stats *st)
 			char *save, *tok;
 
 			ncols = 0;
-			cfa_col = rbp_col = ra_col = rbx_col = -1;
+			cfa_col = rbp_col = ra_col = rbx_col = rsp_col = -1;
 			for (tok = strtok_r(line, " \n", &save); tok && ncols < 32;
 			     tok = strtok_r(NULL, " \n", &save)) {
 				snprintf(cols[ncols], sizeof(cols[0]), "%s", tok);
@@ -173,6 +187,8 @@ static void compare_with_readelf(const char *path, struct cmp_stats *st)
 					ra_col = ncols;
 				else if (strcmp(tok, "rbx") == 0)
 					rbx_col = ncols;
+				else if (strcmp(tok, "rsp") == 0)
+					rsp_col = ncols;
 				ncols++;
 			}
 			continue;
@@ -188,7 +204,7 @@ static void compare_with_readelf(const char *path, struct cmp_stats *st)
 				continue;
 			check_row(&t, loc, v[cfa_col], rbp_col >= 0 ? v[rbp_col] : NULL,
 				  ra_col >= 0 ? v[ra_col] : NULL, rbx_col >= 0 ? v[rbx_col] : NULL,
-				  st);
+				  rsp_col >= 0 ? v[rsp_col] : NULL, st);
 		}
 	}
 	pclose(p);
@@ -206,6 +222,22 @@ static void test_fixture_rows(void **state)
 	print_message("qsortfix: %u FDEs, %u rows, %u checked\n", st.fdes, st.rows, st.checked);
 	assert_true(st.fdes >= 5);
 	assert_true(st.checked >= 10);
+}
+
+/* rbxcfa's hand-written rows: the CFA in rbx, rbx kept in r12, the caller's rsp saved at
+ * CFA - 24 (unknown: the walk takes the CFA for it) */
+static void test_asm_rows(void **state)
+{
+	char path[4096];
+	struct cmp_stats st;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/fixtures/rbxcfa", out_dir());
+	compare_with_readelf(path, &st);
+	print_message("rbxcfa: %u FDEs, %u rows, %u checked, %u with rsp's rule, %u with rbx "
+		      "saved\n", st.fdes, st.rows, st.checked, st.rsp_rules, st.rbx_saved);
+	assert_int_equal(st.rsp_rules, 1);
+	assert_true(st.rbx_saved >= 3);
 }
 
 /* A static program has no .eh_frame_hdr: its FDEs are found by walking .eh_frame */
@@ -229,8 +261,9 @@ static void test_libc_rows(void **state)
 
 	(void)state;
 	compare_with_readelf(LIBC, &st);
-	print_message("libc: %u FDEs, %u rows (%u expressions), %u checked\n", st.fdes, st.rows,
-		      st.exps, st.checked);
+	print_message("libc: %u FDEs, %u rows (%u expressions), %u checked, %u with rbx saved\n",
+		      st.fdes, st.rows, st.exps, st.checked, st.rbx_saved);
+	assert_true(st.rbx_saved > 1000);
 	assert_true(st.fdes > 1000);
 	assert_true(st.checked > 10000);
 }
@@ -572,6 +605,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ident),
 		cmocka_unit_test(test_fixture_rows),
+		cmocka_unit_test(test_asm_rows),
 		cmocka_unit_test(test_static_rows),
 		cmocka_unit_test(test_libc_rows),
 		cmocka_unit_test(test_libc_special),
