@@ -11,6 +11,7 @@ import gdb
 gdb.execute("set pagination off")
 gdb.execute("set startup-with-shell off")
 gdb.execute("set backtrace past-main on")
+gdb.execute("set breakpoint pending on")
 want = {}
 for b in os.environ["CHAIN_BREAKS"].split(","):
     fn, _, hits = b.partition(":")

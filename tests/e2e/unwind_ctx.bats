@@ -100,3 +100,19 @@ jmp_chains() {
 	# implement): [truncated] (checked above when it has fixture frames), for the record
 	jq -r '.sites[] | [.frames[] | .function] | select(index("[truncated]")) | join(";")' "$T/c.json"
 }
+
+@test "unwind ctx: cpu -F 999 in ld.so's lazy binding: the callees of _dl_runtime_resolve (CFA in rbx) have gdb's complete stack" {
+	# lz_f100's callers: lz_run (the library's, where its PLT calls are bound), lazy_loop,
+	# main, to _start
+	chains "lz_f100" 1 "$FIX/lazyfix" 2
+	grep -q '^PC .* lz_run$' "$T/gdb.txt"
+	run setarch -R "$EBPROF" cpu -F 999 -v -q -o "$T/c.json" -- "$FIX/lazyfix" 5000
+	[ "$status" -eq 0 ]
+	grep -o "unwind: [0-9]* stacks complete, [0-9]* truncated" <<< "$output"
+	# rbx: the sample's, or where _dl_fixup and the lookup below saved it
+	grep -q " 0 truncated at a frame above the first whose CFA is in rbx" <<< "$output"
+	run python3 "$CHECK" "$T/c.json" "$T/gdb.txt" liblazyfix.so
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -Eq '^ok .*[ ;]_dl_fixup;_dl_runtime_resolve[a-z_]*;lz_run;lazy_loop;main;__libc_start_call_main;__libc_start_main;_start$' <<< "$output"
+}
