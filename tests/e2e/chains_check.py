@@ -18,7 +18,7 @@ import sys
 
 
 def value(s):
-    for k in ("samples", "alloc_count", "count", "value"):
+    for k in ("samples", "alloc_count", "switches", "count", "value"):
         if k in s:
             return s[k]
     return 0
