@@ -222,11 +222,27 @@ $(OUT)/fixtures/sigfix: tests/fixtures/sigfix.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall $< -o $@
 
+$(OUT)/fixtures/ctxfix: tests/fixtures/ctxfix.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall -D_FORTIFY_SOURCE=2 $< -o $@
+
+$(OUT)/fixtures/jmpfix: tests/fixtures/jmpfix.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall -D_FORTIFY_SOURCE=2 $< -o $@
+
 $(OUT)/fixtures/libdlburn.so: tests/fixtures/dlburn_lib.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FIX_CFLAGS) -fPIC -shared $< -o $@
 
-fixtures: $(OUT)/fixtures/libdlburn.so $(FIX_BINS) $(FIX_SOS) $(OUT)/fixtures/memfixture_static $(OUT)/fixtures/cxxfixture \
+$(OUT)/fixtures/liblazyfix.so: tests/fixtures/lazyfix_lib.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -fPIC -shared -Wall $< -o $@
+
+$(OUT)/fixtures/lazyfix: tests/fixtures/lazyfix.c $(OUT)/fixtures/liblazyfix.so | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall $< -o $@
+
+fixtures: $(OUT)/fixtures/libdlburn.so $(OUT)/fixtures/liblazyfix.so $(FIX_BINS) $(FIX_SOS) $(OUT)/fixtures/memfixture_static $(OUT)/fixtures/cxxfixture \
 	  $(OUT)/fixtures/cxxlate $(OUT)/fixtures/cxxfixture_static $(OUT)/fixtures/badalloc $(OUT)/fixtures/prefixalloc \
 	  $(OUT)/fixtures/qsortexec_a $(OUT)/fixtures/qsortexec_b
 

@@ -24,8 +24,10 @@ enum unwind_cfa {
 				 * its stack): */
 	UNWIND_CFA_RDI,		/* rdi + cfa_off */
 	UNWIND_CFA_RDX,		/* rdx + cfa_off: registers the unwinder knows in the first
-				 * frame only (the sample's, the event's): a frame further up
-				 * with such a rule ends the stack (UNWIND_STAT_REG_CFA) */
+				 * frame only (the sample's, the event's; rbx further up too
+				 * where every frame below says where it is: UNWIND_RBX_*): a
+				 * frame further up with such a rule ends the stack
+				 * (UNWIND_STAT_REG_CFA) */
 };
 
 enum unwind_rbp {
@@ -34,14 +36,24 @@ enum unwind_rbp {
 	UNWIND_RBP_UNDEF,	/* not recoverable */
 };
 
+/* Where the caller's %rbx is (a row's rbx, 6 bits), for a frame further up whose CFA is in
+ * rbx (UNWIND_CFA_RBX: ld.so's _dl_runtime_resolve, _dl_tlsdesc_dynamic): unchanged by this
+ * frame (callee-saved: the psABI's rule when the call frame information does not say), saved
+ * at CFA - 8 * k (k = 1..UNWIND_RBX_MAX_K), or anywhere else (not followed further up) */
+#define UNWIND_RBX_SAME		0
+#define UNWIND_RBX_MAX_K	62
+#define UNWIND_RBX_UNKNOWN	63
+
 /* One row: its rule holds from pc to the next row's pc. pc is the object's ELF virtual address
- * (an address minus the mapping's load bias). The return address is at CFA - 8 (rows where the
- * call frame information says otherwise are UNWIND_CFA_UNKNOWN). 12 bytes. */
+ * (an address minus the mapping's load bias). The return address is at CFA - 8 and the caller's
+ * rsp is the CFA (rows where the call frame information says otherwise are
+ * UNWIND_CFA_UNKNOWN). 12 bytes. */
 struct unwind_row {
 	__u32 pc;
 	__s32 cfa_off;
 	__u8 cfa;		/* enum unwind_cfa */
-	__u8 rbp;		/* enum unwind_rbp */
+	__u8 rbp : 2;		/* enum unwind_rbp */
+	__u8 rbx : 6;		/* UNWIND_RBX_SAME, k (saved at CFA - 8 * k), UNWIND_RBX_UNKNOWN */
 	__s16 rbp_off;
 };
 
@@ -173,7 +185,8 @@ enum unwind_stat {
 				 * the load, or a reused PID): not used */
 	UNWIND_STAT_CACHED,	/* stacks (counted complete too) found in the stack cache */
 	UNWIND_STAT_REG_CFA,	/* stacks ended (truncated) at a frame above the first whose CFA
-				 * is in rbx, rdi or rdx (UNWIND_CFA_RBX...): not known there */
+				 * is in rdi or rdx (UNWIND_CFA_RDI, _RDX: not known there), or
+				 * in rbx where a frame below did not say where it saved it */
 	UNWIND_STAT__COUNT,
 };
 

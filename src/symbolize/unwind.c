@@ -108,6 +108,36 @@ static bool plt_expr(const Dwarf_Op *o, size_t n, int64_t *off, int *k)
 	return true;
 }
 
+/* The rule of the caller's rsp: the CFA, as x86-64's is unless the call frame information says
+ * otherwise (libdw: [call_frame_cfa, stack_value]) */
+static bool rsp_is_cfa(Dwarf_Frame *f)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+
+	return dwarf_frame_register(f, REG_RSP, mem, &ops, &n) == 0 && n == 2 &&
+	       ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_stack_value;
+}
+
+/* Where the caller's rbx is (UNWIND_RBX_*). libdw says "undefined" for an rbx the call frame
+ * information does not mention (its x86-64 initial rules leave rbx out), which the psABI makes
+ * callee-saved: unchanged (an explicit DW_CFA_undefined for rbx reads the same; none of
+ * Debian's libc, ld.so, libstdc++ or libm has one). */
+static uint8_t rbx_rule(Dwarf_Frame *f)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+	int64_t off;
+
+	if (dwarf_frame_register(f, REG_RBX, mem, &ops, &n) != 0)
+		return UNWIND_RBX_UNKNOWN;
+	if (n == 0)
+		return UNWIND_RBX_SAME;
+	if (at_cfa(ops, n, &off) && off < 0 && off % 8 == 0 && -off / 8 <= UNWIND_RBX_MAX_K)
+		return (uint8_t)(-off / 8);
+	return UNWIND_RBX_UNKNOWN;
+}
+
 static void frame_row(Dwarf_Frame *f, bool signal, struct unwind_row *r)
 {
 	Dwarf_Op mem[3], *ops;
@@ -117,6 +147,7 @@ static void frame_row(Dwarf_Frame *f, bool signal, struct unwind_row *r)
 
 	r->cfa = UNWIND_CFA_UNKNOWN;
 	r->rbp = UNWIND_RBP_SAME;
+	r->rbx = UNWIND_RBX_UNKNOWN;
 	r->cfa_off = r->rbp_off = 0;
 
 	if (dwarf_frame_register(f, REG_RA, mem, &ops, &n) != 0)
@@ -143,8 +174,10 @@ static void frame_row(Dwarf_Frame *f, bool signal, struct unwind_row *r)
 		r->rbp = UNWIND_RBP_AT;
 		return;
 	}
-	if (!at_cfa(ops, n, &ra) || ra != -8)
+	/* (__longjmp's rows: the caller's rsp in r8, its return address in rdx) */
+	if (!at_cfa(ops, n, &ra) || ra != -8 || !rsp_is_cfa(f))
 		return;
+	r->rbx = rbx_rule(f);
 
 	if (dwarf_frame_register(f, REG_RBP, mem, &ops, &n) != 0)
 		return;
@@ -180,8 +213,67 @@ static void frame_row(Dwarf_Frame *f, bool signal, struct unwind_row *r)
 	}
 }
 
-/* The rows of the FDE that starts at start, up to limit (the next FDE's start). */
-static void fde_rows(Dwarf_CFI *cfi, uint64_t start, uint64_t limit, struct rowbuf *b)
+/* The object's code (its file's image and executable segments), for the few checks of the
+ * instructions themselves */
+struct code {
+	const uint8_t *img;
+	size_t size;
+	const struct unwind_table *t;
+};
+
+/* n bytes of code at vaddr, NULL when not all in one executable segment */
+static const uint8_t *code_at(const struct code *c, uint64_t vaddr, uint64_t n)
+{
+	for (uint32_t i = 0; c && c->img && i < c->t->nsegs; i++) {
+		uint64_t v = c->t->segs[i].vaddr, off;
+
+		if (vaddr < v || vaddr + n > v + c->t->segs[i].filesz)
+			continue;
+		off = c->t->segs[i].offset + (vaddr - v);
+		return off + n <= c->size ? c->img + off : NULL;
+	}
+	return NULL;
+}
+
+/* [pc, end) holds nothing but the padding assemblers put before an aligned function (nop
+ * forms: 90, 0f 1f /0 with 66 and 2e prefixes; int3) */
+static bool is_padding(const struct code *c, uint64_t pc, uint64_t end)
+{
+	const uint8_t *p = end > pc && end - pc < 64 ? code_at(c, pc, end - pc) : NULL;
+	size_t n = p ? end - pc : 0, i = 0;
+
+	while (p && i < n) {
+		size_t j = i, len;
+		uint8_t m, mod, rm;
+
+		while (j < n && (p[j] == 0x66 || p[j] == 0x2e))
+			j++;
+		if (j < n && (p[j] == 0x90 || p[j] == 0xcc)) {
+			i = j + 1;
+			continue;
+		}
+		if (j + 2 >= n || p[j] != 0x0f || p[j + 1] != 0x1f)
+			return false;
+		m = p[j + 2];
+		mod = m >> 6;
+		rm = m & 7;
+		if (((m >> 3) & 7) || mod == 3)
+			return false;
+		len = 3 + (rm == 4) + (mod == 1 ? 1 : mod == 2 || (mod == 0 && rm == 5) ? 4 : 0);
+		if (j + len > n)
+			return false;
+		i = j + len;
+	}
+	return p != NULL;
+}
+
+/* The rows of the FDE that starts at start, up to limit (the next FDE's start). Past its end,
+ * up to the next FDE: no call frame information (frame pointers), or, when it is only
+ * alignment padding, the outermost frame: a return address there (looked up at ip - 1) is the
+ * next function's first instruction, which no call pushes. makecontext pushes glibc's
+ * __start_context so, the end of every coroutine's stack (gdb walks on into its uc_link). */
+static void fde_rows(Dwarf_CFI *cfi, const struct code *c, uint64_t start, uint64_t limit,
+		     struct rowbuf *b)
 {
 	uint64_t pc = start;
 
@@ -192,7 +284,8 @@ static void fde_rows(Dwarf_CFI *cfi, uint64_t start, uint64_t limit, struct rowb
 		bool signal = false;
 
 		if (dwarf_cfi_addrframe(cfi, pc, &f) != 0) {
-			r.cfa = UNWIND_CFA_NONE;
+			r.cfa = limit < UINT32_MAX && is_padding(c, pc, limit) ? UNWIND_CFA_END :
+			        UNWIND_CFA_NONE;
 			push_row(b, &r);
 			return;
 		}
@@ -405,6 +498,87 @@ static int cfi_starts(Elf *elf, Elf_Data *d, bool eh, uint64_t vaddr, uint64_t *
 	return 0;
 }
 
+/* The rows of b with [from, to) made UNWIND_CFA_UNKNOWN (the rule at to kept from there) */
+static void rows_unknown(struct rowbuf *b, uint64_t from, uint64_t to)
+{
+	struct rowbuf nb = { 0 };
+	struct unwind_row u = { .pc = (uint32_t)from, .cfa = UNWIND_CFA_UNKNOWN,
+				.rbx = UNWIND_RBX_UNKNOWN }, at = { .cfa = UNWIND_CFA_NONE };
+	uint32_t i = 0;
+
+	if (from >= to || to >= UINT32_MAX)
+		return;
+	for (; i < b->n && b->rows[i].pc < from; i++) {
+		at = b->rows[i];
+		push_row(&nb, &at);
+	}
+	push_row(&nb, &u);
+	for (; i < b->n && b->rows[i].pc < to; i++)
+		at = b->rows[i];
+	if (i == b->n || b->rows[i].pc != to) {
+		at.pc = (uint32_t)to;
+		push_row(&nb, &at);
+	}
+	for (; i < b->n; i++)
+		push_row(&nb, &b->rows[i]);
+	if (nb.oom) {
+		free(nb.rows);
+		b->oom = true;
+		return;
+	}
+	free(b->rows);
+	*b = nb;
+}
+
+/* glibc's swapcontext (and setcontext) load the new context's rsp, then push its rip and
+ * return into it, under the function's first rule (CFA = rsp + 8, without call frame
+ * information for the switch): from the load on, that rule reads a word of the other
+ * context's stack as the return address. Those rows are made UNWIND_CFA_UNKNOWN: from the
+ * first "mov m64, %rsp" in the function (by its dynamic symbol) to its end. */
+static void context_switches(Elf *elf, const struct code *c, struct rowbuf *b)
+{
+	static const char *const names[] = { "swapcontext", "setcontext" };
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+		GElf_Sym sym;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			const char *name;
+			const uint8_t *p;
+			bool want = false;
+
+			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !sym.st_value || !sym.st_size || sym.st_size > 4096 ||
+			    !(name = elf_strptr(elf, sh.sh_link, sym.st_name)))
+				continue;
+			for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+				want |= strcmp(name, names[k]) == 0;
+			if (!want || !(p = code_at(c, sym.st_value, sym.st_size)))
+				continue;
+			for (uint64_t j = 0; j + 3 <= sym.st_size; j++) {
+				/* REX.W (not .R), 8b, a memory operand with reg = rsp */
+				uint8_t m = p[j + 2];
+				uint64_t len;
+
+				if ((p[j] & 0xfc) != 0x48 || p[j + 1] != 0x8b || (m & 0x38) != 0x20 ||
+				    (m >> 6) == 3)
+					continue;
+				len = 3 + ((m & 7) == 4) + ((m >> 6) == 1 ? 1 : (m >> 6) == 2 ||
+					((m >> 6) == 0 && (m & 7) == 5) ? 4 : 0);
+				rows_unknown(b, sym.st_value + j + len, sym.st_value + sym.st_size);
+				break;
+			}
+		}
+		break;
+	}
+}
+
 static Elf_Scn *section(Elf *elf, const char *name, GElf_Shdr *sh)
 {
 	size_t shstrndx;
@@ -424,7 +598,8 @@ static Elf_Scn *section(Elf *elf, const char *name, GElf_Shdr *sh)
 	return NULL;
 }
 
-static void rows_from(Dwarf_CFI *cfi, const uint64_t *starts, size_t n, struct rowbuf *b)
+static void rows_from(Dwarf_CFI *cfi, const struct code *c, const uint64_t *starts, size_t n,
+		      struct rowbuf *b)
 {
 	for (size_t i = 0; i < n && !b->oom; i++) {
 		uint64_t limit = i + 1 < n ? starts[i + 1] : UINT32_MAX;
@@ -433,7 +608,7 @@ static void rows_from(Dwarf_CFI *cfi, const uint64_t *starts, size_t n, struct r
 			continue;
 		if (starts[i] >= UINT32_MAX)
 			break;
-		fde_rows(cfi, starts[i], limit, b);
+		fde_rows(cfi, c, starts[i], limit, b);
 	}
 }
 
@@ -449,7 +624,7 @@ static int open_debug_file(const char *debug_dir, const char *hex)
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
-static int from_debug_frame(Elf *elf, struct rowbuf *b)
+static int from_debug_frame(Elf *elf, const struct code *c, struct rowbuf *b)
 {
 	GElf_Shdr sh;
 	Elf_Scn *scn = section(elf, ".debug_frame", &sh);
@@ -467,7 +642,7 @@ static int from_debug_frame(Elf *elf, struct rowbuf *b)
 	cfi = dwarf_getcfi(dw);
 	if (cfi && cfi_starts(elf, elf_getdata(scn, NULL), false, sh.sh_addr, &starts, &n) == 0 &&
 	    n) {
-		rows_from(cfi, starts, n, b);
+		rows_from(cfi, c, starts, n, b);
 		rc = b->n ? 0 : -1;
 	}
 	free(starts);
@@ -483,8 +658,9 @@ struct unwind_cache_hdr {
 	uint64_t sum;		/* sym_cache__hash of the rows */
 };
 
-#define UNWIND_CACHE_MAGIC "ebpunw2"	/* with its NUL: 8 bytes; a new format, a new magic
-					 * (2: rows with the CFA in rbx, rdi, rdx) */
+#define UNWIND_CACHE_MAGIC "ebpunw3"	/* with its NUL: 8 bytes; a new format, a new magic
+					 * (2: rows with the CFA in rbx, rdi, rdx; 3: where rbx
+					 * is saved, padding, swapcontext) */
 
 static const char *const sources[] = { ".eh_frame", ".debug_frame",
 				       ".debug_frame of its debug file" };
@@ -562,6 +738,7 @@ int unwind_table__build(const char *path, const char *debug_dir, const char *cac
 			struct unwind_table *t, const char **why)
 {
 	struct rowbuf b = { 0 };
+	struct code code = { .t = t };
 	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
 	Elf *elf = NULL;
 	const void *bid;
@@ -609,6 +786,8 @@ int unwind_table__build(const char *path, const char *debug_dir, const char *cac
 		goto out;
 	}
 
+	code.img = (const uint8_t *)elf_rawfile(elf, &code.size);
+
 	/* .eh_frame_hdr if there is one (sh is then its header), else .eh_frame's */
 	hdr = section(elf, ".eh_frame_hdr", &sh);
 	ehf = hdr ? hdr : section(elf, ".eh_frame", &sh);
@@ -623,7 +802,7 @@ int unwind_table__build(const char *path, const char *debug_dir, const char *cac
 		*why = "its .eh_frame cannot be read";
 		if (cfi && d && (hdr ? hdr_starts(d, sh.sh_addr, &starts, &n) :
 				 cfi_starts(elf, d, true, sh.sh_addr, &starts, &n)) == 0) {
-			rows_from(cfi, starts, n, &b);
+			rows_from(cfi, &code, starts, n, &b);
 			t->source = ".eh_frame";
 		}
 		free(starts);
@@ -635,17 +814,19 @@ int unwind_table__build(const char *path, const char *debug_dir, const char *cac
 		int dfd;
 
 		*why = "it has no .eh_frame or .debug_frame";
-		if (from_debug_frame(elf, &b) == 0) {
+		if (from_debug_frame(elf, &code, &b) == 0) {
 			t->source = ".debug_frame";
 		} else if (*t->build_id && (dfd = open_debug_file(debug_dir, t->build_id)) >= 0) {
 			Elf *de = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
 
-			if (de && from_debug_frame(de, &b) == 0)
+			if (de && from_debug_frame(de, &code, &b) == 0)
 				t->source = ".debug_frame of its debug file";
 			elf_end(de);
 			close(dfd);
 		}
 	}
+	if (b.n && !b.oom)
+		context_switches(elf, &code, &b);
 	if (b.oom) {
 		*why = "out of memory";
 		goto out;

@@ -61,8 +61,8 @@ int unwind_preloads(const char *env, size_t len, const char *file, const char *c
 /* The same rules (everything but pc) */
 static inline bool unwind_row__same(const struct unwind_row *a, const struct unwind_row *b)
 {
-	return a->cfa == b->cfa && a->rbp == b->rbp && a->cfa_off == b->cfa_off &&
-	       a->rbp_off == b->rbp_off;
+	return a->cfa == b->cfa && a->rbp == b->rbp && a->rbx == b->rbx &&
+	       a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off;
 }
 
 #endif

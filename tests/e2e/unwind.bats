@@ -230,21 +230,29 @@ startfix_gdb() {
 	jqe '.drops.unwind_truncated == 0' "$T/m.json"
 }
 
-@test "unwind: cpu, a first frame whose CFA is in rbx (as ld.so's _dl_runtime_resolve's) unwinds; a frame above the first ends its stack, counted" {
+@test "unwind: cpu, a frame whose CFA is in rbx (as ld.so's _dl_runtime_resolve's) unwinds where rbx is known; else its stack ends there, counted" {
 	# rbxcfa_spin's CFA is rbx + 16 (its call frame information, hand-written like ld.so's)
 	run "$EBPROF" cpu -q -F 999 -o "$T/c.json" -- "$FIX/rbxcfa"
 	[ "$status" -eq 0 ]
 	jq -c '.sites[] | [.samples, [.frames[] | .function]] | select(.[1] | index("rbxcfa_spin"))' "$T/c.json"
 	jqe '[.sites[] | select(any(.frames[]; .function == "rbxcfa_spin")) | .samples] | add > 0' "$T/c.json"
 	jqe '[.sites[] | [.frames[] | .function] | select(index("rbxcfa_spin")) | .[index("rbxcfa_spin"):] == ["rbxcfa_spin", "rbxcfa_outer", "main", "__libc_start_call_main", "__libc_start_main", "_start"]] | all' "$T/c.json"
-	# called from it: rbx is the callee's there, not known: [truncated] after rbxcfa_spin
+	# called from it: the callee's rows say it leaves rbx alone, rbx is the sample's there
 	run "$EBPROF" cpu -v -q -F 999 -o "$T/d.json" -- "$FIX/rbxcfa" call
 	[ "$status" -eq 0 ]
-	jqe '[.sites[] | [.frames[] | .function] | select(index("rbxcfa_callee")) | .[index("rbxcfa_callee"):] == ["rbxcfa_callee", "rbxcfa_spin", "[truncated]"]] | all' "$T/d.json"
-	n=$(jq '[.sites[] | select(any(.frames[]; .function == "rbxcfa_spin")) | .samples] | add' "$T/d.json")
+	jq -c '.sites[] | [.samples, [.frames[] | .function]] | select(.[1] | index("rbxcfa_callee"))' "$T/d.json"
+	jqe '[.sites[] | select(any(.frames[]; .function == "rbxcfa_callee")) | .samples] | add > 0' "$T/d.json"
+	jqe '[.sites[] | [.frames[] | .function] | select(index("rbxcfa_callee")) | .[index("rbxcfa_callee"):] == ["rbxcfa_callee", "rbxcfa_spin", "rbxcfa_outer", "main", "__libc_start_call_main", "__libc_start_main", "_start"]] | all' "$T/d.json"
+	grep -q " 0 truncated at a frame above the first whose CFA is in rbx" <<< "$output"
+	# rbxcfa_hide keeps the caller's rbx in r12 (.cfi_register): not followed, [truncated]
+	# after rbxcfa_spin, counted
+	run "$EBPROF" cpu -v -q -F 999 -o "$T/h.json" -- "$FIX/rbxcfa" hide
+	[ "$status" -eq 0 ]
+	jqe '[.sites[] | [.frames[] | .function] | select(index("rbxcfa_hide")) | .[index("rbxcfa_hide"):] == ["rbxcfa_hide", "rbxcfa_spin", "[truncated]"]] | all' "$T/h.json"
+	n=$(jq '[.sites[] | select(any(.frames[]; .function == "rbxcfa_spin")) | .samples] | add' "$T/h.json")
 	counted=$(grep -o "[0-9]* truncated at a frame above the first whose CFA is in rbx" <<< "$output" | cut -d' ' -f1)
 	echo "samples through rbxcfa_spin: $n, counted: $counted"
 	[ "$n" -gt 0 ]
 	[ "$counted" -ge "$n" ]
-	jqe '.drops.unwind_truncated >= '"$n" "$T/d.json"
+	jqe '.drops.unwind_truncated >= '"$n" "$T/h.json"
 }

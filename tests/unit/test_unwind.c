@@ -2,8 +2,10 @@
  * binutils' `readelf --debug-dump=frames-interp` says of the same file (an independent reader of
  * the same call frame information): the -O2 -fomit-frame-pointer fixture, and glibc (PLT
  * expression, signal frame, outermost frames). No root needed. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <ucontext.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -25,11 +27,29 @@
 
 struct cmp_stats {
 	unsigned fdes, rows, exps, checked;
+	unsigned rsp_rules;	/* rows whose caller's rsp is not the CFA (unknown) */
+	unsigned rbx_saved;	/* rows with rbx saved at CFA - 8k */
 };
+
+/* The rbx rule readelf's column says (NULL: no column): unchanged ("u": no rule, which the
+ * psABI makes unchanged for a callee-saved register; "s"), saved at CFA - 8k, else unknown */
+static unsigned want_rbx(const char *rbx)
+{
+	int off;
+	char end;
+
+	if (!rbx || strcmp(rbx, "u") == 0 || strcmp(rbx, "s") == 0)
+		return UNWIND_RBX_SAME;
+	if (sscanf(rbx, "c%d%c", &off, &end) == 1 && off < 0 && off % 8 == 0 &&
+	    -off / 8 <= UNWIND_RBX_MAX_K)
+		return (unsigned)(-off / 8);
+	return UNWIND_RBX_UNKNOWN;
+}
 
 /* A readelf column: "rsp+8", "c-16", "u", "exp", "s", ... */
 static void check_row(const struct unwind_table *t, uint64_t loc, const char *cfa,
-		      const char *rbp, const char *ra, struct cmp_stats *st)
+		      const char *rbp, const char *ra, const char *rbx, const char *rsp,
+		      struct cmp_stats *st)
 {
 	const struct unwind_row *r = unwind_table__find(t, loc);
 	char want[64];
@@ -43,6 +63,15 @@ static void check_row(const struct unwind_table *t, uint64_t loc, const char *cf
 		if (r->cfa != UNWIND_CFA_END)
 			fail_msg("%#llx: ra undefined, row cfa %d", (unsigned long long)loc, r->cfa);
 		st->checked++;
+		return;
+	}
+	if (rsp && strcmp(rsp, "u") != 0 &&
+	    !(strcmp(rsp, "exp") == 0 && r->cfa == UNWIND_CFA_SIGNAL)) {
+		/* the caller's rsp is not the CFA ("s": this frame's rsp, not the CFA either):
+		 * the walk would be wrong (a signal frame's expression is its own rule) */
+		st->rsp_rules++;
+		if (r->cfa != UNWIND_CFA_UNKNOWN)
+			fail_msg("%#llx: rsp %s, row cfa %d", (unsigned long long)loc, rsp, r->cfa);
 		return;
 	}
 	if (strcmp(cfa, "exp") == 0) {
@@ -93,6 +122,11 @@ static void check_row(const struct unwind_table *t, uint64_t loc, const char *cf
 			fail_msg("%#llx: rbp %s, row rbp %d %s", (unsigned long long)loc, rbp,
 				 r->rbp, want);
 	}
+	if (r->rbx != want_rbx(rbx))
+		fail_msg("%#llx: rbx %s, row rbx %d", (unsigned long long)loc, rbx ? rbx : "(none)",
+			 r->rbx);
+	if (r->rbx != UNWIND_RBX_SAME && r->rbx != UNWIND_RBX_UNKNOWN)
+		st->rbx_saved++;
 	st->checked++;
 }
 
@@ -103,7 +137,7 @@ static void compare_with_readelf(const char *path, struct cmp_stats *st)
 	const char *why;
 	char cmd[4200], line[4096], cols[32][16];
 	bool in_fde = false;
-	int ncols = 0, cfa_col = -1, rbp_col = -1, ra_col = -1;
+	int ncols = 0, cfa_col = -1, rbp_col = -1, ra_col = -1, rbx_col = -1, rsp_col = -1;
 	FILE *p;
 
 	memset(st, 0, sizeof(*st));
@@ -141,7 +175,7 @@ static void compare_with_readelf(const char *path, struct cmp_stats *st)
 			char *save, *tok;
 
 			ncols = 0;
-			cfa_col = rbp_col = ra_col = -1;
+			cfa_col = rbp_col = ra_col = rbx_col = rsp_col = -1;
 			for (tok = strtok_r(line, " \n", &save); tok && ncols < 32;
 			     tok = strtok_r(NULL, " \n", &save)) {
 				snprintf(cols[ncols], sizeof(cols[0]), "%s", tok);
@@ -151,6 +185,10 @@ static void compare_with_readelf(const char *path, struct cmp_stats *st)
 					rbp_col = ncols;
 				else if (strcmp(tok, "ra") == 0)
 					ra_col = ncols;
+				else if (strcmp(tok, "rbx") == 0)
+					rbx_col = ncols;
+				else if (strcmp(tok, "rsp") == 0)
+					rsp_col = ncols;
 				ncols++;
 			}
 			continue;
@@ -165,7 +203,8 @@ static void compare_with_readelf(const char *path, struct cmp_stats *st)
 			if (n != ncols || cfa_col < 0)
 				continue;
 			check_row(&t, loc, v[cfa_col], rbp_col >= 0 ? v[rbp_col] : NULL,
-				  ra_col >= 0 ? v[ra_col] : NULL, st);
+				  ra_col >= 0 ? v[ra_col] : NULL, rbx_col >= 0 ? v[rbx_col] : NULL,
+				  rsp_col >= 0 ? v[rsp_col] : NULL, st);
 		}
 	}
 	pclose(p);
@@ -183,6 +222,22 @@ static void test_fixture_rows(void **state)
 	print_message("qsortfix: %u FDEs, %u rows, %u checked\n", st.fdes, st.rows, st.checked);
 	assert_true(st.fdes >= 5);
 	assert_true(st.checked >= 10);
+}
+
+/* rbxcfa's hand-written rows: the CFA in rbx, rbx kept in r12, the caller's rsp saved at
+ * CFA - 24 (unknown: the walk takes the CFA for it) */
+static void test_asm_rows(void **state)
+{
+	char path[4096];
+	struct cmp_stats st;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/fixtures/rbxcfa", out_dir());
+	compare_with_readelf(path, &st);
+	print_message("rbxcfa: %u FDEs, %u rows, %u checked, %u with rsp's rule, %u with rbx "
+		      "saved\n", st.fdes, st.rows, st.checked, st.rsp_rules, st.rbx_saved);
+	assert_int_equal(st.rsp_rules, 1);
+	assert_true(st.rbx_saved >= 3);
 }
 
 /* A static program has no .eh_frame_hdr: its FDEs are found by walking .eh_frame */
@@ -206,8 +261,9 @@ static void test_libc_rows(void **state)
 
 	(void)state;
 	compare_with_readelf(LIBC, &st);
-	print_message("libc: %u FDEs, %u rows (%u expressions), %u checked\n", st.fdes, st.rows,
-		      st.exps, st.checked);
+	print_message("libc: %u FDEs, %u rows (%u expressions), %u checked, %u with rbx saved\n",
+		      st.fdes, st.rows, st.exps, st.checked, st.rbx_saved);
+	assert_true(st.rbx_saved > 1000);
 	assert_true(st.fdes > 1000);
 	assert_true(st.checked > 10000);
 }
@@ -277,6 +333,96 @@ static void test_libc_special(void **state)
 	assert_true(plt >= 1);
 	assert_int_equal(sig, 1);
 	assert_true(end >= 2);	/* clone, clone3 */
+	unwind_table__free(&t);
+}
+
+/* In the code of libc at sw (swapcontext): the first "mov ...,%rsp", the instruction after it
+ * and the next ret, by objdump */
+static void swap_rsp_load(uint64_t sw, uint64_t *loadp, uint64_t *nextp, uint64_t *endp)
+{
+	uint64_t load = 0, next = 0, end = 0;
+	char cmd[512], line[512];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "objdump -d --no-show-raw-insn --start-address=%#llx "
+		 "--stop-address=%#llx %s", (unsigned long long)sw, (unsigned long long)sw + 512,
+		 LIBC);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long a;
+
+		if (sscanf(line, " %llx:", &a) != 1)
+			continue;
+		if (load && !next)
+			next = a;
+		if (!load && strstr(line, "mov ") && strstr(line, "),%rsp"))
+			load = a;
+		if (next && strstr(line, "\tret")) {
+			end = a;
+			break;
+		}
+	}
+	pclose(p);
+	*loadp = load;
+	*nextp = next;
+	*endp = end;
+}
+
+static void ctx_fn(void)
+{
+}
+
+/* glibc's context switches. makecontext pushes __start_context (found here from this process's
+ * own makecontext: the word it leaves at the new context's rsp) as the coroutine's return
+ * address, after alignment padding: looked up at the address - 1, the stack ends there
+ * (outermost), and __start_context's own rows are its FDE's. swapcontext loads the new
+ * context's rsp without call frame information (objdump finds the "mov ...,%rsp"): its rows
+ * are unknown from the next instruction to its end, and its first rule before. */
+static void test_libc_contexts(void **state)
+{
+	static char stack[16384];
+	struct unwind_table t;
+	const struct unwind_row *r;
+	const char *why;
+	ucontext_t uc;
+	Dl_info di;
+	uint64_t start, sw, load, next, end;
+
+	(void)state;
+	assert_int_equal(getcontext(&uc), 0);
+	uc.uc_stack.ss_sp = stack;
+	uc.uc_stack.ss_size = sizeof(stack);
+	uc.uc_link = NULL;
+	makecontext(&uc, ctx_fn, 0);
+	start = *(uint64_t *)uc.uc_mcontext.gregs[REG_RSP];
+	assert_true(dladdr((void *)start, &di));
+	assert_true(strstr(di.dli_fname, "libc.so.6") != NULL);
+	start -= (uint64_t)di.dli_fbase;
+	assert_int_equal(unwind_table__build(LIBC, NULL, NULL, &t, &why), 0);
+	r = unwind_table__find(&t, start - 1);
+	assert_non_null(r);
+	assert_int_equal(r->cfa, UNWIND_CFA_END);
+	r = unwind_table__find(&t, start);
+	assert_non_null(r);
+	assert_int_equal(r->cfa, UNWIND_CFA_RSP);
+	assert_int_equal(r->cfa_off, 8);
+
+	sw = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "swapcontext");
+	assert_true(sw && dladdr((void *)sw, &di));
+	sw -= (uint64_t)di.dli_fbase;
+	swap_rsp_load(sw, &load, &next, &end);
+	print_message("__start_context at %#llx; swapcontext at %#llx, loads rsp at %#llx\n",
+		      (unsigned long long)start, (unsigned long long)sw, (unsigned long long)load);
+	assert_true(load > sw && next > load && end > next);
+	r = unwind_table__find(&t, load);
+	assert_non_null(r);
+	assert_int_equal(r->cfa, UNWIND_CFA_RSP);
+	for (uint64_t a = next; a <= end; a++) {
+		r = unwind_table__find(&t, a);
+		assert_non_null(r);
+		assert_int_equal(r->cfa, UNWIND_CFA_UNKNOWN);
+	}
 	unwind_table__free(&t);
 }
 
@@ -459,10 +605,12 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ident),
 		cmocka_unit_test(test_fixture_rows),
+		cmocka_unit_test(test_asm_rows),
 		cmocka_unit_test(test_static_rows),
 		cmocka_unit_test(test_libc_rows),
 		cmocka_unit_test(test_libc_special),
 		cmocka_unit_test(test_ldso_rows),
+		cmocka_unit_test(test_libc_contexts),
 		cmocka_unit_test(test_bias),
 		cmocka_unit_test(test_cache),
 		cmocka_unit_test(test_no_table),

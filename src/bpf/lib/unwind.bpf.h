@@ -119,6 +119,8 @@ struct unwind_vma {
 	struct unwind_file_key key;
 	__u32 file;		/* file-backed (else anonymous: JIT code) */
 	__u32 valid;
+	__u32 exec, pad;	/* VM_EXEC: else no code (a return address that is none: data
+				 * a walk took for one, a coroutine's uc_link) */
 };
 
 /* What unwind_rule looks up: ip (ip - 1 for a return address: look) in process tgid; vma the
@@ -141,6 +143,8 @@ struct unwind_ctx {
 	__u64 sp0;			/* sp where the walk started: the log's offsets' base */
 	__u64 rbx, rdi, rdx;		/* the first frame's (UNWIND_CFA_RBX...) */
 	__u32 leaf;			/* they are known */
+	__u32 rbx_ok;			/* the frame's rbx is known: rbx, or saved at rbx_at */
+	__u64 rbx_at;			/* where a frame below saved it (0: rbx holds it) */
 };
 
 static __always_inline void unwind_count_n(__u32 what, __u64 k)
@@ -243,7 +247,8 @@ static __always_inline __u32 unwind_ent_check(const struct unwind_cache_ent *e)
 	__u64 h = e->ip ^ ((__u64)e->tgid << 32 | e->gen);
 
 	h ^= (__u64)e->row.pc << 32 | (__u32)e->row.cfa_off;
-	h ^= ((__u64)e->row.cfa << 40 | (__u64)e->row.rbp << 32 | (__u16)e->row.rbp_off) *
+	h ^= ((__u64)e->row.rbx << 48 | (__u64)e->row.cfa << 40 | (__u64)e->row.rbp << 32 |
+	      (__u16)e->row.rbp_off) *
 	     0x9e3779b97f4a7c15ULL;
 	h *= 0xff51afd7ed558ccdULL;
 	return (__u32)(h ^ (h >> 32)) | 1;
@@ -257,6 +262,7 @@ static long unwind_vma_cb(struct task_struct *task, struct vm_area_struct *vma, 
 	v->start = BPF_CORE_READ(vma, vm_start);
 	v->end = BPF_CORE_READ(vma, vm_end);
 	v->pgoff = BPF_CORE_READ(vma, vm_pgoff) << 12;
+	v->exec = !!(BPF_CORE_READ(vma, vm_flags) & 0x4);	/* VM_EXEC */
 	if (f) {
 		v->file = 1;
 		v->key.ino = BPF_CORE_READ(f, f_inode, i_ino);
@@ -267,7 +273,8 @@ static long unwind_vma_cb(struct task_struct *task, struct vm_area_struct *vma, 
 
 /* The rule at look in code the process's tables do not map (see the top): 0 with *row
  * (UNWIND_CFA_NONE: frame pointers), 1 when no table is known for its file, 2 when ip is in no
- * mapping at all. Not cached: it is looked up only until the collector loads the process. */
+ * mapping at all, 3 in a mapping that is not executable (no code: never walked by frame
+ * pointers). Not cached: it is looked up only until the collector loads the process. */
 static __always_inline int unwind_rule_by_file(__u64 ip, __u64 look, struct unwind_row *row,
 					       struct unwind_vma *vp)
 {
@@ -288,6 +295,8 @@ static __always_inline int unwind_rule_by_file(__u64 ip, __u64 look, struct unwi
 		v.valid = 1;
 		*vp = v;
 	}
+	if (!v.exec)
+		return 3;
 	if (!v.file)
 		return 0;
 	f = bpf_map_lookup_elem(&unwind_files, &v.key);
@@ -344,14 +353,18 @@ __noinline int unwind_rule(struct unwind_proc *proc, struct unwind_look *k,
 	}
 	m = unwind_find_map(proc, ip);
 	if (!m) {
-		/* code mapped since the collector's last look: it is told, once */
-		if (!proc->stale) {
+		int rc;
+
+		k->by_file = 1;
+		rc = unwind_rule_by_file(ip, look, row, &k->vma);
+		/* code mapped since the collector's last look: it is told, once (not for an
+		 * address in data: no code to load) */
+		if (rc != 3 && !proc->stale) {
 			proc->stale = 1;
 			/* woken: the collector loads it at once (rare: once per load) */
 			bpf_ringbuf_output(&unwind_stale, &tgid, sizeof(tgid), 0);
 		}
-		k->by_file = 1;
-		return unwind_rule_by_file(ip, look, row, &k->vma);
+		return rc;
 	}
 	if (m->rows != UNWIND_MAP_FP) {
 		pc = look - m->bias;
@@ -504,19 +517,33 @@ __noinline int unwind_frame(__u64 i, struct unwind_ctx *u, struct unwind_ips *ip
 		u->sp = nsp;
 		u->bp = bp;
 		u->exact = 1;
+		u->rbx_ok = 0;
 		return ra ? 0 : 1;
 	}
 	case UNWIND_CFA_RBX:
+		/* the first frame's rbx (the sample's, the event's), or where the frames below
+		 * saved it (callee-saved: each row says) */
+		if (!u->rbx_ok) {
+			unwind_count(UNWIND_STAT_REG_CFA);
+			goto truncated;
+		}
+		cfa = u->rbx;
+		if (u->rbx_at && unwind_read(u, scr, u->rbx_at, &cfa))
+			goto truncated;
+		cfa += (__s64)r->cfa_off;
+		/* the walk depends on a register the stack cache does not key on */
+		scr->nocache = 1;
+		break;
 	case UNWIND_CFA_RDI:
 	case UNWIND_CFA_RDX: {
-		/* a register known in the first frame only: the sample's or the event's own */
+		/* registers known in the first frame only (call-clobbered: no row says where a
+		 * frame above the first had them) */
 		if (i != 0 || !u->leaf) {
 			unwind_count(UNWIND_STAT_REG_CFA);
 			goto truncated;
 		}
-		cfa = rule == UNWIND_CFA_RBX ? u->rbx : rule == UNWIND_CFA_RDI ? u->rdi : u->rdx;
+		cfa = rule == UNWIND_CFA_RDI ? u->rdi : u->rdx;
 		cfa += (__s64)r->cfa_off;
-		/* the walk depends on a register the stack cache does not key on */
 		scr->nocache = 1;
 		break;
 	}
@@ -567,6 +594,7 @@ __noinline int unwind_frame(__u64 i, struct unwind_ctx *u, struct unwind_ips *ip
 		unwind_log(u, scr, u->bp, bp);
 		unwind_log(u, scr, u->bp + 8, ra);
 		cfa = u->bp + 16;
+		u->rbx_ok = 0;
 		unwind_count(UNWIND_STAT_FP_FRAMES);
 		/* counted in the scratch (map memory): a count in u, which the verifier tracks,
 		 * made it follow the walk step by step (loading several times slower) */
@@ -575,6 +603,13 @@ __noinline int unwind_frame(__u64 i, struct unwind_ctx *u, struct unwind_ips *ip
 	if (!ra) {
 		u->end = UNWIND_STAT_COMPLETE;
 		return 1;
+	}
+	/* the caller's rbx: where this frame saved it, or unchanged */
+	if (rule != UNWIND_CFA_NONE && r->rbx == UNWIND_RBX_UNKNOWN) {
+		u->rbx_ok = 0;
+	} else if (rule != UNWIND_CFA_NONE && r->rbx != UNWIND_RBX_SAME) {
+		u->rbx_at = cfa - 8 * (__u64)r->rbx;
+		u->rbx_ok = 1;
 	}
 	u->ip = ra;
 	u->sp = cfa;
@@ -806,6 +841,7 @@ __noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 	u.rdi = st->rdi;
 	u.rdx = st->rdx;
 	u.leaf = st->leaf;
+	u.rbx_ok = st->leaf;
 	l.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	slot = unwind_scache_slot(tgid, k.ip, k.sp);
 	e = bpf_map_lookup_elem(&unwind_scache, &slot);
