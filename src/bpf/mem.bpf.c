@@ -785,11 +785,25 @@ __noinline int live_put(__u32 pid, __u64 ptr, const struct mem_live_val *lv,
 {
 	__u64 h = live_hash(pid, ptr);
 	struct mem_live_slot *hs, *s;
-	long at = live_find_at(pid, ptr);
+	long at;
 	__u32 i;
 
 	if (!lv || !old)
 		return -1;
+	/* the common case first: an empty home slot that no block of its own lies past holds
+	 * nothing of (pid, ptr)'s and takes it (a block is only ever put by the thread its
+	 * allocator handed it to, so no other can put the same one meanwhile) */
+	hs = live_slot(h);
+	if (!hs)
+		return -1;
+	if (hs->state == MEM_LIVE_EMPTY && !hs->over &&
+	    __sync_val_compare_and_swap(&hs->state, MEM_LIVE_EMPTY, MEM_LIVE_BUSY) ==
+	    MEM_LIVE_EMPTY) {
+		hs->dist = 0;
+		live_fill(hs, pid, ptr, lv);
+		return 0;
+	}
+	at = live_find_at(pid, ptr);
 	if (at >= 0) {
 		s = live_slot((__u32)at);
 		if (s && live_claim(s, pid, ptr)) {
@@ -799,9 +813,6 @@ __noinline int live_put(__u32 pid, __u64 ptr, const struct mem_live_val *lv,
 			return 1;
 		}
 	}
-	hs = live_slot(h);
-	if (!hs)
-		return -1;
 	/* the first empty slot of the window; if another thread takes it first, once more */
 	for (int round = 0; round < 2; round++) {
 		i = live_empty_at(h);
