@@ -676,6 +676,18 @@ static __always_inline bool live_is(const struct mem_live_slot *s, __u32 pid, __
 	return s->state == MEM_LIVE && s->ptr == ptr && s->pid == pid;
 }
 
+/* Load (pid, ptr)'s home slot, for nothing but to have its line on the way (a prefetch) */
+static __always_inline void live_touch(__u32 pid, __u64 ptr)
+{
+	struct mem_live_slot *s = live_slot(live_hash(pid, ptr));
+	__u32 v;
+
+	if (!s)
+		return;
+	v = *(volatile __u32 *)&s->state;
+	asm volatile("" : : "r"(v));
+}
+
 /* Where (pid, ptr)'s live block lies: its slot's index, and how far that is past its home slot
  * above bit 32; -1: not there. A global function, verified once (the probe loop inlined at each
  * use made loading the programs slower by ~0.5 s). */
@@ -785,11 +797,25 @@ __noinline int live_put(__u32 pid, __u64 ptr, const struct mem_live_val *lv,
 {
 	__u64 h = live_hash(pid, ptr);
 	struct mem_live_slot *hs, *s;
-	long at = live_find_at(pid, ptr);
+	long at;
 	__u32 i;
 
 	if (!lv || !old)
 		return -1;
+	/* the common case first: an empty home slot that no block of its own lies past holds
+	 * nothing of (pid, ptr)'s and takes it (a block is only ever put by the thread its
+	 * allocator handed it to, so no other can put the same one meanwhile) */
+	hs = live_slot(h);
+	if (!hs)
+		return -1;
+	if (hs->state == MEM_LIVE_EMPTY && !hs->over &&
+	    __sync_val_compare_and_swap(&hs->state, MEM_LIVE_EMPTY, MEM_LIVE_BUSY) ==
+	    MEM_LIVE_EMPTY) {
+		hs->dist = 0;
+		live_fill(hs, pid, ptr, lv);
+		return 0;
+	}
+	at = live_find_at(pid, ptr);
 	if (at >= 0) {
 		s = live_slot((__u32)at);
 		if (s && live_claim(s, pid, ptr)) {
@@ -799,9 +825,6 @@ __noinline int live_put(__u32 pid, __u64 ptr, const struct mem_live_val *lv,
 			return 1;
 		}
 	}
-	hs = live_slot(h);
-	if (!hs)
-		return -1;
 	/* the first empty slot of the window; if another thread takes it first, once more */
 	for (int round = 0; round < 2; round++) {
 		i = live_empty_at(h);
@@ -826,13 +849,18 @@ claimed:
 /* Forget ptr if tracked. st: the freeing thread's state, if it has any; cfn: as account_free's
  * (when it returns true, that call is counted). Returns whether it was tracked. */
 static __always_inline bool free_block(__u32 pid, struct mem_proc *p, __u64 ptr,
-				       struct mem_tstate *st, __u32 cfn)
+				       struct mem_tstate *st, __u32 cfn, __u64 now)
 {
 	struct mem_live_slot *s, *home;
 	struct mem_live_val copy;
-	__u64 now, life;
+	__u64 life;
 	bool temp;
 
+	/* full tracking: the clock first, while no load of the table is in flight (its lfence
+	 * waits for them: read after the slot's, it cost the working set ~50 ns a free); sampled
+	 * modes find most frees untracked, and read it only for the tracked ones */
+	if (sample_mode == MEM_SAMPLE_NONE && !now)
+		now = bpf_ktime_get_ns();
 	s = live_find(pid, ptr, &home);
 	if (!s) {
 		/* sampled modes: a block that was not sampled */
@@ -848,7 +876,8 @@ static __always_inline bool free_block(__u32 pid, struct mem_proc *p, __u64 ptr,
 	temp = st && st->last_ptr == ptr;
 	if (temp)
 		st->last_ptr = 0;
-	now = bpf_ktime_get_ns();
+	if (!now)
+		now = bpf_ktime_get_ns();
 	life = now > copy.ts ? now - copy.ts : 0;
 	if (temp_ns)
 		temp = life < temp_ns;
@@ -871,8 +900,10 @@ static __always_inline bool record_alloc(void *ctx, struct mem_tstate *st, __u32
 	if (size < min_size || size > max_size)
 		return false;
 
-	lv.stack = capture_stack(ctx, st);
+	/* the clock before the stack walk's loads (see free_block) */
 	lv.ts = bpf_ktime_get_ns();
+	live_touch(pid, ptr);
+	lv.stack = capture_stack(ctx, st);
 	if (sample_mode != MEM_SAMPLE_NONE)
 		lv.weight = st->weight;
 	cnt = blk_count(&lv);
@@ -959,7 +990,7 @@ static __always_inline __u64 trace_free_stack(struct pt_regs *ctx, struct mem_ts
  * and freed without this thread doing any traced call meanwhile: that free is not counted.
  */
 static __always_inline int free_enter(struct pt_regs *ctx, __u32 pid, struct mem_proc *p,
-				      __u32 fn, __u64 cookie)
+				      __u32 fn, __u64 cookie, __u64 now)
 {
 	__u64 ptr = PT_REGS_PARM1(ctx), sp = PT_REGS_SP(ctx), ip;
 	struct mem_tstate *st;
@@ -987,7 +1018,7 @@ static __always_inline int free_enter(struct pt_regs *ctx, __u32 pid, struct mem
 	if (cookie & MEM_COOKIE_CALLER)
 		count_caller(ctx, pid, fn, 1);
 	/* a tracked block's free counts its call with it (held with the site's counts) */
-	if (!free_block(pid, p, ptr, st, fn)) {
+	if (!free_block(pid, p, ptr, st, fn, now)) {
 		__sync_fetch_and_add(&p->calls[fn], 1);
 		if (trace_calls && st)
 			trace_emit(fn, MEM_TRACE_UNKNOWN, 0, ptr, 0, trace_free_stack(ctx, st));
@@ -1105,9 +1136,14 @@ int mem_enter(struct pt_regs *ctx)
 	if (fn >= MEM_FN__COUNT)
 		return 0;
 	if (is_free_fn(fn)) {
+		/* the clock first (see free_block), then the block's slot is asked for, so that
+		 * its cache miss (a table of many live blocks) overlaps the work before its use */
+		__u64 now = bpf_ktime_get_ns();
+
 		pid = bpf_get_current_pid_tgid() >> 32;
+		live_touch(pid, PT_REGS_PARM1(ctx));
 		p = proc_of(pid);
-		return p ? free_enter(ctx, pid, p, fn, cookie) : 0;
+		return p ? free_enter(ctx, pid, p, fn, cookie, now) : 0;
 	}
 	/* An allocation's entry needs no process lookup: the links' pid filter picked the
 	 * process, the call is counted at its return (finish_call), where a process untraced
@@ -1174,13 +1210,13 @@ static __always_inline int finish_call(struct pt_regs *ctx, struct mem_tstate *s
 			/* glibc: realloc(p, 0) frees p and returns NULL; any other NULL is a failure
 			 * that leaves p untouched */
 			if (st->size == 0 && st->arg)
-				free_block(pid, p, st->arg, st, MEM_FN__COUNT);
+				free_block(pid, p, st->arg, st, MEM_FN__COUNT, 0);
 			else
 				record_failure(ctx, st, pid, p, fn);
 			goto count;
 		}
 		if (st->arg)
-			free_block(pid, p, st->arg, st, MEM_FN__COUNT);
+			free_block(pid, p, st->arg, st, MEM_FN__COUNT, 0);
 		break;
 	case MEM_FN_RALLOCX:
 		/* NULL is a failure that leaves the old block alone (size 0 is undefined) */
@@ -1188,7 +1224,7 @@ static __always_inline int finish_call(struct pt_regs *ctx, struct mem_tstate *s
 			record_failure(ctx, st, pid, p, fn);
 			goto count;
 		}
-		free_block(pid, p, st->arg, st, MEM_FN__COUNT);
+		free_block(pid, p, st->arg, st, MEM_FN__COUNT, 0);
 		break;
 	default:
 		if (!ret) {

@@ -108,7 +108,7 @@ static __always_inline int enter_sampled(struct pt_regs *ctx)
 		asm volatile("" : "+r"(fn));
 		if (fn >= MEM_FN__COUNT)
 			return 0;
-		if (free_block(k.pid, p, k.ptr, st, MEM_FN__COUNT)) {
+		if (free_block(k.pid, p, k.ptr, st, MEM_FN__COUNT, 0)) {
 			__sync_fetch_and_add(&p->calls[fn], w);
 			if (cookie & MEM_COOKIE_CALLER)
 				count_caller(ctx, k.pid, fn, w);
@@ -192,7 +192,7 @@ static __always_inline int exit_sampled(struct pt_regs *ctx)
 				return 0;
 			p = bpf_map_lookup_elem(&procs, &k.pid);
 			if (p)
-				free_block(k.pid, p, st->arg, st, MEM_FN__COUNT);
+				free_block(k.pid, p, st->arg, st, MEM_FN__COUNT, 0);
 		}
 		return 0;
 	}
