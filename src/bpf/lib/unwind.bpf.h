@@ -603,15 +603,17 @@ static long unwind_step(__u64 i, void *data)
 	return unwind_frame(i, l->u, l->ips, l->proc, l->scr) ? 1 : 0;
 }
 
-/* The current task's address space as the collector identifies it (abi/unwind.h) */
+/* The current task's address space as the collector identifies it (abi/unwind.h). BTF
+ * pointers: plain loads the JIT guards (a NULL mm, an exiting task's, reads 0), not a helper
+ * call per field (six of them, at every stack) */
 static __always_inline void unwind_cur_ident(struct unwind_ident *id)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	struct mm_struct *mm = task->mm;
 
-	id->start_time = BPF_CORE_READ(task, group_leader, start_boottime) /
-			 (1000000000ULL / UNWIND_USER_HZ);
-	id->start_stack = BPF_CORE_READ(task, mm, start_stack);
-	id->end_code = BPF_CORE_READ(task, mm, end_code);
+	id->start_time = task->group_leader->start_boottime / (1000000000ULL / UNWIND_USER_HZ);
+	id->start_stack = mm->start_stack;
+	id->end_code = mm->end_code;
 }
 
 static __always_inline __u64 unwind_ident_hash(const struct unwind_ident *id)
