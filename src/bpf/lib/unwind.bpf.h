@@ -828,8 +828,14 @@ __noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 	k.gen = l.proc->gen;
 	if (e) {
 		nr = unwind_scache_lookup(e, scr, &k);
-		if (nr > 0 && nr <= UNWIND_SCACHE_FRAMES &&
-		    !bpf_probe_read_kernel(out->ip, (__u32)nr * sizeof(__u64), e->ips)) {
+		if (nr > 0 && nr <= UNWIND_SCACHE_FRAMES) {
+			/* copied by plain loads and stores: a helper call costs more than the
+			 * ~13 words a stack has */
+			for (__u32 i = 0; i < UNWIND_SCACHE_FRAMES; i++) {
+				if (i >= (__u32)nr)
+					break;
+				out->ip[i] = e->ips[i];
+			}
 			unwind_count_n(UNWIND_STAT_FP_FRAMES, e->nfp);
 			asm volatile("" ::: "memory");
 			/* nobody on this CPU wrote the entry or the buffer meanwhile */
