@@ -50,9 +50,9 @@ void unwind__plan_launch(char *const *argv);
 void unwind__set_limits(uint32_t procs, uint32_t queue);
 
 /* Before load: size the unwinder's maps of a mode's object (bpf/lib/unwind.bpf.h; max_procs:
- * processes with tables at once (--unwind-procs, when given, instead), max_rows: table rows of all objects, 0: defaults). Nothing
- * to do for UNWIND_FP (the maps keep one entry). The mode sets its rodata's unwind_mode
- * itself (how != UNWIND_FP). */
+ * processes with tables at once (--unwind-procs, when given, instead), max_rows: table rows
+ * of all objects, 0: defaults). Nothing to do for UNWIND_FP (the maps keep one entry). The
+ * mode sets its rodata's unwind_mode itself (how != UNWIND_FP). */
 int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_procs,
 		      uint32_t max_rows);
 
