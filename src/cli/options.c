@@ -60,7 +60,8 @@ static int parse_pids(const struct log_ctx *lc, const char *mode, struct session
 }
 
 enum {
-	OPT_TOP = 256, OPT_SORT, OPT_VALUE, OPT_INVERTED, OPT_FOLLOW, OPT_UNWIND,
+	OPT_TOP = 256, OPT_SORT, OPT_VALUE, OPT_INVERTED, OPT_FOLLOW, OPT_UNWIND, OPT_UNWIND_PROCS,
+	OPT_UNWIND_QUEUE,
 };
 
 static const struct option shared_longopts[] = {
@@ -74,6 +75,8 @@ static const struct option shared_longopts[] = {
 	{ "value", required_argument, NULL, OPT_VALUE },
 	{ "inverted", no_argument, NULL, OPT_INVERTED },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
+	{ "unwind-procs", required_argument, NULL, OPT_UNWIND_PROCS },
+	{ "unwind-queue", required_argument, NULL, OPT_UNWIND_QUEUE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -182,6 +185,20 @@ int cli_parse(int argc, char **argv, struct log_ctx *lc, const struct mode_cli *
 				so->unwind = (int)how;
 			break;
 		}
+		case OPT_UNWIND_PROCS:
+			if (cli_parse_count(lc, m, "--unwind-procs", "processes", optarg, 1,
+					    UNWIND_MAX_PROCS, &v))
+				rc = 2;
+			else
+				so->unwind_procs = (uint32_t)v;
+			break;
+		case OPT_UNWIND_QUEUE:
+			if (cli_parse_count(lc, m, "--unwind-queue", "processes", optarg, 1,
+					    UNWIND_ASKED_QUEUE, &v))
+				rc = 2;
+			else
+				so->unwind_queue = (uint32_t)v;
+			break;
 		case 'v':
 			lc->verbose++;
 			break;

@@ -28,7 +28,11 @@
 #define OPTIONS_HELP_UNWIND \
 	"      --unwind HOW       how user stacks are walked: auto (default) and dwarf: by the\n" \
 	"                         call frame information (.eh_frame) of each object that has it,\n" \
-	"                         frame pointers elsewhere; fp: frame pointers only (-v: which)\n"
+	"                         frame pointers elsewhere; fp: frame pointers only (-v: which)\n" \
+	"      --unwind-procs N   processes with tables at once (default 1024, stacks 8192, mem\n" \
+	"                         --max-procs; more are walked by file: unwind_procs_full)\n" \
+	"      --unwind-queue N   processes met without tables waiting to be loaded (-a; default\n" \
+	"                         and most 1024; more are never loaded: unwind_loads_skipped)\n"
 #define OPTIONS_HELP_COMMON \
 	"  -q, --quiet            no progress line (shown on stderr only when it is a terminal)\n" \
 	"  -v, --verbose          say what is attached where (-vv: libbpf and debug messages)\n" \

@@ -34,6 +34,8 @@ struct session_opts {
 	bool inspect;			/* call the mode's inspect hook (mem --leaks) */
 	bool no_report;			/* no report at the end (ebprof top: the view was it) */
 	int unwind;			/* --unwind: enum unwind_how (core/unwind.h), 0 auto */
+	uint32_t unwind_procs;		/* --unwind-procs, 0: the mode's */
+	uint32_t unwind_queue;		/* --unwind-queue, 0: UNWIND_ASKED_QUEUE */
 	/* Continuous profiling (ebprof agent): every window_secs of wall-clock time, on the
 	 * boundaries of that many seconds since the epoch (the first window starts with the run),
 	 * the mode's window hook fills a new profile that goes to on_window, which owns it from

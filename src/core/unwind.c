@@ -136,6 +136,14 @@ int unwind_how__parse(const char *s, enum unwind_how *how)
 }
 
 static uint32_t planned_rows;	/* unwind__plan_launch's, 0: none */
+static uint32_t procs_limit;	/* --unwind-procs, 0: the mode's */
+static uint32_t queue_limit = UNWIND_ASKED_QUEUE;	/* --unwind-queue */
+
+void unwind__set_limits(uint32_t procs, uint32_t queue)
+{
+	procs_limit = procs;
+	queue_limit = queue && queue < UNWIND_ASKED_QUEUE ? queue : UNWIND_ASKED_QUEUE;
+}
 
 int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_procs,
 		      uint32_t max_rows)
@@ -164,7 +172,8 @@ int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_
 		err = bpf_map__set_max_entries(asked, UNWIND_ASKED_SIZE);
 	if (err)
 		return err;
-	err = bpf_map__set_max_entries(procs, max_procs ? max_procs : UNWIND_DEFAULT_PROCS);
+	err = bpf_map__set_max_entries(procs, procs_limit ? procs_limit :
+					max_procs ? max_procs : UNWIND_DEFAULT_PROCS);
 	if (!err)
 		err = bpf_map__set_max_entries(rows, max_rows ? max_rows :
 					       planned_rows ? planned_rows : UNWIND_DEFAULT_ROWS);
@@ -259,7 +268,7 @@ static int on_stale(void *ctx, void *data, size_t len)
 	for (uint32_t i = 0; i < u->nasked; i++)
 		if (u->asked[i].pid == (pid_t)pid)
 			return 0;
-	if (u->nasked == UNWIND_ASKED_QUEUE) {
+	if (u->nasked >= queue_limit) {
 		u->asks_skipped++;
 	} else {
 		u->asked[u->nasked].pid = (pid_t)pid;

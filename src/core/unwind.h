@@ -23,7 +23,9 @@ int unwind_how__parse(const char *s, enum unwind_how *how);
 
 #define UNWIND_DEFAULT_ROWS	(1U << 20)	/* 16 MiB (12-byte rows in 16 bytes each): ~35 libcs */
 #define UNWIND_DEFAULT_PROCS	1024
-#define UNWIND_ASKED_QUEUE	1024	/* processes waiting to be loaded (-a) */
+#define UNWIND_ASKED_QUEUE	1024	/* processes waiting to be loaded (-a), and the most
+					 * --unwind-queue allows */
+#define UNWIND_MAX_PROCS	1048576	/* the most --unwind-procs allows */
 #define UNWIND_LOAD_BUDGET_MS	10	/* a tick's time for loading them (of 100 ms), once
 					 * they have run for 2 ticks */
 
@@ -43,10 +45,14 @@ uint32_t unwind__launch_rows(char *const *argv);
  * unwind__launch_rows (computed once) where unwind__size_maps is given no size. */
 void unwind__plan_launch(char *const *argv);
 
+/* The session's --unwind-procs (0: each mode's own size) and --unwind-queue (0: the most,
+ * UNWIND_ASKED_QUEUE), before the modes load */
+void unwind__set_limits(uint32_t procs, uint32_t queue);
+
 /* Before load: size the unwinder's maps of a mode's object (bpf/lib/unwind.bpf.h; max_procs:
- * processes with tables at once, max_rows: table rows of all objects, 0: defaults). Nothing
- * to do for UNWIND_FP (the maps keep one entry). The mode sets its rodata's unwind_mode
- * itself (how != UNWIND_FP). */
+ * processes with tables at once (--unwind-procs, when given, instead), max_rows: table rows
+ * of all objects, 0: defaults). Nothing to do for UNWIND_FP (the maps keep one entry). The
+ * mode sets its rodata's unwind_mode itself (how != UNWIND_FP). */
 int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_procs,
 		      uint32_t max_rows);
 

@@ -108,6 +108,44 @@ static void test_unwind(void **state)
 	}
 }
 
+/* --unwind-procs N (1 to UNWIND_MAX_PROCS) and --unwind-queue N (1 to UNWIND_ASKED_QUEUE), 0 when
+ * not given; out of range is 2 */
+static void test_unwind_limits(void **state)
+{
+	struct log_ctx lc = { .prog = "ebprof" };
+	struct session_opts so;
+
+	(void)state;
+	{
+		char *argv[] = { "test", "--unwind-procs", "3", "--unwind-queue", "1024", "--",
+				 "/bin/true", NULL };
+
+		memset(&so, 0, sizeof(so));
+		assert_int_equal(cli_parse(7, argv, &lc, &test_cli, &so, NULL), 0);
+		assert_int_equal(so.unwind_procs, 3);
+		assert_int_equal(so.unwind_queue, 1024);
+	}
+	{
+		char *argv[] = { "test", "--", "/bin/true", NULL };
+
+		memset(&so, 0, sizeof(so));
+		assert_int_equal(cli_parse(3, argv, &lc, &test_cli, &so, NULL), 0);
+		assert_int_equal(so.unwind_procs, 0);
+		assert_int_equal(so.unwind_queue, 0);
+	}
+	{
+		char *bad[][2] = { { "--unwind-procs", "0" }, { "--unwind-procs", "1048577" },
+				   { "--unwind-queue", "0" }, { "--unwind-queue", "1025" } };
+
+		for (int i = 0; i < 4; i++) {
+			char *argv[] = { "test", bad[i][0], bad[i][1], "--", "/bin/true", NULL };
+
+			memset(&so, 0, sizeof(so));
+			assert_int_equal(cli_parse(5, argv, &lc, &test_cli, &so, NULL), 2);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -115,6 +153,7 @@ int main(void)
 		cmocka_unit_test(test_duration_rejected),
 		cmocka_unit_test(test_count_bounds),
 		cmocka_unit_test(test_unwind),
+		cmocka_unit_test(test_unwind_limits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -641,15 +641,17 @@ static long unwind_step(__u64 i, void *data)
 	return unwind_frame(i, l->u, l->ips, l->proc, l->scr) ? 1 : 0;
 }
 
-/* The current task's address space as the collector identifies it (abi/unwind.h) */
+/* The current task's address space as the collector identifies it (abi/unwind.h). BTF
+ * pointers: plain loads the JIT guards (a NULL mm, an exiting task's, reads 0), not a helper
+ * call per field (six of them, at every stack) */
 static __always_inline void unwind_cur_ident(struct unwind_ident *id)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	struct mm_struct *mm = task->mm;
 
-	id->start_time = BPF_CORE_READ(task, group_leader, start_boottime) /
-			 (1000000000ULL / UNWIND_USER_HZ);
-	id->start_stack = BPF_CORE_READ(task, mm, start_stack);
-	id->end_code = BPF_CORE_READ(task, mm, end_code);
+	id->start_time = task->group_leader->start_boottime / (1000000000ULL / UNWIND_USER_HZ);
+	id->start_stack = mm->start_stack;
+	id->end_code = mm->end_code;
 }
 
 static __always_inline __u64 unwind_ident_hash(const struct unwind_ident *id)
@@ -865,8 +867,14 @@ __noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 	k.gen = l.proc->gen;
 	if (e) {
 		nr = unwind_scache_lookup(e, scr, &k);
-		if (nr > 0 && nr <= UNWIND_SCACHE_FRAMES &&
-		    !bpf_probe_read_kernel(out->ip, (__u32)nr * sizeof(__u64), e->ips)) {
+		if (nr > 0 && nr <= UNWIND_SCACHE_FRAMES) {
+			/* copied by plain loads and stores: a helper call costs more than the
+			 * ~13 words a stack has */
+			for (__u32 i = 0; i < UNWIND_SCACHE_FRAMES; i++) {
+				if (i >= (__u32)nr)
+					break;
+				out->ip[i] = e->ips[i];
+			}
 			unwind_count_n(UNWIND_STAT_FP_FRAMES, e->nfp);
 			asm volatile("" ::: "memory");
 			/* nobody on this CPU wrote the entry or the buffer meanwhile */

@@ -1,0 +1,95 @@
+#!/usr/bin/env bats
+# The unwinder's limits, hit with real processes (issue 14), lowered by their options: the
+# per-process table (--unwind-procs: a process left out is the unwind_procs_full drop, walked by
+# file) and -a's queue of processes waiting to be loaded (--unwind-queue: a process met while it
+# is full is never loaded, the unwind_loads_skipped drop). Three programs built from the same
+# source without frame pointers (qsortfix, qsortexec_a, qsortexec_b: main -> level1 -> level2 ->
+# level3 -> libc's qsort_r -> msort... -> cmp, which spins), distinct files, run before ebprof
+# starts. Each drop must be counted in every output, and no stack may be wrong
+# (unwind_check.py's "pids": complete from _start, or a right part of the chain under
+# [truncated]).
+
+load helpers
+
+CHECK="$BATS_TEST_DIRNAME/unwind_check.py"
+
+spinners() {
+	bg "$FIX/qsortfix" 1000000000 20000
+	P1=$BG
+	bg "$FIX/qsortexec_a" 1000000000 20000
+	P2=$BG
+	bg "$FIX/qsortexec_b" 1000000000 20000
+	P3=$BG
+}
+
+# The number of processes among PIDS (spaces) whose samples in FOLDED all end in [truncated]
+all_truncated() {
+	awk -v pids="$2" '
+		BEGIN { n = split(pids, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
+		{
+			if (!match($0, /^[^;]* \([0-9]+\);/)) next
+			head = substr($0, 1, RLENGTH - 1)
+			sub(/.*\(/, "", head); sub(/\)$/, "", head)
+			if (!(head in want)) next
+			c = $NF
+			total[head] += c
+			if (index($0, "[truncated]")) trunc[head] += c
+		}
+		END {
+			k = 0
+			for (p in total) if (total[p] > 0 && trunc[p] == total[p]) k++
+			print k
+		}' "$1"
+}
+
+@test "unwind limits: cpu -a --unwind-procs 1: the processes left out are counted (unwind_procs_full), walked by file, their stacks end in [truncated]" {
+	spinners
+	run "$EBPROF" cpu -a --unwind-procs 1 -v -q -F 499 -d 3 \
+		-o "$T/c.folded" -o "$T/c.json" -o "$T/c.txt"
+	[ "$status" -eq 0 ]
+	grep -E "unwind" <<< "$output"
+	# one entry, for the first process loaded: at least two of the three are left out
+	jqe '.drops.unwind_procs_full >= 2' "$T/c.json"
+	n=$(jq '.drops.unwind_procs_full' "$T/c.json")
+	grep -Eq "unwind_procs_full:? +$n\b" "$T/c.txt"
+	grep -Eq "walked by file alone \(the unwind process map is full\)" <<< "$output"
+	run python3 "$CHECK" pids "$T/c.folded" "$P1,$P2,$P3" 0
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# by file, a perf event's walk finds one file's mapping (bpf_find_vma once per run with
+	# interrupts off): every stack of a spinner left out crosses from its program into libc
+	# (cmp <- msort) and ends there in [truncated]
+	k=$(all_truncated "$T/c.folded" "$P1 $P2 $P3")
+	echo "spinners whose every stack ends in [truncated]: $k"
+	[ "$k" -ge 2 ]
+}
+
+@test "unwind limits: cpu -a --unwind-queue 1: the processes met while it is full are counted (unwind_loads_skipped), never loaded, their stacks end in [truncated]" {
+	spinners
+	run "$EBPROF" cpu -a --unwind-queue 1 -v -q -F 499 -d 3 \
+		-o "$T/c.folded" -o "$T/c.json" -o "$T/c.txt"
+	[ "$status" -eq 0 ]
+	grep -E "unwind" <<< "$output"
+	# the first ask takes the one place for two ticks; the three spinners ask in the first
+	# (sampled every ~6 ms each): at least two of them are skipped
+	jqe '.drops.unwind_loads_skipped >= 2' "$T/c.json"
+	n=$(jq '.drops.unwind_loads_skipped' "$T/c.json")
+	grep -Eq "unwind_loads_skipped:? +$n\b" "$T/c.txt"
+	run python3 "$CHECK" pids "$T/c.folded" "$P1,$P2,$P3" 0
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# a process never loaded has no table for its own file (each spinner is another file):
+	# every one of its stacks ends in [truncated] at its first frame there
+	k=$(all_truncated "$T/c.folded" "$P1 $P2 $P3")
+	echo "spinners whose every stack ends in [truncated]: $k"
+	[ "$k" -ge 2 ]
+}
+
+@test "unwind limits: --unwind-procs and --unwind-queue out of range are usage errors" {
+	run "$EBPROF" cpu --unwind-procs 0 -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--unwind-procs takes a number of processes from 1 to"* ]]
+	run "$EBPROF" cpu --unwind-queue 1025 -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--unwind-queue takes a number of processes from 1 to 1024"* ]]
+}
