@@ -615,8 +615,15 @@ static void cpu_finalize(void *m, pid_t pid, bool exec)
 		return;
 	/* held at its exit (or exec) stop: its mappings are still readable */
 	snapshot(c, p);
-	if (exec)
+	if (exec) {
+		__u32 key = pid;
+		__u64 none = CPU_MM_NONE;
+
+		/* the new program's mm starts its marks anew: none the old one wrote (an address
+		 * used again, a sequence at the same count) can stand for it */
+		bpf_map_update_elem(bpf_map__fd(c->skel->maps.mm_marks), &key, &none, BPF_EXIST);
 		drain(c, c->env.prof, pid, true, false);
+	}
 	if (c->off)
 		offcpu_mode_ops.finalize(c->off, pid, exec);
 }
