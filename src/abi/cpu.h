@@ -29,6 +29,15 @@ struct cpu_comm {
 	char comm[CPU_COMM_LEN];
 };
 
+/* The `mm_marks` map (tgid -> __u64, traced processes only): userspace adds each process with
+ * CPU_MM_NONE when it attaches it; each of its samples then writes its address space's mark,
+ * CPU_MM_SEEN | the mm's address / 64 << 32 | the mm's write-lock sequence (every mmap,
+ * munmap, mprotect moves it), or CPU_MM_UNKNOWN on a kernel without that sequence. Userspace
+ * reads a process's maps file again only when its mark moved (core/procs.c). */
+#define CPU_MM_NONE	0ULL		/* no sample since its attach */
+#define CPU_MM_UNKNOWN	1ULL		/* PROC_MM_UNKNOWN: read at every look */
+#define CPU_MM_SEEN	(1ULL << 63)
+
 /* The one record of the ring buffer (-a only): a process seen for the first time, so that
  * userspace snapshots its mappings before it can exit. */
 struct cpu_note {

@@ -32,6 +32,15 @@ struct {
 	__type(value, __u8);
 } targets SEC(".maps");
 
+/* The traced processes' address spaces as their last sample saw them (abi/cpu.h: CPU_MM_*):
+ * userspace makes each entry at attach, a sample only writes it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u64);
+} mm_marks SEC(".maps");
+
 /* The hash maps the program inserts into are preallocated: it runs in the timer interrupt,
  * where the allocator behind BPF_F_NO_PREALLOC can run dry in a burst of new stacks and fail
  * the insert (it did, about once a run, on this machine). */
@@ -117,6 +126,34 @@ static __always_inline void first_sample(struct task_struct *task, __u32 tgid, _
 		count_stat(CPU_STAT_NOTES_FULL);
 }
 
+/* The mm's write-lock sequence (struct mm_struct's mm_lock_seq, a seqcount_t since 6.12 with
+ * per-VMA locks): taken for writing by every change of the mappings. Local flavours, so that a
+ * kernel without it (or with 6.4-6.11's int) loads the program and reports CPU_MM_UNKNOWN. */
+struct seqcount___ebprof {
+	unsigned int sequence;
+} __attribute__((preserve_access_index));
+
+struct mm_struct___ebprof {
+	struct seqcount___ebprof mm_lock_seq;
+} __attribute__((preserve_access_index));
+
+static __always_inline void mark_mm(struct task_struct *task, __u32 tgid)
+{
+	__u64 *m = bpf_map_lookup_elem(&mm_marks, &tgid), v = CPU_MM_UNKNOWN, mm;
+
+	if (!m)
+		return;
+	if (bpf_core_field_exists(struct mm_struct___ebprof, mm_lock_seq.sequence)) {
+		/* read as a number (the verifier allows no arithmetic on the pointer) */
+		mm = (__u64)BPF_CORE_READ(task, mm);
+		if (mm)
+			v = CPU_MM_SEEN | (mm >> 6) << 32 |
+			    BPF_CORE_READ((struct mm_struct___ebprof *)mm, mm_lock_seq.sequence);
+	}
+	if (*m != v)
+		*m = v;
+}
+
 /* Both stacks are interned through this global function: the verifier checks a global
  * function once, where stack_intern inlined twice had its 127-step hash loop checked twice
  * (5879 -> 2253 instructions processed, bpftool prog loadall -d); the hash as bpf_loop steps,
@@ -149,6 +186,9 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	}
 	count_stat(CPU_STAT_SAMPLES);
+	task = bpf_get_current_task_btf();
+	if (!trace_all)
+		mark_mm(task, tgid);
 	sc = bpf_map_lookup_elem(&scratch, &zero);
 	if (!sc)
 		return 0;
@@ -188,7 +228,6 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 		__sync_fetch_and_add(v, 1);
 		return 0;
 	}
-	task = bpf_get_current_task_btf();
 	first_sample(task, tgid, tid);
 	err = bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST);
 	if (!err)

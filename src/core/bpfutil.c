@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
 #include "core/log.h"
@@ -128,4 +129,26 @@ uint64_t bpfutil__recursion_misses(const struct bpf_object *obj)
 			n += info.recursion_misses;
 	}
 	return n;
+}
+
+struct btf *bpfutil__vmlinux_btf(void)
+{
+	static struct btf *vm;
+	static bool tried;
+
+	if (!tried) {
+		tried = true;
+		vm = btf__load_vmlinux_btf();	/* NULL on failure (libbpf 1.x) */
+	}
+	return vm;
+}
+
+bool bpfutil__has_tracepoint(const char *name)
+{
+	struct btf *btf = bpfutil__vmlinux_btf();
+	char type[256];
+
+	if (!btf || snprintf(type, sizeof(type), "btf_trace_%s", name) >= (int)sizeof(type))
+		return false;
+	return btf__find_by_name_kind(btf, type, BTF_KIND_TYPEDEF) > 0;
 }

@@ -4,6 +4,7 @@
 #define EBPROF_BPFUTIL_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -33,5 +34,14 @@ struct bpf_object;
 uint64_t bpfutil__recursion_misses(const struct bpf_object *obj);
 /* Run the iter/task program prog once over pid's tasks (pid 0: every task). 0 or -errno. */
 int bpfutil__run_task_iter(struct bpf_program *prog, pid_t pid);
+
+/* The running kernel's BTF (/sys/kernel/btf/vmlinux, ~5 MB), parsed at most once per process
+ * and kept until its exit, for every mode that asks (`ebprof profile` opens five); NULL when
+ * the kernel has none. */
+struct btf;
+struct btf *bpfutil__vmlinux_btf(void);
+/* Whether the kernel has the tracepoint `name` for tp_btf/raw_tp programs (its
+ * btf_trace_NAME typedef in that BTF); false without BTF. */
+bool bpfutil__has_tracepoint(const char *name);
 
 #endif

@@ -14,6 +14,7 @@
 #include <linux/btf.h>
 
 #include "core/log.h"
+#include "core/bpfutil.h"
 #include "core/minbtf.h"
 #include "symbolize/symbolize.h"
 #include "symbolize/sym_internal.h"
@@ -573,14 +574,7 @@ void minbtf__name(const char *kernel, long long btf_size, const void *elf, size_
 /* vmlinux's BTF, parsed at most once per process (only when a file is missing) */
 static struct btf *vmlinux_btf(void)
 {
-	static struct btf *vm;
-	static bool tried;
-
-	if (!tried) {
-		tried = true;
-		vm = btf__load_vmlinux_btf();
-	}
-	return vm;
+	return bpfutil__vmlinux_btf();
 }
 
 const char *minbtf__path(const struct log_ctx *lc, const void *elf, size_t elf_size, char *buf,

@@ -19,7 +19,38 @@ struct proc_table {
 	uint32_t n, cap;
 	uint32_t cursor;	/* where proc_table__snapshot_some goes on */
 	struct unwinder *unwinder;	/* or NULL */
+	proc_mm_mark_fn mark;		/* or NULL: every look reads the maps file */
+	void *mark_ctx;
+	uint32_t some_calls;		/* of proc_table__snapshot_some */
 };
+
+void proc_table__set_mm_marks(struct proc_table *t, proc_mm_mark_fn mark, void *ctx)
+{
+	t->mark = mark;
+	t->mark_ctx = ctx;
+}
+
+static uint64_t mm_mark(const struct proc_table *t, pid_t pid)
+{
+	return t->mark ? t->mark(t->mark_ctx, pid) : PROC_MM_UNKNOWN;
+}
+
+bool proc_info__maps_due(const struct proc_info *p, uint64_t mark)
+{
+	return !p->sp || mark == PROC_MM_UNKNOWN || mark != p->mm_mark;
+}
+
+static void read_names(struct proc_info *p)
+{
+	char cmd[512];
+
+	target__comm(p->pid, p->comm, sizeof(p->comm));
+	target__cmdline(p->pid, cmd, sizeof(cmd));
+	if (cmd[0]) {
+		free(p->cmdline);
+		p->cmdline = strdup(cmd);
+	}
+}
 
 void proc_table__set_unwinder(struct proc_table *t, struct unwinder *u)
 {
@@ -130,9 +161,10 @@ uint64_t proc_maps__exec_hash(const char *maps)
 	return h;
 }
 
-bool proc_table__snapshot(struct proc_table *t, struct proc_info *p)
+/* mark: the mode's mark read before the maps file (so that a change after it moves it) */
+static bool snapshot(struct proc_table *t, struct proc_info *p, uint64_t mark)
 {
-	char path[64], *maps, cmd[512];
+	char path[64], *maps;
 	struct sym_proc *sp;
 	size_t len = 0;
 	uint64_t h;
@@ -161,13 +193,15 @@ bool proc_table__snapshot(struct proc_table *t, struct proc_info *p)
 		p->sp = sp;
 		p->maps_hash = h;
 	}
-	target__comm(p->pid, p->comm, sizeof(p->comm));
-	target__cmdline(p->pid, cmd, sizeof(cmd));
-	if (cmd[0]) {
-		free(p->cmdline);
-		p->cmdline = strdup(cmd);
-	}
+	p->mm_mark = mark;
+	p->names_call = t->some_calls;
+	read_names(p);
 	return true;
+}
+
+bool proc_table__snapshot(struct proc_table *t, struct proc_info *p)
+{
+	return snapshot(t, p, p->pid > 0 && t->sym ? mm_mark(t, p->pid) : PROC_MM_UNKNOWN);
 }
 
 uint32_t proc_table__count(const struct proc_table *t)
@@ -191,12 +225,21 @@ void proc_table__snapshot_some(struct proc_table *t, uint32_t max)
 {
 	uint32_t looked = 0;
 
+	t->some_calls++;
 	for (uint32_t i = 0; i < t->n && looked < max; i++) {
 		struct proc_info *p = t->p[t->cursor++ % t->n];
+		uint64_t mark;
 
-		if (p->attached) {
-			proc_table__snapshot(t, p);
-			looked++;
+		if (!p->attached)
+			continue;
+		looked++;
+		mark = t->sym ? mm_mark(t, p->pid) : PROC_MM_UNKNOWN;
+		if (proc_info__maps_due(p, mark)) {
+			snapshot(t, p, mark);
+		} else if (t->some_calls - p->names_call >= PROC_NAMES_EVERY) {
+			/* a name set since (prctl), an argv rewritten (setproctitle) */
+			p->names_call = t->some_calls;
+			read_names(p);
 		}
 	}
 }

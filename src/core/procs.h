@@ -25,6 +25,8 @@ struct proc_info {
 	uint64_t maps_hash;	/* of the executable lines sp was made from (0: none) */
 	void *priv;		/* the mode's own (freed by the free_priv given to free) */
 	uint32_t gone_calls;	/* proc_table__prune_gone calls that found it gone */
+	uint64_t mm_mark;	/* the mode's mark of its address space when sp was read */
+	uint32_t names_call;	/* the proc_table__snapshot_some call that last read its names */
 };
 
 struct proc_table;
@@ -44,11 +46,27 @@ struct proc_info *proc_table__add(struct proc_table *t, pid_t pid);
  * again). Returns whether it did. */
 bool proc_table__snapshot(struct proc_table *t, struct proc_info *p);
 
+/* A mode's mark of a process's address space (see proc_table__set_mm_marks), or this when it
+ * has none to give: the maps file is then read at every look. */
+#define PROC_MM_UNKNOWN 1ULL
+typedef uint64_t (*proc_mm_mark_fn)(void *ctx, pid_t pid);
+/* mark: a value that moves whenever the process's address space may have changed since it
+ * last read it, for a mode whose programs see each traced process's mm (cpu: its samples read
+ * the mm's write-lock sequence). proc_table__snapshot_some then reads a process's maps file
+ * only when its mark moved since the last read (or is PROC_MM_UNKNOWN), and its name and
+ * command line then or every PROC_NAMES_EVERY calls. NULL: read every time (the default). */
+void proc_table__set_mm_marks(struct proc_table *t, proc_mm_mark_fn mark, void *ctx);
+#define PROC_NAMES_EVERY 10
+/* Whether p's maps file needs reading again, its mark now being `mark`. */
+bool proc_info__maps_due(const struct proc_info *p, uint64_t mark);
+
 /* A new snapshot of every process attached (mappings loaded since the last look: a launched
  * program maps its libraries after the exec stop it was attached at). */
 void proc_table__snapshot_attached(struct proc_table *t);
 /* The same for at most max attached processes, going on from where the last call stopped: a
- * bounded cost per call, every process looked at in turn (each call, when there are few). */
+ * bounded cost per call, every process looked at in turn (each call, when there are few).
+ * With a mode's marks (proc_table__set_mm_marks), the maps file only of those whose marks
+ * moved. */
 void proc_table__snapshot_some(struct proc_table *t, uint32_t max);
 /* -a: each process of the BPF hash map map_fd, keyed by tgid (__u32) with values of val_size
  * (a mode's names of the processes its programs saw), that t does not have yet: added and

@@ -81,6 +81,78 @@ static void test_snapshot_kept_until_maps_change(void **state)
 	symbolizer__free(sym);
 }
 
+static uint64_t fake_mark;
+
+static uint64_t fake_mark_fn(void *ctx, pid_t pid)
+{
+	(void)ctx;
+	(void)pid;
+	return fake_mark;
+}
+
+/* With a mode's marks, proc_table__snapshot_some reads the maps file only when the mark moved
+ * (a new executable mapping is not seen while it stands still, and is once it moves), always
+ * while it is PROC_MM_UNKNOWN, and the name every PROC_NAMES_EVERY calls in between. */
+static void test_snapshot_some_follows_marks(void **state)
+{
+	struct symbolizer *sym = symbolizer__new(NULL);
+	struct proc_table *t = proc_table__new(sym);
+	struct proc_info *p;
+	struct sym_proc *first;
+	char self_comm[16];
+	void *map;
+	int fd;
+
+	(void)state;
+	assert_non_null(t);
+	proc_table__set_mm_marks(t, fake_mark_fn, NULL);
+	fake_mark = 1000;
+	p = proc_table__add(t, getpid());
+	assert_non_null(p);
+	memcpy(self_comm, p->comm, sizeof(self_comm));
+	p->attached = true;
+	/* no snapshot yet: due whatever the mark */
+	assert_true(proc_info__maps_due(p, 1000));
+	proc_table__snapshot_some(t, 8);
+	first = p->sp;
+	assert_non_null(first);
+	assert_int_equal(p->mm_mark, 1000);
+	assert_false(proc_info__maps_due(p, 1000));
+	assert_true(proc_info__maps_due(p, 1001));
+	assert_true(proc_info__maps_due(p, PROC_MM_UNKNOWN));
+
+	fd = open("/proc/self/exe", O_RDONLY);
+	assert_true(fd >= 0);
+	map = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	assert_true(map != MAP_FAILED);
+	close(fd);
+	/* the mark stands still: the same snapshot, and the name read only every
+	 * PROC_NAMES_EVERY calls */
+	strcpy(p->comm, "renamed");
+	for (int i = 1; i < PROC_NAMES_EVERY; i++) {
+		proc_table__snapshot_some(t, 8);
+		assert_ptr_equal(p->sp, first);
+		assert_string_equal(p->comm, "renamed");
+	}
+	proc_table__snapshot_some(t, 8);
+	assert_ptr_equal(p->sp, first);
+	assert_string_equal(p->comm, self_comm);
+	/* it moves: a new snapshot, with the mapping */
+	fake_mark = 1001;
+	proc_table__snapshot_some(t, 8);
+	assert_true(p->sp != first);
+	assert_int_equal(p->mm_mark, 1001);
+	munmap(map, 4096);
+	/* unknown: read at every call (the unmapping seen at once) */
+	first = p->sp;
+	fake_mark = PROC_MM_UNKNOWN;
+	proc_table__snapshot_some(t, 8);
+	assert_true(p->sp != first);
+
+	proc_table__free(t, NULL);
+	symbolizer__free(sym);
+}
+
 /* A process gone for more than `after` calls is forgotten; a live one, or one attached, is kept,
  * and the others' entries keep their addresses. */
 static void test_prune_gone(void **state)
@@ -117,6 +189,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_snapshot_kept_until_maps_change),
+		cmocka_unit_test(test_snapshot_some_follows_marks),
 		cmocka_unit_test(test_prune_gone),
 	};
 

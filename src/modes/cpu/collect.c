@@ -150,6 +150,19 @@ static bool snapshot(struct cpu_collector *c, struct proc_info *p)
 	return proc_table__snapshot(c->procs, p);
 }
 
+/* A traced process's address space as its last sample saw it (CPU_MM_*, abi/cpu.h): its maps
+ * file is read again only when that moved. */
+static uint64_t mm_mark(void *ctx, pid_t pid)
+{
+	struct cpu_collector *c = ctx;
+	__u32 key = pid;
+	__u64 v;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.mm_marks), &key, &v))
+		return PROC_MM_UNKNOWN;
+	return v;
+}
+
 /* ---- open ------------------------------------------------------------------------------- */
 
 static int open_events(struct cpu_collector *c)
@@ -260,6 +273,7 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	c->skel->rodata->unwind_mode = env->unwind != UNWIND_FP;
 	unwind__size_maps(c->skel->obj, env->unwind, MAX_TARGETS, 0);
 	bpf_map__set_max_entries(c->skel->maps.targets, MAX_TARGETS);
+	bpf_map__set_max_entries(c->skel->maps.mm_marks, MAX_TARGETS);
 	bpf_map__set_max_entries(c->skel->maps.counts, o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
 	/* the notes are -a's alone; elsewhere the smallest ring the kernel takes */
@@ -272,6 +286,8 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	}
 	c->unwinder = unwinder__open(c->lc, env->unwind, c->skel->obj);
 	proc_table__set_unwinder(c->procs, c->unwinder);
+	if (!env->all)
+		proc_table__set_mm_marks(c->procs, mm_mark, c);
 	if (env->all) {
 		c->rb = proc_table__notes(c->procs, bpf_map__fd(c->skel->maps.notes));
 		if (!c->rb) {
@@ -345,11 +361,16 @@ static int start(struct cpu_collector *c)
 static int cpu_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 {
 	struct cpu_collector *c = m;
+	__u32 key = pid;
+	__u64 none = CPU_MM_NONE;
 	int err;
 
 	*status = -1;
 	if (kill(pid, 0) && errno == ESRCH)
 		return -ESRCH;
+	/* before the snapshot, which reads it (if it cannot be made: the maps file at every
+	 * look, as PROC_MM_UNKNOWN) */
+	bpf_map_update_elem(bpf_map__fd(c->skel->maps.mm_marks), &key, &none, BPF_ANY);
 	err = proc_table__target(c->procs, pid, bpf_map__fd(c->skel->maps.targets), NULL);
 	if (err) {
 		pr_err(c->lc, "cannot trace PID %d: %s%s", pid, strerror(-err),
@@ -537,8 +558,9 @@ static void cpu_tick(void *m, int64_t t_ns, bool second)
 	 * there are none */
 	if (c->rb)
 		ring_buffer__consume(c->rb);
-	/* the traced processes' mappings, 8 a tick (a read of each one's maps file, a new
-	 * snapshot only when the executable ones changed): every tick for a few processes, in
+	/* the traced processes' mappings, 8 a tick (a read of each one's maps file when its
+	 * samples saw its address space change since the last read, a new snapshot only when
+	 * the executable mappings did; names each second): every tick for a few processes, in
 	 * turn for a large tree. A library loaded and unloaded (dlclose) between two looks would
 	 * leave its samples without their frames. */
 	proc_table__snapshot_some(c->procs, 8);
@@ -593,8 +615,15 @@ static void cpu_finalize(void *m, pid_t pid, bool exec)
 		return;
 	/* held at its exit (or exec) stop: its mappings are still readable */
 	snapshot(c, p);
-	if (exec)
+	if (exec) {
+		__u32 key = pid;
+		__u64 none = CPU_MM_NONE;
+
+		/* the new program's mm starts its marks anew: none the old one wrote (an address
+		 * used again, a sequence at the same count) can stand for it */
+		bpf_map_update_elem(bpf_map__fd(c->skel->maps.mm_marks), &key, &none, BPF_EXIST);
 		drain(c, c->env.prof, pid, true, false);
+	}
 	if (c->off)
 		offcpu_mode_ops.finalize(c->off, pid, exec);
 }
@@ -605,7 +634,10 @@ static void cpu_reaped(void *m, pid_t pid)
 {
 	struct cpu_collector *c = m;
 
+	__u32 key = pid;
+
 	proc_table__untarget(c->procs, pid, bpf_map__fd(c->skel->maps.targets));
+	bpf_map_delete_elem(bpf_map__fd(c->skel->maps.mm_marks), &key);
 	if (c->off)
 		offcpu_mode_ops.reaped(c->off, pid);
 }

@@ -207,9 +207,9 @@ static void *io_open(const struct session_env *env, void *opts)
 		goto fail;
 	/* the kernel's own I/O accounting tracepoints (6.5+): where a request starts */
 	c->has_io_start = !o->legacy_tracepoints &&
-			  libbpf_find_vmlinux_btf_id("block_io_start", BPF_TRACE_RAW_TP) > 0;
+			  bpfutil__has_tracepoint("block_io_start");
 	c->has_io_done = !o->legacy_tracepoints &&
-			 libbpf_find_vmlinux_btf_id("block_io_done", BPF_TRACE_RAW_TP) > 0;
+			 bpfutil__has_tracepoint("block_io_done");
 
 	sk = c->skel = MINBTF_OPEN(c->lc, io_bpf);	/* CO-RE: core/minbtf.h */
 	if (!sk) {

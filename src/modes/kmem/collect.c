@@ -120,20 +120,11 @@ static uint64_t mono_ns(void)
 
 /* ---- open ------------------------------------------------------------------------------- */
 
-static bool btf_has_tracepoint(const struct btf *btf, const char *name)
-{
-	char type[128];
-
-	snprintf(type, sizeof(type), "btf_trace_%s", name);
-	return btf && btf__find_by_name_kind(btf, type, BTF_KIND_TYPEDEF) > 0;
-}
-
 static void *kmem_open(const struct session_env *env, void *opts)
 {
 	struct kmem_collector *c = calloc(1, sizeof(*c));
 	const struct kmem_opts *o = opts;
 	struct profile *prof = env->prof;
-	struct btf *btf;
 	int err;
 
 	if (!c)
@@ -147,11 +138,9 @@ static void *kmem_open(const struct session_env *env, void *opts)
 		goto fail;
 
 	/* the required tracepoints fail the load on their own; the optional ones are probed */
-	btf = btf__load_vmlinux_btf();
-	c->percpu = btf_has_tracepoint(btf, "percpu_alloc_percpu") &&
-		    btf_has_tracepoint(btf, "percpu_free_percpu");
-	c->batched = btf_has_tracepoint(btf, "mm_page_free_batched");
-	btf__free(btf);
+	c->percpu = bpfutil__has_tracepoint("percpu_alloc_percpu") &&
+		    bpfutil__has_tracepoint("percpu_free_percpu");
+	c->batched = bpfutil__has_tracepoint("mm_page_free_batched");
 
 	c->skel = MINBTF_OPEN(c->lc, kmem_bpf);	/* CO-RE: core/minbtf.h */
 	if (!c->skel) {

@@ -187,8 +187,8 @@ static void *lock_open(const struct session_env *env, void *opts)
 	if (!c->procs || !c->st)
 		goto fail;
 	have_tp = !o->pretend_no_tracepoints &&
-		  libbpf_find_vmlinux_btf_id("contention_begin", BPF_TRACE_RAW_TP) > 0 &&
-		  libbpf_find_vmlinux_btf_id("contention_end", BPF_TRACE_RAW_TP) > 0;
+		  bpfutil__has_tracepoint("contention_begin") &&
+		  bpfutil__has_tracepoint("contention_end");
 	c->kernel = o->kernel && have_tp;
 	c->user = o->user;
 	if (o->kernel && !have_tp) {

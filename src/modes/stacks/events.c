@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <bpf/btf.h>
+#include "core/bpfutil.h"
 #include "modes/stacks/events.h"
 #include "util/util.h"
 
@@ -129,24 +130,12 @@ const char *stacks_tracefs(const struct log_ctx *lc, bool quiet)
 
 static struct btf *vmlinux_btf(void)
 {
-	static struct btf *btf;
-	static bool tried;
-
-	if (!tried) {
-		tried = true;
-		btf = btf__load_vmlinux_btf();	/* NULL on failure (libbpf 1.x) */
-	}
-	return btf;
+	return bpfutil__vmlinux_btf();
 }
 
 static bool btf_has_tp(const char *name)
 {
-	struct btf *btf = vmlinux_btf();
-	char tn[256];
-
-	if (!btf || snprintf(tn, sizeof(tn), "btf_trace_%s", name) >= (int)sizeof(tn))
-		return false;
-	return btf__find_by_name_kind(btf, tn, BTF_KIND_TYPEDEF) > 0;
+	return bpfutil__has_tracepoint(name);
 }
 
 /* ---- candidate names, for -l and for close matches ---------------------------------- */
