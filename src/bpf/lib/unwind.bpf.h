@@ -769,12 +769,14 @@ __noinline int unwind_scache_lock(struct unwind_scache_ent *e, struct unwind_ske
 }
 
 /* The walk's log into e (locked by unwind_scache_lock), nr addresses (already in e->ips), and
- * the count of those by frame pointers; e released. A log another walk on this CPU wrote into
- * meanwhile (the scratch's seq not k->tok) leaves e empty. A global function. */
+ * the count of those by frame pointers; e released: 1 when it holds the stack. A log another
+ * walk on this CPU wrote into meanwhile (the scratch's seq not k->tok) leaves e empty (0). A
+ * global function. */
 __noinline int unwind_scache_unlock(struct unwind_scache_ent *e, struct unwind_scratch *s,
 				    struct unwind_skey *k, __u32 nr)
 {
 	__u32 n;
+	int kept = 0;
 
 	if (!e || !s || !k)
 		return 0;
@@ -791,12 +793,14 @@ __noinline int unwind_scache_unlock(struct unwind_scache_ent *e, struct unwind_s
 		e->span = s->span;
 		e->nfp = s->nfp;
 		asm volatile("" ::: "memory");
-		if (*(volatile __u32 *)&s->seq == k->tok)
+		if (*(volatile __u32 *)&s->seq == k->tok) {
 			e->nr = nr;
+			kept = 1;
+		}
 	}
 	asm volatile("" ::: "memory");
 	*(volatile __u32 *)&e->seq = k->seq + 2;
-	return 0;
+	return kept;
 }
 
 static __always_inline __u32 unwind_scache_slot(__u32 tgid, __u64 ip, __u64 sp)
@@ -807,11 +811,17 @@ static __always_inline __u32 unwind_scache_slot(__u32 tgid, __u64 ip, __u64 sp)
 }
 
 /* Where a walk starts: the registers at ip (a return address's: as after the return); rbx,
- * rdi, rdx when leaf (a frame whose CFA is in one of them is unwound in the first frame only) */
+ * rdi, rdx when leaf (a frame whose CFA is in one of them is unwound in the first frame only).
+ * want: the caller interns stacks by hash in a map that never loses an entry and notes them
+ * (unwind_scache_note): a hit noted so gives hash, not the addresses. Out: hash (0: the
+ * addresses are in out), and where the stack returned is cached (cached; slot, seq: the
+ * entry and its seq), for unwind_scache_note. */
 struct unwind_start {
 	__u64 ip, sp, bp;
 	__u64 rbx, rdi, rdx;
-	__u32 leaf, pad;
+	__u32 leaf, want;
+	__u64 hash;
+	__u32 cached, slot, seq, pad;
 };
 
 /* The stack of the current process from st into out; the number of addresses. A process whose
@@ -835,6 +845,8 @@ __noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 
 	if (!out || !st)
 		return -1;
+	st->hash = 0;
+	st->cached = 0;
 	l.ips = out;
 	u.ip = k.ip = st->ip;
 	u.sp = u.sp0 = k.sp = st->sp;
@@ -868,20 +880,31 @@ __noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 	if (e) {
 		nr = unwind_scache_lookup(e, scr, &k);
 		if (nr > 0 && nr <= UNWIND_SCACHE_FRAMES) {
-			/* copied by plain loads and stores: a helper call costs more than the
-			 * ~13 words a stack has */
-			for (__u32 i = 0; i < UNWIND_SCACHE_FRAMES; i++) {
+			__u64 h = 0;
+
+			/* the caller's hash of this very stack, interned: its addresses are not
+			 * needed (read before the check of seq below, which vouches for it) */
+			if (st->want && e->hseq == k.seq)
+				h = e->hash;
+			/* else copied by plain loads and stores: a helper call costs more than
+			 * the ~13 words a stack has */
+			for (__u32 i = 0; i < UNWIND_SCACHE_FRAMES && !h; i++) {
 				if (i >= (__u32)nr)
 					break;
 				out->ip[i] = e->ips[i];
 			}
-			unwind_count_n(UNWIND_STAT_FP_FRAMES, e->nfp);
+			if (e->nfp)
+				unwind_count_n(UNWIND_STAT_FP_FRAMES, e->nfp);
 			asm volatile("" ::: "memory");
 			/* nobody on this CPU wrote the entry or the buffer meanwhile */
 			if (*(volatile __u32 *)&e->seq == k.seq &&
 			    *(volatile __u32 *)&scr->seq == k.tok) {
 				unwind_count(UNWIND_STAT_COMPLETE);
 				unwind_count(UNWIND_STAT_CACHED);
+				st->hash = h;
+				st->cached = 1;
+				st->slot = slot;
+				st->seq = k.seq;
 				return nr;
 			}
 		}
@@ -904,20 +927,57 @@ __noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 			n = UNWIND_SCACHE_FRAMES;
 		if (bpf_probe_read_kernel(e->ips, n * sizeof(__u64), out->ip))
 			n = 0;	/* (cannot fail) */
-		unwind_scache_unlock(e, scr, &k, n);
+		if (unwind_scache_unlock(e, scr, &k, n) && n == (__u32)nr) {
+			st->cached = 1;
+			st->slot = slot;
+			st->seq = k.seq + 2;
+		}
 	}
 	return nr;
+}
+
+/* Note h, the hash under which the caller interned the stack unwind_walk gave from st (st->want
+ * set, st->hash 0), with its stack cache entry: the entry's later hits give h alone. Only for
+ * a map that never loses an entry (the hits skip the map). The entry is taken as a fill takes
+ * it (its seq odd, then the next even value, which the note names): a reader of the entry
+ * before sees its seq changed and does not use what it read (a note written while a reader
+ * checked another stack's words in the same entry could pair that stack with this hash). */
+static __always_inline void unwind_scache_note(const struct unwind_start *st, __u64 h)
+{
+	struct unwind_scache_ent *e;
+	__u32 slot = st->slot, seq = st->seq;
+
+	if (!st->cached || !h || (seq & 1))
+		return;
+	e = bpf_map_lookup_elem(&unwind_scache, &slot);
+	if (!e || __sync_val_compare_and_swap(&e->seq, seq, seq + 1) != seq)
+		return;
+	asm volatile("" ::: "memory");
+	e->hash = h;
+	e->hseq = seq + 2;
+	asm volatile("" ::: "memory");
+	*(volatile __u32 *)&e->seq = seq + 2;
 }
 
 /* The stack of the current process from registers (ip, sp, bp; leaf: all of them, may be NULL)
  * as they are at ip (a return address's: as after the return) into ips (STACK_MAX_DEPTH of
  * them); the number of addresses (unwind_walk), or -1 without tables (unwind_mode 0): the
  * caller walks frame pointers. */
+static __always_inline long unwind_user_start(__u64 *ips, struct unwind_start *st)
+{
+	long n;
+
+	if (!unwind_mode)
+		return -1;
+	n = unwind_walk((struct unwind_ips *)ips, st);
+	/* what unwind_walk returns is unknown to the verifier: the bound it has */
+	return n < STACK_MAX_DEPTH ? n : STACK_MAX_DEPTH;
+}
+
 static __always_inline long unwind_user_leaf(__u64 *ips, __u64 ip, __u64 sp, __u64 bp,
 					     struct pt_regs *leaf)
 {
 	struct unwind_start st = { .ip = ip, .sp = sp, .bp = bp };
-	long n;
 
 	if (!unwind_mode)
 		return -1;
@@ -927,9 +987,7 @@ static __always_inline long unwind_user_leaf(__u64 *ips, __u64 ip, __u64 sp, __u
 		st.rdx = BPF_CORE_READ(leaf, dx);
 		st.leaf = 1;
 	}
-	n = unwind_walk((struct unwind_ips *)ips, &st);
-	/* what unwind_walk returns is unknown to the verifier: the bound it has */
-	return n < STACK_MAX_DEPTH ? n : STACK_MAX_DEPTH;
+	return unwind_user_start(ips, &st);
 }
 
 /* The same without the first frame's other registers (a frame whose CFA is in rbx, rdi or rdx
