@@ -227,10 +227,19 @@ static __always_inline __u64 intern_stack(struct mem_stack *s, __u64 nr, __u64 k
 static __always_inline __u64 walk_intern(struct mem_stack *s, __u64 ip, __u64 usp, __u64 fp,
 					 __u64 fsp, __u64 known)
 {
-	struct unwind_start us = { .ip = ip, .sp = usp, .bp = fp, .want = 1 };
-	long n = unwind_user_start(s->ips, &us);
+	struct unwind_start us;
 	__u64 h;
+	long n;
 
+	/* (--unwind fp: the verifier keeps this line only) */
+	if (!unwind_mode)
+		return intern_stack(s, walk_stack(s->ips, ip, fp, fsp), known);
+	__builtin_memset(&us, 0, sizeof(us));
+	us.ip = ip;
+	us.sp = usp;
+	us.bp = fp;
+	us.want = 1;
+	n = unwind_user_start(s->ips, &us);
 	if (n < 0)
 		return intern_stack(s, walk_stack(s->ips, ip, fp, fsp), known);
 	if (us.hash)
