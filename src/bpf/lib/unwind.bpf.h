@@ -100,6 +100,15 @@ struct {
 	__type(value, struct unwind_scratch);
 } unwind_scratch SEC(".maps");
 
+/* changes of unwind_procs (a load, a delete) the collector made, counted: bumped after each
+ * one, so that a stack cache entry walked before reads another value */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} unwind_epoch SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, UNWIND_STAT__COUNT);
@@ -708,6 +717,9 @@ struct unwind_skey {
 	__u64 ip, sp, bp;
 	__u32 tgid, gen;
 	__u32 seq, tok;
+	__u32 epoch, anygen;	/* anygen: whatever its gen, when its epoch is epoch */
+	__u32 slot, pad;
+	struct unwind_ident ident;
 };
 
 /* The stack cache's entry e for k: its number of addresses when it holds the stack walked from
@@ -722,8 +734,8 @@ __noinline int unwind_scache_lookup(struct unwind_scache_ent *e, struct unwind_s
 		return 0;
 	seq = *(volatile __u32 *)&e->seq;
 	asm volatile("" ::: "memory");
-	if ((seq & 1) || e->tgid != k->tgid || e->gen != k->gen || e->ip != k->ip ||
-	    e->sp != k->sp || e->bp != k->bp)
+	if ((seq & 1) || e->tgid != k->tgid || (e->gen != k->gen && !k->anygen) ||
+	    e->ip != k->ip || e->sp != k->sp || e->bp != k->bp)
 		return 0;
 	nr = e->nr;
 	span = e->span;
@@ -762,6 +774,8 @@ __noinline int unwind_scache_lock(struct unwind_scache_ent *e, struct unwind_ske
 	k->seq = seq;
 	e->tgid = k->tgid;
 	e->gen = k->gen;
+	e->epoch = k->epoch;
+	e->ident = k->ident;
 	e->ip = k->ip;
 	e->sp = k->sp;
 	e->bp = k->bp;
@@ -803,13 +817,6 @@ __noinline int unwind_scache_unlock(struct unwind_scache_ent *e, struct unwind_s
 	return kept;
 }
 
-static __always_inline __u32 unwind_scache_slot(__u32 tgid, __u64 ip, __u64 sp)
-{
-	__u64 h = (ip ^ (sp << 7) ^ ((__u64)tgid << 40)) * 0x9e3779b97f4a7c15ULL;
-
-	return (__u32)(h >> 40) & (UNWIND_SCACHE_SIZE - 1);
-}
-
 /* Where a walk starts: the registers at ip (a return address's: as after the return); rbx,
  * rdi, rdx when leaf (a frame whose CFA is in one of them is unwound in the first frame only).
  * want: the caller interns stacks by hash in a map that never loses an entry and notes them
@@ -823,6 +830,59 @@ struct unwind_start {
 	__u64 hash;
 	__u32 cached, slot, seq, pad;
 };
+
+/* A hit in e for k: its stack (or with st->want, its noted hash: st->hash) and the number of
+ * addresses, else 0. k->anygen: an entry of any gen whose epoch and ident are k's (checked
+ * after its seq was read: the seq's check at the end vouches for all read between). A global
+ * function. */
+__noinline int unwind_scache_take(struct unwind_scache_ent *e, struct unwind_scratch *scr,
+				  struct unwind_skey *k, struct unwind_start *st,
+				  struct unwind_ips *out)
+{
+	__u64 h = 0;
+	int nr;
+
+	if (!e || !scr || !k || !st || !out)
+		return 0;
+	nr = unwind_scache_lookup(e, scr, k);
+	if (nr <= 0 || nr > UNWIND_SCACHE_FRAMES)
+		return 0;
+	if (k->anygen && (e->epoch != k->epoch || e->ident.start_time != k->ident.start_time ||
+			  e->ident.start_stack != k->ident.start_stack ||
+			  e->ident.end_code != k->ident.end_code))
+		return 0;
+	/* the caller's hash of this very stack, interned: its addresses are not needed (read
+	 * before the check of seq below, which vouches for it) */
+	if (st->want && e->hseq == k->seq)
+		h = e->hash;
+	/* else copied by plain loads and stores: a helper call costs more than the ~13 words a
+	 * stack has */
+	for (__u32 i = 0; i < UNWIND_SCACHE_FRAMES && !h; i++) {
+		if (i >= (__u32)nr)
+			break;
+		out->ip[i] = e->ips[i];
+	}
+	if (e->nfp)
+		unwind_count_n(UNWIND_STAT_FP_FRAMES, e->nfp);
+	asm volatile("" ::: "memory");
+	/* nobody on this CPU wrote the entry or the buffer meanwhile */
+	if (*(volatile __u32 *)&e->seq != k->seq || *(volatile __u32 *)&scr->seq != k->tok)
+		return 0;
+	unwind_count(UNWIND_STAT_COMPLETE);
+	unwind_count(UNWIND_STAT_CACHED);
+	st->hash = h;
+	st->cached = 1;
+	st->slot = k->slot;
+	st->seq = k->seq;
+	return nr;
+}
+
+static __always_inline __u32 unwind_scache_slot(__u32 tgid, __u64 ip, __u64 sp)
+{
+	__u64 h = (ip ^ (sp << 7) ^ ((__u64)tgid << 40)) * 0x9e3779b97f4a7c15ULL;
+
+	return (__u32)(h >> 40) & (UNWIND_SCACHE_SIZE - 1);
+}
 
 /* The stack of the current process from st into out; the number of addresses. A process whose
  * entry is missing (not loaded yet, the map full) or holds another program's mappings (its
@@ -841,6 +901,8 @@ __noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 	struct unwind_loop l = { .u = &u };
 	struct unwind_scache_ent *e;
 	struct unwind_scratch *scr;
+	bool tried = false;
+	__u32 *ep;
 	int nr;
 
 	if (!out || !st)
@@ -856,9 +918,34 @@ __noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 	u.rdx = st->rdx;
 	u.leaf = st->leaf;
 	u.rbx_ok = st->leaf;
-	l.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	k.tgid = tgid;
+	/* never NULL (one entry, key 0): checked once here, not at each use in the walk */
+	scr = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!scr)
+		return -1;
+	l.scr = scr;
+	/* the collector's count of changes to the process entries, before the lookup of this
+	 * one: an entry walked with it, of the same program, was walked with this one's tables
+	 * as they are (no lookup needed) */
+	ep = bpf_map_lookup_elem(&unwind_epoch, &zero);
+	k.epoch = ep ? *(volatile __u32 *)ep : 0;
+	asm volatile("" ::: "memory");
 	slot = unwind_scache_slot(tgid, k.ip, k.sp);
+	k.slot = slot;
 	e = bpf_map_lookup_elem(&unwind_scache, &slot);
+	unwind_cur_ident(&k.ident);
+	if (e && e->epoch == k.epoch && e->tgid == tgid &&
+	    e->ident.start_time == k.ident.start_time &&
+	    e->ident.start_stack == k.ident.start_stack && e->ident.end_code == k.ident.end_code) {
+		k.anygen = 1;
+		nr = unwind_scache_take(e, scr, &k, st, out);
+		if (nr > 0)
+			return nr;
+		/* the same entry's words differ: a walk, without reading them again */
+		k.anygen = 0;
+		tried = true;
+	}
+	l.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	/* (usable implies an entry; the verifier is told so by testing it again) */
 	if (!unwind_usable(l.proc, tgid) || !l.proc) {
 		/* by file alone: an entry without mappings (a NULL one here made every
@@ -870,44 +957,11 @@ __noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 		l.proc->stale = 1;
 		e = NULL;
 	}
-	/* never NULL (one entry, key 0): checked once here, not at each use in the walk */
-	scr = bpf_map_lookup_elem(&unwind_scratch, &zero);
-	if (!scr)
-		return -1;
-	l.scr = scr;
-	k.tgid = tgid;
 	k.gen = l.proc->gen;
-	if (e) {
-		nr = unwind_scache_lookup(e, scr, &k);
-		if (nr > 0 && nr <= UNWIND_SCACHE_FRAMES) {
-			__u64 h = 0;
-
-			/* the caller's hash of this very stack, interned: its addresses are not
-			 * needed (read before the check of seq below, which vouches for it) */
-			if (st->want && e->hseq == k.seq)
-				h = e->hash;
-			/* else copied by plain loads and stores: a helper call costs more than
-			 * the ~13 words a stack has */
-			for (__u32 i = 0; i < UNWIND_SCACHE_FRAMES && !h; i++) {
-				if (i >= (__u32)nr)
-					break;
-				out->ip[i] = e->ips[i];
-			}
-			if (e->nfp)
-				unwind_count_n(UNWIND_STAT_FP_FRAMES, e->nfp);
-			asm volatile("" ::: "memory");
-			/* nobody on this CPU wrote the entry or the buffer meanwhile */
-			if (*(volatile __u32 *)&e->seq == k.seq &&
-			    *(volatile __u32 *)&scr->seq == k.tok) {
-				unwind_count(UNWIND_STAT_COMPLETE);
-				unwind_count(UNWIND_STAT_CACHED);
-				st->hash = h;
-				st->cached = 1;
-				st->slot = slot;
-				st->seq = k.seq;
-				return nr;
-			}
-		}
+	if (e && !tried) {
+		nr = unwind_scache_take(e, scr, &k, st, out);
+		if (nr > 0)
+			return nr;
 	}
 	k.tok = __sync_add_and_fetch(&scr->seq, 1);
 	scr->nreads = 0;
