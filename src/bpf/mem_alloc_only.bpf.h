@@ -77,8 +77,7 @@ static __always_inline __u64 capture_stack_entry(struct pt_regs *ctx, struct mem
 	bool ends;
 
 	if (unwind_mode) {
-		/* by tables: from the registers as after the return (frame pointers where the
-		 * process has no tables) */
+		/* by tables: from the registers as after the return (walk_intern) */
 		st->ao_sret = 0;
 		return st->ao_stack = walk_intern(s, ret, PT_REGS_SP(ctx) + 8, fp,
 						  PT_REGS_SP(ctx), st->ao_stack);
