@@ -135,7 +135,12 @@ struct unwind_cache_ent {
  * all within UNWIND_SCACHE_SPAN bytes above it) with the value read. The walk is a function of
  * the registers it starts from, the process's tables (gen) and the words it reads: when each
  * of them reads the same again (one read of the span), the walk would find the same stack.
- * Only complete stacks through the process's loaded tables are kept. */
+ * Only complete stacks through the process's loaded tables are kept. A caller that interns
+ * stacks by hash in a map that never loses an entry (mem) notes the hash with the entry once
+ * interned (hash, valid while seq is hseq): its later hits give the hash alone, without the
+ * addresses, their hash or a map operation. A hit needs no lookup of the process's entry
+ * while the entries are as they were at the walk (unwind_epoch: the collector counts every
+ * change of unwind_procs) and the process is the same program (ident). */
 #define UNWIND_SCACHE_SIZE	128	/* entries per CPU, a power of 2 */
 #define UNWIND_SCACHE_FRAMES	32	/* longer stacks are not kept */
 #define UNWIND_SCACHE_READS	64	/* words read by the walk */
@@ -147,8 +152,12 @@ struct unwind_scache_ent {
 				 * a reader whose entry's seq changed meanwhile neither) */
 	__u32 tgid, gen, nr;
 	__u32 nreads, span;	/* words, and bytes above sp to read to check them */
-	__u32 nfp, pad;		/* frames by frame pointers in it (unwind_stats) */
+	__u32 nfp;		/* frames by frame pointers in it (unwind_stats) */
+	__u32 hseq;		/* the seq whose stack hash is (its user's, see unwind_scache_note) */
 	__u64 ip, sp, bp;
+	__u64 hash;		/* the stack's hash in its user's stacks map, interned there */
+	struct unwind_ident ident;	/* the process's when it was walked */
+	__u32 epoch, pad2;	/* unwind_epoch's value before the walk's lookup of its entry */
 	__u16 off[UNWIND_SCACHE_READS];
 	__u64 val[UNWIND_SCACHE_READS];
 	__u64 ips[UNWIND_SCACHE_FRAMES];

@@ -219,28 +219,56 @@ static __always_inline __u32 log2_bucket(__u64 v)
 
 static __always_inline __u64 intern_stack(struct mem_stack *s, __u64 nr, __u64 known);
 
+/* The user stack from registers as they are at return address ip (the unwinder's sp: usp; a
+ * frame-pointer walk's lowest frame: fsp) into s, interned: its hash (0: none). By tables, a
+ * stack the stack cache holds and has the hash of (noted there once interned: mem's stacks map
+ * never loses an entry) is its hash alone, without its addresses, hashing them or a map
+ * operation. known: a hash already interned (the thread's last stack), or 0. */
+static __always_inline __u64 walk_intern(struct mem_stack *s, __u64 ip, __u64 usp, __u64 fp,
+					 __u64 fsp, __u64 known)
+{
+	struct unwind_start us;
+	__u64 h;
+	long n;
+
+	/* (--unwind fp: the verifier keeps this line only) */
+	if (!unwind_mode)
+		return intern_stack(s, walk_stack(s->ips, ip, fp, fsp), known);
+	__builtin_memset(&us, 0, sizeof(us));
+	us.ip = ip;
+	us.sp = usp;
+	us.bp = fp;
+	us.want = 1;
+	n = unwind_user_start(s->ips, &us);
+	if (n < 0)
+		return intern_stack(s, walk_stack(s->ips, ip, fp, fsp), known);
+	if (us.hash)
+		return us.hash;
+	h = intern_stack(s, (__u64)n, known);
+	unwind_scache_note(&us, h);
+	return h;
+}
+
 /* Capture the user stack at a return probe into the thread's scratch buffer and intern it.
  * 0 = no stack. */
 static __always_inline __u64 capture_stack(void *ctx, struct mem_tstate *st)
 {
-	struct mem_stack *s = &st->stack;
-
-	__u64 nr;
+	__u64 h;
 
 	if (st->caller_ret) {
 		/* registers as after operator new's return: its entry's, above the return address */
-		long n = unwind_user(s->ips, st->caller_ret, st->caller_sp + 8, st->caller_fp);
-
-		nr = n >= 0 ? (__u64)n :
-		     walk_stack(s->ips, st->caller_ret, st->caller_fp, st->caller_sp);
+		h = walk_intern(&st->stack, st->caller_ret, st->caller_sp + 8, st->caller_fp,
+				st->caller_sp, st->last_stack);
 	} else if (PT_REGS_IP((struct pt_regs *)ctx)) {
-		nr = walk_user_stack(ctx, s->ips);
+		h = walk_intern(&st->stack, PT_REGS_IP((struct pt_regs *)ctx),
+				PT_REGS_SP((struct pt_regs *)ctx), PT_REGS_FP((struct pt_regs *)ctx),
+				PT_REGS_SP((struct pt_regs *)ctx), st->last_stack);
 	} else {
 		drop(MEM_DROP_STACK_FAIL);
 		return 0;
 	}
 	/* a thread allocating from one place again: its stack is interned already */
-	return st->last_stack = intern_stack(s, nr, st->last_stack);
+	return st->last_stack = h;
 }
 
 /* --trace: one record. Userspace reads the buffer every tick (100 ms), so no wakeup is asked
@@ -968,14 +996,14 @@ static __always_inline void count_caller(struct pt_regs *ctx, __u32 pid, __u32 f
  * first address is the return address at its return probe. */
 static __always_inline __u64 trace_free_stack(struct pt_regs *ctx, struct mem_tstate *st)
 {
-	__u64 ret = 0, nr;
+	__u64 ret = 0;
 
 	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)PT_REGS_SP(ctx)) || !ret) {
 		drop(MEM_DROP_STACK_FAIL);
 		return 0;
 	}
-	nr = walk_user_regs(st->stack.ips, ret, PT_REGS_FP(ctx), PT_REGS_SP(ctx) + 8);
-	return intern_stack(&st->stack, nr, 0);
+	return walk_intern(&st->stack, ret, PT_REGS_SP(ctx) + 8, PT_REGS_FP(ctx),
+			   PT_REGS_SP(ctx) + 8, 0);
 }
 
 /*

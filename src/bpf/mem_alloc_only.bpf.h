@@ -75,12 +75,12 @@ static __always_inline __u64 capture_stack_entry(struct pt_regs *ctx, struct mem
 	__u64 fp = PT_REGS_FP(ctx), nr, h;
 	struct walk_ctx w = { .ips = s->ips, .fp = next, .prev = fp + 16, .nr = 2 };
 	bool ends;
-	long n = unwind_user(s->ips, ret, PT_REGS_SP(ctx) + 8, fp);
 
-	if (n >= 0) {
-		/* by tables: from the registers as after the return */
+	if (unwind_mode) {
+		/* by tables: from the registers as after the return (walk_intern) */
 		st->ao_sret = 0;
-		return st->ao_stack = intern_stack(s, (__u64)n, st->ao_stack);
+		return st->ao_stack = walk_intern(s, ret, PT_REGS_SP(ctx) + 8, fp,
+						  PT_REGS_SP(ctx), st->ao_stack);
 	}
 	if (!have_first) {
 		nr = walk_stack(s->ips, ret, fp, PT_REGS_SP(ctx));

@@ -49,6 +49,9 @@ struct unwinder {
 	const struct log_ctx *lc;
 	int procs_fd, rows_fd, stats_fd;
 	int files_fd;		/* unwind_files, -1: none */
+	int epoch_fd;		/* unwind_epoch, -1: none */
+	uint32_t epoch;		/* changes made to procs_fd: the BPF side's stack cache takes a
+				 * hit without looking up the process while it is unchanged */
 	uint64_t files_full;	/* objects not in it: their mappings truncated until a load */
 	uint32_t preloaded;	/* tables built for libraries before they were mapped */
 	struct ring_buffer *stale_rb;	/* unwind_stale */
@@ -290,7 +293,18 @@ struct unwinder *unwinder__new(const struct log_ctx *lc, int procs_fd, int rows_
 	u->stats_fd = stats_fd;
 	u->max_rows = max_rows;
 	u->files_fd = -1;
+	u->epoch_fd = -1;
 	return u;
+}
+
+/* After each change of procs_fd (abi/unwind.h: the stack cache's epoch) */
+static void procs_changed(struct unwinder *u)
+{
+	uint32_t key = 0;
+
+	u->epoch++;
+	if (u->epoch_fd >= 0)
+		bpf_map_update_elem(u->epoch_fd, &key, &u->epoch, BPF_ANY);
 }
 
 void unwinder__free(struct unwinder *u)
@@ -668,6 +682,7 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 	/* full: the processes gone since make room (-a) */
 	if ((err == -E2BIG || err == -ENOMEM) && forget_gone(u))
 		err = bpf_map_update_elem(u->procs_fd, &key, p, BPF_ANY) ? -errno : 0;
+	procs_changed(u);
 	free(p);
 	if (err == -E2BIG || err == -ENOMEM) {
 		u->procs_full++;
@@ -682,6 +697,7 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 
 		if (!np) {
 			bpf_map_delete_elem(u->procs_fd, &key);
+			procs_changed(u);
 			return -ENOMEM;
 		}
 		u->pids = np;
@@ -775,6 +791,7 @@ void unwinder__forget(struct unwinder *u, pid_t pid)
 	if (!u)
 		return;
 	bpf_map_delete_elem(u->procs_fd, &key);
+	procs_changed(u);
 	p = find_pid(u, pid);
 	if (p)
 		*p = u->pids[--u->npids];
@@ -787,6 +804,7 @@ struct unwinder *unwinder__open(const struct log_ctx *lc, enum unwind_how how,
 	struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
 	struct bpf_map *stats = bpf_object__find_map_by_name(obj, "unwind_stats");
 	struct bpf_map *files = bpf_object__find_map_by_name(obj, "unwind_files");
+	struct bpf_map *epoch = bpf_object__find_map_by_name(obj, "unwind_epoch");
 
 	if (how == UNWIND_FP) {
 		pr_info(lc, "unwind: frame pointers only (--unwind fp)");
@@ -802,6 +820,7 @@ struct unwinder *unwinder__open(const struct log_ctx *lc, enum unwind_how how,
 	if (u) {
 		u->stale_rb = ring_buffer__new(bpf_map__fd(stale), on_stale, u, NULL);
 		u->files_fd = files ? bpf_map__fd(files) : -1;
+		u->epoch_fd = epoch ? bpf_map__fd(epoch) : -1;
 	}
 	return u;
 }

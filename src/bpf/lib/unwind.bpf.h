@@ -100,6 +100,15 @@ struct {
 	__type(value, struct unwind_scratch);
 } unwind_scratch SEC(".maps");
 
+/* changes of unwind_procs (a load, a delete) the collector made, counted: bumped after each
+ * one, so that a stack cache entry walked before reads another value */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} unwind_epoch SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, UNWIND_STAT__COUNT);
@@ -708,6 +717,9 @@ struct unwind_skey {
 	__u64 ip, sp, bp;
 	__u32 tgid, gen;
 	__u32 seq, tok;
+	__u32 epoch, anygen;	/* anygen: whatever its gen, when its epoch is epoch */
+	__u32 slot, pad;
+	struct unwind_ident ident;
 };
 
 /* The stack cache's entry e for k: its number of addresses when it holds the stack walked from
@@ -722,8 +734,8 @@ __noinline int unwind_scache_lookup(struct unwind_scache_ent *e, struct unwind_s
 		return 0;
 	seq = *(volatile __u32 *)&e->seq;
 	asm volatile("" ::: "memory");
-	if ((seq & 1) || e->tgid != k->tgid || e->gen != k->gen || e->ip != k->ip ||
-	    e->sp != k->sp || e->bp != k->bp)
+	if ((seq & 1) || e->tgid != k->tgid || (e->gen != k->gen && !k->anygen) ||
+	    e->ip != k->ip || e->sp != k->sp || e->bp != k->bp)
 		return 0;
 	nr = e->nr;
 	span = e->span;
@@ -762,6 +774,8 @@ __noinline int unwind_scache_lock(struct unwind_scache_ent *e, struct unwind_ske
 	k->seq = seq;
 	e->tgid = k->tgid;
 	e->gen = k->gen;
+	e->epoch = k->epoch;
+	e->ident = k->ident;
 	e->ip = k->ip;
 	e->sp = k->sp;
 	e->bp = k->bp;
@@ -769,12 +783,14 @@ __noinline int unwind_scache_lock(struct unwind_scache_ent *e, struct unwind_ske
 }
 
 /* The walk's log into e (locked by unwind_scache_lock), nr addresses (already in e->ips), and
- * the count of those by frame pointers; e released. A log another walk on this CPU wrote into
- * meanwhile (the scratch's seq not k->tok) leaves e empty. A global function. */
+ * the count of those by frame pointers; e released: 1 when it holds the stack. A log another
+ * walk on this CPU wrote into meanwhile (the scratch's seq not k->tok) leaves e empty (0). A
+ * global function. */
 __noinline int unwind_scache_unlock(struct unwind_scache_ent *e, struct unwind_scratch *s,
 				    struct unwind_skey *k, __u32 nr)
 {
 	__u32 n;
+	int kept = 0;
 
 	if (!e || !s || !k)
 		return 0;
@@ -791,12 +807,74 @@ __noinline int unwind_scache_unlock(struct unwind_scache_ent *e, struct unwind_s
 		e->span = s->span;
 		e->nfp = s->nfp;
 		asm volatile("" ::: "memory");
-		if (*(volatile __u32 *)&s->seq == k->tok)
+		if (*(volatile __u32 *)&s->seq == k->tok) {
 			e->nr = nr;
+			kept = 1;
+		}
 	}
 	asm volatile("" ::: "memory");
 	*(volatile __u32 *)&e->seq = k->seq + 2;
-	return 0;
+	return kept;
+}
+
+/* Where a walk starts: the registers at ip (a return address's: as after the return); rbx,
+ * rdi, rdx when leaf (a frame whose CFA is in one of them is unwound in the first frame only).
+ * want: the caller interns stacks by hash in a map that never loses an entry and notes them
+ * (unwind_scache_note): a hit noted so gives hash, not the addresses. Out: hash (0: the
+ * addresses are in out), and where the stack returned is cached (cached; slot, seq: the
+ * entry and its seq), for unwind_scache_note. */
+struct unwind_start {
+	__u64 ip, sp, bp;
+	__u64 rbx, rdi, rdx;
+	__u32 leaf, want;
+	__u64 hash;
+	__u32 cached, slot, seq, pad;
+};
+
+/* A hit in e for k: its stack (or with st->want, its noted hash: st->hash) and the number of
+ * addresses, else 0. k->anygen: an entry of any gen whose epoch and ident are k's (checked
+ * after its seq was read: the seq's check at the end vouches for all read between). A global
+ * function. */
+__noinline int unwind_scache_take(struct unwind_scache_ent *e, struct unwind_scratch *scr,
+				  struct unwind_skey *k, struct unwind_start *st,
+				  struct unwind_ips *out)
+{
+	__u64 h = 0;
+	int nr;
+
+	if (!e || !scr || !k || !st || !out)
+		return 0;
+	nr = unwind_scache_lookup(e, scr, k);
+	if (nr <= 0 || nr > UNWIND_SCACHE_FRAMES)
+		return 0;
+	if (k->anygen && (e->epoch != k->epoch || e->ident.start_time != k->ident.start_time ||
+			  e->ident.start_stack != k->ident.start_stack ||
+			  e->ident.end_code != k->ident.end_code))
+		return 0;
+	/* the caller's hash of this very stack, interned: its addresses are not needed (read
+	 * before the check of seq below, which vouches for it) */
+	if (st->want && e->hseq == k->seq)
+		h = e->hash;
+	/* else copied by plain loads and stores: a helper call costs more than the ~13 words a
+	 * stack has */
+	for (__u32 i = 0; i < UNWIND_SCACHE_FRAMES && !h; i++) {
+		if (i >= (__u32)nr)
+			break;
+		out->ip[i] = e->ips[i];
+	}
+	if (e->nfp)
+		unwind_count_n(UNWIND_STAT_FP_FRAMES, e->nfp);
+	asm volatile("" ::: "memory");
+	/* nobody on this CPU wrote the entry or the buffer meanwhile */
+	if (*(volatile __u32 *)&e->seq != k->seq || *(volatile __u32 *)&scr->seq != k->tok)
+		return 0;
+	unwind_count(UNWIND_STAT_COMPLETE);
+	unwind_count(UNWIND_STAT_CACHED);
+	st->hash = h;
+	st->cached = 1;
+	st->slot = k->slot;
+	st->seq = k->seq;
+	return nr;
 }
 
 static __always_inline __u32 unwind_scache_slot(__u32 tgid, __u64 ip, __u64 sp)
@@ -805,14 +883,6 @@ static __always_inline __u32 unwind_scache_slot(__u32 tgid, __u64 ip, __u64 sp)
 
 	return (__u32)(h >> 40) & (UNWIND_SCACHE_SIZE - 1);
 }
-
-/* Where a walk starts: the registers at ip (a return address's: as after the return); rbx,
- * rdi, rdx when leaf (a frame whose CFA is in one of them is unwound in the first frame only) */
-struct unwind_start {
-	__u64 ip, sp, bp;
-	__u64 rbx, rdi, rdx;
-	__u32 leaf, pad;
-};
 
 /* The stack of the current process from st into out; the number of addresses. A process whose
  * entry is missing (not loaded yet, the map full) or holds another program's mappings (its
@@ -831,10 +901,14 @@ __noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 	struct unwind_loop l = { .u = &u };
 	struct unwind_scache_ent *e;
 	struct unwind_scratch *scr;
+	bool tried = false;
+	__u32 *ep;
 	int nr;
 
 	if (!out || !st)
 		return -1;
+	st->hash = 0;
+	st->cached = 0;
 	l.ips = out;
 	u.ip = k.ip = st->ip;
 	u.sp = u.sp0 = k.sp = st->sp;
@@ -844,9 +918,34 @@ __noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 	u.rdx = st->rdx;
 	u.leaf = st->leaf;
 	u.rbx_ok = st->leaf;
-	l.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	k.tgid = tgid;
+	/* never NULL (one entry, key 0): checked once here, not at each use in the walk */
+	scr = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!scr)
+		return -1;
+	l.scr = scr;
+	/* the collector's count of changes to the process entries, before the lookup of this
+	 * one: an entry walked with it, of the same program, was walked with this one's tables
+	 * as they are (no lookup needed) */
+	ep = bpf_map_lookup_elem(&unwind_epoch, &zero);
+	k.epoch = ep ? *(volatile __u32 *)ep : 0;
+	asm volatile("" ::: "memory");
 	slot = unwind_scache_slot(tgid, k.ip, k.sp);
+	k.slot = slot;
 	e = bpf_map_lookup_elem(&unwind_scache, &slot);
+	unwind_cur_ident(&k.ident);
+	if (e && e->epoch == k.epoch && e->tgid == tgid &&
+	    e->ident.start_time == k.ident.start_time &&
+	    e->ident.start_stack == k.ident.start_stack && e->ident.end_code == k.ident.end_code) {
+		k.anygen = 1;
+		nr = unwind_scache_take(e, scr, &k, st, out);
+		if (nr > 0)
+			return nr;
+		/* the same entry's words differ: a walk, without reading them again */
+		k.anygen = 0;
+		tried = true;
+	}
+	l.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	/* (usable implies an entry; the verifier is told so by testing it again) */
 	if (!unwind_usable(l.proc, tgid) || !l.proc) {
 		/* by file alone: an entry without mappings (a NULL one here made every
@@ -858,33 +957,11 @@ __noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 		l.proc->stale = 1;
 		e = NULL;
 	}
-	/* never NULL (one entry, key 0): checked once here, not at each use in the walk */
-	scr = bpf_map_lookup_elem(&unwind_scratch, &zero);
-	if (!scr)
-		return -1;
-	l.scr = scr;
-	k.tgid = tgid;
 	k.gen = l.proc->gen;
-	if (e) {
-		nr = unwind_scache_lookup(e, scr, &k);
-		if (nr > 0 && nr <= UNWIND_SCACHE_FRAMES) {
-			/* copied by plain loads and stores: a helper call costs more than the
-			 * ~13 words a stack has */
-			for (__u32 i = 0; i < UNWIND_SCACHE_FRAMES; i++) {
-				if (i >= (__u32)nr)
-					break;
-				out->ip[i] = e->ips[i];
-			}
-			unwind_count_n(UNWIND_STAT_FP_FRAMES, e->nfp);
-			asm volatile("" ::: "memory");
-			/* nobody on this CPU wrote the entry or the buffer meanwhile */
-			if (*(volatile __u32 *)&e->seq == k.seq &&
-			    *(volatile __u32 *)&scr->seq == k.tok) {
-				unwind_count(UNWIND_STAT_COMPLETE);
-				unwind_count(UNWIND_STAT_CACHED);
-				return nr;
-			}
-		}
+	if (e && !tried) {
+		nr = unwind_scache_take(e, scr, &k, st, out);
+		if (nr > 0)
+			return nr;
 	}
 	k.tok = __sync_add_and_fetch(&scr->seq, 1);
 	scr->nreads = 0;
@@ -904,20 +981,57 @@ __noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 			n = UNWIND_SCACHE_FRAMES;
 		if (bpf_probe_read_kernel(e->ips, n * sizeof(__u64), out->ip))
 			n = 0;	/* (cannot fail) */
-		unwind_scache_unlock(e, scr, &k, n);
+		if (unwind_scache_unlock(e, scr, &k, n) && n == (__u32)nr) {
+			st->cached = 1;
+			st->slot = slot;
+			st->seq = k.seq + 2;
+		}
 	}
 	return nr;
+}
+
+/* Note h, the hash under which the caller interned the stack unwind_walk gave from st (st->want
+ * set, st->hash 0), with its stack cache entry: the entry's later hits give h alone. Only for
+ * a map that never loses an entry (the hits skip the map). The entry is taken as a fill takes
+ * it (its seq odd, then the next even value, which the note names): a reader of the entry
+ * before sees its seq changed and does not use what it read (a note written while a reader
+ * checked another stack's words in the same entry could pair that stack with this hash). */
+static __always_inline void unwind_scache_note(const struct unwind_start *st, __u64 h)
+{
+	struct unwind_scache_ent *e;
+	__u32 slot = st->slot, seq = st->seq;
+
+	if (!st->cached || !h || (seq & 1))
+		return;
+	e = bpf_map_lookup_elem(&unwind_scache, &slot);
+	if (!e || __sync_val_compare_and_swap(&e->seq, seq, seq + 1) != seq)
+		return;
+	asm volatile("" ::: "memory");
+	e->hash = h;
+	e->hseq = seq + 2;
+	asm volatile("" ::: "memory");
+	*(volatile __u32 *)&e->seq = seq + 2;
 }
 
 /* The stack of the current process from registers (ip, sp, bp; leaf: all of them, may be NULL)
  * as they are at ip (a return address's: as after the return) into ips (STACK_MAX_DEPTH of
  * them); the number of addresses (unwind_walk), or -1 without tables (unwind_mode 0): the
  * caller walks frame pointers. */
+static __always_inline long unwind_user_start(__u64 *ips, struct unwind_start *st)
+{
+	long n;
+
+	if (!unwind_mode)
+		return -1;
+	n = unwind_walk((struct unwind_ips *)ips, st);
+	/* what unwind_walk returns is unknown to the verifier: the bound it has */
+	return n < STACK_MAX_DEPTH ? n : STACK_MAX_DEPTH;
+}
+
 static __always_inline long unwind_user_leaf(__u64 *ips, __u64 ip, __u64 sp, __u64 bp,
 					     struct pt_regs *leaf)
 {
 	struct unwind_start st = { .ip = ip, .sp = sp, .bp = bp };
-	long n;
 
 	if (!unwind_mode)
 		return -1;
@@ -927,9 +1041,7 @@ static __always_inline long unwind_user_leaf(__u64 *ips, __u64 ip, __u64 sp, __u
 		st.rdx = BPF_CORE_READ(leaf, dx);
 		st.leaf = 1;
 	}
-	n = unwind_walk((struct unwind_ips *)ips, &st);
-	/* what unwind_walk returns is unknown to the verifier: the bound it has */
-	return n < STACK_MAX_DEPTH ? n : STACK_MAX_DEPTH;
+	return unwind_user_start(ips, &st);
 }
 
 /* The same without the first frame's other registers (a frame whose CFA is in rbx, rdi or rdx
