@@ -652,15 +652,25 @@ static long unwind_step(__u64 i, void *data)
 
 /* The current task's address space as the collector identifies it (abi/unwind.h). BTF
  * pointers: plain loads the JIT guards (a NULL mm, an exiting task's, reads 0), not a helper
- * call per field (six of them, at every stack) */
+ * call per field (six of them, ~160 ns at every stack). A mode whose programs run seldom
+ * (cpu: 99 Hz a CPU) defines UNWIND_IDENT_BY_READS: the verifier checks each BTF pointer load
+ * against the kernel's "__safe_trusted" types by a search of all its type names (~2 ms of
+ * every start for cpu's program), more than its samples' reads cost in minutes. */
 static __always_inline void unwind_cur_ident(struct unwind_ident *id)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+#ifdef UNWIND_IDENT_BY_READS
+	id->start_time = BPF_CORE_READ(task, group_leader, start_boottime) /
+			 (1000000000ULL / UNWIND_USER_HZ);
+	id->start_stack = BPF_CORE_READ(task, mm, start_stack);
+	id->end_code = BPF_CORE_READ(task, mm, end_code);
+#else
 	struct mm_struct *mm = task->mm;
 
 	id->start_time = task->group_leader->start_boottime / (1000000000ULL / UNWIND_USER_HZ);
 	id->start_stack = mm->start_stack;
 	id->end_code = mm->end_code;
+#endif
 }
 
 static __always_inline __u64 unwind_ident_hash(const struct unwind_ident *id)
