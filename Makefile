@@ -21,6 +21,7 @@ OUT        ?= build
 CC         ?= gcc
 CLANG      ?= clang
 BPFTOOL    ?= bpftool
+LLVM_STRIP ?= llvm-strip
 PREFIX     ?= /usr/local
 
 ifeq ($(V),1)
@@ -93,6 +94,9 @@ $(OUT)/vmlinux.h: | $(OUT)
 $(OUT)/bpf/%.bpf.o: src/bpf/%.bpf.c $(OUT)/vmlinux.h | $(OUT)/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)# the skeleton embeds the object: without DWARF (BTF and .BTF.ext stay), ~770 -> ~125 KB
+	$(Q)# for cpu's, less for libbpf to parse and for the cache key to hash at every start
+	$(Q)$(LLVM_STRIP) -g $@
 
 $(OUT)/%.skel.h: $(OUT)/bpf/%.bpf.o
 	$(call msg,SKEL,$@)
