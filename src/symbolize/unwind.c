@@ -658,9 +658,10 @@ struct unwind_cache_hdr {
 	uint64_t sum;		/* sym_cache__hash of the rows */
 };
 
-#define UNWIND_CACHE_MAGIC "ebpunw3"	/* with its NUL: 8 bytes; a new format, a new magic
-					 * (2: rows with the CFA in rbx, rdi, rdx; 3: where rbx
-					 * is saved, padding, swapcontext) */
+#define UNWIND_CACHE_MAGIC "ebpunw" UNWIND_CACHE_FORMAT	/* with its NUL: 8 bytes; a new
+					 * format, a new number (unwind.h; 2: rows with the CFA in
+					 * rbx, rdi, rdx; 3: where rbx is saved, padding,
+					 * swapcontext) */
 
 static const char *const sources[] = { ".eh_frame", ".debug_frame",
 				       ".debug_frame of its debug file" };
@@ -669,7 +670,8 @@ static bool cache_path(const char *cache_dir, const struct unwind_table *t, char
 		       size_t len)
 {
 	return cache_dir && *t->build_id &&
-	       (size_t)snprintf(buf, len, "%s/unwind/%s.rows", cache_dir, t->build_id) < len;
+	       (size_t)snprintf(buf, len, "%s/unwind/%s" UNWIND_CACHE_SUFFIX, cache_dir,
+				t->build_id) < len;
 }
 
 /* t's rows from the cache, if it has them whole for t's build-id */

@@ -456,10 +456,29 @@ static void test_cache(void **state)
 	assert_non_null(mkdtemp(dir));
 	assert_int_equal(unwind_table__build(LIBC, NULL, dir, &a, &why), 0);
 	assert_false(a.cached);
-	snprintf(file, sizeof(file), "%s/unwind/%s.rows", dir, a.build_id);
+	snprintf(file, sizeof(file), "%s/unwind/%s" UNWIND_CACHE_SUFFIX, dir, a.build_id);
 	f = fopen(file, "r");
 	assert_non_null(f);
 	fclose(f);
+	{
+		/* another format's file of the same object (an older ebprof's name, this
+		 * build-id): neither read nor replaced (the two would rebuild each other's) */
+		char other[4200], got[16] = "";
+
+		snprintf(other, sizeof(other), "%s/unwind/%s.rows", dir, a.build_id);
+		f = fopen(other, "w");
+		assert_non_null(f);
+		fputs("older format", f);
+		fclose(f);
+		assert_int_equal(unwind_table__build(LIBC, NULL, dir, &b, &why), 0);
+		assert_true(b.cached);
+		unwind_table__free(&b);
+		f = fopen(other, "r");
+		assert_non_null(f);
+		assert_non_null(fgets(got, sizeof(got), f));
+		fclose(f);
+		assert_string_equal(got, "older format");
+	}
 	assert_int_equal(unwind_table__build(LIBC, NULL, dir, &b, &why), 0);
 	assert_true(b.cached);
 	assert_int_equal(b.nrows, a.nrows);
