@@ -465,3 +465,64 @@ int sym_module__follows_call(struct sym_module *m, uint64_t ret_vaddr)
 			return ends_in_call(b, n);
 	return -ENOENT;
 }
+
+/* The ranges of .plt, .plt.sec and .plt.got, from the section headers (none without them). */
+static void load_plt(struct sym_module *m, const struct image *img)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	m->plt_loaded = true;
+	if (elf_getshdrstrndx(img->elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(img->elf, scn)) && m->nplt < sizeof(m->plt) / sizeof(m->plt[0])) {
+		const char *name;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || !sh.sh_size)
+			continue;
+		name = elf_strptr(img->elf, shstrndx, sh.sh_name);
+		if (!name || (strcmp(name, ".plt") && strcmp(name, ".plt.sec") &&
+			      strcmp(name, ".plt.got")))
+			continue;
+		m->plt[m->nplt++] = (struct sym_plt_sec){
+			.start = sh.sh_addr, .end = sh.sh_addr + sh.sh_size,
+			/* 16 bytes a stub (8 in a .plt.got without IBT, as its entsize says) */
+			.entsize = sh.sh_entsize >= 8 && sh.sh_entsize <= 32 ? sh.sh_entsize : 16,
+		};
+	}
+}
+
+int sym_module__plt_symbol(struct sym_module *m, uint64_t vaddr, const char **name)
+{
+	const struct sym_plt_sec *ps = NULL;
+	struct image img;
+	GElf_Ehdr eh;
+	uint64_t stub, slot;
+	int err;
+
+	if (!module_image(m, &img) || !gelf_getehdr(img.elf, &eh))
+		return -ENOENT;
+	if (eh.e_machine != EM_X86_64)
+		return -EOPNOTSUPP;
+	if (!m->plt_loaded)
+		load_plt(m, &img);
+	for (uint8_t i = 0; i < m->nplt && !ps; i++)
+		if (vaddr >= m->plt[i].start && vaddr < m->plt[i].end)
+			ps = &m->plt[i];
+	if (!ps)
+		return -ENOENT;
+	if (!m->got_loaded) {
+		err = load_got_slots(m, &img);
+		if (err)
+			return err;
+	}
+	/* the stub holding vaddr: any of its instructions belongs to it (a lazy .plt entry's
+	 * push and jmp to PLT0 too), its first one jumps through the callee's GOT slot */
+	stub = ps->start + (vaddr - ps->start) / ps->entsize * ps->entsize;
+	if (!m->ngot_slots || !stub_slot(m, &img, stub, &slot))
+		return -ENOENT;
+	*name = slot_name(m, slot);
+	return *name ? 0 : -ENOENT;
+}

@@ -346,6 +346,7 @@ out:
 
 struct raw_sym {
 	uint64_t start, size;
+	uint64_t sec_end;	/* the end of its section (UINT64_MAX: not known) */
 	const char *name;
 	int rank;		/* lower is preferred among symbols at the same address */
 };
@@ -423,18 +424,30 @@ static int load_symbols(struct sym_module *m)
 		GElf_Sym sym;
 		GElf_Addr addr;
 		GElf_Word shndx;
+		Dwarf_Addr sbias = 0;
+		Elf *selff = NULL;
+		Elf_Scn *scn;
+		GElf_Shdr sh;
 		const char *name;
+		uint64_t sec_end = UINT64_MAX;
 		int type;
 
-		name = dwfl_module_getsym_info(m->dmod, i, &sym, &addr, &shndx, NULL, NULL);
+		name = dwfl_module_getsym_info(m->dmod, i, &sym, &addr, &shndx, &selff, &sbias);
 		if (!name || !*name)
 			continue;
 		type = GELF_ST_TYPE(sym.st_info);
 		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || shndx == SHN_UNDEF)
 			continue;
+		/* a zero-size symbol reaches no further than its section: _init's (.init) not
+		 * over the PLT that follows it */
+		if (!sym.st_size && selff && shndx < SHN_LORESERVE &&
+		    (scn = elf_getscn(selff, shndx)) && gelf_getshdr(scn, &sh) &&
+		    sym.st_value >= sh.sh_addr && sym.st_value - sh.sh_addr <= sh.sh_size)
+			sec_end = addr - m->bias + (sh.sh_addr + sh.sh_size - sym.st_value);
 		raw[nraw++] = (struct raw_sym){
 			.start = addr - m->bias,
 			.size = sym.st_size,
+			.sec_end = sec_end,
 			.name = name,
 			.rank = sym_rank(&sym, name),
 		};
@@ -453,22 +466,24 @@ static int load_symbols(struct sym_module *m)
 			continue;
 		m->syms[n++] = (struct sym_symbol){
 			.start = raw[i].start,
-			.end = raw[i].start + raw[i].size,
+			/* zero-size: its section's end for now, narrowed below */
+			.end = raw[i].size ? raw[i].start + raw[i].size : raw[i].sec_end,
 			.name = raw[i].name,
 			.sized = raw[i].size != 0,
 		};
 	}
 	/* Zero-size symbols (hand-written assembly, _init) reach up to the next symbol, but not
-	 * beyond the end of their segment. */
+	 * beyond the end of their section or segment. */
 	for (size_t i = 0; i < n; i++) {
 		struct sym_symbol *sy = &m->syms[i];
 		uint64_t seg_end;
 
-		if (sy->end > sy->start)
+		if (sy->sized)
 			continue;
 		seg_end = exec_segment_end(m, sy->start);
-		sy->end = seg_end;
-		if (i + 1 < n && m->syms[i + 1].start < seg_end)
+		if (sy->end > seg_end)	/* also UINT64_MAX: no section known */
+			sy->end = seg_end;
+		if (i + 1 < n && m->syms[i + 1].start < sy->end)
 			sy->end = m->syms[i + 1].start;
 	}
 	m->nsyms = n;

@@ -91,6 +91,11 @@ struct sym_module {
 	struct u64map frame_cache;	/* vaddr -> struct sym_cached_frames */
 	struct u64map cu_index;		/* CU DIE offset -> function range index (dwarf.c) */
 
+	bool plt_loaded;		/* callsite.c: the PLT sections' ranges */
+	uint8_t nplt;
+	struct sym_plt_sec {
+		uint64_t start, end, entsize;	/* ELF vaddrs; the size of a stub */
+	} plt[4];			/* .plt, .plt.sec, .plt.got */
 	bool got_loaded;		/* callsite.c */
 	struct sym_got_slot *got_slots;	/* sorted by vaddr */
 	size_t ngot_slots;
@@ -142,6 +147,11 @@ const struct sym_symbol *sym_module__find_symbol(struct sym_module *m, uint64_t 
  * a PLT-style stub or a GOT slot (x86-64), as in .dynsym: 0 and *name, -ENOENT when it is no
  * such call, -EOPNOTSUPP for a module of another architecture, -ENOMEM. Cached per vaddr. */
 int sym_module__called_symbol(struct sym_module *m, uint64_t ret_vaddr, const char **name);
+/* The function whose PLT-style stub (in .plt, .plt.sec or .plt.got) holds vaddr, named by the
+ * relocation of the GOT slot the stub jumps through (what objdump and gdb call NAME@plt): 0 and
+ * *name (the .dynsym name, without @plt); -ENOENT when vaddr is in no such stub (PLT0, the lazy
+ * part of an IBT .plt, code outside the PLT sections). */
+int sym_module__plt_symbol(struct sym_module *m, uint64_t vaddr, const char **name);
 /* 1 if a call instruction ends right before ret_vaddr, 0 if not, -errno if unreadable. */
 int sym_module__follows_call(struct sym_module *m, uint64_t ret_vaddr);
 

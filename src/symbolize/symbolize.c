@@ -261,6 +261,28 @@ int sym_proc__load_modules(struct sym_proc *p)
 	return n;
 }
 
+/* vaddr in a PLT stub: frames[0] named NAME@plt after the function it jumps to (as objdump and
+ * gdb name it), and true; else false. */
+static bool plt_frame(struct symbolizer *s, struct sym_module *m, uint64_t vaddr,
+			     struct sym_frame *frames)
+{
+	const char *name, *shown, *fn, *sys;
+	char buf[512];
+
+	if (sym_module__plt_symbol(m, vaddr, &name))
+		return false;
+	shown = sym__display_name(s, name);
+	if (snprintf(buf, sizeof(buf), "%s@plt", shown) >= (int)sizeof(buf))
+		return false;
+	fn = strpool__intern(&s->pool, buf);
+	snprintf(buf, sizeof(buf), "%s@plt", name);
+	sys = strpool__intern(&s->pool, buf);
+	if (!fn || !sys)
+		return false;
+	frames[0] = (struct sym_frame){ .function = fn, .system_name = sys };
+	return true;
+}
+
 static uint32_t module_frames(struct symbolizer *s, struct sym_module *m, uint64_t vaddr,
 			      struct sym_frame *frames)
 {
@@ -278,8 +300,14 @@ static uint32_t module_frames(struct symbolizer *s, struct sym_module *m, uint64
 		n = sym_dwarf__frames(s, m, vaddr, frames, SYM_MAX_INLINE);
 	}
 
-	csym = sym_module__find_symbol(m, vaddr);
-	sym = (struct sym_symbol *)csym;	/* the table is ours; only the lazy name is set */
+	if (!n && plt_frame(s, m, vaddr, frames)) {
+		n = 1;	/* a PLT stub: no symbol of its own, its callee's name@plt */
+		sym = NULL;
+	} else {
+		csym = sym_module__find_symbol(m, vaddr);
+		sym = (struct sym_symbol *)csym;	/* the table is ours; only the lazy name
+							 * is set */
+	}
 	if (sym) {
 		struct sym_frame *outer;
 

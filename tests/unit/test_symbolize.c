@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -616,6 +617,75 @@ static void test_debug_cache(void **state)
 
 /* This system's libc (with libc6-dbg, compressed DWARF): every frame, file and line the same
  * through the cache, made and then used, as without it. */
+/* The load address of this test program's first mapping (file offset 0) */
+static uint64_t self_base(void)
+{
+	char exe[PATH_MAX], line[PATH_MAX + 128];
+	uint64_t start = 0, off;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	assert_true(n > 0);
+	exe[n] = '\0';
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char *path = strchr(line, '/');
+
+		if (path && sscanf(line, "%" SCNx64 "-%*x %*s %" SCNx64, &start, &off) == 2 &&
+		    !off && !strncmp(path, exe, strlen(exe)) && path[strlen(exe)] == '\n')
+			break;
+		start = 0;
+	}
+	fclose(f);
+	assert_true(start != 0);
+	return start;
+}
+
+/* An address in a PLT stub is named NAME@plt after the function the stub jumps to, as objdump
+ * names it (the oracle here), not after the zero-size _init before the PLT (which reached over
+ * it up to the next symbol: every PLT sample read "_init"); _init itself keeps its name. */
+static void test_plt_names(void **state)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	struct sym_proc *p;
+	uint64_t base = self_base(), a;
+	char line[512], name[256], cmd[128];
+	int stubs = 0, init = 0;
+	FILE *f;
+
+	(void)state;
+	/* this process's file: /proc/self would be objdump's own */
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .init -j .plt -j .plt.sec -j .plt.got "
+		 "/proc/%d/exe", (int)getpid());
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	p = symbolizer__load_pid(s, getpid());
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), f)) {
+		struct sym_result r;
+		char *at;
+
+		if (sscanf(line, "%" SCNx64 " <%255[^>]>:", &a, name) != 2)
+			continue;
+		at = strstr(name, "@plt");
+		if (at ? at[4] != '\0' : strcmp(name, "_init") != 0)
+			continue;	/* "x@plt-0x10": PLT0, no stub of its own */
+		for (uint64_t d = 0; d < 8; d += 4) {	/* its first byte, and inside it */
+			assert_int_equal(sym_proc__resolve(p, base + a + d, false, &r), 0);
+			assert_true(r.nframes >= 1);
+			assert_non_null(r.frames[0].function);
+			assert_string_equal(r.frames[0].function, name);
+		}
+		stubs += at != NULL;
+		init += at == NULL;
+	}
+	pclose(f);
+	printf("  %d PLT stubs named as objdump names them; _init %d\n", stubs, init);
+	assert_true(stubs > 10);
+	assert_int_equal(init, 1);
+	symbolizer__free(s);
+}
+
 static void test_debug_cache_libc(void **state)
 {
 	void *fns[] = { (void *)malloc, (void *)free, (void *)printf, (void *)fopen,
@@ -1535,6 +1605,7 @@ int main(void)
 		cmocka_unit_test(test_fixture_debuglink),
 		cmocka_unit_test(test_debug_cache),
 		cmocka_unit_test(test_debug_cache_libc),
+		cmocka_unit_test(test_plt_names),
 		cmocka_unit_test(test_fixture_dynsym_only),
 		cmocka_unit_test(test_fixture_minidebuginfo),
 		cmocka_unit_test(test_maps_with_root),
