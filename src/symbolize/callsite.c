@@ -472,7 +472,6 @@ static void load_plt(struct sym_module *m, const struct image *img)
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
 
-	m->plt_loaded = true;
 	if (elf_getshdrstrndx(img->elf, &shstrndx))
 		return;
 	while ((scn = elf_nextscn(img->elf, scn)) && m->nplt < sizeof(m->plt) / sizeof(m->plt[0])) {
@@ -502,16 +501,16 @@ int sym_module__plt_symbol(struct sym_module *m, uint64_t vaddr, const char **na
 	uint64_t stub, slot;
 	int err;
 
-	if (!module_image(m, &img) || !gelf_getehdr(img.elf, &eh))
-		return -ENOENT;
-	if (eh.e_machine != EM_X86_64)
-		return -EOPNOTSUPP;
-	if (!m->plt_loaded)
-		load_plt(m, &img);
+	if (!m->plt_loaded) {	/* once: most addresses are in no PLT, and say so at once */
+		m->plt_loaded = true;
+		if (module_image(m, &img) && gelf_getehdr(img.elf, &eh) &&
+		    eh.e_machine == EM_X86_64)
+			load_plt(m, &img);
+	}
 	for (uint8_t i = 0; i < m->nplt && !ps; i++)
 		if (vaddr >= m->plt[i].start && vaddr < m->plt[i].end)
 			ps = &m->plt[i];
-	if (!ps)
+	if (!ps || !module_image(m, &img))
 		return -ENOENT;
 	if (!m->got_loaded) {
 		err = load_got_slots(m, &img);

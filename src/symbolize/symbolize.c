@@ -287,7 +287,6 @@ static uint32_t module_frames(struct symbolizer *s, struct sym_module *m, uint64
 			      struct sym_frame *frames)
 {
 	struct sym_cached_frames *c;
-	const struct sym_symbol *csym;
 	struct sym_symbol *sym;
 	uint32_t n = 0;
 
@@ -304,9 +303,8 @@ static uint32_t module_frames(struct symbolizer *s, struct sym_module *m, uint64
 		n = 1;	/* a PLT stub: no symbol of its own, its callee's name@plt */
 		sym = NULL;
 	} else {
-		csym = sym_module__find_symbol(m, vaddr);
-		sym = (struct sym_symbol *)csym;	/* the table is ours; only the lazy name
-							 * is set */
+		/* the table is ours; only the lazy name is set */
+		sym = (struct sym_symbol *)sym_module__find_symbol(m, vaddr);
 	}
 	if (sym) {
 		struct sym_frame *outer;
