@@ -182,9 +182,12 @@ static bool snapshot(struct proc_table *t, struct proc_info *p, uint64_t mark)
 	h = proc_maps__exec_hash(maps) | 1;
 	if (t->unwinder && (!p->sp || h != p->maps_hash) && p->attached)
 		unwinder__load(t->unwinder, p->pid, maps);
-	free(maps);
 	if (!p->sp || h != p->maps_hash) {
-		sp = symbolizer__load_pid(t->sym, p->pid);
+		/* from the text just hashed: a second read could miss a mapping the hash has
+		 * (a library between dlclose and dlopen), and the next read with it would then
+		 * hash the same and make no snapshot with it */
+		sp = symbolizer__load_pid_maps(t->sym, p->pid, maps);
+		free(maps);
 		if (!sp)
 			return false;
 		sym_proc__load_modules(sp);
@@ -192,6 +195,8 @@ static bool snapshot(struct proc_table *t, struct proc_info *p, uint64_t mark)
 		sym_proc__keep_previous(sp, p->sp, PROC_SNAPSHOTS_KEPT);
 		p->sp = sp;
 		p->maps_hash = h;
+	} else {
+		free(maps);
 	}
 	p->mm_mark = mark;
 	p->names_call = t->some_calls;

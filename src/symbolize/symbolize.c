@@ -120,20 +120,28 @@ struct sym_proc *symbolizer__load_maps(struct symbolizer *s, const char *maps_te
 
 struct sym_proc *symbolizer__load_pid(struct symbolizer *s, pid_t pid)
 {
+	return symbolizer__load_pid_maps(s, pid, NULL);
+}
+
+struct sym_proc *symbolizer__load_pid_maps(struct symbolizer *s, pid_t pid,
+					   const char *maps_text)
+{
 	char path[64], root[64];
 	struct stat st_root, st_proc;
 	struct sym_proc *p;
-	char *text;
+	char *text = NULL;
 	int saved;
 
 	if (!s || pid <= 0) {
 		errno = EINVAL;
 		return NULL;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	text = util_read_file(path, NULL);
-	if (!text)
-		return NULL;
+	if (!maps_text) {
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+		maps_text = text = util_read_file(path, NULL);
+		if (!text)
+			return NULL;
+	}
 	/* Open files through the process's root only when it differs from ours: plain paths keep
 	 * .gnu_debuglink lookups in /usr/lib/debug/<dir> working. If the root cannot be examined,
 	 * plain paths are the best remaining guess. */
@@ -141,7 +149,7 @@ struct sym_proc *symbolizer__load_pid(struct symbolizer *s, pid_t pid)
 	if (stat(root, &st_proc) || stat("/", &st_root) ||
 	    (st_proc.st_dev == st_root.st_dev && st_proc.st_ino == st_root.st_ino))
 		root[0] = '\0';
-	p = proc_new(s, text, root, pid);
+	p = proc_new(s, maps_text, root, pid);
 	saved = errno;
 	free(text);
 	errno = saved;

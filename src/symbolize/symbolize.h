@@ -66,6 +66,11 @@ void symbolizer__free(struct symbolizer *s);
  * symbolizer. Mappings marked "(deleted)" are read through /proc/PID/map_files (needs
  * privileges) and otherwise give a module name without symbols. */
 struct sym_proc *symbolizer__load_pid(struct symbolizer *s, pid_t pid);
+/* The same from maps_text, the text of /proc/PID/maps as the caller just read it (NULL: read
+ * it now): a caller that looked at the text (hashed it, loaded unwind tables from it) gets the
+ * snapshot of that same text, not of a second read a mapping may have come or gone between. */
+struct sym_proc *symbolizer__load_pid_maps(struct symbolizer *s, pid_t pid,
+					   const char *maps_text);
 /* Same from the text of a maps file; `root` is prefixed to every path ("" or NULL for none). */
 struct sym_proc *symbolizer__load_maps(struct symbolizer *s, const char *maps_text,
 				       const char *root);

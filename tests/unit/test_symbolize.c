@@ -686,6 +686,47 @@ static void test_plt_names(void **state)
 	symbolizer__free(s);
 }
 
+/* A snapshot from the maps text the caller read (procs.c hashes it, then snapshots it): the
+ * mappings of that text only, not of a second read of /proc/PID/maps (a dlopen'ed library
+ * could be there in one and not in the other). */
+static void test_load_pid_maps_text(void **state)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	struct sym_proc *only_libc, *whole;
+	struct sym_result r;
+	char line[PATH_MAX + 128], *text;
+	size_t len = 0, cap = 1 << 16;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	(void)state;
+	text = calloc(1, cap);
+	assert_non_null(text);
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "/libc.so.6") && len + strlen(line) < cap) {
+			memcpy(text + len, line, strlen(line));
+			len += strlen(line);
+		}
+	fclose(f);
+	assert_true(len > 0);
+	only_libc = symbolizer__load_pid_maps(s, getpid(), text);
+	whole = symbolizer__load_pid_maps(s, getpid(), NULL);
+	assert_non_null(only_libc);
+	assert_non_null(whole);
+	assert_int_equal(sym_proc__resolve(only_libc, (uint64_t)(uintptr_t)qsort, false, &r), 0);
+	assert_non_null(r.module);
+	assert_non_null(strstr(r.module, "libc.so.6"));
+	/* this program's own code: in the whole maps file, not in the text given */
+	assert_int_equal(sym_proc__resolve(whole, (uint64_t)(uintptr_t)test_load_pid_maps_text,
+					   false, &r), 0);
+	assert_int_equal(sym_proc__resolve(only_libc, (uint64_t)(uintptr_t)test_load_pid_maps_text,
+					   false, &r), -ENOENT);
+	sym_proc__free(only_libc);
+	sym_proc__free(whole);
+	free(text);
+	symbolizer__free(s);
+}
+
 static void test_debug_cache_libc(void **state)
 {
 	void *fns[] = { (void *)malloc, (void *)free, (void *)printf, (void *)fopen,
@@ -1606,6 +1647,7 @@ int main(void)
 		cmocka_unit_test(test_debug_cache),
 		cmocka_unit_test(test_debug_cache_libc),
 		cmocka_unit_test(test_plt_names),
+		cmocka_unit_test(test_load_pid_maps_text),
 		cmocka_unit_test(test_fixture_dynsym_only),
 		cmocka_unit_test(test_fixture_minidebuginfo),
 		cmocka_unit_test(test_maps_with_root),
