@@ -37,6 +37,19 @@ const volatile __u64 exp_frac_tab[MEM_EXP_FRAC] = {};
  * it, so the hot path is what it is without it. */
 const volatile bool trace_calls = false;
 
+/* One held site (see "Held accounting" below): its calls' site and process counters */
+#define HELD_WAYS 4	/* a power of 2 */
+_Static_assert(MEM_HIST_BUCKETS == MEM_LIFE_BUCKETS, "one held bucket array for both");
+
+struct mem_held {
+	__u32 pid, fn, calls;	/* calls: held since the last flush */
+	__u32 cfn;		/* frees: the freeing function; MEM_FN__COUNT: no call (realloc's) */
+	__u64 stack, n, bytes;	/* n: count (weight units in sampled modes), 0: the way is empty */
+	__u64 extra;		/* allocations: the largest request; frees: temporaries */
+	__u64 mask;		/* buckets of b not 0 */
+	__u64 b[MEM_HIST_BUCKETS];	/* by log2 of the size (allocations), the lifetime (frees) */
+};
+
 struct mem_tstate {
 	__u32 depth;		/* traced calls in progress on this thread */
 	__u32 fn;		/* outermost call's function */
@@ -81,17 +94,13 @@ struct mem_tstate {
 	__u64 ao_hist[MEM_HIST_BUCKETS];
 	__u64 ao_lo[MEM_LIB_RANGES], ao_hi[MEM_LIB_RANGES];
 	__u64 ao_min, ao_max_hi;	/* the lowest and highest end of those ranges */
-	/* full and sampled tracking: a thread's site and process accounting held for one site of
-	 * allocations (ha_) and one of frees (hf_), not yet in the maps (hold_alloc), with the
-	 * size (lifetime) buckets of the held calls and a mask of those not 0 */
-	__u32 ha_pid, ha_fn, ha_calls;
-	__u64 ha_stack, ha_n, ha_bytes, ha_max, ha_hmask;
-	__u32 hf_pid, hf_fn, hf_calls;
-	__u32 hf_cfn;			/* the freeing function; MEM_FN__COUNT: no call (realloc's) */
-	__u64 hf_stack, hf_n, hf_bytes, hf_temps, hf_lmask;
+	/* full and sampled tracking: a thread's site and process accounting held for up to
+	 * HELD_WAYS sites of allocations (ha) and of frees (hf), not yet in the maps (hold_alloc);
+	 * the way a call's site has none of takes the next of them in turn (ha_next, hf_next) */
+	struct mem_held ha[HELD_WAYS], hf[HELD_WAYS];
+	__u32 ha_next, hf_next;
+	__u32 ha_last, hf_last;		/* the way the last call took: looked at first */
 	__u32 held_busy;		/* being flushed */
-	__u64 ha_hist[MEM_HIST_BUCKETS];
-	__u64 hf_life[MEM_LIFE_BUCKETS];
 };
 
 struct {
@@ -323,14 +332,17 @@ static __always_inline struct mem_site_val *site_of(__u32 pid, __u32 fn, __u64 s
 /*
  * Held accounting. An allocation's or a free's per-site counters (count, bytes, its size or
  * lifetime bucket) and its process's allocation or free counters and calls are not added to
- * the maps at once: the thread holds them, buckets too, while its next allocations (frees) are
- * at the same site, as a loop's are whatever sizes it asks for, and adds them with one site and
- * one process lookup when that changes, every HELD_EVERY events, when it execs or exits (held_exec, held_exit), and
- * when userspace reads the maps (held_flush_iter, before each snapshot and each final read).
- * This spares most calls of a loop the site lookup and most atomic adds; the live counters stay
- * atomic per call (the peak of live bytes needs every step), and inuse values come from the
- * live table. The thread and a flusher on another CPU (userspace's iterator) take turns through
- * held_busy; a thread that finds it taken accounts its call directly.
+ * the maps at once: the thread holds them, buckets too, in one of HELD_WAYS ways for
+ * allocations and as many for frees, one site each, while its next allocations (frees) are at
+ * those sites, as a loop's are whatever sizes it asks for (and a loop's few sites: sqlite3's
+ * row and its text, alternating), and adds a way's with one site and one process lookup when a
+ * site no way holds takes it (the ways in turn), every HELD_EVERY events, when it execs or
+ * exits (held_exec, held_exit), and when userspace reads the maps (held_flush_iter, before
+ * each snapshot and each final read). This spares most calls the site lookup and most atomic
+ * adds; the live counters stay atomic per call (the peak of live bytes needs every step), and
+ * inuse values come from the live table. The thread and a flusher on another CPU (userspace's
+ * iterator) take turns through held_busy; a thread that finds it taken accounts its call
+ * directly.
  */
 #define HELD_EVERY 512
 
@@ -410,12 +422,13 @@ __noinline int proc_add_frees(struct mem_proc *p, __u32 cfn, __u64 n, __u64 byte
 	return 0;
 }
 
-/* One step of a flush's buckets: the lowest one left in mask, added to the site (if any) and
- * zeroed in the thread's slot. */
+/* One step of a flush's buckets: the lowest one left in mask, added to the site's (if any:
+ * sizes, or lifetimes with life) and zeroed in the way. */
 struct held_hist_ctx {
-	struct mem_tstate *st;
+	struct mem_held *h;
 	struct mem_site_val *sv;
 	__u64 mask;
+	__u32 life;
 };
 
 static long held_hist_one(__u64 i, void *data)
@@ -432,126 +445,148 @@ static long held_hist_one(__u64 i, void *data)
 	if (b >= MEM_HIST_BUCKETS)
 		return 1;
 	if (x->sv)
-		__sync_fetch_and_add(&x->sv->hist[b], x->st->ha_hist[b]);
-	x->st->ha_hist[b] = 0;
+		__sync_fetch_and_add(x->life ? &x->sv->life[b] : &x->sv->hist[b], x->h->b[b]);
+	x->h->b[b] = 0;
 	return 0;
 }
 
-static long held_life_one(__u64 i, void *data)
-{
-	struct held_hist_ctx *x = data;
-	__u64 low = x->mask & -x->mask;
-	__u32 b;
-
-	if (!low)
-		return 1;
-	x->mask &= ~low;
-	b = ilog2(low);
-	asm volatile("" : "+r"(b));
-	if (b >= MEM_LIFE_BUCKETS)
-		return 1;
-	if (x->sv)
-		__sync_fetch_and_add(&x->sv->life[b], x->st->hf_life[b]);
-	x->st->hf_life[b] = 0;
-	return 0;
-}
-
-/* The flushes, with held_busy taken (global functions, as site_add_allocs). A slot's buckets
- * are one, a loop of one size's, or a few: one bpf_loop step each. */
-__noinline int flush_allocs(struct mem_tstate *st)
+/* Way w's counts into the maps, with held_busy taken (global functions, as site_add_allocs). A
+ * way's buckets are one, a loop of one size's, or a few: one bpf_loop step each. */
+__noinline int flush_alloc_way(struct mem_tstate *st, __u32 w)
 {
 	struct held_hist_ctx x = {};
+	struct mem_held *h;
 	struct mem_proc *p;
 	__u32 pid;
 
 	if (!st)	/* a global function's pointer may be NULL, for the verifier */
 		return 0;
-	st->ha_calls = 0;
-	if (!st->ha_n)
+	h = &st->ha[w & (HELD_WAYS - 1)];
+	h->calls = 0;
+	if (!h->n)
 		return 0;
-	pid = st->ha_pid;
-	x.st = st;
-	x.mask = st->ha_hmask;
-	x.sv = site_of(pid, st->ha_fn, st->ha_stack);
+	pid = h->pid;
+	x.h = h;
+	x.mask = h->mask;
+	x.sv = site_of(pid, h->fn, h->stack);
 	if (x.sv) {
-		__sync_fetch_and_add(&x.sv->allocs, st->ha_n);
-		__sync_fetch_and_add(&x.sv->alloc_bytes, st->ha_bytes);
+		__sync_fetch_and_add(&x.sv->allocs, h->n);
+		__sync_fetch_and_add(&x.sv->alloc_bytes, h->bytes);
 	}
 	/* the buckets are zeroed whether or not they could be added */
 	bpf_loop(MEM_HIST_BUCKETS, held_hist_one, &x, 0);
 	/* a process no longer in the table (retired) loses them, as its calls would have been */
 	p = bpf_map_lookup_elem(&procs, &pid);
 	if (p)
-		proc_add_allocs(p, st->ha_fn, st->ha_n, st->ha_bytes, st->ha_max);
-	st->ha_n = st->ha_bytes = st->ha_max = st->ha_hmask = 0;
+		proc_add_allocs(p, h->fn, h->n, h->bytes, h->extra);
+	h->n = h->bytes = h->extra = h->mask = 0;
 	return 0;
 }
 
-__noinline int flush_frees(struct mem_tstate *st)
+__noinline int flush_free_way(struct mem_tstate *st, __u32 w)
 {
-	struct held_hist_ctx x = {};
+	struct held_hist_ctx x = { .life = 1 };
+	struct mem_held *h;
 	struct mem_proc *p;
 	__u32 pid;
 
 	if (!st)
 		return 0;
-	st->hf_calls = 0;
-	if (!st->hf_n)
+	h = &st->hf[w & (HELD_WAYS - 1)];
+	h->calls = 0;
+	if (!h->n)
 		return 0;
-	pid = st->hf_pid;
-	x.st = st;
-	x.mask = st->hf_lmask;
-	x.sv = site_of(pid, st->hf_fn, st->hf_stack);
+	pid = h->pid;
+	x.h = h;
+	x.mask = h->mask;
+	x.sv = site_of(pid, h->fn, h->stack);
 	if (x.sv) {
-		__sync_fetch_and_add(&x.sv->frees, st->hf_n);
-		__sync_fetch_and_add(&x.sv->free_bytes, st->hf_bytes);
-		if (st->hf_temps)
-			__sync_fetch_and_add(&x.sv->temps, st->hf_temps);
+		__sync_fetch_and_add(&x.sv->frees, h->n);
+		__sync_fetch_and_add(&x.sv->free_bytes, h->bytes);
+		if (h->extra)
+			__sync_fetch_and_add(&x.sv->temps, h->extra);
 	}
-	bpf_loop(MEM_LIFE_BUCKETS, held_life_one, &x, 0);
+	bpf_loop(MEM_LIFE_BUCKETS, held_hist_one, &x, 0);
 	p = bpf_map_lookup_elem(&procs, &pid);
 	if (p)
-		proc_add_frees(p, st->hf_cfn, st->hf_n, st->hf_bytes);
-	st->hf_n = st->hf_bytes = st->hf_temps = st->hf_lmask = 0;
+		proc_add_frees(p, h->cfn, h->n, h->bytes);
+	h->n = h->bytes = h->extra = h->mask = 0;
 	return 0;
 }
 
-/* Add n to the thread's held size bucket b (life: lifetime bucket). A global function: a
- * bucket index used inline would keep the verifier's states apart along every branch of its
- * log2, which made loading the programs about three times slower (start-up +90 ms). */
-__noinline int held_bucket(struct mem_tstate *st, __u32 b, __u64 n, __u32 life)
+/* Add n to bucket b of the thread's way w (of its frees' with life, else its allocations').
+ * A global function: a bucket index used inline would keep the verifier's states apart along
+ * every branch of its log2, which made loading the programs about three times slower
+ * (start-up +90 ms). */
+__noinline int held_bucket(struct mem_tstate *st, __u32 w, __u32 b, __u64 n, __u32 life)
 {
+	struct mem_held *h;
+
 	if (!st)
 		return 0;
-	if (life) {
-		if (b < MEM_LIFE_BUCKETS) {
-			st->hf_life[b] += n;
-			st->hf_lmask |= 1ULL << b;
-		}
-	} else if (b < MEM_HIST_BUCKETS) {
-		st->ha_hist[b] += n;
-		st->ha_hmask |= 1ULL << b;
+	h = life ? &st->hf[w & (HELD_WAYS - 1)] : &st->ha[w & (HELD_WAYS - 1)];
+	if (b < MEM_HIST_BUCKETS) {
+		h->b[b] += n;
+		h->mask |= 1ULL << b;
 	}
 	return 0;
 }
 
-/* Both slots (site and process counters), from outside the hot path (exec, exit, userspace's
+static __always_inline bool held_is(const struct mem_held *h, __u32 pid, __u32 fn, __u64 stack,
+				    __u32 cfn)
+{
+	return h->n && h->stack == stack && h->fn == fn && h->pid == pid && h->cfn == cfn;
+}
+
+/* The way of ways (ha or hf) that holds (pid, fn, stack, cfn), or with *found false the one to
+ * take for it: an empty one, else the next in turn (*next). The last call's way (*last) first:
+ * a loop at one site compares once; else HELD_WAYS compares, unrolled. */
+static __always_inline __u32 held_way(struct mem_held *ways, __u32 *next, __u32 *last, __u32 pid,
+				      __u32 fn, __u64 stack, __u32 cfn, bool *found)
+{
+	__u32 empty = HELD_WAYS, l = *last & (HELD_WAYS - 1);
+
+	*found = true;
+	if (held_is(&ways[l], pid, fn, stack, cfn))
+		return l;
+
+#pragma unroll
+	for (__u32 w = 0; w < HELD_WAYS; w++) {
+		if (!ways[w].n) {
+			if (empty == HELD_WAYS)
+				empty = w;
+			continue;
+		}
+		if (held_is(&ways[w], pid, fn, stack, cfn))
+			return *last = w;
+	}
+	*found = false;
+	if (empty < HELD_WAYS)
+		return *last = empty;
+	return *last = (*next)++ & (HELD_WAYS - 1);
+}
+
+/* Every way (site and process counters), from outside the hot path (exec, exit, userspace's
  * iterator). */
 static __always_inline void flush_slots(struct mem_tstate *st)
 {
-	if ((!st->ha_n && !st->hf_n) || !held_claim(st))
+	if (!held_claim(st))
 		return;
-	flush_allocs(st);
-	flush_frees(st);
+	for (__u32 w = 0; w < HELD_WAYS; w++) {
+		flush_alloc_way(st, w);
+		flush_free_way(st, w);
+	}
 	held_release(st);
 }
 
-/* An allocation's site and process counters (not the live ones): held while the thread stays
- * at its site. */
+/* An allocation's site and process counters (not the live ones): held while the thread's
+ * allocations stay at the sites its ways hold. */
 static __always_inline void hold_alloc(struct mem_tstate *st, struct mem_proc *p, __u32 pid,
 				       __u32 fn, __u64 stack, __u64 size, __u64 cnt, __u64 bytes)
 {
-	__u32 b = log2_bucket(size);
+	__u32 b = log2_bucket(size), w;
+	struct mem_held *h;
+	bool found;
 
 	if (!held_claim(st)) {
 		/* a flusher has the thread's counts just now: this call is added at once */
@@ -559,20 +594,22 @@ static __always_inline void hold_alloc(struct mem_tstate *st, struct mem_proc *p
 		proc_add_allocs(p, fn, cnt, bytes, size);
 		return;
 	}
-	if (st->ha_n && (stack != st->ha_stack || fn != st->ha_fn || pid != st->ha_pid ||
-			 st->ha_calls >= HELD_EVERY))
-		flush_allocs(st);
-	if (!st->ha_n) {
-		st->ha_pid = pid;
-		st->ha_fn = fn;
-		st->ha_stack = stack;
+	w = held_way(st->ha, &st->ha_next, &st->ha_last, pid, fn, stack, 0, &found);
+	h = &st->ha[w & (HELD_WAYS - 1)];
+	if (h->n && (!found || h->calls >= HELD_EVERY))
+		flush_alloc_way(st, w);
+	if (!h->n) {
+		h->pid = pid;
+		h->fn = fn;
+		h->stack = stack;
+		h->cfn = 0;
 	}
-	st->ha_calls++;
-	st->ha_n += cnt;
-	st->ha_bytes += bytes;
-	held_bucket(st, b, cnt, 0);
-	if (size > st->ha_max)
-		st->ha_max = size;
+	h->calls++;
+	h->n += cnt;
+	h->bytes += bytes;
+	held_bucket(st, w, b, cnt, 0);
+	if (size > h->extra)
+		h->extra = size;
 	held_release(st);
 }
 
@@ -643,27 +680,30 @@ static __always_inline void hold_free(struct mem_tstate *st, __u32 pid, struct m
 				      __u32 cfn)
 {
 	__u64 cnt = blk_count(lv), bytes = blk_bytes(lv);
-	__u32 b = log2_bucket(life_ns);
+	__u32 b = log2_bucket(life_ns), w;
+	struct mem_held *h;
+	bool found;
 
 	if (!held_claim(st)) {
 		account_free(pid, p, lv, temp, life_ns, cfn);
 		return;
 	}
-	if (st->hf_n && (lv->stack != st->hf_stack || lv->fn != st->hf_fn || cfn != st->hf_cfn ||
-			 pid != st->hf_pid || st->hf_calls >= HELD_EVERY))
-		flush_frees(st);
-	if (!st->hf_n) {
-		st->hf_pid = pid;
-		st->hf_fn = lv->fn;
-		st->hf_stack = lv->stack;
-		st->hf_cfn = cfn;
+	w = held_way(st->hf, &st->hf_next, &st->hf_last, pid, lv->fn, lv->stack, cfn, &found);
+	h = &st->hf[w & (HELD_WAYS - 1)];
+	if (h->n && (!found || h->calls >= HELD_EVERY))
+		flush_free_way(st, w);
+	if (!h->n) {
+		h->pid = pid;
+		h->fn = lv->fn;
+		h->stack = lv->stack;
+		h->cfn = cfn;
 	}
-	st->hf_calls++;
-	st->hf_n += cnt;
-	st->hf_bytes += bytes;
-	held_bucket(st, b, cnt, 1);
+	h->calls++;
+	h->n += cnt;
+	h->bytes += bytes;
+	held_bucket(st, w, b, cnt, 1);
 	if (temp)
-		st->hf_temps += cnt;
+		h->extra += cnt;
 	held_release(st);
 	free_live(p, cnt, bytes);
 }
