@@ -134,7 +134,19 @@ struct mem_site_val {
 /* The shared stack record (abi/stack.h). */
 #define mem_stack stack_trace
 
+/* The process table (the BPF map procs): open addressing in an array of 2 x --max-procs slots
+ * (a power of 2); a process's entry lies in the first of MEM_PROC_PROBE slots from its home,
+ * pid & mask, that was empty (pid 0) when it was made, by userspace before it attaches (the
+ * entry is the probes' filter) or, with -a, by the BPF side at the process's first call. An
+ * array's lookup is inline code where a hash map's was two calls. Userspace reads and empties
+ * the slots through a mapping: an entry being emptied has pid MEM_PROC_CLEARING (no lookup
+ * finds it, no -a claim takes it), its counters zeroed, then pid 0. */
+#define MEM_PROC_PROBE 8
+#define MEM_PROC_CLEARING 0xffffffffu
+
 struct mem_proc {
+	__u32 pid;		/* the slot's process; 0: empty; MEM_PROC_CLEARING: being emptied */
+	__u32 pid_pad;
 	__u64 calls[MEM_FN__COUNT];
 	__u64 alloc_count;
 	__u64 alloc_bytes;

@@ -110,13 +110,18 @@ struct {
 	__type(value, struct mem_tstate);
 } tstate SEC(".maps");
 
-/* Traced processes; userspace creates the entry before attaching, so it doubles as the filter. */
+/* Traced processes: open addressing by pid in an array (abi/mem.h, MEM_PROC_PROBE) */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 2048);		/* mem_procs_slots(--max-procs) */
 	__type(key, __u32);
 	__type(value, struct mem_proc);
 } procs SEC(".maps");
+const volatile __u32 procs_mask = 2047;
+const volatile __u32 max_procs = 1024;
+/* entries in use, at most max_procs: userspace's and -a's (both sides add and take away) */
+__u32 procs_used = 0;
 
 /* The live table (see "The live table" below): one cache line per slot, preallocated, read by
  * userspace through a mapping of it. */
@@ -170,7 +175,42 @@ struct {
 } drops SEC(".maps");
 
 static const struct mem_site_val zero_site;
-static const struct mem_proc zero_proc;
+
+static __always_inline struct mem_proc *proc_slot(__u32 i)
+{
+	__u32 k = i & procs_mask;
+
+	return bpf_map_lookup_elem(&procs, &k);
+}
+
+/* The slot of pid's entry, -1 if it has none. A global function, verified once. */
+__noinline long proc_find_at(__u32 pid)
+{
+	struct mem_proc *p;
+
+	if (!pid || pid == MEM_PROC_CLEARING)
+		return -1;
+	for (int i = 0; i < MEM_PROC_PROBE; i++) {
+		p = proc_slot(pid + i);
+		if (!p)
+			return -1;
+		if (p->pid == pid)
+			return (pid + i) & procs_mask;
+	}
+	return -1;
+}
+
+/* pid's entry, or NULL: its home slot inline (where it nearly always is), else the window */
+static __always_inline struct mem_proc *proc_find(__u32 pid)
+{
+	struct mem_proc *p = proc_slot(pid);
+	long at;
+
+	if (p && p->pid == pid && pid)
+		return p;
+	at = proc_find_at(pid);
+	return at < 0 ? NULL : proc_slot((__u32)at);
+}
 
 static __always_inline void drop(__u32 reason)
 {
@@ -476,7 +516,7 @@ __noinline int flush_alloc_way(struct mem_tstate *st, __u32 w)
 	/* the buckets are zeroed whether or not they could be added */
 	bpf_loop(MEM_HIST_BUCKETS, held_hist_one, &x, 0);
 	/* a process no longer in the table (retired) loses them, as its calls would have been */
-	p = bpf_map_lookup_elem(&procs, &pid);
+	p = proc_find(pid);
 	if (p)
 		proc_add_allocs(p, h->fn, h->n, h->bytes, h->extra);
 	h->n = h->bytes = h->extra = h->mask = 0;
@@ -507,7 +547,7 @@ __noinline int flush_free_way(struct mem_tstate *st, __u32 w)
 			__sync_fetch_and_add(&x.sv->temps, h->extra);
 	}
 	bpf_loop(MEM_LIFE_BUCKETS, held_hist_one, &x, 0);
-	p = bpf_map_lookup_elem(&procs, &pid);
+	p = proc_find(pid);
 	if (p)
 		proc_add_frees(p, h->cfn, h->n, h->bytes);
 	h->n = h->bytes = h->extra = h->mask = 0;
@@ -1097,15 +1137,45 @@ static __always_inline int free_enter(struct pt_regs *ctx, __u32 pid, struct mem
 	return 0;
 }
 
-/* The process's entry; with trace_all, created at its first call. */
+/* The process's entry; with trace_all, created at its first call: the first empty slot of its
+ * window taken by compare-and-swap (two threads of one new process race for the same slot, the
+ * first empty one, and the loser takes the winner's entry). */
+__noinline long proc_make(__u32 pid)
+{
+	struct mem_proc *s;
+	__u32 old;
+
+	if (__sync_fetch_and_add(&procs_used, 1) < max_procs) {
+		for (int i = 0; i < MEM_PROC_PROBE; i++) {
+			s = proc_slot(pid + i);
+			if (!s)
+				break;
+			old = s->pid;
+			if (old == pid)
+				goto made;	/* by another thread */
+			if (old)
+				continue;
+			old = __sync_val_compare_and_swap(&s->pid, 0, pid);
+			if (!old)
+				return (pid + i) & procs_mask;
+			if (old == pid)
+				goto made;
+		}
+	}
+made:
+	__sync_fetch_and_add(&procs_used, -1);
+	return proc_find_at(pid);
+}
+
 static __always_inline struct mem_proc *proc_of(__u32 pid)
 {
-	struct mem_proc *p = bpf_map_lookup_elem(&procs, &pid);
+	struct mem_proc *p = proc_find(pid);
+	long at;
 
 	if (p || !trace_all || pid == self_tgid)
 		return p;
-	bpf_map_update_elem(&procs, &pid, &zero_proc, BPF_NOEXIST);
-	p = bpf_map_lookup_elem(&procs, &pid);
+	at = proc_make(pid);
+	p = at < 0 ? NULL : proc_slot((__u32)at);
 	if (!p)
 		drop(MEM_DROP_PROCS_FULL);
 	return p;
@@ -1348,7 +1418,7 @@ int mem_exit(struct pt_regs *ctx)
 	if (!st)
 		return 0;
 	pid = bpf_get_current_pid_tgid() >> 32;
-	p = bpf_map_lookup_elem(&procs, &pid);
+	p = proc_find(pid);
 	if (!p)
 		return 0;
 	/* --trace: the stack this call takes, if any, is then last_stack (the interning
@@ -1755,7 +1825,7 @@ int BPF_PROG(map_enter, struct pt_regs *regs, long id)
 	if (!is_map_nr(id))
 		return 0;
 	pid = bpf_get_current_pid_tgid() >> 32;
-	if (!bpf_map_lookup_elem(&procs, &pid))
+	if (!proc_find(pid))
 		return 0;
 	mp = bpf_map_lookup_elem(&mprocs, &pid);
 	if (!mp)
@@ -1815,7 +1885,7 @@ int BPF_PROG(map_exit, struct pt_regs *regs, long ret)
 	if (!is_map_nr(id))
 		return 0;
 	pid = bpf_get_current_pid_tgid() >> 32;
-	if (!bpf_map_lookup_elem(&procs, &pid))
+	if (!proc_find(pid))
 		return 0;
 	mp = bpf_map_lookup_elem(&mprocs, &pid);
 	ms = bpf_task_storage_get(&mstate, bpf_get_current_task_btf(), 0, 0);

@@ -180,7 +180,7 @@ __noinline int ao_flush(struct mem_tstate *st)
 	ao_fold(st);
 	x.mask = st->ao_hmask;
 	calls = st->ao_allocs + st->ao_failed;
-	p = bpf_map_lookup_elem(&procs, &pid);
+	p = proc_find(pid);
 	if (p) {
 		__sync_fetch_and_add(&p->calls[fn], calls);
 		__sync_fetch_and_add(&p->alloc_count, st->ao_allocs);
@@ -213,7 +213,7 @@ __noinline int ao_flush(struct mem_tstate *st)
 static __always_inline bool ao_load(struct mem_tstate *st)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	struct mem_proc *p = bpf_map_lookup_elem(&procs, &pid);
+	struct mem_proc *p = proc_find(pid);
 	__u64 lo = ~0ULL, hi = 0;
 
 	if (!p)

@@ -190,7 +190,7 @@ static __always_inline int exit_sampled(struct pt_regs *ctx)
 
 			if (!live_find(k.pid, k.ptr, &home))
 				return 0;
-			p = bpf_map_lookup_elem(&procs, &k.pid);
+			p = proc_find(k.pid);
 			if (p)
 				free_block(k.pid, p, st->arg, st, MEM_FN__COUNT, 0);
 		}
@@ -198,7 +198,7 @@ static __always_inline int exit_sampled(struct pt_regs *ctx)
 	}
 	st->sampled = 0;
 	pid = bpf_get_current_pid_tgid() >> 32;
-	p = bpf_map_lookup_elem(&procs, &pid);
+	p = proc_find(pid);
 	if (!p)
 		return 0;
 	return finish_call(ctx, st, pid, p, ret);

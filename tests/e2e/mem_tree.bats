@@ -124,6 +124,26 @@ compare_tree() {
 	assert_no_probes
 }
 
+@test "a process table of 4 slots (--max-procs 2): processes one after another share its slots, each exact" {
+	# the table is open addressing by pid (abi/mem.h): 4 slots, every pid's window wraps
+	# around them; the parent stays while each child comes and goes, so the children's
+	# entries take and leave slots the others' homes are in
+	run "$EBPROF" mem -q --max-procs 2 -o "$T/out.json" -- "$FIX/forkfixture"
+	[ "$status" -eq 0 ]
+	jqe '.processes | length == 6' "$T/out.json"
+	jqe '.drops.process_table_full == 0' "$T/out.json"
+	jqe '.processes[] | select(.comm == "forked") | .alloc_count == 3 and .alloc_bytes == 900
+	     and .calls.free == 5 and .unknown_frees == 5' "$T/out.json"
+	jqe '.processes[] | select(.comm == "cloned") | .alloc_count == 7 and .alloc_bytes == 490' \
+		"$T/out.json"
+	jqe '.processes[] | select(.comm == "threadfork") | .alloc_count == 2
+	     and .alloc_bytes == 100' "$T/out.json"
+	jqe '[.processes[] | select(.cmdline | test("exec-child"))] | length == 2
+	     and all(.[]; .free_count == 1 and .live_bytes == 1200)
+	     and (map(.alloc_bytes) | sort == [1600, 1640])' "$T/out.json"
+	assert_no_probes
+}
+
 @test "nginx master and worker under load: each reported, posix_memalign exact" {
 	command -v nginx >/dev/null || skip "nginx not installed (scripts/install-deps.sh installs it)"
 	command -v curl >/dev/null || skip "curl not installed"

@@ -100,6 +100,8 @@ struct mem_collector {
 	struct profile *fin_win;	/* sites of processes finalized since the last window */
 	struct mem_live_slot *live;	/* the live table's slots, mapped; NULL before load */
 	uint32_t nlive;			/* how many (a power of two) */
+	struct mem_proc *procs;		/* the process table's slots (abi/mem.h), mapped */
+	uint32_t nprocs;		/* how many (a power of two) */
 };
 
 static const char *const drop_names[MEM_DROP__COUNT] = {
@@ -261,6 +263,82 @@ static size_t live_bytes(const struct mem_collector *c)
 	return (n + pg - 1) / pg * pg;
 }
 
+static size_t procs_bytes(const struct mem_collector *c)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), n = (size_t)c->nprocs * sizeof(*c->procs);
+
+	return (n + pg - 1) / pg * pg;
+}
+
+/* ---- the process table (abi/mem.h): open addressing by pid, read through its mapping ---- */
+
+/* pid's entry in the mapping, or NULL */
+static struct mem_proc *proc_entry(const struct mem_collector *c, pid_t pid)
+{
+	if (!c->procs || pid <= 0)
+		return NULL;
+	for (uint32_t i = 0; i < MEM_PROC_PROBE; i++) {
+		struct mem_proc *p = &c->procs[((uint32_t)pid + i) & (c->nprocs - 1)];
+
+		if (__atomic_load_n(&p->pid, __ATOMIC_ACQUIRE) == (__u32)pid)
+			return p;
+	}
+	return NULL;
+}
+
+/* A copy of pid's entry into *out: 0, or -ENOENT. The BPF side adds to it meanwhile, word by
+ * word, as it did to a hash map's value that a lookup copied. */
+static int proc_copy(const struct mem_collector *c, pid_t pid, struct mem_proc *out)
+{
+	const struct mem_proc *p = proc_entry(c, pid);
+
+	if (!p)
+		return -ENOENT;
+	memcpy(out, p, sizeof(*out));
+	return 0;
+}
+
+/* Make pid's entry from *init (its counters): -E2BIG when --max-procs entries are in use or its
+ * window has no empty slot. Before its probes are attached (or it had none): the pid is
+ * written last. */
+static int proc_make(struct mem_collector *c, pid_t pid, const struct mem_proc *init)
+{
+	struct mem_proc *p;
+
+	if (proc_entry(c, pid))
+		return 0;
+	if (__atomic_fetch_add(&c->skel->bss->procs_used, 1, __ATOMIC_SEQ_CST) >=
+	    c->opts.max_procs)
+		goto full;
+	for (uint32_t i = 0; i < MEM_PROC_PROBE; i++) {
+		p = &c->procs[((uint32_t)pid + i) & (c->nprocs - 1)];
+		if (__atomic_load_n(&p->pid, __ATOMIC_ACQUIRE))
+			continue;
+		memcpy((char *)p + sizeof(p->pid), (const char *)init + sizeof(p->pid),
+		       sizeof(*p) - sizeof(p->pid));
+		/* -a's BPF side may take the slot meanwhile for another process */
+		if (__atomic_compare_exchange_n(&p->pid, &(__u32){ 0 }, (__u32)pid, false,
+						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			return 0;
+	}
+full:
+	__atomic_fetch_sub(&c->skel->bss->procs_used, 1, __ATOMIC_SEQ_CST);
+	return -E2BIG;
+}
+
+/* Empty pid's entry (if any): no lookup finds it from the first store on */
+static void proc_clear(struct mem_collector *c, pid_t pid)
+{
+	struct mem_proc *p = proc_entry(c, pid);
+
+	if (!p)
+		return;
+	__atomic_store_n(&p->pid, MEM_PROC_CLEARING, __ATOMIC_SEQ_CST);
+	memset((char *)p + sizeof(p->pid), 0, sizeof(*p) - sizeof(p->pid));
+	__atomic_store_n(&p->pid, 0, __ATOMIC_SEQ_CST);
+	__atomic_fetch_sub(&c->skel->bss->procs_used, 1, __ATOMIC_SEQ_CST);
+}
+
 typedef int (*live_cb)(const struct mem_live_key *k, const struct mem_live_val *v, void *ctx);
 
 /* Empty slot i, pid's live block (pid is finished: nothing of its is in flight). */
@@ -363,7 +441,13 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	c->skel->rodata->live_mask = c->nlive - 1;
 	bpf_map__set_max_entries(c->skel->maps.sites, o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
-	bpf_map__set_max_entries(c->skel->maps.procs, o->max_procs);
+	/* twice the entries, so that a window seldom fills (abi/mem.h) */
+	c->nprocs = 2;
+	while (c->nprocs < 2 * (uint64_t)o->max_procs && c->nprocs < (1u << 30))
+		c->nprocs <<= 1;
+	bpf_map__set_max_entries(c->skel->maps.procs, c->nprocs);
+	c->skel->rodata->procs_mask = c->nprocs - 1;
+	c->skel->rodata->max_procs = o->max_procs;
 	c->skel->rodata->unwind_mode = o->unwind != UNWIND_FP;
 	unwind__size_maps(c->skel->obj, o->unwind, o->max_procs, 0);
 	bpf_program__set_expected_attach_type(c->skel->progs.mem_enter,
@@ -395,6 +479,14 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 		err = -errno;
 		c->live = NULL;
 		pr_err(c->lc, "cannot map the live table: %s", strerror(-err));
+		goto fail;
+	}
+	c->procs = mmap(NULL, procs_bytes(c), PROT_READ | PROT_WRITE, MAP_SHARED,
+			bpf_map__fd(c->skel->maps.procs), 0);
+	if (c->procs == MAP_FAILED) {
+		err = -errno;
+		c->procs = NULL;
+		pr_err(c->lc, "cannot map the process table: %s", strerror(-err));
 		goto fail;
 	}
 	c->unwinder = unwinder__open(c->lc, o->unwind, c->skel->obj);
@@ -630,13 +722,13 @@ static int adopt(struct mem_collector *c, pid_t pid)
 
 int mem_collector__adopt_new(struct mem_collector *c)
 {
-	int fd = bpf_map__fd(c->skel->maps.procs), n = 0;
-	__u32 key, next, *prev = NULL;
+	int n = 0;
 
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (!find(c, (pid_t)key) && adopt(c, (pid_t)key) == 0)
+	for (uint32_t i = 0; c->procs && i < c->nprocs; i++) {
+		__u32 pid = __atomic_load_n(&c->procs[i].pid, __ATOMIC_ACQUIRE);
+
+		if (pid && pid != MEM_PROC_CLEARING && !find(c, (pid_t)pid) &&
+		    adopt(c, (pid_t)pid) == 0)
 			n++;
 	}
 	return n;
@@ -751,11 +843,11 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 			if (strcmp(lib->objs[i].kind, "static") &&
 			    strcmp(lib->objs[i].kind, "executable"))
 				lib_range(pid, lib->objs[i].path, &zero.lib_lo[i], &zero.lib_hi[i]);
-	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.procs), &key, &zero, BPF_ANY)) {
-		err = -errno;
-		pr_err(c->lc, "cannot trace PID %d: %s", pid, errno == E2BIG ? "the process "
+	err = proc_make(c, pid, &zero);
+	if (err) {
+		pr_err(c->lc, "cannot trace PID %d: %s", pid, err == -E2BIG ? "the process "
 			      "table is full (--max-procs); it runs untraced; raise --max-procs" :
-			      strerror(errno));
+			      strerror(-err));
 		return err;
 	}
 	t = &c->t[c->nt];
@@ -789,7 +881,7 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 					     &t->links);
 	}
 	if (err) {
-		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.procs), &key);
+		proc_clear(c, pid);
 		unwinder__forget(c->unwinder, pid);
 		free(t->maps);
 		t->maps = NULL;
@@ -1709,13 +1801,11 @@ static int window_types(struct mem_collector *c, struct profile *into)
 static void finalize_one(struct mem_collector *c, struct traced *t, struct profile *prof,
 			 struct symbolizer *sym, uint64_t now_ns, bool exec)
 {
-	int procs_fd = bpf_map__fd(c->skel->maps.procs);
 	int sites_fd = bpf_map__fd(c->skel->maps.sites);
 	int stacks_fd = bpf_map__fd(c->skel->maps.stacks);
 	struct drain d = { .pid = t->pid, .now = now_ns, .min_age = c->opts.min_age_ns };
 	struct mem_proc mp;
 	struct sym_proc *sp;
-	__u32 key = t->pid;
 	uint64_t unresolved = 0;
 	uint32_t *locs, *disp, *sample_of;
 	int64_t *vals;
@@ -1726,7 +1816,7 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	/* what its threads hold; it is stopped (at its exit or exec, or its probes are off:
 	 * mem_collector__quiesce) */
 	flush_threads(c, t->pid);
-	have_proc = bpf_map_lookup_elem(procs_fd, &key, &mp) == 0;
+	have_proc = proc_copy(c, t->pid, &mp) == 0;
 	if (have_proc)
 		proc_counts(d.sampled, &mp);
 	if (have_proc && exec) {
@@ -1744,7 +1834,7 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 		t->fin_pending = true;
 	}
 	/* stop counting for this pid before reading, so the numbers are one consistent cut */
-	bpf_map_delete_elem(procs_fd, &key);
+	proc_clear(c, t->pid);
 
 	err = bpfutil__map_for_each(sites_fd, sizeof(struct mem_site_key), sizeof(struct mem_site_val),
 			   collect_site, &d);
@@ -1988,7 +2078,6 @@ static uint64_t drops_total(struct mem_collector *c)
 void mem_collector__sample(struct mem_collector *c, struct profile *prof, int64_t t_ns,
 			   struct mem_totals *tot)
 {
-	int fd = bpf_map__fd(c->skel->maps.procs);
 	struct mem_totals sum = {};
 
 	for (uint32_t i = 0; i < c->nt; i++) {
@@ -1996,7 +2085,7 @@ void mem_collector__sample(struct mem_collector *c, struct profile *prof, int64_
 		__u32 key = t->pid;
 		struct mem_proc mp;
 
-		if (t->finalized || bpf_map_lookup_elem(fd, &key, &mp))
+		if (t->finalized || proc_copy(c, t->pid, &mp))
 			continue;
 		proc_counts(sampled(&c->opts), &mp);
 		profile__add_point(prof, t->pid, "live_bytes", "bytes", t_ns, mp.live_bytes);
@@ -2021,7 +2110,6 @@ void mem_collector__sample(struct mem_collector *c, struct profile *prof, int64_
 
 int mem_collector__window(struct mem_collector *c, struct profile *into, struct symbolizer *sym)
 {
-	int fd = bpf_map__fd(c->skel->maps.procs);
 	int sites_fd = bpf_map__fd(c->skel->maps.sites);
 	bool smp = sampled(&c->opts);
 	int err = window_types(c, into);
@@ -2042,7 +2130,6 @@ int mem_collector__window(struct mem_collector *c, struct profile *into, struct 
 		struct drain d = { .pid = t->pid, .sampled = smp };
 		struct prof_process *pp;
 		struct sym_proc *sp;
-		__u32 key = t->pid;
 		struct mem_proc mp;
 
 		if (t->finalized) {
@@ -2054,7 +2141,7 @@ int mem_collector__window(struct mem_collector *c, struct profile *into, struct 
 		} else {
 			/* the counts its threads still hold at their sites */
 			flush_threads(c, t->pid);
-			if (bpf_map_lookup_elem(fd, &key, &mp))
+			if (proc_copy(c, t->pid, &mp))
 				continue;
 			proc_counts(smp, &mp);
 		}
@@ -2272,6 +2359,8 @@ void mem_collector__free(struct mem_collector *c)
 	free(c->sys);
 	if (c->live)
 		munmap(c->live, live_bytes(c));
+	if (c->procs)
+		munmap(c->procs, procs_bytes(c));
 	mem_bpf__destroy(c->skel);
 	unwinder__free(c->unwinder);
 	free(c);
