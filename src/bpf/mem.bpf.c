@@ -47,6 +47,9 @@ struct mem_held {
 	__u64 stack, n, bytes;	/* n: count (weight units in sampled modes), 0: the way is empty */
 	__u64 extra;		/* allocations: the largest request; frees: temporaries */
 	__u64 mask;		/* buckets of b not 0 */
+	/* --alloc-only (n: calls held, of them failed; the last request and how many calls
+	 * in a row asked it, not yet in the counts: ao_fold) */
+	__u64 failed, lsize, lcount;
 	__u64 b[MEM_HIST_BUCKETS];	/* by log2 of the size (allocations), the lifetime (frees) */
 };
 
@@ -80,18 +83,10 @@ struct mem_tstate {
 	 * what it was made of; ao_sret 0: it did not */
 	__u64 ao_sret, ao_sfirst, ao_snext, ao_sfp;
 	__u32 ao_fn;
-	/* --alloc-only: the thread's counts at its current site (ao_pfn, ao_pstack) not yet in
-	 * the maps (see ao_flush), and its process's probed-object ranges */
+	/* --alloc-only: the thread's counts are held in its allocation ways (ha, see ao_hold),
+	 * and its process's probed-object ranges */
 	__u32 ao_pid;		/* the process they are for; 0: ranges not loaded */
-	__u32 ao_pfn;
-	__u32 ao_calls;		/* calls since the last flush */
 	__u32 ao_busy;		/* being flushed */
-	__u64 ao_pstack;
-	__u64 ao_allocs, ao_bytes, ao_failed, ao_max;
-	__u64 ao_lsize, ao_lcount;	/* the last request and how many calls in a row asked it,
-					 * not yet in the counts above (ao_fold) */
-	__u64 ao_hmask;		/* buckets of ao_hist not 0 */
-	__u64 ao_hist[MEM_HIST_BUCKETS];
 	__u64 ao_lo[MEM_LIB_RANGES], ao_hi[MEM_LIB_RANGES];
 	__u64 ao_min, ao_max_hi;	/* the lowest and highest end of those ranges */
 	/* full and sampled tracking: a thread's site and process accounting held for up to
@@ -1440,7 +1435,8 @@ static __always_inline void flush_held(struct mem_tstate *st)
 	/* one or the other (sample_mode is constant: the verifier drops the other branch) */
 	if (sample_mode == MEM_SAMPLE_ALLOC_ONLY) {
 		if (st->ao_pid)
-			ao_flush(st);
+			for (__u32 w = 0; w < HELD_WAYS; w++)
+				ao_flush(st, w);
 	} else {
 		flush_slots(st);
 	}

@@ -104,105 +104,81 @@ static __always_inline __u64 capture_stack_entry(struct pt_regs *ctx, struct mem
 	return h;
 }
 
-/* One step of ao_flush's histogram: the lowest bucket left in mask. */
-struct ao_hist_ctx {
-	struct mem_tstate *st;
-	struct mem_site_val *sv;
-	__u64 mask;
-};
-
-static long ao_hist_one(__u64 i, void *data)
+/* Move way h's run of equal requests (lsize, lcount) into its counts. */
+static __always_inline void ao_fold(struct mem_held *h)
 {
-	struct ao_hist_ctx *x = data;
-	__u64 low = x->mask & -x->mask;
-	__u32 b;
-
-	if (!low)
-		return 1;
-	x->mask &= ~low;
-	b = ilog2(low);
-	asm volatile("" : "+r"(b));
-	if (b >= MEM_HIST_BUCKETS)
-		return 1;
-	if (x->sv)
-		__sync_fetch_and_add(&x->sv->hist[b], x->st->ao_hist[b]);
-	x->st->ao_hist[b] = 0;
-	return 0;
-}
-
-/* Move the run of equal requests (ao_lsize, ao_lcount) into the thread's counts. */
-static __always_inline void ao_fold(struct mem_tstate *st)
-{
-	__u64 n = st->ao_lcount, size = st->ao_lsize;
+	__u64 n = h->lcount, size = h->lsize;
 	__u32 b;
 
 	if (!n)
 		return;
-	st->ao_lcount = 0;
+	h->lcount = 0;
 	if (size > AO_MAX_REQUEST) {
 		/* more than the address space: it cannot succeed, a failure even unseen */
-		st->ao_failed += n;
+		h->failed += n;
 		return;
 	}
 	b = log2_bucket(size);
 	asm volatile("" : "+r"(b));
 	if (b >= MEM_HIST_BUCKETS)
 		return;
-	st->ao_allocs += n;
-	st->ao_bytes += n * size;
-	st->ao_hist[b] += n;
-	st->ao_hmask |= 1ULL << b;
-	if (size > st->ao_max)
-		st->ao_max = size;
+	h->bytes += n * size;
+	h->b[b] += n;
+	h->mask |= 1ULL << b;
+	if (size > h->extra)
+		h->extra = size;
 }
 
-/* Add what the thread holds for its current site to the maps: the site's and the process's
- * counters. A process no longer in the table (retired, detached) loses them, as its calls would
- * have been lost. */
-__noinline int ao_flush(struct mem_tstate *st)
+/* Add what the thread holds in way w (one site: function and stack) to the maps: the site's
+ * and the process's counters. A process no longer in the table (retired, detached) loses
+ * them, as its calls would have been lost. */
+__noinline int ao_flush(struct mem_tstate *st, __u32 w)
 {
-	struct ao_hist_ctx x = { .st = st };
+	struct held_hist_ctx x = {};
+	struct mem_held *h;
 	struct mem_proc *p;
 	__u32 pid, fn;
-	__u64 calls;
+	__u64 allocs;
 
 	if (!st)	/* a global function's pointer may be NULL, for the verifier */
 		return 0;
-	pid = st->ao_pid;
-	fn = st->ao_pfn;
-	st->ao_calls = 0;
+	h = &st->ha[w & (HELD_WAYS - 1)];
+	pid = h->pid;
+	fn = h->fn;
+	h->calls = 0;
 	asm volatile("" : "+r"(fn));
-	if ((!st->ao_lcount && !st->ao_allocs && !st->ao_failed) || fn >= MEM_FN__COUNT)
+	if (!h->n || fn >= MEM_FN__COUNT)
 		return 0;
 	/* the thread's exit and userspace's iterator may flush one thread at once: one does */
 	if (__sync_val_compare_and_swap(&st->ao_busy, 0, 1))
 		return 0;
-	ao_fold(st);
-	x.mask = st->ao_hmask;
-	calls = st->ao_allocs + st->ao_failed;
+	ao_fold(h);
+	x.h = h;
+	x.mask = h->mask;
+	allocs = h->n - h->failed;
 	p = proc_find(pid);
 	if (p) {
-		__sync_fetch_and_add(&p->calls[fn], calls);
-		__sync_fetch_and_add(&p->alloc_count, st->ao_allocs);
-		__sync_fetch_and_add(&p->alloc_bytes, st->ao_bytes);
-		if (st->ao_failed)
-			__sync_fetch_and_add(&p->failed, st->ao_failed);
-		atomic_max(&p->max_request, st->ao_max);
+		__sync_fetch_and_add(&p->calls[fn], h->n);
+		__sync_fetch_and_add(&p->alloc_count, allocs);
+		__sync_fetch_and_add(&p->alloc_bytes, h->bytes);
+		if (h->failed)
+			__sync_fetch_and_add(&p->failed, h->failed);
+		atomic_max(&p->max_request, h->extra);
 		/* the held counts are one site's: so is their largest; its time is not kept */
-		if (st->ao_max > p->largest_size)
-			note_largest(p, fn, st->ao_pstack, st->ao_max, 0);
-		x.sv = site_of(pid, fn, st->ao_pstack);
+		if (h->extra > p->largest_size)
+			note_largest(p, fn, h->stack, h->extra, 0);
+		x.sv = site_of(pid, fn, h->stack);
 		if (x.sv) {
-			__sync_fetch_and_add(&x.sv->allocs, st->ao_allocs);
-			__sync_fetch_and_add(&x.sv->alloc_bytes, st->ao_bytes);
-			if (st->ao_failed)
-				__sync_fetch_and_add(&x.sv->failed, st->ao_failed);
+			__sync_fetch_and_add(&x.sv->allocs, allocs);
+			__sync_fetch_and_add(&x.sv->alloc_bytes, h->bytes);
+			if (h->failed)
+				__sync_fetch_and_add(&x.sv->failed, h->failed);
 		}
 	}
 	/* the buckets are zeroed whether or not they could be added */
 	if (x.mask)
-		bpf_loop(MEM_HIST_BUCKETS, ao_hist_one, &x, 0);
-	st->ao_allocs = st->ao_bytes = st->ao_failed = st->ao_max = st->ao_hmask = 0;
+		bpf_loop(MEM_HIST_BUCKETS, held_hist_one, &x, 0);
+	h->n = h->bytes = h->failed = h->extra = h->mask = 0;
 	asm volatile("" ::: "memory");
 	st->ao_busy = 0;
 	return 0;
@@ -234,9 +210,10 @@ static __always_inline bool ao_load(struct mem_tstate *st)
 
 /*
  * Every allocation call's entry. The hot path touches the thread's state only: the counts of
- * the thread's current site (function and stack) accumulate there and go to the maps when the
- * thread calls from another site, every AO_FLUSH_EVERY calls (so the maps lag a running
- * thread by at most that many), when it execs or exits (held_exec, held_exit), and at the end of
+ * the thread's sites (function and stack), up to HELD_WAYS of them, accumulate there, one way
+ * a site, and a way's go to the maps when the thread calls from a site no way holds and the
+ * way is taken for it, every AO_FLUSH_EVERY calls of the way (so the maps lag a running
+ * thread by at most that many a way), when it execs or exits (held_exec, held_exit), and at the end of
  * the run (held_flush_iter, after the probes are off). No process lookup, no site lookup, no
  * atomic: a loop allocating one size from one place costs one entry trap, one read of user
  * memory and a few compares (the caller seen last time needs no range check, its stack no walk
@@ -251,7 +228,9 @@ int mem_enter_alloc_only(struct pt_regs *ctx)
 	__u64 sp = PT_REGS_SP(ctx), ret = 0, size, arg = 0, h, first = 0, next = 0;
 	struct task_struct *task;
 	struct mem_tstate *st;
-	bool have_first;
+	struct mem_held *hw;
+	bool have_first, found;
+	__u32 w;
 
 	/* frees are not attached (probes__attach_entries skips them) */
 	if (fn >= MEM_FN__COUNT)
@@ -281,17 +260,26 @@ int mem_enter_alloc_only(struct pt_regs *ctx)
 
 	size = fn == MEM_FN_MALLOC ? PT_REGS_PARM1(ctx) : request_of(ctx, fn, &arg);
 	h = capture_stack_entry(ctx, st, ret, have_first, first, next);
-	if (fn != st->ao_pfn || h != st->ao_pstack || st->ao_calls >= AO_FLUSH_EVERY) {
-		ao_flush(st);
-		st->ao_pfn = fn;
-		st->ao_pstack = h;
+	/* the counts of the thread's sites are held in its ways, as full tracking's (hold_alloc):
+	 * a loop at a few sites in turn adds nothing to the maps until a site no way holds
+	 * comes */
+	w = held_way(st->ha, &st->ha_next, &st->ha_last, st->ao_pid, fn, h, 0, &found);
+	hw = &st->ha[w & (HELD_WAYS - 1)];
+	if (hw->n && (!found || hw->calls >= AO_FLUSH_EVERY))
+		ao_flush(st, w);
+	if (!hw->n) {
+		hw->pid = st->ao_pid;
+		hw->fn = fn;
+		hw->stack = h;
+		hw->cfn = 0;
 	}
-	st->ao_calls++;
+	hw->calls++;
+	hw->n++;
 	/* a loop asking the same size: one count (folded at a change or flush) */
-	if (size != st->ao_lsize) {
-		ao_fold(st);
-		st->ao_lsize = size;
+	if (size != hw->lsize) {
+		ao_fold(hw);
+		hw->lsize = size;
 	}
-	st->ao_lcount++;
+	hw->lcount++;
 	return 0;
 }

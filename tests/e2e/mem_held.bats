@@ -5,14 +5,17 @@
 # fixture cycles over K sites in two threads, with two sizes a site, temporaries and leaks;
 # its truth is computed from its own rule (see tests/fixtures/heldways.c): every site's counts,
 # bytes, size buckets, temporaries, live blocks and lifetimes must be exact whether its sites
-# fit in the ways (K = 3) or take them from each other (K = 6, 8).
+# fit in the ways (K = 3) or take them from each other (K = 6, 8); --alloc-only's counts,
+# held in the same ways, too.
 
 load helpers
 
 # the truth for K sites, N rounds a thread, T threads, against the report's fixture sites
+# (ONLY_ALLOCS=1: the allocation counts, bytes and buckets alone, for --alloc-only)
 held_exact() {
 	local k=$1 n=$2 t=$3 json=$4
-	jq -n --slurpfile e "$json" --argjson K "$k" --argjson N "$n" --argjson T "$t" '
+	jq -n --slurpfile e "$json" --argjson K "$k" --argjson N "$n" --argjson T "$t" \
+		--argjson A "${ONLY_ALLOCS:-0}" '
 		($N / $K) as $R
 		| [range(0; $K) | . as $s
 		   | {site: "heldways_site\($s)",
@@ -30,9 +33,13 @@ held_exact() {
 		| group_by(.site)
 		| map(if length == 1 then .[0] else error("site \(.[0].site) in \(length) stacks") end)
 		| . as $got
-		| ($got | map(select(.freed != .alloc_count - .live_count))) as $bad
-		| if ($bad | length) > 0 then error("lifetimes not one a freed block: \($bad)")
-		  else ($got | map(del(.freed)) | sort_by(.site)) == ($want | sort_by(.site)) end'
+		| (if $A == 1 then [] else $got | map(select(.freed != .alloc_count - .live_count))
+		   end) as $bad
+		| def only: if $A == 1 then {site, alloc_count, alloc_bytes, buckets} else . end;
+		if ($bad | length) > 0
+		  then error("lifetimes not one a freed block: \($bad)")
+		  else ($got | map(del(.freed) | only) | sort_by(.site))
+		       == ($want | map(only) | sort_by(.site)) end'
 }
 
 @test "held accounting: every site exact when the sites fit in the ways (3 sites, 2 threads)" {
@@ -58,4 +65,16 @@ held_exact() {
 	run held_exact 6 60000 1 "$T/fp.json"
 	echo "fp: $output"
 	[ "$output" = true ]
+}
+
+@test "held accounting, --alloc-only: every site's counts, bytes and buckets exact (3 and 6 sites)" {
+	# --alloc-only holds its counts in the same ways (mem_alloc_only.bpf.h, ao_flush)
+	for k in 3 6; do
+		run "$EBPROF" mem --alloc-only -o "$T/ao$k.json" -- "$FIX/heldways" "$k" $((k * 10000)) 2
+		[ "$status" -eq 0 ]
+		ONLY_ALLOCS=1 run held_exact "$k" $((k * 10000)) 2 "$T/ao$k.json"
+		echo "K=$k: $output"
+		[ "$output" = true ]
+		jqe ".processes[0].alloc_count >= $((k * 20000))" "$T/ao$k.json"
+	done
 }
