@@ -83,8 +83,8 @@ struct mem_tstate {
 	 * what it was made of; ao_sret 0: it did not */
 	__u64 ao_sret, ao_sfirst, ao_snext, ao_sfp;
 	__u32 ao_fn;
-	/* --alloc-only: the thread's counts are held in its allocation ways (ha, see ao_hold),
-	 * and its process's probed-object ranges */
+	/* --alloc-only: the thread's counts are held in its allocation ways (ha, see
+	 * mem_alloc_only.bpf.h), and its process's probed-object ranges */
 	__u32 ao_pid;		/* the process they are for; 0: ranges not loaded */
 	__u32 ao_busy;		/* being flushed */
 	__u64 ao_lo[MEM_LIB_RANGES], ao_hi[MEM_LIB_RANGES];

@@ -299,8 +299,8 @@ static int proc_copy(const struct mem_collector *c, pid_t pid, struct mem_proc *
 }
 
 /* Make pid's entry from *init (its counters): -E2BIG when --max-procs entries are in use or its
- * window has no empty slot. Before its probes are attached (or it had none): the pid is
- * written last. */
+ * window has no empty slot. The slot is reserved first (MEM_PROC_CLEARING: no lookup finds it,
+ * no claim of -a's BPF side takes it), filled, then given the pid. */
 static int proc_make(struct mem_collector *c, pid_t pid, const struct mem_proc *init)
 {
 	struct mem_proc *p;
@@ -312,14 +312,14 @@ static int proc_make(struct mem_collector *c, pid_t pid, const struct mem_proc *
 		goto full;
 	for (uint32_t i = 0; i < MEM_PROC_PROBE; i++) {
 		p = &c->procs[((uint32_t)pid + i) & (c->nprocs - 1)];
-		if (__atomic_load_n(&p->pid, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&p->pid, __ATOMIC_ACQUIRE) ||
+		    !__atomic_compare_exchange_n(&p->pid, &(__u32){ 0 }, MEM_PROC_CLEARING, false,
+						 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 			continue;
 		memcpy((char *)p + sizeof(p->pid), (const char *)init + sizeof(p->pid),
 		       sizeof(*p) - sizeof(p->pid));
-		/* -a's BPF side may take the slot meanwhile for another process */
-		if (__atomic_compare_exchange_n(&p->pid, &(__u32){ 0 }, (__u32)pid, false,
-						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-			return 0;
+		__atomic_store_n(&p->pid, (__u32)pid, __ATOMIC_RELEASE);
+		return 0;
 	}
 full:
 	__atomic_fetch_sub(&c->skel->bss->procs_used, 1, __ATOMIC_SEQ_CST);
