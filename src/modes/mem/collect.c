@@ -303,10 +303,14 @@ static int proc_copy(const struct mem_collector *c, pid_t pid, struct mem_proc *
  * no claim of -a's BPF side takes it), filled, then given the pid. */
 static int proc_make(struct mem_collector *c, pid_t pid, const struct mem_proc *init)
 {
-	struct mem_proc *p;
+	struct mem_proc *p = proc_entry(c, pid);
 
-	if (proc_entry(c, pid))
+	if (p) {
+		/* made again (as a hash map's update would have): its counters start over */
+		memcpy((char *)p + sizeof(p->pid), (const char *)init + sizeof(p->pid),
+		       sizeof(*p) - sizeof(p->pid));
 		return 0;
+	}
 	if (__atomic_fetch_add(&c->skel->bss->procs_used, 1, __ATOMIC_SEQ_CST) >=
 	    c->opts.max_procs)
 		goto full;
