@@ -256,18 +256,36 @@ static uint64_t mono_ns(void)
 /* libbpf's callback has no context argument, hence a file-level flag */
 /* ---- the live table (mem.bpf.c, "The live table"), read and emptied through its mapping ---- */
 
+/* The mapping's length of an array map of n values of size bytes: whole pages */
+static size_t array_bytes(size_t n, size_t size)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (n * size + pg - 1) / pg * pg;
+}
+
 static size_t live_bytes(const struct mem_collector *c)
 {
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE), n = (size_t)c->nlive * sizeof(*c->live);
-
-	return (n + pg - 1) / pg * pg;
+	return array_bytes(c->nlive, sizeof(*c->live));
 }
 
 static size_t procs_bytes(const struct mem_collector *c)
 {
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE), n = (size_t)c->nprocs * sizeof(*c->procs);
+	return array_bytes(c->nprocs, sizeof(*c->procs));
+}
 
-	return (n + pg - 1) / pg * pg;
+/* Map an array map of len bytes read and written from here (BPF_F_MMAPABLE): its address, or
+ * NULL with *err set and said (what: the table's name) */
+static void *map_array(struct mem_collector *c, struct bpf_map *m, size_t len, const char *what,
+		       int *err)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
+
+	if (p != MAP_FAILED)
+		return p;
+	*err = -errno;
+	pr_err(c->lc, "cannot map the %s: %s", what, strerror(-*err));
+	return NULL;
 }
 
 /* ---- the process table (abi/mem.h): open addressing by pid, read through its mapping ---- */
@@ -477,22 +495,12 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 		       c->lc && c->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
 		goto fail;
 	}
-	c->live = mmap(NULL, live_bytes(c), PROT_READ | PROT_WRITE, MAP_SHARED,
-		       bpf_map__fd(c->skel->maps.live), 0);
-	if (c->live == MAP_FAILED) {
-		err = -errno;
-		c->live = NULL;
-		pr_err(c->lc, "cannot map the live table: %s", strerror(-err));
+	c->live = map_array(c, c->skel->maps.live, live_bytes(c), "live table", &err);
+	if (!c->live)
 		goto fail;
-	}
-	c->procs = mmap(NULL, procs_bytes(c), PROT_READ | PROT_WRITE, MAP_SHARED,
-			bpf_map__fd(c->skel->maps.procs), 0);
-	if (c->procs == MAP_FAILED) {
-		err = -errno;
-		c->procs = NULL;
-		pr_err(c->lc, "cannot map the process table: %s", strerror(-err));
+	c->procs = map_array(c, c->skel->maps.procs, procs_bytes(c), "process table", &err);
+	if (!c->procs)
 		goto fail;
-	}
 	c->unwinder = unwinder__open(c->lc, o->unwind, c->skel->obj);
 	if (o->mmap) {
 		/* system-wide tracepoints, filtered by the process table */
