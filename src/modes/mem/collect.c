@@ -33,7 +33,6 @@
 
 #define BPF_TRACE_UPROBE_MULTI_TYPE 48
 #define SNAP_INTERVAL_NS 1000000000ull	/* first interval between snapshots of the sites */
-#define CLOSER_THREADS 8		/* concurrent link closes: their grace periods overlap */
 #define SNAP_BUDGET 20			/* a snapshot may cost 1/SNAP_BUDGET of its interval */
 /* --trace's ring buffer: 64-byte records drained every tick (100 ms), so this holds a burst of
  * about 500,000 calls, several times what a traced thread makes in a tick */
@@ -420,7 +419,7 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	c->lc = o->lc;
 	c->opts = *o;
 	c->snap_interval = SNAP_INTERVAL_NS;
-	c->closer = fd_closer__new(CLOSER_THREADS);	/* NULL: links close synchronously */
+	c->closer = fd_closer__new(FD_CLOSER_THREADS);	/* NULL: links close synchronously */
 	bpfutil__libbpf_messages(o->lc);
 
 	c->skel = MINBTF_OPEN(c->lc, mem_bpf);	/* CO-RE: core/minbtf.h */

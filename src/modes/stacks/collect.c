@@ -25,7 +25,6 @@
 #include "util/util.h"
 #include "stacks.skel.h"
 
-#define CLOSER_THREADS 4
 #define MAX_TARGETS 8192	/* traced processes at once (a launched tree) */
 #define MAX_COMMS 32768		/* processes named (-a sees every one) */
 #define MAX_LOCS (1 + 2 * STACK_MAX_DEPTH)
@@ -245,7 +244,7 @@ static void *stacks_open(const struct session_env *env, void *opts)
 	m->env = env;
 	m->lc = env->lc;
 	m->o = o;
-	m->closer = fd_closer__new(CLOSER_THREADS);	/* NULL: links close synchronously */
+	m->closer = fd_closer__new(FD_CLOSER_THREADS);	/* NULL: links close synchronously */
 	bpfutil__libbpf_messages(m->lc);
 	if (has_kind(o, STACKS_EV_UPROBE)) {
 		m->uprobe_type = uprobe_pmu_type();
