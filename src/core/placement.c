@@ -29,10 +29,12 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <capstone/capstone.h>
 #include "core/placement.h"
 
@@ -89,7 +91,20 @@ static cs_err cs_open_lazy(cs_arch arch, cs_mode mode, csh *handle)
 #define PLACE_MAX_INSNS	24
 #define PLACE_MAX_BYTES	128
 
+/* A file as the kernel's uprobes know it (inode) and as it was when read (size, mtime): a file
+ * replaced or rewritten since is another one. */
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+};
+
 struct placer {
+	struct file_id id;
+	bool known;		/* id's code was read before: decoded only on a memo miss */
+	char *path;		/* for that */
+	bool loaded;
 	csh cs;
 	uint8_t *text;		/* the executable segment's bytes */
 	uint64_t text_off;	/* its file offset */
@@ -401,27 +416,131 @@ out:
 	return err;
 }
 
-struct placer *placer__new(const char *path)
+/*
+ * Placements already made, by file and question: a process tree execs the same programs over
+ * and over, and each exec placed every probe of its C library again (decoding the whole
+ * executable segment for the rel32 map: ~2 ms of the tracer's time per exec, with the traced
+ * process stopped meanwhile). Kept for the tracer's lifetime, at most PLACE_MEMO_MAX answers.
+ */
+#define PLACE_MEMO_MAX 4096
+
+struct place_memo {
+	struct file_id id;
+	uint64_t sym_off, sym_size;
+	unsigned arg_regs, flags;
+	int ret;
+	struct placement out;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct place_memo *m;
+	size_t n, cap;
+	size_t loads, hits;
+} memo = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static bool same_file(const struct file_id *a, const struct file_id *b)
 {
-	struct placer *p = calloc(1, sizeof(*p));
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
+}
+
+/* (under memo.lock) the answer to the question, or NULL */
+static struct place_memo *memo_find(const struct file_id *id, uint64_t sym_off, uint64_t sym_size,
+				    unsigned arg_regs, unsigned flags)
+{
+	for (size_t i = 0; i < memo.n; i++) {
+		struct place_memo *m = &memo.m[i];
+
+		if (m->sym_off == sym_off && m->sym_size == sym_size && m->arg_regs == arg_regs &&
+		    m->flags == flags && same_file(&m->id, id))
+			return m;
+	}
+	return NULL;
+}
+
+/* (under memo.lock) whether id's code was read before */
+static bool memo_knows(const struct file_id *id)
+{
+	for (size_t i = 0; i < memo.n; i++)
+		if (same_file(&memo.m[i].id, id))
+			return true;
+	return false;
+}
+
+static void memo_put(const struct place_memo *q)
+{
+	pthread_mutex_lock(&memo.lock);
+	if (memo.n == memo.cap && memo.cap < PLACE_MEMO_MAX) {
+		size_t cap = memo.cap ? memo.cap * 2 : 32;
+		struct place_memo *m = realloc(memo.m, cap * sizeof(*m));
+
+		if (m) {
+			memo.m = m;
+			memo.cap = cap;
+		}
+	}
+	if (memo.n < memo.cap)
+		memo.m[memo.n++] = *q;
+	pthread_mutex_unlock(&memo.lock);
+}
+
+void placement_memo_stats(size_t *loads, size_t *hits)
+{
+	pthread_mutex_lock(&memo.lock);
+	*loads = memo.loads;
+	*hits = memo.hits;
+	pthread_mutex_unlock(&memo.lock);
+}
+
+/* The decoder and the file's code: 0, or a negative errno (capstone missing: -ELIBACC). */
+static int placer_load(struct placer *p)
+{
 	int err;
 
-	if (!p)
-		return NULL;
+	if (p->loaded)
+		return 0;
 	switch (cs_open(CS_ARCH_X86, CS_MODE_64, &p->cs)) {
 	case CS_ERR_OK:
 		break;
 	case CS_ERR_HANDLE:	/* libcapstone.so.4 missing (apt-get install libcapstone4) */
-		free(p);
-		errno = ELIBACC;
-		return NULL;
+		return -ELIBACC;
 	default:
-		free(p);
-		errno = ENOMEM;
-		return NULL;
+		return -ENOMEM;
 	}
 	cs_option(p->cs, CS_OPT_DETAIL, CS_OPT_ON);
-	err = load_elf(p, path);
+	p->loaded = true;
+	err = load_elf(p, p->path);
+	pthread_mutex_lock(&memo.lock);
+	memo.loads++;
+	pthread_mutex_unlock(&memo.lock);
+	return err;
+}
+
+struct placer *placer__new(const char *path)
+{
+	struct placer *p = calloc(1, sizeof(*p));
+	struct stat st;
+	int err;
+
+	if (!p)
+		return NULL;
+	p->path = strdup(path);
+	if (!p->path || stat(path, &st)) {
+		err = p->path ? errno : ENOMEM;
+		free(p->path);
+		free(p);
+		errno = err;
+		return NULL;
+	}
+	p->id = (struct file_id){ .dev = st.st_dev, .ino = st.st_ino, .size = st.st_size,
+				  .mtime = st.st_mtim };
+	pthread_mutex_lock(&memo.lock);
+	p->known = memo_knows(&p->id);
+	pthread_mutex_unlock(&memo.lock);
+	if (p->known)
+		return p;	/* read again only if a question is new */
+	err = placer_load(p);
 	if (err) {
 		placer__free(p);
 		errno = -err;
@@ -434,7 +553,9 @@ void placer__free(struct placer *p)
 {
 	if (!p)
 		return;
-	cs_close(&p->cs);
+	if (p->loaded)
+		cs_close(&p->cs);
+	free(p->path);
 	free(p->text);
 	free(p->syms);
 	free(p->rel32);
@@ -600,8 +721,46 @@ static void describe(const cs_insn *in, char *buf, size_t len)
 
 static const char *const reg_names[] = { "rdi", "rsi", "rdx", "rcx", "r8", "r9", "rbp" };
 
+static int place_now(struct placer *p, uint64_t sym_off, uint64_t sym_size, unsigned arg_regs,
+		     unsigned flags, struct placement *out);
+
 int placer__place(struct placer *p, uint64_t sym_off, uint64_t sym_size, unsigned arg_regs,
 		  unsigned flags, struct placement *out)
+{
+	struct place_memo q = { .sym_off = sym_off, .sym_size = sym_size, .arg_regs = arg_regs,
+				.flags = flags };
+	struct place_memo *m;
+	int err;
+
+	if (!p)
+		return place_now(p, sym_off, sym_size, arg_regs, flags, out);
+	pthread_mutex_lock(&memo.lock);
+	m = memo_find(&p->id, sym_off, sym_size, arg_regs, flags);
+	if (m) {
+		*out = m->out;
+		err = m->ret;
+		memo.hits++;
+	}
+	pthread_mutex_unlock(&memo.lock);
+	if (m)
+		return err;
+	err = placer_load(p);
+	if (err) {
+		/* known before, unreadable now: as a placer that could not be made */
+		errno = -err;
+		return place_now(NULL, sym_off, sym_size, arg_regs, flags, out);
+	}
+	q.id = p->id;
+	q.ret = place_now(p, sym_off, sym_size, arg_regs, flags, out);
+	q.out = *out;
+	/* not an allocation failure: that answer is not the file's */
+	if (q.ret != -ENOMEM)
+		memo_put(&q);
+	return q.ret;
+}
+
+static int place_now(struct placer *p, uint64_t sym_off, uint64_t sym_size, unsigned arg_regs,
+		     unsigned flags, struct placement *out)
 {
 	const uint8_t *code;
 	uint64_t addr = sym_off, from = 0;

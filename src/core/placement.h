@@ -64,6 +64,10 @@ int placer__place(struct placer *p, uint64_t sym_off, uint64_t sym_size, unsigne
 		  unsigned flags, struct placement *out);
 
 const char *placement_fate_name(enum insn_fate f);
+/* Answers of placer__place are kept by file (device, inode, size, mtime) and question for the
+ * tracer's lifetime: a placer of a file placed before decodes nothing unless asked something
+ * new. loads: files read and decoded so far; hits: answers given from what was kept. */
+void placement_memo_stats(size_t *loads, size_t *hits);
 
 /* Both in one call, for a single function. */
 int probe_place(const char *path, uint64_t sym_off, uint64_t sym_size, unsigned arg_regs,

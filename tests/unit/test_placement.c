@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "core/placement.h"
@@ -513,6 +516,69 @@ static void test_rules_on_written_prologues(void **state)
 	}
 }
 
+/* Answers are kept by file and question: a placer of a file placed before decodes nothing
+ * and gives the same answer; the file rewritten (same inode and size, another mtime) is read
+ * again and answered from its new code. */
+static void test_placements_kept_by_file(void **state)
+{
+	static const uint8_t xor_edi[3] = { 0x31, 0xff, 0x90 };	/* xor %edi,%edi; nop */
+	const char *out = getenv("OUT");
+	char src[4096], path[4096], cmd[8300];
+	struct placement a, b, c;
+	size_t loads0, hits0, loads1, hits1, loads2, hits2;
+	struct placer *pl;
+	struct timespec ts[2];
+	uint64_t off;
+	int fd;
+
+	snprintf(src, sizeof(src), "%s/fixtures/placement_cases.so", out ? out : "build");
+	snprintf(path, sizeof(path), "%s/fixtures/placement_memo.XXXXXX", out ? out : "build");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", src, path);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(sym_elf_symbol_offset(path, "pc_plain", &off), 0);
+
+	placement_memo_stats(&loads0, &hits0);
+	pl = placer__new(path);
+	assert_non_null(pl);
+	assert_int_equal(placer__place(pl, off, 0, PLACE_RDI, PLACE_KEEP_RSP, &a), 0);
+	placer__free(pl);
+	placement_memo_stats(&loads1, &hits1);
+	assert_int_equal(loads1, loads0 + 1);
+	assert_int_equal(a.offset, off + 6);		/* the je, as in the rules' test */
+
+	pl = placer__new(path);
+	assert_non_null(pl);
+	assert_int_equal(placer__place(pl, off, 0, PLACE_RDI, PLACE_KEEP_RSP, &b), 0);
+	placer__free(pl);
+	placement_memo_stats(&loads2, &hits2);
+	assert_int_equal(loads2, loads1);		/* not read again */
+	assert_int_equal(hits2, hits1 + 1);
+	assert_memory_equal(&a, &b, sizeof(a));
+
+	/* its first instruction now writes %rdi: the entry, from the code as it is now */
+	fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, xor_edi, sizeof(xor_edi), (off_t)off), (ssize_t)sizeof(xor_edi));
+	clock_gettime(CLOCK_REALTIME, &ts[0]);
+	ts[0].tv_sec += 100;
+	ts[1] = ts[0];
+	assert_int_equal(futimens(fd, ts), 0);
+	close(fd);
+	pl = placer__new(path);
+	assert_non_null(pl);
+	assert_int_equal(placer__place(pl, off, 0, PLACE_RDI, PLACE_KEEP_RSP, &c), 0);
+	placer__free(pl);
+	placement_memo_stats(&loads2, &hits2);
+	assert_int_equal(loads2, loads1 + 1);
+	assert_int_equal(c.offset, off);
+	if (!strstr(c.reason, "writes %rdi"))
+		fail_msg("rewritten file: '%s'", c.reason);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -521,6 +587,7 @@ int main(void)
 		cmocka_unit_test(test_rules_on_written_prologues),
 		cmocka_unit_test(test_probes_use_the_placement),
 		cmocka_unit_test(test_every_allocator_entry_point),
+		cmocka_unit_test(test_placements_kept_by_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
