@@ -35,7 +35,9 @@
 # process does not: the VM is shared); BENCH_CLOCK=wall uses CLOCK_MONOTONIC instead.
 # Then: the cost on an unrelated process (bench/loop.c alone, against the same loop while
 # ebprof traces another, idle, process); start-up until probes are live (bench/stamp.c); peak
-# RSS and CPU of ebprof in full mode on the loop (GNU time, or bench/rusage.c).
+# RSS and CPU of ebprof in full mode on the loop (GNU time, or bench/rusage.c); a process tree
+# (a shell running /bin/true BENCH_TREE_N times, default 200): wall per process, untraced and
+# under `ebprof mem` (the whole run, start-up and report included, divided by N).
 #
 # Writes the tables to stdout and OUTDIR/bench.md, raw values to OUTDIR/bench/raw.txt.
 set -euo pipefail
@@ -46,6 +48,7 @@ LOOP_N=${BENCH_N:-300000}
 WS_N=${BENCH_WS_N:-300000}
 WS_LIVE=${BENCH_WS_LIVE:-100000}
 SQL_ROWS=${BENCH_SQL_ROWS:-100000}
+TREE_N=${BENCH_TREE_N:-200}
 JQ_N=${BENCH_JQ_N:-10000}
 MIX_SIZES=${BENCH_MIX_SIZES:-16-4095}
 WORKLOADS=${BENCH_WORKLOADS:-loop mixed workset sqlite jq}
@@ -365,6 +368,22 @@ for i in $(seq "$RUNS"); do
 	echo $((t1 - t0)) >>"$tmp/wall.traced"
 done
 
+# ---- a process tree: a shell running /bin/true TREE_N times (every process execs, ends) ----
+tree_sh="i=0; while [ \$i -lt $TREE_N ]; do /bin/true; i=\$((i + 1)); done"
+: >"$tmp/tree.untraced"
+: >"$tmp/tree.traced"
+for i in $(seq "$RUNS"); do
+	t0=$(date +%s%N)
+	sh -c "$tree_sh"
+	t1=$(date +%s%N)
+	echo $((t1 - t0)) >>"$tmp/tree.untraced"
+	t0=$(date +%s%N)
+	"$ebprof" mem --quiet -o "$tmp/tree.json" -- sh -c "$tree_sh" >"$tmp/stdout" 2>"$tmp/err" ||
+		fail "ebprof" "process tree" $? "$ebprof" mem -- sh -c "$tree_sh"
+	t1=$(date +%s%N)
+	echo $((t1 - t0)) >>"$tmp/tree.traced"
+done
+
 # ---- tables ----
 # added cost per pair (loop, workset) or per allocation (sqlite, jq) of CONFIG on WORKLOAD
 added() { # CONFIG WORKLOAD
@@ -471,6 +490,8 @@ have() { [[ " ${configs[*]} " == *" $1 "* ]]; }
 		printf "| launch until the program runs (probes live) | %.1f ms | %.1f ms | %+.1f ms |\n", u / 1e6, t / 1e6, (t - u) / 1e6 }'
 	awk -v t="$(median <"$tmp/wall.traced")" 'BEGIN {
 		printf "| total wall of `ebprof mem -- stamp` (incl. detach, report) | | %.1f ms | |\n", t / 1e6 }'
+	awk -v u="$(median <"$tmp/tree.untraced")" -v t="$(median <"$tmp/tree.traced")" -v n="$TREE_N" 'BEGIN {
+		printf "| process tree: `sh` running `/bin/true` %d times, wall per process (whole run: ebprof start-up and report too) | %.2f ms | %.2f ms | %+.2f ms |\n", n, u / n / 1e6, t / n / 1e6, (t - u) / n / 1e6 }'
 	if [ -s "$tmp/full.ru" ]; then
 		awk '{ print $1 }' "$tmp/full.ru" | median >"$tmp/rss"
 		awk '{ print $2 }' "$tmp/full.ru" | median >"$tmp/user"
@@ -492,6 +513,7 @@ have() { [[ " ${configs[*]} " == *" $1 "* ]]; }
 	echo "unrelated beside ebprof: $(list "$tmp/unrel.beside")"
 	echo "start untraced (ns): $(list "$tmp/start.untraced")"
 	echo "start under ebprof (ns): $(list "$tmp/start.traced")"
+	echo "process tree untraced / under ebprof (ns, $TREE_N processes): $(list "$tmp/tree.untraced") / $(list "$tmp/tree.traced")"
 	for wl in $WORKLOADS; do echo "allocating calls $wl: $(cat "$tmp/allocs.$wl" 2>/dev/null)"; done
 	[ ! -s "$tmp/full.ru" ] || echo "full loop runs (maxrss_kb user_s sys_s wall_s): $(tr '\n' ';' <"$tmp/full.ru")"
 } >"$bin/raw.txt"
