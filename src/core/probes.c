@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/bpf.h>
@@ -110,10 +111,12 @@ static const char *const kinds[] = { "glibc", "jemalloc", "tcmalloc", "mimalloc"
 
 static struct probes_opts popts;
 static char last_error[PATH_MAX + 256];
+static void scan_memo_clear(void);
 
 void probes__configure(const struct probes_opts *opts)
 {
 	popts = opts ? *opts : (struct probes_opts){};
+	scan_memo_clear();	/* the names looked for may have changed (--prefix) */
 }
 
 const char *probes__last_error(void)
@@ -235,20 +238,90 @@ static void scan_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct cand 
 	}
 }
 
+/*
+ * What scan_object found in a file, by file (device, inode, size, mtime) and role: the
+ * processes of a tree map the same libraries, and each exec scanned libc's dynamic symbols
+ * again. The names looked for are fixed for a run (popts). A few files, replaced in turn.
+ */
+#define SCAN_MEMO 32
+
+static struct scan_memo {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	bool exe, valid;
+	int ret;
+	bool have[NSYMS];
+	uint64_t off[NSYMS];
+} scan_memo[SCAN_MEMO];
+static unsigned scan_memo_next;
+
+static struct scan_memo *scan_memo_find(const struct stat *st, bool exe)
+{
+	for (int i = 0; i < SCAN_MEMO; i++) {
+		struct scan_memo *m = &scan_memo[i];
+
+		if (m->valid && m->exe == exe && m->dev == st->st_dev && m->ino == st->st_ino &&
+		    m->size == st->st_size && m->mtime.tv_sec == st->st_mtim.tv_sec &&
+		    m->mtime.tv_nsec == st->st_mtim.tv_nsec)
+			return m;
+	}
+	return NULL;
+}
+
+static void scan_memo_clear(void)
+{
+	memset(scan_memo, 0, sizeof(scan_memo));
+}
+
+static int scan_object_now(int fd, bool exe, struct cand *c);
+
 /* The traced names an ELF file defines: its dynamic symbols (what the dynamic linker binds);
- * a static executable's from .symtab. */
+ * a static executable's from .symtab. 1 when it has a program interpreter, 0 when not,
+ * negative errno. */
 static int scan_object(const char *path, bool exe, struct cand *c)
+{
+	struct scan_memo *m;
+	struct stat st;
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	m = scan_memo_find(&st, exe);
+	if (m) {
+		close(fd);
+		memcpy(c->have, m->have, sizeof(c->have));
+		memcpy(c->off, m->off, sizeof(c->off));
+		c->exe = exe;
+		return m->ret;
+	}
+	ret = scan_object_now(fd, exe, c);	/* closes fd */
+	if (ret >= 0) {
+		m = &scan_memo[scan_memo_next++ % SCAN_MEMO];
+		*m = (struct scan_memo){ .dev = st.st_dev, .ino = st.st_ino, .size = st.st_size,
+					 .mtime = st.st_mtim, .exe = exe, .valid = true,
+					 .ret = ret };
+		memcpy(m->have, c->have, sizeof(m->have));
+		memcpy(m->off, c->off, sizeof(m->off));
+	}
+	return ret;
+}
+
+static int scan_object_now(int fd, bool exe, struct cand *c)
 {
 	bool interp = false, any = false;
 	Elf_Scn *scn = NULL;
 	size_t shstr;
 	Elf *elf;
-	int fd;
 
 	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstr)) {
 		if (elf)

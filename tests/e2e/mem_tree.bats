@@ -124,6 +124,24 @@ compare_tree() {
 	assert_no_probes
 }
 
+@test "an exec: probes live before the first constructor, the loader's hook the stop (env, then startfix)" {
+	# env execs startfix with ctoralloc.so preloaded: its constructor mallocs 4242 bytes
+	# (ctoralloc_inner) before startfix's main mallocs 777 (startfix_inner); each image is
+	# run to the loader's _dl_debug_state with its libraries mapped (RT_CONSISTENT), before
+	# any constructor, instead of system call by system call
+	run "$EBPROF" mem -q -vv -o "$T/c.json" -- \
+		env LD_PRELOAD="$FIX/ctoralloc.so" "$FIX/startfix" alloc
+	[ "$status" -eq 0 ]
+	pid=$(jq '.processes[0].pid' "$T/c.json")
+	[ "$(grep -c "pid $pid: allocator mapped, found at the loader's _dl_debug_state" <<<"$output")" -eq 2 ]
+	site() { jq --arg f "$1" '[.sites[] | select(any(.frames[]; .function == $f))
+		| [.alloc_count, .alloc_bytes, .temporary_count, .live_count]]' "$T/c.json"; }
+	[ "$(site ctoralloc_inner | jq -c .)" = "[[1,4242,1,0]]" ]
+	[ "$(site startfix_inner | jq -c .)" = "[[1,777,1,0]]" ]
+	jqe '.processes | length == 1 and .[0].comm == "startfix"' "$T/c.json"
+	assert_no_probes
+}
+
 @test "a process table of 4 slots (--max-procs 2): processes one after another share its slots, each exact" {
 	# the table is open addressing by pid (abi/mem.h): 4 slots, every pid's window wraps
 	# around them; the parent stays while each child comes and goes, so the children's

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -294,6 +295,36 @@ static void test_fn_of_symbol(void **state)
 	assert_true(probes__valid_kind("mimalloc"));
 }
 
+/* The symbols a file defines are kept by file (device, inode, size, mtime): the same path
+ * holding another library since is scanned again (jemalloc, then tcmalloc copied over it). */
+static void test_symbols_kept_by_file(void **state)
+{
+	const char *out = getenv("OUT");
+	char path[4096], cmd[8400];
+	const char *paths[1] = { path };
+	struct alloc_lib lib;
+	int fd;
+
+	need(JEMALLOC);
+	need(TCMALLOC);
+	snprintf(path, sizeof(path), "%s/fixtures/liballoc-memo.XXXXXX", out ? out : "build");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	probes__configure(NULL);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", JEMALLOC, path);
+	assert_int_equal(system(cmd), 0);
+	for (int i = 0; i < 2; i++) {		/* read, then kept */
+		assert_int_equal(probes__choose_files(paths, NULL, 1, -1, &lib), 0);
+		assert_string_equal(lib.kind, "jemalloc");
+	}
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", TCMALLOC, path);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(probes__choose_files(paths, NULL, 1, -1, &lib), 0);
+	assert_string_equal(lib.kind, "tcmalloc");
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -309,6 +340,7 @@ int main(void)
 		cmocka_unit_test(test_mimalloc_leaves_nothrow_delete_to_libstdcxx),
 		cmocka_unit_test(test_options_override),
 		cmocka_unit_test(test_fn_of_symbol),
+		cmocka_unit_test(test_symbols_kept_by_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

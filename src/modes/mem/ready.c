@@ -1,23 +1,34 @@
-/* mem's readiness: a launched program runs, system call by system call, until its allocator is
- * mapped, so probes are live before any library constructor allocates; and why a program has
- * no allocator mem can trace. The mode's `attach` hook (cmd.c) uses both.
+/* mem's readiness: a launched program runs until its allocator is mapped, so probes are live
+ * before any library constructor allocates; and why a program has no allocator mem can trace.
+ * The mode's `attach` hook (cmd.c) uses both.
  *
- * The allocator library is only mapped by the dynamic loader, after exec: the child runs
- * syscall by syscall until a library serving malloc is mapped (a few dozen stops), and only
- * then runs freely.
+ * The allocator library is only mapped by the dynamic loader, after exec. The loader tells a
+ * debugger when it has mapped the program's libraries: it calls its hook `_dl_debug_state`
+ * (struct r_debug's r_brk) with r_state RT_ADD before mapping them and RT_CONSISTENT after,
+ * before any constructor runs (glibc's rtld.c dl_main, then _dl_init). So the child runs to a
+ * breakpoint there (one or two stops); a loader without the hook, or a program whose
+ * libraries serve no malloc when they are consistent (an allocator dlopen'ed later), is run
+ * system call by system call as before, until a library serving malloc is mapped (a few dozen
+ * stops at ~0.1 ms each here: most of what following a short process's exec cost).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <elf.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/ptrace.h>
+#include "core/log.h"
 #include "core/target.h"
 #include "modes/mem/ready.h"
 
@@ -104,6 +115,234 @@ const char *mem__why_untraceable(pid_t pid)
 	return why;
 }
 
+/* The loader's hook and its struct r_debug, as offsets from its load address. */
+struct ldso_hook {
+	uint64_t brk;		/* _dl_debug_state */
+	uint64_t rdebug;	/* _r_debug */
+};
+
+/* Both symbols of the loader file at path (kept for the last file read: a tree runs one
+ * loader). 0, or a negative errno (-ENOENT: it has no such symbols). */
+static int ldso_hook_of(const char *path, struct ldso_hook *out)
+{
+	static struct {
+		dev_t dev;
+		ino_t ino;
+		off_t size;
+		struct timespec mtime;
+		struct ldso_hook h;
+		bool valid;
+	} last;
+	struct ldso_hook h = { 0 };
+	Elf_Scn *scn = NULL;
+	struct stat st;
+	Elf *elf;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return -errno;
+	}
+	if (last.valid && last.dev == st.st_dev && last.ino == st.st_ino &&
+	    last.size == st.st_size && last.mtime.tv_sec == st.st_mtim.tv_sec &&
+	    last.mtime.tv_nsec == st.st_mtim.tv_nsec) {
+		close(fd);
+		*out = last.h;
+		return 0;
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!name)
+				continue;
+			if (!strcmp(name, "_dl_debug_state") && GELF_ST_TYPE(sym.st_info) == STT_FUNC)
+				h.brk = sym.st_value;
+			else if (!strcmp(name, "_r_debug") && GELF_ST_TYPE(sym.st_info) == STT_OBJECT &&
+				 sym.st_size >= 32)
+				h.rdebug = sym.st_value;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	if (!h.brk || !h.rdebug)
+		return -ENOENT;
+	last.dev = st.st_dev;
+	last.ino = st.st_ino;
+	last.size = st.st_size;
+	last.mtime = st.st_mtim;
+	last.h = h;
+	last.valid = true;
+	*out = h;
+	return 0;
+}
+
+/* The loader's load address (AT_BASE) and its file as the process sees it; 0 or negative
+ * errno (-ENOENT: none, e.g. the loader run as a command) */
+static int ldso_of(pid_t pid, uint64_t *base, char *path, size_t len)
+{
+	char fn[64], line[4096 + 128];
+	uint64_t av[2];
+	FILE *f;
+	int fd, err = -ENOENT;
+
+	*base = 0;
+	snprintf(fn, sizeof(fn), "/proc/%d/auxv", pid);
+	fd = open(fn, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (read(fd, av, sizeof(av)) == sizeof(av) && av[0] != AT_NULL)
+		if (av[0] == AT_BASE)
+			*base = av[1];
+	close(fd);
+	if (!*base)
+		return -ENOENT;
+	snprintf(fn, sizeof(fn), "/proc/%d/maps", pid);
+	f = fopen(fn, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, off;
+		int pos = 0;
+
+		if (sscanf(line, "%lx-%*x %*s %lx %*s %*u %n", &lo, &off, &pos) < 2 || !pos ||
+		    lo != *base || off || line[pos] != '/')
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		if ((size_t)snprintf(path, len, "/proc/%d/root%s", pid, line + pos) < len)
+			err = 0;
+		break;
+	}
+	fclose(f);
+	return err;
+}
+
+/* Set (int3) or clear the breakpoint's byte at addr, whose original word is *orig (read when
+ * setting). 0 or negative errno. */
+static int bp_set(pid_t pid, uint64_t addr, uint64_t *orig)
+{
+	long w;
+
+	errno = 0;
+	w = ptrace(PTRACE_PEEKTEXT, pid, (void *)addr, 0);
+	if (errno)
+		return -errno;
+	*orig = (uint64_t)w;
+	if (ptrace(PTRACE_POKETEXT, pid, (void *)addr, (void *)(((uint64_t)w & ~0xffULL) | 0xcc)))
+		return -errno;
+	return 0;
+}
+
+static int bp_clear(pid_t pid, uint64_t addr, uint64_t orig)
+{
+	return ptrace(PTRACE_POKETEXT, pid, (void *)addr, (void *)orig) ? -errno : 0;
+}
+
+enum { LDSO_STEP = 1 };		/* run_to_ldso_hook: go on system call by system call */
+
+/*
+ * Run pid (stopped at its exec) to the loader's hook until a library serving malloc is mapped:
+ * 0 with the process stopped at the hook's first instruction, its code as it was; LDSO_STEP
+ * when that cannot tell (no hook, or the libraries were consistent without an allocator: the
+ * caller steps on from where the process is, the breakpoint gone, resuming it with *pending,
+ * a signal its stop holds, or 0); -ESRCH, -ENOENT (it ends first) or another negative errno.
+ */
+static int run_to_ldso_hook(const struct log_ctx *lc, pid_t pid, struct alloc_lib *lib,
+			    int *status, int *pending)
+{
+	struct ldso_hook h = { 0 };
+	char path[4096 + 64];
+	uint64_t base, brk, orig;
+	int err, sig = 0;
+
+	*pending = 0;
+	if (ldso_of(pid, &base, path, sizeof(path)) || ldso_hook_of(path, &h))
+		return LDSO_STEP;
+	brk = base + h.brk;
+	if (bp_set(pid, brk, &orig))
+		return LDSO_STEP;
+	for (;;) {
+		struct user_regs_struct regs;
+		enum target_stop how;
+		long state;
+
+		if (ptrace(PTRACE_CONT, pid, 0, sig))
+			return -errno;
+		sig = 0;
+		if (waitpid(pid, status, __WALL) < 0)
+			return -errno;
+		if (WIFEXITED(*status) || WIFSIGNALED(*status))
+			return -ESRCH;
+		how = target__classify(*status, &sig);
+		if (how == TARGET_STOP_EXIT)
+			return -ENOENT;	/* dying before mapping an allocator */
+		if (how == TARGET_STOP_EXEC)
+			return LDSO_STEP;	/* another image (without the breakpoint) */
+		if (how != TARGET_STOP_SIGNAL || sig != SIGTRAP) {
+			if (how != TARGET_STOP_SIGNAL)
+				sig = 0;
+			continue;
+		}
+		if (ptrace(PTRACE_GETREGS, pid, 0, &regs))
+			return -errno;
+		if (regs.rip != brk + 1)
+			continue;	/* another SIGTRAP: delivered */
+		sig = 0;
+		/* the hook's own code back, and the call made again from its start */
+		regs.rip = brk;
+		if (bp_clear(pid, brk, orig) || ptrace(PTRACE_SETREGS, pid, 0, &regs))
+			return -errno;
+		/* r_debug's r_state (after r_version, r_map, r_brk): the libraries are mapped
+		 * when it says RT_CONSISTENT (0); RT_ADD (1) is said before they are */
+		errno = 0;
+		state = ptrace(PTRACE_PEEKDATA, pid, (void *)(base + h.rdebug + 24), 0);
+		if (errno)
+			return LDSO_STEP;
+		if ((int)state == 0) {
+			err = probes__find_allocator(pid, lib);
+			if (err != -ENOENT)
+				pr_debug(lc, "pid %d: allocator mapped, found at the loader's "
+					 "_dl_debug_state", pid);
+			return err == -ENOENT ? LDSO_STEP : err;
+		}
+		/* RT_ADD (or RT_DELETE): over the hook's first instruction, then set again */
+		if (ptrace(PTRACE_SINGLESTEP, pid, 0, 0))
+			return -errno;
+		if (waitpid(pid, status, __WALL) < 0)
+			return -errno;
+		if (WIFEXITED(*status) || WIFSIGNALED(*status))
+			return -ESRCH;
+		if (!WIFSTOPPED(*status) || WSTOPSIG(*status) != SIGTRAP || (*status >> 16)) {
+			/* something else came first (a signal, an event): step on from here,
+			 * the signal delivered */
+			how = target__classify(*status, pending);
+			if (how == TARGET_STOP_EXIT)
+				return -ENOENT;
+			if (how != TARGET_STOP_SIGNAL)
+				*pending = 0;
+			return LDSO_STEP;
+		}
+		if (bp_set(pid, brk, &orig))
+			return LDSO_STEP;
+	}
+}
+
 int mem__run_to_allocator(const struct log_ctx *lc, pid_t pid, struct alloc_lib *lib,
 			  int *status)
 {
@@ -114,6 +353,9 @@ int mem__run_to_allocator(const struct log_ctx *lc, pid_t pid, struct alloc_lib 
 	/* a static executable has its allocator mapped already, and will map no other */
 	err = probes__find_allocator(pid, lib);
 	if (err != -ENOENT || has_interp(pid) == 0)
+		return err;
+	err = run_to_ldso_hook(lc, pid, lib, status, &sig);
+	if (err != LDSO_STEP)
 		return err;
 
 	for (int n = 0; n < MAX_STARTUP_SYSCALLS; n++) {
