@@ -516,6 +516,19 @@ static void test_rules_on_written_prologues(void **state)
 	}
 }
 
+/* One placement of off in path (KEEP_RSP, %rdi read) by a placer of its own; the memo's
+ * counts after it. */
+static void place_once(const char *path, uint64_t off, struct placement *out, size_t *loads,
+		       size_t *hits)
+{
+	struct placer *pl = placer__new(path);
+
+	assert_non_null(pl);
+	assert_int_equal(placer__place(pl, off, 0, PLACE_RDI, PLACE_KEEP_RSP, out), 0);
+	placer__free(pl);
+	placement_memo_stats(loads, hits);
+}
+
 /* Answers are kept by file and question: a placer of a file placed before decodes nothing
  * and gives the same answer; the file rewritten (same inode and size, another mtime) is read
  * again and answered from its new code. */
@@ -526,7 +539,6 @@ static void test_placements_kept_by_file(void **state)
 	char src[4096], path[4096], cmd[8300];
 	struct placement a, b, c;
 	size_t loads0, hits0, loads1, hits1, loads2, hits2;
-	struct placer *pl;
 	struct timespec ts[2];
 	uint64_t off;
 	int fd;
@@ -541,19 +553,11 @@ static void test_placements_kept_by_file(void **state)
 	assert_int_equal(sym_elf_symbol_offset(path, "pc_plain", &off), 0);
 
 	placement_memo_stats(&loads0, &hits0);
-	pl = placer__new(path);
-	assert_non_null(pl);
-	assert_int_equal(placer__place(pl, off, 0, PLACE_RDI, PLACE_KEEP_RSP, &a), 0);
-	placer__free(pl);
-	placement_memo_stats(&loads1, &hits1);
+	place_once(path, off, &a, &loads1, &hits1);
 	assert_int_equal(loads1, loads0 + 1);
 	assert_int_equal(a.offset, off + 6);		/* the je, as in the rules' test */
 
-	pl = placer__new(path);
-	assert_non_null(pl);
-	assert_int_equal(placer__place(pl, off, 0, PLACE_RDI, PLACE_KEEP_RSP, &b), 0);
-	placer__free(pl);
-	placement_memo_stats(&loads2, &hits2);
+	place_once(path, off, &b, &loads2, &hits2);
 	assert_int_equal(loads2, loads1);		/* not read again */
 	assert_int_equal(hits2, hits1 + 1);
 	assert_memory_equal(&a, &b, sizeof(a));
@@ -567,11 +571,7 @@ static void test_placements_kept_by_file(void **state)
 	ts[1] = ts[0];
 	assert_int_equal(futimens(fd, ts), 0);
 	close(fd);
-	pl = placer__new(path);
-	assert_non_null(pl);
-	assert_int_equal(placer__place(pl, off, 0, PLACE_RDI, PLACE_KEEP_RSP, &c), 0);
-	placer__free(pl);
-	placement_memo_stats(&loads2, &hits2);
+	place_once(path, off, &c, &loads2, &hits2);
 	assert_int_equal(loads2, loads1 + 1);
 	assert_int_equal(c.offset, off);
 	if (!strstr(c.reason, "writes %rdi"))

@@ -233,6 +233,15 @@ static int ldso_of(pid_t pid, uint64_t *base, char *path, size_t len)
 	return err;
 }
 
+/* Resume pid (PTRACE_CONT, _SYSCALL or _SINGLESTEP, with sig) and wait for its next stop:
+ * 0, -ESRCH when it ended (*status final), or a negative errno. */
+static int resume_wait(pid_t pid, enum __ptrace_request req, int sig, int *status)
+{
+	if (ptrace(req, pid, 0, sig) || waitpid(pid, status, __WALL) < 0)
+		return -errno;
+	return WIFEXITED(*status) || WIFSIGNALED(*status) ? -ESRCH : 0;
+}
+
 /* Set (int3) or clear the breakpoint's byte at addr, whose original word is *orig (read when
  * setting). 0 or negative errno. */
 static int bp_set(pid_t pid, uint64_t addr, uint64_t *orig)
@@ -282,13 +291,9 @@ static int run_to_ldso_hook(const struct log_ctx *lc, pid_t pid, struct alloc_li
 		enum target_stop how;
 		long state;
 
-		if (ptrace(PTRACE_CONT, pid, 0, sig))
-			return -errno;
-		sig = 0;
-		if (waitpid(pid, status, __WALL) < 0)
-			return -errno;
-		if (WIFEXITED(*status) || WIFSIGNALED(*status))
-			return -ESRCH;
+		err = resume_wait(pid, PTRACE_CONT, sig, status);
+		if (err)
+			return err;
 		how = target__classify(*status, &sig);
 		if (how == TARGET_STOP_EXIT)
 			return -ENOENT;	/* dying before mapping an allocator */
@@ -322,12 +327,9 @@ static int run_to_ldso_hook(const struct log_ctx *lc, pid_t pid, struct alloc_li
 			return err == -ENOENT ? LDSO_STEP : err;
 		}
 		/* RT_ADD (or RT_DELETE): over the hook's first instruction, then set again */
-		if (ptrace(PTRACE_SINGLESTEP, pid, 0, 0))
-			return -errno;
-		if (waitpid(pid, status, __WALL) < 0)
-			return -errno;
-		if (WIFEXITED(*status) || WIFSIGNALED(*status))
-			return -ESRCH;
+		err = resume_wait(pid, PTRACE_SINGLESTEP, 0, status);
+		if (err)
+			return err;
 		if (!WIFSTOPPED(*status) || WSTOPSIG(*status) != SIGTRAP || (*status >> 16)) {
 			/* something else came first (a signal, an event): step on from here,
 			 * the signal delivered */
@@ -359,13 +361,10 @@ int mem__run_to_allocator(const struct log_ctx *lc, pid_t pid, struct alloc_lib 
 		return err;
 
 	for (int n = 0; n < MAX_STARTUP_SYSCALLS; n++) {
-		if (ptrace(PTRACE_SYSCALL, pid, 0, sig))
-			return -errno;
+		err = resume_wait(pid, PTRACE_SYSCALL, sig, status);
+		if (err)
+			return err;
 		sig = 0;
-		if (waitpid(pid, status, __WALL) < 0)
-			return -errno;
-		if (WIFEXITED(*status) || WIFSIGNALED(*status))
-			return -ESRCH;
 		if (!WIFSTOPPED(*status))
 			continue;
 		if (WSTOPSIG(*status) != (SIGTRAP | 0x80)) {
