@@ -252,6 +252,10 @@ static int bp_set(pid_t pid, uint64_t addr, uint64_t *orig)
 	w = ptrace(PTRACE_PEEKTEXT, pid, (void *)addr, 0);
 	if (errno)
 		return -errno;
+	/* an int3 there already: another tool's uprobe (the kernel would take our trap for its
+	 * own, and the process would run past unseen) or breakpoint */
+	if ((w & 0xff) == 0xcc)
+		return -EBUSY;
 	*orig = (uint64_t)w;
 	if (ptrace(PTRACE_POKETEXT, pid, (void *)addr, (void *)(((uint64_t)w & ~0xffULL) | 0xcc)))
 		return -errno;
