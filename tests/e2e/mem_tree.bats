@@ -124,6 +124,18 @@ compare_tree() {
 	assert_no_probes
 }
 
+# After `ebprof mem -vv -o $T/c.json -- env LD_PRELOAD=ctoralloc.so startfix alloc`: both
+# images traced (env's and startfix's), the constructor's malloc(4242) at ctoralloc_inner and
+# main's malloc(777) at startfix_inner each once, freed.
+exec_startfix_exact() {
+	grep -q "(env): tracing glibc allocator" <<<"$output"
+	grep -q "(startfix): tracing glibc allocator" <<<"$output"
+	site() { jq --arg f "$1" '[.sites[] | select(any(.frames[]; .function == $f))
+		| [.alloc_count, .alloc_bytes, .temporary_count, .live_count]]' "$T/c.json"; }
+	[ "$(site ctoralloc_inner | jq -c .)" = "[[1,4242,1,0]]" ]
+	[ "$(site startfix_inner | jq -c .)" = "[[1,777,1,0]]" ]
+}
+
 @test "an exec: probes live before the first constructor, the loader's hook the stop (env, then startfix)" {
 	# env execs startfix with ctoralloc.so preloaded: its constructor mallocs 4242 bytes
 	# (ctoralloc_inner) before startfix's main mallocs 777 (startfix_inner); each image is
@@ -134,12 +146,7 @@ compare_tree() {
 	[ "$status" -eq 0 ]
 	pid=$(jq '.processes[0].pid' "$T/c.json")
 	[ "$(grep -c "pid $pid: allocator mapped, found at the loader's _dl_debug_state" <<<"$output")" -eq 2 ]
-	grep -q "(env): tracing glibc allocator" <<<"$output"
-	grep -q "(startfix): tracing glibc allocator" <<<"$output"
-	site() { jq --arg f "$1" '[.sites[] | select(any(.frames[]; .function == $f))
-		| [.alloc_count, .alloc_bytes, .temporary_count, .live_count]]' "$T/c.json"; }
-	[ "$(site ctoralloc_inner | jq -c .)" = "[[1,4242,1,0]]" ]
-	[ "$(site startfix_inner | jq -c .)" = "[[1,777,1,0]]" ]
+	exec_startfix_exact
 	jqe '.processes | length == 1 and .[0].comm == "startfix"' "$T/c.json"
 	assert_no_probes
 }
@@ -155,13 +162,8 @@ compare_tree() {
 	[ "$status" -eq 0 ]
 	! grep -q "found at the loader's _dl_debug_state" <<<"$output"
 	grep -q "^@hits: [1-9]" "$T/bt.out"
-	# both images traced, env's too (run past a breakpoint the kernel took, it was not)
-	grep -q "(env): tracing glibc allocator" <<<"$output"
-	grep -q "(startfix): tracing glibc allocator" <<<"$output"
-	site() { jq --arg f "$1" '[.sites[] | select(any(.frames[]; .function == $f))
-		| [.alloc_count, .alloc_bytes, .temporary_count, .live_count]]' "$T/c.json"; }
-	[ "$(site ctoralloc_inner | jq -c .)" = "[[1,4242,1,0]]" ]
-	[ "$(site startfix_inner | jq -c .)" = "[[1,777,1,0]]" ]
+	# env's image too (run past a breakpoint the kernel took for its own, it was not)
+	exec_startfix_exact
 	assert_no_probes
 }
 
