@@ -105,6 +105,7 @@ struct placer {
 	bool known;		/* id's code was read before: decoded only on a memo miss */
 	char *path;		/* for that */
 	bool loaded;
+	int load_err;		/* of that load: 0, or a negative errno */
 	csh cs;
 	uint8_t *text;		/* the executable segment's bytes */
 	uint64_t text_off;	/* its file offset */
@@ -499,7 +500,7 @@ static int placer_load(struct placer *p)
 	int err;
 
 	if (p->loaded)
-		return 0;
+		return p->load_err;
 	switch (cs_open(CS_ARCH_X86, CS_MODE_64, &p->cs)) {
 	case CS_ERR_OK:
 		break;
@@ -510,7 +511,7 @@ static int placer_load(struct placer *p)
 	}
 	cs_option(p->cs, CS_OPT_DETAIL, CS_OPT_ON);
 	p->loaded = true;
-	err = load_elf(p, p->path);
+	err = p->load_err = load_elf(p, p->path);
 	pthread_mutex_lock(&memo.lock);
 	memo.loads++;
 	pthread_mutex_unlock(&memo.lock);
