@@ -52,10 +52,8 @@ within_1pct() {
 	wait_for "$T/bt.out" "^ready" 60
 	start_ebprof -o "$T/out.json" -o "$T/out.txt"
 	run_window
-	kill -INT "$BT"
-	wait_gone "$BT" 60 || { echo "bpftrace did not exit within 60 s of SIGINT"; cat "$T/bt.out"; false; }
+	stop_bpftrace
 	bt() { sed -n "s/^@$1: \([0-9]*\)$/\1/p" "$T/bt.out"; }
-	cat "$T/bt.out"
 	jq -c '.processes[0].kmem' "$T/out.json"
 
 	within_1pct "$(jq '.processes[0].kmem.kmalloc' "$T/out.json")" "$(bt kmalloc)"
