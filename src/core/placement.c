@@ -102,8 +102,7 @@ struct file_id {
 
 struct placer {
 	struct file_id id;
-	bool known;		/* id's code was read before: decoded only on a memo miss */
-	char *path;		/* for that */
+	char *path;		/* decoded from only on a memo miss, when the file is known */
 	bool loaded;
 	int load_err;		/* of that load: 0, or a negative errno */
 	csh cs;
@@ -522,6 +521,7 @@ struct placer *placer__new(const char *path)
 {
 	struct placer *p = calloc(1, sizeof(*p));
 	struct stat st;
+	bool known;
 	int err;
 
 	if (!p)
@@ -537,10 +537,10 @@ struct placer *placer__new(const char *path)
 	p->id = (struct file_id){ .dev = st.st_dev, .ino = st.st_ino, .size = st.st_size,
 				  .mtime = st.st_mtim };
 	pthread_mutex_lock(&memo.lock);
-	p->known = memo_knows(&p->id);
+	known = memo_knows(&p->id);
 	pthread_mutex_unlock(&memo.lock);
-	if (p->known)
-		return p;	/* read again only if a question is new */
+	if (known)
+		return p;	/* its code was read before: again only if a question is new */
 	err = placer_load(p);
 	if (err) {
 		placer__free(p);
