@@ -129,6 +129,16 @@ struct {
 } live SEC(".maps");
 const volatile __u32 live_mask = (1 << 21) - 1;
 
+/* Which pages of the live table have held a block since userspace last found them empty
+ * (abi/mem.h, MEM_LIVE_PAGE_SHIFT): one value a page */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, (1 << 21) >> MEM_LIVE_PAGE_SHIFT);	/* the live table's pages */
+	__type(key, __u32);
+	__type(value, __u64);
+} live_used SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -779,6 +789,19 @@ static __always_inline bool live_is(const struct mem_live_slot *s, __u32 pid, __
 	return s->state == MEM_LIVE && s->ptr == ptr && s->pid == pid;
 }
 
+/* Slot i (claimed empty, about to be filled) is in a page that holds a block: marked after the
+ * claim, so that userspace, clearing the mark and then reading the page's states, either sees
+ * the claim or the mark set again (abi/mem.h). Written only when not set: the marks' lines stay
+ * shared between CPUs. */
+static __always_inline void live_mark(__u64 i)
+{
+	__u32 k = (i & live_mask) >> MEM_LIVE_PAGE_SHIFT;
+	__u64 *m = bpf_map_lookup_elem(&live_used, &k);
+
+	if (m && !*(volatile __u64 *)m)
+		*(volatile __u64 *)m = 1;
+}
+
 /* Load (pid, ptr)'s home slot, for nothing but to have its line on the way (a prefetch) */
 static __always_inline void live_touch(__u32 pid, __u64 ptr)
 {
@@ -914,6 +937,7 @@ __noinline int live_put(__u32 pid, __u64 ptr, const struct mem_live_val *lv,
 	if (hs->state == MEM_LIVE_EMPTY && !hs->over &&
 	    __sync_val_compare_and_swap(&hs->state, MEM_LIVE_EMPTY, MEM_LIVE_BUSY) ==
 	    MEM_LIVE_EMPTY) {
+		live_mark(h);
 		hs->dist = 0;
 		live_fill(hs, pid, ptr, lv);
 		return 0;
@@ -942,6 +966,7 @@ __noinline int live_put(__u32 pid, __u64 ptr, const struct mem_live_val *lv,
 	}
 	return -1;
 claimed:
+	live_mark(h + i);
 	s->dist = i;
 	if (i)
 		__sync_fetch_and_add(&hs->over, 1);

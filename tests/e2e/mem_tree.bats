@@ -187,6 +187,34 @@ exec_startfix_exact() {
 	assert_no_probes
 }
 
+@test "processes one after another: each one's blocks exact, read from the pages that hold blocks only" {
+	# a 65,536-slot table (1,024 pages of 64 slots): the first process leaves 20,000 blocks in
+	# nearly every page, a third of them past their home slot (abi/mem.h: a page is marked by
+	# the program that claims a slot in it); its end empties them, and the pages found empty
+	# lose their marks, so the next process's end reads a few pages, not all 1,024
+	run "$EBPROF" mem -vv --max-live 65536 -o "$T/out.json" -- \
+		sh -c "'$FIX/scalefixture' live 20000; '$FIX/scalefixture' live 40"
+	[ "$status" -eq 0 ]
+	jqe '[.processes[] | select(.comm == "scalefixture")] | length == 2
+	     and (map([.live_count, .live_bytes]) | sort == [[40, 2784], [20000, 1520000]])' \
+		"$T/out.json"
+	jqe '.drops.live_table_full == 0' "$T/out.json"
+	# what the passes found (the sites' live blocks) is what each process's counts say
+	jqe '. as $r | .processes | all(.pid as $p | .live_count
+	     == ([$r.sites[] | select(.pid == $p) | .live_count] | add // 0))' "$T/out.json"
+	local big small
+	big=$(jq '.processes[] | select(.comm == "scalefixture" and .live_count == 20000) | .pid' \
+		"$T/out.json")
+	small=$(jq '.processes[] | select(.comm == "scalefixture" and .live_count == 40) | .pid' \
+		"$T/out.json")
+	grep "PID $big: its live blocks read from" <<< "$output"
+	grep -Eq "PID $big: its live blocks read from (9[0-9][0-9]|10[0-9][0-9]) of the live table's 1024 pages" <<< "$output"
+	grep "PID $small: its live blocks read from" <<< "$output"
+	n=$(grep -o "PID $small: its live blocks read from [0-9]*" <<< "$output" | grep -o '[0-9]*$')
+	# its 40 blocks' pages, the shell's, and those its blocks freed since marked (~110)
+	[ "$n" -le 256 ]
+}
+
 @test "nginx master and worker under load: each reported, posix_memalign exact" {
 	command -v nginx >/dev/null || skip "nginx not installed (scripts/install-deps.sh installs it)"
 	command -v curl >/dev/null || skip "curl not installed"

@@ -99,6 +99,8 @@ struct mem_collector {
 	struct profile *fin_win;	/* sites of processes finalized since the last window */
 	struct mem_live_slot *live;	/* the live table's slots, mapped; NULL before load */
 	uint32_t nlive;			/* how many (a power of two) */
+	uint64_t *live_used;		/* a mark a page of it (abi/mem.h), mapped */
+	uint32_t npages;		/* how many */
 	struct mem_proc *procs;		/* the process table's slots (abi/mem.h), mapped */
 	uint32_t nprocs;		/* how many (a power of two) */
 };
@@ -268,6 +270,11 @@ static size_t live_bytes(const struct mem_collector *c)
 	return array_bytes(c->nlive, sizeof(*c->live));
 }
 
+static size_t live_used_bytes(const struct mem_collector *c)
+{
+	return array_bytes(c->npages, sizeof(*c->live_used));
+}
+
 static size_t procs_bytes(const struct mem_collector *c)
 {
 	return array_bytes(c->nprocs, sizeof(*c->procs));
@@ -381,31 +388,62 @@ static void live_empty(struct mem_collector *c, uint32_t i, pid_t pid)
 				   __ATOMIC_ACQ_REL);
 }
 
-/* Every live block of pid, as (key, value), in one pass over the table (128 MiB at the
- * default size); forget: each slot is emptied once read (cb NULL: only that). */
-static int live_for_each(struct mem_collector *c, pid_t pid, live_cb cb, void *ctx, bool forget)
+/* Whether the page of n slots from first holds anything but empty slots. */
+static bool live_page_used(const struct mem_collector *c, uint32_t first, uint32_t n)
 {
+	for (uint32_t i = first; i < first + n; i++)
+		if (__atomic_load_n(&c->live[i].state, __ATOMIC_ACQUIRE) != MEM_LIVE_EMPTY)
+			return true;
+	return false;
+}
+
+/* Every live block of pid, as (key, value), in one pass over the pages of the table marked as
+ * having held a block (all 128 MiB at the default size at worst); forget: each slot is emptied
+ * once read (cb NULL: only that), and a page left empty loses its mark: cleared, then the page
+ * read again and the mark set back if a program claimed a slot there meanwhile (it marks after
+ * its claim: abi/mem.h). *pages: how many pages were read, if not NULL. */
+static int live_for_each(struct mem_collector *c, pid_t pid, live_cb cb, void *ctx, bool forget,
+			 uint32_t *pages)
+{
+	uint32_t per = c->nlive / c->npages, read = 0;
 	int err = 0;
 
-	for (uint32_t i = 0; c->live && i < c->nlive; i++) {
-		const struct mem_live_slot *s = &c->live[i];
-		struct mem_live_key k;
-		struct mem_live_val v;
+	for (uint32_t pg = 0; c->live && pg < c->npages; pg++) {
+		uint32_t first = pg * per;
 
-		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != MEM_LIVE ||
-		    (pid_t)s->pid != pid)
+		if (!__atomic_load_n(&c->live_used[pg], __ATOMIC_ACQUIRE))
 			continue;
-		if (cb && !err) {
-			k = (struct mem_live_key){ .pid = s->pid, .ptr = s->ptr };
-			v = (struct mem_live_val){ .size = s->size, .stack = s->stack, .ts = s->ts,
-						   .fn = s->fn, .weight = s->weight };
-			err = cb(&k, &v, ctx);
-			if (err && !forget)
-				return err;
+		read++;
+		for (uint32_t i = first; i < first + per; i++) {
+			const struct mem_live_slot *s = &c->live[i];
+			struct mem_live_key k;
+			struct mem_live_val v;
+
+			if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != MEM_LIVE ||
+			    (pid_t)s->pid != pid)
+				continue;
+			if (cb && !err) {
+				k = (struct mem_live_key){ .pid = s->pid, .ptr = s->ptr };
+				v = (struct mem_live_val){ .size = s->size, .stack = s->stack,
+							   .ts = s->ts, .fn = s->fn,
+							   .weight = s->weight };
+				err = cb(&k, &v, ctx);
+				if (err && !forget)
+					goto out;
+			}
+			if (forget)
+				live_empty(c, i, pid);
 		}
-		if (forget)
-			live_empty(c, i, pid);
+		if (forget && !live_page_used(c, first, per)) {
+			__atomic_store_n(&c->live_used[pg], 0, __ATOMIC_RELAXED);
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			if (live_page_used(c, first, per))
+				__atomic_store_n(&c->live_used[pg], 1, __ATOMIC_RELAXED);
+		}
 	}
+out:
+	if (pages)
+		*pages = read;
 	return err;
 }
 
@@ -459,6 +497,8 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	while (c->nlive < c->opts.max_live && c->nlive < (1u << 31))
 		c->nlive <<= 1;
 	bpf_map__set_max_entries(c->skel->maps.live, c->nlive);
+	c->npages = c->nlive >> MEM_LIVE_PAGE_SHIFT ? c->nlive >> MEM_LIVE_PAGE_SHIFT : 1;
+	bpf_map__set_max_entries(c->skel->maps.live_used, c->npages);
 	c->skel->rodata->live_mask = c->nlive - 1;
 	bpf_map__set_max_entries(c->skel->maps.sites, o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
@@ -496,6 +536,10 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	}
 	c->live = map_array(c, c->skel->maps.live, live_bytes(c), "live table", &err);
 	if (!c->live)
+		goto fail;
+	c->live_used = map_array(c, c->skel->maps.live_used, live_used_bytes(c),
+				 "live table's page marks", &err);
+	if (!c->live_used)
 		goto fail;
 	c->procs = map_array(c, c->skel->maps.procs, procs_bytes(c), "process table", &err);
 	if (!c->procs)
@@ -1099,7 +1143,7 @@ int mem_collector__scan(struct mem_collector *c, pid_t pid, bool at_exit, unsign
 		return err;
 	}
 	/* the live table is read while the process is stopped: blocks and memory agree */
-	err = live_for_each(c, pid, collect_block, &in, false);
+	err = live_for_each(c, pid, collect_block, &in, false, NULL);
 	if (!err) {
 		struct heapscan_opts ho = {
 			.pid = pid, .alloc_path = t->lib.path,
@@ -1818,7 +1862,7 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	struct mem_proc mp;
 	struct sym_proc *sp;
 	uint64_t unresolved = 0;
-	uint32_t *locs, *disp, *sample_of;
+	uint32_t *locs, *disp, *sample_of, pages = 0;
 	int64_t *vals;
 	bool have_proc, none_live;
 	int err;
@@ -1858,17 +1902,20 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 		d.released = exec;
 		/* read and forgotten in one pass: the process is stopped, and nothing later
 		 * reads its blocks */
-		err = none_live ? 0 : live_for_each(c, t->pid, collect_live, &d, true);
+		err = none_live ? 0 : live_for_each(c, t->pid, collect_live, &d, true, &pages);
 		for (uint32_t i = 0; d.sampled && i < d.n; i++) {
 			d.sites[i].live_count = wcount(true, d.sites[i].live_count);
 			d.sites[i].out.count = wcount(true, d.sites[i].out.count);
 		}
 	} else if (!none_live) {
-		live_for_each(c, t->pid, NULL, NULL, true);
+		live_for_each(c, t->pid, NULL, NULL, true, &pages);
 	}
 	if (err)
 		pr_warn(c->lc, "PID %d: reading the kernel tables failed: %s; the report may be "
 			       "incomplete", t->pid, strerror(-err));
+	if (!none_live)
+		pr_debug(c->lc, "PID %d: its live blocks read from %u of the live table's %u pages",
+			 t->pid, pages, c->npages);
 
 	/* a process held at exit still has its mappings; one already gone (a zombie has an
 	 * empty maps file) is symbolized from the last snapshot */
@@ -2374,6 +2421,8 @@ void mem_collector__free(struct mem_collector *c)
 	free(c->sys);
 	if (c->live)
 		munmap(c->live, live_bytes(c));
+	if (c->live_used)
+		munmap(c->live_used, live_used_bytes(c));
 	if (c->procs)
 		munmap(c->procs, procs_bytes(c));
 	mem_bpf__destroy(c->skel);
