@@ -95,12 +95,14 @@ struct mem_live_val {
 #define MEM_LIVE_PROBE 32
 
 /*
- * Which pages of the live table have held a block: a mark a page of 2^MEM_LIVE_PAGE_SHIFT slots
- * (4 KiB), set by the program that claims an empty slot there, cleared by userspace when it finds
- * the page empty after a process's pass, so that a pass reads only the marked pages (a finished
- * process of a tree reads a few, not the table's 128 MiB).
+ * Which pages of the live table have held a block: a bit a page of 2^MEM_LIVE_PAGE_SHIFT slots
+ * (4 KiB), 64 pages a word (the default table's marks: 4 KiB), set by the program that claims an
+ * empty slot there, cleared by userspace when it finds the page empty after a process's pass, so
+ * that a pass reads only the marked pages (a finished process of a tree reads a few, not the
+ * table's 128 MiB).
  */
 #define MEM_LIVE_PAGE_SHIFT 6
+#define MEM_LIVE_WORD_SHIFT (MEM_LIVE_PAGE_SHIFT + 6)	/* slots a word of marks covers */
 
 enum mem_live_state {
 	MEM_LIVE_EMPTY,

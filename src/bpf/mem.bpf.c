@@ -130,11 +130,11 @@ struct {
 const volatile __u32 live_mask = (1 << 21) - 1;
 
 /* Which pages of the live table have held a block since userspace last found them empty
- * (abi/mem.h, MEM_LIVE_PAGE_SHIFT): one value a page */
+ * (abi/mem.h, MEM_LIVE_PAGE_SHIFT): a bit a page, 64 a word */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, (1 << 21) >> MEM_LIVE_PAGE_SHIFT);	/* the live table's pages */
+	__uint(max_entries, (1 << 21) >> MEM_LIVE_WORD_SHIFT);	/* the live table's pages / 64 */
 	__type(key, __u32);
 	__type(value, __u64);
 } live_used SEC(".maps");
@@ -791,15 +791,17 @@ static __always_inline bool live_is(const struct mem_live_slot *s, __u32 pid, __
 
 /* Slot i (claimed empty, about to be filled) is in a page that holds a block: marked after the
  * claim, so that userspace, clearing the mark and then reading the page's states, either sees
- * the claim or the mark set again (abi/mem.h). Written only when not set: the marks' lines stay
- * shared between CPUs. */
+ * the claim or the mark set again (abi/mem.h). The marks are a few pages at most, so their loads
+ * hit the caches and the TLB (a mark a page in a 256 KiB array cost the working set's free ~100
+ * ns: a page walk); the bit is set by an atomic or, only when it is clear. */
 static __always_inline void live_mark(__u64 i)
 {
-	__u32 k = (i & live_mask) >> MEM_LIVE_PAGE_SHIFT;
+	__u32 k = (i & live_mask) >> MEM_LIVE_WORD_SHIFT;
+	__u64 bit = 1ULL << (((i & live_mask) >> MEM_LIVE_PAGE_SHIFT) & 63);
 	__u64 *m = bpf_map_lookup_elem(&live_used, &k);
 
-	if (m && !*(volatile __u64 *)m)
-		*(volatile __u64 *)m = 1;
+	if (m && !(*(volatile __u64 *)m & bit))
+		__sync_fetch_and_or(m, bit);
 }
 
 /* Load (pid, ptr)'s home slot, for nothing but to have its line on the way (a prefetch) */

@@ -99,8 +99,9 @@ struct mem_collector {
 	struct profile *fin_win;	/* sites of processes finalized since the last window */
 	struct mem_live_slot *live;	/* the live table's slots, mapped; NULL before load */
 	uint32_t nlive;			/* how many (a power of two) */
-	uint64_t *live_used;		/* a mark a page of it (abi/mem.h), mapped */
-	uint32_t npages;		/* how many */
+	uint64_t *live_used;		/* a bit a page of it (abi/mem.h), mapped */
+	uint32_t npages;		/* how many pages */
+	uint32_t nwords;		/* how many words of marks */
 	struct mem_proc *procs;		/* the process table's slots (abi/mem.h), mapped */
 	uint32_t nprocs;		/* how many (a power of two) */
 };
@@ -272,7 +273,7 @@ static size_t live_bytes(const struct mem_collector *c)
 
 static size_t live_used_bytes(const struct mem_collector *c)
 {
-	return array_bytes(c->npages, sizeof(*c->live_used));
+	return array_bytes(c->nwords, sizeof(*c->live_used));
 }
 
 static size_t procs_bytes(const struct mem_collector *c)
@@ -410,8 +411,13 @@ static int live_for_each(struct mem_collector *c, pid_t pid, live_cb cb, void *c
 
 	for (uint32_t pg = 0; c->live && pg < c->npages; pg++) {
 		uint32_t first = pg * per;
+		uint64_t *w = &c->live_used[pg >> 6], bit = 1ULL << (pg & 63);
 
-		if (!__atomic_load_n(&c->live_used[pg], __ATOMIC_ACQUIRE))
+		if (!(pg & 63) && !__atomic_load_n(w, __ATOMIC_ACQUIRE)) {
+			pg += 63;	/* 64 pages without a block */
+			continue;
+		}
+		if (!(__atomic_load_n(w, __ATOMIC_ACQUIRE) & bit))
 			continue;
 		read++;
 		for (uint32_t i = first; i < first + per; i++) {
@@ -435,10 +441,9 @@ static int live_for_each(struct mem_collector *c, pid_t pid, live_cb cb, void *c
 				live_empty(c, i, pid);
 		}
 		if (forget && !live_page_used(c, first, per)) {
-			__atomic_store_n(&c->live_used[pg], 0, __ATOMIC_RELAXED);
-			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			__atomic_fetch_and(w, ~bit, __ATOMIC_SEQ_CST);
 			if (live_page_used(c, first, per))
-				__atomic_store_n(&c->live_used[pg], 1, __ATOMIC_RELAXED);
+				__atomic_fetch_or(w, bit, __ATOMIC_SEQ_CST);
 		}
 	}
 out:
@@ -498,7 +503,8 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 		c->nlive <<= 1;
 	bpf_map__set_max_entries(c->skel->maps.live, c->nlive);
 	c->npages = c->nlive >> MEM_LIVE_PAGE_SHIFT ? c->nlive >> MEM_LIVE_PAGE_SHIFT : 1;
-	bpf_map__set_max_entries(c->skel->maps.live_used, c->npages);
+	c->nwords = (c->npages + 63) / 64;
+	bpf_map__set_max_entries(c->skel->maps.live_used, c->nwords);
 	c->skel->rodata->live_mask = c->nlive - 1;
 	bpf_map__set_max_entries(c->skel->maps.sites, o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
