@@ -366,8 +366,9 @@ static bool upload_rows(struct unwinder *u, const struct unwind_table *t)
 	return true;
 }
 
-/* The vdso of pid (the same image in every process of this kernel) into a memfd: its path */
-static int vdso_file(pid_t pid, const struct sym_map *m, char *path, size_t len)
+/* The vdso of pid (the same image in every process of this kernel) into a memfd (-1: not
+ * read) */
+static int vdso_file(pid_t pid, const struct sym_map *m)
 {
 	size_t size = m->end - m->start;
 	char mem[64];
@@ -388,8 +389,6 @@ static int vdso_file(pid_t pid, const struct sym_map *m, char *path, size_t len)
 	if (fd >= 0)
 		close(fd);
 	free(buf);
-	if (mfd >= 0)
-		snprintf(path, len, "/proc/self/fd/%d", mfd);
 	return mfd;
 }
 
@@ -424,9 +423,11 @@ static void publish(struct unwinder *u, const struct unwind_obj *o)
 		u->files_full++;
 }
 
-/* The object of file (dev, ino), its table built from path (build, NULL: cannot be read) */
+/* The object of file (dev, ino), its table built from the file open at fd. Only what the file
+ * holds decides that it has no table (frame pointers, for the rest of the run): a file that
+ * cannot be opened (unmapped, deleted) makes no object, and its caller tries again later. */
 static struct unwind_obj *object_at(struct unwinder *u, uint64_t dev, uint64_t ino,
-				    const char *name, const char *build)
+				    const char *name, int fd)
 {
 	struct unwind_table t;
 	struct unwind_obj *o = find_obj(u, dev, ino);
@@ -454,9 +455,7 @@ static struct unwind_obj *object_at(struct unwinder *u, uint64_t dev, uint64_t i
 	u->nobjs++;
 
 	t0 = mono_ms();
-	if (!build || unwind_table__build(build, NULL, sym_cache_dir(), &t, &why) != 0) {
-		if (!build)
-			why = "it cannot be read";
+	if (unwind_table__build_fd(fd, NULL, sym_cache_dir(), &t, &why) != 0) {
 		o->fp = true;
 	} else if (!upload_rows(u, &t)) {
 		why = u->next_row + t.nrows > u->max_rows ? "the unwind rows map is full" :
@@ -490,14 +489,18 @@ static void preload_needed(struct unwinder *u, const char *path, const char *rea
 /* The table of the library at path, not mapped yet, and those of the libraries it needs */
 static void preload_lib(struct unwinder *u, const char *path, int depth)
 {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
+	uint64_t dev;
 
-	if (stat(path, &st) == 0 &&
-	    !find_obj(u, kdev(major(st.st_dev), minor(st.st_dev)), st.st_ino) &&
-	    object_at(u, kdev(major(st.st_dev), minor(st.st_dev)), st.st_ino, path, path)) {
+	if (fd < 0)
+		return;
+	dev = fstat(fd, &st) == 0 ? kdev(major(st.st_dev), minor(st.st_dev)) : 0;
+	if (dev && !find_obj(u, dev, st.st_ino) && object_at(u, dev, st.st_ino, path, fd)) {
 		u->preloaded++;
 		preload_needed(u, path, NULL, depth + 1);
 	}
+	close(fd);
 }
 
 static void preload_needed(struct unwinder *u, const char *path, const char *real, int depth)
@@ -543,35 +546,37 @@ static struct unwind_obj *object(struct unwinder *u, pid_t pid, const struct sym
 	uint64_t dev = vdso ? 0 : kdev(m->dev_major, m->dev_minor);
 	uint64_t ino = vdso ? 0 : m->inode;
 	struct unwind_obj *o = find_obj(u, dev, ino);
-	char path[4200];
-	int mfd = -1;
+	char path[96];
+	int fd;
 
 	if (o)
 		return o;
 	if (vdso) {
 		/* not read (the process is gone, -a): not known as "no table" for good either */
-		mfd = vdso_file(pid, m, path, sizeof(path));
-		if (mfd < 0)
-			return NULL;
+		fd = vdso_file(pid, m);
 	} else {
-		/* the mapped file itself, whatever mount namespace it is in */
+		/* the mapped file itself, whatever mount namespace it is in, opened once and
+		 * read through that descriptor (a check of the path, then an open: unmapped
+		 * between the two, the file was taken for one without a table for the rest of
+		 * the run). Unmapped since the maps were read (the process exec'd, dlclose: a
+		 * library opened and closed in a loop is, at any moment, one or the other): not
+		 * known as "no table" for good; its mapping is left out (the BPF side ends
+		 * stacks there in [truncated]) until a later load. */
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid,
 			 (unsigned long)m->start, (unsigned long)m->end);
-		if (access(path, R_OK) != 0) {
-			/* unmapped since the maps were read (the process exec'd, dlclose): not
-			 * known as "no table" for good; its mapping is left out (the BPF side
-			 * ends stacks there in [truncated]) until a later load */
-			return NULL;
-		}
+		fd = open(path, O_RDONLY | O_CLOEXEC);
 	}
-	o = object_at(u, dev, ino, vdso ? "[vdso]" : m->path, path[0] ? path : NULL);
-	if (mfd >= 0)
-		close(mfd);
-	if (o && !vdso && path[0] && !u->running) {
-		/* o may move as objects are added */
+	if (fd < 0)
+		return NULL;
+	o = object_at(u, dev, ino, vdso ? "[vdso]" : m->path, fd);
+	if (o && !vdso && !u->running) {
+		/* the libraries it needs, read from the same file; o may move as objects are
+		 * added */
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 		preload_needed(u, path, m->path, 0);
 		o = find_obj(u, dev, ino);
 	}
+	close(fd);
 	return o;
 }
 

@@ -207,18 +207,32 @@ static struct sym_map *find_map(struct sym_proc *p, uint64_t addr)
 }
 
 /* The mapping holding addr in p or, where p has none, in the earlier snapshots it keeps (a
- * library unloaded since); *owner: the snapshot it is in. The newest that has one wins. */
+ * library unloaded since); *owner: the snapshot it is in. The newest that maps it executable
+ * wins, else the newest that maps it: an address a stack holds was code when the stack was
+ * taken, and a snapshot read while its library was half mapped (dlopen maps the whole file
+ * read-only before its code) tells nothing of that moment. Kept as the newest (a dlclose
+ * after it reads the same executable mappings: no snapshot after it), it made every frame
+ * in a library opened and closed in a loop a frame in no code, left out of its stack. */
 static struct sym_map *find_map_kept(struct sym_proc *p, uint64_t addr, struct sym_proc **owner)
 {
+	struct sym_map *data = NULL;
+	struct sym_proc *data_owner = NULL;
+
 	for (; p; p = p->prev) {
 		struct sym_map *m = find_map(p, addr);
 
-		if (m) {
+		if (m && m->perms[2] == 'x') {
 			*owner = p;
 			return m;
 		}
+		if (m && !data) {
+			data = m;
+			data_owner = p;
+		}
 	}
-	return NULL;
+	if (data)
+		*owner = data_owner;
+	return data;
 }
 
 static void map_module(struct sym_proc *p, struct sym_map *map)

@@ -736,12 +736,12 @@ static void cache_store(const char *cache_dir, const struct unwind_table *t)
 	sym_cache__commit(fd, tmp, path, ok);
 }
 
-int unwind_table__build(const char *path, const char *debug_dir, const char *cache_dir,
-			struct unwind_table *t, const char **why)
+int unwind_table__build_fd(int fd, const char *debug_dir, const char *cache_dir,
+			   struct unwind_table *t, const char **why)
 {
 	struct rowbuf b = { 0 };
 	struct code code = { .t = t };
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
+	int rc = -1;
 	Elf *elf = NULL;
 	const void *bid;
 	ssize_t bidlen;
@@ -750,9 +750,6 @@ int unwind_table__build(const char *path, const char *debug_dir, const char *cac
 	Elf_Scn *hdr, *ehf;
 
 	memset(t, 0, sizeof(*t));
-	*why = "it cannot be opened";
-	if (fd < 0)
-		return -1;
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	*why = "it is not an x86-64 ELF file";
@@ -844,6 +841,20 @@ int unwind_table__build(const char *path, const char *debug_dir, const char *cac
 out:
 	free(b.rows);
 	elf_end(elf);
+	return rc;
+}
+
+int unwind_table__build(const char *path, const char *debug_dir, const char *cache_dir,
+			struct unwind_table *t, const char **why)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+
+	if (fd < 0) {
+		memset(t, 0, sizeof(*t));
+		*why = "it cannot be opened";
+		return -1;
+	}
+	rc = unwind_table__build_fd(fd, debug_dir, cache_dir, t, why);
 	close(fd);
 	return rc;
 }

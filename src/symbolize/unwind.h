@@ -36,6 +36,11 @@ struct unwind_table {
  * part, static) in *why: no table (the caller walks frame pointers there). */
 int unwind_table__build(const char *path, const char *debug_dir, const char *cache_dir,
 			struct unwind_table *t, const char **why);
+/* The same from the file open at fd (left open): a file read through the descriptor a caller
+ * opened is the one it asked about, whatever happens to its path meanwhile. -1 only for what
+ * the file holds (or out of memory), never because it could not be opened. */
+int unwind_table__build_fd(int fd, const char *debug_dir, const char *cache_dir,
+			   struct unwind_table *t, const char **why);
 void unwind_table__free(struct unwind_table *t);
 
 /* The row whose rule holds at pc (an ELF virtual address), NULL before the first. */

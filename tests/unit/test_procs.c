@@ -81,6 +81,52 @@ static void test_snapshot_kept_until_maps_change(void **state)
 	symbolizer__free(sym);
 }
 
+/* A look while a library is mapped but its code not yet (dlopen maps the whole file read-only
+ * first) makes a snapshot (its executable mappings changed); unmapped after it (dlclose), the
+ * maps read the same executable mappings, and that snapshot stays the newest: the library's
+ * code still resolves as code, from the snapshot that saw it so. */
+static void test_code_kept_past_a_half_mapped_look(void **state)
+{
+	struct symbolizer *sym = symbolizer__new(NULL);
+	struct proc_table *t = proc_table__new(sym);
+	struct proc_info *p;
+	struct sym_proc *half;
+	struct sym_result r;
+	uint64_t at;
+	void *map;
+	int fd;
+
+	(void)state;
+	assert_non_null(t);
+	p = proc_table__add(t, getpid());
+	assert_non_null(p);
+	fd = open("/proc/self/exe", O_RDONLY);
+	assert_true(fd >= 0);
+	map = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	assert_true(map != MAP_FAILED);
+	close(fd);
+	at = (uint64_t)(uintptr_t)map + 16;
+	assert_true(proc_table__snapshot(t, p));
+	assert_int_equal(sym_proc__resolve(p->sp, at, true, &r), 0);
+	assert_true(r.executable);
+
+	/* read-only (as dlopen's first mapping of a library is): a new snapshot */
+	assert_int_equal(mprotect(map, 4096, PROT_READ), 0);
+	assert_true(proc_table__snapshot(t, p));
+	half = p->sp;
+	/* unmapped: the same executable mappings as that one, no new snapshot */
+	munmap(map, 4096);
+	assert_true(proc_table__snapshot(t, p));
+	assert_ptr_equal(p->sp, half);
+
+	assert_int_equal(sym_proc__resolve(p->sp, at, true, &r), 0);
+	assert_true(r.mapped);
+	assert_true(r.executable);
+
+	proc_table__free(t, NULL);
+	symbolizer__free(sym);
+}
+
 static uint64_t fake_mark;
 
 static uint64_t fake_mark_fn(void *ctx, pid_t pid)
@@ -189,6 +235,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_snapshot_kept_until_maps_change),
+		cmocka_unit_test(test_code_kept_past_a_half_mapped_look),
 		cmocka_unit_test(test_snapshot_some_follows_marks),
 		cmocka_unit_test(test_prune_gone),
 	};
