@@ -89,6 +89,8 @@ struct lock_wait {
 	__u64 ustack, kstack;	/* hashes in `stacks` */
 	__u32 tid;
 	__u32 aux;
+	__u32 flags;		/* STACK_KEY_* of ustack */
+	__u32 pad;
 };
 
 /* Each process (by tgid) as its first contention counted (struct lock_comm). With -a its tgid

@@ -242,6 +242,8 @@ static __always_inline struct io_req *begin(void *ctx, struct request *rq, __u32
 			r.key.stack.ustack = stack_intern(&stacks, &sc->user, n, 0);
 			if (!r.key.stack.ustack)
 				count_stat(IO_STAT_STACKS_FULL);
+			if (exact)
+				r.key.stack.flags = STACK_KEY_USER_EXACT;
 		}
 	}
 	if (!bpf_map_lookup_elem(&comms, &tgid)) {

@@ -222,6 +222,8 @@ static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr
 		key.ustack = stack_intern(&stacks, &s->user, nr, 0);
 		if (!key.ustack)
 			count_drop(KMEM_DROP_STACKS_FULL);
+		if (exact)
+			key.flags = STACK_KEY_USER_EXACT;
 	}
 
 	c = lookup_or_init(&counts, &key, &s->zero);

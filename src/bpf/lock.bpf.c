@@ -145,7 +145,7 @@ static __always_inline void capture(void *ctx, __u32 hook, struct pt_regs *uregs
 {
 	struct lock_scratch *sc = bpf_map_lookup_elem(&scratch, &hook);
 	struct pt_regs *regs = uregs;
-	bool exact, by_tables;
+	bool exact = false, by_tables;
 	__u64 n;
 
 	if (!sc)
@@ -169,6 +169,7 @@ static __always_inline void capture(void *ctx, __u32 hook, struct pt_regs *uregs
 		w->ustack = stack_intern(&stacks, &sc->user, n, 0);
 		if (!w->ustack)
 			count_stat(LOCK_STAT_STACKS_FULL);
+		w->flags = exact ? STACK_KEY_USER_EXACT : 0;
 	}
 }
 
@@ -236,6 +237,7 @@ static __always_inline void account(const struct lock_wait *w, __u32 tgid, __u64
 		k.stack.tgid = tgid;
 		k.stack.aux = w->aux;
 		k.stack.ustack = w->ustack;
+		k.stack.flags = w->flags;
 		k.stack.kstack = w->kstack;
 		k.addr = w->lock;
 		c = lookup_or_init(&counts, &k, &zero_count);
@@ -400,6 +402,7 @@ int BPF_PROG(lock_begin, void *lock, unsigned int flags)
 		}
 		w->lock = 0;
 		w->ustack = w->kstack = 0;
+		w->flags = 0;
 		w->tid = tid;
 		w->aux = flags;
 		w->start_ns = now;

@@ -146,6 +146,8 @@ static __always_inline int record(void *ctx, struct pt_regs *uregs, __u64 event)
 	} else {
 		regs = user_regs(NULL, &exact);
 		nr = capture_user_stack(regs, &s->user);
+		if (exact)
+			key.flags = STACK_KEY_USER_EXACT;
 	}
 	if (nr) {
 		key.ustack = stack_intern(&stacks, &s->user, nr, 0);

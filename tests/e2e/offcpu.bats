@@ -50,6 +50,24 @@ assert_no_offcpu_probes() {
 	assert_no_offcpu_probes
 }
 
+# entryfault: 20 waits in a page fault at entryfault_load's first instruction, right after
+# entryfault_wait's call (each resolved by another thread after 50 ms). The thread's saved ip
+# is the instruction it was at, not a return address: its leaf is entryfault_load, never
+# entryfault_before, which ends where entryfault_load starts (ip - 1 is in it), as a timer's
+# preemption at a function's first instruction once showed main;level1;level3 for qsortfix's
+# level2 (unwind_all.bats).
+@test "offcpu: a wait in a page fault at a function's first instruction is in that function, not the one before it" {
+	run "$EBPROF" offcpu -q -o "$T/x.folded" -o "$T/x.json" -- "$FIX/entryfault" 20 50
+	[ "$status" -eq 0 ]
+	grep entryfault_ "$T/x.folded"
+	# (bats: a "! cmd" that is not a test's last line fails nothing)
+	[ -z "$(grep entryfault_before "$T/x.folded")" ]
+	[ -z "$(grep ';entryfault_wait;' "$T/x.folded" | grep -v ';entryfault_wait;entryfault_load;')" ]
+	jqe '[.sites[] | select(any(.frames[]; .function == "entryfault_load"))
+		| select(any(.frames[]; .function == "handle_userfault")) | .switches] | add >= 20' \
+		"$T/x.json"
+}
+
 @test "offcpu: run-queue latency per process, a histogram that adds up" {
 	run "$EBPROF" offcpu -q -o "$T/x.json" -o "$T/x.txt" -- "$FIX/offsleep" 20 10
 	[ "$status" -eq 0 ]

@@ -72,6 +72,21 @@ events_through() {
 		"$T/out.json"
 }
 
+# entryfault: 20 switches in a page fault at entryfault_load's first instruction (offcpu.bats
+# says more): the leaf is where the thread was, not the function before it in the text
+@test "stacks: sched:sched_switch in a page fault at a function's first instruction: that function is the leaf" {
+	run "$EBPROF" stacks -e sched:sched_switch -o "$T/out.folded" -o "$T/out.json" -- \
+		"$FIX/entryfault" 20 50
+	[ "$status" -eq 0 ]
+	grep entryfault_ "$T/out.folded"
+	# (bats: a "! cmd" that is not a test's last line fails nothing)
+	[ -z "$(grep entryfault_before "$T/out.folded")" ]
+	[ -z "$(grep ';entryfault_wait;' "$T/out.folded" | grep -v ';entryfault_wait;entryfault_load;')" ]
+	jqe '[.sites[] | select(any(.frames[]; .function == "entryfault_load"))
+		| select(any(.frames[]; .function == "handle_userfault")) | .events] | add >= 20' \
+		"$T/out.json"
+}
+
 @test "stacks: an unknown event is a usage error that points to -l with close matches" {
 	run "$EBPROF" stacks -e sched:sched_swich -- true
 	[ "$status" -eq 2 ]

@@ -178,11 +178,16 @@ static __always_inline __u64 walk_user_stack(struct pt_regs *regs, __u64 *ips)
 /* The current task's user registers as it last entered the kernel, or as they are now when
  * the program runs on a user-mode interrupt (a perf event that hit user code): ctx_regs, the
  * program's own registers, when they are user mode. NULL for a kernel thread. *exact: the
- * instruction pointer is where the task was (user mode), not the return address of a syscall
- * or an interrupt (symbolize it as it is, not at ip - 1). */
+ * instruction pointer is where the task was, not the return address of a syscall (symbolize it
+ * as it is, not at ip - 1): the program's own user-mode registers, or a task that entered the
+ * kernel by an interrupt or an exception (orig_ax -1, the kernel's "no syscall": a timer's
+ * preemption, a page fault), whose ip is the instruction it was about to run. That may be a
+ * function's first, right after a call: ip - 1 is then the function before it in the text, a
+ * wrong frame under a right stack (the unwinder looks up the first frame at ip itself). */
 static __always_inline struct pt_regs *user_regs(struct pt_regs *ctx_regs, bool *exact)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs;
 
 	*exact = false;
 	if (task->flags & 0x00200000 /* PF_KTHREAD */)
@@ -191,7 +196,9 @@ static __always_inline struct pt_regs *user_regs(struct pt_regs *ctx_regs, bool 
 		*exact = true;
 		return ctx_regs;
 	}
-	return (struct pt_regs *)bpf_task_pt_regs(task);
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	*exact = BPF_CORE_READ(regs, orig_ax) == (unsigned long)-1;
+	return regs;
 }
 
 /* The current task's user stack into s->ips, from regs (see user_regs): by tables or frame
