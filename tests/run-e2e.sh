@@ -40,6 +40,21 @@ if [ $# -eq 0 ]; then
 		[ $rc -eq 0 ] || [ -n "$f" ] || fail=$((fail + 1))
 	done
 fi
+# a negated command checks nothing unless it is a test's last (errexit ignores a `!`):
+# tests/e2e/helpers.bash
+# (its command: the `!` line to the next as little indented, which may end it with || false;
+# then the test's closing brace)
+if awk 'function ind(l) { match(l, /^\t*/); return RLENGTH }
+	neg != "" && /\|\| false[ \t]*$/ { ok = 1 }
+	neg != "" && $0 != "" && ind($0) <= nind {
+		if ($0 !~ /^}/ && !ok) { print FILENAME ":" nline ": " neg; bad = 1 }
+		neg = ""
+	}
+	neg == "" && /^\t*! / { neg = $0; nline = FNR; nind = ind($0); ok = /\|\| false[ \t]*$/ }
+	END { exit !bad }' "${files[@]}"; then
+	echo "e2e: the lines above check nothing (a negated command not last in its test: add || false)"
+	fail=$((fail + 1))
+fi
 bats --timing "${files[@]}" 2>&1 | tee "$log"
 brc=${PIPESTATUS[0]}
 p=$(grep -c '^ok ' "$log")

@@ -68,7 +68,7 @@ assert_no_cpu_probes() {
 	# never a user frame under a kernel frame
 	! awk '{ $NF = ""; n = split($0, f, ";"); k = 0;
 		for (i = 2; i <= n; i++) { if (f[i] ~ /_\[k\] *$/) k = 1; else if (k) exit 0 }
-	} END { exit 1 }' "$T/x.folded"
+	} END { exit 1 }' "$T/x.folded" || false
 }
 
 @test "cpu: kernel symbols come from a private cache after the first run, naming the same" {
@@ -88,7 +88,7 @@ assert_no_cpu_probes() {
 	for i in 1 2; do
 		tr ';' '\n' <"$T/x$i.folded" | sed -n 's/_\[k\]\( [0-9]*\)\{0,1\}$//p' | sort -u >"$T/k$i"
 		[ -s "$T/k$i" ]
-		! grep -q '^0x' "$T/k$i"
+		! grep -q '^0x' "$T/k$i" || false
 		[ -z "$(comm -23 "$T/k$i" "$T/names")" ] || { comm -23 "$T/k$i" "$T/names"; false; }
 	done
 	# a cache that cannot be written is only not used
@@ -143,7 +143,7 @@ assert_no_cpu_probes() {
 	run "$EBPROF" cpu -q -a -d 500ms -o "$T/x.folded" -o "$T/x.json"
 	[ "$status" -eq 0 ]
 	grep -q "^cpuburn ($BG);.*burn_heavy" "$T/x.folded"
-	! grep -q '^idle (0)' "$T/x.folded"
+	! grep -q '^idle (0)' "$T/x.folded" || false
 	jqe '.drops | has("process_notes_lost")' "$T/x.json"
 	run "$EBPROF" cpu -q -a --idle --cpu 0 -d 500ms -o "$T/y.folded" -o "$T/y.json"
 	[ "$status" -eq 0 ]

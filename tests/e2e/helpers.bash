@@ -1,5 +1,9 @@
 # Shared set-up for the end-to-end tests: real BPF, real processes, root.
 # EBPROF, FIX and OUT come from tests/run-e2e.sh.
+#
+# A negated command (`! grep -q x f`) fails a test only as its last command: bash's errexit
+# ignores a `!`. Anywhere else write `! grep -q x f || false` (tests/run-e2e.sh refuses a bare
+# one that is not a test's last command).
 
 setup() {
 	: "${EBPROF:?run through tests/run-e2e.sh}"

@@ -122,7 +122,7 @@ wait_rc() {
 	[ "$rc" -eq 0 ]
 	assert_unloaded "${progs[@]}"
 	# the terminal is back as it was: the view is gone from the screen
-	! screen | grep -q 'ebprof top -'
+	! screen | grep -q 'ebprof top -' || false
 	kill -0 "$BG"
 }
 
@@ -270,7 +270,7 @@ bytes_awk='function bytes(s,  u, v) { u = substr(s, length(s)); v = substr(s, 1,
 	[ "$live" -le $((keep + tol)) ]
 	# the columns are the targets': -a has none (no system-wide uprobes unless asked)
 	"$EBPROF" top -b -n 1 > "$T/all"
-	! grep -q 'ALLOC/s' "$T/all"
+	! grep -q 'ALLOC/s' "$T/all" || false
 	"$EBPROF" top -b --no-mem -- "$FIX/cpuburn" 0.3 > "$T/nomem"
 	! grep -q 'ALLOC/s' "$T/nomem"
 }
@@ -293,7 +293,7 @@ bytes_awk='function bytes(s,  u, v) { u = substr(s, length(s)); v = substr(s, 1,
 	[ $((off_ms * 100)) -le $((slept_ms * 110)) ]
 	[ "$waits" -ge 1 ]
 	"$EBPROF" top -b --no-offcpu --no-mem -- "$FIX/offsleep" 1 10 > "$T/nooff"
-	! grep -q 'OFF-CPU%' "$T/nooff"
+	! grep -q 'OFF-CPU%' "$T/nooff" || false
 	assert_no_probes '^offcpu_(switch|waking|wakeup|wakeup_new)$'
 }
 
@@ -398,7 +398,7 @@ bytes_awk='function bytes(s,  u, v) { u = substr(s, length(s)); v = substr(s, 1,
 	start_top -p "$BG" --no-color
 	wait_screen "^ +$BG cpuburn " 5
 	# --no-color: attributes (reverse video) but no colour (SGR 30-37, 40-47)
-	! tmux capture-pane -e -p -t "$S" | grep -qE $'\e\\[([0-9;]*;)?(3|4)[0-7](;[0-9;]*)?m'
+	! tmux capture-pane -e -p -t "$S" | grep -qE $'\e\\[([0-9;]*;)?(3|4)[0-7](;[0-9;]*)?m' || false
 	mapfile -t progs < <(held_progs "$TOP_PID")
 	kill -TERM "$TOP_PID"
 	rc=$(wait_rc 10)
