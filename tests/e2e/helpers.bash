@@ -205,3 +205,17 @@ tracepoint:syscalls:sys_exit_futex /@s[tid]/ {
 	delete(@s[tid]); delete(@a[tid]);
 }
 END { clear(@s); clear(@a); }'
+
+# entryfault's profile (FOLDED, JSON; WEIGHT: the sites' count field): its waits in the page
+# fault at entryfault_load's first instruction have that function as their leaf, never
+# entryfault_before (which ends where entryfault_load starts: ip - 1 is in it), at least 20 of
+# them through handle_userfault
+entryfault_leaf() {
+	local folded=$1 json=$2 weight=$3
+	grep entryfault_ "$folded"
+	! grep entryfault_before "$folded" || false
+	! grep ';entryfault_wait;' "$folded" | grep -v ';entryfault_wait;entryfault_load;' || false
+	jqe '[.sites[] | select(any(.frames[]; .function == "entryfault_load"))
+		| select(any(.frames[]; .function == "handle_userfault")) | .'"$weight"'] | add >= 20' \
+		"$json"
+}
