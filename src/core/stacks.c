@@ -206,6 +206,14 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 				locs[n++] = l;
 			continue;
 		}
+		/* a first frame not known to be exact is the ip of a task that entered the kernel
+		 * by a system call, named at ip - 1 (the call may be the last instruction before
+		 * another function's); not when no call or system call ends right before it: the
+		 * kernel moved it there (a signal handler's entry, a new program's entry at an
+		 * exec's ptrace stop), and ip - 1 is the function before it in the text */
+		if (i == 0 && ret_addr && sym_proc__follows_syscall(sp, ip) == 0 &&
+		    sym_proc__follows_call(sp, ip) == 0)
+			ret_addr = false;
 		if (sym_proc__resolve(sp, ip, ret_addr, &r) || !r.mapped) {
 			/* where the thread was, in code no snapshot maps (unmapped before a look):
 			 * a bare address, so that its time is not the caller's own */

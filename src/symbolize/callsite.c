@@ -466,6 +466,17 @@ int sym_module__follows_call(struct sym_module *m, uint64_t ret_vaddr)
 	return -ENOENT;
 }
 
+int sym_module__follows_syscall(struct sym_module *m, uint64_t vaddr)
+{
+	unsigned char b[2];
+	struct image img;
+
+	if (!module_image(m, &img) || vaddr < 2 || read_vaddr(m, &img, vaddr - 2, b, 2, true) != 2)
+		return -ENOENT;
+	/* syscall, sysenter, int $0x80 */
+	return (b[0] == 0x0f && (b[1] == 0x05 || b[1] == 0x34)) || (b[0] == 0xcd && b[1] == 0x80);
+}
+
 /* The ranges of .plt, .plt.sec and .plt.got, from the section headers (none without them). */
 static void load_plt(struct sym_module *m, const struct image *img)
 {

@@ -154,6 +154,8 @@ int sym_module__called_symbol(struct sym_module *m, uint64_t ret_vaddr, const ch
 int sym_module__plt_symbol(struct sym_module *m, uint64_t vaddr, const char **name);
 /* 1 if a call instruction ends right before ret_vaddr, 0 if not, -errno if unreadable. */
 int sym_module__follows_call(struct sym_module *m, uint64_t ret_vaddr);
+/* 1 if a system call instruction ends right before vaddr, 0 if not, -errno if unreadable. */
+int sym_module__follows_syscall(struct sym_module *m, uint64_t vaddr);
 
 /* ---- DWARF (dwarf.c) ---- */
 

@@ -418,6 +418,18 @@ static bool ret_module(struct sym_proc *p, uint64_t ret_addr, struct sym_module 
 	return true;
 }
 
+int sym_proc__follows_syscall(struct sym_proc *p, uint64_t ip)
+{
+	struct sym_module *mod;
+	uint64_t vaddr;
+
+	if (!p)
+		return -EINVAL;
+	if (!ret_module(p, ip, &mod, &vaddr))
+		return -ENOENT;
+	return sym_module__follows_syscall(mod, vaddr);
+}
+
 int sym_proc__called_symbol(struct sym_proc *p, uint64_t ret_addr, char *name, size_t len)
 {
 	struct sym_module *mod;

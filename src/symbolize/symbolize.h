@@ -119,6 +119,11 @@ int sym_proc__resolve(struct sym_proc *p, uint64_t addr, bool return_addr,
  * return address always follows one, a value a frame-pointer walk picked up from garbage
  * usually does not. 1 yes, 0 no, negative errno when the bytes cannot be read. */
 int sym_proc__follows_call(struct sym_proc *p, uint64_t ret_addr);
+/* Whether a system call instruction (syscall, sysenter, int $0x80) ends right before ip, read
+ * as sym_proc__follows_call reads: a task in a system call has its ip there, unless the kernel
+ * moved it (a signal handler's entry, a new program's entry at exec, a restarted call moved
+ * back onto its instruction). 1 yes, 0 no, negative errno when the bytes cannot be read. */
+int sym_proc__follows_syscall(struct sym_proc *p, uint64_t ip);
 
 int sym_proc__called_symbol(struct sym_proc *p, uint64_t ret_addr, char *name, size_t len);
 

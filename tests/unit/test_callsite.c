@@ -4,6 +4,7 @@
  * no section headers), runs under the interposer callsite.so, which records the real return
  * address of each allocator call, as an ebprof uprobe would see it. No root needed.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -462,6 +463,32 @@ static void test_args(void **state)
 	symbolizer__free(s);
 }
 
+/* sym_proc__follows_syscall, in this process: right after libc's syscall() wrapper's system
+ * call instruction (where a task in that call has its ip) yes; a byte further, or at the
+ * wrapper's entry (where the kernel would have moved an ip: a function's first instruction), no */
+static void test_follows_syscall(void **state)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	const unsigned char *f = dlsym(RTLD_DEFAULT, "syscall");
+	struct sym_proc *p;
+	uint64_t ip = 0;
+
+	(void)state;
+	assert_non_null(f);
+	for (int i = 0; i < 64 && !ip; i++)
+		if (f[i] == 0x0f && f[i + 1] == 0x05)
+			ip = (uint64_t)(uintptr_t)(f + i + 2);
+	assert_true(ip != 0);
+	p = symbolizer__load_pid(s, getpid());
+	assert_non_null(p);
+	assert_int_equal(sym_proc__follows_syscall(p, ip), 1);
+	assert_int_equal(sym_proc__follows_syscall(p, ip + 1), 0);
+	assert_int_equal(sym_proc__follows_syscall(p, (uint64_t)(uintptr_t)f), 0);
+	assert_int_equal(sym_proc__follows_call(p, ip), 0);
+	sym_proc__free(p);
+	symbolizer__free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -474,6 +501,7 @@ int main(void)
 		cmocka_unit_test(test_after_exit),
 		cmocka_unit_test(test_sweep),
 		cmocka_unit_test(test_args),
+		cmocka_unit_test(test_follows_syscall),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
