@@ -14,6 +14,19 @@
 #include "core/procs.h"
 #include "symbolize/symbolize.h"
 
+/* A page of this program's file mapped as code anew (as a dlopen maps a library's) */
+static void *map_own_code(void)
+{
+	int fd = open("/proc/self/exe", O_RDONLY);
+	void *map;
+
+	assert_true(fd >= 0);
+	map = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	assert_true(map != MAP_FAILED);
+	close(fd);
+	return map;
+}
+
 /* A snapshot is kept while the mappings read the same, and taken anew when they change: a
  * new executable mapping is then known. */
 static void test_snapshot_kept_until_maps_change(void **state)
@@ -24,7 +37,6 @@ static void test_snapshot_kept_until_maps_change(void **state)
 	struct sym_proc *first;
 	struct sym_result r;
 	void *map;
-	int fd;
 
 	(void)state;
 	assert_non_null(t);
@@ -39,11 +51,7 @@ static void test_snapshot_kept_until_maps_change(void **state)
 	assert_ptr_equal(p->sp, first);
 
 	/* a new executable mapping of a file: a new snapshot, which knows it */
-	fd = open("/proc/self/exe", O_RDONLY);
-	assert_true(fd >= 0);
-	map = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
-	assert_true(map != MAP_FAILED);
-	close(fd);
+	map = map_own_code();
 	assert_int_equal(sym_proc__resolve(first, (uint64_t)(uintptr_t)map + 16, false, &r),
 			 -ENOENT);
 	assert_true(proc_table__snapshot(t, p));
@@ -64,11 +72,7 @@ static void test_snapshot_kept_until_maps_change(void **state)
 
 	/* in turn: an attached process is looked at by proc_table__snapshot_some, others not */
 	first = p->sp;
-	fd = open("/proc/self/exe", O_RDONLY);
-	assert_true(fd >= 0);
-	map = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
-	assert_true(map != MAP_FAILED);
-	close(fd);
+	map = map_own_code();
 	p->attached = false;
 	proc_table__snapshot_some(t, 8);
 	assert_ptr_equal(p->sp, first);
@@ -94,17 +98,12 @@ static void test_code_kept_past_a_half_mapped_look(void **state)
 	struct sym_result r;
 	uint64_t at;
 	void *map;
-	int fd;
 
 	(void)state;
 	assert_non_null(t);
 	p = proc_table__add(t, getpid());
 	assert_non_null(p);
-	fd = open("/proc/self/exe", O_RDONLY);
-	assert_true(fd >= 0);
-	map = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
-	assert_true(map != MAP_FAILED);
-	close(fd);
+	map = map_own_code();
 	at = (uint64_t)(uintptr_t)map + 16;
 	assert_true(proc_table__snapshot(t, p));
 	assert_int_equal(sym_proc__resolve(p->sp, at, true, &r), 0);
@@ -147,7 +146,6 @@ static void test_snapshot_some_follows_marks(void **state)
 	struct sym_proc *first;
 	char self_comm[16];
 	void *map;
-	int fd;
 
 	(void)state;
 	assert_non_null(t);
@@ -167,11 +165,7 @@ static void test_snapshot_some_follows_marks(void **state)
 	assert_true(proc_info__maps_due(p, 1001));
 	assert_true(proc_info__maps_due(p, PROC_MM_UNKNOWN));
 
-	fd = open("/proc/self/exe", O_RDONLY);
-	assert_true(fd >= 0);
-	map = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
-	assert_true(map != MAP_FAILED);
-	close(fd);
+	map = map_own_code();
 	/* the mark stands still: the same snapshot, and the name read only every
 	 * PROC_NAMES_EVERY calls */
 	strcpy(p->comm, "renamed");
