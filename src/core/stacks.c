@@ -214,18 +214,25 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 		if (i == 0 && ret_addr && sym_proc__follows_syscall(sp, ip) == 0 &&
 		    sym_proc__follows_call(sp, ip) == 0)
 			ret_addr = false;
-		if (sym_proc__resolve(sp, ip, ret_addr, &r) || !r.mapped) {
-			/* where the thread was, in code no snapshot maps (unmapped before a look):
-			 * a bare address, so that its time is not the caller's own */
+		if (sym_proc__resolve(sp, ip, ret_addr, &r) || !r.mapped || !r.executable) {
+			/* in code no snapshot maps as code (a library mapped and unmapped between
+			 * two looks, its range perhaps read as another file's data before): where
+			 * the thread was is a bare address, so that its time is not the caller's
+			 * own; a return address past it cannot be named, and the frames after it
+			 * may be garbage (a frame-pointer walk through code without them): the
+			 * stack ends, said, never a frame left out (its caller would read as
+			 * calling what it called) */
 			if (i == 0) {
 				l = profile__location(prof, PROF_NONE, ip, ip, NULL, 0);
 				if (l != PROF_NONE)
 					locs[n++] = l;
+				continue;
 			}
-			continue;
+			l = stacks__named_loc(prof, "[truncated]");
+			if (l != PROF_NONE)
+				locs[n++] = l;
+			break;
 		}
-		if (!r.executable)
-			continue;
 		/* past the first frame, a "return address" that follows no call means the
 		 * frame-pointer walk ran into code without frame pointers: the rest is garbage
 		 * (static binaries end so). An exact first frame is where the thread was, not a

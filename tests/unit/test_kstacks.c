@@ -337,6 +337,9 @@ static void test_named_loc(void **state)
 	profile__free(p);
 }
 
+/* data of this process (a mapping that is not code) */
+static uint64_t user_locs_data[4];
+
 /* Frames of this process: where the caller is, and return addresses. */
 __attribute__((noinline)) uint64_t kstacks_leaf(void)
 {
@@ -359,16 +362,38 @@ static void test_user_locs(void **state)
 	assert_non_null(sp);
 	ips[0] = (uint64_t)(uintptr_t)kstacks_leaf;	/* exact: the function's first byte */
 	ips[1] = kstacks_leaf();				/* follows a call */
-	ips[2] = 0x10;					/* in no mapping: dropped */
-	ips[3] = (uint64_t)(uintptr_t)kstacks_leaf + 1;	/* follows no call: the end */
-	ips[4] = ips[1];
-	n = stacks__user_locs(p, sp, getpid(), ips, 5, true, locs);
+	ips[2] = (uint64_t)(uintptr_t)kstacks_leaf + 1;	/* follows no call: the end */
+	ips[3] = ips[1];
+	n = stacks__user_locs(p, sp, getpid(), ips, 4, true, locs);
 	assert_int_equal(n, 2);
 	assert_string_equal(fn_name(p, locs[0]), "kstacks_leaf");
 	assert_int_equal(p->locations[locs[0]].address, ips[0]);
 	assert_string_equal(fn_name(p, locs[1]), "test_user_locs");
 	assert_int_equal(p->mappings[p->locations[locs[1]].mapping].pid, getpid());
 	assert_false(profile__location_is_kernel(p, &p->locations[locs[1]]));
+
+	/* a return address in no mapping, or in one that is not code (a library unmapped
+	 * between two snapshots, its range read as another file's data): the stack ends there,
+	 * said, never a frame left out with the ones after it kept (they were dropped, and the
+	 * stack read as test_user_locs calling kstacks_leaf's caller) */
+	ips[2] = 0x10;
+	ips[3] = ips[1];
+	n = stacks__user_locs(p, sp, getpid(), ips, 4, true, locs);
+	assert_int_equal(n, 3);
+	assert_string_equal(fn_name(p, locs[1]), "test_user_locs");
+	assert_string_equal(fn_name(p, locs[2]), "[truncated]");
+	ips[2] = (uint64_t)(uintptr_t)&user_locs_data;
+	n = stacks__user_locs(p, sp, getpid(), ips, 4, true, locs);
+	assert_int_equal(n, 3);
+	assert_string_equal(fn_name(p, locs[2]), "[truncated]");
+	/* where the thread was, in no code: a bare address, and the stack goes on */
+	n = stacks__user_locs(p, sp, getpid(), ips + 2, 2, true, locs);
+	assert_int_equal(n, 2);
+	assert_int_equal(p->locations[locs[0]].address, ips[2]);
+	assert_null(fn_name(p, locs[0]));
+	assert_string_equal(fn_name(p, locs[1]), "test_user_locs");
+	ips[2] = 0x10;
+	ips[4] = ips[1];
 
 	/* not exact: the first frame is a return address too, looked up at address - 1 */
 	n = stacks__user_locs(p, sp, getpid(), ips + 1, 1, false, locs);
