@@ -74,6 +74,8 @@ struct unwinder {
 	uint32_t nobjs, capobjs;
 	uint64_t procs_full, rows_full;
 	double build_ms;
+	void (*on_maps)(void *ctx, pid_t pid, const char *maps);	/* unwinder__on_maps */
+	void *on_maps_ctx;
 };
 
 int unwind_ident__parse(const char *stat, struct unwind_ident *id)
@@ -638,6 +640,8 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 		rec->slow = rec->stale;
 		return 0;
 	}
+	if (u->on_maps)
+		u->on_maps(u->on_maps_ctx, pid, own);
 	p = calloc(1, sizeof(*p));
 	err = p ? sym_maps__parse(own, &maps, &nmaps) : -ENOMEM;
 	free(own);
@@ -762,6 +766,15 @@ static void reload_stale(struct unwinder *u, bool slow_too)
 		unwinder__load(u, p->pid, NULL);
 	}
 	load_asked(u);
+}
+
+void unwinder__on_maps(struct unwinder *u, void (*fn)(void *ctx, pid_t pid, const char *maps),
+		       void *ctx)
+{
+	if (!u)
+		return;
+	u->on_maps = fn;
+	u->on_maps_ctx = ctx;
 }
 
 void unwinder__tick(struct unwinder *u)

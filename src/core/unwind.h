@@ -88,6 +88,12 @@ void unwinder__free(struct unwinder *u);
  * mapped). 0 or a negative errno (-E2BIG: a map is full, counted
  * in the drops). Nothing when its executable mappings read the same as at its last load. */
 int unwinder__load(struct unwinder *u, pid_t pid, const char *maps);
+/* fn(ctx, pid, maps) with the text of /proc/PID/maps each time a load reads mappings whose
+ * code differs from the process's last load (a library mapped since: read when its code was
+ * first met in a stack, perhaps before any snapshot of the caller's saw it), so that the caller
+ * can name frames in a library unmapped by the end. NULL fn: none. */
+void unwinder__on_maps(struct unwinder *u, void (*fn)(void *ctx, pid_t pid, const char *maps),
+		       void *ctx);
 /* Every tick: the processes whose stacks met code mapped since they were loaded (a library
  * loaded with dlopen, or after the exec stop they were attached at) are loaded again; those
  * the BPF side met without a usable entry (-a: not loaded yet; after the map was full) are

@@ -232,3 +232,27 @@ load helpers
 	jqe '[.sites[] | select(.frames[1].function == "leak_small") | .frames[-3:] | map(.function)]
 	     | all(. == ["__libc_start_call_main", "__libc_start_main", "_start"])' "$T/out.json"
 }
+
+# dlburn LIB SECS alloc: 3 x malloc(333) in libdlburn.so's lib_alloc_inner <- lib_alloc, called
+# by run_lib after SECS of CPU in the library, which it then dlcloses (gone by the end). Held
+# 1.5 s, the library is in a snapshot of the mappings (read every second): its frames are
+# named. Opened and closed between two (0.01 s): said ([truncated] after the bare address of
+# the frame in it), never the stack without its frames (run_lib read as malloc's caller's
+# caller: what the report said when only the last snapshot named frames).
+@test "launch: blocks allocated in a library dlclosed before the end: named, or said unnamed" {
+	site999() {
+		jq -c '[.sites[] | select(.alloc_bytes == 999)
+			| [.alloc_count, [.frames[] | .function]]]' "$1"
+	}
+	full='[[3,["malloc","lib_alloc_inner","lib_alloc","run_lib","main","__libc_start_call_main","__libc_start_main","_start"]]]'
+	run "$EBPROF" mem -q -o "$T/held.json" -- "$FIX/dlburn" "$FIX/libdlburn.so" 1.5 alloc
+	[ "$status" -eq 0 ]
+	site999 "$T/held.json"
+	[ "$(site999 "$T/held.json")" = "$full" ]
+	run "$EBPROF" mem -q -o "$T/brief.json" -- "$FIX/dlburn" "$FIX/libdlburn.so" 0.01 alloc
+	[ "$status" -eq 0 ]
+	site999 "$T/brief.json"
+	[ "$(site999 "$T/brief.json")" = "$full" ] ||
+		[ "$(site999 "$T/brief.json")" = '[[3,["malloc",null,"[truncated]"]]]' ]
+	assert_no_probes
+}

@@ -117,6 +117,13 @@ compare_tree() {
 	     and all(.[]; .ppid == $top and .free_count == 1 and .live_bytes == 1200)
 	     and (map(.alloc_count) | sort == [4, 6])
 	     and (map(.alloc_bytes) | sort == [1600, 1640])" "$T/out.json"
+	# the fork's 2 blocks before its exec, named from the old image's mappings (at the exec's
+	# stop the maps are the new program's: an address of the old one is unmapped there, and
+	# was a bare address over nothing)
+	jqe "[.sites[] | select(.alloc_count == 2 and .alloc_bytes == 40)
+	      | [.frames[].function] | join(\";\")]
+	     == [\"malloc;allocs;main;__libc_start_call_main;__libc_start_main;_start\"]" \
+		"$T/out.json"
 	# the parent: 10 x 1000, the thread's 4 x 100, 2 x 2000 (and what glibc allocates for
 	# the thread, which the interposer sees too)
 	jqe ".processes[] | select(.pid == $top) | .alloc_bytes >= 14400" "$T/out.json"

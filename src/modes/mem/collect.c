@@ -45,7 +45,13 @@ struct traced {
 	struct alloc_lib lib;
 	dev_t lib_dev;		/* the probed file, to tell whether a new image maps the same */
 	ino_t lib_ino;
-	char *maps;		/* /proc/PID/maps at attach, for a process that vanished */
+	char *maps;		/* /proc/PID/maps at attach, read again every second and when
+				 * the unwinder reads new code mappings */
+	uint64_t maps_hash;	/* proc_maps__exec_hash of maps */
+	/* earlier texts of maps whose code mappings differ, oldest first: they name frames in
+	 * a library unmapped since (dlclose) */
+	char *maps_old[PROC_SNAPSHOTS_KEPT - 1];
+	uint32_t nmaps_old;
 	bool unwound;		/* in the unwinder (attached, not seen with -a) */
 	uint64_t fn_addr[MEM_FN__COUNT];	/* runtime address of each traced function */
 	char comm[32];
@@ -452,6 +458,8 @@ out:
 	return err;
 }
 
+static void unwinder_maps(void *cv, pid_t pid, const char *maps);
+
 struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 {
 	struct mem_collector *c = calloc(1, sizeof(*c));
@@ -551,6 +559,7 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	if (!c->procs)
 		goto fail;
 	c->unwinder = unwinder__open(c->lc, o->unwind, c->skel->obj);
+	unwinder__on_maps(c->unwinder, unwinder_maps, c);
 	if (o->mmap) {
 		/* system-wide tracepoints, filtered by the process table */
 		c->map_links[0] = bpf_program__attach(c->skel->progs.map_enter);
@@ -655,6 +664,36 @@ static void find_fn_addrs(struct traced *t)
 				t->fn_addr[a] = t->fn_addr[f];
 }
 
+/* fresh (taken) becomes t's maps text; the one it replaces is kept when its code mappings
+ * differ, the oldest of those forgotten past PROC_SNAPSHOTS_KEPT - 1 */
+static void keep_maps(struct traced *t, char *fresh)
+{
+	uint64_t h = proc_maps__exec_hash(fresh);
+
+	if (t->maps && h != t->maps_hash) {
+		if (t->nmaps_old == PROC_SNAPSHOTS_KEPT - 1) {
+			free(t->maps_old[0]);
+			memmove(t->maps_old, t->maps_old + 1,
+				(PROC_SNAPSHOTS_KEPT - 2) * sizeof(*t->maps_old));
+			t->nmaps_old--;
+		}
+		t->maps_old[t->nmaps_old++] = t->maps;
+	} else {
+		free(t->maps);
+	}
+	t->maps = fresh;
+	t->maps_hash = h;
+}
+
+static void forget_maps(struct traced *t)
+{
+	free(t->maps);
+	t->maps = NULL;
+	for (uint32_t i = 0; i < t->nmaps_old; i++)
+		free(t->maps_old[i]);
+	t->nmaps_old = 0;
+}
+
 /* Replace the maps snapshot with the current one; false if the process has none any more.
  * New executable mappings (dlopen) go to the unwinder u (NULL: none). */
 static bool refresh_maps(struct unwinder *u, struct traced *t)
@@ -667,10 +706,52 @@ static bool refresh_maps(struct unwinder *u, struct traced *t)
 		free(fresh);
 		return false;
 	}
-	free(t->maps);
-	t->maps = fresh;
+	keep_maps(t, fresh);
 	unwinder__load(u, t->pid, fresh);	/* nothing when its code mappings are the same */
 	return true;
+}
+
+/* The unwinder read t's mappings with code new to it (unwinder__on_maps): a library whose
+ * code a stack met, perhaps opened and closed between two refreshes */
+static void unwinder_maps(void *cv, pid_t pid, const char *maps)
+{
+	struct mem_collector *c = cv;
+	struct traced *t = NULL;
+	char *copy;
+
+	for (uint32_t i = 0; i < c->nt && !t; i++)
+		if (c->t[i].pid == pid && !c->t[i].finalized)
+			t = &c->t[i];
+	if (!t || !t->maps || proc_maps__exec_hash(maps) == t->maps_hash)
+		return;
+	copy = strdup(maps);
+	if (copy)
+		keep_maps(t, copy);
+}
+
+/* The symbolizer's view of t's process: maps (its current text, or NULL: read now) with the
+ * earlier texts kept behind it (sym_proc__keep_previous: an address no newer one maps is
+ * looked up in them) */
+static struct sym_proc *load_sym(struct symbolizer *sym, const struct traced *t,
+				 const char *maps)
+{
+	struct sym_proc *prev = NULL, *sp;
+
+	for (uint32_t i = 0; i < t->nmaps_old; i++) {
+		struct sym_proc *q = symbolizer__load_pid_maps(sym, t->pid, t->maps_old[i]);
+
+		if (!q)
+			continue;
+		sym_proc__keep_previous(q, prev, PROC_SNAPSHOTS_KEPT);
+		prev = q;
+	}
+	sp = maps ? symbolizer__load_pid_maps(sym, t->pid, maps) : symbolizer__load_pid(sym, t->pid);
+	if (!sp) {
+		sym_proc__free(prev);
+		return NULL;
+	}
+	sym_proc__keep_previous(sp, prev, PROC_SNAPSHOTS_KEPT);
+	return sp;
 }
 
 void mem_collector__unwind_tick(struct mem_collector *c)
@@ -944,8 +1025,7 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc
 	if (err) {
 		proc_clear(c, pid);
 		unwinder__forget(c->unwinder, pid);
-		free(t->maps);
-		t->maps = NULL;
+		forget_maps(t);
 		pr_err(c->lc, "cannot attach uprobes to %s in PID %d: %s", lib->path, pid,
 		       strerror(-err));
 		return err;
@@ -1924,9 +2004,12 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 			 t->pid, pages, c->npages);
 
 	/* a process held at exit still has its mappings; one already gone (a zombie has an
-	 * empty maps file) is symbolized from the last snapshot */
-	if (refresh_maps(NULL, t)) {
-		sp = symbolizer__load_pid(sym, t->pid);
+	 * empty maps file) is symbolized from the last snapshot. At an exec's stop the maps are
+	 * the new program's already: the old image's stacks are named from its last snapshot
+	 * (its attach's, read again every second), never from the new image's, whose files and
+	 * addresses are another program's */
+	if (!exec && refresh_maps(NULL, t)) {
+		sp = load_sym(sym, t, t->maps);
 		/* names as they are at the end: a forked child has its parent's until it execs,
 		 * and servers retitle their workers */
 		if (!exec) {
@@ -1938,7 +2021,7 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	}
 	find_fn_addrs(t);
 	if (!sp && t->maps)
-		sp = symbolizer__load_maps(sym, t->maps, NULL);
+		sp = load_sym(sym, t, t->maps);
 	if (!sp)
 		pr_warn(c->lc, "PID %d: its mappings are gone; stacks are shown as addresses",
 			t->pid);
@@ -2062,6 +2145,7 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	memset(&t->scan_info, 0, sizeof(t->scan_info));
 	snapshots__free(t->snap);
 	t->snap = NULL;
+	forget_maps(t);
 	t->finalized = true;
 }
 
@@ -2236,7 +2320,7 @@ int mem_collector__window(struct mem_collector *c, struct profile *into, struct 
 					    sizeof(struct mem_site_val), collect_site, &d);
 		if (!err) {
 			qsort(d.sites, d.n, sizeof(*d.sites), site_cmp);
-			sp = symbolizer__load_pid(sym, t->pid);
+			sp = load_sym(sym, t, NULL);
 			err = window_sites(c, t, d.sites, d.n, sp, into);
 			sym_proc__free(sp);
 		}
@@ -2416,7 +2500,7 @@ void mem_collector__free(struct mem_collector *c)
 	mem_collector__detach(c);
 	mem_trace__free(c->trace);
 	for (uint32_t i = 0; i < c->nt; i++) {
-		free(c->t[i].maps);
+		forget_maps(&c->t[i]);
 		free(c->t[i].scan);
 		free(c->t[i].dead);
 		free(c->t[i].wsites);
