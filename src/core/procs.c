@@ -22,6 +22,7 @@ struct proc_table {
 	proc_mm_mark_fn mark;		/* or NULL: every look reads the maps file */
 	void *mark_ctx;
 	uint32_t some_calls;		/* of proc_table__snapshot_some */
+	bool loading;			/* in a snapshot's own unwinder__load */
 };
 
 void proc_table__set_mm_marks(struct proc_table *t, proc_mm_mark_fn mark, void *ctx)
@@ -52,9 +53,12 @@ static void read_names(struct proc_info *p)
 	}
 }
 
+static void unwinder_maps(void *tv, pid_t pid, const char *maps);
+
 void proc_table__set_unwinder(struct proc_table *t, struct unwinder *u)
 {
 	t->unwinder = u;
+	unwinder__on_maps(u, unwinder_maps, t);
 }
 
 struct proc_table *proc_table__new(struct symbolizer *sym)
@@ -161,13 +165,47 @@ uint64_t proc_maps__exec_hash(const char *maps)
 	return h;
 }
 
+/* maps (the text of p's maps file, h its proc_maps__exec_hash | 1) p's newest snapshot, the
+ * one before it kept, unless its code mappings are the newest's */
+static bool snapshot_text(struct proc_table *t, struct proc_info *p, const char *maps,
+			  uint64_t h)
+{
+	struct sym_proc *sp;
+
+	if (p->sp && h == p->maps_hash)
+		return true;
+	sp = symbolizer__load_pid_maps(t->sym, p->pid, maps);
+	if (!sp)
+		return false;
+	sym_proc__load_modules(sp);
+	/* the earlier ones resolve what is unmapped since (dlclose) */
+	sym_proc__keep_previous(sp, p->sp, PROC_SNAPSHOTS_KEPT);
+	p->sp = sp;
+	p->maps_hash = h;
+	return true;
+}
+
+/* The unwinder read a process's maps with code new to it (unwinder__on_maps): a library a
+ * stack met, perhaps opened and closed between two snapshots */
+static void unwinder_maps(void *tv, pid_t pid, const char *maps)
+{
+	struct proc_table *t = tv;
+	struct proc_info *p;
+
+	if (t->loading || !t->sym)
+		return;	/* a snapshot's own text */
+	p = proc_table__find(t, pid);
+	if (p && p->sp)
+		snapshot_text(t, p, maps, proc_maps__exec_hash(maps) | 1);
+}
+
 /* mark: the mode's mark read before the maps file (so that a change after it moves it) */
 static bool snapshot(struct proc_table *t, struct proc_info *p, uint64_t mark)
 {
 	char path[64], *maps;
-	struct sym_proc *sp;
 	size_t len = 0;
 	uint64_t h;
+	bool ok;
 
 	if (p->pid <= 0 || !t->sym)
 		return false;
@@ -180,24 +218,18 @@ static bool snapshot(struct proc_table *t, struct proc_info *p, uint64_t mark)
 	/* the same executable mappings (addresses, offsets, inodes, paths) as last time: the same
 	 * snapshot (only they can name a frame; the heap's growth alone changes nothing) */
 	h = proc_maps__exec_hash(maps) | 1;
-	if (t->unwinder && (!p->sp || h != p->maps_hash) && p->attached)
+	if (t->unwinder && (!p->sp || h != p->maps_hash) && p->attached) {
+		t->loading = true;
 		unwinder__load(t->unwinder, p->pid, maps);
-	if (!p->sp || h != p->maps_hash) {
-		/* from the text just hashed: a second read could miss a mapping the hash has
-		 * (a library between dlclose and dlopen), and the next read with it would then
-		 * hash the same and make no snapshot with it */
-		sp = symbolizer__load_pid_maps(t->sym, p->pid, maps);
-		free(maps);
-		if (!sp)
-			return false;
-		sym_proc__load_modules(sp);
-		/* the earlier ones resolve what is unmapped since (dlclose) */
-		sym_proc__keep_previous(sp, p->sp, PROC_SNAPSHOTS_KEPT);
-		p->sp = sp;
-		p->maps_hash = h;
-	} else {
-		free(maps);
+		t->loading = false;
 	}
+	/* from the text just hashed: a second read could miss a mapping the hash has (a library
+	 * between dlclose and dlopen), and the next read with it would then hash the same and
+	 * make no snapshot with it */
+	ok = snapshot_text(t, p, maps, h);
+	free(maps);
+	if (!ok)
+		return false;
 	p->mm_mark = mark;
 	p->names_call = t->some_calls;
 	read_names(p);

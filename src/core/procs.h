@@ -95,7 +95,8 @@ void proc_table__untarget(struct proc_table *t, pid_t pid, int targets_fd);
 uint32_t proc_table__prune_gone(struct proc_table *t, uint32_t after,
 				void (*free_priv)(void *priv));
 /* Each new snapshot's mappings go to u too (its tables for the BPF unwinder), and an
- * untargeted process out of it. u: NULL for none. */
+ * untargeted process out of it; the mappings u reads itself (code a stack met that it had no
+ * table for) become a snapshot of their process too. u: NULL for none. */
 struct unwinder;
 void proc_table__set_unwinder(struct proc_table *t, struct unwinder *u);
 
