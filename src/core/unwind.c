@@ -640,7 +640,9 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 		rec->slow = rec->stale;
 		return 0;
 	}
-	if (u->on_maps)
+	/* the same program with new code (dlopen): not its first load, nor another program's
+	 * (an exec the caller has yet to see must not name the old image's frames) */
+	if (u->on_maps && rec && same_ident(&rec->ident, &id))
 		u->on_maps(u->on_maps_ctx, pid, own);
 	p = calloc(1, sizeof(*p));
 	err = p ? sym_maps__parse(own, &maps, &nmaps) : -ENOMEM;

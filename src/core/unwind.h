@@ -89,7 +89,8 @@ void unwinder__free(struct unwinder *u);
  * in the drops). Nothing when its executable mappings read the same as at its last load. */
 int unwinder__load(struct unwinder *u, pid_t pid, const char *maps);
 /* fn(ctx, pid, maps) with the text of /proc/PID/maps each time a load reads mappings whose
- * code differs from the process's last load (a library mapped since: read when its code was
+ * code differs from the process's last load of the same program (a library mapped since: read
+ * when its code was
  * first met in a stack, perhaps before any snapshot of the caller's saw it), so that the caller
  * can name frames in a library unmapped by the end. NULL fn: none. */
 void unwinder__on_maps(struct unwinder *u, void (*fn)(void *ctx, pid_t pid, const char *maps),
