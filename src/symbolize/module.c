@@ -382,6 +382,8 @@ static int sym_rank(const GElf_Sym *sym, const char *name)
 	const char *at = strchr(name, '@');
 	int rank = 0;
 
+	if (GELF_ST_TYPE(sym->st_info) == STT_NOTYPE)
+		rank += 20000;
 	if (!sym->st_size)
 		rank += 10000;
 	if (strncmp(name, "__GI_", 5) == 0)
@@ -436,7 +438,16 @@ static int load_symbols(struct sym_module *m)
 		if (!name || !*name)
 			continue;
 		type = GELF_ST_TYPE(sym.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || shndx == SHN_UNDEF)
+		if (shndx == SHN_UNDEF)
+			continue;
+		/* a label without a type in code (hand-written assembly: ld.so's _start and
+		 * _dl_start_user, under every constructor's stack) names the code up to the next
+		 * symbol, as gdb does; below any function at its address (sym_rank) */
+		if (type == STT_NOTYPE &&
+		    !(selff && shndx < SHN_LORESERVE && (scn = elf_getscn(selff, shndx)) &&
+		      gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR)))
+			continue;
+		if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
 			continue;
 		/* a zero-size symbol reaches no further than its section: _init's (.init) not
 		 * over the PLT that follows it */
@@ -485,6 +496,13 @@ static int load_symbols(struct sym_module *m)
 			sy->end = seg_end;
 		if (i + 1 < n && m->syms[i + 1].start < sy->end)
 			sy->end = m->syms[i + 1].start;
+		/* a label inside a sized function (a jump target in its assembly) names none
+		 * of it: the function does */
+		for (size_t j = i; j > 0 && i - j < 8; j--)
+			if (m->syms[j - 1].sized && sy->start < m->syms[j - 1].end) {
+				sy->end = sy->start;
+				break;
+			}
 	}
 	m->nsyms = n;
 	err = 0;

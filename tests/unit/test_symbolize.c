@@ -302,6 +302,15 @@ static void check_gap(struct sym_proc *p, const struct child *c, const char *mod
 	assert_string_equal(base_name(r.module), module_base);
 	assert_true(r.module_offset > 0);
 	assert_int_equal(r.nframes, 0);
+
+	/* a label without a type in code names it (ld.so's _start); one inside a sized function
+	 * names none of it */
+	assert_int_equal(sym_proc__resolve(p, point(c, "asm_label", NULL), false, &r), 0);
+	assert_int_equal(r.nframes, 1);
+	assert_frame(&r.frames[0], "sym_asm_label", NULL, 0);
+	assert_int_equal(sym_proc__resolve(p, point(c, "asm_inner", NULL), false, &r), 0);
+	assert_int_equal(r.nframes, 1);
+	assert_frame(&r.frames[0], "sym_asm_fn", NULL, 0);
 }
 
 static void test_fixture_pie(void **state)
