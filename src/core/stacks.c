@@ -231,6 +231,7 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 			l = stacks__named_loc(prof, "[truncated]");
 			if (l != PROF_NONE)
 				locs[n++] = l;
+			profile__add_drop(prof, STACKS_DROP_OUTSIDE, 1);
 			break;
 		}
 		/* past the first frame, a "return address" that follows no call means the

@@ -17,6 +17,8 @@ struct log_ctx;
 
 /* The name of the mapping kernel frames get (output/flame.c and csv.c mark them "_[k]"). */
 #define STACKS_KERNEL_MAPPING "[kernel.kallsyms]"
+/* the drop of stacks ended at a return address in code no snapshot of the mappings saw */
+#define STACKS_DROP_OUTSIDE "stack_outside_code"
 
 /* A copy of a mode's stacks map: hash -> struct stack_trace. */
 struct stack_table;
@@ -43,10 +45,11 @@ uint32_t stack_table__count(const struct stack_table *t);
  * Append the locations of user frames ips[0..nr) to locs (room for nr): each resolved through
  * sp, the process's mappings (NULL: kept as bare addresses). `first_exact`: ips[0] is where the
  * thread was (a sample in user mode), symbolized at the address itself; every other frame is a
- * return address, symbolized at address - 1. Frames outside any executable mapping are
- * dropped; past the first frame, an address that follows no call instruction ends the stack
- * (a frame-pointer walk that ran into code without frame pointers). Returns how many were
- * appended.
+ * return address, symbolized at address - 1. A first frame outside any executable mapping of
+ * sp's snapshots is a bare address; past it, such a frame ends the stack in "[truncated]",
+ * counted in prof as the STACKS_DROP_OUTSIDE drop (one per stack so ended), and an address that
+ * follows no call instruction ends it unsaid (a frame-pointer walk that ran into code without
+ * frame pointers). Returns how many were appended.
  */
 uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 			   const __u64 *ips, uint32_t nr, bool first_exact, uint32_t *locs);

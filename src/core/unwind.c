@@ -17,6 +17,7 @@
 #include "core/bpfutil.h"
 #include "core/log.h"
 #include "core/procs.h"
+#include "core/stacks.h"
 #include "core/target.h"
 #include "core/unwind.h"
 #include "profile/profile.h"
@@ -849,6 +850,8 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 {
 	struct unwind_counts c;
 
+	/* the symbolizer's (stacks__user_locs), listed at 0 with frame pointers too */
+	profile__add_drop(prof, STACKS_DROP_OUTSIDE, 0);
 	if (!u)
 		return;
 	unwinder__counts(u, &c);

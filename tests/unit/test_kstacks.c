@@ -340,6 +340,15 @@ static void test_named_loc(void **state)
 /* data of this process (a mapping that is not code) */
 static uint64_t user_locs_data[4];
 
+/* the value of drop `key` in p, 0 when not listed */
+static uint64_t drop_of(const struct profile *p, const char *key)
+{
+	for (size_t i = 0; i < p->ndrops; i++)
+		if (!strcmp(p->drops[i].key, key))
+			return p->drops[i].value;
+	return 0;
+}
+
 /* Frames of this process: where the caller is, and return addresses. */
 __attribute__((noinline)) uint64_t kstacks_leaf(void)
 {
@@ -366,6 +375,7 @@ static void test_user_locs(void **state)
 	ips[3] = ips[1];
 	n = stacks__user_locs(p, sp, getpid(), ips, 4, true, locs);
 	assert_int_equal(n, 2);
+	assert_int_equal(drop_of(p, STACKS_DROP_OUTSIDE), 0);
 	assert_string_equal(fn_name(p, locs[0]), "kstacks_leaf");
 	assert_int_equal(p->locations[locs[0]].address, ips[0]);
 	assert_string_equal(fn_name(p, locs[1]), "test_user_locs");
@@ -382,13 +392,17 @@ static void test_user_locs(void **state)
 	assert_int_equal(n, 3);
 	assert_string_equal(fn_name(p, locs[1]), "test_user_locs");
 	assert_string_equal(fn_name(p, locs[2]), "[truncated]");
+	/* each stack so ended is counted (every limit hit is a drop) */
+	assert_int_equal(drop_of(p, STACKS_DROP_OUTSIDE), 1);
 	ips[2] = (uint64_t)(uintptr_t)&user_locs_data;
 	n = stacks__user_locs(p, sp, getpid(), ips, 4, true, locs);
 	assert_int_equal(n, 3);
 	assert_string_equal(fn_name(p, locs[2]), "[truncated]");
+	assert_int_equal(drop_of(p, STACKS_DROP_OUTSIDE), 2);
 	/* where the thread was, in no code: a bare address, and the stack goes on */
 	n = stacks__user_locs(p, sp, getpid(), ips + 2, 2, true, locs);
 	assert_int_equal(n, 2);
+	assert_int_equal(drop_of(p, STACKS_DROP_OUTSIDE), 2);
 	assert_int_equal(p->locations[locs[0]].address, ips[2]);
 	assert_null(fn_name(p, locs[0]));
 	assert_string_equal(fn_name(p, locs[1]), "test_user_locs");
