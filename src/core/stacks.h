@@ -18,7 +18,7 @@ struct log_ctx;
 /* The name of the mapping kernel frames get (output/flame.c and csv.c mark them "_[k]"). */
 #define STACKS_KERNEL_MAPPING "[kernel.kallsyms]"
 /* the drop of stacks ended at a return address in code no snapshot of the mappings saw */
-#define STACKS_DROP_OUTSIDE "stack_outside_code"
+#define STACKS_DROP_OUTSIDE "unwind_outside_code"
 
 /* A copy of a mode's stacks map: hash -> struct stack_trace. */
 struct stack_table;

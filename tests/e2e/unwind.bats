@@ -66,8 +66,8 @@ gdb_stack() {
 @test "unwind: --unwind fp, a return address outside any known code ends its stack, counted" {
 	run "$EBPROF" mem -q --unwind fp -o "$T/d.json" -- "$FIX/dlburn" "$FIX/libdlburn.so" 0.001 alloc
 	[ "$status" -eq 0 ]
-	jqe '.drops | has("stack_outside_code")' "$T/d.json"
-	jqe '.drops.stack_outside_code as $n | [.sites[] | select(any(.frames[]; .function == "[truncated]"))] | length == $n' "$T/d.json"
+	jqe '.drops | has("unwind_outside_code")' "$T/d.json"
+	jqe '.drops.unwind_outside_code as $n | [.sites[] | select(any(.frames[]; .function == "[truncated]"))] | length == $n' "$T/d.json"
 	jqe '[.sites[] | select(any(.frames[]; .function == "[truncated]")) | .frames[-1].function == "[truncated]"] | all' "$T/d.json"
 }
 
