@@ -156,7 +156,10 @@ struct mem_site_val {
 
 struct mem_proc {
 	__u32 pid;		/* the slot's process; 0: empty; MEM_PROC_CLEARING: being emptied */
-	__u32 pid_pad;
+	/* the process it was forked from, set by userspace for a child of a traced tree until
+	 * its exec (0: none): a free that misses is of a block inherited when the parent still
+	 * holds it, allocated before the fork (inherited_frees, inherited_bytes) */
+	__u32 parent;
 	__u64 calls[MEM_FN__COUNT];
 	__u64 alloc_count;
 	__u64 alloc_bytes;
@@ -168,6 +171,8 @@ struct mem_proc {
 	__u64 peak_ts;
 	__u64 max_request;
 	__u64 unknown_frees;
+	__u64 inherited_frees;	/* of unknown_frees: blocks its parent held at the fork */
+	__u64 inherited_bytes;	/* their size, as the parent's allocation recorded it */
 	__u64 failed;		/* allocation calls that returned failure */
 	/* --alloc-only: the traced objects' mappings [lib_lo[i], lib_hi[i]) in this process (the
 	 * allocator, libstdc++ ...), set by userspace: a call from there is the allocator calling

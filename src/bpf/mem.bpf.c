@@ -976,6 +976,33 @@ claimed:
 	return 0;
 }
 
+/* A free that missed, in a forked child: of a block it inherited if its parent still holds one
+ * at ptr that it allocated before the child was made (the task's start; a block the parent
+ * allocated at that address after the fork is another). Read, never claimed: the parent's
+ * block stays the parent's. */
+static __always_inline void free_inherited(struct mem_proc *p, __u64 ptr)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct mem_live_slot *s, *home;
+	__u32 parent = p->parent;
+	__u64 born, size, ts;
+
+	s = live_find(parent, ptr, &home);
+	if (!s)
+		return;
+	size = s->size;
+	ts = s->ts;
+	asm volatile("" ::: "memory");
+	/* still that block (the parent may have freed it meanwhile) */
+	if (!live_is(s, parent, ptr))
+		return;
+	born = BPF_CORE_READ(task, group_leader, start_time);
+	if (ts >= born)
+		return;
+	__sync_fetch_and_add(&p->inherited_frees, 1);
+	__sync_fetch_and_add(&p->inherited_bytes, size);
+}
+
 /* Forget ptr if tracked. st: the freeing thread's state, if it has any; cfn: as account_free's
  * (when it returns true, that call is counted). Returns whether it was tracked. */
 static __always_inline bool free_block(__u32 pid, struct mem_proc *p, __u64 ptr,
@@ -994,8 +1021,11 @@ static __always_inline bool free_block(__u32 pid, struct mem_proc *p, __u64 ptr,
 	s = live_find(pid, ptr, &home);
 	if (!s) {
 		/* sampled modes: a block that was not sampled */
-		if (sample_mode == MEM_SAMPLE_NONE)
+		if (sample_mode == MEM_SAMPLE_NONE) {
 			__sync_fetch_and_add(&p->unknown_frees, 1);
+			if (p->parent)
+				free_inherited(p, ptr);
+		}
 		return false;
 	}
 	/* of two racing frees of one pointer (a double free), only the one that claims it

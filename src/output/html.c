@@ -408,6 +408,8 @@ static const struct stat_col stat_cols[] = {
 	{ "peak_live_bytes", "Peak live", true },
 	{ "max_request", "Largest request", true },
 	{ "unknown_frees", "Unknown frees", false },
+	{ "inherited_frees", "Inherited frees", false },	/* of the unknown ones */
+	{ "inherited_bytes", "Inherited bytes", true },
 };
 
 #define NSTAT_COLS (sizeof(stat_cols) / sizeof(stat_cols[0]))

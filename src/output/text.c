@@ -390,6 +390,21 @@ static void print_process_maps(const struct text *t, const struct prof_process *
 		render__bytes(mstat(proc, "mmap_peak_live_bytes"), b2, sizeof(b2)));
 }
 
+/* mem: of a forked child's unknown frees, those of blocks its parent held when it forked */
+static void print_process_inherited(const struct text *t, const struct prof_process *proc)
+{
+	uint64_t unknown, frees, bytes;
+	char b[32];
+
+	if (!prof_process__stat(proc, "unknown_frees", &unknown) ||
+	    !prof_process__stat(proc, "inherited_frees", &frees) || !frees ||
+	    !prof_process__stat(proc, "inherited_bytes", &bytes))
+		return;
+	fprintf(t->f, "    unknown frees: %" PRIu64 ", %s%" PRIu64 " of blocks its parent held when "
+		"it forked (%s)\n", unknown, frees == unknown ? "all " : "", frees,
+		render__bytes(bytes, b, sizeof(b)));
+}
+
 static void print_process_details(const struct text *t, const struct prof_process *proc)
 {
 	char item[CELL + 64];
@@ -433,8 +448,10 @@ static void print_process_details(const struct text *t, const struct prof_proces
 	if (n)
 		wrap_end(&w);
 
+	print_process_inherited(t, proc);
 	for (i = n = 0; i < proc->nstats; i++) {
-		if (known_stat(proc->stats[i].key) || !strncmp(proc->stats[i].key, "mmap_", 5))
+		if (known_stat(proc->stats[i].key) || !strncmp(proc->stats[i].key, "mmap_", 5) ||
+		    !strncmp(proc->stats[i].key, "inherited_", 10))
 			continue;
 		if (!n++)
 			wrap_begin(&w, t->f, 4, "other");

@@ -74,7 +74,7 @@ static struct profile *trace_child(void (*op)(void))
 	assert_int_equal(mem_profile__init(prof, false), 0);
 	assert_int_equal(mem_profile__add_mmap_types(prof), 0);
 	assert_int_equal(probes__find_allocator(pid, &lib), 0);
-	assert_int_equal(mem_collector__attach(c, pid, &lib), 0);
+	assert_int_equal(mem_collector__attach(c, pid, 0, &lib), 0);
 	assert_int_equal(write(go[1], "g", 1), 1);
 	assert_int_equal(read(done[0], &b, 1), 1);
 	assert_int_equal(mem_collector__finalize(c, pid, prof, sym, 0, false), 0);

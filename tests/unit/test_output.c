@@ -231,6 +231,36 @@ static void test_text_min_age_and_short_runs(void **state)
 	profile__free(p);
 }
 
+/* A forked child's inherited frees: a line of their own, never in "other" */
+static void test_text_inherited_frees(void **state)
+{
+	struct output_opts o = { .top = 10 };
+	struct profile *p = fixture();
+	struct prof_process *worker = &p->processes[1];
+	char *out;
+
+	assert_int_equal(prof_process__add_stat(p, worker, "inherited_frees", 1), 0);
+	assert_int_equal(prof_process__add_stat(p, worker, "inherited_bytes", 1500), 0);
+	out = render(&output_text, p, &o, NULL);
+	assert_non_null(strstr(out, "\n    unknown frees: 2, 1 of blocks its parent held when it "
+				    "forked (1.5 KiB)\n"));
+	assert_null(strstr(out, "inherited_"));
+	free(out);
+	/* all of them */
+	assert_int_equal(prof_process__add_stat(p, worker, "inherited_frees", 1), 0);
+	out = render(&output_text, p, &o, NULL);
+	assert_non_null(strstr(out, "\n    unknown frees: 2, all 2 of blocks its parent held when "
+				    "it forked (1.5 KiB)\n"));
+	/* none: no line */
+	free(out);
+	profile__free(p);
+	p = fixture();
+	out = render(&output_text, p, &o, NULL);
+	assert_null(strstr(out, "unknown frees:"));
+	free(out);
+	profile__free(p);
+}
+
 static void test_text_top_by_count(void **state)
 {
 	struct output_opts o = { .top = 2, .sort = OUTPUT_SORT_COUNT };
@@ -720,6 +750,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_text_golden),
 		cmocka_unit_test(test_text_top_by_count),
+		cmocka_unit_test(test_text_inherited_frees),
 		cmocka_unit_test(test_text_min_age_and_short_runs),
 		cmocka_unit_test(test_text_all_and_color),
 		cmocka_unit_test(test_text_cpu_profile),

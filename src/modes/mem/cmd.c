@@ -573,6 +573,7 @@ static int mem_attach(void *mv, pid_t pid, enum mode_attach how, int *status)
 	const struct log_ctx *lc = mm->env->lc;
 	bool launch = how == MODE_ATTACH_EXEC && mm->env->argv && !mm->launched;
 	struct alloc_lib lib;
+	pid_t parent = 0;
 	int err;
 
 	switch (how) {
@@ -602,13 +603,18 @@ static int mem_attach(void *mv, pid_t pid, enum mode_attach how, int *status)
 			return -EINVAL;
 		}
 		break;
-	default:
+	default: {	/* a child, forked from its parent: the blocks live then are its too */
+		pid_t tgid, ns_pid;
+
 		if (probes__find_allocator(pid, &lib))
 			return -ENOENT;
+		if (target__ids(pid, &tgid, &parent, &ns_pid))
+			parent = 0;
 		break;
 	}
+	}
 	/* reported here; the session counts the process as not traced (E2BIG: --max-procs) */
-	return mem_collector__attach(mm->col, pid, &lib);
+	return mem_collector__attach(mm->col, pid, parent, &lib);
 }
 
 static const char *mem_why(void *mv, pid_t pid)

@@ -950,9 +950,10 @@ static void loader_range(pid_t pid, __u64 *lo, __u64 *hi)
 	free(maps);
 }
 
-int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc_lib *lib)
+int mem_collector__attach(struct mem_collector *c, pid_t pid, pid_t parent,
+			  const struct alloc_lib *lib)
 {
-	struct mem_proc zero = {};
+	struct mem_proc zero = { .parent = parent > 0 ? (__u32)parent : 0 };
 	struct traced *t, *old;
 	struct stat st;
 	__u32 key = pid;
@@ -1493,6 +1494,8 @@ static void add_process(struct profile *prof, struct traced *t, const struct mem
 	MAX_STAT(peak_live_bytes);
 	MAX_STAT(max_request);
 	STAT(unknown_frees);
+	STAT(inherited_frees);
+	STAT(inherited_bytes);
 	STAT(failed);
 #undef STAT
 #undef MAX_STAT

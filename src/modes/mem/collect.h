@@ -39,8 +39,11 @@ struct mem_collector;
 struct mem_collector *mem_collector__new(const struct mem_collector_opts *opts);
 void mem_collector__free(struct mem_collector *c);
 
-/* Start tracing pid through lib. Returns 0 or a negative errno (reported). */
-int mem_collector__attach(struct mem_collector *c, pid_t pid, const struct alloc_lib *lib);
+/* Start tracing pid through lib; parent: the traced process a new child was forked from (its
+ * frees of blocks the parent held then are inherited frees), else 0 (a launched, -p or
+ * exec'd process). Returns 0 or a negative errno (reported). */
+int mem_collector__attach(struct mem_collector *c, pid_t pid, pid_t parent,
+			  const struct alloc_lib *lib);
 
 /* Re-read the mappings of every traced process (new libraries, a launched command's finished
  * start-up), for symbolizing a process that vanishes without an exit stop. */
