@@ -61,7 +61,7 @@ static int parse_pids(const struct log_ctx *lc, const char *mode, struct session
 
 enum {
 	OPT_TOP = 256, OPT_SORT, OPT_VALUE, OPT_INVERTED, OPT_FOLLOW, OPT_UNWIND, OPT_UNWIND_PROCS,
-	OPT_UNWIND_QUEUE,
+	OPT_UNWIND_QUEUE, OPT_UNWIND_ROWS,
 };
 
 static const struct option shared_longopts[] = {
@@ -77,6 +77,7 @@ static const struct option shared_longopts[] = {
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "unwind-procs", required_argument, NULL, OPT_UNWIND_PROCS },
 	{ "unwind-queue", required_argument, NULL, OPT_UNWIND_QUEUE },
+	{ "unwind-rows", required_argument, NULL, OPT_UNWIND_ROWS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -198,6 +199,13 @@ int cli_parse(int argc, char **argv, struct log_ctx *lc, const struct mode_cli *
 				rc = 2;
 			else
 				so->unwind_queue = (uint32_t)v;
+			break;
+		case OPT_UNWIND_ROWS:
+			if (cli_parse_count(lc, m, "--unwind-rows", "rows", optarg, 4096,
+					    UNWIND_MAX_ROWS, &v))
+				rc = 2;
+			else
+				so->unwind_rows = (uint32_t)v;
 			break;
 		case 'v':
 			lc->verbose++;

@@ -859,7 +859,7 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 	s.progress = !so->quiet && isatty(STDERR_FILENO);
 	if (so->argv && !so->all && so->unwind != UNWIND_FP)
 		unwind__plan_launch(so->argv);	/* the rows maps' size, before the modes load */
-	unwind__set_limits(so->unwind_procs, so->unwind_queue);
+	unwind__set_limits(so->unwind_procs, so->unwind_queue, so->unwind_rows);
 	s.start_mono = s.env.start_ns = mono_ns();
 	s.start_wall = wall_ns();
 	s.m = ops->open(&s.env, mode_opts);

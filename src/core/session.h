@@ -36,6 +36,7 @@ struct session_opts {
 	int unwind;			/* --unwind: enum unwind_how (core/unwind.h), 0 auto */
 	uint32_t unwind_procs;		/* --unwind-procs, 0: the mode's */
 	uint32_t unwind_queue;		/* --unwind-queue, 0: UNWIND_ASKED_QUEUE */
+	uint32_t unwind_rows;		/* --unwind-rows, 0: planned or UNWIND_DEFAULT_ROWS */
 	/* Continuous profiling (ebprof agent): every window_secs of wall-clock time, on the
 	 * boundaries of that many seconds since the epoch (the first window starts with the run),
 	 * the mode's window hook fills a new profile that goes to on_window, which owns it from

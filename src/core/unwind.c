@@ -74,6 +74,7 @@ struct unwinder {
 	struct unwind_obj *objs;
 	uint32_t nobjs, capobjs;
 	uint64_t procs_full, rows_full;
+	uint64_t rows_missing;	/* the rows of the objects that did not fit */
 	double build_ms;
 	void (*on_maps)(void *ctx, pid_t pid, const char *maps);	/* unwinder__on_maps */
 	void *on_maps_ctx;
@@ -144,11 +145,13 @@ int unwind_how__parse(const char *s, enum unwind_how *how)
 static uint32_t planned_rows;	/* unwind__plan_launch's, 0: none */
 static uint32_t procs_limit;	/* --unwind-procs, 0: the mode's */
 static uint32_t queue_limit = UNWIND_ASKED_QUEUE;	/* --unwind-queue */
+static uint32_t rows_limit;	/* --unwind-rows, 0: planned or the default */
 
-void unwind__set_limits(uint32_t procs, uint32_t queue)
+void unwind__set_limits(uint32_t procs, uint32_t queue, uint32_t rows)
 {
 	procs_limit = procs;
 	queue_limit = queue && queue < UNWIND_ASKED_QUEUE ? queue : UNWIND_ASKED_QUEUE;
+	rows_limit = rows;
 }
 
 int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_procs,
@@ -181,7 +184,8 @@ int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_
 	err = bpf_map__set_max_entries(procs, procs_limit ? procs_limit :
 					max_procs ? max_procs : UNWIND_DEFAULT_PROCS);
 	if (!err)
-		err = bpf_map__set_max_entries(rows, max_rows ? max_rows :
+		err = bpf_map__set_max_entries(rows, rows_limit ? rows_limit :
+					       max_rows ? max_rows :
 					       planned_rows ? planned_rows : UNWIND_DEFAULT_ROWS);
 	return err;
 }
@@ -241,9 +245,9 @@ uint32_t unwind__launch_rows(char *const *argv)
 	free(seen);
 	if (err)
 		return UNWIND_DEFAULT_ROWS;
-	sum *= 8;
-	return sum < UNWIND_LAUNCH_ROWS ? UNWIND_LAUNCH_ROWS :
-	       sum > UNWIND_DEFAULT_ROWS ? UNWIND_DEFAULT_ROWS : (uint32_t)sum;
+	sum *= 2;
+	return sum < UNWIND_DEFAULT_ROWS ? UNWIND_DEFAULT_ROWS :
+	       sum > UNWIND_LAUNCH_MAX_ROWS ? UNWIND_LAUNCH_MAX_ROWS : (uint32_t)sum;
 }
 
 static struct unwind_pid *find_pid(struct unwinder *u, pid_t pid)
@@ -464,6 +468,7 @@ static struct unwind_obj *object_at(struct unwinder *u, uint64_t dev, uint64_t i
 		why = u->next_row + t.nrows > u->max_rows ? "the unwind rows map is full" :
 		      "its rows could not be loaded";
 		u->rows_full++;
+		u->rows_missing += t.nrows;
 		o->fp = true;
 		unwind_table__free(&t);
 	} else {
@@ -862,6 +867,13 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 	profile__add_drop(prof, "unwind_procs_full", c.procs_full);
 	profile__add_drop(prof, "unwind_rows_full", c.rows_full);
 	profile__add_drop(prof, "unwind_loads_skipped", c.asks_skipped);
+	if (u->rows_full)
+		profile__add_note(prof, "%llu object%s walked by frame pointers: %s unwind "
+				  "table%s did not fit the rows map (%u rows); raise --unwind-rows "
+				  "to %llu or more", (unsigned long long)u->rows_full,
+				  u->rows_full == 1 ? " was" : "s were",
+				  u->rows_full == 1 ? "its" : "their", u->rows_full == 1 ? "" : "s",
+				  u->max_rows, (unsigned long long)u->max_rows + u->rows_missing);
 	pr_info(u->lc, "unwind: %llu stacks complete, %llu truncated, %llu at the depth limit, "
 		"%llu truncated at code mapped since the process's load without a table yet; "
 		"%llu frames by frame pointers, %llu by the table of a file mapped since the load; "

@@ -31,23 +31,24 @@ int unwind_how__parse(const char *s, enum unwind_how *how);
 
 struct bpf_object;
 
-/* The rows a launched command (argv) needs room for: 8 times those of its tables and of the
+/* The rows a launched command (argv) needs room for: twice those of its tables and of the
  * libraries it needs (DT_NEEDED; the tables built now, from the cache or into it for the load
- * after), at least UNWIND_LAUNCH_ROWS, at most UNWIND_DEFAULT_ROWS. The default when there is
- * no cache directory (the tables would be built twice), or the command is not an ELF file (a
- * script: its interpreter is not known here). The kernel clears the rows map at every start:
- * 16 MiB took ~3 ms. */
-#define UNWIND_LAUNCH_ROWS	(1U << 19)	/* 8 MiB: ~18 libcs, room for what a wrapper
-						 * (env, sh -c) execs: python3 with its ssl
-						 * modules maps ~270,000 rows */
+ * after), at least UNWIND_DEFAULT_ROWS (what it execs is not known here: make's cc1 maps
+ * ~480,000 rows, python3 with its ssl modules ~270,000), at most UNWIND_LAUNCH_MAX_ROWS. The
+ * default when there is no cache directory (the tables would be built twice), or the command
+ * is not an ELF file (a script: its interpreter is not known here). The kernel clears the rows
+ * map at every start (16 MiB: ~1-3 ms). */
+#define UNWIND_LAUNCH_MAX_ROWS	(1U << 22)	/* 64 MiB */
+#define UNWIND_MAX_ROWS		(1U << 26)	/* the most --unwind-rows allows: 1 GiB */
 uint32_t unwind__launch_rows(char *const *argv);
 /* The session launches argv (not -a): every mode's rows map is then sized by
  * unwind__launch_rows (computed once) where unwind__size_maps is given no size. */
 void unwind__plan_launch(char *const *argv);
 
-/* The session's --unwind-procs (0: each mode's own size) and --unwind-queue (0: the most,
- * UNWIND_ASKED_QUEUE), before the modes load */
-void unwind__set_limits(uint32_t procs, uint32_t queue);
+/* The session's --unwind-procs (0: each mode's own size), --unwind-queue (0: the most,
+ * UNWIND_ASKED_QUEUE) and --unwind-rows (0: planned for a launch, or the default), before the
+ * modes load */
+void unwind__set_limits(uint32_t procs, uint32_t queue, uint32_t rows);
 
 /* Before load: size the unwinder's maps of a mode's object (bpf/lib/unwind.bpf.h; max_procs:
  * processes with tables at once (--unwind-procs, when given, instead), max_rows: table rows

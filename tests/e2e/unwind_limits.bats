@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # The unwinder's limits, hit with real processes (issue 14), lowered by their options: the
 # per-process table (--unwind-procs: a process left out is the unwind_procs_full drop, walked by
-# file) and -a's queue of processes waiting to be loaded (--unwind-queue: a process met while it
-# is full is never loaded, the unwind_loads_skipped drop). Three programs built from the same
+# file), -a's queue of processes waiting to be loaded (--unwind-queue: a process met while it
+# is full is never loaded, the unwind_loads_skipped drop) and the rows map (--unwind-rows: an
+# object whose table does not fit is walked by frame pointers, the unwind_rows_full drop). Three programs built from the same
 # source without frame pointers (qsortfix, qsortexec_a, qsortexec_b: main -> level1 -> level2 ->
 # level3 -> libc's qsort_r -> msort... -> cmp, which spins), distinct files, run before ebprof
 # starts. Each drop must be counted in every output, and no stack may be wrong
@@ -85,11 +86,37 @@ all_truncated() {
 	[ "$k" -ge 2 ]
 }
 
-@test "unwind limits: --unwind-procs and --unwind-queue out of range are usage errors" {
+# The rows map (--unwind-rows) too small for libc's table: the objects left out are counted and
+# walked by frame pointers (qsortfix has none: its stacks end early, said), and a note names the
+# option with a size that holds them all, which the next run takes
+@test "unwind limits: mem --unwind-rows 4096: the objects left out are counted (unwind_rows_full), a note names the size that fits" {
+	run "$EBPROF" mem -q --unwind-rows 4096 -o "$T/small.json" -o "$T/small.txt" -- \
+		"$FIX/qsortfix" 20 0
+	[ "$status" -eq 0 ]
+	jqe '.drops.unwind_rows_full >= 1' "$T/small.json"
+	grep -q 'Drops: .*unwind_rows_full' "$T/small.txt"
+	note=$(jq -r '.notes[] | select(test("--unwind-rows"))' "$T/small.json")
+	echo "$note"
+	[[ "$note" == *"did not fit the rows map (4096 rows); raise --unwind-rows to "* ]]
+	rows=$(sed -n 's/.*raise --unwind-rows to \([0-9]*\) or more.*/\1/p' <<< "$note")
+	[ "$rows" -gt 4096 ]
+	run "$EBPROF" mem -q --unwind-rows "$rows" -o "$T/fit.json" -- "$FIX/qsortfix" 20 0
+	[ "$status" -eq 0 ]
+	jqe '.drops.unwind_rows_full == 0' "$T/fit.json"
+	jqe '[.notes[] | select(test("--unwind-rows"))] | length == 0' "$T/fit.json"
+	# and the stacks are complete again: cmp's allocations from main, through libc's qsort_r
+	jqe '[.sites[] | [.frames[].function] | select(index("cmp")) | index("main") != null] | all' \
+		"$T/fit.json"
+}
+
+@test "unwind limits: --unwind-procs, --unwind-queue and --unwind-rows out of range are usage errors" {
 	run "$EBPROF" cpu --unwind-procs 0 -- true
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--unwind-procs takes a number of processes from 1 to"* ]]
 	run "$EBPROF" cpu --unwind-queue 1025 -- true
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--unwind-queue takes a number of processes from 1 to 1024"* ]]
+	run "$EBPROF" mem --unwind-rows 100 -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--unwind-rows takes a number of rows from 4096 to 67108864"* ]]
 }
