@@ -20,6 +20,7 @@
 #include "output/render.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
+#include "util/util.h"
 
 #define TICK_MS 100		/* the modes' tick: series points, snapshots */
 
@@ -65,14 +66,6 @@ struct session {
 	int64_t win_next;	/* and the boundary that ends it */
 	int spawn_status;	/* the launched command could not run: 126, 127, or 1 */
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static int64_t wall_ns(void)
 {
@@ -558,7 +551,7 @@ static void progress(struct session *s)
 	if (s->ops->progress)
 		s->ops->progress(s->m, text, sizeof(text));
 	fprintf(stderr, "\r\033[Kebprof: %s  %s",
-		render__duration(mono_ns() - s->start_mono, el, sizeof(el)), text);
+		render__duration(util_mono_ns() - s->start_mono, el, sizeof(el)), text);
 	s->progress_shown = true;
 }
 
@@ -599,7 +592,7 @@ static void on_tick(struct session *s)
 	bool second = ++s->ticks % (1000 / TICK_MS) == 0;
 
 	if (s->ops->tick)
-		s->ops->tick(s->m, mono_ns() - s->start_mono, second);
+		s->ops->tick(s->m, util_mono_ns() - s->start_mono, second);
 	if (s->o->on_window)
 		window_tick(s);
 	if (second && s->o->on_second)
@@ -860,7 +853,7 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 	if (so->argv && !so->all && so->unwind != UNWIND_FP)
 		unwind__plan_launch(so->argv);	/* the rows maps' size, before the modes load */
 	unwind__set_limits(so->unwind_procs, so->unwind_queue, so->unwind_rows);
-	s.start_mono = s.env.start_ns = mono_ns();
+	s.start_mono = s.env.start_ns = util_mono_ns();
 	s.start_wall = wall_ns();
 	s.m = ops->open(&s.env, mode_opts);
 	if (!s.m)
@@ -935,7 +928,7 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 			   : NULL;
 	self = join_args(so->self_argc, so->self_argv);
 	profile__set_meta(s.prof, command, u.release, self, s.start_wall,
-			  (int64_t)(mono_ns() - s.start_mono));
+			  (int64_t)(util_mono_ns() - s.start_mono));
 	rc = so->no_report ? 0 : session__write_outputs(lc, s.prof, &so->out,
 						       (char *const *)so->outputs, so->noutputs);
 	if (rc)

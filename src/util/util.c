@@ -1,9 +1,18 @@
-/* Small helpers any module may use: whole-file reads. */
+/* Small helpers any module may use: whole-file reads, the monotonic clock. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 #include "util/util.h"
+
+uint64_t util_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
 
 char *util_read_file(const char *path, size_t *lenp)
 {

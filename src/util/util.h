@@ -16,6 +16,9 @@ char *util_read_file(const char *path, size_t *len);
  * when it does not fit 64 bits or is not 0 but rounds to 0 ns ("0.1ns"). */
 int util_parse_duration(const char *s, uint64_t *ns);
 
+/* CLOCK_MONOTONIC in nanoseconds: the clock of a run's start, windows and stop. */
+uint64_t util_mono_ns(void);
+
 /* FNV-1a over bytes: strings and short keys. */
 static inline uint64_t util_hash_bytes(const void *p, size_t len)
 {

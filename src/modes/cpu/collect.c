@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
@@ -73,14 +72,6 @@ static const char *const stat_names[CPU_STAT__COUNT] = {
 	[CPU_STAT_COUNTS_FULL] = "count_table_full",
 	[CPU_STAT_NOTES_FULL] = "process_notes_lost",
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 uint64_t cpu_period_ns(uint32_t hz)
 {
@@ -350,7 +341,7 @@ static int start(struct cpu_collector *c)
 		}
 	}
 	c->started = true;
-	c->window_ns = mono_ns();	/* the first window starts with sampling */
+	c->window_ns = util_mono_ns();	/* the first window starts with sampling */
 	pr_info(c->lc, "sampling %d CPUs every %llu ns of CPU time", c->ncpus,
 		(unsigned long long)c->period_ns);
 	return 0;
@@ -653,7 +644,7 @@ static void cpu_stop(void *m)
 		if (c->pfds[i] >= 0)
 			ioctl(c->pfds[i], PERF_EVENT_IOC_DISABLE, 0);
 	c->stopped = true;
-	c->stop_ns = mono_ns();
+	c->stop_ns = util_mono_ns();
 	/* the timeline's last partial second, unless too short to say much (under a tick) */
 	if (c->stop_ns >= c->env.start_ns + c->cpu_rate.last_t_ns + 100000000ull)
 		cpu_point(c, (int64_t)(c->stop_ns - c->env.start_ns));
@@ -671,7 +662,7 @@ static void cpu_finish(void *m)
 	uint64_t lost = stat_sum(c, CPU_STAT_COUNTS_FULL);
 	uint64_t stacks_full = stat_sum(c, CPU_STAT_STACKS_FULL);
 	uint64_t notes = stat_sum(c, CPU_STAT_NOTES_FULL);
-	uint64_t end = c->stop_ns ? c->stop_ns : mono_ns();
+	uint64_t end = c->stop_ns ? c->stop_ns : util_mono_ns();
 	double secs = c->env.start_ns && end > c->env.start_ns ?
 		      (end - c->env.start_ns) / 1e9 : 0;
 	char cpus[256];
@@ -728,7 +719,7 @@ static void cpu_finish(void *m)
 static int cpu_window(void *m, struct profile *into)
 {
 	struct cpu_collector *c = m;
-	uint64_t now = mono_ns(), from = c->window_ns ? c->window_ns : c->env.start_ns;
+	uint64_t now = util_mono_ns(), from = c->window_ns ? c->window_ns : c->env.start_ns;
 	unsigned forgot, trimmed;
 	int err;
 

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
-#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -90,14 +89,6 @@ struct io_collector {
 const char *io_op_name(uint32_t op)
 {
 	return op < IO_OP__COUNT ? op_names[op] : "other";
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 /* ---- disks ------------------------------------------------------------------------------ */
@@ -278,10 +269,10 @@ static void start(struct io_collector *c)
 {
 	if (c->started)
 		return;
-	c->skel->bss->t0_ns = mono_ns();
+	c->skel->bss->t0_ns = util_mono_ns();
 	c->skel->bss->started = true;
 	c->started = true;
-	c->window_ns = mono_ns();	/* the first window starts with counting */
+	c->window_ns = util_mono_ns();	/* the first window starts with counting */
 }
 
 /* ---- attach ----------------------------------------------------------------------------- */
@@ -719,7 +710,7 @@ static void io_stop(void *m)
 	 * slow detach comes after the report */
 	c->skel->bss->stopped = true;
 	c->stopped = true;
-	c->stop_ns = mono_ns();
+	c->stop_ns = util_mono_ns();
 	/* the timeline's last partial second, unless too short to say much (under a tick) */
 	if (c->stop_ns >= c->env.start_ns + c->rate.last_t_ns + 100000000ull)
 		profile__add_rate_point(c->env.prof, &c->rate, 0, "io_requests", "requests/s",
@@ -832,7 +823,7 @@ static void io_finish(void *m)
 static int io_window(void *m, struct profile *into)
 {
 	struct io_collector *c = m;
-	uint64_t now = mono_ns();
+	uint64_t now = util_mono_ns();
 	int err = 0;
 
 	if (!into->ntypes)

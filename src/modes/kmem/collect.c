@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
-#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -108,14 +107,6 @@ static struct snapshots *snap_of(struct proc_info *p)
 static uint64_t snap_k1(const struct stack_key *k)
 {
 	return k->kstack * 0x9e3779b97f4a7c15ull ^ k->aux;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 /* ---- open ------------------------------------------------------------------------------- */
@@ -231,7 +222,7 @@ static int kmem_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 
 		/* without it, no growth view: not worth failing the run */
 		if (kp)
-			kp->snap = snapshots__new((int64_t)(mono_ns() - c->env.start_ns));
+			kp->snap = snapshots__new((int64_t)(util_mono_ns() - c->env.start_ns));
 		p->priv = kp;
 	}
 	proc_table__snapshot(c->procs, p);
@@ -798,7 +789,7 @@ static void snapshot(struct kmem_collector *c, uint64_t now_ns)
 		if (p->attached && snap_of(p))
 			snapshots__end(snap_of(p));
 	}
-	cost = mono_ns() - now_ns;
+	cost = util_mono_ns() - now_ns;
 	if (!c->snap_interval)
 		c->snap_interval = SNAP_INTERVAL_NS;
 	if (thinned || cost * SNAP_BUDGET > c->snap_interval) {
@@ -818,7 +809,7 @@ static void kmem_tick(void *m, int64_t t_ns, bool second)
 	unwinder__tick(c->unwinder);
 	/* every tick: snapshot() keeps its own interval */
 	if (!c->stop_ns)
-		snapshot(c, mono_ns());
+		snapshot(c, util_mono_ns());
 	if (!second)
 		return;
 	/* libraries loaded since the last look; with -a, the processes seen since, while their
@@ -862,7 +853,7 @@ static void kmem_finalize(void *m, pid_t pid, bool exec)
 		p->attached = false;
 	}
 	proc_table__snapshot(c->procs, p);
-	drain(c, pid, true, exec, c->stop_ns ? c->stop_ns : mono_ns());
+	drain(c, pid, true, exec, c->stop_ns ? c->stop_ns : util_mono_ns());
 	if (!exec)
 		p->drained = true;
 }
@@ -887,14 +878,14 @@ static void kmem_stop(void *m)
 		return;
 	/* every program returns early from now on: what is read is one cut */
 	c->skel->bss->stopped = true;
-	c->stop_ns = mono_ns();
+	c->stop_ns = util_mono_ns();
 }
 
 static void kmem_finish(void *m)
 {
 	struct kmem_collector *c = m;
 	struct profile *prof = c->env.prof;
-	uint64_t end = c->stop_ns ? c->stop_ns : mono_ns();
+	uint64_t end = c->stop_ns ? c->stop_ns : util_mono_ns();
 	double secs = c->env.start_ns && end > c->env.start_ns ? (end - c->env.start_ns) / 1e9 : 0;
 	uint64_t misses = bpfutil__recursion_misses(c->skel->obj), d[KMEM_DROP__COUNT];
 

@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -259,21 +258,13 @@ fail:
 	return NULL;
 }
 
-static uint64_t window_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static void start(struct lock_collector *c)
 {
 	if (c->started)
 		return;
 	c->skel->bss->started = true;
 	c->started = true;
-	c->window_ns = window_now();	/* the first window starts with counting */
+	c->window_ns = util_mono_ns();	/* the first window starts with counting */
 }
 
 /* ---- attach ----------------------------------------------------------------------------- */
@@ -765,7 +756,7 @@ static void lock_finish(void *m)
 static int lock_window(void *m, struct profile *into)
 {
 	struct lock_collector *c = m;
-	uint64_t now = window_now();
+	uint64_t now = util_mono_ns();
 	int err = 0;
 
 	if (!into->ntypes)

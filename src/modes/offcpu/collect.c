@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
-#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -64,14 +63,6 @@ struct offcpu_collector {
 	uint64_t window_ns;		/* CLOCK_MONOTONIC at the start of the window (0: the run's) */
 	uint64_t window_stats[OFFCPU_STAT__COUNT];	/* the counters then */
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 /* ---- --state ---------------------------------------------------------------------------- */
 
@@ -223,7 +214,7 @@ static void start(struct offcpu_collector *c)
 		return;
 	c->skel->bss->started = true;
 	c->started = true;
-	c->window_ns = mono_ns();	/* the first window starts with counting */
+	c->window_ns = util_mono_ns();	/* the first window starts with counting */
 }
 
 /* ---- attach ----------------------------------------------------------------------------- */
@@ -665,7 +656,7 @@ static void offcpu_stop(void *m)
 		return;
 	c->skel->bss->stopped = true;
 	c->stopped = true;
-	c->stop_ns = mono_ns();
+	c->stop_ns = util_mono_ns();
 	if (c->notes)
 		ring_buffer__consume(c->notes);
 }
@@ -751,7 +742,7 @@ static void offcpu_finish(void *m)
 static int offcpu_window(void *m, struct profile *into)
 {
 	struct offcpu_collector *c = m;
-	uint64_t now = mono_ns();
+	uint64_t now = util_mono_ns();
 	int err = 0;
 
 	if (c->opts.embedded)

@@ -137,14 +137,6 @@ struct top {
 	char target[128];	/* what is traced, for the header */
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static void top_close(void *m);
 
 static void *top_open(const struct session_env *env, void *opts)
@@ -312,7 +304,7 @@ static void read_windows(struct top *t)
 {
 	struct profile *wins[TOP_MAX_SOURCES] = { 0 };
 	struct profile *win = profile__new("top");
-	uint64_t now = mono_ns();
+	uint64_t now = util_mono_ns();
 	double secs = (now - t->last_ns) / 1e9;
 	char h1[512], h2[256];
 	struct utsname u;
