@@ -78,6 +78,15 @@ uint64_t bpfutil__percpu_sum(int fd, uint32_t key)
 	return sum;
 }
 
+uint64_t bpfutil__percpu_sum_range(int fd, uint32_t first, uint32_t end)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t key = first; key < end; key++)
+		sum += bpfutil__percpu_sum(fd, key);
+	return sum;
+}
+
 int bpfutil__run_task_iter(struct bpf_program *prog, pid_t pid)
 {
 	union bpf_iter_link_info linfo = { .task.pid = (__u32)pid };

@@ -27,6 +27,8 @@ int bpfutil__map_for_each(int fd, size_t key_size, size_t val_size, bpfutil_map_
 int bpfutil__map_take(int fd, size_t key_size, size_t val_size, bpfutil_map_cb cb, void *ctx);
 /* The sum over CPUs of the __u64 at index key of the per-CPU array fd (0 if unreadable). */
 uint64_t bpfutil__percpu_sum(int fd, uint32_t key);
+/* The same summed over the keys first..end-1 (a mode's drop counters, for its progress line). */
+uint64_t bpfutil__percpu_sum_range(int fd, uint32_t first, uint32_t end);
 /* Events the kernel did not run a program of obj for because one was already running on that
  * CPU (an interrupt's event in the middle of a task's): the sum of bpf_prog_info's
  * recursion_misses over its loaded programs. */

@@ -13,6 +13,7 @@
  * counts early: its old program's addresses mean nothing in the new one's mappings.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
+#include "core/collector.h"
 #include "core/minbtf.h"
 #include "core/procs.h"
 #include "core/stacks.h"
@@ -39,22 +41,19 @@
 #include "cpu.skel.h"
 
 #define MAX_TARGETS 1024	/* the targets map's size */
-#define NOTES_SIZE (1 << 16)	/* -a: the ring buffer of new processes (4096 notes) */
 
 struct cpu_collector {
+	struct collector base;		/* first: the shared hooks take the collector */
 	struct session_env env;
 	struct cpu_opts opts;
 	const struct log_ctx *lc;
 	struct cpu_bpf *skel;
-	struct ring_buffer *rb;		/* -a only */
 	int *cpus, ncpus;		/* the CPUs sampled */
 	int *pfds;			/* their perf events (-1: closed) */
 	struct bpf_link **links;
 	bool started, stopped, detached;
 	uint64_t period_ns;
 	uint64_t stop_ns;		/* CLOCK_MONOTONIC when sampling stopped */
-	struct proc_table *procs;	/* every process attached or seen (-a) */
-	struct unwinder *unwinder;	/* NULL: frame pointers only */
 	uint64_t samples;		/* read out into the profile */
 	struct stack_table *wst;	/* the stacks windows have read so far */
 	uint64_t window_ns;		/* CLOCK_MONOTONIC at the start of the window */
@@ -135,11 +134,6 @@ int cpu_online(bool *set)
 
 /* libbpf's callback has no context argument, hence a file-level flag */
 /* ---- processes -------------------------------------------------------------------------- */
-
-static bool snapshot(struct cpu_collector *c, struct proc_info *p)
-{
-	return proc_table__snapshot(c->procs, p);
-}
 
 /* A traced process's address space as its last sample saw it (CPU_MM_*, abi/cpu.h): its maps
  * file is read again only when that moved. */
@@ -222,7 +216,8 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	c->opts = *o;
 	c->lc = env->lc;
 	c->period_ns = cpu_period_ns(o->hz ? o->hz : CPU_DEFAULT_HZ);
-	bpfutil__libbpf_messages(c->lc);
+	if (collector__init(&c->base, env, false))
+		goto fail;
 
 	err = cpu_online(online);
 	if (err) {
@@ -233,9 +228,8 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	c->cpus = calloc(CPU_MAX_CPUS, sizeof(*c->cpus));
 	c->pfds = calloc(CPU_MAX_CPUS, sizeof(*c->pfds));
 	c->links = calloc(CPU_MAX_CPUS, sizeof(*c->links));
-	c->procs = proc_table__new(env->sym);
 	c->wst = stack_table__new();
-	if (!c->cpus || !c->pfds || !c->links || !c->procs || !c->wst)
+	if (!c->cpus || !c->pfds || !c->links || !c->wst)
 		goto fail;
 	for (int i = 0; i < CPU_MAX_CPUS; i++) {
 		if (!(o->cpu_given ? o->cpus[i] : online[i]))
@@ -254,10 +248,8 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	}
 
 	c->skel = MINBTF_OPEN(c->lc, cpu_bpf);	/* CO-RE: core/minbtf.h */
-	if (!c->skel) {
-		pr_err(c->lc, "cannot open the BPF program: %s", strerror(errno));
+	if (collector__opened(&c->base, c->skel))
 		goto fail;
-	}
 	c->skel->rodata->trace_all = env->all;
 	c->skel->rodata->with_idle = o->idle;
 	c->skel->rodata->per_thread = o->per_thread;
@@ -267,25 +259,13 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	bpf_map__set_max_entries(c->skel->maps.mm_marks, MAX_TARGETS);
 	bpf_map__set_max_entries(c->skel->maps.counts, o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
-	/* the notes are -a's alone; elsewhere the smallest ring the kernel takes */
-	bpf_map__set_max_entries(c->skel->maps.notes, env->all ? NOTES_SIZE : getpagesize());
-	err = cpu_bpf__load(c->skel);
-	if (err) {
-		pr_err(c->lc, "cannot load the BPF program into the kernel: %s%s", strerror(-err),
-		       c->lc && c->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
+	collector__size_notes(c->skel->maps.notes, env->all);
+	if (collector__load(&c->base, env->unwind, true))
 		goto fail;
-	}
-	c->unwinder = unwinder__open(c->lc, env->unwind, c->skel->obj);
-	proc_table__set_unwinder(c->procs, c->unwinder);
 	if (!env->all)
-		proc_table__set_mm_marks(c->procs, mm_mark, c);
-	if (env->all) {
-		c->rb = proc_table__notes(c->procs, bpf_map__fd(c->skel->maps.notes));
-		if (!c->rb) {
-			pr_err(c->lc, "cannot read the BPF ring buffer: %s", strerror(errno));
-			goto fail;
-		}
-	}
+		proc_table__set_mm_marks(c->base.procs, mm_mark, c);
+	if (collector__notes(&c->base, c->skel->maps.notes, env->all))
+		goto fail;
 	/* the events open now, so that a machine without them fails before anything runs; they
 	 * start at the first attach */
 	if (open_events(c))
@@ -362,7 +342,7 @@ static int cpu_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 	/* before the snapshot, which reads it (if it cannot be made: the maps file at every
 	 * look, as PROC_MM_UNKNOWN) */
 	bpf_map_update_elem(bpf_map__fd(c->skel->maps.mm_marks), &key, &none, BPF_ANY);
-	err = proc_table__target(c->procs, pid, bpf_map__fd(c->skel->maps.targets), NULL);
+	err = proc_table__target(c->base.procs, pid, bpf_map__fd(c->skel->maps.targets), NULL);
 	if (err) {
 		pr_err(c->lc, "cannot trace PID %d: %s%s", pid, strerror(-err),
 		       err == -E2BIG ? " (more than 1024 processes at once)" : "");
@@ -415,7 +395,7 @@ static void thread_name(struct cpu_collector *c, pid_t tgid, pid_t tid, char *bu
 /* The process as the report names it; its mappings, fresh if it still runs. */
 static struct proc_info *report_proc(struct cpu_collector *c, pid_t tgid, bool exec)
 {
-	struct proc_info *p = proc_table__add(c->procs, tgid);
+	struct proc_info *p = proc_table__add(c->base.procs, tgid);
 	struct cpu_comm cc;
 	__u32 key = tgid;
 
@@ -423,7 +403,7 @@ static struct proc_info *report_proc(struct cpu_collector *c, pid_t tgid, bool e
 		return NULL;
 	/* at an exec, the snapshot finalize just took is of the old program */
 	if (!exec)
-		snapshot(c, p);
+		proc_table__snapshot(c->base.procs, p);
 	if (!p->comm[0]) {
 		if (tgid == 0)
 			snprintf(p->comm, sizeof(p->comm), "idle");
@@ -479,10 +459,10 @@ static int drain(struct cpu_collector *c, struct profile *prof, pid_t only, bool
 		if (!p || p->pid != (pid_t)e->k.tgid) {
 			/* a window's processes keep their last snapshot: a new one each
 			 * second would read every process's maps file every second */
-			p = take ? proc_table__add(c->procs, e->k.tgid)
+			p = take ? proc_table__add(c->base.procs, e->k.tgid)
 				 : report_proc(c, e->k.tgid, remove);
 			if (p && take && !p->sp)
-				snapshot(c, p);
+				proc_table__snapshot(c->base.procs, p);
 			if (p && take && !p->comm[0])
 				p = report_proc(c, e->k.tgid, true);
 			if (!p) {
@@ -547,17 +527,16 @@ static void cpu_tick(void *m, int64_t t_ns, bool second)
 
 	/* new processes (-a), while their mappings are still there: every tick, cheap when
 	 * there are none */
-	if (c->rb)
-		ring_buffer__consume(c->rb);
+	collector__consume_notes(&c->base);
 	/* the traced processes' mappings, 8 a tick (a read of each one's maps file when its
 	 * samples saw its address space change since the last read, a new snapshot only when
 	 * the executable mappings did; names each second): every tick for a few processes, in
 	 * turn for a large tree. A library loaded and unloaded (dlclose) between two looks would
 	 * leave its samples without their frames. */
-	proc_table__snapshot_some(c->procs, 8);
+	proc_table__snapshot_some(c->base.procs, 8);
 	if (second)
 		cpu_point(c, t_ns);
-	unwinder__tick(c->unwinder);
+	unwinder__tick(c->base.unwinder);
 	if (c->off)
 		offcpu_mode_ops.tick(c->off, t_ns, second);
 }
@@ -580,10 +559,9 @@ static void clear_stacks(struct cpu_collector *c)
 static void cpu_progress(void *m, char *buf, size_t len)
 {
 	struct cpu_collector *c = m;
-	uint64_t drops = 0;
+	uint64_t drops = bpfutil__percpu_sum_range(bpf_map__fd(c->skel->maps.stats),
+						   CPU_STAT_STACKS_FULL, CPU_STAT__COUNT);
 
-	for (int s = CPU_STAT_STACKS_FULL; s < CPU_STAT__COUNT; s++)
-		drops += stat_sum(c, s);
 	if (c->off) {
 		char off[128];
 
@@ -600,12 +578,9 @@ static void cpu_progress(void *m, char *buf, size_t len)
 static void cpu_finalize(void *m, pid_t pid, bool exec)
 {
 	struct cpu_collector *c = m;
-	struct proc_info *p = proc_table__add(c->procs, pid);
 
-	if (!p)
+	if (!collector__hold(&c->base, pid))
 		return;
-	/* held at its exit (or exec) stop: its mappings are still readable */
-	snapshot(c, p);
 	if (exec) {
 		__u32 key = pid;
 		__u64 none = CPU_MM_NONE;
@@ -627,7 +602,7 @@ static void cpu_reaped(void *m, pid_t pid)
 
 	__u32 key = pid;
 
-	proc_table__untarget(c->procs, pid, bpf_map__fd(c->skel->maps.targets));
+	proc_table__untarget(c->base.procs, pid, bpf_map__fd(c->skel->maps.targets));
 	bpf_map_delete_elem(bpf_map__fd(c->skel->maps.mm_marks), &key);
 	if (c->off)
 		offcpu_mode_ops.reaped(c->off, pid);
@@ -649,8 +624,7 @@ static void cpu_stop(void *m)
 	if (c->stop_ns >= c->env.start_ns + c->cpu_rate.last_t_ns + 100000000ull)
 		cpu_point(c, (int64_t)(c->stop_ns - c->env.start_ns));
 	/* the last announcements of new processes */
-	if (c->rb)
-		ring_buffer__consume(c->rb);
+	collector__consume_notes(&c->base);
 	if (c->off)
 		offcpu_mode_ops.stop(c->off);
 }
@@ -665,18 +639,17 @@ static void cpu_finish(void *m)
 	uint64_t end = c->stop_ns ? c->stop_ns : util_mono_ns();
 	double secs = c->env.start_ns && end > c->env.start_ns ?
 		      (end - c->env.start_ns) / 1e9 : 0;
+	uint64_t v[CPU_STAT__COUNT];
 	char cpus[256];
 	int len = 0;
 
 	drain(c, prof, 0, false, false);
 	if (c->off)
 		offcpu_mode_ops.finish(c->off);
-	for (int s = CPU_STAT_STACKS_FULL; s < CPU_STAT__COUNT; s++) {
-		if (s == CPU_STAT_NOTES_FULL && !c->env.all)
-			continue;	/* a reason of -a only */
-		profile__add_drop(prof, stat_names[s], stat_sum(c, s));
-	}
-	unwinder__add_drops(c->unwinder, prof);
+	collector__add_drops(prof, bpf_map__fd(c->skel->maps.stats), stat_names,
+			     CPU_STAT_STACKS_FULL, CPU_STAT__COUNT,
+			     c->env.all ? -1 : CPU_STAT_NOTES_FULL, v);
+	unwinder__add_drops(c->base.unwinder, prof);
 	if (lost)
 		profile__add_note(prof, "%llu samples were lost: the count table (--max-stacks %u) "
 				  "was full; raise --max-stacks", (unsigned long long)lost,
@@ -685,10 +658,7 @@ static void cpu_finish(void *m)
 		profile__add_note(prof, "%llu stacks were not kept: the stack table (--max-stacks "
 				  "%u) was full, so their samples count without them; raise "
 				  "--max-stacks", (unsigned long long)stacks_full, c->opts.max_stacks);
-	if (notes)
-		profile__add_note(prof, "%llu new processes were not announced in time (the ring "
-				  "buffer was full): those that exited before the end show bare "
-				  "addresses", (unsigned long long)notes);
+	collector__note_notes_lost(prof, notes);
 
 	/* "0-1" style CPU ranges */
 	cpus[0] = 0;
@@ -729,8 +699,7 @@ static int cpu_window(void *m, struct profile *into)
 			return err;
 	}
 	/* processes announced since the last tick, so that their samples get their names */
-	if (c->rb)
-		ring_buffer__consume(c->rb);
+	collector__consume_notes(&c->base);
 	err = drain(c, into, 0, false, true);
 	for (int s = CPU_STAT_SAMPLES; s < CPU_STAT__COUNT; s++) {
 		uint64_t v = stat_sum(c, s);
@@ -744,10 +713,10 @@ static int cpu_window(void *m, struct profile *into)
 	/* -a over hours: the processes gone since two windows ago are forgotten, and the files
 	 * only they mapped once unused for 6 windows (a program that runs now and then is not
 	 * read again each time) */
-	forgot = proc_table__prune_gone(c->procs, 2, NULL);
+	forgot = proc_table__prune_gone(c->base.procs, 2, NULL);
 	trimmed = symbolizer__trim(c->env.sym, 6);
 	pr_debug(c->lc, "window: %u processes gone forgotten, %u files' symbols freed, %u "
-		 "processes kept", forgot, trimmed, proc_table__count(c->procs));
+		 "processes kept", forgot, trimmed, proc_table__count(c->base.procs));
 	/* the windows' copy holds about what the map does: every stack a window counted */
 	if ((uint64_t)stack_table__count(c->wst) * 4 > (uint64_t)c->opts.max_stacks * 3)
 		clear_stacks(c);
@@ -785,27 +754,15 @@ static void cpu_close(void *m)
 		cpu_detach(c);
 	if (c->off)
 		offcpu_mode_ops.close(c->off);
-	ring_buffer__free(c->rb);
-	cpu_bpf__destroy(c->skel);
-	proc_table__free(c->procs, NULL);
+	collector__close(&c->base, NULL);
 	stack_table__free(c->wst);
-	unwinder__free(c->unwinder);
 	free(c->cpus);
 	free(c->pfds);
 	free(c->links);
 	free(c);
 }
 
-/* the unwinder's news of code mapped since its tables were loaded (core/unwind.h) */
-static int cpu_wake_fd(void *p)
-{
-	return unwinder__fd(((struct cpu_collector *)p)->unwinder);
-}
-
-static void cpu_wake(void *p)
-{
-	unwinder__poll(((struct cpu_collector *)p)->unwinder);
-}
+_Static_assert(offsetof(struct cpu_collector, base) == 0, "the shared hooks' collector");
 
 const struct mode_ops cpu_mode_ops = {
 	.name = "cpu",
@@ -815,8 +772,8 @@ const struct mode_ops cpu_mode_ops = {
 	.attach = cpu_attach,
 	.attach_all = cpu_attach_all,
 	.tick = cpu_tick,
-	.wake_fd = cpu_wake_fd,
-	.wake = cpu_wake,
+	.wake_fd = collector__wake_fd,
+	.wake = collector__wake,
 	.progress = cpu_progress,
 	.window = cpu_window,
 	.finalize = cpu_finalize,

@@ -17,11 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
+#include "core/collector.h"
 #include "core/minbtf.h"
 #include "core/procs.h"
 #include "core/unwind.h"
@@ -34,13 +34,10 @@
 #include "io.skel.h"
 
 #define MAX_TARGETS	8192	/* traced processes at once (a launched tree) */
-#define STRINGIFY_(x)	#x
-#define STRINGIFY(x)	STRINGIFY_(x)
 #define MAX_COMMS	32768	/* processes named (-a sees every one) */
 #define MAX_INFLIGHT	16384	/* requests in flight at once (a queue holds 64-2048) */
 #define MAX_DEVSTATS	256	/* (disk, operation) pairs */
 #define MAX_LOCS	(1 + 2 * STACK_MAX_DEPTH)
-#define NOTES_SIZE	(1 << 16)	/* -a: the ring buffer of new processes (16384 notes) */
 
 static const char *const stat_names[IO_STAT__COUNT] = {
 	[IO_STAT_REQUESTS] = "requests",
@@ -70,15 +67,12 @@ struct io_kthread {
 };
 
 struct io_collector {
+	struct collector base;		/* first: the shared hooks take the collector */
 	struct session_env env;
 	struct io_opts opts;
 	const struct log_ctx *lc;
 	struct io_bpf *skel;
-	struct proc_table *procs;	/* every process attached or seen */
 	struct prof_rate rate;		/* the timeline: requests counted, at each second */
-	struct unwinder *unwinder;	/* NULL: frame pointers only */
-	struct stack_table *st;
-	struct ring_buffer *notes;	/* -a only: processes seen for the first time */
 	uint64_t window_ns;		/* CLOCK_MONOTONIC at the start of the window (0: the run's) */
 	uint64_t window_stats[IO_STAT__COUNT];	/* the counters then */
 	bool has_io_start, has_io_done;
@@ -191,10 +185,7 @@ static void *io_open(const struct session_env *env, void *opts)
 	c->env = *env;
 	c->opts = *o;
 	c->lc = env->lc;
-	bpfutil__libbpf_messages(c->lc);
-	c->procs = proc_table__new(env->sym);
-	c->st = stack_table__new();
-	if (!c->procs || !c->st)
+	if (collector__init(&c->base, env, true))
 		goto fail;
 	/* the kernel's own I/O accounting tracepoints (6.5+): where a request starts */
 	c->has_io_start = !o->legacy_tracepoints &&
@@ -203,10 +194,8 @@ static void *io_open(const struct session_env *env, void *opts)
 			 bpfutil__has_tracepoint("block_io_done");
 
 	sk = c->skel = MINBTF_OPEN(c->lc, io_bpf);	/* CO-RE: core/minbtf.h */
-	if (!sk) {
-		pr_err(c->lc, "cannot open the BPF program: %s", strerror(errno));
+	if (collector__opened(&c->base, sk))
 		goto fail;
-	}
 	sk->rodata->trace_all = env->all;
 	sk->rodata->with_kthreads = !o->no_kthreads;
 	sk->rodata->has_io_start = c->has_io_start;
@@ -222,26 +211,13 @@ static void *io_open(const struct session_env *env, void *opts)
 	bpf_map__set_max_entries(sk->maps.devstats, MAX_DEVSTATS);
 	bpf_map__set_max_entries(sk->maps.counts, o->max_stacks);
 	bpf_map__set_max_entries(sk->maps.stacks, o->max_stacks);
-	/* the notes are -a's alone; elsewhere the smallest ring the kernel takes */
-	bpf_map__set_max_entries(sk->maps.notes, env->all ? NOTES_SIZE : getpagesize());
+	collector__size_notes(sk->maps.notes, env->all);
 	bpf_program__set_autoload(sk->progs.io_start, c->has_io_start);
 	bpf_program__set_autoload(sk->progs.io_done, c->has_io_done);
 	bpf_program__set_autoload(sk->progs.io_insert, !c->has_io_start);
-	err = io_bpf__load(sk);
-	if (err) {
-		pr_err(c->lc, "cannot load the BPF program into the kernel: %s%s", strerror(-err),
-		       c->lc && c->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
+	if (collector__load(&c->base, env->unwind, true) ||
+	    collector__notes(&c->base, sk->maps.notes, env->all))
 		goto fail;
-	}
-	c->unwinder = unwinder__open(c->lc, env->unwind, sk->obj);
-	proc_table__set_unwinder(c->procs, c->unwinder);
-	if (env->all) {
-		c->notes = proc_table__notes(c->procs, bpf_map__fd(sk->maps.notes));
-		if (!c->notes) {
-			pr_err(c->lc, "cannot read the BPF ring buffer: %s", strerror(errno));
-			goto fail;
-		}
-	}
 	/* attached for the whole run now (a machine without them fails before anything runs);
 	 * they count from the first attach */
 	err = io_bpf__attach(sk);
@@ -283,15 +259,9 @@ static int io_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 	int err;
 
 	*status = -1;
-	if (kill(pid, 0) && errno == ESRCH)
-		return -ESRCH;
-	err = proc_table__target(c->procs, pid, bpf_map__fd(c->skel->maps.targets), NULL);
-	if (err) {
-		pr_err(c->lc, "cannot trace PID %d: %s%s", pid, strerror(-err),
-		       err == -E2BIG ? " (more processes at once than the table holds, "
-		       STRINGIFY(MAX_TARGETS) ")" : "");
+	err = collector__target(&c->base, pid, bpf_map__fd(c->skel->maps.targets), MAX_TARGETS);
+	if (err)
 		return err;
-	}
 	(void)how;
 	start(c);
 	return 0;
@@ -330,7 +300,7 @@ static int count_cmp(const void *a, const void *b)
  * fresh if it still runs. */
 static struct proc_info *report_proc(struct io_collector *c, pid_t tgid, bool exec)
 {
-	struct proc_info *p = proc_table__add(c->procs, tgid);
+	struct proc_info *p = proc_table__add(c->base.procs, tgid);
 	struct io_comm cc;
 	__u32 key = tgid;
 
@@ -338,7 +308,7 @@ static struct proc_info *report_proc(struct io_collector *c, pid_t tgid, bool ex
 		return NULL;
 	/* at an exec, the snapshot finalize just took is of the old program */
 	if (!exec)
-		proc_table__snapshot(c->procs, p);
+		proc_table__snapshot(c->base.procs, p);
 	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.comms), &key, &cc))
 		return p;
 	/* a kworker's /proc name carries its current work ("kworker/u8:1-events_unbound"), the
@@ -406,10 +376,10 @@ static int drain(struct io_collector *c, struct profile *prof, pid_t only, bool 
 				  sizeof(struct count_entry), offsetof(struct count_entry, v), only,
 				  take, (void **)&ents, &nents);
 	if (!take)
-		err = err ?: stack_table__read(c->st, stacks_fd);
+		err = err ?: stack_table__read(c->base.st, stacks_fd);
 	/* a window fetches only the stacks it counted; the table is read whole at the end */
 	if (take)
-		stack_table__fetch_records(c->st, stacks_fd, ents, nents, sizeof(*ents));
+		stack_table__fetch_records(c->base.st, stacks_fd, ents, nents, sizeof(*ents));
 	if (err)
 		pr_warn(c->lc, "reading the kernel's request counts failed: %s; the report may be "
 			"incomplete", strerror(-err));
@@ -422,7 +392,7 @@ static int drain(struct io_collector *c, struct profile *prof, pid_t only, bool 
 
 		/* a window's processes keep their snapshots; one seen for the first time gets one */
 		if (p && take && !p->sp)
-			proc_table__snapshot(c->procs, p);
+			proc_table__snapshot(c->base.procs, p);
 		struct io_kthread *kt;
 		struct prof_process *pp;
 		uint32_t n = 0;
@@ -437,8 +407,9 @@ static int drain(struct io_collector *c, struct profile *prof, pid_t only, bool 
 		leaf_name(e->k.stack.aux, disk, leaf, sizeof(leaf));
 		locs[n++] = stacks__named_loc(prof, leaf);
 		/* the programs run in the submitting task: the machinery's frames lead its stack */
-		n += stacks__key_locs(prof, c->st, e->k.stack.kstack ? stacks__ksyms(c->lc) : NULL,
-				      p->sp, p->pid, &e->k.stack, true, locs + n);
+		n += stacks__key_locs(prof, c->base.st,
+				      e->k.stack.kstack ? stacks__ksyms(c->lc) : NULL, p->sp,
+				      p->pid, &e->k.stack, true, locs + n);
 		if (!profile__add_sample(prof, locs, n, vals, e->k.stack.tgid)) {
 			err = -errno;
 			break;
@@ -657,24 +628,22 @@ static void io_tick(void *m, int64_t t_ns, bool second)
 
 	/* -a: each process that turned up, while its mappings are there: every tick, cheap
 	 * when there are none */
-	if (c->notes)
-		ring_buffer__consume(c->notes);
+	collector__consume_notes(&c->base);
 	if (second) {
-		proc_table__snapshot_attached(c->procs);
+		proc_table__snapshot_attached(c->base.procs);
 		/* the timeline: requests completed per second (pid 0: every request counted) */
 		profile__add_rate_point(c->env.prof, &c->rate, 0, "io_requests", "requests/s",
 					t_ns, stat_sum(c, IO_STAT_REQUESTS), 1);
 	}
-	unwinder__tick(c->unwinder);
+	unwinder__tick(c->base.unwinder);
 }
 
 static void io_progress(void *m, char *buf, size_t len)
 {
 	struct io_collector *c = m;
-	uint64_t drops = 0;
+	uint64_t drops = bpfutil__percpu_sum_range(bpf_map__fd(c->skel->maps.stats),
+						   IO_STAT_REQUESTS + 1, IO_STAT__COUNT);
 
-	for (int s = IO_STAT_REQUESTS + 1; s < IO_STAT__COUNT; s++)
-		drops += stat_sum(c, s);
 	snprintf(buf, len, "%llu requests  drops %llu",
 		 (unsigned long long)stat_sum(c, IO_STAT_REQUESTS), (unsigned long long)drops);
 }
@@ -682,13 +651,8 @@ static void io_progress(void *m, char *buf, size_t len)
 static void io_finalize(void *m, pid_t pid, bool exec)
 {
 	struct io_collector *c = m;
-	struct proc_info *p = proc_table__add(c->procs, pid);
 
-	if (!p)
-		return;
-	/* held at its exit (or exec) stop: its mappings are still readable */
-	proc_table__snapshot(c->procs, p);
-	if (exec)
+	if (collector__hold(&c->base, pid) && exec)
 		drain(c, c->env.prof, pid, true, false);
 }
 
@@ -697,7 +661,7 @@ static void io_reaped(void *m, pid_t pid)
 {
 	struct io_collector *c = m;
 
-	proc_table__untarget(c->procs, pid, bpf_map__fd(c->skel->maps.targets));
+	proc_table__untarget(c->base.procs, pid, bpf_map__fd(c->skel->maps.targets));
 }
 
 static void io_stop(void *m)
@@ -716,8 +680,7 @@ static void io_stop(void *m)
 		profile__add_rate_point(c->env.prof, &c->rate, 0, "io_requests", "requests/s",
 					(int64_t)(c->stop_ns - c->env.start_ns),
 					stat_sum(c, IO_STAT_REQUESTS), 1);
-	if (c->notes)
-		ring_buffer__consume(c->notes);
+	collector__consume_notes(&c->base);
 }
 
 /* Which kernel threads started requests, and what they are. */
@@ -727,8 +690,8 @@ static void kthread_notes(struct io_collector *c)
 	uint32_t n = 0;
 	char b[32];
 
-	for (uint32_t i = 0; i < proc_table__count(c->procs); i++) {
-		const struct proc_info *p = proc_table__at(c->procs, i);
+	for (uint32_t i = 0; i < proc_table__count(c->base.procs); i++) {
+		const struct proc_info *p = proc_table__at(c->base.procs, i);
 		const struct io_kthread *kt = p->priv;
 
 		struct prof_process *pp = profile__find_process(prof, p->pid);
@@ -758,17 +721,17 @@ static void io_finish(void *m)
 {
 	struct io_collector *c = m;
 	struct profile *prof = c->env.prof;
-	uint64_t inflight;
+	uint64_t inflight, v[IO_STAT__COUNT];
 
 	drain(c, c->env.prof, 0, false, false);
 	inflight = add_groups(c);
-	unwinder__add_drops(c->unwinder, prof);
+	unwinder__add_drops(c->base.unwinder, prof);
+	collector__add_drops(prof, bpf_map__fd(c->skel->maps.stats), stat_names,
+			     IO_STAT_REQUESTS + 1, IO_STAT__COUNT,
+			     c->env.all ? -1 : IO_STAT_NOTES_FULL, v);
 	for (int s = IO_STAT_REQUESTS + 1; s < IO_STAT__COUNT; s++) {
-		uint64_t n = stat_sum(c, s);
+		uint64_t n = v[s];
 
-		if (s == IO_STAT_NOTES_FULL && !c->env.all)
-			continue;	/* a reason of -a only */
-		profile__add_drop(prof, stat_names[s], n);
 		if (!n)
 			continue;
 		if (s == IO_STAT_INFLIGHT_FULL)
@@ -795,9 +758,7 @@ static void io_finish(void *m)
 					  "pairs",
 					  (unsigned long long)n, MAX_DEVSTATS);
 		else if (s == IO_STAT_NOTES_FULL)
-			profile__add_note(prof, "%llu new processes were not announced in time "
-					  "(the ring buffer was full): those that exited before the "
-					  "end show bare addresses", (unsigned long long)n);
+			collector__note_notes_lost(prof, n);
 		else
 			profile__add_note(prof, "%llu requests ended without the kernel reporting "
 					  "their completion (neither block_rq_complete nor "
@@ -831,15 +792,8 @@ static int io_window(void *m, struct profile *into)
 	err = err ?: drain(c, into, 0, false, true);
 	window__end(into, bpf_map__fd(c->skel->maps.stats), stat_names, IO_STAT_REQUESTS + 1,
 		    IO_STAT__COUNT, c->env.all ? -1 : IO_STAT_NOTES_FULL, c->window_stats,
-		    c->procs, free, c->env.start_ns, &c->window_ns, now);
+		    c->base.procs, free, c->env.start_ns, &c->window_ns, now);
 	return err;
-}
-
-static void io_detach(void *m)
-{
-	struct io_collector *c = m;
-
-	io_bpf__detach(c->skel);
 }
 
 static void io_close(void *m)
@@ -848,24 +802,11 @@ static void io_close(void *m)
 
 	if (!c)
 		return;
-	ring_buffer__free(c->notes);
-	io_bpf__destroy(c->skel);
-	proc_table__free(c->procs, free);
-	unwinder__free(c->unwinder);
-	stack_table__free(c->st);
+	collector__close(&c->base, free);
 	free(c);
 }
 
-/* the unwinder's news of code mapped since its tables were loaded (core/unwind.h) */
-static int io_wake_fd(void *p)
-{
-	return unwinder__fd(((struct io_collector *)p)->unwinder);
-}
-
-static void io_wake(void *p)
-{
-	unwinder__poll(((struct io_collector *)p)->unwinder);
-}
+_Static_assert(offsetof(struct io_collector, base) == 0, "the shared hooks' collector");
 
 const struct mode_ops io_mode_ops = {
 	.name = "io",
@@ -875,13 +816,13 @@ const struct mode_ops io_mode_ops = {
 	.attach = io_attach,
 	.attach_all = io_attach_all,
 	.tick = io_tick,
-	.wake_fd = io_wake_fd,
-	.wake = io_wake,
+	.wake_fd = collector__wake_fd,
+	.wake = collector__wake,
 	.progress = io_progress,
 	.window = io_window,
 	.finalize = io_finalize,
 	.reaped = io_reaped,
 	.stop = io_stop,
 	.finish = io_finish,
-	.detach = io_detach,
+	.detach = collector__detach,
 };

@@ -9,6 +9,7 @@
  * -a, every second for the processes seen since.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
+#include "core/collector.h"
 #include "core/minbtf.h"
 #include "core/procs.h"
 #include "core/unwind.h"
@@ -67,12 +69,11 @@ static const char *const total_names[KMEM_T__COUNT] = {
 enum { T_ALLOC_OBJECTS, T_ALLOC_SPACE, T_INUSE_OBJECTS, T_INUSE_SPACE, T_WASTE_SPACE, NTYPES };
 
 struct kmem_collector {
+	struct collector base;		/* first: the shared hooks take the collector */
 	struct session_env env;
 	struct kmem_opts opts;
 	const struct log_ctx *lc;
 	struct kmem_bpf *skel;
-	struct proc_table *procs;
-	struct unwinder *unwinder;	/* NULL: frame pointers only */
 	bool percpu, batched;		/* the optional tracepoints were found */
 	uint64_t stop_ns;		/* bpf_ktime_get_ns()'s clock when tracing stopped */
 	uint64_t allocs;		/* read out into the profile */
@@ -123,9 +124,7 @@ static void *kmem_open(const struct session_env *env, void *opts)
 	c->env = *env;
 	c->opts = *o;
 	c->lc = env->lc;
-	bpfutil__libbpf_messages(c->lc);
-	c->procs = proc_table__new(env->sym);
-	if (!c->procs)
+	if (collector__init(&c->base, env, false))
 		goto fail;
 
 	/* the required tracepoints fail the load on their own; the optional ones are probed */
@@ -134,10 +133,8 @@ static void *kmem_open(const struct session_env *env, void *opts)
 	c->batched = bpfutil__has_tracepoint("mm_page_free_batched");
 
 	c->skel = MINBTF_OPEN(c->lc, kmem_bpf);	/* CO-RE: core/minbtf.h */
-	if (!c->skel) {
-		pr_err(c->lc, "cannot open the BPF program: %s", strerror(errno));
+	if (collector__opened(&c->base, c->skel))
 		goto fail;
-	}
 	c->skel->rodata->self_tgid = getpid();
 	c->skel->rodata->page_size = getpagesize();
 	c->skel->rodata->unwind_mode = env->unwind != UNWIND_FP;
@@ -152,14 +149,8 @@ static void *kmem_open(const struct session_env *env, void *opts)
 	bpf_map__set_max_entries(c->skel->maps.live, o->max_live);
 	bpf_map__set_max_entries(c->skel->maps.totals, MAX_PROCS);
 	bpf_map__set_max_entries(c->skel->maps.cache_stats, MAX_CACHE_STATS);
-	err = kmem_bpf__load(c->skel);
-	if (err) {
-		pr_err(c->lc, "cannot load the BPF program into the kernel: %s%s", strerror(-err),
-		       c->lc && c->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
+	if (collector__load(&c->base, env->unwind, true))
 		goto fail;
-	}
-	c->unwinder = unwinder__open(c->lc, env->unwind, c->skel->obj);
-	proc_table__set_unwinder(c->procs, c->unwinder);
 	/* every free must be seen from the start, whichever task makes it */
 	err = kmem_bpf__attach(c->skel);
 	if (err) {
@@ -204,7 +195,7 @@ static int kmem_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 	(void)how;
 	if (kill(pid, 0) && errno == ESRCH)
 		return -ESRCH;
-	p = proc_table__add(c->procs, pid);
+	p = proc_table__add(c->base.procs, pid);
 	if (!p)
 		return -ENOMEM;
 	if (!p->attached) {
@@ -225,7 +216,7 @@ static int kmem_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 			kp->snap = snapshots__new((int64_t)(util_mono_ns() - c->env.start_ns));
 		p->priv = kp;
 	}
-	proc_table__snapshot(c->procs, p);
+	proc_table__snapshot(c->base.procs, p);
 	return 0;
 }
 
@@ -345,12 +336,12 @@ static int live_cmp(const void *a, const void *b)
 static struct proc_info *report_proc(struct kmem_collector *c, pid_t tgid, bool exec,
 				     const char *kcomm)
 {
-	struct proc_info *p = proc_table__add(c->procs, tgid);
+	struct proc_info *p = proc_table__add(c->base.procs, tgid);
 
 	if (!p)
 		return NULL;
 	if (!exec)
-		proc_table__snapshot(c->procs, p);
+		proc_table__snapshot(c->base.procs, p);
 	if (!p->comm[0]) {
 		if (kcomm && kcomm[0])
 			snprintf(p->comm, sizeof(p->comm), "%.*s", KMEM_COMM_LEN, kcomm);
@@ -484,7 +475,7 @@ static int fit_growth(struct kmem_collector *c, struct profile *prof, const stru
 		const int64_t *v;
 
 		if (!p || p->pid != (pid_t)e->k.tgid)
-			p = proc_table__find(c->procs, e->k.tgid);
+			p = proc_table__find(c->base.procs, e->k.tgid);
 		if (!snap_of(p))
 			continue;
 		npts = snapshots__count(snap_of(p));
@@ -497,7 +488,7 @@ static int fit_growth(struct kmem_collector *c, struct profile *prof, const stru
 	for (uint32_t si = 0; si < ns; si++) {
 		struct prof_sample *s = &prof->samples[first + si];
 
-		p = proc_table__find(c->procs, s->pid);
+		p = proc_table__find(c->base.procs, s->pid);
 		if (!snap_of(p) || !allocs[si])
 			continue;
 		prof_growth__fit(snapshots__times(snap_of(p)), &sum[(size_t)si * SNAPSHOTS_MAX],
@@ -558,7 +549,7 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 
 		if (i && ((struct count_entry *)counts.v)[i - 1].k.tgid == e->k.tgid)
 			continue;
-		snap = snap_of(proc_table__find(c->procs, e->k.tgid));
+		snap = snap_of(proc_table__find(c->base.procs, e->k.tgid));
 		if (!snap || snapshots__begin(snap, (int64_t)(now - c->env.start_ns)) < 0)
 			continue;
 		for (size_t j = i; j < counts.n; j++) {
@@ -729,11 +720,11 @@ static int on_seen(const void *key, const void *val, void *ctx)
 	struct proc_info *p;
 
 	(void)val;
-	if (!tgid || proc_table__find(c->procs, tgid))
+	if (!tgid || proc_table__find(c->base.procs, tgid))
 		return 0;
-	p = proc_table__add(c->procs, tgid);
+	p = proc_table__add(c->base.procs, tgid);
 	if (p)
-		proc_table__snapshot(c->procs, p);
+		proc_table__snapshot(c->base.procs, p);
 	return 0;
 }
 
@@ -753,7 +744,7 @@ static int snap_count(const void *key, const void *val, void *ctx)
 	if (!v->live_bytes)
 		return 0;
 	if (!r->last || r->last->pid != (pid_t)k->tgid)
-		r->last = proc_table__find(r->c->procs, k->tgid);
+		r->last = proc_table__find(r->c->base.procs, k->tgid);
 	snap = snap_of(r->last);
 	if (snap)
 		snapshots__put(snap, snap_k1(k), k->ustack, (int64_t)v->live_bytes);
@@ -770,8 +761,8 @@ static void snapshot(struct kmem_collector *c, uint64_t now_ns)
 
 	if (now_ns < c->snap_due)
 		return;
-	for (uint32_t i = 0; i < proc_table__count(c->procs); i++) {
-		struct proc_info *p = proc_table__at(c->procs, i);
+	for (uint32_t i = 0; i < proc_table__count(c->base.procs); i++) {
+		struct proc_info *p = proc_table__at(c->base.procs, i);
 		struct snapshots *snap = p->attached ? snap_of(p) : NULL;
 
 		if (!snap)
@@ -783,8 +774,8 @@ static void snapshot(struct kmem_collector *c, uint64_t now_ns)
 		return;
 	bpfutil__map_for_each(bpf_map__fd(c->skel->maps.counts), sizeof(struct stack_key),
 			      sizeof(struct kmem_count), snap_count, &r);
-	for (uint32_t i = 0; i < proc_table__count(c->procs); i++) {
-		struct proc_info *p = proc_table__at(c->procs, i);
+	for (uint32_t i = 0; i < proc_table__count(c->base.procs); i++) {
+		struct proc_info *p = proc_table__at(c->base.procs, i);
 
 		if (p->attached && snap_of(p))
 			snapshots__end(snap_of(p));
@@ -806,7 +797,7 @@ static void kmem_tick(void *m, int64_t t_ns, bool second)
 	struct kmem_collector *c = m;
 
 	(void)t_ns;
-	unwinder__tick(c->unwinder);
+	unwinder__tick(c->base.unwinder);
 	/* every tick: snapshot() keeps its own interval */
 	if (!c->stop_ns)
 		snapshot(c, util_mono_ns());
@@ -814,9 +805,9 @@ static void kmem_tick(void *m, int64_t t_ns, bool second)
 		return;
 	/* libraries loaded since the last look; with -a, the processes seen since, while their
 	 * mappings are there */
-	for (uint32_t i = 0; i < proc_table__count(c->procs); i++)
-		if (proc_table__at(c->procs, i)->attached)
-			proc_table__snapshot(c->procs, proc_table__at(c->procs, i));
+	for (uint32_t i = 0; i < proc_table__count(c->base.procs); i++)
+		if (proc_table__at(c->base.procs, i)->attached)
+			proc_table__snapshot(c->base.procs, proc_table__at(c->base.procs, i));
 	if (c->env.all)
 		bpfutil__map_for_each(bpf_map__fd(c->skel->maps.totals), sizeof(__u32),
 				      sizeof(struct kmem_totals), on_seen, c);
@@ -841,7 +832,7 @@ static void kmem_progress(void *m, char *buf, size_t len)
 static void kmem_finalize(void *m, pid_t pid, bool exec)
 {
 	struct kmem_collector *c = m;
-	struct proc_info *p = proc_table__add(c->procs, pid);
+	struct proc_info *p = proc_table__add(c->base.procs, pid);
 	__u32 key = pid;
 
 	if (!p)
@@ -852,7 +843,7 @@ static void kmem_finalize(void *m, pid_t pid, bool exec)
 		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.targets), &key);
 		p->attached = false;
 	}
-	proc_table__snapshot(c->procs, p);
+	proc_table__snapshot(c->base.procs, p);
 	drain(c, pid, true, exec, c->stop_ns ? c->stop_ns : util_mono_ns());
 	if (!exec)
 		p->drained = true;
@@ -861,7 +852,7 @@ static void kmem_finalize(void *m, pid_t pid, bool exec)
 static void kmem_retire(void *m, pid_t pid)
 {
 	struct kmem_collector *c = m;
-	struct proc_info *p = proc_table__find(c->procs, pid);
+	struct proc_info *p = proc_table__find(c->base.procs, pid);
 	__u32 key = pid;
 
 	if (p && p->attached) {
@@ -890,12 +881,10 @@ static void kmem_finish(void *m)
 	uint64_t misses = bpfutil__recursion_misses(c->skel->obj), d[KMEM_DROP__COUNT];
 
 	drain(c, 0, false, false, end);
-	for (int i = 0; i < KMEM_DROP__COUNT; i++) {
-		d[i] = drop_sum(c, i);
-		profile__add_drop(prof, drop_names[i], d[i]);
-	}
+	collector__add_drops(prof, bpf_map__fd(c->skel->maps.drops), drop_names, 0,
+			     KMEM_DROP__COUNT, -1, d);
 	profile__add_drop(prof, "recursion_misses", misses);
-	unwinder__add_drops(c->unwinder, prof);
+	unwinder__add_drops(c->base.unwinder, prof);
 	if (d[KMEM_DROP_COUNTS_FULL] || d[KMEM_DROP_STACKS_FULL])
 		profile__add_note(prof, "the stack tables (--max-stacks %u) were full: %llu "
 				  "allocations were not counted per stack (they are in the process "
@@ -925,36 +914,17 @@ static void kmem_finish(void *m)
 	profile__add_info(prof, "allocations", "%llu", (unsigned long long)c->allocs);
 }
 
-static void kmem_detach(void *m)
-{
-	struct kmem_collector *c = m;
-
-	if (c->skel)
-		kmem_bpf__detach(c->skel);
-}
-
 static void kmem_close(void *m)
 {
 	struct kmem_collector *c = m;
 
 	if (!c)
 		return;
-	kmem_bpf__destroy(c->skel);
-	proc_table__free(c->procs, kmem_proc_free);
-	unwinder__free(c->unwinder);
+	collector__close(&c->base, kmem_proc_free);
 	free(c);
 }
 
-/* the unwinder's news of code mapped since its tables were loaded (core/unwind.h) */
-static int kmem_wake_fd(void *p)
-{
-	return unwinder__fd(((struct kmem_collector *)p)->unwinder);
-}
-
-static void kmem_wake(void *p)
-{
-	unwinder__poll(((struct kmem_collector *)p)->unwinder);
-}
+_Static_assert(offsetof(struct kmem_collector, base) == 0, "the shared hooks' collector");
 
 const struct mode_ops kmem_mode_ops = {
 	.name = "kmem",
@@ -964,12 +934,12 @@ const struct mode_ops kmem_mode_ops = {
 	.attach = kmem_attach,
 	.attach_all = kmem_attach_all,
 	.tick = kmem_tick,
-	.wake_fd = kmem_wake_fd,
-	.wake = kmem_wake,
+	.wake_fd = collector__wake_fd,
+	.wake = collector__wake,
 	.progress = kmem_progress,
 	.finalize = kmem_finalize,
 	.retire = kmem_retire,
 	.stop = kmem_stop,
 	.finish = kmem_finish,
-	.detach = kmem_detach,
+	.detach = collector__detach,
 };

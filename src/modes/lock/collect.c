@@ -21,13 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <unistd.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
+#include "core/collector.h"
 #include "core/minbtf.h"
 #include "core/procs.h"
 #include "core/stacks.h"
@@ -50,12 +50,9 @@ _Static_assert(LOCK_FUTEX_WAIT == FUTEX_WAIT && LOCK_FUTEX_LOCK_PI == FUTEX_LOCK
 	       LOCK_FUTEX_CLOCK_REALTIME == FUTEX_CLOCK_REALTIME, "futex(2)'s commands");
 
 #define MAX_TARGETS	8192	/* traced processes at once (a launched tree) */
-#define STRINGIFY_(x)	#x
-#define STRINGIFY(x)	STRINGIFY_(x)
 #define MAX_COMMS	32768	/* processes named (-a sees every one) */
 #define MAX_WAITS	65536	/* threads waiting at once, each table */
 #define MAX_LOCS	(1 + 2 * STACK_MAX_DEPTH)
-#define NOTES_SIZE	(1 << 16)	/* -a: the ring buffer of new processes */
 #define MAX_GROUPS	200	/* locks in the summary, the longest total waits first */
 
 static const char *const stat_names[LOCK_STAT__COUNT] = {
@@ -85,14 +82,11 @@ struct lock_entry {
 };
 
 struct lock_collector {
+	struct collector base;		/* first: the shared hooks take the collector */
 	struct session_env env;
 	struct lock_opts opts;
 	const struct log_ctx *lc;
 	struct lock_bpf *skel;
-	struct proc_table *procs;
-	struct unwinder *unwinder;	/* NULL: frame pointers only */
-	struct stack_table *st;
-	struct ring_buffer *notes;	/* -a only */
 	struct kdata *kdata;		/* kernel data symbols, loaded at the first kernel lock */
 	bool kdata_tried;
 	bool kernel, user;		/* what is traced */
@@ -180,10 +174,7 @@ static void *lock_open(const struct session_env *env, void *opts)
 	c->env = *env;
 	c->opts = *o;
 	c->lc = env->lc;
-	bpfutil__libbpf_messages(c->lc);
-	c->procs = proc_table__new(env->sym);
-	c->st = stack_table__new();
-	if (!c->procs || !c->st)
+	if (collector__init(&c->base, env, true))
 		goto fail;
 	have_tp = !o->pretend_no_tracepoints &&
 		  bpfutil__has_tracepoint("contention_begin") &&
@@ -203,10 +194,8 @@ static void *lock_open(const struct session_env *env, void *opts)
 	}
 
 	sk = c->skel = MINBTF_OPEN(c->lc, lock_bpf);	/* CO-RE: core/minbtf.h */
-	if (!sk) {
-		pr_err(c->lc, "cannot open the BPF program: %s", strerror(errno));
+	if (collector__opened(&c->base, sk))
 		goto fail;
-	}
 	sk->rodata->trace_all = env->all;
 	sk->rodata->self_tgid = getpid();
 	sk->rodata->unwind_mode = env->unwind != UNWIND_FP;
@@ -218,26 +207,14 @@ static void *lock_open(const struct session_env *env, void *opts)
 	bpf_map__set_max_entries(sk->maps.counts, o->max_stacks);
 	bpf_map__set_max_entries(sk->maps.stacks, o->max_stacks);
 	bpf_map__set_max_entries(sk->maps.locks, o->max_locks);
-	bpf_map__set_max_entries(sk->maps.notes, env->all ? NOTES_SIZE : getpagesize());
+	collector__size_notes(sk->maps.notes, env->all);
 	bpf_program__set_autoload(sk->progs.lock_begin, c->kernel);
 	bpf_program__set_autoload(sk->progs.lock_end, c->kernel);
 	bpf_program__set_autoload(sk->progs.futex_enter, c->user);
 	bpf_program__set_autoload(sk->progs.futex_exit, c->user);
-	err = lock_bpf__load(sk);
-	if (err) {
-		pr_err(c->lc, "cannot load the BPF program into the kernel: %s%s", strerror(-err),
-		       c->lc && c->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
+	if (collector__load(&c->base, env->unwind, true) ||
+	    collector__notes(&c->base, sk->maps.notes, env->all))
 		goto fail;
-	}
-	c->unwinder = unwinder__open(c->lc, env->unwind, sk->obj);
-	proc_table__set_unwinder(c->procs, c->unwinder);
-	if (env->all) {
-		c->notes = proc_table__notes(c->procs, bpf_map__fd(sk->maps.notes));
-		if (!c->notes) {
-			pr_err(c->lc, "cannot read the BPF ring buffer: %s", strerror(errno));
-			goto fail;
-		}
-	}
 	err = lock_bpf__attach(sk);
 	if (err) {
 		pr_err(c->lc, "cannot attach to the %s tracepoints: %s",
@@ -276,15 +253,9 @@ static int lock_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 
 	*status = -1;
 	(void)how;
-	if (kill(pid, 0) && errno == ESRCH)
-		return -ESRCH;
-	err = proc_table__target(c->procs, pid, bpf_map__fd(c->skel->maps.targets), NULL);
-	if (err) {
-		pr_err(c->lc, "cannot trace PID %d: %s%s", pid, strerror(-err),
-		       err == -E2BIG ? " (more processes at once than the table holds, "
-		       STRINGIFY(MAX_TARGETS) ")" : "");
+	err = collector__target(&c->base, pid, bpf_map__fd(c->skel->maps.targets), MAX_TARGETS);
+	if (err)
 		return err;
-	}
 	start(c);
 	return 0;
 }
@@ -335,7 +306,7 @@ static int id_cmp(const void *a, const void *b)
 /* A process as "comm[pid]" ("[pid]" when its name is unknown). */
 static void proc_name(struct lock_collector *c, pid_t pid, char *buf, size_t len)
 {
-	struct proc_info *p = proc_table__find(c->procs, pid);
+	struct proc_info *p = proc_table__find(c->base.procs, pid);
 	struct lock_comm cc;
 	__u32 key = pid;
 
@@ -429,14 +400,14 @@ static int count_cmp(const void *a, const void *b)
 
 static struct proc_info *report_proc(struct lock_collector *c, pid_t tgid, bool exec)
 {
-	struct proc_info *p = proc_table__add(c->procs, tgid);
+	struct proc_info *p = proc_table__add(c->base.procs, tgid);
 	struct lock_comm cc;
 	__u32 key = tgid;
 
 	if (!p)
 		return NULL;
 	if (!exec)
-		proc_table__snapshot(c->procs, p);
+		proc_table__snapshot(c->base.procs, p);
 	if (!bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.comms), &key, &cc) &&
 	    (!p->comm[0] || cc.kthread))
 		snprintf(p->comm, sizeof(p->comm), "%.*s", LOCK_COMM_LEN, cc.comm);
@@ -460,10 +431,10 @@ static int drain(struct lock_collector *c, struct profile *prof, pid_t only, boo
 				  sizeof(struct count_entry), offsetof(struct count_entry, v), only,
 				  take, (void **)&ents, &nents);
 	if (!take)
-		err = err ?: stack_table__read(c->st, stacks_fd);
+		err = err ?: stack_table__read(c->base.st, stacks_fd);
 	/* a window fetches only the stacks it counted; the table is read whole at the end */
 	else
-		stack_table__fetch_records(c->st, stacks_fd, ents, nents, sizeof(*ents));
+		stack_table__fetch_records(c->base.st, stacks_fd, ents, nents, sizeof(*ents));
 	err = err ?: read_locks(c);
 	if (err)
 		pr_warn(c->lc, "reading the kernel's lock counts failed: %s; the report may be "
@@ -485,7 +456,7 @@ static int drain(struct lock_collector *c, struct profile *prof, pid_t only, boo
 		}
 		/* a window's processes keep their snapshots; one seen for the first time gets one */
 		if (take && !p->sp)
-			proc_table__snapshot(c->procs, p);
+			proc_table__snapshot(c->base.procs, p);
 		if (l)
 			snprintf(leaf, sizeof(leaf), "%s (%s)", l->name,
 				 lock_class_name(e->k.stack.aux));
@@ -495,8 +466,9 @@ static int drain(struct lock_collector *c, struct profile *prof, pid_t only, boo
 				 (unsigned long long)e->k.addr, lock_class_name(e->k.stack.aux));
 		locs[n++] = stacks__named_loc(prof, leaf);
 		/* the programs run in the waiting task: the machinery's frames lead its stack */
-		n += stacks__key_locs(prof, c->st, e->k.stack.kstack ? stacks__ksyms(c->lc) : NULL,
-				      p->sp, p->pid, &e->k.stack, true, locs + n);
+		n += stacks__key_locs(prof, c->base.st,
+				      e->k.stack.kstack ? stacks__ksyms(c->lc) : NULL, p->sp,
+				      p->pid, &e->k.stack, true, locs + n);
 		if (!profile__add_sample(prof, locs, n, vals, e->k.stack.tgid)) {
 			err = -errno;
 			break;
@@ -597,24 +569,12 @@ static uint64_t stat_sum(struct lock_collector *c, enum lock_stat s)
 	return bpfutil__percpu_sum(bpf_map__fd(c->skel->maps.stats), s);
 }
 
-static void lock_tick(void *m, int64_t t_ns, bool second)
-{
-	struct lock_collector *c = m;
-
-	if (c->notes)
-		ring_buffer__consume(c->notes);
-	if (second)
-		proc_table__snapshot_attached(c->procs);
-	unwinder__tick(c->unwinder);
-}
-
 static void lock_progress(void *m, char *buf, size_t len)
 {
 	struct lock_collector *c = m;
-	uint64_t drops = 0;
+	uint64_t drops = bpfutil__percpu_sum_range(bpf_map__fd(c->skel->maps.stats),
+						   LOCK_STAT_NESTED, LOCK_STAT__COUNT);
 
-	for (int s = LOCK_STAT_NESTED; s < LOCK_STAT__COUNT; s++)
-		drops += stat_sum(c, s);
 	snprintf(buf, len, "%llu kernel contentions  %llu futex waits  drops %llu",
 		 (unsigned long long)stat_sum(c, LOCK_STAT_KERNEL),
 		 (unsigned long long)stat_sum(c, LOCK_STAT_FUTEX), (unsigned long long)drops);
@@ -623,13 +583,8 @@ static void lock_progress(void *m, char *buf, size_t len)
 static void lock_finalize(void *m, pid_t pid, bool exec)
 {
 	struct lock_collector *c = m;
-	struct proc_info *p = proc_table__add(c->procs, pid);
 
-	if (!p)
-		return;
-	/* held at its exit (or exec) stop: its mappings are still readable */
-	proc_table__snapshot(c->procs, p);
-	if (exec)
+	if (collector__hold(&c->base, pid) && exec)
 		drain(c, c->env.prof, pid, true, false);
 }
 
@@ -637,7 +592,7 @@ static void lock_reaped(void *m, pid_t pid)
 {
 	struct lock_collector *c = m;
 
-	proc_table__untarget(c->procs, pid, bpf_map__fd(c->skel->maps.targets));
+	proc_table__untarget(c->base.procs, pid, bpf_map__fd(c->skel->maps.targets));
 }
 
 static void lock_stop(void *m)
@@ -648,8 +603,7 @@ static void lock_stop(void *m)
 		return;
 	c->skel->bss->stopped = true;
 	c->stopped = true;
-	if (c->notes)
-		ring_buffer__consume(c->notes);
+	collector__consume_notes(&c->base);
 }
 
 /* Waits still going on when tracing stopped, or whose thread ended in them (a thread killed
@@ -673,16 +627,16 @@ static void lock_finish(void *m)
 	struct lock_collector *c = m;
 	struct profile *prof = c->env.prof;
 	uint64_t misses = bpfutil__recursion_misses(c->skel->obj), nowait, waits;
+	uint64_t v[LOCK_STAT__COUNT];
 
 	drain(c, c->env.prof, 0, false, false);
 	add_groups(c);
-	unwinder__add_drops(c->unwinder, prof);
+	unwinder__add_drops(c->base.unwinder, prof);
+	collector__add_drops(prof, bpf_map__fd(c->skel->maps.stats), stat_names, LOCK_STAT_NESTED,
+			     LOCK_STAT__COUNT, c->env.all ? -1 : LOCK_STAT_NOTES_FULL, v);
 	for (int s = LOCK_STAT_NESTED; s < LOCK_STAT__COUNT; s++) {
-		uint64_t n = stat_sum(c, s);
+		uint64_t n = v[s];
 
-		if (s == LOCK_STAT_NOTES_FULL && !c->env.all)
-			continue;
-		profile__add_drop(prof, stat_names[s], n);
 		if (!n)
 			continue;
 		if (s == LOCK_STAT_NESTED)
@@ -711,9 +665,7 @@ static void lock_finish(void *m)
 					  "any lock's: the lock table (--max-locks %u) was full; raise "
 					  "--max-locks", (unsigned long long)n, c->opts.max_locks);
 		else
-			profile__add_note(prof, "%llu new processes were not announced in time "
-					  "(the ring buffer was full): those that exited before the "
-					  "end show bare addresses", (unsigned long long)n);
+			collector__note_notes_lost(prof, n);
 	}
 	profile__add_drop(prof, "recursion_misses", misses);
 	nowait = stat_sum(c, LOCK_STAT_NOWAIT);
@@ -764,15 +716,8 @@ static int lock_window(void *m, struct profile *into)
 	err = err ?: drain(c, into, 0, false, true);
 	window__end(into, bpf_map__fd(c->skel->maps.stats), stat_names, LOCK_STAT_NESTED,
 		    LOCK_STAT__COUNT, c->env.all ? -1 : LOCK_STAT_NOTES_FULL, c->window_stats,
-		    c->procs, NULL, c->env.start_ns, &c->window_ns, now);
+		    c->base.procs, NULL, c->env.start_ns, &c->window_ns, now);
 	return err;
-}
-
-static void lock_detach(void *m)
-{
-	struct lock_collector *c = m;
-
-	lock_bpf__detach(c->skel);
 }
 
 static void lock_close(void *m)
@@ -781,26 +726,13 @@ static void lock_close(void *m)
 
 	if (!c)
 		return;
-	ring_buffer__free(c->notes);
-	lock_bpf__destroy(c->skel);
-	proc_table__free(c->procs, NULL);
-	unwinder__free(c->unwinder);
-	stack_table__free(c->st);
+	collector__close(&c->base, NULL);
 	kdata__free(c->kdata);
 	free(c->locks);
 	free(c);
 }
 
-/* the unwinder's news of code mapped since its tables were loaded (core/unwind.h) */
-static int lock_wake_fd(void *m)
-{
-	return unwinder__fd(((struct lock_collector *)m)->unwinder);
-}
-
-static void lock_wake(void *m)
-{
-	unwinder__poll(((struct lock_collector *)m)->unwinder);
-}
+_Static_assert(offsetof(struct lock_collector, base) == 0, "the shared hooks' collector");
 
 const struct mode_ops lock_mode_ops = {
 	.name = "lock",
@@ -809,14 +741,14 @@ const struct mode_ops lock_mode_ops = {
 	.close = lock_close,
 	.attach = lock_attach,
 	.attach_all = lock_attach_all,
-	.tick = lock_tick,
-	.wake_fd = lock_wake_fd,
-	.wake = lock_wake,
+	.tick = collector__tick,
+	.wake_fd = collector__wake_fd,
+	.wake = collector__wake,
 	.progress = lock_progress,
 	.window = lock_window,
 	.finalize = lock_finalize,
 	.reaped = lock_reaped,
 	.stop = lock_stop,
 	.finish = lock_finish,
-	.detach = lock_detach,
+	.detach = collector__detach,
 };

@@ -13,11 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
+#include "core/collector.h"
 #include "core/minbtf.h"
 #include "core/procs.h"
 #include "core/stacks.h"
@@ -34,7 +34,6 @@
 #define MAX_COMMS	32768	/* processes named (-a sees every one) */
 #define MAX_RUNQ	4096	/* processes with a run-queue histogram */
 #define MAX_LOCS	(3 + 4 * STACK_MAX_DEPTH)
-#define NOTES_SIZE	(1 << 16)	/* -a: the ring buffer of new processes */
 #define MAX_VALS	8
 
 static const char *const stat_names[OFFCPU_STAT__COUNT] = {
@@ -49,14 +48,11 @@ static const char *const stat_names[OFFCPU_STAT__COUNT] = {
 };
 
 struct offcpu_collector {
+	struct collector base;		/* first: the shared hooks take the collector */
 	struct session_env env;
 	struct offcpu_opts opts;
 	const struct log_ctx *lc;
 	struct offcpu_bpf *skel;
-	struct proc_table *procs;	/* every process attached or seen */
-	struct unwinder *unwinder;	/* NULL: frame pointers only */
-	struct stack_table *st;
-	struct ring_buffer *notes;	/* -a only */
 	bool started, stopped;
 	uint64_t stop_ns;
 	uint64_t off_at_end;		/* threads still off-CPU when tracing stopped */
@@ -135,17 +131,12 @@ static void *offcpu_open(const struct session_env *env, void *opts)
 	c->env = *env;
 	c->opts = *o;
 	c->lc = env->lc;
-	bpfutil__libbpf_messages(c->lc);
-	c->procs = proc_table__new(env->sym);
-	c->st = stack_table__new();
-	if (!c->procs || !c->st)
+	if (collector__init(&c->base, env, true))
 		goto fail;
 
 	sk = c->skel = MINBTF_OPEN(c->lc, offcpu_bpf);	/* CO-RE: core/minbtf.h */
-	if (!sk) {
-		pr_err(c->lc, "cannot open the BPF program: %s", strerror(errno));
+	if (collector__opened(&c->base, sk))
 		goto fail;
-	}
 	sk->rodata->trace_all = env->all;
 	sk->rodata->with_kthreads = o->kthreads;
 	sk->rodata->per_thread = o->per_thread;
@@ -163,23 +154,11 @@ static void *offcpu_open(const struct session_env *env, void *opts)
 	bpf_map__set_max_entries(sk->maps.stacks, o->max_stacks);
 	bpf_map__set_max_entries(sk->maps.runq, MAX_RUNQ);
 	bpf_map__set_max_entries(sk->maps.comms, MAX_COMMS);
-	bpf_map__set_max_entries(sk->maps.notes, env->all ? NOTES_SIZE : getpagesize());
+	collector__size_notes(sk->maps.notes, env->all);
 	bpf_program__set_autoload(sk->progs.offcpu_waking, o->wakers);
-	err = offcpu_bpf__load(sk);
-	if (err) {
-		pr_err(c->lc, "cannot load the BPF program into the kernel: %s%s", strerror(-err),
-		       c->lc && c->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
+	if (collector__load(&c->base, env->unwind, true) ||
+	    collector__notes(&c->base, sk->maps.notes, env->all))
 		goto fail;
-	}
-	c->unwinder = unwinder__open(c->lc, env->unwind, sk->obj);
-	proc_table__set_unwinder(c->procs, c->unwinder);
-	if (env->all) {
-		c->notes = proc_table__notes(c->procs, bpf_map__fd(sk->maps.notes));
-		if (!c->notes) {
-			pr_err(c->lc, "cannot read the BPF ring buffer: %s", strerror(errno));
-			goto fail;
-		}
-	}
 	/* attached for the whole run now (a kernel without them fails before anything runs);
 	 * they count from the first attach */
 	err = offcpu_bpf__attach(sk);
@@ -225,15 +204,9 @@ static int offcpu_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 	int err;
 
 	*status = -1;
-	if (kill(pid, 0) && errno == ESRCH)
-		return -ESRCH;
-	err = proc_table__target(c->procs, pid, bpf_map__fd(c->skel->maps.targets), NULL);
-	if (err) {
-		pr_err(c->lc, "cannot trace PID %d: %s%s", pid, strerror(-err),
-		       err == -E2BIG ? " (more processes at once than the table holds, 8192)" :
-		       "");
+	err = collector__target(&c->base, pid, bpf_map__fd(c->skel->maps.targets), MAX_TARGETS);
+	if (err)
 		return err;
-	}
 	(void)how;
 	start(c);
 	pr_info(c->lc, "tracing PID %d's threads off-CPU", pid);
@@ -280,12 +253,12 @@ static void kernel_comm(struct offcpu_collector *c, __u32 id, char *buf, size_t 
 /* The process as the report names it; its mappings, fresh if it still runs. */
 static struct proc_info *report_proc(struct offcpu_collector *c, pid_t tgid, bool exec)
 {
-	struct proc_info *p = proc_table__add(c->procs, tgid);
+	struct proc_info *p = proc_table__add(c->base.procs, tgid);
 
 	if (!p)
 		return NULL;
 	if (!exec)
-		proc_table__snapshot(c->procs, p);
+		proc_table__snapshot(c->base.procs, p);
 	if (!p->comm[0])
 		kernel_comm(c, tgid, p->comm, sizeof(p->comm));
 	if (!p->comm[0])
@@ -384,7 +357,7 @@ static uint32_t waker_locs(struct offcpu_collector *c, struct profile *prof,
 	char name[64], comm[OFFCPU_COMM_LEN + 1];
 
 	/* its kernel frames first: an interrupt's have no user frames that belong to it */
-	nw = stacks__key_locs(prof, c->st, ks, NULL, k->wtgid, &wk, true, tmp);
+	nw = stacks__key_locs(prof, c->base.st, ks, NULL, k->wtgid, &wk, true, tmp);
 	if (!k->wtgid || interrupt_frames(prof, tmp, nw)) {
 		snprintf(name, sizeof(name), "waker: interrupt");
 		nw = interrupt_only(prof, tmp, nw);
@@ -393,8 +366,8 @@ static uint32_t waker_locs(struct offcpu_collector *c, struct profile *prof,
 			wp = report_proc(c, k->wtgid, false);
 			wk.ustack = k->wustack;
 			wk.flags = k->wflags;
-			nw = stacks__key_locs(prof, c->st, ks, wp ? wp->sp : NULL, k->wtgid, &wk,
-					      true, tmp);
+			nw = stacks__key_locs(prof, c->base.st, ks, wp ? wp->sp : NULL, k->wtgid,
+					      &wk, true, tmp);
 		}
 		if (wp && wp->comm[0]) {
 			snprintf(comm, sizeof(comm), "%s", wp->comm);
@@ -430,14 +403,14 @@ static int drain(struct offcpu_collector *c, struct profile *prof, pid_t only, b
 				  sizeof(struct count_entry), offsetof(struct count_entry, v), only,
 				  take, (void **)&ents, &nents);
 	if (!take)
-		err = err ?: stack_table__read(c->st, stacks_fd);
+		err = err ?: stack_table__read(c->base.st, stacks_fd);
 	/* a window fetches only the stacks it counted (the wakers' too); the table is read whole
 	 * at the end */
 	for (size_t i = 0; take && i < nents; i++) {
-		stack_table__fetch(c->st, stacks_fd, ents[i].k.stack.ustack);
-		stack_table__fetch(c->st, stacks_fd, ents[i].k.stack.kstack);
-		stack_table__fetch(c->st, stacks_fd, ents[i].k.wustack);
-		stack_table__fetch(c->st, stacks_fd, ents[i].k.wkstack);
+		stack_table__fetch(c->base.st, stacks_fd, ents[i].k.stack.ustack);
+		stack_table__fetch(c->base.st, stacks_fd, ents[i].k.stack.kstack);
+		stack_table__fetch(c->base.st, stacks_fd, ents[i].k.wustack);
+		stack_table__fetch(c->base.st, stacks_fd, ents[i].k.wkstack);
 	}
 	if (err)
 		pr_warn(c->lc, "reading the kernel's off-CPU counts failed: %s; the report may be "
@@ -457,11 +430,11 @@ static int drain(struct offcpu_collector *c, struct profile *prof, pid_t only, b
 		}
 		/* a window's processes keep their snapshots; one seen for the first time gets one */
 		if (take && !p->sp)
-			proc_table__snapshot(c->procs, p);
+			proc_table__snapshot(c->base.procs, p);
 		if (c->opts.wakers && (e->k.wtgid || e->k.wustack || e->k.wkstack))
 			n += waker_locs(c, prof, &e->k, locs);
 		/* the program ran in the switched-out task: the machinery's frames lead */
-		n += stacks__key_locs(prof, c->st,
+		n += stacks__key_locs(prof, c->base.st,
 				      e->k.stack.kstack ? stacks__ksyms(c->lc) : NULL, p->sp,
 				      p->pid, &e->k.stack, true, locs + n);
 		if (c->opts.per_thread) {
@@ -606,24 +579,12 @@ static uint64_t stat_sum(struct offcpu_collector *c, enum offcpu_stat s)
 	return bpfutil__percpu_sum(bpf_map__fd(c->skel->maps.stats), s);
 }
 
-static void offcpu_tick(void *m, int64_t t_ns, bool second)
-{
-	struct offcpu_collector *c = m;
-
-	if (c->notes)
-		ring_buffer__consume(c->notes);
-	if (second)
-		proc_table__snapshot_attached(c->procs);
-	unwinder__tick(c->unwinder);
-}
-
 static void offcpu_progress(void *m, char *buf, size_t len)
 {
 	struct offcpu_collector *c = m;
-	uint64_t drops = 0;
+	uint64_t drops = bpfutil__percpu_sum_range(bpf_map__fd(c->skel->maps.stats),
+						   OFFCPU_STAT_THREADS_FULL, OFFCPU_STAT__COUNT);
 
-	for (int s = OFFCPU_STAT_THREADS_FULL; s < OFFCPU_STAT__COUNT; s++)
-		drops += stat_sum(c, s);
 	snprintf(buf, len, "%llu switches  drops %llu",
 		 (unsigned long long)stat_sum(c, OFFCPU_STAT_SWITCHES),
 		 (unsigned long long)drops);
@@ -632,12 +593,8 @@ static void offcpu_progress(void *m, char *buf, size_t len)
 static void offcpu_finalize(void *m, pid_t pid, bool exec)
 {
 	struct offcpu_collector *c = m;
-	struct proc_info *p = proc_table__add(c->procs, pid);
 
-	if (!p)
-		return;
-	proc_table__snapshot(c->procs, p);
-	if (exec)
+	if (collector__hold(&c->base, pid) && exec)
 		drain(c, c->env.prof, pid, true, false);
 }
 
@@ -645,7 +602,7 @@ static void offcpu_reaped(void *m, pid_t pid)
 {
 	struct offcpu_collector *c = m;
 
-	proc_table__untarget(c->procs, pid, bpf_map__fd(c->skel->maps.targets));
+	proc_table__untarget(c->base.procs, pid, bpf_map__fd(c->skel->maps.targets));
 }
 
 static void offcpu_stop(void *m)
@@ -657,27 +614,27 @@ static void offcpu_stop(void *m)
 	c->skel->bss->stopped = true;
 	c->stopped = true;
 	c->stop_ns = util_mono_ns();
-	if (c->notes)
-		ring_buffer__consume(c->notes);
+	collector__consume_notes(&c->base);
 }
 
 static void offcpu_finish(void *m)
 {
 	struct offcpu_collector *c = m;
 	struct profile *prof = c->env.prof;
+	uint64_t v[OFFCPU_STAT__COUNT];
 	char buf[64], b2[32];
 
 	drain(c, prof, 0, false, false);
 	add_runq_groups(c);
-	unwinder__add_drops(c->unwinder, prof);
+	unwinder__add_drops(c->base.unwinder, prof);
 	bpfutil__map_for_each(bpf_map__fd(c->skel->maps.threads), sizeof(__u32),
 			      sizeof(struct offcpu_thread), count_open, &c->off_at_end);
+	collector__add_drops(prof, bpf_map__fd(c->skel->maps.stats), stat_names,
+			     OFFCPU_STAT_THREADS_FULL, OFFCPU_STAT__COUNT,
+			     c->env.all ? -1 : OFFCPU_STAT_NOTES_FULL, v);
 	for (int s = OFFCPU_STAT_THREADS_FULL; s < OFFCPU_STAT__COUNT; s++) {
-		uint64_t n = stat_sum(c, s);
+		uint64_t n = v[s];
 
-		if (s == OFFCPU_STAT_NOTES_FULL && !c->env.all)
-			continue;	/* a reason of -a only */
-		profile__add_drop(prof, stat_names[s], n);
 		if (!n)
 			continue;
 		if (s == OFFCPU_STAT_THREADS_FULL)
@@ -705,9 +662,7 @@ static void offcpu_finish(void *m)
 					  "time at its next switch-out (late by the interrupts' time "
 					  "meanwhile, microseconds)", (unsigned long long)n);
 		else
-			profile__add_note(prof, "%llu new processes were not announced in time "
-					  "(the ring buffer was full): those that exited before "
-					  "the end show bare addresses", (unsigned long long)n);
+			collector__note_notes_lost(prof, n);
 	}
 	if (c->off_at_end)
 		profile__add_note(prof, "%llu threads were still off-CPU when tracing stopped: "
@@ -749,20 +704,12 @@ static int offcpu_window(void *m, struct profile *into)
 		return -EOPNOTSUPP;
 	if (!into->ntypes)
 		err = set_types(into);
-	if (c->notes)
-		ring_buffer__consume(c->notes);	/* new processes, for their names */
+	collector__consume_notes(&c->base);	/* new processes, for their names */
 	err = err ?: drain(c, into, 0, false, true);
 	window__end(into, bpf_map__fd(c->skel->maps.stats), stat_names, OFFCPU_STAT_THREADS_FULL,
 		    OFFCPU_STAT__COUNT, c->env.all ? -1 : OFFCPU_STAT_NOTES_FULL, c->window_stats,
-		    c->procs, NULL, c->env.start_ns, &c->window_ns, now);
+		    c->base.procs, NULL, c->env.start_ns, &c->window_ns, now);
 	return err;
-}
-
-static void offcpu_detach(void *m)
-{
-	struct offcpu_collector *c = m;
-
-	offcpu_bpf__detach(c->skel);
 }
 
 static void offcpu_close(void *m)
@@ -771,24 +718,11 @@ static void offcpu_close(void *m)
 
 	if (!c)
 		return;
-	ring_buffer__free(c->notes);
-	offcpu_bpf__destroy(c->skel);
-	proc_table__free(c->procs, NULL);
-	unwinder__free(c->unwinder);
-	stack_table__free(c->st);
+	collector__close(&c->base, NULL);
 	free(c);
 }
 
-/* the unwinder's news of code mapped since its tables were loaded (core/unwind.h) */
-static int offcpu_wake_fd(void *m)
-{
-	return unwinder__fd(((struct offcpu_collector *)m)->unwinder);
-}
-
-static void offcpu_wake(void *m)
-{
-	unwinder__poll(((struct offcpu_collector *)m)->unwinder);
-}
+_Static_assert(offsetof(struct offcpu_collector, base) == 0, "the shared hooks' collector");
 
 const struct mode_ops offcpu_mode_ops = {
 	.name = "offcpu",
@@ -797,14 +731,14 @@ const struct mode_ops offcpu_mode_ops = {
 	.close = offcpu_close,
 	.attach = offcpu_attach,
 	.attach_all = offcpu_attach_all,
-	.tick = offcpu_tick,
-	.wake_fd = offcpu_wake_fd,
-	.wake = offcpu_wake,
+	.tick = collector__tick,
+	.wake_fd = collector__wake_fd,
+	.wake = collector__wake,
 	.progress = offcpu_progress,
 	.finalize = offcpu_finalize,
 	.reaped = offcpu_reaped,
 	.stop = offcpu_stop,
 	.finish = offcpu_finish,
 	.window = offcpu_window,
-	.detach = offcpu_detach,
+	.detach = collector__detach,
 };

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
+#include "core/collector.h"
 #include "core/minbtf.h"
 #include "core/closer.h"
 #include "core/session.h"
@@ -41,6 +43,7 @@ struct proc_uprobes {
 };
 
 struct stacks_mode {
+	struct collector base;		/* first: the shared hooks take the collector */
 	const struct session_env *env;
 	const struct log_ctx *lc;
 	struct stacks_opts *o;
@@ -52,9 +55,6 @@ struct stacks_mode {
 	int nlinks;
 	int *all_ufds;			/* -a: uprobes in every process */
 	int nall_ufds;
-	struct proc_table *procs;	/* every process attached or seen (-a) */
-	struct unwinder *unwinder;	/* NULL: frame pointers only */
-	struct stack_table *st;
 	int uprobe_type;		/* the uprobe PMU's perf event type */
 };
 
@@ -237,7 +237,6 @@ static void *stacks_open(const struct session_env *env, void *opts)
 	struct stacks_mode *m = calloc(1, sizeof(*m));
 	struct stacks_opts *o = opts;
 	struct stacks_bpf *sk;
-	int err;
 
 	if (!m)
 		return NULL;
@@ -245,7 +244,8 @@ static void *stacks_open(const struct session_env *env, void *opts)
 	m->lc = env->lc;
 	m->o = o;
 	m->closer = fd_closer__new(FD_CLOSER_THREADS);	/* NULL: links close synchronously */
-	bpfutil__libbpf_messages(m->lc);
+	if (collector__init(&m->base, env, true))
+		goto fail;
 	if (has_kind(o, STACKS_EV_UPROBE)) {
 		m->uprobe_type = uprobe_pmu_type();
 		if (m->uprobe_type < 0) {
@@ -256,10 +256,8 @@ static void *stacks_open(const struct session_env *env, void *opts)
 	}
 
 	sk = m->skel = MINBTF_OPEN(m->lc, stacks_bpf);	/* CO-RE: core/minbtf.h */
-	if (!sk) {
-		pr_err(m->lc, "cannot open the BPF program: %s", strerror(errno));
+	if (collector__opened(&m->base, sk))
 		goto fail;
-	}
 	sk->rodata->self_tgid = getpid();
 	bpf_map__set_max_entries(sk->maps.stacks, o->max_stacks);
 	bpf_map__set_max_entries(sk->maps.counts, o->max_stacks);
@@ -273,19 +271,11 @@ static void *stacks_open(const struct session_env *env, void *opts)
 	bpf_program__set_autoload(sk->progs.stacks_sys_exit, has_kind(o, STACKS_EV_SYS_EXIT));
 	bpf_program__set_autoload(sk->progs.stacks_tp, has_kind(o, STACKS_EV_TRACEFS));
 	bpf_program__set_autoload(sk->progs.stacks_uprobe, has_kind(o, STACKS_EV_UPROBE));
-	err = stacks_bpf__load(sk);
-	if (err) {
-		pr_err(m->lc, "cannot load the BPF program into the kernel: %s%s", strerror(-err),
-		       m->lc && m->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
+	/* the unwinder loads a process at attach (stacks_attach), not at each snapshot */
+	if (collector__load(&m->base, env->unwind, false))
 		goto fail;
-	}
-	m->unwinder = unwinder__open(m->lc, env->unwind, sk->obj);
 	fill_syscalls(m);
 	if (attach_tracepoints(m))
-		goto fail;
-	m->st = stack_table__new();
-	m->procs = proc_table__new(env->sym);
-	if (!m->st || !m->procs)
 		goto fail;
 
 	if (profile__add_type(env->prof, "events", "count") ||
@@ -301,7 +291,7 @@ fail:
 
 static void snapshot(struct stacks_mode *m, struct proc_info *p)
 {
-	proc_table__snapshot(m->procs, p);
+	proc_table__snapshot(m->base.procs, p);
 }
 
 static void close_ufds(struct stacks_mode *m, struct proc_info *p)
@@ -377,7 +367,7 @@ static int attach_uprobes(struct stacks_mode *m, pid_t pid, int **fds, int *nfds
 static int stacks_attach(void *mp, pid_t pid, enum mode_attach how, int *status)
 {
 	struct stacks_mode *m = mp;
-	struct proc_info *p = proc_table__add(m->procs, pid);
+	struct proc_info *p = proc_table__add(m->base.procs, pid);
 	struct proc_uprobes *u;
 	__u32 key = pid;
 	__u8 one = 1;
@@ -395,7 +385,7 @@ static int stacks_attach(void *mp, pid_t pid, enum mode_attach how, int *status)
 		close_ufds(m, p);
 	p->drained = false;
 	snapshot(m, p);
-	unwinder__load(m->unwinder, pid, NULL);
+	unwinder__load(m->base.unwinder, pid, NULL);
 	err = attach_uprobes(m, pid, &u->fds, &u->n);
 	if (err)
 		return err;
@@ -496,7 +486,7 @@ static void add_count(struct stacks_mode *m, struct proc_info *p, const struct s
 	if (ev->kind == STACKS_EV_UPROBE)
 		k.flags |= STACK_KEY_USER_EXACT;
 	/* the programs run in the traced task: the machinery's frames lead its kernel stacks */
-	n += stacks__key_locs(prof, m->st, k.kstack ? stacks__ksyms(m->lc) : NULL, p->sp,
+	n += stacks__key_locs(prof, m->base.st, k.kstack ? stacks__ksyms(m->lc) : NULL, p->sp,
 			      p->pid, &k, true, locs + n);
 	s = p->drained ? same_sample(prof, p->pid, locs, n) : NULL;
 	if (s)
@@ -524,7 +514,7 @@ static void drain(struct stacks_mode *m, pid_t pid)
 	}
 	if (!nv)
 		goto out;
-	err = stack_table__read(m->st, bpf_map__fd(m->skel->maps.stacks));
+	err = stack_table__read(m->base.st, bpf_map__fd(m->skel->maps.stacks));
 	if (err)
 		pr_warn(m->lc, "cannot read the stack table: %s; stacks are left out",
 			strerror(-err));
@@ -534,10 +524,10 @@ static void drain(struct stacks_mode *m, pid_t pid)
 
 		if (c->k.aux >= (__u32)m->o->nevents)
 			continue;
-		p = proc_table__find(m->procs, c->k.tgid);
+		p = proc_table__find(m->base.procs, c->k.tgid);
 		if (!p) {
 			/* -a: a process first seen here; its mappings if it still runs */
-			p = proc_table__add(m->procs, c->k.tgid);
+			p = proc_table__add(m->base.procs, c->k.tgid);
 			if (!p)
 				continue;
 			if (p->pid > 0)
@@ -547,7 +537,7 @@ static void drain(struct stacks_mode *m, pid_t pid)
 		bpf_map_delete_elem(fd, &c->k);
 	}
 	for (size_t i = 0; i < nv; i++) {
-		struct proc_info *p = proc_table__find(m->procs, v[i].k.tgid);
+		struct proc_info *p = proc_table__find(m->base.procs, v[i].k.tgid);
 
 		if (p)
 			p->drained = true;
@@ -559,7 +549,7 @@ out:
 static void stacks_finalize(void *mp, pid_t pid, bool exec)
 {
 	struct stacks_mode *m = mp;
-	struct proc_info *p = proc_table__find(m->procs, pid);
+	struct proc_info *p = proc_table__find(m->base.procs, pid);
 
 	if (!p)
 		return;
@@ -574,14 +564,14 @@ static void stacks_tick(void *mp, int64_t t_ns, bool second)
 
 	/* -a: each process that turned up, while its mappings are there */
 	if (second && m->env->all)
-		proc_table__adopt(m->procs, bpf_map__fd(m->skel->maps.comms), STACKS_COMM_LEN);
-	unwinder__tick(m->unwinder);
+		proc_table__adopt(m->base.procs, bpf_map__fd(m->skel->maps.comms), STACKS_COMM_LEN);
+	unwinder__tick(m->base.unwinder);
 }
 
 static void stacks_retire(void *mp, pid_t pid)
 {
 	struct stacks_mode *m = mp;
-	struct proc_info *p = proc_table__find(m->procs, pid);
+	struct proc_info *p = proc_table__find(m->base.procs, pid);
 
 	/* its uprobes: no user code runs after the exit stop */
 	if (p)
@@ -597,7 +587,7 @@ static void stacks_reaped(void *mp, pid_t pid)
 
 	/* a reused pid is not a target */
 	bpf_map_delete_elem(bpf_map__fd(m->skel->maps.targets), &key);
-	unwinder__forget(m->unwinder, pid);
+	unwinder__forget(m->base.unwinder, pid);
 }
 
 static void stacks_stop(void *mp)
@@ -613,13 +603,14 @@ static void stacks_finish(void *mp)
 	struct stacks_mode *m = mp;
 	struct profile *prof = m->env->prof;
 	int fd = bpf_map__fd(m->skel->maps.drops);
+	uint64_t v[STACKS_DROP__COUNT];
 
 	drain(m, 0);
-	unwinder__add_drops(m->unwinder, prof);
+	unwinder__add_drops(m->base.unwinder, prof);
+	collector__add_drops(prof, fd, drop_names, 0, STACKS_DROP__COUNT, -1, v);
 	for (__u32 r = 0; r < STACKS_DROP__COUNT; r++) {
-		uint64_t n = bpfutil__percpu_sum(fd, r);
+		uint64_t n = v[r];
 
-		profile__add_drop(prof, drop_names[r], n);
 		if (n && r == STACKS_DROP_COUNTS_FULL)
 			profile__add_note(prof, "%llu events were not counted per stack: the table of "
 					  "(process, event, stacks) was full (--max-stacks %u); "
@@ -650,8 +641,8 @@ static void stacks_detach(void *mp)
 		close(m->tp_fds[i]);
 	m->ntp_fds = 0;
 	/* uprobes concurrently: one grace period for all rather than one per link */
-	for (uint32_t i = 0; m->procs && i < proc_table__count(m->procs); i++)
-		close_ufds(m, proc_table__at(m->procs, i));
+	for (uint32_t i = 0; m->base.procs && i < proc_table__count(m->base.procs); i++)
+		close_ufds(m, proc_table__at(m->base.procs, i));
 	for (int i = 0; i < m->nall_ufds; i++)
 		fd_closer__close(m->closer, m->all_ufds[i]);
 	free(m->all_ufds);
@@ -668,23 +659,11 @@ static void stacks_close(void *mp)
 	if (!m)
 		return;
 	stacks_detach(m);
-	proc_table__free(m->procs, free_uprobes);
-	stack_table__free(m->st);
-	stacks_bpf__destroy(m->skel);
-	unwinder__free(m->unwinder);
+	collector__close(&m->base, free_uprobes);
 	free(m);
 }
 
-/* the unwinder's news of code mapped since its tables were loaded (core/unwind.h) */
-static int stacks_wake_fd(void *p)
-{
-	return unwinder__fd(((struct stacks_mode *)p)->unwinder);
-}
-
-static void stacks_wake(void *p)
-{
-	unwinder__poll(((struct stacks_mode *)p)->unwinder);
-}
+_Static_assert(offsetof(struct stacks_mode, base) == 0, "the shared hooks' collector");
 
 const struct mode_ops stacks_mode_ops = {
 	.name = "stacks",
@@ -694,8 +673,8 @@ const struct mode_ops stacks_mode_ops = {
 	.attach = stacks_attach,
 	.attach_all = stacks_attach_all,
 	.tick = stacks_tick,
-	.wake_fd = stacks_wake_fd,
-	.wake = stacks_wake,
+	.wake_fd = collector__wake_fd,
+	.wake = collector__wake,
 	.progress = stacks_progress,
 	.finalize = stacks_finalize,
 	.retire = stacks_retire,

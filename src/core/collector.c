@@ -1,0 +1,168 @@
+/* The collectors' common part: core/collector.h. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "core/bpfutil.h"
+#include "core/collector.h"
+#include "core/mode.h"
+#include "core/procs.h"
+#include "core/stacks.h"
+#include "core/unwind.h"
+#include "profile/profile.h"
+
+int collector__init(struct collector *b, const struct session_env *env, bool stacks)
+{
+	b->lc = env->lc;
+	bpfutil__libbpf_messages(b->lc);
+	b->procs = proc_table__new(env->sym);
+	if (stacks)
+		b->st = stack_table__new();
+	return !b->procs || (stacks && !b->st) ? -ENOMEM : 0;
+}
+
+int collector__set_skel(struct collector *b, void *skel, struct bpf_object_skeleton *s)
+{
+	if (!skel) {
+		int err = -errno;
+
+		pr_err(b->lc, "cannot open the BPF program: %s", strerror(-err));
+		return err;
+	}
+	b->skel = skel;
+	b->skeleton = s;
+	return 0;
+}
+
+int collector__load(struct collector *b, int how, bool feed)
+{
+	int err = bpf_object__load_skeleton(b->skeleton);
+
+	if (err) {
+		pr_err(b->lc, "cannot load the BPF program into the kernel: %s%s", strerror(-err),
+		       b->lc && b->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
+		return err;
+	}
+	b->unwinder = unwinder__open(b->lc, how, *b->skeleton->obj);
+	if (feed)
+		proc_table__set_unwinder(b->procs, b->unwinder);
+	return 0;
+}
+
+void collector__size_notes(struct bpf_map *notes, bool all)
+{
+	bpf_map__set_max_entries(notes, all ? COLLECTOR_NOTES_SIZE : getpagesize());
+}
+
+int collector__notes(struct collector *b, struct bpf_map *notes, bool all)
+{
+	if (!all)
+		return 0;
+	b->notes = proc_table__notes(b->procs, bpf_map__fd(notes));
+	if (!b->notes) {
+		int err = -errno;
+
+		pr_err(b->lc, "cannot read the BPF ring buffer: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+void collector__consume_notes(struct collector *b)
+{
+	if (b->notes)
+		ring_buffer__consume(b->notes);
+}
+
+int collector__target(struct collector *b, pid_t pid, int targets_fd, unsigned max_targets)
+{
+	int err;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return -ESRCH;
+	err = proc_table__target(b->procs, pid, targets_fd, NULL);
+	if (err == -E2BIG)
+		pr_err(b->lc, "cannot trace PID %d: %s (more processes at once than the table "
+		       "holds, %u)", pid, strerror(-err), max_targets);
+	else if (err)
+		pr_err(b->lc, "cannot trace PID %d: %s", pid, strerror(-err));
+	return err;
+}
+
+struct proc_info *collector__hold(struct collector *b, pid_t pid)
+{
+	struct proc_info *p = proc_table__add(b->procs, pid);
+
+	if (p)
+		proc_table__snapshot(b->procs, p);
+	return p;
+}
+
+void collector__add_drops(struct profile *prof, int stats_fd, const char *const *names, int first,
+			  int n, int skip, uint64_t *v)
+{
+	for (int s = first; s < n; s++) {
+		v[s] = 0;
+		if (s == skip)
+			continue;
+		v[s] = bpfutil__percpu_sum(stats_fd, s);
+		profile__add_drop(prof, names[s], v[s]);
+	}
+}
+
+void collector__note_notes_lost(struct profile *prof, uint64_t n)
+{
+	if (n)
+		profile__add_note(prof, "%llu new processes were not announced in time (the ring "
+				  "buffer was full): those that exited before the end show bare "
+				  "addresses", (unsigned long long)n);
+}
+
+void collector__tick(void *m, int64_t t_ns, bool second)
+{
+	struct collector *b = m;
+
+	collector__consume_notes(b);
+	if (second)
+		proc_table__snapshot_attached(b->procs);
+	unwinder__tick(b->unwinder);
+}
+
+int collector__wake_fd(void *m)
+{
+	return unwinder__fd(((struct collector *)m)->unwinder);
+}
+
+void collector__wake(void *m)
+{
+	unwinder__poll(((struct collector *)m)->unwinder);
+}
+
+void collector__detach(void *m)
+{
+	struct collector *b = m;
+
+	if (b->skeleton)
+		bpf_object__detach_skeleton(b->skeleton);
+}
+
+void collector__close(struct collector *b, void (*free_priv)(void *priv))
+{
+	ring_buffer__free(b->notes);
+	b->notes = NULL;
+	/* what NAME_bpf__destroy does */
+	if (b->skeleton)
+		bpf_object__destroy_skeleton(b->skeleton);
+	free(b->skel);
+	b->skeleton = NULL;
+	b->skel = NULL;
+	proc_table__free(b->procs, free_priv);
+	b->procs = NULL;
+	unwinder__free(b->unwinder);
+	b->unwinder = NULL;
+	stack_table__free(b->st);
+	b->st = NULL;
+}

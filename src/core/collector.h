@@ -1,0 +1,96 @@
+/* What the BPF modes' collectors (all but mem's, which keeps its own) hold besides their own
+ * state, and the steps and hooks that are the same in each. A `struct collector` is the first
+ * member of the mode's collector, so that the hooks below take the mode's pointer as
+ * core/mode.h passes it; the mode keeps its typed skeleton for its maps and programs, the
+ * collector the skeleton's generic part (struct bpf_object_skeleton: what bpftool's NAME__load,
+ * __detach and __destroy call into). The mode's own logic (rodata, map sizes, what it reads and
+ * how it names things) stays in the mode. */
+#ifndef EBPROF_CORE_COLLECTOR_H
+#define EBPROF_CORE_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct bpf_map;
+struct bpf_object_skeleton;
+struct log_ctx;
+struct proc_table;
+struct profile;
+struct ring_buffer;
+struct session_env;
+struct stack_table;
+struct unwinder;
+
+/* -a: the ring buffer of processes the BPF side announces (a note each, the first time it sees
+ * one); without -a the smallest ring the kernel takes. */
+#define COLLECTOR_NOTES_SIZE (1 << 16)
+
+struct collector {
+	const struct log_ctx *lc;
+	struct bpf_object_skeleton *skeleton;	/* the mode's skeleton's, or NULL before open */
+	void *skel;			/* the skeleton (NAME_bpf), freed with it */
+	struct proc_table *procs;	/* every process attached or seen */
+	struct unwinder *unwinder;	/* NULL: frame pointers only */
+	struct stack_table *st;		/* the copy of the `stacks` map, or NULL (kmem, cpu) */
+	struct ring_buffer *notes;	/* -a only: the processes the BPF side announces */
+};
+
+/* First in a mode's open: libbpf's messages as -v says, the process table on the run's
+ * symbolizer and, with `stacks`, a stack table. 0 or -ENOMEM (the caller fails quietly, as
+ * for its own allocations). */
+int collector__init(struct collector *b, const struct session_env *env, bool stacks);
+
+/* After NAME_bpf's MINBTF_OPEN (core/minbtf.h): its result sk, with the skeleton the collector
+ * loads, detaches and destroys from now on. 0, or -errno when sk is NULL (said: "cannot open
+ * the BPF program"). A macro: the skeleton's type is the mode's. */
+#define collector__opened(b, sk) collector__set_skel((b), (sk), (sk) ? (sk)->skeleton : NULL)
+int collector__set_skel(struct collector *b, void *skel, struct bpf_object_skeleton *s);
+
+/* Load the skeleton (its rodata and map sizes set) and open the unwinder on its maps (how:
+ * --unwind); `feed` hands each snapshot of the process table to the unwinder
+ * (proc_table__set_unwinder) for the modes that do not load it themselves. 0, or a negative
+ * errno (said, with the hint about the verifier's log). */
+int collector__load(struct collector *b, int how, bool feed);
+
+/* Before load: the size of the mode's `notes` ring buffer (COLLECTOR_NOTES_SIZE with -a). */
+void collector__size_notes(struct bpf_map *notes, bool all);
+/* After load, with -a (all): the reader of the `notes` ring buffer, which adds each announced
+ * process to the table with a snapshot (proc_table__notes). 0, or -errno (said). */
+int collector__notes(struct collector *b, struct bpf_map *notes, bool all);
+/* The processes announced since the last look (-a), while their mappings are there: every
+ * tick, at a window, at stop. Nothing without a reader. */
+void collector__consume_notes(struct collector *b);
+
+/* A mode whose programs filter on a `targets` map: pid in it, attached and snapshot. 0;
+ * -ESRCH when it is gone already; else the error, said ("cannot trace PID ..."; -E2BIG: more
+ * than max_targets processes at once). */
+int collector__target(struct collector *b, pid_t pid, int targets_fd, unsigned max_targets);
+/* pid, held at its exit (or exec) stop: a snapshot of its mappings while they are still
+ * readable. Its entry, or NULL (no memory). */
+struct proc_info *collector__hold(struct collector *b, pid_t pid);
+
+/* The drops counted in the mode's per-CPU stats array stats_fd, counters first..n-1 (named by
+ * names), `skip` left out (a reason of -a only; -1: none), into prof; their values into v[]
+ * (v[skip] 0) for the mode's notes. */
+void collector__add_drops(struct profile *prof, int stats_fd, const char *const *names, int first,
+			  int n, int skip, uint64_t *v);
+/* The note of n processes the BPF side could not announce (the notes ring buffer full), if n. */
+void collector__note_notes_lost(struct profile *prof, uint64_t n);
+
+/* Every tick (core/mode.h's tick): the processes announced since the last one (-a), a new
+ * snapshot of the attached ones each second, the unwinder's tick. A mode's tick as it is, for
+ * a collector that needs nothing else then. */
+void collector__tick(void *m, int64_t t_ns, bool second);
+/* core/mode.h's wake_fd and wake: the unwinder's news of code mapped since its tables were
+ * loaded (core/unwind.h). */
+int collector__wake_fd(void *m);
+void collector__wake(void *m);
+/* core/mode.h's detach: every link of the skeleton's programs (NAME_bpf__detach). */
+void collector__detach(void *m);
+/* What it holds, freed, after the mode's own: the notes reader, the skeleton (its links,
+ * programs and maps), the process table (free_priv: the mode's proc_info.priv, or NULL), the
+ * unwinder, the stack table. */
+void collector__close(struct collector *b, void (*free_priv)(void *priv));
+
+#endif
