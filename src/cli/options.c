@@ -41,6 +41,17 @@ int cli_parse_count(const struct log_ctx *lc, const char *mode, const char *opt,
 	return 0;
 }
 
+int cli_parse_max_stacks(const struct log_ctx *lc, const char *mode, const char *arg,
+			 uint32_t min, uint32_t max, uint32_t *out)
+{
+	uint64_t v;
+
+	if (cli_parse_count(lc, mode, "--max-stacks", "stacks", arg, min, max, &v))
+		return 2;
+	*out = v;
+	return 0;
+}
+
 static int parse_pids(const struct log_ctx *lc, const char *mode, struct session_opts *so,
 		      char *arg)
 {

@@ -106,5 +106,9 @@ int cli_parse_u64(const char *s, uint64_t *v);
  * *v: 0, or 2 after "OPT takes a number of WHAT from MIN to MAX (got 'ARG')". */
 int cli_parse_count(const struct log_ctx *lc, const char *mode, const char *opt,
 		    const char *what, const char *arg, uint64_t min, uint64_t max, uint64_t *v);
+/* --max-stacks, the size of a mode's stack tables (every recording mode has one): a number of
+ * stacks from min to max into *out. 0, or 2 (said, as cli_parse_count says it). */
+int cli_parse_max_stacks(const struct log_ctx *lc, const char *mode, const char *arg,
+			 uint32_t min, uint32_t max, uint32_t *out);
 
 #endif

@@ -107,10 +107,7 @@ static int cpu_parse(void *mo, int c, const char *arg, struct session_opts *so,
 		o->offcpu = true;
 		return 0;
 	case OPT_MAX_STACKS:
-		if (cli_parse_count(lc, "cpu", "--max-stacks", "stacks", arg, 1, 1u << 22, &v))
-			return 2;
-		o->max_stacks = v;
-		return 0;
+		return cli_parse_max_stacks(lc, "cpu", arg, 1, 1u << 22, &o->max_stacks);
 	}
 	return cli_usage_err(lc, "cpu", "unknown option");
 }

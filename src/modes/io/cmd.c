@@ -77,7 +77,6 @@ static int io_parse(void *mo, int c, const char *arg, struct session_opts *so,
 	struct io_opts *o = mo;
 	char disk[64], disks[512];
 	uint32_t dev;
-	uint64_t v;
 	int err;
 
 	switch (c) {
@@ -104,10 +103,7 @@ static int io_parse(void *mo, int c, const char *arg, struct session_opts *so,
 		o->no_kthreads = true;
 		return 0;
 	case OPT_MAX_STACKS:
-		if (cli_parse_count(lc, "io", "--max-stacks", "stacks", arg, 1, 1u << 22, &v))
-			return 2;
-		o->max_stacks = v;
-		return 0;
+		return cli_parse_max_stacks(lc, "io", arg, 1, 1u << 22, &o->max_stacks);
 	}
 	return cli_usage_err(lc, "io", "unknown option");
 }

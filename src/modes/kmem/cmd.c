@@ -79,10 +79,7 @@ static int kmem_parse(void *mo, int c, const char *arg, struct session_opts *so,
 	(void)so;
 	switch (c) {
 	case OPT_MAX_STACKS:
-		if (cli_parse_count(lc, "kmem", "--max-stacks", "stacks", arg, 1, 1u << 21, &v))
-			return 2;
-		o->max_stacks = v;
-		return 0;
+		return cli_parse_max_stacks(lc, "kmem", arg, 1, 1u << 21, &o->max_stacks);
 	case OPT_MAX_LIVE:
 		if (cli_parse_count(lc, "kmem", "--max-live", "allocations", arg, 1, 1u << 26, &v))
 			return 2;

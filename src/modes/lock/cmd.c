@@ -92,10 +92,7 @@ static int lock_parse(void *mo, int c, const char *arg, struct session_opts *so,
 		o->kernel = false;
 		return 0;
 	case OPT_MAX_STACKS:
-		if (cli_parse_count(lc, "lock", "--max-stacks", "stacks", arg, 1, 1u << 22, &v))
-			return 2;
-		o->max_stacks = v;
-		return 0;
+		return cli_parse_max_stacks(lc, "lock", arg, 1, 1u << 22, &o->max_stacks);
 	case OPT_MAX_LOCKS:
 		if (cli_parse_count(lc, "lock", "--max-locks", "locks", arg, 1, 1u << 22, &v))
 			return 2;

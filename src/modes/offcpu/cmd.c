@@ -127,10 +127,7 @@ static int offcpu_parse(void *mo, int c, const char *arg, struct session_opts *s
 		o->per_thread = true;
 		return 0;
 	case OPT_MAX_STACKS:
-		if (cli_parse_count(lc, "offcpu", "--max-stacks", "stacks", arg, 1, 1u << 22, &v))
-			return 2;
-		o->max_stacks = v;
-		return 0;
+		return cli_parse_max_stacks(lc, "offcpu", arg, 1, 1u << 22, &o->max_stacks);
 	case OPT_MAX_THREADS:
 		if (cli_parse_count(lc, "offcpu", "--max-threads", "threads", arg, 1, 1u << 22,
 				    &v))

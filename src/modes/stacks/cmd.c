@@ -68,7 +68,6 @@ static int parse(void *mo, int c, const char *arg, struct session_opts *so,
 {
 	struct stacks_opts *o = mo;
 	char why[256];
-	uint64_t v;
 	int err;
 
 	switch (c) {
@@ -89,10 +88,7 @@ static int parse(void *mo, int c, const char *arg, struct session_opts *so,
 	case 'l':
 		return 0;	/* handled before parsing (it needs no target) */
 	case OPT_MAX_STACKS:
-		if (cli_parse_count(lc, "stacks", "--max-stacks", "stacks", arg, 16, 1u << 24, &v))
-			return 2;
-		o->max_stacks = v;
-		return 0;
+		return cli_parse_max_stacks(lc, "stacks", arg, 16, 1u << 24, &o->max_stacks);
 	}
 	return cli_usage_err(lc, "stacks", "unknown option");
 }
