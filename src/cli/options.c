@@ -96,6 +96,18 @@ static const struct option shared_longopts[] = {
 
 #define NSHARED (sizeof(shared_longopts) / sizeof(shared_longopts[0]))
 
+/* A count option into *out: 0, or 2 (said, as cli_parse_count says it) */
+static int parse_u32(const struct log_ctx *lc, const char *mode, const char *opt,
+		     const char *what, const char *arg, uint64_t lo, uint64_t hi, uint32_t *out)
+{
+	uint64_t v;
+
+	if (cli_parse_count(lc, mode, opt, what, arg, lo, hi, &v))
+		return 2;
+	*out = (uint32_t)v;
+	return 0;
+}
+
 int cli_parse(int argc, char **argv, struct log_ctx *lc, const struct mode_cli *mc,
 	      struct session_opts *so, void *mo)
 {
@@ -198,25 +210,16 @@ int cli_parse(int argc, char **argv, struct log_ctx *lc, const struct mode_cli *
 			break;
 		}
 		case OPT_UNWIND_PROCS:
-			if (cli_parse_count(lc, m, "--unwind-procs", "processes", optarg, 1,
-					    UNWIND_MAX_PROCS, &v))
-				rc = 2;
-			else
-				so->unwind_procs = (uint32_t)v;
+			rc = parse_u32(lc, m, "--unwind-procs", "processes", optarg, 1,
+				       UNWIND_MAX_PROCS, &so->unwind_procs) ?: rc;
 			break;
 		case OPT_UNWIND_QUEUE:
-			if (cli_parse_count(lc, m, "--unwind-queue", "processes", optarg, 1,
-					    UNWIND_ASKED_QUEUE, &v))
-				rc = 2;
-			else
-				so->unwind_queue = (uint32_t)v;
+			rc = parse_u32(lc, m, "--unwind-queue", "processes", optarg, 1,
+				       UNWIND_ASKED_QUEUE, &so->unwind_queue) ?: rc;
 			break;
 		case OPT_UNWIND_ROWS:
-			if (cli_parse_count(lc, m, "--unwind-rows", "rows", optarg, 4096,
-					    UNWIND_MAX_ROWS, &v))
-				rc = 2;
-			else
-				so->unwind_rows = (uint32_t)v;
+			rc = parse_u32(lc, m, "--unwind-rows", "rows", optarg, 4096, UNWIND_MAX_ROWS,
+				       &so->unwind_rows) ?: rc;
 			break;
 		case 'v':
 			lc->verbose++;
