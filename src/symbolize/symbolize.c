@@ -418,16 +418,23 @@ static bool ret_module(struct sym_proc *p, uint64_t ret_addr, struct sym_module 
 	return true;
 }
 
-int sym_proc__follows_syscall(struct sym_proc *p, uint64_t ip)
+/* check(module, vaddr) of the module p maps addr in: -EINVAL without p, -ENOENT in none */
+static int module_check(struct sym_proc *p, uint64_t addr,
+			int (*check)(struct sym_module *m, uint64_t vaddr))
 {
 	struct sym_module *mod;
 	uint64_t vaddr;
 
 	if (!p)
 		return -EINVAL;
-	if (!ret_module(p, ip, &mod, &vaddr))
+	if (!ret_module(p, addr, &mod, &vaddr))
 		return -ENOENT;
-	return sym_module__follows_syscall(mod, vaddr);
+	return check(mod, vaddr);
+}
+
+int sym_proc__follows_syscall(struct sym_proc *p, uint64_t ip)
+{
+	return module_check(p, ip, sym_module__follows_syscall);
 }
 
 int sym_proc__called_symbol(struct sym_proc *p, uint64_t ret_addr, char *name, size_t len)
@@ -460,14 +467,7 @@ int sym_proc__called_symbol(struct sym_proc *p, uint64_t ret_addr, char *name, s
 
 int sym_proc__follows_call(struct sym_proc *p, uint64_t ret_addr)
 {
-	struct sym_module *mod;
-	uint64_t vaddr;
-
-	if (!p)
-		return -EINVAL;
-	if (!ret_module(p, ret_addr, &mod, &vaddr))
-		return -ENOENT;
-	return sym_module__follows_call(mod, vaddr);
+	return module_check(p, ret_addr, sym_module__follows_call);
 }
 
 int symbolizer__resolve_build_id(struct symbolizer *s, const char *build_id, uint64_t file_offset,
