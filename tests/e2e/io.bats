@@ -25,6 +25,19 @@ sites_sum() {
 		 | add // 0' "$1"
 }
 
+# True (and says so) when the kernel reported no completion for some request of the run in
+# $1: this kernel now and then delivers none (no tracepoint reaches BPF while the VM's PID 1
+# runs, docs/PERFORMANCE.md "offcpu"); counted when its struct request is used again
+# (completion_unseen), else still in flight at the end. Both are said in the report, and then
+# the run's counts are not the ones to check against the workload's.
+completions_lost() {
+	local unseen inflight
+	unseen=$(jq '.drops.completion_unseen' "$1")
+	inflight=$(jq '[.groups[] | .in_flight // 0] | add // 0' "$1")
+	[ "$unseen" -ne 0 ] || [ "$inflight" -ne 0 ] || return 1
+	echo "$unseen requests ended without a completion event, $inflight in flight at the end"
+}
+
 dd_pid() {
 	jq '[.processes[] | select(.comm == "dd") | .pid][0]' "$1"
 }
@@ -43,15 +56,8 @@ dd_pid() {
 		[ "$status" -eq 0 ]
 		pid=$(dd_pid "$T/x.json")
 		jq -c '.processes[] | {pid, comm, requests, io_bytes}' "$T/x.json"
-		# this kernel now and then reports no completion for a request (no tracepoint
-		# reaches BPF while the VM's PID 1 runs, docs/PERFORMANCE.md "offcpu"): counted
-		# when its struct request is used again (completion_unseen), else still in flight
-		# at the end (dd's reads are synchronous: none is, really); both said, and then
-		# not dd's number to check
-		unseen=$(jq '.drops.completion_unseen' "$T/x.json")
-		inflight=$(jq '[.groups[] | .in_flight // 0] | add // 0' "$T/x.json")
-		if [ "$unseen" -ne 0 ] || [ "$inflight" -ne 0 ]; then
-			echo "try $try: $unseen requests ended without a completion event, $inflight in flight at the end"
+		# dd's reads are synchronous: none is in flight at the end, really
+		if completions_lost "$T/x.json"; then
 			busy=1
 			continue
 		fi
@@ -88,32 +94,47 @@ requests (completion_unseen: heavy I/O load), in the others something else read 
 
 @test "io: a buffered write's fsync issues the writes it waits for (or the report names the flusher)" {
 	var_tmp_disk
-	run "$EBPROF" io -q -o "$T/x.json" -o "$T/x.txt" -- "$FIX/fsyncfix" "$VT/f" 1024
-	[ "$status" -eq 0 ]
-	[[ "$output" == *"bytes 1048576"* ]]
-	pid=$(jq '[.processes[] | select(.comm == "fsyncfix") | .pid][0]' "$T/x.json")
-	# the fixture's writes whose stacks pass through its fsync, user and kernel side
-	mine=$(jq --argjson pid "$pid" --arg w "$DISK write" '[.sites[] | select(.pid == $pid
-		and (.frames[0].function | startswith($w))
-		and any(.frames[]; .function == "fsync")
-		and any(.frames[]; .function == "do_fsync" or .function == "__x64_sys_fsync"))
-		| .io_bytes] | add // 0' "$T/x.json")
-	echo "written under fsync: $mine bytes"
-	if [ "$mine" -lt 1048576 ]; then
-		# the flusher got there first: the report must say which one
-		flushed=$(jq '[.processes[] | select(.note == "kernel thread: writeback flusher")
+	for try in 1 2 3 4 5; do
+		rm -f "$VT/f"
+		run "$EBPROF" io -q -o "$T/x.json" -o "$T/x.txt" -- "$FIX/fsyncfix" "$VT/f" 1024
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"bytes 1048576"* ]]
+		jq -c '.processes[] | {pid, comm, requests, io_bytes, note}' "$T/x.json"
+		# fsync returned: every request it waited for completed, whatever the report saw
+		completions_lost "$T/x.json" && continue
+		pid=$(jq '[.processes[] | select(.comm == "fsyncfix") | .pid][0]' "$T/x.json")
+		# the fixture's writes whose stacks pass through its fsync, user and kernel side
+		mine=$(jq --argjson pid "$pid" --arg w "$DISK write" '[.sites[] | select(.pid == $pid
+			and (.frames[0].function | startswith($w))
+			and any(.frames[]; .function == "fsync")
+			and any(.frames[]; .function == "do_fsync" or .function == "__x64_sys_fsync"))
 			| .io_bytes] | add // 0' "$T/x.json")
-		echo "written by flushers: $flushed bytes"
-		[ $((mine + flushed)) -ge 1048576 ]
-		grep -q "a writeback flusher, started" "$T/x.txt"
-	fi
-	grep -q "#0 $DISK write (sync" "$T/x.txt"
+		echo "written under fsync: $mine bytes"
+		if [ "$mine" -lt 1048576 ]; then
+			# the flusher got there first: the report must say which one
+			flushed=$(jq '[.processes[] | select(.note == "kernel thread: writeback flusher")
+				| .io_bytes] | add // 0' "$T/x.json")
+			echo "written by flushers: $flushed bytes"
+			[ $((mine + flushed)) -ge 1048576 ]
+			grep -q "a writeback flusher, started" "$T/x.txt"
+		fi
+		grep -q "#0 $DISK write (sync" "$T/x.txt"
+		return 0
+	done
+	skip "in each of 5 runs the kernel reported no completion of some request"
 }
 
 @test "io: data left to writeback is the flusher's, and the report says so; --no-kthreads leaves it out" {
 	var_tmp_disk
-	run "$EBPROF" io -q -o "$T/x.json" -o "$T/x.txt" -- sh -c "'$FIX/fsyncfix' '$VT/f' 1024 nosync && sync"
-	[ "$status" -eq 0 ]
+	for try in 1 2 3 4 5; do
+		rm -f "$VT/f"
+		run "$EBPROF" io -q -o "$T/x.json" -o "$T/x.txt" -- sh -c "'$FIX/fsyncfix' '$VT/f' 1024 nosync && sync"
+		[ "$status" -eq 0 ]
+		jq -c '.processes[] | {pid, comm, requests, io_bytes, note}' "$T/x.json"
+		# sync returned: the data's requests completed, whatever the report saw
+		completions_lost "$T/x.json" || break
+		[ "$try" -lt 5 ] || skip "in each of 5 runs the kernel reported no completion of some request"
+	done
 	jqe '[.processes[] | select(.note == "kernel thread: writeback flusher") | .io_bytes]
 	     | add >= 1048576' "$T/x.json"
 	grep -qE "^  - kworker/[^ ]+ \(pid [0-9]+\), a writeback flusher, started [0-9]+ requests" "$T/x.txt"
