@@ -195,6 +195,8 @@ enum mem_trace_result {
 	MEM_TRACE_FAILED,	/* an allocation that failed (ptr 0) */
 	MEM_TRACE_FREED,	/* realloc(arg, 0): freed arg, returned NULL */
 	MEM_TRACE_UNKNOWN,	/* a free of a pointer not allocated while tracing */
+	MEM_TRACE_INHERITED,	/* of them, in a forked child: a block its parent held at the
+				 * fork (full tracking); size is the block's */
 };
 
 struct mem_trace_event {

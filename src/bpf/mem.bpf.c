@@ -63,6 +63,10 @@ struct mem_tstate {
 				 * 0 after any other traced event (see free_enter) */
 	__u64 free_mark_sp;	/* that free's stack pointer at entry */
 	__u64 free_mark_ip;	/* and its probe's address */
+	/* --trace: the last free that missed was of a block its parent held at the fork (full
+	 * tracking, a forked child), of inherited_size bytes */
+	__u64 inherited_size;
+	__u32 inherited;
 	/* an entry-only operator new (MEM_COOKIE_NEW) not yet followed by its inner allocation */
 	__u32 new_fn;		/* its enum mem_fn + 1, 0: none */
 	__u64 new_size;		/* its request */
@@ -980,7 +984,7 @@ claimed:
  * at ptr that it allocated before the child was made (the task's start; a block the parent
  * allocated at that address after the fork is another). Read, never claimed: the parent's
  * block stays the parent's. */
-static __always_inline void free_inherited(struct mem_proc *p, __u64 ptr)
+static __always_inline bool free_inherited(struct mem_proc *p, __u64 ptr, __u64 *bytes)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct mem_live_slot *s, *home;
@@ -989,18 +993,20 @@ static __always_inline void free_inherited(struct mem_proc *p, __u64 ptr)
 
 	s = live_find(parent, ptr, &home);
 	if (!s)
-		return;
+		return false;
 	size = s->size;
 	ts = s->ts;
 	asm volatile("" ::: "memory");
 	/* still that block (the parent may have freed it meanwhile) */
 	if (!live_is(s, parent, ptr))
-		return;
+		return false;
 	born = BPF_CORE_READ(task, group_leader, start_time);
 	if (ts >= born)
-		return;
+		return false;
 	__sync_fetch_and_add(&p->inherited_frees, 1);
 	__sync_fetch_and_add(&p->inherited_bytes, size);
+	*bytes = size;
+	return true;
 }
 
 /* Forget ptr if tracked. st: the freeing thread's state, if it has any; cfn: as account_free's
@@ -1022,9 +1028,15 @@ static __always_inline bool free_block(__u32 pid, struct mem_proc *p, __u64 ptr,
 	if (!s) {
 		/* sampled modes: a block that was not sampled */
 		if (sample_mode == MEM_SAMPLE_NONE) {
+			__u64 bytes = 0;
+			bool inh;
+
 			__sync_fetch_and_add(&p->unknown_frees, 1);
-			if (p->parent)
-				free_inherited(p, ptr);
+			inh = p->parent && free_inherited(p, ptr, &bytes);
+			if (trace_calls && st) {
+				st->inherited = inh;
+				st->inherited_size = bytes;
+			}
 		}
 		return false;
 	}
@@ -1178,10 +1190,14 @@ static __always_inline int free_enter(struct pt_regs *ctx, __u32 pid, struct mem
 	if (cookie & MEM_COOKIE_CALLER)
 		count_caller(ctx, pid, fn, 1);
 	/* a tracked block's free counts its call with it (held with the site's counts) */
+	if (trace_calls && st)
+		st->inherited = 0;
 	if (!free_block(pid, p, ptr, st, fn, now)) {
 		__sync_fetch_and_add(&p->calls[fn], 1);
 		if (trace_calls && st)
-			trace_emit(fn, MEM_TRACE_UNKNOWN, 0, ptr, 0, trace_free_stack(ctx, st));
+			trace_emit(fn, st->inherited ? MEM_TRACE_INHERITED : MEM_TRACE_UNKNOWN,
+				   st->inherited ? st->inherited_size : 0, ptr, 0,
+				   trace_free_stack(ctx, st));
 		return 0;
 	}
 	if (trace_calls && st)

@@ -62,3 +62,27 @@ truth_trace_sites() {
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"cannot write the trace to /nonexistent/dir/t.jsonl"* ]]
 }
+
+@test "--trace: a forked child's frees of blocks its parent held at the fork are 'inherited', with their sizes" {
+	run "$EBPROF" mem -q --trace "$T/trace.jsonl" -o "$T/out.json" -- "$FIX/forkfixture"
+	[ "$status" -eq 0 ]
+	forked=$(jq '.processes[] | select(.comm == "forked") | .pid' "$T/out.json")
+	[ -n "$forked" ]
+	# its frees by result and size
+	jq -s -c --argjson p "$forked" 'map(select(.type == "call" and .pid == $p
+		and .function == "free")) | group_by([.result, .size])
+		| map({result: .[0].result, size: .[0].size, n: length})' "$T/trace.jsonl" > "$T/f.json"
+	cat "$T/f.json"
+	# 6 unknown frees: 5 of blocks of 1000 bytes its parent still holds as they were at the
+	# fork, the sixth of an address the parent freed and allocated again since
+	# (forkfixture.c)
+	jqe 'map(select(.result == "inherited")) == [{result: "inherited", size: 1000, n: 5}]' \
+		"$T/f.json"
+	jqe 'map(select(.result == "unknown")) == [{result: "unknown", size: 0, n: 1}]' "$T/f.json"
+	# the report's counts are the trace's
+	jqe '.processes[] | select(.comm == "forked") | .unknown_frees == 6
+	     and .inherited_frees == 5' "$T/out.json"
+	# no other process has an inherited free
+	[ "$(jq -s --argjson p "$forked" 'map(select(.type == "call" and .pid != $p
+		and .result == "inherited")) | length' "$T/trace.jsonl")" -eq 0 ]
+}

@@ -21,6 +21,7 @@ static const char *const result_names[] = {
 	[MEM_TRACE_FAILED] = "failed",
 	[MEM_TRACE_FREED] = "freed",
 	[MEM_TRACE_UNKNOWN] = "unknown",
+	[MEM_TRACE_INHERITED] = "inherited",
 };
 
 /* A (process, stack) a record named; open addressing, never shrinks. */
@@ -105,7 +106,7 @@ static int on_record(void *ctx, void *data, size_t len)
 	jsonw_hex_field(w, "ptr", e->ptr);
 	if (e->arg)
 		jsonw_hex_field(w, "arg", e->arg);
-	jsonw_string_field(w, "result", e->result <= MEM_TRACE_UNKNOWN ? result_names[e->result]
+	jsonw_string_field(w, "result", e->result <= MEM_TRACE_INHERITED ? result_names[e->result]
 								       : "?");
 	if (e->stack)
 		jsonw_hex_field(w, "stack", e->stack);
