@@ -140,6 +140,9 @@ static __always_inline bool traced(__u32 tgid)
 static __always_inline __u64 add_direct_caller(struct pt_regs *regs, struct stack_trace *s,
 					       __u64 n);
 
+/* Both stacks are interned through this global function: checked once by the verifier, not
+ * again at each of capture()'s calls for each state its callers reached it in (see
+ * direct_caller below); a call more a stack at run time. */
 __noinline __u64 intern_stack(struct stack_trace *s, __u64 nr)
 {
 	if (!s)
