@@ -38,6 +38,11 @@ completions_lost() {
 	echo "$unseen requests ended without a completion event, $inflight in flight at the end"
 }
 
+skip_lost() {
+	skip "in each of 5 runs some request had no completion reported (completion_unseen) or was \
+still in flight at the end (a flusher's, or one whose completion went unseen)"
+}
+
 dd_pid() {
 	jq '[.processes[] | select(.comm == "dd") | .pid][0]' "$1"
 }
@@ -121,7 +126,7 @@ requests (completion_unseen: heavy I/O load), in the others something else read 
 		grep -q "#0 $DISK write (sync" "$T/x.txt"
 		return 0
 	done
-	skip "in each of 5 runs the kernel reported no completion of some request"
+	skip_lost
 }
 
 @test "io: data left to writeback is the flusher's, and the report says so; --no-kthreads leaves it out" {
@@ -133,7 +138,7 @@ requests (completion_unseen: heavy I/O load), in the others something else read 
 		jq -c '.processes[] | {pid, comm, requests, io_bytes, note}' "$T/x.json"
 		# sync returned: the data's requests completed, whatever the report saw
 		completions_lost "$T/x.json" || break
-		[ "$try" -lt 5 ] || skip "in each of 5 runs the kernel reported no completion of some request"
+		[ "$try" -lt 5 ] || skip_lost
 	done
 	jqe '[.processes[] | select(.note == "kernel thread: writeback flusher") | .io_bytes]
 	     | add >= 1048576' "$T/x.json"
