@@ -17,6 +17,14 @@ struct stack_trace {
 	__u64 ips[STACK_MAX_DEPTH];
 };
 
+/* The address a frame-pointer walk's stack ends with when the walk stopped at a saved frame
+ * pointer that is no frame (not 0, the outermost frame's: in the first page, misaligned, not
+ * above the frame before, unreadable) or at STACK_MAX_DEPTH: code without frame pointers left
+ * its own value in %rbp, and the frames past it are unknown. Rendered [truncated], counted per
+ * stack as the unwind_fp_broken drop (core/stacks.h). A kernel address: no user mapping is
+ * ever there (abi/unwind.h's UNWIND_TRUNCATED is its neighbour). */
+#define STACK_FP_BROKEN	0xfffffffffffff008ULL
+
 /* The key most modes count under: a process, one value of the mode's own, and the two stacks.
  * The collector reads such a map with stack_counts__read (core/stacks.h). */
 struct stack_key {

@@ -94,7 +94,14 @@ static __always_inline __u64 capture_stack_entry(struct pt_regs *ctx, struct mem
 		return st->ao_stack;
 	s->ips[0] = ret;
 	s->ips[1] = first;
-	nr = ends ? 2 : walk_on(&w);
+	if (!ends) {
+		nr = walk_on(&w);
+	} else if (next) {
+		s->ips[2] = STACK_FP_BROKEN;	/* walk_frame_at's end: no frame, not the last */
+		nr = 3;
+	} else {
+		nr = 2;
+	}
 	/* a loop allocating from one place: its stack is interned already */
 	h = st->ao_stack = intern_stack(s, nr, st->ao_stack);
 	st->ao_sret = ends && h ? ret : 0;

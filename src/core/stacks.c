@@ -170,12 +170,24 @@ const struct stack_trace *stack_table__get(const struct stack_table *t, __u64 h)
 
 /* ---- locations -------------------------------------------------------------------------- */
 
-/* glibc's signal return trampoline */
-static bool is_sigreturn(const struct sym_result *r)
+/* whether r's outermost function is glibc's `name` */
+static bool is_glibc(const struct sym_result *r, const char *name)
 {
 	const struct sym_frame *f = r->nframes ? &r->frames[r->nframes - 1] : NULL;
 
-	return f && f->system_name && strcmp(f->system_name, "__restore_rt") == 0;
+	return f && f->system_name && strcmp(f->system_name, name) == 0;
+}
+
+uint32_t stacks__end_truncated(struct profile *prof, uint32_t *locs, uint32_t n,
+			       const char *drop)
+{
+	uint32_t l = stacks__named_loc(prof, "[truncated]");
+
+	if (l != PROF_NONE)
+		locs[n++] = l;
+	if (drop)
+		profile__add_drop(prof, drop, 1);
+	return n;
 }
 
 uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
@@ -194,10 +206,13 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 		uint64_t ip = ips[i];
 
 		if (ip == UNWIND_TRUNCATED) {
-			/* the unwinder could not go on: said, not guessed */
-			l = stacks__named_loc(prof, "[truncated]");
-			if (l != PROF_NONE)
-				locs[n++] = l;
+			/* the unwinder could not go on (counted by it): said, not guessed */
+			n = stacks__end_truncated(prof, locs, n, NULL);
+			break;
+		}
+		if (ip == STACK_FP_BROKEN) {
+			/* a frame-pointer walk met a saved frame pointer that is no frame */
+			n = stacks__end_truncated(prof, locs, n, STACKS_DROP_FP_BROKEN);
 			break;
 		}
 		if (!sp) {
@@ -228,10 +243,7 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 					locs[n++] = l;
 				continue;
 			}
-			l = stacks__named_loc(prof, "[truncated]");
-			if (l != PROF_NONE)
-				locs[n++] = l;
-			profile__add_drop(prof, STACKS_DROP_OUTSIDE, 1);
+			n = stacks__end_truncated(prof, locs, n, STACKS_DROP_OUTSIDE);
 			break;
 		}
 		/* past the first frame, a "return address" that follows no call means the
@@ -242,9 +254,19 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 		if (i > 0 && ret_addr && sym_proc__follows_call(sp, ip) == 0) {
 			/* a signal handler's return address is the sigreturn trampoline, which
 			 * follows no call (the unwinder went on past it into the interrupted
-			 * code); anything else is the end */
-			if (sym_proc__resolve(sp, ip, false, &r) || !is_sigreturn(&r))
+			 * code); anything else but makecontext's is the end of what is known */
+			bool known = sym_proc__resolve(sp, ip, false, &r) == 0;
+
+			/* the return address makecontext pushes: a coroutine's outermost
+			 * frame (not shown: it is no caller), the stack whole */
+			if (known && is_glibc(&r, "__start_context"))
 				break;
+			if (!known || !is_glibc(&r, "__restore_rt")) {
+				/* what the walk found from here on is not the callers: the
+				 * stack ends, said and counted, never as if it were whole */
+				n = stacks__end_truncated(prof, locs, n, STACKS_DROP_FP_BROKEN);
+				break;
+			}
 			after_signal = true;
 		}
 		map = profile__mapping(prof, (uint32_t)pid, r.map_start, r.map_end, r.map_offset,

@@ -19,6 +19,10 @@ struct log_ctx;
 #define STACKS_KERNEL_MAPPING "[kernel.kallsyms]"
 /* the drop of stacks ended at a return address in code no snapshot of the mappings saw */
 #define STACKS_DROP_OUTSIDE "unwind_outside_code"
+/* the drop of stacks a frame-pointer walk ended in code without frame pointers: at a saved
+ * frame pointer that is no frame (STACK_FP_BROKEN, abi/stack.h), or at a "return address" that
+ * no call instruction precedes (the walk read that code's data as a frame) */
+#define STACKS_DROP_FP_BROKEN "unwind_fp_broken"
 
 /* A copy of a mode's stacks map: hash -> struct stack_trace. */
 struct stack_table;
@@ -47,9 +51,13 @@ uint32_t stack_table__count(const struct stack_table *t);
  * thread was (a sample in user mode), symbolized at the address itself; every other frame is a
  * return address, symbolized at address - 1. A first frame outside any executable mapping of
  * sp's snapshots is a bare address; past it, such a frame ends the stack in "[truncated]",
- * counted in prof as the STACKS_DROP_OUTSIDE drop (one per stack so ended), and an address that
- * follows no call instruction ends it unsaid (a frame-pointer walk that ran into code without
- * frame pointers). Returns how many were appended.
+ * counted in prof as the STACKS_DROP_OUTSIDE drop (one per stack so ended), and so does an
+ * address that follows no call instruction (a frame-pointer walk that ran into code without
+ * frame pointers), counted as STACKS_DROP_FP_BROKEN, and so does STACK_FP_BROKEN (the BPF walk's
+ * own end at a frame pointer that is no frame). Two return addresses of glibc follow no call
+ * and are no such end: the signal trampoline (the stack goes on into the interrupted code) and
+ * makecontext's __start_context (a coroutine's outermost frame: the stack ends there, whole,
+ * without it). Returns how many were appended.
  */
 uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 			   const __u64 *ips, uint32_t nr, bool first_exact, uint32_t *locs);
@@ -116,5 +124,9 @@ uint32_t stacks__key_locs(struct profile *prof, const struct stack_table *st,
 /* A location for a synthetic frame named `name` (a process root such as "comm", a thread
  * "name [tid]", the traced function at its entry): no mapping, a distinct address per name. */
 uint32_t stacks__named_loc(struct profile *prof, const char *name);
+/* A stack that ends before its outermost frame: "[truncated]" appended to locs[0..n), and the
+ * stack counted as the drop `drop` (NULL: the part that cut it counts it). Returns the new n. */
+uint32_t stacks__end_truncated(struct profile *prof, uint32_t *locs, uint32_t n,
+			       const char *drop);
 
 #endif

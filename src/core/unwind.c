@@ -857,6 +857,7 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 
 	/* the symbolizer's (stacks__user_locs), listed at 0 with frame pointers too */
 	profile__add_drop(prof, STACKS_DROP_OUTSIDE, 0);
+	profile__add_drop(prof, STACKS_DROP_FP_BROKEN, 0);
 	if (!u)
 		return;
 	unwinder__counts(u, &c);

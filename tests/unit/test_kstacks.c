@@ -374,13 +374,18 @@ static void test_user_locs(void **state)
 	ips[2] = (uint64_t)(uintptr_t)kstacks_leaf + 1;	/* follows no call: the end */
 	ips[3] = ips[1];
 	n = stacks__user_locs(p, sp, getpid(), ips, 4, true, locs);
-	assert_int_equal(n, 2);
+	assert_int_equal(n, 3);
 	assert_int_equal(drop_of(p, STACKS_DROP_OUTSIDE), 0);
 	assert_string_equal(fn_name(p, locs[0]), "kstacks_leaf");
 	assert_int_equal(p->locations[locs[0]].address, ips[0]);
 	assert_string_equal(fn_name(p, locs[1]), "test_user_locs");
 	assert_int_equal(p->mappings[p->locations[locs[1]].mapping].pid, getpid());
 	assert_false(profile__location_is_kernel(p, &p->locations[locs[1]]));
+	/* what a frame-pointer walk read past code without frame pointers is not the callers:
+	 * the stack ends, said ("[truncated]", never as if test_user_locs were the outermost
+	 * frame) and counted, apart from the stacks that end outside code */
+	assert_string_equal(fn_name(p, locs[2]), "[truncated]");
+	assert_int_equal(drop_of(p, STACKS_DROP_FP_BROKEN), 1);
 
 	/* a return address in no mapping, or in one that is not code (a library unmapped
 	 * between two snapshots, its range read as another file's data): the stack ends there,

@@ -55,11 +55,13 @@ static __always_inline void *lookup_or_init(void *map, const void *key, const vo
 /*
  * Walk the user stack's frame pointers: ip first, then each frame's saved return address. The
  * same walk as bpf_get_stack's, except where it ends: the kernel reads on until a read faults,
- * and every chain ends in a fault (the main thread's outermost saved %rbp is 1, a thread's 0;
- * code without frame pointers leaves any value), and that fault cost ~0.5 us per allocation, a
- * quarter of mem's traced tight loop (perf, see docs/PERFORMANCE.md). Here the walk stops before
- * reading a frame that cannot be one: in the first page, misaligned, or not above the previous
- * frame (callers' frames are at higher addresses). The first frames are read inline, then one
+ * and every chain ends in a fault (a thread's outermost saved %rbp is 0; code without frame
+ * pointers leaves any value: Debian's libc leaves 1 below main), and that fault cost ~0.5 us per
+ * allocation, a quarter of mem's traced tight loop (perf, see docs/PERFORMANCE.md). Here the
+ * walk stops before reading a frame that cannot be one: in the first page, misaligned, or not
+ * above the previous frame (callers' frames are at higher addresses); unless that frame pointer
+ * is 0, the stack ends in STACK_FP_BROKEN: the frames past it are not known, and the stack
+ * says so (core/stacks.c renders it [truncated]). The first frames are read inline, then one
  * frame per bpf_loop step: a plain loop would be verified once per iteration and call site,
  * which made loading (start-up) several times slower.
  */
@@ -91,8 +93,22 @@ __noinline int read_frame(__u64 fp, struct frame_rec *out)
 	return 0;
 }
 
+/* The walk of w ends at step i before a frame that is no frame, or at the depth limit: said,
+ * STACK_FP_BROKEN after the frames so far (in place of the last at the limit). */
+static __always_inline void walk_broken(__u64 i, struct walk_ctx *w)
+{
+	if (i + 1 < STACK_MAX_DEPTH) {
+		w->ips[i + 1] = STACK_FP_BROKEN;
+		w->nr = i + 2;
+	} else if (i < STACK_MAX_DEPTH) {
+		w->ips[i] = STACK_FP_BROKEN;
+	}
+}
+
 /* Step i reads frame i + 1. It uses the step's index rather than a count kept in w: the
- * verifier would follow such a count's exact value step by step and never converge. */
+ * verifier would follow such a count's exact value step by step and never converge. A saved
+ * frame pointer of 0 is the outermost frame's (the ABI's end of the chain: _start's, a new
+ * thread's); any other that cannot be a frame ends the walk as broken. */
 static __always_inline long walk_frame_at(__u64 i, struct walk_ctx *w)
 {
 	struct frame_rec frame;
@@ -100,10 +116,13 @@ static __always_inline long walk_frame_at(__u64 i, struct walk_ctx *w)
 
 	/* the bound on the very register that indexes ips */
 	asm volatile("" : "+r"(i));
-	if (fp < 4096 || (fp & 7) || fp < w->prev || i >= STACK_MAX_DEPTH - 1)
+	if (!fp || i >= STACK_MAX_DEPTH)
 		return 1;
-	if (read_frame(fp, &frame))
+	if (fp < 4096 || (fp & 7) || fp < w->prev || i >= STACK_MAX_DEPTH - 1 ||
+	    read_frame(fp, &frame)) {
+		walk_broken(i, w);
 		return 1;
+	}
 	w->ips[i + 1] = frame.ret;
 	w->nr = i + 2;
 	w->prev = fp + sizeof(frame);

@@ -1736,12 +1736,20 @@ static uint32_t build_map_stack(struct profile *prof, struct sym_proc *sp, pid_t
 			locs[n++] = profile__location(prof, PROF_NONE, ip, ip, NULL, 0);
 			continue;
 		}
-		if (sym_proc__resolve(sp, ip, i > 0, &r) || !r.mapped || !r.executable)
-			continue;
-		if (i == 1 && sym_proc__follows_call(sp, ip) != 1)
+		if (i == 1 && (sym_proc__resolve(sp, ip, true, &r) || !r.mapped ||
+			       !r.executable || sym_proc__follows_call(sp, ip) != 1))
 			continue;	/* the wrapper has a frame: the word at sp is no address */
-		if (i > 1 && sym_proc__follows_call(sp, ip) == 0)
+		/* past it, a return address in no code, or that follows no call, is where the
+		 * frame-pointer walk went into data: the stack ends, said and counted
+		 * (stacks__user_locs' rule), never a frame left out */
+		if (i > 1 && (sym_proc__resolve(sp, ip, true, &r) || !r.mapped || !r.executable)) {
+			n = stacks__end_truncated(prof, locs, n, STACKS_DROP_OUTSIDE);
 			break;
+		}
+		if (i > 1 && sym_proc__follows_call(sp, ip) == 0) {
+			n = stacks__end_truncated(prof, locs, n, STACKS_DROP_FP_BROKEN);
+			break;
+		}
 		for (uint32_t j = 0; j < r.nframes && j < SYM_MAX_INLINE; j++) {
 			const struct sym_frame *f = &r.frames[j];
 

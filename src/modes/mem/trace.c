@@ -12,6 +12,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "abi/mem.h"
+#include "abi/stack.h"
+#include "abi/unwind.h"
 #include "core/probes.h"
 #include "modes/mem/trace.h"
 #include "output/json_writer.h"
@@ -169,8 +171,18 @@ static void write_stack(struct mem_trace *t, const struct seen *s, struct sym_pr
 	jsonw_name(w, "frames");
 	jsonw_start_array_flat(w);
 	for (uint32_t i = 0; i < st.nr && i < MEM_MAX_STACK; i++) {
+		bool sym;
+
+		if (st.ips[i] == UNWIND_TRUNCATED || st.ips[i] == STACK_FP_BROKEN) {
+			/* the walk ended before the outermost frame: said, as in the profile */
+			jsonw_start_object_flat(w);
+			jsonw_hex_field(w, "address", st.ips[i]);
+			jsonw_string_field(w, "function", "[truncated]");
+			jsonw_end_object(w);
+			break;
+		}
 		/* every address is a return address (the first one too: the probe's caller's) */
-		bool sym = sp && sym_proc__resolve(sp, st.ips[i], true, &r) == 0;
+		sym = sp && sym_proc__resolve(sp, st.ips[i], true, &r) == 0;
 
 		for (uint32_t k = 0; k < (sym && r.nframes ? r.nframes : 1); k++) {
 			jsonw_start_object_flat(w);
