@@ -130,10 +130,11 @@ struct unwind_cache_ent {
 				 * half by another (preempted) on the same CPU is not used */
 };
 
-/* The BPF unwinder's per-CPU cache of whole stacks, by (process, ip, sp, bp) where a walk
- * started: the stack it found and every word of user memory the walk read (as offsets from sp,
- * all within UNWIND_SCACHE_SPAN bytes above it) with the value read. The walk is a function of
- * the registers it starts from, the process's tables (gen) and the words it reads: when each
+/* The BPF unwinder's per-CPU cache of whole stacks, in sets of UNWIND_SCACHE_WAYS entries by
+ * (process, ip, sp) where a walk started, an entry also by bp where the walk used it
+ * (UNWIND_BP_*): the stack it found and every word of user memory the walk read and used (as
+ * offsets from sp, all within UNWIND_SCACHE_SPAN bytes above it) with the value read. The
+ * walk is a function of the registers it starts from, the process's tables (gen) and the words it reads: when each
  * of them reads the same again (one read of the span), the walk would find the same stack.
  * Only complete stacks through the process's loaded tables are kept. A caller that interns
  * stacks by hash in a map that never loses an entry (mem) notes the hash with the entry once
@@ -142,6 +143,7 @@ struct unwind_cache_ent {
  * while the entries are as they were at the walk (unwind_epoch: the collector counts every
  * change of unwind_procs) and the process is the same program (ident). */
 #define UNWIND_SCACHE_SIZE	128	/* entries per CPU, a power of 2 */
+#define UNWIND_SCACHE_WAYS	2	/* entries a walk's registers may be kept in, in a row */
 #define UNWIND_SCACHE_FRAMES	32	/* longer stacks are not kept */
 #define UNWIND_SCACHE_READS	64	/* words read by the walk */
 #define UNWIND_SCACHE_SPAN	16384	/* bytes above sp the words are in (sqlite3's stacks need
@@ -157,7 +159,9 @@ struct unwind_scache_ent {
 	__u64 ip, sp, bp;
 	__u64 hash;		/* the stack's hash in its user's stacks map, interned there */
 	struct unwind_ident ident;	/* the process's when it was walked */
-	__u32 epoch, pad2;	/* unwind_epoch's value before the walk's lookup of its entry */
+	__u32 epoch;		/* unwind_epoch's value before the walk's lookup of its entry */
+	__u32 bpany;		/* the walk never used the %rbp it started from: bp is no key */
+	__u32 lastw, pad3;	/* a set's first entry: its way hit or filled last */
 	__u16 off[UNWIND_SCACHE_READS];
 	__u64 val[UNWIND_SCACHE_READS];
 	__u64 ips[UNWIND_SCACHE_FRAMES];
@@ -171,10 +175,24 @@ struct unwind_scratch {
 	__u32 nreads, span;
 	__u32 nocache;		/* the walk read outside the span, too many words, or used a
 				 * file's table (bpf_find_vma): not kept */
-	__u32 nfp, pad;		/* frames the walk took by frame pointers */
+	__u32 nfp;		/* frames the walk took by frame pointers */
+	__u32 bpkey;		/* the walk used the %rbp it started from: its entry keys on it */
+	__u32 bpdep, pad;	/* where the walk's current %rbp came from (UNWIND_BP_*) */
+	__u64 bp_at;		/* UNWIND_BP_SAVED: the address it was read from */
 	__u16 off[UNWIND_SCACHE_READS];
 	__u64 val[UNWIND_SCACHE_READS];
 	__u8 buf[UNWIND_SCACHE_SPAN];
+};
+
+/* Where a walk's current %rbp came from. Code without frame pointers keeps data in %rbp and
+ * saves it like any callee-saved register: a walk depends on that value only where a frame's
+ * CFA is computed from %rbp (or a frame-pointer record is read at it). Until then the value is
+ * neither a key of the walk's stack cache entry nor a word of its log, so that the same stack
+ * reached with other data in %rbp is a hit. */
+enum unwind_bp_dep {
+	UNWIND_BP_REG,		/* the register the walk started from */
+	UNWIND_BP_KNOWN,	/* nothing to check: a constant, or its word is in the log */
+	UNWIND_BP_SAVED,	/* read from the stack at bp_at, not in the log */
 };
 
 /* How the unwinder's stacks ended (unwind_stats, per CPU) */

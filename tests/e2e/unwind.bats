@@ -256,6 +256,40 @@ startfix_gdb() {
 	jqe '.drops.unwind_truncated == 0' "$T/m.json"
 }
 
+# The share (percent) of the run's stacks (ebprof -v's unwinder line in $1) the stack cache gave
+cache_share() {
+	local all hits
+	all=$(grep -o "unwind: [0-9]* stacks complete" <<< "$1" | grep -o "[0-9]*")
+	hits=$(grep -o "[0-9]* complete stacks from the stack cache" <<< "$1" | cut -d' ' -f1)
+	echo "stack cache: $hits of $all" >&2
+	echo $((all ? 100 * hits / all : 0))
+}
+
+@test "unwind: the stack cache keeps two stacks from the same registers, taken in turn" {
+	# samesite_b, samesite_a, samesite_a, samesite_b...: samesite_leaf's malloc alternates
+	# between two stacks from the same ip, sp and bp; one entry per registers missed each
+	# change (a third of the calls hit); both are kept in the set's two ways
+	run "$EBPROF" mem -v -o "$T/m.json" -- "$FIX/samesite" 3000 1
+	[ "$status" -eq 0 ]
+	share=$(cache_share "$output")
+	[ "$share" -ge 90 ]
+	jqe '[.sites[] | select([.frames[0:3][] | .function] == ["malloc", "samesite_leaf", "samesite_a"]) | .alloc_count] | add == 2000' "$T/m.json"
+	jqe '[.sites[] | select([.frames[0:3][] | .function] == ["malloc", "samesite_leaf", "samesite_b"]) | .alloc_count] | add == 1000' "$T/m.json"
+	jqe '[.sites[] | select(.frames[1].function == "samesite_leaf") | .frames[-1].function] | unique == ["_start"]' "$T/m.json"
+}
+
+@test "unwind: the stack cache does not key on data code without frame pointers keeps in %rbp" {
+	# samesite_data's malloc runs with other data in %rbp each call, saved on the stack like
+	# any register; no frame's CFA is computed from it: one stack, from the cache after the
+	# first walk (every call was a walk when %rbp was a key)
+	run "$EBPROF" mem -v -o "$T/m.json" -- "$FIX/samesite" 3000 rbp
+	[ "$status" -eq 0 ]
+	share=$(cache_share "$output")
+	[ "$share" -ge 90 ]
+	jqe '[.sites[] | select([.frames[0:3][] | .function] == ["malloc", "samesite_data", "main"]) | .alloc_count] | add == 3000' "$T/m.json"
+	jqe '[.sites[] | select(.frames[1].function == "samesite_data") | .frames[-1].function] | unique == ["_start"]' "$T/m.json"
+}
+
 @test "unwind: cpu, a frame whose CFA is in rbx (as ld.so's _dl_runtime_resolve's) unwinds where rbx is known; else its stack ends there, counted" {
 	# rbxcfa_spin's CFA is rbx + 16 (its call frame information, hand-written like ld.so's)
 	run "$EBPROF" cpu -q -F 999 -o "$T/c.json" -- "$FIX/rbxcfa"

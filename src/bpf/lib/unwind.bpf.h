@@ -444,6 +444,25 @@ static __always_inline void unwind_log(struct unwind_ctx *u, struct unwind_scrat
 	unwind_log_word(scr, u->sp0, addr, v);
 }
 
+/* The walk uses its current %rbp (a frame's CFA is computed from it, or a frame-pointer record
+ * read at it): what it depends on becomes part of the check (UNWIND_BP_* in abi/unwind.h): the
+ * start register's value a key of the entry, a saved one's word in the log. */
+static __always_inline void unwind_use_bp(struct unwind_ctx *u, struct unwind_scratch *scr)
+{
+	if (scr->bpdep == UNWIND_BP_REG)
+		scr->bpkey = 1;
+	else if (scr->bpdep == UNWIND_BP_SAVED)
+		unwind_log(u, scr, scr->bp_at, u->bp);
+	scr->bpdep = UNWIND_BP_KNOWN;
+}
+
+/* The caller's %rbp was read from the stack at addr (not yet in the log) */
+static __always_inline void unwind_saved_bp(struct unwind_scratch *scr, __u64 addr)
+{
+	scr->bpdep = UNWIND_BP_SAVED;
+	scr->bp_at = addr;
+}
+
 /* Where a walk's addresses go */
 struct unwind_ips {
 	__u64 ip[STACK_MAX_DEPTH];
@@ -504,6 +523,7 @@ __noinline int unwind_frame(__u64 i, struct unwind_ctx *u, struct unwind_ips *ip
 		cfa = u->sp + (__s64)r->cfa_off;
 		break;
 	case UNWIND_CFA_RBP:
+		unwind_use_bp(u, scr);
 		cfa = u->bp + (__s64)r->cfa_off;
 		break;
 	case UNWIND_CFA_PLT:
@@ -511,6 +531,7 @@ __noinline int unwind_frame(__u64 i, struct unwind_ctx *u, struct unwind_ips *ip
 		      ((u->ip & 15) >= (__u64)r->rbp_off ? 8 : 0);
 		break;
 	case UNWIND_CFA_DEREF_RBP:
+		unwind_use_bp(u, scr);
 		if (unwind_read(u, scr, u->bp + (__s64)r->cfa_off, &cfa))
 			goto truncated;
 		break;
@@ -525,6 +546,7 @@ __noinline int unwind_frame(__u64 i, struct unwind_ctx *u, struct unwind_ips *ip
 		u->ip = ra;
 		u->sp = nsp;
 		u->bp = bp;
+		scr->bpdep = UNWIND_BP_KNOWN;	/* its word is in the log */
 		u->exact = 1;
 		u->rbx_ok = 0;
 		return ra ? 0 : 1;
@@ -576,15 +598,18 @@ __noinline int unwind_frame(__u64 i, struct unwind_ctx *u, struct unwind_ips *ip
 				goto truncated;
 			bp = pair.next;
 			ra = pair.ret;
-			unwind_log(u, scr, cfa - 16, bp);
+			unwind_saved_bp(scr, cfa - 16);
 			unwind_log(u, scr, cfa - 8, ra);
 		} else if (unwind_read(u, scr, cfa - 8, &ra)) {
 			goto truncated;
 		} else if (r->rbp == UNWIND_RBP_AT) {
-			if (unwind_read(u, scr, cfa + (__s64)r->rbp_off, &bp))
+			/* not in the log until used (unwind_use_bp) */
+			if (unwind_read_word(NULL, u->sp0, cfa + (__s64)r->rbp_off, &bp))
 				goto truncated;
+			unwind_saved_bp(scr, cfa + (__s64)r->rbp_off);
 		} else if (r->rbp == UNWIND_RBP_UNDEF) {
 			bp = 0;
+			scr->bpdep = UNWIND_BP_KNOWN;
 		}
 	}
 	if (rule == UNWIND_CFA_NONE) {
@@ -592,6 +617,7 @@ __noinline int unwind_frame(__u64 i, struct unwind_ctx *u, struct unwind_ips *ip
 		 * outermost frame's (the ABI's mark, set by _start: ld.so's has no FDE) */
 		struct frame_rec rec;
 
+		unwind_use_bp(u, scr);
 		if (!u->bp) {
 			u->end = UNWIND_STAT_COMPLETE;
 			return 1;
@@ -600,7 +626,7 @@ __noinline int unwind_frame(__u64 i, struct unwind_ctx *u, struct unwind_ips *ip
 			goto truncated;
 		bp = rec.next;
 		ra = rec.ret;
-		unwind_log(u, scr, u->bp, bp);
+		unwind_saved_bp(scr, u->bp);
 		unwind_log(u, scr, u->bp + 8, ra);
 		cfa = u->bp + 16;
 		u->rbx_ok = 0;
@@ -745,7 +771,7 @@ __noinline int unwind_scache_lookup(struct unwind_scache_ent *e, struct unwind_s
 	seq = *(volatile __u32 *)&e->seq;
 	asm volatile("" ::: "memory");
 	if ((seq & 1) || e->tgid != k->tgid || (e->gen != k->gen && !k->anygen) ||
-	    e->ip != k->ip || e->sp != k->sp || e->bp != k->bp)
+	    e->ip != k->ip || e->sp != k->sp || (e->bp != k->bp && !e->bpany))
 		return 0;
 	nr = e->nr;
 	span = e->span;
@@ -816,6 +842,7 @@ __noinline int unwind_scache_unlock(struct unwind_scache_ent *e, struct unwind_s
 		e->nreads = n;
 		e->span = s->span;
 		e->nfp = s->nfp;
+		e->bpany = !s->bpkey;
 		asm volatile("" ::: "memory");
 		if (*(volatile __u32 *)&s->seq == k->tok) {
 			e->nr = nr;
@@ -887,11 +914,25 @@ __noinline int unwind_scache_take(struct unwind_scache_ent *e, struct unwind_scr
 	return nr;
 }
 
+/* The first entry of the set (UNWIND_SCACHE_WAYS entries in a row) where a walk from (ip, sp)
+ * of process tgid is kept */
 static __always_inline __u32 unwind_scache_slot(__u32 tgid, __u64 ip, __u64 sp)
 {
 	__u64 h = (ip ^ (sp << 7) ^ ((__u64)tgid << 40)) * 0x9e3779b97f4a7c15ULL;
 
-	return (__u32)(h >> 40) & (UNWIND_SCACHE_SIZE - 1);
+	return ((__u32)(h >> 40) & (UNWIND_SCACHE_SIZE / UNWIND_SCACHE_WAYS - 1)) *
+	       UNWIND_SCACHE_WAYS;
+}
+
+/* e was walked in the current process's program with the process entries as they are now
+ * (k's epoch): whatever its gen, its tables were the process's own */
+static __always_inline bool unwind_scache_same(const struct unwind_scache_ent *e,
+					       const struct unwind_skey *k)
+{
+	return e && e->epoch == k->epoch && e->tgid == k->tgid &&
+	       e->ident.start_time == k->ident.start_time &&
+	       e->ident.start_stack == k->ident.start_stack &&
+	       e->ident.end_code == k->ident.end_code;
 }
 
 /* The stack of the current process from st into out; the number of addresses. A process whose
@@ -909,10 +950,10 @@ __noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 	struct unwind_skey k = {};
 	struct unwind_ctx u = { .exact = 1, .end = UNWIND_STAT_TRUNCATED, .tgid = tgid };
 	struct unwind_loop l = { .u = &u };
-	struct unwind_scache_ent *e;
+	struct unwind_scache_ent *e, *e1;
 	struct unwind_scratch *scr;
-	bool tried = false;
-	__u32 *ep;
+	bool tried = false, tried1 = false;
+	__u32 *ep, slot1, fill;
 	int nr;
 
 	if (!out || !st)
@@ -940,21 +981,36 @@ __noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 	ep = bpf_map_lookup_elem(&unwind_epoch, &zero);
 	k.epoch = ep ? *(volatile __u32 *)ep : 0;
 	asm volatile("" ::: "memory");
+	/* the set's two entries: two stacks from the same registers (one call site reached
+	 * from two callers with the frames alike, in turn) are both kept; the way last used
+	 * is noted in the first */
 	slot = unwind_scache_slot(tgid, k.ip, k.sp);
-	k.slot = slot;
+	slot1 = slot + 1;
 	e = bpf_map_lookup_elem(&unwind_scache, &slot);
+	e1 = bpf_map_lookup_elem(&unwind_scache, &slot1);
 	unwind_cur_ident(&k.ident);
-	if (e && e->epoch == k.epoch && e->tgid == tgid &&
-	    e->ident.start_time == k.ident.start_time &&
-	    e->ident.start_stack == k.ident.start_stack && e->ident.end_code == k.ident.end_code) {
-		k.anygen = 1;
+	k.anygen = 1;
+	if (unwind_scache_same(e, &k)) {
+		k.slot = slot;
 		nr = unwind_scache_take(e, scr, &k, st, out);
-		if (nr > 0)
+		if (nr > 0) {
+			e->lastw = 0;
 			return nr;
+		}
 		/* the same entry's words differ: a walk, without reading them again */
-		k.anygen = 0;
 		tried = true;
 	}
+	if (unwind_scache_same(e1, &k)) {
+		k.slot = slot1;
+		nr = unwind_scache_take(e1, scr, &k, st, out);
+		if (nr > 0) {
+			if (e)
+				e->lastw = 1;
+			return nr;
+		}
+		tried1 = true;
+	}
+	k.anygen = 0;
 	l.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	/* (usable implies an entry; the verifier is told so by testing it again) */
 	if (!unwind_usable(l.proc, tgid) || !l.proc) {
@@ -966,23 +1022,50 @@ __noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 			return -1;
 		l.proc->stale = 1;
 		e = NULL;
+		e1 = NULL;
 	}
 	k.gen = l.proc->gen;
 	if (e && !tried) {
+		k.slot = slot;
 		nr = unwind_scache_take(e, scr, &k, st, out);
-		if (nr > 0)
+		if (nr > 0) {
+			e->lastw = 0;
 			return nr;
+		}
+	}
+	if (e1 && !tried1) {
+		k.slot = slot1;
+		nr = unwind_scache_take(e1, scr, &k, st, out);
+		if (nr > 0) {
+			if (e)
+				e->lastw = 1;
+			return nr;
+		}
 	}
 	k.tok = __sync_add_and_fetch(&scr->seq, 1);
 	scr->nreads = 0;
 	scr->span = 0;
 	scr->nocache = 0;
 	scr->nfp = 0;
+	scr->bpkey = 0;
+	scr->bpdep = UNWIND_BP_REG;
 	bpf_loop(STACK_MAX_DEPTH, unwind_step, &l, 0);
 	unwind_count(u.end);
 	/* what unwind_frame wrote is unknown to the verifier: the bound it had before, in a
 	 * register of its own (u's memory is unknown again after each call) */
 	nr = u.nr < STACK_MAX_DEPTH ? (int)u.nr : STACK_MAX_DEPTH;
+	/* kept in the way not used last, which is then the last */
+	fill = e && e->lastw == 0 ? 1 : 0;
+	if (fill) {
+		k.slot = slot1;
+		if (e)
+			e->lastw = 1;
+		e = e1;
+	} else {
+		k.slot = slot;
+		if (e)
+			e->lastw = 0;
+	}
 	if (u.end == UNWIND_STAT_COMPLETE && e && !scr->nocache && nr > 0 &&
 	    nr <= UNWIND_SCACHE_FRAMES && unwind_scache_lock(e, &k)) {
 		__u32 n = (__u32)nr & (2 * UNWIND_SCACHE_FRAMES - 1);
@@ -993,7 +1076,7 @@ __noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 			n = 0;	/* (cannot fail) */
 		if (unwind_scache_unlock(e, scr, &k, n) && n == (__u32)nr) {
 			st->cached = 1;
-			st->slot = slot;
+			st->slot = k.slot;
 			st->seq = k.seq + 2;
 		}
 	}
