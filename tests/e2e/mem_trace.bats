@@ -86,3 +86,13 @@ truth_trace_sites() {
 	[ "$(jq -s --argjson p "$forked" 'map(select(.type == "call" and .pid != $p
 		and .result == "inherited")) | length' "$T/trace.jsonl")" -eq 0 ]
 }
+
+@test "--trace: a stack that ends early ends in [truncated], as in the profile" {
+	# qsortfix's cmp is called from libc's qsort, which keeps no frame pointer: walked by
+	# frame pointers, its stacks end at cmp, said
+	run "$EBPROF" mem --unwind fp --trace "$T/trace.jsonl" -o "$T/out.folded" -- "$FIX/qsortfix" 20 0
+	[ "$status" -eq 0 ]
+	trace_summary "$T/trace.jsonl" > "$T/sum.json"
+	jqe 'any(.stacks[]; . == ["cmp", "[truncated]"])' "$T/sum.json"
+	grep -q ';\[truncated\];cmp;malloc ' "$T/out.folded"
+}
