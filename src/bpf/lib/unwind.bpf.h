@@ -935,6 +935,22 @@ static __always_inline bool unwind_scache_same(const struct unwind_scache_ent *e
 	       e->ident.end_code == k->ident.end_code;
 }
 
+/* A hit in entry e of the set whose first entry is e0, at slot (way w): as unwind_scache_take,
+ * and w noted as the way used last */
+static __always_inline int unwind_scache_way(struct unwind_scache_ent *e0,
+					     struct unwind_scache_ent *e, __u32 w, __u32 slot,
+					     struct unwind_scratch *scr, struct unwind_skey *k,
+					     struct unwind_start *st, struct unwind_ips *out)
+{
+	int nr;
+
+	k->slot = slot;
+	nr = unwind_scache_take(e, scr, k, st, out);
+	if (nr > 0 && e0)
+		e0->lastw = w;
+	return nr;
+}
+
 /* The stack of the current process from st into out; the number of addresses. A process whose
  * entry is missing (not loaded yet, the map full) or holds another program's mappings (its
  * identity differs: an exec since, a reused PID) is walked by file alone (unwind_rule_by_file:
@@ -991,23 +1007,16 @@ __noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 	unwind_cur_ident(&k.ident);
 	k.anygen = 1;
 	if (unwind_scache_same(e, &k)) {
-		k.slot = slot;
-		nr = unwind_scache_take(e, scr, &k, st, out);
-		if (nr > 0) {
-			e->lastw = 0;
+		nr = unwind_scache_way(e, e, 0, slot, scr, &k, st, out);
+		if (nr > 0)
 			return nr;
-		}
 		/* the same entry's words differ: a walk, without reading them again */
 		tried = true;
 	}
 	if (unwind_scache_same(e1, &k)) {
-		k.slot = slot1;
-		nr = unwind_scache_take(e1, scr, &k, st, out);
-		if (nr > 0) {
-			if (e)
-				e->lastw = 1;
+		nr = unwind_scache_way(e, e1, 1, slot1, scr, &k, st, out);
+		if (nr > 0)
 			return nr;
-		}
 		tried1 = true;
 	}
 	k.anygen = 0;
@@ -1026,21 +1035,14 @@ __noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 	}
 	k.gen = l.proc->gen;
 	if (e && !tried) {
-		k.slot = slot;
-		nr = unwind_scache_take(e, scr, &k, st, out);
-		if (nr > 0) {
-			e->lastw = 0;
+		nr = unwind_scache_way(e, e, 0, slot, scr, &k, st, out);
+		if (nr > 0)
 			return nr;
-		}
 	}
 	if (e1 && !tried1) {
-		k.slot = slot1;
-		nr = unwind_scache_take(e1, scr, &k, st, out);
-		if (nr > 0) {
-			if (e)
-				e->lastw = 1;
+		nr = unwind_scache_way(e, e1, 1, slot1, scr, &k, st, out);
+		if (nr > 0)
 			return nr;
-		}
 	}
 	k.tok = __sync_add_and_fetch(&scr->seq, 1);
 	scr->nreads = 0;
