@@ -93,8 +93,9 @@ __noinline int read_frame(__u64 fp, struct frame_rec *out)
 	return 0;
 }
 
-/* The walk of w ends at step i before a frame that is no frame, or at the depth limit: said,
- * STACK_FP_BROKEN after the frames so far (in place of the last at the limit). */
+/* The walk of w ends at step i before a frame that is no frame: said, STACK_FP_BROKEN after
+ * the frames so far (in place of the last at the depth limit, which walk_on's loop does not
+ * reach yet: a walk of STACK_MAX_DEPTH frames ends unmarked). */
 static __always_inline void walk_broken(__u64 i, struct walk_ctx *w)
 {
 	if (i + 1 < STACK_MAX_DEPTH) {
