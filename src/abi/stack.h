@@ -20,8 +20,8 @@ struct stack_trace {
 /* The address a frame-pointer walk's stack ends with when the walk stopped at a saved frame
  * pointer that is no frame (not 0, the outermost frame's: in the first page, misaligned, not
  * above the frame before, unreadable): code without frame pointers left its own value in %rbp,
- * and the frames past it are unknown. (A walk that fills STACK_MAX_DEPTH frames still ends
- * unmarked: walk_on's bpf_loop stops a step before walk_frame_at's depth check.) Rendered [truncated], counted per
+ * and the frames past it are unknown; or at the depth limit, where it takes the place of the
+ * last of STACK_MAX_DEPTH frames. Rendered [truncated], counted per
  * stack as the unwind_fp_broken drop (core/stacks.h). A kernel address: no user mapping is
  * ever there (abi/unwind.h's UNWIND_TRUNCATED is its neighbour). */
 #define STACK_FP_BROKEN	0xfffffffffffff008ULL

@@ -316,3 +316,54 @@ cache_share() {
 	[ "$counted" -ge "$n" ]
 	jqe '.drops.unwind_truncated >= '"$n" "$T/h.json"
 }
+
+# deeprec DEPTH N: N mallocs under DEPTH nested deeprec_level frames (built with frame pointers).
+# A stack holds 127 return addresses: past that it ends in [truncated], which takes the place of
+# the 127th, whichever way it was walked. One line of a folded profile: its deeprec_level frames
+# and how it ends.
+deep_site() {
+	awk '/;deeprec_leaf;malloc / {
+		c = $NF; sub(/ [0-9]+$/, ""); n = split($0, a, ";"); lv = 0
+		for (i = 2; i <= n; i++) if (a[i] == "deeprec_level") lv++
+		print lv, a[2], a[3], c }' "$1"
+}
+
+@test "unwind: a stack deeper than 127 frames ends in [truncated], by frame pointers and by tables, counted" {
+	# by frame pointers, 124 levels: leaf, 124 levels, main fill 126; the 127th says the walk
+	# goes on past the limit (before, 127 frames read as a whole stack, main's caller its root)
+	run "$EBPROF" mem -q --unwind fp -o "$T/f124.folded" -- "$FIX/deeprec" 124 10
+	[ "$status" -eq 0 ]
+	run deep_site "$T/f124.folded"
+	echo "$output"
+	[ "$output" = "124 [truncated] main 400" ]
+	# --alloc-only's walk at the allocating function's entry, the same
+	run "$EBPROF" mem -q --alloc-only --unwind fp -o "$T/a124.folded" -- "$FIX/deeprec" 124 10
+	[ "$status" -eq 0 ]
+	run deep_site "$T/a124.folded"
+	[ "$output" = "124 [truncated] main 400" ]
+	run "$EBPROF" mem -q --unwind fp -o "$T/f.folded" -o "$T/f.json" -- "$FIX/deeprec" 200 10
+	[ "$status" -eq 0 ]
+	run deep_site "$T/f.folded"
+	echo "$output"
+	[ "$output" = "125 [truncated] deeprec_level 400" ]
+	jqe '.drops.unwind_fp_broken as $n | $n > 0 and ([.sites[] | select(.frames[-1].function == "[truncated]")] | length) == $n + .drops.unwind_outside_code' "$T/f.json"
+	# below the limit the walk reads every frame pointer up to main's caller (libc's, whose
+	# own %rbp is no frame: [truncated] past it, as every --unwind fp stack of Debian's libc)
+	run "$EBPROF" mem -q --unwind fp -o "$T/f100.folded" -- "$FIX/deeprec" 100 10
+	[ "$status" -eq 0 ]
+	run deep_site "$T/f100.folded"
+	echo "$output"
+	[ "$output" = "100 [truncated] __libc_start_call_main 400" ]
+	# by tables: the same end, counted per allocation as unwind_too_deep; below it, whole
+	run "$EBPROF" mem -q -o "$T/t.folded" -o "$T/t.json" -- "$FIX/deeprec" 200 10
+	[ "$status" -eq 0 ]
+	run deep_site "$T/t.folded"
+	echo "$output"
+	[ "$output" = "125 [truncated] deeprec_level 400" ]
+	jqe '.drops.unwind_too_deep == 10' "$T/t.json"
+	run "$EBPROF" mem -q -o "$T/t100.folded" -- "$FIX/deeprec" 100 10
+	[ "$status" -eq 0 ]
+	run deep_site "$T/t100.folded"
+	echo "$output"
+	[ "$output" = "100 _start __libc_start_main 400" ]
+}

@@ -94,8 +94,8 @@ __noinline int read_frame(__u64 fp, struct frame_rec *out)
 }
 
 /* The walk of w ends at step i before a frame that is no frame: said, STACK_FP_BROKEN after
- * the frames so far (in place of the last at the depth limit, which walk_on's loop does not
- * reach yet: a walk of STACK_MAX_DEPTH frames ends unmarked). */
+ * the frames so far (in place of the last at the depth limit: STACK_MAX_DEPTH frames read and
+ * the chain goes on). */
 static __always_inline void walk_broken(__u64 i, struct walk_ctx *w)
 {
 	if (i + 1 < STACK_MAX_DEPTH) {
@@ -142,7 +142,9 @@ static __always_inline __u64 walk_on(struct walk_ctx *w)
 {
 	if (walk_frame_at(1, w))
 		return w->nr;
-	bpf_loop(STACK_MAX_DEPTH - 1 - WALK_INLINE, walk_frame, w, 0);
+	/* steps WALK_INLINE..STACK_MAX_DEPTH - 1: the last reads no frame, it only ends a
+	 * chain that goes on past the depth limit as broken */
+	bpf_loop(STACK_MAX_DEPTH - WALK_INLINE, walk_frame, w, 0);
 	return w->nr;
 }
 
