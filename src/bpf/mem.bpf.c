@@ -1590,7 +1590,7 @@ struct map_tstate {
 	__u64 old_brk;		/* brk: the break before the call */
 	__u64 enter_ts;		/* regions made since (by other threads) are not this call's */
 	bool tracked;		/* mremap: the old range held counted memory at entry */
-	struct mem_stack stack;	/* scratch for bpf_get_stack */
+	struct mem_stack stack;	/* scratch for map_stack */
 };
 
 struct {
@@ -1626,27 +1626,47 @@ struct {
 
 static const struct mem_map_site_val zero_map_site;
 
-/* The user stack at the syscall's exit: [ip in the syscall wrapper, the word at sp, the frame
- * pointer chain]. The wrapper (glibc's mmap, munmap, brk) keeps no frame, so the word at sp is
- * its return address: the caller the frame-pointer walk would miss. Where the wrapper has a
- * frame of its own (mremap) the word is no return address, and userspace drops it. */
+/* The user stack at the syscall's exit, interned: [ip in the syscall wrapper, its caller's
+ * return address, the callers]. By tables (the unwinder, as mem's allocation stacks: through
+ * code without frame pointers), from the task's user registers, which are exact here. Else by
+ * frame pointers: the wrapper (glibc's mmap, munmap, brk) keeps no frame, so the word at sp is
+ * its return address, the caller a frame-pointer walk would miss, and the walk goes on from
+ * %rbp (marking where it cannot, as walk_stack). Where the wrapper has a frame of its own
+ * (mremap, sbrk) that word is no return address, and userspace drops it (build_map_stack). */
 static __always_inline __u64 map_stack(void *ctx, struct pt_regs *regs, struct map_tstate *ms)
 {
 	struct mem_stack *s = &ms->stack;
-	long n = bpf_get_stack(ctx, &s->ips[1], sizeof(s->ips) - sizeof(s->ips[0]),
-			       BPF_F_USER_STACK);
-	__u64 nr, ra = 0;
+	struct walk_ctx w = { .ips = s->ips, .nr = 2 };
+	struct unwind_start us;
+	__u64 ra = 0, h;
+	long n;
 
-	if (n <= 0) {
-		drop(MEM_DROP_STACK_FAIL);
-		return 0;
+	if (unwind_mode) {
+		__builtin_memset(&us, 0, sizeof(us));
+		us.ip = regs->ip;
+		us.sp = regs->sp;
+		us.bp = regs->bp;
+		us.rbx = regs->bx;
+		us.rdi = regs->di;
+		us.rdx = regs->dx;
+		us.leaf = 1;
+		us.want = 1;
+		n = unwind_user_start(s->ips, &us);
+		if (n >= 0) {
+			if (us.hash)
+				return us.hash;
+			h = intern_stack(s, (__u64)n, 0);
+			unwind_scache_note(&us, h);
+			return h;
+		}
 	}
-	nr = n / sizeof(__u64) + 1;
-	s->ips[0] = s->ips[1];
+	s->ips[0] = regs->ip;
 	bpf_probe_read_user(&ra, sizeof(ra), (void *)regs->sp);
 	s->ips[1] = ra;
+	w.fp = regs->bp;
+	w.prev = regs->sp + 8;
 	/* one table of stacks, one hash */
-	return intern_stack(s, nr, 0);
+	return intern_stack(s, walk_on(&w), 0);
 }
 
 static __always_inline struct mem_map_site_val *map_site_of(__u32 pid, __u32 fn, __u64 stack)

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 #include "abi/stack.h"
+#include "abi/unwind.h"
 
 struct profile;
 struct sym_proc;
@@ -128,5 +129,11 @@ uint32_t stacks__named_loc(struct profile *prof, const char *name);
  * stack counted as the drop `drop` (NULL: the part that cut it counts it). Returns the new n. */
 uint32_t stacks__end_truncated(struct profile *prof, uint32_t *locs, uint32_t n,
 			       const char *drop);
+/* Whether a user stack's address is a walk's own end mark (UNWIND_TRUNCATED, STACK_FP_BROKEN),
+ * no frame */
+static inline bool stacks__is_end(__u64 ip)
+{
+	return ip == UNWIND_TRUNCATED || ip == STACK_FP_BROKEN;
+}
 
 #endif

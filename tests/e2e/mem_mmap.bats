@@ -12,7 +12,8 @@ map_sites() {
 		| {fn: ([.frames[1:][] | .function
 			 | select(. as $f | ["do_whole", "do_head", "do_tail", "do_hole",
 					    "span_reserve", "map_at", "remap_base", "move_dest",
-					    "do_shared", "do_file", "big_mallocs", "__sbrk"]
+					    "do_shared", "do_file", "big_mallocs", "__sbrk",
+					    "remap_grow", "remap_shrink", "remap_move"]
 				  | index($f))][0] // "(other)"),
 		   leaf: .frames[0].function,
 		   v: [.mmap_objects, .mmap_space, .mmap_inuse_objects, .mmap_inuse_space]}]
@@ -54,8 +55,8 @@ map_sites() {
 	P=$(jq .page "$T/truth.json")
 	B=$(jq .brk_grow "$T/truth.json")
 	# [regions mapped, bytes mapped, regions still mapped, bytes still mapped]; see the fixture.
-	# glibc's mremap wrapper keeps a stack frame without a frame pointer, so the function that
-	# called it is missing from its stacks (main's frame follows): mremap sites are summed apart.
+	# glibc's mremap wrapper keeps a stack frame without a frame pointer: its caller is found by
+	# the unwinder's tables (frame pointers alone missed it, and main's frame followed).
 	jq -n --argjson P "$P" --argjson B "$B" '{
 		"mmap:do_whole": [1, 4 * $P, 0, 0],
 		"mmap:do_head": [1, 4 * $P, 1, 3 * $P],
@@ -66,7 +67,9 @@ map_sites() {
 		"mmap:remap_base": [1, 2 * $P, 0, 0],
 		"mmap:move_dest": [1, $P, 0, 0],
 		"mmap:do_shared": [1, 2 * $P, 1, 2 * $P],
-		"mremap:(other)": [3, 6 * $P, 1, $P],
+		"mremap:remap_grow": [1, 4 * $P, 0, 0],
+		"mremap:remap_shrink": [1, $P, 0, 0],
+		"mremap:remap_move": [1, $P, 1, $P],
 		"brk:__sbrk": [1, $B, 1, ($B - $P)]}' > "$T/want.json"
 	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
 }
@@ -173,4 +176,34 @@ map_sites() {
 	     and $m.live_count <= 3' "$T/out.json"
 	# every mmap is still counted (unmaps of what was never tracked are untracked)
 	jqe '.processes[0].mmap.calls.mmap == 10' "$T/out.json"
+}
+
+# A mapping's stack is unwound as an allocation's (--unwind): by tables through code without
+# frame pointers, where the kernel's frame-pointer walk stopped after a frame or two and said
+# nothing (python3's arenas: mmap;_PyObject_ArenaMmap, as if that were the outermost frame).
+# Its ends are said as every user stack's: [truncated] past 127 frames, counted.
+@test "--mmap: mapping stacks are complete through code without frame pointers; past 127 frames they say so" {
+	run "$EBPROF" mem -q --mmap -o "$T/d.json" -- "$FIX/deeprec" 50 5 mmap
+	[ "$status" -eq 0 ]
+	jqe '[.sites[] | select(.category == "mmap")] | length == 1 and
+	     (.[0] | .mmap_objects == 5 and ([.frames[].function] as $f
+	      | $f[0:2] == ["mmap", "deeprec_leaf"] and ($f[2:52] | unique) == ["deeprec_level"] and
+	        $f[52] == "main" and $f[-1] == "_start"))' "$T/d.json"
+	run "$EBPROF" mem -q --mmap -o "$T/deep.json" -- "$FIX/deeprec" 200 5 mmap
+	[ "$status" -eq 0 ]
+	jqe '[.sites[] | select(.category == "mmap")][0] | .mmap_objects == 5 and .frames[-1].function == "[truncated]" and (.frames | length) == 127' "$T/deep.json"
+	jqe '.drops.unwind_too_deep == 5' "$T/deep.json"
+	# by frame pointers the walk is ebprof's own too, its end at the limit said and counted
+	run "$EBPROF" mem -q --mmap --unwind fp -o "$T/fp.json" -- "$FIX/deeprec" 200 5 mmap
+	[ "$status" -eq 0 ]
+	jqe '[.sites[] | select(.category == "mmap")][0] | .frames[-1].function == "[truncated]" and (.frames | length) == 127' "$T/fp.json"
+	jqe '.drops.unwind_fp_broken > 0' "$T/fp.json"
+	run "$EBPROF" mem -q --mmap -o "$T/py.json" -- /usr/bin/python3 -c 'x = [str(i) * 3 for i in range(300000)]; print(len(x))'
+	[ "$status" -eq 0 ]
+	jq '[.sites[] | select(.category == "mmap") | {b: .mmap_space, f: [.frames[].function]}]' "$T/py.json" > "$T/py_sites.json"
+	total=$(jq '[.[].b] | add // 0' "$T/py_sites.json")
+	whole=$(jq '[.[] | select(.f[-1] == "_start") | .b] | add // 0' "$T/py_sites.json")
+	echo "python3: $whole of $total mapped bytes in stacks down to _start"
+	[ "$total" -gt 0 ]
+	[ $((whole * 100)) -ge $((total * 90)) ]
 }

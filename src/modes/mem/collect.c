@@ -1712,59 +1712,48 @@ static int collect_region(const void *k, const void *v, void *ctx)
 	return 0;
 }
 
+/* Whether ip is a return address: in code a snapshot maps, right after a call */
+static bool map_return_addr(struct sym_proc *sp, uint64_t ip)
+{
+	struct sym_result r;
+
+	return sym_proc__resolve(sp, ip, true, &r) == 0 && r.mapped && r.executable &&
+	       sym_proc__follows_call(sp, ip) == 1;
+}
+
 /* Locations of a mapping site: the syscall's name as the leaf, then the user frames without
- * the wrapper the syscall was made in (frame 0). Frame 1 is the word at the stack pointer
- * (map_stack in mem.bpf.c): kept only if a call precedes it. */
+ * the wrapper the syscall was made in (frame 0: the leaf says what it is). Frame 1 is the
+ * wrapper's return address (map_stack in mem.bpf.c); by frame pointers it is the word at the
+ * stack pointer, kept only if it is a return address. The rest as every user stack
+ * (stacks__user_locs: its ends said and counted). */
 static uint32_t build_map_stack(struct profile *prof, struct sym_proc *sp, pid_t pid, uint32_t fn,
 				const struct mem_stack *st, uint32_t *locs)
 {
 	struct prof_line line = { .line = 0 };
-	struct sym_result r;
-	uint32_t n = 0;
+	uint32_t n = 0, nr, from = 1;
 
 	line.function = profile__function(prof, map_fn_names[fn], map_fn_names[fn], NULL);
 	locs[n++] = profile__location(prof, PROF_NONE, MEM_FN__COUNT + 1 + fn,
 				      MEM_FN__COUNT + 1 + fn, &line, 1);
-	for (uint64_t i = 0; st && i < st->nr && i < MEM_MAX_STACK; i++) {
-		struct prof_line lines[SYM_MAX_INLINE];
-		uint64_t ip = st->ips[i];
-		uint32_t nl = 0;
+	if (!st || st->nr < 2)
+		return n;
+	nr = st->nr < MEM_MAX_STACK ? (uint32_t)st->nr : MEM_MAX_STACK;
+	if (sp && !stacks__is_end(st->ips[1]) && !map_return_addr(sp, st->ips[1])) {
+		/* the wrapper has a frame: the word at sp is no address, and the frame-pointer
+		 * chain's first return address must be one (a first frame is not held to that) */
+		from = 2;
+		if (from < nr && !stacks__is_end(st->ips[2]) && !map_return_addr(sp, st->ips[2])) {
+			struct sym_result r;
+			bool code = sym_proc__resolve(sp, st->ips[2], true, &r) == 0 && r.mapped &&
+				    r.executable;
 
-		if (i == 0)
-			continue;	/* the syscall's wrapper: the leaf says what it is */
-		if (!sp) {
-			locs[n++] = profile__location(prof, PROF_NONE, ip, ip, NULL, 0);
-			continue;
+			return stacks__end_truncated(prof, locs, n, code ? STACKS_DROP_FP_BROKEN :
+							 STACKS_DROP_OUTSIDE);
 		}
-		if (i == 1 && (sym_proc__resolve(sp, ip, true, &r) || !r.mapped ||
-			       !r.executable || sym_proc__follows_call(sp, ip) != 1))
-			continue;	/* the wrapper has a frame: the word at sp is no address */
-		/* past it, a return address in no code, or that follows no call, is where the
-		 * frame-pointer walk went into data: the stack ends, said and counted
-		 * (stacks__user_locs' rule), never a frame left out */
-		if (i > 1 && (sym_proc__resolve(sp, ip, true, &r) || !r.mapped || !r.executable)) {
-			n = stacks__end_truncated(prof, locs, n, STACKS_DROP_OUTSIDE);
-			break;
-		}
-		if (i > 1 && sym_proc__follows_call(sp, ip) == 0) {
-			n = stacks__end_truncated(prof, locs, n, STACKS_DROP_FP_BROKEN);
-			break;
-		}
-		for (uint32_t j = 0; j < r.nframes && j < SYM_MAX_INLINE; j++) {
-			const struct sym_frame *f = &r.frames[j];
-
-			if (!f->function)
-				continue;
-			lines[nl].function = profile__function(prof, f->function,
-					f->system_name ? f->system_name : f->function, f->file);
-			lines[nl++].line = f->line;
-		}
-		locs[n++] = profile__location(prof,
-				profile__mapping(prof, pid, r.map_start, r.map_end, r.map_offset,
-						 r.module, r.build_id),
-				ip, r.module_offset, lines, nl);
 	}
-	return n;
+	if (from >= nr)
+		return n;
+	return n + stacks__user_locs(prof, sp, pid, st->ips + from, nr - from, false, locs + n);
 }
 
 /* The process's mappings: its summary as mmap_* stats, one sample per (function, stack) with

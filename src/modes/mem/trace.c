@@ -15,6 +15,7 @@
 #include "abi/stack.h"
 #include "abi/unwind.h"
 #include "core/probes.h"
+#include "core/stacks.h"
 #include "modes/mem/trace.h"
 #include "output/json_writer.h"
 
@@ -173,7 +174,7 @@ static void write_stack(struct mem_trace *t, const struct seen *s, struct sym_pr
 	for (uint32_t i = 0; i < st.nr && i < MEM_MAX_STACK; i++) {
 		bool sym;
 
-		if (st.ips[i] == UNWIND_TRUNCATED || st.ips[i] == STACK_FP_BROKEN) {
+		if (stacks__is_end(st.ips[i])) {
 			/* the walk ended before the outermost frame: said, as in the profile */
 			jsonw_start_object_flat(w);
 			jsonw_hex_field(w, "address", st.ips[i]);
