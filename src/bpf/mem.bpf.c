@@ -36,6 +36,8 @@ const volatile __u64 exp_frac_tab[MEM_EXP_FRAC] = {};
 /* --trace: a record of every counted call into trace_rb. Off, the verifier drops every line of
  * it, so the hot path is what it is without it. */
 const volatile bool trace_calls = false;
+/* --mmap: free's entry notes where it is (mfree_sp, mfree_ra), for map_in_free */
+const volatile bool track_maps = false;
 
 /* One held site (see "Held accounting" below): its calls' site and process counters */
 #define HELD_WAYS 4	/* a power of 2 */
@@ -63,6 +65,9 @@ struct mem_tstate {
 				 * 0 after any other traced event (see free_enter) */
 	__u64 free_mark_sp;	/* that free's stack pointer at entry */
 	__u64 free_mark_ip;	/* and its probe's address */
+	/* --mmap: the last free's stack pointer at entry and the return address there (0: none
+	 * seen), whatever the free (map_in_free) */
+	__u64 mfree_sp, mfree_ra;
 	/* --trace: the last free that missed was of a block its parent held at the fork (full
 	 * tracking, a forked child), of inherited_size bytes */
 	__u64 inherited_size;
@@ -1161,6 +1166,35 @@ static __always_inline __u64 trace_free_stack(struct pt_regs *ctx, struct mem_ts
  * traced in between would be a double free, or a reused address handed over by another thread
  * and freed without this thread doing any traced call meanwhile: that free is not counted.
  */
+/* --mmap: st's thread is in a free whose stack pointer at entry is sp. Free has an entry probe
+ * only, so nothing says when it returns: the return address at sp, read here, says it (see
+ * map_in_free). */
+static __always_inline void note_free(struct mem_tstate *st, __u64 sp)
+{
+	__u64 ra = 0;
+
+	if (!track_maps || !st)
+		return;
+	bpf_probe_read_user(&ra, sizeof(ra), (void *)sp);
+	st->mfree_sp = sp;
+	st->mfree_ra = ra;
+}
+
+/* Whether a system call made at stack pointer sp is made inside the thread's last free (the
+ * allocator's own, as those inside a traced call: a thread's first free setting up its
+ * arena, a large block given back): below that free's frame, and the call's return address
+ * still where it was. Once free has returned, the caller's next call puts its own return
+ * address there; only a call from the same site, i.e. another free, puts the same one. */
+static __always_inline bool map_in_free(struct mem_tstate *st, __u64 sp)
+{
+	__u64 ra = 0;
+
+	if (!st || !st->mfree_ra || sp >= st->mfree_sp)
+		return false;
+	return !bpf_probe_read_user(&ra, sizeof(ra), (void *)st->mfree_sp) &&
+	       ra == st->mfree_ra;
+}
+
 static __always_inline int free_enter(struct pt_regs *ctx, __u32 pid, struct mem_proc *p,
 				      __u32 fn, __u64 cookie, __u64 now)
 {
@@ -1169,9 +1203,12 @@ static __always_inline int free_enter(struct pt_regs *ctx, __u32 pid, struct mem
 
 	if (!ptr)
 		return 0;
-	/* delete may lead to free: keep a mark; a plain free needs state only if it has some */
+	/* delete may lead to free: keep a mark; a plain free needs state only if it has some
+	 * (with --mmap it notes where it is) */
 	st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0,
-				  fn == MEM_FN_FREE ? 0 : BPF_LOCAL_STORAGE_GET_F_CREATE);
+				  fn == MEM_FN_FREE && !track_maps ? 0 :
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	note_free(st, sp);
 	/* --trace: a free's record needs the thread's scratch buffer for its stack */
 	if (trace_calls && !st)
 		st = thread_state(bpf_get_current_task_btf());
@@ -1924,9 +1961,9 @@ int BPF_PROG(map_enter, struct pt_regs *regs, long id)
 	if (ip >= mp->loader_lo && ip < mp->loader_hi)
 		return 0;
 	task = bpf_get_current_task_btf();
-	/* inside a traced allocator call: the allocator's, not the program's */
+	/* inside a traced allocator call, or a free: the allocator's, not the program's */
 	st = bpf_task_storage_get(&tstate, task, 0, 0);
-	if (st && st->depth)
+	if (st && (st->depth || map_in_free(st, regs->sp)))
 		return 0;
 	ms = bpf_task_storage_get(&mstate, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ms) {

@@ -94,6 +94,8 @@ static __always_inline int enter_sampled(struct pt_regs *ctx)
 		/* the one lookup of a free: an unsampled block is simply not there */
 		if (!k.ptr)
 			return 0;
+		if (track_maps)
+			note_free(thread_state(bpf_get_current_task_btf()), PT_REGS_SP(ctx));
 		v = live_find(k.pid, k.ptr, &home);
 		if (!v)
 			return 0;

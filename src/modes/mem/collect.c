@@ -485,6 +485,7 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	c->skel->rodata->trace_all = o->trace_all;
 	c->skel->rodata->self_tgid = getpid();
 	c->skel->rodata->trace_calls = o->trace_path != NULL;
+	c->skel->rodata->track_maps = o->mmap;
 	if (o->trace_path)
 		bpf_map__set_max_entries(c->skel->maps.trace_rb, TRACE_RB_BYTES);
 	sampler_tables(c->skel, o);
