@@ -1171,13 +1171,15 @@ static __always_inline __u64 trace_free_stack(struct pt_regs *ctx, struct mem_ts
  * map_in_free). */
 static __always_inline void note_free(struct mem_tstate *st, __u64 sp)
 {
-	__u64 ra = 0;
+	struct frame_rec f = {};
 
 	if (!track_maps || !st)
 		return;
-	bpf_probe_read_user(&ra, sizeof(ra), (void *)sp);
+	/* read_frame: a read into a small frame on the kernel stack, the cheap usercopy check;
+	 * the record below sp is [the word under the return address, the return address] */
+	read_frame(sp - 8, &f);
 	st->mfree_sp = sp;
-	st->mfree_ra = ra;
+	st->mfree_ra = f.ret;
 }
 
 /* Whether a system call made at stack pointer sp is made inside the thread's last free (the
