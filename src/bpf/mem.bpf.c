@@ -1167,8 +1167,8 @@ static __always_inline __u64 trace_free_stack(struct pt_regs *ctx, struct mem_ts
  * and freed without this thread doing any traced call meanwhile: that free is not counted.
  */
 /* --mmap: st's thread is in a free whose stack pointer at entry is sp. Free has an entry probe
- * only, so nothing says when it returns: the return address at sp, read here, says it (see
- * map_in_free). */
+ * only, so nothing says when it returns: the return address at sp, read here, is what a
+ * system call's stack is then looked for (map_from_free). */
 static __always_inline void note_free(struct mem_tstate *st, __u64 sp)
 {
 	struct frame_rec f = {};
@@ -1182,19 +1182,17 @@ static __always_inline void note_free(struct mem_tstate *st, __u64 sp)
 	st->mfree_ra = f.ret;
 }
 
-/* Whether a system call made at stack pointer sp is made inside the thread's last free (the
- * allocator's own, as those inside a traced call: a thread's first free setting up its
- * arena, a large block given back): below that free's frame, and the call's return address
- * still where it was. Once free has returned, the caller's next call puts its own return
- * address there; only a call from the same site, i.e. another free, puts the same one. */
-static __always_inline bool map_in_free(struct mem_tstate *st, __u64 sp)
+/* Whether a system call made at stack pointer sp may be made inside the thread's last free:
+ * below that free's frame, and its return address still in its slot. Only a hint, the cheap
+ * test before map_from_free's: once free has returned, the slot may be left as it was (a
+ * later frame's unwritten local). */
+static __always_inline bool map_below_free(struct mem_tstate *st, __u64 sp)
 {
-	__u64 ra = 0;
+	struct frame_rec f = {};
 
 	if (!st || !st->mfree_ra || sp >= st->mfree_sp)
 		return false;
-	return !bpf_probe_read_user(&ra, sizeof(ra), (void *)st->mfree_sp) &&
-	       ra == st->mfree_ra;
+	return !read_frame(st->mfree_sp - 8, &f) && f.ret == st->mfree_ra;
 }
 
 static __always_inline int free_enter(struct pt_regs *ctx, __u32 pid, struct mem_proc *p,
@@ -1629,6 +1627,7 @@ struct map_tstate {
 	__u64 old_brk;		/* brk: the break before the call */
 	__u64 enter_ts;		/* regions made since (by other threads) are not this call's */
 	bool tracked;		/* mremap: the old range held counted memory at entry */
+	bool below_free;	/* made below the thread's last free's frame (map_below_free) */
 	struct mem_stack stack;	/* scratch for map_stack */
 };
 
@@ -1706,6 +1705,40 @@ static __always_inline __u64 map_stack(void *ctx, struct pt_regs *regs, struct m
 	w.prev = regs->sp + 8;
 	/* one table of stacks, one hash */
 	return intern_stack(s, walk_on(&w), 0);
+}
+
+/* Whether the system call is made inside a free (the allocator's, as those inside a traced
+ * call: a thread's first free making glibc's arena for it, 128 MiB; free giving back an
+ * mmapped block): the thread's last free's return address is in the call's stack, unwound by
+ * tables (a call from that site in progress is that free). By frame pointers the walk does not
+ * get through glibc: such a call is left the program's. Only when map_below_free said it may
+ * be (ms->below_free). */
+static __always_inline bool map_from_free(struct pt_regs *regs, struct map_tstate *ms)
+{
+	struct mem_tstate *st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
+	struct unwind_start us;
+	__u64 ra;
+	long n;
+
+	if (!ms->below_free || !st || !unwind_mode)
+		return false;
+	ra = st->mfree_ra;
+	__builtin_memset(&us, 0, sizeof(us));
+	us.ip = regs->ip;
+	us.sp = regs->sp;
+	us.bp = regs->bp;
+	us.rbx = regs->bx;
+	us.rdi = regs->di;
+	us.rdx = regs->dx;
+	us.leaf = 1;
+	n = unwind_user_start(ms->stack.ips, &us);
+	for (int i = 1; i < STACK_MAX_DEPTH; i++) {
+		if (i >= n)
+			break;
+		if (ms->stack.ips[i] == ra)
+			return true;
+	}
+	return false;
 }
 
 static __always_inline struct mem_map_site_val *map_site_of(__u32 pid, __u32 fn, __u64 stack)
@@ -1963,9 +1996,10 @@ int BPF_PROG(map_enter, struct pt_regs *regs, long id)
 	if (ip >= mp->loader_lo && ip < mp->loader_hi)
 		return 0;
 	task = bpf_get_current_task_btf();
-	/* inside a traced allocator call, or a free: the allocator's, not the program's */
+	/* inside a traced allocator call: the allocator's, not the program's (inside a free too:
+	 * map_from_free) */
 	st = bpf_task_storage_get(&tstate, task, 0, 0);
-	if (st && (st->depth || map_in_free(st, regs->sp)))
+	if (st && st->depth)
 		return 0;
 	ms = bpf_task_storage_get(&mstate, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ms) {
@@ -1978,6 +2012,7 @@ int BPF_PROG(map_enter, struct pt_regs *regs, long id)
 	ms->args[2] = regs->dx;
 	ms->args[3] = regs->r10;
 	ms->args[4] = regs->r8;
+	ms->below_free = map_below_free(st, regs->sp);
 	ms->enter_ts = bpf_ktime_get_ns();
 	if (id == NR_BRK)
 		ms->old_brk = task->mm->brk;
@@ -1991,7 +2026,12 @@ int BPF_PROG(map_enter, struct pt_regs *regs, long id)
 		/* what the kernel refuses (EINVAL) releases nothing */
 		if (!(a0 & (PAGE_SZ - 1)) && len && a0 + len > a0)
 			bytes = unmap_range(pid, mp, a0, a0 + len, false, ~0ULL);
-		__sync_fetch_and_add(bytes ? &mp->calls[MEM_MAP_MUNMAP] : &mp->untracked, 1);
+		/* what free gives back (a large block) was never counted, and is not untracked
+		 * either: the allocator's */
+		if (bytes)
+			__sync_fetch_and_add(&mp->calls[MEM_MAP_MUNMAP], 1);
+		else if (!map_from_free(regs, ms))
+			__sync_fetch_and_add(&mp->untracked, 1);
 	}
 	if (id == NR_MREMAP) {
 		__u64 a0 = ms->args[0], len = (ms->args[1] + PAGE_SZ - 1) & ~(PAGE_SZ - 1);
@@ -2020,6 +2060,8 @@ int BPF_PROG(map_exit, struct pt_regs *regs, long ret)
 	if (!mp || !ms || ms->nr != id + 1)
 		return 0;
 	ms->nr = 0;
+	if (map_from_free(regs, ms))
+		return 0;
 	a0 = ms->args[0];
 
 	switch (id) {

@@ -88,10 +88,10 @@ static struct profile *trace_child(void (*op)(void))
 	return prof;
 }
 
-/* Every counter not named in `want` must be 0, and no drop but the ends of stacks: the
- * syscalls' stacks are the kernel's frame-pointer walk, which goes on through libcmocka (no
- * frame pointers) into its data; such a stack ends in [truncated] where it does, counted as
- * unwind_outside_code or unwind_fp_broken (core/stacks.h), and loses no event. */
+/* Every counter not named in `want` must be 0, and no drop but the ends of stacks: a
+ * syscall's stack walked by frame pointers (where the process has no tables) goes through
+ * libcmocka, which has none, into its data; such a stack ends in [truncated] where it does,
+ * counted as unwind_outside_code or unwind_fp_broken (core/stacks.h), and loses no event. */
 static void check(struct profile *prof, const struct expect *want, size_t n)
 {
 	struct prof_process *p;

@@ -212,7 +212,9 @@ map_sites() {
 # allocator call is free (of a block another thread allocated) gets its own glibc arena there,
 # a 128 MiB mmap that was counted as the program's (mmap;alloc_new_heap;...;free;freer), as were
 # free's munmaps of large blocks (untracked). They are the allocator's now, as the mappings
-# made inside malloc always were.
+# made inside malloc always were. The fixture's own page is mapped in a frame that spans the
+# slot where an earlier free's return address still lies: that mmap is the program's (its stack
+# has no free in it).
 @test "--mmap: mappings made inside free (a thread's first free making glibc's arena) are the allocator's" {
 	run "$EBPROF" mem --mmap -o "$T/out.json" -- "$FIX/threadfree" 3
 	[ "$status" -eq 0 ]
