@@ -1664,6 +1664,22 @@ struct {
 
 static const struct mem_map_site_val zero_map_site;
 
+/* The unwinder's start at a system call: the task's user registers, exact there (the leaf's
+ * own); want: a stack the stack cache has noted may come back as its hash alone */
+static __always_inline void map_unwind_at(struct unwind_start *us, struct pt_regs *regs,
+					  __u32 want)
+{
+	__builtin_memset(us, 0, sizeof(*us));
+	us->ip = regs->ip;
+	us->sp = regs->sp;
+	us->bp = regs->bp;
+	us->rbx = regs->bx;
+	us->rdi = regs->di;
+	us->rdx = regs->dx;
+	us->leaf = 1;
+	us->want = want;
+}
+
 /* The user stack at the syscall's exit, interned: [ip in the syscall wrapper, its caller's
  * return address, the callers]. By tables (the unwinder, as mem's allocation stacks: through
  * code without frame pointers), from the task's user registers, which are exact here. Else by
@@ -1680,15 +1696,7 @@ static __always_inline __u64 map_stack(void *ctx, struct pt_regs *regs, struct m
 	long n;
 
 	if (unwind_mode) {
-		__builtin_memset(&us, 0, sizeof(us));
-		us.ip = regs->ip;
-		us.sp = regs->sp;
-		us.bp = regs->bp;
-		us.rbx = regs->bx;
-		us.rdi = regs->di;
-		us.rdx = regs->dx;
-		us.leaf = 1;
-		us.want = 1;
+		map_unwind_at(&us, regs, 1);
 		n = unwind_user_start(s->ips, &us);
 		if (n >= 0) {
 			if (us.hash)
@@ -1723,14 +1731,7 @@ static __always_inline bool map_from_free(struct pt_regs *regs, struct map_tstat
 	if (!ms->below_free || !st || !unwind_mode)
 		return false;
 	ra = st->mfree_ra;
-	__builtin_memset(&us, 0, sizeof(us));
-	us.ip = regs->ip;
-	us.sp = regs->sp;
-	us.bp = regs->bp;
-	us.rbx = regs->bx;
-	us.rdi = regs->di;
-	us.rdx = regs->dx;
-	us.leaf = 1;
+	map_unwind_at(&us, regs, 0);
 	n = unwind_user_start(ms->stack.ips, &us);
 	for (int i = 1; i < STACK_MAX_DEPTH; i++) {
 		if (i >= n)
