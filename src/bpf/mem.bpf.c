@@ -36,7 +36,7 @@ const volatile __u64 exp_frac_tab[MEM_EXP_FRAC] = {};
 /* --trace: a record of every counted call into trace_rb. Off, the verifier drops every line of
  * it, so the hot path is what it is without it. */
 const volatile bool trace_calls = false;
-/* --mmap: free's entry notes where it is (mfree_sp, mfree_ra), for map_in_free */
+/* --mmap: free's entry notes where it is (mfree_sp, mfree_ra), for map_below_free */
 const volatile bool track_maps = false;
 
 /* One held site (see "Held accounting" below): its calls' site and process counters */
@@ -66,7 +66,7 @@ struct mem_tstate {
 	__u64 free_mark_sp;	/* that free's stack pointer at entry */
 	__u64 free_mark_ip;	/* and its probe's address */
 	/* --mmap: the last free's stack pointer at entry and the return address there (0: none
-	 * seen), whatever the free (map_in_free) */
+	 * seen), whatever the free (map_below_free, map_from_free) */
 	__u64 mfree_sp, mfree_ra;
 	/* --trace: the last free that missed was of a block its parent held at the fork (full
 	 * tracking, a forked child), of inherited_size bytes */
@@ -1155,20 +1155,9 @@ static __always_inline __u64 trace_free_stack(struct pt_regs *ctx, struct mem_ts
 			   PT_REGS_SP(ctx) + 8, 0);
 }
 
-/*
- * free, operator delete (every variant), dallocx, sdallocx: entry probes only. The nesting rule
- * without a return probe: a free-like call is the inner free of the thread's previous traced
- * call (libstdc++'s operator delete calling free, its sized delete tail-calling the unsized one,
- * mimalloc's sized delete calling mi_free) when that call freed the same pointer, nothing traced
- * happened on the thread in between, it is another function (another probe address) and its
- * stack pointer is at or below that call's (a callee's, or a tail call's). It is not counted
- * again. The same pointer freed again by another function at or below that frame with nothing
- * traced in between would be a double free, or a reused address handed over by another thread
- * and freed without this thread doing any traced call meanwhile: that free is not counted.
- */
-/* --mmap: st's thread is in a free whose stack pointer at entry is sp. Free has an entry probe
- * only, so nothing says when it returns: the return address at sp, read here, is what a
- * system call's stack is then looked for (map_from_free). */
+/* --mmap: st's thread is in a free (or delete) whose stack pointer at entry is sp. Free has an
+ * entry probe only, so nothing says when it returns: the return address at sp, read here, is
+ * what map_from_free looks for in a system call's stack. */
 static __always_inline void note_free(struct mem_tstate *st, __u64 sp)
 {
 	struct frame_rec f = {};
@@ -1195,6 +1184,17 @@ static __always_inline bool map_below_free(struct mem_tstate *st, __u64 sp)
 	return !read_frame(st->mfree_sp - 8, &f) && f.ret == st->mfree_ra;
 }
 
+/*
+ * free, operator delete (every variant), dallocx, sdallocx: entry probes only. The nesting rule
+ * without a return probe: a free-like call is the inner free of the thread's previous traced
+ * call (libstdc++'s operator delete calling free, its sized delete tail-calling the unsized one,
+ * mimalloc's sized delete calling mi_free) when that call freed the same pointer, nothing traced
+ * happened on the thread in between, it is another function (another probe address) and its
+ * stack pointer is at or below that call's (a callee's, or a tail call's). It is not counted
+ * again. The same pointer freed again by another function at or below that frame with nothing
+ * traced in between would be a double free, or a reused address handed over by another thread
+ * and freed without this thread doing any traced call meanwhile: that free is not counted.
+ */
 static __always_inline int free_enter(struct pt_regs *ctx, __u32 pid, struct mem_proc *p,
 				      __u32 fn, __u64 cookie, __u64 now)
 {
