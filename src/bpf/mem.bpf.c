@@ -1723,12 +1723,16 @@ static __always_inline __u64 map_stack(void *ctx, struct pt_regs *regs, struct m
  * be (ms->below_free). */
 static __always_inline bool map_from_free(struct pt_regs *regs, struct map_tstate *ms)
 {
-	struct mem_tstate *st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
+	struct mem_tstate *st;
 	struct unwind_start us;
 	__u64 ra;
 	long n;
 
-	if (!ms->below_free || !st || !unwind_mode)
+	/* most calls: no lookup at all */
+	if (!ms->below_free || !unwind_mode)
+		return false;
+	st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
+	if (!st)
 		return false;
 	ra = st->mfree_ra;
 	map_unwind_at(&us, regs, 0);
