@@ -86,6 +86,13 @@ struct io_dev_val {
 	__u64 size[IO_SIZE_SLOTS];
 };
 
+/* io_req.done */
+enum {
+	IO_REQ_OPEN,		/* started, not ended */
+	IO_REQ_ENDED,		/* counted by its completion, or its end went unseen */
+	IO_REQ_ENDED_LATE,	/* completed after tracing stopped: in flight when it stopped */
+};
+
 /* A request between its start and its completion, keyed by its struct request's address. */
 struct io_req {
 	__u64 start_ns;		/* block_io_start (else its insertion or issue) */
@@ -93,7 +100,7 @@ struct io_req {
 	__u64 disk;		/* struct gendisk *, for its name */
 	__u64 bytes;		/* its size at issue */
 	struct io_key key;
-	__u32 done;		/* ended: counted by its completion, or its end went unseen */
+	__u32 done;		/* IO_REQ_* */
 	__u32 pad;
 };
 

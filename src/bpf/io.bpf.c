@@ -12,7 +12,8 @@
  * Per request, one entry in `inflight` from start to completion; at completion its numbers
  * are added to the (process, operation, stacks, disk) counters and to the (disk, operation)
  * histograms, and the entry goes. Nothing is sent per request; userspace reads the tables
- * at the end, and what is left in `inflight` then was still in flight.
+ * at the end, after io_sweep has told the requests whose completion went unseen from those
+ * still in flight when tracing stopped.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -316,7 +317,7 @@ static __always_inline void finish(struct request *rq, __u8 error)
 	 * interrupted another one updating the table on this CPU, typically a completion's
 	 * interrupt arriving while a task starts a request. Such an entry stays, marked done,
 	 * until its request's address is used again. */
-	if (!p || __sync_val_compare_and_swap(&p->done, 0, 1))
+	if (!p || __sync_val_compare_and_swap(&p->done, IO_REQ_OPEN, IO_REQ_ENDED))
 		return;
 	r = *p;
 	bpf_map_delete_elem(&inflight, &rqk);
@@ -386,7 +387,7 @@ int BPF_PROG(io_start, struct request *rq)
 	 * Checked for every request, traced or not, so that no stale record is completed by
 	 * another request. */
 	old = bpf_map_lookup_elem(&inflight, &rqk);
-	if (old && !__sync_val_compare_and_swap(&old->done, 0, 1))
+	if (old && !__sync_val_compare_and_swap(&old->done, IO_REQ_OPEN, IO_REQ_ENDED))
 		count_stat(IO_STAT_UNSEEN);
 	begin(ctx, rq, IO_HOOK_START, bpf_ktime_get_ns());
 	return 0;
@@ -433,22 +434,71 @@ int BPF_PROG(io_issue, struct request *rq)
 	return 0;
 }
 
+/* A request that completes after tracing stopped was in flight when it stopped: its record
+ * says so, for io_sweep (which would take it for one whose completion went unseen). */
+static __always_inline void ended_late(struct request *rq)
+{
+	__u64 rqk = (__u64)rq;
+	struct io_req *p = bpf_map_lookup_elem(&inflight, &rqk);
+
+	if (p)
+		__sync_val_compare_and_swap(&p->done, IO_REQ_OPEN, IO_REQ_ENDED_LATE);
+}
+
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(io_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes)
 {
-	if (!started || stopped)
+	if (!started)
 		return 0;
 	/* a partial completion: the rest of the request goes on */
 	if (nr_bytes < BPF_CORE_READ(rq, __data_len))
 		return 0;
-	finish(rq, error);
+	if (stopped)
+		ended_late(rq);
+	else
+		finish(rq, error);
 	return 0;
 }
 
 SEC("?tp_btf/block_io_done")
 int BPF_PROG(io_done, struct request *rq)
 {
-	if (started && !stopped)
+	if (!started)
+		return 0;
+	if (stopped)
+		ended_late(rq);
+	else
 		finish(rq, 0);
+	return 0;
+}
+
+/* Run by userspace once over `inflight` at the end, after `stopped`, before what is left is
+ * read as in flight: a record whose completion reached no program (this kernel delivers none
+ * while certain tasks run) and whose struct request was not used again stays there, open.
+ * Its request tells whether it ended: __blk_mq_free_request clears mq_hctx (a batch of
+ * completions drops the reference to 0 without clearing it), and a request started later at
+ * the same address (one not traced, whose start went unseen as well) has a later
+ * start_time_ns than the record's start, which comes after its allocation. Such a record is
+ * marked ended and counted as completion_unseen; one that cannot be read is too. A request
+ * still allocated, with its start, is in flight, and so is one that completed after tracing
+ * stopped (IO_REQ_ENDED_LATE, skipped here). */
+SEC("iter/bpf_map_elem")
+int io_sweep(struct bpf_iter__bpf_map_elem *ctx)
+{
+	__u64 *key = ctx->key, start = 0;
+	struct io_req *r = ctx->value;
+	struct request *rq;
+	void *hctx = NULL;
+	int ref = 0;
+
+	if (!key || !r || r->done != IO_REQ_OPEN)
+		return 0;
+	rq = (struct request *)*key;
+	if (!bpf_core_read(&hctx, sizeof(hctx), &rq->mq_hctx) && hctx &&
+	    !bpf_core_read(&ref, sizeof(ref), &rq->ref.counter) && ref > 0 &&
+	    !bpf_core_read(&start, sizeof(start), &rq->start_time_ns) && start <= r->start_ns)
+		return 0;
+	r->done = IO_REQ_ENDED;
+	count_stat(IO_STAT_UNSEEN);
 	return 0;
 }

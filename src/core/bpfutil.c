@@ -87,12 +87,10 @@ uint64_t bpfutil__percpu_sum_range(int fd, uint32_t first, uint32_t end)
 	return sum;
 }
 
-int bpfutil__run_task_iter(struct bpf_program *prog, pid_t pid)
+/* Attach the iterator prog (with opts, or none), read it through, detach. 0 or -errno. */
+static int run_iter(struct bpf_program *prog, const struct bpf_iter_attach_opts *opts)
 {
-	union bpf_iter_link_info linfo = { .task.pid = (__u32)pid };
-	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &linfo,
-		    .link_info_len = sizeof(linfo));
-	struct bpf_link *link = bpf_program__attach_iter(prog, pid ? &opts : NULL);
+	struct bpf_link *link = bpf_program__attach_iter(prog, opts);
 	char buf[64];
 	int fd, err = 0;
 
@@ -107,6 +105,24 @@ int bpfutil__run_task_iter(struct bpf_program *prog, pid_t pid)
 		close(fd);
 	bpf_link__destroy(link);
 	return err;
+}
+
+int bpfutil__run_task_iter(struct bpf_program *prog, pid_t pid)
+{
+	union bpf_iter_link_info linfo = { .task.pid = (__u32)pid };
+	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &linfo,
+		    .link_info_len = sizeof(linfo));
+
+	return run_iter(prog, pid ? &opts : NULL);
+}
+
+int bpfutil__run_map_iter(struct bpf_program *prog, int map_fd)
+{
+	union bpf_iter_link_info linfo = { .map.map_fd = (__u32)map_fd };
+	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &linfo,
+		    .link_info_len = sizeof(linfo));
+
+	return run_iter(prog, &opts);
 }
 
 static bool libbpf_verbose;

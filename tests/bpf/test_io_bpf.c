@@ -3,7 +3,8 @@
  * makes a known number of O_DIRECT reads of a file under /var/tmp (one block request each,
  * issued in the child: docs/PLATFORM facts), then read out into a profile: the child's
  * requests and bytes exactly, each with a latency, under the stack that issued it; a
- * --device filter that names another disk sees none of them. Root required (run by
+ * --device filter that names another disk sees none of them; without completion events, each
+ * request is said to have ended unseen, none in flight. Root required (run by
  * tests/run-e2e.sh); skipped, with the reason, when /var/tmp is on no block device.
  */
 #include <errno.h>
@@ -211,6 +212,31 @@ static void test_direct_reads(void **state)
 	profile__free(p);
 }
 
+/* The kernel delivers no completion (the completion programs are not loaded): every request
+ * ended unseen, the last ones too, whose struct requests were freed and not used again; none
+ * is in flight at the end (before the sweep at the end, those were). */
+static void test_completions_unseen(void **state)
+{
+	struct io_opts o = { .max_stacks = 1024, .no_kthreads = true, .no_completions = true };
+	int64_t requests = 0, inflight = 0;
+	struct profile *p;
+	pid_t pid;
+
+	if (!file_disk)
+		skip();
+	p = run_reads(&o, &pid);
+	for (uint32_t i = 0; i < p->nsamples; i++)
+		if (p->samples[i].pid == (uint32_t)pid)
+			requests += p->samples[i].values[0];
+	for (uint32_t i = 0; i < p->ngroups; i++)
+		inflight += group_stat(&p->groups[i], "in_flight");
+	assert_int_equal(requests, 0);
+	assert_int_equal(inflight, 0);
+	assert_string_equal(profile__info(p, "in_flight"), "0");
+	assert_int_equal(drop(p, "completion_unseen"), NREADS);
+	profile__free(p);
+}
+
 /* As on kernels without block_io_start: requests start at their insertion (mq-deadline) or
  * their issue; the same reads, the same numbers. */
 static void test_legacy_tracepoints(void **state)
@@ -348,6 +374,7 @@ int main(void)
 		cmocka_unit_test(test_device_names),
 		cmocka_unit_test(test_direct_reads),
 		cmocka_unit_test(test_legacy_tracepoints),
+		cmocka_unit_test(test_completions_unseen),
 		cmocka_unit_test(test_device_filter),
 	};
 

@@ -27,8 +27,9 @@ sites_sum() {
 
 # True (and says so) when the kernel reported no completion for some request of the run in
 # $1: this kernel now and then delivers none (no tracepoint reaches BPF while the VM's PID 1
-# runs, docs/PERFORMANCE.md "offcpu"); counted when its struct request is used again
-# (completion_unseen), else still in flight at the end. Both are said in the report, and then
+# runs, docs/PERFORMANCE.md "offcpu"); counted when its struct request is used again, or at
+# the end when it is found freed (completion_unseen). A request really in flight at the end
+# (a flusher's) is in in_flight. Both are said in the report, and then
 # the run's counts are not the ones to check against the workload's.
 completions_lost() {
 	local unseen inflight

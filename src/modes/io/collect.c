@@ -213,8 +213,11 @@ static void *io_open(const struct session_env *env, void *opts)
 	bpf_map__set_max_entries(sk->maps.stacks, o->max_stacks);
 	collector__size_notes(sk->maps.notes, env->all);
 	bpf_program__set_autoload(sk->progs.io_start, c->has_io_start);
-	bpf_program__set_autoload(sk->progs.io_done, c->has_io_done);
 	bpf_program__set_autoload(sk->progs.io_insert, !c->has_io_start);
+	bpf_program__set_autoload(sk->progs.io_complete, !o->no_completions);
+	bpf_program__set_autoload(sk->progs.io_done, c->has_io_done && !o->no_completions);
+	/* run at the end, over `inflight` (io_finish) */
+	bpf_program__set_autoattach(sk->progs.io_sweep, false);
 	if (collector__load(&c->base, env->unwind, true) ||
 	    collector__notes(&c->base, sk->maps.notes, env->all))
 		goto fail;
@@ -494,8 +497,8 @@ static int read_inflight(const void *k, const void *v, void *ctx)
 	struct dev_entry *e;
 	uint64_t age;
 
-	/* counted, its entry left behind (see finish in io.bpf.c) */
-	if (q->done)
+	/* counted, its entry left behind (see finish in io.bpf.c), or ended unseen */
+	if (q->done == IO_REQ_ENDED)
 		return 0;
 	e = dev_entry(r, q->key.dev, IO_AUX_OP(q->key.stack.aux));
 	if (!e)
@@ -722,8 +725,15 @@ static void io_finish(void *m)
 	struct io_collector *c = m;
 	struct profile *prof = c->env.prof;
 	uint64_t inflight, v[IO_STAT__COUNT];
+	int err;
 
 	drain(c, c->env.prof, 0, false, false);
+	/* the records of requests that ended unseen are marked done (completion_unseen), so
+	 * that what is left is what was in flight */
+	err = bpfutil__run_map_iter(c->skel->progs.io_sweep, bpf_map__fd(c->skel->maps.inflight));
+	if (err)
+		pr_warn(c->lc, "cannot tell the requests in flight from those whose completion went "
+			"unseen: %s; in_flight may count both", strerror(-err));
 	inflight = add_groups(c);
 	unwinder__add_drops(c->base.unwinder, prof);
 	collector__add_drops(prof, bpf_map__fd(c->skel->maps.stats), stat_names,

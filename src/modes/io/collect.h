@@ -19,6 +19,9 @@ struct io_opts {
 	/* tests: as on kernels before 6.5, without block_io_start and block_io_done (requests
 	 * start at their insertion or issue) */
 	bool legacy_tracepoints;
+	/* tests: the completion tracepoints' programs are not loaded, as when the kernel
+	 * delivers no completion to BPF */
+	bool no_completions;
 };
 
 /* The mode: open, attach, attach_all, tick, progress, finalize, retire, stop, finish, detach,
