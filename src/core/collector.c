@@ -1,6 +1,7 @@
 /* The collectors' common part: core/collector.h. */
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include "core/mode.h"
 #include "core/procs.h"
 #include "core/stacks.h"
+#include "core/target.h"
 #include "core/unwind.h"
 #include "profile/profile.h"
 
@@ -98,6 +100,22 @@ struct proc_info *collector__hold(struct collector *b, pid_t pid)
 
 	if (p)
 		proc_table__snapshot(b->procs, p);
+	return p;
+}
+
+struct proc_info *collector__report_proc(struct collector *b, pid_t tgid, bool exec,
+					 const char *kcomm, size_t kcomm_len, bool kthread)
+{
+	struct proc_info *p = proc_table__add(b->procs, tgid);
+
+	if (!p)
+		return NULL;
+	if (!exec)
+		proc_table__snapshot(b->procs, p);
+	if (kcomm && kcomm[0] && (!p->comm[0] || kthread))
+		snprintf(p->comm, sizeof(p->comm), "%.*s", (int)kcomm_len, kcomm);
+	if (!p->comm[0])
+		target__comm(tgid, p->comm, sizeof(p->comm));
 	return p;
 }
 

@@ -70,6 +70,14 @@ int collector__target(struct collector *b, pid_t pid, int targets_fd, unsigned m
  * readable. Its entry, or NULL (no memory). */
 struct proc_info *collector__hold(struct collector *b, pid_t pid);
 
+/* The process tgid as a report names it, in b's table: its mappings snapshot now unless exec (at
+ * an exec, the snapshot the hold took is of the old program); its name from /proc, else kcomm
+ * (the kernel's name of it, at most kcomm_len bytes; NULL or "": none), else "?" (gone).
+ * kthread: kcomm names it even when /proc has a name (a kworker's carries its current work).
+ * Its entry, or NULL (no memory). */
+struct proc_info *collector__report_proc(struct collector *b, pid_t tgid, bool exec,
+					 const char *kcomm, size_t kcomm_len, bool kthread);
+
 /* The drops counted in the mode's per-CPU stats array stats_fd, counters first..n-1 (named by
  * names), `skip` left out (a reason of -a only; -1: none), into prof; their values into v[]
  * (v[skip] 0) for the mode's notes. */

@@ -30,7 +30,6 @@
 #include "core/minbtf.h"
 #include "core/procs.h"
 #include "core/stacks.h"
-#include "core/target.h"
 #include "core/unwind.h"
 #include "modes/cpu/collect.h"
 #include "modes/offcpu/collect.h"
@@ -395,24 +394,12 @@ static void thread_name(struct cpu_collector *c, pid_t tgid, pid_t tid, char *bu
 /* The process as the report names it; its mappings, fresh if it still runs. */
 static struct proc_info *report_proc(struct cpu_collector *c, pid_t tgid, bool exec)
 {
-	struct proc_info *p = proc_table__add(c->base.procs, tgid);
-	struct cpu_comm cc;
+	struct cpu_comm cc = { .comm = "idle" };
 	__u32 key = tgid;
 
-	if (!p)
-		return NULL;
-	/* at an exec, the snapshot finalize just took is of the old program */
-	if (!exec)
-		proc_table__snapshot(c->base.procs, p);
-	if (!p->comm[0]) {
-		if (tgid == 0)
-			snprintf(p->comm, sizeof(p->comm), "idle");
-		else if (!bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.comms), &key, &cc))
-			snprintf(p->comm, sizeof(p->comm), "%.*s", CPU_COMM_LEN, cc.comm);
-		else
-			target__comm(tgid, p->comm, sizeof(p->comm));
-	}
-	return p;
+	if (tgid && bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.comms), &key, &cc))
+		cc.comm[0] = 0;
+	return collector__report_proc(&c->base, tgid, exec, cc.comm, CPU_COMM_LEN, false);
 }
 
 /* Move the counts of process `only` (0: every process) into prof: kernel frames leaf first,

@@ -303,22 +303,13 @@ static int count_cmp(const void *a, const void *b)
  * fresh if it still runs. */
 static struct proc_info *report_proc(struct io_collector *c, pid_t tgid, bool exec)
 {
-	struct proc_info *p = proc_table__add(c->base.procs, tgid);
-	struct io_comm cc;
+	struct io_comm cc = { .comm = "" };
 	__u32 key = tgid;
+	struct proc_info *p;
 
-	if (!p)
-		return NULL;
-	/* at an exec, the snapshot finalize just took is of the old program */
-	if (!exec)
-		proc_table__snapshot(c->base.procs, p);
-	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.comms), &key, &cc))
-		return p;
-	/* a kworker's /proc name carries its current work ("kworker/u8:1-events_unbound"), the
-	 * kernel's is its own */
-	if (!p->comm[0] || cc.kthread)
-		snprintf(p->comm, sizeof(p->comm), "%.*s", IO_COMM_LEN, cc.comm);
-	if (cc.kthread && !p->priv)
+	bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.comms), &key, &cc);
+	p = collector__report_proc(&c->base, tgid, exec, cc.comm, IO_COMM_LEN, cc.kthread);
+	if (p && cc.kthread && !p->priv)
 		p->priv = calloc(1, sizeof(struct io_kthread));
 	return p;
 }

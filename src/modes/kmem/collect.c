@@ -25,7 +25,6 @@
 #include "core/unwind.h"
 #include "core/snapshots.h"
 #include "core/stacks.h"
-#include "core/target.h"
 #include "modes/kmem/collect.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
@@ -336,19 +335,7 @@ static int live_cmp(const void *a, const void *b)
 static struct proc_info *report_proc(struct kmem_collector *c, pid_t tgid, bool exec,
 				     const char *kcomm)
 {
-	struct proc_info *p = proc_table__add(c->base.procs, tgid);
-
-	if (!p)
-		return NULL;
-	if (!exec)
-		proc_table__snapshot(c->base.procs, p);
-	if (!p->comm[0]) {
-		if (kcomm && kcomm[0])
-			snprintf(p->comm, sizeof(p->comm), "%.*s", KMEM_COMM_LEN, kcomm);
-		else
-			target__comm(tgid, p->comm, sizeof(p->comm));
-	}
-	return p;
+	return collector__report_proc(&c->base, tgid, exec, kcomm, KMEM_COMM_LEN, false);
 }
 
 /* The name of a slab cache by its kmem_cache address, or of a kmalloc size class. */

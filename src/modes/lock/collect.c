@@ -400,18 +400,11 @@ static int count_cmp(const void *a, const void *b)
 
 static struct proc_info *report_proc(struct lock_collector *c, pid_t tgid, bool exec)
 {
-	struct proc_info *p = proc_table__add(c->base.procs, tgid);
-	struct lock_comm cc;
+	struct lock_comm cc = { .comm = "" };
 	__u32 key = tgid;
 
-	if (!p)
-		return NULL;
-	if (!exec)
-		proc_table__snapshot(c->base.procs, p);
-	if (!bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.comms), &key, &cc) &&
-	    (!p->comm[0] || cc.kthread))
-		snprintf(p->comm, sizeof(p->comm), "%.*s", LOCK_COMM_LEN, cc.comm);
-	return p;
+	bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.comms), &key, &cc);
+	return collector__report_proc(&c->base, tgid, exec, cc.comm, LOCK_COMM_LEN, cc.kthread);
 }
 
 /* Move the counts of process `only` (0: every process) into prof: a leaf frame naming the lock

@@ -253,17 +253,10 @@ static void kernel_comm(struct offcpu_collector *c, __u32 id, char *buf, size_t 
 /* The process as the report names it; its mappings, fresh if it still runs. */
 static struct proc_info *report_proc(struct offcpu_collector *c, pid_t tgid, bool exec)
 {
-	struct proc_info *p = proc_table__add(c->base.procs, tgid);
+	char kcomm[OFFCPU_COMM_LEN + 1];
 
-	if (!p)
-		return NULL;
-	if (!exec)
-		proc_table__snapshot(c->base.procs, p);
-	if (!p->comm[0])
-		kernel_comm(c, tgid, p->comm, sizeof(p->comm));
-	if (!p->comm[0])
-		target__comm(tgid, p->comm, sizeof(p->comm));
-	return p;
+	kernel_comm(c, tgid, kcomm, sizeof(kcomm));
+	return collector__report_proc(&c->base, tgid, exec, kcomm, OFFCPU_COMM_LEN, false);
 }
 
 /* The name of a thread (its "name [tid]" frame): /proc while it runs, else the kernel's. */
