@@ -6,12 +6,14 @@
 # (default 3), medians reported, and the cost each configuration adds per malloc+free pair (per
 # allocation for the real programs) as a difference from untraced and a ratio to the floor:
 #
-# Workloads (BENCH_WORKLOADS, default "loop mixed workset sqlite jq"):
+# Workloads (BENCH_WORKLOADS, default "loop mixed workset sqlite sqlblob jq"):
 #   loop     bench/loop.c: BENCH_N malloc(64)/free pairs (default 300,000), timed inside;
 #   mixed    the same loop with sizes spread uniformly over BENCH_MIX_SIZES bytes (16-4095);
 #   workset  bench/workset.c: BENCH_WS_LIVE live blocks of mixed sizes (default 100,000),
 #            BENCH_WS_N random free+malloc steps (default 300,000), timed inside;
-#   sqlite   sqlite3 :memory: building a BENCH_SQL_ROWS-row table (default 100,000), and
+#   sqlite   sqlite3 :memory: building a BENCH_SQL_ROWS-row table (default 100,000);
+#   sqlblob  the same rows of hex(randomblob(20)) text, then an index on them: varied sizes and
+#            call paths (its stacks are not all one call site's, as sqlite's nearly are), and
 #   jq       jq on scripts/gen-json.sh's array of BENCH_JQ_N objects (default 10,000):
 #            both timed inside the process by bench/timeit_preload.c (constructor to
 #            destructor), so tracer start-up and reports never enter the figure; their
@@ -51,7 +53,7 @@ SQL_ROWS=${BENCH_SQL_ROWS:-100000}
 TREE_N=${BENCH_TREE_N:-200}
 JQ_N=${BENCH_JQ_N:-10000}
 MIX_SIZES=${BENCH_MIX_SIZES:-16-4095}
-WORKLOADS=${BENCH_WORKLOADS:-loop mixed workset sqlite jq}
+WORKLOADS=${BENCH_WORKLOADS:-loop mixed workset sqlite sqlblob jq}
 MODES=${BENCH_MODES:-full: leaks:--leaks sample-bytes:--sample-bytes,524288 sample-every:--sample-every,64 alloc-only:--alloc-only}
 BPFTRACE=${BENCH_BPFTRACE:-1}
 CLOCK=${BENCH_CLOCK:-cpu}
@@ -70,7 +72,7 @@ for v in "$RUNS" "$LOOP_N" "$WS_N" "$WS_LIVE" "$SQL_ROWS" "$JQ_N"; do
 done
 case "$CLOCK" in cpu | wall) ;; *) die "BENCH_CLOCK must be cpu or wall" ;; esac
 for w in $WORKLOADS; do
-	case "$w" in loop | mixed | workset | sqlite | jq) ;; *) die "unknown workload '$w' in BENCH_WORKLOADS (known: loop mixed workset sqlite jq)" ;; esac
+	case "$w" in loop | mixed | workset | sqlite | sqlblob | jq) ;; *) die "unknown workload '$w' in BENCH_WORKLOADS (known: loop mixed workset sqlite sqlblob jq)" ;; esac
 done
 ebprof=$out/ebprof
 floor=$out/bench/floor
@@ -135,13 +137,17 @@ libc=$(ldd "$loop" | awk '$1 ~ /^libc\.so/ { print $3 }')
 sed "s|LIBC|$libc|g" bench/track.bt >"$tmp/track.bt"
 
 sql="create table t(a integer, b text); with recursive c(x) as (select 1 union all select x+1 from c where x<$SQL_ROWS) insert into t select x, printf('%08d-row', x) from c; select count(*) from t;"
-if [[ " $WORKLOADS " == *" sqlite "* ]]; then
+sqlblob="create table t(a integer, b text); with recursive c(x) as (select 1 union all select x+1 from c where x<$SQL_ROWS) insert into t select x, hex(randomblob(20)) from c; create index ib on t(b); select count(*) from t;"
+for w in sqlite sqlblob; do
+	[[ " $WORKLOADS " == *" $w "* ]] || continue
 	command -v sqlite3 >/dev/null || die "sqlite3 is not installed (scripts/install-deps.sh installs it)"
+	q=$sql
+	[ "$w" = sqlite ] || q=$sqlblob
 	printf '#!/bin/sh\nexec env LD_PRELOAD=%s BENCH_TIME_OUT="$1" sqlite3 :memory: "%s" >"$2"\n' \
-		"$timeit" "$sql" >"$tmp/sqlite.sh"
-	chmod +x "$tmp/sqlite.sh"
-	echo "$SQL_ROWS" >"$tmp/sqlite.expect"
-fi
+		"$timeit" "$q" >"$tmp/$w.sh"
+	chmod +x "$tmp/$w.sh"
+	echo "$SQL_ROWS" >"$tmp/$w.expect"
+done
 if [[ " $WORKLOADS " == *" jq "* ]]; then
 	command -v jq >/dev/null || die "jq is not installed (scripts/install-deps.sh installs it)"
 	bash scripts/gen-json.sh "$tmp/data.json" "$JQ_N"
@@ -156,15 +162,15 @@ wl_cmd() { # WORKLOAD RESULT_FILE
 	loop) echo "$loop $LOOP_N $2" ;;
 	mixed) echo "$loop $LOOP_N $2 $MIX_SIZES" ;;
 	workset) echo "$workset $WS_N $WS_LIVE $2" ;;
-	sqlite | jq) echo "/bin/sh $tmp/$1.sh $2 $tmp/$1.out" ;;
+	sqlite | sqlblob | jq) echo "/bin/sh $tmp/$1.sh $2 $tmp/$1.out" ;;
 	esac
 }
 
-# the result of one run: ns per pair (loop, mixed, workset) or ns the program ran (sqlite, jq)
+# the result of one run: ns per pair (loop, mixed, workset) or ns the program ran (the programs)
 wl_result() { # WORKLOAD RESULT_FILE
 	case $1 in
 	loop | mixed | workset) sed -n "s/.* \\([0-9.]*\\) ns\\/pair $CLOCK.*/\\1/p" "$2" ;;
-	sqlite | jq)
+	sqlite | sqlblob | jq)
 		cmp -s "$tmp/$1.out" "$tmp/$1.expect" ||
 			die "$1 printed '$(head -c 200 "$tmp/$1.out")', expected '$(cat "$tmp/$1.expect")'"
 		awk -v c="$CLOCK" '{ print c == "cpu" ? $2 : $1 }' "$2"
@@ -279,7 +285,7 @@ for f in --entry-only --malloc-uprobe; do
 done
 
 note "runs=$RUNS; workloads: $WORKLOADS; configurations: ${configs[*]}"
-note "loop N=$LOOP_N (mixed: sizes $MIX_SIZES); workset $WS_N steps over $WS_LIVE live; sqlite $SQL_ROWS rows; jq $JQ_N objects"
+note "loop N=$LOOP_N (mixed: sizes $MIX_SIZES); workset $WS_N steps over $WS_LIVE live; sqlite and sqlblob $SQL_ROWS rows; jq $JQ_N objects"
 # Other tracers on this machine (another user's system-wide uprobes on libc, e.g. bpftrace or
 # `ebprof mem -a`) would make every configuration pay their traps too. An untraced malloc+free
 # costs ~10 ns; a round of measurements counts only if the untraced loop is that cheap both
@@ -385,7 +391,7 @@ for i in $(seq "$RUNS"); do
 done
 
 # ---- tables ----
-# added cost per pair (loop, workset) or per allocation (sqlite, jq) of CONFIG on WORKLOAD
+# added cost per pair (loop, mixed, workset) or per allocation (the programs) of CONFIG on WORKLOAD
 added() { # CONFIG WORKLOAD
 	local u t
 	u=$(median <"$tmp/untraced.$2")
@@ -405,9 +411,10 @@ have() { [[ " ${configs[*]} " == *" $1 "* ]]; }
 	echo "Medians of $RUNS interleaved runs. Workloads: loop = bench/loop.c, $LOOP_N malloc(64)/free"
 	echo "pairs; mixed = the same loop with sizes spread uniformly over $MIX_SIZES B; workset ="
 	echo "bench/workset.c, $WS_N random free+malloc steps over $WS_LIVE live blocks"
-	echo "of 16 B-64 KiB; sqlite = sqlite3 :memory: building a $SQL_ROWS-row table; jq = jq on"
+	echo "of 16 B-64 KiB; sqlite = sqlite3 :memory: building a $SQL_ROWS-row table; sqlblob = the"
+	echo "same with rows of hex(randomblob(20)) and an index on them; jq = jq on"
 	echo "$JQ_N generated objects (scripts/gen-json.sh). Cells: added ns per malloc+free pair (loop,"
-	echo "mixed, workset) or per allocation (sqlite, jq: the program's run time, measured inside it, less"
+	echo "mixed, workset) or per allocation (sqlite, sqlblob, jq: the program's run time, measured inside it, less"
 	echo "untraced, over its allocating calls as ebprof counted them), then x the floor's added cost."
 	if [ "$CLOCK" = cpu ]; then
 		echo "Times are the workload process's CPU time (user + system: the traps and BPF programs"
