@@ -498,7 +498,9 @@ int io_sweep(struct bpf_iter__bpf_map_elem *ctx)
 	    !bpf_core_read(&ref, sizeof(ref), &rq->ref.counter) && ref > 0 &&
 	    !bpf_core_read(&start, sizeof(start), &rq->start_time_ns) && start <= r->start_ns)
 		return 0;
-	r->done = IO_REQ_ENDED;
-	count_stat(IO_STAT_UNSEEN);
+	/* a completion after the stop, on another CPU, marks its record before its request is
+	 * freed: it may have done so since the check above */
+	if (__sync_val_compare_and_swap(&r->done, IO_REQ_OPEN, IO_REQ_ENDED) == IO_REQ_OPEN)
+		count_stat(IO_STAT_UNSEEN);
 	return 0;
 }
