@@ -119,6 +119,13 @@ struct proc_info *collector__report_proc(struct collector *b, pid_t tgid, bool e
 	return p;
 }
 
+bool collector__named(const struct collector *b, pid_t tgid)
+{
+	const struct proc_info *p = proc_table__find(b->procs, tgid);
+
+	return p && p->comm[0];
+}
+
 void collector__add_drops(struct profile *prof, int stats_fd, const char *const *names, int first,
 			  int n, int skip, uint64_t *v)
 {

@@ -77,6 +77,9 @@ struct proc_info *collector__hold(struct collector *b, pid_t pid);
  * Its entry, or NULL (no memory). */
 struct proc_info *collector__report_proc(struct collector *b, pid_t tgid, bool exec,
 					 const char *kcomm, size_t kcomm_len, bool kthread);
+/* Whether tgid is in b's table with a name: its kernel name is then not needed (but for a
+ * kernel thread's, in modes that prefer it), and not worth a map lookup per record. */
+bool collector__named(const struct collector *b, pid_t tgid);
 
 /* The drops counted in the mode's per-CPU stats array stats_fd, counters first..n-1 (named by
  * names), `skip` left out (a reason of -a only; -1: none), into prof; their values into v[]

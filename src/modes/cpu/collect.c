@@ -397,7 +397,8 @@ static struct proc_info *report_proc(struct cpu_collector *c, pid_t tgid, bool e
 	struct cpu_comm cc = { .comm = "idle" };
 	__u32 key = tgid;
 
-	if (tgid && bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.comms), &key, &cc))
+	if (tgid && (collector__named(&c->base, tgid) ||
+		     bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.comms), &key, &cc)))
 		cc.comm[0] = 0;
 	return collector__report_proc(&c->base, tgid, exec, cc.comm, CPU_COMM_LEN, false);
 }

@@ -253,9 +253,10 @@ static void kernel_comm(struct offcpu_collector *c, __u32 id, char *buf, size_t 
 /* The process as the report names it; its mappings, fresh if it still runs. */
 static struct proc_info *report_proc(struct offcpu_collector *c, pid_t tgid, bool exec)
 {
-	char kcomm[OFFCPU_COMM_LEN + 1];
+	char kcomm[OFFCPU_COMM_LEN + 1] = "";
 
-	kernel_comm(c, tgid, kcomm, sizeof(kcomm));
+	if (!collector__named(&c->base, tgid))
+		kernel_comm(c, tgid, kcomm, sizeof(kcomm));
 	return collector__report_proc(&c->base, tgid, exec, kcomm, OFFCPU_COMM_LEN, false);
 }
 
