@@ -462,23 +462,28 @@ have() { [[ " ${configs[*]} " == *" $1 "* ]]; }
 		echo
 	done
 	echo
-	echo "Ratios that issue 6 sets targets for (loop):"
-	echo
-	if have ebprof:full; then
-		full=$(added ebprof:full loop)
-		echo "- full tracking / floor, added cost: x$(ratio "$full" "$(added floor loop)") (target: at most x1.3)"
-		if have bpftrace; then
-			echo "- bpftrace / full tracking, added cost: x$(ratio "$(added bpftrace loop)" "$full") (target: at least x3)"
+	if [[ " $WORKLOADS " == *" loop "* ]]; then
+		echo "Ratios that issue 6 sets targets for (loop):"
+		echo
+		if have ebprof:full; then
+			full=$(added ebprof:full loop)
+			echo "- full tracking / floor, added cost: x$(ratio "$full" "$(added floor loop)") (target: at most x1.3)"
+			if have bpftrace; then
+				echo "- bpftrace / full tracking, added cost: x$(ratio "$(added bpftrace loop)" "$full") (target: at least x3)"
+			fi
 		fi
-	fi
-	if have ebprof:sample-bytes; then
-		echo "- --sample-bytes 524288 / floor: x$(ratio "$(added ebprof:sample-bytes loop)" "$(added floor loop)") (target: at most x1.1)"
-	fi
-	if have ebprof:alloc-only; then
-		if have floor-malloc; then
-			echo "- --alloc-only / one bare uprobe on malloc: x$(ratio "$(added ebprof:alloc-only loop)" "$(added floor-malloc loop)") (target: at most x1.1)"
+		if have ebprof:sample-bytes; then
+			echo "- --sample-bytes 524288 / floor: x$(ratio "$(added ebprof:sample-bytes loop)" "$(added floor loop)") (target: at most x1.1)"
 		fi
-		echo "- --alloc-only / the entry-probe floor (its own probes, uprobe_multi): x$(ratio "$(added ebprof:alloc-only loop)" "$(added floor-entry loop)")"
+		if have ebprof:alloc-only; then
+			if have floor-malloc; then
+				echo "- --alloc-only / one bare uprobe on malloc: x$(ratio "$(added ebprof:alloc-only loop)" "$(added floor-malloc loop)") (target: at most x1.1)"
+			fi
+			echo "- --alloc-only / the entry-probe floor (its own probes, uprobe_multi): x$(ratio "$(added ebprof:alloc-only loop)" "$(added floor-entry loop)")"
+		fi
+	else
+		echo "Ratios that issue 6 sets targets for: not computed (loop is not in BENCH_WORKLOADS)."
+		echo
 	fi
 	for s in "${skipped[@]}"; do echo "- not measured, this ebprof has no such mode: $s"; done
 	echo
