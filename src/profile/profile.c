@@ -990,6 +990,14 @@ const char *profile__info(const struct profile *p, const char *key)
 	return NULL;
 }
 
+int64_t profile__drop(const struct profile *p, const char *reason)
+{
+	for (uint32_t i = 0; reason && i < p->ndrops; i++)
+		if (!strcmp(p->drops[i].key, reason))
+			return (int64_t)p->drops[i].value;
+	return -1;
+}
+
 int profile__set_period(struct profile *p, const char *type, const char *unit, int64_t period)
 {
 	const char *t = NULL, *u = NULL;

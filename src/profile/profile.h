@@ -427,6 +427,8 @@ int profile__add_info(struct profile *p, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* The value of run fact `key`, or NULL. */
 const char *profile__info(const struct profile *p, const char *key);
+/* The count of drop reason `reason`, or -1 when the profile does not list it. */
+int64_t profile__drop(const struct profile *p, const char *reason);
 /* The period type and period (see struct profile). type and unit NULL clear it. 0 or a negative
  * errno. */
 int profile__set_period(struct profile *p, const char *type, const char *unit, int64_t period);

@@ -155,15 +155,6 @@ static bool is_kernel(const struct profile *p, uint32_t loc)
 	return p->locations[loc].address >= 0xffff800000000000ull;
 }
 
-static uint64_t drop(const struct profile *p, const char *reason)
-{
-	for (uint32_t i = 0; i < p->ndrops; i++)
-		if (!strcmp(p->drops[i].key, reason))
-			return p->drops[i].value;
-	fail_msg("drop reason %s not reported", reason);
-	return 0;
-}
-
 /* The 3:1 split by function, the count against the fixture's own CPU time, the weights. */
 static void test_split_and_count(void **state)
 {
@@ -214,8 +205,8 @@ static void test_split_and_count(void **state)
 	assert_true(heavy + light > total * 0.9);
 	share = (double)heavy / (heavy + light);
 	assert_true(share > 0.70 && share < 0.80);
-	assert_int_equal(drop(r.prof, "stack_table_full"), 0);
-	assert_int_equal(drop(r.prof, "count_table_full"), 0);
+	assert_int_equal(profile__drop(r.prof, "stack_table_full"), 0);
+	assert_int_equal(profile__drop(r.prof, "count_table_full"), 0);
 	assert_non_null(profile__find_process(r.prof, r.pid));
 	assert_string_equal(profile__find_process(r.prof, r.pid)->comm, "cpuburn");
 	profile__free(r.prof);
@@ -288,7 +279,7 @@ static void test_counts_full(void **state)
 
 	o.max_stacks = 2;
 	r = run_cpu(&o, false, argv, 0);
-	assert_true(drop(r.prof, "count_table_full") + drop(r.prof, "stack_table_full") > 0);
+	assert_true(profile__drop(r.prof, "count_table_full") + profile__drop(r.prof, "stack_table_full") > 0);
 	for (uint32_t i = 0; i < r.prof->nnotes; i++)
 		if (strstr(r.prof->notes[i], "--max-stacks"))
 			noted = true;
@@ -392,7 +383,7 @@ static void test_all_idle(void **state)
 	 * good share of its idle samples, not an equal count */
 	if (kernel_idle >= 20)
 		assert_true(idle >= kernel_idle / 4);
-	assert_int_equal(drop(r.prof, "process_notes_lost"), 0);
+	assert_int_equal(profile__drop(r.prof, "process_notes_lost"), 0);
 	profile__free(r.prof);
 
 	o.idle = false;

@@ -138,14 +138,6 @@ static int64_t group_stat(const struct prof_group *g, const char *name)
 	return -1;
 }
 
-static uint64_t drop(const struct profile *p, const char *reason)
-{
-	for (uint32_t i = 0; i < p->ndrops; i++)
-		if (!strcmp(p->drops[i].key, reason))
-			return p->drops[i].value;
-	return 0;
-}
-
 /* The reads, again while the kernel skipped a completion event (heavy I/O load: a counted
  * drop, completion_unseen), at most 5 times. */
 static struct profile *run_reads_seen(struct io_opts *o, pid_t *pid)
@@ -155,10 +147,10 @@ static struct profile *run_reads_seen(struct io_opts *o, pid_t *pid)
 	for (int try = 0; try < 5; try++) {
 		profile__free(p);
 		p = run_reads(o, pid);
-		if (!drop(p, "completion_unseen"))
+		if (profile__drop(p, "completion_unseen") == 0)
 			return p;
 		print_message("%llu completions unseen: again\n",
-			      (unsigned long long)drop(p, "completion_unseen"));
+			      (unsigned long long)profile__drop(p, "completion_unseen"));
 	}
 	return p;
 }
@@ -175,7 +167,7 @@ static void test_direct_reads(void **state)
 	if (!file_disk)
 		skip();
 	p = run_reads_seen(&o, &pid);
-	unseen = drop(p, "completion_unseen");
+	unseen = profile__drop(p, "completion_unseen");
 	for (uint32_t i = 0; i < p->nsamples; i++) {
 		const struct prof_sample *s = &p->samples[i];
 		char leaf[128];
@@ -233,7 +225,7 @@ static void test_completions_unseen(void **state)
 	assert_int_equal(requests, 0);
 	assert_int_equal(inflight, 0);
 	assert_string_equal(profile__info(p, "in_flight"), "0");
-	assert_int_equal(drop(p, "completion_unseen"), NREADS);
+	assert_int_equal(profile__drop(p, "completion_unseen"), NREADS);
 	profile__free(p);
 }
 
@@ -294,7 +286,7 @@ static void test_device_filter(void **state)
 	o.devs[0] = file_disk;
 	p = run_reads_seen(&o, &pid);
 	assert_non_null(group(p, "read"));
-	assert_int_equal(group_stat(group(p, "read"), "requests") + drop(p, "completion_unseen"),
+	assert_int_equal(group_stat(group(p, "read"), "requests") + profile__drop(p, "completion_unseen"),
 			 NREADS);
 	profile__free(p);
 }

@@ -96,15 +96,6 @@ static long slab_attr(const char *cache, const char *attr)
 	return v;
 }
 
-static uint64_t drop(const struct profile *p, const char *reason)
-{
-	for (uint32_t i = 0; i < p->ndrops; i++)
-		if (!strcmp(p->drops[i].key, reason))
-			return p->drops[i].value;
-	fail_msg("no drop reason %s", reason);
-	return 0;
-}
-
 /* Trace this process while work() runs; read out at a finalize (as at its exit stop). */
 static struct profile *trace_self(void (*work)(void), uint32_t max_live)
 {
@@ -155,7 +146,7 @@ static void test_freed_pipes_match_their_frees(void **state)
 	} else {
 		print_message("no /sys/kernel/slab/filp: bytes not checked\n");
 	}
-	assert_int_equal(drop(p, "live_table_full"), 0);
+	assert_int_equal(profile__drop(p, "live_table_full"), 0);
 	profile__free(p);
 }
 
@@ -179,7 +170,7 @@ static void test_full_live_table_is_a_drop(void **state)
 	/* every allocation counted, at most 8 tracked at once */
 	assert_int_equal(sum_at(p, "kmem_cache_alloc [filp]", "kmem_pipes_held", 0), 2 * NPIPES);
 	assert_true(sum_at(p, "kmem_cache_alloc [filp]", "kmem_pipes_held", -1) <= 8);
-	assert_true(drop(p, "live_table_full") >= 2 * NPIPES - 8);
+	assert_true(profile__drop(p, "live_table_full") >= 2 * NPIPES - 8);
 	close_held();
 	profile__free(p);
 }

@@ -11,6 +11,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -130,6 +131,77 @@ static struct profile *run_child(struct lock_opts *o, int (*work)(void))
 	lock_mode_ops.close(m);
 	symbolizer__free(env.sym);
 	return env.prof;
+}
+
+/* Open lock with o, fork a child that runs work, which writes a byte to fd `ready` and then
+ * blocks for good; attach, tick until the byte comes, let the child block, stop and read
+ * everything out while it is still there; then kill it. */
+static struct profile *run_alive(struct lock_opts *o, int (*work)(int ready))
+{
+	struct log_ctx lc = { .prog = "test_lock_bpf", .verbose = getenv("TEST_VERBOSE") ? 2 : 0 };
+	struct symbolizer_opts so = { .no_lines = true };
+	struct session_env env = { .lc = &lc };
+	int go[2], ready[2], status = -1;
+	char c;
+	void *m;
+	pid_t pid;
+
+	env.prof = profile__new("lock");
+	env.sym = symbolizer__new(&so);
+	assert_non_null(env.prof);
+	assert_non_null(env.sym);
+	env.start_ns = mono_ns();
+	m = lock_mode_ops.open(&env, o);
+	assert_non_null(m);
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(ready), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(go[1]);
+		close(ready[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		_exit(work(ready[1]));
+	}
+	close(go[0]);
+	close(ready[1]);
+	assert_int_equal(lock_mode_ops.attach(m, pid, MODE_ATTACH_PID, &status), 0);
+	assert_int_equal(write(go[1], "x", 1), 1);
+	close(go[1]);
+	lock_mode_ops.tick(m, mono_ns() - env.start_ns, false);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	usleep(100000);	/* the child's call blocks */
+	lock_mode_ops.tick(m, mono_ns() - env.start_ns, false);
+	lock_mode_ops.stop(m);
+	lock_mode_ops.finish(m);
+	lock_mode_ops.detach(m);
+	lock_mode_ops.close(m);
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	symbolizer__free(env.sym);
+	return env.prof;
+}
+
+/* 4 timed waits, then blocks in a futex wait that nothing wakes */
+static int futex_then_block(int ready)
+{
+	uint32_t stay = 0;
+
+	if (futex_calls() || write(ready, "r", 1) != 1)
+		return 1;
+	syscall(SYS_futex, &stay, FUTEX_WAIT_PRIVATE, 0, NULL);
+	return 1;
+}
+
+/* 4 timed waits, then blocks in pause(2), no futex */
+static int futex_then_pause(int ready)
+{
+	if (futex_calls() || write(ready, "r", 1) != 1)
+		return 1;
+	pause();
+	return 1;
 }
 
 static struct lock_opts opts(bool kernel, bool user)
@@ -262,6 +334,42 @@ static void test_no_tracepoints(void **state)
 	profile__free(p);
 }
 
+/* A wait that never reported its end (the kernel ran no program for it; here: none loaded) is
+ * an end_unseen drop once its thread is gone, not a wait going on at the end. */
+static void test_ends_unseen(void **state)
+{
+	struct lock_opts o = opts(false, true);
+	struct profile *p;
+
+	o.no_ends = true;
+	p = run_child(&o, futex_calls);
+	assert_non_null(p);
+	/* 44 calls of one thread, each over the last one's open wait: the last one is left */
+	assert_string_equal(profile__info(p, "waiting_at_end"), "0");
+	assert_int_equal(profile__drop(p, "end_unseen"), 1);
+	profile__free(p);
+}
+
+/* At the end, a thread still in its futex wait is waiting; one whose wait ended unseen and
+ * that is now in another call is an end_unseen drop. */
+static void test_open_at_stop(void **state)
+{
+	struct lock_opts o = opts(false, true);
+	struct profile *p = run_alive(&o, futex_then_block);
+
+	assert_non_null(p);
+	assert_string_equal(profile__info(p, "waiting_at_end"), "1");
+	assert_int_equal(profile__drop(p, "end_unseen"), 0);
+	assert_string_equal(profile__info(p, "futex_waits"), "4");
+	profile__free(p);
+	o.no_ends = true;
+	p = run_alive(&o, futex_then_pause);
+	assert_non_null(p);
+	assert_string_equal(profile__info(p, "waiting_at_end"), "0");
+	assert_int_equal(profile__drop(p, "end_unseen"), 1);
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +377,8 @@ int main(void)
 		cmocka_unit_test(test_kernel_only),
 		cmocka_unit_test(test_user_only),
 		cmocka_unit_test(test_no_tracepoints),
+		cmocka_unit_test(test_ends_unseen),
+		cmocka_unit_test(test_open_at_stop),
 	};
 
 	if (geteuid()) {

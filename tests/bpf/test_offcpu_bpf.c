@@ -136,15 +136,6 @@ static void through(const struct profile *p, const char *fn, int64_t *ns, int64_
 	}
 }
 
-static uint64_t drop(const struct profile *p, const char *reason)
-{
-	for (uint32_t i = 0; i < p->ndrops; i++)
-		if (!strcmp(p->drops[i].key, reason))
-			return p->drops[i].value;
-	fail_msg("no drop reason %s", reason);
-	return 0;
-}
-
 static const char *info(const struct profile *p, const char *key)
 {
 	for (uint32_t i = 0; i < p->ninfo; i++)
@@ -192,13 +183,13 @@ static void test_unseen_switch_in(void **state)
 	p = run_offcpu(&o, "10", "20");
 	through(p, "nap", &ns, &waits);
 	print_message("nap: %" PRId64 " waits, %" PRId64 " ns; the fixture measured %" PRId64
-		      " ns; %" PRIu64 " switch-ins unseen\n", waits, ns, fixture_slept_ns,
-		      drop(p, "switch_in_unseen"));
+		      " ns; %" PRId64 " switch-ins unseen\n", waits, ns, fixture_slept_ns,
+		      profile__drop(p, "switch_in_unseen"));
 	assert_int_equal(waits, 10);
 	assert_true(ns >= 200000000);
 	assert_true(ns <= fixture_slept_ns);
 	/* the naps' 10 switch-ins and the exec's: a third of them at least */
-	assert_true(drop(p, "switch_in_unseen") >= 3);
+	assert_true(profile__drop(p, "switch_in_unseen") >= 3);
 	profile__free(p);
 }
 

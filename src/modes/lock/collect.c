@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -209,9 +210,9 @@ static void *lock_open(const struct session_env *env, void *opts)
 	bpf_map__set_max_entries(sk->maps.locks, o->max_locks);
 	collector__size_notes(sk->maps.notes, env->all);
 	bpf_program__set_autoload(sk->progs.lock_begin, c->kernel);
-	bpf_program__set_autoload(sk->progs.lock_end, c->kernel);
+	bpf_program__set_autoload(sk->progs.lock_end, c->kernel && !o->no_ends);
 	bpf_program__set_autoload(sk->progs.futex_enter, c->user);
-	bpf_program__set_autoload(sk->progs.futex_exit, c->user);
+	bpf_program__set_autoload(sk->progs.futex_exit, c->user && !o->no_ends);
 	if (collector__load(&c->base, env->unwind, true) ||
 	    collector__notes(&c->base, sk->maps.notes, env->all))
 		goto fail;
@@ -599,27 +600,86 @@ static void lock_stop(void *m)
 	collector__consume_notes(&c->base);
 }
 
-/* Waits still going on when tracing stopped, or whose thread ended in them (a thread killed
- * while it waited never returns from its system call): in no number. */
-static uint64_t waiting(struct lock_collector *c, struct bpf_map *map)
+/* Whether thread tid, as /proc shows it now, cannot be the one that began a wait at start_ns
+ * (CLOCK_MONOTONIC): it is gone, or it is a later thread with that number (started after). */
+static bool waiter_gone(uint32_t tid, uint64_t start_ns)
+{
+	char path[64], *stat, *p;
+	unsigned long long ticks;
+	struct timespec mono, boot;
+	long hz = sysconf(_SC_CLK_TCK);
+	bool gone = true;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", tid);
+	stat = util_read_file(path, NULL);
+	if (!stat)
+		return true;
+	/* starttime, field 22, in clock ticks since boot: the fields after comm's ')' */
+	p = strrchr(stat, ')');
+	if (p && hz > 0 && !clock_gettime(CLOCK_MONOTONIC, &mono) &&
+	    !clock_gettime(CLOCK_BOOTTIME, &boot) &&
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+		   "%*d %*d %llu", &ticks) == 1) {
+		int64_t boot_off = (boot.tv_sec - mono.tv_sec) * 1000000000LL +
+				   (boot.tv_nsec - mono.tv_nsec);
+
+		/* ticks round down: a thread started less than a tick after the wait passes */
+		gone = ticks * (1000000000ULL / (uint64_t)hz) > start_ns + boot_off;
+	} else if (p) {
+		gone = false;	/* there, but its start unreadable: taken as the waiter */
+	}
+	free(stat);
+	return gone;
+}
+
+/* Whether thread tid is in a futex call now (/proc/TID/syscall: the number of the call it is
+ * blocked in; "running" on a CPU, taken as in it: it may be on its way out of the call). */
+static bool in_futex(uint32_t tid)
+{
+	char path[64], *text;
+	long nr;
+	bool in = true;
+
+	snprintf(path, sizeof(path), "/proc/%u/syscall", tid);
+	text = util_read_file(path, NULL);
+	if (!text)
+		return true;	/* unreadable: taken as still waiting */
+	if (strncmp(text, "running", 7) && sscanf(text, "%ld", &nr) == 1)
+		in = nr == LOCK_NR_FUTEX || nr == LOCK_NR_FUTEX_WAITV;
+	free(text);
+	return in;
+}
+
+/* The waits left open in map at the end: *going, those still going on (the thread is there
+ * and, for a futex wait, still in the call), the rest returned by ended_unseen: a wait whose
+ * thread is gone, or no longer in a futex call, ended without its end event reaching a
+ * program (every wait has one: a thread killed in a futex wait still leaves its call, and a
+ * kernel lock's wait ends before the task can go). */
+static uint64_t open_waits(struct bpf_map *map, bool futex, uint64_t *going)
 {
 	__u32 key, next, *prev = NULL;
-	uint64_t n = 0;
+	struct lock_wait w;
+	uint64_t unseen = 0;
 	int fd = bpf_map__fd(map);
 
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		n++;
 		key = next;
 		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &w))
+			continue;	/* ended meanwhile */
+		if (waiter_gone(key, w.start_ns) || (futex && !in_futex(key)))
+			unseen++;
+		else
+			(*going)++;
 	}
-	return n;
+	return unseen;
 }
 
 static void lock_finish(void *m)
 {
 	struct lock_collector *c = m;
 	struct profile *prof = c->env.prof;
-	uint64_t misses = bpfutil__recursion_misses(c->skel->obj), nowait, waits;
+	uint64_t misses = bpfutil__recursion_misses(c->skel->obj), nowait, waits, unseen;
 	uint64_t v[LOCK_STAT__COUNT];
 
 	drain(c, c->env.prof, 0, false, false);
@@ -627,6 +687,11 @@ static void lock_finish(void *m)
 	unwinder__add_drops(c->base.unwinder, prof);
 	collector__add_drops(prof, bpf_map__fd(c->skel->maps.stats), stat_names, LOCK_STAT_NESTED,
 			     LOCK_STAT__COUNT, c->env.all ? -1 : LOCK_STAT_NOTES_FULL, v);
+	waits = 0;
+	unseen = (c->kernel ? open_waits(c->skel->maps.kwaits, false, &waits) : 0) +
+		 (c->user ? open_waits(c->skel->maps.fwaits, true, &waits) : 0);
+	profile__add_drop(prof, stat_names[LOCK_STAT_END_UNSEEN], unseen);
+	v[LOCK_STAT_END_UNSEEN] += unseen;
 	for (int s = LOCK_STAT_NESTED; s < LOCK_STAT__COUNT; s++) {
 		uint64_t n = v[s];
 
@@ -637,8 +702,8 @@ static void lock_finish(void *m)
 					  "same CPU (an interrupt's, while its task spun) were not "
 					  "measured", (unsigned long long)n);
 		else if (s == LOCK_STAT_END_UNSEEN)
-			profile__add_note(prof, "%llu contentions never reported their end (the "
-					  "kernel skipped the program: see recursion_misses): not "
+			profile__add_note(prof, "%llu waits never reported their end (the "
+					  "kernel ran no program for it: see recursion_misses): not "
 					  "counted", (unsigned long long)n);
 		else if (s == LOCK_STAT_WAITS_FULL)
 			profile__add_note(prof, "%llu waits were not measured: more than %d threads "
@@ -662,8 +727,6 @@ static void lock_finish(void *m)
 	}
 	profile__add_drop(prof, "recursion_misses", misses);
 	nowait = stat_sum(c, LOCK_STAT_NOWAIT);
-	waits = (c->kernel ? waiting(c, c->skel->maps.kwaits) : 0) +
-		(c->user ? waiting(c, c->skel->maps.fwaits) : 0);
 	if (c->user)
 		profile__add_note(prof, "futex waits: from the futex(2) or futex_waitv(2) call to its "
 				  "return; %llu calls returned EAGAIN at once (the futex's value "
@@ -687,9 +750,8 @@ static void lock_finish(void *m)
 	profile__add_info(prof, "futex_nowait", "%llu", (unsigned long long)nowait);
 	profile__add_info(prof, "waiting_at_end", "%llu", (unsigned long long)waits);
 	if (waits)
-		profile__add_note(prof, "%llu waits were going on when tracing stopped, or their "
-				  "thread ended in them (killed while it waited): they are in no "
-				  "number", (unsigned long long)waits);
+		profile__add_note(prof, "%llu waits were going on when tracing stopped: they are "
+				  "in no number", (unsigned long long)waits);
 	if (c->kernel)
 		profile__add_info(prof, "kernel_data_symbols", "%s",
 				  kdata__count(c->kdata) ? "kallsyms" :

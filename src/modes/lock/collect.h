@@ -18,6 +18,9 @@ struct lock_opts {
 	bool kernel_asked;	/* --kernel-only: without the tracepoints it is an error */
 	/* tests (EBPROF_TEST_NO_LOCK_TRACEPOINTS): act as on a kernel without lock:contention_* */
 	bool pretend_no_tracepoints;
+	/* tests: load no program for a wait's end (lock_end, futex_exit), as if the kernel had
+	 * run none: every wait is left open */
+	bool no_ends;
 };
 
 /* The mode: open, attach, attach_all, tick, progress, finalize, reaped, stop, finish, detach,
