@@ -75,6 +75,8 @@ struct unwinder {
 	uint32_t nobjs, capobjs;
 	uint64_t procs_full, rows_full;
 	uint64_t rows_missing;	/* the rows of the objects that did not fit */
+	uint64_t rows_failed;	/* objects whose rows fitted but could not be stored */
+	int rows_err;		/* the last such failure's errno */
 	double build_ms;
 	void (*on_maps)(void *ctx, pid_t pid, const char *maps);	/* unwinder__on_maps */
 	void *on_maps_ctx;
@@ -334,8 +336,9 @@ static double mono_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* t's rows into the rows map from u->next_row; false when they do not fit or fail */
-static bool upload_rows(struct unwinder *u, const struct unwind_table *t)
+/* t's rows into the rows map from u->next_row: 0; -ENOSPC when they do not fit; another
+ * negative errno when storing them failed */
+static int upload_rows(struct unwinder *u, const struct unwind_table *t)
 {
 	enum { CHUNK = 4096 };
 	uint32_t keys[CHUNK];
@@ -343,7 +346,7 @@ static bool upload_rows(struct unwinder *u, const struct unwind_table *t)
 	void *mem;
 
 	if (t->nrows > u->max_rows - u->next_row)
-		return false;
+		return -ENOSPC;
 	/* the map is mmapable: an array's values are in its mapping, each in 8-byte-aligned
 	 * room; the part they go in is mapped (mapping all 16 MiB costs ~1.5 ms) and they are
 	 * stored, not sent by bpf_map_update_batch (libc's 28,000 rows: ~4 ms). The process's
@@ -358,19 +361,20 @@ static bool upload_rows(struct unwinder *u, const struct unwind_table *t)
 			memcpy((char *)mem + (first - off) + (size_t)k * ROW_ROOM, &t->rows[k],
 			       sizeof(*t->rows));
 		munmap(mem, len);
-		return true;
+		return 0;
 	}
 	for (uint32_t done = 0; done < t->nrows;) {
 		uint32_t n = t->nrows - done < CHUNK ? t->nrows - done : CHUNK, count = n;
 
 		for (uint32_t k = 0; k < n; k++)
 			keys[k] = u->next_row + done + k;
-		if (bpf_map_update_batch(u->rows_fd, keys, t->rows + done, &count, NULL) ||
-		    count != n)
-			return false;
+		if (bpf_map_update_batch(u->rows_fd, keys, t->rows + done, &count, NULL))
+			return errno == ENOSPC ? -EIO : -errno;
+		if (count != n)
+			return -EIO;
 		done += n;
 	}
-	return true;
+	return 0;
 }
 
 /* The vdso of pid (the same image in every process of this kernel) into a memfd (-1: not
@@ -440,6 +444,7 @@ static struct unwind_obj *object_at(struct unwinder *u, uint64_t dev, uint64_t i
 	struct unwind_obj *o = find_obj(u, dev, ino);
 	const char *why = NULL;
 	double t0;
+	int err;
 
 	if (o)
 		return o;
@@ -464,11 +469,17 @@ static struct unwind_obj *object_at(struct unwinder *u, uint64_t dev, uint64_t i
 	t0 = mono_ms();
 	if (unwind_table__build_fd(fd, NULL, sym_cache_dir(), &t, &why) != 0) {
 		o->fp = true;
-	} else if (!upload_rows(u, &t)) {
-		why = u->next_row + t.nrows > u->max_rows ? "the unwind rows map is full" :
-		      "its rows could not be loaded";
-		u->rows_full++;
-		u->rows_missing += t.nrows;
+	} else if ((err = upload_rows(u, &t))) {
+		if (err == -ENOSPC) {
+			why = "the unwind rows map is full";
+			u->rows_full++;
+			u->rows_missing += t.nrows;
+		} else {
+			/* not a matter of room: --unwind-rows would not help */
+			why = "its rows could not be stored in the unwind rows map";
+			u->rows_failed++;
+			u->rows_err = -err;
+		}
 		o->fp = true;
 		unwind_table__free(&t);
 	} else {
@@ -875,6 +886,13 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 				  u->rows_full == 1 ? " was" : "s were",
 				  u->rows_full == 1 ? "its" : "their", u->rows_full == 1 ? "" : "s",
 				  u->max_rows, (unsigned long long)u->max_rows + u->rows_missing);
+	if (u->rows_failed)
+		profile__add_note(prof, "%llu object%s walked by frame pointers: %s unwind "
+				  "table%s could not be stored in the rows map (%s)",
+				  (unsigned long long)u->rows_failed,
+				  u->rows_failed == 1 ? " was" : "s were",
+				  u->rows_failed == 1 ? "its" : "their", u->rows_failed == 1 ? "" : "s",
+				  strerror(u->rows_err));
 	pr_info(u->lc, "unwind: %llu stacks complete, %llu truncated, %llu at the depth limit, "
 		"%llu truncated at code mapped since the process's load without a table yet; "
 		"%llu frames by frame pointers, %llu by the table of a file mapped since the load; "

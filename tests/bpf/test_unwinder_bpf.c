@@ -7,6 +7,9 @@
  * frame, in a flaky run of tests/e2e/unwind_ctx.bats). The moment is made exact here: this
  * file's open() unmaps the library (dlclose) right before the unwinder's open of its file
  * through /proc/self/map_files, then opens it.
+ * And: an object whose rows fit the rows map by its size but cannot be stored there (a map
+ * that refuses them) is said as such, not counted as a full map (unwind_rows_full, whose note
+ * says to raise --unwind-rows, which would not help).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -26,6 +29,7 @@
 #include "abi/unwind.h"
 #include "core/log.h"
 #include "core/unwind.h"
+#include "profile/profile.h"
 
 #define ROWS	(1U << 20)
 
@@ -148,10 +152,46 @@ static void test_unmapped_while_read(void **state)
 	free(p);
 }
 
+static void test_rows_not_stored(void **state)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, hash, .map_flags = BPF_F_NO_PREALLOC);
+	struct log_ctx lc = { .prog = "test_unwinder_bpf", .verbose = getenv("TEST_VERBOSE") ? 1 : 0 };
+	struct profile *prof = profile__new("cpu");
+	struct unwinder *u;
+	int procs, rows, stats;
+	bool said = false;
+
+	(void)state;
+	procs = bpf_map_create(BPF_MAP_TYPE_HASH, "unwind_procs", sizeof(uint32_t),
+			       sizeof(struct unwind_proc), 4, &hash);
+	/* 16 rows, not mmapable, while the unwinder is told ROWS: every upload fails (E2BIG) */
+	rows = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(uint32_t),
+			      sizeof(struct unwind_row), 16, NULL);
+	stats = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "unwind_stats", sizeof(uint32_t),
+			       sizeof(uint64_t), UNWIND_STAT__COUNT, NULL);
+	assert_non_null(prof);
+	assert_true(procs >= 0 && rows >= 0 && stats >= 0);
+	u = unwinder__new(&lc, procs, rows, stats, ROWS);
+	assert_non_null(u);
+	assert_int_equal(unwinder__load(u, getpid(), NULL), 0);
+	unwinder__add_drops(u, prof);
+	assert_int_equal(profile__drop(prof, "unwind_rows_full"), 0);
+	for (uint32_t i = 0; i < prof->nnotes; i++)
+		if (strstr(prof->notes[i], "could not be stored in the rows map (Argument list too long)"))
+			said = true;
+	assert_true(said);
+	unwinder__free(u);
+	profile__free(prof);
+	close(procs);
+	close(rows);
+	close(stats);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_unmapped_while_read),
+		cmocka_unit_test(test_rows_not_stored),
 	};
 
 	if (geteuid() != 0) {
