@@ -601,10 +601,11 @@ static void lock_stop(void *m)
 }
 
 /* Whether thread tid, as /proc shows it now, cannot be the one that began a wait at start_ns
- * (CLOCK_MONOTONIC): it is gone, or it is a later thread with that number (started after). */
+ * (CLOCK_MONOTONIC) still waiting: it is gone or dead (a zombie), or it is a later thread with
+ * that number (started after). */
 static bool waiter_gone(uint32_t tid, uint64_t start_ns)
 {
-	char path[64], *stat, *p;
+	char path[64], *stat, *p, state;
 	unsigned long long ticks;
 	struct timespec mono, boot;
 	long hz = sysconf(_SC_CLK_TCK);
@@ -618,13 +619,14 @@ static bool waiter_gone(uint32_t tid, uint64_t start_ns)
 	p = strrchr(stat, ')');
 	if (p && hz > 0 && !clock_gettime(CLOCK_MONOTONIC, &mono) &&
 	    !clock_gettime(CLOCK_BOOTTIME, &boot) &&
-	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-		   "%*d %*d %llu", &ticks) == 1) {
+	    sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+		   "%*d %*d %llu", &state, &ticks) == 2) {
 		int64_t boot_off = (boot.tv_sec - mono.tv_sec) * 1000000000LL +
 				   (boot.tv_nsec - mono.tv_nsec);
 
 		/* ticks round down: a thread started less than a tick after the wait passes */
-		gone = ticks * (1000000000ULL / (uint64_t)hz) > start_ns + boot_off;
+		gone = state == 'Z' || state == 'X' ||
+		       ticks * (1000000000ULL / (uint64_t)hz) > start_ns + boot_off;
 	} else if (p) {
 		gone = false;	/* there, but its start unreadable: taken as the waiter */
 	}
@@ -650,10 +652,10 @@ static bool in_futex(uint32_t tid)
 	return in;
 }
 
-/* The waits left open in map at the end: *going, those still going on (the thread is there
- * and, for a futex wait, still in the call), the rest returned by ended_unseen: a wait whose
- * thread is gone, or no longer in a futex call, ended without its end event reaching a
- * program (every wait has one: a thread killed in a futex wait still leaves its call, and a
+/* The waits left open in map at the end: those still going on (the thread is there and, for a
+ * futex wait, still in the call) added to *going; returns the rest, the waits that ended
+ * without their end event reaching a program: the thread is gone, or no longer in a futex call
+ * (every wait has an end event: a thread killed in a futex wait still leaves its call, and a
  * kernel lock's wait ends before the task can go). */
 static uint64_t open_waits(struct bpf_map *map, bool futex, uint64_t *going)
 {
@@ -703,7 +705,7 @@ static void lock_finish(void *m)
 					  "measured", (unsigned long long)n);
 		else if (s == LOCK_STAT_END_UNSEEN)
 			profile__add_note(prof, "%llu waits never reported their end (the "
-					  "kernel ran no program for it: see recursion_misses): not "
+					  "kernel ran no program at it: see recursion_misses): not "
 					  "counted", (unsigned long long)n);
 		else if (s == LOCK_STAT_WAITS_FULL)
 			profile__add_note(prof, "%llu waits were not measured: more than %d threads "
