@@ -4,7 +4,8 @@
  * or with threads contending on its mmap_lock, then read out into a profile: the waits exactly,
  * by kind, each under the child's stack; EAGAIN calls apart and in no delay; --kernel-only and
  * --user-only keep to their side; without the lock tracepoints (as on Linux before 5.19) open
- * fails when kernel locks were asked for, and traces futex waits alone otherwise. Root
+ * fails when kernel locks were asked for, and traces futex waits alone otherwise; a wait left
+ * open at the end is waiting_at_end while its thread is still in it, end_unseen otherwise. Root
  * required (run by tests/run-e2e.sh).
  */
 #include <errno.h>
@@ -79,64 +80,30 @@ __attribute__((noinline)) static int mmap_threads(void)
 	return 0;
 }
 
-/* Open lock with o, fork a child that waits for a byte, then runs work; attach, let it go,
- * tick until it exits, read everything out. NULL when open failed. */
-static struct profile *run_child(struct lock_opts *o, int (*work)(void))
+/* Whether process pid is asleep (/proc/PID/stat's state S), waited for up to 10 s */
+static bool asleep(pid_t pid)
 {
-	struct log_ctx lc = { .prog = "test_lock_bpf", .verbose = getenv("TEST_VERBOSE") ? 2 : 0 };
-	struct symbolizer_opts so = { .no_lines = true };
-	struct session_env env = { .lc = &lc };
-	int go[2], status = -1;
-	void *m;
-	pid_t pid;
+	char path[64], buf[512], *p;
+	FILE *f;
 
-	env.prof = profile__new("lock");
-	env.sym = symbolizer__new(&so);
-	assert_non_null(env.prof);
-	assert_non_null(env.sym);
-	env.start_ns = mono_ns();
-	m = lock_mode_ops.open(&env, o);
-	if (!m) {
-		profile__free(env.prof);
-		symbolizer__free(env.sym);
-		return NULL;
-	}
-	assert_int_equal(pipe(go), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		char c;
-
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(2);
-		_exit(work());
-	}
-	close(go[0]);
-	assert_int_equal(lock_mode_ops.attach(m, pid, MODE_ATTACH_PID, &status), 0);
-	assert_int_equal(write(go[1], "x", 1), 1);
-	close(go[1]);
-	for (;;) {
-		lock_mode_ops.tick(m, mono_ns() - env.start_ns, false);
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			break;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	for (int i = 0; i < 1000; i++) {
+		f = fopen(path, "r");
+		p = f && fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		if (f)
+			fclose(f);
+		if (p && p[1] == ' ' && p[2] == 'S')
+			return true;
 		usleep(10000);
 	}
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-	lock_mode_ops.stop(m);
-	lock_mode_ops.finalize(m, pid, false);
-	lock_mode_ops.finish(m);
-	lock_mode_ops.detach(m);
-	lock_mode_ops.close(m);
-	symbolizer__free(env.sym);
-	return env.prof;
+	return false;
 }
 
-/* Open lock with o, fork a child that runs work, which writes a byte to fd `ready` and then
- * blocks for good; attach, tick until the byte comes, let the child block, stop and read
- * everything out while it is still there; then kill it. */
-static struct profile *run_alive(struct lock_opts *o, int (*work)(int ready))
+/* Open lock with o, fork a child that waits for a byte, then runs work; attach, let it go.
+ * Not alive: tick until it exits, read everything out. Alive: work writes a byte to fd `ready`
+ * and then blocks for good; tick until the byte comes and the child sleeps, stop and read
+ * everything out while it is still there; then kill it. NULL when open failed. */
+static struct profile *run(struct lock_opts *o, int (*work)(int ready), bool alive)
 {
 	struct log_ctx lc = { .prog = "test_lock_bpf", .verbose = getenv("TEST_VERBOSE") ? 2 : 0 };
 	struct symbolizer_opts so = { .no_lines = true };
@@ -152,7 +119,11 @@ static struct profile *run_alive(struct lock_opts *o, int (*work)(int ready))
 	assert_non_null(env.sym);
 	env.start_ns = mono_ns();
 	m = lock_mode_ops.open(&env, o);
-	assert_non_null(m);
+	if (!m) {
+		profile__free(env.prof);
+		symbolizer__free(env.sym);
+		return NULL;
+	}
 	assert_int_equal(pipe(go), 0);
 	assert_int_equal(pipe(ready), 0);
 	pid = fork();
@@ -169,19 +140,61 @@ static struct profile *run_alive(struct lock_opts *o, int (*work)(int ready))
 	assert_int_equal(lock_mode_ops.attach(m, pid, MODE_ATTACH_PID, &status), 0);
 	assert_int_equal(write(go[1], "x", 1), 1);
 	close(go[1]);
-	lock_mode_ops.tick(m, mono_ns() - env.start_ns, false);
-	assert_int_equal(read(ready[0], &c, 1), 1);
+	if (alive) {
+		lock_mode_ops.tick(m, mono_ns() - env.start_ns, false);
+		assert_int_equal(read(ready[0], &c, 1), 1);
+		/* after the byte, the child sleeps only in its last call */
+		assert_true(asleep(pid));
+		lock_mode_ops.tick(m, mono_ns() - env.start_ns, false);
+	} else {
+		for (;;) {
+			lock_mode_ops.tick(m, mono_ns() - env.start_ns, false);
+			if (waitpid(pid, &status, WNOHANG) == pid)
+				break;
+			usleep(10000);
+		}
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
 	close(ready[0]);
-	usleep(100000);	/* the child's call blocks */
-	lock_mode_ops.tick(m, mono_ns() - env.start_ns, false);
 	lock_mode_ops.stop(m);
+	if (!alive)
+		lock_mode_ops.finalize(m, pid, false);
 	lock_mode_ops.finish(m);
 	lock_mode_ops.detach(m);
 	lock_mode_ops.close(m);
-	kill(pid, SIGKILL);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (alive) {
+		kill(pid, SIGKILL);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+	}
 	symbolizer__free(env.sym);
 	return env.prof;
+}
+
+static int (*plain_work)(void);
+
+static int call_plain(int ready)
+{
+	(void)ready;
+	return plain_work();
+}
+
+/* run() of a child that runs work and exits */
+static struct profile *run_child(struct lock_opts *o, int (*work)(void))
+{
+	plain_work = work;
+	return run(o, call_plain, false);
+}
+
+static struct profile *run_alive(struct lock_opts *o, int (*work)(int ready))
+{
+	return run(o, work, true);
+}
+
+static struct lock_opts opts(bool kernel, bool user)
+{
+	return (struct lock_opts){ .max_stacks = 4096, .max_locks = 4096, .kernel = kernel,
+				   .user = user };
 }
 
 /* 4 timed waits, then blocks in a futex wait that nothing wakes */
@@ -202,12 +215,6 @@ static int futex_then_pause(int ready)
 		return 1;
 	pause();
 	return 1;
-}
-
-static struct lock_opts opts(bool kernel, bool user)
-{
-	return (struct lock_opts){ .max_stacks = 4096, .max_locks = 4096, .kernel = kernel,
-				   .user = user };
 }
 
 static bool has_function(const struct profile *p, const struct prof_sample *s, const char *fn)
