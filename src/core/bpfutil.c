@@ -63,6 +63,38 @@ out:
 	return err;
 }
 
+int bpfutil__map_delete_keys(int fd, const void *keys, size_t ksz, uint32_t n)
+{
+	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	const char *k = keys;
+	bool batch = true;
+	int err = 0;
+
+	for (uint32_t i = 0; i < n;) {
+		__u32 count = n - i < BATCH ? n - i : BATCH;
+		int e;
+
+		if (batch) {
+			e = bpf_map_delete_batch(fd, k + i * ksz, &count, &opts);
+			/* the kernel's ENOTSUPP (524) for a map type without the batch */
+			if (e == -EINVAL || e == -EOPNOTSUPP || e == -524) {
+				batch = false;	/* not for this map or kernel: one at a time */
+				continue;
+			}
+			/* the batch stops at a key it cannot delete: count of them went */
+			i += count;
+			if (!e)
+				continue;
+		} else {
+			e = bpf_map_delete_elem(fd, k + i * ksz);
+		}
+		i++;	/* past the key that failed (or that went, one at a time) */
+		if (e && e != -ENOENT && !err)
+			err = e;
+	}
+	return err;
+}
+
 uint64_t bpfutil__percpu_sum(int fd, uint32_t key)
 {
 	int ncpu = libbpf_num_possible_cpus();

@@ -25,6 +25,11 @@ int bpfutil__map_for_each(int fd, size_t key_size, size_t val_size, bpfutil_map_
  * makes through a value pointer it looked up before the delete and writes after the copy is
  * lost (the few instructions between its lookup and its add). 0 or a negative errno. */
 int bpfutil__map_take(int fd, size_t key_size, size_t val_size, bpfutil_map_cb cb, void *ctx);
+/* Delete the n keys (key_size bytes each, packed) from the map fd, in batches
+ * (BPF_MAP_DELETE_BATCH, one call a batch rather than one a key); a key not in the map is
+ * passed over. One by one where the kernel has no batch delete for the map. 0 or the first
+ * error other than a missing key (negative errno). */
+int bpfutil__map_delete_keys(int fd, const void *keys, size_t key_size, uint32_t n);
 /* The sum over CPUs of the __u64 at index key of the per-CPU array fd (0 if unreadable). */
 uint64_t bpfutil__percpu_sum(int fd, uint32_t key);
 /* The same summed over the keys first..end-1 (a mode's drop counters, for its progress line). */

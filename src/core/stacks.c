@@ -193,6 +193,9 @@ uint32_t stacks__end_truncated(struct profile *prof, uint32_t *locs, uint32_t n,
 uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 			   const __u64 *ips, uint32_t nr, bool first_exact, uint32_t *locs)
 {
+	/* the locations of return addresses already named through sp, into prof: a process's
+	 * stacks share most of their callers (python3 -c pass: 570,000 frames, 15,000 distinct) */
+	uint64_t owner = sp ? sym_proc__serial(sp) << 24 ^ (uint32_t)pid : 0;	/* pid < 2^23 */
 	uint32_t n = 0;
 	bool after_signal = false;
 
@@ -201,6 +204,9 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 		/* the frame a signal interrupted (the unwinder's, past __restore_rt) is where the
 		 * thread was, not a return address */
 		bool ret_addr = (i > 0 || !first_exact) && !after_signal;
+		/* past the first frame, a return address's location depends on it alone (and sp):
+		 * one that follows a call and resolves as code is memoized */
+		bool memo = owner && i > 0 && ret_addr;
 		uint32_t map, nl = 0, l;
 		struct sym_result r;
 		uint64_t ip = ips[i];
@@ -219,6 +225,10 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 			l = profile__location(prof, PROF_NONE, ip, ip, NULL, 0);
 			if (l != PROF_NONE)
 				locs[n++] = l;
+			continue;
+		}
+		if (memo && (l = profile__memo_get(prof, owner, ip)) != PROF_NONE) {
+			locs[n++] = l;
 			continue;
 		}
 		/* a first frame not known to be exact is the ip of a task that entered the kernel
@@ -268,6 +278,7 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 				break;
 			}
 			after_signal = true;
+			memo = false;	/* the next frame depends on this one */
 		}
 		map = profile__mapping(prof, (uint32_t)pid, r.map_start, r.map_end, r.map_offset,
 				       r.module, r.build_id);
@@ -285,6 +296,8 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 		l = profile__location(prof, map, ip, r.module_offset, lines, nl);
 		if (l != PROF_NONE)
 			locs[n++] = l;
+		if (memo && l != PROF_NONE)
+			profile__memo_put(prof, owner, ip, l);
 	}
 	return n;
 }

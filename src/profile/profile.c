@@ -39,11 +39,26 @@ struct arena_block {
 
 #define ARENA_BLOCK (64 * 1024)
 
+/* profile__memo_get's: open addressing over entries tagged with the owner's generation, so
+ * that a new owner empties the memo by a new generation, not a pass */
+struct memo_ent {
+	uint64_t addr;
+	uint32_t gen;		/* the memo's generation when put; another: an empty entry */
+	uint32_t loc;
+};
+
+struct memo {
+	struct memo_ent *ents;
+	uint32_t cap, n, gen;	/* cap a power of two; n entries of generation gen */
+	uint64_t owner;
+};
+
 struct prof_priv {
 	struct arena_block *arena;
 	const char **strs;	/* interned strings, arena-backed */
 	uint32_t nstrs;
 	struct htab str_tab, func_tab, map_tab, loc_tab, proc_tab;
+	struct memo memo;	/* profile__memo_get */
 };
 
 /* ---- small helpers ---------------------------------------------------------------------- */
@@ -327,6 +342,7 @@ void profile__free(struct profile *p)
 		htab_free(&pp->map_tab);
 		htab_free(&pp->loc_tab);
 		htab_free(&pp->proc_tab);
+		free(pp->memo.ents);
 		free(pp);
 	}
 	free(p);
@@ -632,6 +648,79 @@ uint32_t profile__location(struct profile *p, uint32_t mapping, uint64_t address
 	};
 	htab_insert(&pp->loc_tab, h, idx);
 	return idx;
+}
+
+/* ---- the memo -------------------------------------------------------------------------- */
+
+/* The memo as owner's: a new owner starts a new generation (the entries of the last are
+ * empty then; all of them cleared when the generation would wrap to 0). */
+static struct memo *memo_of(struct profile *p, uint64_t owner)
+{
+	struct memo *m = &priv(p)->memo;
+
+	if (m->owner != owner || !m->gen) {
+		m->owner = owner;
+		m->n = 0;
+		if (!++m->gen) {
+			if (m->ents)
+				memset(m->ents, 0, sizeof(*m->ents) * m->cap);
+			m->gen = 1;
+		}
+	}
+	return m;
+}
+
+/* Where addr is in m, or the empty entry where it would go (m->cap > 0). */
+static struct memo_ent *memo_slot(struct memo *m, uint64_t addr)
+{
+	uint32_t i = (uint32_t)util_hash_u64(addr) & (m->cap - 1);
+
+	while (m->ents[i].gen == m->gen && m->ents[i].addr != addr)
+		i = (i + 1) & (m->cap - 1);
+	return &m->ents[i];
+}
+
+uint32_t profile__memo_get(struct profile *p, uint64_t owner, uint64_t addr)
+{
+	struct memo *m = memo_of(p, owner);
+	struct memo_ent *e;
+
+	if (!m->n)
+		return PROF_NONE;
+	e = memo_slot(m, addr);
+	return e->gen == m->gen ? e->loc : PROF_NONE;
+}
+
+void profile__memo_put(struct profile *p, uint64_t owner, uint64_t addr, uint32_t loc)
+{
+	struct memo *m = memo_of(p, owner);
+	struct memo_ent *e;
+
+	if ((m->n + 1) * 2 > m->cap) {	/* at most half full: grown, the current entries moved */
+		struct memo old = *m;
+		uint32_t cap = m->cap ? m->cap * 2 : 1024;
+
+		m->ents = calloc(cap, sizeof(*m->ents));
+		if (!m->ents) {
+			*m = old;	/* a memo is only a shortcut: it stays as it was */
+			return;
+		}
+		m->cap = cap;
+		m->n = 0;
+		m->gen = 1;
+		for (uint32_t i = 0; i < old.cap; i++) {
+			if (old.ents[i].gen != old.gen)
+				continue;
+			*memo_slot(m, old.ents[i].addr) = (struct memo_ent){
+				.addr = old.ents[i].addr, .gen = 1, .loc = old.ents[i].loc };
+			m->n++;
+		}
+		free(old.ents);
+	}
+	e = memo_slot(m, addr);
+	if (e->gen != m->gen)
+		m->n++;
+	*e = (struct memo_ent){ .addr = addr, .gen = m->gen, .loc = loc };
 }
 
 /* ---- samples ---------------------------------------------------------------------------- */

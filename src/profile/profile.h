@@ -357,6 +357,12 @@ uint32_t profile__mapping(struct profile *p, uint32_t pid, uint64_t start, uint6
  * alias). lines copied; the lines of the first call are kept. */
 uint32_t profile__location(struct profile *p, uint32_t mapping, uint64_t address,
 			   uint64_t module_offset, const struct prof_line *lines, uint32_t nlines);
+/* A memo of the location a caller made of an address, in one scope at a time: `owner`, a
+ * number that names the scope (stacks__user_locs: the sym_proc__serial its addresses were
+ * resolved through). A call with another owner than the last's forgets what the last put.
+ * PROF_NONE: not in the memo. */
+uint32_t profile__memo_get(struct profile *p, uint64_t owner, uint64_t addr);
+void profile__memo_put(struct profile *p, uint64_t owner, uint64_t addr, uint32_t loc);
 /* Locations and values copied (values NULL: all zero); returns the new sample (valid until the
  * next add) or NULL with errno set (ENOMEM, or EINVAL for a location out of range). The
  * caller may fill s->out directly. */

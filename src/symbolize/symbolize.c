@@ -23,6 +23,7 @@ struct sym_proc {
 	struct sym_map *maps;
 	size_t nmaps;
 	struct sym_proc *prev;	/* an earlier snapshot of the same process, or NULL */
+	uint64_t serial;	/* sym_proc__serial */
 };
 
 struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
@@ -88,10 +89,13 @@ static struct sym_proc *proc_new(struct symbolizer *s, const char *text, const c
 	struct sym_proc *p = calloc(1, sizeof(*p));
 	int err = -ENOMEM;
 
+	static uint64_t serials;
+
 	if (!p)
 		goto err;
 	p->s = s;
 	p->pid = pid;
+	p->serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
 	p->root = strdup(root ? root : "");
 	if (!p->root)
 		goto err;
@@ -169,6 +173,11 @@ void sym_proc__free(struct sym_proc *p)
 		free(p);
 		p = prev;
 	}
+}
+
+uint64_t sym_proc__serial(const struct sym_proc *p)
+{
+	return p ? p->serial : 0;
 }
 
 void sym_proc__keep_previous(struct sym_proc *p, struct sym_proc *prev, unsigned int max)

@@ -76,6 +76,9 @@ struct sym_proc *symbolizer__load_maps(struct symbolizer *s, const char *maps_te
 				       const char *root);
 /* Frees p and the earlier snapshots it keeps. Accepts NULL. */
 void sym_proc__free(struct sym_proc *p);
+/* A number no other sym_proc of this process (ebprof) has had or will have, never 0 (0 for
+ * NULL): what a cache of p's answers is keyed by, which a freed p's reused address cannot be. */
+uint64_t sym_proc__serial(const struct sym_proc *p);
 /* For a long run (ebprof agent): free the modules (an ELF file's symbols, DWARF index and
  * caches) that no live sym_proc's mapping has used for `keep` calls in a row, so that the
  * symbolizer holds the code that runs rather than every file ever seen. Results handed out

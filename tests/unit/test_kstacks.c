@@ -419,6 +419,29 @@ static void test_user_locs(void **state)
 	assert_int_equal(n, 1);
 	assert_string_equal(fn_name(p, locs[0]), "test_user_locs");
 
+	/* named again (from the memo of return addresses): the same locations; a first frame
+	 * is not a caller's return address, so the memo does not answer for it */
+	{
+		uint32_t again[5];
+
+		ips[2] = (uint64_t)(uintptr_t)kstacks_leaf + 1;
+		ips[3] = ips[1];
+		n = stacks__user_locs(p, sp, getpid(), ips, 4, true, locs);
+		assert_int_equal(n, 3);
+		assert_int_equal(stacks__user_locs(p, sp, getpid(), ips, 4, true, again), 3);
+		assert_memory_equal(again, locs, 3 * sizeof(*locs));
+		assert_int_equal(stacks__user_locs(p, sp, getpid(), ips + 1, 2, true, again), 2);
+		assert_int_equal(p->locations[again[0]].address, ips[1]);
+		assert_string_equal(fn_name(p, again[1]), "[truncated]");
+		/* the same addresses of another pid through the same symbols: that pid's mapping,
+		 * not the last pid's location */
+		assert_int_equal(stacks__user_locs(p, sp, 1, ips, 2, true, again), 2);
+		assert_int_equal(p->mappings[p->locations[again[1]].mapping].pid, 1);
+		assert_int_not_equal(again[1], locs[1]);
+		ips[2] = 0x10;
+		ips[4] = ips[1];
+	}
+
 	/* without the process's mappings: every frame as a bare address */
 	n = stacks__user_locs(p, NULL, 1, ips, 5, true, locs);
 	assert_int_equal(n, 5);

@@ -472,6 +472,42 @@ static void test_rate_points(void **state)
 	profile__free(p);
 }
 
+/* profile__memo_get/put: one owner's answers at a time, kept across the memo's growth */
+static void test_memo(void **state)
+{
+	struct profile *p = profile__new("mem");
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(profile__memo_get(p, 7, 0x1000), PROF_NONE);
+	profile__memo_put(p, 7, 0x1000, 3);
+	profile__memo_put(p, 7, 0x2000, 4);
+	profile__memo_put(p, 7, 0x1000, 5);	/* put again: the last value */
+	assert_int_equal(profile__memo_get(p, 7, 0x1000), 5);
+	assert_int_equal(profile__memo_get(p, 7, 0x2000), 4);
+	assert_int_equal(profile__memo_get(p, 7, 0x3000), PROF_NONE);
+	/* another owner: nothing of the last one's */
+	assert_int_equal(profile__memo_get(p, 8, 0x1000), PROF_NONE);
+	profile__memo_put(p, 8, 0x2000, 9);
+	assert_int_equal(profile__memo_get(p, 8, 0x2000), 9);
+	/* and back: the first owner's answers are gone too (a scope at a time) */
+	assert_int_equal(profile__memo_get(p, 7, 0x1000), PROF_NONE);
+	assert_int_equal(profile__memo_get(p, 7, 0x2000), PROF_NONE);
+	/* many entries (the memo grows several times): every one kept, addresses alike in their
+	 * low bits included */
+	for (uint32_t i = 0; i < 20000; i++)
+		profile__memo_put(p, 7, 0x7f0000000000ull + ((uint64_t)i << 12), i);
+	for (uint32_t i = 0; i < 20000; i++)
+		assert_int_equal(profile__memo_get(p, 7, 0x7f0000000000ull + ((uint64_t)i << 12)), i);
+	assert_int_equal(profile__memo_get(p, 7, 0x1000), PROF_NONE);
+	/* a new owner after growth: empty, and filled again */
+	assert_int_equal(profile__memo_get(p, 9, 0x7f0000000000ull), PROF_NONE);
+	profile__memo_put(p, 9, 0x7f0000000000ull, 1);
+	assert_int_equal(profile__memo_get(p, 9, 0x7f0000000000ull), 1);
+	assert_int_equal(profile__memo_get(p, 9, 0x7f0000001000ull), PROF_NONE);
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -487,6 +523,7 @@ int main(void)
 		cmocka_unit_test(test_drops_and_notes),
 		cmocka_unit_test(test_frame_name),
 		cmocka_unit_test(test_rate_points),
+		cmocka_unit_test(test_memo),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

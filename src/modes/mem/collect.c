@@ -1359,13 +1359,18 @@ static uint32_t build_stack(struct profile *prof, struct sym_proc *sp, const str
  * memalign), but the caller's call instruction names the symbol it called through the PLT or
  * GOT: that tells them apart. -1: a probed function with aliases, and the caller could not be
  * read (a direct call in a static binary, no stack). */
+static bool fn_has_aliases(const struct traced *t, uint32_t fn)
+{
+	return fn < MEM_FN__COUNT && t->lib.alias_mask[fn];
+}
+
 static int display_fn(const struct traced *t, struct sym_proc *sp, uint32_t fn,
 			    const struct mem_stack *st)
 {
 	char name[128];
 	int a;
 
-	if (fn >= MEM_FN__COUNT || !t->lib.alias_mask[fn])
+	if (!fn_has_aliases(t, fn))
 		return fn;
 	if (!sp || !st || !st->nr || sym_proc__called_symbol(sp, st->ips[0], name, sizeof(name)))
 		return -1;
@@ -1940,6 +1945,20 @@ static int window_types(struct mem_collector *c, struct profile *into)
 							    : mem_profile__init(into, false);
 }
 
+/* Delete the n sites' keys from the sites map (fd). */
+static void forget_sites(int fd, const struct site *sites, uint32_t n)
+{
+	struct mem_site_key *keys = malloc(sizeof(*keys) * (n ? n : 1));
+
+	for (uint32_t i = 0; keys && i < n; i++)
+		keys[i] = sites[i].key;
+	if (keys)
+		bpfutil__map_delete_keys(fd, keys, sizeof(*keys), n);
+	for (uint32_t i = 0; !keys && i < n; i++)	/* out of memory: one at a time */
+		bpf_map_delete_elem(fd, &sites[i].key);
+	free(keys);
+}
+
 static void finalize_one(struct mem_collector *c, struct traced *t, struct profile *prof,
 			 struct symbolizer *sym, uint64_t now_ns, bool exec)
 {
@@ -2036,7 +2055,9 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	for (uint32_t i = 0; disp && i < d.n; i++) {
 		struct site *s = &d.sites[i];
 		struct mem_stack st;
-		bool have_stack = s->key.stack &&
+		/* the stack only for a function with aliases (its caller's call tells them
+		 * apart): a lookup a site is a system call */
+		bool have_stack = fn_has_aliases(t, s->key.fn) && s->key.stack &&
 				  bpf_map_lookup_elem(stacks_fd, &s->key.stack, &st) == 0;
 		int fn = display_fn(t, sp, s->key.fn, have_stack ? &st : NULL);
 		uint64_t calls = s->val.allocs + s->val.failed;
@@ -2133,9 +2154,9 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	free(disp);
 	sym_proc__free(sp);
 
-	/* forget the pid in the kernel: its sites and outstanding blocks */
-	for (uint32_t i = 0; i < d.n; i++)
-		bpf_map_delete_elem(sites_fd, &d.sites[i].key);
+	/* forget the pid in the kernel: its sites (in batches: a call a site cost a tree's
+	 * processes ~0.5 ms each) */
+	forget_sites(sites_fd, d.sites, d.n);
 	free(d.sites);
 	free(t->scan);
 	t->scan = NULL;
