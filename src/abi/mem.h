@@ -103,6 +103,14 @@ struct mem_live_val {
  */
 #define MEM_LIVE_PAGE_SHIFT 6
 #define MEM_LIVE_WORD_SHIFT (MEM_LIVE_PAGE_SHIFT + 6)	/* slots a word of marks covers */
+/*
+ * The marks are in MEM_LIVE_MARK_SETS sets, one a group of pids (pid % sets): a claim marks its
+ * page in its pid's set, and a pass for a process reads the pages its set marks, so the blocks
+ * of the other processes of a tree (its parent's, its siblings') are mostly not on its way. A
+ * set is the whole table's bits (live_used[set * words + page / 64], words = the table's pages /
+ * 64, at least 1): one process's marks stay 4 KiB at the default size.
+ */
+#define MEM_LIVE_MARK_SETS 16
 
 enum mem_live_state {
 	MEM_LIVE_EMPTY,

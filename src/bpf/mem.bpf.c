@@ -138,12 +138,13 @@ struct {
 } live SEC(".maps");
 const volatile __u32 live_mask = (1 << 21) - 1;
 
-/* Which pages of the live table have held a block since userspace last found them empty
- * (abi/mem.h, MEM_LIVE_PAGE_SHIFT): a bit a page, 64 a word */
+/* Which pages of the live table have held a block of a set's pids since userspace last found
+ * none there (abi/mem.h, MEM_LIVE_PAGE_SHIFT, MEM_LIVE_MARK_SETS): a bit a page, 64 a word */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, (1 << 21) >> MEM_LIVE_WORD_SHIFT);	/* the live table's pages / 64 */
+	/* the live table's pages / 64 in each set */
+	__uint(max_entries, MEM_LIVE_MARK_SETS * ((1 << 21) >> MEM_LIVE_WORD_SHIFT));
 	__type(key, __u32);
 	__type(value, __u64);
 } live_used SEC(".maps");
@@ -798,14 +799,17 @@ static __always_inline bool live_is(const struct mem_live_slot *s, __u32 pid, __
 	return s->state == MEM_LIVE && s->ptr == ptr && s->pid == pid;
 }
 
-/* Slot i (claimed empty, about to be filled) is in a page that holds a block: marked after the
- * claim, so that userspace, clearing the mark and then reading the page's states, either sees
- * the claim or the mark set again (abi/mem.h). The marks are a few pages at most, so their loads
- * hit the caches and the TLB (a mark a page in a 256 KiB array cost the working set's free ~100
- * ns: a page walk); the bit is set by an atomic or, only when it is clear. */
-static __always_inline void live_mark(__u64 i)
+/* Slot i (claimed empty by pid, about to be filled) is in a page that holds a block of pid's
+ * set: marked after the claim, so that userspace, clearing the mark and then reading the page's
+ * states, either sees the claim or the mark set again (abi/mem.h). A process's marks are a few
+ * pages at most, so their loads hit the caches and the TLB (a mark a page in a 256 KiB array
+ * cost the working set's free ~100 ns: a page walk); the bit is set by an atomic or, only when
+ * it is clear. */
+static __always_inline void live_mark(__u32 pid, __u64 i)
 {
-	__u32 k = (i & live_mask) >> MEM_LIVE_WORD_SHIFT;
+	/* the words of pid's set of marks (abi/mem.h): each set the table's pages' bits */
+	__u32 k = (pid & (MEM_LIVE_MARK_SETS - 1)) * ((live_mask >> MEM_LIVE_WORD_SHIFT) + 1) +
+		  ((i & live_mask) >> MEM_LIVE_WORD_SHIFT);
 	__u64 bit = 1ULL << (((i & live_mask) >> MEM_LIVE_PAGE_SHIFT) & 63);
 	__u64 *m = bpf_map_lookup_elem(&live_used, &k);
 
@@ -948,7 +952,7 @@ __noinline int live_put(__u32 pid, __u64 ptr, const struct mem_live_val *lv,
 	if (hs->state == MEM_LIVE_EMPTY && !hs->over &&
 	    __sync_val_compare_and_swap(&hs->state, MEM_LIVE_EMPTY, MEM_LIVE_BUSY) ==
 	    MEM_LIVE_EMPTY) {
-		live_mark(h);
+		live_mark(pid, h);
 		hs->dist = 0;
 		live_fill(hs, pid, ptr, lv);
 		return 0;
@@ -977,7 +981,7 @@ __noinline int live_put(__u32 pid, __u64 ptr, const struct mem_live_val *lv,
 	}
 	return -1;
 claimed:
-	live_mark(h + i);
+	live_mark(pid, h + i);
 	s->dist = i;
 	if (i)
 		__sync_fetch_and_add(&hs->over, 1);

@@ -279,7 +279,7 @@ static size_t live_bytes(const struct mem_collector *c)
 
 static size_t live_used_bytes(const struct mem_collector *c)
 {
-	return array_bytes(c->nwords, sizeof(*c->live_used));
+	return array_bytes(c->nwords * MEM_LIVE_MARK_SETS, sizeof(*c->live_used));
 }
 
 static size_t procs_bytes(const struct mem_collector *c)
@@ -395,29 +395,43 @@ static void live_empty(struct mem_collector *c, uint32_t i, pid_t pid)
 				   __ATOMIC_ACQ_REL);
 }
 
-/* Whether the page of n slots from first holds anything but empty slots. */
-static bool live_page_used(const struct mem_collector *c, uint32_t first, uint32_t n)
+/* The set of marks pid's claims mark (abi/mem.h, MEM_LIVE_MARK_SETS). */
+static uint32_t mark_set(pid_t pid)
 {
-	for (uint32_t i = first; i < first + n; i++)
-		if (__atomic_load_n(&c->live[i].state, __ATOMIC_ACQUIRE) != MEM_LIVE_EMPTY)
+	return (uint32_t)pid & (MEM_LIVE_MARK_SETS - 1);
+}
+
+/* Whether the page of n slots from first holds a block of a pid of set `set`, or a slot being
+ * filled or emptied (whose pid is not known yet: perhaps one of the set's). */
+static bool live_page_used(const struct mem_collector *c, uint32_t first, uint32_t n,
+			   uint32_t set)
+{
+	for (uint32_t i = first; i < first + n; i++) {
+		uint32_t st = __atomic_load_n(&c->live[i].state, __ATOMIC_ACQUIRE);
+
+		if (st == MEM_LIVE_BUSY ||
+		    (st == MEM_LIVE && mark_set((pid_t)c->live[i].pid) == set))
 			return true;
+	}
 	return false;
 }
 
-/* Every live block of pid, as (key, value), in one pass over the pages of the table marked as
- * having held a block (all 128 MiB at the default size at worst); forget: each slot is emptied
- * once read (cb NULL: only that), and a page left empty loses its mark: cleared, then the page
- * read again and the mark set back if a program claimed a slot there meanwhile (it marks after
- * its claim: abi/mem.h). *pages: how many pages were read, if not NULL. */
+/* Every live block of pid, as (key, value), in one pass over the pages of the table that pid's
+ * set of marks marks as having held a block of its pids (all 128 MiB at the default size at
+ * worst); forget: each slot is emptied once read (cb NULL: only that), and a page left with no
+ * block of the set loses the set's mark: cleared, then the page read again and the mark set
+ * back if a program claimed a slot there meanwhile (it marks after its claim: abi/mem.h).
+ * *pages: how many pages were read, if not NULL. */
 static int live_for_each(struct mem_collector *c, pid_t pid, live_cb cb, void *ctx, bool forget,
 			 uint32_t *pages)
 {
-	uint32_t per = c->nlive / c->npages, read = 0;
+	uint32_t per = c->nlive / c->npages, read = 0, set = mark_set(pid);
+	uint64_t *marks = c->live_used + (size_t)set * c->nwords;
 	int err = 0;
 
 	for (uint32_t pg = 0; c->live && pg < c->npages; pg++) {
 		uint32_t first = pg * per;
-		uint64_t *w = &c->live_used[pg >> 6], bit = 1ULL << (pg & 63);
+		uint64_t *w = &marks[pg >> 6], bit = 1ULL << (pg & 63);
 
 		if (!(pg & 63) && !__atomic_load_n(w, __ATOMIC_ACQUIRE)) {
 			pg += 63;	/* 64 pages without a block */
@@ -446,9 +460,9 @@ static int live_for_each(struct mem_collector *c, pid_t pid, live_cb cb, void *c
 			if (forget)
 				live_empty(c, i, pid);
 		}
-		if (forget && !live_page_used(c, first, per)) {
+		if (forget && !live_page_used(c, first, per, set)) {
 			__atomic_fetch_and(w, ~bit, __ATOMIC_SEQ_CST);
-			if (live_page_used(c, first, per))
+			if (live_page_used(c, first, per, set))
 				__atomic_fetch_or(w, bit, __ATOMIC_SEQ_CST);
 		}
 	}
@@ -513,7 +527,7 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	bpf_map__set_max_entries(c->skel->maps.live, c->nlive);
 	c->npages = c->nlive >> MEM_LIVE_PAGE_SHIFT ? c->nlive >> MEM_LIVE_PAGE_SHIFT : 1;
 	c->nwords = (c->npages + 63) / 64;
-	bpf_map__set_max_entries(c->skel->maps.live_used, c->nwords);
+	bpf_map__set_max_entries(c->skel->maps.live_used, c->nwords * MEM_LIVE_MARK_SETS);
 	c->skel->rodata->live_mask = c->nlive - 1;
 	bpf_map__set_max_entries(c->skel->maps.sites, o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
