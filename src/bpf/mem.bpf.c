@@ -286,8 +286,9 @@ static __always_inline __u64 intern_stack(struct mem_stack *s, __u64 nr, __u64 k
 /* The user stack from registers as they are at return address ip (the unwinder's sp: usp; a
  * frame-pointer walk's lowest frame: fsp) into s, interned: its hash (0: none). By tables, a
  * stack the stack cache holds and has the hash of (noted there once interned: mem's stacks map
- * never loses an entry) is its hash alone, without its addresses, hashing them or a map
- * operation. known: a hash already interned (the thread's last stack), or 0. */
+ * loses a process's entries only once it has ended, and a cache entry is of one address space)
+ * is its hash alone, without its addresses, hashing them or a map operation. known: a hash
+ * already interned (the thread's last stack), or 0. */
 static __always_inline __u64 walk_intern(struct mem_stack *s, __u64 ip, __u64 usp, __u64 fp,
 					 __u64 fsp, __u64 known)
 {
@@ -360,10 +361,15 @@ static __always_inline void trace_emit(__u32 fn, __u32 result, __u64 size, __u64
 }
 
 /* Intern the first nr frames of s (the thread's scratch buffer) by hash. 0 = no stack.
- * known: a hash already interned (the thread's previous stack), or 0. */
+ * known: a hash already interned (the thread's previous stack), or 0. The hash is the
+ * process's (seeded with its pid): no other process interns the same stack by it, so that
+ * userspace can forget a finished process's stacks (finalize_one) while others run, as it does
+ * its sites. */
 static __always_inline __u64 intern_stack(struct mem_stack *s, __u64 nr, __u64 known)
 {
-	__u64 h = stack_intern(&stacks, s, nr, known);
+	__u64 h = stack_intern_hashed(&stacks, s,
+				      stack_hash_seeded(s, nr, bpf_get_current_pid_tgid() >> 32),
+				      known);
 
 	if (!h)
 		drop(MEM_DROP_STACKS_FULL);

@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <bpf/bpf.h>
+#include "abi/mem.h"
 #include "modes/mem/collect.h"
 #include "core/probes.h"
 
@@ -29,6 +31,7 @@ static void *before;	/* allocated before attach: its free is unknown */
 static uint32_t sample_mode;	/* mem_collector_opts of the next trace_child */
 static uint64_t sample_period;
 static uint32_t max_live;	/* 0: 1 << 16 */
+static void (*before_finalize)(void);	/* run between the child's op and the final read */
 
 struct expect {
 	const char *name;	/* stat or call name */
@@ -80,6 +83,8 @@ static struct profile *trace_child_temp(void (*op)(void), uint64_t temp_ns)
 	assert_int_equal(mem_collector__attach(c, pid, 0, &lib), 0);
 	assert_int_equal(write(go[1], "g", 1), 1);
 	assert_int_equal(read(done[0], &b, 1), 1);
+	if (before_finalize)
+		before_finalize();
 	assert_int_equal(mem_collector__finalize(c, pid, prof, sym, 0, false), 0);
 	mem_collector__drops(c, prof);
 	kill(pid, SIGKILL);
@@ -621,6 +626,63 @@ static void test_full_live_table(void **s)
 	profile__free(prof);
 }
 
+/* Empty this process's newest stacks map (mem's: hash of u64 to struct mem_stack): what the
+ * kernel would hold if a stack had been forgotten while a site still named it. */
+static void empty_stacks_map(void)
+{
+	__u32 id = 0, found = 0;
+
+	while (bpf_map_get_next_id(id, &id) == 0) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_map_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && !strcmp(info.name, "stacks") &&
+		    info.type == BPF_MAP_TYPE_HASH && info.value_size == sizeof(struct mem_stack))
+			found = id;
+		close(fd);
+	}
+	assert_true(found);
+	{
+		int fd = bpf_map_get_fd_by_id(found);
+		__u64 k, next;
+
+		assert_true(fd >= 0);
+		while (bpf_map_get_next_key(fd, NULL, &next) == 0) {
+			k = next;
+			assert_int_equal(bpf_map_delete_elem(fd, &k), 0);
+		}
+		close(fd);
+	}
+}
+
+/* A site whose stack the map no longer holds: its stack ends past the allocator in
+ * "[truncated]", counted (stack_not_found), never shown as the allocator called from nowhere */
+static void test_stack_not_found(void **s)
+{
+	struct profile *prof;
+	uint32_t truncated = 0;
+
+	(void)s;
+	before_finalize = empty_stacks_map;
+	prof = trace_child(op_malloc_free);
+	before_finalize = NULL;
+	assert_int_equal(prof->nsamples, 1);
+	for (uint32_t i = 0; i < prof->nsamples; i++) {
+		const struct prof_sample *ps = &prof->samples[i];
+		const struct prof_location *l = &prof->locations[ps->locs[ps->nlocs - 1]];
+
+		assert_int_equal(ps->nlocs, 2);	/* malloc, then the end said */
+		if (l->nlines && !strcmp(prof->functions[l->lines[0].function].name, "[truncated]"))
+			truncated++;
+	}
+	assert_int_equal(truncated, 1);
+	assert_int_equal(profile__drop(prof, "stack_not_found"), 1);
+	profile__free(prof);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -641,6 +703,7 @@ int main(void)
 		cmocka_unit_test(test_mixed_sizes_held_histogram),
 		cmocka_unit_test(test_address_reused_by_another_thread),
 		cmocka_unit_test(test_full_live_table),
+		cmocka_unit_test(test_stack_not_found),
 	};
 
 	if (geteuid() != 0) {

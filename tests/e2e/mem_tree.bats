@@ -261,6 +261,36 @@ exec_startfix_exact() {
 	fi
 }
 
+@test "an ended process's stacks leave the stacks map: a tree of many fits --max-stacks" {
+	# 20 ls of ~37 stacks each, 740 in all, in a 256-stack table: each process's stacks and
+	# sites are forgotten at its end, so the table holds those of the processes that run (it
+	# kept every ended process's stacks before: 3,344 allocations lost theirs)
+	run "$EBPROF" mem --max-stacks 256 -o "$T/out.json" -- \
+		sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do ls / >/dev/null; done'
+	[ "$status" -eq 0 ]
+	jqe '.drops.stack_table_full == 0 and .drops.site_table_full == 0
+	     and .drops.stack_not_found == 0' "$T/out.json"
+	jqe '[.processes[] | select(.comm == "ls")] | length == 20' "$T/out.json"
+	# every ls: the same sites, each with its callers (more than the allocator's frame)
+	jqe '. as $r | [.processes[] | select(.comm == "ls") | .pid as $p
+	     | [$r.sites[] | select(.pid == $p)]] | (map(length) | unique | length == 1)
+	     and all(.[][]; (.frames | length) > 1)' "$T/out.json"
+}
+
+@test "a forked child's stacks are its own: forgotten at its end, its parent's stay whole" {
+	# parent, child and parent again allocate through one call of hold_blocks: the same
+	# addresses, but each process interns its stacks under its own hashes (mem.bpf.c,
+	# intern_stack), so the child's end does not take the parent's stack with it
+	run "$EBPROF" mem -o "$T/out.json" -- "$FIX/scalefixture" forked 1000
+	[ "$status" -eq 0 ]
+	jqe '.drops.stack_not_found == 0 and .drops.stack_table_full == 0' "$T/out.json"
+	jqe '[.processes[] | select(.comm == "scalefixture") | .live_count] | sort == [1000, 2000]' \
+		"$T/out.json"
+	jqe '[.sites[] | select(.frames[1].function == "hold_blocks")
+	      | [.alloc_count, .frames[2].function]] | sort == [[1000, "main"], [2000, "main"]]' \
+		"$T/out.json"
+}
+
 @test "nginx master and worker under load: each reported, posix_memalign exact" {
 	command -v nginx >/dev/null || skip "nginx not installed (scripts/install-deps.sh installs it)"
 	command -v curl >/dev/null || skip "curl not installed"

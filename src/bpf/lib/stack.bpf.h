@@ -256,13 +256,14 @@ static __always_inline __u64 capture_kernel_stack(void *ctx, struct stack_trace 
 	return n > 0 ? (__u64)n / sizeof(__u64) : 0;
 }
 
-/* s->nr = nr and the hash of s's first nr frames, never 0 */
-static __always_inline __u64 stack_hash(struct stack_trace *s, __u64 nr)
+/* s->nr = nr and the hash of s's first nr frames and seed, never 0: one seed's stacks are
+ * another's only by a collision of the 64-bit hash */
+static __always_inline __u64 stack_hash_seeded(struct stack_trace *s, __u64 nr, __u64 seed)
 {
 	__u64 h;
 
 	s->nr = nr;
-	h = 0x9e3779b97f4a7c15ULL ^ nr;
+	h = 0x9e3779b97f4a7c15ULL ^ nr ^ seed << 8;	/* nr < 2^8 */
 	for (int i = 0; i < STACK_MAX_DEPTH; i++) {
 		if (i >= nr)
 			break;
@@ -271,6 +272,12 @@ static __always_inline __u64 stack_hash(struct stack_trace *s, __u64 nr)
 		h ^= h >> 33;
 	}
 	return h ? h : 1;
+}
+
+/* s->nr = nr and the hash of s's first nr frames, never 0 */
+static __always_inline __u64 stack_hash(struct stack_trace *s, __u64 nr)
+{
+	return stack_hash_seeded(s, nr, 0);
 }
 
 struct stack_hash_ctx {

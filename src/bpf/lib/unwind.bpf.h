@@ -856,8 +856,8 @@ __noinline int unwind_scache_unlock(struct unwind_scache_ent *e, struct unwind_s
 
 /* Where a walk starts: the registers at ip (a return address's: as after the return); rbx,
  * rdi, rdx when leaf (a frame whose CFA is in one of them is unwound in the first frame only).
- * want: the caller interns stacks by hash in a map that never loses an entry and notes them
- * (unwind_scache_note): a hit noted so gives hash, not the addresses. Out: hash (0: the
+ * want: the caller interns stacks by hash in a map that loses no entry while their process can
+ * still hit the cache with them, and notes them (unwind_scache_note): a hit noted so gives hash, not the addresses. Out: hash (0: the
  * addresses are in out), and where the stack returned is cached (cached; slot, seq: the
  * entry and its seq), for unwind_scache_note. */
 struct unwind_start {
@@ -1087,7 +1087,8 @@ __noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 
 /* Note h, the hash under which the caller interned the stack unwind_walk gave from st (st->want
  * set, st->hash 0), with its stack cache entry: the entry's later hits give h alone. Only for
- * a map that never loses an entry (the hits skip the map). The entry is taken as a fill takes
+ * a map that loses no entry while the entry's address space can still hit it (the hits skip
+ * the map: mem's stacks of a process are forgotten when it has ended). The entry is taken as a fill takes
  * it (its seq odd, then the next even value, which the note names): a reader of the entry
  * before sees its seq changed and does not use what it read (a note written while a reader
  * checked another stack's words in the same entry could pair that stack with this hash). */

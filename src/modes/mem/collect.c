@@ -110,6 +110,16 @@ struct mem_collector {
 	uint32_t nwords;		/* how many words of marks */
 	struct mem_proc *procs;		/* the process table's slots (abi/mem.h), mapped */
 	uint32_t nprocs;		/* how many (a power of two) */
+	/* the stacks of processes' earlier images (finalized at an exec), forgotten at their
+	 * end: the new image may still name them (its threads' last stack) */
+	struct pid_stack *kept_stacks;
+	uint32_t nkept, capkept;
+	bool ending;		/* finalize_all: nothing is forgotten in the kernel any more */
+};
+
+struct pid_stack {
+	pid_t pid;
+	__u64 stack;
 };
 
 static const char *const drop_names[MEM_DROP__COUNT] = {
@@ -1343,6 +1353,19 @@ void mem_collector__thread_exit(struct mem_collector *c, pid_t pid, pid_t tid)
 
 /* Locations of one stack: the allocator function as the leaf, then the user frames. Frames
  * outside any executable mapping are unwinding garbage (static binaries end in them). */
+/* A site's stack, hash h (0: none was captured, its drop counted then), into *st; false if
+ * there is none. *lost: h is not in the map, which is never expected (a process's stacks are
+ * forgotten after its end, and they are its own: forget_stacks): the caller ends the site's
+ * stack past the allocator in "[truncated]", counted as DROP_STACK_NOT_FOUND, rather than
+ * show the allocator as called from nowhere. */
+#define DROP_STACK_NOT_FOUND "stack_not_found"
+
+static bool site_stack(int fd, __u64 h, struct mem_stack *st, bool *lost)
+{
+	*lost = h && bpf_map_lookup_elem(fd, &h, st) != 0;
+	return h && !*lost;
+}
+
 static uint32_t build_stack(struct profile *prof, struct sym_proc *sp, const struct traced *t,
 			    uint32_t fn, const struct mem_stack *st, uint32_t *locs)
 {
@@ -1778,8 +1801,64 @@ static uint32_t build_map_stack(struct profile *prof, struct sym_proc *sp, pid_t
 
 /* The process's mappings: its summary as mmap_* stats, one sample per (function, stack) with
  * the mmap_* sample types, its regions still mapped as outstanding; then forget it all. */
+/* Stack hashes to forget in the kernel. */
+struct stack_list {
+	__u64 *h;
+	uint32_t n, cap;
+};
+
+static void stack_list_add(struct stack_list *l, __u64 h)
+{
+	if (h && !grow((void **)&l->h, &l->cap, l->n + 1, sizeof(*l->h)))
+		l->h[l->n++] = h;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A finalized image's stacks (its sites' and mapping sites'): at an exec, kept until the
+ * process ends (its threads may name them again: their last stack, the unwinder's stack cache
+ * of an image alike); at its end forgotten in the kernel with those kept, so that the stacks
+ * map holds the stacks of the processes that run, not of every process of a tree that ran
+ * (its --max-stacks filled by a few hundred short processes before). The hashes are the
+ * process's own (mem.bpf.c, intern_stack: seeded with its pid).
+ */
+static void forget_stacks(struct mem_collector *c, pid_t pid, struct stack_list *gone, bool exec)
+{
+	uint32_t n = 0, k = 0;
+
+	if (exec) {
+		for (uint32_t i = 0; i < gone->n; i++) {
+			if (grow((void **)&c->kept_stacks, &c->capkept, c->nkept + 1,
+				 sizeof(*c->kept_stacks)))
+				break;	/* out of memory: left in the map, as before */
+			c->kept_stacks[c->nkept++] = (struct pid_stack){ pid, gone->h[i] };
+		}
+		return;
+	}
+	for (uint32_t i = 0; i < c->nkept; i++) {
+		if (c->kept_stacks[i].pid == pid)
+			stack_list_add(gone, c->kept_stacks[i].stack);
+		else
+			c->kept_stacks[k++] = c->kept_stacks[i];
+	}
+	c->nkept = k;
+	if (c->ending || !gone->n)
+		return;
+	qsort(gone->h, gone->n, sizeof(*gone->h), u64_cmp);
+	for (uint32_t i = 0; i < gone->n; i++)	/* one site per function may share a stack */
+		if (!n || gone->h[n - 1] != gone->h[i])
+			gone->h[n++] = gone->h[i];
+	bpfutil__map_delete_keys(bpf_map__fd(c->skel->maps.stacks), gone->h, sizeof(*gone->h), n);
+}
+
 static void finalize_maps(struct mem_collector *c, struct traced *t, struct profile *prof,
-			  struct sym_proc *sp, uint64_t now_ns, bool exec)
+			  struct sym_proc *sp, uint64_t now_ns, bool exec, struct stack_list *gone)
 {
 	int mprocs_fd = bpf_map__fd(c->skel->maps.mprocs);
 	int msites_fd = bpf_map__fd(c->skel->maps.msites);
@@ -1851,7 +1930,7 @@ static void finalize_maps(struct mem_collector *c, struct traced *t, struct prof
 		struct map_site *s = &d.sites[i];
 		struct prof_sample *ps;
 		struct mem_stack st;
-		bool have_stack;
+		bool have_stack, lost;
 		uint32_t n;
 
 		if (!s->val.maps || s->key.fn >= MEM_MAP__COUNT)
@@ -1861,9 +1940,10 @@ static void finalize_maps(struct mem_collector *c, struct traced *t, struct prof
 		vals[ty[1]] = s->val.map_bytes;
 		vals[ty[2]] = s->live_count;
 		vals[ty[3]] = s->live_bytes;
-		have_stack = s->key.stack &&
-			     bpf_map_lookup_elem(stacks_fd, &s->key.stack, &st) == 0;
+		have_stack = site_stack(stacks_fd, s->key.stack, &st, &lost);
 		n = build_map_stack(prof, sp, t->pid, s->key.fn, have_stack ? &st : NULL, locs);
+		if (lost)
+			n = stacks__end_truncated(prof, locs, n, DROP_STACK_NOT_FOUND);
 		ps = profile__add_sample(prof, locs, n, vals, t->pid);
 		if (!ps)
 			break;
@@ -1873,8 +1953,10 @@ static void finalize_maps(struct mem_collector *c, struct traced *t, struct prof
 	free(locs);
 	free(vals);
 
-	for (uint32_t i = 0; i < d.n; i++)
+	for (uint32_t i = 0; i < d.n; i++) {
 		bpf_map_delete_elem(msites_fd, &d.sites[i].key);
+		stack_list_add(gone, d.sites[i].key.stack);
+	}
 	for (uint32_t i = 0; i < d.ndead; i++)
 		bpf_map_delete_elem(regions_fd, &d.dead[i]);
 	free(d.sites);
@@ -1910,7 +1992,8 @@ static int window_sites(struct mem_collector *c, struct traced *t, const struct 
 						   : NULL;
 		uint64_t allocs = s->val.allocs, bytes = s->val.alloc_bytes;
 		struct mem_stack st;
-		bool have_stack;
+		bool have_stack, lost;
+		uint32_t nl;
 		int fn;
 
 		now[i] = (struct win_site){ .key = s->key, .allocs = allocs, .bytes = bytes };
@@ -1928,13 +2011,13 @@ static int window_sites(struct mem_collector *c, struct traced *t, const struct 
 		}
 		if (!vals[0] && !vals[1] && (into->ntypes <= 3 || (!vals[2] && !vals[3])))
 			continue;
-		have_stack = s->key.stack &&
-			     bpf_map_lookup_elem(stacks_fd, &s->key.stack, &st) == 0;
+		have_stack = site_stack(stacks_fd, s->key.stack, &st, &lost);
 		fn = display_fn(t, sp, s->key.fn, have_stack ? &st : NULL);
-		if (!profile__add_sample(into, locs,
-					 build_stack(into, sp, t, fn < 0 ? s->key.fn : (uint32_t)fn,
-						     have_stack ? &st : NULL, locs),
-					 vals, t->pid)) {
+		nl = build_stack(into, sp, t, fn < 0 ? s->key.fn : (uint32_t)fn,
+				 have_stack ? &st : NULL, locs);
+		if (lost)
+			nl = stacks__end_truncated(into, locs, nl, DROP_STACK_NOT_FOUND);
+		if (!profile__add_sample(into, locs, nl, vals, t->pid)) {
 			err = -ENOMEM;
 			goto out;
 		}
@@ -1979,6 +2062,7 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	int sites_fd = bpf_map__fd(c->skel->maps.sites);
 	int stacks_fd = bpf_map__fd(c->skel->maps.stacks);
 	struct drain d = { .pid = t->pid, .now = now_ns, .min_age = c->opts.min_age_ns };
+	struct stack_list gone = { 0 };
 	struct mem_proc mp;
 	struct sym_proc *sp;
 	uint64_t unresolved = 0;
@@ -2103,7 +2187,7 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 		struct site *s = &d.sites[i];
 		struct scan_site key = { .fn = s->key.fn, .stack = s->key.stack }, *sc;
 		struct mem_stack st;
-		bool have_stack;
+		bool have_stack, lost;
 		struct prof_sample *ps;
 		uint32_t n;
 
@@ -2127,9 +2211,10 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 			if (tb >= 0)
 				vals[tb] = sc->bytes[cl];
 		}
-		have_stack = s->key.stack &&
-			     bpf_map_lookup_elem(stacks_fd, &s->key.stack, &st) == 0;
+		have_stack = site_stack(stacks_fd, s->key.stack, &st, &lost);
 		n = build_stack(prof, sp, t, disp[i], have_stack ? &st : NULL, locs);
+		if (lost)
+			n = stacks__end_truncated(prof, locs, n, DROP_STACK_NOT_FOUND);
 		ps = profile__add_sample(prof, locs, n, vals, t->pid);
 		if (!ps)
 			break;
@@ -2146,7 +2231,7 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 			process_largest(c, t, prof, &d, sample_of, &mp);
 	}
 	if (c->opts.mmap)
-		finalize_maps(c, t, prof, sp, now_ns, exec);
+		finalize_maps(c, t, prof, sp, now_ns, exec, &gone);
 	/* windows: what its sites did since the last one, for the next one, while its stacks
 	 * can be named */
 	if (c->windowed) {
@@ -2169,8 +2254,12 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	sym_proc__free(sp);
 
 	/* forget the pid in the kernel: its sites (in batches: a call a site cost a tree's
-	 * processes ~0.5 ms each) */
+	 * processes ~0.5 ms each) and, once it has ended, its stacks */
 	forget_sites(sites_fd, d.sites, d.n);
+	for (uint32_t i = 0; i < d.n; i++)
+		stack_list_add(&gone, d.sites[i].key.stack);
+	forget_stacks(c, t->pid, &gone, exec);
+	free(gone.h);
 	free(d.sites);
 	free(t->scan);
 	t->scan = NULL;
@@ -2199,6 +2288,7 @@ int mem_collector__finalize(struct mem_collector *c, pid_t pid, struct profile *
 int mem_collector__finalize_all(struct mem_collector *c, struct profile *prof,
 				struct symbolizer *sym, uint64_t now_ns)
 {
+	c->ending = true;
 	for (uint32_t i = 0; i < c->nt; i++)
 		if (!c->t[i].finalized)
 			finalize_one(c, &c->t[i], prof, sym, now_ns, false);
@@ -2451,6 +2541,7 @@ int mem_collector__drops(struct mem_collector *c, struct profile *prof)
 		if (sum)
 			drop_note(c, prof, r, sum);
 	}
+	profile__add_drop(prof, DROP_STACK_NOT_FOUND, 0);	/* listed at 0 too */
 	unwinder__add_drops(c->unwinder, prof);
 	return 0;
 }
@@ -2543,6 +2634,7 @@ void mem_collector__free(struct mem_collector *c)
 		snapshots__free(c->t[i].snap);
 	}
 	profile__free(c->fin_win);
+	free(c->kept_stacks);
 	free(c->t);
 	free(c->sys);
 	if (c->live)
