@@ -6,6 +6,7 @@
 #   make e2e        end-to-end tests only (root, real BPF)
 #   make bench      overhead benchmark (root)
 #   make bench-scan leak scan cost per MB of heap (root)
+#   make bench-trees what following real process trees costs, start to report (root)
 #   make bench-placement  what probe placement saves per call (root)
 #   make bench-cpu  what `ebprof cpu` costs beside perf record and bpftrace (root)
 #   make bench-kmem what `ebprof kmem` costs beside bpftrace (root)
@@ -78,7 +79,7 @@ FIX_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthre
 
 DEMO_BIN   := $(OUT)/demo/demo
 
-.PHONY: all deps demo check unit e2e bench bench-scan bench-render bench-placement bench-cpu bench-kmem bench-io bench-profile bench-lock bench-top bench-agent bench-offcpu clean install fixtures
+.PHONY: all deps demo check unit e2e bench bench-scan bench-trees bench-render bench-placement bench-cpu bench-kmem bench-io bench-profile bench-lock bench-top bench-agent bench-offcpu clean install fixtures
 all: $(OUT)/ebprof
 
 deps:
@@ -289,6 +290,9 @@ bench: $(OUT)/ebprof fixtures $(BENCH_TOOLS)
 
 bench-scan: $(OUT)/ebprof
 	$(Q)bash bench/scan.sh $(OUT)
+
+bench-trees: $(OUT)/ebprof
+	$(Q)bash bench/trees.sh $(OUT)
 
 bench-placement: $(OUT)/libebprof.a
 	$(Q)bash bench/placement.sh $(OUT)
