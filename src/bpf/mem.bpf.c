@@ -281,6 +281,7 @@ static __always_inline __u32 log2_bucket(__u64 v)
 	return log2_bucket_n(v, MEM_HIST_BUCKETS);
 }
 
+__noinline __u64 intern_stack_at(struct mem_stack *s, __u64 nr, __u64 known);
 static __always_inline __u64 intern_stack(struct mem_stack *s, __u64 nr, __u64 known);
 
 /* The user stack from registers as they are at return address ip (the unwinder's sp: usp; a
@@ -365,11 +366,20 @@ static __always_inline void trace_emit(__u32 fn, __u32 result, __u64 size, __u64
  * process's (seeded with its pid): no other process interns the same stack by it, so that
  * userspace can forget a finished process's stacks (finalize_one) while others run, as it does
  * its sites. */
+__noinline __u64 intern_stack_at(struct mem_stack *s, __u64 nr, __u64 known)
+{
+	if (!s)
+		return 0;
+	return stack_intern_hashed(&stacks, s,
+				   stack_hash_seeded(s, nr, bpf_get_current_pid_tgid() >> 32), known);
+}
+
+/* (intern_stack_at is a global function: its hash loop over up to 127 frames is verified once
+ * per program, not at each of the six places mem_exit inlined it, where it was ~40% of the
+ * instructions the verifier walked: docs/PERFORMANCE.md) */
 static __always_inline __u64 intern_stack(struct mem_stack *s, __u64 nr, __u64 known)
 {
-	__u64 h = stack_intern_hashed(&stacks, s,
-				      stack_hash_seeded(s, nr, bpf_get_current_pid_tgid() >> 32),
-				      known);
+	__u64 h = intern_stack_at(s, nr, known);
 
 	if (!h)
 		drop(MEM_DROP_STACKS_FULL);
