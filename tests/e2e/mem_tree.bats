@@ -208,6 +208,17 @@ exec_startfix_exact() {
 	assert_no_probes
 }
 
+# Two scalefixture processes, one leaving 20,000 blocks and one 40, each exact, none dropped,
+# and what the passes over the live table found (the sites' live blocks) is what each
+# process's counts say.
+big_and_small_exact() {
+	jqe '[.processes[] | select(.comm == "scalefixture")] | length == 2
+	     and (map([.live_count, .live_bytes]) | sort == [[40, 2784], [20000, 1520000]])' "$1"
+	jqe '.drops.live_table_full == 0' "$1"
+	jqe '. as $r | .processes | all(.pid as $p | .live_count
+	     == ([$r.sites[] | select(.pid == $p) | .live_count] | add // 0))' "$1"
+}
+
 @test "processes one after another: each one's blocks exact, read from the pages that hold blocks only" {
 	# a 65,536-slot table (1,024 pages of 64 slots): the first process leaves 20,000 blocks in
 	# nearly every page, a third of them past their home slot (abi/mem.h: a page is marked by
@@ -216,13 +227,7 @@ exec_startfix_exact() {
 	run "$EBPROF" mem -vv --max-live 65536 -o "$T/out.json" -- \
 		sh -c "'$FIX/scalefixture' live 20000; '$FIX/scalefixture' live 40"
 	[ "$status" -eq 0 ]
-	jqe '[.processes[] | select(.comm == "scalefixture")] | length == 2
-	     and (map([.live_count, .live_bytes]) | sort == [[40, 2784], [20000, 1520000]])' \
-		"$T/out.json"
-	jqe '.drops.live_table_full == 0' "$T/out.json"
-	# what the passes found (the sites' live blocks) is what each process's counts say
-	jqe '. as $r | .processes | all(.pid as $p | .live_count
-	     == ([$r.sites[] | select(.pid == $p) | .live_count] | add // 0))' "$T/out.json"
+	big_and_small_exact "$T/out.json"
 	local big small
 	big=$(jq '.processes[] | select(.comm == "scalefixture" and .live_count == 20000) | .pid' \
 		"$T/out.json")
@@ -243,12 +248,7 @@ exec_startfix_exact() {
 	run "$EBPROF" mem -vv --max-live 65536 -o "$T/out.json" -- \
 		"$FIX/scalefixture" hold 20000 "$FIX/scalefixture" live 40
 	[ "$status" -eq 0 ]
-	jqe '[.processes[] | select(.comm == "scalefixture")] | length == 2
-	     and (map([.live_count, .live_bytes]) | sort == [[40, 2784], [20000, 1520000]])' \
-		"$T/out.json"
-	jqe '.drops.live_table_full == 0' "$T/out.json"
-	jqe '. as $r | .processes | all(.pid as $p | .live_count
-	     == ([$r.sites[] | select(.pid == $p) | .live_count] | add // 0))' "$T/out.json"
+	big_and_small_exact "$T/out.json"
 	local big small n
 	big=$(jq '.processes[] | select(.live_count == 20000) | .pid' "$T/out.json")
 	small=$(jq '.processes[] | select(.live_count == 40) | .pid' "$T/out.json")
