@@ -626,7 +626,7 @@ static void test_full_live_table(void **s)
 	profile__free(prof);
 }
 
-/* Empty this process's newest stacks map (mem's: hash of u64 to struct mem_stack): what the
+/* Empty this test's newest stacks map (mem's: hash of u64 to struct mem_stack): what the
  * kernel would hold if a stack had been forgotten while a site still named it. */
 static void empty_stacks_map(void)
 {
@@ -639,8 +639,10 @@ static void empty_stacks_map(void)
 
 		if (fd < 0)
 			continue;
+		/* this test's collector's: its --max-stacks (1 << 12), not an ebprof run's */
 		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && !strcmp(info.name, "stacks") &&
-		    info.type == BPF_MAP_TYPE_HASH && info.value_size == sizeof(struct mem_stack))
+		    info.type == BPF_MAP_TYPE_HASH && info.value_size == sizeof(struct mem_stack) &&
+		    info.max_entries == 1 << 12)
 			found = id;
 		close(fd);
 	}
