@@ -1351,8 +1351,6 @@ void mem_collector__thread_exit(struct mem_collector *c, pid_t pid, pid_t tid)
 	t->dead[t->ndead++] = th;
 }
 
-/* Locations of one stack: the allocator function as the leaf, then the user frames. Frames
- * outside any executable mapping are unwinding garbage (static binaries end in them). */
 /* A site's stack, hash h (0: none was captured, its drop counted then), into *st; false if
  * there is none. *lost: h is not in the map, which is never expected (a process's stacks are
  * forgotten after its end, and they are its own: forget_stacks): the caller ends the site's
@@ -1366,6 +1364,8 @@ static bool site_stack(int fd, __u64 h, struct mem_stack *st, bool *lost)
 	return h && !*lost;
 }
 
+/* Locations of one stack: the allocator function as the leaf, then the user frames. Frames
+ * outside any executable mapping are unwinding garbage (static binaries end in them). */
 static uint32_t build_stack(struct profile *prof, struct sym_proc *sp, const struct traced *t,
 			    uint32_t fn, const struct mem_stack *st, uint32_t *locs)
 {
@@ -1392,15 +1392,16 @@ static uint32_t build_stack(struct profile *prof, struct sym_proc *sp, const str
 				     st->nr < MEM_MAX_STACK ? st->nr : MEM_MAX_STACK, false, locs + n);
 }
 
-/* The function a site's caller called. Aliases share one probe (glibc: aligned_alloc is
- * memalign), but the caller's call instruction names the symbol it called through the PLT or
- * GOT: that tells them apart. -1: a probed function with aliases, and the caller could not be
- * read (a direct call in a static binary, no stack). */
+/* Whether fn has aliases: other names that share its probe (probes.h, alias_mask). */
 static bool fn_has_aliases(const struct traced *t, uint32_t fn)
 {
 	return fn < MEM_FN__COUNT && t->lib.alias_mask[fn];
 }
 
+/* The function a site's caller called. Aliases share one probe (glibc: aligned_alloc is
+ * memalign), but the caller's call instruction names the symbol it called through the PLT or
+ * GOT: that tells them apart. -1: a probed function with aliases, and the caller could not be
+ * read (a direct call in a static binary, no stack). */
 static int display_fn(const struct traced *t, struct sym_proc *sp, uint32_t fn,
 			    const struct mem_stack *st)
 {
@@ -1799,8 +1800,6 @@ static uint32_t build_map_stack(struct profile *prof, struct sym_proc *sp, pid_t
 	return n + stacks__user_locs(prof, sp, pid, st->ips + from, nr - from, false, locs + n);
 }
 
-/* The process's mappings: its summary as mmap_* stats, one sample per (function, stack) with
- * the mmap_* sample types, its regions still mapped as outstanding; then forget it all. */
 /* Stack hashes to forget in the kernel. */
 struct stack_list {
 	__u64 *h;
@@ -1857,6 +1856,9 @@ static void forget_stacks(struct mem_collector *c, pid_t pid, struct stack_list 
 	bpfutil__map_delete_keys(bpf_map__fd(c->skel->maps.stacks), gone->h, sizeof(*gone->h), n);
 }
 
+/* The process's mappings: its summary as mmap_* stats, one sample per (function, stack) with
+ * the mmap_* sample types, its regions still mapped as outstanding; then forget it all (its
+ * mapping sites' stacks are added to gone, for forget_stacks). */
 static void finalize_maps(struct mem_collector *c, struct traced *t, struct profile *prof,
 			  struct sym_proc *sp, uint64_t now_ns, bool exec, struct stack_list *gone)
 {
