@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -44,8 +45,10 @@ static void test_delete_keys(void **state)
 	assert_non_null(del);
 	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "bpfutil_test", sizeof(struct key),
 			    sizeof(uint64_t), NKEYS, NULL);
-	if (fd < 0 && (errno == EPERM || errno == EACCES))
+	if (fd < 0 && (errno == EPERM || errno == EACCES)) {
+		fprintf(stderr, "test_bpfutil_bpf: skipped: needs root (creates BPF maps)\n");
 		skip();
+	}
 	assert_true(fd >= 0);
 	for (uint32_t i = 0; i < NKEYS; i++) {
 		struct key k = { .pid = 100 + i % 3, .fn = i, .stack = (uint64_t)i << 32 };
@@ -84,8 +87,10 @@ static void test_delete_keys_array(void **state)
 	(void)state;
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "bpfutil_arr", sizeof(uint32_t), sizeof(uint64_t),
 			    4, NULL);
-	if (fd < 0 && (errno == EPERM || errno == EACCES))
+	if (fd < 0 && (errno == EPERM || errno == EACCES)) {
+		fprintf(stderr, "test_bpfutil_bpf: skipped: needs root (creates BPF maps)\n");
 		skip();
+	}
 	assert_true(fd >= 0);
 	assert_int_equal(bpfutil__map_delete_keys(fd, keys, sizeof(keys[0]), 3), -EINVAL);
 	close(fd);

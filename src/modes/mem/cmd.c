@@ -164,7 +164,8 @@ static const char mem_usage[] =
 	"Limits (kernel tables; anything that does not fit is counted as a drop and reported):\n"
 	"      --max-live N       outstanding allocations tracked (default 2097152, 128 MiB;\n"
 	"                         sampled 262144, 16 MiB)\n"
-	"      --max-stacks N     distinct call stacks and sites (default 32768)\n"
+	"      --max-stacks N     distinct call stacks and sites of the processes running at\n"
+	"                         once (default 32768; an ended process's are forgotten)\n"
 	"      --max-procs N      processes (default 1024)\n"
 	"\n"
 	OPTIONS_HELP_UNWIND
