@@ -38,6 +38,12 @@ const volatile __u64 exp_frac_tab[MEM_EXP_FRAC] = {};
 const volatile bool trace_calls = false;
 /* --mmap: free's entry notes where it is (mfree_sp, mfree_ra), for map_below_free */
 const volatile bool track_maps = false;
+/* The end of the run, set by userspace before it closes the links (mem_collector__quiesce):
+ * from then on no call counts. The links' probes go one by one and concurrently, so without it
+ * a process still running (-p, -d) went on being counted by halves meanwhile: returns whose
+ * entry probe was gone (each a missing_entry_state drop), frees of blocks whose allocation's
+ * return probe was gone (unknown frees, more frees than allocations). */
+volatile __u32 quiescing = 0;
 
 /* One held site (see "Held accounting" below): its calls' site and process counters */
 #define HELD_WAYS 4	/* a power of 2 */
@@ -1389,6 +1395,8 @@ int mem_enter(struct pt_regs *ctx)
 	struct mem_proc *p;
 	__u64 size, arg = 0;
 
+	if (quiescing)
+		return 0;
 	/* sampled modes: no process lookup before a call is known to be sampled */
 	if (sample_mode == MEM_SAMPLE_BYTES || sample_mode == MEM_SAMPLE_EVERY)
 		return enter_sampled(ctx);
@@ -1537,6 +1545,8 @@ int mem_exit(struct pt_regs *ctx)
 	struct mem_proc *p;
 	__u32 pid;
 
+	if (quiescing)
+		return 0;
 	if (sample_mode == MEM_SAMPLE_BYTES || sample_mode == MEM_SAMPLE_EVERY)
 		return exit_sampled(ctx);
 	st = leave_call();
@@ -2008,7 +2018,7 @@ int BPF_PROG(map_enter, struct pt_regs *regs, long id)
 	__u64 ip;
 	__u32 pid;
 
-	if (!is_map_nr(id))
+	if (!is_map_nr(id) || quiescing)
 		return 0;
 	pid = bpf_get_current_pid_tgid() >> 32;
 	if (!proc_find(pid))
@@ -2075,7 +2085,7 @@ int BPF_PROG(map_exit, struct pt_regs *regs, long ret)
 	__u64 a0, len, flags, bytes;
 	__u32 pid;
 
-	if (!is_map_nr(id))
+	if (!is_map_nr(id) || quiescing)
 		return 0;
 	pid = bpf_get_current_pid_tgid() >> 32;
 	if (!proc_find(pid))

@@ -240,7 +240,7 @@ int mem_enter_alloc_only(struct pt_regs *ctx)
 	__u32 w;
 
 	/* frees are not attached (probes__attach_entries skips them) */
-	if (fn >= MEM_FN__COUNT)
+	if (fn >= MEM_FN__COUNT || quiescing)
 		return 0;
 	task = bpf_get_current_task_btf();
 	st = thread_state(task);

@@ -48,6 +48,31 @@ start_ebprof() {
 	assert_no_probes
 }
 
+# The end of a run on processes that go on allocating: at most each thread's last call is cut
+# in two. The links' probes went one by one meanwhile, so the calls went on being counted by
+# halves (tens of thousands of missing_entry_state drops in a second's run, more frees than
+# allocations, unknown frees).
+@test "attach: a run ended while its processes allocate counts every call whole" {
+	# launched with -d: traced from its first call, so exact: two threads, each freeing its
+	# one block before its next allocation (ebprof waits for the rest, ~2 s untraced)
+	"$EBPROF" mem -q -d 1 -o "$T/cmd.json" -- "$FIX/scalefixture" calls 400000000
+	jqe '[.drops[]] | add == 0' "$T/cmd.json"
+	jqe '.processes[0] | .unknown_frees == 0 and .calls.free > 100000 and
+	     (.calls.malloc - .calls.free) >= 0 and (.calls.malloc - .calls.free) <= 2 and
+	     .live_count == .alloc_count - .free_count' "$T/cmd.json"
+	assert_no_probes
+	# attached: a thread's block allocated before may be freed after the start
+	bg "$FIX/scalefixture" calls 4000000000
+	sleep 0.2
+	"$EBPROF" mem -q -p "$BG" -d 1 -o "$T/pid.json"
+	kill -0 "$BG"
+	jqe '[.drops[]] | add == 0' "$T/pid.json"
+	jqe '.processes[0] | .unknown_frees <= 2 and .calls.free > 100000 and
+	     (.calls.malloc - .calls.free) >= -2 and (.calls.malloc - .calls.free) <= 2' \
+		"$T/pid.json"
+	assert_no_probes
+}
+
 @test "attach: Ctrl-C (SIGINT) writes the complete report and detaches" {
 	start_fixture 30
 	"$EBPROF" mem -v -p "$FXPID" -o "$T/out.json" -o "$T/out.txt" 2> "$T/eb.log" &

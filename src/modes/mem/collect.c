@@ -2560,10 +2560,19 @@ static void flush_threads(struct mem_collector *c, pid_t pid)
 			       "each thread's last site may be missing", pid, strerror(-err));
 }
 
+/* The end of the run for the programs: no call counts from here on (mem.bpf.c, quiescing), so
+ * that closing the links, probe by probe and concurrently, counts nothing by halves */
+static void stop_counting(struct mem_collector *c)
+{
+	if (c->skel && c->skel->bss)
+		__atomic_store_n(&c->skel->bss->quiescing, 1, __ATOMIC_SEQ_CST);
+}
+
 void mem_collector__quiesce(struct mem_collector *c)
 {
 	if (!c)
 		return;
+	stop_counting(c);
 	/* the probes off first: nothing changes a thread's state any more */
 	for (uint32_t i = 0; i < c->nt; i++)
 		close_links(c, &c->t[i].links);
@@ -2585,6 +2594,7 @@ void mem_collector__detach(struct mem_collector *c)
 {
 	if (!c)
 		return;
+	stop_counting(c);
 	for (int i = 0; i < 2; i++) {
 		bpf_link__destroy(c->map_links[i]);
 		c->map_links[i] = NULL;
