@@ -23,19 +23,13 @@ events_through() {
 }
 
 @test "stacks: the whole process's openat count equals bpftrace's on the same run" {
-	command -v bpftrace >/dev/null || skip "bpftrace is not installed (the independent oracle)"
-	# bpftrace's syscalls: tracepoints need tracefs
-	grep -q tracefs /proc/mounts || mount -t tracefs nodev /sys/kernel/tracing
-	bg bpftrace -e 'tracepoint:syscalls:sys_enter_openat /comm == "openloop"/ { @[pid] = count(); }' \
-		> "$T/bt.out" 2>&1
-	wait_for "$T/bt.out" "Attaching" 30
-	sleep 0.5
+	# ready once its probes are attached (BEGIN runs after them); stopped by SIGINT sent again
+	# until it ends (a single one was lost twice in fresh-clone CI runs: helpers.bash)
+	start_bpftrace 'BEGIN { printf("ready\n"); }
+		tracepoint:syscalls:sys_enter_openat /comm == "openloop"/ { @[pid] = count(); }'
 	run "$EBPROF" stacks -e syscalls:sys_enter_openat -o "$T/out.json" -- "$FIX/openloop" 20
 	[ "$status" -eq 0 ]
-	kill -INT "$BG"
-	# bpftrace prints its map when it has detached: a fresh-clone CI run once saw it still
-	# running 20 s after the signal (not understood; its output then was never written)
-	wait_gone "$BG" 60 || { cat "$T/bt.out"; ps -o pid,stat,wchan:30,etime,cmd -p "$BG"; false; }
+	stop_bpftrace
 	pid=$(jq '.processes[0].pid' "$T/out.json")
 	want=$(sed -n "s/^@\[$pid\]: \([0-9]*\)$/\1/p" "$T/bt.out")
 	got=$(jq '.processes[0].calls["syscalls:sys_enter_openat"]' "$T/out.json")
