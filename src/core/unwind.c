@@ -701,18 +701,6 @@ void unwinder__unhook(struct unwinder *u)
 	}
 }
 
-bool unwinder__unhook_pid(struct unwinder *u, pid_t pid)
-{
-	struct unwind_pid *p = u ? find_pid(u, pid) : NULL;
-
-	if (!p || p->hook_fd < 0)
-		return false;
-	fd_closer__close(u->closer, p->hook_fd);
-	p->hook_fd = -1;
-	p->hooked = false;	/* hooked again at its next load */
-	return true;
-}
-
 bool unwinder__held(struct unwinder *u, pid_t pid, pid_t tid)
 {
 	uint32_t key = (uint32_t)tid;

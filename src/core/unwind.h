@@ -120,9 +120,6 @@ struct fd_closer;
 void unwinder__use_closer(struct unwinder *u, struct fd_closer *cl);
 /* Every hook's link closed (queued to the closer): at the end, with the mode's probes */
 void unwinder__unhook(struct unwinder *u);
-/* pid's hook's link closed (queued), hooked again at its next load (an exec in place: mem's
- * readiness puts its own breakpoint there); true when it had one */
-bool unwinder__unhook_pid(struct unwinder *u, pid_t pid);
 
 struct unwind_counts {
 	uint64_t complete, truncated, depth, fp_frames;	/* the BPF side's unwind_stats */

@@ -580,9 +580,7 @@ static int mem_attach(void *mv, pid_t pid, enum mode_attach how, int *status)
 	switch (how) {
 	case MODE_ATTACH_EXEC:
 		mm->launched = true;
-		/* an exec in place: the old program's hook at the loader is the new one's too */
-		err = mem__run_to_allocator(lc, pid, &lib, status,
-					    mem_collector__unhook(mm->col, pid));
+		err = mem__run_to_allocator(lc, pid, &lib, status);
 		if (err == -ESRCH)
 			return err;
 		if (err == -ENOPKG && launch) {

@@ -799,11 +799,6 @@ bool mem_collector__held(struct mem_collector *c, pid_t pid, pid_t tid)
 	return unwinder__held(c->unwinder, pid, tid);
 }
 
-bool mem_collector__unhook(struct mem_collector *c, pid_t pid)
-{
-	return unwinder__unhook_pid(c->unwinder, pid);
-}
-
 void mem_collector__refresh(struct mem_collector *c)
 {
 	for (uint32_t i = 0; i < c->nt; i++)

@@ -54,8 +54,6 @@ int mem_collector__unwind_fd(struct mem_collector *c);
 void mem_collector__unwind_poll(struct mem_collector *c);
 /* unwinder__held for mode_ops.held */
 bool mem_collector__held(struct mem_collector *c, pid_t pid, pid_t tid);
-/* unwinder__unhook_pid: before readiness runs pid's new program to the loader's hook */
-bool mem_collector__unhook(struct mem_collector *c, pid_t pid);
 void mem_collector__refresh(struct mem_collector *c);
 
 /* Move everything the kernel holds for pid into prof: its summary, its sites (symbolized

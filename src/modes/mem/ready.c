@@ -160,7 +160,7 @@ enum { LDSO_STEP = 1 };		/* run_to_ldso_hook: go on system call by system call *
  * a signal its stop holds, or 0); -ESRCH, -ENOENT (it ends first) or another negative errno.
  */
 static int run_to_ldso_hook(const struct log_ctx *lc, pid_t pid, struct alloc_lib *lib,
-			    int *status, int *pending, bool hook_closing)
+			    int *status, int *pending)
 {
 	struct ldso_hook h = { 0 };
 	char path[4096 + 64];
@@ -171,13 +171,7 @@ static int run_to_ldso_hook(const struct log_ctx *lc, pid_t pid, struct alloc_li
 	if (ldso__of(pid, &base, path, sizeof(path)) || ldso__hook_of(path, &h))
 		return LDSO_STEP;
 	brk = base + h.brk;
-	/* the unwinder's uprobe there leaves in a millisecond or two (up to 100 ms waited) */
-	err = bp_set(pid, brk, &orig);
-	for (int i = 0; err == -EBUSY && hook_closing && i < 100; i++) {
-		usleep(1000);
-		err = bp_set(pid, brk, &orig);
-	}
-	if (err)
+	if (bp_set(pid, brk, &orig))
 		return LDSO_STEP;
 	for (;;) {
 		struct user_regs_struct regs;
@@ -239,7 +233,7 @@ static int run_to_ldso_hook(const struct log_ctx *lc, pid_t pid, struct alloc_li
 }
 
 int mem__run_to_allocator(const struct log_ctx *lc, pid_t pid, struct alloc_lib *lib,
-			  int *status, bool hook_closing)
+			  int *status)
 {
 	struct __ptrace_syscall_info info;
 	bool exec_mmap = false;
@@ -249,7 +243,7 @@ int mem__run_to_allocator(const struct log_ctx *lc, pid_t pid, struct alloc_lib 
 	err = probes__find_allocator(pid, lib);
 	if (err != -ENOENT || has_interp(pid) == 0)
 		return err;
-	err = run_to_ldso_hook(lc, pid, lib, status, &sig, hook_closing);
+	err = run_to_ldso_hook(lc, pid, lib, status, &sig);
 	if (err != LDSO_STEP)
 		return err;
 

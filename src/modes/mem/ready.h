@@ -13,11 +13,8 @@ const char *mem__why_untraceable(pid_t pid);
 /* Let a child stopped after exec run, syscall by syscall, until its allocator is mapped; the
  * child is left stopped. Returns 0 with *lib filled, -ENOENT if it mapped none before running
  * on, -ESRCH if it exited (its wait status in *status), -ENOPKG when what it maps cannot be
- * probed as asked (probes__last_error() says why). hook_closing: ebprof's own uprobe on the
- * loader's hook (the unwinder's, core/unwind.c) is being removed from pid: its int3 there is
- * waited for to go (the closer takes it out before its grace period), not taken for
- * another tool's. */
+ * probed as asked (probes__last_error() says why). */
 int mem__run_to_allocator(const struct log_ctx *lc, pid_t pid, struct alloc_lib *lib,
-			  int *status, bool hook_closing);
+			  int *status);
 
 #endif
