@@ -166,18 +166,12 @@ void collector__wake(void *m)
 	unwinder__poll(((struct collector *)m)->unwinder);
 }
 
-bool collector__held(void *m, pid_t pid, pid_t tid)
-{
-	return unwinder__held(((struct collector *)m)->unwinder, pid, tid);
-}
-
 void collector__detach(void *m)
 {
 	struct collector *b = m;
 
 	if (b->skeleton)
 		bpf_object__detach_skeleton(b->skeleton);
-	unwinder__unhook(b->unwinder);	/* closing meanwhile; unwinder__free waits */
 }
 
 void collector__close(struct collector *b, void (*free_priv)(void *priv))

@@ -97,7 +97,6 @@ void collector__tick(void *m, int64_t t_ns, bool second);
  * loaded (core/unwind.h). */
 int collector__wake_fd(void *m);
 void collector__wake(void *m);
-bool collector__held(void *m, pid_t pid, pid_t tid);
 /* core/mode.h's detach: every link of the skeleton's programs (NAME_bpf__detach). */
 void collector__detach(void *m);
 /* What it holds, freed, after the mode's own: the notes reader, the skeleton (its links,

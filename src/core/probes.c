@@ -29,7 +29,9 @@
 #include "symbolize/symbolize.h"
 #include "util/util.h"
 
-#define EBPROF_BPF_F_UPROBE_MULTI_RETURN 1	/* the kernel UAPI of 6.6+ */
+/* From the kernel UAPI of 6.6+; the build headers are older. */
+#define EBPROF_BPF_TRACE_UPROBE_MULTI	48
+#define EBPROF_BPF_F_UPROBE_MULTI_RETURN 1
 
 const char *const mem_fn_names[MEM_FN__COUNT] = {
 	[MEM_FN_MALLOC] = "malloc",
@@ -897,7 +899,7 @@ out:
 	return err;
 }
 
-int probes__link_uprobe_multi(int prog_fd, const char *path, const unsigned long *offsets,
+static int link_uprobe_multi(int prog_fd, const char *path, const unsigned long *offsets,
 			     const uint64_t *cookies, uint32_t cnt, pid_t pid, bool ret)
 {
 	/* union bpf_attr.link_create with the uprobe_multi member of Linux 6.6 */
@@ -943,13 +945,13 @@ int probes__attach(int entry_prog_fd, int exit_prog_fd, pid_t pid, const struct 
 		links->n = i + 1;
 		/* returns first: an entry without its return would leave depth raised */
 		if (o->nret) {
-			fd = probes__link_uprobe_multi(exit_prog_fd, o->open_path, o->ret_offsets,
+			fd = link_uprobe_multi(exit_prog_fd, o->open_path, o->ret_offsets,
 					       o->ret_cookies, o->nret, pid, true);
 			if (fd < 0)
 				goto fail;
 			links->exit_fd[i] = fd;
 		}
-		fd = probes__link_uprobe_multi(entry_prog_fd, o->open_path, o->offsets, o->cookies,
+		fd = link_uprobe_multi(entry_prog_fd, o->open_path, o->offsets, o->cookies,
 				       o->nprobes, pid, false);
 		if (fd < 0)
 			goto fail;
@@ -985,7 +987,7 @@ int probes__attach_entries(int entry_prog_fd, pid_t pid, const struct alloc_lib 
 		}
 		if (!n)
 			continue;
-		fd = probes__link_uprobe_multi(entry_prog_fd, o->open_path, offsets, cookies, n, pid, false);
+		fd = link_uprobe_multi(entry_prog_fd, o->open_path, offsets, cookies, n, pid, false);
 		if (fd < 0) {
 			probes__detach(links);
 			return fd;

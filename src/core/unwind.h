@@ -109,17 +109,6 @@ int unwinder__fd(struct unwinder *u);
 void unwinder__poll(struct unwinder *u);
 /* pid is gone: out of unwind_procs. */
 void unwinder__forget(struct unwinder *u, pid_t pid);
-/* tid, a thread of pid this process traces, stopped for UNWIND_HOLD_SIG: true when the BPF
- * side held it at the loader's hook (abi/unwind.h; the note taken), pid's new code then loaded
- * (the caller resumes it without the signal); false: a signal of its own, to deliver */
-bool unwinder__held(struct unwinder *u, pid_t pid, pid_t tid);
-/* The loader's hook's links (one per process hooked) are closed through cl, the mode's own
- * closer (core/closer.h: closed together with the mode's probes, one grace period for all),
- * until it is set to NULL; without one the unwinder makes its own. */
-struct fd_closer;
-void unwinder__use_closer(struct unwinder *u, struct fd_closer *cl);
-/* Every hook's link closed (queued to the closer): at the end, with the mode's probes */
-void unwinder__unhook(struct unwinder *u);
 
 struct unwind_counts {
 	uint64_t complete, truncated, depth, fp_frames;	/* the BPF side's unwind_stats */
@@ -135,8 +124,6 @@ struct unwind_counts {
 	uint64_t asks_loaded;	/* processes loaded when the BPF side met them without one */
 	uint64_t asks_skipped;	/* not: the queue was full (the unwind_loads_skipped drop) */
 	uint64_t files_full;	/* objects the BPF side cannot find by file (map full) */
-	uint64_t held;		/* threads the BPF side held at the loader's hook */
-	uint64_t holds;		/* their stops the collector took (unwinder__held) */
 	uint32_t objects, objects_fp;			/* tables loaded; objects walked by fp */
 	uint32_t preloaded;	/* tables built for libraries before they were mapped */
 	uint64_t rows;					/* rows in use */

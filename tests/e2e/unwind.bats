@@ -83,54 +83,6 @@ gdb_stack() {
 	jqe '[.sites[] | select(any(.frames[]; .function == "[truncated]")) | .frames[-1].function == "[truncated]"] | all' "$T/d.json"
 }
 
-# dlburn LIB 0 alloc: lib_alloc runs microseconds after its library's dlopen, long before a tick
-# could load the library's table. The thread is held at the loader's hook while the collector
-# loads it (abi/unwind.h, UNWIND_HOLD_SIG), so its stacks are whole. Before: each ended at its
-# first frame in the library ([malloc, ?, [truncated]]) and unwind_unmapped counted them.
-@test "unwind: mem, code dlopen'ed just before it allocates is walked whole (held at the loader)" {
-	full='[[3,["malloc","lib_alloc_inner","lib_alloc","run_lib","main","__libc_start_call_main","__libc_start_main","_start"]]]'
-	run "$EBPROF" mem -v -q -o "$T/d.json" -- "$FIX/dlburn" "$FIX/libdlburn.so" 0 alloc
-	[ "$status" -eq 0 ]
-	grep -q "unwind: 1 processes hooked at their loader; [1-9][0-9]* threads held there" <<< "$output"
-	jq -c '[.sites[] | select(.alloc_bytes == 999) | [.alloc_count, [.frames[] | .function]]]' "$T/d.json"
-	[ "$(jq -c '[.sites[] | select(.alloc_bytes == 999) | [.alloc_count, [.frames[] | .function]]]' "$T/d.json")" = "$full" ]
-	jqe '.drops.unwind_unmapped == 0' "$T/d.json"
-	assert_no_probes
-}
-
-# The same for sampling: 30 ms in lib_burn right after the dlopen, every sample there whole
-@test "unwind: cpu, samples in code dlopen'ed just before are walked whole (held at the loader)" {
-	run "$EBPROF" cpu -q -F 999 -o "$T/c.folded" -o "$T/c.json" -- "$FIX/dlburn" "$FIX/libdlburn.so" 0.03
-	[ "$status" -eq 0 ]
-	cat "$T/c.folded"
-	lib=$(awk '/lib_burn/ { n += $NF } END { print n + 0 }' "$T/c.folded")
-	whole=$(awk '/;main;run_lib;lib_burn( |;)/ { n += $NF } END { print n + 0 }' "$T/c.folded")
-	echo "lib_burn $lib, whole $whole"
-	[ "$lib" -gt 5 ]
-	[ "$whole" -eq "$lib" ]
-	jqe '.drops.unwind_unmapped == 0' "$T/c.json"
-}
-
-# The hold's signal is the collector's: the program never sees it, and its own SIGURGs all
-# reach it. python3 imports extension modules (dlopen: held each time) with a SIGURG handler
-# that counts, and sends itself 5.
-@test "unwind: a program's own SIGURG is delivered; the loader's holds are not seen" {
-	run "$EBPROF" mem -v -q -o "$T/p.json" -- /usr/bin/python3 -c '
-import os, signal
-n = [0]
-signal.signal(signal.SIGURG, lambda s, f: n.__setitem__(0, n[0] + 1))
-import decimal, ctypes, sqlite3
-for _ in range(5):
-    os.kill(os.getpid(), signal.SIGURG)
-import json, zlib
-print("sigurg", n[0])'
-	[ "$status" -eq 0 ]
-	grep -q "^sigurg 5$" <<< "$output"
-	grep -q "threads held there" <<< "$output"
-	! grep -q "; 0 threads held there" <<< "$output" || false
-	jqe '.drops.unwind_unmapped == 0' "$T/p.json"
-}
-
 @test "unwind: -v says which objects have tables and which are walked by frame pointers" {
 	run "$EBPROF" mem -v -q -o "$T/m.folded" -- "$FIX/qsortfix" 2 0
 	[ "$status" -eq 0 ]

@@ -762,7 +762,6 @@ const struct mode_ops cpu_mode_ops = {
 	.tick = cpu_tick,
 	.wake_fd = collector__wake_fd,
 	.wake = collector__wake,
-	.held = collector__held,
 	.progress = cpu_progress,
 	.window = cpu_window,
 	.finalize = cpu_finalize,

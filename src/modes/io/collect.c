@@ -819,7 +819,6 @@ const struct mode_ops io_mode_ops = {
 	.tick = io_tick,
 	.wake_fd = collector__wake_fd,
 	.wake = collector__wake,
-	.held = collector__held,
 	.progress = io_progress,
 	.window = io_window,
 	.finalize = io_finalize,

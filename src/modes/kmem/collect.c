@@ -923,7 +923,6 @@ const struct mode_ops kmem_mode_ops = {
 	.tick = kmem_tick,
 	.wake_fd = collector__wake_fd,
 	.wake = collector__wake,
-	.held = collector__held,
 	.progress = kmem_progress,
 	.finalize = kmem_finalize,
 	.retire = kmem_retire,

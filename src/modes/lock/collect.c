@@ -801,7 +801,6 @@ const struct mode_ops lock_mode_ops = {
 	.tick = collector__tick,
 	.wake_fd = collector__wake_fd,
 	.wake = collector__wake,
-	.held = collector__held,
 	.progress = lock_progress,
 	.window = lock_window,
 	.finalize = lock_finalize,

@@ -715,11 +715,6 @@ static void mem_wake(void *mv)
 	mem_collector__unwind_poll(((struct mem_mode *)mv)->col);
 }
 
-static bool mem_held(void *mv, pid_t pid, pid_t tid)
-{
-	return mem_collector__held(((struct mem_mode *)mv)->col, pid, tid);
-}
-
 static void mem_progress(void *mv, char *buf, size_t len)
 {
 	struct mem_mode *mm = mv;
@@ -869,7 +864,6 @@ static const struct mode_ops mem_mode_ops = {
 	.tick = mem_tick,
 	.wake_fd = mem_wake_fd,
 	.wake = mem_wake,
-	.held = mem_held,
 	.progress = mem_progress,
 	.window = mem_window,
 	.inspect = mem_inspect,

@@ -728,7 +728,6 @@ const struct mode_ops offcpu_mode_ops = {
 	.tick = collector__tick,
 	.wake_fd = collector__wake_fd,
 	.wake = collector__wake,
-	.held = collector__held,
 	.progress = offcpu_progress,
 	.finalize = offcpu_finalize,
 	.reaped = offcpu_reaped,

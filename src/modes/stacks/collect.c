@@ -675,7 +675,6 @@ const struct mode_ops stacks_mode_ops = {
 	.tick = stacks_tick,
 	.wake_fd = collector__wake_fd,
 	.wake = collector__wake,
-	.held = collector__held,
 	.progress = stacks_progress,
 	.finalize = stacks_finalize,
 	.retire = stacks_retire,
