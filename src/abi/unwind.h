@@ -214,8 +214,23 @@ enum unwind_stat {
 	UNWIND_STAT_REG_CFA,	/* stacks ended (truncated) at a frame above the first whose CFA
 				 * is in rdi or rdx (UNWIND_CFA_RDI, _RDX: not known there), or
 				 * in rbx where a frame below did not say where it saved it */
+	UNWIND_STAT_HELD,	/* threads held at the loader's hook (unwind_dl_hook) */
 	UNWIND_STAT__COUNT,
 };
+
+/*
+ * Code a process maps while it runs (dlopen) has no table in its entry until the collector
+ * loads the process again, and a library's constructors and first calls run right after it is
+ * mapped. Where the mode asks for it (mem: core/unwind.h, unwind__hold_at_loader), a thread
+ * the collector traces (ptrace: a launched command's, a followed tree's, a -p process's
+ * leader) that reaches the loader's hook (_dl_debug_state, which the loader calls
+ * before and after it maps or unmaps objects) is held there: unwind_dl_hook notes it in
+ * unwind_holds and sends it UNWIND_HOLD_SIG; its signal-delivery stop reaches the collector,
+ * which loads the process's new code and resumes it without the signal (core/unwind.h,
+ * unwinder__held). SIGURG (23 on x86-64): ignored by default, should a stop ever be missed.
+ */
+#define UNWIND_HOLD_SIG		23
+#define UNWIND_HOLDS_SIZE	4096	/* threads held at once (unwind_holds) */
 
 /* The address a stack ends with when it could not be unwound further: rendered [truncated].
  * No user mapping is ever there (it is a kernel address). */

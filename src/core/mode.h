@@ -94,6 +94,10 @@ struct mode_ops {
 	 * their leader does or after, in any order; a thread the inspection at the leader's exit
 	 * no longer finds is known only from this. */
 	void (*thread_exit)(void *m, pid_t pid, pid_t tid);
+	/* tid, a thread of pid that the session traces, stopped for UNWIND_HOLD_SIG: true when
+	 * the mode's unwinder held it at the loader's hook (abi/unwind.h, unwinder__held) and has
+	 * loaded its new code; the session then resumes it without the signal. NULL: never. */
+	bool (*held)(void *m, pid_t pid, pid_t tid);
 
 	/*
 	 * Move what was counted since the last window (or the start) into `into`, a new empty

@@ -252,6 +252,18 @@ static void set_thread_exit(void *v, pid_t pid, pid_t tid)
 			r->ops->thread_exit(r->m, pid, tid);
 }
 
+/* Every member's unwinder takes its own note: each one's tables load */
+static bool set_held(void *v, pid_t pid, pid_t tid)
+{
+	struct modeset *ms = v;
+	bool held = false;
+
+	EACH(ms, r)
+		if (r->ops->held && r->ops->held(r->m, pid, tid))
+			held = true;
+	return held;
+}
+
 /* Each member's window into its own part of `into`, in member order, so that part i is member
  * i's; a member without a window hook leaves its part empty, with a note saying so. The
  * window's duration is its longest part's. */
@@ -372,6 +384,7 @@ void modeset__ops(struct mode_ops *ops, const struct modeset_opts *o)
 		.progress = set_progress,
 		.inspect = set_inspect,
 		.thread_exit = set_thread_exit,
+		.held = set_held,
 		.finalize = set_finalize,
 		.retire = set_retire,
 		.reaped = set_reaped,

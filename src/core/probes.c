@@ -29,9 +29,7 @@
 #include "symbolize/symbolize.h"
 #include "util/util.h"
 
-/* From the kernel UAPI of 6.6+; the build headers are older. */
-#define EBPROF_BPF_TRACE_UPROBE_MULTI	48
-#define EBPROF_BPF_F_UPROBE_MULTI_RETURN 1
+#define EBPROF_BPF_F_UPROBE_MULTI_RETURN 1	/* the kernel UAPI of 6.6+ */
 
 const char *const mem_fn_names[MEM_FN__COUNT] = {
 	[MEM_FN_MALLOC] = "malloc",
@@ -899,7 +897,7 @@ out:
 	return err;
 }
 
-static int link_uprobe_multi(int prog_fd, const char *path, const unsigned long *offsets,
+int probes__link_uprobe_multi(int prog_fd, const char *path, const unsigned long *offsets,
 			     const uint64_t *cookies, uint32_t cnt, pid_t pid, bool ret)
 {
 	/* union bpf_attr.link_create with the uprobe_multi member of Linux 6.6 */
@@ -945,13 +943,13 @@ int probes__attach(int entry_prog_fd, int exit_prog_fd, pid_t pid, const struct 
 		links->n = i + 1;
 		/* returns first: an entry without its return would leave depth raised */
 		if (o->nret) {
-			fd = link_uprobe_multi(exit_prog_fd, o->open_path, o->ret_offsets,
+			fd = probes__link_uprobe_multi(exit_prog_fd, o->open_path, o->ret_offsets,
 					       o->ret_cookies, o->nret, pid, true);
 			if (fd < 0)
 				goto fail;
 			links->exit_fd[i] = fd;
 		}
-		fd = link_uprobe_multi(entry_prog_fd, o->open_path, o->offsets, o->cookies,
+		fd = probes__link_uprobe_multi(entry_prog_fd, o->open_path, o->offsets, o->cookies,
 				       o->nprobes, pid, false);
 		if (fd < 0)
 			goto fail;
@@ -987,7 +985,7 @@ int probes__attach_entries(int entry_prog_fd, pid_t pid, const struct alloc_lib 
 		}
 		if (!n)
 			continue;
-		fd = link_uprobe_multi(entry_prog_fd, o->open_path, offsets, cookies, n, pid, false);
+		fd = probes__link_uprobe_multi(entry_prog_fd, o->open_path, offsets, cookies, n, pid, false);
 		if (fd < 0) {
 			probes__detach(links);
 			return fd;

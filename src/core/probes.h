@@ -84,6 +84,14 @@ struct probe_links {
 
 /* Attach the entry and return programs to every probe point of lib, for pid only.
  * Returns 0 or a negative errno; nothing is left attached on failure. */
+/* From the kernel UAPI of 6.6+ (the build headers are older): a program's expected attach type
+ * for probes__link_uprobe_multi */
+#define EBPROF_BPF_TRACE_UPROBE_MULTI	48
+
+/* One uprobe_multi link of prog_fd on cnt offsets of the file at path (cookies: NULL or cnt),
+ * for pid alone (0: every process), ret: return probes. The link's fd, or a negative errno. */
+int probes__link_uprobe_multi(int prog_fd, const char *path, const unsigned long *offsets,
+			      const uint64_t *cookies, uint32_t cnt, pid_t pid, bool ret);
 int probes__attach(int entry_prog_fd, int exit_prog_fd, pid_t pid, const struct alloc_lib *lib,
 		   struct probe_links *links);
 /* Attach only the entry program, to every probe point of lib whose function is not in

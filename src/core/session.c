@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "abi/unwind.h"
 #include "core/preflight.h"
 #include "core/session.h"
 #include "core/target.h"
@@ -266,6 +267,18 @@ static void thread_add(struct session *s, pid_t tid)
 	target__resume(tid, TARGET_STOP_OTHER, 0);
 }
 
+_Static_assert(UNWIND_HOLD_SIG == SIGURG, "abi/unwind.h's hold signal is SIGURG");
+
+/* The signal a stop of tid (pid's) holds, to resume it with: none when it is the unwinder's
+ * hold at the loader's hook (abi/unwind.h), whose new code the mode has loaded now */
+static int stop_sig(struct session *s, pid_t pid, pid_t tid, enum target_stop how, int sig)
+{
+	if (how == TARGET_STOP_SIGNAL && sig == UNWIND_HOLD_SIG && s->ops->held &&
+	    s->ops->held(s->m, pid, tid))
+		return 0;
+	return sig;
+}
+
 /* A stop or the end of one of those threads: it is let run as its stop requires. */
 static void on_thread_event(struct session *s, int i, int status)
 {
@@ -281,6 +294,12 @@ static void on_thread_event(struct session *s, int i, int status)
 
 		if (target__ids(s->thr[i], &tgid, &ppid, &nspid) == 0 && tgid != s->thr[i])
 			s->ops->thread_exit(s->m, tgid, s->thr[i]);
+	}
+	if (how == TARGET_STOP_SIGNAL && sig == UNWIND_HOLD_SIG) {
+		pid_t tgid, ppid, nspid;
+
+		if (target__ids(s->thr[i], &tgid, &ppid, &nspid) == 0)
+			sig = stop_sig(s, tgid, s->thr[i], how, sig);
 	}
 	target__resume(s->thr[i], how, sig);
 }
@@ -411,6 +430,9 @@ static void on_child_event(struct session *s, pid_t pid, int status)
 		on_exec(s, t);
 		if (t->gone)
 			return;
+		break;
+	case TARGET_STOP_SIGNAL:
+		sig = stop_sig(s, pid, pid, how, sig);
 		break;
 	default:
 		break;

@@ -15,7 +15,10 @@
 
 #include "abi/unwind.h"
 #include "core/bpfutil.h"
+#include "core/closer.h"
+#include "core/ldso.h"
 #include "core/log.h"
+#include "core/probes.h"
 #include "core/procs.h"
 #include "core/stacks.h"
 #include "core/target.h"
@@ -44,6 +47,10 @@ struct unwind_pid {
 	uint64_t hash;		/* of the executable lines of the maps it was loaded from */
 	bool stale;		/* the BPF side met an address in none of them */
 	bool slow;		/* and the mappings read the same since: looked at each second */
+	bool hooked;		/* its loader's hook was looked for (hook_fd: the link, or -1) */
+	int hook_fd;
+	dev_t hook_dev;		/* the loader file hooked */
+	ino_t hook_ino;
 };
 
 struct unwinder {
@@ -78,6 +85,13 @@ struct unwinder {
 	uint64_t rows_failed;	/* objects whose rows fitted but could not be stored */
 	int rows_err;		/* the last such failure's errno */
 	double build_ms;
+	/* the loader's hook (abi/unwind.h, UNWIND_HOLD_SIG): unwind_dl_hook's fd (-1: none),
+	 * unwind_holds's; links closed off the run loop's thread */
+	int hook_prog_fd, holds_fd;
+	struct fd_closer *closer;	/* the mode's (unwinder__use_closer); NULL: no hooks */
+	uint64_t hooks, holds;	/* processes hooked; stops taken for a hold */
+	double hold_ms;		/* loading their new code meanwhile */
+	double hook_ms;		/* making the hooks' links */
 	void (*on_maps)(void *ctx, pid_t pid, const char *maps);	/* unwinder__on_maps */
 	void *on_maps_ctx;
 };
@@ -165,8 +179,15 @@ int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_
 	struct bpf_map *files = bpf_object__find_map_by_name(obj, "unwind_files");
 	struct bpf_map *asked = bpf_object__find_map_by_name(obj, "unwind_asked");
 	struct bpf_map *scache = bpf_object__find_map_by_name(obj, "unwind_scache");
+	struct bpf_program *hook = bpf_object__find_program_by_name(obj, "unwind_dl_hook");
 	int err, ncpus;
 
+	/* the loader's hook: a uprobe_multi link per process (hook), where the mode asks for it
+	 * (unwind__hold_at_loader) */
+	if (hook) {
+		bpf_program__set_autoload(hook, false);
+		bpf_program__set_expected_attach_type(hook, EBPROF_BPF_TRACE_UPROBE_MULTI);
+	}
 	if (how == UNWIND_FP)
 		return 0;
 	if (!procs || !rows || !cache)
@@ -289,6 +310,14 @@ static int on_stale(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+void unwind__hold_at_loader(struct bpf_object *obj, enum unwind_how how)
+{
+	struct bpf_program *hook = bpf_object__find_program_by_name(obj, "unwind_dl_hook");
+
+	if (hook)
+		bpf_program__set_autoload(hook, how != UNWIND_FP);
+}
+
 struct unwinder *unwinder__new(const struct log_ctx *lc, int procs_fd, int rows_fd, int stats_fd,
 			       uint32_t max_rows)
 {
@@ -303,6 +332,8 @@ struct unwinder *unwinder__new(const struct log_ctx *lc, int procs_fd, int rows_
 	u->max_rows = max_rows;
 	u->files_fd = -1;
 	u->epoch_fd = -1;
+	u->hook_prog_fd = -1;
+	u->holds_fd = -1;
 	return u;
 }
 
@@ -322,6 +353,7 @@ void unwinder__free(struct unwinder *u)
 		return;
 	for (uint32_t i = 0; i < u->nobjs; i++)
 		free(u->objs[i].path);
+	unwinder__unhook(u);
 	free(u->objs);
 	free(u->pids);
 	ring_buffer__free(u->stale_rb);
@@ -615,6 +647,113 @@ static uint32_t forget_gone(struct unwinder *u)
 	return n;
 }
 
+/* pid's tracer (TracerPid in /proc/PID/status), 0: none, -1: unknown */
+static pid_t tracer_of(pid_t pid)
+{
+	char path[64], *text, *at;
+	pid_t tracer = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	text = util_read_file(path, NULL);
+	at = text ? strstr(text, "\nTracerPid:") : NULL;
+	if (at)
+		tracer = (pid_t)strtol(at + 11, NULL, 10);
+	free(text);
+	return tracer;
+}
+
+/* The loader's hook of a process this collector traces (abi/unwind.h), once per process: a
+ * uprobe_multi link for it alone on its loader's _dl_debug_state, in a mode that asked for it
+ * (unwind__hold_at_loader, unwinder__use_closer). A process another tracer holds, or none (-p
+ * without ptrace, -a), or without a loader (static), is not hooked: the code it maps waits
+ * for the BPF side's ask or a tick. The link follows the pid across an exec (the filter is
+ * its task's memory): the new program's loader has the hook too when it is the same file. */
+static void hook(struct unwinder *u, struct unwind_pid *rec)
+{
+	char path[4096 + 64];
+	struct ldso_hook h;
+	unsigned long off;
+	struct stat st;
+	uint64_t base;
+	double t0;
+	int fd;
+
+	rec->hooked = true;
+	if (u->hook_prog_fd < 0 || !u->closer || tracer_of(rec->pid) != getpid() ||
+	    ldso__of(rec->pid, &base, path, sizeof(path)) || ldso__hook_of(path, &h) || !h.brk_off)
+		return;
+	if (stat(path, &st))
+		return;
+	off = h.brk_off;
+	t0 = mono_ms();
+	fd = probes__link_uprobe_multi(u->hook_prog_fd, path, &off, NULL, 1, rec->pid, false);
+	u->hook_ms += mono_ms() - t0;
+	if (fd < 0) {
+		pr_debug(u->lc, "unwind: process %d: no hold at its loader's hook (%s): code it "
+			 "maps is walked by file until a tick loads it", rec->pid, strerror(-fd));
+		return;
+	}
+	rec->hook_fd = fd;
+	rec->hook_dev = st.st_dev;
+	rec->hook_ino = st.st_ino;
+	u->hooks++;
+}
+
+void unwinder__hook(struct unwinder *u, pid_t pid)
+{
+	struct unwind_pid *rec = u ? find_pid(u, pid) : NULL;
+
+	if (rec && !rec->hooked)
+		hook(u, rec);
+}
+
+void unwinder__use_closer(struct unwinder *u, struct fd_closer *cl)
+{
+	if (u)
+		u->closer = cl;
+}
+
+void unwinder__unhook(struct unwinder *u)
+{
+	if (!u)
+		return;
+	for (uint32_t i = 0; i < u->npids; i++) {
+		fd_closer__close(u->closer, u->pids[i].hook_fd);
+		u->pids[i].hook_fd = -1;
+	}
+}
+
+bool unwinder__hooked(struct unwinder *u, pid_t pid, const char *ldso)
+{
+	struct unwind_pid *p = u ? find_pid(u, pid) : NULL;
+	struct stat st;
+
+	return p && p->hook_fd >= 0 && stat(ldso, &st) == 0 && st.st_dev == p->hook_dev &&
+	       st.st_ino == p->hook_ino;
+}
+
+bool unwinder__take_hold(struct unwinder *u, pid_t tid)
+{
+	uint32_t key = (uint32_t)tid;
+
+	if (!u || u->holds_fd < 0 || bpf_map_delete_elem(u->holds_fd, &key))
+		return false;
+	u->holds++;
+	return true;
+}
+
+bool unwinder__held(struct unwinder *u, pid_t pid, pid_t tid)
+{
+	double t0;
+
+	if (!unwinder__take_hold(u, tid))
+		return false;
+	t0 = mono_ms();
+	unwinder__load(u, pid, NULL);	/* nothing when its code mappings are the same */
+	u->hold_ms += mono_ms() - t0;
+	return true;
+}
+
 int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 {
 	struct unwind_proc *p;
@@ -731,8 +870,11 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 		u->pids = np;
 		u->cappids = cap;
 	}
-	if (!rec)
+	if (!rec) {
 		rec = &u->pids[u->npids++];
+		rec->hooked = false;
+		rec->hook_fd = -1;
+	}
 	rec->pid = pid;
 	rec->ident = id;
 	/* a mapping left out (its file could not be read): loaded again when its code is met */
@@ -830,8 +972,27 @@ void unwinder__forget(struct unwinder *u, pid_t pid)
 	bpf_map_delete_elem(u->procs_fd, &key);
 	procs_changed(u);
 	p = find_pid(u, pid);
-	if (p)
-		*p = u->pids[--u->npids];
+	if (!p)
+		return;
+	if (p->hook_fd >= 0)
+		fd_closer__close(u->closer, p->hook_fd);
+	*p = u->pids[--u->npids];
+}
+
+/* The loader's hook on, when obj has it (abi/unwind.h): the BPF side holds only threads
+ * this process traces */
+static void hold_setup(struct unwinder *u, struct bpf_object *obj)
+{
+	struct bpf_program *prog = bpf_object__find_program_by_name(obj, "unwind_dl_hook");
+	struct bpf_map *holds = bpf_object__find_map_by_name(obj, "unwind_holds");
+	struct bpf_map *tracer = bpf_object__find_map_by_name(obj, "unwind_tracer");
+	uint32_t key = 0, me = (uint32_t)getpid();
+
+	if (!prog || !holds || !tracer || bpf_program__fd(prog) < 0 ||
+	    bpf_map_update_elem(bpf_map__fd(tracer), &key, &me, BPF_ANY))
+		return;
+	u->hook_prog_fd = bpf_program__fd(prog);
+	u->holds_fd = bpf_map__fd(holds);
 }
 
 struct unwinder *unwinder__open(const struct log_ctx *lc, enum unwind_how how,
@@ -858,6 +1019,7 @@ struct unwinder *unwinder__open(const struct log_ctx *lc, enum unwind_how how,
 		u->stale_rb = ring_buffer__new(bpf_map__fd(stale), on_stale, u, NULL);
 		u->files_fd = files ? bpf_map__fd(files) : -1;
 		u->epoch_fd = epoch ? bpf_map__fd(epoch) : -1;
+		hold_setup(u, obj);
 	}
 	return u;
 }
@@ -909,6 +1071,11 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 		(unsigned long long)c.cached, (unsigned long long)c.reg_cfa,
 		(unsigned long long)c.no_proc, (unsigned long long)c.other_prog,
 		(unsigned long long)c.asks_loaded, (unsigned long long)c.asks_skipped);
+	if (u->hook_prog_fd >= 0)
+		pr_info(u->lc, "unwind: %llu processes hooked at their loader (%.1f ms); %llu "
+			"threads held there (%llu stops taken) while their new code was loaded "
+			"(%.1f ms)", (unsigned long long)u->hooks, u->hook_ms,
+			(unsigned long long)c.held, (unsigned long long)u->holds, u->hold_ms);
 }
 
 void unwinder__counts(struct unwinder *u, struct unwind_counts *c)
@@ -928,6 +1095,8 @@ void unwinder__counts(struct unwinder *u, struct unwind_counts *c)
 	c->asks_skipped = u->asks_skipped;
 	c->cached = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_CACHED);
 	c->reg_cfa = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_REG_CFA);
+	c->held = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_HELD);
+	c->holds = u->holds;
 	c->files_full = u->files_full;
 	c->preloaded = u->preloaded;
 	c->procs_full = u->procs_full;

@@ -56,6 +56,12 @@ void unwind__set_limits(uint32_t procs, uint32_t queue, uint32_t rows);
  * mode sets its rodata's unwind_mode itself (how != UNWIND_FP). */
 int unwind__size_maps(struct bpf_object *obj, enum unwind_how how, uint32_t max_procs,
 		      uint32_t max_rows);
+/* Before load, after unwind__size_maps: the loader's hook's program loaded (abi/unwind.h,
+ * UNWIND_HOLD_SIG), for a mode that closes uprobe links through a closer of its own
+ * (unwinder__use_closer): each hooked process's link then shares its probes' grace period at
+ * the end. mem alone: a sampling mode would pay ~35 ms more a run (the link's grace) to save
+ * the sample or two a dlopen loses before the BPF side's ask loads the new code. */
+void unwind__hold_at_loader(struct bpf_object *obj, enum unwind_how how);
 
 struct unwinder;
 struct profile;
@@ -109,6 +115,29 @@ int unwinder__fd(struct unwinder *u);
 void unwinder__poll(struct unwinder *u);
 /* pid is gone: out of unwind_procs. */
 void unwinder__forget(struct unwinder *u, pid_t pid);
+/* tid, a thread of pid this process traces, stopped for UNWIND_HOLD_SIG: true when the BPF
+ * side held it at the loader's hook (abi/unwind.h; the note taken), pid's new code then loaded
+ * (the caller resumes it without the signal); false: a signal of its own, to deliver */
+bool unwinder__held(struct unwinder *u, pid_t pid, pid_t tid);
+/* Whether pid has the loader's hook on the loader file ldso (its threads are held there, the
+ * new program's startup after an exec too: mem's readiness then stops by the hold, not by a
+ * breakpoint of its own) */
+bool unwinder__hooked(struct unwinder *u, pid_t pid, const char *ldso);
+/* The hold's note of tid taken (true: the stop for UNWIND_HOLD_SIG is the hold's; nothing
+ * loaded: the caller loads what it needs) */
+bool unwinder__take_hold(struct unwinder *u, pid_t tid);
+/* The loader's hook's links (one per process hooked) are closed through cl, the mode's own
+ * closer (core/closer.h: closed together with the mode's probes, one grace period for all),
+ * until it is set to NULL; processes are hooked only while it is set. */
+struct fd_closer;
+void unwinder__use_closer(struct unwinder *u, struct fd_closer *cl);
+/* pid, loaded, hooked at its loader once (abi/unwind.h) where the mode asked for the hook
+ * (unwind__hold_at_loader, a closer set). Right after the mode's own uprobe links for it: a
+ * link's registration takes the kernel's uprobes-wide write lock (dup_mmap_sem), which costs
+ * an RCU grace period (~8-14 ms here) unless another registration just took it. */
+void unwinder__hook(struct unwinder *u, pid_t pid);
+/* Every hook's link closed (queued to the closer): at the end, with the mode's probes */
+void unwinder__unhook(struct unwinder *u);
 
 struct unwind_counts {
 	uint64_t complete, truncated, depth, fp_frames;	/* the BPF side's unwind_stats */
@@ -124,6 +153,8 @@ struct unwind_counts {
 	uint64_t asks_loaded;	/* processes loaded when the BPF side met them without one */
 	uint64_t asks_skipped;	/* not: the queue was full (the unwind_loads_skipped drop) */
 	uint64_t files_full;	/* objects the BPF side cannot find by file (map full) */
+	uint64_t held;		/* threads the BPF side held at the loader's hook */
+	uint64_t holds;		/* their stops the collector took (unwinder__held) */
 	uint32_t objects, objects_fp;			/* tables loaded; objects walked by fp */
 	uint32_t preloaded;	/* tables built for libraries before they were mapped */
 	uint64_t rows;					/* rows in use */

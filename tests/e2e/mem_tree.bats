@@ -101,7 +101,7 @@ compare_tree() {
 
 @test "fork, clone, posix_spawn, fork+exec, a thread that forks: each process exactly, from its start" {
 	run env COUNTALLOC_CHILD=fresh COUNTALLOC_OUT="$T/ca" LD_PRELOAD="$FIX/countalloc.so" \
-		"$EBPROF" mem -q -o "$T/out.json" -- "$FIX/forkfixture"
+		"$EBPROF" mem -q -vv -o "$T/out.json" -- "$FIX/forkfixture"
 	[ "$status" -eq 0 ]
 	# six processes; the thread is its process's
 	jqe '.processes | length == 6' "$T/out.json"
@@ -126,6 +126,13 @@ compare_tree() {
 	# forked by a thread that is not the main one
 	jqe ".processes[] | select(.comm == \"threadfork\") | .ppid == $top and .alloc_count == 2
 	     and .alloc_bytes == 100" "$T/out.json"
+	# the fork + exec child was hooked at its fork: its new program is readied at the hook's
+	# hold (modes/mem/ready.c), the posix_spawn child's (not hooked) at a breakpoint
+	# (the fork + exec child's 2 blocks before its exec count: 6 calls to the other's 4)
+	spawned=$(jq '[.processes[] | select(.cmdline | test("exec-child"))] | min_by(.alloc_count) | .pid' "$T/out.json")
+	forkexec=$(jq '[.processes[] | select(.cmdline | test("exec-child"))] | max_by(.alloc_count) | .pid' "$T/out.json")
+	grep -q "pid $spawned: allocator mapped, found at the loader's _dl_debug_state$" <<< "$output"
+	grep -q "pid $forkexec: allocator mapped, found at the loader's _dl_debug_state (held there by the unwinder's hook)$" <<< "$output"
 	# posix_spawn (vfork): traced from its exec; fork + exec: the 2 blocks before the exec too
 	jqe "[.processes[] | select(.cmdline | test(\"exec-child\"))] | length == 2
 	     and all(.[]; .ppid == $top and .free_count == 1 and .live_bytes == 1200)
@@ -161,27 +168,33 @@ exec_startfix_exact() {
 	# env execs startfix with ctoralloc.so preloaded: its constructor mallocs 4242 bytes
 	# (ctoralloc_inner) before startfix's main mallocs 777 (startfix_inner); each image is
 	# run to the loader's _dl_debug_state with its libraries mapped (RT_CONSISTENT), before
-	# any constructor, instead of system call by system call
+	# any constructor, instead of system call by system call: env's by a breakpoint, startfix's
+	# by the unwinder's hold there (env was hooked at its load, and the hook's uprobe takes the
+	# new image's int3)
 	run "$EBPROF" mem -q -vv -o "$T/c.json" -- \
 		env LD_PRELOAD="$FIX/ctoralloc.so" "$FIX/startfix" alloc
 	[ "$status" -eq 0 ]
 	pid=$(jq '.processes[0].pid' "$T/c.json")
-	[ "$(grep -c "pid $pid: allocator mapped, found at the loader's _dl_debug_state" <<<"$output")" -eq 2 ]
+	grep -q "pid $pid: allocator mapped, found at the loader's _dl_debug_state$" <<<"$output"
+	grep -q "pid $pid: allocator mapped, found at the loader's _dl_debug_state (held there by the unwinder's hook)$" <<<"$output"
 	exec_startfix_exact
 	jqe '.processes | length == 1 and .[0].comm == "startfix"' "$T/c.json"
 	assert_no_probes
 }
 
-@test "an exec with another tool's uprobe on the loader's hook: followed by system calls, still exact" {
+@test "an exec with another tool's uprobe on the loader's hook: followed by system calls (its exec by the hold), still exact" {
 	# bpftrace's uprobe puts an int3 on _dl_debug_state: the kernel would take a breakpoint
-	# of ours there for its own, and the process would run past it unseen (untraced)
+	# of ours there for its own, and the process would run past it unseen (untraced). env is
+	# followed system call by system call; startfix, its exec, stops by the unwinder's hold (a
+	# uprobe beside bpftrace's)
 	start_bpftrace 'BEGIN { printf("ready\n"); }
 		uprobe:/lib64/ld-linux-x86-64.so.2:_dl_debug_state { @hits = count(); }'
 	run "$EBPROF" mem -q -vv -o "$T/c.json" -- \
 		env LD_PRELOAD="$FIX/ctoralloc.so" "$FIX/startfix" alloc
 	stop_bpftrace
 	[ "$status" -eq 0 ]
-	! grep -q "found at the loader's _dl_debug_state" <<<"$output" || false
+	! grep -q "found at the loader's _dl_debug_state$" <<<"$output" || false
+	[ "$(grep -c "found at the loader's _dl_debug_state (held there by the unwinder's hook)$" <<<"$output")" -eq 1 ]
 	grep -q "^@hits: [1-9]" "$T/bt.out"
 	# env's image too (run past a breakpoint the kernel took for its own, it was not)
 	exec_startfix_exact

@@ -83,6 +83,56 @@ gdb_stack() {
 	jqe '[.sites[] | select(any(.frames[]; .function == "[truncated]")) | .frames[-1].function == "[truncated]"] | all' "$T/d.json"
 }
 
+# dlburn LIB 0 alloc: lib_alloc runs microseconds after its library's dlopen, long before a tick
+# could load the library's table. The thread is held at the loader's hook while the collector
+# loads it (abi/unwind.h, UNWIND_HOLD_SIG), so its stacks are whole. Before: each ended at its
+# first frame in the library ([malloc, ?, [truncated]]) and unwind_unmapped counted them.
+@test "unwind: mem, code dlopen'ed just before it allocates is walked whole (held at the loader)" {
+	full='[[3,["malloc","lib_alloc_inner","lib_alloc","run_lib","main","__libc_start_call_main","__libc_start_main","_start"]]]'
+	run "$EBPROF" mem -v -q -o "$T/d.json" -- "$FIX/dlburn" "$FIX/libdlburn.so" 0 alloc
+	[ "$status" -eq 0 ]
+	grep -q "unwind: 1 processes hooked at their loader ([0-9.]* ms); [1-9][0-9]* threads held there" <<< "$output"
+	jq -c '[.sites[] | select(.alloc_bytes == 999) | [.alloc_count, [.frames[] | .function]]]' "$T/d.json"
+	[ "$(jq -c '[.sites[] | select(.alloc_bytes == 999) | [.alloc_count, [.frames[] | .function]]]' "$T/d.json")" = "$full" ]
+	jqe '.drops.unwind_unmapped == 0' "$T/d.json"
+	assert_no_probes
+}
+
+# An exec in place of a hooked process: the hook's uprobe is in the new program's loader too,
+# where mem's readiness breakpoint would never be seen; readiness stops by the hold instead
+# (modes/mem/ready.c), and the new program's dlopen'ed code is held as well
+@test "unwind: mem, an exec in place is readied at the loader's hold; its dlopen'ed code whole" {
+	full='[[3,["malloc","lib_alloc_inner","lib_alloc","run_lib","main","__libc_start_call_main","__libc_start_main","_start"]]]'
+	run "$EBPROF" mem -vv -q -o "$T/d.json" -- sh -c "exec $FIX/dlburn $FIX/libdlburn.so 0 alloc"
+	[ "$status" -eq 0 ]
+	pid=$(jq '.processes[0].pid' "$T/d.json")
+	grep -q "pid $pid: allocator mapped, found at the loader's _dl_debug_state (held there by the unwinder's hook)$" <<< "$output"
+	jqe '[.processes[] | .comm] == ["dlburn"]' "$T/d.json"
+	[ "$(jq -c '[.sites[] | select(.alloc_bytes == 999) | [.alloc_count, [.frames[] | .function]]]' "$T/d.json")" = "$full" ]
+	jqe '.drops.unwind_unmapped == 0' "$T/d.json"
+	assert_no_probes
+}
+
+# The hold's signal is the collector's: the program never sees it, and its own SIGURGs all
+# reach it. python3 imports extension modules (dlopen: held each time) with a SIGURG handler
+# that counts, and sends itself 5.
+@test "unwind: a program's own SIGURG is delivered; the loader's holds are not seen" {
+	run "$EBPROF" mem -v -q -o "$T/p.json" -- /usr/bin/python3 -c '
+import os, signal
+n = [0]
+signal.signal(signal.SIGURG, lambda s, f: n.__setitem__(0, n[0] + 1))
+import decimal, ctypes, sqlite3
+for _ in range(5):
+    os.kill(os.getpid(), signal.SIGURG)
+import json, zlib
+print("sigurg", n[0])'
+	[ "$status" -eq 0 ]
+	grep -q "^sigurg 5$" <<< "$output"
+	grep -q "threads held there" <<< "$output"
+	! grep -q "; 0 threads held there" <<< "$output" || false
+	jqe '.drops.unwind_unmapped == 0' "$T/p.json"
+}
+
 @test "unwind: -v says which objects have tables and which are walked by frame pointers" {
 	run "$EBPROF" mem -v -q -o "$T/m.folded" -- "$FIX/qsortfix" 2 0
 	[ "$status" -eq 0 ]

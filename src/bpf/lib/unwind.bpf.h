@@ -116,6 +116,23 @@ struct {
 	__type(value, __u64);
 } unwind_stats SEC(".maps");
 
+/* Threads held at the loader's hook (abi/unwind.h, UNWIND_HOLD_SIG): tid -> 1, noted before
+ * the signal; the collector takes the note at the thread's stop (unwinder__held) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, UNWIND_HOLDS_SIZE);
+	__type(key, __u32);
+	__type(value, __u32);
+} unwind_holds SEC(".maps");
+
+/* [0]: the collector's tgid, set after load: only the threads it traces are held (0: none) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} unwind_tracer SEC(".maps");
+
 /* 0: frame pointers only; 1: by tables where the process has them (set before load) */
 const volatile __u32 unwind_mode = 0;
 
@@ -1145,6 +1162,33 @@ static __always_inline long unwind_user_leaf(__u64 *ips, __u64 ip, __u64 sp, __u
 static __always_inline long unwind_user(__u64 *ips, __u64 ip, __u64 sp, __u64 bp)
 {
 	return unwind_user_leaf(ips, ip, sp, bp, NULL);
+}
+
+/* At the loader's hook (_dl_debug_state, attached per process by the collector where it
+ * traces the process: core/unwind.c): a thread the collector traces is held (abi/unwind.h),
+ * so that code just mapped has its table before it runs. After an exec the new program's
+ * startup is held there too: mem's readiness takes those stops (modes/mem/ready.c), since
+ * its own breakpoint cannot share the address with this probe's. Every other thread goes on:
+ * its new code waits for the collector's tick. */
+SEC("uprobe")
+int unwind_dl_hook(struct pt_regs *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, zero = 0, one = 1, *tracer;
+
+	tracer = bpf_map_lookup_elem(&unwind_tracer, &zero);
+	if (!unwind_mode || !tracer || !*tracer || !BPF_CORE_READ(task, ptrace) ||
+	    (__u32)BPF_CORE_READ(task, parent, tgid) != *tracer)
+		return 0;
+	if (bpf_map_update_elem(&unwind_holds, &tid, &one, BPF_ANY))
+		return 0;
+	if (bpf_send_signal_thread(UNWIND_HOLD_SIG)) {
+		bpf_map_delete_elem(&unwind_holds, &tid);
+		return 0;
+	}
+	unwind_count(UNWIND_STAT_HELD);
+	return 0;
 }
 
 #endif

@@ -20,6 +20,7 @@
 #include "core/preflight.h"
 #include "core/session.h"
 #include "core/target.h"
+#include "core/unwind.h"
 #include "modes/mem/collect.h"
 #include "modes/mem/ready.h"
 #include "output/render.h"
@@ -580,7 +581,8 @@ static int mem_attach(void *mv, pid_t pid, enum mode_attach how, int *status)
 	switch (how) {
 	case MODE_ATTACH_EXEC:
 		mm->launched = true;
-		err = mem__run_to_allocator(lc, pid, &lib, status);
+		err = mem__run_to_allocator(lc, pid, mem_collector__unwinder(mm->col), &lib,
+					    status);
 		if (err == -ESRCH)
 			return err;
 		if (err == -ENOPKG && launch) {
@@ -713,6 +715,11 @@ static int mem_wake_fd(void *mv)
 static void mem_wake(void *mv)
 {
 	mem_collector__unwind_poll(((struct mem_mode *)mv)->col);
+}
+
+static bool mem_held(void *mv, pid_t pid, pid_t tid)
+{
+	return unwinder__held(mem_collector__unwinder(((struct mem_mode *)mv)->col), pid, tid);
 }
 
 static void mem_progress(void *mv, char *buf, size_t len)
@@ -864,6 +871,7 @@ static const struct mode_ops mem_mode_ops = {
 	.tick = mem_tick,
 	.wake_fd = mem_wake_fd,
 	.wake = mem_wake,
+	.held = mem_held,
 	.progress = mem_progress,
 	.window = mem_window,
 	.inspect = mem_inspect,

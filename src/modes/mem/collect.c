@@ -31,7 +31,6 @@
 #include "mem.skel.h"
 #include <math.h>
 
-#define BPF_TRACE_UPROBE_MULTI_TYPE 48
 #define SNAP_INTERVAL_NS 1000000000ull	/* first interval between snapshots of the sites */
 #define SNAP_BUDGET 20			/* a snapshot may cost 1/SNAP_BUDGET of its interval */
 /* --trace's ring buffer: 64-byte records drained every tick (100 ms), so this holds a burst of
@@ -524,7 +523,7 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	bpf_program__set_autoload(c->skel->progs.held_exit, true);
 	bpf_program__set_autoload(c->skel->progs.held_flush_iter, true);
 	bpf_program__set_expected_attach_type(c->skel->progs.mem_enter_alloc_only,
-					      BPF_TRACE_UPROBE_MULTI_TYPE);
+					      EBPROF_BPF_TRACE_UPROBE_MULTI);
 	/* --max-live's default: the table is preallocated (64 bytes a slot), and a sampled run
 	 * keeps one block in its period's live, an alloc-only run none */
 	if (!c->opts.max_live)
@@ -550,10 +549,11 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	c->skel->rodata->max_procs = o->max_procs;
 	c->skel->rodata->unwind_mode = o->unwind != UNWIND_FP;
 	unwind__size_maps(c->skel->obj, o->unwind, o->max_procs, 0);
+	unwind__hold_at_loader(c->skel->obj, o->unwind);
 	bpf_program__set_expected_attach_type(c->skel->progs.mem_enter,
-					      BPF_TRACE_UPROBE_MULTI_TYPE);
+					      EBPROF_BPF_TRACE_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(c->skel->progs.mem_exit,
-					      BPF_TRACE_UPROBE_MULTI_TYPE);
+					      EBPROF_BPF_TRACE_UPROBE_MULTI);
 	if (o->mmap) {
 		bpf_program__set_autoload(c->skel->progs.map_enter, true);
 		bpf_program__set_autoload(c->skel->progs.map_exit, true);
@@ -585,6 +585,7 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 		goto fail;
 	c->unwinder = unwinder__open(c->lc, o->unwind, c->skel->obj);
 	unwinder__on_maps(c->unwinder, unwinder_maps, c);
+	unwinder__use_closer(c->unwinder, c->closer);
 	if (o->mmap) {
 		/* system-wide tracepoints, filtered by the process table */
 		c->map_links[0] = bpf_program__attach(c->skel->progs.map_enter);
@@ -792,6 +793,11 @@ int mem_collector__unwind_fd(struct mem_collector *c)
 void mem_collector__unwind_poll(struct mem_collector *c)
 {
 	unwinder__poll(c->unwinder);
+}
+
+struct unwinder *mem_collector__unwinder(struct mem_collector *c)
+{
+	return c->unwinder;
 }
 
 void mem_collector__refresh(struct mem_collector *c)
@@ -1056,6 +1062,7 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, pid_t parent,
 		       strerror(-err));
 		return err;
 	}
+	unwinder__hook(c->unwinder, pid);
 	memset(t->fn_addr, 0, sizeof(t->fn_addr));
 	find_fn_addrs(t);
 	/* nothing is tracked before this moment: every site starts at 0 bytes here */
@@ -2578,6 +2585,8 @@ void mem_collector__quiesce(struct mem_collector *c)
 		close_links(c, &c->t[i].links);
 	for (uint32_t i = 0; i < c->nsys; i++)
 		close_links(c, &c->sys[i]);
+	unwinder__unhook(c->unwinder);
+	unwinder__use_closer(c->unwinder, NULL);
 	fd_closer__free(c->closer);
 	c->closer = NULL;
 }
@@ -2606,6 +2615,8 @@ void mem_collector__detach(struct mem_collector *c)
 		close_links(c, &c->t[i].links);
 	for (uint32_t i = 0; i < c->nsys; i++)
 		close_links(c, &c->sys[i]);
+	unwinder__unhook(c->unwinder);
+	unwinder__use_closer(c->unwinder, NULL);
 	fd_closer__free(c->closer);
 	c->closer = NULL;
 }

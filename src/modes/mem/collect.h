@@ -52,6 +52,9 @@ void mem_collector__unwind_tick(struct mem_collector *c);
 /* The unwinder's fd to poll, and what to do when it is readable (core/unwind.h). */
 int mem_collector__unwind_fd(struct mem_collector *c);
 void mem_collector__unwind_poll(struct mem_collector *c);
+/* unwinder__held for mode_ops.held */
+/* Its unwinder (core/unwind.h): the loader's holds */
+struct unwinder *mem_collector__unwinder(struct mem_collector *c);
 void mem_collector__refresh(struct mem_collector *c);
 
 /* Move everything the kernel holds for pid into prof: its summary, its sites (symbolized

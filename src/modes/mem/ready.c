@@ -10,6 +10,12 @@
  * libraries serve no malloc when they are consistent (an allocator dlopen'ed later), is run
  * system call by system call as before, until a library serving malloc is mapped (a few dozen
  * stops at ~0.1 ms each here: most of what following a short process's exec cost).
+ *
+ * A process the unwinder has hooked at its loader (core/unwind.h: a process it traced before
+ * this exec, an exec in place or a forked child's) has the hook's uprobe at that address in
+ * its new program too, and the kernel takes an int3 there for the uprobe's: a breakpoint of
+ * ours would never be seen. The hook holds the thread instead (abi/unwind.h, UNWIND_HOLD_SIG)
+ * at the same two calls, and readiness stops by the hold.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,8 +34,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/ptrace.h>
+#include "abi/unwind.h"
+#include "core/ldso.h"
 #include "core/log.h"
 #include "core/target.h"
+#include "core/unwind.h"
 #include "modes/mem/ready.h"
 
 #define MAX_STARTUP_SYSCALLS 4000
@@ -115,124 +124,6 @@ const char *mem__why_untraceable(pid_t pid)
 	return why;
 }
 
-/* The loader's hook and its struct r_debug, as offsets from its load address. */
-struct ldso_hook {
-	uint64_t brk;		/* _dl_debug_state */
-	uint64_t rdebug;	/* _r_debug */
-};
-
-/* Both symbols of the loader file at path (kept for the last file read: a tree runs one
- * loader). 0, or a negative errno (-ENOENT: it has no such symbols). */
-static int ldso_hook_of(const char *path, struct ldso_hook *out)
-{
-	static struct {
-		dev_t dev;
-		ino_t ino;
-		off_t size;
-		struct timespec mtime;
-		struct ldso_hook h;
-		bool valid;
-	} last;
-	struct ldso_hook h = { 0 };
-	Elf_Scn *scn = NULL;
-	struct stat st;
-	Elf *elf;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st)) {
-		close(fd);
-		return -errno;
-	}
-	if (last.valid && last.dev == st.st_dev && last.ino == st.st_ino &&
-	    last.size == st.st_size && last.mtime.tv_sec == st.st_mtim.tv_sec &&
-	    last.mtime.tv_nsec == st.st_mtim.tv_nsec) {
-		close(fd);
-		*out = last.h;
-		return 0;
-	}
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	while (elf && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *name;
-
-			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (!name)
-				continue;
-			if (!strcmp(name, "_dl_debug_state") && GELF_ST_TYPE(sym.st_info) == STT_FUNC)
-				h.brk = sym.st_value;
-			else if (!strcmp(name, "_r_debug") && GELF_ST_TYPE(sym.st_info) == STT_OBJECT &&
-				 sym.st_size >= 32)
-				h.rdebug = sym.st_value;
-		}
-	}
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	if (!h.brk || !h.rdebug)
-		return -ENOENT;
-	last.dev = st.st_dev;
-	last.ino = st.st_ino;
-	last.size = st.st_size;
-	last.mtime = st.st_mtim;
-	last.h = h;
-	last.valid = true;
-	*out = h;
-	return 0;
-}
-
-/* The loader's load address (AT_BASE) and its file as the process sees it; 0 or negative
- * errno (-ENOENT: none, e.g. the loader run as a command) */
-static int ldso_of(pid_t pid, uint64_t *base, char *path, size_t len)
-{
-	char fn[64], line[4096 + 128];
-	uint64_t av[2];
-	FILE *f;
-	int fd, err = -ENOENT;
-
-	*base = 0;
-	snprintf(fn, sizeof(fn), "/proc/%d/auxv", pid);
-	fd = open(fn, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (read(fd, av, sizeof(av)) == sizeof(av) && av[0] != AT_NULL)
-		if (av[0] == AT_BASE)
-			*base = av[1];
-	close(fd);
-	if (!*base)
-		return -ENOENT;
-	snprintf(fn, sizeof(fn), "/proc/%d/maps", pid);
-	f = fopen(fn, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, off;
-		int pos = 0;
-
-		if (sscanf(line, "%lx-%*x %*s %lx %*s %*u %n", &lo, &off, &pos) < 2 || !pos ||
-		    lo != *base || off || line[pos] != '/')
-			continue;
-		line[strcspn(line, "\n")] = 0;
-		if ((size_t)snprintf(path, len, "/proc/%d/root%s", pid, line + pos) < len)
-			err = 0;
-		break;
-	}
-	fclose(f);
-	return err;
-}
-
 /* Resume pid (PTRACE_CONT, _SYSCALL or _SINGLESTEP, with sig) and wait for its next stop:
  * 0, -ESRCH when it ended (*status final), or a negative errno. */
 static int resume_wait(pid_t pid, enum __ptrace_request req, int sig, int *status)
@@ -267,7 +158,72 @@ static int bp_clear(pid_t pid, uint64_t addr, uint64_t orig)
 	return ptrace(PTRACE_POKETEXT, pid, (void *)addr, (void *)orig) ? -errno : 0;
 }
 
-enum { LDSO_STEP = 1 };		/* run_to_ldso_hook: go on system call by system call */
+enum {
+	LDSO_STEP = 1,		/* run_to_ldso_hook: go on system call by system call */
+	LDSO_NOT_YET,		/* consistent: the libraries are not mapped yet */
+};
+
+/* The signal a signal stop of pid (sig) is resumed with: none for the unwinder's hold, whose
+ * note is taken */
+static int deliver(struct unwinder *u, pid_t pid, int sig)
+{
+	return sig == UNWIND_HOLD_SIG && unwinder__take_hold(u, pid) ? 0 : sig;
+}
+
+/* Is the loader's r_state (at rstate) RT_CONSISTENT, with a library serving malloc mapped? 0
+ * with *lib filled, LDSO_STEP when that cannot tell, LDSO_NOT_YET, or a negative errno
+ * (-ENOPKG) */
+static int consistent(const struct log_ctx *lc, pid_t pid, uint64_t rstate,
+		      struct alloc_lib *lib, const char *how)
+{
+	long state;
+	int err;
+
+	/* r_debug's r_state (after r_version, r_map, r_brk): the libraries are mapped when it
+	 * says RT_CONSISTENT (0); RT_ADD (1) is said before they are */
+	errno = 0;
+	state = ptrace(PTRACE_PEEKDATA, pid, (void *)rstate, 0);
+	if (errno)
+		return LDSO_STEP;
+	if ((int)state)
+		return LDSO_NOT_YET;
+	err = probes__find_allocator(pid, lib);
+	if (err != -ENOENT)
+		pr_debug(lc, "pid %d: allocator mapped, found at the loader's _dl_debug_state%s",
+			 pid, how);
+	return err == -ENOENT ? LDSO_STEP : err;
+}
+
+/* run_to_ldso_hook's way where the unwinder's hook is on the loader: the process is run to its
+ * holds there, and left in the consistent one's signal stop (resumed without the signal). */
+static int run_to_hold(const struct log_ctx *lc, pid_t pid, struct unwinder *u,
+		       uint64_t rstate, struct alloc_lib *lib, int *status)
+{
+	int err, sig = 0;
+
+	for (;;) {
+		enum target_stop how;
+
+		err = resume_wait(pid, PTRACE_CONT, sig, status);
+		if (err)
+			return err;
+		how = target__classify(*status, &sig);
+		if (how == TARGET_STOP_EXIT)
+			return -ENOENT;	/* dying before mapping an allocator */
+		if (how == TARGET_STOP_EXEC)
+			return LDSO_STEP;	/* another image */
+		if (how != TARGET_STOP_SIGNAL) {
+			sig = 0;
+			continue;
+		}
+		sig = deliver(u, pid, sig);
+		if (sig)
+			continue;	/* a signal of its own: delivered */
+		err = consistent(lc, pid, rstate, lib, " (held there by the unwinder's hook)");
+		if (err != LDSO_NOT_YET)
+			return err;
+	}
+}
 
 /*
  * Run pid (stopped at its exec) to the loader's hook until a library serving malloc is mapped:
@@ -276,8 +232,8 @@ enum { LDSO_STEP = 1 };		/* run_to_ldso_hook: go on system call by system call *
  * caller steps on from where the process is, the breakpoint gone, resuming it with *pending,
  * a signal its stop holds, or 0); -ESRCH, -ENOENT (it ends first) or another negative errno.
  */
-static int run_to_ldso_hook(const struct log_ctx *lc, pid_t pid, struct alloc_lib *lib,
-			    int *status, int *pending)
+static int run_to_ldso_hook(const struct log_ctx *lc, pid_t pid, struct unwinder *u,
+			    struct alloc_lib *lib, int *status, int *pending)
 {
 	struct ldso_hook h = { 0 };
 	char path[4096 + 64];
@@ -285,15 +241,17 @@ static int run_to_ldso_hook(const struct log_ctx *lc, pid_t pid, struct alloc_li
 	int err, sig = 0;
 
 	*pending = 0;
-	if (ldso_of(pid, &base, path, sizeof(path)) || ldso_hook_of(path, &h))
+	if (ldso__of(pid, &base, path, sizeof(path)) || ldso__hook_of(path, &h))
 		return LDSO_STEP;
 	brk = base + h.brk;
-	if (bp_set(pid, brk, &orig))
+	err = bp_set(pid, brk, &orig);
+	if (err == -EBUSY && unwinder__hooked(u, pid, path))
+		return run_to_hold(lc, pid, u, base + h.rdebug + 24, lib, status);
+	if (err)
 		return LDSO_STEP;
 	for (;;) {
 		struct user_regs_struct regs;
 		enum target_stop how;
-		long state;
 
 		err = resume_wait(pid, PTRACE_CONT, sig, status);
 		if (err)
@@ -304,8 +262,7 @@ static int run_to_ldso_hook(const struct log_ctx *lc, pid_t pid, struct alloc_li
 		if (how == TARGET_STOP_EXEC)
 			return LDSO_STEP;	/* another image (without the breakpoint) */
 		if (how != TARGET_STOP_SIGNAL || sig != SIGTRAP) {
-			if (how != TARGET_STOP_SIGNAL)
-				sig = 0;
+			sig = how == TARGET_STOP_SIGNAL ? deliver(u, pid, sig) : 0;
 			continue;
 		}
 		if (ptrace(PTRACE_GETREGS, pid, 0, &regs))
@@ -317,19 +274,9 @@ static int run_to_ldso_hook(const struct log_ctx *lc, pid_t pid, struct alloc_li
 		regs.rip = brk;
 		if (bp_clear(pid, brk, orig) || ptrace(PTRACE_SETREGS, pid, 0, &regs))
 			return -errno;
-		/* r_debug's r_state (after r_version, r_map, r_brk): the libraries are mapped
-		 * when it says RT_CONSISTENT (0); RT_ADD (1) is said before they are */
-		errno = 0;
-		state = ptrace(PTRACE_PEEKDATA, pid, (void *)(base + h.rdebug + 24), 0);
-		if (errno)
-			return LDSO_STEP;
-		if ((int)state == 0) {
-			err = probes__find_allocator(pid, lib);
-			if (err != -ENOENT)
-				pr_debug(lc, "pid %d: allocator mapped, found at the loader's "
-					 "_dl_debug_state", pid);
-			return err == -ENOENT ? LDSO_STEP : err;
-		}
+		err = consistent(lc, pid, base + h.rdebug + 24, lib, "");
+		if (err != LDSO_NOT_YET)
+			return err;
 		/* RT_ADD (or RT_DELETE): over the hook's first instruction, then set again */
 		err = resume_wait(pid, PTRACE_SINGLESTEP, 0, status);
 		if (err)
@@ -349,8 +296,8 @@ static int run_to_ldso_hook(const struct log_ctx *lc, pid_t pid, struct alloc_li
 	}
 }
 
-int mem__run_to_allocator(const struct log_ctx *lc, pid_t pid, struct alloc_lib *lib,
-			  int *status)
+int mem__run_to_allocator(const struct log_ctx *lc, pid_t pid, struct unwinder *u,
+			  struct alloc_lib *lib, int *status)
 {
 	struct __ptrace_syscall_info info;
 	bool exec_mmap = false;
@@ -360,7 +307,7 @@ int mem__run_to_allocator(const struct log_ctx *lc, pid_t pid, struct alloc_lib 
 	err = probes__find_allocator(pid, lib);
 	if (err != -ENOENT || has_interp(pid) == 0)
 		return err;
-	err = run_to_ldso_hook(lc, pid, lib, status, &sig);
+	err = run_to_ldso_hook(lc, pid, u, lib, status, &sig);
 	if (err != LDSO_STEP)
 		return err;
 
@@ -376,8 +323,7 @@ int mem__run_to_allocator(const struct log_ctx *lc, pid_t pid, struct alloc_lib 
 
 			if (how == TARGET_STOP_EXIT)
 				return -ENOENT;	/* dying before mapping an allocator */
-			if (how != TARGET_STOP_SIGNAL)
-				sig = 0;
+			sig = how == TARGET_STOP_SIGNAL ? deliver(u, pid, sig) : 0;
 			continue;
 		}
 		if (ptrace(PTRACE_GET_SYSCALL_INFO, pid, sizeof(info), &info) <= 0)

@@ -411,6 +411,13 @@ static void top_thread_exit(void *m, pid_t pid, pid_t tid)
 	t->set.thread_exit(t->sm, pid, tid);
 }
 
+static bool top_held(void *m, pid_t pid, pid_t tid)
+{
+	struct top *t = m;
+
+	return t->set.held && t->set.held(t->sm, pid, tid);
+}
+
 static void top_finalize(void *m, pid_t pid, bool exec)
 {
 	struct top *t = m;
@@ -467,6 +474,7 @@ const struct mode_ops top_mode_ops = {
 	.wake_fd = top_wake_fd,
 	.wake = top_wake,
 	.thread_exit = top_thread_exit,
+	.held = top_held,
 	.finalize = top_finalize,
 	.retire = top_retire,
 	.reaped = top_reaped,
