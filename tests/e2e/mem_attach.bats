@@ -61,16 +61,21 @@ start_ebprof() {
 	     (.calls.malloc - .calls.free) >= 0 and (.calls.malloc - .calls.free) <= 2 and
 	     .live_count == .alloc_count - .free_count' "$T/cmd.json"
 	assert_no_probes
-	# attached: a thread's block allocated before may be freed after the start
+	# attached: a thread's block allocated before may be freed after the start. Counting
+	# starts at one moment, when every probe is in (the process entry made then): before,
+	# a free missed while malloc's probes were in left its block live, and 4 of 16 runs
+	# counted 113 to 2,429 more mallocs than frees. Three runs here.
 	bg "$FIX/scalefixture" calls 4000000000
 	sleep 0.2
-	"$EBPROF" mem -q -p "$BG" -d 1 -o "$T/pid.json"
-	kill -0 "$BG"
-	jqe '[.drops[]] | add == 0' "$T/pid.json"
-	jqe '.processes[0] | .unknown_frees <= 2 and .calls.free > 100000 and
-	     (.calls.malloc - .calls.free) >= -2 and (.calls.malloc - .calls.free) <= 2' \
-		"$T/pid.json"
-	assert_no_probes
+	for i in 1 2 3; do
+		"$EBPROF" mem -q -p "$BG" -d 1 -o "$T/pid.json"
+		kill -0 "$BG"
+		jqe '[.drops[]] | add == 0' "$T/pid.json"
+		jqe '.processes[0] | .unknown_frees <= 2 and .calls.free > 100000 and
+		     (.calls.malloc - .calls.free) >= -2 and (.calls.malloc - .calls.free) <= 2' \
+			"$T/pid.json"
+		assert_no_probes
+	done
 }
 
 @test "attach: Ctrl-C (SIGINT) writes the complete report and detaches" {

@@ -370,6 +370,13 @@ full:
 	return -E2BIG;
 }
 
+/* Why pid's entry could not be made (proc_make's err), said */
+static void proc_full(struct mem_collector *c, pid_t pid, int err)
+{
+	pr_err(c->lc, "cannot trace PID %d: %s", pid, err == -E2BIG ? "the process table is full "
+	       "(--max-procs); it runs untraced; raise --max-procs" : strerror(-err));
+}
+
 /* Empty pid's entry (if any): no lookup finds it from the first store on */
 static void proc_clear(struct mem_collector *c, pid_t pid)
 {
@@ -999,7 +1006,7 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, pid_t parent,
 		c->t = nt;
 		c->capt = cap;
 	}
-	/* the process entry is the filter: create it before any probe can fire */
+	/* --mmap's process entry, its programs' filter: before its tracepoints can see a call */
 	if (c->opts.mmap) {
 		struct mem_map_proc mzero = {};
 
@@ -1017,12 +1024,12 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, pid_t parent,
 			if (strcmp(lib->objs[i].kind, "static") &&
 			    strcmp(lib->objs[i].kind, "executable"))
 				lib_range(pid, lib->objs[i].path, &zero.lib_lo[i], &zero.lib_hi[i]);
-	err = proc_make(c, pid, &zero);
-	if (err) {
-		pr_err(c->lc, "cannot trace PID %d: %s", pid, err == -E2BIG ? "the process "
-			      "table is full (--max-procs); it runs untraced; raise --max-procs" :
-			      strerror(-err));
-		return err;
+	/* the entry itself is made once the probes are in (below); a full table is told now,
+	 * before any link is made for nothing */
+	if (!proc_entry(c, pid) &&
+	    __atomic_load_n(&c->skel->bss->procs_used, __ATOMIC_SEQ_CST) >= c->opts.max_procs) {
+		proc_full(c, pid, -E2BIG);
+		return -E2BIG;
 	}
 	t = &c->t[c->nt];
 	memset(t, 0, sizeof(*t));
@@ -1055,11 +1062,23 @@ int mem_collector__attach(struct mem_collector *c, pid_t pid, pid_t parent,
 					     &t->links);
 	}
 	if (err) {
-		proc_clear(c, pid);
 		unwinder__forget(c->unwinder, pid);
 		forget_maps(t);
 		pr_err(c->lc, "cannot attach uprobes to %s in PID %d: %s", lib->path, pid,
 		       strerror(-err));
+		return err;
+	}
+	/* The process entry is the programs' filter (frees and returns look it up): made now,
+	 * with every probe in, so that counting starts at one moment. A running process (-p)
+	 * runs on while its probes go in one function after another, and a free missed while
+	 * malloc's were in left its block live until its address came back (its free counted
+	 * then, its call not). */
+	err = proc_make(c, pid, &zero);
+	if (err) {
+		close_links(c, &t->links);
+		unwinder__forget(c->unwinder, pid);
+		forget_maps(t);
+		proc_full(c, pid, err);
 		return err;
 	}
 	unwinder__hook(c->unwinder, pid);
