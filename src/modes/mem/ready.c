@@ -163,6 +163,29 @@ enum {
 	LDSO_NOT_YET,		/* consistent: the libraries are not mapped yet */
 };
 
+/* Resume pid with *sig and wait for its next signal stop (its other stops are let go on): 0
+ * with *sig that stop's signal; -ENOENT when it is ending (before mapping an allocator),
+ * LDSO_STEP at an exec (another image: no breakpoint of ours in it), or a negative errno
+ * (-ESRCH: it ended, *status final) */
+static int next_signal(pid_t pid, int *sig, int *status)
+{
+	for (;;) {
+		enum target_stop how;
+		int err = resume_wait(pid, PTRACE_CONT, *sig, status);
+
+		if (err)
+			return err;
+		how = target__classify(*status, sig);
+		if (how == TARGET_STOP_EXIT)
+			return -ENOENT;
+		if (how == TARGET_STOP_EXEC)
+			return LDSO_STEP;
+		if (how == TARGET_STOP_SIGNAL)
+			return 0;
+		*sig = 0;
+	}
+}
+
 /* The signal a signal stop of pid (sig) is resumed with: none for the unwinder's hold, whose
  * note is taken */
 static int deliver(struct unwinder *u, pid_t pid, int sig)
@@ -202,20 +225,9 @@ static int run_to_hold(const struct log_ctx *lc, pid_t pid, struct unwinder *u,
 	int err, sig = 0;
 
 	for (;;) {
-		enum target_stop how;
-
-		err = resume_wait(pid, PTRACE_CONT, sig, status);
+		err = next_signal(pid, &sig, status);
 		if (err)
 			return err;
-		how = target__classify(*status, &sig);
-		if (how == TARGET_STOP_EXIT)
-			return -ENOENT;	/* dying before mapping an allocator */
-		if (how == TARGET_STOP_EXEC)
-			return LDSO_STEP;	/* another image */
-		if (how != TARGET_STOP_SIGNAL) {
-			sig = 0;
-			continue;
-		}
 		sig = deliver(u, pid, sig);
 		if (sig)
 			continue;	/* a signal of its own: delivered */
@@ -251,18 +263,12 @@ static int run_to_ldso_hook(const struct log_ctx *lc, pid_t pid, struct unwinder
 		return LDSO_STEP;
 	for (;;) {
 		struct user_regs_struct regs;
-		enum target_stop how;
 
-		err = resume_wait(pid, PTRACE_CONT, sig, status);
+		err = next_signal(pid, &sig, status);
 		if (err)
 			return err;
-		how = target__classify(*status, &sig);
-		if (how == TARGET_STOP_EXIT)
-			return -ENOENT;	/* dying before mapping an allocator */
-		if (how == TARGET_STOP_EXEC)
-			return LDSO_STEP;	/* another image (without the breakpoint) */
-		if (how != TARGET_STOP_SIGNAL || sig != SIGTRAP) {
-			sig = how == TARGET_STOP_SIGNAL ? deliver(u, pid, sig) : 0;
+		if (sig != SIGTRAP) {
+			sig = deliver(u, pid, sig);
 			continue;
 		}
 		if (ptrace(PTRACE_GETREGS, pid, 0, &regs))
@@ -284,7 +290,8 @@ static int run_to_ldso_hook(const struct log_ctx *lc, pid_t pid, struct unwinder
 		if (!WIFSTOPPED(*status) || WSTOPSIG(*status) != SIGTRAP || (*status >> 16)) {
 			/* something else came first (a signal, an event): step on from here,
 			 * the signal delivered */
-			how = target__classify(*status, pending);
+			enum target_stop how = target__classify(*status, pending);
+
 			if (how == TARGET_STOP_EXIT)
 				return -ENOENT;
 			if (how != TARGET_STOP_SIGNAL)
