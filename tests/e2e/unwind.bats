@@ -113,6 +113,19 @@ gdb_stack() {
 	assert_no_probes
 }
 
+# A real program: perl loads its XS modules (perl-base's POSIX, Data::Dumper, List::Util,
+# Fcntl) by dlopen and runs their boot_ functions at once. Every allocation's stack is whole:
+# boot_POSIX's hundreds of sites reach _start. Before the hold: 158 stacks ended unmapped, 138
+# sites in [truncated].
+@test "unwind: mem, perl's XS modules (dlopen'ed at use) have whole stacks from their boot" {
+	run "$EBPROF" mem -q -o "$T/p.json" -- perl -MPOSIX -MData::Dumper -MList::Util -MFcntl -e 1
+	[ "$status" -eq 0 ]
+	jqe '.drops.unwind_unmapped == 0' "$T/p.json"
+	jqe '[.sites[] | select(any(.frames[]; .function == "[truncated]"))] | length == 0' "$T/p.json"
+	jqe '[.sites[] | select(any(.frames[]; (.function // "") | test("^boot_POSIX$")))] as $b
+	     | ($b | length) > 100 and ($b | all(.frames[-1].function == "_start"))' "$T/p.json"
+}
+
 # The hold's signal is the collector's: the program never sees it, and its own SIGURGs all
 # reach it. python3 imports extension modules (dlopen: held each time) with a SIGURG handler
 # that counts, and sends itself 5.
