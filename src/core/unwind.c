@@ -690,7 +690,8 @@ static void hook(struct unwinder *u, struct unwind_pid *rec)
 	u->hook_ms += mono_ms() - t0;
 	if (fd < 0) {
 		pr_debug(u->lc, "unwind: process %d: no hold at its loader's hook (%s): code it "
-			 "maps is walked by file until a tick loads it", rec->pid, strerror(-fd));
+			 "maps is walked by file until the BPF side's ask loads it", rec->pid,
+			 strerror(-fd));
 		return;
 	}
 	rec->hook_fd = fd;

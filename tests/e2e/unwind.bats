@@ -113,8 +113,9 @@ gdb_stack() {
 	assert_no_probes
 }
 
-# A real program: perl loads its XS modules (perl-base's POSIX, Data::Dumper, List::Util,
-# Fcntl) by dlopen and runs their boot_ functions at once. Every allocation's stack is whole:
+# A real program: perl loads its XS modules (perl-base's POSIX, List::Util and Fcntl; Data::Dumper
+# from libperl5.36, which the perl that install-deps.sh brings depends on) by dlopen and runs
+# their boot_ functions at once. Every allocation's stack is whole:
 # boot_POSIX's hundreds of sites reach _start. Before the hold: 158 stacks ended unmapped, 138
 # sites in [truncated].
 @test "unwind: mem, perl's XS modules (dlopen'ed at use) have whole stacks from their boot" {
