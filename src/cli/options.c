@@ -283,7 +283,8 @@ void cli_mode_opts_free(const struct mode_def *d, void *mo)
 
 int cli_run_mode(int argc, char **argv, struct log_ctx *lc, const struct mode_def *d)
 {
-	struct session_opts so = { 0 };
+	/* --top's default, as every mode's --help says */
+	struct session_opts so = { .out = { .top = 10 } };
 	void *mo = cli_mode_opts_new(d, &so);
 	int rc;
 

@@ -53,10 +53,16 @@ assert_no_cpu_probes() {
 		"$T/x.json" >/dev/null
 }
 
-@test "cpu: dd's kernel frames sit under its user frames in most samples" {
-	run "$EBPROF" cpu -q -F 499 -o "$T/x.folded" -- \
+@test "cpu: dd's kernel frames sit under its user frames in most samples; --top's default" {
+	run "$EBPROF" cpu -q -F 499 -o "$T/x.folded" -o "$T/x.txt" -- \
 		dd if=/dev/zero of=/dev/null bs=64 count=1500000 status=none
 	[ "$status" -eq 0 ]
+	# --top's default, as --help says: ten rows a table (dd's samples fall in more
+	# functions than that; the text report was whole before)
+	grep -q '^Top 10 functions by self samples (of [0-9]*)$' "$T/x.txt"
+	rows=$(awk '/^Top 10 functions by self samples/ { t = 1; getline; next }
+		t && NF == 0 { exit } t { n++ } END { print n + 0 }' "$T/x.txt")
+	[ "$rows" -eq 10 ]
 	total=$(folded_sum "$T/x.folded")
 	# process root, then at least one user frame, then kernel frames (marked _[k])
 	mixed=$(awk '{ v = $NF; $NF = ""; n = split($0, f, ";");
