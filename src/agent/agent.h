@@ -110,6 +110,7 @@ struct agent_stats {
 	uint64_t windows;	/* windows made */
 	uint64_t windows_empty;	/* of which without a sample (nothing to push) */
 	uint64_t windows_sent;	/* windows every push of which the server took */
+	uint64_t windows_refused;	/* windows the server refused a push of for good */
 	uint64_t pushes_ok;	/* pushes the server took */
 	uint64_t attempts_failed;	/* attempts that failed (each retry counts) */
 	uint64_t pushes_rejected;	/* pushes the server refused for good (4xx but 408, 429) */

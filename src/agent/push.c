@@ -90,6 +90,7 @@ struct window {
 	unsigned attempts;	/* failed attempts of pushes[next] */
 	double next_try;	/* CLOCK_MONOTONIC seconds: not before */
 	bool dropped;		/* pushed out of the queue while being sent */
+	bool refused;		/* the server refused one of its pushes for good */
 	struct window *older, *newer;
 };
 
@@ -432,6 +433,7 @@ static void *run(void *arg)
 			p->failing = false;
 		} else if (out == PUSH_REJECTED) {
 			p->st.pushes_rejected++;
+			w->refused = true;
 			pr_warn(p->lc, "%s refused the %s profile of '%s', %lld-%lld: %s; not "
 				"retried", conf.server, ap->mode ? ap->mode : "cpu", ap->service,
 				(long long)ap->from, (long long)ap->until, what);
@@ -471,7 +473,10 @@ static void *run(void *arg)
 		w->attempts = 0;
 		w->next_try = 0;
 		if (w->next == w->n) {
-			p->st.windows_sent++;
+			if (w->refused)
+				p->st.windows_refused++;
+			else
+				p->st.windows_sent++;
 			unlink_window(p, w);
 		}
 	}

@@ -253,7 +253,7 @@ setup_file() {
 	[ "$(stopped_count 'failed attempts')" -eq "$(count_answered 'status 500')" ]
 }
 
-@test "agent: HTTP 413 is not retried, said and counted; profiling goes on" {
+@test "agent: HTTP 413 is not retried, said and counted (its window refused, not sent); profiling goes on" {
 	start_receiver
 	answer status 413
 	start_agent --server "http://127.0.0.1:$RX_PORT" --backoff-max 1 2> "$T/agent.err"
@@ -265,6 +265,9 @@ setup_file() {
 	[ "$AGENT_STATUS" -eq 0 ]
 	rejected=$(count_answered 'status 413')
 	[ "$(stopped_count rejected)" -eq "$rejected" ]
+	# a window the server refused is counted refused, not sent: sent are the ones it took
+	[ "$(stopped_count refused)" -eq "$rejected" ]
+	[ "$(stopped_count '(sent')" -eq "$(windows_taken | wc -l)" ]
 	[ "$(stopped_count 'failed attempts')" -eq 0 ]
 	# each refused window was sent once: no retry
 	dup=$(jq -r -s '[.[] | select(.answer == "status 413") | .query.from[0]] |

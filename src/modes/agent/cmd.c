@@ -462,11 +462,11 @@ static void status_line(struct agent *a, const char *when)
 	struct agent_stats st;
 
 	pusher__stats(a->pusher, &st);
-	fprintf(stderr, "ebprof: agent%s: windows %llu (sent %llu, dropped %llu, empty %llu), "
-		"pushes ok %llu, failed attempts %llu, rejected %llu, sent %llu bytes, queued %llu "
-		"windows (%llu bytes)\n", when, (unsigned long long)st.windows,
-		(unsigned long long)st.windows_sent, (unsigned long long)st.windows_dropped,
-		(unsigned long long)st.windows_empty,
+	fprintf(stderr, "ebprof: agent%s: windows %llu (sent %llu, refused %llu, dropped %llu, "
+		"empty %llu), pushes ok %llu, failed attempts %llu, rejected %llu, sent %llu bytes, "
+		"queued %llu windows (%llu bytes)\n", when, (unsigned long long)st.windows,
+		(unsigned long long)st.windows_sent, (unsigned long long)st.windows_refused,
+		(unsigned long long)st.windows_dropped, (unsigned long long)st.windows_empty,
 		(unsigned long long)st.pushes_ok, (unsigned long long)st.attempts_failed,
 		(unsigned long long)st.pushes_rejected, (unsigned long long)st.bytes_sent,
 		(unsigned long long)st.queued, (unsigned long long)st.queued_bytes);
@@ -623,10 +623,10 @@ int cmd_agent(int argc, char **argv, struct log_ctx *lc)
 	/* what is queued gets one more attempt each, within one push's time */
 	pusher__finish(a.pusher, a.conf.connect_timeout + a.conf.timeout, &st);
 	a.pusher = NULL;
-	fprintf(stderr, "ebprof: agent stopped: windows %llu (sent %llu, dropped %llu, unsent "
-		"%llu, empty %llu), pushes ok %llu, failed attempts %llu, rejected %llu, sent %llu "
-		"bytes\n", (unsigned long long)st.windows, (unsigned long long)st.windows_sent,
-		(unsigned long long)st.windows_dropped, (unsigned long long)st.windows_unsent,
+	fprintf(stderr, "ebprof: agent stopped: windows %llu (sent %llu, refused %llu, dropped "
+		"%llu, unsent %llu, empty %llu), pushes ok %llu, failed attempts %llu, rejected %llu, "
+		"sent %llu bytes\n", (unsigned long long)st.windows, (unsigned long long)st.windows_sent,
+		(unsigned long long)st.windows_refused, (unsigned long long)st.windows_dropped, (unsigned long long)st.windows_unsent,
 		(unsigned long long)st.windows_empty,
 		(unsigned long long)st.pushes_ok, (unsigned long long)st.attempts_failed,
 		(unsigned long long)st.pushes_rejected, (unsigned long long)st.bytes_sent);
