@@ -173,6 +173,8 @@ int cmd_diff(int argc, char **argv, struct log_ctx *lc)
 				 "too many arguments: ebprof diff BASE NEW");
 	paths[0] = argv[optind];
 	paths[1] = argv[optind + 1];
+	if (session__check_outputs(lc, outputs, noutputs))
+		return 2;
 
 	for (i = 0; i < 2; i++) {
 		p[i] = cli_load_profile(lc, paths[i]);

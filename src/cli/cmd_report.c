@@ -153,6 +153,9 @@ int cmd_report(int argc, char **argv, struct log_ctx *lc)
 		return usage_err(lc, "one profile at a time ('%s' is one too many); to compare "
 				     "two, use ebprof diff", argv[optind + 1]);
 
+	rc = session__check_outputs(lc, outputs, noutputs);
+	if (rc)
+		return rc;
 	p = cli_load_profile(lc, argv[optind]);
 	if (!p)
 		return 1;

@@ -762,17 +762,15 @@ int session__write_outputs(const struct log_ctx *lc, const struct profile *p,
 	return rc;
 }
 
-/* Every -o destination can be written, before anything is traced: a run must not end in a
- * profile that cannot be saved. A usage error (2). */
-static int check_outputs(const struct session_opts *so, const struct log_ctx *lc)
+int session__check_outputs(const struct log_ctx *lc, char *const *paths, int npaths)
 {
 	char why[256];
 
-	for (int i = 0; i < so->noutputs; i++) {
-		if (!output__check_path(so->outputs[i], why, sizeof(why)))
+	for (int i = 0; i < npaths; i++) {
+		if (!output__check_path(paths[i], why, sizeof(why)))
 			continue;
-		fprintf(stderr, "%s: cannot write the report to '%s': %s\n", lc->prog,
-			so->outputs[i], why);
+		fprintf(stderr, "%s: cannot write the report to '%s': %s\n", lc->prog, paths[i],
+			why);
 		return 2;
 	}
 	return 0;
@@ -836,7 +834,7 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 	struct utsname u;
 	sigset_t mask;
 
-	rc = check_outputs(so, lc);
+	rc = session__check_outputs(lc, (char *const *)so->outputs, so->noutputs);
 	if (rc)
 		return rc;
 	if (preflight__check(lc, ops->preflight | (so->npids || so->all ? PREFLIGHT_PTRACE : 0)))

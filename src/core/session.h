@@ -68,6 +68,10 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 int session__write_outputs(const struct log_ctx *lc, const struct profile *p,
 			   const struct output_opts *o, char *const *paths, int npaths);
 
+/* Every destination in paths can be written (output__check_path), checked before any work
+ * (tracing, loading) so that its result is not lost: 0, or 2 (a usage error, said). */
+int session__check_outputs(const struct log_ctx *lc, char *const *paths, int npaths);
+
 /* Erase the progress line before printing to stderr. */
 void session__clear_progress(struct session *s);
 /* End the run from a mode (ebprof top's q), as -d does; a launched command still running is

@@ -158,6 +158,40 @@ static int open_temp(const char *path, char **tmp)
 	return -EEXIST;
 }
 
+/* The file a chain of symbolic links from path ends at, which need not exist yet (a link to a
+ * file not made yet names the file to make, as the shell's '>' does): malloc'd, or NULL with
+ * errno (ELOOP past 40 links). A report goes to that file, renamed over it there: renaming
+ * over the link would replace the link and leave the file it points at as it was. */
+static char *link_target(const char *path)
+{
+	char buf[4096], *cur = strdup(path), *next;
+	const char *slash;
+	struct stat lst;
+	ssize_t n;
+
+	for (int i = 0; cur && i <= 40; i++) {
+		if (lstat(cur, &lst) || !S_ISLNK(lst.st_mode))
+			return cur;
+		n = readlink(cur, buf, sizeof(buf) - 1);
+		if (n < 0)
+			break;
+		buf[n] = '\0';
+		slash = strrchr(cur, '/');
+		/* a relative target is relative to the link's directory */
+		if (buf[0] == '/' || !slash)
+			next = strdup(buf);
+		else if (asprintf(&next, "%.*s%s", (int)(slash - cur + 1), cur, buf) < 0)
+			next = NULL;
+		free(cur);
+		cur = next;
+	}
+	if (cur) {
+		free(cur);
+		errno = ELOOP;
+	}
+	return NULL;
+}
+
 int output__write_path(const struct output_ops *ops, const struct profile *p,
 		       const struct output_opts *o, const char *path)
 {
@@ -170,9 +204,22 @@ int output__write_path(const struct output_ops *ops, const struct profile *p,
 		return -EINVAL;
 	if (strcmp(path, "-") == 0)
 		return write_stdout(ops, p, o);
-	if (!lstat(path, &lst) && !stat(path, &st) && !S_ISREG(st.st_mode)) {
+	if (lstat(path, &lst))
+		lst.st_mode = 0;
+	else if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
 		err = special_ok(path, &lst, &st);
 		return err ? err : write_special(ops, p, o, path);
+	}
+	if (S_ISLNK(lst.st_mode) && !is_std_stream(path)) {
+		char *target = link_target(path);
+
+		if (!target)
+			return -errno;
+		/* the link's file, which is regular or not there yet (checked above) */
+		err = lstat(target, &lst) || S_ISREG(lst.st_mode) ? output__write_path(ops, p, o, target)
+								  : -ELOOP;
+		free(target);
+		return err;
 	}
 
 	fd = open_temp(path, &tmp);
@@ -218,6 +265,28 @@ int output__check_path(const char *path, char *why, size_t len)
 
 	if (!strcmp(path, "-"))
 		return 0;
+	if (!lstat(path, &lst) && S_ISLNK(lst.st_mode) && !is_std_stream(path) &&
+	    (stat(path, &st) || S_ISREG(st.st_mode))) {
+		/* a link to a regular file, or to one not made yet: the report is made where
+		 * the link points (output__write_path) */
+		char *target = link_target(path);
+
+		if (!target) {
+			err = -errno;
+			snprintf(why, len, "its symbolic link cannot be followed (%s)",
+				 strerror(-err));
+			return err;
+		}
+		err = output__check_path(target, why, len);
+		if (err) {
+			char inner[256];
+
+			snprintf(inner, sizeof(inner), "%s", why);
+			snprintf(why, len, "it links to '%s': %s", target, inner);
+		}
+		free(target);
+		return err;
+	}
 	if (!lstat(path, &lst) && !stat(path, &st)) {
 		if (S_ISDIR(st.st_mode)) {
 			snprintf(why, len, "it is a directory; name a file in it");

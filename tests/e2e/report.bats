@@ -156,6 +156,12 @@ sites() {
 	[[ "$output" == *"has no sample type 'cpu'; it has: alloc_objects, alloc_space, inuse_objects, inuse_space"* ]]
 	run -2 "$EBPROF" diff --value cpu "$T/a.pb.gz" "$T/a.pb.gz"
 	[[ "$output" == *"has no sample type 'cpu'"* ]]
+	# destinations are checked before anything is read, as the recording modes' are
+	mkdir "$T/dir.svg"
+	run -2 "$EBPROF" report "$T/a.pb.gz" -o "$T/dir.svg"
+	[[ "$output" == *"cannot write the report to '$T/dir.svg': it is a directory"* ]]
+	run -2 "$EBPROF" diff "$T/a.pb.gz" "$T/a.pb.gz" -o "$T/nodir/d.svg"
+	[[ "$output" == *"directory '$T/nodir' does not exist"* ]]
 	run -0 "$EBPROF" report --help
 	[[ "$output" == *"Examples:"* ]]
 	run -0 "$EBPROF" diff --help

@@ -639,7 +639,9 @@ static void test_write_path_atomic(void **state)
 static void test_check_path(void **state)
 {
 	char *dir = scratch("dests"), *file, *sub, *link, *dlink, *fifo, *under, *data;
+	char *nlink, *made;
 	struct profile *p = fixture();
+	struct stat lst;
 	char why[256];
 	size_t len;
 
@@ -650,6 +652,10 @@ static void test_check_path(void **state)
 	assert_true(asprintf(&dlink, "%s/ok.txt", dir) > 0);
 	assert_true(asprintf(&fifo, "%s/fifo.txt", dir) > 0);
 	assert_true(asprintf(&under, "%s/report.json/x.txt", dir) > 0);
+	assert_true(asprintf(&nlink, "%s/new.txt", dir) > 0);
+	assert_true(asprintf(&made, "%s/made.txt", dir) > 0);
+	unlink(nlink);
+	unlink(made);
 	unlink(file);
 	unlink(link);
 	unlink(dlink);
@@ -680,9 +686,31 @@ static void test_check_path(void **state)
 	assert_int_equal(output__check_path(link, why, sizeof(why)), -ELOOP);
 	assert_non_null(strstr(why, "symbolic link"));
 	assert_int_equal(output__write_path(&output_svg, p, NULL, link), -ELOOP);
-	/* a symbolic link to a regular file is fine */
-	assert_int_equal(symlink(file, dlink), 0);
+	/* a symbolic link to a regular file is fine, and written through: the file it points
+	 * at gets the report, the link stays a link (renaming over it replaced the link) */
+	assert_int_equal(symlink("report.json", dlink), 0);	/* relative to the link */
 	assert_int_equal(output__check_path(dlink, why, sizeof(why)), 0);
+	assert_int_equal(output__write_path(&output_text, p, NULL, dlink), 0);
+	assert_int_equal(lstat(dlink, &lst), 0);
+	assert_true(S_ISLNK(lst.st_mode));
+	data = read_file(file, &len);
+	assert_non_null(strstr(data, "ebprof report"));
+	free(data);
+	write_file(file, "x", 1);
+	/* a link to a file not made yet (relative to the link's directory): the file is made
+	 * there; one whose directory is missing is named in the reason */
+	assert_int_equal(symlink("made.txt", nlink), 0);
+	assert_int_equal(output__check_path(nlink, why, sizeof(why)), 0);
+	assert_int_equal(output__write_path(&output_text, p, NULL, nlink), 0);
+	assert_int_equal(lstat(nlink, &lst), 0);
+	assert_true(S_ISLNK(lst.st_mode));
+	assert_int_equal(stat(made, &lst), 0);
+	assert_true(S_ISREG(lst.st_mode));
+	unlink(nlink);
+	assert_int_equal(symlink("nodir/made.txt", nlink), 0);
+	assert_int_equal(output__check_path(nlink, why, sizeof(why)), -ENOENT);
+	assert_non_null(strstr(why, "it links to '"));
+	assert_non_null(strstr(why, "does not exist"));
 	/* a FIFO named directly is written in place */
 	assert_int_equal(mkfifo(fifo, 0644), 0);
 	assert_int_equal(output__check_path(fifo, why, sizeof(why)), 0);
@@ -693,9 +721,13 @@ static void test_check_path(void **state)
 	unlink(fifo);
 	unlink(dlink);
 	unlink(link);
+	unlink(nlink);
+	unlink(made);
 	unlink(file);
 	rmdir(sub);
 	rmdir(dir);
+	free(made);
+	free(nlink);
 	free(under);
 	free(fifo);
 	free(dlink);
