@@ -31,7 +31,11 @@ struct session_env {
 	const struct log_ctx *lc;
 	struct profile *prof;		/* the run's profile (mode = the mode's name) */
 	struct symbolizer *sym;		/* one symbolizer for the run */
-	uint64_t start_ns;		/* CLOCK_MONOTONIC when tracing starts (set before attach) */
+	/* CLOCK_MONOTONIC when the run starts: once the modes are open (their BPF loaded and
+	 * verified), before anything is attached; told to the modes by started(). Until then
+	 * (in open) the moment open was called. Series, rates, windows and the run's duration
+	 * count from it. */
+	uint64_t start_ns;
 	bool all;			/* -a */
 	bool follow;			/* -p with --follow */
 	int unwind;			/* --unwind: enum unwind_how (core/unwind.h) */
@@ -127,6 +131,10 @@ struct mode_ops {
 	 * counting them for pid until this. */
 	void (*reaped)(void *m, pid_t pid);
 
+	/* The run starts now, at start_ns (session_env.start_ns): after open, before anything
+	 * is attached. A mode that keeps its own copy of the session_env updates it. NULL: the
+	 * mode reads the session's env through a pointer. */
+	void (*started)(void *m, uint64_t start_ns);
 	/* Tracing ends: stop counting (take probes off), before the remaining processes are
 	 * finalized. */
 	void (*stop)(void *m);

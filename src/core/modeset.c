@@ -29,14 +29,6 @@ struct modeset {
 
 #define EACH(ms, r) for (struct member_run *r = (ms)->r; r < (ms)->r + (ms)->n; r++)
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static void set_close(void *v)
 {
 	struct modeset *ms = v;
@@ -321,6 +313,17 @@ static void set_reaped(void *v, pid_t pid)
 			r->ops->reaped(r->m, pid);
 }
 
+static void set_started(void *v, uint64_t start_ns)
+{
+	struct modeset *ms = v;
+
+	EACH(ms, r) {
+		r->env.start_ns = start_ns;
+		if (r->ops->started)
+			r->ops->started(r->m, start_ns);
+	}
+}
+
 static void set_stop(void *v)
 {
 	struct modeset *ms = v;
@@ -340,8 +343,9 @@ static void set_finish(void *v)
 			r->ops->finish(r->m);
 	if (!ms->o->findings)
 		return;
-	/* the session sets the same duration as the run's metadata right after this */
-	err = findings__compute(ms->env->prof, (int64_t)(mono_ns() - ms->env->start_ns));
+	/* the run's duration, as the session set it before finish: from the start to the
+	 * end of tracing, not the modes' loading or reading out */
+	err = findings__compute(ms->env->prof, ms->env->prof->duration_nanos);
 	if (err)
 		pr_warn(ms->env->lc, "the findings could not be computed: %s", strerror(-err));
 }
@@ -388,6 +392,7 @@ void modeset__ops(struct mode_ops *ops, const struct modeset_opts *o)
 		.finalize = set_finalize,
 		.retire = set_retire,
 		.reaped = set_reaped,
+		.started = set_started,
 		.stop = set_stop,
 		.finish = set_finish,
 		.verdict = set_verdict,

@@ -56,7 +56,8 @@ struct session {
 	bool child_reaped;
 	bool stop;
 	int nsignals;
-	uint64_t start_mono;	/* CLOCK_MONOTONIC at the start of tracing */
+	uint64_t start_mono;	/* CLOCK_MONOTONIC at the start of tracing (the modes open) */
+	uint64_t end_mono;	/* and at its end (the loop's) */
 	int64_t start_wall;	/* and CLOCK_REALTIME */
 	uint64_t ticks;
 	bool progress;		/* stderr is a terminal and no --quiet */
@@ -882,6 +883,12 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 	if (rc)
 		goto out;
 	rc = 1;
+	/* the run starts now, not when the modes began to load: `ebprof profile` verifies
+	 * programs for ~0.5 s, and its findings' shares of the run were diluted by that */
+	s.start_mono = s.env.start_ns = util_mono_ns();
+	s.start_wall = wall_ns();
+	if (ops->started)
+		ops->started(s.m, s.start_mono);
 	if (so->on_window && !ops->window) {
 		pr_err(lc, "'ebprof %s' cannot profile continuously (it has no window hook)",
 		       ops->name);
@@ -923,6 +930,7 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 	err = loop(&s, sfd, tfd, ifd);
 	if (err)
 		pr_err(lc, "waiting for events failed: %s", strerror(-err));
+	s.end_mono = util_mono_ns();	/* the run's end: what follows reads it out */
 
 	/* everything still running is read out now, while its mappings are live */
 	s.stop = true;
@@ -936,6 +944,13 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 	}
 	if (so->on_window)
 		cut_window(&s, wall_ns());	/* the last one, cut short */
+	/* before finish, which may use the run's duration (profile's findings) */
+	uname(&u);
+	command = so->argv ? join_args(so->self_argc - (int)(so->argv - so->self_argv), so->argv)
+			   : NULL;
+	self = join_args(so->self_argc, so->self_argv);
+	profile__set_meta(s.prof, command, u.release, self, s.start_wall,
+			  (int64_t)(s.end_mono - s.start_mono));
 	if (ops->finish)
 		ops->finish(s.m);
 	if (so->on_window) {
@@ -943,12 +958,6 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 		goto out;
 	}
 
-	uname(&u);
-	command = so->argv ? join_args(so->self_argc - (int)(so->argv - so->self_argv), so->argv)
-			   : NULL;
-	self = join_args(so->self_argc, so->self_argv);
-	profile__set_meta(s.prof, command, u.release, self, s.start_wall,
-			  (int64_t)(util_mono_ns() - s.start_mono));
 	rc = so->no_report ? 0 : session__write_outputs(lc, s.prof, &so->out,
 						       (char *const *)so->outputs, so->noutputs);
 	if (rc)

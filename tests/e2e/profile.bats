@@ -157,6 +157,28 @@ print("ok")' "$T/r.json"
 	grep -qE '^  [0-9]\. \[mem\] churn_memory \(profilemix.c:' "$T/r.txt"
 }
 
+@test "profile: the run's duration is the traced time, not the modes' loading: a command asleep for 1 s is ~100% of it" {
+	run "$EBPROF" profile -q -o "$T/r.json" -- "$FIX/offsleep" 10 100
+	echo "$output"
+	[ "$status" -eq 0 ]
+	wall=$(sed -n 's/^wall_ns //p' <<<"$output")
+	# the run covers the command whole, and its share of the run is the finding's: before,
+	# the ~0.5 s of verifying five modes' programs and the end's read-out were in the run
+	# (59% of a 1.69 s run)
+	run py '
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+wall = int(sys.argv[2])
+assert d["duration_ns"] >= wall, (d["duration_ns"], wall)
+f = [f for f in d["findings"] if f["kind"] == "offcpu_blocked"]
+assert len(f) == 1, d["findings"]
+share = int(re.search(r"(\d+)% of the run", f[0]["fact"]).group(1))
+assert share >= 75, f[0]["fact"]
+print("ok", share, d["duration_ns"], wall)' "$T/r.json" "$wall"
+	echo "$output"
+	[ "${lines[0]:0:2}" = "ok" ]
+}
+
 @test "profile: --leaks scans at exit; the finding names the leaking function with the fixture's 100 x 1000 bytes" {
 	run "$EBPROF" profile -q --leaks --modes cpu,mem -o "$T/r.json" -- "$FIX/profilemix" k
 	echo "$output"

@@ -596,6 +596,13 @@ static void cpu_reaped(void *m, pid_t pid)
 		offcpu_mode_ops.reaped(c->off, pid);
 }
 
+static void cpu_started(void *m, uint64_t start_ns)
+{
+	struct cpu_collector *c = m;
+
+	c->env.start_ns = start_ns;
+}
+
 static void cpu_stop(void *m)
 {
 	struct cpu_collector *c = m;
@@ -766,6 +773,7 @@ const struct mode_ops cpu_mode_ops = {
 	.window = cpu_window,
 	.finalize = cpu_finalize,
 	.reaped = cpu_reaped,
+	.started = cpu_started,
 	.stop = cpu_stop,
 	.finish = cpu_finish,
 	.detach = cpu_detach,

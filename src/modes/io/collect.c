@@ -658,6 +658,13 @@ static void io_reaped(void *m, pid_t pid)
 	proc_table__untarget(c->base.procs, pid, bpf_map__fd(c->skel->maps.targets));
 }
 
+static void io_started(void *m, uint64_t start_ns)
+{
+	struct io_collector *c = m;
+
+	c->env.start_ns = start_ns;
+}
+
 static void io_stop(void *m)
 {
 	struct io_collector *c = m;
@@ -823,6 +830,7 @@ const struct mode_ops io_mode_ops = {
 	.window = io_window,
 	.finalize = io_finalize,
 	.reaped = io_reaped,
+	.started = io_started,
 	.stop = io_stop,
 	.finish = io_finish,
 	.detach = collector__detach,

@@ -848,6 +848,13 @@ static void kmem_retire(void *m, pid_t pid)
 	}
 }
 
+static void kmem_started(void *m, uint64_t start_ns)
+{
+	struct kmem_collector *c = m;
+
+	c->env.start_ns = start_ns;
+}
+
 static void kmem_stop(void *m)
 {
 	struct kmem_collector *c = m;
@@ -926,6 +933,7 @@ const struct mode_ops kmem_mode_ops = {
 	.progress = kmem_progress,
 	.finalize = kmem_finalize,
 	.retire = kmem_retire,
+	.started = kmem_started,
 	.stop = kmem_stop,
 	.finish = kmem_finish,
 	.detach = collector__detach,

@@ -589,6 +589,13 @@ static void lock_reaped(void *m, pid_t pid)
 	proc_table__untarget(c->base.procs, pid, bpf_map__fd(c->skel->maps.targets));
 }
 
+static void lock_started(void *m, uint64_t start_ns)
+{
+	struct lock_collector *c = m;
+
+	c->env.start_ns = start_ns;
+}
+
 static void lock_stop(void *m)
 {
 	struct lock_collector *c = m;
@@ -805,6 +812,7 @@ const struct mode_ops lock_mode_ops = {
 	.window = lock_window,
 	.finalize = lock_finalize,
 	.reaped = lock_reaped,
+	.started = lock_started,
 	.stop = lock_stop,
 	.finish = lock_finish,
 	.detach = collector__detach,

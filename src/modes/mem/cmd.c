@@ -784,6 +784,11 @@ static void mem_retire(void *mv, pid_t pid)
 	mem_collector__retire(((struct mem_mode *)mv)->col, pid);
 }
 
+static void mem_started(void *mv, uint64_t start_ns)
+{
+	mem_collector__set_start(((struct mem_mode *)mv)->col, start_ns);
+}
+
 static void mem_stop(void *mv)
 {
 	mem_collector__quiesce(((struct mem_mode *)mv)->col);
@@ -878,6 +883,7 @@ static const struct mode_ops mem_mode_ops = {
 	.thread_exit = mem_thread_exit,
 	.finalize = mem_finalize,
 	.retire = mem_retire,
+	.started = mem_started,
 	.stop = mem_stop,
 	.finish = mem_finish,
 	.verdict = mem_verdict,

@@ -599,6 +599,13 @@ static void offcpu_reaped(void *m, pid_t pid)
 	proc_table__untarget(c->base.procs, pid, bpf_map__fd(c->skel->maps.targets));
 }
 
+static void offcpu_started(void *m, uint64_t start_ns)
+{
+	struct offcpu_collector *c = m;
+
+	c->env.start_ns = start_ns;
+}
+
 static void offcpu_stop(void *m)
 {
 	struct offcpu_collector *c = m;
@@ -731,6 +738,7 @@ const struct mode_ops offcpu_mode_ops = {
 	.progress = offcpu_progress,
 	.finalize = offcpu_finalize,
 	.reaped = offcpu_reaped,
+	.started = offcpu_started,
 	.stop = offcpu_stop,
 	.finish = offcpu_finish,
 	.window = offcpu_window,

@@ -444,6 +444,15 @@ static void top_reaped(void *m, pid_t pid)
  * its tables add up to the whole run, unless -n ended it right after a window. However short:
  * a wait that ended in it counts there whole (a 100 ms nap ending 1 ms after the last window
  * was lost from the tables when windows under 10 ms were skipped). */
+static void top_started(void *m, uint64_t start_ns)
+{
+	struct top *t = m;
+
+	t->env.start_ns = start_ns;
+	t->last_ns = start_ns;
+	t->set.started(t->sm, start_ns);
+}
+
 static void top_stop(void *m)
 {
 	struct top *t = m;
@@ -478,6 +487,7 @@ const struct mode_ops top_mode_ops = {
 	.finalize = top_finalize,
 	.retire = top_retire,
 	.reaped = top_reaped,
+	.started = top_started,
 	.stop = top_stop,
 	.detach = top_detach,
 };
