@@ -314,6 +314,10 @@ static int write_comments(struct pprof *w)
 		err = commentf(w, "command: %s", p->command);
 	if (!err && p->kernel)
 		err = commentf(w, "kernel: %s", p->kernel);
+	/* how mem's values were recorded, which its period alone does not say ("every" has
+	 * period 1): read back by pprof_read.c, so a reloaded profile is still estimates */
+	if (!err && p->sampling)
+		err = commentf(w, "sampling: %s %" PRIu64, p->sampling, p->sample_period);
 	/* the run's facts, each "info: KEY: VALUE" (keys hold no ':'), read back by pprof_read.c */
 	for (i = 0; !err && i < p->ninfo; i++)
 		err = commentf(w, "info: %s: %s", p->info[i].key, p->info[i].value);

@@ -672,10 +672,36 @@ static char *ebprof_mode(const char *c)
 	return strndup(c + sizeof(pre) - 1, len - (sizeof(pre) - 1) - (sizeof(post) - 1));
 }
 
+/* "MODE PERIOD" of a "sampling: " comment (pprof.c) into p: 0, or -EINVAL when it is not one
+ * of ours (then it stays a note). The modes are profile.h's static strings. */
+static int read_sampling(struct profile *p, const char *s)
+{
+	static const char *const modes[] = { "bytes", "every", "alloc-only" };
+	const char *sp = strchr(s, ' ');
+	unsigned long long n;
+	char *end;
+
+	if (!sp)
+		return -EINVAL;
+	errno = 0;
+	n = strtoull(sp + 1, &end, 10);
+	if (errno || end == sp + 1 || *end)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (strlen(modes[i]) == (size_t)(sp - s) && !strncmp(s, modes[i], sp - s)) {
+			p->sampling = modes[i];
+			p->sample_period = n;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 /*
- * ebprof's comments go back where they came from: the run's command and kernel, its facts
- * ("info: KEY: VALUE"), then the drops that were not 0 ("dropped (REASON): N"), in the order
- * the writer puts them; anything after (and every comment of another tool) is a note.
+ * ebprof's comments go back where they came from: the run's command and kernel, mem's
+ * sampling, its facts ("info: KEY: VALUE"), then the drops that were not 0 ("dropped
+ * (REASON): N"), in the order the writer puts them; anything after (and every comment of
+ * another tool) is a note.
  */
 static int apply_comments(struct loader *l, struct profile *p, bool ours)
 {
@@ -687,6 +713,9 @@ static int apply_comments(struct loader *l, struct profile *p, bool ours)
 		command = l->strs[l->comments[i++]] + 9;
 	if (ours && i < l->ncomments && !strncmp(l->strs[l->comments[i]], "kernel: ", 8))
 		kernel = l->strs[l->comments[i++]] + 8;
+	if (ours && i < l->ncomments && !strncmp(l->strs[l->comments[i]], "sampling: ", 10) &&
+	    !read_sampling(p, l->strs[l->comments[i]] + 10))
+		i++;
 	for (; ours && i < l->ncomments; i++) {
 		const char *c = l->strs[l->comments[i]], *sep;
 		char key[128];

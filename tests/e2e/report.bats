@@ -40,6 +40,22 @@ sites() {
 	cmp <(gzip -dc "$T/a.pb.gz") <(gzip -dc "$T/r.pb.gz")
 }
 
+@test "report: a sampled mem profile stays estimates: its sampling and period come back, the pprof the same" {
+	for mode in "--sample-bytes 4096" "--sample-every 8" "--alloc-only"; do
+		# shellcheck disable=SC2086
+		run "$EBPROF" mem -q $mode -o "$T/s.pb.gz" -o "$T/s.txt" -- "$FIX/memfixture"
+		[ "$status" -eq 0 ]
+		run "$EBPROF" report "$T/s.pb.gz" -o "$T/r.pb.gz" -o "$T/r.txt" -o "$T/r.json"
+		[ "$status" -eq 0 ]
+		# before, --sample-bytes's period became 1 and every reloaded report lost its
+		# 'Sampling:' line (the values' being estimates)
+		cmp <(gzip -dc "$T/s.pb.gz") <(gzip -dc "$T/r.pb.gz")
+		diff <(grep '^  Sampling:' "$T/s.txt") <(grep '^  Sampling:' "$T/r.txt")
+		grep -q '^  Sampling:' "$T/r.txt"
+		jqe '.sampling != null' "$T/r.json"
+	done
+}
+
 @test "report: Go's pprof reads what report writes, the same as the original" {
 	[ -x "$GO" ] || skip "golang-1.19-go not installed (scripts/install-deps.sh installs it)"
 	run "$EBPROF" mem -o "$T/a.pb.gz" -- "$FIX/memfixture"
