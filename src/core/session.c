@@ -913,9 +913,13 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 		timerfd_settime(tfd, 0, &its, NULL);
 	}
 	{
+		/* ticks land 1 ms past each multiple of the tick in wall time, so that a
+		 * continuous profile's window is read at its boundary, not up to a tick after
+		 * it with that tick's samples in it (windows are aligned on whole seconds) */
+		int64_t phase = TICK_MS * 1000000L - wall_ns() % (TICK_MS * 1000000L) + 1000000L;
 		struct itimerspec tick = {
 			.it_interval = { .tv_nsec = TICK_MS * 1000000L },
-			.it_value = { .tv_nsec = TICK_MS * 1000000L },
+			.it_value = { .tv_sec = phase / 1000000000L, .tv_nsec = phase % 1000000000L },
 		};
 
 		timerfd_settime(ifd, 0, &tick, NULL);
@@ -923,7 +927,8 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 	if (so->on_window) {
 		int64_t period = (int64_t)(so->window_secs * 1e9);
 
-		s.win_from = wall_ns();
+		/* the first window starts with the run: the modes count from their attach, above */
+		s.win_from = s.start_wall;
 		s.win_next = s.win_from - s.win_from % period + period;
 	}
 	s.stop = false;

@@ -173,6 +173,33 @@ setup_file() {
 	[ "$total" -le $((expect * 108 / 100)) ]
 }
 
+# A window holds the samples of its own time: it is read at its boundary, not up to a tick
+# (100 ms) later with that tick's samples in it; the first one's start is the run's.
+@test "agent: no window holds more samples than its duration at -F 999 (a busy thread)" {
+	[ -x "$PPROF" ] || skip "go tool pprof not installed ($PPROF)"
+	start_receiver
+	"$FIX/cpuburn" 2.5 > "$T/burn.out" &
+	BURN=$!
+	BG_PIDS+=("$BURN")
+	run "$EBPROF" agent -F 999 -p "$BURN" --period 1 --server "http://127.0.0.1:$RX_PORT"
+	[ "$status" -eq 0 ]
+	n=0
+	for f in "$T"/rx/*.body; do
+		# "Duration: 62.32ms, Total samples = 61": one thread samples at most 999 Hz, with
+		# 3% and 3 samples for the time it takes to read a window once it is due (before:
+		# 100 samples in a 28.9 ms first window, up to a tick's more)
+		"$PPROF" -symbolize=none -top "$f" 2>/dev/null |
+			sed -n 's/^Duration: \([0-9.]*\)\(m*s\), Total samples = \([0-9]*\).*/\1 \2 \3/p' \
+			> "$T/win"
+		read -r d unit samples < "$T/win"
+		ms=$(awk -v d="$d" -v u="$unit" 'BEGIN { print (u == "s" ? d * 1000 : d) }')
+		echo "window of $ms ms: $samples samples"
+		awk -v ms="$ms" -v n="$samples" 'BEGIN { exit !(n <= ms * 0.999 * 1.03 + 3) }'
+		n=$((n + 1))
+	done
+	[ "$n" -ge 2 ]
+}
+
 @test "agent: receiver down, then back: the agent keeps profiling, retries, says so, and catches up" {
 	free_port
 	port=$RX_PORT
