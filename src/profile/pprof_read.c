@@ -1181,6 +1181,27 @@ static int gunzip(struct loader *l, const uint8_t *in, size_t len, uint8_t **out
 
 /* ---- entry points ----------------------------------------------------------------------- */
 
+/* Whether data starts as text does: its first 512 bytes (or fewer) printable ASCII, tabs and
+ * line ends, or UTF-8's high bytes, with a line end among them. A protobuf Profile starts
+ * with a field key (0x0a, 0x12 ...) and holds varints: never that. */
+static bool looks_like_text(const uint8_t *d, size_t len)
+{
+	size_t n = len < 512 ? len : 512;
+	bool eol = false;
+
+	if (!n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (d[i] == '\n')
+			eol = true;
+		else if (d[i] < 0x20 && d[i] != '\t' && d[i] != '\r')
+			return false;
+		else if (d[i] == 0x7f)
+			return false;
+	}
+	return eol || n < 512;
+}
+
 struct profile *profile__parse_pprof(const void *data, size_t len, int *errp, char *why,
 				     size_t why_len)
 {
@@ -1206,6 +1227,15 @@ struct profile *profile__parse_pprof(const void *data, size_t len, int *errp, ch
 	}
 	l.base = raw ? raw : data;
 	r = (struct rd){ l.base, l.base + raw_len };
+	if (looks_like_text(l.base, raw_len)) {
+		/* a folded file, a JSON or text report: protobuf's reasons would only confuse */
+		if (why && why_len)
+			snprintf(why, why_len, "it is text (folded stacks, JSON or a report?), not "
+				 "protobuf; ebprof report and diff read pprof profiles (.pb.gz, .pb), "
+				 "such as ebprof -o x.pb.gz writes");
+		err = -EINVAL;
+		goto out;
+	}
 	err = read_strings(&l, r);
 	if (!err)
 		err = read_profile(&l, r);

@@ -632,12 +632,16 @@ static void test_invalid(void **state)
 {
 	static const uint8_t not_pb[] = "hello, this is not a profile\n";
 	static const uint8_t json[] = "{\"mode\": \"mem\"}";
+	static const uint8_t folded[] = "burn (4242);main;burn_heavy 750\nburn (4242);main;x 25\n";
 	struct enc e, m;
 
 	expect_bad(NULL, 0, "no string table");
 	expect_bad("", 0, "no string table");
-	expect_bad(not_pb, sizeof(not_pb) - 1, NULL);
-	expect_bad(json, sizeof(json) - 1, NULL);
+	/* text says so, not a wire type at some byte ("field 12 at byte 129 has wire type 7"
+	 * for a folded file before) */
+	expect_bad(not_pb, sizeof(not_pb) - 1, "it is text");
+	expect_bad(json, sizeof(json) - 1, "it is text");
+	expect_bad(folded, sizeof(folded) - 1, "ebprof report and diff read pprof profiles");
 
 	/* the string table must start with "" */
 	memset(&e, 0, sizeof(e));
