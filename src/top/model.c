@@ -305,6 +305,29 @@ double top_model__secs(const struct top_model *m)
 	return m->secs;
 }
 
+uint64_t top_model__drops(const struct top_model *m, char *why, size_t len)
+{
+	uint64_t sum = 0;
+	size_t n = 0;
+
+	if (len)
+		why[0] = '\0';
+	for (int i = 0; i < top_model__nsources(m); i++) {
+		const struct profile *w = top_model__window(m, i);
+
+		for (uint32_t j = 0; w && j < w->ndrops; j++) {
+			if (!w->drops[j].value)
+				continue;
+			sum += w->drops[j].value;
+			if (n < len)
+				n += snprintf(why + n, len - n, "%s%s %s %llu", n ? ", " : "",
+					      top_model__source(m, i)->name, w->drops[j].key,
+					      (unsigned long long)w->drops[j].value);
+		}
+	}
+	return sum;
+}
+
 /* ---- the panel -------------------------------------------------------------------------- */
 
 struct fn_agg {

@@ -104,6 +104,9 @@ const struct top_source *top_model__source(const struct top_model *m, int i);
 /* Source i's last window (NULL: none yet). */
 const struct profile *top_model__window(const struct top_model *m, int i);
 double top_model__secs(const struct top_model *m);
+/* The drops of every source's last window: their sum, and in why each that is not 0 as
+ * "SOURCE REASON N" joined by ", " (what fits in len; "" when none). */
+uint64_t top_model__drops(const struct top_model *m, char *why, size_t len);
 
 /* The panel of the view for process pid (0: every process): its functions ranked by self
  * (stacks == false) or its stacks ranked by value, at most max lines into out. Returns how many. */

@@ -425,6 +425,29 @@ static void test_offcpu_columns(void **state)
 	top_model__free(m);
 }
 
+/* The header's drops: every source's, each named by its source (only the first source with
+ * drops was named, so 'drops 11 (unwind_outside_code 2)' left 9 unexplained). */
+static void test_drops(void **state)
+{
+	const struct top_source *src[2] = { &cpu_src, &mem_src };
+	struct top_model *m = top_model__new(src, 2);
+	struct profile *wins[2] = { cpu_window(), mem_window() };
+	char why[256];
+
+	assert_non_null(m);
+	assert_int_equal(profile__add_drop(wins[0], "unwind_outside_code", 2), 0);
+	assert_int_equal(profile__add_drop(wins[0], "stack_table_full", 0), 0);
+	assert_int_equal(profile__add_drop(wins[1], "live_table_full", 9), 0);
+	assert_int_equal(top_model__update(m, wins, 2.0), 0);
+	assert_int_equal(top_model__drops(m, why, sizeof(why)), 11);
+	assert_string_equal(why, "cpu unwind_outside_code 2, mem live_table_full 9");
+	top_model__free(m);
+	m = model(false);
+	assert_int_equal(top_model__drops(m, why, sizeof(why)), 0);
+	assert_string_equal(why, "");
+	top_model__free(m);
+}
+
 static void test_no_window(void **state)
 {
 	const struct top_source *src[1] = { &cpu_src };
@@ -452,6 +475,7 @@ int main(void)
 		cmocka_unit_test(test_batch_output),
 		cmocka_unit_test(test_mean_column),
 		cmocka_unit_test(test_offcpu_columns),
+		cmocka_unit_test(test_drops),
 		cmocka_unit_test(test_no_window),
 	};
 

@@ -239,22 +239,6 @@ static void top_wake(void *m)
 	t->set.wake(t->sm);
 }
 
-/* Drops of a window, every reason, and which reasons counted, for the header. */
-static uint64_t window_drops(const struct profile *w, char *why, size_t len)
-{
-	uint64_t sum = 0;
-	size_t n = 0;
-
-	why[0] = 0;
-	for (uint32_t i = 0; w && i < w->ndrops; i++) {
-		sum += w->drops[i].value;
-		if (w->drops[i].value && n < len)
-			n += snprintf(why + n, len - n, "%s%s %llu", n ? ", " : "", w->drops[i].key,
-				      (unsigned long long)w->drops[i].value);
-	}
-	return sum;
-}
-
 static void headers(struct top *t, char *h1, size_t l1, char *h2, size_t l2)
 {
 	char *load = util_read_file("/proc/loadavg", NULL);
@@ -263,8 +247,8 @@ static void headers(struct top *t, char *h1, size_t l1, char *h2, size_t l2)
 	const char *cpus = w ? profile__info(w, "cpus") : NULL;
 	double busy = 0, la[3] = { 0 };
 	uint32_t oncpu = 0;
-	char clock[16], why[160];
-	uint64_t drops = 0;
+	char clock[16], reasons[320], why[324];
+	uint64_t drops;
 	time_t now = time(NULL);
 	struct tm tm;
 
@@ -273,15 +257,11 @@ static void headers(struct top *t, char *h1, size_t l1, char *h2, size_t l2)
 	free(load);
 	localtime_r(&now, &tm);
 	strftime(clock, sizeof(clock), "%H:%M:%S", &tm);
-	for (int i = 0; i < top_model__nsources(t->model); i++) {
-		char one[160];
-		uint64_t d = window_drops(top_model__window(t->model, i), one, sizeof(one));
-
-		if (d && !drops)
-			snprintf(why, sizeof(why), " (%s)", one);
-		drops += d;
-	}
-	if (!drops)
+	/* every source's, each named: only the first source's were named before */
+	drops = top_model__drops(t->model, reasons, sizeof(reasons));
+	if (drops)
+		snprintf(why, sizeof(why), " (%s)", reasons);
+	else
 		why[0] = 0;
 	/* column 0 is cpu's: the first part's */
 	for (uint32_t i = 0; i < top_model__nrows(t->model); i++) {
