@@ -240,12 +240,14 @@ static const char *comm_of(const struct profile *p, uint32_t pid)
 	return proc && proc->comm ? proc->comm : NULL;
 }
 
-static bool any_drops(const struct profile *p)
+/* Drops that left events out of the numbers. The unwinder's (unwind_*) only cut stacks
+ * short: each such stack ends in [truncated] and its event is counted. */
+static bool any_drops(const struct profile *p, bool losses)
 {
 	uint32_t i;
 
 	for (i = 0; i < p->ndrops; i++) {
-		if (p->drops[i].value)
+		if (p->drops[i].value && losses == !!strncmp(p->drops[i].key, "unwind_", 7))
 			return true;
 	}
 	return false;
@@ -385,9 +387,13 @@ static void write_header(const struct html *h)
 		fputs("</td></tr>\n", f);
 	}
 	fputs("</table></div>\n", f);
-	if (any_drops(p))
+	if (any_drops(p, true))
 		fputs("<p class=\"drops-bad\">Some events were dropped: the numbers below are "
 		      "incomplete. See <a href=\"#drops\">Drops</a>.</p>\n", f);
+	else if (any_drops(p, false))
+		fputs("<p class=\"drops-bad\">Some stacks are incomplete: they end in "
+		      "[truncated], their events counted. See <a href=\"#drops\">Drops</a>.</p>\n",
+		      f);
 }
 
 /* ---- processes -------------------------------------------------------------------------- */
@@ -1586,9 +1592,12 @@ static void write_drops(const struct html *h)
 	uint32_t i;
 
 	fputs("<h2 id=\"drops\">Drops</h2>\n", f);
-	if (any_drops(p))
+	if (any_drops(p, true))
 		fputs("<p class=\"drops-bad\">Events were dropped: these were not fully accounted, "
 		      "and the numbers above are short by them.</p>\n", f);
+	else if (any_drops(p, false))
+		fputs("<p class=\"drops-bad\">Every event was counted; the unwinder's drops "
+		      "(unwind_*) are stacks it cut short, each ending in [truncated].</p>\n", f);
 	else
 		fputs("<p class=\"drops-ok\">No events were dropped.</p>\n", f);
 	if (!p->ndrops)

@@ -497,6 +497,21 @@ static void test_empty_and_other_modes(void **state)
 	assert_null(strstr(out, "id=\"notes\""));
 	check_html("empty.html", out, len);
 	free(out);
+	/* the unwinder's drops cut stacks short, their events counted: not "dropped events"
+	 * (said of every such run before) */
+	assert_int_equal(profile__add_drop(p, "unwind_truncated", 1), 0);
+	out = render(&output_html, p, NULL, &len);
+	expect(out, "<p class=\"drops-bad\">Some stacks are incomplete: they end in [truncated]");
+	expect(out, "<p class=\"drops-bad\">Every event was counted; the unwinder's drops");
+	assert_null(strstr(out, "Events were dropped"));
+	assert_null(strstr(out, "Some events were dropped"));
+	free(out);
+	/* with a drop that loses events too, the numbers are short */
+	assert_int_equal(profile__add_drop(p, "count_table_full", 2), 0);
+	out = render(&output_html, p, NULL, &len);
+	expect(out, "Some events were dropped: the numbers below are incomplete");
+	expect(out, "Events were dropped: these were not fully accounted");
+	free(out);
 
 	assert_int_equal(profile__add_type(p, "samples", "count"), 0);
 	assert_int_equal(profile__add_type(p, "cpu", "nanoseconds"), 0);
