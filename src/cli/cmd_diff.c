@@ -24,7 +24,8 @@ static const char diff_usage[] =
 	"  -o, --output FILE      write to FILE, format by extension: .txt (the table of\n"
 	"                         changes), .svg (differential flame graph), .json, .folded,\n"
 	"                         .pb.gz, .csv (the diff profile: per stack base, new, delta and\n"
-	"                         their max); repeatable; default: the table to stdout\n"
+	"                         their max); repeatable; default: the table to stdout;\n"
+	"                         FORMAT:PATH names the format (folded:- for a pipe)\n"
 	"      --value TYPE       the sample type to compare (default: BASE's default type,\n"
 	"                         alloc_space for ebprof mem); both profiles must have it\n"
 	"      --top N            changes shown in the table (default 20, 0 = all)\n"
@@ -137,9 +138,8 @@ int cmd_diff(int argc, char **argv, struct log_ctx *lc)
 			if (noutputs == MAX_OUTPUTS)
 				return usage_err(lc, "too many outputs (at most %s)", "16");
 			if (!output__for_path(optarg))
-				return usage_err(lc, "cannot tell the format of '%s': use a "
-						     ".txt, .svg, .json, .folded, .pb.gz or .csv "
-						     "file name", optarg);
+				return usage_err(lc, "cannot tell the format of '%s': "
+						 OUTPUT_FORMAT_HINT, optarg);
 			outputs[noutputs++] = optarg;
 			break;
 		case OPT_TOP:

@@ -23,7 +23,8 @@ static const char report_usage[] =
 	"\n"
 	"  -o, --output FILE      write to FILE, format by extension: .txt (text), .json, .pb.gz\n"
 	"                         (pprof), .folded (folded stacks), .svg (flame graph), .html,\n"
-	"                         .speedscope.json, .csv; repeatable; default: text to stdout\n"
+	"                         .speedscope.json, .csv; repeatable; default: text to stdout;\n"
+	"                         FORMAT:PATH names the format (folded:- for a pipe)\n"
 	"      --top N            sites shown in the text report (default 10, 0 = all)\n"
 	"      --sort bytes|count rank sites by the default sample type (default) or by count\n"
 	"      --value TYPE       the sample type .folded and .svg weigh frames by (default: the\n"
@@ -110,9 +111,8 @@ int cmd_report(int argc, char **argv, struct log_ctx *lc)
 			if (noutputs == MAX_OUTPUTS)
 				return usage_err(lc, "too many outputs (at most %s)", "16");
 			if (!output__for_path(optarg))
-				return usage_err(lc, "cannot tell the format of '%s': use a .txt, "
-						     ".json, .pb.gz, .folded, .svg, .html, "
-						     ".speedscope.json or .csv file name", optarg);
+				return usage_err(lc, "cannot tell the format of '%s': "
+						 OUTPUT_FORMAT_HINT, optarg);
 			outputs[noutputs++] = optarg;
 			break;
 		case OPT_TOP:

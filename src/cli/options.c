@@ -167,9 +167,8 @@ int cli_parse(int argc, char **argv, struct log_ctx *lc, const struct mode_cli *
 				break;
 			}
 			if (!output__for_path(optarg)) {
-				rc = cli_usage_err(lc, m, "cannot tell the format of '%s': use a .txt, "
-						   ".json, .pb.gz, .folded, .svg, .html, "
-						   ".speedscope.json or .csv file name", optarg);
+				rc = cli_usage_err(lc, m, "cannot tell the format of '%s': "
+						   OUTPUT_FORMAT_HINT, optarg);
 				break;
 			}
 			so->outputs[so->noutputs++] = optarg;

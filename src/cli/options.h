@@ -22,7 +22,8 @@
 	"  -o, --output FILE      write the report to FILE, format by extension: .txt (text),\n" \
 	"                         .json, .pb.gz (pprof), .folded (folded stacks), .svg (flame\n" \
 	"                         graph), .html (one-page report), .speedscope.json, .csv;\n" \
-	"                         repeatable; default: text to stdout\n" \
+	"                         repeatable; default: text to stdout. FORMAT:PATH names the\n" \
+	"                         format (folded:- writes folded stacks to stdout)\n" \
 	"      --top N            entries shown per table in the text report (default 10, 0 = all)\n" \
 	"      --inverted         draw the flame graph as an icicle (roots at the top)\n"
 #define OPTIONS_HELP_UNWIND \

@@ -20,10 +20,54 @@ static bool ends_with(const char *s, const char *suffix)
 	return ls >= lx && strcasecmp(s + ls - lx, suffix) == 0;
 }
 
+static bool is_std_stream(const char *path);
+
+/* The formats by name, for "FORMAT:PATH" (a stream, or a file of another extension) */
+static const struct {
+	const char *name;
+	const struct output_ops *ops;
+} formats[] = {
+	{ "txt", &output_text }, { "text", &output_text }, { "json", &output_json },
+	{ "pb.gz", &output_pprof }, { "pb", &output_pprof }, { "pprof", &output_pprof },
+	{ "folded", &output_folded }, { "svg", &output_svg }, { "csv", &output_csv },
+	{ "html", &output_html }, { "speedscope.json", &output_speedscope },
+	{ "speedscope", &output_speedscope },
+};
+
+/* The format spec names before a ':', and in *file what follows; NULL: none named. */
+static const struct output_ops *format_prefix(const char *spec, const char **file)
+{
+	const char *colon = strchr(spec, ':');
+
+	if (!colon)
+		return NULL;
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+		if (strlen(formats[i].name) == (size_t)(colon - spec) &&
+		    !strncasecmp(spec, formats[i].name, colon - spec)) {
+			*file = colon + 1;
+			return formats[i].ops;
+		}
+	}
+	return NULL;
+}
+
+const char *output__file(const char *spec)
+{
+	const char *file;
+
+	return spec && format_prefix(spec, &file) ? file : spec;
+}
+
 const struct output_ops *output__for_path(const char *path)
 {
+	const struct output_ops *ops;
+	const char *file;
+
 	if (!path)
 		return NULL;
+	ops = format_prefix(path, &file);
+	if (ops)
+		return *file ? ops : NULL;
 	if (ends_with(path, ".txt"))
 		return &output_text;
 	/* before ".json": a speedscope file is JSON too, but not our report */
@@ -44,6 +88,9 @@ const struct output_ops *output__for_path(const char *path)
 	/* one self-contained page: every table, the chart and the flame graphs */
 	if (ends_with(path, ".html"))
 		return &output_html;
+	/* standard output by name: the text report, as without -o */
+	if (!strcmp(path, "-") || is_std_stream(path))
+		return &output_text;
 	return NULL;
 }
 
@@ -52,8 +99,10 @@ bool output__shows_parts(const struct output_ops *ops)
 	return ops == &output_text || ops == &output_json || ops == &output_html;
 }
 
-int output__part_path(const char *path, const char *part, char *buf, size_t len)
+int output__part_path(const char *spec, const char *part, char *buf, size_t len)
 {
+	const char *path = output__file(spec);
+	int pre = (int)(path - spec);
 	/* longest first: ".speedscope.json" before ".json", ".pb.gz" before ".pb" */
 	static const char *const ext[] = {
 		".speedscope.json", ".pb.gz", ".pb", ".folded", ".svg", ".csv", ".txt", ".json",
@@ -61,16 +110,22 @@ int output__part_path(const char *path, const char *part, char *buf, size_t len)
 	};
 	size_t n = strlen(path);
 
+	/* a stream takes every part, one after the other */
+	if (!strcmp(path, "-") || is_std_stream(path))
+		return (size_t)snprintf(buf, len, "%s", spec) >= len ? -ENAMETOOLONG : 0;
 	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
 		size_t e = strlen(ext[i]);
 
 		if (!ends_with(path, ext[i]))
 			continue;
-		if ((size_t)snprintf(buf, len, "%.*s.%s%s", (int)(n - e), path, part,
-				     path + n - e) >= len)
+		if ((size_t)snprintf(buf, len, "%.*s%.*s.%s%s", pre, spec, (int)(n - e), path,
+				     part, path + n - e) >= len)
 			return -ENAMETOOLONG;
 		return 0;
 	}
+	/* FORMAT:FILE without a known extension: the part's name after it */
+	if (pre)
+		return (size_t)snprintf(buf, len, "%s.%s", spec, part) >= len ? -ENAMETOOLONG : 0;
 	return -EINVAL;
 }
 
@@ -202,6 +257,9 @@ int output__write_path(const struct output_ops *ops, const struct profile *p,
 
 	if (!ops || !p || !path || !*path)
 		return -EINVAL;
+	path = output__file(path);
+	if (!*path)
+		return -EINVAL;
 	if (strcmp(path, "-") == 0)
 		return write_stdout(ops, p, o);
 	if (lstat(path, &lst))
@@ -263,6 +321,7 @@ int output__check_path(const char *path, char *why, size_t len)
 	const char *slash;
 	int err = 0;
 
+	path = output__file(path);
 	if (!strcmp(path, "-"))
 		return 0;
 	if (!lstat(path, &lst) && S_ISLNK(lst.st_mode) && !is_std_stream(path) &&

@@ -39,14 +39,24 @@ extern const struct output_ops output_html;
  * output__for_path(): for a diff, ".txt" means this one. */
 extern const struct output_ops output_diff_text;
 
-/* The renderer for a file name by its extension, or NULL (".txt", ".json", ".pb.gz", ".pb",
- * ".folded", ".svg", ".speedscope.json", ".csv", ".html"). */
+/* The renderer for an output spec, or NULL: "FORMAT:PATH" names it (txt or text, json, pb.gz,
+ * pb or pprof, folded, svg, csv, html, speedscope.json or speedscope; PATH may be "-" or
+ * /dev/stdout), else PATH's extension does (".txt", ".json", ".pb.gz", ".pb", ".folded",
+ * ".svg", ".speedscope.json", ".csv", ".html"); "-", /dev/stdout and /dev/stderr alone are
+ * text. Every output__ function that takes a path takes such a spec. */
 const struct output_ops *output__for_path(const char *path);
+/* What to do when output__for_path finds no format, for "cannot tell the format of 'X': " */
+#define OUTPUT_FORMAT_HINT                                                                        \
+	"use a .txt, .json, .pb.gz, .folded, .svg, .html, .speedscope.json or .csv file name, "   \
+	"or FORMAT:PATH (e.g. folded:- for folded stacks on standard output)"
+/* The file of a spec: what follows "FORMAT:", or the spec itself. */
+const char *output__file(const char *spec);
 /* A renderer that shows every part of a run of several modes in one document (text, JSON,
  * HTML); the others write one file per part. */
 bool output__shows_parts(const struct output_ops *ops);
 /* The file of one part: "out.pb.gz" -> "out.cpu.pb.gz" (the mode before the format's
- * extension). 0, -EINVAL (no known extension) or -ENAMETOOLONG. */
+ * extension; "svg:out" -> "svg:out.cpu"; a stream ("folded:-") takes every part). 0, -EINVAL
+ * (no known extension) or -ENAMETOOLONG. */
 int output__part_path(const char *path, const char *part, char *buf, size_t len);
 /* Render to a path ("-" = stdout): a regular file is written whole or not at all (a temporary
  * file renamed over it); a FIFO, /dev/null, /dev/stdout and /dev/stderr are written in place;

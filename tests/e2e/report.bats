@@ -56,6 +56,25 @@ sites() {
 	done
 }
 
+@test "report, cpu: FORMAT:- writes that format to standard output, for a pipe into flamegraph.pl" {
+	run "$EBPROF" mem -q -o "$T/a.pb.gz" -o "$T/a.folded" -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	# before, '-o -' and '-o /dev/stdout' were refused (no extension) and there was no way
+	# to name a format for a stream
+	"$EBPROF" report "$T/a.pb.gz" -o folded:- > "$T/out.folded"
+	cmp "$T/a.folded" "$T/out.folded"
+	"$EBPROF" report "$T/a.pb.gz" -o folded:- |
+		perl /usr/share/perl5/Devel/NYTProf/flamegraph.pl > "$T/flame.svg"
+	xmllint --noout "$T/flame.svg"
+	grep -q churn "$T/flame.svg"
+	"$EBPROF" report "$T/a.pb.gz" -o json:/dev/stdout | jq -e '.mode == "mem"'
+	# a recording mode: its folded stacks on stdout, the launched command's output apart
+	"$EBPROF" cpu -q -F 499 -o folded:- -- dd if=/dev/zero of=/dev/null bs=64 \
+		count=200000 status=none > "$T/cpu.folded"
+	awk '{ s += $NF } END { exit !(s > 0) }' "$T/cpu.folded"
+	grep -q '^dd (' "$T/cpu.folded"
+}
+
 @test "report: Go's pprof reads what report writes, the same as the original" {
 	[ -x "$GO" ] || skip "golang-1.19-go not installed (scripts/install-deps.sh installs it)"
 	run "$EBPROF" mem -o "$T/a.pb.gz" -- "$FIX/memfixture"

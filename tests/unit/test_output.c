@@ -563,6 +563,33 @@ static void test_for_path(void **state)
 	assert_null(output__for_path("report"));
 	assert_null(output__for_path(""));
 	assert_null(output__for_path(NULL));
+	/* FORMAT:PATH names the format: standard output, or a file of another name (before,
+	 * '-o /dev/stdout' and '-o -' were refused: no extension) */
+	assert_ptr_equal(output__for_path("folded:-"), &output_folded);
+	assert_ptr_equal(output__for_path("json:/dev/stdout"), &output_json);
+	assert_ptr_equal(output__for_path("SVG:flame.img"), &output_svg);
+	assert_ptr_equal(output__for_path("speedscope:-"), &output_speedscope);
+	assert_ptr_equal(output__for_path("pprof:out"), &output_pprof);
+	assert_string_equal(output__file("folded:-"), "-");
+	assert_string_equal(output__file("run:1.json"), "run:1.json");
+	assert_ptr_equal(output__for_path("run:1.json"), &output_json);
+	assert_null(output__for_path("svg:"));
+	assert_null(output__for_path("bogus:x"));
+	/* standard output alone is the text report, as without -o */
+	assert_ptr_equal(output__for_path("-"), &output_text);
+	assert_ptr_equal(output__for_path("/dev/stdout"), &output_text);
+	{
+		char buf[64];
+
+		assert_int_equal(output__part_path("folded:-", "cpu", buf, sizeof(buf)), 0);
+		assert_string_equal(buf, "folded:-");
+		assert_int_equal(output__part_path("svg:flame", "cpu", buf, sizeof(buf)), 0);
+		assert_string_equal(buf, "svg:flame.cpu");
+		assert_int_equal(output__part_path("json:a/x.json", "io", buf, sizeof(buf)), 0);
+		assert_string_equal(buf, "json:a/x.io.json");
+		assert_int_equal(output__part_path("x.pb.gz", "io", buf, sizeof(buf)), 0);
+		assert_string_equal(buf, "x.io.pb.gz");
+	}
 	assert_string_equal(output_text.name, "text");
 	assert_string_equal(output_json.name, "json");
 	assert_string_equal(output_pprof.name, "pprof");

@@ -338,8 +338,8 @@ static void write_window(struct top *t, const char *path)
 	int err;
 
 	if (!ops) {
-		top_view__status(t->view, "cannot tell the format of '%s': use .txt, .json, .pb.gz, "
-				 ".folded, .svg, .html, .speedscope.json or .csv", path);
+		top_view__status(t->view, "cannot tell the format of '%s': " OUTPUT_FORMAT_HINT,
+				 path);
 		return;
 	}
 	if (!w) {
