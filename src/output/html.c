@@ -257,7 +257,9 @@ static bool tracks_outstanding(const struct html *h)
 {
 	uint32_t i;
 
-	if (h->inuse_objects >= 0)
+	/* another tool's inuse values are its snapshot's (a Go heap profile), not what was
+	 * left at an exit */
+	if (h->inuse_objects >= 0 && strcmp(h->p->mode, "pprof"))
 		return true;
 	for (i = 0; i < h->p->nsamples; i++) {
 		if (h->p->samples[i].out.count)
@@ -338,6 +340,8 @@ static void write_header(const struct html *h)
 		fputs("<code>", f);
 		esc(f, p->command);
 		fputs("</code>", f);
+	} else if (!strcmp(p->mode, "pprof")) {
+		fputs("<span class=\"empty\">not recorded (a profile of another tool)</span>", f);
 	} else {
 		fputs("<span class=\"empty\">none (attached to running processes)</span>", f);
 	}

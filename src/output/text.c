@@ -730,10 +730,10 @@ static int print_sites(const struct text *t, bool by_count)
 	n = shown;
 	if (by_count)
 		by = "count";
-	/* kmem has two byte types besides the default: name the one ranked by (--value) */
-	else if (is_kmem(t) && p->ntypes && strcmp(p->types[p->default_type].type, "alloc_space"))
-		by = p->types[p->default_type].type;
-	else if (p->ntypes && strcmp(p->types[p->default_type].unit, "bytes") == 0)
+	/* "bytes" is alloc_space; any other type ranked by is named (--value inuse_space, kmem's
+	 * waste_space, a Go heap profile's default inuse_space: "bytes" read as unsorted there,
+	 * each line leading with the bytes allocated) */
+	else if (p->ntypes && !strcmp(p->types[p->default_type].type, "alloc_space"))
 		by = "bytes";
 	else
 		by = p->ntypes ? p->types[p->default_type].type : "order";
@@ -864,8 +864,9 @@ static int print_outstanding(const struct text *t)
 		bytes += s->out.bytes;
 	}
 	n = shown;
-	if (!n && t->inuse_objects < 0) {
-		/* not a profile that tracks memory: nothing to say */
+	if (!n && (t->inuse_objects < 0 || !strcmp(p->mode, "pprof"))) {
+		/* not a profile that tracks memory, or another tool's, whose inuse values are its
+		 * snapshot's (a Go heap profile), not what was left at an exit: nothing to say */
 		free(idx);
 		return 0;
 	}

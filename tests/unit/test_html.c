@@ -478,6 +478,44 @@ static void test_hostile_names(void **state)
 	profile__free(p);
 }
 
+/* Another tool's heap profile (Go's: mode pprof, default inuse_space): the text ranks by
+ * inuse_space and says so, and neither page calls its inuse values what an exit left (before:
+ * 'by bytes' over lines led by allocated bytes, 'Outstanding allocations at exit: none' beside
+ * 9.3 MiB in use, 'Command: none (attached to running processes)'). */
+static void test_foreign_heap(void **state)
+{
+	static const char *const types[] = { "alloc_objects", "alloc_space", "inuse_objects",
+					     "inuse_space" };
+	struct profile *p = profile__new("pprof");
+	int64_t a[4] = { 100, 1000000, 10, 900000 }, b[4] = { 5, 5000000, 1, 1000 };
+	struct prof_line l = { .line = 0 };
+	uint32_t loc;
+	size_t len;
+	char *out;
+
+	assert_non_null(p);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(profile__add_type(p, types[i], i % 2 ? "bytes" : "count"), 0);
+	assert_int_equal(profile__set_default_type(p, "inuse_space"), 0);
+	l.function = profile__function(p, "main.keep", "main.keep", NULL);
+	loc = profile__location(p, PROF_NONE, 0x1000, 0x1000, &l, 1);
+	assert_non_null(profile__add_sample(p, &loc, 1, a, 0));
+	l.function = profile__function(p, "main.churn", "main.churn", NULL);
+	loc = profile__location(p, PROF_NONE, 0x2000, 0x2000, &l, 1);
+	assert_non_null(profile__add_sample(p, &loc, 1, b, 0));
+	out = render(&output_text, p, NULL, &len);
+	expect(out, "Top 2 allocation sites by inuse_space\n");
+	assert_null(strstr(out, "Outstanding"));
+	assert_true(strstr(out, "main.keep") < strstr(out, "main.churn"));
+	free(out);
+	out = render(&output_html, p, NULL, &len);
+	expect(out, "not recorded (a profile of another tool)");
+	assert_null(strstr(out, "everything allocated was freed"));
+	assert_null(strstr(out, "id=\"outstanding\""));
+	free(out);
+	profile__free(p);
+}
+
 /* A profile with nothing in it, and one of another mode, render and say what is missing. */
 static void test_empty_and_other_modes(void **state)
 {
@@ -939,6 +977,7 @@ int main(void)
 		cmocka_unit_test(test_growth_and_peak),
 		cmocka_unit_test(test_embedded_svg),
 		cmocka_unit_test(test_hostile_names),
+		cmocka_unit_test(test_foreign_heap),
 		cmocka_unit_test(test_empty_and_other_modes),
 		cmocka_unit_test(test_script_parses),
 		cmocka_unit_test(test_series_thinning),
