@@ -295,8 +295,17 @@ const char *render__amount(int64_t v, const char *unit, char *buf, size_t len)
 
 bool render__is_alloc_profile(const struct profile *p)
 {
-	if (!strcmp(p->mode, "mem") || !strcmp(p->mode, "kmem") || profile__is_diff(p))
+	if (!strcmp(p->mode, "mem") || !strcmp(p->mode, "kmem"))
 		return true;
+	/* a diff of allocations: mem's and kmem's types are all COUNT_objects and BYTES_space
+	 * (a diff of cpu samples, waits or requests has no temporaries or outstanding blocks) */
+	if (profile__is_diff(p)) {
+		const char *t = p->ntypes > PROF_DIFF_MAX ? p->types[PROF_DIFF_MAX].type : "";
+		size_t n = strlen(t);
+
+		return (n > 8 && !strcmp(t + n - 8, "_objects")) ||
+		       (n > 6 && !strcmp(t + n - 6, "_space"));
+	}
 	/* a heap profile of another tool, read back by `ebprof report` */
 	return !strcmp(p->mode, "pprof") && profile__type_index(p, "alloc_objects") >= 0 &&
 	       profile__type_index(p, "alloc_space") >= 0;

@@ -395,6 +395,41 @@ static void test_svg(void **state)
 }
 
 /* The diff profile through the generic renderers, and through pprof and back. */
+/* A diff of CPU samples is not one of allocations: no temporaries or outstanding columns in
+ * its CSV (they were there, all 0, for any diff); a mem diff keeps them. */
+static void test_cpu_diff_csv(void **state)
+{
+	struct profile *p[2], *d;
+	struct prof_line l = { .line = 0 };
+	int64_t v[2][2] = { { 10, 100000000 }, { 30, 300000000 } };
+	uint32_t loc;
+	char *csv;
+
+	for (int i = 0; i < 2; i++) {
+		p[i] = profile__new("cpu");
+		assert_non_null(p[i]);
+		assert_int_equal(profile__add_type(p[i], "samples", "count"), 0);
+		assert_int_equal(profile__add_type(p[i], "cpu", "nanoseconds"), 0);
+		l.function = profile__function(p[i], "burn", "burn", NULL);
+		loc = profile__location(p[i], PROF_NONE, 0x10, 0x10, &l, 1);
+		assert_non_null(profile__add_sample(p[i], &loc, 1, v[i], 1));
+	}
+	d = profile__diff(p[0], p[1], "samples");
+	assert_non_null(d);
+	csv = render(&output_csv, d, NULL, NULL);
+	assert_non_null(strstr(csv, "pid,comm,samples,base,new,delta,stack\r\n"));
+	assert_null(strstr(csv, "outstanding"));
+	free(csv);
+	profile__free(d);
+	profile__free(p[0]);
+	profile__free(p[1]);
+	d = make_diff();
+	csv = render(&output_csv, d, NULL, NULL);
+	assert_non_null(strstr(csv, ",temporary_count,outstanding_count,"));
+	free(csv);
+	profile__free(d);
+}
+
 static void test_other_outputs(void **state)
 {
 	struct profile *d = make_diff(), *q;
@@ -435,6 +470,7 @@ int main(void)
 		cmocka_unit_test(test_text_golden),
 		cmocka_unit_test(test_flame_tree),
 		cmocka_unit_test(test_svg),
+		cmocka_unit_test(test_cpu_diff_csv),
 		cmocka_unit_test(test_other_outputs),
 	};
 
