@@ -12,7 +12,7 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 
 # Sum of the folded file's values on lines that contain the ERE $2 (all lines when empty).
 folded_sum() {
-	awk -v re="$2" '{ v = $NF; $NF = ""; if (re == "" || $0 ~ re) s += v } END { print s + 0 }' "$1"
+	awk -v re="$2" '{ v = $NF; $NF = ""; if (re == "" || $0 ~ re) s += v } END { printf "%.0f\n", s }' "$1"
 }
 
 assert_no_offcpu_probes() {

@@ -355,8 +355,8 @@ bytes_awk='function bytes(s,  u, v) { u = substr(s, length(s)); v = substr(s, 1,
 		$2 == "mutexfix" && a && $a != "-" { c += $a * w; d += $b / 100 * w * 1e9; n++ }
 		END { printf "%.0f %.0f %d", c, d, n }' "$T/out")"
 	# every futex of the fixture (its mutex; its threads' joins wait too)
-	bt_waits=$(sed -n 's/^@n\[[0-9a-fx]*\]: \([0-9]*\)$/\1/p' "$T/bt.out" | awk '{ s += $1 } END { print s + 0 }')
-	bt_delay=$(sed -n 's/^@t\[[0-9a-fx]*\]: \([0-9]*\)$/\1/p' "$T/bt.out" | awk '{ s += $1 } END { print s + 0 }')
+	bt_waits=$(sed -n 's/^@n\[[0-9a-fx]*\]: \([0-9]*\)$/\1/p' "$T/bt.out" | awk '{ s += $1 } END { printf "%.0f\n", s }')
+	bt_delay=$(sed -n 's/^@t\[[0-9a-fx]*\]: \([0-9]*\)$/\1/p' "$T/bt.out" | awk '{ s += $1 } END { printf "%.0f\n", s }')
 	k=$(sed -n 's/^@k: \([0-9]*\)$/\1/p' "$T/bt.out")
 	bt_waits=$((bt_waits + ${k:-0}))
 	echo "$n windows; kernel contentions $k"
