@@ -22,6 +22,7 @@
 /* futex(2) (include/uapi/linux/futex.h; the collector checks them against it) */
 #define LOCK_NR_FUTEX		202	/* x86_64 */
 #define LOCK_NR_FUTEX_WAITV	449
+#define LOCK_NR_RESTART_SYSCALL	219	/* a timed wait's continuation after a signal */
 #define LOCK_FUTEX_WAIT			0
 #define LOCK_FUTEX_LOCK_PI		6
 #define LOCK_FUTEX_WAIT_BITSET		9
@@ -90,7 +91,7 @@ struct lock_wait {
 	__u32 tid;
 	__u32 aux;
 	__u32 flags;		/* STACK_KEY_* of ustack */
-	__u32 pad;
+	__u32 interrupted;	/* a futex wait a signal interrupted, to be resumed (lock.bpf.c) */
 };
 
 /* Each process (by tgid) as its first contention counted (struct lock_comm). With -a its tgid

@@ -492,12 +492,31 @@ static __always_inline bool futex_wait_op(__u32 cmd)
 	       cmd == LOCK_FUTEX_WAIT_REQUEUE_PI;
 }
 
+/*
+ * A futex wait that a signal interrupts returns one of the kernel's restart codes, which no
+ * program sees: the signal is handled and the wait goes on, the same futex(2) call made again
+ * (by the kernel after a signal without a handler or with SA_RESTART, or by glibc after
+ * EINTR), or, for a timed wait, restart_syscall(2). It is one wait, from its first start to its
+ * last end: counted at each return, it was several contentions, and a timed one lost all but
+ * its first part (it ended in restart_syscall, which was not watched).
+ */
+#define ERESTARTSYS_		512
+#define ERESTARTNOINTR_		513
+#define ERESTARTNOHAND_		514
+#define ERESTART_RESTARTBLOCK_	516
+
+static __always_inline bool restarting(long ret)
+{
+	return ret == -ERESTARTSYS_ || ret == -ERESTARTNOINTR_ || ret == -ERESTARTNOHAND_ ||
+	       ret == -ERESTART_RESTARTBLOCK_;
+}
+
 SEC("?tp_btf/sys_enter")
 int BPF_PROG(futex_enter, struct pt_regs *regs, long nr)
 {
 	__u64 id, uaddr;
 	__u32 tgid, tid, cmd;
-	struct lock_wait w = {};
+	struct lock_wait w = {}, *old;
 
 	if (nr != LOCK_NR_FUTEX && nr != LOCK_NR_FUTEX_WAITV)
 		return 0;
@@ -523,6 +542,12 @@ int BPF_PROG(futex_enter, struct pt_regs *regs, long nr)
 			uaddr = 0;
 	}
 	w.lock = uaddr ?: 1;
+	/* the wait a signal interrupted, on the same futex: it goes on from its start */
+	old = bpf_map_lookup_elem(&fwaits, &tid);
+	if (old && old->interrupted && old->lock == w.lock) {
+		old->interrupted = 0;
+		return 0;
+	}
 	w.tid = tid;
 	w.aux = LOCK_AUX_FUTEX | cmd;
 	/* the stack is taken at the exit, of the waits that waited: the same user registers */
@@ -539,13 +564,20 @@ int BPF_PROG(futex_exit, struct pt_regs *regs, long ret)
 	struct lock_wait *w, done;
 	__u32 tid;
 
-	if (nr != LOCK_NR_FUTEX && nr != LOCK_NR_FUTEX_WAITV)
+	if (nr != LOCK_NR_FUTEX && nr != LOCK_NR_FUTEX_WAITV && nr != LOCK_NR_RESTART_SYSCALL)
 		return 0;
 	id = bpf_get_current_pid_tgid();
 	tid = (__u32)id;
 	w = bpf_map_lookup_elem(&fwaits, &tid);
 	if (!w)
 		return 0;
+	/* restart_syscall(2) continues an interrupted timed wait, or something else */
+	if (nr == LOCK_NR_RESTART_SYSCALL && !w->interrupted)
+		return 0;
+	if (restarting(ret)) {
+		w->interrupted = 1;
+		return 0;
+	}
 	now = bpf_ktime_get_ns();
 	done = *w;
 	bpf_map_delete_elem(&fwaits, &tid);

@@ -76,6 +76,23 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 		| length == 0' "$T/x.json"
 }
 
+@test "lock: a futex wait that signals interrupt is one wait, timed or not, of the fixture's own length" {
+	# lockintr's waiter waits ~600 ms on a mutex while it gets SIGUSR1 (SA_RESTART) and
+	# SIGWINCH (no handler) three times each. Before: 7 contentions; a timed wait 4 and only
+	# ~250 ms (its continuation in restart_syscall(2) was not watched).
+	for how in untimed timed; do
+		run "$EBPROF" lock -q -o "$T/x.json" -- "$FIX/lockintr" "$how"
+		[ "$status" -eq 0 ]
+		waited=$(echo "$output" | awk '/^waited_ns/ { print $2 }')
+		[ "$waited" -gt 500000000 ]
+		w() { jq "[.sites[] | select(any(.frames[]; .function == \"wait_here\")) | .$1]
+			| add // 0" "$T/x.json"; }
+		echo "$how: $(w contentions) waits, $(w delay) ns; the fixture waited $waited ns"
+		[ "$(w contentions)" -eq 1 ]
+		within "$(w delay)" "$waited" 5
+	done
+}
+
 @test "lock: threads mapping and unmapping in parallel: kernel contentions within 5% of bpftrace's lock:contention_begin, on their mmap_lock" {
 	start_bpftrace 'BEGIN { printf("ready\n"); }
 		tracepoint:lock:contention_begin /comm == "mmaplockfix"/ { @b[0] = count(); }

@@ -654,7 +654,8 @@ static bool in_futex(uint32_t tid)
 	if (!text)
 		return true;	/* unreadable: taken as still waiting */
 	if (strncmp(text, "running", 7) && sscanf(text, "%ld", &nr) == 1)
-		in = nr == LOCK_NR_FUTEX || nr == LOCK_NR_FUTEX_WAITV;
+		in = nr == LOCK_NR_FUTEX || nr == LOCK_NR_FUTEX_WAITV ||
+		     nr == LOCK_NR_RESTART_SYSCALL;
 	free(text);
 	return in;
 }
