@@ -114,9 +114,11 @@ struct io_comm {
 	__u32 pad;
 };
 
-/* Per-CPU counters (a per-CPU array indexed by these): requests counted, then drops. */
+/* Per-CPU counters (a per-CPU array indexed by these): requests counted, merged, then drops
+ * (from IO_STAT_FIRST_DROP). */
 enum io_stat {
 	IO_STAT_REQUESTS,	/* requests completed and counted */
+	IO_STAT_MERGED,		/* requests merged into another, which completes for them */
 	IO_STAT_INFLIGHT_FULL,	/* the in-flight table was full: a request not measured */
 	IO_STAT_INFLIGHT_BUSY,	/* it was locked by the program this one interrupted: same */
 	IO_STAT_STACKS_FULL,	/* a stack not interned: its request counts without it */
@@ -126,6 +128,7 @@ enum io_stat {
 	IO_STAT_UNSEEN,		/* a request ended without a completion event: not counted */
 	IO_STAT__COUNT,
 };
+#define IO_STAT_FIRST_DROP IO_STAT_INFLIGHT_FULL
 
 /* Hooks that start a request's record, each with its own scratch (they may nest). */
 enum io_hook {

@@ -472,6 +472,25 @@ int BPF_PROG(io_done, struct request *rq)
 	return 0;
 }
 
+/* A request merged into the one before or after it (attempt_merge traces the one that goes
+ * away): its bios are the other's now, which completes for both, and it is freed with no
+ * completion of its own. Its record ends here, counted as merged: before, it stayed open until
+ * its struct request was used again or swept, and was counted as a completion_unseen drop,
+ * though nothing was lost (its bytes are in the other's, read at issue). */
+SEC("?tp_btf/block_rq_merge")
+int BPF_PROG(io_merge, struct request *rq)
+{
+	__u64 rqk = (__u64)rq;
+	struct io_req *r;
+
+	if (!started)
+		return 0;
+	r = bpf_map_lookup_elem(&inflight, &rqk);
+	if (r && __sync_val_compare_and_swap(&r->done, IO_REQ_OPEN, IO_REQ_ENDED) == IO_REQ_OPEN)
+		count_stat(IO_STAT_MERGED);
+	return 0;
+}
+
 /* Run by userspace once over `inflight` at the end, after `stopped`, before what is left is
  * read as in flight: a record whose completion reached no program (this kernel delivers none
  * while certain tasks run) and whose struct request was not used again stays there, open.

@@ -98,6 +98,30 @@ requests (completion_unseen: heavy I/O load), in the others something else read 
 	skip "something else read from $DISK during each of 5 runs: /sys/block/$DISK/stat is not dd's alone"
 }
 
+@test "io: requests merged into a neighbour are counted merged, as bpftrace's block_rq_merge, not completion_unseen" {
+	var_tmp_disk
+	make_file "$VT/f" 16384
+	# merges depend on timing: up to 5 runs of 32 threads' 1 MiB reads, until one merges;
+	# before, each merged request was a completion_unseen drop and "in no number"
+	start_bpftrace 'BEGIN { printf("ready\n"); }
+		tracepoint:block:block_rq_merge /comm == "ioreaders"/ { @m = count(); }'
+	merged=0
+	for try in 1 2 3 4 5; do
+		run "$EBPROF" io -q -o "$T/x$try.json" -- "$FIX/ioreaders" "$VT/f" 32 1048576 20
+		[ "$status" -eq 0 ]
+		jqe '.info.merged | test("^[0-9]+$")' "$T/x$try.json"
+		m=$(jq -r '.info.merged' "$T/x$try.json")
+		echo "try $try: merged $m, completion_unseen $(jq '.drops.completion_unseen' "$T/x$try.json")"
+		merged=$((merged + m))
+		[ "$m" -eq 0 ] || break
+	done
+	stop_bpftrace
+	bt=$(sed -n 's/^@m: \([0-9]*\)$/\1/p' "$T/bt.out")
+	echo "ebprof merged $merged, bpftrace block_rq_merge ${bt:-0}"
+	[ "$merged" -gt 0 ] || skip "no request merged in 5 runs"
+	[ "$merged" -eq "${bt:-0}" ]
+}
+
 @test "io: a buffered write's fsync issues the writes it waits for (or the report names the flusher)" {
 	var_tmp_disk
 	for try in 1 2 3 4 5; do
@@ -204,7 +228,8 @@ requests (completion_unseen: heavy I/O load), in the others something else read 
 		>/dev/null
 	jqe '.drops | has("process_notes_lost")' "$T/x.json"
 	# another disk only: none of dd's
-	other=$(ls /sys/block | grep -vx "$DISK" | head -1)
+	other=$(ls /sys/block | grep -vx "$DISK" | while read -r d; do
+		[ ! -e "/sys/block/$d/mq" ] || echo "$d"; done | head -1)
 	[ -n "$other" ] || skip "no second disk for --device"
 	run "$EBPROF" io -q --device "$other" -o "$T/y.json" -- \
 		dd if="$VT/f" of=/dev/null bs=4096 count=100 iflag=direct status=none
@@ -233,6 +258,15 @@ requests (completion_unseen: heavy I/O load), in the others something else read 
 		run "$EBPROF" io --device "$name" -- true
 		[ "$status" -eq 2 ]
 		[[ "$output" == *"is a partition of"* ]]
+	fi
+	# a bio-based disk (zram, device-mapper, md) makes no requests: accepted before, and then
+	# its I/O was nowhere, unsaid
+	nomq=$(ls /sys/block | while read -r d; do [ -e "/sys/block/$d/mq" ] || echo "$d"; done |
+		head -1)
+	if [ -n "$nomq" ]; then
+		run "$EBPROF" io --device "$nomq" -- true
+		[ "$status" -eq 2 ]
+		[[ "$output" == *"--device $nomq makes no block requests (a bio-based device"* ]]
 	fi
 	run "$EBPROF" io --max-stacks 0 -- true
 	[ "$status" -eq 2 ]

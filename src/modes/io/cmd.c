@@ -86,6 +86,11 @@ static int io_parse(void *mo, int c, const char *arg, struct session_opts *so,
 			return cli_usage_err(lc, "io", "--device %s is a partition of %s: "
 					     "ebprof io measures whole disks; use --device %s",
 					     arg, disk, disk);
+		if (err == -EOPNOTSUPP)
+			return cli_usage_err(lc, "io", "--device %s makes no block requests (a "
+					     "bio-based device, such as zram, device-mapper or md: "
+					     "no /sys/block/%s/mq); ebprof io measures requests, "
+					     "which the disks below it, if any, receive", arg, disk);
 		if (err) {
 			io_disks(disks, sizeof(disks));
 			return cli_usage_err(lc, "io", "--device %s: no such block device (this "

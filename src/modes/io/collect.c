@@ -41,6 +41,7 @@
 
 static const char *const stat_names[IO_STAT__COUNT] = {
 	[IO_STAT_REQUESTS] = "requests",
+	[IO_STAT_MERGED] = "merged",
 	[IO_STAT_INFLIGHT_FULL] = "inflight_table_full",
 	[IO_STAT_INFLIGHT_BUSY] = "inflight_table_busy",
 	[IO_STAT_STACKS_FULL] = "stack_table_full",
@@ -119,9 +120,14 @@ int io_device(const char *name, uint32_t *dev, char *disk, size_t len)
 			snprintf(disk, len, "?");
 		return -EXDEV;
 	}
-	*dev = IO_DEV(ma, mi);
 	if (disk)
 		snprintf(disk, len, "%s", base);
+	/* a disk without a request queue (zram, device-mapper, md: bio-based) has no request
+	 * for the block tracepoints to report: its I/O reaches the disks below it, if any */
+	snprintf(path, sizeof(path), "/sys/class/block/%s/mq", base);
+	if (access(path, F_OK))
+		return -EOPNOTSUPP;
+	*dev = IO_DEV(ma, mi);
 	return 0;
 }
 
@@ -216,6 +222,7 @@ static void *io_open(const struct session_env *env, void *opts)
 	bpf_program__set_autoload(sk->progs.io_insert, !c->has_io_start);
 	bpf_program__set_autoload(sk->progs.io_complete, !o->no_completions);
 	bpf_program__set_autoload(sk->progs.io_done, c->has_io_done && !o->no_completions);
+	bpf_program__set_autoload(sk->progs.io_merge, bpfutil__has_tracepoint("block_rq_merge"));
 	/* run at the end, over `inflight` (io_finish) */
 	bpf_program__set_autoattach(sk->progs.io_sweep, false);
 	if (collector__load(&c->base, env->unwind, true) ||
@@ -636,7 +643,7 @@ static void io_progress(void *m, char *buf, size_t len)
 {
 	struct io_collector *c = m;
 	uint64_t drops = bpfutil__percpu_sum_range(bpf_map__fd(c->skel->maps.stats),
-						   IO_STAT_REQUESTS + 1, IO_STAT__COUNT);
+						   IO_STAT_FIRST_DROP, IO_STAT__COUNT);
 
 	snprintf(buf, len, "%llu requests  drops %llu",
 		 (unsigned long long)stat_sum(c, IO_STAT_REQUESTS), (unsigned long long)drops);
@@ -735,9 +742,9 @@ static void io_finish(void *m)
 	inflight = add_groups(c);
 	unwinder__add_drops(c->base.unwinder, prof);
 	collector__add_drops(prof, bpf_map__fd(c->skel->maps.stats), stat_names,
-			     IO_STAT_REQUESTS + 1, IO_STAT__COUNT,
+			     IO_STAT_FIRST_DROP, IO_STAT__COUNT,
 			     c->env.all ? -1 : IO_STAT_NOTES_FULL, v);
-	for (int s = IO_STAT_REQUESTS + 1; s < IO_STAT__COUNT; s++) {
+	for (int s = IO_STAT_FIRST_DROP; s < IO_STAT__COUNT; s++) {
 		uint64_t n = v[s];
 
 		if (!n)
@@ -786,6 +793,7 @@ static void io_finish(void *m)
 	profile__add_info(prof, "requests", "%llu",
 			  (unsigned long long)stat_sum(c, IO_STAT_REQUESTS));
 	profile__add_info(prof, "in_flight", "%llu", (unsigned long long)inflight);
+	profile__add_info(prof, "merged", "%llu", (unsigned long long)stat_sum(c, IO_STAT_MERGED));
 }
 
 /* A window: the counts taken out of the kernel, the drops counted since the last one. */
@@ -798,7 +806,7 @@ static int io_window(void *m, struct profile *into)
 	if (!into->ntypes)
 		err = set_types(into);
 	err = err ?: drain(c, into, 0, false, true);
-	window__end(into, bpf_map__fd(c->skel->maps.stats), stat_names, IO_STAT_REQUESTS + 1,
+	window__end(into, bpf_map__fd(c->skel->maps.stats), stat_names, IO_STAT_FIRST_DROP,
 		    IO_STAT__COUNT, c->env.all ? -1 : IO_STAT_NOTES_FULL, c->window_stats,
 		    c->base.procs, free, c->env.start_ns, &c->window_ns, now);
 	return err;

@@ -31,7 +31,8 @@ extern const struct mode_ops io_mode_ops;
 /*
  * A disk by name ("vda", "/dev/vda", a symbolic link to it) into *dev (IO_DEV). Returns 0;
  * -ENOENT: no such block device; -EXDEV: a partition, whose disk's name goes into disk
- * (ebprof io measures whole disks: the kernel queues requests per disk).
+ * (ebprof io measures whole disks: the kernel queues requests per disk); -EOPNOTSUPP: a disk
+ * without a request queue (bio-based: zram, device-mapper, md), its name in disk.
  */
 int io_device(const char *name, uint32_t *dev, char *disk, size_t len);
 /* The machine's disks, "vda, loop0, ..." (from /sys/block), for messages. */
