@@ -411,3 +411,31 @@ void render__text_buckets(FILE *f, const char *indent, const char *title, const 
 		fputc('\n', f);
 	}
 }
+
+void render__text_frame(FILE *f, const struct profile *p, unsigned int indent, uint32_t no,
+			const struct prof_location *loc, uint32_t line)
+{
+	char name[512];
+
+	profile__frame_name(p, loc, line, name, sizeof(name));
+	fprintf(f, "%*s#%" PRIu32 " %s", indent, "", no, name);
+	if (line < loc->nlines) {
+		const struct prof_function *fn = &p->functions[loc->lines[line].function];
+		int64_t ln = loc->lines[line].line;
+
+		if (fn->filename && ln > 0)
+			fprintf(f, " (%s:%" PRId64 ")", fn->filename, ln);
+		else if (fn->filename)
+			fprintf(f, " (%s)", fn->filename);
+		if (loc->mapping != PROF_NONE) {
+			const char *file = p->mappings[loc->mapping].file;
+
+			fprintf(f, file[0] == '[' ? " %s" : " [%s]", render__basename(file));
+		}
+		if (line + 1 < loc->nlines)
+			fputs(" [inlined]", f);
+	}
+	if (profile__location_is_kernel(p, loc))
+		fputs(" [k]", f);
+	fputc('\n', f);
+}

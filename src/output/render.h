@@ -85,6 +85,12 @@ void render__hist_text(FILE *f, const char *indent, const char *title,
 
 /* Last path component ("libc.so.6" for "/usr/lib/x86_64-linux-gnu/libc.so.6"). */
 const char *render__basename(const char *path);
+/* One frame line of the text reports: "#NO name (file:line) [module] [inlined] [k]" after
+ * indent spaces: the module when the frame is symbolized (an unsymbolized one names it
+ * already; a bracketed one, [kernel.kallsyms] or [vdso], as it is), kernel frames marked as in
+ * the folded stacks. */
+void render__text_frame(FILE *f, const struct profile *p, unsigned int indent, uint32_t no,
+			const struct prof_location *loc, uint32_t line);
 
 /* Text reports (text.c, text_stacks.c): a heading line (bold with colour), the drops line
  * ("Drops: none", or every reason counted with `tail` after it: what the drops mean for the

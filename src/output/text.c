@@ -574,29 +574,11 @@ static void print_site_line(const struct text *t, uint32_t rank, const struct pr
 	fputc('\n', t->f);
 }
 
-/* One frame line: "#3 name (file:line) [module] [inlined]". */
+/* One frame line (render__text_frame). */
 static void print_frame(const struct text *t, unsigned int indent, uint32_t no,
 			const struct prof_location *loc, uint32_t line)
 {
-	const struct profile *p = t->p;
-	char name[512];
-
-	profile__frame_name(p, loc, line, name, sizeof(name));
-	fprintf(t->f, "%*s#%" PRIu32 " %s", indent, "", no, name);
-	if (line < loc->nlines) {
-		const struct prof_function *fn = &p->functions[loc->lines[line].function];
-		int64_t ln = loc->lines[line].line;
-
-		if (fn->filename && ln > 0)
-			fprintf(t->f, " (%s:%" PRId64 ")", fn->filename, ln);
-		else if (fn->filename)
-			fprintf(t->f, " (%s)", fn->filename);
-		if (loc->mapping != PROF_NONE)
-			fprintf(t->f, " [%s]", render__basename(p->mappings[loc->mapping].file));
-		if (line + 1 < loc->nlines)
-			fputs(" [inlined]", t->f);
-	}
-	fputc('\n', t->f);
+	render__text_frame(t->f, t->p, indent, no, loc, line);
 }
 
 static bool frame_is_allocator(const struct profile *p, const struct prof_location *loc,

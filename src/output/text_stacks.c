@@ -299,35 +299,11 @@ static void print_pid(const struct tstacks *t, uint32_t pid)
 		fprintf(t->f, " (%s)", proc->comm);
 }
 
-/* "#3 name (file:line) [module] [inlined] [k]": the module when the frame is symbolized (an
- * unsymbolized one names it already), kernel frames marked as in the folded stacks. */
+/* One frame line (render__text_frame). */
 static void print_frame(const struct tstacks *t, uint32_t no, const struct prof_location *loc,
 			uint32_t line)
 {
-	const struct profile *p = t->p;
-	char name[NAME_LEN];
-
-	profile__frame_name(p, loc, line, name, sizeof(name));
-	fprintf(t->f, "    #%" PRIu32 " %s", no, name);
-	if (line < loc->nlines) {
-		const struct prof_function *fn = &p->functions[loc->lines[line].function];
-		int64_t ln = loc->lines[line].line;
-
-		if (fn->filename && ln > 0)
-			fprintf(t->f, " (%s:%" PRId64 ")", fn->filename, ln);
-		else if (fn->filename)
-			fprintf(t->f, " (%s)", fn->filename);
-		if (loc->mapping != PROF_NONE) {
-			const char *file = p->mappings[loc->mapping].file;
-
-			fprintf(t->f, file[0] == '[' ? " %s" : " [%s]", render__basename(file));
-		}
-		if (line + 1 < loc->nlines)
-			fputs(" [inlined]", t->f);
-	}
-	if (profile__location_is_kernel(p, loc))
-		fputs(" [k]", t->f);
-	fputc('\n', t->f);
+	render__text_frame(t->f, t->p, 4, no, loc, line);
 }
 
 static void print_sample_line(const struct tstacks *t, uint32_t rank, const struct prof_sample *s)
