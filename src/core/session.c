@@ -478,6 +478,31 @@ static void on_signal(struct session *s, const struct signalfd_siginfo *si)
 	s->stop = true;
 }
 
+/* -p of a thread that is not its process's (the BPF filters are by process: nothing of it
+ * was traced), or of a zombie (nothing left to trace): both gave an empty report, exit 0. */
+static int check_pid(struct session *s, pid_t pid)
+{
+	pid_t tgid = pid, ppid = 0;
+	bool zombie = false;
+	char comm[32];
+
+	if (target__status(pid, &tgid, &ppid, &zombie))
+		return 0;	/* gone meanwhile, or /proc unreadable: attach says why */
+	target__comm(tgid, comm, sizeof(comm));
+	if (tgid != pid) {
+		pr_err(s->lc, "cannot attach to PID %d: it is a thread of process %d (%s); give -p %d, "
+			      "which traces all its threads", pid, tgid, comm, tgid);
+		return -EINVAL;
+	}
+	if (zombie) {
+		pr_err(s->lc, "cannot attach to PID %d (%s): it has exited, and waits for its parent "
+			      "(PID %d) to reap it (a zombie): nothing is left to trace", pid, comm,
+		       ppid);
+		return -ESRCH;
+	}
+	return 0;
+}
+
 static int setup_attach(struct session *s)
 {
 	for (int i = 0; i < s->o->npids; i++) {
@@ -491,6 +516,9 @@ static int setup_attach(struct session *s)
 			pr_err(s->lc, "cannot attach to PID %d: no such process", pid);
 			return -ESRCH;
 		}
+		err = check_pid(s, pid);
+		if (err)
+			return err;
 		if (!s->ops->kthreads && target__is_kthread(pid)) {
 			char comm[32];
 

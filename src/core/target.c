@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "core/target.h"
+#include "util/util.h"
 
 #define TRACE_OPTS (PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_TRACESYSGOOD)
 /* New processes start traced and stopped: probes go in before they run. clone() of a thread
@@ -509,6 +510,28 @@ void target__thaw(struct target_frozen *f)
 	free(f->t);
 	f->t = NULL;
 	f->n = 0;
+}
+
+int target__status(pid_t pid, pid_t *tgid, pid_t *ppid, bool *zombie)
+{
+	char path[64], *text, *l;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	text = util_read_file(path, NULL);
+	if (!text)
+		return -errno;
+	*zombie = false;
+	for (l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (!strncmp(l, "Tgid:", 5))
+			found += sscanf(l + 5, "%d", tgid) == 1;
+		else if (!strncmp(l, "PPid:", 5))
+			found += sscanf(l + 5, "%d", ppid) == 1;
+		else if (!strncmp(l, "State:", 6))
+			*zombie = strstr(l, "zombie") != NULL;
+	}
+	free(text);
+	return found == 2 ? 0 : -EINVAL;
 }
 
 bool target__is_kthread(pid_t pid)

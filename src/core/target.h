@@ -47,6 +47,10 @@ int target__exit_code(int status);
 
 /* Is pid a kernel thread (kthreadd, kworkers: no user memory, no mappings)? */
 bool target__is_kthread(pid_t pid);
+/* What pid is, from /proc/PID/status: its process (Tgid; pid itself for a process, its
+ * process's for another thread), its parent, and whether it is a zombie (it exited and its
+ * parent has not reaped it). -errno when it cannot be read. */
+int target__status(pid_t pid, pid_t *tgid, pid_t *ppid, bool *zombie);
 
 /* comm and command line (argv joined by spaces) of a live process; buffers always terminated. */
 void target__comm(pid_t pid, char *comm, size_t len);

@@ -215,6 +215,23 @@ assert_no_cpu_probes() {
 	run "$EBPROF" cpu -p 4194304 -d 1
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"no such process"* ]]
+	# a thread that is not its process's, and a zombie: both gave an empty report and exit 0
+	bg "$FIX/cpuburn" 5 2
+	burn=$BG
+	for i in $(seq 50); do [ "$(ls /proc/$burn/task | wc -l)" -ge 3 ] && break; sleep 0.1; done
+	tid=$(ls /proc/$burn/task | grep -vx "$burn" | head -1)
+	run "$EBPROF" cpu -p "$tid" -d 1
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot attach to PID $tid: it is a thread of process $burn (cpuburn); give -p $burn"* ]]
+	bg sh -c 'sleep 0.1 & exec sleep 10'
+	for i in $(seq 50); do
+		z=$(ps -o pid=,stat= --ppid "$BG" | awk '$2 ~ /^Z/ { print $1 }')
+		[ -z "$z" ] || break
+		sleep 0.1
+	done
+	run "$EBPROF" cpu -p "$z" -d 1
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"(a zombie): nothing is left to trace"* ]]
 	assert_no_cpu_probes
 }
 
