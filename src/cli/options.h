@@ -25,6 +25,8 @@
 	"                         repeatable; default: text to stdout. FORMAT:PATH names the\n" \
 	"                         format (folded:- writes folded stacks to stdout)\n" \
 	"      --top N            entries shown per table in the text report (default 10, 0 = all)\n" \
+	"      --value TYPE       the sample type .folded and .svg weigh frames by (default: the\n" \
+	"                         mode's default sample type, named above)\n" \
 	"      --inverted         draw the flame graph as an icicle (roots at the top)\n"
 #define OPTIONS_HELP_UNWIND \
 	"      --unwind HOW       how user stacks are walked: auto (default) and dwarf: by the\n" \

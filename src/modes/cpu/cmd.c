@@ -37,8 +37,9 @@ static const char cpu_usage[] =
 	"Sample on-CPU stacks (kernel and user frames) with a software cpu-clock timer on each\n"
 	"CPU, aggregated in the kernel. Each sample stands for exactly one period of CPU time,\n"
 	"1e9/HZ ns: the profile's sample types are samples (count, the default) and cpu\n"
-	"(nanoseconds). User stacks are walked by frame pointers: code built without them\n"
-	"(most distribution libraries) shows as its leaf function only.\n"
+	"(nanoseconds). User stacks are unwound by each object's call frame information\n"
+	"(.eh_frame, as gdb does; --unwind), so code built without frame pointers (most\n"
+	"distribution libraries) has whole stacks.\n"
 	"\n"
 	"Targets:\n"
 	OPTIONS_HELP_TARGETS
