@@ -79,6 +79,32 @@ static void test_text_top_and_count(void **state)
 	profile__free(p);
 }
 
+/* Samples whose stacks read the same (a loop sampled at two of its instructions: two
+ * locations, one function and line) are one stack in the text report, their values summed;
+ * apart, the top stack read as two smaller ones. */
+static void test_text_same_stack_once(void **state)
+{
+	struct output_opts o = { .top = 10 };
+	struct profile *p = cpu_fixture();
+	uint32_t m, f_spin, f_main, a, b, c;
+	char *out;
+
+	m = profile__mapping(p, 300, 0x400000, 0x401000, 0, "/usr/bin/loop", NULL);
+	f_spin = fn(p, "spinloop", "spinloop", "loop.c");
+	f_main = fn(p, "main", "main", "loop.c");
+	a = LOC(p, m, 0x400100, 0x100, { f_spin, 6 });
+	b = LOC(p, m, 0x400104, 0x104, { f_spin, 6 });
+	c = LOC(p, m, 0x400200, 0x200, { f_main, 9 });
+	cpu_sample(p, STACK(a, c), 40, 300);
+	cpu_sample(p, STACK(b, c), 35, 300);
+	out = render(&output_text, p, &o, NULL);
+	assert_non_null(strstr(out, "Top 7 stacks by cpu\n"));
+	assert_non_null(strstr(out, "samples 75, pid 300\n    #0 spinloop (loop.c:6) [loop]\n"));
+	assert_null(strstr(out, "samples 40,"));
+	free(out);
+	profile__free(p);
+}
+
 static void test_json(void **state)
 {
 	char *out = golden_of(&output_json, "tests/golden/cpu.json", NULL), *path, *cmd;
@@ -272,6 +298,7 @@ int main(void)
 		cmocka_unit_test(test_info),
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_text_top_and_count),
+		cmocka_unit_test(test_text_same_stack_once),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_folded),
