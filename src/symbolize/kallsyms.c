@@ -23,7 +23,7 @@
 #include "symbolize/sym_internal.h"
 #include "util/util.h"
 
-#define RANK_END 4	/* _etext, _einittext: where text ends, never a function */
+#define RANK_END 8	/* _etext, _einittext: where text ends, never a function */
 
 struct ksym {
 	uint64_t addr;
@@ -243,7 +243,10 @@ struct ksyms *ksyms__load_paths(const char *path, const char *modules)
 		region = region_of(k, mod, &last);
 		if (region == UINT32_MAX)
 			goto err;
-		rank = type_rank(type);
+		/* a system call without arguments has one body for its 64-bit and ia32 entry
+		 * points (__x64_sys_getppid, __ia32_sys_getppid): name it as perf does, by the
+		 * 64-bit one (the ia32 one won alphabetically) */
+		rank = 2 * type_rank(type) + !strncmp(name, "__ia32_", 7);
 		if (!mod && (!strcmp(name, "_etext") || !strcmp(name, "_einittext"))) {
 			rank = RANK_END;
 			if (addr > k->regions[0].end_mark)
@@ -458,7 +461,7 @@ const char *ksyms__resolve(const struct ksyms *k, uint64_t addr, uint64_t *offse
  * the names (strtab_len bytes, each NUL-terminated).
  */
 #define KCACHE_MAGIC "EBPKSYM\n"
-#define KCACHE_VERSION 1
+#define KCACHE_VERSION 2	/* 2: ranks of ia32 aliases */
 #define KCACHE_KEY_MAX 1024
 
 struct kcache_hdr {

@@ -27,6 +27,8 @@ static const char kallsyms[] =
 	"ffffffff81000000 T _text\n"
 	"ffffffff81000100 t helper\n"
 	"ffffffff81000100 T helper_alias\n"
+	"ffffffff81000200 T __ia32_sys_getppid\n"
+	"ffffffff81000200 T __x64_sys_getppid\n"
 	"ffffffff81000300 T do_sys_open\n"
 	"ffffffff81000400 T vfs_read\n"
 	"ffffffff81000500 T _etext\n"
@@ -94,6 +96,9 @@ static void test_core_regions(void **state)
 	assert_int_equal(off, 0x10);
 	assert_null(mod);
 	assert_string_equal(ksyms__resolve(k, 0xffffffff810004ffULL, &off), "vfs_read");
+	/* one body for both entry points: the 64-bit one's name, as perf gives (the ia32
+	 * one's won alphabetically) */
+	assert_string_equal(ksyms__resolve(k, 0xffffffff81000208ULL, &off), "__x64_sys_getppid");
 	/* past _etext: data, not vfs_read */
 	assert_null(ksyms__resolve(k, 0xffffffff81000500ULL, &off));
 	assert_null(ksyms__resolve(k, 0xffffffff81000610ULL, &off));
