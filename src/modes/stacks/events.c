@@ -373,9 +373,19 @@ int stacks_event__resolve(struct stacks_event *ev, const struct log_ctx *lc)
 
 		if (enter || !strncmp(ev->name, "sys_exit_", 9)) {
 			ev->nr = syscall_nr(ev->name + (enter ? 10 : 9));
-			if (ev->nr < 0)
+			if (ev->nr >= 0) {
+				ev->kind = enter ? STACKS_EV_SYS_ENTER : STACKS_EV_SYS_EXIT;
+				return 0;
+			}
+			/* not in the table built from this build's headers: a system call newer
+			 * than them (mseal, listmount...) or the kernel's own name of one
+			 * (newstat, sendfile64): its tracefs event, as `-l` lists it */
+			dir = stacks_tracefs(lc, true);
+			snprintf(path, sizeof(path), "%s/events/syscalls/%s/id", dir ? dir : "",
+				 ev->name);
+			if (!dir || access(path, R_OK))
 				return unknown(ev, lc, "no x86_64 syscall has that name");
-			ev->kind = enter ? STACKS_EV_SYS_ENTER : STACKS_EV_SYS_EXIT;
+			ev->kind = STACKS_EV_TRACEFS;
 			return 0;
 		}
 	}
