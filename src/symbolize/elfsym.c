@@ -29,7 +29,7 @@ static enum match match_name(const char *sym, const char *want, size_t want_len)
 
 /* Best match in one symbol table section; returns its quality and fills *offset. */
 static enum match search_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
-			       uint64_t *offset)
+			       Elf_Data *versym, uint64_t *offset, bool *is_ifunc)
 {
 	size_t want_len = strlen(name), n;
 	enum match best = MATCH_NONE;
@@ -60,6 +60,14 @@ static enum match search_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, cons
 		if (!sname)
 			continue;
 		mt = match_name(sname, name, want_len);
+		/* .dynsym's names carry no version: a hidden one (a compat symbol, such as
+		 * memcpy@GLIBC_2.2.5 beside memcpy@@GLIBC_2.14) is in .gnu.version */
+		if (mt == MATCH_EXACT && versym) {
+			GElf_Versym vs;
+
+			if (gelf_getversym(versym, (int)i, &vs) && (vs & 0x8000))
+				mt = MATCH_HIDDEN_VERSION;
+		}
 		ifunc = type == STT_GNU_IFUNC;
 		/* A plain function beats an IFUNC of equal match (the IFUNC is its resolver). */
 		if (mt == MATCH_NONE || mt < best || (mt == best && (ifunc || !best_ifunc)))
@@ -71,6 +79,7 @@ static enum match search_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, cons
 		best = mt;
 		best_ifunc = ifunc;
 	}
+	*is_ifunc = best_ifunc;
 	return best;
 }
 
@@ -78,6 +87,7 @@ int sym_elf_symbol_offset(const char *path, const char *name, uint64_t *offset)
 {
 	static const GElf_Word order[] = { SHT_SYMTAB, SHT_DYNSYM };
 	enum match best = MATCH_NONE;
+	bool best_ifunc = false;
 	Elf *elf = NULL;
 	int fd, err;
 
@@ -93,23 +103,38 @@ int sym_elf_symbol_offset(const char *path, const char *name, uint64_t *offset)
 		goto out;
 
 	for (size_t t = 0; t < sizeof(order) / sizeof(order[0]) && best != MATCH_EXACT; t++) {
-		Elf_Scn *scn = NULL;
+		Elf_Scn *scn = NULL, *vscn = NULL;
+		Elf_Data *versym = NULL;
+
+		/* the dynamic symbols' versions, index for index */
+		while (order[t] == SHT_DYNSYM && (vscn = elf_nextscn(elf, vscn))) {
+			GElf_Shdr vsh;
+
+			if (gelf_getshdr(vscn, &vsh) && vsh.sh_type == SHT_GNU_versym) {
+				versym = elf_getdata(vscn, NULL);
+				break;
+			}
+		}
 
 		while ((scn = elf_nextscn(elf, scn))) {
 			GElf_Shdr sh;
 			enum match mt;
 			uint64_t off;
+			bool ifunc;
 
 			if (!gelf_getshdr(scn, &sh) || sh.sh_type != order[t])
 				continue;
-			mt = search_table(elf, scn, &sh, name, &off);
+			mt = search_table(elf, scn, &sh, name, versym, &off, &ifunc);
 			if (mt > best) {
 				best = mt;
+				best_ifunc = ifunc;
 				*offset = off;
 			}
 		}
 	}
-	err = best == MATCH_NONE ? -ENOENT : 0;
+	/* an IFUNC's address is its resolver, which runs once, when the object is relocated:
+	 * probed, it counts that, not the calls (*offset is still set) */
+	err = best == MATCH_NONE ? -ENOENT : best_ifunc ? -EOPNOTSUPP : 0;
 out:
 	if (elf)
 		elf_end(elf);

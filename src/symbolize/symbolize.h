@@ -143,7 +143,8 @@ int symbolizer__resolve_build_id(struct symbolizer *s, const char *build_id, uin
 /* Look up a symbol's file offset in an ELF file, for attaching uprobes. Considers .symtab and
  * .dynsym; returns 0 and the offset, or -ENOENT / negative errno. Names match with or without
  * an @VERSION / @@VERSION suffix (exact name, then default version, then hidden version); a
- * plain STT_FUNC is preferred over an STT_GNU_IFUNC, whose offset is that of its resolver. */
+ * plain STT_FUNC is preferred over an STT_GNU_IFUNC, whose offset is that of its resolver:
+ * when the best match is an IFUNC, -EOPNOTSUPP, with *offset set (glibc's strlen, memcpy). */
 int sym_elf_symbol_offset(const char *path, const char *name, uint64_t *offset);
 
 /* Demangle a C++ (_Z...) or Rust (_ZN...h<hash>E legacy, _R... v0) name with libiberty.

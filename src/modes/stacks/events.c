@@ -563,6 +563,12 @@ const char *stacks_event__symbol_error(const char *path, const char *sym, int er
 	if (err == -ENOENT)
 		snprintf(buf, len, "no function '%s' in %s (nm or nm -D lists its symbols; the "
 			 "object may be stripped)", sym, shown);
+	else if (err == -EOPNOTSUPP)
+		snprintf(buf, len, "'%s' in %s is an IFUNC: its address is the resolver, which runs "
+			 "once when the object is loaded and picks one of its implementations for "
+			 "this CPU; probed, it would count that, not the calls. Probe the "
+			 "implementation by its name if the object exports it, or its callers", sym,
+			 shown);
 	else
 		snprintf(buf, len, "cannot read %s as an ELF file to find '%s': %s", shown, sym,
 			 strerror(-err));
