@@ -153,18 +153,43 @@ assert_no_offcpu_probes() {
 	echo "ebprof $eb switches, bpftrace $bt switch-outs"
 	# 3000 rounds: each thread blocks in about every read
 	[ "$bt" -gt 3000 ]
-	# the same tracepoint, both on for the whole of the fixture's work; bpftrace counts one
-	# more, the main thread's switch-out into its last wait, which ends after both stopped
-	# (ebprof counts a wait at its end). A wait whose switch-in the kernel did not report is
-	# counted at the thread's next switch-out or its exit (switch_in_unseen): exactly one less
+	# the same tracepoint, both on for the whole of the fixture's work; the main thread's
+	# switch-out into its last wait, which goes on after both stopped, ebprof counts up to
+	# its stop (a wait still open at the end). A wait whose switch-in the kernel did not
+	# report is counted at the thread's next switch-out or its exit (switch_in_unseen):
+	# exactly as many
 	jq .drops.switch_in_unseen "$T/x.json"
-	[ "$eb" -eq $((bt - 1)) ]
+	[ "$eb" -eq "$bt" ]
 	# no table was full; a stack the unwinder could not finish is said (an explicit
 	# [truncated] frame, the unwind_truncated drop) and still counts its wait, as does a wait
 	# whose switch-in was not reported (switch_in_unseen)
 	jq -c .drops "$T/x.json"
 	jqe '.drops | to_entries | map(select(.key | startswith("unwind_") | not)
 		| select(.key != "switch_in_unseen") | .value) | add == 0' "$T/x.json"
+}
+
+@test "offcpu: a wait still going on when tracing stops counts up to the stop; cpu --offcpu -p of a sleeping process is its run" {
+	# one nap of 2 s, traced for 1 s: before, its wait was in no number (an empty profile)
+	run "$EBPROF" offcpu -q -d 1 -o "$T/x.json" -- "$FIX/offsleep" 1 2000
+	[ "$status" -eq 0 ]
+	nap=$(jq '[.sites[] | select(any(.frames[]; .function == "nap")) | .offcpu] | add // 0' \
+		"$T/x.json")
+	dur=$(jq .duration_ns "$T/x.json")
+	echo "nap $nap ns of a $dur ns run"
+	[ $((nap * 10)) -ge $((dur * 8)) ]
+	[ "$nap" -le "$dur" ]
+	jqe '[.notes[] | select(test("still off-CPU when tracing stopped: each one.s wait counts up to the stop"))] | length == 1' "$T/x.json"
+	# attached to a process asleep in nap: the wall-clock profile is its nap from its next
+	# switch-out on, up to the end
+	bg "$FIX/offsleep" 30 100
+	sleep 0.3
+	run "$EBPROF" cpu -q --offcpu -p "$BG" -d 1 -o "$T/w.json"
+	[ "$status" -eq 0 ]
+	nap=$(jq '[.sites[] | select(any(.frames[]; .function == "nap")) | .wall] | add // 0' \
+		"$T/w.json")
+	dur=$(jq .duration_ns "$T/w.json")
+	echo "cpu --offcpu -p: nap's wall $nap ns of a $dur ns run"
+	[ $((nap * 10)) -ge $((dur * 7)) ]
 }
 
 @test "offcpu: --min-block, --max-block and --state leave out what they say" {

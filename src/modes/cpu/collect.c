@@ -601,6 +601,8 @@ static void cpu_started(void *m, uint64_t start_ns)
 	struct cpu_collector *c = m;
 
 	c->env.start_ns = start_ns;
+	if (c->off)
+		offcpu_mode_ops.started(c->off, start_ns);
 }
 
 static void cpu_stop(void *m)

@@ -56,6 +56,7 @@ struct offcpu_collector {
 	bool started, stopped;
 	uint64_t stop_ns;
 	uint64_t off_at_end;		/* threads still off-CPU when tracing stopped */
+	uint64_t open_lost;		/* of them, not counted: the count table was full */
 	uint64_t window_ns;		/* CLOCK_MONOTONIC at the start of the window (0: the run's) */
 	uint64_t window_stats[OFFCPU_STAT__COUNT];	/* the counters then */
 };
@@ -556,13 +557,34 @@ static void add_runq_groups(struct offcpu_collector *c)
 	free(r.e);
 }
 
-/* Threads still off-CPU when tracing stopped: their last interval is in no number. */
+/*
+ * A thread still off-CPU when tracing stopped: its wait so far counts, up to the stop, under
+ * its stacks at the switch-out (one more blocked interval). Left out, a process blocked for
+ * the whole run had an empty profile, and a wall-clock profile (cpu --offcpu) lost the last
+ * wait of every thread. Counted in c->off_at_end; the filters (--min-block, --max-block)
+ * apply to the part seen.
+ */
 static int count_open(const void *k, const void *v, void *ctx)
 {
 	const struct offcpu_thread *th = v;
+	struct offcpu_collector *c = ctx;
+	int fd = bpf_map__fd(c->skel->maps.counts);
+	struct offcpu_val val = { 0 };
+	uint64_t d;
 
-	if (th->off_ns)
-		(*(uint64_t *)ctx)++;
+	(void)k;
+	if (!th->off_ns || th->off_ns >= c->stop_ns)
+		return 0;
+	d = c->stop_ns - th->off_ns;
+	if (d < c->opts.min_ns || (c->opts.max_ns && d > c->opts.max_ns))
+		return 0;
+	c->off_at_end++;
+	if (bpf_map_lookup_elem(fd, &th->key, &val) && errno != ENOENT)
+		return 0;
+	val.ns += d;
+	val.switches++;
+	if (bpf_map_update_elem(fd, &th->key, &val, BPF_ANY))
+		c->open_lost++;
 	return 0;
 }
 
@@ -625,11 +647,12 @@ static void offcpu_finish(void *m)
 	uint64_t v[OFFCPU_STAT__COUNT];
 	char buf[64], b2[32];
 
+	/* the waits still going on, up to the stop, before the counts are read */
+	bpfutil__map_for_each(bpf_map__fd(c->skel->maps.threads), sizeof(__u32),
+			      sizeof(struct offcpu_thread), count_open, c);
 	drain(c, prof, 0, false, false);
 	add_runq_groups(c);
 	unwinder__add_drops(c->base.unwinder, prof);
-	bpfutil__map_for_each(bpf_map__fd(c->skel->maps.threads), sizeof(__u32),
-			      sizeof(struct offcpu_thread), count_open, &c->off_at_end);
 	collector__add_drops(prof, bpf_map__fd(c->skel->maps.stats), stat_names,
 			     OFFCPU_STAT_THREADS_FULL, OFFCPU_STAT__COUNT,
 			     c->env.all ? -1 : OFFCPU_STAT_NOTES_FULL, v);
@@ -667,8 +690,9 @@ static void offcpu_finish(void *m)
 	}
 	if (c->off_at_end)
 		profile__add_note(prof, "%llu threads were still off-CPU when tracing stopped: "
-				  "their last wait is in no number",
-				  (unsigned long long)c->off_at_end);
+				  "each one's wait counts up to the stop%s",
+				  (unsigned long long)c->off_at_end, c->open_lost ?
+				  " (some could not: the count table was full)" : "");
 	profile__add_note(prof, "off-CPU time: from a thread's switch-out to its switch-in "
 			  "(its wait and its run-queue latency after the wakeup), under its stacks "
 			  "at the switch-out%s. Run-queue latency: from its wakeup or preemption "
