@@ -98,13 +98,14 @@ requests (completion_unseen: heavy I/O load), in the others something else read 
 	skip "something else read from $DISK during each of 5 runs: /sys/block/$DISK/stat is not dd's alone"
 }
 
-@test "io: requests merged into a neighbour are counted merged, as bpftrace's block_rq_merge, not completion_unseen" {
+@test "io: requests merged into a neighbour are counted merged (within bpftrace's block_rq_merge), not completion_unseen" {
 	var_tmp_disk
 	make_file "$VT/f" 16384
 	# merges depend on timing: up to 5 runs of 32 threads' 1 MiB reads, until one merges;
 	# before, each merged request was a completion_unseen drop and "in no number"
 	start_bpftrace 'BEGIN { printf("ready\n"); }
-		tracepoint:block:block_rq_merge /comm == "ioreaders"/ { @m = count(); }'
+		tracepoint:block:block_rq_merge /comm == "ioreaders"/ { @m = count(); }
+		tracepoint:block:block_rq_merge { @all = count(); }'
 	merged=0
 	for try in 1 2 3 4 5; do
 		run "$EBPROF" io -q -o "$T/x$try.json" -- "$FIX/ioreaders" "$VT/f" 32 1048576 20
@@ -117,9 +118,14 @@ requests (completion_unseen: heavy I/O load), in the others something else read 
 	done
 	stop_bpftrace
 	bt=$(sed -n 's/^@m: \([0-9]*\)$/\1/p' "$T/bt.out")
-	echo "ebprof merged $merged, bpftrace block_rq_merge ${bt:-0}"
+	all=$(sed -n 's/^@all: \([0-9]*\)$/\1/p' "$T/bt.out")
+	echo "ebprof merged $merged, bpftrace block_rq_merge ${bt:-0} in ioreaders, ${all:-0} in all"
 	[ "$merged" -gt 0 ] || skip "no request merged in 5 runs"
-	[ "$merged" -eq "${bt:-0}" ]
+	# every merge of the fixture's requests, and no more than the machine's: a merge can
+	# happen in another task's context (a plug flushed by a kernel thread), and the kernel
+	# threads' own requests (a journal's) count beside a command's
+	[ "$merged" -ge "${bt:-0}" ]
+	[ "$merged" -le "${all:-0}" ]
 }
 
 @test "io: a buffered write's fsync issues the writes it waits for (or the report names the flusher)" {
