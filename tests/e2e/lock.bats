@@ -85,7 +85,10 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 		[ "$status" -eq 0 ]
 		waited=$(echo "$output" | awk '/^waited_ns/ { print $2 }')
 		[ "$waited" -gt 500000000 ]
-		w() { jq "[.sites[] | select(any(.frames[]; .function == \"wait_here\")) | .$1]
+		# its futex waits (a signal's delivery may also contend a kernel spinlock, the
+		# siglock, under the same stack: a lock of its own)
+		w() { jq "[.sites[] | select(.frames[0].function | startswith(\"futex \"))
+			| select(any(.frames[]; .function == \"wait_here\")) | .$1]
 			| add // 0" "$T/x.json"; }
 		echo "$how: $(w contentions) waits, $(w delay) ns; the fixture waited $waited ns"
 		[ "$(w contentions)" -eq 1 ]
