@@ -147,14 +147,18 @@ site_classes() {
 	# a heuristic only ever finds a possibly lost block reachable (valgrind's rule): the lost
 	# classes are the same, and what leaves "possible" is reachable (via the heuristic, which
 	# "reachable" includes, or from a block it made reachable). So far none has matched here.
+	# The two runs are two perl processes: now and then one of them frees one more of its
+	# 4080-byte arenas before exiting (a fresh-clone CI run: 16,096 possibly lost blocks
+	# against 16,095, the rest equal), so what is kept may differ by one such block.
 	jq -e -n --slurpfile n "$T/none.json" --slurpfile a "$T/all.json" '
 		def k: .processes[0].leaks;
 		def kept(f): (k.possible | f) + (k.reachable | f);
+		def near(a; b; d): (a - b) as $e | ($e <= d and $e >= -d);
 		($n[0] | k) as $x | ($a[0] | k) as $y
 		| $x.definite == $y.definite and $x.indirect == $y.indirect and
-		  $y.possible.count <= $x.possible.count and
-		  ($n[0] | kept(.count)) == ($a[0] | kept(.count)) and
-		  ($n[0] | kept(.bytes)) == ($a[0] | kept(.bytes))'
+		  $y.possible.count <= $x.possible.count + 1 and
+		  near($n[0] | kept(.count); $a[0] | kept(.count); 1) and
+		  near($n[0] | kept(.bytes); $a[0] | kept(.bytes); 4096)'
 	# tens of MB of possibly lost arenas: the case is the one reported
 	jqe '.processes[0].leaks | .possible.bytes > 32 * 1048576' "$T/all.json"
 	local calls
