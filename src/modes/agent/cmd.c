@@ -625,8 +625,9 @@ int cmd_agent(int argc, char **argv, struct log_ctx *lc)
 	a.pusher = NULL;
 	fprintf(stderr, "ebprof: agent stopped: windows %llu (sent %llu, refused %llu, dropped "
 		"%llu, unsent %llu, empty %llu), pushes ok %llu, failed attempts %llu, rejected %llu, "
-		"sent %llu bytes\n", (unsigned long long)st.windows, (unsigned long long)st.windows_sent,
-		(unsigned long long)st.windows_refused, (unsigned long long)st.windows_dropped, (unsigned long long)st.windows_unsent,
+		"sent %llu bytes\n", (unsigned long long)st.windows,
+		(unsigned long long)st.windows_sent, (unsigned long long)st.windows_refused,
+		(unsigned long long)st.windows_dropped, (unsigned long long)st.windows_unsent,
 		(unsigned long long)st.windows_empty,
 		(unsigned long long)st.pushes_ok, (unsigned long long)st.attempts_failed,
 		(unsigned long long)st.pushes_rejected, (unsigned long long)st.bytes_sent);

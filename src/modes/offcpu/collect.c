@@ -56,7 +56,8 @@ struct offcpu_collector {
 	bool started, stopped;
 	uint64_t stop_ns;
 	uint64_t off_at_end;		/* threads still off-CPU when tracing stopped */
-	uint64_t open_lost;		/* of them, not counted: the count table was full */
+	uint64_t open_lost;		/* of them, not counted: the count table was full (a
+					 * count_table_full drop) */
 	uint64_t window_ns;		/* CLOCK_MONOTONIC at the start of the window (0: the run's) */
 	uint64_t window_stats[OFFCPU_STAT__COUNT];	/* the counters then */
 };
@@ -656,6 +657,9 @@ static void offcpu_finish(void *m)
 	collector__add_drops(prof, bpf_map__fd(c->skel->maps.stats), stat_names,
 			     OFFCPU_STAT_THREADS_FULL, OFFCPU_STAT__COUNT,
 			     c->env.all ? -1 : OFFCPU_STAT_NOTES_FULL, v);
+	/* an open wait that found the count table full is lost as a switch-in's would be */
+	profile__add_drop(prof, stat_names[OFFCPU_STAT_COUNTS_FULL], c->open_lost);
+	v[OFFCPU_STAT_COUNTS_FULL] += c->open_lost;
 	for (int s = OFFCPU_STAT_THREADS_FULL; s < OFFCPU_STAT__COUNT; s++) {
 		uint64_t n = v[s];
 
@@ -690,9 +694,9 @@ static void offcpu_finish(void *m)
 	}
 	if (c->off_at_end)
 		profile__add_note(prof, "%llu threads were still off-CPU when tracing stopped: "
-				  "each one's wait counts up to the stop%s",
-				  (unsigned long long)c->off_at_end, c->open_lost ?
-				  " (some could not: the count table was full)" : "");
+				  "each one's wait counts up to the stop (those the full count "
+				  "table could not take are in count_table_full)",
+				  (unsigned long long)c->off_at_end);
 	profile__add_note(prof, "off-CPU time: from a thread's switch-out to its switch-in "
 			  "(its wait and its run-queue latency after the wakeup), under its stacks "
 			  "at the switch-out%s. Run-queue latency: from its wakeup or preemption "
