@@ -299,9 +299,13 @@ assert_no_offcpu_probes() {
 	# the whole run, within 10% (the profile also holds the start-up before main)
 	[ $((total * 10)) -ge $((wall * 9)) ]
 	[ $((total * 10)) -le $((wall * 11)) ]
-	# burn's samples: its CPU time within 10%
+	# burn's samples: at least its CPU time (less 10%), and at most its time on a CPU by the
+	# wall clock (plus 10%), outside the naps. The cpu-clock event counts the time a task is
+	# on a CPU, which includes what the hypervisor steals from the VM meanwhile; the task's
+	# CPU time does not: with steal, 567 ms of samples for 502 ms of CPU time and 590 ms
+	# outside the naps (a run of 2026-11-28, also without ebprof)
 	[ $((oncpu * 10)) -ge $((cpu * 9)) ]
-	[ $((oncpu * 10)) -le $((cpu * 11)) ]
+	[ $((oncpu * 10)) -le $(((wall - slept) * 11)) ]
 	# the naps: 20 x 25 ms off the CPU, never more than the fixture measured around its
 	# nanosleeps. Their wall time also holds the samples taken on CPU in nanosleep (one period,
 	# 2 ms at 499 Hz, each: a sample lands in finish_task_switch right after a switch-in now
