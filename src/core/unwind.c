@@ -409,32 +409,6 @@ static int upload_rows(struct unwinder *u, const struct unwind_table *t)
 	return 0;
 }
 
-/* The vdso of pid (the same image in every process of this kernel) into a memfd (-1: not
- * read) */
-static int vdso_file(pid_t pid, const struct sym_map *m)
-{
-	size_t size = m->end - m->start;
-	char mem[64];
-	void *buf;
-	int fd, mfd = -1;
-
-	if (size > (1 << 20) || !(buf = malloc(size)))
-		return -1;
-	snprintf(mem, sizeof(mem), "/proc/%d/mem", pid);
-	fd = open(mem, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && pread(fd, buf, size, (off_t)m->start) == (ssize_t)size) {
-		mfd = memfd_create("ebprof-vdso", MFD_CLOEXEC);
-		if (mfd >= 0 && write(mfd, buf, size) != (ssize_t)size) {
-			close(mfd);
-			mfd = -1;
-		}
-	}
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return mfd;
-}
-
 static uint64_t kdev(uint32_t major, uint32_t minor)
 {
 	return (uint64_t)major << 20 | minor;
@@ -604,7 +578,7 @@ static struct unwind_obj *object(struct unwinder *u, pid_t pid, const struct sym
 		return o;
 	if (vdso) {
 		/* not read (the process is gone, -a): not known as "no table" for good either */
-		fd = vdso_file(pid, m);
+		fd = sym_vdso__memfd(pid, m->start, m->end);
 	} else {
 		/* the mapped file itself, whatever mount namespace it is in, opened once and
 		 * read through that descriptor (a check of the path, then an open: unmapped

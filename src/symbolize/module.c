@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <gelf.h>
@@ -89,6 +90,7 @@ void sym_module__free(struct sym_module *m)
 	free(m->build_id);
 	free(m->open_path);
 	free(m->debuginfo_path);
+	free(m->image);
 	free(m);
 }
 
@@ -329,6 +331,64 @@ struct sym_module *sym_module__get(struct symbolizer *s, const char *open_path, 
 	m->next = s->modules;
 	s->modules = m;
 	add_key(s, &st, m);
+	err = 0;
+out:
+	free(build_id);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	return m;
+}
+
+struct sym_module *sym_module__get_image(struct symbolizer *s, const void *buf, size_t len,
+					 const char *display)
+{
+	struct sym_module *m;
+	char *build_id = NULL, path[64];
+	const void *bid;
+	ssize_t bid_len;
+	Elf *elf = NULL;
+	int fd, err;
+
+	for (m = s->modules; m; m = m->next)
+		if (m->image && m->image_len == len && !memcmp(m->image, buf, len))
+			return m;
+	/* a file for libdw to open by name (it keeps its own descriptor of it) */
+	fd = memfd_create("ebprof-image", MFD_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	err = -EIO;
+	if (write(fd, buf, len) != (ssize_t)len)
+		goto out;
+	err = -ENOEXEC;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
+		goto out;
+	bid_len = dwelf_elf_gnu_build_id(elf, &bid);
+	err = -ENOMEM;
+	if (bid_len > 0 && !(build_id = hex_encode(bid, (size_t)bid_len)))
+		goto out;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	m = module_new(s, elf, path, "", display, build_id);
+	if (!m) {
+		err = -errno;
+		goto out;
+	}
+	build_id = NULL;
+	m->image = malloc(len);
+	if (!m->image) {
+		sym_module__free(m);
+		m = NULL;
+		goto out;
+	}
+	memcpy(m->image, buf, len);
+	m->image_len = len;
+	m->next = s->modules;
+	s->modules = m;
 	err = 0;
 out:
 	free(build_id);

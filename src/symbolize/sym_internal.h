@@ -100,6 +100,8 @@ struct sym_module {
 	struct sym_got_slot *got_slots;	/* sorted by vaddr */
 	size_t ngot_slots;
 	struct u64map call_cache;	/* return-address vaddr -> callsite.c's cached answer */
+	void *image;		/* a module made from memory (the vdso): the bytes, else NULL */
+	size_t image_len;
 	unsigned refs;		/* mappings of live sym_procs that resolve through it */
 	unsigned idle;		/* symbolizer__trim calls that found it unreferenced */
 };
@@ -132,6 +134,14 @@ struct symbolizer {
 struct sym_module *sym_module__get(struct symbolizer *s, const char *open_path, const char *root,
 				   const char *display);
 void sym_module__free(struct sym_module *m);
+/* The module of an ELF image read out of a process's memory (its vdso): the one made from
+ * the same bytes before, else a new one (display: its name). NULL (errno) when the bytes are
+ * not ELF. */
+struct sym_module *sym_module__get_image(struct symbolizer *s, const void *buf, size_t len,
+					 const char *display);
+/* The bytes of pid's mapping [start, end), read through /proc/PID/mem (at most 1 MiB): a
+ * malloc'd copy, or NULL (errno). */
+void *sym_proc_mem__read(pid_t pid, uint64_t start, uint64_t end);
 
 /* ELF virtual address of a file offset via the PT_LOAD segment that holds it; false if none.
  * *exec tells whether that segment is executable (may be NULL). */

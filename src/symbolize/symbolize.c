@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <libelf.h>
@@ -83,6 +84,76 @@ static int map_cmp(const void *a, const void *b)
 	return 0;
 }
 
+void *sym_proc_mem__read(pid_t pid, uint64_t start, uint64_t end)
+{
+	size_t size = end - start;
+	char path[64];
+	void *buf;
+	ssize_t n;
+	int fd, err;
+
+	if (end <= start || size > (1 << 20)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	buf = malloc(size);
+	n = buf ? pread(fd, buf, size, (off_t)start) : -1;
+	err = n < 0 ? errno : EIO;
+	close(fd);
+	if (n != (ssize_t)size) {
+		free(buf);
+		errno = err;
+		return NULL;
+	}
+	return buf;
+}
+
+int sym_vdso__memfd(pid_t pid, uint64_t start, uint64_t end)
+{
+	void *buf = sym_proc_mem__read(pid, start, end);
+	size_t size = end - start;
+	int fd;
+
+	if (!buf)
+		return -1;
+	fd = memfd_create("ebprof-vdso", MFD_CLOEXEC);
+	if (fd >= 0 && write(fd, buf, size) != (ssize_t)size) {
+		close(fd);
+		fd = -1;
+		errno = EIO;
+	}
+	free(buf);
+	return fd;
+}
+
+static bool is_vdso(const struct sym_map *map)
+{
+	return map->kind == SYM_MAP_SPECIAL && map->path && !strcmp(map->path, "[vdso]");
+}
+
+/* The kernel's code mapped into the process ([vdso]: clock_gettime, gettimeofday...) is an ELF
+ * image with its own symbols, the same bytes in every process of one ABI: read now, while the
+ * process is there, and named by a module made once per distinct image. Unread (the process
+ * is gone), its frames are left as offsets in [vdso]. */
+static void vdso_module(struct sym_proc *p, struct sym_map *map)
+{
+	void *buf = sym_proc_mem__read(p->pid, map->start, map->end);
+
+	if (!buf)
+		return;
+	map->mod_tried = true;
+	map->display = strpool__intern(&p->s->pool, map->path);
+	map->mod = map->display ? sym_module__get_image(p->s, buf, map->end - map->start,
+							   map->display) : NULL;
+	if (map->mod)
+		map->mod->refs++;
+	free(buf);
+}
+
 static struct sym_proc *proc_new(struct symbolizer *s, const char *text, const char *root,
 				 pid_t pid)
 {
@@ -104,6 +175,9 @@ static struct sym_proc *proc_new(struct symbolizer *s, const char *text, const c
 		goto err;
 	/* The kernel lists mappings in order; text from elsewhere may not be. */
 	qsort(p->maps, p->nmaps, sizeof(*p->maps), map_cmp);
+	for (size_t i = 0; pid > 0 && i < p->nmaps; i++)
+		if (is_vdso(&p->maps[i]))
+			vdso_module(p, &p->maps[i]);
 	return p;
 err:
 	sym_proc__free(p);

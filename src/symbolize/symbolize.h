@@ -96,6 +96,12 @@ void sym_proc__keep_previous(struct sym_proc *p, struct sym_proc *prev, unsigned
  * /proc/PID/root and map_files. Returns how many mappings have a readable module. */
 int sym_proc__load_modules(struct sym_proc *p);
 
+/* pid's [vdso] mapping [start, end), read out of its memory, in a memfd (for the unwinder's
+ * look at its .eh_frame); -1 (errno) when it cannot be read (the process is gone). A
+ * snapshot of a live process names its [vdso] frames from the same bytes, read when it is
+ * taken. */
+int sym_vdso__memfd(pid_t pid, uint64_t start, uint64_t end);
+
 /* Resolve one address. `return_addr`: the address is a return address (look up at addr - 1).
  * Strings in *out stay valid until symbolizer__free (or symbolizer__trim frees their
  * module). Returns 0, or -ENOENT when the address is

@@ -199,6 +199,33 @@ assert_no_cpu_probes() {
 	[ "$caller" -le 2 ]
 }
 
+@test "cpu: time in the vDSO is named by the image's own symbols, at the right offsets" {
+	# the fixture writes its [vdso] mapping's bytes to vdso.so; readelf is the oracle of what
+	# each offset in it is
+	run "$EBPROF" cpu -q -F 499 -o "$T/x.json" -o "$T/x.folded" -- "$FIX/vdsoclock" 20000000 \
+		"$T/vdso.so"
+	[ "$status" -eq 0 ]
+	# (mawk has no strtonum: offsets are compared as decimal)
+	readelf -Ws "$T/vdso.so" | awk '$4 == "FUNC" { sub(/@.*/, "", $8); print $8, $2, $3 }' |
+		while read -r name value size; do
+			echo "$name $((16#$value)) $((size))"
+		done > "$T/syms"
+	grep -q '^__vdso_clock_gettime ' "$T/syms"
+	jq -r '.sites[] | .frames[] | select(.module == "[vdso]") |
+		"\(.function) \(.offset)"' "$T/x.json" | while read -r name off; do
+			echo "$name $((off))"
+		done > "$T/frames"
+	sort "$T/frames" | uniq -c
+	[ -s "$T/frames" ]
+	# every [vdso] frame has a name, and its offset lies in that function's symbol
+	awk 'NR == FNR { lo[$1] = $2; hi[$1] = $2 + $3; next }
+		{ if (!($1 in lo) || $2 < lo[$1] || $2 >= hi[$1]) bad++ }
+		END { exit bad > 0 }' "$T/syms" "$T/frames"
+	# glibc's clock_gettime calls the vDSO's; no frame is left as an offset in [vdso]
+	grep -q ';read_clock;clock_gettime;__vdso_clock_gettime' "$T/x.folded"
+	! grep -q 'vdso\]+0x' "$T/x.folded"
+}
+
 @test "cpu: bad input is a usage error or a clear failure" {
 	run "$EBPROF" cpu -F 0 -- true
 	[ "$status" -eq 2 ]
