@@ -58,6 +58,13 @@ struct mode_ops {
 	const char *name;		/* "mem", "cpu", ... (the profile's mode) */
 	unsigned preflight;		/* what it needs beyond privileges and BTF (PREFLIGHT_*) */
 	bool kthreads;			/* -p may name a kernel thread (cpu samples them) */
+	/* -p's processes are kept under ptrace for the whole run: their exits and execs stop so
+	 * that the mode reads them there, and it stops them itself (mem: the leak scan, the
+	 * loader's holds). Without it (and without --follow, whose forks need the tracer) a -p
+	 * process is not ptraced: it runs as it would untraced (no stop at each signal it gets,
+	 * a debugger or strace can attach), its exit is seen through a pidfd, and the mode reads
+	 * it from the snapshots of its mappings taken while it ran. */
+	bool ptrace_pid;
 
 	/* Load the BPF side, set the profile's sample types and notes. opts: the mode's own
 	 * parsed options. NULL on failure (reported). */

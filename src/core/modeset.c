@@ -400,6 +400,7 @@ void modeset__ops(struct mode_ops *ops, const struct modeset_opts *o)
 	};
 	for (int i = 0; i < o->n; i++) {
 		ops->preflight |= o->members[i].ops->preflight;
+		ops->ptrace_pid |= o->members[i].ops->ptrace_pid;
 		if (o->members[i].ops->window)
 			ops->window = set_window;
 		if (!o->members[i].ops->attach_all)

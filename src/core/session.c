@@ -532,9 +532,13 @@ static int setup_attach(struct session *s)
 			pr_err(s->lc, "out of memory");
 			return -ENOMEM;
 		}
-		/* hold it at exit if we can; a process already under a debugger still works,
-		 * symbolized from the mappings read now */
-		if (target__seize(pid, s->o->follow) == 0) {
+		/* a mode that reads it at its exit (or stops it) holds it there if it can; a
+		 * process already under a debugger still works, symbolized from the mappings read
+		 * now. The others leave it alone (a pidfd tells its exit): under ptrace every
+		 * signal it gets would stop it until ebprof let it go on. */
+		if (!s->ops->ptrace_pid && !s->o->follow) {
+			t->pidfd = syscall(SYS_pidfd_open, pid, 0);
+		} else if (target__seize(pid, s->o->follow) == 0) {
 			t->traced = true;
 		} else {
 			pr_info(s->lc, "PID %d: cannot ptrace it (%s); its exit will not be held",

@@ -192,6 +192,32 @@ assert_no_offcpu_probes() {
 	[ $((nap * 10)) -ge $((dur * 7)) ]
 }
 
+@test "offcpu, cpu, lock: -p leaves the process alone: not ptraced, its signals do not stop it, a debugger can attach" {
+	# SIGPROF every ms of its CPU time: under ptrace each one stopped it until ebprof let it
+	# go on (offcpu showed those stops as its waits, in ptrace_stop)
+	bg "$FIX/sigfix" 100000000
+	sleep 0.2
+	"$EBPROF" offcpu -v -p "$BG" -d 3 -o "$T/x.folded" 2>"$T/err" &
+	ebp=$!
+	wait_for "$T/err" "tracing PID $BG" 30
+	grep -q 'TracerPid:.0$' "/proc/$BG/status"
+	# gdb attaches (and detaches) while it is traced
+	timeout 60 gdb -batch -nx -p "$BG" -ex 'info threads' > "$T/gdb" 2>&1
+	grep -q 'spin' "$T/gdb"
+	wait "$ebp"
+	[ -s "$T/x.folded" ]
+	! grep -q 'ptrace_stop' "$T/x.folded"
+	for mode in cpu lock; do
+		"$EBPROF" $mode -q -p "$BG" -d 1 -o "$T/$mode.json" &
+		ebp=$!
+		sleep 0.5
+		grep -q 'TracerPid:.0$' "/proc/$BG/status"
+		wait "$ebp"
+		[ -s "$T/$mode.json" ]
+	done
+	jqe '.totals.samples > 0' "$T/cpu.json"
+}
+
 @test "offcpu: --min-block, --max-block and --state leave out what they say" {
 	# 5 naps of 20 ms and the short ptrace stops: --min-block 10ms keeps only the naps
 	run "$EBPROF" offcpu -q --min-block 10ms -o "$T/x.json" -- "$FIX/offsleep" 5 20

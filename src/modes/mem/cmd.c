@@ -881,6 +881,7 @@ static const struct mode_ops mem_mode_ops = {
 	.progress = mem_progress,
 	.window = mem_window,
 	.inspect = mem_inspect,
+	.ptrace_pid = true,	/* its leak scan, exit hold and the loader's holds */
 	.thread_exit = mem_thread_exit,
 	.finalize = mem_finalize,
 	.retire = mem_retire,

@@ -211,6 +211,7 @@ int cmd_top(int argc, char **argv, struct log_ctx *lc)
 	struct session_opts so = { 0 };
 	struct top_opts *o = calloc(1, sizeof(*o));
 	const char *nc = getenv("NO_COLOR");
+	struct mode_ops ops;
 	int rc;
 
 	if (!o) {
@@ -252,7 +253,10 @@ int cmd_top(int argc, char **argv, struct log_ctx *lc)
 	/* as cpu: start-up's large buffers stay in the heap rather than mmap'd and unmapped */
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
 	mallopt(M_TRIM_THRESHOLD, 128 << 20);
-	rc = session__run(&so, &top_mode_ops, o, lc);
+	/* mem's part holds -p's processes under ptrace; without it they are not ptraced */
+	ops = top_mode_ops;
+	ops.ptrace_pid = !o->no_mem && !so.all;
+	rc = session__run(&so, &ops, o, lc);
 out:
 	cli_mode_opts_free(&cpu_def, o->cpu);
 	cli_mode_opts_free(&io_def, o->io);
