@@ -206,7 +206,7 @@ assert_no_offcpu_probes() {
 	grep -q 'spin' "$T/gdb"
 	wait "$ebp"
 	[ -s "$T/x.folded" ]
-	! grep -q 'ptrace_stop' "$T/x.folded"
+	! grep -q 'ptrace_stop' "$T/x.folded" || false
 	for mode in cpu lock; do
 		"$EBPROF" $mode -q -p "$BG" -d 1 -o "$T/$mode.json" &
 		ebp=$!
