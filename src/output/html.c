@@ -54,6 +54,9 @@ struct html {
 	int count_type;		/* the type counted in allocations (render__count_type) */
 	bool temps;		/* the sites table has a Temporary column */
 	bool growth;		/* ... and a Growth column */
+	/* a comparison (`ebprof diff`): its stacks are the two profiles', of no process and no
+	 * run; its first type, max(base, new), only weighs the differential flame graph */
+	bool diff;
 	uint8_t *want;		/* per sample: its stack and histogram go into the data */
 	uint32_t *loc_id;	/* per profile location: its index in the data's locs, or NONE */
 	uint32_t *locs;		/* profile location of each data loc */
@@ -310,6 +313,40 @@ static const char *row_word(const struct html *h)
 	return h->alloc_space >= 0 ? "site" : "stack";
 }
 
+/* A comparison's header after what it compares: its stacks and the two totals with their
+ * change (the runs' own details are in the notes: "base FILE: MODE profile of CMD"). */
+static void diff_totals(const struct html *h)
+{
+	const struct profile *p = h->p;
+	const char *unit = p->types[PROF_DIFF_BASE].unit;
+	int64_t base = 0, new = 0;
+	FILE *f = h->f;
+
+	for (uint32_t j = 0; j < p->nsamples; j++) {
+		base += p->samples[j].values[PROF_DIFF_BASE];
+		new += p->samples[j].values[PROF_DIFF_NEW];
+	}
+	fprintf(f, "<tr><th>Stacks</th><td>%" PRIu32 " distinct stack%s in the two profiles"
+		"</td></tr>\n<tr><th>Compared type</th><td>", p->nsamples,
+		p->nsamples == 1 ? "" : "s");
+	esc(f, p->types[PROF_DIFF_MAX].type);
+	fputs(" (", f);
+	esc(f, unit);
+	fputs(")</td></tr>\n<tr><th>Total base</th><td>", f);
+	amount(f, base, unit);
+	fputs("</td></tr>\n<tr><th>Total new</th><td>", f);
+	amount(f, new, unit);
+	fputs("</td></tr>\n<tr><th>Change</th><td>", f);
+	fputc(new >= base ? '+' : '-', f);
+	amount(f, new >= base ? new - base : base - new, unit);
+	if (base)
+		fprintf(f, " (%+.1f%%)", 100.0 * (double)(new - base) / (double)base);
+	fputs("</td></tr>\n</table></div>\n", f);
+	if (any_drops(p, true))
+		fputs("<p class=\"drops-bad\">Some events were dropped in the profiles compared: "
+		      "the numbers below are incomplete. See <a href=\"#drops\">Drops</a>.</p>\n", f);
+}
+
 static void write_header(const struct html *h)
 {
 	const struct profile *p = h->p;
@@ -319,11 +356,15 @@ static void write_header(const struct html *h)
 
 	fputs("<h1 id=\"top\">ebprof <span class=\"mode\">", f);
 	esc(f, p->mode);
-	fputs("</span> report</h1>\n<div class=\"nav\"><a href=\"#processes\">Processes</a>", f);
+	fputs("</span> report</h1>\n<div class=\"nav\">", f);
+	if (!h->diff)
+		fputs("<a href=\"#processes\">Processes</a>", f);
 	if (p->ngroups)
 		fputs("<a href=\"#groups\">Summary</a>", f);
-	fprintf(f, "<a href=\"#timeline\">Over time</a><a href=\"#sites\">Top %ss</a>"
-		"<a href=\"#flame\">Flame graph</a>", row_word(h));
+	if (!h->diff)
+		fputs("<a href=\"#timeline\">Over time</a>", f);
+	fprintf(f, "<a href=\"#sites\">Top %s</a><a href=\"#flame\">Flame graph</a>",
+		h->diff ? "changes" : h->alloc_space >= 0 ? "sites" : "stacks");
 	if (tracks_outstanding(h))
 		fputs("<a href=\"#outstanding\">Outstanding</a>", f);
 	if (has_leaks(h))
@@ -335,7 +376,7 @@ static void write_header(const struct html *h)
 
 	fputs("<tr><th>Mode</th><td>", f);
 	esc(f, p->mode);
-	fputs("</td></tr>\n<tr><th>Command</th><td>", f);
+	fprintf(f, "</td></tr>\n<tr><th>%s</th><td>", h->diff ? "Compared" : "Command");
 	if (p->command) {
 		fputs("<code>", f);
 		esc(f, p->command);
@@ -346,6 +387,10 @@ static void write_header(const struct html *h)
 		fputs("<span class=\"empty\">none (attached to running processes)</span>", f);
 	}
 	fputs("</td></tr>\n", f);
+	if (h->diff) {
+		diff_totals(h);
+		return;
+	}
 	if (p->time_nanos > 0) {
 		time_t sec = p->time_nanos / 1000000000;
 		struct tm tm;
@@ -595,6 +640,8 @@ static int write_processes(const struct html *h)
 	uint32_t nkeys, i, k;
 	uint64_t v;
 
+	if (h->diff)
+		return 0;	/* stacks of two runs, matched by their names: no process */
 	fputs("<h2 id=\"processes\">Processes</h2>\n", f);
 	if (!p->nprocesses) {
 		fputs("<p class=\"empty\">No processes were traced.</p>\n", f);
@@ -772,6 +819,8 @@ static void write_series(const struct html *h)
 	FILE *f = h->f;
 	uint32_t i, j, k;
 
+	if (h->diff)
+		return;
 	fputs("<h2 id=\"timeline\">Over time</h2>\n", f);
 	if (!p->nseries) {
 		fputs("<p class=\"empty\">No samples: nothing was sampled during the run (it may "
@@ -1061,7 +1110,7 @@ static int write_sites(struct html *h)
 	FILE *f = h->f;
 	int err = -ENOMEM;
 
-	idx = render__sorted_samples(p, key, false, &n);
+	idx = render__sorted_samples(p, h->diff ? RENDER_KEY_CHANGE : key, false, &n);
 	if (!idx)
 		return -errno;
 	cols = malloc(sizeof(*cols) * (p->ntypes + 1));
@@ -1069,17 +1118,29 @@ static int write_sites(struct html *h)
 	if (!cols || !headers)
 		goto out;
 	ncols = column_types(p, cols, headers);
+	if (h->diff) {
+		/* base, new, delta: max(base, new) is the flame graph's width, no number to read */
+		for (c = i = 0; i < ncols; i++)
+			if (cols[i] != PROF_DIFF_MAX) {
+				headers[c] = headers[i];
+				cols[c++] = cols[i];
+			}
+		ncols = c;
+	}
 	shown = n < SITES_MAX ? n : SITES_MAX;
 
-	fprintf(f, "<h2 id=\"sites\">Top %ss</h2>\n",
-		h->alloc_space >= 0 ? "allocation site" : "stack");
+	fprintf(f, "<h2 id=\"sites\">Top %s</h2>\n", h->diff ? "changes" :
+		h->alloc_space >= 0 ? "allocation sites" : "stacks");
 	if (!n) {
 		fputs("<p class=\"empty\">No samples.</p>\n", f);
 		err = 0;
 		goto out;
 	}
 	fprintf(f, "<p class=\"hint\">%" PRIu32 " %s%s", n, row_word(h), n == 1 ? "" : "s");
-	if (p->ntypes) {
+	if (h->diff) {
+		fputs(" by the size of their change in ", f);
+		esc(f, p->types[PROF_DIFF_MAX].type);
+	} else if (p->ntypes) {
 		fputs(" by ", f);
 		esc(f, p->types[key].type);
 	}
@@ -1104,7 +1165,9 @@ static int write_sites(struct html *h)
 	if (h->growth)
 		fputs("<th class=\"num\" data-sort=\"num\" title=\"live bytes per second over the "
 		      "later half of the run (least squares), and the trend\">Growth</th>", f);
-	fputs("<th class=\"num\" data-sort=\"num\">PID</th></tr></thead>\n<tbody>\n", f);
+	if (!h->diff)
+		fputs("<th class=\"num\" data-sort=\"num\">PID</th>", f);
+	fputs("</tr></thead>\n<tbody>\n", f);
 	for (i = 0; i < shown; i++) {
 		const struct prof_sample *s = &p->samples[idx[i]];
 
@@ -1117,7 +1180,8 @@ static int write_sites(struct html *h)
 			temp_cell(h, s);
 		if (h->growth)
 			growth_cell(h, s);
-		pid_cell(h, s->pid);
+		if (!h->diff)
+			pid_cell(h, s->pid);
 		fputs("</tr>\n", f);
 	}
 	fputs("</tbody></table>\n", f);
@@ -1418,6 +1482,8 @@ static int write_flames(const struct html *h)
 			return -EINVAL;
 		sel = t;
 	}
+	if (h->diff && sel == PROF_DIFF_DELTA)
+		sel = PROF_DIFF_MAX;
 	svg = calloc(p->ntypes, sizeof(*svg));
 	if (!svg)
 		return -ENOMEM;
@@ -1426,6 +1492,8 @@ static int write_flames(const struct html *h)
 		FILE *m;
 
 		i = k == 0 ? sel : (k <= sel ? k - 1 : k);
+		if (h->diff && i == PROF_DIFF_DELTA)
+			continue;	/* a change can be negative: no width */
 		so.value_type = p->types[i].type;
 		m = open_memstream(&svg[i].buf, &svg[i].len);
 		if (!m) {
@@ -1447,17 +1515,26 @@ static int write_flames(const struct html *h)
 		total += svg[i].len;
 	}
 
+	if (h->diff)
+		fputs("<p class=\"hint\">Differential: a frame is as wide as the larger of its base "
+		      "and new values (the first type), red where the new profile has more, blue where "
+		      "it has less, grey where nothing changed; base and new draw either profile "
+		      "alone, coloured the same way.</p>\n", f);
 	fputs("<p class=\"hint\">The width of a frame is its share of the selected sample type. "
 	      "Click a frame to zoom in, <i>all</i> or <i>Reset Zoom</i> to zoom out; the search "
 	      "takes a regular expression.</p>\n<div class=\"tools\"><label>Sample type "
 	      "<select id=\"flame-type\">", f);
 	for (i = 0; i < p->ntypes; i++) {
+		if (h->diff && i == PROF_DIFF_DELTA)
+			continue;
 		fprintf(f, "<option value=\"%" PRIu32 "\"%s%s>", i, i == sel ? " selected" : "",
 			svg[i].omitted ? " disabled" : "");
 		esc(f, p->types[i].type);
 		fputs(" (", f);
 		esc(f, p->types[i].unit);
 		fputc(')', f);
+		if (h->diff && i == PROF_DIFF_MAX)
+			fputs(": the larger of base and new", f);
 		for (int c = 0; c < PROF_LEAK__COUNT; c++) {
 			/* which blocks it weighs; suppressed sites are in it, pprof's way */
 			if (profile__leak_type(p, c, false) == (int)i)
@@ -1995,6 +2072,7 @@ static int html_write(const struct profile *p, const struct output_opts *o, FILE
 		.alloc_space = profile__type_index(p, "alloc_space"),
 		.inuse_objects = profile__type_index(p, "inuse_objects"),
 		.count_type = p->ntypes ? render__count_type(p) : -1,
+		.diff = profile__is_diff(p),
 	};
 	int err = -ENOMEM;
 
@@ -2008,8 +2086,9 @@ static int html_write(const struct profile *p, const struct output_opts *o, FILE
 	if (!h.want || !h.loc_id || !h.locs)
 		goto out;
 	memset(h.loc_id, 0xff, sizeof(*h.loc_id) * (p->nlocations + 1));
-	h.temps = has_temporaries(&h);
-	for (uint32_t i = 0; i < p->nsamples && !h.growth; i++)
+	/* a comparison's stacks carry its four numbers alone */
+	h.temps = !h.diff && has_temporaries(&h);
+	for (uint32_t i = 0; i < p->nsamples && !h.growth && !h.diff; i++)
 		h.growth = p->samples[i].growth.trend != PROF_TREND_NONE;
 
 	write_head(&h);

@@ -15,8 +15,17 @@ struct sort_ctx {
 
 static int64_t key_of(const struct profile *p, const struct prof_sample *s, int key)
 {
+	int64_t d;
+
 	if (key == RENDER_KEY_OUTSTANDING)
 		return s->out.bytes > INT64_MAX ? INT64_MAX : (int64_t)s->out.bytes;
+	if (key == RENDER_KEY_CHANGE) {
+		/* |delta| in the high bits, its sign as the lowest: growth first among equals */
+		d = s->values[PROF_DIFF_DELTA];
+		d = d < 0 ? (d < -(INT64_MAX >> 1) ? INT64_MAX >> 1 : -d) * 2 :
+			    (d > INT64_MAX >> 1 ? INT64_MAX >> 1 : d) * 2 + 1;
+		return d;
+	}
 	return s->values[key];
 }
 
@@ -97,7 +106,10 @@ uint32_t *render__sorted_samples(const struct profile *p, int key, bool nonzero,
 	struct sort_ctx ctx = { .p = p, .key = key };
 	uint32_t *idx, i, k = 0;
 
-	if (key != RENDER_KEY_OUTSTANDING && (key < 0 || (uint32_t)key >= p->ntypes)) {
+	if (key == RENDER_KEY_CHANGE && !profile__is_diff(p))
+		key = -2;
+	if (key != RENDER_KEY_OUTSTANDING && key != RENDER_KEY_CHANGE &&
+	    (key < 0 || (uint32_t)key >= p->ntypes)) {
 		/* nothing to rank by: keep the order of the profile */
 		key = -2;
 	}

@@ -16,8 +16,11 @@ struct output_opts;
 
 /* What sites are ranked by: a sample type, or the bytes outstanding at exit. */
 #define RENDER_KEY_OUTSTANDING (-1)
+/* a diff profile's (profile__is_diff) stacks by the size of their change, |delta|, growth
+ * before shrinkage of the same size: the order of `ebprof diff`'s table */
+#define RENDER_KEY_CHANGE (-3)
 
-/* Sample indices sorted by `key` (a type index or RENDER_KEY_OUTSTANDING) descending, ties by
+/* Sample indices sorted by `key` (a type index, RENDER_KEY_OUTSTANDING or RENDER_KEY_CHANGE) descending, ties by
  * stack (frame names leaf first, then addresses), then pid. Only samples whose key is non-zero
  * when `nonzero`. Returns a malloc'd array (possibly empty, never NULL on success) and its
  * length in *n, or NULL with errno set. */

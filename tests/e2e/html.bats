@@ -100,6 +100,33 @@ SRC="$BATS_TEST_DIRNAME/../.."
 	fi
 }
 
+@test "html: a diff's page compares: its totals and rows are the diff's JSON, no processes or timeline, the differential flame graph" {
+	command -v node >/dev/null || skip "node not installed (scripts/install-deps.sh installs it)"
+	[ -d "$TOOLS/node_modules/playwright-core" ] ||
+		skip "playwright-core not installed in tests/tools (run scripts/install-deps.sh)"
+	[ -x /usr/bin/chromium ] || skip "chromium not installed (scripts/install-deps.sh installs it)"
+	# one thread, then two: the burn stacks move from main to the threads
+	"$EBPROF" cpu -q -F 499 -o "$T/a.pb.gz" -- "$FIX/cpuburn" 0.3 > /dev/null
+	"$EBPROF" cpu -q -F 499 -o "$T/b.pb.gz" -- "$FIX/cpuburn" 0.3 2 > /dev/null
+	run "$EBPROF" diff "$T/a.pb.gz" "$T/b.pb.gz" -o "$T/d.html" -o "$T/d.json"
+	[ "$status" -eq 0 ]
+	# (it said "Total samples" for the sum of max(base, new), "0 processes", "nothing was
+	# sampled during the run", a PID 0 on every row and a delta flame graph)
+	! grep -q 'No processes were traced' "$T/d.html" || false
+	! grep -q '<th>Total samples</th>' "$T/d.html" || false
+	run node "$TOOLS/html-check.js" --diff "$T/d.json" "$T/d.html" "$T/shot.png"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# an allocation diff: no Temporary column (a diff has none)
+	"$EBPROF" mem -q -o "$T/m.pb.gz" -- "$FIX/memfixture" > /dev/null
+	run "$EBPROF" diff "$T/m.pb.gz" "$T/m.pb.gz" -o "$T/md.html" -o "$T/md.json"
+	[ "$status" -eq 0 ]
+	! grep -q '>Temporary</th>' "$T/md.html" || false
+	run node "$TOOLS/html-check.js" --diff "$T/md.json" "$T/md.html" "$T/mshot.png"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
 @test "assets: the report's and the flame graph's scripts are valid JavaScript, embedded as written" {
 	command -v node >/dev/null || skip "node not installed (scripts/install-deps.sh installs it)"
 	local js

@@ -10,7 +10,13 @@
 // numbers equal the JSON's, sorting, the stacks, the filter, suppressed sites marked and last,
 // and the flame graph of definitely lost bytes.
 //
-// Usage: node tests/tools/html-check.js [--leaks REPORT.json] REPORT.html SCREENSHOT.png
+// With --diff DIFF.json (the JSON of the same `ebprof diff`), checks a comparison's page: no
+// process or timeline section, the header's totals and every row's base, new and delta are the
+// JSON's, rows by the size of their change, a stack opens, and the flame graph offers the
+// differential one (the larger of base and new), base and new, not delta (it can be negative).
+//
+// Usage: node tests/tools/html-check.js [--leaks REPORT.json | --diff DIFF.json] REPORT.html
+//        SCREENSHOT.png
 // Exit status: 0 all checks passed, 1 a check failed, 2 usage or no browser.
 'use strict';
 
@@ -258,6 +264,59 @@ async function checkFlame(page) {
 	await frame.waitForFunction(() => /Matched/.test(document.getElementById('matched').textContent));
 }
 
+// A comparison's page against the JSON of the same diff.
+async function checkDiff(page, report) {
+	log('diff: no process or timeline section, the totals are the JSON\'s');
+	for (const id of ['processes', 'timeline'])
+		check(!(await page.$(`#${id}`)), `a diff has a #${id} section`);
+	const sum = (k) => report.sites.reduce((a, s) => a + s[k], 0);
+	const meta = await page.$$eval('table.meta tr', (rows) =>
+		Object.fromEntries(rows.map((r) => [r.cells[0].textContent, r.cells[1].textContent])));
+	process.stdout.write(`html-check:   ${JSON.stringify(meta)}\n`);
+	// "51", or "204.1 MiB (214042252 bytes)": the exact number
+	const num = (s) => { const m = /\((\d+) /.exec(s); return m ? +m[1] : parseInt(s, 10); };
+	check(num(meta['Total base']) === sum('base'),
+	      `Total base ${meta['Total base']}, the JSON's ${sum('base')}`);
+	check(num(meta['Total new']) === sum('new'),
+	      `Total new ${meta['Total new']}, the JSON's ${sum('new')}`);
+	check(!Object.keys(meta).some((k) => /^Total (?!base|new)/.test(k)),
+	      'a total of another type than base and new');
+
+	log('diff: the rows are the JSON\'s stacks, by the size of their change');
+	const heads = await page.$$eval('#sites-table thead th', (t) => t.map((x) => x.textContent));
+	check(!heads.includes('PID'), `a PID column in a diff: ${heads}`);
+	const col = (l) => heads.indexOf(l);
+	check(col('base') > 0 && col('new') > 0 && col('delta') > 0, `columns ${heads}`);
+	const rows = await page.$$eval('#sites-table tbody tr.row', (rs, c) => rs.map((r) =>
+		c.map((i) => parseFloat(r.cells[i].getAttribute('data-v')))),
+		[col('base'), col('new'), col('delta')]);
+	const key = (t) => t.join(' ');
+	const want = report.sites.map((s) => key([s.base, s.new, s.delta])).sort();
+	check(key(rows.map(key).sort()) === key(want),
+	      `rows ${JSON.stringify(rows)}, the JSON's ${JSON.stringify(want)}`);
+	for (let i = 1; i < rows.length; i++)
+		check(Math.abs(rows[i][2]) <= Math.abs(rows[i - 1][2]),
+		      `row ${i + 1} changed more than row ${i}`);
+	await page.click('#sites-table tbody tr.row:first-child td.site');
+	const frames = await page.$$eval('#sites-table tr.detail ol.stack li', (l) =>
+		l.map((li) => li.textContent));
+	check(frames.length > 0 && frames[0].startsWith('#0'), `the stack: ${frames}`);
+
+	log('diff: the flame graphs');
+	const types = await page.$$eval('#flame-type option', (o) => o.map((x) => x.textContent));
+	process.stdout.write(`html-check:   ${JSON.stringify(types)}\n`);
+	check(types.length === 3 && /larger of base and new/.test(types[0]) &&
+	      /^base/.test(types[1]) && /^new/.test(types[2]), `flame types ${types}`);
+	let frame = await flameFrame(page);
+	check(await frame.$eval('#frames', (g) => g.querySelectorAll('g').length) > 0,
+	      'the differential flame graph has no frame');
+	const values = await page.$$eval('#flame-type option', (o) => o.map((x) => x.value));
+	await page.selectOption('#flame-type', values[2]);
+	frame = await flameFrame(page);
+	const title = await frame.$eval('#title', (t) => t.textContent);
+	check(/new/.test(title), `switching did not show new's: ${title}`);
+}
+
 // The Leaks section against the JSON report of the same run.
 async function checkLeaks(page, report) {
 	log('leaks: every scanned process\'s summary is the JSON\'s');
@@ -436,15 +495,18 @@ async function checkChart(page) {
 
 async function main() {
 	const args = process.argv.slice(2);
-	let report = null;
+	let report = null, diff = null;
 	if (args[0] === '--leaks') {
 		report = JSON.parse(fs.readFileSync(args[1], 'utf8'));
+		args.splice(0, 2);
+	} else if (args[0] === '--diff') {
+		diff = JSON.parse(fs.readFileSync(args[1], 'utf8'));
 		args.splice(0, 2);
 	}
 	const [file, shot] = args;
 	if (!file || !shot) {
-		process.stderr.write('usage: node html-check.js [--leaks REPORT.json] REPORT.html ' +
-				     'SCREENSHOT.png\n');
+		process.stderr.write('usage: node html-check.js [--leaks REPORT.json | --diff ' +
+				     'DIFF.json] REPORT.html SCREENSHOT.png\n');
 		process.exit(2);
 	}
 	if (!fs.existsSync(CHROMIUM)) {
@@ -473,9 +535,12 @@ async function main() {
 		await page.goto(url.pathToFileURL(path.resolve(file)).href);
 		log('page loaded');
 		check(/ebprof .* report/.test(await page.title()), 'no ebprof title');
-		for (const id of ['processes', 'timeline', 'sites', 'flame', 'drops'])
+		for (const id of diff ? ['sites', 'flame', 'drops'] :
+				  ['processes', 'timeline', 'sites', 'flame', 'drops'])
 			check(await page.$(`#${id}`), `no section #${id}`);
-		if (report) {
+		if (diff) {
+			await checkDiff(page, diff);
+		} else if (report) {
 			check(await page.$('#leaks'), 'no section #leaks');
 			await checkLeaks(page, report);
 		} else {

@@ -430,6 +430,41 @@ static void test_cpu_diff_csv(void **state)
 	profile__free(d);
 }
 
+/* The HTML page of a diff compares: the two totals and the change, the rows by the size of
+ * their change with base, new and delta, no process or timeline section, no total of
+ * max(base, new) (it said "Total alloc_space 515 B", "0 processes", "No processes were traced")
+ * and no delta flame graph (a change can be negative). */
+static void test_html(void **state)
+{
+	struct profile *d = make_diff();
+	char *out = render(&output_html, d, NULL, NULL);
+	const char *work, *old, *same;
+
+	assert_non_null(strstr(out, "<tr><th>Compared</th>"));
+	assert_non_null(strstr(out, "<tr><th>Total base</th><td>470 B</td></tr>"));
+	assert_non_null(strstr(out, "<tr><th>Total new</th><td>445 B</td></tr>"));
+	assert_non_null(strstr(out, "<tr><th>Change</th><td>-25 B (-5.3%)</td></tr>"));
+	assert_null(strstr(out, "<tr><th>Total alloc_space</th>"));
+	assert_null(strstr(out, "id=\"processes\""));
+	assert_null(strstr(out, "id=\"timeline\""));
+	assert_null(strstr(out, ">PID</th>"));
+	assert_null(strstr(out, ">Temporary</th>"));
+	assert_non_null(strstr(out, "by the size of their change in alloc_space"));
+	assert_non_null(strstr(out, ": the larger of base and new</option>"));
+	assert_null(strstr(out, ">delta (bytes)</option>"));
+	assert_null(strstr(out, "data-type=\"delta\""));
+	/* work (+150, its inlined work_inl the site) before old_path (-80) before same (0) */
+	work = strstr(out, "<span class=\"fn\">work_inl</span>");
+	old = strstr(out, "<span class=\"fn\">old_path</span>");
+	same = strstr(out, "<span class=\"fn\">same</span>");
+	assert_non_null(work);
+	assert_non_null(old);
+	assert_non_null(same);
+	assert_true(work < old && old < same);
+	free(out);
+	profile__free(d);
+}
+
 static void test_other_outputs(void **state)
 {
 	struct profile *d = make_diff(), *q;
@@ -471,6 +506,7 @@ int main(void)
 		cmocka_unit_test(test_flame_tree),
 		cmocka_unit_test(test_svg),
 		cmocka_unit_test(test_cpu_diff_csv),
+		cmocka_unit_test(test_html),
 		cmocka_unit_test(test_other_outputs),
 	};
 
