@@ -478,6 +478,110 @@ static void on_signal(struct session *s, const struct signalfd_siginfo *si)
 	s->stop = true;
 }
 
+/* tid, the end of which (or a stop) is `status`: a tracee ended or stopped after tracing did.
+ * A stop is let go with the signal it holds (detached without it, a SIGTERM that came as
+ * tracing stopped was lost: the command ran on); the launched command's end is kept. */
+static void release_status(struct session *s, pid_t tid, int status)
+{
+	pid_t tgid = tid, ppid, nspid;
+	enum target_stop how;
+	int sig = 0;
+
+	how = target__classify(status, &sig);
+	if (how == TARGET_GONE) {
+		if (tid == s->child) {
+			s->child_status = status;
+			s->child_reaped = true;
+		}
+		return;
+	}
+	if (how == TARGET_STOP_SIGNAL && sig == UNWIND_HOLD_SIG)
+		target__ids(tid, &tgid, &ppid, &nspid);
+	target__detach_stopped(tid, how == TARGET_STOP_SIGNAL ? stop_sig(s, tgid, tid, how, sig)
+							      : 0);
+}
+
+static void drop_tid(pid_t *l, int *n, pid_t tid)
+{
+	for (int i = 0; i < *n; i++)
+		if (l[i] == tid) {
+			l[i] = l[--*n];
+			return;
+		}
+}
+
+/*
+ * The end: every tracee still ours (followed threads, traced processes) is let go, none left
+ * stopped, none left a zombie only its tracer can reap (a traced thread that exited: its
+ * process's leader could not be reaped before it, and ebprof waited for the command forever).
+ * Stops and ends the loop did not see are taken first (release_status); the rest are
+ * interrupted and let go at that stop. At most ~5 s: a tracee that never stops is left.
+ */
+static void release_all(struct session *s)
+{
+	int n = 0, status;
+	pid_t *l = malloc(sizeof(*l) * (s->nthr + s->nt + 1)), r;
+
+	if (!l)
+		return;
+	for (int i = 0; i < s->nthr; i++)
+		l[n++] = s->thr[i];
+	for (int i = 0; i < s->nt; i++)
+		if (s->t[i]->traced && !s->t[i]->gone)
+			l[n++] = s->t[i]->pid;
+	for (int round = 0; n && round < 500; round++) {
+		while ((r = waitpid(-1, &status, __WALL | WNOHANG)) > 0) {
+			release_status(s, r, status);
+			drop_tid(l, &n, r);
+		}
+		for (int i = 0; i < n;) {
+			if (round == 0 && !ptrace(PTRACE_INTERRUPT, l[i], 0, 0)) {
+				i++;
+				continue;
+			}
+			/* not ours any more, or gone (a zombie is still there to reap) */
+			if (round == 0 ? errno == ESRCH && kill(l[i], 0) && errno == ESRCH :
+					 kill(l[i], 0) && errno == ESRCH) {
+				l[i] = l[--n];
+				continue;
+			}
+			i++;
+		}
+		if (n)
+			poll(NULL, 0, 10);
+	}
+	free(l);
+}
+
+/*
+ * Launch mode stopped early (-d or a second signal): the command runs on and ebprof, like the
+ * command, ends when it does. Whatever else of ours ends meanwhile is reaped too: a thread we
+ * traced that exited as we let go of it stays a zombie until its tracer reaps it, and its
+ * process's leader cannot be reaped before (ebprof waited for the command forever, the
+ * command a zombie: a SIGTERM after a Ctrl-C); a tracee that stops is let go with its signal.
+ */
+static void await_child(struct session *s)
+{
+	int status, sig;
+
+	while (!s->child_reaped) {
+		pid_t r = waitpid(-1, &status, __WALL);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;	/* nothing of ours left (ECHILD) */
+		if (r == s->child && !WIFSTOPPED(status)) {
+			s->child_status = status;
+			s->child_reaped = true;
+		} else if (WIFSTOPPED(status)) {
+			target__classify(status, &sig);
+			target__detach_stopped(r, sig);
+		}
+	}
+	s->child_reaped = true;
+}
+
 /* -p of a thread that is not its process's (the BPF filters are by process: nothing of it
  * was traced), or of a zombie (nothing left to trace): both gave an empty report, exit 0. */
 static int check_pid(struct session *s, pid_t pid)
@@ -1006,24 +1110,16 @@ out:
 	/* no probe left behind, no process left stopped */
 	if (s.m && ops->detach)
 		ops->detach(s.m);
+	release_all(&s);
 	for (int i = 0; i < s.nt; i++) {
-		if (s.t[i]->traced && !s.t[i]->gone)
-			target__detach(s.t[i]->pid);
 		if (s.t[i]->pidfd >= 0)
 			close(s.t[i]->pidfd);
 		free(s.t[i]);
 	}
 	free(s.t);
-	for (int i = 0; i < s.nthr; i++)
-		target__detach(s.thr[i]);
 	free(s.thr);
-	if (s.child && !s.child_reaped) {
-		/* launch mode stopped early (-d or a second signal): the command runs on and
-		 * ebprof, like the command, ends when it does */
-		while (waitpid(s.child, &s.child_status, 0) < 0 && errno == EINTR)
-			;
-		s.child_reaped = true;
-	}
+	if (s.child && !s.child_reaped)
+		await_child(&s);
 	if (s.child && s.child_reaped && rc == 0)
 		rc = target__exit_code(s.child_status);
 	if (verdict)

@@ -211,33 +211,9 @@ int target__resume(pid_t pid, enum target_stop how, int sig)
 	return r ? -errno : 0;
 }
 
-int target__detach(pid_t pid)
+int target__detach_stopped(pid_t pid, int sig)
 {
-	/* PTRACE_DETACH needs a stopped tracee; interrupt it first */
-	int status;
-
-	if (ptrace(PTRACE_DETACH, pid, 0, 0) == 0)
-		return 0;
-	if (errno != ESRCH)
-		return -errno;
-	if (ptrace(PTRACE_INTERRUPT, pid, 0, 0))
-		return -errno;
-	for (int i = 0; i < 100; i++) {
-		pid_t r = waitpid(pid, &status, __WALL);
-
-		if (r < 0)
-			return -errno;
-		if (WIFEXITED(status) || WIFSIGNALED(status))
-			return 0;
-		if (WIFSTOPPED(status)) {
-			int sig = 0;
-
-			if (target__classify(status, &sig) == TARGET_STOP_SIGNAL)
-				return ptrace(PTRACE_DETACH, pid, 0, sig) ? -errno : 0;
-			return ptrace(PTRACE_DETACH, pid, 0, 0) ? -errno : 0;
-		}
-	}
-	return -ETIMEDOUT;
+	return ptrace(PTRACE_DETACH, pid, 0, sig) ? -errno : 0;
 }
 
 int target__exit_code(int status)

@@ -40,7 +40,8 @@ enum target_stop {
 enum target_stop target__classify(int status, int *sig);
 /* Resume a stopped tracee as its stop requires. */
 int target__resume(pid_t pid, enum target_stop how, int sig);
-int target__detach(pid_t pid);
+/* Let a tracee that is in a stop go, delivering sig (0: none). 0 or a negative errno. */
+int target__detach_stopped(pid_t pid, int sig);
 
 /* Exit code a shell would give for a wait status (status, or 128 + signal). */
 int target__exit_code(int status);

@@ -265,6 +265,43 @@ assert_no_cpu_probes() {
 	assert_no_cpu_probes
 }
 
+@test "cpu: a SIGTERM after a Ctrl-C the command ignored ends both, every time" {
+	# the command ignores SIGINT and has threads; SIGTERM goes to it and to ebprof at once.
+	# ebprof stopped at its second signal while the command's threads died traced: one whose
+	# exit it had not waited for stayed a zombie only ebprof could reap, the command's leader
+	# could not be reaped before it, and ebprof waited for the command forever (3 runs in 8)
+	for i in 1 2 3 4 5 6; do
+		"$EBPROF" cpu -q -o "$T/x$i.folded" -- sh -c 'trap "" INT; exec "$0" 30 2' \
+			"$FIX/cpuburn" > /dev/null 2>&1 &
+		ebp=$!
+		BG_PIDS+=("$ebp")
+		for _ in $(seq 50); do
+			c=$(pgrep -P "$ebp" cpuburn) && [ -n "$c" ] && break
+			sleep 0.1
+		done
+		[ -n "$c" ]
+		sleep 0.3
+		kill -INT "$ebp"
+		sleep 0.3
+		kill -TERM "$c" "$ebp"
+		for _ in $(seq 200); do
+			kill -0 "$ebp" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$ebp" 2>/dev/null; then
+			echo "run $i: ebprof still waits 20 s after the SIGTERM"
+			grep -E 'State' "/proc/$c/status" || true
+			false
+		fi
+		run wait "$ebp"
+		# the command's status: killed by SIGTERM
+		[ "$status" -eq 143 ]
+		! kill -0 "$c" 2>/dev/null || false
+		[ -s "$T/x$i.folded" ]
+	done
+	assert_no_cpu_probes
+}
+
 @test "cpu: nothing is left attached after Ctrl-C" {
 	bg "$FIX/cpuburn" 20
 	"$EBPROF" cpu -q -p "$BG" -o "$T/x.folded" 2>"$T/err" &
