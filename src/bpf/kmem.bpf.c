@@ -161,16 +161,16 @@ static __always_inline void on_free(__u64 ptr, enum kmem_total what)
 	struct kmem_totals *t;
 	struct kmem_live *l, copy;
 
-	if (stopped)
+	/* kfree(NULL) and of ZERO_SIZE_PTR is traced before the kernel sees it does nothing:
+	 * not a free (they were 92% of a launched shell's kfrees) */
+	if (stopped || ptr <= KMEM_NO_OBJECT)
 		return;
-	if (ptr > KMEM_NO_OBJECT) {
-		l = bpf_map_lookup_elem(&live, &ptr);
-		if (l) {
-			copy = *l;
-			/* only the one that deletes it counts it */
-			if (!bpf_map_delete_elem(&live, &ptr))
-				untrack(&copy, true);
-		}
+	l = bpf_map_lookup_elem(&live, &ptr);
+	if (l) {
+		copy = *l;
+		/* only the one that deletes it counts it */
+		if (!bpf_map_delete_elem(&live, &ptr))
+			untrack(&copy, true);
 	}
 	if (what >= KMEM_T__COUNT || !traced(tgid))
 		return;
