@@ -129,10 +129,20 @@ int output__part_path(const char *spec, const char *part, char *buf, size_t len)
 	return -EINVAL;
 }
 
+/* A renderer's -EIO says its stream failed (ferror): the write's own errno, when it left one,
+ * says why (a full disk was "Input/output error"). errno is 0 before the renderer runs. */
+static int stream_err(int err)
+{
+	return err == -EIO && errno > 0 && errno != EIO ? -errno : err;
+}
+
 static int write_stdout(const struct output_ops *ops, const struct profile *p,
 			const struct output_opts *o)
 {
-	int err = ops->write(p, o, stdout);
+	int err;
+
+	errno = 0;
+	err = stream_err(ops->write(p, o, stdout));
 
 	if (fflush(stdout) && !err)
 		err = errno ? -errno : -EIO;
@@ -183,7 +193,7 @@ static int write_special(const struct output_ops *ops, const struct profile *p,
 		return err;
 	}
 	errno = 0;
-	err = ops->write(p, o, f);
+	err = stream_err(ops->write(p, o, f));
 	if (fclose(f) && !err)
 		err = errno ? -errno : -EIO;
 	return err;
@@ -290,11 +300,11 @@ int output__write_path(const struct output_ops *ops, const struct profile *p,
 		goto fail;
 	}
 	errno = 0;
-	err = ops->write(p, o, f);
+	err = stream_err(ops->write(p, o, f));
 	if (!err && fflush(f))
 		err = errno ? -errno : -EIO;
 	if (!err && ferror(f))
-		err = -EIO;
+		err = stream_err(-EIO);
 	/* the data must be on disk before the rename makes it the report */
 	if (!err && fsync(fileno(f)) && errno != EINVAL)
 		err = -errno;

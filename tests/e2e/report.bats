@@ -171,6 +171,17 @@ sites() {
 	run "$EBPROF" diff "$T/notes.txt" "$T/nope.pb.gz"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"is not a valid pprof profile"* ]]
+	# a full disk says so, in every format (it said "Input/output error")
+	"$EBPROF" cpu -q -o "$T/c.pb.gz" -- "$FIX/cpuburn" 0.2 > /dev/null
+	for f in txt json folded svg html csv; do
+		run sh -c '"$0" report "$1" -o "$2:-" > /dev/full' "$EBPROF" "$T/c.pb.gz" "$f"
+		echo "$f: $output"
+		[ "$status" -eq 1 ]
+		[[ "$output" == *"cannot write '$f:-': No space left on device"* ]]
+	done
+	run sh -c '"$0" report "$1" > /dev/full' "$EBPROF" "$T/c.pb.gz"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot write the report to standard output: No space left on device"* ]]
 }
 
 @test "report and diff: usage errors are exit 2" {
