@@ -1016,6 +1016,29 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 	profile__add_drop(prof, "unwind_procs_full", c.procs_full);
 	profile__add_drop(prof, "unwind_rows_full", c.rows_full);
 	profile__add_drop(prof, "unwind_loads_skipped", c.asks_skipped);
+	/* the drops line sends the reader to the notes: each says what it left out */
+	if (c.truncated)
+		profile__add_note(prof, "%llu stacks end in [truncated] at a frame the unwinder could "
+				  "not go past (code walked by frame pointers that keeps none, a rule "
+				  "it does not follow): their events count, under the frames found "
+				  "(unwind_truncated)", (unsigned long long)c.truncated);
+	if (c.unmapped)
+		profile__add_note(prof, "%llu stacks end in [truncated] at code whose unwind table "
+				  "was not loaded yet (a library just mapped; with -a a process met "
+				  "in its first ~0.2 s): their events count, under the frames found "
+				  "(unwind_unmapped)", (unsigned long long)c.unmapped);
+	if (c.depth)
+		profile__add_note(prof, "%llu stacks were deeper than %d frames: their outermost "
+				  "frames are left out, [truncated] (unwind_too_deep)",
+				  (unsigned long long)c.depth, STACK_MAX_DEPTH);
+	if (c.procs_full || c.files_full || c.asks_skipped)
+		profile__add_note(prof, "stacks walked by file or frame pointers instead of a "
+				  "process's tables: %llu for want of room for its process "
+				  "(unwind_procs_full: raise --unwind-procs), %llu of objects not "
+				  "found by file (unwind_files_full), %llu of processes whose load "
+				  "was skipped (unwind_loads_skipped: raise --unwind-queue)",
+				  (unsigned long long)c.procs_full, (unsigned long long)c.files_full,
+				  (unsigned long long)c.asks_skipped);
 	if (u->rows_full)
 		profile__add_note(prof, "%llu object%s walked by frame pointers: %s unwind "
 				  "table%s did not fit the rows map (%u rows); raise --unwind-rows "

@@ -425,6 +425,13 @@ deep_site() {
 	echo "$output"
 	[ "$output" = "125 [truncated] deeprec_level 400" ]
 	jqe '.drops.unwind_too_deep == 10' "$T/t.json"
+	# the drops line sends the reader to the notes: one says what this drop left out (there
+	# was none); stacks too, and its text report
+	jqe '[.notes[] | select(test("^10 stacks were deeper than 127 frames: their outermost frames are left out"))] | length == 1' "$T/t.json"
+	run "$EBPROF" stacks -e u:libc:malloc -q -o "$T/s.json" -o "$T/s.txt" -- "$FIX/deeprec" 200 10
+	[ "$status" -eq 0 ]
+	jqe '.drops.unwind_too_deep == 10' "$T/s.json"
+	grep -q '^  - 10 stacks were deeper than 127 frames' "$T/s.txt"
 	run "$EBPROF" mem -q -o "$T/t100.folded" -- "$FIX/deeprec" 100 10
 	[ "$status" -eq 0 ]
 	run deep_site "$T/t100.folded"
