@@ -1590,6 +1590,11 @@ static int write_groups(const struct html *h)
 		fputs(!i ? "" : i + 1 == first->nlabels ? " and " : ", ", f);
 		esc(f, first->labels[i].key);
 	}
+	/* what the numbers are, as the text report says */
+	if (first->nhists) {
+		fputs(": ", f);
+		esc(f, first->hists[0].name);
+	}
 	fputs("</h2>\n<table class=\"data sortable\" id=\"groups-table\">\n<thead><tr>", f);
 	for (uint32_t i = 0; i < first->nlabels; i++) {
 		fputs("<th data-sort=\"text\">", f);

@@ -126,7 +126,12 @@ int render__text_groups(FILE *f, const struct profile *p, bool color)
 			      !i ? "" : i + 1 == first->nlabels ? " and " : ", ",
 			      first->labels[i].key);
 	fputc('\n', f);
-	heading(f, color, "By %s", name[0] ? name : "group");
+	/* what the numbers are: the first histogram's name ("run-queue latency": offcpu's table
+	 * read as its off-CPU time, which it is not) */
+	if (first->nhists)
+		heading(f, color, "By %s: %s", name[0] ? name : "group", first->hists[0].name);
+	else
+		heading(f, color, "By %s", name[0] ? name : "group");
 	fputs(" ", f);
 	for (uint32_t c = 0; c < nc; c++) {
 		cell(first, first, c, hdr, buf);

@@ -43,7 +43,7 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	within "$(jq '.info.futex_waits | tonumber' "$T/x.json")" "$all_bt" 10
 	# the text report: the lock table, then the histograms, then the stacks
 	grep -qE "^  futex $mu +futex_wait +mutexfix\[[0-9]+\] +[0-9]+ " "$T/x.txt"
-	awk '/^By lock, class and process$/ { a = NR } /^Histograms$/ { b = NR }
+	awk '/^By lock, class and process: wait$/ { a = NR } /^Histograms$/ { b = NR }
 		/^Top .* stacks by delay/ { c = NR } END { exit !(a && a < b && b < c) }' "$T/x.txt"
 	grep -q "calls returned EAGAIN at once" "$T/x.txt"
 }

@@ -56,7 +56,7 @@ static void test_text(void **state)
 	char *out = golden_of(&output_text, "tests/golden/io.txt", &o), *groups, *stacks, *funcs;
 
 	/* the per-disk table leads, then the histograms, then the top stacks */
-	groups = strstr(out, "\nBy device and op\n");
+	groups = strstr(out, "\nBy device and op: latency\n");
 	stacks = strstr(out, "\nTop 4 stacks by latency\n");
 	funcs = strstr(out, "\nTop 3 functions by self latency\n");
 	assert_non_null(groups);

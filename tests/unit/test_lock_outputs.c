@@ -57,7 +57,7 @@ static void test_text(void **state)
 	char *out = golden_of(&output_text, "tests/golden/lock.txt", &o), *groups, *stacks;
 
 	/* the per-lock table leads, then the histograms, then the top stacks */
-	groups = strstr(out, "\nBy lock, class and process\n");
+	groups = strstr(out, "\nBy lock, class and process: wait\n");
 	stacks = strstr(out, "\nTop 3 stacks by delay\n");
 	assert_non_null(groups);
 	assert_non_null(stacks);
@@ -122,7 +122,7 @@ static void test_svg_speedscope_html(void **state)
 	free(out);
 	out = golden_of(&output_html, NULL, NULL);
 	/* the per-lock table, a row per lock, and each lock's histogram */
-	assert_non_null(strstr(out, "<h2 id=\"groups\">By lock, class and process</h2>"));
+	assert_non_null(strstr(out, "<h2 id=\"groups\">By lock, class and process: wait</h2>"));
 	assert_non_null(strstr(out, "<td>futex 0x555555558040</td><td>futex_wait</td>"
 				    "<td>server[400]</td><td class=\"num\" data-v=\"900\">900</td>"));
 	assert_int_equal(count(out, "<details class=\"hist\">"), 3);

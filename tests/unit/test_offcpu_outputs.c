@@ -52,7 +52,7 @@ static void test_text(void **state)
 {
 	struct output_opts o = { .top = 10 };
 	char *out = golden_of(&output_text, "tests/golden/offcpu.txt", &o);
-	char *groups = strstr(out, "\nBy process and pid\n");
+	char *groups = strstr(out, "\nBy process and pid: run-queue latency\n");
 	char *stacks = strstr(out, "\nTop 3 stacks by offcpu\n");
 
 	assert_non_null(groups);
