@@ -179,6 +179,8 @@ assert_no_offcpu_probes() {
 	[ $((nap * 10)) -ge $((dur * 8)) ]
 	[ "$nap" -le "$dur" ]
 	jqe '[.notes[] | select(test("still off-CPU when tracing stopped: each one.s wait counts up to the stop"))] | length == 1' "$T/x.json"
+	# the header's switches are the totals' (it said 0 against the totals' 1)
+	jqe '(.info.switches | tonumber) == ([.sites[].switches] | add)' "$T/x.json"
 	# attached to a process asleep in nap: the wall-clock profile is its nap from its next
 	# switch-out on, up to the end
 	bg "$FIX/offsleep" 30 100

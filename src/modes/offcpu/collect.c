@@ -713,8 +713,10 @@ static void offcpu_finish(void *m)
 	if (c->opts.max_ns)
 		profile__add_info(prof, "max_block", "%s",
 				  render__duration(c->opts.max_ns, b2, sizeof(b2)));
+	/* with the waits still open at the stop, each counted as one (the totals' switches) */
 	profile__add_info(prof, "switches", "%llu",
-			  (unsigned long long)stat_sum(c, OFFCPU_STAT_SWITCHES));
+			  (unsigned long long)(stat_sum(c, OFFCPU_STAT_SWITCHES) + c->off_at_end -
+					       c->open_lost));
 	profile__add_info(prof, "filtered", "%llu",
 			  (unsigned long long)stat_sum(c, OFFCPU_STAT_FILTERED));
 }
