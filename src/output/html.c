@@ -862,7 +862,8 @@ static void write_series(const struct html *h)
 				peak = t->v[n] > peak ? t->v[n] : peak;
 			fprintf(f, "<tr><td class=\"num\" data-v=\"%" PRIu32 "\">%" PRIu32
 				"</td><td>", t->pid, t->pid);
-			esc(f, comm_of(p, t->pid) ? comm_of(p, t->pid) : "?");
+			esc(f, comm_of(p, t->pid) ? comm_of(p, t->pid) :
+			       t->pid ? "?" : "all processes");
 			fprintf(f, "</td><td class=\"num\" data-v=\"%" PRIu32 "\">%" PRIu32 "</td>",
 				t->n, t->n);
 			value_cell(f, t->n ? peak : 0, t->unit);
@@ -1973,7 +1974,11 @@ static int write_series_data(const struct html *h, struct json_writer *w)
 		jsonw_string_field(w, "name", s->name);
 		jsonw_string_field(w, "unit", s->unit);
 		jsonw_uint_field(w, "pid", s->pid);
-		snprintf(label, sizeof(label), "%s (%" PRIu32 ")", comm ? comm : "?", s->pid);
+		/* pid 0: every traced process together (it read "? (0)") */
+		if (!s->pid && !comm)
+			snprintf(label, sizeof(label), "all processes");
+		else
+			snprintf(label, sizeof(label), "%s (%" PRIu32 ")", comm ? comm : "?", s->pid);
 		jsonw_string_field(w, "label", label);
 		n = thin_series(s, pts);
 		jsonw_name(w, "t");

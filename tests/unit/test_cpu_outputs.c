@@ -179,8 +179,14 @@ static void strip(char *s, const char *open, const char *close)
 static void test_html(void **state)
 {
 	struct profile *p = cpu_fixture();
-	char *out = render(&output_html, p, NULL, NULL);
+	char *out;
 
+	/* the run's CPU over time, every traced process together (pid 0): it was "? (0)" */
+	assert_int_equal(profile__add_point(p, 0, "cpu", "percent", 1000000000, 98), 0);
+	out = render(&output_html, p, NULL, NULL);
+	assert_non_null(strstr(out, "\"label\":\"all processes\""));
+	assert_non_null(strstr(out, "</td><td>all processes</td>"));
+	assert_null(strstr(out, "? (0)"));
 	/* what the page says, not its scripts and styles (which serve mem reports too) */
 	strip(out, "<script", "</script>");
 	strip(out, "<style", "</style>");
