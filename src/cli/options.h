@@ -18,15 +18,20 @@
 	"      --follow           with -p: also trace the processes they create\n" \
 	"  -d, --duration TIME    stop after TIME: 500ms, 30s, 5m, 1h, or plain seconds (with a\n" \
 	"                         command: stop tracing, report, and let it run on)\n"
-#define OPTIONS_HELP_OUTPUT \
+#define OPTIONS_HELP_OUTPUT OPTIONS_HELP_OUTPUT_FILES OPTIONS_HELP_VALUE OPTIONS_HELP_INVERTED
+/* the same without --value: a run of several modes (ebprof profile) refuses it */
+#define OPTIONS_HELP_OUTPUT_SET OPTIONS_HELP_OUTPUT_FILES OPTIONS_HELP_INVERTED
+#define OPTIONS_HELP_OUTPUT_FILES \
 	"  -o, --output FILE      write the report to FILE, format by extension: .txt (text),\n" \
 	"                         .json, .pb.gz (pprof), .folded (folded stacks), .svg (flame\n" \
 	"                         graph), .html (one-page report), .speedscope.json, .csv;\n" \
 	"                         repeatable; default: text to stdout. FORMAT:PATH names the\n" \
 	"                         format (folded:- writes folded stacks to stdout)\n" \
-	"      --top N            entries shown per table in the text report (default 10, 0 = all)\n" \
+	"      --top N            entries shown per table in the text report (default 10, 0 = all)\n"
+#define OPTIONS_HELP_VALUE \
 	"      --value TYPE       the sample type .folded and .svg weigh frames by (default: the\n" \
-	"                         mode's default sample type, named above)\n" \
+	"                         mode's default sample type, named above)\n"
+#define OPTIONS_HELP_INVERTED \
 	"      --inverted         draw the flame graph as an icicle (roots at the top)\n"
 #define OPTIONS_HELP_UNWIND \
 	"      --unwind HOW       how user stacks are walked: auto (default) and dwarf: by the\n" \

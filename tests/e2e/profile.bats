@@ -260,6 +260,11 @@ print("ok")' "$T/r.json"
 	run "$EBPROF" profile --value cpu -- true
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--value picks one sample type of one mode"* ]]
+	# so its help does not offer it (it did)
+	run "$EBPROF" profile --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"--inverted"* ]]
+	[[ "$output" != *"--value"* ]]
 	run "$EBPROF" profile --sample-bytes lots -- true
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"sample-bytes"* ]]

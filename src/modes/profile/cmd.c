@@ -99,7 +99,7 @@ static const char profile_usage[] =
 	"                         as valgrind does (implies --mem-exact; see ebprof mem)\n"
 	"\n"
 	"Output:\n"
-	OPTIONS_HELP_OUTPUT
+	OPTIONS_HELP_OUTPUT_SET
 	"\n"
 	OPTIONS_HELP_UNWIND
 	OPTIONS_HELP_COMMON
