@@ -199,16 +199,22 @@ assert_no_offcpu_probes() {
 	# go on (offcpu showed those stops as its waits, in ptrace_stop)
 	bg "$FIX/sigfix" 100000000
 	sleep 0.2
-	"$EBPROF" offcpu -v -p "$BG" -d 3 -o "$T/x.folded" 2>"$T/err" &
+	"$EBPROF" offcpu -v -p "$BG" -d 2 -o "$T/x.folded" 2>"$T/err" &
 	ebp=$!
 	wait_for "$T/err" "tracing PID $BG" 30
 	grep -q 'TracerPid:.0$' "/proc/$BG/status"
-	# gdb attaches (and detaches) while it is traced
-	timeout 60 gdb -batch -nx -p "$BG" -ex 'info threads' > "$T/gdb" 2>&1
-	grep -q 'spin' "$T/gdb"
 	wait "$ebp"
 	[ -s "$T/x.folded" ]
 	! grep -q 'ptrace_stop' "$T/x.folded" || false
+	# gdb attaches (and detaches) while it is traced (its own stops are then the process's
+	# waits in ptrace_stop, rightly)
+	"$EBPROF" offcpu -v -p "$BG" -d 3 -o "$T/g.folded" 2>"$T/err2" &
+	ebp=$!
+	wait_for "$T/err2" "tracing PID $BG" 30
+	timeout 60 gdb -batch -nx -p "$BG" -ex 'info threads' > "$T/gdb" 2>&1
+	grep -q 'spin' "$T/gdb"
+	wait "$ebp"
+	[ -s "$T/g.folded" ]
 	for mode in cpu lock; do
 		"$EBPROF" $mode -q -p "$BG" -d 1 -o "$T/$mode.json" &
 		ebp=$!
