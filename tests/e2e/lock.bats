@@ -222,3 +222,16 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	[ -s "$T/x.json" ]
 	assert_no_probes '^(lock_begin|lock_end|futex_enter|futex_exit)$'
 }
+
+@test "lock: a PI mutex's waits are futex_lock_pi, counted once (no rtmutex contention is reported for them)" {
+	run "$EBPROF" lock -q -o "$T/pi.json" -- "$FIX/mutexfix" 4 3000 pi
+	[ "$status" -eq 0 ]
+	mu=$(sed -n 's/^mutex //p' <<< "$output")
+	jq -r '.groups[] | "\(.labels.lock) \(.labels.class) \(.contentions)"' "$T/pi.json"
+	jq -e --arg mu "futex $mu" '[.groups[] | select(.labels.lock == $mu)]
+		| length == 1 and .[0].labels.class == "futex_lock_pi" and .[0].contentions > 0' \
+		"$T/pi.json"
+	jqe '[.groups[] | select(.labels.class == "rtmutex")] | length == 0' "$T/pi.json"
+	# the note said a PI futex's wait was also its rtmutex's: counted twice, it is not
+	jqe '[.notes[] | select(test("rtmutex"))] | length == 0' "$T/pi.json"
+}

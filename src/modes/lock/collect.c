@@ -745,7 +745,7 @@ static void lock_finish(void *m)
 	if (c->kernel)
 		profile__add_note(prof, "kernel locks: from lock:contention_begin to contention_end "
 				  "in the waiting task (spinlocks per CPU, sleeping locks per "
-				  "thread); a PI futex's wait is also its rtmutex's");
+				  "thread)");
 	if (!c->kernel && c->opts.kernel)
 		profile__add_note(prof, "kernel locks were not traced: this kernel has no "
 				  "lock:contention_begin and contention_end tracepoints");
