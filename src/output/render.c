@@ -131,6 +131,18 @@ uint32_t *render__sorted_samples(const struct profile *p, int key, bool nonzero,
 	return idx;
 }
 
+uint32_t render__own_leaf(const struct profile *p, const struct prof_sample *s)
+{
+	for (uint32_t k = 0; k < s->nlocs; k++) {
+		const struct prof_location *l = &p->locations[s->locs[k]];
+
+		if (l->mapping == PROF_NONE && l->nlines == 1 &&
+		    !strcmp(p->functions[l->lines[0].function].name, "--"))
+			return k + 1 < s->nlocs ? k + 1 : 0;
+	}
+	return 0;
+}
+
 int render__count_type(const struct profile *p)
 {
 	uint32_t i;

@@ -26,6 +26,11 @@ struct output_opts;
  * length in *n, or NULL with errno set. */
 uint32_t *render__sorted_samples(const struct profile *p, int key, bool nonzero, uint32_t *n);
 
+/* The index of sample s's own leaf: 0, or the frame after a "--" separator (a synthetic frame:
+ * no mapping) drawn above the sample's stack, whose frames before it are context, not where
+ * the sample's time went (offcpu --wakers: the thread that woke it). */
+uint32_t render__own_leaf(const struct profile *p, const struct prof_sample *s);
+
 /* The type counted in objects: the first "*_objects" type, else the first with unit "count",
  * else the default type. */
 int render__count_type(const struct profile *p);

@@ -189,8 +189,10 @@ static int fill_functions(const struct tstacks *t, struct func_table *ft)
 	for (uint32_t i = 0; i < p->nsamples; i++) {
 		const struct prof_sample *s = &p->samples[i];
 		int64_t v = s->values[t->key];
+		/* the frames above a "--" (offcpu's waker) are not where the time went */
+		uint32_t own = render__own_leaf(p, s);
 
-		for (uint32_t k = 0; k < s->nlocs; k++) {
+		for (uint32_t k = own; k < s->nlocs; k++) {
 			const struct prof_location *loc = &p->locations[s->locs[k]];
 			bool kernel = profile__location_is_kernel(p, loc);
 			uint32_t nl = loc->nlines ? loc->nlines : 1;
@@ -205,7 +207,7 @@ static int fill_functions(const struct tstacks *t, struct func_table *ft)
 				if (!r)
 					return -ENOMEM;
 				/* the innermost frame of the leaf is where the time was spent */
-				if (k == 0 && j == 0)
+				if (k == own && j == 0)
 					r->self += v;
 				if (r->last != i + 1) {
 					r->total += v;

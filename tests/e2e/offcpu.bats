@@ -107,6 +107,14 @@ assert_no_offcpu_probes() {
 	grep -E "$re" "$T/x.folded"
 	re2=';ping;wait_pong;.*__schedule_\[k\];--;try_to_wake_up_\[k\];.*anon_pipe_write_\[k\];.*send_pong.*;pong;start_thread;(clone3;)?waker: pingpong'
 	grep -E "$re2" "$T/x.folded"
+	# the waker's frames are its real functions, none marked inlined: upside down, the marks
+	# fell on the wrong frame (send_ping_[i] for rawsys3, which is inlined into send_ping)
+	grep -q ';--;.*;send_ping;ping;start_thread;' "$T/x.folded"
+	! grep -q ';--;.*_\[i\]' "$T/x.folded" || false
+	# and the tables of functions are the blocked threads' (the waker's name led them)
+	"$EBPROF" offcpu -q --wakers -o "$T/x.txt" -- "$FIX/pingpong" 200 > /dev/null
+	sed -n '/functions by self/,/^$/p' "$T/x.txt"
+	! sed -n '/functions by/,/^$/p' "$T/x.txt" | grep -qE 'waker:| --$' || false
 	# most of the readers' waits were ended by the other thread's write
 	woken=$(folded_sum "$T/x.folded" 'wait_ping;.*--;.*send_ping')
 	all=$(folded_sum "$T/x.folded" 'wait_ping;')

@@ -325,19 +325,23 @@ static bool interrupt_frames(const struct profile *prof, const uint32_t *locs, u
 	return false;
 }
 
-/* A location of the waker's stack, which is drawn upside down: its inlined functions in the
- * reverse order too (the caller under the inlined callee). */
+/* A location of the waker's stack, which is drawn upside down: the function it is in, without
+ * the functions inlined there. Reversed within one location (the caller under the inlined
+ * callee), the renderers' [inlined] marks (every line of a location but its last) fell on
+ * the real function and left the inlined one unmarked; split into one location per line, the
+ * inlined one's was the original location again (locations are interned by address and first
+ * line). The waker's stack is context: its real functions are kept, right. */
 static uint32_t upside_down(struct profile *prof, uint32_t loc)
 {
 	const struct prof_location *l = &prof->locations[loc];
-	struct prof_line lines[16];
-	uint32_t n = l->nlines;
+	struct prof_line outer;
+	uint32_t one;
 
-	if (n < 2 || n > 16)
+	if (l->nlines < 2)
 		return loc;
-	for (uint32_t i = 0; i < n; i++)
-		lines[i] = l->lines[n - 1 - i];
-	return profile__location(prof, l->mapping, l->address, l->module_offset, lines, n);
+	outer = l->lines[l->nlines - 1];
+	one = profile__location(prof, l->mapping, l->address, l->module_offset, &outer, 1);
+	return one != PROF_NONE ? one : loc;
 }
 
 /* The waker's frames as offwaketime draws them above the blocked stack: the waker's name at
