@@ -76,6 +76,28 @@ events_through() {
 	[ "$(grep ';open_b;' "$T/out.folded" | awk '{s += $NF} END {print s}')" -eq 8 ]
 }
 
+@test "stacks: u:LIB by bare name finds a library through RUNPATH and LD_LIBRARY_PATH; one never mapped is said, not a 0" {
+	# prefixalloc calls pf_malloc twice and pf_free twice, in libprefixalloc.so found through
+	# its RUNPATH ($ORIGIN): at the exec only the program and the loader are mapped (0 hits)
+	run "$EBPROF" stacks -q -e u:libprefixalloc:pf_malloc -e u:libprefixalloc:pf_free \
+		-o "$T/r.json" -- "$FIX/prefixalloc"
+	[ "$status" -eq 0 ]
+	jqe '[.notes[] | select(. == "event u:libprefixalloc:pf_malloc: 2 hits in the traced processes" or . == "event u:libprefixalloc:pf_free: 2 hits in the traced processes")] | length == 2' "$T/r.json"
+	# a copy of the program elsewhere finds it through LD_LIBRARY_PATH
+	cp "$FIX/prefixalloc" "$T/pa"
+	LD_LIBRARY_PATH="$FIX" run "$EBPROF" stacks -q -e u:libprefixalloc:pf_malloc \
+		-o "$T/l.json" -- "$T/pa"
+	[ "$status" -eq 0 ]
+	jqe '[.notes[] | select(. == "event u:libprefixalloc:pf_malloc: 2 hits in the traced processes")] | length == 1' "$T/l.json"
+	# a library only dlopen'ed (by its path) is not found by its bare name: said, not 0 hits
+	run "$EBPROF" stacks -q -e u:libdlburn:lib_burn -o "$T/d.json" -- \
+		"$FIX/dlburn" "$FIX/libdlburn.so" 0.1
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"event u:libdlburn:lib_burn: no traced process mapped or needed an object named 'libdlburn', so it was never probed"* ]]
+	jqe '[.notes[] | select(startswith("event u:libdlburn:lib_burn: never probed"))] | length == 1' "$T/d.json"
+	jqe '[.notes[] | select(test("lib_burn: 0 hits"))] | length == 0' "$T/d.json"
+}
+
 @test "stacks: sched:sched_switch counts the switches of a sleeping process" {
 	run "$EBPROF" stacks -e sched:sched_switch -o "$T/out.json" -- sleep 0.3
 	[ "$status" -eq 0 ]

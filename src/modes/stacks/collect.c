@@ -56,6 +56,7 @@ struct stacks_mode {
 	int *all_ufds;			/* -a: uprobes in every process */
 	int nall_ufds;
 	int uprobe_type;		/* the uprobe PMU's perf event type */
+	bool probed[STACKS_MAX_EVENTS];	/* a uprobe event attached in some process */
 };
 
 /* libbpf's callback has no context argument, hence a file-level flag */
@@ -358,6 +359,7 @@ static int attach_uprobes(struct stacks_mode *m, pid_t pid, int **fds, int *nfds
 		}
 		*fds = n;
 		(*fds)[(*nfds)++] = fd;
+		m->probed[i] = true;
 		pr_info(m->lc, "%s: uprobe %s+0x%llx%s", ev->spec, path, (unsigned long long)off,
 			pid > 0 ? "" : " (every process)");
 	}
@@ -622,10 +624,24 @@ static void stacks_finish(void *mp)
 					  (unsigned long long)n, m->o->max_stacks);
 	}
 	fd = bpf_map__fd(m->skel->maps.hits);
-	for (int i = 0; i < m->o->nevents; i++)
-		profile__add_note(prof, "event %s: %llu hits in the traced processes",
-				  m->o->events[i].spec,
+	for (int i = 0; i < m->o->nevents; i++) {
+		const struct stacks_event *ev = &m->o->events[i];
+
+		if (ev->kind == STACKS_EV_UPROBE && !m->probed[i]) {
+			/* a bare name no traced process mapped nor needed: its 0 was a wrong zero,
+			 * said nowhere (a library dlopen'ed later by a path ebprof cannot guess) */
+			session__clear_progress(m->env->s);
+			pr_warn(m->lc, "event %s: no traced process mapped or needed an object named "
+				"'%s', so it was never probed: give the library's path (a library "
+				"loaded with dlopen is found only by its path)", ev->spec, ev->path);
+			profile__add_note(prof, "event %s: never probed: no traced process mapped or "
+					  "needed an object named '%s' (give its path); its count is "
+					  "not a count", ev->spec, ev->path);
+			continue;
+		}
+		profile__add_note(prof, "event %s: %llu hits in the traced processes", ev->spec,
 				  (unsigned long long)bpfutil__percpu_sum(fd, i));
+	}
 }
 
 static void stacks_detach(void *mp)

@@ -14,6 +14,7 @@
 #include <bpf/btf.h>
 #include "core/bpfutil.h"
 #include "modes/stacks/events.h"
+#include "symbolize/unwind.h"
 #include "util/util.h"
 
 #define TRACEFS_MAGIC_NR 0x74726163
@@ -502,6 +503,93 @@ static int from_dirs(const char *want, char *out, size_t len)
 	return -ENOENT;
 }
 
+/* want among the libraries process pid needs (its program's DT_NEEDED and theirs, a few levels
+ * deep, as ld.so finds them: DT_RPATH, DT_RUNPATH with $ORIGIN, Debian's directories) and in
+ * the directories of its LD_LIBRARY_PATH: a launched command at its exec has mapped only its
+ * program and the loader, and a library found only through RUNPATH or LD_LIBRARY_PATH was
+ * not probed (0 hits, exit 0). */
+static int from_needed(pid_t pid, const char *want, char *out, size_t len)
+{
+	char exe[64], real[PATH_MAX], path[PATH_MAX + 64], **todo = NULL, *env;
+	size_t ntodo = 0, envlen = 0;
+	int err = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	env = util_read_file(path, &envlen);
+	for (size_t i = 0; env && i < envlen && err;) {
+		const char *e = env + i;
+		size_t el = strnlen(e, envlen - i);
+
+		if (!strncmp(e, "LD_LIBRARY_PATH=", 16) && i + el < envlen) {
+			char *dirs = strdup(e + 16), *save, *d;
+
+			for (d = dirs ? strtok_r(dirs, ":;", &save) : NULL; d && err;
+			     d = strtok_r(NULL, ":;", &save)) {
+				glob_t g;
+
+				snprintf(path, sizeof(path), "/proc/%d/root%s/%s.so*", pid, d, want);
+				if (d[0] == '/' && glob(path, 0, NULL, &g) == 0) {
+					for (size_t k = 0; k < g.gl_pathc && err; k++)
+						if (is_elf(g.gl_pathv[k]) &&
+						    name_matches(strrchr(g.gl_pathv[k], '/') + 1,
+								 want)) {
+							snprintf(out, len, "%s", g.gl_pathv[k]);
+							err = 0;
+						}
+					globfree(&g);
+				}
+			}
+			free(dirs);
+		}
+		i += el + 1;
+	}
+	free(env);
+	if (!err)
+		return 0;
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	if (!realpath(exe, real))
+		return -ENOENT;
+	/* breadth first over the needed libraries, each file once (at most 64) */
+	todo = malloc(sizeof(*todo));
+	if (!todo || !(todo[0] = strdup(real))) {
+		free(todo);
+		return -ENOMEM;
+	}
+	ntodo = 1;
+	for (size_t i = 0; i < ntodo && i < 64 && err; i++) {
+		char **needed = NULL;
+		size_t nneeded = 0;
+
+		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, todo[i]);
+		if (unwind_needed(path, todo[i], &needed, &nneeded))
+			continue;
+		for (size_t k = 0; k < nneeded; k++) {
+			const char *base = strrchr(needed[k], '/');
+			bool seen = false;
+			char **n;
+
+			base = base ? base + 1 : needed[k];
+			if (err && name_matches(base, want)) {
+				snprintf(out, len, "/proc/%d/root%s", pid, needed[k]);
+				err = 0;
+			}
+			for (size_t j = 0; j < ntodo && !seen; j++)
+				seen = !strcmp(todo[j], needed[k]);
+			if (!seen && ntodo < 64 && (n = realloc(todo, (ntodo + 1) * sizeof(*n)))) {
+				todo = n;
+				todo[ntodo++] = needed[k];
+				needed[k] = NULL;
+			}
+			free(needed[k]);
+		}
+		free(needed);
+	}
+	for (size_t i = 0; i < ntodo; i++)
+		free(todo[i]);
+	free(todo);
+	return err;
+}
+
 static int from_path_env(const char *want, char *out, size_t len)
 {
 	const char *env = getenv("PATH");
@@ -541,6 +629,8 @@ int stacks_event__uprobe_path(const struct stacks_event *ev, pid_t pid, char *ou
 		return access(out, R_OK) ? -ENOENT : 0;
 	}
 	if (pid > 0 && from_maps(pid, p, out, len) == 0)
+		return 0;
+	if (pid > 0 && from_needed(pid, p, out, len) == 0)
 		return 0;
 	/* a library not mapped yet (a launched command at its exec has only the program and
 	 * the dynamic loader) */
