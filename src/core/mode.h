@@ -65,6 +65,12 @@ struct mode_ops {
 	 * a debugger or strace can attach), its exit is seen through a pidfd, and the mode reads
 	 * it from the snapshots of its mappings taken while it ran. */
 	bool ptrace_pid;
+	/* A new process of a traced tree that shares its parent's memory until it execs (vfork,
+	 * posix_spawn) is attached at its birth like any child: its events are its own, its user
+	 * stacks in its parent's image. Without it (mem: its probes would be its parent's
+	 * memory's) such a child is traced from its exec: a sampling mode lost its exec's own
+	 * time (dash runs its commands by vfork: 12% of a script's CPU). */
+	bool vfork_children;
 
 	/* Load the BPF side, set the profile's sample types and notes. opts: the mode's own
 	 * parsed options. NULL on failure (reported). */

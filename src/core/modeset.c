@@ -374,7 +374,7 @@ static void set_detach(void *v)
 
 void modeset__ops(struct mode_ops *ops, const struct modeset_opts *o)
 {
-	bool all = true;
+	bool all = true, vfork = true;
 
 	*ops = (struct mode_ops){
 		.name = "profile",
@@ -405,7 +405,10 @@ void modeset__ops(struct mode_ops *ops, const struct modeset_opts *o)
 			ops->window = set_window;
 		if (!o->members[i].ops->attach_all)
 			all = false;
+		if (!o->members[i].ops->vfork_children)
+			vfork = false;	/* one member cannot: the set attaches it at its exec */
 	}
+	ops->vfork_children = vfork;
 	if (all)
 		ops->attach_all = set_attach_all;
 }

@@ -347,7 +347,7 @@ static void on_new_task(struct session *s, pid_t pid, int status)
 	t->traced = true;
 	t->ppid = ppid;
 	t->done = true;		/* until it is attached */
-	if (same_mm(ppid, pid)) {
+	if (!s->ops->vfork_children && same_mm(ppid, pid)) {
 		t->await_exec = true;
 		pr_debug(s->lc, "PID %d: shares PID %d's memory; traced from its exec", pid, ppid);
 	} else if ((err = s->ops->attach(s->m, pid, MODE_ATTACH_CHILD, &st)) == 0) {

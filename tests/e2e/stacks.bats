@@ -183,6 +183,17 @@ events_through() {
 		"$T/out.json"
 	[ "$(events_through "$T/out.json" open_a)" -eq 5 ]
 	[ "$(events_through "$T/out.json" open_b)" -eq 10 ]
+	# forkfixture execs twice in children: one posix_spawn'ed (a vfork: it shares its
+	# parent's memory until its exec) and one forked. The vfork child is traced from its
+	# birth: its execve is its own (it was traced from its exec on, its execve not counted)
+	run "$EBPROF" stacks -q -e syscalls:sys_enter_execve -o "$T/x.folded" -- "$FIX/forkfixture"
+	[ "$status" -eq 0 ]
+	cat "$T/x.folded"
+	[ "$(awk '{ s += $NF } END { print s + 0 }' "$T/x.folded")" -eq 2 ]
+	grep -qE '^forkfixture \([0-9]+\);clone3;__spawni_child;execve;.*syscalls:sys_enter_execve 1$' \
+		"$T/x.folded"
+	grep -qE '^forkfixture \([0-9]+\);_start;.*;main;execve;.*syscalls:sys_enter_execve 1$' \
+		"$T/x.folded"
 }
 
 @test "stacks: a process's exit path is its own: sched_process_exit once for each of a tree" {

@@ -763,6 +763,7 @@ _Static_assert(offsetof(struct cpu_collector, base) == 0, "the shared hooks' col
 
 const struct mode_ops cpu_mode_ops = {
 	.name = "cpu",
+	.vfork_children = true,	/* events by tgid: a vfork child's are its own */
 	.kthreads = true,	/* sampled and counted by tgid, kernel stacks included */
 	.open = cpu_open,
 	.close = cpu_close,

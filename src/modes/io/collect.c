@@ -826,6 +826,7 @@ _Static_assert(offsetof(struct io_collector, base) == 0, "the shared hooks' coll
 
 const struct mode_ops io_mode_ops = {
 	.name = "io",
+	.vfork_children = true,	/* events by tgid: a vfork child's are its own */
 	.kthreads = true,	/* -p of a flusher or a journal thread: its requests */
 	.open = io_open,
 	.close = io_close,

@@ -922,6 +922,7 @@ _Static_assert(offsetof(struct kmem_collector, base) == 0, "the shared hooks' co
 
 const struct mode_ops kmem_mode_ops = {
 	.name = "kmem",
+	.vfork_children = true,	/* events by tgid: a vfork child's are its own */
 	.kthreads = true,	/* a kernel thread's allocations are its own */
 	.open = kmem_open,
 	.close = kmem_close,

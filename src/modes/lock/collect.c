@@ -801,6 +801,7 @@ _Static_assert(offsetof(struct lock_collector, base) == 0, "the shared hooks' co
 
 const struct mode_ops lock_mode_ops = {
 	.name = "lock",
+	.vfork_children = true,	/* events by tgid: a vfork child's are its own */
 	.kthreads = true,	/* -p of a kernel thread: its kernel lock contention */
 	.open = lock_open,
 	.close = lock_close,

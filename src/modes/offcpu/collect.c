@@ -761,6 +761,7 @@ _Static_assert(offsetof(struct offcpu_collector, base) == 0, "the shared hooks' 
 
 const struct mode_ops offcpu_mode_ops = {
 	.name = "offcpu",
+	.vfork_children = true,	/* events by tgid: a vfork child's are its own */
 	.kthreads = false,	/* user threads; kernel threads only with -a --kernel-threads */
 	.open = offcpu_open,
 	.close = offcpu_close,

@@ -683,6 +683,7 @@ _Static_assert(offsetof(struct stacks_mode, base) == 0, "the shared hooks' colle
 
 const struct mode_ops stacks_mode_ops = {
 	.name = "stacks",
+	.vfork_children = true,	/* events by tgid: a vfork child's are its own */
 	.kthreads = true,	/* a kernel thread's events count by tgid, with kernel stacks */
 	.open = stacks_open,
 	.close = stacks_close,

@@ -256,6 +256,7 @@ int cmd_top(int argc, char **argv, struct log_ctx *lc)
 	/* mem's part holds -p's processes under ptrace; without it they are not ptraced */
 	ops = top_mode_ops;
 	ops.ptrace_pid = !o->no_mem && !so.all;
+	ops.vfork_children = o->no_mem || so.all;	/* mem's part attaches one at its exec */
 	rc = session__run(&so, &ops, o, lc);
 out:
 	cli_mode_opts_free(&cpu_def, o->cpu);
