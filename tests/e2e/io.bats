@@ -128,6 +128,25 @@ requests (completion_unseen: heavy I/O load), in the others something else read 
 	[ "$merged" -le "${all:-0}" ]
 }
 
+@test "io: a discard moves no data: its size is discard_bytes, not io_bytes (blkdiscard of a loop device)" {
+	command -v losetup >/dev/null && command -v blkdiscard >/dev/null ||
+		skip "losetup or blkdiscard not installed (util-linux)"
+	truncate -s 64M "$T/disk.img"
+	dev=$(losetup -f --show "$T/disk.img" 2>/dev/null) || skip "no loop device to set up"
+	run "$EBPROF" io -q -o "$T/x.json" -o "$T/x.txt" -- \
+		sh -c "dd if=/dev/zero of=$dev bs=1M count=8 oflag=direct status=none; blkdiscard $dev"
+	losetup -d "$dev"
+	[ "$status" -eq 0 ]
+	jq -c '.processes[]' "$T/x.json"
+	# dd wrote 8 MiB; blkdiscard discarded the whole 64 MiB device, which moved no data (it
+	# was in io_bytes: a dd over an old file counted its truncation's discards, twice the data)
+	jqe '[.processes[] | select(.comm == "dd")][0] | .io_bytes == 8388608 and .discard_bytes == null' "$T/x.json"
+	jqe '[.processes[] | select(.comm == "blkdiscard")][0] | .discard_bytes == 67108864 and .io_bytes < 67108864' "$T/x.json"
+	jqe '.totals.io_bytes < 67108864 and .totals.discard_bytes == 67108864' "$T/x.json"
+	# the per-operation table keeps the discard's size on its own row
+	grep -qE "^  $(basename "$dev") +discard +1 +64.0 MiB " "$T/x.txt"
+}
+
 @test "io: a buffered write's fsync issues the writes it waits for (or the report names the flusher)" {
 	var_tmp_disk
 	for try in 1 2 3 4 5; do

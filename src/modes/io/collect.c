@@ -341,6 +341,14 @@ static const char *kthread_role(const struct profile *prof, const uint32_t *locs
 }
 
 /* The leaf frame of a request's stack: its disk, operation and flags ("vda write (sync)"). */
+/* Whether requests of op move data: a discard, a secure erase or a write of zeroes names a
+ * range (its size) but transfers nothing: not in io_bytes (a dd over an old file counted its
+ * truncation's discards: 125 MiB for 62.5 MiB written), in discard_bytes. */
+static bool moves_data(uint32_t op)
+{
+	return op != IO_OP_DISCARD && op != IO_OP_SECURE_ERASE && op != IO_OP_WRITE_ZEROES;
+}
+
 static void leaf_name(uint32_t aux, const char *disk, char *buf, size_t len)
 {
 	static const char *const flags[] = { "sync", "meta", "fua", "preflush", "rahead" };
@@ -388,7 +396,9 @@ static int drain(struct io_collector *c, struct profile *prof, pid_t only, bool 
 		qsort(ents, nents, sizeof(*ents), count_cmp);
 	for (size_t i = 0; i < nents; i++) {
 		const struct count_entry *e = &ents[i];
-		int64_t vals[4] = { e->v.requests, e->v.bytes, e->v.latency_ns, e->v.queue_ns };
+		bool data = moves_data(IO_AUX_OP(e->k.stack.aux));
+		int64_t vals[4] = { e->v.requests, data ? e->v.bytes : 0, e->v.latency_ns,
+				    e->v.queue_ns };
 		struct proc_info *p = report_proc(c, e->k.stack.tgid, remove || take);
 
 		/* a window's processes keep their snapshots; one seen for the first time gets one */
@@ -418,14 +428,16 @@ static int drain(struct io_collector *c, struct profile *prof, pid_t only, bool 
 		pp = profile__add_process(prof, p->pid, p->comm[0] ? p->comm : NULL, p->cmdline);
 		if (pp) {
 			prof_process__add_stat(prof, pp, "requests", e->v.requests);
-			prof_process__add_stat(prof, pp, "io_bytes", e->v.bytes);
+			prof_process__add_stat(prof, pp, "io_bytes", data ? e->v.bytes : 0);
+			if (!data)
+				prof_process__add_stat(prof, pp, "discard_bytes", e->v.bytes);
 			prof_process__add_stat(prof, pp, "latency_ns", e->v.latency_ns);
 			prof_process__add_stat(prof, pp, "queue_ns", e->v.queue_ns);
 		}
 		kt = take ? NULL : p->priv;
 		if (kt) {
 			kt->requests += e->v.requests;
-			kt->bytes += e->v.bytes;
+			kt->bytes += data ? e->v.bytes : 0;
 			if (!kt->role)
 				kt->role = kthread_role(prof, locs, n);
 		}
