@@ -228,6 +228,13 @@ static __always_inline struct io_req *begin(void *ctx, struct request *rq, __u32
 	r.bytes = BPF_CORE_READ(rq, __data_len);
 	r.key.stack.tgid = tgid;
 	r.key.stack.aux = IO_AUX(req_op(cmd), req_flags(cmd));
+	/* a write of no data that asks for a preflush is a cache flush (an fsync's): the kernel
+	 * issues a REQ_OP_FLUSH request for it, which is not started as the write is, and counts
+	 * it as a flush in /sys/block's stat; it was a 0-byte write, and no flush was ever seen */
+	if (IO_AUX_OP(r.key.stack.aux) == IO_OP_WRITE && !r.bytes &&
+	    (IO_AUX_FLAGS(r.key.stack.aux) & IO_F_PREFLUSH))
+		r.key.stack.aux = IO_AUX(IO_OP_FLUSH,
+					 IO_AUX_FLAGS(r.key.stack.aux) & ~IO_F_PREFLUSH);
 
 	sc = bpf_map_lookup_elem(&scratch, &hook);
 	if (sc) {

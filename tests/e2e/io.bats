@@ -128,6 +128,29 @@ requests (completion_unseen: heavy I/O load), in the others something else read 
 	[ "$merged" -le "${all:-0}" ]
 }
 
+@test "io: an fdatasync's cache flush is a flush, as /sys/block counts it, not a write of 0 bytes" {
+	var_tmp_disk
+	grep -q 'write back' "/sys/block/$DISK/queue/write_cache" 2>/dev/null ||
+		skip "$DISK has no volatile write cache: the kernel sends it no flush"
+	f0=$(awk '{ print $16 }' "/sys/block/$DISK/stat")
+	run "$EBPROF" io -q -o "$T/x.json" -o "$T/x.txt" -- "$FIX/flushfix" "$VT/f" 50
+	f1=$(awk '{ print $16 }' "/sys/block/$DISK/stat")
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"syncs 50"* ]]
+	grep -E "^  $DISK " "$T/x.txt"
+	echo "/sys/block/$DISK flushes: $((f1 - f0))"
+	# one flush per fdatasync, in the fixture, under sync_once; the disk counted them (and
+	# any other process's meanwhile). They were 0-byte writes, and no flush row.
+	flushes=$(jq --arg f "$DISK flush" '[.sites[] | select(.frames[0].function | startswith($f))
+		| select(any(.frames[]; .function == "sync_once")) | .requests] | add // 0' "$T/x.json")
+	echo "ebprof: $flushes flushes under sync_once"
+	[ "$flushes" -eq 50 ]
+	[ $((f1 - f0)) -ge 50 ]
+		jq -e --arg w "$DISK write" '[.sites[] | select(.frames[0].function | startswith($w)) | select(.io_bytes == 0)] | length == 0' "$T/x.json"
+	grep -qE "^  $DISK +flush +[0-9]+ +0 B " "$T/x.txt"
+	rm -rf "$VT"
+}
+
 @test "io: a discard moves no data: its size is discard_bytes, not io_bytes (blkdiscard of a loop device)" {
 	command -v losetup >/dev/null && command -v blkdiscard >/dev/null ||
 		skip "losetup or blkdiscard not installed (util-linux)"
