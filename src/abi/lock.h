@@ -84,6 +84,8 @@ struct lock_val {
 
 /* A contention in progress: a sleeping lock's per thread, a spinlock's per CPU, a futex wait's
  * per thread. */
+#define LOCK_WAIT_ENDED_LATE	2
+
 struct lock_wait {
 	__u64 lock;		/* 0: none */
 	__u64 start_ns;
@@ -91,7 +93,9 @@ struct lock_wait {
 	__u32 tid;
 	__u32 aux;
 	__u32 flags;		/* STACK_KEY_* of ustack */
-	__u32 interrupted;	/* a futex wait a signal interrupted, to be resumed (lock.bpf.c) */
+	__u32 interrupted;	/* a futex wait a signal interrupted, to be resumed (lock.bpf.c);
+				 * LOCK_WAIT_ENDED_LATE: it ended after tracing stopped, its
+				 * record kept for userspace to count up to the stop */
 };
 
 /* Each process (by tgid) as its first contention counted (struct lock_comm). With -a its tgid

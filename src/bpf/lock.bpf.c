@@ -550,8 +550,10 @@ int BPF_PROG(futex_enter, struct pt_regs *regs, long nr)
 	}
 	w.tid = tid;
 	w.aux = LOCK_AUX_FUTEX | cmd;
-	/* the stack is taken at the exit, of the waits that waited: the same user registers */
 	w.start_ns = bpf_ktime_get_ns();
+	/* the stack is taken now, not at the exit: a wait still going on when tracing stops (a
+	 * deadlock) has its stack then, and counts up to the stop (lock_stop) */
+	capture(ctx, LOCK_HOOK_FUTEX, regs, false, true, &w);
 	if (bpf_map_update_elem(&fwaits, &tid, &w, BPF_ANY))
 		count_stat(LOCK_STAT_WAITS_FULL);
 	return 0;
@@ -574,6 +576,15 @@ int BPF_PROG(futex_exit, struct pt_regs *regs, long ret)
 	/* restart_syscall(2) continues an interrupted timed wait, or something else */
 	if (nr == LOCK_NR_RESTART_SYSCALL && !w->interrupted)
 		return 0;
+	/* going on when tracing stopped: userspace counts it up to the stop (one that did not
+	 * wait, EAGAIN, is none) */
+	if (stopped) {
+		if (ret == -EAGAIN && !restarting(ret))
+			bpf_map_delete_elem(&fwaits, &tid);
+		else
+			w->interrupted = LOCK_WAIT_ENDED_LATE;
+		return 0;
+	}
 	if (restarting(ret)) {
 		w->interrupted = 1;
 		return 0;
@@ -581,13 +592,8 @@ int BPF_PROG(futex_exit, struct pt_regs *regs, long ret)
 	now = bpf_ktime_get_ns();
 	done = *w;
 	bpf_map_delete_elem(&fwaits, &tid);
-	/* a wait that began before stop ends in the report only if it ended before it */
-	if (stopped)
-		return 0;
 	delay = now > done.start_ns ? now - done.start_ns : 0;
 	/* EAGAIN: the futex no longer held the expected value, the caller never slept */
-	if (ret != -EAGAIN)
-		capture(ctx, LOCK_HOOK_FUTEX, regs, false, true, &done);
 	account(&done, id >> 32, delay, ret == -EAGAIN);
 	return 0;
 }

@@ -235,3 +235,25 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	# the note said a PI futex's wait was also its rtmutex's: counted twice, it is not
 	jqe '[.notes[] | select(test("rtmutex"))] | length == 0' "$T/pi.json"
 }
+
+@test "lock: a deadlock is two waits going on when tracing stops, each counted up to the stop under its stack" {
+	# the two threads wait from the start, forever; tracing stops after 1 s, the fixture exits
+	# at 3 s. They were "contentions 0, delay 0" (a note said 2 waits were in no number)
+	run "$EBPROF" lock -q -d 1 -o "$T/x.json" -o "$T/x.txt" -- "$FIX/deadlock" 3
+	[ "$status" -eq 0 ]
+	a=$(sed -n 's/^a //p' <<< "$output")
+	b=$(sed -n 's/^b //p' <<< "$output")
+	jq -r '.groups[] | "\(.labels.lock) \(.labels.class) \(.contentions) \(.delay_ns)"' "$T/x.json"
+	# one wait on each mutex, as long as the run (at most), none ended
+	for m in "$a" "$b"; do
+		jq -e --arg l "futex $m" '[.groups[] | select(.labels.lock == $l)] | length == 1
+			and .[0].contentions == 1 and .[0].delay_ns > 0' "$T/x.json"
+	done
+	jqe '[.groups[] | select(.labels.lock | startswith("futex ")) | .delay_ns] | all(. <= 1500000000)' "$T/x.json"
+	# under the stacks where they began: b's wait in second_b under first_a, a's the other way
+	jqe '[.sites[] | select(any(.frames[]; .function == "second_b") and any(.frames[]; .function == "first_a"))] | length == 1' "$T/x.json"
+	jqe '[.sites[] | select(any(.frames[]; .function == "second_a") and any(.frames[]; .function == "first_b"))] | length == 1' "$T/x.json"
+	jqe '[.notes[] | select(startswith("2 waits were going on when tracing stopped: each counts up to the stop"))] | length == 1' "$T/x.json"
+	jqe '.info.waiting_at_end == "2"' "$T/x.json"
+}
+

@@ -38,6 +38,7 @@
 #include "output/render.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
+#include "core/target.h"
 #include "util/util.h"
 #include "abi/lock.h"
 #include "lock.skel.h"
@@ -92,6 +93,9 @@ struct lock_collector {
 	bool kdata_tried;
 	bool kernel, user;		/* what is traced */
 	bool started, stopped;
+	uint64_t stop_ns;		/* CLOCK_MONOTONIC when counting stopped */
+	uint64_t at_end;		/* waits going on then: each counted up to it */
+	uint64_t at_end_lost;		/* of them, not counted: a table was full */
 	struct lock_entry *locks;	/* read at the end, sorted by id */
 	size_t nlocks;
 	uint64_t window_ns;		/* CLOCK_MONOTONIC at the start of the window (0: the run's) */
@@ -596,6 +600,92 @@ static void lock_started(void *m, uint64_t start_ns)
 	c->env.start_ns = start_ns;
 }
 
+static bool waiter_gone(uint32_t tid, uint64_t start_ns);
+static bool in_futex(uint32_t tid);
+
+/* A wait going on when tracing stopped, w (of thread tid): counted up to the stop, under its
+ * stacks (taken at its start) and its lock, as its end would have. Left out, a deadlock was
+ * "contentions 0, delay 0" (a note said the waits were in no number). */
+static void count_open_wait(struct lock_collector *c, const struct lock_wait *w)
+{
+	pid_t tgid, ppid, nspid;
+	bool futex = LOCK_AUX_IS_FUTEX(w->aux);
+	uint64_t d = c->stop_ns > w->start_ns ? c->stop_ns - w->start_ns : 0;
+	struct lock_key k = { 0 };
+	struct lock_count cnt = { 0 };
+	struct lock_val v = { 0 };
+	struct lock_id id = { 0 };
+	int cfd = bpf_map__fd(c->skel->maps.counts), lfd = bpf_map__fd(c->skel->maps.locks);
+	unsigned s = 0;
+
+	if (target__ids(w->tid, &tgid, &ppid, &nspid))
+		tgid = w->tid;
+	c->at_end++;
+	k.stack.tgid = tgid;
+	k.stack.aux = w->aux;
+	k.stack.ustack = w->ustack;
+	k.stack.kstack = w->kstack;
+	k.stack.flags = w->flags;
+	k.addr = w->lock;
+	if (bpf_map_lookup_elem(cfd, &k, &cnt) && errno != ENOENT)
+		return;
+	cnt.count++;
+	cnt.delay_ns += d;
+	if (bpf_map_update_elem(cfd, &k, &cnt, BPF_ANY)) {
+		c->at_end_lost++;
+		return;
+	}
+	id.addr = w->lock;
+	id.tgid = futex ? (uint32_t)tgid : 0;
+	id.aux = w->aux;
+	if (bpf_map_lookup_elem(lfd, &id, &v) && errno != ENOENT)
+		return;
+	v.count++;
+	v.delay_ns += d;
+	if (d > v.max_ns)
+		v.max_ns = d;
+	/* slot 0: 0 ns; slot b: [2^(b-1), 2^b) */
+	for (uint64_t x = d; x; x >>= 1)
+		s++;
+	v.hist[s < LOCK_HIST_SLOTS ? s : LOCK_HIST_SLOTS - 1]++;
+	if (bpf_map_update_elem(lfd, &id, &v, BPF_ANY))
+		c->at_end_lost++;
+}
+
+/* The waits in map when tracing stopped that were going on then (a futex wait still in its
+ * call, or one that ended after: LOCK_WAIT_ENDED_LATE; a kernel lock's whose thread is
+ * there): counted up to the stop and taken out; what is left ended unseen (lock_finish). */
+static void count_open_waits(struct lock_collector *c, struct bpf_map *map, bool futex)
+{
+	int fd = bpf_map__fd(map);
+	__u32 key, next, *prev = NULL, *going = NULL;
+	size_t n = 0, cap = 0;
+	struct lock_wait w;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &w) || !w.lock || w.start_ns >= c->stop_ns)
+			continue;
+		if (!(futex && w.interrupted == LOCK_WAIT_ENDED_LATE) &&
+		    (waiter_gone(key, w.start_ns) || (futex && !in_futex(key))))
+			continue;
+		count_open_wait(c, &w);
+		if (n == cap) {
+			__u32 *g = realloc(going, (cap = cap ? 2 * cap : 64) * sizeof(*g));
+
+			if (!g)
+				continue;
+			going = g;
+		}
+		going[n++] = key;
+	}
+	/* out of the map after the walk, which deleting would disturb */
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &going[i]);
+	free(going);
+}
+
 static void lock_stop(void *m)
 {
 	struct lock_collector *c = m;
@@ -604,6 +694,11 @@ static void lock_stop(void *m)
 		return;
 	c->skel->bss->stopped = true;
 	c->stopped = true;
+	c->stop_ns = util_mono_ns();
+	if (c->kernel)
+		count_open_waits(c, c->skel->maps.kwaits, false);
+	if (c->user)
+		count_open_waits(c, c->skel->maps.fwaits, true);
 	collector__consume_notes(&c->base);
 }
 
@@ -697,11 +792,14 @@ static void lock_finish(void *m)
 	unwinder__add_drops(c->base.unwinder, prof);
 	collector__add_drops(prof, bpf_map__fd(c->skel->maps.stats), stat_names, LOCK_STAT_NESTED,
 			     LOCK_STAT__COUNT, c->env.all ? -1 : LOCK_STAT_NOTES_FULL, v);
-	waits = 0;
+	/* the waits going on at the stop were counted up to it (lock_stop); what is left */
+	waits = c->at_end;
 	unseen = (c->kernel ? open_waits(c->skel->maps.kwaits, false, &waits) : 0) +
 		 (c->user ? open_waits(c->skel->maps.fwaits, true, &waits) : 0);
 	profile__add_drop(prof, stat_names[LOCK_STAT_END_UNSEEN], unseen);
 	v[LOCK_STAT_END_UNSEEN] += unseen;
+	profile__add_drop(prof, stat_names[LOCK_STAT_COUNTS_FULL], c->at_end_lost);
+	v[LOCK_STAT_COUNTS_FULL] += c->at_end_lost;
 	for (int s = LOCK_STAT_NESTED; s < LOCK_STAT__COUNT; s++) {
 		uint64_t n = v[s];
 
@@ -760,8 +858,9 @@ static void lock_finish(void *m)
 	profile__add_info(prof, "futex_nowait", "%llu", (unsigned long long)nowait);
 	profile__add_info(prof, "waiting_at_end", "%llu", (unsigned long long)waits);
 	if (waits)
-		profile__add_note(prof, "%llu waits were going on when tracing stopped: they are "
-				  "in no number", (unsigned long long)waits);
+		profile__add_note(prof, "%llu waits were going on when tracing stopped: each "
+				  "counts up to the stop, under its stacks where it began",
+				  (unsigned long long)waits);
 	if (c->kernel)
 		profile__add_info(prof, "kernel_data_symbols", "%s",
 				  kdata__count(c->kdata) ? "kallsyms" :
