@@ -410,3 +410,17 @@ int BPF_PROG(kmem_percpu_free, void *base_addr, int off, void *ptr)
 	on_free((__u64)ptr, KMEM_T_PERCPU_FREE);
 	return 0;
 }
+
+/* A process that execs another program is named by it, as the report's other modes name it:
+ * counted before its exec (a shell's child between its fork and its exec), it kept the
+ * shell's name, and one gone by the end (-a) was reported under it (100 /bin/true, "bash"). */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(kmem_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct kmem_totals *t = bpf_map_lookup_elem(&totals, &tgid);
+
+	if (t)
+		bpf_get_current_comm(t->comm, sizeof(t->comm));
+	return 0;
+}

@@ -250,9 +250,22 @@ m.close()'
 	BG_PIDS+=("$EBP")
 	wait_for "$T/err" "counting the kernel allocations of every process"
 	kill -USR1 "$FIXPID"
+	# short processes a shell forks and that exec /bin/true, gone by the end: named by their
+	# program (they were the shell's name, which they had at their first allocation)
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		/bin/true &
+		echo "$!" >> "$T/true.pids"
+		wait "$!"
+	done
 	wait_for "$T/fix.out" "^done"
 	wait "$EBP"
 	jqe '.mode == "kmem"' "$T/out.json"
+	jq -r --slurpfile p <(jq -s . "$T/true.pids") '.processes[] | select(.pid as $x | $p[0] | index($x))
+		| .comm' "$T/out.json" | sort | uniq -c
+	[ "$(jq --slurpfile p <(jq -s . "$T/true.pids") '[.processes[] | select(.pid as $x | $p[0]
+		| index($x)) | select(.comm != "true")] | length' "$T/out.json")" -eq 0 ]
+	[ "$(jq --slurpfile p <(jq -s . "$T/true.pids") '[.processes[] | select(.pid as $x | $p[0]
+		| index($x))] | length' "$T/out.json")" -ge 5 ]
 	# the process's cache totals do not depend on the stack tables' room on a busy machine
 	jq -e --argjson p "$FIXPID" '[.caches[] | select(.pid == $p and .name == "filp") | .allocs]
 		| add == 200' "$T/out.json"
