@@ -884,6 +884,23 @@ static bool allocator_at(const struct profile *p, const struct prof_location *lo
 /* The site's cell: where the program asked (the first frame, leaf first, that is not an
  * allocator function), with file:line and module, and the allocator it called; and a badge
  * (e.g. "suppressed") when given. */
+/* The scheduler's own kernel frames, which every off-CPU stack starts with (__schedule,
+ * schedule, schedule_timeout, io_schedule, preempt_schedule...): a row named by them says
+ * nothing (offcpu's table read "__schedule [kernel.kallsyms]" on every row); the kernel
+ * function that waited (do_nanosleep, futex_do_wait, anon_pipe_read) does. */
+static bool scheduler_at(const struct profile *p, const struct prof_location *loc, uint32_t j)
+{
+	const char *n;
+
+	if (j >= loc->nlines || !profile__location_is_kernel(p, loc))
+		return false;
+	n = p->functions[loc->lines[j].function].name;
+	while (*n == '_')
+		n++;
+	return !strncmp(n, "schedule", 8) || !strncmp(n, "preempt_schedule", 16) ||
+	       !strncmp(n, "io_schedule", 11);
+}
+
 static void site_cell_badge(const struct html *h, const struct prof_sample *s, const char *badge)
 {
 	const struct profile *p = h->p;
@@ -896,11 +913,13 @@ static void site_cell_badge(const struct html *h, const struct prof_sample *s, c
 		fputs("<span class=\"fn\">[no stack]</span>", h->f);
 		goto out;
 	}
-	for (i = 0; i < s->nlocs && !loc; i++) {
+	/* the sample's own frames: past a waker's (offcpu --wakers), the allocator's and the
+	 * scheduler's */
+	for (i = render__own_leaf(p, s); i < s->nlocs && !loc; i++) {
 		const struct prof_location *l = &p->locations[s->locs[i]];
 
 		for (j = 0; j < (l->nlines ? l->nlines : 1); j++) {
-			if (!allocator_at(p, l, j)) {
+			if (!allocator_at(p, l, j) && !scheduler_at(p, l, j)) {
 				loc = l;
 				break;
 			}

@@ -119,6 +119,12 @@ static void test_svg_speedscope_html(void **state)
 	out = golden_of(&output_html, NULL, NULL);
 	assert_non_null(strstr(out, "run-queue latency"));
 	assert_non_null(strstr(out, "wait_job"));
+	/* a row is named by the kernel function that waited, past the scheduler's own frames
+	 * (every row read "__schedule"), and past a waker's frames */
+	assert_null(strstr(out, "<td class=\"site\"><span class=\"fn\">__schedule</span>"));
+	assert_null(strstr(out, "<td class=\"site\"><span class=\"fn\">schedule</span>"));
+	assert_null(strstr(out, "<td class=\"site\"><span class=\"fn\">waker: "));
+	assert_non_null(strstr(out, "<td class=\"site\"><span class=\"fn\">do_nanosleep</span>"));
 	free(out);
 }
 
