@@ -293,16 +293,33 @@ assert_no_offcpu_probes() {
 }
 
 @test "offcpu: -p, --per-thread, and -a with --kernel-threads" {
-	bg "$FIX/pingpong" 400000
+	bg "$FIX/pingpong" 4000000
 	pid=$BG
 	run "$EBPROF" offcpu -q --per-thread -p "$pid" -d 1 -o "$T/x.folded"
 	[ "$status" -eq 0 ]
 	# the outermost frames: clone3 (unwound by tables) or start_thread (by frame pointers)
 	grep -qE "^pingpong \($pid\);pong \[[0-9]*\];(clone3;)?start_thread;pong;wait_ping;" "$T/x.folded"
 	grep -qE "^pingpong \($pid\);ping \[[0-9]*\];(clone3;)?start_thread;ping;wait_pong;" "$T/x.folded"
-	"$EBPROF" offcpu -q -a --kernel-threads -d 1 -o "$T/a.json" &
+	"$EBPROF" offcpu -v -q -a --kernel-threads -d 2 -o "$T/a.json" 2> "$T/a.err" &
 	ebpid=$!
+	wait_for "$T/a.err" "tracepoints: sched_switch" 30
+	sleep 0.3
+	# short processes a shell forks that exec /bin/true, gone by the end: in the run-queue
+	# table under their program's name (they were '?': a first run-queue wait did not name
+	# its process; then the shell's name, from before their exec)
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		/bin/true &
+		echo "$!" >> "$T/true.pids"
+		wait "$!"
+	done
 	wait "$ebpid"
+	jq -r --slurpfile p <(jq -s . "$T/true.pids") '.groups[] | select(.labels.pid | tonumber
+		| . as $x | $p[0] | index($x)) | .labels.process' "$T/a.json" | sort | uniq -c
+	[ "$(jq --slurpfile p <(jq -s . "$T/true.pids") '[.groups[] | select(.labels.pid | tonumber
+		| . as $x | $p[0] | index($x))] | length' "$T/a.json")" -ge 5 ]
+	[ "$(jq --slurpfile p <(jq -s . "$T/true.pids") '[.groups[] | select(.labels.pid | tonumber
+		| . as $x | $p[0] | index($x)) | select(.labels.process != "true")] | length' \
+		"$T/a.json")" -eq 0 ]
 	# kernel threads have kernel frames only; pingpong is among the processes
 	jqe "[.processes[] | .pid] | index($pid) != null" "$T/a.json"
 	jqe '[.sites[] | select(all(.frames[]; .kernel))] | length > 0' "$T/a.json"
