@@ -943,6 +943,26 @@ static void save_fallback(struct session *s)
 	       "directory)");
 }
 
+/* A report for a program (folded stacks, JSON, pprof) to standard output while a launched
+ * command writes there too: the command's output
+ * lands in the same stream before the report (cpuburn's "cpu_ms 500" became a frame of the
+ * flame graph that flamegraph.pl drew from 'folded:-'). Said before it runs. */
+static void warn_shared_stdout(const struct log_ctx *lc, const struct session_opts *so)
+{
+	for (int i = 0; so->argv && i < so->noutputs; i++) {
+		const char *f = output__file(so->outputs[i]);
+
+		/* a text report after the command's output is how a terminal shows it */
+		if ((strcmp(f, "-") && strcmp(f, "/dev/stdout")) ||
+		    output__for_path(so->outputs[i]) == &output_text)
+			continue;
+		pr_warn(lc, "the command writes to the standard output that '%s' writes the report to: "
+			"its output comes first, in the same stream; send it elsewhere (e.g. -- sh -c "
+			"'CMD > out.txt') or write the report to a file", so->outputs[i]);
+		return;
+	}
+}
+
 /* --value must name one of the mode's sample types. */
 static int check_value(struct session *s)
 {
@@ -974,6 +994,7 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 	rc = session__check_outputs(lc, (char *const *)so->outputs, so->noutputs);
 	if (rc)
 		return rc;
+	warn_shared_stdout(lc, so);
 	if (preflight__check(lc, ops->preflight | (so->npids || so->all ? PREFLIGHT_PTRACE : 0)))
 		return 1;
 

@@ -73,6 +73,14 @@ sites() {
 		count=200000 status=none > "$T/cpu.folded"
 	awk '{ s += $NF } END { exit !(s > 0) }' "$T/cpu.folded"
 	grep -q '^dd (' "$T/cpu.folded"
+	# a command that writes to that same standard output is warned about (cpuburn's own line
+	# became a frame in flamegraph.pl's graph); a file, or text, is not
+	"$EBPROF" cpu -q -o folded:- -- "$FIX/cpuburn" 0.1 > "$T/mixed.folded" 2> "$T/mixed.err"
+	grep -q '^cpu_ms ' "$T/mixed.folded"
+	grep -q "warning: the command writes to the standard output that 'folded:-' writes the report to" "$T/mixed.err"
+	"$EBPROF" cpu -q -o "$T/f.folded" -- "$FIX/cpuburn" 0.1 > /dev/null 2> "$T/file.err"
+	"$EBPROF" cpu -q -o - -- "$FIX/cpuburn" 0.1 > /dev/null 2> "$T/text.err"
+	! grep -q 'warning' "$T/file.err" "$T/text.err" || false
 }
 
 @test "report: Go's pprof reads what report writes, the same as the original" {
