@@ -16,6 +16,8 @@ teardown() {
 		kill -9 "$p" 2>/dev/null || true
 	done
 	rm -rf "$T"
+	# var_tmp_disk's directory (agent.bats left one per run)
+	[ -z "${VT:-}" ] || rm -rf "$VT"
 }
 
 # Start a command in the background, remembering its pid in $BG (and for teardown).
