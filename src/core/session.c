@@ -535,17 +535,13 @@ static void release_all(struct session *s)
 			drop_tid(l, &n, r);
 		}
 		for (int i = 0; i < n;) {
-			if (round == 0 && !ptrace(PTRACE_INTERRUPT, l[i], 0, 0)) {
-				i++;
-				continue;
-			}
-			/* not ours any more, or gone (a zombie is still there to reap) */
-			if (round == 0 ? errno == ESRCH && kill(l[i], 0) && errno == ESRCH :
-					 kill(l[i], 0) && errno == ESRCH) {
+			if (round == 0)
+				ptrace(PTRACE_INTERRUPT, l[i], 0, 0);
+			/* gone (a zombie is still there to reap) */
+			if (kill(l[i], 0) && errno == ESRCH)
 				l[i] = l[--n];
-				continue;
-			}
-			i++;
+			else
+				i++;
 		}
 		if (n)
 			poll(NULL, 0, 10);

@@ -57,6 +57,8 @@ struct html {
 	/* a comparison (`ebprof diff`): its stacks are the two profiles', of no process and no
 	 * run; its first type, max(base, new), only weighs the differential flame graph */
 	bool diff;
+	/* off-CPU time (offcpu, cpu --offcpu): its rows are named past the scheduler's frames */
+	bool offcpu;
 	uint8_t *want;		/* per sample: its stack and histogram go into the data */
 	uint32_t *loc_id;	/* per profile location: its index in the data's locs, or NONE */
 	uint32_t *locs;		/* profile location of each data loc */
@@ -919,7 +921,7 @@ static void site_cell_badge(const struct html *h, const struct prof_sample *s, c
 		const struct prof_location *l = &p->locations[s->locs[i]];
 
 		for (j = 0; j < (l->nlines ? l->nlines : 1); j++) {
-			if (!allocator_at(p, l, j) && !scheduler_at(p, l, j)) {
+			if (!allocator_at(p, l, j) && !(h->offcpu && scheduler_at(p, l, j))) {
 				loc = l;
 				break;
 			}
@@ -2102,6 +2104,7 @@ static int html_write(const struct profile *p, const struct output_opts *o, FILE
 		.inuse_objects = profile__type_index(p, "inuse_objects"),
 		.count_type = p->ntypes ? render__count_type(p) : -1,
 		.diff = profile__is_diff(p),
+		.offcpu = profile__type_index(p, "offcpu") >= 0,
 	};
 	int err = -ENOMEM;
 

@@ -627,8 +627,10 @@ static void count_open_wait(struct lock_collector *c, const struct lock_wait *w)
 	k.stack.kstack = w->kstack;
 	k.stack.flags = w->flags;
 	k.addr = w->lock;
-	if (bpf_map_lookup_elem(cfd, &k, &cnt) && errno != ENOENT)
+	if (bpf_map_lookup_elem(cfd, &k, &cnt) && errno != ENOENT) {
+		c->at_end_lost++;
 		return;
+	}
 	cnt.count++;
 	cnt.delay_ns += d;
 	if (bpf_map_update_elem(cfd, &k, &cnt, BPF_ANY)) {
@@ -638,8 +640,10 @@ static void count_open_wait(struct lock_collector *c, const struct lock_wait *w)
 	id.addr = w->lock;
 	id.tgid = futex ? (uint32_t)tgid : 0;
 	id.aux = w->aux;
-	if (bpf_map_lookup_elem(lfd, &id, &v) && errno != ENOENT)
+	if (bpf_map_lookup_elem(lfd, &id, &v) && errno != ENOENT) {
+		c->at_end_lost++;
 		return;
+	}
 	v.count++;
 	v.delay_ns += d;
 	if (d > v.max_ns)
