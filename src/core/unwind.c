@@ -66,9 +66,9 @@ struct unwinder {
 	struct unwind_pid *pids;
 	uint32_t npids, cappids;
 	/* processes the BPF side asked for that have no entry (-a: not loaded yet; the map was
-	 * full), loaded in turn within UNWIND_LOAD_BUDGET_MS a tick once they have run for two
-	 * ticks (most short processes are gone by then: nothing to read) */
-	struct { pid_t pid; uint32_t tick; } asked[UNWIND_ASKED_QUEUE];
+	 * full), loaded when asked (the BPF side wakes the session) within UNWIND_LOAD_BUDGET_MS
+	 * a tick: the rest wait for the next tick */
+	struct { pid_t pid; } asked[UNWIND_ASKED_QUEUE];
 	uint32_t nasked;
 	uint64_t asks_skipped;	/* asks the queue had no room for: never loaded */
 	uint64_t asks_loaded;	/* processes loaded on an ask */
@@ -297,15 +297,14 @@ static int on_stale(void *ctx, void *data, size_t len)
 		p->slow = false;
 		return 0;
 	}
-	/* a process without an entry: loaded in turn (unwinder__tick) */
+	/* a process without an entry: loaded in turn, now (unwinder__poll) or at a tick */
 	for (uint32_t i = 0; i < u->nasked; i++)
 		if (u->asked[i].pid == (pid_t)pid)
 			return 0;
 	if (u->nasked >= queue_limit) {
 		u->asks_skipped++;
 	} else {
-		u->asked[u->nasked].pid = (pid_t)pid;
-		u->asked[u->nasked++].tick = u->ticks;
+		u->asked[u->nasked++].pid = (pid_t)pid;
 	}
 	return 0;
 }
@@ -869,7 +868,7 @@ static void load_asked(struct unwinder *u)
 		double t0;
 		int err;
 
-		if (u->asked[i].tick + 2 > u->ticks || u->tick_ms >= UNWIND_LOAD_BUDGET_MS) {
+		if (u->tick_ms >= UNWIND_LOAD_BUDGET_MS) {
 			u->asked[n++] = u->asked[i];	/* later */
 			continue;
 		}
@@ -882,7 +881,7 @@ static void load_asked(struct unwinder *u)
 		u->tick_ms += mono_ms() - t0;
 		if (!err)
 			u->asks_loaded++;
-		else if (err == -EAGAIN)	/* it exec'd while read: the next tick */
+		else if (err == -EAGAIN)	/* it exec'd while read: at the next look */
 			u->asked[n++] = u->asked[i];
 	}
 	u->nasked = n;
@@ -1025,7 +1024,8 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 	if (c.unmapped)
 		profile__add_note(prof, "%llu stacks end in [truncated] at code whose unwind table "
 				  "was not loaded yet (a library just mapped; with -a a process met "
-				  "in its first ~0.2 s): their events count, under the frames found "
+				  "before its tables were, at its first stacks): their events count, "
+				  "under the frames found "
 				  "(unwind_unmapped)", (unsigned long long)c.unmapped);
 	if (c.depth)
 		profile__add_note(prof, "%llu stacks were deeper than %d frames: their outermost "

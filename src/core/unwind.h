@@ -26,8 +26,7 @@ int unwind_how__parse(const char *s, enum unwind_how *how);
 #define UNWIND_ASKED_QUEUE	1024	/* processes waiting to be loaded (-a), and the most
 					 * --unwind-queue allows */
 #define UNWIND_MAX_PROCS	1048576	/* the most --unwind-procs allows */
-#define UNWIND_LOAD_BUDGET_MS	10	/* a tick's time for loading them (of 100 ms), once
-					 * they have run for 2 ticks */
+#define UNWIND_LOAD_BUDGET_MS	10	/* a tick's time for loading them (of 100 ms) */
 
 struct bpf_object;
 
@@ -104,10 +103,9 @@ void unwinder__on_maps(struct unwinder *u, void (*fn)(void *ctx, pid_t pid, cons
 		       void *ctx);
 /* Every tick: the processes whose stacks met code mapped since they were loaded (a library
  * loaded with dlopen, or after the exec stop they were attached at) are loaded again; those
- * the BPF side met without a usable entry (-a: not loaded yet; after the map was full) are
- * loaded two ticks later if still there, in turn, for at most UNWIND_LOAD_BUDGET_MS a tick (an
- * exec or a reused PID since a load: loaded again at once); once a second the
- * processes gone are forgotten. */
+ * the BPF side met without a usable entry (-a: not loaded yet; after the map was full; an exec
+ * or a reused PID since a load) that unwinder__poll left waiting are loaded, in turn, for at
+ * most UNWIND_LOAD_BUDGET_MS a tick; once a second the processes gone are forgotten. */
 void unwinder__tick(struct unwinder *u);
 /* The fd that is readable when the BPF side met code mapped since a load (-1 for NULL), and
  * what to do then: those processes loaded again at once. */

@@ -28,6 +28,24 @@ CHECK="$BATS_TEST_DIRNAME/unwind_check.py"
 	jqe '.drops | has("unwind_loads_skipped")' "$T/c.json"
 }
 
+# a process started during the run is loaded at its first stack (the BPF side's ask wakes
+# ebprof), not two ticks later: until then a sample's walk finds one file's mapping (bpf_find_vma,
+# once where interrupts are off) and ends at the second, below __libc_start_call_main; a 0.6 s
+# process had about half its samples so (the 0.27 s a compiler's cc1 lost at each start)
+@test "unwind -a: cpu, a program started during the run: >= 80% of its samples complete, none wrong" {
+	"$EBPROF" cpu -a -v -F 499 -d 5 -o "$T/c.folded" -o "$T/c.json" 2>"$T/err" &
+	e=$!
+	wait_for "$T/err" '^ebprof: sampling '
+	"$FIX/qsortfix" 40 20000 >/dev/null &
+	q=$!
+	wait "$q"
+	wait "$e"
+	run python3 "$CHECK" pids "$T/c.folded" "$q" 80
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qE "[1-9][0-9]* processes loaded when their stacks were met" "$T/err"
+}
+
 # offcpu's and stacks' weights: a wait (or switch) before the first load can weigh anything, so
 # only some complete stacks are asked for
 @test "unwind -a: offcpu, a program preempted on a shared CPU: none of its stacks wrong" {

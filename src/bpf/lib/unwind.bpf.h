@@ -139,7 +139,10 @@ const volatile __u32 unwind_mode = 0;
 /* The mapping of an address, as bpf_find_vma's callback sees it: kept for the walk's next
  * frames. bpf_find_vma can be called once per program run where interrupts are off (a
  * scheduler tracepoint, a perf event: the mmap lock's release is deferred to an irq_work,
- * busy until then), so frames in a second such file end the stack in [truncated]. */
+ * busy until then), so frames in a second such file end the stack in [truncated], counted as
+ * code without its table yet (UNWIND_STAT_UNMAPPED): the collector loads such a process as soon
+ * as the walk asks (unwind_ask). bpf_iter_task_vma, which could read them all under one lock,
+ * refuses to start with interrupts off (-EBUSY on 6.18.44: tried, every read failed). */
 struct unwind_vma {
 	__u64 start, end, pgoff;
 	struct unwind_file_key key;
@@ -315,9 +318,14 @@ static __always_inline int unwind_rule_by_file(__u64 ip, __u64 look, struct unwi
 	if (vp->valid && ip >= vp->start && ip < vp->end) {
 		v = *vp;
 	} else {
+		long err;
+
 		__builtin_memset(&v, 0, sizeof(v));
-		if (bpf_find_vma(bpf_get_current_task_btf(), ip, unwind_vma_cb, &v, 0))
-			return 2;
+		err = bpf_find_vma(bpf_get_current_task_btf(), ip, unwind_vma_cb, &v, 0);
+		/* busy: the walk's second file where interrupts are off (see unwind_vma), a
+		 * process met before its tables were loaded: as a file without a table */
+		if (err)
+			return err == -16 /* EBUSY */ ? 1 : 2;
 		v.valid = 1;
 		*vp = v;
 	}
@@ -725,10 +733,11 @@ static __always_inline __u64 unwind_ident_hash(const struct unwind_ident *id)
 	return h ^ (h >> 29);
 }
 
-/* A process without a usable entry: the collector is asked to load it, once per program (a
- * ring buffer full now: asked again at a later stack). other: its entry is another program's
- * (loaded again at once: a wake-up); else it waits for the collector's tick (core/unwind.c) */
-static __always_inline void unwind_ask(__u32 tgid, const struct unwind_ident *id, bool other)
+/* A process without a usable entry (none yet, or another program's): the collector is asked to
+ * load it, once per program (a ring buffer full now: asked again at a later stack), and woken:
+ * it loads the process at once (core/unwind.c, within a budget a tick), since until then its
+ * stacks end at their second file (unwind_rule_by_file) */
+static __always_inline void unwind_ask(__u32 tgid, const struct unwind_ident *id)
 {
 	__u64 h = unwind_ident_hash(id), *last;
 
@@ -737,7 +746,7 @@ static __always_inline void unwind_ask(__u32 tgid, const struct unwind_ident *id
 	last = bpf_map_lookup_elem(&unwind_asked, &tgid);
 	if (last && *last == h)
 		return;
-	if (bpf_ringbuf_output(&unwind_stale, &tgid, sizeof(tgid), other ? 0 : BPF_RB_NO_WAKEUP))
+	if (bpf_ringbuf_output(&unwind_stale, &tgid, sizeof(tgid), 0))
 		return;
 	bpf_map_update_elem(&unwind_asked, &tgid, &h, BPF_ANY);
 }
@@ -748,7 +757,6 @@ static __always_inline void unwind_ask(__u32 tgid, const struct unwind_ident *id
 __noinline int unwind_usable(struct unwind_proc *proc, __u32 tgid)
 {
 	struct unwind_ident id;
-	bool other = false;
 
 	unwind_cur_ident(&id);
 	if (proc) {
@@ -757,10 +765,9 @@ __noinline int unwind_usable(struct unwind_proc *proc, __u32 tgid)
 		    proc->ident.end_code == id.end_code)
 			return 1;
 		unwind_count(UNWIND_STAT_OTHER_PROG);
-		other = true;
 	}
 	unwind_count(UNWIND_STAT_NO_PROC);
-	unwind_ask(tgid, &id, other);
+	unwind_ask(tgid, &id);
 	return 0;
 }
 
