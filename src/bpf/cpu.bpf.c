@@ -107,7 +107,8 @@ static __always_inline void count_stat(__u32 which)
 }
 
 /* At a key's first sample (rare: once per distinct stack): remember the names, and in -a
- * announce a process never seen before. */
+ * announce a process never seen before (the note wakes the collector, which snapshots its
+ * mappings at once: a process living 20 ms is gone by the next tick). */
 static __always_inline void first_sample(struct task_struct *task, __u32 tgid, __u32 tid)
 {
 	struct cpu_comm c = {};
@@ -125,7 +126,7 @@ static __always_inline void first_sample(struct task_struct *task, __u32 tgid, _
 	}
 	if (bpf_map_update_elem(&comms, &tgid, &c, BPF_NOEXIST) || !trace_all || !tgid)
 		return;
-	if (bpf_ringbuf_output(&notes, &note, sizeof(note), BPF_RB_NO_WAKEUP))
+	if (bpf_ringbuf_output(&notes, &note, sizeof(note), 0))
 		count_stat(CPU_STAT_NOTES_FULL);
 }
 

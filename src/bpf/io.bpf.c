@@ -254,12 +254,14 @@ static __always_inline struct io_req *begin(void *ctx, struct request *rq, __u32
 				r.key.stack.flags = STACK_KEY_USER_EXACT;
 		}
 	}
+	/* a process's name, once; with -a announced (waking the collector: its mappings are
+	 * read before it can exit) */
 	if (!bpf_map_lookup_elem(&comms, &tgid)) {
 		struct io_comm c = { .kthread = !!(task->flags & PF_KTHREAD) };
 
 		BPF_CORE_READ_STR_INTO(&c.comm, task, group_leader, comm);
 		if (!bpf_map_update_elem(&comms, &tgid, &c, BPF_NOEXIST) && trace_all &&
-		    bpf_ringbuf_output(&notes, &tgid, sizeof(tgid), BPF_RB_NO_WAKEUP))
+		    bpf_ringbuf_output(&notes, &tgid, sizeof(tgid), 0))
 			count_stat(IO_STAT_NOTES_FULL);
 	}
 	/* BPF_ANY: a request's address is reused once it is freed */

@@ -215,6 +215,8 @@ static __always_inline __u32 lock_owner(struct task_struct *task, __u64 lock)
 	return LOCK_OWNER_NONE;
 }
 
+/* A process's name, once; with -a it is announced (the note wakes the collector: its mappings
+ * are read before it can exit) */
 static __always_inline void note_comm(__u32 tgid, struct task_struct *task)
 {
 	struct lock_comm c = { .kthread = !!(task->flags & PF_KTHREAD) };
@@ -223,7 +225,7 @@ static __always_inline void note_comm(__u32 tgid, struct task_struct *task)
 		return;
 	BPF_CORE_READ_STR_INTO(&c.comm, task, group_leader, comm);
 	if (!bpf_map_update_elem(&comms, &tgid, &c, BPF_NOEXIST) && trace_all &&
-	    bpf_ringbuf_output(&notes, &tgid, sizeof(tgid), BPF_RB_NO_WAKEUP))
+	    bpf_ringbuf_output(&notes, &tgid, sizeof(tgid), 0))
 		count_stat(LOCK_STAT_NOTES_FULL);
 }
 

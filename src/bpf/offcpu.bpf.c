@@ -191,7 +191,8 @@ static __always_inline void capture(void *ctx, struct offcpu_scratch *sc, __u64 
 	}
 }
 
-/* At a key's first interval: the names, and in -a a process never seen before announced. */
+/* At a key's first interval: the names, and in -a a process never seen before announced (the
+ * note wakes the collector: its mappings are read before it can exit). */
 static __always_inline void first_count(struct task_struct *t, __u32 tgid, __u32 tid)
 {
 	struct offcpu_comm c = {};
@@ -208,7 +209,7 @@ static __always_inline void first_count(struct task_struct *t, __u32 tgid, __u32
 	}
 	if (bpf_map_update_elem(&comms, &tgid, &c, BPF_NOEXIST) || !trace_all || !tgid)
 		return;
-	if (bpf_ringbuf_output(&notes, &note, sizeof(note), BPF_RB_NO_WAKEUP))
+	if (bpf_ringbuf_output(&notes, &note, sizeof(note), 0))
 		count_stat(OFFCPU_STAT_NOTES_FULL);
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
@@ -158,12 +159,36 @@ void collector__tick(void *m, int64_t t_ns, bool second)
 
 int collector__wake_fd(void *m)
 {
-	return unwinder__fd(((struct collector *)m)->unwinder);
+	struct collector *b = m;
+	int fds[2] = { unwinder__fd(b->unwinder), b->notes ? ring_buffer__epoll_fd(b->notes) : -1 };
+
+	if (fds[1] < 0)
+		return fds[0];
+	if (b->wake_made)
+		return b->wake_ep;
+	b->wake_made = true;
+	b->wake_ep = epoll_create1(EPOLL_CLOEXEC);
+	for (int i = 0; i < 2 && b->wake_ep >= 0; i++) {
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		if (fds[i] >= 0 && epoll_ctl(b->wake_ep, EPOLL_CTL_ADD, fds[i], &ev)) {
+			close(b->wake_ep);
+			b->wake_ep = -1;
+		}
+	}
+	if (b->wake_ep < 0)
+		pr_warn(b->lc, "new processes and the unwinder's news are read each tick only: %s",
+			strerror(errno));
+	return b->wake_ep;
 }
 
 void collector__wake(void *m)
 {
-	unwinder__poll(((struct collector *)m)->unwinder);
+	struct collector *b = m;
+
+	/* the new processes first: their snapshots also load their tables (feed) */
+	collector__consume_notes(b);
+	unwinder__poll(b->unwinder);
 }
 
 void collector__detach(void *m)
@@ -178,6 +203,9 @@ void collector__close(struct collector *b, void (*free_priv)(void *priv))
 {
 	ring_buffer__free(b->notes);
 	b->notes = NULL;
+	if (b->wake_made && b->wake_ep >= 0)
+		close(b->wake_ep);
+	b->wake_made = false;
 	/* what NAME_bpf__destroy does */
 	if (b->skeleton)
 		bpf_object__destroy_skeleton(b->skeleton);

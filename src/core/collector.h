@@ -34,6 +34,8 @@ struct collector {
 	struct unwinder *unwinder;	/* NULL: frame pointers only */
 	struct stack_table *st;		/* the copy of the `stacks` map, or NULL (kmem, cpu) */
 	struct ring_buffer *notes;	/* -a only: the processes the BPF side announces */
+	int wake_ep;			/* with notes: an epoll of theirs and the unwinder's */
+	bool wake_made;			/* (wake_ep is made at the first collector__wake_fd) */
 };
 
 /* First in a mode's open: libbpf's messages as -v says, the process table on the run's
@@ -94,7 +96,9 @@ void collector__note_notes_lost(struct profile *prof, uint64_t n);
  * a collector that needs nothing else then. */
 void collector__tick(void *m, int64_t t_ns, bool second);
 /* core/mode.h's wake_fd and wake: the unwinder's news of code mapped since its tables were
- * loaded (core/unwind.h). */
+ * loaded or of a process met without them (core/unwind.h), and with -a the processes the BPF
+ * side announces (snapshot at once: a process living 20 ms is gone by the next tick, its
+ * frames bare addresses). */
 int collector__wake_fd(void *m);
 void collector__wake(void *m);
 /* core/mode.h's detach: every link of the skeleton's programs (NAME_bpf__detach). */

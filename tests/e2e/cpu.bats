@@ -162,6 +162,20 @@ assert_no_cpu_probes() {
 	assert_no_cpu_probes
 }
 
+# -a: a process that lives 40 ms is symbolized: the note of its first sample wakes ebprof, which
+# reads its mappings at once (read at the next tick, most were gone: bare addresses), and
+# loads its unwind tables (complete stacks)
+@test "cpu: -a symbolizes a process that lives 40 ms" {
+	"$EBPROF" cpu -a -v -F 999 -d 5 -o "$T/a.folded" 2>"$T/err" &
+	e=$!
+	wait_for "$T/err" '^ebprof: sampling '
+	for i in 1 2 3 4 5 6; do "$FIX/cpuburn" 0.04 >/dev/null; done
+	wait "$e"
+	# of the cpuburn processes' samples in user mode (a [k] leaf: the kernel's exec and exit)
+	awk '/^cpuburn \(/ && !/_\[k\] [0-9]+$/ { n += $NF; if (/burn_(heavy|light)/) ok += $NF }
+	     END { print ok + 0, n + 0; exit !(n >= 60 && ok >= 0.9 * n) }' "$T/a.folded"
+}
+
 @test "cpu: a process's exit path is its CPU time: exit_mmap unmapping 300 MiB is sampled" {
 	# _exit with the memory still mapped: the kernel unmaps it after the exit stop, where the
 	# session reads the process out
