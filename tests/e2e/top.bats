@@ -132,7 +132,7 @@ wait_rc() {
 	cp "$FIX/cpuburn" "$T/$name"
 	bg "$T/$name" 120
 	start_top
-	wait_screen '^ebprof top - .* CPUs  load ' 5
+	wait_screen '^ebprof top - .* CPUs [0-9,-]+  load ' 5
 	# colour by default (the header cyan)
 	tmux capture-pane -e -p -t "$S" | grep -qE $'\e\\[([0-9;]*;)?36(;[0-9;]*)?m'
 	tmux send-keys -t "$S" / "$name" Enter
@@ -223,6 +223,9 @@ stat_ticks() {
 	read -r cpu n <<<"$seen"
 	echo "ebprof: ${cpu} s of CPU in ${windows} s of windows ($n); /proc: $(((s1 - s0))) ticks in $(echo "$t1 - $t0" | bc) s"
 	[ "$n" -eq 4 ]
+	# the CPUs sampled as the report names them ("0-1"), not a count
+	cpus=$(awk '/^processor/ { n++ } END { print (n > 1 ? "0-" n - 1 : "0") }' /proc/cpuinfo)
+	grep -q "^ebprof top - .*  CPUs $cpus  load " "$T/out"
 	# the kernel's account covers the windows and ebprof's start and exit: ebprof never sees
 	# more than it (a sample each 10.1 ms of CPU: 5% and a tick of slack), and over the
 	# windows it sees its rate, loosely (a loaded 2-core VM moves the fixture's share)

@@ -626,6 +626,25 @@ static void cpu_stop(void *m)
 		offcpu_mode_ops.stop(c->off);
 }
 
+/* The CPUs sampled as ranges ("0-1", "0,2-3"): the report's and each window's "cpus" */
+static const char *cpu_list(const struct cpu_collector *c, char *buf, size_t size)
+{
+	int len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < c->ncpus && len < (int)size - 16; i++) {
+		int j = i;
+
+		while (j + 1 < c->ncpus && c->cpus[j + 1] == c->cpus[j] + 1)
+			j++;
+		len += snprintf(buf + len, size - len, "%s%d", len ? "," : "", c->cpus[i]);
+		if (j > i)
+			len += snprintf(buf + len, size - len, "-%d", c->cpus[j]);
+		i = j;
+	}
+	return buf;
+}
+
 static void cpu_finish(void *m)
 {
 	struct cpu_collector *c = m;
@@ -638,7 +657,6 @@ static void cpu_finish(void *m)
 		      (end - c->env.start_ns) / 1e9 : 0;
 	uint64_t v[CPU_STAT__COUNT];
 	char cpus[256];
-	int len = 0;
 
 	drain(c, prof, 0, false, false);
 	if (c->off)
@@ -657,21 +675,9 @@ static void cpu_finish(void *m)
 				  "--max-stacks", (unsigned long long)stacks_full, c->opts.max_stacks);
 	collector__note_notes_lost(prof, notes);
 
-	/* "0-1" style CPU ranges */
-	cpus[0] = 0;
-	for (int i = 0; i < c->ncpus && len < (int)sizeof(cpus) - 16; i++) {
-		int j = i;
-
-		while (j + 1 < c->ncpus && c->cpus[j + 1] == c->cpus[j] + 1)
-			j++;
-		len += snprintf(cpus + len, sizeof(cpus) - len, "%s%d", len ? "," : "", c->cpus[i]);
-		if (j > i)
-			len += snprintf(cpus + len, sizeof(cpus) - len, "-%d", c->cpus[j]);
-		i = j;
-	}
 	/* the run's facts */
 	profile__add_info(prof, "rate", "%u Hz", c->opts.hz);
-	profile__add_info(prof, "cpus", "%s", cpus);
+	profile__add_info(prof, "cpus", "%s", cpu_list(c, cpus, sizeof(cpus)));
 	/* the window the perf events were on; the report's Duration is the whole run (start-up
 	 * and read-out included) */
 	profile__add_info(prof, "sampled_for", "%.2f s", secs);
@@ -688,6 +694,7 @@ static int cpu_window(void *m, struct profile *into)
 	struct cpu_collector *c = m;
 	uint64_t now = util_mono_ns(), from = c->window_ns ? c->window_ns : c->env.start_ns;
 	unsigned forgot, trimmed;
+	char cpus[256];
 	int err;
 
 	if (!into->ntypes) {
@@ -718,7 +725,7 @@ static int cpu_window(void *m, struct profile *into)
 	if ((uint64_t)stack_table__count(c->wst) * 4 > (uint64_t)c->opts.max_stacks * 3)
 		clear_stacks(c);
 	profile__add_info(into, "rate", "%u Hz", c->opts.hz);
-	profile__add_info(into, "cpus", "%d", c->ncpus);
+	profile__add_info(into, "cpus", "%s", cpu_list(c, cpus, sizeof(cpus)));
 	profile__add_info(into, "window", "%.2f s", (now - from) / 1e9);
 	into->duration_nanos = now - from;
 	c->window_ns = now;

@@ -272,7 +272,7 @@ static void headers(struct top *t, char *h1, size_t l1, char *h2, size_t l2)
 			oncpu++;
 		}
 	}
-	snprintf(h1, l1, "ebprof top - %s  %s CPUs  load %.2f %.2f %.2f  cpu %s  window %.3f s  "
+	snprintf(h1, l1, "ebprof top - %s  CPUs %s  load %.2f %.2f %.2f  cpu %s  window %.3f s  "
 		 "drops %llu%s", clock, cpus ? cpus : "?", la[0], la[1], la[2], rate ? rate : "?",
 		 top_model__secs(t->model), (unsigned long long)drops, why);
 	snprintf(h2, l2, "tracing %s: %u processes sampled on CPU, %.1f%% of one CPU in all",
