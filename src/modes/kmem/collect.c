@@ -14,7 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -84,6 +87,7 @@ struct kmem_collector {
  * view. Processes seen only with -a have none. */
 struct kmem_proc {
 	struct snapshots *snap;
+	bool ended;		/* it exited: read out at the end, after its exit's frees */
 };
 
 static void kmem_proc_free(void *priv)
@@ -820,17 +824,25 @@ static void kmem_finalize(void *m, pid_t pid, bool exec)
 {
 	struct kmem_collector *c = m;
 	struct proc_info *p = proc_table__add(c->base.procs, pid);
+	struct kmem_proc *kp = p ? p->priv : NULL;
 	__u32 key = pid;
 
 	if (!p)
 		return;
-	/* held at its exit (or exec) stop: its mappings are still readable, and its files not
-	 * closed yet: what it holds now is what it leaves. Its exit's own work is not counted. */
+	/* at its exit (or exec): its mappings are still readable (held at the stop), and its
+	 * exit's own allocations are not counted. What the exit frees (its files, sockets,
+	 * pipes: all it held, 99.7% of 2,000 socket pairs' 19.6 MB) is: it is read out at the end,
+	 * after those frees (kmem_stop), so that what is live then is what it left behind. An
+	 * exec reads the old program out now. */
 	if (!exec && p->attached) {
 		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.targets), &key);
 		p->attached = false;
 	}
 	proc_table__snapshot(c->base.procs, p);
+	if (!exec && kp) {
+		kp->ended = true;
+		return;
+	}
 	drain(c, pid, true, exec, c->stop_ns ? c->stop_ns : util_mono_ns());
 	if (!exec)
 		p->drained = true;
@@ -855,12 +867,54 @@ static void kmem_started(void *m, uint64_t start_ns)
 	c->env.start_ns = start_ns;
 }
 
+/* Whether pid's exit has closed its files and freed its memory: it is gone, or a zombie */
+static bool exit_done(pid_t pid)
+{
+	char path[64], *st, *rp;
+	bool done;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	st = util_read_file(path, NULL);
+	rp = st ? strrchr(st, ')') : NULL;
+	done = !rp || (rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'));
+	free(st);
+	return done;
+}
+
+/* The processes that ended during the run (not -a's) are read out at the end: first their exits
+ * finish (at most 2 s), then the frees the kernel defers past an RCU grace period come (an
+ * inode, a socket's parts): two grace periods (membarrier's global command waits for one) and
+ * the callbacks' time after each. */
+static void await_exits(struct kmem_collector *c)
+{
+	struct timespec cb = { .tv_nsec = 20 * 1000000L };
+	uint32_t n = proc_table__count(c->base.procs), ended = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct proc_info *p = proc_table__at(c->base.procs, i);
+		struct kmem_proc *kp = p ? p->priv : NULL;
+
+		if (!kp || !kp->ended || p->drained)
+			continue;
+		ended++;
+		for (int t = 0; t < 200 && !exit_done(p->pid); t++)
+			nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000000L }, NULL);
+	}
+	if (!ended)
+		return;
+	for (int i = 0; i < 2; i++) {
+		syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
+		nanosleep(&cb, NULL);
+	}
+}
+
 static void kmem_stop(void *m)
 {
 	struct kmem_collector *c = m;
 
 	if (c->stop_ns)
 		return;
+	await_exits(c);
 	/* every program returns early from now on: what is read is one cut */
 	c->skel->bss->stopped = true;
 	c->stop_ns = util_mono_ns();
