@@ -191,12 +191,65 @@ static bool total_stat(const struct profile *p, const char *key, uint64_t *sum)
 	return any;
 }
 
-static int print_process_table(const struct text *t)
+/* The rows --top shows of the process table, in *idx (shown of them): every process in the
+ * profile's order, or with more than --top the first --top by the first of these stats they
+ * have, in its order (-a over 2 s: 700 processes, unsorted). Its name in *by (NULL: all). */
+static const char *const rank_stats[][2] = {
+	{ "kmem_bytes_alloc", "bytes allocated" },
+	{ "alloc_bytes", "bytes allocated" },
+};
+
+struct rank_ctx {
+	const struct profile *p;
+	const char *key;
+};
+
+static int rank_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct rank_ctx *rc = ctx;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	uint64_t vi = 0, vj = 0;
+
+	prof_process__stat(&rc->p->processes[i], rc->key, &vi);
+	prof_process__stat(&rc->p->processes[j], rc->key, &vj);
+	if (vi != vj)
+		return vi > vj ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+static uint32_t *process_order(const struct text *t, uint32_t *shown, const char **by)
+{
+	const struct profile *p = t->p;
+	uint32_t *idx = malloc((p->nprocesses ? p->nprocesses : 1) * sizeof(*idx));
+
+	*shown = p->nprocesses;
+	*by = NULL;
+	if (!idx)
+		return NULL;
+	for (uint32_t i = 0; i < p->nprocesses; i++)
+		idx[i] = i;
+	if (!t->o->top || p->nprocesses <= t->o->top)
+		return idx;
+	for (size_t k = 0; k < sizeof(rank_stats) / sizeof(rank_stats[0]); k++) {
+		struct rank_ctx rc = { p, rank_stats[k][0] };
+		uint64_t v;
+
+		if (!total_stat(p, rc.key, &v))
+			continue;
+		qsort_r(idx, p->nprocesses, sizeof(*idx), rank_cmp, &rc);
+		*by = rank_stats[k][1];
+		break;
+	}
+	*shown = t->o->top;
+	return idx;
+}
+
+static int print_process_table(const struct text *t, const uint32_t *idx, uint32_t shown)
 {
 	const struct profile *p = t->p;
 	/* a run over several processes ends with their total */
 	bool total = p->nprocesses > 1, ppids = false;
-	uint32_t ncols = 2, nrows = p->nprocesses + 1 + total, r, c;
+	uint32_t ncols = 2, nrows = shown + 1 + total, r, c;
 	size_t cols[2 + NSTAT_COLS];	/* stat_cols index + 2, or 0/1 for pid/comm */
 	unsigned int width[2 + NSTAT_COLS] = { 0 };
 	char (*cell)[CELL];
@@ -229,7 +282,7 @@ static int print_process_table(const struct text *t)
 	for (c = 2; c < ncols; c++)
 		snprintf(cell[c], CELL, "%s", stat_cols[cols[c]].header);
 	for (r = 1; r < nrows; r++) {
-		const struct prof_process *proc = r <= p->nprocesses ? &p->processes[r - 1] : NULL;
+		const struct prof_process *proc = r <= shown ? &p->processes[idx[r - 1]] : NULL;
 		char (*row)[CELL] = &cell[(size_t)r * ncols];
 
 		if (!proc) {
@@ -471,7 +524,8 @@ static void print_process_details(const struct text *t, const struct prof_proces
 
 static int print_processes(const struct text *t)
 {
-	uint32_t i;
+	uint32_t i, shown, *idx;
+	const char *by;
 	int err;
 
 	fputc('\n', t->f);
@@ -479,14 +533,25 @@ static int print_processes(const struct text *t)
 		heading(t, "Processes: none");
 		return 0;
 	}
-	heading(t, "Processes");
-	err = print_process_table(t);
-	if (err)
-		return err;
-	fputc('\n', t->f);
-	for (i = 0; i < t->p->nprocesses; i++)
-		print_process_details(t, &t->p->processes[i]);
-	return 0;
+	idx = process_order(t, &shown, &by);
+	if (!idx)
+		return -ENOMEM;
+	if (shown < t->p->nprocesses && by)
+		heading(t, "Processes: the top %" PRIu32 " of %" PRIu32 " by %s (the total is all "
+			"of them; --top 0 lists every one)", shown, t->p->nprocesses, by);
+	else if (shown < t->p->nprocesses)
+		heading(t, "Processes: the first %" PRIu32 " of %" PRIu32 " (the total is all of "
+			"them; --top 0 lists every one)", shown, t->p->nprocesses);
+	else
+		heading(t, "Processes");
+	err = print_process_table(t, idx, shown);
+	if (!err) {
+		fputc('\n', t->f);
+		for (i = 0; i < shown; i++)
+			print_process_details(t, &t->p->processes[idx[i]]);
+	}
+	free(idx);
+	return err;
 }
 
 /* ---- sites ------------------------------------------------------------------------------ */

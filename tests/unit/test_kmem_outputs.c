@@ -199,6 +199,54 @@ static void test_text(void **state)
 	free(out);
 }
 
+/* The process table keeps --top: -a over 2 s listed 519 processes unsorted. With more than
+ * --top, the most bytes allocated first; the total is every process's. */
+static void test_process_top(void **state)
+{
+	static const struct { uint32_t pid; const char *comm; uint64_t bytes; } procs[] = {
+		{ 10, "small", 1000 }, { 20, "large", 3000 }, { 30, "middle", 2000 },
+	};
+	struct output_opts o = { .top = 2 };
+	struct profile *p = profile__new("kmem");
+	const char *large, *middle;
+	size_t len;
+	char *out;
+
+	(void)state;
+	assert_non_null(p);
+	for (size_t i = 0; i < 3; i++) {
+		struct prof_process *proc = profile__add_process(p, procs[i].pid, procs[i].comm,
+								 NULL);
+
+		assert_non_null(proc);
+		kstat(p, proc, "kmem_kmalloc", 1);
+		kstat(p, proc, "kmem_bytes_alloc", procs[i].bytes);
+	}
+	out = render(&output_text, p, &o, &len);
+	assert_non_null(strstr(out, "Processes: the top 2 of 3 by bytes allocated (the total is "
+				    "all of them; --top 0 lists every one)\n"));
+	large = strstr(out, "     20  large ");
+	middle = strstr(out, "     30  middle ");
+	assert_non_null(large);
+	assert_non_null(middle);
+	assert_true(large < middle);
+	assert_null(strstr(out, "  small "));
+	/* 3 kmallocs, 6000 bytes: every process's */
+	assert_non_null(strstr(out, "  total  3 processes"));
+	assert_non_null(strstr(strstr(out, "  total  3 processes"), " 3  "));
+	assert_non_null(strstr(strstr(out, "  total  3 processes"), " 5.9 KiB\n"));
+	/* the details of the processes shown only */
+	assert_non_null(strstr(out, "allocated 3000"));
+	assert_null(strstr(out, "allocated 1000"));
+	free(out);
+	o.top = 0;
+	out = render(&output_text, p, &o, &len);
+	assert_non_null(strstr(out, "\nProcesses\n"));
+	assert_non_null(strstr(out, "     10  small "));
+	free(out);
+	profile__free(p);
+}
+
 static void test_json(void **state)
 {
 	char *out = golden_of(&output_json, "tests/golden/kmem.json", NULL), *path, *cmd;
@@ -267,6 +315,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_process_top),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_csv_folded),
 		cmocka_unit_test(test_pprof),
