@@ -16,6 +16,7 @@
 #   make bench-lock what `ebprof lock` costs on a mutex-heavy loop beside bpftrace (root)
 #   make bench-profile  what `ebprof profile` costs beside its modes alone (root)
 #   make bench-offcpu  what `ebprof offcpu` costs per context switch beside bpftrace (root)
+#   make bench-allprocs  what -a costs, and gets, on a storm of short processes beside perf (root)
 #   V=1             show full commands
 
 OUT        ?= build
@@ -79,7 +80,7 @@ FIX_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthre
 
 DEMO_BIN   := $(OUT)/demo/demo
 
-.PHONY: all deps demo check unit e2e bench bench-scan bench-trees bench-render bench-placement bench-cpu bench-kmem bench-io bench-profile bench-lock bench-top bench-agent bench-offcpu clean install fixtures
+.PHONY: all deps demo check unit e2e bench bench-scan bench-trees bench-render bench-placement bench-cpu bench-kmem bench-io bench-profile bench-lock bench-top bench-agent bench-offcpu bench-allprocs clean install fixtures
 all: $(OUT)/ebprof
 
 deps:
@@ -309,6 +310,9 @@ bench-kmem: $(OUT)/ebprof
 
 bench-offcpu: $(OUT)/ebprof fixtures
 	$(Q)bash bench/offcpu.sh $(OUT)
+
+bench-allprocs: $(OUT)/ebprof
+	$(Q)bash bench/allprocs.sh $(OUT)
 
 bench-io: $(OUT)/ebprof
 	$(Q)bash bench/io.sh $(OUT)
