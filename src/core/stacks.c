@@ -199,6 +199,10 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 	uint32_t n = 0;
 	bool after_signal = false;
 
+	/* no mappings of it were ever read (with -a, a process gone before its note was read):
+	 * its frames are bare addresses, said and counted */
+	if (!sp && nr && ips[0] != UNWIND_TRUNCATED && ips[0] != STACK_FP_BROKEN)
+		profile__add_drop(prof, STACKS_DROP_NO_MAPPINGS, 1);
 	for (uint32_t i = 0; i < nr; i++) {
 		struct prof_line lines[SYM_MAX_INLINE];
 		/* the frame a signal interrupted (the unwinder's, past __restore_rt) is where the

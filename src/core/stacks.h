@@ -24,6 +24,9 @@ struct log_ctx;
  * frame pointer that is no frame (STACK_FP_BROKEN, abi/stack.h), or at a "return address" that
  * no call instruction precedes (the walk read that code's data as a frame) */
 #define STACKS_DROP_FP_BROKEN "unwind_fp_broken"
+/* the drop of stacks of a process whose mappings were never read (it exited first): their user
+ * frames are bare addresses */
+#define STACKS_DROP_NO_MAPPINGS "unwind_no_mappings"
 
 /* A copy of a mode's stacks map: hash -> struct stack_trace. */
 struct stack_table;

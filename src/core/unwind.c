@@ -1002,9 +1002,33 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 {
 	struct unwind_counts c;
 
-	/* the symbolizer's (stacks__user_locs), listed at 0 with frame pointers too */
+	int64_t outside, broken, nomaps;
+
+	/* the symbolizer's (stacks__user_locs), listed at 0 with frame pointers too, and said
+	 * once (cpu --offcpu has two unwinders) */
 	profile__add_drop(prof, STACKS_DROP_OUTSIDE, 0);
 	profile__add_drop(prof, STACKS_DROP_FP_BROKEN, 0);
+	profile__add_drop(prof, STACKS_DROP_NO_MAPPINGS, 0);
+	outside = profile__drop(prof, STACKS_DROP_OUTSIDE);
+	broken = profile__drop(prof, STACKS_DROP_FP_BROKEN);
+	nomaps = profile__drop(prof, STACKS_DROP_NO_MAPPINGS);
+	if (outside > 0)
+		profile__add_note_once(prof, "%lld stacks end in [truncated] at a return address in "
+				       "code no look at the process's mappings saw as code (a library "
+				       "mapped and unmapped between two looks): their events count, "
+				       "under the frames found (" STACKS_DROP_OUTSIDE ")",
+				       (long long)outside);
+	if (broken > 0)
+		profile__add_note_once(prof, "%lld stacks end in [truncated] where a walk by frame "
+				       "pointers met code that keeps none (a saved frame pointer "
+				       "that is no frame, a return address no call precedes): their "
+				       "events count, under the frames found (" STACKS_DROP_FP_BROKEN
+				       ")", (long long)broken);
+	if (nomaps > 0)
+		profile__add_note_once(prof, "%lld stacks are of processes whose mappings were never "
+				       "read (gone before ebprof looked: with -a, a process that "
+				       "lived a few milliseconds): their user frames are bare "
+				       "addresses (" STACKS_DROP_NO_MAPPINGS ")", (long long)nomaps);
 	if (!u)
 		return;
 	unwinder__counts(u, &c);

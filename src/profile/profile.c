@@ -993,17 +993,17 @@ int profile__add_cache(struct profile *p, const struct prof_cache *c)
 	return 0;
 }
 
-int profile__add_note(struct profile *p, const char *fmt, ...)
+static int add_note(struct profile *p, bool once, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+
+static int add_note(struct profile *p, bool once, const char *fmt, va_list ap)
 {
 	const char *copy;
 	char *s = NULL;
-	va_list ap;
 	int err = 0, n;
 	uint32_t i;
 
-	va_start(ap, fmt);
 	n = vasprintf(&s, fmt, ap);
-	va_end(ap);
 	if (n < 0)
 		return -ENOMEM;
 	/* interned: an equal note is the same pointer */
@@ -1013,7 +1013,8 @@ int profile__add_note(struct profile *p, const char *fmt, ...)
 		return err;
 	for (i = 0; i < p->nnotes; i++) {
 		if (p->notes[i] == copy) {
-			p->note_counts[i]++;
+			if (!once)
+				p->note_counts[i]++;
 			return 0;
 		}
 	}
@@ -1025,6 +1026,28 @@ int profile__add_note(struct profile *p, const char *fmt, ...)
 	p->notes[p->nnotes] = copy;
 	p->note_counts[p->nnotes++] = 1;
 	return 0;
+}
+
+int profile__add_note(struct profile *p, const char *fmt, ...)
+{
+	va_list ap;
+	int err;
+
+	va_start(ap, fmt);
+	err = add_note(p, false, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+int profile__add_note_once(struct profile *p, const char *fmt, ...)
+{
+	va_list ap;
+	int err;
+
+	va_start(ap, fmt);
+	err = add_note(p, true, fmt, ap);
+	va_end(ap);
+	return err;
 }
 
 const char *profile__note(const struct profile *p, uint32_t i, char *buf, size_t len)

@@ -422,6 +422,11 @@ int profile__add_rate_point(struct profile *p, struct prof_rate *r, uint32_t pid
  * count goes up (a command that execs 50 times gets one note, "... (50 times)"). */
 int profile__add_note(struct profile *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* The same, but a note equal to one already there is left as it is (a fact of the whole
+ * profile that two writers may state: each unwinder of `cpu --offcpu` names the symbolizer's
+ * drops). */
+int profile__add_note_once(struct profile *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* Note i as every renderer shows it: its text, followed by " (N times)" when it was added
  * N > 1 times. Returns buf, or the bare note when buf is too small for the whole. */
 #define PROF_NOTE_MAX 4096	/* a buffer for profile__note */

@@ -16,7 +16,9 @@
 #include <cmocka.h>
 
 #include "abi/unwind.h"
+#include "core/stacks.h"
 #include "core/unwind.h"
+#include "profile/profile.h"
 #include "symbolize/unwind.h"
 #include "util/util.h"
 
@@ -619,9 +621,48 @@ static void test_preloads(void **state)
 	free(libs);
 }
 
+static bool has_note(const struct profile *p, const char *part, uint32_t *count)
+{
+	for (uint32_t i = 0; i < p->nnotes; i++) {
+		if (strstr(p->notes[i], part)) {
+			*count = p->note_counts[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The symbolizer's drops have notes, once however many unwinders state them (cpu --offcpu):
+ * the drops line sends the reader to notes that unwind_outside_code and unwind_fp_broken never
+ * had; and a process with no mappings read (gone first) is a counted drop, not silent bare
+ * addresses */
+static void test_drop_notes(void **state)
+{
+	struct profile *p = profile__new("cpu");
+	const __u64 ips[2] = { 0x401000, 0x402000 };
+	uint32_t locs[4], n, count = 0;
+
+	(void)state;
+	assert_non_null(p);
+	n = stacks__user_locs(p, NULL, 4242, ips, 2, true, locs);
+	assert_int_equal(n, 2);
+	assert_int_equal(profile__drop(p, STACKS_DROP_NO_MAPPINGS), 1);
+	assert_int_equal(profile__add_drop(p, STACKS_DROP_FP_BROKEN, 3), 0);
+	unwinder__add_drops(NULL, p);
+	unwinder__add_drops(NULL, p);
+	assert_true(has_note(p, "1 stacks are of processes whose mappings were never read", &count));
+	assert_int_equal(count, 1);
+	assert_true(has_note(p, "3 stacks end in [truncated] where a walk by frame pointers", &count));
+	assert_int_equal(count, 1);
+	assert_false(has_note(p, "(unwind_outside_code)", &count));
+	assert_int_equal(profile__drop(p, STACKS_DROP_OUTSIDE), 0);
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_drop_notes),
 		cmocka_unit_test(test_ident),
 		cmocka_unit_test(test_fixture_rows),
 		cmocka_unit_test(test_asm_rows),
