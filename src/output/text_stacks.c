@@ -460,6 +460,8 @@ out:
 
 struct proc_sum {
 	uint32_t pid;
+	const char *comm;	/* for the commands' table: the process's name, or "?" */
+	uint32_t procs;		/* for the commands' table: processes of that name */
 	int64_t *v;
 };
 
@@ -473,60 +475,160 @@ static int proc_sum_cmp(const void *a, const void *b, void *ctx)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
+static int comm_cmp(const void *a, const void *b)
+{
+	const struct proc_sum *x = a, *y = b;
+	int c = strcmp(x->comm, y->comm);
+
+	return c ? c : (x->pid < y->pid ? -1 : x->pid > y->pid);
+}
+
+static int pid_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The table's rows, the first `shown` of n (ranked): PID or COMMAND and PROCS, then each type */
+static void print_sums(const struct tstacks *t, const struct proc_sum *ps, uint32_t shown,
+		       bool commands)
+{
+	const struct profile *p = t->p;
+	char b[32];
+
+	if (commands)
+		fprintf(t->f, "  %-16s  %8s", "COMMAND", "PROCS");
+	else
+		fprintf(t->f, "  %8s  %-16s", "PID", "COMM");
+	for (uint32_t i = 0; i < p->ntypes; i++)
+		fprintf(t->f, " %14s", p->types[i].type);
+	fprintf(t->f, " %6s\n", "%");
+	for (uint32_t k = 0; k < shown; k++) {
+		if (commands)
+			fprintf(t->f, "  %-16s  %8" PRIu32, ps[k].comm, ps[k].procs);
+		else
+			fprintf(t->f, "  %8" PRIu32 "  %-16s", ps[k].pid, ps[k].comm);
+		for (uint32_t i = 0; i < p->ntypes; i++)
+			fprintf(t->f, " %14s",
+				render__amount(ps[k].v[i], p->types[i].unit, b, sizeof(b)));
+		fprintf(t->f, " %5.1f%%\n", pct(ps[k].v[t->key], t->total));
+	}
+}
+
+/* Processes ranked (--top of them), then, when a name has several processes (-a: a build's
+ * 102 cc1), the same by command: cc1's 81% was 102 rows of 1-4% */
 static int print_processes(const struct tstacks *t)
 {
 	const struct profile *p = t->p;
-	struct proc_sum *ps = NULL;
-	int64_t *vals = NULL;
-	uint32_t n = 0, i, k;
-	char b[32];
+	struct proc_sum *ps = NULL, *cs = NULL;
+	uint32_t *pids = NULL, n = 0, nc = 0, i, k, shown, np;
+	size_t nt = (size_t)p->ntypes + 1;
+	int64_t *vals = NULL, *cvals = NULL;
+	bool shared = false;
 	int err = 0;
 
-	/* every process of a sample, and every process the profile lists */
-	ps = calloc(p->nsamples + p->nprocesses + 1, sizeof(*ps));
-	vals = calloc(((size_t)p->nsamples + p->nprocesses + 1) * (p->ntypes + 1), sizeof(*vals));
+	/* every process of a sample, and every process the profile lists: sorted pids, each
+	 * one's sums found by a binary search */
+	np = p->nprocesses + p->nsamples;
+	pids = malloc((np + 1) * sizeof(*pids));
+	if (!pids)
+		return -ENOMEM;
+	for (i = 0; i < np; i++)
+		pids[i] = i < p->nprocesses ? p->processes[i].pid
+					    : p->samples[i - p->nprocesses].pid;
+	qsort(pids, np, sizeof(*pids), pid_cmp);
+	for (i = 0; i < np; i++)
+		if (!n || pids[n - 1] != pids[i])
+			pids[n++] = pids[i];
+	ps = calloc(n + 1, sizeof(*ps));
+	vals = calloc((n + 1) * nt, sizeof(*vals));
 	if (!ps || !vals) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < p->nprocesses + p->nsamples; i++) {
-		const struct prof_sample *s = i >= p->nprocesses ? &p->samples[i - p->nprocesses] :
-					      NULL;
-		uint32_t pid = s ? s->pid : p->processes[i].pid;
+	for (k = 0; k < n; k++) {
+		const struct prof_process *proc = profile__find_process(p, pids[k]);
 
-		for (k = 0; k < n && ps[k].pid != pid; k++)
-			;
-		if (k == n) {
-			ps[n].pid = pid;
-			ps[n++].v = vals + (size_t)k * (p->ntypes + 1);
-		}
-		for (uint32_t j = 0; s && j < p->ntypes; j++)
-			ps[k].v[j] += s->values[j];
+		ps[k].pid = pids[k];
+		ps[k].comm = proc && proc->comm ? proc->comm : "?";
+		ps[k].procs = 1;
+		ps[k].v = vals + (size_t)k * nt;
+	}
+	for (i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+		const uint32_t *at = bsearch(&s->pid, pids, n, sizeof(*pids), pid_cmp);
+
+		if (!at)
+			continue;
+		for (uint32_t j = 0; j < p->ntypes; j++)
+			ps[at - pids].v[j] += s->values[j];
 	}
 	fputc('\n', t->f);
 	if (!n) {
 		heading(t, "Processes: none");
 		goto out;
 	}
-	qsort_r(ps, n, sizeof(*ps), proc_sum_cmp, (void *)&t->key);
-	heading(t, "Processes by %s", p->types[t->key].type);
-	fprintf(t->f, "  %8s  %-16s", "PID", "COMM");
-	for (i = 0; i < p->ntypes; i++)
-		fprintf(t->f, " %14s", p->types[i].type);
-	fprintf(t->f, " %6s\n", "%");
+	shown = t->o->top && t->o->top < n ? t->o->top : n;
+	/* by command: the processes grouped by name */
+	cs = calloc(n, sizeof(*cs));
+	cvals = calloc((size_t)n * nt, sizeof(*cvals));
+	if (!cs || !cvals) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memcpy(cs, ps, n * sizeof(*cs));
+	qsort(cs, n, sizeof(*cs), comm_cmp);
+	/* one row a name (sorted: a binary search finds it), then each process's sums into it */
 	for (k = 0; k < n; k++) {
-		const struct prof_process *proc = profile__find_process(p, ps[k].pid);
+		if (nc && !strcmp(cs[nc - 1].comm, cs[k].comm)) {
+			cs[nc - 1].procs++;
+			shared = true;
+			continue;
+		}
+		cs[nc] = cs[k];
+		cs[nc].v = cvals + (size_t)nc * nt;
+		nc++;
+	}
+	for (k = 0; k < n; k++) {
+		struct proc_sum key = { .comm = ps[k].comm };
+		uint32_t lo = 0, hi = nc;
 
-		fprintf(t->f, "  %8" PRIu32 "  %-16s", ps[k].pid,
-			proc && proc->comm ? proc->comm : "?");
-		for (i = 0; i < p->ntypes; i++)
-			fprintf(t->f, " %14s",
-				render__amount(ps[k].v[i], p->types[i].unit, b, sizeof(b)));
-		fprintf(t->f, " %5.1f%%\n", pct(ps[k].v[t->key], t->total));
+		while (lo < hi) {
+			uint32_t mid = (lo + hi) / 2;
+
+			if (strcmp(cs[mid].comm, key.comm) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (uint32_t j = 0; j < p->ntypes; j++)
+			cs[lo].v[j] += ps[k].v[j];
+	}
+	qsort_r(ps, n, sizeof(*ps), proc_sum_cmp, (void *)&t->key);
+	if (shown < n)
+		heading(t, "Processes by %s (the top %" PRIu32 " of %" PRIu32 ")",
+			p->types[t->key].type, shown, n);
+	else
+		heading(t, "Processes by %s", p->types[t->key].type);
+	print_sums(t, ps, shown, false);
+	if (shared) {
+		qsort_r(cs, nc, sizeof(*cs), proc_sum_cmp, (void *)&t->key);
+		shown = t->o->top && t->o->top < nc ? t->o->top : nc;
+		fputc('\n', t->f);
+		if (shown < nc)
+			heading(t, "Commands by %s (the top %" PRIu32 " of %" PRIu32 ")",
+				p->types[t->key].type, shown, nc);
+		else
+			heading(t, "Commands by %s", p->types[t->key].type);
+		print_sums(t, cs, shown, true);
 	}
 out:
+	free(pids);
 	free(ps);
 	free(vals);
+	free(cs);
+	free(cvals);
 	return err;
 }
 

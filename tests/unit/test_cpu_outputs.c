@@ -105,6 +105,41 @@ static void test_text_same_stack_once(void **state)
 	profile__free(p);
 }
 
+/* -a's process table keeps --top (a build's report listed 1,242 processes), and when a name has
+ * several processes a table by command sums them (102 cc1 processes of 1-4% each were 81%) */
+static void test_text_processes_top_and_commands(void **state)
+{
+	struct output_opts o = { .top = 2 };
+	struct profile *p = cpu_fixture();
+	uint32_t m, f_parse, a;
+	char *out, *cmds;
+
+	(void)state;
+	m = profile__mapping(p, 0, 0x400000, 0x2000000, 0, "/usr/lib/gcc/cc1", NULL);
+	f_parse = fn(p, "c_parse_file", "c_parse_file", "c-parser.cc");
+	a = LOC(p, m, 0x400100, 0x100, { f_parse, 6 });
+	for (uint32_t pid = 1001; pid <= 1003; pid++) {
+		assert_non_null(profile__add_process(p, pid, "cc1", NULL));
+		cpu_sample(p, STACK(a), 30 + pid - 1001, pid);
+	}
+	out = render(&output_text, p, &o, NULL);
+	assert_non_null(strstr(out, "Processes by cpu (the top 2 of 5)\n"));
+	cmds = strstr(out, "Commands by cpu (the top 2 of 3)\n");
+	assert_non_null(cmds);
+	/* cc1: three processes, 30 + 31 + 32 samples of 10.1 ms */
+	assert_non_null(strstr(cmds, "  COMMAND              PROCS"));
+	assert_non_null(strstr(cmds, "\n  cc1                      3             93       939.4 ms"));
+	free(out);
+	/* one process a name: no commands' table */
+	profile__free(p);
+	p = cpu_fixture();
+	o.top = 10;
+	out = render(&output_text, p, &o, NULL);
+	assert_null(strstr(out, "Commands by"));
+	free(out);
+	profile__free(p);
+}
+
 static void test_json(void **state)
 {
 	char *out = golden_of(&output_json, "tests/golden/cpu.json", NULL), *path, *cmd;
@@ -305,6 +340,7 @@ int main(void)
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_text_top_and_count),
 		cmocka_unit_test(test_text_same_stack_once),
+		cmocka_unit_test(test_text_processes_top_and_commands),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_folded),
