@@ -6,7 +6,9 @@
  * a `comm` label when the process has a name, and `suppressed` = "true" when its leaks matched a
  * suppression. What pprof has no field for (histograms, ages,
  * per-process summaries) is left to the JSON and text reports; the run's facts, drops and notes
- * become comments. A profile with a period type (cpu/nanoseconds) writes it and its period.
+ * become comments, and so does where a mapping lies in its ELF file when that is not at its
+ * file offset (a program built without PIE), so that its frames' module offsets come back.
+ * A profile with a period type (cpu/nanoseconds) writes it and its period.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -94,6 +96,7 @@ struct pprof {
 	struct strtab st;
 	char **owned;		/* formatted strings the table points to */
 	uint32_t nowned;
+	uint64_t *elf_start;	/* per mapping: the ELF address of its start */
 };
 
 static void value_type(struct pprof *w, uint32_t field, const struct prof_value_type *vt)
@@ -218,21 +221,65 @@ static int write_mappings(struct pprof *w)
 	return 0;
 }
 
-/* A location's address as pprof keeps it. One without a function is named by its offset in
- * the file, which a reader can only get back from the address (address - start + offset): a
- * return address's is the call's (address - 1), so that address is written, "in the middle
- * of a call instruction" as pprof's format allows for callers. Everything else as it is. */
-static uint64_t location_address(const struct profile *p, const struct prof_location *loc)
+/*
+ * Where each mapping lies in its ELF file: the ELF address of its start, from which a reader
+ * gets a location's module offset back (address - start + it). pprof keeps only the file
+ * offset, which is that address in a PIE or a shared library as GNU ld links them, but not in
+ * a program built without PIE (linked where it runs, at 0x400000: its ELF addresses are its
+ * runtime addresses) nor where lld leaves a page between the two. The locations say it: a
+ * module offset is the ELF address of the location's address or, for a caller, of its call
+ * (address - 1); a mapping starts on a page in memory, in the file and so in the ELF
+ * addresses, so the page at or right after what a location implies is the one. A mapping
+ * without a location that says keeps its file offset.
+ */
+static int mapping_elf_starts(struct pprof *w)
+{
+	const struct profile *p = w->p;
+	bool *known = calloc(p->nmappings ? p->nmappings : 1, sizeof(*known));
+	uint32_t i;
+
+	w->elf_start = malloc((p->nmappings ? p->nmappings : 1) * sizeof(*w->elf_start));
+	if (!known || !w->elf_start) {
+		free(known);
+		return -ENOMEM;
+	}
+	for (i = 0; i < p->nlocations; i++) {
+		const struct prof_location *loc = &p->locations[i];
+		const struct prof_mapping *m;
+		uint64_t e;
+
+		if (loc->mapping == PROF_NONE || known[loc->mapping])
+			continue;
+		m = &p->mappings[loc->mapping];
+		if (loc->address < m->start || loc->address > m->limit)
+			continue;
+		e = loc->module_offset - (loc->address - m->start);
+		if ((e + 1) % 4096 > 1)
+			continue;
+		w->elf_start[loc->mapping] = (e + 1) & ~(uint64_t)4095;
+		known[loc->mapping] = true;
+	}
+	for (i = 0; i < p->nmappings; i++) {
+		if (!known[i])
+			w->elf_start[i] = p->mappings[i].offset;
+	}
+	free(known);
+	return 0;
+}
+
+/* A location's address as pprof keeps it, from which a reader gets its module offset back
+ * (address - start + the ELF address of the start): a caller's module offset is its call's
+ * (address - 1), so that address is written, "in the middle of a call instruction" as pprof's
+ * format allows for callers. Everything else as it is. */
+static uint64_t location_address(const struct pprof *w, const struct prof_location *loc)
 {
 	const struct prof_mapping *m;
 	uint64_t a;
 
-	if (loc->nlines || loc->mapping == PROF_NONE)
+	if (loc->mapping == PROF_NONE)
 		return loc->address;
-	m = &p->mappings[loc->mapping];
-	if (loc->module_offset < m->offset)
-		return loc->address;
-	a = m->start + (loc->module_offset - m->offset);
+	m = &w->p->mappings[loc->mapping];
+	a = m->start + (loc->module_offset - w->elf_start[loc->mapping]);
 	return a >= m->start && a < m->limit && a + 1 == loc->address ? a : loc->address;
 }
 
@@ -248,7 +295,7 @@ static void write_locations(struct pprof *w)
 		pb_uint64(&w->pb, LOCATION_ID, (uint64_t)i + 1);
 		if (loc->mapping != PROF_NONE)
 			pb_uint64(&w->pb, LOCATION_MAPPING_ID, (uint64_t)loc->mapping + 1);
-		pb_uint64(&w->pb, LOCATION_ADDRESS, location_address(p, loc));
+		pb_uint64(&w->pb, LOCATION_ADDRESS, location_address(w, loc));
 		/* innermost first: pprof takes the last line for the caller the rest inline into */
 		for (j = 0; j < loc->nlines; j++) {
 			size_t l = pb_open(&w->pb);
@@ -326,6 +373,25 @@ static int write_comments(struct pprof *w)
 			err = commentf(w, "dropped (%s): %" PRIu64, p->drops[i].key,
 				       p->drops[i].value);
 	}
+	/* where a mapping lies in its file when that is not at its file offset, once per file
+	 * and offset (as pprof may merge one file's mappings), read back by pprof_read.c */
+	for (i = 0; !err && i < p->nmappings; i++) {
+		const struct prof_mapping *m = &p->mappings[i];
+		uint32_t j;
+
+		if (w->elf_start[i] == m->offset)
+			continue;
+		for (j = 0; j < i; j++) {
+			const struct prof_mapping *o = &p->mappings[j];
+
+			if (w->elf_start[j] != o->offset && o->offset == m->offset &&
+			    !strcmp(o->file, m->file))
+				break;
+		}
+		if (j == i)
+			err = commentf(w, "elf address: 0x%" PRIx64 " at offset 0x%" PRIx64
+				       " of %s", w->elf_start[i], m->offset, m->file);
+	}
 	for (i = 0; !err && i < p->nnotes; i++) {
 		char buf[PROF_NOTE_MAX];
 
@@ -351,6 +417,8 @@ static int encode(struct pprof *w)
 	for (i = 0; i < p->nsamples; i++)
 		write_sample(w, &p->samples[i]);
 	err = write_mappings(w);
+	if (!err)
+		err = mapping_elf_starts(w);
 	if (err)
 		return err;
 	write_locations(w);
@@ -441,6 +509,7 @@ static int pprof_write(const struct profile *p, const struct output_opts *o, FIL
 	for (i = 0; i < w.nowned; i++)
 		free(w.owned[i]);
 	free(w.owned);
+	free(w.elf_start);
 	return err;
 }
 

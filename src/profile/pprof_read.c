@@ -50,6 +50,7 @@ struct raw_function {
 struct raw_mapping {
 	uint64_t id, start, limit, offset;
 	int64_t file, build_id;
+	uint64_t elf_start;	/* the ELF address of start: offset, or what a comment says */
 };
 
 struct raw_line {
@@ -73,6 +74,12 @@ struct raw_sample {
 
 struct value_type {
 	int64_t type, unit;
+};
+
+/* A comment of ours: FILE's mappings at file offset `offset` start at ELF address `elf`. */
+struct elf_comment {
+	uint64_t elf, offset;
+	const char *file;
 };
 
 struct loader {
@@ -102,6 +109,8 @@ struct loader {
 	size_t nsample_vals, sample_vals_cap;
 	int64_t *comments;
 	size_t ncomments, comments_cap;
+	struct elf_comment *elfs;
+	size_t nelfs, elfs_cap;
 
 	int64_t time_nanos, duration_nanos, period, default_type;
 	struct value_type period_type;
@@ -697,11 +706,33 @@ static int read_sampling(struct profile *p, const char *s)
 	return -EINVAL;
 }
 
+/* "elf address: 0xE at offset 0xO of FILE" (pprof.c) into *e: whether c is one. */
+static bool read_elf_comment(const char *c, struct elf_comment *e)
+{
+	static const char pre[] = "elf address: 0x", mid[] = " at offset 0x", post[] = " of ";
+	char *end;
+
+	if (strncmp(c, pre, sizeof(pre) - 1))
+		return false;
+	c += sizeof(pre) - 1;
+	errno = 0;
+	e->elf = strtoull(c, &end, 16);
+	if (errno || end == c || strncmp(end, mid, sizeof(mid) - 1))
+		return false;
+	c = end + sizeof(mid) - 1;
+	e->offset = strtoull(c, &end, 16);
+	if (errno || end == c || strncmp(end, post, sizeof(post) - 1) || !end[sizeof(post) - 1])
+		return false;
+	e->file = end + sizeof(post) - 1;
+	return true;
+}
+
 /*
  * ebprof's comments go back where they came from: the run's command and kernel, mem's
  * sampling, its facts ("info: KEY: VALUE"), then the drops that were not 0 ("dropped
- * (REASON): N"), in the order the writer puts them; anything after (and every comment of
- * another tool) is a note.
+ * (REASON): N"), where mappings lie in their files ("elf address: ...", for the locations'
+ * module offsets: so this comes before build_mappings), in the order the writer puts them;
+ * anything after (and every comment of another tool) is a note.
  */
 static int apply_comments(struct loader *l, struct profile *p, bool ours)
 {
@@ -746,6 +777,16 @@ static int apply_comments(struct loader *l, struct profile *p, bool ours)
 		err = profile__add_drop(p, reason, n);
 		if (err)
 			return err;
+	}
+	for (; ours && i < l->ncomments; i++) {
+		struct elf_comment e;
+
+		if (!read_elf_comment(l->strs[l->comments[i]], &e))
+			break;
+		err = RESERVE(l->elfs, l->nelfs, l->elfs_cap);
+		if (err)
+			return err;
+		l->elfs[l->nelfs++] = e;
 	}
 	for (; !err && i < l->ncomments; i++)
 		err = profile__add_note(p, "%s", l->strs[l->comments[i]]);
@@ -844,6 +885,17 @@ static int build_functions(struct loader *l, struct profile *p, uint32_t *fidx)
 	return err;
 }
 
+/* The ELF address at the start of a mapping of file at offset: the file offset (as pprof
+ * takes it) unless one of our comments says otherwise. */
+static uint64_t mapping_elf_start(const struct loader *l, uint64_t offset, const char *file)
+{
+	for (size_t i = 0; i < l->nelfs; i++) {
+		if (l->elfs[i].offset == offset && !strcmp(l->elfs[i].file, file))
+			return l->elfs[i].elf;
+	}
+	return offset;
+}
+
 static int build_mappings(struct loader *l, struct profile *p, uint32_t *midx)
 {
 	uint32_t *mpid = calloc(l->nmaps ? l->nmaps : 1, sizeof(*mpid));
@@ -865,6 +917,7 @@ static int build_mappings(struct loader *l, struct profile *p, uint32_t *midx)
 		midx[i] = profile__mapping(p, mpid[i], m->start, m->limit, m->offset, file, bid);
 		if (midx[i] == PROF_NONE)
 			err = -errno;
+		l->maps[i].elf_start = mapping_elf_start(l, m->offset, file);
 	}
 	free(mpid);
 	return err;
@@ -893,10 +946,10 @@ static int build_locations(struct loader *l, struct profile *p, const uint32_t *
 			}
 			m = &l->maps[mi];
 			mapping = midx[mi];
-			/* pprof keeps no module offset: the file offset is the usual stand-in
-			 * (equal to the ELF address for the text of common binaries) */
+			/* pprof keeps no module offset: the address in the mapping from its
+			 * start's ELF address (pprof.c writes a caller's at its call) */
 			module_offset = loc->address >= m->start ?
-						loc->address - m->start + m->offset : loc->address;
+					loc->address - m->start + m->elf_start : loc->address;
 		}
 		if (loc->nlines > cap) {
 			struct prof_line *q = realloc(lines, loc->nlines * sizeof(*q));
@@ -1049,6 +1102,8 @@ static int build(struct loader *l, struct profile **out)
 	if (!err)
 		err = sort_ids(l, l->locs, l->nlocs, sizeof(*l->locs), "location");
 	if (!err)
+		err = apply_comments(l, p, mode != NULL);
+	if (!err)
 		err = build_functions(l, p, fidx);
 	if (!err)
 		err = build_mappings(l, p, midx);
@@ -1058,8 +1113,6 @@ static int build(struct loader *l, struct profile **out)
 		err = build_samples(l, p, lidx);
 	if (!err)
 		err = name_lone_process(l, p);
-	if (!err)
-		err = apply_comments(l, p, mode != NULL);
 	/* a profile of ours that is not mem's states its period (mem's is derived from the
 	 * default type and its sampling, which pprof does not carry) */
 	if (!err && mode && strcmp(mode, "mem") && l->period_type.type)
@@ -1095,6 +1148,7 @@ static void loader_free(struct loader *l)
 	free(l->sample_locs);
 	free(l->sample_vals);
 	free(l->comments);
+	free(l->elfs);
 }
 
 /* ---- gzip ------------------------------------------------------------------------------- */

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,6 +292,154 @@ static void test_renders(void **state)
 	assert_non_null(strstr(txt, "pid 200 exited during the run"));
 	free(txt);
 	free(gz);
+	profile__free(q);
+	profile__free(p);
+}
+
+/* ---- module offsets --------------------------------------------------------------------- */
+
+/*
+ * A program not built as PIE (ET_EXEC: linked at 0x400000, where it runs, so its ELF addresses
+ * are its runtime addresses) in two processes, beside a shared library whose ELF addresses are
+ * its file offsets. Callers' module offsets are their calls' (the return address - 1), as
+ * stacks.c makes them. pid 301 was stopped exactly at 0x4011c1, the return address of pid 300's
+ * caller frame: two names, np+0x4011c1 and np+0x4011c0, which were one when read back
+ * (np+0x11c1), and the text report counted a function fewer.
+ */
+static struct profile *nonpie_fixture(void)
+{
+	struct profile *p = profile__new("cpu");
+	const char *np = "/usr/bin/np", *libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	uint32_t m_np300, m_libc300, m_np301, f_leaf, f_mid, f_start;
+	uint32_t l_leaf, l_mid, l_main, l_start, l_exact301, l_ret301;
+	int64_t v[2];
+
+	assert_non_null(p);
+	assert_int_equal(profile__add_type(p, "samples", "count"), 0);
+	assert_int_equal(profile__add_type(p, "cpu", "nanoseconds"), 0);
+	assert_int_equal(profile__set_default_type(p, "cpu"), 0);
+	assert_int_equal(profile__set_period(p, "cpu", "nanoseconds", 1001001), 0);
+	m_np300 = profile__mapping(p, 300, 0x400000, 0x4f0000, 0, np,
+				   "084577925d48552493c25b5e53292e2c5fb0e7aa");
+	m_libc300 = profile__mapping(p, 300, 0x7f0000028000, 0x7f00001bd000, 0x28000, libc,
+				     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4");
+	m_np301 = profile__mapping(p, 301, 0x400000, 0x4f0000, 0, np,
+				   "084577925d48552493c25b5e53292e2c5fb0e7aa");
+	f_leaf = fn(p, "leaf", "leaf", "np.c");
+	f_mid = fn(p, "mid", "mid", "np.c");
+	f_start = fn(p, "__libc_start_call_main", "__libc_start_call_main", NULL);
+
+	l_leaf = LOC(p, m_np300, 0x401146, 0x401146, { f_leaf, 3 });
+	l_mid = LOC(p, m_np300, 0x401167, 0x401166, { f_mid, 4 });
+	l_main = loc(p, m_np300, 0x4011c1, 0x4011c0, NULL, 0);
+	l_start = LOC(p, m_libc300, 0x7f000004924a, 0x49249, { f_start, 58 });
+	l_exact301 = loc(p, m_np301, 0x4011c1, 0x4011c1, NULL, 0);
+	l_ret301 = loc(p, m_np301, 0x401194, 0x401193, NULL, 0);
+
+	v[0] = 7, v[1] = 7007007;
+	assert_non_null(profile__add_sample(p, STACK(l_leaf, l_mid, l_main, l_start), v, 300));
+	v[0] = 2, v[1] = 2002002;
+	assert_non_null(profile__add_sample(p, STACK(l_exact301, l_ret301), v, 301));
+	assert_non_null(profile__add_process(p, 300, "np", NULL));
+	assert_non_null(profile__add_process(p, 301, "np", NULL));
+	return p;
+}
+
+/* Read back, every frame has the module offset it had, so the same name, and JSON the offset
+ * addr2line takes; a caller's address is its call's (the return address - 1, what the file
+ * holds for it). Written again, the same bytes. */
+static void test_nonpie_offsets(void **state)
+{
+	struct output_opts o = { .top = 10 };
+	struct profile *p = nonpie_fixture(), *q;
+	char *gz, *gz2, *a, *b, na[256], nb[256];
+	size_t len, len2;
+	uint32_t i;
+
+	gz = render(&output_pprof, p, NULL, &len);
+	q = profile__parse_pprof(gz, len, NULL, NULL, 0);
+	assert_non_null(q);
+	assert_int_equal(q->nlocations, p->nlocations);
+	for (i = 0; i < p->nlocations; i++) {
+		const struct prof_location *x = &p->locations[i], *y = &q->locations[i];
+		const struct prof_mapping *m = &p->mappings[x->mapping];
+		/* the runtime address the module offset names (ELF = file offset but for np) */
+		uint64_t named = strcmp(m->file, "/usr/bin/np") ?
+					 x->module_offset - m->offset + m->start : x->module_offset;
+
+		if (x->module_offset != y->module_offset)
+			fail_msg("location %u (%s): module offset 0x%" PRIx64 " read back as "
+				 "0x%" PRIx64, i, profile__frame_name(p, x, 0, na, sizeof(na)),
+				 x->module_offset, y->module_offset);
+		assert_string_equal(profile__frame_name(p, x, 0, na, sizeof(na)),
+				    profile__frame_name(q, y, 0, nb, sizeof(nb)));
+		assert_true(y->address == named);
+		assert_true(x->address == named || x->address == named + 1);
+	}
+	/* the comment that says where np lies in its file is no note */
+	assert_int_equal(q->nnotes, 0);
+	a = render(&output_folded, p, &o, NULL);
+	b = render(&output_folded, q, &o, NULL);
+	assert_string_equal(a, b);
+	assert_non_null(strstr(a, "np (300);__libc_start_call_main;np+0x4011c0;mid;leaf "
+				  "7007007\n"));
+	assert_non_null(strstr(a, "np (301);np+0x401193;np+0x4011c1 2002002\n"));
+	free(a);
+	free(b);
+	a = render(&output_json, q, &o, NULL);
+	assert_non_null(strstr(a, "\"address\": \"0x401166\", \"offset\": \"0x401166\""));
+	assert_non_null(strstr(a, "\"address\": \"0x4011c1\", \"offset\": \"0x4011c1\""));
+	assert_non_null(strstr(a, "\"address\": \"0x7f0000049249\", \"offset\": \"0x49249\""));
+	free(a);
+	gz2 = render(&output_pprof, q, NULL, &len2);
+	assert_int_equal(len, len2);
+	assert_memory_equal(gz, gz2, len);
+	free(gz2);
+	free(gz);
+	profile__free(q);
+	profile__free(p);
+}
+
+/* Go's encoder keeps the comment that places np's mappings in its file, though it merges the two
+ * processes' mappings of np into one and numbers them anew: the same folded stacks come back. */
+static void test_nonpie_go_encoded(void **state)
+{
+	struct output_opts o = { .top = 10 };
+	struct profile *p = nonpie_fixture(), *q;
+	char *in = scratch("nonpie-in.pb.gz"), *out = scratch("nonpie-out.pb.gz"), *cmd, *log;
+	char *a, *b, why[256];
+	int status;
+
+	if (access(GO_BIN, X_OK)) {
+		print_message("skipped: %s not installed (apt-get install golang-1.19-go)\n",
+			      GO_BIN);
+		profile__free(p);
+		free(in);
+		free(out);
+		skip();
+	}
+	assert_int_equal(output__write_path(&output_pprof, p, NULL, in), 0);
+	assert_true(asprintf(&cmd, "HOME='%s/tests' GOCACHE='%s/tests/gocache' " GO_BIN
+			     " tool pprof -proto -symbolize=none -output '%s' '%s' 2>&1",
+			     out_dir(), out_dir(), out, in) > 0);
+	log = capture(cmd, &status);
+	if (status)
+		fail_msg("go tool pprof -proto failed (%d):\n%s", status, log);
+	q = profile__load_pprof(out, NULL, why, sizeof(why));
+	if (!q)
+		fail_msg("cannot read what Go wrote: %s", why);
+	assert_true(q->nmappings < p->nmappings);
+	a = render(&output_folded, p, &o, NULL);
+	b = render(&output_folded, q, &o, NULL);
+	assert_string_equal(a, b);
+	unlink(in);
+	unlink(out);
+	free(a);
+	free(b);
+	free(log);
+	free(cmd);
+	free(in);
+	free(out);
 	profile__free(q);
 	profile__free(p);
 }
@@ -981,6 +1130,8 @@ int main(void)
 		cmocka_unit_test(test_own_output),
 		cmocka_unit_test(test_rewrite_identical),
 		cmocka_unit_test(test_renders),
+		cmocka_unit_test(test_nonpie_offsets),
+		cmocka_unit_test(test_nonpie_go_encoded),
 		cmocka_unit_test(test_handmade),
 		cmocka_unit_test(test_no_pid_labels),
 		cmocka_unit_test(test_invalid),
