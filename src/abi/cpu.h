@@ -42,7 +42,7 @@ struct cpu_comm {
  * userspace snapshots its mappings before it can exit. */
 struct cpu_note {
 	__u32 tgid;
-	__u32 pad;
+	__u32 exec;	/* 1: it exec'd (cpu_exec), read again (core/procs.c) */
 };
 
 #endif

@@ -61,7 +61,7 @@ struct offcpu_comm {
 /* The one record of the ring buffer (-a only): a process seen for the first time. */
 struct offcpu_note {
 	__u32 tgid;
-	__u32 pad;
+	__u32 exec;	/* 1: it exec'd (offcpu_exec), read again (core/procs.c) */
 };
 
 /* Per-CPU counters: intervals counted, filtered, then drops by reason. */

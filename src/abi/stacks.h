@@ -19,7 +19,16 @@
 enum stacks_drop {
 	STACKS_DROP_COUNTS_FULL,	/* (process, event, stacks) table full: not counted per stack */
 	STACKS_DROP_STACKS_FULL,	/* stack table full: counted without that stack */
+	STACKS_DROP_NOTES_FULL,		/* -a: a new process not announced (ring buffer full) */
 	STACKS_DROP__COUNT,
+};
+
+/* -a: a process seen for the first time (exec 0), or one seen before that exec'd (exec 1),
+ * announced through the `notes` ring buffer, whose note wakes the collector: it reads the
+ * process's mappings and name at once (core/procs.c, proc_table__notes) */
+struct stacks_note {
+	__u32 tgid;
+	__u32 exec;
 };
 
 /* The in-kernel aggregate, how often one process hit one event with one pair of stacks, is

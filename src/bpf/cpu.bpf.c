@@ -169,6 +169,24 @@ __noinline __u64 intern_stack(struct stack_trace *s, __u64 nr)
 	return stack_intern_hashed(&stacks, s, stack_hash_loop(s, nr), 0);
 }
 
+/* -a: a process seen before that execs takes its new program's name and is announced again
+ * (its new mappings read at once): it kept its first name (a script that exec'd python3 was
+ * the script, python3's frames bare addresses) */
+SEC("?tp_btf/sched_process_exec")
+int BPF_PROG(cpu_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct cpu_note note = { .tgid = tgid, .exec = 1 };
+	struct cpu_comm *c = bpf_map_lookup_elem(&comms, &tgid);
+
+	if (!c || !trace_all)
+		return 0;
+	bpf_get_current_comm(c->comm, sizeof(c->comm));
+	if (bpf_ringbuf_output(&notes, &note, sizeof(note), 0))
+		count_stat(CPU_STAT_NOTES_FULL);
+	return 0;
+}
+
 SEC("perf_event")
 int cpu_sample(struct bpf_perf_event_data *ctx)
 {

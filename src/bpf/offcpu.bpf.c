@@ -412,9 +412,14 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(offcpu_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct offcpu_note note = { .tgid = tgid, .exec = 1 };
 	struct offcpu_comm *c = bpf_map_lookup_elem(&comms, &tgid);
 
-	if (c)
-		bpf_get_current_comm(c->comm, sizeof(c->comm));
+	if (!c)
+		return 0;
+	bpf_get_current_comm(c->comm, sizeof(c->comm));
+	/* -a: announced again, its new program's mappings read at once */
+	if (trace_all && bpf_ringbuf_output(&notes, &note, sizeof(note), 0))
+		count_stat(OFFCPU_STAT_NOTES_FULL);
 	return 0;
 }

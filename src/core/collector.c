@@ -52,6 +52,8 @@ int collector__load(struct collector *b, int how, bool feed)
 	b->unwinder = unwinder__open(b->lc, how, *b->skeleton->obj);
 	if (feed)
 		proc_table__set_unwinder(b->procs, b->unwinder);
+	else
+		proc_table__follow_unwinder(b->procs, b->unwinder);
 	return 0;
 }
 
@@ -113,18 +115,21 @@ struct proc_info *collector__report_proc(struct collector *b, pid_t tgid, bool e
 		return NULL;
 	if (!exec)
 		proc_table__snapshot(b->procs, p);
-	if (kcomm && kcomm[0] && (!p->comm[0] || kthread))
+	/* a process seen with -a is named by the kernel when its names follow execs: a read of
+	 * /proc before its exec said the shell's name (a script's exec of python3 was the
+	 * script) */
+	if (kcomm && kcomm[0] && (!p->comm[0] || kthread || (b->kname_at_exec && !p->attached)))
 		snprintf(p->comm, sizeof(p->comm), "%.*s", (int)kcomm_len, kcomm);
 	if (!p->comm[0])
 		target__comm(tgid, p->comm, sizeof(p->comm));
 	return p;
 }
 
-bool collector__named(const struct collector *b, pid_t tgid)
+bool collector__needs_kname(const struct collector *b, pid_t tgid)
 {
 	const struct proc_info *p = proc_table__find(b->procs, tgid);
 
-	return p && p->comm[0];
+	return !p || !p->comm[0] || (b->kname_at_exec && !p->attached);
 }
 
 void collector__add_drops(struct profile *prof, int stats_fd, const char *const *names, int first,

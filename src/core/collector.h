@@ -35,6 +35,8 @@ struct collector {
 	struct stack_table *st;		/* the copy of the `stacks` map, or NULL (kmem, cpu) */
 	struct ring_buffer *notes;	/* -a only: the processes the BPF side announces */
 	int wake_ep;			/* with notes: an epoll of theirs and the unwinder's */
+	bool kname_at_exec;		/* the BPF side's names are renewed at each exec: they
+					 * name a process seen with -a (collector__report_proc) */
 	bool wake_made;			/* (wake_ep is made at the first collector__wake_fd) */
 };
 
@@ -75,13 +77,16 @@ struct proc_info *collector__hold(struct collector *b, pid_t pid);
 /* The process tgid as a report names it, in b's table: its mappings snapshot now unless exec (at
  * an exec, the snapshot the hold took is of the old program); its name from /proc, else kcomm
  * (the kernel's name of it, at most kcomm_len bytes; NULL or "": none), else "?" (gone).
- * kthread: kcomm names it even when /proc has a name (a kworker's carries its current work).
+ * kthread: kcomm names it even when /proc has a name (a kworker's carries its current work);
+ * so it does a process not attached when b->kname_at_exec.
  * Its entry, or NULL (no memory). */
 struct proc_info *collector__report_proc(struct collector *b, pid_t tgid, bool exec,
 					 const char *kcomm, size_t kcomm_len, bool kthread);
-/* Whether tgid is in b's table with a name: its kernel name is then not needed (but for a
- * kernel thread's, in modes that prefer it), and not worth a map lookup per record. */
-bool collector__named(const struct collector *b, pid_t tgid);
+/* Whether the kernel's name of tgid is needed (collector__report_proc's kcomm): it is not in
+ * b's table with a name, or it is one seen with -a in a mode whose kernel names follow execs
+ * (kname_at_exec). Else it is not worth a map lookup per record (but for a kernel thread's,
+ * in modes that prefer it). */
+bool collector__needs_kname(const struct collector *b, pid_t tgid);
 
 /* The drops counted in the mode's per-CPU stats array stats_fd, counters first..n-1 (named by
  * names), `skip` left out (a reason of -a only; -1: none), into prof; their values into v[]

@@ -61,6 +61,11 @@ void proc_table__set_unwinder(struct proc_table *t, struct unwinder *u)
 	unwinder__on_maps(u, unwinder_maps, t);
 }
 
+void proc_table__follow_unwinder(struct proc_table *t, struct unwinder *u)
+{
+	unwinder__on_maps(u, unwinder_maps, t);
+}
+
 struct proc_table *proc_table__new(struct symbolizer *sym)
 {
 	struct proc_table *t = calloc(1, sizeof(*t));
@@ -300,16 +305,23 @@ int proc_table__adopt(struct proc_table *t, int map_fd, size_t val_size)
 	return bpfutil__map_for_each(map_fd, sizeof(uint32_t), val_size, adopt_one, t);
 }
 
-/* A process the kernel saw for the first time: its record starts with its tgid. */
+/* A process the kernel saw for the first time: its record starts with its tgid; a second
+ * word, when there is one, not 0 when it is one seen before that exec'd (its new program's
+ * mappings and name read now: the old snapshots still name the frames of before) */
 static int on_note(void *ctx, void *data, size_t len)
 {
 	struct proc_table *t = ctx;
 	pid_t pid = len >= sizeof(uint32_t) ? *(const uint32_t *)data : 0;
+	bool exec = len >= 2 * sizeof(uint32_t) && ((const uint32_t *)data)[1];
 	struct proc_info *p;
 
-	if (!pid || proc_table__find(t, pid))
+	if (!pid)
 		return 0;
-	p = proc_table__add(t, pid);
+	p = proc_table__find(t, pid);
+	if (p && !exec)
+		return 0;
+	if (!p)
+		p = proc_table__add(t, pid);
 	if (p)
 		proc_table__snapshot(t, p);
 	return 0;

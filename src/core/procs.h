@@ -74,10 +74,11 @@ void proc_table__snapshot_some(struct proc_table *t, uint32_t max);
 int proc_table__adopt(struct proc_table *t, int map_fd, size_t val_size);
 
 /* -a: a reader of a mode's ring buffer map_fd of announced processes (records that start with
- * a __u32 tgid, sent the first time the mode's programs see one): each one t does not have is
- * added and snapshot when the reader is consumed (ring_buffer__consume, every tick: a process
- * seen system-wide can exit at any time). NULL and errno set on failure; the caller frees it
- * with ring_buffer__free. */
+ * a __u32 tgid, sent the first time the mode's programs see one; a second __u32, when there is
+ * one, not 0 when one seen before exec'd): each one t does not have, and each that exec'd, is
+ * (added and) snapshot when the reader is consumed (ring_buffer__consume: when a note wakes the
+ * collector, and every tick; a process seen system-wide can exit at any time). NULL and errno
+ * set on failure; the caller frees it with ring_buffer__free. */
 struct ring_buffer;
 struct ring_buffer *proc_table__notes(struct proc_table *t, int map_fd);
 
@@ -99,6 +100,9 @@ uint32_t proc_table__prune_gone(struct proc_table *t, uint32_t after,
  * table for) become a snapshot of their process too. u: NULL for none. */
 struct unwinder;
 void proc_table__set_unwinder(struct proc_table *t, struct unwinder *u);
+/* Only the last: the mappings u reads itself become a snapshot of their process (a mode that
+ * feeds u itself: stacks). */
+void proc_table__follow_unwinder(struct proc_table *t, struct unwinder *u);
 
 /* A hash of the executable lines of a maps file ("start-end perms offset dev inode path"):
  * what can name a frame, unchanged by the heap's growth. */

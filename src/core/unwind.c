@@ -770,9 +770,13 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 		rec->slow = rec->stale;
 		return 0;
 	}
-	/* the same program with new code (dlopen): not its first load, nor another program's
-	 * (an exec the caller has yet to see must not name the old image's frames) */
-	if (u->on_maps && rec && same_ident(&rec->ident, &id))
+	/* every read goes to the caller's snapshots: new code (dlopen), and with -a a process's
+	 * first load or its load after an exec, whose libraries the caller's snapshot, taken at
+	 * its first event or its exec, may not have (python's frames in libpython were bare).
+	 * An earlier program's frames resolve in the snapshots of before, unless the new one
+	 * maps code at their addresses (programs built without PIE: one a shell's child runs
+	 * between its fork and its exec) */
+	if (u->on_maps)
 		u->on_maps(u->on_maps_ctx, pid, own);
 	p = calloc(1, sizeof(*p));
 	err = p ? sym_maps__parse(own, &maps, &nmaps) : -ENOMEM;

@@ -176,6 +176,25 @@ assert_no_cpu_probes() {
 	     END { print ok + 0, n + 0; exit !(n >= 60 && ok >= 0.9 * n) }' "$T/a.folded"
 }
 
+# -a: a process that execs is named by its new program and its frames named: it kept the name
+# of its first sample (a script that exec'd python3 was the script) and the snapshot taken then
+# (python3's 106 samples were bare addresses)
+@test "cpu -a: a script that execs a program: the process is that program, its frames named" {
+	"$EBPROF" cpu -a -v -F 499 -d 6 -o "$T/a.folded" -o "$T/a.json" 2>"$T/err" &
+	e=$!
+	wait_for "$T/err" '^ebprof: sampling '
+	bash -c 'i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done; exec "$0" 0.5' \
+		"$FIX/cpuburn" >/dev/null &
+	x=$!
+	wait "$x"
+	wait "$e"
+	jq -e --argjson p "$x" '[.processes[] | select(.pid == $p) | .comm] == ["cpuburn"]' \
+		"$T/a.json"
+	# its samples after the exec: in cpuburn's code, named
+	awk -v p="($x)" 'index($0, p) && /burn_(heavy|light)/ { n += $NF; if ($0 !~ /;0x[0-9a-f]+( |;)/) ok += $NF }
+		END { print ok + 0, n + 0; exit !(n >= 50 && ok >= 0.95 * n) }' "$T/a.folded"
+}
+
 @test "cpu: a process's exit path is its CPU time: exit_mmap unmapping 300 MiB is sampled" {
 	# _exit with the memory still mapped: the kernel unmaps it after the exit stop, where the
 	# session reads the process out

@@ -175,6 +175,39 @@ events_through() {
 	     | length > 0' "$T/out.json"
 }
 
+# -a: a shell's child that opens its redirection before it execs was named by that first event,
+# the shell's name (200 execs of wc counted as the script's: bpftrace counts 1); it takes its new
+# program's name at the exec, and a new process's mappings are read when its note wakes ebprof
+# (read each second, 99.6% of a shell loop's stacks were bare addresses)
+@test "stacks -a: a process is named by the program it exec'd; the events of short ones symbolized" {
+	# (each openloop calls marker 5,000 times after 15,000 openat calls: ~13 ms)
+	printf '#!/bin/sh\nfor i in $(seq 40); do "%s" 5000 > /dev/null; done\n' "$FIX/openloop" \
+		> "$T/redir.sh"
+	chmod +x "$T/redir.sh"
+	"$EBPROF" stacks -a -v -e sched:sched_process_exec -e syscalls:sys_enter_openat \
+		-e "u:$FIX/openloop:marker" -d 6 --max-stacks 65536 \
+		-o "$T/out.json" -o "$T/out.folded" 2> "$T/err" &
+	e=$!
+	wait_for "$T/err" 'sched:sched_process_exec: '
+	sleep 0.5
+	"$T/redir.sh"
+	wait "$e"
+	# each openloop execs once: 40 execs under its name, one under the script's
+	jqe '[.processes[] | select(.comm == "openloop") | .calls["sched:sched_process_exec"]]
+	     | add == 40' "$T/out.json"
+	jqe '[.processes[] | select(.comm == "redir.sh") | .calls["sched:sched_process_exec"]]
+	     | add == 1' "$T/out.json"
+	# the marker: a uprobe in the process's own code, named under main (one not named: the
+	# process gone before its mappings were read, unwind_no_mappings)
+	n=$(awk '/^openloop [(]/ && /u:.*openloop:marker/ { n += $NF } END { print n + 0 }' \
+		"$T/out.folded")
+	ok=$(awk '/^openloop [(]/ && /;main;.*u:.*openloop:marker/ { n += $NF } END { print n + 0 }' \
+		"$T/out.folded")
+	echo "marker events $n, named under main $ok"
+	[ "$n" -eq 200000 ]
+	[ "$ok" -ge 190000 ]
+}
+
 @test "stacks: a launched tree: each program's events counted in its own process" {
 	run "$EBPROF" stacks -e syscalls:sys_enter_openat -e u:openloop:marker -o "$T/out.json" \
 		-- sh -c "'$FIX/openloop' 2; '$FIX/openloop' 3"

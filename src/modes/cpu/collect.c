@@ -50,6 +50,7 @@ struct cpu_collector {
 	int *cpus, ncpus;		/* the CPUs sampled */
 	int *pfds;			/* their perf events (-1: closed) */
 	struct bpf_link **links;
+	struct bpf_link *exec_link;	/* -a: cpu_exec */
 	bool started, stopped, detached;
 	uint64_t period_ns;
 	uint64_t stop_ns;		/* CLOCK_MONOTONIC when sampling stopped */
@@ -217,6 +218,7 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	c->period_ns = cpu_period_ns(o->hz ? o->hz : CPU_DEFAULT_HZ);
 	if (collector__init(&c->base, env, false))
 		goto fail;
+	c->base.kname_at_exec = true;	/* (its exec program renames) */
 
 	err = cpu_online(online);
 	if (err) {
@@ -259,6 +261,7 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	bpf_map__set_max_entries(c->skel->maps.counts, o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
 	collector__size_notes(c->skel->maps.notes, env->all);
+	bpf_program__set_autoload(c->skel->progs.cpu_exec, env->all);
 	if (collector__load(&c->base, env->unwind, true))
 		goto fail;
 	if (!env->all)
@@ -301,6 +304,16 @@ static int start(struct cpu_collector *c)
 {
 	if (c->started)
 		return 0;
+	if (c->env.all) {
+		c->exec_link = bpf_program__attach(c->skel->progs.cpu_exec);
+		if (!c->exec_link) {
+			int err = -errno;
+
+			pr_err(c->lc, "cannot attach to the sched_process_exec tracepoint: %s",
+			       strerror(-err));
+			return err;
+		}
+	}
 	for (int i = 0; i < c->ncpus; i++) {
 		/* the link closes the fd it is given; ours stays open to disable the event at
 		 * stop (libbpf 1.1 does not hand a perf link's event fd back) */
@@ -397,7 +410,7 @@ static struct proc_info *report_proc(struct cpu_collector *c, pid_t tgid, bool e
 	struct cpu_comm cc = { .comm = "idle" };
 	__u32 key = tgid;
 
-	if (tgid && (collector__named(&c->base, tgid) ||
+	if (tgid && (!collector__needs_kname(&c->base, tgid) ||
 		     bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.comms), &key, &cc)))
 		cc.comm[0] = 0;
 	return collector__report_proc(&c->base, tgid, exec, cc.comm, CPU_COMM_LEN, false);
@@ -736,6 +749,8 @@ static void cpu_detach(void *m)
 {
 	struct cpu_collector *c = m;
 
+	bpf_link__destroy(c->exec_link);
+	c->exec_link = NULL;
 	for (int i = 0; i < c->ncpus; i++) {
 		bpf_link__destroy(c->links[i]);	/* closes its perf event too */
 		c->links[i] = NULL;

@@ -129,6 +129,7 @@ static void *kmem_open(const struct session_env *env, void *opts)
 	c->lc = env->lc;
 	if (collector__init(&c->base, env, false))
 		goto fail;
+	c->base.kname_at_exec = true;	/* (its exec program renames) */
 
 	/* the required tracepoints fail the load on their own; the optional ones are probed */
 	c->percpu = bpfutil__has_tracepoint("percpu_alloc_percpu") &&

@@ -135,6 +135,7 @@ static void *offcpu_open(const struct session_env *env, void *opts)
 	c->lc = env->lc;
 	if (collector__init(&c->base, env, true))
 		goto fail;
+	c->base.kname_at_exec = true;	/* (its exec program renames) */
 
 	sk = c->skel = MINBTF_OPEN(c->lc, offcpu_bpf);	/* CO-RE: core/minbtf.h */
 	if (collector__opened(&c->base, sk))
@@ -257,7 +258,7 @@ static struct proc_info *report_proc(struct offcpu_collector *c, pid_t tgid, boo
 {
 	char kcomm[OFFCPU_COMM_LEN + 1] = "";
 
-	if (!collector__named(&c->base, tgid))
+	if (collector__needs_kname(&c->base, tgid))
 		kernel_comm(c, tgid, kcomm, sizeof(kcomm));
 	return collector__report_proc(&c->base, tgid, exec, kcomm, OFFCPU_COMM_LEN, false);
 }

@@ -34,6 +34,7 @@
 static const char *const drop_names[STACKS_DROP__COUNT] = {
 	[STACKS_DROP_COUNTS_FULL] = "counts_full",
 	[STACKS_DROP_STACKS_FULL] = "stacks_full",
+	[STACKS_DROP_NOTES_FULL] = "process_notes_lost",
 };
 
 /* A traced process's uprobe links (proc_info.priv). */
@@ -51,7 +52,8 @@ struct stacks_mode {
 	struct fd_closer *closer;
 	int tp_fds[STACKS_MAX_EVENTS];	/* raw tracepoints opened with a cookie */
 	int ntp_fds;
-	struct bpf_link *links[STACKS_MAX_EVENTS + 2];	/* classic tracepoints, sys_enter/exit */
+	/* classic tracepoints, sys_enter/exit, and with -a stacks_exec */
+	struct bpf_link *links[STACKS_MAX_EVENTS + 3];
 	int nlinks;
 	int *all_ufds;			/* -a: uprobes in every process */
 	int nall_ufds;
@@ -228,6 +230,15 @@ static int attach_tracepoints(struct stacks_mode *m)
 		}
 		m->nlinks++;
 	}
+	if (m->env->all) {
+		m->links[m->nlinks] = bpf_program__attach(sk->progs.stacks_exec);
+		if (!m->links[m->nlinks]) {
+			pr_err(m->lc, "cannot attach to the sched_process_exec tracepoint: %s",
+			       strerror(errno));
+			return -errno;
+		}
+		m->nlinks++;
+	}
 	return 0;
 }
 
@@ -272,8 +283,11 @@ static void *stacks_open(const struct session_env *env, void *opts)
 	bpf_program__set_autoload(sk->progs.stacks_sys_exit, has_kind(o, STACKS_EV_SYS_EXIT));
 	bpf_program__set_autoload(sk->progs.stacks_tp, has_kind(o, STACKS_EV_TRACEFS));
 	bpf_program__set_autoload(sk->progs.stacks_uprobe, has_kind(o, STACKS_EV_UPROBE));
+	bpf_program__set_autoload(sk->progs.stacks_exec, env->all);
+	collector__size_notes(sk->maps.notes, env->all);
 	/* the unwinder loads a process at attach (stacks_attach), not at each snapshot */
-	if (collector__load(&m->base, env->unwind, false))
+	if (collector__load(&m->base, env->unwind, false) ||
+	    collector__notes(&m->base, sk->maps.notes, env->all))
 		goto fail;
 	fill_syscalls(m);
 	if (attach_tracepoints(m))
@@ -457,12 +471,14 @@ static struct prof_sample *same_sample(struct profile *prof, pid_t pid, const ui
 	return NULL;
 }
 
+/* Its name: what the session read for a process it attached; for one seen with -a the kernel's
+ * (its program's at its last exec: a read of /proc before the exec said the shell's) */
 static void name_proc(struct stacks_mode *m, struct proc_info *p)
 {
 	char comm[STACKS_COMM_LEN];
 	__u32 k = p->pid;
 
-	if (p->comm[0])
+	if (p->comm[0] && p->attached)
 		return;
 	if (bpf_map_lookup_elem(bpf_map__fd(m->skel->maps.comms), &k, comm) == 0) {
 		comm[sizeof(comm) - 1] = '\0';
