@@ -42,8 +42,10 @@
 	"      --unwind-queue N   processes met without tables waiting to be loaded (-a; default\n" \
 	"                         and most 1024; more are never loaded: unwind_loads_skipped)\n" \
 	"      --unwind-rows N    table rows of all objects, 16 bytes each (default 1048576,\n" \
-	"                         for a launched command more if its own need it; objects that\n" \
-	"                         do not fit are walked by frame pointers: unwind_rows_full)\n"
+	"                         for a launched command more if its own need it; the tables\n" \
+	"                         of objects no process maps are evicted for new ones; those\n" \
+	"                         that still do not fit are walked by frame pointers:\n" \
+	"                         unwind_rows_full)\n"
 #define OPTIONS_HELP_COMMON \
 	"  -q, --quiet            no progress line (shown on stderr only when it is a terminal)\n" \
 	"  -v, --verbose          say what is attached where (-vv: libbpf and debug messages)\n" \

@@ -7,9 +7,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/membarrier.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -32,12 +34,42 @@
 /* An array map's value room: its size rounded up to 8 bytes (the kernel's elem_size) */
 #define ROW_ROOM	((sizeof(struct unwind_row) + 7) & ~(size_t)7)
 
+/* An evicted object's rows are taken after an RCU grace period (grace), or where the kernel
+ * cannot be asked for one after this long: a walk takes microseconds */
+#define UNWIND_QUARANTINE_MS	100
+
 struct unwind_obj {
 	uint64_t dev, ino;		/* MKDEV(major, minor) as the kernel's; (0, 0): the vdso */
 	char *path;			/* as first seen, for -v */
 	bool fp;			/* no table: frame pointers */
+	bool noroom;			/* fp only because its table did not fit: tried again
+					 * when room could be made (want rows) */
+	uint32_t want;
 	uint32_t rows, nrows;		/* in the rows map */
 	struct unwind_table segs;	/* its segments only (rows freed once in the map) */
+	uint32_t users;			/* processes whose unwind_procs entry maps its rows */
+	uint32_t used_tick;		/* the unwinder's tick when a load last met it, or its
+					 * last user went: the least recent are evicted first */
+	uint64_t used_seq;		/* the same, in order within a tick */
+	uint64_t load_seq;		/* the load that last met it (u->load_seq: not evicted
+					 * during that load) */
+};
+
+/* Rows of the map, free: [start, start + n) */
+struct row_range {
+	uint32_t start, n;
+};
+
+/* Free rows below the bump pointer, sorted, neighbours coalesced */
+struct row_set {
+	struct row_range *r;
+	uint32_t n, cap;
+};
+
+struct obj_list {
+	struct unwind_obj **o;
+	uint32_t n, cap;
+	bool oom;		/* one could not be added */
 };
 
 /* A process in unwind_procs */
@@ -51,6 +83,10 @@ struct unwind_pid {
 	int hook_fd;
 	dev_t hook_dev;		/* the loader file hooked */
 	ino_t hook_ino;
+	/* the objects with rows its last load met (it is one of their users): those its entry
+	 * maps, and the libraries it needs (DT_NEEDED, LD_PRELOAD), built before it maps them */
+	struct unwind_obj **objs;
+	uint32_t nobjs;
 };
 
 struct unwinder {
@@ -77,9 +113,18 @@ struct unwinder {
 				 * libraries are mapped already, none are preloaded */
 	uint32_t ticks;
 	uint32_t gen;		/* of the last load (unwind_proc.gen) */
+	uint64_t load_seq;	/* unwinder__load's calls: the objects the current one met are
+				 * not evicted for another it meets */
+	struct obj_list *met;	/* the objects with rows the load going on met (NULL: none) */
+	uint64_t use_seq;	/* unwind_obj.used_seq */
+	/* the rows map: rows below next_row are objects' or free (freed: evicted, after a grace
+	 * period), from next_row on never used */
 	uint32_t max_rows, next_row;
-	struct unwind_obj *objs;
+	struct row_set free;
+	struct unwind_obj **objs;	/* pointers: a process's record holds its objects' */
 	uint32_t nobjs, capobjs;
+	uint64_t evicted, evicted_rows;	/* objects no process mapped whose rows were reused */
+	double evict_ms;	/* evicting them, the grace periods included */
 	uint64_t procs_full, rows_full;
 	uint64_t rows_missing;	/* the rows of the objects that did not fit */
 	uint64_t rows_failed;	/* objects whose rows fitted but could not be stored */
@@ -350,10 +395,15 @@ void unwinder__free(struct unwinder *u)
 {
 	if (!u)
 		return;
-	for (uint32_t i = 0; i < u->nobjs; i++)
-		free(u->objs[i].path);
+	for (uint32_t i = 0; i < u->nobjs; i++) {
+		free(u->objs[i]->path);
+		free(u->objs[i]);
+	}
 	unwinder__unhook(u);
+	for (uint32_t i = 0; i < u->npids; i++)
+		free(u->pids[i].objs);
 	free(u->objs);
+	free(u->free.r);
 	free(u->pids);
 	ring_buffer__free(u->stale_rb);
 	free(u);
@@ -367,22 +417,302 @@ static double mono_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* t's rows into the rows map from u->next_row: 0; -ENOSPC when they do not fit; another
- * negative errno when storing them failed */
-static int upload_rows(struct unwinder *u, const struct unwind_table *t)
+/* [start, start + n) into s, kept sorted with neighbours coalesced: 0 (*merged, may be NULL:
+ * the length of the range it is part of now), -ENOMEM */
+static int row_set__add(struct row_set *s, uint32_t start, uint32_t n, uint32_t *merged)
+{
+	uint32_t i = 0;
+	bool prev, next;
+
+	while (i < s->n && s->r[i].start < start)
+		i++;
+	prev = i > 0 && s->r[i - 1].start + s->r[i - 1].n == start;
+	next = i < s->n && start + n == s->r[i].start;
+	if (prev && next) {
+		s->r[i - 1].n += n + s->r[i].n;
+		memmove(&s->r[i], &s->r[i + 1], (s->n - i - 1) * sizeof(*s->r));
+		s->n--;
+		i--;
+	} else if (prev) {
+		s->r[--i].n += n;
+	} else if (next) {
+		s->r[i].start = start;
+		s->r[i].n += n;
+	} else {
+		if (s->n == s->cap) {
+			uint32_t cap = s->cap ? s->cap * 2 : 16;
+			struct row_range *r = realloc(s->r, cap * sizeof(*r));
+
+			if (!r)
+				return -ENOMEM;
+			s->r = r;
+			s->cap = cap;
+		}
+		memmove(&s->r[i + 1], &s->r[i], (s->n - i) * sizeof(*s->r));
+		s->r[i].start = start;
+		s->r[i].n = n;
+		s->n++;
+	}
+	if (merged)
+		*merged = s->r[i].n;
+	return 0;
+}
+
+/* n rows from the first free range that holds them, else from the untouched tail: the first in
+ * *at; -ENOSPC */
+static int take_rows(struct unwinder *u, uint32_t n, uint32_t *at)
+{
+	struct row_set *s = &u->free;
+
+	for (uint32_t i = 0; i < s->n; i++) {
+		if (s->r[i].n < n)
+			continue;
+		*at = s->r[i].start;
+		s->r[i].start += n;
+		s->r[i].n -= n;
+		if (!s->r[i].n) {
+			memmove(&s->r[i], &s->r[i + 1], (s->n - i - 1) * sizeof(*s->r));
+			s->n--;
+		}
+		return 0;
+	}
+	if (n > u->max_rows - u->next_row)
+		return -ENOSPC;
+	*at = u->next_row;
+	u->next_row += n;
+	return 0;
+}
+
+/* Rows nothing can read any more back among the free ones (a range that ends the used part
+ * gives the tail back) */
+static void give_rows(struct unwinder *u, uint32_t at, uint32_t n)
+{
+	struct row_set *s = &u->free;
+
+	if (!n || row_set__add(s, at, n, NULL))
+		return;		/* (out of memory: those rows are lost to the run) */
+	if (s->r[s->n - 1].start + s->r[s->n - 1].n == u->next_row)
+		u->next_row = s->r[--s->n].start;
+}
+
+/* o met by the load going on: the most recently used, not evicted during it, and one of the
+ * process's objects when it has rows (its entry maps them, or the process needs them) */
+static void touch(struct unwinder *u, struct unwind_obj *o)
+{
+	struct obj_list *l = u->met;
+	uint32_t i = 0;
+
+	o->used_tick = u->ticks;
+	o->used_seq = ++u->use_seq;
+	o->load_seq = u->load_seq;
+	if (!l || o->fp)
+		return;
+	while (i < l->n && l->o[i] != o)
+		i++;
+	if (i < l->n)
+		return;
+	if (l->n == l->cap) {
+		uint32_t cap = l->cap ? l->cap * 2 : 32;
+		struct unwind_obj **p = realloc(l->o, cap * sizeof(*p));
+
+		if (!p) {
+			/* an object its entry maps, not counted, could be evicted under it: the
+			 * load fails (unwinder__load) */
+			l->oom = true;
+			return;
+		}
+		l->o = p;
+		l->cap = cap;
+	}
+	l->o[l->n++] = o;
+}
+
+/* The objects whose rows pid's entry stopped mapping (its entry deleted or replaced): an
+ * object left without users is as recently used as now */
+static void release_objs(struct unwinder *u, struct unwind_pid *rec)
+{
+	for (uint32_t i = 0; i < rec->nobjs; i++) {
+		struct unwind_obj *o = rec->objs[i];
+
+		if (o->users && --o->users == 0) {
+			o->used_tick = u->ticks;
+			o->used_seq = ++u->use_seq;
+		}
+	}
+	free(rec->objs);
+	rec->objs = NULL;
+	rec->nobjs = 0;
+}
+
+/* Whose rows may be taken for another's: no process's entry maps them, and the load going on
+ * did not meet it (it is about to map it, or needed it before its mapping) */
+static bool evictable(const struct unwinder *u, const struct unwind_obj *o)
+{
+	return !o->fp && o->nrows && !o->users && o->load_seq != u->load_seq;
+}
+
+static int by_use(const void *a, const void *b)
+{
+	const struct unwind_obj *x = *(struct unwind_obj *const *)a;
+	const struct unwind_obj *y = *(struct unwind_obj *const *)b;
+
+	if (x->used_tick != y->used_tick)
+		return x->used_tick < y->used_tick ? -1 : 1;
+	return x->used_seq < y->used_seq ? -1 : x->used_seq > y->used_seq;
+}
+
+/* The objects to evict for n rows in a row: those no process maps, the least recently used
+ * first, until their rows, the free ones and the tail hold n together; of those, the ones in
+ * the n rows that will be taken (the first range that holds them, as take_rows takes). 0 with
+ * them in *out (k of them; out NULL: only whether room can be made), -ENOSPC when even all of
+ * them would not make room (fragments between objects in use), -ENOMEM. */
+static int plan_eviction(struct unwinder *u, uint32_t n, struct unwind_obj ***out, uint32_t *k)
+{
+	struct row_set s = { 0 };
+	struct unwind_obj **c;
+	uint32_t nc = 0, best = 0, i, j, m, at = 0;
+	int err = 0;
+
+	c = malloc((u->nobjs ? u->nobjs : 1) * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	for (i = 0; i < u->nobjs; i++)
+		if (evictable(u, u->objs[i]))
+			c[nc++] = u->objs[i];
+	qsort(c, nc, sizeof(*c), by_use);
+	for (i = 0; !err && i < u->free.n; i++)
+		err = row_set__add(&s, u->free.r[i].start, u->free.r[i].n, &m);
+	if (!err && u->next_row < u->max_rows)
+		err = row_set__add(&s, u->next_row, u->max_rows - u->next_row, NULL);
+	for (i = 0; i < s.n; i++)
+		best = s.r[i].n > best ? s.r[i].n : best;
+	for (i = 0; !err && best < n && i < nc; i++) {
+		err = row_set__add(&s, c[i]->rows, c[i]->nrows, &m);
+		best = m > best ? m : best;
+	}
+	for (j = 0; j < s.n; j++) {
+		if (s.r[j].n >= n) {
+			at = s.r[j].start;
+			break;
+		}
+	}
+	free(s.r);
+	if (!err && best < n)
+		err = -ENOSPC;
+	if (err || !out) {
+		free(c);
+		return err;
+	}
+	/* the others chosen are left alone: their rows would not be taken */
+	nc = i;
+	for (i = j = 0; i < nc; i++)
+		if (c[i]->rows < at + n && c[i]->rows + c[i]->nrows > at)
+			c[j++] = c[i];
+	*out = c;
+	*k = j;
+	return 0;
+}
+
+/* n rows could be had: free, or by evicting */
+static bool room_for(struct unwinder *u, uint32_t n)
+{
+	return plan_eviction(u, n, NULL, NULL) == 0;
+}
+
+/* Wait until no BPF program that could have found rows just made unreachable is still running.
+ * Every walk runs in a program that cannot sleep: under rcu_read_lock() (uprobes) or with
+ * preemption off (perf events, tracepoints), so that an RCU grace period is enough, and
+ * membarrier's MEMBARRIER_CMD_GLOBAL is synchronize_rcu() (12-16 ms here). With one CPU online
+ * it returns at once, not waiting for a reader preempted there; with nohz_full it is refused:
+ * then UNWIND_QUARANTINE_MS. */
+static void grace(void)
+{
+	struct timespec ts = { 0, UNWIND_QUARANTINE_MS * 1000000L };
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
+	    syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+		return;
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static void drop_obj(struct unwinder *u, struct unwind_obj *o)
+{
+	for (uint32_t i = 0; i < u->nobjs; i++) {
+		if (u->objs[i] != o)
+			continue;
+		u->objs[i] = u->objs[--u->nobjs];
+		break;
+	}
+	free(o->path);
+	free(o);
+}
+
+/* Room for n rows (for name's table), made from the objects no process maps, the least
+ * recently used first: 0, or -ENOSPC when even all of them would not make it (none evicted).
+ * Nothing may read an evicted object's rows as its own when they are taken: no process's
+ * entry maps them (users 0; a process gone is forgotten first), its unwind_files entry is
+ * deleted, then a grace period lets a walk that found either before end. The BPF side's caches
+ * cannot give them back either: the row cache's entries hold a process entry's gen, the stack
+ * cache's its gen or unwind_epoch's count, and an entry deleted or replaced takes both away for
+ * good (gens are never used twice; the deletion bumped the epoch). */
+static int evict_for(struct unwinder *u, uint32_t n, const char *name)
+{
+	struct unwind_obj **ev;
+	double t0 = mono_ms();
+	uint32_t k;
+
+	if (plan_eviction(u, n, &ev, &k))
+		return -ENOSPC;
+	for (uint32_t i = 0; i < k && u->files_fd >= 0; i++) {
+		struct unwind_file_key key = { .dev = ev[i]->dev, .ino = ev[i]->ino };
+
+		if (key.dev || key.ino)
+			bpf_map_delete_elem(u->files_fd, &key);
+	}
+	grace();
+	for (uint32_t i = 0; i < k; i++) {
+		struct unwind_obj *o = ev[i];
+
+		pr_info(u->lc, "unwind: %s: evicted (no process maps it, last met %u ticks ago): its "
+			"%u rows for %s's table", o->path, u->ticks - o->used_tick, o->nrows, name);
+		give_rows(u, o->rows, o->nrows);
+		u->evicted++;
+		u->evicted_rows += o->nrows;
+		drop_obj(u, o);
+	}
+	free(ev);
+	u->evict_ms += mono_ms() - t0;
+	return 0;
+}
+
+static uint32_t forget_gone(struct unwinder *u);
+
+/* Room for n rows (name's table): their first row in *at; -ENOSPC */
+static int alloc_rows(struct unwinder *u, uint32_t n, const char *name, uint32_t *at)
+{
+	if (!take_rows(u, n, at))
+		return 0;
+	/* the processes gone since the last look let go of their objects */
+	forget_gone(u);
+	if (evict_for(u, n, name))
+		return -ENOSPC;
+	return take_rows(u, n, at);
+}
+
+/* t's rows into the rows map from row at: 0, or a negative errno when storing them failed */
+static int upload_rows(struct unwinder *u, const struct unwind_table *t, uint32_t at)
 {
 	enum { CHUNK = 4096 };
 	uint32_t keys[CHUNK];
 	size_t first, off, len;
 	void *mem;
 
-	if (t->nrows > u->max_rows - u->next_row)
-		return -ENOSPC;
 	/* the map is mmapable: an array's values are in its mapping, each in 8-byte-aligned
 	 * room; the part they go in is mapped (mapping all 16 MiB costs ~1.5 ms) and they are
 	 * stored, not sent by bpf_map_update_batch (libc's 28,000 rows: ~4 ms). The process's
 	 * entry, which points the BPF side at them, is written after. */
-	first = (size_t)u->next_row * ROW_ROOM;
+	first = (size_t)at * ROW_ROOM;
 	off = first & ~(size_t)4095;
 	len = first + (size_t)t->nrows * ROW_ROOM - off;
 	mem = t->nrows ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, u->rows_fd,
@@ -398,7 +728,7 @@ static int upload_rows(struct unwinder *u, const struct unwind_table *t)
 		uint32_t n = t->nrows - done < CHUNK ? t->nrows - done : CHUNK, count = n;
 
 		for (uint32_t k = 0; k < n; k++)
-			keys[k] = u->next_row + done + k;
+			keys[k] = at + done + k;
 		if (bpf_map_update_batch(u->rows_fd, keys, t->rows + done, &count, NULL))
 			return errno == ENOSPC ? -EIO : -errno;
 		if (count != n)
@@ -416,9 +746,21 @@ static uint64_t kdev(uint32_t major, uint32_t minor)
 static struct unwind_obj *find_obj(struct unwinder *u, uint64_t dev, uint64_t ino)
 {
 	for (uint32_t i = 0; i < u->nobjs; i++)
-		if (u->objs[i].dev == dev && u->objs[i].ino == ino)
-			return &u->objs[i];
+		if (u->objs[i]->dev == dev && u->objs[i]->ino == ino)
+			return u->objs[i];
 	return NULL;
+}
+
+/* The object of file (dev, ino) when it needs no load (met now): known, and not left to
+ * frame pointers for want of room that could now be made (evicting what no process maps) */
+static struct unwind_obj *ready_obj(struct unwinder *u, uint64_t dev, uint64_t ino)
+{
+	struct unwind_obj *o = find_obj(u, dev, ino);
+
+	if (!o || (o->noroom && room_for(u, o->want)))
+		return NULL;
+	touch(u, o);
+	return o;
 }
 
 /* o into unwind_files, for the BPF side's mappings its process's entry lacks */
@@ -441,66 +783,89 @@ static void publish(struct unwinder *u, const struct unwind_obj *o)
 
 /* The object of file (dev, ino), its table built from the file open at fd. Only what the file
  * holds decides that it has no table (frame pointers, for the rest of the run): a file that
- * cannot be opened (unmapped, deleted) makes no object, and its caller tries again later. */
+ * cannot be opened (unmapped, deleted) makes no object, and its caller tries again later. A
+ * table that does not fit leaves it to frame pointers until room can be made (ready_obj). */
 static struct unwind_obj *object_at(struct unwinder *u, uint64_t dev, uint64_t ino,
 				    const char *name, int fd)
 {
 	struct unwind_table t;
-	struct unwind_obj *o = find_obj(u, dev, ino);
+	struct unwind_obj *o = ready_obj(u, dev, ino);
 	const char *why = NULL;
-	double t0;
+	uint32_t at = 0;
+	bool again;
+	double t0, ev0, ms;
 	int err;
 
 	if (o)
 		return o;
-	if (u->nobjs == u->capobjs) {
-		uint32_t cap = u->capobjs ? u->capobjs * 2 : 32;
-		struct unwind_obj *p = realloc(u->objs, cap * sizeof(*p));
+	o = find_obj(u, dev, ino);
+	again = o != NULL;	/* one that did not fit, tried again */
+	if (!o) {
+		if (u->nobjs == u->capobjs) {
+			uint32_t cap = u->capobjs ? u->capobjs * 2 : 32;
+			struct unwind_obj **p = realloc(u->objs, cap * sizeof(*p));
 
-		if (!p)
+			if (!p)
+				return NULL;
+			u->objs = p;
+			u->capobjs = cap;
+		}
+		o = calloc(1, sizeof(*o));
+		if (!o || !(o->path = strdup(name))) {
+			free(o);
 			return NULL;
-		u->objs = p;
-		u->capobjs = cap;
+		}
+		o->dev = dev;
+		o->ino = ino;
+		o->fp = true;	/* until its rows are in */
+		u->objs[u->nobjs++] = o;
 	}
-	o = &u->objs[u->nobjs];
-	memset(o, 0, sizeof(*o));
-	o->dev = dev;
-	o->ino = ino;
-	o->path = strdup(name);
-	if (!o->path)
-		return NULL;
-	u->nobjs++;
+	touch(u, o);
 
 	t0 = mono_ms();
+	ev0 = u->evict_ms;
 	if (unwind_table__build_fd(fd, NULL, sym_cache_dir(), &t, &why) != 0) {
 		o->fp = true;
-	} else if ((err = upload_rows(u, &t))) {
+		o->noroom = false;
+	} else if ((err = alloc_rows(u, t.nrows, o->path, &at)) ||
+		   (err = upload_rows(u, &t, at))) {
 		if (err == -ENOSPC) {
 			why = "the unwind rows map is full";
-			u->rows_full++;
-			u->rows_missing += t.nrows;
+			if (!o->noroom) {
+				u->rows_full++;
+				u->rows_missing += t.nrows;
+			}
+			o->noroom = true;
+			o->want = t.nrows;
 		} else {
 			/* not a matter of room: --unwind-rows would not help */
+			give_rows(u, at, t.nrows);	/* nothing points at them */
 			why = "its rows could not be stored in the unwind rows map";
 			u->rows_failed++;
 			u->rows_err = -err;
+			o->noroom = false;
 		}
 		o->fp = true;
 		unwind_table__free(&t);
 	} else {
-		o->rows = u->next_row;
+		o->fp = false;
+		o->noroom = false;
+		o->rows = at;
 		o->nrows = t.nrows;
-		u->next_row += t.nrows;
 		free(t.rows);
 		t.rows = NULL;
 		o->segs = t;
+		touch(u, o);	/* the process's now */
 	}
-	u->build_ms += mono_ms() - t0;
-	if (o->fp)
+	ms = mono_ms() - t0 - (u->evict_ms - ev0);	/* the evictions are said apart */
+	u->build_ms += ms;
+	if (o->fp && again)
+		pr_debug(u->lc, "unwind: %s: frame pointers still (%s)", o->path, why);
+	else if (o->fp)
 		pr_info(u->lc, "unwind: %s: frame pointers (%s)", o->path, why ? why : "no table");
 	else
 		pr_info(u->lc, "unwind: %s: %u rows from its %s (%s, %.1f ms)", o->path, o->nrows,
-			o->segs.source, o->segs.cached ? "cached" : "built", mono_ms() - t0);
+			o->segs.source, o->segs.cached ? "cached" : "built", ms);
 	publish(u, o);
 	return o;
 }
@@ -520,7 +885,7 @@ static void preload_lib(struct unwinder *u, const char *path, int depth)
 	if (fd < 0)
 		return;
 	dev = fstat(fd, &st) == 0 ? kdev(major(st.st_dev), minor(st.st_dev)) : 0;
-	if (dev && !find_obj(u, dev, st.st_ino) && object_at(u, dev, st.st_ino, path, fd)) {
+	if (dev && !ready_obj(u, dev, st.st_ino) && object_at(u, dev, st.st_ino, path, fd)) {
 		u->preloaded++;
 		preload_needed(u, path, NULL, depth + 1);
 	}
@@ -569,7 +934,7 @@ static struct unwind_obj *object(struct unwinder *u, pid_t pid, const struct sym
 	bool vdso = m->kind == SYM_MAP_SPECIAL;
 	uint64_t dev = vdso ? 0 : kdev(m->dev_major, m->dev_minor);
 	uint64_t ino = vdso ? 0 : m->inode;
-	struct unwind_obj *o = find_obj(u, dev, ino);
+	struct unwind_obj *o = ready_obj(u, dev, ino);
 	char path[96];
 	int fd;
 
@@ -594,11 +959,10 @@ static struct unwind_obj *object(struct unwinder *u, pid_t pid, const struct sym
 		return NULL;
 	o = object_at(u, dev, ino, vdso ? "[vdso]" : m->path, fd);
 	if (o && !vdso && !u->running) {
-		/* the libraries it needs, read from the same file; o may move as objects are
-		 * added */
+		/* the libraries it needs, read from the same file (o, met by this load, is not
+		 * evicted for them) */
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 		preload_needed(u, path, m->path, 0);
-		o = find_obj(u, dev, ino);
 	}
 	close(fd);
 	return o;
@@ -732,6 +1096,7 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 {
 	struct unwind_proc *p;
 	struct unwind_pid *rec;
+	struct obj_list met = { 0 };	/* its objects (touch) */
 	struct unwind_ident id, id2;
 	struct sym_map *maps = NULL;
 	size_t nmaps = 0, skipped = 0, gone = 0;
@@ -785,6 +1150,20 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 		free(p);
 		return err;
 	}
+	u->met = &met;
+	/* the objects it maps are met first, all of them: a table that needs room now (one
+	 * that did not fit before, a library it needs) is not given a mapped one's rows (libc,
+	 * which an entry of its loaded before the mapping does not name yet) */
+	u->load_seq++;
+	for (size_t i = 0; i < nmaps; i++) {
+		const struct sym_map *m = &maps[i];
+		struct unwind_obj *o = NULL;
+
+		if (m->perms[2] == 'x' && m->kind == SYM_MAP_FILE)
+			o = find_obj(u, kdev(m->dev_major, m->dev_minor), m->inode);
+		if (o)
+			touch(u, o);
+	}
 	if (!u->running)	/* loaded on an ask: its preloads are mapped already */
 		preload_preloads(u, pid);
 	for (size_t i = 0; i < nmaps; i++) {
@@ -818,6 +1197,12 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 		p->nmaps++;
 	}
 	sym_maps__free(maps, nmaps);
+	u->met = NULL;
+	if (met.oom) {
+		free(met.o);
+		free(p);
+		return -ENOMEM;
+	}
 	if (skipped)
 		pr_info(u->lc, "unwind: process %d: %zu executable mappings past the first %d "
 			"have no table", pid, skipped, UNWIND_MAX_MAPS);
@@ -834,8 +1219,12 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 		pr_info(u->lc, "unwind: process %d: walked by file alone (the unwind process map "
 			"is full)", pid);
 	}
-	if (err)
+	if (err) {
+		free(met.o);	/* its entry, if any, is the one before */
 		return err;
+	}
+	/* found again: forgetting the processes gone (for room) moves records */
+	rec = find_pid(u, pid);
 	if (!rec && u->npids == u->cappids) {
 		uint32_t cap = u->cappids ? u->cappids * 2 : 16;
 		struct unwind_pid *np = realloc(u->pids, cap * sizeof(*np));
@@ -843,6 +1232,7 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 		if (!np) {
 			bpf_map_delete_elem(u->procs_fd, &key);
 			procs_changed(u);
+			free(met.o);
 			return -ENOMEM;
 		}
 		u->pids = np;
@@ -852,7 +1242,15 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 		rec = &u->pids[u->npids++];
 		rec->hooked = false;
 		rec->hook_fd = -1;
+		rec->objs = NULL;
+		rec->nobjs = 0;
 	}
+	/* the new entry's objects, then the old one's let go */
+	for (uint32_t i = 0; i < met.n; i++)
+		met.o[i]->users++;
+	release_objs(u, rec);
+	rec->objs = met.o;
+	rec->nobjs = met.n;
 	rec->pid = pid;
 	rec->ident = id;
 	/* a mapping left out (its file could not be read): loaded again when its code is met */
@@ -954,6 +1352,7 @@ void unwinder__forget(struct unwinder *u, pid_t pid)
 		return;
 	if (p->hook_fd >= 0)
 		fd_closer__close(u->closer, p->hook_fd);
+	release_objs(u, p);
 	*p = u->pids[--u->npids];
 }
 
@@ -1097,6 +1496,11 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 		(unsigned long long)c.cached, (unsigned long long)c.reg_cfa,
 		(unsigned long long)c.no_proc, (unsigned long long)c.other_prog,
 		(unsigned long long)c.asks_loaded, (unsigned long long)c.asks_skipped);
+	if (u->evicted)
+		pr_info(u->lc, "unwind: %llu tables evicted (objects no process mapped) to make room "
+			"for others: %llu rows, %.1f ms with the grace periods; %llu rows of %u in use",
+			(unsigned long long)c.evicted, (unsigned long long)c.evicted_rows, u->evict_ms,
+			(unsigned long long)c.rows, u->max_rows);
 	if (u->hook_prog_fd >= 0)
 		pr_info(u->lc, "unwind: %llu processes hooked at their loader (%.1f ms); %llu "
 			"threads held there (%llu stops taken) while their new code was loaded "
@@ -1128,11 +1532,14 @@ void unwinder__counts(struct unwinder *u, struct unwind_counts *c)
 	c->procs_full = u->procs_full;
 	c->rows_full = u->rows_full;
 	for (uint32_t i = 0; i < u->nobjs; i++) {
-		if (u->objs[i].fp)
+		if (u->objs[i]->fp) {
 			c->objects_fp++;
-		else
+		} else {
 			c->objects++;
+			c->rows += u->objs[i]->nrows;
+		}
 	}
-	c->rows = u->next_row;
+	c->evicted = u->evicted;
+	c->evicted_rows = u->evicted_rows;
 	c->build_ms = u->build_ms;
 }

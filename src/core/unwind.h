@@ -156,6 +156,8 @@ struct unwind_counts {
 	uint32_t objects, objects_fp;			/* tables loaded; objects walked by fp */
 	uint32_t preloaded;	/* tables built for libraries before they were mapped */
 	uint64_t rows;					/* rows in use */
+	uint64_t evicted, evicted_rows;	/* tables of objects no process mapped, their rows
+					 * taken for others' (the map was full) */
 	double build_ms;				/* time spent building tables */
 };
 void unwinder__counts(struct unwinder *u, struct unwind_counts *c);

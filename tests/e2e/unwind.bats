@@ -438,3 +438,64 @@ deep_site() {
 	echo "$output"
 	[ "$output" = "100 _start __libc_start_main 400" ]
 }
+
+# The rows map full: the tables of objects no process maps any more are evicted for a new one.
+# qsortexec_a, then qsortexec_b (two files without frame pointers, the same code: a shell runs
+# one after the other, and waits: the ':' keeps it from exec'ing the last one in its place)
+# under a rows map that holds the shell's objects (dash, libc, ld.so, the vDSO) and the bigger
+# of the two tables, not both. Each object's rows are read from a first run's -v (the tables
+# as this machine's libraries have them).
+evict_rows() {
+	run "$EBPROF" cpu -v -q -o "$T/cal.folded" -- sh -c "$FIX/qsortexec_a 1 0; $FIX/qsortexec_b 1 0; :"
+	[ "$status" -eq 0 ]
+	total=$(sed -n 's/.*ebprof: unwind: .*: \([0-9]*\) rows from its .*/\1/p' <<< "$output" |
+		awk '{ s += $1 } END { print s }')
+	a=$(sed -n 's/.*unwind: .*\/qsortexec_a: \([0-9]*\) rows from its .*/\1/p' <<< "$output")
+	b=$(sed -n 's/.*unwind: .*\/qsortexec_b: \([0-9]*\) rows from its .*/\1/p' <<< "$output")
+	echo "rows: $total in all, qsortexec_a $a, qsortexec_b $b"
+	[ "$a" -gt 0 ] && [ "$b" -gt 0 ] && [ "$total" -gt $((a + b)) ]
+}
+
+@test "unwind: cpu, a table that does not fit takes the rows of a program gone (evicted): its stacks complete" {
+	evict_rows
+	small=$((a < b ? a : b))
+	rows=$((total - small))
+	run "$EBPROF" cpu -v -q -F 499 --unwind-rows "$rows" -o "$T/c.folded" -o "$T/c.json" -- \
+		sh -c "$FIX/qsortexec_a 60 20000; $FIX/qsortexec_b 60 20000; :"
+	[ "$status" -eq 0 ]
+	log=$output
+	grep -E "unwind: .*(qsortexec|evicted)" <<< "$log"
+	# both programs' samples complete down to cmp: b's walked by its table, not by frame
+	# pointers (which end every stack of it in [truncated] after the leaf)
+	for p in a b; do
+		grep "^qsortexec_$p " "$T/c.folded" > "$T/$p.folded"
+		run python3 "$CHECK" cpu "$T/$p.folded" 90
+		echo "qsortexec_$p: $output"
+		[ "$status" -eq 0 ]
+	done
+	jqe '.drops.unwind_rows_full == 0' "$T/c.json"
+	jqe '[.notes[] | select(test("--unwind-rows"))] | length == 0' "$T/c.json"
+	# a's rows were b's: a alone evicted (the shell's objects are in use), said at -v
+	grep -Eq "unwind: .*/qsortexec_a: evicted \(no process maps it.*\): its $a rows for .*/qsortexec_b's table" <<< "$log"
+	grep -Eq "unwind: .*/qsortexec_b: $b rows from its .eh_frame" <<< "$log"
+	grep -Eq "unwind: 1 tables evicted .*: $a rows" <<< "$log"
+}
+
+@test "unwind: cpu, a table that does not fit even with the rows of every object unused is walked by frame pointers, counted; nothing evicted in vain" {
+	evict_rows
+	[ "$a" -ne "$b" ]
+	# the smaller one first: the bigger one does not fit in its rows and the tail's, and the
+	# shell's objects, whose rows would hold it, are in use (the shell waits)
+	if [ "$a" -lt "$b" ]; then first=a second=b big=$b; else first=b second=a big=$a; fi
+	rows=$((total - big))
+	run "$EBPROF" cpu -v -q -F 499 --unwind-rows "$rows" -o "$T/c.folded" -o "$T/c.json" -- \
+		sh -c "$FIX/qsortexec_$first 10 20000; $FIX/qsortexec_$second 10 20000; :"
+	[ "$status" -eq 0 ]
+	grep -E "unwind: .*(qsortexec|evicted)" <<< "$output"
+	grep -Eq "unwind: .*/qsortexec_$second: frame pointers \(the unwind rows map is full\)" <<< "$output"
+	! grep -q "evicted" <<< "$output" || false
+	jqe '.drops.unwind_rows_full == 1' "$T/c.json"
+	note=$(jq -r '.notes[] | select(test("--unwind-rows"))' "$T/c.json")
+	echo "$note"
+	[[ "$note" == *"did not fit the rows map ($rows rows); raise --unwind-rows to $((rows + big)) or more"* ]]
+}
