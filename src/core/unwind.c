@@ -7,11 +7,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/membarrier.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -621,19 +619,11 @@ static bool room_for(struct unwinder *u, uint32_t n)
 
 /* Wait until no BPF program that could have found rows just made unreachable is still running.
  * Every walk runs in a program that cannot sleep: under rcu_read_lock() (uprobes) or with
- * preemption off (perf events, tracepoints), so that an RCU grace period is enough, and
- * membarrier's MEMBARRIER_CMD_GLOBAL is synchronize_rcu() (12-16 ms here). With one CPU online
- * it returns at once, not waiting for a reader preempted there; with nohz_full it is refused:
- * then UNWIND_QUARANTINE_MS. */
+ * preemption off (perf events, tracepoints), so that an RCU grace period is enough
+ * (util_rcu_grace; UNWIND_QUARANTINE_MS where it cannot be waited for). */
 static void grace(void)
 {
-	struct timespec ts = { 0, UNWIND_QUARANTINE_MS * 1000000L };
-
-	if (sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
-	    syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
-		return;
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
+	util_rcu_grace(UNWIND_QUARANTINE_MS);
 }
 
 static void drop_obj(struct unwinder *u, struct unwind_obj *o)

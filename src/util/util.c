@@ -1,6 +1,8 @@
 /* Small helpers any module may use: whole-file reads, the monotonic clock. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,4 +62,15 @@ err:
 	free(buf);
 	errno = saved;
 	return NULL;
+}
+
+void util_rcu_grace(unsigned fallback_ms)
+{
+	struct timespec ts = { fallback_ms / 1000, (long)(fallback_ms % 1000) * 1000000L };
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
+	    syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+		return;
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
 }

@@ -18,6 +18,12 @@ int util_parse_duration(const char *s, uint64_t *ns);
 
 /* CLOCK_MONOTONIC in nanoseconds: the clock of a run's start, windows and stop. */
 uint64_t util_mono_ns(void);
+/* Wait for an RCU grace period: every BPF program (which cannot sleep) that was running has
+ * ended, and what the kernel freed by call_rcu before may be freed now. membarrier's
+ * MEMBARRIER_CMD_GLOBAL is synchronize_rcu() (12-16 ms on this project's machine); with one
+ * CPU online it returns at once, not waiting for a reader preempted there, and with nohz_full
+ * it is refused: then a sleep of fallback_ms. */
+void util_rcu_grace(unsigned fallback_ms);
 
 /* FNV-1a over bytes: strings and short keys. */
 static inline uint64_t util_hash_bytes(const void *p, size_t len)

@@ -16,8 +16,6 @@
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/membarrier.h>
-#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -904,7 +902,7 @@ static void await_exits(struct kmem_collector *c)
 	if (!ended)
 		return;
 	for (int i = 0; i < 2; i++) {
-		syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
+		util_rcu_grace(20);
 		nanosleep(&cb, NULL);
 	}
 }
