@@ -17,6 +17,7 @@
 /* Per-CPU counters (a per-CPU array indexed by these): samples counted, then drops by reason. */
 enum cpu_stat {
 	CPU_STAT_SAMPLES,	/* samples of traced tasks (counted or lost) */
+	CPU_STAT_KEYS,		/* keys made in the counts table (the collector spills it) */
 	CPU_STAT_STACKS_FULL,	/* a stack not interned: the sample counts without it */
 	CPU_STAT_COUNTS_FULL,	/* the counts table was full: the sample is lost */
 	CPU_STAT_NOTES_FULL,	/* a new process not announced (-a): it may stay unsymbolized */

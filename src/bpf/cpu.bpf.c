@@ -252,8 +252,10 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	}
 	first_sample(task, tgid, tid);
 	err = bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST);
-	if (!err)
+	if (!err) {
+		count_stat(CPU_STAT_KEYS);
 		return 0;
+	}
 	/* another CPU made the key meanwhile */
 	v = bpf_map_lookup_elem(&counts, &key);
 	if (v)

@@ -38,6 +38,8 @@ struct session_env {
 	uint64_t start_ns;
 	bool all;			/* -a */
 	bool follow;			/* -p with --follow */
+	bool windows;			/* the run is cut into windows (mode_ops.window): what a
+					 * mode counts goes there, never into prof */
 	int unwind;			/* --unwind: enum unwind_how (core/unwind.h) */
 	char *const *argv;		/* the launched command, or NULL */
 	struct session *s;		/* for session__clear_progress, session__stopping */

@@ -1020,7 +1020,7 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 	}
 	s.env = (struct session_env){
 		.lc = lc, .prof = s.prof, .sym = s.sym, .all = so->all, .follow = so->follow,
-		.unwind = so->unwind,
+		.windows = so->on_window != NULL, .unwind = so->unwind,
 		.argv = so->argv, .s = &s,
 	};
 	s.progress = !so->quiet && isatty(STDERR_FILENO);

@@ -51,6 +51,9 @@ struct cpu_collector {
 	int *pfds;			/* their perf events (-1: closed) */
 	struct bpf_link **links;
 	struct bpf_link *exec_link;	/* -a: cpu_exec */
+	uint64_t spilled_at;		/* the table-full drops at the last spill */
+	uint64_t keys_at;		/* CPU_STAT_KEYS then */
+	unsigned spills;		/* counts taken out of a full table (spill) */
 	bool started, stopped, detached;
 	uint64_t period_ns;
 	uint64_t stop_ns;		/* CLOCK_MONOTONIC when sampling stopped */
@@ -67,6 +70,7 @@ enum { V_SAMPLES, V_CPU, V_OFFCPU, V_WALL, V__COUNT };
 
 static const char *const stat_names[CPU_STAT__COUNT] = {
 	[CPU_STAT_SAMPLES] = "samples",
+	[CPU_STAT_KEYS] = "keys",
 	[CPU_STAT_STACKS_FULL] = "stack_table_full",
 	[CPU_STAT_COUNTS_FULL] = "count_table_full",
 	[CPU_STAT_NOTES_FULL] = "process_notes_lost",
@@ -420,8 +424,11 @@ static struct proc_info *report_proc(struct cpu_collector *c, pid_t tgid, bool e
  * then user frames, then with --per-thread the thread; `remove`: delete them from the kernel
  * (an exec: the same process counts on under its new program); `take`: every process's,
  * taken out of the kernel at once (a window). */
+/* Counts into prof: read (take false: left in the map, the run's end and an exec's), or taken
+ * out of the kernel (take true: a window's, or a spill's into the run's profile, spill true:
+ * the samples count in the run's total and its processes are snapshot as at the end). */
 static int drain(struct cpu_collector *c, struct profile *prof, pid_t only, bool remove,
-		 bool take)
+		 bool take, bool spill)
 {
 	struct stack_table *st = take ? c->wst : stack_table__new();
 	int stacks_fd = bpf_map__fd(c->skel->maps.stacks);
@@ -460,8 +467,8 @@ static int drain(struct cpu_collector *c, struct profile *prof, pid_t only, bool
 		if (!p || p->pid != (pid_t)e->k.tgid) {
 			/* a window's processes keep their last snapshot: a new one each
 			 * second would read every process's maps file every second */
-			p = take ? proc_table__add(c->base.procs, e->k.tgid)
-				 : report_proc(c, e->k.tgid, remove);
+			p = take && !spill ? proc_table__add(c->base.procs, e->k.tgid)
+					   : report_proc(c, e->k.tgid, remove);
 			if (p && take && !p->sp)
 				proc_table__snapshot(c->base.procs, p);
 			if (p && take && !p->comm[0])
@@ -491,7 +498,7 @@ static int drain(struct cpu_collector *c, struct profile *prof, pid_t only, bool
 			prof_process__add_stat(prof, pp, "samples", e->n);
 			prof_process__add_stat(prof, pp, "cpu_ns", e->n * c->period_ns);
 		}
-		if (!take)
+		if (!take || spill)
 			c->samples += e->n;
 		if (remove)
 			bpf_map_delete_elem(counts_fd, &e->k);
@@ -522,9 +529,37 @@ static void cpu_point(struct cpu_collector *c, int64_t t_ns)
 				stat_sum(c, CPU_STAT_SAMPLES), c->period_ns * 100 / 1e9);
 }
 
+static void clear_stacks(struct cpu_collector *c);
+
+/* A count table three quarters full (or full: a sample lost to it, or a stack to the stacks
+ * map): its counts taken into the run's profile (and the stacks map emptied, no count referring
+ * to it any more), so that counting goes on. Checked each tick; not in a run cut into windows
+ * (each window takes its counts). With -a the processes that ended keep their keys to the end:
+ * a 3-minute run of builds lost 40% of its samples at the default --max-stacks, and the loss
+ * was biased (those of the processes met last). */
+static void spill(struct cpu_collector *c)
+{
+	uint64_t full = stat_sum(c, CPU_STAT_COUNTS_FULL) + stat_sum(c, CPU_STAT_STACKS_FULL);
+	uint64_t keys = stat_sum(c, CPU_STAT_KEYS);
+
+	if (c->env.windows || (full == c->spilled_at &&
+			       (keys - c->keys_at) * 4 < (uint64_t)c->opts.max_stacks * 3))
+		return;
+	c->spilled_at = full;
+	c->keys_at = keys;
+	if (drain(c, c->env.prof, 0, false, true, true))
+		return;
+	clear_stacks(c);
+	c->spills++;
+	pr_info(c->lc, "the count table was full: its counts taken into the profile (%u times)",
+		c->spills);
+}
+
 static void cpu_tick(void *m, int64_t t_ns, bool second)
 {
 	struct cpu_collector *c = m;
+
+	spill(c);
 
 	/* new processes (-a), while their mappings are still there: every tick, cheap when
 	 * there are none */
@@ -589,7 +624,7 @@ static void cpu_finalize(void *m, pid_t pid, bool exec)
 		/* the new program's mm starts its marks anew: none the old one wrote (an address
 		 * used again, a sequence at the same count) can stand for it */
 		bpf_map_update_elem(bpf_map__fd(c->skel->maps.mm_marks), &key, &none, BPF_EXIST);
-		drain(c, c->env.prof, pid, true, false);
+		drain(c, c->env.prof, pid, true, false, false);
 	}
 	if (c->off)
 		offcpu_mode_ops.finalize(c->off, pid, exec);
@@ -671,7 +706,7 @@ static void cpu_finish(void *m)
 	uint64_t v[CPU_STAT__COUNT];
 	char cpus[256];
 
-	drain(c, prof, 0, false, false);
+	drain(c, prof, 0, false, false, false);
 	if (c->off)
 		offcpu_mode_ops.finish(c->off);
 	collector__add_drops(prof, bpf_map__fd(c->skel->maps.stats), stat_names,
@@ -717,13 +752,13 @@ static int cpu_window(void *m, struct profile *into)
 	}
 	/* processes announced since the last tick, so that their samples get their names */
 	collector__consume_notes(&c->base);
-	err = drain(c, into, 0, false, true);
+	err = drain(c, into, 0, false, true, false);
 	for (int s = CPU_STAT_SAMPLES; s < CPU_STAT__COUNT; s++) {
 		uint64_t v = stat_sum(c, s);
 
 		if (s == CPU_STAT_NOTES_FULL && !c->env.all)
 			continue;
-		if (s != CPU_STAT_SAMPLES)
+		if (s != CPU_STAT_SAMPLES && s != CPU_STAT_KEYS)
 			profile__add_drop(into, stat_names[s], v - c->window_stats[s]);
 		c->window_stats[s] = v;
 	}
