@@ -58,6 +58,14 @@ struct {
 	__type(value, __u64);
 } drops SEC(".maps");
 
+/* [0]: keys made in `counts` (per CPU): the collector takes them out before the table fills */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} keys_made SEC(".maps");
+
 /* -a: processes announced (struct stacks_note): sized by the collector */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -175,6 +183,9 @@ static __always_inline int record(void *ctx, struct pt_regs *uregs, __u64 event)
 			count_drop(STACKS_DROP_COUNTS_FULL);
 		return 0;
 	}
+	n = bpf_map_lookup_elem(&keys_made, &zero);
+	if (n)
+		*n += 1;
 	if (!bpf_map_lookup_elem(&comms, &tgid)) {
 		char comm[STACKS_COMM_LEN];
 		struct stacks_note note = { .tgid = tgid };

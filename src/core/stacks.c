@@ -564,3 +564,18 @@ uint32_t stacks__named_loc(struct profile *prof, const char *name)
 	return profile__location(prof, PROF_NONE, (uint64_t)line.function + 1,
 				 (uint64_t)line.function + 1, &line, 1);
 }
+
+static int delete_stack(const void *k, const void *v, void *ctx)
+{
+	(void)v;
+	bpf_map_delete_elem(*(int *)ctx, k);
+	return 0;
+}
+
+void stack_map__clear(int map_fd, struct stack_table *t)
+{
+	bpfutil__map_for_each(map_fd, sizeof(__u64), sizeof(struct stack_trace), delete_stack,
+			      &map_fd);
+	if (t)
+		stack_table__clear(t);
+}

@@ -33,6 +33,9 @@ struct stack_table;
 
 struct stack_table *stack_table__new(void);
 void stack_table__free(struct stack_table *t);
+/* Empty a mode's stacks map (hash -> struct stack_trace) and t, its copy (NULL: none): once no
+ * count refers to a stack any more (they were all taken out), so that counting goes on. */
+void stack_map__clear(int map_fd, struct stack_table *t);
 /* Read every stack of the map (batch lookups) into t, replacing what it had. 0 or -errno. */
 int stack_table__read(struct stack_table *t, int map_fd);
 /* The stack of hash h (0: none), or NULL when it is not in the table. */

@@ -577,19 +577,11 @@ static void cpu_tick(void *m, int64_t t_ns, bool second)
 		offcpu_mode_ops.tick(c->off, t_ns, second);
 }
 
-static int delete_key(const void *k, const void *v, void *ctx)
-{
-	bpf_map_delete_elem(*(int *)ctx, k);
-	return 0;
-}
 
 /* Empty the kernel's stack map and the windows' copy of it. */
 static void clear_stacks(struct cpu_collector *c)
 {
-	int fd = bpf_map__fd(c->skel->maps.stacks);
-
-	bpfutil__map_for_each(fd, sizeof(__u64), sizeof(struct stack_trace), delete_key, &fd);
-	stack_table__clear(c->wst);
+	stack_map__clear(bpf_map__fd(c->skel->maps.stacks), c->wst);
 }
 
 static void cpu_progress(void *m, char *buf, size_t len)

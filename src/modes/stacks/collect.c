@@ -59,6 +59,8 @@ struct stacks_mode {
 	int nall_ufds;
 	int uprobe_type;		/* the uprobe PMU's perf event type */
 	bool probed[STACKS_MAX_EVENTS];	/* a uprobe event attached in some process */
+	uint64_t spilled_at, made_at;	/* drops and keys made at the last spill */
+	unsigned spills;
 };
 
 /* libbpf's callback has no context argument, hence a file-level flag */
@@ -518,14 +520,16 @@ static void add_count(struct stacks_mode *m, struct proc_info *p, const struct s
 }
 
 /* Move pid's counts (0: all that are left) into the profile and out of the kernel. */
-static void drain(struct stacks_mode *m, pid_t pid)
+/* Move pid's counts (0: all), or with take every one taken out in one step each (a count made
+ * meanwhile is the next read's), into the profile */
+static void drain_how(struct stacks_mode *m, pid_t pid, bool take)
 {
 	int fd = bpf_map__fd(m->skel->maps.counts);
 	struct stack_count *v = NULL;
 	size_t nv = 0;
 	int err;
 
-	err = stack_counts__read(fd, pid, &v, &nv);
+	err = take ? stack_counts__take(fd, &v, &nv) : stack_counts__read(fd, pid, &v, &nv);
 	if (err) {
 		pr_warn(m->lc, "cannot read the counted stacks: %s", strerror(-err));
 		goto out;
@@ -552,7 +556,8 @@ static void drain(struct stacks_mode *m, pid_t pid)
 				snapshot(m, p);
 		}
 		add_count(m, p, c);
-		bpf_map_delete_elem(fd, &c->k);
+		if (!take)
+			bpf_map_delete_elem(fd, &c->k);
 	}
 	for (size_t i = 0; i < nv; i++) {
 		struct proc_info *p = proc_table__find(m->base.procs, v[i].k.tgid);
@@ -562,6 +567,31 @@ static void drain(struct stacks_mode *m, pid_t pid)
 	}
 out:
 	free(v);
+}
+
+static void drain(struct stacks_mode *m, pid_t pid)
+{
+	drain_how(m, pid, false);
+}
+
+/* The counts taken into the profile once the keys made since the last time are three quarters
+ * of --max-stacks, or a table refused one (then the stacks map is emptied too: no count refers
+ * to it), so that a long -a run does not fill up with the keys of processes long gone (a 14 s
+ * run of a shell loop lost 32% of its events, from the per-process counts too) */
+static void spill(struct stacks_mode *m)
+{
+	uint64_t made = bpfutil__percpu_sum(bpf_map__fd(m->skel->maps.keys_made), 0);
+	uint64_t full = drops_total(m);
+
+	if (full == m->spilled_at && (made - m->made_at) * 4 < (uint64_t)m->o->max_stacks * 3)
+		return;
+	m->spilled_at = full;
+	m->made_at = made;
+	drain_how(m, 0, true);
+	stack_map__clear(bpf_map__fd(m->skel->maps.stacks), m->base.st);
+	m->spills++;
+	pr_info(m->lc, "the count table filled: its counts taken into the profile (%u times)",
+		m->spills);
 }
 
 static void stacks_finalize(void *mp, pid_t pid, bool exec)
@@ -580,6 +610,7 @@ static void stacks_tick(void *mp, int64_t t_ns, bool second)
 {
 	struct stacks_mode *m = mp;
 
+	spill(m);
 	/* -a: each process that turned up, while its mappings are there */
 	if (second && m->env->all)
 		proc_table__adopt(m->base.procs, bpf_map__fd(m->skel->maps.comms), STACKS_COMM_LEN);
