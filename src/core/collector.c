@@ -162,6 +162,20 @@ void collector__tick(void *m, int64_t t_ns, bool second)
 	unwinder__tick(b->unwinder);
 }
 
+bool collector__spill_due(struct collector *b, const struct session_env *env, uint64_t keys,
+			  uint64_t refused, uint32_t max)
+{
+	if (env->windows ||
+	    (refused == b->spill_refused && (keys - b->spill_keys) * 4 < (uint64_t)max * 3))
+		return false;
+	b->spill_refused = refused;
+	b->spill_keys = keys;
+	b->spills++;
+	pr_info(b->lc, "the count table filled: its counts taken into the profile (%u times)",
+		b->spills);
+	return true;
+}
+
 int collector__wake_fd(void *m)
 {
 	struct collector *b = m;

@@ -37,6 +37,8 @@ struct collector {
 	int wake_ep;			/* with notes: an epoll of theirs and the unwinder's */
 	bool kname_at_exec;		/* the BPF side's names are renewed at each exec: they
 					 * name a process seen with -a (collector__report_proc) */
+	uint64_t spill_refused, spill_keys;	/* at the last spill (collector__spill_due) */
+	unsigned spills;
 	bool wake_made;			/* (wake_ep is made at the first collector__wake_fd) */
 };
 
@@ -100,6 +102,14 @@ void collector__note_notes_lost(struct profile *prof, uint64_t n);
  * snapshot of the attached ones each second, the unwinder's tick. A mode's tick as it is, for
  * a collector that needs nothing else then. */
 void collector__tick(void *m, int64_t t_ns, bool second);
+/* Whether a mode's count table is to be taken out of the kernel into the run's profile now (a
+ * spill: each tick, so that a long -a run does not fill up with the keys of processes long
+ * gone): the keys made since the last spill (keys: the BPF side's count of its inserts) are
+ * three quarters of max, or a table refused something since (refused: its drops). Counted and
+ * said at -v when it is; never in a run cut into windows (each window takes its counts). */
+bool collector__spill_due(struct collector *b, const struct session_env *env, uint64_t keys,
+			  uint64_t refused, uint32_t max);
+
 /* core/mode.h's wake_fd and wake: the unwinder's news of code mapped since its tables were
  * loaded or of a process met without them (core/unwind.h), and with -a the processes the BPF
  * side announces (snapshot at once: a process living 20 ms is gone by the next tick, its

@@ -51,9 +51,6 @@ struct cpu_collector {
 	int *pfds;			/* their perf events (-1: closed) */
 	struct bpf_link **links;
 	struct bpf_link *exec_link;	/* -a: cpu_exec */
-	uint64_t spilled_at;		/* the table-full drops at the last spill */
-	uint64_t keys_at;		/* CPU_STAT_KEYS then */
-	unsigned spills;		/* counts taken out of a full table (spill) */
 	bool started, stopped, detached;
 	uint64_t period_ns;
 	uint64_t stop_ns;		/* CLOCK_MONOTONIC when sampling stopped */
@@ -539,20 +536,11 @@ static void clear_stacks(struct cpu_collector *c);
  * was biased (those of the processes met last). */
 static void spill(struct cpu_collector *c)
 {
-	uint64_t full = stat_sum(c, CPU_STAT_COUNTS_FULL) + stat_sum(c, CPU_STAT_STACKS_FULL);
-	uint64_t keys = stat_sum(c, CPU_STAT_KEYS);
-
-	if (c->env.windows || (full == c->spilled_at &&
-			       (keys - c->keys_at) * 4 < (uint64_t)c->opts.max_stacks * 3))
-		return;
-	c->spilled_at = full;
-	c->keys_at = keys;
-	if (drain(c, c->env.prof, 0, false, true, true))
-		return;
-	clear_stacks(c);
-	c->spills++;
-	pr_info(c->lc, "the count table was full: its counts taken into the profile (%u times)",
-		c->spills);
+	if (collector__spill_due(&c->base, &c->env, stat_sum(c, CPU_STAT_KEYS),
+				 stat_sum(c, CPU_STAT_COUNTS_FULL) +
+				 stat_sum(c, CPU_STAT_STACKS_FULL), c->opts.max_stacks) &&
+	    !drain(c, c->env.prof, 0, false, true, true))
+		clear_stacks(c);
 }
 
 static void cpu_tick(void *m, int64_t t_ns, bool second)

@@ -59,8 +59,6 @@ struct stacks_mode {
 	int nall_ufds;
 	int uprobe_type;		/* the uprobe PMU's perf event type */
 	bool probed[STACKS_MAX_EVENTS];	/* a uprobe event attached in some process */
-	uint64_t spilled_at, made_at;	/* drops and keys made at the last spill */
-	unsigned spills;
 };
 
 /* libbpf's callback has no context argument, hence a file-level flag */
@@ -580,18 +578,12 @@ static void drain(struct stacks_mode *m, pid_t pid)
  * run of a shell loop lost 32% of its events, from the per-process counts too) */
 static void spill(struct stacks_mode *m)
 {
-	uint64_t made = bpfutil__percpu_sum(bpf_map__fd(m->skel->maps.keys_made), 0);
-	uint64_t full = drops_total(m);
-
-	if (full == m->spilled_at && (made - m->made_at) * 4 < (uint64_t)m->o->max_stacks * 3)
+	if (!collector__spill_due(&m->base, m->env,
+				  bpfutil__percpu_sum(bpf_map__fd(m->skel->maps.keys_made), 0),
+				  drops_total(m), m->o->max_stacks))
 		return;
-	m->spilled_at = full;
-	m->made_at = made;
 	drain_how(m, 0, true);
 	stack_map__clear(bpf_map__fd(m->skel->maps.stacks), m->base.st);
-	m->spills++;
-	pr_info(m->lc, "the count table filled: its counts taken into the profile (%u times)",
-		m->spills);
 }
 
 static void stacks_finalize(void *mp, pid_t pid, bool exec)
