@@ -557,7 +557,9 @@ static void drain_how(struct stacks_mode *m, pid_t pid, bool take)
 		if (!take)
 			bpf_map_delete_elem(fd, &c->k);
 	}
-	for (size_t i = 0; i < nv; i++) {
+	/* (a spill's processes are not: their later counts would each search every sample for
+	 * one to merge into; a stack counted on both sides of a spill is two samples) */
+	for (size_t i = 0; !take && i < nv; i++) {
 		struct proc_info *p = proc_table__find(m->base.procs, v[i].k.tgid);
 
 		if (p)
