@@ -210,11 +210,13 @@ m.close()'
 	jqe '[.sites[] | select(.frames[0].function == "kmem_cache_alloc [filp]")
 	      | select(any(.frames[]; .function == "do_pipes")) | .alloc_objects] | add == 2000' \
 		"$T/out.json"
-	# (new slabs the pipes' objects needed stay: a cache keeps its empty slabs)
+	# (new slabs the pipes' objects needed stay: a cache keeps its empty slabs; and a free
+	# without a tracepoint, kfree_rcu's bulk frees, is seen only when the address comes back:
+	# a few of the ~8,000 objects may stay, free_unseen, where all stayed before)
 	jqe '[.sites[] | select(any(.frames[]; .function == "do_pipes"))
 	      | select(all(.frames[]; .function != "allocate_slab"))
-	      | [.inuse_objects, (.outstanding.count // 0)]] | flatten | add == 0' "$T/out.json"
-	jqe '[.caches[] | select(.name == "filp") | .live] | add == 0' "$T/out.json"
+	      | .inuse_objects] | add <= 20' "$T/out.json"
+	jqe '[.caches[] | select(.name == "filp") | .live] | add <= 5' "$T/out.json"
 }
 
 @test "kmem: growth over time: pipes held step by step grow, pipes held at once are a plateau" {

@@ -831,20 +831,23 @@ static void kmem_finalize(void *m, pid_t pid, bool exec)
 	/* at its exit (or exec): its mappings are still readable (held at the stop), and its
 	 * exit's own allocations are not counted. What the exit frees (its files, sockets,
 	 * pipes: all it held, 99.7% of 2,000 socket pairs' 19.6 MB) is: it is read out at the end,
-	 * after those frees (kmem_stop), so that what is live then is what it left behind. An
-	 * exec reads the old program out now. */
+	 * after those frees (kmem_stop), so that what is live then is what it left behind. At an
+	 * exec only the old program's mappings are read (its frames resolve in that snapshot,
+	 * kept): a read-out of every table at each exec made a shell loop of 300 /bin/true 37
+	 * times slower (a batch read costs the map's size, not its entries). */
 	if (!exec && p->attached) {
 		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.targets), &key);
 		p->attached = false;
 	}
 	proc_table__snapshot(c->base.procs, p);
-	if (!exec && kp) {
+	if (exec)
+		return;
+	if (kp) {
 		kp->ended = true;
 		return;
 	}
-	drain(c, pid, true, exec, c->stop_ns ? c->stop_ns : util_mono_ns());
-	if (!exec)
-		p->drained = true;
+	drain(c, pid, true, false, c->stop_ns ? c->stop_ns : util_mono_ns());
+	p->drained = true;
 }
 
 static void kmem_retire(void *m, pid_t pid)
@@ -880,14 +883,37 @@ static bool exit_done(pid_t pid)
 	return done;
 }
 
+/* The live allocations of the processes that ended (their kernel totals), summed */
+static uint64_t ended_live(struct kmem_collector *c)
+{
+	uint32_t n = proc_table__count(c->base.procs);
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct proc_info *p = proc_table__at(c->base.procs, i);
+		struct kmem_proc *kp = p ? p->priv : NULL;
+		struct kmem_totals t;
+		__u32 key;
+
+		if (!kp || !kp->ended || p->drained)
+			continue;
+		key = (__u32)p->pid;
+		if (!bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.totals), &key, &t))
+			sum += t.v[KMEM_T_LIVE_COUNT];
+	}
+	return sum;
+}
+
 /* The processes that ended during the run (not -a's) are read out at the end: first their exits
  * finish (at most 2 s), then the frees the kernel defers past an RCU grace period come (an
- * inode, a socket's parts): two grace periods (membarrier's global command waits for one) and
- * the callbacks' time after each. */
+ * inode, a socket's parts): a grace period (membarrier's global command waits for one), then
+ * until their live count has not moved for 60 ms (at most 2 s): 2,000 pipes' inodes, dentries
+ * and security blobs are thousands of callbacks, which a loaded machine runs over tens of ms. */
 static void await_exits(struct kmem_collector *c)
 {
-	struct timespec cb = { .tv_nsec = 20 * 1000000L };
-	uint32_t n = proc_table__count(c->base.procs), ended = 0;
+	struct timespec tick = { .tv_nsec = 20 * 1000000L };
+	uint32_t n = proc_table__count(c->base.procs), ended = 0, still = 0;
+	uint64_t live, before;
 
 	for (uint32_t i = 0; i < n; i++) {
 		struct proc_info *p = proc_table__at(c->base.procs, i);
@@ -901,9 +927,13 @@ static void await_exits(struct kmem_collector *c)
 	}
 	if (!ended)
 		return;
-	for (int i = 0; i < 2; i++) {
-		util_rcu_grace(20);
-		nanosleep(&cb, NULL);
+	util_rcu_grace(20);
+	before = ended_live(c);
+	for (int t = 0; t < 100 && still < 3; t++) {
+		nanosleep(&tick, NULL);
+		live = ended_live(c);
+		still = live == before ? still + 1 : 0;
+		before = live;
 	}
 }
 
