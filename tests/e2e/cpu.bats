@@ -210,6 +210,16 @@ assert_no_cpu_probes() {
 	jqe '[.processes[] | select(.comm == "cpuburn")] | length >= 50' "$T/s.json"
 }
 
+# a PID the kernel gives to a second traced process is said once for them all, with the first
+# few: a note each flooded a report (26,901 notes over a tree of 120,000 short processes)
+@test "cpu: PIDs used twice in a launched tree are one note with their count" {
+	run "$EBPROF" cpu -q -o "$T/r.json" -- sh -c "for i in 1 2 3; do '$FIX/pidreuse' /bin/true -- /bin/true || exit \$?; done"
+	[ "$status" -ne 3 ] || skip "a PID was taken by another process meanwhile"
+	[ "$status" -eq 0 ]
+	jqe '[.notes[] | select(test("used by two processes"))] | length == 1' "$T/r.json"
+	jqe '[.notes[] | select(test("^3 PIDs were used by two processes during the run \\(the kernel recycled them: [0-9]+, [0-9]+, [0-9]+\\)"))] | length == 1' "$T/r.json"
+}
+
 @test "cpu: a process's exit path is its CPU time: exit_mmap unmapping 300 MiB is sampled" {
 	# _exit with the memory still mapped: the kernel unmaps it after the exit stop, where the
 	# session reads the process out
