@@ -56,6 +56,10 @@ enum kmem_total {
 	KMEM_T__COUNT,
 };
 
+/* The largest kmalloc a slab cache serves (KMALLOC_MAX_CACHE_SIZE, two pages with SLUB): above
+ * it kmalloc takes pages whole */
+#define KMEM_KMALLOC_MAX_CACHE	8192
+
 struct kmem_totals {
 	__u64 v[KMEM_T__COUNT];
 	char comm[KMEM_COMM_LEN];

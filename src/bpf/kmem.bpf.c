@@ -303,9 +303,8 @@ static __always_inline __u32 cache_id(struct kmem_cache *s)
 	return info.id;
 }
 
-/* The largest kmalloc a slab cache serves (KMALLOC_MAX_CACHE_SIZE, two pages with SLUB):
- * above it kmalloc takes pages whole */
-#define KMALLOC_MAX_CACHE 8192
+/* The largest kmalloc a slab cache serves: above it kmalloc takes pages whole */
+#define KMALLOC_MAX_CACHE KMEM_KMALLOC_MAX_CACHE
 
 /*
  * Whether this kmalloc event is the second report of one allocation: a kmalloc above the

@@ -151,6 +151,11 @@ within_1pct() {
 		select(.alloc_space == 16384 * .alloc_objects)] |
 		(map(.alloc_objects) | add) == 100' "$T/out.json"
 	jqe '.drops.free_unseen == 0' "$T/out.json"
+	# served by pages, not by a cache: no "kmalloc-16384" (no such cache exists); the classes
+	# named as /proc/slabinfo names them
+	jq -e --argjson p "$FIXPID" '[.caches[] | select(.pid == $p) | .name] as $n
+		| ($n | index("kmalloc-pages-16k")) != null and ($n | index("kmalloc-16384")) == null
+		and ($n | all(test("^kmalloc-(1024|2048|4096|8192)$") | not))' "$T/out.json"
 	kill -USR1 "$FIXPID"
 }
 

@@ -341,13 +341,22 @@ static struct proc_info *report_proc(struct kmem_collector *c, pid_t tgid, bool 
 	return collector__report_proc(&c->base, tgid, exec, kcomm, KMEM_COMM_LEN, false);
 }
 
-/* The name of a slab cache by its kmem_cache address, or of a kmalloc size class. */
+/* The name of a slab cache by its kmem_cache address, or of a kmalloc size class as
+ * /proc/slabinfo names it (kmalloc-96, kmalloc-2k); above the largest class kmalloc takes pages
+ * (kmalloc-pages-16k: no cache of that name exists, "kmalloc-16384" read as one). */
 static void cache_name(struct kmem_collector *c, __u64 cache, char *buf, size_t len)
 {
 	struct kmem_cache_info ci;
 
 	if (cache < 0x100000000ull) {
-		snprintf(buf, len, "kmalloc-%llu", (unsigned long long)cache);
+		unsigned long long n = cache;
+
+		if (n > KMEM_KMALLOC_MAX_CACHE)
+			snprintf(buf, len, "kmalloc-pages-%lluk", (n + 1023) / 1024);
+		else if (n >= 1024 && n % 1024 == 0)
+			snprintf(buf, len, "kmalloc-%lluk", n / 1024);
+		else
+			snprintf(buf, len, "kmalloc-%llu", n);
 		return;
 	}
 	if (!bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.cache_ids), &cache, &ci))
