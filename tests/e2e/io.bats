@@ -302,6 +302,9 @@ requests (completion_unseen: heavy I/O load), in the others something else read 
 	run "$EBPROF" io --device no-such-disk -- true
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--device no-such-disk: no such block device (this machine's disks: "* ]]
+	# the disks sorted as ls sorts them (loop2 before loop10), not in directory order
+	list=$(sed -n 's/.*this machine.s disks: \(.*\))$/\1/p' <<< "$output" | tr -d ' ' | tr ',' '\n')
+	[ "$list" = "$(ls /sys/block | sort -V)" ]
 	run "$EBPROF" io --device /dev/null -- true
 	[ "$status" -eq 2 ]
 	part=$(ls -d /sys/class/block/*/partition 2>/dev/null | head -1)

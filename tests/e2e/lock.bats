@@ -174,6 +174,14 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	kill "$fix"
 }
 
+# a run whose futex calls never returned EAGAIN does not say "0 calls returned EAGAIN"
+@test "lock: no EAGAIN return is said as none, not as 0 calls" {
+	run "$EBPROF" lock -q -o "$T/s.txt" -- sleep 0.2
+	[ "$status" -eq 0 ]
+	! grep -q " 0 calls returned EAGAIN" "$T/s.txt" || false
+	grep -q "would be counted apart, as NO WAIT: none did" "$T/s.txt"
+}
+
 @test "lock: bad input is a usage error or a clear failure; a kernel without the lock tracepoints is said" {
 	run "$EBPROF" lock --kernel-only --user-only -- true
 	[ "$status" -eq 2 ]

@@ -131,18 +131,25 @@ int io_device(const char *name, uint32_t *dev, char *disk, size_t len)
 	return 0;
 }
 
+static int not_dot(const struct dirent *e)
+{
+	return e->d_name[0] != '.';
+}
+
+/* The machine's disks, sorted (in directory order, loop7 came before loop0) */
 void io_disks(char *buf, size_t len)
 {
-	DIR *d = opendir("/sys/block");
-	struct dirent *e;
+	struct dirent **e = NULL;
+	int k = scandir("/sys/block", &e, not_dot, versionsort);
 	size_t n = 0;
 
 	buf[0] = 0;
-	while (d && (e = readdir(d)) && n < len)
-		if (e->d_name[0] != '.')
-			n += snprintf(buf + n, len - n, "%s%s", n ? ", " : "", e->d_name);
-	if (d)
-		closedir(d);
+	for (int i = 0; i < k; i++) {
+		if (n < len)
+			n += snprintf(buf + n, len - n, "%s%s", n ? ", " : "", e[i]->d_name);
+		free(e[i]);
+	}
+	free(e);
 	if (!buf[0])
 		snprintf(buf, len, "none");
 }

@@ -839,11 +839,16 @@ static void lock_finish(void *m)
 	}
 	profile__add_drop(prof, "recursion_misses", misses);
 	nowait = stat_sum(c, LOCK_STAT_NOWAIT);
-	if (c->user)
+	if (c->user && nowait)
 		profile__add_note(prof, "futex waits: from the futex(2) or futex_waitv(2) call to its "
 				  "return; %llu calls returned EAGAIN at once (the futex's value "
 				  "had changed: no wait) and are counted apart, as NO WAIT, in no "
 				  "delay", (unsigned long long)nowait);
+	else if (c->user)
+		profile__add_note(prof, "futex waits: from the futex(2) or futex_waitv(2) call to its "
+				  "return; a call that returns EAGAIN at once (the futex's value "
+				  "had changed: no wait) would be counted apart, as NO WAIT: none "
+				  "did");
 	if (c->kernel)
 		profile__add_note(prof, "kernel locks: from lock:contention_begin to contention_end "
 				  "in the waiting task (spinlocks per CPU, sleeping locks per "
