@@ -205,7 +205,8 @@ void collector__wake(void *m)
 {
 	struct collector *b = m;
 
-	/* the new processes first: their snapshots also load their tables (feed) */
+	/* the new processes first (their mappings read before they can exit), then the
+	 * unwinder's asks and news */
 	collector__consume_notes(b);
 	unwinder__poll(b->unwinder);
 }
