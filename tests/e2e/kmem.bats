@@ -37,6 +37,18 @@ within_1pct() {
 	[ $((d * 100)) -le "$b" ]
 }
 
+# |a - b| <= 3% of b: the frees in the fixture's context include the RCU callbacks of the whole
+# machine that softirqs run while it is the current task, which each tool may miss while one of
+# its own programs runs on that CPU (recursion): under load the two counts of ~2,200 kfrees
+# differed by up to 50 either way, its allocations not at all
+within_3pct() {
+	local a=$1 b=$2
+	[ "$b" -gt 0 ] || return 1
+	local d=$((a > b ? a - b : b - a))
+	echo "ebprof $a, bpftrace $b, diff $d" >&2
+	[ $((d * 100)) -le $((b * 3)) ]
+}
+
 @test "kmem: kmalloc, cache and filp allocations agree with bpftrace on the same run" {
 	command -v bpftrace >/dev/null || skip "bpftrace is not installed (the independent oracle)"
 	# bpftrace's tracepoint:kmem:* probes are classic tracepoints: they need tracefs
@@ -67,8 +79,8 @@ within_1pct() {
 	# 5,462 kmallocs of a shell, 44,031 of them of NULL; here 10,000 of the munmaps')
 	echo "kfree calls $(bt kfree_calls), of objects $(bt kfree)"
 	[ $(($(bt kfree_calls) - $(bt kfree))) -ge 10000 ]
-	within_1pct "$(jq '.processes[0].kmem.kfree' "$T/out.json")" "$(bt kfree)"
-	within_1pct "$(jq '.processes[0].kmem.cache_free' "$T/out.json")" "$(bt cfree)"
+	within_3pct "$(jq '.processes[0].kmem.kfree' "$T/out.json")" "$(bt kfree)"
+	within_3pct "$(jq '.processes[0].kmem.cache_free' "$T/out.json")" "$(bt cfree)"
 	within_1pct "$(jq --argjson p "$FIXPID" '[.caches[] | select(.pid == $p and .name == "filp")
 		| .allocs] | add' "$T/out.json")" "$(bt filp)"
 	# the same filps by stack: every one is under a "kmem_cache_alloc [filp]" leaf
