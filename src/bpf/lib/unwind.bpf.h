@@ -139,9 +139,9 @@ const volatile __u32 unwind_mode = 0;
 /* The mapping of an address, as bpf_find_vma's callback sees it: kept for the walk's next
  * frames. bpf_find_vma can be called once per program run where interrupts are off (a
  * scheduler tracepoint, a perf event: the mmap lock's release is deferred to an irq_work,
- * busy until then), so frames in a second such file end the stack in [truncated], counted as
- * code without its table yet (UNWIND_STAT_UNMAPPED): the collector loads such a process as soon
- * as the walk asks (unwind_ask). bpf_iter_task_vma, which could read them all under one lock,
+ * busy until then), so frames in a second such file end the stack in [truncated]
+ * (UNWIND_STAT_TRUNCATED): the collector loads such a process as soon as the walk asks
+ * (unwind_ask). bpf_iter_task_vma, which could read them all under one lock,
  * refuses to start with interrupts off (-EBUSY on 6.18.44: tried, every read failed). */
 struct unwind_vma {
 	__u64 start, end, pgoff;
@@ -318,14 +318,12 @@ static __always_inline int unwind_rule_by_file(__u64 ip, __u64 look, struct unwi
 	if (vp->valid && ip >= vp->start && ip < vp->end) {
 		v = *vp;
 	} else {
-		long err;
-
 		__builtin_memset(&v, 0, sizeof(v));
-		err = bpf_find_vma(bpf_get_current_task_btf(), ip, unwind_vma_cb, &v, 0);
-		/* busy: the walk's second file where interrupts are off (see unwind_vma), a
-		 * process met before its tables were loaded: as a file without a table */
-		if (err)
-			return err == -16 /* EBUSY */ ? 1 : 2;
+		/* fails busy at the walk's second file where interrupts are off (see
+		 * unwind_vma): the stack ends there, unwind_truncated (not unwind_unmapped, which
+		 * says a file had no table: a sample in the middle of an exec walks by file too) */
+		if (bpf_find_vma(bpf_get_current_task_btf(), ip, unwind_vma_cb, &v, 0))
+			return 2;
 		v.valid = 1;
 		*vp = v;
 	}
