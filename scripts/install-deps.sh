@@ -17,7 +17,7 @@ PKGS=(
 	# symbolization of glibc frames in tests and the demo
 	libc6-dbg
 	# tests: runners, test-input tools (xz for minidebuginfo), process tools
-	libcmocka-dev bats jq xz-utils procps util-linux mount strace tmux python3
+	libcmocka-dev bats jq xz-utils procps util-linux mount strace tmux python3 bc
 	# the agent's https test makes a self-signed certificate
 	openssl
 	# real programs the e2e tests profile, and the real consumers that check our outputs:

@@ -490,12 +490,21 @@ static int pid_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The table's rows, the first `shown` of n (ranked): PID or COMMAND and PROCS, then each type */
-static void print_sums(const struct tstacks *t, const struct proc_sum *ps, uint32_t shown,
-		       bool commands)
+/* The table of n rows ranked, --top of them, under its heading: PID or COMMAND and PROCS, then
+ * each type */
+static void print_sums(const struct tstacks *t, struct proc_sum *ps, uint32_t n, bool commands)
 {
 	const struct profile *p = t->p;
+	const char *what = commands ? "Commands" : "Processes";
+	uint32_t shown = t->o->top && t->o->top < n ? t->o->top : n;
 	char b[32];
+
+	qsort_r(ps, n, sizeof(*ps), proc_sum_cmp, (void *)&t->key);
+	if (shown < n)
+		heading(t, "%s by %s (the top %" PRIu32 " of %" PRIu32 ")", what,
+			p->types[t->key].type, shown, n);
+	else
+		heading(t, "%s by %s", what, p->types[t->key].type);
 
 	if (commands)
 		fprintf(t->f, "  %-16s  %8s", "COMMAND", "PROCS");
@@ -522,7 +531,7 @@ static int print_processes(const struct tstacks *t)
 {
 	const struct profile *p = t->p;
 	struct proc_sum *ps = NULL, *cs = NULL;
-	uint32_t *pids = NULL, n = 0, nc = 0, i, k, shown, np;
+	uint32_t *pids = NULL, n = 0, nc = 0, i, k, np;
 	size_t nt = (size_t)p->ntypes + 1;
 	int64_t *vals = NULL, *cvals = NULL;
 	bool shared = false;
@@ -569,7 +578,6 @@ static int print_processes(const struct tstacks *t)
 		heading(t, "Processes: none");
 		goto out;
 	}
-	shown = t->o->top && t->o->top < n ? t->o->top : n;
 	/* by command: the processes grouped by name */
 	cs = calloc(n, sizeof(*cs));
 	cvals = calloc((size_t)n * nt, sizeof(*cvals));
@@ -591,13 +599,12 @@ static int print_processes(const struct tstacks *t)
 		nc++;
 	}
 	for (k = 0; k < n; k++) {
-		struct proc_sum key = { .comm = ps[k].comm };
 		uint32_t lo = 0, hi = nc;
 
 		while (lo < hi) {
 			uint32_t mid = (lo + hi) / 2;
 
-			if (strcmp(cs[mid].comm, key.comm) < 0)
+			if (strcmp(cs[mid].comm, ps[k].comm) < 0)
 				lo = mid + 1;
 			else
 				hi = mid;
@@ -605,23 +612,10 @@ static int print_processes(const struct tstacks *t)
 		for (uint32_t j = 0; j < p->ntypes; j++)
 			cs[lo].v[j] += ps[k].v[j];
 	}
-	qsort_r(ps, n, sizeof(*ps), proc_sum_cmp, (void *)&t->key);
-	if (shown < n)
-		heading(t, "Processes by %s (the top %" PRIu32 " of %" PRIu32 ")",
-			p->types[t->key].type, shown, n);
-	else
-		heading(t, "Processes by %s", p->types[t->key].type);
-	print_sums(t, ps, shown, false);
+	print_sums(t, ps, n, false);
 	if (shared) {
-		qsort_r(cs, nc, sizeof(*cs), proc_sum_cmp, (void *)&t->key);
-		shown = t->o->top && t->o->top < nc ? t->o->top : nc;
 		fputc('\n', t->f);
-		if (shown < nc)
-			heading(t, "Commands by %s (the top %" PRIu32 " of %" PRIu32 ")",
-				p->types[t->key].type, shown, nc);
-		else
-			heading(t, "Commands by %s", p->types[t->key].type);
-		print_sums(t, cs, shown, true);
+		print_sums(t, cs, nc, true);
 	}
 out:
 	free(pids);

@@ -223,9 +223,9 @@ stat_ticks() {
 	read -r cpu n <<<"$seen"
 	echo "ebprof: ${cpu} s of CPU in ${windows} s of windows ($n); /proc: $(((s1 - s0))) ticks in $(echo "$t1 - $t0" | bc) s"
 	[ "$n" -eq 4 ]
-	# the CPUs sampled as the report names them ("0-1"), not a count
-	cpus=$(awk '/^processor/ { n++ } END { print (n > 1 ? "0-" n - 1 : "0") }' /proc/cpuinfo)
-	grep -q "^ebprof top - .*  CPUs $cpus  load " "$T/out"
+	# the CPUs sampled as the report names them, the kernel's list of those online ("0-1"),
+	# not a count
+	grep -q "^ebprof top - .*  CPUs $(cat /sys/devices/system/cpu/online)  load " "$T/out"
 	# the kernel's account covers the windows and ebprof's start and exit: ebprof never sees
 	# more than it (a sample each 10.1 ms of CPU: 5% and a tick of slack), and over the
 	# windows it sees its rate, loosely (a loaded 2-core VM moves the fixture's share)

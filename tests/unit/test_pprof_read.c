@@ -402,22 +402,24 @@ static void test_nonpie_offsets(void **state)
 
 /* Go's encoder keeps the comment that places np's mappings in its file, though it merges the two
  * processes' mappings of np into one and numbers them anew: the same folded stacks come back. */
-static void test_nonpie_go_encoded(void **state)
+/* p written as pprof, re-encoded by Go's pprof (-proto: its own encoder, which merges one file's
+ * mappings and renumbers everything) and read back; NULL when Go is not installed (said: the
+ * caller skips) */
+static struct profile *through_go(const struct profile *p, const char *stem)
 {
-	struct output_opts o = { .top = 10 };
-	struct profile *p = nonpie_fixture(), *q;
-	char *in = scratch("nonpie-in.pb.gz"), *out = scratch("nonpie-out.pb.gz"), *cmd, *log;
-	char *a, *b, why[256];
+	char name[64], *in, *out, *cmd, *log, why[256];
+	struct profile *q;
 	int status;
 
 	if (access(GO_BIN, X_OK)) {
 		print_message("skipped: %s not installed (apt-get install golang-1.19-go)\n",
 			      GO_BIN);
-		profile__free(p);
-		free(in);
-		free(out);
-		skip();
+		return NULL;
 	}
+	snprintf(name, sizeof(name), "%s-in.pb.gz", stem);
+	in = scratch(name);
+	snprintf(name, sizeof(name), "%s-out.pb.gz", stem);
+	out = scratch(name);
 	assert_int_equal(output__write_path(&output_pprof, p, NULL, in), 0);
 	assert_true(asprintf(&cmd, "HOME='%s/tests' GOCACHE='%s/tests/gocache' " GO_BIN
 			     " tool pprof -proto -symbolize=none -output '%s' '%s' 2>&1",
@@ -428,18 +430,31 @@ static void test_nonpie_go_encoded(void **state)
 	q = profile__load_pprof(out, NULL, why, sizeof(why));
 	if (!q)
 		fail_msg("cannot read what Go wrote: %s", why);
-	assert_true(q->nmappings < p->nmappings);
-	a = render(&output_folded, p, &o, NULL);
-	b = render(&output_folded, q, &o, NULL);
-	assert_string_equal(a, b);
 	unlink(in);
 	unlink(out);
-	free(a);
-	free(b);
 	free(log);
 	free(cmd);
 	free(in);
 	free(out);
+	return q;
+}
+
+static void test_nonpie_go_encoded(void **state)
+{
+	struct output_opts o = { .top = 10 };
+	struct profile *p = nonpie_fixture(), *q = through_go(p, "nonpie");
+	char *a, *b;
+
+	if (!q) {
+		profile__free(p);
+		skip();
+	}
+	assert_true(q->nmappings < p->nmappings);
+	a = render(&output_folded, p, &o, NULL);
+	b = render(&output_folded, q, &o, NULL);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
 	profile__free(q);
 	profile__free(p);
 }
@@ -1061,30 +1076,13 @@ static void test_load_file(void **state)
  * its flags); what it writes must read back to the same samples. */
 static void test_go_encoded(void **state)
 {
-	struct profile *p = fixture(), *q;
-	char *in = scratch("go-in.pb.gz"), *out = scratch("go-out.pb.gz"), *cmd, *log;
-	char why[256];
+	struct profile *p = fixture(), *q = through_go(p, "go");
 	uint32_t i, j;
-	int status;
 
-	if (access(GO_BIN, X_OK)) {
-		print_message("skipped: %s not installed (apt-get install golang-1.19-go)\n",
-			      GO_BIN);
+	if (!q) {
 		profile__free(p);
-		free(in);
-		free(out);
 		skip();
 	}
-	assert_int_equal(output__write_path(&output_pprof, p, NULL, in), 0);
-	assert_true(asprintf(&cmd, "HOME='%s/tests' GOCACHE='%s/tests/gocache' " GO_BIN
-			     " tool pprof -proto -symbolize=none -output '%s' '%s' 2>&1",
-			     out_dir(), out_dir(), out, in) > 0);
-	log = capture(cmd, &status);
-	if (status)
-		fail_msg("go tool pprof -proto failed (%d):\n%s", status, log);
-	q = profile__load_pprof(out, NULL, why, sizeof(why));
-	if (!q)
-		fail_msg("cannot read what Go wrote: %s", why);
 	assert_int_equal(q->ntypes, p->ntypes);
 	assert_string_equal(q->types[q->default_type].type, "alloc_space");
 	/* Go drops the sample without a stack, the last one */
@@ -1114,12 +1112,6 @@ static void test_go_encoded(void **state)
 		}
 	}
 	assert_string_equal(profile__find_process(q, 200)->comm, "worker");
-	unlink(in);
-	unlink(out);
-	free(log);
-	free(cmd);
-	free(in);
-	free(out);
 	profile__free(q);
 	profile__free(p);
 }
