@@ -39,6 +39,8 @@ struct offcpu_thread {
 	__u64 off_ns;		/* switch-out time (0: not a counted switch-out, e.g. --state) */
 	__u64 ready_ns;		/* made runnable: woken or preempted (0: not yet) */
 	__u64 run_ns;		/* its CPU time at the switch-out (se.sum_exec_runtime) */
+	__u32 held;		/* 1: a ptrace stop of ebprof's own (not the thread's wait) */
+	__u32 pad;
 	struct offcpu_key key;
 };
 
@@ -68,6 +70,9 @@ struct offcpu_note {
 enum offcpu_stat {
 	OFFCPU_STAT_SWITCHES,	/* blocked intervals counted */
 	OFFCPU_STAT_FILTERED,	/* shorter than --min-block or longer than --max-block */
+	OFFCPU_STAT_HELD,	/* ptrace stops by ebprof itself (a traced tree's forks, execs,
+				 * exits, signals): not the program's waits, not counted */
+	OFFCPU_STAT_HELD_NS,	/* and their time (ns) */
 	OFFCPU_STAT_THREADS_FULL,	/* the table of threads off-CPU was full: not measured */
 	OFFCPU_STAT_STACKS_FULL,	/* a stack not interned: the interval counts without it */
 	OFFCPU_STAT_COUNTS_FULL,	/* the counts table was full: the interval is lost */

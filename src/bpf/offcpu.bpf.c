@@ -34,6 +34,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define PF_KTHREAD	0x00200000
 #define TASK_INTERRUPTIBLE	0x1
 #define TASK_UNINTERRUPTIBLE	0x2
+#define __TASK_TRACED	0x8
 #define TASK_DEAD	0x80
 
 /* -a: every user thread (ebprof's own excepted), instead of the processes in `targets` */
@@ -125,12 +126,27 @@ struct {
 static const struct offcpu_val zero_val;
 static const struct offcpu_rq zero_rq;
 
-static __always_inline void count_stat(__u32 which)
+static __always_inline void add_stat(__u32 which, __u64 v)
 {
 	__u64 *n = bpf_map_lookup_elem(&stats, &which);
 
 	if (n)
-		(*n)++;		/* per-CPU, and the programs never nest in themselves */
+		*n += v;	/* per-CPU, and the programs never nest in themselves */
+}
+
+static __always_inline void count_stat(__u32 which)
+{
+	add_stat(which, 1);
+}
+
+/* A switch-out into a ptrace stop whose tracer is ebprof: the session holds a launched tree's
+ * processes at their forks, execs, exits and signals to follow them (and mem, in a profile
+ * run, at its leak scan). That time is ebprof's, not the program's: counted apart. A stop by
+ * another tracer (a debugger, under -a) is the program's wait as any other. */
+static __always_inline bool held_by_us(struct task_struct *t, unsigned int prev_state)
+{
+	return (prev_state & __TASK_TRACED) && BPF_CORE_READ(t, ptrace) &&
+	       BPF_CORE_READ(t, parent, tgid) == self_tgid;
 }
 
 static __always_inline bool traced(struct task_struct *t)
@@ -242,7 +258,10 @@ static __always_inline void end_wait(struct task_struct *t, __u32 tid, struct of
 			count_stat(OFFCPU_STAT_RQ_FULL);
 		}
 	}
-	if (th->off_ns && in > th->off_ns) {
+	if (th->off_ns && in > th->off_ns && th->held) {
+		count_stat(OFFCPU_STAT_HELD);
+		add_stat(OFFCPU_STAT_HELD_NS, in - th->off_ns);
+	} else if (th->off_ns && in > th->off_ns) {
 		d = in - th->off_ns;
 		if (d < min_ns || (max_ns && d > max_ns)) {
 			count_stat(OFFCPU_STAT_FILTERED);
@@ -327,7 +346,11 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 	th.run_ns = BPF_CORE_READ(prev, se.sum_exec_runtime);
 	if (state == OFFCPU_STATE_R)
 		th.ready_ns = now;
-	if (states & state) {
+	if (held_by_us(prev, prev_state)) {
+		/* timed, to say how long, but no stacks: it is not counted as a wait */
+		th.off_ns = now;
+		th.held = 1;
+	} else if (states & state) {
 		sc = bpf_map_lookup_elem(&scratch, &zero);
 		if (!sc)
 			return 0;

@@ -39,6 +39,8 @@
 static const char *const stat_names[OFFCPU_STAT__COUNT] = {
 	[OFFCPU_STAT_SWITCHES] = "switches",
 	[OFFCPU_STAT_FILTERED] = "filtered",
+	[OFFCPU_STAT_HELD] = "held_by_ebprof",
+	[OFFCPU_STAT_HELD_NS] = "held_by_ebprof_ns",
 	[OFFCPU_STAT_THREADS_FULL] = "thread_table_full",
 	[OFFCPU_STAT_STACKS_FULL] = "stack_table_full",
 	[OFFCPU_STAT_COUNTS_FULL] = "count_table_full",
@@ -579,7 +581,7 @@ static int count_open(const void *k, const void *v, void *ctx)
 	uint64_t d;
 
 	(void)k;
-	if (!th->off_ns || th->off_ns >= c->stop_ns)
+	if (!th->off_ns || th->off_ns >= c->stop_ns || th->held)
 		return 0;
 	d = c->stop_ns - th->off_ns;
 	if (d < c->opts.min_ns || (c->opts.max_ns && d > c->opts.max_ns))
@@ -644,6 +646,23 @@ static void offcpu_stop(void *m)
 	c->stopped = true;
 	c->stop_ns = util_mono_ns();
 	collector__consume_notes(&c->base);
+}
+
+/* The traced processes' ptrace stops that were ebprof's (abi/offcpu.h: OFFCPU_STAT_HELD): said,
+ * with their time, since they are left out of the profile. */
+static void held_note(struct offcpu_collector *c, struct profile *prof)
+{
+	uint64_t n = stat_sum(c, OFFCPU_STAT_HELD), ns = stat_sum(c, OFFCPU_STAT_HELD_NS);
+	char d[32];
+
+	if (!n)
+		return;
+	render__duration(ns, d, sizeof(d));
+	profile__add_info(prof, "held_by_ebprof", "%llu stops, %s", (unsigned long long)n, d);
+	profile__add_note(prof, "%llu times (%s in all) a traced process was stopped by ebprof "
+			  "itself, which holds a launched command's processes at their forks, "
+			  "execs, exits and signals to follow them: those stops are not counted as "
+			  "the program's off-CPU time", (unsigned long long)n, d);
 }
 
 static void offcpu_finish(void *m)
@@ -724,6 +743,7 @@ static void offcpu_finish(void *m)
 					       c->open_lost));
 	profile__add_info(prof, "filtered", "%llu",
 			  (unsigned long long)stat_sum(c, OFFCPU_STAT_FILTERED));
+	held_note(c, prof);
 }
 
 /* A window: the counts taken out of the kernel (an interval counts when it ends: a thread's
