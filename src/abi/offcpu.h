@@ -73,6 +73,7 @@ enum offcpu_stat {
 	OFFCPU_STAT_HELD,	/* ptrace stops by ebprof itself (a traced tree's forks, execs,
 				 * exits, signals): not the program's waits, not counted */
 	OFFCPU_STAT_HELD_NS,	/* and their time (ns) */
+	OFFCPU_STAT_KEYS,	/* keys made in the counts table (the collector spills it) */
 	OFFCPU_STAT_THREADS_FULL,	/* the table of threads off-CPU was full: not measured */
 	OFFCPU_STAT_STACKS_FULL,	/* a stack not interned: the interval counts without it */
 	OFFCPU_STAT_COUNTS_FULL,	/* the counts table was full: the interval is lost */

@@ -269,7 +269,10 @@ static __always_inline void end_wait(struct task_struct *t, __u32 tid, struct of
 			v = bpf_map_lookup_elem(&counts, &th->key);
 			if (!v) {
 				first_count(t, tgid, tid);
-				v = lookup_or_init(&counts, &th->key, &zero_val);
+				if (!bpf_map_update_elem(&counts, &th->key, &zero_val, BPF_NOEXIST))
+					count_stat(OFFCPU_STAT_KEYS);
+				/* else full, or another CPU made it meanwhile */
+				v = bpf_map_lookup_elem(&counts, &th->key);
 			}
 			if (v) {
 				__sync_fetch_and_add(&v->ns, d);

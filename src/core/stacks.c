@@ -537,6 +537,10 @@ uint32_t stacks__key_locs(struct profile *prof, const struct stack_table *st,
 	uint32_t n = 0;
 
 	t = k->kstack ? stack_table__get(st, k->kstack) : NULL;
+	/* a stack the count refers to but the map no longer has (emptied while a program was
+	 * referring to it: stack_map__clear_except): said, not shown as a shorter stack */
+	if (k->kstack && !t)
+		locs[n++] = stacks__named_loc(prof, "[stack lost]");
 	if (t && t->nr) {
 		uint32_t nr = t->nr < STACK_MAX_DEPTH ? t->nr : STACK_MAX_DEPTH;
 		uint32_t skip = strip_tracing ? stacks__tracing_frames(ks, t->ips, nr) : 0;
@@ -545,6 +549,8 @@ uint32_t stacks__key_locs(struct profile *prof, const struct stack_table *st,
 		n += kernel_locs(prof, ks, t->ips + skip, nr - skip, skip == 0, locs + n);
 	}
 	t = k->ustack ? stack_table__get(st, k->ustack) : NULL;
+	if (k->ustack && !t)
+		locs[n++] = stacks__named_loc(prof, "[stack lost]");
 	if (t && t->nr)
 		n += stacks__user_locs(prof, sp, pid, t->ips,
 				       t->nr < STACK_MAX_DEPTH ? t->nr : STACK_MAX_DEPTH,
@@ -565,17 +571,75 @@ uint32_t stacks__named_loc(struct profile *prof, const char *name)
 				 (uint64_t)line.function + 1, &line, 1);
 }
 
-static int delete_stack(const void *k, const void *v, void *ctx)
+int stack_refs__add(struct stack_refs *r, uint64_t h)
 {
-	(void)v;
-	bpf_map_delete_elem(*(int *)ctx, k);
+	if (!h)
+		return 0;
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 1024;
+		uint64_t *n = realloc(r->h, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		r->h = n;
+		r->cap = cap;
+	}
+	r->h[r->n++] = h;
 	return 0;
+}
+
+static int add_key_refs(const void *k, const void *v, void *ctx)
+{
+	const struct stack_key *key = k;
+
+	(void)v;
+	return stack_refs__add(ctx, key->ustack) ?: stack_refs__add(ctx, key->kstack);
+}
+
+int stack_refs__add_keys(struct stack_refs *r, int counts_fd, size_t key_size, size_t val_size)
+{
+	return bpfutil__map_for_each(counts_fd, key_size, val_size, add_key_refs, r);
+}
+
+static int keep_taken(const void *k, const void *v, void *ctx)
+{
+	return ctx ? stack_table__add(ctx, *(const __u64 *)k, v) : 0;
+}
+
+size_t stack_map__reclaim(int map_fd, struct stack_table *t, stack_refs_fn refs, void *ctx)
+{
+	struct stack_table *taken = refs ? stack_table__new() : NULL;
+	struct stack_refs r = { 0 };
+	struct stack_trace *full = calloc(1, sizeof(*full));
+	size_t back = 0;
+
+	if ((refs && !taken) || !full)
+		goto out;
+	bpfutil__map_take(map_fd, sizeof(__u64), sizeof(struct stack_trace), keep_taken, taken);
+	if (t)
+		stack_table__clear(t);
+	if (refs && refs(ctx, &r))
+		goto out;
+	for (size_t i = 0; i < r.n; i++) {
+		const struct stack_trace *st = stack_table__get(taken, r.h[i]);
+		uint64_t nr;
+
+		if (!st)
+			continue;	/* not taken: interned since, or back already */
+		nr = st->nr < STACK_MAX_DEPTH ? st->nr : STACK_MAX_DEPTH;
+		memset(full, 0, sizeof(*full));
+		memcpy(full, st, offsetof(struct stack_trace, ips) + nr * sizeof(st->ips[0]));
+		if (!bpf_map_update_elem(map_fd, &r.h[i], full, BPF_NOEXIST))
+			back++;
+	}
+out:
+	free(r.h);
+	free(full);
+	stack_table__free(taken);
+	return back;
 }
 
 void stack_map__clear(int map_fd, struct stack_table *t)
 {
-	bpfutil__map_for_each(map_fd, sizeof(__u64), sizeof(struct stack_trace), delete_stack,
-			      &map_fd);
-	if (t)
-		stack_table__clear(t);
+	stack_map__reclaim(map_fd, t, NULL, NULL);
 }

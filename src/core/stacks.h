@@ -36,6 +36,26 @@ void stack_table__free(struct stack_table *t);
 /* Empty a mode's stacks map (hash -> struct stack_trace) and t, its copy (NULL: none): once no
  * count refers to a stack any more (they were all taken out), so that counting goes on. */
 void stack_map__clear(int map_fd, struct stack_table *t);
+/* Stack hashes, as collected by a stack_refs_fn. */
+struct stack_refs {
+	uint64_t *h;
+	size_t n, cap;
+};
+
+int stack_refs__add(struct stack_refs *r, uint64_t h);
+/* The stacks the keys (struct stack_key first) of a counts map refer to. */
+int stack_refs__add_keys(struct stack_refs *r, int counts_fd, size_t key_size, size_t val_size);
+/* Adds the hashes of every stack that a count or a wait going on refers to now. */
+typedef int (*stack_refs_fn)(void *ctx, struct stack_refs *r);
+/*
+ * Empty a mode's stacks map and t (its copy, NULL: none) while counting goes on: every stack is
+ * taken out (each bucket copied and emptied at once), then those that refs finds referred to
+ * (the counts made since theirs were taken, offcpu's waits going on) go back, unless a program
+ * interned them again meanwhile. Returns how many went back. A program that found a stack in
+ * the map just before it was taken and keeps its hash only after refs looked leaves a count
+ * without it (microseconds a run): that count shows a "[stack lost]" frame (stacks__key_locs).
+ */
+size_t stack_map__reclaim(int map_fd, struct stack_table *t, stack_refs_fn refs, void *ctx);
 /* Read every stack of the map (batch lookups) into t, replacing what it had. 0 or -errno. */
 int stack_table__read(struct stack_table *t, int map_fd);
 /* The stack of hash h (0: none), or NULL when it is not in the table. */

@@ -321,6 +321,14 @@ static void test_key_locs_strip_tracing(void **state)
 	/* no stacks at all: no frames */
 	key.kstack = 0;
 	assert_int_equal(stacks__key_locs(p, t, k, NULL, 1, &key, true, locs), 0);
+	/* stacks the table does not have (taken from the map while a count referred to them):
+	 * said by a frame each, never shown as a shorter stack */
+	key.kstack = 99;
+	key.ustack = 98;
+	n = stacks__key_locs(p, t, k, NULL, 1, &key, true, locs);
+	assert_int_equal(n, 2);
+	assert_string_equal(fn_name(p, locs[0]), "[stack lost]");
+	assert_string_equal(fn_name(p, locs[1]), "[stack lost]");
 	stack_table__free(t);
 	profile__free(p);
 	ksyms__free(k);

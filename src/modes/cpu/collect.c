@@ -567,9 +567,18 @@ static void cpu_tick(void *m, int64_t t_ns, bool second)
 
 
 /* Empty the kernel's stack map and the windows' copy of it. */
+/* The stacks the counts made since the last take refer to. */
+static int count_refs(void *ctx, struct stack_refs *r)
+{
+	struct cpu_collector *c = ctx;
+
+	return stack_refs__add_keys(r, bpf_map__fd(c->skel->maps.counts), sizeof(struct stack_key),
+				    sizeof(__u64));
+}
+
 static void clear_stacks(struct cpu_collector *c)
 {
-	stack_map__clear(bpf_map__fd(c->skel->maps.stacks), c->wst);
+	stack_map__reclaim(bpf_map__fd(c->skel->maps.stacks), c->wst, count_refs, c);
 }
 
 static void cpu_progress(void *m, char *buf, size_t len)

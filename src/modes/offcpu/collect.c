@@ -41,6 +41,7 @@ static const char *const stat_names[OFFCPU_STAT__COUNT] = {
 	[OFFCPU_STAT_FILTERED] = "filtered",
 	[OFFCPU_STAT_HELD] = "held_by_ebprof",
 	[OFFCPU_STAT_HELD_NS] = "held_by_ebprof_ns",
+	[OFFCPU_STAT_KEYS] = "keys",
 	[OFFCPU_STAT_THREADS_FULL] = "thread_table_full",
 	[OFFCPU_STAT_STACKS_FULL] = "stack_table_full",
 	[OFFCPU_STAT_COUNTS_FULL] = "count_table_full",
@@ -614,6 +615,73 @@ static void offcpu_progress(void *m, char *buf, size_t len)
 		 (unsigned long long)drops);
 }
 
+/* The stacks of the waits going on (their own and their wakers': they count at their end),
+ * then of the counts made since the last take. */
+static int add_refs(struct stack_refs *r, const struct offcpu_key *k)
+{
+	return stack_refs__add(r, k->stack.ustack) ?: stack_refs__add(r, k->stack.kstack) ?:
+	       stack_refs__add(r, k->wustack) ?: stack_refs__add(r, k->wkstack);
+}
+
+static int wait_refs(const void *k, const void *v, void *ctx)
+{
+	(void)k;
+	return add_refs(ctx, &((const struct offcpu_thread *)v)->key);
+}
+
+static int count_refs(const void *k, const void *v, void *ctx)
+{
+	(void)v;
+	return add_refs(ctx, k);
+}
+
+static int offcpu_refs(void *ctx, struct stack_refs *r)
+{
+	struct offcpu_collector *c = ctx;
+
+	/* in this order: a wait that ends meanwhile is in one or the other */
+	return bpfutil__map_for_each(bpf_map__fd(c->skel->maps.threads), sizeof(__u32),
+				     sizeof(struct offcpu_thread), wait_refs, r) ?:
+	       bpfutil__map_for_each(bpf_map__fd(c->skel->maps.counts), sizeof(struct offcpu_key),
+				     sizeof(struct offcpu_val), count_refs, r);
+}
+
+/* Every stack no count or wait refers to any more leaves the map. */
+static void reclaim_stacks(struct offcpu_collector *c)
+{
+	size_t back = stack_map__reclaim(bpf_map__fd(c->skel->maps.stacks), c->base.st,
+					 offcpu_refs, c);
+
+	pr_debug(c->lc, "stacks map emptied; %zu stacks still referred to put back", back);
+}
+
+/* A count table three quarters full (or a wait or a stack refused) is taken into the run's
+ * profile, and the stacks map emptied but for the waits going on, so that counting goes on:
+ * with -a, the keys of the processes that ended stayed to the end, and the waits of those
+ * met last were lost (collector__spill_due). Not in a run cut into windows: each window
+ * takes its counts (offcpu_window). */
+static void spill(struct offcpu_collector *c)
+{
+	/* a key brings up to two stacks to the stacks map (of the same size), four with wakers */
+	uint32_t per_key = c->opts.wakers ? 4 : 2;
+
+	if (collector__spill_due(&c->base, &c->env, stat_sum(c, OFFCPU_STAT_KEYS),
+				 stat_sum(c, OFFCPU_STAT_COUNTS_FULL) +
+				 stat_sum(c, OFFCPU_STAT_STACKS_FULL),
+				 (c->opts.max_stacks + per_key - 1) / per_key) &&
+	    !drain(c, c->env.prof, 0, false, true))
+		reclaim_stacks(c);
+}
+
+static void offcpu_tick(void *m, int64_t t_ns, bool second)
+{
+	struct offcpu_collector *c = m;
+
+	if (!c->stopped)
+		spill(c);
+	collector__tick(m, t_ns, second);
+}
+
 static void offcpu_finalize(void *m, pid_t pid, bool exec)
 {
 	struct offcpu_collector *c = m;
@@ -762,6 +830,9 @@ static int offcpu_window(void *m, struct profile *into)
 		err = set_types(into);
 	collector__consume_notes(&c->base);	/* new processes, for their names */
 	err = err ?: drain(c, into, 0, false, true);
+	/* the windows' copy holds about what the map does: every stack a window counted */
+	if ((uint64_t)stack_table__count(c->base.st) * 4 > (uint64_t)c->opts.max_stacks * 3)
+		reclaim_stacks(c);
 	window__end(into, bpf_map__fd(c->skel->maps.stats), stat_names, OFFCPU_STAT_THREADS_FULL,
 		    OFFCPU_STAT__COUNT, c->env.all ? -1 : OFFCPU_STAT_NOTES_FULL, c->window_stats,
 		    c->base.procs, NULL, c->env.start_ns, &c->window_ns, now);
@@ -788,7 +859,7 @@ const struct mode_ops offcpu_mode_ops = {
 	.close = offcpu_close,
 	.attach = offcpu_attach,
 	.attach_all = offcpu_attach_all,
-	.tick = collector__tick,
+	.tick = offcpu_tick,
 	.wake_fd = collector__wake_fd,
 	.wake = collector__wake,
 	.progress = offcpu_progress,

@@ -574,6 +574,15 @@ static void drain(struct stacks_mode *m, pid_t pid)
 	drain_how(m, pid, false);
 }
 
+/* The stacks the counts made since the last spill refer to. */
+static int count_refs(void *ctx, struct stack_refs *r)
+{
+	struct stacks_mode *m = ctx;
+
+	return stack_refs__add_keys(r, bpf_map__fd(m->skel->maps.counts), sizeof(struct stack_key),
+				    bpf_map__value_size(m->skel->maps.counts));
+}
+
 /* The counts taken into the profile once the keys made since the last time are three quarters
  * of --max-stacks, or a table refused one (then the stacks map is emptied too: no count refers
  * to it), so that a long -a run does not fill up with the keys of processes long gone (a 14 s
@@ -585,7 +594,7 @@ static void spill(struct stacks_mode *m)
 				  drops_total(m), m->o->max_stacks))
 		return;
 	drain_how(m, 0, true);
-	stack_map__clear(bpf_map__fd(m->skel->maps.stacks), m->base.st);
+	stack_map__reclaim(bpf_map__fd(m->skel->maps.stacks), m->base.st, count_refs, m);
 }
 
 static void stacks_finalize(void *mp, pid_t pid, bool exec)
