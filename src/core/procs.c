@@ -17,6 +17,7 @@ struct proc_table {
 	struct symbolizer *sym;
 	struct proc_info **p;
 	uint32_t n, cap;
+	struct pid_index by_pid;	/* the newest of each pid */
 	uint32_t cursor;	/* where proc_table__snapshot_some goes on */
 	struct unwinder *unwinder;	/* or NULL */
 	proc_mm_mark_fn mark;		/* or NULL: every look reads the maps file */
@@ -87,6 +88,7 @@ void proc_table__free(struct proc_table *t, void (*free_priv)(void *priv))
 		free(t->p[i]);
 	}
 	free(t->p);
+	pid_index__free(&t->by_pid);
 	free(t);
 }
 
@@ -113,16 +115,19 @@ uint32_t proc_table__prune_gone(struct proc_table *t, uint32_t after,
 	t->n = j;
 	if (t->cursor >= t->n)
 		t->cursor = 0;
+	if (n) {
+		/* oldest first: the newest of a pid wins (the index had room for them all) */
+		pid_index__clear(&t->by_pid);
+		for (uint32_t i = 0; i < t->n; i++)
+			pid_index__put(&t->by_pid, t->p[i]->pid, t->p[i]);
+	}
 	return n;
 }
 
 struct proc_info *proc_table__find(const struct proc_table *t, pid_t pid)
 {
-	/* newest first: a recycled PID is its latest process */
-	for (uint32_t i = t->n; i > 0; i--)
-		if (t->p[i - 1]->pid == pid)
-			return t->p[i - 1];
-	return NULL;
+	/* a recycled PID is its latest process */
+	return pid_index__get(&t->by_pid, pid);
 }
 
 struct proc_info *proc_table__add(struct proc_table *t, pid_t pid)
@@ -150,6 +155,10 @@ struct proc_info *proc_table__add(struct proc_table *t, pid_t pid)
 		target__comm(pid, comm, sizeof(comm));
 		if (strcmp(comm, "?"))	/* "?": gone; the mode may know its name otherwise */
 			memcpy(p->comm, comm, sizeof(comm));
+	}
+	if (pid_index__put(&t->by_pid, pid, p)) {
+		free(p);
+		return NULL;
 	}
 	t->p[t->n++] = p;
 	return p;

@@ -49,6 +49,9 @@ struct session {
 	struct symbolizer *sym;
 	struct tgt **t;		/* every process seen; stable pointers (the array grows) */
 	int nt, capt;
+	struct pid_index by_pid;	/* the newest tgt of each pid */
+	int ngone;		/* of them gone */
+	int pidfd_upto;		/* the tgts with pidfds (-p's) are among the first this many */
 	pid_t *thr;		/* threads of followed processes (traced: they may fork) */
 	int nthr, capthr;
 	uint32_t reused;	/* PIDs the kernel gave a second traced process (one note) */
@@ -101,11 +104,16 @@ bool session__stopping(const struct session *s)
 
 static struct tgt *tgt_of(struct session *s, pid_t pid)
 {
-	/* newest first: a recycled PID is its latest process */
-	for (int i = s->nt - 1; i >= 0; i--)
-		if (s->t[i]->pid == pid)
-			return s->t[i];
-	return NULL;
+	/* a recycled PID is its latest process */
+	return pid_index__get(&s->by_pid, pid);
+}
+
+/* t has exited (reaped, or not ours to reap). */
+static void tgt_gone(struct session *s, struct tgt *t)
+{
+	if (!t->gone)
+		s->ngone++;
+	t->gone = true;
 }
 
 static struct tgt *tgt_add(struct session *s, pid_t pid)
@@ -122,8 +130,10 @@ static struct tgt *tgt_add(struct session *s, pid_t pid)
 		s->capt = cap;
 	}
 	t = calloc(1, sizeof(*t));
-	if (!t)
+	if (!t || pid_index__put(&s->by_pid, pid, t)) {
+		free(t);
 		return NULL;
+	}
 	t->pid = pid;
 	t->pidfd = -1;
 	s->t[s->nt++] = t;
@@ -160,10 +170,7 @@ static bool all_done(struct session *s)
 {
 	if (s->o->all)
 		return false;	/* until -d, Ctrl-C or SIGTERM */
-	for (int i = 0; i < s->nt; i++)
-		if (!s->t[i]->gone)
-			return false;
-	return true;
+	return s->ngone == s->nt;
 }
 
 static const char *why_untraceable(struct session *s, pid_t pid)
@@ -228,7 +235,7 @@ static void on_exec(struct session *s, struct tgt *t)
 	t->await_exec = false;
 	err = s->ops->attach(s->m, t->pid, MODE_ATTACH_EXEC, &status);
 	if (err == -ESRCH) {
-		t->gone = true;
+		tgt_gone(s, t);
 		t->status = status;
 		retire(s, t->pid);
 		reaped(s, t->pid);
@@ -436,7 +443,7 @@ static void on_child_event(struct session *s, pid_t pid, int status)
 			finalize(s, t);	/* killed without an exit stop: from the attach snapshot */
 		retire(s, pid);
 		reaped(s, pid);
-		t->gone = true;
+		tgt_gone(s, t);
 		t->status = status;
 		if (pid == s->child) {
 			s->child_status = status;
@@ -662,12 +669,14 @@ static int setup_attach(struct session *s)
 		 * signal it gets would stop it until ebprof let it go on. */
 		if (!s->ops->ptrace_pid && !s->o->follow) {
 			t->pidfd = syscall(SYS_pidfd_open, pid, 0);
+			s->pidfd_upto = s->nt;
 		} else if (target__seize(pid, s->o->follow) == 0) {
 			t->traced = true;
 		} else {
 			pr_info(s->lc, "PID %d: cannot ptrace it (%s); its exit will not be held",
 				pid, strerror(errno));
 			t->pidfd = syscall(SYS_pidfd_open, pid, 0);
+			s->pidfd_upto = s->nt;
 		}
 		err = s->ops->attach(s->m, pid, MODE_ATTACH_PID, &st);
 		if (err == -ESRCH) {
@@ -703,7 +712,8 @@ static int setup_launch(struct session *s)
 	t->ppid = getpid();
 	err = s->ops->attach(s->m, pid, MODE_ATTACH_EXEC, &status);
 	if (err == -ESRCH) {
-		t->gone = t->done = true;
+		tgt_gone(s, t);
+		t->done = true;
 		s->child_status = status;
 		s->child_reaped = true;
 		return 0;
@@ -791,7 +801,7 @@ static int loop(struct session *s, int sfd, int tfd, int ifd)
 		pfd[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = tfd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = ifd, .events = POLLIN };
-		for (int i = 0; i < s->nt && n < 3 + SESSION_MAX_PIDS; i++) {
+		for (int i = 0; i < s->pidfd_upto && n < 3 + SESSION_MAX_PIDS; i++) {
 			if (s->t[i]->pidfd < 0 || s->t[i]->gone)
 				continue;
 			map[n - 3] = i;
@@ -837,7 +847,7 @@ static int loop(struct session *s, int sfd, int tfd, int ifd)
 				continue;
 			finalize(s, t);
 			reaped(s, t->pid);
-			t->gone = true;
+			tgt_gone(s, t);
 		}
 	}
 	session__clear_progress(s);
@@ -1159,6 +1169,7 @@ out:
 		free(s.t[i]);
 	}
 	free(s.t);
+	pid_index__free(&s.by_pid);
 	free(s.thr);
 	if (s.child && !s.child_reaped)
 		await_child(&s);

@@ -1,9 +1,10 @@
-/* Small helpers any module may use: whole-file reads, the monotonic clock. */
+/* Small helpers any module may use: whole-file reads, the monotonic clock, a pid index. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include "util/util.h"
@@ -73,4 +74,67 @@ void util_rcu_grace(unsigned fallback_ms)
 		return;
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
+}
+
+static uint32_t pid_home(int32_t pid, uint32_t cap)
+{
+	return (uint32_t)util_hash_u64((uint32_t)pid) & (cap - 1);
+}
+
+static struct pid_slot *pid_find(const struct pid_index *x, int32_t pid)
+{
+	for (uint32_t i = pid_home(pid, x->cap);; i = (i + 1) & (x->cap - 1))
+		if (!x->slot[i].used || x->slot[i].pid == pid)
+			return &x->slot[i];
+}
+
+int pid_index__put(struct pid_index *x, int32_t pid, void *v)
+{
+	struct pid_slot *e;
+
+	if ((x->n + 1) * 2 > x->cap) {
+		uint32_t cap = x->cap ? x->cap * 2 : 64;
+		struct pid_index bigger = { .cap = cap, .slot = calloc(cap, sizeof(*x->slot)) };
+
+		if (!bigger.slot)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < x->cap; i++)
+			if (x->slot[i].used) {
+				*pid_find(&bigger, x->slot[i].pid) = x->slot[i];
+				bigger.n++;
+			}
+		free(x->slot);
+		*x = bigger;
+	}
+	e = pid_find(x, pid);
+	if (!e->used) {
+		e->pid = pid;
+		e->used = 1;
+		x->n++;
+	}
+	e->v = v;
+	return 0;
+}
+
+void *pid_index__get(const struct pid_index *x, int32_t pid)
+{
+	const struct pid_slot *e;
+
+	if (!x->cap)
+		return NULL;
+	e = pid_find(x, pid);
+	return e->used ? e->v : NULL;
+}
+
+void pid_index__clear(struct pid_index *x)
+{
+	if (x->cap)
+		memset(x->slot, 0, x->cap * sizeof(*x->slot));
+	x->n = 0;
+}
+
+void pid_index__free(struct pid_index *x)
+{
+	free(x->slot);
+	*x = (struct pid_index){ 0 };
 }

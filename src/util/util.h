@@ -25,6 +25,25 @@ uint64_t util_mono_ns(void);
  * it is refused: then a sleep of fallback_ms. */
 void util_rcu_grace(unsigned fallback_ms);
 
+/* pid -> pointer, for tables that keep every process of a run (a launched build makes tens of
+ * thousands, and a scan of them per event made the session's work grow as their square): the
+ * newest put of a pid wins (a recycled PID is its latest process). No removal: clear it and put
+ * again what is kept. Zero-initialized is empty. */
+struct pid_index {
+	uint32_t n, cap;		/* entries, slots (a power of two, or 0) */
+	struct pid_slot {
+		int32_t pid;
+		uint32_t used;
+		void *v;
+	} *slot;
+};
+
+/* 0, or -ENOMEM (the index is then unchanged). */
+int pid_index__put(struct pid_index *x, int32_t pid, void *v);
+void *pid_index__get(const struct pid_index *x, int32_t pid);
+void pid_index__clear(struct pid_index *x);
+void pid_index__free(struct pid_index *x);
+
 /* FNV-1a over bytes: strings and short keys. */
 static inline uint64_t util_hash_bytes(const void *p, size_t len)
 {

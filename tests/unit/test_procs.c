@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "core/procs.h"
+#include "util/util.h"
 #include "symbolize/symbolize.h"
 
 /* A page of this program's file mapped as code anew (as a dlopen maps a library's) */
@@ -225,6 +226,35 @@ static void test_prune_gone(void **state)
 	proc_table__free(t, NULL);
 }
 
+/* util's pid index: every pid found after the table grew, the newest put of a pid wins, pid 0
+ * and negative ones are keys like any other, a cleared index is empty. */
+static void test_pid_index(void **state)
+{
+	struct pid_index x = { 0 };
+	static int v[20000];
+
+	(void)state;
+	assert_null(pid_index__get(&x, 1));
+	for (int i = 0; i < 20000; i++)
+		assert_int_equal(pid_index__put(&x, i * 7 - 5, &v[i]), 0);
+	assert_int_equal(x.n, 20000);
+	for (int i = 0; i < 20000; i++)
+		assert_ptr_equal(pid_index__get(&x, i * 7 - 5), &v[i]);
+	assert_null(pid_index__get(&x, 3));
+	assert_int_equal(pid_index__put(&x, 2, &v[5]), 0);	/* 2 = 1 * 7 - 5: again */
+	assert_ptr_equal(pid_index__get(&x, 2), &v[5]);
+	assert_int_equal(x.n, 20000);
+	assert_int_equal(pid_index__put(&x, 0, &v[9]), 0);
+	assert_ptr_equal(pid_index__get(&x, 0), &v[9]);
+	pid_index__clear(&x);
+	assert_null(pid_index__get(&x, 2));
+	assert_null(pid_index__get(&x, 0));
+	assert_int_equal(pid_index__put(&x, 2, &v[1]), 0);
+	assert_ptr_equal(pid_index__get(&x, 2), &v[1]);
+	pid_index__free(&x);
+	assert_null(pid_index__get(&x, 2));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +262,7 @@ int main(void)
 		cmocka_unit_test(test_code_kept_past_a_half_mapped_look),
 		cmocka_unit_test(test_snapshot_some_follows_marks),
 		cmocka_unit_test(test_prune_gone),
+		cmocka_unit_test(test_pid_index),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
