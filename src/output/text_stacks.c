@@ -24,7 +24,7 @@ struct tstacks {
 	const struct output_opts *o;
 	FILE *f;
 	int key;		/* the type ranked by */
-	int64_t total;		/* its sum over every sample */
+	int64_t total;		/* its total (profile__type_total: the processes' exact ones) */
 };
 
 /* One function (or unsymbolized frame) by its display name. */
@@ -102,10 +102,10 @@ static void print_header(const struct tstacks *t)
 	if (p->ntypes)
 		fputs("  Totals:   ", t->f);
 	for (i = 0; i < p->ntypes; i++) {
-		int64_t sum = 0;
+		/* the processes' exact totals where the mode keeps them (io, lock), which a full
+		 * stack table does not make short */
+		int64_t sum = profile__type_total(p, i);
 
-		for (uint32_t j = 0; j < p->nsamples; j++)
-			sum += p->samples[j].values[i];
 		fprintf(t->f, "%s %s %s", i ? "," : "", p->types[i].type,
 			render__amount(sum, p->types[i].unit, buf, sizeof(buf)));
 		/* the exact number, for checking against other tools */
@@ -573,6 +573,17 @@ static int print_processes(const struct tstacks *t)
 		for (uint32_t j = 0; j < p->ntypes; j++)
 			ps[at - pids].v[j] += s->values[j];
 	}
+	/* a process's exact totals, where the mode keeps them apart from its samples (io, lock:
+	 * a full stack table loses samples, not totals) */
+	for (k = 0; k < n; k++) {
+		const struct prof_process *proc = profile__find_process(p, pids[k]);
+		uint64_t v;
+
+		for (uint32_t j = 0; proc && j < p->ntypes; j++)
+			if (p->types[j].proc_stat &&
+			    prof_process__stat(proc, p->types[j].proc_stat, &v))
+				ps[k].v[j] = (int64_t)v;
+	}
 	fputc('\n', t->f);
 	if (!n) {
 		heading(t, "Processes: none");
@@ -641,8 +652,9 @@ int render__text_stacks(const struct profile *p, const struct output_opts *o, FI
 	if (err)
 		return err;
 	if (p->ntypes) {
-		for (uint32_t i = 0; i < p->nsamples; i++)
-			t.total += p->samples[i].values[t.key];
+		/* shares of everything counted: of the processes' exact totals where the mode
+		 * keeps them, so that stacks a full table lost are not shared out among the rest */
+		t.total = profile__type_total(p, (uint32_t)t.key);
 		if (p->ngroups) {
 			err = print_stacks(&t);
 			if (!err)

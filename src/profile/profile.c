@@ -442,6 +442,36 @@ int profile__type_index(const struct profile *p, const char *type)
 	return -1;
 }
 
+int profile__set_type_proc_stat(struct profile *p, const char *type, const char *stat)
+{
+	int i = profile__type_index(p, type);
+
+	if (i < 0)
+		return -ENOENT;
+	return intern_into(p, &p->types[i].proc_stat, stat);
+}
+
+int64_t profile__type_total(const struct profile *p, uint32_t i)
+{
+	const char *stat = i < p->ntypes ? p->types[i].proc_stat : NULL;
+	int64_t sum = 0;
+	uint64_t v;
+
+	if (i >= p->ntypes)
+		return 0;
+	for (uint32_t j = 0; j < p->nsamples; j++) {
+		const struct prof_process *proc = stat ? profile__find_process(p, p->samples[j].pid)
+						       : NULL;
+
+		if (!proc || !prof_process__stat(proc, stat, NULL))
+			sum += p->samples[j].values[i];
+	}
+	for (uint32_t k = 0; stat && k < p->nprocesses; k++)
+		if (prof_process__stat(&p->processes[k], stat, &v))
+			sum += (int64_t)v;
+	return sum;
+}
+
 const char *const prof_leak_class_names[PROF_LEAK__COUNT] = {
 	[PROF_LEAK_DEFINITE] = "definite",
 	[PROF_LEAK_INDIRECT] = "indirect",

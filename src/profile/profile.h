@@ -21,6 +21,10 @@
 struct prof_value_type {
 	const char *type;	/* e.g. "alloc_space" */
 	const char *unit;	/* e.g. "bytes" */
+	/* the process statistic that holds each process's exact total of this type, when the
+	 * samples may not (io, lock: a full per-stack table loses samples, never a process's
+	 * totals), or NULL: the process's samples are its total. Not in pprof. */
+	const char *proc_stat;
 };
 
 struct prof_function {
@@ -343,6 +347,12 @@ int profile__add_type(struct profile *p, const char *type, const char *unit);
 int profile__type_index(const struct profile *p, const char *type);
 /* Make `type` the default sample type (what reports sort by); -ENOENT if there is no such type. */
 int profile__set_default_type(struct profile *p, const char *type);
+/* Each process's total of `type` is its statistic `stat` (prof_value_type.proc_stat); -ENOENT
+ * if there is no such type. */
+int profile__set_type_proc_stat(struct profile *p, const char *type, const char *stat);
+/* The total of type i over every process: the exact per-process totals where there are, the
+ * samples elsewhere. */
+int64_t profile__type_total(const struct profile *p, uint32_t i);
 
 /* The interning functions below return an index, or PROF_NONE with errno set (ENOMEM, or
  * EINVAL for a NULL name/file or an index out of range). */

@@ -79,6 +79,36 @@ static void test_text(void **state)
 	free(out);
 }
 
+/* A process's row and the Totals come from its statistic when the sample type names one (a
+ * full stack table lost samples, not the process's totals), from its samples otherwise. */
+static void test_process_totals(void **state)
+{
+	struct output_opts o = { .top = 10 };
+	struct profile *p = io_fixture();
+	struct prof_process *proc;
+	size_t len;
+	char *out;
+
+	assert_int_equal(profile__set_type_proc_stat(p, "requests", "requests"), 0);
+	assert_int_equal(profile__set_type_proc_stat(p, "nothing", "requests"), -ENOENT);
+	/* db's 500 requests more than its stacks kept; dd's 7, none of its stacks kept */
+	proc = profile__find_process(p, 300);
+	assert_int_equal(prof_process__add_stat(p, proc, "requests", 500), 0);
+	proc = profile__add_process(p, 400, "dd", NULL);
+	assert_int_equal(prof_process__add_stat(p, proc, "requests", 7), 0);
+	assert_int_equal(profile__type_total(p, 0), 2597 + 10 + 7);
+	/* latency names no statistic: its samples */
+	assert_int_equal(profile__type_total(p, 2), 147900000);
+	out = render(&output_text, p, &o, &len);
+	assert_non_null(strstr(out, "  Totals:    requests 2614, io_bytes 13.9 MiB"));
+	assert_non_null(strstr(out, "       300  db                         2597       13.8 MiB"
+				    "       144.9 ms        14.1 ms  98.0%\n"));
+	assert_non_null(strstr(out, "       400  dd                            7            0 B"
+				    "           0 ns           0 ns   0.0%\n"));
+	free(out);
+	profile__free(p);
+}
+
 static void test_json(void **state)
 {
 	char *out = golden_of(&output_json, "tests/golden/io.json", NULL), *path, *cmd;
@@ -234,6 +264,7 @@ int main(void)
 		cmocka_unit_test(test_hist),
 		cmocka_unit_test(test_groups),
 		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_process_totals),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_csv_folded),
 		cmocka_unit_test(test_svg_speedscope_html),
