@@ -57,6 +57,16 @@ struct io_val {
 	__u64 queue_ns;		/* start -> issue to the driver */
 };
 
+/* What one process (by tgid) started, every request counted whatever the per-stack table could
+ * keep: its row in the report. */
+struct io_proc {
+	__u64 requests;
+	__u64 bytes;		/* of the operations that move data */
+	__u64 discard_bytes;	/* discard, secure erase, write zeroes: a range, no data */
+	__u64 latency_ns;	/* sums */
+	__u64 queue_ns;
+};
+
 /* Histograms of one (disk, operation). Latencies: slot 0 counts 0 ns; a value v > 0 with
  * b = floor(log2 v) < IO_LAT_POW counts in slot 1 + b * IO_LAT_SUB + j, j the IO_LAT_SUB_BITS
  * bits after v's leading one (profile/profile.h's struct prof_hist); larger values in the
@@ -123,6 +133,7 @@ enum io_stat {
 	IO_STAT_INFLIGHT_BUSY,	/* it was locked by the program this one interrupted: same */
 	IO_STAT_STACKS_FULL,	/* a stack not interned: its request counts without it */
 	IO_STAT_COUNTS_FULL,	/* the per-stack table was full: not counted per stack */
+	IO_STAT_PROCS_FULL,	/* the per-process table was full: in no process's totals */
 	IO_STAT_DEVS_FULL,	/* the (disk, operation) table was full: not in the histograms */
 	IO_STAT_NOTES_FULL,	/* -a: a new process not announced: it may stay unsymbolized */
 	IO_STAT_UNSEEN,		/* a request ended without a completion event: not counted */

@@ -10,8 +10,9 @@
  *   block_io_done     the kernel's accounting ends: a request still open here is done too
  *
  * Per request, one entry in `inflight` from start to completion; at completion its numbers
- * are added to the (process, operation, stacks, disk) counters and to the (disk, operation)
- * histograms, and the entry goes. Nothing is sent per request; userspace reads the tables
+ * are added to the (process, operation, stacks, disk) counters, to its process's totals (exact
+ * when the per-stack table is full) and to the (disk, operation) histograms, and the entry
+ * goes. Nothing is sent per request; userspace reads the tables
  * at the end, after io_sweep has told the requests whose completion went unseen from those
  * still in flight when tracing stopped.
  */
@@ -72,6 +73,14 @@ struct {
 	__type(value, struct stack_trace);
 } stacks SEC(".maps");
 
+/* Each process's totals (by tgid): its row in the report, exact whatever --max-stacks kept */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);	/* sized by the collector */
+	__type(key, __u32);
+	__type(value, struct io_proc);
+} procs SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 256);
@@ -110,6 +119,7 @@ struct {
 } scratch SEC(".maps");
 
 static const struct io_val zero_val;
+static const struct io_proc zero_proc;
 static const struct io_dev_val zero_dev;
 
 /* kernels before 5.16 kept the disk in the request itself */
@@ -317,8 +327,9 @@ static __always_inline void finish(struct request *rq, __u8 error)
 	struct io_dev_key dk;
 	struct io_dev_val *d;
 	struct io_req *p, r;
+	struct io_proc *pv;
 	struct io_val *v;
-	__u32 s;
+	__u32 s, op;
 
 	p = bpf_map_lookup_elem(&inflight, &rqk);
 	/* whoever marks it done counts it (block_io_done after block_rq_complete, or on another
@@ -347,9 +358,23 @@ static __always_inline void finish(struct request *rq, __u8 error)
 	} else {
 		count_stat(IO_STAT_COUNTS_FULL);
 	}
+	/* the process's totals do not depend on the per-stack table having room */
+	op = IO_AUX_OP(r.key.stack.aux);
+	pv = lookup_or_init(&procs, &r.key.stack.tgid, &zero_proc);
+	if (pv) {
+		__sync_fetch_and_add(&pv->requests, 1);
+		if (op == IO_OP_DISCARD || op == IO_OP_SECURE_ERASE || op == IO_OP_WRITE_ZEROES)
+			__sync_fetch_and_add(&pv->discard_bytes, r.bytes);
+		else
+			__sync_fetch_and_add(&pv->bytes, r.bytes);
+		__sync_fetch_and_add(&pv->latency_ns, lat);
+		__sync_fetch_and_add(&pv->queue_ns, queue);
+	} else {
+		count_stat(IO_STAT_PROCS_FULL);
+	}
 
 	dk.dev = r.key.dev;
-	dk.op = IO_AUX_OP(r.key.stack.aux);
+	dk.op = op;
 	d = lookup_or_init(&devstats, &dk, &zero_dev);
 	if (!d) {
 		count_stat(IO_STAT_DEVS_FULL);

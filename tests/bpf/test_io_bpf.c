@@ -50,14 +50,15 @@ __attribute__((noinline)) static int direct_reads(int fd, void *buf)
 	return 0;
 }
 
-/* Fork a child that waits for a byte on a pipe, then reads the file NREADS times with
- * O_DIRECT; attach io to it, let it go, tick until it exits, and read everything out. */
-static struct profile *run_reads(struct io_opts *o, pid_t *child)
+/* Fork nchild children that wait for a byte on a pipe, then read the file NREADS times each
+ * with O_DIRECT; attach io to them, let them go, tick until they exit, and read everything
+ * out. */
+static struct profile *run_readers(struct io_opts *o, int nchild, pid_t *child)
 {
 	struct log_ctx lc = { .prog = "test_io_bpf", .verbose = getenv("TEST_VERBOSE") ? 2 : 0 };
 	struct symbolizer_opts so = { .no_lines = true };
 	struct session_env env = { .lc = &lc };
-	int go[2], status = -1;
+	int go[2], status = -1, left = nchild;
 	uint64_t last = 0;
 	void *m;
 	pid_t pid;
@@ -71,43 +72,55 @@ static struct profile *run_reads(struct io_opts *o, pid_t *child)
 	m = io_mode_ops.open(&env, o);
 	assert_non_null(m);
 
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		void *buf;
-		char c;
-		int fd = open(path, O_RDONLY | O_DIRECT);
+	for (int i = 0; i < nchild; i++) {
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			void *buf;
+			char c;
+			int fd = open(path, O_RDONLY | O_DIRECT);
 
-		close(go[1]);
-		if (fd < 0 || posix_memalign(&buf, BS, BS) || read(go[0], &c, 1) != 1)
-			_exit(2);
-		_exit(direct_reads(fd, buf));
+			close(go[1]);
+			if (fd < 0 || posix_memalign(&buf, BS, BS) || read(go[0], &c, 1) != 1)
+				_exit(2);
+			_exit(direct_reads(fd, buf));
+		}
+		child[i] = pid;
+		assert_int_equal(io_mode_ops.attach(m, pid, MODE_ATTACH_PID, &status), 0);
 	}
 	close(go[0]);
-	assert_int_equal(io_mode_ops.attach(m, pid, MODE_ATTACH_PID, &status), 0);
-	assert_int_equal(write(go[1], "x", 1), 1);
+	for (int i = 0; i < nchild; i++)
+		assert_int_equal(write(go[1], "x", 1), 1);
 	close(go[1]);
-	for (;;) {
+	while (left) {
 		uint64_t now = mono_ns();
 		bool second = now - last > 200000000ull;
 
 		if (second)
 			last = now;
 		io_mode_ops.tick(m, now - env.start_ns, second);
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			break;
+		pid = waitpid(-1, &status, WNOHANG);
+		if (pid > 0) {
+			assert_true(WIFEXITED(status));
+			assert_int_equal(WEXITSTATUS(status), 0);
+			left--;
+			continue;
+		}
 		usleep(10000);
 	}
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
 	io_mode_ops.stop(m);
-	io_mode_ops.finalize(m, pid, false);
+	for (int i = 0; i < nchild; i++)
+		io_mode_ops.finalize(m, child[i], false);
 	io_mode_ops.finish(m);
 	io_mode_ops.detach(m);
 	io_mode_ops.close(m);
 	symbolizer__free(env.sym);
-	*child = pid;
 	return env.prof;
+}
+
+static struct profile *run_reads(struct io_opts *o, pid_t *child)
+{
+	return run_readers(o, 1, child);
 }
 
 static bool has_function(const struct profile *p, const struct prof_sample *s, const char *fn)
@@ -226,6 +239,65 @@ static void test_completions_unseen(void **state)
 	assert_int_equal(inflight, 0);
 	assert_string_equal(profile__info(p, "in_flight"), "0");
 	assert_int_equal(profile__drop(p, "completion_unseen"), NREADS);
+	profile__free(p);
+}
+
+static bool has_note(const struct profile *p, const char *text)
+{
+	for (uint32_t i = 0; i < p->nnotes; i++)
+		if (strstr(p->notes[i], text))
+			return true;
+	return false;
+}
+
+static uint64_t proc_stat(const struct profile *p, pid_t pid, const char *name)
+{
+	const struct prof_process *proc = profile__find_process(p, pid);
+	uint64_t v = 0;
+
+	return proc && prof_process__stat(proc, name, &v) ? v : 0;
+}
+
+/* Each process's totals do not depend on the stack table: with one slot for stacks, the
+ * child's row still has every request, its stacks counted lost. With room for one process's
+ * totals, two children: the second child's requests are process_totals_full drops, said in a
+ * note, and its stacks are still there. */
+static void test_process_totals(void **state)
+{
+	struct io_opts o = { .max_stacks = 1, .no_kthreads = true };
+	uint64_t unseen, rows, drop;
+	int64_t samples = 0;
+	struct profile *p;
+	pid_t pid[2];
+
+	if (!file_disk)
+		skip();
+	p = run_reads_seen(&o, pid);
+	unseen = profile__drop(p, "completion_unseen");
+	assert_true(profile__drop(p, "count_table_full") + profile__drop(p, "stack_table_full") > 0);
+	assert_int_equal(proc_stat(p, pid[0], "requests") + unseen, NREADS);
+	assert_int_equal(proc_stat(p, pid[0], "io_bytes") + unseen * BS, NREADS * BS);
+	assert_true(proc_stat(p, pid[0], "latency_ns") > proc_stat(p, pid[0], "queue_ns"));
+	assert_int_equal(profile__drop(p, "process_totals_full"), 0);
+	profile__free(p);
+
+	o.max_stacks = 1024;
+	o.max_procs = 1;
+	p = run_readers(&o, 2, pid);
+	unseen = profile__drop(p, "completion_unseen");
+	drop = profile__drop(p, "process_totals_full");
+	rows = proc_stat(p, pid[0], "requests") + proc_stat(p, pid[1], "requests");
+	for (uint32_t i = 0; i < p->nsamples; i++)
+		samples += p->samples[i].values[0];
+	print_message("rows %llu, process_totals_full %llu, unseen %llu, samples %lld\n",
+		      (unsigned long long)rows, (unsigned long long)drop,
+		      (unsigned long long)unseen, (long long)samples);
+	/* one child's row, the other's requests dropped from the rows, every one in the stacks */
+	assert_true(drop > 0);
+	assert_true(!proc_stat(p, pid[0], "requests") || !proc_stat(p, pid[1], "requests"));
+	assert_int_equal(rows + drop + unseen, 2 * NREADS);
+	assert_int_equal(samples + unseen, 2 * NREADS);
+	assert_true(has_note(p, "processes' totals (1) was full"));
 	profile__free(p);
 }
 
@@ -368,6 +440,7 @@ int main(void)
 		cmocka_unit_test(test_legacy_tracepoints),
 		cmocka_unit_test(test_completions_unseen),
 		cmocka_unit_test(test_device_filter),
+		cmocka_unit_test(test_process_totals),
 	};
 
 	if (geteuid() != 0) {

@@ -98,6 +98,52 @@ requests (completion_unseen: heavy I/O load), in the others something else read 
 	skip "something else read from $DISK during each of 5 runs: /sys/block/$DISK/stat is not dd's alone"
 }
 
+@test "io: a full stack table (--max-stacks 1) costs stacks, not totals: each of 4 dd's 300 reads in its row, as bpftrace's block_rq_issue counts them" {
+	var_tmp_disk
+	make_file "$VT/f" 300
+	# the oracle: every dd's requests issued, by process (O_DIRECT reads are issued in the
+	# reader's context); keyed by pid, so others' dd on the machine do not mix in
+	start_bpftrace 'BEGIN { printf("ready\n"); }
+		tracepoint:block:block_rq_issue /comm == "dd"/ { @n[pid] = count(); @b[pid] = sum(args->bytes); }'
+	for try in 1 2 3; do
+		x=$T/x$try
+		run "$EBPROF" io -q --max-stacks 1 -o "$x.json" -o "$x.txt" -o "$x.html" -- sh -c "
+			for i in 1 2 3 4; do
+				dd if='$VT/f' of=/dev/null bs=4096 count=300 iflag=direct status=none
+			done"
+		[ "$status" -eq 0 ]
+		completions_lost "$x.json" || break
+		lost=1
+	done
+	stop_bpftrace
+	[ -z "${lost:-}" ] || [ "$try" -lt 3 ] || skip_lost
+	jq -c '.processes[] | {pid, comm, requests, io_bytes}' "$x.json"
+	jq -c '{drops: .drops | with_entries(select(.value > 0)), totals, requests: .info.requests}' "$x.json"
+	# the table was full: stacks were lost (before, the processes' rows with them: 300 of the
+	# 1,200 requests, one dd of 4)
+	jqe '[.processes[] | select(.comm == "dd") | .pid] as $dd
+		| [.sites[] | select(.pid as $p | $dd | any(. == $p)) | .requests] | add // 0
+		| . < 1200' "$x.json"
+	# every dd in its row with its 300 reads, exactly as bpftrace saw them issued
+	[ "$(jq '[.processes[] | select(.comm == "dd")] | length' "$x.json")" -eq 4 ]
+	for pid in $(jq '.processes[] | select(.comm == "dd") | .pid' "$x.json"); do
+		r() { jq --argjson p "$pid" ".processes[] | select(.pid == \$p) | .$1" "$x.json"; }
+		echo "dd $pid: ebprof $(r requests) requests $(r io_bytes) bytes; bpftrace $(bt n "$pid") $(bt b "$pid")"
+		[ "$(r requests)" -eq 300 ] && [ "$(bt n "$pid")" -eq 300 ]
+		[ "$(r io_bytes)" -eq 1228800 ] && [ "$(bt b "$pid")" -eq 1228800 ]
+		r latency_ns | grep -qE '^[1-9][0-9]*$'
+		# the same row in the text and the HTML reports
+		grep -qE "^ +$pid +dd +300 +1\.2 MiB " "$x.txt"
+		grep -q "<td class=\"num\" data-v=\"$pid\">$pid</td><td>dd</td><td class=\"num\" data-v=\"300\">300</td><td class=\"num\" data-v=\"1228800\">" "$x.html"
+	done
+	# stacks were dropped by count (the table was full); no process's totals
+	jqe '.drops.count_table_full > 0 and .drops.process_totals_full == 0' "$x.json"
+	# every request counted is in some process's totals, and the text report's Totals say so
+	jqe '.totals.requests == (.info.requests | tonumber)' "$x.json"
+	grep -qE "^  Totals: +requests $(jq -r .info.requests "$x.json")," "$x.txt"
+	grep -q "in the disks' and the processes' numbers but not in any stack's" "$x.txt"
+}
+
 @test "io: requests merged into a neighbour are counted merged (within bpftrace's block_rq_merge), not completion_unseen" {
 	var_tmp_disk
 	make_file "$VT/f" 16384

@@ -37,6 +37,7 @@
 #define MAX_COMMS	32768	/* processes named (-a sees every one) */
 #define MAX_INFLIGHT	16384	/* requests in flight at once (a queue holds 64-2048) */
 #define MAX_DEVSTATS	256	/* (disk, operation) pairs */
+#define MAX_PROCS	32768	/* processes with totals (-a sees every one) */
 #define MAX_LOCS	(1 + 2 * STACK_MAX_DEPTH)
 
 static const char *const stat_names[IO_STAT__COUNT] = {
@@ -46,6 +47,7 @@ static const char *const stat_names[IO_STAT__COUNT] = {
 	[IO_STAT_INFLIGHT_BUSY] = "inflight_table_busy",
 	[IO_STAT_STACKS_FULL] = "stack_table_full",
 	[IO_STAT_COUNTS_FULL] = "count_table_full",
+	[IO_STAT_PROCS_FULL] = "process_totals_full",
 	[IO_STAT_DEVS_FULL] = "device_table_full",
 	[IO_STAT_NOTES_FULL] = "process_notes_lost",
 	[IO_STAT_UNSEEN] = "completion_unseen",
@@ -183,6 +185,12 @@ static int set_types(struct profile *prof)
 	err = err ?: profile__add_type(prof, "io_bytes", "bytes");
 	err = err ?: profile__add_type(prof, "latency", "nanoseconds");
 	err = err ?: profile__add_type(prof, "queue", "nanoseconds");
+	/* a process's row is its exact totals (the kernel's `procs`), not what the per-stack
+	 * table kept */
+	err = err ?: profile__set_type_proc_stat(prof, "requests", "requests");
+	err = err ?: profile__set_type_proc_stat(prof, "io_bytes", "io_bytes");
+	err = err ?: profile__set_type_proc_stat(prof, "latency", "latency_ns");
+	err = err ?: profile__set_type_proc_stat(prof, "queue", "queue_ns");
 	return err ?: profile__set_default_type(prof, "latency");
 }
 
@@ -222,6 +230,7 @@ static void *io_open(const struct session_env *env, void *opts)
 	bpf_map__set_max_entries(sk->maps.comms, MAX_COMMS);
 	bpf_map__set_max_entries(sk->maps.inflight, MAX_INFLIGHT);
 	bpf_map__set_max_entries(sk->maps.devstats, MAX_DEVSTATS);
+	bpf_map__set_max_entries(sk->maps.procs, o->max_procs ? o->max_procs : MAX_PROCS);
 	bpf_map__set_max_entries(sk->maps.counts, o->max_stacks);
 	bpf_map__set_max_entries(sk->maps.stacks, o->max_stacks);
 	collector__size_notes(sk->maps.notes, env->all);
@@ -373,6 +382,74 @@ static void leaf_name(uint32_t aux, const char *disk, char *buf, size_t len)
 		snprintf(buf + n, len - n, ")");
 }
 
+/* ---- processes -------------------------------------------------------------------------- */
+
+/* One process's totals into its row: every request it started, whatever the per-stack table
+ * kept (a full one cost stacks, and made the rows and totals short too). */
+static int add_proc(struct io_collector *c, struct profile *prof, __u32 tgid,
+		    const struct io_proc *v, bool exec, bool take)
+{
+	struct proc_info *p = report_proc(c, tgid, exec || take);
+	struct prof_process *pp;
+	struct io_kthread *kt;
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	pp = profile__add_process(prof, p->pid, p->comm[0] ? p->comm : NULL, p->cmdline);
+	if (!pp)
+		return -errno;
+	err = prof_process__add_stat(prof, pp, "requests", v->requests);
+	err = err ?: prof_process__add_stat(prof, pp, "io_bytes", v->bytes);
+	if (v->discard_bytes)
+		err = err ?: prof_process__add_stat(prof, pp, "discard_bytes", v->discard_bytes);
+	err = err ?: prof_process__add_stat(prof, pp, "latency_ns", v->latency_ns);
+	err = err ?: prof_process__add_stat(prof, pp, "queue_ns", v->queue_ns);
+	/* a window's kernel threads are not noted */
+	kt = take ? NULL : p->priv;
+	if (kt) {
+		kt->requests += v->requests;
+		kt->bytes += v->bytes;
+	}
+	return err;
+}
+
+struct procs_read {
+	struct io_collector *c;
+	struct profile *prof;
+	bool take;
+};
+
+static int on_proc(const void *k, const void *v, void *ctx)
+{
+	const struct procs_read *r = ctx;
+
+	return add_proc(r->c, r->prof, *(const __u32 *)k, v, false, r->take);
+}
+
+/* The processes' totals into prof: process `only`'s, taken out of the kernel (an exec: it
+ * counts on from 0 under its new program); every process's, taken out at once (`take`: a
+ * window), or read (the end). */
+static int drain_procs(struct io_collector *c, struct profile *prof, pid_t only, bool take)
+{
+	int fd = bpf_map__fd(c->skel->maps.procs), err;
+	struct procs_read r = { .c = c, .prof = prof, .take = take };
+	struct io_proc v;
+	__u32 k = only;
+
+	if (only)
+		err = bpf_map_lookup_and_delete_elem(fd, &k, &v) ? (errno == ENOENT ? 0 : -errno)
+								 : add_proc(c, prof, k, &v, true, false);
+	else if (take)
+		err = bpfutil__map_take(fd, sizeof(__u32), sizeof(v), on_proc, &r);
+	else
+		err = bpfutil__map_for_each(fd, sizeof(__u32), sizeof(v), on_proc, &r);
+	if (err)
+		pr_warn(c->lc, "reading the processes' totals failed: %s; the processes' rows may "
+			"be incomplete", strerror(-err));
+	return err;
+}
+
 /* Move the counts of process `only` (0: every process) into prof: the request's leaf frame,
  * its kernel frames where it started, then its user frames; `remove`: delete them from the
  * kernel (an exec: the same process counts on under its new program); `take`: every
@@ -412,7 +489,6 @@ static int drain(struct io_collector *c, struct profile *prof, pid_t only, bool 
 		if (p && take && !p->sp)
 			proc_table__snapshot(c->base.procs, p);
 		struct io_kthread *kt;
-		struct prof_process *pp;
 		uint32_t n = 0;
 
 		if (!p) {
@@ -432,29 +508,21 @@ static int drain(struct io_collector *c, struct profile *prof, pid_t only, bool 
 			err = -errno;
 			break;
 		}
-		pp = profile__add_process(prof, p->pid, p->comm[0] ? p->comm : NULL, p->cmdline);
-		if (pp) {
-			prof_process__add_stat(prof, pp, "requests", e->v.requests);
-			prof_process__add_stat(prof, pp, "io_bytes", data ? e->v.bytes : 0);
-			if (!data)
-				prof_process__add_stat(prof, pp, "discard_bytes", e->v.bytes);
-			prof_process__add_stat(prof, pp, "latency_ns", e->v.latency_ns);
-			prof_process__add_stat(prof, pp, "queue_ns", e->v.queue_ns);
+		/* its row comes from its totals (drain_procs) */
+		if (!profile__add_process(prof, p->pid, p->comm[0] ? p->comm : NULL, p->cmdline)) {
+			err = -errno;
+			break;
 		}
 		kt = take ? NULL : p->priv;
-		if (kt) {
-			kt->requests += e->v.requests;
-			kt->bytes += data ? e->v.bytes : 0;
-			if (!kt->role)
-				kt->role = kthread_role(prof, locs, n);
-		}
+		if (kt && !kt->role)
+			kt->role = kthread_role(prof, locs, n);
 		if (remove)
 			bpf_map_delete_elem(fd, &e->k);
 	}
 	if (err)
 		pr_warn(c->lc, "building the profile failed: %s", strerror(-err));
 	free(ents);
-	return err;
+	return err ?: drain_procs(c, prof, only, take);
 }
 
 /* ---- disks and operations --------------------------------------------------------------- */
@@ -782,10 +850,15 @@ static void io_finish(void *m)
 					  "without them; raise --max-stacks", (unsigned long long)n,
 					  c->opts.max_stacks);
 		else if (s == IO_STAT_COUNTS_FULL)
-			profile__add_note(prof, "%llu requests are in the disks' numbers but not "
-					  "in any stack's: the table of (process, stacks) was full "
-					  "(--max-stacks %u); raise --max-stacks",
+			profile__add_note(prof, "%llu requests are in the disks' and the processes' "
+					  "numbers but not in any stack's: the table of (process, "
+					  "stacks) was full (--max-stacks %u); raise --max-stacks",
 					  (unsigned long long)n, c->opts.max_stacks);
+		else if (s == IO_STAT_PROCS_FULL)
+			profile__add_note(prof, "%llu requests are in no process's totals (the "
+					  "processes' rows and totals are short by them): the table of "
+					  "processes' totals (%u) was full", (unsigned long long)n,
+					  c->opts.max_procs ? c->opts.max_procs : MAX_PROCS);
 		else if (s == IO_STAT_DEVS_FULL)
 			profile__add_note(prof, "%llu requests are in the stacks' numbers but not "
 					  "in the disks' histograms: more than %d (disk, operation) "

@@ -13,6 +13,7 @@
 
 struct io_opts {
 	uint32_t max_stacks;	/* --max-stacks: distinct stacks, (process, stacks) counters */
+	uint32_t max_procs;	/* tests: processes with totals (0: the default) */
 	bool no_kthreads;	/* --no-kthreads: with targets, no kernel thread's requests */
 	uint32_t ndevs;		/* --device: only these disks */
 	uint32_t devs[IO_MAX_DEVS];	/* IO_DEV(major, minor) */
