@@ -62,6 +62,15 @@ struct lock_count {
 	__u64 delay_ns;		/* their total wait */
 };
 
+/* What one process (by tgid) waited, every wait counted whatever the per-stack table could
+ * keep: its row in the report. */
+struct lock_proc {
+	__u64 kernel_count;	/* kernel lock contentions */
+	__u64 kernel_ns;	/* their total wait */
+	__u64 futex_count;	/* futex waits */
+	__u64 futex_ns;
+};
+
 /* One lock: a kernel lock by address (tgid 0), a futex by (process, address). */
 struct lock_id {
 	__u64 addr;
@@ -117,6 +126,7 @@ enum lock_stat {
 	LOCK_STAT_WAITS_FULL,	/* the table of waits in progress was full: not measured */
 	LOCK_STAT_STACKS_FULL,	/* a stack not interned: its wait counts without it */
 	LOCK_STAT_COUNTS_FULL,	/* the per-stack table was full: in the locks' numbers only */
+	LOCK_STAT_PROCS_FULL,	/* the per-process table was full: in no process's totals */
 	LOCK_STAT_LOCKS_FULL,	/* the per-lock table was full: in the stacks' numbers only */
 	LOCK_STAT_NOTES_FULL,	/* -a: a new process not announced */
 	LOCK_STAT__COUNT,

@@ -14,8 +14,9 @@
  * wait, its kind the latest) or another lock: on a CPU, an interrupt's spinlock inside the
  * task's (not measured, counted as nested) or a slot whose end never came (a program run the
  * kernel skipped: taken over, counted); per thread it can only be the latter. Every wait's
- * numbers are added at its end to the (process, kind, stacks, lock) counters and the per-lock
- * table with its log2 histogram; nothing is sent per wait.
+ * numbers are added at its end to the (process, kind, stacks, lock) counters, to its process's
+ * totals (exact when the per-stack table is full) and to the per-lock table with its log2
+ * histogram; nothing is sent per wait.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -83,6 +84,14 @@ struct {
 	__type(value, struct stack_trace);
 } stacks SEC(".maps");
 
+/* Each process's totals (by tgid): its row in the report, exact whatever --max-stacks kept */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);	/* sized by the collector */
+	__type(key, __u32);
+	__type(value, struct lock_proc);
+} procs SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1 << 14);	/* --max-locks */
@@ -118,6 +127,7 @@ struct {
 } scratch SEC(".maps");
 
 static const struct lock_count zero_count;
+static const struct lock_proc zero_proc;
 static const struct lock_val zero_val;
 
 static __always_inline void count_stat(__u32 which)
@@ -238,6 +248,7 @@ static __always_inline void account(const struct lock_wait *w, __u32 tgid, __u64
 	struct lock_id id = { .addr = w->lock, .tgid = futex ? tgid : 0, .aux = w->aux };
 	struct lock_key k = {};
 	struct lock_count *c;
+	struct lock_proc *pv;
 	struct lock_val *v;
 	__u32 s;
 
@@ -258,6 +269,17 @@ static __always_inline void account(const struct lock_wait *w, __u32 tgid, __u64
 			__sync_fetch_and_add(&c->delay_ns, delay);
 		} else {
 			count_stat(LOCK_STAT_COUNTS_FULL);
+		}
+		/* the process's totals do not depend on the per-stack table having room */
+		pv = lookup_or_init(&procs, &tgid, &zero_proc);
+		if (pv && futex) {
+			__sync_fetch_and_add(&pv->futex_count, 1);
+			__sync_fetch_and_add(&pv->futex_ns, delay);
+		} else if (pv) {
+			__sync_fetch_and_add(&pv->kernel_count, 1);
+			__sync_fetch_and_add(&pv->kernel_ns, delay);
+		} else {
+			count_stat(LOCK_STAT_PROCS_FULL);
 		}
 	}
 	v = bpf_map_lookup_elem(&locks, &id);

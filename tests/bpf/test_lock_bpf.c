@@ -99,6 +99,10 @@ static bool asleep(pid_t pid)
 	return false;
 }
 
+/* Children run() forks, each running work (not alive: 1 or 2) */
+static int nchild = 1;
+static pid_t children[2];
+
 /* Open lock with o, fork a child that waits for a byte, then runs work; attach, let it go.
  * Not alive: tick until it exits, read everything out. Alive: work writes a byte to fd `ready`
  * and then blocks for good; tick until the byte comes and the child sleeps, stop and read
@@ -108,10 +112,10 @@ static struct profile *run(struct lock_opts *o, int (*work)(int ready), bool ali
 	struct log_ctx lc = { .prog = "test_lock_bpf", .verbose = getenv("TEST_VERBOSE") ? 2 : 0 };
 	struct symbolizer_opts so = { .no_lines = true };
 	struct session_env env = { .lc = &lc };
-	int go[2], ready[2], status = -1;
+	int go[2], ready[2], status = -1, left = nchild;
 	char c;
 	void *m;
-	pid_t pid;
+	pid_t pid = -1;
 
 	env.prof = profile__new("lock");
 	env.sym = symbolizer__new(&so);
@@ -126,19 +130,24 @@ static struct profile *run(struct lock_opts *o, int (*work)(int ready), bool ali
 	}
 	assert_int_equal(pipe(go), 0);
 	assert_int_equal(pipe(ready), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		close(go[1]);
-		close(ready[0]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(2);
-		_exit(work(ready[1]));
+	assert_true(nchild == 1 || (!alive && nchild == 2));
+	for (int i = 0; i < nchild; i++) {
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			close(go[1]);
+			close(ready[0]);
+			if (read(go[0], &c, 1) != 1)
+				_exit(2);
+			_exit(work(ready[1]));
+		}
+		children[i] = pid;
+		assert_int_equal(lock_mode_ops.attach(m, pid, MODE_ATTACH_PID, &status), 0);
 	}
 	close(go[0]);
 	close(ready[1]);
-	assert_int_equal(lock_mode_ops.attach(m, pid, MODE_ATTACH_PID, &status), 0);
-	assert_int_equal(write(go[1], "x", 1), 1);
+	for (int i = 0; i < nchild; i++)
+		assert_int_equal(write(go[1], "x", 1), 1);
 	close(go[1]);
 	if (alive) {
 		lock_mode_ops.tick(m, mono_ns() - env.start_ns, false);
@@ -147,19 +156,21 @@ static struct profile *run(struct lock_opts *o, int (*work)(int ready), bool ali
 		assert_true(asleep(pid));
 		lock_mode_ops.tick(m, mono_ns() - env.start_ns, false);
 	} else {
-		for (;;) {
+		while (left) {
 			lock_mode_ops.tick(m, mono_ns() - env.start_ns, false);
-			if (waitpid(pid, &status, WNOHANG) == pid)
-				break;
+			if (waitpid(-1, &status, WNOHANG) > 0) {
+				assert_true(WIFEXITED(status));
+				assert_int_equal(WEXITSTATUS(status), 0);
+				left--;
+				continue;
+			}
 			usleep(10000);
 		}
-		assert_true(WIFEXITED(status));
-		assert_int_equal(WEXITSTATUS(status), 0);
 	}
 	close(ready[0]);
 	lock_mode_ops.stop(m);
-	if (!alive)
-		lock_mode_ops.finalize(m, pid, false);
+	for (int i = 0; !alive && i < nchild; i++)
+		lock_mode_ops.finalize(m, children[i], false);
 	lock_mode_ops.finish(m);
 	lock_mode_ops.detach(m);
 	lock_mode_ops.close(m);
@@ -377,6 +388,61 @@ static void test_open_at_stop(void **state)
 	profile__free(p);
 }
 
+static uint64_t proc_stat(const struct profile *p, pid_t pid, const char *name)
+{
+	const struct prof_process *proc = profile__find_process(p, pid);
+	uint64_t v = 0;
+
+	return proc && prof_process__stat(proc, name, &v) ? v : 0;
+}
+
+static bool has_note(const struct profile *p, const char *text)
+{
+	for (uint32_t i = 0; i < p->nnotes; i++)
+		if (strstr(p->notes[i], text))
+			return true;
+	return false;
+}
+
+/* Each process's totals do not depend on the stack table: with one slot for stacks, the
+ * child's row still has its 4 waits, its stacks counted lost. With room for one process's
+ * totals, two children: the second one's waits are process_totals_full drops, said in a note,
+ * and its stacks are still there. */
+static void test_process_totals(void **state)
+{
+	struct lock_opts o = opts(false, true);
+	struct profile *p;
+	int64_t samples = 0, delay = 0;
+	uint64_t rows;
+
+	o.max_stacks = 1;
+	p = run_child(&o, futex_calls);
+	assert_non_null(p);
+	assert_true(profile__drop(p, "count_table_full") + profile__drop(p, "stack_table_full") > 0);
+	assert_int_equal(proc_stat(p, children[0], "contentions"), 4);
+	assert_int_equal(proc_stat(p, children[0], "futex_waits"), 4);
+	for (uint32_t g = 0; g < p->ngroups; g++)
+		delay += group_stat(&p->groups[g], "delay_ns");
+	assert_int_equal(proc_stat(p, children[0], "delay_ns"), delay);
+	assert_int_equal(profile__drop(p, "process_totals_full"), 0);
+	profile__free(p);
+
+	o.max_stacks = 4096;
+	o.max_procs = 1;
+	nchild = 2;
+	p = run_child(&o, futex_calls);
+	nchild = 1;
+	assert_non_null(p);
+	rows = proc_stat(p, children[0], "contentions") + proc_stat(p, children[1], "contentions");
+	for (uint32_t i = 0; i < p->nsamples; i++)
+		samples += p->samples[i].values[0];
+	assert_int_equal(rows, 4);
+	assert_int_equal(profile__drop(p, "process_totals_full"), 4);
+	assert_int_equal(samples, 8);
+	assert_true(has_note(p, "processes' totals (1) was full"));
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -386,6 +452,7 @@ int main(void)
 		cmocka_unit_test(test_no_tracepoints),
 		cmocka_unit_test(test_ends_unseen),
 		cmocka_unit_test(test_open_at_stop),
+		cmocka_unit_test(test_process_totals),
 	};
 
 	if (geteuid()) {

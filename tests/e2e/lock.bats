@@ -96,6 +96,37 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	done
 }
 
+@test "lock: a full stack table (--max-stacks 1) costs stacks, not totals: each of two futexfix runs has its 18 waits in its row, its wait time the locks' own" {
+	run "$EBPROF" lock -q --user-only --max-stacks 1 -o "$T/x.json" -o "$T/x.txt" -o "$T/x.html" \
+		-- sh -c "'$FIX/futexfix'; '$FIX/futexfix'"
+	[ "$status" -eq 0 ]
+	jq -c '.processes[] | {pid, comm, contentions, delay_ns, futex_waits}' "$T/x.json"
+	jq -c '{drops: .drops | with_entries(select(.value > 0)), totals}' "$T/x.json"
+	# the table was full: stacks were lost (before, the processes' rows with them: one
+	# futexfix with a few of its waits, the other none)
+	jqe '[.sites[].contentions] | add // 0 | . < 36' "$T/x.json"
+	[ "$(jq '[.processes[] | select(.comm == "futexfix")] | length' "$T/x.json")" -eq 2 ]
+	for pid in $(jq '.processes[] | select(.comm == "futexfix") | .pid' "$T/x.json"); do
+		r() { jq --argjson p "$pid" ".processes[] | select(.pid == \$p) | .$1" "$T/x.json"; }
+		# the fixture's own count: 10 + 3 + 5 waits that time out after 2 ms each
+		[ "$(r contentions)" -eq 18 ] && [ "$(r futex_waits)" -eq 18 ]
+		[ "$(r delay_ns)" -ge 36000000 ]
+		# the same wait time as its futexes' rows in the lock table (the per-lock table, which
+		# does not depend on the stack table), to the nanosecond
+		locks=$(jq --arg w "futexfix[$pid]" '[.groups[] | select(.labels.process == $w)
+			| .delay_ns] | add' "$T/x.json")
+		echo "futexfix $pid: $(r contentions) waits, $(r delay_ns) ns; its locks $locks ns"
+		[ "$(r delay_ns)" -eq "$locks" ]
+		grep -qE "^ +$pid +futexfix +18 " "$T/x.txt"
+		grep -q "<td class=\"num\" data-v=\"$pid\">$pid</td><td>futexfix</td><td class=\"num\" data-v=\"18\">18</td>" "$T/x.html"
+	done
+	# stacks were dropped by count (the table was full); no process's totals
+	jqe '.drops.count_table_full > 0 and .drops.process_totals_full == 0' "$T/x.json"
+	jqe '.totals.contentions == 36 and .info.futex_waits == "36"' "$T/x.json"
+	grep -qE "^  Totals: +contentions 36," "$T/x.txt"
+	grep -q "in the locks' and the processes' numbers but not in any stack's" "$T/x.txt"
+}
+
 @test "lock: threads mapping and unmapping in parallel: kernel contentions within 5% of bpftrace's lock:contention_begin, on their mmap_lock" {
 	start_bpftrace 'BEGIN { printf("ready\n"); }
 		tracepoint:lock:contention_begin /comm == "mmaplockfix"/ { @b[0] = count(); }

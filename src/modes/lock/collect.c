@@ -56,6 +56,7 @@ _Static_assert(LOCK_FUTEX_WAIT == FUTEX_WAIT && LOCK_FUTEX_LOCK_PI == FUTEX_LOCK
 #define MAX_WAITS	65536	/* threads waiting at once, each table */
 #define MAX_LOCS	(1 + 2 * STACK_MAX_DEPTH)
 #define MAX_GROUPS	200	/* locks in the summary, the longest total waits first */
+#define MAX_PROCS	32768	/* processes with totals (-a sees every one) */
 
 static const char *const stat_names[LOCK_STAT__COUNT] = {
 	[LOCK_STAT_KERNEL] = "kernel_contentions",
@@ -66,6 +67,7 @@ static const char *const stat_names[LOCK_STAT__COUNT] = {
 	[LOCK_STAT_WAITS_FULL] = "wait_table_full",
 	[LOCK_STAT_STACKS_FULL] = "stack_table_full",
 	[LOCK_STAT_COUNTS_FULL] = "count_table_full",
+	[LOCK_STAT_PROCS_FULL] = "process_totals_full",
 	[LOCK_STAT_LOCKS_FULL] = "lock_table_full",
 	[LOCK_STAT_NOTES_FULL] = "process_notes_lost",
 };
@@ -96,6 +98,7 @@ struct lock_collector {
 	uint64_t stop_ns;		/* CLOCK_MONOTONIC when counting stopped */
 	uint64_t at_end;		/* waits going on then: each counted up to it */
 	uint64_t at_end_lost;		/* of them, not counted: a table was full */
+	uint64_t at_end_no_proc;	/* of them, in no process's totals: its table was full */
 	struct lock_entry *locks;	/* read at the end, sorted by id */
 	size_t nlocks;
 	uint64_t window_ns;		/* CLOCK_MONOTONIC at the start of the window (0: the run's) */
@@ -163,6 +166,10 @@ static int set_types(struct profile *prof)
 	int err = profile__add_type(prof, "contentions", "count");
 
 	err = err ?: profile__add_type(prof, "delay", "nanoseconds");
+	/* a process's row is its exact totals (the kernel's `procs`), not what the per-stack
+	 * table kept */
+	err = err ?: profile__set_type_proc_stat(prof, "contentions", "contentions");
+	err = err ?: profile__set_type_proc_stat(prof, "delay", "delay_ns");
 	return err ?: profile__set_default_type(prof, "delay");
 }
 
@@ -212,6 +219,7 @@ static void *lock_open(const struct session_env *env, void *opts)
 	bpf_map__set_max_entries(sk->maps.counts, o->max_stacks);
 	bpf_map__set_max_entries(sk->maps.stacks, o->max_stacks);
 	bpf_map__set_max_entries(sk->maps.locks, o->max_locks);
+	bpf_map__set_max_entries(sk->maps.procs, o->max_procs ? o->max_procs : MAX_PROCS);
 	collector__size_notes(sk->maps.notes, env->all);
 	bpf_program__set_autoload(sk->progs.lock_begin, c->kernel);
 	bpf_program__set_autoload(sk->progs.lock_end, c->kernel && !o->no_ends);
@@ -412,6 +420,68 @@ static struct proc_info *report_proc(struct lock_collector *c, pid_t tgid, bool 
 	return collector__report_proc(&c->base, tgid, exec, cc.comm, LOCK_COMM_LEN, cc.kthread);
 }
 
+/* ---- processes -------------------------------------------------------------------------- */
+
+/* One process's totals into its row: every wait of its, whatever the per-stack table kept (a
+ * full one cost stacks, and made the rows and totals short too). */
+static int add_proc(struct lock_collector *c, struct profile *prof, __u32 tgid,
+		    const struct lock_proc *v, bool exec)
+{
+	struct proc_info *p = report_proc(c, tgid, exec);
+	struct prof_process *pp;
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	pp = profile__add_process(prof, p->pid, p->comm[0] ? p->comm : NULL, p->cmdline);
+	if (!pp)
+		return -errno;
+	err = prof_process__add_stat(prof, pp, "contentions", v->kernel_count + v->futex_count);
+	err = err ?: prof_process__add_stat(prof, pp, "delay_ns", v->kernel_ns + v->futex_ns);
+	if (v->futex_count)
+		err = err ?: prof_process__add_stat(prof, pp, "futex_waits", v->futex_count);
+	if (v->kernel_count)
+		err = err ?: prof_process__add_stat(prof, pp, "kernel_contentions",
+						    v->kernel_count);
+	return err;
+}
+
+struct procs_read {
+	struct lock_collector *c;
+	struct profile *prof;
+	bool exec;
+};
+
+static int on_proc(const void *k, const void *v, void *ctx)
+{
+	const struct procs_read *r = ctx;
+
+	return add_proc(r->c, r->prof, *(const __u32 *)k, v, r->exec);
+}
+
+/* The processes' totals into prof: process `only`'s, taken out of the kernel (an exec: it
+ * counts on from 0 under its new program); every process's, taken out at once (`take`: a
+ * window), or read (the end). */
+static int drain_procs(struct lock_collector *c, struct profile *prof, pid_t only, bool take)
+{
+	int fd = bpf_map__fd(c->skel->maps.procs), err;
+	struct procs_read r = { .c = c, .prof = prof, .exec = take };
+	struct lock_proc v;
+	__u32 k = only;
+
+	if (only)
+		err = bpf_map_lookup_and_delete_elem(fd, &k, &v) ? (errno == ENOENT ? 0 : -errno)
+								 : add_proc(c, prof, k, &v, true);
+	else if (take)
+		err = bpfutil__map_take(fd, sizeof(__u32), sizeof(v), on_proc, &r);
+	else
+		err = bpfutil__map_for_each(fd, sizeof(__u32), sizeof(v), on_proc, &r);
+	if (err)
+		pr_warn(c->lc, "reading the processes' totals failed: %s; the processes' rows may "
+			"be incomplete", strerror(-err));
+	return err;
+}
+
 /* Move the counts of process `only` (0: every process) into prof: a leaf frame naming the lock
  * and its kind, the kernel frames of the wait, the user frames; `remove`: delete them from the
  * kernel (an exec); `take`: every process's, taken out of the kernel at once (a window). */
@@ -445,7 +515,6 @@ static int drain(struct lock_collector *c, struct profile *prof, pid_t only, boo
 		struct proc_info *p = report_proc(c, e->k.stack.tgid, remove || take);
 		const struct lock_entry *l = find_lock(c, e->k.addr, e->k.stack.tgid,
 						       e->k.stack.aux);
-		struct prof_process *pp;
 		uint32_t n = 0;
 
 		if (!p) {
@@ -471,12 +540,10 @@ static int drain(struct lock_collector *c, struct profile *prof, pid_t only, boo
 			err = -errno;
 			break;
 		}
-		pp = profile__add_process(prof, p->pid, p->comm[0] ? p->comm : NULL, p->cmdline);
-		if (pp) {
-			prof_process__add_stat(prof, pp, "contentions", e->v.count);
-			prof_process__add_stat(prof, pp, "delay_ns", e->v.delay_ns);
-			prof_process__add_stat(prof, pp, LOCK_AUX_IS_FUTEX(e->k.stack.aux) ?
-					       "futex_waits" : "kernel_contentions", e->v.count);
+		/* its row comes from its totals (drain_procs) */
+		if (!profile__add_process(prof, p->pid, p->comm[0] ? p->comm : NULL, p->cmdline)) {
+			err = -errno;
+			break;
 		}
 		if (remove)
 			bpf_map_delete_elem(fd, &e->k);
@@ -484,7 +551,7 @@ static int drain(struct lock_collector *c, struct profile *prof, pid_t only, boo
 	if (err)
 		pr_warn(c->lc, "building the profile failed: %s", strerror(-err));
 	free(ents);
-	return err;
+	return err ?: drain_procs(c, prof, only, take);
 }
 
 /* ---- the per-lock summary --------------------------------------------------------------- */
@@ -613,14 +680,32 @@ static void count_open_wait(struct lock_collector *c, const struct lock_wait *w)
 	uint64_t d = c->stop_ns > w->start_ns ? c->stop_ns - w->start_ns : 0;
 	struct lock_key k = { 0 };
 	struct lock_count cnt = { 0 };
+	struct lock_proc pv = { 0 };
 	struct lock_val v = { 0 };
 	struct lock_id id = { 0 };
 	int cfd = bpf_map__fd(c->skel->maps.counts), lfd = bpf_map__fd(c->skel->maps.locks);
+	int pfd = bpf_map__fd(c->skel->maps.procs);
+	__u32 pk;
 	unsigned s = 0;
 
 	if (target__ids(w->tid, &tgid, &ppid, &nspid))
 		tgid = w->tid;
 	c->at_end++;
+	/* its process's totals first: they do not depend on the per-stack table having room */
+	pk = (__u32)tgid;
+	if (!bpf_map_lookup_elem(pfd, &pk, &pv) || errno == ENOENT) {
+		if (futex) {
+			pv.futex_count++;
+			pv.futex_ns += d;
+		} else {
+			pv.kernel_count++;
+			pv.kernel_ns += d;
+		}
+		if (bpf_map_update_elem(pfd, &pk, &pv, BPF_ANY))
+			c->at_end_no_proc++;
+	} else {
+		c->at_end_no_proc++;
+	}
 	k.stack.tgid = tgid;
 	k.stack.aux = w->aux;
 	k.stack.ustack = w->ustack;
@@ -804,6 +889,8 @@ static void lock_finish(void *m)
 	v[LOCK_STAT_END_UNSEEN] += unseen;
 	profile__add_drop(prof, stat_names[LOCK_STAT_COUNTS_FULL], c->at_end_lost);
 	v[LOCK_STAT_COUNTS_FULL] += c->at_end_lost;
+	profile__add_drop(prof, stat_names[LOCK_STAT_PROCS_FULL], c->at_end_no_proc);
+	v[LOCK_STAT_PROCS_FULL] += c->at_end_no_proc;
 	for (int s = LOCK_STAT_NESTED; s < LOCK_STAT__COUNT; s++) {
 		uint64_t n = v[s];
 
@@ -826,10 +913,15 @@ static void lock_finish(void *m)
 					  "them; raise --max-stacks", (unsigned long long)n,
 					  c->opts.max_stacks);
 		else if (s == LOCK_STAT_COUNTS_FULL)
-			profile__add_note(prof, "%llu waits are in the locks' numbers but not in "
-					  "any stack's: the table of (process, stacks, lock) was full "
-					  "(--max-stacks %u); raise --max-stacks",
+			profile__add_note(prof, "%llu waits are in the locks' and the processes' "
+					  "numbers but not in any stack's: the table of (process, "
+					  "stacks, lock) was full (--max-stacks %u); raise --max-stacks",
 					  (unsigned long long)n, c->opts.max_stacks);
+		else if (s == LOCK_STAT_PROCS_FULL)
+			profile__add_note(prof, "%llu waits are in no process's totals (the "
+					  "processes' rows and totals are short by them): the table of "
+					  "processes' totals (%u) was full", (unsigned long long)n,
+					  c->opts.max_procs ? c->opts.max_procs : MAX_PROCS);
 		else if (s == LOCK_STAT_LOCKS_FULL)
 			profile__add_note(prof, "%llu waits are in the stacks' numbers but not in "
 					  "any lock's: the lock table (--max-locks %u) was full; raise "

@@ -13,6 +13,7 @@
 struct lock_opts {
 	uint32_t max_stacks;	/* --max-stacks: distinct stacks, (process, stacks, lock) counters */
 	uint32_t max_locks;	/* --max-locks: distinct locks */
+	uint32_t max_procs;	/* tests: processes with totals (0: the default) */
 	bool kernel;		/* trace kernel locks (not --user-only) */
 	bool user;		/* trace futex waits (not --kernel-only) */
 	bool kernel_asked;	/* --kernel-only: without the tracepoints it is an error */
