@@ -45,7 +45,10 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	grep -qE "^  futex $mu +futex_wait +mutexfix\[[0-9]+\] +[0-9]+ " "$T/x.txt"
 	awk '/^By lock, class and process: wait$/ { a = NR } /^Histograms$/ { b = NR }
 		/^Top .* stacks by delay/ { c = NR } END { exit !(a && a < b && b < c) }' "$T/x.txt"
-	grep -q "calls returned EAGAIN at once" "$T/x.txt"
+	# the calls that returned EAGAIN (nowait, checked against bpftrace above: how many is a
+	# race of the threads, 0 in some runs) are said, as a count or as none
+	grep -qE "[0-9]+ calls returned EAGAIN at once|would be counted apart, as NO WAIT: none did" \
+		"$T/x.txt"
 }
 
 @test "lock: futex semantics: EAGAIN is no wait, timed-out waits are waits of at least their timeout, FUTEX_WAKE is none, each kind by its command" {
