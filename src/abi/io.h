@@ -129,6 +129,7 @@ struct io_comm {
 enum io_stat {
 	IO_STAT_REQUESTS,	/* requests completed and counted */
 	IO_STAT_MERGED,		/* requests merged into another, which completes for them */
+	IO_STAT_KEYS,		/* keys made in the per-stack table (the collector spills it) */
 	IO_STAT_INFLIGHT_FULL,	/* the in-flight table was full: a request not measured */
 	IO_STAT_INFLIGHT_BUSY,	/* it was locked by the program this one interrupted: same */
 	IO_STAT_STACKS_FULL,	/* a stack not interned: its request counts without it */

@@ -349,7 +349,13 @@ static __always_inline void finish(struct request *rq, __u8 error)
 		queue = lat;
 	count_stat(IO_STAT_REQUESTS);
 
-	v = lookup_or_init(&counts, &r.key, &zero_val);
+	v = bpf_map_lookup_elem(&counts, &r.key);
+	if (!v) {
+		if (!bpf_map_update_elem(&counts, &r.key, &zero_val, BPF_NOEXIST))
+			count_stat(IO_STAT_KEYS);
+		/* else full, or another CPU made it meanwhile */
+		v = bpf_map_lookup_elem(&counts, &r.key);
+	}
 	if (v) {
 		__sync_fetch_and_add(&v->requests, 1);
 		__sync_fetch_and_add(&v->bytes, r.bytes);

@@ -43,6 +43,7 @@
 static const char *const stat_names[IO_STAT__COUNT] = {
 	[IO_STAT_REQUESTS] = "requests",
 	[IO_STAT_MERGED] = "merged",
+	[IO_STAT_KEYS] = "keys",
 	[IO_STAT_INFLIGHT_FULL] = "inflight_table_full",
 	[IO_STAT_INFLIGHT_BUSY] = "inflight_table_busy",
 	[IO_STAT_STACKS_FULL] = "stack_table_full",
@@ -80,6 +81,7 @@ struct io_collector {
 	uint64_t window_stats[IO_STAT__COUNT];	/* the counters then */
 	bool has_io_start, has_io_done;
 	bool started, stopped;
+	bool spilling;			/* a take into the run's profile (spill), not a window */
 	uint64_t stop_ns;		/* CLOCK_MONOTONIC when tracing stopped */
 };
 
@@ -406,7 +408,7 @@ static int add_proc(struct io_collector *c, struct profile *prof, __u32 tgid,
 	err = err ?: prof_process__add_stat(prof, pp, "latency_ns", v->latency_ns);
 	err = err ?: prof_process__add_stat(prof, pp, "queue_ns", v->queue_ns);
 	/* a window's kernel threads are not noted */
-	kt = take ? NULL : p->priv;
+	kt = take && !c->spilling ? NULL : p->priv;
 	if (kt) {
 		kt->requests += v->requests;
 		kt->bytes += v->bytes;
@@ -513,7 +515,7 @@ static int drain(struct io_collector *c, struct profile *prof, pid_t only, bool 
 			err = -errno;
 			break;
 		}
-		kt = take ? NULL : p->priv;
+		kt = take && !c->spilling ? NULL : p->priv;
 		if (kt && !kt->role)
 			kt->role = kthread_role(prof, locs, n);
 		if (remove)
@@ -710,9 +712,55 @@ static uint64_t stat_sum(struct io_collector *c, enum io_stat s)
 	return bpfutil__percpu_sum(bpf_map__fd(c->skel->maps.stats), s);
 }
 
+/* The stacks of the requests in flight (they count at their completion), then of the counts
+ * made since the last take. */
+static int inflight_refs(const void *k, const void *v, void *ctx)
+{
+	const struct io_req *r = v;
+
+	(void)k;
+	return stack_refs__add(ctx, r->key.stack.ustack) ?:
+	       stack_refs__add(ctx, r->key.stack.kstack);
+}
+
+static int io_refs(void *ctx, struct stack_refs *r)
+{
+	struct io_collector *c = ctx;
+
+	return bpfutil__map_for_each(bpf_map__fd(c->skel->maps.inflight), sizeof(__u64),
+				     sizeof(struct io_req), inflight_refs, r) ?:
+	       stack_refs__add_keys(r, bpf_map__fd(c->skel->maps.counts), sizeof(struct io_key),
+				    sizeof(struct io_val));
+}
+
+static void reclaim_stacks(struct io_collector *c)
+{
+	stack_map__reclaim(bpf_map__fd(c->skel->maps.stacks), c->base.st, io_refs, c);
+}
+
+/* A per-stack table half used (a key brings two stacks to the stacks map of the same size), or
+ * a table that refused something, is taken into the run's profile and the stacks map emptied
+ * but for what requests in flight and newer counts refer to, so that counting goes on: with -a
+ * the keys of the processes that ended stayed to the end (collector__spill_due). Not in a run
+ * cut into windows: each window takes its counts. */
+static void spill(struct io_collector *c)
+{
+	if (!collector__spill_due(&c->base, &c->env, stat_sum(c, IO_STAT_KEYS),
+				  stat_sum(c, IO_STAT_COUNTS_FULL) + stat_sum(c, IO_STAT_STACKS_FULL) +
+				  stat_sum(c, IO_STAT_PROCS_FULL), (c->opts.max_stacks + 1) / 2))
+		return;
+	c->spilling = true;
+	if (!drain(c, c->env.prof, 0, false, true))
+		reclaim_stacks(c);
+	c->spilling = false;
+}
+
 static void io_tick(void *m, int64_t t_ns, bool second)
 {
 	struct io_collector *c = m;
+
+	if (c->started && !c->stopped)
+		spill(c);
 
 	/* -a: each process that turned up, while its mappings are there: every tick, cheap
 	 * when there are none */
@@ -898,6 +946,9 @@ static int io_window(void *m, struct profile *into)
 	if (!into->ntypes)
 		err = set_types(into);
 	err = err ?: drain(c, into, 0, false, true);
+	/* the windows' copy holds about what the map does: every stack a window counted */
+	if ((uint64_t)stack_table__count(c->base.st) * 4 > (uint64_t)c->opts.max_stacks * 3)
+		reclaim_stacks(c);
 	window__end(into, bpf_map__fd(c->skel->maps.stats), stat_names, IO_STAT_FIRST_DROP,
 		    IO_STAT__COUNT, c->env.all ? -1 : IO_STAT_NOTES_FULL, c->window_stats,
 		    c->base.procs, free, c->env.start_ns, &c->window_ns, now);
