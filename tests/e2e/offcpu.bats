@@ -335,6 +335,10 @@ assert_no_offcpu_probes() {
 	echo "naps $naps, stack_table_full $full"
 	[ "$naps" -le 400 ] && [ "$((naps + full))" -ge 400 ]
 	! grep -q 'stack lost' "$T/x.json" || false
+	# each one's run-queue latency in one group, what the spills took out and the rest summed
+	jqe '[.groups[] | select(.labels.process == "offsleep") | .labels.pid] | length == 200 and
+		(unique | length) == 200' "$T/x.json"
+	jqe '.drops.runq_table_full == 0' "$T/x.json"
 }
 
 @test "offcpu: -p, --per-thread, and -a with --kernel-threads" {

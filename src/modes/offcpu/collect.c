@@ -50,6 +50,18 @@ static const char *const stat_names[OFFCPU_STAT__COUNT] = {
 	[OFFCPU_STAT_SWITCH_IN_UNSEEN] = "switch_in_unseen",
 };
 
+struct rq_entry {
+	__u32 tgid;
+	struct offcpu_rq v;
+};
+
+/* Run-queue latencies by process, summed over reads (a spill takes the kernel's table out). */
+struct rq_read {
+	struct rq_entry *e;
+	size_t n, cap;
+	struct pid_index at;	/* tgid -> its entry's index + 1 */
+};
+
 struct offcpu_collector {
 	struct collector base;		/* first: the shared hooks take the collector */
 	struct session_env env;
@@ -63,6 +75,7 @@ struct offcpu_collector {
 					 * count_table_full drop) */
 	uint64_t window_ns;		/* CLOCK_MONOTONIC at the start of the window (0: the run's) */
 	uint64_t window_stats[OFFCPU_STAT__COUNT];	/* the counters then */
+	struct rq_read rq;		/* run-queue latencies the spills took out */
 };
 
 /* ---- --state ---------------------------------------------------------------------------- */
@@ -475,32 +488,47 @@ static int drain(struct offcpu_collector *c, struct profile *prof, pid_t only, b
 
 /* ---- run-queue latency ------------------------------------------------------------------ */
 
-struct rq_entry {
-	__u32 tgid;
-	struct offcpu_rq v;
-};
-
-struct rq_read {
-	struct rq_entry *e;
-	size_t n, cap;
-};
-
 static int read_rq(const void *k, const void *v, void *ctx)
 {
+	const struct offcpu_rq *add = v;
 	struct rq_read *r = ctx;
+	__u32 tgid = *(const __u32 *)k;
+	uintptr_t i = (uintptr_t)pid_index__get(&r->at, (int32_t)tgid);
+	struct offcpu_rq *to;
 
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 64;
-		struct rq_entry *e = realloc(r->e, cap * sizeof(*e));
+	if (!i) {
+		if (r->n == r->cap) {
+			size_t cap = r->cap ? r->cap * 2 : 64;
+			struct rq_entry *e = realloc(r->e, cap * sizeof(*e));
 
-		if (!e)
+			if (!e)
+				return -ENOMEM;
+			r->e = e;
+			r->cap = cap;
+		}
+		if (pid_index__put(&r->at, (int32_t)tgid, (void *)(uintptr_t)(r->n + 1)))
 			return -ENOMEM;
-		r->e = e;
-		r->cap = cap;
+		r->e[r->n].tgid = tgid;
+		r->e[r->n++].v = *add;
+		return 0;
 	}
-	r->e[r->n].tgid = *(const __u32 *)k;
-	r->e[r->n++].v = *(const struct offcpu_rq *)v;
+	to = &r->e[i - 1].v;
+	to->count += add->count;
+	to->total_ns += add->total_ns;
+	if (add->max_ns > to->max_ns)
+		to->max_ns = add->max_ns;
+	for (int b = 0; b < OFFCPU_RQ_SLOTS; b++)
+		to->slots[b] += add->slots[b];
 	return 0;
+}
+
+/* A spill: the run-queue table taken out into c->rq, so that processes met later have room. */
+static void take_runq(struct offcpu_collector *c)
+{
+	if (bpfutil__map_take(bpf_map__fd(c->skel->maps.runq), sizeof(__u32),
+			      sizeof(struct offcpu_rq), read_rq, &c->rq))
+		pr_warn(c->lc, "taking the run-queue latencies out of the kernel failed; some may "
+			"be missing from the report");
 }
 
 /* Most waited first */
@@ -526,9 +554,10 @@ static int64_t quantile(const struct offcpu_rq *v, double q)
 static void add_runq_groups(struct offcpu_collector *c)
 {
 	struct profile *prof = c->env.prof;
-	struct rq_read r = { 0 };
+	struct rq_read r = c->rq;	/* what spills took, with the table's rest */
 	int err;
 
+	c->rq = (struct rq_read){ 0 };
 	err = bpfutil__map_for_each(bpf_map__fd(c->skel->maps.runq), sizeof(__u32),
 				    sizeof(struct offcpu_rq), read_rq, &r);
 	if (err)
@@ -564,6 +593,7 @@ static void add_runq_groups(struct offcpu_collector *c)
 	if (err)
 		pr_warn(c->lc, "building the run-queue summary failed: %s", strerror(-err));
 	free(r.e);
+	pid_index__free(&r.at);
 }
 
 /*
@@ -667,10 +697,13 @@ static void spill(struct offcpu_collector *c)
 
 	if (collector__spill_due(&c->base, &c->env, stat_sum(c, OFFCPU_STAT_KEYS),
 				 stat_sum(c, OFFCPU_STAT_COUNTS_FULL) +
-				 stat_sum(c, OFFCPU_STAT_STACKS_FULL),
+				 stat_sum(c, OFFCPU_STAT_STACKS_FULL) +
+				 stat_sum(c, OFFCPU_STAT_RQ_FULL),
 				 (c->opts.max_stacks + per_key - 1) / per_key) &&
-	    !drain(c, c->env.prof, 0, false, true))
+	    !drain(c, c->env.prof, 0, false, true)) {
 		reclaim_stacks(c);
+		take_runq(c);
+	}
 }
 
 static void offcpu_tick(void *m, int64_t t_ns, bool second)
@@ -846,6 +879,8 @@ static void offcpu_close(void *m)
 	if (!c)
 		return;
 	collector__close(&c->base, NULL);
+	free(c->rq.e);
+	pid_index__free(&c->rq.at);
 	free(c);
 }
 
