@@ -992,9 +992,10 @@ static void kmem_finish(void *m)
 				  "that CPU (an interrupt's allocation during a task's) and were "
 				  "skipped by the kernel", (unsigned long long)misses);
 	if (!c->env.all)
-		profile__add_note(prof, "allocations count for the task that made them: kernel "
-				  "threads and interrupts working on a process's behalf (writeback, "
-				  "RCU callbacks, softirqs on other CPUs) are not counted for it");
+		profile__add_note(prof, "allocations and frees count for the task that made "
+				  "them: an interrupt's (RCU callbacks, softirqs, completions) count "
+				  "for no process, even one it interrupted, and kernel threads working "
+				  "on a process's behalf (writeback) are not counted for it");
 	/* the window the tracepoints were on; the report's Duration is the whole run */
 	profile__add_info(prof, "traced_for", "%.2f s", secs);
 	profile__add_info(prof, "allocations", "%llu", (unsigned long long)c->allocs);
