@@ -266,8 +266,9 @@ static int mem_rules(struct profile *set, const struct profile *p, int64_t durat
 			 p->sampling ? "about " : "", per_second(rate, r, sizeof(r)),
 			 render__bytes(fn[f].bytes, b, sizeof(b)),
 			 render__duration((uint64_t)duration_ns, d, sizeof(d)), fn[f].objects,
-			 render__bytes(fn[f].objects ? fn[f].bytes / fn[f].objects : 0, avg,
-				       sizeof(avg)), share * 100, life);
+			 /* rounded: sampled estimates are not whole multiples of a block */
+			 render__bytes(fn[f].objects ? (fn[f].bytes + fn[f].objects / 2) /
+				       fn[f].objects : 0, avg, sizeof(avg)), share * 100, life);
 		if (fn[f].freed && short_share >= FIND_MEM_SHORT_SHARE)
 			snprintf(c->action, sizeof(c->action), "most of its blocks are short-lived: "
 				 "reuse a buffer (or keep them on the stack) instead of allocating "

@@ -359,6 +359,21 @@ static void test_order(void **state)
 	profile__free(set);
 }
 
+/* The average block is rounded to the nearest byte: sampled estimates are not whole multiples */
+static void test_mem_average_rounded(void **state)
+{
+	struct profile *p = mem_part(), *set;
+	uint32_t main_ = frame(p, "main", "app.c", 30);
+	uint32_t churn = frame(p, "churn_memory", "/src/pm.c", 40);
+
+	p->sampling = "bytes";
+	sample(p, STACK(churn, main_), 568005, 27264172, 0, 0, 7);	/* 47.9999 B a block */
+	set = set_of(p, 4 * SEC);
+	assert_int_equal(set->nfindings, 1);
+	assert_non_null(strstr(set->findings[0].fact, " 568005 blocks of 48 B on average, "));
+	profile__free(set);
+}
+
 static struct profile *fixture_set(void)
 {
 	struct profile *set = profile__new("profile");
@@ -444,6 +459,7 @@ int main(void)
 		cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_offcpu),
 		cmocka_unit_test(test_order),
+		cmocka_unit_test(test_mem_average_rounded),
 		cmocka_unit_test(test_set_text_json),
 		cmocka_unit_test(test_set_html),
 		cmocka_unit_test(test_part_path),
