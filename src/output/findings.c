@@ -368,6 +368,19 @@ static bool group_stat(const struct prof_group *g, const char *name, int64_t *v)
 
 /* ---- lock: contended locks ------------------------------------------------------------ */
 
+/* The process of a lock's "process" label, "comm[pid]"; 0: none ("-") */
+static uint32_t label_pid(const char *who)
+{
+	const char *b = who ? strrchr(who, '[') : NULL;
+	unsigned long v;
+	char *end;
+
+	if (!b || b[1] < '0' || b[1] > '9')
+		return 0;
+	v = strtoul(b + 1, &end, 10);
+	return end[0] == ']' && !end[1] && v <= UINT32_MAX ? (uint32_t)v : 0;
+}
+
 /* A frame of the C library or the dynamic loader: the program's own function is above it. */
 static bool in_libc(const struct profile *p, const struct prof_location *l)
 {
@@ -549,6 +562,7 @@ static int lock_rules(struct profile *set, const struct profile *p, int64_t dura
 		c->f.threshold = "a lock waited on at least 10 times, for at least 10% of the run's "
 				 "duration in all";
 		c->f.unit = "nanoseconds";
+		c->f.pid = label_pid(who);
 	}
 	return rule_emit(set, &ro);
 }

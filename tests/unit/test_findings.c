@@ -286,6 +286,8 @@ static void test_lock(void **state)
 	assert_string_equal(set->findings[0].fact, "worker (pool.c:41) waited 100.0 ms on futex "
 			    "0x1000 (futex_wait, app[7]) over 10 contentions (mean 10.0 ms, max "
 			    "50.0 ms), in a run of 1.00 s");
+	/* about one process: the one its label names */
+	assert_int_equal(set->findings[0].pid, 7);
 	profile__free(set);
 }
 
