@@ -1,5 +1,6 @@
 /* Findings of a run of several modes: output/findings.h, rules in docs/FINDINGS.md. */
 #include <errno.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,17 +8,28 @@
 #include "output/findings.h"
 #include "output/render.h"
 
-/* One candidate of a rule, before the rule keeps its largest FIND_MAX_PER_RULE. */
+/* One candidate of a rule, before the rule keeps its largest FIND_MAX_PER_RULE. Its subject
+ * and fact are allocated: a C++ name can be longer than any fixed buffer, and a subject never
+ * loses its (file:line). */
 struct cand {
 	struct prof_finding f;
-	char subject[256], fact[512], action[256];
+	char *subject, *fact;
+	const char *action;
 };
 
 struct rule_out {
 	struct cand c[FIND_MAX_PER_RULE];
 	int n;
 	int crossed;		/* candidates that crossed the threshold, kept or not */
+	int err;		/* a string could not be made: -ENOMEM */
 };
+
+static void cand_clear(struct cand *c)
+{
+	free(c->subject);
+	free(c->fact);
+	memset(c, 0, sizeof(*c));
+}
 
 /* Keep the FIND_MAX_PER_RULE largest by value, largest first. */
 static struct cand *rule_slot(struct rule_out *ro, double value)
@@ -27,6 +39,8 @@ static struct cand *rule_slot(struct rule_out *ro, double value)
 	ro->crossed++;	/* every caller asks only for what crossed its threshold */
 	if (ro->n == FIND_MAX_PER_RULE && value <= ro->c[ro->n - 1].f.value)
 		return NULL;
+	if (ro->n == FIND_MAX_PER_RULE)
+		cand_clear(&ro->c[ro->n - 1]);
 	i = ro->n < FIND_MAX_PER_RULE ? ro->n++ : ro->n - 1;
 	while (i > 0 && ro->c[i - 1].f.value < value) {
 		ro->c[i] = ro->c[i - 1];
@@ -37,48 +51,72 @@ static struct cand *rule_slot(struct rule_out *ro, double value)
 	return &ro->c[i];
 }
 
+/* A new string, or NULL with ro->err set: the rule then adds nothing and fails. */
+static __attribute__((format(printf, 2, 3))) char *ro_printf(struct rule_out *ro,
+							      const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	if (ro->err)
+		return NULL;	/* an argument may be a string that could not be made */
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		ro->err = -ENOMEM;
+		return NULL;
+	}
+	return s;
+}
+
+/* Add the kept candidates to set, and free them. */
 static int rule_emit(struct profile *set, struct rule_out *ro)
 {
-	/* the limit of a rule is said, on its last finding */
-	if (ro->crossed > ro->n && ro->n) {
-		struct cand *last = &ro->c[ro->n - 1];
-		size_t len = strlen(last->fact);
+	int err = ro->err;
 
-		snprintf(last->fact + len, sizeof(last->fact) - len, " (%d more crossed this "
-			 "threshold: see the %s tab)", ro->crossed - ro->n, last->f.mode);
+	/* the limit of a rule is said, on its last finding */
+	if (!err && ro->crossed > ro->n && ro->n) {
+		struct cand *last = &ro->c[ro->n - 1];
+		char *fact = ro_printf(ro, "%s (%d more crossed this threshold: see the %s tab)",
+				       last->fact, ro->crossed - ro->n, last->f.mode);
+
+		free(last->fact);
+		last->fact = fact;
+		err = ro->err;
 	}
 	for (int i = 0; i < ro->n; i++) {
 		struct cand *c = &ro->c[i];
-		int err;
 
 		c->f.subject = c->subject;
 		c->f.fact = c->fact;
 		c->f.action = c->action;
-		err = profile__add_finding(set, &c->f);
-		if (err)
-			return err;
+		if (!err && (!c->subject || !c->fact))
+			err = -ENOMEM;
+		if (!err)
+			err = profile__add_finding(set, &c->f);
+		cand_clear(c);
 	}
-	return 0;
+	ro->n = 0;
+	return err;
 }
 
 /* "name (file.c:88)", "name (file.c)" or "name": the innermost function at a location */
-static void loc_name(const struct profile *p, uint32_t loc, char *buf, size_t len)
+static char *loc_name(struct rule_out *ro, const struct profile *p, uint32_t loc)
 {
 	const struct prof_location *l = &p->locations[loc];
 	const struct prof_function *fn;
 
-	if (!l->nlines) {
-		snprintf(buf, len, "0x%" PRIx64, l->address);
-		return;
-	}
+	if (!l->nlines)
+		return ro_printf(ro, "0x%" PRIx64, l->address);
 	fn = &p->functions[l->lines[0].function];
 	if (fn->filename && l->lines[0].line > 0)
-		snprintf(buf, len, "%s (%s:%" PRId64 ")", fn->name,
-			 render__basename(fn->filename), l->lines[0].line);
-	else if (fn->filename)
-		snprintf(buf, len, "%s (%s)", fn->name, render__basename(fn->filename));
-	else
-		snprintf(buf, len, "%s", fn->name);
+		return ro_printf(ro, "%s (%s:%" PRId64 ")", fn->name,
+				 render__basename(fn->filename), l->lines[0].line);
+	if (fn->filename)
+		return ro_printf(ro, "%s (%s)", fn->name, render__basename(fn->filename));
+	return ro_printf(ro, "%s", fn->name);
 }
 
 static int64_t loc_function(const struct profile *p, uint32_t loc)
@@ -162,7 +200,7 @@ static int cpu_rules(struct profile *set, const struct profile *p)
 
 		if (share < FIND_CPU_SHARE || !(c = rule_slot(&ro, share * 100)))
 			continue;
-		loc_name(p, best_loc[f], c->subject, sizeof(c->subject));
+		c->subject = loc_name(&ro, p, best_loc[f]);
 		if (tc >= 0)
 			snprintf(t, sizeof(t), ", %s", render__duration(self[p->nfunctions + f], d,
 									 sizeof(d)));
@@ -171,11 +209,11 @@ static int cpu_rules(struct profile *set, const struct profile *p)
 		if (probes)
 			snprintf(pr, sizeof(pr), "; %" PRIu64 " more samples were in uprobe "
 				 "handling, left out", probes);
-		snprintf(c->fact, sizeof(c->fact), "%s is %.0f%% of the CPU samples (%" PRIu64
-			 " of %" PRIu64 "%s of CPU time, in the function itself%s)", c->subject,
-			 share * 100, self[f], total, t, pr);
-		snprintf(c->action, sizeof(c->action), "look at its callers in the cpu flame "
-			 "graph, and at the work it does per call");
+		c->fact = ro_printf(&ro, "%s is %.0f%% of the CPU samples (%" PRIu64 " of %" PRIu64
+				    "%s of CPU time, in the function itself%s)", c->subject,
+				    share * 100, self[f], total, t, pr);
+		c->action = "look at its callers in the cpu flame graph, and at the work it does "
+			    "per call";
 		c->f.mode = p->mode;
 		c->f.kind = "cpu_hot_function";
 		c->f.threshold = "a function with at least 20% of the CPU samples in itself, out "
@@ -257,25 +295,26 @@ static int mem_rules(struct profile *set, const struct profile *p, int64_t durat
 
 		if (rate < FIND_MEM_RATE || share < FIND_MEM_SHARE || !(c = rule_slot(&ro, rate)))
 			continue;
-		loc_name(p, fn[f].loc, c->subject, sizeof(c->subject));
+		c->subject = loc_name(&ro, p, fn[f].loc);
 		if (fn[f].freed)
 			snprintf(life, sizeof(life), "; %.0f%% of its freed blocks lived less than "
 				 "1.05 ms", short_share * 100);
-		snprintf(c->fact, sizeof(c->fact), "%s allocates %s%s (%s in %s, %" PRIu64
-			 " blocks of %s on average, %.0f%% of all bytes allocated)%s", c->subject,
-			 p->sampling ? "about " : "", per_second(rate, r, sizeof(r)),
-			 render__bytes(fn[f].bytes, b, sizeof(b)),
-			 render__duration((uint64_t)duration_ns, d, sizeof(d)), fn[f].objects,
-			 /* rounded: sampled estimates are not whole multiples of a block */
-			 render__bytes(fn[f].objects ? (fn[f].bytes + fn[f].objects / 2) /
-				       fn[f].objects : 0, avg, sizeof(avg)), share * 100, life);
+		c->fact = ro_printf(&ro, "%s allocates %s%s (%s in %s, %" PRIu64 " blocks of %s on "
+				    "average, %.0f%% of all bytes allocated)%s", c->subject,
+				    p->sampling ? "about " : "", per_second(rate, r, sizeof(r)),
+				    render__bytes(fn[f].bytes, b, sizeof(b)),
+				    render__duration((uint64_t)duration_ns, d, sizeof(d)),
+				    fn[f].objects,
+				    /* rounded: sampled estimates are not whole multiples */
+				    render__bytes(fn[f].objects ? (fn[f].bytes + fn[f].objects / 2) /
+						  fn[f].objects : 0, avg, sizeof(avg)),
+				    share * 100, life);
 		if (fn[f].freed && short_share >= FIND_MEM_SHORT_SHARE)
-			snprintf(c->action, sizeof(c->action), "most of its blocks are short-lived: "
-				 "reuse a buffer (or keep them on the stack) instead of allocating "
-				 "each time");
+			c->action = "most of its blocks are short-lived: reuse a buffer (or keep "
+				    "them on the stack) instead of allocating each time";
 		else
-			snprintf(c->action, sizeof(c->action), "look at its callers in the mem flame "
-				 "graph (alloc_space): fewer or smaller allocations there");
+			c->action = "look at its callers in the mem flame graph (alloc_space): fewer "
+				    "or smaller allocations there";
 		c->f.mode = p->mode;
 		c->f.kind = "mem_alloc_rate";
 		c->f.threshold = "a function allocating at least 1 MiB/s and 10% of all bytes "
@@ -324,13 +363,13 @@ static int leak_rules(struct profile *set, const struct profile *p)
 
 		if (bytes[f] < FIND_LEAK_BYTES || !(c = rule_slot(&ro, (double)bytes[f])))
 			continue;
-		loc_name(p, site[f], c->subject, sizeof(c->subject));
-		snprintf(c->fact, sizeof(c->fact), "%s allocated %s (%" PRIu64 " bytes) in %" PRIu64
-			 " blocks that were definitely lost: no pointer reached them when the "
-			 "process exited", c->subject, render__bytes(bytes[f], b, sizeof(b)),
-			 bytes[f], objs[f]);
-		snprintf(c->action, sizeof(c->action), "free them where they stop being used: "
-			 "their stacks are in the mem report's leaks");
+		c->subject = loc_name(&ro, p, site[f]);
+		c->fact = ro_printf(&ro, "%s allocated %s (%" PRIu64 " bytes) in %" PRIu64 " blocks "
+				    "that were definitely lost: no pointer reached them when the "
+				    "process exited", c->subject, render__bytes(bytes[f], b, sizeof(b)),
+				    bytes[f], objs[f]);
+		c->action = "free them where they stop being used: their stacks are in the mem "
+			    "report's leaks";
 		c->f.mode = p->mode;
 		c->f.kind = "mem_definitely_lost";
 		c->f.threshold = "a function whose definitely lost blocks add up to at least 1 KiB "
@@ -470,22 +509,20 @@ static int offcpu_rules(struct profile *set, const struct profile *p, int64_t du
 	}
 	for (uint32_t f = 0; f < p->nfunctions; f++) {
 		double share = (double)ns[f] / (double)duration_ns;
-		char t[32], d[32], lo[96] = "";
+		char t[32], d[32];
 		struct cand *c;
 
 		if (ns[f] < FIND_OFFCPU_MIN_NS || share < FIND_OFFCPU_SHARE ||
 		    !(c = rule_slot(&ro, (double)ns[f])))
 			continue;
-		loc_name(p, site[f], c->subject, sizeof(c->subject));
-		if (left_out)
-			snprintf(lo, sizeof(lo), "; futex waits, the lock mode's, left out");
-		snprintf(c->fact, sizeof(c->fact), "%s kept its threads off the CPU for %s in %" PRIu64
-			 " waits, %.0f%% of the run's %s%s", c->subject,
-			 render__duration(ns[f], t, sizeof(t)), waits[f], share * 100,
-			 render__duration((uint64_t)duration_ns, d, sizeof(d)), lo);
-		snprintf(c->action, sizeof(c->action), "if the wait is not meant (a sleep, a poll, "
-			 "a read), see what it waits for in the offcpu tab; ebprof offcpu --wakers "
-			 "shows who ends it");
+		c->subject = loc_name(&ro, p, site[f]);
+		c->fact = ro_printf(&ro, "%s kept its threads off the CPU for %s in %" PRIu64 " waits, "
+				    "%.0f%% of the run's %s%s", c->subject,
+				    render__duration(ns[f], t, sizeof(t)), waits[f], share * 100,
+				    render__duration((uint64_t)duration_ns, d, sizeof(d)),
+				    left_out ? "; futex waits, the lock mode's, left out" : "");
+		c->action = "if the wait is not meant (a sleep, a poll, a read), see what it waits "
+			    "for in the offcpu tab; ebprof offcpu --wakers shows who ends it";
 		c->f.mode = p->mode;
 		c->f.kind = "offcpu_blocked";
 		c->f.threshold = "a function whose threads were off the CPU (sleeping, in "
@@ -511,7 +548,7 @@ static int lock_rules(struct profile *set, const struct profile *p, int64_t dura
 		const char *lock = group_label(g, "lock"), *cls = group_label(g, "class");
 		const char *who = group_label(g, "process");
 		int64_t n, total, mean, max, best = 0, site = -1;
-		char a[32], b[32], m[32], d[32], fnname[300] = "";
+		char a[32], b[32], m[32], d[32];
 		size_t len;
 		struct cand *c;
 
@@ -541,22 +578,17 @@ static int lock_rules(struct profile *set, const struct profile *p, int64_t dura
 				site = w;
 			}
 		}
-		if (site >= 0) {
-			loc_name(p, (uint32_t)site, c->subject, sizeof(c->subject));
-			snprintf(fnname, sizeof(fnname), "%s waited ", c->subject);
-		} else {
-			snprintf(c->subject, sizeof(c->subject), "%s", lock);
-			snprintf(fnname, sizeof(fnname), "threads waited ");
-		}
-		snprintf(c->fact, sizeof(c->fact), "%s%s on %s (%s%s%s) over %" PRId64 " contentions "
-			 "(mean %s, max %s), in a run of %s", fnname,
-			 render__duration((uint64_t)total, a, sizeof(a)), lock, cls ? cls : "lock",
-			 who && strcmp(who, "-") ? ", " : "", who && strcmp(who, "-") ? who : "", n,
-			 render__duration((uint64_t)mean, b, sizeof(b)),
-			 render__duration((uint64_t)max, m, sizeof(m)),
-			 render__duration((uint64_t)duration_ns, d, sizeof(d)));
-		snprintf(c->action, sizeof(c->action), "hold it for less time, or split what it "
-			 "guards; every waiter's stack is in the lock tab");
+		c->subject = site >= 0 ? loc_name(&ro, p, (uint32_t)site) : ro_printf(&ro, "%s", lock);
+		c->fact = ro_printf(&ro, "%s waited %s on %s (%s%s%s) over %" PRId64 " contentions "
+				    "(mean %s, max %s), in a run of %s", site >= 0 ? c->subject :
+				    "threads", render__duration((uint64_t)total, a, sizeof(a)), lock,
+				    cls ? cls : "lock", who && strcmp(who, "-") ? ", " : "",
+				    who && strcmp(who, "-") ? who : "", n,
+				    render__duration((uint64_t)mean, b, sizeof(b)),
+				    render__duration((uint64_t)max, m, sizeof(m)),
+				    render__duration((uint64_t)duration_ns, d, sizeof(d)));
+		c->action = "hold it for less time, or split what it guards; every waiter's stack "
+			    "is in the lock tab";
 		c->f.mode = p->mode;
 		c->f.kind = "lock_contended";
 		c->f.threshold = "a lock waited on at least 10 times, for at least 10% of the run's "
@@ -587,13 +619,13 @@ static int io_rules(struct profile *set, const struct profile *p)
 		if (n < FIND_IO_MIN_REQUESTS || p99 < (int64_t)FIND_IO_P99_NS ||
 		    !(c = rule_slot(&ro, (double)p99)))
 			continue;
-		snprintf(c->subject, sizeof(c->subject), "%s %s", dev, op);
-		snprintf(c->fact, sizeof(c->fact), "%s %ss: p99 %s over %" PRId64 " requests "
-			 "(p50 %s, max %s)", dev, op, render__duration((uint64_t)p99, a, sizeof(a)),
-			 n, render__duration((uint64_t)p50, b, sizeof(b)),
-			 render__duration((uint64_t)max, m, sizeof(m)));
-		snprintf(c->action, sizeof(c->action), "see which processes and stacks issue them "
-			 "(io tab) and whether the disk queues them (its in-flight count, iostat -x)");
+		c->subject = ro_printf(&ro, "%s %s", dev, op);
+		c->fact = ro_printf(&ro, "%s %ss: p99 %s over %" PRId64 " requests (p50 %s, max %s)",
+				    dev, op, render__duration((uint64_t)p99, a, sizeof(a)), n,
+				    render__duration((uint64_t)p50, b, sizeof(b)),
+				    render__duration((uint64_t)max, m, sizeof(m)));
+		c->action = "see which processes and stacks issue them (io tab) and whether the disk "
+			    "queues them (its in-flight count, iostat -x)";
 		c->f.mode = p->mode;
 		c->f.kind = "io_slow_disk";
 		c->f.threshold = "a disk and operation whose p99 latency is at least 10 ms over at "

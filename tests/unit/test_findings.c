@@ -361,6 +361,37 @@ static void test_order(void **state)
 	profile__free(set);
 }
 
+/* A 400-character C++ name keeps its (file:line) in the subject and the fact, and so does the
+ * last finding of a rule that says how many more crossed */
+static void test_long_name(void **state)
+{
+	struct profile *p = cpu_part(), *set;
+	uint32_t main_ = frame(p, "main", "m.c", 1);
+	char name[4][460], want[520];
+
+	for (int i = 0; i < 4; i++) {
+		int n = snprintf(name[i], sizeof(name[i]), "Box<%d, 42>::spin(std::map<", i);
+
+		while (n < 390)
+			n += snprintf(name[i] + n, sizeof(name[i]) - n, "std::vector<int*>, ");
+		snprintf(name[i] + n, sizeof(name[i]) - n, "int>&, double)");
+		cpu_samples(p, frame(p, name[i], "/src/odd.cpp", 12 + i), main_, 25 + i);
+	}
+	assert_true(strlen(name[0]) >= 400);
+	set = set_of(p, SEC);
+	assert_int_equal(set->nfindings, 3);
+	snprintf(want, sizeof(want), "%s (odd.cpp:15)", name[3]);
+	assert_string_equal(set->findings[0].subject, want);
+	assert_int_equal(strncmp(set->findings[0].fact, want, strlen(want)), 0);
+	assert_non_null(strstr(set->findings[0].fact, " is 26% of the CPU samples (28 of 106, "));
+	snprintf(want, sizeof(want), "%s (odd.cpp:13)", name[1]);
+	assert_string_equal(set->findings[2].subject, want);
+	assert_int_equal(strncmp(set->findings[2].fact, want, strlen(want)), 0);
+	assert_non_null(strstr(set->findings[2].fact, "in the function itself) (1 more crossed "
+				    "this threshold: see the cpu tab)"));
+	profile__free(set);
+}
+
 /* The average block is rounded to the nearest byte: sampled estimates are not whole multiples */
 static void test_mem_average_rounded(void **state)
 {
@@ -461,6 +492,7 @@ int main(void)
 		cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_offcpu),
 		cmocka_unit_test(test_order),
+		cmocka_unit_test(test_long_name),
 		cmocka_unit_test(test_mem_average_rounded),
 		cmocka_unit_test(test_set_text_json),
 		cmocka_unit_test(test_set_html),
