@@ -1,6 +1,7 @@
 /* Findings of a run of several modes: output/findings.h, rules in docs/FINDINGS.md. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,28 +103,206 @@ static int rule_emit(struct profile *set, struct rule_out *ro)
 	return err;
 }
 
-/* "name (file.c:88)", "name (file.c)" or "name": the innermost function at a location */
+/* A function's name as the reports show it (profile__frame_name's choice) */
+static const char *fn_name(const struct prof_function *fn)
+{
+	const char *name = fn->name && *fn->name ? fn->name : fn->system_name;
+
+	return name && *name ? name : "??";
+}
+
+/* The name of a frame without a symbol, as the reports show it: "module+0xoffset", or the
+ * address outside any mapping. Allocated; NULL: out of memory. */
+static char *unsym_name(const struct profile *p, const struct prof_location *l)
+{
+	const char *file = l->mapping != PROF_NONE && l->mapping < p->nmappings ?
+			   p->mappings[l->mapping].file : NULL;
+	size_t len = (file ? strlen(file) : 0) + 32;
+	char *s = malloc(len);
+
+	return s ? (char *)profile__frame_name(p, l, 0, s, len) : NULL;
+}
+
+/* "name (file.c:88)", "name (file.c)" or "name": the innermost function at a location; a frame
+ * without a symbol: its name in the reports, "module+0xoffset". */
 static char *loc_name(struct rule_out *ro, const struct profile *p, uint32_t loc)
 {
 	const struct prof_location *l = &p->locations[loc];
 	const struct prof_function *fn;
+	char *s;
 
-	if (!l->nlines)
-		return ro_printf(ro, "0x%" PRIx64, l->address);
+	if (!l->nlines) {
+		if (!(s = unsym_name(p, l)))
+			ro->err = -ENOMEM;
+		return s;
+	}
 	fn = &p->functions[l->lines[0].function];
 	if (fn->filename && l->lines[0].line > 0)
-		return ro_printf(ro, "%s (%s:%" PRId64 ")", fn->name,
+		return ro_printf(ro, "%s (%s:%" PRId64 ")", fn_name(fn),
 				 render__basename(fn->filename), l->lines[0].line);
 	if (fn->filename)
-		return ro_printf(ro, "%s (%s)", fn->name, render__basename(fn->filename));
-	return ro_printf(ro, "%s", fn->name);
+		return ro_printf(ro, "%s (%s)", fn_name(fn), render__basename(fn->filename));
+	return ro_printf(ro, "%s", fn_name(fn));
 }
 
-static int64_t loc_function(const struct profile *p, uint32_t loc)
-{
-	const struct prof_location *l = &p->locations[loc];
+/* ---- subjects: what a finding is about ------------------------------------------------ */
 
-	return l->nlines ? (int64_t)l->lines[0].function : -1;
+/* A rule sums its samples' values per subject: a function (the innermost at a location), or a
+ * frame without a symbol, which is a subject of its own named as the reports name it
+ * ("module+0xoffset"), never folded into a caller. Each location is at one place: its
+ * innermost function and line, or its name when it has no symbol; each place belongs to one
+ * subject. A finding names its subject by the place with the most of the rule's value. */
+struct subjects {
+	uint32_t *place;	/* per location: its place */
+	uint32_t *subject;	/* per place: its subject (a function's index is its subject) */
+	uint32_t *loc;		/* per place: a location of it, to name it by */
+	uint32_t nplaces, n;	/* n: subjects */
+};
+
+struct place_key {
+	uint32_t loc, fn;	/* fn: the innermost function, PROF_NONE: no symbol */
+	int64_t line;
+	char *name;		/* no symbol: its name */
+};
+
+static int place_cmp(const void *a, const void *b)
+{
+	const struct place_key *x = a, *y = b;
+	int c;
+
+	if (x->fn != y->fn)
+		return x->fn < y->fn ? -1 : 1;
+	if (x->fn == PROF_NONE && (c = strcmp(x->name, y->name)))
+		return c;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->loc < y->loc ? -1 : x->loc > y->loc;
+}
+
+static void subjects__free(struct subjects *sj)
+{
+	free(sj->place);
+	free(sj->subject);
+	free(sj->loc);
+	memset(sj, 0, sizeof(*sj));
+}
+
+static int subjects__init(struct subjects *sj, const struct profile *p)
+{
+	uint32_t n = p->nlocations, nunsym = 0;
+	struct place_key *k = calloc(n ? n : 1, sizeof(*k));
+	int err = -ENOMEM;
+
+	memset(sj, 0, sizeof(*sj));
+	sj->place = calloc(n ? n : 1, sizeof(*sj->place));
+	sj->subject = calloc(n ? n : 1, sizeof(*sj->subject));
+	sj->loc = calloc(n ? n : 1, sizeof(*sj->loc));
+	if (!k || !sj->place || !sj->subject || !sj->loc)
+		goto out;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct prof_location *l = &p->locations[i];
+
+		k[i].loc = i;
+		if (l->nlines) {
+			k[i].fn = l->lines[0].function;
+			k[i].line = l->lines[0].line;
+		} else {
+			k[i].fn = PROF_NONE;
+			if (!(k[i].name = unsym_name(p, l)))
+				goto out;
+		}
+	}
+	qsort(k, n, sizeof(*k), place_cmp);
+	for (uint32_t i = 0; i < n; i++) {
+		bool same = i && k[i].fn == k[i - 1].fn &&
+			    (k[i].fn == PROF_NONE ? !strcmp(k[i].name, k[i - 1].name) :
+						    k[i].line == k[i - 1].line);
+
+		if (!same) {
+			sj->loc[sj->nplaces] = k[i].loc;
+			sj->subject[sj->nplaces] = k[i].fn != PROF_NONE ? k[i].fn :
+						   p->nfunctions + nunsym++;
+			sj->nplaces++;
+		}
+		sj->place[k[i].loc] = sj->nplaces - 1;
+	}
+	sj->n = p->nfunctions + nunsym;
+	err = 0;
+out:
+	for (uint32_t i = 0; k && i < n; i++)
+		free(k[i].name);
+	free(k);
+	if (err)
+		subjects__free(sj);
+	return err;
+}
+
+static bool subject_is_unsym(const struct profile *p, uint32_t subject)
+{
+	return subject >= p->nfunctions;
+}
+
+/* What a rule sums per subject: its value (what it ranks by, and picks the subject's place
+ * by), and up to three numbers of its own. */
+struct tally {
+	uint64_t value, more[3];
+	uint32_t place;		/* the place with the most value */
+};
+
+struct tallies {
+	const struct subjects *sj;
+	struct tally *t;	/* per subject */
+	uint64_t *at;		/* per place: its value */
+};
+
+static int tallies__init(struct tallies *ts, const struct subjects *sj)
+{
+	ts->sj = sj;
+	ts->t = calloc(sj->n ? sj->n : 1, sizeof(*ts->t));
+	ts->at = calloc(sj->nplaces ? sj->nplaces : 1, sizeof(*ts->at));
+	if (!ts->t || !ts->at) {
+		free(ts->t);
+		free(ts->at);
+		return -ENOMEM;
+	}
+	for (uint32_t s = 0; s < sj->n; s++)
+		ts->t[s].place = PROF_NONE;
+	return 0;
+}
+
+static void tallies__free(struct tallies *ts)
+{
+	free(ts->t);
+	free(ts->at);
+}
+
+/* Add value v of a sample at location loc; returns its subject's tally, for the rule's own
+ * numbers. */
+static struct tally *tally_add(struct tallies *ts, uint32_t loc, uint64_t v)
+{
+	uint32_t pl = ts->sj->place[loc];
+
+	ts->at[pl] += v;
+	return &ts->t[ts->sj->subject[pl]];
+}
+
+/* Each subject's value, and its place with the most of it (the first, by line, on a tie) */
+static void tallies__sum(struct tallies *ts)
+{
+	for (uint32_t pl = 0; pl < ts->sj->nplaces; pl++) {
+		struct tally *t = &ts->t[ts->sj->subject[pl]];
+
+		t->value += ts->at[pl];
+		if (t->place == PROF_NONE || ts->at[pl] > ts->at[t->place])
+			t->place = pl;
+	}
+}
+
+/* The subject's name: its place with the most value */
+static char *tally_name(struct rule_out *ro, const struct profile *p, const struct tallies *ts,
+			const struct tally *t)
+{
+	return loc_name(ro, p, ts->sj->loc[t->place]);
 }
 
 static const char *per_second(double bytes_per_sec, char *buf, size_t len)
@@ -154,64 +333,56 @@ static bool in_probe_handling(const struct profile *p, const struct prof_sample 
 	return false;
 }
 
-static int cpu_rules(struct profile *set, const struct profile *p)
+static int cpu_rules(struct profile *set, const struct profile *p, const struct subjects *sj)
 {
 	int ts = profile__type_index(p, "samples"), tc = profile__type_index(p, "cpu");
-	uint64_t *self, *best, total = 0, probes = 0;
-	uint32_t *best_loc;
+	uint64_t total = 0, probes = 0;
 	struct rule_out ro = { 0 };
-	int err = -ENOMEM;
+	struct tallies ta;
+	int err;
 
-	if (ts < 0 || !p->nfunctions)
+	if (ts < 0 || !sj->n)
 		return 0;
-	self = calloc(p->nfunctions, sizeof(*self) * 2);
-	best = calloc(p->nfunctions, sizeof(*best));
-	best_loc = calloc(p->nfunctions, sizeof(*best_loc));
-	if (!self || !best || !best_loc)
-		goto out;
-	/* self[f]: samples with f innermost at the leaf; self[nf + f]: their CPU time */
+	if (tallies__init(&ta, sj))
+		return -ENOMEM;
+	/* a subject's value: its samples at the leaf; more[0]: their CPU time */
 	for (uint32_t i = 0; i < p->nsamples; i++) {
 		const struct prof_sample *s = &p->samples[i];
-		int64_t f = s->nlocs ? loc_function(p, s->locs[0]) : -1;
 		uint64_t v = s->values[ts] > 0 ? (uint64_t)s->values[ts] : 0;
+		struct tally *t;
 
 		if (in_probe_handling(p, s)) {
 			probes += v;
 			continue;
 		}
 		total += v;
-		if (f < 0)
+		if (!s->nlocs)
 			continue;
-		self[f] += v;
+		t = tally_add(&ta, s->locs[0], v);
 		if (tc >= 0 && s->values[tc] > 0)
-			self[p->nfunctions + f] += (uint64_t)s->values[tc];
-		/* the function's hottest location names its line */
-		if (v > best[f]) {
-			best[f] = v;
-			best_loc[f] = s->locs[0];
-		}
+			t->more[0] += (uint64_t)s->values[tc];
 	}
-	if (total < FIND_CPU_MIN_SAMPLES)
-		goto done;
-	for (uint32_t f = 0; f < p->nfunctions; f++) {
-		double share = (double)self[f] / (double)total;
-		char t[40], d[32], pr[96] = "";
+	tallies__sum(&ta);
+	for (uint32_t f = 0; total >= FIND_CPU_MIN_SAMPLES && f < sj->n; f++) {
+		const struct tally *t = &ta.t[f];
+		double share = (double)t->value / (double)total;
+		char tm[40], d[32], pr[96] = "";
 		struct cand *c;
 
 		if (share < FIND_CPU_SHARE || !(c = rule_slot(&ro, share * 100)))
 			continue;
-		c->subject = loc_name(&ro, p, best_loc[f]);
+		c->subject = tally_name(&ro, p, &ta, t);
 		if (tc >= 0)
-			snprintf(t, sizeof(t), ", %s", render__duration(self[p->nfunctions + f], d,
-									 sizeof(d)));
+			snprintf(tm, sizeof(tm), ", %s", render__duration(t->more[0], d, sizeof(d)));
 		else
-			t[0] = '\0';
+			tm[0] = '\0';
 		if (probes)
 			snprintf(pr, sizeof(pr), "; %" PRIu64 " more samples were in uprobe "
 				 "handling, left out", probes);
 		c->fact = ro_printf(&ro, "%s is %.0f%% of the CPU samples (%" PRIu64 " of %" PRIu64
-				    "%s of CPU time, in the function itself%s)", c->subject,
-				    share * 100, self[f], total, t, pr);
+				    "%s of CPU time, %s%s)", c->subject, share * 100, t->value,
+				    total, tm, subject_is_unsym(p, f) ? "at that address, which no "
+				    "symbol covers" : "in the function itself", pr);
 		c->action = "look at its callers in the cpu flame graph, and at the work it does "
 			    "per call";
 		c->f.mode = p->mode;
@@ -220,24 +391,14 @@ static int cpu_rules(struct profile *set, const struct profile *p)
 				 "of at least 20 samples (samples in uprobe handling left out)";
 		c->f.unit = "percent";
 	}
-done:
 	err = rule_emit(set, &ro);
-out:
-	free(self);
-	free(best);
-	free(best_loc);
+	tallies__free(&ta);
 	return err;
 }
 
 /* ---- mem: who allocates fast, and for how long ------------------------------------- */
 
-struct mem_fn {
-	uint64_t bytes, objects, freed, short_freed;
-	uint32_t loc;		/* where it calls the allocator */
-	bool seen;
-};
-
-/* The first frame from the leaf that is not an allocator's: the allocation site's function */
+/* The first frame from the leaf that is not an allocator's: the allocation site */
 static int64_t site_loc(const struct profile *p, const struct prof_sample *s)
 {
 	for (uint32_t i = 0; i < s->nlocs; i++) {
@@ -250,66 +411,67 @@ static int64_t site_loc(const struct profile *p, const struct prof_sample *s)
 	return -1;
 }
 
-static int mem_rules(struct profile *set, const struct profile *p, int64_t duration_ns)
+static int mem_rules(struct profile *set, const struct profile *p, const struct subjects *sj,
+		     int64_t duration_ns)
 {
 	int tb = profile__type_index(p, "alloc_space"), to = profile__type_index(p, "alloc_objects");
 	struct rule_out ro = { 0 };
-	struct mem_fn *fn;
+	struct tallies ta;
 	uint64_t total = 0;
 	double secs = duration_ns / 1e9;
 	int err;
 
-	if (tb < 0 || to < 0 || !p->nfunctions || secs <= 0)
+	if (tb < 0 || to < 0 || !sj->n || secs <= 0)
 		return 0;
-	fn = calloc(p->nfunctions, sizeof(*fn));
-	if (!fn)
+	if (tallies__init(&ta, sj))
 		return -ENOMEM;
+	/* a subject's value: the bytes it allocated; more: its blocks, its freed blocks, and
+	 * those of them freed within FIND_MEM_SHORT_NS */
 	for (uint32_t i = 0; i < p->nsamples; i++) {
 		const struct prof_sample *s = &p->samples[i];
-		int64_t loc = site_loc(p, s), f = loc >= 0 ? loc_function(p, loc) : -1;
+		int64_t loc = site_loc(p, s);
 		uint64_t b = s->values[tb] > 0 ? (uint64_t)s->values[tb] : 0;
+		struct tally *t;
 
 		total += b;
-		if (f < 0)
+		if (loc < 0)
 			continue;
-		if (!fn[f].seen || b > 0) {
-			fn[f].seen = true;
-			fn[f].loc = (uint32_t)loc;
-		}
-		fn[f].bytes += b;
-		fn[f].objects += s->values[to] > 0 ? (uint64_t)s->values[to] : 0;
+		t = tally_add(&ta, (uint32_t)loc, b);
+		t->more[0] += s->values[to] > 0 ? (uint64_t)s->values[to] : 0;
 		for (uint32_t k = 0; k < s->nlife; k++) {
 			uint64_t lo, hi;
 
-			fn[f].freed += s->life[k];
+			t->more[1] += s->life[k];
 			/* bucket k holds lifetimes up to 2^k - 1 ns (render__bucket) */
 			if (render__bucket(k, s->nlife, &lo, &hi) && hi < FIND_MEM_SHORT_NS)
-				fn[f].short_freed += s->life[k];
+				t->more[2] += s->life[k];
 		}
 	}
-	for (uint32_t f = 0; total && f < p->nfunctions; f++) {
-		double rate = fn[f].bytes / secs, share = (double)fn[f].bytes / total;
-		double short_share = fn[f].freed ? (double)fn[f].short_freed / fn[f].freed : 0;
+	tallies__sum(&ta);
+	for (uint32_t f = 0; total && f < sj->n; f++) {
+		const struct tally *t = &ta.t[f];
+		uint64_t bytes = t->value, objects = t->more[0], freed = t->more[1];
+		double rate = bytes / secs, share = (double)bytes / total;
+		double short_share = freed ? (double)t->more[2] / freed : 0;
 		char r[32], b[32], d[32], avg[32], life[96] = "";
 		struct cand *c;
 
 		if (rate < FIND_MEM_RATE || share < FIND_MEM_SHARE || !(c = rule_slot(&ro, rate)))
 			continue;
-		c->subject = loc_name(&ro, p, fn[f].loc);
-		if (fn[f].freed)
+		c->subject = tally_name(&ro, p, &ta, t);
+		if (freed)
 			snprintf(life, sizeof(life), "; %.0f%% of its freed blocks lived less than "
 				 "1.05 ms", short_share * 100);
+		/* the average block rounded to the nearest byte: sampled estimates are not
+		 * whole multiples */
 		c->fact = ro_printf(&ro, "%s allocates %s%s (%s in %s, %" PRIu64 " blocks of %s on "
 				    "average, %.0f%% of all bytes allocated)%s", c->subject,
 				    p->sampling ? "about " : "", per_second(rate, r, sizeof(r)),
-				    render__bytes(fn[f].bytes, b, sizeof(b)),
-				    render__duration((uint64_t)duration_ns, d, sizeof(d)),
-				    fn[f].objects,
-				    /* rounded: sampled estimates are not whole multiples */
-				    render__bytes(fn[f].objects ? (fn[f].bytes + fn[f].objects / 2) /
-						  fn[f].objects : 0, avg, sizeof(avg)),
-				    share * 100, life);
-		if (fn[f].freed && short_share >= FIND_MEM_SHORT_SHARE)
+				    render__bytes(bytes, b, sizeof(b)),
+				    render__duration((uint64_t)duration_ns, d, sizeof(d)), objects,
+				    render__bytes(objects ? (bytes + objects / 2) / objects : 0, avg,
+						  sizeof(avg)), share * 100, life);
+		if (freed && short_share >= FIND_MEM_SHORT_SHARE)
 			c->action = "most of its blocks are short-lived: reuse a buffer (or keep "
 				    "them on the stack) instead of allocating each time";
 		else
@@ -322,52 +484,48 @@ static int mem_rules(struct profile *set, const struct profile *p, int64_t durat
 		c->f.unit = "bytes_per_second";
 	}
 	err = rule_emit(set, &ro);
-	free(fn);
+	tallies__free(&ta);
 	return err;
 }
 
 /* Leaks (mem --leaks): the bytes at each allocating function that no pointer reached at the
  * process's exit. */
-static int leak_rules(struct profile *set, const struct profile *p)
+static int leak_rules(struct profile *set, const struct profile *p, const struct subjects *sj)
 {
 	int tb = profile__type_index(p, "definite_space");
 	int to = profile__type_index(p, "definite_objects");
 	struct rule_out ro = { 0 };
-	uint64_t *bytes, *objs;
-	uint32_t *site;
+	struct tallies ta;
 	int err;
 
-	if (tb < 0 || to < 0 || !p->nfunctions)
+	if (tb < 0 || to < 0 || !sj->n)
 		return 0;
-	bytes = calloc(p->nfunctions, sizeof(*bytes));
-	objs = calloc(p->nfunctions, sizeof(*objs));
-	site = calloc(p->nfunctions, sizeof(*site));
-	if (!bytes || !objs || !site) {
-		err = -ENOMEM;
-		goto out;
-	}
+	if (tallies__init(&ta, sj))
+		return -ENOMEM;
+	/* a subject's value: its bytes definitely lost; more[0]: their blocks */
 	for (uint32_t i = 0; i < p->nsamples; i++) {
 		const struct prof_sample *s = &p->samples[i];
-		int64_t loc = site_loc(p, s), f = loc >= 0 ? loc_function(p, loc) : -1;
+		int64_t loc = site_loc(p, s);
+		struct tally *t;
 
-		if (f < 0 || s->values[tb] <= 0 || s->suppressed)
+		if (loc < 0 || s->values[tb] <= 0 || s->suppressed)
 			continue;
-		if (!bytes[f])
-			site[f] = (uint32_t)loc;
-		bytes[f] += (uint64_t)s->values[tb];
-		objs[f] += s->values[to] > 0 ? (uint64_t)s->values[to] : 0;
+		t = tally_add(&ta, (uint32_t)loc, (uint64_t)s->values[tb]);
+		t->more[0] += s->values[to] > 0 ? (uint64_t)s->values[to] : 0;
 	}
-	for (uint32_t f = 0; f < p->nfunctions; f++) {
+	tallies__sum(&ta);
+	for (uint32_t f = 0; f < sj->n; f++) {
+		const struct tally *t = &ta.t[f];
 		char b[32];
 		struct cand *c;
 
-		if (bytes[f] < FIND_LEAK_BYTES || !(c = rule_slot(&ro, (double)bytes[f])))
+		if (t->value < FIND_LEAK_BYTES || !(c = rule_slot(&ro, (double)t->value)))
 			continue;
-		c->subject = loc_name(&ro, p, site[f]);
+		c->subject = tally_name(&ro, p, &ta, t);
 		c->fact = ro_printf(&ro, "%s allocated %s (%" PRIu64 " bytes) in %" PRIu64 " blocks "
 				    "that were definitely lost: no pointer reached them when the "
-				    "process exited", c->subject, render__bytes(bytes[f], b, sizeof(b)),
-				    bytes[f], objs[f]);
+				    "process exited", c->subject, render__bytes(t->value, b, sizeof(b)),
+				    t->value, t->more[0]);
 		c->action = "free them where they stop being used: their stacks are in the mem "
 			    "report's leaks";
 		c->f.mode = p->mode;
@@ -377,10 +535,7 @@ static int leak_rules(struct profile *set, const struct profile *p)
 		c->f.unit = "bytes";
 	}
 	err = rule_emit(set, &ro);
-out:
-	free(bytes);
-	free(objs);
-	free(site);
+	tallies__free(&ta);
 	return err;
 }
 
@@ -437,9 +592,9 @@ static bool is_kernel_loc(const struct profile *p, const struct prof_location *l
 	return l->address >= 0xffff800000000000ull;
 }
 
-/* The program's function in a waiting stack: the first frame from the leaf that is user code
- * outside the C library (the leaf itself is skipped when it is a pseudo-frame naming what was
- * waited on). -1: none. */
+/* The program's frame in a waiting stack: the first frame from the leaf that is user code
+ * outside the C library, with a symbol or not (the leaf itself is skipped when it is a
+ * pseudo-frame naming what was waited on). -1: none. */
 static int64_t waiter_loc(const struct profile *p, const struct prof_sample *s, uint32_t from)
 {
 	int64_t last_user = -1;
@@ -447,7 +602,9 @@ static int64_t waiter_loc(const struct profile *p, const struct prof_sample *s, 
 	for (uint32_t i = from; i < s->nlocs; i++) {
 		const struct prof_location *l = &p->locations[s->locs[i]];
 
-		if (is_kernel_loc(p, l) || l->mapping == PROF_NONE || !l->nlines)
+		/* a frame without a symbol is the program's too: skipping it would name a
+		 * distant caller */
+		if (is_kernel_loc(p, l) || l->mapping == PROF_NONE)
 			continue;
 		if (!in_libc(p, l))
 			return s->locs[i];
@@ -472,26 +629,25 @@ static bool futex_wait(const struct profile *p, const struct prof_sample *s)
 	return false;
 }
 
-static int offcpu_rules(struct profile *set, const struct profile *p, int64_t duration_ns,
-			bool with_lock)
+static int offcpu_rules(struct profile *set, const struct profile *p, const struct subjects *sj,
+			int64_t duration_ns, bool with_lock)
 {
 	int tn = profile__type_index(p, "offcpu"), tc = profile__type_index(p, "switches");
 	struct rule_out ro = { 0 };
-	uint64_t *ns, *waits, left_out = 0;
-	uint32_t *site;
-	int err = -ENOMEM;
+	uint64_t left_out = 0;
+	struct tallies ta;
+	int err;
 
-	if (tn < 0 || !p->nfunctions || duration_ns <= 0)
+	if (tn < 0 || !sj->n || duration_ns <= 0)
 		return 0;
-	ns = calloc(p->nfunctions, sizeof(*ns));
-	waits = calloc(p->nfunctions, sizeof(*waits));
-	site = calloc(p->nfunctions, sizeof(*site));
-	if (!ns || !waits || !site)
-		goto out;
+	if (tallies__init(&ta, sj))
+		return -ENOMEM;
+	/* a subject's value: its threads' time off the CPU; more[0]: their waits */
 	for (uint32_t i = 0; i < p->nsamples; i++) {
 		const struct prof_sample *s = &p->samples[i];
-		int64_t loc, f;
 		uint64_t v = s->values[tn] > 0 ? (uint64_t)s->values[tn] : 0;
+		struct tally *t;
+		int64_t loc;
 
 		/* the lock mode's finding covers these, with the lock named */
 		if (with_lock && futex_wait(p, s)) {
@@ -499,27 +655,26 @@ static int offcpu_rules(struct profile *set, const struct profile *p, int64_t du
 			continue;
 		}
 		loc = waiter_loc(p, s, 0);
-		f = loc >= 0 ? loc_function(p, loc) : -1;
-		if (f < 0)
+		if (loc < 0)
 			continue;
-		if (!ns[f])
-			site[f] = (uint32_t)loc;
-		ns[f] += v;
-		waits[f] += tc >= 0 && s->values[tc] > 0 ? (uint64_t)s->values[tc] : 0;
+		t = tally_add(&ta, (uint32_t)loc, v);
+		t->more[0] += tc >= 0 && s->values[tc] > 0 ? (uint64_t)s->values[tc] : 0;
 	}
-	for (uint32_t f = 0; f < p->nfunctions; f++) {
-		double share = (double)ns[f] / (double)duration_ns;
-		char t[32], d[32];
+	tallies__sum(&ta);
+	for (uint32_t f = 0; f < sj->n; f++) {
+		const struct tally *t = &ta.t[f];
+		double share = (double)t->value / (double)duration_ns;
+		char tm[32], d[32];
 		struct cand *c;
 
-		if (ns[f] < FIND_OFFCPU_MIN_NS || share < FIND_OFFCPU_SHARE ||
-		    !(c = rule_slot(&ro, (double)ns[f])))
+		if (t->value < FIND_OFFCPU_MIN_NS || share < FIND_OFFCPU_SHARE ||
+		    !(c = rule_slot(&ro, (double)t->value)))
 			continue;
-		c->subject = loc_name(&ro, p, site[f]);
+		c->subject = tally_name(&ro, p, &ta, t);
 		c->fact = ro_printf(&ro, "%s kept its threads off the CPU for %s in %" PRIu64 " waits, "
 				    "%.0f%% of the run's %s%s", c->subject,
-				    render__duration(ns[f], t, sizeof(t)), waits[f], share * 100,
-				    render__duration((uint64_t)duration_ns, d, sizeof(d)),
+				    render__duration(t->value, tm, sizeof(tm)), t->more[0],
+				    share * 100, render__duration((uint64_t)duration_ns, d, sizeof(d)),
 				    left_out ? "; futex waits, the lock mode's, left out" : "");
 		c->action = "if the wait is not meant (a sleep, a poll, a read), see what it waits "
 			    "for in the offcpu tab; ebprof offcpu --wakers shows who ends it";
@@ -531,10 +686,7 @@ static int offcpu_rules(struct profile *set, const struct profile *p, int64_t du
 		c->f.unit = "nanoseconds";
 	}
 	err = rule_emit(set, &ro);
-out:
-	free(ns);
-	free(waits);
-	free(site);
+	tallies__free(&ta);
 	return err;
 }
 
@@ -653,19 +805,27 @@ int findings__compute(struct profile *set, int64_t duration_ns)
 	for (size_t o = 0; o < sizeof(order) / sizeof(order[0]) && !err; o++) {
 		for (uint32_t i = 0; i < set->nparts && !err; i++) {
 			const struct profile *p = set->parts[i];
+			struct subjects sj;
 
 			if (strcmp(p->mode, order[o]))
 				continue;
-			if (!strcmp(p->mode, "cpu"))
-				err = cpu_rules(set, p);
-			else if (!strcmp(p->mode, "mem"))
-				err = leak_rules(set, p) ?: mem_rules(set, p, duration_ns);
-			else if (!strcmp(p->mode, "io"))
+			if (!strcmp(p->mode, "io")) {
 				err = io_rules(set, p);
-			else if (!strcmp(p->mode, "lock"))
+				continue;
+			} else if (!strcmp(p->mode, "lock")) {
 				err = lock_rules(set, p, duration_ns);
+				continue;
+			}
+			err = subjects__init(&sj, p);
+			if (err)
+				break;
+			if (!strcmp(p->mode, "cpu"))
+				err = cpu_rules(set, p, &sj);
+			else if (!strcmp(p->mode, "mem"))
+				err = leak_rules(set, p, &sj) ?: mem_rules(set, p, &sj, duration_ns);
 			else if (!strcmp(p->mode, "offcpu"))
-				err = offcpu_rules(set, p, duration_ns, has_part(set, "lock"));
+				err = offcpu_rules(set, p, &sj, duration_ns, has_part(set, "lock"));
+			subjects__free(&sj);
 		}
 	}
 	return err;

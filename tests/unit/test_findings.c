@@ -361,6 +361,159 @@ static void test_order(void **state)
 	profile__free(set);
 }
 
+/* A frame without a symbol in a stripped program of process pid, as the reports name it:
+ * "pm_stripped+0xOFF" */
+static uint32_t unsym(struct profile *p, uint32_t pid, const char *file, uint64_t off)
+{
+	uint32_t map = profile__mapping(p, pid, 0x555500000000, 0x555500010000, 0, file, NULL);
+
+	assert_int_not_equal(map, PROF_NONE);
+	return loc(p, map, 0x555500000000 + off, off, NULL, 0);
+}
+
+/* A frame without a symbol is a subject of its own, never folded into its caller: the same
+ * address in two processes of one program is one subject (of no one process) */
+static void test_cpu_unsymbolized(void **state)
+{
+	struct profile *p = cpu_part(), *set;
+	uint32_t hot7 = unsym(p, 7, "/w/pm_stripped", 0x12ad);
+	uint32_t hot8 = unsym(p, 8, "/w/pm_stripped", 0x12ad);
+	uint32_t next = unsym(p, 7, "/w/pm_stripped", 0x12b0);
+	uint32_t main_ = frame(p, "main", "app.c", 10);
+
+	sample(p, STACK(hot7, main_), 40, 40 * 10101010, 0, 0, 7);
+	sample(p, STACK(hot8, main_), 31, 31 * 10101010, 0, 0, 8);
+	sample(p, STACK(next, main_), 25, 25 * 10101010, 0, 0, 7);
+	sample(p, STACK(frame(p, "other", "o.c", 1), main_), 4, 4 * 10101010, 0, 0, 7);
+	set = set_of(p, SEC);
+	assert_int_equal(set->nfindings, 2);
+	assert_string_equal(set->findings[0].subject, "pm_stripped+0x12ad");
+	assert_string_equal(set->findings[0].fact, "pm_stripped+0x12ad is 71% of the CPU samples "
+			    "(71 of 100, 717.2 ms of CPU time, at that address, which no symbol "
+			    "covers)");
+	assert_string_equal(set->findings[1].subject, "pm_stripped+0x12b0");
+	profile__free(set);
+}
+
+static void test_mem_unsymbolized(void **state)
+{
+	struct profile *p = mem_part(), *set;
+	uint32_t malloc_ = frame(p, "malloc", "malloc.c", 3281);
+	uint32_t site = unsym(p, 7, "/w/pm_stripped", 0x12e4);
+	uint32_t main_ = frame(p, "main", "app.c", 30);
+
+	sample(p, STACK(malloc_, site, main_), 1024, 8 << 20, 0, 0, 7);
+	set = set_of(p, SEC);
+	assert_int_equal(set->nfindings, 1);
+	assert_string_equal(set->findings[0].subject, "pm_stripped+0x12e4");
+	assert_string_equal(set->findings[0].fact, "pm_stripped+0x12e4 allocates 8.0 MiB/s (8.0 "
+			    "MiB in 1.00 s, 1024 blocks of 8.0 KiB on average, 100% of all bytes "
+			    "allocated)");
+	profile__free(set);
+}
+
+/* offcpu names the frame that waited (a python3 static function), not a distant caller */
+static void test_offcpu_unsymbolized(void **state)
+{
+	struct profile *p = profile__new("offcpu"), *set;
+	uint32_t m_libc, m_kern, sched, nsleep, stat, call;
+
+	assert_non_null(p);
+	assert_int_equal(profile__add_type(p, "offcpu", "nanoseconds"), 0);
+	assert_int_equal(profile__add_type(p, "switches", "count"), 0);
+	m_libc = profile__mapping(p, 7, 0x7f0000000000, 0x7f0000100000, 0,
+				  "/usr/lib/x86_64-linux-gnu/libc.so.6", NULL);
+	m_kern = profile__mapping(p, 0, 0xffffffff81000000, 0xffffffff82000000, 0,
+				  "[kernel.kallsyms]", NULL);
+	sched = LOC(p, m_kern, 0xffffffff81001000, 0x1000, { fn(p, "__schedule", NULL, NULL), 0 });
+	nsleep = LOC(p, m_libc, 0x7f0000001000, 0x1000, { fn(p, "clock_nanosleep", NULL, NULL), 0 });
+	stat = unsym(p, 7, "/usr/bin/python3.11", 0x4fb51b);
+	call = frame(p, "PyObject_Vectorcall", "Objects/call.c", 299);
+	sample(p, STACK(sched, nsleep, stat, call), 500000000, 1, 0, 0, 7);
+	set = set_of(p, SEC);
+	assert_int_equal(set->nfindings, 1);
+	assert_string_equal(set->findings[0].subject, "python3.11+0x4fb51b");
+	assert_string_equal(set->findings[0].fact, "python3.11+0x4fb51b kept its threads off the "
+			    "CPU for 500.0 ms in 1 waits, 50% of the run's 1.00 s");
+	profile__free(set);
+}
+
+/* A function's line is the one with the most of the rule's value summed over its stacks, not
+ * that of its largest stack (cpu), nor of its first sample (offcpu, leaks) or its last (mem) */
+static void test_line_cpu(void **state)
+{
+	struct profile *p = cpu_part(), *set;
+	uint32_t c[4], w9a, w9b, w11;
+
+	/* work spins at line 9 (two addresses) called from c1, c2, c3, 30 + 24 + 9 samples,
+	 * and at line 11 from c4, 38 samples in one stack */
+	w9a = LOC(p, PROF_NONE, 0x1000, 0, { fn(p, "work", NULL, "/src/line.c"), 9 });
+	w9b = LOC(p, PROF_NONE, 0x1004, 0, { fn(p, "work", NULL, "/src/line.c"), 9 });
+	w11 = LOC(p, PROF_NONE, 0x1010, 0, { fn(p, "work", NULL, "/src/line.c"), 11 });
+	for (int i = 0; i < 4; i++)
+		c[i] = frame(p, (const char *[]){ "c1", "c2", "c3", "c4" }[i], "line.c", 20 + i);
+	cpu_samples(p, w9a, c[0], 30);
+	cpu_samples(p, w9b, c[1], 24);
+	cpu_samples(p, w9b, c[2], 9);
+	cpu_samples(p, w11, c[3], 38);
+	set = set_of(p, SEC);
+	assert_int_equal(set->nfindings, 1);
+	assert_string_equal(set->findings[0].subject, "work (line.c:9)");
+	profile__free(set);
+}
+
+static void test_line_mem(void **state)
+{
+	struct profile *p = mem_part(), *set;
+	uint32_t malloc_, main_, other, p12, p20;
+	struct prof_sample *s;
+
+	/* parse_line allocates most at line 20, least at line 12 (its last sample with bytes),
+	 * and loses most at line 20, least at line 12 (its first sample with lost bytes) */
+	leak_types(p);
+	malloc_ = frame(p, "malloc", "malloc.c", 1);
+	main_ = frame(p, "main", "app.c", 30);
+	other = frame(p, "other", "app.c", 40);
+	p20 = LOC(p, PROF_NONE, 0x2000, 0, { fn(p, "parse_line", NULL, "/src/parse.c"), 20 });
+	p12 = LOC(p, PROF_NONE, 0x2010, 0, { fn(p, "parse_line", NULL, "/src/parse.c"), 12 });
+	sample(p, STACK(malloc_, p20, main_), 100, 4 << 20, 0, 0, 7);
+	s = sample(p, STACK(malloc_, p12, main_), 1, 2048, 1, 2048, 7);
+	s->values[4] = 1;
+	s->values[5] = 2048;
+	s = sample(p, STACK(malloc_, p20, other), 0, 0, 10, 20480, 7);
+	s->values[4] = 10;
+	s->values[5] = 20480;
+	set = set_of(p, SEC);
+	assert_int_equal(set->nfindings, 2);
+	assert_string_equal(set->findings[0].kind, "mem_definitely_lost");
+	assert_string_equal(set->findings[0].subject, "parse_line (parse.c:20)");
+	assert_string_equal(set->findings[1].kind, "mem_alloc_rate");
+	assert_string_equal(set->findings[1].subject, "parse_line (parse.c:20)");
+	profile__free(set);
+}
+
+static void test_line_offcpu(void **state)
+{
+	struct profile *p = profile__new("offcpu"), *set;
+	uint32_t main_, n5, n9;
+
+	/* nap waits least at line 5 (its first sample), most at line 9 */
+	assert_non_null(p);
+	assert_int_equal(profile__add_type(p, "offcpu", "nanoseconds"), 0);
+	assert_int_equal(profile__add_type(p, "switches", "count"), 0);
+	main_ = frame(p, "main", "main.c", 1);
+	n5 = frame(p, "nap", "/src/nap.c", 5);
+	n9 = frame(p, "nap", "/src/nap.c", 9);
+	sample(p, STACK(n5, main_), 100000000, 1, 0, 0, 7);
+	sample(p, STACK(n9, main_), 900000000, 9, 0, 0, 7);
+	set = set_of(p, SEC);
+	assert_int_equal(set->nfindings, 1);
+	assert_string_equal(set->findings[0].subject, "nap (nap.c:9)");
+	assert_string_equal(set->findings[0].fact, "nap (nap.c:9) kept its threads off the CPU "
+			    "for 1.00 s in 10 waits, 100% of the run's 1.00 s");
+	profile__free(set);
+}
+
 /* A 400-character C++ name keeps its (file:line) in the subject and the fact, and so does the
  * last finding of a rule that says how many more crossed */
 static void test_long_name(void **state)
@@ -492,6 +645,12 @@ int main(void)
 		cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_offcpu),
 		cmocka_unit_test(test_order),
+		cmocka_unit_test(test_cpu_unsymbolized),
+		cmocka_unit_test(test_mem_unsymbolized),
+		cmocka_unit_test(test_offcpu_unsymbolized),
+		cmocka_unit_test(test_line_cpu),
+		cmocka_unit_test(test_line_mem),
+		cmocka_unit_test(test_line_offcpu),
 		cmocka_unit_test(test_long_name),
 		cmocka_unit_test(test_mem_average_rounded),
 		cmocka_unit_test(test_set_text_json),
