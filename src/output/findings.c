@@ -242,11 +242,15 @@ static bool subject_is_unsym(const struct profile *p, uint32_t subject)
 	return subject >= p->nfunctions;
 }
 
+#define PID_UNSEEN UINT32_MAX		/* a tally's pid before its first sample */
+#define PID_MANY (UINT32_MAX - 1)	/* ... once two processes added to it */
+
 /* What a rule sums per subject: its value (what it ranks by, and picks the subject's place
- * by), and up to three numbers of its own. */
+ * by), up to three numbers of its own, and the process its samples came from. */
 struct tally {
 	uint64_t value, more[3];
 	uint32_t place;		/* the place with the most value */
+	uint32_t pid;		/* the one process with value here, PID_UNSEEN or PID_MANY */
 };
 
 struct tallies {
@@ -265,8 +269,10 @@ static int tallies__init(struct tallies *ts, const struct subjects *sj)
 		free(ts->at);
 		return -ENOMEM;
 	}
-	for (uint32_t s = 0; s < sj->n; s++)
+	for (uint32_t s = 0; s < sj->n; s++) {
 		ts->t[s].place = PROF_NONE;
+		ts->t[s].pid = PID_UNSEEN;
+	}
 	return 0;
 }
 
@@ -276,14 +282,17 @@ static void tallies__free(struct tallies *ts)
 	free(ts->at);
 }
 
-/* Add value v of a sample at location loc; returns its subject's tally, for the rule's own
- * numbers. */
-static struct tally *tally_add(struct tallies *ts, uint32_t loc, uint64_t v)
+/* Add value v of a sample of process pid at location loc; returns its subject's tally, for the
+ * rule's own numbers. */
+static struct tally *tally_add(struct tallies *ts, uint32_t loc, uint64_t v, uint32_t pid)
 {
 	uint32_t pl = ts->sj->place[loc];
+	struct tally *t = &ts->t[ts->sj->subject[pl]];
 
 	ts->at[pl] += v;
-	return &ts->t[ts->sj->subject[pl]];
+	if (v)
+		t->pid = t->pid == PID_UNSEEN || t->pid == pid ? pid : PID_MANY;
+	return t;
 }
 
 /* Each subject's value, and its place with the most of it (the first, by line, on a tie) */
@@ -296,6 +305,12 @@ static void tallies__sum(struct tallies *ts)
 		if (t->place == PROF_NONE || ts->at[pl] > ts->at[t->place])
 			t->place = pl;
 	}
+}
+
+/* The finding's pid: the one process whose samples make it, 0: several (or none) */
+static uint32_t tally_pid(const struct tally *t)
+{
+	return t->pid == PID_UNSEEN || t->pid == PID_MANY ? 0 : t->pid;
 }
 
 /* The subject's name: its place with the most value */
@@ -358,7 +373,7 @@ static int cpu_rules(struct profile *set, const struct profile *p, const struct 
 		total += v;
 		if (!s->nlocs)
 			continue;
-		t = tally_add(&ta, s->locs[0], v);
+		t = tally_add(&ta, s->locs[0], v, s->pid);
 		if (tc >= 0 && s->values[tc] > 0)
 			t->more[0] += (uint64_t)s->values[tc];
 	}
@@ -390,6 +405,7 @@ static int cpu_rules(struct profile *set, const struct profile *p, const struct 
 		c->f.threshold = "a function with at least 20% of the CPU samples in itself, out "
 				 "of at least 20 samples (samples in uprobe handling left out)";
 		c->f.unit = "percent";
+		c->f.pid = tally_pid(t);
 	}
 	err = rule_emit(set, &ro);
 	tallies__free(&ta);
@@ -436,7 +452,7 @@ static int mem_rules(struct profile *set, const struct profile *p, const struct 
 		total += b;
 		if (loc < 0)
 			continue;
-		t = tally_add(&ta, (uint32_t)loc, b);
+		t = tally_add(&ta, (uint32_t)loc, b, s->pid);
 		t->more[0] += s->values[to] > 0 ? (uint64_t)s->values[to] : 0;
 		for (uint32_t k = 0; k < s->nlife; k++) {
 			uint64_t lo, hi;
@@ -482,6 +498,7 @@ static int mem_rules(struct profile *set, const struct profile *p, const struct 
 		c->f.threshold = "a function allocating at least 1 MiB/s and 10% of all bytes "
 				 "allocated";
 		c->f.unit = "bytes_per_second";
+		c->f.pid = tally_pid(t);
 	}
 	err = rule_emit(set, &ro);
 	tallies__free(&ta);
@@ -510,7 +527,7 @@ static int leak_rules(struct profile *set, const struct profile *p, const struct
 
 		if (loc < 0 || s->values[tb] <= 0 || s->suppressed)
 			continue;
-		t = tally_add(&ta, (uint32_t)loc, (uint64_t)s->values[tb]);
+		t = tally_add(&ta, (uint32_t)loc, (uint64_t)s->values[tb], s->pid);
 		t->more[0] += s->values[to] > 0 ? (uint64_t)s->values[to] : 0;
 	}
 	tallies__sum(&ta);
@@ -533,6 +550,7 @@ static int leak_rules(struct profile *set, const struct profile *p, const struct
 		c->f.threshold = "a function whose definitely lost blocks add up to at least 1 KiB "
 				 "(suppressed ones left out)";
 		c->f.unit = "bytes";
+		c->f.pid = tally_pid(t);
 	}
 	err = rule_emit(set, &ro);
 	tallies__free(&ta);
@@ -657,7 +675,7 @@ static int offcpu_rules(struct profile *set, const struct profile *p, const stru
 		loc = waiter_loc(p, s, 0);
 		if (loc < 0)
 			continue;
-		t = tally_add(&ta, (uint32_t)loc, v);
+		t = tally_add(&ta, (uint32_t)loc, v, s->pid);
 		t->more[0] += tc >= 0 && s->values[tc] > 0 ? (uint64_t)s->values[tc] : 0;
 	}
 	tallies__sum(&ta);
@@ -684,6 +702,7 @@ static int offcpu_rules(struct profile *set, const struct profile *p, const stru
 				 "uninterruptible waits or preempted) for at least 10% of the run and "
 				 "100 ms in all";
 		c->f.unit = "nanoseconds";
+		c->f.pid = tally_pid(t);
 	}
 	err = rule_emit(set, &ro);
 	tallies__free(&ta);

@@ -391,7 +391,9 @@ static void test_cpu_unsymbolized(void **state)
 	assert_string_equal(set->findings[0].fact, "pm_stripped+0x12ad is 71% of the CPU samples "
 			    "(71 of 100, 717.2 ms of CPU time, at that address, which no symbol "
 			    "covers)");
+	assert_int_equal(set->findings[0].pid, 0);
 	assert_string_equal(set->findings[1].subject, "pm_stripped+0x12b0");
+	assert_int_equal(set->findings[1].pid, 7);
 	profile__free(set);
 }
 
@@ -409,6 +411,7 @@ static void test_mem_unsymbolized(void **state)
 	assert_string_equal(set->findings[0].fact, "pm_stripped+0x12e4 allocates 8.0 MiB/s (8.0 "
 			    "MiB in 1.00 s, 1024 blocks of 8.0 KiB on average, 100% of all bytes "
 			    "allocated)");
+	assert_int_equal(set->findings[0].pid, 7);
 	profile__free(set);
 }
 
@@ -435,6 +438,7 @@ static void test_offcpu_unsymbolized(void **state)
 	assert_string_equal(set->findings[0].subject, "python3.11+0x4fb51b");
 	assert_string_equal(set->findings[0].fact, "python3.11+0x4fb51b kept its threads off the "
 			    "CPU for 500.0 ms in 1 waits, 50% of the run's 1.00 s");
+	assert_int_equal(set->findings[0].pid, 7);
 	profile__free(set);
 }
 
@@ -545,6 +549,37 @@ static void test_long_name(void **state)
 	profile__free(set);
 }
 
+/* A finding about one process carries its pid, in JSON too; one about several does not */
+static void test_pid(void **state)
+{
+	struct profile *p = cpu_part(), *set;
+	uint32_t main_ = frame(p, "main", "m.c", 1);
+	uint32_t spin = frame(p, "spin", "m.c", 2), both = frame(p, "both", "m.c", 3);
+	char *out, *parts, *pid;
+	size_t len;
+
+	sample(p, STACK(spin, main_), 50, 0, 0, 0, 4242);
+	sample(p, STACK(both, main_), 30, 0, 0, 0, 4242);
+	sample(p, STACK(both, main_), 15, 0, 0, 0, 4343);
+	set = set_of(p, SEC);
+	assert_int_equal(set->nfindings, 2);
+	assert_string_equal(set->findings[0].subject, "spin (m.c:2)");
+	assert_int_equal(set->findings[0].pid, 4242);
+	assert_int_equal(set->findings[1].pid, 0);
+	out = render(&output_json, set, &(struct output_opts){ .top = 5 }, &len);
+	assert_non_null(strstr(out, "\"kind\": \"cpu_hot_function\",\n      \"subject\": \"spin "));
+	assert_non_null(strstr(out, "\"unit\": \"percent\",\n      \"pid\": 4242\n    }"));
+	/* the findings end where the parts begin: one pid among them */
+	parts = strstr(out, "\n  \"parts\": ");
+	assert_non_null(parts);
+	*parts = '\0';
+	pid = strstr(out, "\"pid\": ");
+	assert_non_null(pid);
+	assert_null(strstr(pid + 1, "\"pid\": "));
+	free(out);
+	profile__free(set);
+}
+
 /* The average block is rounded to the nearest byte: sampled estimates are not whole multiples */
 static void test_mem_average_rounded(void **state)
 {
@@ -652,6 +687,7 @@ int main(void)
 		cmocka_unit_test(test_line_mem),
 		cmocka_unit_test(test_line_offcpu),
 		cmocka_unit_test(test_long_name),
+		cmocka_unit_test(test_pid),
 		cmocka_unit_test(test_mem_average_rounded),
 		cmocka_unit_test(test_set_text_json),
 		cmocka_unit_test(test_set_html),
