@@ -1,9 +1,10 @@
 /* Findings (output/findings.c, docs/FINDINGS.md) on hand-built parts: each rule at its
  * threshold and just below it, what a rule leaves out (samples in uprobe handling, allocator
- * frames), at most FIND_MAX_PER_RULE per rule, the order of the list; and the documents of a
- * run of several modes (output/set.c): text and JSON byte for byte against
- * tests/golden/profile_set.{txt,json} (UPDATE_GOLDEN=1 rewrites them), HTML by its facts, and
- * the per-part file names. */
+ * frames), at most FIND_MAX_PER_RULE per rule, the order of the list, frames without a symbol
+ * as subjects of their own, the line a finding names, names of any length, the pid of a
+ * finding about one process; and the documents of a run of several modes (output/set.c): text
+ * and JSON byte for byte against tests/golden/profile_set.{txt,json} (UPDATE_GOLDEN=1 rewrites
+ * them), HTML by its facts, and the per-part file names. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
