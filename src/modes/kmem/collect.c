@@ -113,6 +113,23 @@ static uint64_t snap_k1(const struct stack_key *k)
 
 /* ---- open ------------------------------------------------------------------------------- */
 
+/* The programs attach one by one, softirq_entry's before softirq_exit's: an interrupt that
+ * began in between left its CPU's depth up (in_interrupt_ctx), and every event of the tasks
+ * on that CPU would have counted for no process, for the whole run. Zeroed once all are
+ * attached (an exit without its entry is not counted). */
+static void reset_irq_depth(struct kmem_collector *c)
+{
+	int n = libbpf_num_possible_cpus();
+	__u64 *zero = n > 0 ? calloc((size_t)n, sizeof(*zero)) : NULL;	/* 8 bytes a CPU */
+	__u32 key = 0;
+
+	if (!zero || bpf_map_update_elem(bpf_map__fd(c->skel->maps.irq_depth), &key, zero,
+					 BPF_ANY))
+		pr_warn(c->lc, "cannot reset the interrupt depth: events may be counted for no "
+			"process on a CPU where an interrupt began as tracing started");
+	free(zero);
+}
+
 static void *kmem_open(const struct session_env *env, void *opts)
 {
 	struct kmem_collector *c = calloc(1, sizeof(*c));
@@ -159,6 +176,7 @@ static void *kmem_open(const struct session_env *env, void *opts)
 		pr_err(c->lc, "cannot attach to the kmem tracepoints: %s", strerror(-err));
 		goto fail;
 	}
+	reset_irq_depth(c);
 
 	err = profile__add_type(prof, "alloc_objects", "count");
 	err = err ?: profile__add_type(prof, "alloc_space", "bytes");
