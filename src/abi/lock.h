@@ -57,9 +57,14 @@ struct lock_key {
 	__u64 addr;		/* the kernel lock's address, or the futex's (user) address */
 };
 
+/* A futex wait ends woken (a contention: count, delay_ns), or by its timeout with nobody waking
+ * it (ETIMEDOUT: a timed wait, not contention, counted apart), or at once (EAGAIN: no wait,
+ * lock_val.nowait only). */
 struct lock_count {
-	__u64 count;		/* contentions that waited */
+	__u64 count;		/* contentions: woken, or still waiting at the end */
 	__u64 delay_ns;		/* their total wait */
+	__u64 timeouts;		/* futex waits that ended by their timeout */
+	__u64 timeout_ns;	/* their total wait */
 };
 
 /* What one process (by tgid) waited, every wait counted whatever the per-stack table could
@@ -67,8 +72,10 @@ struct lock_count {
 struct lock_proc {
 	__u64 kernel_count;	/* kernel lock contentions */
 	__u64 kernel_ns;	/* their total wait */
-	__u64 futex_count;	/* futex waits */
+	__u64 futex_count;	/* futex waits (not timed out) */
 	__u64 futex_ns;
+	__u64 futex_timeouts;	/* futex waits that ended by their timeout */
+	__u64 futex_timeout_ns;
 };
 
 /* One lock: a kernel lock by address (tgid 0), a futex by (process, address). */
@@ -82,10 +89,13 @@ struct lock_id {
 #define LOCK_HIST_SLOTS	48
 
 struct lock_val {
-	__u64 count;		/* waits */
+	__u64 count;		/* waits (not timed out): contentions */
 	__u64 delay_ns;		/* their total */
 	__u64 max_ns;		/* the longest */
 	__u64 nowait;		/* futex waits that returned EAGAIN: the value had changed, no wait */
+	__u64 timeouts;		/* futex waits their timeout ended (ETIMEDOUT): nobody
+				 * woke them; in no other number, the histogram included */
+	__u64 timeout_ns;	/* their total wait */
 	__u32 owner;		/* enum lock_owner */
 	__u32 owner_tgid;	/* whose mm/sighand/files it is */
 	__u64 hist[LOCK_HIST_SLOTS];
@@ -94,6 +104,7 @@ struct lock_val {
 /* A contention in progress: a sleeping lock's per thread, a spinlock's per CPU, a futex wait's
  * per thread. */
 #define LOCK_WAIT_ENDED_LATE	2
+#define LOCK_WAIT_TIMEDOUT_LATE	3	/* the same, ended by its timeout */
 
 struct lock_wait {
 	__u64 lock;		/* 0: none */
@@ -104,7 +115,8 @@ struct lock_wait {
 	__u32 flags;		/* STACK_KEY_* of ustack */
 	__u32 interrupted;	/* a futex wait a signal interrupted, to be resumed (lock.bpf.c);
 				 * LOCK_WAIT_ENDED_LATE: it ended after tracing stopped, its
-				 * record kept for userspace to count up to the stop */
+				 * record kept for userspace to count up to the stop;
+				 * LOCK_WAIT_TIMEDOUT_LATE: the same, ended by its timeout */
 };
 
 /* Each process (by tgid) as its first contention counted (struct lock_comm). With -a its tgid
@@ -120,6 +132,7 @@ enum lock_stat {
 	LOCK_STAT_KERNEL,	/* kernel lock contentions counted */
 	LOCK_STAT_FUTEX,	/* futex waits counted */
 	LOCK_STAT_NOWAIT,	/* futex waits that did not wait (EAGAIN): counted apart */
+	LOCK_STAT_TIMEDOUT,	/* futex waits that ended by their timeout: counted apart */
 	LOCK_STAT_NESTED,	/* drops: a spinlock contention inside another on its CPU
 				 * (an interrupt's): not measured */
 	LOCK_STAT_END_UNSEEN,	/* a contention whose end never came (its slot was taken over) */

@@ -29,6 +29,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 #define PF_KTHREAD	0x00200000
 #define EAGAIN		11
+#define ETIMEDOUT	110
 
 /* -a: every process and kernel thread (ebprof itself excepted) */
 const volatile bool trace_all = false;
@@ -239,9 +240,18 @@ static __always_inline void note_comm(__u32 tgid, struct task_struct *task)
 		count_stat(LOCK_STAT_NOTES_FULL);
 }
 
-/* A wait ended after `delay` ns: into the tables. nowait: a futex wait that did not block. */
+/* How a wait ended: woken (or a kernel lock taken), a contention; at once (EAGAIN: the futex's
+ * value had changed, no wait); by its timeout (ETIMEDOUT: nobody woke it, a timed wait, not
+ * contention). The last two are counted apart. */
+enum wait_end {
+	END_WOKEN,
+	END_NOWAIT,
+	END_TIMEDOUT,
+};
+
+/* A wait ended after `delay` ns: into the tables. */
 static __always_inline void account(const struct lock_wait *w, __u32 tgid, __u64 delay,
-				    bool nowait)
+				    enum wait_end end)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	bool futex = LOCK_AUX_IS_FUTEX(w->aux);
@@ -253,10 +263,11 @@ static __always_inline void account(const struct lock_wait *w, __u32 tgid, __u64
 	__u32 s;
 
 	note_comm(tgid, task);
-	if (nowait) {
+	if (end == END_NOWAIT) {
 		count_stat(LOCK_STAT_NOWAIT);
 	} else {
-		count_stat(futex ? LOCK_STAT_FUTEX : LOCK_STAT_KERNEL);
+		count_stat(end == END_TIMEDOUT ? LOCK_STAT_TIMEDOUT :
+			   futex ? LOCK_STAT_FUTEX : LOCK_STAT_KERNEL);
 		k.stack.tgid = tgid;
 		k.stack.aux = w->aux;
 		k.stack.ustack = w->ustack;
@@ -264,7 +275,10 @@ static __always_inline void account(const struct lock_wait *w, __u32 tgid, __u64
 		k.stack.kstack = w->kstack;
 		k.addr = w->lock;
 		c = lookup_or_init(&counts, &k, &zero_count);
-		if (c) {
+		if (c && end == END_TIMEDOUT) {
+			__sync_fetch_and_add(&c->timeouts, 1);
+			__sync_fetch_and_add(&c->timeout_ns, delay);
+		} else if (c) {
 			__sync_fetch_and_add(&c->count, 1);
 			__sync_fetch_and_add(&c->delay_ns, delay);
 		} else {
@@ -272,7 +286,10 @@ static __always_inline void account(const struct lock_wait *w, __u32 tgid, __u64
 		}
 		/* the process's totals do not depend on the per-stack table having room */
 		pv = lookup_or_init(&procs, &tgid, &zero_proc);
-		if (pv && futex) {
+		if (pv && end == END_TIMEDOUT) {
+			__sync_fetch_and_add(&pv->futex_timeouts, 1);
+			__sync_fetch_and_add(&pv->futex_timeout_ns, delay);
+		} else if (pv && futex) {
 			__sync_fetch_and_add(&pv->futex_count, 1);
 			__sync_fetch_and_add(&pv->futex_ns, delay);
 		} else if (pv) {
@@ -298,8 +315,13 @@ static __always_inline void account(const struct lock_wait *w, __u32 tgid, __u64
 				v->owner_tgid = tgid;
 		}
 	}
-	if (nowait) {
+	if (end == END_NOWAIT) {
 		__sync_fetch_and_add(&v->nowait, 1);
+		return;
+	}
+	if (end == END_TIMEDOUT) {
+		__sync_fetch_and_add(&v->timeouts, 1);
+		__sync_fetch_and_add(&v->timeout_ns, delay);
 		return;
 	}
 	__sync_fetch_and_add(&v->count, 1);
@@ -502,7 +524,7 @@ int BPF_PROG(lock_end, void *lock, int ret)
 		bpf_map_delete_elem(&kwaits, &tid);
 	}
 	delay = now > done.start_ns ? now - done.start_ns : 0;
-	account(&done, tgid, delay, false);
+	account(&done, tgid, delay, END_WOKEN);
 	return 0;
 }
 
@@ -601,12 +623,13 @@ int BPF_PROG(futex_exit, struct pt_regs *regs, long ret)
 	if (nr == LOCK_NR_RESTART_SYSCALL && !w->interrupted)
 		return 0;
 	/* going on when tracing stopped: userspace counts it up to the stop (one that did not
-	 * wait, EAGAIN, is none) */
+	 * wait, EAGAIN, is none; one that timed out, a timed wait) */
 	if (stopped) {
 		if (ret == -EAGAIN && !restarting(ret))
 			bpf_map_delete_elem(&fwaits, &tid);
 		else
-			w->interrupted = LOCK_WAIT_ENDED_LATE;
+			w->interrupted = ret == -ETIMEDOUT ? LOCK_WAIT_TIMEDOUT_LATE :
+				LOCK_WAIT_ENDED_LATE;
 		return 0;
 	}
 	if (restarting(ret)) {
@@ -617,7 +640,11 @@ int BPF_PROG(futex_exit, struct pt_regs *regs, long ret)
 	done = *w;
 	bpf_map_delete_elem(&fwaits, &tid);
 	delay = now > done.start_ns ? now - done.start_ns : 0;
-	/* EAGAIN: the futex no longer held the expected value, the caller never slept */
-	account(&done, id >> 32, delay, ret == -EAGAIN);
+	/* EAGAIN: the futex no longer held the expected value, the caller never slept;
+	 * ETIMEDOUT: its timeout ended it, nobody woke it (an idle poll, a timed condition
+	 * wait: no contention, whatever else it is). Every other return was a wake (0), or
+	 * a wait given up for a reason of its own (EINTR, EOWNERDEAD...): counted as woken. */
+	account(&done, id >> 32, delay, ret == -EAGAIN ? END_NOWAIT :
+		ret == -ETIMEDOUT ? END_TIMEDOUT : END_WOKEN);
 	return 0;
 }

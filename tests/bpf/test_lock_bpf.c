@@ -1,8 +1,9 @@
 /* BPF-level tests of lock: the collector (lock_mode_ops) and its skeleton loaded in this
  * process, driven through the mode contract as the session drives it, attached to a forked
- * child with known futex calls (waits that time out, calls that find another value: EAGAIN)
- * or with threads contending on its mmap_lock, then read out into a profile: the waits exactly,
- * by kind, each under the child's stack; EAGAIN calls apart and in no delay; --kernel-only and
+ * child with known futex calls (waits another thread wakes, waits that time out, calls that find
+ * another value: EAGAIN) or with threads contending on its mmap_lock, then read out into a
+ * profile: the waits exactly, by kind, each under the child's stack; EAGAIN calls apart and in
+ * no delay; timed-out waits apart, as timeouts, in no contention or delay; --kernel-only and
  * --user-only keep to their side; without the lock tracepoints (as on Linux before 5.19) open
  * fails when kernel locks were asked for, and traces futex waits alone otherwise; a wait left
  * open at the end is waiting_at_end while its thread is still in it, end_unseen otherwise. Root
@@ -31,6 +32,8 @@
 #include "symbolize/symbolize.h"
 
 static uint32_t word = 1;
+static uint32_t woke;			/* the woken waits' futex */
+static int round_, woken_done;		/* woken_waiter's rounds begun; it is done (1: ok) */
 
 static uint64_t mono_ns(void)
 {
@@ -40,10 +43,67 @@ static uint64_t mono_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* 40 calls that find another value, 4 waits that time out after 1 ms */
+/* 3 waits on `woke`, each woken by the other thread (a 10 s timeout never reached) */
+__attribute__((noinline)) static void *woken_waiter(void *arg)
+{
+	struct timespec ten_s = { 10, 0 };
+	int ok = 1;
+
+	for (int i = 0; i < 3 && ok; i++) {
+		__atomic_store_n(&woke, 1, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&round_, i + 1, __ATOMIC_SEQ_CST);
+		ok = !syscall(SYS_futex, &woke, FUTEX_WAIT_PRIVATE, 1, &ten_s);
+	}
+	__atomic_store_n(&woken_done, ok ? 1 : 2, __ATOMIC_SEQ_CST);
+	return arg;
+}
+
+/* Whether thread tid of this process sleeps in futex(2) on uaddr (/proc/self/task/TID/stat's
+ * state S and .../syscall's number and first argument): its wait has begun */
+static bool in_wait(pid_t tid, const void *uaddr)
+{
+	char path[64], buf[512], *p;
+	unsigned long long nr = 0, a0 = 0;
+	bool sleeping;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	f = fopen(path, "r");
+	p = f && fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	sleeping = p && p[1] == ' ' && p[2] == 'S';
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	f = fopen(path, "r");
+	if (!f || fscanf(f, "%llu %llx", &nr, &a0) != 2)
+		nr = 0;
+	if (f)
+		fclose(f);
+	return sleeping && nr == SYS_futex && a0 == (uintptr_t)uaddr;
+}
+
+static pid_t waiter_tid;
+
+static bool task_there(pid_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d", tid);
+	return !access(path, F_OK);
+}
+
+static void *start_waiter(void *arg)
+{
+	__atomic_store_n(&waiter_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
+	return woken_waiter(arg);
+}
+
+/* 40 calls that find another value, 4 waits that time out after 1 ms, 3 waits that another
+ * thread wakes once the waiter sleeps (not joined: a join could wait too) */
 __attribute__((noinline)) static int futex_calls(void)
 {
 	struct timespec one_ms = { 0, 1000000 };
+	pthread_t t;
 
 	for (int i = 0; i < 40; i++)
 		if (syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, NULL) != -1 || errno != EAGAIN)
@@ -52,7 +112,34 @@ __attribute__((noinline)) static int futex_calls(void)
 		if (syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 1, &one_ms) != -1 ||
 		    errno != ETIMEDOUT)
 			return 1;
-	return 0;
+	if (pthread_create(&t, NULL, start_waiter, NULL))
+		return 1;
+	for (int i = 0; i < 3; i++) {
+		int n = 0;
+		pid_t tid;
+
+		while (!(tid = __atomic_load_n(&waiter_tid, __ATOMIC_SEQ_CST)) ||
+		       __atomic_load_n(&round_, __ATOMIC_SEQ_CST) != i + 1 || !in_wait(tid, &woke))
+			if (++n > 10000 || __atomic_load_n(&woken_done, __ATOMIC_SEQ_CST))
+				return 1;
+			else
+				usleep(1000);
+		__atomic_store_n(&woke, 0, __ATOMIC_SEQ_CST);
+		if (syscall(SYS_futex, &woke, FUTEX_WAKE_PRIVATE, 1) != 1)
+			return 1;
+	}
+	for (int n = 0; !__atomic_load_n(&woken_done, __ATOMIC_SEQ_CST); n++)
+		if (n > 10000)
+			return 1;
+		else
+			usleep(1000);
+	/* gone before the child goes on: not a thread still waiting at the end */
+	for (int n = 0; task_there(waiter_tid); n++)
+		if (n > 10000)
+			return 1;
+		else
+			usleep(1000);
+	return woken_done != 1;
 }
 
 static void *mapper(void *arg)
@@ -263,42 +350,86 @@ static int64_t group_stat(const struct prof_group *g, const char *name)
 	return -1;
 }
 
+static uint64_t proc_stat(const struct profile *p, pid_t pid, const char *name)
+{
+	const struct prof_process *proc = profile__find_process(p, pid);
+	uint64_t v = 0;
+
+	return proc && prof_process__stat(proc, name, &v) ? v : 0;
+}
+
+static bool has_note(const struct profile *p, const char *text)
+{
+	for (uint32_t i = 0; i < p->nnotes; i++)
+		if (strstr(p->notes[i], text))
+			return true;
+	return false;
+}
+
+/* The futex waits of futex_calls: on `word` 4 that timed out (timeouts, no contention) and 40
+ * that did not wait; on `woke` 3 that the other thread woke (contentions), exactly. */
 static void test_futex_waits(void **state)
 {
 	struct lock_opts o = opts(true, true);
 	struct profile *p = run_child(&o, futex_calls);
-	char want[64];
-	int64_t waits = 0, delay = 0;
-	bool found = false;
+	char want[64], want_woke[64];
+	int64_t v[4] = { 0 }, w[4] = { 0 };
+	int found = 0;
 
 	assert_non_null(p);
 	snprintf(want, sizeof(want), "futex %p (futex_wait)", (void *)&word);
+	snprintf(want_woke, sizeof(want_woke), "futex %p (futex_wait)", (void *)&woke);
+	assert_int_equal(p->ntypes, 4);
+	assert_string_equal(p->types[2].type, "timeouts");
+	assert_string_equal(p->types[3].type, "timeout_delay");
 	for (uint32_t i = 0; i < p->nsamples; i++) {
 		const struct prof_sample *s = &p->samples[i];
+		bool mine = !strcmp(leaf(p, s), want);
 
-		if (strcmp(leaf(p, s), want))
+		if (!mine && strcmp(leaf(p, s), want_woke))
 			continue;
-		waits += s->values[0];
-		delay += s->values[1];
-		assert_true(has_function(p, s, "main") || has_function(p, s, "run_child"));
+		for (int k = 0; k < 4; k++)
+			(mine ? v : w)[k] += s->values[k];
+		if (mine)
+			assert_true(has_function(p, s, "main") || has_function(p, s, "run_child"));
+		else
+			assert_true(has_function(p, s, "woken_waiter"));
 	}
-	assert_int_equal(waits, 4);
-	assert_true(delay >= 4 * 1000000);
+	/* the timed-out waits: apart, in no contention or delay */
+	assert_int_equal(v[0], 0);
+	assert_int_equal(v[1], 0);
+	assert_int_equal(v[2], 4);
+	assert_true(v[3] >= 4 * 1000000);
+	/* the woken ones: contentions */
+	assert_int_equal(w[0], 3);
+	assert_true(w[1] > 0);
+	assert_int_equal(w[2], 0);
+	assert_int_equal(w[3], 0);
 	snprintf(want, sizeof(want), "futex %p", (void *)&word);
+	snprintf(want_woke, sizeof(want_woke), "futex %p", (void *)&woke);
 	for (uint32_t g = 0; g < p->ngroups; g++) {
 		const struct prof_group *gr = &p->groups[g];
+		bool mine = !strcmp(group_label(gr, "lock"), want);
 
-		if (strcmp(group_label(gr, "lock"), want))
+		if (!mine && strcmp(group_label(gr, "lock"), want_woke))
 			continue;
-		found = true;
+		found++;
 		assert_string_equal(group_label(gr, "class"), "futex_wait");
-		assert_int_equal(group_stat(gr, "contentions"), 4);
-		assert_int_equal(group_stat(gr, "nowait"), 40);
-		assert_int_equal(group_stat(gr, "delay_ns"), delay);
-		assert_true(group_stat(gr, "delay_max_ns") >= 1000000);
+		assert_int_equal(group_stat(gr, "contentions"), mine ? 0 : 3);
+		assert_int_equal(group_stat(gr, "delay_ns"), mine ? 0 : w[1]);
+		assert_int_equal(group_stat(gr, "nowait"), mine ? 40 : 0);
+		assert_int_equal(group_stat(gr, "timeouts"), mine ? 4 : 0);
+		assert_int_equal(group_stat(gr, "timeout_delay_ns"), mine ? v[3] : 0);
+		if (mine)
+			assert_int_equal(group_stat(gr, "delay_max_ns"), 0);
+		else
+			assert_true(group_stat(gr, "delay_max_ns") > 0);
 	}
-	assert_true(found);
+	assert_int_equal(found, 2);
 	assert_string_equal(profile__info(p, "futex_nowait"), "40");
+	assert_string_equal(profile__info(p, "futex_timeouts"), "4");
+	assert_string_equal(profile__info(p, "futex_waits"), "3");
+	assert_true(has_note(p, "4 futex waits ended by their timeout"));
 	profile__free(p);
 }
 
@@ -348,7 +479,8 @@ static void test_no_tracepoints(void **state)
 	p = run_child(&o, futex_calls);
 	assert_non_null(p);
 	assert_string_equal(profile__info(p, "tracepoints"), "sys_enter, sys_exit (futex, futex_waitv)");
-	assert_string_equal(profile__info(p, "futex_waits"), "4");
+	assert_string_equal(profile__info(p, "futex_waits"), "3");
+	assert_string_equal(profile__info(p, "futex_timeouts"), "4");
 	profile__free(p);
 }
 
@@ -362,9 +494,10 @@ static void test_ends_unseen(void **state)
 	o.no_ends = true;
 	p = run_child(&o, futex_calls);
 	assert_non_null(p);
-	/* 44 calls of one thread, each over the last one's open wait: the last one is left */
+	/* each thread's calls, each over the last one's open wait: the last one is left, of the
+	 * child's thread and of its waker's */
 	assert_string_equal(profile__info(p, "waiting_at_end"), "0");
-	assert_int_equal(profile__drop(p, "end_unseen"), 1);
+	assert_int_equal(profile__drop(p, "end_unseen"), 2);
 	profile__free(p);
 }
 
@@ -378,30 +511,16 @@ static void test_open_at_stop(void **state)
 	assert_non_null(p);
 	assert_string_equal(profile__info(p, "waiting_at_end"), "1");
 	assert_int_equal(profile__drop(p, "end_unseen"), 0);
-	assert_string_equal(profile__info(p, "futex_waits"), "4");
+	assert_string_equal(profile__info(p, "futex_waits"), "3");
+	assert_string_equal(profile__info(p, "futex_timeouts"), "4");
 	profile__free(p);
 	o.no_ends = true;
 	p = run_alive(&o, futex_then_pause);
 	assert_non_null(p);
 	assert_string_equal(profile__info(p, "waiting_at_end"), "0");
-	assert_int_equal(profile__drop(p, "end_unseen"), 1);
+	/* the child's thread, now in pause(2), and its waker's, gone */
+	assert_int_equal(profile__drop(p, "end_unseen"), 2);
 	profile__free(p);
-}
-
-static uint64_t proc_stat(const struct profile *p, pid_t pid, const char *name)
-{
-	const struct prof_process *proc = profile__find_process(p, pid);
-	uint64_t v = 0;
-
-	return proc && prof_process__stat(proc, name, &v) ? v : 0;
-}
-
-static bool has_note(const struct profile *p, const char *text)
-{
-	for (uint32_t i = 0; i < p->nnotes; i++)
-		if (strstr(p->notes[i], text))
-			return true;
-	return false;
 }
 
 /* Each process's totals do not depend on the stack table: with one slot for stacks, the
@@ -412,18 +531,22 @@ static void test_process_totals(void **state)
 {
 	struct lock_opts o = opts(false, true);
 	struct profile *p;
-	int64_t samples = 0, delay = 0;
+	int64_t samples = 0, delay = 0, to_delay = 0;
 	uint64_t rows;
 
 	o.max_stacks = 1;
 	p = run_child(&o, futex_calls);
 	assert_non_null(p);
 	assert_true(profile__drop(p, "count_table_full") + profile__drop(p, "stack_table_full") > 0);
-	assert_int_equal(proc_stat(p, children[0], "contentions"), 4);
-	assert_int_equal(proc_stat(p, children[0], "futex_waits"), 4);
-	for (uint32_t g = 0; g < p->ngroups; g++)
+	assert_int_equal(proc_stat(p, children[0], "contentions"), 3);
+	assert_int_equal(proc_stat(p, children[0], "futex_waits"), 3);
+	assert_int_equal(proc_stat(p, children[0], "timeouts"), 4);
+	for (uint32_t g = 0; g < p->ngroups; g++) {
 		delay += group_stat(&p->groups[g], "delay_ns");
+		to_delay += group_stat(&p->groups[g], "timeout_delay_ns");
+	}
 	assert_int_equal(proc_stat(p, children[0], "delay_ns"), delay);
+	assert_int_equal(proc_stat(p, children[0], "timeout_delay_ns"), to_delay);
 	assert_int_equal(profile__drop(p, "process_totals_full"), 0);
 	profile__free(p);
 
@@ -436,9 +559,10 @@ static void test_process_totals(void **state)
 	rows = proc_stat(p, children[0], "contentions") + proc_stat(p, children[1], "contentions");
 	for (uint32_t i = 0; i < p->nsamples; i++)
 		samples += p->samples[i].values[0];
-	assert_int_equal(rows, 4);
-	assert_int_equal(profile__drop(p, "process_totals_full"), 4);
-	assert_int_equal(samples, 8);
+	assert_int_equal(rows, 3);
+	/* the second one's 3 woken and 4 timed-out waits */
+	assert_int_equal(profile__drop(p, "process_totals_full"), 7);
+	assert_int_equal(samples, 6);
 	assert_true(has_note(p, "processes' totals (1) was full"));
 	profile__free(p);
 }

@@ -446,7 +446,7 @@ pushes_by_mode() {
 	while read -r n from until svc; do
 		types=$("$PPROF" -symbolize=none -raw "$T/rx/$n.body" 2>/dev/null | sed -n '/^Samples:/{n;s/\[dflt\]//g;p;q}')
 		case "$types" in
-		"contentions/count delay/nanoseconds") m=lock ;;
+		"contentions/count delay/nanoseconds timeouts/count timeout_delay/nanoseconds") m=lock ;;
 		"alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes") m=mem ;;
 		"requests/count io_bytes/bytes latency/nanoseconds queue/nanoseconds") m=io ;;
 		"samples/count cpu/nanoseconds") m=cpu ;;

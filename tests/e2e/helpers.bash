@@ -192,8 +192,10 @@ within() {
 }
 
 # The futex waits of tests/fixtures/mutexfix as bpftrace sees them (the lock tests' oracle, lock
-# and top), per futex address: @n waits, @t their
-# durations (ns), @nowait those that returned EAGAIN at once (the value had changed).
+# and top), per futex address: @n waits (woken: contentions), @t their durations (ns), @nowait
+# those that returned EAGAIN at once (the value had changed), @to those that ended by their
+# timeout (ETIMEDOUT, -110: nobody woke them, not contention) and @tt their durations, as the
+# lock mode counts them apart.
 MUTEX_BT='BEGIN { printf("ready\n"); }
 tracepoint:syscalls:sys_enter_futex /comm == "mutexfix"/ {
 	$cmd = args->op & 127;
@@ -203,6 +205,7 @@ tracepoint:syscalls:sys_enter_futex /comm == "mutexfix"/ {
 }
 tracepoint:syscalls:sys_exit_futex /@s[tid]/ {
 	if (args->ret == -11) { @nowait[@a[tid]] = count(); }
+	else if (args->ret == -110) { @to[@a[tid]] = count(); @tt[@a[tid]] = sum(nsecs - @s[tid]); }
 	else { @n[@a[tid]] = count(); @t[@a[tid]] = sum(nsecs - @s[tid]); }
 	delete(@s[tid]); delete(@a[tid]);
 }

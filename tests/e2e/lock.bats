@@ -24,6 +24,8 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	within "$(g contentions)" "$(bt n "$mu")" 10
 	within "$(g delay_ns)" "$(bt t "$mu")" 10
 	within "$(g nowait)" "$(bt nowait "$mu")" 10
+	# waits that timed out (none here: every lock is taken in the end) are bpftrace's -110s
+	within "$(g timeouts)" "$(bt to "$mu")" 10
 	jq -e --arg l "futex $mu" '.groups[] | select(.labels.lock == $l)
 		| .labels.class == "futex_wait" and (.histograms[0].buckets | map(.count) | add)
 		  == .contentions and .delay_max_ns <= .delay_ns' "$T/x.json" >/dev/null
@@ -51,7 +53,7 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 		"$T/x.txt"
 }
 
-@test "lock: futex semantics: EAGAIN is no wait, timed-out waits are waits of at least their timeout, FUTEX_WAKE is none, each kind by its command" {
+@test "lock: futex semantics: EAGAIN is no wait, timed-out waits are timeouts (not contentions) of at least their timeout, FUTEX_WAKE is none, each kind by its command" {
 	run "$EBPROF" lock -q --user-only -o "$T/x.json" -- "$FIX/futexfix"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"done"* ]]
@@ -60,23 +62,25 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	c=$(echo "$output" | sed -n 's/^c //p')
 	jq -c '.groups[] | del(.histograms)' "$T/x.json"
 	grp() { jq --arg l "futex $1" "[.groups[] | select(.labels.lock == \$l)]" "$T/x.json"; }
-	# a: 100 calls that found another value (no wait, no delay), 10 waits of 2 ms each
-	[ "$(grp "$a" | jq -c 'map([.labels.class, .contentions, .nowait])')" = '[["futex_wait",10,100]]' ]
-	[ "$(grp "$a" | jq '.[0].delay_ns >= 10 * 2000000')" = true ]
-	[ "$(grp "$b" | jq -c 'map([.labels.class, .contentions, .nowait])')" = '[["futex_wait_bitset",3,0]]' ]
-	[ "$(grp "$b" | jq '.[0].delay_ns >= 3 * 2000000')" = true ]
-	[ "$(grp "$c" | jq -c 'map([.labels.class, .contentions, .nowait])')" = '[["futex_waitv",5,0]]' ]
-	[ "$(grp "$c" | jq '.[0].delay_ns >= 5 * 2000000')" = true ]
-	# nothing else: the wakes are no waits
-	jqe '.info.futex_waits == "18" and .info.futex_nowait == "100"' "$T/x.json"
-	jqe '[.sites[].contentions] | add == 18' "$T/x.json"
+	# a: 100 calls that found another value (no wait, no delay), 10 waits of 2 ms each that
+	# timed out: nobody woke them, so no contention (before: 10 contentions), their time apart
+	[ "$(grp "$a" | jq -c 'map([.labels.class, .contentions, .nowait, .timeouts])')" = '[["futex_wait",0,100,10]]' ]
+	[ "$(grp "$a" | jq '.[0].timeout_delay_ns >= 10 * 2000000 and .[0].delay_ns == 0')" = true ]
+	[ "$(grp "$b" | jq -c 'map([.labels.class, .contentions, .nowait, .timeouts])')" = '[["futex_wait_bitset",0,0,3]]' ]
+	[ "$(grp "$b" | jq '.[0].timeout_delay_ns >= 3 * 2000000 and .[0].delay_ns == 0')" = true ]
+	[ "$(grp "$c" | jq -c 'map([.labels.class, .contentions, .nowait, .timeouts])')" = '[["futex_waitv",0,0,5]]' ]
+	[ "$(grp "$c" | jq '.[0].timeout_delay_ns >= 5 * 2000000 and .[0].delay_ns == 0')" = true ]
+	# nothing else: the wakes are no waits; the fixture's 18 timeouts, each once
+	jqe '.info.futex_waits == "0" and .info.futex_nowait == "100" and .info.futex_timeouts == "18"' "$T/x.json"
+	jqe '([.sites[].contentions] | add) == 0 and ([.sites[].timeouts] | add) == 18' "$T/x.json"
+	jqe '([.sites[].timeout_delay] | add) == ([.groups[].timeout_delay_ns] | add)' "$T/x.json"
 	jqe '[.sites[] | any(.frames[]; .function == "main")] | all' "$T/x.json"
 	# the fixture's function that called libc's syscall() (which keeps no frame pointer),
 	# found by its return address below main's frame
 	jqe '[.sites[] | any(.frames[]; .function == "futex" or .function == "waitv")] | all' \
 		"$T/x.json"
-	jqe '[.groups[].histograms[0].buckets[] | select(.max != null and .max < 2000000)]
-		| length == 0' "$T/x.json"
+	# the wait histograms are the contentions': empty
+	jqe '[.groups[].histograms[0].buckets[]] | length == 0' "$T/x.json"
 }
 
 @test "lock: a futex wait that signals interrupt is one wait, timed or not, of the fixture's own length" {
@@ -99,34 +103,34 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	done
 }
 
-@test "lock: a full stack table (--max-stacks 1) costs stacks, not totals: each of two futexfix runs has its 18 waits in its row, its wait time the locks' own" {
+@test "lock: a full stack table (--max-stacks 1) costs stacks, not totals: each of two futexfix runs has its 18 timed-out waits in its row, their wait time the locks' own" {
 	run "$EBPROF" lock -q --user-only --max-stacks 1 -o "$T/x.json" -o "$T/x.txt" -o "$T/x.html" \
 		-- sh -c "'$FIX/futexfix'; '$FIX/futexfix'"
 	[ "$status" -eq 0 ]
-	jq -c '.processes[] | {pid, comm, contentions, delay_ns, futex_waits}' "$T/x.json"
+	jq -c '.processes[] | {pid, comm, contentions, delay_ns, timeouts, timeout_delay_ns}' "$T/x.json"
 	jq -c '{drops: .drops | with_entries(select(.value > 0)), totals}' "$T/x.json"
 	# the table was full: stacks were lost (before, the processes' rows with them: one
 	# futexfix with a few of its waits, the other none)
-	jqe '[.sites[].contentions] | add // 0 | . < 36' "$T/x.json"
+	jqe '[.sites[].timeouts] | add // 0 | . < 36' "$T/x.json"
 	[ "$(jq '[.processes[] | select(.comm == "futexfix")] | length' "$T/x.json")" -eq 2 ]
 	for pid in $(jq '.processes[] | select(.comm == "futexfix") | .pid' "$T/x.json"); do
 		r() { jq --argjson p "$pid" ".processes[] | select(.pid == \$p) | .$1" "$T/x.json"; }
 		# the fixture's own count: 10 + 3 + 5 waits that time out after 2 ms each
-		[ "$(r contentions)" -eq 18 ] && [ "$(r futex_waits)" -eq 18 ]
-		[ "$(r delay_ns)" -ge 36000000 ]
+		[ "$(r timeouts)" -eq 18 ] && [ "$(r contentions)" -eq 0 ]
+		[ "$(r timeout_delay_ns)" -ge 36000000 ] && [ "$(r delay_ns)" -eq 0 ]
 		# the same wait time as its futexes' rows in the lock table (the per-lock table, which
 		# does not depend on the stack table), to the nanosecond
 		locks=$(jq --arg w "futexfix[$pid]" '[.groups[] | select(.labels.process == $w)
-			| .delay_ns] | add' "$T/x.json")
-		echo "futexfix $pid: $(r contentions) waits, $(r delay_ns) ns; its locks $locks ns"
-		[ "$(r delay_ns)" -eq "$locks" ]
-		grep -qE "^ +$pid +futexfix +18 " "$T/x.txt"
-		grep -q "<td class=\"num\" data-v=\"$pid\">$pid</td><td>futexfix</td><td class=\"num\" data-v=\"18\">18</td>" "$T/x.html"
+			| .timeout_delay_ns] | add' "$T/x.json")
+		echo "futexfix $pid: $(r timeouts) timeouts, $(r timeout_delay_ns) ns; its locks $locks ns"
+		[ "$(r timeout_delay_ns)" -eq "$locks" ]
+		grep -qE "^ +$pid +futexfix +0 +0 ns +18 " "$T/x.txt"
+		grep -q "<td class=\"num\" data-v=\"$pid\">$pid</td><td>futexfix</td><td class=\"num zero\" data-v=\"0\">0</td><td class=\"num zero\" data-v=\"0\">0</td><td class=\"num\" data-v=\"18\">18</td>" "$T/x.html"
 	done
 	# stacks were dropped by count (the table was full); no process's totals
 	jqe '.drops.count_table_full > 0 and .drops.process_totals_full == 0' "$T/x.json"
-	jqe '.totals.contentions == 36 and .info.futex_waits == "36"' "$T/x.json"
-	grep -qE "^  Totals: +contentions 36," "$T/x.txt"
+	jqe '.totals.timeouts == 36 and .totals.contentions == 0 and .info.futex_timeouts == "36"' "$T/x.json"
+	grep -qE "^  Totals: +contentions 0, delay 0 ns \(0 nanoseconds\), timeouts 36," "$T/x.txt"
 	grep -q "in the locks' and the processes' numbers but not in any stack's" "$T/x.txt"
 }
 
@@ -170,8 +174,8 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	grep -q "futex_wait" "$T/x.svg"
 	grep -q "futex_wait" "$T/x.html"
 	jq -e . "$T/x.speedscope.json" >/dev/null
-	jqe '.sample_types | map(.type) == ["contentions", "delay"]' "$T/x.json"
-	jqe '.sample_types | map(.unit) == ["count", "nanoseconds"]' "$T/x.json"
+	jqe '.sample_types | map(.type) == ["contentions", "delay", "timeouts", "timeout_delay"]' "$T/x.json"
+	jqe '.sample_types | map(.unit) == ["count", "nanoseconds", "count", "nanoseconds"]' "$T/x.json"
 	jqe '.default_sample_type == "delay"' "$T/x.json"
 	jqe '.groups | length > 0' "$T/x.json"
 	if [ ! -x "$PPROF" ]; then

@@ -58,15 +58,21 @@ static void test_text(void **state)
 
 	/* the per-lock table leads, then the histograms, then the top stacks */
 	groups = strstr(out, "\nBy lock, class and process: wait\n");
-	stacks = strstr(out, "\nTop 3 stacks by delay\n");
+	stacks = strstr(out, "\nTop 4 stacks by delay\n");
 	assert_non_null(groups);
 	assert_non_null(stacks);
 	assert_true(groups < strstr(out, "\nHistograms\n"));
 	assert_true(strstr(out, "\nHistograms\n") < stacks);
-	assert_non_null(strstr(out, "  LOCK                 CLASS      PROCESS     CONTENTIONS"
-				    "    TOTAL     MEAN      MAX NO WAIT\n"));
-	assert_non_null(strstr(out, "  futex 0x555555558040 futex_wait server[400]         900"
-				    " 180.0 ms 200.0 us   2.0 ms    4000\n"));
+	assert_non_null(strstr(out, "  LOCK                 CLASS             PROCESS     "
+				    "CONTENTIONS    TOTAL     MEAN      MAX NO WAIT TIMEOUTS "
+				    "TIMEOUT WAIT\n"));
+	assert_non_null(strstr(out, "  futex 0x555555558040 futex_wait        server[400]     "
+				    "    900 180.0 ms 200.0 us   2.0 ms    4000        0         "
+				    "0 ns\n"));
+	/* the condition variable nobody signals: its timed-out waits apart, no contention */
+	assert_non_null(strstr(out, "  futex 0x555555558080 futex_wait_bitset server[400]     "
+				    "      0     0 ns     0 ns     0 ns       0       25       "
+				    "2.50 s\n"));
 	assert_non_null(strstr(out, "  tasklist_lock rwlock:W -, wait:\n"));
 	assert_non_null(strstr(out, "#0 mmap_lock of 400 (rwsem:W)\n"));
 	free(out);
@@ -85,7 +91,11 @@ static void test_json(void **state)
 	write_file(path, out, strlen(out));
 	assert_true(asprintf(&cmd, "jq -e '.mode == \"lock\" and .default_sample_type == "
 			     "\"delay\" and (.sample_types | map(.type)) == [\"contentions\", "
-			     "\"delay\"] and (.groups | length) == 3 and .groups[0].labels == "
+			     "\"delay\", \"timeouts\", \"timeout_delay\"] and (.groups | length) "
+			     "== 4 and .groups[3].timeouts == 25 and "
+			     ".groups[3].timeout_delay_ns == 2500000000 and "
+			     ".groups[3].contentions == 0 and "
+			     ".processes[0].timeouts == 25 and .groups[0].labels == "
 			     "{\"lock\": \"futex 0x555555558040\", \"class\": \"futex_wait\", "
 			     "\"process\": \"server[400]\"} and .groups[0].contentions == 900 and "
 			     ".groups[0].delay_ns == 180000000 and .groups[0].nowait == 4000 and "
@@ -125,7 +135,8 @@ static void test_svg_speedscope_html(void **state)
 	assert_non_null(strstr(out, "<h2 id=\"groups\">By lock, class and process: wait</h2>"));
 	assert_non_null(strstr(out, "<td>futex 0x555555558040</td><td>futex_wait</td>"
 				    "<td>server[400]</td><td class=\"num\" data-v=\"900\">900</td>"));
-	assert_int_equal(count(out, "<details class=\"hist\">"), 3);
+	/* the condition variable's too, empty: it has no contention */
+	assert_int_equal(count(out, "<details class=\"hist\">"), 4);
 	assert_non_null(strstr(out, "<summary>tasklist_lock rwlock:W -, wait</summary>"));
 	free(out);
 }
@@ -144,7 +155,7 @@ static void test_pprof(void **state)
 		fail_msg("our reader refused it: %s", why);
 	assert_string_equal(back->mode, "lock");
 	assert_int_equal(back->ngroups, 0);
-	assert_int_equal(back->ntypes, 2);
+	assert_int_equal(back->ntypes, 4);
 	assert_string_equal(back->types[0].type, "contentions");
 	assert_string_equal(back->types[0].unit, "count");
 	assert_string_equal(back->types[1].type, "delay");

@@ -62,6 +62,7 @@ static const char *const stat_names[LOCK_STAT__COUNT] = {
 	[LOCK_STAT_KERNEL] = "kernel_contentions",
 	[LOCK_STAT_FUTEX] = "futex_waits",
 	[LOCK_STAT_NOWAIT] = "futex_nowait",
+	[LOCK_STAT_TIMEDOUT] = "futex_timeouts",
 	[LOCK_STAT_NESTED] = "nested_contention",
 	[LOCK_STAT_END_UNSEEN] = "end_unseen",
 	[LOCK_STAT_WAITS_FULL] = "wait_table_full",
@@ -160,16 +161,23 @@ const char *lock_class_name(uint32_t aux)
 
 static void lock_close(void *m);
 
-/* The sample types of a lock profile: the run's, or a window's. */
+/* The sample types of a lock profile: the run's, or a window's. contentions and delay are the
+ * waits something ended (a wake, the lock taken), pprof's contention profile; timeouts and
+ * timeout_delay the futex waits their timeout ended, nobody waking them (a timed condition
+ * wait, an idle poll): waiting, but no contention, apart. */
 static int set_types(struct profile *prof)
 {
 	int err = profile__add_type(prof, "contentions", "count");
 
 	err = err ?: profile__add_type(prof, "delay", "nanoseconds");
+	err = err ?: profile__add_type(prof, "timeouts", "count");
+	err = err ?: profile__add_type(prof, "timeout_delay", "nanoseconds");
 	/* a process's row is its exact totals (the kernel's `procs`), not what the per-stack
 	 * table kept */
 	err = err ?: profile__set_type_proc_stat(prof, "contentions", "contentions");
 	err = err ?: profile__set_type_proc_stat(prof, "delay", "delay_ns");
+	err = err ?: profile__set_type_proc_stat(prof, "timeouts", "timeouts");
+	err = err ?: profile__set_type_proc_stat(prof, "timeout_delay", "timeout_delay_ns");
 	return err ?: profile__set_default_type(prof, "delay");
 }
 
@@ -438,6 +446,8 @@ static int add_proc(struct lock_collector *c, struct profile *prof, __u32 tgid,
 		return -errno;
 	err = prof_process__add_stat(prof, pp, "contentions", v->kernel_count + v->futex_count);
 	err = err ?: prof_process__add_stat(prof, pp, "delay_ns", v->kernel_ns + v->futex_ns);
+	err = err ?: prof_process__add_stat(prof, pp, "timeouts", v->futex_timeouts);
+	err = err ?: prof_process__add_stat(prof, pp, "timeout_delay_ns", v->futex_timeout_ns);
 	if (v->futex_count)
 		err = err ?: prof_process__add_stat(prof, pp, "futex_waits", v->futex_count);
 	if (v->kernel_count)
@@ -511,7 +521,7 @@ static int drain(struct lock_collector *c, struct profile *prof, pid_t only, boo
 		qsort(ents, nents, sizeof(*ents), count_cmp);
 	for (size_t i = 0; i < nents; i++) {
 		const struct count_entry *e = &ents[i];
-		int64_t vals[2] = { e->v.count, e->v.delay_ns };
+		int64_t vals[4] = { e->v.count, e->v.delay_ns, e->v.timeouts, e->v.timeout_ns };
 		struct proc_info *p = report_proc(c, e->k.stack.tgid, remove || take);
 		const struct lock_entry *l = find_lock(c, e->k.addr, e->k.stack.tgid,
 						       e->k.stack.aux);
@@ -563,6 +573,8 @@ static int delay_cmp(const void *a, const void *b)
 
 	if (x->v.delay_ns != y->v.delay_ns)
 		return x->v.delay_ns > y->v.delay_ns ? -1 : 1;
+	if (x->v.timeout_ns != y->v.timeout_ns)
+		return x->v.timeout_ns > y->v.timeout_ns ? -1 : 1;
 	if (x->v.nowait != y->v.nowait)
 		return x->v.nowait > y->v.nowait ? -1 : 1;
 	return id_cmp(&x->id, &y->id);
@@ -594,6 +606,8 @@ static int add_group(struct lock_collector *c, const struct lock_entry *e)
 	STAT("delay_avg_ns", "MEAN", "nanoseconds", n ? e->v.delay_ns / n : 0);
 	STAT("delay_max_ns", "MAX", "nanoseconds", e->v.max_ns);
 	STAT("nowait", "NO WAIT", "count", e->v.nowait);
+	STAT("timeouts", "TIMEOUTS", "count", e->v.timeouts);
+	STAT("timeout_delay_ns", "TIMEOUT WAIT", "nanoseconds", e->v.timeout_ns);
 #undef STAT
 	err = err ?: prof_group__add_hist(prof, g, "wait", "nanoseconds", 1,
 					  (const uint64_t *)e->v.hist, LOCK_HIST_SLOTS);
@@ -640,9 +654,10 @@ static void lock_progress(void *m, char *buf, size_t len)
 	uint64_t drops = bpfutil__percpu_sum_range(bpf_map__fd(c->skel->maps.stats),
 						   LOCK_STAT_NESTED, LOCK_STAT__COUNT);
 
-	snprintf(buf, len, "%llu kernel contentions  %llu futex waits  drops %llu",
+	snprintf(buf, len, "%llu kernel contentions  %llu futex waits  %llu timed out  drops %llu",
 		 (unsigned long long)stat_sum(c, LOCK_STAT_KERNEL),
-		 (unsigned long long)stat_sum(c, LOCK_STAT_FUTEX), (unsigned long long)drops);
+		 (unsigned long long)stat_sum(c, LOCK_STAT_FUTEX),
+		 (unsigned long long)stat_sum(c, LOCK_STAT_TIMEDOUT), (unsigned long long)drops);
 }
 
 static void lock_finalize(void *m, pid_t pid, bool exec)
@@ -671,12 +686,14 @@ static bool waiter_gone(uint32_t tid, uint64_t start_ns);
 static bool in_futex(uint32_t tid);
 
 /* A wait going on when tracing stopped, w (of thread tid): counted up to the stop, under its
- * stacks (taken at its start) and its lock, as its end would have. Left out, a deadlock was
- * "contentions 0, delay 0" (a note said the waits were in no number). */
+ * stacks (taken at its start) and its lock, as its end would have: a contention, or a timeout
+ * when its end, seen after the stop, was its timeout. Left out, a deadlock was "contentions 0,
+ * delay 0" (a note said the waits were in no number). */
 static void count_open_wait(struct lock_collector *c, const struct lock_wait *w)
 {
 	pid_t tgid, ppid, nspid;
 	bool futex = LOCK_AUX_IS_FUTEX(w->aux);
+	bool timedout = futex && w->interrupted == LOCK_WAIT_TIMEDOUT_LATE;
 	uint64_t d = c->stop_ns > w->start_ns ? c->stop_ns - w->start_ns : 0;
 	struct lock_key k = { 0 };
 	struct lock_count cnt = { 0 };
@@ -694,7 +711,10 @@ static void count_open_wait(struct lock_collector *c, const struct lock_wait *w)
 	/* its process's totals first: they do not depend on the per-stack table having room */
 	pk = (__u32)tgid;
 	if (!bpf_map_lookup_elem(pfd, &pk, &pv) || errno == ENOENT) {
-		if (futex) {
+		if (timedout) {
+			pv.futex_timeouts++;
+			pv.futex_timeout_ns += d;
+		} else if (futex) {
 			pv.futex_count++;
 			pv.futex_ns += d;
 		} else {
@@ -716,8 +736,13 @@ static void count_open_wait(struct lock_collector *c, const struct lock_wait *w)
 		c->at_end_lost++;
 		return;
 	}
-	cnt.count++;
-	cnt.delay_ns += d;
+	if (timedout) {
+		cnt.timeouts++;
+		cnt.timeout_ns += d;
+	} else {
+		cnt.count++;
+		cnt.delay_ns += d;
+	}
 	if (bpf_map_update_elem(cfd, &k, &cnt, BPF_ANY)) {
 		c->at_end_lost++;
 		return;
@@ -729,21 +754,27 @@ static void count_open_wait(struct lock_collector *c, const struct lock_wait *w)
 		c->at_end_lost++;
 		return;
 	}
-	v.count++;
-	v.delay_ns += d;
-	if (d > v.max_ns)
-		v.max_ns = d;
-	/* slot 0: 0 ns; slot b: [2^(b-1), 2^b) */
-	for (uint64_t x = d; x; x >>= 1)
-		s++;
-	v.hist[s < LOCK_HIST_SLOTS ? s : LOCK_HIST_SLOTS - 1]++;
+	if (timedout) {
+		v.timeouts++;
+		v.timeout_ns += d;
+	} else {
+		v.count++;
+		v.delay_ns += d;
+		if (d > v.max_ns)
+			v.max_ns = d;
+		/* slot 0: 0 ns; slot b: [2^(b-1), 2^b) */
+		for (uint64_t x = d; x; x >>= 1)
+			s++;
+		v.hist[s < LOCK_HIST_SLOTS ? s : LOCK_HIST_SLOTS - 1]++;
+	}
 	if (bpf_map_update_elem(lfd, &id, &v, BPF_ANY))
 		c->at_end_lost++;
 }
 
 /* The waits in map when tracing stopped that were going on then (a futex wait still in its
- * call, or one that ended after: LOCK_WAIT_ENDED_LATE; a kernel lock's whose thread is
- * there): counted up to the stop and taken out; what is left ended unseen (lock_finish). */
+ * call, or one that ended after: LOCK_WAIT_ENDED_LATE or _TIMEDOUT_LATE; a kernel lock's whose
+ * thread is there): counted up to the stop and taken out; what is left ended unseen
+ * (lock_finish). */
 static void count_open_waits(struct lock_collector *c, struct bpf_map *map, bool futex)
 {
 	int fd = bpf_map__fd(map);
@@ -756,7 +787,8 @@ static void count_open_waits(struct lock_collector *c, struct bpf_map *map, bool
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &w) || !w.lock || w.start_ns >= c->stop_ns)
 			continue;
-		if (!(futex && w.interrupted == LOCK_WAIT_ENDED_LATE) &&
+		if (!(futex && (w.interrupted == LOCK_WAIT_ENDED_LATE ||
+				w.interrupted == LOCK_WAIT_TIMEDOUT_LATE)) &&
 		    (waiter_gone(key, w.start_ns) || (futex && !in_futex(key))))
 			continue;
 		count_open_wait(c, &w);
@@ -873,7 +905,7 @@ static void lock_finish(void *m)
 {
 	struct lock_collector *c = m;
 	struct profile *prof = c->env.prof;
-	uint64_t misses = bpfutil__recursion_misses(c->skel->obj), nowait, waits, unseen;
+	uint64_t misses = bpfutil__recursion_misses(c->skel->obj), nowait, timeouts, waits, unseen;
 	uint64_t v[LOCK_STAT__COUNT];
 
 	drain(c, c->env.prof, 0, false, false);
@@ -941,6 +973,13 @@ static void lock_finish(void *m)
 				  "return; a call that returns EAGAIN at once (the futex's value "
 				  "had changed: no wait) would be counted apart, as NO WAIT: none "
 				  "did");
+	timeouts = stat_sum(c, LOCK_STAT_TIMEDOUT);
+	if (c->user && timeouts)
+		profile__add_note(prof, "%llu futex waits ended by their timeout (ETIMEDOUT: "
+				  "nobody woke them; a timed condition wait, an idle poll, a timed "
+				  "lock given up): counted apart, as TIMEOUTS and TIMEOUT WAIT "
+				  "(sample types timeouts and timeout_delay), in no contention or "
+				  "delay", (unsigned long long)timeouts);
 	if (c->kernel)
 		profile__add_note(prof, "kernel locks: from lock:contention_begin to contention_end "
 				  "in the waiting task (spinlocks per CPU, sleeping locks per "
@@ -957,6 +996,7 @@ static void lock_finish(void *m)
 	profile__add_info(prof, "futex_waits", "%llu",
 			  (unsigned long long)stat_sum(c, LOCK_STAT_FUTEX));
 	profile__add_info(prof, "futex_nowait", "%llu", (unsigned long long)nowait);
+	profile__add_info(prof, "futex_timeouts", "%llu", (unsigned long long)timeouts);
 	profile__add_info(prof, "waiting_at_end", "%llu", (unsigned long long)waits);
 	if (waits)
 		profile__add_note(prof, "%llu waits were going on when tracing stopped: each "
