@@ -709,6 +709,10 @@ static int offcpu_rules(struct profile *set, const struct profile *p, const stru
 	return err;
 }
 
+/* Contention only: a lock's contentions and delay are the waits that a wake or its release
+ * ended. The futex waits that timed out (nobody woke them: a timed condition wait, an idle
+ * poll) are the lock's apart, as its timeouts, and EAGAIN calls (no wait) its nowait: neither
+ * counts here, and the stack's delay picks the waiting function for the same reason. */
 static int lock_rules(struct profile *set, const struct profile *p, int64_t duration_ns)
 {
 	int td = profile__type_index(p, "delay");
@@ -718,8 +722,8 @@ static int lock_rules(struct profile *set, const struct profile *p, int64_t dura
 		const struct prof_group *g = &p->groups[i];
 		const char *lock = group_label(g, "lock"), *cls = group_label(g, "class");
 		const char *who = group_label(g, "process");
-		int64_t n, total, mean, max, best = 0, site = -1;
-		char a[32], b[32], m[32], d[32];
+		int64_t n, total, mean, max, best = 0, site = -1, to = 0, to_ns = 0;
+		char a[32], b[32], m[32], d[32], t[32], tos[96] = "";
 		size_t len;
 		struct cand *c;
 
@@ -749,15 +753,19 @@ static int lock_rules(struct profile *set, const struct profile *p, int64_t dura
 				site = w;
 			}
 		}
+		if (group_stat(g, "timeouts", &to) && to > 0 &&
+		    group_stat(g, "timeout_delay_ns", &to_ns))
+			snprintf(tos, sizeof(tos), "; its %" PRId64 " timed-out waits (%s) not "
+				 "counted", to, render__duration((uint64_t)to_ns, t, sizeof(t)));
 		c->subject = site >= 0 ? loc_name(&ro, p, (uint32_t)site) : ro_printf(&ro, "%s", lock);
 		c->fact = ro_printf(&ro, "%s waited %s on %s (%s%s%s) over %" PRId64 " contentions "
-				    "(mean %s, max %s), in a run of %s", site >= 0 ? c->subject :
+				    "(mean %s, max %s), in a run of %s%s", site >= 0 ? c->subject :
 				    "threads", render__duration((uint64_t)total, a, sizeof(a)), lock,
 				    cls ? cls : "lock", who && strcmp(who, "-") ? ", " : "",
 				    who && strcmp(who, "-") ? who : "", n,
 				    render__duration((uint64_t)mean, b, sizeof(b)),
 				    render__duration((uint64_t)max, m, sizeof(m)),
-				    render__duration((uint64_t)duration_ns, d, sizeof(d)));
+				    render__duration((uint64_t)duration_ns, d, sizeof(d)), tos);
 		c->action = "hold it for less time, or split what it guards; every waiter's stack "
 			    "is in the lock tab";
 		c->f.mode = p->mode;

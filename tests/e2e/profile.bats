@@ -203,6 +203,51 @@ print("ok")' "$T/r.json"
 	[[ "$output" == *"--leaks records every allocation"* ]]
 }
 
+@test "profile: a thread polling a condition variable nobody signals is no lock contention: its futex waits that timed out are timeouts, the fixture's and bpftrace's count" {
+	# idlepoll: 20 pthread_cond_timedwait of 50 ms, one thread, never signalled: 1 s of 40
+	# timed-out waits was "[lock] idle_poll waited 2.01 s ... over 40 contentions"
+	start_bpftrace 'BEGIN { printf("ready\n"); }
+		tracepoint:syscalls:sys_enter_futex /comm == "idlepoll"/ {
+			$cmd = args->op & 127;
+			if ($cmd == 0 || $cmd == 9 || $cmd == 6 || $cmd == 13 || $cmd == 11) { @s[tid] = 1; }
+		}
+		tracepoint:syscalls:sys_exit_futex /@s[tid]/ {
+			if (args->ret == -110) { @to = count(); } else if (args->ret != -11) { @woken = count(); }
+			delete(@s[tid]);
+		}
+		END { clear(@s); }'
+	run "$EBPROF" profile -q -o "$T/r.json" -o "$T/r.txt" -- "$FIX/idlepoll" 20 50
+	[ "$status" -eq 0 ]
+	stop_bpftrace
+	fixture=$(sed -n 's/^timedout //p' <<< "$output")
+	[ "$fixture" -eq 20 ]
+	bt_to=$(sed -n 's/^@to: \([0-9]*\)$/\1/p' "$T/bt.out")
+	bt_woken=$(sed -n 's/^@woken: \([0-9]*\)$/\1/p' "$T/bt.out")
+	echo "fixture $fixture timeouts; bpftrace ${bt_to:-0} timeouts, ${bt_woken:-0} woken"
+	[ "${bt_to:-0}" -eq "$fixture" ] && [ "${bt_woken:-0}" -eq 0 ]
+	run py '
+import json, sys
+d = json.load(open(sys.argv[1]))
+lock = [p for p in d["parts"] if p["mode"] == "lock"][0]
+assert not [f for f in d["findings"] if f["kind"] == "lock_contended"], d["findings"]
+procs = [p for p in lock["processes"] if p["comm"] == "idlepoll"]
+assert len(procs) == 1, lock["processes"]
+p = procs[0]
+n = int(sys.argv[2])
+# every wait timed out, counted exactly, with its time; none is a contention
+assert p["timeouts"] == n and p["contentions"] == 0 and p["delay_ns"] == 0, p
+assert p["timeout_delay_ns"] >= n * 50000000, p
+assert lock["info"]["futex_timeouts"] == str(n), lock["info"]
+g = [g for g in lock["groups"] if g["labels"]["process"].startswith("idlepoll[")]
+assert [(x["contentions"], x["timeouts"]) for x in g] == [(0, n)], g
+s = [s for s in lock["sites"] if any(f["function"] == "idle_poll" for f in s["frames"])]
+assert sum(x["timeouts"] for x in s) == n and sum(x["contentions"] for x in s) == 0, s
+print("ok")' "$T/r.json" "$fixture"
+	echo "$output"
+	[ "$output" = "ok" ]
+	! grep -q "over 20 contentions" "$T/r.txt" || false
+}
+
 @test "profile: no finding when nothing crosses a threshold, and the report says so" {
 	# no phase: it starts, prints and ends
 	run "$EBPROF" profile -q -o "$T/r.json" -o "$T/r.txt" -- "$FIX/profilemix" x

@@ -292,6 +292,95 @@ static void test_lock(void **state)
 	profile__free(set);
 }
 
+/* A lock's group as the lock mode makes it: n contentions (woken waits) of total ns, and `to`
+ * futex waits that timed out (nobody woke them), of to_ns, apart. */
+static void lock_group_timeouts(struct profile *p, const char *lock, int64_t n, int64_t total,
+				int64_t to, int64_t to_ns)
+{
+	struct prof_group *g = profile__add_group(p);
+
+	assert_non_null(g);
+	assert_int_equal(prof_group__add_label(p, g, "lock", lock), 0);
+	assert_int_equal(prof_group__add_label(p, g, "class", "futex_wait_bitset"), 0);
+	assert_int_equal(prof_group__add_label(p, g, "process", "app[7]"), 0);
+	assert_int_equal(prof_group__add_stat(p, g, "contentions", "CONTENTIONS", "count", n), 0);
+	assert_int_equal(prof_group__add_stat(p, g, "delay_ns", "TOTAL", "nanoseconds", total),
+			 0);
+	assert_int_equal(prof_group__add_stat(p, g, "delay_avg_ns", "MEAN", "nanoseconds",
+					      n ? total / n : 0), 0);
+	assert_int_equal(prof_group__add_stat(p, g, "delay_max_ns", "MAX", "nanoseconds",
+					      total / 2), 0);
+	assert_int_equal(prof_group__add_stat(p, g, "nowait", "NO WAIT", "count", 0), 0);
+	assert_int_equal(prof_group__add_stat(p, g, "timeouts", "TIMEOUTS", "count", to), 0);
+	assert_int_equal(prof_group__add_stat(p, g, "timeout_delay_ns", "TIMEOUT WAIT",
+					      "nanoseconds", to_ns), 0);
+}
+
+static struct profile *lock_part_timeouts(uint32_t *leaf_a, uint32_t *leaf_b, uint32_t *rest)
+{
+	struct profile *p = profile__new("lock");
+	uint32_t m_libc;
+
+	assert_non_null(p);
+	assert_int_equal(profile__add_type(p, "contentions", "count"), 0);
+	assert_int_equal(profile__add_type(p, "delay", "nanoseconds"), 0);
+	assert_int_equal(profile__add_type(p, "timeouts", "count"), 0);
+	assert_int_equal(profile__add_type(p, "timeout_delay", "nanoseconds"), 0);
+	m_libc = profile__mapping(p, 7, 0x7f0000000000, 0x7f0000100000, 0,
+				  "/usr/lib/x86_64-linux-gnu/libc.so.6", NULL);
+	*leaf_a = LOC(p, PROF_NONE, 0, 0, { fn(p, "futex 0x1000 (futex_wait_bitset)", NULL,
+					       NULL), 0 });
+	*leaf_b = LOC(p, PROF_NONE, 0, 0, { fn(p, "futex 0x2000 (futex_wait_bitset)", NULL,
+					       NULL), 0 });
+	*rest = LOC(p, m_libc, 0x7f0000001000, 0x1000, { fn(p, "pthread_cond_timedwait", NULL,
+							   NULL), 0 });
+	return p;
+}
+
+/* One thread polling a condition variable nobody signals: 40 waits of 50 ms that all timed
+ * out, 2.01 s of a 2.05 s run. No thread contended: no lock_contended finding (it was "idle_poll
+ * waited 2.01 s on futex ... over 40 contentions"). */
+static void test_lock_timeouts_only(void **state)
+{
+	uint32_t leaf_a, leaf_b, cond, poll_;
+	struct profile *p = lock_part_timeouts(&leaf_a, &leaf_b, &cond), *set;
+
+	poll_ = frame(p, "idle_poll", "/src/idle.c", 14);
+	sample(p, STACK(leaf_a, cond, poll_), 0, 0, 40, 2010000000, 7);
+	lock_group_timeouts(p, "futex 0x1000", 0, 0, 40, 2010000000);
+	set = set_of(p, 2050000000);
+	assert_int_equal(set->nfindings, 0);
+	profile__free(set);
+}
+
+/* A woken contention still is one, its lock's timed-out waits left out of its numbers and
+ * said apart; the waiting function is the one that waited for a wake, not the one whose waits
+ * timed out (longer) on the same lock. */
+static void test_lock_woken_and_timeouts(void **state)
+{
+	uint32_t leaf_a, leaf_b, cond, poll_, worker;
+	struct profile *p = lock_part_timeouts(&leaf_a, &leaf_b, &cond), *set;
+
+	poll_ = frame(p, "idle_poll", "/src/idle.c", 14);
+	worker = frame(p, "worker", "/src/pool.c", 41);
+	sample(p, STACK(leaf_b, cond, worker), 12, 300000000, 0, 0, 7);
+	sample(p, STACK(leaf_b, cond, poll_), 0, 0, 30, 1500000000, 7);
+	lock_group_timeouts(p, "futex 0x2000", 12, 300000000, 30, 1500000000);
+	/* 9 woken waits and many timeouts: under the threshold's 10 contentions */
+	sample(p, STACK(leaf_a, cond, poll_), 9, 500000000, 100, 1000000000, 7);
+	lock_group_timeouts(p, "futex 0x1000", 9, 500000000, 100, 1000000000);
+	set = set_of(p, 2 * SEC);
+	assert_int_equal(set->nfindings, 1);
+	assert_string_equal(set->findings[0].kind, "lock_contended");
+	assert_string_equal(set->findings[0].subject, "worker (pool.c:41)");
+	assert_string_equal(set->findings[0].fact, "worker (pool.c:41) waited 300.0 ms on futex "
+			    "0x2000 (futex_wait_bitset, app[7]) over 12 contentions (mean 25.0 ms, "
+			    "max 150.0 ms), in a run of 2.00 s; its 30 timed-out waits (1.50 s) "
+			    "not counted");
+	assert_int_equal(set->findings[0].value, 300000000);
+	profile__free(set);
+}
+
 static void test_offcpu(void **state)
 {
 	struct profile *p = profile__new("offcpu"), *set, *lock = profile__new("lock");
@@ -679,6 +768,8 @@ int main(void)
 		cmocka_unit_test(test_mem_leaks),
 		cmocka_unit_test(test_io),
 		cmocka_unit_test(test_lock),
+		cmocka_unit_test(test_lock_timeouts_only),
+		cmocka_unit_test(test_lock_woken_and_timeouts),
 		cmocka_unit_test(test_offcpu),
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_cpu_unsymbolized),
