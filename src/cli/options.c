@@ -27,7 +27,7 @@ int cli_usage_err(const struct log_ctx *lc, const char *mode, const char *fmt, .
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry 'ebprof %s --help'.\n", mode);
+	fprintf(stderr, "\nTry 'ebprof %s --help'.\n", lc->cmd ? lc->cmd : mode);
 	return 2;
 }
 

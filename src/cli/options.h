@@ -106,7 +106,8 @@ int cli_mode_option(const struct mode_def *d, void *mo, const char *name, const 
 int cli_parse(int argc, char **argv, struct log_ctx *lc, const struct mode_cli *mc,
 	      struct session_opts *so, void *mo);
 
-/* Print "ebprof: <message>" and "Try 'ebprof MODE --help'." to stderr; returns 2. */
+/* Print "ebprof: <message>" and "Try 'ebprof MODE --help'." to stderr (lc->cmd's help when
+ * set: the command the user ran); returns 2. */
 int cli_usage_err(const struct log_ctx *lc, const char *mode, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

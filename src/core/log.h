@@ -9,6 +9,9 @@ struct log_ctx {
 	int verbose;		/* 0 default, 1 -v, 2 -vv */
 	const char *prog;	/* "ebprof" */
 	bool silent;		/* nothing at all: a part whose failures its caller words (top) */
+	/* the command the user ran when it parses other modes' options (profile, top, agent:
+	 * cpu's -F), so that their usage errors point to its --help; NULL: the mode's own */
+	const char *cmd;
 };
 
 void log_print(const struct log_ctx *lc, int level, const char *fmt, ...)

@@ -317,6 +317,18 @@ print("ok")' "$T/r.json" "$fixture"
 	[ "$status" -eq 2 ]
 }
 
+@test "profile: the members' usage errors point to ebprof profile's help, not to the member's" {
+	run "$EBPROF" profile -F 0 -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"-F takes a sampling rate in Hz above 0"* ]]
+	[[ "$output" == *"Try 'ebprof profile --help'."* ]]
+	[[ "$output" != *"ebprof cpu --help"* ]]
+	run "$EBPROF" profile --sample-bytes 0 -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"Try 'ebprof profile --help'."* ]]
+	[[ "$output" != *"ebprof mem --help"* ]]
+}
+
 @test "profile: -a -d runs cpu, io, offcpu and lock system-wide (mem only when named), and leaves nothing attached" {
 	run "$EBPROF" profile -q -a -d 1 -o "$T/r.json"
 	echo "$output"

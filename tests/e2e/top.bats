@@ -384,6 +384,11 @@ bytes_awk='function bytes(s,  u, v) { u = substr(s, length(s)); v = substr(s, 1,
 	[[ $output == *"-n takes a number of intervals from 1"* ]]
 	run "$EBPROF" top -b -F 0
 	[ "$status" -eq 2 ]
+	# the cpu part's own check of -F: top's help, not cpu's
+	run "$EBPROF" top -b -F 100000000
+	[ "$status" -eq 2 ]
+	[[ $output == *"is above this machine's highest sampling rate"* ]]
+	[[ $output == *"Try 'ebprof top --help'."* ]]
 	run "$EBPROF" top -b -n 1 -p 4194303
 	[ "$status" -eq 1 ]
 	[[ $output == *"cannot attach to PID 4194303: no such process"* ]]

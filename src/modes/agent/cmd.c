@@ -589,6 +589,8 @@ int cmd_agent(int argc, char **argv, struct log_ctx *lc)
 	char why[1024], list[64] = "";
 	int rc;
 
+	/* the members' usage errors point to this command's help */
+	lc->cmd = "agent";
 	rc = cli_parse(argc, argv, lc, &agent_mode_cli, &so, &a.cli);
 	if (rc)
 		return rc < 0 ? 0 : rc;

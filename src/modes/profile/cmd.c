@@ -244,6 +244,8 @@ int cmd_profile(int argc, char **argv, struct log_ctx *lc)
 	struct mode_ops ops;
 	int rc;
 
+	/* the members' usage errors point to this command's help */
+	lc->cmd = "profile";
 	rc = cli_parse(argc, argv, lc, &profile_cli, &so, &o);
 	if (rc)
 		return rc < 0 ? 0 : rc;

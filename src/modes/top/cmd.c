@@ -220,6 +220,8 @@ int cmd_top(int argc, char **argv, struct log_ctx *lc)
 	}
 	o->interval_ns = 1000000000ull;
 	o->color = !(nc && *nc);
+	/* the members' usage errors point to this command's help */
+	lc->cmd = "top";
 	rc = cli_parse(argc, argv, lc, &top_cli, &so, o);
 	if (rc) {
 		rc = rc < 0 ? 0 : rc;
