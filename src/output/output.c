@@ -99,6 +99,13 @@ bool output__shows_parts(const struct output_ops *ops)
 	return ops == &output_text || ops == &output_json || ops == &output_html;
 }
 
+bool output__is_stream(const char *spec)
+{
+	const char *path = output__file(spec);
+
+	return !strcmp(path, "-") || is_std_stream(path);
+}
+
 int output__part_path(const char *spec, const char *part, char *buf, size_t len)
 {
 	const char *path = output__file(spec);
@@ -110,8 +117,8 @@ int output__part_path(const char *spec, const char *part, char *buf, size_t len)
 	};
 	size_t n = strlen(path);
 
-	/* a stream takes every part, one after the other */
-	if (!strcmp(path, "-") || is_std_stream(path))
+	/* a stream cannot be named per part: it takes the one part (output__is_stream) */
+	if (output__is_stream(spec))
 		return (size_t)snprintf(buf, len, "%s", spec) >= len ? -ENAMETOOLONG : 0;
 	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
 		size_t e = strlen(ext[i]);

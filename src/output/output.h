@@ -54,9 +54,12 @@ const char *output__file(const char *spec);
 /* A renderer that shows every part of a run of several modes in one document (text, JSON,
  * HTML); the others write one file per part. */
 bool output__shows_parts(const struct output_ops *ops);
+/* Does spec name standard output or error ("-", "folded:-", "/dev/stdout", "/dev/stderr")? */
+bool output__is_stream(const char *spec);
 /* The file of one part: "out.pb.gz" -> "out.cpu.pb.gz" (the mode before the format's
- * extension; "svg:out" -> "svg:out.cpu"; a stream ("folded:-") takes every part). 0, -EINVAL
- * (no known extension) or -ENAMETOOLONG. */
+ * extension; "svg:out" -> "svg:out.cpu"; a stream ("folded:-") is the spec itself: it holds
+ * one part, and a run of several modes refuses it, ebprof profile's check). 0, -EINVAL (no
+ * known extension) or -ENAMETOOLONG. */
 int output__part_path(const char *path, const char *part, char *buf, size_t len);
 /* Render to a path ("-" = stdout): a regular file is written whole or not at all (a temporary
  * file renamed over it); a FIFO, /dev/null, /dev/stdout and /dev/stderr are written in place;

@@ -197,7 +197,7 @@ print("ok")' "$T/r.json"
 	[ "$output" = "ok" ]
 	run "$EBPROF" profile --leaks --modes cpu -- true
 	[ "$status" -eq 2 ]
-	[[ "$output" == *"--leaks scans what mem tracks: add mem to --modes"* ]]
+	[[ "$output" == *"--leaks is an option of mem, and mem is not among this run's modes (cpu): add mem to --modes"* ]]
 	run "$EBPROF" profile --leaks --sample-bytes 4096 -- true
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--leaks records every allocation"* ]]
@@ -315,6 +315,49 @@ print("ok")' "$T/r.json" "$fixture"
 	[[ "$output" == *"sample-bytes"* ]]
 	run "$EBPROF" profile -o "$T/nodir/r.json" -- true
 	[ "$status" -eq 2 ]
+}
+
+@test "profile: a format of one mode to a stream is refused when several modes run, before anything is traced; with one mode it is that mode's" {
+	for o in folded:- pb.gz:- svg:- speedscope:- csv:- pprof:/dev/stdout folded:/dev/stderr; do
+		run "$EBPROF" profile --modes cpu,offcpu -o "$o" -- "$FIX/profilemix" x
+		echo "$output"
+		[ "$status" -eq 2 ]
+		[[ "$output" == *"-o $o: a stream takes one mode's "*", and this run has 2 modes (cpu, offcpu): name a file (-o out."*" writes out.cpu."*", ...), or run one mode (e.g. --modes cpu)"* ]]
+		[[ "$output" == *"Try 'ebprof profile --help'."* ]]
+	done
+	# the default modes too, and -a's
+	run "$EBPROF" profile -o folded:- -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"this run has 5 modes (cpu, io, offcpu, lock, mem)"* ]]
+	run "$EBPROF" profile -a -d 1 -o pb.gz:-
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"this run has 4 modes (cpu, io, offcpu, lock)"* ]]
+	# formats that hold every mode go to a stream as they are
+	run "$EBPROF" profile -q --modes cpu,offcpu -o json:- -- "$FIX/profilemix" x
+	[ "$status" -eq 0 ]
+	# one mode: its folded stacks alone, one value per line in its unit
+	"$EBPROF" profile -q --modes cpu -o folded:- -- "$FIX/profilemix" c > "$T/cpu.folded"
+	grep -q 'burn_cpu' "$T/cpu.folded"
+	! grep -q 'nanosleep' "$T/cpu.folded"
+}
+
+@test "profile: an option of a mode the run leaves out is a usage error, as --leaks is (--mem-exact, --sample-bytes, -F; -a's default set)" {
+	run "$EBPROF" profile -q --modes cpu --mem-exact -o txt:/dev/null -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--mem-exact is an option of mem, and mem is not among this run's modes (cpu): add mem to --modes"* ]]
+	run "$EBPROF" profile -q --modes cpu,io --sample-bytes 100 -o txt:/dev/null -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--sample-bytes is an option of mem, and mem is not among this run's modes (cpu, io): add mem to --modes"* ]]
+	run "$EBPROF" profile -q -a -d 1 --mem-exact -o txt:/dev/null
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--mem-exact is an option of mem, and mem is not among this run's modes (cpu, io, offcpu, lock: -a's default): add mem to --modes"* ]]
+	run "$EBPROF" profile -q --modes mem,lock -F 49 -o txt:/dev/null -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"-F is an option of cpu, and cpu is not among this run's modes (lock, mem): add cpu to --modes"* ]]
+	# with their mode they run
+	run "$EBPROF" profile -q --modes cpu,mem --mem-exact -F 49 -o txt:/dev/null -- true
+	echo "$output"
+	[ "$status" -eq 0 ]
 }
 
 @test "profile: the members' usage errors point to ebprof profile's help, not to the member's" {

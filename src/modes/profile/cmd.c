@@ -10,6 +10,7 @@
 #include "cli/options.h"
 #include "core/modeset.h"
 #include "core/session.h"
+#include "output/output.h"
 
 #define DEFAULT_SAMPLE_BYTES "524288"
 
@@ -52,6 +53,7 @@ struct profile_opts {
 	bool leaks;			/* mem --leaks (exact tracking) */
 	bool sample_given;
 	const char *freq;		/* cpu -F */
+	const char *mem_opt;		/* the first of mem's options given ("--mem-exact"), or NULL */
 };
 
 static const struct option profile_longopts[] = {
@@ -79,7 +81,8 @@ static const char profile_usage[] =
 	"\n"
 	"Outputs: text, .json and .html hold every mode (the HTML page: findings, then a tab per\n"
 	"mode with its own tables and flame graphs); the other formats are written once per\n"
-	"mode, named by it: -o out.pb.gz writes out.cpu.pb.gz, out.io.pb.gz, ...\n"
+	"mode, named by it: -o out.pb.gz writes out.cpu.pb.gz, out.io.pb.gz, ...; to standard\n"
+	"output (-o folded:-) only when one mode runs (--modes cpu -o folded:- | flamegraph.pl)\n"
 	"\n"
 	"Targets:\n"
 	OPTIONS_HELP_TARGETS
@@ -155,18 +158,74 @@ static int profile_parse(void *mo, int c, const char *arg, struct session_opts *
 	case OPT_SAMPLE_BYTES:
 		o->sample_bytes = arg;
 		o->sample_given = true;
+		o->mem_opt = o->mem_opt ?: "--sample-bytes";
 		return 0;
 	case OPT_MEM_EXACT:
 		o->mem_exact = true;
+		o->mem_opt = o->mem_opt ?: "--mem-exact";
 		return 0;
 	case OPT_LEAKS:
 		o->leaks = o->mem_exact = true;
+		o->mem_opt = o->mem_opt ?: "--leaks";
 		return 0;
 	case 'F':
 		o->freq = arg;
 		return 0;
 	}
 	return cli_usage_err(lc, "profile", "unknown option");
+}
+
+/* The modes of the run, "cpu, io, offcpu" */
+static void modes_list(const struct profile_opts *o, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < NKNOWN && n < len; i++)
+		if (o->want[i])
+			n += snprintf(buf + n, len - n, "%s%s", n ? ", " : "", known[i].name);
+}
+
+/* An option of a mode the run leaves out would be ignored without a word (--mem-exact asked
+ * for exact counts and got no mem report): refused, as --leaks was. */
+static int check_member_opt(const struct profile_opts *o, const struct session_opts *so,
+			    const char *opt, const char *mode, const struct log_ctx *lc)
+{
+	char list[64];
+
+	if (!opt || o->want[known_index(mode)])
+		return 0;
+	modes_list(o, list, sizeof(list));
+	return cli_usage_err(lc, "profile", "%s is an option of %s, and %s is not among this "
+			     "run's modes (%s%s): add %s to --modes", opt, mode, mode, list,
+			     !o->modes_given && so->all ? ": -a's default" : "", mode);
+}
+
+/* A format written once per mode cannot go to one stream: the parts would follow each other
+ * in it (two pprofs, two JSON documents; folded lines of samples and of nanoseconds that
+ * flamegraph.pl adds up). Fine when one mode runs. */
+static int check_streams(const struct profile_opts *o, const struct session_opts *so,
+			 const struct log_ctx *lc)
+{
+	size_t n = 0;
+	char list[64];
+
+	for (size_t i = 0; i < NKNOWN; i++)
+		n += o->want[i];
+	if (n < 2)
+		return 0;
+	modes_list(o, list, sizeof(list));
+	for (int i = 0; i < so->noutputs; i++) {
+		const struct output_ops *ops = output__for_path(so->outputs[i]);
+
+		if (!output__is_stream(so->outputs[i]) || output__shows_parts(ops))
+			continue;
+		return cli_usage_err(lc, "profile", "-o %s: a stream takes one mode's %s, and "
+				     "this run has %zu modes (%s): name a file (-o out%s writes "
+				     "out.cpu%s, ...), or run one mode (e.g. --modes cpu)",
+				     so->outputs[i], ops->name, n, list, ops->ext, ops->ext);
+	}
+	return 0;
 }
 
 static int profile_check(void *mo, struct session_opts *so, const struct log_ctx *lc)
@@ -183,10 +242,9 @@ static int profile_check(void *mo, struct session_opts *so, const struct log_ctx
 	if (!o->modes_given)
 		for (size_t i = 0; i < NKNOWN; i++)
 			o->want[i] = !so->all || known[i].system_wide;
-	if (o->leaks && !o->want[known_index("mem")])
-		return cli_usage_err(lc, "profile", "--leaks scans what mem tracks: add mem to "
-				     "--modes");
-	return 0;
+	return check_member_opt(o, so, o->mem_opt, "mem", lc) ?:
+	       check_member_opt(o, so, o->freq ? "-F" : NULL, "cpu", lc) ?:
+	       check_streams(o, so, lc);
 }
 
 static const struct mode_cli profile_cli = {
