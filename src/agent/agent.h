@@ -75,6 +75,10 @@ const char *agent_conf__needs_restart(const struct agent_conf *a, const struct a
 /* Replace every character of s not allowed in a Pyroscope application name or label value
  * (letters, digits, '_', '-', '.', '/', ':') with '_', in place; an empty s becomes "_". */
 void agent__sanitize(char *s);
+/* The service of a process named comm (NULL: not known), sanitized, into buf: "unknown" when
+ * no letter or digit is left (an empty name, "?", "[?]" while a process execs), which would
+ * push it as an application named "_". */
+void agent__service_name(const char *comm, char *buf, size_t len);
 /* Pyroscope's name parameter: "SERVICE{host=H,container_id=C,k=v,...}" (container_id only
  * when given), sanitized, into buf. Returns the length, or -1 when it does not fit. */
 int agent__pyroscope_name(const struct agent_conf *c, const char *service, const char *host,
@@ -123,6 +127,10 @@ struct agent_stats {
 
 struct pusher;
 
+/* Is url a URL libcurl can push to (its own parser, libcurl's API: a host, no space, no query
+ * or fragment)? 0, or -1 with why (a sentence). 0 when libcurl cannot be opened (the pusher
+ * says so at its start). */
+int agent__check_url(const char *url, char *why, size_t len);
 /* Start the sending thread with settings c (copied); host: for the labels. NULL on failure
  * (said). */
 struct pusher *pusher__new(const struct agent_conf *c, const char *host,

@@ -131,6 +131,8 @@ int agent_conf__set(struct agent_conf *c, const char *key, const char *val, char
 		if (strncmp(val, "http://", 7) && strncmp(val, "https://", 8))
 			return bad(why, len, "%s takes a URL that starts with http:// or https:// "
 				   "(got '%s')", key, val);
+		if (agent__check_url(val, why, len))
+			return -1;
 		if (set_str(c->server, sizeof(c->server), key, val, why, len))
 			return -1;
 		/* "http://host:4040/" and "http://host:4040" are the same server */
@@ -336,6 +338,18 @@ void agent__sanitize(char *s)
 	for (; *s; s++)
 		if (!isalnum((unsigned char)*s) && !strchr("_-./:", *s))
 			*s = '_';
+}
+
+void agent__service_name(const char *comm, char *buf, size_t len)
+{
+	bool named = false;
+
+	snprintf(buf, len, "%s", comm ? comm : "");
+	agent__sanitize(buf);
+	for (const char *c = buf; *c && !named; c++)
+		named = isalnum((unsigned char)*c);
+	if (!named)
+		snprintf(buf, len, "unknown");
 }
 
 int agent__pyroscope_name(const struct agent_conf *c, const char *service, const char *host,

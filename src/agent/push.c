@@ -41,6 +41,12 @@ static struct {
 	const char *(*easy_strerror)(CURLcode code);
 	struct curl_slist *(*slist_append)(struct curl_slist *list, const char *s);
 	void (*slist_free_all)(struct curl_slist *list);
+	CURLU *(*url)(void);
+	void (*url_cleanup)(CURLU *u);
+	CURLUcode (*url_set)(CURLU *u, CURLUPart what, const char *part, unsigned int flags);
+	CURLUcode (*url_get)(const CURLU *u, CURLUPart what, char **part, unsigned int flags);
+	const char *(*url_strerror)(CURLUcode code);
+	void (*free)(void *p);
 } curl_fn;
 
 /* curl_fn filled from libcurl.so.4: NULL, or why not (dlerror's) */
@@ -49,7 +55,8 @@ static const char *curl_open(void)
 	static const char *const names[] = {
 		"curl_global_init", "curl_global_cleanup", "curl_easy_init", "curl_easy_reset",
 		"curl_easy_cleanup", "curl_easy_setopt", "curl_easy_getinfo", "curl_easy_perform",
-		"curl_easy_strerror", "curl_slist_append", "curl_slist_free_all",
+		"curl_easy_strerror", "curl_slist_append", "curl_slist_free_all", "curl_url",
+		"curl_url_cleanup", "curl_url_set", "curl_url_get", "curl_url_strerror", "curl_free",
 	};
 	void *fns[sizeof(names) / sizeof(names[0])];
 	void *h;
@@ -83,6 +90,58 @@ static const char *curl_open(void)
 #define curl_easy_strerror	curl_fn.easy_strerror
 #define curl_slist_append	curl_fn.slist_append
 #define curl_slist_free_all	curl_fn.slist_free_all
+#define curl_url		curl_fn.url
+#define curl_url_cleanup	curl_fn.url_cleanup
+#define curl_url_set		curl_fn.url_set
+#define curl_url_get		curl_fn.url_get
+#define curl_url_strerror	curl_fn.url_strerror
+#define curl_free		curl_fn.free
+
+int agent__check_url(const char *url, char *why, size_t len)
+{
+	static const struct {
+		CURLUPart part;
+		const char *what;
+	} extra[] = {
+		{ CURLUPART_QUERY, "a query ('?...')" },
+		{ CURLUPART_FRAGMENT, "a fragment ('#...')" },
+	};
+	CURLU *u;
+	CURLUcode rc;
+	int err = 0;
+
+	/* no libcurl: nothing can be pushed, which the pusher says when it starts */
+	if (curl_open())
+		return 0;
+	u = curl_url();
+	if (!u) {
+		snprintf(why, len, "server: out of memory");
+		return -1;
+	}
+	/* the parser libcurl applies to every push's URL, with its defaults: a scheme and a
+	 * host, no space */
+	rc = curl_url_set(u, CURLUPART_URL, url, 0);
+	if (rc) {
+		snprintf(why, len, "server: '%s' is not a valid URL (libcurl: %s)%s", url,
+			 curl_url_strerror(rc), rc == CURLUE_BAD_PATH || strchr(url, ' ') ?
+			 "; write a space in a path as %20" : "");
+		err = -1;
+	}
+	/* each push's path is added after the server's: what follows the path would end up
+	 * in the middle */
+	for (size_t i = 0; !err && i < sizeof(extra) / sizeof(extra[0]); i++) {
+		char *part = NULL;
+
+		if (curl_url_get(u, extra[i].part, &part, 0) == CURLUE_OK) {
+			snprintf(why, len, "server: '%s' has %s; give the server's base URL, e.g. "
+				 "http://host:4040 or https://host/prefix", url, extra[i].what);
+			err = -1;
+		}
+		curl_free(part);
+	}
+	curl_url_cleanup(u);
+	return err;
+}
 
 struct window {
 	struct agent_push *pushes;

@@ -391,6 +391,21 @@ setup_file() {
 	assert_no_probes '^cpu_sample$'
 }
 
+@test "agent: a process whose name is punctuation only is pushed as service unknown, not _" {
+	start_receiver
+	# its comm is its file's name: "[?]", as a process's is during an exec
+	cp "$FIX/cpuburn" "$T/[?]"
+	bg "$T/[?]" 10
+	[ "$(cat /proc/$BG/comm)" = "[?]" ]
+	run "$EBPROF" agent -p "$BG" --period 1 -d 2.5 --server "http://127.0.0.1:$RX_PORT"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	jq -r 'select(.answer == "ok") | .query.name[0]' "$T/rx/requests.jsonl" > "$T/names"
+	cat "$T/names"
+	[ -s "$T/names" ]
+	! grep -v '^unknown{host=' "$T/names"
+}
+
 @test "agent: bad settings are usage errors with a clear sentence" {
 	run "$EBPROF" agent -a
 	[ "$status" -eq 2 ]
@@ -398,6 +413,18 @@ setup_file() {
 	run "$EBPROF" agent -a --server ftp://x
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"starts with http:// or https://"* ]]
+	# a URL libcurl would refuse at every push is refused now, not retried for ever
+	run "$EBPROF" agent -a --server 'http://127.0.0.1:18931/base path' -d 1
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--server: 'http://127.0.0.1:18931/base path' is not a valid URL (libcurl: "* ]]
+	[[ "$output" != *"retrying"* ]]
+	run "$EBPROF" agent -a --server 'http://h:4040/?x=1' -d 1
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"has a query"* ]]
+	printf 'server = http://a b\n' > "$T/bad.conf"
+	run "$EBPROF" agent -a --config "$T/bad.conf" -d 1
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"bad.conf:1: server: 'http://a b' is not a valid URL"* ]]
 	run "$EBPROF" agent -a --server http://x --tags env
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"k=v pairs"* ]]

@@ -29,6 +29,23 @@ static void test_defaults_and_set(void **state)
 	assert_string_equal(c.server, "http://h:4040");
 	assert_int_equal(agent_conf__check(&c, why, sizeof(why)), 0);
 	assert_int_equal(agent_conf__set(&c, "server", "h:4040", why, sizeof(why)), -1);
+	/* libcurl's parser: what it would refuse at every push is refused now */
+	assert_int_equal(agent_conf__set(&c, "server", "http://127.0.0.1:18931/base path", why,
+					 sizeof(why)), -1);
+	assert_non_null(strstr(why, "server: 'http://127.0.0.1:18931/base path' is not a valid "
+			       "URL (libcurl: "));
+	assert_non_null(strstr(why, "write a space in a path as %20"));
+	assert_int_equal(agent_conf__set(&c, "server", "http://", why, sizeof(why)), -1);
+	assert_int_equal(agent_conf__set(&c, "server", "http://h:99999", why, sizeof(why)), -1);
+	assert_int_equal(agent_conf__set(&c, "server", "http://h/x?a=b", why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "has a query"));
+	assert_int_equal(agent_conf__set(&c, "server", "http://h/#top", why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "has a fragment"));
+	assert_string_equal(c.server, "http://h:4040");	/* unchanged */
+	assert_int_equal(agent_conf__set(&c, "server", "https://[::1]:4040/a%20b/", why,
+					 sizeof(why)), 0);
+	assert_string_equal(c.server, "https://[::1]:4040/a%20b");
+	assert_int_equal(agent_conf__set(&c, "server", "http://h:4040//", why, sizeof(why)), 0);
 	assert_int_equal(agent_conf__set(&c, "period", "0", why, sizeof(why)), -1);
 	assert_string_equal(why, "period takes a whole number from 1 to 3600 (got '0')");
 	assert_int_equal(agent_conf__set(&c, "period", "-1", why, sizeof(why)), -1);
@@ -164,6 +181,19 @@ static void test_names(void **state)
 	s[0] = 0;
 	agent__sanitize(s);
 	assert_string_equal(s, "_");
+	/* a service is named by a letter or a digit at least; else "unknown", not "_" */
+	agent__service_name("nginx: worker", buf, sizeof(buf));
+	assert_string_equal(buf, "nginx:_worker");
+	agent__service_name("[?]", buf, sizeof(buf));
+	assert_string_equal(buf, "unknown");
+	agent__service_name("?", buf, sizeof(buf));
+	assert_string_equal(buf, "unknown");
+	agent__service_name("", buf, sizeof(buf));
+	assert_string_equal(buf, "unknown");
+	agent__service_name(NULL, buf, sizeof(buf));
+	assert_string_equal(buf, "unknown");
+	agent__service_name("[kworker/0:1]", buf, sizeof(buf));
+	assert_string_equal(buf, "_kworker/0:1_");
 	assert_int_equal(agent__url_escape("a{b=c,d}", buf, sizeof(buf)), 16);
 	assert_string_equal(buf, "a%7Bb%3Dc%2Cd%7D");
 	assert_int_equal(agent__url_escape("abcdef", buf, 4), -1);

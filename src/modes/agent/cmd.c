@@ -109,11 +109,12 @@ static const char agent_usage[] =
 	"      --sample-bytes N   mem: one allocation recorded per N requested bytes on average\n"
 	"                         (default 524288); values are estimates\n"
 	"      --app NAME         the service name of every process (default: each process's\n"
-	"                         name)\n"
+	"                         name; unknown when it has no letter or digit)\n"
 	"      --tags K=V,...     labels added to every push\n"
 	"\n"
 	"Pushing:\n"
-	"      --server URL       http:// or https:// address of the backend (required)\n"
+	"      --server URL       http:// or https:// address of the backend (required; a URL\n"
+	"                         libcurl refuses is a usage error: a space in it is %20)\n"
 	"      --protocol P       pyroscope (default) or parca\n"
 	"      --token-file FILE  send 'Authorization: Bearer <first line of FILE>'\n"
 	"      --basic-auth-file FILE  HTTP basic auth, FILE holding user:password\n"
@@ -276,8 +277,7 @@ static void service_of(struct agent *a, const struct profile *w, uint32_t pid, c
 	else if (pid == 0 || target__is_kthread(pid))
 		snprintf(svc, len, "kernel");
 	else
-		snprintf(svc, len, "%s", pr && pr->comm && *pr->comm ? pr->comm : "unknown");
-	agent__sanitize(svc);
+		agent__service_name(pr ? pr->comm : NULL, svc, len);
 	if (pid == 0)
 		return;
 	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
