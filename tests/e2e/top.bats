@@ -401,6 +401,20 @@ bytes_awk='function bytes(s,  u, v) { u = substr(s, length(s)); v = substr(s, 1,
 	[[ $output == *"Usage: ebprof top"* ]]
 }
 
+@test "top: the documented launch with its output in a file works, and the header follows the command's exec in place" {
+	# its --help's example: a > after the command would be the shell's, on top's own output
+	run "$EBPROF" top --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"top -- sh -c './myprog > out.log'"* ]]
+	! grep -E 'top -- [^'"'"']*>' <<< "$output"
+	start_top -- sh -c "exec '$FIX/cpuburn' 3 > '$T/out.log'"
+	# sh, then the program it became
+	wait_screen "tracing command $FIX/cpuburn: " 5
+	rc=$(wait_rc 10)
+	[ "$rc" = 0 ]
+	grep -q '^cpu_ms ' "$T/out.log"
+}
+
 @test "top: SIGTERM ends the view with exit 0 and gives the terminal back" {
 	bg "$FIX/cpuburn" 120
 	start_top -p "$BG" --no-color

@@ -67,7 +67,8 @@ static const char top_usage[] =
 	"      --follow           with -p: also the processes they create\n"
 	"  -d, --duration TIME    stop after TIME: 500ms, 30s, 5m, or plain seconds\n"
 	"  -- CMD [ARGS...]       launch a command and watch it (q ends it: SIGTERM); its output\n"
-	"                         goes to the same terminal, so redirect it\n"
+	"                         goes to the same terminal, so redirect it inside a shell:\n"
+	"                         -- sh -c 'CMD > out.log' (the shell's > would take top's)\n"
 	"\n"
 	"View:\n"
 	"  -i, --interval SECS    refresh (and window) every SECS seconds (default 1; 0.1 to 3600)\n"
@@ -96,7 +97,9 @@ static const char top_usage[] =
 	"  sudo ebprof top                          every process\n"
 	"  sudo ebprof top -p 4242                  one process, its hottest functions\n"
 	"  sudo ebprof top -b -n 5 -i 2 > top.txt   five 2 s tables, no screen\n"
-	"  sudo ebprof top -- ./myprog > out.log    launch a program and watch it\n"
+	"  sudo ebprof top -- sh -c './myprog > out.log'\n"
+	"                                           launch a program and watch it, its output\n"
+	"                                           in a file (> after -- CMD would take top's)\n"
 	"\n"
 	"Exit status: 0 (or the command's); 1 when tracing fails; 2 on a usage error.\n";
 

@@ -135,6 +135,7 @@ struct top {
 	uint64_t last_ns;	/* CLOCK_MONOTONIC of the last window */
 	uint64_t windows;
 	char target[128];	/* what is traced, for the header */
+	pid_t cmd_pid;		/* the launched command's process, once attached; or 0 */
 };
 
 static void top_close(void *m);
@@ -203,10 +204,40 @@ static void top_close(void *m)
 	free(t);
 }
 
+/* The launched command's new program after an exec in place (sh -c 'exec prog'): the header
+ * names it, as the recording modes' processes do. Its argv[0], as the header's first name was,
+ * else its comm. */
+static void command_exec(struct top *t, pid_t pid)
+{
+	char path[64], *s;
+	size_t len = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	s = util_read_file(path, &len);
+	if (!s || !len || !*s) {
+		free(s);
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+		s = util_read_file(path, &len);
+		if (s)
+			s[strcspn(s, "\n")] = 0;
+	}
+	if (s && *s)
+		snprintf(t->target, sizeof(t->target), "command %s", s);
+	free(s);
+}
+
 static int top_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 {
 	struct top *t = m;
 
+	/* the first program attached at its exec is the launched command's; an exec of the
+	 * same process later is a new program in its place */
+	if (t->env.argv && how == MODE_ATTACH_EXEC) {
+		if (!t->cmd_pid)
+			t->cmd_pid = pid;
+		else if (pid == t->cmd_pid)
+			command_exec(t, pid);
+	}
 	/* the others' columns stay empty for a process they cannot trace ("-") */
 	return t->set.attach(t->sm, pid, how, status);
 }
