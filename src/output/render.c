@@ -1,10 +1,13 @@
 /* Helpers shared by the renderers; see render.h. */
 #include <errno.h>
+#include <locale.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "output/render.h"
 
@@ -462,4 +465,52 @@ void render__text_frame(FILE *f, const struct profile *p, unsigned int indent, u
 	if (profile__location_is_kernel(p, loc))
 		fputs(" [k]", f);
 	fputc('\n', f);
+}
+
+/* The user's LC_CTYPE (from LC_ALL, LC_CTYPE, LANG), for the width of names only: the process
+ * keeps the C locale, every other byte it writes unchanged. (locale_t)0: none usable. */
+static locale_t user_ctype;
+static pthread_once_t user_ctype_once = PTHREAD_ONCE_INIT;
+
+static void open_user_ctype(void)
+{
+	user_ctype = newlocale(LC_CTYPE_MASK, "", (locale_t)0);
+}
+
+int render__width(const char *s)
+{
+	size_t n = 0, points = 0;
+	bool ascii = true;
+	int cols = -1;
+
+	for (const char *c = s; *c; c++, n++) {
+		points += ((unsigned char)*c & 0xc0) != 0x80;
+		ascii &= !((unsigned char)*c & 0x80);
+	}
+	if (ascii)
+		return (int)n;
+	pthread_once(&user_ctype_once, open_user_ctype);
+	if (user_ctype) {
+		locale_t old = uselocale(user_ctype);
+
+		/* a multibyte locale (UTF-8): wide characters (CJK) take two columns */
+		if (MB_CUR_MAX > 1) {
+			wchar_t *w = malloc((n + 1) * sizeof(*w));
+			size_t k = w ? mbstowcs(w, s, n + 1) : (size_t)-1;
+
+			if (k != (size_t)-1)
+				cols = wcswidth(w, k);
+			free(w);
+		}
+		uselocale(old);
+	}
+	/* no such locale, or not text in it: one column per UTF-8 code point */
+	return cols >= 0 ? cols : (int)points;
+}
+
+int render__pad(const char *s, int cols)
+{
+	int w = render__width(s);
+
+	return w >= cols ? 0 : cols + (int)strlen(s) - w;
 }

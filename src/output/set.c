@@ -149,7 +149,10 @@ static void text_processes(FILE *f, const struct profile *p, const struct output
 			fprintf(f, " %10s", columns[c].label);
 	fputc('\n', f);
 	for (uint32_t r = 0; r < shown; r++) {
-		fprintf(f, "  %8u  %-16s", rows[r].pid, rows[r].comm ? rows[r].comm : "?");
+		const char *comm = rows[r].comm ? rows[r].comm : "?";
+
+		/* padded in columns: a name of UTF-8 is fewer than its bytes */
+		fprintf(f, "  %8u  %-*s", rows[r].pid, render__pad(comm, 16), comm);
 		for (size_t c = 0; c < NCOLUMNS; c++)
 			if (used[c])
 				fprintf(f, " %10s", rows[r].has[c] ? cell(&columns[c], rows[r].v[c], b,

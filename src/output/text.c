@@ -321,7 +321,8 @@ static int print_process_table(const struct text *t, const uint32_t *idx, uint32
 	}
 	for (r = 0; r < nrows; r++) {
 		for (c = 0; c < ncols; c++) {
-			unsigned int l = strlen(cell[(size_t)r * ncols + c]);
+			/* in columns: a name of UTF-8 is fewer than its bytes */
+			unsigned int l = render__width(cell[(size_t)r * ncols + c]);
 
 			if (l > width[c])
 				width[c] = l;
@@ -334,7 +335,8 @@ static int print_process_table(const struct text *t, const uint32_t *idx, uint32
 
 			/* COMM is text: left-aligned; the last column gets no trailing blanks */
 			if (c == 1)
-				fprintf(t->f, "  %-*s", c + 1 < ncols ? (int)width[c] : 0, s);
+				fprintf(t->f, "  %-*s",
+					c + 1 < ncols ? render__pad(s, width[c]) : 0, s);
 			else
 				fprintf(t->f, "%s%*s", c ? "  " : "", (int)width[c], s);
 		}

@@ -113,11 +113,12 @@ int render__text_groups(FILE *f, const struct profile *p, bool color)
 		return -ENOMEM;
 	for (uint32_t c = 0; c < nc; c++) {
 		for (uint32_t g = 0; g < p->ngroups; g++) {
-			uint32_t l = strlen(cell(first, &p->groups[g], c, hdr, buf));
+			/* in columns: a label of UTF-8 is fewer than its bytes */
+			uint32_t l = render__width(cell(first, &p->groups[g], c, hdr, buf));
 
 			w[c] = l > w[c] ? l : w[c];
 		}
-		w[c] = strlen(hdr) > w[c] ? strlen(hdr) : w[c];
+		w[c] = (uint32_t)render__width(hdr) > w[c] ? (uint32_t)render__width(hdr) : w[c];
 	}
 	/* "By device and op": the labels name the rows */
 	name[0] = 0;
@@ -136,14 +137,16 @@ int render__text_groups(FILE *f, const struct profile *p, bool color)
 	for (uint32_t c = 0; c < nc; c++) {
 		cell(first, first, c, hdr, buf);
 		/* labels left-aligned, numbers right-aligned */
-		fprintf(f, c < first->nlabels ? " %-*s" : " %*s", (int)w[c], hdr);
+		fprintf(f, c < first->nlabels ? " %-*s" : " %*s", render__pad(hdr, w[c]), hdr);
 	}
 	fputc('\n', f);
 	for (uint32_t g = 0; g < p->ngroups; g++) {
 		fputs(" ", f);
-		for (uint32_t c = 0; c < nc; c++)
-			fprintf(f, c < first->nlabels ? " %-*s" : " %*s", (int)w[c],
-				cell(first, &p->groups[g], c, hdr, buf));
+		for (uint32_t c = 0; c < nc; c++) {
+			const char *s = cell(first, &p->groups[g], c, hdr, buf);
+
+			fprintf(f, c < first->nlabels ? " %-*s" : " %*s", render__pad(s, w[c]), s);
+		}
 		fputc('\n', f);
 	}
 	free(w);

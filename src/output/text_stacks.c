@@ -514,10 +514,13 @@ static void print_sums(const struct tstacks *t, struct proc_sum *ps, uint32_t n,
 		fprintf(t->f, " %14s", p->types[i].type);
 	fprintf(t->f, " %6s\n", "%");
 	for (uint32_t k = 0; k < shown; k++) {
+		/* padded in columns: a name of UTF-8 is fewer than its bytes */
 		if (commands)
-			fprintf(t->f, "  %-16s  %8" PRIu32, ps[k].comm, ps[k].procs);
+			fprintf(t->f, "  %-*s  %8" PRIu32, render__pad(ps[k].comm, 16), ps[k].comm,
+				ps[k].procs);
 		else
-			fprintf(t->f, "  %8" PRIu32 "  %-16s", ps[k].pid, ps[k].comm);
+			fprintf(t->f, "  %8" PRIu32 "  %-*s", ps[k].pid, render__pad(ps[k].comm, 16),
+				ps[k].comm);
 		for (uint32_t i = 0; i < p->ntypes; i++)
 			fprintf(t->f, " %14s",
 				render__amount(ps[k].v[i], p->types[i].unit, b, sizeof(b)));
