@@ -451,6 +451,13 @@ setup_file() {
 	run "$EBPROF" agent -p 1 --server http://x --modes mem --sample-bytes 0
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"sample-bytes takes a whole number"* ]]
+	# a mode's option without its mode is not ignored
+	run "$EBPROF" agent -a --server http://x --sample-bytes 4096 -d 1
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--sample-bytes is an option of mem, and mem is not among --modes: add it to --modes"* ]]
+	run "$EBPROF" agent -a --server http://x --modes io,lock -F 49 -d 1
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"-F is an option of cpu, and cpu is not among --modes: add it to --modes"* ]]
 	run "$EBPROF" agent -a --server http://x --comm averyveryverylongname
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"at most 15 characters"* ]]

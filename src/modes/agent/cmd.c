@@ -242,6 +242,24 @@ static int agent_check(void *mo, struct session_opts *so, const struct log_ctx *
 	if (c.hz > cpu_max_hz())
 		return cli_usage_err(lc, "agent", "-F %u is above this machine's highest sampling "
 				     "rate, %u Hz", c.hz, cpu_max_hz());
+	/* a mode's option on the command line without the mode would be ignored without a word
+	 * (a config file may hold settings for modes a host does not run) */
+	for (int i = 0; i < a->n; i++) {
+		static const struct {
+			const char *key, *opt;
+			int mode;
+		} own[] = {
+			{ "sample-bytes", "--sample-bytes", AGENT_MODE_MEM },
+			{ "frequency", "-F", AGENT_MODE_CPU },
+		};
+
+		for (size_t k = 0; k < sizeof(own) / sizeof(own[0]); k++)
+			if (!strcmp(a->keys[i], own[k].key) && !(c.modes & (1u << own[k].mode)))
+				return cli_usage_err(lc, "agent", "%s is an option of %s, and %s is "
+						     "not among --modes: add it to --modes",
+						     own[k].opt, agent_mode_names[own[k].mode],
+						     agent_mode_names[own[k].mode]);
+	}
 	return 0;
 }
 
