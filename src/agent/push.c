@@ -56,7 +56,8 @@ static const char *curl_open(void)
 		"curl_global_init", "curl_global_cleanup", "curl_easy_init", "curl_easy_reset",
 		"curl_easy_cleanup", "curl_easy_setopt", "curl_easy_getinfo", "curl_easy_perform",
 		"curl_easy_strerror", "curl_slist_append", "curl_slist_free_all", "curl_url",
-		"curl_url_cleanup", "curl_url_set", "curl_url_get", "curl_url_strerror", "curl_free",
+		"curl_url_cleanup", "curl_url_set", "curl_url_get", "curl_url_strerror",
+		"curl_free",
 	};
 	void *fns[sizeof(names) / sizeof(names[0])];
 	void *h;

@@ -519,8 +519,8 @@ static void print_sums(const struct tstacks *t, struct proc_sum *ps, uint32_t n,
 			fprintf(t->f, "  %-*s  %8" PRIu32, render__pad(ps[k].comm, 16), ps[k].comm,
 				ps[k].procs);
 		else
-			fprintf(t->f, "  %8" PRIu32 "  %-*s", ps[k].pid, render__pad(ps[k].comm, 16),
-				ps[k].comm);
+			fprintf(t->f, "  %8" PRIu32 "  %-*s", ps[k].pid,
+				render__pad(ps[k].comm, 16), ps[k].comm);
 		for (uint32_t i = 0; i < p->ntypes; i++)
 			fprintf(t->f, " %14s",
 				render__amount(ps[k].v[i], p->types[i].unit, b, sizeof(b)));

@@ -60,8 +60,8 @@ static void assert_aligned(const char *out, const char *heading, const char *nam
 		line = end + 1;
 	}
 	if (n < min || !named)
-		fail_msg("table \"%s\": %d lines, %s:\n%s", heading, n, named ? "named" : "no " NAME,
-			 at);
+		fail_msg("table \"%s\": %d lines, %s:\n%s", heading, n,
+			 named ? "named" : "no " NAME, at);
 }
 
 static void test_width(void **state)

@@ -253,12 +253,14 @@ static int agent_check(void *mo, struct session_opts *so, const struct log_ctx *
 			{ "frequency", "-F", AGENT_MODE_CPU },
 		};
 
-		for (size_t k = 0; k < sizeof(own) / sizeof(own[0]); k++)
+		for (size_t k = 0; k < sizeof(own) / sizeof(own[0]); k++) {
+			const char *m = agent_mode_names[own[k].mode];
+
 			if (!strcmp(a->keys[i], own[k].key) && !(c.modes & (1u << own[k].mode)))
-				return cli_usage_err(lc, "agent", "%s is an option of %s, and %s is "
-						     "not among --modes: add it to --modes",
-						     own[k].opt, agent_mode_names[own[k].mode],
-						     agent_mode_names[own[k].mode]);
+				return cli_usage_err(lc, "agent", "%s is an option of %s, and %s "
+						     "is not among --modes: add it to --modes",
+						     own[k].opt, m, m);
+		}
 	}
 	return 0;
 }

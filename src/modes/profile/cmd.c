@@ -53,7 +53,8 @@ struct profile_opts {
 	bool leaks;			/* mem --leaks (exact tracking) */
 	bool sample_given;
 	const char *freq;		/* cpu -F */
-	const char *mem_opt;		/* the first of mem's options given ("--mem-exact"), or NULL */
+	/* the first mem option given ("--mem-exact"), or NULL */
+	const char *mem_opt;
 };
 
 static const struct option profile_longopts[] = {
