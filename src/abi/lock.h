@@ -133,6 +133,7 @@ enum lock_stat {
 	LOCK_STAT_FUTEX,	/* futex waits counted */
 	LOCK_STAT_NOWAIT,	/* futex waits that did not wait (EAGAIN): counted apart */
 	LOCK_STAT_TIMEDOUT,	/* futex waits that ended by their timeout: counted apart */
+	LOCK_STAT_KEYS,		/* keys made in the per-stack table (the collector spills it) */
 	LOCK_STAT_NESTED,	/* drops: a spinlock contention inside another on its CPU
 				 * (an interrupt's): not measured */
 	LOCK_STAT_END_UNSEEN,	/* a contention whose end never came (its slot was taken over) */

@@ -274,7 +274,13 @@ static __always_inline void account(const struct lock_wait *w, __u32 tgid, __u64
 		k.stack.flags = w->flags;
 		k.stack.kstack = w->kstack;
 		k.addr = w->lock;
-		c = lookup_or_init(&counts, &k, &zero_count);
+		c = bpf_map_lookup_elem(&counts, &k);
+		if (!c) {
+			if (!bpf_map_update_elem(&counts, &k, &zero_count, BPF_NOEXIST))
+				count_stat(LOCK_STAT_KEYS);
+			/* else full, or another CPU made it meanwhile */
+			c = bpf_map_lookup_elem(&counts, &k);
+		}
 		if (c && end == END_TIMEDOUT) {
 			__sync_fetch_and_add(&c->timeouts, 1);
 			__sync_fetch_and_add(&c->timeout_ns, delay);

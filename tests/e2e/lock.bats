@@ -134,6 +134,28 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	grep -q "in the locks' and the processes' numbers but not in any stack's" "$T/x.txt"
 }
 
+# -a over a while: the processes that ended kept their keys in the per-stack table to the end,
+# so a full table lost the stacks of those met last; the table is now taken into the profile
+# as it fills, and the stacks map emptied but for the waits going on
+@test "lock -a: a per-stack table filling up is taken into the profile: every futexfix's 18 timeouts in its stacks (--max-stacks 64)" {
+	bg "$EBPROF" lock -a -v --user-only --max-stacks 64 -d 120 -o "$T/x.json" 2> "$T/err"
+	wait_for "$T/err" '^ebprof: tracepoints:' 20
+	for i in $(seq 40); do "$FIX/futexfix" > /dev/null; done
+	kill -INT "$BG"
+	wait "$BG"
+	grep "count table filled" "$T/err"
+	jqe '.drops.count_table_full == 0 and .drops.process_totals_full == 0' "$T/x.json"
+	[ "$(jq '[.processes[] | select(.comm == "futexfix")] | length' "$T/x.json")" -eq 40 ]
+	# each one's 10 + 3 + 5 timed-out waits, in its stacks as in its row
+	for pid in $(jq '.processes[] | select(.comm == "futexfix") | .pid' "$T/x.json"); do
+		s=$(jq --argjson p "$pid" '[.sites[] | select(.pid == $p) | .timeouts] | add // 0' \
+			"$T/x.json")
+		r=$(jq --argjson p "$pid" '.processes[] | select(.pid == $p) | .timeouts' "$T/x.json")
+		[ "$s" -eq 18 ] && [ "$r" -eq 18 ] || { echo "futexfix $pid: $s in stacks, $r in its row"; false; }
+	done
+	! grep -q 'stack lost' "$T/x.json" || false
+}
+
 @test "lock: threads mapping and unmapping in parallel: kernel contentions within 5% of bpftrace's lock:contention_begin, on their mmap_lock" {
 	start_bpftrace 'BEGIN { printf("ready\n"); }
 		tracepoint:lock:contention_begin /comm == "mmaplockfix"/ { @b[0] = count(); }

@@ -63,6 +63,7 @@ static const char *const stat_names[LOCK_STAT__COUNT] = {
 	[LOCK_STAT_FUTEX] = "futex_waits",
 	[LOCK_STAT_NOWAIT] = "futex_nowait",
 	[LOCK_STAT_TIMEDOUT] = "futex_timeouts",
+	[LOCK_STAT_KEYS] = "keys",
 	[LOCK_STAT_NESTED] = "nested_contention",
 	[LOCK_STAT_END_UNSEEN] = "end_unseen",
 	[LOCK_STAT_WAITS_FULL] = "wait_table_full",
@@ -1010,6 +1011,66 @@ static void lock_finish(void *m)
 }
 
 /* A window: the counts taken out of the kernel, the drops counted since the last one. */
+/* The stacks of the waits going on (they count at their end), then of the counts made since
+ * the last take. */
+static int wait_refs(const void *k, const void *v, void *ctx)
+{
+	const struct lock_wait *w = v;
+
+	(void)k;
+	return stack_refs__add(ctx, w->ustack) ?: stack_refs__add(ctx, w->kstack);
+}
+
+static int lock_refs(void *ctx, struct stack_refs *r)
+{
+	struct lock_collector *c = ctx;
+	int ncpus = libbpf_num_possible_cpus(), err;
+	size_t step = (sizeof(struct lock_wait) + 7) / 8 * 8;
+	char *spin = ncpus > 0 ? calloc((size_t)ncpus, step) : NULL;
+	__u32 zero = 0;
+
+	err = bpfutil__map_for_each(bpf_map__fd(c->skel->maps.kwaits), sizeof(__u32),
+				    sizeof(struct lock_wait), wait_refs, r) ?:
+	      bpfutil__map_for_each(bpf_map__fd(c->skel->maps.fwaits), sizeof(__u32),
+				    sizeof(struct lock_wait), wait_refs, r);
+	/* the spinlock waits going on, one a CPU */
+	if (!err && spin && !bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.spinning), &zero, spin))
+		for (int i = 0; i < ncpus && !err; i++)
+			err = wait_refs(NULL, spin + (size_t)i * step, r);
+	free(spin);
+	return err ?: stack_refs__add_keys(r, bpf_map__fd(c->skel->maps.counts),
+					   sizeof(struct lock_key), sizeof(struct lock_count));
+}
+
+static void reclaim_stacks(struct lock_collector *c)
+{
+	stack_map__reclaim(bpf_map__fd(c->skel->maps.stacks), c->base.st, lock_refs, c);
+}
+
+/* A per-stack table half used (a key brings two stacks to the stacks map of the same size), or
+ * a table that refused something, is taken into the run's profile and the stacks map emptied
+ * but for what the waits going on and newer counts refer to, so that counting goes on: with -a
+ * the keys of the processes that ended stayed to the end (collector__spill_due). Not in a run
+ * cut into windows: each window takes its counts. The per-lock table stays (read at the end). */
+static void spill(struct lock_collector *c)
+{
+	if (collector__spill_due(&c->base, &c->env, stat_sum(c, LOCK_STAT_KEYS),
+				 stat_sum(c, LOCK_STAT_COUNTS_FULL) +
+				 stat_sum(c, LOCK_STAT_STACKS_FULL) +
+				 stat_sum(c, LOCK_STAT_PROCS_FULL), (c->opts.max_stacks + 1) / 2) &&
+	    !drain(c, c->env.prof, 0, false, true))
+		reclaim_stacks(c);
+}
+
+static void lock_tick(void *m, int64_t t_ns, bool second)
+{
+	struct lock_collector *c = m;
+
+	if (c->started && !c->stopped)
+		spill(c);
+	collector__tick(m, t_ns, second);
+}
+
 static int lock_window(void *m, struct profile *into)
 {
 	struct lock_collector *c = m;
@@ -1019,6 +1080,9 @@ static int lock_window(void *m, struct profile *into)
 	if (!into->ntypes)
 		err = set_types(into);
 	err = err ?: drain(c, into, 0, false, true);
+	/* the windows' copy holds about what the map does: every stack a window counted */
+	if ((uint64_t)stack_table__count(c->base.st) * 4 > (uint64_t)c->opts.max_stacks * 3)
+		reclaim_stacks(c);
 	window__end(into, bpf_map__fd(c->skel->maps.stats), stat_names, LOCK_STAT_NESTED,
 		    LOCK_STAT__COUNT, c->env.all ? -1 : LOCK_STAT_NOTES_FULL, c->window_stats,
 		    c->base.procs, NULL, c->env.start_ns, &c->window_ns, now);
@@ -1047,7 +1111,7 @@ const struct mode_ops lock_mode_ops = {
 	.close = lock_close,
 	.attach = lock_attach,
 	.attach_all = lock_attach_all,
-	.tick = collector__tick,
+	.tick = lock_tick,
 	.wake_fd = collector__wake_fd,
 	.wake = collector__wake,
 	.progress = lock_progress,
