@@ -125,6 +125,29 @@ struct proc_info *collector__report_proc(struct collector *b, pid_t tgid, bool e
 	return p;
 }
 
+int collector__read_procs(struct collector *b, int fd, size_t val_size, pid_t only, bool take,
+			  int (*cb)(const void *key, const void *val, void *ctx), void *ctx)
+{
+	void *v = NULL;
+	__u32 k = only;
+	int err;
+
+	if (only) {
+		v = malloc(val_size);
+		err = !v ? -ENOMEM : bpf_map_lookup_and_delete_elem(fd, &k, v) ?
+		      (errno == ENOENT ? 0 : -errno) : cb(&k, v, ctx);
+	} else if (take) {
+		err = bpfutil__map_take(fd, sizeof(__u32), val_size, cb, ctx);
+	} else {
+		err = bpfutil__map_for_each(fd, sizeof(__u32), val_size, cb, ctx);
+	}
+	free(v);
+	if (err)
+		pr_warn(b->lc, "reading the processes' totals failed: %s; the processes' rows may "
+			"be incomplete", strerror(-err));
+	return err;
+}
+
 bool collector__needs_kname(const struct collector *b, pid_t tgid)
 {
 	const struct proc_info *p = proc_table__find(b->procs, tgid);

@@ -95,6 +95,12 @@ bool collector__needs_kname(const struct collector *b, pid_t tgid);
  * (v[skip] 0) for the mode's notes. */
 void collector__add_drops(struct profile *prof, int stats_fd, const char *const *names, int first,
 			  int n, int skip, uint64_t *v);
+/* A mode's per-process totals table (tgid -> val_size bytes: io's and lock's, exact whatever
+ * the per-stack table kept) into cb(key, value, ctx): process `only`'s taken out (an exec:
+ * it counts on from 0 under its new program), or every process's, taken out at once (take: a
+ * window, a spill) or read (the end). A failure is said (the rows may be incomplete). */
+int collector__read_procs(struct collector *b, int fd, size_t val_size, pid_t only, bool take,
+			  int (*cb)(const void *key, const void *val, void *ctx), void *ctx);
 /* The note of n processes the BPF side could not announce (the notes ring buffer full), if n. */
 void collector__note_notes_lost(struct profile *prof, uint64_t n);
 

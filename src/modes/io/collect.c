@@ -419,37 +419,24 @@ static int add_proc(struct io_collector *c, struct profile *prof, __u32 tgid,
 struct procs_read {
 	struct io_collector *c;
 	struct profile *prof;
-	bool take;
+	bool exec, take;
 };
 
 static int on_proc(const void *k, const void *v, void *ctx)
 {
 	const struct procs_read *r = ctx;
 
-	return add_proc(r->c, r->prof, *(const __u32 *)k, v, false, r->take);
+	return add_proc(r->c, r->prof, *(const __u32 *)k, v, r->exec, r->take);
 }
 
-/* The processes' totals into prof: process `only`'s, taken out of the kernel (an exec: it
- * counts on from 0 under its new program); every process's, taken out at once (`take`: a
- * window), or read (the end). */
+/* The processes' totals into prof (collector__read_procs: `only`'s at an exec, every one's
+ * taken or read). */
 static int drain_procs(struct io_collector *c, struct profile *prof, pid_t only, bool take)
 {
-	int fd = bpf_map__fd(c->skel->maps.procs), err;
-	struct procs_read r = { .c = c, .prof = prof, .take = take };
-	struct io_proc v;
-	__u32 k = only;
+	struct procs_read r = { .c = c, .prof = prof, .exec = only != 0, .take = take && !only };
 
-	if (only)
-		err = bpf_map_lookup_and_delete_elem(fd, &k, &v) ? (errno == ENOENT ? 0 : -errno)
-								 : add_proc(c, prof, k, &v, true, false);
-	else if (take)
-		err = bpfutil__map_take(fd, sizeof(__u32), sizeof(v), on_proc, &r);
-	else
-		err = bpfutil__map_for_each(fd, sizeof(__u32), sizeof(v), on_proc, &r);
-	if (err)
-		pr_warn(c->lc, "reading the processes' totals failed: %s; the processes' rows may "
-			"be incomplete", strerror(-err));
-	return err;
+	return collector__read_procs(&c->base, bpf_map__fd(c->skel->maps.procs),
+				     sizeof(struct io_proc), only, take, on_proc, &r);
 }
 
 /* Move the counts of process `only` (0: every process) into prof: the request's leaf frame,

@@ -470,27 +470,14 @@ static int on_proc(const void *k, const void *v, void *ctx)
 	return add_proc(r->c, r->prof, *(const __u32 *)k, v, r->exec);
 }
 
-/* The processes' totals into prof: process `only`'s, taken out of the kernel (an exec: it
- * counts on from 0 under its new program); every process's, taken out at once (`take`: a
- * window), or read (the end). */
+/* The processes' totals into prof (collector__read_procs: `only`'s at an exec, every one's
+ * taken or read). */
 static int drain_procs(struct lock_collector *c, struct profile *prof, pid_t only, bool take)
 {
-	int fd = bpf_map__fd(c->skel->maps.procs), err;
-	struct procs_read r = { .c = c, .prof = prof, .exec = take };
-	struct lock_proc v;
-	__u32 k = only;
+	struct procs_read r = { .c = c, .prof = prof, .exec = only || take };
 
-	if (only)
-		err = bpf_map_lookup_and_delete_elem(fd, &k, &v) ? (errno == ENOENT ? 0 : -errno)
-								 : add_proc(c, prof, k, &v, true);
-	else if (take)
-		err = bpfutil__map_take(fd, sizeof(__u32), sizeof(v), on_proc, &r);
-	else
-		err = bpfutil__map_for_each(fd, sizeof(__u32), sizeof(v), on_proc, &r);
-	if (err)
-		pr_warn(c->lc, "reading the processes' totals failed: %s; the processes' rows may "
-			"be incomplete", strerror(-err));
-	return err;
+	return collector__read_procs(&c->base, bpf_map__fd(c->skel->maps.procs),
+				     sizeof(struct lock_proc), only, take, on_proc, &r);
 }
 
 /* Move the counts of process `only` (0: every process) into prof: a leaf frame naming the lock
