@@ -102,8 +102,12 @@ bool output__shows_parts(const struct output_ops *ops)
 bool output__is_stream(const char *spec)
 {
 	const char *path = output__file(spec);
+	struct stat st;
 
-	return !strcmp(path, "-") || is_std_stream(path);
+	/* or a FIFO, a device (/dev/null): never a name to put a part's name in (profile -o
+	 * folded:/dev/null wrote /dev/null.cpu, a regular file, into /dev) */
+	return !strcmp(path, "-") || is_std_stream(path) ||
+	       (!stat(path, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
 }
 
 int output__part_path(const char *spec, const char *part, char *buf, size_t len)

@@ -332,6 +332,16 @@ print("ok")' "$T/r.json" "$fixture"
 	run "$EBPROF" profile -a -d 1 -o pb.gz:-
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"this run has 4 modes (cpu, io, offcpu, lock)"* ]]
+	# a FIFO too (it was given a part's name: profile -o folded:/dev/null wrote a regular file
+	# /dev/null.cpu into /dev); every part into /dev/null is fine, and writes nothing beside it
+	mkfifo "$T/fifo"
+	run "$EBPROF" profile --modes cpu,offcpu -o "folded:$T/fifo" -- "$FIX/profilemix" x
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"a stream takes one mode's folded"* ]]
+	rm -f /dev/null.cpu /dev/null.offcpu
+	run "$EBPROF" profile -q --modes cpu,offcpu -o folded:/dev/null -- "$FIX/profilemix" x
+	[ "$status" -eq 0 ]
+	[ ! -e /dev/null.cpu ] && [ ! -e /dev/null.offcpu ] && [ -c /dev/null ]
 	# formats that hold every mode go to a stream as they are
 	run "$EBPROF" profile -q --modes cpu,offcpu -o json:- -- "$FIX/profilemix" x
 	[ "$status" -eq 0 ]
