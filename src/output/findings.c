@@ -392,8 +392,8 @@ static int cpu_rules(struct profile *set, const struct profile *p, const struct 
 		else
 			tm[0] = '\0';
 		if (probes)
-			snprintf(pr, sizeof(pr), "; %" PRIu64 " more samples were in uprobe "
-				 "handling, left out", probes);
+			snprintf(pr, sizeof(pr), "; %" PRIu64 " more sample%s in uprobe "
+				 "handling, left out", probes, probes == 1 ? " was" : "s were");
 		c->fact = ro_printf(&ro, "%s is %.0f%% of the CPU samples (%" PRIu64 " of %" PRIu64
 				    "%s of CPU time, %s%s)", c->subject, share * 100, t->value,
 				    total, tm, subject_is_unsym(p, f) ? "at that address, which no "

@@ -86,6 +86,18 @@ static void test_cpu_threshold(void **state)
 			    "more samples were in uprobe handling, left out)");
 	assert_true(set->findings[1].value == 20.0);
 	profile__free(set);
+	/* one such sample is one sample (it said "1 more samples were") */
+	p = cpu_part();
+	main_ = frame(p, "main", "app.c", 10);
+	hot = frame(p, "hash_insert", "/src/table.c", 88);
+	int3 = frame(p, "asm_exc_int3", NULL, 0);
+	cpu_samples(p, hot, main_, 20);
+	sample(p, STACK(int3, hot, main_), 1, 0, 0, 0, 7);
+	set = set_of(p, 3 * SEC);
+	assert_int_equal(set->nfindings, 1);
+	assert_non_null(strstr(set->findings[0].fact, "; 1 more sample was in uprobe handling, "
+				    "left out)"));
+	profile__free(set);
 }
 
 static void test_cpu_few_samples(void **state)
