@@ -45,7 +45,9 @@ static const char *const drop_names[KMEM_DROP__COUNT] = {
 	[KMEM_DROP_STACKS_FULL] = "stacks_full",
 	[KMEM_DROP_LIVE_FULL] = "live_table_full",
 	[KMEM_DROP_CACHES_FULL] = "caches_full",
-	[KMEM_DROP_PROCS_FULL] = "process_table_full",
+	/* io's and lock's name for the same table; the session's process_table_full is a
+	 * process not traced at all */
+	[KMEM_DROP_PROCS_FULL] = "process_totals_full",
 	[KMEM_DROP_FREE_UNSEEN] = "free_unseen",
 };
 
@@ -1001,6 +1003,11 @@ static void kmem_finish(void *m)
 				  "table (--max-live %u) was full; outstanding counts miss them; "
 				  "raise --max-live", (unsigned long long)d[KMEM_DROP_LIVE_FULL],
 				  c->opts.max_live);
+	if (d[KMEM_DROP_PROCS_FULL])
+		profile__add_note(prof, "%llu events are in no process's totals: more than %d "
+				  "processes had events, the table of their totals was full (the "
+				  "stacks and caches still count them)",
+				  (unsigned long long)d[KMEM_DROP_PROCS_FULL], MAX_PROCS);
 	if (d[KMEM_DROP_FREE_UNSEEN])
 		profile__add_note(prof, "%llu tracked pointers were allocated again without a free "
 				  "event (bulk frees have none): they count as freed",
