@@ -406,7 +406,7 @@ bytes_awk='function bytes(s,  u, v) { u = substr(s, length(s)); v = substr(s, 1,
 	run "$EBPROF" top --help
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"top -- sh -c './myprog > out.log'"* ]]
-	! grep -E 'top -- [^'"'"']*>' <<< "$output"
+	! grep -E 'top -- [^'"'"']*>' <<< "$output" || false
 	start_top -- sh -c "exec '$FIX/cpuburn' 3 > '$T/out.log'"
 	# sh, then the program it became
 	wait_screen "tracing command $FIX/cpuburn: " 5
