@@ -52,13 +52,15 @@ struct flame_diff *flame_diff__new(const struct flame *fl)
 
 		if (n == FLAME_NONE)
 			continue;
-		fd->base[n] += p->samples[i].values[PROF_DIFF_BASE];
-		fd->new[n] += p->samples[i].values[PROF_DIFF_NEW];
+		fd->base[n] = prof_add(fd->base[n], p->samples[i].values[PROF_DIFF_BASE]);
+		fd->new[n] = prof_add(fd->new[n], p->samples[i].values[PROF_DIFF_NEW]);
 	}
 	/* children come after their parents: one pass from the end sums them up */
 	for (i = fl->nnodes; i-- > 1;) {
-		fd->base[fl->nodes[i].parent] += fd->base[i];
-		fd->new[fl->nodes[i].parent] += fd->new[i];
+		uint32_t up = fl->nodes[i].parent;
+
+		fd->base[up] = prof_add(fd->base[up], fd->base[i]);
+		fd->new[up] = prof_add(fd->new[up], fd->new[i]);
 	}
 	return fd;
 nomem:
@@ -98,11 +100,11 @@ uint32_t flame_diff__rgb(const struct flame_diff *fd, uint32_t n)
 {
 	int64_t b = fd->base[n], w = fd->new[n];
 	uint64_t big = mag(b) > mag(w) ? mag(b) : mag(w);
-	double rel;
+	double rel = (double)w - (double)b;	/* w - b can overflow */
 
 	if (b == w)
 		return RGB_SAME;
-	rel = (double)mag(w - b) / (double)big;
+	rel = (rel < 0 ? -rel : rel) / (double)big;
 	if (rel > 1)
 		rel = 1;
 	return w > b ? mix(RGB_FAINT_GROW, RGB_GROW, rel) : mix(RGB_FAINT_SHRINK, RGB_SHRINK, rel);
@@ -142,7 +144,7 @@ static const char *percent(int64_t base, int64_t new, char *buf, size_t len)
 	else if (!base)
 		snprintf(buf, len, "new");
 	else
-		snprintf(buf, len, "%+.1f%%", 100.0 * (double)(new - base) / (double)mag(base));
+		snprintf(buf, len, "%+.1f%%", 100.0 * ((double)new - (double)base) / (double)mag(base));
 	return buf;
 }
 
@@ -152,7 +154,7 @@ const char *flame_diff__values(const struct flame_diff *fd, uint32_t n, char *bu
 	int64_t base = fd->base[n], new = fd->new[n];
 
 	snprintf(buf, len, "base %s, new %s, delta %s (%s)", amount(fd->fl, base, false, b, 80),
-		 amount(fd->fl, new, false, w, 80), amount(fd->fl, new - base, true, d, 80),
+		 amount(fd->fl, new, false, w, 80), amount(fd->fl, prof_sub(new, base), true, d, 80),
 		 percent(base, new, pc, sizeof(pc)));
 	return buf;
 }
@@ -164,7 +166,7 @@ const char *flame_diff__summary(const struct flame_diff *fd, char *buf, size_t l
 
 	snprintf(buf, len, "base %s, new %s, delta %s (%s); widths: max(base, new)",
 		 short_amount(fd->fl, base, false, b, 40), short_amount(fd->fl, new, false, w, 40),
-		 short_amount(fd->fl, new - base, true, d, 40), percent(base, new, pc, sizeof(pc)));
+		 short_amount(fd->fl, prof_sub(new, base), true, d, 40), percent(base, new, pc, sizeof(pc)));
 	return buf;
 }
 

@@ -66,7 +66,7 @@ static const char *percent(int64_t base, int64_t new, char *buf, size_t len)
 	else if (!base)
 		snprintf(buf, len, "new");
 	else
-		snprintf(buf, len, "%+.1f%%", 100.0 * (double)(new - base) / (double)mag);
+		snprintf(buf, len, "%+.1f%%", 100.0 * ((double)new - (double)base) / (double)mag);
 	return buf;
 }
 
@@ -142,7 +142,7 @@ static void print_header(const struct profile *p, FILE *f, int64_t base, int64_t
 		fprintf(f, "  Compared:  %s\n", p->command);
 	fprintf(f, "  Total:     %s -> %s\n", exact(unit, base, false, b, sizeof(b)),
 		exact(unit, new, false, w, sizeof(w)));
-	fprintf(f, "  Change:    %s, %s\n", exact(unit, new - base, true, d, sizeof(d)),
+	fprintf(f, "  Change:    %s, %s\n", exact(unit, prof_sub(new, base), true, d, sizeof(d)),
 		percent(base, new, pc, sizeof(pc)));
 	fprintf(f, "  Stacks:    %" PRIu32 ": %" PRIu32 " grew, %" PRIu32 " shrank, %" PRIu32
 		" appeared, %" PRIu32 " vanished, %" PRIu32 " unchanged\n",
@@ -204,8 +204,8 @@ static int diff_text_write(const struct profile *p, const struct output_opts *o,
 	for (i = 0; i < p->nsamples; i++) {
 		const int64_t *v = p->samples[i].values;
 
-		base += v[PROF_DIFF_BASE];
-		new += v[PROF_DIFF_NEW];
+		base = prof_add(base, v[PROF_DIFF_BASE]);
+		new = prof_add(new, v[PROF_DIFF_NEW]);
 		if (v[PROF_DIFF_BASE] == v[PROF_DIFF_NEW]) {
 			count[4]++;
 			continue;
@@ -220,7 +220,7 @@ static int diff_text_write(const struct profile *p, const struct output_opts *o,
 			count[1]++;
 		c[n] = (struct change){ .sample = i, .base = v[PROF_DIFF_BASE],
 					.new = v[PROF_DIFF_NEW],
-					.delta = v[PROF_DIFF_NEW] - v[PROF_DIFF_BASE] };
+					.delta = prof_sub(v[PROF_DIFF_NEW], v[PROF_DIFF_BASE]) };
 		c[n].stack = stack_text(p, &p->samples[i]);
 		if (!c[n++].stack) {
 			err = -ENOMEM;

@@ -325,8 +325,8 @@ static void diff_totals(const struct html *h)
 	FILE *f = h->f;
 
 	for (uint32_t j = 0; j < p->nsamples; j++) {
-		base += p->samples[j].values[PROF_DIFF_BASE];
-		new += p->samples[j].values[PROF_DIFF_NEW];
+		base = prof_add(base, p->samples[j].values[PROF_DIFF_BASE]);
+		new = prof_add(new, p->samples[j].values[PROF_DIFF_NEW]);
 	}
 	fprintf(f, "<tr><th>Stacks</th><td>%" PRIu32 " distinct stack%s in the two profiles"
 		"</td></tr>\n<tr><th>Compared type</th><td>", p->nsamples,
@@ -340,9 +340,9 @@ static void diff_totals(const struct html *h)
 	amount(f, new, unit);
 	fputs("</td></tr>\n<tr><th>Change</th><td>", f);
 	fputc(new >= base ? '+' : '-', f);
-	amount(f, new >= base ? new - base : base - new, unit);
+	amount(f, new >= base ? prof_sub(new, base) : prof_sub(base, new), unit);
 	if (base)
-		fprintf(f, " (%+.1f%%)", 100.0 * (double)(new - base) / (double)base);
+		fprintf(f, " (%+.1f%%)", 100.0 * ((double)new - (double)base) / (double)base);
 	fputs("</td></tr>\n</table></div>\n", f);
 	if (any_drops(p, true))
 		fputs("<p class=\"drops-bad\">Some events were dropped in the profiles compared: "
@@ -430,7 +430,7 @@ static void write_header(const struct html *h)
 		int64_t sum = 0;
 
 		for (j = 0; j < p->nsamples; j++)
-			sum += p->samples[j].values[i];
+			sum = prof_add(sum, p->samples[j].values[i]);
 		fputs("<tr><th>Total ", f);
 		esc(f, p->types[i].type);
 		fputs("</th><td>", f);

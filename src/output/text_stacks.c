@@ -208,9 +208,9 @@ static int fill_functions(const struct tstacks *t, struct func_table *ft)
 					return -ENOMEM;
 				/* the innermost frame of the leaf is where the time was spent */
 				if (k == own && j == 0)
-					r->self += v;
+					r->self = prof_add(r->self, v);
 				if (r->last != i + 1) {
-					r->total += v;
+					r->total = prof_add(r->total, v);
 					r->last = i + 1;
 				}
 			}
@@ -426,7 +426,8 @@ static int print_stacks(const struct tstacks *t)
 	for (uint32_t i = 0; i < n; i++) {
 		if (m && !by_text_same(&e[m - 1], &e[i])) {
 			for (uint32_t k = 0; k < p->ntypes; k++)
-				e[m - 1].values[k] += e[i].values[k];
+				e[m - 1].values[k] = prof_add(e[m - 1].values[k],
+								e[i].values[k]);
 			free(e[i].frames);
 			continue;
 		}
@@ -574,7 +575,7 @@ static int print_processes(const struct tstacks *t)
 		if (!at)
 			continue;
 		for (uint32_t j = 0; j < p->ntypes; j++)
-			ps[at - pids].v[j] += s->values[j];
+			ps[at - pids].v[j] = prof_add(ps[at - pids].v[j], s->values[j]);
 	}
 	/* a process's exact totals, where the mode keeps them apart from its samples (io, lock:
 	 * a full stack table loses samples, not totals) */
@@ -624,7 +625,7 @@ static int print_processes(const struct tstacks *t)
 				hi = mid;
 		}
 		for (uint32_t j = 0; j < p->ntypes; j++)
-			cs[lo].v[j] += ps[k].v[j];
+			cs[lo].v[j] = prof_add(cs[lo].v[j], ps[k].v[j]);
 	}
 	print_sums(t, ps, n, false);
 	if (shared) {

@@ -212,7 +212,7 @@ static int add_side(struct differ *df, struct side *sd, enum prof_diff_type whic
 		ds = stack_sample(df, df->stack, depth);
 		if (!ds)
 			return -errno;
-		ds->values[which] += v;
+		ds->values[which] = prof_add(ds->values[which], v);
 	}
 	return 0;
 }
@@ -265,7 +265,7 @@ struct profile *profile__diff(const struct profile *base, const struct profile *
 	for (i = 0; i < df.d->nsamples; i++) {
 		int64_t *v = df.d->samples[i].values;
 
-		v[PROF_DIFF_DELTA] = v[PROF_DIFF_NEW] - v[PROF_DIFF_BASE];
+		v[PROF_DIFF_DELTA] = prof_sub(v[PROF_DIFF_NEW], v[PROF_DIFF_BASE]);
 		v[PROF_DIFF_MAX] = v[PROF_DIFF_NEW] > v[PROF_DIFF_BASE] ? v[PROF_DIFF_NEW] :
 									  v[PROF_DIFF_BASE];
 	}

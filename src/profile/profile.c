@@ -464,11 +464,11 @@ int64_t profile__type_total(const struct profile *p, uint32_t i)
 						       : NULL;
 
 		if (!proc || !prof_process__stat(proc, stat, NULL))
-			sum += p->samples[j].values[i];
+			sum = prof_add(sum, p->samples[j].values[i]);
 	}
 	for (uint32_t k = 0; stat && k < p->nprocesses; k++)
 		if (prof_process__stat(&p->processes[k], stat, &v))
-			sum += (int64_t)v;
+			sum = prof_add(sum, v > INT64_MAX ? INT64_MAX : (int64_t)v);
 	return sum;
 }
 

@@ -351,8 +351,28 @@ int profile__set_default_type(struct profile *p, const char *type);
  * if there is no such type. */
 int profile__set_type_proc_stat(struct profile *p, const char *type, const char *stat);
 /* The total of type i over every process: the exact per-process totals where there are, the
- * samples elsewhere. */
+ * samples elsewhere; clamped to int64_t's range (prof_add). */
 int64_t profile__type_total(const struct profile *p, uint32_t i);
+
+/* a + b and a - b clamped to int64_t's range. Values can come from any pprof file, and a signed
+ * overflow is undefined behaviour (two samples of INT64_MAX totalled -2). */
+static inline int64_t prof_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+static inline int64_t prof_sub(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_sub_overflow(a, b, &r))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
 
 /* The interning functions below return an index, or PROF_NONE with errno set (ENOMEM, or
  * EINVAL for a NULL name/file or an index out of range). */

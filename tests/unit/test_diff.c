@@ -190,6 +190,17 @@ static void expect(const struct profile *d, const char *names, int64_t base, int
 	assert_int_equal(s->pid, 0);
 }
 
+/* The one-frame stack `name`: its base, new and delta. */
+static void expect_delta(const struct profile *d, const char *name, int64_t base, int64_t new,
+			 int64_t delta)
+{
+	const struct prof_sample *s = find_stack(d, name);
+
+	assert_true(s->values[PROF_DIFF_BASE] == base);
+	assert_true(s->values[PROF_DIFF_NEW] == new);
+	assert_true(s->values[PROF_DIFF_DELTA] == delta);
+}
+
 static struct profile *make_diff(void)
 {
 	struct profile *b = base_profile(), *n = new_profile(), *d;
@@ -304,6 +315,54 @@ static void test_no_change(void **state)
 	profile__free(d);
 	profile__free(b);
 	profile__free(n);
+}
+
+/* ---- read back; extreme values ---------------------------------------------------------- */
+
+/* Values at the ends of int64_t (any pprof file may hold them) clamp rather than wrap: two
+ * samples of INT64_MAX totalled -2, -INT64_MAX -> INT64_MAX was a change of -2 and INT64_MIN
+ * -> 0 one of INT64_MIN. */
+static void test_extreme_values(void **state)
+{
+	struct profile *p[2], *d;
+	struct prof_line l = { .line = 0 };
+	int64_t v[2][3] = { { INT64_MAX, -INT64_MAX, INT64_MIN },
+			    { INT64_MAX, INT64_MAX, 0 } };
+	uint32_t locs[3];
+	char *out;
+
+	for (int i = 0; i < 2; i++) {
+		p[i] = profile__new("cpu");
+		assert_non_null(p[i]);
+		assert_int_equal(profile__add_type(p[i], "samples", "count"), 0);
+		for (int k = 0; k < 3; k++) {
+			l.function = fn(p[i], k == 0 ? "a" : k == 1 ? "b" : "c", "x.c");
+			locs[k] = profile__location(p[i], PROF_NONE, 0x10 + k, 0, &l, 1);
+			assert_non_null(profile__add_sample(p[i], &locs[k], 1, &v[i][k], 1));
+		}
+	}
+	/* a twice: INT64_MAX + INT64_MAX */
+	assert_non_null(profile__add_sample(p[0], &locs[0], 1, &v[0][0], 2));
+	assert_true(profile__type_total(p[1], 0) == INT64_MAX);	/* MAX + MAX + 0 */
+	assert_true(profile__type_total(p[0], 0) == -1);	/* MAX - MAX + MIN + MAX */
+	out = render(&output_text, p[1], NULL, NULL);
+	assert_null(strstr(out, "-2"));
+	assert_non_null(strstr(out, "9223372036854775807"));
+	free(out);
+
+	d = profile__diff(p[0], p[1], NULL);
+	assert_non_null(d);
+	expect_delta(d, "a", INT64_MAX, INT64_MAX, 0);	/* the base's two summed, clamped */
+	expect_delta(d, "b", -INT64_MAX, INT64_MAX, INT64_MAX);
+	expect_delta(d, "c", INT64_MIN, 0, INT64_MAX);
+	out = render(&output_diff_text, d, NULL, NULL);
+	assert_non_null(strstr(out, "Stacks:    3: 1 grew, 0 shrank, 0 appeared, 1 vanished, "
+				    "1 unchanged\n"));
+	assert_null(strstr(out, "-2"));
+	free(out);
+	profile__free(d);
+	profile__free(p[0]);
+	profile__free(p[1]);
 }
 
 /* ---- rendering -------------------------------------------------------------------------- */
@@ -502,6 +561,7 @@ int main(void)
 		cmocka_unit_test(test_other_type),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_no_change),
+		cmocka_unit_test(test_extreme_values),
 		cmocka_unit_test(test_text_golden),
 		cmocka_unit_test(test_flame_tree),
 		cmocka_unit_test(test_svg),
