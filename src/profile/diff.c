@@ -11,6 +11,7 @@
  * their own. A stack is then the sequence of those locations, interned in a hash table.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +62,80 @@ static int grow_u32(uint32_t **a, uint32_t *cap, uint64_t need, uint32_t fill)
 	return 0;
 }
 
+/* Does s[0..n) end with " " open DIGITS close? The length of that tail, else 0. */
+static size_t number_tail(const char *s, size_t n, char open, char close)
+{
+	size_t i;
+
+	if (n < 4 || s[n - 1] != close)
+		return 0;
+	for (i = n - 1; i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9'; i--)
+		;
+	if (i == n - 1 || i < 3 || s[i - 1] != open || s[i - 2] != ' ')
+		return 0;
+	return n - (i - 2);
+}
+
+static bool is_address(const char *s, size_t n)
+{
+	if (n < 3 || s[0] != '0' || s[1] != 'x')
+		return false;
+	for (size_t i = 2; i < n; i++) {
+		if (!strchr("0123456789abcdefABCDEF", s[i]))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The name of a synthetic frame (one the modes name, of no mapping and no source file) without
+ * what differs from run to run: "waker: COMM (PID)" (offcpu --wakers) is "waker: COMM", a
+ * thread "NAME [TID]" (--per-thread) "NAME", and lock's leaf "futex 0xADDR (CLASS)" is
+ * "futex (CLASS)", a kernel lock known by its address alone "lock (CLASS)", one known by its
+ * owner "mmap_lock of PID (CLASS)" "mmap_lock (CLASS)". A lock named by its symbol keeps it.
+ */
+static const char *stable_name(const char *name, char *buf, size_t len)
+{
+	size_t n = strlen(name), t, cut;
+	const char *open, *sp;
+
+	if (!strncmp(name, "waker: ", 7) && (t = number_tail(name, n, '(', ')'))) {
+		snprintf(buf, len, "%.*s", (int)(n - t), name);
+		return buf;
+	}
+	if ((t = number_tail(name, n, '[', ']'))) {
+		snprintf(buf, len, "%.*s", (int)(n - t), name);
+		return buf;
+	}
+	/* a lock: "WHAT (CLASS)", the class one word */
+	open = strrchr(name, '(');
+	if (!open || open == name || open[-1] != ' ' || name[n - 1] != ')' ||
+	    strchr(open, ' '))
+		return name;
+	cut = (size_t)(open - 1 - name);
+	if (cut > 6 && !strncmp(name, "futex ", 6) && is_address(name + 6, cut - 6)) {
+		snprintf(buf, len, "futex %s", open);
+		return buf;
+	}
+	if (is_address(name, cut)) {
+		snprintf(buf, len, "lock %s", open);
+		return buf;
+	}
+	/* "OWNER of PID" */
+	sp = memchr(name, ' ', cut);
+	if (sp && !strncmp(sp, " of ", 4)) {
+		size_t i = (size_t)(sp + 4 - name);
+
+		while (i < cut && name[i] >= '0' && name[i] <= '9')
+			i++;
+		if (i == cut && i > (size_t)(sp + 4 - name)) {
+			snprintf(buf, len, "%.*s %s", (int)(sp - name), name, open);
+			return buf;
+		}
+	}
+	return name;
+}
+
 /* The diff location of a symbolized frame: one per function, whatever its address or line. */
 static uint32_t function_loc(struct differ *df, const struct profile *p,
 			     const struct prof_location *loc, uint32_t line, uint32_t map)
@@ -68,10 +143,16 @@ static uint32_t function_loc(struct differ *df, const struct profile *p,
 	const struct prof_function *f = &p->functions[loc->lines[line].function];
 	const char *name = f->name && *f->name ? f->name : f->system_name;
 	struct prof_line ln = {};
+	char stable[512];
 	uint32_t fi;
 
+	if (!name || !*name)
+		name = "??";
+	/* a synthetic frame: the modes' names can hold a run's pids and addresses */
+	if (loc->mapping == PROF_NONE && (!f->filename || !*f->filename))
+		name = stable_name(name, stable, sizeof(stable));
 	/* the system name stays out of the key: one name, one frame, however it was mangled */
-	fi = profile__function(df->d, name && *name ? name : "??", NULL, f->filename);
+	fi = profile__function(df->d, name, NULL, f->filename);
 	if (fi == PROF_NONE)
 		return PROF_NONE;
 	if (grow_u32(&df->fn_loc, &df->fn_loc_cap, (uint64_t)fi + 1, PROF_NONE)) {

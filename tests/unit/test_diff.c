@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -317,6 +318,145 @@ static void test_no_change(void **state)
 	profile__free(n);
 }
 
+/* ---- frames the modes name -------------------------------------------------------------- */
+
+/* One run of a lock, an offcpu --wakers --per-thread and a stacks profile in one: the modes'
+ * synthetic frames (stacks__named_loc: no mapping, no source file) carry the run's futex
+ * address, a kernel lock's address, an owner's pid, the waker's pid and the thread's id. */
+struct named_run {
+	uint32_t pid;
+	uint64_t exe_base;
+	uint64_t futex, klock;	/* ASLR: a global's address, a kernel heap lock's */
+};
+
+static uint32_t named(struct profile *p, const char *fmt, ...)
+{
+	struct prof_line l = { .line = 0 };
+	char name[128];
+	va_list ap;
+	uint32_t i;
+
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	l.function = fn(p, name, NULL);
+	i = profile__location(p, PROF_NONE, l.function + 1, l.function + 1, &l, 1);
+	assert_int_not_equal(i, PROF_NONE);
+	return i;
+}
+
+static struct profile *named_profile(const struct named_run *r, int64_t scale)
+{
+	struct profile *p = profile__new("lock");
+	uint32_t m_exe, m_k, user[5], k[3], i, st[16], n;
+	static const char *const ufn[] = { "futex_wait", "__lll_lock_wait", "worker", "open_a",
+					   "open_b" };
+	static const char *const kfn[] = { "__schedule", "rwsem_down_write_slowpath",
+					   "do_syscall_64" };
+	int64_t v[1];
+
+	assert_non_null(p);
+	assert_int_equal(profile__add_type(p, "contentions", "count"), 0);
+	m_exe = profile__mapping(p, r->pid, r->exe_base, r->exe_base + 0x10000, 0, "/bin/prog",
+				 NULL);
+	m_k = profile__mapping(p, 0, 0xffffffff81000000, 0xffffffff82000000, 0,
+			       "[kernel.kallsyms]", NULL);
+	for (i = 0; i < 5; i++)
+		user[i] = loc1(p, m_exe, r->exe_base, 0x1100 + 0x10 * i, fn(p, ufn[i], "prog.c"),
+			       10 + i);
+	for (i = 0; i < 3; i++)
+		k[i] = loc1(p, m_k, 0xffffffff81000000, 0x1000 * (i + 1), fn(p, kfn[i], NULL), 0);
+
+	/* lock: a futex in a global, a kernel lock by address, one by owner, one by symbol */
+	v[0] = 10 * scale;
+	n = 0;
+	st[n++] = named(p, "futex 0x%" PRIx64 " (futex_wait)", r->futex);
+	st[n++] = k[2];
+	st[n++] = user[0];
+	st[n++] = user[1];
+	st[n++] = user[2];
+	assert_non_null(profile__add_sample(p, st, n, v, r->pid));
+	v[0] = 20 * scale;
+	st[0] = named(p, "0x%" PRIx64 " (mutex)", r->klock);
+	assert_non_null(profile__add_sample(p, st, n, v, r->pid));
+	v[0] = 30 * scale;
+	st[0] = named(p, "mmap_lock of %u (rwsem:W)", r->pid);
+	st[1] = k[1];
+	assert_non_null(profile__add_sample(p, st, 2, v, r->pid));
+	v[0] = 40;
+	st[0] = named(p, "jiffies_lock+0x8 (spinlock)");
+	assert_non_null(profile__add_sample(p, st, 2, v, r->pid));
+
+	/* offcpu --wakers --per-thread: the waker's name, its frames upside down, "--", the
+	 * blocked stack, the thread */
+	v[0] = 50 * scale;
+	n = 0;
+	st[n++] = named(p, "waker: prog (%u)", r->pid + 1);
+	st[n++] = user[2];
+	st[n++] = named(p, "--");
+	st[n++] = k[0];
+	st[n++] = k[2];
+	st[n++] = user[0];
+	st[n++] = user[2];
+	st[n++] = named(p, "worker [%u]", r->pid + 2);
+	assert_non_null(profile__add_sample(p, st, n, v, r->pid));
+
+	/* stacks: the event, the syscall's kernel frames, two callers that only they tell apart */
+	for (i = 0; i < 2; i++) {
+		v[0] = (60 + 10 * i) * scale;
+		n = 0;
+		st[n++] = named(p, "syscalls:sys_enter_openat");
+		st[n++] = k[2];
+		st[n++] = user[0];
+		st[n++] = user[3 + i];
+		st[n++] = user[2];
+		assert_non_null(profile__add_sample(p, st, n, v, r->pid));
+	}
+	/* names that hold no run's number stay as they are */
+	v[0] = 80;
+	st[0] = named(p, "kmem_cache_alloc [kmalloc-64]");
+	st[1] = named(p, "sda write (sync)");
+	assert_non_null(profile__add_sample(p, st, 2, v, r->pid));
+	assert_non_null(profile__add_process(p, r->pid, "prog", NULL));
+	return p;
+}
+
+static const struct named_run named_a = { 100, 0x555555554000, 0x55de740a00e0,
+					  0xffff888101234500 };
+static const struct named_run named_b = { 4242, 0x563412340000, 0x5569dd5c50e0,
+					  0xffff8881abcdef00 };
+
+/* Two runs that differ only in their pids, tids and addresses line up: every synthetic frame
+ * is matched without them (the futex was "futex 0x55de740a00e0 (futex_wait)" in one run and
+ * "futex 0x5569dd5c50e0 (futex_wait)" in the other: every stack vanished and appeared). */
+static void test_named_frames(void **state)
+{
+	struct profile *a = named_profile(&named_a, 1), *b = named_profile(&named_b, 1);
+	struct profile *d = profile__diff(a, b, NULL);
+	char *out;
+
+	assert_non_null(d);
+	assert_int_equal(d->nsamples, 8);
+	for (uint32_t i = 0; i < d->nsamples; i++)
+		assert_true(d->samples[i].values[PROF_DIFF_DELTA] == 0);
+	out = render(&output_diff_text, d, NULL, NULL);
+	assert_non_null(strstr(out, "Stacks:    8: 0 grew, 0 shrank, 0 appeared, 0 vanished, "
+				    "8 unchanged\n"));
+	assert_non_null(strstr(out, "No changes: every stack has the same contentions"));
+	free(out);
+	/* the names left: the futex by its class, the kernel locks by their class or owner */
+	expect(d, "futex (futex_wait);do_syscall_64;futex_wait;__lll_lock_wait;worker", 10, 10);
+	expect(d, "lock (mutex);do_syscall_64;futex_wait;__lll_lock_wait;worker", 20, 20);
+	expect(d, "mmap_lock (rwsem:W);rwsem_down_write_slowpath", 30, 30);
+	expect(d, "jiffies_lock+0x8 (spinlock);rwsem_down_write_slowpath", 40, 40);
+	expect(d, "waker: prog;worker;--;__schedule;do_syscall_64;futex_wait;worker;worker", 50,
+	       50);
+	expect(d, "kmem_cache_alloc [kmalloc-64];sda write (sync)", 80, 80);
+	profile__free(d);
+	profile__free(b);
+	profile__free(a);
+}
+
 /* ---- read back; extreme values ---------------------------------------------------------- */
 
 /* Values at the ends of int64_t (any pprof file may hold them) clamp rather than wrap: two
@@ -561,6 +701,7 @@ int main(void)
 		cmocka_unit_test(test_other_type),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_no_change),
+		cmocka_unit_test(test_named_frames),
 		cmocka_unit_test(test_extreme_values),
 		cmocka_unit_test(test_text_golden),
 		cmocka_unit_test(test_flame_tree),
