@@ -2,9 +2,10 @@
  * what was compared, the totals before and after, how many stacks grew, shrank, appeared or
  * vanished, and a table of the stacks whose value changed most, by absolute change.
  *
- * A stack is shown by its top frames, leaf first. For an allocation the leaf is the allocator
- * (malloc, operator new, ...), the same for most stacks, so the allocator frames are left out
- * and the one the program called is named in brackets at the end instead.
+ * A stack is shown by its top frames, leaf first, from the first that tells stacks apart (see
+ * stack_text): for an allocation the leaf is the allocator (malloc, operator new, ...), the same
+ * for most stacks, so the allocator frames are left out and the one the program called is named
+ * in brackets at the end instead; so is another mode's synthetic leaf (the event, the lock).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -75,10 +76,38 @@ static bool is_alloc(const struct profile *p, const struct prof_location *loc)
 	return loc->nlines && render__is_allocator(p->functions[loc->lines[0].function].name);
 }
 
-/* "site <- caller <- caller <- ... [allocator]" of a diff sample (one frame per location). */
+/* A frame a mode names (an event, a lock, a disk, a thread, a waker): no mapping, no source. */
+static bool is_synthetic(const struct profile *p, const struct prof_location *loc)
+{
+	const char *file = loc->nlines ? p->functions[loc->lines[0].function].filename : NULL;
+
+	return loc->mapping == PROF_NONE && loc->nlines == 1 && (!file || !*file);
+}
+
+/* A frame of the program: neither the kernel's nor one a mode named. */
+static bool is_user(const struct profile *p, const struct prof_location *loc)
+{
+	return !profile__location_is_kernel(p, loc) && !is_synthetic(p, loc);
+}
+
+static void bracket(FILE *f, const struct profile *p, uint32_t loc)
+{
+	char name[512];
+
+	fprintf(f, " [%s]", profile__frame_name(p, &p->locations[loc], 0, name, sizeof(name)));
+}
+
+/*
+ * "site <- caller <- caller <- ... [what]" of a diff sample (one frame per location): its top
+ * frames from the first one that tells stacks apart. Leading frames that most stacks share are
+ * left out: the allocator frames (the one the program called in brackets), a mode's synthetic
+ * leaf (the event, lock or disk, in brackets), and kernel frames when the program's own follow
+ * (in a non-mem mode every stack starts with the event's, the scheduler's or a syscall's); the
+ * frames past offcpu's "--" are the blocked stack, the waker's name in brackets.
+ */
 static char *stack_text(const struct profile *p, const struct prof_sample *s)
 {
-	uint32_t i = 0, shown = 0, alloc = UINT32_MAX;
+	uint32_t own = render__own_leaf(p, s), i = own, j, shown = 0, what = UINT32_MAX;
 	char name[512], *buf = NULL;
 	size_t n = 0;
 	FILE *f;
@@ -91,10 +120,16 @@ static char *stack_text(const struct profile *p, const struct prof_sample *s)
 	/* a stack of nothing but allocator frames is shown whole */
 	while (i < s->nlocs && is_alloc(p, &p->locations[s->locs[i]]))
 		i++;
-	if (i < s->nlocs && i > 0)
-		alloc = i - 1;
+	if (i < s->nlocs && i > own)
+		what = s->locs[i - 1];
 	else
-		i = 0;
+		i = own;
+	if (what == UINT32_MAX && i + 1 < s->nlocs && is_synthetic(p, &p->locations[s->locs[i]]))
+		what = s->locs[i++];
+	for (j = i; j < s->nlocs && profile__location_is_kernel(p, &p->locations[s->locs[j]]); j++)
+		;
+	if (j < s->nlocs && is_user(p, &p->locations[s->locs[j]]))
+		i = j;
 	for (; i < s->nlocs; i++) {
 		if (shown == TOP_FRAMES) {
 			fputs(" <- ...", f);
@@ -103,9 +138,10 @@ static char *stack_text(const struct profile *p, const struct prof_sample *s)
 		profile__frame_name(p, &p->locations[s->locs[i]], 0, name, sizeof(name));
 		fprintf(f, "%s%s", shown++ ? " <- " : "", name);
 	}
-	if (alloc != UINT32_MAX)
-		fprintf(f, " [%s]", profile__frame_name(p, &p->locations[s->locs[alloc]], 0, name,
-							 sizeof(name)));
+	if (what != UINT32_MAX)
+		bracket(f, p, what);
+	if (own && is_synthetic(p, &p->locations[s->locs[0]]))
+		bracket(f, p, s->locs[0]);
 	if (fclose(f)) {
 		free(buf);
 		return NULL;

@@ -457,6 +457,35 @@ static void test_named_frames(void **state)
 	profile__free(a);
 }
 
+/* The text table shows what tells stacks apart: past the event and the kernel's frames to the
+ * program's (both openat rows read "syscalls:sys_enter_openat <- do_syscall_64 <- ..."), the
+ * event, lock or waker in brackets. */
+static void test_named_table(void **state)
+{
+	struct profile *a = named_profile(&named_a, 1), *b = named_profile(&named_b, 2);
+	struct profile *d = profile__diff(a, b, NULL);
+	char *out;
+
+	assert_non_null(d);
+	out = render(&output_diff_text, d, NULL, NULL);
+	assert_non_null(strstr(out, "\n    +70  +100.0%    70  140  futex_wait <- open_b <- worker "
+				    "[syscalls:sys_enter_openat]\n"));
+	assert_non_null(strstr(out, "\n    +60  +100.0%    60  120  futex_wait <- open_a <- worker "
+				    "[syscalls:sys_enter_openat]\n"));
+	assert_non_null(strstr(out, "\n    +50  +100.0%    50  100  futex_wait <- worker <- worker "
+				    "[waker: prog]\n"));
+	assert_non_null(strstr(out, "\n    +30  +100.0%    30   60  rwsem_down_write_slowpath "
+				    "[mmap_lock (rwsem:W)]\n"));
+	assert_non_null(strstr(out, "\n    +20  +100.0%    20   40  futex_wait <- __lll_lock_wait "
+				    "<- worker [lock (mutex)]\n"));
+	assert_non_null(strstr(out, "\n    +10  +100.0%    10   20  futex_wait <- __lll_lock_wait "
+				    "<- worker [futex (futex_wait)]\n"));
+	free(out);
+	profile__free(d);
+	profile__free(b);
+	profile__free(a);
+}
+
 /* ---- read back; extreme values ---------------------------------------------------------- */
 
 /* Values at the ends of int64_t (any pprof file may hold them) clamp rather than wrap: two
@@ -702,6 +731,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_no_change),
 		cmocka_unit_test(test_named_frames),
+		cmocka_unit_test(test_named_table),
 		cmocka_unit_test(test_extreme_values),
 		cmocka_unit_test(test_text_golden),
 		cmocka_unit_test(test_flame_tree),
