@@ -1001,6 +1001,8 @@ static void outstanding(const struct profile *p, struct prof_sample *s, int obje
 static int build_samples(struct loader *l, struct profile *p, const uint32_t *lidx)
 {
 	bool mem = strcmp(p->mode, "mem") == 0;
+	/* a diff's stacks are two runs' with no process: its samples are pid 0 */
+	bool procs = !profile__is_diff(p);
 	int objects = mem ? profile__type_index(p, "inuse_objects") : -1;
 	int space = mem ? profile__type_index(p, "inuse_space") : -1;
 	struct prof_sample *ps;
@@ -1048,7 +1050,7 @@ static int build_samples(struct loader *l, struct profile *p, const uint32_t *li
 		ps->suppressed = s->suppressed;
 		if (s->comm)
 			comm = l->strs[s->comm];	/* checked by read_label() */
-		if ((comm || !profile__find_process(p, s->pid)) &&
+		if (procs && (comm || !profile__find_process(p, s->pid)) &&
 		    !profile__add_process(p, s->pid, comm, NULL))
 			err = -errno;
 	}
@@ -1074,6 +1076,15 @@ static int name_lone_process(struct loader *l, struct profile *p)
 	if (!*name)
 		return 0;
 	return profile__add_process(p, 0, name, NULL) ? 0 : -errno;
+}
+
+/* Is l's period pprof.c's stand-in for none: 1 of p's default type? */
+static bool writers_default_period(const struct loader *l, const struct profile *p)
+{
+	const struct prof_value_type *t = p->ntypes ? &p->types[p->default_type] : NULL;
+
+	return t && l->period == 1 && !strcmp(l->strs[l->period_type.type], t->type) &&
+	       !strcmp(l->strs[l->period_type.unit], t->unit);
 }
 
 static int build(struct loader *l, struct profile **out)
@@ -1114,8 +1125,11 @@ static int build(struct loader *l, struct profile **out)
 	if (!err)
 		err = name_lone_process(l, p);
 	/* a profile of ours that is not mem's states its period (mem's is derived from the
-	 * default type and its sampling, which pprof does not carry) */
-	if (!err && mode && strcmp(mode, "mem") && l->period_type.type)
+	 * default type and its sampling, which pprof does not carry); 1 of the default type is
+	 * what the writer puts in for a profile without one (every event recorded), not a period
+	 * of the run: a reloaded lock profile said "Period: 1 ns of delay per sample" */
+	if (!err && mode && strcmp(mode, "mem") && l->period_type.type &&
+	    !writers_default_period(l, p))
 		err = profile__set_period(p, l->strs[l->period_type.type],
 					  l->strs[l->period_type.unit], l->period);
 	/* a sampling period is worth knowing when the values are estimates, which ours never are */

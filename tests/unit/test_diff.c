@@ -488,6 +488,55 @@ static void test_named_table(void **state)
 
 /* ---- read back; extreme values ---------------------------------------------------------- */
 
+/* A profile without a period (lock, offcpu, io, stacks, kmem; a diff) reads back without one:
+ * pprof.c writes "1 of the default type" for pprof's sake, which the reader took for the run's
+ * period ("Period: 1 of contentions per sample", "period" in the JSON). A diff reads back
+ * without the process of pid 0 its samples carry. */
+static void test_reload_no_period(void **state)
+{
+	struct profile *a = named_profile(&named_a, 1), *b = named_profile(&named_b, 2), *d, *q;
+	char *gz, *x, *y;
+	size_t len;
+
+	assert_null(a->period_type.type);
+	gz = render(&output_pprof, a, NULL, &len);
+	q = profile__parse_pprof(gz, len, NULL, NULL, 0);
+	assert_non_null(q);
+	assert_string_equal(q->mode, "lock");
+	assert_null(q->period_type.type);
+	x = render(&output_text, q, NULL, NULL);
+	assert_null(strstr(x, "Period:"));
+	free(x);
+	x = render(&output_json, q, NULL, NULL);
+	assert_null(strstr(x, "\"period\""));
+	free(x);
+	/* and writes the same bytes again */
+	x = render(&output_pprof, q, NULL, &len);
+	assert_memory_equal(gz, x, len);
+	free(x);
+	free(gz);
+	profile__free(q);
+
+	d = profile__diff(a, b, NULL);
+	assert_non_null(d);
+	gz = render(&output_pprof, d, NULL, &len);
+	q = profile__parse_pprof(gz, len, NULL, NULL, 0);
+	assert_non_null(q);
+	assert_true(profile__is_diff(q));
+	assert_null(q->period_type.type);
+	assert_int_equal(q->nprocesses, 0);
+	x = render(&output_json, d, NULL, NULL);
+	y = render(&output_json, q, NULL, NULL);
+	assert_string_equal(x, y);
+	free(x);
+	free(y);
+	free(gz);
+	profile__free(q);
+	profile__free(d);
+	profile__free(b);
+	profile__free(a);
+}
+
 /* Values at the ends of int64_t (any pprof file may hold them) clamp rather than wrap: two
  * samples of INT64_MAX totalled -2, -INT64_MAX -> INT64_MAX was a change of -2 and INT64_MIN
  * -> 0 one of INT64_MIN. */
@@ -732,6 +781,7 @@ int main(void)
 		cmocka_unit_test(test_no_change),
 		cmocka_unit_test(test_named_frames),
 		cmocka_unit_test(test_named_table),
+		cmocka_unit_test(test_reload_no_period),
 		cmocka_unit_test(test_extreme_values),
 		cmocka_unit_test(test_text_golden),
 		cmocka_unit_test(test_flame_tree),
