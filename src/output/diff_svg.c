@@ -144,7 +144,8 @@ static const char *percent(int64_t base, int64_t new, char *buf, size_t len)
 	else if (!base)
 		snprintf(buf, len, "new");
 	else
-		snprintf(buf, len, "%+.1f%%", 100.0 * ((double)new - (double)base) / (double)mag(base));
+		snprintf(buf, len, "%+.1f%%",
+			 100.0 * ((double)new - (double)base) / (double)mag(base));
 	return buf;
 }
 
@@ -154,7 +155,8 @@ const char *flame_diff__values(const struct flame_diff *fd, uint32_t n, char *bu
 	int64_t base = fd->base[n], new = fd->new[n];
 
 	snprintf(buf, len, "base %s, new %s, delta %s (%s)", amount(fd->fl, base, false, b, 80),
-		 amount(fd->fl, new, false, w, 80), amount(fd->fl, prof_sub(new, base), true, d, 80),
+		 amount(fd->fl, new, false, w, 80),
+		 amount(fd->fl, prof_sub(new, base), true, d, 80),
 		 percent(base, new, pc, sizeof(pc)));
 	return buf;
 }
@@ -166,7 +168,8 @@ const char *flame_diff__summary(const struct flame_diff *fd, char *buf, size_t l
 
 	snprintf(buf, len, "base %s, new %s, delta %s (%s); widths: max(base, new)",
 		 short_amount(fd->fl, base, false, b, 40), short_amount(fd->fl, new, false, w, 40),
-		 short_amount(fd->fl, prof_sub(new, base), true, d, 40), percent(base, new, pc, sizeof(pc)));
+		 short_amount(fd->fl, prof_sub(new, base), true, d, 40),
+		 percent(base, new, pc, sizeof(pc)));
 	return buf;
 }
 

@@ -153,29 +153,33 @@ PY
 # The modes' own frames carry the run's numbers: lock's futex by its address (ASLR), offcpu's
 # waker by its pid, --per-thread's thread by its tid. Before, every such stack of one program run
 # twice vanished and appeared.
-@test "diff: lock and offcpu --wakers --per-thread runs of one program line up by futex, waker and thread" {
+@test "diff: lock and offcpu --wakers --per-thread runs of one program line up" {
 	for r in 1 2; do
 		run "$EBPROF" lock -q -o "$T/l$r.pb.gz" -- "$FIX/mutexfix" 4 5000
 		[ "$status" -eq 0 ]
-		run "$EBPROF" offcpu --wakers --per-thread -q -o "$T/w$r.pb.gz" -- "$FIX/pingpong" 2000
+		run "$EBPROF" offcpu --wakers --per-thread -q -o "$T/w$r.pb.gz" -- \
+			"$FIX/pingpong" 2000
 		[ "$status" -eq 0 ]
 	done
-	run "$EBPROF" diff "$T/l1.pb.gz" "$T/l2.pb.gz" --value contentions -o "$T/l.json" -o "$T/l.txt"
+	run "$EBPROF" diff "$T/l1.pb.gz" "$T/l2.pb.gz" --value contentions -o "$T/l.json" \
+		-o "$T/l.txt"
 	[ "$status" -eq 0 ]
 	cat "$T/l.txt"
 	# the contended mutex: one stack in both runs, named by its class
-	jqe 'any(.sites[]; .frames[0].function == "futex (futex_wait)" and .base > 20 and .new > 20)' \
-		"$T/l.json"
-	jqe 'all(.sites[].frames[]; .function | test("^futex 0x|^0x[0-9a-f]+ | of [0-9]+ ") | not)' \
-		"$T/l.json"
+	jqe 'any(.sites[]; .frames[0].function == "futex (futex_wait)" and
+		 .base > 20 and .new > 20)' "$T/l.json"
+	jqe 'all(.sites[].frames[];
+		 .function | test("^futex 0x|^0x[0-9a-f]+ | of [0-9]+ ") | not)' "$T/l.json"
 	grep -q ' \[futex (futex_wait)\]$' "$T/l.txt"
 	run "$EBPROF" diff "$T/w1.pb.gz" "$T/w2.pb.gz" --value switches -o "$T/w.json" -o "$T/w.txt"
 	[ "$status" -eq 0 ]
 	cat "$T/w.txt"
 	# the ping and pong threads woken by each other: in both runs
 	jqe '[.sites[] | select(.frames[0].function == "waker: pingpong" and .base > 200 and
-				 .new > 200) | .frames[-1].function] | unique == ["ping", "pong"]' "$T/w.json"
-	jqe 'all(.sites[].frames[]; .function | test(" \\([0-9]+\\)$| \\[[0-9]+\\]$") | not)' "$T/w.json"
+				 .new > 200) | .frames[-1].function] | unique == ["ping", "pong"]' \
+		"$T/w.json"
+	jqe 'all(.sites[].frames[]; .function | test(" \\([0-9]+\\)$| \\[[0-9]+\\]$") | not)' \
+		"$T/w.json"
 	grep -q ' \[waker: pingpong\]$' "$T/w.txt"
 }
 
