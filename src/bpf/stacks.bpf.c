@@ -200,10 +200,11 @@ static __always_inline int record(void *ctx, struct pt_regs *uregs, __u64 event)
 	return 0;
 }
 
-/* -a: a process seen before that execs takes its new program's name, and is announced again
- * (its new mappings read): its name stayed the one of its first event, the shell's before a
- * redirection's open (200 execs of wc counted as the script's) */
-SEC("?tp_btf/sched_process_exec")
+/* A process seen before that execs takes its new program's name (with -a it is announced again,
+ * its new mappings read): its name stayed the one of its first event, the shell's before a
+ * redirection's open (200 execs of wc counted as the script's; a launched shell's background
+ * job, which opens /dev/null before its exec, as the shell) */
+SEC("tp_btf/sched_process_exec")
 int BPF_PROG(stacks_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;

@@ -175,6 +175,53 @@ events_through() {
 	     | length > 0' "$T/out.json"
 }
 
+# A launched shell's background job opens /dev/null as the shell, then execs: without -a its name
+# stayed the shell's (the exec program was loaded only with -a), in every output, though its
+# JSON cmdline said openloop; bpftrace sees the same process as sh once, then as openloop
+@test "stacks: a launched shell's child that opens before its exec is named by its program" {
+	start_bpftrace 'BEGIN { printf("ready\n"); }
+		tracepoint:syscalls:sys_enter_openat /comm == "sh" || comm == "openloop"/
+		{ @[pid, comm] = count(); }'
+	run "$EBPROF" stacks -q -e syscalls:sys_enter_openat -o "$T/out.json" -o "$T/out.folded" \
+		-o "$T/out.txt" -- sh -c "$FIX/openloop 10; $FIX/openloop 20 & wait; true"
+	[ "$status" -eq 0 ]
+	stop_bpftrace
+	jq -c '.processes[] | {pid, comm, cmdline, calls}' "$T/out.json"
+	# the background job: bpftrace saw its pid under both names
+	bg=$(jq '.processes[] | select(.cmdline | endswith("openloop 20")) | .pid' "$T/out.json")
+	[ -n "$bg" ]
+	grep -q "^@\[$bg, sh\]: " "$T/bt.out"
+	grep -q "^@\[$bg, openloop\]: " "$T/bt.out"
+	# each process: its events exactly bpftrace's for its pid, under whatever name; its name the
+	# program it ran last
+	jqe '.processes | length == 3' "$T/out.json"
+	for pid in $(jq '.processes[].pid' "$T/out.json"); do
+		want=$(awk -v p="$pid" -F'[][, :]+' '$2 == p { n += $NF } END { print n + 0 }' \
+			"$T/bt.out")
+		got=$(jq ".processes[] | select(.pid == $pid) | .calls[\"syscalls:sys_enter_openat\"]" \
+			"$T/out.json")
+		sites=$(jq "[.sites[] | select(.pid == $pid) | .events] | add" "$T/out.json")
+		folded=$(awk '{ n += $NF } END { print n + 0 }' \
+			<(grep "^[^;]* ($pid);" "$T/out.folded"))
+		comm=$(jq -r ".processes[] | select(.pid == $pid) | .comm" "$T/out.json")
+		cmd=$(jq -r ".processes[] | select(.pid == $pid) | .cmdline" "$T/out.json")
+		echo "pid $pid $comm: bpftrace $want, ebprof calls $got, sites $sites, folded $folded"
+		[ "$want" -gt 0 ]
+		[ "$got" -eq "$want" ]
+		[ "$sites" -eq "$want" ]
+		[ "$folded" -eq "$want" ]
+		case "$cmd" in
+		*"openloop 10" | *"openloop 20") want_comm=openloop ;;
+		*) want_comm=sh ;;
+		esac
+		[ "$comm" = "$want_comm" ]
+		# every folded stack of the process under its name
+		! grep "^[^;]* ($pid);" "$T/out.folded" | grep -v "^$want_comm ($pid);"
+	done
+	grep -E '^  openloop +2 ' "$T/out.txt"
+	grep -E '^  sh +1 ' "$T/out.txt"
+}
+
 # -a: a shell's child that opens its redirection before it execs was named by that first event,
 # the shell's name (200 execs of wc counted as the script's: bpftrace counts 1); it takes its new
 # program's name at the exec, and a new process's mappings are read when its note wakes ebprof

@@ -52,7 +52,7 @@ struct stacks_mode {
 	struct fd_closer *closer;
 	int tp_fds[STACKS_MAX_EVENTS];	/* raw tracepoints opened with a cookie */
 	int ntp_fds;
-	/* classic tracepoints, sys_enter/exit, and with -a stacks_exec */
+	/* classic tracepoints, sys_enter/exit, and stacks_exec */
 	struct bpf_link *links[STACKS_MAX_EVENTS + 3];
 	int nlinks;
 	int *all_ufds;			/* -a: uprobes in every process */
@@ -230,15 +230,15 @@ static int attach_tracepoints(struct stacks_mode *m)
 		}
 		m->nlinks++;
 	}
-	if (m->env->all) {
-		m->links[m->nlinks] = bpf_program__attach(sk->progs.stacks_exec);
-		if (!m->links[m->nlinks]) {
-			pr_err(m->lc, "cannot attach to the sched_process_exec tracepoint: %s",
-			       strerror(errno));
-			return -errno;
-		}
-		m->nlinks++;
+	/* every run, not only -a: a launched shell's child that opens before it execs (a
+	 * background job's /dev/null) kept the shell's name after its exec */
+	m->links[m->nlinks] = bpf_program__attach(sk->progs.stacks_exec);
+	if (!m->links[m->nlinks]) {
+		pr_err(m->lc, "cannot attach to the sched_process_exec tracepoint: %s",
+		       strerror(errno));
+		return -errno;
 	}
+	m->nlinks++;
 	return 0;
 }
 
@@ -283,7 +283,6 @@ static void *stacks_open(const struct session_env *env, void *opts)
 	bpf_program__set_autoload(sk->progs.stacks_sys_exit, has_kind(o, STACKS_EV_SYS_EXIT));
 	bpf_program__set_autoload(sk->progs.stacks_tp, has_kind(o, STACKS_EV_TRACEFS));
 	bpf_program__set_autoload(sk->progs.stacks_uprobe, has_kind(o, STACKS_EV_UPROBE));
-	bpf_program__set_autoload(sk->progs.stacks_exec, env->all);
 	collector__size_notes(sk->maps.notes, env->all);
 	/* the unwinder loads a process at attach (stacks_attach), not at each snapshot */
 	if (collector__load(&m->base, env->unwind, false) ||
@@ -471,15 +470,13 @@ static struct prof_sample *same_sample(struct profile *prof, pid_t pid, const ui
 	return NULL;
 }
 
-/* Its name: what the session read for a process it attached; for one seen with -a the kernel's
- * (its program's at its last exec: a read of /proc before the exec said the shell's) */
+/* Its name: the kernel's at its first event, renewed at each exec (stacks_exec), so its last
+ * program's; a read of /proc before an exec said the shell's. /proc's without an event. */
 static void name_proc(struct stacks_mode *m, struct proc_info *p)
 {
 	char comm[STACKS_COMM_LEN];
 	__u32 k = p->pid;
 
-	if (p->comm[0] && p->attached)
-		return;
 	if (bpf_map_lookup_elem(bpf_map__fd(m->skel->maps.comms), &k, comm) == 0) {
 		comm[sizeof(comm) - 1] = '\0';
 		snprintf(p->comm, sizeof(p->comm), "%s", comm);
