@@ -17,9 +17,10 @@ static const char diff_usage[] =
 	"\n"
 	"Compare two saved pprof profiles, e.g. two runs of 'ebprof mem -o run.pb.gz', stack by\n"
 	"stack: stacks are matched by their functions' names and source files root to leaf, not\n"
-	"by pids or addresses, so two runs of one program line up. Shows the stacks whose value\n"
-	"changed most, or a differential flame graph: frames as wide as the larger of the two\n"
-	"values, red where NEW has more, blue where it has less, grey where nothing changed.\n"
+	"by pids or addresses, so two runs of one program line up. Either may be - (standard\n"
+	"input). Shows the stacks whose value changed most, or a differential flame graph:\n"
+	"frames as wide as the larger of the two values, red where NEW has more, blue where it\n"
+	"has less, grey where nothing changed.\n"
 	"\n"
 	"  -o, --output FILE      write to FILE, format by extension: .txt (the table of\n"
 	"                         changes), .svg (differential flame graph), .html (both, on\n"
@@ -174,6 +175,8 @@ int cmd_diff(int argc, char **argv, struct log_ctx *lc)
 				 "too many arguments: ebprof diff BASE NEW");
 	paths[0] = argv[optind];
 	paths[1] = argv[optind + 1];
+	if (!strcmp(paths[0], "-") && !strcmp(paths[1], "-"))
+		return usage_err(lc, "%s", "only one of BASE and NEW can be - (standard input)");
 	if (session__check_outputs(lc, outputs, noutputs))
 		return 2;
 

@@ -3,6 +3,7 @@
  * `ebprof diff` shares (cli.h). Needs no privileges: no BPF here. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,8 @@ static const char report_usage[] =
 	"Usage: ebprof report [OPTIONS] FILE\n"
 	"\n"
 	"Load a saved pprof profile (a .pb.gz written by 'ebprof mem -o', or any pprof file,\n"
-	"gzipped or not) and write it as a report, in any of the formats 'ebprof mem' writes.\n"
+	"gzipped or not; FILE - reads standard input) and write it as a report, in any of the\n"
+	"formats 'ebprof mem' writes.\n"
 	"Per-process totals, size histograms and ages are not part of pprof: a report of a loaded\n"
 	"profile has sites, stacks and values.\n"
 	"\n"
@@ -50,9 +52,14 @@ static int usage_err(const struct log_ctx *lc, const char *fmt, const char *arg)
 struct profile *cli_load_profile(const struct log_ctx *lc, const char *path)
 {
 	struct profile *p;
-	char why[256];
+	char why[256], name[PATH_MAX + 2];
 	int err = 0;
 
+	/* "-" is standard input */
+	if (strcmp(path, "-"))
+		snprintf(name, sizeof(name), "'%s'", path);
+	else
+		snprintf(name, sizeof(name), "standard input");
 	p = profile__load_pprof(path, &err, why, sizeof(why));
 	if (p) {
 		pr_info(lc, "%s: %s profile, %u samples, %u sample types", path, p->mode,
@@ -60,13 +67,13 @@ struct profile *cli_load_profile(const struct log_ctx *lc, const char *path)
 		return p;
 	}
 	if (err == -EINVAL)
-		pr_err(lc, "'%s' is not a valid pprof profile: %s", path, why);
+		pr_err(lc, "%s is not a valid pprof profile: %s", name, why);
 	else if (err == -EFBIG)
-		pr_err(lc, "cannot load '%s': it inflates to more than 1 GiB", path);
+		pr_err(lc, "cannot load %s: it is, or inflates to, more than 1 GiB", name);
 	else if (err == -ENOMEM)
-		pr_err(lc, "cannot load '%s': out of memory", path);
+		pr_err(lc, "cannot load %s: out of memory", name);
 	else
-		pr_err(lc, "cannot read '%s': %s", path, strerror(-err));
+		pr_err(lc, "cannot read %s: %s", name, strerror(-err));
 	return NULL;
 }
 

@@ -9,14 +9,17 @@
  * ebprof wrote comes back with the indices it had and writes out again byte for byte the same.
  *
  * Input is untrusted: every length is checked against what is left, every id against its table,
- * and inflation stops at MAX_INFLATED, so a corrupt or hostile file is an error, never a crash.
+ * and reading and inflation stop at MAX_INFLATED, so a corrupt or hostile file is an error, never
+ * a crash.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "profile/profile.h"
@@ -1331,7 +1334,19 @@ struct profile *profile__load_pprof(const char *path, int *errp, char *why, size
 
 	if (why && why_len)
 		why[0] = '\0';
-	data = util_read_file(path, &len);
+	/* not slurped without a limit: /dev/zero, a pipe or a huge wrong file ran the machine
+	 * out of memory before the parser could refuse it */
+	if (!strcmp(path, "-")) {
+		data = util_read_fd(STDIN_FILENO, MAX_INFLATED, &len);
+	} else {
+		int fd = open(path, O_RDONLY | O_CLOEXEC), saved;
+
+		data = fd < 0 ? NULL : util_read_fd(fd, MAX_INFLATED, &len);
+		saved = errno;
+		if (fd >= 0)
+			close(fd);
+		errno = saved;
+	}
 	if (!data) {
 		int err = errno ? -errno : -EIO;
 

@@ -581,8 +581,9 @@ const char *prof_trend__name(enum prof_trend t);
  * mapping). The comments ebprof writes become the mode, command, kernel, run facts,
  * non-zero drops and notes again, and a period type (not mem's) is kept; another tool's comments become notes (its mode is "pprof").
  * Returns NULL with *err (if err is non-NULL) and errno set: a read error (-ENOENT, ...),
- * -EINVAL when the data is not a valid pprof profile, -EFBIG when it inflates past 1 GiB,
- * -ENOMEM. why (if non-NULL) gets a sentence on what is wrong, for the user.
+ * -EINVAL when the data is not a valid pprof profile, -EFBIG when it is or inflates past 1 GiB,
+ * -ENOMEM. why (if non-NULL) gets a sentence on what is wrong, for the user. path "-" is
+ * standard input.
  */
 struct profile *profile__load_pprof(const char *path, int *err, char *why, size_t why_len);
 /* The same from memory. */

@@ -2,7 +2,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -17,52 +19,69 @@ uint64_t util_mono_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-char *util_read_file(const char *path, size_t *lenp)
+char *util_read_fd(int fd, size_t max, size_t *lenp)
 {
 	size_t len = 0, cap = 64 * 1024;
-	char *buf = malloc(cap + 1), *nbuf;
-	int fd, saved;
+	char *buf = NULL, *nbuf;
+	struct stat st;
+	int err = EFBIG;
 
-	if (!buf)
-		return NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		goto err;
+	/* a regular file's size says at once (a sparse one need not be read to be refused) */
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && (uint64_t)st.st_size > max)
+		goto fail;
 	for (;;) {
 		ssize_t r;
 
-		if (len == cap) {
-			cap *= 2;
+		if (!buf || len == cap) {
+			if (len > max) {
+				err = EFBIG;
+				goto fail;
+			}
+			/* max + 1 bytes at most: one more than max says there is more */
+			if (buf)
+				cap = cap > max / 2 ? max + 1 : cap * 2;
 			nbuf = realloc(buf, cap + 1);
 			if (!nbuf) {
-				errno = ENOMEM;
-				goto err_close;
+				err = ENOMEM;
+				goto fail;
 			}
 			buf = nbuf;
 		}
 		r = read(fd, buf + len, cap - len);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0)
-			goto err_close;
+		if (r < 0) {
+			err = errno;
+			goto fail;
+		}
 		if (!r)
 			break;
 		len += (size_t)r;
 	}
-	close(fd);
+	if (len > max)
+		goto fail;
 	buf[len] = '\0';
 	if (lenp)
 		*lenp = len;
 	return buf;
-err_close:
+fail:
+	free(buf);
+	errno = err;
+	return NULL;
+}
+
+char *util_read_file(const char *path, size_t *lenp)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), saved;
+	char *buf;
+
+	if (fd < 0)
+		return NULL;
+	buf = util_read_fd(fd, SIZE_MAX / 2, lenp);
 	saved = errno;
 	close(fd);
 	errno = saved;
-err:
-	saved = errno;
-	free(buf);
-	errno = saved;
-	return NULL;
+	return buf;
 }
 
 void util_rcu_grace(unsigned fallback_ms)

@@ -10,6 +10,10 @@
  * Reads until EOF, so /proc files (which report size 0) work. NULL and errno on failure. */
 char *util_read_file(const char *path, size_t *len);
 
+/* The same from an open fd (a pipe, standard input), to its end but not past max bytes: more is
+ * NULL and errno EFBIG, found by fstat for a regular file, else once max + 1 bytes are read. */
+char *util_read_fd(int fd, size_t max, size_t *len);
+
 /* A duration as users write it: a decimal number with an optional unit, ns, us, ms, s, m (or
  * min) or h; no unit means seconds ("30s", "500ms", "2m", "1.5"). Rounded to nanoseconds.
  * Returns 0, -EINVAL when s is not a duration ("nan", "inf", "1e-300": no exponents), -ERANGE
