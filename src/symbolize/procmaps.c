@@ -57,6 +57,28 @@ static bool parse_dec(const char **pp, const char *end, uint64_t *out)
 	return true;
 }
 
+/* The path as the file system has it: the kernel writes a newline in a name as "\\012" (and
+ * nothing else escaped, not even a backslash), which no open would find (a binary whose path
+ * held one was never symbolized). A name holding "\\012" itself reads as a newline: the text
+ * cannot tell them apart. */
+static char *unescape_path(const char *p, size_t len)
+{
+	char *out = malloc(len + 1), *q = out;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < len; i++) {
+		if (p[i] == '\\' && len - i >= 4 && !memcmp(p + i + 1, "012", 3)) {
+			*q++ = '\n';
+			i += 3;
+			continue;
+		}
+		*q++ = p[i];
+	}
+	*q = '\0';
+	return out;
+}
+
 static int parse_line(const char *p, const char *end, struct sym_map *m)
 {
 	uint64_t maj, min, inode;
@@ -95,7 +117,7 @@ static int parse_line(const char *p, const char *end, struct sym_map *m)
 	}
 	/* Only absolute paths name files we could open; "[heap]", "anon_inode:..." do not. */
 	m->kind = p[0] == '/' ? SYM_MAP_FILE : SYM_MAP_SPECIAL;
-	m->path = strndup(p, len);
+	m->path = unescape_path(p, len);
 	return m->path ? 0 : -ENOMEM;
 }
 

@@ -198,6 +198,29 @@ static void test_procmaps_parse(void **state)
 	sym_maps__free(maps, n);
 }
 
+/* The kernel writes a newline in a path as "\012" (seq_file_path's escape; nothing else, not a
+ * backslash): the path is the file's again, else the file was never opened and a binary whose
+ * name held a newline was never symbolized. */
+static void test_procmaps_newline(void **state)
+{
+	static const char text[] =
+		"555555556000-55555555a000 r-xp 00002000 fe:01 1234   /tmp/w/nl\\012x\n"
+		"7f0000100000-7f0000200000 r-xp 00010000 fe:01 99     /tmp/a\\012\\012b\\01 (deleted)\n"
+		"7f0000300000-7f0000400000 r-xp 00000000 fe:01 98     /tmp/back\\slash\\01\n";
+	struct sym_map *maps;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(sym_maps__parse(text, &maps, &n), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(maps[0].path, "/tmp/w/nl\nx");
+	assert_int_equal(maps[0].kind, SYM_MAP_FILE);
+	assert_true(maps[1].deleted);
+	assert_string_equal(maps[1].path, "/tmp/a\n\nb\\01");
+	assert_string_equal(maps[2].path, "/tmp/back\\slash\\01");
+	sym_maps__free(maps, n);
+}
+
 static void test_maps_resolve_special(void **state)
 {
 	struct symbolizer *s = symbolizer__new(NULL);
@@ -1654,6 +1677,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_procmaps_parse),
+		cmocka_unit_test(test_procmaps_newline),
 		cmocka_unit_test(test_trim_unused_modules),
 		cmocka_unit_test(test_maps_resolve_special),
 		cmocka_unit_test(test_fixture_pie),
