@@ -198,14 +198,14 @@ events_through() {
 	for pid in $(jq '.processes[].pid' "$T/out.json"); do
 		want=$(awk -v p="$pid" -F'[][, :]+' '$2 == p { n += $NF } END { print n + 0 }' \
 			"$T/bt.out")
-		got=$(jq ".processes[] | select(.pid == $pid) | .calls[\"syscalls:sys_enter_openat\"]" \
-			"$T/out.json")
+		got=$(jq ".processes[] | select(.pid == $pid)
+			 | .calls[\"syscalls:sys_enter_openat\"]" "$T/out.json")
 		sites=$(jq "[.sites[] | select(.pid == $pid) | .events] | add" "$T/out.json")
 		folded=$(awk '{ n += $NF } END { print n + 0 }' \
 			<(grep "^[^;]* ($pid);" "$T/out.folded"))
 		comm=$(jq -r ".processes[] | select(.pid == $pid) | .comm" "$T/out.json")
 		cmd=$(jq -r ".processes[] | select(.pid == $pid) | .cmdline" "$T/out.json")
-		echo "pid $pid $comm: bpftrace $want, ebprof calls $got, sites $sites, folded $folded"
+		echo "pid $pid $comm: bpftrace $want, ebprof $got, sites $sites, folded $folded"
 		[ "$want" -gt 0 ]
 		[ "$got" -eq "$want" ]
 		[ "$sites" -eq "$want" ]
