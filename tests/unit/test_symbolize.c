@@ -205,7 +205,8 @@ static void test_procmaps_newline(void **state)
 {
 	static const char text[] =
 		"555555556000-55555555a000 r-xp 00002000 fe:01 1234   /tmp/w/nl\\012x\n"
-		"7f0000100000-7f0000200000 r-xp 00010000 fe:01 99     /tmp/a\\012\\012b\\01 (deleted)\n"
+		"7f0000100000-7f0000200000 r-xp 00010000 fe:01 99 /tmp/a\\012\\012b\\01"
+		" (deleted)\n"
 		"7f0000300000-7f0000400000 r-xp 00000000 fe:01 98     /tmp/back\\slash\\01\n";
 	struct sym_map *maps;
 	size_t n;
