@@ -133,11 +133,18 @@ static int csv_write(const struct profile *p, const struct output_opts *o, FILE 
 		for (t = 0; t < p->ntypes; t++)
 			fprintf(f, ",%" PRId64, s->values[t]);
 		fputc(',', f);
-		if (alloc)
-			fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", s->temporary,
-				s->out.count, s->out.bytes);
+		/* what a saved profile does not carry is empty, not a 0 that says "none":
+		 * temporaries and ages; outstanding blocks but in mem's and kmem's (inuse) */
+		if (alloc && p->from_pprof)
+			fputc(',', f);
+		else if (alloc)
+			fprintf(f, "%" PRIu64 ",", s->temporary);
+		if (alloc && !render__outstanding_known(p))
+			fputs(",,", f);
+		else if (alloc)
+			fprintf(f, "%" PRIu64 ",%" PRIu64 ",", s->out.count, s->out.bytes);
 		/* ages of nothing are no ages: empty rather than a misleading 0 */
-		if (alloc && s->out.count)
+		if (alloc && s->out.count && !p->from_pprof)
 			fprintf(f, "%" PRIu64 ",%" PRIu64 ",", s->out.min_age_ns,
 				s->out.max_age_ns);
 		else if (alloc)

@@ -252,9 +252,15 @@ static void write_stat_group(struct json_writer *w, const struct prof_kv *stats,
 		jsonw_end_object(w);
 }
 
-/* kmem: each process's use of each slab cache (and kmalloc size class). */
+/* kmem: each process's use of each slab cache (and kmalloc size class); null in a kmem profile
+ * read back, which has no place for them (not known, where an absent field said none). */
 static void write_caches(struct json_writer *w, const struct profile *p)
 {
+	if (p->from_pprof && !strcmp(p->mode, "kmem")) {
+		jsonw_name(w, "caches");
+		jsonw_string(w, NULL);
+		return;
+	}
 	if (!p->ncaches)
 		return;
 	jsonw_name(w, "caches");

@@ -338,6 +338,11 @@ bool render__is_alloc_profile(const struct profile *p)
 	       profile__type_index(p, "alloc_space") >= 0;
 }
 
+bool render__outstanding_known(const struct profile *p)
+{
+	return !p->from_pprof || !strcmp(p->mode, "mem") || !strcmp(p->mode, "kmem");
+}
+
 bool render__traces_calls(const struct profile *p)
 {
 	return render__is_alloc_profile(p) && strcmp(p->mode, "kmem");

@@ -74,6 +74,9 @@ const char *render__amount(int64_t v, const char *unit, char *buf, size_t len);
 /* Is p a report of allocations (mode "mem" or "kmem", a diff, or another tool's heap profile with
  * alloc_objects and alloc_space), or of stacks with values such as CPU time or events? */
 bool render__is_alloc_profile(const struct profile *p);
+/* Whether the sites' outstanding allocations are known: in a run, and in a mem or kmem profile
+ * read back (its inuse values); not in another tool's heap profile or a diff read back. */
+bool render__outstanding_known(const struct profile *p);
 /* The terminal columns s takes (a table's name cells: a process "prög" is 4 wide, not 6): under
  * the user's locale (LC_ALL, LC_CTYPE, LANG) by wcswidth, a CJK character 2; without a multibyte
  * one, or for bytes that are not text in it, one per UTF-8 code point. */

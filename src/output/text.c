@@ -839,6 +839,15 @@ static int print_caches(const struct text *t)
 
 	if (!rows)
 		return -ENOMEM;
+	if (p->from_pprof) {
+		/* pprof has no place for them: "none" would be false */
+		free(rows);
+		fputc('\n', t->f);
+		heading(t, "Slab caches: not in a saved profile");
+		fputc('\n', t->f);
+		heading(t, "Allocation sizes (bytes requested): not in a saved profile");
+		return 0;
+	}
 	for (i = 0; i < p->ncaches; i++) {
 		const struct prof_cache *c = &p->caches[i];
 
@@ -940,9 +949,13 @@ static int print_outstanding(const struct text *t)
 			s->out.count == 1 ? "" : "s", render__bytes(s->out.bytes, b1, sizeof(b1)),
 			s->out.bytes);
 		print_pid(t, s->pid);
-		fprintf(t->f, ", oldest %s, youngest %s\n",
-			render__duration(s->out.max_age_ns, b2, sizeof(b2)),
-			render__duration(s->out.min_age_ns, b3, sizeof(b3)));
+		/* a saved profile has no ages: "0 ns" would be false */
+		if (p->from_pprof)
+			fputc('\n', t->f);
+		else
+			fprintf(t->f, ", oldest %s, youngest %s\n",
+				render__duration(s->out.max_age_ns, b2, sizeof(b2)),
+				render__duration(s->out.min_age_ns, b3, sizeof(b3)));
 		/* kernel stacks are deep: kmem's user frames (who made the kernel allocate)
 		 * come after a dozen or more kernel ones */
 		print_stack(t, 4, s, true, is_kmem(t) ? 0 : OUTSTANDING_FRAMES);

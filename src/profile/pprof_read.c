@@ -990,8 +990,9 @@ static int build_locations(struct loader *l, struct profile *p, const uint32_t *
 }
 
 /*
- * In ebprof's mem profiles inuse_objects and inuse_space are the allocations outstanding at the
- * end, which the reports list as such; pprof keeps their counts but not their ages, which stay 0.
+ * In ebprof's mem and kmem profiles inuse_objects and inuse_space are the allocations
+ * outstanding at the end, which the reports list as such; pprof keeps their counts but not
+ * their ages, which stay 0 (a kmem profile's said "none" outstanding, its sites 159 inuse).
  */
 static void outstanding(const struct profile *p, struct prof_sample *s, int objects, int space)
 {
@@ -1003,7 +1004,7 @@ static void outstanding(const struct profile *p, struct prof_sample *s, int obje
 
 static int build_samples(struct loader *l, struct profile *p, const uint32_t *lidx)
 {
-	bool mem = strcmp(p->mode, "mem") == 0;
+	bool mem = !strcmp(p->mode, "mem") || !strcmp(p->mode, "kmem");
 	/* a diff's stacks are two runs' with no process: its samples are pid 0 */
 	bool procs = !profile__is_diff(p);
 	int objects = mem ? profile__type_index(p, "inuse_objects") : -1;
@@ -1105,6 +1106,8 @@ static int build(struct loader *l, struct profile **out)
 	if (l->ncomments)
 		mode = ebprof_mode(l->strs[l->comments[0]]);
 	p = profile__new(mode ? mode : "pprof");
+	if (p)
+		p->from_pprof = true;
 	fidx = malloc((l->nfuncs + 1) * sizeof(*fidx));
 	midx = malloc((l->nmaps + 1) * sizeof(*midx));
 	lidx = malloc((l->nlocs + 1) * sizeof(*lidx));

@@ -323,6 +323,9 @@ struct profile {
 	uint32_t nparts;
 	struct prof_finding *findings;	/* most significant first */
 	uint32_t nfindings;
+	/* read back from a pprof file (profile__load_pprof): what pprof has no field for is not
+	 * known (slab caches, temporaries, ages, histograms), which renderers say, not "none" */
+	bool from_pprof;
 
 	void *priv;			/* interning tables */
 };

@@ -289,6 +289,39 @@ static void test_csv_folded(void **state)
 	free(folded);
 }
 
+/* Read back, inuse_objects and inuse_space are the outstanding allocations, as mem's (the text
+ * said "Outstanding allocations at the end: none", the CSV 0, though the sites carried them),
+ * and what pprof cannot carry is said so, not "none": the slab caches (text, JSON null), the
+ * sizes, the ages and temporaries (CSV empty). */
+static void check_reloaded(const struct profile *back)
+{
+	struct output_opts o = { .top = 10 };
+	char *txt = render(&output_text, back, &o, NULL);
+	char *json = render(&output_json, back, &o, NULL);
+	char *csv = render(&output_csv, back, &o, NULL);
+
+	assert_non_null(strstr(txt, "\nOutstanding allocations at the end: 4000 objects, 1.8 MiB "
+				    "(1920000 bytes) at 2 sites\n"));
+	/* no ages: "oldest 0 ns" would be false */
+	assert_non_null(strstr(txt, "\n  2000 objects, 1.5 MiB (1536000 bytes), pid 100 "
+				    "(kmemfix)\n"));
+	assert_null(strstr(txt, "oldest"));
+	assert_non_null(strstr(txt, "\nSlab caches: not in a saved profile\n"));
+	assert_non_null(strstr(txt, "\nAllocation sizes (bytes requested): not in a saved "
+				    "profile\n"));
+	assert_null(strstr(txt, "Slab caches: none"));
+	assert_non_null(strstr(json, "\"caches\": null"));
+	assert_non_null(strstr(json, "\"outstanding\": {\"count\": 2000, \"bytes\": 1536000"));
+	/* temporary_count, outstanding_count, outstanding_bytes, min_age_ns, max_age_ns */
+	assert_non_null(strstr(csv, "\n100,kmemfix,2000,1536000,2000,1536000,576000,,2000,1536000,"
+				    ",,"));
+	assert_non_null(strstr(csv, "\n100,kmemfix,2000,384000,2000,384000,0,,2000,384000,,,"));
+	assert_non_null(strstr(csv, "\n100,kmemfix,10000,1920000,0,0,0,,0,0,,,"));
+	free(txt);
+	free(json);
+	free(csv);
+}
+
 /* pprof keeps the samples and types; caches and per-process totals are our formats' only. */
 static void test_pprof(void **state)
 {
@@ -305,6 +338,7 @@ static void test_pprof(void **state)
 	assert_string_equal(back->types[4].type, "waste_space");
 	assert_int_equal(back->nsamples, p->nsamples);
 	assert_int_equal(back->ncaches, 0);
+	check_reloaded(back);
 	profile__free(back);
 	unlink(path);
 	free(path);

@@ -298,6 +298,46 @@ static void test_renders(void **state)
 	profile__free(p);
 }
 
+/* What a saved profile cannot carry is not a 0 in the CSV, which the columns define as "none":
+ * temporaries and ages are empty; the outstanding allocations are mem's inuse values, and
+ * empty for another tool's heap profile (mode pprof: its inuse is a snapshot's, not known to
+ * be what was left at an exit; a Go heap profile's were 0). */
+static void test_reloaded_csv(void **state)
+{
+	struct output_opts o = { .top = 10 };
+	struct profile *p = fixture(), *q;
+	const char *mode;
+	char *gz, *csv;
+	size_t len;
+
+	gz = render(&output_pprof, p, NULL, &len);
+	q = profile__parse_pprof(gz, len, NULL, NULL, 0);
+	assert_non_null(q);
+	csv = render(&output_csv, q, &o, NULL);
+	assert_non_null(strstr(csv, ",temporary_count,outstanding_count,outstanding_bytes,"
+				    "min_age_ns,max_age_ns,stack\r\n"));
+	/* demo's parse_line site: 1200 allocations, 10 of them (1280 bytes) live */
+	assert_non_null(strstr(csv, "\r\n100,demo,1200,153600,10,1280,,10,1280,,,"));
+	assert_null(strstr(csv, ",0,10,1280,"));
+	free(csv);
+	profile__free(q);
+	free(gz);
+
+	/* the same as another tool's heap profile: no comments, so mode pprof */
+	gz = render(&output_pprof, p, NULL, &len);
+	q = profile__parse_pprof(gz, len, NULL, NULL, 0);
+	assert_non_null(q);
+	mode = q->mode;		/* interned: put back before the free */
+	q->mode = "pprof";
+	csv = render(&output_csv, q, &o, NULL);
+	assert_non_null(strstr(csv, "\r\n100,demo,1200,153600,10,1280,,,,,,"));
+	free(csv);
+	q->mode = mode;
+	profile__free(q);
+	free(gz);
+	profile__free(p);
+}
+
 /* ---- module offsets --------------------------------------------------------------------- */
 
 /*
@@ -1195,6 +1235,7 @@ int main(void)
 		cmocka_unit_test(test_own_output),
 		cmocka_unit_test(test_rewrite_identical),
 		cmocka_unit_test(test_renders),
+		cmocka_unit_test(test_reloaded_csv),
 		cmocka_unit_test(test_nonpie_offsets),
 		cmocka_unit_test(test_nonpie_go_encoded),
 		cmocka_unit_test(test_handmade),
