@@ -104,6 +104,21 @@ int render__text_groups(FILE *f, const struct profile *p, bool color)
 	uint32_t nc, *w;
 	char hdr[CELL], buf[CELL], name[256];
 
+	if (!p->ngroups && p->from_pprof) {
+		/* a mode's summary has no place in pprof: said so, not left out without a word */
+		static const char *const lost[][2] = {
+			{ "io", "By device and op" },
+			{ "lock", "By lock, class and process" },
+			{ "offcpu", "Run-queue latency" },
+		};
+
+		for (size_t i = 0; i < sizeof(lost) / sizeof(lost[0]); i++) {
+			if (strcmp(p->mode, lost[i][0]))
+				continue;
+			fputc('\n', f);
+			heading(f, color, "%s: not in a saved profile", lost[i][1]);
+		}
+	}
 	if (!p->ngroups)
 		return 0;
 	first = &p->groups[0];

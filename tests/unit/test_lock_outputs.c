@@ -155,6 +155,13 @@ static void test_pprof(void **state)
 		fail_msg("our reader refused it: %s", why);
 	assert_string_equal(back->mode, "lock");
 	assert_int_equal(back->ngroups, 0);
+	/* its text says the summary is not there, rather than leaving it out without a word */
+	a = render(&output_text, back, &(struct output_opts){ .top = 10 }, NULL);
+	assert_non_null(strstr(a, "\nBy lock, class and process: not in a saved profile\n"));
+	free(a);
+	a = render(&output_text, p, &(struct output_opts){ .top = 10 }, NULL);
+	assert_null(strstr(a, "not in a saved profile"));
+	free(a);
 	assert_int_equal(back->ntypes, 4);
 	assert_string_equal(back->types[0].type, "contentions");
 	assert_string_equal(back->types[0].unit, "count");

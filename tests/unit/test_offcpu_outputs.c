@@ -140,6 +140,13 @@ static void test_pprof(void **state)
 		fail_msg("our reader refused it: %s", why);
 	assert_string_equal(back->mode, "offcpu");
 	assert_int_equal(back->ngroups, 0);
+	/* its text says the summary is not there, rather than leaving it out without a word */
+	a = render(&output_text, back, &(struct output_opts){ .top = 10 }, NULL);
+	assert_non_null(strstr(a, "\nRun-queue latency: not in a saved profile\n"));
+	free(a);
+	a = render(&output_text, p, &(struct output_opts){ .top = 10 }, NULL);
+	assert_null(strstr(a, "not in a saved profile"));
+	free(a);
 	assert_string_equal(back->types[back->default_type].type, "offcpu");
 	a = render(&output_folded, p, NULL, NULL);
 	b = render(&output_folded, back, NULL, NULL);
