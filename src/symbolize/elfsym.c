@@ -3,11 +3,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <gelf.h>
 
 #include "symbolize/symbolize.h"
+#include "util/util.h"
 
 enum match {
 	MATCH_NONE,
@@ -81,6 +83,71 @@ static enum match search_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, cons
 	}
 	*is_ifunc = best_ifunc;
 	return best;
+}
+
+/* The function of one table closest to name (version suffixes aside), for sym_elf_close_function */
+static void closest_in(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
+		       char *out, size_t len, size_t *bestd)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t n;
+
+	if (!data || !sh->sh_entsize)
+		return;
+	n = sh->sh_size / sh->sh_entsize;
+	for (size_t i = 1; i < n; i++) {
+		char plain[256];
+		const char *sname;
+		GElf_Sym sym;
+		size_t d;
+		int type;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF)
+			continue;
+		sname = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (!sname || !*sname || strlen(sname) >= sizeof(plain))
+			continue;
+		snprintf(plain, sizeof(plain), "%.*s", (int)strcspn(sname, "@"), sname);
+		d = util_edit_distance(name, plain);
+		/* ties: the first seen (.symtab before .dynsym; shortest distance wins) */
+		if (d < *bestd) {
+			*bestd = d;
+			snprintf(out, len, "%s", plain);
+		}
+	}
+}
+
+int sym_elf_close_function(const char *path, const char *name, char *out, size_t len)
+{
+	size_t lim = strlen(name) / 5, bestd;
+	Elf_Scn *scn = NULL;
+	Elf *elf = NULL;
+	int fd;
+
+	if (!path || !name || !out || !len)
+		return -EINVAL;
+	lim = lim < 2 ? 2 : lim;
+	bestd = lim + 1;
+	out[0] = '\0';
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (elf && elf_kind(elf) == ELF_K_ELF && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) &&
+		    (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
+			closest_in(elf, scn, &sh, name, out, len, &bestd);
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return out[0] && bestd ? 0 : -ENOENT;
 }
 
 int sym_elf_symbol_offset(const char *path, const char *name, uint64_t *offset)

@@ -152,6 +152,10 @@ int symbolizer__resolve_build_id(struct symbolizer *s, const char *build_id, uin
  * plain STT_FUNC is preferred over an STT_GNU_IFUNC, whose offset is that of its resolver:
  * when the best match is an IFUNC, -EOPNOTSUPP, with *offset set (glibc's strlen, memcpy). */
 int sym_elf_symbol_offset(const char *path, const char *name, uint64_t *offset);
+/* The function in path's symbol tables whose name (without @VERSION) is closest to name, for a
+ * "did you mean": within an edit distance of 2, or a fifth of name's length if more. 0 and its
+ * name in out, -ENOENT when none is that close (or name itself is there), negative errno. */
+int sym_elf_close_function(const char *path, const char *name, char *out, size_t len);
 
 /* Demangle a C++ (_Z...) or Rust (_ZN...h<hash>E legacy, _R... v0) name with libiberty.
  * Returns a malloc'd string for the caller to free, or NULL if the name is not mangled (or

@@ -84,6 +84,30 @@ char *util_read_file(const char *path, size_t *lenp)
 	return buf;
 }
 
+size_t util_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), prev[256], cur[256];
+
+	if (la >= 255 || lb >= 255)
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t d = prev[j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (prev[j] + 1 < d)
+				d = prev[j] + 1;
+			if (cur[j - 1] + 1 < d)
+				d = cur[j - 1] + 1;
+			cur[j] = d;
+		}
+		memcpy(prev, cur, (lb + 1) * sizeof(*prev));
+	}
+	return prev[lb];
+}
+
 void util_rcu_grace(unsigned fallback_ms)
 {
 	struct timespec ts = { fallback_ms / 1000, (long)(fallback_ms % 1000) * 1000000L };

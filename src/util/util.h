@@ -14,6 +14,10 @@ char *util_read_file(const char *path, size_t *len);
  * NULL and errno EFBIG, found by fstat for a regular file, else once max + 1 bytes are read. */
 char *util_read_fd(int fd, size_t max, size_t *len);
 
+/* Levenshtein distance of two short strings (names: typo suggestions); SIZE_MAX when either is
+ * 255 bytes or longer. */
+size_t util_edit_distance(const char *a, const char *b);
+
 /* A duration as users write it: a decimal number with an optional unit, ns, us, ms, s, m (or
  * min) or h; no unit means seconds ("30s", "500ms", "2m", "1.5"). Rounded to nanoseconds.
  * Returns 0, -EINVAL when s is not a duration ("nan", "inf", "1e-300": no exponents), -ERANGE

@@ -121,12 +121,21 @@ events_through() {
 	[[ "$output" == *"unknown event 'sched:sched_swich'"* ]]
 	[[ "$output" == *"sched:sched_switch"* ]]
 	[[ "$output" == *"ebprof stacks -l PATTERN"* ]]
+	# a bare (BTF) name is matched against the names without their category (no suggestion
+	# before: "sched_swich" was as far from "sched:sched_switch" as from anything)
+	run "$EBPROF" stacks -e sched_swich -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"unknown event 'sched_swich'"*"(did you mean sched:sched_switch"* ]]
 	run "$EBPROF" stacks -e syscalls:sys_enter_nosuchcall -- true
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"ebprof stacks -l"* ]]
 	run "$EBPROF" stacks -e u:openloop:no_such_function -- "$FIX/openloop" 1
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"no function 'no_such_function'"* ]]
+	# a function's typo: the object's closest function
+	run "$EBPROF" stacks -e u:libc:mallco -- "$FIX/openloop" 1
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"no function 'mallco' in "*"libc.so.6 (did you mean malloc?)"* ]]
 	# an IFUNC (glibc's strlen, memcpy): its address is the resolver, run once at load
 	# (before: 2 'hits' for 1,000 calls of strlen, 0 of memcpy, said nowhere)
 	for f in strlen memcpy; do

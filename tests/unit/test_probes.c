@@ -11,6 +11,7 @@
 #include <cmocka.h>
 #include "core/probes.h"
 #include "symbolize/symbolize.h"
+#include "util/util.h"
 
 static int find_cookie(const struct alloc_obj *o, enum mem_fn fn)
 {
@@ -325,12 +326,34 @@ static void test_symbols_kept_by_file(void **state)
 	unlink(path);
 }
 
+/* "did you mean" for u:LIB:FUNC: the closest function of the object (versions aside), none when
+ * nothing is close or the name is there ("no function 'mallco'" named no function before). */
+static void test_close_function(void **state)
+{
+	char near[256];
+
+	(void)state;
+	assert_int_equal(util_edit_distance("mallco", "malloc"), 2);
+	assert_int_equal(util_edit_distance("", "abc"), 3);
+	assert_int_equal(sym_elf_close_function(LIBC, "mallco", near, sizeof(near)), 0);
+	assert_string_equal(near, "malloc");
+	/* a versioned one (memcpy@@GLIBC_2.14 in .dynsym of some builds) by its plain name */
+	assert_int_equal(sym_elf_close_function(LIBC, "memcpyy", near, sizeof(near)), 0);
+	assert_string_equal(near, "memcpy");
+	assert_int_equal(sym_elf_close_function(LIBC, "malloc", near, sizeof(near)), -ENOENT);
+	assert_int_equal(sym_elf_close_function(LIBC, "no_such_function_near_anything", near,
+						sizeof(near)), -ENOENT);
+	assert_int_equal(sym_elf_close_function("/nonexistent", "malloc", near, sizeof(near)),
+			 -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_finds_glibc_in_self),
 		cmocka_unit_test(test_no_two_probes_at_one_address),
 		cmocka_unit_test(test_aliases_are_reported),
+		cmocka_unit_test(test_close_function),
 		cmocka_unit_test(test_free_probe_skips_single_stepped_test),
 		cmocka_unit_test(test_gone_process),
 		cmocka_unit_test(test_glibc_and_libstdcxx),

@@ -14,6 +14,7 @@
 #include <bpf/btf.h>
 #include "core/bpfutil.h"
 #include "modes/stacks/events.h"
+#include "symbolize/symbolize.h"
 #include "symbolize/unwind.h"
 #include "util/util.h"
 
@@ -282,31 +283,6 @@ int stacks_events__list(const char *pattern, FILE *f, const struct log_ctx *lc)
 	return 0;
 }
 
-/* Levenshtein distance, bounded strings (event names are short) */
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), prev[256], cur[256];
-
-	if (la >= 255 || lb >= 255)
-		return SIZE_MAX;
-	for (size_t j = 0; j <= lb; j++)
-		prev[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		cur[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t d = prev[j - 1] + (a[i - 1] != b[j - 1]);
-
-			if (prev[j] + 1 < d)
-				d = prev[j] + 1;
-			if (cur[j - 1] + 1 < d)
-				d = cur[j - 1] + 1;
-			cur[j] = d;
-		}
-		memcpy(prev, cur, (lb + 1) * sizeof(*prev));
-	}
-	return prev[lb];
-}
-
 /* ", perhaps you meant X or Y" when some names are close, else "" */
 static void close_matches(const char *spec, const struct log_ctx *lc, char *out, size_t len)
 {
@@ -325,7 +301,10 @@ static void close_matches(const char *spec, const struct log_ctx *lc, char *out,
 	}
 	for (size_t i = 0; i < ns.n; i++) {
 		const char *cn = strrchr(ns.v[i], ':');
-		size_t d = edit_distance(spec, ns.v[i]);
+		/* a bare name (a BTF tracepoint's) against the names without their category:
+		 * "sched_swtich" was as far from "sched:sched_switch" as any */
+		size_t d = util_edit_distance(name == spec && cn ? name : spec,
+					      name == spec && cn ? cn + 1 : ns.v[i]);
 
 		/* the right name under another category is as close as it gets */
 		if (!strcmp(cn ? cn + 1 : ns.v[i], name))
@@ -643,6 +622,7 @@ const char *stacks_event__symbol_error(const char *path, const char *sym, int er
 				       size_t len)
 {
 	const char *shown = path;
+	char near[256];
 
 	if (!strncmp(path, "/proc/", 6)) {
 		const char *r = strstr(path, "/root/");
@@ -650,7 +630,9 @@ const char *stacks_event__symbol_error(const char *path, const char *sym, int er
 		if (r)
 			shown = r + 5;
 	}
-	if (err == -ENOENT)
+	if (err == -ENOENT && !sym_elf_close_function(path, sym, near, sizeof(near)))
+		snprintf(buf, len, "no function '%s' in %s (did you mean %s?)", sym, shown, near);
+	else if (err == -ENOENT)
 		snprintf(buf, len, "no function '%s' in %s (nm or nm -D lists its symbols; the "
 			 "object may be stripped)", sym, shown);
 	else if (err == -EOPNOTSUPP)
