@@ -201,6 +201,18 @@ struct sym_proc *symbolizer__load_pid(struct symbolizer *s, pid_t pid)
 	return symbolizer__load_pid_maps(s, pid, NULL);
 }
 
+/* Is pid in our mount namespace? (Yes when it cannot be told.) */
+static bool same_mnt_ns(pid_t pid)
+{
+	char path[64];
+	struct stat ours, its;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+	if (stat("/proc/self/ns/mnt", &ours) || stat(path, &its))
+		return true;
+	return ours.st_dev == its.st_dev && ours.st_ino == its.st_ino;
+}
+
 struct sym_proc *symbolizer__load_pid_maps(struct symbolizer *s, pid_t pid,
 					   const char *maps_text)
 {
@@ -220,12 +232,15 @@ struct sym_proc *symbolizer__load_pid_maps(struct symbolizer *s, pid_t pid,
 		if (!text)
 			return NULL;
 	}
-	/* Open files through the process's root only when it differs from ours: plain paths keep
+	/* Open files through the process's root only when it differs from ours, or its mount
+	 * namespace does (the same root, another file mounted at a path: a private namespace's
+	 * bind mount named every frame from the file at that path in ours): plain paths keep
 	 * .gnu_debuglink lookups in /usr/lib/debug/<dir> working. If the root cannot be examined,
 	 * plain paths are the best remaining guess. */
 	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
 	if (stat(root, &st_proc) || stat("/", &st_root) ||
-	    (st_proc.st_dev == st_root.st_dev && st_proc.st_ino == st_root.st_ino))
+	    (st_proc.st_dev == st_root.st_dev && st_proc.st_ino == st_root.st_ino &&
+	     same_mnt_ns(pid)))
 		root[0] = '\0';
 	p = proc_new(s, maps_text, root, pid);
 	saved = errno;
@@ -343,6 +358,16 @@ static void map_module(struct sym_proc *p, struct sym_map *map)
 		return;
 	}
 	map->mod = sym_module__get(s, open_path, p->root, map->display);
+	if (!map->mod && !map->deleted && p->pid && *p->root) {
+		/* not at that path in its root: a chroot inside its namespace, whose maps show
+		 * paths as we see them; the mapping's own link is the file */
+		free(open_path);
+		open_path = NULL;
+		if (asprintf(&open_path, "/proc/%d/map_files/%llx-%llx", (int)p->pid,
+			     (unsigned long long)map->start, (unsigned long long)map->end) < 0)
+			return;
+		map->mod = sym_module__get(s, open_path, p->root, map->display);
+	}
 	if (map->mod)
 		map->mod->refs++;
 	free(open_path);

@@ -284,6 +284,25 @@ assert_no_cpu_probes() {
 	! grep -q 'vdso\]+0x' "$T/x.folded"
 }
 
+# a private mount namespace with our root but another file mounted at a path (a container's bind
+# mount, a service's private /usr): its frames were named from the file at that path in ours,
+# with names and lines that looked right (nap, from offsleep, for cpuburn's burn_heavy)
+@test "cpu -p: a process whose own mount namespace binds another program at a path is named from its file, not ours" {
+	cp "$FIX/offsleep" "$T/prog"
+	bg unshare --mount --propagation private sh -c \
+		"mount --bind '$FIX/cpuburn' '$T/prog' && exec '$T/prog' 4" > /dev/null
+	pid=$BG
+	for i in $(seq 50); do
+		[ "$(readlink /proc/$pid/exe 2>/dev/null)" = "$T/prog" ] && break
+		sleep 0.05
+	done
+	run "$EBPROF" cpu -q -p "$pid" -d 1 -o "$T/x.folded"
+	[ "$status" -eq 0 ]
+	cat "$T/x.folded"
+	grep -q ';burn_heavy ' "$T/x.folded"
+	! grep -qE ';(nap|sleep_loop)(;| )' "$T/x.folded" || false
+}
+
 @test "cpu: bad input is a usage error or a clear failure" {
 	run "$EBPROF" cpu -F 0 -- true
 	[ "$status" -eq 2 ]
