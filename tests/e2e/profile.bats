@@ -234,11 +234,14 @@ procs = [p for p in lock["processes"] if p["comm"] == "idlepoll"]
 assert len(procs) == 1, lock["processes"]
 p = procs[0]
 n = int(sys.argv[2])
-# every wait timed out, counted exactly, with its time; none is a contention
-assert p["timeouts"] == n and p["contentions"] == 0 and p["delay_ns"] == 0, p
+# every futex wait timed out, counted exactly, with its time; none is a contention (a
+# contention on a kernel lock, the mmap_lock at its start, may happen: CI saw one)
+assert p["timeouts"] == n and p.get("futex_waits", 0) == 0, p
+assert p["contentions"] == p.get("kernel_contentions", 0), p
 assert p["timeout_delay_ns"] >= n * 50000000, p
 assert lock["info"]["futex_timeouts"] == str(n), lock["info"]
-g = [g for g in lock["groups"] if g["labels"]["process"].startswith("idlepoll[")]
+g = [g for g in lock["groups"] if g["labels"]["process"].startswith("idlepoll[")
+     and g["labels"]["class"].startswith("futex")]
 assert [(x["contentions"], x["timeouts"]) for x in g] == [(0, n)], g
 s = [s for s in lock["sites"] if any(f["function"] == "idle_poll" for f in s["frames"])]
 assert sum(x["timeouts"] for x in s) == n and sum(x["contentions"] for x in s) == 0, s
