@@ -225,7 +225,7 @@ events_through() {
 		esac
 		[ "$comm" = "$want_comm" ]
 		# every folded stack of the process under its name
-		! grep "^[^;]* ($pid);" "$T/out.folded" | grep -v "^$want_comm ($pid);"
+		! grep "^[^;]* ($pid);" "$T/out.folded" | grep -v "^$want_comm ($pid);" || false
 	done
 	grep -E '^  openloop +2 ' "$T/out.txt"
 	grep -E '^  sh +1 ' "$T/out.txt"
