@@ -18,6 +18,10 @@ start_ebprof() {
 	EBP=$!
 	BG_PIDS+=("$EBP")
 	wait_for "$T/err" "PID $FIXPID: counting its kernel allocations"
+	# and its unwind tables loaded (a tick's work each, after the attach): a window begun
+	# before had its first stacks end in [truncated] on a loaded machine (unwind_unmapped 85:
+	# 'do_pipes' missing from filps' stacks)
+	wait_for "$T/err" "unwind: [^ ]*/kmemfix: " 20
 }
 
 # The fixture does its work; then ebprof is stopped (Ctrl-C) while the fixture still runs.
