@@ -28,6 +28,9 @@ enum unwind_cfa {
 				 * where every frame below says where it is: UNWIND_RBX_*): a
 				 * frame further up with such a rule ends the stack
 				 * (UNWIND_STAT_REG_CFA) */
+	UNWIND_CFA_CLONE,	/* glibc's clone and clone3 right after their system call, where
+				 * parent and child both return: rsp + cfa_off in the parent; the
+				 * child's outermost frame (rax 0, a first frame's register) */
 };
 
 enum unwind_rbp {

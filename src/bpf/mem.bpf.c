@@ -1706,6 +1706,7 @@ static __always_inline void map_unwind_at(struct unwind_start *us, struct pt_reg
 	us->rbx = regs->bx;
 	us->rdi = regs->di;
 	us->rdx = regs->dx;
+	us->rax = regs->ax;
 	us->leaf = 1;
 	us->want = want;
 }

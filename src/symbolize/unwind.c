@@ -579,6 +579,40 @@ static void context_switches(Elf *elf, const struct code *c, struct rowbuf *b)
 	}
 }
 
+/* glibc's clone and clone3 end their FDE before the system call ("in the child the unwind
+ * info will be wrong") and start the child's outermost frame (its return address undefined)
+ * past the parent's return: syscall; test %rax,%rax; jl error; je child; ret. Parent and child
+ * both come back after the syscall: the parent with rax not 0 (the child's id, an error, or
+ * -ENOSYS in its saved registers while in the call), its frame still the rule before the
+ * syscall, CFA = rsp + 8; the child with rax 0 on its new stack, where that rule would read a
+ * word past the stack's top as a return address. Those bytes, without call frame information
+ * (frame pointers, which the parent's caller does not keep), get UNWIND_CFA_CLONE. Found by
+ * their code: clone3 is no dynamic symbol. */
+static void clone_returns(const struct code *c, struct rowbuf *b)
+{
+	static const uint8_t seq[] = { 0x0f, 0x05, 0x48, 0x85, 0xc0, 0x7c, 0, 0x74, 0x01, 0xc3 };
+
+	for (uint32_t i = 1; i + 1 < b->n; i++) {
+		struct unwind_row *r = &b->rows[i];
+		const struct unwind_row *prev = &b->rows[i - 1], *next = &b->rows[i + 1];
+		const uint8_t *p;
+		bool same = true;
+
+		if (r->cfa != UNWIND_CFA_NONE || next->cfa != UNWIND_CFA_END ||
+		    prev->cfa != UNWIND_CFA_RSP || prev->cfa_off != 8 ||
+		    next->pc - r->pc != sizeof(seq) || !(p = code_at(c, r->pc, sizeof(seq))))
+			continue;
+		for (size_t k = 0; k < sizeof(seq); k++)
+			same &= k == 6 || p[k] == seq[k];	/* 6: jl's offset */
+		if (!same)
+			continue;
+		r->cfa = UNWIND_CFA_CLONE;
+		r->cfa_off = 8;
+		r->rbp = UNWIND_RBP_SAME;
+		r->rbx = UNWIND_RBX_SAME;
+	}
+}
+
 static Elf_Scn *section(Elf *elf, const char *name, GElf_Shdr *sh)
 {
 	size_t shstrndx;
@@ -661,7 +695,7 @@ struct unwind_cache_hdr {
 #define UNWIND_CACHE_MAGIC "ebpunw" UNWIND_CACHE_FORMAT	/* with its NUL: 8 bytes; a new
 					 * format, a new number (unwind.h; 2: rows with the CFA in
 					 * rbx, rdi, rdx; 3: where rbx is saved, padding,
-					 * swapcontext) */
+					 * swapcontext; 4: clone's return) */
 
 static const char *const sources[] = { ".eh_frame", ".debug_frame",
 				       ".debug_frame of its debug file" };
@@ -824,8 +858,10 @@ int unwind_table__build_fd(int fd, const char *debug_dir, const char *cache_dir,
 			close(dfd);
 		}
 	}
-	if (b.n && !b.oom)
+	if (b.n && !b.oom) {
 		context_switches(elf, &code, &b);
+		clone_returns(&code, &b);
+	}
 	if (b.oom) {
 		*why = "out of memory";
 		goto out;

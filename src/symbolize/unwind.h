@@ -16,7 +16,7 @@
 /* A table's file in the cache directory: unwind/BUILD-ID UNWIND_CACHE_SUFFIX. The format's
  * number is in the name (and the header's magic): two ebprof versions with other formats
  * each keep their own file instead of rebuilding the other's at every run. */
-#define UNWIND_CACHE_FORMAT "3"
+#define UNWIND_CACHE_FORMAT "4"
 #define UNWIND_CACHE_SUFFIX ".v" UNWIND_CACHE_FORMAT ".rows"
 
 struct unwind_table {

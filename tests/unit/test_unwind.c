@@ -299,7 +299,7 @@ static void test_libc_special(void **state)
 {
 	struct unwind_table t;
 	const char *why;
-	unsigned plt = 0, sig = 0, end = 0, unknown = 0;
+	unsigned plt = 0, sig = 0, end = 0, unknown = 0, clones = 0;
 
 	(void)state;
 	assert_int_equal(unwind_table__build(LIBC, NULL, NULL, &t, &why), 0);
@@ -328,13 +328,21 @@ static void test_libc_special(void **state)
 		case UNWIND_CFA_UNKNOWN:
 			unknown++;
 			break;
+		case UNWIND_CFA_CLONE:
+			/* the parent's rule before the system call, up to the child's FDE */
+			clones++;
+			assert_int_equal(r->cfa_off, 8);
+			assert_true(i + 1 < t.nrows && t.rows[i + 1].cfa == UNWIND_CFA_END);
+			assert_int_equal(t.rows[i + 1].pc - r->pc, 10);
+			break;
 		}
 	}
-	print_message("libc: %u rows: %u PLT, %u signal, %u outermost, %u unknown\n", t.nrows, plt,
-		      sig, end, unknown);
+	print_message("libc: %u rows: %u PLT, %u signal, %u outermost, %u clone returns, "
+		      "%u unknown\n", t.nrows, plt, sig, end, clones, unknown);
 	assert_true(plt >= 1);
 	assert_int_equal(sig, 1);
 	assert_true(end >= 2);	/* clone, clone3 */
+	assert_int_equal(clones, 2);	/* clone, clone3: where parent and child return */
 	unwind_table__free(&t);
 }
 

@@ -170,7 +170,7 @@ struct unwind_ctx {
 	__u32 tgid;
 	struct unwind_look look;
 	__u64 sp0;			/* sp where the walk started: the log's offsets' base */
-	__u64 rbx, rdi, rdx;		/* the first frame's (UNWIND_CFA_RBX...) */
+	__u64 rbx, rdi, rdx, rax;	/* the first frame's (UNWIND_CFA_RBX...) */
 	__u32 leaf;			/* they are known */
 	__u32 rbx_ok;			/* the frame's rbx is known: rbx, or saved at rbx_at */
 	__u64 rbx_at;			/* where a frame below saved it (0: rbx holds it) */
@@ -601,6 +601,21 @@ __noinline int unwind_frame(__u64 i, struct unwind_ctx *u, struct unwind_ips *ip
 		scr->nocache = 1;
 		break;
 	}
+	case UNWIND_CFA_CLONE:
+		/* where clone's parent and child both return (a first frame only: no call
+		 * returns there): the child (rax 0) starts there, the stack whole; the parent's
+		 * frame is still its entry's */
+		if (i != 0 || !u->leaf) {
+			unwind_count(UNWIND_STAT_REG_CFA);
+			goto truncated;
+		}
+		if (!u->rax) {
+			u->end = UNWIND_STAT_COMPLETE;
+			return 1;
+		}
+		cfa = u->sp + (__s64)r->cfa_off;
+		scr->nocache = 1;	/* the walk depends on rax */
+		break;
 	case UNWIND_CFA_END:
 		u->end = UNWIND_STAT_COMPLETE;
 		return 1;
@@ -877,14 +892,15 @@ __noinline int unwind_scache_unlock(struct unwind_scache_ent *e, struct unwind_s
 }
 
 /* Where a walk starts: the registers at ip (a return address's: as after the return); rbx,
- * rdi, rdx when leaf (a frame whose CFA is in one of them is unwound in the first frame only).
+ * rdi, rdx, rax when leaf (a frame whose CFA is in one of them is unwound in the first frame
+ * only; rax tells clone's child from its parent).
  * want: the caller interns stacks by hash in a map that loses no entry while their process can
  * still hit the cache with them, and notes them (unwind_scache_note): a hit noted so gives hash, not the addresses. Out: hash (0: the
  * addresses are in out), and where the stack returned is cached (cached; slot, seq: the
  * entry and its seq), for unwind_scache_note. */
 struct unwind_start {
 	__u64 ip, sp, bp;
-	__u64 rbx, rdi, rdx;
+	__u64 rbx, rdi, rdx, rax;
 	__u32 leaf, want;
 	__u64 hash;
 	__u32 cached, slot, seq, pad;
@@ -1005,6 +1021,7 @@ __noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 	u.rbx = st->rbx;
 	u.rdi = st->rdi;
 	u.rdx = st->rdx;
+	u.rax = st->rax;
 	u.leaf = st->leaf;
 	u.rbx_ok = st->leaf;
 	k.tgid = tgid;
@@ -1157,6 +1174,7 @@ static __always_inline long unwind_user_leaf(__u64 *ips, __u64 ip, __u64 sp, __u
 		st.rbx = BPF_CORE_READ(leaf, bx);
 		st.rdi = BPF_CORE_READ(leaf, di);
 		st.rdx = BPF_CORE_READ(leaf, dx);
+		st.rax = BPF_CORE_READ(leaf, ax);
 		st.leaf = 1;
 	}
 	return unwind_user_start(ips, &st);

@@ -1,0 +1,54 @@
+#!/usr/bin/env bats
+# Stacks that end at a thread's outermost frame where no call put it (sweep I, item 8):
+# glibc's clone3, whose system call has no call frame information (the parent returns there
+# inside pthread_create; the child starts there, its outermost frame).
+# The oracle is gdb's bt on the same fixture (ASLR off on both sides): exactly its return
+# addresses, no [truncated] (outermost_check.py).
+
+load helpers
+
+CHECK="$BATS_TEST_DIRNAME/outermost_check.py"
+
+# gdb_bt OUT STOP PROGRAM ARGS...: gdb's bt at the first stop of the gdb command STOP
+gdb_bt() {
+	local out=$1 stop=$2
+	shift 2
+	gdb -batch -nx -ex 'set startup-with-shell off' -ex 'set backtrace past-main on' \
+		-ex "$stop" -ex run -ex bt -ex kill --args "$@" 2>/dev/null | grep '^#' > "$out"
+	cat "$out"
+}
+
+@test "unwind outermost: thread churn, clone3's parent has gdb's stack and its child ends at clone3, whole" {
+	# the parent in clone3's system call: clone3 <- __clone_internal <- create_thread <-
+	# pthread_create <- main ...; a new thread: its outermost frame is clone3
+	gdb_bt "$T/parent.txt" 'catch syscall clone3' "$FIX/churnfix" 1 1
+	grep -q '^#0  clone3 ' "$T/parent.txt"
+	grep -q ' in create_thread ' "$T/parent.txt"
+	grep -q ' in main ' "$T/parent.txt"
+	gdb_bt "$T/child.txt" 'break churn_work' "$FIX/churnfix" 1 1
+	[ "$(tail -1 "$T/child.txt" | awk '{print $4}')" = clone3 ]
+	# at clone3's exit both return after the system call: 50 rounds of 4 threads
+	run setarch -R "$EBPROF" stacks -e syscalls:sys_exit_clone3 -q -o "$T/s.json" -- \
+		"$FIX/churnfix" 50 4
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q '^threads 200$' <<< "$output"
+	# the parents: gdb's stack; the children: clone3 alone, whole (its return address is
+	# undefined)
+	run python3 "$CHECK" "$T/s.json" "$T/parent.txt" clone3 alone
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q '^right [0-9]* (200 events or samples), alone [0-9]* (200), wrong 0$' <<< "$output"
+	jqe '[.sites[].frames[] | select(.function == "[truncated]")] | length == 0' "$T/s.json"
+	jqe '.drops.unwind_truncated == 0 and .drops.unwind_fp_broken == 0' "$T/s.json"
+}
+
+@test "unwind outermost: offcpu in thread churn: no stack through clone3 truncated" {
+	run "$EBPROF" offcpu -q -o "$T/o.json" -- "$FIX/churnfix" 300 4
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q '^threads 1200$' <<< "$output"
+	local c='[.sites[] | select(any(.frames[]; .function == "clone3"))]'
+	jqe "$c | length > 0" "$T/o.json"
+	jqe "$c | map(select(any(.frames[]; .function == \"[truncated]\"))) | length == 0" "$T/o.json"
+}
