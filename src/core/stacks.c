@@ -178,6 +178,18 @@ static bool is_glibc(const struct sym_result *r, const char *name)
 	return f && f->system_name && strcmp(f->system_name, name) == 0;
 }
 
+/* whether r's outermost function is Go's runtime.goexit (its symbol runtime.goexit.abi0): the
+ * return address newproc pushes under every goroutine's first function, goexit + 1, which
+ * follows its NOP, not a call: the goroutine's outermost frame, shown as perf and gdb do */
+static bool is_go_goexit(const struct sym_result *r)
+{
+	const struct sym_frame *f = r->nframes ? &r->frames[r->nframes - 1] : NULL;
+	const char *name = f ? (f->system_name ? f->system_name : f->function) : NULL;
+
+	return name && (strcmp(name, "runtime.goexit") == 0 ||
+			strcmp(name, "runtime.goexit.abi0") == 0);
+}
+
 uint32_t stacks__end_truncated(struct profile *prof, uint32_t *locs, uint32_t n,
 			       const char *drop)
 {
@@ -197,7 +209,7 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 	 * stacks share most of their callers (python3 -c pass: 570,000 frames, 15,000 distinct) */
 	uint64_t owner = sp ? sym_proc__serial(sp) << 24 ^ (uint32_t)pid : 0;	/* pid < 2^23 */
 	uint32_t n = 0;
-	bool after_signal = false;
+	bool after_signal = false, outermost = false;
 
 	/* no mappings of it were ever read (with -a, a process gone before its note was read):
 	 * its frames are bare addresses, said and counted */
@@ -275,14 +287,18 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 			 * frame (not shown: it is no caller), the stack whole */
 			if (known && is_glibc(&r, "__start_context"))
 				break;
-			if (!known || !is_glibc(&r, "__restore_rt")) {
+			if (known && is_go_goexit(&r)) {
+				outermost = true;	/* named, then the end */
+				memo = false;
+			} else if (!known || !is_glibc(&r, "__restore_rt")) {
 				/* what the walk found from here on is not the callers: the
 				 * stack ends, said and counted, never as if it were whole */
 				n = stacks__end_truncated(prof, locs, n, STACKS_DROP_FP_BROKEN);
 				break;
+			} else {
+				after_signal = true;
+				memo = false;	/* the next frame depends on this one */
 			}
-			after_signal = true;
-			memo = false;	/* the next frame depends on this one */
 		}
 		map = profile__mapping(prof, (uint32_t)pid, r.map_start, r.map_end, r.map_offset,
 				       r.module, r.build_id);
@@ -302,6 +318,8 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 			locs[n++] = l;
 		if (memo && l != PROF_NONE)
 			profile__memo_put(prof, owner, ip, l);
+		if (outermost)
+			break;
 	}
 	return n;
 }

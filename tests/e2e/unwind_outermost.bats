@@ -1,13 +1,15 @@
 #!/usr/bin/env bats
-# Stacks that end at a thread's outermost frame where no call put it (sweep I, item 8):
+# Stacks that end at a thread's outermost frame where no call put it (sweep I, items 8 and 9):
 # glibc's clone3, whose system call has no call frame information (the parent returns there
-# inside pthread_create; the child starts there, its outermost frame).
+# inside pthread_create; the child starts there, its outermost frame), and Go's
+# runtime.goexit (the return address newproc pushes, goexit + 1, follows a NOP, not a call).
 # The oracle is gdb's bt on the same fixture (ASLR off on both sides): exactly its return
 # addresses, no [truncated] (outermost_check.py).
 
 load helpers
 
 CHECK="$BATS_TEST_DIRNAME/outermost_check.py"
+GO=/usr/lib/go-1.19/bin/go
 
 # gdb_bt OUT STOP PROGRAM ARGS...: gdb's bt at the first stop of the gdb command STOP
 gdb_bt() {
@@ -51,4 +53,22 @@ gdb_bt() {
 	local c='[.sites[] | select(any(.frames[]; .function == "clone3"))]'
 	jqe "$c | length > 0" "$T/o.json"
 	jqe "$c | map(select(any(.frames[]; .function == \"[truncated]\"))) | length == 0" "$T/o.json"
+}
+
+@test "unwind outermost: Go, a goroutine's stack ends at runtime.goexit as gdb's, whole" {
+	[ -x "$GO" ] || skip "Go is not installed ($GO: apt-get install golang-1.19-go)"
+	# offline: a single file without a module, the cache under $T
+	(cd "$BATS_TEST_DIRNAME/../fixtures/go" &&
+		GOCACHE="$T/gocache" GOPATH="$T/gopath" GO111MODULE=off GOFLAGS= GOPROXY=off \
+		CGO_ENABLED=0 "$GO" build -o "$T/gofix" gofix.go)
+	gdb_bt "$T/go.txt" 'break main.hotLeaf' "$T/gofix" 1
+	grep -q ' in runtime.main ' "$T/go.txt"
+	grep -q ' in runtime.goexit ' "$T/go.txt"
+	run "$EBPROF" cpu -F 999 -q -o "$T/c.json" -- "$T/gofix" 2
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run python3 "$CHECK" "$T/c.json" "$T/go.txt" main.hotLeaf
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q '^ok .*main.hotLeaf;main.hotMid;main.main;runtime.main;runtime.goexit' <<< "$output"
 }
