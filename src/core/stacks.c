@@ -288,8 +288,11 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 			if (known && is_glibc(&r, "__start_context"))
 				break;
 			if (known && is_go_goexit(&r)) {
-				outermost = true;	/* named, then the end */
+				/* named, then the end; its line at ip - 1, as a caller's */
+				outermost = true;
 				memo = false;
+				if (sym_proc__resolve(sp, ip, true, &r))
+					sym_proc__resolve(sp, ip, false, &r);
 			} else if (!known || !is_glibc(&r, "__restore_rt")) {
 				/* what the walk found from here on is not the callers: the
 				 * stack ends, said and counted, never as if it were whole */

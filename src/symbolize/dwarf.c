@@ -29,6 +29,13 @@ struct cu_index {
 	struct cu_func funcs[];
 };
 
+/* A CU's address range, for a file without .debug_aranges (Go's linker writes none, and
+ * libdw 0.188's dwfl_module_addrdie then finds no CU): from each CU DIE's ranges, once */
+struct sym_cu_range {
+	uint64_t low, high;	/* DWARF addresses, high exclusive */
+	Dwarf_Off die;		/* the CU DIE's offset */
+};
+
 struct func_vec {
 	struct cu_func *v;
 	size_t n, cap;
@@ -247,6 +254,77 @@ static void call_site(Dwarf_Die *die, Dwarf_Files *files, size_t nfiles, const c
 		*file = dwarf_filesrc(files, v, NULL, NULL);
 }
 
+static int cu_range_cmp(const void *a, const void *b)
+{
+	const struct sym_cu_range *x = a, *y = b;
+
+	return x->low < y->low ? -1 : x->low > y->low;
+}
+
+static void cu_ranges_build(struct sym_module *m, Dwarf *dw)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize, cap = 0;
+
+	m->cu_ranges_built = true;
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Addr base, lo, hi;
+		Dwarf_Die die;
+		ptrdiff_t r = 0;
+
+		if (dwarf_offdie(dw, off + hsize, &die)) {
+			while ((r = dwarf_ranges(&die, r, &base, &lo, &hi)) > 0) {
+				if (hi <= lo)
+					continue;
+				if (m->ncu_ranges == cap) {
+					size_t nc = cap ? cap * 2 : 64;
+					struct sym_cu_range *v = realloc(m->cu_ranges,
+									 nc * sizeof(*v));
+
+					if (!v)
+						goto out;
+					m->cu_ranges = v;
+					cap = nc;
+				}
+				m->cu_ranges[m->ncu_ranges++] =
+					(struct sym_cu_range){ .low = lo, .high = hi, .die = off + hsize };
+			}
+		}
+		off = next;
+	}
+out:
+	if (m->ncu_ranges)
+		qsort(m->cu_ranges, m->ncu_ranges, sizeof(*m->cu_ranges), cu_range_cmp);
+}
+
+/* The CU whose ranges hold addr (a Dwfl address), into *die, when dwfl_module_addrdie found
+ * none; NULL if none does */
+static Dwarf_Die *cu_by_ranges(struct sym_module *m, Dwarf_Addr addr, Dwarf_Die *die,
+			       Dwarf_Addr *dwbias)
+{
+	Dwarf *dw = dwfl_module_getdwarf(m->dmod, dwbias);
+	size_t lo = 0, hi;
+	uint64_t pc;
+
+	if (!dw)
+		return NULL;
+	if (!m->cu_ranges_built)
+		cu_ranges_build(m, dw);
+	pc = addr - *dwbias;
+	hi = m->ncu_ranges;
+	while (lo < hi) {	/* the first range starting above pc */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->cu_ranges[mid].low <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || pc >= m->cu_ranges[lo - 1].high)
+		return NULL;
+	return dwarf_offdie(dw, m->cu_ranges[lo - 1].die, die);
+}
+
 uint32_t sym_dwarf__frames(struct symbolizer *s, struct sym_module *m, uint64_t vaddr,
 			   struct sym_frame *frames, uint32_t max)
 {
@@ -261,7 +339,7 @@ uint32_t sym_dwarf__frames(struct symbolizer *s, struct sym_module *m, uint64_t 
 	uint32_t k = 0, n = 0;
 	int nchain, line = 0;
 	Dwarf_Line *dl;
-	Dwarf_Die *cu;
+	Dwarf_Die *cu, cu_die;
 	uint64_t pc;
 
 	if (m->dwarf_failed || !max)
@@ -271,9 +349,13 @@ uint32_t sym_dwarf__frames(struct symbolizer *s, struct sym_module *m, uint64_t 
 		Dwarf_Addr b;
 
 		/* Remember "no DWARF at all" so stripped modules stop paying for the search. */
-		if (!dwfl_module_getdwarf(m->dmod, &b))
+		if (!dwfl_module_getdwarf(m->dmod, &b)) {
 			m->dwarf_failed = true;
-		return 0;
+			return 0;
+		}
+		cu = cu_by_ranges(m, addr, &cu_die, &dwbias);
+		if (!cu)
+			return 0;
 	}
 	pc = addr - dwbias;
 	dl = dwarf_getsrc_die(cu, pc);

@@ -90,6 +90,9 @@ struct sym_module {
 	bool dwarf_failed;	/* no DWARF at all: skip libdw lookups from now on */
 	struct u64map frame_cache;	/* vaddr -> struct sym_cached_frames */
 	struct u64map cu_index;		/* CU DIE offset -> function range index (dwarf.c) */
+	bool cu_ranges_built;		/* dwarf.c: CUs by address, without .debug_aranges */
+	struct sym_cu_range *cu_ranges;
+	size_t ncu_ranges;
 
 	bool plt_loaded;		/* callsite.c: the PLT sections' ranges */
 	uint8_t nplt;

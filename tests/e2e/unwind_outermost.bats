@@ -71,4 +71,15 @@ gdb_bt() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	grep -q '^ok .*main.hotLeaf;main.hotMid;main.main;runtime.main;runtime.goexit' <<< "$output"
+	# file:line of the callers as gdb's (Go writes no .debug_aranges)
+	local f want got
+	for f in main.hotMid main.main runtime.main runtime.goexit; do
+		want=$(sed -n "s/^#[1-9] .* in $f (.*) at \(.*:[0-9]*\)\$/\1/p" "$T/go.txt")
+		got=$(jq -r --arg f "$f" '[.sites[] | .frames | map(select(.kernel | not))
+			| select(.[0].function == "main.hotLeaf") | .[]
+			| select(.function == $f or .function == $f + ".abi0")
+			| "\(.file):\(.line)"] | unique | join(" ")' "$T/c.json")
+		echo "$f: gdb $want, ebprof $got"
+		[ -n "$want" ] && [ "$got" = "$want" ]
+	done
 }
