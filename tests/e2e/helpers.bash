@@ -224,3 +224,27 @@ entryfault_leaf() {
 		| select(any(.frames[]; .function == "handle_userfault")) | .'"$weight"'] | add >= 20' \
 		"$json"
 }
+
+# memfixture --wait-start --linger S (default 30) on its own copy of the C library, deleted once
+# it runs, as after an upgrade of libc6 under a running daemon: maps says "PATH (deleted)";
+# $FXPID, $FXLOG, $DLIB (the copy's path). The copy is a new inode wherever $T lives (its own
+# filesystem or /lib's), and the process maps no other C library: a probe on the system's
+# file counts nothing of it.
+start_deleted_libc_fixture() {
+	local sys
+	sys=$(ldd "$FIX/memfixture" | awk '$1 == "libc.so.6" {print $3}')
+	[ -f "$sys" ]
+	mkdir -p "$T/dlib"
+	DLIB=$T/dlib/libc.so.6
+	cp "$sys" "$DLIB"
+	FXLOG=$T/fx.$RANDOM
+	LD_LIBRARY_PATH=$T/dlib bg "$FIX/memfixture" --wait-start --linger "${1:-30}" \
+		< /dev/null > "$FXLOG" 2>&1
+	FXPID=$BG
+	wait_for "$FXLOG" 'waiting'
+	rm "$DLIB"
+	grep -q " $DLIB (deleted)\$" "/proc/$FXPID/maps"
+	! grep -v " $DLIB (deleted)\$" "/proc/$FXPID/maps" | grep -q 'libc\.so' || false
+	[ "$(stat -c %i "$sys")" != "$(awk -v f="$DLIB" '$6 == f {print $5; exit}' \
+		"/proc/$FXPID/maps")" ]
+}

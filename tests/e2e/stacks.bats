@@ -98,6 +98,34 @@ events_through() {
 	jqe '[.notes[] | select(test("lib_burn: 0 hits"))] | length == 0' "$T/d.json"
 }
 
+# A library upgraded under a running process: maps names the old file "(deleted)", and the
+# path names the new file or none. The probe goes on the inode the process maps (0 hits on the
+# system's libc, silently, before). The oracle: memfixture's own counts of malloc per site.
+@test "stacks: u:libc:malloc -p on a process whose libc was deleted since it started counts its calls" {
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	start_deleted_libc_fixture 30
+	"$EBPROF" stacks -v -e u:libc:malloc -p "$FXPID" -o "$T/out.folded" 2> "$T/eb.log" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/eb.log" 'u:libc:malloc: uprobe'
+	grep -q "u:libc:malloc: uprobe /proc/$FXPID/map_files/" "$T/eb.log"
+	kill -USR1 "$FXPID"			# start the work
+	wait_for "$FXLOG" 'done' 60
+	kill -USR1 "$FXPID"			# end the linger: it exits, ebprof follows
+	wait "$eb"
+	# the sites that call malloc only themselves (realloc(NULL, n) enters malloc too)
+	jq -r '.sites | to_entries[] | select(.value.calls.malloc > 0 and .value.calls.realloc == 0
+		and .value.calls.reallocarray == 0) | "\(.key) \(.value.calls.malloc)"' \
+		"$T/truth.json" > "$T/want"
+	[ "$(wc -l < "$T/want")" -ge 3 ]
+	while read -r site n; do
+		got=$(grep ";$site;malloc;u:libc:malloc " "$T/out.folded" |
+			awk '{s += $NF} END {print s + 0}')
+		echo "$site: memfixture $n, ebprof $got"
+		[ "$got" -eq "$n" ]
+	done < "$T/want"
+}
+
 @test "stacks: sched:sched_switch counts the switches of a sleeping process" {
 	run "$EBPROF" stacks -e sched:sched_switch -o "$T/out.json" -- sleep 0.3
 	[ "$status" -eq 0 ]

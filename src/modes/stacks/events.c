@@ -422,9 +422,22 @@ static int from_maps(pid_t pid, const char *want, char *out, size_t len)
 
 		*e = '\0';
 		file = strchr(line, '/');
-		if (file && strstr(line, " r-xp ") && !strstr(file, " (deleted)")) {
+		if (file && strstr(line, " r-xp ")) {
+			size_t fl = strlen(file), dl = strlen(" (deleted)");
+			bool deleted = fl > dl && !strcmp(file + fl - dl, " (deleted)");
+
+			if (deleted)
+				file[fl - dl] = '\0';
 			base = strrchr(file, '/') + 1;
-			if (name_matches(base, want)) {
+			if (name_matches(base, want) && deleted) {
+				/* deleted or replaced since it was mapped (a library upgraded
+				 * under a running process): the path names another file or
+				 * none; the mapping's map_files link names the inode it maps,
+				 * which a uprobe attaches to */
+				snprintf(out, len, "/proc/%d/map_files/%.*s", pid,
+					 (int)strcspn(line, " "), line);
+				err = 0;
+			} else if (name_matches(base, want)) {
 				snprintf(out, len, "/proc/%d/root%s", pid, file);
 				err = 0;
 			}
