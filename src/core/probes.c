@@ -184,6 +184,7 @@ static bool is_loader(const char *path)
 /* A mapped object and the traced names it defines. */
 struct cand {
 	char path[PATH_MAX];
+	char deleted[40];		/* START-END of a mapping of it when deleted, or "" */
 	bool exe, preload, libc;
 	const char *kind;
 	int rank;			/* the dynamic linker's order, lower binds first */
@@ -454,6 +455,32 @@ static int read_exe(pid_t pid, char *buf, size_t len)
 	return 0;
 }
 
+/* Where to open c in pid (0: ours). A mapped file deleted or replaced since it was mapped (a
+ * library upgraded under a running process) is read, and probed, through its mapping's
+ * map_files link: it names the mapped inode, which a uprobe attaches to; the path in maps
+ * names another file or none. */
+static void cand_open_path(pid_t pid, const struct cand *c, char *buf, size_t len)
+{
+	if (!pid)
+		snprintf(buf, len, "%s", c->path);
+	else if (c->deleted[0])
+		snprintf(buf, len, "/proc/%d/map_files/%s", pid, c->deleted);
+	else
+		snprintf(buf, len, "/proc/%d/root%s", pid, c->path);
+}
+
+/* Strip maps' " (deleted)" from the end of path; whether it was there. */
+static bool strip_deleted(char *path)
+{
+	static const char tag[] = " (deleted)";
+	size_t len = strlen(path), tl = sizeof(tag) - 1;
+
+	if (len <= tl || strcmp(path + len - tl, tag))
+		return false;
+	path[len - tl] = 0;
+	return true;
+}
+
 /* The mapped ELF objects of pid, in map order; *libc_mapped, *loader_mapped. */
 static int list_objects(pid_t pid, struct cand **out, int *nout, bool *libc_mapped,
 			bool *loader_mapped)
@@ -468,6 +495,7 @@ static int list_objects(pid_t pid, struct cand **out, int *nout, bool *libc_mapp
 	if (!f)
 		return errno == ENOENT ? -ESRCH : -errno;
 	read_exe(pid, exe, sizeof(exe));
+	strip_deleted(exe);
 	*libc_mapped = *loader_mapped = false;
 	while (fgets(line, sizeof(line), f)) {
 		char *file = strchr(line, '/'), *dash;
@@ -475,16 +503,18 @@ static int list_objects(pid_t pid, struct cand **out, int *nout, bool *libc_mapp
 		unsigned long end = *dash == '-' ? strtoul(dash + 1, NULL, 16) : start;
 		size_t len;
 		int dup = -1;
+		bool deleted;
 
-		if (!file || strstr(line, " (deleted)"))
+		if (!file)
 			continue;
 		len = strlen(file);
 		if (len && file[len - 1] == '\n')
 			file[--len] = 0;
+		deleted = strip_deleted(file);
 		if (!strncmp(file, "/dev/", 5) || !strncmp(file, "/memfd:", 7))
 			continue;
 		for (int i = 0; i < n && dup < 0; i++)
-			if (!strcmp(v[i].path, file))
+			if (!strcmp(v[i].path, file) && !v[i].deleted[0] == !deleted)
 				dup = i;
 		if (dup >= 0) {
 			if (end > v[dup].end)
@@ -505,6 +535,8 @@ static int list_objects(pid_t pid, struct cand **out, int *nout, bool *libc_mapp
 		}
 		memset(&v[n], 0, sizeof(v[n]));
 		snprintf(v[n].path, sizeof(v[n].path), "%s", file);
+		if (deleted)
+			snprintf(v[n].deleted, sizeof(v[n].deleted), "%lx-%lx", start, end);
 		v[n].start = start;
 		v[n].end = end;
 		v[n].exe = exe[0] && !strcmp(file, exe);
@@ -549,11 +581,9 @@ static int add_object(struct alloc_lib *lib, const struct cand *c, pid_t pid, co
 
 	memset(o, 0, sizeof(*o));
 	snprintf(o->path, sizeof(o->path), "%s", c->path);
-	if (pid)
-		snprintf(o->open_path, sizeof(o->open_path), "/proc/%d/root", pid);
-	if (strlen(o->open_path) + strlen(c->path) >= sizeof(o->open_path))
+	if (strlen(c->path) + 32 >= sizeof(o->open_path))
 		return -ENAMETOOLONG;
-	strcat(o->open_path, c->path);
+	cand_open_path(pid, c, o->open_path, sizeof(o->open_path));
 	o->kind = c->kind;
 	for (size_t k = 0; k < NSYMS; k++) {
 		int fn = fn_syms[k].fn;
@@ -737,7 +767,7 @@ static bool closure_mapped(struct cand *v, int n, pid_t pid)
 	for (int i = 0; i < n; i++) {
 		char open_path[PATH_MAX + 32];
 
-		snprintf(open_path, sizeof(open_path), "/proc/%d/root%s", pid, v[i].path);
+		cand_open_path(pid, &v[i], open_path, sizeof(open_path));
 		read_dynamic(open_path, &v[i]);
 	}
 	for (int i = 0; i < n; i++)
@@ -792,11 +822,7 @@ static int classify_and_choose(struct alloc_lib *lib, struct cand *v, int n, pid
 		char open_path[PATH_MAX + 32];
 
 		if (!v[i].exe || !exe_done) {
-			if (pid)
-				snprintf(open_path, sizeof(open_path), "/proc/%d/root%s", pid,
-					 v[i].path);
-			else
-				snprintf(open_path, sizeof(open_path), "%s", v[i].path);
+			cand_open_path(pid, &v[i], open_path, sizeof(open_path));
 			if (scan_object(open_path, v[i].exe, &v[i]) < 0)
 				continue;
 		}
@@ -872,7 +898,7 @@ int probes__find_allocator(pid_t pid, struct alloc_lib *lib)
 
 		if (!v[i].exe)
 			continue;
-		snprintf(open_path, sizeof(open_path), "/proc/%d/root%s", pid, v[i].path);
+		cand_open_path(pid, &v[i], open_path, sizeof(open_path));
 		dynamic = scan_object(open_path, true, &v[i]) > 0;
 	}
 	/* a dynamically linked program binds its names once the loader has mapped its libraries;

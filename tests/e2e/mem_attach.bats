@@ -37,6 +37,27 @@ start_ebprof() {
 	assert_no_probes
 }
 
+# libc6 upgraded under a running daemon: maps names its C library "(deleted)". It was refused
+# ("no malloc implementation found in its mappings (No such file or directory)"); its mapped
+# inode is probed through /proc/PID/map_files.
+@test "attach: a process whose C library was deleted since it started is traced exactly" {
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	start_deleted_libc_fixture 30
+	"$EBPROF" mem -v -p "$FXPID" -o "$T/out.json" 2> "$T/eb.log" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/eb.log" 'tracing glibc allocator'
+	kill -USR1 "$FXPID"			# start the work
+	wait_for "$FXLOG" 'done' 60
+	kill -USR1 "$FXPID"			# end the linger: it exits, ebprof follows
+	wait "$eb"
+	fixture_sites "$T/out.json" "$T/truth.json" > "$T/got.json"
+	truth_sites "$T/truth.json" > "$T/want.json"
+	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
+	jqe '[.drops[]] | add == 0' "$T/out.json"
+	assert_no_probes
+}
+
 @test "attach: -d stops tracing, the process runs on, no probe is left behind" {
 	start_fixture 30
 	run "$EBPROF" mem -p "$FXPID" -d 0.5 -o "$T/out.json"

@@ -436,6 +436,29 @@ CONF
 	assert_no_probes
 }
 
+# A process whose C library was deleted since it started (libc6 upgraded under it) maps
+# another inode than the system's: -a probes it too (it was left out, silently).
+@test "-a: a process whose C library was deleted since it started is traced too, exactly" {
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	start_deleted_libc_fixture 30
+	"$EBPROF" mem -a -d 30 -q -o "$T/out.json" 2> "$T/eb.log" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/eb.log" 'tracing every process'
+	kill -USR1 "$FXPID"			# start the work
+	wait_for "$FXLOG" 'done' 60
+	kill -USR1 "$FXPID"			# end the linger
+	wait_gone "$FXPID"
+	kill -INT "$eb"
+	wait "$eb"
+	jqe ".processes[] | select(.pid == $FXPID) | .comm == \"memfixture\"" "$T/out.json"
+	jq --argjson p "$FXPID" '.sites |= map(select(.pid == $p))' "$T/out.json" > "$T/mine.json"
+	fixture_sites "$T/mine.json" "$T/truth.json" > "$T/got.json"
+	truth_sites "$T/truth.json" > "$T/want.json"
+	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
+	assert_no_probes
+}
+
 @test "-a refuses a command, -p and --leaks" {
 	run "$EBPROF" mem -a -- true
 	[ "$status" -eq 2 ]

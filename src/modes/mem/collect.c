@@ -242,6 +242,9 @@ static void lib_range(pid_t pid, const char *path, __u64 *lo, __u64 *hi)
 		if (!file || sscanf(line, "%llx-%llx", &a, &b) != 2)
 			continue;
 		n = strcspn(file, "\n");
+		/* a library deleted or replaced since it was mapped (probes.c) */
+		if (n > 10 && !strncmp(file + n - 10, " (deleted)", 10))
+			n -= 10;
 		if (n != strlen(path) || strncmp(file, path, n))
 			continue;
 		if (!*lo || a < *lo)
