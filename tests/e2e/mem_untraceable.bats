@@ -12,7 +12,11 @@ build_go() {
 	cat > "$T/go/hello.go" <<'GO'
 package main
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+	"time"
+)
 
 func main() {
 	s := make([]string, 0)
@@ -20,6 +24,9 @@ func main() {
 		s = append(s, fmt.Sprint(i))
 	}
 	fmt.Println("hello from go", len(s))
+	if len(os.Args) > 1 { // hello linger: for -p
+		time.Sleep(30 * time.Second)
+	}
 }
 GO
 	(cd "$T/go" && CGO_ENABLED=0 GOCACHE="$T/gocache" GOPATH="$T/gopath" HOME="$T" \
@@ -45,6 +52,19 @@ GO
 	[[ "$output" == *"hello from go 1000"* ]]
 	[[ "$output" == *"(hello) cannot be traced: it is a Go program"* ]]
 	jqe '[.notes[] | select(test("is a Go program"))] | length == 1' "$T/out.json"
+	assert_no_probes
+}
+
+# -p said "no malloc implementation found in its mappings (No such file or directory)": no
+# reason, and an errno that was not the cause
+@test "mem -p of a Go program: refused with the reason a launched one is warned with" {
+	build_go
+	bg "$T/hello" linger > "$T/go.log"
+	wait_for "$T/go.log" 'hello from go'
+	run "$EBPROF" mem -p "$BG" -d 1
+	[ "$status" -eq 1 ]
+	echo "$output"
+	[ "$output" = "ebprof: cannot attach to PID $BG: it is a Go program: Go's runtime allocates from its own heap, never through malloc" ]
 	assert_no_probes
 }
 

@@ -601,9 +601,15 @@ static int mem_attach(void *mv, pid_t pid, enum mode_attach how, int *status)
 			pr_err(lc, "cannot attach to PID %d: %s", pid, probes__last_error());
 			return err;
 		}
+		/* -ENOENT: nothing serving malloc is mapped; why, in the words a launched
+		 * program's warning uses (a Go program, a stripped static one) */
+		if (err == -ENOENT) {
+			pr_err(lc, "cannot attach to PID %d: %s", pid, mem__why_untraceable(pid));
+			return -EINVAL;
+		}
 		if (err) {
-			pr_err(lc, "cannot attach to PID %d: no malloc implementation found in its "
-				   "mappings (%s)", pid, strerror(-err));
+			pr_err(lc, "cannot attach to PID %d: cannot read its mappings: %s", pid,
+			       strerror(-err));
 			return -EINVAL;
 		}
 		break;
