@@ -91,6 +91,10 @@ const struct output_ops *output__for_path(const char *path)
 	/* standard output by name: the text report, as without -o */
 	if (!strcmp(path, "-") || is_std_stream(path))
 		return &output_text;
+	/* nothing is kept: no format to tell (a run for its notes, its exit status, or
+	 * mem --leaks' side effects), written as text like the streams above */
+	if (!strcmp(path, "/dev/null"))
+		return &output_text;
 	return NULL;
 }
 

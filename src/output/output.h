@@ -42,8 +42,8 @@ extern const struct output_ops output_diff_text;
 /* The renderer for an output spec, or NULL: "FORMAT:PATH" names it (txt or text, json, pb.gz,
  * pb or pprof, folded, svg, csv, html, speedscope.json or speedscope; PATH may be "-" or
  * /dev/stdout), else PATH's extension does (".txt", ".json", ".pb.gz", ".pb", ".folded",
- * ".svg", ".speedscope.json", ".csv", ".html"); "-", /dev/stdout and /dev/stderr alone are
- * text. Every output__ function that takes a path takes such a spec. */
+ * ".svg", ".speedscope.json", ".csv", ".html"); "-", /dev/stdout, /dev/stderr and /dev/null
+ * alone are text. Every output__ function that takes a path takes such a spec. */
 const struct output_ops *output__for_path(const char *path);
 /* What to do when output__for_path finds no format, for "cannot tell the format of 'X': " */
 #define OUTPUT_FORMAT_HINT                                                                        \

@@ -578,6 +578,9 @@ static void test_for_path(void **state)
 	/* standard output alone is the text report, as without -o */
 	assert_ptr_equal(output__for_path("-"), &output_text);
 	assert_ptr_equal(output__for_path("/dev/stdout"), &output_text);
+	/* /dev/null alone: nothing is kept, any format will do (it was refused: no extension) */
+	assert_non_null(output__for_path("/dev/null"));
+	assert_true(output__is_stream("/dev/null"));
 	{
 		char buf[64];
 
