@@ -45,6 +45,24 @@ GO
 	assert_no_probes
 }
 
+# The loader run as a program (how a program is tried against another glibc: ld.so
+# --library-path DIR ./prog) has no PT_INTERP but maps libc moments later: it was taken for a
+# stripped static program and run untraced.
+@test "the dynamic loader run as a program (ld.so ./prog) is traced, exactly" {
+	local ldso
+	ldso=$(readelf -p .interp "$FIX/memfixture" | sed -n 's/^ *\[ *[0-9]*\] *//p')
+	[ -x "$ldso" ] || skip "no dynamic loader at '$ldso'"
+	"$FIX/memfixture" --truth > "$T/truth.json"
+	run "$EBPROF" mem -q -o "$T/out.json" -- "$ldso" "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"cannot be traced"* ]]
+	jqe '(.drops.untraceable_process // 0) == 0' "$T/out.json"
+	fixture_sites "$T/out.json" "$T/truth.json" > "$T/got.json"
+	truth_sites "$T/truth.json" > "$T/want.json"
+	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
+	assert_no_probes
+}
+
 @test "a Go program: a warning that Go does not allocate through malloc, exit 0" {
 	build_go
 	run "$EBPROF" mem -q -o "$T/out.json" -- "$T/hello"

@@ -43,13 +43,30 @@
 
 #define MAX_STARTUP_SYSCALLS 4000
 
-/* Does the executable ask for a program interpreter (the dynamic loader)? 1 yes, 0 no (static:
- * nothing will be mapped later), negative errno if it cannot be read. */
+/* Does a dynamic segment (p_offset, p_filesz) name its object (DT_SONAME)? */
+static bool has_soname(int fd, off_t off, uint64_t size)
+{
+	Elf64_Dyn d;
+
+	for (uint64_t i = 0; i + sizeof(d) <= size && i < 64 * 1024; i += sizeof(d)) {
+		if (pread(fd, &d, sizeof(d), off + (off_t)i) != sizeof(d) || d.d_tag == DT_NULL)
+			break;
+		if (d.d_tag == DT_SONAME)
+			return true;
+	}
+	return false;
+}
+
+/* Will the dynamic loader map libraries into this executable? 1 yes: it asks for a program
+ * interpreter, or it is the loader itself run as a program (`ld-linux-x86-64.so.2 ./prog`, to
+ * run a program against another glibc: a shared object with no interpreter, named by its
+ * DT_SONAME, which a static-pie program has not); 0 no (static: nothing will be mapped
+ * later); negative errno if it cannot be read. */
 static int has_interp(pid_t pid)
 {
 	char path[64];
 	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
+	Elf64_Phdr ph, dyn = { .p_type = PT_NULL };
 	int fd, rc = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
@@ -68,7 +85,12 @@ static int has_interp(pid_t pid)
 			rc = 1;
 			break;
 		}
+		if (ph.p_type == PT_DYNAMIC)
+			dyn = ph;
 	}
+	if (!rc && eh.e_type == ET_DYN && dyn.p_type == PT_DYNAMIC &&
+	    has_soname(fd, (off_t)dyn.p_offset, dyn.p_filesz))
+		rc = 1;
 	close(fd);
 	return rc;
 }
