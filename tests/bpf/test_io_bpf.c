@@ -292,9 +292,10 @@ static void test_process_totals(void **state)
 	print_message("rows %llu, process_totals_full %llu, unseen %llu, samples %lld\n",
 		      (unsigned long long)rows, (unsigned long long)drop,
 		      (unsigned long long)unseen, (long long)samples);
-	/* one child's row, the other's requests dropped from the rows, every one in the stacks */
+	/* the second child's requests dropped from the rows (its first at least: the table holds
+	 * the first child's until a tick's spill takes it out and makes room), every one in the
+	 * stacks */
 	assert_true(drop > 0);
-	assert_true(!proc_stat(p, pid[0], "requests") || !proc_stat(p, pid[1], "requests"));
 	assert_int_equal(rows + drop + unseen, 2 * NREADS);
 	assert_int_equal(samples + unseen, 2 * NREADS);
 	assert_true(has_note(p, "processes' totals (1) was full"));

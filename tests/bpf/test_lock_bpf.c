@@ -556,12 +556,15 @@ static void test_process_totals(void **state)
 	p = run_child(&o, futex_calls);
 	nchild = 1;
 	assert_non_null(p);
-	rows = proc_stat(p, children[0], "contentions") + proc_stat(p, children[1], "contentions");
+	rows = proc_stat(p, children[0], "contentions") + proc_stat(p, children[1], "contentions") +
+	       proc_stat(p, children[0], "timeouts") + proc_stat(p, children[1], "timeouts");
 	for (uint32_t i = 0; i < p->nsamples; i++)
 		samples += p->samples[i].values[0];
-	assert_int_equal(rows, 3);
-	/* the second one's 3 woken and 4 timed-out waits */
-	assert_int_equal(profile__drop(p, "process_totals_full"), 7);
+	/* the second one's 3 woken and 4 timed-out waits dropped from the rows (its first at
+	 * least: the table holds the first child's until a tick's spill takes it out and makes
+	 * room), every wait in a row or a drop, every woken one in the stacks */
+	assert_true(profile__drop(p, "process_totals_full") > 0);
+	assert_int_equal(rows + profile__drop(p, "process_totals_full"), 14);
 	assert_int_equal(samples, 6);
 	assert_true(has_note(p, "processes' totals (1) was full"));
 	profile__free(p);
