@@ -1436,8 +1436,9 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 	if (c.truncated)
 		profile__add_note(prof, "%llu stacks end in [truncated] at a frame the unwinder could "
 				  "not go past (code walked by frame pointers that keeps none, a rule "
-				  "it does not follow; with -a, a second file in a stack of a process "
-				  "met before its tables were loaded): their events count, under the "
+				  "it does not follow, a thread sampled as it exits, its memory let go "
+				  "already; with -a, a second file in a stack of a process met before "
+				  "its tables were loaded): their events count, under the "
 				  "frames found (unwind_truncated)", (unsigned long long)c.truncated);
 	if (c.unmapped)
 		profile__add_note(prof, "%llu stacks end in [truncated] at code whose unwind table "
