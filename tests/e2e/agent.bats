@@ -508,7 +508,7 @@ body_cum() {
 	run "$EBPROF" agent --modes cpu,io,lock,mem --sample-bytes 1 --period 1 \
 		--server "http://127.0.0.1:$RX_PORT" -- sh -c "(for i in 1 2 3 4 5 6; do
 			'$FIX/fsyncfix' '$VT/f' 256 >/dev/null; sleep 0.3; done) &
-			'$FIX/mutexfix' 4 ${MUTEX_ITERS:-400000}; wait"
+			'$FIX/mutexfix' 4 ${MUTEX_ITERS:-120000}; wait"
 	stop_bpftrace
 	echo "$output" | grep -v '^ebprof: agent.*window' | tail -20
 	[ "$status" -eq 0 ]

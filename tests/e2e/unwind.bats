@@ -41,7 +41,7 @@ gdb_stack() {
 }
 
 @test "unwind: cpu, at least 90% of the samples have the complete stack down to the comparator" {
-	run "$EBPROF" cpu -q -o "$T/c.folded" -o "$T/c.json" -- "$FIX/qsortfix" 2400 20000
+	run "$EBPROF" cpu -F 999 -q -o "$T/c.folded" -o "$T/c.json" -- "$FIX/qsortfix" 240 20000
 	[ "$status" -eq 0 ]
 	run python3 "$CHECK" cpu "$T/c.folded" 90
 	echo "$output"
