@@ -126,10 +126,12 @@ GO
 	[ "$("$T/cgo/hello")" = "true" ]
 	# the go command links libc (it is traced through it); its tools are static Go programs
 	[[ "$output" == *"(compile) cannot be traced: it is a Go program"* ]]
-	jqe '[.processes[] | select(.comm == "cc1")] | length >= 2' "$T/out.json"
-	jqe '[.processes[] | select(.comm == "ld")] | length >= 1' "$T/out.json"
-	jqe 'all(.processes[]; .alloc_count > 0 and .ppid > 0)' "$T/out.json"
-	jqe '[.processes[].comm] | all(. != "compile" and . != "link" and . != "asm")' "$T/out.json"
+	# the profile is large (cc1's sites): its processes read once
+	jq '{processes}' "$T/out.json" > "$T/p.json"
+	jqe '[.processes[] | select(.comm == "cc1")] | length >= 2' "$T/p.json"
+	jqe '[.processes[] | select(.comm == "ld")] | length >= 1' "$T/p.json"
+	jqe 'all(.processes[]; .alloc_count > 0 and .ppid > 0)' "$T/p.json"
+	jqe '[.processes[].comm] | all(. != "compile" and . != "link" and . != "asm")' "$T/p.json"
 	assert_no_probes
 }
 
