@@ -74,6 +74,8 @@ enum offcpu_stat {
 				 * exits, signals): not the program's waits, not counted */
 	OFFCPU_STAT_HELD_NS,	/* and their time (ns) */
 	OFFCPU_STAT_KEYS,	/* keys made in the counts table (the collector spills it) */
+	OFFCPU_STAT_BEGUN,	/* threads already off-CPU when tracing began (-p, -a): their
+				 * waits count from the start (offcpu_begun) */
 	OFFCPU_STAT_THREADS_FULL,	/* the table of threads off-CPU was full: not measured */
 	OFFCPU_STAT_STACKS_FULL,	/* a stack not interned: the interval counts without it */
 	OFFCPU_STAT_COUNTS_FULL,	/* the counts table was full: the interval is lost */
@@ -88,6 +90,7 @@ enum offcpu_stat {
 enum offcpu_hook {
 	OFFCPU_HOOK_SWITCH,
 	OFFCPU_HOOK_WAKING,
+	OFFCPU_HOOK_BEGUN,
 	OFFCPU_HOOK__COUNT,
 };
 

@@ -40,5 +40,9 @@ struct stack_key {
 /* The user stack's first address is where the thread was (the event hit user mode), not the
  * return address of a syscall or an interrupt: symbolize it as it is, not at ip - 1. */
 #define STACK_KEY_USER_EXACT	1
+/* The user stack was not seen: the event's thread was not the current one (a wait begun before
+ * tracing started, found asleep: offcpu's offcpu_begun). Rendered as a [user stack not seen]
+ * frame under the kernel's, never as a stack that ends in the kernel. */
+#define STACK_KEY_USER_UNSEEN	2
 
 #endif

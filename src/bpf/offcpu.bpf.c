@@ -21,6 +21,13 @@
  * which is now minus the CPU time it was charged since its switch-out (se.sum_exec_runtime,
  * brought up to date by the scheduler before sched_switch), and is counted so, with a drop
  * (OFFCPU_STAT_SWITCH_IN_UNSEEN).
+ *
+ * A thread already asleep when tracing starts (-p, -a) has no switch-out to be seen: the
+ * iterator offcpu_begun, run once counting has started, gives each such thread an entry as if
+ * it had switched out at the start (its kernel stack where it sleeps; its user stack cannot be
+ * read from another task, STACK_KEY_USER_UNSEEN), so that its wait counts from the start to
+ * its switch-in, or to the stop; before, a process blocked for the whole run had an empty
+ * profile.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -59,6 +66,8 @@ const volatile __u32 self_tgid = 0;
  * program returns at once: detaching is slow). */
 bool started;
 bool stopped;
+/* Set by the collector before it runs offcpu_begun: when counting started. */
+__u64 begun_ns;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -447,5 +456,64 @@ int BPF_PROG(offcpu_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	/* -a: announced again, its new program's mappings read at once */
 	if (trace_all && bpf_ringbuf_output(&notes, &note, sizeof(note), 0))
 		count_stat(OFFCPU_STAT_NOTES_FULL);
+	return 0;
+}
+
+/* Once, when counting has started (-p: the process's threads; -a: every task): each thread
+ * asleep now (not on a CPU, not runnable) and not seen since gets an entry as if it had
+ * switched out at begun_ns. NOEXIST: a thread that switched out since the start keeps its
+ * own. One found asleep and woken and on a CPU before its entry went in would keep a stale
+ * entry: looked at again after the insertion, taken back if it is on a CPU and still this one
+ * (what is left of that race is a switch-in the kernel did not report, counted as such at its
+ * next switch-out). */
+SEC("iter/task")
+int offcpu_begun(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+	__u32 zero = OFFCPU_HOOK_BEGUN, tid, tgid, state, st;
+	struct offcpu_thread th = {}, *e;
+	struct offcpu_scratch *sc;
+	long n;
+
+	if (!t || !started || stopped)
+		return 0;
+	tid = t->pid;
+	tgid = t->tgid;
+	st = BPF_CORE_READ(t, __state);
+	if (!tid || t->exit_state || (st & TASK_DEAD) || !(st & 0xff) || BPF_CORE_READ(t, on_cpu) ||
+	    !traced(t) || held_by_us(t, st))
+		return 0;
+	state = state_of(false, st);
+	if (!(states & state))
+		return 0;
+	sc = bpf_map_lookup_elem(&scratch, &zero);
+	if (!sc)
+		return 0;
+	th.off_ns = begun_ns;
+	th.run_ns = BPF_CORE_READ(t, se.sum_exec_runtime);
+	th.key.stack.tgid = tgid;
+	th.key.stack.aux = per_thread ? tid : 0;
+	n = bpf_get_task_stack(t, sc->kern.ips, sizeof(sc->kern.ips), 0);
+	if (n > 0) {
+		sc->kern.nr = n / sizeof(__u64);
+		th.key.stack.kstack = intern_stack(&sc->kern, sc->kern.nr);
+		if (!th.key.stack.kstack)
+			count_stat(OFFCPU_STAT_STACKS_FULL);
+	}
+	if (!(t->flags & PF_KTHREAD))
+		th.key.stack.flags = STACK_KEY_USER_UNSEEN;
+	if (bpf_map_update_elem(&threads, &tid, &th, BPF_NOEXIST)) {
+		if (!bpf_map_lookup_elem(&threads, &tid))
+			count_stat(OFFCPU_STAT_THREADS_FULL);
+		return 0;
+	}
+	if (BPF_CORE_READ(t, on_cpu)) {
+		e = bpf_map_lookup_elem(&threads, &tid);
+		if (e && e->off_ns == begun_ns && (e->key.stack.flags & STACK_KEY_USER_UNSEEN))
+			bpf_map_delete_elem(&threads, &tid);
+		return 0;
+	}
+	count_stat(OFFCPU_STAT_BEGUN);
+	first_count(t, tgid, tid);
 	return 0;
 }

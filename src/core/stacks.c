@@ -569,6 +569,8 @@ uint32_t stacks__key_locs(struct profile *prof, const struct stack_table *st,
 		/* past the machinery, the first frame is a return address too */
 		n += kernel_locs(prof, ks, t->ips + skip, nr - skip, skip == 0, locs + n);
 	}
+	if (k->flags & STACK_KEY_USER_UNSEEN)
+		locs[n++] = stacks__named_loc(prof, "[user stack not seen]");
 	t = k->ustack ? stack_table__get(st, k->ustack) : NULL;
 	if (k->ustack && !t)
 		locs[n++] = stacks__named_loc(prof, "[stack lost]");

@@ -164,10 +164,14 @@ assert_no_offcpu_probes() {
 	# the same tracepoint, both on for the whole of the fixture's work; the main thread's
 	# switch-out into its last wait, which goes on after both stopped, ebprof counts up to
 	# its stop (a wait still open at the end). A wait whose switch-in the kernel did not
-	# report is counted at the thread's next switch-out or its exit (switch_in_unseen):
-	# exactly as many
+	# report is counted at the thread's next switch-out or its exit (switch_in_unseen). The
+	# fixture's threads asleep (in read) since before both started, whose switch-outs neither
+	# saw: ebprof counts each one's wait from its start (begun_before_start). Exactly as many
 	jq .drops.switch_in_unseen "$T/x.json"
-	[ "$eb" -eq "$bt" ]
+	begun=$(jq '.info.begun_before_start // "0" | tonumber' "$T/x.json")
+	echo "begun before the start: $begun"
+	[ "$begun" -ge 1 ]
+	[ "$eb" -eq $((bt + begun)) ]
 	# no table was full; a stack the unwinder could not finish is said (an explicit
 	# [truncated] frame, the unwind_truncated drop) and still counts its wait, as does a wait
 	# whose switch-in was not reported (switch_in_unseen)
@@ -200,6 +204,78 @@ assert_no_offcpu_probes() {
 	dur=$(jq .duration_ns "$T/w.json")
 	echo "cpu --offcpu -p: nap's wall $nap ns of a $dur ns run"
 	[ $((nap * 10)) -ge $((dur * 7)) ]
+}
+
+# Threads asleep since before the attach: no switch-out is seen, and before, their waits were in
+# no number (an empty profile for a process blocked the whole run). The oracle: the process's
+# context switches (/proc/PID/status) did not change over the run, so it was off-CPU all of it.
+ctxt() {
+	awk '/ctxt_switches/ { n += $2 } END { print n }' "/proc/$1/status"
+}
+
+@test "offcpu -p, -a and cpu --offcpu -p: a thread asleep since before the start counts from it, under its kernel stack and [user stack not seen]" {
+	bg "$FIX/offsleep" 1 60000
+	sleep 0.3
+	before=$(ctxt "$BG")
+	run "$EBPROF" offcpu -q -p "$BG" -d 1 -o "$T/p.json"
+	[ "$status" -eq 0 ]
+	[ "$(ctxt "$BG")" = "$before" ]
+	dur=$(jq .duration_ns "$T/p.json")
+	w=$(jq '[.sites[] | select(any(.frames[]; .function == "[user stack not seen]")
+		 and any(.frames[]; .function == "hrtimer_nanosleep")) | .offcpu] | add // 0' "$T/p.json")
+	echo "-p: $w ns of a $dur ns run"
+	[ $((w * 100)) -ge $((dur * 97)) ]
+	[ "$w" -le "$dur" ]
+	# the placeholder is the root, under no user frame; one wait
+	jqe '[.sites[] | select(any(.frames[]; .function == "[user stack not seen]"))]
+	     | length == 1 and .[0].frames[-1].function == "[user stack not seen]"
+	       and .[0].switches == 1' "$T/p.json"
+	jqe '.info.begun_before_start == "1"' "$T/p.json"
+	jqe '[.notes[] | select(test("1 thread was already off-CPU when tracing started"))] | length == 1' "$T/p.json"
+	# -a: the same thread among the machine's
+	before=$(ctxt "$BG")
+	run "$EBPROF" offcpu -q -a -d 1 -o "$T/a.json"
+	[ "$status" -eq 0 ]
+	[ "$(ctxt "$BG")" = "$before" ]
+	dur=$(jq .duration_ns "$T/a.json")
+	w=$(jq --argjson p "$BG" '[.sites[] | select(.pid == $p and any(.frames[]; .function == "[user stack not seen]")) | .offcpu] | add // 0' "$T/a.json")
+	echo "-a: $w ns of a $dur ns run"
+	[ $((w * 100)) -ge $((dur * 97)) ]
+	[ "$w" -le "$dur" ]
+	# cpu --offcpu -p: the wall-clock profile of a process asleep all along is its sleep
+	run "$EBPROF" cpu -q --offcpu -p "$BG" -d 1 -o "$T/w.json"
+	[ "$status" -eq 0 ]
+	dur=$(jq .duration_ns "$T/w.json")
+	w=$(jq '[.sites[] | select(any(.frames[]; .function == "[user stack not seen]")) | .wall] | add // 0' "$T/w.json")
+	echo "cpu --offcpu -p: $w ns of a $dur ns run"
+	[ $((w * 100)) -ge $((dur * 97)) ]
+}
+
+@test "offcpu -p: a wait begun before the start and ended during the run counts from the start to its wakeup" {
+	mkfifo "$T/fifo"
+	# cat blocks in the FIFO's open until a writer comes
+	bg cat "$T/fifo" > /dev/null
+	sleep 0.3
+	t0=$(date +%s%N)
+	"$EBPROF" offcpu -v -p "$BG" -d 5 -o "$T/x.json" 2> "$T/err" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/err" "tracing PID $BG" 30
+	t1=$(date +%s%N)
+	sleep 0.5
+	t2=$(date +%s%N)
+	echo x > "$T/fifo"
+	t3=$(date +%s%N)
+	wait "$eb"
+	w=$(jq '[.sites[] | select(any(.frames[]; .function == "[user stack not seen]")) | .offcpu] | add // 0' "$T/x.json")
+	# from the start (after t0, before t1) to the wakeup (after t2, before t3; its switch-in
+	# a run-queue wait later)
+	echo "wait $w ns; at least $((t2 - t1)), at most $((t3 - t0)) + 50 ms"
+	[ "$w" -ge $((t2 - t1)) ]
+	[ "$w" -le $((t3 - t0 + 50000000)) ]
+	jqe '[.sites[] | select(any(.frames[]; .function == "[user stack not seen]"))]
+	     | length == 1 and .[0].switches == 1
+	       and any(.[0].frames[]; .function == "fifo_open")' "$T/x.json"
 }
 
 @test "offcpu, cpu, lock: -p leaves the process alone: not ptraced, its signals do not stop it, a debugger can attach" {

@@ -42,6 +42,7 @@ static const char *const stat_names[OFFCPU_STAT__COUNT] = {
 	[OFFCPU_STAT_HELD] = "held_by_ebprof",
 	[OFFCPU_STAT_HELD_NS] = "held_by_ebprof_ns",
 	[OFFCPU_STAT_KEYS] = "keys",
+	[OFFCPU_STAT_BEGUN] = "begun_before_start",
 	[OFFCPU_STAT_THREADS_FULL] = "thread_table_full",
 	[OFFCPU_STAT_STACKS_FULL] = "stack_table_full",
 	[OFFCPU_STAT_COUNTS_FULL] = "count_table_full",
@@ -175,6 +176,7 @@ static void *offcpu_open(const struct session_env *env, void *opts)
 	bpf_map__set_max_entries(sk->maps.comms, MAX_COMMS);
 	collector__size_notes(sk->maps.notes, env->all);
 	bpf_program__set_autoload(sk->progs.offcpu_waking, o->wakers);
+	bpf_program__set_autoattach(sk->progs.offcpu_begun, false);	/* run: find_begun */
 	if (collector__load(&c->base, env->unwind, true) ||
 	    collector__notes(&c->base, sk->maps.notes, env->all))
 		goto fail;
@@ -217,6 +219,21 @@ static void start(struct offcpu_collector *c)
 
 /* ---- attach ----------------------------------------------------------------------------- */
 
+/* The threads of pid (0: every task) asleep now, since before counting started: each gets an
+ * entry as if it switched out at the start (bpf/offcpu.bpf.c: offcpu_begun). A launched
+ * command has none: it was held at its exec until now. */
+static void find_begun(struct offcpu_collector *c, pid_t pid)
+{
+	int err;
+
+	c->skel->bss->begun_ns = c->window_ns;
+	err = bpfutil__run_task_iter(c->skel->progs.offcpu_begun, pid);
+	if (err)
+		pr_warn(c->lc, "cannot look for the threads already off-CPU%s: %s (their waits "
+			"begun before tracing count from their next switch-out)",
+			pid ? "" : " on the machine", strerror(-err));
+}
+
 static int offcpu_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 {
 	struct offcpu_collector *c = m;
@@ -226,8 +243,9 @@ static int offcpu_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 	err = collector__target(&c->base, pid, bpf_map__fd(c->skel->maps.targets), MAX_TARGETS);
 	if (err)
 		return err;
-	(void)how;
 	start(c);
+	if (how == MODE_ATTACH_PID)
+		find_begun(c, pid);
 	pr_info(c->lc, "tracing PID %d's threads off-CPU", pid);
 	return 0;
 }
@@ -235,6 +253,7 @@ static int offcpu_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 static int offcpu_attach_all(void *m)
 {
 	start(m);
+	find_begun(m, 0);
 	return 0;
 }
 
@@ -818,10 +837,20 @@ static void offcpu_finish(void *m)
 			collector__note_notes_lost(prof, n);
 	}
 	if (c->off_at_end)
-		profile__add_note(prof, "%llu threads were still off-CPU when tracing stopped: "
-				  "each one's wait counts up to the stop (those the full count "
-				  "table could not take are in count_table_full)",
-				  (unsigned long long)c->off_at_end);
+		profile__add_note(prof, "%llu %s still off-CPU when tracing stopped: each one's "
+				  "wait counts up to the stop (those the full count table could not "
+				  "take are in count_table_full)", (unsigned long long)c->off_at_end,
+				  c->off_at_end == 1 ? "thread was" : "threads were");
+	if (stat_sum(c, OFFCPU_STAT_BEGUN)) {
+		uint64_t n = stat_sum(c, OFFCPU_STAT_BEGUN);
+
+		profile__add_info(prof, "begun_before_start", "%llu", (unsigned long long)n);
+		profile__add_note(prof, "%llu %s already off-CPU when tracing started: each "
+				  "one's wait counts from the start, under the kernel stack it "
+				  "slept in; its user stack could not be read (another task's) and "
+				  "is shown as [user stack not seen]", (unsigned long long)n,
+				  n == 1 ? "thread was" : "threads were");
+	}
 	profile__add_note(prof, "off-CPU time: from a thread's switch-out to its switch-in "
 			  "(its wait and its run-queue latency after the wakeup), under its stacks "
 			  "at the switch-out%s. Run-queue latency: from its wakeup or preemption "
