@@ -1,5 +1,6 @@
 /* Per-ELF-file modules: one libdwfl session per distinct file, its PT_LOAD layout for turning
- * file offsets into ELF virtual addresses, and a sorted function-symbol table built once.
+ * file offsets into ELF virtual addresses, and sorted tables of its functions and of its data
+ * objects (for naming data addresses: locks), each built once.
  *
  * Modules are cached by build-id, so the same libc mapped by many processes (or seen through
  * different mount namespaces) is read once, and by file identity (dev, inode, size, mtime) so a
@@ -75,6 +76,21 @@ bool sym_module__file_off_to_vaddr(const struct sym_module *m, uint64_t file_off
 	return false;
 }
 
+bool sym_module__data_vaddr(const struct sym_module *m, uint64_t file_off, uint64_t *vaddr)
+{
+	if (sym_module__file_off_to_vaddr(m, file_off, vaddr, NULL))
+		return true;
+	for (size_t i = 0; i < m->nsegs; i++) {
+		const struct sym_segment *sg = &m->segs[i];
+
+		if (file_off >= sg->offset && file_off - sg->offset < sg->memsz) {
+			*vaddr = file_off - sg->offset + sg->vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
 void sym_module__free(struct sym_module *m)
 {
 	if (!m)
@@ -87,6 +103,7 @@ void sym_module__free(struct sym_module *m)
 	u64map__free_all(&m->call_cache);
 	free(m->got_slots);
 	free(m->syms);
+	free(m->objs);
 	free(m->segs);
 	free(m->build_id);
 	free(m->open_path);
@@ -572,30 +589,91 @@ out:
 	return err;
 }
 
-const struct sym_symbol *sym_module__find_symbol(struct sym_module *m, uint64_t vaddr)
+/* The data objects: sized STT_OBJECTs (a zero-size one names no bytes; STT_TLS values are
+ * offsets in each thread's TLS block, which no address of the file's mapping is), one per
+ * address, the preferred alias first (sym_rank: global over weak over local, not __GI_). */
+static int load_objects(struct sym_module *m)
 {
-	size_t lo = 0, hi, i;
+	struct raw_sym *raw = NULL;
+	size_t nraw = 0, n = 0;
+	int count;
 
-	if (!m->syms_loaded && load_symbols(m))
-		return NULL;
-	hi = m->nsyms;
-	/* Last symbol starting at or before vaddr. */
+	m->objs_loaded = true;
+	count = dwfl_module_getsymtab(m->dmod);
+	if (count <= 0)
+		return 0;
+	raw = calloc((size_t)count, sizeof(*raw));
+	if (!raw)
+		return -ENOMEM;
+	for (int i = 0; i < count; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(m->dmod, i, &sym, &addr, &shndx, NULL,
+							   NULL);
+
+		if (!name || !*name || shndx == SHN_UNDEF || !sym.st_size ||
+		    GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
+			continue;
+		raw[nraw++] = (struct raw_sym){
+			.start = addr - m->bias,
+			.size = sym.st_size,
+			.name = name,
+			.rank = sym_rank(&sym, name),
+		};
+	}
+	if (nraw)
+		qsort(raw, nraw, sizeof(*raw), raw_sym_cmp);
+	m->objs = nraw ? calloc(nraw, sizeof(*m->objs)) : NULL;
+	for (size_t i = 0; m->objs && i < nraw; i++) {
+		if (n && m->objs[n - 1].start == raw[i].start)
+			continue;
+		m->objs[n++] = (struct sym_symbol){
+			.start = raw[i].start,
+			.end = raw[i].start + raw[i].size,
+			.name = raw[i].name,
+			.sized = true,
+		};
+	}
+	m->nobjs = n;
+	free(raw);
+	return nraw && !m->objs ? -ENOMEM : 0;
+}
+
+/* The symbol of table[0..n) holding vaddr: the last one starting at or before it, or one of a
+ * few before that (a symbol nested inside a larger sized one). */
+static const struct sym_symbol *table_find(const struct sym_symbol *table, size_t n,
+					   uint64_t vaddr)
+{
+	size_t lo = 0, hi = n, i;
+
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (m->syms[mid].start <= vaddr)
+		if (table[mid].start <= vaddr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo)
-		return NULL;
-	/* A few steps back handle symbols nested inside a larger sized one. */
 	for (i = lo; i > 0 && lo - i < 8; i--) {
-		const struct sym_symbol *sy = &m->syms[i - 1];
+		const struct sym_symbol *sy = &table[i - 1];
 
 		if (vaddr < sy->end)
 			return sy;
 	}
 	return NULL;
+}
+
+const struct sym_symbol *sym_module__find_symbol(struct sym_module *m, uint64_t vaddr)
+{
+	if (!m->syms_loaded && load_symbols(m))
+		return NULL;
+	return table_find(m->syms, m->nsyms, vaddr);
+}
+
+const struct sym_symbol *sym_module__find_object(struct sym_module *m, uint64_t vaddr)
+{
+	if (!m->objs_loaded && load_objects(m))
+		return NULL;
+	return table_find(m->objs, m->nobjs, vaddr);
 }

@@ -86,6 +86,9 @@ struct sym_module {
 	bool syms_loaded;
 	struct sym_symbol *syms;
 	size_t nsyms;
+	bool objs_loaded;	/* data objects (STT_OBJECT), for data addresses: a lock's name */
+	struct sym_symbol *objs;
+	size_t nobjs;
 
 	bool dwarf_failed;	/* no DWARF at all: skip libdw lookups from now on */
 	struct u64map frame_cache;	/* vaddr -> struct sym_cached_frames */
@@ -153,6 +156,13 @@ bool sym_module__file_off_to_vaddr(const struct sym_module *m, uint64_t file_off
 
 /* Function symbol containing vaddr, or NULL. Builds the sorted table on first use. */
 const struct sym_symbol *sym_module__find_symbol(struct sym_module *m, uint64_t vaddr);
+/* The data object (a sized STT_OBJECT of .symtab, else .dynsym) containing vaddr, or NULL.
+ * Builds its sorted table on first use. */
+const struct sym_symbol *sym_module__find_object(struct sym_module *m, uint64_t vaddr);
+/* ELF virtual address of a file offset as a data address: in a PT_LOAD segment's file part, or
+ * past it up to its size in memory (.bss: a mapping's zeroed tail, or the anonymous mapping
+ * that follows it, at the offset the file's mapping would have continued at). */
+bool sym_module__data_vaddr(const struct sym_module *m, uint64_t file_off, uint64_t *vaddr);
 
 /* ---- call sites (callsite.c) ---- */
 

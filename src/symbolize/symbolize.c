@@ -17,6 +17,10 @@
 #include "symbolize/sym_internal.h"
 #include "util/util.h"
 
+/* The largest guard below a thread's stack taken for one (glibc's default is a page;
+ * pthread_attr_setguardsize sets others) */
+#define THREAD_GUARD_MAX	(1u << 20)
+
 struct sym_proc {
 	struct symbolizer *s;
 	pid_t pid;		/* 0 when built from text */
@@ -500,6 +504,111 @@ int sym_proc__resolve(struct sym_proc *p, uint64_t addr, bool return_addr,
 		return 0;
 	out->module_offset = vaddr;
 	out->nframes = module_frames(p->s, map->mod, vaddr, out->frames);
+	return 0;
+}
+
+/* Whether map's file may be opened for its symbols: a regular file (a device's mapping is not
+ * read: opening one can block or have effects), or a private mapping of a deleted one, read
+ * through its map_files link as code is. */
+static bool data_file_readable(const struct sym_proc *p, const struct sym_map *map)
+{
+	struct stat st;
+	char *path;
+	bool reg;
+
+	if (map->kind != SYM_MAP_FILE)
+		return false;
+	if (map->deleted)
+		return map->perms[3] == 'p';
+	if (asprintf(&path, "%s%s", p->root, map->path) < 0)
+		return false;
+	reg = !stat(path, &st) && S_ISREG(st.st_mode);
+	free(path);
+	return reg;
+}
+
+/* The ELF virtual address in map's module of the data at file offset file_off; false when the
+ * file is no ELF file (or unreadable) or no segment holds it. */
+static bool data_vaddr(struct sym_proc *p, struct sym_map *map, uint64_t file_off,
+		       uint64_t *vaddr)
+{
+	if (!map->mod_tried && data_file_readable(p, map))
+		map_module(p, map);
+	return map->mod && sym_module__data_vaddr(map->mod, file_off, vaddr);
+}
+
+/* addr in module m at ELF vaddr: the data object holding it, or the vaddr itself */
+static void data_object(struct symbolizer *s, struct sym_module *m, uint64_t vaddr,
+			struct sym_data *out)
+{
+	struct sym_symbol *sym = (struct sym_symbol *)sym_module__find_object(m, vaddr);
+
+	out->kind = SYM_DATA_MODULE;
+	out->offset = vaddr;
+	if (!sym)
+		return;
+	/* the table is ours; only the lazy name is set */
+	if (!sym->display_name)
+		sym->display_name = sym__display_name(s, sym->name);
+	out->symbol = sym->display_name ? sym->display_name : sym->name;
+	out->offset = vaddr - sym->start;
+}
+
+int sym_proc__resolve_data(struct sym_proc *p, uint64_t addr, struct sym_data *out)
+{
+	struct sym_map *map, *prev;
+	uint64_t vaddr, file_off;
+
+	if (!p || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	map = find_map_kept(p, addr, &p);
+	if (!map)
+		return -ENOENT;
+	prev = map > p->maps && map[-1].end == map->start ? &map[-1] : NULL;
+	out->map_start = map->start;
+	out->map_end = map->end;
+	out->shared = map->perms[3] == 's';
+	out->offset = addr - map->start;
+	/* shared anonymous memory (MAP_SHARED|MAP_ANONYMOUS) is shmem the kernel names so */
+	if (map->kind == SYM_MAP_FILE && map->deleted && !strcmp(map->path, "/dev/zero")) {
+		out->kind = SYM_DATA_ANON;
+		return 0;
+	}
+	switch (map->kind) {
+	case SYM_MAP_FILE:
+		out->module = strpool__intern(&p->s->pool, map->path);
+		file_off = addr - map->start + map->offset;
+		if (data_vaddr(p, map, file_off, &vaddr)) {
+			data_object(p->s, map->mod, vaddr, out);
+		} else {
+			out->kind = SYM_DATA_FILE;
+			out->offset = file_off;
+		}
+		return 0;
+	case SYM_MAP_SPECIAL:
+		out->module = strpool__intern(&p->s->pool, map->path);
+		out->kind = !strcmp(map->path, "[heap]") ? SYM_DATA_HEAP :
+			    !strcmp(map->path, "[stack]") ? SYM_DATA_STACK :
+			    !strncmp(map->path, "[anon:", 6) ? SYM_DATA_ANON : SYM_DATA_SPECIAL;
+		return 0;
+	case SYM_MAP_ANON:
+		break;
+	}
+	/* a file's .bss past the page its data ends in: the anonymous mapping right after the
+	 * file's, at the offset that mapping would have gone on at */
+	if (prev && prev->kind == SYM_MAP_FILE && prev->perms[3] == 'p' &&
+	    data_vaddr(p, prev, addr - prev->start + prev->offset, &vaddr)) {
+		out->module = strpool__intern(&p->s->pool, prev->path);
+		data_object(p->s, prev->mod, vaddr, out);
+		return 0;
+	}
+	/* glibc maps a thread's stack with its guard below it, inaccessible, a page by default;
+	 * an arena of malloc's has its reserve above it instead, up to 64 MiB, which the next
+	 * arena's memory may follow */
+	out->kind = prev && prev->kind == SYM_MAP_ANON && !strncmp(prev->perms, "---", 3) &&
+		    prev->end - prev->start <= THREAD_GUARD_MAX && map->perms[0] == 'r' &&
+		    map->perms[1] == 'w' ? SYM_DATA_THREAD_STACK : SYM_DATA_ANON;
 	return 0;
 }
 

@@ -109,6 +109,42 @@ int sym_vdso__memfd(pid_t pid, uint64_t start, uint64_t end);
 int sym_proc__resolve(struct sym_proc *p, uint64_t addr, bool return_addr,
 		      struct sym_result *out);
 
+/* What a data address of a process is: the memory it lies in and, in an ELF file's image, the
+ * data object holding it. For naming a lock by where it lives (a futex's address). */
+enum sym_data_kind {
+	SYM_DATA_UNMAPPED,	/* in no mapping of the snapshot (or its earlier ones) */
+	SYM_DATA_MODULE,	/* an ELF file's image: its .data, .bss (symbol, when one holds it) */
+	SYM_DATA_FILE,		/* a mapping of another file (a process-shared lock's, in shared
+				 * memory): offset is the file offset */
+	SYM_DATA_HEAP,		/* [heap] */
+	SYM_DATA_STACK,		/* [stack]: the main thread's */
+	SYM_DATA_THREAD_STACK,	/* anonymous memory laid out as a thread's stack is (right above
+				 * an inaccessible guard mapping of at most 1 MiB: glibc's
+				 * pthread stacks, which also hold the thread's descriptor and
+				 * static TLS) */
+	SYM_DATA_ANON,		/* other anonymous memory ([anon], or [anon:NAME] as named) */
+	SYM_DATA_SPECIAL,	/* [vvar], [vdso], ... */
+};
+
+struct sym_data {
+	enum sym_data_kind kind;
+	/* the mapping's path or name ("[heap]", "[anon:NAME]"); the ELF file's for .bss in an
+	 * anonymous mapping; NULL for anonymous memory without a name */
+	const char *module;
+	/* SYM_DATA_MODULE: the data object (a sized STT_OBJECT) holding the address, or NULL */
+	const char *symbol;
+	/* symbol: the address's offset in it; SYM_DATA_MODULE without one: the ELF virtual
+	 * address; SYM_DATA_FILE: the offset in the file; else the offset in the mapping */
+	uint64_t offset;
+	uint64_t map_start, map_end;
+	bool shared;		/* a shared mapping (MAP_SHARED: perms 's') */
+};
+
+/* Resolve a data address of p's. Files are opened only when regular (a device's mapping is
+ * not). Strings in *out live as sym_proc__resolve's do. 0, -ENOENT when addr is in no mapping
+ * (out->kind SYM_DATA_UNMAPPED), -EINVAL without p or out. */
+int sym_proc__resolve_data(struct sym_proc *p, uint64_t addr, struct sym_data *out);
+
 /* The name of the function that the call instruction ending at `ret_addr` (a return address
  * in process p) calls through the PLT or the GOT: the symbol of the dynamic relocation of
  * the GOT slot used. Writes it (without @VERSION) to name. Returns 0, -ENOENT when the

@@ -1,6 +1,7 @@
 /* Unit tests of src/symbolize: maps parsing, ELF/DWARF symbolization of live fixture processes
  * (PIE, ET_EXEC, stripped with debug link, .dynsym only, MiniDebugInfo, C++), glibc with
- * libc6-dbg, demangling, uprobe symbol offsets, kallsyms, and a lookup-rate sanity run.
+ * libc6-dbg, demangling, uprobe symbol offsets, kallsyms, data addresses (what memory, which
+ * data object), and a lookup-rate sanity run.
  * Fixtures come from tests/unit/symbolize.mk under $OUT/fixtures. No root needed.
  */
 #include <dlfcn.h>
@@ -8,6 +9,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -335,6 +337,154 @@ static void check_gap(struct sym_proc *p, const struct child *c, const char *mod
 	assert_int_equal(sym_proc__resolve(p, point(c, "asm_inner", NULL), false, &r), 0);
 	assert_int_equal(r.nframes, 1);
 	assert_frame(&r.frames[0], "sym_asm_fn", NULL, 0);
+}
+
+/* ---- data addresses (sym_proc__resolve_data: a lock's name) ---- */
+
+/* the memory kinds from maps text alone: no file is opened (none of these paths exist) */
+static const char DATA_MAPS[] =
+	"555555554000-555555555000 r--p 00000000 fe:01 1234  /nonexistent/prog\n"
+	"555555556000-555555558000 rw-p 00002000 fe:01 1234  /nonexistent/prog\n"
+	"55555555a000-55555557b000 rw-p 00000000 00:00 0     [heap]\n"
+	/* a thread's stack: its guard below it */
+	"7f0000000000-7f0000001000 ---p 00000000 00:00 0 \n"
+	"7f0000001000-7f0000801000 rw-p 00000000 00:00 0 \n"
+	/* a malloc arena: its reserve above it, and the next arena's memory right after that */
+	"7f1000000000-7f1000021000 rw-p 00000000 00:00 0 \n"
+	"7f1000021000-7f1004000000 ---p 00000000 00:00 0 \n"
+	"7f1004000000-7f1004021000 rw-p 00000000 00:00 0 \n"
+	"7f2000000000-7f2000001000 rw-s 00000000 00:01 77    /dev/zero (deleted)\n"
+	"7f3000000000-7f3000001000 rw-s 00003000 00:1a 88    /dev/shm/q (deleted)\n"
+	"7f4000000000-7f4000001000 rw-p 00000000 00:00 0     [anon:pool]\n"
+	"7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0     [stack]\n";
+
+static void test_data_kinds(void **state)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	struct sym_proc *p;
+	struct sym_data d;
+
+	assert_non_null(s);
+	p = symbolizer__load_maps(s, DATA_MAPS, NULL);
+	assert_non_null(p);
+	assert_int_equal(sym_proc__resolve_data(p, 0x55555555a2a0, &d), 0);
+	assert_int_equal(d.kind, SYM_DATA_HEAP);
+	assert_string_equal(d.module, "[heap]");
+	assert_int_equal(d.offset, 0x2a0);
+	assert_int_equal(sym_proc__resolve_data(p, 0x7ffd00020010, &d), 0);
+	assert_int_equal(d.kind, SYM_DATA_STACK);
+	assert_int_equal(sym_proc__resolve_data(p, 0x7f0000800e80, &d), 0);
+	assert_int_equal(d.kind, SYM_DATA_THREAD_STACK);
+	assert_null(d.module);
+	assert_int_equal(d.map_start, 0x7f0000001000);
+	assert_int_equal(sym_proc__resolve_data(p, 0x7f1000000900, &d), 0);
+	assert_int_equal(d.kind, SYM_DATA_ANON);
+	assert_false(d.shared);
+	assert_int_equal(sym_proc__resolve_data(p, 0x7f1004000900, &d), 0);
+	assert_int_equal(d.kind, SYM_DATA_ANON);
+	assert_int_equal(sym_proc__resolve_data(p, 0x7f2000000040, &d), 0);
+	assert_int_equal(d.kind, SYM_DATA_ANON);
+	assert_true(d.shared);
+	/* a deleted file's shared mapping: not opened, its file offset */
+	assert_int_equal(sym_proc__resolve_data(p, 0x7f3000000040, &d), 0);
+	assert_int_equal(d.kind, SYM_DATA_FILE);
+	assert_string_equal(d.module, "/dev/shm/q");
+	assert_int_equal(d.offset, 0x3040);
+	assert_true(d.shared);
+	assert_int_equal(sym_proc__resolve_data(p, 0x7f4000000010, &d), 0);
+	assert_int_equal(d.kind, SYM_DATA_ANON);
+	assert_string_equal(d.module, "[anon:pool]");
+	/* a file that cannot be read: its offset in the file */
+	assert_int_equal(sym_proc__resolve_data(p, 0x555555557010, &d), 0);
+	assert_int_equal(d.kind, SYM_DATA_FILE);
+	assert_int_equal(d.offset, 0x3010);
+	assert_int_equal(sym_proc__resolve_data(p, 0x555555559000, &d), -ENOENT);
+	assert_int_equal(d.kind, SYM_DATA_UNMAPPED);
+	sym_proc__free(p);
+	symbolizer__free(s);
+}
+
+/* this process's own data: objects in .data and .bss (also past the file's last page, in the
+ * anonymous mapping after it), by name and offset as nm has them; the heap, a thread's stack,
+ * a shared file mapping */
+struct data_pair {
+	long a[2];
+	long b[2];
+};
+struct data_pair data_in_data = { { 1, 2 }, { 3, 4 } };
+static char data_in_bss[1 << 17];
+static pthread_mutex_t data_go = PTHREAD_MUTEX_INITIALIZER;
+
+static void *data_thread(void *arg)
+{
+	long local[4] = { 0 };
+
+	*(long **)arg = local;
+	/* held by the test until it has looked */
+	pthread_mutex_lock(&data_go);
+	pthread_mutex_unlock(&data_go);
+	return (void *)local[0];
+}
+
+static void test_data_own(void **state)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	long *volatile tl = NULL;
+	char path[] = "/tmp/ebprof-data-XXXXXX";
+	struct sym_proc *p;
+	struct sym_data d;
+	pthread_t t;
+	void *heap = malloc(64), *map;
+	int fd = mkstemp(path);
+
+	assert_non_null(s);
+	assert_non_null(heap);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 0x3000), 0);
+	map = mmap(NULL, 0x1000, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0x2000);
+	assert_true(map != MAP_FAILED);
+	pthread_mutex_lock(&data_go);
+	assert_int_equal(pthread_create(&t, NULL, data_thread, (void *)&tl), 0);
+	while (!tl)
+		usleep(1000);
+	p = symbolizer__load_pid(s, getpid());
+	assert_non_null(p);
+
+	assert_int_equal(sym_proc__resolve_data(p, (uintptr_t)&data_in_data.b[1], &d), 0);
+	assert_int_equal(d.kind, SYM_DATA_MODULE);
+	assert_string_equal(d.symbol, "data_in_data");
+	assert_int_equal(d.offset, 0x18);
+	assert_string_equal(base_name(d.module), "test_symbolize");
+	assert_int_equal(sym_proc__resolve_data(p, (uintptr_t)&data_in_bss[0], &d), 0);
+	assert_string_equal(d.symbol, "data_in_bss");
+	assert_int_equal(d.offset, 0);
+	/* past the first page of .bss: anonymous memory after the file's mapping */
+	assert_int_equal(sym_proc__resolve_data(p, (uintptr_t)&data_in_bss[100000], &d), 0);
+	assert_int_equal(d.kind, SYM_DATA_MODULE);
+	assert_string_equal(d.symbol, "data_in_bss");
+	assert_int_equal(d.offset, 100000);
+	assert_string_equal(base_name(d.module), "test_symbolize");
+
+	assert_int_equal(sym_proc__resolve_data(p, (uintptr_t)heap, &d), 0);
+	assert_int_equal(d.kind, SYM_DATA_HEAP);
+	assert_int_equal(sym_proc__resolve_data(p, (uintptr_t)&tl, &d), 0);
+	assert_int_equal(d.kind, SYM_DATA_STACK);
+	assert_int_equal(sym_proc__resolve_data(p, (uintptr_t)tl, &d), 0);
+	assert_int_equal(d.kind, SYM_DATA_THREAD_STACK);
+	assert_int_equal(sym_proc__resolve_data(p, (uintptr_t)map + 0x40, &d), 0);
+	assert_int_equal(d.kind, SYM_DATA_FILE);
+	assert_string_equal(d.module, path);
+	assert_int_equal(d.offset, 0x2040);
+	assert_true(d.shared);
+
+	pthread_mutex_unlock(&data_go);
+	pthread_join(t, NULL);
+	sym_proc__free(p);
+	symbolizer__free(s);
+	munmap(map, 0x1000);
+	close(fd);
+	unlink(path);
+	free(heap);
 }
 
 static void test_fixture_pie(void **state)
@@ -1679,6 +1829,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_procmaps_parse),
 		cmocka_unit_test(test_procmaps_newline),
+		cmocka_unit_test(test_data_kinds),
+		cmocka_unit_test(test_data_own),
 		cmocka_unit_test(test_trim_unused_modules),
 		cmocka_unit_test(test_maps_resolve_special),
 		cmocka_unit_test(test_fixture_pie),
