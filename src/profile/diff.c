@@ -91,8 +91,12 @@ static bool is_address(const char *s, size_t n)
  * The name of a synthetic frame (one the modes name, of no mapping and no source file) without
  * what differs from run to run: "waker: COMM (PID)" (offcpu --wakers) is "waker: COMM", a
  * thread "NAME [TID]" (--per-thread) "NAME", and lock's leaf "futex 0xADDR (CLASS)" is
- * "futex (CLASS)", a kernel lock known by its address alone "lock (CLASS)", one known by its
- * owner "mmap_lock of PID (CLASS)" "mmap_lock (CLASS)". A lock named by its symbol keeps it.
+ * "futex (CLASS)", one placed in memory without a name "futex 0xADDR in [heap] (CLASS)"
+ * "futex in [heap] (CLASS)" (a thread's stack "... in [stack] of thread TID" "... of a
+ * thread"), a kernel lock known by its address alone "lock (CLASS)", one known by its owner
+ * "mmap_lock of PID (CLASS)" "mmap_lock (CLASS)". A lock named by its symbol keeps it
+ * ("big_lock in server", "futex server+0x4040", "futex /dev/shm/q+0x40"): the same in every
+ * run of the program.
  */
 static const char *stable_name(const char *name, char *buf, size_t len)
 {
@@ -115,6 +119,19 @@ static const char *stable_name(const char *name, char *buf, size_t len)
 	cut = (size_t)(open - 1 - name);
 	if (cut > 6 && !strncmp(name, "futex ", 6) && is_address(name + 6, cut - 6)) {
 		snprintf(buf, len, "futex %s", open);
+		return buf;
+	}
+	sp = cut > 6 && !strncmp(name, "futex ", 6) ? memchr(name + 6, ' ', cut - 6) : NULL;
+	if (sp && is_address(name + 6, (size_t)(sp - name) - 6) && !strncmp(sp, " in ", 4)) {
+		size_t rest = cut - (size_t)(sp - name);
+		const char *of = memmem(sp, rest, " of thread ", 11);
+
+		/* "of thread TID" ending the place */
+		if (of && of + 11 < name + cut &&
+		    strspn(of + 11, "0123456789") == (size_t)(name + cut - (of + 11)))
+			snprintf(buf, len, "futex%.*s of a thread %s", (int)(of - sp), sp, open);
+		else
+			snprintf(buf, len, "futex%.*s %s", (int)rest, sp, open);
 		return buf;
 	}
 	if (is_address(name, cut)) {

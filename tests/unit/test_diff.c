@@ -457,6 +457,55 @@ static void test_named_frames(void **state)
 	profile__free(a);
 }
 
+/* A run's futexes named by where they live (ebprof lock): each its own row in a diff of two runs
+ * of one program whatever its addresses, process and thread ids; before, every futex of a class
+ * was one "futex (futex_wait)" row, the global mutex's waits summed with the heap's. */
+static struct profile *placed_profile(uint64_t heap, uint64_t stack, uint32_t tid, int64_t scale)
+{
+	struct profile *p = profile__new("lock");
+	uint32_t m_exe, user, st[2];
+	int64_t v[1];
+
+	assert_non_null(p);
+	assert_int_equal(profile__add_type(p, "contentions", "count"), 0);
+	m_exe = profile__mapping(p, tid - 1, heap & ~0xfffffULL, (heap & ~0xfffffULL) + 0x10000,
+				 0, "/bin/prog", NULL);
+	user = loc1(p, m_exe, heap & ~0xfffffULL, 0x1100, fn(p, "contend", "prog.c"), 10);
+	st[1] = user;
+#define PLACED(count, ...)						\
+	do {								\
+		v[0] = (count) * scale;					\
+		st[0] = named(p, __VA_ARGS__);				\
+		assert_non_null(profile__add_sample(p, st, 2, v, tid - 1)); \
+	} while (0)
+	PLACED(3, "big_lock in prog (futex_wait)");
+	PLACED(2, "counters+0x10 in prog (futex_wait)");
+	PLACED(4, "futex 0x%" PRIx64 " in [heap] (futex_wait)", heap);
+	PLACED(6, "futex 0x%" PRIx64 " in [stack] of thread %u (futex_wait)", stack, tid);
+	PLACED(5, "futex /dev/shm/q+0x40 (futex_wait)");
+#undef PLACED
+	assert_non_null(profile__add_process(p, tid - 1, "prog", NULL));
+	return p;
+}
+
+static void test_placed_futexes(void **state)
+{
+	struct profile *a = placed_profile(0x55de740a02a0, 0x7f3c2e5ffe80, 1001, 1);
+	struct profile *b = placed_profile(0x5569dd5c52a0, 0x7fa01b3ffe80, 2002, 2);
+	struct profile *d = profile__diff(a, b, NULL);
+
+	assert_non_null(d);
+	assert_int_equal(d->nsamples, 5);
+	expect(d, "big_lock in prog (futex_wait);contend", 3, 6);
+	expect(d, "counters+0x10 in prog (futex_wait);contend", 2, 4);
+	expect(d, "futex in [heap] (futex_wait);contend", 4, 8);
+	expect(d, "futex in [stack] of a thread (futex_wait);contend", 6, 12);
+	expect(d, "futex /dev/shm/q+0x40 (futex_wait);contend", 5, 10);
+	profile__free(d);
+	profile__free(b);
+	profile__free(a);
+}
+
 /* The text table shows what tells stacks apart: past the event and the kernel's frames to the
  * program's (both openat rows read "syscalls:sys_enter_openat <- do_syscall_64 <- ..."), the
  * event, lock or waker in brackets. */
@@ -780,6 +829,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_no_change),
 		cmocka_unit_test(test_named_frames),
+		cmocka_unit_test(test_placed_futexes),
 		cmocka_unit_test(test_named_table),
 		cmocka_unit_test(test_reload_no_period),
 		cmocka_unit_test(test_extreme_values),
