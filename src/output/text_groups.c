@@ -108,7 +108,7 @@ int render__text_groups(FILE *f, const struct profile *p, bool color)
 		/* a mode's summary has no place in pprof: said so, not left out without a word */
 		static const char *const lost[][2] = {
 			{ "io", "By device and op" },
-			{ "lock", "By lock, class and process" },
+			{ "lock", "By lock, class, process and address" },
 			{ "offcpu", "Run-queue latency" },
 		};
 

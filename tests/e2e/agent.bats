@@ -542,8 +542,8 @@ body_cum() {
 	# bucket spinlocks contend too, in the wake path) of all windows: bpftrace's waits on it
 	total=0
 	for n in $(awk '$3 == "mutexfix" && $4 == "lock" { print $5 }' "$T/pushes"); do
-		c=$(body_cum "$T/rx/$n.body" contentions contend "futex $mu")
-		echo "push $n: $c waits on futex $mu through contend"
+		c=$(body_cum "$T/rx/$n.body" contentions contend "mu in mutexfix")
+		echo "push $n: $c waits on mu ($mu) through contend"
 		total=$((total + c))
 	done
 	within "$total" "$(bt n "$mu")" 10

@@ -18,21 +18,23 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	[ -n "$mu" ]
 	[[ "$output" == *"done 80000"* ]]
 	# the mutex's futex: its waits, their total wait, and the calls that did not wait
-	jq -c --arg l "futex $mu" '.groups[] | select(.labels.lock == $l) | del(.histograms)' "$T/x.json"
+	jq -c --arg a "$mu" '.groups[] | select(.labels.address == $a) | del(.histograms)' "$T/x.json"
 	[ "$(bt n "$mu")" -gt 0 ]
-	g() { jq --arg l "futex $mu" ".groups[] | select(.labels.lock == \$l) | .$1" "$T/x.json"; }
+	g() { jq --arg a "$mu" ".groups[] | select(.labels.address == \$a) | .$1" "$T/x.json"; }
+	# named by its symbol (a static in .bss)
+	[ "$(g labels.lock)" = '"mu in mutexfix"' ]
 	within "$(g contentions)" "$(bt n "$mu")" 10
 	within "$(g delay_ns)" "$(bt t "$mu")" 10
 	within "$(g nowait)" "$(bt nowait "$mu")" 10
 	# waits that timed out (none here: every lock is taken in the end) are bpftrace's -110s
 	within "$(g timeouts)" "$(bt to "$mu")" 10
-	jq -e --arg l "futex $mu" '.groups[] | select(.labels.lock == $l)
+	jq -e --arg a "$mu" '.groups[] | select(.labels.address == $a)
 		| .labels.class == "futex_wait" and (.histograms[0].buckets | map(.count) | add)
 		  == .contentions and .delay_max_ns <= .delay_ns' "$T/x.json" >/dev/null
 	# the same waits by stack: under the futex's leaf, through contend() (the mutex's only
 	# user, which calls pthread_mutex_lock itself: found below its frame, libc keeping no frame
 	# pointer), and the same numbers
-	leaf="futex $mu (futex_wait)"
+	leaf="mu in mutexfix (futex_wait)"
 	sites() { jq --arg l "$leaf" "[.sites[] | select(.frames[0].function == \$l
 		and any(.frames[]; .function == \"contend\")) | .$1] | add // 0" "$T/x.json"; }
 	within "$(sites contentions)" "$(bt n "$mu")" 10
@@ -44,8 +46,8 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	all_bt=$(sed -n 's/^@n\[[^]]*\]: \([0-9]*\)$/\1/p' "$T/bt.out" | awk '{ s += $1 } END { print s }')
 	within "$(jq '.info.futex_waits | tonumber' "$T/x.json")" "$all_bt" 10
 	# the text report: the lock table, then the histograms, then the stacks
-	grep -qE "^  futex $mu +futex_wait +mutexfix\[[0-9]+\] +[0-9]+ " "$T/x.txt"
-	awk '/^By lock, class and process: wait$/ { a = NR } /^Histograms$/ { b = NR }
+	grep -qE "^  mu in mutexfix +futex_wait +mutexfix\[[0-9]+\] +$mu +[0-9]+ " "$T/x.txt"
+	awk '/^By lock, class, process and address: wait$/ { a = NR } /^Histograms$/ { b = NR }
 		/^Top .* stacks by delay/ { c = NR } END { exit !(a && a < b && b < c) }' "$T/x.txt"
 	# the calls that returned EAGAIN (nowait, checked against bpftrace above: how many is a
 	# race of the threads, 0 in some runs) are said, as a count or as none
@@ -61,7 +63,10 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	b=$(echo "$output" | sed -n 's/^b //p')
 	c=$(echo "$output" | sed -n 's/^c //p')
 	jq -c '.groups[] | del(.histograms)' "$T/x.json"
-	grp() { jq --arg l "futex $1" "[.groups[] | select(.labels.lock == \$l)]" "$T/x.json"; }
+	grp() { jq --arg a "$1" "[.groups[] | select(.labels.address == \$a)]" "$T/x.json"; }
+	# the fixture's three globals, by name
+	[ "$(grp "$a" | jq -r '.[0].labels.lock')" = "a in futexfix" ]
+	[ "$(grp "$c" | jq -r '.[0].labels.lock')" = "c in futexfix" ]
 	# a: 100 calls that found another value (no wait, no delay), 10 waits of 2 ms each that
 	# timed out: nobody woke them, so no contention (before: 10 contentions), their time apart
 	[ "$(grp "$a" | jq -c 'map([.labels.class, .contentions, .nowait, .timeouts])')" = '[["futex_wait",0,100,10]]' ]
@@ -94,7 +99,7 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 		[ "$waited" -gt 500000000 ]
 		# its futex waits (a signal's delivery may also contend a kernel spinlock, the
 		# siglock, under the same stack: a lock of its own)
-		w() { jq "[.sites[] | select(.frames[0].function | startswith(\"futex \"))
+		w() { jq "[.sites[] | select(.frames[0].function | test(\" \\\\(futex[a-z_]*\\\\)$\"))
 			| select(any(.frames[]; .function == \"wait_here\")) | .$1]
 			| add // 0" "$T/x.json"; }
 		echo "$how: $(w contentions) waits, $(w delay) ns; the fixture waited $waited ns"
@@ -181,7 +186,7 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	# path (a contention inside a BPF program, bpftrace's for one, has its frames further up)
 	jqe '[.sites[] | .frames[1] | select(.kernel) | .function
 		| test("^(bpf_|__bpf_trace|bpf_trace_run)")] | any | not' "$T/x.json"
-	grep -qE "^  mmap_lock of $pid +rwsem:W +mmaplockfix\[$pid\] +[0-9]+ " "$T/x.txt"
+	grep -qE "^  mmap_lock of $pid +rwsem:W +mmaplockfix\[$pid\] +0x[0-9a-f]+ +[0-9]+ " "$T/x.txt"
 }
 
 @test "lock: every output format is written, and go tool pprof reads it as a contention profile" {
@@ -296,7 +301,7 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	[ "$status" -eq 0 ]
 	mu=$(sed -n 's/^mutex //p' <<< "$output")
 	jq -r '.groups[] | "\(.labels.lock) \(.labels.class) \(.contentions)"' "$T/pi.json"
-	jq -e --arg mu "futex $mu" '[.groups[] | select(.labels.lock == $mu)]
+	jq -e --arg mu "$mu" '[.groups[] | select(.labels.address == $mu)]
 		| length == 1 and .[0].labels.class == "futex_lock_pi" and .[0].contentions > 0' \
 		"$T/pi.json"
 	jqe '[.groups[] | select(.labels.class == "rtmutex")] | length == 0' "$T/pi.json"
@@ -314,10 +319,10 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	jq -r '.groups[] | "\(.labels.lock) \(.labels.class) \(.contentions) \(.delay_ns)"' "$T/x.json"
 	# one wait on each mutex, as long as the run (at most), none ended
 	for m in "$a" "$b"; do
-		jq -e --arg l "futex $m" '[.groups[] | select(.labels.lock == $l)] | length == 1
+		jq -e --arg a "$m" '[.groups[] | select(.labels.address == $a)] | length == 1
 			and .[0].contentions == 1 and .[0].delay_ns > 0' "$T/x.json"
 	done
-	jqe '[.groups[] | select(.labels.lock | startswith("futex ")) | .delay_ns] | all(. <= 1500000000)' "$T/x.json"
+	jqe '[.groups[] | select(.labels.class | startswith("futex")) | .delay_ns] | all(. <= 1500000000)' "$T/x.json"
 	# under the stacks where they began: b's wait in second_b under first_a, a's the other way
 	jqe '[.sites[] | select(any(.frames[]; .function == "second_b") and any(.frames[]; .function == "first_a"))] | length == 1' "$T/x.json"
 	jqe '[.sites[] | select(any(.frames[]; .function == "second_a") and any(.frames[]; .function == "first_b"))] | length == 1' "$T/x.json"
@@ -325,3 +330,78 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	jqe '.info.waiting_at_end == "2"' "$T/x.json"
 }
 
+
+# A user lock named by where it lives, each against an independent oracle: gdb's `info symbol`
+# on the program's file (at the address less the program's load address, from its maps) for
+# the globals, the process's maps for the rest. Before, each was "futex 0xADDR" alone.
+@test "lock: user locks are named by where they live: globals by symbol (sym+off in an object) as gdb has them, the heap, main's stack, a thread's stack and its thread, a file's shared mapping at its offset" {
+	mkfifo "$T/in"
+	"$EBPROF" lock -q --user-only -d 2 -o "$T/x.json" -o "$T/x.txt" -- \
+		"$FIX/locknamefix" "$T/shm" hold < "$T/in" > "$T/out" 2>&1 &
+	ebp=$!
+	BG_PIDS+=("$ebp")
+	# the fixture's stdin open until the report is written: its end lets the fixture go
+	bg sleep 60 > "$T/in"
+	hold=$BG
+	wait_for "$T/out" "^done$"
+	v() { sed -n "s/^$1 //p" "$T/out"; }
+	pid=$(v pid)
+	cp "/proc/$pid/maps" "$T/maps"
+	# the report is written at the end of -d 2, the fixture (and its holder thread) still there
+	wait_for "$T/x.txt" "^Top " 20
+	kill "$hold"
+	wait "$ebp"
+	jq -r '.groups[] | "\(.labels.lock) | \(.labels.address) \(.labels.class) \(.contentions)"' \
+		"$T/x.json"
+	name() { jq -r --arg a "$1" '.groups[] | select(.labels.address == $a) | .labels.lock' \
+		"$T/x.json"; }
+	waits() { jq --arg a "$1" '.groups[] | select(.labels.address == $a) | .contentions' \
+		"$T/x.json"; }
+	base=$(awk -v f="$FIX/locknamefix" '$6 == f && $3 == "00000000" { split($1, r, "-");
+		print r[1]; exit }' "$T/maps")
+	[ -n "$base" ]
+	# gdb: "big_lock in section .bss", "counters + 16 in section .data"
+	for g in big_lock counters; do
+		a=$(v "$g")
+		sym=$(gdb -batch -ex "info symbol $(printf '0x%x' $((a - 0x$base)))" \
+			"$FIX/locknamefix" | sed -n 's/ in section .*//p' |
+			awk '{ if ($2 == "+") printf "%s+0x%x\n", $1, $3; else print $1 }')
+		echo "$g $a: gdb says $sym, ebprof $(name "$a")"
+		[ -n "$sym" ]
+		[ "$(name "$a")" = "$sym in locknamefix" ]
+	done
+	[ "$(name "$(v counters)")" = "counters+0x10 in locknamefix" ]
+	# the rest against the maps: which mapping holds the address
+	in_map() {
+		local range perms off dev ino path
+		while read -r range perms off dev ino path; do
+			if (($1 >= 0x${range%-*} && $1 < 0x${range#*-})); then
+				[ "$path" = "$2" ] && echo y || echo "$range $perms $path"
+				return
+			fi
+		done < "$T/maps"
+	}
+	[ "$(in_map "$(v heap)" "[heap]")" = y ]
+	[ "$(name "$(v heap)")" = "futex $(v heap) in [heap]" ]
+	[ "$(in_map "$(v local)" "[stack]")" = y ]
+	[ "$(name "$(v local)")" = "futex $(v local) in [stack]" ]
+	[ "$(in_map "$(v thread)" "")" = y ]
+	[ "$(name "$(v thread)")" = "futex $(v thread) in [stack] of thread $(v holder)" ]
+	[ "$(in_map "$(v shared)" "$T/shm")" = y ]
+	v_shared_page=$(printf '%x' $(($(v shared) - 0x40)))
+	# a shared mapping of the file from its start: the futex at its offset 0x40
+	grep -E "^${v_shared_page}-[0-9a-f]+ rw-s 00000000 .* $T/shm\$" "$T/maps"
+	[ "$(name "$(v shared)")" = "futex $T/shm+0x40" ]
+	# each contended as often as the fixture made it
+	[ "$(waits "$(v big_lock)")" -eq 3 ]
+	[ "$(waits "$(v counters)")" -eq 2 ]
+	[ "$(waits "$(v heap)")" -eq 4 ]
+	[ "$(waits "$(v local)")" -eq 2 ]
+	[ "$(waits "$(v thread)")" -eq 2 ]
+	[ "$(waits "$(v shared)")" -eq 5 ]
+	# the stacks' leaves and the text table name them the same
+	jqe '[.sites[] | select(.frames[0].function == "big_lock in locknamefix (futex_wait)")
+		| select(any(.frames[]; .function == "contend")) | .contentions] | add == 3' "$T/x.json"
+	grep -qE "^  big_lock in locknamefix +futex_wait +locknamefix\[$pid\] +$(v big_lock) +3 " \
+		"$T/x.txt"
+}

@@ -152,7 +152,7 @@ PY
 
 # The modes' own frames carry the run's numbers: lock's futex by its address (ASLR), offcpu's
 # waker by its pid, --per-thread's thread by its tid. Before, every such stack of one program run
-# twice vanished and appeared.
+# twice vanished and appeared. A futex named by its symbol keeps it.
 @test "diff: lock and offcpu --wakers --per-thread runs of one program line up" {
 	for r in 1 2; do
 		run "$EBPROF" lock -q -o "$T/l$r.pb.gz" -- "$FIX/mutexfix" 4 5000
@@ -165,12 +165,13 @@ PY
 		-o "$T/l.txt"
 	[ "$status" -eq 0 ]
 	cat "$T/l.txt"
-	# the contended mutex: one stack in both runs, named by its class
-	jqe 'any(.sites[]; .frames[0].function == "futex (futex_wait)" and
+	# the contended mutex: one stack in both runs, named by its symbol
+	jqe 'any(.sites[]; .frames[0].function == "mu in mutexfix (futex_wait)" and
 		 .base > 20 and .new > 20)' "$T/l.json"
 	jqe 'all(.sites[].frames[];
-		 .function | test("^futex 0x|^0x[0-9a-f]+ | of [0-9]+ ") | not)' "$T/l.json"
-	grep -q ' \[futex (futex_wait)\]$' "$T/l.txt"
+		 .function | test("^futex 0x|^0x[0-9a-f]+ | of [0-9]+ |of thread [0-9]") | not)' \
+		"$T/l.json"
+	grep -q ' \[mu in mutexfix (futex_wait)\]$' "$T/l.txt"
 	run "$EBPROF" diff "$T/w1.pb.gz" "$T/w2.pb.gz" --value switches -o "$T/w.json" -o "$T/w.txt"
 	[ "$status" -eq 0 ]
 	cat "$T/w.txt"
@@ -181,6 +182,30 @@ PY
 	jqe 'all(.sites[].frames[]; .function | test(" \\([0-9]+\\)$| \\[[0-9]+\\]$") | not)' \
 		"$T/w.json"
 	grep -q ' \[waker: pingpong\]$' "$T/w.txt"
+}
+
+# Two runs of one program, its user locks each on a row of its own, by name: before, every
+# futex was "futex (futex_wait)" in a diff, the global mutex's waits summed with the heap's and
+# the stacks' (18 waits on one row).
+@test "diff: lock runs of one program line its user locks up by name, a global's by its symbol" {
+	for r in 1 2; do
+		run "$EBPROF" lock -q --user-only -o "$T/n$r.pb.gz" -- "$FIX/locknamefix" "$T/shm"
+		[ "$status" -eq 0 ]
+		[[ "$output" == *done* ]]
+	done
+	run "$EBPROF" diff "$T/n1.pb.gz" "$T/n2.pb.gz" --value contentions -o "$T/n.json" \
+		-o "$T/n.txt"
+	[ "$status" -eq 0 ]
+	cat "$T/n.txt"
+	both() { jq --arg l "$1" '[.sites[] | select(.frames[0].function == $l)]
+		| [(map(.base) | add), (map(.new) | add)]' "$T/n.json" | jq -c .; }
+	[ "$(both "big_lock in locknamefix (futex_wait)")" = "[3,3]" ]
+	[ "$(both "counters+0x10 in locknamefix (futex_wait)")" = "[2,2]" ]
+	[ "$(both "futex in [heap] (futex_wait)")" = "[4,4]" ]
+	[ "$(both "futex in [stack] (futex_wait)")" = "[2,2]" ]
+	[ "$(both "futex $T/shm+0x40 (futex_wait)")" = "[5,5]" ]
+	jqe '[.sites[] | select(.frames[0].function == "futex (futex_wait)")] | length == 0' \
+		"$T/n.json"
 }
 
 @test "diff: memfixture against demo: a table of what changed and a differential flame graph" {

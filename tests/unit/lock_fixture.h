@@ -1,10 +1,11 @@
 /* A hand-built lock contention profile as `ebprof lock` makes it, for the renderer tests of
  * every format (test_lock_outputs.c): contentions/count and delay/nanoseconds (the default),
  * timeouts/count and timeout_delay/nanoseconds; a server process whose worker threads wait on a
- * pthread mutex (a futex_wait under __lll_lock_wait, through the contending function) and on
+ * pthread mutex, a global named by its data symbol (a futex_wait under __lll_lock_wait, through
+ * the contending function) and on
  * their process's mmap_lock (munmap), a kernel spinlock named by its data symbol
- * (tasklist_lock) in a fork, and a condition variable that nobody signals (its timed waits all
- * timed out: timeouts, no contention); each stack under a
+ * (tasklist_lock) in a fork, and a condition variable in the heap that nobody signals (its
+ * timed waits all timed out: timeouts, no contention); each stack under a
  * leaf frame naming the lock and its kind; one group per lock with its numbers and log2 wait
  * histogram; the run's facts, drops and notes. Include after cmocka.h and profile_builder.h. */
 #ifndef EBPROF_TEST_LOCK_FIXTURE_H
@@ -28,7 +29,7 @@ static __attribute__((unused)) void lock_sample(struct profile *p, const uint32_
  * `timeouts` futex waits that timed out, of timeout_ns in all. */
 static __attribute__((unused)) void lock_group(struct profile *p, const char *lock,
 					       const char *cls, const char *proc,
-					       const uint64_t *delay, const uint64_t *count,
+					       const char *addr, const uint64_t *delay, const uint64_t *count,
 					       uint32_t n, uint64_t nowait, uint64_t timeouts,
 					       uint64_t timeout_ns)
 {
@@ -45,6 +46,7 @@ static __attribute__((unused)) void lock_group(struct profile *p, const char *lo
 	assert_int_equal(prof_group__add_label(p, g, "lock", lock), 0);
 	assert_int_equal(prof_group__add_label(p, g, "class", cls), 0);
 	assert_int_equal(prof_group__add_label(p, g, "process", proc), 0);
+	assert_int_equal(prof_group__add_label(p, g, "address", addr), 0);
 	assert_int_equal(prof_group__add_stat(p, g, "contentions", "CONTENTIONS", "count", waits),
 			 0);
 	assert_int_equal(prof_group__add_stat(p, g, "delay_ns", "TOTAL", "nanoseconds", sum), 0);
@@ -95,12 +97,12 @@ static __attribute__((unused)) struct profile *lock_fixture(void)
 				    "[kernel.kallsyms]", NULL);
 
 	/* the leaves, as the collector names them (synthetic frames, no mapping) */
-	f_leaf_mu = fn(p, "futex 0x555555558040 (futex_wait)", "futex 0x555555558040 (futex_wait)",
-		       NULL);
+	f_leaf_mu = fn(p, "request_lock in server (futex_wait)",
+		       "request_lock in server (futex_wait)", NULL);
 	f_leaf_mmap = fn(p, "mmap_lock of 400 (rwsem:W)", "mmap_lock of 400 (rwsem:W)", NULL);
 	f_leaf_task = fn(p, "tasklist_lock (rwlock:W)", "tasklist_lock (rwlock:W)", NULL);
-	f_leaf_cond = fn(p, "futex 0x555555558080 (futex_wait_bitset)",
-			 "futex 0x555555558080 (futex_wait_bitset)", NULL);
+	f_leaf_cond = fn(p, "futex 0x55555555a2c4 in [heap] (futex_wait_bitset)",
+			 "futex 0x55555555a2c4 in [heap] (futex_wait_bitset)", NULL);
 	f_timedwait = fn(p, "pthread_cond_timedwait", "pthread_cond_timedwait", NULL);
 	f_housekeep = fn(p, "housekeeping", "housekeeping", "server.c");
 	f_start_thread = fn(p, "start_thread", "start_thread", NULL);
@@ -165,16 +167,16 @@ static __attribute__((unused)) struct profile *lock_fixture(void)
 	assert_int_equal(prof_process__add_stat(p, proc, "timeouts", 25), 0);
 	assert_int_equal(prof_process__add_stat(p, proc, "timeout_delay_ns", 2500000000), 0);
 
-	lock_group(p, "futex 0x555555558040", "futex_wait", "server[400]",
+	lock_group(p, "request_lock in server", "futex_wait", "server[400]", "0x555555558040",
 		   (const uint64_t[]){ 50000, 300000, 2000000 }, (const uint64_t[]){ 700, 150, 50 },
 		   3, 4000, 0, 0);
-	lock_group(p, "mmap_lock of 400", "rwsem:W", "server[400]",
+	lock_group(p, "mmap_lock of 400", "rwsem:W", "server[400]", "0xffff888103c5e0a0",
 		   (const uint64_t[]){ 40000, 200000 }, (const uint64_t[]){ 1000, 200 }, 2, 0, 0,
 		   0);
-	lock_group(p, "tasklist_lock", "rwlock:W", "-", (const uint64_t[]){ 5200 },
-		   (const uint64_t[]){ 10 }, 1, 0, 0, 0);
-	lock_group(p, "futex 0x555555558080", "futex_wait_bitset", "server[400]", NULL, NULL, 0,
-		   0, 25, 2500000000);
+	lock_group(p, "tasklist_lock", "rwlock:W", "-", "0xffffffff83008040",
+		   (const uint64_t[]){ 5200 }, (const uint64_t[]){ 10 }, 1, 0, 0, 0);
+	lock_group(p, "futex 0x55555555a2c4 in [heap]", "futex_wait_bitset", "server[400]",
+		   "0x55555555a2c4", NULL, NULL, 0, 0, 25, 2500000000);
 
 	assert_int_equal(profile__add_drop(p, "nested_contention", 0), 0);
 	assert_int_equal(profile__add_drop(p, "stack_table_full", 1), 0);

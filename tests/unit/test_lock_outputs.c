@@ -57,23 +57,24 @@ static void test_text(void **state)
 	char *out = golden_of(&output_text, "tests/golden/lock.txt", &o), *groups, *stacks;
 
 	/* the per-lock table leads, then the histograms, then the top stacks */
-	groups = strstr(out, "\nBy lock, class and process: wait\n");
+	groups = strstr(out, "\nBy lock, class, process and address: wait\n");
 	stacks = strstr(out, "\nTop 4 stacks by delay\n");
 	assert_non_null(groups);
 	assert_non_null(stacks);
 	assert_true(groups < strstr(out, "\nHistograms\n"));
 	assert_true(strstr(out, "\nHistograms\n") < stacks);
-	assert_non_null(strstr(out, "  LOCK                 CLASS             PROCESS     "
-				    "CONTENTIONS    TOTAL     MEAN      MAX NO WAIT TIMEOUTS "
-				    "TIMEOUT WAIT\n"));
-	assert_non_null(strstr(out, "  futex 0x555555558040 futex_wait        server[400]     "
-				    "    900 180.0 ms 200.0 us   2.0 ms    4000        0         "
-				    "0 ns\n"));
+	assert_non_null(strstr(out, "  LOCK                           CLASS             PROCESS     "
+				    "ADDRESS            CONTENTIONS    TOTAL     MEAN      MAX "
+				    "NO WAIT TIMEOUTS TIMEOUT WAIT\n"));
+	/* a global by its symbol, the address beside it */
+	assert_non_null(strstr(out, "  request_lock in server         futex_wait        server[400] "
+				    "0x555555558040             900 180.0 ms 200.0 us   2.0 ms    "
+				    "4000        0         0 ns\n"));
 	/* the condition variable nobody signals: its timed-out waits apart, no contention */
-	assert_non_null(strstr(out, "  futex 0x555555558080 futex_wait_bitset server[400]     "
-				    "      0     0 ns     0 ns     0 ns       0       25       "
-				    "2.50 s\n"));
-	assert_non_null(strstr(out, "  tasklist_lock rwlock:W -, wait:\n"));
+	assert_non_null(strstr(out, "  futex 0x55555555a2c4 in [heap] futex_wait_bitset "
+				    "server[400] 0x55555555a2c4               0     0 ns     0 ns     "
+				    "0 ns       0       25       2.50 s\n"));
+	assert_non_null(strstr(out, "  tasklist_lock rwlock:W - 0xffffffff83008040, wait:\n"));
 	assert_non_null(strstr(out, "#0 mmap_lock of 400 (rwsem:W)\n"));
 	free(out);
 }
@@ -96,8 +97,9 @@ static void test_json(void **state)
 			     ".groups[3].timeout_delay_ns == 2500000000 and "
 			     ".groups[3].contentions == 0 and "
 			     ".processes[0].timeouts == 25 and .groups[0].labels == "
-			     "{\"lock\": \"futex 0x555555558040\", \"class\": \"futex_wait\", "
-			     "\"process\": \"server[400]\"} and .groups[0].contentions == 900 and "
+			     "{\"lock\": \"request_lock in server\", \"class\": \"futex_wait\", "
+			     "\"process\": \"server[400]\", \"address\": \"0x555555558040\"} and "
+			     ".groups[0].contentions == 900 and "
 			     ".groups[0].delay_ns == 180000000 and .groups[0].nowait == 4000 and "
 			     "(.groups[0].histograms | map(.name)) == [\"wait\"] and "
 			     "(.groups[0].histograms[0].buckets | map(.count) | add) == 900' "
@@ -116,7 +118,7 @@ static void test_csv_folded(void **state)
 	free(out);
 	out = golden_of(&output_folded, "tests/golden/lock.folded", NULL);
 	assert_non_null(strstr(out, "server (400);start_thread;worker;handle_request;"
-				    "__lll_lock_wait;futex_wait_[i];futex 0x555555558040 (futex_wait) "
+				    "__lll_lock_wait;futex_wait_[i];request_lock in server (futex_wait) "
 				    "180000000\n"));
 	free(out);
 }
@@ -132,12 +134,14 @@ static void test_svg_speedscope_html(void **state)
 	free(out);
 	out = golden_of(&output_html, NULL, NULL);
 	/* the per-lock table, a row per lock, and each lock's histogram */
-	assert_non_null(strstr(out, "<h2 id=\"groups\">By lock, class and process: wait</h2>"));
-	assert_non_null(strstr(out, "<td>futex 0x555555558040</td><td>futex_wait</td>"
-				    "<td>server[400]</td><td class=\"num\" data-v=\"900\">900</td>"));
+	assert_non_null(strstr(out, "<h2 id=\"groups\">By lock, class, process and address: wait</h2>"));
+	assert_non_null(strstr(out, "<td>request_lock in server</td><td>futex_wait</td>"
+				    "<td>server[400]</td><td>0x555555558040</td>"
+				    "<td class=\"num\" data-v=\"900\">900</td>"));
 	/* the condition variable's too, empty: it has no contention */
 	assert_int_equal(count(out, "<details class=\"hist\">"), 4);
-	assert_non_null(strstr(out, "<summary>tasklist_lock rwlock:W -, wait</summary>"));
+	assert_non_null(strstr(out, "<summary>tasklist_lock rwlock:W - 0xffffffff83008040, wait"
+				    "</summary>"));
 	free(out);
 }
 
@@ -157,7 +161,7 @@ static void test_pprof(void **state)
 	assert_int_equal(back->ngroups, 0);
 	/* its text says the summary is not there, rather than leaving it out without a word */
 	a = render(&output_text, back, &(struct output_opts){ .top = 10 }, NULL);
-	assert_non_null(strstr(a, "\nBy lock, class and process: not in a saved profile\n"));
+	assert_non_null(strstr(a, "\nBy lock, class, process and address: not in a saved profile\n"));
 	free(a);
 	a = render(&output_text, p, &(struct output_opts){ .top = 10 }, NULL);
 	assert_null(strstr(a, "not in a saved profile"));

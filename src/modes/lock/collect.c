@@ -9,12 +9,16 @@
  * mappings): the counters become samples (a leaf frame naming the lock and its kind, the
  * kernel frames of the wait, the user frames), the locks the profile's groups.
  *
- * Naming a lock: a futex by its user address in its process; a kernel lock by the kernel data
- * symbol it is (tasklist_lock, from /proc/kallsyms, which lists data only with
- * CONFIG_KALLSYMS_ALL), else by what the program found it to be at the first wait (the waiting
- * task's own mm->mmap_lock, mm->page_table_lock, sighand->siglock, files->file_lock: "mmap_lock
- * of 1234"), else by address.
+ * Naming a lock: a futex by where it lives in its process (its snapshot of mappings, through
+ * sym_proc__resolve_data: a program's or library's data object, a file's shared mapping, else
+ * its address and the memory it is in: name_futex); a kernel lock by the kernel data symbol it
+ * is (tasklist_lock, from /proc/kallsyms, which lists data only with CONFIG_KALLSYMS_ALL),
+ * else by what the program found it to be at the first wait (the waiting task's own
+ * mm->mmap_lock, mm->page_table_lock, sighand->siglock, files->file_lock: "mmap_lock of
+ * 1234"), else by address. Every lock's address is kept beside its name (the summary's
+ * "address" label).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stddef.h>
 #include <limits.h>
@@ -84,7 +88,8 @@ static const char *const owner_names[LOCK_OWNER__COUNT] = {
 struct lock_entry {
 	struct lock_id id;
 	struct lock_val v;
-	char name[96];
+	char name[192];
+	bool placed;		/* a futex named by where it lives (not its address alone) */
 };
 
 struct lock_collector {
@@ -340,13 +345,115 @@ static void proc_name(struct lock_collector *c, pid_t pid, char *buf, size_t len
 		snprintf(buf, len, "[%d]", pid);
 }
 
-static void name_lock(struct lock_collector *c, struct lock_entry *e)
+static struct proc_info *report_proc(struct lock_collector *c, pid_t tgid, bool exec)
+{
+	struct lock_comm cc = { .comm = "" };
+	__u32 key = tgid;
+
+	bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.comms), &key, &cc);
+	return collector__report_proc(&c->base, tgid, exec, cc.comm, LOCK_COMM_LEN, cc.kthread);
+}
+
+/* The thread of process pid whose stack pointer, as /proc/PID/task/TID/syscall shows it for a
+ * thread blocked ("NR ARGS... SP PC", or "-1 SP PC"), lies in [start, end): whose stack that
+ * is now; 0: none (the process or the thread is gone, or it is running). */
+static pid_t stack_thread(pid_t pid, uint64_t start, uint64_t end)
+{
+	char path[64], *text, *last, *sp;
+	struct dirent *d;
+	pid_t found = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	while (dir && !found && (d = readdir(dir))) {
+		unsigned long long v;
+
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/syscall", pid, d->d_name);
+		text = util_read_file(path, NULL);
+		/* the second last word */
+		last = text ? strrchr(text, ' ') : NULL;
+		if (last) {
+			*last = 0;
+			sp = strrchr(text, ' ');
+			if (sp && sscanf(sp + 1, "%llx", &v) == 1 && v >= start && v < end)
+				found = atoi(d->d_name);
+		}
+		free(text);
+	}
+	if (dir)
+		closedir(dir);
+	return found;
+}
+
+/* A futex by where it lives in its process, as its mappings have it (now: its maps file read
+ * for this naming, else its snapshots; a snapshot is renewed only when its code changed, not
+ * when a thread's stack or the heap came since): a data object
+ * of a program or library ("big_lock in server", "table+0x10 in libfoo.so"), the image of one
+ * without a symbol ("futex server+0x4040"), a file's shared mapping ("futex /dev/shm/q+0x40":
+ * a process-shared lock, the same name in every process mapping it), the heap, a stack,
+ * anonymous memory (there with its address: "futex 0x55d0c0a04040 in [heap]"); its address
+ * alone when its process left no snapshot. exec: the process's image was replaced (its
+ * snapshot is the old program's, kept). */
+static void name_futex(struct lock_collector *c, struct lock_entry *e, struct sym_proc *now,
+		       bool exec, bool take)
+{
+	struct proc_info *p = report_proc(c, e->id.tgid, exec || take);
+	unsigned long long a = e->id.addr;
+	const char *mod = NULL, *base;
+	struct sym_data d;
+	pid_t tid;
+
+	/* as drain: a window's processes keep their snapshots, one seen first gets one */
+	if (p && take && !p->sp)
+		proc_table__snapshot(c->base.procs, p);
+	if ((!now || sym_proc__resolve_data(now, e->id.addr, &d)) &&
+	    (!p || !p->sp || sym_proc__resolve_data(p->sp, e->id.addr, &d))) {
+		snprintf(e->name, sizeof(e->name), "futex 0x%llx", a);
+		return;
+	}
+	e->placed = true;
+	mod = d.module ? d.module : "[anon]";
+	base = strrchr(mod, '/') ? strrchr(mod, '/') + 1 : mod;
+	switch (d.kind) {
+	case SYM_DATA_MODULE:
+		if (d.symbol && d.offset)
+			snprintf(e->name, sizeof(e->name), "%s+0x%llx in %s", d.symbol,
+				 (unsigned long long)d.offset, base);
+		else if (d.symbol)
+			snprintf(e->name, sizeof(e->name), "%s in %s", d.symbol, base);
+		else
+			snprintf(e->name, sizeof(e->name), "futex %s+0x%llx", base,
+				 (unsigned long long)d.offset);
+		break;
+	case SYM_DATA_FILE:
+		snprintf(e->name, sizeof(e->name), "futex %s+0x%llx", mod,
+			 (unsigned long long)d.offset);
+		break;
+	case SYM_DATA_THREAD_STACK:
+		tid = exec ? 0 : stack_thread(e->id.tgid, d.map_start, d.map_end);
+		if (tid)
+			snprintf(e->name, sizeof(e->name), "futex 0x%llx in [stack] of thread %d", a,
+				 tid);
+		else
+			snprintf(e->name, sizeof(e->name), "futex 0x%llx in [stack] of a thread", a);
+		break;
+	default:
+		snprintf(e->name, sizeof(e->name), "futex 0x%llx in %s", a, mod);
+		break;
+	}
+}
+
+static void name_lock(struct lock_collector *c, struct lock_entry *e, struct sym_proc *now,
+		      bool exec, bool take)
 {
 	const char *sym;
 	uint64_t off;
 
 	if (LOCK_AUX_IS_FUTEX(e->id.aux)) {
-		snprintf(e->name, sizeof(e->name), "futex 0x%llx", (unsigned long long)e->id.addr);
+		name_futex(c, e, now, exec, take);
 		return;
 	}
 	if (!c->kdata_tried) {
@@ -365,24 +472,54 @@ static void name_lock(struct lock_collector *c, struct lock_entry *e)
 		snprintf(e->name, sizeof(e->name), "0x%llx", (unsigned long long)e->id.addr);
 }
 
-/* Every lock of the kernel's table, named, sorted by id (for lookups). */
-static int read_locks(struct lock_collector *c)
+static int tgid_cmp(const void *a, const void *b)
+{
+	const struct lock_id *x = a, *y = b;
+
+	return x->tgid < y->tgid ? -1 : x->tgid > y->tgid;
+}
+
+/* Every lock of the kernel's table, named, sorted by id (for lookups). A futex placed by an
+ * earlier read keeps its name: its process may have exec'd since, its old program's addresses
+ * meaning nothing in the new one's mappings. exec: process `exec` is exec'ing now (its
+ * snapshot is its old program's); take: a window's (processes keep their snapshots). */
+static int read_locks(struct lock_collector *c, pid_t exec, bool take)
 {
 	struct lock_read r = { 0 };
+	struct sym_proc *now = NULL;
+	uint32_t now_tgid = 0;
 	int err;
 
-	free(c->locks);
-	c->locks = NULL;
-	c->nlocks = 0;
 	err = bpfutil__map_for_each(bpf_map__fd(c->skel->maps.locks), sizeof(struct lock_id),
 				    sizeof(struct lock_val), read_lock, &r);
 	if (err) {
 		free(r.e);
 		return err;
 	}
-	for (size_t i = 0; i < r.n; i++)
-		name_lock(c, &r.e[i]);
+	/* by process: each one's maps read once */
+	qsort(r.e, r.n, sizeof(*r.e), tgid_cmp);
+	for (size_t i = 0; i < r.n; i++) {
+		const struct lock_entry *old = bsearch(&r.e[i].id, c->locks, c->nlocks,
+						       sizeof(*c->locks), id_cmp);
+		uint32_t tgid = r.e[i].id.tgid;
+		bool execing = exec && tgid == (uint32_t)exec;
+
+		if (old && old->placed) {
+			memcpy(r.e[i].name, old->name, sizeof(old->name));
+			r.e[i].placed = true;
+			continue;
+		}
+		/* a process exec'ing has its new program's maps: its old one's snapshot names */
+		if (tgid && tgid != now_tgid && !execing && c->env.sym) {
+			sym_proc__free(now);
+			now = symbolizer__load_pid(c->env.sym, (pid_t)tgid);
+			now_tgid = tgid;
+		}
+		name_lock(c, &r.e[i], tgid == now_tgid ? now : NULL, execing, take);
+	}
+	sym_proc__free(now);
 	qsort(r.e, r.n, sizeof(*r.e), id_cmp);
+	free(c->locks);
 	c->locks = r.e;
 	c->nlocks = r.n;
 	return 0;
@@ -420,14 +557,6 @@ static int count_cmp(const void *a, const void *b)
 	return x->stack.ustack < y->stack.ustack ? -1 : x->stack.ustack > y->stack.ustack;
 }
 
-static struct proc_info *report_proc(struct lock_collector *c, pid_t tgid, bool exec)
-{
-	struct lock_comm cc = { .comm = "" };
-	__u32 key = tgid;
-
-	bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.comms), &key, &cc);
-	return collector__report_proc(&c->base, tgid, exec, cc.comm, LOCK_COMM_LEN, cc.kthread);
-}
 
 /* ---- processes -------------------------------------------------------------------------- */
 
@@ -490,7 +619,7 @@ static int drain(struct lock_collector *c, struct profile *prof, pid_t only, boo
 	struct count_entry *ents;
 	size_t nents;
 	uint32_t locs[MAX_LOCS];
-	char leaf[160];
+	char leaf[256];
 	int err;
 
 	err = stack_records__read(fd, sizeof(struct lock_key), sizeof(struct lock_count),
@@ -501,7 +630,7 @@ static int drain(struct lock_collector *c, struct profile *prof, pid_t only, boo
 	/* a window fetches only the stacks it counted; the table is read whole at the end */
 	else
 		stack_table__fetch_records(c->base.st, stacks_fd, ents, nents, sizeof(*ents));
-	err = err ?: read_locks(c);
+	err = err ?: read_locks(c, remove ? only : 0, take);
 	if (err)
 		pr_warn(c->lc, "reading the kernel's lock counts failed: %s; the report may be "
 			"incomplete", strerror(-err));
@@ -573,11 +702,12 @@ static int add_group(struct lock_collector *c, const struct lock_entry *e)
 	struct profile *prof = c->env.prof;
 	struct prof_group *g = profile__add_group(prof);
 	uint64_t n = e->v.count;
-	char who[48];
+	char who[48], addr[24];
 	int err;
 
 	if (!g)
 		return -errno;
+	snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)e->id.addr);
 	if (LOCK_AUX_IS_FUTEX(e->id.aux))
 		proc_name(c, e->id.tgid, who, sizeof(who));
 	else if (e->v.owner)
@@ -587,6 +717,8 @@ static int add_group(struct lock_collector *c, const struct lock_entry *e)
 	err = prof_group__add_label(prof, g, "lock", e->name);
 	err = err ?: prof_group__add_label(prof, g, "class", lock_class_name(e->id.aux));
 	err = err ?: prof_group__add_label(prof, g, "process", who);
+	/* the name may not hold it (a data object's, a file's offset) */
+	err = err ?: prof_group__add_label(prof, g, "address", addr);
 #define STAT(name, label, unit, val) \
 	err = err ?: prof_group__add_stat(prof, g, name, label, unit, (int64_t)(val))
 	STAT("contentions", "CONTENTIONS", "count", n);
