@@ -134,6 +134,8 @@ enum lock_stat {
 	LOCK_STAT_NOWAIT,	/* futex waits that did not wait (EAGAIN): counted apart */
 	LOCK_STAT_TIMEDOUT,	/* futex waits that ended by their timeout: counted apart */
 	LOCK_STAT_KEYS,		/* keys made in the per-stack table (the collector spills it) */
+	LOCK_STAT_BEGUN,	/* futex waits already going on when tracing began (-p, -a): each
+				 * counts from the start (lock_begun) */
 	LOCK_STAT_NESTED,	/* drops: a spinlock contention inside another on its CPU
 				 * (an interrupt's): not measured */
 	LOCK_STAT_END_UNSEEN,	/* a contention whose end never came (its slot was taken over) */
@@ -150,6 +152,7 @@ enum lock_stat {
 enum lock_hook {
 	LOCK_HOOK_KERNEL,
 	LOCK_HOOK_FUTEX,
+	LOCK_HOOK_BEGUN,
 	LOCK_HOOK__COUNT,
 };
 

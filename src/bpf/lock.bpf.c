@@ -39,6 +39,8 @@ const volatile __u32 self_tgid = 0;
  * program returns at once: detaching is slow). */
 bool started;
 bool stopped;
+/* Set by the collector before it runs lock_begun: when counting started. */
+__u64 begun_ns;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -652,5 +654,66 @@ int BPF_PROG(futex_exit, struct pt_regs *regs, long ret)
 	 * a wait given up for a reason of its own (EINTR, EOWNERDEAD...): counted as woken. */
 	account(&done, id >> 32, delay, ret == -EAGAIN ? END_NOWAIT :
 		ret == -ETIMEDOUT ? END_TIMEDOUT : END_WOKEN);
+	return 0;
+}
+
+/* Once, when counting has started (-p: the process's threads; -a: every task): each thread
+ * asleep now in a futex wait (its system call's saved registers: futex, a wait operation) and
+ * not seen to enter one since gets a record as if its wait had begun at begun_ns, on the futex
+ * its registers name; its user stack cannot be read from another task (STACK_KEY_USER_UNSEEN).
+ * Its exit then counts it as any other; one still waiting at the stop counts up to the stop.
+ * Before, a program deadlocked when ebprof attached showed nothing. NOEXIST keeps a record its
+ * own futex_enter made since the start; one made for a thread that went on a CPU meanwhile
+ * (its exit may have come before the record) is taken back: a stale record would otherwise
+ * stay until its next futex call replaces it. futex_waitv's futexes are in the other task's
+ * memory: such a wait is on an unknown futex (1), as futex_enter's when it cannot read them. */
+SEC("?iter/task")
+int lock_begun(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+	struct lock_wait w = {}, *e;
+	struct pt_regs *regs;
+	__u32 tid, tgid, st, cmd = LOCK_FUTEX_WAITV;
+	__u64 nr;
+
+	if (!t || !started || stopped)
+		return 0;
+	tid = t->pid;
+	tgid = t->tgid;
+	st = BPF_CORE_READ(t, __state);
+	if (!tid || t->exit_state || !(st & 0xff) || (st & 0x80) || BPF_CORE_READ(t, on_cpu) ||
+	    (t->flags & PF_KTHREAD) || !traced(tgid))
+		return 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	if (!regs)
+		return 0;
+	nr = BPF_CORE_READ(regs, orig_ax);
+	if (nr == LOCK_NR_FUTEX) {
+		cmd = BPF_CORE_READ(regs, si) &
+		      ~(__u32)(LOCK_FUTEX_PRIVATE_FLAG | LOCK_FUTEX_CLOCK_REALTIME);
+		if (!futex_wait_op(cmd))
+			return 0;
+		w.lock = BPF_CORE_READ(regs, di) ?: 1;
+	} else if (nr == LOCK_NR_FUTEX_WAITV) {
+		w.lock = 1;
+	} else {
+		return 0;
+	}
+	w.tid = tid;
+	w.aux = LOCK_AUX_FUTEX | cmd;
+	w.start_ns = begun_ns;
+	w.flags = STACK_KEY_USER_UNSEEN;
+	if (bpf_map_update_elem(&fwaits, &tid, &w, BPF_NOEXIST)) {
+		if (!bpf_map_lookup_elem(&fwaits, &tid))
+			count_stat(LOCK_STAT_WAITS_FULL);
+		return 0;
+	}
+	if (BPF_CORE_READ(t, on_cpu)) {
+		e = bpf_map_lookup_elem(&fwaits, &tid);
+		if (e && e->start_ns == begun_ns && (e->flags & STACK_KEY_USER_UNSEEN))
+			bpf_map_delete_elem(&fwaits, &tid);
+		return 0;
+	}
+	count_stat(LOCK_STAT_BEGUN);
 	return 0;
 }

@@ -331,6 +331,31 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 }
 
 
+@test "lock -p of a process deadlocked before the attach: its two waits count from the start to the stop, on their mutexes" {
+	# before, nothing: the waits began before the attach, and no futex call was seen
+	bg "$FIX/deadlock" 30 > "$T/dl.out"
+	wait_for "$T/dl.out" '^b '
+	sleep 0.2
+	a=$(sed -n 's/^a //p' "$T/dl.out")
+	b=$(sed -n 's/^b //p' "$T/dl.out")
+	run "$EBPROF" lock -q -p "$BG" -d 1 -o "$T/x.json" -o "$T/x.txt"
+	[ "$status" -eq 0 ]
+	cat "$T/x.txt"
+	dur=$(jq .duration_ns "$T/x.json")
+	# one wait on each mutex (named by its symbol), from the start to the stop
+	for m in "$a" "$b"; do
+		jq -e --arg a "$m" --argjson d "$dur" '[.groups[] | select(.labels.address == $a)]
+			| length == 1 and .[0].contentions == 1 and .[0].delay_ns <= $d
+			  and .[0].delay_ns * 100 >= $d * 97' "$T/x.json"
+	done
+	jqe '[.groups[] | .labels.lock] | sort == ["a in deadlock", "b in deadlock"]' "$T/x.json"
+	# their user stacks were not seen: said, never another stack
+	jqe '[.sites[] | select(.contentions > 0)] | length == 2 and
+	     all(.[]; any(.frames[]; .function == "[user stack not seen]"))' "$T/x.json"
+	jqe '.info.begun_before_start == "2" and .info.waiting_at_end == "2"' "$T/x.json"
+	jqe '[.notes[] | select(startswith("2 futex waits were already going on when tracing started"))] | length == 1' "$T/x.json"
+}
+
 # A user lock named by where it lives, each against an independent oracle: gdb's `info symbol`
 # on the program's file (at the address less the program's load address, from its maps) for
 # the globals, the process's maps for the rest. Before, each was "futex 0xADDR" alone.

@@ -68,6 +68,7 @@ static const char *const stat_names[LOCK_STAT__COUNT] = {
 	[LOCK_STAT_NOWAIT] = "futex_nowait",
 	[LOCK_STAT_TIMEDOUT] = "futex_timeouts",
 	[LOCK_STAT_KEYS] = "keys",
+	[LOCK_STAT_BEGUN] = "begun_before_start",
 	[LOCK_STAT_NESTED] = "nested_contention",
 	[LOCK_STAT_END_UNSEEN] = "end_unseen",
 	[LOCK_STAT_WAITS_FULL] = "wait_table_full",
@@ -239,6 +240,8 @@ static void *lock_open(const struct session_env *env, void *opts)
 	bpf_program__set_autoload(sk->progs.lock_end, c->kernel && !o->no_ends);
 	bpf_program__set_autoload(sk->progs.futex_enter, c->user);
 	bpf_program__set_autoload(sk->progs.futex_exit, c->user && !o->no_ends);
+	bpf_program__set_autoload(sk->progs.lock_begun, c->user);
+	bpf_program__set_autoattach(sk->progs.lock_begun, false);	/* run: find_begun */
 	if (collector__load(&c->base, env->unwind, true) ||
 	    collector__notes(&c->base, sk->maps.notes, env->all))
 		goto fail;
@@ -273,23 +276,41 @@ static void start(struct lock_collector *c)
 
 /* ---- attach ----------------------------------------------------------------------------- */
 
+/* The threads of pid (0: every task) in a futex wait now, since before counting started: each
+ * gets a record as if its wait had begun at the start (bpf/lock.bpf.c: lock_begun). A launched
+ * command has none: it was held at its exec until now. */
+static void find_begun(struct lock_collector *c, pid_t pid)
+{
+	int err;
+
+	if (!c->user)
+		return;
+	c->skel->bss->begun_ns = c->window_ns;
+	err = bpfutil__run_task_iter(c->skel->progs.lock_begun, pid);
+	if (err)
+		pr_warn(c->lc, "cannot look for the futex waits already going on%s: %s (those "
+			"waits are not seen)", pid ? "" : " on the machine", strerror(-err));
+}
+
 static int lock_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 {
 	struct lock_collector *c = m;
 	int err;
 
 	*status = -1;
-	(void)how;
 	err = collector__target(&c->base, pid, bpf_map__fd(c->skel->maps.targets), MAX_TARGETS);
 	if (err)
 		return err;
 	start(c);
+	if (how == MODE_ATTACH_PID)
+		find_begun(c, pid);
 	return 0;
 }
 
 static int lock_attach_all(void *m)
 {
 	start(m);
+	find_begun(m, 0);
 	return 0;
 }
 
@@ -1119,9 +1140,19 @@ static void lock_finish(void *m)
 	profile__add_info(prof, "futex_timeouts", "%llu", (unsigned long long)timeouts);
 	profile__add_info(prof, "waiting_at_end", "%llu", (unsigned long long)waits);
 	if (waits)
-		profile__add_note(prof, "%llu waits were going on when tracing stopped: each "
-				  "counts up to the stop, under its stacks where it began",
-				  (unsigned long long)waits);
+		profile__add_note(prof, "%llu %s going on when tracing stopped: each counts up "
+				  "to the stop, under its stacks where it began",
+				  (unsigned long long)waits, waits == 1 ? "wait was" : "waits were");
+	if (stat_sum(c, LOCK_STAT_BEGUN)) {
+		uint64_t n = stat_sum(c, LOCK_STAT_BEGUN);
+
+		profile__add_info(prof, "begun_before_start", "%llu", (unsigned long long)n);
+		profile__add_note(prof, "%llu futex %s already going on when tracing started: "
+				  "each counts from the start, on the futex its system call names; "
+				  "its user stack could not be read (another task's) and is shown "
+				  "as [user stack not seen]", (unsigned long long)n,
+				  n == 1 ? "wait was" : "waits were");
+	}
 	if (c->kernel)
 		profile__add_info(prof, "kernel_data_symbols", "%s",
 				  kdata__count(c->kdata) ? "kallsyms" :
