@@ -39,8 +39,6 @@ const volatile __u32 self_tgid = 0;
  * program returns at once: detaching is slow). */
 bool started;
 bool stopped;
-/* Set by the collector before it runs lock_begun: when counting started. */
-__u64 begun_ns;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -659,7 +657,7 @@ int BPF_PROG(futex_exit, struct pt_regs *regs, long ret)
 
 /* Once, when counting has started (-p: the process's threads; -a: every task): each thread
  * asleep now in a futex wait (its system call's saved registers: futex, a wait operation) and
- * not seen to enter one since gets a record as if its wait had begun at begun_ns, on the futex
+ * not seen to enter one since gets a record as if its wait had begun now (when it is found), on the futex
  * its registers name; its user stack cannot be read from another task (STACK_KEY_USER_UNSEEN).
  * Its exit then counts it as any other; one still waiting at the stop counts up to the stop.
  * Before, a program deadlocked when ebprof attached showed nothing. NOEXIST keeps a record its
@@ -674,7 +672,7 @@ int lock_begun(struct bpf_iter__task *ctx)
 	struct lock_wait w = {}, *e;
 	struct pt_regs *regs;
 	__u32 tid, tgid, st, cmd = LOCK_FUTEX_WAITV;
-	__u64 nr;
+	__u64 nr, now = bpf_ktime_get_ns();
 
 	if (!t || !started || stopped)
 		return 0;
@@ -701,7 +699,7 @@ int lock_begun(struct bpf_iter__task *ctx)
 	}
 	w.tid = tid;
 	w.aux = LOCK_AUX_FUTEX | cmd;
-	w.start_ns = begun_ns;
+	w.start_ns = now;
 	w.flags = STACK_KEY_USER_UNSEEN;
 	if (bpf_map_update_elem(&fwaits, &tid, &w, BPF_NOEXIST)) {
 		if (!bpf_map_lookup_elem(&fwaits, &tid))
@@ -710,7 +708,7 @@ int lock_begun(struct bpf_iter__task *ctx)
 	}
 	if (BPF_CORE_READ(t, on_cpu)) {
 		e = bpf_map_lookup_elem(&fwaits, &tid);
-		if (e && e->start_ns == begun_ns && (e->flags & STACK_KEY_USER_UNSEEN))
+		if (e && e->start_ns == now && (e->flags & STACK_KEY_USER_UNSEEN))
 			bpf_map_delete_elem(&fwaits, &tid);
 		return 0;
 	}

@@ -24,7 +24,7 @@
  *
  * A thread already asleep when tracing starts (-p, -a) has no switch-out to be seen: the
  * iterator offcpu_begun, run once counting has started, gives each such thread an entry as if
- * it had switched out at the start (its kernel stack where it sleeps; its user stack cannot be
+ * it had switched out when found (its kernel stack where it sleeps; its user stack cannot be
  * read from another task, STACK_KEY_USER_UNSEEN), so that its wait counts from the start to
  * its switch-in, or to the stop; before, a process blocked for the whole run had an empty
  * profile.
@@ -66,8 +66,6 @@ const volatile __u32 self_tgid = 0;
  * program returns at once: detaching is slow). */
 bool started;
 bool stopped;
-/* Set by the collector before it runs offcpu_begun: when counting started. */
-__u64 begun_ns;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -461,7 +459,7 @@ int BPF_PROG(offcpu_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 
 /* Once, when counting has started (-p: the process's threads; -a: every task): each thread
  * asleep now (not on a CPU, not runnable) and not seen since gets an entry as if it had
- * switched out at begun_ns. NOEXIST: a thread that switched out since the start keeps its
+ * switched out now (its wait counted from the moment it is found: never before the run). NOEXIST: a thread that switched out since the start keeps its
  * own. One found asleep and woken and on a CPU before its entry went in would keep a stale
  * entry: looked at again after the insertion, taken back if it is on a CPU and still this one
  * (what is left of that race is a switch-in the kernel did not report, counted as such at its
@@ -473,6 +471,7 @@ int offcpu_begun(struct bpf_iter__task *ctx)
 	__u32 zero = OFFCPU_HOOK_BEGUN, tid, tgid, state, st;
 	struct offcpu_thread th = {}, *e;
 	struct offcpu_scratch *sc;
+	__u64 now = bpf_ktime_get_ns();
 	long n;
 
 	if (!t || !started || stopped)
@@ -489,7 +488,7 @@ int offcpu_begun(struct bpf_iter__task *ctx)
 	sc = bpf_map_lookup_elem(&scratch, &zero);
 	if (!sc)
 		return 0;
-	th.off_ns = begun_ns;
+	th.off_ns = now;
 	th.run_ns = BPF_CORE_READ(t, se.sum_exec_runtime);
 	th.key.stack.tgid = tgid;
 	th.key.stack.aux = per_thread ? tid : 0;
@@ -509,7 +508,7 @@ int offcpu_begun(struct bpf_iter__task *ctx)
 	}
 	if (BPF_CORE_READ(t, on_cpu)) {
 		e = bpf_map_lookup_elem(&threads, &tid);
-		if (e && e->off_ns == begun_ns && (e->key.stack.flags & STACK_KEY_USER_UNSEEN))
+		if (e && e->off_ns == now && (e->key.stack.flags & STACK_KEY_USER_UNSEEN))
 			bpf_map_delete_elem(&threads, &tid);
 		return 0;
 	}

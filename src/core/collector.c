@@ -175,6 +175,28 @@ void collector__note_notes_lost(struct profile *prof, uint64_t n)
 				  "addresses", (unsigned long long)n);
 }
 
+void collector__find_begun(struct collector *b, struct bpf_program *iter, pid_t pid,
+			   const char *what)
+{
+	int err = bpfutil__run_task_iter(iter, pid);
+
+	if (err)
+		pr_warn(b->lc, "cannot look for the %s already going on%s: %s (those waits are "
+			"seen from their next start only)", what, pid ? "" : " on the machine",
+			strerror(-err));
+}
+
+void collector__note_begun(struct profile *prof, uint64_t n, const char *one, const char *many,
+			   const char *state, const char *counted)
+{
+	if (!n)
+		return;
+	profile__add_info(prof, "begun_before_start", "%llu", (unsigned long long)n);
+	profile__add_note(prof, "%llu %s already %s when tracing started: %s; its user stack "
+			  "could not be read (another task's) and is shown as [user stack not "
+			  "seen]", (unsigned long long)n, n == 1 ? one : many, state, counted);
+}
+
 void collector__tick(void *m, int64_t t_ns, bool second)
 {
 	struct collector *b = m;

@@ -103,6 +103,15 @@ int collector__read_procs(struct collector *b, int fd, size_t val_size, pid_t on
 			  int (*cb)(const void *key, const void *val, void *ctx), void *ctx);
 /* The note of n processes the BPF side could not announce (the notes ring buffer full), if n. */
 void collector__note_notes_lost(struct profile *prof, uint64_t n);
+/* The waits already going on when tracing started (-p: pid's threads; pid 0: every task, -a):
+ * the mode's task iterator run once, which gives each such thread an entry from the start
+ * (offcpu_begun, lock_begun); `what` names those waits in the warning if it cannot run. */
+void collector__find_begun(struct collector *b, struct bpf_program *iter, pid_t pid,
+			   const char *what);
+/* Their run fact begun_before_start and note, if n: "N <one|many> already <state> when tracing
+ * started: <counted>; its user stack ... [user stack not seen]". */
+void collector__note_begun(struct profile *prof, uint64_t n, const char *one, const char *many,
+			   const char *state, const char *counted);
 
 /* Every tick (core/mode.h's tick): the processes announced since the last one (-a), a new
  * snapshot of the attached ones each second, the unwinder's tick. A mode's tick as it is, for

@@ -102,6 +102,11 @@ bool session__stopping(const struct session *s)
 	return s->stop;
 }
 
+uint64_t session__end_ns(const struct session *s)
+{
+	return s->end_mono;
+}
+
 static struct tgt *tgt_of(struct session *s, pid_t pid)
 {
 	/* a recycled PID is its latest process */

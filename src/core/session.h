@@ -79,5 +79,9 @@ void session__clear_progress(struct session *s);
 void session__request_stop(struct session *s);
 /* Tracing is ending (a stop was asked or the duration reached). */
 bool session__stopping(const struct session *s);
+/* The run's end (CLOCK_MONOTONIC ns), once it has ended, else 0: what a mode counts the waits
+ * still going on up to, so that none is longer than the run (its stop hook comes after the
+ * processes are read out). */
+uint64_t session__end_ns(const struct session *s);
 
 #endif

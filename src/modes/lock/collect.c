@@ -33,6 +33,7 @@
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
 #include "core/collector.h"
+#include "core/session.h"
 #include "core/minbtf.h"
 #include "core/procs.h"
 #include "core/stacks.h"
@@ -277,19 +278,13 @@ static void start(struct lock_collector *c)
 /* ---- attach ----------------------------------------------------------------------------- */
 
 /* The threads of pid (0: every task) in a futex wait now, since before counting started: each
- * gets a record as if its wait had begun at the start (bpf/lock.bpf.c: lock_begun). A launched
+ * gets a record as if its wait had begun then (bpf/lock.bpf.c: lock_begun). A launched
  * command has none: it was held at its exec until now. */
 static void find_begun(struct lock_collector *c, pid_t pid)
 {
-	int err;
-
 	if (!c->user)
 		return;
-	c->skel->bss->begun_ns = c->window_ns;
-	err = bpfutil__run_task_iter(c->skel->progs.lock_begun, pid);
-	if (err)
-		pr_warn(c->lc, "cannot look for the futex waits already going on%s: %s (those "
-			"waits are not seen)", pid ? "" : " on the machine", strerror(-err));
+	collector__find_begun(&c->base, c->skel->progs.lock_begun, pid, "futex waits");
 }
 
 static int lock_attach(void *m, pid_t pid, enum mode_attach how, int *status)
@@ -956,7 +951,9 @@ static void lock_stop(void *m)
 		return;
 	c->skel->bss->stopped = true;
 	c->stopped = true;
-	c->stop_ns = util_mono_ns();
+	/* the run's end: a wait going on counts up to it, never longer than the run */
+	c->stop_ns = c->env.s && session__end_ns(c->env.s) ? session__end_ns(c->env.s)
+							    : util_mono_ns();
 	if (c->kernel)
 		count_open_waits(c, c->skel->maps.kwaits, false);
 	if (c->user)
@@ -1143,16 +1140,9 @@ static void lock_finish(void *m)
 		profile__add_note(prof, "%llu %s going on when tracing stopped: each counts up "
 				  "to the stop, under its stacks where it began",
 				  (unsigned long long)waits, waits == 1 ? "wait was" : "waits were");
-	if (stat_sum(c, LOCK_STAT_BEGUN)) {
-		uint64_t n = stat_sum(c, LOCK_STAT_BEGUN);
-
-		profile__add_info(prof, "begun_before_start", "%llu", (unsigned long long)n);
-		profile__add_note(prof, "%llu futex %s already going on when tracing started: "
-				  "each counts from the start, on the futex its system call names; "
-				  "its user stack could not be read (another task's) and is shown "
-				  "as [user stack not seen]", (unsigned long long)n,
-				  n == 1 ? "wait was" : "waits were");
-	}
+	collector__note_begun(prof, stat_sum(c, LOCK_STAT_BEGUN), "futex wait was",
+			      "futex waits were", "going on", "each counts from the start, on the "
+			      "futex its system call names");
 	if (c->kernel)
 		profile__add_info(prof, "kernel_data_symbols", "%s",
 				  kdata__count(c->kdata) ? "kallsyms" :

@@ -18,6 +18,7 @@
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
 #include "core/collector.h"
+#include "core/session.h"
 #include "core/minbtf.h"
 #include "core/procs.h"
 #include "core/stacks.h"
@@ -220,18 +221,11 @@ static void start(struct offcpu_collector *c)
 /* ---- attach ----------------------------------------------------------------------------- */
 
 /* The threads of pid (0: every task) asleep now, since before counting started: each gets an
- * entry as if it switched out at the start (bpf/offcpu.bpf.c: offcpu_begun). A launched
+ * entry as if it switched out then (bpf/offcpu.bpf.c: offcpu_begun). A launched
  * command has none: it was held at its exec until now. */
 static void find_begun(struct offcpu_collector *c, pid_t pid)
 {
-	int err;
-
-	c->skel->bss->begun_ns = c->window_ns;
-	err = bpfutil__run_task_iter(c->skel->progs.offcpu_begun, pid);
-	if (err)
-		pr_warn(c->lc, "cannot look for the threads already off-CPU%s: %s (their waits "
-			"begun before tracing count from their next switch-out)",
-			pid ? "" : " on the machine", strerror(-err));
+	collector__find_begun(&c->base, c->skel->progs.offcpu_begun, pid, "threads off-CPU");
 }
 
 static int offcpu_attach(void *m, pid_t pid, enum mode_attach how, int *status)
@@ -764,7 +758,9 @@ static void offcpu_stop(void *m)
 		return;
 	c->skel->bss->stopped = true;
 	c->stopped = true;
-	c->stop_ns = util_mono_ns();
+	/* the run's end: a wait going on counts up to it, never longer than the run */
+	c->stop_ns = c->env.s && session__end_ns(c->env.s) ? session__end_ns(c->env.s)
+							    : util_mono_ns();
 	collector__consume_notes(&c->base);
 }
 
@@ -841,16 +837,9 @@ static void offcpu_finish(void *m)
 				  "wait counts up to the stop (those the full count table could not "
 				  "take are in count_table_full)", (unsigned long long)c->off_at_end,
 				  c->off_at_end == 1 ? "thread was" : "threads were");
-	if (stat_sum(c, OFFCPU_STAT_BEGUN)) {
-		uint64_t n = stat_sum(c, OFFCPU_STAT_BEGUN);
-
-		profile__add_info(prof, "begun_before_start", "%llu", (unsigned long long)n);
-		profile__add_note(prof, "%llu %s already off-CPU when tracing started: each "
-				  "one's wait counts from the start, under the kernel stack it "
-				  "slept in; its user stack could not be read (another task's) and "
-				  "is shown as [user stack not seen]", (unsigned long long)n,
-				  n == 1 ? "thread was" : "threads were");
-	}
+	collector__note_begun(prof, stat_sum(c, OFFCPU_STAT_BEGUN), "thread was", "threads were",
+			      "off-CPU", "each one's wait counts from the start, under the kernel "
+			      "stack it slept in");
 	profile__add_note(prof, "off-CPU time: from a thread's switch-out to its switch-in "
 			  "(its wait and its run-queue latency after the wakeup), under its stacks "
 			  "at the switch-out%s. Run-queue latency: from its wakeup or preemption "
