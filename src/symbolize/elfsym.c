@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <gelf.h>
@@ -29,10 +30,30 @@ static enum match match_name(const char *sym, const char *want, size_t want_len)
 	return sym[want_len + 1] == '@' ? MATCH_DEFAULT_VERSION : MATCH_HIDDEN_VERSION;
 }
 
-/* Best match in one symbol table section; returns its quality and fills *offset. */
-static enum match search_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
-			       Elf_Data *versym, uint64_t *offset, bool *is_ifunc)
+/* A C++ name as a person writes it ("ns::Acc<long>::run", with or without its parameters)
+ * against a mangled symbol: its demangled form is that name, or that name and a parameter
+ * list. *others counts the further functions matched (overloads named without parameters). */
+static enum match match_demangled(const char *sym, const char *want, size_t want_len)
 {
+	enum match mt = MATCH_NONE;
+	char *d;
+
+	if (strncmp(sym, "_Z", 2) || !(d = sym_demangle(sym)))
+		return MATCH_NONE;
+	if (!strcmp(d, want) || (!strncmp(d, want, want_len) && d[want_len] == '(' &&
+				 !strchr(want, '(')))
+		mt = MATCH_EXACT;
+	free(d);
+	return mt;
+}
+
+/* Best match in one symbol table section; returns its quality and fills *offset. A C++ name
+ * (with "::" or a parameter list) also matches demangled symbols; *ambiguous is set when two
+ * functions at different addresses match it equally (overloads). */
+static enum match search_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
+			       Elf_Data *versym, uint64_t *offset, bool *is_ifunc, bool *ambiguous)
+{
+	bool cxx = strstr(name, "::") || strchr(name, '(');
 	size_t want_len = strlen(name), n;
 	enum match best = MATCH_NONE;
 	bool best_ifunc = false;
@@ -62,6 +83,8 @@ static enum match search_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, cons
 		if (!sname)
 			continue;
 		mt = match_name(sname, name, want_len);
+		if (mt == MATCH_NONE && cxx)
+			mt = match_demangled(sname, name, want_len);
 		/* .dynsym's names carry no version: a hidden one (a compat symbol, such as
 		 * memcpy@GLIBC_2.2.5 beside memcpy@@GLIBC_2.14) is in .gnu.version */
 		if (mt == MATCH_EXACT && versym) {
@@ -71,11 +94,16 @@ static enum match search_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, cons
 				mt = MATCH_HIDDEN_VERSION;
 		}
 		ifunc = type == STT_GNU_IFUNC;
-		/* A plain function beats an IFUNC of equal match (the IFUNC is its resolver). */
-		if (mt == MATCH_NONE || mt < best || (mt == best && (ifunc || !best_ifunc)))
-			continue;
-		tscn = elf_getscn(elf, sym.st_shndx);
+		tscn = mt == MATCH_NONE ? NULL : elf_getscn(elf, sym.st_shndx);
 		if (!tscn || !gelf_getshdr(tscn, &tsh))
+			continue;
+		/* a second function of the same C++ name (an overload named without its
+		 * parameters): which one is meant is not for ebprof to guess */
+		if (cxx && mt == MATCH_EXACT && best == MATCH_EXACT &&
+		    *offset != sym.st_value - tsh.sh_addr + tsh.sh_offset)
+			*ambiguous = true;
+		/* A plain function beats an IFUNC of equal match (the IFUNC is its resolver). */
+		if (mt < best || (mt == best && (ifunc || !best_ifunc)))
 			continue;
 		*offset = sym.st_value - tsh.sh_addr + tsh.sh_offset;
 		best = mt;
@@ -154,7 +182,7 @@ int sym_elf_symbol_offset(const char *path, const char *name, uint64_t *offset)
 {
 	static const GElf_Word order[] = { SHT_SYMTAB, SHT_DYNSYM };
 	enum match best = MATCH_NONE;
-	bool best_ifunc = false;
+	bool best_ifunc = false, ambiguous = false;
 	Elf *elf = NULL;
 	int fd, err;
 
@@ -186,12 +214,12 @@ int sym_elf_symbol_offset(const char *path, const char *name, uint64_t *offset)
 		while ((scn = elf_nextscn(elf, scn))) {
 			GElf_Shdr sh;
 			enum match mt;
-			uint64_t off;
+			uint64_t off = 0;
 			bool ifunc;
 
 			if (!gelf_getshdr(scn, &sh) || sh.sh_type != order[t])
 				continue;
-			mt = search_table(elf, scn, &sh, name, versym, &off, &ifunc);
+			mt = search_table(elf, scn, &sh, name, versym, &off, &ifunc, &ambiguous);
 			if (mt > best) {
 				best = mt;
 				best_ifunc = ifunc;
@@ -201,7 +229,7 @@ int sym_elf_symbol_offset(const char *path, const char *name, uint64_t *offset)
 	}
 	/* an IFUNC's address is its resolver, which runs once, when the object is relocated:
 	 * probed, it counts that, not the calls (*offset is still set) */
-	err = best == MATCH_NONE ? -ENOENT : best_ifunc ? -EOPNOTSUPP : 0;
+	err = best == MATCH_NONE ? -ENOENT : ambiguous ? -EEXIST : best_ifunc ? -EOPNOTSUPP : 0;
 out:
 	if (elf)
 		elf_end(elf);

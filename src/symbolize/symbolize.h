@@ -186,7 +186,10 @@ int symbolizer__resolve_build_id(struct symbolizer *s, const char *build_id, uin
  * .dynsym; returns 0 and the offset, or -ENOENT / negative errno. Names match with or without
  * an @VERSION / @@VERSION suffix (exact name, then default version, then hidden version); a
  * plain STT_FUNC is preferred over an STT_GNU_IFUNC, whose offset is that of its resolver:
- * when the best match is an IFUNC, -EOPNOTSUPP, with *offset set (glibc's strlen, memcpy). */
+ * when the best match is an IFUNC, -EOPNOTSUPP, with *offset set (glibc's strlen, memcpy). A
+ * C++ name as written in the source ("ns::Acc<long>::run", or with its parameter list
+ * "ns::f(int)") matches the demangled form of a mangled symbol; one that names several
+ * functions (overloads, without parameters) is -EEXIST. */
 int sym_elf_symbol_offset(const char *path, const char *name, uint64_t *offset);
 /* The function in path's symbol tables whose name (without @VERSION) is closest to name, for a
  * "did you mean": within an edit distance of 2, or a fifth of name's length if more. 0 and its

@@ -69,6 +69,26 @@ events_through() {
 	      | [.frames[1].function, .frames[2].function]] == [["marker", "main"]]' "$T/out.json"
 }
 
+@test "stacks: u:PATH:SYMBOL takes a C++ name as written (with or without its parameters); bpftrace's spellings and offsets get a sentence" {
+	# sym_cxx calls ebprof_test::Widget::frob(int, char const*) once; before, the spec was cut
+	# at the last ':' ("cannot read sym_cxx:ebprof_test::Widget:")
+	run "$EBPROF" stacks -q -e 'u:sym_cxx:ebprof_test::Widget::frob' \
+		-e 'u:sym_cxx:ebprof_test::Widget::frob(int, char const*)' -o "$T/cx.json" \
+		-- "$FIX/sym_cxx" < /dev/null
+	[ "$status" -eq 0 ]
+	jqe '.processes[0].calls == {"u:sym_cxx:ebprof_test::Widget::frob": 1,
+	     "u:sym_cxx:ebprof_test::Widget::frob(int, char const*)": 1}' "$T/cx.json"
+	run "$EBPROF" stacks -e tracepoint:syscalls:sys_enter_write -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"is bpftrace's spelling: ebprof writes a tracepoint CATEGORY:NAME"* ]]
+	run "$EBPROF" stacks -e uprobe:/bin/true:main -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"u:PATH:SYMBOL (u:libc:malloc)"* ]]
+	run "$EBPROF" stacks -e u:sym_cxx:main+4 -- "$FIX/sym_cxx" < /dev/null
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"probes a function's entry, not an offset in it"* ]]
+}
+
 @test "stacks: a uprobe in a library (u:libc:close) counts every call with its caller" {
 	run "$EBPROF" stacks -e u:libc:close -o "$T/out.folded" -- "$FIX/openloop" 4
 	[ "$status" -eq 0 ]

@@ -47,10 +47,31 @@ int stacks_event__parse(struct stacks_event *ev, const char *spec, char *why, si
 	ev->spec = strdup(spec);
 	if (!ev->spec)
 		return -ENOMEM;
+	if (!strncmp(spec, "uprobe:", 7) || !strncmp(spec, "tracepoint:", 11) ||
+	    !strncmp(spec, "t:", 2) || !strncmp(spec, "uretprobe:", 10) ||
+	    !strncmp(spec, "kprobe:", 7)) {
+		/* bpftrace's spellings: say what ebprof's are */
+		snprintf(why, len, "'%s' is bpftrace's spelling: ebprof writes a tracepoint "
+			 "CATEGORY:NAME (sched:sched_switch, no 'tracepoint:') and a function's entry "
+			 "u:PATH:SYMBOL (u:libc:malloc)%s", spec, !strncmp(spec, "kprobe:", 7) ?
+			 "; kprobes are not used (this kernel has none: raw tracepoints only)" :
+			 !strncmp(spec, "uretprobe:", 10) ? "; returns are not probed" : "");
+		goto inval;
+	}
 	if (!strncmp(spec, "u:", 2)) {
 		const char *p = spec + 2;
 
-		c = strrchr(p, ':');
+		/* the last ':' that is not half of a C++ "::" (u:prog:ns::Acc<long>::run) */
+		c = NULL;
+		for (const char *q = p; *q; q++) {
+			if (*q != ':')
+				continue;
+			if (q[1] == ':') {
+				q++;
+				continue;
+			}
+			c = q;
+		}
 		if (!c || c == p || !c[1]) {
 			snprintf(why, len, "'%s' is not a uprobe event: write u:PATH:SYMBOL, e.g. "
 				 "u:/usr/bin/bash:readline or u:libc:malloc", spec);
@@ -643,7 +664,14 @@ const char *stacks_event__symbol_error(const char *path, const char *sym, int er
 		if (r)
 			shown = r + 5;
 	}
-	if (err == -ENOENT && !sym_elf_close_function(path, sym, near, sizeof(near)))
+	if (err == -ENOENT && strchr(sym, '+'))
+		snprintf(buf, len, "no function '%s' in %s: u:PATH:SYMBOL probes a function's "
+			 "entry, not an offset in it", sym, shown);
+	else if (err == -EEXIST)
+		snprintf(buf, len, "'%s' names more than one function in %s (overloads): write "
+			 "the one you mean with its parameters, as c++filt shows them (nm -C %s)",
+			 sym, shown, shown);
+	else if (err == -ENOENT && !sym_elf_close_function(path, sym, near, sizeof(near)))
 		snprintf(buf, len, "no function '%s' in %s (did you mean %s?)", sym, shown, near);
 	else if (err == -ENOENT)
 		snprintf(buf, len, "no function '%s' in %s (nm or nm -D lists its symbols; the "
