@@ -248,7 +248,13 @@ $(OUT)/fixtures/lazyfix: tests/fixtures/lazyfix.c $(OUT)/fixtures/liblazyfix.so 
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall $< -o $@
 
-fixtures: $(OUT)/fixtures/libdlburn.so $(OUT)/fixtures/liblazyfix.so $(FIX_BINS) $(FIX_SOS) $(OUT)/fixtures/memfixture_static $(OUT)/fixtures/cxxfixture \
+# cpuburn with a build-id said, not left to the compiler's default: tests copy and strip it (a
+# stripped copy and the full file share the build-id; a debug file is found by it)
+$(OUT)/fixtures/cpuburn_bid: tests/fixtures/cpuburn.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FIX_CFLAGS) -Wl,--build-id $< -o $@
+
+fixtures: $(OUT)/fixtures/cpuburn_bid $(OUT)/fixtures/libdlburn.so $(OUT)/fixtures/liblazyfix.so $(FIX_BINS) $(FIX_SOS) $(OUT)/fixtures/memfixture_static $(OUT)/fixtures/cxxfixture \
 	  $(OUT)/fixtures/cxxlate $(OUT)/fixtures/cxxfixture_static $(OUT)/fixtures/badalloc $(OUT)/fixtures/prefixalloc \
 	  $(OUT)/fixtures/qsortexec_a $(OUT)/fixtures/qsortexec_b
 

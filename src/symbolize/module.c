@@ -158,6 +158,31 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 					    debuglink_file, debuglink_crc, debuginfo_file_name);
 }
 
+/* What an ELF file itself holds to name its code (SYM_RICH_*). */
+static unsigned elf_richness(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	unsigned rich = 0;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (sh.sh_type == SHT_SYMTAB || (name && !strcmp(name, ".gnu_debugdata")))
+			rich |= SYM_RICH_SYMTAB;
+		else if (sh.sh_type == SHT_PROGBITS && name &&
+			 (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")))
+			rich |= SYM_RICH_DWARF;
+	}
+	return rich;
+}
+
 static struct sym_module *module_new(struct symbolizer *s, Elf *elf, const char *open_path,
 				     const char *root, const char *display, char *build_id)
 {
@@ -170,6 +195,7 @@ static struct sym_module *module_new(struct symbolizer *s, Elf *elf, const char 
 		goto err;
 	m->build_id = build_id;
 	m->name = display;
+	m->richness = elf_richness(elf);
 	m->open_path = strdup(open_path);
 	/* Empty element: the file's own directory, then its .debug/ subdirectory (debuglink
 	 * lookups); absolute elements are roots for .build-id/ and for the file's own path.
@@ -272,8 +298,13 @@ unsigned symbolizer__trim(struct symbolizer *s, unsigned keep)
 			s->keys[kept++] = s->keys[i];
 	s->nkeys = kept;
 	while ((m = *pm)) {
-		if (m->refs || ++m->idle < keep) {
-			if (m->refs)
+		bool used = m->refs;
+
+		/* a richer module of a build-id is used by the poorer ones' mappings too */
+		for (struct sym_module *k = s->modules; k && !used; k = k->next)
+			used = k->better == m && k->refs;
+		if (used || ++m->idle < keep) {
+			if (used)
 				m->idle = 0;
 			pm = &m->next;
 			continue;
@@ -284,6 +315,9 @@ unsigned symbolizer__trim(struct symbolizer *s, unsigned keep)
 			if (s->keys[i].mod != m)
 				s->keys[kept++] = s->keys[i];
 		s->nkeys = kept;
+		for (struct sym_module *k = s->modules; k; k = k->next)
+			if (k->better == m)
+				k->better = NULL;
 		sym_module__free(m);
 		freed++;
 	}
@@ -331,7 +365,10 @@ struct sym_module *sym_module__get(struct symbolizer *s, const char *open_path, 
 		for (m = s->modules; m; m = m->next)
 			if (m->build_id && strcmp(m->build_id, build_id) == 0)
 				break;
-		if (m) {
+		/* the same code in a file that holds no more than the module has (a copy, or a
+		 * stripped one): that module; a richer file (the full binary met after its
+		 * stripped copy) is read for its own symbols, and names the poorer ones' code */
+		if (m && elf_richness(elf) <= sym_module__best(m)->richness) {
 			add_key(s, &st, m);
 			err = 0;
 			goto out;
@@ -346,6 +383,10 @@ struct sym_module *sym_module__get(struct symbolizer *s, const char *open_path, 
 		goto out;
 	}
 	build_id = NULL;
+	for (struct sym_module *k = s->modules; m->build_id && k; k = k->next)
+		if (k->build_id && !strcmp(k->build_id, m->build_id) &&
+		    sym_module__best(k)->richness < m->richness)
+			k->better = m;
 	m->next = s->modules;
 	s->modules = m;
 	add_key(s, &st, m);

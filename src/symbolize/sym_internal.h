@@ -108,9 +108,26 @@ struct sym_module {
 	struct u64map call_cache;	/* return-address vaddr -> callsite.c's cached answer */
 	void *image;		/* a module made from memory (the vdso): the bytes, else NULL */
 	size_t image_len;
+	/* what its own file holds to name code: SYM_RICH_* (a stripped copy of a binary has the
+	 * build-id of the full one, not its symbols) */
+	unsigned richness;
+	/* a module of the same build-id whose file holds more (SYM_RICH_*): its frames are named
+	 * from that one (sym_module__best), else NULL */
+	struct sym_module *better;
 	unsigned refs;		/* mappings of live sym_procs that resolve through it */
 	unsigned idle;		/* symbolizer__trim calls that found it unreferenced */
 };
+
+#define SYM_RICH_SYMTAB	1	/* .symtab or .gnu_debugdata, beyond .dynsym */
+#define SYM_RICH_DWARF	2	/* .debug_info in the file itself */
+
+/* The module to name m's code from: m, or the richest of its build-id's (m->better). */
+static inline struct sym_module *sym_module__best(struct sym_module *m)
+{
+	while (m && m->better)
+		m = m->better;
+	return m;
+}
 
 struct sym_cached_frames {
 	uint32_t nframes;
@@ -136,6 +153,9 @@ struct symbolizer {
 
 /* Find or open the module for a file. `open_path` is what we open, `root` is the prefix of a
  * foreign mount namespace ("" for ours) used to also search that namespace's debug directory.
+ * A file whose build-id a module has already is that module, unless it holds more than every
+ * module of that build-id (SYM_RICH_*: a full binary met after its stripped copy): then a
+ * module of its own, which the poorer ones name their code from (->better).
  * Returns NULL (errno set) when the file cannot be opened or is not ELF. */
 struct sym_module *sym_module__get(struct symbolizer *s, const char *open_path, const char *root,
 				   const char *display);

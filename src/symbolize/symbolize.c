@@ -478,6 +478,7 @@ int sym_proc__resolve(struct sym_proc *p, uint64_t addr, bool return_addr,
 {
 	uint64_t a = return_addr && addr ? addr - 1 : addr;
 	uint64_t file_off, vaddr;
+	struct sym_module *mod;
 	struct sym_map *map;
 
 	if (!p || !out)
@@ -497,13 +498,15 @@ int sym_proc__resolve(struct sym_proc *p, uint64_t addr, bool return_addr,
 
 	file_off = a - map->start + map->offset;
 	out->module_offset = file_off;
-	if (!map->mod)
+	/* named from the richest file of its build-id (a stripped copy's from the full one) */
+	mod = sym_module__best(map->mod);
+	if (!mod)
 		return 0;
-	out->build_id = map->mod->build_id;
-	if (!sym_module__file_off_to_vaddr(map->mod, file_off, &vaddr, NULL))
+	out->build_id = mod->build_id;
+	if (!sym_module__file_off_to_vaddr(mod, file_off, &vaddr, NULL))
 		return 0;
 	out->module_offset = vaddr;
-	out->nframes = module_frames(p->s, map->mod, vaddr, out->frames);
+	out->nframes = module_frames(p->s, mod, vaddr, out->frames);
 	return 0;
 }
 
@@ -703,6 +706,7 @@ int symbolizer__resolve_build_id(struct symbolizer *s, const char *build_id, uin
 			break;
 	if (!m)
 		return -ENOENT;
+	m = sym_module__best(m);
 	out->module = m->name;
 	out->build_id = m->build_id;
 	out->module_offset = off;

@@ -303,6 +303,34 @@ assert_no_cpu_probes() {
 	! grep -qE ';(nap|sleep_loop)(;| )' "$T/x.folded" || false
 }
 
+# one build-id, two files: a binary and its stripped copy (strip keeps the build-id). The first
+# file met made the build-id's one module, so with the stripped copy first the full binary's
+# frames were offsets too (full+0x1170), its .symtab and DWARF never read
+@test "cpu -p: a binary and its stripped copy (one build-id) are both named, in either order" {
+	cp "$FIX/cpuburn_bid" "$T/full"
+	cp "$FIX/cpuburn_bid" "$T/stripped"
+	strip --strip-all "$T/stripped"
+	# the oracle: the same build-id, the names in the full file only
+	bid=$(readelf -n "$T/full" | grep 'Build ID')
+	[ -n "$bid" ] && [ "$bid" = "$(readelf -n "$T/stripped" | grep 'Build ID')" ]
+	nm "$T/full" | grep -q ' T burn_heavy$'
+	! nm "$T/stripped" 2>/dev/null | grep -q burn_heavy || false
+	bg "$T/stripped" 6
+	a=$BG
+	bg "$T/full" 6
+	b=$BG
+	sleep 0.3
+	for order in "$a,$b" "$b,$a"; do
+		run "$EBPROF" cpu -q -p "$order" -d 1 -o "$T/x.folded"
+		[ "$status" -eq 0 ]
+		echo "-p $order:"
+		cat "$T/x.folded"
+		grep -q "^full ($b);.*;burn_heavy [0-9]" "$T/x.folded"
+		grep -q "^stripped ($a);.*;burn_heavy [0-9]" "$T/x.folded"
+		! grep -qE '(full|stripped)\+0x' "$T/x.folded" || false
+	done
+}
+
 @test "cpu: bad input is a usage error or a clear failure" {
 	run "$EBPROF" cpu -F 0 -- true
 	[ "$status" -eq 2 ]

@@ -1041,6 +1041,48 @@ static void test_fixture_dynsym_only(void **state)
 	symbolizer__free(s);
 }
 
+/* One build-id, two files: sym_target.dynsym (.dynsym only) and sym_target (.symtab and DWARF).
+ * The first file met was the build-id's one module: met first, the .dynsym-only copy left the
+ * full file's static functions and lines unnamed. Now the richer file is read for its own, the
+ * poorer copy names its code from it, in either order, and keeps it through a trim while only
+ * the poorer copy's process is left. */
+static void test_same_build_id_richer(void **state)
+{
+	(void)state;
+	for (int order = 0; order < 2; order++) {
+		struct symbolizer *s = symbolizer__new(NULL);
+		const char *names[2] = { "sym_target.dynsym", "sym_target" };
+		struct sym_proc *p[2];
+		struct child c[2];
+		struct sym_result r;
+
+		for (int i = 0; i < 2; i++) {
+			int k = order ? 1 - i : i;
+
+			child_start(&c[k], names[k]);
+			p[k] = symbolizer__load_pid(s, c[k].pid);
+			assert_non_null(p[k]);
+			assert_true(sym_proc__load_modules(p[k]) >= 1);
+		}
+		check_full_debug(p[1], &c[1], "sym_target");
+		check_full_debug(p[0], &c[0], "sym_target.dynsym");
+		/* the full file's process gone: its module stays while the copy's maps it */
+		sym_proc__free(p[1]);
+		/* (the other child may hold its pipe: no end of input for it) */
+		kill(c[1].pid, SIGKILL);
+		child_stop(&c[1]);
+		symbolizer__trim(s, 1);
+		symbolizer__trim(s, 1);
+		assert_int_equal(sym_proc__resolve(p[0], point(&c[0], "static", NULL), false, &r),
+				 0);
+		assert_int_equal(r.nframes, 1);
+		assert_frame(&r.frames[0], "sym_static_fn", "sym_target.c", 0);
+		sym_proc__free(p[0]);
+		child_stop(&c[0]);
+		symbolizer__free(s);
+	}
+}
+
 static void test_fixture_minidebuginfo(void **state)
 {
 	struct symbolizer *s = symbolizer__new(NULL);
@@ -1842,6 +1884,7 @@ int main(void)
 		cmocka_unit_test(test_plt_names),
 		cmocka_unit_test(test_load_pid_maps_text),
 		cmocka_unit_test(test_fixture_dynsym_only),
+		cmocka_unit_test(test_same_build_id_richer),
 		cmocka_unit_test(test_fixture_minidebuginfo),
 		cmocka_unit_test(test_maps_with_root),
 		cmocka_unit_test(test_deleted_executable),
