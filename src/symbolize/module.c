@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <gelf.h>
+#include <zlib.h>
 #include <elfutils/libdwelf.h>
 
 #include "symbolize/sym_internal.h"
@@ -108,6 +109,9 @@ void sym_module__free(struct sym_module *m)
 	free(m->build_id);
 	free(m->open_path);
 	free(m->debuginfo_path);
+	free(m->debug_file);
+	if (m->debug_fd >= 0)
+		close(m->debug_fd);
 	free(m->image);
 	free(m);
 }
@@ -135,13 +139,116 @@ static char *build_id_debug_file(const struct sym_module *m)
 	return NULL;
 }
 
-/* The debug file found by build-id, decompressed (debugcache.c) when its DWARF is compressed,
- * else dwfl's own search. The copy's fd is handed over with the original's name. */
+/* The CRC-32 of a file's bytes, as .gnu_debuglink holds it (zlib's polynomial); -1: unread. */
+static int64_t file_crc32(int fd)
+{
+	unsigned char buf[65536];
+	uLong crc = crc32(0, NULL, 0);
+	off_t off = 0;
+	ssize_t n;
+
+	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
+		crc = crc32(crc, buf, (uInt)n);
+		off += n;
+	}
+	return n < 0 ? -1 : (int64_t)(crc & 0xffffffff);
+}
+
+/* path, opened, if it is the debug file of the module (its build-id, else its debuglink's CRC
+ * when the binary has no build-id): the fd, else -1. */
+static int open_debug_candidate(const char *path, const char *build_id, GElf_Word crc)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool match = false;
+
+	if (fd < 0)
+		return -1;
+	if (build_id) {
+		Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		const void *bid;
+		ssize_t len = elf ? dwelf_elf_gnu_build_id(elf, &bid) : -1;
+		char *hex = len > 0 ? hex_encode(bid, (size_t)len) : NULL;
+
+		match = hex && !strcmp(hex, build_id);
+		free(hex);
+		if (elf)
+			elf_end(elf);
+	} else {
+		match = file_crc32(fd) == (int64_t)crc;
+	}
+	if (!match) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A process in another root (a container): its separate debug file found and opened now,
+ * while /proc/PID/root is there, as dwfl's own search would find it (by build-id under our
+ * debug directory, then the process's; by .gnu_debuglink beside the file, in its .debug/, and
+ * under the process's debug directory). libdw looks at the first DWARF or symbol lookup, after
+ * a launched process was released and its /proc/PID/root gone: every frame was an offset. */
+static void find_root_debug_file(struct sym_module *m, Elf *elf, const char *open_path,
+				 const char *root, const char *dd)
+{
+	size_t rlen = strlen(root);
+	const char *slash = strrchr(open_path, '/');
+	/* the file's directory, ours and (under root) the process's */
+	int dlen = slash ? (int)(slash - open_path) : 0;
+	const char *indir = strncmp(open_path, root, rlen) == 0 ? open_path + rlen : NULL;
+	int indlen = indir && slash >= indir ? (int)(slash - indir) : -1;
+	GElf_Word crc = 0;
+	const char *link = dwelf_elf_gnu_debuglink(elf, &crc);
+	char *cand[5] = { NULL };
+	int n = 0;
+
+	if (m->build_id && strlen(m->build_id) > 2) {
+		if (asprintf(&cand[n], "%s/.build-id/%.2s/%s.debug", dd, m->build_id,
+			     m->build_id + 2) >= 0)
+			n++;
+		if (asprintf(&cand[n], "%s%s/.build-id/%.2s/%s.debug", root, dd, m->build_id,
+			     m->build_id + 2) >= 0)
+			n++;
+	}
+	if (link && *link && !strchr(link, '/') && slash) {
+		if (asprintf(&cand[n], "%.*s/%s", dlen, open_path, link) >= 0)
+			n++;
+		if (asprintf(&cand[n], "%.*s/.debug/%s", dlen, open_path, link) >= 0)
+			n++;
+		if (indlen >= 0 && asprintf(&cand[n], "%s%s%.*s/%s", root, dd, indlen, indir,
+					    link) >= 0)
+			n++;
+	}
+	for (int i = 0; i < n; i++) {
+		if (m->debug_fd < 0 &&
+		    (m->debug_fd = open_debug_candidate(cand[i], m->build_id, crc)) >= 0) {
+			m->debug_file = cand[i];
+			continue;
+		}
+		free(cand[i]);
+	}
+}
+
+/* The debug file found by build-id, decompressed (debugcache.c) when its DWARF is compressed;
+ * or the one a foreign root's module found when it was made; else dwfl's own search. The
+ * copy's fd (a duplicate of the found one's) is handed over with the original's name. */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	const struct sym_module *m = *userdata;
+
+	if (m && m->debug_fd >= 0) {
+		char *name = strdup(m->debug_file);
+		int fd = name ? fcntl(m->debug_fd, F_DUPFD_CLOEXEC, 0) : -1;
+
+		if (fd >= 0) {
+			free(*debuginfo_file_name);
+			*debuginfo_file_name = name;
+			return fd;
+		}
+		free(name);
+	}
 
 	if (m && m->cache_dir && m->build_id && strlen(m->build_id) > 2) {
 		char *orig = build_id_debug_file(m);
@@ -193,6 +300,7 @@ static struct sym_module *module_new(struct symbolizer *s, Elf *elf, const char 
 
 	if (!m)
 		goto err;
+	m->debug_fd = -1;
 	m->build_id = build_id;
 	m->name = display;
 	m->richness = elf_richness(elf);
@@ -209,6 +317,8 @@ static struct sym_module *module_new(struct symbolizer *s, Elf *elf, const char 
 	}
 	if (!m->open_path || !m->debuginfo_path)
 		goto err;
+	if (root && *root)
+		find_root_debug_file(m, elf, open_path, root, dd);
 	err = read_segments(elf, m);
 	if (err)
 		goto err;

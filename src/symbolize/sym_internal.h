@@ -75,6 +75,10 @@ struct sym_module {
 	const char *name;	/* interned display path of the mapping it was first seen as */
 	char *open_path;	/* path used to open the file (may be under /proc/PID/root) */
 	char *debuginfo_path;	/* search path handed to dwfl_standard_find_debuginfo */
+	/* a foreign root's separate debug file, found and opened when the module was made (its
+	 * /proc/PID/root may be gone by the first lookup), and its name; -1 and NULL: none */
+	int debug_fd;
+	char *debug_file;
 	const char *cache_dir;	/* for decompressed debug files (debugcache.c); NULL: none */
 	Dwfl_Callbacks callbacks;
 	Dwfl *dwfl;

@@ -303,6 +303,64 @@ assert_no_cpu_probes() {
 	! grep -qE ';(nap|sleep_loop)(;| )' "$T/x.folded" || false
 }
 
+# A root for a container: cpuburn_bid stripped as /usr/local/bin/prog, the dynamic loader and libc
+# it needs, and its debug file where $1 says (beside: prog.debug beside it, named by its
+# .gnu_debuglink; dotdebug: in .debug/ beside it; buildid: /usr/lib/debug/.build-id/xx/yyy.debug).
+make_debug_root() {
+	local R=$T/root bin=$T/root/usr/local/bin bid
+	mkdir -p "$bin/.debug" "$R/lib64" "$R/lib/x86_64-linux-gnu" "$R/oldroot"
+	cp /lib64/ld-linux-x86-64.so.2 "$R/lib64/"
+	cp /lib/x86_64-linux-gnu/libc.so.6 "$R/lib/x86_64-linux-gnu/"
+	cp "$FIX/cpuburn_bid" "$bin/prog"
+	objcopy --only-keep-debug "$bin/prog" "$T/prog.debug"
+	strip --strip-all "$bin/prog"
+	bid=$(readelf -n "$FIX/cpuburn_bid" | sed -n 's/.*Build ID: //p')
+	case $1 in
+	beside) cp "$T/prog.debug" "$bin/prog.debug" ;;
+	dotdebug) cp "$T/prog.debug" "$bin/.debug/prog.debug" ;;
+	buildid)
+		mkdir -p "$R/usr/lib/debug/.build-id/${bid:0:2}"
+		cp "$T/prog.debug" "$R/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug" ;;
+	esac
+	# the link names the file by its name only; in buildid it finds nothing
+	[ "$1" = buildid ] || (cd "$T" && objcopy --add-gnu-debuglink=prog.debug "$bin/prog")
+	# nothing of it outside the root: ours has no such build-id's file
+	[ ! -e "/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug" ]
+}
+
+# Separate debug information inside a container (its own root by pivot_root): libdw looked for it
+# through /proc/PID/root at the first lookup, after the launched process was released and its
+# root gone, and every frame of the program was an offset (prog+0x120c) in each layout
+@test "cpu: a container's stripped program is named from its debug file there, after it exits" {
+	command -v unshare >/dev/null || skip "unshare not installed (util-linux)"
+	command -v pivot_root >/dev/null || skip "pivot_root not installed (util-linux)"
+	for layout in beside dotdebug buildid; do
+		rm -rf "$T/root"
+		make_debug_root "$layout"
+		run "$EBPROF" cpu -q -o "$T/x.folded" -o "$T/x.json" -- \
+			unshare --mount --pid --fork --propagation private sh -c \
+			'mount --bind "$0" "$0" && cd "$0" && pivot_root . oldroot &&
+			 exec /usr/local/bin/prog 1' "$T/root"
+		[ "$status" -eq 0 ]
+		echo "$layout:"
+		grep '^prog ' "$T/x.folded"
+		grep -q '^prog ([0-9]*);.*;main;burn;burn_heavy [0-9]' "$T/x.folded"
+		! grep -q 'prog+0x' "$T/x.folded" || false
+		# each named frame of the program as addr2line names its offset in the full file
+		jq -r '[.sites[].frames[] | select(.module == "/usr/local/bin/prog" and
+			(.inlined | not) and .line != null)] | unique[] |
+			"\(.offset) \(.function) \(.file):\(.line)"' "$T/x.json" > "$T/frames"
+		[ "$(wc -l < "$T/frames")" -ge 4 ]
+		while read -r off fn fl; do
+			want=$(addr2line -f -i -e "$FIX/cpuburn_bid" "$off" | tail -2 |
+				sed 's/ (discriminator [0-9]*)//' | paste -sd' ')
+			echo "$off $fn $fl / addr2line: $want"
+			[ "${want%% *}" = "$fn" ]
+			[[ "${want#* }" == */"$fl" ]]
+		done < "$T/frames"
+	done
+}
+
 # one build-id, two files: a binary and its stripped copy (strip keeps the build-id). The first
 # file met made the build-id's one module, so with the stripped copy first the full binary's
 # frames were offsets too (full+0x1170), its .symtab and DWARF never read
