@@ -254,7 +254,14 @@ $(OUT)/fixtures/cpuburn_bid: tests/fixtures/cpuburn.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FIX_CFLAGS) -Wl,--build-id $< -o $@
 
-fixtures: $(OUT)/fixtures/cpuburn_bid $(OUT)/fixtures/libdlburn.so $(OUT)/fixtures/liblazyfix.so $(FIX_BINS) $(FIX_SOS) $(OUT)/fixtures/memfixture_static $(OUT)/fixtures/cxxfixture \
+# replug's plugin in two versions: the same code, the hot function named for each
+$(OUT)/fixtures/libreplug%.so: tests/fixtures/replug_lib.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FIX_CFLAGS) -fPIC -shared -DVERSION=$* $< -o $@
+
+fixtures: $(OUT)/fixtures/cpuburn_bid $(OUT)/fixtures/libreplug1.so $(OUT)/fixtures/libreplug2.so \
+	  $(OUT)/fixtures/libdlburn.so $(OUT)/fixtures/liblazyfix.so \
+	  $(FIX_BINS) $(FIX_SOS) $(OUT)/fixtures/memfixture_static $(OUT)/fixtures/cxxfixture \
 	  $(OUT)/fixtures/cxxlate $(OUT)/fixtures/cxxfixture_static $(OUT)/fixtures/badalloc $(OUT)/fixtures/prefixalloc \
 	  $(OUT)/fixtures/qsortexec_a $(OUT)/fixtures/qsortexec_b
 

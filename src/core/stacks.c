@@ -202,6 +202,28 @@ uint32_t stacks__end_truncated(struct profile *prof, uint32_t *locs, uint32_t n,
 	return n;
 }
 
+static const char *base_of(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b && b[1] ? b + 1 : path;
+}
+
+/* The function of a frame at an address two files had code at: "[ambiguous: libp1.so or
+ * libp3.so]", or for one path with two files behind it (replaced in place) "[ambiguous:
+ * plugin.so, replaced]". */
+static uint32_t ambiguous_function(struct profile *prof, const char *module, const char *other)
+{
+	const char *a = base_of(module ? module : "?"), *b = base_of(other);
+	char name[256];
+
+	if (!strcmp(a, b))
+		snprintf(name, sizeof(name), "[ambiguous: %s, replaced]", a);
+	else
+		snprintf(name, sizeof(name), "[ambiguous: %s or %s]", b, a);
+	return profile__function(prof, name, name, NULL);
+}
+
 uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 			   const __u64 *ips, uint32_t nr, bool first_exact, uint32_t *locs)
 {
@@ -209,7 +231,7 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 	 * stacks share most of their callers (python3 -c pass: 570,000 frames, 15,000 distinct) */
 	uint64_t owner = sp ? sym_proc__serial(sp) << 24 ^ (uint32_t)pid : 0;	/* pid < 2^23 */
 	uint32_t n = 0;
-	bool after_signal = false, outermost = false;
+	bool after_signal = false, outermost = false, ambiguous = false;
 
 	/* no mappings of it were ever read (with -a, a process gone before its note was read):
 	 * its frames are bare addresses, said and counted */
@@ -305,6 +327,15 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 		}
 		map = profile__mapping(prof, (uint32_t)pid, r.map_start, r.map_end, r.map_offset,
 				       r.module, r.build_id);
+		if (r.other_module) {
+			/* two files' code at this address during the run: said, named from
+			 * neither (not memoized: each stack with it is counted) */
+			lines[nl].function = ambiguous_function(prof, r.module, r.other_module);
+			if (lines[nl].function != PROF_NONE)
+				lines[nl++].line = 0;
+			memo = false;
+			ambiguous = true;
+		}
 		for (uint32_t j = 0; j < r.nframes && j < SYM_MAX_INLINE; j++) {
 			const struct sym_frame *f = &r.frames[j];
 
@@ -324,6 +355,8 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 		if (outermost)
 			break;
 	}
+	if (ambiguous)
+		profile__add_drop(prof, STACKS_DROP_AMBIGUOUS, 1);
 	return n;
 }
 

@@ -27,6 +27,10 @@ struct log_ctx;
 /* the drop of stacks of a process whose mappings were never read (it exited first): their user
  * frames are bare addresses */
 #define STACKS_DROP_NO_MAPPINGS "unwind_no_mappings"
+/* the count of stacks with a frame at an address two files had code at during the run (a
+ * library closed, replaced and opened again at the same place): the frame is named from
+ * neither, "[ambiguous: A or B]" (not a loss of samples: they count, under whole stacks) */
+#define STACKS_DROP_AMBIGUOUS "unwind_ambiguous_code"
 
 /* A copy of a mode's stacks map: hash -> struct stack_trace. */
 struct stack_table;

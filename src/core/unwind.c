@@ -1395,13 +1395,15 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 {
 	struct unwind_counts c;
 
-	int64_t outside, broken, nomaps;
+	int64_t outside, broken, nomaps, ambiguous;
 
 	/* the symbolizer's (stacks__user_locs), listed at 0 with frame pointers too, and said
 	 * once (cpu --offcpu has two unwinders) */
 	profile__add_drop(prof, STACKS_DROP_OUTSIDE, 0);
 	profile__add_drop(prof, STACKS_DROP_FP_BROKEN, 0);
 	profile__add_drop(prof, STACKS_DROP_NO_MAPPINGS, 0);
+	profile__add_drop(prof, STACKS_DROP_AMBIGUOUS, 0);
+	ambiguous = profile__drop(prof, STACKS_DROP_AMBIGUOUS);
 	outside = profile__drop(prof, STACKS_DROP_OUTSIDE);
 	broken = profile__drop(prof, STACKS_DROP_FP_BROKEN);
 	nomaps = profile__drop(prof, STACKS_DROP_NO_MAPPINGS);
@@ -1422,6 +1424,13 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 				       "read (gone before ebprof looked: with -a, a process that "
 				       "lived a few milliseconds): their user frames are bare "
 				       "addresses (" STACKS_DROP_NO_MAPPINGS ")", (long long)nomaps);
+	if (ambiguous > 0)
+		profile__add_note_once(prof, "%lld stacks have a frame at an address where two "
+				       "files had code during the run (a library closed, replaced "
+				       "and opened again at the same place): the kernel counts "
+				       "addresses without time, so which one ran is not known, and "
+				       "the frame is named from neither, [ambiguous: A or B] ("
+				       STACKS_DROP_AMBIGUOUS ")", (long long)ambiguous);
 	if (!u)
 		return;
 	unwinder__counts(u, &c);

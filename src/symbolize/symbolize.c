@@ -308,30 +308,74 @@ static struct sym_map *find_map(struct sym_proc *p, uint64_t addr)
 	return NULL;
 }
 
+static void map_module(struct sym_proc *p, struct sym_map *map);
+
+/* Whether a and b (mappings of one address, addr, in two snapshots pa and pb) put the same code
+ * there: the same file (one build-id; else one module, the same file identity; else the same
+ * device, inode and path) at the same file offset. */
+static bool same_code(struct sym_proc *pa, struct sym_map *a, struct sym_proc *pb,
+		      struct sym_map *b, uint64_t addr)
+{
+	struct sym_module *ma, *mb;
+
+	if (addr - a->start + a->offset != addr - b->start + b->offset)
+		return false;
+	if (!a->mod_tried)
+		map_module(pa, a);
+	if (!b->mod_tried)
+		map_module(pb, b);
+	ma = sym_module__best(a->mod);
+	mb = sym_module__best(b->mod);
+	if (ma && mb)
+		return ma == mb ||
+		       (ma->build_id && mb->build_id && !strcmp(ma->build_id, mb->build_id));
+	return a->dev_major == b->dev_major && a->dev_minor == b->dev_minor &&
+	       a->inode == b->inode && a->kind == b->kind &&
+	       (a->path && b->path ? !strcmp(a->path, b->path) : a->path == b->path);
+}
+
 /* The mapping holding addr in p or, where p has none, in the earlier snapshots it keeps (a
  * library unloaded since); *owner: the snapshot it is in. The newest that maps it executable
  * wins, else the newest that maps it: an address a stack holds was code when the stack was
  * taken, and a snapshot read while its library was half mapped (dlopen maps the whole file
  * read-only before its code) tells nothing of that moment. Kept as the newest (a dlclose
  * after it reads the same executable mappings: no snapshot after it), it made every frame
- * in a library opened and closed in a loop a frame in no code, left out of its stack. */
-static struct sym_map *find_map_kept(struct sym_proc *p, uint64_t addr, struct sym_proc **owner)
+ * in a library opened and closed in a loop a frame in no code, left out of its stack.
+ * other (may be NULL): an older snapshot's executable mapping of addr that puts other code
+ * there (a library closed, replaced and opened again at the same place), and *other_owner its
+ * snapshot; else NULL. The kernel counts bare addresses without time: which one ran is not
+ * known, and the newest named the older one's samples with its own functions. */
+static struct sym_map *find_map_kept(struct sym_proc *p, uint64_t addr, struct sym_proc **owner,
+				     struct sym_map **other, struct sym_proc **other_owner)
 {
-	struct sym_map *data = NULL;
+	struct sym_map *data = NULL, *code = NULL;
 	struct sym_proc *data_owner = NULL;
 
+	if (other)
+		*other = NULL;
 	for (; p; p = p->prev) {
 		struct sym_map *m = find_map(p, addr);
 
 		if (m && m->perms[2] == 'x') {
-			*owner = p;
-			return m;
+			if (!code) {
+				code = m;
+				*owner = p;
+				if (!other)
+					return m;
+			} else if (!same_code(*owner, code, p, m, addr)) {
+				*other = m;
+				*other_owner = p;
+				return code;
+			}
+			continue;
 		}
 		if (m && !data) {
 			data = m;
 			data_owner = p;
 		}
 	}
+	if (code)
+		return code;
 	if (data)
 		*owner = data_owner;
 	return data;
@@ -477,14 +521,15 @@ int sym_proc__resolve(struct sym_proc *p, uint64_t addr, bool return_addr,
 		      struct sym_result *out)
 {
 	uint64_t a = return_addr && addr ? addr - 1 : addr;
+	struct sym_proc *other_owner = NULL;
+	struct sym_map *map, *other;
 	uint64_t file_off, vaddr;
 	struct sym_module *mod;
-	struct sym_map *map;
 
 	if (!p || !out)
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
-	map = find_map_kept(p, a, &p);
+	map = find_map_kept(p, a, &p, &other, &other_owner);
 	if (!map)
 		return -ENOENT;
 	out->mapped = true;
@@ -498,6 +543,13 @@ int sym_proc__resolve(struct sym_proc *p, uint64_t addr, bool return_addr,
 
 	file_off = a - map->start + map->offset;
 	out->module_offset = file_off;
+	if (other) {
+		/* two files' code at this address during the run: named from neither */
+		if (!other->mod_tried)
+			map_module(other_owner, other);
+		out->other_module = other->display ? other->display : "?";
+		return 0;
+	}
 	/* named from the richest file of its build-id (a stripped copy's from the full one) */
 	mod = sym_module__best(map->mod);
 	if (!mod)
@@ -565,7 +617,7 @@ int sym_proc__resolve_data(struct sym_proc *p, uint64_t addr, struct sym_data *o
 	if (!p || !out)
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
-	map = find_map_kept(p, addr, &p);
+	map = find_map_kept(p, addr, &p, NULL, NULL);
 	if (!map)
 		return -ENOENT;
 	prev = map > p->maps && map[-1].end == map->start ? &map[-1] : NULL;
@@ -615,15 +667,12 @@ int sym_proc__resolve_data(struct sym_proc *p, uint64_t addr, struct sym_data *o
 	return 0;
 }
 
-/* The module holding the call that ends at ret_addr, and ret_addr as an ELF address in it. */
-static bool ret_module(struct sym_proc *p, uint64_t ret_addr, struct sym_module **mod,
-		       uint64_t *vaddr)
+/* The module of a code mapping holding ret_addr - 1, and ret_addr as an ELF address in it. */
+static bool map_ret(struct sym_proc *p, struct sym_map *map, uint64_t ret_addr,
+		    struct sym_module **mod, uint64_t *vaddr)
 {
-	struct sym_map *map;
 	uint64_t file_off;
 
-	/* The call ends right before ret_addr: its last byte decides the mapping. */
-	map = ret_addr ? find_map_kept(p, ret_addr - 1, &p) : NULL;
 	if (!map || map->perms[2] != 'x')
 		return false;
 	if (!map->mod_tried)
@@ -638,18 +687,44 @@ static bool ret_module(struct sym_proc *p, uint64_t ret_addr, struct sym_module 
 	return true;
 }
 
-/* check(module, vaddr) of the module p maps addr in: -EINVAL without p, -ENOENT in none */
+/* The module holding the call that ends at ret_addr, and ret_addr as an ELF address in it; the
+ * same of the other file whose code was there in an older snapshot (*omod; NULL: none). */
+static bool ret_module(struct sym_proc *p, uint64_t ret_addr, struct sym_module **mod,
+		       uint64_t *vaddr, struct sym_module **omod, uint64_t *ovaddr, bool *two)
+{
+	struct sym_proc *other_owner = NULL;
+	struct sym_map *map, *other = NULL;
+
+	*omod = NULL;
+	/* The call ends right before ret_addr: its last byte decides the mapping. */
+	map = ret_addr ? find_map_kept(p, ret_addr - 1, &p, &other, &other_owner) : NULL;
+	*two = other != NULL;
+	if (!map_ret(p, map, ret_addr, mod, vaddr))
+		return false;
+	if (other && !map_ret(other_owner, other, ret_addr, omod, ovaddr))
+		*omod = NULL;
+	return true;
+}
+
+/* check(module, vaddr) of the module p maps addr in: -EINVAL without p, -ENOENT in none. An
+ * address two files had code at: yes (1) when either file says yes (its frame is named from
+ * neither, but the stack goes on through it). */
 static int module_check(struct sym_proc *p, uint64_t addr,
 			int (*check)(struct sym_module *m, uint64_t vaddr))
 {
-	struct sym_module *mod;
-	uint64_t vaddr;
+	struct sym_module *mod, *omod;
+	uint64_t vaddr, ovaddr;
+	bool two;
+	int r;
 
 	if (!p)
 		return -EINVAL;
-	if (!ret_module(p, addr, &mod, &vaddr))
+	if (!ret_module(p, addr, &mod, &vaddr, &omod, &ovaddr, &two))
 		return -ENOENT;
-	return check(mod, vaddr);
+	r = check(mod, vaddr);
+	if (r != 1 && omod && check(omod, ovaddr) == 1)
+		r = 1;
+	return r;
 }
 
 int sym_proc__follows_syscall(struct sym_proc *p, uint64_t ip)
@@ -659,16 +734,18 @@ int sym_proc__follows_syscall(struct sym_proc *p, uint64_t ip)
 
 int sym_proc__called_symbol(struct sym_proc *p, uint64_t ret_addr, char *name, size_t len)
 {
-	struct sym_module *mod;
-	uint64_t vaddr;
+	struct sym_module *mod, *omod;
+	uint64_t vaddr, ovaddr;
 	const char *sym;
+	bool two;
 	size_t n;
 	int err;
 
 	if (!p || !name || !len)
 		return -EINVAL;
 	name[0] = '\0';
-	if (!ret_module(p, ret_addr, &mod, &vaddr))
+	/* two files' code there: which call it was is not known */
+	if (!ret_module(p, ret_addr, &mod, &vaddr, &omod, &ovaddr, &two) || two)
 		return -ENOENT;
 	err = sym_module__called_symbol(mod, vaddr, &sym);
 	if (err)

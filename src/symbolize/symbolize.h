@@ -52,6 +52,11 @@ struct sym_result {
 	uint64_t module_offset;
 	bool mapped;		/* the address lies in a mapping of the process */
 	bool executable;	/* ... and that mapping is executable */
+	/* Not NULL: the snapshots kept of the process had another file's code at the address too
+	 * (a library closed, replaced and opened again at the same place; its path, which may be
+	 * module's). Which one the address ran is not known (the kernel counts addresses without
+	 * time), so nframes is 0 and module_offset is the file offset in module's file. */
+	const char *other_module;
 	uint32_t nframes;	/* 0 = no symbol; else innermost inline frame first, outermost last */
 	struct sym_frame frames[SYM_MAX_INLINE];
 };
@@ -103,6 +108,10 @@ int sym_proc__load_modules(struct sym_proc *p);
 int sym_vdso__memfd(pid_t pid, uint64_t start, uint64_t end);
 
 /* Resolve one address. `return_addr`: the address is a return address (look up at addr - 1).
+ * Through p's earlier snapshots too (sym_proc__keep_previous); an address two of them map with
+ * different code is named from neither (out->other_module). sym_proc__follows_call and
+ * sym_proc__follows_syscall answer yes there when either file's bytes do;
+ * sym_proc__called_symbol answers -ENOENT.
  * Strings in *out stay valid until symbolizer__free (or symbolizer__trim frees their
  * module). Returns 0, or -ENOENT when the address is
  * in no mapping (out->mapped false). */

@@ -257,6 +257,35 @@ assert_no_cpu_probes() {
 	[ "$caller" -le 2 ]
 }
 
+# A plugin closed, replaced (a new file at its path, as an upgrade makes it) and opened again at
+# the same address. The kernel counts bare addresses without time, and the newest snapshot named
+# them all: the first file's samples said replug_v2_hot, the second file's function (98 of 98).
+# The truth is in the host's frames: period_one ran the first file, period_two the second.
+@test "cpu: a library replaced and reopened at its address: never named from the other file" {
+	cp "$FIX/libreplug1.so" "$T/plug.so"
+	run "$EBPROF" cpu -q -F 499 -o "$T/x.folded" -o "$T/x.json" -- \
+		"$FIX/replug" "$T/plug.so" "$FIX/libreplug2.so" 1
+	[ "$status" -eq 0 ]
+	echo "$output"
+	a1=$(sed -n 's/^period 1 plug_work //p' <<< "$output")
+	a2=$(sed -n 's/^period 2 plug_work //p' <<< "$output")
+	[ -n "$a1" ] && [ -n "$a2" ]
+	[ "$a1" = "$a2" ] || skip "the second dlopen mapped the plugin elsewhere: no ambiguity"
+	grep -F ';period_one;' "$T/x.folded" > "$T/one" || true
+	grep -F ';period_two;' "$T/x.folded" > "$T/two" || true
+	cat "$T/one" "$T/two"
+	one=$(folded_sum "$T/one")
+	echo "period_one $one samples, period_two $(folded_sum "$T/two")"
+	[ "$one" -gt 200 ]
+	# never the other file's function: said to be either
+	! grep -q replug_v2_hot "$T/one" || false
+	! grep -q replug_v1_hot "$T/two" || false
+	grep -qF ';period_one;burn;[ambiguous: plug.so, replaced]' "$T/one"
+	jqe '.drops.unwind_ambiguous_code > 0' "$T/x.json"
+	jqe '[.notes[] | select(test("named from neither.*unwind_ambiguous_code"))] | length == 1' \
+		"$T/x.json"
+}
+
 @test "cpu: time in the vDSO is named by the image's own symbols, at the right offsets" {
 	# the fixture writes its [vdso] mapping's bytes to vdso.so; readelf is the oracle of what
 	# each offset in it is

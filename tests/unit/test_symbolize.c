@@ -1083,6 +1083,64 @@ static void test_same_build_id_richer(void **state)
 	}
 }
 
+/* maps text of one library file (its two first segments) at 0x7f0000000000, inode ino */
+static void plugin_maps(char *buf, size_t len, const char *fixture, int ino)
+{
+	char rel[PATH_MAX], path[PATH_MAX];
+
+	fixture_path(rel, sizeof(rel), fixture);
+	assert_non_null(realpath(rel, path));
+	snprintf(buf, len,
+		 "7f0000000000-7f0000001000 r--p 00000000 08:01 %d %s\n"
+		 "7f0000001000-7f0000002000 r-xp 00001000 08:01 %d %s\n", ino, path, ino, path);
+}
+
+/* Two snapshots that map two files (libreplug1.so, then libreplug2.so: the same layout, the hot
+ * function named for each) at one address: the newest named both, the first file's samples with
+ * the second's replug_v2_hot. Now named from neither, the other file said; one file in both
+ * snapshots (or one build-id) is named as before. */
+static void test_replaced_library_ambiguous(void **state)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	const uint64_t hot = 0x7f0000001109 + 4;	/* inside replug_vN_hot */
+	char text[2 * PATH_MAX + 256];
+	struct sym_proc *a, *b;
+	struct sym_result r;
+
+	(void)state;
+	plugin_maps(text, sizeof(text), "libreplug1.so", 11);
+	a = symbolizer__load_maps(s, text, NULL);
+	assert_non_null(a);
+	assert_int_equal(sym_proc__resolve(a, hot, false, &r), 0);
+	assert_null(r.other_module);
+	assert_int_equal(r.nframes, 1);
+	assert_frame(&r.frames[0], "replug_v1_hot", NULL, 0);
+	plugin_maps(text, sizeof(text), "libreplug2.so", 12);
+	b = symbolizer__load_maps(s, text, NULL);
+	assert_non_null(b);
+	sym_proc__keep_previous(b, a, 16);
+	assert_int_equal(sym_proc__resolve(b, hot, false, &r), 0);
+	assert_true(r.mapped && r.executable);
+	assert_int_equal(r.nframes, 0);
+	assert_string_equal(base_name(r.module), "libreplug2.so");
+	assert_non_null(r.other_module);
+	assert_string_equal(base_name(r.other_module), "libreplug1.so");
+	assert_int_equal(r.module_offset, 0x1109 + 4);
+	sym_proc__free(b);
+
+	/* the same file in both snapshots: named */
+	plugin_maps(text, sizeof(text), "libreplug1.so", 11);
+	a = symbolizer__load_maps(s, text, NULL);
+	b = symbolizer__load_maps(s, text, NULL);
+	sym_proc__keep_previous(b, a, 16);
+	assert_int_equal(sym_proc__resolve(b, hot, false, &r), 0);
+	assert_null(r.other_module);
+	assert_int_equal(r.nframes, 1);
+	assert_frame(&r.frames[0], "replug_v1_hot", NULL, 0);
+	sym_proc__free(b);
+	symbolizer__free(s);
+}
+
 static void test_fixture_minidebuginfo(void **state)
 {
 	struct symbolizer *s = symbolizer__new(NULL);
@@ -1885,6 +1943,7 @@ int main(void)
 		cmocka_unit_test(test_load_pid_maps_text),
 		cmocka_unit_test(test_fixture_dynsym_only),
 		cmocka_unit_test(test_same_build_id_richer),
+		cmocka_unit_test(test_replaced_library_ambiguous),
 		cmocka_unit_test(test_fixture_minidebuginfo),
 		cmocka_unit_test(test_maps_with_root),
 		cmocka_unit_test(test_deleted_executable),
