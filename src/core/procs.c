@@ -196,6 +196,8 @@ static bool snapshot_text(struct proc_table *t, struct proc_info *p, const char 
 	sym_proc__keep_previous(sp, p->sp, PROC_SNAPSHOTS_KEPT);
 	p->sp = sp;
 	p->maps_hash = h;
+	if (sym_proc__replaces_code(sp))
+		p->code_replaced = true;
 	return true;
 }
 

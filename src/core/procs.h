@@ -27,6 +27,10 @@ struct proc_info {
 	uint32_t gone_calls;	/* proc_table__prune_gone calls that found it gone */
 	uint64_t mm_mark;	/* the mode's mark of its address space when sp was read */
 	uint32_t names_call;	/* the proc_table__snapshot_some call that last read its names */
+	/* a snapshot since the mode last looked maps code where an earlier one had other code
+	 * (sym_proc__replaces_code: a library replaced and opened again at the same place); a
+	 * mode that reads its counts out then (cpu) clears it */
+	bool code_replaced;
 };
 
 struct proc_table;

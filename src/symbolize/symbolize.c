@@ -158,19 +158,24 @@ static void vdso_module(struct sym_proc *p, struct sym_map *map)
 	free(buf);
 }
 
+static uint64_t new_serial(void)
+{
+	static uint64_t serials;
+
+	return __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
+}
+
 static struct sym_proc *proc_new(struct symbolizer *s, const char *text, const char *root,
 				 pid_t pid)
 {
 	struct sym_proc *p = calloc(1, sizeof(*p));
 	int err = -ENOMEM;
 
-	static uint64_t serials;
-
 	if (!p)
 		goto err;
 	p->s = s;
 	p->pid = pid;
-	p->serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
+	p->serial = new_serial();
 	p->root = strdup(root ? root : "");
 	if (!p->root)
 		goto err;
@@ -379,6 +384,49 @@ static struct sym_map *find_map_kept(struct sym_proc *p, uint64_t addr, struct s
 	if (data)
 		*owner = data_owner;
 	return data;
+}
+
+bool sym_proc__replaces_code(struct sym_proc *p)
+{
+	for (size_t i = 0; p && i < p->nmaps; i++) {
+		struct sym_map *m = &p->maps[i];
+
+		if (m->perms[2] != 'x')
+			continue;
+		for (struct sym_proc *q = p->prev; q; q = q->prev) {
+			size_t lo = 0, hi = q->nmaps;
+
+			/* from the last mapping starting at or below m's start (sorted, disjoint) */
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+
+				if (q->maps[mid].start <= m->start)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			for (size_t j = lo ? lo - 1 : 0; j < q->nmaps && q->maps[j].start < m->end;
+			     j++) {
+				struct sym_map *o = &q->maps[j];
+				uint64_t at = o->start > m->start ? o->start : m->start;
+
+				if (o->perms[2] == 'x' && m->start < o->end &&
+				    !same_code(p, m, q, o, at))
+					return true;
+			}
+		}
+	}
+	return false;
+}
+
+void sym_proc__forget_previous(struct sym_proc *p)
+{
+	if (!p || !p->prev)
+		return;
+	sym_proc__free(p->prev);
+	p->prev = NULL;
+	/* its answers change: a cache of them (keyed by serial) must not serve the old ones */
+	p->serial = new_serial();
 }
 
 static void map_module(struct sym_proc *p, struct sym_map *map)

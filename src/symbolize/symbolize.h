@@ -96,6 +96,14 @@ unsigned symbolizer__trim(struct symbolizer *s, unsigned keep);
  * newest earlier snapshot that has it (a library the process has unloaded since), so its
  * samples keep their frames. p takes prev over. */
 void sym_proc__keep_previous(struct sym_proc *p, struct sym_proc *prev, unsigned int max);
+/* Whether p, a process's newest snapshot, maps code where an earlier snapshot it keeps had
+ * other code (a library closed, replaced by another file and opened again at the same place):
+ * addresses there resolve as two files' (sym_result.other_module) from then on. */
+bool sym_proc__replaces_code(struct sym_proc *p);
+/* Free the earlier snapshots p keeps, for a caller that has read out every address counted
+ * before p was taken: those counted since are named from p (and later snapshots) alone, code
+ * replaced since an earlier one no longer ambiguous. p's serial changes. */
+void sym_proc__forget_previous(struct sym_proc *p);
 /* Open now, instead of on first use, the module of every executable file mapping, so that
  * later lookups (including symbolizer__resolve_build_id) no longer need the process or its
  * /proc/PID/root and map_files. Returns how many mappings have a readable module. */

@@ -1106,6 +1106,7 @@ static void test_replaced_library_ambiguous(void **state)
 	char text[2 * PATH_MAX + 256];
 	struct sym_proc *a, *b;
 	struct sym_result r;
+	uint64_t serial;
 
 	(void)state;
 	plugin_maps(text, sizeof(text), "libreplug1.so", 11);
@@ -1126,6 +1127,17 @@ static void test_replaced_library_ambiguous(void **state)
 	assert_non_null(r.other_module);
 	assert_string_equal(base_name(r.other_module), "libreplug1.so");
 	assert_int_equal(r.module_offset, 0x1109 + 4);
+	/* said to a caller that reads its counts out then (cpu), which forgets the earlier one:
+	 * named from the new file alone, under a new serial */
+	assert_true(sym_proc__replaces_code(b));
+	serial = sym_proc__serial(b);
+	sym_proc__forget_previous(b);
+	assert_true(sym_proc__serial(b) != serial);
+	assert_false(sym_proc__replaces_code(b));
+	assert_int_equal(sym_proc__resolve(b, hot, false, &r), 0);
+	assert_null(r.other_module);
+	assert_int_equal(r.nframes, 1);
+	assert_frame(&r.frames[0], "replug_v2_hot", NULL, 0);
 	sym_proc__free(b);
 
 	/* the same file in both snapshots: named */
@@ -1133,6 +1145,7 @@ static void test_replaced_library_ambiguous(void **state)
 	a = symbolizer__load_maps(s, text, NULL);
 	b = symbolizer__load_maps(s, text, NULL);
 	sym_proc__keep_previous(b, a, 16);
+	assert_false(sym_proc__replaces_code(b));
 	assert_int_equal(sym_proc__resolve(b, hot, false, &r), 0);
 	assert_null(r.other_module);
 	assert_int_equal(r.nframes, 1);

@@ -9,8 +9,9 @@
  * mappings, so that one that exits early still symbolizes): at attach, every tick while they
  * run (8 a tick, in turn, for a large tree; the earlier snapshots are kept for what is
  * unmapped since), and at their exit stop. In -a, the kernel announces each new process
- * through a ring buffer read every tick. An exec is the one event that reads a process's
- * counts early: its old program's addresses mean nothing in the new one's mappings.
+ * through a ring buffer read every tick. An exec reads a process's counts early: its old
+ * program's addresses mean nothing in the new one's mappings; so does code replaced at the
+ * addresses of earlier code (drain_replaced: a library reopened after an upgrade).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -543,6 +544,26 @@ static void spill(struct cpu_collector *c)
 		clear_stacks(c);
 }
 
+/* A process whose new snapshot maps code where an earlier one had other code (a library
+ * closed, replaced by another file and opened again at the same place): its counts so far read
+ * out now, as at an exec, their frames there named from neither file (the kernel counts bare
+ * addresses: before this read, either file may have run there), and its earlier snapshots
+ * forgotten, so that what it counts from now on is named from the new file alone. */
+static void drain_replaced(struct cpu_collector *c)
+{
+	for (uint32_t i = 0; i < proc_table__count(c->base.procs); i++) {
+		struct proc_info *p = proc_table__at(c->base.procs, i);
+
+		if (!p->code_replaced)
+			continue;
+		p->code_replaced = false;
+		pr_debug(c->lc, "PID %d: code replaced at an address of an earlier mapping; its "
+			 "counts read out", p->pid);
+		if (!drain(c, c->env.prof, p->pid, true, false, false))
+			sym_proc__forget_previous(p->sp);
+	}
+}
+
 static void cpu_tick(void *m, int64_t t_ns, bool second)
 {
 	struct cpu_collector *c = m;
@@ -558,6 +579,7 @@ static void cpu_tick(void *m, int64_t t_ns, bool second)
 	 * turn for a large tree. A library loaded and unloaded (dlclose) between two looks would
 	 * leave its samples without their frames. */
 	proc_table__snapshot_some(c->base.procs, 8);
+	drain_replaced(c);
 	if (second)
 		cpu_point(c, t_ns);
 	unwinder__tick(c->base.unwinder);
