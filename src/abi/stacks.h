@@ -11,6 +11,14 @@
 /* Events of one run (-e). Each attachment carries its event's index as its BPF cookie, so one
  * program per kind of probe serves them all; the limit only sizes the per-event counters. */
 #define STACKS_MAX_EVENTS	64
+/* An attachment's BPF cookie: the event's index in its low 32 bits; for a uprobe attached in one
+ * process, the generation of that attach above them. The collector gives each attach of a process
+ * (its fork, each exec) a new generation and puts it in `targets`; a hit of a uprobe of an older
+ * one is not counted. Generation 0 (tracepoints, -a's uprobes) is not checked. */
+#define STACKS_COOKIE(ev, gen)		(((__u64)(gen) << 32) | (__u32)(ev))
+#define STACKS_COOKIE_EVENT(c)		((__u32)(c))
+#define STACKS_COOKIE_GEN(c)		((__u32)((c) >> 32))
+
 /* x86_64 syscall numbers (sys_enter/sys_exit filtering): below this */
 #define STACKS_MAX_SYSCALLS	1024
 #define STACKS_COMM_LEN		16

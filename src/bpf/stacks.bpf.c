@@ -25,7 +25,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);	/* sized by the collector */
 	__type(key, __u32);		/* tgid */
-	__type(value, __u8);
+	__type(value, __u32);		/* its uprobes' generation (STACKS_COOKIE_GEN) */
 } targets SEC(".maps");
 
 struct {
@@ -124,10 +124,12 @@ static __always_inline __u64 capture_entry_stack(struct pt_regs *regs, struct st
 	return walk_on(&w);
 }
 
-/* ctx: the program's context, for the kernel stack; uregs: the uprobe's registers, or NULL. */
-static __always_inline int record(void *ctx, struct pt_regs *uregs, __u64 event)
+/* ctx: the program's context, for the kernel stack; uregs: the uprobe's registers, or NULL.
+ * cookie: the event's index, and for a process's uprobe the generation it was attached in. */
+static __always_inline int record(void *ctx, struct pt_regs *uregs, __u64 cookie)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0, ev = event;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0, ev = STACKS_COOKIE_EVENT(cookie);
+	__u32 gen = STACKS_COOKIE_GEN(cookie), *tgen;
 	struct stack_key key = { .tgid = tgid, .aux = ev };
 	struct stacks_scratch *s;
 	struct pt_regs *regs;
@@ -136,8 +138,17 @@ static __always_inline int record(void *ctx, struct pt_regs *uregs, __u64 event)
 
 	if (stopped || ev >= STACKS_MAX_EVENTS)
 		return 0;
-	if (trace_all ? tgid == self_tgid : !bpf_map_lookup_elem(&targets, &tgid))
-		return 0;
+	if (trace_all) {
+		if (tgid == self_tgid)
+			return 0;
+	} else {
+		tgen = bpf_map_lookup_elem(&targets, &tgid);
+		/* a uprobe of the process's image before its exec, whose link closes later (the
+		 * same function in its new image fired both), or of the parent a vfork child
+		 * runs in the memory of: the process's current probes count it */
+		if (!tgen || (gen && *tgen != gen))
+			return 0;
+	}
 	n = bpf_map_lookup_elem(&hits, &ev);
 	if (n)
 		*n += 1;

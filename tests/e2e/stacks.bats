@@ -354,6 +354,25 @@ events_through() {
 		"$T/x.folded"
 }
 
+@test "stacks: a launched shell's children count each uprobe hit once, not also by their fork's" {
+	# each child of the shell gets its probes at its fork and again at its exec (libc by
+	# another path to the same file); the fork's links close on the closer's threads, one
+	# grace period (~115 ms) after another, and fired meanwhile: about one child in two
+	# counted getppid or paced twice for a while
+	run "$EBPROF" stacks -q -e "u:$FIX/callpace:paced" -e u:libc:getppid -o "$T/out.json" \
+		-- sh -c "for i in 1 2 3 4 5 6 7 8; do '$FIX/callpace' 30 4; done"
+	[ "$status" -eq 0 ]
+	jq -c '[.processes[] | [.comm, .calls]]' "$T/out.json"
+	jqe '[.processes[] | select(.comm == "callpace")] | length == 8' "$T/out.json"
+	# the fixture's own count, in each of them
+	jq -e --arg e "u:$FIX/callpace:paced" \
+		'[.processes[] | select(.comm == "callpace") | .calls[$e]] | all(. == 30)' \
+		"$T/out.json"
+	jqe '[.processes[] | select(.comm == "callpace") | .calls["u:libc:getppid"]]
+	     | all(. == 30)' "$T/out.json"
+	[ "$(events_through "$T/out.json" paced)" -eq 240 ]
+}
+
 @test "stacks: a process's exit path is its own: sched_process_exit once for each of a tree" {
 	# it fires after the exit stop, where the session reads a process out
 	run "$EBPROF" stacks -e sched:sched_process_exit -o "$T/out.json" -o "$T/out.folded" \

@@ -58,6 +58,7 @@ struct stacks_mode {
 	int *all_ufds;			/* -a: uprobes in every process */
 	int nall_ufds;
 	int uprobe_type;		/* the uprobe PMU's perf event type */
+	__u32 gen;			/* the last attach's generation (STACKS_COOKIE) */
 	bool probed[STACKS_MAX_EVENTS];	/* a uprobe event attached in some process */
 };
 
@@ -134,8 +135,9 @@ static int uprobe_pmu_type(void)
 	return t;
 }
 
-/* One uprobe link at path+off for pid (-1: every process), its cookie the event index. The
- * perf event is closed once linked (the link holds it): one fd per probe to close later. */
+/* One uprobe link at path+off for pid (-1: every process), its cookie the event index and the
+ * attach's generation (STACKS_COOKIE). The perf event is closed once linked (the link holds it):
+ * one fd per probe to close later. */
 static int open_uprobe(struct stacks_mode *m, const char *path, uint64_t off, pid_t pid,
 		       __u64 cookie)
 {
@@ -329,8 +331,9 @@ static void free_uprobes(void *priv)
 	free(u);
 }
 
-/* Attach every uprobe event in pid (-1: every process); fds appended to *fds. */
-static int attach_uprobes(struct stacks_mode *m, pid_t pid, int **fds, int *nfds)
+/* Attach every uprobe event in pid (-1: every process, gen 0), of generation gen; fds appended
+ * to *fds. */
+static int attach_uprobes(struct stacks_mode *m, pid_t pid, __u32 gen, int **fds, int *nfds)
 {
 	for (int i = 0; i < m->o->nevents; i++) {
 		const struct stacks_event *ev = &m->o->events[i];
@@ -359,7 +362,7 @@ static int attach_uprobes(struct stacks_mode *m, pid_t pid, int **fds, int *nfds
 			       stacks_event__symbol_error(path, ev->sym, err, why, sizeof(why)));
 			return -EINVAL;
 		}
-		fd = open_uprobe(m, path, off, pid, i);
+		fd = open_uprobe(m, path, off, pid, STACKS_COOKIE(i, gen));
 		if (fd < 0) {
 			pr_err(m->lc, "event %s: cannot attach a uprobe to %s at 0x%llx: %s", ev->spec,
 			       path, (unsigned long long)off, strerror(-fd));
@@ -384,8 +387,7 @@ static int stacks_attach(void *mp, pid_t pid, enum mode_attach how, int *status)
 	struct stacks_mode *m = mp;
 	struct proc_info *p = proc_table__add(m->base.procs, pid);
 	struct proc_uprobes *u;
-	__u32 key = pid;
-	__u8 one = 1;
+	__u32 key = pid, gen;
 	int err;
 
 	if (status)
@@ -401,16 +403,25 @@ static int stacks_attach(void *mp, pid_t pid, enum mode_attach how, int *status)
 	p->drained = false;
 	snapshot(m, p);
 	unwinder__load(m->base.unwinder, pid, NULL);
-	err = attach_uprobes(m, pid, &u->fds, &u->n);
-	if (err)
-		return err;
-	if (bpf_map_update_elem(bpf_map__fd(m->skel->maps.targets), &key, &one, BPF_ANY)) {
+	/*
+	 * A new generation, in force before its probes go in: the old image's links close on the
+	 * closer's threads, a grace period each (~115 ms), and fire meanwhile in the new image (the
+	 * kernel filters them by process and puts their breakpoints into every mapping of their
+	 * file: its libc at a fork, mapped again by the exec). Counted, they doubled the calls of
+	 * about one process in two of a launched shell's. Their generation is an old one now, and
+	 * so is that of the parent's probes in a vfork child, which runs in the parent's memory.
+	 */
+	gen = ++m->gen;
+	if (bpf_map_update_elem(bpf_map__fd(m->skel->maps.targets), &key, &gen, BPF_ANY)) {
 		err = -errno;
 		pr_err(m->lc, "cannot trace process %d: the table of traced processes (%d) is full",
 		       pid, MAX_TARGETS);
 		return err;
 	}
-	return 0;
+	err = attach_uprobes(m, pid, gen, &u->fds, &u->n);
+	if (err)
+		bpf_map_delete_elem(bpf_map__fd(m->skel->maps.targets), &key);
+	return err;
 }
 
 static int stacks_attach_all(void *mp)
@@ -418,7 +429,7 @@ static int stacks_attach_all(void *mp)
 	struct stacks_mode *m = mp;
 	int err;
 
-	err = attach_uprobes(m, -1, &m->all_ufds, &m->nall_ufds);
+	err = attach_uprobes(m, -1, 0, &m->all_ufds, &m->nall_ufds);
 	if (err)
 		return err;
 	m->skel->bss->trace_all = true;
