@@ -15,6 +15,8 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 self_tgid;	/* ebprof itself: never counted, even with -a */
+/* 32-bit system calls are counted (compat_calls) at sys_exit: the run has no sys_enter event */
+const volatile bool compat_at_exit;
 
 /* Set by the collector through the mmapped .bss: -a, and the end of tracing (stop), which
  * turns every program into an early return without the slow detach. */
@@ -71,6 +73,14 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4096);
 } notes SEC(".maps");
+
+/* [0]: 32-bit system calls of the traced processes, counted under no syscalls: event (per CPU) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} compat_calls SEC(".maps");
 
 /* Every hit per event, counted before any table can be full: the exact totals. */
 struct {
@@ -237,12 +247,34 @@ int stacks_raw_tp(struct bpf_raw_tracepoint_args *ctx)
 	return record(ctx, NULL, bpf_get_attach_cookie(ctx));
 }
 
+/* A 32-bit system call: its number is not the x86_64 one the events are keyed by
+ * (in_compat_syscall). No event counts it, as the kernel's syscall tracepoints do not; a traced
+ * process's is counted once (at its entry, or at its exit in a run without sys_enter events), so
+ * that the report says how many there were. */
+static __always_inline void compat_call(bool at_exit)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0;
+	__u64 *n;
+
+	if (stopped || at_exit != compat_at_exit)
+		return;
+	if (trace_all ? tgid == self_tgid : !bpf_map_lookup_elem(&targets, &tgid))
+		return;
+	n = bpf_map_lookup_elem(&compat_calls, &zero);
+	if (n)
+		*n += 1;
+}
+
 /* syscalls:sys_enter_X: the raw sys_enter tracepoint (no tracefs), by syscall number */
 SEC("?raw_tp/sys_enter")
 int stacks_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u32 slot = (__u32)ctx->args[1], *ev;
 
+	if (in_compat_syscall()) {
+		compat_call(false);
+		return 0;
+	}
 	if (slot >= STACKS_MAX_SYSCALLS)
 		return 0;
 	ev = bpf_map_lookup_elem(&sc_events, &slot);
@@ -257,6 +289,10 @@ int stacks_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
 	__u32 slot = (__u32)BPF_CORE_READ(regs, orig_ax), *ev;
 
+	if (in_compat_syscall()) {
+		compat_call(true);
+		return 0;
+	}
 	if (slot >= STACKS_MAX_SYSCALLS)
 		return 0;
 	slot += STACKS_MAX_SYSCALLS;

@@ -37,6 +37,22 @@ static __always_inline __u32 log2_bucket_n(__u64 v, __u32 nbuckets)
 	return b < nbuckets ? b : nbuckets - 1;
 }
 
+/* x86's TS_COMPAT (arch/x86/include/asm/thread_info.h), a macro BTF does not carry */
+#define TS_COMPAT_	0x0002
+
+/* Is the current task in a 32-bit system call (int $0x80, sysenter, an ia32 program's)? Its
+ * number then indexes the ia32 table, not x86_64's (4 is write there, stat here; 202 is
+ * getegid32, not futex), and the raw sys_enter/sys_exit tracepoints fire for both kinds; the
+ * kernel's own syscall tracepoints leave 32-bit calls out (trace_get_syscall_nr: -1 when
+ * arch_trace_is_compat_syscall). The flag is set at the 32-bit entry and cleared on the way
+ * back to user mode, after sys_exit. (An x32 call's number has bit 30 set: no number matches.) */
+static __always_inline bool in_compat_syscall(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return task->thread_info.status & TS_COMPAT_;
+}
+
 /* The value of key in a hash map, inserted as *zero first if absent; NULL when the map is full
  * (the caller counts the drop). */
 static __always_inline void *lookup_or_init(void *map, const void *key, const void *zero)

@@ -273,6 +273,7 @@ static void *stacks_open(const struct session_env *env, void *opts)
 	if (collector__opened(&m->base, sk))
 		goto fail;
 	sk->rodata->self_tgid = getpid();
+	sk->rodata->compat_at_exit = !has_kind(o, STACKS_EV_SYS_ENTER);
 	bpf_map__set_max_entries(sk->maps.stacks, o->max_stacks);
 	bpf_map__set_max_entries(sk->maps.counts, o->max_stacks);
 	bpf_map__set_max_entries(sk->maps.targets, MAX_TARGETS);
@@ -680,6 +681,17 @@ static void stacks_finish(void *mp)
 			profile__add_note(prof, "%llu stacks are missing: the stack table was full "
 					  "(--max-stacks %u); raise --max-stacks",
 					  (unsigned long long)n, m->o->max_stacks);
+	}
+	if (has_kind(m->o, STACKS_EV_SYS_ENTER) || has_kind(m->o, STACKS_EV_SYS_EXIT)) {
+		uint64_t n = bpfutil__percpu_sum(bpf_map__fd(m->skel->maps.compat_calls), 0);
+
+		profile__add_info(prof, "compat_syscalls", "%llu", (unsigned long long)n);
+		if (n)
+			profile__add_note(prof, "%llu 32-bit system calls (int $0x80, an ia32 "
+					  "program's) were made by the traced processes; no "
+					  "syscalls: event counts them, as the kernel's own syscall "
+					  "tracepoints do not (their numbers are the ia32 table's: "
+					  "its write is x86_64's stat)", (unsigned long long)n);
 	}
 	fd = bpf_map__fd(m->skel->maps.hits);
 	for (int i = 0; i < m->o->nevents; i++) {
