@@ -23,6 +23,11 @@
 #define LOCK_NR_FUTEX		202	/* x86_64 */
 #define LOCK_NR_FUTEX_WAITV	449
 #define LOCK_NR_RESTART_SYSCALL	219	/* a timed wait's continuation after a signal */
+/* The same calls made as 32-bit system calls (int $0x80, an ia32 program): the ia32 table's
+ * numbers (202 there is getegid32); futex_waitv is 449 in both */
+#define LOCK_NR32_FUTEX			240
+#define LOCK_NR32_FUTEX_TIME64		422
+#define LOCK_NR32_RESTART_SYSCALL	0
 #define LOCK_FUTEX_WAIT			0
 #define LOCK_FUTEX_LOCK_PI		6
 #define LOCK_FUTEX_WAIT_BITSET		9

@@ -563,31 +563,65 @@ static __always_inline bool restarting(long ret)
 	       ret == -ERESTART_RESTARTBLOCK_;
 }
 
+/*
+ * Is nr, of a call now entered or returning, futex(2) (1), futex_waitv(2) (2), restart_syscall(2)
+ * (3), or none of them (0)? A 32-bit system call (in_compat_syscall: int $0x80, an ia32 program)
+ * numbers them by the ia32 table, where 202, x86_64's futex, is getegid32: ten of those were ten
+ * futex contentions in a program that takes no lock. Its futex calls, futex and futex_time64,
+ * are waits like the others, their arguments in ebx, ecx (*compat says so).
+ */
+#define CALL_FUTEX	1
+#define CALL_WAITV	2
+#define CALL_RESTART	3
+
+static __always_inline int futex_call(long nr, bool *compat)
+{
+	*compat = false;
+	if (nr != LOCK_NR_FUTEX && nr != LOCK_NR_FUTEX_WAITV && nr != LOCK_NR_RESTART_SYSCALL &&
+	    nr != LOCK_NR32_FUTEX && nr != LOCK_NR32_FUTEX_TIME64 && nr != LOCK_NR32_RESTART_SYSCALL)
+		return 0;
+	*compat = in_compat_syscall();
+	if (nr == LOCK_NR_FUTEX_WAITV)
+		return CALL_WAITV;
+	if (*compat)
+		return nr == LOCK_NR32_FUTEX || nr == LOCK_NR32_FUTEX_TIME64 ? CALL_FUTEX :
+			nr == LOCK_NR32_RESTART_SYSCALL ? CALL_RESTART : 0;
+	return nr == LOCK_NR_FUTEX ? CALL_FUTEX : nr == LOCK_NR_RESTART_SYSCALL ? CALL_RESTART : 0;
+}
+
 SEC("?tp_btf/sys_enter")
 int BPF_PROG(futex_enter, struct pt_regs *regs, long nr)
 {
 	__u64 id, uaddr;
 	__u32 tgid, tid, cmd;
 	struct lock_wait w = {}, *old;
+	bool compat;
+	int call;
 
-	if (nr != LOCK_NR_FUTEX && nr != LOCK_NR_FUTEX_WAITV)
+	/* the cheap test first: every system call of every process comes here */
+	if (nr != LOCK_NR_FUTEX && nr != LOCK_NR_FUTEX_WAITV && nr != LOCK_NR32_FUTEX &&
+	    nr != LOCK_NR32_FUTEX_TIME64)
 		return 0;
 	if (!started || stopped)
+		return 0;
+	call = futex_call(nr, &compat);
+	if (call != CALL_FUTEX && call != CALL_WAITV)
 		return 0;
 	id = bpf_get_current_pid_tgid();
 	tgid = id >> 32;
 	tid = (__u32)id;
 	if (!traced(tgid))
 		return 0;
-	if (nr == LOCK_NR_FUTEX) {
-		cmd = BPF_CORE_READ(regs, si) &
+	if (call == CALL_FUTEX) {
+		cmd = (compat ? BPF_CORE_READ(regs, cx) : BPF_CORE_READ(regs, si)) &
 		      ~(__u32)(LOCK_FUTEX_PRIVATE_FLAG | LOCK_FUTEX_CLOCK_REALTIME);
 		if (!futex_wait_op(cmd))
 			return 0;
-		uaddr = BPF_CORE_READ(regs, di);
+		uaddr = compat ? (__u32)BPF_CORE_READ(regs, bx) : BPF_CORE_READ(regs, di);
 	} else {
-		/* struct futex_waitv { u64 val; u64 uaddr; u32 flags; u32 reserved; }[] */
-		__u64 waiters = BPF_CORE_READ(regs, di);
+		/* struct futex_waitv { u64 val; u64 uaddr; u32 flags; u32 reserved; }[] (the
+		 * same for a 32-bit caller) */
+		__u64 waiters = compat ? (__u32)BPF_CORE_READ(regs, bx) : BPF_CORE_READ(regs, di);
 
 		cmd = LOCK_FUTEX_WAITV;
 		if (bpf_probe_read_user(&uaddr, sizeof(uaddr), (void *)(waiters + 8)))
@@ -616,9 +650,17 @@ int BPF_PROG(futex_exit, struct pt_regs *regs, long ret)
 {
 	__u64 id, now, nr = BPF_CORE_READ(regs, orig_ax), delay;
 	struct lock_wait *w, done;
+	bool compat;
 	__u32 tid;
+	int call;
 
-	if (nr != LOCK_NR_FUTEX && nr != LOCK_NR_FUTEX_WAITV && nr != LOCK_NR_RESTART_SYSCALL)
+	if (nr != LOCK_NR_FUTEX && nr != LOCK_NR_FUTEX_WAITV && nr != LOCK_NR_RESTART_SYSCALL &&
+	    nr != LOCK_NR32_FUTEX && nr != LOCK_NR32_FUTEX_TIME64 &&
+	    nr != LOCK_NR32_RESTART_SYSCALL)
+		return 0;
+	/* 0, the ia32 restart_syscall, is x86_64's read(2): the task's flag before the table */
+	call = futex_call(nr, &compat);
+	if (!call)
 		return 0;
 	id = bpf_get_current_pid_tgid();
 	tid = (__u32)id;
@@ -626,7 +668,7 @@ int BPF_PROG(futex_exit, struct pt_regs *regs, long ret)
 	if (!w)
 		return 0;
 	/* restart_syscall(2) continues an interrupted timed wait, or something else */
-	if (nr == LOCK_NR_RESTART_SYSCALL && !w->interrupted)
+	if (call == CALL_RESTART && !w->interrupted)
 		return 0;
 	/* going on when tracing stopped: userspace counts it up to the stop (one that did not
 	 * wait, EAGAIN, is none; one that timed out, a timed wait) */

@@ -2004,9 +2004,12 @@ static __always_inline void map_failed(void *ctx, struct pt_regs *regs, struct m
 		__sync_fetch_and_add(&sv->failed, 1);
 }
 
+/* A 32-bit system call's number is the ia32 table's (in_compat_syscall): 9 there is link(2),
+ * 11 execve(2); its mappings are not counted (mem traces 64-bit programs' allocators). */
 static __always_inline bool is_map_nr(long id)
 {
-	return id == NR_MMAP || id == NR_MUNMAP || id == NR_MREMAP || id == NR_BRK;
+	return (id == NR_MMAP || id == NR_MUNMAP || id == NR_MREMAP || id == NR_BRK) &&
+	       !in_compat_syscall();
 }
 
 SEC("?tp_btf/sys_enter")

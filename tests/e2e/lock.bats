@@ -88,6 +88,23 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	jqe '[.groups[].histograms[0].buckets[]] | length == 0' "$T/x.json"
 }
 
+@test "lock: 32-bit futex calls (int \$0x80) are futex waits by the ia32 table; its getegid32 (x86_64's futex number) is none" {
+	# compat32: 10 getegid32 (202), 3 ia32 futex(2) waits (240) that time out after 20 ms.
+	# Before: 10 futex contentions of a few us, and the 3 waits unseen
+	run "$EBPROF" lock -q --user-only -o "$T/x.json" -- "$FIX/compat32"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"compat32 write32 7 getegid32 10 futex32 3 write64 5"* ]]
+	jq -c '.info, [.groups[] | del(.histograms)]' "$T/x.json"
+	jqe '.info.futex_waits == "0" and .info.futex_nowait == "0" and
+	     .info.futex_timeouts == "3"' "$T/x.json"
+	jqe '[.groups[] | [.labels.class, .contentions, .timeouts]] == [["futex_wait", 0, 3]]' \
+		"$T/x.json"
+	jqe '.groups[0].timeout_delay_ns >= 3 * 20000000' "$T/x.json"
+	jqe '[.sites[] | select(.timeouts > 0) | any(.frames[]; .function == "futex32")] | all' \
+		"$T/x.json"
+	jqe '[.sites[] | select(any(.frames[]; .function == "getegid32"))] | length == 0' "$T/x.json"
+}
+
 @test "lock: a futex wait that signals interrupt is one wait, timed or not, of the fixture's own length" {
 	# lockintr's waiter waits ~600 ms on a mutex while it gets SIGUSR1 (SA_RESTART) and
 	# SIGWINCH (no handler) three times each. Before: 7 contentions; a timed wait 4 and only

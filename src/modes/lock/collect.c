@@ -50,6 +50,8 @@
 
 _Static_assert(LOCK_NR_FUTEX == SYS_futex, "futex(2)'s number");
 _Static_assert(LOCK_NR_FUTEX_WAITV == 449, "futex_waitv(2)'s number");
+_Static_assert(LOCK_NR32_FUTEX == 240 && LOCK_NR32_FUTEX_TIME64 == 422 &&
+	       LOCK_NR32_RESTART_SYSCALL == 0, "the ia32 futex(2) numbers (asm/unistd_32.h)");
 _Static_assert(LOCK_FUTEX_WAIT == FUTEX_WAIT && LOCK_FUTEX_LOCK_PI == FUTEX_LOCK_PI &&
 	       LOCK_FUTEX_WAIT_BITSET == FUTEX_WAIT_BITSET &&
 	       LOCK_FUTEX_WAIT_REQUEUE_PI == FUTEX_WAIT_REQUEUE_PI &&
@@ -1009,7 +1011,9 @@ static bool in_futex(uint32_t tid)
 		return true;	/* unreadable: taken as still waiting */
 	if (strncmp(text, "running", 7) && sscanf(text, "%ld", &nr) == 1)
 		in = nr == LOCK_NR_FUTEX || nr == LOCK_NR_FUTEX_WAITV ||
-		     nr == LOCK_NR_RESTART_SYSCALL;
+		     nr == LOCK_NR_RESTART_SYSCALL ||
+		     /* a 32-bit call's number is the ia32 table's (not its restart: 0 is read) */
+		     nr == LOCK_NR32_FUTEX || nr == LOCK_NR32_FUTEX_TIME64;
 	free(text);
 	return in;
 }
