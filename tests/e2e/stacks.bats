@@ -398,6 +398,13 @@ events_through() {
 	jqe '[.processes[] | select(.comm == "callpace") | .calls["u:libc:getppid"]]
 	     | all(. == 30)' "$T/out.json"
 	[ "$(events_through "$T/out.json" paced)" -eq 240 ]
+	# forkfixture's posix_spawn child (a vfork: it runs in its parent's memory until its exec)
+	# and its forked child call execve once each; the parent's probes fired in the first too
+	run "$EBPROF" stacks -q -e u:libc:execve -o "$T/fk.json" -- "$FIX/forkfixture"
+	[ "$status" -eq 0 ]
+	jq -c '[.processes[] | [.pid, .calls]]' "$T/fk.json"
+	jqe '[.processes[] | .calls["u:libc:execve"] // 0] | sort == [0, 1, 1]
+	     or sort == [1, 1]' "$T/fk.json"
 }
 
 @test "stacks: a process's exit path is its own: sched_process_exit once for each of a tree" {
