@@ -74,6 +74,19 @@ map_sites() {
 	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
 }
 
+@test "--mmap: 32-bit system calls (int \$0x80) are not the x86_64 mmap or brk of their number" {
+	# compat32 brk: one mmap (its MAP_32BIT page), a 64 KiB sbrk, then 3 ia32 chdir(".") (12,
+	# x86_64's brk) and 2 ia32 link(2)s that fail (9, mmap). Before: the chdirs' 0 was a brk to
+	# 0, which let the heap go (live 0, brk 2 calls, untracked 2); the links 2 failed mmaps
+	run "$EBPROF" mem --mmap -q -o "$T/out.json" -- "$FIX/compat32" brk
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"compat32 brk 65536 chdir32 3 link32 2"* ]]
+	jq -c '.processes[0].mmap' "$T/out.json"
+	jqe '.processes[0].mmap | .calls == {"mmap": 1, "mremap": 0, "brk": 1, "munmap": 0} and
+	     .failed == 0 and .untracked == 0 and .unmapped_count == 0 and .live_count == 2 and
+	     .live_bytes == 65536 + 4096' "$T/out.json"
+}
+
 @test "--mmap: the malloc numbers are those of a run without it (glibc's mmaps are malloc's)" {
 	run "$EBPROF" mem --mmap -o "$T/with.json" -- "$FIX/mmapfixture" --truth "$T/truth.json"
 	[ "$status" -eq 0 ]
