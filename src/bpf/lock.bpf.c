@@ -715,6 +715,7 @@ int lock_begun(struct bpf_iter__task *ctx)
 	struct pt_regs *regs;
 	__u32 tid, tgid, st, cmd = LOCK_FUTEX_WAITV;
 	__u64 nr, now = bpf_ktime_get_ns();
+	bool compat;
 
 	if (!t || !started || stopped)
 		return 0;
@@ -728,12 +729,14 @@ int lock_begun(struct bpf_iter__task *ctx)
 	if (!regs)
 		return 0;
 	nr = BPF_CORE_READ(regs, orig_ax);
-	if (nr == LOCK_NR_FUTEX) {
-		cmd = BPF_CORE_READ(regs, si) &
+	/* a 32-bit call (the task's TS_COMPAT, set until it returns) by the ia32 table */
+	compat = t->thread_info.status & TS_COMPAT_;
+	if (compat ? nr == LOCK_NR32_FUTEX || nr == LOCK_NR32_FUTEX_TIME64 : nr == LOCK_NR_FUTEX) {
+		cmd = (compat ? BPF_CORE_READ(regs, cx) : BPF_CORE_READ(regs, si)) &
 		      ~(__u32)(LOCK_FUTEX_PRIVATE_FLAG | LOCK_FUTEX_CLOCK_REALTIME);
 		if (!futex_wait_op(cmd))
 			return 0;
-		w.lock = BPF_CORE_READ(regs, di) ?: 1;
+		w.lock = (compat ? (__u32)BPF_CORE_READ(regs, bx) : BPF_CORE_READ(regs, di)) ?: 1;
 	} else if (nr == LOCK_NR_FUTEX_WAITV) {
 		w.lock = 1;
 	} else {

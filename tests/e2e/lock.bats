@@ -373,6 +373,19 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	jqe '[.notes[] | select(startswith("2 futex waits were already going on when tracing started"))] | length == 1' "$T/x.json"
 }
 
+@test "lock -p: a 32-bit futex wait going on before the attach is seen on its futex (ia32 numbers, ebx)" {
+	bg "$FIX/compat32" wait > "$T/w.out"
+	wait_for "$T/w.out" '^waiting '
+	sleep 0.2
+	addr=$(sed -n 's/^waiting //p' "$T/w.out")
+	run "$EBPROF" lock -q -p "$BG" -d 1 -o "$T/x.json"
+	[ "$status" -eq 0 ]
+	jq -c '[.groups[] | {lock: .labels.lock, address: .labels.address, contentions}]' "$T/x.json"
+	jq -e --arg a "$addr" '[.groups[] | select(.labels.address == $a)] | length == 1
+		and .[0].contentions == 1' "$T/x.json"
+	jqe '.info.begun_before_start == "1"' "$T/x.json"
+}
+
 # A user lock named by where it lives, each against an independent oracle: gdb's `info symbol`
 # on the program's file (at the address less the program's load address, from its maps) for
 # the globals, the process's maps for the rest. Before, each was "futex 0xADDR" alone.
