@@ -254,6 +254,11 @@ $(OUT)/fixtures/cpuburn_bid: tests/fixtures/cpuburn.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FIX_CFLAGS) -Wl,--build-id $< -o $@
 
+# two files with a static function of one name each, linked together
+$(OUT)/fixtures/dupstatic: tests/fixtures/dupstatic.c tests/fixtures/dupstatic_lib.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FIX_CFLAGS) $^ -o $@
+
 # replug's plugin in two versions: the same code, the hot function named for each
 $(OUT)/fixtures/libreplug%.so: tests/fixtures/replug_lib.c | $(OUT)/fixtures
 	$(call msg,CC,$@)

@@ -47,21 +47,45 @@ static enum match match_demangled(const char *sym, const char *want, size_t want
 	return mt;
 }
 
-/* Best match in one symbol table section; returns its quality and fills *offset. A C++ name
- * (with "::" or a parameter list) also matches demangled symbols; *ambiguous is set when two
- * functions at different addresses match it equally (overloads). */
-static enum match search_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
-			       Elf_Data *versym, uint64_t *offset, bool *is_ifunc, bool *ambiguous)
+/* The functions that match a name best, over the symbol tables: their file offsets, distinct
+ * (.symtab and .dynsym list a global function twice). */
+struct found {
+	enum match best;
+	bool ifunc;
+	size_t n, max;
+	uint64_t *off;
+};
+
+static void found_add(struct found *f, enum match mt, bool ifunc, uint64_t off)
+{
+	/* a plain function beats an IFUNC of equal match (the IFUNC is its resolver) */
+	if (mt > f->best || (mt == f->best && f->ifunc && !ifunc)) {
+		f->best = mt;
+		f->ifunc = ifunc;
+		f->n = 0;
+	} else if (mt < f->best || ifunc != f->ifunc || (mt != MATCH_EXACT && f->n)) {
+		return;
+	}
+	for (size_t i = 0; i < f->n; i++)
+		if (f->off[i] == off)
+			return;
+	if (f->n < f->max)
+		f->off[f->n++] = off;
+}
+
+/* One symbol table section's functions named name into f. A C++ name (with "::" or a
+ * parameter list) also matches demangled symbols. Every function of that exact name counts:
+ * static functions of one name in two files, a C++ name's overloads. */
+static void search_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
+			 Elf_Data *versym, struct found *f)
 {
 	bool cxx = strstr(name, "::") || strchr(name, '(');
 	size_t want_len = strlen(name), n;
-	enum match best = MATCH_NONE;
-	bool best_ifunc = false;
 	Elf_Data *data;
 
 	data = elf_getdata(scn, NULL);
 	if (!data || !sh->sh_entsize)
-		return MATCH_NONE;
+		return;
 	n = sh->sh_size / sh->sh_entsize;
 	for (size_t i = 1; i < n; i++) {
 		GElf_Shdr tsh;
@@ -70,7 +94,6 @@ static enum match search_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, cons
 		enum match mt;
 		Elf_Scn *tscn;
 		int type;
-		bool ifunc;
 
 		if (!gelf_getsym(data, (int)i, &sym))
 			continue;
@@ -93,24 +116,11 @@ static enum match search_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, cons
 			if (gelf_getversym(versym, (int)i, &vs) && (vs & 0x8000))
 				mt = MATCH_HIDDEN_VERSION;
 		}
-		ifunc = type == STT_GNU_IFUNC;
 		tscn = mt == MATCH_NONE ? NULL : elf_getscn(elf, sym.st_shndx);
 		if (!tscn || !gelf_getshdr(tscn, &tsh))
 			continue;
-		/* a second function of the same C++ name (an overload named without its
-		 * parameters): which one is meant is not for ebprof to guess */
-		if (cxx && mt == MATCH_EXACT && best == MATCH_EXACT &&
-		    *offset != sym.st_value - tsh.sh_addr + tsh.sh_offset)
-			*ambiguous = true;
-		/* A plain function beats an IFUNC of equal match (the IFUNC is its resolver). */
-		if (mt < best || (mt == best && (ifunc || !best_ifunc)))
-			continue;
-		*offset = sym.st_value - tsh.sh_addr + tsh.sh_offset;
-		best = mt;
-		best_ifunc = ifunc;
+		found_add(f, mt, type == STT_GNU_IFUNC, sym.st_value - tsh.sh_addr + tsh.sh_offset);
 	}
-	*is_ifunc = best_ifunc;
-	return best;
 }
 
 /* The function of one table closest to name (version suffixes aside), for sym_elf_close_function */
@@ -178,16 +188,17 @@ int sym_elf_close_function(const char *path, const char *name, char *out, size_t
 	return out[0] && bestd ? 0 : -ENOENT;
 }
 
-int sym_elf_symbol_offset(const char *path, const char *name, uint64_t *offset)
+int sym_elf_symbol_offsets(const char *path, const char *name, uint64_t *offsets, size_t max,
+			   size_t *n)
 {
 	static const GElf_Word order[] = { SHT_SYMTAB, SHT_DYNSYM };
-	enum match best = MATCH_NONE;
-	bool best_ifunc = false, ambiguous = false;
+	struct found f = { .best = MATCH_NONE, .max = max, .off = offsets };
 	Elf *elf = NULL;
 	int fd, err;
 
-	if (!path || !name || !*name || !offset)
+	if (!path || !name || !*name || !offsets || !max || !n)
 		return -EINVAL;
+	*n = 0;
 	elf_version(EV_CURRENT);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -197,7 +208,8 @@ int sym_elf_symbol_offset(const char *path, const char *name, uint64_t *offset)
 	if (!elf || elf_kind(elf) != ELF_K_ELF)
 		goto out;
 
-	for (size_t t = 0; t < sizeof(order) / sizeof(order[0]) && best != MATCH_EXACT; t++) {
+	/* .dynsym only when .symtab had no exact match (a stripped object) */
+	for (size_t t = 0; t < sizeof(order) / sizeof(order[0]) && f.best != MATCH_EXACT; t++) {
 		Elf_Scn *scn = NULL, *vscn = NULL;
 		Elf_Data *versym = NULL;
 
@@ -213,26 +225,29 @@ int sym_elf_symbol_offset(const char *path, const char *name, uint64_t *offset)
 
 		while ((scn = elf_nextscn(elf, scn))) {
 			GElf_Shdr sh;
-			enum match mt;
-			uint64_t off = 0;
-			bool ifunc;
 
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != order[t])
-				continue;
-			mt = search_table(elf, scn, &sh, name, versym, &off, &ifunc, &ambiguous);
-			if (mt > best) {
-				best = mt;
-				best_ifunc = ifunc;
-				*offset = off;
-			}
+			if (gelf_getshdr(scn, &sh) && sh.sh_type == order[t])
+				search_table(elf, scn, &sh, name, versym, &f);
 		}
 	}
+	*n = f.n;
 	/* an IFUNC's address is its resolver, which runs once, when the object is relocated:
-	 * probed, it counts that, not the calls (*offset is still set) */
-	err = best == MATCH_NONE ? -ENOENT : ambiguous ? -EEXIST : best_ifunc ? -EOPNOTSUPP : 0;
+	 * probed, it counts that, not the calls (offsets are still set) */
+	err = f.best == MATCH_NONE ? -ENOENT : f.ifunc ? -EOPNOTSUPP : 0;
 out:
 	if (elf)
 		elf_end(elf);
 	close(fd);
+	return err;
+}
+
+int sym_elf_symbol_offset(const char *path, const char *name, uint64_t *offset)
+{
+	uint64_t offs[SYM_ELF_MAX_FUNCS];
+	size_t n = 0;
+	int err = sym_elf_symbol_offsets(path, name, offs, SYM_ELF_MAX_FUNCS, &n);
+
+	if (n)
+		*offset = offs[0];
 	return err;
 }

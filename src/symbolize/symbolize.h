@@ -205,9 +205,15 @@ int symbolizer__resolve_build_id(struct symbolizer *s, const char *build_id, uin
  * plain STT_FUNC is preferred over an STT_GNU_IFUNC, whose offset is that of its resolver:
  * when the best match is an IFUNC, -EOPNOTSUPP, with *offset set (glibc's strlen, memcpy). A
  * C++ name as written in the source ("ns::Acc<long>::run", or with its parameter list
- * "ns::f(int)") matches the demangled form of a mangled symbol; one that names several
- * functions (overloads, without parameters) is -EEXIST. */
+ * "ns::f(int)") matches the demangled form of a mangled symbol. The first function of the
+ * name; sym_elf_symbol_offsets gives every one. */
 int sym_elf_symbol_offset(const char *path, const char *name, uint64_t *offset);
+/* Every function an exact name names (static functions of one name in two source files, a C++
+ * name's overloads written without parameters), at most max, their offsets distinct; *n of
+ * them. Errors as sym_elf_symbol_offset's. */
+#define SYM_ELF_MAX_FUNCS 16
+int sym_elf_symbol_offsets(const char *path, const char *name, uint64_t *offsets, size_t max,
+			   size_t *n);
 /* The function in path's symbol tables whose name (without @VERSION) is closest to name, for a
  * "did you mean": within an edit distance of 2, or a fifth of name's length if more. 0 and its
  * name in out, -ENOENT when none is that close (or name itself is there), negative errno. */

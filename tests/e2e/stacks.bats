@@ -116,6 +116,17 @@ events_through() {
 	[[ "$output" == *"probes a function's entry, not an offset in it"* ]]
 }
 
+@test "stacks: u:PATH:SYMBOL probes every function of the name (two static step() in two files): 40 calls, not 30 or 10" {
+	run "$EBPROF" stacks -q -e u:dupstatic:step -o "$T/d.json" -o "$T/d.folded" -- "$FIX/dupstatic"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"step a 30 b 10"* ]]
+	jqe '.processes[0].calls["u:dupstatic:step"] == 40' "$T/d.json"
+	# each under its own caller
+	grep -q ';main;step;u:dupstatic:step 30$' "$T/d.folded"
+	grep -q ';main;other_steps;step;u:dupstatic:step 10$' "$T/d.folded"
+	jqe '[.notes[] | select(. == "event u:dupstatic:step: 40 hits in the traced processes, in the 2 functions of that name (each probed)")] | length == 1' "$T/d.json"
+}
+
 @test "stacks: a uprobe in a library (u:libc:close) counts every call with its caller" {
 	run "$EBPROF" stacks -e u:libc:close -o "$T/out.folded" -- "$FIX/openloop" 4
 	[ "$status" -eq 0 ]

@@ -60,6 +60,7 @@ struct stacks_mode {
 	int uprobe_type;		/* the uprobe PMU's perf event type */
 	__u32 gen;			/* the last attach's generation (STACKS_COOKIE) */
 	bool probed[STACKS_MAX_EVENTS];	/* a uprobe event attached in some process */
+	uint32_t nfuncs[STACKS_MAX_EVENTS];	/* the functions of its name probed (the most) */
 };
 
 /* libbpf's callback has no context argument, hence a file-level flag */
@@ -339,7 +340,8 @@ static int attach_uprobes(struct stacks_mode *m, pid_t pid, __u32 gen, int **fds
 	for (int i = 0; i < m->o->nevents; i++) {
 		const struct stacks_event *ev = &m->o->events[i];
 		char path[PATH_MAX], why[PATH_MAX + 128];
-		uint64_t off;
+		uint64_t offs[SYM_ELF_MAX_FUNCS];
+		size_t noffs = 0;
 		int fd, err, *n;
 
 		if (ev->kind != STACKS_EV_UPROBE)
@@ -357,28 +359,35 @@ static int attach_uprobes(struct stacks_mode *m, pid_t pid, __u32 gen, int **fds
 			/* not -ENOENT: the session would run the process untraced */
 			return -EINVAL;
 		}
-		err = sym_elf_symbol_offset(path, ev->sym, &off);
+		/* every function of that name: static ones of one name in two files, a C++ name's
+		 * overloads (perf probe's rule too); before, one of them, and its calls were
+		 * short */
+		err = sym_elf_symbol_offsets(path, ev->sym, offs, SYM_ELF_MAX_FUNCS, &noffs);
 		if (err) {
 			pr_err(m->lc, "event %s: %s", ev->spec,
 			       stacks_event__symbol_error(path, ev->sym, err, why, sizeof(why)));
 			return -EINVAL;
 		}
-		fd = open_uprobe(m, path, off, pid, STACKS_COOKIE(i, gen));
-		if (fd < 0) {
-			pr_err(m->lc, "event %s: cannot attach a uprobe to %s at 0x%llx: %s", ev->spec,
-			       path, (unsigned long long)off, strerror(-fd));
-			return fd;
+		for (size_t k = 0; k < noffs; k++) {
+			fd = open_uprobe(m, path, offs[k], pid, STACKS_COOKIE(i, gen));
+			if (fd < 0) {
+				pr_err(m->lc, "event %s: cannot attach a uprobe to %s at 0x%llx: %s",
+				       ev->spec, path, (unsigned long long)offs[k], strerror(-fd));
+				return fd;
+			}
+			n = realloc(*fds, (*nfds + 1) * sizeof(**fds));
+			if (!n) {
+				close(fd);
+				return -ENOMEM;
+			}
+			*fds = n;
+			(*fds)[(*nfds)++] = fd;
+			pr_info(m->lc, "%s: uprobe %s+0x%llx%s", ev->spec, path,
+				(unsigned long long)offs[k], pid > 0 ? "" : " (every process)");
 		}
-		n = realloc(*fds, (*nfds + 1) * sizeof(**fds));
-		if (!n) {
-			close(fd);
-			return -ENOMEM;
-		}
-		*fds = n;
-		(*fds)[(*nfds)++] = fd;
 		m->probed[i] = true;
-		pr_info(m->lc, "%s: uprobe %s+0x%llx%s", ev->spec, path, (unsigned long long)off,
-			pid > 0 ? "" : " (every process)");
+		if (noffs > m->nfuncs[i])
+			m->nfuncs[i] = (uint32_t)noffs;
 	}
 	return 0;
 }
@@ -709,8 +718,13 @@ static void stacks_finish(void *mp)
 					  "not a count", ev->spec, ev->path);
 			continue;
 		}
-		profile__add_note(prof, "event %s: %llu hits in the traced processes", ev->spec,
-				  (unsigned long long)bpfutil__percpu_sum(fd, i));
+		if (m->nfuncs[i] > 1)
+			profile__add_note(prof, "event %s: %llu hits in the traced processes, in the %u "
+					  "functions of that name (each probed)", ev->spec,
+					  (unsigned long long)bpfutil__percpu_sum(fd, i), m->nfuncs[i]);
+		else
+			profile__add_note(prof, "event %s: %llu hits in the traced processes",
+					  ev->spec, (unsigned long long)bpfutil__percpu_sum(fd, i));
 	}
 }
 

@@ -667,10 +667,6 @@ const char *stacks_event__symbol_error(const char *path, const char *sym, int er
 	if (err == -ENOENT && strchr(sym, '+'))
 		snprintf(buf, len, "no function '%s' in %s: u:PATH:SYMBOL probes a function's "
 			 "entry, not an offset in it", sym, shown);
-	else if (err == -EEXIST)
-		snprintf(buf, len, "'%s' names more than one function in %s (overloads): write "
-			 "the one you mean with its parameters, as c++filt shows them (nm -C %s)",
-			 sym, shown, shown);
 	else if (err == -ENOENT && !sym_elf_close_function(path, sym, near, sizeof(near)))
 		snprintf(buf, len, "no function '%s' in %s (did you mean %s?)", sym, shown, near);
 	else if (err == -ENOENT)
