@@ -207,18 +207,89 @@ void collector__tick(void *m, int64_t t_ns, bool second)
 	unwinder__tick(b->unwinder);
 }
 
-bool collector__spill_due(struct collector *b, const struct session_env *env, uint64_t keys,
-			  uint64_t refused, uint32_t max)
+void collector__set_stacks(struct collector *b, int stacks_fd, struct stack_table *st,
+			   const struct stack_ref_map *refs, unsigned n)
 {
-	if (env->windows ||
-	    (refused == b->spill_refused && (keys - b->spill_keys) * 4 < (uint64_t)max * 3))
+	b->stacks_fd = stacks_fd;
+	b->spill_st = st;
+	b->nrefs = n < COLLECTOR_REF_MAPS ? n : COLLECTOR_REF_MAPS;
+	memcpy(b->refs, refs, b->nrefs * sizeof(*refs));
+}
+
+static int collector_refs(void *ctx, struct stack_refs *r)
+{
+	struct collector *b = ctx;
+
+	return stack_refs__add_maps(r, b->refs, b->nrefs);
+}
+
+size_t collector__reclaim(struct collector *b)
+{
+	size_t back = stack_map__reclaim(b->stacks_fd, b->spill_st, collector_refs, b);
+
+	pr_debug(b->lc, "stacks map emptied; %zu stacks still referred to put back", back);
+	return back;
+}
+
+void collector__reclaim_full(struct collector *b, uint32_t max)
+{
+	if ((uint64_t)stack_table__count(b->spill_st) * 4 > (uint64_t)max * 3)
+		collector__reclaim(b);
+}
+
+static bool spill_due(struct collector *b, const struct session_env *env,
+		      const struct spill_check *due)
+{
+	bool full = due->refused != b->spill_refused;
+
+	if (env->windows)
 		return false;
-	b->spill_refused = refused;
-	b->spill_keys = keys;
+	for (int i = 0; i < COLLECTOR_SPILL_TABLES && !full; i++)
+		full = due->room[i] &&
+		       (due->keys[i] - b->spill_keys[i]) * 4 >= (uint64_t)due->room[i] * 3;
+	if (!full)
+		return false;
+	b->spill_refused = due->refused;
+	memcpy(b->spill_keys, due->keys, sizeof(b->spill_keys));
 	b->spills++;
 	pr_info(b->lc, "the count table filled: its counts taken into the profile (%u times)",
 		b->spills);
 	return true;
+}
+
+bool collector__spill(struct collector *b, const struct session_env *env,
+		      const struct spill_check *due, int (*take)(void *m), void *m)
+{
+	if (!spill_due(b, env, due) || take(m))
+		return false;
+	collector__reclaim(b);
+	return true;
+}
+
+struct take_count {
+	bpfutil_map_cb cb;
+	void *ctx;
+	long n;
+};
+
+static int count_taken(const void *k, const void *v, void *ctx)
+{
+	struct take_count *t = ctx;
+
+	t->n++;
+	return t->cb(k, v, t->ctx);
+}
+
+long collector__take(struct collector *b, int fd, size_t key_size, size_t val_size,
+		     bpfutil_map_cb cb, void *ctx, const char *what)
+{
+	struct take_count t = { .cb = cb, .ctx = ctx };
+	int err = bpfutil__map_take(fd, key_size, val_size, count_taken, &t);
+
+	if (err)
+		pr_warn(b->lc, "taking %s out of the kernel failed: %s; some may be missing from "
+			"the report", what, strerror(-err));
+	return err ?: t.n;
 }
 
 int collector__wake_fd(void *m)

@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "core/bpfutil.h"
+#include "core/stacks.h"
 
 struct bpf_map;
 struct bpf_object_skeleton;
@@ -25,6 +27,9 @@ struct unwinder;
 /* -a: the ring buffer of processes the BPF side announces (a note each, the first time it sees
  * one); without -a the smallest ring the kernel takes. */
 #define COLLECTOR_NOTES_SIZE (1 << 16)
+/* The tables a spill watches fill (collector__spill), and the maps that refer to stacks. */
+#define COLLECTOR_SPILL_TABLES 2
+#define COLLECTOR_REF_MAPS 4
 
 struct collector {
 	const struct log_ctx *lc;
@@ -37,7 +42,14 @@ struct collector {
 	int wake_ep;			/* with notes: an epoll of theirs and the unwinder's */
 	bool kname_at_exec;		/* the BPF side's names are renewed at each exec: they
 					 * name a process seen with -a (collector__report_proc) */
-	uint64_t spill_refused, spill_keys;	/* at the last spill (collector__spill_due) */
+	/* the stacks map a spill empties, the copy of it to clear (cpu: its windows') and the
+	 * maps whose entries refer to stacks (collector__set_stacks) */
+	int stacks_fd;
+	struct stack_table *spill_st;
+	struct stack_ref_map refs[COLLECTOR_REF_MAPS];
+	unsigned nrefs;
+	uint64_t spill_refused;			/* at the last spill (collector__spill) */
+	uint64_t spill_keys[COLLECTOR_SPILL_TABLES];
 	unsigned spills;
 	bool wake_made;			/* (wake_ep is made at the first collector__wake_fd) */
 };
@@ -117,13 +129,42 @@ void collector__note_begun(struct profile *prof, uint64_t n, const char *one, co
  * snapshot of the attached ones each second, the unwinder's tick. A mode's tick as it is, for
  * a collector that needs nothing else then. */
 void collector__tick(void *m, int64_t t_ns, bool second);
-/* Whether a mode's count table is to be taken out of the kernel into the run's profile now (a
- * spill: each tick, so that a long -a run does not fill up with the keys of processes long
- * gone): the keys made since the last spill (keys: the BPF side's count of its inserts) are
- * three quarters of max, or a table refused something since (refused: its drops). Counted and
- * said at -v when it is; never in a run cut into windows (each window takes its counts). */
-bool collector__spill_due(struct collector *b, const struct session_env *env, uint64_t keys,
-			  uint64_t refused, uint32_t max);
+/* After load: the mode's stacks map (stacks_fd), st the copy of it to clear when it is emptied
+ * (NULL: none), and the n maps whose entries refer to its stacks (at most COLLECTOR_REF_MAPS:
+ * the waits or requests going on, then the count tables), for collector__reclaim. */
+void collector__set_stacks(struct collector *b, int stacks_fd, struct stack_table *st,
+			   const struct stack_ref_map *refs, unsigned n);
+/* Empty the stacks map and its copy but for the stacks the maps of collector__set_stacks refer
+ * to now (stack_map__reclaim), so that counting goes on. How many stacks went back. */
+size_t collector__reclaim(struct collector *b);
+/* The same at a window, once the copy holds three quarters of max stacks (a window fetches the
+ * stacks it counted into the copy, which grows as the map does). */
+void collector__reclaim_full(struct collector *b, uint32_t max);
+
+/* How full a mode's tables are getting, each tick (collector__spill): for each table a spill
+ * empties, the BPF side's count of the keys it made (its inserts) and its room (0: no table);
+ * and what they refused so far (their drops). */
+struct spill_check {
+	uint64_t keys[COLLECTOR_SPILL_TABLES];
+	uint32_t room[COLLECTOR_SPILL_TABLES];
+	uint64_t refused;
+};
+/* A spill, each tick, so that a long -a run does not fill up with the keys of processes long
+ * gone: when the keys a table made since the last spill are three quarters of its room, or a
+ * table refused something since, take(m) takes the mode's tables out of the kernel into the
+ * run's profile (its counts, and what it sums apart: 0 or a negative errno), then, when it
+ * did, the stacks map is emptied but for what is still referred to (collector__reclaim).
+ * Counted and said at -v; never in a run cut into windows (each window takes its counts).
+ * Whether it spilled. */
+bool collector__spill(struct collector *b, const struct session_env *env,
+		      const struct spill_check *due, int (*take)(void *m), void *m);
+/* Every entry of the table fd taken out of the kernel (read and deleted a batch at a time:
+ * bpfutil__map_take) into cb, for a mode that sums a table apart from the profile as the run
+ * goes (offcpu's run-queue latencies, lock's per-lock totals). A failure is said, naming
+ * `what` (some of it may be missing from the report). How many entries were taken, or a
+ * negative errno. */
+long collector__take(struct collector *b, int fd, size_t key_size, size_t val_size,
+		     bpfutil_map_cb cb, void *ctx, const char *what);
 
 /* core/mode.h's wake_fd and wake: the unwinder's news of code mapped since its tables were
  * loaded or of a process met without them (core/unwind.h), and with -a the processes the BPF

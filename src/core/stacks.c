@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "core/bpfutil.h"
 #include "core/log.h"
 #include "core/stacks.h"
@@ -644,17 +645,56 @@ int stack_refs__add(struct stack_refs *r, uint64_t h)
 	return 0;
 }
 
-static int add_key_refs(const void *k, const void *v, void *ctx)
-{
-	const struct stack_key *key = k;
+struct ref_walk {
+	struct stack_refs *r;
+	const struct stack_ref_map *m;
+};
 
-	(void)v;
-	return stack_refs__add(ctx, key->ustack) ?: stack_refs__add(ctx, key->kstack);
+static int add_entry_refs(const void *k, const void *v, void *ctx)
+{
+	const struct ref_walk *w = ctx;
+	int err = 0;
+
+	for (uint32_t i = 0; i < w->m->n && !err; i++) {
+		uint32_t at = w->m->at[i];
+		const char *in = at < w->m->key_size ? (const char *)k + at
+						     : (const char *)v + (at - w->m->key_size);
+		__u64 h;
+
+		memcpy(&h, in, sizeof(h));
+		err = stack_refs__add(w->r, h);
+	}
+	return err;
 }
 
-int stack_refs__add_keys(struct stack_refs *r, int counts_fd, size_t key_size, size_t val_size)
+/* A per-CPU array's one slot: each CPU's value (the kernel pads them to 8 bytes). Passed over
+ * when it cannot be read. */
+static int add_percpu_refs(struct ref_walk *w)
 {
-	return bpfutil__map_for_each(counts_fd, key_size, val_size, add_key_refs, r);
+	int ncpus = libbpf_num_possible_cpus(), err = 0;
+	size_t step = (w->m->val_size + 7) / 8 * 8;
+	char *v = ncpus > 0 ? calloc((size_t)ncpus, step) : NULL;
+	__u32 zero = 0;
+
+	if (v && !bpf_map_lookup_elem(w->m->fd, &zero, v))
+		for (int i = 0; i < ncpus && !err; i++)
+			err = add_entry_refs(&zero, v + (size_t)i * step, w);
+	free(v);
+	return err;
+}
+
+int stack_refs__add_maps(struct stack_refs *r, const struct stack_ref_map *maps, size_t n)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < n && !err; i++) {
+		struct ref_walk w = { .r = r, .m = &maps[i] };
+
+		err = maps[i].percpu ? add_percpu_refs(&w)
+				     : bpfutil__map_for_each(maps[i].fd, maps[i].key_size,
+							     maps[i].val_size, add_entry_refs, &w);
+	}
+	return err;
 }
 
 static int keep_taken(const void *k, const void *v, void *ctx)

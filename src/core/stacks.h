@@ -5,6 +5,7 @@
 #define EBPROF_CORE_STACKS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <linux/types.h>
@@ -47,8 +48,30 @@ struct stack_refs {
 };
 
 int stack_refs__add(struct stack_refs *r, uint64_t h);
-/* The stacks the keys (struct stack_key first) of a counts map refer to. */
-int stack_refs__add_keys(struct stack_refs *r, int counts_fd, size_t key_size, size_t val_size);
+/* A map whose entries name stacks (a count table keyed by a struct stack_key, the waits or
+ * requests going on): where each hash is in an entry, its key and value taken as one run of
+ * bytes (STACK_REF_KEY, STACK_REF_VAL). */
+#define STACK_REF_MAX 4
+struct stack_ref_map {
+	int fd;
+	uint32_t key_size, val_size;
+	bool percpu;			/* a per-CPU array of one slot: each CPU's value */
+	uint32_t n;			/* hashes an entry has */
+	uint32_t at[STACK_REF_MAX];	/* their offsets */
+};
+#define STACK_REF_KEY(ktype, field) offsetof(ktype, field)
+#define STACK_REF_VAL(ktype, vtype, field) (sizeof(ktype) + offsetof(vtype, field))
+/* A count table keyed by a struct stack_key (first in its key): its two stacks. */
+static inline struct stack_ref_map stack_ref_map__counts(int fd, uint32_t key_size,
+							  uint32_t val_size)
+{
+	return (struct stack_ref_map){ .fd = fd, .key_size = key_size, .val_size = val_size,
+				       .n = 2, .at = { offsetof(struct stack_key, ustack),
+						       offsetof(struct stack_key, kstack) } };
+}
+/* The stacks the entries of the n maps refer to, in that order (a wait that ends meanwhile is
+ * in one or the other when its map comes before the counts'). 0 or a negative errno. */
+int stack_refs__add_maps(struct stack_refs *r, const struct stack_ref_map *maps, size_t n);
 /* Adds the hashes of every stack that a count or a wait going on refers to now. */
 typedef int (*stack_refs_fn)(void *ctx, struct stack_refs *r);
 /*

@@ -210,6 +210,7 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	const struct cpu_opts *o = opts;
 	struct profile *prof = env->prof;
 	bool online[CPU_MAX_CPUS];
+	struct stack_ref_map refs;
 	int err;
 
 	if (!c)
@@ -266,6 +267,10 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	bpf_program__set_autoload(c->skel->progs.cpu_exec, env->all);
 	if (collector__load(&c->base, env->unwind, true))
 		goto fail;
+	/* a spill empties the windows' copy: cpu reads its stacks there */
+	refs = stack_ref_map__counts(bpf_map__fd(c->skel->maps.counts), sizeof(struct stack_key),
+				     sizeof(__u64));
+	collector__set_stacks(&c->base, bpf_map__fd(c->skel->maps.stacks), c->wst, &refs, 1);
 	if (!env->all)
 		proc_table__set_mm_marks(c->base.procs, mm_mark, c);
 	if (collector__notes(&c->base, c->skel->maps.notes, env->all))
@@ -527,7 +532,12 @@ static void cpu_point(struct cpu_collector *c, int64_t t_ns)
 				stat_sum(c, CPU_STAT_SAMPLES), c->period_ns * 100 / 1e9);
 }
 
-static void clear_stacks(struct cpu_collector *c);
+static int take_counts(void *m)
+{
+	struct cpu_collector *c = m;
+
+	return drain(c, c->env.prof, 0, false, true, true);
+}
 
 /* A count table three quarters full (or full: a sample lost to it, or a stack to the stacks
  * map): its counts taken into the run's profile (and the stacks map emptied, no count referring
@@ -537,11 +547,13 @@ static void clear_stacks(struct cpu_collector *c);
  * was biased (those of the processes met last). */
 static void spill(struct cpu_collector *c)
 {
-	if (collector__spill_due(&c->base, &c->env, stat_sum(c, CPU_STAT_KEYS),
-				 stat_sum(c, CPU_STAT_COUNTS_FULL) +
-				 stat_sum(c, CPU_STAT_STACKS_FULL), c->opts.max_stacks) &&
-	    !drain(c, c->env.prof, 0, false, true, true))
-		clear_stacks(c);
+	struct spill_check due = {
+		.keys = { stat_sum(c, CPU_STAT_KEYS) },
+		.room = { c->opts.max_stacks },
+		.refused = stat_sum(c, CPU_STAT_COUNTS_FULL) + stat_sum(c, CPU_STAT_STACKS_FULL),
+	};
+
+	collector__spill(&c->base, &c->env, &due, take_counts, c);
 }
 
 /* A process whose new snapshot maps code where an earlier one had other code (a library
@@ -587,21 +599,6 @@ static void cpu_tick(void *m, int64_t t_ns, bool second)
 		offcpu_mode_ops.tick(c->off, t_ns, second);
 }
 
-
-/* Empty the kernel's stack map and the windows' copy of it. */
-/* The stacks the counts made since the last take refer to. */
-static int count_refs(void *ctx, struct stack_refs *r)
-{
-	struct cpu_collector *c = ctx;
-
-	return stack_refs__add_keys(r, bpf_map__fd(c->skel->maps.counts), sizeof(struct stack_key),
-				    sizeof(__u64));
-}
-
-static void clear_stacks(struct cpu_collector *c)
-{
-	stack_map__reclaim(bpf_map__fd(c->skel->maps.stacks), c->wst, count_refs, c);
-}
 
 static void cpu_progress(void *m, char *buf, size_t len)
 {
@@ -786,8 +783,7 @@ static int cpu_window(void *m, struct profile *into)
 	pr_debug(c->lc, "window: %u processes gone forgotten, %u files' symbols freed, %u "
 		 "processes kept", forgot, trimmed, proc_table__count(c->base.procs));
 	/* the windows' copy holds about what the map does: every stack a window counted */
-	if ((uint64_t)stack_table__count(c->wst) * 4 > (uint64_t)c->opts.max_stacks * 3)
-		clear_stacks(c);
+	collector__reclaim_full(&c->base, c->opts.max_stacks);
 	profile__add_info(into, "rate", "%u Hz", c->opts.hz);
 	profile__add_info(into, "cpus", "%s", cpu_list(c, cpus, sizeof(cpus)));
 	profile__add_info(into, "window", "%.2f s", (now - from) / 1e9);

@@ -196,6 +196,22 @@ static int set_types(struct profile *prof)
 	return err ?: profile__set_default_type(prof, "latency");
 }
 
+/* What refers to stacks when the stacks map is emptied (collector__reclaim): the requests in
+ * flight (they count at their completion), then the counts made since the last take. */
+static void set_stacks(struct io_collector *c)
+{
+	struct stack_ref_map refs[2] = {
+		{ .fd = bpf_map__fd(c->skel->maps.inflight), .key_size = sizeof(__u64),
+		  .val_size = sizeof(struct io_req), .n = 2,
+		  .at = { STACK_REF_VAL(__u64, struct io_req, key.stack.ustack),
+			  STACK_REF_VAL(__u64, struct io_req, key.stack.kstack) } },
+		stack_ref_map__counts(bpf_map__fd(c->skel->maps.counts), sizeof(struct io_key),
+				      sizeof(struct io_val)),
+	};
+
+	collector__set_stacks(&c->base, bpf_map__fd(c->skel->maps.stacks), c->base.st, refs, 2);
+}
+
 static void *io_open(const struct session_env *env, void *opts)
 {
 	struct io_collector *c = calloc(1, sizeof(*c));
@@ -246,6 +262,7 @@ static void *io_open(const struct session_env *env, void *opts)
 	if (collector__load(&c->base, env->unwind, true) ||
 	    collector__notes(&c->base, sk->maps.notes, env->all))
 		goto fail;
+	set_stacks(c);
 	/* attached for the whole run now (a machine without them fails before anything runs);
 	 * they count from the first attach */
 	err = io_bpf__attach(sk);
@@ -699,47 +716,32 @@ static uint64_t stat_sum(struct io_collector *c, enum io_stat s)
 	return bpfutil__percpu_sum(bpf_map__fd(c->skel->maps.stats), s);
 }
 
-/* The stacks of the requests in flight (they count at their completion), then of the counts
- * made since the last take. */
-static int inflight_refs(const void *k, const void *v, void *ctx)
+static int take_counts(void *m)
 {
-	const struct io_req *r = v;
+	struct io_collector *c = m;
+	int err;
 
-	(void)k;
-	return stack_refs__add(ctx, r->key.stack.ustack) ?:
-	       stack_refs__add(ctx, r->key.stack.kstack);
-}
-
-static int io_refs(void *ctx, struct stack_refs *r)
-{
-	struct io_collector *c = ctx;
-
-	return bpfutil__map_for_each(bpf_map__fd(c->skel->maps.inflight), sizeof(__u64),
-				     sizeof(struct io_req), inflight_refs, r) ?:
-	       stack_refs__add_keys(r, bpf_map__fd(c->skel->maps.counts), sizeof(struct io_key),
-				    sizeof(struct io_val));
-}
-
-static void reclaim_stacks(struct io_collector *c)
-{
-	stack_map__reclaim(bpf_map__fd(c->skel->maps.stacks), c->base.st, io_refs, c);
+	c->spilling = true;
+	err = drain(c, c->env.prof, 0, false, true);
+	c->spilling = false;
+	return err;
 }
 
 /* A per-stack table half used (a key brings two stacks to the stacks map of the same size), or
  * a table that refused something, is taken into the run's profile and the stacks map emptied
  * but for what requests in flight and newer counts refer to, so that counting goes on: with -a
- * the keys of the processes that ended stayed to the end (collector__spill_due). Not in a run
- * cut into windows: each window takes its counts. */
+ * the keys of the processes that ended stayed to the end (collector__spill). Not in a run cut
+ * into windows: each window takes its counts. */
 static void spill(struct io_collector *c)
 {
-	if (!collector__spill_due(&c->base, &c->env, stat_sum(c, IO_STAT_KEYS),
-				  stat_sum(c, IO_STAT_COUNTS_FULL) + stat_sum(c, IO_STAT_STACKS_FULL) +
-				  stat_sum(c, IO_STAT_PROCS_FULL), (c->opts.max_stacks + 1) / 2))
-		return;
-	c->spilling = true;
-	if (!drain(c, c->env.prof, 0, false, true))
-		reclaim_stacks(c);
-	c->spilling = false;
+	struct spill_check due = {
+		.keys = { stat_sum(c, IO_STAT_KEYS) },
+		.room = { (c->opts.max_stacks + 1) / 2 },
+		.refused = stat_sum(c, IO_STAT_COUNTS_FULL) + stat_sum(c, IO_STAT_STACKS_FULL) +
+			   stat_sum(c, IO_STAT_PROCS_FULL),
+	};
+
+	collector__spill(&c->base, &c->env, &due, take_counts, c);
 }
 
 static void io_tick(void *m, int64_t t_ns, bool second)
@@ -934,8 +936,7 @@ static int io_window(void *m, struct profile *into)
 		err = set_types(into);
 	err = err ?: drain(c, into, 0, false, true);
 	/* the windows' copy holds about what the map does: every stack a window counted */
-	if ((uint64_t)stack_table__count(c->base.st) * 4 > (uint64_t)c->opts.max_stacks * 3)
-		reclaim_stacks(c);
+	collector__reclaim_full(&c->base, c->opts.max_stacks);
 	window__end(into, bpf_map__fd(c->skel->maps.stats), stat_names, IO_STAT_FIRST_DROP,
 		    IO_STAT__COUNT, c->env.all ? -1 : IO_STAT_NOTES_FULL, c->window_stats,
 		    c->base.procs, free, c->env.start_ns, &c->window_ns, now);

@@ -191,6 +191,27 @@ static int set_types(struct profile *prof)
 	return err ?: profile__set_default_type(prof, "delay");
 }
 
+/* What refers to stacks when the stacks map is emptied (collector__reclaim): the waits going
+ * on (they count at their end: sleeping locks' and futex waits by thread, spinlocks' one a
+ * CPU), then the counts made since the last take. */
+static void set_stacks(struct lock_collector *c)
+{
+	struct stack_ref_map wait = {
+		.key_size = sizeof(__u32), .val_size = sizeof(struct lock_wait), .n = 2,
+		.at = { STACK_REF_VAL(__u32, struct lock_wait, ustack),
+			STACK_REF_VAL(__u32, struct lock_wait, kstack) },
+	};
+	struct stack_ref_map refs[4] = { wait, wait, wait };
+
+	refs[0].fd = bpf_map__fd(c->skel->maps.kwaits);
+	refs[1].fd = bpf_map__fd(c->skel->maps.fwaits);
+	refs[2].fd = bpf_map__fd(c->skel->maps.spinning);
+	refs[2].percpu = true;
+	refs[3] = stack_ref_map__counts(bpf_map__fd(c->skel->maps.counts), sizeof(struct lock_key),
+					sizeof(struct lock_count));
+	collector__set_stacks(&c->base, bpf_map__fd(c->skel->maps.stacks), c->base.st, refs, 4);
+}
+
 static void *lock_open(const struct session_env *env, void *opts)
 {
 	struct lock_collector *c = calloc(1, sizeof(*c));
@@ -248,6 +269,7 @@ static void *lock_open(const struct session_env *env, void *opts)
 	if (collector__load(&c->base, env->unwind, true) ||
 	    collector__notes(&c->base, sk->maps.notes, env->all))
 		goto fail;
+	set_stacks(c);
 	err = lock_bpf__attach(sk);
 	if (err) {
 		pr_err(c->lc, "cannot attach to the %s tracepoints: %s",
@@ -1154,56 +1176,28 @@ static void lock_finish(void *m)
 				  "off; kernel locks named by owner or address)");
 }
 
-/* A window: the counts taken out of the kernel, the drops counted since the last one. */
-/* The stacks of the waits going on (they count at their end), then of the counts made since
- * the last take. */
-static int wait_refs(const void *k, const void *v, void *ctx)
+static int take_counts(void *m)
 {
-	const struct lock_wait *w = v;
+	struct lock_collector *c = m;
 
-	(void)k;
-	return stack_refs__add(ctx, w->ustack) ?: stack_refs__add(ctx, w->kstack);
-}
-
-static int lock_refs(void *ctx, struct stack_refs *r)
-{
-	struct lock_collector *c = ctx;
-	int ncpus = libbpf_num_possible_cpus(), err;
-	size_t step = (sizeof(struct lock_wait) + 7) / 8 * 8;
-	char *spin = ncpus > 0 ? calloc((size_t)ncpus, step) : NULL;
-	__u32 zero = 0;
-
-	err = bpfutil__map_for_each(bpf_map__fd(c->skel->maps.kwaits), sizeof(__u32),
-				    sizeof(struct lock_wait), wait_refs, r) ?:
-	      bpfutil__map_for_each(bpf_map__fd(c->skel->maps.fwaits), sizeof(__u32),
-				    sizeof(struct lock_wait), wait_refs, r);
-	/* the spinlock waits going on, one a CPU */
-	if (!err && spin && !bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.spinning), &zero, spin))
-		for (int i = 0; i < ncpus && !err; i++)
-			err = wait_refs(NULL, spin + (size_t)i * step, r);
-	free(spin);
-	return err ?: stack_refs__add_keys(r, bpf_map__fd(c->skel->maps.counts),
-					   sizeof(struct lock_key), sizeof(struct lock_count));
-}
-
-static void reclaim_stacks(struct lock_collector *c)
-{
-	stack_map__reclaim(bpf_map__fd(c->skel->maps.stacks), c->base.st, lock_refs, c);
+	return drain(c, c->env.prof, 0, false, true);
 }
 
 /* A per-stack table half used (a key brings two stacks to the stacks map of the same size), or
  * a table that refused something, is taken into the run's profile and the stacks map emptied
  * but for what the waits going on and newer counts refer to, so that counting goes on: with -a
- * the keys of the processes that ended stayed to the end (collector__spill_due). Not in a run
- * cut into windows: each window takes its counts. The per-lock table stays (read at the end). */
+ * the keys of the processes that ended stayed to the end (collector__spill). Not in a run cut
+ * into windows: each window takes its counts. The per-lock table stays (read at the end). */
 static void spill(struct lock_collector *c)
 {
-	if (collector__spill_due(&c->base, &c->env, stat_sum(c, LOCK_STAT_KEYS),
-				 stat_sum(c, LOCK_STAT_COUNTS_FULL) +
-				 stat_sum(c, LOCK_STAT_STACKS_FULL) +
-				 stat_sum(c, LOCK_STAT_PROCS_FULL), (c->opts.max_stacks + 1) / 2) &&
-	    !drain(c, c->env.prof, 0, false, true))
-		reclaim_stacks(c);
+	struct spill_check due = {
+		.keys = { stat_sum(c, LOCK_STAT_KEYS) },
+		.room = { (c->opts.max_stacks + 1) / 2 },
+		.refused = stat_sum(c, LOCK_STAT_COUNTS_FULL) + stat_sum(c, LOCK_STAT_STACKS_FULL) +
+			   stat_sum(c, LOCK_STAT_PROCS_FULL),
+	};
+
+	collector__spill(&c->base, &c->env, &due, take_counts, c);
 }
 
 static void lock_tick(void *m, int64_t t_ns, bool second)
@@ -1215,6 +1209,7 @@ static void lock_tick(void *m, int64_t t_ns, bool second)
 	collector__tick(m, t_ns, second);
 }
 
+/* A window: the counts taken out of the kernel, the drops counted since the last one. */
 static int lock_window(void *m, struct profile *into)
 {
 	struct lock_collector *c = m;
@@ -1225,8 +1220,7 @@ static int lock_window(void *m, struct profile *into)
 		err = set_types(into);
 	err = err ?: drain(c, into, 0, false, true);
 	/* the windows' copy holds about what the map does: every stack a window counted */
-	if ((uint64_t)stack_table__count(c->base.st) * 4 > (uint64_t)c->opts.max_stacks * 3)
-		reclaim_stacks(c);
+	collector__reclaim_full(&c->base, c->opts.max_stacks);
 	window__end(into, bpf_map__fd(c->skel->maps.stats), stat_names, LOCK_STAT_NESTED,
 		    LOCK_STAT__COUNT, c->env.all ? -1 : LOCK_STAT_NOTES_FULL, c->window_stats,
 		    c->base.procs, NULL, c->env.start_ns, &c->window_ns, now);

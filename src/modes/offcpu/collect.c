@@ -139,6 +139,29 @@ static int set_types(struct profile *prof)
 	return err ?: profile__set_default_type(prof, "offcpu");
 }
 
+/* What refers to stacks when the stacks map is emptied (collector__reclaim): the waits going
+ * on (their own stacks and their wakers': they count at their end), then the counts made since
+ * the last take; in this order, so that a wait that ends meanwhile is in one or the other. */
+static void set_stacks(struct offcpu_collector *c)
+{
+	struct stack_ref_map refs[2] = {
+		{ .fd = bpf_map__fd(c->skel->maps.threads), .key_size = sizeof(__u32),
+		  .val_size = sizeof(struct offcpu_thread), .n = 4,
+		  .at = { STACK_REF_VAL(__u32, struct offcpu_thread, key.stack.ustack),
+			  STACK_REF_VAL(__u32, struct offcpu_thread, key.stack.kstack),
+			  STACK_REF_VAL(__u32, struct offcpu_thread, key.wustack),
+			  STACK_REF_VAL(__u32, struct offcpu_thread, key.wkstack) } },
+		{ .fd = bpf_map__fd(c->skel->maps.counts), .key_size = sizeof(struct offcpu_key),
+		  .val_size = sizeof(struct offcpu_val), .n = 4,
+		  .at = { STACK_REF_KEY(struct offcpu_key, stack.ustack),
+			  STACK_REF_KEY(struct offcpu_key, stack.kstack),
+			  STACK_REF_KEY(struct offcpu_key, wustack),
+			  STACK_REF_KEY(struct offcpu_key, wkstack) } },
+	};
+
+	collector__set_stacks(&c->base, bpf_map__fd(c->skel->maps.stacks), c->base.st, refs, 2);
+}
+
 static void *offcpu_open(const struct session_env *env, void *opts)
 {
 	struct offcpu_collector *c = calloc(1, sizeof(*c));
@@ -181,6 +204,7 @@ static void *offcpu_open(const struct session_env *env, void *opts)
 	if (collector__load(&c->base, env->unwind, true) ||
 	    collector__notes(&c->base, sk->maps.notes, env->all))
 		goto fail;
+	set_stacks(c);
 	/* attached for the whole run now (a kernel without them fails before anything runs);
 	 * they count from the first attach */
 	err = offcpu_bpf__attach(sk);
@@ -535,14 +559,6 @@ static int read_rq(const void *k, const void *v, void *ctx)
 	return 0;
 }
 
-/* A spill: the run-queue table taken out into c->rq, so that processes met later have room. */
-static void take_runq(struct offcpu_collector *c)
-{
-	if (bpfutil__map_take(bpf_map__fd(c->skel->maps.runq), sizeof(__u32),
-			      sizeof(struct offcpu_rq), read_rq, &c->rq))
-		pr_warn(c->lc, "taking the run-queue latencies out of the kernel failed; some may "
-			"be missing from the report");
-}
 
 /* Most waited first */
 static int rq_cmp(const void *a, const void *b)
@@ -658,65 +674,37 @@ static void offcpu_progress(void *m, char *buf, size_t len)
 		 (unsigned long long)drops);
 }
 
-/* The stacks of the waits going on (their own and their wakers': they count at their end),
- * then of the counts made since the last take. */
-static int add_refs(struct stack_refs *r, const struct offcpu_key *k)
+/* A spill's take: the counts into the run's profile, then the run-queue table into c->rq, so
+ * that processes met later have room. */
+static int take_counts(void *m)
 {
-	return stack_refs__add(r, k->stack.ustack) ?: stack_refs__add(r, k->stack.kstack) ?:
-	       stack_refs__add(r, k->wustack) ?: stack_refs__add(r, k->wkstack);
-}
+	struct offcpu_collector *c = m;
+	int err = drain(c, c->env.prof, 0, false, true);
 
-static int wait_refs(const void *k, const void *v, void *ctx)
-{
-	(void)k;
-	return add_refs(ctx, &((const struct offcpu_thread *)v)->key);
-}
-
-static int count_refs(const void *k, const void *v, void *ctx)
-{
-	(void)v;
-	return add_refs(ctx, k);
-}
-
-static int offcpu_refs(void *ctx, struct stack_refs *r)
-{
-	struct offcpu_collector *c = ctx;
-
-	/* in this order: a wait that ends meanwhile is in one or the other */
-	return bpfutil__map_for_each(bpf_map__fd(c->skel->maps.threads), sizeof(__u32),
-				     sizeof(struct offcpu_thread), wait_refs, r) ?:
-	       bpfutil__map_for_each(bpf_map__fd(c->skel->maps.counts), sizeof(struct offcpu_key),
-				     sizeof(struct offcpu_val), count_refs, r);
-}
-
-/* Every stack no count or wait refers to any more leaves the map. */
-static void reclaim_stacks(struct offcpu_collector *c)
-{
-	size_t back = stack_map__reclaim(bpf_map__fd(c->skel->maps.stacks), c->base.st,
-					 offcpu_refs, c);
-
-	pr_debug(c->lc, "stacks map emptied; %zu stacks still referred to put back", back);
+	if (!err)
+		collector__take(&c->base, bpf_map__fd(c->skel->maps.runq), sizeof(__u32),
+				sizeof(struct offcpu_rq), read_rq, &c->rq,
+				"the run-queue latencies");
+	return err;
 }
 
 /* A count table three quarters full (or a wait or a stack refused) is taken into the run's
  * profile, and the stacks map emptied but for the waits going on, so that counting goes on:
  * with -a, the keys of the processes that ended stayed to the end, and the waits of those
- * met last were lost (collector__spill_due). Not in a run cut into windows: each window
- * takes its counts (offcpu_window). */
+ * met last were lost (collector__spill). Not in a run cut into windows: each window takes its
+ * counts (offcpu_window). */
 static void spill(struct offcpu_collector *c)
 {
 	/* a key brings up to two stacks to the stacks map (of the same size), four with wakers */
 	uint32_t per_key = c->opts.wakers ? 4 : 2;
+	struct spill_check due = {
+		.keys = { stat_sum(c, OFFCPU_STAT_KEYS) },
+		.room = { (c->opts.max_stacks + per_key - 1) / per_key },
+		.refused = stat_sum(c, OFFCPU_STAT_COUNTS_FULL) +
+			   stat_sum(c, OFFCPU_STAT_STACKS_FULL) + stat_sum(c, OFFCPU_STAT_RQ_FULL),
+	};
 
-	if (collector__spill_due(&c->base, &c->env, stat_sum(c, OFFCPU_STAT_KEYS),
-				 stat_sum(c, OFFCPU_STAT_COUNTS_FULL) +
-				 stat_sum(c, OFFCPU_STAT_STACKS_FULL) +
-				 stat_sum(c, OFFCPU_STAT_RQ_FULL),
-				 (c->opts.max_stacks + per_key - 1) / per_key) &&
-	    !drain(c, c->env.prof, 0, false, true)) {
-		reclaim_stacks(c);
-		take_runq(c);
-	}
+	collector__spill(&c->base, &c->env, &due, take_counts, c);
 }
 
 static void offcpu_tick(void *m, int64_t t_ns, bool second)
@@ -882,8 +870,7 @@ static int offcpu_window(void *m, struct profile *into)
 	collector__consume_notes(&c->base);	/* new processes, for their names */
 	err = err ?: drain(c, into, 0, false, true);
 	/* the windows' copy holds about what the map does: every stack a window counted */
-	if ((uint64_t)stack_table__count(c->base.st) * 4 > (uint64_t)c->opts.max_stacks * 3)
-		reclaim_stacks(c);
+	collector__reclaim_full(&c->base, c->opts.max_stacks);
 	window__end(into, bpf_map__fd(c->skel->maps.stats), stat_names, OFFCPU_STAT_THREADS_FULL,
 		    OFFCPU_STAT__COUNT, c->env.all ? -1 : OFFCPU_STAT_NOTES_FULL, c->window_stats,
 		    c->base.procs, NULL, c->env.start_ns, &c->window_ns, now);

@@ -251,6 +251,7 @@ static void *stacks_open(const struct session_env *env, void *opts)
 {
 	struct stacks_mode *m = calloc(1, sizeof(*m));
 	struct stacks_opts *o = opts;
+	struct stack_ref_map refs;
 	struct stacks_bpf *sk;
 
 	if (!m)
@@ -292,6 +293,9 @@ static void *stacks_open(const struct session_env *env, void *opts)
 	if (collector__load(&m->base, env->unwind, false) ||
 	    collector__notes(&m->base, sk->maps.notes, env->all))
 		goto fail;
+	refs = stack_ref_map__counts(bpf_map__fd(sk->maps.counts), sizeof(struct stack_key),
+				     bpf_map__value_size(sk->maps.counts));
+	collector__set_stacks(&m->base, bpf_map__fd(sk->maps.stacks), m->base.st, &refs, 1);
 	fill_syscalls(m);
 	if (attach_tracepoints(m))
 		goto fail;
@@ -592,13 +596,10 @@ static void drain(struct stacks_mode *m, pid_t pid)
 	drain_how(m, pid, false);
 }
 
-/* The stacks the counts made since the last spill refer to. */
-static int count_refs(void *ctx, struct stack_refs *r)
+static int take_counts(void *mp)
 {
-	struct stacks_mode *m = ctx;
-
-	return stack_refs__add_keys(r, bpf_map__fd(m->skel->maps.counts), sizeof(struct stack_key),
-				    bpf_map__value_size(m->skel->maps.counts));
+	drain_how(mp, 0, true);
+	return 0;
 }
 
 /* The counts taken into the profile once the keys made since the last time are three quarters
@@ -607,12 +608,13 @@ static int count_refs(void *ctx, struct stack_refs *r)
  * run of a shell loop lost 32% of its events, from the per-process counts too) */
 static void spill(struct stacks_mode *m)
 {
-	if (!collector__spill_due(&m->base, m->env,
-				  bpfutil__percpu_sum(bpf_map__fd(m->skel->maps.keys_made), 0),
-				  drops_total(m), m->o->max_stacks))
-		return;
-	drain_how(m, 0, true);
-	stack_map__reclaim(bpf_map__fd(m->skel->maps.stacks), m->base.st, count_refs, m);
+	struct spill_check due = {
+		.keys = { bpfutil__percpu_sum(bpf_map__fd(m->skel->maps.keys_made), 0) },
+		.room = { m->o->max_stacks },
+		.refused = drops_total(m),
+	};
+
+	collector__spill(&m->base, m->env, &due, take_counts, m);
 }
 
 static void stacks_finalize(void *mp, pid_t pid, bool exec)
