@@ -141,6 +141,7 @@ enum lock_stat {
 	LOCK_STAT_KEYS,		/* keys made in the per-stack table (the collector spills it) */
 	LOCK_STAT_BEGUN,	/* futex waits already going on when tracing began (-p, -a): each
 				 * counts from the start (lock_begun) */
+	LOCK_STAT_LOCK_KEYS,	/* keys made in the per-lock table (the collector spills it too) */
 	LOCK_STAT_NESTED,	/* drops: a spinlock contention inside another on its CPU
 				 * (an interrupt's): not measured */
 	LOCK_STAT_END_UNSEEN,	/* a contention whose end never came (its slot was taken over) */
@@ -148,7 +149,8 @@ enum lock_stat {
 	LOCK_STAT_STACKS_FULL,	/* a stack not interned: its wait counts without it */
 	LOCK_STAT_COUNTS_FULL,	/* the per-stack table was full: in the locks' numbers only */
 	LOCK_STAT_PROCS_FULL,	/* the per-process table was full: in no process's totals */
-	LOCK_STAT_LOCKS_FULL,	/* the per-lock table was full: in the stacks' numbers only */
+	LOCK_STAT_LOCKS_FULL,	/* the per-lock table was full (between two spills): in the
+				 * stacks' numbers only */
 	LOCK_STAT_NOTES_FULL,	/* -a: a new process not announced */
 	LOCK_STAT__COUNT,
 };

@@ -315,6 +315,8 @@ static __always_inline void account(const struct lock_wait *w, __u32 tgid, __u64
 			count_stat(LOCK_STAT_LOCKS_FULL);
 			return;
 		}
+		if (mine)
+			count_stat(LOCK_STAT_LOCK_KEYS);
 		if (mine && !futex) {
 			v->owner = lock_owner(task, w->lock);
 			if (v->owner)

@@ -6,11 +6,13 @@
  * no delay; timed-out waits apart, as timeouts, in no contention or delay; --kernel-only and
  * --user-only keep to their side; without the lock tracepoints (as on Linux before 5.19) open
  * fails when kernel locks were asked for, and traces futex waits alone otherwise; a wait left
- * open at the end is waiting_at_end while its thread is still in it, end_unseen otherwise. Root
- * required (run by tests/run-e2e.sh).
+ * open at the end is waiting_at_end while its thread is still in it, end_unseen otherwise; more
+ * locks over a run than the per-lock table holds are all in the summary, each with its own
+ * waits (the ticks take the table out as it fills). Root required (run by tests/run-e2e.sh).
  */
 #include <errno.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -31,6 +33,8 @@
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 
+/* In a child: where a byte comes back once the test ticked after one it wrote to `ready` */
+static int resume_fd = -1;
 static uint32_t word = 1;
 static uint32_t woke;			/* the woken waits' futex */
 static int round_, woken_done;		/* woken_waiter's rounds begun; it is done (1: ok) */
@@ -142,6 +146,65 @@ __attribute__((noinline)) static int futex_calls(void)
 	return woken_done != 1;
 }
 
+/* MANY_LOCKS futexes, each waited on MANY_ROUNDS times by a thread that the other wakes (a
+ * contention each), MANY_BATCH locks between two of the test's ticks */
+#define MANY_LOCKS	48
+#define MANY_ROUNDS	2
+#define MANY_BATCH	2
+static uint32_t many[MANY_LOCKS];
+static int many_done, many_bad;		/* waits ended; one not ended by a wake */
+static pid_t many_tid;
+
+__attribute__((noinline)) static void *many_waiter(void *arg)
+{
+	__atomic_store_n(&many_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
+	for (int i = 0; i < MANY_LOCKS; i++)
+		for (int r = 0; r < MANY_ROUNDS; r++) {
+			if (syscall(SYS_futex, &many[i], FUTEX_WAIT_PRIVATE, 0, NULL))
+				__atomic_store_n(&many_bad, 1, __ATOMIC_SEQ_CST);
+			__atomic_add_fetch(&many_done, 1, __ATOMIC_SEQ_CST);
+		}
+	return arg;
+}
+
+static int many_locks(int ready)
+{
+	pthread_t t;
+	char c;
+
+	if (pthread_create(&t, NULL, many_waiter, NULL))
+		return 1;
+	for (int i = 0; i < MANY_LOCKS; i++) {
+		for (int r = 0; r < MANY_ROUNDS; r++) {
+			int n = 0;
+
+			/* FUTEX_WAKE wakes one only once it waits */
+			while (syscall(SYS_futex, &many[i], FUTEX_WAKE_PRIVATE, 1) != 1)
+				if (++n > 100000 || __atomic_load_n(&many_bad, __ATOMIC_SEQ_CST))
+					return 1;
+				else
+					usleep(100);
+			/* its wait counted (at its return) before the next begins */
+			for (n = 0; __atomic_load_n(&many_done, __ATOMIC_SEQ_CST) !=
+				    i * MANY_ROUNDS + r + 1; n++)
+				if (n > 100000)
+					return 1;
+				else
+					usleep(100);
+		}
+		if ((i + 1) % MANY_BATCH == 0 &&
+		    (write(ready, "x", 1) != 1 || read(resume_fd, &c, 1) != 1))
+			return 1;
+	}
+	/* gone before the child goes on (not joined: a join could wait too) */
+	for (int n = 0; task_there(many_tid); n++)
+		if (n > 10000)
+			return 1;
+		else
+			usleep(1000);
+	return many_bad;
+}
+
 static void *mapper(void *arg)
 {
 	for (int i = 0; i < 5000; i++) {
@@ -191,7 +254,9 @@ static int nchild = 1;
 static pid_t children[2];
 
 /* Open lock with o, fork a child that waits for a byte, then runs work; attach, let it go.
- * Not alive: tick until it exits, read everything out. Alive: work writes a byte to fd `ready`
+ * Not alive: tick until it exits, read everything out; each byte work writes to fd `ready` is
+ * answered, after one more tick, by a byte on resume_fd (a child that paces itself by the
+ * ticks). Alive: work writes a byte to fd `ready`
  * and then blocks for good; tick until the byte comes and the child sleeps, stop and read
  * everything out while it is still there; then kill it. NULL when open failed. */
 static struct profile *run(struct lock_opts *o, int (*work)(int ready), bool alive)
@@ -199,7 +264,7 @@ static struct profile *run(struct lock_opts *o, int (*work)(int ready), bool ali
 	struct log_ctx lc = { .prog = "test_lock_bpf", .verbose = getenv("TEST_VERBOSE") ? 2 : 0 };
 	struct symbolizer_opts so = { .no_lines = true };
 	struct session_env env = { .lc = &lc };
-	int go[2], ready[2], status = -1, left = nchild;
+	int go[2], ready[2], resume[2], status = -1, left = nchild;
 	char c;
 	void *m;
 	pid_t pid = -1;
@@ -217,6 +282,7 @@ static struct profile *run(struct lock_opts *o, int (*work)(int ready), bool ali
 	}
 	assert_int_equal(pipe(go), 0);
 	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(resume), 0);
 	assert_true(nchild == 1 || (!alive && nchild == 2));
 	for (int i = 0; i < nchild; i++) {
 		pid = fork();
@@ -224,6 +290,8 @@ static struct profile *run(struct lock_opts *o, int (*work)(int ready), bool ali
 		if (pid == 0) {
 			close(go[1]);
 			close(ready[0]);
+			close(resume[1]);
+			resume_fd = resume[0];
 			if (read(go[0], &c, 1) != 1)
 				_exit(2);
 			_exit(work(ready[1]));
@@ -233,6 +301,7 @@ static struct profile *run(struct lock_opts *o, int (*work)(int ready), bool ali
 	}
 	close(go[0]);
 	close(ready[1]);
+	close(resume[0]);
 	for (int i = 0; i < nchild; i++)
 		assert_int_equal(write(go[1], "x", 1), 1);
 	close(go[1]);
@@ -244,6 +313,8 @@ static struct profile *run(struct lock_opts *o, int (*work)(int ready), bool ali
 		lock_mode_ops.tick(m, mono_ns() - env.start_ns, false);
 	} else {
 		while (left) {
+			struct pollfd pf = { .fd = ready[0], .events = POLLIN };
+
 			lock_mode_ops.tick(m, mono_ns() - env.start_ns, false);
 			if (waitpid(-1, &status, WNOHANG) > 0) {
 				assert_true(WIFEXITED(status));
@@ -251,10 +322,18 @@ static struct profile *run(struct lock_opts *o, int (*work)(int ready), bool ali
 				left--;
 				continue;
 			}
-			usleep(10000);
+			if (poll(&pf, 1, 10) != 1)
+				continue;
+			if ((pf.revents & POLLIN) && read(ready[0], &c, 1) == 1) {
+				lock_mode_ops.tick(m, mono_ns() - env.start_ns, false);
+				assert_int_equal(write(resume[1], "x", 1), 1);
+			} else {
+				usleep(10000);	/* the children closed it: they are exiting */
+			}
 		}
 	}
 	close(ready[0]);
+	close(resume[1]);
 	lock_mode_ops.stop(m);
 	for (int i = 0; !alive && i < nchild; i++)
 		lock_mode_ops.finalize(m, children[i], false);
@@ -583,6 +662,60 @@ static void test_process_totals(void **state)
 	profile__free(p);
 }
 
+/* The per-lock table is taken out as it fills, as the per-stack table is: with room for 8 locks,
+ * 48 futexes contended one after another, 2 between two ticks, are each in the summary with
+ * exactly their 2 contentions, and none is a lock_table_full drop (before, the 40 locks met
+ * after the table filled were left out of the summary, their 80 waits dropped). */
+static void test_locks_spilled(void **state)
+{
+	struct lock_opts o = opts(false, true);
+	struct profile *p;
+	int found[MANY_LOCKS] = { 0 };
+	static char leaves[MANY_LOCKS][336];
+	char want[320];
+	int64_t delay = 0;
+
+	o.max_locks = 8;
+	p = run(&o, many_locks, false);
+	assert_non_null(p);
+	for (uint32_t g = 0; g < p->ngroups; g++) {
+		const struct prof_group *gr = &p->groups[g];
+		unsigned long long a;
+		size_t i;
+
+		if (sscanf(group_label(gr, "address"), "0x%llx", &a) != 1 ||
+		    a < (uintptr_t)many || a >= (uintptr_t)(many + MANY_LOCKS))
+			continue;
+		i = (a - (uintptr_t)many) / sizeof(many[0]);
+		found[i]++;
+		/* named by its symbol, whichever take read it */
+		if (i)
+			snprintf(want, sizeof(want), "many+0x%zx in %s", i * sizeof(many[0]),
+				 self_name());
+		else
+			snprintf(want, sizeof(want), "many in %s", self_name());
+		assert_string_equal(group_label(gr, "lock"), want);
+		snprintf(leaves[i], sizeof(leaves[i]), "%s (futex_wait)", want);
+		assert_int_equal(group_stat(gr, "contentions"), MANY_ROUNDS);
+		assert_int_equal(group_stat(gr, "nowait"), 0);
+		assert_int_equal(group_stat(gr, "timeouts"), 0);
+		assert_true(group_stat(gr, "delay_ns") > 0);
+		delay += group_stat(gr, "delay_ns");
+	}
+	for (int i = 0; i < MANY_LOCKS; i++)
+		if (found[i] != 1)
+			fail_msg("futex %d of %d: %d rows in the lock summary", i, MANY_LOCKS,
+				 found[i]);
+	assert_int_equal(profile__drop(p, "lock_table_full"), 0);
+	/* the same waits in the stacks, with the same total */
+	for (uint32_t i = 0; i < p->nsamples; i++)
+		for (int l = 0; l < MANY_LOCKS; l++)
+			if (!strcmp(leaf(p, &p->samples[i]), leaves[l]))
+				delay -= p->samples[i].values[1];
+	assert_int_equal(delay, 0);
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -593,6 +726,7 @@ int main(void)
 		cmocka_unit_test(test_ends_unseen),
 		cmocka_unit_test(test_open_at_stop),
 		cmocka_unit_test(test_process_totals),
+		cmocka_unit_test(test_locks_spilled),
 	};
 
 	if (geteuid()) {

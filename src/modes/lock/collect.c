@@ -6,8 +6,10 @@
  * waiting task, and added at its end to per (process, kind, stacks, lock) counters and to a
  * per-lock table with a log2 histogram. Everything stays in the kernel until the end (an exec
  * reads its process early: its old program's addresses mean nothing in the new one's
- * mappings): the counters become samples (a leaf frame naming the lock and its kind, the
- * kernel frames of the wait, the user frames), the locks the profile's groups.
+ * mappings), but for a table filling up, which a tick takes out as the run goes (the shared
+ * spill, core/collector.h; the locks summed by lock here): the counters become samples (a
+ * leaf frame naming the lock and its kind, the kernel frames of the wait, the user frames),
+ * the locks the profile's groups.
  *
  * Naming a lock: a futex by where it lives in its process (its snapshot of mappings, through
  * sym_proc__resolve_data: a program's or library's data object, a file's shared mapping, else
@@ -72,6 +74,7 @@ static const char *const stat_names[LOCK_STAT__COUNT] = {
 	[LOCK_STAT_TIMEDOUT] = "futex_timeouts",
 	[LOCK_STAT_KEYS] = "keys",
 	[LOCK_STAT_BEGUN] = "begun_before_start",
+	[LOCK_STAT_LOCK_KEYS] = "lock_keys",
 	[LOCK_STAT_NESTED] = "nested_contention",
 	[LOCK_STAT_END_UNSEEN] = "end_unseen",
 	[LOCK_STAT_WAITS_FULL] = "wait_table_full",
@@ -96,6 +99,11 @@ struct lock_entry {
 	bool placed;		/* a futex named by where it lives (not its address alone) */
 };
 
+struct lock_read {
+	struct lock_entry *e;
+	size_t n, cap;
+};
+
 struct lock_collector {
 	struct collector base;		/* first: the shared hooks take the collector */
 	struct session_env env;
@@ -112,6 +120,8 @@ struct lock_collector {
 	uint64_t at_end_no_proc;	/* of them, in no process's totals: its table was full */
 	struct lock_entry *locks;	/* read at the end, sorted by id */
 	size_t nlocks;
+	struct lock_read taken;		/* the per-lock table's entries spills took out, summed
+					 * by lock, sorted by id (read_locks adds the table's) */
 	uint64_t window_ns;		/* CLOCK_MONOTONIC at the start of the window (0: the run's) */
 	uint64_t window_stats[LOCK_STAT__COUNT];	/* the counters then */
 };
@@ -335,11 +345,6 @@ static int lock_attach_all(void *m)
 
 /* ---- locks ------------------------------------------------------------------------------ */
 
-struct lock_read {
-	struct lock_entry *e;
-	size_t n, cap;
-};
-
 static int read_lock(const void *k, const void *v, void *ctx)
 {
 	struct lock_read *r = ctx;
@@ -512,6 +517,40 @@ static void name_lock(struct lock_collector *c, struct lock_entry *e, struct sym
 		snprintf(e->name, sizeof(e->name), "0x%llx", (unsigned long long)e->id.addr);
 }
 
+/* The same lock counted in two takes (a spill's, the end's): v added to its numbers. */
+static void add_lock_val(struct lock_val *to, const struct lock_val *v)
+{
+	to->count += v->count;
+	to->delay_ns += v->delay_ns;
+	if (v->max_ns > to->max_ns)
+		to->max_ns = v->max_ns;
+	to->nowait += v->nowait;
+	to->timeouts += v->timeouts;
+	to->timeout_ns += v->timeout_ns;
+	if (!to->owner) {
+		to->owner = v->owner;
+		to->owner_tgid = v->owner_tgid;
+	}
+	for (int b = 0; b < LOCK_HIST_SLOTS; b++)
+		to->hist[b] += v->hist[b];
+}
+
+/* r's entries sorted by id, each lock once: the numbers of one lock's entries summed. */
+static void merge_locks(struct lock_read *r)
+{
+	size_t n = 0;
+
+	if (r->n)
+		qsort(r->e, r->n, sizeof(*r->e), id_cmp);
+	for (size_t i = 0; i < r->n; i++) {
+		if (n && !id_cmp(&r->e[n - 1].id, &r->e[i].id))
+			add_lock_val(&r->e[n - 1].v, &r->e[i].v);
+		else if (n++ != i)
+			r->e[n - 1] = r->e[i];
+	}
+	r->n = n;
+}
+
 static int tgid_cmp(const void *a, const void *b)
 {
 	const struct lock_id *x = a, *y = b;
@@ -519,23 +558,28 @@ static int tgid_cmp(const void *a, const void *b)
 	return x->tgid < y->tgid ? -1 : x->tgid > y->tgid;
 }
 
-/* Every lock of the kernel's table, named, sorted by id (for lookups). A futex placed by an
- * earlier read keeps its name: its process may have exec'd since, its old program's addresses
- * meaning nothing in the new one's mappings. exec: process `exec` is exec'ing now (its
- * snapshot is its old program's); take: a window's (processes keep their snapshots). */
+/* Every lock, named, sorted by id (for lookups): what the spills took out and what the kernel's
+ * table holds now, one entry a lock. A futex placed by an earlier read keeps its name: its
+ * process may have exec'd since, its old program's addresses meaning nothing in the new one's
+ * mappings. exec: process `exec` is exec'ing now (its snapshot is its old program's); take: a
+ * window's (processes keep their snapshots). */
 static int read_locks(struct lock_collector *c, pid_t exec, bool take)
 {
 	struct lock_read r = { 0 };
 	struct sym_proc *now = NULL;
 	uint32_t now_tgid = 0;
-	int err;
+	int err = 0;
 
-	err = bpfutil__map_for_each(bpf_map__fd(c->skel->maps.locks), sizeof(struct lock_id),
-				    sizeof(struct lock_val), read_lock, &r);
+	for (size_t i = 0; i < c->taken.n && !err; i++)
+		err = read_lock(&c->taken.e[i].id, &c->taken.e[i].v, &r);
+	err = err ?: bpfutil__map_for_each(bpf_map__fd(c->skel->maps.locks),
+					   sizeof(struct lock_id), sizeof(struct lock_val),
+					   read_lock, &r);
 	if (err) {
 		free(r.e);
 		return err;
 	}
+	merge_locks(&r);
 	/* by process: each one's maps read once */
 	qsort(r.e, r.n, sizeof(*r.e), tgid_cmp);
 	for (size_t i = 0; i < r.n; i++) {
@@ -1120,8 +1164,10 @@ static void lock_finish(void *m)
 					  c->opts.max_procs ? c->opts.max_procs : MAX_PROCS);
 		else if (s == LOCK_STAT_LOCKS_FULL)
 			profile__add_note(prof, "%llu waits are in the stacks' numbers but not in "
-					  "any lock's: the lock table (--max-locks %u) was full; raise "
-					  "--max-locks", (unsigned long long)n, c->opts.max_locks);
+					  "any lock's: the lock table (--max-locks %u) filled "
+					  "up before a tick could take it out (every 100 ms, "
+					  "once three quarters full); raise --max-locks",
+					  (unsigned long long)n, c->opts.max_locks);
 		else
 			collector__note_notes_lost(prof, n);
 	}
@@ -1176,25 +1222,35 @@ static void lock_finish(void *m)
 				  "off; kernel locks named by owner or address)");
 }
 
+/* A spill's take: the counts into the run's profile (their leaves named by the locks as they
+ * are now), then the per-lock table into c->taken, summed by lock, so that locks met later
+ * have room (a long run's locks filled it, and every wait on a lock met after was in no
+ * lock's numbers: lock_table_full). */
 static int take_counts(void *m)
 {
 	struct lock_collector *c = m;
+	int err = drain(c, c->env.prof, 0, false, true);
 
-	return drain(c, c->env.prof, 0, false, true);
+	if (err)
+		return err;
+	collector__take(&c->base, bpf_map__fd(c->skel->maps.locks), sizeof(struct lock_id),
+			sizeof(struct lock_val), read_lock, &c->taken, "the locks' totals");
+	merge_locks(&c->taken);
+	return 0;
 }
 
-/* A per-stack table half used (a key brings two stacks to the stacks map of the same size), or
- * a table that refused something, is taken into the run's profile and the stacks map emptied
- * but for what the waits going on and newer counts refer to, so that counting goes on: with -a
- * the keys of the processes that ended stayed to the end (collector__spill). Not in a run cut
- * into windows: each window takes its counts. The per-lock table stays (read at the end). */
+/* A per-stack table half used (a key brings two stacks to the stacks map of the same size), a
+ * per-lock table three quarters used, or a table that refused something, is taken into the
+ * run's profile and the stacks map emptied but for what the waits going on and newer counts
+ * refer to, so that counting goes on: with -a the keys of the processes that ended stayed to
+ * the end (collector__spill). Not in a run cut into windows: each window takes its counts. */
 static void spill(struct lock_collector *c)
 {
 	struct spill_check due = {
-		.keys = { stat_sum(c, LOCK_STAT_KEYS) },
-		.room = { (c->opts.max_stacks + 1) / 2 },
+		.keys = { stat_sum(c, LOCK_STAT_KEYS), stat_sum(c, LOCK_STAT_LOCK_KEYS) },
+		.room = { (c->opts.max_stacks + 1) / 2, c->opts.max_locks },
 		.refused = stat_sum(c, LOCK_STAT_COUNTS_FULL) + stat_sum(c, LOCK_STAT_STACKS_FULL) +
-			   stat_sum(c, LOCK_STAT_PROCS_FULL),
+			   stat_sum(c, LOCK_STAT_PROCS_FULL) + stat_sum(c, LOCK_STAT_LOCKS_FULL),
 	};
 
 	collector__spill(&c->base, &c->env, &due, take_counts, c);
@@ -1236,6 +1292,7 @@ static void lock_close(void *m)
 	collector__close(&c->base, NULL);
 	kdata__free(c->kdata);
 	free(c->locks);
+	free(c->taken.e);
 	free(c);
 }
 
