@@ -39,6 +39,9 @@ const volatile __u32 self_tgid = 0;
  * program returns at once: detaching is slow). */
 bool started;
 bool stopped;
+/* Set by the collector before it runs lock_begun: the run's start, which a wait found going on
+ * then counts from (the run began before the attach: a thread asleep all along is the run). */
+__u64 begun_ns;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -701,7 +704,8 @@ int BPF_PROG(futex_exit, struct pt_regs *regs, long ret)
 
 /* Once, when counting has started (-p: the process's threads; -a: every task): each thread
  * asleep now in a futex wait (its system call's saved registers: futex, a wait operation) and
- * not seen to enter one since gets a record as if its wait had begun now (when it is found), on the futex
+ * not seen to enter one since gets a record as if its wait had begun at the run's start
+ * (begun_ns), on the futex
  * its registers name; its user stack cannot be read from another task (STACK_KEY_USER_UNSEEN).
  * Its exit then counts it as any other; one still waiting at the stop counts up to the stop.
  * Before, a program deadlocked when ebprof attached showed nothing. NOEXIST keeps a record its
@@ -718,6 +722,9 @@ int lock_begun(struct bpf_iter__task *ctx)
 	__u32 tid, tgid, st, cmd = LOCK_FUTEX_WAITV;
 	__u64 nr, now = bpf_ktime_get_ns();
 	bool compat;
+
+	if (begun_ns && begun_ns < now)
+		now = begun_ns;
 
 	if (!t || !started || stopped)
 		return 0;

@@ -24,7 +24,7 @@
  *
  * A thread already asleep when tracing starts (-p, -a) has no switch-out to be seen: the
  * iterator offcpu_begun, run once counting has started, gives each such thread an entry as if
- * it had switched out when found (its kernel stack where it sleeps; its user stack cannot be
+ * it had switched out at the run's start (its kernel stack where it sleeps; its user stack cannot be
  * read from another task, STACK_KEY_USER_UNSEEN), so that its wait counts from the start to
  * its switch-in, or to the stop; before, a process blocked for the whole run had an empty
  * profile.
@@ -66,6 +66,9 @@ const volatile __u32 self_tgid = 0;
  * program returns at once: detaching is slow). */
 bool started;
 bool stopped;
+/* Set by the collector before it runs offcpu_begun: the run's start, which a wait found going on
+ * then counts from (the run began before the attach: a thread asleep all along is the run). */
+__u64 begun_ns;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -459,7 +462,7 @@ int BPF_PROG(offcpu_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 
 /* Once, when counting has started (-p: the process's threads; -a: every task): each thread
  * asleep now (not on a CPU, not runnable) and not seen since gets an entry as if it had
- * switched out now (its wait counted from the moment it is found: never before the run). NOEXIST: a thread that switched out since the start keeps its
+ * switched out at the run's start (begun_ns; the attach, in which this runs, comes after it). NOEXIST: a thread that switched out since the start keeps its
  * own. One found asleep and woken and on a CPU before its entry went in would keep a stale
  * entry: looked at again after the insertion, taken back if it is on a CPU and still this one
  * (what is left of that race is a switch-in the kernel did not report, counted as such at its
@@ -474,6 +477,8 @@ int offcpu_begun(struct bpf_iter__task *ctx)
 	__u64 now = bpf_ktime_get_ns();
 	long n;
 
+	if (begun_ns && begun_ns < now)
+		now = begun_ns;
 	if (!t || !started || stopped)
 		return 0;
 	tid = t->pid;

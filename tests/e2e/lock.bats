@@ -394,11 +394,10 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	[ "$status" -eq 0 ]
 	cat "$T/x.txt"
 	dur=$(jq .duration_ns "$T/x.json")
-	# one wait on each mutex (named by its symbol), from the start to the stop
+	# one wait on each mutex (named by its symbol), from the run's start to its end exactly
 	for m in "$a" "$b"; do
 		jq -e --arg a "$m" --argjson d "$dur" '[.groups[] | select(.labels.address == $a)]
-			| length == 1 and .[0].contentions == 1 and .[0].delay_ns <= $d
-			  and .[0].delay_ns * 100 >= $d * 97' "$T/x.json"
+			| length == 1 and .[0].contentions == 1 and .[0].delay_ns == $d' "$T/x.json"
 	done
 	jqe '[.groups[] | .labels.lock] | sort == ["a in deadlock", "b in deadlock"]' "$T/x.json"
 	# their user stacks were not seen: said, never another stack

@@ -312,12 +312,13 @@ static void start(struct lock_collector *c)
 /* ---- attach ----------------------------------------------------------------------------- */
 
 /* The threads of pid (0: every task) in a futex wait now, since before counting started: each
- * gets a record as if its wait had begun then (bpf/lock.bpf.c: lock_begun). A launched
+ * gets a record as if its wait had begun at the run's start (bpf/lock.bpf.c: lock_begun). A launched
  * command has none: it was held at its exec until now. */
 static void find_begun(struct lock_collector *c, pid_t pid)
 {
 	if (!c->user)
 		return;
+	c->skel->bss->begun_ns = c->env.start_ns;
 	collector__find_begun(&c->base, c->skel->progs.lock_begun, pid, "futex waits");
 }
 

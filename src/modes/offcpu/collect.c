@@ -245,10 +245,11 @@ static void start(struct offcpu_collector *c)
 /* ---- attach ----------------------------------------------------------------------------- */
 
 /* The threads of pid (0: every task) asleep now, since before counting started: each gets an
- * entry as if it switched out then (bpf/offcpu.bpf.c: offcpu_begun). A launched
+ * entry as if it switched out at the run's start (bpf/offcpu.bpf.c: offcpu_begun). A launched
  * command has none: it was held at its exec until now. */
 static void find_begun(struct offcpu_collector *c, pid_t pid)
 {
+	c->skel->bss->begun_ns = c->env.start_ns;
 	collector__find_begun(&c->base, c->skel->progs.offcpu_begun, pid, "threads off-CPU");
 }
 
