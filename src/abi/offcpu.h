@@ -17,10 +17,11 @@
 #define OFFCPU_STATE_OTHER	8	/* stopped, traced (ptrace), parked... */
 #define OFFCPU_STATE_ALL	15
 
-/* Off-CPU time aggregates in the kernel per (process, thread as stack.aux with --per-thread
- * else 0, user and kernel stack at the switch-out) and, with --wakers, the waker's (process,
- * user and kernel stack at sched_waking); waker fields are 0 otherwise, and when the thread
- * was not woken by anyone seen (a preemption, a wakeup before tracing started). */
+/* Off-CPU time aggregates in the kernel per (process, thread as stack.aux and its name's
+ * generation as stack.gen with --per-thread else 0, user and kernel stack at the switch-out)
+ * and, with --wakers, the waker's (process, user and kernel stack at sched_waking); waker
+ * fields are 0 otherwise, and when the thread was not woken by anyone seen (a preemption, a
+ * wakeup before tracing started). */
 struct offcpu_key {
 	struct stack_key stack;
 	__u32 wtgid;		/* the waker's process (0: none, or the idle task) */

@@ -34,7 +34,25 @@ struct stack_key {
 	__u64 ustack;		/* user stack hash in the mode's stacks map, 0: none */
 	__u64 kstack;		/* kernel stack hash, 0: none */
 	__u32 flags;		/* STACK_KEY_* */
-	__u32 pad;
+	__u32 gen;		/* with a thread in aux (--per-thread): its name's generation, the
+				 * times it was renamed while traced (struct thread_name_key), so that
+				 * its counts before and after a rename are keys of their own; 0 for a
+				 * thread never renamed, and in every other use */
+};
+
+/* The key of a mode's `thread_names` map (bpf/lib/tname.bpf.h): a thread's name as it was at
+ * the first count of one generation of its name (struct stack_key's gen), so that a thread
+ * that renamed itself (pthread_setname_np, prctl PR_SET_NAME, an exec) is named by the name
+ * it had when each count was taken, not by its last one. */
+struct thread_name_key {
+	__u32 tid;
+	__u32 gen;
+};
+
+#define THREAD_NAME_LEN	16	/* TASK_COMM_LEN */
+
+struct thread_name {
+	char comm[THREAD_NAME_LEN];
 };
 
 /* The user stack's first address is where the thread was (the event hit user mode), not the

@@ -17,6 +17,7 @@
  * pointer loads at every start (unwind.bpf.h, unwind_cur_ident) */
 #define UNWIND_IDENT_BY_READS
 #include "bpf/lib/stack.bpf.h"
+#include "bpf/lib/tname.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -62,7 +63,7 @@ struct {
 	__type(value, struct stack_trace);
 } stacks SEC(".maps");
 
-/* Names of the processes (by tgid) and, with --per-thread, threads (by tid) seen. */
+/* Names of the processes seen (by tgid); threads' (--per-thread) are in thread_names. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1 << 14);
@@ -109,15 +110,14 @@ static __always_inline void count_stat(__u32 which)
 /* At a key's first sample (rare: once per distinct stack): remember the names, and in -a
  * announce a process never seen before (the note wakes the collector, which snapshots its
  * mappings at once: a process living 20 ms is gone by the next tick). */
-static __always_inline void first_sample(struct task_struct *task, __u32 tgid, __u32 tid)
+static __always_inline void first_sample(struct task_struct *task, __u32 tgid, __u32 tid,
+					 __u32 gen)
 {
 	struct cpu_comm c = {};
 	struct cpu_note note = { .tgid = tgid };
 
-	if (per_thread && tid != tgid) {
-		bpf_get_current_comm(c.comm, sizeof(c.comm));
-		bpf_map_update_elem(&comms, &tid, &c, BPF_ANY);
-	}
+	if (per_thread)
+		thread_name_keep(task, tid, gen);
 	/* the leader's name is the process's; the latest wins (a process may exec) */
 	BPF_CORE_READ_STR_INTO(&c.comm, task, group_leader, comm);
 	if (bpf_map_lookup_elem(&comms, &tgid)) {
@@ -187,6 +187,18 @@ int BPF_PROG(cpu_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm
 	return 0;
 }
 
+/* --per-thread: a traced thread renamed (it, or another thread through /proc, or an exec): its
+ * samples from now on are keyed and named apart (bpf/lib/tname.bpf.h). */
+SEC("?tp_btf/task_rename")
+int BPF_PROG(cpu_rename, struct task_struct *task, const char *comm)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+
+	if (trace_all || bpf_map_lookup_elem(&targets, &tgid))
+		thread_renamed(task);
+	return 0;
+}
+
 SEC("perf_event")
 int cpu_sample(struct bpf_perf_event_data *ctx)
 {
@@ -216,7 +228,10 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 
 	key.tgid = tgid;
-	key.aux = per_thread ? tid : 0;
+	if (per_thread) {
+		key.aux = tid;
+		key.gen = thread_gen(task);
+	}
 	n = capture_kernel_stack(ctx, &sc->kern);
 	if (n) {
 		key.kstack = intern_stack(&sc->kern, n);
@@ -250,7 +265,7 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 		__sync_fetch_and_add(v, 1);
 		return 0;
 	}
-	first_sample(task, tgid, tid);
+	first_sample(task, tgid, tid, key.gen);
 	err = bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST);
 	if (!err) {
 		count_stat(CPU_STAT_KEYS);

@@ -35,6 +35,7 @@
 #include <bpf/bpf_core_read.h>
 #include "abi/offcpu.h"
 #include "bpf/lib/stack.bpf.h"
+#include "bpf/lib/tname.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -105,7 +106,7 @@ struct {
 	__type(value, struct offcpu_rq);
 } runq SEC(".maps");
 
-/* Names of the processes (by tgid) and, with --per-thread, threads (by tid) seen. */
+/* Names of the processes seen (by tgid); threads' (--per-thread) are in thread_names. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1 << 14);
@@ -217,17 +218,16 @@ static __always_inline void capture(void *ctx, struct offcpu_scratch *sc, __u64 
 	}
 }
 
-/* At a key's first interval: the names, and in -a a process never seen before announced (the
- * note wakes the collector: its mappings are read before it can exit). */
-static __always_inline void first_count(struct task_struct *t, __u32 tgid, __u32 tid)
+/* At a key's first interval: the names (the thread's, of its name's generation gen, with
+ * --per-thread), and in -a a process never seen before announced (the note wakes the
+ * collector: its mappings are read before it can exit). */
+static __always_inline void first_count(struct task_struct *t, __u32 tgid, __u32 tid, __u32 gen)
 {
 	struct offcpu_comm c = {};
 	struct offcpu_note note = { .tgid = tgid };
 
-	if (per_thread && tid != tgid) {
-		BPF_CORE_READ_STR_INTO(&c.comm, t, comm);
-		bpf_map_update_elem(&comms, &tid, &c, BPF_ANY);
-	}
+	if (per_thread)
+		thread_name_keep(t, tid, gen);
 	BPF_CORE_READ_STR_INTO(&c.comm, t, group_leader, comm);
 	if (bpf_map_lookup_elem(&comms, &tgid)) {
 		bpf_map_update_elem(&comms, &tgid, &c, BPF_EXIST);
@@ -255,7 +255,7 @@ static __always_inline void end_wait(struct task_struct *t, __u32 tid, struct of
 			/* named (and, with -a, announced) as at a first count: a new task's first
 			 * run-queue wait has no off-CPU interval before it, and a process that had
 			 * nothing else was '?' in the run-queue table (1,489 of 1,918 rows of -a) */
-			first_count(t, tgid, tid);
+			first_count(t, tgid, tid, th->key.stack.gen);
 			rq = lookup_or_init(&runq, &tgid, &zero_rq);
 		}
 		if (rq) {
@@ -278,7 +278,7 @@ static __always_inline void end_wait(struct task_struct *t, __u32 tid, struct of
 		} else {
 			v = bpf_map_lookup_elem(&counts, &th->key);
 			if (!v) {
-				first_count(t, tgid, tid);
+				first_count(t, tgid, tid, th->key.stack.gen);
 				if (!bpf_map_update_elem(&counts, &th->key, &zero_val, BPF_NOEXIST))
 					count_stat(OFFCPU_STAT_KEYS);
 				/* else full, or another CPU made it meanwhile */
@@ -369,7 +369,10 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 			return 0;
 		th.off_ns = now;
 		th.key.stack.tgid = BPF_CORE_READ(prev, tgid);
-		th.key.stack.aux = per_thread ? tid : 0;
+		if (per_thread) {
+			th.key.stack.aux = tid;
+			th.key.stack.gen = thread_gen(prev);
+		}
 		capture(ctx, sc, &th.key.stack.ustack, &th.key.stack.kstack, &th.key.stack.flags,
 			!(BPF_CORE_READ(prev, flags) & PF_KTHREAD));
 	}
@@ -403,7 +406,7 @@ int BPF_PROG(offcpu_waking, struct task_struct *p)
 	capture(ctx, sc, &th->key.wustack, &th->key.wkstack, &th->key.wflags,
 		!(cur->flags & PF_KTHREAD));
 	if (cur->tgid)
-		first_count(cur, cur->tgid, cur->pid);
+		first_count(cur, cur->tgid, cur->pid, thread_gen(cur));
 	return 0;
 }
 
@@ -438,6 +441,18 @@ SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(offcpu_wakeup_new, struct task_struct *p)
 {
 	ready(p, true);
+	return 0;
+}
+
+/* --per-thread: a thread renamed (it, or another thread through /proc, or an exec): its waits
+ * from now on are keyed and named apart (bpf/lib/tname.bpf.h). */
+SEC("?tp_btf/task_rename")
+int BPF_PROG(offcpu_rename, struct task_struct *task, const char *comm)
+{
+	if (!started || stopped)
+		return 0;
+	if (traced(task))
+		thread_renamed(task);
 	return 0;
 }
 
@@ -496,7 +511,10 @@ int offcpu_begun(struct bpf_iter__task *ctx)
 	th.off_ns = now;
 	th.run_ns = BPF_CORE_READ(t, se.sum_exec_runtime);
 	th.key.stack.tgid = tgid;
-	th.key.stack.aux = per_thread ? tid : 0;
+	if (per_thread) {
+		th.key.stack.aux = tid;
+		th.key.stack.gen = thread_gen(t);
+	}
 	n = bpf_get_task_stack(t, sc->kern.ips, sizeof(sc->kern.ips), 0);
 	if (n > 0) {
 		sc->kern.nr = n / sizeof(__u64);
@@ -518,6 +536,6 @@ int offcpu_begun(struct bpf_iter__task *ctx)
 		return 0;
 	}
 	count_stat(OFFCPU_STAT_BEGUN);
-	first_count(t, tgid, tid);
+	first_count(t, tgid, tid, th.key.stack.gen);
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include <sys/epoll.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "abi/stack.h"
 #include "core/bpfutil.h"
 #include "core/collector.h"
 #include "core/mode.h"
@@ -16,6 +17,7 @@
 #include "core/target.h"
 #include "core/unwind.h"
 #include "profile/profile.h"
+#include "util/util.h"
 
 int collector__init(struct collector *b, const struct session_env *env, bool stacks)
 {
@@ -123,6 +125,28 @@ struct proc_info *collector__report_proc(struct collector *b, pid_t tgid, bool e
 	if (!p->comm[0])
 		target__comm(tgid, p->comm, sizeof(p->comm));
 	return p;
+}
+
+void collector__thread_name(int thread_names_fd, pid_t tgid, pid_t tid, uint32_t gen, char *buf,
+			    size_t len)
+{
+	struct thread_name_key k = { .tid = (__u32)tid, .gen = gen };
+	struct thread_name n;
+	char path[64], *s;
+
+	if (!bpf_map_lookup_elem(thread_names_fd, &k, &n)) {
+		snprintf(buf, len, "%.*s", THREAD_NAME_LEN, n.comm);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", tgid, tid);
+	s = util_read_file(path, NULL);
+	if (s && *s) {
+		s[strcspn(s, "\n")] = 0;
+		snprintf(buf, len, "%s", s);
+	} else {
+		snprintf(buf, len, "?");
+	}
+	free(s);
 }
 
 int collector__read_procs(struct collector *b, int fd, size_t val_size, pid_t only, bool take,

@@ -102,6 +102,12 @@ struct proc_info *collector__report_proc(struct collector *b, pid_t tgid, bool e
  * in modes that prefer it). */
 bool collector__needs_kname(const struct collector *b, pid_t tgid);
 
+/* The name of thread tid of process tgid as it was at the counts of its name's generation gen
+ * (--per-thread: struct stack_key's gen; the mode's `thread_names` map, bpf/lib/tname.bpf.h),
+ * else its name now (/proc: that map was full), else "?" (gone). */
+void collector__thread_name(int thread_names_fd, pid_t tgid, pid_t tid, uint32_t gen, char *buf,
+			    size_t len);
+
 /* The drops counted in the mode's per-CPU stats array stats_fd, counters first..n-1 (named by
  * names), `skip` left out (a reason of -a only; -1: none), into prof; their values into v[]
  * (v[skip] 0) for the mode's notes. */

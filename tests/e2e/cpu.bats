@@ -139,6 +139,25 @@ assert_no_cpu_probes() {
 	! grep -vE '^[^;]+;[^;]+ \[[0-9]+\]' "$T/x.folded"
 }
 
+# A thread renamed between two phases (pthread_setname_np): each phase's samples under the name
+# the thread had then, as perf's comm at the sample. Before, both were under its last name (the
+# name read from /proc at the report).
+@test "cpu --per-thread: a thread that renamed itself has each phase's samples under the name it had then" {
+	run "$EBPROF" cpu -q --per-thread -F 499 -o "$T/x.folded" -- "$FIX/renamefix" cpu 300
+	[ "$status" -eq 0 ]
+	grep -E ';phase[12][; ]' "$T/x.folded" | cut -d';' -f1,2 | sort | uniq -c
+	grep -qE '^renamefix \([0-9]+\);phase-a \[[0-9]+\];.*;phase1;run [0-9]+$' "$T/x.folded"
+	grep -qE '^renamefix \([0-9]+\);phase-b \[[0-9]+\];.*;phase2;run [0-9]+$' "$T/x.folded"
+	! grep -qE ';phase-b \[[0-9]+\];.*;phase1;' "$T/x.folded" || false
+	! grep -qE ';phase-a \[[0-9]+\];.*;phase2;' "$T/x.folded" || false
+	# one thread: the same tid under both names
+	[ "$(grep -oE ';phase-[ab] \[[0-9]+\]' "$T/x.folded" | sed 's/.*\[//' | sort -u | wc -l)" -eq 1 ]
+	# a thread never renamed has one name and no more keys (cpuburn's threads: one name each)
+	run "$EBPROF" cpu -q --per-thread -F 499 -o "$T/b.folded" -- "$FIX/cpuburn" 0.2 2
+	[ "$status" -eq 0 ]
+	[ "$(grep -oE '^[^;]+;[^;]+\]' "$T/b.folded" | sort -u | wc -l)" -le 3 ]
+}
+
 @test "cpu: -p of a process that exits mid-run keeps its samples, symbolized" {
 	bg "$FIX/cpuburn" 1
 	run "$EBPROF" cpu -q -F 499 -p "$BG" -d 10 -o "$T/x.folded"

@@ -309,6 +309,21 @@ ctxt() {
 	jqe '.totals.samples > 0' "$T/cpu.json"
 }
 
+# A thread renamed between two phases: each phase's waits under the name the thread had then.
+# Before, both were under its last name.
+@test "offcpu --per-thread: a thread that renamed itself has each phase's waits under the name it had then" {
+	run "$EBPROF" offcpu -q --per-thread -o "$T/x.folded" -- "$FIX/renamefix" nap 300
+	[ "$status" -eq 0 ]
+	grep -E ';phase[12];' "$T/x.folded" | cut -d';' -f1,2 | sort | uniq -c
+	a=$(folded_sum "$T/x.folded" '^renamefix \([0-9]+\);phase-a \[[0-9]+\];.*;phase1;')
+	b=$(folded_sum "$T/x.folded" '^renamefix \([0-9]+\);phase-b \[[0-9]+\];.*;phase2;')
+	echo "phase1 under phase-a: $a ns; phase2 under phase-b: $b ns"
+	[ "$a" -ge 250000000 ]
+	[ "$b" -ge 250000000 ]
+	[ "$(folded_sum "$T/x.folded" ';phase-b \[[0-9]+\];.*;phase1;')" -eq 0 ]
+	[ "$(folded_sum "$T/x.folded" ';phase-a \[[0-9]+\];.*;phase2;')" -eq 0 ]
+}
+
 @test "offcpu: --min-block, --max-block and --state leave out what they say" {
 	# 5 naps of 20 ms, then 3 of 1 ms: --min-block 10ms keeps only the first 5 (and the
 	# shell's wait for the first offsleep); ebprof's own ptrace stops are no waits at all

@@ -52,6 +52,7 @@ struct cpu_collector {
 	int *pfds;			/* their perf events (-1: closed) */
 	struct bpf_link **links;
 	struct bpf_link *exec_link;	/* -a: cpu_exec */
+	struct bpf_link *rename_link;	/* --per-thread: cpu_rename */
 	bool started, stopped, detached;
 	uint64_t period_ns;
 	uint64_t stop_ns;		/* CLOCK_MONOTONIC when sampling stopped */
@@ -264,7 +265,9 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	bpf_map__set_max_entries(c->skel->maps.counts, o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
 	collector__size_notes(c->skel->maps.notes, env->all);
+	bpf_map__set_max_entries(c->skel->maps.thread_names, o->per_thread ? o->max_stacks : 1);
 	bpf_program__set_autoload(c->skel->progs.cpu_exec, env->all);
+	bpf_program__set_autoload(c->skel->progs.cpu_rename, o->per_thread);
 	if (collector__load(&c->base, env->unwind, true))
 		goto fail;
 	/* a spill empties the windows' copy: cpu reads its stacks there */
@@ -318,6 +321,16 @@ static int start(struct cpu_collector *c)
 
 			pr_err(c->lc, "cannot attach to the sched_process_exec tracepoint: %s",
 			       strerror(-err));
+			return err;
+		}
+	}
+	if (c->opts.per_thread) {
+		c->rename_link = bpf_program__attach(c->skel->progs.cpu_rename);
+		if (!c->rename_link) {
+			int err = -errno;
+
+			pr_err(c->lc, "cannot attach to the task_rename tracepoint (--per-thread "
+			       "names threads by it): %s", strerror(-err));
 			return err;
 		}
 	}
@@ -391,24 +404,11 @@ static int cpu_attach_all(void *m)
 
 /* ---- reading out ------------------------------------------------------------------------ */
 
-/* The name of a thread (for its "name [tid]" frame): /proc while it runs, else the kernel's. */
-static void thread_name(struct cpu_collector *c, pid_t tgid, pid_t tid, char *buf, size_t len)
+/* The name of a thread (for its "name [tid]" frame) as it was at its samples (key's gen). */
+static void thread_name(struct cpu_collector *c, const struct stack_key *k, char *buf, size_t len)
 {
-	char path[64], *s;
-	struct cpu_comm cc;
-	__u32 key = tid;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", tgid, tid);
-	s = util_read_file(path, NULL);
-	if (s && *s) {
-		s[strcspn(s, "\n")] = 0;
-		snprintf(buf, len, "%s", s);
-	} else if (!bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.comms), &key, &cc)) {
-		snprintf(buf, len, "%.*s", CPU_COMM_LEN, cc.comm);
-	} else {
-		snprintf(buf, len, "?");
-	}
-	free(s);
+	collector__thread_name(bpf_map__fd(c->skel->maps.thread_names), k->tgid, k->aux, k->gen,
+			       buf, len);
 }
 
 /* The process as the report names it; its mappings, fresh if it still runs. */
@@ -488,7 +488,7 @@ static int drain(struct cpu_collector *c, struct profile *prof, pid_t only, bool
 		if (c->opts.per_thread) {
 			char tname[CPU_COMM_LEN + 1], frame[64];
 
-			thread_name(c, e->k.tgid, e->k.aux, tname, sizeof(tname));
+			thread_name(c, &e->k, tname, sizeof(tname));
 			snprintf(frame, sizeof(frame), "%s [%u]", tname, e->k.aux);
 			locs[n++] = stacks__named_loc(prof, frame);
 		}
@@ -798,6 +798,8 @@ static void cpu_detach(void *m)
 
 	bpf_link__destroy(c->exec_link);
 	c->exec_link = NULL;
+	bpf_link__destroy(c->rename_link);
+	c->rename_link = NULL;
 	for (int i = 0; i < c->ncpus; i++) {
 		bpf_link__destroy(c->links[i]);	/* closes its perf event too */
 		c->links[i] = NULL;

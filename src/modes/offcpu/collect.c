@@ -198,8 +198,10 @@ static void *offcpu_open(const struct session_env *env, void *opts)
 	bpf_map__set_max_entries(sk->maps.stacks, o->max_stacks);
 	bpf_map__set_max_entries(sk->maps.runq, MAX_RUNQ);
 	bpf_map__set_max_entries(sk->maps.comms, MAX_COMMS);
+	bpf_map__set_max_entries(sk->maps.thread_names, o->per_thread ? MAX_COMMS : 1);
 	collector__size_notes(sk->maps.notes, env->all);
 	bpf_program__set_autoload(sk->progs.offcpu_waking, o->wakers);
+	bpf_program__set_autoload(sk->progs.offcpu_rename, o->per_thread);
 	bpf_program__set_autoattach(sk->progs.offcpu_begun, false);	/* run: find_begun */
 	if (collector__load(&c->base, env->unwind, true) ||
 	    collector__notes(&c->base, sk->maps.notes, env->all))
@@ -210,7 +212,8 @@ static void *offcpu_open(const struct session_env *env, void *opts)
 	err = offcpu_bpf__attach(sk);
 	if (err) {
 		pr_err(c->lc, "cannot attach to the scheduler's tracepoints (sched_switch, "
-		       "sched_wakeup%s): %s", o->wakers ? ", sched_waking" : "", strerror(-err));
+		       "sched_wakeup%s%s): %s", o->wakers ? ", sched_waking" : "",
+		       o->per_thread ? ", task_rename" : "", strerror(-err));
 		goto fail;
 	}
 	pr_info(c->lc, "tracepoints: sched_switch, sched_wakeup, sched_wakeup_new%s",
@@ -317,23 +320,12 @@ static struct proc_info *report_proc(struct offcpu_collector *c, pid_t tgid, boo
 	return collector__report_proc(&c->base, tgid, exec, kcomm, OFFCPU_COMM_LEN, false);
 }
 
-/* The name of a thread (its "name [tid]" frame): /proc while it runs, else the kernel's. */
-static void thread_name(struct offcpu_collector *c, pid_t tgid, pid_t tid, char *buf,
+/* The name of a thread (its "name [tid]" frame) as it was at its counts' name generation
+ * gen. */
+static void thread_name(struct offcpu_collector *c, pid_t tgid, pid_t tid, __u32 gen, char *buf,
 			size_t len)
 {
-	char path[64], *s;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", tgid, tid);
-	s = util_read_file(path, NULL);
-	if (s && *s) {
-		s[strcspn(s, "\n")] = 0;
-		snprintf(buf, len, "%s", s);
-	} else {
-		kernel_comm(c, tid, buf, len);
-		if (!buf[0])
-			snprintf(buf, len, "?");
-	}
-	free(s);
+	collector__thread_name(bpf_map__fd(c->skel->maps.thread_names), tgid, tid, gen, buf, len);
 }
 
 static bool has_prefix(const struct profile *prof, uint32_t loc, const char *prefix)
@@ -495,7 +487,8 @@ static int drain(struct offcpu_collector *c, struct profile *prof, pid_t only, b
 		if (c->opts.per_thread) {
 			char tname[OFFCPU_COMM_LEN + 1], frame[64];
 
-			thread_name(c, e->k.stack.tgid, e->k.stack.aux, tname, sizeof(tname));
+			thread_name(c, e->k.stack.tgid, e->k.stack.aux, e->k.stack.gen, tname,
+				    sizeof(tname));
 			snprintf(frame, sizeof(frame), "%s [%u]", tname, e->k.stack.aux);
 			locs[n++] = stacks__named_loc(prof, frame);
 		}
