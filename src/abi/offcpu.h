@@ -19,15 +19,18 @@
 
 /* Off-CPU time aggregates in the kernel per (process, thread as stack.aux and its name's
  * generation as stack.gen with --per-thread else 0, user and kernel stack at the switch-out)
- * and, with --wakers, the waker's (process, user and kernel stack at sched_waking); waker
- * fields are 0 otherwise, and when the thread was not woken by anyone seen (a preemption, a
- * wakeup before tracing started). */
+ * and, with --wakers, the waker's (process, with --per-thread its thread and that thread's
+ * name generation, user and kernel stack at sched_waking); waker fields are 0 otherwise, and
+ * when the thread was not woken by anyone seen (a preemption, a wakeup before tracing
+ * started). */
 struct offcpu_key {
 	struct stack_key stack;
 	__u32 wtgid;		/* the waker's process (0: none, or the idle task) */
 	__u32 wflags;		/* STACK_KEY_* of the waker's user stack */
 	__u64 wustack;		/* the waker's user stack hash, 0: none */
 	__u64 wkstack;		/* the waker's kernel stack hash, 0: none */
+	__u32 wtid;		/* --per-thread: the waker's thread (0: without) */
+	__u32 wgen;		/* and its name's generation (struct stack_key's gen) */
 };
 
 struct offcpu_val {

@@ -403,10 +403,14 @@ int BPF_PROG(offcpu_waking, struct task_struct *p)
 	 * interrupted: the collector sees the interrupt's frames in the kernel stack and names the
 	 * waker "interrupt" then (this kernel's preempt count is no symbol a program can read). */
 	th->key.wtgid = cur->tgid;
+	if (per_thread) {
+		th->key.wtid = cur->pid;
+		th->key.wgen = thread_gen(cur);
+	}
 	capture(ctx, sc, &th->key.wustack, &th->key.wkstack, &th->key.wflags,
 		!(cur->flags & PF_KTHREAD));
 	if (cur->tgid)
-		first_count(cur, cur->tgid, cur->pid, thread_gen(cur));
+		first_count(cur, cur->tgid, cur->pid, th->key.wgen);
 	return 0;
 }
 
@@ -445,13 +449,14 @@ int BPF_PROG(offcpu_wakeup_new, struct task_struct *p)
 }
 
 /* --per-thread: a thread renamed (it, or another thread through /proc, or an exec): its waits
- * from now on are keyed and named apart (bpf/lib/tname.bpf.h). */
+ * from now on are keyed and named apart (bpf/lib/tname.bpf.h). With --wakers any task may be a
+ * waker: every one's renames count then. */
 SEC("?tp_btf/task_rename")
 int BPF_PROG(offcpu_rename, struct task_struct *task, const char *comm)
 {
 	if (!started || stopped)
 		return 0;
-	if (traced(task))
+	if (wakers || traced(task))
 		thread_renamed(task);
 	return 0;
 }

@@ -76,6 +76,26 @@ static size_t number_tail(const char *s, size_t n, char open, char close)
 	return n - (i - 2);
 }
 
+/* In a waker's name without its "(PID)" (s[0..n)), "waker: NAME [TID] of COMM": where
+ * " [TID]" starts (the first " [DIGITS] of " after "waker: "), *of where " of COMM" does;
+ * else 0. */
+static size_t waker_thread(const char *s, size_t n, size_t *of)
+{
+	for (size_t i = 7; i + 2 < n; i++) {
+		size_t j = i + 2;
+
+		if (s[i] != ' ' || s[i + 1] != '[')
+			continue;
+		while (j < n && s[j] >= '0' && s[j] <= '9')
+			j++;
+		if (j > i + 2 && j + 4 < n && !strncmp(s + j, "] of ", 5)) {
+			*of = j + 1;
+			return i;
+		}
+	}
+	return 0;
+}
+
 static bool is_address(const char *s, size_t n)
 {
 	if (n < 3 || s[0] != '0' || s[1] != 'x')
@@ -89,7 +109,8 @@ static bool is_address(const char *s, size_t n)
 
 /*
  * The name of a synthetic frame (one the modes name, of no mapping and no source file) without
- * what differs from run to run: "waker: COMM (PID)" (offcpu --wakers) is "waker: COMM", a
+ * what differs from run to run: "waker: COMM (PID)" (offcpu --wakers) is "waker: COMM",
+ * "waker: NAME [TID] of COMM (PID)" (--wakers --per-thread) "waker: NAME of COMM", a
  * thread "NAME [TID]" (--per-thread) "NAME", and lock's leaf "futex 0xADDR (CLASS)" is
  * "futex (CLASS)", one placed in memory without a name "futex 0xADDR in [heap] (CLASS)"
  * "futex in [heap] (CLASS)" (a thread's stack "... in [stack] of thread TID" "... of a
@@ -104,6 +125,13 @@ static const char *stable_name(const char *name, char *buf, size_t len)
 	const char *open, *sp;
 
 	if (!strncmp(name, "waker: ", 7) && (t = number_tail(name, n, '(', ')'))) {
+		size_t of, tn = waker_thread(name, n - t, &of);
+
+		if (tn) {
+			/* "waker: NAME" and " of COMM", without " [TID]" between them */
+			snprintf(buf, len, "%.*s%.*s", (int)tn, name, (int)(n - t - of), name + of);
+			return buf;
+		}
 		snprintf(buf, len, "%.*s", (int)(n - t), name);
 		return buf;
 	}

@@ -126,6 +126,30 @@ assert_no_offcpu_probes() {
 		"$T/s.folded"
 }
 
+# In a thread pool the thread is who woke: with --per-thread the waker is named by its thread
+# and its process, as offwaketime names the waker thread. Before, by its process only
+# ("waker: pingpong (PID)" for both threads).
+@test "offcpu --wakers --per-thread: the waker is named by its thread: ping woke pong, pong woke ping" {
+	run "$EBPROF" offcpu -q --wakers --per-thread -o "$T/x.folded" -- "$FIX/pingpong" 2000
+	[ "$status" -eq 0 ]
+	grep -oE 'waker: [^;]*$' "$T/x.folded" | sed 's/ [0-9]*$//' | sort | uniq -c
+	pong=$(grep -oE ';pong \[[0-9]+\];' "$T/x.folded" | head -1 | tr -dc 0-9)
+	ping=$(grep -oE ';ping \[[0-9]+\];' "$T/x.folded" | head -1 | tr -dc 0-9)
+	[ -n "$ping" ] && [ -n "$pong" ]
+	grep -qE "^pingpong \(([0-9]+)\);pong \[$pong\];.*;wait_ping;.*;--;.*;send_ping;.*waker: ping \[$ping\] of pingpong \([0-9]+\) [0-9]+$" \
+		"$T/x.folded"
+	grep -qE "^pingpong \(([0-9]+)\);ping \[$ping\];.*;wait_pong;.*;--;.*;send_pong;.*waker: pong \[$pong\] of pingpong \([0-9]+\) [0-9]+$" \
+		"$T/x.folded"
+	# never the other thread's name on a wake of its own
+	! grep -qE ";wait_ping;.*waker: pong \[" "$T/x.folded" || false
+	# without --per-thread the waker is its process, and its threads' wakes one key
+	run "$EBPROF" offcpu -q --wakers -o "$T/p.folded" -- "$FIX/pingpong" 2000
+	[ "$status" -eq 0 ]
+	grep -qE ';wait_ping;.*waker: pingpong \([0-9]+\) [0-9]+$' "$T/p.folded"
+	! grep -qE 'waker: [^;]*\] of ' "$T/p.folded" || false
+	[ "$(grep -c ';wait_ping;.*;send_ping;' "$T/p.folded")" -eq 1 ]
+}
+
 @test "offcpu: the switches of pingpong's threads equal bpftrace's count of their switch-outs" {
 	# bpftrace's tracepoint:sched:* probes are classic tracepoints: they need tracefs
 	grep -q tracefs /proc/mounts || mount -t tracefs nodev /sys/kernel/tracing

@@ -151,8 +151,9 @@ PY
 }
 
 # The modes' own frames carry the run's numbers: lock's futex by its address (ASLR), offcpu's
-# waker by its pid, --per-thread's thread by its tid. Before, every such stack of one program run
-# twice vanished and appeared. A futex named by its symbol keeps it.
+# waker by its pid (and --per-thread its thread's tid), --per-thread's thread by its tid. Before,
+# every such stack of one program run twice vanished and appeared. A futex named by its symbol
+# keeps it.
 @test "diff: lock and offcpu --wakers --per-thread runs of one program line up" {
 	for r in 1 2; do
 		run "$EBPROF" lock -q -o "$T/l$r.pb.gz" -- "$FIX/mutexfix" 4 5000
@@ -175,13 +176,13 @@ PY
 	run "$EBPROF" diff "$T/w1.pb.gz" "$T/w2.pb.gz" --value switches -o "$T/w.json" -o "$T/w.txt"
 	[ "$status" -eq 0 ]
 	cat "$T/w.txt"
-	# the ping and pong threads woken by each other: in both runs
-	jqe '[.sites[] | select(.frames[0].function == "waker: pingpong" and .base > 200 and
-				 .new > 200) | .frames[-1].function] | unique == ["ping", "pong"]' \
+	# the ping and pong threads woken by each other, each waker by its thread: in both runs
+	jqe '[.sites[] | select((.frames[0].function | startswith("waker: ")) and .base > 200 and
+				 .new > 200) | [.frames[0].function, .frames[-1].function]] | unique ==
+	     [["waker: ping of pingpong", "pong"], ["waker: pong of pingpong", "ping"]]' "$T/w.json"
+	jqe 'all(.sites[].frames[]; .function | test(" \\([0-9]+\\)$| \\[[0-9]+\\]") | not)' \
 		"$T/w.json"
-	jqe 'all(.sites[].frames[]; .function | test(" \\([0-9]+\\)$| \\[[0-9]+\\]$") | not)' \
-		"$T/w.json"
-	grep -q ' \[waker: pingpong\]$' "$T/w.txt"
+	grep -qE ' \[waker: p[io]ng of pingpong\]$' "$T/w.txt"
 }
 
 # Two runs of one program, its user locks each on a row of its own, by name: before, every

@@ -387,11 +387,11 @@ static struct profile *named_profile(const struct named_run *r, int64_t scale)
 	st[0] = named(p, "jiffies_lock+0x8 (spinlock)");
 	assert_non_null(profile__add_sample(p, st, 2, v, r->pid));
 
-	/* offcpu --wakers --per-thread: the waker's name, its frames upside down, "--", the
-	 * blocked stack, the thread */
+	/* offcpu --wakers --per-thread: the waker's name (its thread's and its process's), its
+	 * frames upside down, "--", the blocked stack, the thread */
 	v[0] = 50 * scale;
 	n = 0;
-	st[n++] = named(p, "waker: prog (%u)", r->pid + 1);
+	st[n++] = named(p, "waker: pool-3 [%u] of prog (%u)", r->pid + 3, r->pid + 1);
 	st[n++] = user[2];
 	st[n++] = named(p, "--");
 	st[n++] = k[0];
@@ -400,6 +400,10 @@ static struct profile *named_profile(const struct named_run *r, int64_t scale)
 	st[n++] = user[2];
 	st[n++] = named(p, "worker [%u]", r->pid + 2);
 	assert_non_null(profile__add_sample(p, st, n, v, r->pid));
+	/* offcpu --wakers: the waker's process only */
+	v[0] = 55 * scale;
+	st[0] = named(p, "waker: prog (%u)", r->pid + 1);
+	assert_non_null(profile__add_sample(p, st, n - 1, v, r->pid));
 
 	/* stacks: the event, the syscall's kernel frames, two callers that only they tell apart */
 	for (i = 0; i < 2; i++) {
@@ -436,12 +440,12 @@ static void test_named_frames(void **state)
 	char *out;
 
 	assert_non_null(d);
-	assert_int_equal(d->nsamples, 8);
+	assert_int_equal(d->nsamples, 9);
 	for (uint32_t i = 0; i < d->nsamples; i++)
 		assert_true(d->samples[i].values[PROF_DIFF_DELTA] == 0);
 	out = render(&output_diff_text, d, NULL, NULL);
-	assert_non_null(strstr(out, "Stacks:    8: 0 grew, 0 shrank, 0 appeared, 0 vanished, "
-				    "8 unchanged\n"));
+	assert_non_null(strstr(out, "Stacks:    9: 0 grew, 0 shrank, 0 appeared, 0 vanished, "
+				    "9 unchanged\n"));
 	assert_non_null(strstr(out, "No changes: every stack has the same contentions"));
 	free(out);
 	/* the names left: the futex by its class, the kernel locks by their class or owner */
@@ -449,8 +453,9 @@ static void test_named_frames(void **state)
 	expect(d, "lock (mutex);do_syscall_64;futex_wait;__lll_lock_wait;worker", 20, 20);
 	expect(d, "mmap_lock (rwsem:W);rwsem_down_write_slowpath", 30, 30);
 	expect(d, "jiffies_lock+0x8 (spinlock);rwsem_down_write_slowpath", 40, 40);
-	expect(d, "waker: prog;worker;--;__schedule;do_syscall_64;futex_wait;worker;worker", 50,
-	       50);
+	expect(d, "waker: pool-3 of prog;worker;--;__schedule;do_syscall_64;futex_wait;worker;"
+	       "worker", 50, 50);
+	expect(d, "waker: prog;worker;--;__schedule;do_syscall_64;futex_wait;worker", 55, 55);
 	expect(d, "kmem_cache_alloc [kmalloc-64];sda write (sync)", 80, 80);
 	profile__free(d);
 	profile__free(b);
@@ -522,7 +527,7 @@ static void test_named_table(void **state)
 	assert_non_null(strstr(out, "\n    +60  +100.0%    60  120  futex_wait <- open_a <- worker "
 				    "[syscalls:sys_enter_openat]\n"));
 	assert_non_null(strstr(out, "\n    +50  +100.0%    50  100  futex_wait <- worker <- worker "
-				    "[waker: prog]\n"));
+				    "[waker: pool-3 of prog]\n"));
 	assert_non_null(strstr(out, "\n    +30  +100.0%    30   60  rwsem_down_write_slowpath "
 				    "[mmap_lock (rwsem:W)]\n"));
 	assert_non_null(strstr(out, "\n    +20  +100.0%    20   40  futex_wait <- __lll_lock_wait "

@@ -320,8 +320,8 @@ static struct proc_info *report_proc(struct offcpu_collector *c, pid_t tgid, boo
 	return collector__report_proc(&c->base, tgid, exec, kcomm, OFFCPU_COMM_LEN, false);
 }
 
-/* The name of a thread (its "name [tid]" frame) as it was at its counts' name generation
- * gen. */
+/* The name of a thread (its "name [tid]" frame, a waker's) as it was at its counts' name
+ * generation gen. */
 static void thread_name(struct offcpu_collector *c, pid_t tgid, pid_t tid, __u32 gen, char *buf,
 			size_t len)
 {
@@ -392,8 +392,10 @@ static uint32_t upside_down(struct profile *prof, uint32_t loc)
 }
 
 /* The waker's frames as offwaketime draws them above the blocked stack: the waker's name at
- * the top, then its stack from its outermost frame down to its leaf (try_to_wake_up's
- * caller), then the "--" separator. Appended to locs (leaf first, as samples are). */
+ * the top ("waker: COMM (PID)"; with --per-thread its thread's too, "waker: NAME [TID] of COMM
+ * (PID)": in a thread pool the thread is who woke), then its stack from its outermost frame
+ * down to its leaf (try_to_wake_up's caller), then the "--" separator. Appended to locs (leaf
+ * first, as samples are). */
 static uint32_t waker_locs(struct offcpu_collector *c, struct profile *prof,
 			   const struct offcpu_key *k, uint32_t *locs)
 {
@@ -401,7 +403,7 @@ static uint32_t waker_locs(struct offcpu_collector *c, struct profile *prof,
 	const struct ksyms *ks = k->wkstack ? stacks__ksyms(c->lc) : NULL;
 	uint32_t tmp[2 * STACK_MAX_DEPTH], n = 0, nw;
 	struct proc_info *wp = NULL;
-	char name[64], comm[OFFCPU_COMM_LEN + 1];
+	char name[96], comm[OFFCPU_COMM_LEN + 1], tname[OFFCPU_COMM_LEN + 1];
 
 	/* its kernel frames first: an interrupt's have no user frames that belong to it */
 	nw = stacks__key_locs(prof, c->base.st, ks, NULL, k->wtgid, &wk, true, tmp);
@@ -423,7 +425,14 @@ static uint32_t waker_locs(struct offcpu_collector *c, struct profile *prof,
 			if (!comm[0])
 				target__comm(k->wtgid, comm, sizeof(comm));
 		}
-		snprintf(name, sizeof(name), "waker: %s (%u)", comm[0] ? comm : "?", k->wtgid);
+		if (k->wtid) {
+			thread_name(c, k->wtgid, k->wtid, k->wgen, tname, sizeof(tname));
+			snprintf(name, sizeof(name), "waker: %s [%u] of %s (%u)", tname, k->wtid,
+				 comm[0] ? comm : "?", k->wtgid);
+		} else {
+			snprintf(name, sizeof(name), "waker: %s (%u)", comm[0] ? comm : "?",
+				 k->wtgid);
+		}
 	}
 	locs[n++] = stacks__named_loc(prof, name);
 	while (nw)
