@@ -64,7 +64,9 @@ struct offcpu_comm {
 	char comm[OFFCPU_COMM_LEN];
 };
 
-/* The one record of the ring buffer (-a only): a process seen for the first time. */
+/* The one record of the ring buffer: a process seen for the first time (-a), or with --wakers
+ * a process outside the traced ones seen waking one of theirs, so that userspace snapshots its
+ * mappings while it runs (its frames were bare addresses when it had exited by the end). */
 struct offcpu_note {
 	__u32 tgid;
 	__u32 exec;	/* 1: it exec'd (offcpu_exec), read again (core/procs.c) */
@@ -84,7 +86,7 @@ enum offcpu_stat {
 	OFFCPU_STAT_STACKS_FULL,	/* a stack not interned: the interval counts without it */
 	OFFCPU_STAT_COUNTS_FULL,	/* the counts table was full: the interval is lost */
 	OFFCPU_STAT_RQ_FULL,	/* the per-process run-queue table was full */
-	OFFCPU_STAT_NOTES_FULL,	/* a new process not announced (-a) */
+	OFFCPU_STAT_NOTES_FULL,	/* a new process (-a) or waker (--wakers) not announced */
 	OFFCPU_STAT_SWITCH_IN_UNSEEN,	/* the kernel reported no switch-in: the wait's end was
 					 * taken from the thread's CPU time at its next switch-out */
 	OFFCPU_STAT__COUNT,

@@ -114,7 +114,8 @@ struct {
 	__type(value, struct offcpu_comm);
 } comms SEC(".maps");
 
-/* -a: processes seen for the first time (struct offcpu_note) */
+/* -a: processes seen for the first time; --wakers: wakers outside the traced processes
+ * (struct offcpu_note) */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 16);
@@ -219,9 +220,11 @@ static __always_inline void capture(void *ctx, struct offcpu_scratch *sc, __u64 
 }
 
 /* At a key's first interval: the names (the thread's, of its name's generation gen, with
- * --per-thread), and in -a a process never seen before announced (the note wakes the
- * collector: its mappings are read before it can exit). */
-static __always_inline void first_count(struct task_struct *t, __u32 tgid, __u32 tid, __u32 gen)
+ * --per-thread), and a process never seen before announced if `announce` (-a, or a waker
+ * outside the traced processes: the note wakes the collector, which reads its mappings
+ * before it can exit; read at the report, a waker gone by then was bare addresses). */
+static __always_inline void first_count(struct task_struct *t, __u32 tgid, __u32 tid, __u32 gen,
+					bool announce)
 {
 	struct offcpu_comm c = {};
 	struct offcpu_note note = { .tgid = tgid };
@@ -233,7 +236,7 @@ static __always_inline void first_count(struct task_struct *t, __u32 tgid, __u32
 		bpf_map_update_elem(&comms, &tgid, &c, BPF_EXIST);
 		return;
 	}
-	if (bpf_map_update_elem(&comms, &tgid, &c, BPF_NOEXIST) || !trace_all || !tgid)
+	if (bpf_map_update_elem(&comms, &tgid, &c, BPF_NOEXIST) || !announce || !tgid)
 		return;
 	if (bpf_ringbuf_output(&notes, &note, sizeof(note), 0))
 		count_stat(OFFCPU_STAT_NOTES_FULL);
@@ -255,7 +258,7 @@ static __always_inline void end_wait(struct task_struct *t, __u32 tid, struct of
 			/* named (and, with -a, announced) as at a first count: a new task's first
 			 * run-queue wait has no off-CPU interval before it, and a process that had
 			 * nothing else was '?' in the run-queue table (1,489 of 1,918 rows of -a) */
-			first_count(t, tgid, tid, th->key.stack.gen);
+			first_count(t, tgid, tid, th->key.stack.gen, trace_all);
 			rq = lookup_or_init(&runq, &tgid, &zero_rq);
 		}
 		if (rq) {
@@ -278,7 +281,7 @@ static __always_inline void end_wait(struct task_struct *t, __u32 tid, struct of
 		} else {
 			v = bpf_map_lookup_elem(&counts, &th->key);
 			if (!v) {
-				first_count(t, tgid, tid, th->key.stack.gen);
+				first_count(t, tgid, tid, th->key.stack.gen, trace_all);
 				if (!bpf_map_update_elem(&counts, &th->key, &zero_val, BPF_NOEXIST))
 					count_stat(OFFCPU_STAT_KEYS);
 				/* else full, or another CPU made it meanwhile */
@@ -381,6 +384,20 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 	return 0;
 }
 
+/* Whether the program runs on an interrupt's stack (a hard interrupt's, or a softirq's, which
+ * x86-64 runs on the same per-CPU stack): then the current task is only the one interrupted,
+ * no waker. Its context is on the stack it runs on; the task's own runs from task->stack to its
+ * saved user registers at the top (bpf_task_pt_regs). (This kernel's preempt count, a per-CPU
+ * variable, is not in kallsyms: a program cannot name it.) An interrupt that came from user
+ * mode runs on the task's stack: its registers say so instead (STACK_KEY_USER_EXACT). */
+static __always_inline bool on_irq_stack(void *ctx, struct task_struct *t)
+{
+	__u64 base = (__u64)BPF_CORE_READ(t, stack), top = (__u64)bpf_task_pt_regs(t);
+	__u64 at = (__u64)ctx;
+
+	return at < base || at >= top;
+}
+
 /* The waker's stacks for p, in the waker's context (try_to_wake_up's start). */
 SEC("tp_btf/sched_waking")
 int BPF_PROG(offcpu_waking, struct task_struct *p)
@@ -409,8 +426,15 @@ int BPF_PROG(offcpu_waking, struct task_struct *p)
 	}
 	capture(ctx, sc, &th->key.wustack, &th->key.wkstack, &th->key.wflags,
 		!(cur->flags & PF_KTHREAD));
+	/* A process outside the traced ones, seen waking in a system call, is announced: its
+	 * mappings are read now (at the end it may be gone). An interrupt's wakeup is no task's:
+	 * announced, every process a timer interrupted would have its mappings read (and its
+	 * unwind tables loaded): the program's stack says so, or the registers of a task
+	 * interrupted in user code (STACK_KEY_USER_EXACT). */
 	if (cur->tgid)
-		first_count(cur, cur->tgid, cur->pid, th->key.wgen);
+		first_count(cur, cur->tgid, cur->pid, th->key.wgen,
+			    trace_all || (th->key.wustack && !on_irq_stack(ctx, cur) &&
+					  !(th->key.wflags & STACK_KEY_USER_EXACT) && !traced(cur)));
 	return 0;
 }
 
@@ -541,6 +565,6 @@ int offcpu_begun(struct bpf_iter__task *ctx)
 		return 0;
 	}
 	count_stat(OFFCPU_STAT_BEGUN);
-	first_count(t, tgid, tid, th.key.stack.gen);
+	first_count(t, tgid, tid, th.key.stack.gen, trace_all);
 	return 0;
 }

@@ -150,6 +150,24 @@ assert_no_offcpu_probes() {
 	[ "$(grep -c ';wait_ping;.*;send_ping;' "$T/p.folded")" -eq 1 ]
 }
 
+# A waker outside the traced processes (-p of the parent; each child wakes it and exits): its
+# mappings read when it is first seen waking, while it runs. Before, they were read at the
+# report, when it was gone: its user frames were bare addresses.
+@test "offcpu --wakers -p: a short-lived waker outside the target has its frames named" {
+	bg "$FIX/childwake" 10 30 "$T/go"
+	"$EBPROF" offcpu -v --wakers -p "$BG" -d 10 -o "$T/x.folded" 2> "$T/err" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/err" "tracing PID $BG" 30
+	touch "$T/go"
+	wait "$eb"
+	grep ';parent_waits;' "$T/x.folded" | sed 's/.*;--;//'
+	# every wake of the parent by a child: the child's libc write and its caller, by name
+	[ "$(grep -cE ';parent_waits;.*;--;.*;anon_pipe_write_\[k\];.*;write;child_wakes;.*waker: childwake \([0-9]+\) [0-9]+$' "$T/x.folded")" -ge 8 ]
+	# no waker frame a bare address
+	! grep ';parent_waits;' "$T/x.folded" | sed 's/.*;--;//' | grep -qE '(^|;)0x[0-9a-f]+;' || false
+}
+
 @test "offcpu: the switches of pingpong's threads equal bpftrace's count of their switch-outs" {
 	# bpftrace's tracepoint:sched:* probes are classic tracepoints: they need tracefs
 	grep -q tracefs /proc/mounts || mount -t tracefs nodev /sys/kernel/tracing

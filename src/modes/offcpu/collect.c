@@ -199,12 +199,13 @@ static void *offcpu_open(const struct session_env *env, void *opts)
 	bpf_map__set_max_entries(sk->maps.runq, MAX_RUNQ);
 	bpf_map__set_max_entries(sk->maps.comms, MAX_COMMS);
 	bpf_map__set_max_entries(sk->maps.thread_names, o->per_thread ? MAX_COMMS : 1);
-	collector__size_notes(sk->maps.notes, env->all);
+	/* -a announces new processes; --wakers the wakers outside the traced ones */
+	collector__size_notes(sk->maps.notes, env->all || o->wakers);
 	bpf_program__set_autoload(sk->progs.offcpu_waking, o->wakers);
 	bpf_program__set_autoload(sk->progs.offcpu_rename, o->per_thread);
 	bpf_program__set_autoattach(sk->progs.offcpu_begun, false);	/* run: find_begun */
 	if (collector__load(&c->base, env->unwind, true) ||
-	    collector__notes(&c->base, sk->maps.notes, env->all))
+	    collector__notes(&c->base, sk->maps.notes, env->all || o->wakers))
 		goto fail;
 	set_stacks(c);
 	/* attached for the whole run now (a kernel without them fails before anything runs);
@@ -787,7 +788,7 @@ static void offcpu_finish(void *m)
 	unwinder__add_drops(c->base.unwinder, prof);
 	collector__add_drops(prof, bpf_map__fd(c->skel->maps.stats), stat_names,
 			     OFFCPU_STAT_THREADS_FULL, OFFCPU_STAT__COUNT,
-			     c->env.all ? -1 : OFFCPU_STAT_NOTES_FULL, v);
+			     c->env.all || c->opts.wakers ? -1 : OFFCPU_STAT_NOTES_FULL, v);
 	/* an open wait that found the count table full is lost as a switch-in's would be */
 	profile__add_drop(prof, stat_names[OFFCPU_STAT_COUNTS_FULL], c->open_lost);
 	v[OFFCPU_STAT_COUNTS_FULL] += c->open_lost;
@@ -875,7 +876,8 @@ static int offcpu_window(void *m, struct profile *into)
 	/* the windows' copy holds about what the map does: every stack a window counted */
 	collector__reclaim_full(&c->base, c->opts.max_stacks);
 	window__end(into, bpf_map__fd(c->skel->maps.stats), stat_names, OFFCPU_STAT_THREADS_FULL,
-		    OFFCPU_STAT__COUNT, c->env.all ? -1 : OFFCPU_STAT_NOTES_FULL, c->window_stats,
+		    OFFCPU_STAT__COUNT, c->env.all || c->opts.wakers ? -1 : OFFCPU_STAT_NOTES_FULL,
+		    c->window_stats,
 		    c->base.procs, NULL, c->env.start_ns, &c->window_ns, now);
 	return err;
 }
