@@ -218,10 +218,12 @@ assert_no_cpu_probes() {
 # full table lost the samples of those met last (a 3-minute run of builds: 40% of its samples,
 # one command's share 34% -> 19%); a full table is now emptied into the profile at the next tick
 @test "cpu -a: a full count table is taken into the profile and counting goes on (--max-stacks 256)" {
-	"$EBPROF" cpu -a -v -F 999 --max-stacks 256 -d 5 -o "$T/s.json" 2> "$T/err" &
+	# ended when the 60 are done (a fixed -d cut the loop short on a loaded machine)
+	"$EBPROF" cpu -a -v -F 999 --max-stacks 256 -d 120 -o "$T/s.json" 2> "$T/err" &
 	e=$!
 	wait_for "$T/err" '^ebprof: sampling '
 	for i in $(seq 60); do "$FIX/cpuburn" 0.02 > /dev/null; done
+	kill -INT "$e"
 	wait "$e"
 	grep "count table filled" "$T/err"
 	# every sample counted but those of the tick the table was full for, a few percent

@@ -327,12 +327,15 @@ events_through() {
 		> "$T/redir.sh"
 	chmod +x "$T/redir.sh"
 	"$EBPROF" stacks -a -v -e sched:sched_process_exec -e syscalls:sys_enter_openat \
-		-e "u:$FIX/openloop:marker" -d 6 --max-stacks 65536 \
+		-e "u:$FIX/openloop:marker" -d 120 --max-stacks 65536 \
 		-o "$T/out.json" -o "$T/out.folded" 2> "$T/err" &
 	e=$!
 	wait_for "$T/err" 'sched:sched_process_exec: '
 	sleep 0.5
 	"$T/redir.sh"
+	# ended when the script is done (a fixed -d cut it short on a loaded machine)
+	sleep 0.5
+	kill -INT "$e"
 	wait "$e"
 	# each openloop execs once: 40 execs under its name, one under the script's
 	jqe '[.processes[] | select(.comm == "openloop") | .calls["sched:sched_process_exec"]]
