@@ -113,8 +113,9 @@ for s in off["sites"]:
         # switch-out of one nanosleep, through the interrupt frames): a wait, not a sleep
         if names[:3] == ["__schedule", "schedule", "do_nanosleep"]:
             sleeps += s["switches"]
-# its 20 nanosleeps, each counted once (a switch-in the kernel did not report too)
-assert sleeps == 20, (sleeps, off["drops"])
+# its 20 nanosleeps, each counted once (a switch-in the kernel did not report too); a wakeup
+# before the timer (do_nanosleep sleeps again: a second schedule under it) is one more, rarely
+assert 20 <= sleeps <= 22, (sleeps, off["drops"])
 f = [f for f in d["findings"] if f["kind"] == "offcpu_blocked" and f["subject"].startswith("nap (")]
 assert len(f) == 1, d["findings"]
 f = f[0]
