@@ -725,14 +725,11 @@ int lock_begun(struct bpf_iter__task *ctx)
 
 	if (begun_ns && begun_ns < now)
 		now = begun_ns;
-
 	if (!t || !started || stopped)
 		return 0;
 	tid = t->pid;
 	tgid = t->tgid;
-	st = BPF_CORE_READ(t, __state);
-	if (!tid || t->exit_state || !(st & 0xff) || (st & 0x80) || BPF_CORE_READ(t, on_cpu) ||
-	    (t->flags & PF_KTHREAD) || !traced(tgid))
+	if (!task_asleep(t, &st) || (t->flags & PF_KTHREAD) || !traced(tgid))
 		return 0;
 	regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	if (!regs)

@@ -527,9 +527,7 @@ int offcpu_begun(struct bpf_iter__task *ctx)
 		return 0;
 	tid = t->pid;
 	tgid = t->tgid;
-	st = BPF_CORE_READ(t, __state);
-	if (!tid || t->exit_state || (st & TASK_DEAD) || !(st & 0xff) || BPF_CORE_READ(t, on_cpu) ||
-	    !traced(t) || held_by_us(t, st))
+	if (!task_asleep(t, &st) || !traced(t) || held_by_us(t, st))
 		return 0;
 	state = state_of(false, st);
 	if (!(states & state))

@@ -53,6 +53,18 @@ static __always_inline bool in_compat_syscall(void)
 	return task->thread_info.status & TS_COMPAT_;
 }
 
+/* For a task iterator's look at another task (offcpu_begun, lock_begun): is t asleep now (off
+ * every CPU, neither runnable nor dying, not a zombie)? Its state in *state. A task that set
+ * itself asleep but has not yet left its CPU is on_cpu still: not asleep. */
+static __always_inline bool task_asleep(struct task_struct *t, __u32 *state)
+{
+	__u32 st = BPF_CORE_READ(t, __state);
+
+	*state = st;
+	return t->pid && !t->exit_state && (st & 0xff) && !(st & 0x80 /* TASK_DEAD */) &&
+	       !BPF_CORE_READ(t, on_cpu);
+}
+
 /* The value of key in a hash map, inserted as *zero first if absent; NULL when the map is full
  * (the caller counts the drop). */
 static __always_inline void *lookup_or_init(void *map, const void *key, const void *zero)
