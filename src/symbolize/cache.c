@@ -4,6 +4,7 @@
  * else can write into; it is written under a temporary name and renamed into place, so a
  * reader sees a whole file or none. Each kind checks its own content (key, size, checksum).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -192,4 +193,69 @@ int sym_cache__commit(int fd, char *tmp, const char *path, bool ok)
 		unlink(tmp);
 	free(tmp);
 	return rc;
+}
+
+struct cached_file {
+	char *name;
+	uint64_t bytes;
+	struct timespec mtime;
+};
+
+static int older_first(const void *a, const void *b)
+{
+	const struct cached_file *x = a, *y = b;
+
+	if (x->mtime.tv_sec != y->mtime.tv_sec)
+		return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
+	return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : x->mtime.tv_nsec > y->mtime.tv_nsec;
+}
+
+void sym_cache__make_room(const char *dir, const char *suffix, uint64_t need,
+			  uint64_t max_total)
+{
+	struct cached_file *f = NULL;
+	size_t n = 0, cap = 0, slen = strlen(suffix);
+	uint64_t total = 0;
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		struct stat st;
+
+		if (e->d_name[0] == '.' || len <= slen || strcmp(e->d_name + len - slen, suffix) ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+			continue;
+		total += (uint64_t)st.st_size;
+		if (n == cap) {
+			struct cached_file *g = realloc(f, (cap = cap ? 2 * cap : 64) * sizeof(*g));
+
+			if (!g)
+				break;
+			f = g;
+		}
+		f[n].name = strdup(e->d_name);
+		f[n].bytes = (uint64_t)st.st_size;
+		f[n].mtime = st.st_mtim;
+		if (f[n].name)
+			n++;
+	}
+	if (total + need > max_total && n) {
+		qsort(f, n, sizeof(*f), older_first);
+		for (size_t i = 0; i < n && total + need > max_total; i++)
+			if (!unlinkat(dirfd(d), f[i].name, 0))
+				total -= f[i].bytes;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(f[i].name);
+	free(f);
+	closedir(d);
+}
+
+void sym_cache__used(const char *path)
+{
+	/* the modification time: reads do not change it, and relatime leaves access times */
+	utimensat(AT_FDCWD, path, NULL, 0);
 }

@@ -235,6 +235,13 @@ int sym_cache__create(const char *path, char **tmp);
 int sym_cache__commit(int fd, char *tmp, const char *path, bool ok);
 /* A fast 64-bit checksum of a cache file's bytes (not cryptographic: it finds damage). */
 uint64_t sym_cache__hash(const void *p, size_t len);
+/* Room for `need` more bytes in cache directory dir, whose files (those ending in suffix) may
+ * hold max_total bytes in all: the least recently used removed (oldest modification time;
+ * sym_cache__used marks a hit) until they fit. Best effort. */
+void sym_cache__make_room(const char *dir, const char *suffix, uint64_t need,
+			  uint64_t max_total);
+/* Mark a cache file used now (its modification time), for sym_cache__make_room. */
+void sym_cache__used(const char *path);
 
 /* debugcache.c: an fd of the decompressed copy, under cache_dir, of the debug file `orig`
  * whose build-id is `bid` (lowercase hex), made now if missing or not whole; -1: none (orig

@@ -737,6 +737,7 @@ static bool cache_load(const char *cache_dir, struct unwind_table *t)
 	t->source = sources[h.source];
 	t->cached = true;
 	free(buf);
+	sym_cache__used(path);	/* kept before the tables not used for longest */
 	return true;
 bad:
 	free(buf);
@@ -762,6 +763,13 @@ static void cache_store(const char *cache_dir, const struct unwind_table *t)
 	snprintf(h.build_id, sizeof(h.build_id), "%s", t->build_id);
 	h.nrows = t->nrows;
 	h.sum = sym_cache__hash(t->rows, bytes);
+	if (sizeof(h) + bytes > UNWIND_CACHE_MAX_TOTAL)
+		return;
+	/* every build-id ever met has a file (a build machine makes new ones all day): the
+	 * tables used longest ago go first, past UNWIND_CACHE_MAX_TOTAL in all */
+	*strrchr(path, '/') = '\0';
+	sym_cache__make_room(path, ".rows", sizeof(h) + bytes, UNWIND_CACHE_MAX_TOTAL);
+	path[strlen(path)] = '/';
 	fd = sym_cache__create(path, &tmp);
 	if (fd < 0)
 		return;

@@ -18,6 +18,9 @@
  * each keep their own file instead of rebuilding the other's at every run. */
 #define UNWIND_CACHE_FORMAT "4"
 #define UNWIND_CACHE_SUFFIX ".v" UNWIND_CACHE_FORMAT ".rows"
+/* What the unwind directory's tables (every format's) may take in all: past it, those used
+ * longest ago are removed (sym_cache__make_room) */
+#define UNWIND_CACHE_MAX_TOTAL (512ULL << 20)
 
 struct unwind_table {
 	struct unwind_row *rows;	/* sorted by pc */

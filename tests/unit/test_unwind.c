@@ -4,6 +4,9 @@
  * expression, signal frame, outermost frames). No root needed. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <ucontext.h>
 #include <stddef.h>
@@ -19,6 +22,7 @@
 #include "core/stacks.h"
 #include "core/unwind.h"
 #include "profile/profile.h"
+#include "symbolize/sym_internal.h"
 #include "symbolize/unwind.h"
 #include "util/util.h"
 
@@ -453,6 +457,61 @@ static void test_bias(void **state)
 	unwind_table__free(&t);
 }
 
+static void put_file(const char *dir, const char *name, size_t bytes, time_t mtime)
+{
+	char path[4200], buf[512] = { 0 };
+	struct timespec ts[2] = { { .tv_sec = mtime }, { .tv_sec = mtime } };
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, bytes, f), bytes);
+	fclose(f);
+	assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+static bool has_file(const char *dir, const char *name)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+/* The cache's tables have a total: past it, those used longest ago go first (an agent on a
+ * build machine wrote 2,517 of them, 252 MB, in 13 hours, and none ever went); a hit marks
+ * its file used; files of other kinds are left alone. */
+static void test_cache_room(void **state)
+{
+	char dir[] = "/tmp/ebprof-cache-room.XXXXXX", cmd[4300], path[4200];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	put_file(dir, "a.v4.rows", 100, 1000);
+	put_file(dir, "b.v4.rows", 100, 2000);
+	put_file(dir, "c.v3.rows", 100, 3000);
+	put_file(dir, "keep.tmp", 400, 500);
+	/* 300 bytes, room for 150 more within 300: the two oldest go */
+	sym_cache__make_room(dir, ".rows", 150, 300);
+	assert_false(has_file(dir, "a.v4.rows"));
+	assert_false(has_file(dir, "b.v4.rows"));
+	assert_true(has_file(dir, "c.v3.rows"));
+	assert_true(has_file(dir, "keep.tmp"));
+	/* used now: the newest, so the other goes first */
+	put_file(dir, "d.v4.rows", 100, 4000);
+	snprintf(path, sizeof(path), "%s/c.v3.rows", dir);
+	sym_cache__used(path);
+	sym_cache__make_room(dir, ".rows", 100, 200);
+	assert_true(has_file(dir, "c.v3.rows"));
+	assert_false(has_file(dir, "d.v4.rows"));
+	/* within the total: nothing goes */
+	sym_cache__make_room(dir, ".rows", 10, 200);
+	assert_true(has_file(dir, "c.v3.rows"));
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* Tables are kept by build-id under the cache directory: the second build reads the same rows
  * back; a damaged file is not used (and is replaced) */
 static void test_cache(void **state)
@@ -681,6 +740,7 @@ int main(void)
 		cmocka_unit_test(test_libc_contexts),
 		cmocka_unit_test(test_bias),
 		cmocka_unit_test(test_cache),
+		cmocka_unit_test(test_cache_room),
 		cmocka_unit_test(test_no_table),
 		cmocka_unit_test(test_needed),
 		cmocka_unit_test(test_preloads),
