@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "core/target.h"
 
 struct cmd {
 	const char *name;
@@ -71,6 +72,7 @@ int main(int argc, char **argv)
 		printf("ebprof %s\n", EBPROF_VERSION);
 		return 0;
 	}
+	target__raise_nofile();
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
 			return cmds[i].fn(argc - 1, argv + 1, &lc);

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/stat.h>
@@ -68,6 +69,20 @@ static int cannot_run_status(int err)
 	return err == -ENOENT ? 127 : 126;
 }
 
+static struct rlimit nofile_before;	/* rlim_cur 0: not raised */
+
+void target__raise_nofile(void)
+{
+	struct rlimit r;
+
+	if (nofile_before.rlim_cur || getrlimit(RLIMIT_NOFILE, &r) || r.rlim_cur >= r.rlim_max)
+		return;
+	nofile_before = r;
+	r.rlim_cur = r.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &r))
+		nofile_before.rlim_cur = 0;
+}
+
 int target__spawn(const struct log_ctx *lc, char *const argv[], pid_t *pidp, int *exit_code)
 {
 	char exe[4096];
@@ -108,6 +123,10 @@ int target__spawn(const struct log_ctx *lc, char *const argv[], pid_t *pidp, int
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
+		/* the command's own open-file limit, not ebprof's raised one (select() and its
+		 * FD_SETSIZE of 1024) */
+		if (nofile_before.rlim_cur)
+			setrlimit(RLIMIT_NOFILE, &nofile_before);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
 		execv(exe, argv);

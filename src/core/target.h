@@ -16,6 +16,10 @@
  * a directory), or 1 (ebprof itself failed: fork, ptrace). The signal mask in force is
  * restored in the child before exec. */
 int target__spawn(const struct log_ctx *lc, char *const argv[], pid_t *pid, int *exit_code);
+/* ebprof's own open-file limit raised to its hard limit, once, at start: it keeps a file open
+ * per object it symbolizes and per probe, and systemd's default soft limit is 1024; a
+ * launched command gets the limit ebprof had (target__spawn puts it back before the exec). */
+void target__raise_nofile(void);
 
 /* cmd's file as target__spawn finds it (through PATH without a '/') into out: 0 or a negative
  * errno (-ENOENT, -EACCES, -EISDIR) */

@@ -540,3 +540,23 @@ make_debug_root() {
 	[ -s "$T/x.folded" ]
 	assert_no_cpu_probes
 }
+
+# ebprof keeps a file open per object it symbolizes: under systemd's default soft limit (1024)
+# an agent on a build machine would have run out (543 open after 2 minutes of -a); it raises
+# its own soft limit to the hard one, and a launched command still gets the limit it had
+@test "cpu: ebprof raises its open-file limit to the hard one; a launched command keeps the caller's" {
+	hard=$(ulimit -Hn)
+	[ "$hard" != unlimited ] && [ "$hard" -gt 1024 ] || skip "hard open-file limit $hard: nothing to raise"
+	run bash -c "ulimit -Sn 1024; '$EBPROF' cpu -q -o txt:/dev/null -- sh -c 'ulimit -n'"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 1024 ]
+	bg sleep 30
+	bash -c "ulimit -Sn 1024; exec '$EBPROF' cpu -v -q -d 3 -o txt:/dev/null -p $BG" 2> "$T/err" &
+	e=$!
+	BG_PIDS+=("$e")
+	wait_for "$T/err" "sampling"
+	soft=$(awk '/^Max open files/ { print $4 }' "/proc/$e/limits")
+	echo "ebprof's soft limit $soft, hard $hard"
+	[ "$soft" = "$hard" ]
+	wait "$e"
+}
