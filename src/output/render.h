@@ -94,7 +94,7 @@ bool render__traces_calls(const struct profile *p);
 int render__text_stacks(const struct profile *p, const struct output_opts *o, FILE *f);
 /* Its groups (text_groups.c): a table of their labels and numbers, then their histograms.
  * Nothing without groups. 0 or a negative errno. */
-int render__text_groups(FILE *f, const struct profile *p, bool color);
+int render__text_groups(FILE *f, const struct profile *p, bool color, uint32_t top);
 /* One group histogram as render__text_buckets draws it, log2 buckets labelled by its unit
  * (durations, sizes, counts): the text report's and the HTML page's. */
 void render__hist_text(FILE *f, const char *indent, const char *title,

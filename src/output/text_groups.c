@@ -98,10 +98,11 @@ void render__hist_text(FILE *f, const char *indent, const char *title,
 			     !strcmp(hi->unit, "bytes") ? render__size_bucket_label : count_label);
 }
 
-int render__text_groups(FILE *f, const struct profile *p, bool color)
+int render__text_groups(FILE *f, const struct profile *p, bool color, uint32_t top)
 {
 	const struct prof_group *first;
-	uint32_t nc, *w;
+	uint32_t nc, *w, shown;
+	char more[64] = "";
 	char hdr[CELL], buf[CELL], name[256];
 
 	if (!p->ngroups && p->from_pprof) {
@@ -121,13 +122,19 @@ int render__text_groups(FILE *f, const struct profile *p, bool color)
 	}
 	if (!p->ngroups)
 		return 0;
+	/* as every table of the report: the first --top (the modes order their groups, the
+	 * most first); offcpu -a's run-queue table had a row and a histogram for each of
+	 * 32,035 processes, 190,000 lines */
+	shown = top && top < p->ngroups ? top : p->ngroups;
+	if (shown < p->ngroups)
+		snprintf(more, sizeof(more), " (the top %u of %u)", shown, p->ngroups);
 	first = &p->groups[0];
 	nc = ncols(first);
 	w = calloc(nc + 1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
 	for (uint32_t c = 0; c < nc; c++) {
-		for (uint32_t g = 0; g < p->ngroups; g++) {
+		for (uint32_t g = 0; g < shown; g++) {
 			/* in columns: a label of UTF-8 is fewer than its bytes */
 			uint32_t l = render__width(cell(first, &p->groups[g], c, hdr, buf));
 
@@ -145,9 +152,10 @@ int render__text_groups(FILE *f, const struct profile *p, bool color)
 	/* what the numbers are: the first histogram's name ("run-queue latency": offcpu's table
 	 * read as its off-CPU time, which it is not) */
 	if (first->nhists)
-		heading(f, color, "By %s: %s", name[0] ? name : "group", first->hists[0].name);
+		heading(f, color, "By %s: %s%s", name[0] ? name : "group", first->hists[0].name,
+			more);
 	else
-		heading(f, color, "By %s", name[0] ? name : "group");
+		heading(f, color, "By %s%s", name[0] ? name : "group", more);
 	fputs(" ", f);
 	for (uint32_t c = 0; c < nc; c++) {
 		cell(first, first, c, hdr, buf);
@@ -155,7 +163,7 @@ int render__text_groups(FILE *f, const struct profile *p, bool color)
 		fprintf(f, c < first->nlabels ? " %-*s" : " %*s", render__pad(hdr, w[c]), hdr);
 	}
 	fputc('\n', f);
-	for (uint32_t g = 0; g < p->ngroups; g++) {
+	for (uint32_t g = 0; g < shown; g++) {
 		fputs(" ", f);
 		for (uint32_t c = 0; c < nc; c++) {
 			const char *s = cell(first, &p->groups[g], c, hdr, buf);
@@ -167,8 +175,8 @@ int render__text_groups(FILE *f, const struct profile *p, bool color)
 	free(w);
 
 	fputc('\n', f);
-	heading(f, color, "Histograms");
-	for (uint32_t g = 0; g < p->ngroups; g++) {
+	heading(f, color, "Histograms%s", more);
+	for (uint32_t g = 0; g < shown; g++) {
 		const struct prof_group *gr = &p->groups[g];
 
 		group_name(gr, name, sizeof(name));

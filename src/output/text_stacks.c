@@ -652,7 +652,7 @@ int render__text_stacks(const struct profile *p, const struct output_opts *o, FI
 	t.key = o->sort == OUTPUT_SORT_COUNT ? render__count_type(p) : (int)p->default_type;
 	print_header(&t);
 	/* a mode's summary leads (io's disks), and its top stacks come before the functions */
-	err = render__text_groups(f, p, o->color);
+	err = render__text_groups(f, p, o->color, o->top);
 	if (err)
 		return err;
 	if (p->ntypes) {

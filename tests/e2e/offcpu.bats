@@ -473,6 +473,19 @@ ctxt() {
 	jqe '.drops.runq_table_full == 0' "$T/x.json"
 }
 
+@test "offcpu: the text report's run-queue table and histograms keep to --top (the top N of M), the JSON has every process" {
+	# -a of a busy machine listed every process there: 32,035 rows and histograms, 190,000 lines
+	run "$EBPROF" offcpu -q --top 2 -o "$T/x.txt" -o "$T/x.json" -- \
+		sh -c 'for i in 1 2 3 4 5; do /bin/true; done'
+	[ "$status" -eq 0 ]
+	n=$(jq '.groups | length' "$T/x.json")
+	echo "$n processes with run-queue waits"
+	[ "$n" -ge 3 ]
+	grep -q "^By process and pid: run-queue latency (the top 2 of $n)\$" "$T/x.txt"
+	grep -q "^Histograms (the top 2 of $n)\$" "$T/x.txt"
+	[ "$(grep -c ', run-queue latency:$' "$T/x.txt")" -eq 2 ]
+}
+
 @test "offcpu: -p, --per-thread, and -a with --kernel-threads" {
 	bg "$FIX/pingpong" 4000000
 	pid=$BG
