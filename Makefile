@@ -248,6 +248,22 @@ $(OUT)/fixtures/lazyfix: tests/fixtures/lazyfix.c $(OUT)/fixtures/liblazyfix.so 
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall $< -o $@
 
+# Code without unwind tables walked by frame pointers (tests/e2e/unwind_fp.bats): a JIT leaf
+# with frame pointers in its callers, and without them and %rbp 0; a program without call
+# frame information whose leaf keeps no frame pointer.
+$(OUT)/fixtures/jitleaf: tests/fixtures/jitleaf.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -Wall $< -o $@
+
+$(OUT)/fixtures/jitleaf_nofp: tests/fixtures/jitleaf.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -ffixed-rbp -DZERO_RBP -Wall $< -o $@
+
+$(OUT)/fixtures/nocfi: tests/fixtures/nocfi.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g0 -fno-omit-frame-pointer -momit-leaf-frame-pointer \
+		-fno-asynchronous-unwind-tables -fno-unwind-tables -Wall $< -o $@
+
 # cpuburn with a build-id said, not left to the compiler's default: tests copy and strip it (a
 # stripped copy and the full file share the build-id; a debug file is found by it)
 $(OUT)/fixtures/cpuburn_bid: tests/fixtures/cpuburn.c | $(OUT)/fixtures
@@ -268,7 +284,7 @@ fixtures: $(OUT)/fixtures/cpuburn_bid $(OUT)/fixtures/libreplug1.so $(OUT)/fixtu
 	  $(OUT)/fixtures/libdlburn.so $(OUT)/fixtures/liblazyfix.so \
 	  $(FIX_BINS) $(FIX_SOS) $(OUT)/fixtures/memfixture_static $(OUT)/fixtures/cxxfixture \
 	  $(OUT)/fixtures/cxxlate $(OUT)/fixtures/cxxfixture_static $(OUT)/fixtures/badalloc $(OUT)/fixtures/prefixalloc \
-	  $(OUT)/fixtures/qsortexec_a $(OUT)/fixtures/qsortexec_b
+	  $(OUT)/fixtures/qsortexec_a $(OUT)/fixtures/qsortexec_b $(OUT)/fixtures/jitleaf_nofp
 
 $(DEMO_BIN): demo/demo.c | $(OUT)/demo
 	$(call msg,CC,$@)

@@ -498,12 +498,12 @@ static int cfi_starts(Elf *elf, Elf_Data *d, bool eh, uint64_t vaddr, uint64_t *
 	return 0;
 }
 
-/* The rows of b with [from, to) made UNWIND_CFA_UNKNOWN (the rule at to kept from there) */
-static void rows_unknown(struct rowbuf *b, uint64_t from, uint64_t to)
+/* The rows of b with [from, to) made rule cfa (the rule at to kept from there) */
+static void rows_set(struct rowbuf *b, uint64_t from, uint64_t to, uint8_t cfa)
 {
 	struct rowbuf nb = { 0 };
-	struct unwind_row u = { .pc = (uint32_t)from, .cfa = UNWIND_CFA_UNKNOWN,
-				.rbx = UNWIND_RBX_UNKNOWN }, at = { .cfa = UNWIND_CFA_NONE };
+	struct unwind_row u = { .pc = (uint32_t)from, .cfa = cfa, .rbx = UNWIND_RBX_UNKNOWN },
+			  at = { .cfa = UNWIND_CFA_NONE };
 	uint32_t i = 0;
 
 	if (from >= to || to >= UINT32_MAX)
@@ -528,6 +528,27 @@ static void rows_unknown(struct rowbuf *b, uint64_t from, uint64_t to)
 	}
 	free(b->rows);
 	*b = nb;
+}
+
+static void rows_unknown(struct rowbuf *b, uint64_t from, uint64_t to)
+{
+	rows_set(b, from, to, UNWIND_CFA_UNKNOWN);
+}
+
+/* The ELF entry point, where no FDE covers it (ld.so's _start and _dl_start_user, written
+ * without call frame information), up to the next FDE: the outermost frame, where the kernel
+ * starts the program and no call returns. Without this row the walk met it by frame pointers
+ * with rbp 0, which elsewhere is code that keeps none (a walk's end there is [truncated]). */
+static void entry_outermost(struct rowbuf *b, uint64_t entry)
+{
+	uint32_t i = 0;
+
+	while (i < b->n && b->rows[i].pc <= entry)
+		i++;
+	/* the next row (an FDE's start) bounds it; at the table's end it would be unbounded */
+	if (i == b->n || entry >= UINT32_MAX || (i && b->rows[i - 1].cfa != UNWIND_CFA_NONE))
+		return;
+	rows_set(b, entry, b->rows[i].pc, UNWIND_CFA_END);
 }
 
 /* glibc's swapcontext (and setcontext) load the new context's rsp, then push its rip and
@@ -695,7 +716,7 @@ struct unwind_cache_hdr {
 #define UNWIND_CACHE_MAGIC "ebpunw" UNWIND_CACHE_FORMAT	/* with its NUL: 8 bytes; a new
 					 * format, a new number (unwind.h; 2: rows with the CFA in
 					 * rbx, rdi, rdx; 3: where rbx is saved, padding,
-					 * swapcontext; 4: clone's return) */
+					 * swapcontext; 4: clone's return; 5: the entry point) */
 
 static const char *const sources[] = { ".eh_frame", ".debug_frame",
 				       ".debug_frame of its debug file" };
@@ -785,6 +806,7 @@ int unwind_table__build_fd(int fd, const char *debug_dir, const char *cache_dir,
 	struct code code = { .t = t };
 	int rc = -1;
 	Elf *elf = NULL;
+	GElf_Ehdr eh;
 	const void *bid;
 	ssize_t bidlen;
 	size_t nph;
@@ -797,12 +819,8 @@ int unwind_table__build_fd(int fd, const char *debug_dir, const char *cache_dir,
 	*why = "it is not an x86-64 ELF file";
 	if (!elf || elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64)
 		goto out;
-	{
-		GElf_Ehdr eh;
-
-		if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64)
-			goto out;
-	}
+	if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64)
+		goto out;
 	bidlen = dwelf_elf_gnu_build_id(elf, &bid);
 	if (bidlen > 0 && bidlen <= 20)
 		for (ssize_t i = 0; i < bidlen; i++)
@@ -869,6 +887,8 @@ int unwind_table__build_fd(int fd, const char *debug_dir, const char *cache_dir,
 	if (b.n && !b.oom) {
 		context_switches(elf, &code, &b);
 		clone_returns(&code, &b);
+		if (eh.e_entry)
+			entry_outermost(&b, eh.e_entry);
 	}
 	if (b.oom) {
 		*why = "out of memory";

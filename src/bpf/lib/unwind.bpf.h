@@ -486,6 +486,38 @@ static __always_inline void unwind_saved_bp(struct unwind_scratch *scr, __u64 ad
 	scr->bp_at = addr;
 }
 
+/* 1 when addr is a return address in proc's code: in one of its executable mappings, right
+ * after a call instruction (e8 rel32; ff /2, register or memory operand, any prefix). A
+ * global function: verified once. */
+__noinline int unwind_is_ret(struct unwind_proc *proc, __u64 addr)
+{
+	__u8 b[8];	/* b[7] is the byte before addr */
+	__u8 m;
+
+	if (!proc || addr < 4096 || !unwind_find_map(proc, addr))
+		return 0;
+	if (bpf_probe_read_user(b, sizeof(b), (void *)(addr - sizeof(b))))
+		return 0;
+	if (b[3] == 0xe8)				/* call rel32 */
+		return 1;
+	m = b[7];
+	if (b[6] == 0xff && ((m & 0xf8) == 0xd0 ||	/* call *%reg */
+			     ((m & 0xf8) == 0x10 && (m & 7) != 4 && (m & 7) != 5)))
+		return 1;				/* call *(%reg) */
+	m = b[6];
+	if (b[5] == 0xff && (((m & 0xf8) == 0x50 && (m & 7) != 4) ||	/* *d8(%reg) */
+			     (m == 0x14 && (b[7] & 7) != 5)))		/* *(sib) */
+		return 1;
+	if (b[4] == 0xff && b[5] == 0x54)		/* *d8(sib) */
+		return 1;
+	m = b[3];
+	if (b[2] == 0xff && (m == 0x15 || ((m & 0xf8) == 0x90 && (m & 7) != 4)))
+		return 1;				/* *d32(%rip), *d32(%reg) */
+	if (b[1] == 0xff && (b[2] == 0x94 || (b[2] == 0x14 && (b[3] & 7) == 5)))
+		return 1;				/* *d32(sib) */
+	return 0;
+}
+
 /* Where a walk's addresses go */
 struct unwind_ips {
 	__u64 ip[STACK_MAX_DEPTH];
@@ -650,16 +682,41 @@ __noinline int unwind_frame(__u64 i, struct unwind_ctx *u, struct unwind_ips *ip
 			scr->bpdep = UNWIND_BP_KNOWN;
 		}
 	}
+	if (rule == UNWIND_CFA_NONE && u->exact) {
+		/* where the thread was (the first frame, or one a signal interrupted), in code
+		 * without a table: the record at rbp is its own only if it set up its frame,
+		 * else its caller's, whose caller the walk would then take for its own (a JIT
+		 * leaf, a function built without frame pointers: its caller silently left out).
+		 * Known in two cases: a return address at [rsp] (nothing pushed yet: its caller
+		 * is there, and the walk goes on from it with its own rule), or rbp == rsp (its
+		 * frame just set up). Else the caller is not known: [truncated]. */
+		__u64 w;
+
+		unwind_use_bp(u, scr);
+		if (unwind_read(u, scr, u->sp, &w))
+			goto truncated;
+		if (unwind_is_ret(proc, w)) {
+			/* the check read code, not the stack: not for the stack cache */
+			scr->nocache = 1;
+			u->rbx_ok = 0;
+			unwind_count(UNWIND_STAT_FP_FRAMES);
+			u->ip = w;
+			u->sp += 8;
+			u->exact = 0;
+			return 0;
+		}
+		if (u->bp != u->sp)
+			goto truncated;
+	}
 	if (rule == UNWIND_CFA_NONE) {
-		/* no call frame information here: the frame pointer's record; rbp 0 is the
-		 * outermost frame's (the ABI's mark, set by _start: ld.so's has no FDE) */
+		/* no call frame information here: the frame pointer's record. rbp 0 is no frame:
+		 * an outermost function has a table that says so (_start's, clone's; ld.so's
+		 * _start, which has none, gets one from the table's builder: the ELF entry
+		 * point), and anything else with rbp 0 here is code that keeps no frame
+		 * pointer, whose caller is not known */
 		struct frame_rec rec;
 
 		unwind_use_bp(u, scr);
-		if (!u->bp) {
-			u->end = UNWIND_STAT_COMPLETE;
-			return 1;
-		}
 		if (u->bp < 4096 || (u->bp & 7) || u->bp < u->sp || read_frame(u->bp, &rec))
 			goto truncated;
 		bp = rec.next;
