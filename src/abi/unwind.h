@@ -92,7 +92,11 @@ struct unwind_proc {
 				 * mapped since: the collector reloads; unwind_stale) */
 	__u32 gen;		/* changes with every load: the row cache's entries of older
 				 * loads are not used */
-	__u32 pad;
+	__u32 exec_pages;	/* pages of code in the address space maps were read from, as
+				 * the kernel counts them (mm->exec_vm: executable, not
+				 * writable, not [vsyscall]; 0: unknown): a child forked since
+				 * that has as many is walked with this entry until its own
+				 * loads (unwind.bpf.h, unwind_borrowable) */
 	struct unwind_ident ident;	/* the address space maps were read from */
 	struct unwind_map maps[UNWIND_MAX_MAPS];
 };
@@ -218,6 +222,9 @@ enum unwind_stat {
 				 * is in rdi or rdx (UNWIND_CFA_RDI, _RDX: not known there), or
 				 * in rbx where a frame below did not say where it saved it */
 	UNWIND_STAT_HELD,	/* threads held at the loader's hook (unwind_dl_hook) */
+	UNWIND_STAT_PARENT,	/* stacks of a forked child without an entry (not loaded yet),
+				 * walked with its parent's: the same program and code mappings
+				 * (counted in UNWIND_STAT_NO_PROC too) */
 	UNWIND_STAT__COUNT,
 };
 

@@ -1082,6 +1082,18 @@ bool unwinder__held(struct unwinder *u, pid_t pid, pid_t tid)
 	return true;
 }
 
+/* The pages of code m counts in its address space's mm->exec_vm: executable and not
+ * writable; not [vsyscall] (no mapping of the process's own) nor [uprobes] (not copied at a
+ * fork: a child forked since counts it no more, and its parent's entry still serves it) */
+static uint32_t exec_pages(const struct sym_map *m)
+{
+	if (m->perms[1] == 'w' || (m->kind == SYM_MAP_SPECIAL && m->path &&
+				   (strcmp(m->path, "[vsyscall]") == 0 ||
+				    strcmp(m->path, "[uprobes]") == 0)))
+		return 0;
+	return (uint32_t)((m->end - m->start) >> 12);
+}
+
 int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 {
 	struct unwind_proc *p;
@@ -1164,6 +1176,7 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 
 		if (m->perms[2] != 'x')
 			continue;
+		p->exec_pages += exec_pages(m);
 		if (p->nmaps == UNWIND_MAX_MAPS) {
 			skipped++;
 			continue;
@@ -1488,7 +1501,8 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 		"mapping was seen; %llu rows, %.1f ms to build), %u objects by frame pointers; "
 		"%llu complete stacks from the stack cache; %llu truncated at a frame above the "
 		"first whose CFA is in rbx, rdi or rdx; %llu stacks of a process without its "
-		"tables (%llu of them with another program's: an exec or a reused PID since), "
+		"tables (%llu of them with another program's: an exec or a reused PID since; "
+		"%llu a child's forked without exec, walked with its parent's), "
 		"%llu processes loaded when their stacks were met, %llu not (the queue was full)",
 		(unsigned long long)c.complete, (unsigned long long)c.truncated,
 		(unsigned long long)c.depth, (unsigned long long)c.unmapped,
@@ -1496,7 +1510,7 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 		c.preloaded, (unsigned long long)c.rows, c.build_ms, c.objects_fp,
 		(unsigned long long)c.cached, (unsigned long long)c.reg_cfa,
 		(unsigned long long)c.no_proc, (unsigned long long)c.other_prog,
-		(unsigned long long)c.asks_loaded, (unsigned long long)c.asks_skipped);
+		(unsigned long long)c.parent, (unsigned long long)c.asks_loaded, (unsigned long long)c.asks_skipped);
 	if (u->evicted)
 		pr_info(u->lc, "unwind: %llu tables evicted (objects no process mapped) to make room "
 			"for others: %llu rows, %.1f ms with the grace periods; %llu rows of %u in use",
@@ -1522,6 +1536,7 @@ void unwinder__counts(struct unwinder *u, struct unwind_counts *c)
 	c->by_file = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_BY_FILE);
 	c->no_proc = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_NO_PROC);
 	c->other_prog = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_OTHER_PROG);
+	c->parent = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_PARENT);
 	c->asks_loaded = u->asks_loaded;
 	c->asks_skipped = u->asks_skipped;
 	c->cached = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_CACHED);

@@ -148,6 +148,7 @@ struct unwind_counts {
 	uint64_t procs_full, rows_full;			/* processes/objects left without tables */
 	uint64_t no_proc;	/* stacks of a process with no usable entry: walked by file */
 	uint64_t other_prog;	/* of them, with an entry of another program (exec, reused PID) */
+	uint64_t parent;	/* of them, a forked child's walked with its parent's entry */
 	uint64_t asks_loaded;	/* processes loaded when the BPF side met them without one */
 	uint64_t asks_skipped;	/* not: the queue was full (the unwind_loads_skipped drop) */
 	uint64_t files_full;	/* objects the BPF side cannot find by file (map full) */

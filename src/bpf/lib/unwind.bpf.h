@@ -158,6 +158,9 @@ struct unwind_look {
 	__u64 ip, look;
 	__u32 tgid;
 	__u32 by_file;		/* set when the rule came from unwind_rule_by_file */
+	__u32 borrowed;		/* the entry is the parent's (unwind_borrowable): not marked
+				 * stale for the child's addresses */
+	__u32 pad;
 	struct unwind_vma vma;
 };
 
@@ -391,7 +394,7 @@ __noinline int unwind_rule(struct unwind_proc *proc, struct unwind_look *k,
 		rc = unwind_rule_by_file(ip, look, row, &k->vma);
 		/* code mapped since the collector's last look: it is told, once (not for an
 		 * address in data: no code to load) */
-		if (rc != 3 && !proc->stale) {
+		if (rc != 3 && !proc->stale && !k->borrowed) {
 			proc->stale = 1;
 			/* woken: the collector loads it at once (rare: once per load) */
 			bpf_ringbuf_output(&unwind_stale, &tgid, sizeof(tgid), 0);
@@ -841,6 +844,39 @@ __noinline int unwind_usable(struct unwind_proc *proc, __u32 tgid)
 	return 0;
 }
 
+/* The tgid of the current process's parent (its leader's real_parent), 0 if none */
+static __always_inline __u32 unwind_parent_tgid(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return (__u32)BPF_CORE_READ(task, group_leader, real_parent, tgid);
+}
+
+/* 1 when p, the entry of the current process's parent, holds the current process's code
+ * mappings: a child that has not exec'd since its fork (the task's exec id is still the one
+ * it was forked with), in the address space the entry was read from (start_stack, randomized
+ * at each exec, and end_code: one exec's image, the parent's since or not) and with as many
+ * pages of code as the entry's load counted (mm->exec_vm: an executable mapping made or let
+ * go since the load, by the parent before the fork or by the child since, changes it). A
+ * child whose code mappings differ is never walked with its parent's rules: it goes by file.
+ * Read with helpers, not BTF pointer loads: a rare path (a child's first stacks), and each
+ * program's verification stays as it was. A global function: verified once. */
+__noinline int unwind_borrowable(struct unwind_proc *p)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 start_stack, end_code, exec_vm;
+
+	if (!p || !p->exec_pages)
+		return 0;
+	if (BPF_CORE_READ(task, self_exec_id) != BPF_CORE_READ(task, parent_exec_id))
+		return 0;
+	start_stack = BPF_CORE_READ(task, mm, start_stack);
+	end_code = BPF_CORE_READ(task, mm, end_code);
+	exec_vm = BPF_CORE_READ(task, mm, exec_vm);
+	return start_stack && start_stack == p->ident.start_stack &&
+	       end_code == p->ident.end_code && exec_vm == p->exec_pages;
+}
+
 /* Where a walk starts (the stack cache's key) and, for its caller, the entry's seq and the
  * scratch's token that unwind_scache_lookup / unwind_scache_lock took */
 struct unwind_skey {
@@ -1119,13 +1155,24 @@ __noinline int unwind_walk(struct unwind_ips *out, struct unwind_start *st)
 	l.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	/* (usable implies an entry; the verifier is told so by testing it again) */
 	if (!unwind_usable(l.proc, tgid) || !l.proc) {
-		/* by file alone: an entry without mappings (a NULL one here made every
-		 * program's verification several times longer); nothing from or into the
-		 * stack cache (a walk by file is never kept there either) */
-		l.proc = bpf_map_lookup_elem(&unwind_noproc, &zero);
-		if (!l.proc)
-			return -1;
-		l.proc->stale = 1;
+		/* a child forked without exec that has its parent's code mappings: the
+		 * parent's entry (its own is asked for); else by file alone: an entry without
+		 * mappings (a NULL one here made every program's verification several times
+		 * longer). Nothing from or into the stack cache either way (a walk by file is
+		 * never kept there, and its entries are keyed by the process's own gen). */
+		__u32 ptgid = unwind_parent_tgid();
+
+		l.proc = ptgid && ptgid != tgid ? bpf_map_lookup_elem(&unwind_procs, &ptgid) :
+						  NULL;
+		if (l.proc && unwind_borrowable(l.proc)) {
+			u.look.borrowed = 1;
+			unwind_count(UNWIND_STAT_PARENT);
+		} else {
+			l.proc = bpf_map_lookup_elem(&unwind_noproc, &zero);
+			if (!l.proc)
+				return -1;
+			l.proc->stale = 1;
+		}
 		e = NULL;
 		e1 = NULL;
 	}
