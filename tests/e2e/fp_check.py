@@ -17,8 +17,9 @@ def main():
     for line in open(folded):
         stack, _, n = line.rstrip('\n').rpartition(' ')
         frames = [f for f in stack.split(';')[1:] if not f.endswith('_[k]')]
-        if not frames or frames[-1] != leaf:
+        if not frames or not frames[-1].startswith(leaf):
             continue
+        frames[-1] = leaf	# [anon]+0x1c: [anon]
         n = int(n)
         if frames in chains:
             whole += n

@@ -14,7 +14,7 @@ LIBC='_start;__libc_start_main;__libc_start_call_main;main'
 @test "unwind fp: a JIT leaf that sets up no frame, callers with frame pointers: call_jit is its caller" {
 	run "$EBPROF" cpu -q -F 999 -o "$T/c.folded" -- "$FIX/jitleaf" 8
 	[ "$status" -eq 0 ]
-	run python3 "$CHECK" "$T/c.folded" '[anon]+0x3' "$LIBC;call_jit;[anon]+0x3"
+	run python3 "$CHECK" "$T/c.folded" '[anon]' "$LIBC;call_jit;[anon]"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	# the return address at [rsp] follows call_jit's call: whole, not [truncated]
@@ -25,7 +25,7 @@ LIBC='_start;__libc_start_main;__libc_start_call_main;main'
 @test "unwind fp: a JIT leaf under code without frame pointers, %rbp 0: not the outermost frame" {
 	run "$EBPROF" cpu -q -F 999 -o "$T/c.folded" -o "$T/c.json" -- "$FIX/jitleaf_nofp" 8
 	[ "$status" -eq 0 ]
-	run python3 "$CHECK" "$T/c.folded" '[anon]+0x3' "$LIBC;call_jit;[anon]+0x3"
+	run python3 "$CHECK" "$T/c.folded" '[anon]' "$LIBC;call_jit;[anon]"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	read -r _ whole _ trunc _ <<< "$output"
@@ -43,4 +43,16 @@ LIBC='_start;__libc_start_main;__libc_start_call_main;main'
 	# both callers seen
 	grep -q ';mid_a;leaf_x' "$T/c.folded"
 	grep -q ';mid_b;leaf_x' "$T/c.folded"
+}
+
+@test "unwind fp: a JIT leaf with a frame of its own and locals: the record at %rbp is its own" {
+	for p in jitleaf jitleaf_nofp; do
+		run "$EBPROF" cpu -q -F 999 -o "$T/$p.folded" -- "$FIX/$p" 8 frame
+		[ "$status" -eq 0 ]
+		run python3 "$CHECK" "$T/$p.folded" '[anon]' "$LIBC;call_jit;[anon]"
+		echo "$p: $output"
+		[ "$status" -eq 0 ]
+		read -r _ whole _ trunc _ <<< "$output"
+		[ "$whole" -ge 300 ] && [ "$trunc" -le $((whole / 20)) ]
+	done
 }

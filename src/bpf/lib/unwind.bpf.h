@@ -521,6 +521,39 @@ __noinline int unwind_is_ret(struct unwind_proc *proc, __u64 addr)
 	return 0;
 }
 
+/* 1 when the frame-pointer record at bp is the own of a frame where the thread was, in code
+ * without a table: bp a little above sp (UNWIND_OWN_WORDS words) and none of the words
+ * between them a return address into the process's code: a function that set up no frame
+ * would have its own return address there, below its caller's record at bp (a caller keeping
+ * no frame pointer has none in %rbp, which is then no record, or unreadable, or far away).
+ * The words are read into the scratch's buffer, free while a walk runs. A global function. */
+#define UNWIND_OWN_WORDS	16
+
+__noinline int unwind_own_frame(struct unwind_proc *proc, struct unwind_scratch *scr, __u64 sp,
+				 __u64 bp)
+{
+	__u64 *w;
+	__u32 n, tok;
+
+	if (!proc || !scr || bp <= sp || bp - sp > UNWIND_OWN_WORDS * 8 || ((bp - sp) & 7))
+		return 0;
+	/* (the seq as unwind_scache_lookup takes it: a walk on this CPU meanwhile, which
+	 * may have written the buffer, makes the answer no) */
+	tok = __sync_add_and_fetch(&scr->seq, 1);
+	if (bpf_probe_read_user(scr->buf, UNWIND_OWN_WORDS * 8, (void *)sp))
+		return 0;
+	w = (__u64 *)scr->buf;
+	n = (__u32)(bp - sp) / 8;
+	for (__u32 i = 0; i < UNWIND_OWN_WORDS; i++) {
+		if (i >= n)
+			break;
+		if (unwind_is_ret(proc, w[i]))
+			return 0;
+	}
+	asm volatile("" ::: "memory");
+	return *(volatile __u32 *)&scr->seq == tok;
+}
+
 /* Where a walk's addresses go */
 struct unwind_ips {
 	__u64 ip[STACK_MAX_DEPTH];
@@ -690,9 +723,10 @@ __noinline int unwind_frame(__u64 i, struct unwind_ctx *u, struct unwind_ips *ip
 		 * without a table: the record at rbp is its own only if it set up its frame,
 		 * else its caller's, whose caller the walk would then take for its own (a JIT
 		 * leaf, a function built without frame pointers: its caller silently left out).
-		 * Known in two cases: a return address at [rsp] (nothing pushed yet: its caller
-		 * is there, and the walk goes on from it with its own rule), or rbp == rsp (its
-		 * frame just set up). Else the caller is not known: [truncated]. */
+		 * Known in three cases: a return address at [rsp] (nothing pushed yet: its
+		 * caller is there, and the walk goes on from it with its own rule), rbp == rsp
+		 * (its frame just set up), or rbp a little above rsp with no return address
+		 * between them (unwind_own_frame). Else the caller is not known: [truncated]. */
 		__u64 w;
 
 		unwind_use_bp(u, scr);
@@ -708,8 +742,11 @@ __noinline int unwind_frame(__u64 i, struct unwind_ctx *u, struct unwind_ips *ip
 			u->exact = 0;
 			return 0;
 		}
-		if (u->bp != u->sp)
-			goto truncated;
+		if (u->bp != u->sp) {
+			if (!unwind_own_frame(proc, scr, u->sp, u->bp))
+				goto truncated;
+			scr->nocache = 1;	/* words read outside the log */
+		}
 	}
 	if (rule == UNWIND_CFA_NONE) {
 		/* no call frame information here: the frame pointer's record. rbp 0 is no frame:
