@@ -1457,7 +1457,8 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 	/* the drops line sends the reader to the notes: each says what it left out */
 	if (c.truncated)
 		profile__add_note(prof, "%llu stacks end in [truncated] at a frame the unwinder could "
-				  "not go past (code walked by frame pointers that keeps none, a rule "
+				  "not go past (code walked by frame pointers that keeps none, or "
+				  "whose leaf's caller it cannot tell, a rule "
 				  "it does not follow, a thread sampled as it exits, its memory let go "
 				  "already; with -a, a second file in a stack of a process met before "
 				  "its tables were loaded): their events count, under the "
