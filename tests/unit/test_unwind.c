@@ -3,6 +3,7 @@
  * the same call frame information): the -O2 -fomit-frame-pointer fixture, and glibc (PLT
  * expression, signal frame, outermost frames). No root needed. */
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -294,6 +295,24 @@ static void test_ldso_rows(void **state)
 			rbx++;
 	print_message("ld.so: %u rows with the CFA in rbx\n", rbx);
 	assert_true(rbx >= 3);	/* _dl_runtime_resolve_fxsave, _xsave, _xsavec */
+	/* its entry point (_start, then _dl_start_user: no FDE) is outermost; before, a walk
+	 * met it by frame pointers, rbp 0 taken for the end (now [truncated] elsewhere) */
+	{
+		Elf64_Ehdr eh;
+		FILE *f = fopen(LDSO, "rb");
+		const struct unwind_row *r;
+
+		assert_non_null(f);
+		assert_int_equal(fread(&eh, sizeof(eh), 1, f), 1);
+		fclose(f);
+		r = unwind_table__find(&t, eh.e_entry);
+		assert_non_null(r);
+		assert_int_equal(r->cfa, UNWIND_CFA_END);
+		/* _dl_start_user's return from _dl_init, 0x30 bytes on in bookworm's */
+		r = unwind_table__find(&t, eh.e_entry + 0x30 - 1);
+		assert_non_null(r);
+		assert_int_equal(r->cfa, UNWIND_CFA_END);
+	}
 	unwind_table__free(&t);
 }
 
