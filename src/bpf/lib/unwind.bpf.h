@@ -12,7 +12,8 @@
  * the collector is told and loads it at once) is looked up with bpf_find_vma: its file's table
  * when the collector has one (unwind_files: loaded for another process, or ahead of time for
  * the libraries a program needs), frame pointers in an anonymous mapping (JIT code) or a file
- * known to have no call frame information, else the stack ends there in [truncated]
+ * known to have no call frame information (a leaf's caller only where it can be told, rbp 0 no
+ * outermost frame: unwind_frame), else the stack ends there in [truncated]
  * (UNWIND_STAT_UNMAPPED): a frame-pointer walk through code without frame pointers skips
  * callers silently. One frame per bpf_loop step. A process without an entry, or whose entry
  * is another program's (unwind_ident: an exec or a reused PID since its load), is walked by
@@ -729,12 +730,13 @@ __noinline int unwind_frame(__u64 i, struct unwind_ctx *u, struct unwind_ips *ip
 		 * between them (unwind_own_frame). Else the caller is not known: [truncated]. */
 		__u64 w;
 
+		/* the checks read code (a JIT's can change) and words outside the log: not for
+		 * the stack cache */
+		scr->nocache = 1;
 		unwind_use_bp(u, scr);
 		if (unwind_read(u, scr, u->sp, &w))
 			goto truncated;
 		if (unwind_is_ret(proc, w)) {
-			/* the check read code, not the stack: not for the stack cache */
-			scr->nocache = 1;
 			u->rbx_ok = 0;
 			unwind_count(UNWIND_STAT_FP_FRAMES);
 			u->ip = w;
@@ -742,11 +744,8 @@ __noinline int unwind_frame(__u64 i, struct unwind_ctx *u, struct unwind_ips *ip
 			u->exact = 0;
 			return 0;
 		}
-		if (u->bp != u->sp) {
-			if (!unwind_own_frame(proc, scr, u->sp, u->bp))
-				goto truncated;
-			scr->nocache = 1;	/* words read outside the log */
-		}
+		if (u->bp != u->sp && !unwind_own_frame(proc, scr, u->sp, u->bp))
+			goto truncated;
 	}
 	if (rule == UNWIND_CFA_NONE) {
 		/* no call frame information here: the frame pointer's record. rbp 0 is no frame:
