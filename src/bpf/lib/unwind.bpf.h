@@ -524,10 +524,12 @@ __noinline int unwind_is_ret(struct unwind_proc *proc, __u64 addr)
 
 /* 1 when the frame-pointer record at bp is the own of a frame where the thread was, in code
  * without a table: bp a little above sp (UNWIND_OWN_WORDS words) and none of the words
- * between them a return address into the process's code: a function that set up no frame
- * would have its own return address there, below its caller's record at bp (a caller keeping
- * no frame pointer has none in %rbp, which is then no record, or unreadable, or far away).
- * The words are read into the scratch's buffer, free while a walk runs. A global function. */
+ * between them a return address: a function that set up no frame would have its own return
+ * address there, below its caller's record at bp (a caller keeping no frame pointer has none
+ * in %rbp, which is then no record, or unreadable, or far away). A word that may be one is
+ * enough to say no: in code after a call, or outside every mapping of proc's (code it does not
+ * know: a process walked by file has none). The words are read into the scratch's buffer,
+ * free while a walk runs. A global function. */
 #define UNWIND_OWN_WORDS	16
 
 __noinline int unwind_own_frame(struct unwind_proc *proc, struct unwind_scratch *scr, __u64 sp,
@@ -546,9 +548,17 @@ __noinline int unwind_own_frame(struct unwind_proc *proc, struct unwind_scratch 
 	w = (__u64 *)scr->buf;
 	n = (__u32)(bp - sp) / 8;
 	for (__u32 i = 0; i < UNWIND_OWN_WORDS; i++) {
+		__u64 v;
+
 		if (i >= n)
 			break;
-		if (unwind_is_ret(proc, w[i]))
+		v = w[i];
+		/* no code: a small number, an address in the stack */
+		if (v < 4096 || (v > sp - (8 << 20) && v < sp + (8 << 20)))
+			continue;
+		/* in no mapping the entry knows (none, walking by file; code mapped since its
+		 * load): maybe a return address, or a return address after a call */
+		if (!unwind_find_map(proc, v) || unwind_is_ret(proc, v))
 			return 0;
 	}
 	asm volatile("" ::: "memory");
