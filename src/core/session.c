@@ -334,6 +334,26 @@ static bool same_mm(pid_t a, pid_t b)
  */
 /* One note for the PIDs used twice, with the first few: a note each was 26,901 notes (3.3 MB of
  * a text report) over a tree of 120,000 short processes */
+/* A run cut into windows writes no report: what its modes still put into the run's profile
+ * (each part's) is never read, and over days it was memory that only grew (mem finalized every
+ * ended process there). Said at -v, so that a test can check it stays empty. */
+static void windows_leftover(struct session *s)
+{
+	struct profile *one = s->prof;
+	struct profile **parts = s->prof->nparts ? s->prof->parts : &one;
+	uint32_t nparts = s->prof->nparts ? s->prof->nparts : 1;
+
+	for (uint32_t i = 0; i < nparts; i++) {
+		uint64_t points = 0;
+
+		for (uint32_t j = 0; j < parts[i]->nseries; j++)
+			points += parts[i]->series[j].n;
+		pr_info(s->lc, "windows: the run's own %s profile holds %u samples of %u "
+			"processes, %llu series points", parts[i]->mode, parts[i]->nsamples,
+			parts[i]->nprocesses, (unsigned long long)points);
+	}
+}
+
 static void reused_note(struct session *s)
 {
 	uint32_t shown = s->reused < 4 ? s->reused : 4;
@@ -1152,6 +1172,7 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 	if (ops->finish)
 		ops->finish(s.m);
 	if (so->on_window) {
+		windows_leftover(&s);
 		rc = 0;		/* the windows were the outputs */
 		goto out;
 	}

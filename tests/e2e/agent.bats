@@ -576,6 +576,33 @@ body_cum() {
 	within "$total" 500000 1
 }
 
+# What the run's own profile of each mode holds at the end of a run cut into windows (-v): the
+# windows are the output, so nothing should be left there. "MODE SAMPLES PROCESSES POINTS".
+leftovers() {
+	sed -n "s/.*windows: the run's own \([a-z]*\) profile holds \([0-9]*\) samples of \([0-9]*\) processes, \([0-9]*\) series points.*/\1 \2 \3 \4/p" "$1"
+}
+
+@test "agent: --modes mem over 400 short processes: nothing kept in the run's profile; the windows add up to their 40,000 allocations" {
+	[ -x "$PPROF" ] || skip "go tool pprof not installed ($PPROF)"
+	start_receiver
+	# each process ended was finalized into the run's profile, which an agent never writes:
+	# ~120 KB a process, 3.1 GB after 10 minutes of a forking tree (sweep K, 1)
+	"$EBPROF" agent -v --modes mem --sample-bytes 1 --period 1 \
+		--server "http://127.0.0.1:$RX_PORT" -- sh -c \
+		'i=0; while [ $i -lt 400 ]; do "$0" k > /dev/null; i=$((i + 1)); done' \
+		"$FIX/profilemix" 2> "$T/agent.err"
+	leftovers "$T/agent.err" > "$T/left"
+	cat "$T/left"
+	[ "$(cat "$T/left")" = "mem 0 0 0" ]
+	pushes_by_mode > "$T/pushes"
+	total=0
+	for n in $(awk '$4 == "mem" { print $5 }' "$T/pushes"); do
+		total=$((total + $(body_cum "$T/rx/$n.body" alloc_objects load_config load_config)))
+	done
+	echo "load_config: $total allocations over the windows"
+	[ "$total" -eq 40000 ]
+}
+
 @test "agent: -a --modes cpu,io,lock,offcpu: each mode its own push; Parca's __name__ is ebprof_MODE; nothing left attached" {
 	start_receiver
 	bg "$FIX/mutexfix" 4 2000000

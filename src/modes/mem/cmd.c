@@ -525,6 +525,7 @@ static void *mem_open(const struct session_env *env, void *opts)
 	mm->o = o;
 	o->col.lc = env->lc;
 	o->col.unwind = env->unwind;
+	o->col.windows = env->windows;
 	mm->col = mem_collector__new(&o->col);
 	if (!mm->col ||
 	    (o->col.sample_mode == MEM_SAMPLE_ALLOC_ONLY ? mem_profile__init_alloc_only(prof)
@@ -855,12 +856,9 @@ static int mem_window(void *mv, struct profile *into)
 		into->sampling = mm->env->prof->sampling;
 		into->sample_period = mm->env->prof->sample_period;
 	}
+	/* the processes finalized since the last window are in it too (fin_win): a run cut into
+	 * windows puts nothing in the run's profile */
 	err = mem_collector__window(mm->col, into, mm->env->sym);
-	/* the first window: the processes finalized before it are in the run's profile, their
-	 * sites' counts since the start (from then on finalize keeps them for the next window) */
-	if (!err && !mm->win_ns && mm->env->prof->nsamples &&
-	    mm->env->prof->ntypes == into->ntypes)
-		err = profile__copy_samples(into, mm->env->prof, NULL, 0);
 	into->duration_nanos = now - from;
 	profile__add_info(into, "window", "%.2f s", (now - from) / 1e9);
 	mm->win_ns = now;

@@ -100,7 +100,6 @@ struct mem_collector {
 	struct probe_links *sys;	/* -a: links without a pid filter, one pair per library */
 	uint32_t nsys;
 	struct mem_trace *trace;	/* --trace, else NULL */
-	bool windowed;		/* a window was taken: finalize keeps the last one's sites */
 	struct profile *fin_win;	/* sites of processes finalized since the last window */
 	struct mem_live_slot *live;	/* the live table's slots, mapped; NULL before load */
 	uint32_t nlive;			/* how many (a power of two) */
@@ -1891,6 +1890,7 @@ static void forget_stacks(struct mem_collector *c, pid_t pid, struct stack_list 
 static void finalize_maps(struct mem_collector *c, struct traced *t, struct profile *prof,
 			  struct sym_proc *sp, uint64_t now_ns, bool exec, struct stack_list *gone)
 {
+	bool whole = !c->opts.windows;	/* windows: only forgotten (no window has them) */
 	int mprocs_fd = bpf_map__fd(c->skel->maps.mprocs);
 	int msites_fd = bpf_map__fd(c->skel->maps.msites);
 	int regions_fd = bpf_map__fd(c->skel->maps.regions);
@@ -1913,7 +1913,7 @@ static void finalize_maps(struct mem_collector *c, struct traced *t, struct prof
 	if (bpf_map_lookup_elem(mprocs_fd, &key, &mm))
 		memset(&mm, 0, sizeof(mm));
 	bpf_map_delete_elem(mprocs_fd, &key);
-	if (exec && mm.live_count) {
+	if (whole && exec && mm.live_count) {
 		profile__add_note(prof, "PID %d (%s) ran a new program: its %llu mapped regions "
 				  "(%llu bytes) were released with the old image", t->pid, t->comm,
 				  (unsigned long long)mm.live_count, (unsigned long long)mm.live_bytes);
@@ -1930,7 +1930,7 @@ static void finalize_maps(struct mem_collector *c, struct traced *t, struct prof
 		pr_warn(c->lc, "PID %d: reading the mapping tables failed: %s; the report may be "
 			       "incomplete", t->pid, strerror(-err));
 
-	proc = profile__find_process(prof, t->pid);
+	proc = whole ? profile__find_process(prof, t->pid) : NULL;
 	if (proc) {
 		for (int f = 0; f < MEM_MAP__COUNT; f++) {
 			snprintf(name, sizeof(name), "mmap_calls_%s", map_fn_names[f]);
@@ -1957,7 +1957,7 @@ static void finalize_maps(struct mem_collector *c, struct traced *t, struct prof
 
 	locs = malloc(sizeof(*locs) * (MEM_MAX_STACK + 1));
 	vals = calloc(prof->ntypes ? prof->ntypes : 1, sizeof(*vals));
-	for (uint32_t i = 0; locs && vals && ty[0] >= 0 && ty[3] >= 0 && i < d.n; i++) {
+	for (uint32_t i = 0; whole && locs && vals && ty[0] >= 0 && ty[3] >= 0 && i < d.n; i++) {
 		struct map_site *s = &d.sites[i];
 		struct prof_sample *ps;
 		struct mem_stack st;
@@ -2097,8 +2097,11 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	struct mem_proc mp;
 	struct sym_proc *sp;
 	uint64_t unresolved = 0;
-	uint32_t *locs, *disp, *sample_of, pages = 0;
-	int64_t *vals;
+	uint32_t *locs = NULL, *disp, *sample_of = NULL, pages = 0;
+	int64_t *vals = NULL;
+	/* the run's profile gets it unless the run is cut into windows: then only the next
+	 * window does (fin_win); nothing reads the run's profile, which grew without bound */
+	bool whole = !c->opts.windows;
 	bool have_proc, none_live;
 	int err;
 
@@ -2115,7 +2118,7 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 		proc_counts(d.sampled, &mp);
 	if (have_proc && exec) {
 		/* exec released the old image's blocks with its address space: none stays live */
-		if (mp.live_count)
+		if (whole && mp.live_count)
 			profile__add_note(prof, "PID %d (%s) ran a new program: its %llu blocks "
 					  "(%llu bytes) still allocated then were released with the old "
 					  "image, not leaked", t->pid, t->comm,
@@ -2206,12 +2209,13 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 		t->nscan = 0;
 		memset(&t->scan_info, 0, sizeof(t->scan_info));
 	}
-	add_process(prof, t, have_proc ? &mp : NULL, unresolved);
-	final_snapshot(c, t, &d, now_ns);
-
-	locs = malloc(sizeof(*locs) * (MEM_MAX_STACK + 1));
-	vals = calloc(prof->ntypes, sizeof(*vals));
-	sample_of = malloc(sizeof(*sample_of) * (d.n ? d.n : 1));
+	if (whole) {
+		add_process(prof, t, have_proc ? &mp : NULL, unresolved);
+		final_snapshot(c, t, &d, now_ns);
+		locs = malloc(sizeof(*locs) * (MEM_MAX_STACK + 1));
+		vals = calloc(prof->ntypes, sizeof(*vals));
+		sample_of = malloc(sizeof(*sample_of) * (d.n ? d.n : 1));
+	}
 	for (uint32_t i = 0; sample_of && i < d.n; i++)
 		sample_of[i] = PROF_NONE;
 	for (uint32_t i = 0; locs && disp && vals && sample_of && i < d.n; i++) {
@@ -2265,7 +2269,7 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 		finalize_maps(c, t, prof, sp, now_ns, exec, &gone);
 	/* windows: what its sites did since the last one, for the next one, while its stacks
 	 * can be named */
-	if (c->windowed) {
+	if (!whole) {
 		if (!c->fin_win && (c->fin_win = profile__new("mem")) &&
 		    window_types(c, c->fin_win)) {
 			profile__free(c->fin_win);
@@ -2397,9 +2401,15 @@ void mem_collector__sample(struct mem_collector *c, struct profile *prof, int64_
 		if (t->finalized || proc_copy(c, t->pid, &mp))
 			continue;
 		proc_counts(sampled(&c->opts), &mp);
-		profile__add_point(prof, t->pid, "live_bytes", "bytes", t_ns, mp.live_bytes);
-		profile__add_point(prof, t->pid, "live_count", "count", t_ns, mp.live_count);
-		if (c->opts.mmap) {
+		/* windows: no series (they are the run's profile's, which nothing reads; ten
+		 * points a second for every process) */
+		if (!c->opts.windows) {
+			profile__add_point(prof, t->pid, "live_bytes", "bytes", t_ns,
+					   mp.live_bytes);
+			profile__add_point(prof, t->pid, "live_count", "count", t_ns,
+					   mp.live_count);
+		}
+		if (c->opts.mmap && !c->opts.windows) {
 			struct mem_map_proc mm;
 
 			if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.mprocs), &key, &mm) == 0)
@@ -2417,6 +2427,34 @@ void mem_collector__sample(struct mem_collector *c, struct profile *prof, int64_
 	}
 }
 
+/* Windows: drop the entries of ended images that a window has read out and whose probes are
+ * closed (an exec's links wait in the old image's entry for the new one: reusable_links). Kept,
+ * a tree's thousands of short processes were ~2.5 KB each for ever, and every scan of c->t
+ * (find, each window, each tick) went over them all. */
+static void forget_finalized(struct mem_collector *c)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < c->nt; i++) {
+		struct traced *t = &c->t[i];
+
+		if (!t->finalized || t->fin_pending || t->links.n) {
+			if (n != i)
+				c->t[n] = *t;
+			n++;
+			continue;
+		}
+		forget_maps(t);
+		free(t->scan);
+		free(t->dead);
+		free(t->wsites);
+		snapshots__free(t->snap);
+	}
+	if (n != c->nt)
+		pr_debug(c->lc, "windows: %u ended processes forgotten, %u traced", c->nt - n, n);
+	c->nt = n;
+}
+
 int mem_collector__window(struct mem_collector *c, struct profile *into, struct symbolizer *sym)
 {
 	int sites_fd = bpf_map__fd(c->skel->maps.sites);
@@ -2425,7 +2463,6 @@ int mem_collector__window(struct mem_collector *c, struct profile *into, struct 
 
 	if (err)
 		return err;
-	c->windowed = true;
 	/* the sites of processes finalized since the last window */
 	if (c->fin_win) {
 		err = profile__copy_samples(into, c->fin_win, NULL, 0);
@@ -2485,6 +2522,7 @@ int mem_collector__window(struct mem_collector *c, struct profile *into, struct 
 		if (err)
 			return err;
 	}
+	forget_finalized(c);
 	return 0;
 }
 

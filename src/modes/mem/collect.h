@@ -31,6 +31,10 @@ struct mem_collector_opts {
 	uint64_t sample_period;
 	/* --trace: every counted call as a JSON line into this file (full tracking only) */
 	const char *trace_path;
+	/* the run is cut into windows (session_env.windows): an ended process's numbers go to
+	 * the next window only, never into the run's profile (nobody reads it: it grew by
+	 * ~200 KB a process), and its entry is forgotten once a window took them */
+	bool windows;
 };
 
 struct mem_collector;
