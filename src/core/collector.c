@@ -261,6 +261,37 @@ void collector__reclaim_full(struct collector *b, uint32_t max)
 		collector__reclaim(b);
 }
 
+struct profile *collector__readout(struct collector *b, const struct session_env *env)
+{
+	if (!env->windows)
+		return env->prof;
+	if (!b->readout)
+		b->readout = profile__new_like(env->prof);
+	/* out of memory: the run's, as before (it only grows) */
+	return b->readout ? b->readout : env->prof;
+}
+
+int collector__window_readout(struct collector *b, struct profile *into)
+{
+	struct profile *r = b->readout;
+	int err = 0;
+
+	if (!r)
+		return 0;
+	b->readout = NULL;
+	if (r->nsamples && r->ntypes == into->ntypes)
+		err = profile__copy_samples(into, r, NULL, 0);
+	for (uint32_t i = 0; !err && i < r->nprocesses; i++) {
+		const struct prof_process *pp = &r->processes[i];
+
+		if (!profile__find_process(into, pp->pid) &&
+		    !profile__add_process(into, pp->pid, pp->comm, pp->cmdline))
+			err = -ENOMEM;
+	}
+	profile__free(r);
+	return err;
+}
+
 static bool spill_due(struct collector *b, const struct session_env *env,
 		      const struct spill_check *due)
 {
@@ -378,4 +409,6 @@ void collector__close(struct collector *b, void (*free_priv)(void *priv))
 	b->unwinder = NULL;
 	stack_table__free(b->st);
 	b->st = NULL;
+	profile__free(b->readout);
+	b->readout = NULL;
 }

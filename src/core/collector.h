@@ -52,6 +52,9 @@ struct collector {
 	uint64_t spill_keys[COLLECTOR_SPILL_TABLES];
 	unsigned spills;
 	bool wake_made;			/* (wake_ep is made at the first collector__wake_fd) */
+	/* a run cut into windows: one process's read-outs (an exec's, code replaced) since the
+	 * last window, for the next one (collector__readout) */
+	struct profile *readout;
 };
 
 /* First in a mode's open: libbpf's messages as -v says, the process table on the run's
@@ -146,6 +149,16 @@ size_t collector__reclaim(struct collector *b);
 /* The same at a window, once the copy holds three quarters of max stacks (a window fetches the
  * stacks it counted into the copy, which grows as the map does). */
 void collector__reclaim_full(struct collector *b, uint32_t max);
+
+/* Where a read-out of one process goes (at its exec, or when its code was replaced): the run's
+ * profile; in a run cut into windows, which never writes it, a profile of its shape that the
+ * next window takes (collector__window_readout). The run's profile there grew with every exec
+ * for as long as the agent ran, and what the old programs did was in no window. */
+struct profile *collector__readout(struct collector *b, const struct session_env *env);
+/* A window (after the mode's own counts are in it): the read-outs since the last one, with
+ * their processes (a process in the window already keeps its name there: an exec's old program
+ * goes under the new one's). 0 or -ENOMEM. */
+int collector__window_readout(struct collector *b, struct profile *into);
 
 /* How full a mode's tables are getting, each tick (collector__spill): for each table a spill
  * empties, the BPF side's count of the keys it made (its inserts) and its room (0: no table);

@@ -603,6 +603,38 @@ leftovers() {
 	[ "$total" -eq 40000 ]
 }
 
+@test "agent: --modes cpu,offcpu,io,lock,mem: a program's counts read out at its exec go to a window, not the run's profile" {
+	[ -x "$PPROF" ] || skip "go tool pprof not installed ($PPROF)"
+	start_receiver
+	# each child spins in the shell (CPU samples, its waits), then execs profilemix: what the
+	# shell counted is read out at the exec; it stayed in the run's profile, never pushed
+	"$EBPROF" agent -v --modes cpu,offcpu,io,lock,mem --sample-bytes 1 --period 1 \
+		--server "http://127.0.0.1:$RX_PORT" -- sh -c \
+		'n=0; while [ $n -lt 20 ]; do
+			sh -c '"'"'i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done; exec "$0" k'"'"' "$0" > /dev/null
+			n=$((n + 1)); done' "$FIX/profilemix" 2> "$T/agent.err"
+	leftovers "$T/agent.err" > "$T/left"
+	cat "$T/left"
+	[ "$(wc -l < "$T/left")" -eq 5 ]
+	[ "$(awk '$2 || $3 || $4' "$T/left" | wc -l)" -eq 0 ]
+	pushes_by_mode > "$T/pushes"
+	# the shells' spinning is in the windows: sh's CPU samples at the spin
+	cpu=0
+	for n in $(awk '$3 == "sh" && $4 == "cpu" { print $5 }' "$T/pushes"); do
+		cpu=$((cpu + $(body_samples "$T/rx/$n.body")))
+	done
+	echo "sh: $cpu CPU samples over the windows"
+	[ "$cpu" -gt 0 ]
+	# (under either name: a window names a pid by its last program; the shell's thousands
+	# of allocations would hide load_config's 100 without the focus)
+	total=0
+	for n in $(awk '$4 == "mem" { print $5 }' "$T/pushes"); do
+		total=$((total + $(body_cum "$T/rx/$n.body" alloc_objects load_config load_config)))
+	done
+	echo "load_config: $total allocations over the windows"
+	[ "$total" -eq 2000 ]
+}
+
 @test "agent: -a --modes cpu,io,lock,offcpu: each mode its own push; Parca's __name__ is ebprof_MODE; nothing left attached" {
 	start_receiver
 	bg "$FIX/mutexfix" 4 2000000

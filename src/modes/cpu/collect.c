@@ -528,6 +528,8 @@ static uint64_t stat_sum(struct cpu_collector *c, enum cpu_stat s)
  * period of CPU time. One read of a per-CPU counter. */
 static void cpu_point(struct cpu_collector *c, int64_t t_ns)
 {
+	if (c->env.windows)
+		return;	/* a point a second for ever in a profile nothing writes */
 	profile__add_rate_point(c->env.prof, &c->cpu_rate, 0, "cpu_percent", "percent", t_ns,
 				stat_sum(c, CPU_STAT_SAMPLES), c->period_ns * 100 / 1e9);
 }
@@ -571,7 +573,7 @@ static void drain_replaced(struct cpu_collector *c)
 		p->code_replaced = false;
 		pr_debug(c->lc, "PID %d: code replaced at an address of an earlier mapping; its "
 			 "counts read out", p->pid);
-		if (!drain(c, c->env.prof, p->pid, true, false, false))
+		if (!drain(c, collector__readout(&c->base, &c->env), p->pid, true, false, false))
 			sym_proc__forget_previous(p->sp);
 	}
 }
@@ -634,7 +636,7 @@ static void cpu_finalize(void *m, pid_t pid, bool exec)
 		 * out (a read is the whole count table's: in a build's tree of 15,000 short
 		 * processes it was a third of ebprof's time) */
 		if (bpf_map_lookup_elem(fd, &key, &mark) || mark != CPU_MM_NONE)
-			drain(c, c->env.prof, pid, true, false, false);
+			drain(c, collector__readout(&c->base, &c->env), pid, true, false, false);
 		/* the new program's mm starts its marks anew: none the old one wrote (an address
 		 * used again, a sequence at the same count) can stand for it */
 		bpf_map_update_elem(fd, &key, &none, BPF_EXIST);
@@ -766,6 +768,7 @@ static int cpu_window(void *m, struct profile *into)
 	/* processes announced since the last tick, so that their samples get their names */
 	collector__consume_notes(&c->base);
 	err = drain(c, into, 0, false, true, false);
+	err = err ?: collector__window_readout(&c->base, into);	/* execs since the last */
 	for (int s = CPU_STAT_SAMPLES; s < CPU_STAT__COUNT; s++) {
 		uint64_t v = stat_sum(c, s);
 

@@ -756,9 +756,12 @@ static void io_tick(void *m, int64_t t_ns, bool second)
 	collector__consume_notes(&c->base);
 	if (second) {
 		proc_table__snapshot_attached(c->base.procs);
-		/* the timeline: requests completed per second (pid 0: every request counted) */
-		profile__add_rate_point(c->env.prof, &c->rate, 0, "io_requests", "requests/s",
-					t_ns, stat_sum(c, IO_STAT_REQUESTS), 1);
+		/* the timeline: requests completed per second (pid 0: every request counted);
+		 * not in windows: a point a second for ever in a profile nothing writes */
+		if (!c->env.windows)
+			profile__add_rate_point(c->env.prof, &c->rate, 0, "io_requests",
+						"requests/s", t_ns,
+						stat_sum(c, IO_STAT_REQUESTS), 1);
 	}
 	unwinder__tick(c->base.unwinder);
 }
@@ -778,7 +781,7 @@ static void io_finalize(void *m, pid_t pid, bool exec)
 	struct io_collector *c = m;
 
 	if (collector__hold(&c->base, pid) && exec)
-		drain(c, c->env.prof, pid, true, false);
+		drain(c, collector__readout(&c->base, &c->env), pid, true, false);
 }
 
 /* Not at its exit stop (retire): requests its exit path starts are its own too. */
@@ -808,7 +811,7 @@ static void io_stop(void *m)
 	c->stopped = true;
 	c->stop_ns = util_mono_ns();
 	/* the timeline's last partial second, unless too short to say much (under a tick) */
-	if (c->stop_ns >= c->env.start_ns + c->rate.last_t_ns + 100000000ull)
+	if (!c->env.windows && c->stop_ns >= c->env.start_ns + c->rate.last_t_ns + 100000000ull)
 		profile__add_rate_point(c->env.prof, &c->rate, 0, "io_requests", "requests/s",
 					(int64_t)(c->stop_ns - c->env.start_ns),
 					stat_sum(c, IO_STAT_REQUESTS), 1);
@@ -935,6 +938,7 @@ static int io_window(void *m, struct profile *into)
 	if (!into->ntypes)
 		err = set_types(into);
 	err = err ?: drain(c, into, 0, false, true);
+	err = err ?: collector__window_readout(&c->base, into);	/* execs since the last */
 	/* the windows' copy holds about what the map does: every stack a window counted */
 	collector__reclaim_full(&c->base, c->opts.max_stacks);
 	window__end(into, bpf_map__fd(c->skel->maps.stats), stat_names, IO_STAT_FIRST_DROP,

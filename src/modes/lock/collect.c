@@ -870,7 +870,7 @@ static void lock_finalize(void *m, pid_t pid, bool exec)
 	struct lock_collector *c = m;
 
 	if (collector__hold(&c->base, pid) && exec)
-		drain(c, c->env.prof, pid, true, false);
+		drain(c, collector__readout(&c->base, &c->env), pid, true, false);
 }
 
 static void lock_reaped(void *m, pid_t pid)
@@ -1276,6 +1276,7 @@ static int lock_window(void *m, struct profile *into)
 	if (!into->ntypes)
 		err = set_types(into);
 	err = err ?: drain(c, into, 0, false, true);
+	err = err ?: collector__window_readout(&c->base, into);	/* execs since the last */
 	/* the windows' copy holds about what the map does: every stack a window counted */
 	collector__reclaim_full(&c->base, c->opts.max_stacks);
 	window__end(into, bpf_map__fd(c->skel->maps.stats), stat_names, LOCK_STAT_NESTED,

@@ -725,7 +725,7 @@ static void offcpu_finalize(void *m, pid_t pid, bool exec)
 	struct offcpu_collector *c = m;
 
 	if (collector__hold(&c->base, pid) && exec)
-		drain(c, c->env.prof, pid, true, false);
+		drain(c, collector__readout(&c->base, &c->env), pid, true, false);
 }
 
 static void offcpu_reaped(void *m, pid_t pid)
@@ -873,6 +873,7 @@ static int offcpu_window(void *m, struct profile *into)
 		err = set_types(into);
 	collector__consume_notes(&c->base);	/* new processes, for their names */
 	err = err ?: drain(c, into, 0, false, true);
+	err = err ?: collector__window_readout(&c->base, into);	/* execs since the last */
 	/* the windows' copy holds about what the map does: every stack a window counted */
 	collector__reclaim_full(&c->base, c->opts.max_stacks);
 	window__end(into, bpf_map__fd(c->skel->maps.stats), stat_names, OFFCPU_STAT_THREADS_FULL,
