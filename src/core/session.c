@@ -1,5 +1,6 @@
 /* One run of any mode (see session.h): targets, the run loop, signals, progress, outputs. */
 #include <errno.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1197,16 +1198,23 @@ out:
 	free(s.t);
 	pid_index__free(&s.by_pid);
 	free(s.thr);
-	if (s.child && !s.child_reaped)
-		await_child(&s);
-	if (s.child && s.child_reaped && rc == 0)
-		rc = target__exit_code(s.child_status);
-	if (verdict)
-		rc = verdict;
+	/* all released before a wait for the command (-d: it runs on untraced), which may last:
+	 * an agent kept its 3 GB and every BPF map while it waited (sweep K, 2) */
 	if (s.m)
 		ops->close(s.m);
 	symbolizer__free(s.sym);
 	profile__free(s.prof);
+	if (so->on_end)
+		so->on_end(so->ctx);
+	if (s.child && !s.child_reaped) {
+		malloc_trim(0);	/* the freed heap's pages back to the system */
+		pr_info(lc, "tracing is over; waiting for PID %d, which runs on untraced", s.child);
+		await_child(&s);
+	}
+	if (s.child && s.child_reaped && rc == 0)
+		rc = target__exit_code(s.child_status);
+	if (verdict)
+		rc = verdict;
 	free(command);
 	free(self);
 	if (sfd >= 0)

@@ -49,6 +49,10 @@ struct session_opts {
 	void (*on_hup)(void *ctx);
 	/* once a second, from the run loop (NULL: nothing) */
 	void (*on_second)(void *ctx);
+	/* The run is over, its outputs written and everything of it released (the modes' BPF
+	 * programs and maps, the profiles, the symbolizer), before ebprof waits for a launched
+	 * command that -d left running untraced, however long that takes (NULL: nothing). */
+	void (*on_end)(void *ctx);
 	void *ctx;
 	/* ebprof's own command line, for the profile's metadata */
 	int self_argc;

@@ -391,6 +391,27 @@ setup_file() {
 	assert_no_probes '^cpu_sample$'
 }
 
+@test "agent: -d ends the run of a launched command: last pushes and status said, every BPF object released, while the command runs on; its exit status is the agent's" {
+	start_receiver
+	# before, the agent kept its memory (3.1 GB after a long mem run) and every BPF map and
+	# program while it waited for the command, and said its last status only at its end
+	bg "$EBPROF" agent -v --modes cpu,mem --sample-bytes 1 --period 1 -d 2 \
+		--server "http://127.0.0.1:$RX_PORT" -- sh -c \
+		'"$1" k > /dev/null; while [ ! -e "$0" ]; do sleep 0.1; done; exit 7' \
+		"$T/go" "$FIX/profilemix" 2> "$T/agent.err"
+	AGENT=$BG
+	wait_for "$T/agent.err" 'waiting for PID [0-9]+, which runs on untraced' 30
+	grep 'agent stopped: windows [1-9]' "$T/agent.err"
+	kill -0 "$AGENT"
+	ls -l "/proc/$AGENT/fd" > "$T/fds"
+	[ "$(grep -c 'anon_inode:bpf' "$T/fds")" -eq 0 ]
+	[ "$(jq -s 'length' "$T/rx/requests.jsonl")" -ge 1 ]
+	touch "$T/go"
+	st=0
+	wait "$AGENT" || st=$?
+	[ "$st" -eq 7 ]
+}
+
 @test "agent: a process whose name is punctuation only is pushed as service unknown, not _" {
 	start_receiver
 	# its comm is its file's name: "[?]", as a process's is during an exec

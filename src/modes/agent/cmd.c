@@ -166,7 +166,30 @@ struct agent {
 	struct pusher *pusher;
 	uint64_t seconds;
 	uint64_t services;	/* pushes made from windows, for the status line */
+	bool stopped;		/* the pusher finished and the last status said (agent_stop) */
 };
+
+/* The run is over (session_opts.on_end: before a wait for the command that -d left running):
+ * what is queued gets one more attempt each, within one push's time, and the last status. */
+static void agent_stop(void *ctx)
+{
+	struct agent *a = ctx;
+	struct agent_stats st;
+
+	if (a->stopped)
+		return;
+	a->stopped = true;
+	pusher__finish(a->pusher, a->conf.connect_timeout + a->conf.timeout, &st);
+	a->pusher = NULL;
+	fprintf(stderr, "ebprof: agent stopped: windows %llu (sent %llu, refused %llu, dropped "
+		"%llu, unsent %llu, empty %llu), pushes ok %llu, failed attempts %llu, rejected %llu, "
+		"sent %llu bytes\n", (unsigned long long)st.windows,
+		(unsigned long long)st.windows_sent, (unsigned long long)st.windows_refused,
+		(unsigned long long)st.windows_dropped, (unsigned long long)st.windows_unsent,
+		(unsigned long long)st.windows_empty,
+		(unsigned long long)st.pushes_ok, (unsigned long long)st.attempts_failed,
+		(unsigned long long)st.pushes_rejected, (unsigned long long)st.bytes_sent);
+}
 
 static const char *key_of(int c)
 {
@@ -604,7 +627,6 @@ int cmd_agent(int argc, char **argv, struct log_ctx *lc)
 	struct session_opts so = { 0 };
 	struct modeset_opts ms = { 0 };
 	struct agent a = { .lc = lc };
-	struct agent_stats st;
 	struct mode_ops ops;
 	char why[1024], list[64] = "";
 	int rc;
@@ -638,22 +660,13 @@ int cmd_agent(int argc, char **argv, struct log_ctx *lc)
 	so.on_window = on_window;
 	so.on_hup = on_hup;
 	so.on_second = on_second;
+	so.on_end = agent_stop;
 	so.ctx = &a;
 	so.quiet = true;	/* a daemon: status lines, not a progress line */
 	pr_info(lc, "pushing %u-second windows of %s to %s (%s)", a.conf.period, list,
 		a.conf.server, a.conf.protocol == AGENT_PARCA ? "parca" : "pyroscope");
 	rc = session__run(&so, &ops, &ms, lc);
-	/* what is queued gets one more attempt each, within one push's time */
-	pusher__finish(a.pusher, a.conf.connect_timeout + a.conf.timeout, &st);
-	a.pusher = NULL;
-	fprintf(stderr, "ebprof: agent stopped: windows %llu (sent %llu, refused %llu, dropped "
-		"%llu, unsent %llu, empty %llu), pushes ok %llu, failed attempts %llu, rejected %llu, "
-		"sent %llu bytes\n", (unsigned long long)st.windows,
-		(unsigned long long)st.windows_sent, (unsigned long long)st.windows_refused,
-		(unsigned long long)st.windows_dropped, (unsigned long long)st.windows_unsent,
-		(unsigned long long)st.windows_empty,
-		(unsigned long long)st.pushes_ok, (unsigned long long)st.attempts_failed,
-		(unsigned long long)st.pushes_rejected, (unsigned long long)st.bytes_sent);
+	agent_stop(&a);	/* when the session did not (it failed to start) */
 	members_free(&ms);
 	return rc;
 }
