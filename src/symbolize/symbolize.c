@@ -314,26 +314,54 @@ static struct sym_map *find_map(struct sym_proc *p, uint64_t addr)
 }
 
 static void map_module(struct sym_proc *p, struct sym_map *map);
+static uint32_t module_frames(struct symbolizer *s, struct sym_module *m, uint64_t vaddr,
+			      struct sym_frame *frames);
+
+/* Whether two modules name the code at addr (mapped by a and b) with the same functions, inline
+ * ones included: two builds of one program at the same addresses (a process that exec'd another
+ * build of itself, without ASLR), whose frame there is that function whichever ran. */
+static bool same_functions(struct symbolizer *s, struct sym_module *ma, struct sym_map *a,
+			   struct sym_module *mb, struct sym_map *b, uint64_t addr)
+{
+	struct sym_frame fa[SYM_MAX_INLINE], fb[SYM_MAX_INLINE];
+	uint64_t va, vb;
+	uint32_t na, nb;
+
+	if (!sym_module__file_off_to_vaddr(ma, addr - a->start + a->offset, &va, NULL) ||
+	    !sym_module__file_off_to_vaddr(mb, addr - b->start + b->offset, &vb, NULL))
+		return false;
+	na = module_frames(s, ma, va, fa);
+	nb = module_frames(s, mb, vb, fb);
+	if (!na || na != nb)
+		return false;
+	for (uint32_t i = 0; i < na; i++)
+		if (!fa[i].function || !fb[i].function || strcmp(fa[i].function, fb[i].function))
+			return false;
+	return true;
+}
 
 /* Whether a and b (mappings of one address, addr, in two snapshots pa and pb) put the same code
  * there: the same file (one build-id; else one module, the same file identity; else the same
- * device, inode and path) at the same file offset. */
+ * device, inode and path) at the same file offset; or, by_name (naming the frame at addr, not
+ * telling whether a mapping's code was replaced), two files whose functions there are the same
+ * (same_functions: the frame's name is not in doubt, its line is the newest's). */
 static bool same_code(struct sym_proc *pa, struct sym_map *a, struct sym_proc *pb,
-		      struct sym_map *b, uint64_t addr)
+		      struct sym_map *b, uint64_t addr, bool by_name)
 {
 	struct sym_module *ma, *mb;
 
-	if (addr - a->start + a->offset != addr - b->start + b->offset)
-		return false;
 	if (!a->mod_tried)
 		map_module(pa, a);
 	if (!b->mod_tried)
 		map_module(pb, b);
 	ma = sym_module__best(a->mod);
 	mb = sym_module__best(b->mod);
+	if (addr - a->start + a->offset != addr - b->start + b->offset)
+		return by_name && ma && mb && ma != mb && same_functions(pa->s, ma, a, mb, b, addr);
 	if (ma && mb)
 		return ma == mb ||
-		       (ma->build_id && mb->build_id && !strcmp(ma->build_id, mb->build_id));
+		       (ma->build_id && mb->build_id && !strcmp(ma->build_id, mb->build_id)) ||
+		       (by_name && same_functions(pa->s, ma, a, mb, b, addr));
 	return a->dev_major == b->dev_major && a->dev_minor == b->dev_minor &&
 	       a->inode == b->inode && a->kind == b->kind &&
 	       (a->path && b->path ? !strcmp(a->path, b->path) : a->path == b->path);
@@ -367,7 +395,7 @@ static struct sym_map *find_map_kept(struct sym_proc *p, uint64_t addr, struct s
 				*owner = p;
 				if (!other)
 					return m;
-			} else if (!same_code(*owner, code, p, m, addr)) {
+			} else if (!same_code(*owner, code, p, m, addr, true)) {
 				*other = m;
 				*other_owner = p;
 				return code;
@@ -411,7 +439,7 @@ bool sym_proc__replaces_code(struct sym_proc *p)
 				uint64_t at = o->start > m->start ? o->start : m->start;
 
 				if (o->perms[2] == 'x' && m->start < o->end &&
-				    !same_code(p, m, q, o, at))
+				    !same_code(p, m, q, o, at, false))
 					return true;
 			}
 		}
