@@ -114,7 +114,12 @@ struct lock_val {
 struct lock_wait {
 	__u64 lock;		/* 0: none */
 	__u64 start_ns;
+	__u64 task_start;	/* the waiter's task->start_time: with the tid, which thread it
+				 * is (a later thread given the tid is another: the record is
+				 * not its) */
 	__u64 ustack, kstack;	/* hashes in `stacks` */
+	__u64 signal_ns;	/* interrupted: when the signal ended the call (a thread killed
+				 * in its wait: the wait's end) */
 	__u32 tid;
 	__u32 aux;
 	__u32 flags;		/* STACK_KEY_* of ustack */
@@ -142,6 +147,9 @@ enum lock_stat {
 	LOCK_STAT_BEGUN,	/* futex waits already going on when tracing began (-p, -a): each
 				 * counts from the start (lock_begun) */
 	LOCK_STAT_LOCK_KEYS,	/* keys made in the per-lock table (the collector spills it too) */
+	LOCK_STAT_EXITED,	/* futex waits a signal ended and that were never resumed, their
+				 * thread exiting (killed in the wait, its process exiting):
+				 * counted, up to the signal */
 	LOCK_STAT_NESTED,	/* drops: a spinlock contention inside another on its CPU
 				 * (an interrupt's): not measured */
 	LOCK_STAT_END_UNSEEN,	/* a contention whose end never came (its slot was taken over) */

@@ -17,6 +17,13 @@
  * numbers are added at its end to the (process, kind, stacks, lock) counters, to its process's
  * totals (exact when the per-stack table is full) and to the per-lock table with its log2
  * histogram; nothing is sent per wait.
+ *
+ * A record is a thread's, not a tid's: it holds the thread's start time (task->start_time), and
+ * a record of an earlier thread with the same tid is never continued or ended by the later one
+ * (the kernel gives a dead thread's tid to a new thread, of any process, within a minute on a
+ * busy machine: before, a thread killed in a futex wait left its record, and the next thread
+ * with its tid ended it, charged to its own process, from the dead thread's start). A thread's
+ * records go at its exit (lock_thread_exit).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -147,6 +154,14 @@ static __always_inline bool traced(__u32 tgid)
 	if (tgid == self_tgid)
 		return false;
 	return trace_all || bpf_map_lookup_elem(&targets, &tgid);
+}
+
+/* Whether w is the record of thread tid as it is now (task t), not of an earlier thread that
+ * had its tid. */
+static __always_inline bool same_thread(const struct lock_wait *w, __u32 tid,
+					struct task_struct *t)
+{
+	return w->tid == tid && w->task_start == t->start_time;
 }
 
 /* The waiter's stacks (kernel frames only for kernel locks: a futex wait's are the system
@@ -459,6 +474,7 @@ int BPF_PROG(lock_begin, void *lock, unsigned int flags)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now;
 	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct lock_wait *w, nw = {};
 	long err;
 
@@ -473,7 +489,7 @@ int BPF_PROG(lock_begin, void *lock, unsigned int flags)
 		if (w->lock) {
 			/* spinning is done with preemption off: the task that began it is still
 			 * this CPU's until its end. Another task's: that end was never seen. */
-			if (w->tid == tid) {
+			if (same_thread(w, tid, task)) {
 				count_stat(LOCK_STAT_NESTED);
 				return 0;
 			}
@@ -483,6 +499,7 @@ int BPF_PROG(lock_begin, void *lock, unsigned int flags)
 		w->ustack = w->kstack = 0;
 		w->flags = 0;
 		w->tid = tid;
+		w->task_start = task->start_time;
 		w->aux = flags;
 		w->start_ns = now;
 		capture(ctx, LOCK_HOOK_KERNEL, NULL, true, false, w);
@@ -491,7 +508,7 @@ int BPF_PROG(lock_begin, void *lock, unsigned int flags)
 	}
 	w = bpf_map_lookup_elem(&kwaits, &tid);
 	if (w && w->lock) {
-		if (w->lock == (__u64)lock) {
+		if (w->lock == (__u64)lock && same_thread(w, tid, task)) {
 			/* the same wait going on (a mutex's optimistic spin, then its sleep) */
 			w->aux = flags;
 			return 0;
@@ -499,6 +516,7 @@ int BPF_PROG(lock_begin, void *lock, unsigned int flags)
 		count_stat(LOCK_STAT_END_UNSEEN);
 	}
 	nw.tid = tid;
+	nw.task_start = task->start_time;
 	nw.aux = flags;
 	nw.start_ns = now;
 	nw.lock = (__u64)lock;
@@ -514,6 +532,7 @@ int BPF_PROG(lock_end, void *lock, int ret)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), delay;
 	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct lock_wait *w, done;
 
 	if (!started || stopped)
@@ -522,14 +541,16 @@ int BPF_PROG(lock_end, void *lock, int ret)
 	 * spins. Another task's spinning wait here lost its end (the spinner stays on its CPU
 	 * until then): the next begin on this CPU takes it over. */
 	w = bpf_map_lookup_elem(&spinning, &zero);
-	if (w && w->lock && w->tid == tid) {
+	if (w && w->lock && same_thread(w, tid, task)) {
 		if (w->lock != (__u64)lock)
 			return 0;
 		done = *w;
 		w->lock = 0;
 	} else {
+		/* an earlier thread's record with this tid is not this wait's: taken over at this
+		 * thread's next begin, or gone at its exit */
 		w = bpf_map_lookup_elem(&kwaits, &tid);
-		if (!w || w->lock != (__u64)lock)
+		if (!w || w->lock != (__u64)lock || !same_thread(w, tid, task))
 			return 0;
 		done = *w;
 		bpf_map_delete_elem(&kwaits, &tid);
@@ -597,6 +618,7 @@ static __always_inline int futex_call(long nr, bool *compat)
 SEC("?tp_btf/sys_enter")
 int BPF_PROG(futex_enter, struct pt_regs *regs, long nr)
 {
+	struct task_struct *task;
 	__u64 id, uaddr;
 	__u32 tgid, tid, cmd;
 	struct lock_wait w = {}, *old;
@@ -633,13 +655,20 @@ int BPF_PROG(futex_enter, struct pt_regs *regs, long nr)
 			uaddr = 0;
 	}
 	w.lock = uaddr ?: 1;
-	/* the wait a signal interrupted, on the same futex: it goes on from its start */
+	task = bpf_get_current_task_btf();
+	/* the wait a signal interrupted, on the same futex: it goes on from its start. Only this
+	 * thread's: an earlier thread's with this tid (its exit not seen) is replaced below. */
 	old = bpf_map_lookup_elem(&fwaits, &tid);
+	if (old && !same_thread(old, tid, task)) {
+		count_stat(LOCK_STAT_END_UNSEEN);
+		old = NULL;
+	}
 	if (old && old->interrupted && old->lock == w.lock) {
 		old->interrupted = 0;
 		return 0;
 	}
 	w.tid = tid;
+	w.task_start = task->start_time;
 	w.aux = LOCK_AUX_FUTEX | cmd;
 	w.start_ns = bpf_ktime_get_ns();
 	/* the stack is taken now, not at the exit: a wait still going on when tracing stops (a
@@ -672,8 +701,16 @@ int BPF_PROG(futex_exit, struct pt_regs *regs, long ret)
 	w = bpf_map_lookup_elem(&fwaits, &tid);
 	if (!w)
 		return 0;
-	/* restart_syscall(2) continues an interrupted timed wait, or something else */
-	if (call == CALL_RESTART && !w->interrupted)
+	/* an earlier thread's with this tid, whose exit was not seen: not this call's wait */
+	if (!same_thread(w, tid, bpf_get_current_task_btf())) {
+		count_stat(LOCK_STAT_END_UNSEEN);
+		bpf_map_delete_elem(&fwaits, &tid);
+		return 0;
+	}
+	/* restart_syscall(2) continues an interrupted timed wait, or something else; a futex call
+	 * continues one only if futex_enter saw it wait on the same futex again (which took the
+	 * mark off): any other (a FUTEX_WAKE, a call in the signal's handler) ends nothing */
+	if (call == CALL_RESTART ? !w->interrupted : w->interrupted == 1 && !stopped)
 		return 0;
 	/* going on when tracing stopped: userspace counts it up to the stop (one that did not
 	 * wait, EAGAIN, is none; one that timed out, a timed wait) */
@@ -687,6 +724,7 @@ int BPF_PROG(futex_exit, struct pt_regs *regs, long ret)
 	}
 	if (restarting(ret)) {
 		w->interrupted = 1;
+		w->signal_ns = bpf_ktime_get_ns();
 		return 0;
 	}
 	now = bpf_ktime_get_ns();
@@ -749,6 +787,7 @@ int lock_begun(struct bpf_iter__task *ctx)
 		return 0;
 	}
 	w.tid = tid;
+	w.task_start = t->start_time;
 	w.aux = LOCK_AUX_FUTEX | cmd;
 	w.start_ns = now;
 	w.flags = STACK_KEY_USER_UNSEEN;
@@ -764,5 +803,42 @@ int lock_begun(struct bpf_iter__task *ctx)
 		return 0;
 	}
 	count_stat(LOCK_STAT_BEGUN);
+	return 0;
+}
+
+/* A thread exits (every thread: the tracepoint runs in each exiting task): its records go with
+ * it, or the next thread given its tid would find them (checked there too: same_thread). A futex
+ * wait left marked interrupted was ended by a signal and never resumed: the thread was killed
+ * in it (its process exiting: its call returns a restart code before the thread dies) or left
+ * it from a handler: a wait given up on a signal, counted as EINTR's are, up to the signal, and
+ * in LOCK_STAT_EXITED. Any other record (or an earlier thread's with its tid) lost its end (the
+ * kernel ran no program at it): LOCK_STAT_END_UNSEEN. After the stop the records are the
+ * collector's (lock_stop). Its cost is two hash lookups per thread exit, next to the tens of
+ * microseconds an exit takes. */
+SEC("?tp_btf/sched_process_exit")
+int BPF_PROG(lock_thread_exit)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct lock_wait *w, done;
+
+	if (!started || stopped)
+		return 0;
+	w = bpf_map_lookup_elem(&fwaits, &tid);
+	if (w && same_thread(w, tid, task) && w->interrupted == 1) {
+		done = *w;
+		bpf_map_delete_elem(&fwaits, &tid);
+		count_stat(LOCK_STAT_EXITED);
+		account(&done, id >> 32, done.signal_ns > done.start_ns ?
+			done.signal_ns - done.start_ns : 0, END_WOKEN);
+	} else if (w) {
+		count_stat(LOCK_STAT_END_UNSEEN);
+		bpf_map_delete_elem(&fwaits, &tid);
+	}
+	if (bpf_map_lookup_elem(&kwaits, &tid)) {
+		count_stat(LOCK_STAT_END_UNSEEN);
+		bpf_map_delete_elem(&kwaits, &tid);
+	}
 	return 0;
 }

@@ -126,6 +126,34 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	done
 }
 
+@test "lock: a thread killed in its futex wait: its wait counts up to the kill, in its process, and the next thread given its tid starts afresh" {
+	# tidreuse kills a thread 100 ms into a futex wait (its process A exits), then makes a
+	# process B with that thread's tid (clone3's set_tid) whose first futex call is a
+	# FUTEX_WAKE (one round in two) or a wait on the same address, woken 50 ms into it.
+	# Before: the dead thread's record (keyed by tid alone, kept as interrupted) was ended by
+	# the wake's return, a contention of the dead thread's length charged to B, or continued
+	# by B's wait, from the dead thread's start; A had no wait (sweep K: 77% of a 2-minute
+	# lock -a's wait time was of this kind).
+	run "$EBPROF" lock -q --user-only -o "$T/x.json" -- "$FIX/tidreuse" 6
+	[ "$status" -ne 3 ] || skip "a killed thread's tid was taken by another process first"
+	[ "$status" -eq 0 ]
+	echo "$output"
+	jq -c '.processes[] | {pid, contentions, delay_ns}' "$T/x.json"
+	jq -c '.info' "$T/x.json"
+	[ "$(jq '.totals.contentions' "$T/x.json")" -eq 12 ]
+	within "$(jq '.totals.delay_ns' "$T/x.json")" \
+		"$(echo "$output" | awk '/^waits 12 / { print $4 }')" 5
+	# each process: its one wait, of the length the fixture measured
+	while read -r _ i who pid _ ns; do
+		p() { jq ".processes[] | select(.pid == $pid) | .$1" "$T/x.json"; }
+		echo "round $i: $who $pid: $(p contentions) waits, $(p delay_ns) ns; it waited $ns ns"
+		[ "$(p contentions)" -eq 1 ]
+		within "$(p delay_ns)" "$ns" 5
+	done < <(echo "$output" | grep '^round ')
+	# the 6 killed waits, said
+	[ "$(jq -r '.info.futex_waits_exited' "$T/x.json")" -eq 6 ]
+}
+
 @test "lock: a full stack table (--max-stacks 1) costs stacks, not totals: each of two futexfix runs has its 18 timed-out waits in its row, their wait time the locks' own" {
 	run "$EBPROF" lock -q --user-only --max-stacks 1 -o "$T/x.json" -o "$T/x.txt" -o "$T/x.html" \
 		-- sh -c "'$FIX/futexfix'; '$FIX/futexfix'"

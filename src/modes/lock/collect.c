@@ -75,6 +75,7 @@ static const char *const stat_names[LOCK_STAT__COUNT] = {
 	[LOCK_STAT_KEYS] = "keys",
 	[LOCK_STAT_BEGUN] = "begun_before_start",
 	[LOCK_STAT_LOCK_KEYS] = "lock_keys",
+	[LOCK_STAT_EXITED] = "futex_waits_exited",
 	[LOCK_STAT_NESTED] = "nested_contention",
 	[LOCK_STAT_END_UNSEEN] = "end_unseen",
 	[LOCK_STAT_WAITS_FULL] = "wait_table_full",
@@ -275,6 +276,7 @@ static void *lock_open(const struct session_env *env, void *opts)
 	bpf_program__set_autoload(sk->progs.futex_enter, c->user);
 	bpf_program__set_autoload(sk->progs.futex_exit, c->user && !o->no_ends);
 	bpf_program__set_autoload(sk->progs.lock_begun, c->user);
+	bpf_program__set_autoload(sk->progs.lock_thread_exit, true);
 	bpf_program__set_autoattach(sk->progs.lock_begun, false);	/* run: find_begun */
 	if (collector__load(&c->base, env->unwind, true) ||
 	    collector__notes(&c->base, sk->maps.notes, env->all))
@@ -1088,8 +1090,8 @@ static bool in_futex(uint32_t tid)
 /* The waits left open in map at the end: those still going on (the thread is there and, for a
  * futex wait, still in the call) added to *going; returns the rest, the waits that ended
  * without their end event reaching a program: the thread is gone, or no longer in a futex call
- * (every wait has an end event: a thread killed in a futex wait still leaves its call, and a
- * kernel lock's wait ends before the task can go). */
+ * (every wait has an end event: a thread killed in a futex wait still leaves its call, its
+ * record then taken out at its exit, and a kernel lock's wait ends before the task can go). */
 static uint64_t open_waits(struct bpf_map *map, bool futex, uint64_t *going)
 {
 	__u32 key, next, *prev = NULL;
@@ -1115,6 +1117,7 @@ static void lock_finish(void *m)
 	struct lock_collector *c = m;
 	struct profile *prof = c->env.prof;
 	uint64_t misses = bpfutil__recursion_misses(c->skel->obj), nowait, timeouts, waits, unseen;
+	uint64_t exited;
 	uint64_t v[LOCK_STAT__COUNT];
 
 	drain(c, c->env.prof, 0, false, false);
@@ -1209,6 +1212,15 @@ static void lock_finish(void *m)
 	profile__add_info(prof, "futex_nowait", "%llu", (unsigned long long)nowait);
 	profile__add_info(prof, "futex_timeouts", "%llu", (unsigned long long)timeouts);
 	profile__add_info(prof, "waiting_at_end", "%llu", (unsigned long long)waits);
+	exited = stat_sum(c, LOCK_STAT_EXITED);
+	if (c->user)
+		profile__add_info(prof, "futex_waits_exited", "%llu", (unsigned long long)exited);
+	if (c->user && exited)
+		profile__add_note(prof, "%llu futex %s ended by a signal and not resumed before "
+				  "%s thread exited (killed in the wait, its process exiting): "
+				  "each counts up to the signal, as a wait given up on EINTR",
+				  (unsigned long long)exited, exited == 1 ? "wait was" : "waits were",
+				  exited == 1 ? "its" : "their");
 	if (waits)
 		profile__add_note(prof, "%llu %s going on when tracing stopped: each counts up "
 				  "to the stop, under its stacks where it began",
