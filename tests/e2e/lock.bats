@@ -107,9 +107,11 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 }
 
 @test "lock: a futex wait that signals interrupt is one wait, timed or not, of the fixture's own length" {
-	# lockintr's waiter waits ~600 ms on a mutex while it gets SIGUSR1 (SA_RESTART) and
-	# SIGWINCH (no handler) three times each. Before: 7 contentions; a timed wait 4 and only
-	# ~250 ms (its continuation in restart_syscall(2) was not watched).
+	# lockintr's waiter waits ~600 ms on a mutex while it gets SIGUSR1 (SA_RESTART; its
+	# handler calls FUTEX_WAKE on another word) and SIGWINCH (no handler) three times each.
+	# Before: 7 contentions; a timed wait 4 and only ~250 ms (its continuation in
+	# restart_syscall(2) was not watched); then 4, the handler's FUTEX_WAKE ending the wait it
+	# interrupted.
 	for how in untimed timed; do
 		run "$EBPROF" lock -q -o "$T/x.json" -- "$FIX/lockintr" "$how"
 		[ "$status" -eq 0 ]
