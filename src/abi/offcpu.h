@@ -43,6 +43,8 @@ struct offcpu_thread {
 	__u64 off_ns;		/* switch-out time (0: not a counted switch-out, e.g. --state) */
 	__u64 ready_ns;		/* made runnable: woken or preempted (0: not yet) */
 	__u64 run_ns;		/* its CPU time at the switch-out (se.sum_exec_runtime) */
+	__u64 task_start;	/* the thread's task->start_time: with the tid, which thread it is
+				 * (a later thread given the tid is another: not its entry) */
 	__u32 held;		/* 1: a ptrace stop of ebprof's own (not the thread's wait) */
 	__u32 pad;
 	struct offcpu_key key;
@@ -89,6 +91,9 @@ enum offcpu_stat {
 	OFFCPU_STAT_NOTES_FULL,	/* a new process (-a) or waker (--wakers) not announced */
 	OFFCPU_STAT_SWITCH_IN_UNSEEN,	/* the kernel reported no switch-in: the wait's end was
 					 * taken from the thread's CPU time at its next switch-out */
+	OFFCPU_STAT_EXIT_UNSEEN,	/* an earlier thread's entry under a tid a later thread
+					 * has (the kernel reported neither its last switch-in nor
+					 * its exit): dropped, not counted */
 	OFFCPU_STAT__COUNT,
 };
 

@@ -28,6 +28,12 @@
  * read from another task, STACK_KEY_USER_UNSEEN), so that its wait counts from the start to
  * its switch-in, or to the stop; before, a process blocked for the whole run had an empty
  * profile.
+ *
+ * An entry is its thread's, not its tid's: it holds the thread's start time (task->start_time).
+ * A thread's last switch-out (TASK_DEAD) ends its entry and makes none; one whose last events
+ * the kernel did not report (see above) leaves it, and the next thread given its tid (of any
+ * process) must not end it as its own wait: found by a later thread, it is dropped
+ * (OFFCPU_STAT_EXIT_UNSEEN, the lock mode's same_thread).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -242,6 +248,17 @@ static __always_inline void first_count(struct task_struct *t, __u32 tgid, __u32
 		count_stat(OFFCPU_STAT_NOTES_FULL);
 }
 
+/* Whether th is the entry of task t, not of an earlier thread that had its tid: if not, it is
+ * dropped (its thread's exit went unreported). */
+static __always_inline bool own_entry(struct task_struct *t, __u32 tid, struct offcpu_thread *th)
+{
+	if (th->task_start == BPF_CORE_READ(t, start_time))
+		return true;
+	count_stat(OFFCPU_STAT_EXIT_UNSEEN);
+	bpf_map_delete_elem(&threads, &tid);
+	return false;
+}
+
 /* A wait of a thread (th, its entry) ended at `in`: its interval and its run-queue latency. */
 static __always_inline void end_wait(struct task_struct *t, __u32 tid, struct offcpu_thread *th,
 				     __u64 in)
@@ -309,7 +326,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	__u32 tid = BPF_CORE_READ(next, pid);
 	struct offcpu_thread *th = bpf_map_lookup_elem(&threads, &tid);
 
-	if (!th)
+	if (!th || !own_entry(next, tid, th))
 		return;
 	if (test_hide_switch_in &&
 	    __sync_fetch_and_add(&test_switch_ins, 1) % test_hide_switch_in == test_hide_switch_in - 1)
@@ -326,7 +343,7 @@ static __always_inline void unseen_switch_in(struct task_struct *prev, __u32 tid
 	struct offcpu_thread *th = bpf_map_lookup_elem(&threads, &tid);
 	__u64 run, in = 0;
 
-	if (!th)
+	if (!th || !own_entry(prev, tid, th))
 		return;
 	run = BPF_CORE_READ(prev, se.sum_exec_runtime);
 	/* else counted already (its entry could not go), or an older thread's of the same tid */
@@ -360,6 +377,7 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 		return 0;
 	state = state_of(preempt, prev_state);
 	th.run_ns = BPF_CORE_READ(prev, se.sum_exec_runtime);
+	th.task_start = BPF_CORE_READ(prev, start_time);
 	if (state == OFFCPU_STATE_R)
 		th.ready_ns = now;
 	if (held_by_us(prev, prev_state)) {
@@ -410,7 +428,7 @@ int BPF_PROG(offcpu_waking, struct task_struct *p)
 	if (!started || stopped)
 		return 0;
 	th = bpf_map_lookup_elem(&threads, &tid);
-	if (!th || !th->off_ns || th->key.wustack || th->key.wkstack)
+	if (!th || !own_entry(p, tid, th) || !th->off_ns || th->key.wustack || th->key.wkstack)
 		return 0;
 	sc = bpf_map_lookup_elem(&scratch, &zero);
 	if (!sc)
@@ -446,6 +464,8 @@ static __always_inline void ready(struct task_struct *p, bool create)
 	if (!started || stopped)
 		return;
 	th = bpf_map_lookup_elem(&threads, &tid);
+	if (th && !own_entry(p, tid, th))
+		th = NULL;
 	if (th) {
 		if (!th->ready_ns)
 			th->ready_ns = bpf_ktime_get_ns();
@@ -454,6 +474,7 @@ static __always_inline void ready(struct task_struct *p, bool create)
 	if (!create || !traced(p))
 		return;
 	fresh.ready_ns = bpf_ktime_get_ns();
+	fresh.task_start = BPF_CORE_READ(p, start_time);
 	if (bpf_map_update_elem(&threads, &tid, &fresh, BPF_NOEXIST))
 		count_stat(OFFCPU_STAT_THREADS_FULL);
 }
@@ -537,6 +558,7 @@ int offcpu_begun(struct bpf_iter__task *ctx)
 		return 0;
 	th.off_ns = now;
 	th.run_ns = BPF_CORE_READ(t, se.sum_exec_runtime);
+	th.task_start = t->start_time;
 	th.key.stack.tgid = tgid;
 	if (per_thread) {
 		th.key.stack.aux = tid;

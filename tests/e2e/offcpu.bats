@@ -575,6 +575,25 @@ ctxt() {
 	assert_no_probes '^(cpu_sample|offcpu_switch|offcpu_wakeup|offcpu_wakeup_new)$'
 }
 
+@test "offcpu: a thread killed off-CPU leaves nothing to the next thread given its tid: each new process's sleep is its own" {
+	# tidreuse kills a thread 100 ms into a futex wait, then makes a process with its tid
+	# (clone3's set_tid) that sleeps 50 ms in a futex wait. The killed thread's last
+	# switch-out (TASK_DEAD) ends its entry and makes none: the new process's sleep is its
+	# own, not the dead thread's wait continued.
+	run "$EBPROF" offcpu -q --state S -o "$T/x.json" -- "$FIX/tidreuse" 4
+	[ "$status" -ne 3 ] || skip "a killed thread's tid was taken by another process first"
+	[ "$status" -eq 0 ]
+	echo "$output"
+	jq -c '.processes[] | {pid, offcpu_ns, switches}' "$T/x.json"
+	jq -c '.drops' "$T/x.json"
+	while read -r _ i _ pid _ ns; do
+		o=$(jq ".processes[] | select(.pid == $pid) | .offcpu_ns" "$T/x.json")
+		echo "round $i: b $pid: $o ns off-CPU; it waited $ns ns"
+		within "$o" "$ns" 5
+	done < <(echo "$output" | grep '^round [0-9]* b ')
+	[ "$(jq '.drops.exit_unseen' "$T/x.json")" -eq 0 ]
+}
+
 @test "offcpu: bad input gets a clear sentence and exit 2 (usage) or 1 (failure)" {
 	run "$EBPROF" offcpu -p 999999 -d 1
 	[ "$status" -eq 1 ]

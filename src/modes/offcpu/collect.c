@@ -50,6 +50,7 @@ static const char *const stat_names[OFFCPU_STAT__COUNT] = {
 	[OFFCPU_STAT_RQ_FULL] = "runq_table_full",
 	[OFFCPU_STAT_NOTES_FULL] = "process_notes_lost",
 	[OFFCPU_STAT_SWITCH_IN_UNSEEN] = "switch_in_unseen",
+	[OFFCPU_STAT_EXIT_UNSEEN] = "exit_unseen",
 };
 
 struct rq_entry {
@@ -821,6 +822,10 @@ static void offcpu_finish(void *m)
 					  "such wait was counted, its end taken from the thread's CPU "
 					  "time at its next switch-out (late by the interrupts' time "
 					  "meanwhile, microseconds)", (unsigned long long)n);
+		else if (s == OFFCPU_STAT_EXIT_UNSEEN)
+			profile__add_note(prof, "%llu threads' exits were not reported by the "
+					  "kernel: each one's last wait, found when another thread "
+					  "had its number, was not counted", (unsigned long long)n);
 		else
 			collector__note_notes_lost(prof, n);
 	}
