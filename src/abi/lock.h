@@ -129,8 +129,9 @@ struct lock_wait {
 				 * LOCK_WAIT_TIMEDOUT_LATE: the same, ended by its timeout */
 };
 
-/* Each process (by tgid) as its first contention counted (struct lock_comm). With -a its tgid
- * also goes through the `notes` ring buffer the first time. */
+/* Each process (by tgid) as its first futex wait began or its first contention was counted
+ * (struct lock_comm). With -a its tgid also goes through the `notes` ring buffer the first
+ * time. */
 struct lock_comm {
 	char comm[LOCK_COMM_LEN];
 	__u32 kthread;

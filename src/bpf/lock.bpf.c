@@ -671,6 +671,9 @@ int BPF_PROG(futex_enter, struct pt_regs *regs, long nr)
 	w.task_start = task->start_time;
 	w.aux = LOCK_AUX_FUTEX | cmd;
 	w.start_ns = bpf_ktime_get_ns();
+	/* named, and with -a announced, now: a wait its thread's exit ends is counted then, too
+	 * late for the collector to read the process's mappings (its stack was bare addresses) */
+	note_comm(tgid, task);
 	/* the stack is taken now, not at the exit: a wait still going on when tracing stops (a
 	 * deadlock) has its stack then, and counts up to the stop (lock_stop) */
 	capture(ctx, LOCK_HOOK_FUTEX, regs, false, true, &w);

@@ -156,6 +156,32 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	[ "$(jq -r '.info.futex_waits_exited' "$T/x.json")" -eq 6 ]
 }
 
+@test "lock -a: a thread killed in its futex wait has its wait counted in its process, its frames named: the process's mappings were read while it ran" {
+	# -a: a process is announced (its mappings read) at its first futex wait, not only at a
+	# wait's end: tidreuse's killed waits are counted at their thread's exit, when the
+	# process's mappings are gone (before: bare addresses, unwind_no_mappings). A new
+	# process's first stacks under -a may end [truncated] in libc (its unwind tables are
+	# loaded once it is announced, after that first wait began).
+	bg "$EBPROF" lock -a -v --user-only -d 60 -o "$T/x.json" 2> "$T/err"
+	wait_for "$T/err" '^ebprof: tracepoints: '
+	run "$FIX/tidreuse" 4
+	kill -INT "$BG"
+	wait "$BG"
+	[ "$status" -ne 3 ] || skip "a killed thread's tid was taken by another process first"
+	[ "$status" -eq 0 ]
+	echo "$output"
+	while read -r _ i _ pid _ ns; do
+		s() { jq --argjson p "$pid" "[.sites[] | select(.pid == \$p) | $1] | add // 0" "$T/x.json"; }
+		echo "round $i: a $pid: $(s .contentions) waits, $(s .delay) ns; it waited $ns ns"
+		jq -c --argjson p "$pid" '.sites[] | select(.pid == $p) | [.frames[].function]' "$T/x.json"
+		[ "$(s .contentions)" -eq 1 ]
+		within "$(s .delay)" "$ns" 5
+		# below the futex's leaf, its user frames: named, none a bare address
+		[ "$(s '[.frames[1:][] | select(.function == null)] | length')" -eq 0 ]
+		[ "$(s '[.frames[1:][] | select(.function != null)] | length')" -gt 0 ]
+	done < <(echo "$output" | grep '^round [0-9]* a ')
+}
+
 @test "lock: a full stack table (--max-stacks 1) costs stacks, not totals: each of two futexfix runs has its 18 timed-out waits in its row, their wait time the locks' own" {
 	run "$EBPROF" lock -q --user-only --max-stacks 1 -o "$T/x.json" -o "$T/x.txt" -o "$T/x.html" \
 		-- sh -c "'$FIX/futexfix'; '$FIX/futexfix'"
