@@ -78,7 +78,8 @@ dd_pid() {
 			"$T/x.json" >/dev/null
 		# the report leads with the disk's table, then the histograms, then the stacks
 		grep -qE "^  $DISK +read +[0-9]+ " "$T/x.txt"
-		awk '/^By device and op: latency$/ { a = NR } /^Histograms$/ { b = NR }
+		awk '/^By device and op: latency( \(the top [0-9]+ of [0-9]+\))?$/ { a = NR }
+			/^Histograms( \(the top [0-9]+ of [0-9]+\))?$/ { b = NR }
 			/^Top .* stacks by latency/ { c = NR } END { exit !(a && a < b && b < c) }' \
 			"$T/x.txt"
 		reads=$(awk 'NR == 1 { r = $1 } NR == 2 { print $1 - r }' "$T/stat")

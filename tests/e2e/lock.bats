@@ -48,7 +48,8 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	within "$(jq '.info.futex_waits | tonumber' "$T/x.json")" "$all_bt" 10
 	# the text report: the lock table, then the histograms, then the stacks
 	grep -qE "^  mu in mutexfix +futex_wait +mutexfix\[[0-9]+\] +$mu +[0-9]+ " "$T/x.txt"
-	awk '/^By lock, class, process and address: wait$/ { a = NR } /^Histograms$/ { b = NR }
+	awk '/^By lock, class, process and address: wait( \(the top [0-9]+ of [0-9]+\))?$/ { a = NR }
+		/^Histograms( \(the top [0-9]+ of [0-9]+\))?$/ { b = NR }
 		/^Top .* stacks by delay/ { c = NR } END { exit !(a && a < b && b < c) }' "$T/x.txt"
 	# the calls that returned EAGAIN (nowait, checked against bpftrace above: how many is a
 	# race of the threads, 0 in some runs) are said, as a count or as none

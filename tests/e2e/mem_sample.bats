@@ -227,7 +227,9 @@ check_alloc_only_truth() {
 
 # A thread allocating at one return address again reuses its last stack when that stack ended
 # at its caller's frame (no further frame record to read) and all it was made of is the same:
-# shortstack's two callers differ only in that frame's return address.
+# shortstack's two callers differ only in that frame's return address. Their %rbp is 0 in code
+# without a table: the walk cannot tell their callers, and says so ([truncated]; it took them
+# for the outermost frames before).
 @test "--alloc-only: two callers ending the frame chain keep their own sites" {
 	run "$EBPROF" mem --alloc-only --quiet -o "$T/out.json" -- "$FIX/shortstack" 1000
 	[ "$status" -eq 0 ]
@@ -235,7 +237,7 @@ check_alloc_only_truth() {
 		jq -e --arg fn "${f%:*}" --argjson sz "${f#*:}" '
 			[.sites[] | select(.frames[2].function == $fn)] as $s
 			| ($s | length) == 1
-			  and ($s[0].frames | map(.function)) == ["malloc", "alloc_in", $fn]
+			  and ($s[0].frames | map(.function)) == ["malloc", "alloc_in", $fn, "[truncated]"]
 			  and $s[0].alloc_count == 1000 and $s[0].alloc_bytes == 1000 * $sz' "$T/out.json"
 	done
 }
