@@ -16,8 +16,9 @@ unwind_check.py pids FOLDED PIDS MIN_PERCENT
     every process), and every one of their stacks must be right: from _start, or from
     [truncated], a run of the fixture's chain (_start, __libc_start_main, __libc_start_call_main,
     main, level1, level2, level3, qsort_r, msort_with_tmp..., cmp) without a frame missing or
-    added, under which only frames outside the chain (malloc, free, the kernel's); exit 1 for a
-    wrong stack.
+    added, under which only frames outside the chain (malloc, free, the kernel's); a frame said
+    to be [ambiguous: A or B] (two programs' code at its address during the run, named from
+    neither) stands for the chain's frame there; exit 1 for a wrong stack.
 """
 import json
 import re
@@ -93,11 +94,18 @@ def position(name):
 
 def right(names):
     """names: a stack root first. A run of CHAIN (from _start unless it starts in
-    [truncated]), then frames outside it only."""
+    [truncated]; an [ambiguous: ...] frame in its place), then frames outside it only."""
     truncated = bool(names) and names[0] == "[truncated]"
     if truncated:
         names = names[1:]
-    pos = [position(n) for n in names]
+    # "[ambiguous: A or B]": a frame two files named differently (an earlier program at the
+    # same addresses, no ASLR), said and named from neither: it stands for the chain's next
+    pos = []
+    for n in names:
+        if n.startswith("[ambiguous: "):
+            pos.append(pos[-1] + 1 if pos and pos[-1] >= 0 else 0)
+        else:
+            pos.append(position(n))
     while pos and pos[-1] < 0:	# the leaf's callees outside the chain
         pos.pop()
     if not pos:
