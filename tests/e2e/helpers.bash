@@ -248,3 +248,10 @@ start_deleted_libc_fixture() {
 	[ "$(stat -c %i "$sys")" != "$(awk -v f="$DLIB" '$6 == f {print $5; exit}' \
 		"/proc/$FXPID/maps")" ]
 }
+
+# Tests of 32-bit system calls (int $0x80 from tests/fixtures/compat32): skipped, said why, on a
+# kernel that runs none (CONFIG_IA32_EMULATION off, or booted with ia32_emulation=0)
+need_ia32() {
+	"$FIX/compat32" > /dev/null 2>&1 ||
+		skip "this kernel runs no 32-bit system calls (CONFIG_IA32_EMULATION off, or ia32_emulation=0)"
+}

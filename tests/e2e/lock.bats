@@ -93,6 +93,7 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 @test "lock: 32-bit futex calls (int \$0x80) are futex waits by the ia32 table; its getegid32 (x86_64's futex number) is none" {
 	# compat32: 10 getegid32 (202), 3 ia32 futex(2) waits (240) that time out after 20 ms.
 	# Before: 10 futex contentions of a few us, and the 3 waits unseen
+	need_ia32
 	run "$EBPROF" lock -q --user-only -o "$T/x.json" -- "$FIX/compat32"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"compat32 write32 7 getegid32 10 futex32 3 write64 5"* ]]
@@ -465,6 +466,7 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 }
 
 @test "lock -p: a 32-bit futex wait going on before the attach is seen on its futex (ia32 numbers, ebx)" {
+	need_ia32
 	bg "$FIX/compat32" wait > "$T/w.out"
 	wait_for "$T/w.out" '^waiting '
 	sleep 0.2

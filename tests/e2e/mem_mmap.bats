@@ -78,6 +78,7 @@ map_sites() {
 	# compat32 brk: one mmap (its MAP_32BIT page), a 64 KiB sbrk, then 3 ia32 chdir(".") (12,
 	# x86_64's brk) and 2 ia32 link(2)s that fail (9, mmap). Before: the chdirs' 0 was a brk to
 	# 0, which let the heap go (live 0, brk 2 calls, untracked 2); the links 2 failed mmaps
+	need_ia32
 	run "$EBPROF" mem --mmap -q -o "$T/out.json" -- "$FIX/compat32" brk
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"compat32 brk 65536 chdir32 3 link32 2"* ]]

@@ -42,6 +42,7 @@ events_through() {
 	# compat32: 7 ia32 write(2)s (4: x86_64's stat), 10 getegid32 (202: futex), 3 ia32 futex
 	# waits, 5 x86_64 writes; the kernel's syscall tracepoints skip 32-bit calls (bpftrace
 	# counts no stat). Before: stat 7, futex 10 at entry and exit, under asm_int80_emulation
+	need_ia32
 	run "$EBPROF" stacks -q -e syscalls:sys_enter_stat -e syscalls:sys_enter_write \
 		-e syscalls:sys_enter_futex -e syscalls:sys_exit_futex -o "$T/out.json" \
 		-- "$FIX/compat32"
