@@ -665,9 +665,6 @@ static int json_write(const struct profile *p, const struct output_opts *o, FILE
 	write_caches(w, p);
 	if (p->ngroups)
 		write_groups(w, p);
-	err = write_sites(w, p, idx, n);
-	if (err)
-		goto out;
 
 	jsonw_name(w, "drops");
 	jsonw_start_object(w);
@@ -707,6 +704,11 @@ static int json_write(const struct profile *p, const struct output_opts *o, FILE
 	}
 	jsonw_end_array(w);
 	jsonw_uint_field(w, "min_age_ns", p->min_age_ns);
+	/* the bulk last: a reader that wants the run's summary (processes, totals, drops,
+	 * notes) stops before the sites, however many (docs/JSON.md) */
+	err = write_sites(w, p, idx, n);
+	if (err)
+		goto out;
 
 	jsonw_end_object(w);
 	fputc('\n', f);

@@ -86,6 +86,14 @@ assert_no_probes() {
 	fi
 }
 
+# A JSON report without its sites (which come last, docs/JSON.md), read only up to them: a
+# machine-wide run's sites are hundreds of MB, a minute of jq's parsing; the rest is small.
+json_summary() {
+	jq -n --stream 'reduce (label $out | inputs
+		| if .[0][0] == "sites" then break $out else . end
+		| select(length == 2)) as [$p, $v] ({}; setpath($p; $v))' "$1"
+}
+
 # jq -e with the expression; prints the document's relevant part on failure.
 jqe() {
 	local expr=$1 file=$2

@@ -72,9 +72,9 @@ compare_tree() {
 		"$EBPROF" mem -q -o "$T/out.json" -o "$T/out.txt" -o "$T/out.html" -- make -j2
 	[ "$status" -eq 0 ]
 	[ -x "$T/proj/app" ]
-	# the profile is ~90 MB (cc1's sites): its processes, totals and drops read once, not by
-	# each check (3.5 s a read)
-	jq '{processes, totals, drops}' "$T/out.json" > "$T/p.json"
+	# the profile is ~90 MB (cc1's sites): its summary read once, not by each check (3.5 s a
+	# read of the whole)
+	json_summary "$T/out.json" > "$T/p.json"
 	# the driver per compile and for the link, cc1 and as per file, collect2, ld, make
 	jqe '[.processes[] | select(.comm == "cc1")] | length == 4' "$T/p.json"
 	jqe '[.processes[] | select(.comm == "as")] | length == 4' "$T/p.json"
@@ -420,7 +420,7 @@ CONF
 
 @test "-a: every process using libc, with a warning about the cost; a fixture's sites exact" {
 	"$FIX/memfixture" --truth > "$T/truth.json"
-	"$EBPROF" mem -a -d 4 -q -o "$T/out.json" 2> "$T/eb.log" &
+	"$EBPROF" mem -a -d 4 -q -o "$T/out.json" -o "$T/out.csv" 2> "$T/eb.log" &
 	eb=$!
 	BG_PIDS+=("$eb")
 	wait_for "$T/eb.log" 'tracing every process'
@@ -429,11 +429,13 @@ CONF
 	wait "$fx"
 	wait "$eb"
 	grep -q 'warning: -a: tracing every process that uses .* each of their malloc-family calls pays a uprobe trap' "$T/eb.log"
-	# the machine's profile is large (every process's sites): the fixture's read out once
-	jq --argjson p "$fx" '.sites |= map(select(.pid == $p))' "$T/out.json" > "$T/mine.json"
+	# the machine's profile is large (every process's sites, 10-60 s of jq): its summary, and
+	# the fixture's sites from the CSV report
+	json_summary "$T/out.json" > "$T/sum.json"
 	# ebprof itself is never among them
-	jqe "[.processes[].pid] | index($eb) | not" "$T/mine.json"
-	jqe ".processes[] | select(.pid == $fx) | .comm == \"memfixture\"" "$T/mine.json"
+	jqe "[.processes[].pid] | index($eb) | not" "$T/sum.json"
+	jqe ".processes[] | select(.pid == $fx) | .comm == \"memfixture\"" "$T/sum.json"
+	python3 "$BATS_TEST_DIRNAME/csv_sites.py" "$T/out.csv" "$fx" > "$T/mine.json"
 	fixture_sites "$T/mine.json" "$T/truth.json" > "$T/got.json"
 	truth_sites "$T/truth.json" > "$T/want.json"
 	diff <(jq -S . "$T/want.json") <(jq -S . "$T/got.json")
@@ -455,8 +457,9 @@ CONF
 	wait_gone "$FXPID"
 	kill -INT "$eb"
 	wait "$eb"
-	# the machine's profile is large (every process's sites): the fixture's row read once
-	jq --argjson p "$FXPID" '.processes[] | select(.pid == $p)' "$T/out.json" > "$T/fx.json"
+	# the machine's profile is large (every process's sites, ~20 s of jq): its summary alone
+	json_summary "$T/out.json" | jq --argjson p "$FXPID" '.processes[] | select(.pid == $p)' \
+		> "$T/fx.json"
 	jqe '.comm == "memfixture"' "$T/fx.json"
 	# its calls, not its sites: -a unwinds a process already running when it starts from
 	# its first calls on, and may cut a few stacks short (drops unwind_*), deleted libc or not
