@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
 """The sites of one process from ebprof's CSV report, in the JSON report's shape:
-{"sites": [{"pid", "frames": [{"function"}, ...] leaf first, "alloc_count", "alloc_bytes",
-"live_count", "live_bytes"}]}, for tests/e2e/helpers.bash's fixture_sites. A machine-wide run's
-JSON is hundreds of MB (a minute of jq); its CSV, a row per site with the frames' names, is read
-in a second. Usage: csv_sites.py FILE.csv PID"""
+{"sites": [{"pid", "frames": [{"function"}, ...] leaf first (a kernel frame keeps the CSV's
+_[k] suffix), and each value column of the CSV under its name (alloc_objects, samples,
+contentions, ...)}]}; a memory profile's also under the JSON's other names (alloc_count,
+alloc_bytes, live_count, live_bytes) for tests/e2e/helpers.bash's fixture_sites. A
+machine-wide run's JSON is hundreds of MB (a minute of jq); its CSV, a row per site with the
+frames' names, is read in a second.
+Usage: csv_sites.py FILE.csv PID"""
 import csv
 import json
 import sys
+
+ALIASES = {"alloc_objects": "alloc_count", "alloc_space": "alloc_bytes",
+           "inuse_objects": "live_count", "inuse_space": "live_bytes"}
 
 path, pid = sys.argv[1], sys.argv[2]
 sites = []
@@ -15,12 +21,12 @@ with open(path, newline="") as f:
         if row["pid"] != pid:
             continue
         frames = row["stack"].split(";") if row["stack"] else []
-        sites.append({
-            "pid": int(pid),
-            "frames": [{"function": fn} for fn in reversed(frames)],
-            "alloc_count": int(row["alloc_objects"]),
-            "alloc_bytes": int(row["alloc_space"]),
-            "live_count": int(row["inuse_objects"]),
-            "live_bytes": int(row["inuse_space"]),
-        })
+        site = {"pid": int(pid), "frames": [{"function": fn} for fn in reversed(frames)]}
+        for col, val in row.items():
+            if col in ("pid", "comm", "stack") or val == "":
+                continue
+            site[col] = int(val)
+            if col in ALIASES:
+                site[ALIASES[col]] = int(val)
+        sites.append(site)
 json.dump({"sites": sites}, sys.stdout)
