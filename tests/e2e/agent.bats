@@ -417,6 +417,11 @@ setup_file() {
 	# its comm is its file's name: "[?]", as a process's is during an exec
 	cp "$FIX/cpuburn" "$T/[?]"
 	bg "$T/[?]" 10
+	# (the shell's fork has its name until its exec)
+	for _ in $(seq 100); do
+		[ "$(cat /proc/$BG/comm)" != "[?]" ] || break
+		sleep 0.05
+	done
 	[ "$(cat /proc/$BG/comm)" = "[?]" ]
 	run "$EBPROF" agent -p "$BG" --period 1 -d 2.5 --server "http://127.0.0.1:$RX_PORT"
 	echo "$output"
