@@ -217,13 +217,118 @@ static const char *die_string(Dwarf_Die *die, int name)
 	return dwarf_formstring(dwarf_attr_integrate(die, name, &attr));
 }
 
-static void die_names(struct symbolizer *s, Dwarf_Die *die, struct sym_frame *f)
+static bool is_cxx(Dwarf_Die *die)
+{
+	Dwarf_Die cu;
+
+	if (!dwarf_diecu(die, &cu, NULL, NULL))
+		return false;
+	switch (dwarf_srclang(&cu)) {
+	case DW_LANG_C_plus_plus:
+	case DW_LANG_C_plus_plus_03:
+	case DW_LANG_C_plus_plus_11:
+	case DW_LANG_C_plus_plus_14:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The DIE that carries a function's name where it is declared: an instance's abstract origin,
+ * then a definition's declaration (DW_AT_specification), which lies in its namespace or
+ * class. */
+static void decl_die(Dwarf_Die *die, Dwarf_Die *out)
+{
+	*out = *die;
+	for (int i = 0; i < 8; i++) {
+		Dwarf_Attribute a;
+		Dwarf_Die next;
+
+		if (!dwarf_attr(out, DW_AT_abstract_origin, &a) &&
+		    !dwarf_attr(out, DW_AT_specification, &a))
+			return;
+		if (!dwarf_formref_die(&a, &next))
+			return;
+		*out = next;
+	}
+}
+
+/* A C++ function without a linkage name (internal linkage: a static or anonymous-namespace
+ * function, a template instantiated with a lambda or another local type, as std::sort with a
+ * lambda is) has only its last component in DW_AT_name: "sort<...>". Qualified by the
+ * namespaces and classes around its declaration, as gdb names it: "std::sort<...>". A class
+ * local to a function starts the name afresh (gdb would prefix the function). Cached by the
+ * declaration's DIE: finding a DIE's scopes walks its CU from the top. */
+static const char *qualified_name(struct symbolizer *s, struct sym_module *m, Dwarf_Die *die,
+				  const char *name)
+{
+	Dwarf_Die decl, *scopes = NULL;
+	Dwarf_Addr bias;
+	char buf[1024];
+	const char *q;
+	uint64_t key;
+	size_t len = 0;
+	int n;
+
+	if (!name || !is_cxx(die))
+		return name;
+	decl_die(die, &decl);
+	/* a DIE of a dwz-shared file (.gnu_debugaltlink) has offsets of that file's own */
+	key = dwarf_dieoffset(&decl) |
+	      (dwarf_cu_getdwarf(decl.cu) != dwfl_module_getdwarf(m->dmod, &bias) ? 1ULL << 63 : 0);
+	q = u64map__get(&m->qnames, key);
+	if (q)
+		return q;
+	n = dwarf_getscopes_die(&decl, &scopes);
+	/* scopes[0] is decl itself, scopes[n - 1] its CU */
+	for (int i = n - 1; i >= 1; i--) {
+		int tag = dwarf_tag(&scopes[i]);
+		const char *part = dwarf_diename(&scopes[i]);
+		int w;
+
+		switch (tag) {
+		case DW_TAG_namespace:
+			if (!part)
+				part = "(anonymous namespace)";
+			break;
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+			if (part)
+				break;
+			len = 0;	/* an unnamed class (a lambda's): no name to go by */
+			continue;
+		default:
+			len = 0;	/* a function's or a block's: a local class's scope */
+			continue;
+		}
+		w = snprintf(buf + len, sizeof(buf) - len, "%s::", part);
+		if (w < 0 || (size_t)w >= sizeof(buf) - len) {
+			len = 0;	/* too long to qualify: the plain name */
+			break;
+		}
+		len += (size_t)w;
+	}
+	free(scopes);
+	if (n <= 0 || !len)
+		q = name;
+	else if (snprintf(buf + len, sizeof(buf) - len, "%s", name) >= (int)(sizeof(buf) - len) ||
+		 !(q = strpool__intern(&s->pool, buf)))
+		q = name;
+	u64map__put(&m->qnames, key, (void *)q);
+	return q;
+}
+
+static void die_names(struct symbolizer *s, struct sym_module *m, Dwarf_Die *die,
+		      struct sym_frame *f)
 {
 	const char *linkage = die_string(die, DW_AT_linkage_name);
 	const char *name = die_string(die, DW_AT_name);
 
 	if (!linkage)
 		linkage = die_string(die, DW_AT_MIPS_linkage_name);
+	if (!linkage)
+		name = qualified_name(s, m, die, name);
 	f->system_name = linkage ? linkage : name;
 	f->function = name ? name : linkage;
 	/* A mangled linkage name demangles to the qualified name with parameters, where
@@ -392,7 +497,7 @@ uint32_t sym_dwarf__frames(struct symbolizer *s, struct sym_module *m, uint64_t 
 
 		if (!is_frame_tag(tag))
 			continue;
-		die_names(s, &chain[i], &tmp[j]);
+		die_names(s, m, &chain[i], &tmp[j]);
 		tmp[j].file = file;
 		tmp[j].line = line;
 		j++;

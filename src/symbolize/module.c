@@ -100,6 +100,7 @@ void sym_module__free(struct sym_module *m)
 		dwfl_end(m->dwfl);
 	u64map__free_all(&m->frame_cache);
 	u64map__free_all(&m->cu_index);
+	u64map__free(&m->qnames);
 	free(m->cu_ranges);
 	u64map__free_all(&m->call_cache);
 	free(m->got_slots);

@@ -127,3 +127,9 @@ void u64map__free_all(struct u64map *m)
 	free(m->slots);
 	memset(m, 0, sizeof(*m));
 }
+
+void u64map__free(struct u64map *m)
+{
+	free(m->slots);
+	memset(m, 0, sizeof(*m));
+}

@@ -46,6 +46,8 @@ void *u64map__get(const struct u64map *m, uint64_t key);
 int u64map__put(struct u64map *m, uint64_t key, void *val);
 /* Frees every value with free() and the table itself. */
 void u64map__free_all(struct u64map *m);
+/* Frees the table, not the values (owned elsewhere: interned strings). */
+void u64map__free(struct u64map *m);
 
 /* ---- maps parsing: procmaps.h ---- */
 
@@ -97,6 +99,7 @@ struct sym_module {
 	bool dwarf_failed;	/* no DWARF at all: skip libdw lookups from now on */
 	struct u64map frame_cache;	/* vaddr -> struct sym_cached_frames */
 	struct u64map cu_index;		/* CU DIE offset -> function range index (dwarf.c) */
+	struct u64map qnames;		/* declaration DIE -> a C++ name qualified (dwarf.c) */
 	bool cu_ranges_built;		/* dwarf.c: CUs by address, without .debug_aranges */
 	struct sym_cu_range *cu_ranges;
 	size_t ncu_ranges;

@@ -1269,7 +1269,7 @@ static void test_cxx_fixture(void **state)
 	struct sym_result r;
 	struct sym_proc *p;
 	struct child c;
-	uint64_t frob;
+	uint64_t frob, twice;
 
 	child_start(&c, "sym_cxx");
 	frob = point(&c, "frob", NULL);
@@ -1281,6 +1281,13 @@ static void test_cxx_fixture(void **state)
 	assert_string_equal(r.frames[0].system_name, "_ZN11ebprof_test6Widget4frobEiPKc");
 	assert_string_equal(base_name(r.frames[0].file), "sym_cxx.cpp");
 	assert_true(r.frames[0].line > 0);
+	/* a function of internal linkage, inlined: DWARF names it "twice<int>" and no linkage
+	 * name; qualified by its namespaces as gdb has it */
+	twice = point(&c, "twice", NULL);
+	assert_int_equal(sym_proc__resolve(p, twice, false, &r), 0);
+	assert_int_equal(r.nframes, 2);
+	assert_string_equal(r.frames[0].function, "ebprof_test::inner::twice<int>");
+	assert_string_equal(r.frames[1].function, "ebprof_test::Widget::doubled(int)");
 	sym_proc__free(p);
 
 	p = symbolizer__load_pid(raw, c.pid);
