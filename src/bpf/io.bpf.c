@@ -9,6 +9,15 @@
  *   block_rq_complete it is done (the last part of it): latency, queue and service time
  *   block_io_done     the kernel's accounting ends: a request still open here is done too
  *
+ * A write with a preflush or FUA on a disk with a volatile write cache is run by the flush
+ * machinery as a sequence: a cache flush before it, its data, a flush after it (FUA the disk
+ * lacks). The flushes are a request of the machinery's own (REQ_OP_FLUSH, one per queue,
+ * never started: first seen at its issue), shared by every request waiting for it; the
+ * request's data part completes (RQF_FLUSH_SEQ still set) before its last flush, and the
+ * request completes again when the sequence ends. As /sys/block/DEV/stat counts them: the
+ * request once, at its end (a write of no data with a preflush, an fsync's, is a write of 0
+ * bytes), and each flush sent once, under the first traced request it serves.
+ *
  * Per request, one entry in `inflight` from start to completion; at completion its numbers
  * are added to the (process, operation, stacks, disk) counters, to its process's totals (exact
  * when the per-stack table is full) and to the (disk, operation) histograms, and the entry
@@ -26,6 +35,9 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #define PF_KTHREAD	0x00200000
+/* requests waiting for a flush looked at for a traced one (more are rare: one flush serves
+ * every preflush that came while the one before it ran) */
+#define IO_FLUSH_WAITERS	32
 
 /* -a: every process and kernel thread (ebprof itself excepted) */
 const volatile bool trace_all = false;
@@ -192,18 +204,124 @@ static __always_inline bool dev_wanted(__u32 dev)
 	return false;
 }
 
+/* rq->rq_flags & RQF_FLUSH_SEQ: the request is in a flush sequence (the flush machinery's own
+ * flush, or a write whose sequence goes on). Kernels whose RQF_ flags are #defines (not in
+ * BTF; before enum rqf_flags) had it at bit 4. */
+static __always_inline bool in_flush_seq(struct request *rq)
+{
+	__u32 bit = 4;
+
+	if (bpf_core_enum_value_exists(enum rqf_flags, __RQF_FLUSH_SEQ))
+		bit = bpf_core_enum_value(enum rqf_flags, __RQF_FLUSH_SEQ);
+	return BPF_CORE_READ(rq, rq_flags) & (1u << bit);
+}
+
+/* The flush machinery's own request: a REQ_OP_FLUSH in a flush sequence (nothing else makes
+ * a REQ_OP_FLUSH request). */
+static __always_inline bool is_flush_rq(struct request *rq)
+{
+	return (BPF_CORE_READ(rq, cmd_flags) & 0xff) ==
+		       bpf_core_enum_value(enum req_op, REQ_OP_FLUSH) && in_flush_seq(rq);
+}
+
 /* Without block_io_start, a request first seen at its insertion or issue is not ours when it
- * is the flush machinery's own (the request it flushes for is counted) or started before
- * tracing did. */
+ * is in a flush sequence (the machinery's flush is counted at its issue, for the requests it
+ * serves) or started before tracing did. */
 static __always_inline bool foreign(struct request *rq)
 {
 	__u64 start = BPF_CORE_READ(rq, start_time_ns);
 
-	if (bpf_core_enum_value_exists(enum rqf_flags, __RQF_FLUSH_SEQ) &&
-	    (BPF_CORE_READ(rq, rq_flags) & (1u << bpf_core_enum_value(enum rqf_flags,
-								      __RQF_FLUSH_SEQ))))
+	if (in_flush_seq(rq))
 		return true;
 	return start && start < t0_ns;
+}
+
+/* Its record into `inflight`, and the record there (NULL: not recorded, counted as a drop) */
+static __always_inline struct io_req *record(__u64 rqk, struct io_req *r)
+{
+	/* BPF_ANY: a request's address is reused once it is freed */
+	long err = bpf_map_update_elem(&inflight, &rqk, r, BPF_ANY);
+
+	if (err) {
+		count_stat(err == -16 /* EBUSY */ ? IO_STAT_INFLIGHT_BUSY : IO_STAT_INFLIGHT_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&inflight, &rqk);
+}
+
+/* The flush queue whose own flush request rq is: the queue's (q->fq) or its hardware
+ * context's (hctx->fq), whichever the kernel has whose flush_rq is rq. */
+static __always_inline struct blk_flush_queue *flush_queue_of(struct request *rq)
+{
+	struct blk_flush_queue *fq = NULL;
+
+	if (bpf_core_field_exists(struct request_queue, fq))
+		fq = BPF_CORE_READ(rq, q, fq);
+	if ((!fq || BPF_CORE_READ(fq, flush_rq) != rq) &&
+	    bpf_core_field_exists(struct blk_mq_hw_ctx, fq))
+		fq = BPF_CORE_READ(rq, mq_hctx, fq);
+	if (!fq || BPF_CORE_READ(fq, flush_rq) != rq)
+		return NULL;
+	return fq;
+}
+
+/* The first of the requests a flush serves (those queued on its flush queue's running list,
+ * through rq->queuelist, in the order they came) that is traced: its open record, or NULL
+ * when none of the first IO_FLUSH_WAITERS is. */
+static __always_inline struct io_req *flush_waiter(struct blk_flush_queue *fq)
+{
+	__u64 off = bpf_core_field_offset(struct request, queuelist), k;
+	struct list_head *head, *pos;
+	struct io_req *w;
+
+	if (BPF_CORE_READ_BITFIELD_PROBED(fq, flush_running_idx))
+		head = &fq->flush_queue[1];
+	else
+		head = &fq->flush_queue[0];
+	pos = BPF_CORE_READ(head, next);
+	for (int i = 0; i < IO_FLUSH_WAITERS; i++) {
+		if (!pos || pos == head)
+			break;
+		k = (__u64)pos - off;
+		w = bpf_map_lookup_elem(&inflight, &k);
+		if (w && w->done == IO_REQ_OPEN)
+			return w;
+		pos = BPF_CORE_READ(pos, next);
+	}
+	return NULL;
+}
+
+/* The flush machinery's flush is issued: its record, under the process and stacks of the
+ * first traced request it serves, from the time it was made (blk_kick_flush); NULL when it
+ * serves no traced request. Its struct request is the same for every flush of the queue: a
+ * record there of another flush (an earlier start) is one whose completion went unseen; one
+ * of this flush is kept (a flush issued again after a requeue). */
+static __always_inline struct io_req *flush_begin(struct request *rq, struct io_req *old,
+						  __u64 now)
+{
+	__u64 start = BPF_CORE_READ(rq, start_time_ns);
+	struct blk_flush_queue *fq;
+	struct io_req r = {}, *w;
+
+	if (old && old->done == IO_REQ_OPEN) {
+		if (!start || old->start_ns == start)
+			return old;
+		if (!__sync_val_compare_and_swap(&old->done, IO_REQ_OPEN, IO_REQ_ENDED))
+			count_stat(IO_STAT_UNSEEN);
+	}
+	fq = flush_queue_of(rq);
+	if (!fq)
+		return NULL;
+	w = flush_waiter(fq);
+	if (!w)
+		return NULL;
+	r.key = w->key;
+	/* REQ_PREFLUSH is what a flush is: not a flag of it */
+	r.key.stack.aux = IO_AUX(IO_OP_FLUSH,
+				 req_flags(BPF_CORE_READ(rq, cmd_flags)) & ~IO_F_PREFLUSH);
+	r.disk = w->disk;
+	r.start_ns = start && start <= now ? start : now;
+	return record((__u64)rq, &r);
 }
 
 /* A request starts (in its submitter's context): is it traced, and if so its record, with
@@ -219,7 +337,6 @@ static __always_inline struct io_req *begin(void *ctx, struct request *rq, __u32
 	struct gendisk *disk;
 	struct pt_regs *regs;
 	bool exact;
-	long err;
 
 	if (tgid == self_tgid)
 		return NULL;
@@ -238,14 +355,6 @@ static __always_inline struct io_req *begin(void *ctx, struct request *rq, __u32
 	r.bytes = BPF_CORE_READ(rq, __data_len);
 	r.key.stack.tgid = tgid;
 	r.key.stack.aux = IO_AUX(req_op(cmd), req_flags(cmd));
-	/* a write of no data that asks for a preflush is a cache flush (an fsync's): the kernel
-	 * issues a REQ_OP_FLUSH request for it, which is not started as the write is, and counts
-	 * it as a flush in /sys/block's stat; it was a 0-byte write, and no flush was ever seen */
-	if (IO_AUX_OP(r.key.stack.aux) == IO_OP_WRITE && !r.bytes &&
-	    (IO_AUX_FLAGS(r.key.stack.aux) & IO_F_PREFLUSH))
-		r.key.stack.aux = IO_AUX(IO_OP_FLUSH,
-					 IO_AUX_FLAGS(r.key.stack.aux) & ~IO_F_PREFLUSH);
-
 	sc = bpf_map_lookup_elem(&scratch, &hook);
 	if (sc) {
 		n = capture_kernel_stack(ctx, &sc->kern);
@@ -274,13 +383,7 @@ static __always_inline struct io_req *begin(void *ctx, struct request *rq, __u32
 		    bpf_ringbuf_output(&notes, &tgid, sizeof(tgid), 0))
 			count_stat(IO_STAT_NOTES_FULL);
 	}
-	/* BPF_ANY: a request's address is reused once it is freed */
-	err = bpf_map_update_elem(&inflight, &rqk, &r, BPF_ANY);
-	if (err) {
-		count_stat(err == -16 /* EBUSY */ ? IO_STAT_INFLIGHT_BUSY : IO_STAT_INFLIGHT_FULL);
-		return NULL;
-	}
-	return bpf_map_lookup_elem(&inflight, &rqk);
+	return record(rqk, &r);
 }
 
 /* hist[slot of v]++: slot 0 for 0, then IO_LAT_SUB slots per power of two, the last open */
@@ -342,8 +445,8 @@ static __always_inline void finish(struct request *rq, __u8 error)
 	r = *p;
 	bpf_map_delete_elem(&inflight, &rqk);
 	lat = now > r.start_ns ? now - r.start_ns : 0;
-	/* a request never issued (an empty flush the flush machinery carried out for it): its
-	 * whole time is service */
+	/* a request never issued (a write of no data with a preflush: the flush machinery's flush
+	 * did its work): its whole time is service */
 	queue = r.issue_ns > r.start_ns ? r.issue_ns - r.start_ns : 0;
 	if (queue > lat)
 		queue = lat;
@@ -460,7 +563,11 @@ int BPF_PROG(io_issue, struct request *rq)
 		return 0;
 	now = bpf_ktime_get_ns();
 	r = bpf_map_lookup_elem(&inflight, &rqk);
-	if (!r || r->done) {
+	if (is_flush_rq(rq)) {
+		r = flush_begin(rq, r, now);
+		if (!r)
+			return 0;
+	} else if (!r || r->done) {
 		if (has_io_start || foreign(rq))
 			return 0;
 		r = begin(ctx, rq, IO_HOOK_ISSUE, now);
@@ -485,13 +592,20 @@ static __always_inline void ended_late(struct request *rq)
 		__sync_val_compare_and_swap(&p->done, IO_REQ_OPEN, IO_REQ_ENDED_LATE);
 }
 
+/* The data part of a write in a flush sequence has completed: the sequence goes on (a flush
+ * after it), and the request completes again, RQF_FLUSH_SEQ cleared, at its end. */
+static __always_inline bool seq_goes_on(struct request *rq)
+{
+	return in_flush_seq(rq) && !is_flush_rq(rq);
+}
+
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(io_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes)
 {
 	if (!started)
 		return 0;
 	/* a partial completion: the rest of the request goes on */
-	if (nr_bytes < BPF_CORE_READ(rq, __data_len))
+	if (nr_bytes < BPF_CORE_READ(rq, __data_len) || seq_goes_on(rq))
 		return 0;
 	if (stopped)
 		ended_late(rq);
@@ -503,7 +617,7 @@ int BPF_PROG(io_complete, struct request *rq, blk_status_t error, unsigned int n
 SEC("?tp_btf/block_io_done")
 int BPF_PROG(io_done, struct request *rq)
 {
-	if (!started)
+	if (!started || seq_goes_on(rq))
 		return 0;
 	if (stopped)
 		ended_late(rq);

@@ -11,6 +11,8 @@ load helpers
 eval "$(declare -f teardown | sed '1s/teardown/helpers_teardown/')"
 teardown() {
 	[ -z "${VT:-}" ] || rm -rf "$VT"
+	[ -z "${MNT:-}" ] || umount "$MNT"
+	[ -z "${LOOPDEV:-}" ] || losetup -d "$LOOPDEV"
 	helpers_teardown
 }
 
@@ -178,27 +180,138 @@ requests (completion_unseen: heavy I/O load), in the others something else read 
 	[ "$merged" -le "${all:-0}" ]
 }
 
-@test "io: an fdatasync's cache flush is a flush, as /sys/block counts it, not a write of 0 bytes" {
+# Sum of the requests of the sites of the processes named $2 whose leaf frame matches the jq
+# regex $3, in $1.
+comm_leaf_sum() {
+	jq --arg c "$2" --arg re "$3" '[.processes[] | select(.comm == $c) | .pid] as $p
+		| [.sites[] | select(.pid as $x | $p | any(. == $x))
+		   | select(.frames[0].function | test($re)) | .requests] | add // 0' "$1"
+}
+
+# The preconditions of a flush sequence on disk $1: a volatile write cache, and no FUA (a FUA
+# write then ends in a flush too).
+need_flush_seq() {
+	grep -q 'write back' "/sys/block/$1/queue/write_cache" 2>/dev/null ||
+		skip "$1 has no volatile write cache: the kernel runs no flush sequence on it"
+	[ "$(cat "/sys/block/$1/queue/fua" 2>/dev/null)" = 0 ] ||
+		skip "$1 takes FUA writes itself: a FUA write ends in no flush of the kernel's"
+}
+
+@test "io: a dsync write's flush sequence counts as /sys/block does: its data, its 0-byte preflush write and the flush sent for it, as many as bpftrace saw dd start" {
 	var_tmp_disk
-	grep -q 'write back' "/sys/block/$DISK/queue/write_cache" 2>/dev/null ||
-		skip "$DISK has no volatile write cache: the kernel sends it no flush"
-	f0=$(awk '{ print $16 }' "/sys/block/$DISK/stat")
-	run "$EBPROF" io -q -o "$T/x.json" -o "$T/x.txt" -- "$FIX/flushfix" "$VT/f" 50
-	f1=$(awk '{ print $16 }' "/sys/block/$DISK/stat")
-	[ "$status" -eq 0 ]
-	[[ "$output" == *"syncs 50"* ]]
-	grep -E "^  $DISK " "$T/x.txt"
-	echo "/sys/block/$DISK flushes: $((f1 - f0))"
-	# one flush per fdatasync, in the fixture, under sync_once; the disk counted them (and
-	# any other process's meanwhile). They were 0-byte writes, and no flush row.
-	flushes=$(jq --arg f "$DISK flush" '[.sites[] | select(.frames[0].function | startswith($f))
-		| select(any(.frames[]; .function == "sync_once")) | .requests] | add // 0' "$T/x.json")
-	echo "ebprof: $flushes flushes under sync_once"
-	[ "$flushes" -eq 50 ]
-	[ $((f1 - f0)) -ge 50 ]
-		jq -e --arg w "$DISK write" '[.sites[] | select(.frames[0].function | startswith($w)) | select(.io_bytes == 0)] | length == 0' "$T/x.json"
-	grep -qE "^  $DISK +flush +[0-9]+ +0 B " "$T/x.txt"
-	rm -rf "$VT"
+	need_flush_seq "$DISK"
+	read -r dev < "/sys/block/$DISK/dev"
+	devnum=$(( (${dev%:*} << 20) | ${dev#*:} ))
+	dd if=/dev/zero of="$VT/f" bs=4096 count=1 status=none
+	sync "$VT/f"
+	# the oracle: the requests each dd started on the disk (in dd's context, block_io_start),
+	# by pid (others' dd on the machine do not mix in): writes, writes with a preflush (each
+	# served by one flush: dd is the only process traced, one at a time), writes of data with
+	# FUA (one flush after each)
+	start_bpftrace 'BEGIN { printf("ready\n"); }
+		tracepoint:block:block_io_start /comm == "dd" && args->dev == '"$devnum"'/ {
+			if (strncmp(args->rwbs, "W", 1) == 0 || strncmp(args->rwbs, "FW", 2) == 0) {
+				@w[pid] = count(); }
+			if (strncmp(args->rwbs, "FW", 2) == 0) { @pf[pid] = count(); }
+			if (args->bytes > 0 && (strncmp(args->rwbs, "WF", 2) == 0 ||
+			    strncmp(args->rwbs, "FWF", 3) == 0)) { @fua[pid] = count(); } }'
+	for try in 1 2 3; do
+		x=$T/x$try
+		s0=$(cat "/sys/block/$DISK/stat")
+		# every stack in the text report (--top 0): 100 dd, a site each
+		run "$EBPROF" io -q --top 0 --no-kthreads --device "$DISK" -o "$x.json" -o "$x.txt" \
+			-- sh -c "for i in \$(seq 100); do dd if=/dev/zero of='$VT/f' bs=4096 count=1 \
+				oflag=dsync conv=notrunc status=none; done"
+		s1=$(cat "/sys/block/$DISK/stat")
+		[ "$status" -eq 0 ]
+		completions_lost "$x.json" || break
+		lost=1
+	done
+	stop_bpftrace
+	[ -z "${lost:-}" ] || [ "$try" -lt 3 ] || skip_lost
+	# bpftrace's counts of map $1 over the dd processes ebprof saw: 100, each one's data write
+	dds=$(jq '.processes[] | select(.comm == "dd") | .pid' "$x.json")
+	btdd() { local p n=0; for p in $dds; do n=$((n + $(bt "$1" "$p"))); done; echo $n; }
+	[ "$(echo "$dds" | wc -w)" -eq 100 ]
+	bw=$(btdd w) bpf=$(btdd pf) bfua=$(btdd fua)
+	[ "$bpf" -gt 0 ] ||
+		skip "no preflush came from dd's context (the filesystem's own threads sent them)"
+	set -- $s0 && w0=$5 f0=${16}
+	set -- $s1 && w1=$5 f1=${16}
+	grep -E "^  $DISK " "$x.txt"
+	jq -c '[.sites[] | {leaf: .frames[0].function, requests}] | group_by(.leaf)
+		| map({leaf: .[0].leaf, requests: (map(.requests) | add)})' "$x.json"
+	w=$(comm_leaf_sum "$x.json" dd "^$DISK write")
+	pf=$(comm_leaf_sum "$x.json" dd "^$DISK write \\(.*preflush")
+	pf0=$(jq --arg l "$DISK write (sync+preflush)" '[.sites[]
+		| select(.frames[0].function == $l and .io_bytes != 0)] | length' "$x.json")
+	fl=$(comm_leaf_sum "$x.json" dd "^$DISK flush")
+	echo "ebprof: dd's writes $w, with a preflush $pf, flushes $fl"
+	echo "bpftrace: dd's writes $bw, with a preflush $bpf, data with FUA $bfua"
+	echo "/sys/block/$DISK (everyone's): writes $((w1 - w0)), flushes $((f1 - f0))"
+	# each request once, as the disk counts it: the preflush writes among the writes (before,
+	# the 0-byte ones were taken for flushes and were no writes: 100 short of 100 + the data)
+	[ "$w" -eq "$bw" ]
+	[ "$pf" -eq "$bpf" ]
+	# an fsync's preflush write moves no data: a write of 0 bytes
+	[ "$pf0" -eq 0 ]
+	# each flush the kernel sent for them, once
+	[ "$fl" -eq $((bpf + bfua)) ]
+	[ $((w1 - w0)) -ge "$w" ] && [ $((f1 - f0)) -ge "$fl" ]
+	grep -qE "^  $DISK +flush +$fl +0 B " "$x.txt"
+	grep -q "#0 $DISK write (sync+preflush)" "$x.txt"
+	grep -q "#0 $DISK flush" "$x.txt"
+}
+
+@test "io: a journal's flush sequences (preflush, data, postflush) count as /sys/block does: O_SYNC writes on ext4 over a loop device, writes, flushes and bytes exactly" {
+	command -v losetup >/dev/null && command -v mkfs.ext4 >/dev/null ||
+		skip "losetup or mkfs.ext4 not installed (util-linux, e2fsprogs)"
+	truncate -s 64M "$T/disk.img"
+	LOOPDEV=$(losetup -f --show "$T/disk.img" 2>/dev/null) || skip "no loop device to set up"
+	ld=${LOOPDEV##*/}
+	need_flush_seq "$ld"
+	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$LOOPDEV"
+	MNT=$T/mnt
+	mkdir "$MNT"
+	mount -o noatime "$LOOPDEV" "$MNT" || { MNT=; skip "cannot mount ext4 on $LOOPDEV"; }
+	dd if=/dev/zero of="$MNT/f" bs=4096 count=1 status=none
+	sync -f "$MNT/f"
+	# nothing else writes to the device: its own counts, read just outside the run, are the
+	# run's (the journal thread's commits are counted beside the command's)
+	for try in 1 2 3; do
+		x=$T/x$try
+		s0=$(cat "/sys/block/$ld/stat")
+		run "$EBPROF" io -q --device "$ld" -o "$x.json" -o "$x.txt" -- sh -c "
+			for i in \$(seq 50); do dd if=/dev/zero of='$MNT/f' bs=4096 count=1 \
+				oflag=sync conv=notrunc status=none; done"
+		s1=$(cat "/sys/block/$ld/stat")
+		[ "$status" -eq 0 ]
+		completions_lost "$x.json" || break
+		lost=1
+	done
+	[ -z "${lost:-}" ] || [ "$try" -lt 3 ] || skip_lost
+	set -- $s0 && w0=$5 ws0=$7 f0=${16}
+	set -- $s1 && w1=$5 ws1=$7 f1=${16}
+	grep -E "^  $ld " "$x.txt"
+	jq -c '[.sites[] | {leaf: .frames[0].function, requests}] | group_by(.leaf)
+		| map({leaf: .[0].leaf, requests: (map(.requests) | add)})' "$x.json"
+	# field $2 of the device's operation $1
+	grp() {
+		jq --arg d "$ld" --arg op "$1" --arg f "$2" '.groups[]
+			| select(.labels.device == $d and .labels.op == $op) | .[$f]' "$x.json"
+	}
+	w=$(grp write requests) wb=$(grp write bytes) fl=$(grp flush requests)
+	echo "ebprof: writes $w ($wb bytes), flushes $fl"
+	echo "/sys/block/$ld: writes $((w1 - w0)) ($(((ws1 - ws0) * 512)) bytes)," \
+		"flushes $((f1 - f0))"
+	# the journal's commits went through the whole sequence (before: each commit's two
+	# flushes were missed, 5 flushes counted of 195)
+	jq -e --arg l "$ld write (" '[.sites[] | .frames[0].function
+		| select(startswith($l) and contains("fua") and contains("preflush"))]
+		| length > 0' "$x.json" >/dev/null
+	[ "$w" -eq $((w1 - w0)) ]
+	[ "$wb" -eq $(((ws1 - ws0) * 512)) ]
+	[ "$fl" -eq $((f1 - f0)) ]
 }
 
 @test "io: a discard moves no data: its size is discard_bytes, not io_bytes (blkdiscard of a loop device)" {
