@@ -11,6 +11,9 @@
 #define IO_COMM_LEN	16	/* TASK_COMM_LEN */
 #define IO_DISK_LEN	32	/* DISK_NAME_LEN */
 #define IO_MAX_DEVS	16	/* --device filters */
+/* requests waiting for a flush looked at for a traced one, whose flush it is (more are rare:
+ * one flush serves the requests that came while the one before it ran) */
+#define IO_FLUSH_WAITERS	32
 
 /* A request's operation, from the kernel's REQ_OP_* (read through BTF), and its flags. */
 enum io_op {
@@ -138,6 +141,8 @@ enum io_stat {
 	IO_STAT_DEVS_FULL,	/* the (disk, operation) table was full: not in the histograms */
 	IO_STAT_NOTES_FULL,	/* -a: a new process not announced: it may stay unsymbolized */
 	IO_STAT_UNSEEN,		/* a request ended without a completion event: not counted */
+	IO_STAT_FLUSH_WAITERS,	/* a flush whose first IO_FLUSH_WAITERS waiting requests were not
+				 * traced, more waiting: not counted (it may serve a traced one) */
 	IO_STAT__COUNT,
 };
 #define IO_STAT_FIRST_DROP IO_STAT_INFLIGHT_FULL

@@ -35,9 +35,6 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #define PF_KTHREAD	0x00200000
-/* requests waiting for a flush looked at for a traced one (more are rare: one flush serves
- * every preflush that came while the one before it ran) */
-#define IO_FLUSH_WAITERS	32
 
 /* -a: every process and kernel thread (ebprof itself excepted) */
 const volatile bool trace_all = false;
@@ -267,7 +264,7 @@ static __always_inline struct blk_flush_queue *flush_queue_of(struct request *rq
 
 /* The first of the requests a flush serves (those queued on its flush queue's running list,
  * through rq->queuelist, in the order they came) that is traced: its open record, or NULL
- * when none of the first IO_FLUSH_WAITERS is. */
+ * when none is, or none of the first IO_FLUSH_WAITERS with more after them (a counted drop). */
 static __always_inline struct io_req *flush_waiter(struct blk_flush_queue *fq)
 {
 	__u64 off = bpf_core_field_offset(struct request, queuelist), k;
@@ -288,6 +285,8 @@ static __always_inline struct io_req *flush_waiter(struct blk_flush_queue *fq)
 			return w;
 		pos = BPF_CORE_READ(pos, next);
 	}
+	if (pos && pos != head)
+		count_stat(IO_STAT_FLUSH_WAITERS);
 	return NULL;
 }
 

@@ -52,6 +52,7 @@ static const char *const stat_names[IO_STAT__COUNT] = {
 	[IO_STAT_DEVS_FULL] = "device_table_full",
 	[IO_STAT_NOTES_FULL] = "process_notes_lost",
 	[IO_STAT_UNSEEN] = "completion_unseen",
+	[IO_STAT_FLUSH_WAITERS] = "flush_waiters_unread",
 };
 
 static const char *const op_names[IO_OP__COUNT] = {
@@ -906,6 +907,11 @@ static void io_finish(void *m)
 					  (unsigned long long)n, MAX_DEVSTATS);
 		else if (s == IO_STAT_NOTES_FULL)
 			collector__note_notes_lost(prof, n);
+		else if (s == IO_STAT_FLUSH_WAITERS)
+			profile__add_note(prof, "%llu cache flushes were not counted: the first %d "
+					  "requests waiting for each were not traced, and the ones "
+					  "after them were not looked at", (unsigned long long)n,
+					  IO_FLUSH_WAITERS);
 		else
 			profile__add_note(prof, "%llu requests ended without the kernel reporting "
 					  "their completion (neither block_rq_complete nor "
