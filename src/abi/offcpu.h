@@ -82,6 +82,7 @@ enum offcpu_stat {
 				 * exits, signals): not the program's waits, not counted */
 	OFFCPU_STAT_HELD_NS,	/* and their time (ns) */
 	OFFCPU_STAT_KEYS,	/* keys made in the counts table (the collector spills it) */
+	OFFCPU_STAT_RQ_KEYS,	/* processes added to the run-queue table (spilled with it) */
 	OFFCPU_STAT_BEGUN,	/* threads already off-CPU when tracing began (-p, -a): their
 				 * waits count from the start (offcpu_begun) */
 	OFFCPU_STAT_THREADS_FULL,	/* the table of threads off-CPU was full: not measured */

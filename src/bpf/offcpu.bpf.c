@@ -276,7 +276,11 @@ static __always_inline void end_wait(struct task_struct *t, __u32 tid, struct of
 			 * run-queue wait has no off-CPU interval before it, and a process that had
 			 * nothing else was '?' in the run-queue table (1,489 of 1,918 rows of -a) */
 			first_count(t, tgid, tid, th->key.stack.gen, trace_all);
-			rq = lookup_or_init(&runq, &tgid, &zero_rq);
+			/* counted: the collector takes the table out three quarters full, as the
+			 * count table (alone, it filled first with -a and refused waits) */
+			if (!bpf_map_update_elem(&runq, &tgid, &zero_rq, BPF_NOEXIST))
+				count_stat(OFFCPU_STAT_RQ_KEYS);
+			rq = bpf_map_lookup_elem(&runq, &tgid);	/* (or another CPU's) */
 		}
 		if (rq) {
 			__sync_fetch_and_add(&rq->count, 1);

@@ -641,3 +641,52 @@ ctxt() {
 	run "$EBPROF" --help
 	[[ $output == *"offcpu "* ]]
 }
+
+# The run-queue table (a process's first run-queue wait makes it an entry) was taken out of
+# the kernel only with the count table: with -a it filled first and refused waits until the
+# next tick, over and over (runq_table_full 6832 in 2 minutes of -a). Now it is taken at three
+# quarters full too. A table of 8 (EBPROF_TEST_MAX_RUNQ, tests only), waves of 6 children
+# (with their parent, 7 entries, 3/4 of 8 is 6): a wave goes only once ebprof said it took
+# the tables after the last one (-v), so that no timing matters; before, no wave was taken.
+@test "offcpu: the run-queue table is taken out three quarters full, not only with the count table: every process's waits in a histogram" {
+	mkfifo "$T/go"
+	EBPROF_TEST_MAX_RUNQ=8 bg "$EBPROF" offcpu -v -o "$T/x.json" -o "$T/x.txt" -- \
+		"$FIX/runqwaves" 5 6 "$T/go" > "$T/out" 2> "$T/err"
+	exec {go}> "$T/go"
+	for w in 1 2 3 4 5; do
+		printf x >&"$go"
+		wait_for "$T/out" "^wave $w\$"
+		# (the last wave's is read at the end)
+		[ "$w" -eq 5 ] || wait_for "$T/err" "taken into the profile \\($w times\\)"
+	done
+	exec {go}>&-
+	wait "$BG"
+	jqe '.drops.runq_table_full == 0' "$T/x.json"
+	! grep -q 'run-queue waits are in no histogram' "$T/x.txt" || false
+	# every child in a histogram of its own, with its 2 naps' wakeups at least
+	[ "$(grep -c '^child ' "$T/out")" -eq 30 ]
+	kids=$(awk '/^child / { print $2 }' "$T/out" | jq -R . | jq -s -c .)
+	jq -e --argjson kids "$kids" '$kids | length == 30' "$T/x.json"
+	jq -e --argjson kids "$kids" '[.groups[] | select(.labels.pid as $p | $kids | index($p))] |
+		length == 30 and (map(.labels.pid) | unique | length) == 30 and
+		all(.runq_waits >= 2)' "$T/x.json"
+}
+
+# What a full run-queue table leaves out is said: a table of 2 (EBPROF_TEST_MAX_RUNQ), 20
+# children at once.
+@test "offcpu: a full run-queue table is a counted drop in every output, its note says what filled it" {
+	mkfifo "$T/go"
+	EBPROF_TEST_MAX_RUNQ=2 bg "$EBPROF" offcpu -q -o "$T/x.json" -o "$T/x.txt" -o "$T/x.html" -- \
+		"$FIX/runqwaves" 1 20 "$T/go" > "$T/out"
+	printf x > "$T/go"
+	wait "$BG"
+	n=$(jq .drops.runq_table_full "$T/x.json")
+	echo "runq_table_full $n"
+	[ "$n" -gt 0 ]
+	grep -qE "runq_table_full +$n\b" "$T/x.txt"
+	grep -q "runq_table_full" "$T/x.html"
+	jq -e --arg n "$n" 'any(.notes[]; . == "\($n) run-queue waits are in no histogram: more processes than the kernel'"'"'s run-queue table holds (2) had one between two of its takes into the report (at the tick, every 100 ms, after it is three quarters full)")' "$T/x.json"
+	# the parent and its 20 children had waits, started within a millisecond: not all of them
+	# in a histogram (the table holds 2 between two takes, every 100 ms at most)
+	[ "$(jq '.groups | length' "$T/x.json")" -lt 21 ]
+}

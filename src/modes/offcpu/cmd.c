@@ -164,7 +164,10 @@ static const struct mode_cli offcpu_cli = {
 
 void offcpu_default_opts(struct offcpu_opts *o)
 {
+	const char *t = getenv("EBPROF_TEST_MAX_RUNQ");
+
 	memset(o, 0, sizeof(*o));
+	o->test_max_runq = t ? (uint32_t)strtoul(t, NULL, 10) : 0;
 	o->max_stacks = DEFAULT_MAX_STACKS;
 	o->max_threads = DEFAULT_MAX_THREADS;
 	o->states = OFFCPU_STATE_ALL;

@@ -33,7 +33,7 @@
 
 #define MAX_TARGETS	8192	/* traced processes at once (a launched tree) */
 #define MAX_COMMS	32768	/* processes named (-a sees every one) */
-#define MAX_RUNQ	4096	/* processes with a run-queue histogram */
+#define MAX_RUNQ	4096	/* processes with a run-queue histogram between two spills */
 #define MAX_LOCS	(3 + 4 * STACK_MAX_DEPTH)
 #define MAX_VALS	8
 
@@ -43,6 +43,7 @@ static const char *const stat_names[OFFCPU_STAT__COUNT] = {
 	[OFFCPU_STAT_HELD] = "held_by_ebprof",
 	[OFFCPU_STAT_HELD_NS] = "held_by_ebprof_ns",
 	[OFFCPU_STAT_KEYS] = "keys",
+	[OFFCPU_STAT_RQ_KEYS] = "runq_keys",
 	[OFFCPU_STAT_BEGUN] = "begun_before_start",
 	[OFFCPU_STAT_THREADS_FULL] = "thread_table_full",
 	[OFFCPU_STAT_STACKS_FULL] = "stack_table_full",
@@ -76,6 +77,7 @@ struct offcpu_collector {
 	uint64_t off_at_end;		/* threads still off-CPU when tracing stopped */
 	uint64_t open_lost;		/* of them, not counted: the count table was full (a
 					 * count_table_full drop) */
+	uint32_t max_runq;		/* the run-queue table's room (MAX_RUNQ; tests: less) */
 	uint64_t window_ns;		/* CLOCK_MONOTONIC at the start of the window (0: the run's) */
 	uint64_t window_stats[OFFCPU_STAT__COUNT];	/* the counters then */
 	struct rq_read rq;		/* run-queue latencies the spills took out */
@@ -197,7 +199,8 @@ static void *offcpu_open(const struct session_env *env, void *opts)
 	bpf_map__set_max_entries(sk->maps.threads, o->max_threads);
 	bpf_map__set_max_entries(sk->maps.counts, o->max_stacks);
 	bpf_map__set_max_entries(sk->maps.stacks, o->max_stacks);
-	bpf_map__set_max_entries(sk->maps.runq, MAX_RUNQ);
+	c->max_runq = o->test_max_runq ? o->test_max_runq : MAX_RUNQ;
+	bpf_map__set_max_entries(sk->maps.runq, c->max_runq);
 	bpf_map__set_max_entries(sk->maps.comms, MAX_COMMS);
 	bpf_map__set_max_entries(sk->maps.thread_names, o->per_thread ? MAX_COMMS : 1);
 	/* -a announces new processes; --wakers the wakers outside the traced ones */
@@ -693,18 +696,20 @@ static int take_counts(void *m)
 	return err;
 }
 
-/* A count table three quarters full (or a wait or a stack refused) is taken into the run's
- * profile, and the stacks map emptied but for the waits going on, so that counting goes on:
- * with -a, the keys of the processes that ended stayed to the end, and the waits of those
- * met last were lost (collector__spill). Not in a run cut into windows: each window takes its
- * counts (offcpu_window). */
+/* A count table or a run-queue table three quarters full (or a wait or a stack refused) is
+ * taken into the run's profile, and the stacks map emptied but for the waits going on, so that
+ * counting goes on: with -a, the keys of the processes that ended stayed to the end, and the
+ * waits of those met last were lost (collector__spill). The run-queue table was taken only
+ * with the counts: with -a it filled first (a process has a run-queue wait before any count)
+ * and refused waits until the next tick, time after time (6,832 in 2 minutes). Not in a run
+ * cut into windows: each window takes its counts (offcpu_window). */
 static void spill(struct offcpu_collector *c)
 {
 	/* a key brings up to two stacks to the stacks map (of the same size), four with wakers */
 	uint32_t per_key = c->opts.wakers ? 4 : 2;
 	struct spill_check due = {
-		.keys = { stat_sum(c, OFFCPU_STAT_KEYS) },
-		.room = { (c->opts.max_stacks + per_key - 1) / per_key },
+		.keys = { stat_sum(c, OFFCPU_STAT_KEYS), stat_sum(c, OFFCPU_STAT_RQ_KEYS) },
+		.room = { (c->opts.max_stacks + per_key - 1) / per_key, c->max_runq },
 		.refused = stat_sum(c, OFFCPU_STAT_COUNTS_FULL) +
 			   stat_sum(c, OFFCPU_STAT_STACKS_FULL) + stat_sum(c, OFFCPU_STAT_RQ_FULL),
 	};
@@ -814,8 +819,12 @@ static void offcpu_finish(void *m)
 					  (unsigned long long)n, c->opts.max_stacks);
 		else if (s == OFFCPU_STAT_RQ_FULL)
 			profile__add_note(prof, "%llu run-queue waits are in no histogram: more "
-					  "than %d processes had one", (unsigned long long)n,
-					  MAX_RUNQ);
+					  "processes than the kernel's run-queue table holds (%u) "
+					  "had one %s", (unsigned long long)n, c->max_runq,
+					  c->env.windows ? "(a run cut into windows takes it "
+					  "into the report only at its end)" : "between two of its "
+					  "takes into the report (at the tick, every 100 ms, after "
+					  "it is three quarters full)");
 		else if (s == OFFCPU_STAT_SWITCH_IN_UNSEEN)
 			profile__add_note(prof, "%llu switch-ins were not reported by the kernel "
 					  "(no tracepoint reaches BPF while some tasks run): each "

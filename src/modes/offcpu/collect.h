@@ -31,6 +31,9 @@ struct offcpu_opts {
 	/* Tests only (no option sets it): the kernel side ignores every Nth switch-in of a traced
 	 * thread, as the kernel leaves some unreported (0: none) */
 	uint32_t test_hide_switch_in;
+	/* Tests only (EBPROF_TEST_MAX_RUNQ): the run-queue table's room, small enough to fill
+	 * (0: MAX_RUNQ, 4096 processes) */
+	uint32_t test_max_runq;
 };
 
 /* The mode: open, attach, attach_all, tick, progress, finalize, reaped, stop, finish, detach,
