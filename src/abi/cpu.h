@@ -21,6 +21,7 @@ enum cpu_stat {
 	CPU_STAT_STACKS_FULL,	/* a stack not interned: the sample counts without it */
 	CPU_STAT_COUNTS_FULL,	/* the counts table was full: the sample is lost */
 	CPU_STAT_NOTES_FULL,	/* a new process not announced (-a): it may stay unsymbolized */
+	CPU_STAT_TNAMES_FULL,	/* --per-thread: a thread's name not kept (the table full) */
 	CPU_STAT__COUNT,
 };
 

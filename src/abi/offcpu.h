@@ -95,6 +95,8 @@ enum offcpu_stat {
 	OFFCPU_STAT_EXIT_UNSEEN,	/* an earlier thread's entry under a tid a later thread
 					 * has (the kernel reported neither its last switch-in nor
 					 * its exit): dropped, not counted */
+	OFFCPU_STAT_TNAMES_FULL,	/* --per-thread: a thread's name not kept (thread_names
+					 * full): named at the report as it is then */
 	OFFCPU_STAT__COUNT,
 };
 

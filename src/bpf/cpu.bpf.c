@@ -116,8 +116,8 @@ static __always_inline void first_sample(struct task_struct *task, __u32 tgid, _
 	struct cpu_comm c = {};
 	struct cpu_note note = { .tgid = tgid };
 
-	if (per_thread)
-		thread_name_keep(task, tid, gen);
+	if (per_thread && !thread_name_keep(task, tid, gen))
+		count_stat(CPU_STAT_TNAMES_FULL);
 	/* the leader's name is the process's; the latest wins (a process may exec) */
 	BPF_CORE_READ_STR_INTO(&c.comm, task, group_leader, comm);
 	if (bpf_map_lookup_elem(&comms, &tgid)) {

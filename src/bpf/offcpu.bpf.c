@@ -235,8 +235,8 @@ static __always_inline void first_count(struct task_struct *t, __u32 tgid, __u32
 	struct offcpu_comm c = {};
 	struct offcpu_note note = { .tgid = tgid };
 
-	if (per_thread)
-		thread_name_keep(t, tid, gen);
+	if (per_thread && !thread_name_keep(t, tid, gen))
+		count_stat(OFFCPU_STAT_TNAMES_FULL);
 	BPF_CORE_READ_STR_INTO(&c.comm, t, group_leader, comm);
 	if (bpf_map_lookup_elem(&comms, &tgid)) {
 		bpf_map_update_elem(&comms, &tgid, &c, BPF_EXIST);

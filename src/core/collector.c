@@ -199,6 +199,17 @@ void collector__note_notes_lost(struct profile *prof, uint64_t n)
 				  "addresses", (unsigned long long)n);
 }
 
+void collector__note_thread_names(struct profile *prof, uint64_t n, const char *option,
+				  uint32_t size)
+{
+	if (n)
+		profile__add_note(prof, "%llu times a thread's name was not kept (--per-thread): "
+				  "the thread-name table (%s %u) was full; those threads are named "
+				  "as they were when their counts were read (/proc), '?' when gone "
+				  "by then, not as they were when counted; raise %s",
+				  (unsigned long long)n, option, size, option);
+}
+
 void collector__find_begun(struct collector *b, struct bpf_program *iter, pid_t pid,
 			   const char *what)
 {

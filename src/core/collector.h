@@ -124,6 +124,10 @@ int collector__read_procs(struct collector *b, int fd, size_t val_size, pid_t on
 			  int (*cb)(const void *key, const void *val, void *ctx), void *ctx);
 /* The note of n processes the BPF side could not announce (the notes ring buffer full), if n. */
 void collector__note_notes_lost(struct profile *prof, uint64_t n);
+/* The note of n thread names --per-thread could not keep (bpf/lib/tname.bpf.h: the mode's
+ * `thread_names` map, of size entries, full), if n; `option` sizes that map. */
+void collector__note_thread_names(struct profile *prof, uint64_t n, const char *option,
+				  uint32_t size);
 /* The waits already going on when tracing started (-p: pid's threads; pid 0: every task, -a):
  * the mode's task iterator run once, which gives each such thread an entry from the start
  * (offcpu_begun, lock_begun); `what` names those waits in the warning if it cannot run. */

@@ -690,3 +690,30 @@ ctxt() {
 	# in a histogram (the table holds 2 between two takes, every 100 ms at most)
 	[ "$(jq '.groups | length' "$T/x.json")" -lt 21 ]
 }
+
+# --per-thread keeps each thread's name, as it was when counted, in a table (bpf/lib/tname.bpf.h)
+# that nothing emptied or counted: once full, a thread's name was not kept and nothing said so;
+# the report named it as it was at the end ('?' when gone). Now a drop, thread_names_full, with
+# a note naming --max-stacks, which sizes it. 40 threads one after another, each named nt-I,
+# against a table of 16.
+@test "offcpu --per-thread: a full thread-name table is a counted drop in every output; a name kept is the thread's own" {
+	run "$EBPROF" offcpu -q --per-thread --max-stacks 16 -o "$T/x.json" -o "$T/x.txt" \
+		-o "$T/x.html" -o "$T/x.folded" -- "$FIX/napthreads" nap 40
+	[ "$status" -eq 0 ]
+	n=$(jq .drops.thread_names_full "$T/x.json")
+	echo "thread_names_full $n"
+	[ "$n" -gt 0 ]
+	grep -qE "thread_names_full $n\b" "$T/x.txt"
+	grep -q 'thread_names_full' "$T/x.html"
+	jq -e --arg n "$n" 'any(.notes[]; . == "\($n) times a thread'"'"'s name was not kept (--per-thread): the thread-name table (--max-stacks 16) was full; those threads are named as they were when their counts were read (/proc), '"'"'?'"'"' when gone by then, not as they were when counted; raise --max-stacks")' "$T/x.json"
+	# a thread named is under its own name (the fixture's "thread I TID"): kept, or read from
+	# /proc at a spill while it ran; the others, gone by then, are '?', each refused at least
+	# once
+	named=$(cut -d';' -f2 "$T/x.folded" | grep -E '^nt-[0-9]+ \[[0-9]+\]$' | sort -u)
+	echo "$named"
+	echo "$named" | while read -r name tid; do
+		grep -qx "thread ${name#nt-} ${tid//[][]/}" <<< "$output"
+	done
+	unnamed=$(cut -d';' -f2 "$T/x.folded" | grep -E '^\? \[[0-9]+\]$' | sort -u | wc -l)
+	[ "$unnamed" -le "$n" ]
+}

@@ -45,16 +45,20 @@ static __always_inline void thread_renamed(struct task_struct *t)
 		__sync_fetch_and_add(g, 1);
 }
 
-/* At a count's first: t's name now is generation gen's (the first one kept). */
-static __always_inline void thread_name_keep(struct task_struct *t, __u32 tid, __u32 gen)
+/* At a count's first: t's name now is generation gen's (the first one kept). False when it
+ * could not be kept (the table full): the mode counts that as a drop of its own (its stats
+ * array), since the report then names the thread as it is when its counts are read, or '?'. */
+static __always_inline bool thread_name_keep(struct task_struct *t, __u32 tid, __u32 gen)
 {
 	struct thread_name_key k = { .tid = tid, .gen = gen };
 	struct thread_name n = {};
+	long err;
 
 	if (bpf_map_lookup_elem(&thread_names, &k))
-		return;
+		return true;
 	BPF_CORE_READ_STR_INTO(&n.comm, t, comm);
-	bpf_map_update_elem(&thread_names, &k, &n, BPF_NOEXIST);
+	err = bpf_map_update_elem(&thread_names, &k, &n, BPF_NOEXIST);
+	return !err || err == -17 /* EEXIST: another CPU kept it */;
 }
 
 #endif

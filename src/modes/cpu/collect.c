@@ -73,6 +73,7 @@ static const char *const stat_names[CPU_STAT__COUNT] = {
 	[CPU_STAT_STACKS_FULL] = "stack_table_full",
 	[CPU_STAT_COUNTS_FULL] = "count_table_full",
 	[CPU_STAT_NOTES_FULL] = "process_notes_lost",
+	[CPU_STAT_TNAMES_FULL] = "thread_names_full",
 };
 
 uint64_t cpu_period_ns(uint32_t hz)
@@ -737,6 +738,8 @@ static void cpu_finish(void *m)
 				  "%u) was full, so their samples count without them; raise "
 				  "--max-stacks", (unsigned long long)stacks_full, c->opts.max_stacks);
 	collector__note_notes_lost(prof, notes);
+	collector__note_thread_names(prof, v[CPU_STAT_TNAMES_FULL], "--max-stacks",
+				     c->opts.max_stacks);
 
 	/* the run's facts */
 	profile__add_info(prof, "rate", "%u Hz", c->opts.hz);

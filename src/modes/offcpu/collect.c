@@ -52,6 +52,7 @@ static const char *const stat_names[OFFCPU_STAT__COUNT] = {
 	[OFFCPU_STAT_NOTES_FULL] = "process_notes_lost",
 	[OFFCPU_STAT_SWITCH_IN_UNSEEN] = "switch_in_unseen",
 	[OFFCPU_STAT_EXIT_UNSEEN] = "exit_unseen",
+	[OFFCPU_STAT_TNAMES_FULL] = "thread_names_full",
 };
 
 struct rq_entry {
@@ -202,7 +203,9 @@ static void *offcpu_open(const struct session_env *env, void *opts)
 	c->max_runq = o->test_max_runq ? o->test_max_runq : MAX_RUNQ;
 	bpf_map__set_max_entries(sk->maps.runq, c->max_runq);
 	bpf_map__set_max_entries(sk->maps.comms, MAX_COMMS);
-	bpf_map__set_max_entries(sk->maps.thread_names, o->per_thread ? MAX_COMMS : 1);
+	/* a name per thread and rename that counted, as cpu's: --max-stacks (a full table is a
+	 * drop, thread_names_full, whose note names it; within cpu --offcpu it is cpu's) */
+	bpf_map__set_max_entries(sk->maps.thread_names, o->per_thread ? o->max_stacks : 1);
 	/* -a announces new processes; --wakers the wakers outside the traced ones */
 	collector__size_notes(sk->maps.notes, env->all || o->wakers);
 	bpf_program__set_autoload(sk->progs.offcpu_waking, o->wakers);
@@ -835,6 +838,9 @@ static void offcpu_finish(void *m)
 			profile__add_note(prof, "%llu threads' exits were not reported by the "
 					  "kernel: each one's last wait, found when another thread "
 					  "had its number, was not counted", (unsigned long long)n);
+		else if (s == OFFCPU_STAT_TNAMES_FULL)
+			collector__note_thread_names(prof, n, "--max-stacks",
+						     c->opts.max_stacks);
 		else
 			collector__note_notes_lost(prof, n);
 	}
