@@ -32,7 +32,7 @@
 #include "output/render.h"
 #include "util/util.h"
 
-#define SITES_MAX 5000			/* rows of the sites and outstanding tables */
+#define SITES_MAX 5000			/* rows of the sites, outstanding, summary tables */
 #define PAGE_ROWS 500			/* of them shown until the reader asks for all */
 #define FLAME_BUDGET (12 * 1000 * 1000)	/* bytes of embedded flame graph SVGs */
 #define SERIES_BUCKETS 1000		/* a series keeps its min and max per bucket */
@@ -1595,17 +1595,22 @@ out:
 
 /* ---- drops and notes -------------------------------------------------------------------- */
 
-/* A mode's summary rows (struct prof_group: io's disks, lock's locks): one sortable table of
- * their labels and the numbers that have a column (the first group's, as the text report),
- * then each group's histograms as the text report draws them, one collapsible block each. */
+/* A mode's summary rows (struct prof_group: io's disks, lock's locks, offcpu's processes): one
+ * sortable table of their labels and the numbers that have a column (the first group's, as the
+ * text report), then each group's histograms as the text report draws them, one collapsible
+ * block each. At most SITES_MAX of them, as the sites tables (the modes order their groups,
+ * the most first), and the page says so: offcpu -a's table had a row and a histogram for each
+ * of 32,035 processes. */
 static int write_groups(const struct html *h)
 {
 	const struct profile *p = h->p;
 	const struct prof_group *first;
+	uint32_t shown;
 	FILE *f = h->f;
 
 	if (!p->ngroups)
 		return 0;
+	shown = p->ngroups < SITES_MAX ? p->ngroups : SITES_MAX;
 	first = &p->groups[0];
 	fputs("<h2 id=\"groups\">By ", f);
 	for (uint32_t i = 0; i < first->nlabels; i++) {
@@ -1617,7 +1622,12 @@ static int write_groups(const struct html *h)
 		fputs(": ", f);
 		esc(f, first->hists[0].name);
 	}
-	fputs("</h2>\n<table class=\"data sortable\" id=\"groups-table\">\n<thead><tr>", f);
+	fputs("</h2>\n", f);
+	if (shown < p->ngroups)
+		fprintf(f, "<p class=\"hint\">%" PRIu32 " rows; the first %" PRIu32 " are shown "
+			"here, with their histograms (every one is in the .json and .txt --top 0 "
+			"reports).</p>\n", p->ngroups, shown);
+	fputs("<table class=\"data sortable\" id=\"groups-table\">\n<thead><tr>", f);
 	for (uint32_t i = 0; i < first->nlabels; i++) {
 		fputs("<th data-sort=\"text\">", f);
 		esc(f, first->labels[i].key);
@@ -1631,7 +1641,7 @@ static int write_groups(const struct html *h)
 		fputs("</th>", f);
 	}
 	fputs("</tr></thead>\n<tbody>\n", f);
-	for (uint32_t g = 0; g < p->ngroups; g++) {
+	for (uint32_t g = 0; g < shown; g++) {
 		const struct prof_group *gr = &p->groups[g];
 
 		fputs("<tr>", f);
@@ -1660,7 +1670,7 @@ static int write_groups(const struct html *h)
 		fputs("</tr>\n", f);
 	}
 	fputs("</tbody></table>\n", f);
-	for (uint32_t g = 0; g < p->ngroups; g++) {
+	for (uint32_t g = 0; g < shown; g++) {
 		const struct prof_group *gr = &p->groups[g];
 
 		for (uint32_t i = 0; i < gr->nhists; i++) {

@@ -128,6 +128,54 @@ static void test_svg_speedscope_html(void **state)
 	free(out);
 }
 
+static uint32_t count_of(const char *s, const char *end, const char *what)
+{
+	uint32_t n = 0;
+
+	for (s = strstr(s, what); s && (!end || s < end); s = strstr(s + 1, what))
+		n++;
+	return n;
+}
+
+/* offcpu -a: a group per process, 32,035 of them in 2 minutes: the text report keeps to --top
+ * (rows and histograms), the HTML to its SITES_MAX of 5,000 as its sites tables, saying so
+ * (it had a row and a histogram for every one), the JSON has them all. */
+static void test_many_groups(void **state)
+{
+	struct profile *p = offcpu_fixture();
+	const uint64_t lat[] = { 3000 }, count[] = { 2 };
+	char pid[16], *out, *table, *end;
+
+	for (uint32_t i = 0; i < 5010; i++) {
+		snprintf(pid, sizeof(pid), "%u", 1000 + i);
+		off_group(p, "churn", pid, lat, count, 1);
+	}
+	out = render(&output_html, p, NULL, NULL);
+	table = strstr(out, "id=\"groups-table\"");
+	assert_non_null(table);
+	end = strstr(table, "</tbody></table>");
+	assert_non_null(end);
+	assert_int_equal(count_of(table, end, "<tr>"), 1 + 5000);	/* the header's */
+	assert_int_equal(count_of(end, NULL, "<details class=\"hist\">"), 5000);
+	assert_non_null(strstr(out, "<p class=\"hint\">5011 rows; the first 5000 are shown here, "
+				    "with their histograms (every one is in the .json and .txt "
+				    "--top 0 reports).</p>"));
+	free(out);
+	out = render(&output_text, p, &(struct output_opts){ .top = 10 }, NULL);
+	assert_non_null(strstr(out, "By process and pid: run-queue latency (the top 10 of "
+				    "5011)\n"));
+	assert_non_null(strstr(out, "\nHistograms (the top 10 of 5011)\n"));
+	assert_int_equal(count_of(out, NULL, ", run-queue latency:\n"), 10);
+	free(out);
+	out = render(&output_text, p, &(struct output_opts){ .top = 0 }, NULL);
+	assert_int_equal(count_of(out, NULL, ", run-queue latency:\n"), 5011);
+	free(out);
+	out = render(&output_json, p, NULL, NULL);
+	assert_int_equal(count_of(out, NULL, "\"runq_waits\""), 5011);
+	free(out);
+	profile__free(p);
+}
+
 static void test_pprof(void **state)
 {
 	struct profile *p = offcpu_fixture(), *back;
@@ -166,6 +214,7 @@ int main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_csv_folded),
 		cmocka_unit_test(test_svg_speedscope_html),
+		cmocka_unit_test(test_many_groups),
 		cmocka_unit_test(test_pprof),
 	};
 
