@@ -103,11 +103,12 @@ print("ok")' "$T/r.json"
 import json, sys
 d = json.load(open(sys.argv[1]))
 off = [p for p in d["parts"] if p["mode"] == "offcpu"][0]
-sleeps = waits = 0
+sleeps = waits = napns = 0
 for s in off["sites"]:
     names = [f["function"] for f in s["frames"]]
     if "nap" in names:
         waits += s["switches"]
+        napns += s["offcpu"]
         # its sleeps: schedule called by do_nanosleep itself. A timer interrupt after the
         # task set itself asleep and before that call would preempt it there (a second
         # switch-out of one nanosleep, through the interrupt frames): a wait, not a sleep
@@ -117,6 +118,15 @@ for s in off["sites"]:
 # before the timer (do_nanosleep sleeps again: a second schedule under it) is one more, rarely
 assert 20 <= sleeps <= 22, (sleeps, off["drops"])
 f = [f for f in d["findings"] if f["kind"] == "offcpu_blocked" and f["subject"].startswith("nap (")]
+if not f:
+    # on a loaded machine the other functions of the fixture, preempted, can be off the CPU longer
+    # than nap: the findings keep the three longest of a kind and say how many more crossed
+    more = [f for f in d["findings"] if f["kind"] == "offcpu_blocked"]
+    assert len(more) == 3 and "more crossed this threshold" in more[-1]["fact"], d["findings"]
+    assert all(f["value"] >= napns for f in more), (d["findings"], napns)
+    assert 20 <= sleeps <= 22 and 0.99e9 <= napns <= 1.1e9, (sleeps, napns)
+    print("ok", sleeps, waits, off["drops"]["switch_in_unseen"], "(nap not among the first 3)")
+    sys.exit(0)
 assert len(f) == 1, d["findings"]
 f = f[0]
 assert f["subject"].startswith("nap (profilemix.c:"), f
