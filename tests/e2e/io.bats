@@ -42,8 +42,27 @@ completions_lost() {
 }
 
 skip_lost() {
-	skip "in each of 5 runs some request had no completion reported (completion_unseen) or was \
-still in flight at the end (a flusher's, or one whose completion went unseen)"
+	skip "in each of its runs some request had no completion reported (completion_unseen) or \
+was still in flight at the end (a flusher's, or one whose completion went unseen)"
+}
+
+# Run `ebprof io -o $x.json -o $x.txt ARGS` ($x: $T/xN) up to 3 times, until a run had every
+# request's completion; $s0 and $s1: /sys/block/$1/stat just before and after the last run.
+# Skips when every run lost one.
+io_tries() {
+	local dev=$1 try
+	shift
+	for try in 1 2 3; do
+		x=$T/x$try
+		s0=$(cat "/sys/block/$dev/stat")
+		run "$EBPROF" io -o "$x.json" -o "$x.txt" "$@"
+		s1=$(cat "/sys/block/$dev/stat")
+		[ "$status" -eq 0 ]
+		[ -s "$x.json" ]
+		[ -s "$x.txt" ]
+		completions_lost "$x.json" || return 0
+	done
+	skip_lost
 }
 
 dd_pid() {
@@ -111,18 +130,11 @@ requests (completion_unseen: heavy I/O load), in the others something else read 
 	start_bpftrace 'BEGIN { printf("ready\n"); }
 		tracepoint:block:block_rq_issue /comm == "dd" && strncmp(args->rwbs, "R", 1) == 0/ {
 			@n[pid] = count(); @b[pid] = sum(args->bytes); }'
-	for try in 1 2 3; do
-		x=$T/x$try
-		run "$EBPROF" io -q --max-stacks 1 -o "$x.json" -o "$x.txt" -o "$x.html" -- sh -c "
-			for i in 1 2 3 4; do
-				dd if='$VT/f' of=/dev/null bs=4096 count=300 iflag=direct status=none
-			done"
-		[ "$status" -eq 0 ]
-		completions_lost "$x.json" || break
-		lost=1
-	done
+	io_tries "$DISK" -q --max-stacks 1 -o "$T/x.html" -- sh -c "
+		for i in 1 2 3 4; do
+			dd if='$VT/f' of=/dev/null bs=4096 count=300 iflag=direct status=none
+		done"
 	stop_bpftrace
-	[ -z "${lost:-}" ] || [ "$try" -lt 3 ] || skip_lost
 	jq -c '.processes[] | {pid, comm, requests, io_bytes}' "$x.json"
 	jq -c '{drops: .drops | with_entries(select(.value > 0)), totals, requests: .info.requests}' "$x.json"
 	# the table was full: stacks were lost (before, the processes' rows with them: 300 of the
@@ -140,7 +152,7 @@ requests (completion_unseen: heavy I/O load), in the others something else read 
 		r latency_ns | grep -qE '^[1-9][0-9]*$'
 		# the same row in the text and the HTML reports
 		grep -qE "^ +$pid +dd +300 +1\.2 MiB " "$x.txt"
-		grep -q "<td class=\"num\" data-v=\"$pid\">$pid</td><td>dd</td><td class=\"num\" data-v=\"300\">300</td><td class=\"num\" data-v=\"1228800\">" "$x.html"
+		grep -q "<td class=\"num\" data-v=\"$pid\">$pid</td><td>dd</td><td class=\"num\" data-v=\"300\">300</td><td class=\"num\" data-v=\"1228800\">" "$T/x.html"
 	done
 	# stacks were dropped by count (the table was full); no process's totals
 	jqe '.drops.count_table_full > 0 and .drops.process_totals_full == 0' "$x.json"
@@ -215,20 +227,11 @@ need_flush_seq() {
 			if (strncmp(args->rwbs, "FW", 2) == 0) { @pf[pid] = count(); }
 			if (args->bytes > 0 && (strncmp(args->rwbs, "WF", 2) == 0 ||
 			    strncmp(args->rwbs, "FWF", 3) == 0)) { @fua[pid] = count(); } }'
-	for try in 1 2 3; do
-		x=$T/x$try
-		s0=$(cat "/sys/block/$DISK/stat")
-		# every stack in the text report (--top 0): 100 dd, a site each
-		run "$EBPROF" io -q --top 0 --no-kthreads --device "$DISK" -o "$x.json" -o "$x.txt" \
-			-- sh -c "for i in \$(seq 100); do dd if=/dev/zero of='$VT/f' bs=4096 count=1 \
-				oflag=dsync conv=notrunc status=none; done"
-		s1=$(cat "/sys/block/$DISK/stat")
-		[ "$status" -eq 0 ]
-		completions_lost "$x.json" || break
-		lost=1
-	done
+	# every stack in the text report (--top 0): 100 dd, a site each
+	io_tries "$DISK" -q --top 0 --no-kthreads --device "$DISK" -- sh -c "
+		for i in \$(seq 100); do dd if=/dev/zero of='$VT/f' bs=4096 count=1 \
+			oflag=dsync conv=notrunc status=none; done"
 	stop_bpftrace
-	[ -z "${lost:-}" ] || [ "$try" -lt 3 ] || skip_lost
 	# bpftrace's counts of map $1 over the dd processes ebprof saw: 100, each one's data write
 	dds=$(jq '.processes[] | select(.comm == "dd") | .pid' "$x.json")
 	btdd() { local p n=0; for p in $dds; do n=$((n + $(bt "$1" "$p"))); done; echo $n; }
@@ -278,18 +281,9 @@ need_flush_seq() {
 	sync -f "$MNT/f"
 	# nothing else writes to the device: its own counts, read just outside the run, are the
 	# run's (the journal thread's commits are counted beside the command's)
-	for try in 1 2 3; do
-		x=$T/x$try
-		s0=$(cat "/sys/block/$ld/stat")
-		run "$EBPROF" io -q --device "$ld" -o "$x.json" -o "$x.txt" -- sh -c "
-			for i in \$(seq 50); do dd if=/dev/zero of='$MNT/f' bs=4096 count=1 \
-				oflag=sync conv=notrunc status=none; done"
-		s1=$(cat "/sys/block/$ld/stat")
-		[ "$status" -eq 0 ]
-		completions_lost "$x.json" || break
-		lost=1
-	done
-	[ -z "${lost:-}" ] || [ "$try" -lt 3 ] || skip_lost
+	io_tries "$ld" -q --device "$ld" -- sh -c "
+		for i in \$(seq 50); do dd if=/dev/zero of='$MNT/f' bs=4096 count=1 \
+			oflag=sync conv=notrunc status=none; done"
 	set -- $s0 && w0=$5 ws0=$7 f0=${16}
 	set -- $s1 && w1=$5 ws1=$7 f1=${16}
 	grep -E "^  $ld " "$x.txt"
