@@ -105,6 +105,11 @@ enum kmem_drop {
 	KMEM_DROP_PROCS_FULL,	/* per-process totals table full */
 	KMEM_DROP_FREE_UNSEEN,	/* a pointer allocated again while tracked: its free had no event */
 	KMEM_DROP__COUNT,
+	/* in the same per-CPU array, after the drops: the keys made in the (process, kind,
+	 * stacks) and (process, cache) tables, which the collector spills as they fill */
+	KMEM_STAT_COUNT_KEYS = KMEM_DROP__COUNT,
+	KMEM_STAT_CACHE_KEYS,
+	KMEM_STAT__COUNT,
 };
 
 /* Per-CPU scratch for the two captures of one event (too large for the BPF stack). */

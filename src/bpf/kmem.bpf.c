@@ -5,7 +5,8 @@
  * read through CO-RE. Allocations of the traced processes are counted per (process, kind, user
  * stack, kernel stack) with a log2 size histogram, per (process, cache), and per process; each
  * one is tracked by pointer in a preallocated hash until whichever task or CPU frees it. Nothing
- * goes to userspace per event: it reads the tables when a process or the run ends. */
+ * goes to userspace per event: it reads the tables when a process or the run ends, and takes
+ * the count and cache rows as they fill (counting the keys made: KMEM_STAT_*_KEYS). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -81,7 +82,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, KMEM_DROP__COUNT);
+	__uint(max_entries, KMEM_STAT__COUNT);	/* the drops, then the stats */
 	__type(key, __u32);
 	__type(value, __u64);
 } drops SEC(".maps");
@@ -164,6 +165,23 @@ static __always_inline bool traced(__u32 tgid)
 	return trace_all ? tgid != self_tgid : bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
+/* The entry of map for key, made from zero if it has none (its `made` counter up: the keys the
+ * collector's spill watches), or NULL when the map is full. */
+static __always_inline void *entry_of(void *map, const void *key, const void *zero, __u32 made)
+{
+	void *v = bpf_map_lookup_elem(map, key);
+	long err;
+
+	if (v)
+		return v;
+	err = bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
+	if (!err)
+		count_drop(made);
+	else if (err != -17 /* EEXIST: another CPU made it */)
+		return NULL;
+	return bpf_map_lookup_elem(map, key);
+}
+
 static __always_inline struct kmem_totals *totals_of(__u32 tgid)
 {
 	struct kmem_totals *t = bpf_map_lookup_elem(&totals, &tgid), zero = {};
@@ -186,7 +204,7 @@ static __always_inline struct kmem_totals *totals_of(__u32 tgid)
 static __always_inline void untrack(const struct kmem_live *l, bool freed)
 {
 	struct kmem_cache_key ck = { .tgid = l->key.tgid, .cache = l->cache };
-	struct kmem_cache_stat *cs;
+	struct kmem_cache_stat *cs, czero = {};
 	struct kmem_totals *t;
 	struct kmem_count *c;
 	__u32 tgid = l->key.tgid;
@@ -199,7 +217,9 @@ static __always_inline void untrack(const struct kmem_live *l, bool freed)
 		__sync_fetch_and_add(&c->live_bytes, -l->bytes);
 	}
 	if (l->cache) {
-		cs = bpf_map_lookup_elem(&cache_stats, &ck);
+		/* its row taken into the profile by a spill: the free counts in a new one, which
+		 * the report sums with it (its live count is read from `live` at the end) */
+		cs = entry_of(&cache_stats, &ck, &czero, KMEM_STAT_CACHE_KEYS);
 		if (cs) {
 			if (freed)
 				__sync_fetch_and_add(&cs->frees, 1);
@@ -290,11 +310,11 @@ static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr
 			key.flags = STACK_KEY_USER_EXACT;
 	}
 
-	c = lookup_or_init(&counts, &key, &s->zero);
+	c = entry_of(&counts, &key, &s->zero, KMEM_STAT_COUNT_KEYS);
 	if (!c)
 		count_drop(KMEM_DROP_COUNTS_FULL);
 	if (cache) {
-		cs = lookup_or_init(&cache_stats, &ck, &czero);
+		cs = entry_of(&cache_stats, &ck, &czero, KMEM_STAT_CACHE_KEYS);
 		if (!cs)
 			count_drop(KMEM_DROP_CACHES_FULL);
 	}

@@ -1023,6 +1023,36 @@ int profile__add_cache(struct profile *p, const struct prof_cache *c)
 	return 0;
 }
 
+static int cache_order(const void *a, const void *b)
+{
+	const struct prof_cache *x = a, *y = b;
+
+	return x->pid != y->pid ? (x->pid < y->pid ? -1 : 1) : strcmp(x->name, y->name);
+}
+
+void profile__merge_caches(struct profile *p)
+{
+	uint32_t n = 0;
+
+	if (!p->ncaches)
+		return;
+	qsort(p->caches, p->ncaches, sizeof(*p->caches), cache_order);
+	for (uint32_t i = 0; i < p->ncaches; i++) {
+		struct prof_cache *c = &p->caches[i], *to = n ? &p->caches[n - 1] : NULL;
+
+		if (to && !cache_order(to, c)) {
+			to->allocs += c->allocs;
+			to->frees += c->frees;
+			to->bytes_req += c->bytes_req;
+			to->bytes_alloc += c->bytes_alloc;
+			to->live += c->live;
+		} else {
+			p->caches[n++] = *c;
+		}
+	}
+	p->ncaches = n;
+}
+
 static int add_note(struct profile *p, bool once, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
 

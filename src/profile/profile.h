@@ -437,6 +437,10 @@ bool prof_process__call(const struct prof_process *proc, const char *name, uint6
 int profile__add_drop(struct profile *p, const char *reason, uint64_t count);
 /* Append a copy of c (its name copied). 0 or -ENOMEM. */
 int profile__add_cache(struct profile *p, const struct prof_cache *c);
+/* The cache rows of one (pid, name) made one, their numbers summed (a mode that took its
+ * rows out of the kernel more than once as the run went on: kmem's spills), in (pid, name)
+ * order. */
+void profile__merge_caches(struct profile *p);
 /* Append a point to the series (pid, name), creating it with unit on first use. Points must
  * come in time order per series. Returns 0 or a negative errno. */
 int profile__add_point(struct profile *p, uint32_t pid, const char *name, const char *unit,

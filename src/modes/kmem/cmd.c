@@ -51,9 +51,10 @@ static const char kmem_usage[] =
 	"                         is counted but not followed (the drop live_table_full)\n"
 	"      --max-stacks N     distinct stacks kept (default 32768), and twice as many\n"
 	"                         (process, kind, stacks) counters; preallocated, about 1.7 KiB\n"
-	"                         per stack in all (55 MiB); past it, an allocation loses its\n"
-	"                         stack or its per-stack count (not its process's and cache's),\n"
-	"                         counted as a drop either way\n"
+	"                         per stack in all (55 MiB); as they fill they are taken into\n"
+	"                         the report and counting goes on (checked every 100 ms); what\n"
+	"                         comes faster loses its stack or its per-stack count (not its\n"
+	"                         process's), counted as a drop either way\n"
 	"\n"
 	"Output:\n"
 	OPTIONS_HELP_OUTPUT
