@@ -63,6 +63,9 @@ enum kmem_total {
 struct kmem_totals {
 	__u64 v[KMEM_T__COUNT];
 	char comm[KMEM_COMM_LEN];
+	__u64 start;		/* the process's start (its leader's task->start_time): with the
+				 * tgid, which process it is; another one means the PID was
+				 * used again (KMEM_STAT_PIDS_REUSED) */
 };
 
 /* Per (process, cache): a slab cache (kmem_cache_alloc: its kmem_cache address) or a kmalloc
@@ -106,9 +109,11 @@ enum kmem_drop {
 	KMEM_DROP_FREE_UNSEEN,	/* a pointer allocated again while tracked: its free had no event */
 	KMEM_DROP__COUNT,
 	/* in the same per-CPU array, after the drops: the keys made in the (process, kind,
-	 * stacks) and (process, cache) tables, which the collector spills as they fill */
+	 * stacks) and (process, cache) tables, which the collector spills as they fill, and the
+	 * times a process met a totals entry of another process with its PID */
 	KMEM_STAT_COUNT_KEYS = KMEM_DROP__COUNT,
 	KMEM_STAT_CACHE_KEYS,
+	KMEM_STAT_PIDS_REUSED,
 	KMEM_STAT__COUNT,
 };
 

@@ -10,6 +10,7 @@
 #include "core/procs.h"
 #include "core/target.h"
 #include "core/unwind.h"
+#include "profile/profile.h"
 #include "symbolize/symbolize.h"
 #include "util/util.h"
 
@@ -374,4 +375,26 @@ void proc_table__untarget(struct proc_table *t, pid_t pid, int targets_fd)
 		unwinder__forget(t->unwinder, pid);
 		p->attached = false;
 	}
+}
+
+void procs__note_reused(struct profile *prof, uint64_t n, const pid_t *ex, uint32_t nex,
+			bool more)
+{
+	uint32_t shown = n < nex ? (uint32_t)n : nex;
+	const char *by = more ? "more than one process" : "two processes";
+	char list[64] = "";
+	size_t len = 0;
+
+	if (!n)
+		return;
+	for (uint32_t i = 0; i < shown && len < sizeof(list); i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%d", i ? ", " : "",
+					ex[i]);
+	if (n == 1)
+		profile__add_note(prof, "PID %s was used by %s during the run (the kernel "
+				  "recycled it); their numbers are reported together", list, by);
+	else
+		profile__add_note(prof, "%llu PIDs were used by %s during the run (the kernel "
+				  "recycled them: %s%s); each one's numbers are reported together",
+				  (unsigned long long)n, by, list, n > shown ? ", ..." : "");
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "abi/unwind.h"
 #include "core/preflight.h"
+#include "core/procs.h"
 #include "core/session.h"
 #include "core/target.h"
 #include "core/unwind.h"
@@ -357,22 +358,9 @@ static void windows_leftover(struct session *s)
 
 static void reused_note(struct session *s)
 {
-	uint32_t shown = s->reused < 4 ? s->reused : 4;
-	char ex[64] = "";
-	size_t len = 0;
+	uint32_t n = sizeof(s->reused_ex) / sizeof(s->reused_ex[0]);
 
-	if (!s->reused)
-		return;
-	for (uint32_t i = 0; i < shown && len < sizeof(ex); i++)
-		len += (size_t)snprintf(ex + len, sizeof(ex) - len, "%s%d", i ? ", " : "",
-					s->reused_ex[i]);
-	if (s->reused == 1)
-		profile__add_note(s->prof, "PID %s was used by two processes during the run (the "
-				  "kernel recycled it); their numbers are reported together", ex);
-	else
-		profile__add_note(s->prof, "%u PIDs were used by two processes during the run (the "
-				  "kernel recycled them: %s%s); each one's numbers are reported "
-				  "together", s->reused, ex, s->reused > shown ? ", ..." : "");
+	procs__note_reused(s->prof, s->reused, s->reused_ex, s->reused < n ? s->reused : n, false);
 }
 
 static void on_new_task(struct session *s, pid_t pid, int status)
