@@ -651,38 +651,60 @@ static int live_rows(struct reader *counts, const struct reader *lives, struct r
 	return err;
 }
 
-/* The (process, kind, stacks) rows taken out of the kernel by a spill, with those of the
- * processes whose live bytes per stack are sampled for the growth view (attached) put back
- * with their live numbers only: their series read them, and their frees take them down. A row
- * a program made again meanwhile gets them added (a count it makes between that read and write,
- * microseconds, is lost). */
+/* A process whose live bytes per stack are sampled for the growth view (attached): its
+ * (process, kind, stacks) rows stay in the kernel at a spill, where its series read them and
+ * its frees take them down (taken out and put back, a free or a count made meanwhile was lost,
+ * and the series kept a block freed); they are read out when it ends or at the run's end. */
+static bool keeps_rows(struct kmem_collector *c, struct proc_info **last, pid_t tgid)
+{
+	if (!*last || (*last)->pid != tgid)
+		*last = proc_table__find(c->base.procs, tgid);
+	return *last && (*last)->attached && snap_of(*last);
+}
+
+struct count_take {
+	struct kmem_collector *c;
+	struct reader *counts;
+	struct proc_info *last;
+	int fd;
+};
+
+static int on_count_take(const void *key, const void *val, void *ctx)
+{
+	struct count_take *t = ctx;
+	const struct stack_key *k = key;
+	struct kmem_count v;
+
+	(void)val;
+	if (keeps_rows(t->c, &t->last, (pid_t)k->tgid))
+		return 0;
+	/* the value as it is deleted: what a program added since the batch's read is in it */
+	if (bpf_map_lookup_and_delete_elem(t->fd, k, &v))
+		return 0;
+	return on_count(k, &v, t->counts);
+}
+
+/* The (process, kind, stacks) rows taken out of the kernel by a spill: every one at once
+ * (one batch operation) when no process keeps its rows (keeps_rows), else those of the
+ * processes that do not, one by one. */
 static int take_counts(struct kmem_collector *c, struct reader *counts)
 {
-	int fd = bpf_map__fd(c->skel->maps.counts), err;
-	struct proc_info *p = NULL;
+	struct count_take t = { .c = c, .counts = counts,
+				.fd = bpf_map__fd(c->skel->maps.counts) };
+	bool keep = false;
 
 	counts->only = 0;
 	counts->size = sizeof(struct count_entry);
-	err = bpfutil__map_take(fd, sizeof(struct stack_key), sizeof(struct kmem_count), on_count,
-				counts);
-	for (size_t i = 0; i < counts->n; i++) {
-		struct count_entry *e = &((struct count_entry *)counts->v)[i];
-		struct kmem_count keep = { .live_count = e->v.live_count,
-					   .live_bytes = e->v.live_bytes }, now;
+	for (uint32_t i = 0; i < proc_table__count(c->base.procs) && !keep; i++) {
+		struct proc_info *p = proc_table__at(c->base.procs, i);
 
-		if (!p || p->pid != (pid_t)e->k.tgid)
-			p = proc_table__find(c->base.procs, e->k.tgid);
-		if (!e->v.live_count || !p || !p->attached || !snap_of(p))
-			continue;
-		if (bpf_map_update_elem(fd, &e->k, &keep, BPF_NOEXIST) &&
-		    !bpf_map_lookup_elem(fd, &e->k, &now)) {
-			now.live_count += keep.live_count;
-			now.live_bytes += keep.live_bytes;
-			bpf_map_update_elem(fd, &e->k, &now, BPF_EXIST);
-		}
-		e->v.live_count = e->v.live_bytes = 0;
+		keep = p->attached && snap_of(p);
 	}
-	return err;
+	if (!keep)
+		return bpfutil__map_take(t.fd, sizeof(struct stack_key), sizeof(struct kmem_count),
+					 on_count, counts);
+	return bpfutil__map_for_each(t.fd, sizeof(struct stack_key), sizeof(struct kmem_count),
+				     on_count_take, &t);
 }
 
 /* Move the counts of process `only` (0: every process) into the profile, with its outstanding
