@@ -14,15 +14,25 @@
  * (process, thread as `aux` when --per-thread else 0, user stack, kernel stack, flags
  * STACK_KEY_USER_EXACT when the sample hit user mode). */
 
-/* Per-CPU counters (a per-CPU array indexed by these): samples counted, then drops by reason. */
+/* Per-CPU counters (a per-CPU array indexed by these): samples counted, keys made, then drops
+ * by reason (CPU_STAT_STACKS_FULL on). */
 enum cpu_stat {
 	CPU_STAT_SAMPLES,	/* samples of traced tasks (counted or lost) */
 	CPU_STAT_KEYS,		/* keys made in the counts table (the collector spills it) */
+	CPU_STAT_PROC_KEYS,	/* keys made in the procs table (spilled with it) */
 	CPU_STAT_STACKS_FULL,	/* a stack not interned: the sample counts without it */
-	CPU_STAT_COUNTS_FULL,	/* the counts table was full: the sample is lost */
+	CPU_STAT_COUNTS_FULL,	/* the counts table was full: the sample is in no stack (its
+				 * process's total has it) */
 	CPU_STAT_NOTES_FULL,	/* a new process not announced (-a): it may stay unsymbolized */
 	CPU_STAT_TNAMES_FULL,	/* --per-thread: a thread's name not kept (the table full) */
+	CPU_STAT_PROCS_FULL,	/* the procs table was full: the sample is in no process's total */
 	CPU_STAT__COUNT,
+};
+
+/* Each process's totals (the `procs` map, by tgid): every sample of it, counted before and
+ * whatever the counts table keeps, so that its row and share are exact. */
+struct cpu_proc {
+	__u64 samples;
 };
 
 /* What the kernel remembers of each process and (with --per-thread) thread seen, by tgid or

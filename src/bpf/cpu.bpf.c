@@ -2,8 +2,9 @@
 /* ebprof cpu: kernel side. One perf_event program, attached to a software cpu-clock event on
  * each sampled CPU; it runs in the timer interrupt, on whatever task the CPU was running.
  *
- * Everything aggregates here: each sample adds 1 to a counter keyed by (process, thread with
- * --per-thread, user stack hash, kernel stack hash), both stacks interned in one `stacks` map.
+ * Everything aggregates here: each sample adds 1 to its process's total (`procs`: exact, whatever
+ * room the stack tables have), then to a counter keyed by (process, thread with --per-thread,
+ * user stack hash, kernel stack hash), both stacks interned in one `stacks` map.
  * Nothing is sent per sample; userspace reads the counters once, at the end. The only record
  * ever sent (-a only) announces a process seen for the first time, so that userspace can
  * snapshot its mappings while it still exists.
@@ -55,6 +56,15 @@ struct {
 	__type(value, __u64);
 } counts SEC(".maps");
 
+/* Each process's total (by tgid): its row in the report and its share, exact whatever the
+ * counts and stacks tables kept; preallocated as they are. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1 << 15);		/* sized by the collector */
+	__type(key, __u32);
+	__type(value, struct cpu_proc);
+} procs SEC(".maps");
+
 /* User and kernel stacks, interned by a 64-bit hash of their frames. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -105,6 +115,28 @@ static __always_inline void count_stat(__u32 which)
 
 	if (n)
 		(*n)++;
+}
+
+/* The sample in its process's total, before and whatever the stack-keyed count: a lookup and an
+ * atomic add, an insert at a process's first sample (or first since a spill took the table). */
+static __always_inline void count_proc(__u32 tgid)
+{
+	struct cpu_proc *p = bpf_map_lookup_elem(&procs, &tgid), one = { .samples = 1 };
+
+	if (p) {
+		__sync_fetch_and_add(&p->samples, 1);
+		return;
+	}
+	if (!bpf_map_update_elem(&procs, &tgid, &one, BPF_NOEXIST)) {
+		count_stat(CPU_STAT_PROC_KEYS);
+		return;
+	}
+	/* another CPU made it meanwhile, or the table is full */
+	p = bpf_map_lookup_elem(&procs, &tgid);
+	if (p)
+		__sync_fetch_and_add(&p->samples, 1);
+	else
+		count_stat(CPU_STAT_PROCS_FULL);
 }
 
 /* At a key's first sample (rare: once per distinct stack): remember the names, and in -a
@@ -220,6 +252,7 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	}
 	count_stat(CPU_STAT_SAMPLES);
+	count_proc(tgid);
 	task = bpf_get_current_task_btf();
 	if (!trace_all)
 		mark_mm(task, tgid);

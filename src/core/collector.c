@@ -294,10 +294,16 @@ int collector__window_readout(struct collector *b, struct profile *into)
 		err = profile__copy_samples(into, r, NULL, 0);
 	for (uint32_t i = 0; !err && i < r->nprocesses; i++) {
 		const struct prof_process *pp = &r->processes[i];
+		struct prof_process *to = profile__find_process(into, pp->pid);
 
-		if (!profile__find_process(into, pp->pid) &&
-		    !profile__add_process(into, pp->pid, pp->comm, pp->cmdline))
+		if (!to)
+			to = profile__add_process(into, pp->pid, pp->comm, pp->cmdline);
+		if (!to)
 			err = -ENOMEM;
+		/* its totals too (cpu, io, lock: the rows are these, not its samples) */
+		for (uint32_t j = 0; !err && j < pp->nstats; j++)
+			err = prof_process__add_stat(into, to, pp->stats[j].key,
+						     pp->stats[j].value);
 	}
 	profile__free(r);
 	return err;

@@ -161,7 +161,7 @@ void collector__reclaim_full(struct collector *b, uint32_t max);
 struct profile *collector__readout(struct collector *b, const struct session_env *env);
 /* A window (after the mode's own counts are in it): the read-outs since the last one, with
  * their processes (a process in the window already keeps its name there: an exec's old program
- * goes under the new one's). 0 or -ENOMEM. */
+ * goes under the new one's) and their statistics added to its. 0 or -ENOMEM. */
 int collector__window_readout(struct collector *b, struct profile *into);
 
 /* How full a mode's tables are getting, each tick (collector__spill): for each table a spill

@@ -287,6 +287,83 @@ static void test_counts_full(void **state)
 	profile__free(r.prof);
 }
 
+/* Every sample is counted twice in the kernel, apart: in its process's total and under its
+ * stacks; each count that finds its table full is a drop. So the processes' totals and their
+ * drop, process_totals_full, make as many samples as the stacks and count_table_full (but for a
+ * sample counted while a take had read its key and not yet deleted it: a few). */
+static void totals_match_stacks(const struct profile *p, uint64_t *procs_sum)
+{
+	uint64_t stacks = 0, totals = 0, v;
+
+	for (uint32_t i = 0; i < p->nsamples; i++)
+		stacks += p->samples[i].values[0];
+	for (uint32_t i = 0; i < p->nprocesses; i++)
+		if (prof_process__stat(&p->processes[i], "samples", &v))
+			totals += v;
+	totals += profile__drop(p, "process_totals_full");
+	stacks += profile__drop(p, "count_table_full");
+	print_message("totals and their drop %llu, stacks and theirs %llu\n",
+		      (unsigned long long)totals, (unsigned long long)stacks);
+	assert_true(totals + 5 >= stacks && stacks + 5 >= totals);
+	*procs_sum = totals - profile__drop(p, "process_totals_full");
+}
+
+/* The processes' totals count every sample whatever the count table keeps: a table of 2 (the
+ * counts refused) leaves the process's total its CPU time at the rate, as the stacks were
+ * when nothing was refused (test_split_and_count). */
+static void test_totals_exact(void **state)
+{
+	char *argv[] = { (char *)fixture("cpuburn"), "0.6", NULL };
+	struct cpu_opts o = default_opts();
+	const struct prof_process *pp;
+	uint64_t total, sum, ns;
+	double expect;
+	struct run r;
+
+	o.max_stacks = 2;
+	r = run_cpu(&o, false, argv, 0);
+	pp = profile__find_process(r.prof, r.pid);
+	assert_non_null(pp);
+	assert_true(prof_process__stat(pp, "samples", &total));
+	assert_true(prof_process__stat(pp, "cpu_ns", &ns));
+	assert_int_equal(ns, total * cpu_period_ns(o.hz));
+	totals_match_stacks(r.prof, &sum);
+	assert_int_equal(sum, total);
+	expect = r.cpu_ms * o.hz / 1000.0;
+	print_message("samples %llu, expected %.0f from cpu_ms %ld; count_table_full %llu\n",
+		      (unsigned long long)total, expect, r.cpu_ms,
+		      (unsigned long long)profile__drop(r.prof, "count_table_full"));
+	assert_true(profile__drop(r.prof, "count_table_full") > 0);
+	assert_true(total > expect * 0.95 && total < expect * 1.05);
+	/* the report's total is the processes' */
+	assert_int_equal(profile__type_total(r.prof, 0), total);
+	profile__free(r.prof);
+}
+
+/* A totals table too small (1 process, -a: several are sampled): the samples in no process's
+ * total are a drop, said in a note; they keep their stacks. */
+static void test_totals_full(void **state)
+{
+	char *argv[] = { (char *)fixture("cpuburn"), "5", NULL };
+	struct cpu_opts o = default_opts();
+	bool noted = false;
+	uint64_t sum;
+	struct run r;
+
+	o.test_max_procs = 1;
+	r = run_cpu(&o, true, argv, 0.3);
+	print_message("process_totals_full %llu\n",
+		      (unsigned long long)profile__drop(r.prof, "process_totals_full"));
+	assert_true(profile__drop(r.prof, "process_totals_full") > 0);
+	totals_match_stacks(r.prof, &sum);
+	for (uint32_t i = 0; i < r.prof->nnotes; i++)
+		if (strstr(r.prof->notes[i], "samples are in no process's total") &&
+		    strstr(r.prof->notes[i], "the table of processes' totals (1) was full"))
+			noted = true;
+	assert_true(noted);
+	profile__free(r.prof);
+}
+
 /*
  * The oracle for idle samples: the kernel's own cpu-clock sampling through perf_event_open,
  * one event per CPU over the same window, counting samples of pid 0. Whether an idle CPU is
@@ -422,6 +499,8 @@ int main(void)
 		cmocka_unit_test(test_kernel_under_user),
 		cmocka_unit_test(test_per_thread),
 		cmocka_unit_test(test_counts_full),
+		cmocka_unit_test(test_totals_exact),
+		cmocka_unit_test(test_totals_full),
 		cmocka_unit_test(test_all_idle),
 	};
 

@@ -41,6 +41,7 @@
 #include "cpu.skel.h"
 
 #define MAX_TARGETS 1024	/* the targets map's size */
+#define MAX_PROCS 32768		/* processes with totals between two spills (-a sees every one) */
 
 struct cpu_collector {
 	struct collector base;		/* first: the shared hooks take the collector */
@@ -56,7 +57,8 @@ struct cpu_collector {
 	bool started, stopped, detached;
 	uint64_t period_ns;
 	uint64_t stop_ns;		/* CLOCK_MONOTONIC when sampling stopped */
-	uint64_t samples;		/* read out into the profile */
+	uint64_t samples;		/* in the processes' totals read out into the profile */
+	uint32_t max_procs;		/* the procs table's room */
 	struct stack_table *wst;	/* the stacks windows have read so far */
 	uint64_t window_ns;		/* CLOCK_MONOTONIC at the start of the window */
 	uint64_t window_stats[CPU_STAT__COUNT];	/* the counters then */
@@ -70,10 +72,12 @@ enum { V_SAMPLES, V_CPU, V_OFFCPU, V_WALL, V__COUNT };
 static const char *const stat_names[CPU_STAT__COUNT] = {
 	[CPU_STAT_SAMPLES] = "samples",
 	[CPU_STAT_KEYS] = "keys",
+	[CPU_STAT_PROC_KEYS] = "process_keys",
 	[CPU_STAT_STACKS_FULL] = "stack_table_full",
 	[CPU_STAT_COUNTS_FULL] = "count_table_full",
 	[CPU_STAT_NOTES_FULL] = "process_notes_lost",
 	[CPU_STAT_TNAMES_FULL] = "thread_names_full",
+	[CPU_STAT_PROCS_FULL] = "process_totals_full",
 };
 
 uint64_t cpu_period_ns(uint32_t hz)
@@ -195,9 +199,15 @@ static int set_types(struct cpu_collector *c, struct profile *prof)
 	int err = profile__add_type(prof, "samples", "count");
 
 	err = err ?: profile__add_type(prof, "cpu", "nanoseconds");
+	/* a process's row is its exact total (the kernel's `procs`), not what the count table
+	 * kept */
+	err = err ?: profile__set_type_proc_stat(prof, "samples", "samples");
+	err = err ?: profile__set_type_proc_stat(prof, "cpu", "cpu_ns");
 	if (c->opts.offcpu) {
 		err = err ?: profile__add_type(prof, "offcpu", "nanoseconds");
 		err = err ?: profile__add_type(prof, "wall", "nanoseconds");
+		/* its cpu_ns and its offcpu_ns (offcpu's collector adds them both) */
+		err = err ?: profile__set_type_proc_stat(prof, "wall", "wall_ns");
 	}
 	if (err)
 		return err;
@@ -221,6 +231,7 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	c->opts = *o;
 	c->lc = env->lc;
 	c->period_ns = cpu_period_ns(o->hz ? o->hz : CPU_DEFAULT_HZ);
+	c->max_procs = o->test_max_procs ? o->test_max_procs : MAX_PROCS;
 	if (collector__init(&c->base, env, false))
 		goto fail;
 	c->base.kname_at_exec = true;	/* (its exec program renames) */
@@ -263,6 +274,7 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	unwind__size_maps(c->skel->obj, env->unwind, MAX_TARGETS, 0);
 	bpf_map__set_max_entries(c->skel->maps.targets, MAX_TARGETS);
 	bpf_map__set_max_entries(c->skel->maps.mm_marks, MAX_TARGETS);
+	bpf_map__set_max_entries(c->skel->maps.procs, c->max_procs);
 	bpf_map__set_max_entries(c->skel->maps.counts, o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
 	collector__size_notes(c->skel->maps.notes, env->all);
@@ -424,13 +436,60 @@ static struct proc_info *report_proc(struct cpu_collector *c, pid_t tgid, bool e
 	return collector__report_proc(&c->base, tgid, exec, cc.comm, CPU_COMM_LEN, false);
 }
 
-/* Move the counts of process `only` (0: every process) into prof: kernel frames leaf first,
- * then user frames, then with --per-thread the thread; `remove`: delete them from the kernel
- * (an exec: the same process counts on under its new program); `take`: every process's,
- * taken out of the kernel at once (a window). */
-/* Counts into prof: read (take false: left in the map, the run's end and an exec's), or taken
- * out of the kernel (take true: a window's, or a spill's into the run's profile, spill true:
- * the samples count in the run's total and its processes are snapshot as at the end). */
+struct procs_read {
+	struct cpu_collector *c;
+	struct profile *prof;
+	bool exec, take, spill;
+};
+
+/* One process's total into its row: every sample of it, whatever the count table kept (a full
+ * one cost the sample its stack, and made the rows and shares short too). */
+static int on_proc(const void *k, const void *v, void *ctx)
+{
+	const struct procs_read *r = ctx;
+	const struct cpu_proc *t = v;
+	struct cpu_collector *c = r->c;
+	__u32 tgid = *(const __u32 *)k;
+	struct prof_process *pp;
+	struct proc_info *p;
+	int err;
+
+	p = r->take && !r->spill ? proc_table__add(c->base.procs, tgid)
+				 : report_proc(c, tgid, r->exec);
+	if (p && r->take && !p->comm[0])
+		p = report_proc(c, tgid, true);
+	if (!p)
+		return -ENOMEM;
+	pp = profile__add_process(r->prof, tgid, p->comm, p->cmdline);
+	if (!pp)
+		return -errno;
+	err = prof_process__add_stat(r->prof, pp, "samples", t->samples);
+	err = err ?: prof_process__add_stat(r->prof, pp, "cpu_ns", t->samples * c->period_ns);
+	if (!err && c->opts.offcpu)
+		err = prof_process__add_stat(r->prof, pp, "wall_ns", t->samples * c->period_ns);
+	if (!r->take || r->spill)
+		c->samples += t->samples;
+	return err;
+}
+
+/* The processes' totals into prof (collector__read_procs): `only`'s taken out (an exec, code
+ * replaced: it counts on from 0), or every one's, taken (a window, a spill) or read (the end). */
+static int drain_procs(struct cpu_collector *c, struct profile *prof, pid_t only, bool take,
+		       bool spill)
+{
+	struct procs_read r = { .c = c, .prof = prof, .exec = only != 0, .take = take && !only,
+				.spill = spill };
+
+	return collector__read_procs(&c->base, bpf_map__fd(c->skel->maps.procs),
+				     sizeof(struct cpu_proc), only, take, on_proc, &r);
+}
+
+/* Counts into prof, of process `only` (0: every process): kernel frames leaf first, then user
+ * frames, then with --per-thread the thread; read (take false: left in the map, the run's end;
+ * `remove`: deleted, an exec's or code replaced: the same process counts on under its new
+ * program), or taken out of the kernel (take true: a window's, or a spill's into the run's
+ * profile, spill true: the samples count in the run's total and its processes are snapshot as
+ * at the end). Then the processes' totals, the same way (drain_procs). */
 static int drain(struct cpu_collector *c, struct profile *prof, pid_t only, bool remove,
 		 bool take, bool spill)
 {
@@ -441,7 +500,7 @@ static int drain(struct cpu_collector *c, struct profile *prof, pid_t only, bool
 	struct stack_count *v = NULL;
 	struct proc_info *p = NULL;
 	size_t nv = 0;
-	int err;
+	int err, procs_err;
 
 	if (!st || !locs) {
 		err = -ENOMEM;
@@ -465,7 +524,6 @@ static int drain(struct cpu_collector *c, struct profile *prof, pid_t only, bool
 	for (size_t i = 0; i < nv; i++) {
 		const struct stack_count *e = &v[i];
 		int64_t vals[V__COUNT] = { e->n, e->n * c->period_ns, 0, e->n * c->period_ns };
-		struct prof_process *pp;
 		uint32_t n;
 
 		if (!p || p->pid != (pid_t)e->k.tgid) {
@@ -497,13 +555,11 @@ static int drain(struct cpu_collector *c, struct profile *prof, pid_t only, bool
 			err = -errno;
 			goto out;
 		}
-		pp = profile__add_process(prof, e->k.tgid, p->comm, p->cmdline);
-		if (pp) {
-			prof_process__add_stat(prof, pp, "samples", e->n);
-			prof_process__add_stat(prof, pp, "cpu_ns", e->n * c->period_ns);
+		/* its row comes from its total (drain_procs) */
+		if (!profile__add_process(prof, e->k.tgid, p->comm, p->cmdline)) {
+			err = -errno;
+			goto out;
 		}
-		if (!take || spill)
-			c->samples += e->n;
 		if (remove)
 			bpf_map_delete_elem(counts_fd, &e->k);
 	}
@@ -514,7 +570,9 @@ out:
 	free(locs);
 	if (!take)
 		stack_table__free(st);
-	return err;
+	/* whatever became of the counts: the totals are kept apart from them */
+	procs_err = drain_procs(c, prof, only, take, spill);
+	return err ?: procs_err;
 }
 
 /* ---- the run ---------------------------------------------------------------------------- */
@@ -543,17 +601,19 @@ static int take_counts(void *m)
 }
 
 /* A count table three quarters full (or full: a sample lost to it, or a stack to the stacks
- * map): its counts taken into the run's profile (and the stacks map emptied, no count referring
- * to it any more), so that counting goes on. Checked each tick; not in a run cut into windows
+ * map), or the processes' totals table (the same): the counts and totals taken into the run's
+ * profile (and the stacks map emptied, no count referring to it any more), so that counting
+ * goes on. Checked each tick; not in a run cut into windows
  * (each window takes its counts). With -a the processes that ended keep their keys to the end:
  * a 3-minute run of builds lost 40% of its samples at the default --max-stacks, and the loss
  * was biased (those of the processes met last). */
 static void spill(struct cpu_collector *c)
 {
 	struct spill_check due = {
-		.keys = { stat_sum(c, CPU_STAT_KEYS) },
-		.room = { c->opts.max_stacks },
-		.refused = stat_sum(c, CPU_STAT_COUNTS_FULL) + stat_sum(c, CPU_STAT_STACKS_FULL),
+		.keys = { stat_sum(c, CPU_STAT_KEYS), stat_sum(c, CPU_STAT_PROC_KEYS) },
+		.room = { c->opts.max_stacks, c->max_procs },
+		.refused = stat_sum(c, CPU_STAT_COUNTS_FULL) + stat_sum(c, CPU_STAT_STACKS_FULL) +
+			   stat_sum(c, CPU_STAT_PROCS_FULL),
 	};
 
 	collector__spill(&c->base, &c->env, &due, take_counts, c);
@@ -730,9 +790,15 @@ static void cpu_finish(void *m)
 			     c->env.all ? -1 : CPU_STAT_NOTES_FULL, v);
 	unwinder__add_drops(c->base.unwinder, prof);
 	if (lost)
-		profile__add_note(prof, "%llu samples were lost: the count table (--max-stacks %u) "
-				  "was full; raise --max-stacks", (unsigned long long)lost,
-				  c->opts.max_stacks);
+		profile__add_note(prof, "%llu samples are in no stack: the count table "
+				  "(--max-stacks %u) was full; they count in their processes' totals "
+				  "(the process table), not in the stacks and flame graph; raise "
+				  "--max-stacks", (unsigned long long)lost, c->opts.max_stacks);
+	if (v[CPU_STAT_PROCS_FULL])
+		profile__add_note(prof, "%llu samples are in no process's total (the processes' "
+				  "rows and shares are short by them, their stacks are not): the "
+				  "table of processes' totals (%u) was full", (unsigned long long)
+				  v[CPU_STAT_PROCS_FULL], c->max_procs);
 	if (stacks_full)
 		profile__add_note(prof, "%llu stacks were not kept: the stack table (--max-stacks "
 				  "%u) was full, so their samples count without them; raise "
@@ -747,6 +813,7 @@ static void cpu_finish(void *m)
 	/* the window the perf events were on; the report's Duration is the whole run (start-up
 	 * and read-out included) */
 	profile__add_info(prof, "sampled_for", "%.2f s", secs);
+	/* every sample counted (the processes' totals); of them, samples_lost are in no stack */
 	profile__add_info(prof, "samples", "%llu", (unsigned long long)c->samples);
 	profile__add_info(prof, "samples_lost", "%llu", (unsigned long long)lost);
 }
@@ -777,7 +844,7 @@ static int cpu_window(void *m, struct profile *into)
 
 		if (s == CPU_STAT_NOTES_FULL && !c->env.all)
 			continue;
-		if (s != CPU_STAT_SAMPLES && s != CPU_STAT_KEYS)
+		if (s != CPU_STAT_SAMPLES && s != CPU_STAT_KEYS && s != CPU_STAT_PROC_KEYS)
 			profile__add_drop(into, stat_names[s], v - c->window_stats[s]);
 		c->window_stats[s] = v;
 	}

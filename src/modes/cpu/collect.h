@@ -24,6 +24,9 @@ struct cpu_opts {
 	 * with the samples, under the sample types samples, cpu, offcpu and wall (the default) */
 	bool offcpu;
 	bool cpus[CPU_MAX_CPUS];
+	/* Tests only (no option sets it): the processes' totals table's room (0: MAX_PROCS,
+	 * 32768 processes) */
+	uint32_t test_max_procs;
 };
 
 /* The mode: open, attach, attach_all, tick, progress, finalize, retire, stop, finish, detach,

@@ -522,6 +522,10 @@ static int drain(struct offcpu_collector *c, struct profile *prof, pid_t only, b
 		pp = profile__add_process(prof, p->pid, p->comm[0] ? p->comm : NULL, p->cmdline);
 		if (pp) {
 			prof_process__add_stat(prof, pp, "offcpu_ns", e->v.ns);
+			/* cpu --offcpu: a process's wall time is its exact cpu_ns (cpu's
+			 * totals) and this */
+			if (c->opts.wall_idx >= 0)
+				prof_process__add_stat(prof, pp, "wall_ns", e->v.ns);
 			prof_process__add_stat(prof, pp, "switches", e->v.switches);
 		}
 		if (remove)
