@@ -220,6 +220,33 @@ assert_no_cpu_probes() {
 	[ "$unnamed" -le "$n" ]
 }
 
+# cpu --offcpu runs offcpu's collector, whose table of threads off-CPU at once, full, is the
+# drop thread_table_full with a note saying to raise --max-threads: an option cpu did not take
+# (a usage error), so the note named nothing the user could do. cpu takes it now, with
+# --offcpu. Three threads burning on two CPUs are preempted, and main waits in pthread_join
+# all along: more threads off-CPU at once than a table of 1 holds.
+@test "cpu --offcpu: a full table of threads off-CPU is a counted drop; its note names --max-threads, which cpu takes" {
+	run "$EBPROF" cpu --help
+	[ "$status" -eq 0 ]
+	[[ $output == *"--max-threads N    with --offcpu: threads off-CPU at once"* ]]
+	run "$EBPROF" cpu -q --offcpu --max-threads 1 -o "$T/x.json" -o "$T/x.txt" -- \
+		"$FIX/cpuburn" 0.3 3
+	[ "$status" -eq 0 ]
+	n=$(jq .drops.thread_table_full "$T/x.json")
+	echo "thread_table_full $n"
+	[ "$n" -gt 0 ]
+	grep -qE "thread_table_full $n\b" "$T/x.txt"
+	jq -e --arg n "$n" 'any(.notes[]; . == "\($n) off-CPU intervals were not measured: the table of threads off-CPU at once (--max-threads 1) was full; raise --max-threads")' \
+		"$T/x.json" >/dev/null
+	# it sizes offcpu's table: without --offcpu there is none
+	run "$EBPROF" cpu --max-threads 4 -- true
+	[ "$status" -eq 2 ]
+	[[ $output == *"--max-threads goes with --offcpu"* ]]
+	run "$EBPROF" cpu --offcpu --max-threads 0 -- true
+	[ "$status" -eq 2 ]
+	[[ $output == *"--max-threads takes a number of threads from 1 to"* ]]
+}
+
 @test "cpu: -p of a process that exits mid-run keeps its samples, symbolized" {
 	bg "$FIX/cpuburn" 1
 	run "$EBPROF" cpu -q -F 499 -p "$BG" -d 10 -o "$T/x.folded"

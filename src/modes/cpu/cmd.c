@@ -8,6 +8,7 @@
 #include "cli/options.h"
 #include "core/session.h"
 #include "modes/cpu/collect.h"
+#include "modes/offcpu/collect.h"
 
 #define DEFAULT_MAX_STACKS (1u << 14)
 
@@ -17,6 +18,7 @@ enum {
 	OPT_PER_THREAD,
 	OPT_MAX_STACKS,
 	OPT_OFFCPU,
+	OPT_MAX_THREADS,
 };
 
 static const struct option cpu_longopts[] = {
@@ -26,6 +28,7 @@ static const struct option cpu_longopts[] = {
 	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 	{ "offcpu", no_argument, NULL, OPT_OFFCPU },
+	{ "max-threads", required_argument, NULL, OPT_MAX_THREADS },
 	{ 0 },
 };
 
@@ -64,6 +67,8 @@ static const char cpu_usage[] =
 	"                         at the switch-out, leaf __schedule) in one profile and one\n"
 	"                         flame graph; sample types samples, cpu, offcpu and wall\n"
 	"                         (nanoseconds, cpu + offcpu: the default)\n"
+	"      --max-threads N    with --offcpu: threads off-CPU at once that can be measured\n"
+	"                         (default 32768, as ebprof offcpu's)\n"
 	"\n"
 	"Output:\n"
 	OPTIONS_HELP_OUTPUT
@@ -111,6 +116,8 @@ static int cpu_parse(void *mo, int c, const char *arg, struct session_opts *so,
 		return 0;
 	case OPT_MAX_STACKS:
 		return cli_parse_max_stacks(lc, "cpu", arg, 1, 1u << 22, &o->max_stacks);
+	case OPT_MAX_THREADS:
+		return offcpu_parse_max_threads(lc, "cpu", arg, &o->max_threads);
 	}
 	return cli_usage_err(lc, "cpu", "unknown option");
 }
@@ -129,6 +136,9 @@ static int cpu_check(void *mo, struct session_opts *so, const struct log_ctx *lc
 	if (o->idle && !so->all)
 		return cli_usage_err(lc, "cpu", "--idle goes with -a: the idle task belongs to no "
 				     "process");
+	if (o->max_threads && !o->offcpu)
+		return cli_usage_err(lc, "cpu", "--max-threads goes with --offcpu: it sizes the "
+				     "table of threads off-CPU at once");
 	if (o->offcpu && o->cpu_given)
 		return cli_usage_err(lc, "cpu", "--offcpu goes without --cpu: off-CPU time is "
 				     "counted on every CPU, so samples must be too");

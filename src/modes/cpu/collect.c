@@ -310,6 +310,8 @@ static void *cpu_open(const struct session_env *env, void *opts)
 		oo.kthreads = true;	/* as cpu samples them: -a, or -p of a kernel thread */
 		oo.per_thread = o->per_thread;
 		oo.max_stacks = o->max_stacks;
+		if (o->max_threads)
+			oo.max_threads = o->max_threads;
 		oo.ns_idx = V_OFFCPU;
 		oo.wall_idx = V_WALL;
 		c->off = offcpu_mode_ops.open(env, &oo);

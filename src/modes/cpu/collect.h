@@ -23,6 +23,7 @@ struct cpu_opts {
 	/* --offcpu: a wall-clock profile, off-CPU time (modes/offcpu's collector, run beside)
 	 * with the samples, under the sample types samples, cpu, offcpu and wall (the default) */
 	bool offcpu;
+	uint32_t max_threads;	/* --max-threads, with --offcpu (0: offcpu's default) */
 	bool cpus[CPU_MAX_CPUS];
 	/* Tests only (no option sets it): the processes' totals table's room (0: MAX_PROCS,
 	 * 32768 processes) */

@@ -103,7 +103,6 @@ static int offcpu_parse(void *mo, int c, const char *arg, struct session_opts *s
 			const struct log_ctx *lc)
 {
 	struct offcpu_opts *o = mo;
-	uint64_t v;
 
 	switch (c) {
 	case OPT_MIN_BLOCK:
@@ -133,11 +132,7 @@ static int offcpu_parse(void *mo, int c, const char *arg, struct session_opts *s
 	case OPT_MAX_STACKS:
 		return cli_parse_max_stacks(lc, "offcpu", arg, 1, 1u << 22, &o->max_stacks);
 	case OPT_MAX_THREADS:
-		if (cli_parse_count(lc, "offcpu", "--max-threads", "threads", arg, 1, 1u << 22,
-				    &v))
-			return 2;
-		o->max_threads = v;
-		return 0;
+		return offcpu_parse_max_threads(lc, "offcpu", arg, &o->max_threads);
 	}
 	return cli_usage_err(lc, "offcpu", "unknown option");
 }
@@ -162,6 +157,17 @@ static const struct mode_cli offcpu_cli = {
 	.parse = offcpu_parse,
 	.check = offcpu_check,
 };
+
+int offcpu_parse_max_threads(const struct log_ctx *lc, const char *mode, const char *arg,
+			     uint32_t *out)
+{
+	uint64_t v;
+
+	if (cli_parse_count(lc, mode, "--max-threads", "threads", arg, 1, 1u << 22, &v))
+		return 2;
+	*out = v;
+	return 0;
+}
 
 void offcpu_default_opts(struct offcpu_opts *o)
 {

@@ -811,9 +811,9 @@ static void offcpu_finish(void *m)
 		if (!n)
 			continue;
 		if (s == OFFCPU_STAT_THREADS_FULL)
-			profile__add_note(prof, "%llu off-CPU intervals were not measured: more "
-					  "than %u threads were off-CPU at once; raise "
-					  "--max-threads", (unsigned long long)n,
+			profile__add_note(prof, "%llu off-CPU intervals were not measured: the "
+					  "table of threads off-CPU at once (--max-threads %u) was "
+					  "full; raise --max-threads", (unsigned long long)n,
 					  c->opts.max_threads);
 		else if (s == OFFCPU_STAT_STACKS_FULL)
 			profile__add_note(prof, "%llu stacks were not kept: the stack table "

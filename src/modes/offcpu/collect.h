@@ -42,6 +42,11 @@ extern const struct mode_ops offcpu_mode_ops;
 
 /* The defaults of every option (cmd.c; `ebprof cpu --offcpu` starts from them too). */
 void offcpu_default_opts(struct offcpu_opts *o);
+/* --max-threads (offcpu's, and cpu's with --offcpu: the size of the table of threads off-CPU
+ * at once) into *out, `mode` naming the command in a usage error. 0, or 2 (said, as
+ * cli_parse_count says it). */
+int offcpu_parse_max_threads(const struct log_ctx *lc, const char *mode, const char *arg,
+			     uint32_t *out);
 
 /* "S", "D", "all" (or "S,D", "R" for preempted) into OFFCPU_STATE_* bits: 0 or -1. */
 int offcpu_parse_states(const char *s, uint32_t *states);
