@@ -5,7 +5,8 @@
  * Modules are cached by build-id, so the same libc mapped by many processes (or seen through
  * different mount namespaces) is read once, and by file identity (dev, inode, size, mtime) so a
  * known file is not even reopened. elfutils' own dwfl_module_addrinfo scans the symbol table
- * linearly on each call, which is why the table is rebuilt here in sorted form.
+ * linearly on each call, which is why the table is rebuilt here in sorted form. Separate debug
+ * files are found on this machine only, never by debuginfod (find_debuginfo).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -111,6 +112,7 @@ void sym_module__free(struct sym_module *m)
 	free(m->open_path);
 	free(m->debuginfo_path);
 	free(m->debug_file);
+	free(m->debuglink);
 	if (m->debug_fd >= 0)
 		close(m->debug_fd);
 	free(m->image);
@@ -230,19 +232,118 @@ static void find_root_debug_file(struct sym_module *m, Elf *elf, const char *ope
 	}
 }
 
+/* The candidate dir/sub/name ("dir/name" without sub), opened if it is m's debug file (not its
+ * own file by another name; its build-id, or when m has none and check is set, the CRC the
+ * debug link gives): the fd and *found its name, else -1. */
+static int try_debug_name(const struct sym_module *m, const struct stat *main_st, const char *dir,
+			  const char *sub, const char *name, bool check, char **found)
+{
+	struct stat st;
+	char *path;
+	int fd;
+
+	if ((sub ? asprintf(&path, "%s/%s/%s", dir, sub, name) :
+		   asprintf(&path, "%s/%s", dir, name)) < 0)
+		return -1;
+	if (stat(path, &st) || (main_st && st.st_dev == main_st->st_dev &&
+				 st.st_ino == main_st->st_ino)) {
+		free(path);
+		return -1;
+	}
+	fd = m->build_id || check ? open_debug_candidate(path, m->build_id, m->debuglink_crc) :
+				    open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(path);
+		return -1;
+	}
+	*found = path;
+	return fd;
+}
+
+/* m's separate debug file by name, where libdw's own search looks (its find_debuginfo_in_path,
+ * for the file at file_name): the debug link's name (else the file's name + ".debug") in each
+ * element of the search path: "" the file's directory, a relative one a directory under it
+ * (.debug), an absolute one (the debug directory) with the file's directory under it, then
+ * with fewer of its leading components. -1: none. */
+static int find_debug_by_name(const struct sym_module *m, const char *file_name, char **found)
+{
+	const char *base = strrchr(file_name, '/'), *p = m->debuginfo_path;
+	bool check = m->debuglink && m->debuglink_crc;
+	char *dirname, *made = NULL;
+	const char *link = m->debuglink;
+	struct stat main_st;
+	int fd = -1;
+
+	if (!base || !p)
+		return -1;
+	dirname = strndup(file_name, (size_t)(base - file_name));
+	base++;
+	if (!link && asprintf(&made, "%s.debug", base) >= 0)
+		link = made;
+	if (!dirname || !link)
+		goto out;
+	if (stat(file_name, &main_st))
+		memset(&main_st, 0, sizeof(main_st));
+	while (fd < 0 && p) {
+		size_t len = strcspn(p, ":");
+		char *elem = strndup(p, len);
+
+		p = p[len] ? p + len + 1 : NULL;
+		if (!elem)
+			break;
+		if (!*elem) {
+			fd = try_debug_name(m, &main_st, *dirname ? dirname : "/", NULL, link, check,
+					    found);
+		} else if (*elem != '/') {
+			fd = try_debug_name(m, &main_st, dirname, elem, link, check, found);
+			if (fd < 0 && made)
+				fd = try_debug_name(m, &main_st, dirname, elem, base, check, found);
+		} else if (*dirname == '/') {
+			/* /usr/lib/debug/usr/bin/NAME, then .../bin/NAME, then .../NAME */
+			for (const char *sub = dirname + 1; fd < 0 && sub;) {
+				fd = try_debug_name(m, &main_st, elem, *sub ? sub : NULL, link, check,
+						    found);
+				if (fd < 0 && made)
+					fd = try_debug_name(m, &main_st, elem, *sub ? sub : NULL,
+							    base, check, found);
+				if (!*sub)
+					break;
+				sub = strchr(sub, '/');
+				sub = sub ? sub + 1 : "";
+			}
+		}
+		free(elem);
+	}
+out:
+	free(dirname);
+	free(made);
+	return fd;
+}
+
 /* The debug file found by build-id, decompressed (debugcache.c) when its DWARF is compressed;
- * or the one a foreign root's module found when it was made; else dwfl's own search. The
- * copy's fd (a duplicate of the found one's) is handed over with the original's name. */
+ * or the one a foreign root's module found when it was made; else the local search libdw's
+ * dwfl_standard_find_debuginfo makes: by build-id under each debug directory (and a dwz
+ * alternate file so), then by name (find_debug_by_name), never its last resort, debuginfod:
+ * ebprof does not fetch debug files over the network (DEBUGINFOD_URLS is not used), and the
+ * client libdw made for it, per file, held a curl handle and its socket pair (2 descriptors)
+ * while the file stayed open. The copy's fd (a duplicate of the found one's) is handed over
+ * with the original's name. */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	const struct sym_module *m = *userdata;
+	/* libdw asks with the file's own debug link (and its CRC) for its debug file, with the
+	 * alternate file's name (CRC 0) for a dwz alternate file */
+	bool alt = debuglink_file && (!m || !m->debuglink || debuglink_crc != m->debuglink_crc ||
+				      strcmp(debuglink_file, m->debuglink));
+	char *found = NULL;
+	int fd;
 
-	if (m && m->debug_fd >= 0) {
+	if (!alt && m && m->debug_fd >= 0) {
 		char *name = strdup(m->debug_file);
-		int fd = name ? fcntl(m->debug_fd, F_DUPFD_CLOEXEC, 0) : -1;
 
+		fd = name ? fcntl(m->debug_fd, F_DUPFD_CLOEXEC, 0) : -1;
 		if (fd >= 0) {
 			free(*debuginfo_file_name);
 			*debuginfo_file_name = name;
@@ -251,10 +352,10 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 		free(name);
 	}
 
-	if (m && m->cache_dir && m->build_id && strlen(m->build_id) > 2) {
+	if (!alt && m && m->cache_dir && m->build_id && strlen(m->build_id) > 2) {
 		char *orig = build_id_debug_file(m);
-		int fd = orig ? sym_debug_cache__open(m->cache_dir, orig, m->build_id) : -1;
 
+		fd = orig ? sym_debug_cache__open(m->cache_dir, orig, m->build_id) : -1;
 		if (fd >= 0) {
 			free(*debuginfo_file_name);
 			*debuginfo_file_name = orig;
@@ -262,8 +363,25 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 		}
 		free(orig);
 	}
-	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-					    debuglink_file, debuglink_crc, debuginfo_file_name);
+	fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
+					  debuglink_file, debuglink_crc, debuginfo_file_name);
+	if (fd >= 0 || alt || !m || !file_name)
+		return fd;
+	fd = find_debug_by_name(m, file_name, &found);
+	if (fd < 0) {
+		/* a symbolic link's debug file may be named after its target */
+		char *canon = realpath(file_name, NULL);
+
+		if (canon && strcmp(canon, file_name))
+			fd = find_debug_by_name(m, canon, &found);
+		free(canon);
+	}
+	if (fd >= 0) {
+		free(*debuginfo_file_name);
+		*debuginfo_file_name = found;
+	}
+	errno = 0;
+	return fd;
 }
 
 /* What an ELF file itself holds to name its code (SYM_RICH_*). */
@@ -318,6 +436,14 @@ static struct sym_module *module_new(struct symbolizer *s, Elf *elf, const char 
 	}
 	if (!m->open_path || !m->debuginfo_path)
 		goto err;
+	{
+		GElf_Word crc = 0;
+		const char *link = dwelf_elf_gnu_debuglink(elf, &crc);
+
+		if (link && !(m->debuglink = strdup(link)))
+			goto err;
+		m->debuglink_crc = crc;
+	}
 	if (root && *root)
 		find_root_debug_file(m, elf, open_path, root, dd);
 	err = read_segments(elf, m);

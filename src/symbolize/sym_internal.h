@@ -81,6 +81,10 @@ struct sym_module {
 	 * /proc/PID/root may be gone by the first lookup), and its name; -1 and NULL: none */
 	int debug_fd;
 	char *debug_file;
+	/* its .gnu_debuglink (NULL: none) and that link's CRC: find_debuginfo tells a lookup of
+	 * its own debug file from one of a dwz alternate file by it */
+	char *debuglink;
+	uint32_t debuglink_crc;
 	const char *cache_dir;	/* for decompressed debug files (debugcache.c); NULL: none */
 	Dwfl_Callbacks callbacks;
 	Dwfl *dwfl;
