@@ -270,6 +270,12 @@ $(OUT)/fixtures/cpuburn_bid: tests/fixtures/cpuburn.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FIX_CFLAGS) -Wl,--build-id $< -o $@
 
+# cpuburn without a build-id: each copy of it is a file of its own to the symbolizer, known
+# by its identity (device, inode, size, time), as a program rebuilt in place is
+$(OUT)/fixtures/cpuburn_nobid: tests/fixtures/cpuburn.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FIX_CFLAGS) -Wl,--build-id=none $< -o $@
+
 # two files with a static function of one name each, linked together
 $(OUT)/fixtures/dupstatic: tests/fixtures/dupstatic.c tests/fixtures/dupstatic_lib.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
@@ -280,7 +286,7 @@ $(OUT)/fixtures/libreplug%.so: tests/fixtures/replug_lib.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FIX_CFLAGS) -fPIC -shared -DVERSION=$* $< -o $@
 
-fixtures: $(OUT)/fixtures/cpuburn_bid $(OUT)/fixtures/libreplug1.so $(OUT)/fixtures/libreplug2.so \
+fixtures: $(OUT)/fixtures/cpuburn_bid $(OUT)/fixtures/cpuburn_nobid $(OUT)/fixtures/libreplug1.so $(OUT)/fixtures/libreplug2.so \
 	  $(OUT)/fixtures/libdlburn.so $(OUT)/fixtures/liblazyfix.so \
 	  $(FIX_BINS) $(FIX_SOS) $(OUT)/fixtures/memfixture_static $(OUT)/fixtures/cxxfixture \
 	  $(OUT)/fixtures/cxxlate $(OUT)/fixtures/cxxfixture_static $(OUT)/fixtures/badalloc $(OUT)/fixtures/prefixalloc \

@@ -1,5 +1,6 @@
 /* One run of any mode (see session.h): targets, the run loop, signals, progress, outputs. */
 #include <errno.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <poll.h>
 #include <signal.h>
@@ -49,6 +50,8 @@ struct session {
 	const struct log_ctx *lc;
 	struct profile *prof;
 	struct symbolizer *sym;
+	uint64_t sym_gone;	/* the symbolizer's files_gone counted into a profile so far */
+	unsigned sym_max_open;	/* its limit of open object files */
 	struct tgt **t;		/* every process seen; stable pointers (the array grows) */
 	int nt, capt;
 	struct pid_index by_pid;	/* the newest tgt of each pid */
@@ -760,6 +763,56 @@ static void progress(struct session *s)
 
 /* Continuous profiling: the window [win_from, until) goes to on_window, and the next one
  * starts at until. */
+/* The files the symbolizer closed for its budget and could not open again since the last
+ * call, into p (a window's or the run's profile): their frames are offsets, said. */
+static void sym_drops(struct session *s, struct profile *p)
+{
+	struct symbolizer_stats st;
+
+	symbolizer__stats(s->sym, &st);
+	profile__add_drop(p, "symbol_file_gone", st.files_gone - s->sym_gone);
+	if (st.files_gone > s->sym_gone)
+		profile__add_note(p, "%" PRIu64 " object files closed to keep at most %u open "
+				  "(EBPROF_MAX_OPEN_OBJECTS) could not be opened again (deleted "
+				  "or replaced since, or their process gone): their frames are "
+				  "offsets (symbol_file_gone)", st.files_gone - s->sym_gone,
+				  s->sym_max_open);
+	s->sym_gone = st.files_gone;
+}
+
+/* What symbolizing cost in files, at -v. */
+static void sym_report(struct session *s)
+{
+	struct symbolizer_stats st;
+
+	symbolizer__stats(s->sym, &st);
+	pr_info(s->lc, "symbolizer: %" PRIu64 " object files opened (%" PRIu64 " again after "
+		"being closed), at most %" PRIu64 " open at once (limit %u), %" PRIu64 " closed "
+		"for the limit, %" PRIu64 " gone when needed again; %" PRIu64 " open at the end "
+		"(%" PRIu64 " MiB)", st.opens, st.reopens, st.files_open_max, s->sym_max_open,
+		st.closes, st.files_gone, st.files_open, st.bytes_open >> 20);
+}
+
+/* $EBPROF_MAX_OPEN_OBJECTS: how many object files the symbolizer keeps open at once (at
+ * least 1; unset or not a number: SYM_MAX_OPEN_FILES, said when not a number). */
+static unsigned sym_max_open_env(const struct log_ctx *lc)
+{
+	const char *v = getenv("EBPROF_MAX_OPEN_OBJECTS");
+	unsigned long n;
+	char *end;
+
+	if (!v)
+		return SYM_MAX_OPEN_FILES;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || end == v || *end || !n || n > 1000000) {
+		pr_warn(lc, "EBPROF_MAX_OPEN_OBJECTS=%s is not a number from 1 to 1000000; "
+			"using %u", v, SYM_MAX_OPEN_FILES);
+		return SYM_MAX_OPEN_FILES;
+	}
+	return (unsigned)n;
+}
+
 static void cut_window(struct session *s, int64_t until)
 {
 	struct profile *w = profile__new_like(s->prof);
@@ -773,6 +826,7 @@ static void cut_window(struct session *s, int64_t until)
 	if (err)
 		pr_warn(s->lc, "reading the window failed: %s; it may be incomplete",
 			strerror(-err));
+	sym_drops(s, w);
 	profile__set_meta(w, NULL, NULL, NULL, s->win_from, until - s->win_from);
 	s->o->on_window(s->o->ctx, w, s->win_from, until);
 next:
@@ -1031,7 +1085,8 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 	struct session s = { .o = so, .ops = ops, .lc = lc };
 	int rc, err, sfd = -1, tfd = -1, ifd = -1, verdict = 0;
 	char *command = NULL, *self = NULL;
-	struct symbolizer_opts symo = { .cache_dir = sym_cache_dir() };
+	struct symbolizer_opts symo = { .cache_dir = sym_cache_dir(),
+					.max_open_files = sym_max_open_env(lc) };
 	struct utsname u;
 	sigset_t mask;
 
@@ -1061,6 +1116,7 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 
 	rc = 1;
 	s.sym = symbolizer__new(&symo);
+	s.sym_max_open = symo.max_open_files;
 	s.prof = profile__new(ops->name);
 	if (!s.sym || !s.prof) {
 		pr_err(lc, "out of memory");
@@ -1160,12 +1216,14 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 			  (int64_t)(s.end_mono - s.start_mono));
 	if (ops->finish)
 		ops->finish(s.m);
+	sym_report(&s);
 	if (so->on_window) {
 		windows_leftover(&s);
 		rc = 0;		/* the windows were the outputs */
 		goto out;
 	}
 
+	sym_drops(&s, s.prof);
 	rc = so->no_report ? 0 : session__write_outputs(lc, s.prof, &so->out,
 						       (char *const *)so->outputs, so->noutputs);
 	if (rc)

@@ -36,7 +36,7 @@ static bool module_image(struct sym_module *m, struct image *img)
 	Dwarf_Addr bias;
 	char *raw;
 
-	img->elf = m->dmod ? dwfl_module_getelf(m->dmod, &bias) : NULL;
+	img->elf = !sym_module__open(m) ? dwfl_module_getelf(m->dmod, &bias) : NULL;
 	if (!img->elf)
 		return false;
 	raw = elf_rawfile(img->elf, &img->size);

@@ -447,7 +447,7 @@ uint32_t sym_dwarf__frames(struct symbolizer *s, struct sym_module *m, uint64_t 
 	Dwarf_Die *cu, cu_die;
 	uint64_t pc;
 
-	if (m->dwarf_failed || !max)
+	if (m->dwarf_failed || !max || sym_module__open(m))
 		return 0;
 	cu = dwfl_module_addrdie(m->dmod, addr, &dwbias);
 	if (!cu) {

@@ -5,8 +5,12 @@
  * Modules are cached by build-id, so the same libc mapped by many processes (or seen through
  * different mount namespaces) is read once, and by file identity (dev, inode, size, mtime) so a
  * known file is not even reopened. elfutils' own dwfl_module_addrinfo scans the symbol table
- * linearly on each call, which is why the table is rebuilt here in sorted form. Separate debug
- * files are found on this machine only, never by debuginfod (find_debuginfo).
+ * linearly on each call, which is why the table is rebuilt here in sorted form.
+ *
+ * At most a budget of modules is open (their Dwfl: descriptors, mappings, DWARF, and the tables
+ * built from it); the least recently used is closed for room and opened again at its next use
+ * (sym_module__open). Separate debug files are found on this machine only, never by debuginfod
+ * (find_debuginfo).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -93,21 +97,73 @@ bool sym_module__data_vaddr(const struct sym_module *m, uint64_t file_off, uint6
 	return false;
 }
 
+static void lru_unlink(struct symbolizer *s, struct sym_module *m)
+{
+	if (m->lru_prev)
+		m->lru_prev->lru_next = m->lru_next;
+	else
+		s->lru_head = m->lru_next;
+	if (m->lru_next)
+		m->lru_next->lru_prev = m->lru_prev;
+	else
+		s->lru_tail = m->lru_prev;
+	m->lru_prev = m->lru_next = NULL;
+}
+
+static void lru_append(struct symbolizer *s, struct sym_module *m)
+{
+	m->lru_prev = s->lru_tail;
+	m->lru_next = NULL;
+	if (s->lru_tail)
+		s->lru_tail->lru_next = m;
+	else
+		s->lru_head = m;
+	s->lru_tail = m;
+}
+
+/* Close m's open part: what libdw holds of its file and debug file, and everything built from
+ * it that points into it (names in the symbol tables, DIEs, .dynsym names of GOT slots). What
+ * was handed out in results is interned and stays. */
+static void module_close(struct sym_module *m)
+{
+	if (!m->dwfl)
+		return;
+	dwfl_end(m->dwfl);
+	m->dwfl = NULL;
+	m->dmod = NULL;
+	u64map__free_all(&m->frame_cache);
+	u64map__free_all(&m->cu_index);
+	u64map__free(&m->qnames);	/* its names are interned: they stay */
+	free(m->cu_ranges);
+	m->cu_ranges = NULL;
+	m->ncu_ranges = 0;
+	m->cu_ranges_built = false;
+	u64map__free_all(&m->call_cache);
+	free(m->got_slots);
+	m->got_slots = NULL;
+	m->ngot_slots = 0;
+	m->got_loaded = false;
+	free(m->syms);
+	m->syms = NULL;
+	m->nsyms = 0;
+	m->syms_loaded = false;
+	free(m->objs);
+	m->objs = NULL;
+	m->nobjs = 0;
+	m->objs_loaded = false;
+	if (m->s) {
+		lru_unlink(m->s, m);
+		m->s->open_bytes -= m->size;
+		m->s->stats.files_open--;
+	}
+}
+
 void sym_module__free(struct sym_module *m)
 {
 	if (!m)
 		return;
-	if (m->dwfl)
-		dwfl_end(m->dwfl);
+	module_close(m);
 	u64map__free_all(&m->frame_cache);
-	u64map__free_all(&m->cu_index);
-	u64map__free(&m->qnames);
-	free(m->cu_ranges);
-	u64map__free_all(&m->call_cache);
-	free(m->got_slots);
-	free(m->syms);
-	free(m->objs);
-	free(m->segs);
 	free(m->build_id);
 	free(m->open_path);
 	free(m->debuginfo_path);
@@ -116,6 +172,7 @@ void sym_module__free(struct sym_module *m)
 	if (m->debug_fd >= 0)
 		close(m->debug_fd);
 	free(m->image);
+	free(m->segs);
 	free(m);
 }
 
@@ -409,20 +466,184 @@ static unsigned elf_richness(Elf *elf)
 	return rich;
 }
 
-static struct sym_module *module_new(struct symbolizer *s, Elf *elf, const char *open_path,
-				     const char *root, const char *display, char *build_id)
+static int64_t stat_mtime_ns(const struct stat *st)
+{
+	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+/* Whether a closed m could be opened again now: its bytes are kept (an image), or its path
+ * still reaches the file it was opened from. */
+static bool reopenable(const struct sym_module *m)
+{
+	struct stat st;
+
+	if (m->image)
+		return true;
+	return !stat(m->open_path, &st) && (uint64_t)st.st_dev == m->dev &&
+	       (uint64_t)st.st_ino == m->ino && (uint64_t)st.st_size == m->size &&
+	       stat_mtime_ns(&st) == m->mtime_ns;
+}
+
+/* The open module to close for room (never keep): the least recently used of those that no
+ * live snapshot maps and that can be opened again; else of those that can be opened again;
+ * else of those no snapshot maps; else the least recently used. A module closed whose file is
+ * gone is lost only if an address in it is named later (counted then). */
+static struct sym_module *lru_victim(struct symbolizer *s, const struct sym_module *keep)
+{
+	struct sym_module *m;
+
+	for (int pass = 0; pass < 4; pass++)
+		for (m = s->lru_head; m; m = m->lru_next) {
+			if (m == keep || ((pass == 0 || pass == 2) && m->refs))
+				continue;
+			if (pass >= 2 || reopenable(m))
+				return m;
+		}
+	return NULL;
+}
+
+/* Room for one more open file of `size` bytes within the budget. */
+static void make_room(struct symbolizer *s, const struct sym_module *keep, uint64_t size)
+{
+	unsigned max_files = s->opts.max_open_files ? s->opts.max_open_files : SYM_MAX_OPEN_FILES;
+	uint64_t max_bytes = s->opts.max_open_bytes ? s->opts.max_open_bytes : SYM_MAX_OPEN_BYTES;
+
+	while (s->stats.files_open + 1 > max_files || s->open_bytes + size > max_bytes) {
+		struct sym_module *v = lru_victim(s, keep);
+
+		if (!v)
+			break;
+		module_close(v);
+		s->stats.closes++;
+	}
+}
+
+/* Open m's part that can be closed, from fd (its file, or an image's memfd: consumed). */
+static int module_open(struct sym_module *m, int fd)
+{
+	struct symbolizer *s = m->s;
+	Dwarf_Addr bias = 0;
+	void **ud;
+
+	make_room(s, m, m->size);
+	m->dwfl = dwfl_begin(&m->callbacks);
+	if (!m->dwfl) {
+		close(fd);
+		return -ENOMEM;
+	}
+	dwfl_report_begin(m->dwfl);
+	/* Base 0 with add_p_vaddr: Dwfl addresses equal ELF vaddrs for ET_EXEC and ET_DYN alike
+	 * (bias is read back below rather than assumed). */
+	m->dmod = dwfl_report_elf(m->dwfl, m->name, m->open_path, fd, 0, true);
+	dwfl_report_end(m->dwfl, NULL, NULL);
+	if (!m->dmod)
+		close(fd);	/* consumed only on success */
+	if (!m->dmod || !dwfl_module_getelf(m->dmod, &bias)) {
+		dwfl_end(m->dwfl);
+		m->dwfl = NULL;
+		m->dmod = NULL;
+		return -EINVAL;
+	}
+	dwfl_module_info(m->dmod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	*ud = m;
+	m->bias = bias;
+	lru_append(s, m);
+	s->open_bytes += m->size;
+	s->stats.opens++;
+	if (++s->stats.files_open > s->stats.files_open_max)
+		s->stats.files_open_max = s->stats.files_open;
+	return 0;
+}
+
+/* A new memfd holding len bytes of buf; -1 (errno) on failure. */
+static int image_memfd(const void *buf, size_t len)
+{
+	int fd = memfd_create("ebprof-image", MFD_CLOEXEC);
+
+	if (fd >= 0 && write(fd, buf, len) != (ssize_t)len) {
+		close(fd);
+		errno = EIO;
+		return -1;
+	}
+	return fd;
+}
+
+int sym_module__open(struct sym_module *m)
+{
+	struct symbolizer *s = m->s;
+	struct stat st;
+	int fd, err;
+
+	if (m->dwfl) {
+		/* the most recently used from now on */
+		if (s->lru_tail != m) {
+			lru_unlink(s, m);
+			lru_append(s, m);
+		}
+		return 0;
+	}
+	if (m->gone)
+		return -ENOENT;
+	/* the file it was opened from (or, for a copy replaced by another copy, the same
+	 * build-id with as much to name code with), else nothing: another file's symbols
+	 * would name this one's addresses wrong */
+	if (m->image) {
+		fd = image_memfd(m->image, m->image_len);
+		err = fd < 0 ? -errno : 0;
+	} else {
+		fd = open(m->open_path, O_RDONLY | O_CLOEXEC);
+		err = fd < 0 ? -errno : 0;
+		if (!err && (fstat(fd, &st) || (uint64_t)st.st_dev != m->dev ||
+			     (uint64_t)st.st_ino != m->ino || (uint64_t)st.st_size != m->size ||
+			     stat_mtime_ns(&st) != m->mtime_ns)) {
+			Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+			const void *bid;
+			ssize_t len = elf ? dwelf_elf_gnu_build_id(elf, &bid) : -1;
+			char *hex = len > 0 ? hex_encode(bid, (size_t)len) : NULL;
+
+			if (!m->build_id || !hex || strcmp(hex, m->build_id) ||
+			    elf_richness(elf) != m->richness)
+				err = -ESTALE;
+			free(hex);
+			if (elf)
+				elf_end(elf);
+		}
+	}
+	if (!err)
+		err = module_open(m, fd);
+	else if (fd >= 0)
+		close(fd);
+	if (err) {
+		if (err != -ENOMEM) {
+			m->gone = true;
+			s->stats.files_gone++;
+		}
+		return err;
+	}
+	s->stats.reopens++;
+	return 0;
+}
+
+/* A module for the ELF file elf (read from fd, whose stat is st: both the caller's), open. */
+static struct sym_module *module_new(struct symbolizer *s, Elf *elf, int fd, const struct stat *st,
+				     const char *open_path, const char *root, const char *display,
+				     char *build_id)
 {
 	struct sym_module *m = calloc(1, sizeof(*m));
 	const char *dd = s->debug_dir;
-	Dwarf_Addr bias = 0;
-	int err = -ENOMEM;
+	int err = -ENOMEM, dfd;
 
 	if (!m)
 		goto err;
+	m->s = s;
 	m->debug_fd = -1;
 	m->build_id = build_id;
 	m->name = display;
 	m->richness = elf_richness(elf);
+	m->dev = (uint64_t)st->st_dev;
+	m->ino = (uint64_t)st->st_ino;
+	m->size = (uint64_t)st->st_size;
+	m->mtime_ns = stat_mtime_ns(st);
 	m->open_path = strdup(open_path);
 	/* Empty element: the file's own directory, then its .debug/ subdirectory (debuglink
 	 * lookups); absolute elements are roots for .build-id/ and for the file's own path.
@@ -449,36 +670,21 @@ static struct sym_module *module_new(struct symbolizer *s, Elf *elf, const char 
 	err = read_segments(elf, m);
 	if (err)
 		goto err;
+	/* for find_debuginfo: the cache is for DWARF (not without line lookups), and for this
+	 * mount namespace's debug files only (another's could claim any build-id) */
+	if (!s->opts.no_lines && (!root || !*root))
+		m->cache_dir = s->opts.cache_dir;
 
 	m->callbacks.find_elf = dwfl_build_id_find_elf;
 	m->callbacks.find_debuginfo = find_debuginfo;
 	m->callbacks.section_address = dwfl_offline_section_address;
 	m->callbacks.debuginfo_path = &m->debuginfo_path;
-	err = -ENOMEM;
-	m->dwfl = dwfl_begin(&m->callbacks);
-	if (!m->dwfl)
+	/* libdw's own descriptor of the file, the one examined (the path may name another
+	 * file by now) */
+	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	err = dfd < 0 ? -errno : module_open(m, dfd);
+	if (err)
 		goto err;
-	dwfl_report_begin(m->dwfl);
-	/* Base 0 with add_p_vaddr: Dwfl addresses equal ELF vaddrs for ET_EXEC and ET_DYN alike
-	 * (bias is read back below rather than assumed). */
-	m->dmod = dwfl_report_elf(m->dwfl, display, open_path, -1, 0, true);
-	dwfl_report_end(m->dwfl, NULL, NULL);
-	err = -EINVAL;
-	if (!m->dmod)
-		goto err;
-	/* for find_debuginfo: the cache is for DWARF (not without line lookups), and for this
-	 * mount namespace's debug files only (another's could claim any build-id) */
-	if (!s->opts.no_lines && (!root || !*root))
-		m->cache_dir = s->opts.cache_dir;
-	{
-		void **ud;
-
-		dwfl_module_info(m->dmod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
-		*ud = m;
-	}
-	if (!dwfl_module_getelf(m->dmod, &bias))
-		goto err;
-	m->bias = bias;
 	return m;
 err:
 	if (m) {
@@ -583,6 +789,18 @@ struct sym_module *sym_module__get(struct symbolizer *s, const char *open_path, 
 	key = find_key(s, &st);
 	if (key) {
 		m = key->mod;
+		/* the file of a closed module whose own path no longer leads to it (its process
+		 * ended: /proc/PID/root, map_files), reached again: opened from here next time */
+		if (m && !m->dwfl && !m->image && (uint64_t)st.st_dev == m->dev &&
+		    (uint64_t)st.st_ino == m->ino && (m->gone || !reopenable(m))) {
+			char *path = strdup(open_path);
+
+			if (path) {
+				free(m->open_path);
+				m->open_path = path;
+				m->gone = false;
+			}
+		}
 		err = m ? 0 : -ENOEXEC;
 		goto out;
 	}
@@ -612,7 +830,7 @@ struct sym_module *sym_module__get(struct symbolizer *s, const char *open_path, 
 		}
 	}
 
-	m = module_new(s, elf, open_path, root, display, build_id);
+	m = module_new(s, elf, fd, &st, open_path, root, display, build_id);
 	if (!m) {
 		err = -errno;
 		if (err != -ENOMEM)
@@ -648,18 +866,20 @@ struct sym_module *sym_module__get_image(struct symbolizer *s, const void *buf, 
 	const void *bid;
 	ssize_t bid_len;
 	Elf *elf = NULL;
+	struct stat st;
 	int fd, err;
 
 	for (m = s->modules; m; m = m->next)
 		if (m->image && m->image_len == len && !memcmp(m->image, buf, len))
 			return m;
-	/* a file for libdw to open by name (it keeps its own descriptor of it) */
-	fd = memfd_create("ebprof-image", MFD_CLOEXEC);
+	/* a file for libdw (it is handed its own descriptor of it) */
+	fd = image_memfd(buf, len);
 	if (fd < 0)
 		return NULL;
-	err = -EIO;
-	if (write(fd, buf, len) != (ssize_t)len)
+	if (fstat(fd, &st)) {
+		err = -errno;
 		goto out;
+	}
 	err = -ENOEXEC;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF)
@@ -669,7 +889,7 @@ struct sym_module *sym_module__get_image(struct symbolizer *s, const void *buf, 
 	if (bid_len > 0 && !(build_id = hex_encode(bid, (size_t)bid_len)))
 		goto out;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	m = module_new(s, elf, path, "", display, build_id);
+	m = module_new(s, elf, fd, &st, path, "", display, build_id);
 	if (!m) {
 		err = -errno;
 		goto out;
@@ -944,14 +1164,14 @@ static const struct sym_symbol *table_find(const struct sym_symbol *table, size_
 
 const struct sym_symbol *sym_module__find_symbol(struct sym_module *m, uint64_t vaddr)
 {
-	if (!m->syms_loaded && load_symbols(m))
+	if (sym_module__open(m) || (!m->syms_loaded && load_symbols(m)))
 		return NULL;
 	return table_find(m->syms, m->nsyms, vaddr);
 }
 
 const struct sym_symbol *sym_module__find_object(struct sym_module *m, uint64_t vaddr)
 {
-	if (!m->objs_loaded && load_objects(m))
+	if (sym_module__open(m) || (!m->objs_loaded && load_objects(m)))
 		return NULL;
 	return table_find(m->objs, m->nobjs, vaddr);
 }

@@ -127,6 +127,17 @@ struct sym_module {
 	struct sym_module *better;
 	unsigned refs;		/* mappings of live sym_procs that resolve through it */
 	unsigned idle;		/* symbolizer__trim calls that found it unreferenced */
+
+	/* The open part (the Dwfl: the file's descriptor and mapping, its debug file's, libdw's
+	 * DWARF; the tables and caches above that point into them) is closed when the
+	 * symbolizer's budget of open files is full and this one was used longest ago, and
+	 * opened again at its next use (sym_module__open): the fields above without a "closed
+	 * with it" stay. The file is known again by its identity, or by build-id. */
+	struct symbolizer *s;
+	struct sym_module *lru_prev, *lru_next;	/* the open ones, least recently used 1st */
+	uint64_t dev, ino, size;	/* the file's identity when first opened (an image: size) */
+	int64_t mtime_ns;
+	bool gone;		/* closed, and its file could not be opened again: no symbols */
 };
 
 #define SYM_RICH_SYMTAB	1	/* .symtab or .gnu_debugdata, beyond .dynsym */
@@ -160,6 +171,10 @@ struct symbolizer {
 	struct sym_file_key *keys;
 	size_t nkeys, keys_cap;
 	struct strpool pool;
+	/* the open modules, least recently used first (sym_module__open) */
+	struct sym_module *lru_head, *lru_tail;
+	uint64_t open_bytes;	/* the sizes of their files */
+	struct symbolizer_stats stats;
 };
 
 /* Find or open the module for a file. `open_path` is what we open, `root` is the prefix of a
@@ -171,6 +186,12 @@ struct symbolizer {
 struct sym_module *sym_module__get(struct symbolizer *s, const char *open_path, const char *root,
 				   const char *display);
 void sym_module__free(struct sym_module *m);
+/* m's open part, opened again if it was closed (the least recently used open modules are
+ * closed first when the budget is full; never m itself), and m marked used now: 0, or
+ * negative errno when its file cannot be opened again (gone, or another file there now: counted
+ * in stats.files_gone once; its frames are offsets). Every use of m->dmod, and of the tables
+ * built from it, comes after this, and no other module is opened while they are in use. */
+int sym_module__open(struct sym_module *m);
 /* The module of an ELF image read out of a process's memory (its vdso): the one made from
  * the same bytes before, else a new one (display: its name). NULL (errno) when the bytes are
  * not ELF. */

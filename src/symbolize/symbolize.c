@@ -62,6 +62,16 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	return s;
 }
 
+void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st)
+{
+	if (s) {
+		*st = s->stats;
+		st->bytes_open = s->open_bytes;
+	} else {
+		memset(st, 0, sizeof(*st));
+	}
+}
+
 void symbolizer__free(struct symbolizer *s)
 {
 	struct sym_module *m, *next;
@@ -544,6 +554,9 @@ static uint32_t module_frames(struct symbolizer *s, struct sym_module *m, uint64
 	struct sym_symbol *sym;
 	uint32_t n = 0;
 
+	/* open again if it was closed, and the most recently used */
+	if (sym_module__open(m))
+		return 0;
 	if (!s->opts.no_lines) {
 		c = u64map__get(&m->frame_cache, vaddr);
 		if (c) {
@@ -578,6 +591,15 @@ static uint32_t module_frames(struct symbolizer *s, struct sym_module *m, uint64
 	} else if (n && !frames[n - 1].function) {
 		/* Line-table-only result and no symbol: not a function we can name. */
 		n = 0;
+	}
+	/* names from libelf and libdw live as long as m stays open: results (and the cache,
+	 * kept while it is) get the pool's copies, which live as long as the symbolizer */
+	for (uint32_t i = 0; i < n; i++) {
+		struct sym_frame *f = &frames[i];
+
+		f->function = f->function ? strpool__intern(&s->pool, f->function) : NULL;
+		f->system_name = f->system_name ? strpool__intern(&s->pool, f->system_name) : NULL;
+		f->file = f->file ? strpool__intern(&s->pool, f->file) : NULL;
 	}
 
 	if (!s->opts.no_lines) {
@@ -681,7 +703,9 @@ static void data_object(struct symbolizer *s, struct sym_module *m, uint64_t vad
 	/* the table is ours; only the lazy name is set */
 	if (!sym->display_name)
 		sym->display_name = sym__display_name(s, sym->name);
-	out->symbol = sym->display_name ? sym->display_name : sym->name;
+	/* interned: the table's names go with it when m is closed */
+	out->symbol = strpool__intern(&s->pool, sym->display_name ? sym->display_name :
+								    sym->name);
 	out->offset = vaddr - sym->start;
 }
 

@@ -29,6 +29,32 @@ struct symbolizer_opts {
 	/* Where debug files with compressed DWARF are kept decompressed (libdw inflates all of a
 	 * file's DWARF before its first lookup: ~40 ms for glibc's), by build-id; NULL: not. */
 	const char *cache_dir;
+	/* At most this many ELF files open for symbols at once (0: SYM_MAX_OPEN_FILES), and
+	 * files of at most this many bytes in all (0: SYM_MAX_OPEN_BYTES), one file always: past
+	 * either, the file used longest ago is closed (its descriptors, its mapping, libdw's
+	 * DWARF and the tables built from them), and opened again when an address in it is
+	 * named, with the same answers. A process's snapshots keep their modules known, not
+	 * open. */
+	unsigned max_open_files;
+	uint64_t max_open_bytes;
+};
+
+#define SYM_MAX_OPEN_FILES	256
+#define SYM_MAX_OPEN_BYTES	(1ull << 30)
+
+/* What the symbolizer's files cost: for -v and for the drop of frames whose file was closed
+ * and could not be opened again. */
+struct symbolizer_stats {
+	uint64_t files_open;		/* open now */
+	uint64_t files_open_max;	/* the most open at once */
+	uint64_t bytes_open;		/* the sizes of the files open now */
+	uint64_t opens;			/* files opened, the first time or again */
+	uint64_t closes;		/* closed to stay within the budget */
+	uint64_t reopens;		/* opened again after such a close */
+	/* closed to stay within the budget, and at their next use gone (deleted, or another
+	 * file at the path, or the process whose root or map_files reached it ended): their
+	 * frames are offsets in the file, counted as the symbol_file_gone drop */
+	uint64_t files_gone;
 };
 
 /* ebprof's cache directory: $EBPROF_CACHE_DIR (an absolute path; set to anything else, e.g.
@@ -63,6 +89,8 @@ struct sym_result {
 
 struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);
 void symbolizer__free(struct symbolizer *s);
+/* Its counters so far (zeros without s). */
+void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);
 
 /* Snapshot the mappings of a live process (/proc/PID/maps; files opened through
  * /proc/PID/root so other mount namespaces work). NULL and errno on failure. Files are opened

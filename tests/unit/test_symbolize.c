@@ -1951,6 +1951,136 @@ static void copy_new_build_id(const char *fixture, const char *build_id, const c
 	free(buf);
 }
 
+#define BUDGET_COPIES 6
+
+/* The symbolizer keeps at most opts.max_open_files files open: six processes of six files
+ * (copies of sym_target under other build-ids), each snapshot kept (its modules mapped), named
+ * twice in turn with a budget of two open files, name every point as a symbolizer without a
+ * budget does, with at most two of the files open at any time and none lost. Before, every file
+ * ever named stayed open (its descriptor, its mapping, libdw's DWARF): 6 of them here. */
+static void test_open_files_budget(void **state)
+{
+	static const char *const points[] = { "leaf", "inline", "static", "call" };
+	struct symbolizer_opts opts = { .max_open_files = 2 };
+	char dir[] = "/tmp/ebprof-budget-XXXXXX", path[PATH_MAX], bid[128];
+	struct symbolizer *ref, *s;
+	struct sym_proc *rp[BUDGET_COPIES], *p[BUDGET_COPIES];
+	struct child c[BUDGET_COPIES];
+	struct symbolizer_stats st;
+	struct sym_result r, want;
+	int files;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	/* the build-id of sym_target, to change in each copy */
+	child_start(&c[0], "sym_target");
+	ref = symbolizer__new(NULL);
+	rp[0] = symbolizer__load_pid(ref, c[0].pid);
+	assert_int_equal(sym_proc__resolve(rp[0], point(&c[0], "leaf", NULL), false, &r), 0);
+	assert_non_null(r.build_id);
+	snprintf(bid, sizeof(bid), "%s", r.build_id);
+	sym_proc__free(rp[0]);
+	symbolizer__free(ref);
+	child_stop(&c[0]);
+
+	for (int i = 0; i < BUDGET_COPIES; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "copy%d", i);
+		copy_new_build_id("sym_target", bid, dir, name, (unsigned char)(0xa0 + i), path,
+				  sizeof(path));
+		child_start_path(&c[i], path);
+	}
+	ref = symbolizer__new(NULL);
+	s = symbolizer__new(&opts);
+	for (int i = 0; i < BUDGET_COPIES; i++) {
+		rp[i] = symbolizer__load_pid(ref, c[i].pid);
+		p[i] = symbolizer__load_pid(s, c[i].pid);
+		assert_non_null(rp[i]);
+		assert_non_null(p[i]);
+		/* as core/procs.c does at each snapshot */
+		sym_proc__load_modules(p[i]);
+	}
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < BUDGET_COPIES; i++) {
+			for (size_t k = 0; k < sizeof(points) / sizeof(points[0]); k++) {
+				uint64_t a = point(&c[i], points[k], NULL);
+
+				assert_int_equal(sym_proc__resolve(rp[i], a, false, &want), 0);
+				assert_int_equal(sym_proc__resolve(p[i], a, false, &r), 0);
+				assert_true(want.nframes > 0);
+				assert_int_equal(r.nframes, want.nframes);
+				assert_string_equal(r.build_id, want.build_id);
+				assert_int_equal(r.module_offset, want.module_offset);
+				for (uint32_t f = 0; f < r.nframes; f++) {
+					assert_frame(&r.frames[f], want.frames[f].function,
+						     base_name(want.frames[f].file),
+						     want.frames[f].line);
+					assert_string_equal(r.frames[f].system_name,
+							    want.frames[f].system_name);
+				}
+				/* the call check reads the file's bytes: open again too */
+				assert_int_equal(sym_proc__follows_call(p[i], a),
+						 sym_proc__follows_call(rp[i], a));
+			}
+			/* of the copies, only what the budget allows is open (ref: all six) */
+			snprintf(path, sizeof(path), "%s/", dir);
+			files = count_fds(path);
+			assert_true(files <= 2 + BUDGET_COPIES);
+		}
+	}
+	symbolizer__stats(s, &st);
+	assert_true(st.files_open_max <= 2);
+	assert_true(st.files_open <= 2);
+	assert_true(st.closes >= BUDGET_COPIES);
+	assert_true(st.reopens >= BUDGET_COPIES);
+	assert_int_equal(st.files_gone, 0);
+	for (int i = 0; i < BUDGET_COPIES; i++)
+		sym_proc__free(rp[i]);
+	symbolizer__free(ref);
+	snprintf(path, sizeof(path), "%s/", dir);
+	files = count_fds(path);
+	assert_true(files <= 2);
+	/* the last started first: the later children hold the earlier ones' stdin too */
+	for (int i = BUDGET_COPIES - 1; i >= 0; i--) {
+		sym_proc__free(p[i]);
+		child_stop(&c[i]);
+	}
+	symbolizer__free(s);
+	assert_int_equal(count_fds(path), 0);
+
+	/* closed for the budget, then deleted: its frames are offsets, counted once */
+	s = symbolizer__new(&opts);
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/copy%d", dir, i);
+		child_start_path(&c[i], path);
+		p[i] = symbolizer__load_pid(s, c[i].pid);
+		sym_proc__load_modules(p[i]);
+		assert_int_equal(sym_proc__resolve(p[i], point(&c[i], "leaf", NULL), false, &r), 0);
+		assert_int_equal(r.nframes, 1);
+	}
+	/* copy0's file was used longest ago: closed; gone now */
+	snprintf(path, sizeof(path), "%s/copy0", dir);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(sym_proc__resolve(p[0], point(&c[0], "leaf", NULL), false, &r), 0);
+	assert_true(r.mapped);
+	assert_int_equal(r.nframes, 0);
+	assert_int_equal(sym_proc__resolve(p[0], point(&c[0], "static", NULL), false, &r), 0);
+	assert_int_equal(r.nframes, 0);
+	symbolizer__stats(s, &st);
+	assert_int_equal(st.files_gone, 1);
+	for (int i = 2; i >= 0; i--) {
+		sym_proc__free(p[i]);
+		child_stop(&c[i]);
+	}
+	symbolizer__free(s);
+	for (int i = 1; i < BUDGET_COPIES; i++) {
+		snprintf(path, sizeof(path), "%s/copy%d", dir, i);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 /* A file without local debug information (no .symtab, DWARF, debug link or file by build-id)
  * opens no connection: ebprof does not fetch debug files over the network (debuginfod), and
  * libdw's search made a debuginfod client for each such file, a curl handle with a socket pair
@@ -2051,6 +2181,7 @@ int main(void)
 		cmocka_unit_test(test_data_kinds),
 		cmocka_unit_test(test_data_own),
 		cmocka_unit_test(test_trim_unused_modules),
+		cmocka_unit_test(test_open_files_budget),
 		cmocka_unit_test(test_no_debuginfod),
 		cmocka_unit_test(test_maps_resolve_special),
 		cmocka_unit_test(test_fixture_pie),
