@@ -422,7 +422,8 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	}
 	fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
 					  debuglink_file, debuglink_crc, debuginfo_file_name);
-	if (fd >= 0 || alt || !m || !file_name)
+	/* an image (the vdso) has no file of its own to name a debug file after */
+	if (fd >= 0 || alt || !m || m->image || !file_name)
 		return fd;
 	fd = find_debug_by_name(m, file_name, &found);
 	if (fd < 0) {

@@ -2035,6 +2035,32 @@ static void test_open_files_budget(void **state)
 	assert_true(st.closes >= BUDGET_COPIES);
 	assert_true(st.reopens >= BUDGET_COPIES);
 	assert_int_equal(st.files_gone, 0);
+	/* a budget of bytes smaller than any file: one file open at a time, the same names */
+	{
+		struct symbolizer_opts bytes = { .max_open_bytes = 1 };
+		struct symbolizer *sb = symbolizer__new(&bytes);
+
+		for (int round = 0; round < 2; round++) {
+			for (int i = 0; i < BUDGET_COPIES; i++) {
+				struct sym_proc *q = symbolizer__load_pid(sb, c[i].pid);
+				uint64_t a = point(&c[i], "inline", NULL);
+
+				assert_non_null(q);
+				assert_int_equal(sym_proc__resolve(rp[i], a, false, &want), 0);
+				assert_int_equal(sym_proc__resolve(q, a, false, &r), 0);
+				assert_int_equal(r.nframes, want.nframes);
+				for (uint32_t f = 0; f < r.nframes; f++)
+					assert_frame(&r.frames[f], want.frames[f].function,
+						     base_name(want.frames[f].file),
+						     want.frames[f].line);
+				sym_proc__free(q);
+			}
+		}
+		symbolizer__stats(sb, &st);
+		assert_int_equal(st.files_open_max, 1);
+		assert_int_equal(st.files_gone, 0);
+		symbolizer__free(sb);
+	}
 	for (int i = 0; i < BUDGET_COPIES; i++)
 		sym_proc__free(rp[i]);
 	symbolizer__free(ref);
