@@ -594,17 +594,25 @@ int sym_module__open(struct sym_module *m)
 	} else {
 		fd = open(m->open_path, O_RDONLY | O_CLOEXEC);
 		err = fd < 0 ? -errno : 0;
-		if (!err && (fstat(fd, &st) || (uint64_t)st.st_dev != m->dev ||
-			     (uint64_t)st.st_ino != m->ino || (uint64_t)st.st_size != m->size ||
-			     stat_mtime_ns(&st) != m->mtime_ns)) {
+		if (!err && fstat(fd, &st))
+			err = -errno;
+		if (!err && ((uint64_t)st.st_dev != m->dev || (uint64_t)st.st_ino != m->ino ||
+			     (uint64_t)st.st_size != m->size || stat_mtime_ns(&st) != m->mtime_ns)) {
 			Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 			const void *bid;
 			ssize_t len = elf ? dwelf_elf_gnu_build_id(elf, &bid) : -1;
 			char *hex = len > 0 ? hex_encode(bid, (size_t)len) : NULL;
 
 			if (!m->build_id || !hex || strcmp(hex, m->build_id) ||
-			    elf_richness(elf) != m->richness)
+			    elf_richness(elf) != m->richness) {
 				err = -ESTALE;
+			} else {
+				/* that file from now on (reopenable() looks for it) */
+				m->dev = (uint64_t)st.st_dev;
+				m->ino = (uint64_t)st.st_ino;
+				m->size = (uint64_t)st.st_size;
+				m->mtime_ns = stat_mtime_ns(&st);
+			}
 			free(hex);
 			if (elf)
 				elf_end(elf);
