@@ -663,6 +663,7 @@ make_debug_root() {
 	EBPROF_MAX_OPEN_OBJECTS=4 run "$EBPROF" cpu -v -F 499 -o "$T/x.folded" -o "$T/x.json" -- \
 		sh -c 'for i in $(seq 16); do "$0/b$i" 0.1 > /dev/null; done
 		       ls -l /proc/$PPID/fd > "$0/fds"' "$T"
+	echo "$output" | grep -v '^ebprof: \(tracepoints\|attached\|sampling\)' | tail -5
 	[ "$status" -eq 0 ]
 	echo "$output" | grep 'symbolizer:' || true
 	echo "ebprof's files of the copies, then sockets, after all ran:"
