@@ -32,7 +32,7 @@
 #include "output/render.h"
 #include "util/util.h"
 
-#define SITES_MAX 5000			/* rows of the sites, outstanding, summary tables */
+#define SITES_MAX 5000			/* rows of the sites, outstanding, summary, processes tables */
 #define PAGE_ROWS 500			/* of them shown until the reader asks for all */
 #define FLAME_BUDGET (12 * 1000 * 1000)	/* bytes of embedded flame graph SVGs */
 #define SERIES_BUCKETS 1000		/* a series keeps its min and max per bucket */
@@ -634,12 +634,81 @@ static void write_process_largest(const struct html *h, const struct prof_proces
 	fputs("</ol></div>", f);
 }
 
+struct proc_rank {
+	uint32_t i;	/* index into the profile's processes */
+	uint32_t pid;
+	int64_t v;	/* its samples' sum of the default type */
+};
+
+static int rank_by_pid(const void *a, const void *b)
+{
+	const struct proc_rank *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int pid_only(const void *a, const void *b)
+{
+	const struct proc_rank *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int rank_by_value(const void *a, const void *b)
+{
+	const struct proc_rank *x = a, *y = b;
+
+	if (x->v != y->v)
+		return x->v > y->v ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The processes the page lists, in *idx (*shown of them): every one in the profile's order, or
+ * with more than SITES_MAX the SITES_MAX with the most of the default type in their samples,
+ * the most first (offcpu -a over 2 minutes had a row for each of 20,697 processes). */
+static uint32_t *process_rows(const struct profile *p, uint32_t *shown)
+{
+	uint32_t n = p->nprocesses, *idx = malloc((n ? n : 1) * sizeof(*idx));
+	struct proc_rank *r;
+
+	*shown = n;
+	if (!idx)
+		return NULL;
+	for (uint32_t i = 0; i < n; i++)
+		idx[i] = i;
+	if (n <= SITES_MAX)
+		return idx;
+	r = malloc(n * sizeof(*r));
+	if (!r) {
+		free(idx);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		r[i] = (struct proc_rank){ i, p->processes[i].pid, 0 };
+	qsort(r, n, sizeof(*r), rank_by_pid);
+	for (uint32_t s = 0; p->ntypes && s < p->nsamples; s++) {
+		struct proc_rank key = { 0, p->samples[s].pid, 0 }, *at;
+
+		at = bsearch(&key, r, n, sizeof(*r), pid_only);
+		if (at)
+			at->v += p->samples[s].values[p->default_type];
+	}
+	qsort(r, n, sizeof(*r), rank_by_value);
+	for (uint32_t i = 0; i < SITES_MAX; i++)
+		idx[i] = r[i].i;
+	free(r);
+	*shown = SITES_MAX;
+	return idx;
+}
+
 static int write_processes(const struct html *h)
 {
 	const struct profile *p = h->p;
 	const char **keys = NULL;
 	FILE *f = h->f;
-	uint32_t nkeys, i, k;
+	uint32_t nkeys, i, k, shown, *rows;
 	uint64_t v;
 
 	if (h->diff)
@@ -650,8 +719,18 @@ static int write_processes(const struct html *h)
 		return 0;
 	}
 	keys = collect_keys(p, false, false, &nkeys);
-	if (!keys)
+	rows = keys ? process_rows(p, &shown) : NULL;
+	if (!rows) {
+		free(keys);
 		return -ENOMEM;
+	}
+	if (shown < p->nprocesses) {
+		fprintf(f, "<p class=\"hint\">%" PRIu32 " rows; the first %" PRIu32 " are shown "
+			"here, the ones with the most ", p->nprocesses, shown);
+		esc(f, p->ntypes ? p->types[p->default_type].type : "samples");
+		fputs(" (the total is all of them; every one is in the .json and .txt --top 0 "
+		      "reports).</p>\n", f);
+	}
 	fputs("<table class=\"data sortable\" id=\"procs\">\n<thead><tr>"
 	      "<th class=\"num\" data-sort=\"num\">PID</th><th data-sort=\"text\">Name</th>", f);
 	if (have_ppids(p))
@@ -668,8 +747,8 @@ static int write_processes(const struct html *h)
 		fputs("</th>", f);
 	}
 	fputs("</tr></thead>\n<tbody>\n", f);
-	for (i = 0; i < p->nprocesses; i++) {
-		const struct prof_process *proc = &p->processes[i];
+	for (i = 0; i < shown; i++) {
+		const struct prof_process *proc = &p->processes[rows[i]];
 
 		fputs("<tr>", f);
 		proc_cells(f, proc);
@@ -721,11 +800,14 @@ static int write_processes(const struct html *h)
 
 	/* calls per traced function: only those some process made, the others named */
 	keys = collect_keys(p, true, true, &nkeys);
-	if (!keys && nkeys)
+	if (!keys && nkeys) {
+		free(rows);
 		return -ENOMEM;
+	}
 	/* a mode that traces no functions (cpu, stacks, kmem) has no calls to speak of */
 	if (!nkeys && !render__traces_calls(p)) {
 		free(keys);
+		free(rows);
 		return 0;
 	}
 	fputs("<h3>Calls</h3>\n", f);
@@ -741,8 +823,8 @@ static int write_processes(const struct html *h)
 			fputs("</th>", f);
 		}
 		fputs("</tr></thead>\n<tbody>\n", f);
-		for (i = 0; i < p->nprocesses; i++) {
-			const struct prof_process *proc = &p->processes[i];
+		for (i = 0; i < shown; i++) {
+			const struct prof_process *proc = &p->processes[rows[i]];
 
 			fputs("<tr>", f);
 			proc_cells(f, proc);
@@ -776,8 +858,8 @@ static int write_processes(const struct html *h)
 	free(keys);
 
 	fputs("<ul class=\"notes\">\n", f);
-	for (i = 0; i < p->nprocesses; i++) {
-		const struct prof_process *proc = &p->processes[i];
+	for (i = 0; i < shown; i++) {
+		const struct prof_process *proc = &p->processes[rows[i]];
 
 		fprintf(f, "<li><b>%" PRIu32 "</b> ", proc->pid);
 		esc(f, proc->comm ? proc->comm : "?");
@@ -796,6 +878,7 @@ static int write_processes(const struct html *h)
 		fputs("</li>\n", f);
 	}
 	fputs("</ul>\n", f);
+	free(rows);
 	return 0;
 }
 

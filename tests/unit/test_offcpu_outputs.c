@@ -176,6 +176,39 @@ static void test_many_groups(void **state)
 	profile__free(p);
 }
 
+/* offcpu -a over 2 minutes had 20,697 processes, each a row of the HTML's Processes table:
+ * the page keeps to SITES_MAX of them as its other tables, the ones with the most off-CPU time
+ * first, and says so; the total row is all of them. */
+static void test_many_processes(void **state)
+{
+	struct profile *p = offcpu_fixture();
+	char *out, *table, *end, *first;
+
+	/* pid 1000 + i waited (i + 1) us: with srv's, the eleven least, 1000 to 1010, are left out */
+	for (uint32_t i = 0; i < 5010; i++) {
+		off_sample(p, (const uint32_t[]){ 0 }, 1, 1000 * (int64_t)(i + 1), 1, 1000 + i);
+		assert_non_null(profile__add_process(p, 1000 + i, "churn", NULL));
+	}
+	out = render(&output_html, p, NULL, NULL);
+	assert_non_null(strstr(out, "<p class=\"hint\">5011 rows; the first 5000 are shown here, "
+				    "the ones with the most offcpu (the total is all of them; "
+				    "every one is in the .json and .txt --top 0 reports).</p>"));
+	table = strstr(out, "id=\"procs\"");
+	assert_non_null(table);
+	end = strstr(table, "</tbody>");
+	assert_non_null(end);
+	assert_int_equal(count_of(table, end, "<tr>"), 1 + 5000);	/* the header's */
+	/* the most first: srv (1.7 s), then pid 6009 (5.01 ms) */
+	first = strstr(table, "<tbody>\n<tr><td class=\"num\" data-v=\"400\">400</td>");
+	assert_non_null(first);
+	assert_non_null(strstr(first, "</tr>\n<tr><td class=\"num\" data-v=\"6009\">"));
+	assert_int_equal(count_of(table, end, "data-v=\"1010\">1010</td>"), 0);
+	assert_int_equal(count_of(table, end, "data-v=\"1011\">1011</td>"), 1);
+	assert_non_null(strstr(end, "<td>5011 processes</td>"));
+	free(out);
+	profile__free(p);
+}
+
 static void test_pprof(void **state)
 {
 	struct profile *p = offcpu_fixture(), *back;
@@ -215,6 +248,7 @@ int main(void)
 		cmocka_unit_test(test_csv_folded),
 		cmocka_unit_test(test_svg_speedscope_html),
 		cmocka_unit_test(test_many_groups),
+		cmocka_unit_test(test_many_processes),
 		cmocka_unit_test(test_pprof),
 	};
 
