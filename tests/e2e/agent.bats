@@ -681,3 +681,58 @@ leftovers() {
 	[ "$(grep -vc ' mutexfix$' "$T/names")" -eq 0 ]
 	assert_no_probes '^(cpu_sample|io_(start|issue|insert|complete|done)|lock_(begin|end)|futex_(enter|exit)|offcpu_(switch|waking|wakeup|wakeup_new))$'
 }
+
+# The windows' lines of the agent's -v stderr ($1) so far.
+windows_said() {
+	grep -c '^ebprof: window [0-9]*-[0-9]*:' "$1" || true
+}
+
+# offcpu's run-queue table (a process's first run-queue wait makes it an entry) was taken only
+# at the run's end in a run cut into windows: a long agent or top run filled it with its first
+# processes and refused every later one's waits (runq_table_full), and no push had any. Now
+# each window takes it. A table of 10 (EBPROF_TEST_MAX_RUNQ, tests only); 2 waves of 6 children
+# (with their parent, 13 processes), beside offsleep, which naps all along so that every window
+# is pushed and said at -v; a wave is let go only once a window was cut after the last one
+# ended (the second window line after it: windows are cut and said one after another), so
+# that no timing matters. Each push says its processes' waits (pprof comments, "info:
+# runq_waits"); each child naps twice: 2 wakeups each at least (runqwaves.c).
+@test "agent --modes offcpu: each window takes the run-queue table: no runq_table_full over more processes than it holds, each push's waits said" {
+	start_receiver
+	mkfifo "$T/go"
+	EBPROF_TEST_MAX_RUNQ=10 bg "$EBPROF" agent -v --modes offcpu --period 1 \
+		--server "http://127.0.0.1:$RX_PORT" -- sh -c "'$FIX/offsleep' 2000 5 > /dev/null &
+			k=\$!; '$FIX/runqwaves' 2 6 '$T/go'; kill \$k; wait" > "$T/out" 2> "$T/err"
+	exec {go}> "$T/go"
+	for w in 1 2; do
+		printf x >&"$go"
+		wait_for "$T/out" "^wave $w\$"
+		[ "$w" -eq 2 ] && break	# (the last one's is read at the end)
+		n=$(windows_said "$T/err")
+		for ((i = 0; i < 400 && $(windows_said "$T/err") < n + 2; i++)); do
+			sleep 0.05
+		done
+	done
+	exec {go}>&-
+	wait "$BG"
+	tail -3 "$T/err"
+	[ "$(grep -c '^child ' "$T/out")" -eq 12 ]
+	waits=0
+	full=0
+	bare=0
+	for f in "$T"/rx/*.body; do
+		"$EBPROF" report "$f" -o "$T/p.json"
+		jq -c '[(.processes | map(.comm) | unique), .info.window, .info.runq_waits,
+			.drops.runq_table_full]' "$T/p.json"
+		full=$((full + $(jq '.drops.runq_table_full // 0' "$T/p.json")))
+		# a push's samples are waits that ended with a switch-in after a wakeup
+		n=$(jq -r '.info.runq_waits // "0"' "$T/p.json")
+		[ "$n" -gt 0 ] || bare=$((bare + 1))
+		if jq -e '.processes | any(.comm == "runqwaves")' "$T/p.json" > /dev/null; then
+			waits=$((waits + n))
+		fi
+	done
+	echo "runq_table_full $full, pushes without run-queue waits $bare, runqwaves' waits $waits"
+	[ "$full" -eq 0 ]
+	[ "$bare" -eq 0 ]
+	[ "$waits" -ge 24 ]
+}

@@ -88,7 +88,8 @@ static const char agent_usage[] =
 	"its process's pid (and name) as pprof labels. Every mode's pushes carry the same name;\n"
 	"Pyroscope tells them apart by their sample types (cpu: samples, cpu; io: requests,\n"
 	"io_bytes, latency, queue; lock: contentions, delay, timeouts, timeout_delay; mem:\n"
-	"alloc_objects, alloc_space, inuse_objects, inuse_space). Parca (--protocol parca):\n"
+	"alloc_objects, alloc_space, inuse_objects, inuse_space; offcpu: offcpu, switches, and\n"
+	"its run-queue waits in comments, 'info: runq_waits: N'). Parca (--protocol parca):\n"
 	"POST URL/profiles/writeraw, a WriteRawRequest in JSON (its HTTP gateway), labels\n"
 	"__name__=ebprof_MODE (ebprof_cpu, ebprof_lock...), service, host, container_id and the\n"
 	"tags.\n"
@@ -354,6 +355,46 @@ static int encode(const struct profile *p, uint8_t **buf, size_t *len)
 
 static void status_line(struct agent *a, const char *when);
 
+/* offcpu's run-queue latency of a service's processes in the window (w's groups of those
+ * pids, one per process): pprof has no place for histograms, so its pushes say the waits, their
+ * total and the longest as facts (comments "info: runq_waits: N"...), which the pprof readers
+ * keep (Pyroscope shows them with the profile; ebprof report reads them back). */
+static int runq_facts(struct profile *sub, const struct profile *w, const uint32_t *pids,
+		      size_t n)
+{
+	int64_t waits = 0, total = 0, max = 0;
+	bool any = false;
+	int err;
+
+	for (uint32_t i = 0; i < w->ngroups; i++) {
+		const struct prof_group *g = &w->groups[i];
+		const char *pid = prof_group__label(g, "pid");
+		size_t j;
+
+		for (j = 0; pid && j < n && (uint32_t)strtoul(pid, NULL, 10) != pids[j]; j++)
+			;
+		if (!pid || j == n)
+			continue;
+		for (uint32_t k = 0; k < g->nstats; k++) {
+			const struct prof_group_stat *st = &g->stats[k];
+
+			if (!strcmp(st->name, "runq_waits")) {
+				waits += st->value;
+				any = true;
+			} else if (!strcmp(st->name, "runq_total_ns")) {
+				total += st->value;
+			} else if (!strcmp(st->name, "runq_max_ns") && st->value > max) {
+				max = st->value;
+			}
+		}
+	}
+	if (!any)
+		return 0;
+	err = profile__add_info(sub, "runq_waits", "%lld", (long long)waits);
+	err = err ?: profile__add_info(sub, "runq_total_ns", "%lld", (long long)total);
+	return err ?: profile__add_info(sub, "runq_max_ns", "%lld", (long long)max);
+}
+
 /* The pushes of one mode's profile of a window (w: the mode's part), one per service, appended
  * to (*pushes)[*np..]. Returns the bytes queued. */
 static size_t part_pushes(struct agent *a, const struct profile *w, int64_t from_ns,
@@ -440,6 +481,7 @@ next:;
 				profile__add_info(sub, w->info[d].key, "%s", w->info[d].value);
 		for (uint32_t d = 0; d < w->nnotes; d++)
 			profile__add_note(sub, "%s", w->notes[d]);
+		runq_facts(sub, w, g[k].pids, g[k].n);
 		if (!strcmp(w->mode, "cpu")) {
 			int64_t n = 0;
 

@@ -33,7 +33,8 @@
 
 #define MAX_TARGETS	8192	/* traced processes at once (a launched tree) */
 #define MAX_COMMS	32768	/* processes named (-a sees every one) */
-#define MAX_RUNQ	4096	/* processes with a run-queue histogram between two spills */
+#define MAX_RUNQ	4096	/* processes with a run-queue histogram between two spills or
+				 * windows */
 #define MAX_LOCS	(3 + 4 * STACK_MAX_DEPTH)
 #define MAX_VALS	8
 
@@ -594,23 +595,19 @@ static int64_t quantile(const struct offcpu_rq *v, double q)
 	return x > (double)v->max_ns ? (int64_t)v->max_ns : (int64_t)(x + 0.5);
 }
 
-/* One group per process: its run-queue latency (runqlat's view, per process). */
-static void add_runq_groups(struct offcpu_collector *c)
+/* One group per process of r (emptied): its run-queue latency (runqlat's view, per process).
+ * `window`: a window's, whose processes are named without reading their mappings. */
+static void add_runq_groups(struct offcpu_collector *c, struct profile *prof, struct rq_read *rq,
+			    bool window)
 {
-	struct profile *prof = c->env.prof;
-	struct rq_read r = c->rq;	/* what spills took, with the table's rest */
-	int err;
+	struct rq_read r = *rq;
+	int err = 0;
 
-	c->rq = (struct rq_read){ 0 };
-	err = bpfutil__map_for_each(bpf_map__fd(c->skel->maps.runq), sizeof(__u32),
-				    sizeof(struct offcpu_rq), read_rq, &r);
-	if (err)
-		pr_warn(c->lc, "reading the kernel's run-queue latencies failed: %s; the report "
-			"may be incomplete", strerror(-err));
+	*rq = (struct rq_read){ 0 };
 	qsort(r.e, r.n, sizeof(*r.e), rq_cmp);
 	for (size_t i = 0; i < r.n && !err; i++) {
 		const struct rq_entry *e = &r.e[i];
-		struct proc_info *p = report_proc(c, e->tgid, false);
+		struct proc_info *p = report_proc(c, e->tgid, window);
 		struct prof_group *g = profile__add_group(prof);
 		char pid[16];
 
@@ -792,12 +789,19 @@ static void offcpu_finish(void *m)
 	struct profile *prof = c->env.prof;
 	uint64_t v[OFFCPU_STAT__COUNT];
 	char buf[64], b2[32];
+	int err;
 
 	/* the waits still going on, up to the stop, before the counts are read */
 	bpfutil__map_for_each(bpf_map__fd(c->skel->maps.threads), sizeof(__u32),
 			      sizeof(struct offcpu_thread), count_open, c);
 	drain(c, prof, 0, false, false);
-	add_runq_groups(c);
+	/* what spills took, with the table's rest */
+	err = bpfutil__map_for_each(bpf_map__fd(c->skel->maps.runq), sizeof(__u32),
+				    sizeof(struct offcpu_rq), read_rq, &c->rq);
+	if (err)
+		pr_warn(c->lc, "reading the kernel's run-queue latencies failed: %s; the report "
+			"may be incomplete", strerror(-err));
+	add_runq_groups(c, prof, &c->rq, false);
 	unwinder__add_drops(c->base.unwinder, prof);
 	collector__add_drops(prof, bpf_map__fd(c->skel->maps.stats), stat_names,
 			     OFFCPU_STAT_THREADS_FULL, OFFCPU_STAT__COUNT,
@@ -828,10 +832,9 @@ static void offcpu_finish(void *m)
 			profile__add_note(prof, "%llu run-queue waits are in no histogram: more "
 					  "processes than the kernel's run-queue table holds (%u) "
 					  "had one %s", (unsigned long long)n, c->max_runq,
-					  c->env.windows ? "(a run cut into windows takes it "
-					  "into the report only at its end)" : "between two of its "
-					  "takes into the report (at the tick, every 100 ms, after "
-					  "it is three quarters full)");
+					  c->env.windows ? "between two windows (each takes it)" :
+					  "between two of its takes into the report (at the tick, "
+					  "every 100 ms, after it is three quarters full)");
 		else if (s == OFFCPU_STAT_SWITCH_IN_UNSEEN)
 			profile__add_note(prof, "%llu switch-ins were not reported by the kernel "
 					  "(no tracepoint reaches BPF while some tasks run): each "
@@ -882,13 +885,16 @@ static void offcpu_finish(void *m)
 }
 
 /* A window: the counts taken out of the kernel (an interval counts when it ends: a thread's
- * wait goes whole to the window of its switch-in), the drops counted since the last one. The
- * run-queue histograms stay for the run's end. Only for offcpu's own profile, not cpu
- * --offcpu's. */
+ * wait goes whole to the window of its switch-in), then the run-queue table, each process's
+ * waits since the last window a group of the window's (they stayed for the run's end, which
+ * top and the agent never show: a long run filled the table with its first 4,096 processes
+ * and refused every later one's waits), the drops counted since the last one. Only for
+ * offcpu's own profile, not cpu --offcpu's. */
 static int offcpu_window(void *m, struct profile *into)
 {
 	struct offcpu_collector *c = m;
 	uint64_t now = util_mono_ns();
+	struct rq_read rq = { 0 };
 	int err = 0;
 
 	if (c->opts.embedded)
@@ -898,6 +904,11 @@ static int offcpu_window(void *m, struct profile *into)
 	collector__consume_notes(&c->base);	/* new processes, for their names */
 	err = err ?: drain(c, into, 0, false, true);
 	err = err ?: collector__window_readout(&c->base, into);	/* execs since the last */
+	if (!err) {
+		collector__take(&c->base, bpf_map__fd(c->skel->maps.runq), sizeof(__u32),
+				sizeof(struct offcpu_rq), read_rq, &rq, "the run-queue latencies");
+		add_runq_groups(c, into, &rq, true);
+	}
 	/* the windows' copy holds about what the map does: every stack a window counted */
 	collector__reclaim_full(&c->base, c->opts.max_stacks);
 	window__end(into, bpf_map__fd(c->skel->maps.stats), stat_names, OFFCPU_STAT_THREADS_FULL,
