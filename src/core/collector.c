@@ -127,15 +127,74 @@ struct proc_info *collector__report_proc(struct collector *b, pid_t tgid, bool e
 	return p;
 }
 
-void collector__thread_name(int thread_names_fd, pid_t tgid, pid_t tid, uint32_t gen, char *buf,
+struct collector_tname {
+	struct thread_name_key k;
+	struct thread_name n;
+};
+
+static int tname_cmp(const void *a, const void *b)
+{
+	const struct thread_name_key *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->gen < y->gen ? -1 : x->gen > y->gen;
+}
+
+void collector__set_thread_names(struct collector *b, int fd)
+{
+	b->tnames_fd = fd;
+}
+
+static int tname_taken(const void *k, const void *v, void *ctx)
+{
+	struct collector_tnames *t = ctx;
+
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		struct collector_tname *e = realloc(t->e, cap * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		t->e = e;
+		t->cap = cap;
+	}
+	memcpy(&t->e[t->n].k, k, sizeof(t->e[t->n].k));
+	memcpy(&t->e[t->n++].n, v, sizeof(t->e[0].n));
+	return 0;
+}
+
+void collector__take_thread_names(struct collector *b)
+{
+	struct collector_tnames old = b->tnames[1];
+
+	if (!b->tnames_fd)
+		return;
+	b->tnames[1] = b->tnames[0];
+	b->tnames[0] = old;
+	b->tnames[0].n = 0;
+	collector__take(b, b->tnames_fd, sizeof(struct thread_name_key), sizeof(struct thread_name),
+			tname_taken, &b->tnames[0], "the threads' names");
+	qsort(b->tnames[0].e, b->tnames[0].n, sizeof(struct collector_tname), tname_cmp);
+}
+
+void collector__thread_name(struct collector *b, pid_t tgid, pid_t tid, uint32_t gen, char *buf,
 			    size_t len)
 {
 	struct thread_name_key k = { .tid = (__u32)tid, .gen = gen };
+	const struct collector_tname *t = NULL;
 	struct thread_name n;
 	char path[64], *s;
 
-	if (!bpf_map_lookup_elem(thread_names_fd, &k, &n)) {
+	if (b->tnames_fd && !bpf_map_lookup_elem(b->tnames_fd, &k, &n)) {
 		snprintf(buf, len, "%.*s", THREAD_NAME_LEN, n.comm);
+		return;
+	}
+	for (int i = 0; i < 2 && !t; i++)
+		if (b->tnames[i].n)
+			t = bsearch(&k, b->tnames[i].e, b->tnames[i].n, sizeof(*t), tname_cmp);
+	if (t) {
+		snprintf(buf, len, "%.*s", THREAD_NAME_LEN, t->n.comm);
 		return;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", tgid, tid);
@@ -332,7 +391,10 @@ static bool spill_due(struct collector *b, const struct session_env *env,
 bool collector__spill(struct collector *b, const struct session_env *env,
 		      const struct spill_check *due, int (*take)(void *m), void *m)
 {
-	if (!spill_due(b, env, due) || take(m))
+	if (!spill_due(b, env, due))
+		return false;
+	collector__take_thread_names(b);	/* before the counts they name */
+	if (take(m))
 		return false;
 	collector__reclaim(b);
 	return true;
@@ -428,4 +490,8 @@ void collector__close(struct collector *b, void (*free_priv)(void *priv))
 	b->st = NULL;
 	profile__free(b->readout);
 	b->readout = NULL;
+	for (int i = 0; i < 2; i++) {
+		free(b->tnames[i].e);
+		b->tnames[i] = (struct collector_tnames){ 0 };
+	}
 }

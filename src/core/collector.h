@@ -55,6 +55,13 @@ struct collector {
 	/* a run cut into windows: one process's read-outs (an exec's, code replaced) since the
 	 * last window, for the next one (collector__readout) */
 	struct profile *readout;
+	/* --per-thread: the mode's `thread_names` map (bpf/lib/tname.bpf.h), 0: none; the names
+	 * its last two takes took out of it, sorted (collector__take_thread_names) */
+	int tnames_fd;
+	struct collector_tnames {
+		struct collector_tname *e;
+		size_t n, cap;
+	} tnames[2];
 };
 
 /* First in a mode's open: libbpf's messages as -v says, the process table on the run's
@@ -106,10 +113,22 @@ struct proc_info *collector__report_proc(struct collector *b, pid_t tgid, bool e
 bool collector__needs_kname(const struct collector *b, pid_t tgid);
 
 /* The name of thread tid of process tgid as it was at the counts of its name's generation gen
- * (--per-thread: struct stack_key's gen; the mode's `thread_names` map, bpf/lib/tname.bpf.h),
- * else its name now (/proc: that map was full), else "?" (gone). */
-void collector__thread_name(int thread_names_fd, pid_t tgid, pid_t tid, uint32_t gen, char *buf,
+ * (--per-thread: struct stack_key's gen; the mode's `thread_names` map, bpf/lib/tname.bpf.h,
+ * or the names its last two takes took out of it), else its name now (/proc: that map was
+ * full), else "?" (gone). */
+void collector__thread_name(struct collector *b, pid_t tgid, pid_t tid, uint32_t gen, char *buf,
 			    size_t len);
+/* --per-thread: the mode's `thread_names` map, which each spill (collector__spill) and window
+ * (collector__take_thread_names) empties. */
+void collector__set_thread_names(struct collector *b, int fd);
+/* The thread names kept in the kernel taken out of it, before the counts they belong to are
+ * taken (a spill's, a window's), so that the table never fills over a long run: a count made
+ * before this take has its name in it; one made after, a name kept anew (the kernel keeps a
+ * name when a count of its (tid, gen) is made and finds none). The take before is kept too:
+ * a count whose name the kernel found just before this take, and which is made only after
+ * the counts are taken, is read at the next take, its name in this one. Earlier ones are
+ * freed. Nothing without --per-thread. */
+void collector__take_thread_names(struct collector *b);
 
 /* The drops counted in the mode's per-CPU stats array stats_fd, counters first..n-1 (named by
  * names), `skip` left out (a reason of -a only; -1: none), into prof; their values into v[]

@@ -6,7 +6,9 @@
  * bumped by the mode's task_rename program (thread_renamed). It goes into the count's key
  * (struct stack_key's gen), so counts before and after a rename are keys of their own, and
  * the name at the first count of each generation goes into `thread_names` (thread_name_keep):
- * a thread never renamed has gen 0 and no more keys than before. Include after vmlinux.h,
+ * a thread never renamed has gen 0 and no more keys than before. The collector takes the table
+ * out with the counts (core/collector.h: collector__take_thread_names): a name it deleted is
+ * kept again at the next first count of its (tid, gen). Include after vmlinux.h,
  * libbpf's headers and abi/stack.h.
  */
 #ifndef EBPROF_BPF_LIB_TNAME_H

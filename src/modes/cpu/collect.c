@@ -287,6 +287,8 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	refs = stack_ref_map__counts(bpf_map__fd(c->skel->maps.counts), sizeof(struct stack_key),
 				     sizeof(__u64));
 	collector__set_stacks(&c->base, bpf_map__fd(c->skel->maps.stacks), c->wst, &refs, 1);
+	if (o->per_thread)
+		collector__set_thread_names(&c->base, bpf_map__fd(c->skel->maps.thread_names));
 	if (!env->all)
 		proc_table__set_mm_marks(c->base.procs, mm_mark, c);
 	if (collector__notes(&c->base, c->skel->maps.notes, env->all))
@@ -422,8 +424,7 @@ static int cpu_attach_all(void *m)
 /* The name of a thread (for its "name [tid]" frame) as it was at its samples (key's gen). */
 static void thread_name(struct cpu_collector *c, const struct stack_key *k, char *buf, size_t len)
 {
-	collector__thread_name(bpf_map__fd(c->skel->maps.thread_names), k->tgid, k->aux, k->gen,
-			       buf, len);
+	collector__thread_name(&c->base, k->tgid, k->aux, k->gen, buf, len);
 }
 
 /* The process as the report names it; its mappings, fresh if it still runs. */
@@ -614,8 +615,9 @@ static void spill(struct cpu_collector *c)
 	struct spill_check due = {
 		.keys = { stat_sum(c, CPU_STAT_KEYS), stat_sum(c, CPU_STAT_PROC_KEYS) },
 		.room = { c->opts.max_stacks, c->max_procs },
+		/* (a full thread-name table too: a spill empties it) */
 		.refused = stat_sum(c, CPU_STAT_COUNTS_FULL) + stat_sum(c, CPU_STAT_STACKS_FULL) +
-			   stat_sum(c, CPU_STAT_PROCS_FULL),
+			   stat_sum(c, CPU_STAT_PROCS_FULL) + stat_sum(c, CPU_STAT_TNAMES_FULL),
 	};
 
 	collector__spill(&c->base, &c->env, &due, take_counts, c);
@@ -839,6 +841,7 @@ static int cpu_window(void *m, struct profile *into)
 	}
 	/* processes announced since the last tick, so that their samples get their names */
 	collector__consume_notes(&c->base);
+	collector__take_thread_names(&c->base);	/* before the counts they name */
 	err = drain(c, into, 0, false, true, false);
 	err = err ?: collector__window_readout(&c->base, into);	/* execs since the last */
 	for (int s = CPU_STAT_SAMPLES; s < CPU_STAT__COUNT; s++) {

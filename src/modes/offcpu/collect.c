@@ -216,6 +216,8 @@ static void *offcpu_open(const struct session_env *env, void *opts)
 	    collector__notes(&c->base, sk->maps.notes, env->all || o->wakers))
 		goto fail;
 	set_stacks(c);
+	if (o->per_thread)
+		collector__set_thread_names(&c->base, bpf_map__fd(sk->maps.thread_names));
 	/* attached for the whole run now (a kernel without them fails before anything runs);
 	 * they count from the first attach */
 	err = offcpu_bpf__attach(sk);
@@ -334,7 +336,7 @@ static struct proc_info *report_proc(struct offcpu_collector *c, pid_t tgid, boo
 static void thread_name(struct offcpu_collector *c, pid_t tgid, pid_t tid, __u32 gen, char *buf,
 			size_t len)
 {
-	collector__thread_name(bpf_map__fd(c->skel->maps.thread_names), tgid, tid, gen, buf, len);
+	collector__thread_name(&c->base, tgid, tid, gen, buf, len);
 }
 
 static bool has_prefix(const struct profile *prof, uint32_t loc, const char *prefix)
@@ -715,7 +717,8 @@ static void spill(struct offcpu_collector *c)
 		.keys = { stat_sum(c, OFFCPU_STAT_KEYS), stat_sum(c, OFFCPU_STAT_RQ_KEYS) },
 		.room = { (c->opts.max_stacks + per_key - 1) / per_key, c->max_runq },
 		.refused = stat_sum(c, OFFCPU_STAT_COUNTS_FULL) +
-			   stat_sum(c, OFFCPU_STAT_STACKS_FULL) + stat_sum(c, OFFCPU_STAT_RQ_FULL),
+			   stat_sum(c, OFFCPU_STAT_STACKS_FULL) + stat_sum(c, OFFCPU_STAT_RQ_FULL) +
+			   stat_sum(c, OFFCPU_STAT_TNAMES_FULL),
 	};
 
 	collector__spill(&c->base, &c->env, &due, take_counts, c);
@@ -902,6 +905,7 @@ static int offcpu_window(void *m, struct profile *into)
 	if (!into->ntypes)
 		err = set_types(into);
 	collector__consume_notes(&c->base);	/* new processes, for their names */
+	collector__take_thread_names(&c->base);	/* before the counts they name */
 	err = err ?: drain(c, into, 0, false, true);
 	err = err ?: collector__window_readout(&c->base, into);	/* execs since the last */
 	if (!err) {
