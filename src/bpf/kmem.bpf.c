@@ -13,6 +13,7 @@
 #include <bpf/bpf_core_read.h>
 #include "abi/kmem.h"
 #include "bpf/lib/stack.bpf.h"
+#include "bpf/lib/pidreuse.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -86,14 +87,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } drops SEC(".maps");
-
-/* The PIDs a second process was met with (totals_of), for the report's note: how many times. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);		/* tgid */
-	__type(value, __u32);
-} reused SEC(".maps");
 
 /* One scratch per kind of allocation: a program never runs nested in itself on one CPU (the
  * kernel skips it, a recursion miss the collector reports), but an interrupt's kmem_cache_alloc
@@ -190,41 +183,19 @@ static __always_inline void *entry_of(void *map, const void *key, const void *ze
 	return bpf_map_lookup_elem(map, key);
 }
 
-/* The current process's start (its leader's start_time): with its tgid, which process it is. */
-static __always_inline __u64 proc_start(void)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-
-	return BPF_CORE_READ(task, group_leader, start_time);
-}
-
-/* tgid's totals met by a process that is not the one they were made by: the kernel gave its PID
- * to another process during the run. The entry is the newest's from now on (its name and
- * start), summed with the earlier one's numbers; counted and the PID noted for the report. */
-static __always_inline void pid_reused(struct kmem_totals *t, __u32 tgid, __u64 start)
-{
-	__u64 was = t->start;
-	__u32 one = 1, *n;
-
-	if (!was || was == start || __sync_val_compare_and_swap(&t->start, was, start) != was)
-		return;
-	bpf_get_current_comm(t->comm, sizeof(t->comm));
-	count_drop(KMEM_STAT_PIDS_REUSED);
-	n = bpf_map_lookup_elem(&reused, &tgid);
-	if (n)
-		__sync_fetch_and_add(n, 1);
-	else
-		bpf_map_update_elem(&reused, &tgid, &one, BPF_NOEXIST);
-}
-
 static __always_inline struct kmem_totals *totals_of(__u32 tgid)
 {
 	struct kmem_totals *t = bpf_map_lookup_elem(&totals, &tgid), zero = {};
-	__u64 start = tgid ? proc_start() : 0;
+	__u64 start = tgid ? proc_start(bpf_get_current_task_btf()) : 0;
 
 	if (t) {
-		if (tgid)
-			pid_reused(t, tgid, start);
+		/* -a: tgid's totals met by another process (bpf/lib/pidreuse.bpf.h): the entry is
+		 * the newest's from now on, summed with the earlier one's numbers (a launched
+		 * tree's are the session's to say) */
+		if (trace_all && pid_reused(&t->start, tgid, start)) {
+			bpf_get_current_comm(t->comm, sizeof(t->comm));
+			count_drop(KMEM_STAT_PIDS_REUSED);
+		}
 		return t;
 	}
 	/* the interrupted task's name is not PID 0's */

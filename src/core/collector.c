@@ -269,6 +269,62 @@ void collector__note_thread_names(struct profile *prof, uint64_t n, const char *
 				  (unsigned long long)n, option, size, option);
 }
 
+#define REUSED_SHOWN 4
+
+struct reused_read {
+	struct profile *prof;
+	uint64_t n;
+	pid_t ex[REUSED_SHOWN];
+	bool more;
+};
+
+static int on_reused(const void *key, const void *val, void *ctx)
+{
+	struct reused_read *r = ctx;
+	pid_t pid = (pid_t)*(const __u32 *)key;
+	uint32_t i = r->n < REUSED_SHOWN ? (uint32_t)r->n : REUSED_SHOWN;
+	uint32_t times = *(const __u32 *)val;
+	struct prof_process *pp = profile__find_process(r->prof, (uint32_t)pid);
+	char note[160], id[16];
+
+	r->more |= times > 1;
+	/* on its row, which the run's note may not name (the first few only) */
+	snprintf(note, sizeof(note), "PID used by %u processes during the run (the kernel "
+		 "recycled it): their numbers are summed here, under the last one's name",
+		 times + 1);
+	if (pp)
+		prof_process__set_note(r->prof, pp, note);
+	snprintf(id, sizeof(id), "%d", pid);
+	for (uint32_t g = 0; g < r->prof->ngroups; g++) {
+		const char *v = prof_group__label(&r->prof->groups[g], "pid");
+
+		if (v && !strcmp(v, id))
+			prof_group__set_note(r->prof, &r->prof->groups[g], note);
+	}
+	/* the lowest few, for a note that reads the same whatever the map's order */
+	for (; i > 0 && r->ex[i - 1] > pid; i--)
+		if (i < REUSED_SHOWN)
+			r->ex[i] = r->ex[i - 1];
+	if (i < REUSED_SHOWN)
+		r->ex[i] = pid;
+	r->n++;
+	return 0;
+}
+
+void collector__note_reused(struct profile *prof, int reused_fd, uint64_t times)
+{
+	struct reused_read r = { .prof = prof };
+	const char *had = profile__info(prof, "pids_reused");
+
+	if (!times)
+		return;
+	/* the map holds 1024 PIDs; the times past it are in the count */
+	bpfutil__map_for_each(reused_fd, sizeof(__u32), sizeof(__u32), on_reused, &r);
+	if (!had || strtoull(had, NULL, 10) < times)
+		profile__add_info(prof, "pids_reused", "%llu", (unsigned long long)times);
+	procs__note_reused(prof, r.n ? r.n : times, r.ex, REUSED_SHOWN, r.more || times > r.n);
+}
+
 void collector__find_begun(struct collector *b, struct bpf_program *iter, pid_t pid,
 			   const char *what)
 {

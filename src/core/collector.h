@@ -147,6 +147,14 @@ void collector__note_notes_lost(struct profile *prof, uint64_t n);
  * `thread_names` map, of size entries, full), if n; `option` sizes that map. */
 void collector__note_thread_names(struct profile *prof, uint64_t n, const char *option,
 				  uint32_t size);
+/* -a: the PIDs the kernel gave another process during the run (bpf/lib/pidreuse.bpf.h: the
+ * mode's `reused` map, reused_fd; `times`, the mode's count of them), if any: the report keys
+ * processes by PID, so each such process row (and each group labelled with its "pid": offcpu's
+ * run-queue table) holds the processes' numbers together, under the last one's name; said on
+ * the row (its note, the group's "note" label), in the run's note naming the first few
+ * (procs__note_reused) and as the run fact pids_reused (the larger, when two collectors of one
+ * run, cpu --offcpu's, both count). */
+void collector__note_reused(struct profile *prof, int reused_fd, uint64_t times);
 /* The waits already going on when tracing started (-p: pid's threads; pid 0: every task, -a):
  * the mode's task iterator run once, which gives each such thread an entry from the start
  * (offcpu_begun, lock_begun); `what` names those waits in the warning if it cannot run. */

@@ -318,8 +318,9 @@ int proc_table__adopt(struct proc_table *t, int map_fd, size_t val_size)
 }
 
 /* A process the kernel saw for the first time: its record starts with its tgid; a second
- * word, when there is one, not 0 when it is one seen before that exec'd (its new program's
- * mappings and name read now: the old snapshots still name the frames of before) */
+ * word, when there is one, not 0 when it is one seen before that exec'd, or another process
+ * with the PID of one seen before (bpf/lib/pidreuse.bpf.h): its new program's mappings and
+ * name read now (the old snapshots still name the frames of before) */
 static int on_note(void *ctx, void *data, size_t len)
 {
 	struct proc_table *t = ctx;
@@ -334,8 +335,14 @@ static int on_note(void *ctx, void *data, size_t len)
 		return 0;
 	if (!p)
 		p = proc_table__add(t, pid);
-	if (p)
-		proc_table__snapshot(t, p);
+	/* one read again that is gone already (a PID given to another process that then
+	 * exited) keeps no name or command line of the process before: the report names it as
+	 * the kernel did */
+	if (p && !proc_table__snapshot(t, p) && exec) {
+		p->comm[0] = 0;
+		free(p->cmdline);
+		p->cmdline = NULL;
+	}
 	return 0;
 }
 
@@ -390,11 +397,12 @@ void procs__note_reused(struct profile *prof, uint64_t n, const pid_t *ex, uint3
 	for (uint32_t i = 0; i < shown && len < sizeof(list); i++)
 		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%d", i ? ", " : "",
 					ex[i]);
+	/* once: cpu --offcpu's two collectors may both say it */
 	if (n == 1)
-		profile__add_note(prof, "PID %s was used by %s during the run (the kernel "
+		profile__add_note_once(prof, "PID %s was used by %s during the run (the kernel "
 				  "recycled it); their numbers are reported together", list, by);
 	else
-		profile__add_note(prof, "%llu PIDs were used by %s during the run (the kernel "
+		profile__add_note_once(prof, "%llu PIDs were used by %s during the run (the kernel "
 				  "recycled them: %s%s); each one's numbers are reported together",
 				  (unsigned long long)n, by, list, n > shown ? ", ..." : "");
 }

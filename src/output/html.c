@@ -1688,16 +1688,17 @@ static int write_groups(const struct html *h)
 {
 	const struct profile *p = h->p;
 	const struct prof_group *first;
-	uint32_t shown;
+	uint32_t shown, nl;
 	FILE *f = h->f;
 
 	if (!p->ngroups)
 		return 0;
 	shown = p->ngroups < SITES_MAX ? p->ngroups : SITES_MAX;
 	first = &p->groups[0];
+	nl = prof_group__nnames(first);
 	fputs("<h2 id=\"groups\">By ", f);
-	for (uint32_t i = 0; i < first->nlabels; i++) {
-		fputs(!i ? "" : i + 1 == first->nlabels ? " and " : ", ", f);
+	for (uint32_t i = 0; i < nl; i++) {
+		fputs(!i ? "" : i + 1 == nl ? " and " : ", ", f);
 		esc(f, first->labels[i].key);
 	}
 	/* what the numbers are, as the text report says */
@@ -1711,7 +1712,7 @@ static int write_groups(const struct html *h)
 			"here, with their histograms (every one is in the .json and .txt --top 0 "
 			"reports).</p>\n", p->ngroups, shown);
 	fputs("<table class=\"data sortable\" id=\"groups-table\">\n<thead><tr>", f);
-	for (uint32_t i = 0; i < first->nlabels; i++) {
+	for (uint32_t i = 0; i < nl; i++) {
 		fputs("<th data-sort=\"text\">", f);
 		esc(f, first->labels[i].key);
 		fputs("</th>", f);
@@ -1728,11 +1729,17 @@ static int write_groups(const struct html *h)
 		const struct prof_group *gr = &p->groups[g];
 
 		fputs("<tr>", f);
-		for (uint32_t i = 0; i < first->nlabels; i++) {
+		for (uint32_t i = 0; i < nl; i++) {
 			const char *v = prof_group__label(gr, first->labels[i].key);
 
 			fputs("<td>", f);
 			esc(f, v ? v : "-");
+			/* a note under the row's name, as the text report's */
+			if (!i && prof_group__nnames(gr) < gr->nlabels) {
+				fputs("<br><span class=\"hint\">note: ", f);
+				esc(f, prof_group__label(gr, "note"));
+				fputs("</span>", f);
+			}
 			fputs("</td>", f);
 		}
 		for (uint32_t i = 0; i < first->nstats; i++) {
@@ -1761,7 +1768,7 @@ static int write_groups(const struct html *h)
 			size_t len = 0, n = 0;
 			FILE *m;
 
-			for (uint32_t j = 0; j < gr->nlabels && n < sizeof(title); j++)
+			for (uint32_t j = 0; j < prof_group__nnames(gr) && n < sizeof(title); j++)
 				n += snprintf(title + n, sizeof(title) - n, "%s%s", j ? " " : "",
 					      gr->labels[j].value);
 			if (n < sizeof(title))

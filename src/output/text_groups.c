@@ -24,10 +24,11 @@ static void heading(FILE *f, bool color, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The columns are those of the first group: its labels, then its stats that have one. */
+/* The columns are those of the first group: its labels (but a note: under the row), then its
+ * stats that have one. */
 static uint32_t ncols(const struct prof_group *g)
 {
-	uint32_t n = g->nlabels;
+	uint32_t n = prof_group__nnames(g);
 
 	for (uint32_t i = 0; i < g->nstats; i++)
 		n += g->stats[i].label != NULL;
@@ -40,7 +41,7 @@ static const char *cell(const struct prof_group *first, const struct prof_group 
 {
 	uint32_t i;
 
-	if (c < first->nlabels) {
+	if (c < prof_group__nnames(first)) {
 		const char *k = first->labels[c].key, *v = prof_group__label(g, k);
 
 		for (i = 0; k[i] && i + 1 < CELL; i++)
@@ -48,7 +49,7 @@ static const char *cell(const struct prof_group *first, const struct prof_group 
 		hdr[i] = 0;
 		return v ? v : "-";
 	}
-	c -= first->nlabels;
+	c -= prof_group__nnames(first);
 	for (i = 0; i < first->nstats; i++) {
 		const struct prof_group_stat *st = &first->stats[i];
 
@@ -71,7 +72,7 @@ static void group_name(const struct prof_group *g, char *buf, size_t len)
 	size_t n = 0;
 
 	buf[0] = 0;
-	for (uint32_t i = 0; i < g->nlabels && n < len; i++)
+	for (uint32_t i = 0; i < prof_group__nnames(g) && n < len; i++)
 		n += snprintf(buf + n, len - n, "%s%s", i ? " " : "", g->labels[i].value);
 }
 
@@ -101,7 +102,7 @@ void render__hist_text(FILE *f, const char *indent, const char *title,
 int render__text_groups(FILE *f, const struct profile *p, bool color, uint32_t top)
 {
 	const struct prof_group *first;
-	uint32_t nc, *w, shown;
+	uint32_t nc, nl, *w, shown;
 	char more[64] = "";
 	char hdr[CELL], buf[CELL], name[256];
 
@@ -129,6 +130,7 @@ int render__text_groups(FILE *f, const struct profile *p, bool color, uint32_t t
 	if (shown < p->ngroups)
 		snprintf(more, sizeof(more), " (the top %u of %u)", shown, p->ngroups);
 	first = &p->groups[0];
+	nl = prof_group__nnames(first);
 	nc = ncols(first);
 	w = calloc(nc + 1, sizeof(*w));
 	if (!w)
@@ -144,9 +146,9 @@ int render__text_groups(FILE *f, const struct profile *p, bool color, uint32_t t
 	}
 	/* "By device and op": the labels name the rows */
 	name[0] = 0;
-	for (uint32_t i = 0, n = 0; i < first->nlabels && n < sizeof(name); i++)
+	for (uint32_t i = 0, n = 0; i < nl && n < sizeof(name); i++)
 		n += snprintf(name + n, sizeof(name) - n, "%s%s",
-			      !i ? "" : i + 1 == first->nlabels ? " and " : ", ",
+			      !i ? "" : i + 1 == nl ? " and " : ", ",
 			      first->labels[i].key);
 	fputc('\n', f);
 	/* what the numbers are: the first histogram's name ("run-queue latency": offcpu's table
@@ -160,7 +162,7 @@ int render__text_groups(FILE *f, const struct profile *p, bool color, uint32_t t
 	for (uint32_t c = 0; c < nc; c++) {
 		cell(first, first, c, hdr, buf);
 		/* labels left-aligned, numbers right-aligned */
-		fprintf(f, c < first->nlabels ? " %-*s" : " %*s", render__pad(hdr, w[c]), hdr);
+		fprintf(f, c < nl ? " %-*s" : " %*s", render__pad(hdr, w[c]), hdr);
 	}
 	fputc('\n', f);
 	for (uint32_t g = 0; g < shown; g++) {
@@ -168,9 +170,11 @@ int render__text_groups(FILE *f, const struct profile *p, bool color, uint32_t t
 		for (uint32_t c = 0; c < nc; c++) {
 			const char *s = cell(first, &p->groups[g], c, hdr, buf);
 
-			fprintf(f, c < first->nlabels ? " %-*s" : " %*s", render__pad(s, w[c]), s);
+			fprintf(f, c < nl ? " %-*s" : " %*s", render__pad(s, w[c]), s);
 		}
 		fputc('\n', f);
+		if (prof_group__nnames(&p->groups[g]) < p->groups[g].nlabels)
+			fprintf(f, "    note: %s\n", prof_group__label(&p->groups[g], "note"));
 	}
 	free(w);
 

@@ -462,6 +462,8 @@ out:
 struct proc_sum {
 	uint32_t pid;
 	const char *comm;	/* for the commands' table: the process's name, or "?" */
+	const char *note;	/* the process's (a PID used by several processes, a kernel
+				 * thread's work), under its row; NULL: none (commands: none) */
 	uint32_t procs;		/* for the commands' table: processes of that name */
 	int64_t *v;
 };
@@ -526,6 +528,8 @@ static void print_sums(const struct tstacks *t, struct proc_sum *ps, uint32_t n,
 			fprintf(t->f, " %14s",
 				render__amount(ps[k].v[i], p->types[i].unit, b, sizeof(b)));
 		fprintf(t->f, " %5.1f%%\n", pct(ps[k].v[t->key], t->total));
+		if (!commands && ps[k].note)
+			fprintf(t->f, "            note: %s\n", ps[k].note);
 	}
 }
 
@@ -565,6 +569,7 @@ static int print_processes(const struct tstacks *t)
 
 		ps[k].pid = pids[k];
 		ps[k].comm = proc && proc->comm ? proc->comm : "?";
+		ps[k].note = proc ? proc->note : NULL;
 		ps[k].procs = 1;
 		ps[k].v = vals + (size_t)k * nt;
 	}

@@ -1394,3 +1394,16 @@ const char *prof_group__label(const struct prof_group *g, const char *key)
 			return g->labels[i].value;
 	return NULL;
 }
+
+int prof_group__set_note(struct profile *p, struct prof_group *g, const char *note)
+{
+	if (prof_group__nnames(g) < g->nlabels)
+		return 0;
+	return prof_group__add_label(p, g, "note", note);
+}
+
+uint32_t prof_group__nnames(const struct prof_group *g)
+{
+	return g->nlabels && !strcmp(g->labels[g->nlabels - 1].key, "note") ? g->nlabels - 1
+									      : g->nlabels;
+}

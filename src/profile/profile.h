@@ -505,6 +505,12 @@ int prof_group__add_hist(struct profile *p, struct prof_group *g, const char *na
 			 const char *unit, uint32_t sub, const uint64_t *counts, uint32_t n);
 /* The value of g's label `key`, or NULL. */
 const char *prof_group__label(const struct prof_group *g, const char *key);
+/* A remark on the row (offcpu's run-queue row of a PID the kernel gave another process:
+ * core/collector.h), kept as its last label, "note" (JSON's labels.note): not one of the labels
+ * that name the row, the first prof_group__nnames(g), which the renderers show as columns; they
+ * show the note under the row. A second note is not added. 0 or a negative errno. */
+int prof_group__set_note(struct profile *p, struct prof_group *g, const char *note);
+uint32_t prof_group__nnames(const struct prof_group *g);
 
 /* ---- hist.c: histograms of struct prof_hist's layout ------------------------------------ */
 

@@ -263,3 +263,41 @@ need_ia32() {
 	"$FIX/compat32" > /dev/null 2>&1 ||
 		skip "this kernel runs no 32-bit system calls (CONFIG_IA32_EMULATION off, or ia32_emulation=0)"
 }
+
+# A machine-wide run in which one PID serves two programs: `pidreuse_under READY EBPROF_ARGS...
+# :: A... -- B...` starts ebprof EBPROF_ARGS (with -v: its stderr, in $T/err, says READY once
+# it counts), runs tests/fixtures/pidreuse (A, then B given A's PID through clone3's set_tid;
+# its output in $PR_OUT), stops ebprof with SIGINT and sets $PID to the PID both had. Skips,
+# saying why, when another process took the PID between them (pidreuse exits 3).
+pidreuse_under() {
+	local ready=$1 e args=() st=0
+	shift
+	while [ "$1" != "::" ]; do
+		args+=("$1")
+		shift
+	done
+	shift
+	bg "$EBPROF" "${args[@]}" 2> "$T/err"
+	e=$BG
+	wait_for "$T/err" "$ready" 30
+	PR_OUT=$("$FIX/pidreuse" "$@") || st=$?
+	kill -INT "$e"
+	wait "$e"
+	[ "$st" -ne 3 ] || skip "the PID was taken by another process meanwhile (pidreuse could not reuse it)"
+	[ "$st" -eq 0 ]
+	PID=$(echo "$PR_OUT" | sed -n "s/^b \([0-9][0-9]*\)$/\1/p")
+	[ -n "$PID" ] && [ "$PID" = "$(echo "$PR_OUT" | sed -n "s/^a \([0-9][0-9]*\)$/\1/p")" ]
+}
+
+# After pidreuse_under: the JSON report J says so, on the row of $PID (named COMM, the last
+# program's) and in the run (info.pids_reused, one note naming the PIDs); the text report X
+# too. Other processes of the machine may have had their PIDs reused as well: only "at least".
+assert_pid_reused() {
+	local j=$1 x=$2 comm=$3
+	jq -c --argjson p "$PID" '.processes[] | select(.pid == $p)' "$j"
+	jq -e --argjson p "$PID" --arg c "$comm" '[.processes[] | select(.pid == $p)] | length == 1 and
+	      (.[0] | .comm == $c and (.note | test("^PID used by [0-9]+ processes during the run \\(the kernel recycled it\\): their numbers are summed here, under the last one.s name$")))' "$j"
+	jq -e '(.info.pids_reused | tonumber) >= 1' "$j"
+	jq -e '[.notes[] | select(test("^(PID [0-9]+ was|[0-9]+ PIDs were) used by (two processes|more than one process) during the run \\(the kernel recycled"))] | length == 1' "$j"
+	grep -q "note: PID used by" "$x"
+}

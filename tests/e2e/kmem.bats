@@ -408,26 +408,9 @@ m.close()'
 # under the name of one and the command line of another, with nothing said (sweep K: pid 5211
 # "sleep" with a jq's command line). Said now, on the row and in the run's notes.
 @test "kmem -a: a PID used again by another program is said, on its row and in a note" {
-	"$EBPROF" kmem -v -q -d 60 -o "$T/x.json" -o "$T/x.txt" 2> "$T/err" &
-	EBP=$!
-	BG_PIDS+=("$EBP")
-	wait_for "$T/err" "counting the kernel allocations of every process"
-	run "$FIX/pidreuse" /bin/true -- /bin/echo hi
-	if [ "$status" -eq 3 ]; then
-		kill -INT "$EBP"
-		wait "$EBP"
-		skip "the PID was taken by another process meanwhile (pidreuse could not reuse it)"
-	fi
-	[ "$status" -eq 0 ]
-	pid=$(echo "$output" | sed -n 's/^b //p')
-	kill -INT "$EBP"
-	wait "$EBP"
-	jq -c --argjson p "$pid" '.processes[] | select(.pid == $p)' "$T/x.json"
-	jq -e --argjson p "$pid" '.processes[] | select(.pid == $p)
-	      | .comm == "echo" and (.note | test("^PID used by [0-9]+ processes during the run \\(the kernel recycled it\\)"))' "$T/x.json"
-	jqe '(.info.pids_reused | tonumber) >= 1' "$T/x.json"
-	jqe '[.notes[] | select(test("^(PID [0-9]+ was|[0-9]+ PIDs were) used by (two processes|more than one process) during the run \\(the kernel recycled"))] | length == 1' "$T/x.json"
-	grep -q "note: PID used by" "$T/x.txt"
+	pidreuse_under "counting the kernel allocations of every process" \
+		kmem -v -q -d 60 --top 0 -o "$T/x.json" -o "$T/x.txt" :: /bin/true -- /bin/echo hi
+	assert_pid_reused "$T/x.json" "$T/x.txt" echo
 }
 
 @test "kmem: bad options and targets say why, with the right exit status" {

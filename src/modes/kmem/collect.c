@@ -1209,54 +1209,6 @@ static void kmem_stop(void *m)
 	c->stop_ns = util_mono_ns();
 }
 
-struct reused_read {
-	struct profile *prof;
-	uint64_t n;
-	pid_t ex[4];
-	bool more;
-};
-
-static int on_reused(const void *key, const void *val, void *ctx)
-{
-	struct reused_read *r = ctx;
-	pid_t pid = *(const __u32 *)key;
-	uint32_t i = r->n < 4 ? (uint32_t)r->n : 4, times = *(const __u32 *)val;
-	struct prof_process *pp = profile__find_process(r->prof, pid);
-	char note[160];
-
-	r->more |= times > 1;
-	/* on its row, which the run's note may not name (the first few only) */
-	snprintf(note, sizeof(note), "PID used by %u processes during the run (the kernel "
-		 "recycled it): their numbers are summed here, under the last one's name",
-		 times + 1);
-	if (pp)
-		prof_process__set_note(r->prof, pp, note);
-	/* the lowest few, for a note that reads the same whatever the map's order */
-	for (; i > 0 && r->ex[i - 1] > pid; i--)
-		if (i < 4)
-			r->ex[i] = r->ex[i - 1];
-	if (i < 4)
-		r->ex[i] = pid;
-	r->n++;
-	return 0;
-}
-
-/* The PIDs a second process was met with (totals_of): the report keys processes by PID, so
- * their rows sum the processes', under the name of the last; said, with the first few. The
- * map holds 1024 of them; the times past it are in the count. */
-static void note_reused(struct kmem_collector *c, struct profile *prof)
-{
-	struct reused_read r = { .prof = prof };
-	uint64_t times = stat_sum(c, KMEM_STAT_PIDS_REUSED);
-
-	bpfutil__map_for_each(bpf_map__fd(c->skel->maps.reused), sizeof(__u32), sizeof(__u32),
-			      on_reused, &r);
-	if (!times)
-		return;
-	profile__add_info(prof, "pids_reused", "%llu", (unsigned long long)times);
-	procs__note_reused(prof, r.n ? r.n : times, r.ex, 4, r.more || times > r.n);
-}
-
 static void kmem_finish(void *m)
 {
 	struct kmem_collector *c = m;
@@ -1270,7 +1222,8 @@ static void kmem_finish(void *m)
 	collector__add_drops(prof, bpf_map__fd(c->skel->maps.drops), drop_names, 0,
 			     KMEM_DROP__COUNT, -1, d);
 	profile__add_drop(prof, "recursion_misses", misses);
-	note_reused(c, prof);
+	collector__note_reused(prof, bpf_map__fd(c->skel->maps.reused),
+			       stat_sum(c, KMEM_STAT_PIDS_REUSED));
 	unwinder__add_drops(c->base.unwinder, prof);
 	if (d[KMEM_DROP_COUNTS_FULL] || d[KMEM_DROP_STACKS_FULL])
 		profile__add_note(prof, "the stack tables (--max-stacks %u) were full: %llu "
