@@ -64,6 +64,9 @@ struct offcpu_rq {
  * the end keeps its name. */
 struct offcpu_comm {
 	char comm[OFFCPU_COMM_LEN];
+	__u64 start;		/* the process's start (its leader's task->start_time): another
+				 * one met under its tgid is the PID used again
+				 * (OFFCPU_STAT_PIDS_REUSED, bpf/lib/pidreuse.bpf.h) */
 };
 
 /* The one record of the ring buffer: a process seen for the first time (-a), or with --wakers
@@ -85,6 +88,8 @@ enum offcpu_stat {
 	OFFCPU_STAT_RQ_KEYS,	/* processes added to the run-queue table (spilled with it) */
 	OFFCPU_STAT_BEGUN,	/* threads already off-CPU when tracing began (-p, -a): their
 				 * waits count from the start (offcpu_begun) */
+	OFFCPU_STAT_PIDS_REUSED,	/* -a: a process met the entry (comms) of another one
+					 * with its PID: their rows are one (the newest's name) */
 	OFFCPU_STAT_THREADS_FULL,	/* the table of threads off-CPU was full: not measured */
 	OFFCPU_STAT_STACKS_FULL,	/* a stack not interned: the interval counts without it */
 	OFFCPU_STAT_COUNTS_FULL,	/* the counts table was full: the interval is lost */

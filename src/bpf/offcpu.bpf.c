@@ -42,6 +42,7 @@
 #include "abi/offcpu.h"
 #include "bpf/lib/stack.bpf.h"
 #include "bpf/lib/tname.bpf.h"
+#include "bpf/lib/pidreuse.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -232,18 +233,40 @@ static __always_inline void capture(void *ctx, struct offcpu_scratch *sc, __u64 
 static __always_inline void first_count(struct task_struct *t, __u32 tgid, __u32 tid, __u32 gen,
 					bool announce)
 {
-	struct offcpu_comm c = {};
+	struct offcpu_comm c = {}, *e;
 	struct offcpu_note note = { .tgid = tgid };
 
 	if (per_thread && !thread_name_keep(t, tid, gen))
 		count_stat(OFFCPU_STAT_TNAMES_FULL);
 	BPF_CORE_READ_STR_INTO(&c.comm, t, group_leader, comm);
-	if (bpf_map_lookup_elem(&comms, &tgid)) {
-		bpf_map_update_elem(&comms, &tgid, &c, BPF_EXIST);
+	c.start = proc_start(t);
+	e = bpf_map_lookup_elem(&comms, &tgid);
+	if (e) {
+		/* renamed if it is the entry's process (with -a, check_reuse made it the
+		 * entry's when it counts; a waker with an earlier process's PID is not) */
+		if (!trace_all || e->start == c.start)
+			bpf_map_update_elem(&comms, &tgid, &c, BPF_EXIST);
 		return;
 	}
 	if (bpf_map_update_elem(&comms, &tgid, &c, BPF_NOEXIST) || !announce || !tgid)
 		return;
+	if (bpf_ringbuf_output(&notes, &note, sizeof(note), 0))
+		count_stat(OFFCPU_STAT_NOTES_FULL);
+}
+
+/* -a: t, about to count, is not the process its PID's entry (comms) was made by: the kernel gave
+ * the PID again (bpf/lib/pidreuse.bpf.h). Their rows (counts and run-queue latencies, keyed by
+ * tgid) are one, under the newest's name: its entry is renamed and the process announced again
+ * (its mappings and command line read). */
+static __always_inline void check_reuse(struct task_struct *t, __u32 tgid)
+{
+	struct offcpu_comm *c = bpf_map_lookup_elem(&comms, &tgid);
+	struct offcpu_note note = { .tgid = tgid, .exec = 1 };
+
+	if (!c || !pid_reused(&c->start, tgid, proc_start(t)))
+		return;
+	BPF_CORE_READ_STR_INTO(&c->comm, t, group_leader, comm);
+	count_stat(OFFCPU_STAT_PIDS_REUSED);
 	if (bpf_ringbuf_output(&notes, &note, sizeof(note), 0))
 		count_stat(OFFCPU_STAT_NOTES_FULL);
 }
@@ -268,6 +291,8 @@ static __always_inline void end_wait(struct task_struct *t, __u32 tid, struct of
 	struct offcpu_rq *rq;
 	__u64 d;
 
+	if (trace_all && tgid)
+		check_reuse(t, tgid);
 	if (th->ready_ns && in > th->ready_ns) {
 		d = in - th->ready_ns;
 		rq = bpf_map_lookup_elem(&runq, &tgid);
@@ -520,7 +545,8 @@ int BPF_PROG(offcpu_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	struct offcpu_note note = { .tgid = tgid, .exec = 1 };
 	struct offcpu_comm *c = bpf_map_lookup_elem(&comms, &tgid);
 
-	if (!c)
+	/* (-a: a process with an earlier one's PID is named when it counts: check_reuse) */
+	if (!c || (trace_all && c->start != proc_start(p)))
 		return 0;
 	bpf_get_current_comm(c->comm, sizeof(c->comm));
 	/* -a: announced again, its new program's mappings read at once */

@@ -594,6 +594,21 @@ ctxt() {
 	[ "$(jq '.drops.exit_unseen' "$T/x.json")" -eq 0 ]
 }
 
+# The kernel gave a PID to another process during an -a run: offcpu's rows are by tgid (the
+# process's and its run-queue row), so they summed the two programs under the name of the last
+# with nothing said. Said now, on both rows and in the run's notes; the row has both programs'
+# sleeps (offsleep's 2 naps, sleep's 1).
+@test "offcpu -a: a PID used again by another program is said, on its row, its run-queue row and in a note" {
+	pidreuse_under '^ebprof: tracepoints: sched_switch' \
+		offcpu -a -v -q -d 60 --top 0 -o "$T/x.json" -o "$T/x.txt" -o "$T/x.html" :: \
+		"$FIX/offsleep" 2 5 -- /bin/sleep 0.01
+	assert_pid_reused "$T/x.json" "$T/x.txt" sleep
+	jq -e --argjson p "$PID" '.processes[] | select(.pid == $p) | .switches >= 3' "$T/x.json"
+	jq -e --argjson p "$PID" '[.groups[] | select(.labels.pid == ($p | tostring))] | length == 1 and
+	      (.[0].labels | .process == "sleep" and (.note | test("^PID used by [0-9]+ processes during the run")))' "$T/x.json"
+	grep -q 'hint">note: PID used by' "$T/x.html"
+}
+
 @test "offcpu: bad input gets a clear sentence and exit 2 (usage) or 1 (failure)" {
 	run "$EBPROF" offcpu -p 999999 -d 1
 	[ "$status" -eq 1 ]

@@ -46,6 +46,7 @@ static const char *const stat_names[OFFCPU_STAT__COUNT] = {
 	[OFFCPU_STAT_KEYS] = "keys",
 	[OFFCPU_STAT_RQ_KEYS] = "runq_keys",
 	[OFFCPU_STAT_BEGUN] = "begun_before_start",
+	[OFFCPU_STAT_PIDS_REUSED] = "pids_reused",
 	[OFFCPU_STAT_THREADS_FULL] = "thread_table_full",
 	[OFFCPU_STAT_STACKS_FULL] = "stack_table_full",
 	[OFFCPU_STAT_COUNTS_FULL] = "count_table_full",
@@ -805,6 +806,8 @@ static void offcpu_finish(void *m)
 		pr_warn(c->lc, "reading the kernel's run-queue latencies failed: %s; the report "
 			"may be incomplete", strerror(-err));
 	add_runq_groups(c, prof, &c->rq, false);
+	collector__note_reused(prof, bpf_map__fd(c->skel->maps.reused),
+			       stat_sum(c, OFFCPU_STAT_PIDS_REUSED));
 	unwinder__add_drops(c->base.unwinder, prof);
 	collector__add_drops(prof, bpf_map__fd(c->skel->maps.stats), stat_names,
 			     OFFCPU_STAT_THREADS_FULL, OFFCPU_STAT__COUNT,
