@@ -136,6 +136,9 @@ struct lock_comm {
 	char comm[LOCK_COMM_LEN];
 	__u32 kthread;
 	__u32 pad;
+	__u64 start;		/* the process's start (its leader's task->start_time): another
+				 * one met under its tgid is the PID used again
+				 * (LOCK_STAT_PIDS_REUSED, bpf/lib/pidreuse.bpf.h) */
 };
 
 /* Per-CPU counters (a per-CPU array indexed by these): what was counted, then drops. */
@@ -151,6 +154,8 @@ enum lock_stat {
 	LOCK_STAT_EXITED,	/* futex waits a signal ended and that were never resumed, their
 				 * thread exiting (killed in the wait, its process exiting):
 				 * counted, up to the signal */
+	LOCK_STAT_PIDS_REUSED,	/* -a: a process met the entry (comms) of another one with its
+				 * PID: their rows are one (the newest's name) */
 	LOCK_STAT_NESTED,	/* drops: a spinlock contention inside another on its CPU
 				 * (an interrupt's): not measured */
 	LOCK_STAT_END_UNSEEN,	/* a contention whose end never came (its slot was taken over) */

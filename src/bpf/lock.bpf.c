@@ -31,6 +31,7 @@
 #include <bpf/bpf_core_read.h>
 #include "abi/lock.h"
 #include "bpf/lib/stack.bpf.h"
+#include "bpf/lib/pidreuse.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -245,14 +246,28 @@ static __always_inline __u32 lock_owner(struct task_struct *task, __u64 lock)
 }
 
 /* A process's name, once; with -a it is announced (the note wakes the collector: its mappings
- * are read before it can exit) */
+ * are read before it can exit). -a: a process that is not the one its PID's entry was made by
+ * is the PID given again (bpf/lib/pidreuse.bpf.h): their rows (totals and counts, keyed by
+ * tgid) are one, under the newest's name; it is announced again (the note's second word: its
+ * mappings, name and command line read anew). */
 static __always_inline void note_comm(__u32 tgid, struct task_struct *task)
 {
-	struct lock_comm c = { .kthread = !!(task->flags & PF_KTHREAD) };
+	struct lock_comm c = { .kthread = !!(task->flags & PF_KTHREAD) }, *e;
+	__u32 again[2] = { tgid, 1 };
 
-	if (bpf_map_lookup_elem(&comms, &tgid))
+	e = bpf_map_lookup_elem(&comms, &tgid);
+	if (e) {
+		if (!trace_all || !pid_reused(&e->start, tgid, proc_start(task)))
+			return;
+		BPF_CORE_READ_STR_INTO(&e->comm, task, group_leader, comm);
+		e->kthread = c.kthread;
+		count_stat(LOCK_STAT_PIDS_REUSED);
+		if (bpf_ringbuf_output(&notes, again, sizeof(again), 0))
+			count_stat(LOCK_STAT_NOTES_FULL);
 		return;
+	}
 	BPF_CORE_READ_STR_INTO(&c.comm, task, group_leader, comm);
+	c.start = proc_start(task);
 	if (!bpf_map_update_elem(&comms, &tgid, &c, BPF_NOEXIST) && trace_all &&
 	    bpf_ringbuf_output(&notes, &tgid, sizeof(tgid), 0))
 		count_stat(LOCK_STAT_NOTES_FULL);

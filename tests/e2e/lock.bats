@@ -184,6 +184,19 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	done < <(echo "$output" | grep '^round [0-9]* a ')
 }
 
+# The kernel gave a PID to another process during an -a run: lock's rows are by tgid, so they
+# summed the two programs under one name with nothing said. Said now, on the row and in the
+# run's notes; the row has both programs' waits: futexfix's 18 timed-out waits, twice (its
+# copy named futexb).
+@test "lock -a: a PID used again by another program is said, on its row and in a note" {
+	cp "$FIX/futexfix" "$T/futexb"
+	pidreuse_under '^ebprof: tracepoints: ' \
+		lock -a -v -q --user-only -d 60 --top 0 -o "$T/x.json" -o "$T/x.txt" :: \
+		"$FIX/futexfix" -- "$T/futexb"
+	assert_pid_reused "$T/x.json" "$T/x.txt" futexb
+	jq -e --argjson p "$PID" '.processes[] | select(.pid == $p) | .timeouts == 36' "$T/x.json"
+}
+
 @test "lock: a full stack table (--max-stacks 1) costs stacks, not totals: each of two futexfix runs has its 18 timed-out waits in its row, their wait time the locks' own" {
 	run "$EBPROF" lock -q --user-only --max-stacks 1 -o "$T/x.json" -o "$T/x.txt" -o "$T/x.html" \
 		-- sh -c "'$FIX/futexfix'; '$FIX/futexfix'"

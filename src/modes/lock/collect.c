@@ -76,6 +76,7 @@ static const char *const stat_names[LOCK_STAT__COUNT] = {
 	[LOCK_STAT_BEGUN] = "begun_before_start",
 	[LOCK_STAT_LOCK_KEYS] = "lock_keys",
 	[LOCK_STAT_EXITED] = "futex_waits_exited",
+	[LOCK_STAT_PIDS_REUSED] = "pids_reused",
 	[LOCK_STAT_NESTED] = "nested_contention",
 	[LOCK_STAT_END_UNSEEN] = "end_unseen",
 	[LOCK_STAT_WAITS_FULL] = "wait_table_full",
@@ -1122,6 +1123,8 @@ static void lock_finish(void *m)
 
 	drain(c, c->env.prof, 0, false, false);
 	add_groups(c);
+	collector__note_reused(prof, bpf_map__fd(c->skel->maps.reused),
+			       stat_sum(c, LOCK_STAT_PIDS_REUSED));
 	unwinder__add_drops(c->base.unwinder, prof);
 	collector__add_drops(prof, bpf_map__fd(c->skel->maps.stats), stat_names, LOCK_STAT_NESTED,
 			     LOCK_STAT__COUNT, c->env.all ? -1 : LOCK_STAT_NOTES_FULL, v);
