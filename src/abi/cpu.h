@@ -20,6 +20,8 @@ enum cpu_stat {
 	CPU_STAT_SAMPLES,	/* samples of traced tasks (counted or lost) */
 	CPU_STAT_KEYS,		/* keys made in the counts table (the collector spills it) */
 	CPU_STAT_PROC_KEYS,	/* keys made in the procs table (spilled with it) */
+	CPU_STAT_PIDS_REUSED,	/* -a: a process met the entry (comms) of another one with its
+				 * PID: their rows are one (the newest's name) */
 	CPU_STAT_STACKS_FULL,	/* a stack not interned: the sample counts without it */
 	CPU_STAT_COUNTS_FULL,	/* the counts table was full: the sample is in no stack (its
 				 * process's total has it) */
@@ -39,6 +41,9 @@ struct cpu_proc {
  * tid, so that one that exited before the end keeps its name. */
 struct cpu_comm {
 	char comm[CPU_COMM_LEN];
+	__u64 start;		/* the process's start (its leader's task->start_time): another
+				 * one met under its tgid is the PID used again
+				 * (CPU_STAT_PIDS_REUSED, bpf/lib/pidreuse.bpf.h) */
 };
 
 /* The `mm_marks` map (tgid -> __u64, traced processes only): userspace adds each process with

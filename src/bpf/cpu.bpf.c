@@ -19,6 +19,7 @@
 #define UNWIND_IDENT_BY_READS
 #include "bpf/lib/stack.bpf.h"
 #include "bpf/lib/tname.bpf.h"
+#include "bpf/lib/pidreuse.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -152,12 +153,29 @@ static __always_inline void first_sample(struct task_struct *task, __u32 tgid, _
 		count_stat(CPU_STAT_TNAMES_FULL);
 	/* the leader's name is the process's; the latest wins (a process may exec) */
 	BPF_CORE_READ_STR_INTO(&c.comm, task, group_leader, comm);
+	c.start = proc_start(task);
 	if (bpf_map_lookup_elem(&comms, &tgid)) {
 		bpf_map_update_elem(&comms, &tgid, &c, BPF_EXIST);
 		return;
 	}
 	if (bpf_map_update_elem(&comms, &tgid, &c, BPF_NOEXIST) || !trace_all || !tgid)
 		return;
+	if (bpf_ringbuf_output(&notes, &note, sizeof(note), 0))
+		count_stat(CPU_STAT_NOTES_FULL);
+}
+
+/* -a: a sample of a process that is not the one its PID's entry was made by: the kernel gave
+ * the PID again (bpf/lib/pidreuse.bpf.h). One row sums them, under the newest's name: its
+ * entry is renamed and the process announced again (its mappings and command line read). */
+static __always_inline void check_reuse(struct task_struct *task, __u32 tgid)
+{
+	struct cpu_comm *c = bpf_map_lookup_elem(&comms, &tgid);
+	struct cpu_note note = { .tgid = tgid, .exec = 1 };
+
+	if (!c || !pid_reused(&c->start, tgid, proc_start(task)))
+		return;
+	BPF_CORE_READ_STR_INTO(&c->comm, task, group_leader, comm);
+	count_stat(CPU_STAT_PIDS_REUSED);
 	if (bpf_ringbuf_output(&notes, &note, sizeof(note), 0))
 		count_stat(CPU_STAT_NOTES_FULL);
 }
@@ -256,6 +274,8 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	task = bpf_get_current_task_btf();
 	if (!trace_all)
 		mark_mm(task, tgid);
+	else if (tgid)
+		check_reuse(task, tgid);
 	sc = bpf_map_lookup_elem(&scratch, &zero);
 	if (!sc)
 		return 0;

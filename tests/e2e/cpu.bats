@@ -333,6 +333,17 @@ assert_no_cpu_probes() {
 	jqe '[.notes[] | select(test("^3 PIDs were used by two processes during the run \\(the kernel recycled them: [0-9]+, [0-9]+, [0-9]+\\)"))] | length == 1' "$T/r.json"
 }
 
+# The kernel gave a PID to another process during an -a run: cpu's rows are by tgid, so they
+# summed the two programs under the name of the last with nothing said. Said now, on the row
+# and in the run's notes (cpuburn, then its copy burnb, 0.2 s of CPU each).
+@test "cpu -a: a PID used again by another program is said, on its row and in a note" {
+	cp "$FIX/cpuburn" "$T/burnb"
+	pidreuse_under '^ebprof: sampling ' \
+		cpu -a -v -q -F 499 -d 60 --top 0 -o "$T/x.json" -o "$T/x.txt" :: \
+		"$FIX/cpuburn" 0.2 -- "$T/burnb" 0.2
+	assert_pid_reused "$T/x.json" "$T/x.txt" burnb
+}
+
 @test "cpu: a process's exit path is its CPU time: exit_mmap unmapping 300 MiB is sampled" {
 	# _exit with the memory still mapped: the kernel unmaps it after the exit stop, where the
 	# session reads the process out

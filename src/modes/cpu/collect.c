@@ -73,6 +73,7 @@ static const char *const stat_names[CPU_STAT__COUNT] = {
 	[CPU_STAT_SAMPLES] = "samples",
 	[CPU_STAT_KEYS] = "keys",
 	[CPU_STAT_PROC_KEYS] = "process_keys",
+	[CPU_STAT_PIDS_REUSED] = "pids_reused",
 	[CPU_STAT_STACKS_FULL] = "stack_table_full",
 	[CPU_STAT_COUNTS_FULL] = "count_table_full",
 	[CPU_STAT_NOTES_FULL] = "process_notes_lost",
@@ -789,6 +790,8 @@ static void cpu_finish(void *m)
 	drain(c, prof, 0, false, false, false);
 	if (c->off)
 		offcpu_mode_ops.finish(c->off);
+	collector__note_reused(prof, bpf_map__fd(c->skel->maps.reused),
+			       stat_sum(c, CPU_STAT_PIDS_REUSED));
 	collector__add_drops(prof, bpf_map__fd(c->skel->maps.stats), stat_names,
 			     CPU_STAT_STACKS_FULL, CPU_STAT__COUNT,
 			     c->env.all ? -1 : CPU_STAT_NOTES_FULL, v);
@@ -849,7 +852,8 @@ static int cpu_window(void *m, struct profile *into)
 
 		if (s == CPU_STAT_NOTES_FULL && !c->env.all)
 			continue;
-		if (s != CPU_STAT_SAMPLES && s != CPU_STAT_KEYS && s != CPU_STAT_PROC_KEYS)
+		if (s != CPU_STAT_SAMPLES && s != CPU_STAT_KEYS && s != CPU_STAT_PROC_KEYS &&
+		    s != CPU_STAT_PIDS_REUSED)
 			profile__add_drop(into, stat_names[s], v - c->window_stats[s]);
 		c->window_stats[s] = v;
 	}
