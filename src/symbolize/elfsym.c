@@ -1,5 +1,8 @@
 /* File offset of a function symbol in an ELF file, which is what a uprobe is attached at.
- * Read straight from .symtab / .dynsym with libelf: no debug files, no Dwfl session.
+ * Read straight from .symtab / .dynsym with libelf, no Dwfl session; a name the object's own
+ * tables lack (a local function of a stripped library: glibc's __libc_start_call_main, an
+ * IFUNC's implementations such as __memmove_avx_unaligned_erms) from the .symtab of its
+ * separate debug file by build-id under /usr/lib/debug, at the object's own offsets.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -8,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <gelf.h>
+#include <elfutils/libdwelf.h>
 
 #include "symbolize/symbolize.h"
 #include "util/util.h"
@@ -73,11 +77,33 @@ static void found_add(struct found *f, enum match mt, bool ifunc, uint64_t off)
 		f->off[f->n++] = off;
 }
 
+/* The file offset of vaddr in elf: in the PT_LOAD segment whose file bytes hold it */
+static bool vaddr_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
+			*off = vaddr - ph.p_vaddr + ph.p_offset;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* One symbol table section's functions named name into f. A C++ name (with "::" or a
  * parameter list) also matches demangled symbols. Every function of that exact name counts:
- * static functions of one name in two files, a C++ name's overloads. */
+ * static functions of one name in two files, a C++ name's overloads. load: the object a
+ * separate debug file's table describes (its sections hold no bytes: offsets are the
+ * object's, by its segments); NULL: the table is the object's own. */
 static void search_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
-			 Elf_Data *versym, struct found *f)
+			 Elf_Data *versym, Elf *load, struct found *f)
 {
 	bool cxx = strstr(name, "::") || strchr(name, '(');
 	size_t want_len = strlen(name), n;
@@ -116,7 +142,16 @@ static void search_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char
 			if (gelf_getversym(versym, (int)i, &vs) && (vs & 0x8000))
 				mt = MATCH_HIDDEN_VERSION;
 		}
-		tscn = mt == MATCH_NONE ? NULL : elf_getscn(elf, sym.st_shndx);
+		if (mt == MATCH_NONE)
+			continue;
+		if (load) {
+			uint64_t off;
+
+			if (vaddr_offset(load, sym.st_value, &off))
+				found_add(f, mt, type == STT_GNU_IFUNC, off);
+			continue;
+		}
+		tscn = elf_getscn(elf, sym.st_shndx);
 		if (!tscn || !gelf_getshdr(tscn, &tsh))
 			continue;
 		found_add(f, mt, type == STT_GNU_IFUNC, sym.st_value - tsh.sh_addr + tsh.sh_offset);
@@ -188,6 +223,66 @@ int sym_elf_close_function(const char *path, const char *name, char *out, size_t
 	return out[0] && bestd ? 0 : -ENOENT;
 }
 
+/* The object's separate debug file by build-id (/usr/lib/debug/.build-id/xx/rest.debug, as
+ * gdb and libdw look for it; Debian's -dbg and -dbgsym packages install theirs there), opened
+ * as ELF; NULL when there is none. *fd its descriptor. */
+static Elf *debug_file(Elf *elf, int *fd)
+{
+	const unsigned char *bid;
+	char path[128];
+	ssize_t len = dwelf_elf_gnu_build_id(elf, (const void **)&bid);
+	size_t at;
+	Elf *d;
+
+	*fd = -1;
+	if (len < 2 || len > 48)
+		return NULL;
+	at = (size_t)snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", bid[0]);
+	for (ssize_t i = 1; i < len; i++)
+		at += (size_t)snprintf(path + at, sizeof(path) - at, "%02x", bid[i]);
+	snprintf(path + at, sizeof(path) - at, ".debug");
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return NULL;
+	d = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (d && elf_kind(d) == ELF_K_ELF)
+		return d;
+	if (d)
+		elf_end(d);
+	close(*fd);
+	*fd = -1;
+	return NULL;
+}
+
+/* Names the object's tables lack, from its debug file's .symtab (a local function of a
+ * stripped library), at the object's offsets; only an exact match beats what they had. */
+static void search_debug_file(Elf *elf, const char *name, struct found *f)
+{
+	struct found d = { .best = MATCH_NONE, .max = f->max, .off = f->off + f->n };
+	Elf_Scn *scn = NULL;
+	Elf *dbg;
+	int fd;
+
+	if (f->n >= f->max || !(dbg = debug_file(elf, &fd)))
+		return;
+	d.max = f->max - f->n;
+	while ((scn = elf_nextscn(dbg, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			search_table(dbg, scn, &sh, name, NULL, elf, &d);
+	}
+	if (d.best == MATCH_EXACT && (f->best != MATCH_EXACT)) {
+		/* the debug file's functions replace the weaker matches */
+		memmove(f->off, d.off, d.n * sizeof(*f->off));
+		f->n = d.n;
+		f->best = d.best;
+		f->ifunc = d.ifunc;
+	}
+	elf_end(dbg);
+	close(fd);
+}
+
 int sym_elf_symbol_offsets(const char *path, const char *name, uint64_t *offsets, size_t max,
 			   size_t *n)
 {
@@ -227,9 +322,11 @@ int sym_elf_symbol_offsets(const char *path, const char *name, uint64_t *offsets
 			GElf_Shdr sh;
 
 			if (gelf_getshdr(scn, &sh) && sh.sh_type == order[t])
-				search_table(elf, scn, &sh, name, versym, &f);
+				search_table(elf, scn, &sh, name, versym, NULL, &f);
 		}
 	}
+	if (f.best != MATCH_EXACT)
+		search_debug_file(elf, name, &f);
 	*n = f.n;
 	/* an IFUNC's address is its resolver, which runs once, when the object is relocated:
 	 * probed, it counts that, not the calls (offsets are still set) */

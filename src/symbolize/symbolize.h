@@ -228,7 +228,8 @@ int symbolizer__resolve_build_id(struct symbolizer *s, const char *build_id, uin
 				 bool return_addr, struct sym_result *out);
 
 /* Look up a symbol's file offset in an ELF file, for attaching uprobes. Considers .symtab and
- * .dynsym; returns 0 and the offset, or -ENOENT / negative errno. Names match with or without
+ * .dynsym, then (a name they lack) the .symtab of the object's debug file by build-id under
+ * /usr/lib/debug; returns 0 and the offset, or -ENOENT / negative errno. Names match with or without
  * an @VERSION / @@VERSION suffix (exact name, then default version, then hidden version); a
  * plain STT_FUNC is preferred over an STT_GNU_IFUNC, whose offset is that of its resolver:
  * when the best match is an IFUNC, -EOPNOTSUPP, with *offset set (glibc's strlen, memcpy). A

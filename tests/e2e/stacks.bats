@@ -135,6 +135,30 @@ events_through() {
 	[ "$(grep ';open_b;' "$T/out.folded" | awk '{s += $NF} END {print s}')" -eq 8 ]
 }
 
+# A local function of a stripped library is in no table of the library's own: its debug file
+# by build-id (libc6-dbg, installed by scripts/install-deps.sh) names it, at the library's
+# offsets; before, "no function ... (the object may be stripped)". glibc's
+# __libc_start_call_main runs once in a program, calling main.
+@test "stacks: a stripped library's local function is probed by its debug file's symbols (u:libc:__libc_start_call_main, once a program)" {
+	local libc bid
+	libc=$(ldd /bin/true | awk '$1 == "libc.so.6" {print $3}')
+	bid=$(readelf -n "$libc" | awk '/Build ID:/ {print $3}')
+	[ -f "/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug" ] ||
+		skip "no debug file for $libc's build-id $bid under /usr/lib/debug (libc6-dbg)"
+	readelf -sW "$libc" | awk '{print $8}' | grep -qx __libc_start_call_main &&
+		skip "$libc has __libc_start_call_main in its own tables (not stripped)"
+	run "$EBPROF" stacks -q -e u:libc:__libc_start_call_main -o "$T/s.folded" -o "$T/s.json" \
+		-- /bin/true
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cat "$T/s.folded"
+	# once, called by __libc_start_main, under the program
+	[ "$(awk '{s += $NF} END {print s}' "$T/s.folded")" -eq 1 ]
+	grep -q ';__libc_start_main;__libc_start_call_main;u:libc:__libc_start_call_main 1$' \
+		"$T/s.folded"
+	jqe '[.notes[] | select(. == "event u:libc:__libc_start_call_main: 1 hits in the traced processes")] | length == 1' "$T/s.json"
+}
+
 @test "stacks: u:LIB by bare name finds a library through RUNPATH and LD_LIBRARY_PATH; one never mapped is said, not a 0" {
 	# prefixalloc calls pf_malloc twice and pf_free twice, in libprefixalloc.so found through
 	# its RUNPATH ($ORIGIN): at the exec only the program and the loader are mapped (0 hits)

@@ -675,9 +675,10 @@ const char *stacks_event__symbol_error(const char *path, const char *sym, int er
 	else if (err == -EOPNOTSUPP)
 		snprintf(buf, len, "'%s' in %s is an IFUNC: its address is the resolver, which runs "
 			 "once when the object is loaded and picks one of its implementations for "
-			 "this CPU; probed, it would count that, not the calls. Probe the "
-			 "implementation by its name if the object exports it, or its callers", sym,
-			 shown);
+			 "this CPU; probed, it would count that, not the calls. Probe its "
+			 "implementations by their names (the object's symbols, or its debug file's "
+			 "by build-id under /usr/lib/debug: for glibc, libc6-dbg's, e.g. "
+			 "__memmove_avx_unaligned_erms), or its callers", sym, shown);
 	else
 		snprintf(buf, len, "cannot read %s as an ELF file to find '%s': %s", shown, sym,
 			 strerror(-err));
