@@ -158,14 +158,11 @@ static __always_inline void count_stat(__u32 which)
 	add_stat(which, 1);
 }
 
-/* A switch-out into a ptrace stop whose tracer is ebprof: the session holds a launched tree's
- * processes at their forks, execs, exits and signals to follow them (and mem, in a profile
- * run, at its leak scan). That time is ebprof's, not the program's: counted apart. A stop by
- * another tracer (a debugger, under -a) is the program's wait as any other. */
+/* A switch-out into a ptrace stop whose tracer is ebprof (bpf/lib/stack.bpf.h; and mem, in a
+ * profile run, at its leak scan): that time is ebprof's, not the program's, counted apart. */
 static __always_inline bool held_by_us(struct task_struct *t, unsigned int prev_state)
 {
-	return (prev_state & __TASK_TRACED) && BPF_CORE_READ(t, ptrace) &&
-	       BPF_CORE_READ(t, parent, tgid) == self_tgid;
+	return held_by_tracer(t, prev_state, self_tgid);
 }
 
 static __always_inline bool traced(struct task_struct *t)

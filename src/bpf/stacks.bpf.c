@@ -82,6 +82,15 @@ struct {
 	__type(value, __u64);
 } compat_calls SEC(".maps");
 
+/* [0]: events of a traced thread going into a ptrace stop of ebprof's (a launched tree's
+ * processes held at their forks, execs and exits: sched_switch's): ebprof's, not counted */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} held_events SEC(".maps");
+
 /* Every hit per event, counted before any table can be full: the exact totals. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -158,6 +167,18 @@ static __always_inline int record(void *ctx, struct pt_regs *uregs, __u64 cookie
 		 * runs in the memory of: the process's current probes count it */
 		if (!tgen || (gen && *tgen != gen))
 			return 0;
+		/* (-a follows no tree: ebprof holds nothing there) */
+		if (!uregs) {
+			struct task_struct *t = bpf_get_current_task_btf();
+			__u32 st = BPF_CORE_READ(t, __state);
+
+			if (st && held_by_tracer(t, st, self_tgid)) {
+				n = bpf_map_lookup_elem(&held_events, &zero);
+				if (n)
+					*n += 1;
+				return 0;
+			}
+		}
 	}
 	n = bpf_map_lookup_elem(&hits, &ev);
 	if (n)

@@ -38,6 +38,33 @@ events_through() {
 		"$T/out.json"
 }
 
+# ebprof holds a launched tree's processes in ptrace stops at each fork, exec and exit (to
+# follow the tree): their switches into those stops are ebprof's, not the program's. Before,
+# sched_switch counted them, under ptrace_stop (13 of a run like this one's). The bound:
+# bpftrace's count of the tree's switch-outs into a traced stop (prev_state TASK_TRACED),
+# which also has the stops before a process is ebprof's target (a launched command's before
+# its exec, a child's first), events ebprof counts for no process.
+@test "stacks: sched_switch leaves out a launched tree's ptrace stops, which are ebprof's (at most bpftrace's count of them), and says how many" {
+	start_bpftrace 'BEGIN { printf("ready\n"); }
+		tracepoint:sched:sched_switch /args->prev_state & 8/ { @t[args->prev_pid] = count(); }'
+	run "$EBPROF" stacks -q -e sched:sched_switch -o "$T/s.folded" -o "$T/s.json" -- \
+		sh -c "/bin/true; /bin/true; sleep 0.1"
+	[ "$status" -eq 0 ]
+	stop_bpftrace
+	! grep -q 'ptrace_stop' "$T/s.folded" || false
+	# the tree's threads are its processes (single-threaded): bpftrace's by their pids
+	held=0
+	for p in $(jq '.processes[].pid' "$T/s.json"); do
+		held=$((held + $(bt t "$p")))
+	done
+	n=$(jq -r .info.held_by_ebprof "$T/s.json")
+	echo "held_by_ebprof $n, bpftrace $held"
+	# each exec and exit of the three programs at least
+	[ "$n" -ge 6 ]
+	[ "$n" -le "$held" ]
+	jqe '[.notes[] | select(test("events of the traced threads going into a ptrace stop of ebprof"))] | length == 1' "$T/s.json"
+}
+
 @test "stacks: 32-bit system calls (int \$0x80) are not the x86_64 call of their number, but said" {
 	# compat32: 7 ia32 write(2)s (4: x86_64's stat), 10 getegid32 (202: futex), 3 ia32 futex
 	# waits, 5 x86_64 writes; the kernel's syscall tracepoints skip 32-bit calls (bpftrace

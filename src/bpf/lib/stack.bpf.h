@@ -65,6 +65,16 @@ static __always_inline bool task_asleep(struct task_struct *t, __u32 *state)
 	       !BPF_CORE_READ(t, on_cpu);
 }
 
+/* A task going into a ptrace stop (its state, __TASK_TRACED) whose tracer is tracer_tgid
+ * (ebprof: the session holds a launched tree's processes at their forks, execs, exits and
+ * signals to follow them). That time, and the events of going into it, are ebprof's, not the
+ * program's. A stop by another tracer (a debugger) is the program's as any other. */
+static __always_inline bool held_by_tracer(struct task_struct *t, __u32 state, __u32 tracer_tgid)
+{
+	return (state & 0x8 /* __TASK_TRACED */) && BPF_CORE_READ(t, ptrace) &&
+	       BPF_CORE_READ(t, parent, tgid) == tracer_tgid;
+}
+
 /* The value of key in a hash map, inserted as *zero first if absent; NULL when the map is full
  * (the caller counts the drop). */
 static __always_inline void *lookup_or_init(void *map, const void *key, const void *zero)

@@ -704,6 +704,17 @@ static void stacks_finish(void *mp)
 					  "tracepoints do not (their numbers are the ia32 table's: "
 					  "its write is x86_64's stat)", (unsigned long long)n);
 	}
+	if (!m->env->all) {
+		uint64_t n = bpfutil__percpu_sum(bpf_map__fd(m->skel->maps.held_events), 0);
+
+		profile__add_info(prof, "held_by_ebprof", "%llu", (unsigned long long)n);
+		if (n)
+			profile__add_note(prof, "%llu events of the traced threads going into a "
+					  "ptrace stop of ebprof's (it holds a launched tree's "
+					  "processes at each fork, exec and exit, to follow them: "
+					  "their sched_switch) are ebprof's, not the program's: not "
+					  "counted", (unsigned long long)n);
+	}
 	fd = bpf_map__fd(m->skel->maps.hits);
 	for (int i = 0; i < m->o->nevents; i++) {
 		const struct stacks_event *ev = &m->o->events[i];
