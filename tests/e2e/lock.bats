@@ -152,7 +152,14 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 		p() { jq ".processes[] | select(.pid == $pid) | .$1" "$T/x.json"; }
 		echo "round $i: $who $pid: $(p contentions) waits, $(p delay_ns) ns; it waited $ns ns"
 		[ "$(p contentions)" -eq 1 ]
-		within "$(p delay_ns)" "$ns" 5
+		if [ "$who" = a ]; then
+			# a killed thread's wait ends at its exit, which follows the fixture's kill
+			# by the dying thread's scheduling latency (8 ms once, on a loaded machine)
+			[ "$(p delay_ns)" -ge $((ns * 95 / 100)) ]
+			[ "$(p delay_ns)" -le $((ns + 20000000)) ]
+		else
+			within "$(p delay_ns)" "$ns" 5
+		fi
 	done < <(echo "$output" | grep '^round ')
 	# the 6 killed waits, said
 	[ "$(jq -r '.info.futex_waits_exited' "$T/x.json")" -eq 6 ]
