@@ -75,8 +75,8 @@ start_ebprof() {
 # allocations, unknown frees).
 @test "attach: a run ended while its processes allocate counts every call whole" {
 	# launched with -d: traced from its first call, so exact: two threads, each freeing its
-	# one block before its next allocation (ebprof waits for the rest, ~2 s untraced)
-	"$EBPROF" mem -q -d 1 -o "$T/cmd.json" -- "$FIX/scalefixture" calls 400000000
+	# one block before its next allocation (ebprof waits for the rest, ~1.3 s untraced)
+	"$EBPROF" mem -q -d 1 -o "$T/cmd.json" -- "$FIX/scalefixture" calls 100000000
 	jqe '[.drops[]] | add == 0' "$T/cmd.json"
 	jqe '.processes[0] | .unknown_frees == 0 and .calls.free > 100000 and
 	     (.calls.malloc - .calls.free) >= 0 and (.calls.malloc - .calls.free) <= 2 and
@@ -86,7 +86,7 @@ start_ebprof() {
 	# starts at one moment, when every probe is in (the process entry made then): before,
 	# a free missed while malloc's probes were in left its block live, and 4 of 16 runs
 	# counted 113 to 2,429 more mallocs than frees. Three runs here.
-	bg "$FIX/scalefixture" calls 4000000000
+	bg "$FIX/scalefixture" calls 1000000000
 	sleep 0.2
 	for i in 1 2 3; do
 		"$EBPROF" mem -q -p "$BG" -d 1 -o "$T/pid.json"
