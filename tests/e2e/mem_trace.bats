@@ -4,16 +4,9 @@
 load helpers
 
 # One pass over the trace: calls by function, by result and by (pid:stack, function); each
-# stack line's functions, the stack lines written twice, and the end line.
+# stack line's functions, the stack lines written twice, and the end line (trace_summary.py).
 trace_summary() {
-	jq -n 'reduce inputs as $l ({calls: {}, results: {}, by_stack: {}, stacks: {}, dup: 0};
-		if $l.type == "call" then
-			.calls[$l.function] += 1 | .results[$l.result] += 1
-			| .by_stack["\($l.pid):\($l.stack)"][$l.function] += 1
-		elif $l.type == "stack" then
-			(if .stacks["\($l.pid):\($l.id)"] then .dup += 1 else . end)
-			| .stacks["\($l.pid):\($l.id)"] = [$l.frames[].function]
-		else .end = $l end)' "$1"
+	python3 "$BATS_TEST_DIRNAME/trace_summary.py" "$1"
 }
 
 # Per fixture site (a function named in the truth's sites, on the call's stack): the calls by
