@@ -45,7 +45,7 @@ ctx_chains() {
 
 @test "unwind ctx: cpu -F 999, every coroutine sample has gdb's stack or ends in [truncated]" {
 	ctx_chains
-	run setarch -R "$EBPROF" cpu -F 999 -v -q -o "$T/c.json" -- "$FIX/ctxfix" 5000 300000
+	run setarch -R "$EBPROF" cpu -F 999 -v -q -o "$T/c.json" -- "$FIX/ctxfix" 5000 100000
 	[ "$status" -eq 0 ]
 	grep -o "unwind: [0-9]* stacks complete, [0-9]* truncated" <<< "$output"
 	run python3 "$CHECK" "$T/c.json" "$T/gdb.txt" ctxfix
