@@ -18,6 +18,8 @@ PKGS=(
 	libc6-dbg
 	# tests: runners, test-input tools (xz for minidebuginfo), process tools
 	libcmocka-dev bats jq xz-utils procps util-linux mount strace tmux python3 bc
+	# io's journal test: ext4 (with its journal) on a loop device
+	e2fsprogs
 	# the agent's https test makes a self-signed certificate
 	openssl
 	# real programs the e2e tests profile, and the real consumers that check our outputs:
