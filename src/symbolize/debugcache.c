@@ -40,8 +40,7 @@ struct dcache_trailer {
 	uint64_t hash;
 };
 
-/* The lowercase hex build-id of elf, or NULL. */
-static char *elf_build_id_hex(Elf *elf)
+char *sym__build_id_hex(Elf *elf)
 {
 	static const char digits[] = "0123456789abcdef";
 	const unsigned char *bid;
@@ -153,7 +152,7 @@ static int open_copy(const char *path, const char *bid)
 
 		elf = elf_memory(map, t.elf_size);
 		if (elf)
-			got = elf_build_id_hex(elf);
+			got = sym__build_id_hex(elf);
 		ok = got && !strcmp(got, bid) && !compressed_size(elf);
 		free(got);
 		if (elf)
@@ -286,7 +285,7 @@ int sym_debug_cache__open(const char *cache_dir, const char *orig, const char *b
 		goto out;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf && elf_kind(elf) == ELF_K_ELF) {
-		char *got = elf_build_id_hex(elf);
+		char *got = sym__build_id_hex(elf);
 
 		if (got && !strcmp(got, bid))
 			need = compressed_size(elf);

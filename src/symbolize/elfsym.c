@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <gelf.h>
-#include <elfutils/libdwelf.h>
 
+#include "symbolize/sym_internal.h"
 #include "symbolize/symbolize.h"
 #include "util/util.h"
 
@@ -228,20 +228,11 @@ int sym_elf_close_function(const char *path, const char *name, char *out, size_t
  * as ELF; NULL when there is none. *fd its descriptor. */
 static Elf *debug_file(Elf *elf, int *fd)
 {
-	const unsigned char *bid;
-	char path[128];
-	ssize_t len = dwelf_elf_gnu_build_id(elf, (const void **)&bid);
-	size_t at;
+	char *hex = sym__build_id_hex(elf);
 	Elf *d;
 
-	*fd = -1;
-	if (len < 2 || len > 48)
-		return NULL;
-	at = (size_t)snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", bid[0]);
-	for (ssize_t i = 1; i < len; i++)
-		at += (size_t)snprintf(path + at, sizeof(path) - at, "%02x", bid[i]);
-	snprintf(path + at, sizeof(path) - at, ".debug");
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	*fd = hex ? sym__open_debug_file(NULL, hex) : -1;
+	free(hex);
 	if (*fd < 0)
 		return NULL;
 	d = elf_begin(*fd, ELF_C_READ_MMAP, NULL);

@@ -275,5 +275,10 @@ void sym_cache__used(const char *path);
  * whose build-id is `bid` (lowercase hex), made now if missing or not whole; -1: none (orig
  * has no compressed sections, another build-id, or the copy cannot be made). */
 int sym_debug_cache__open(const char *cache_dir, const char *orig, const char *bid);
+/* The lowercase hex build-id of elf (malloc'ed), or NULL (debugcache.c). */
+char *sym__build_id_hex(Elf *elf);
+/* The separate debug file of build-id hex under debug_dir (NULL: /usr/lib/debug),
+ * DIR/.build-id/xx/rest.debug, opened read-only; -1 if none (unwind.c). */
+int sym__open_debug_file(const char *debug_dir, const char *hex);
 
 #endif

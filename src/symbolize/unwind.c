@@ -667,8 +667,7 @@ static void rows_from(Dwarf_CFI *cfi, const struct code *c, const uint64_t *star
 	}
 }
 
-/* The separate debug file of build-id hex under debug_dir, opened; -1 if none */
-static int open_debug_file(const char *debug_dir, const char *hex)
+int sym__open_debug_file(const char *debug_dir, const char *hex)
 {
 	char path[4096];
 
@@ -875,7 +874,7 @@ int unwind_table__build_fd(int fd, const char *debug_dir, const char *cache_dir,
 		*why = "it has no .eh_frame or .debug_frame";
 		if (from_debug_frame(elf, &code, &b) == 0) {
 			t->source = ".debug_frame";
-		} else if (*t->build_id && (dfd = open_debug_file(debug_dir, t->build_id)) >= 0) {
+		} else if (*t->build_id && (dfd = sym__open_debug_file(debug_dir, t->build_id)) >= 0) {
 			Elf *de = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
 
 			if (de && from_debug_frame(de, &code, &b) == 0)
