@@ -86,6 +86,10 @@ all: $(OUT)/ebprof
 deps:
 	$(Q)bash scripts/install-deps.sh
 
+# The builds `make check` and `make demo` run after installing the dependencies: on every CPU,
+# unless the caller's make already runs jobs (-jN, whose job server the sub-make shares).
+SUBMAKE_JOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
+
 $(OUT) $(OUT)/bpf $(OUT)/tests $(OUT)/fixtures $(OUT)/demo:
 	$(Q)mkdir -p $@
 
@@ -297,7 +301,7 @@ $(DEMO_BIN): demo/demo.c | $(OUT)/demo
 	$(Q)$(CC) $(FIX_CFLAGS) $< -o $@
 
 demo: deps
-	$(Q)$(MAKE) --no-print-directory $(OUT)/ebprof $(DEMO_BIN)
+	$(Q)$(MAKE) --no-print-directory $(SUBMAKE_JOBS) $(OUT)/ebprof $(DEMO_BIN)
 	$(Q)bash scripts/demo.sh $(OUT)
 
 unit: $(UNIT_BINS) fixtures
@@ -307,7 +311,7 @@ e2e: $(OUT)/ebprof fixtures $(BPF_TEST_BINS) $(DEMO_BIN)
 	$(Q)bash tests/run-e2e.sh $(OUT)
 
 check: deps
-	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS) $(BPF_TEST_BINS) $(DEMO_BIN) fixtures
+	$(Q)$(MAKE) --no-print-directory $(SUBMAKE_JOBS) all $(UNIT_BINS) $(BPF_TEST_BINS) $(DEMO_BIN) fixtures
 	$(Q)bash tests/run-all.sh $(OUT)
 
 # The benchmark's floor: empty uprobes placed by src/core/probes.c (bench/floor.c).
