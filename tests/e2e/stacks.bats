@@ -183,7 +183,7 @@ events_through() {
 	[ "$(awk '{s += $NF} END {print s}' "$T/s.folded")" -eq 1 ]
 	grep -q ';__libc_start_main;__libc_start_call_main;u:libc:__libc_start_call_main 1$' \
 		"$T/s.folded"
-	jqe '[.notes[] | select(. == "event u:libc:__libc_start_call_main: 1 hits in the traced processes")] | length == 1' "$T/s.json"
+	jqe '[.notes[] | select(. == "event u:libc:__libc_start_call_main: 1 hit in the traced processes")] | length == 1' "$T/s.json"
 }
 
 @test "stacks: u:LIB by bare name finds a library through RUNPATH and LD_LIBRARY_PATH; one never mapped is said, not a 0" {

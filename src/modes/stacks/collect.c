@@ -731,13 +731,16 @@ static void stacks_finish(void *mp)
 					  "not a count", ev->spec, ev->path);
 			continue;
 		}
+		unsigned long long hits = bpfutil__percpu_sum(fd, i);
+		const char *noun = hits == 1 ? "hit" : "hits";
+
 		if (m->nfuncs[i] > 1)
-			profile__add_note(prof, "event %s: %llu hits in the traced processes, in the %u "
-					  "functions of that name (each probed)", ev->spec,
-					  (unsigned long long)bpfutil__percpu_sum(fd, i), m->nfuncs[i]);
+			profile__add_note(prof, "event %s: %llu %s in the traced processes, in the %u "
+					  "functions of that name (each probed)", ev->spec, hits, noun,
+					  m->nfuncs[i]);
 		else
-			profile__add_note(prof, "event %s: %llu hits in the traced processes",
-					  ev->spec, (unsigned long long)bpfutil__percpu_sum(fd, i));
+			profile__add_note(prof, "event %s: %llu %s in the traced processes",
+					  ev->spec, hits, noun);
 	}
 }
 
