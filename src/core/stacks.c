@@ -622,10 +622,9 @@ uint32_t stacks__named_loc(struct profile *prof, const char *name)
 	line.function = profile__function(prof, name, name, NULL);
 	if (line.function == PROF_NONE)
 		return PROF_NONE;
-	/* the function's index makes the address distinct per name; such low addresses are
-	 * never code (no process maps its first pages), so they are not mistaken for a frame */
-	return profile__location(prof, PROF_NONE, (uint64_t)line.function + 1,
-				 (uint64_t)line.function + 1, &line, 1);
+	/* address 0 (never code): locations with the same address are told apart by their
+	 * function */
+	return profile__location(prof, PROF_NONE, 0, 0, &line, 1);
 }
 
 int stack_refs__add(struct stack_refs *r, uint64_t h)

@@ -175,8 +175,9 @@ uint32_t stacks__key_locs(struct profile *prof, const struct stack_table *st,
 			  const struct ksyms *ks, struct sym_proc *sp, pid_t pid,
 			  const struct stack_key *k, bool strip_tracing, uint32_t *locs);
 
-/* A location for a synthetic frame named `name` (a process root such as "comm", a thread
- * "name [tid]", the traced function at its entry): no mapping, a distinct address per name. */
+/* A location for a synthetic frame named `name` (a thread "name [tid]", a kind or an event
+ * leaf, "[truncated]"): profile__location_is_synthetic's (no mapping, address 0; the name
+ * keeps locations apart). */
 uint32_t stacks__named_loc(struct profile *prof, const char *name);
 /* A stack that ends before its outermost frame: "[truncated]" appended to locs[0..n), and the
  * stack counted as the drop `drop` (NULL: the part that cut it counts it). Returns the new n. */

@@ -2018,7 +2018,11 @@ static int write_locs(struct html *h, struct json_writer *w)
 		jsonw_start_array_flat(w);
 		if (!str_ref(h, w, mod))
 			return -ENOMEM;
-		snprintf(addr, sizeof(addr), "0x%" PRIx64, loc->address);
+		/* a synthetic frame has no address (its tooltip none) */
+		if (profile__location_is_synthetic(loc))
+			addr[0] = 0;
+		else
+			snprintf(addr, sizeof(addr), "0x%" PRIx64, loc->address);
 		jsonw_string(w, addr);
 		for (j = 0; j < (loc->nlines ? loc->nlines : 1); j++) {
 			const struct prof_function *fn = j < loc->nlines ?

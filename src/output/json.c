@@ -413,7 +413,10 @@ static void write_frames(struct json_writer *w, const struct profile *p,
 			else
 				jsonw_null_field(w, "line");
 			jsonw_string_field(w, "module", module);
-			jsonw_hex_field(w, "address", loc->address);
+			if (profile__location_is_synthetic(loc))
+				jsonw_null_field(w, "address");
+			else
+				jsonw_hex_field(w, "address", loc->address);
 			if (module)
 				jsonw_hex_field(w, "offset", loc->module_offset);
 			else
@@ -423,6 +426,8 @@ static void write_frames(struct json_writer *w, const struct profile *p,
 				jsonw_bool_field(w, "inlined", true);
 			if (profile__location_is_kernel(p, loc))
 				jsonw_bool_field(w, "kernel", true);
+			if (profile__location_is_synthetic(loc))
+				jsonw_bool_field(w, "synthetic", true);
 			jsonw_end_object(w);
 		}
 	}

@@ -197,6 +197,11 @@ static int fill_functions(const struct tstacks *t, struct func_table *ft)
 			bool kernel = profile__location_is_kernel(p, loc);
 			uint32_t nl = loc->nlines ? loc->nlines : 1;
 
+			/* a synthetic frame is a subject as the leaf, where it names what the value
+			 * is (a lock, a kind of allocation or request, an event); elsewhere (a
+			 * thread's "name [tid]", [truncated]) it is no function */
+			if (k != own && profile__location_is_synthetic(loc))
+				continue;
 			for (uint32_t j = 0; j < nl; j++) {
 				const char *file = j < loc->nlines ?
 					p->functions[loc->lines[j].function].filename : NULL;

@@ -205,9 +205,12 @@ static uint32_t function_loc(struct differ *df, const struct profile *p,
 		return PROF_NONE;
 	}
 	if (df->fn_loc[fi] == PROF_NONE) {
-		/* the mapping of the first sighting; it only names the module in renderers */
+		/* the mapping of the first sighting; it only names the module in renderers;
+		 * address 0 without one is a synthetic frame's (profile__location_is_synthetic),
+		 * which a real function without a known mapping (mem's leaf) is not */
 		ln.function = fi;
-		df->fn_loc[fi] = profile__location(df->d, map, 0, 0, &ln, 1);
+		df->fn_loc[fi] = profile__location(df->d, map,
+				map == PROF_NONE && !profile__location_is_synthetic(loc), 0, &ln, 1);
 	}
 	return df->fn_loc[fi];
 }

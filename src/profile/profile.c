@@ -656,7 +656,8 @@ uint32_t profile__location(struct profile *p, uint32_t mapping, uint64_t address
 			return fail(-EINVAL);
 	}
 
-	h = hash_combine(mapping, address);
+	/* the function too: the synthetic frames all have address 0 */
+	h = hash_combine(hash_combine(mapping, address), k.function);
 	idx = htab_find(p, &pp->loc_tab, h, loc_eq, &k);
 	if (idx != PROF_NONE)
 		return idx;

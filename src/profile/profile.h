@@ -558,6 +558,14 @@ const char *profile__frame_name(const struct profile *p, const struct prof_locat
 bool profile__mapping_is_kernel(const struct prof_mapping *m);
 /* The same for a location: false without a mapping. */
 bool profile__location_is_kernel(const struct profile *p, const struct prof_location *loc);
+/* Whether loc is a synthetic frame: not code but a name a mode puts in a stack (a thread
+ * "name [tid]", kmem's kind, lock's lock, an event's name, "[truncated]", offcpu's "--"): no
+ * mapping, address 0 (no code is at 0) and one line, its name. Renderers write no address for
+ * it and leave it out of the tables of functions; pprof keeps it as such a location. */
+static inline bool profile__location_is_synthetic(const struct prof_location *loc)
+{
+	return loc->mapping == PROF_NONE && loc->address == 0 && loc->nlines == 1;
+}
 
 /* ---- growth.c: live bytes of sites over time ------------------------------------------- */
 

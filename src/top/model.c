@@ -470,6 +470,9 @@ uint32_t top_model__panel(const struct top_model *m, pid_t pid, bool stacks,
 			continue;
 		/* every frame, an inlined function's too (its caller's total has it) */
 		for (uint32_t f = 0; f < sm->nlocs; f++) {
+			/* a synthetic frame is a function only as the leaf (text_stacks.c) */
+			if (f && profile__location_is_synthetic(&w->locations[sm->locs[f]]))
+				continue;
 			for (uint32_t l = 0; l < frames_of(w, sm->locs[f]); l++) {
 				struct fn_agg *a = fn_get(&t, frame_of(w, sm->locs[f], l, name,
 								       sizeof(name)));

@@ -143,11 +143,11 @@ static __attribute__((unused)) struct profile *io_fixture(void)
 	f_kthread = fn(p, "kthread", "kthread", NULL);
 	f_flush = fn(p, "submit_bio_wait", "submit_bio_wait", NULL);
 
-	l_read = loc(p, PROF_NONE, f_leaf_read + 1, f_leaf_read + 1,
+	l_read = loc(p, PROF_NONE, 0, 0,
 		     LINES({ f_leaf_read, 0 }), 1);
-	l_write = loc(p, PROF_NONE, f_leaf_write + 1, f_leaf_write + 1,
+	l_write = loc(p, PROF_NONE, 0, 0,
 		      LINES({ f_leaf_write, 0 }), 1);
-	l_flush = loc(p, PROF_NONE, f_leaf_flush + 1, f_leaf_flush + 1,
+	l_flush = loc(p, PROF_NONE, 0, 0,
 		      LINES({ f_leaf_flush, 0 }), 1);
 	l_main_load = LOC(p, m_db, 0x555555555420, 0x1420, { f_main, 40 });
 	l_load = LOC(p, m_db, 0x555555555180, 0x1180, { f_load, 12 });

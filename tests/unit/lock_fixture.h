@@ -123,10 +123,10 @@ static __attribute__((unused)) struct profile *lock_fixture(void)
 	f_copy_process = fn(p, "copy_process", "copy_process", NULL);
 	f_sys_clone = fn(p, "__x64_sys_clone", "__x64_sys_clone", NULL);
 
-	l_mu = loc(p, PROF_NONE, f_leaf_mu + 1, f_leaf_mu + 1, LINES({ f_leaf_mu, 0 }), 1);
-	l_mmap = loc(p, PROF_NONE, f_leaf_mmap + 1, f_leaf_mmap + 1, LINES({ f_leaf_mmap, 0 }), 1);
-	l_task = loc(p, PROF_NONE, f_leaf_task + 1, f_leaf_task + 1, LINES({ f_leaf_task, 0 }), 1);
-	l_cond = loc(p, PROF_NONE, f_leaf_cond + 1, f_leaf_cond + 1, LINES({ f_leaf_cond, 0 }), 1);
+	l_mu = loc(p, PROF_NONE, 0, 0, LINES({ f_leaf_mu, 0 }), 1);
+	l_mmap = loc(p, PROF_NONE, 0, 0, LINES({ f_leaf_mmap, 0 }), 1);
+	l_task = loc(p, PROF_NONE, 0, 0, LINES({ f_leaf_task, 0 }), 1);
+	l_cond = loc(p, PROF_NONE, 0, 0, LINES({ f_leaf_cond, 0 }), 1);
 	l_timedwait = LOC(p, m_libc, 0x7f0000097e3a, 0x97e3a, { f_timedwait, 0 });
 	l_housekeep = LOC(p, m_srv, 0x555555555500, 0x1500, { f_housekeep, 60 });
 	l_start_thread = LOC(p, m_libc, 0x7f00000a1b43, 0xa1b43, { f_start_thread, 0 });

@@ -143,11 +143,11 @@ static __attribute__((unused)) struct profile *offcpu_fixture(void)
 	l_post_job_up = LOC(p, m_srv, 0x5555555552c0, 0x12c0, { f_post_job, 45 }, { f_rawsys, 12 });
 	l_producer = LOC(p, m_srv, 0x555555555390, 0x1390, { f_producer, 62 });
 	l_start = LOC(p, m_libc, 0x7f00000a2b0a, 0xa2b0a, { f_start, 0 });
-	l_waker_irq = loc(p, PROF_NONE, f_waker_irq + 1, f_waker_irq + 1,
+	l_waker_irq = loc(p, PROF_NONE, 0, 0,
 			  LINES({ f_waker_irq, 0 }), 1);
-	l_waker_srv = loc(p, PROF_NONE, f_waker_srv + 1, f_waker_srv + 1,
+	l_waker_srv = loc(p, PROF_NONE, 0, 0,
 			  LINES({ f_waker_srv, 0 }), 1);
-	l_sep = loc(p, PROF_NONE, f_sep + 1, f_sep + 1, LINES({ f_sep, 0 }), 1);
+	l_sep = loc(p, PROF_NONE, 0, 0, LINES({ f_sep, 0 }), 1);
 
 	/* the worker's naps, woken by the timer interrupt */
 	off_sample(p, STACK(l_waker_irq, l_asm_timer, l_hrint, l_hrwake, l_ttwu, l_sep, l_sched,

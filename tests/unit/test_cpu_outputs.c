@@ -105,6 +105,61 @@ static void test_text_same_stack_once(void **state)
 	profile__free(p);
 }
 
+/* --per-thread's "name [tid]" root and a [truncated] end are synthetic frames (no address, no
+ * function): the tables of functions leave them out (a thread listed as a function had its
+ * whole total); the stacks keep them, JSON marks them and gives them no address, and pprof
+ * keeps them as such (address 0) when read back. */
+static void test_synthetic_frames(void **state)
+{
+	struct output_opts o = { .top = 20 };
+	struct profile *p = profile__new("cpu"), *q;
+	uint32_t m, f_work, f_main, f_thread, f_trunc, work, mainl, thread, trunc;
+	int64_t v[1] = { 7 };
+	char *out, *gz, why[256];
+	size_t len;
+	int err = 1;
+
+	assert_non_null(p);
+	assert_int_equal(profile__add_type(p, "samples", "count"), 0);
+	m = profile__mapping(p, 300, 0x400000, 0x401000, 0, "/usr/bin/app", NULL);
+	f_work = fn(p, "work", "work", "app.c");
+	f_main = fn(p, "main", "main", "app.c");
+	f_thread = fn(p, "app [301]", "app [301]", NULL);
+	f_trunc = fn(p, "[truncated]", "[truncated]", NULL);
+	work = LOC(p, m, 0x400100, 0x100, { f_work, 6 });
+	mainl = LOC(p, m, 0x400200, 0x200, { f_main, 9 });
+	thread = LOC(p, PROF_NONE, 0, 0, { f_thread, 0 });
+	trunc = LOC(p, PROF_NONE, 0, 0, { f_trunc, 0 });
+	assert_true(profile__location_is_synthetic(&p->locations[thread]));
+	assert_false(profile__location_is_synthetic(&p->locations[work]));
+	assert_non_null(profile__add_sample(p, STACK(work, mainl, thread), v, 300));
+	assert_non_null(profile__add_sample(p, STACK(work, trunc, thread), v, 300));
+	out = render(&output_text, p, &o, NULL);
+	assert_non_null(strstr(out, "Top 2 functions by total samples\n"));
+	assert_null(strstr(out, "  app [301]\n"));
+	assert_null(strstr(out, "  [truncated]\n"));
+	/* the stacks keep them */
+	assert_non_null(strstr(out, "    #2 app [301]\n"));
+	assert_non_null(strstr(out, "    #1 [truncated]\n"));
+	free(out);
+	out = render(&output_json, p, &o, NULL);
+	assert_non_null(strstr(out, "{\"function\": \"app [301]\", \"file\": null, \"line\": null, "
+				    "\"module\": null, \"address\": null, \"offset\": null, "
+				    "\"synthetic\": true}"));
+	assert_null(strstr(out, "\"address\": \"0x0\""));
+	free(out);
+	gz = render(&output_pprof, p, NULL, &len);
+	q = profile__parse_pprof(gz, len, &err, why, sizeof(why));
+	if (!q)
+		fail_msg("cannot read our own pprof: %s", why);
+	assert_int_equal(q->nsamples, 2);
+	assert_true(profile__location_is_synthetic(&q->locations[q->samples[0].locs[2]]));
+	assert_false(profile__location_is_synthetic(&q->locations[q->samples[0].locs[0]]));
+	free(gz);
+	profile__free(q);
+	profile__free(p);
+}
+
 /* -a's process table keeps --top (a build's report listed 1,242 processes), and when a name has
  * several processes a table by command sums them (102 cc1 processes of 1-4% each were 81%) */
 static void test_text_processes_top_and_commands(void **state)
@@ -341,6 +396,7 @@ int main(void)
 		cmocka_unit_test(test_text_top_and_count),
 		cmocka_unit_test(test_text_same_stack_once),
 		cmocka_unit_test(test_text_processes_top_and_commands),
+		cmocka_unit_test(test_synthetic_frames),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_folded),

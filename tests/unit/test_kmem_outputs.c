@@ -76,10 +76,10 @@ static struct profile *kmem_fixture(void)
 	m_kernel = profile__mapping(p, 0, 0xffffffff81000000, 0xffffffff82200000, 0,
 				    "[kernel.kallsyms]", NULL);
 
-	l_filp = LOC(p, PROF_NONE, 1, 1, { fn(p, "kmem_cache_alloc [filp]",
+	l_filp = LOC(p, PROF_NONE, 0, 0, { fn(p, "kmem_cache_alloc [filp]",
 						"kmem_cache_alloc [filp]", NULL), 0 });
-	l_kmalloc = LOC(p, PROF_NONE, 2, 2, { fn(p, "kmalloc", "kmalloc", NULL), 0 });
-	l_page = LOC(p, PROF_NONE, 3, 3, { fn(p, "mm_page_alloc [order 0]",
+	l_kmalloc = LOC(p, PROF_NONE, 0, 0, { fn(p, "kmalloc", "kmalloc", NULL), 0 });
+	l_page = LOC(p, PROF_NONE, 0, 0, { fn(p, "mm_page_alloc [order 0]",
 						"mm_page_alloc [order 0]", NULL), 0 });
 	l_cache_alloc = LOC(p, m_kernel, 0xffffffff81300100, 0x300100,
 			    { fn(p, "kmem_cache_alloc_noprof", "kmem_cache_alloc_noprof", NULL), 0 });

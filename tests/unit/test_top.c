@@ -239,6 +239,37 @@ static void test_panel_functions(void **state)
 	top_model__free(m);
 }
 
+/* A synthetic frame (--per-thread's "name [tid]" root) is no function in the panel; as the
+ * leaf (a lock, a kind) it is one. */
+static void test_panel_synthetic(void **state)
+{
+	const struct top_source *src[1] = { &cpu_src };
+	struct top_model *m = top_model__new(src, 1);
+	struct profile *p = profile__new("cpu"), *wins[1];
+	struct prof_line l = { .line = 0 };
+	struct top_panel_line out[8];
+	uint32_t locs[3];
+	int64_t v[2] = { 50, 500000000 };
+
+	assert_non_null(m);
+	assert_non_null(p);
+	assert_int_equal(profile__add_type(p, "samples", "count"), 0);
+	assert_int_equal(profile__add_type(p, "cpu", "nanoseconds"), 0);
+	cpu_proc(p, 200, "worker", 500000000);
+	locs[0] = named(p, "work");
+	locs[1] = named(p, "main");
+	l.function = profile__function(p, "worker [201]", "worker [201]", NULL);
+	locs[2] = profile__location(p, PROF_NONE, 0, 0, &l, 1);
+	assert_true(profile__location_is_synthetic(&p->locations[locs[2]]));
+	assert_non_null(profile__add_sample(p, locs, 3, v, 200));
+	wins[0] = p;
+	assert_int_equal(top_model__update(m, wins, 2.0), 0);
+	assert_int_equal(top_model__panel(m, 200, false, out, 8), 2);
+	assert_string_equal(out[0].text, "work");
+	assert_string_equal(out[1].text, "main");
+	top_model__free(m);
+}
+
 static void test_panel_stacks(void **state)
 {
 	struct top_model *m = model(false);
@@ -470,6 +501,7 @@ int main(void)
 		cmocka_unit_test(test_sort_cycles),
 		cmocka_unit_test(test_filter_and_selection),
 		cmocka_unit_test(test_panel_functions),
+		cmocka_unit_test(test_panel_synthetic),
 		cmocka_unit_test(test_panel_stacks),
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_batch_output),
