@@ -724,6 +724,10 @@ windows_said() {
 		jq -c '[(.processes | map(.comm) | unique), .info.window, .info.runq_waits,
 			.drops.runq_table_full]' "$T/p.json"
 		full=$((full + $(jq '.drops.runq_table_full // 0' "$T/p.json")))
+		# a window's drops are in each of its pushes: where it has several, each says so
+		from=$(jq -r --argjson n "$(basename "$f" .body)" 'select(.n == $n) | .query.from[0]' \
+			"$T/rx/requests.jsonl")
+		echo "$from $(jq -r '.info.drops_scope // "-"' "$T/p.json")" >> "$T/scopes"
 		# a push's samples are waits that ended with a switch-in after a wakeup
 		n=$(jq -r '.info.runq_waits // "0"' "$T/p.json")
 		[ "$n" -gt 0 ] || bare=$((bare + 1))
@@ -732,6 +736,18 @@ windows_said() {
 		fi
 	done
 	echo "runq_table_full $full, pushes without run-queue waits $bare, runqwaves' waits $waits"
+	cat "$T/scopes"
+	python3 - "$T/scopes" <<'PY'
+import collections, sys
+by = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    w, scope = line.rstrip("\n").split(" ", 1)
+    by[w].append(scope)
+assert any(len(v) > 1 for v in by.values()), by
+for w, v in by.items():
+    want = "the window's: the same in each of its %d offcpu pushes" % len(v) if len(v) > 1 else "-"
+    assert all(s == want for s in v), (w, v)
+PY
 	[ "$full" -eq 0 ]
 	[ "$bare" -eq 0 ]
 	[ "$waits" -ge 24 ]

@@ -473,9 +473,14 @@ next:;
 				w->mode, g[k].service);
 			continue;
 		}
-		/* the window's facts, drops and notes, in each service's pprof comments */
+		/* the window's facts, drops and notes, in each service's pprof comments; the
+		 * drops are the whole window's (not told apart by process), which each of its
+		 * pushes says so that they are not summed over services */
 		for (uint32_t d = 0; d < w->ndrops; d++)
 			profile__add_drop(sub, w->drops[d].key, w->drops[d].value);
+		if (ng > 1)
+			profile__add_info(sub, "drops_scope", "the window's: the same in each of its "
+					  "%zu %s pushes", ng, w->mode);
 		for (uint32_t d = 0; d < w->ninfo; d++)
 			if (strcmp(w->info[d].key, "samples"))
 				profile__add_info(sub, w->info[d].key, "%s", w->info[d].value);
