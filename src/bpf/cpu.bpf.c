@@ -170,13 +170,11 @@ static __always_inline void first_sample(struct task_struct *task, __u32 tgid, _
 static __always_inline void check_reuse(struct task_struct *task, __u32 tgid)
 {
 	struct cpu_comm *c = bpf_map_lookup_elem(&comms, &tgid);
-	struct cpu_note note = { .tgid = tgid, .exec = 1 };
+	int r = c ? pid_reuse_check(&notes, &c->comm, &c->start, task, tgid) : 0;
 
-	if (!c || !pid_reused(&c->start, tgid, proc_start(task)))
-		return;
-	BPF_CORE_READ_STR_INTO(&c->comm, task, group_leader, comm);
-	count_stat(CPU_STAT_PIDS_REUSED);
-	if (bpf_ringbuf_output(&notes, &note, sizeof(note), 0))
+	if (r)
+		count_stat(CPU_STAT_PIDS_REUSED);
+	if (r < 0)
 		count_stat(CPU_STAT_NOTES_FULL);
 }
 

@@ -253,16 +253,16 @@ static __always_inline __u32 lock_owner(struct task_struct *task, __u64 lock)
 static __always_inline void note_comm(__u32 tgid, struct task_struct *task)
 {
 	struct lock_comm c = { .kthread = !!(task->flags & PF_KTHREAD) }, *e;
-	__u32 again[2] = { tgid, 1 };
+	int r;
 
 	e = bpf_map_lookup_elem(&comms, &tgid);
 	if (e) {
-		if (!trace_all || !pid_reused(&e->start, tgid, proc_start(task)))
+		r = trace_all ? pid_reuse_check(&notes, &e->comm, &e->start, task, tgid) : 0;
+		if (!r)
 			return;
-		BPF_CORE_READ_STR_INTO(&e->comm, task, group_leader, comm);
 		e->kthread = c.kthread;
 		count_stat(LOCK_STAT_PIDS_REUSED);
-		if (bpf_ringbuf_output(&notes, again, sizeof(again), 0))
+		if (r < 0)
 			count_stat(LOCK_STAT_NOTES_FULL);
 		return;
 	}

@@ -258,13 +258,11 @@ static __always_inline void first_count(struct task_struct *t, __u32 tgid, __u32
 static __always_inline void check_reuse(struct task_struct *t, __u32 tgid)
 {
 	struct offcpu_comm *c = bpf_map_lookup_elem(&comms, &tgid);
-	struct offcpu_note note = { .tgid = tgid, .exec = 1 };
+	int r = c ? pid_reuse_check(&notes, &c->comm, &c->start, t, tgid) : 0;
 
-	if (!c || !pid_reused(&c->start, tgid, proc_start(t)))
-		return;
-	BPF_CORE_READ_STR_INTO(&c->comm, t, group_leader, comm);
-	count_stat(OFFCPU_STAT_PIDS_REUSED);
-	if (bpf_ringbuf_output(&notes, &note, sizeof(note), 0))
+	if (r)
+		count_stat(OFFCPU_STAT_PIDS_REUSED);
+	if (r < 0)
 		count_stat(OFFCPU_STAT_NOTES_FULL);
 }
 

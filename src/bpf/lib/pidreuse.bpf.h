@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* A PID the kernel gives another process during the run (-a: pid_max is 32768 by default and a
  * busy machine goes round it in minutes), shared by the modes whose per-process entries are
- * keyed by tgid (kmem's totals; cpu's, offcpu's and lock's names). Each such entry keeps its
- * process's start (the leader's task->start_time, which an exec keeps): an event of a process
- * with another start is the PID used again. The entry is then the newest's (the caller renames
- * it, counts the time in its own stats and announces the process again), and the PID is kept
- * in `reused` with how many times, for the note on its row and the run's note
- * (core/collector.h: collector__note_reused). The processes are not kept apart: that would need
- * the start in every key and a report keyed by more than the PID. Include after vmlinux.h and
- * libbpf's headers.
+ * keyed by tgid (kmem's totals; cpu's, offcpu's, lock's, io's and stacks' names). Each such
+ * entry keeps its process's start (the leader's task->start_time, which an exec keeps): an
+ * event of a process with another start is the PID used again. The entry is then the newest's
+ * (renamed, the process announced again: pid_reuse_check; the caller counts the time in its
+ * own stats), and the PID is kept in `reused` with how many times, for the note on its row and
+ * the run's (or the window's) note (core/collector.h: collector__note_reused). The processes
+ * are not kept apart: that would need the start in every key and a report keyed by more than
+ * the PID. Include after vmlinux.h and libbpf's headers.
  */
 #ifndef EBPROF_BPF_LIB_PIDREUSE_H
 #define EBPROF_BPF_LIB_PIDREUSE_H
@@ -45,6 +45,23 @@ static __always_inline bool pid_reused(__u64 *start, __u32 tgid, __u64 now)
 	else
 		bpf_map_update_elem(&reused, &tgid, &one, BPF_NOEXIST);
 	return true;
+}
+
+/* A name entry (comm, with its process's start at *start) of tgid met by task t (-a): when t is
+ * another process than the entry's (pid_reused), the entry takes t's name and t is announced
+ * again through the mode's `notes` ring buffer (a note of two words, tgid and 1: the collector
+ * reads its mappings, name and command line anew, core/procs.c). 0: the same process; 1: the
+ * PID used again, announced; -1: used again, the note lost (the ring buffer full). The caller
+ * counts the last two in its stats (pids reused, and notes lost for -1). */
+static __always_inline int pid_reuse_check(void *notes, char (*comm)[16], __u64 *start,
+					   struct task_struct *t, __u32 tgid)
+{
+	__u32 note[2] = { tgid, 1 };
+
+	if (!pid_reused(start, tgid, proc_start(t)))
+		return 0;
+	BPF_CORE_READ_STR_INTO(comm, t, group_leader, comm);
+	return bpf_ringbuf_output(notes, note, sizeof(note), 0) ? -1 : 1;
 }
 
 #endif
