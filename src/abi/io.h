@@ -125,6 +125,9 @@ struct io_comm {
 	char comm[IO_COMM_LEN];
 	__u32 kthread;		/* a kernel thread (a flusher, a journal thread, a kworker) */
 	__u32 pad;
+	__u64 start;		/* -a: the process's start (its leader's task->start_time): another
+				 * one met under its tgid is the PID used again
+				 * (IO_STAT_PIDS_REUSED, bpf/lib/pidreuse.bpf.h) */
 };
 
 /* Per-CPU counters (a per-CPU array indexed by these): requests counted, merged, then drops
@@ -133,6 +136,8 @@ enum io_stat {
 	IO_STAT_REQUESTS,	/* requests completed and counted */
 	IO_STAT_MERGED,		/* requests merged into another, which completes for them */
 	IO_STAT_KEYS,		/* keys made in the per-stack table (the collector spills it) */
+	IO_STAT_PIDS_REUSED,	/* -a: a process met the entry (comms) of another one with its
+				 * PID: their rows are one (the newest's name) */
 	IO_STAT_INFLIGHT_FULL,	/* the in-flight table was full: a request not measured */
 	IO_STAT_INFLIGHT_BUSY,	/* it was locked by the program this one interrupted: same */
 	IO_STAT_STACKS_FULL,	/* a stack not interned: its request counts without it */

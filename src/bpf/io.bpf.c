@@ -31,6 +31,7 @@
 #include <bpf/bpf_core_read.h>
 #include "abi/io.h"
 #include "bpf/lib/stack.bpf.h"
+#include "bpf/lib/pidreuse.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -105,7 +106,7 @@ struct {
 	__type(value, struct io_comm);
 } comms SEC(".maps");
 
-/* -a: processes seen for the first time (their tgid) */
+/* -a: processes seen for the first time (their tgid), or again under a PID given anew (tgid, 1) */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 16);
@@ -323,6 +324,34 @@ static __always_inline struct io_req *flush_begin(struct request *rq, struct io_
 	return record((__u64)rq, &r);
 }
 
+/* A process's name, once; with -a announced (waking the collector: its mappings are read
+ * before it can exit). -a: a process that is not the one its PID's entry was made by is the PID
+ * given again (bpf/lib/pidreuse.bpf.h): their rows (totals and per-stack counts, keyed by tgid)
+ * are one, under the newest's name, and it is announced again (its mappings, name and command
+ * line read anew). */
+static __always_inline void note_comm(struct task_struct *task, __u32 tgid)
+{
+	struct io_comm c = { .kthread = !!(task->flags & PF_KTHREAD) }, *e;
+	int r;
+
+	e = bpf_map_lookup_elem(&comms, &tgid);
+	if (e) {
+		r = trace_all ? pid_reuse_check(&notes, &e->comm, &e->start, task, tgid) : 0;
+		if (!r)
+			return;
+		e->kthread = c.kthread;
+		count_stat(IO_STAT_PIDS_REUSED);
+		if (r < 0)
+			count_stat(IO_STAT_NOTES_FULL);
+		return;
+	}
+	BPF_CORE_READ_STR_INTO(&c.comm, task, group_leader, comm);
+	c.start = proc_start(task);
+	if (!bpf_map_update_elem(&comms, &tgid, &c, BPF_NOEXIST) && trace_all &&
+	    bpf_ringbuf_output(&notes, &tgid, sizeof(tgid), 0))
+		count_stat(IO_STAT_NOTES_FULL);
+}
+
 /* A request starts (in its submitter's context): is it traced, and if so its record, with
  * the process, its stacks and the disk. NULL when it is not traced or the table is full. */
 static __always_inline struct io_req *begin(void *ctx, struct request *rq, __u32 hook,
@@ -372,16 +401,7 @@ static __always_inline struct io_req *begin(void *ctx, struct request *rq, __u32
 				r.key.stack.flags = STACK_KEY_USER_EXACT;
 		}
 	}
-	/* a process's name, once; with -a announced (waking the collector: its mappings are
-	 * read before it can exit) */
-	if (!bpf_map_lookup_elem(&comms, &tgid)) {
-		struct io_comm c = { .kthread = !!(task->flags & PF_KTHREAD) };
-
-		BPF_CORE_READ_STR_INTO(&c.comm, task, group_leader, comm);
-		if (!bpf_map_update_elem(&comms, &tgid, &c, BPF_NOEXIST) && trace_all &&
-		    bpf_ringbuf_output(&notes, &tgid, sizeof(tgid), 0))
-			count_stat(IO_STAT_NOTES_FULL);
-	}
+	note_comm(task, tgid);
 	return record(rqk, &r);
 }
 

@@ -482,6 +482,26 @@ need_flush_seq() {
 	[ $((rows + $(jq .drops.completion_unseen "$T/x.json"))) -ge 2000 ]
 }
 
+# The kernel gave a PID to another process during an -a run: io's rows are by tgid (the
+# process's totals and its stacks), and took the first program's name with nothing said (dd's
+# 30 reads and ddb's 20 under "dd"). Said now, on the row (named ddb, the last program) and in
+# the run's notes; the row has both programs' reads, as their dd counts them.
+@test "io -a: a PID used again by another program is said, on its row and in a note" {
+	var_tmp_disk
+	make_file "$VT/f" 30
+	ln -s "$(command -v dd)" "$T/ddb"
+	pidreuse_under 'tracepoints:' \
+		io -a -v -q -d 60 -o "$T/x.json" -o "$T/x.txt" :: \
+		"$(command -v dd)" if="$VT/f" of=/dev/null bs=4096 count=30 iflag=direct status=none -- \
+		"$T/ddb" if="$VT/f" of=/dev/null bs=4096 count=20 iflag=direct status=none
+	assert_pid_reused "$T/x.json" "$T/x.txt" ddb
+	got=$(jq --argjson p "$PID" '.processes[] | select(.pid == $p) | .requests' "$T/x.json")
+	unseen=$(jq '.drops.completion_unseen' "$T/x.json")
+	echo "pid $PID: $got requests; completion_unseen: $unseen"
+	[ "$got" -le 50 ]
+	[ $((got + unseen)) -ge 50 ]
+}
+
 @test "io: bad input is a usage error or a clear failure" {
 	run "$EBPROF" io --device no-such-disk -- true
 	[ "$status" -eq 2 ]

@@ -44,6 +44,7 @@ static const char *const stat_names[IO_STAT__COUNT] = {
 	[IO_STAT_REQUESTS] = "requests",
 	[IO_STAT_MERGED] = "merged",
 	[IO_STAT_KEYS] = "keys",
+	[IO_STAT_PIDS_REUSED] = "pids_reused",
 	[IO_STAT_INFLIGHT_FULL] = "inflight_table_full",
 	[IO_STAT_INFLIGHT_BUSY] = "inflight_table_busy",
 	[IO_STAT_STACKS_FULL] = "stack_table_full",
@@ -868,6 +869,8 @@ static void io_finish(void *m)
 		pr_warn(c->lc, "cannot tell the requests in flight from those whose completion went "
 			"unseen: %s; in_flight may count both", strerror(-err));
 	inflight = add_groups(c);
+	collector__note_reused(prof, bpf_map__fd(c->skel->maps.reused),
+			       stat_sum(c, IO_STAT_PIDS_REUSED));
 	unwinder__add_drops(c->base.unwinder, prof);
 	collector__add_drops(prof, bpf_map__fd(c->skel->maps.stats), stat_names,
 			     IO_STAT_FIRST_DROP, IO_STAT__COUNT,
