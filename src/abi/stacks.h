@@ -39,6 +39,14 @@ struct stacks_note {
 	__u32 exec;
 };
 
+/* The name of each process at its first counted event (renewed at each exec), by tgid. */
+struct stacks_comm {
+	char comm[STACKS_COMM_LEN];
+	__u64 start;		/* the process's start (its leader's task->start_time): with -a,
+				 * another one met under its tgid is the PID used again
+				 * (bpf/lib/pidreuse.bpf.h; counted in `pids_reused`) */
+};
+
 /* The in-kernel aggregate, how often one process hit one event with one pair of stacks, is
  * keyed by struct stack_key (abi/stack.h), `aux` the event's index into the run's -e list. */
 

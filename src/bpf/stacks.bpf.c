@@ -11,6 +11,7 @@
 #include <bpf/bpf_core_read.h>
 #include "abi/stacks.h"
 #include "bpf/lib/stack.bpf.h"
+#include "bpf/lib/pidreuse.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -50,7 +51,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);	/* sized by the collector */
 	__type(key, __u32);
-	__type(value, char[STACKS_COMM_LEN]);
+	__type(value, struct stacks_comm);
 } comms SEC(".maps");
 
 struct {
@@ -91,6 +92,15 @@ struct {
 	__type(value, __u64);
 } held_events SEC(".maps");
 
+/* [0]: -a: events of a process that met the name entry (comms) of another one with its PID
+ * (bpf/lib/pidreuse.bpf.h): the PID given again, its rows one under the newest's name (per CPU) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} pids_reused SEC(".maps");
+
 /* Every hit per event, counted before any table can be full: the exact totals. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -119,6 +129,26 @@ static __always_inline void count_drop(__u32 reason)
 
 	if (n)
 		*n += 1;
+}
+
+/* -a: the event's process is not the one its PID's name entry was made by: the kernel gave the
+ * PID again. Its rows (counts keyed by tgid) are one, under the newest's name: the entry is
+ * renamed and the process announced again (its mappings and command line read). */
+static __always_inline void check_reuse(__u32 tgid)
+{
+	struct stacks_comm *c = bpf_map_lookup_elem(&comms, &tgid);
+	int r = c ? pid_reuse_check(&notes, &c->comm, &c->start, bpf_get_current_task_btf(),
+				    tgid) : 0;
+	__u32 zero = 0;
+	__u64 *n;
+
+	if (!r)
+		return;
+	n = bpf_map_lookup_elem(&pids_reused, &zero);
+	if (n)
+		*n += 1;
+	if (r < 0)
+		count_drop(STACKS_DROP_NOTES_FULL);
 }
 
 /* A user stack at a function's entry (a uprobe): its caller's return address is still at *sp,
@@ -160,6 +190,7 @@ static __always_inline int record(void *ctx, struct pt_regs *uregs, __u64 cookie
 	if (trace_all) {
 		if (tgid == self_tgid)
 			return 0;
+		check_reuse(tgid);
 	} else {
 		tgen = bpf_map_lookup_elem(&targets, &tgid);
 		/* a uprobe of the process's image before its exec, whose link closes later (the
@@ -229,13 +260,13 @@ static __always_inline int record(void *ctx, struct pt_regs *uregs, __u64 cookie
 	if (n)
 		*n += 1;
 	if (!bpf_map_lookup_elem(&comms, &tgid)) {
-		char comm[STACKS_COMM_LEN];
+		struct stacks_comm c = { .start = proc_start(bpf_get_current_task_btf()) };
 		struct stacks_note note = { .tgid = tgid };
 
-		bpf_get_current_comm(comm, sizeof(comm));
+		bpf_get_current_comm(c.comm, sizeof(c.comm));
 		/* -a: announced, waking the collector, which reads its mappings before it can
 		 * exit (read each second, 99.6% of a shell loop's stacks were bare addresses) */
-		if (!bpf_map_update_elem(&comms, &tgid, comm, BPF_NOEXIST) && trace_all &&
+		if (!bpf_map_update_elem(&comms, &tgid, &c, BPF_NOEXIST) && trace_all &&
 		    bpf_ringbuf_output(&notes, &note, sizeof(note), 0))
 			count_drop(STACKS_DROP_NOTES_FULL);
 	}
@@ -251,11 +282,11 @@ int BPF_PROG(stacks_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct stacks_note note = { .tgid = tgid, .exec = 1 };
-	char *c = bpf_map_lookup_elem(&comms, &tgid);
+	struct stacks_comm *c = bpf_map_lookup_elem(&comms, &tgid);
 
 	if (!c || stopped)
 		return 0;
-	bpf_get_current_comm(c, STACKS_COMM_LEN);
+	bpf_get_current_comm(c->comm, sizeof(c->comm));
 	if (trace_all && bpf_ringbuf_output(&notes, &note, sizeof(note), 0))
 		count_drop(STACKS_DROP_NOTES_FULL);
 	return 0;

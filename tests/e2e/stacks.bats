@@ -426,6 +426,21 @@ events_through() {
 		"$T/out.json"
 }
 
+# The kernel gave a PID to another process during an -a run: stacks' rows are by tgid, and took
+# the first program's name with nothing said (openloop's and openlb's markers under
+# "openloop"). Said now, on the row (named openlb, the last program: a link to openloop, the
+# same file probed) and in the run's notes; the row counts both programs' calls (2 + 3).
+@test "stacks -a: a PID used again by another program is said, on its row and in a note" {
+	ln -s "$FIX/openloop" "$T/openlb"
+	pidreuse_under '^ebprof: u:.*: uprobe ' \
+		stacks -a -v -q -e "u:$FIX/openloop:marker" -d 60 -o "$T/x.json" -o "$T/x.txt" :: \
+		"$FIX/openloop" 2 -- "$T/openlb" 3
+	echo "$PR_OUT"
+	assert_pid_reused "$T/x.json" "$T/x.txt" openlb
+	jq -e --argjson p "$PID" --arg e "u:$FIX/openloop:marker" \
+		'.processes[] | select(.pid == $p) | .calls[$e] == 5' "$T/x.json"
+}
+
 @test "stacks: a launched tree: each program's events counted in its own process" {
 	run "$EBPROF" stacks -e syscalls:sys_enter_openat -e u:openloop:marker -o "$T/out.json" \
 		-- sh -c "'$FIX/openloop' 2; '$FIX/openloop' 3"

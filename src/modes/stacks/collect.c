@@ -499,12 +499,12 @@ static struct prof_sample *same_sample(struct profile *prof, pid_t pid, const ui
  * program's; a read of /proc before an exec said the shell's. /proc's without an event. */
 static void name_proc(struct stacks_mode *m, struct proc_info *p)
 {
-	char comm[STACKS_COMM_LEN];
+	struct stacks_comm c;
 	__u32 k = p->pid;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(m->skel->maps.comms), &k, comm) == 0) {
-		comm[sizeof(comm) - 1] = '\0';
-		snprintf(p->comm, sizeof(p->comm), "%s", comm);
+	if (bpf_map_lookup_elem(bpf_map__fd(m->skel->maps.comms), &k, &c) == 0) {
+		c.comm[sizeof(c.comm) - 1] = '\0';
+		snprintf(p->comm, sizeof(p->comm), "%s", c.comm);
 	}
 	if (!p->comm[0] && p->pid == 0)
 		snprintf(p->comm, sizeof(p->comm), "swapper");
@@ -636,7 +636,8 @@ static void stacks_tick(void *mp, int64_t t_ns, bool second)
 	spill(m);
 	/* -a: each process that turned up, while its mappings are there */
 	if (second && m->env->all)
-		proc_table__adopt(m->base.procs, bpf_map__fd(m->skel->maps.comms), STACKS_COMM_LEN);
+		proc_table__adopt(m->base.procs, bpf_map__fd(m->skel->maps.comms),
+				  sizeof(struct stacks_comm));
 	unwinder__tick(m->base.unwinder);
 }
 
@@ -670,6 +671,17 @@ static void stacks_stop(void *mp)
 	m->skel->bss->stopped = true;
 }
 
+/* One of the BPF side's single per-CPU counters ([0] of map), summed; with a key, also the run
+ * fact of that name (0 included: a fact the report always has). */
+static uint64_t counter(struct bpf_map *map, struct profile *prof, const char *key)
+{
+	uint64_t n = bpfutil__percpu_sum(bpf_map__fd(map), 0);
+
+	if (key)
+		profile__add_info(prof, key, "%llu", (unsigned long long)n);
+	return n;
+}
+
 static void stacks_finish(void *mp)
 {
 	struct stacks_mode *m = mp;
@@ -693,10 +705,12 @@ static void stacks_finish(void *mp)
 					  "(--max-stacks %u); raise --max-stacks",
 					  (unsigned long long)n, m->o->max_stacks);
 	}
+	if (m->env->all)
+		collector__note_reused(prof, bpf_map__fd(m->skel->maps.reused),
+				       counter(m->skel->maps.pids_reused, NULL, NULL));
 	if (has_kind(m->o, STACKS_EV_SYS_ENTER) || has_kind(m->o, STACKS_EV_SYS_EXIT)) {
-		uint64_t n = bpfutil__percpu_sum(bpf_map__fd(m->skel->maps.compat_calls), 0);
+		uint64_t n = counter(m->skel->maps.compat_calls, prof, "compat_syscalls");
 
-		profile__add_info(prof, "compat_syscalls", "%llu", (unsigned long long)n);
 		if (n)
 			profile__add_note(prof, "%llu 32-bit system calls (int $0x80, an ia32 "
 					  "program's) were made by the traced processes; no "
@@ -705,9 +719,8 @@ static void stacks_finish(void *mp)
 					  "its write is x86_64's stat)", (unsigned long long)n);
 	}
 	if (!m->env->all) {
-		uint64_t n = bpfutil__percpu_sum(bpf_map__fd(m->skel->maps.held_events), 0);
+		uint64_t n = counter(m->skel->maps.held_events, prof, "held_by_ebprof");
 
-		profile__add_info(prof, "held_by_ebprof", "%llu", (unsigned long long)n);
 		if (n)
 			profile__add_note(prof, "%llu events of the traced threads going into a "
 					  "ptrace stop of ebprof's (it holds a launched tree's "
