@@ -271,58 +271,95 @@ void collector__note_thread_names(struct profile *prof, uint64_t n, const char *
 
 #define REUSED_SHOWN 4
 
-struct reused_read {
-	struct profile *prof;
-	uint64_t n;
-	pid_t ex[REUSED_SHOWN];
-	bool more;
-};
-
 static int on_reused(const void *key, const void *val, void *ctx)
 {
-	struct reused_read *r = ctx;
-	pid_t pid = (pid_t)*(const __u32 *)key;
-	uint32_t i = r->n < REUSED_SHOWN ? (uint32_t)r->n : REUSED_SHOWN;
-	uint32_t times = *(const __u32 *)val;
-	struct prof_process *pp = profile__find_process(r->prof, (uint32_t)pid);
+	struct collector_reused *w = ctx;
+
+	/* (the map holds as many: none past them) */
+	if (w->n < COLLECTOR_REUSED_MAX) {
+		w->e[w->n].pid = *(const __u32 *)key;
+		w->e[w->n++].times = *(const __u32 *)val;
+	}
+	return 0;
+}
+
+/* The PIDs of `reused` (taken out of it with take) and the mode's count of times, into w. */
+static void reused_read(struct collector_reused *w, int reused_fd, uint64_t times, bool take)
+{
+	w->times = times;
+	w->n = 0;
+	if (!times)
+		return;
+	if (take)
+		bpfutil__map_take(reused_fd, sizeof(__u32), sizeof(__u32), on_reused, w);
+	else
+		bpfutil__map_for_each(reused_fd, sizeof(__u32), sizeof(__u32), on_reused, w);
+}
+
+/* w said in prof, during its span ("run" or "window"): on each such process's row (and group
+ * labelled with its "pid"), in the note naming the lowest few and as the fact pids_reused. */
+static void reused_say(const struct collector_reused *w, struct profile *prof, const char *span)
+{
+	const char *had = profile__info(prof, "pids_reused");
+	pid_t ex[REUSED_SHOWN];
+	uint32_t nex = 0;
+	bool more = false;
 	char note[160], id[16];
 
-	r->more |= times > 1;
-	/* on its row, which the run's note may not name (the first few only) */
-	snprintf(note, sizeof(note), "PID used by %u processes during the run (the kernel "
-		 "recycled it): their numbers are summed here, under the last one's name",
-		 times + 1);
-	if (pp)
-		prof_process__set_note(r->prof, pp, note);
-	snprintf(id, sizeof(id), "%d", pid);
-	for (uint32_t g = 0; g < r->prof->ngroups; g++) {
-		const char *v = prof_group__label(&r->prof->groups[g], "pid");
+	if (!w->times)
+		return;
+	for (uint32_t k = 0; k < w->n; k++) {
+		pid_t pid = (pid_t)w->e[k].pid;
+		struct prof_process *pp = profile__find_process(prof, w->e[k].pid);
+		uint32_t i = nex;
 
-		if (v && !strcmp(v, id))
-			prof_group__set_note(r->prof, &r->prof->groups[g], note);
-	}
-	/* the lowest few, for a note that reads the same whatever the map's order */
-	for (; i > 0 && r->ex[i - 1] > pid; i--)
+		more |= w->e[k].times > 1;
+		/* on its row, which the run's note may not name (the first few only) */
+		snprintf(note, sizeof(note), "PID used by %u processes during the %s (the kernel "
+			 "recycled it): their numbers are summed here, under the last one's name",
+			 w->e[k].times + 1, span);
+		if (pp)
+			prof_process__set_note(prof, pp, note);
+		snprintf(id, sizeof(id), "%d", pid);
+		for (uint32_t g = 0; g < prof->ngroups; g++) {
+			const char *v = prof_group__label(&prof->groups[g], "pid");
+
+			if (v && !strcmp(v, id))
+				prof_group__set_note(prof, &prof->groups[g], note);
+		}
+		/* the lowest few, for a note that reads the same whatever the map's order */
+		for (; i > 0 && ex[i - 1] > pid; i--)
+			if (i < REUSED_SHOWN)
+				ex[i] = ex[i - 1];
 		if (i < REUSED_SHOWN)
-			r->ex[i] = r->ex[i - 1];
-	if (i < REUSED_SHOWN)
-		r->ex[i] = pid;
-	r->n++;
-	return 0;
+			ex[i] = pid;
+		if (nex < REUSED_SHOWN)
+			nex++;
+	}
+	if (!had || strtoull(had, NULL, 10) < w->times)
+		profile__add_info(prof, "pids_reused", "%llu", (unsigned long long)w->times);
+	/* the map holds 1024 PIDs; the times past it are in the count */
+	procs__note_reused(prof, w->n ? w->n : w->times, ex, nex, more || w->times > w->n, span);
 }
 
 void collector__note_reused(struct profile *prof, int reused_fd, uint64_t times)
 {
-	struct reused_read r = { .prof = prof };
-	const char *had = profile__info(prof, "pids_reused");
+	struct collector_reused w;
 
-	if (!times)
-		return;
-	/* the map holds 1024 PIDs; the times past it are in the count */
-	bpfutil__map_for_each(reused_fd, sizeof(__u32), sizeof(__u32), on_reused, &r);
-	if (!had || strtoull(had, NULL, 10) < times)
-		profile__add_info(prof, "pids_reused", "%llu", (unsigned long long)times);
-	procs__note_reused(prof, r.n ? r.n : times, r.ex, REUSED_SHOWN, r.more || times > r.n);
+	reused_read(&w, reused_fd, times, false);
+	reused_say(&w, prof, "run");
+}
+
+void collector__reused_take(struct collector_reused *w, int reused_fd, uint64_t times,
+			    uint64_t *last)
+{
+	reused_read(w, reused_fd, times > *last ? times - *last : 0, true);
+	*last = times;
+}
+
+void collector__reused_say(const struct collector_reused *w, struct profile *into)
+{
+	reused_say(w, into, "window");
 }
 
 void collector__find_begun(struct collector *b, struct bpf_program *iter, pid_t pid,

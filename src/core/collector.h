@@ -155,6 +155,23 @@ void collector__note_thread_names(struct profile *prof, uint64_t n, const char *
  * (procs__note_reused) and as the run fact pids_reused (the larger, when two collectors of one
  * run, cpu --offcpu's, both count). */
 void collector__note_reused(struct profile *prof, int reused_fd, uint64_t times);
+/* The same for a window: the PIDs given again since the last window, taken out of the
+ * `reused` map (a run cut into windows writes no report: each window says its own) before the
+ * window takes the counts (a reuse is counted before the event that met it: that event is
+ * then in the window), then said once the counts are in it (its rows, its note "during the
+ * window", its fact pids_reused). `times`: the mode's count of them so far, *last its value
+ * at the last window (updated). */
+#define COLLECTOR_REUSED_MAX 1024	/* the `reused` map's size */
+struct collector_reused {
+	uint64_t times;
+	uint32_t n;
+	struct {
+		uint32_t pid, times;
+	} e[COLLECTOR_REUSED_MAX];
+};
+void collector__reused_take(struct collector_reused *w, int reused_fd, uint64_t times,
+			    uint64_t *last);
+void collector__reused_say(const struct collector_reused *w, struct profile *into);
 /* The waits already going on when tracing started (-p: pid's threads; pid 0: every task, -a):
  * the mode's task iterator run once, which gives each such thread an entry from the start
  * (offcpu_begun, lock_begun); `what` names those waits in the warning if it cannot run. */

@@ -385,7 +385,7 @@ void proc_table__untarget(struct proc_table *t, pid_t pid, int targets_fd)
 }
 
 void procs__note_reused(struct profile *prof, uint64_t n, const pid_t *ex, uint32_t nex,
-			bool more)
+			bool more, const char *span)
 {
 	uint32_t shown = n < nex ? (uint32_t)n : nex;
 	const char *by = more ? "more than one process" : "two processes";
@@ -399,10 +399,11 @@ void procs__note_reused(struct profile *prof, uint64_t n, const pid_t *ex, uint3
 					ex[i]);
 	/* once: cpu --offcpu's two collectors may both say it */
 	if (n == 1)
-		profile__add_note_once(prof, "PID %s was used by %s during the run (the kernel "
-				  "recycled it); their numbers are reported together", list, by);
+		profile__add_note_once(prof, "PID %s was used by %s during the %s (the kernel "
+				  "recycled it); their numbers are reported together", list, by,
+				  span);
 	else
-		profile__add_note_once(prof, "%llu PIDs were used by %s during the run (the kernel "
+		profile__add_note_once(prof, "%llu PIDs were used by %s during the %s (the kernel "
 				  "recycled them: %s%s); each one's numbers are reported together",
-				  (unsigned long long)n, by, list, n > shown ? ", ..." : "");
+				  (unsigned long long)n, by, span, list, n > shown ? ", ..." : "");
 }

@@ -115,12 +115,12 @@ uint64_t proc_maps__exec_hash(const char *maps);
 uint32_t proc_table__count(const struct proc_table *t);
 struct proc_info *proc_table__at(const struct proc_table *t, uint32_t i);
 
-/* The note of n PIDs the kernel gave another process during the run (the first nex of them in
- * ex[]; more: one of them went to more than two processes), if n: the report keys processes
- * by PID, so each such row holds their numbers together, which is said rather than passing
- * several programs off as one. */
+/* The note of n PIDs the kernel gave another process during the span ("run", or "window" in a
+ * run cut into windows; the first nex of them in ex[]; more: one of them went to more than two
+ * processes), if n: the report keys processes by PID, so each such row holds their numbers
+ * together, which is said rather than passing several programs off as one. */
 struct profile;
 void procs__note_reused(struct profile *prof, uint64_t n, const pid_t *ex, uint32_t nex,
-			bool more);
+			bool more, const char *span);
 
 #endif

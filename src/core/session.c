@@ -363,7 +363,8 @@ static void reused_note(struct session *s)
 {
 	uint32_t n = sizeof(s->reused_ex) / sizeof(s->reused_ex[0]);
 
-	procs__note_reused(s->prof, s->reused, s->reused_ex, s->reused < n ? s->reused : n, false);
+	procs__note_reused(s->prof, s->reused, s->reused_ex, s->reused < n ? s->reused : n, false,
+			   "run");
 }
 
 static void on_new_task(struct session *s, pid_t pid, int status)

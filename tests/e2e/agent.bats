@@ -752,3 +752,29 @@ PY
 	[ "$bare" -eq 0 ]
 	[ "$waits" -ge 24 ]
 }
+
+# A PID the kernel gave another process during a run cut into windows was said only at the
+# run's end, which such a run never writes: no push said it, and the row took the newer
+# program's numbers under whichever name. Each window now says the reuses it saw: cpuburn,
+# then its copy burnb with the same PID; burnb's push says it (pprof comments: the note
+# "during the window" and the fact pids_reused), its row named burnb.
+@test "agent -a: a PID used again is said in the push of the window that saw it" {
+	start_receiver
+	cp "$FIX/cpuburn" "$T/burnb"
+	pidreuse_under '^ebprof: sampling ' \
+		agent -a -v --comm burnb --period 1 --server "http://127.0.0.1:$RX_PORT" :: \
+		"$FIX/cpuburn" 0.2 -- "$T/burnb" 0.3
+	said=0
+	for f in "$T"/rx/*.body; do
+		"$EBPROF" report "$f" -o "$T/p.json"
+		jq -c '[(.processes | map([.pid, .comm])), .info.pids_reused,
+			(.notes | map(select(test("recycled"))))]' "$T/p.json"
+		if jq -e --argjson p "$PID" '(.processes | any(.pid == $p and .comm == "burnb")) and
+		      (.info.pids_reused | tonumber) >= 1 and
+		      ([.notes[] | select(test("^(PID [0-9]+ was|[0-9]+ PIDs were) used by (two processes|more than one process) during the window \\(the kernel recycled"))] | length == 1)' \
+		      "$T/p.json" > /dev/null; then
+			said=$((said + 1))
+		fi
+	done
+	[ "$said" -ge 1 ]
+}

@@ -440,3 +440,30 @@ bytes_awk='function bytes(s,  u, v) { u = substr(s, length(s)); v = substr(s, 1,
 	assert_unloaded "${progs[@]}"
 	kill -0 "$BG"
 }
+
+# A PID the kernel gave another process during a run cut into windows was said only at a run's
+# end, which top never has: its rows took the newer program's numbers with nothing said. Each
+# window now says the reuses it saw, on the second header line: cpuburn, then its copy burnb
+# with the same PID (-a: other processes' reuses may show too, in other windows or this one).
+@test "top -b -a: a PID used again is said in the header of the window that saw it" {
+	cp "$FIX/cpuburn" "$T/burnb"
+	bg "$EBPROF" top -b -a -i 0.5 --no-io --no-lock --no-offcpu > "$T/out" 2> "$T/err"
+	e=$BG
+	wait_for "$T/out" '^ebprof top - ' 30
+	st=0
+	out=$("$FIX/pidreuse" "$FIX/cpuburn" 0.2 -- "$T/burnb" 0.3) || st=$?
+	# two windows more: the one burnb ended in is printed
+	n=$(grep -c '^ebprof top - ' "$T/out")
+	for ((i = 0; i < 200 && $(grep -c '^ebprof top - ' "$T/out") < n + 2; i++)); do
+		sleep 0.05
+	done
+	kill -TERM "$e"
+	wait "$e"
+	[ "$st" -ne 3 ] || skip "the PID was taken by another process meanwhile (pidreuse could not reuse it)"
+	[ "$st" -eq 0 ]
+	pid=$(echo "$out" | sed -n 's/^b \([0-9][0-9]*\)$/\1/p')
+	# the window whose rows have burnb (under its PID) says a PID recycled in it
+	awk -v p="$pid" '/^ebprof top - / { w++ } /^tracing / { said[w] = /[0-9]+ PIDs? recycled by the kernel in this window \(a row sums the processes that had its PID, under the last one.s name\)$/ }
+		$1 == p && / burnb/ { burnb[w] = 1 }
+		END { for (i in burnb) if (said[i]) { print "window " i " says it"; found = 1 } exit !found }' "$T/out"
+}

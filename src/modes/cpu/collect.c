@@ -833,6 +833,7 @@ static int cpu_window(void *m, struct profile *into)
 {
 	struct cpu_collector *c = m;
 	uint64_t now = util_mono_ns(), from = c->window_ns ? c->window_ns : c->env.start_ns;
+	struct collector_reused reused;
 	unsigned forgot, trimmed;
 	char cpus[256];
 	int err;
@@ -845,15 +846,18 @@ static int cpu_window(void *m, struct profile *into)
 	/* processes announced since the last tick, so that their samples get their names */
 	collector__consume_notes(&c->base);
 	collector__take_thread_names(&c->base);	/* before the counts they name */
+	collector__reused_take(&reused, bpf_map__fd(c->skel->maps.reused),
+			       stat_sum(c, CPU_STAT_PIDS_REUSED),
+			       &c->window_stats[CPU_STAT_PIDS_REUSED]);
 	err = drain(c, into, 0, false, true, false);
 	err = err ?: collector__window_readout(&c->base, into);	/* execs since the last */
+	collector__reused_say(&reused, into);
 	for (int s = CPU_STAT_SAMPLES; s < CPU_STAT__COUNT; s++) {
 		uint64_t v = stat_sum(c, s);
 
-		if (s == CPU_STAT_NOTES_FULL && !c->env.all)
+		if ((s == CPU_STAT_NOTES_FULL && !c->env.all) || s == CPU_STAT_PIDS_REUSED)
 			continue;
-		if (s != CPU_STAT_SAMPLES && s != CPU_STAT_KEYS && s != CPU_STAT_PROC_KEYS &&
-		    s != CPU_STAT_PIDS_REUSED)
+		if (s != CPU_STAT_SAMPLES && s != CPU_STAT_KEYS && s != CPU_STAT_PROC_KEYS)
 			profile__add_drop(into, stat_names[s], v - c->window_stats[s]);
 		c->window_stats[s] = v;
 	}

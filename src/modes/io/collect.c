@@ -941,13 +941,17 @@ static void io_finish(void *m)
 static int io_window(void *m, struct profile *into)
 {
 	struct io_collector *c = m;
+	struct collector_reused reused;
 	uint64_t now = util_mono_ns();
 	int err = 0;
 
 	if (!into->ntypes)
 		err = set_types(into);
+	collector__reused_take(&reused, bpf_map__fd(c->skel->maps.reused),
+			       stat_sum(c, IO_STAT_PIDS_REUSED), &c->window_stats[IO_STAT_PIDS_REUSED]);
 	err = err ?: drain(c, into, 0, false, true);
 	err = err ?: collector__window_readout(&c->base, into);	/* execs since the last */
+	collector__reused_say(&reused, into);
 	/* the windows' copy holds about what the map does: every stack a window counted */
 	collector__reclaim_full(&c->base, c->opts.max_stacks);
 	window__end(into, bpf_map__fd(c->skel->maps.stats), stat_names, IO_STAT_FIRST_DROP,

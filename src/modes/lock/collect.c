@@ -1285,13 +1285,18 @@ static void lock_tick(void *m, int64_t t_ns, bool second)
 static int lock_window(void *m, struct profile *into)
 {
 	struct lock_collector *c = m;
+	struct collector_reused reused;
 	uint64_t now = util_mono_ns();
 	int err = 0;
 
 	if (!into->ntypes)
 		err = set_types(into);
+	collector__reused_take(&reused, bpf_map__fd(c->skel->maps.reused),
+			       stat_sum(c, LOCK_STAT_PIDS_REUSED),
+			       &c->window_stats[LOCK_STAT_PIDS_REUSED]);
 	err = err ?: drain(c, into, 0, false, true);
 	err = err ?: collector__window_readout(&c->base, into);	/* execs since the last */
+	collector__reused_say(&reused, into);
 	/* the windows' copy holds about what the map does: every stack a window counted */
 	collector__reclaim_full(&c->base, c->opts.max_stacks);
 	window__end(into, bpf_map__fd(c->skel->maps.stats), stat_names, LOCK_STAT_NESTED,

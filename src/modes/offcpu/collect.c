@@ -900,6 +900,7 @@ static int offcpu_window(void *m, struct profile *into)
 {
 	struct offcpu_collector *c = m;
 	uint64_t now = util_mono_ns();
+	struct collector_reused reused;
 	struct rq_read rq = { 0 };
 	int err = 0;
 
@@ -909,6 +910,9 @@ static int offcpu_window(void *m, struct profile *into)
 		err = set_types(into);
 	collector__consume_notes(&c->base);	/* new processes, for their names */
 	collector__take_thread_names(&c->base);	/* before the counts they name */
+	collector__reused_take(&reused, bpf_map__fd(c->skel->maps.reused),
+			       stat_sum(c, OFFCPU_STAT_PIDS_REUSED),
+			       &c->window_stats[OFFCPU_STAT_PIDS_REUSED]);
 	err = err ?: drain(c, into, 0, false, true);
 	err = err ?: collector__window_readout(&c->base, into);	/* execs since the last */
 	if (!err) {
@@ -916,6 +920,7 @@ static int offcpu_window(void *m, struct profile *into)
 				sizeof(struct offcpu_rq), read_rq, &rq, "the run-queue latencies");
 		add_runq_groups(c, into, &rq, true);
 	}
+	collector__reused_say(&reused, into);
 	/* the windows' copy holds about what the map does: every stack a window counted */
 	collector__reclaim_full(&c->base, c->opts.max_stacks);
 	window__end(into, bpf_map__fd(c->skel->maps.stats), stat_names, OFFCPU_STAT_THREADS_FULL,

@@ -270,6 +270,27 @@ static void top_wake(void *m)
 	t->set.wake(t->sm);
 }
 
+/* The PIDs the kernel gave another process in the window (its modes' pids_reused, the largest:
+ * each mode that keys rows by PID counts them), said after the second header line: such a row
+ * sums the processes under the last one's name. "" when none. */
+static const char *reused_said(struct top *t, char *buf, size_t len)
+{
+	unsigned long long n = 0;
+
+	for (int i = 0; i < top_model__nsources(t->model); i++) {
+		const struct profile *w = top_model__window(t->model, i);
+		const char *v = w ? profile__info(w, "pids_reused") : NULL;
+
+		if (v && strtoull(v, NULL, 10) > n)
+			n = strtoull(v, NULL, 10);
+	}
+	if (!n)
+		return "";
+	snprintf(buf, len, "; %llu PID%s recycled by the kernel in this window (a row sums the "
+		 "processes that had its PID, under the last one's name)", n, n == 1 ? "" : "s");
+	return buf;
+}
+
 static void headers(struct top *t, char *h1, size_t l1, char *h2, size_t l2)
 {
 	char *load = util_read_file("/proc/loadavg", NULL);
@@ -278,7 +299,7 @@ static void headers(struct top *t, char *h1, size_t l1, char *h2, size_t l2)
 	const char *cpus = w ? profile__info(w, "cpus") : NULL;
 	double busy = 0, la[3] = { 0 };
 	uint32_t oncpu = 0;
-	char clock[16], reasons[320], why[324];
+	char clock[16], reasons[320], why[324], recycled[160];
 	uint64_t drops;
 	time_t now = time(NULL);
 	struct tm tm;
@@ -306,8 +327,8 @@ static void headers(struct top *t, char *h1, size_t l1, char *h2, size_t l2)
 	snprintf(h1, l1, "ebprof top - %s  CPUs %s  load %.2f %.2f %.2f  cpu %s  window %.3f s  "
 		 "drops %llu%s", clock, cpus ? cpus : "?", la[0], la[1], la[2], rate ? rate : "?",
 		 top_model__secs(t->model), (unsigned long long)drops, why);
-	snprintf(h2, l2, "tracing %s: %u processes sampled on CPU, %.1f%% of one CPU in all",
-		 t->target, oncpu, busy);
+	snprintf(h2, l2, "tracing %s: %u processes sampled on CPU, %.1f%% of one CPU in all%s",
+		 t->target, oncpu, busy, reused_said(t, recycled, sizeof(recycled)));
 }
 
 /* Every part's window, into the model (unless paused), then the screen or the batch table. */
@@ -317,7 +338,7 @@ static void read_windows(struct top *t)
 	struct profile *win = profile__new("top");
 	uint64_t now = util_mono_ns();
 	double secs = (now - t->last_ns) / 1e9;
-	char h1[512], h2[256];
+	char h1[512], h2[384];
 	struct utsname u;
 	int n = top_model__nsources(t->model);
 
@@ -351,7 +372,7 @@ static void read_windows(struct top *t)
 		top_view__draw(t->view, t->model, h1, h2);
 	else
 	{
-		char head[800];
+		char head[sizeof(h1) + sizeof(h2) + 2];
 
 		snprintf(head, sizeof(head), "%s\n%s", h1, h2);
 		top_model__print(t->model, stdout, head, t->o.rows);
