@@ -240,7 +240,7 @@ static __always_inline void first_count(struct task_struct *t, __u32 tgid, __u32
 	e = bpf_map_lookup_elem(&comms, &tgid);
 	if (e) {
 		/* renamed if it is the entry's process (with -a, check_reuse made it the
-		 * entry's when it counts; a waker with an earlier process's PID is not) */
+		 * entry's when it counts, and a waker's when it wakes) */
 		if (!trace_all || e->start == c.start)
 			bpf_map_update_elem(&comms, &tgid, &c, BPF_EXIST);
 		return;
@@ -473,10 +473,16 @@ int BPF_PROG(offcpu_waking, struct task_struct *p)
 	 * announced, every process a timer interrupted would have its mappings read (and its
 	 * unwind tables loaded): the program's stack says so, or the registers of a task
 	 * interrupted in user code (STACK_KEY_USER_EXACT). */
-	if (cur->tgid)
+	if (cur->tgid) {
+		/* a waker with the PID of an earlier process: the entry the waker frames are
+		 * named by is the newest's (without -a too, for one outside the traced
+		 * processes: a traced one's PID given again is the session's to say) */
+		if (trace_all || !traced(cur))
+			check_reuse(cur, cur->tgid);
 		first_count(cur, cur->tgid, cur->pid, th->key.wgen,
 			    trace_all || (th->key.wustack && !on_irq_stack(ctx, cur) &&
 					  !(th->key.wflags & STACK_KEY_USER_EXACT) && !traced(cur)));
+	}
 	return 0;
 }
 

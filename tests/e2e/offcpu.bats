@@ -168,6 +168,39 @@ assert_no_offcpu_probes() {
 	! grep ';parent_waits;' "$T/x.folded" | sed 's/.*;--;//' | grep -qE '(^|;)0x[0-9a-f]+;' || false
 }
 
+# --wakers: the wakers outside the traced processes are named by their PID's entry, which each
+# new waker renamed with nothing said: pidreuse (-p) waits for sleep, then for sleepb (a link to
+# it) given the same PID, each one's exit waking it (each naps 0.2 s: the wait starts first);
+# both wakeups' frames named sleepb, one PID's, and no word of two processes behind them. Now the wakeup notices the PID given again (as a count
+# does with -a, where an untraced waker, a kernel thread without --kernel-threads, kept the
+# name of the process before it): the run's note and pids_reused say it.
+@test "offcpu --wakers -p: a waker whose PID was used again is said, named by the newest" {
+	ln -s /bin/sleep "$T/sleepb"
+	mkfifo "$T/go"
+	bg sh -c 'read x < "$0"; exec "$1" /bin/sleep 0.2 -- "$2" 0.2 > "$3"' "$T/go" \
+		"$FIX/pidreuse" "$T/sleepb" "$T/pr.out"
+	pr=$BG
+	"$EBPROF" offcpu -v -q --wakers -p "$pr" -d 60 -o "$T/x.json" -o "$T/x.folded" \
+		2> "$T/err" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/err" "tracing PID $pr" 30
+	echo go > "$T/go"
+	st=0
+	wait "$pr" || st=$?
+	kill -INT "$eb"
+	wait "$eb"
+	cat "$T/pr.out"
+	[ "$st" -ne 3 ] || skip "the PID was taken by another process meanwhile (pidreuse could not reuse it)"
+	[ "$st" -eq 0 ]
+	PID=$(sed -n 's/^b \([0-9][0-9]*\)$/\1/p' "$T/pr.out")
+	grep -E "waker: [^;]* \($PID\) [0-9]+$" "$T/x.folded" | sed 's/.*;--;//'
+	[ "$(grep -cE "waker: sleepb \($PID\) [0-9]+$" "$T/x.folded")" -eq 2 ]
+	[ "$(grep -cE "waker: sleep \($PID\) [0-9]+$" "$T/x.folded")" -eq 0 ]
+	jq -e '.info.pids_reused == "1"' "$T/x.json"
+	jq -e --arg p "$PID" '[.notes[] | select(. == "PID \($p) was used by two processes during the run (the kernel recycled it); their numbers are reported together")] | length == 1' "$T/x.json"
+}
+
 @test "offcpu: the switches of pingpong's threads equal bpftrace's count of their switch-outs" {
 	# bpftrace's tracepoint:sched:* probes are classic tracepoints: they need tracefs
 	grep -q tracefs /proc/mounts || mount -t tracefs nodev /sys/kernel/tracing
