@@ -329,26 +329,17 @@ static __always_inline struct io_req *flush_begin(struct request *rq, struct io_
  * given again (bpf/lib/pidreuse.bpf.h): their rows (totals and per-stack counts, keyed by tgid)
  * are one, under the newest's name, and it is announced again (its mappings, name and command
  * line read anew). */
+_Static_assert(sizeof(struct io_comm) == sizeof(struct pidreuse_kname) &&
+	       __builtin_offsetof(struct io_comm, start) ==
+	       __builtin_offsetof(struct pidreuse_kname, start), "pid_kname_note's entry");
+
 static __always_inline void note_comm(struct task_struct *task, __u32 tgid)
 {
-	struct io_comm c = { .kthread = !!(task->flags & PF_KTHREAD) }, *e;
-	int r;
+	int r = pid_kname_note(&comms, &notes, task, tgid, task->flags & PF_KTHREAD, trace_all);
 
-	e = bpf_map_lookup_elem(&comms, &tgid);
-	if (e) {
-		r = trace_all ? pid_reuse_check(&notes, &e->comm, &e->start, task, tgid) : 0;
-		if (!r)
-			return;
-		e->kthread = c.kthread;
+	if (r == PIDREUSE_REUSED || r == PIDREUSE_REUSED_UNSAID)
 		count_stat(IO_STAT_PIDS_REUSED);
-		if (r < 0)
-			count_stat(IO_STAT_NOTES_FULL);
-		return;
-	}
-	BPF_CORE_READ_STR_INTO(&c.comm, task, group_leader, comm);
-	c.start = proc_start(task);
-	if (!bpf_map_update_elem(&comms, &tgid, &c, BPF_NOEXIST) && trace_all &&
-	    bpf_ringbuf_output(&notes, &tgid, sizeof(tgid), 0))
+	if (r < 0)
 		count_stat(IO_STAT_NOTES_FULL);
 }
 

@@ -250,26 +250,17 @@ static __always_inline __u32 lock_owner(struct task_struct *task, __u64 lock)
  * is the PID given again (bpf/lib/pidreuse.bpf.h): their rows (totals and counts, keyed by
  * tgid) are one, under the newest's name; it is announced again (the note's second word: its
  * mappings, name and command line read anew). */
+_Static_assert(sizeof(struct lock_comm) == sizeof(struct pidreuse_kname) &&
+	       __builtin_offsetof(struct lock_comm, start) ==
+	       __builtin_offsetof(struct pidreuse_kname, start), "pid_kname_note's entry");
+
 static __always_inline void note_comm(__u32 tgid, struct task_struct *task)
 {
-	struct lock_comm c = { .kthread = !!(task->flags & PF_KTHREAD) }, *e;
-	int r;
+	int r = pid_kname_note(&comms, &notes, task, tgid, task->flags & PF_KTHREAD, trace_all);
 
-	e = bpf_map_lookup_elem(&comms, &tgid);
-	if (e) {
-		r = trace_all ? pid_reuse_check(&notes, &e->comm, &e->start, task, tgid) : 0;
-		if (!r)
-			return;
-		e->kthread = c.kthread;
+	if (r == PIDREUSE_REUSED || r == PIDREUSE_REUSED_UNSAID)
 		count_stat(LOCK_STAT_PIDS_REUSED);
-		if (r < 0)
-			count_stat(LOCK_STAT_NOTES_FULL);
-		return;
-	}
-	BPF_CORE_READ_STR_INTO(&c.comm, task, group_leader, comm);
-	c.start = proc_start(task);
-	if (!bpf_map_update_elem(&comms, &tgid, &c, BPF_NOEXIST) && trace_all &&
-	    bpf_ringbuf_output(&notes, &tgid, sizeof(tgid), 0))
+	if (r < 0)
 		count_stat(LOCK_STAT_NOTES_FULL);
 }
 

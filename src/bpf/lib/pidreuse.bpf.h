@@ -64,4 +64,44 @@ static __always_inline int pid_reuse_check(void *notes, char (*comm)[16], __u64 
 	return bpf_ringbuf_output(notes, note, sizeof(note), 0) ? -1 : 1;
 }
 
+/* The name entry of the modes that name a process by its leader's comm and tell kernel threads
+ * (lock's struct lock_comm, io's struct io_comm: this layout, asserted there). */
+struct pidreuse_kname {
+	char comm[16];
+	__u32 kthread;
+	__u32 pad;
+	__u64 start;
+};
+
+/* Such an entry (in the mode's map comms, by tgid) for task, once: named and, if announce (-a),
+ * announced through `notes` (its tgid). With all (-a), an entry of another process is the PID
+ * given again: renamed, announced again (pid_reuse_check). PIDREUSE_* for the caller's stats. */
+enum {
+	PIDREUSE_NEW_UNSAID = -2,	/* a new entry whose note was lost */
+	PIDREUSE_REUSED_UNSAID = -1,	/* the PID given again; the note lost */
+	PIDREUSE_NONE = 0,
+	PIDREUSE_REUSED = 1,		/* the PID given again, announced */
+};
+
+static __always_inline int pid_kname_note(void *comms, void *notes, struct task_struct *task,
+					  __u32 tgid, bool kthread, bool all)
+{
+	struct pidreuse_kname c = { .kthread = kthread }, *e;
+	int r;
+
+	e = bpf_map_lookup_elem(comms, &tgid);
+	if (e) {
+		r = all ? pid_reuse_check(notes, &e->comm, &e->start, task, tgid) : 0;
+		if (r)
+			e->kthread = c.kthread;
+		return r;
+	}
+	BPF_CORE_READ_STR_INTO(&c.comm, task, group_leader, comm);
+	c.start = proc_start(task);
+	if (!bpf_map_update_elem(comms, &tgid, &c, BPF_NOEXIST) && all &&
+	    bpf_ringbuf_output(notes, &tgid, sizeof(tgid), 0))
+		return PIDREUSE_NEW_UNSAID;
+	return PIDREUSE_NONE;
+}
+
 #endif
