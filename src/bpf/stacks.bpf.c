@@ -12,6 +12,7 @@
 #include "abi/stacks.h"
 #include "bpf/lib/stack.bpf.h"
 #include "bpf/lib/pidreuse.bpf.h"
+#include "bpf/lib/take.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -38,12 +39,8 @@ struct {
 	__type(value, struct stack_trace);
 } stacks SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1);		/* --max-stacks */
-	__type(key, struct stack_key);
-	__type(value, __u64);
-} counts SEC(".maps");
+/* --max-stacks; taken out at each spill (bpf/lib/take.bpf.h) */
+TAKE_TABLE(counts, BPF_MAP_TYPE_HASH, struct stack_key, __u64, 1);
 
 /* The name of each process when its first stack was counted: with -a, processes are known
  * only from here, and may be gone by the time they are read. */
@@ -183,6 +180,7 @@ static __always_inline int record(void *ctx, struct pt_regs *uregs, __u64 cookie
 	struct stacks_scratch *s;
 	struct pt_regs *regs;
 	__u64 *n, nr, one = 1;
+	void *counts;
 	bool exact;
 
 	if (stopped || ev >= STACKS_MAX_EVENTS)
@@ -242,14 +240,17 @@ static __always_inline int record(void *ctx, struct pt_regs *uregs, __u64 cookie
 			count_drop(STACKS_DROP_STACKS_FULL);
 	}
 
-	n = bpf_map_lookup_elem(&counts, &key);
+	counts = take_table(&counts_gens);
+	if (!counts)
+		return 0;
+	n = bpf_map_lookup_elem(counts, &key);
 	if (n) {
 		__sync_fetch_and_add(n, 1);
 		return 0;
 	}
 	/* a new (process, event, stacks): the rare path, where the process's name is noted */
-	if (bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST)) {
-		n = bpf_map_lookup_elem(&counts, &key);	/* another CPU inserted it */
+	if (bpf_map_update_elem(counts, &key, &one, BPF_NOEXIST)) {
+		n = bpf_map_lookup_elem(counts, &key);	/* another CPU inserted it */
 		if (n)
 			__sync_fetch_and_add(n, 1);
 		else

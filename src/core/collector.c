@@ -42,6 +42,63 @@ int collector__set_skel(struct collector *b, void *skel, struct bpf_object_skele
 	return 0;
 }
 
+/* The object's double-buffered tables (bpf/lib/take.bpf.h), if any: the generation's mapping
+ * and, for the flip's wait, an array of maps and its slot 0's table (NAME_0 for NAME_gens). */
+static void take_tables(struct collector *b, struct bpf_object *obj)
+{
+	struct bpf_map *gen = bpf_object__find_map_by_name(obj, ".data.take"), *m;
+	size_t size = 0;
+	char name[64];
+
+	b->take_gen = gen ? (volatile uint32_t *)bpf_map__initial_value(gen, &size) : NULL;
+	if (size < sizeof(uint32_t))
+		b->take_gen = NULL;
+	b->take_outer_fd = b->take_inner_fd = -1;
+	bpf_object__for_each_map(m, obj) {
+		const char *n = bpf_map__name(m);
+		size_t len = strlen(n);
+		struct bpf_map *t0;
+
+		if (bpf_map__type(m) != BPF_MAP_TYPE_ARRAY_OF_MAPS || len < 5 ||
+		    strcmp(n + len - 5, "_gens"))
+			continue;
+		snprintf(name, sizeof(name), "%.*s_0", (int)(len - 5), n);
+		t0 = bpf_object__find_map_by_name(obj, name);
+		if (t0) {
+			b->take_outer_fd = bpf_map__fd(m);
+			b->take_inner_fd = bpf_map__fd(t0);
+			break;
+		}
+	}
+}
+
+int collector__gen_fd(const struct collector *b, const struct bpf_map *t0,
+		      const struct bpf_map *t1, bool taken)
+{
+	uint32_t g = b->take_gen ? __atomic_load_n(b->take_gen, __ATOMIC_ACQUIRE) & 1 : 0;
+
+	return bpf_map__fd((g ^ taken) ? t1 : t0);
+}
+
+void collector__flip(struct collector *b)
+{
+	uint32_t slot = 0;
+	int fd = b->take_inner_fd;
+
+	if (!b->take_gen)
+		return;
+	__atomic_store_n(b->take_gen, (*b->take_gen + 1) & 1, __ATOMIC_SEQ_CST);
+	/* the same table put back in its slot: the kernel waits for the programs running
+	 * (maybe_wait_bpf_programs) before it returns, whatever the update */
+	if (b->take_outer_fd >= 0 && !bpf_map_update_elem(b->take_outer_fd, &slot, &fd, BPF_ANY))
+		return;
+	if (!b->take_warned)
+		pr_warn(b->lc, "cannot wait for the BPF programs at a take of the counts: %s; a "
+			"count made while a table is read may be lost",
+			b->take_outer_fd < 0 ? "no array of maps" : strerror(errno));
+	b->take_warned = true;
+}
+
 int collector__load(struct collector *b, int how, bool feed)
 {
 	int err = bpf_object__load_skeleton(b->skeleton);
@@ -51,6 +108,7 @@ int collector__load(struct collector *b, int how, bool feed)
 		       b->lc && b->lc->verbose >= 2 ? "" : " (run with -vv for the verifier log)");
 		return err;
 	}
+	take_tables(b, *b->skeleton->obj);
 	b->unwinder = unwinder__open(b->lc, how, *b->skeleton->obj);
 	if (feed)
 		proc_table__set_unwinder(b->procs, b->unwinder);
@@ -486,6 +544,7 @@ bool collector__spill(struct collector *b, const struct session_env *env,
 {
 	if (!spill_due(b, env, due))
 		return false;
+	collector__flip(b);
 	collector__take_thread_names(b);	/* before the counts they name */
 	if (take(m))
 		return false;

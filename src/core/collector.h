@@ -29,7 +29,7 @@ struct unwinder;
 #define COLLECTOR_NOTES_SIZE (1 << 16)
 /* The tables a spill watches fill (collector__spill), and the maps that refer to stacks. */
 #define COLLECTOR_SPILL_TABLES 2
-#define COLLECTOR_REF_MAPS 4
+#define COLLECTOR_REF_MAPS 8
 
 struct collector {
 	const struct log_ctx *lc;
@@ -62,6 +62,12 @@ struct collector {
 		struct collector_tname *e;
 		size_t n, cap;
 	} tnames[2];
+	/* the double-buffered tables (bpf/lib/take.bpf.h): the programs' generation, through the
+	 * mapping of the object's ".data.take" (NULL: the mode has none), and an array of maps
+	 * of theirs with its slot 0's table, whose update is the flip's wait (collector__flip) */
+	volatile uint32_t *take_gen;
+	int take_outer_fd, take_inner_fd;
+	bool take_warned;
 };
 
 /* First in a mode's open: libbpf's messages as -v says, the process table on the run's
@@ -80,6 +86,28 @@ int collector__set_skel(struct collector *b, void *skel, struct bpf_object_skele
  * (proc_table__set_unwinder) for the modes that do not load it themselves. 0, or a negative
  * errno (said, with the hint about the verifier's log). */
 int collector__load(struct collector *b, int how, bool feed);
+
+/* The double-buffered tables (bpf/lib/take.bpf.h): a take (a spill, a window) first flips the
+ * generation the programs count into and waits until no program can still be counting into
+ * the other one (collector__flip: an update of an array of maps, which the kernel makes wait
+ * for an RCU grace period, synchronize_rcu, before it returns; every program ebprof runs, in a
+ * tracepoint, a uprobe or a perf event's interrupt, runs inside what that waits for), then
+ * takes that one at leisure: no writer is left, no add lost. COLLECTOR_FD is a table's fd of
+ * the generation counted now (reads of one process, the run's end), COLLECTOR_TAKEN_FD the
+ * one the last flip took away from the programs; COLLECTOR_SIZE sizes both before load.
+ * collector__load finds the tables (nothing to name: the object's ".data.take"). */
+int collector__gen_fd(const struct collector *b, const struct bpf_map *t0,
+		      const struct bpf_map *t1, bool taken);
+#define COLLECTOR_FD(b, maps, name) \
+	collector__gen_fd((b), (maps).name##_0, (maps).name##_1, false)
+#define COLLECTOR_TAKEN_FD(b, maps, name) \
+	collector__gen_fd((b), (maps).name##_0, (maps).name##_1, true)
+#define COLLECTOR_SIZE(maps, name, n) \
+	(bpf_map__set_max_entries((maps).name##_0, (n)), \
+	 bpf_map__set_max_entries((maps).name##_1, (n)))
+/* Flip the generation and wait (above); nothing for a mode without such tables. A wait that
+ * fails is said once (the takes may then lose the adds made while they copy, as before). */
+void collector__flip(struct collector *b);
 
 /* Before load: the size of the mode's `notes` ring buffer (COLLECTOR_NOTES_SIZE with -a). */
 void collector__size_notes(struct bpf_map *notes, bool all);
@@ -221,6 +249,7 @@ struct spill_check {
  * table refused something since, take(m) takes the mode's tables out of the kernel into the
  * run's profile (its counts, and what it sums apart: 0 or a negative errno), then, when it
  * did, the stacks map is emptied but for what is still referred to (collector__reclaim).
+ * The tables are flipped first (collector__flip): take reads the generation taken away.
  * Counted and said at -v; never in a run cut into windows (each window takes its counts).
  * Whether it spilled. */
 bool collector__spill(struct collector *b, const struct session_env *env,

@@ -251,7 +251,7 @@ static void *stacks_open(const struct session_env *env, void *opts)
 {
 	struct stacks_mode *m = calloc(1, sizeof(*m));
 	struct stacks_opts *o = opts;
-	struct stack_ref_map refs;
+	struct stack_ref_map refs[2];
 	struct stacks_bpf *sk;
 
 	if (!m)
@@ -277,7 +277,7 @@ static void *stacks_open(const struct session_env *env, void *opts)
 	sk->rodata->self_tgid = getpid();
 	sk->rodata->compat_at_exit = !has_kind(o, STACKS_EV_SYS_ENTER);
 	bpf_map__set_max_entries(sk->maps.stacks, o->max_stacks);
-	bpf_map__set_max_entries(sk->maps.counts, o->max_stacks);
+	COLLECTOR_SIZE(sk->maps, counts, o->max_stacks);
 	bpf_map__set_max_entries(sk->maps.targets, MAX_TARGETS);
 	bpf_map__set_max_entries(sk->maps.comms, MAX_COMMS);
 	sk->rodata->unwind_mode = env->unwind != UNWIND_FP;
@@ -293,9 +293,12 @@ static void *stacks_open(const struct session_env *env, void *opts)
 	if (collector__load(&m->base, env->unwind, false) ||
 	    collector__notes(&m->base, sk->maps.notes, env->all))
 		goto fail;
-	refs = stack_ref_map__counts(bpf_map__fd(sk->maps.counts), sizeof(struct stack_key),
-				     bpf_map__value_size(sk->maps.counts));
-	collector__set_stacks(&m->base, bpf_map__fd(sk->maps.stacks), m->base.st, &refs, 1);
+	/* both generations of counts (bpf/lib/take.bpf.h) */
+	refs[0] = stack_ref_map__counts(bpf_map__fd(sk->maps.counts_0), sizeof(struct stack_key),
+					bpf_map__value_size(sk->maps.counts_0));
+	refs[1] = stack_ref_map__counts(bpf_map__fd(sk->maps.counts_1), sizeof(struct stack_key),
+					bpf_map__value_size(sk->maps.counts_1));
+	collector__set_stacks(&m->base, bpf_map__fd(sk->maps.stacks), m->base.st, refs, 2);
 	fill_syscalls(m);
 	if (attach_tracepoints(m))
 		goto fail;
@@ -544,7 +547,9 @@ static void add_count(struct stacks_mode *m, struct proc_info *p, const struct s
  * meanwhile is the next read's), into the profile */
 static void drain_how(struct stacks_mode *m, pid_t pid, bool take)
 {
-	int fd = bpf_map__fd(m->skel->maps.counts);
+	/* a take's: the generation the spill's flip took away (collector__spill) */
+	int fd = take ? COLLECTOR_TAKEN_FD(&m->base, m->skel->maps, counts)
+		      : COLLECTOR_FD(&m->base, m->skel->maps, counts);
 	struct stack_count *v = NULL;
 	size_t nv = 0;
 	int err;
