@@ -20,6 +20,7 @@
 #include "bpf/lib/stack.bpf.h"
 #include "bpf/lib/tname.bpf.h"
 #include "bpf/lib/pidreuse.bpf.h"
+#include "bpf/lib/take.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -50,21 +51,13 @@ struct {
 /* The hash maps the program inserts into are preallocated: it runs in the timer interrupt,
  * where the allocator behind BPF_F_NO_PREALLOC can run dry in a burst of new stacks and fail
  * the insert (it did, about once a run, on this machine). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1 << 14);		/* --max-stacks */
-	__type(key, struct stack_key);
-	__type(value, __u64);
-} counts SEC(".maps");
+/* --max-stacks; both tables below are taken out at each spill or window, twice over
+ * (bpf/lib/take.bpf.h) */
+TAKE_TABLE(counts, BPF_MAP_TYPE_HASH, struct stack_key, __u64, 1 << 14);
 
 /* Each process's total (by tgid): its row in the report and its share, exact whatever the
- * counts and stacks tables kept; preallocated as they are. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1 << 15);		/* sized by the collector */
-	__type(key, __u32);
-	__type(value, struct cpu_proc);
-} procs SEC(".maps");
+ * counts and stacks tables kept; preallocated as they are (sized by the collector). */
+TAKE_TABLE(procs, BPF_MAP_TYPE_HASH, __u32, struct cpu_proc, 1 << 15);
 
 /* User and kernel stacks, interned by a 64-bit hash of their frames. */
 struct {
@@ -122,18 +115,22 @@ static __always_inline void count_stat(__u32 which)
  * atomic add, an insert at a process's first sample (or first since a spill took the table). */
 static __always_inline void count_proc(__u32 tgid)
 {
-	struct cpu_proc *p = bpf_map_lookup_elem(&procs, &tgid), one = { .samples = 1 };
+	struct cpu_proc *p, one = { .samples = 1 };
+	void *procs = take_table(&procs_gens);
 
+	if (!procs)
+		return;
+	p = bpf_map_lookup_elem(procs, &tgid);
 	if (p) {
 		__sync_fetch_and_add(&p->samples, 1);
 		return;
 	}
-	if (!bpf_map_update_elem(&procs, &tgid, &one, BPF_NOEXIST)) {
+	if (!bpf_map_update_elem(procs, &tgid, &one, BPF_NOEXIST)) {
 		count_stat(CPU_STAT_PROC_KEYS);
 		return;
 	}
 	/* another CPU made it meanwhile, or the table is full */
-	p = bpf_map_lookup_elem(&procs, &tgid);
+	p = bpf_map_lookup_elem(procs, &tgid);
 	if (p)
 		__sync_fetch_and_add(&p->samples, 1);
 	else
@@ -257,6 +254,7 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	struct scratch *sc;
 	struct pt_regs *regs;
 	__u64 n, one = 1, *v;
+	void *counts;
 	bool exact;
 	long err;
 
@@ -311,19 +309,22 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 			key.flags = STACK_KEY_USER_EXACT;
 	}
 
-	v = bpf_map_lookup_elem(&counts, &key);
+	counts = take_table(&counts_gens);
+	if (!counts)
+		return 0;
+	v = bpf_map_lookup_elem(counts, &key);
 	if (v) {
 		__sync_fetch_and_add(v, 1);
 		return 0;
 	}
 	first_sample(task, tgid, tid, key.gen);
-	err = bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST);
+	err = bpf_map_update_elem(counts, &key, &one, BPF_NOEXIST);
 	if (!err) {
 		count_stat(CPU_STAT_KEYS);
 		return 0;
 	}
 	/* another CPU made the key meanwhile */
-	v = bpf_map_lookup_elem(&counts, &key);
+	v = bpf_map_lookup_elem(counts, &key);
 	if (v)
 		__sync_fetch_and_add(v, 1);
 	else

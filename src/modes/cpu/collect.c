@@ -223,7 +223,7 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	const struct cpu_opts *o = opts;
 	struct profile *prof = env->prof;
 	bool online[CPU_MAX_CPUS];
-	struct stack_ref_map refs;
+	struct stack_ref_map refs[2];
 	int err;
 
 	if (!c)
@@ -275,8 +275,8 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	unwind__size_maps(c->skel->obj, env->unwind, MAX_TARGETS, 0);
 	bpf_map__set_max_entries(c->skel->maps.targets, MAX_TARGETS);
 	bpf_map__set_max_entries(c->skel->maps.mm_marks, MAX_TARGETS);
-	bpf_map__set_max_entries(c->skel->maps.procs, c->max_procs);
-	bpf_map__set_max_entries(c->skel->maps.counts, o->max_stacks);
+	COLLECTOR_SIZE(c->skel->maps, procs, c->max_procs);
+	COLLECTOR_SIZE(c->skel->maps, counts, o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
 	collector__size_notes(c->skel->maps.notes, env->all);
 	bpf_map__set_max_entries(c->skel->maps.thread_names, o->per_thread ? o->max_stacks : 1);
@@ -285,9 +285,12 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	if (collector__load(&c->base, env->unwind, true))
 		goto fail;
 	/* a spill empties the windows' copy: cpu reads its stacks there */
-	refs = stack_ref_map__counts(bpf_map__fd(c->skel->maps.counts), sizeof(struct stack_key),
-				     sizeof(__u64));
-	collector__set_stacks(&c->base, bpf_map__fd(c->skel->maps.stacks), c->wst, &refs, 1);
+	/* both generations of counts (bpf/lib/take.bpf.h) */
+	refs[0] = stack_ref_map__counts(bpf_map__fd(c->skel->maps.counts_0),
+					sizeof(struct stack_key), sizeof(__u64));
+	refs[1] = stack_ref_map__counts(bpf_map__fd(c->skel->maps.counts_1),
+					sizeof(struct stack_key), sizeof(__u64));
+	collector__set_stacks(&c->base, bpf_map__fd(c->skel->maps.stacks), c->wst, refs, 2);
 	if (o->per_thread)
 		collector__set_thread_names(&c->base, bpf_map__fd(c->skel->maps.thread_names));
 	if (!env->all)
@@ -484,8 +487,12 @@ static int drain_procs(struct cpu_collector *c, struct profile *prof, pid_t only
 	struct procs_read r = { .c = c, .prof = prof, .exec = only != 0, .take = take && !only,
 				.spill = spill };
 
-	return collector__read_procs(&c->base, bpf_map__fd(c->skel->maps.procs),
-				     sizeof(struct cpu_proc), only, take, on_proc, &r);
+	/* a take's: the generation its flip took away from the programs (collector__flip) */
+	int fd = take && !only ? COLLECTOR_TAKEN_FD(&c->base, c->skel->maps, procs)
+			       : COLLECTOR_FD(&c->base, c->skel->maps, procs);
+
+	return collector__read_procs(&c->base, fd, sizeof(struct cpu_proc), only, take, on_proc,
+				     &r);
 }
 
 /* Counts into prof, of process `only` (0: every process): kernel frames leaf first, then user
@@ -499,7 +506,8 @@ static int drain(struct cpu_collector *c, struct profile *prof, pid_t only, bool
 {
 	struct stack_table *st = take ? c->wst : stack_table__new();
 	int stacks_fd = bpf_map__fd(c->skel->maps.stacks);
-	int counts_fd = bpf_map__fd(c->skel->maps.counts);
+	int counts_fd = take ? COLLECTOR_TAKEN_FD(&c->base, c->skel->maps, counts)
+			     : COLLECTOR_FD(&c->base, c->skel->maps, counts);
 	uint32_t *locs = malloc((2 * STACK_MAX_DEPTH + 1) * sizeof(*locs));
 	struct stack_count *v = NULL;
 	struct proc_info *p = NULL;
@@ -845,6 +853,7 @@ static int cpu_window(void *m, struct profile *into)
 	}
 	/* processes announced since the last tick, so that their samples get their names */
 	collector__consume_notes(&c->base);
+	collector__flip(&c->base);	/* the tables counted into until now, no writer left */
 	collector__take_thread_names(&c->base);	/* before the counts they name */
 	collector__reused_take(&reused, bpf_map__fd(c->skel->maps.reused),
 			       stat_sum(c, CPU_STAT_PIDS_REUSED),
