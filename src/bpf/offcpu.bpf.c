@@ -43,6 +43,7 @@
 #include "bpf/lib/stack.bpf.h"
 #include "bpf/lib/tname.bpf.h"
 #include "bpf/lib/pidreuse.bpf.h"
+#include "bpf/lib/take.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -92,12 +93,9 @@ struct {
 	__type(value, struct offcpu_thread);
 } threads SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1 << 14);	/* --max-stacks */
-	__type(key, struct offcpu_key);
-	__type(value, struct offcpu_val);
-} counts SEC(".maps");
+/* --max-stacks; this and runq are taken out at each spill or window, twice over
+ * (bpf/lib/take.bpf.h) */
+TAKE_TABLE(counts, BPF_MAP_TYPE_HASH, struct offcpu_key, struct offcpu_val, 1 << 14);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -106,12 +104,8 @@ struct {
 	__type(value, struct stack_trace);
 } stacks SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);	/* sized by the collector */
-	__type(key, __u32);		/* tgid */
-	__type(value, struct offcpu_rq);
-} runq SEC(".maps");
+/* tgid -> its run-queue waits; sized by the collector */
+TAKE_TABLE(runq, BPF_MAP_TYPE_HASH, __u32, struct offcpu_rq, 4096);
 
 /* Names of the processes seen (by tgid); threads' (--per-thread) are in thread_names. */
 struct {
@@ -282,15 +276,18 @@ static __always_inline void end_wait(struct task_struct *t, __u32 tid, struct of
 				     __u64 in)
 {
 	__u32 tgid = BPF_CORE_READ(t, tgid);
+	void *runq = take_table(&runq_gens), *counts = take_table(&counts_gens);
 	struct offcpu_val *v;
 	struct offcpu_rq *rq;
 	__u64 d;
 
+	if (!runq || !counts)
+		return;
 	if (trace_all && tgid)
 		check_reuse(t, tgid);
 	if (th->ready_ns && in > th->ready_ns) {
 		d = in - th->ready_ns;
-		rq = bpf_map_lookup_elem(&runq, &tgid);
+		rq = bpf_map_lookup_elem(runq, &tgid);
 		if (!rq) {
 			/* named (and, with -a, announced) as at a first count: a new task's first
 			 * run-queue wait has no off-CPU interval before it, and a process that had
@@ -298,9 +295,9 @@ static __always_inline void end_wait(struct task_struct *t, __u32 tid, struct of
 			first_count(t, tgid, tid, th->key.stack.gen, trace_all);
 			/* counted: the collector takes the table out three quarters full, as the
 			 * count table (alone, it filled first with -a and refused waits) */
-			if (!bpf_map_update_elem(&runq, &tgid, &zero_rq, BPF_NOEXIST))
+			if (!bpf_map_update_elem(runq, &tgid, &zero_rq, BPF_NOEXIST))
 				count_stat(OFFCPU_STAT_RQ_KEYS);
-			rq = bpf_map_lookup_elem(&runq, &tgid);	/* (or another CPU's) */
+			rq = bpf_map_lookup_elem(runq, &tgid);	/* (or another CPU's) */
 		}
 		if (rq) {
 			__sync_fetch_and_add(&rq->count, 1);
@@ -320,13 +317,13 @@ static __always_inline void end_wait(struct task_struct *t, __u32 tid, struct of
 		if (d < min_ns || (max_ns && d > max_ns)) {
 			count_stat(OFFCPU_STAT_FILTERED);
 		} else {
-			v = bpf_map_lookup_elem(&counts, &th->key);
+			v = bpf_map_lookup_elem(counts, &th->key);
 			if (!v) {
 				first_count(t, tgid, tid, th->key.stack.gen, trace_all);
-				if (!bpf_map_update_elem(&counts, &th->key, &zero_val, BPF_NOEXIST))
+				if (!bpf_map_update_elem(counts, &th->key, &zero_val, BPF_NOEXIST))
 					count_stat(OFFCPU_STAT_KEYS);
 				/* else full, or another CPU made it meanwhile */
-				v = bpf_map_lookup_elem(&counts, &th->key);
+				v = bpf_map_lookup_elem(counts, &th->key);
 			}
 			if (v) {
 				__sync_fetch_and_add(&v->ns, d);

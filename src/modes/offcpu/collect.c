@@ -148,24 +148,29 @@ static int set_types(struct profile *prof)
 /* What refers to stacks when the stacks map is emptied (collector__reclaim): the waits going
  * on (their own stacks and their wakers': they count at their end), then the counts made since
  * the last take; in this order, so that a wait that ends meanwhile is in one or the other. */
+#define OFFCPU_COUNTS_REFS(map_fd)								\
+	{ .fd = (map_fd), .key_size = sizeof(struct offcpu_key),				\
+	  .val_size = sizeof(struct offcpu_val), .n = 4,					\
+	  .at = { STACK_REF_KEY(struct offcpu_key, stack.ustack),				\
+		  STACK_REF_KEY(struct offcpu_key, stack.kstack),				\
+		  STACK_REF_KEY(struct offcpu_key, wustack),					\
+		  STACK_REF_KEY(struct offcpu_key, wkstack) } }
+
 static void set_stacks(struct offcpu_collector *c)
 {
-	struct stack_ref_map refs[2] = {
+	struct stack_ref_map refs[3] = {
 		{ .fd = bpf_map__fd(c->skel->maps.threads), .key_size = sizeof(__u32),
 		  .val_size = sizeof(struct offcpu_thread), .n = 4,
 		  .at = { STACK_REF_VAL(__u32, struct offcpu_thread, key.stack.ustack),
 			  STACK_REF_VAL(__u32, struct offcpu_thread, key.stack.kstack),
 			  STACK_REF_VAL(__u32, struct offcpu_thread, key.wustack),
 			  STACK_REF_VAL(__u32, struct offcpu_thread, key.wkstack) } },
-		{ .fd = bpf_map__fd(c->skel->maps.counts), .key_size = sizeof(struct offcpu_key),
-		  .val_size = sizeof(struct offcpu_val), .n = 4,
-		  .at = { STACK_REF_KEY(struct offcpu_key, stack.ustack),
-			  STACK_REF_KEY(struct offcpu_key, stack.kstack),
-			  STACK_REF_KEY(struct offcpu_key, wustack),
-			  STACK_REF_KEY(struct offcpu_key, wkstack) } },
+		OFFCPU_COUNTS_REFS(bpf_map__fd(c->skel->maps.counts_0)),
+		/* both generations (bpf/lib/take.bpf.h) */
+		OFFCPU_COUNTS_REFS(bpf_map__fd(c->skel->maps.counts_1)),
 	};
 
-	collector__set_stacks(&c->base, bpf_map__fd(c->skel->maps.stacks), c->base.st, refs, 2);
+	collector__set_stacks(&c->base, bpf_map__fd(c->skel->maps.stacks), c->base.st, refs, 3);
 }
 
 static void *offcpu_open(const struct session_env *env, void *opts)
@@ -200,10 +205,10 @@ static void *offcpu_open(const struct session_env *env, void *opts)
 	unwind__size_maps(sk->obj, env->unwind, 0, 0);
 	bpf_map__set_max_entries(sk->maps.targets, MAX_TARGETS);
 	bpf_map__set_max_entries(sk->maps.threads, o->max_threads);
-	bpf_map__set_max_entries(sk->maps.counts, o->max_stacks);
+	COLLECTOR_SIZE(sk->maps, counts, o->max_stacks);
 	bpf_map__set_max_entries(sk->maps.stacks, o->max_stacks);
 	c->max_runq = o->test_max_runq ? o->test_max_runq : MAX_RUNQ;
-	bpf_map__set_max_entries(sk->maps.runq, c->max_runq);
+	COLLECTOR_SIZE(sk->maps, runq, c->max_runq);
 	bpf_map__set_max_entries(sk->maps.comms, MAX_COMMS);
 	/* a name per thread and rename that counted, as cpu's: --max-stacks (a full table is a
 	 * drop, thread_names_full, whose note names it; within cpu --offcpu it is cpu's) */
@@ -459,7 +464,10 @@ static uint32_t waker_locs(struct offcpu_collector *c, struct profile *prof,
 static int drain(struct offcpu_collector *c, struct profile *prof, pid_t only, bool remove,
 		 bool take)
 {
-	int fd = bpf_map__fd(c->skel->maps.counts), stacks_fd = bpf_map__fd(c->skel->maps.stacks);
+	/* a take's: the generation its flip took away from the programs (collector__flip) */
+	int fd = take ? COLLECTOR_TAKEN_FD(&c->base, c->skel->maps, counts)
+		      : COLLECTOR_FD(&c->base, c->skel->maps, counts);
+	int stacks_fd = bpf_map__fd(c->skel->maps.stacks);
 	struct count_entry *ents = NULL;
 	size_t nents = 0;
 	uint32_t *locs = malloc(MAX_LOCS * sizeof(*locs));
@@ -651,7 +659,7 @@ static int count_open(const void *k, const void *v, void *ctx)
 {
 	const struct offcpu_thread *th = v;
 	struct offcpu_collector *c = ctx;
-	int fd = bpf_map__fd(c->skel->maps.counts);
+	int fd = COLLECTOR_FD(&c->base, c->skel->maps, counts);
 	struct offcpu_val val = { 0 };
 	uint64_t d;
 
@@ -697,8 +705,8 @@ static int take_counts(void *m)
 	int err = drain(c, c->env.prof, 0, false, true);
 
 	if (!err)
-		collector__take(&c->base, bpf_map__fd(c->skel->maps.runq), sizeof(__u32),
-				sizeof(struct offcpu_rq), read_rq, &c->rq,
+		collector__take(&c->base, COLLECTOR_TAKEN_FD(&c->base, c->skel->maps, runq),
+				sizeof(__u32), sizeof(struct offcpu_rq), read_rq, &c->rq,
 				"the run-queue latencies");
 	return err;
 }
@@ -800,7 +808,7 @@ static void offcpu_finish(void *m)
 			      sizeof(struct offcpu_thread), count_open, c);
 	drain(c, prof, 0, false, false);
 	/* what spills took, with the table's rest */
-	err = bpfutil__map_for_each(bpf_map__fd(c->skel->maps.runq), sizeof(__u32),
+	err = bpfutil__map_for_each(COLLECTOR_FD(&c->base, c->skel->maps, runq), sizeof(__u32),
 				    sizeof(struct offcpu_rq), read_rq, &c->rq);
 	if (err)
 		pr_warn(c->lc, "reading the kernel's run-queue latencies failed: %s; the report "
@@ -909,6 +917,7 @@ static int offcpu_window(void *m, struct profile *into)
 	if (!into->ntypes)
 		err = set_types(into);
 	collector__consume_notes(&c->base);	/* new processes, for their names */
+	collector__flip(&c->base);	/* the tables counted into until now, no writer left */
 	collector__take_thread_names(&c->base);	/* before the counts they name */
 	collector__reused_take(&reused, bpf_map__fd(c->skel->maps.reused),
 			       stat_sum(c, OFFCPU_STAT_PIDS_REUSED),
@@ -916,8 +925,9 @@ static int offcpu_window(void *m, struct profile *into)
 	err = err ?: drain(c, into, 0, false, true);
 	err = err ?: collector__window_readout(&c->base, into);	/* execs since the last */
 	if (!err) {
-		collector__take(&c->base, bpf_map__fd(c->skel->maps.runq), sizeof(__u32),
-				sizeof(struct offcpu_rq), read_rq, &rq, "the run-queue latencies");
+		collector__take(&c->base, COLLECTOR_TAKEN_FD(&c->base, c->skel->maps, runq),
+				sizeof(__u32), sizeof(struct offcpu_rq), read_rq, &rq,
+				"the run-queue latencies");
 		add_runq_groups(c, into, &rq, true);
 	}
 	collector__reused_say(&reused, into);
