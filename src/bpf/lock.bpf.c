@@ -32,6 +32,7 @@
 #include "abi/lock.h"
 #include "bpf/lib/stack.bpf.h"
 #include "bpf/lib/pidreuse.bpf.h"
+#include "bpf/lib/take.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -82,12 +83,9 @@ struct {
 	__type(value, struct lock_wait);
 } spinning SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1 << 14);	/* --max-stacks */
-	__type(key, struct lock_key);
-	__type(value, struct lock_count);
-} counts SEC(".maps");
+/* --max-stacks; this, procs and locks are taken out as the run goes (a spill, a window), twice
+ * over (bpf/lib/take.bpf.h) */
+TAKE_TABLE(counts, BPF_MAP_TYPE_HASH, struct lock_key, struct lock_count, 1 << 14);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -97,19 +95,11 @@ struct {
 } stacks SEC(".maps");
 
 /* Each process's totals (by tgid): its row in the report, exact whatever --max-stacks kept */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);	/* sized by the collector */
-	__type(key, __u32);
-	__type(value, struct lock_proc);
-} procs SEC(".maps");
+/* (sized by the collector) */
+TAKE_TABLE(procs, BPF_MAP_TYPE_HASH, __u32, struct lock_proc, 8192);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1 << 14);	/* --max-locks */
-	__type(key, struct lock_id);
-	__type(value, struct lock_val);
-} locks SEC(".maps");
+/* --max-locks */
+TAKE_TABLE(locks, BPF_MAP_TYPE_HASH, struct lock_id, struct lock_val, 1 << 14);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -280,12 +270,16 @@ static __always_inline void account(const struct lock_wait *w, __u32 tgid, __u64
 	struct task_struct *task = bpf_get_current_task_btf();
 	bool futex = LOCK_AUX_IS_FUTEX(w->aux);
 	struct lock_id id = { .addr = w->lock, .tgid = futex ? tgid : 0, .aux = w->aux };
+	void *counts = take_table(&counts_gens), *procs = take_table(&procs_gens);
+	void *locks = take_table(&locks_gens);
 	struct lock_key k = {};
 	struct lock_count *c;
 	struct lock_proc *pv;
 	struct lock_val *v;
 	__u32 s;
 
+	if (!counts || !procs || !locks)
+		return;
 	note_comm(tgid, task);
 	if (end == END_NOWAIT) {
 		count_stat(LOCK_STAT_NOWAIT);
@@ -298,12 +292,12 @@ static __always_inline void account(const struct lock_wait *w, __u32 tgid, __u64
 		k.stack.flags = w->flags;
 		k.stack.kstack = w->kstack;
 		k.addr = w->lock;
-		c = bpf_map_lookup_elem(&counts, &k);
+		c = bpf_map_lookup_elem(counts, &k);
 		if (!c) {
-			if (!bpf_map_update_elem(&counts, &k, &zero_count, BPF_NOEXIST))
+			if (!bpf_map_update_elem(counts, &k, &zero_count, BPF_NOEXIST))
 				count_stat(LOCK_STAT_KEYS);
 			/* else full, or another CPU made it meanwhile */
-			c = bpf_map_lookup_elem(&counts, &k);
+			c = bpf_map_lookup_elem(counts, &k);
 		}
 		if (c && end == END_TIMEDOUT) {
 			__sync_fetch_and_add(&c->timeouts, 1);
@@ -315,7 +309,7 @@ static __always_inline void account(const struct lock_wait *w, __u32 tgid, __u64
 			count_stat(LOCK_STAT_COUNTS_FULL);
 		}
 		/* the process's totals do not depend on the per-stack table having room */
-		pv = lookup_or_init(&procs, &tgid, &zero_proc);
+		pv = lookup_or_init(procs, &tgid, &zero_proc);
 		if (pv && end == END_TIMEDOUT) {
 			__sync_fetch_and_add(&pv->futex_timeouts, 1);
 			__sync_fetch_and_add(&pv->futex_timeout_ns, delay);
@@ -329,12 +323,12 @@ static __always_inline void account(const struct lock_wait *w, __u32 tgid, __u64
 			count_stat(LOCK_STAT_PROCS_FULL);
 		}
 	}
-	v = bpf_map_lookup_elem(&locks, &id);
+	v = bpf_map_lookup_elem(locks, &id);
 	if (!v) {
 		/* EEXIST: another CPU inserted it meanwhile (and named its owner) */
-		bool mine = !bpf_map_update_elem(&locks, &id, &zero_val, BPF_NOEXIST);
+		bool mine = !bpf_map_update_elem(locks, &id, &zero_val, BPF_NOEXIST);
 
-		v = bpf_map_lookup_elem(&locks, &id);
+		v = bpf_map_lookup_elem(locks, &id);
 		if (!v) {
 			count_stat(LOCK_STAT_LOCKS_FULL);
 			return;

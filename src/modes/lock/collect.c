@@ -213,15 +213,18 @@ static void set_stacks(struct lock_collector *c)
 		.at = { STACK_REF_VAL(__u32, struct lock_wait, ustack),
 			STACK_REF_VAL(__u32, struct lock_wait, kstack) },
 	};
-	struct stack_ref_map refs[4] = { wait, wait, wait };
+	struct stack_ref_map refs[5] = { wait, wait, wait };
 
 	refs[0].fd = bpf_map__fd(c->skel->maps.kwaits);
 	refs[1].fd = bpf_map__fd(c->skel->maps.fwaits);
 	refs[2].fd = bpf_map__fd(c->skel->maps.spinning);
 	refs[2].percpu = true;
-	refs[3] = stack_ref_map__counts(bpf_map__fd(c->skel->maps.counts), sizeof(struct lock_key),
-					sizeof(struct lock_count));
-	collector__set_stacks(&c->base, bpf_map__fd(c->skel->maps.stacks), c->base.st, refs, 4);
+	/* both generations of counts (bpf/lib/take.bpf.h) */
+	refs[3] = stack_ref_map__counts(bpf_map__fd(c->skel->maps.counts_0),
+					sizeof(struct lock_key), sizeof(struct lock_count));
+	refs[4] = stack_ref_map__counts(bpf_map__fd(c->skel->maps.counts_1),
+					sizeof(struct lock_key), sizeof(struct lock_count));
+	collector__set_stacks(&c->base, bpf_map__fd(c->skel->maps.stacks), c->base.st, refs, 5);
 }
 
 static void *lock_open(const struct session_env *env, void *opts)
@@ -267,10 +270,10 @@ static void *lock_open(const struct session_env *env, void *opts)
 	bpf_map__set_max_entries(sk->maps.comms, MAX_COMMS);
 	bpf_map__set_max_entries(sk->maps.kwaits, MAX_WAITS);
 	bpf_map__set_max_entries(sk->maps.fwaits, MAX_WAITS);
-	bpf_map__set_max_entries(sk->maps.counts, o->max_stacks);
+	COLLECTOR_SIZE(sk->maps, counts, o->max_stacks);
 	bpf_map__set_max_entries(sk->maps.stacks, o->max_stacks);
-	bpf_map__set_max_entries(sk->maps.locks, o->max_locks);
-	bpf_map__set_max_entries(sk->maps.procs, o->max_procs ? o->max_procs : MAX_PROCS);
+	COLLECTOR_SIZE(sk->maps, locks, o->max_locks);
+	COLLECTOR_SIZE(sk->maps, procs, o->max_procs ? o->max_procs : MAX_PROCS);
 	collector__size_notes(sk->maps.notes, env->all);
 	bpf_program__set_autoload(sk->progs.lock_begin, c->kernel);
 	bpf_program__set_autoload(sk->progs.lock_end, c->kernel && !o->no_ends);
@@ -576,7 +579,11 @@ static int read_locks(struct lock_collector *c, pid_t exec, bool take)
 
 	for (size_t i = 0; i < c->taken.n && !err; i++)
 		err = read_lock(&c->taken.e[i].id, &c->taken.e[i].v, &r);
-	err = err ?: bpfutil__map_for_each(bpf_map__fd(c->skel->maps.locks),
+	/* both generations (bpf/lib/take.bpf.h): a window flips the tables but takes no locks */
+	err = err ?: bpfutil__map_for_each(bpf_map__fd(c->skel->maps.locks_0),
+					   sizeof(struct lock_id), sizeof(struct lock_val),
+					   read_lock, &r);
+	err = err ?: bpfutil__map_for_each(bpf_map__fd(c->skel->maps.locks_1),
 					   sizeof(struct lock_id), sizeof(struct lock_val),
 					   read_lock, &r);
 	if (err) {
@@ -693,8 +700,12 @@ static int drain_procs(struct lock_collector *c, struct profile *prof, pid_t onl
 {
 	struct procs_read r = { .c = c, .prof = prof, .exec = only || take };
 
-	return collector__read_procs(&c->base, bpf_map__fd(c->skel->maps.procs),
-				     sizeof(struct lock_proc), only, take, on_proc, &r);
+	/* a take's: the generation its flip took away from the programs (collector__flip) */
+	int fd = take && !only ? COLLECTOR_TAKEN_FD(&c->base, c->skel->maps, procs)
+			       : COLLECTOR_FD(&c->base, c->skel->maps, procs);
+
+	return collector__read_procs(&c->base, fd, sizeof(struct lock_proc), only, take, on_proc,
+				     &r);
 }
 
 /* Move the counts of process `only` (0: every process) into prof: a leaf frame naming the lock
@@ -703,7 +714,10 @@ static int drain_procs(struct lock_collector *c, struct profile *prof, pid_t onl
 static int drain(struct lock_collector *c, struct profile *prof, pid_t only, bool remove,
 		 bool take)
 {
-	int fd = bpf_map__fd(c->skel->maps.counts), stacks_fd = bpf_map__fd(c->skel->maps.stacks);
+	/* a take's: the generation its flip took away from the programs (collector__flip) */
+	int fd = take ? COLLECTOR_TAKEN_FD(&c->base, c->skel->maps, counts)
+		      : COLLECTOR_FD(&c->base, c->skel->maps, counts);
+	int stacks_fd = bpf_map__fd(c->skel->maps.stacks);
 	struct count_entry *ents;
 	size_t nents;
 	uint32_t locs[MAX_LOCS];
@@ -908,8 +922,9 @@ static void count_open_wait(struct lock_collector *c, const struct lock_wait *w)
 	struct lock_proc pv = { 0 };
 	struct lock_val v = { 0 };
 	struct lock_id id = { 0 };
-	int cfd = bpf_map__fd(c->skel->maps.counts), lfd = bpf_map__fd(c->skel->maps.locks);
-	int pfd = bpf_map__fd(c->skel->maps.procs);
+	int cfd = COLLECTOR_FD(&c->base, c->skel->maps, counts);
+	int lfd = COLLECTOR_FD(&c->base, c->skel->maps, locks);
+	int pfd = COLLECTOR_FD(&c->base, c->skel->maps, procs);
 	__u32 pk;
 	unsigned s = 0;
 
@@ -1249,8 +1264,9 @@ static int take_counts(void *m)
 
 	if (err)
 		return err;
-	collector__take(&c->base, bpf_map__fd(c->skel->maps.locks), sizeof(struct lock_id),
-			sizeof(struct lock_val), read_lock, &c->taken, "the locks' totals");
+	collector__take(&c->base, COLLECTOR_TAKEN_FD(&c->base, c->skel->maps, locks),
+			sizeof(struct lock_id), sizeof(struct lock_val), read_lock, &c->taken,
+			"the locks' totals");
 	merge_locks(&c->taken);
 	return 0;
 }
@@ -1294,6 +1310,7 @@ static int lock_window(void *m, struct profile *into)
 	collector__reused_take(&reused, bpf_map__fd(c->skel->maps.reused),
 			       stat_sum(c, LOCK_STAT_PIDS_REUSED),
 			       &c->window_stats[LOCK_STAT_PIDS_REUSED]);
+	collector__flip(&c->base);	/* the tables counted into until now, no writer left */
 	err = err ?: drain(c, into, 0, false, true);
 	err = err ?: collector__window_readout(&c->base, into);	/* execs since the last */
 	collector__reused_say(&reused, into);
