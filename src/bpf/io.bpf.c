@@ -32,6 +32,7 @@
 #include "abi/io.h"
 #include "bpf/lib/stack.bpf.h"
 #include "bpf/lib/pidreuse.bpf.h"
+#include "bpf/lib/take.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -69,12 +70,9 @@ struct {
 	__type(value, struct io_req);
 } inflight SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1 << 14);	/* --max-stacks */
-	__type(key, struct io_key);
-	__type(value, struct io_val);
-} counts SEC(".maps");
+/* --max-stacks; this and procs are taken out as the run goes (a spill, a window), twice over
+ * (bpf/lib/take.bpf.h) */
+TAKE_TABLE(counts, BPF_MAP_TYPE_HASH, struct io_key, struct io_val, 1 << 14);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -84,12 +82,7 @@ struct {
 } stacks SEC(".maps");
 
 /* Each process's totals (by tgid): its row in the report, exact whatever --max-stacks kept */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);	/* sized by the collector */
-	__type(key, __u32);
-	__type(value, struct io_proc);
-} procs SEC(".maps");
+TAKE_TABLE(procs, BPF_MAP_TYPE_HASH, __u32, struct io_proc, 8192);	/* sized by the collector */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -440,10 +433,13 @@ static __always_inline void finish(struct request *rq, __u8 error)
 	struct io_dev_key dk;
 	struct io_dev_val *d;
 	struct io_req *p, r;
+	void *counts = take_table(&counts_gens), *procs = take_table(&procs_gens);
 	struct io_proc *pv;
 	struct io_val *v;
 	__u32 s, op;
 
+	if (!counts || !procs)
+		return;
 	p = bpf_map_lookup_elem(&inflight, &rqk);
 	/* whoever marks it done counts it (block_io_done after block_rq_complete, or on another
 	 * CPU): not whoever deletes it, since a delete fails (-EBUSY) when this program
@@ -462,12 +458,12 @@ static __always_inline void finish(struct request *rq, __u8 error)
 		queue = lat;
 	count_stat(IO_STAT_REQUESTS);
 
-	v = bpf_map_lookup_elem(&counts, &r.key);
+	v = bpf_map_lookup_elem(counts, &r.key);
 	if (!v) {
-		if (!bpf_map_update_elem(&counts, &r.key, &zero_val, BPF_NOEXIST))
+		if (!bpf_map_update_elem(counts, &r.key, &zero_val, BPF_NOEXIST))
 			count_stat(IO_STAT_KEYS);
 		/* else full, or another CPU made it meanwhile */
-		v = bpf_map_lookup_elem(&counts, &r.key);
+		v = bpf_map_lookup_elem(counts, &r.key);
 	}
 	if (v) {
 		__sync_fetch_and_add(&v->requests, 1);
@@ -479,7 +475,7 @@ static __always_inline void finish(struct request *rq, __u8 error)
 	}
 	/* the process's totals do not depend on the per-stack table having room */
 	op = IO_AUX_OP(r.key.stack.aux);
-	pv = lookup_or_init(&procs, &r.key.stack.tgid, &zero_proc);
+	pv = lookup_or_init(procs, &r.key.stack.tgid, &zero_proc);
 	if (pv) {
 		__sync_fetch_and_add(&pv->requests, 1);
 		if (op == IO_OP_DISCARD || op == IO_OP_SECURE_ERASE || op == IO_OP_WRITE_ZEROES)

@@ -202,16 +202,19 @@ static int set_types(struct profile *prof)
  * flight (they count at their completion), then the counts made since the last take. */
 static void set_stacks(struct io_collector *c)
 {
-	struct stack_ref_map refs[2] = {
+	struct stack_ref_map refs[3] = {
 		{ .fd = bpf_map__fd(c->skel->maps.inflight), .key_size = sizeof(__u64),
 		  .val_size = sizeof(struct io_req), .n = 2,
 		  .at = { STACK_REF_VAL(__u64, struct io_req, key.stack.ustack),
 			  STACK_REF_VAL(__u64, struct io_req, key.stack.kstack) } },
-		stack_ref_map__counts(bpf_map__fd(c->skel->maps.counts), sizeof(struct io_key),
+		/* both generations (bpf/lib/take.bpf.h) */
+		stack_ref_map__counts(bpf_map__fd(c->skel->maps.counts_0), sizeof(struct io_key),
+				      sizeof(struct io_val)),
+		stack_ref_map__counts(bpf_map__fd(c->skel->maps.counts_1), sizeof(struct io_key),
 				      sizeof(struct io_val)),
 	};
 
-	collector__set_stacks(&c->base, bpf_map__fd(c->skel->maps.stacks), c->base.st, refs, 2);
+	collector__set_stacks(&c->base, bpf_map__fd(c->skel->maps.stacks), c->base.st, refs, 3);
 }
 
 static void *io_open(const struct session_env *env, void *opts)
@@ -250,8 +253,8 @@ static void *io_open(const struct session_env *env, void *opts)
 	bpf_map__set_max_entries(sk->maps.comms, MAX_COMMS);
 	bpf_map__set_max_entries(sk->maps.inflight, MAX_INFLIGHT);
 	bpf_map__set_max_entries(sk->maps.devstats, MAX_DEVSTATS);
-	bpf_map__set_max_entries(sk->maps.procs, o->max_procs ? o->max_procs : MAX_PROCS);
-	bpf_map__set_max_entries(sk->maps.counts, o->max_stacks);
+	COLLECTOR_SIZE(sk->maps, procs, o->max_procs ? o->max_procs : MAX_PROCS);
+	COLLECTOR_SIZE(sk->maps, counts, o->max_stacks);
 	bpf_map__set_max_entries(sk->maps.stacks, o->max_stacks);
 	collector__size_notes(sk->maps.notes, env->all);
 	bpf_program__set_autoload(sk->progs.io_start, c->has_io_start);
@@ -454,8 +457,12 @@ static int drain_procs(struct io_collector *c, struct profile *prof, pid_t only,
 {
 	struct procs_read r = { .c = c, .prof = prof, .exec = only != 0, .take = take && !only };
 
-	return collector__read_procs(&c->base, bpf_map__fd(c->skel->maps.procs),
-				     sizeof(struct io_proc), only, take, on_proc, &r);
+	/* a take's: the generation its flip took away from the programs (collector__flip) */
+	int fd = take && !only ? COLLECTOR_TAKEN_FD(&c->base, c->skel->maps, procs)
+			       : COLLECTOR_FD(&c->base, c->skel->maps, procs);
+
+	return collector__read_procs(&c->base, fd, sizeof(struct io_proc), only, take, on_proc,
+				     &r);
 }
 
 /* Move the counts of process `only` (0: every process) into prof: the request's leaf frame,
@@ -465,7 +472,10 @@ static int drain_procs(struct io_collector *c, struct profile *prof, pid_t only,
 static int drain(struct io_collector *c, struct profile *prof, pid_t only, bool remove,
 		 bool take)
 {
-	int fd = bpf_map__fd(c->skel->maps.counts), stacks_fd = bpf_map__fd(c->skel->maps.stacks);
+	/* a take's: the generation its flip took away from the programs (collector__flip) */
+	int fd = take ? COLLECTOR_TAKEN_FD(&c->base, c->skel->maps, counts)
+		      : COLLECTOR_FD(&c->base, c->skel->maps, counts);
+	int stacks_fd = bpf_map__fd(c->skel->maps.stacks);
 	struct count_entry *ents;
 	size_t nents;
 	uint32_t locs[MAX_LOCS];
@@ -949,6 +959,7 @@ static int io_window(void *m, struct profile *into)
 		err = set_types(into);
 	collector__reused_take(&reused, bpf_map__fd(c->skel->maps.reused),
 			       stat_sum(c, IO_STAT_PIDS_REUSED), &c->window_stats[IO_STAT_PIDS_REUSED]);
+	collector__flip(&c->base);	/* the tables counted into until now, no writer left */
 	err = err ?: drain(c, into, 0, false, true);
 	err = err ?: collector__window_readout(&c->base, into);	/* execs since the last */
 	collector__reused_say(&reused, into);
