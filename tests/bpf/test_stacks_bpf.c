@@ -183,8 +183,9 @@ static void test_uprobe_with_caller(void **state)
  * watches come back three quarters of --max-stacks within a few calls), while this one ticks
  * the mode as fast as it can on the other: a spill, which takes the count table out of the
  * kernel, every few calls. Every call must be in exactly one take. Before the tables were
- * double-buffered a program that looked its row up before a take's copy and added to it after
- * lost that add: 5-40 lost per run of 200,000 here. */
+ * double-buffered (bpf/lib/take.bpf.h) a program that looked its row up before a take's copy
+ * and added to it after lost that add: 30-62 of 200,000 lost in a run here, over 60-107
+ * thousand spills. */
 #define TAKE_CALLS 200000
 #define TAKE_DEPTHS 14
 
@@ -249,6 +250,7 @@ static void test_spills_lose_nothing(void **state)
 	static const char *const ev[] = { "syscalls:sys_enter_getppid" };
 	struct profile *p;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int64_t full = 0;
 
 	(void)state;
 	if (cpus < 2) {
@@ -260,8 +262,18 @@ static void test_spills_lose_nothing(void **state)
 	fprintf(stderr, "take race: %u ticks, %lld of %ld calls counted, %llu in the totals\n",
 		take_ticks, (long long)events_at(p, ev[0], NULL), take_calls(),
 		(unsigned long long)call_count(p, ev[0]));
-	assert_int_equal(events_at(p, ev[0], NULL), take_calls());
-	assert_int_equal(call_count(p, ev[0]), take_calls());
+	for (uint32_t i = 0; i < p->ndrops; i++) {
+		if (p->drops[i].value)
+			fprintf(stderr, "take race: drop %s %llu\n", p->drops[i].key,
+				(unsigned long long)p->drops[i].value);
+		if (!strcmp(p->drops[i].key, "counts_full"))
+			full = (int64_t)p->drops[i].value;
+	}
+	/* a call the count table had no room for (its 16 keys: the 14 stacks, and the keys of
+	 * those whose stack the stacks map, emptied at each spill, refused) is a counted drop;
+	 * none in a quick run, 119,237 of 30,000,000 in a long one */
+	assert_int_equal(events_at(p, ev[0], NULL) + full, take_calls());
+	assert_int_equal((int64_t)call_count(p, ev[0]) + full, take_calls());
 	profile__free(p);
 }
 
