@@ -534,8 +534,6 @@ static bool spill_due(struct collector *b, const struct session_env *env,
 	b->spill_refused = due->refused;
 	memcpy(b->spill_keys, due->keys, sizeof(b->spill_keys));
 	b->spills++;
-	pr_info(b->lc, "the count table filled: its counts taken into the profile (%u times)",
-		b->spills);
 	return true;
 }
 
@@ -548,6 +546,9 @@ bool collector__spill(struct collector *b, const struct session_env *env,
 	collector__take_thread_names(b);	/* before the counts they name */
 	if (take(m))
 		return false;
+	/* said once taken: the flip's wait comes first (a test lets its next wave go then) */
+	pr_info(b->lc, "the count table filled: its counts taken into the profile (%u times)",
+		b->spills);
 	collector__reclaim(b);
 	return true;
 }
