@@ -113,13 +113,11 @@ static __always_inline void count_stat(__u32 which)
 
 /* The sample in its process's total, before and whatever the stack-keyed count: a lookup and an
  * atomic add, an insert at a process's first sample (or first since a spill took the table). */
-static __always_inline void count_proc(__u32 tgid)
+static __always_inline void count_proc(__u32 tgid, __u32 g)
 {
 	struct cpu_proc *p, one = { .samples = 1 };
-	void *procs = take_table(&procs_gens);
+	void *procs = take_table(procs, g);
 
-	if (!procs)
-		return;
 	p = bpf_map_lookup_elem(procs, &tgid);
 	if (p) {
 		__sync_fetch_and_add(&p->samples, 1);
@@ -254,6 +252,7 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	struct scratch *sc;
 	struct pt_regs *regs;
 	__u64 n, one = 1, *v;
+	__u32 g = take_gen_now();	/* the sample's tables, both of one generation */
 	void *counts;
 	bool exact;
 	long err;
@@ -266,7 +265,7 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	}
 	count_stat(CPU_STAT_SAMPLES);
-	count_proc(tgid);
+	count_proc(tgid, g);
 	task = bpf_get_current_task_btf();
 	if (!trace_all)
 		mark_mm(task, tgid);
@@ -309,9 +308,7 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 			key.flags = STACK_KEY_USER_EXACT;
 	}
 
-	counts = take_table(&counts_gens);
-	if (!counts)
-		return 0;
+	counts = take_table(counts, g);
 	v = bpf_map_lookup_elem(counts, &key);
 	if (v) {
 		__sync_fetch_and_add(v, 1);

@@ -433,13 +433,12 @@ static __always_inline void finish(struct request *rq, __u8 error)
 	struct io_dev_key dk;
 	struct io_dev_val *d;
 	struct io_req *p, r;
-	void *counts = take_table(&counts_gens), *procs = take_table(&procs_gens);
+	__u32 g = take_gen_now();
+	void *counts = take_table(counts, g), *procs = take_table(procs, g);
 	struct io_proc *pv;
 	struct io_val *v;
 	__u32 s, op;
 
-	if (!counts || !procs)
-		return;
 	p = bpf_map_lookup_elem(&inflight, &rqk);
 	/* whoever marks it done counts it (block_io_done after block_rq_complete, or on another
 	 * CPU): not whoever deletes it, since a delete fails (-EBUSY) when this program

@@ -270,16 +270,15 @@ static __always_inline void account(const struct lock_wait *w, __u32 tgid, __u64
 	struct task_struct *task = bpf_get_current_task_btf();
 	bool futex = LOCK_AUX_IS_FUTEX(w->aux);
 	struct lock_id id = { .addr = w->lock, .tgid = futex ? tgid : 0, .aux = w->aux };
-	void *counts = take_table(&counts_gens), *procs = take_table(&procs_gens);
-	void *locks = take_table(&locks_gens);
+	__u32 g = take_gen_now();
+	void *counts = take_table(counts, g), *procs = take_table(procs, g);
+	void *locks = take_table(locks, g);
 	struct lock_key k = {};
 	struct lock_count *c;
 	struct lock_proc *pv;
 	struct lock_val *v;
 	__u32 s;
 
-	if (!counts || !procs || !locks)
-		return;
 	note_comm(tgid, task);
 	if (end == END_NOWAIT) {
 		count_stat(LOCK_STAT_NOWAIT);

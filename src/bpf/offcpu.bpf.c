@@ -276,13 +276,12 @@ static __always_inline void end_wait(struct task_struct *t, __u32 tid, struct of
 				     __u64 in)
 {
 	__u32 tgid = BPF_CORE_READ(t, tgid);
-	void *runq = take_table(&runq_gens), *counts = take_table(&counts_gens);
+	__u32 g = take_gen_now();
+	void *runq = take_table(runq, g), *counts = take_table(counts, g);
 	struct offcpu_val *v;
 	struct offcpu_rq *rq;
 	__u64 d;
 
-	if (!runq || !counts)
-		return;
 	if (trace_all && tgid)
 		check_reuse(t, tgid);
 	if (th->ready_ns && in > th->ready_ns) {

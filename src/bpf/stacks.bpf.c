@@ -240,9 +240,7 @@ static __always_inline int record(void *ctx, struct pt_regs *uregs, __u64 cookie
 			count_drop(STACKS_DROP_STACKS_FULL);
 	}
 
-	counts = take_table(&counts_gens);
-	if (!counts)
-		return 0;
+	counts = take_table(counts, take_gen_now());
 	n = bpf_map_lookup_elem(counts, &key);
 	if (n) {
 		__sync_fetch_and_add(n, 1);

@@ -43,33 +43,18 @@ int collector__set_skel(struct collector *b, void *skel, struct bpf_object_skele
 }
 
 /* The object's double-buffered tables (bpf/lib/take.bpf.h), if any: the generation's mapping
- * and, for the flip's wait, an array of maps and its slot 0's table (NAME_0 for NAME_gens). */
+ * and the array of maps whose update is the flip's wait. */
 static void take_tables(struct collector *b, struct bpf_object *obj)
 {
-	struct bpf_map *gen = bpf_object__find_map_by_name(obj, ".data.take"), *m;
+	struct bpf_map *gen = bpf_object__find_map_by_name(obj, ".data.take");
+	struct bpf_map *barrier = bpf_object__find_map_by_name(obj, "take_barrier");
 	size_t size = 0;
-	char name[64];
 
 	b->take_gen = gen ? (volatile uint32_t *)bpf_map__initial_value(gen, &size) : NULL;
 	if (size < sizeof(uint32_t))
 		b->take_gen = NULL;
-	b->take_outer_fd = b->take_inner_fd = -1;
-	bpf_object__for_each_map(m, obj) {
-		const char *n = bpf_map__name(m);
-		size_t len = strlen(n);
-		struct bpf_map *t0;
-
-		if (bpf_map__type(m) != BPF_MAP_TYPE_ARRAY_OF_MAPS || len < 5 ||
-		    strcmp(n + len - 5, "_gens"))
-			continue;
-		snprintf(name, sizeof(name), "%.*s_0", (int)(len - 5), n);
-		t0 = bpf_object__find_map_by_name(obj, name);
-		if (t0) {
-			b->take_outer_fd = bpf_map__fd(m);
-			b->take_inner_fd = bpf_map__fd(t0);
-			break;
-		}
-	}
+	b->take_outer_fd = barrier ? bpf_map__fd(barrier) : -1;
+	b->take_inner_fd = -1;
 }
 
 int collector__gen_fd(const struct collector *b, const struct bpf_map *t0,
@@ -83,19 +68,23 @@ int collector__gen_fd(const struct collector *b, const struct bpf_map *t0,
 void collector__flip(struct collector *b)
 {
 	uint32_t slot = 0;
-	int fd = b->take_inner_fd;
 
 	if (!b->take_gen)
 		return;
 	__atomic_store_n(b->take_gen, (*b->take_gen + 1) & 1, __ATOMIC_SEQ_CST);
-	/* the same table put back in its slot: the kernel waits for the programs running
-	 * (maybe_wait_bpf_programs) before it returns, whatever the update */
-	if (b->take_outer_fd >= 0 && !bpf_map_update_elem(b->take_outer_fd, &slot, &fd, BPF_ANY))
+	/* a table (made at the first flip, not at load: each update waits) put in the barrier's
+	 * slot: the kernel waits for the programs running (maybe_wait_bpf_programs) before it
+	 * returns */
+	if (b->take_inner_fd < 0 && b->take_outer_fd >= 0)
+		b->take_inner_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "take_barrier_in",
+						  sizeof(uint32_t), sizeof(uint32_t), 1, NULL);
+	if (b->take_inner_fd >= 0 &&
+	    !bpf_map_update_elem(b->take_outer_fd, &slot, &b->take_inner_fd, BPF_ANY))
 		return;
 	if (!b->take_warned)
 		pr_warn(b->lc, "cannot wait for the BPF programs at a take of the counts: %s; a "
 			"count made while a table is read may be lost",
-			b->take_outer_fd < 0 ? "no array of maps" : strerror(errno));
+			b->take_outer_fd < 0 ? "no barrier map" : strerror(errno));
 	b->take_warned = true;
 }
 
@@ -647,4 +636,7 @@ void collector__close(struct collector *b, void (*free_priv)(void *priv))
 		free(b->tnames[i].e);
 		b->tnames[i] = (struct collector_tnames){ 0 };
 	}
+	if (b->take_gen && b->take_inner_fd >= 0)
+		close(b->take_inner_fd);
+	b->take_gen = NULL;
 }

@@ -63,8 +63,9 @@ struct collector {
 		size_t n, cap;
 	} tnames[2];
 	/* the double-buffered tables (bpf/lib/take.bpf.h): the programs' generation, through the
-	 * mapping of the object's ".data.take" (NULL: the mode has none), and an array of maps
-	 * of theirs with its slot 0's table, whose update is the flip's wait (collector__flip) */
+	 * mapping of the object's ".data.take" (NULL: the mode has none), and the object's
+	 * `take_barrier` array of maps with the table put in its slot, whose update is the
+	 * flip's wait (collector__flip; the table made at the first flip, -1 before) */
 	volatile uint32_t *take_gen;
 	int take_outer_fd, take_inner_fd;
 	bool take_warned;
