@@ -90,13 +90,15 @@ int collector__load(struct collector *b, int how, bool feed);
 
 /* The double-buffered tables (bpf/lib/take.bpf.h): a take (a spill, a window) first flips the
  * generation the programs count into and waits until no program can still be counting into
- * the other one (collector__flip: an update of an array of maps, which the kernel makes wait
- * for an RCU grace period, synchronize_rcu, before it returns; every program ebprof runs, in a
+ * the other one (collector__flip: an update of the object's `take_barrier` array of maps,
+ * which the kernel makes wait for an RCU grace period, synchronize_rcu, before it returns;
+ * every program ebprof runs, in a
  * tracepoint, a uprobe or a perf event's interrupt, runs inside what that waits for), then
  * takes that one at leisure: no writer is left, no add lost. COLLECTOR_FD is a table's fd of
  * the generation counted now (reads of one process, the run's end), COLLECTOR_TAKEN_FD the
  * one the last flip took away from the programs; COLLECTOR_SIZE sizes both before load.
- * collector__load finds the tables (nothing to name: the object's ".data.take"). */
+ * collector__load finds the generation and the barrier (nothing to name: the object's
+ * ".data.take" and `take_barrier`). */
 int collector__gen_fd(const struct collector *b, const struct bpf_map *t0,
 		      const struct bpf_map *t1, bool taken);
 #define COLLECTOR_FD(b, maps, name) \

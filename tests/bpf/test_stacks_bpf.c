@@ -184,8 +184,9 @@ static void test_uprobe_with_caller(void **state)
  * the mode as fast as it can on the other: a spill, which takes the count table out of the
  * kernel, every few calls. Every call must be in exactly one take. Before the tables were
  * double-buffered (bpf/lib/take.bpf.h) a program that looked its row up before a take's copy
- * and added to it after lost that add: 30-62 of 200,000 lost in a run here, over 60-107
- * thousand spills. */
+ * and added to it after lost that add: 30-62 of 200,000 lost in a run here, over 60-108
+ * thousand ticks. Each spill now waits for a grace period (~20 ms), so a quick run makes a
+ * few hundred at most; EBPROF_TAKE_CALLS makes a long one (30,000,000 calls: 0 lost). */
 #define TAKE_CALLS 200000
 #define TAKE_DEPTHS 14
 
