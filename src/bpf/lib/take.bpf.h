@@ -5,7 +5,7 @@
  * (core/collector.h: collector__flip: an update of `take_barrier`, which the kernel makes wait
  * for an RCU grace period) and then takes that one whole, no writer left. A take of the live
  * table lost every add a program made through a value pointer it had looked up just before the
- * kernel copied the row (tests/bpf/test_stacks_bpf.c: 30-62 of 200,000 system calls).
+ * kernel copied the row (tests/bpf/test_stacks_bpf.c: 30-112 of 200,000 system calls).
  * TAKE_TABLE(name, ...) makes the two tables, name_0 and name_1 (their fds and sizes are the
  * collector's: both sized alike); take_table(name, g) is the one of generation g
  * (take_gen_now(), read once per event). Include after vmlinux.h and libbpf's headers.
