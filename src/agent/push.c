@@ -8,7 +8,8 @@
  * the windows behind it wait: they go out in order once the server takes it. A push the
  * server refuses for good (another 4xx: 413, too large, or 400, 401, 403...) is not retried:
  * counted as rejected, and said. When the queue holds `queue` windows, a new one pushes the
- * oldest out (counted as dropped, said): memory stays bounded by queue windows.
+ * oldest out (counted as dropped, said), or the one after it while a push of the oldest is on
+ * its way: memory stays bounded by queue + 1 windows.
  */
 #define CURL_DISABLE_TYPECHECK	/* its checks are macros over the names redefined below */
 #include <curl/curl.h>
@@ -245,14 +246,24 @@ void pusher__add_window(struct pusher *p, struct agent_push *pushes, size_t n)
 	w->n = n;
 	pthread_mutex_lock(&p->mu);
 	while (p->st.queued >= p->conf.queue && p->oldest) {
-		struct window *o = p->oldest;
-		int64_t from = o->n ? o->pushes[0].from : 0, until = o->n ? o->pushes[0].until : 0;
+		/* not the window a push of which is on its way: taken meanwhile, it would be
+		 * counted dropped and be at the server too (the queue then holds one more) */
+		struct window *o = p->oldest == p->sending ? p->oldest->newer : p->oldest;
+		int64_t from, until;
+		bool sent;
 
+		if (!o)
+			break;
+		from = o->n ? o->pushes[0].from : 0;
+		until = o->n ? o->pushes[0].until : 0;
+		sent = o != p->oldest;
 		p->st.windows_dropped++;
 		unlink_window(p, o);
-		pr_warn(p->lc, "the queue is full (%u windows): dropped the oldest, %lld-%lld, "
-			"unsent (%llu windows dropped so far)", p->conf.queue, (long long)from,
-			(long long)until, (unsigned long long)p->st.windows_dropped);
+		pr_warn(p->lc, "the queue is full (%u window%s): dropped the oldest%s, %lld-%lld, "
+			"unsent (%llu window%s dropped so far)", p->conf.queue,
+			p->conf.queue == 1 ? "" : "s", sent ? " not being sent" : "", (long long)from,
+			(long long)until, (unsigned long long)p->st.windows_dropped,
+			p->st.windows_dropped == 1 ? "" : "s");
 	}
 	w->older = p->newest;
 	if (p->newest)

@@ -244,6 +244,29 @@ setup_file() {
 	grep -q "windows .* dropped $dropped" <(grep 'agent stopped' "$T/agent.err")
 }
 
+@test "agent: a full queue never drops the window a push of which is on its way: no window both dropped and taken" {
+	# each push takes 2 s, windows come every second, one may wait: the window being sent was
+	# the oldest, pushed out (counted dropped) while the server took it
+	start_receiver
+	answer slow 2
+	start_agent --server "http://127.0.0.1:$RX_PORT" --queue 1 2> "$T/agent.err"
+	wait_answered 3 "slow 2"
+	wait_for "$T/agent.err" "the queue is full \(1 window\): dropped the oldest" 20
+	answer ok
+	stop_agent
+	[ "$AGENT_STATUS" -eq 0 ]
+	windows=$(stopped_count windows)
+	dropped=$(stopped_count dropped)
+	unsent=$(stopped_count unsent)
+	empty=$(stopped_count empty)
+	# every window the receiver took whole (its one push for cpuburn), whatever it answered
+	taken=$(jq -r -s '[.[] | select(.query.name[0] | startswith("cpuburn{")) |
+		.query.from[0]] | unique | length' "$T/rx/requests.jsonl")
+	echo "windows $windows dropped $dropped unsent $unsent empty $empty taken $taken"
+	[ "$dropped" -ge 1 ]
+	[ "$((taken + dropped + unsent + empty))" -eq "$windows" ]
+}
+
 @test "agent: a receiver slower than --timeout: timed out, retried, caught up" {
 	start_receiver
 	answer slow 3
