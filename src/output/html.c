@@ -703,6 +703,52 @@ static uint32_t *process_rows(const struct profile *p, uint32_t *shown)
 	return idx;
 }
 
+/* A saved profile's processes (pprof keeps no statistics, calls or command lines): each one's
+ * samples summed per type, as the text report's table of a saved profile. */
+static int write_process_sums(const struct html *h, const uint32_t *rows, uint32_t shown)
+{
+	const struct profile *p = h->p;
+	int64_t *sums = profile__process_sums(p), total;
+	FILE *f = h->f;
+	uint32_t i, k;
+
+	if (!sums)
+		return -ENOMEM;
+	fputs("<table class=\"data sortable\" id=\"procs\">\n<thead><tr>"
+	      "<th class=\"num\" data-sort=\"num\">PID</th><th data-sort=\"text\">Name</th>", f);
+	for (k = 0; k < p->ntypes; k++) {
+		fputs("<th class=\"num\" data-sort=\"num\" title=\"its samples' sum\">", f);
+		esc(f, p->types[k].type);
+		fputs("</th>", f);
+	}
+	fputs("</tr></thead>\n<tbody>\n", f);
+	for (i = 0; i < shown; i++) {
+		fputs("<tr>", f);
+		proc_cells(f, &p->processes[rows[i]]);
+		for (k = 0; k < p->ntypes; k++)
+			value_cell(f, sums[(size_t)rows[i] * p->ntypes + k], p->types[k].unit);
+		fputs("</tr>\n", f);
+	}
+	fputs("</tbody>", f);
+	if (p->nprocesses > 1) {
+		fprintf(f, "<tfoot><tr><td>Total</td><td>%" PRIu32 " processes</td>",
+			p->nprocesses);
+		for (k = 0; k < p->ntypes; k++) {
+			total = 0;
+			for (i = 0; i < p->nprocesses; i++)
+				total = prof_add(total, sums[(size_t)i * p->ntypes + k]);
+			value_cell(f, total, p->types[k].unit);
+		}
+		fputs("</tr></tfoot>", f);
+	}
+	fputs("</table>\n", f);
+	if (render__traces_calls(p))
+		fputs("<h3>Calls</h3>\n<p class=\"empty\">Not in a saved profile: pprof keeps no "
+		      "calls.</p>\n", f);
+	free(sums);
+	return 0;
+}
+
 static int write_processes(const struct html *h)
 {
 	const struct profile *p = h->p;
@@ -723,6 +769,13 @@ static int write_processes(const struct html *h)
 	if (!rows) {
 		free(keys);
 		return -ENOMEM;
+	}
+	if (p->from_pprof) {
+		int err = write_process_sums(h, rows, shown);
+
+		free(keys);
+		free(rows);
+		return err;
 	}
 	if (shown < p->nprocesses) {
 		fprintf(f, "<p class=\"hint\">%" PRIu32 " rows; the first %" PRIu32 " are shown "
@@ -907,6 +960,10 @@ static void write_series(const struct html *h)
 	if (h->diff)
 		return;
 	fputs("<h2 id=\"timeline\">Over time</h2>\n", f);
+	if (!p->nseries && p->from_pprof) {
+		fputs("<p class=\"empty\">Not in a saved profile: pprof keeps no series.</p>\n", f);
+		return;
+	}
 	if (!p->nseries) {
 		fputs("<p class=\"empty\">No samples: nothing was sampled during the run (it may "
 		      "have been too short, or this mode samples nothing over time).</p>\n", f);
@@ -1074,7 +1131,8 @@ static bool has_temporaries(const struct html *h)
 {
 	uint32_t i;
 
-	if (h->alloc_space >= 0)
+	/* a saved profile has none: pprof has no field for them */
+	if (h->alloc_space >= 0 && !h->p->from_pprof)
 		return true;
 	for (i = 0; i < h->p->nsamples; i++) {
 		if (h->p->samples[i].temporary || h->p->samples[i].life)

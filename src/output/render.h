@@ -92,6 +92,11 @@ int render__set_html(const struct profile *p, const struct output_opts *o, FILE 
 bool render__traces_calls(const struct profile *p);
 /* The text report of a profile that is not of allocations (text_stacks.c). */
 int render__text_stacks(const struct profile *p, const struct output_opts *o, FILE *f);
+/* Its table of the processes (text_stacks.c): each one's samples summed per type, ranked by the
+ * default type (--sort count: the count type), --top of them, then by command when a name has
+ * several processes. Also the text report's of a saved profile of allocations, whose processes
+ * lost their statistics (pprof has no field for them). 0 or a negative errno. */
+int render__text_process_sums(const struct profile *p, const struct output_opts *o, FILE *f);
 /* Its groups (text_groups.c): a table of their labels and numbers, then their histograms.
  * Nothing without groups. 0 or a negative errno. */
 int render__text_groups(FILE *f, const struct profile *p, bool color, uint32_t top);

@@ -530,6 +530,10 @@ static int print_processes(const struct text *t)
 	const char *by;
 	int err;
 
+	/* a saved profile: pprof keeps no calls or statistics of a process, only the pid and
+	 * comm labels of its samples; their sums are what is known of it */
+	if (t->p->from_pprof)
+		return render__text_process_sums(t->p, t->o, t->f);
 	fputc('\n', t->f);
 	if (!t->p->nprocesses) {
 		heading(t, "Processes: none");

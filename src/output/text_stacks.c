@@ -654,12 +654,28 @@ out:
 /* ---- drops and notes -------------------------------------------------------------------- */
 
 
+static int rank_key(const struct profile *p, const struct output_opts *o)
+{
+	return o->sort == OUTPUT_SORT_COUNT ? render__count_type(p) : (int)p->default_type;
+}
+
+int render__text_process_sums(const struct profile *p, const struct output_opts *o, FILE *f)
+{
+	struct tstacks t = { .p = p, .o = o, .f = f };
+
+	if (!p->ntypes)
+		return 0;
+	t.key = rank_key(p, o);
+	t.total = profile__type_total(p, (uint32_t)t.key);
+	return print_processes(&t);
+}
+
 int render__text_stacks(const struct profile *p, const struct output_opts *o, FILE *f)
 {
 	struct tstacks t = { .p = p, .o = o, .f = f };
 	int err = 0;
 
-	t.key = o->sort == OUTPUT_SORT_COUNT ? render__count_type(p) : (int)p->default_type;
+	t.key = rank_key(p, o);
 	print_header(&t);
 	/* a mode's summary leads (io's disks), and its top stacks come before the functions */
 	err = render__text_groups(f, p, o->color, o->top);

@@ -472,6 +472,26 @@ int64_t profile__type_total(const struct profile *p, uint32_t i)
 	return sum;
 }
 
+int64_t *profile__process_sums(const struct profile *p)
+{
+	size_t n = (size_t)p->nprocesses * p->ntypes;
+	int64_t *sums = calloc(n ? n : 1, sizeof(*sums));
+
+	if (!sums)
+		return NULL;
+	for (uint32_t j = 0; p->ntypes && j < p->nsamples; j++) {
+		const struct prof_process *proc = profile__find_process(p, p->samples[j].pid);
+		int64_t *at;
+
+		if (!proc)
+			continue;
+		at = sums + (size_t)(proc - p->processes) * p->ntypes;
+		for (uint32_t i = 0; i < p->ntypes; i++)
+			at[i] = prof_add(at[i], p->samples[j].values[i]);
+	}
+	return sums;
+}
+
 const char *const prof_leak_class_names[PROF_LEAK__COUNT] = {
 	[PROF_LEAK_DEFINITE] = "definite",
 	[PROF_LEAK_INDIRECT] = "indirect",

@@ -356,6 +356,10 @@ int profile__set_type_proc_stat(struct profile *p, const char *type, const char 
 /* The total of type i over every process: the exact per-process totals where there are, the
  * samples elsewhere; clamped to int64_t's range (prof_add). */
 int64_t profile__type_total(const struct profile *p, uint32_t i);
+/* Each listed process's samples summed per type: [k * ntypes + i] is p->processes[k]'s sum of
+ * type i (prof_add); a sample of a pid the list lacks counts in none. What a saved profile
+ * knows of a process (pprof keeps no statistics). NULL with errno set on failure. */
+int64_t *profile__process_sums(const struct profile *p);
 
 /* a + b and a - b clamped to int64_t's range. Values can come from any pprof file, and a signed
  * overflow is undefined behaviour (two samples of INT64_MAX totalled -2). */

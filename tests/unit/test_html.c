@@ -516,6 +516,45 @@ static void test_foreign_heap(void **state)
 	profile__free(p);
 }
 
+/* A saved profile (ebprof report x.pb.gz) has no calls, statistics or series of its processes,
+ * pprof keeping none: the Processes table sums each process's samples per type, as the text
+ * report does; Calls and Over time say they are not in a saved profile, not that nothing was
+ * called or sampled; and no Temporary column of zeros stands for temporaries not kept. */
+static void test_saved_profile(void **state)
+{
+	struct profile *p = fixture(), *q;
+	size_t len;
+	char *gz, *out;
+
+	(void)state;
+	gz = render(&output_pprof, p, NULL, &len);
+	q = profile__parse_pprof(gz, len, NULL, NULL, 0);
+	assert_non_null(q);
+	out = render(&output_html, q, NULL, &len);
+	expect(out, "<th class=\"num\" data-sort=\"num\" title=\"its samples' sum\">"
+		    "alloc_space</th>");
+	/* demo: 1200 + 50 allocations, 153600 + 3276800 bytes, 10 (1280 bytes) live */
+	expect(out, "<td class=\"num\" data-v=\"1250\">1250</td>"
+		    "<td class=\"num\" data-v=\"3430400\">3.3 MiB<span class=\"x\">3430400</span>"
+		    "</td><td class=\"num\" data-v=\"10\">10</td>"
+		    "<td class=\"num\" data-v=\"1280\">1.2 KiB<span class=\"x\">1280</span></td>"
+		    "</tr>");
+	/* worker: 300 + 1 + 4, 153600 + 100 + 4096; and the total of both */
+	expect(out, "<td class=\"num\" data-v=\"305\">305</td>"
+		    "<td class=\"num\" data-v=\"157796\">154.1 KiB<span class=\"x\">157796</span>");
+	expect(out, "<tfoot><tr><td>Total</td><td>2 processes</td>"
+		    "<td class=\"num\" data-v=\"1555\">1555</td>");
+	expect(out, "Not in a saved profile: pprof keeps no calls.");
+	expect(out, "Not in a saved profile: pprof keeps no series.");
+	assert_null(strstr(out, "No calls to the traced functions"));
+	assert_null(strstr(out, "nothing was sampled during the run"));
+	assert_null(strstr(out, ">Temporary</th>"));
+	free(out);
+	free(gz);
+	profile__free(q);
+	profile__free(p);
+}
+
 /* A profile with nothing in it, and one of another mode, render and say what is missing. */
 static void test_empty_and_other_modes(void **state)
 {
@@ -978,6 +1017,7 @@ int main(void)
 		cmocka_unit_test(test_embedded_svg),
 		cmocka_unit_test(test_hostile_names),
 		cmocka_unit_test(test_foreign_heap),
+		cmocka_unit_test(test_saved_profile),
 		cmocka_unit_test(test_empty_and_other_modes),
 		cmocka_unit_test(test_script_parses),
 		cmocka_unit_test(test_series_thinning),

@@ -292,6 +292,17 @@ static void test_renders(void **state)
 	assert_non_null(strstr(txt, "libfoo.so+0x1a2b"));
 	assert_non_null(strstr(txt, "Drops: stacks_full 4"));
 	assert_non_null(strstr(txt, "pid 200 exited during the run"));
+	/* pprof keeps no per-process statistics: the processes are their samples' sums (demo
+	 * 1200+50+0 objects, 153600+3276800 bytes; worker 300+1+4, 153600+100+4096), not an
+	 * empty table of PID and COMM and a line per process that says nothing */
+	assert_non_null(strstr(txt, "\nProcesses by alloc_space\n"
+				    "       PID  COMM              alloc_objects    alloc_space  "
+				    "inuse_objects    inuse_space      %\n"
+				    "       100  demo                       1250        3.3 MiB  "
+				    "           10        1.2 KiB  95.6%\n"
+				    "       200  worker                      305      154.1 KiB  "
+				    "          301      150.1 KiB   4.4%\n"));
+	assert_null(strstr(txt, "  pid 100 (demo)\n"));
 	free(txt);
 	free(gz);
 	profile__free(q);
