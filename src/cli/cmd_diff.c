@@ -29,7 +29,9 @@ static const char diff_usage[] =
 	"                         default: the table to stdout;\n"
 	"                         FORMAT:PATH names the format (folded:- for a pipe)\n"
 	"      --value TYPE       the sample type to compare (default: BASE's default type,\n"
-	"                         alloc_space for ebprof mem); both profiles must have it\n"
+	"                         alloc_space for ebprof mem); both profiles must have it;\n"
+	"                         profiles of two modes (kmem and mem) are compared only\n"
+	"                         by a type named here\n"
 	"      --top N            changes shown in the table (default 20, 0 = all)\n"
 	"      --inverted         draw the flame graph as an icicle (roots at the top)\n"
 	"  -v, --verbose          say what is loaded and written\n"
@@ -113,6 +115,23 @@ static int check_type(const struct log_ctx *lc, const char *type, bool asked,
 	return 0;
 }
 
+/* Two of ebprof's modes can give one name to different measures: kmem's alloc_space is what the
+ * kernel allocated, mem's what a program did. Compared by the default type, profiles of two
+ * modes would be such a mix, so only --value compares them. Another tool's profile (mode
+ * pprof) says nothing of its mode and may be compared with any. 0, or 1 (said why). */
+static int check_modes(const struct log_ctx *lc, const char *type, bool asked,
+		       const char *paths[2], const struct profile *p[2])
+{
+	const char *m0 = p[0]->mode ? p[0]->mode : "pprof", *m1 = p[1]->mode ? p[1]->mode : "pprof";
+
+	if (asked || !strcmp(m0, m1) || !strcmp(m0, "pprof") || !strcmp(m1, "pprof"))
+		return 0;
+	pr_err(lc, "cannot compare '%s', a %s profile, with '%s', a %s profile: %s is not one "
+	       "measure in two modes; give --value %s to compare them anyway", paths[0], m0,
+	       paths[1], m1, type, type);
+	return 1;
+}
+
 int cmd_diff(int argc, char **argv, struct log_ctx *lc)
 {
 	enum { OPT_TOP = 256, OPT_VALUE, OPT_INVERTED };
@@ -189,6 +208,8 @@ int cmd_diff(int argc, char **argv, struct log_ctx *lc)
 	if (!type && p[0]->ntypes)
 		type = p[0]->types[p[0]->default_type].type;
 	rc = check_type(lc, type, asked, paths, in);
+	if (!rc)
+		rc = check_modes(lc, type, asked, paths, in);
 	if (rc)
 		goto out;
 	rc = 1;

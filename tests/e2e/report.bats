@@ -235,6 +235,23 @@ PY
 	grep -q '<title>churn' "$T/d.svg"
 }
 
+# kmem and mem both have alloc_space, the kernel's bytes in one and a program's in the other:
+# diff compared them by default, as if one program had freed the kernel's allocations
+@test "diff: profiles of two modes are compared only by a type named with --value" {
+	"$EBPROF" kmem -q -o "$T/k.pb.gz" -- true > /dev/null
+	"$EBPROF" mem -q -o "$T/m.pb.gz" -- "$FIX/memfixture" > /dev/null
+	run -1 "$EBPROF" diff "$T/k.pb.gz" "$T/m.pb.gz"
+	[ "$output" = "ebprof: cannot compare '$T/k.pb.gz', a kmem profile, with '$T/m.pb.gz', a \
+mem profile: alloc_space is not one measure in two modes; give --value alloc_space to compare \
+them anyway" ]
+	run -0 "$EBPROF" diff --value alloc_space "$T/k.pb.gz" "$T/m.pb.gz"
+	[[ "$output" == *"ebprof diff: alloc_space (bytes)"* ]]
+	[[ "$output" == *"base $T/k.pb.gz: kmem profile"* ]]
+	# one mode, the default type as ever
+	run -0 "$EBPROF" diff "$T/m.pb.gz" "$T/m.pb.gz"
+	[[ "$output" == *"No changes"* ]]
+}
+
 @test "report and diff: a missing or non-pprof file is exit 1 with a sentence" {
 	run "$EBPROF" report "$T/nope.pb.gz"
 	[ "$status" -eq 1 ]
