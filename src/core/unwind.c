@@ -1404,6 +1404,10 @@ struct unwinder *unwinder__open(const struct log_ctx *lc, enum unwind_how how,
 	return u;
 }
 
+/* "1 stack ends", "2 stacks end": the notes' numbers agree with their words */
+#define ENDS(n) ((n) == 1 ? " ends" : "s end")
+#define ITS(n) ((n) == 1 ? "its" : "their")
+
 void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 {
 	struct unwind_counts c;
@@ -1421,29 +1425,32 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 	broken = profile__drop(prof, STACKS_DROP_FP_BROKEN);
 	nomaps = profile__drop(prof, STACKS_DROP_NO_MAPPINGS);
 	if (outside > 0)
-		profile__add_note_once(prof, "%lld stacks end in [truncated] at a return address in "
+		profile__add_note_once(prof, "%lld stack%s in [truncated] at a return address in "
 				       "code no look at the process's mappings saw as code (a library "
-				       "mapped and unmapped between two looks): their events count, "
+				       "mapped and unmapped between two looks): %s events count, "
 				       "under the frames found (" STACKS_DROP_OUTSIDE ")",
-				       (long long)outside);
+				       (long long)outside, ENDS(outside), ITS(outside));
 	if (broken > 0)
-		profile__add_note_once(prof, "%lld stacks end in [truncated] where a walk by frame "
+		profile__add_note_once(prof, "%lld stack%s in [truncated] where a walk by frame "
 				       "pointers met code that keeps none (a saved frame pointer "
-				       "that is no frame, a return address no call precedes): their "
+				       "that is no frame, a return address no call precedes): %s "
 				       "events count, under the frames found (" STACKS_DROP_FP_BROKEN
-				       ")", (long long)broken);
+				       ")", (long long)broken, ENDS(broken), ITS(broken));
 	if (nomaps > 0)
-		profile__add_note_once(prof, "%lld stacks are of processes whose mappings were never "
-				       "read (gone before ebprof looked: with -a, a process that "
-				       "lived a few milliseconds): their user frames are bare "
-				       "addresses (" STACKS_DROP_NO_MAPPINGS ")", (long long)nomaps);
+		profile__add_note_once(prof, "%lld %s never read (gone before ebprof looked: "
+				       "with -a, a process that lived a few milliseconds): %s user "
+				       "frames are bare addresses (" STACKS_DROP_NO_MAPPINGS ")",
+				       (long long)nomaps, nomaps == 1 ?
+				       "stack is of a process whose mappings were" :
+				       "stacks are of processes whose mappings were", ITS(nomaps));
 	if (ambiguous > 0)
-		profile__add_note_once(prof, "%lld stacks have a frame at an address where two "
+		profile__add_note_once(prof, "%lld stack%s a frame at an address where two "
 				       "files had code during the run (a library closed, replaced "
 				       "and opened again at the same place): the kernel counts "
 				       "addresses without time, so which one ran is not known, and "
 				       "the frame is named from neither, [ambiguous: A or B] ("
-				       STACKS_DROP_AMBIGUOUS ")", (long long)ambiguous);
+				       STACKS_DROP_AMBIGUOUS ")", (long long)ambiguous,
+				       ambiguous == 1 ? " has" : "s have");
 	if (!u)
 		return;
 	unwinder__counts(u, &c);
@@ -1456,23 +1463,27 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 	profile__add_drop(prof, "unwind_loads_skipped", c.asks_skipped);
 	/* the drops line sends the reader to the notes: each says what it left out */
 	if (c.truncated)
-		profile__add_note(prof, "%llu stacks end in [truncated] at a frame the unwinder could "
+		profile__add_note(prof, "%llu stack%s in [truncated] at a frame the unwinder could "
 				  "not go past (code walked by frame pointers that keeps none, or "
 				  "whose leaf's caller it cannot tell, a rule "
 				  "it does not follow, a thread sampled as it exits, its memory let go "
 				  "already; with -a, a second file in a stack of a process met before "
-				  "its tables were loaded): their events count, under the "
-				  "frames found (unwind_truncated)", (unsigned long long)c.truncated);
+				  "its tables were loaded): %s events count, under the "
+				  "frames found (unwind_truncated)",
+				  (unsigned long long)c.truncated, ENDS(c.truncated),
+				  ITS(c.truncated));
 	if (c.unmapped)
-		profile__add_note(prof, "%llu stacks end in [truncated] at code whose unwind table "
+		profile__add_note(prof, "%llu stack%s in [truncated] at code whose unwind table "
 				  "was not loaded yet (a library just mapped; with -a a process met "
-				  "before its tables were, at its first stacks): their events count, "
+				  "before its tables were, at its first stacks): %s events count, "
 				  "under the frames found "
-				  "(unwind_unmapped)", (unsigned long long)c.unmapped);
+				  "(unwind_unmapped)", (unsigned long long)c.unmapped,
+				  ENDS(c.unmapped), ITS(c.unmapped));
 	if (c.depth)
-		profile__add_note(prof, "%llu stacks were deeper than %d frames: their outermost "
+		profile__add_note(prof, "%llu stack%s deeper than %d frames: %s outermost "
 				  "frames are left out, [truncated] (unwind_too_deep)",
-				  (unsigned long long)c.depth, STACK_MAX_DEPTH);
+				  (unsigned long long)c.depth, c.depth == 1 ? " was" : "s were",
+				  STACK_MAX_DEPTH, ITS(c.depth));
 	if (c.procs_full || c.files_full || c.asks_skipped)
 		profile__add_note(prof, "stacks walked by file or frame pointers instead of a "
 				  "process's tables: %llu for want of room for its process "

@@ -736,12 +736,35 @@ static void test_drop_notes(void **state)
 	assert_int_equal(profile__add_drop(p, STACKS_DROP_FP_BROKEN, 3), 0);
 	unwinder__add_drops(NULL, p);
 	unwinder__add_drops(NULL, p);
-	assert_true(has_note(p, "1 stacks are of processes whose mappings were never read", &count));
+	/* one stack is one (it said "1 stacks are of processes") */
+	assert_true(has_note(p, "1 stack is of a process whose mappings were never read (gone "
+			     "before ebprof looked: with -a, a process that lived a few "
+			     "milliseconds): its user frames are bare addresses", &count));
 	assert_int_equal(count, 1);
 	assert_true(has_note(p, "3 stacks end in [truncated] where a walk by frame pointers", &count));
 	assert_int_equal(count, 1);
+	assert_true(has_note(p, "that is no frame, a return address no call precedes): their "
+			     "events count", &count));
 	assert_false(has_note(p, "(unwind_outside_code)", &count));
 	assert_int_equal(profile__drop(p, STACKS_DROP_OUTSIDE), 0);
+	profile__free(p);
+
+	/* and a single one of each: "1 stack ends ...: its events count" */
+	p = profile__new("cpu");
+	assert_non_null(p);
+	assert_int_equal(profile__add_drop(p, STACKS_DROP_FP_BROKEN, 1), 0);
+	assert_int_equal(profile__add_drop(p, STACKS_DROP_OUTSIDE, 1), 0);
+	assert_int_equal(profile__add_drop(p, STACKS_DROP_AMBIGUOUS, 1), 0);
+	unwinder__add_drops(NULL, p);
+	assert_true(has_note(p, "1 stack ends in [truncated] where a walk by frame pointers met "
+			     "code that keeps none (a saved frame pointer that is no frame, a "
+			     "return address no call precedes): its events count", &count));
+	assert_true(has_note(p, "1 stack ends in [truncated] at a return address in code", &count));
+	assert_true(has_note(p, "(a library mapped and unmapped between two looks): its events "
+			     "count", &count));
+	assert_true(has_note(p, "1 stack has a frame at an address where two files had code",
+			     &count));
+	assert_false(has_note(p, "1 stacks", &count));
 	profile__free(p);
 }
 
