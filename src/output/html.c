@@ -401,9 +401,10 @@ static void write_header(const struct html *h)
 		if (gmtime_r(&sec, &tm) && strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm))
 			fprintf(f, "<tr><th>Started</th><td>%s</td></tr>\n", buf);
 	}
-	fprintf(f, "<tr><th>Duration</th><td>%s <span class=\"note\">(%" PRId64 " ns)</span>"
-		"</td></tr>\n", render__duration(p->duration_nanos > 0 ? p->duration_nanos : 0, buf,
-						 sizeof(buf)), p->duration_nanos);
+	fprintf(f, "<tr><th>Duration</th><td>%s", render__run_duration(p, buf, sizeof(buf)));
+	if (p->duration_nanos > 0)
+		fprintf(f, " <span class=\"note\">(%" PRId64 " ns)</span>", p->duration_nanos);
+	fputs("</td></tr>\n", f);
 	fputs("<tr><th>Kernel</th><td>", f);
 	esc(f, p->kernel ? p->kernel : "unknown");
 	fputs("</td></tr>\n", f);

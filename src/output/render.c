@@ -201,6 +201,15 @@ const char *render__duration(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
+const char *render__run_duration(const struct profile *p, char *buf, size_t len)
+{
+	if (p->duration_nanos <= 0) {
+		snprintf(buf, len, "unknown");
+		return buf;
+	}
+	return render__duration((uint64_t)p->duration_nanos, buf, len);
+}
+
 bool render__bucket(uint32_t b, uint32_t n, uint64_t *min, uint64_t *max)
 {
 	if (b == 0) {

@@ -39,6 +39,9 @@ int render__count_type(const struct profile *p);
 const char *render__bytes(uint64_t v, char *buf, size_t len);
 /* "850 ns", "12.5 us", "150.0 ms", "2.10 s", "3m 05s", "2h 07m" */
 const char *render__duration(uint64_t ns, char *buf, size_t len);
+/* The run's duration as render__duration() writes it, "unknown" when the profile has none
+ * (another tool's heap profile: pprof's duration_nanos unset), never a made-up "0 ns". */
+const char *render__run_duration(const struct profile *p, char *buf, size_t len);
 
 /* Bounds of log2 size bucket b of n: bucket 0 is size 0, bucket b > 0 is [2^(b-1), 2^b - 1];
  * the last one is open (returns false: no upper bound). */

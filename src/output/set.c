@@ -171,8 +171,7 @@ int render__set_text(const struct profile *p, const struct output_opts *o, FILE 
 
 	fprintf(f, "ebprof profile%s%s\n", p->command ? ": " : "", p->command ? p->command : "");
 	fprintf(f, "  Modes:     %s\n", modes_list(p, modes, sizeof(modes)));
-	fprintf(f, "  Duration:  %s\n", render__duration((uint64_t)p->duration_nanos, d,
-							 sizeof(d)));
+	fprintf(f, "  Duration:  %s\n", render__run_duration(p, d, sizeof(d)));
 	fputs("\nFindings (thresholds: docs/FINDINGS.md)\n", f);
 	if (!p->nfindings)
 		fputs("  none: no number this run measured crossed a threshold\n", f);

@@ -104,8 +104,7 @@ static void print_header(const struct text *t)
 		if (gmtime_r(&sec, &tm) && strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm))
 			fprintf(t->f, "  Started:   %s\n", buf);
 	}
-	fprintf(t->f, "  Duration:  %s\n",
-		render__duration(p->duration_nanos > 0 ? p->duration_nanos : 0, buf, sizeof(buf)));
+	fprintf(t->f, "  Duration:  %s\n", render__run_duration(p, buf, sizeof(buf)));
 	fprintf(t->f, "  Kernel:    %s\n", p->kernel ? p->kernel : "unknown");
 	/* the run's facts (profile__add_info), as the other modes' report shows them */
 	for (uint32_t i = 0; i < p->ninfo; i++)

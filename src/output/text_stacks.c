@@ -85,8 +85,7 @@ static void print_header(const struct tstacks *t)
 		if (gmtime_r(&sec, &tm) && strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm))
 			fprintf(t->f, "  Started:   %s\n", buf);
 	}
-	fprintf(t->f, "  Duration:  %s\n",
-		render__duration(p->duration_nanos > 0 ? p->duration_nanos : 0, buf, sizeof(buf)));
+	fprintf(t->f, "  Duration:  %s\n", render__run_duration(p, buf, sizeof(buf)));
 	fprintf(t->f, "  Kernel:    %s\n", p->kernel ? p->kernel : "unknown");
 	/* the facts' values in one column, past the longest key */
 	for (i = 0, w = 10; i < p->ninfo; i++)

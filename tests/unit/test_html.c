@@ -481,7 +481,8 @@ static void test_hostile_names(void **state)
 /* Another tool's heap profile (Go's: mode pprof, default inuse_space): the text ranks by
  * inuse_space and says so, and neither page calls its inuse values what an exit left (before:
  * 'by bytes' over lines led by allocated bytes, 'Outstanding allocations at exit: none' beside
- * 9.3 MiB in use, 'Command: none (attached to running processes)'). */
+ * 9.3 MiB in use, 'Command: none (attached to running processes)'); and its duration, which
+ * pprof's heap profiles leave unset, is unknown (it said 'Duration: 0 ns'). */
 static void test_foreign_heap(void **state)
 {
 	static const char *const types[] = { "alloc_objects", "alloc_space", "inuse_objects",
@@ -504,11 +505,14 @@ static void test_foreign_heap(void **state)
 	loc = profile__location(p, PROF_NONE, 0x2000, 0x2000, &l, 1);
 	assert_non_null(profile__add_sample(p, &loc, 1, b, 0));
 	out = render(&output_text, p, NULL, &len);
+	/* a Go heap profile has no duration: not "0 ns" */
+	expect(out, "\n  Duration:  unknown\n");
 	expect(out, "Top 2 allocation sites by inuse_space\n");
 	assert_null(strstr(out, "Outstanding"));
 	assert_true(strstr(out, "main.keep") < strstr(out, "main.churn"));
 	free(out);
 	out = render(&output_html, p, NULL, &len);
+	expect(out, "<tr><th>Duration</th><td>unknown</td></tr>");
 	expect(out, "not recorded (a profile of another tool)");
 	assert_null(strstr(out, "everything allocated was freed"));
 	assert_null(strstr(out, "id=\"outstanding\""));
