@@ -1301,6 +1301,12 @@ struct profile *profile__parse_pprof(const void *data, size_t len, int *errp, ch
 	}
 	l.base = raw ? raw : data;
 	r = (struct rd){ l.base, l.base + raw_len };
+	if (!raw_len) {
+		/* a run cut short, a copy that failed: not "no string table" */
+		err = bad(&l, "%s", raw ? "its gzip data inflates to nothing: no profile in it"
+					: "it is empty (0 bytes)");
+		goto out;
+	}
 	if (looks_like_text(l.base, raw_len)) {
 		/* a folded file, a JSON or text report: protobuf's reasons would only confuse */
 		if (why && why_len)

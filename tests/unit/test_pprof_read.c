@@ -852,8 +852,14 @@ static void test_invalid(void **state)
 	static const uint8_t folded[] = "burn (4242);main;burn_heavy 750\nburn (4242);main;x 25\n";
 	struct enc e, m;
 
-	expect_bad(NULL, 0, "no string table");
-	expect_bad("", 0, "no string table");
+	/* gzip -n of nothing */
+	static const uint8_t gz_empty[] = { 0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00,
+					    0x00, 0x03, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00,
+					    0x00, 0x00, 0x00, 0x00 };
+	/* an empty file says so (it said "it has no string table") */
+	expect_bad(NULL, 0, "it is empty (0 bytes)");
+	expect_bad("", 0, "it is empty (0 bytes)");
+	expect_bad(gz_empty, sizeof(gz_empty), "its gzip data inflates to nothing");
 	/* text says so, not a wire type at some byte ("field 12 at byte 129 has wire type 7"
 	 * for a folded file before) */
 	expect_bad(not_pb, sizeof(not_pb) - 1, "it is text");
