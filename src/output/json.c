@@ -298,8 +298,8 @@ static void write_processes(struct json_writer *w, const struct profile *p, cons
 			jsonw_uint_field(w, "ns_pid", proc->ns_pid);
 		jsonw_string_field(w, "comm", proc->comm);
 		jsonw_string_field(w, "cmdline", proc->cmdline);
-		/* a mode that traces no functions has no calls */
-		if (proc->ncalls || render__traces_calls(p)) {
+		/* a mode that traces no functions has no calls; a saved profile none known */
+		if (proc->ncalls || (render__traces_calls(p) && !p->from_pprof)) {
 			jsonw_name(w, "calls");
 			jsonw_start_object_flat(w);
 			for (j = 0; j < proc->ncalls; j++)
@@ -369,7 +369,7 @@ static void write_totals(struct json_writer *w, const struct profile *p)
 	jsonw_name(w, "totals");
 	jsonw_start_object(w);
 	jsonw_uint_field(w, "processes", p->nprocesses);
-	if (ncalls || render__traces_calls(p)) {
+	if (ncalls || (render__traces_calls(p) && !p->from_pprof)) {
 		jsonw_name(w, "calls");
 		jsonw_start_object_flat(w);
 		for (k = 0; k < ncalls; k++)

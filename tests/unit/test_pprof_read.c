@@ -304,6 +304,14 @@ static void test_renders(void **state)
 				    "          301      150.1 KiB   4.4%\n"));
 	assert_null(strstr(txt, "  pid 100 (demo)\n"));
 	free(txt);
+	/* nor does the JSON say that no call was made ("calls": {} per process and in totals):
+	 * the run's has them, the saved profile none to say */
+	txt = render(&output_json, p, &o, NULL);
+	assert_non_null(strstr(txt, "\"calls\""));
+	free(txt);
+	txt = render(&output_json, q, &o, NULL);
+	assert_null(strstr(txt, "\"calls\""));
+	free(txt);
 	free(gz);
 	profile__free(q);
 	profile__free(p);
