@@ -172,7 +172,9 @@ static int loc_frames(struct flame *fl, uint32_t li, uint32_t *first, uint32_t *
 		bool inlined = false, alloc = false;
 
 		profile__frame_name(p, loc, line, name, sizeof(name));
-		if (loc->nlines) {
+		if (profile__location_is_synthetic(loc)) {
+			kind = FLAME_SYNTHETIC;
+		} else if (loc->nlines) {
 			const struct prof_function *f = &p->functions[loc->lines[line].function];
 
 			kind = FLAME_USER;

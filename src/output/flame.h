@@ -22,6 +22,9 @@ enum flame_kind {
 	FLAME_ALLOC,	/* an allocator entry point (malloc, operator new, ...) at a leaf */
 	FLAME_UNKNOWN,	/* unsymbolized: "module+0xoff" or "0xaddr" */
 	FLAME_LOST,	/* "[no stack]": the sample's stack could not be recorded */
+	/* a name a mode puts in a stack, not code: a thread "NAME [TID]", a lock, an event,
+	 * "[truncated]" (profile__location_is_synthetic) */
+	FLAME_SYNTHETIC,
 };
 
 struct flame_frame {

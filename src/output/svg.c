@@ -190,6 +190,8 @@ static uint32_t frame_rgb(const struct flame_frame *fr)
 		return hsl(0, 0, 0.68 + 0.10 * j);
 	case FLAME_ALLOC:
 		return hsl(150, 0.45, 0.52 + 0.10 * j);
+	case FLAME_SYNTHETIC:
+		return hsl(45, 0.35, 0.72 + 0.06 * j);
 	case FLAME_USER:
 		break;
 	}
@@ -226,6 +228,10 @@ static void describe(const struct flame_frame *fr, char *buf, size_t len)
 		break;
 	case FLAME_LOST:
 		snprintf(buf, len, "the stack was not recorded");
+		break;
+	case FLAME_SYNTHETIC:
+		snprintf(buf, len, "no code: named by ebprof (a thread, lock, event, or where the "
+			 "stack was cut)");
 		break;
 	case FLAME_ALLOC:
 		snprintf(buf, len, "allocator%s%s", in, mod);
@@ -388,10 +394,11 @@ static void write_legend(struct svg *sv, int y)
 		{ .name = "x", .len = 1, .kind = FLAME_USER, .kernel = true },
 		{ .name = "?", .len = 1, .kind = FLAME_UNKNOWN },
 		{ .name = "p", .len = 1, .kind = FLAME_PROCESS },
+		{ .name = "s", .len = 1, .kind = FLAME_SYNTHETIC },
 	};
 	static const char *const labels[] = {
 		"function (hue by module)", "inlined", "allocator", "kernel", "not symbolized",
-		"process",
+		"process", "no code (thread, lock, event, cut)",
 	};
 	const struct flame_legend *dl = NULL;
 	size_t i, n = sizeof(labels) / sizeof(labels[0]);

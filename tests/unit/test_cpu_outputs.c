@@ -148,6 +148,15 @@ static void test_synthetic_frames(void **state)
 				    "\"synthetic\": true}"));
 	assert_null(strstr(out, "\"address\": \"0x0\""));
 	free(out);
+	/* the flame graph says what they are, in a colour of their own (it called both a
+	 * "function" and coloured them as the program's code) */
+	out = render(&output_svg, p, &o, NULL);
+	assert_non_null(strstr(out, "<title>app [301]\n14, 100.00%\nno code: named by ebprof (a "
+				    "thread, lock, event, or where the stack was cut)</title>"));
+	assert_non_null(strstr(out, "<title>[truncated]\n7, 50.00%\nno code: named by ebprof"));
+	assert_non_null(strstr(out, "<title>work\n7, 50.00%\nfunction, in app</title>"));
+	assert_null(strstr(out, "[truncated]\n7, 50.00%\nfunction"));
+	free(out);
 	gz = render(&output_pprof, p, NULL, &len);
 	q = profile__parse_pprof(gz, len, &err, why, sizeof(why));
 	if (!q)
