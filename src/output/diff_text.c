@@ -272,7 +272,8 @@ static int diff_text_write(const struct profile *p, const struct output_opts *o,
 		fprintf(f, "No changes: every stack has the same %s in both profiles.\n",
 			p->types[PROF_DIFF_MAX].type);
 	else if (shown < n)
-		fprintf(f, "Top %" PRIu32 " changes by size (of %" PRIu32 ")\n\n", shown, n);
+		fprintf(f, "Top %" PRIu32 " change%s by size (of %" PRIu32 ")\n\n", shown,
+			shown == 1 ? "" : "s", n);
 	else
 		fprintf(f, "%" PRIu32 " change%s by size\n\n", n, n == 1 ? "" : "s");
 	if (n)

@@ -770,7 +770,7 @@ static int print_sites(const struct text *t, bool by_count)
 	const struct profile *p = t->p;
 	int key = by_count ? render__count_type(p) : (int)p->default_type;
 	uint32_t *idx, n, shown, i;
-	const char *what = is_mem(t) ? "allocation sites" : "sites";
+	const char *what = is_mem(t) ? "allocation site" : "site";	/* "sites" when not one */
 	const char *by;
 
 	idx = render__sorted_samples(p, key, false, &n);
@@ -793,11 +793,12 @@ static int print_sites(const struct text *t, bool by_count)
 	shown = t->o->top && t->o->top < n ? t->o->top : n;
 	fputc('\n', t->f);
 	if (!n)
-		heading(t, "Top %s: none", what);
+		heading(t, "Top %ss: none", what);
 	else if (shown < n)
-		heading(t, "Top %" PRIu32 " %s by %s (of %" PRIu32 ")", shown, what, by, n);
+		heading(t, "Top %" PRIu32 " %s%s by %s (of %" PRIu32 ")", shown, what,
+			shown == 1 ? "" : "s", by, n);
 	else
-		heading(t, "Top %" PRIu32 " %s by %s", n, what, by);
+		heading(t, "Top %" PRIu32 " %s%s by %s", n, what, n == 1 ? "" : "s", by);
 
 	for (i = 0; i < shown; i++) {
 		const struct prof_sample *s = &p->samples[idx[i]];
@@ -1005,8 +1006,9 @@ static int print_mappings(const struct text *t)
 	if (!n)
 		heading(t, "Mapping sites (mmap, mremap, brk; apart from the allocations): none");
 	else
-		heading(t, "Top %" PRIu32 " mapping sites by bytes (of %" PRIu32 "; mmap, mremap, "
-			"brk: a category apart, not in the allocation numbers)", shown, n);
+		heading(t, "Top %" PRIu32 " mapping site%s by bytes (of %" PRIu32 "; mmap, mremap, "
+			"brk: a category apart, not in the allocation numbers)", shown,
+			shown == 1 ? "" : "s", n);
 	for (i = 0; i < shown; i++) {
 		const struct prof_sample *s = &p->samples[idx[i]];
 		uint64_t c = uvalue(s, t->mmap_objects), by = uvalue(s, t->mmap_space);

@@ -260,11 +260,13 @@ static void print_function_rows(const struct tstacks *t, struct func_table *ft, 
 		heading(t, "Top functions by %s %s: none", self ? "self" : "total", type);
 		return;
 	}
+	/* "Top 1 function": --top 1, or a profile of one */
 	if (shown < n)
-		heading(t, "Top %" PRIu32 " functions by %s %s (of %" PRIu32 ")", shown,
-			self ? "self" : "total", type, n);
+		heading(t, "Top %" PRIu32 " function%s by %s %s (of %" PRIu32 ")", shown,
+			shown == 1 ? "" : "s", self ? "self" : "total", type, n);
 	else
-		heading(t, "Top %" PRIu32 " functions by %s %s", n, self ? "self" : "total", type);
+		heading(t, "Top %" PRIu32 " function%s by %s %s", n, n == 1 ? "" : "s",
+			self ? "self" : "total", type);
 	fprintf(t->f, "  %12s %6s  %12s %6s  %s\n", "SELF", "%", "TOTAL", "%", "FUNCTION");
 	for (uint32_t i = 0; i < shown; i++) {
 		const struct func_row *r = &ft->rows[i];
@@ -444,9 +446,10 @@ static int print_stacks(const struct tstacks *t)
 	if (!m)
 		heading(t, "Top stacks: none");
 	else if (shown < m)
-		heading(t, "Top %" PRIu32 " stacks by %s (of %" PRIu32 ")", shown, type, m);
+		heading(t, "Top %" PRIu32 " stack%s by %s (of %" PRIu32 ")", shown,
+			shown == 1 ? "" : "s", type, m);
 	else
-		heading(t, "Top %" PRIu32 " stacks by %s", m, type);
+		heading(t, "Top %" PRIu32 " stack%s by %s", m, m == 1 ? "" : "s", type);
 	for (uint32_t i = 0; i < shown; i++) {
 		fputc('\n', t->f);
 		print_sample_line(t, i + 1, e[i].values, e[i].pid);

@@ -162,7 +162,7 @@ load helpers
 @test "launch: --sort count and --top shape the text report" {
 	run "$EBPROF" mem --sort count --top 1 -- "$FIX/memfixture"
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"Top 1 allocation sites by count"* ]]
+	[[ "$output" == *"Top 1 allocation site by count"* ]]
 	# the most frequent site is churn's malloc (100,000 calls)
 	sed -n '/^Top 1/,/^Outstanding/p' <<< "$output" | grep -q churn
 }

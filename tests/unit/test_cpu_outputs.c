@@ -72,7 +72,7 @@ static void test_text_top_and_count(void **state)
 	struct profile *p = cpu_fixture();
 	char *out = render(&output_text, p, &o, NULL);
 
-	assert_non_null(strstr(out, "Top 1 stacks by samples (of 6)\n"));
+	assert_non_null(strstr(out, "Top 1 stack by samples (of 6)\n"));
 	assert_non_null(strstr(out, "#1   samples 120 (56.6%), cpu 1.21 s, pid 100 (demo)\n"));
 	assert_null(strstr(out, "\n#2 "));
 	free(out);
@@ -135,6 +135,8 @@ static void test_synthetic_frames(void **state)
 	assert_non_null(profile__add_sample(p, STACK(work, mainl, thread), v, 300));
 	assert_non_null(profile__add_sample(p, STACK(work, trunc, thread), v, 300));
 	out = render(&output_text, p, &o, NULL);
+	/* one function by self: "Top 1 function", not "functions" */
+	assert_non_null(strstr(out, "\nTop 1 function by self samples\n"));
 	assert_non_null(strstr(out, "Top 2 functions by total samples\n"));
 	assert_null(strstr(out, "  app [301]\n"));
 	assert_null(strstr(out, "  [truncated]\n"));
@@ -142,6 +144,12 @@ static void test_synthetic_frames(void **state)
 	assert_non_null(strstr(out, "    #2 app [301]\n"));
 	assert_non_null(strstr(out, "    #1 [truncated]\n"));
 	free(out);
+	o.top = 1;
+	out = render(&output_text, p, &o, NULL);
+	assert_non_null(strstr(out, "\nTop 1 stack by samples (of 2)\n"));
+	assert_non_null(strstr(out, "\nTop 1 function by total samples (of 2)\n"));
+	free(out);
+	o.top = 20;
 	out = render(&output_json, p, &o, NULL);
 	assert_non_null(strstr(out, "{\"function\": \"app [301]\", \"file\": null, \"line\": null, "
 				    "\"module\": null, \"address\": null, \"offset\": null, "

@@ -654,6 +654,10 @@ static void test_text_golden(void **state)
 	assert_non_null(strstr(out, "Top 2 changes by size (of 5)\n"));
 	assert_null(strstr(out, "old_path"));
 	free(out);
+	o.top = 1;
+	out = render(&output_diff_text, d, &o, NULL);
+	assert_non_null(strstr(out, "Top 1 change by size (of 5)\n"));
+	free(out);
 	/* not a diff: refused */
 	{
 		struct profile *b = base_profile();

@@ -94,7 +94,7 @@ static void test_text_sections(void **state)
 				  "12288 (12.0 KiB)\n"));
 	/* no mmap_ stat among the others */
 	assert_null(strstr(t, "mmap_calls"));
-	alloc = strstr(t, "Top 1 allocation sites by bytes\n");
+	alloc = strstr(t, "Top 1 allocation site by bytes\n");
 	maps = strstr(t, "Top 2 mapping sites by bytes (of 2; mmap, mremap, brk: a category "
 			 "apart, not in the allocation numbers)\n");
 	assert_non_null(alloc);

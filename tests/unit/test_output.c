@@ -276,6 +276,11 @@ static void test_text_top_by_count(void **state)
 	/* top limits the outstanding sites too, and says so */
 	assert_non_null(strstr(out, "... 1 more site not shown"));
 	free(out);
+	/* one is one (it said "Top 1 allocation sites") */
+	o.top = 1;
+	out = render(&output_text, p, &o, NULL);
+	assert_non_null(strstr(out, "\nTop 1 allocation site by count (of 5)\n"));
+	free(out);
 	profile__free(p);
 }
 
@@ -308,7 +313,7 @@ static void test_text_cpu_profile(void **state)
 	l = LOC(p, PROF_NONE, 0x401000, 0, { f, 12 });
 	assert_non_null(profile__add_sample(p, &l, 1, v, 9));
 	out = render(&output_text, p, NULL, NULL);
-	assert_non_null(strstr(out, "Top 1 stacks by cpu\n"));
+	assert_non_null(strstr(out, "Top 1 stack by cpu\n"));
 	assert_non_null(strstr(out, "#1   cpu 1.20 s (100.0%), samples 120, pid 9\n"
 				    "    #0 spin (spin.c:12)\n"));
 	assert_null(strstr(out, "Outstanding"));
