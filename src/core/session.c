@@ -969,6 +969,55 @@ static int write_parts(const struct log_ctx *lc, const struct profile *p,
 	return rc;
 }
 
+/* Does the format show the profile's drops (and the notes that say what each left out)? */
+static bool shows_drops(const struct output_ops *ops)
+{
+	return ops == &output_text || ops == &output_diff_text || ops == &output_json ||
+	       ops == &output_html || ops == &output_pprof;
+}
+
+/* "unwind_truncated 283, ..." of p's drops that are not 0 (a part's after its mode), appended
+ * to buf; how many there were. */
+static uint32_t list_drops(const struct profile *p, bool part, char *buf, size_t len,
+			   size_t *at)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < p->ndrops; i++) {
+		int w;
+
+		if (!p->drops[i].value || *at >= len)
+			continue;
+		w = snprintf(buf + *at, len - *at, "%s%s%s%s %" PRIu64, *at ? ", " : "",
+			     part ? p->mode : "", part ? " " : "", p->drops[i].key,
+			     p->drops[i].value);
+		*at += w > 0 ? (size_t)w : 0;
+		n++;
+	}
+	for (uint32_t k = 0; k < p->nparts; k++)
+		n += list_drops(p->parts[k], true, buf, len, at);
+	return n;
+}
+
+/* Folded stacks, a flame graph, speedscope and CSV have no place for the drops: when those
+ * are all that was written, the drops are said here, never silent. */
+static void warn_unshown_drops(const struct log_ctx *lc, const struct profile *p,
+			       char *const *paths, int npaths)
+{
+	char list[1024];
+	size_t at = 0;
+
+	for (int i = 0; i < npaths; i++)
+		if (shows_drops(ops_for(p, paths[i])))
+			return;
+	if (!list_drops(p, false, list, sizeof(list), &at))
+		return;
+	if (at >= sizeof(list))
+		strcpy(list + sizeof(list) - 5, "...");
+	pr_warn(lc, "the output%s written cannot show the drops (%s): a .txt, .json or .html "
+		"report says what each left out", npaths == 1 ? "" : "s", list);
+}
+
 int session__write_outputs(const struct log_ctx *lc, const struct profile *p,
 			   const struct output_opts *o, char *const *paths, int npaths)
 {
@@ -995,6 +1044,8 @@ int session__write_outputs(const struct log_ctx *lc, const struct profile *p,
 			pr_info(lc, "wrote %s", paths[i]);
 		}
 	}
+	if (!rc)
+		warn_unshown_drops(lc, p, paths, npaths);
 	return rc;
 }
 

@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "core/log.h"
+#include "core/session.h"
 #include "output/output.h"
 #include "profile/profile.h"
 
@@ -554,6 +557,73 @@ static void test_pprof_go_tool(void **state)
 
 /* ---- files ------------------------------------------------------------------------------ */
 
+/* What session__write_outputs() says on stderr writing p to paths (rc: its return). */
+static char *write_stderr(const struct profile *p, char **paths, int n, int *rc)
+{
+	const struct log_ctx lc = { .prog = "ebprof" };
+	struct output_opts o = { .top = 10 };
+	char *path = scratch("stderr.txt"), *out;
+	size_t len;
+	int saved, fd;
+
+	make_scratch_dir();
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(saved >= 0 && fd >= 0);
+	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+	close(fd);
+	*rc = session__write_outputs(&lc, p, &o, paths, n);
+	fflush(stderr);
+	assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+	close(saved);
+	out = read_file(path, &len);
+	assert_non_null(out);
+	unlink(path);
+	free(path);
+	return out;
+}
+
+/* Folded stacks, flame graphs, speedscope and CSV have no place for the drops: written alone,
+ * the drops are said on stderr (they were silent: cpu -a -o x.folded lost nothing to say for
+ * 283 stacks cut); beside a report that shows them, nothing more is said. */
+static void test_unshown_drops_said(void **state)
+{
+	struct profile *p = fixture();
+	char *folded = scratch("d.folded"), *svg = scratch("d.svg"), *json = scratch("d.json");
+	char *alone[] = { folded, svg }, *with[] = { folded, json }, *err;
+	int rc;
+
+	(void)state;
+	err = write_stderr(p, alone, 2, &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(err, "ebprof: warning: the outputs written cannot show the drops "
+			    "(stacks_full 4): a .txt, .json or .html report says what each left "
+			    "out\n");
+	free(err);
+	err = write_stderr(p, with, 2, &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(err, "");
+	free(err);
+	profile__free(p);
+	/* nothing dropped, nothing said */
+	p = profile__new("cpu");
+	assert_non_null(p);
+	assert_int_equal(profile__add_type(p, "samples", "count"), 0);
+	assert_int_equal(profile__add_drop(p, "stacks_full", 0), 0);
+	err = write_stderr(p, alone, 1, &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(err, "");
+	free(err);
+	profile__free(p);
+	unlink(folded);
+	unlink(svg);
+	unlink(json);
+	free(folded);
+	free(svg);
+	free(json);
+}
+
 static void test_for_path(void **state)
 {
 	assert_ptr_equal(output__for_path("report.txt"), &output_text);
@@ -825,6 +895,7 @@ int main(void)
 		cmocka_unit_test(test_empty_profile),
 		cmocka_unit_test(test_pprof_structure),
 		cmocka_unit_test(test_pprof_go_tool),
+		cmocka_unit_test(test_unshown_drops_said),
 		cmocka_unit_test(test_for_path),
 		cmocka_unit_test(test_write_path_atomic),
 		cmocka_unit_test(test_notes_collapse),
