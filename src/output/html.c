@@ -2060,7 +2060,8 @@ static void write_temps(const struct html *h, struct json_writer *w)
 }
 
 /* "locs": [[module, address, [function, file, line, flags], ...], ...], lines innermost
- * first; strings as indices into "strs" (-1: none); flags 1 allocator, 2 not symbolized. */
+ * first; strings as indices into "strs" (-1: none); flags 1 allocator, 2 not symbolized,
+ * 4 synthetic (no code: a thread, a lock, an event, [truncated], as the flame graph says). */
 static int write_locs(struct html *h, struct json_writer *w)
 {
 	const struct profile *p = h->p;
@@ -2092,7 +2093,8 @@ static int write_locs(struct html *h, struct json_writer *w)
 			    !str_ref(h, w, fn ? fn->filename : NULL))
 				return -ENOMEM;
 			jsonw_int(w, fn ? loc->lines[j].line : 0);
-			jsonw_uint(w, !fn ? 2 : render__is_allocator(fn->name) ? 1 : 0);
+			jsonw_uint(w, !fn ? 2 : profile__location_is_synthetic(loc) ? 4 :
+				   render__is_allocator(fn->name) ? 1 : 0);
 			jsonw_end_array(w);
 		}
 		jsonw_end_array(w);

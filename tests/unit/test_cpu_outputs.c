@@ -165,6 +165,12 @@ static void test_synthetic_frames(void **state)
 	assert_non_null(strstr(out, "<title>work\n7, 50.00%\nfunction, in app</title>"));
 	assert_null(strstr(out, "[truncated]\n7, 50.00%\nfunction"));
 	free(out);
+	/* and the page's stacks mark them (flag 4, shown "no code"), the functions not: each
+	 * synthetic line is [name, no file (-1), no line (0), 4] */
+	out = render(&output_html, p, &o, NULL);
+	assert_int_equal(count(out, ",-1,0,4]"), 2);
+	assert_non_null(strstr(out, "add(li, 'inl', 'no code');"));
+	free(out);
 	gz = render(&output_pprof, p, NULL, &len);
 	q = profile__parse_pprof(gz, len, &err, why, sizeof(why));
 	if (!q)

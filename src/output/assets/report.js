@@ -96,7 +96,8 @@
 			L = data.locs[locs[i]];
 			for (j = 2; j < L.length; j++, no++) {
 				ln = L[j];
-				li = el('li', (ln[3] & 1 ? 'alloc' : '') + (ln[3] & 2 ? ' unsym' : ''));
+				li = el('li', (ln[3] & 1 ? 'alloc' : '') +
+					(ln[3] & 2 ? ' unsym' : '') + (ln[3] & 4 ? ' synth' : ''));
 				li.title = L[1];
 				/* blanks between the parts, so a copied stack reads as text */
 				add(li, 'no', '#' + no);
@@ -109,6 +110,8 @@
 					add(li, 'mod', '[' + strs[L[0]] + ']');
 				if (j + 1 < L.length)
 					add(li, 'inl', 'inlined');
+				if (ln[3] & 4)
+					add(li, 'inl', 'no code');
 				ol.appendChild(li);
 			}
 		}
