@@ -391,8 +391,18 @@ static int by_value(const void *a, const void *b, void *ctx)
 	const struct shown *x = a, *y = b;
 	int key = *(const int *)ctx;
 
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c;
+
 	if (x->values[key] != y->values[key])
 		return x->values[key] > y->values[key] ? -1 : 1;
+	/* a tie by what the stacks read, then pid: not by the rank of a stack's first sample,
+	 * which another encoder changes (Go's pprof -proto merges samples of one stack) */
+	c = memcmp(x->frames, y->frames, n);
+	if (c || x->len != y->len)
+		return c ? c : (x->len < y->len ? -1 : 1);
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 

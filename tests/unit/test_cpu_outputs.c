@@ -66,6 +66,52 @@ static void test_text(void **state)
 	free(out);
 }
 
+/* Stacks of equal value rank by what they read, not by the rank of their first sample: a
+ * stack sampled at two addresses of one line (two samples of 1) and the same stack as one
+ * sample of 2, as Go's pprof -proto merges them, give the same report (`ebprof report` of a
+ * cpu profile and of Go's re-encoding of it listed two tied stacks the other way round). */
+static struct profile *tie_profile(bool merged)
+{
+	struct profile *p = profile__new("cpu");
+	uint32_t m, f_a, f_b, a1, a2, b;
+	int64_t v[1] = { 1 };
+
+	assert_non_null(p);
+	assert_int_equal(profile__add_type(p, "samples", "count"), 0);
+	m = profile__mapping(p, 300, 0x400000, 0x401000, 0, "/usr/bin/app", NULL);
+	f_a = fn(p, "aaa", "aaa", "app.c");
+	f_b = fn(p, "bbb", "bbb", "app.c");
+	a1 = LOC(p, m, 0x400100, 0x100, { f_a, 6 });
+	a2 = LOC(p, m, 0x400104, 0x104, { f_a, 6 });
+	b = LOC(p, m, 0x400200, 0x200, { f_b, 9 });
+	if (merged) {
+		v[0] = 2;
+		assert_non_null(profile__add_sample(p, STACK(a1), v, 300));
+	} else {
+		assert_non_null(profile__add_sample(p, STACK(a1), v, 300));
+		assert_non_null(profile__add_sample(p, STACK(a2), v, 300));
+		v[0] = 2;
+	}
+	assert_non_null(profile__add_sample(p, STACK(b), v, 300));
+	return p;
+}
+
+static void test_text_ties_by_stack(void **state)
+{
+	struct output_opts o = { .top = 10 };
+	struct profile *split = tie_profile(false), *merged = tie_profile(true);
+	char *a = render(&output_text, split, &o, NULL);
+	char *b = render(&output_text, merged, &o, NULL);
+
+	(void)state;
+	assert_string_equal(a, b);
+	assert_true(strstr(a, "    #0 aaa (app.c:6)") < strstr(a, "    #0 bbb (app.c:9)"));
+	free(a);
+	free(b);
+	profile__free(split);
+	profile__free(merged);
+}
+
 static void test_text_top_and_count(void **state)
 {
 	struct output_opts o = { .top = 1, .sort = OUTPUT_SORT_COUNT };
@@ -420,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_text_same_stack_once),
 		cmocka_unit_test(test_text_processes_top_and_commands),
 		cmocka_unit_test(test_synthetic_frames),
+		cmocka_unit_test(test_text_ties_by_stack),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_folded),
