@@ -308,11 +308,25 @@ static void write_locations(struct pprof *w)
 	}
 }
 
-static void write_functions(struct pprof *w)
+/*
+ * A synthetic frame's function (a lock, a thread, an event: profile__location_is_synthetic)
+ * is no symbol, so it has no system name. Written as its name, Go's pprof took it for a
+ * demangled C++ name ("[" or "]" and a "(...)" in it) and cut its "parameters": lock's
+ * "futex 0x7f8a46031990 in [stack] of a thread (futex_wait_bitset)" lost its class in
+ * `go tool pprof -top`, offcpu's "waker: ping [1778] of pingpong (1776)" its pid. pprof
+ * leaves a name alone whose system name differs from it.
+ */
+static int write_functions(struct pprof *w)
 {
 	const struct profile *p = w->p;
+	bool *synthetic = calloc(p->nfunctions ? p->nfunctions : 1, sizeof(*synthetic));
 	uint32_t i;
 
+	if (!synthetic)
+		return -ENOMEM;
+	for (i = 0; i < p->nlocations; i++)
+		if (profile__location_is_synthetic(&p->locations[i]))
+			synthetic[p->locations[i].lines[0].function] = true;
 	for (i = 0; i < p->nfunctions; i++) {
 		const struct prof_function *fn = &p->functions[i];
 		size_t m = pb_open(&w->pb);
@@ -320,10 +334,13 @@ static void write_functions(struct pprof *w)
 		pb_uint64(&w->pb, FUNCTION_ID, (uint64_t)i + 1);
 		pb_int64(&w->pb, FUNCTION_NAME, str(&w->st, fn->name));
 		pb_int64(&w->pb, FUNCTION_SYSTEM_NAME,
-			 str(&w->st, fn->system_name ? fn->system_name : fn->name));
+			 str(&w->st, synthetic[i] ? "" : fn->system_name ? fn->system_name
+								   : fn->name));
 		pb_int64(&w->pb, FUNCTION_FILENAME, str(&w->st, fn->filename));
 		pb_close(&w->pb, PROFILE_FUNCTION, m);
 	}
+	free(synthetic);
+	return 0;
 }
 
 static int commentf(struct pprof *w, const char *fmt, ...)
@@ -422,7 +439,9 @@ static int encode(struct pprof *w)
 	if (err)
 		return err;
 	write_locations(w);
-	write_functions(w);
+	err = write_functions(w);
+	if (err)
+		return err;
 	pb_int64(&w->pb, PROFILE_TIME_NANOS, p->time_nanos);
 	pb_int64(&w->pb, PROFILE_DURATION_NANOS, p->duration_nanos);
 	if (p->period_type.type) {

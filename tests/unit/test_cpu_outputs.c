@@ -358,6 +358,69 @@ static void test_html(void **state)
 	profile__free(p);
 }
 
+/* A synthetic frame's function has no system name in the pprof: written as its name, Go's
+ * pprof took "futex 0x7f0000001000 in [stack] of thread 9 (futex_wait)" for demangled C++
+ * ("[", "]") and cut its "(futex_wait)", and "waker: ping [1778] of pingpong (1776)" its pid.
+ * Read back by ours, and written again, nothing changes. */
+static void test_pprof_synthetic_names(void **state)
+{
+	static const char *const names[] = {
+		"futex 0x7f0000001000 in [stack] of thread 9 (futex_wait)",
+		"waker: ping [1778] of pingpong (1776)",
+	};
+	struct profile *p = profile__new("lock"), *back;
+	char *path = scratch("synth.pb.gz"), *cmd, *out, *a, *b, why[256];
+	uint32_t m, f_work, work, leaf;
+	int64_t v[1] = { 5 };
+	size_t l1, l2;
+	int status, err;
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(profile__add_type(p, "contentions", "count"), 0);
+	m = profile__mapping(p, 300, 0x400000, 0x401000, 0, "/usr/bin/app", NULL);
+	f_work = fn(p, "work", "work", "app.c");
+	work = LOC(p, m, 0x400100, 0x100, { f_work, 6 });
+	for (int i = 0; i < 2; i++) {
+		uint32_t f = fn(p, names[i], names[i], NULL);
+
+		leaf = LOC(p, PROF_NONE, 0, 0, { f, 0 });
+		assert_non_null(profile__add_sample(p, STACK(leaf, work), v, 300));
+		v[0]++;
+	}
+	assert_int_equal(output__write_path(&output_pprof, p, NULL, path), 0);
+	if (access(GO_PPROF, X_OK)) {
+		print_message("go tool pprof not installed (%s): checked by our reader only\n",
+			      GO_PPROF);
+	} else {
+		/* pprof's default symbolization, which demangles (-symbolize=none does not) */
+		assert_true(asprintf(&cmd, "HOME='%s/tests' " GO_PPROF " -top '%s' 2>&1",
+				     out_dir(), path) > 0);
+		out = capture(cmd, &status);
+		if (status || !strstr(out, "  futex 0x7f0000001000 in [stack] of thread 9 "
+				    "(futex_wait)\n") ||
+		    !strstr(out, "  waker: ping [1778] of pingpong (1776)\n"))
+			fail_msg("pprof -top cut the names (%d):\n%s", status, out);
+		free(out);
+		free(cmd);
+	}
+	back = profile__load_pprof(path, &err, why, sizeof(why));
+	if (!back)
+		fail_msg("our reader refused it: %s", why);
+	assert_string_equal(back->functions[back->locations[back->samples[0].locs[0]].lines[0]
+					    .function].name, names[0]);
+	a = render(&output_pprof, p, NULL, &l1);
+	b = render(&output_pprof, back, NULL, &l2);
+	assert_int_equal(l1, l2);
+	assert_memory_equal(a, b, l1);
+	free(a);
+	free(b);
+	profile__free(back);
+	profile__free(p);
+	unlink(path);
+	free(path);
+}
+
 /* go tool pprof reads it as a CPU profile; our reader gives back the same report. */
 static void test_pprof(void **state)
 {
@@ -467,6 +530,7 @@ int main(void)
 		cmocka_unit_test(test_text_processes_top_and_commands),
 		cmocka_unit_test(test_synthetic_frames),
 		cmocka_unit_test(test_text_ties_by_stack),
+		cmocka_unit_test(test_pprof_synthetic_names),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_folded),
