@@ -14,6 +14,7 @@
 #include "abi/kmem.h"
 #include "bpf/lib/stack.bpf.h"
 #include "bpf/lib/pidreuse.bpf.h"
+#include "bpf/lib/take.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -46,12 +47,11 @@ struct {
 	__type(value, struct stack_trace);
 } stacks SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1);		/* --max-stacks */
-	__type(key, struct stack_key);
-	__type(value, struct kmem_count);
-} counts SEC(".maps");
+/* the count and cache rows, kept twice (bpf/lib/take.bpf.h): a spill takes the generation
+ * the programs no longer count into. A free counts into the current generation's row of its
+ * allocation's key (its live counts, the cache row's frees): the two rows of a key are summed
+ * when read. --max-stacks times two. */
+TAKE_TABLE(counts, BPF_MAP_TYPE_HASH, struct stack_key, struct kmem_count, 1);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -67,12 +67,7 @@ struct {
 	__type(value, struct kmem_totals);
 } totals SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);	/* sized by the collector */
-	__type(key, struct kmem_cache_key);
-	__type(value, struct kmem_cache_stat);
-} cache_stats SEC(".maps");
+TAKE_TABLE(cache_stats, BPF_MAP_TYPE_HASH, struct kmem_cache_key, struct kmem_cache_stat, 1024);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -211,8 +206,12 @@ static __always_inline struct kmem_totals *totals_of(__u32 tgid)
 }
 
 /* A tracked allocation is gone (freed, or its pointer allocated again unseen): its owner's
- * live counts go down. */
-static __always_inline void untrack(const struct kmem_live *l, bool freed)
+ * live counts go down, in generation g (take_gen_now()). The count row is generation g's of
+ * its key if there is one, else the other's: a row a spill takes has its live counts read from
+ * `live` at the end, not from the row, and a row a spill keeps (keeps_rows) is never deleted,
+ * so that the two rows of its key summed are its live bytes. A cache row's frees count in
+ * generation g's, made if need be: the take of the other one is exact. */
+static __always_inline void untrack(const struct kmem_live *l, bool freed, __u32 g)
 {
 	struct kmem_cache_key ck = { .tgid = l->key.tgid, .cache = l->cache };
 	struct kmem_cache_stat *cs, czero = {};
@@ -220,7 +219,9 @@ static __always_inline void untrack(const struct kmem_live *l, bool freed)
 	struct kmem_count *c;
 	__u32 tgid = l->key.tgid;
 
-	c = bpf_map_lookup_elem(&counts, &l->key);
+	c = bpf_map_lookup_elem(take_table(counts, g), &l->key);
+	if (!c)
+		c = bpf_map_lookup_elem(take_table(counts, !g), &l->key);
 	if (c) {
 		if (freed)
 			__sync_fetch_and_add(&c->frees, 1);
@@ -230,7 +231,7 @@ static __always_inline void untrack(const struct kmem_live *l, bool freed)
 	if (l->cache) {
 		/* its row taken into the profile by a spill: the free counts in a new one, which
 		 * the report sums with it (its live count is read from `live` at the end) */
-		cs = entry_of(&cache_stats, &ck, &czero, KMEM_STAT_CACHE_KEYS);
+		cs = entry_of(take_table(cache_stats, g), &ck, &czero, KMEM_STAT_CACHE_KEYS);
 		if (cs) {
 			if (freed)
 				__sync_fetch_and_add(&cs->frees, 1);
@@ -261,7 +262,7 @@ static __always_inline void on_free(void *ctx, __u64 ptr, enum kmem_total what)
 		copy = *l;
 		/* only the one that deletes it counts it */
 		if (!bpf_map_delete_elem(&live, &ptr))
-			untrack(&copy, true);
+			untrack(&copy, true, take_gen_now());
 	}
 	if (what >= KMEM_T__COUNT)
 		return;
@@ -278,7 +279,7 @@ static __always_inline void on_free(void *ctx, __u64 ptr, enum kmem_total what)
 static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr, __u64 req,
 				     __u64 alloc, __u64 cache, enum kmem_total what)
 {
-	__u32 tgid = owner(ctx), slot = kind;
+	__u32 tgid = owner(ctx), slot = kind, g;
 	struct stack_key key = { .tgid = tgid, .aux = KMEM_AUX(kind, low) };
 	struct kmem_cache_key ck = { .tgid = tgid, .cache = cache };
 	struct kmem_cache_stat *cs = NULL, czero = {};
@@ -321,11 +322,12 @@ static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr
 			key.flags = STACK_KEY_USER_EXACT;
 	}
 
-	c = entry_of(&counts, &key, &s->zero, KMEM_STAT_COUNT_KEYS);
+	g = take_gen_now();
+	c = entry_of(take_table(counts, g), &key, &s->zero, KMEM_STAT_COUNT_KEYS);
 	if (!c)
 		count_drop(KMEM_DROP_COUNTS_FULL);
 	if (cache) {
-		cs = entry_of(&cache_stats, &ck, &czero, KMEM_STAT_CACHE_KEYS);
+		cs = entry_of(take_table(cache_stats, g), &ck, &czero, KMEM_STAT_CACHE_KEYS);
 		if (!cs)
 			count_drop(KMEM_DROP_CACHES_FULL);
 	}
@@ -336,7 +338,7 @@ static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr
 			/* allocated again while tracked: its free had no event (a bulk free) */
 			lv = *old;
 			if (!bpf_map_delete_elem(&live, &ptr)) {
-				untrack(&lv, false);
+				untrack(&lv, false, g);
 				count_drop(KMEM_DROP_FREE_UNSEEN);
 			}
 		}

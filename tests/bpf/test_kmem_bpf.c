@@ -11,11 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "modes/kmem/collect.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
+#include "util/util.h"
 
 #define NPIPES 100
 
@@ -175,12 +177,169 @@ static void test_full_live_table_is_a_drop(void **state)
 	profile__free(p);
 }
 
+/* The take race (core/collector.c, a spill; bpf/lib/take.bpf.h): a child makes TAKE_PIPES
+ * pipes and closes them, from TAKE_DEPTHS call depths, while this process ticks the mode as
+ * fast as it can: with a stacks map of 16 the stacks it refuses make a spill due at each tick,
+ * which takes the count and cache rows out of the kernel. Every allocation must be in exactly
+ * one take: the child's rows summed (its samples' alloc_objects, its cache rows' allocs) against
+ * its process totals (a table no spill took), the filp rows against the pipes made (two filps
+ * each), and each cache row's frees and what is still live against its allocations. all: -a
+ * (the child's count rows taken at each spill), else the child attached (its count rows kept
+ * in the kernel for its growth series, its cache rows taken). */
+#define TAKE_PIPES 40000
+#define TAKE_DEPTHS 14
+
+static __attribute__((noinline)) void pipe_at(int depth)
+{
+	int p[2];
+
+	if (depth > 0) {
+		pipe_at(depth - 1);
+	} else if (!one_pipe(p)) {
+		close(p[0]);
+		close(p[1]);
+	}
+	asm volatile("" : : : "memory");
+}
+
+struct take_result {
+	struct profile *p;
+	pid_t child;
+	unsigned ticks;
+};
+
+static struct take_result pipes_while_ticking(bool all, uint32_t max_stacks)
+{
+	struct log_ctx lc = { .prog = "test_kmem_bpf" };
+	struct symbolizer_opts syo = { .no_lines = true };
+	struct kmem_opts o = { .max_stacks = max_stacks, .max_live = 1 << 17 };
+	struct session_env env = { .lc = &lc, .all = all };
+	const struct mode_ops *ops = &kmem_mode_ops;
+	struct take_result r = { 0 };
+	int go[2], status;
+	char c = 0;
+	void *m;
+
+	env.prof = profile__new("kmem");
+	env.sym = symbolizer__new(&syo);
+	assert_non_null(env.prof);
+	assert_non_null(env.sym);
+	assert_int_equal(pipe(go), 0);
+	r.child = fork();
+	assert_true(r.child >= 0);
+	if (!r.child) {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		for (int i = 0; i < TAKE_PIPES; i++)
+			pipe_at(i % TAKE_DEPTHS);
+		_exit(0);
+	}
+	close(go[0]);
+	m = ops->open(&env, &o);
+	assert_non_null(m);
+	if (all)
+		assert_int_equal(ops->attach_all(m), 0);
+	else
+		assert_int_equal(ops->attach(m, r.child, MODE_ATTACH_PID, &status), 0);
+	ops->started(m, util_mono_ns());
+	assert_int_equal(write(go[1], &c, 1), 1);
+	while (waitpid(r.child, &status, WNOHANG) == 0) {
+		ops->tick(m, 0, false);
+		r.ticks++;
+	}
+	close(go[1]);
+	ops->stop(m);
+	if (!all)
+		ops->finalize(m, r.child, false);
+	ops->finish(m);
+	ops->detach(m);
+	ops->close(m);
+	symbolizer__free(env.sym);
+	r.p = env.prof;
+	return r;
+}
+
+static uint64_t proc_stat(const struct profile *p, pid_t pid, const char *name)
+{
+	const struct prof_process *pp = profile__find_process(p, (uint32_t)pid);
+	uint64_t v = 0;
+
+	return pp && prof_process__stat(pp, name, &v) ? v : 0;
+}
+
+static void check_takes(bool all)
+{
+	struct take_result r = pipes_while_ticking(all, 16);
+	const struct profile *p = r.p;
+	uint64_t allocs = 0, cache_allocs = 0, filp = 0, bad_frees = 0, totals, cache_totals;
+
+	for (uint32_t i = 0; i < p->nsamples; i++)
+		if (p->samples[i].pid == (uint32_t)r.child)
+			allocs += (uint64_t)p->samples[i].values[0];
+	for (uint32_t i = 0; i < p->ncaches; i++) {
+		const struct prof_cache *pc = &p->caches[i];
+
+		if (pc->pid != (uint32_t)r.child)
+			continue;
+		cache_allocs += pc->allocs;
+		if (!strcmp(pc->name, "filp"))
+			filp += pc->allocs;
+		/* each allocation tracked is freed (matched by pointer) or still live */
+		if (pc->frees + pc->live != pc->allocs) {
+			print_message("take race: cache %s: %llu allocs, %llu frees, %llu live\n",
+				      pc->name, (unsigned long long)pc->allocs,
+				      (unsigned long long)pc->frees, (unsigned long long)pc->live);
+			bad_frees++;
+		}
+	}
+	cache_totals = proc_stat(p, r.child, "kmem_kmalloc") +
+		       proc_stat(p, r.child, "kmem_cache_alloc");
+	totals = cache_totals + proc_stat(p, r.child, "kmem_page_alloc") +
+		 proc_stat(p, r.child, "kmem_percpu_alloc");
+	print_message("take race (%s): %u ticks; allocations: %llu in the samples, "
+		      "%llu in the totals; cache rows %llu, totals %llu; filp %llu of %d; drops: "
+		      "counts_full %llu caches_full %llu live_table_full %llu free_unseen %llu\n",
+		      all ? "-a" : "attached", r.ticks,
+		      (unsigned long long)allocs, (unsigned long long)totals,
+		      (unsigned long long)cache_allocs, (unsigned long long)cache_totals,
+		      (unsigned long long)filp, 2 * TAKE_PIPES,
+		      (unsigned long long)profile__drop(p, "counts_full"),
+		      (unsigned long long)profile__drop(p, "caches_full"),
+		      (unsigned long long)profile__drop(p, "live_table_full"),
+		      (unsigned long long)profile__drop(p, "free_unseen"));
+	/* a row the count table had no room for is a counted drop (of any process: -a) */
+	assert_true(totals > 0);
+	if (!all || !profile__drop(p, "counts_full"))
+		assert_int_equal(allocs + profile__drop(p, "counts_full"), totals);
+	assert_int_equal(profile__drop(p, "caches_full"), 0);
+	assert_int_equal(cache_allocs, cache_totals);
+	assert_int_equal(filp, 2 * TAKE_PIPES);
+	if (!profile__drop(p, "live_table_full") && !profile__drop(p, "free_unseen"))
+		assert_int_equal(bad_frees, 0);
+	profile__free(r.p);
+}
+
+static void test_spills_lose_nothing_attached(void **state)
+{
+	(void)state;
+	check_takes(false);
+}
+
+static void test_spills_lose_nothing_all(void **state)
+{
+	(void)state;
+	check_takes(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_freed_pipes_match_their_frees),
 		cmocka_unit_test(test_held_pipes_are_outstanding),
 		cmocka_unit_test(test_full_live_table_is_a_drop),
+		cmocka_unit_test(test_spills_lose_nothing_attached),
+		cmocka_unit_test(test_spills_lose_nothing_all),
 	};
 
 	if (geteuid()) {

@@ -147,16 +147,19 @@ static void reset_irq_depth(struct kmem_collector *c)
  * and of the counts made since the take (collector__reclaim). */
 static void set_stacks(struct kmem_collector *c)
 {
-	struct stack_ref_map refs[2] = {
+	struct stack_ref_map refs[3] = {
 		{ .fd = bpf_map__fd(c->skel->maps.live), .key_size = sizeof(__u64),
 		  .val_size = sizeof(struct kmem_live), .n = 2,
 		  .at = { STACK_REF_VAL(__u64, struct kmem_live, key.ustack),
 			  STACK_REF_VAL(__u64, struct kmem_live, key.kstack) } },
-		stack_ref_map__counts(bpf_map__fd(c->skel->maps.counts), sizeof(struct stack_key),
+		/* both generations: a spill keeps some rows (keeps_rows) */
+		stack_ref_map__counts(bpf_map__fd(c->skel->maps.counts_0), sizeof(struct stack_key),
+				      sizeof(struct kmem_count)),
+		stack_ref_map__counts(bpf_map__fd(c->skel->maps.counts_1), sizeof(struct stack_key),
 				      sizeof(struct kmem_count)),
 	};
 
-	collector__set_stacks(&c->base, bpf_map__fd(c->skel->maps.stacks), NULL, refs, 2);
+	collector__set_stacks(&c->base, bpf_map__fd(c->skel->maps.stacks), NULL, refs, 3);
 }
 
 static void *kmem_open(const struct session_env *env, void *opts)
@@ -193,10 +196,10 @@ static void *kmem_open(const struct session_env *env, void *opts)
 	bpf_map__set_max_entries(c->skel->maps.targets, MAX_TARGETS);
 	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
 	/* a stack is often counted for several processes and kinds (-a) */
-	bpf_map__set_max_entries(c->skel->maps.counts, 2 * o->max_stacks);
+	COLLECTOR_SIZE(c->skel->maps, counts, 2 * o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.live, o->max_live);
 	bpf_map__set_max_entries(c->skel->maps.totals, MAX_PROCS);
-	bpf_map__set_max_entries(c->skel->maps.cache_stats, MAX_CACHE_STATS);
+	COLLECTOR_SIZE(c->skel->maps, cache_stats, MAX_CACHE_STATS);
 	if (collector__load(&c->base, env->unwind, true))
 		goto fail;
 	/* every free must be seen from the start, whichever task makes it */
@@ -375,6 +378,41 @@ static int key_cmp(const struct stack_key *a, const struct stack_key *b)
 static int count_cmp(const void *a, const void *b)
 {
 	return key_cmp(&((const struct count_entry *)a)->k, &((const struct count_entry *)b)->k);
+}
+
+/* The count rows of process `only` (0: all) in both generations (bpf/lib/take.bpf.h), sorted,
+ * the two rows of a key summed: a row a spill kept (keeps_rows) in the generation it took, the
+ * counts made since and the frees of its allocations in the other (a free's live counts may
+ * take a row below 0: the sum wraps back). 0 or a negative errno. */
+static int read_counts(struct kmem_collector *c, pid_t only, struct reader *r)
+{
+	const struct bpf_map *gens[2] = { c->skel->maps.counts_0, c->skel->maps.counts_1 };
+	struct count_entry *e;
+	size_t n = 0;
+	int err = 0;
+
+	r->only = only;
+	r->size = sizeof(struct count_entry);
+	for (int g = 0; g < 2 && !err; g++)
+		err = bpfutil__map_for_each(bpf_map__fd(gens[g]), sizeof(struct stack_key),
+					    sizeof(struct kmem_count), on_count, r);
+	if (!r->n)
+		return err;
+	e = r->v;
+	qsort(e, r->n, sizeof(*e), count_cmp);
+	for (size_t i = 0; i < r->n; i++) {
+		if (n && !key_cmp(&e[n - 1].k, &e[i].k)) {
+			__u64 *to = (__u64 *)&e[n - 1].v;
+			const __u64 *from = (const __u64 *)&e[i].v;
+
+			for (size_t j = 0; j < sizeof(e->v) / sizeof(__u64); j++)
+				to[j] += from[j];
+		} else {
+			e[n++] = e[i];
+		}
+	}
+	r->n = n;
+	return err;
 }
 
 static int live_cmp(const void *a, const void *b)
@@ -690,7 +728,7 @@ static int on_count_take(const void *key, const void *val, void *ctx)
 static int take_counts(struct kmem_collector *c, struct reader *counts)
 {
 	struct count_take t = { .c = c, .counts = counts,
-				.fd = bpf_map__fd(c->skel->maps.counts) };
+				.fd = COLLECTOR_TAKEN_FD(&c->base, c->skel->maps, counts) };
 	bool keep = false;
 
 	counts->only = 0;
@@ -731,16 +769,20 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 	if (spill) {
 		err = take_counts(c, &counts);
 		caches.size = sizeof(struct cache_entry);
-		err = err ?: bpfutil__map_take(bpf_map__fd(c->skel->maps.cache_stats),
+		err = err ?: bpfutil__map_take(COLLECTOR_TAKEN_FD(&c->base, c->skel->maps,
+								  cache_stats),
 					       sizeof(struct kmem_cache_key),
 					       sizeof(struct kmem_cache_stat), on_cache, &caches);
 	} else {
-		err = read_map(c->skel->maps.counts, sizeof(struct stack_key),
-			       sizeof(struct kmem_count), on_count, &counts,
-			       sizeof(struct count_entry), only);
+		err = read_counts(c, only, &counts);
 		err = err ?: read_map(c->skel->maps.live, sizeof(__u64), sizeof(struct kmem_live),
 				      on_live, &lives, sizeof(struct live_entry), only);
-		err = err ?: read_map(c->skel->maps.cache_stats, sizeof(struct kmem_cache_key),
+		/* both generations' rows: the report sums a (process, cache)'s rows
+		 * (profile__merge_caches) */
+		err = err ?: read_map(c->skel->maps.cache_stats_0, sizeof(struct kmem_cache_key),
+				      sizeof(struct kmem_cache_stat), on_cache, &caches,
+				      sizeof(struct cache_entry), only);
+		err = err ?: read_map(c->skel->maps.cache_stats_1, sizeof(struct kmem_cache_key),
 				      sizeof(struct kmem_cache_stat), on_cache, &caches,
 				      sizeof(struct cache_entry), only);
 		err = err ?: read_map(c->skel->maps.totals, sizeof(__u32),
@@ -891,8 +933,10 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 			s->out.sum_age_ns += age;
 		}
 		c->allocs += e->v.allocs;
-		if (remove)
-			bpf_map_delete_elem(bpf_map__fd(c->skel->maps.counts), &e->k);
+		if (remove) {
+			bpf_map_delete_elem(bpf_map__fd(c->skel->maps.counts_0), &e->k);
+			bpf_map_delete_elem(bpf_map__fd(c->skel->maps.counts_1), &e->k);
+		}
 	}
 	/* a spill's samples are fitted with the rest at the end (those of the keys then) */
 	err = spill ? 0 : fit_growth(c, prof, &counts, merge);
@@ -912,8 +956,10 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 		cache_name(c, e->k.cache, name, sizeof(name));
 		pc.name = name;
 		profile__add_cache(prof, &pc);
-		if (remove)
-			bpf_map_delete_elem(bpf_map__fd(c->skel->maps.cache_stats), &e->k);
+		if (remove) {
+			bpf_map_delete_elem(bpf_map__fd(c->skel->maps.cache_stats_0), &e->k);
+			bpf_map_delete_elem(bpf_map__fd(c->skel->maps.cache_stats_1), &e->k);
+		}
 	}
 	if (remove) {
 		for (size_t i = 0; i < lives.n; i++)
@@ -975,10 +1021,11 @@ static int snap_count(const void *key, const void *val, void *ctx)
 }
 
 /* Every traced process's live bytes per stack, for the growth view: one read of the counts
- * map, at most twice a second and less often when a read costs more than 1/SNAP_BUDGET. */
+ * maps, at most twice a second and less often when a read costs more than 1/SNAP_BUDGET. */
 static void snapshot(struct kmem_collector *c, uint64_t now_ns)
 {
 	struct snap_read r = { .c = c };
+	struct reader rows = { 0 };
 	bool any = false, thinned = false;
 	uint64_t cost;
 
@@ -995,8 +1042,12 @@ static void snapshot(struct kmem_collector *c, uint64_t now_ns)
 	}
 	if (!any)
 		return;
-	bpfutil__map_for_each(bpf_map__fd(c->skel->maps.counts), sizeof(struct stack_key),
-			      sizeof(struct kmem_count), snap_count, &r);
+	/* both generations, a key's two rows summed (read_counts) */
+	if (!read_counts(c, 0, &rows))
+		for (size_t i = 0; i < rows.n; i++)
+			snap_count(&((struct count_entry *)rows.v)[i].k,
+				   &((struct count_entry *)rows.v)[i].v, &r);
+	free(rows.v);
 	for (uint32_t i = 0; i < proc_table__count(c->base.procs); i++) {
 		struct proc_info *p = proc_table__at(c->base.procs, i);
 
