@@ -106,7 +106,9 @@ static const struct mode_cli kmem_cli = {
 static void kmem_defaults(void *mo, struct session_opts *so)
 {
 	struct kmem_opts *o = mo;
+	const char *t = getenv("EBPROF_TEST_MAX_PROCS");
 
+	o->test_max_procs = t ? (uint32_t)strtoul(t, NULL, 10) : 0;
 	o->max_stacks = KMEM_DEFAULT_MAX_STACKS;
 	o->max_live = KMEM_DEFAULT_MAX_LIVE;
 }

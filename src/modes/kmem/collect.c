@@ -88,6 +88,7 @@ struct kmem_collector {
 	struct kmem_bpf *skel;
 	bool percpu, batched;		/* the optional tracepoints were found */
 	uint64_t stop_ns;		/* bpf_ktime_get_ns()'s clock when tracing stopped */
+	uint32_t max_procs;		/* the totals table's room (MAX_PROCS) */
 	uint64_t allocs;		/* read out into the profile */
 	uint64_t snap_interval;		/* ns between snapshots of live bytes per stack */
 	uint64_t snap_due;		/* CLOCK_MONOTONIC of the next one */
@@ -198,7 +199,8 @@ static void *kmem_open(const struct session_env *env, void *opts)
 	/* a stack is often counted for several processes and kinds (-a) */
 	COLLECTOR_SIZE(c->skel->maps, counts, 2 * o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.live, o->max_live);
-	bpf_map__set_max_entries(c->skel->maps.totals, MAX_PROCS);
+	c->max_procs = o->test_max_procs ? o->test_max_procs : MAX_PROCS;
+	bpf_map__set_max_entries(c->skel->maps.totals, c->max_procs);
 	COLLECTOR_SIZE(c->skel->maps, cache_stats, MAX_CACHE_STATS);
 	if (collector__load(&c->base, env->unwind, true))
 		goto fail;
@@ -1292,7 +1294,7 @@ static void kmem_finish(void *m)
 		profile__add_note(prof, "%llu events are in no process's totals: more than %d "
 				  "processes had events, the table of their totals was full (the "
 				  "stacks and caches still count them)",
-				  (unsigned long long)d[KMEM_DROP_PROCS_FULL], MAX_PROCS);
+				  (unsigned long long)d[KMEM_DROP_PROCS_FULL], c->max_procs);
 	if (d[KMEM_DROP_FREE_UNSEEN])
 		profile__add_note(prof, "%llu tracked pointers were allocated again without a free "
 				  "event (bulk frees have none): they count as freed",

@@ -16,6 +16,9 @@ struct kmem_opts {
 				 * stacks) counters */
 	uint32_t max_live;	/* --max-live: allocations tracked until their free at once */
 	uint64_t min_age_ns;	/* --min-age: outstanding only when at least this old */
+	/* Tests only (EBPROF_TEST_MAX_PROCS): the process totals table's room, small enough to
+	 * fill (0: 32768 processes) */
+	uint32_t test_max_procs;
 };
 
 /* open takes a struct kmem_opts. */
