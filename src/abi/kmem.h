@@ -109,11 +109,13 @@ enum kmem_drop {
 	KMEM_DROP_FREE_UNSEEN,	/* a pointer allocated again while tracked: its free had no event */
 	KMEM_DROP__COUNT,
 	/* in the same per-CPU array, after the drops: the keys made in the (process, kind,
-	 * stacks) and (process, cache) tables, which the collector spills as they fill, and the
-	 * times a process met a totals entry of another process with its PID */
+	 * stacks) and (process, cache) tables, which the collector spills as they fill, the
+	 * times a process met a totals entry of another process with its PID, and the keys made
+	 * in the totals table (spilled too: the processes gone) */
 	KMEM_STAT_COUNT_KEYS = KMEM_DROP__COUNT,
 	KMEM_STAT_CACHE_KEYS,
 	KMEM_STAT_PIDS_REUSED,
+	KMEM_STAT_PROC_KEYS,
 	KMEM_STAT__COUNT,
 };
 

@@ -199,7 +199,7 @@ static __always_inline struct kmem_totals *totals_of(__u32 tgid)
 	else
 		__builtin_memcpy(zero.comm, "swapper", sizeof("swapper"));
 	zero.start = start;
-	t = lookup_or_init(&totals, &tgid, &zero);
+	t = entry_of(&totals, &tgid, &zero, KMEM_STAT_PROC_KEYS);
 	if (!t)
 		count_drop(KMEM_DROP_PROCS_FULL);
 	return t;

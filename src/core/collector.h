@@ -28,7 +28,7 @@ struct unwinder;
  * one); without -a the smallest ring the kernel takes. */
 #define COLLECTOR_NOTES_SIZE (1 << 16)
 /* The tables a spill watches fill (collector__spill), and the maps that refer to stacks. */
-#define COLLECTOR_SPILL_TABLES 2
+#define COLLECTOR_SPILL_TABLES 3
 #define COLLECTOR_REF_MAPS 8
 
 struct collector {

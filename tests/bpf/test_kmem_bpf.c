@@ -332,6 +332,99 @@ static void test_spills_lose_nothing_all(void **state)
 	check_takes(true);
 }
 
+/* The process totals table at spills: with -a and a table of TOTALS_ROOM processes (the test
+ * knob), TOTALS_CHILDREN short-lived children each make TOTALS_PIPES pipes and exit, one after
+ * another, while this process ticks the mode between them. A spill takes the totals of the
+ * processes gone (those alive keep theirs: a free of their allocations lowers their live
+ * counts there), so that the table never fills: no drop, and every child's row is in the
+ * report, its totals exact: its kmalloc and cache allocations those of its cache rows (a table
+ * of their own), its filp allocations two a pipe, what is live of it what the live table
+ * holds. Before, the table filled after a few hundred children: process_totals_full, and the
+ * later children had no totals. The machine's own processes (-a) share the room: ~100 here. */
+#define TOTALS_ROOM 1024
+#define TOTALS_CHILDREN 3000
+#define TOTALS_PIPES 5
+
+static void test_totals_taken_at_spills(void **state)
+{
+	struct log_ctx lc = { .prog = "test_kmem_bpf" };
+	struct symbolizer_opts syo = { .no_lines = true };
+	struct kmem_opts o = { .max_stacks = 4096, .max_live = 1 << 17,
+			       .test_max_procs = TOTALS_ROOM };
+	struct session_env env = { .lc = &lc, .all = true };
+	const struct mode_ops *ops = &kmem_mode_ops;
+	static pid_t kids[TOTALS_CHILDREN];
+	uint32_t missing = 0, wrong = 0, bad_filp = 0;
+	struct profile *p;
+	int status;
+	void *m;
+
+	(void)state;
+	env.prof = profile__new("kmem");
+	env.sym = symbolizer__new(&syo);
+	assert_non_null(env.prof);
+	assert_non_null(env.sym);
+	m = ops->open(&env, &o);
+	assert_non_null(m);
+	assert_int_equal(ops->attach_all(m), 0);
+	ops->started(m, util_mono_ns());
+	for (int i = 0; i < TOTALS_CHILDREN; i++) {
+		kids[i] = fork();
+		assert_true(kids[i] >= 0);
+		if (!kids[i]) {
+			for (int j = 0; j < TOTALS_PIPES; j++)
+				pipe_at(0);
+			_exit(0);
+		}
+		assert_int_equal(waitpid(kids[i], &status, 0), kids[i]);
+		ops->tick(m, 0, false);
+	}
+	ops->stop(m);
+	ops->finish(m);
+	ops->detach(m);
+	ops->close(m);
+	symbolizer__free(env.sym);
+	p = env.prof;
+	for (int i = 0; i < TOTALS_CHILDREN; i++) {
+		uint64_t cache_allocs = 0, filp = 0, live = 0, totals;
+
+		if (!profile__find_process(p, (uint32_t)kids[i]) ||
+		    !proc_stat(p, kids[i], "kmem_cache_alloc")) {
+			missing++;
+			continue;
+		}
+		for (uint32_t j = 0; j < p->ncaches; j++) {
+			const struct prof_cache *pc = &p->caches[j];
+
+			if (pc->pid != (uint32_t)kids[i])
+				continue;
+			cache_allocs += pc->allocs;
+			live += pc->live;
+			if (!strcmp(pc->name, "filp"))
+				filp += pc->allocs;
+		}
+		totals = proc_stat(p, kids[i], "kmem_kmalloc") +
+			 proc_stat(p, kids[i], "kmem_cache_alloc");
+		if (totals != cache_allocs)
+			wrong++;
+		if (filp != 2 * TOTALS_PIPES)
+			bad_filp++;
+		/* what is live of a child: its cache rows' (the page allocations of its exit may
+		 * be live too: at least those) */
+		if (proc_stat(p, kids[i], "kmem_live_count") < live)
+			wrong++;
+	}
+	print_message("totals: %d children, table of %d: %u without totals, %u not exact, %u "
+		      "with filp not %d; process_totals_full %lld\n", TOTALS_CHILDREN, TOTALS_ROOM,
+		      missing, wrong, bad_filp, 2 * TOTALS_PIPES,
+		      (long long)profile__drop(p, "process_totals_full"));
+	assert_int_equal(profile__drop(p, "process_totals_full"), 0);
+	assert_int_equal(missing, 0);
+	assert_int_equal(wrong, 0);
+	assert_int_equal(bad_filp, 0);
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -340,6 +433,7 @@ int main(void)
 		cmocka_unit_test(test_full_live_table_is_a_drop),
 		cmocka_unit_test(test_spills_lose_nothing_attached),
 		cmocka_unit_test(test_spills_lose_nothing_all),
+		cmocka_unit_test(test_totals_taken_at_spills),
 	};
 
 	if (geteuid()) {

@@ -5,8 +5,8 @@
  * to its free by pointer whoever frees it. Allocations count only for the traced processes
  * (the targets map, or everything with -a). Counts stay in the kernel; a process is read out
  * when it is finalized (held at its exit stop, before it closes its files, or at an exec) and
- * the rest at the end; the count and cache rows are taken into the profile as they fill
- * (spill), the live table staying whole for the frees. Mappings are snapshot at attach, every second, and at the exit stop; with
+ * the rest at the end; the count and cache rows, and the totals of the processes gone, are
+ * taken into the profile as they fill (spill), the live table staying whole for the frees. Mappings are snapshot at attach, every second, and at the exit stop; with
  * -a, every second for the processes seen since.
  */
 #include <errno.h>
@@ -747,6 +747,98 @@ static int take_counts(struct kmem_collector *c, struct reader *counts)
 				     on_count_take, &t);
 }
 
+/* Whether the totals of process tgid stay in the kernel at a spill: it may still count there
+ * (it is alive, or a zombie: kill(tgid, 0)), it is traced and not read out yet (its read-out
+ * and the wait for its exit's frees read them: await_exits), or it is PID 0 (interrupts' work,
+ * counted all along). Those of the processes gone are taken: with -a the table filled with
+ * them (32768 processes in a few minutes of a busy machine). What is live of a process is read
+ * from the live table at the end (proc_lives), not from its row: its allocations are freed
+ * after its row was taken (an inode's, past an RCU grace period). */
+static bool keeps_totals(struct kmem_collector *c, pid_t tgid)
+{
+	struct proc_info *p;
+
+	if (!tgid)
+		return true;
+	p = proc_table__find(c->base.procs, tgid);
+	if (p && p->priv && !p->drained)
+		return true;
+	return !kill(tgid, 0) || errno != ESRCH;
+}
+
+struct totals_take {
+	struct kmem_collector *c;
+	struct reader *totals;
+	int fd;
+};
+
+static int on_total_take(const void *key, const void *val, void *ctx)
+{
+	struct totals_take *t = ctx;
+	__u32 tgid = *(const __u32 *)key;
+	struct kmem_totals v;
+
+	(void)val;
+	if (keeps_totals(t->c, (pid_t)tgid))
+		return 0;
+	/* the row as it is deleted: no process of that PID counts into it any more (one the
+	 * kernel gives the PID to now makes a row of its own) */
+	if (bpf_map_lookup_and_delete_elem(t->fd, &tgid, &v))
+		return 0;
+	return on_total(&tgid, &v, t->totals);
+}
+
+/* The totals of the processes gone, taken out of the kernel by a spill (keeps_totals). */
+static int take_totals(struct kmem_collector *c, struct reader *totals)
+{
+	struct totals_take t = { .c = c, .totals = totals,
+				 .fd = bpf_map__fd(c->skel->maps.totals) };
+
+	totals->only = 0;
+	totals->size = sizeof(struct total_entry);
+	return bpfutil__map_for_each(t.fd, sizeof(__u32), sizeof(struct kmem_totals),
+				     on_total_take, &t);
+}
+
+/* What is live of each process (the live table's entries, by tgid), sorted by tgid. */
+struct proc_live {
+	__u32 tgid;
+	bool said;		/* in the profile already (a totals row read) */
+	__u64 count, bytes;
+};
+
+static int proc_live_cmp(const void *a, const void *b)
+{
+	__u32 x = ((const struct proc_live *)a)->tgid, y = ((const struct proc_live *)b)->tgid;
+
+	return x < y ? -1 : x > y;
+}
+
+static struct proc_live *proc_lives(const struct reader *lives, size_t *n)
+{
+	const struct live_entry *l = lives->v;
+	struct proc_live *pl = calloc(lives->n ? lives->n : 1, sizeof(*pl));
+	size_t m = 0;
+
+	*n = 0;
+	if (!pl)
+		return NULL;
+	for (size_t i = 0; i < lives->n; i++)
+		pl[i] = (struct proc_live){ .tgid = l[i].v.key.tgid, .count = 1,
+					    .bytes = l[i].v.bytes };
+	qsort(pl, lives->n, sizeof(*pl), proc_live_cmp);
+	for (size_t i = 0; i < lives->n; i++) {
+		if (m && pl[m - 1].tgid == pl[i].tgid) {
+			pl[m - 1].count++;
+			pl[m - 1].bytes += pl[i].bytes;
+		} else {
+			pl[m++] = pl[i];
+		}
+	}
+	*n = m;
+	return pl;
+}
+
 /* Move the counts of process `only` (0: every process) into the profile, with its outstanding
  * allocations and their ages (at `now`, bpf_ktime_get_ns()'s clock), its caches and totals;
  * `remove`: delete them from the kernel (the process is done, or exec'd). `spill`: every
@@ -760,8 +852,9 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 	struct stack_table *st = stack_table__new();
 	uint32_t *locs = malloc(MAX_LOCS * sizeof(*locs));
 	struct proc_info *p = NULL;
+	struct proc_live *pl = NULL;
 	uint32_t *merge = NULL;
-	size_t li = 0;
+	size_t li = 0, npl = 0;
 	int err;
 
 	if (!st || !locs) {
@@ -775,6 +868,7 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 								  cache_stats),
 					       sizeof(struct kmem_cache_key),
 					       sizeof(struct kmem_cache_stat), on_cache, &caches);
+		err = err ?: take_totals(c, &totals);
 	} else {
 		err = read_counts(c, only, &counts);
 		err = err ?: read_map(c->skel->maps.live, sizeof(__u64), sizeof(struct kmem_live),
@@ -827,9 +921,16 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 		snapshots__end(snap);
 	}
 
-	/* processes first, so that each has its name and command line before its samples */
+	/* processes first, so that each has its name and command line before its samples; what
+	 * is live of each from the live table (a spill's: at the end) */
+	pl = proc_lives(&lives, &npl);
+	if (!pl) {
+		err = -ENOMEM;
+		goto out;
+	}
 	for (size_t i = 0; i < totals.n; i++) {
 		const struct total_entry *e = &((struct total_entry *)totals.v)[i];
+		struct proc_live key_pl = { 0 }, *lp;
 		struct prof_process *pp;
 
 		p = report_proc(c, e->tgid, exec, e->v.comm);
@@ -846,15 +947,33 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 			prof_process__set_growth_window(pp, snapshots__times(snap_of(p)),
 							snapshots__count(snap_of(p)),
 							snapshots__t0(snap_of(p)));
+		key_pl.tgid = e->tgid;
+		lp = bsearch(&key_pl, pl, npl, sizeof(*pl), proc_live_cmp);
 		for (int t = 0; t < KMEM_T__COUNT; t++) {
+			uint64_t v = e->v.v[t];
+
 			if ((t == KMEM_T_PERCPU_ALLOC || t == KMEM_T_PERCPU_FREE) && !c->percpu)
 				continue;
+			if (t == KMEM_T_LIVE_COUNT || t == KMEM_T_LIVE_BYTES)
+				v = !lp ? 0 : t == KMEM_T_LIVE_COUNT ? lp->count : lp->bytes;
 			/* at an exec the old image's counts are read out and deleted and the
 			 * new one's start at 0: the sums are the whole process's */
-			prof_process__add_stat(prof, pp, total_names[t], e->v.v[t]);
+			prof_process__add_stat(prof, pp, total_names[t], v);
 		}
+		if (lp)
+			lp->said = true;
 		if (remove)
 			bpf_map_delete_elem(bpf_map__fd(c->skel->maps.totals), &e->tgid);
+	}
+
+	/* what is live of a process whose totals a spill took (gone, its allocations live on) */
+	for (size_t i = 0; i < npl; i++) {
+		struct prof_process *pp = pl[i].said ? NULL : profile__find_process(prof, pl[i].tgid);
+
+		if (!pp)
+			continue;
+		prof_process__add_stat(prof, pp, total_names[KMEM_T_LIVE_COUNT], pl[i].count);
+		prof_process__add_stat(prof, pp, total_names[KMEM_T_LIVE_BYTES], pl[i].bytes);
 	}
 
 	/* One sample per displayed stack: keys that differ only in frames the report leaves
@@ -976,6 +1095,7 @@ out:
 	free(caches.v);
 	free(totals.v);
 	free(ids.v);
+	free(pl);
 	free(merge);
 	free(locs);
 	stack_table__free(st);
@@ -1089,10 +1209,11 @@ static int spill_take(void *m)
 static void spill(struct kmem_collector *c)
 {
 	struct spill_check due = {
-		.keys = { stat_sum(c, KMEM_STAT_COUNT_KEYS), stat_sum(c, KMEM_STAT_CACHE_KEYS) },
-		.room = { (c->opts.max_stacks + 1) / 2, MAX_CACHE_STATS },
+		.keys = { stat_sum(c, KMEM_STAT_COUNT_KEYS), stat_sum(c, KMEM_STAT_CACHE_KEYS),
+			  stat_sum(c, KMEM_STAT_PROC_KEYS) },
+		.room = { (c->opts.max_stacks + 1) / 2, MAX_CACHE_STATS, c->max_procs },
 		.refused = stat_sum(c, KMEM_DROP_COUNTS_FULL) + stat_sum(c, KMEM_DROP_STACKS_FULL) +
-			   stat_sum(c, KMEM_DROP_CACHES_FULL),
+			   stat_sum(c, KMEM_DROP_CACHES_FULL) + stat_sum(c, KMEM_DROP_PROCS_FULL),
 	};
 
 	collector__spill(&c->base, &c->env, &due, spill_take, c);
