@@ -14,27 +14,30 @@ load helpers
 PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 RECEIVER="$BATS_TEST_DIRNAME/agent_receiver.py"
 
-# Start the receiver in $T/rx (answering as $T/rx/mode says) on port $1 (default: any); sets
-# RX_PORT and RX_PID.
+# Start the receiver in directory ${1:-$T/rx} (answering as its file "mode" says) on any free
+# port; sets RX_PORT and RX_PID.
 start_receiver() {
-	mkdir -p "$T/rx"
-	rm -f "$T/rx/port"
-	python3 "$RECEIVER" "$T/rx" "${1:-0}" &
+	local dir=${1:-$T/rx}
+	mkdir -p "$dir"
+	rm -f "$dir/port"
+	python3 "$RECEIVER" "$dir" 0 &
 	RX_PID=$!
 	BG_PIDS+=("$RX_PID")
-	wait_for "$T/rx/port" '^[0-9]+$' 10
-	RX_PORT=$(cat "$T/rx/port")
+	wait_for "$dir/port" '^[0-9]+$' 10
+	RX_PORT=$(cat "$dir/port")
 }
 
-stop_receiver() {
-	kill "$RX_PID"
-	wait "$RX_PID" 2>/dev/null || true
+# A receiver down (its port bound, not listened on: connections refused) until receiver_up.
+# The port stays its own meanwhile: a port freed and bound again later could be taken by
+# another program in between.
+start_receiver_down() {
+	mkdir -p "${1:-$T/rx}"
+	touch "${1:-$T/rx}/down"
+	start_receiver "$@"
 }
 
-# A free port: one the kernel gives a receiver, which then stops.
-free_port() {
-	start_receiver
-	stop_receiver
+receiver_up() {
+	rm "${1:-$T/rx}/down"
 }
 
 answer() {
@@ -201,12 +204,12 @@ setup_file() {
 }
 
 @test "agent: receiver down, then back: the agent keeps profiling, retries, says so, and catches up" {
-	free_port
+	start_receiver_down
 	port=$RX_PORT
 	start_agent --server "http://127.0.0.1:$port" --backoff-max 1 --queue 100 2> "$T/agent.err"
 	wait_for "$T/agent.err" "pushing to http://127.0.0.1:$port failed: .*Couldn't connect to server; retrying in" 20
 	wait_for "$T/agent.err" "queued 3 windows" 20
-	start_receiver "$port"
+	receiver_up
 	wait_for "$T/agent.err" "takes pushes again" 20
 	n0=$(count_answered ok)
 	wait_answered $((n0 + 1))
@@ -222,12 +225,12 @@ setup_file() {
 }
 
 @test "agent: a full queue drops the oldest windows, counted; the rest arrive" {
-	free_port
+	start_receiver_down
 	port=$RX_PORT
 	start_agent --server "http://127.0.0.1:$port" --backoff-max 1 --queue 2 2> "$T/agent.err"
 	wait_for "$T/agent.err" "the queue is full \(2 windows\): dropped the oldest" 20
 	wait_for "$T/agent.err" "\(2 windows dropped so far\)" 20
-	start_receiver "$port"
+	receiver_up
 	wait_for "$T/agent.err" "takes pushes again" 20
 	stop_agent
 	[ "$AGENT_STATUS" -eq 0 ]
@@ -326,8 +329,8 @@ setup_file() {
 }
 
 @test "agent: --config file, a bearer token from a file, SIGHUP reloads the server and tags" {
-	start_receiver
-	free_port
+	# a port nobody listens on, for the first server
+	start_receiver_down "$T/dead"
 	dead=$RX_PORT
 	start_receiver
 	printf 'secret-token-42\n' > "$T/token"

@@ -5,9 +5,11 @@ tests: Python's standard library only.
     agent_receiver.py DIR [PORT]
 
 Listens on 127.0.0.1:PORT (0 or none: any free port, written to DIR/port); https when
-DIR/tls.pem exists (a certificate and its key, PEM). How it answers is
-read from DIR/mode at each request: "ok" (200), "status N" (answer N), "slow S" (wait S
-seconds, then 200). Each request is recorded before it is answered: its body in DIR/N.body,
+DIR/tls.pem exists (a certificate and its key, PEM). While DIR/down exists (made before the
+start) the port is bound but not listened on: a connection is refused, as with no server at
+all, and the port stays the receiver's (none other can take it before it comes up). How it
+answers is read from DIR/mode at each request: "ok" (200), "status N" (answer N), "slow S"
+(wait S seconds, then 200). Each request is recorded before it is answered: its body in DIR/N.body,
 and a line of JSON in DIR/requests.jsonl: {"n", "method", "path", "query" (parsed, each
 parameter's values), "headers" (a few), "len", "answer" (the mode used)}.
 """
@@ -80,17 +82,26 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    srv = ThreadingHTTPServer(("127.0.0.1", PORT), Handler)
+    srv = ThreadingHTTPServer(("127.0.0.1", PORT), Handler, bind_and_activate=False)
     srv.daemon_threads = True
+    srv.server_bind()
+    down = os.path.join(DIR, "down")
+    was_down = os.path.exists(down)
+    if not was_down:
+        srv.server_activate()
+    tmp = os.path.join(DIR, "port.tmp")
+    with open(tmp, "w") as f:
+        f.write("%d\n" % srv.server_address[1])
+    os.rename(tmp, os.path.join(DIR, "port"))
+    if was_down:
+        while os.path.exists(down):
+            time.sleep(0.05)
+        srv.server_activate()
     pem = os.path.join(DIR, "tls.pem")
     if os.path.exists(pem):
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(pem)
         srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-    tmp = os.path.join(DIR, "port.tmp")
-    with open(tmp, "w") as f:
-        f.write("%d\n" % srv.server_address[1])
-    os.rename(tmp, os.path.join(DIR, "port"))
     srv.serve_forever()
 
 
