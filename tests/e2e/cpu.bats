@@ -277,10 +277,12 @@ assert_no_cpu_probes() {
 # reads its mappings at once (read at the next tick, most were gone: bare addresses), and
 # loads its unwind tables (complete stacks)
 @test "cpu: -a symbolizes a process that lives 40 ms" {
-	"$EBPROF" cpu -a -v -F 999 -d 5 -o "$T/a.folded" 2>"$T/err" &
+	# stopped once they are done (its 5 s -d waited 4 s more for nothing)
+	"$EBPROF" cpu -a -v -F 999 -d 60 -o "$T/a.folded" 2>"$T/err" &
 	e=$!
 	wait_for "$T/err" '^ebprof: sampling '
 	for i in 1 2 3 4 5 6; do "$FIX/cpuburn" 0.04 >/dev/null; done
+	kill -INT "$e"
 	wait "$e"
 	# of the cpuburn processes' samples in user mode (a [k] leaf: the kernel's exec and exit)
 	awk '/^cpuburn \(/ && !/_\[k\] [0-9]+$/ { n += $NF; if (/burn_(heavy|light)/) ok += $NF }
@@ -291,13 +293,15 @@ assert_no_cpu_probes() {
 # of its first sample (a script that exec'd python3 was the script) and the snapshot taken then
 # (python3's 106 samples were bare addresses)
 @test "cpu -a: a script that execs a program: the process is that program, its frames named" {
-	"$EBPROF" cpu -a -v -F 499 -d 6 -o "$T/a.folded" -o "$T/a.json" 2>"$T/err" &
+	# stopped once the script is done (its 6 s -d waited 5 s more for nothing)
+	"$EBPROF" cpu -a -v -F 499 -d 60 -o "$T/a.folded" -o "$T/a.json" 2>"$T/err" &
 	e=$!
 	wait_for "$T/err" '^ebprof: sampling '
 	bash -c 'i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done; exec "$0" 0.5' \
 		"$FIX/cpuburn" >/dev/null &
 	x=$!
 	wait "$x"
+	kill -INT "$e"
 	wait "$e"
 	jq -e --argjson p "$x" '[.processes[] | select(.pid == $p) | .comm] == ["cpuburn"]' \
 		"$T/a.json"

@@ -418,7 +418,8 @@ need_flush_seq() {
 @test "io: -a counts dd among every process, ebprof excepted; --device keeps to one disk" {
 	var_tmp_disk
 	make_file "$VT/f" 500
-	"$EBPROF" io -v -a -d 4 -o "$T/x.json" 2>"$T/err" &
+	# stopped once dd is done (a fixed -d 4 waited for nothing, or cut it short)
+	"$EBPROF" io -v -a -d 120 -o "$T/x.json" 2>"$T/err" &
 	ebp=$!
 	BG_PIDS+=("$ebp")
 	wait_for "$T/err" "tracepoints:" 20
@@ -426,6 +427,7 @@ need_flush_seq() {
 	dd if="$VT/f" of=/dev/null bs=4096 count=500 iflag=direct status=none &
 	ddp=$!
 	wait "$ddp"
+	kill -INT "$ebp"
 	wait "$ebp"
 	# every one of dd's reads, or the kernel said of some that their completion went unseen
 	got=$(sites_sum "$T/x.json" requests "$ddp" "$DISK read (sync)" exact)

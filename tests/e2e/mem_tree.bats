@@ -420,13 +420,15 @@ CONF
 
 @test "-a: every process using libc, with a warning about the cost; a fixture's sites exact" {
 	"$FIX/memfixture" --truth > "$T/truth.json"
-	"$EBPROF" mem -a -d 4 -q -o "$T/out.json" -o "$T/out.csv" 2> "$T/eb.log" &
+	# stopped once the fixture is done (a fixed -d 4 waited for nothing, or cut it short)
+	"$EBPROF" mem -a -d 120 -q -o "$T/out.json" -o "$T/out.csv" 2> "$T/eb.log" &
 	eb=$!
 	BG_PIDS+=("$eb")
 	wait_for "$T/eb.log" 'tracing every process'
 	"$FIX/memfixture" --linger 1 > /dev/null &
 	fx=$!
 	wait "$fx"
+	kill -INT "$eb"
 	wait "$eb"
 	grep -q 'warning: -a: tracing every process that uses .* each of their malloc-family calls pays a uprobe trap' "$T/eb.log"
 	# the machine's profile is large (every process's sites, 10-60 s of jq): its summary, and

@@ -409,12 +409,14 @@ events_through() {
 # table lost events, from the per-process counts too (a 14 s shell loop: 32% of its events);
 # three quarters used, the counts are taken into the profile and counting goes on
 @test "stacks -a: a count table filling up is taken into the profile: every event counted (--max-stacks 256)" {
-	"$EBPROF" stacks -a -v --max-stacks 256 -e sched:sched_process_exec -d 5 \
+	# stopped once the 300 are done (a fixed -d 5 waited for nothing, or cut them short)
+	"$EBPROF" stacks -a -v --max-stacks 256 -e sched:sched_process_exec -d 120 \
 		-o "$T/out.json" 2> "$T/err" &
 	e=$!
 	wait_for "$T/err" 'sched:sched_process_exec: '
 	sleep 0.5
 	for i in $(seq 300); do "$FIX/openloop" 1 > /dev/null; done
+	kill -INT "$e"
 	wait "$e"
 	grep "count table filled" "$T/err"
 	jqe '.drops.counts_full == 0' "$T/out.json"

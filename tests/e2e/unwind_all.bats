@@ -33,12 +33,14 @@ CHECK="$BATS_TEST_DIRNAME/unwind_check.py"
 # once where interrupts are off) and ends at the second, below __libc_start_call_main; a 0.6 s
 # process had about half its samples so (the 0.27 s a compiler's cc1 lost at each start)
 @test "unwind -a: cpu, a program started during the run: >= 80% of its samples complete, none wrong" {
-	"$EBPROF" cpu -a -v -F 499 -d 5 -o "$T/c.folded" -o "$T/c.json" 2>"$T/err" &
+	# stopped once the program is done (a fixed -d 5 waited for nothing, or cut it short)
+	"$EBPROF" cpu -a -v -F 499 -d 120 -o "$T/c.folded" -o "$T/c.json" 2>"$T/err" &
 	e=$!
 	wait_for "$T/err" '^ebprof: sampling '
 	"$FIX/qsortfix" 40 20000 >/dev/null &
 	q=$!
 	wait "$q"
+	kill -INT "$e"
 	wait "$e"
 	run python3 "$CHECK" pids "$T/c.folded" "$q" 80
 	echo "$output"

@@ -15,12 +15,14 @@ CHAIN='_start;__libc_start_main;__libc_start_call_main;main;child_work'
 	# the fixture's tables in the cache first (a first run builds them, seconds under load)
 	run "$EBPROF" cpu -q -o "$T/w.folded" -- "$FIX/forkwork" 1 1000 0
 	[ "$status" -eq 0 ]
-	"$EBPROF" cpu -a -v -F 499 -d 8 -o "$T/c.folded" -o "$T/c.json" 2>"$T/err" &
+	# stopped once the fixture is done (a fixed -d 8 waited for nothing, or cut it short)
+	"$EBPROF" cpu -a -v -F 499 -d 120 -o "$T/c.folded" -o "$T/c.json" 2>"$T/err" &
 	e=$!
 	wait_for "$T/err" '^ebprof: sampling '
 	# the parent works 5 ms, naps 2 s (its tables are loaded at its first stack), then 100
 	# children of 5 ms each, one after the other: a sample or two each, the first before its load
 	"$FIX/forkwork" 100 5000000 2000
+	kill -INT "$e"
 	wait "$e"
 	run python3 "$CHECK" "$T/c.folded" child_work "$CHAIN"
 	echo "$output"
