@@ -144,6 +144,34 @@ assert_no_cpu_probes() {
 	grep -q '_\[k\]' "$T/x3.folded"
 }
 
+# Two runs at once (tests/run-e2e.sh runs tests two at a time with one cache; a user can run two)
+# fill an empty cache together: each writes whole files under temporary names and renames them
+# into place, so both name their frames, no temporary file is left, and a third run reads the
+# kernel's symbols from the cache.
+@test "cpu: two runs filling an empty cache at once both name their frames; the cache is whole after" {
+	export EBPROF_CACHE_DIR="$T/cache"
+	for i in 1 2; do
+		"$EBPROF" cpu -q -F 499 -o "$T/x$i.folded" -- \
+			dd if=/dev/zero of=/dev/null bs=64 count=500000 status=none &
+		pids[i]=$!
+		BG_PIDS+=("$!")
+	done
+	wait "${pids[1]}"
+	wait "${pids[2]}"
+	for i in 1 2; do
+		grep -q '^dd ([0-9]*);.*_\[k\]' "$T/x$i.folded"
+		! grep -q '0x[0-9a-f]*_\[k\]' "$T/x$i.folded" || false
+	done
+	find "$T/cache" -type f | sort
+	[ -s "$T/cache/kallsyms" ]
+	# mkstemp's names: NAME.XXXXXX
+	! find "$T/cache" -type f | grep -E '\.[A-Za-z0-9]{6}$' || false
+	run "$EBPROF" cpu -vv -F 499 -o "$T/x3.folded" -- \
+		dd if=/dev/zero of=/dev/null bs=64 count=100000 status=none
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"ebprof: kernel symbols from $T/cache/kallsyms"* ]]
+}
+
 @test "cpu: every output format is written, and go tool pprof reads the profile" {
 	run "$EBPROF" cpu -q -o "$T/x.txt" -o "$T/x.json" -o "$T/x.pb.gz" -o "$T/x.folded" \
 		-o "$T/x.svg" -o "$T/x.html" -o "$T/x.speedscope.json" -o "$T/x.csv" \
