@@ -18,6 +18,8 @@ PKGS=(
 	libc6-dbg
 	# tests: runners, test-input tools (xz for minidebuginfo), process tools
 	libcmocka-dev bats jq xz-utils procps util-linux mount strace tmux python3 bc
+	# bats --jobs: e2e tests that may run beside another run two at a time (tests/run-e2e.sh)
+	parallel
 	# io's journal test: ext4 (with its journal) on a loop device
 	e2fsprogs
 	# the agent's https test makes a self-signed certificate

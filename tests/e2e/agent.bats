@@ -178,6 +178,8 @@ setup_file() {
 
 # A window holds the samples of its own time: it is read at its boundary, not up to a tick
 # (100 ms) later with that tick's samples in it; the first one's start is the run's.
+# alone: a window's samples are held to its duration: a late read (a loaded machine) adds some
+# bats test_tags=alone
 @test "agent: no window holds more samples than its duration at -F 999 (a busy thread)" {
 	[ -x "$PPROF" ] || skip "go tool pprof not installed ($PPROF)"
 	start_receiver
@@ -405,6 +407,8 @@ setup_file() {
 	[ "$status" -eq 0 ]
 }
 
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "agent: -a --comm pushes only the processes of that name; -d ends the run with exit 0" {
 	start_receiver
 	bg "$FIX/cpuburn" 10
@@ -458,6 +462,8 @@ setup_file() {
 	! grep -v '^unknown{host=' "$T/names"
 }
 
+# concurrent: its -a runs are usage errors: nothing is traced
+# bats test_tags=concurrent
 @test "agent: bad settings are usage errors with a clear sentence" {
 	run "$EBPROF" agent -a
 	[ "$status" -eq 2 ]
@@ -550,6 +556,8 @@ body_cum() {
 		awk -v f="$3" '$NF == f { v = $4 } END { print v + 0 }'
 }
 
+# alone: bpftrace counts every mutexfix's waits (another test's too); the disk's requests
+# bats test_tags=alone
 @test "agent: --modes cpu,io,lock,mem: each window pushes a pprof per mode; lock's waits match bpftrace's; windows without gaps" {
 	[ -x "$PPROF" ] || skip "go tool pprof not installed ($PPROF)"
 	var_tmp_disk
@@ -687,6 +695,8 @@ leftovers() {
 	[ "$total" -eq 2000 ]
 }
 
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "agent: -a --modes cpu,io,lock,offcpu: each mode its own push; Parca's __name__ is ebprof_MODE; nothing left attached" {
 	start_receiver
 	bg "$FIX/mutexfix" 4 2000000

@@ -286,6 +286,8 @@ assert_no_cpu_probes() {
 	assert_no_cpu_probes
 }
 
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "cpu: -a sees other processes; --idle adds the idle task; --cpu limits the CPUs" {
 	bg "$FIX/cpuburn" 3
 	run "$EBPROF" cpu -q -a -d 500ms -o "$T/x.folded" -o "$T/x.json"
@@ -304,6 +306,8 @@ assert_no_cpu_probes() {
 # -a: a process that lives 40 ms is symbolized: the note of its first sample wakes ebprof, which
 # reads its mappings at once (read at the next tick, most were gone: bare addresses), and
 # loads its unwind tables (complete stacks)
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "cpu: -a symbolizes a process that lives 40 ms" {
 	# stopped once they are done (its 5 s -d waited 4 s more for nothing)
 	"$EBPROF" cpu -a -v -F 999 -d 60 -o "$T/a.folded" 2>"$T/err" &
@@ -320,6 +324,8 @@ assert_no_cpu_probes() {
 # -a: a process that execs is named by its new program and its frames named: it kept the name
 # of its first sample (a script that exec'd python3 was the script) and the snapshot taken then
 # (python3's 106 samples were bare addresses)
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "cpu -a: a script that execs a program: the process is that program, its frames named" {
 	# stopped once the script is done (its 6 s -d waited 5 s more for nothing)
 	"$EBPROF" cpu -a -v -F 499 -d 60 -o "$T/a.folded" -o "$T/a.json" 2>"$T/err" &
@@ -341,6 +347,8 @@ assert_no_cpu_probes() {
 # -a over minutes: the processes that ended keep their keys in the count table to the end, so a
 # full table lost the samples of those met last (a 3-minute run of builds: 40% of its samples,
 # one command's share 34% -> 19%); a full table is now emptied into the profile at the next tick
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "cpu -a: a full count table is taken into the profile and counting goes on (--max-stacks 256)" {
 	# ended when the 60 are done (a fixed -d cut the loop short on a loaded machine)
 	"$EBPROF" cpu -a -v -F 999 --max-stacks 256 -d 120 -o "$T/s.json" 2> "$T/err" &
@@ -368,6 +376,8 @@ assert_no_cpu_probes() {
 # The kernel gave a PID to another process during an -a run: cpu's rows are by tgid, so they
 # summed the two programs under the name of the last with nothing said. Said now, on the row
 # and in the run's notes (cpuburn, then its copy burnb, 0.2 s of CPU each).
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "cpu -a: a PID used again by another program is said, on its row and in a note" {
 	cp "$FIX/cpuburn" "$T/burnb"
 	pidreuse_under '^ebprof: sampling ' \
@@ -659,6 +669,8 @@ make_debug_root() {
 	assert_no_cpu_probes
 }
 
+# alone: it waits for a cpu_sample program by name: another test's would do
+# bats test_tags=alone
 @test "cpu: nothing is left attached after Ctrl-C" {
 	bg "$FIX/cpuburn" 20
 	"$EBPROF" cpu -q -p "$BG" -o "$T/x.folded" 2>"$T/err" &

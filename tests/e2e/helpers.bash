@@ -4,6 +4,20 @@
 # A negated command (`! grep -q x f`) fails a test only as its last command: bash's errexit
 # ignores a `!`. Anywhere else write `! grep -q x f || false` (tests/run-e2e.sh refuses a bare
 # one that is not a test's last command).
+#
+# Tests run two at a time (tests/run-e2e.sh), beside any other test, unless tagged `alone`:
+# put `# bats test_tags=alone` (with a comment line saying why) right before the @test of a
+# test that
+#   - runs anything machine-wide: -a, or a mode with no target; bpftrace (its probes see every
+#     process, its comm filters another test's fixture of the same name);
+#   - counts a disk (/sys/block, --device, var_tmp_disk), a loop device, a fixed or random
+#     port, a fixed path outside $T, or finds BPF programs by name (another test's would do);
+#   - asserts what a second test's load would change: CPU share or samples over wall-clock
+#     time, calls made in a fixed duration, a screen read at a moment, a browser's timeouts.
+# (`# bats file_tags=alone` after `load helpers` tags a whole file.) A test whose -a runs are
+# only usage errors, checked, is tagged `concurrent`. tests/run-e2e.sh refuses a test that
+# runs -a or bpftrace or counts a disk and has neither tag. When in doubt: alone. Everything a
+# test makes goes under $T (mktemp), never at a fixed name.
 
 setup() {
 	: "${EBPROF:?run through tests/run-e2e.sh}"

@@ -7,6 +7,9 @@
 
 load helpers
 
+# alone, every test: the disk's own counts (/sys/block), loop devices, -a and --device
+# bats file_tags=alone
+
 # helpers' teardown, and the directory under /var/tmp
 eval "$(declare -f teardown | sed '1s/teardown/helpers_teardown/')"
 teardown() {

@@ -60,6 +60,8 @@ bt_task() {
 		      print sum + 0 }' "$T/bt.out"
 }
 
+# alone: bpftrace's oracle: machine-wide tracepoints
+# bats test_tags=alone
 @test "kmem: kmalloc, cache and filp allocations agree with bpftrace on the same run" {
 	command -v bpftrace >/dev/null || skip "bpftrace is not installed (the independent oracle)"
 	# bpftrace's tracepoint:kmem:* probes are classic tracepoints: they need tracefs
@@ -152,6 +154,8 @@ bt_task() {
 	kill -USR1 "$FIXPID"
 }
 
+# alone: bpftrace's oracle: machine-wide tracepoints
+# bats test_tags=alone
 @test "kmem: a kmalloc above the largest cache counts once, as bpftrace's page allocations do" {
 	# 100 pipe rings of 10,240 bytes: one 16 KiB kmalloc each from pages (the kernel traces
 	# each twice, from __kmalloc_large_node_noprof and from its caller: counted twice before,
@@ -184,6 +188,8 @@ bt_task() {
 	kill -USR1 "$FIXPID"
 }
 
+# alone: bpftrace's oracle: machine-wide tracepoints
+# bats test_tags=alone
 @test "kmem: pages freed in batches count once (mm_page_free reports them before mm_page_free_batched)" {
 	# 16 MiB of anonymous memory written, then unmapped while the process runs: its pages go
 	# back in batches (the pages a process leaves at its exit are freed after its read-out)
@@ -306,6 +312,8 @@ m.close()'
 	kill -USR1 "$FIXPID"
 }
 
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "kmem: with no target it traces the whole machine (-a)" {
 	start_fixture 200 0
 	"$EBPROF" kmem -v -q -d 2 -o "$T/out.json" -o "$T/out.csv" 2> "$T/err" &
@@ -407,12 +415,16 @@ m.close()'
 # The kernel gave a PID to another process during an -a run: the processes' rows were one,
 # under the name of one and the command line of another, with nothing said (sweep K: pid 5211
 # "sleep" with a jq's command line). Said now, on the row and in the run's notes.
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "kmem -a: a PID used again by another program is said, on its row and in a note" {
 	pidreuse_under "counting the kernel allocations of every process" \
 		kmem -v -q -d 60 --top 0 -o "$T/x.json" -o "$T/x.txt" :: /bin/true -- /bin/echo hi
 	assert_pid_reused "$T/x.json" "$T/x.txt" echo
 }
 
+# concurrent: its -a run is a usage error: nothing is traced
+# bats test_tags=concurrent
 @test "kmem: bad options and targets say why, with the right exit status" {
 	run "$EBPROF" kmem --max-live 0 -d 1
 	[ "$status" -eq 2 ]

@@ -10,6 +10,8 @@ load helpers
 
 PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 
+# alone: bpftrace counts every mutexfix's waits (another test's too)
+# bats test_tags=alone
 @test "lock: 4 threads on one pthread mutex: waits and wait time through contend() agree with bpftrace on the same run" {
 	start_bpftrace "$MUTEX_BT"
 	run "$EBPROF" lock -q -o "$T/x.json" -o "$T/x.txt" -- "$FIX/mutexfix" 4 20000
@@ -165,6 +167,8 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	[ "$(jq -r '.info.futex_waits_exited' "$T/x.json")" -eq 6 ]
 }
 
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "lock -a: a thread killed in its futex wait has its wait counted in its process, its frames named: the process's mappings were read while it ran" {
 	# -a: a process is announced (its mappings read) at its first futex wait, not only at a
 	# wait's end: tidreuse's killed waits are counted at their thread's exit, when the
@@ -195,6 +199,8 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 # summed the two programs under one name with nothing said. Said now, on the row and in the
 # run's notes; the row has both programs' waits: futexfix's 18 timed-out waits, twice (its
 # copy named futexb).
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "lock -a: a PID used again by another program is said, on its row and in a note" {
 	cp "$FIX/futexfix" "$T/futexb"
 	pidreuse_under '^ebprof: tracepoints: ' \
@@ -238,6 +244,8 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 # -a over a while: the processes that ended kept their keys in the per-stack table to the end,
 # so a full table lost the stacks of those met last; the table is now taken into the profile
 # as it fills, and the stacks map emptied but for the waits going on
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "lock -a: a per-stack table filling up is taken into the profile: every futexfix's 18 timeouts in its stacks (--max-stacks 64)" {
 	bg "$EBPROF" lock -a -v --user-only --max-stacks 64 -d 120 -o "$T/x.json" 2> "$T/err"
 	wait_for "$T/err" '^ebprof: tracepoints:' 20
@@ -291,6 +299,8 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 		"$T/leaves" "$T/sites")" -eq 128 ]
 }
 
+# alone: bpftrace's oracle: machine-wide tracepoints
+# bats test_tags=alone
 @test "lock: threads mapping and unmapping in parallel: kernel contentions within 5% of bpftrace's lock:contention_begin, on their mmap_lock" {
 	start_bpftrace 'BEGIN { printf("ready\n"); }
 		tracepoint:lock:contention_begin /comm == "mmaplockfix"/ { @b[0] = count(); }
@@ -349,6 +359,8 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	diff "$T/x.folded" "$T/y.folded"
 }
 
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "lock: -p traces a running process's waits; -a sees it among every process, ebprof excepted" {
 	bg "$FIX/mutexfix" 4 2000000 > "$T/fix.out"
 	fix=$BG
@@ -411,6 +423,8 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	assert_no_probes '^(lock_begin|lock_end|futex_enter|futex_exit)$'
 }
 
+# alone: -a: the whole machine; it waits for a futex_exit program by name
+# bats test_tags=alone
 @test "lock: nothing is left attached after Ctrl-C" {
 	"$EBPROF" lock -q -a -o "$T/x.json" 2>"$T/err" &
 	ebp=$!

@@ -221,6 +221,8 @@ check_allocator() {
 # 100 ms) runs in the gaps around the two signals. The interposer forwards every call to the
 # next definition, jemalloc's, and --allocator jemalloc makes ebprof probe jemalloc itself
 # (without it ebprof would probe the interposer, the first object defining malloc).
+# alone: a TCP port picked at random; redis-benchmark's load
+# bats test_tags=alone
 @test "redis-server with jemalloc, attached by PID under load: counts within 0.1% of the interposer" {
 	command -v redis-server >/dev/null || skip "redis-server not installed"
 	command -v redis-benchmark >/dev/null || skip "redis-tools not installed"

@@ -73,6 +73,8 @@ start_ebprof() {
 # in two. The links' probes went one by one meanwhile, so the calls went on being counted by
 # halves (tens of thousands of missing_entry_state drops in a second's run, more frees than
 # allocations, unknown frees).
+# alone: it counts the calls made in a fixed second (more than 100,000)
+# bats test_tags=alone
 @test "attach: a run ended while its processes allocate counts every call whole" {
 	# launched with -d: traced from its first call, so exact: two threads, each freeing its
 	# one block before its next allocation (ebprof waits for the rest, ~1.3 s untraced)

@@ -55,6 +55,8 @@ bats_require_minimum_version 1.5.0
 	[[ "$output" == *"needs root"* ]]
 }
 
+# concurrent: its -a run fails before tracing (no capability)
+# bats test_tags=concurrent
 @test "root without the capabilities: the missing one is named, in every mode" {
 	command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed"
 	for mode in mem cpu; do

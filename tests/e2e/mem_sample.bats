@@ -242,6 +242,8 @@ check_alloc_only_truth() {
 	done
 }
 
+# concurrent: its -a runs are usage errors: nothing is traced
+# bats test_tags=concurrent
 @test "sampling and alloc-only: incompatible options are refused with a sentence" {
 	for bad in "--sample-bytes 0" "--sample-bytes abc" "--sample-every 0" \
 		   "--sample-bytes 2000000000"; do

@@ -185,6 +185,8 @@ exec_startfix_exact() {
 	assert_no_probes
 }
 
+# alone: bpftrace's uprobe is machine-wide
+# bats test_tags=alone
 @test "an exec with another tool's uprobe on the loader's hook: followed by system calls (its exec by the hold), still exact" {
 	# bpftrace's uprobe puts an int3 on _dl_debug_state: the kernel would take a breakpoint
 	# of ours there for its own, and the process would run past it unseen (untraced). env is
@@ -307,6 +309,8 @@ big_and_small_exact() {
 		"$T/out.json"
 }
 
+# alone: a TCP port picked at random; curl's load
+# bats test_tags=alone
 @test "nginx master and worker under load: each reported, posix_memalign exact" {
 	command -v nginx >/dev/null || skip "nginx not installed (scripts/install-deps.sh installs it)"
 	command -v curl >/dev/null || skip "curl not installed"
@@ -418,6 +422,8 @@ CONF
 	[[ "$output" == *"--follow is for -p PID"* ]]
 }
 
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "-a: every process using libc, with a warning about the cost; a fixture's sites exact" {
 	"$FIX/memfixture" --truth > "$T/truth.json"
 	# stopped once the fixture is done (a fixed -d 4 waited for nothing, or cut it short)
@@ -453,6 +459,8 @@ CONF
 
 # A process whose C library was deleted since it started (libc6 upgraded under it) maps
 # another inode than the system's: -a probes it too (it was left out, silently).
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "-a: a process whose C library was deleted since it started is traced too, its calls exact" {
 	"$FIX/memfixture" --truth > "$T/truth.json"
 	start_deleted_libc_fixture 30
@@ -486,6 +494,8 @@ CONF
 	assert_no_probes
 }
 
+# concurrent: its -a runs are usage errors: nothing is traced
+# bats test_tags=concurrent
 @test "-a refuses a command, -p and --leaks" {
 	run "$EBPROF" mem -a -- true
 	[ "$status" -eq 2 ]

@@ -67,6 +67,8 @@ assert_no_offcpu_probes() {
 # or system call ends right before it, so it is named as it is, not at ip - 1 (the padding
 # before ld.so's _start, a label without a type or size in its .text, from libc6-dbg's symbols:
 # named as gdb names it)
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "offcpu -a: a program stopped at its exec by a tracer is at the loader's entry point" {
 	bg "$EBPROF" offcpu -a -v -d 4 -o "$T/x.folded" 2> "$T/err"
 	wait_for "$T/err" '^ebprof: tracepoints: sched_switch'
@@ -153,6 +155,8 @@ assert_no_offcpu_probes() {
 # A waker outside the traced processes (-p of the parent; each child wakes it and exits): its
 # mappings read when it is first seen waking, while it runs. Before, they were read at the
 # report, when it was gone: its user frames were bare addresses.
+# alone: its wakers live 30 ms, their mappings read while they run (late on a loaded machine)
+# bats test_tags=alone
 @test "offcpu --wakers -p: a short-lived waker outside the target has its frames named" {
 	bg "$FIX/childwake" 10 30 "$T/go"
 	"$EBPROF" offcpu -v --wakers -p "$BG" -d 10 -o "$T/x.folded" 2> "$T/err" &
@@ -201,6 +205,8 @@ assert_no_offcpu_probes() {
 	jq -e --arg p "$PID" '[.notes[] | select(. == "PID \($p) was used by two processes during the run (the kernel recycled it); their numbers are reported together")] | length == 1' "$T/x.json"
 }
 
+# alone: bpftrace's oracle: machine-wide tracepoints
+# bats test_tags=alone
 @test "offcpu: the switches of pingpong's threads equal bpftrace's count of their switch-outs" {
 	# bpftrace's tracepoint:sched:* probes are classic tracepoints: they need tracefs
 	grep -q tracefs /proc/mounts || mount -t tracefs nodev /sys/kernel/tracing
@@ -288,6 +294,8 @@ ctxt() {
 	awk '/ctxt_switches/ { n += $2 } END { print n }' "/proc/$1/status"
 }
 
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "offcpu -p, -a and cpu --offcpu -p: a thread asleep since before the start counts from it, under its kernel stack and [user stack not seen]" {
 	bg "$FIX/offsleep" 1 60000
 	sleep 0.3
@@ -482,6 +490,8 @@ ctxt() {
 # full table lost the waits of those met last (200 short processes at --max-stacks 1024: 85 of
 # them seen, 20 of their 400 naps); a table filling up is now taken into the profile, and the
 # stacks map emptied but for what the waits going on refer to
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "offcpu -a: a count table filling up is taken into the profile: every wait counted (--max-stacks 1024)" {
 	bg "$EBPROF" offcpu -a -v --max-stacks 1024 -d 120 -o "$T/x.json" 2> "$T/err"
 	wait_for "$T/err" '^ebprof: tracepoints: sched_switch'
@@ -519,6 +529,8 @@ ctxt() {
 	[ "$(grep -c ', run-queue latency:$' "$T/x.txt")" -eq 2 ]
 }
 
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "offcpu: -p, --per-thread, and -a with --kernel-threads" {
 	bg "$FIX/pingpong" 4000000
 	pid=$BG
@@ -631,6 +643,8 @@ ctxt() {
 # process's and its run-queue row), so they summed the two programs under the name of the last
 # with nothing said. Said now, on both rows and in the run's notes; the row has both programs'
 # sleeps (offsleep's 2 naps, sleep's 1).
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "offcpu -a: a PID used again by another program is said, on its row, its run-queue row and in a note" {
 	pidreuse_under '^ebprof: tracepoints: sched_switch' \
 		offcpu -a -v -q -d 60 --top 0 -o "$T/x.json" -o "$T/x.txt" -o "$T/x.html" :: \
@@ -642,6 +656,8 @@ ctxt() {
 	grep -q 'hint">note: PID used by' "$T/x.html"
 }
 
+# concurrent: its -a runs are usage errors: nothing is traced
+# bats test_tags=concurrent
 @test "offcpu: bad input gets a clear sentence and exit 2 (usage) or 1 (failure)" {
 	run "$EBPROF" offcpu -p 999999 -d 1
 	[ "$status" -eq 1 ]

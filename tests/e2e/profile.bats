@@ -15,6 +15,8 @@ PROBES='^(mem_(enter|exit)|held_|cpu_sample$|io_(start|issue|insert|complete|don
 # jq-free JSON reads: python3 is on every Debian
 py() { python3 -c "$@"; }
 
+# alone: bpftrace's oracle: machine-wide tracepoints
+# bats test_tags=alone
 @test "profile: cpu, io, offcpu, lock and mem of one run; findings name the CPU-bound, the sleeping, the contending and the allocating function with their numbers" {
 	run "$EBPROF" profile -q --mem-exact -o "$T/r.json" -o "$T/r.txt" -- "$FIX/profilemix" cmsl
 	echo "$output"
@@ -214,6 +216,8 @@ print("ok")' "$T/r.json"
 	[[ "$output" == *"--leaks records every allocation"* ]]
 }
 
+# alone: bpftrace's oracle: machine-wide tracepoints
+# bats test_tags=alone
 @test "profile: a thread polling a condition variable nobody signals is no lock contention: its futex waits that timed out are timeouts, the fixture's and bpftrace's count" {
 	# idlepoll: 20 pthread_cond_timedwait of 50 ms, one thread, never signalled: 1 s of 40
 	# timed-out waits was "[lock] idle_poll waited 2.01 s ... over 40 contentions"
@@ -298,6 +302,8 @@ print("ok")' "$T/r.json" "$fixture"
 	[[ "$output" == *churn_memory* ]]
 }
 
+# alone: Chromium: a browser's load and its timeouts
+# bats test_tags=alone
 @test "profile: the HTML page works in a browser (findings as in the JSON, a tab per mode, flame graphs zoom)" {
 	command -v node >/dev/null || skip "node not installed (scripts/install-deps.sh installs it)"
 	[ -d "$TOOLS/node_modules/playwright-core" ] ||
@@ -332,6 +338,8 @@ print("ok")' "$T/r.json" "$fixture"
 	[ "$status" -eq 2 ]
 }
 
+# concurrent: its -a run is a usage error: nothing is traced
+# bats test_tags=concurrent
 @test "profile: a format of one mode to a stream is refused when several modes run, before anything is traced; with one mode it is that mode's" {
 	for o in folded:- pb.gz:- svg:- speedscope:- csv:- pprof:/dev/stdout folded:/dev/stderr; do
 		run "$EBPROF" profile --modes cpu,offcpu -o "$o" -- "$FIX/profilemix" x
@@ -366,6 +374,8 @@ print("ok")' "$T/r.json" "$fixture"
 	! grep -q 'nanosleep' "$T/cpu.folded"
 }
 
+# concurrent: its -a run is a usage error: nothing is traced
+# bats test_tags=concurrent
 @test "profile: an option of a mode the run leaves out is a usage error, as --leaks is (--mem-exact, --sample-bytes, -F; -a's default set)" {
 	run "$EBPROF" profile -q --modes cpu --mem-exact -o txt:/dev/null -- true
 	[ "$status" -eq 2 ]
@@ -397,6 +407,8 @@ print("ok")' "$T/r.json" "$fixture"
 	[[ "$output" != *"ebprof mem --help"* ]]
 }
 
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "profile: -a -d runs cpu, io, offcpu and lock system-wide (mem only when named), and leaves nothing attached" {
 	run "$EBPROF" profile -q -a -d 1 -o "$T/r.json"
 	echo "$output"

@@ -22,6 +22,8 @@ events_through() {
 		       any(.frames[]; .function == "main"))] | length > 0' "$T/out.json"
 }
 
+# alone: bpftrace's oracle: machine-wide tracepoints
+# bats test_tags=alone
 @test "stacks: a syscall event by the kernel's own name (sys_enter_newuname: uname(2)) counts as bpftrace does" {
 	# the table of syscall numbers comes from this build's headers, which call it uname;
 	# tracefs (and -l) call it newuname: refused before, its "did you mean" naming itself
@@ -44,6 +46,8 @@ events_through() {
 # bpftrace's count of the tree's switch-outs into a traced stop (prev_state TASK_TRACED),
 # which also has the stops before a process is ebprof's target (a launched command's before
 # its exec, a child's first), events ebprof counts for no process.
+# alone: bpftrace's oracle: machine-wide tracepoints
+# bats test_tags=alone
 @test "stacks: sched_switch leaves out a launched tree's ptrace stops, which are ebprof's (at most bpftrace's count of them), and says how many" {
 	start_bpftrace 'BEGIN { printf("ready\n"); }
 		tracepoint:sched:sched_switch /args->prev_state & 8/ { @t[args->prev_pid] = count(); }'
@@ -65,6 +69,8 @@ events_through() {
 	jqe '[.notes[] | select(test("events of the traced threads going into a ptrace stop of ebprof"))] | length == 1' "$T/s.json"
 }
 
+# alone: bpftrace's oracle: machine-wide tracepoints
+# bats test_tags=alone
 @test "stacks: 32-bit system calls (int \$0x80) are not the x86_64 call of their number, but said" {
 	# compat32: 7 ia32 write(2)s (4: x86_64's stat), 10 getegid32 (202: futex), 3 ia32 futex
 	# waits, 5 x86_64 writes; the kernel's syscall tracepoints skip 32-bit calls (bpftrace
@@ -93,6 +99,8 @@ events_through() {
 	jqe '.info.compat_syscalls == "20" and ([.sites[].events] | add // 0) == 0' "$T/exit.json"
 }
 
+# alone: bpftrace's oracle: machine-wide tracepoints
+# bats test_tags=alone
 @test "stacks: the whole process's openat count equals bpftrace's on the same run" {
 	# ready once its probes are attached (BEGIN runs after them); stopped by SIGINT sent again
 	# until it ends (a single one was lost twice in fresh-clone CI runs: helpers.bash)
@@ -124,6 +132,8 @@ events_through() {
 	      | [.frames[1].function, .frames[2].function]] == [["marker", "main"]]' "$T/out.json"
 }
 
+# alone: bpftrace's uprobes are machine-wide
+# bats test_tags=alone
 @test "stacks: u:PATH:SYMBOL takes a C++ name as written (with or without its parameters); bpftrace's spellings and offsets get a sentence" {
 	# sym_cxx calls ebprof_test::Widget::frob(int, char const*) once; before, the spec was cut
 	# at the last ':' ("cannot read sym_cxx:ebprof_test::Widget:")
@@ -310,6 +320,8 @@ events_through() {
 	assert_no_probes '^stacks_'
 }
 
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "stacks: -a counts every process and kernel threads, ebprof excepted" {
 	"$EBPROF" stacks -a -d 1 -e sched:sched_switch -o "$T/out.json" &
 	self=$!
@@ -325,6 +337,8 @@ events_through() {
 # A launched shell's background job opens /dev/null as the shell, then execs: without -a its name
 # stayed the shell's (the exec program was loaded only with -a), in every output, though its
 # JSON cmdline said openloop; bpftrace sees the same process as sh once, then as openloop
+# alone: bpftrace's oracle: machine-wide tracepoints
+# bats test_tags=alone
 @test "stacks: a launched shell's child that opens before its exec is named by its program" {
 	start_bpftrace 'BEGIN { printf("ready\n"); }
 		tracepoint:syscalls:sys_enter_openat /comm == "sh" || comm == "openloop"/
@@ -373,6 +387,8 @@ events_through() {
 # the shell's name (200 execs of wc counted as the script's: bpftrace counts 1); it takes its new
 # program's name at the exec, and a new process's mappings are read when its note wakes ebprof
 # (read each second, 99.6% of a shell loop's stacks were bare addresses)
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "stacks -a: a process is named by the program it exec'd; the events of short ones symbolized" {
 	# (each openloop calls marker 5,000 times after 15,000 openat calls: ~13 ms)
 	printf '#!/bin/sh\nfor i in $(seq 40); do "%s" 5000 > /dev/null; done\n' "$FIX/openloop" \
@@ -408,6 +424,8 @@ events_through() {
 # -a over a while: ended processes keep their keys in the count table to the end, so a full
 # table lost events, from the per-process counts too (a 14 s shell loop: 32% of its events);
 # three quarters used, the counts are taken into the profile and counting goes on
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "stacks -a: a count table filling up is taken into the profile: every event counted (--max-stacks 256)" {
 	# stopped once the 300 are done (a fixed -d 5 waited for nothing, or cut them short)
 	"$EBPROF" stacks -a -v --max-stacks 256 -e sched:sched_process_exec -d 120 \

@@ -84,6 +84,8 @@ wait_rc() {
 	return 1
 }
 
+# alone: its screen read within seconds (tmux), CPU% over them
+# bats test_tags=alone
 @test "top: the fixture within 5 s at >= 50% CPU, burn_heavy in its panel; q exits 0, its programs gone" {
 	# at the highest priority: its single thread gets a whole CPU on a loaded machine too
 	bg nice -n -20 "$FIX/cpuburn" 120
@@ -126,6 +128,8 @@ wait_rc() {
 	kill -0 "$BG"
 }
 
+# alone: its screens read within seconds (tmux)
+# bats test_tags=alone
 @test "top: keys: filter, stacks, help, sort, views, pause, write, resize; Ctrl-C exits 0" {
 	# a name of its own: other runs on the machine may spin a cpuburn too
 	name="tb$$"
@@ -251,6 +255,8 @@ bytes_awk='function bytes(s,  u, v) { u = substr(s, length(s)); v = substr(s, 1,
 	if (u == "K") return v * 1024; if (u == "M") return v * 1048576
 	if (u == "G") return v * 1073741824; if (u == "T") return v * 1099511627776; return v + 0 }'
 
+# concurrent: its -a run (top -b -n 1) only checks a column is absent
+# bats test_tags=concurrent
 @test "top -b -- samplefixture: ALLOC/s over the windows adds up to its allocations within 10%, LIVE to what it keeps" {
 	"$FIX/samplefixture" --truth > "$T/truth"
 	"$EBPROF" top -b -i 0.5 -- "$FIX/samplefixture" > "$T/out"
@@ -300,6 +306,8 @@ bytes_awk='function bytes(s,  u, v) { u = substr(s, length(s)); v = substr(s, 1,
 	assert_no_probes '^offcpu_(switch|waking|wakeup|wakeup_new)$'
 }
 
+# alone: its screen read within seconds (tmux)
+# bats test_tags=alone
 @test "top: offsleep's OFF-CPU% on screen near 100% of its one thread, nap() in the offcpu panel" {
 	# one thread that sleeps all but a few microseconds of each 20 ms: 100% of one thread's
 	# time off the CPU; a window holds the waits that ended in it (about 50 of 20 ms: +-2%)
@@ -324,6 +332,8 @@ bytes_awk='function bytes(s,  u, v) { u = substr(s, length(s)); v = substr(s, 1,
 	kill -0 "$BG"
 }
 
+# alone: the disk's requests
+# bats test_tags=alone
 @test "top -b -- dd: IO/s and IOB/s over the windows add up to its 2000 O_DIRECT reads within 5%" {
 	var_tmp_disk
 	make_file "$VT/f" 2000
@@ -344,6 +354,8 @@ bytes_awk='function bytes(s,  u, v) { u = substr(s, length(s)); v = substr(s, 1,
 	[[ $lat =~ ^[0-9.]+(ns|us|ms|s)$ ]]
 }
 
+# alone: bpftrace counts every mutexfix's waits (another test's too)
+# bats test_tags=alone
 @test "top -b -- mutexfix: LOCK/s and WAIT% over the windows agree with bpftrace's futex waits of the same run within 10%" {
 	# LOCK/s counts kernel locks' contention too (the futex hash bucket's spinlock, when four
 	# threads hammer one futex): bpftrace counts those beside the futex waits
@@ -401,6 +413,8 @@ bytes_awk='function bytes(s,  u, v) { u = substr(s, length(s)); v = substr(s, 1,
 	[[ $output == *"Usage: ebprof top"* ]]
 }
 
+# alone: its screen read within seconds (tmux)
+# bats test_tags=alone
 @test "top: the documented launch with its output in a file works, and the header follows the command's exec in place" {
 	# its --help's example: a > after the command would be the shell's, on top's own output
 	run "$EBPROF" top --help
@@ -415,6 +429,8 @@ bytes_awk='function bytes(s,  u, v) { u = substr(s, length(s)); v = substr(s, 1,
 	grep -q '^cpu_ms ' "$T/out.log"
 }
 
+# alone: its screen read within seconds (tmux)
+# bats test_tags=alone
 @test "top: SIGTERM ends the view with exit 0 and gives the terminal back" {
 	bg "$FIX/cpuburn" 120
 	start_top -p "$BG" --no-color
@@ -429,6 +445,8 @@ bytes_awk='function bytes(s,  u, v) { u = substr(s, length(s)); v = substr(s, 1,
 	! screen | grep -q 'ebprof top -'
 }
 
+# alone: its screen read within seconds (tmux)
+# bats test_tags=alone
 @test "top: the terminal closing (SIGHUP) ends it with its programs unloaded" {
 	bg "$FIX/cpuburn" 120
 	start_top -p "$BG"

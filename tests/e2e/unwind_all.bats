@@ -12,6 +12,9 @@
 
 load helpers
 
+# alone, every test: -a, the whole machine
+# bats file_tags=alone
+
 CHECK="$BATS_TEST_DIRNAME/unwind_check.py"
 
 # the samples before the process's first load are [truncated] (a right prefix), those after it

@@ -8,6 +8,9 @@
 
 load helpers
 
+# alone, every test: -a, the whole machine
+# bats file_tags=alone
+
 CHECK="$BATS_TEST_DIRNAME/fp_check.py"
 CHAIN='_start;__libc_start_main;__libc_start_call_main;main;child_work'
 

@@ -51,6 +51,8 @@ all_truncated() {
 		}' "$1"
 }
 
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "unwind limits: cpu -a --unwind-procs 1: the processes left out are counted (unwind_procs_full), walked by file, their stacks end in [truncated]" {
 	spinners
 	run "$EBPROF" cpu -a --unwind-procs 1 -v -q -F 499 -d 3 \
@@ -73,6 +75,8 @@ all_truncated() {
 	[ "$k" -ge 2 ]
 }
 
+# alone: -a: the whole machine
+# bats test_tags=alone
 @test "unwind limits: cpu -a --unwind-queue 1: the processes met while it is full are counted (unwind_loads_skipped), never loaded, their stacks end in [truncated]" {
 	"$EBPROF" cpu -a --unwind-queue 1 -v -q -F 499 -d 4 \
 		-o "$T/c.folded" -o "$T/c.json" -o "$T/c.txt" 2> "$T/err" &
