@@ -85,7 +85,9 @@ if awk 'FNR == 1 { ftag = 0; ttag = 0 }
 	fail=$((fail + 1))
 fi
 jobs=${EBPROF_E2E_JOBS:-2}
-if [ "$jobs" -gt 1 ] && ! parallel --version 2> /dev/null | grep -q '^GNU parallel'; then
+# (grep reads all of it: with -q it could end first, parallel then die of SIGPIPE, and pipefail
+# say there is none)
+if [ "$jobs" -gt 1 ] && ! parallel --version 2> /dev/null | grep '^GNU parallel' > /dev/null; then
 	echo "e2e: GNU parallel is not installed (scripts/install-deps.sh installs it):" \
 		"every test runs one at a time" >&2
 	jobs=1

@@ -56,6 +56,9 @@ assert_no_offcpu_probes() {
 # entryfault_before, which ends where entryfault_load starts (ip - 1 is in it), as a timer's
 # preemption at a function's first instruction once showed main;level1;level3 for qsortfix's
 # level2 (unwind_all.bats).
+# alone: a second test's load preempts the fixture in entryfault_wait (a timer interrupt's
+# switch there, its leaf entryfault_wait), which the check of its leaves refuses
+# bats test_tags=alone
 @test "offcpu: a wait in a page fault at a function's first instruction is in that function, not the one before it" {
 	run "$EBPROF" offcpu -q -o "$T/x.folded" -o "$T/x.json" -- "$FIX/entryfault" 20 50
 	[ "$status" -eq 0 ]

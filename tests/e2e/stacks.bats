@@ -256,6 +256,9 @@ events_through() {
 
 # entryfault: 20 switches in a page fault at entryfault_load's first instruction (offcpu.bats
 # says more): the leaf is where the thread was, not the function before it in the text
+# alone: a second test's load preempts the fixture in entryfault_wait (a timer interrupt's
+# switch there, its leaf entryfault_wait), which the check of its leaves refuses
+# bats test_tags=alone
 @test "stacks: sched:sched_switch in a page fault at a function's first instruction: that function is the leaf" {
 	run "$EBPROF" stacks -e sched:sched_switch -o "$T/out.folded" -o "$T/out.json" -- \
 		"$FIX/entryfault" 20 50
