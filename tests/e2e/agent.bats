@@ -794,6 +794,8 @@ PY
 # program's numbers under whichever name. Each window now says the reuses it saw: cpuburn,
 # then its copy burnb with the same PID; burnb's push says it (pprof comments: the note
 # "during the window" and the fact pids_reused), its row named burnb.
+# alone: -a, and a PID given again (other processes must not take it)
+# bats test_tags=alone
 @test "agent -a: a PID used again is said in the push of the window that saw it" {
 	start_receiver
 	cp "$FIX/cpuburn" "$T/burnb"

@@ -453,6 +453,8 @@ events_through() {
 # the first program's name with nothing said (openloop's and openlb's markers under
 # "openloop"). Said now, on the row (named openlb, the last program: a link to openloop, the
 # same file probed) and in the run's notes; the row counts both programs' calls (2 + 3).
+# alone: -a, and a PID given again (other processes must not take it)
+# bats test_tags=alone
 @test "stacks -a: a PID used again by another program is said, on its row and in a note" {
 	ln -s "$FIX/openloop" "$T/openlb"
 	pidreuse_under '^ebprof: u:.*: uprobe ' \

@@ -463,6 +463,8 @@ bytes_awk='function bytes(s,  u, v) { u = substr(s, length(s)); v = substr(s, 1,
 # end, which top never has: its rows took the newer program's numbers with nothing said. Each
 # window now says the reuses it saw, on the second header line: cpuburn, then its copy burnb
 # with the same PID (-a: other processes' reuses may show too, in other windows or this one).
+# alone: -a, and a PID given again (other processes must not take it)
+# bats test_tags=alone
 @test "top -b -a: a PID used again is said in the header of the window that saw it" {
 	cp "$FIX/cpuburn" "$T/burnb"
 	bg "$EBPROF" top -b -a -i 0.5 --no-io --no-lock --no-offcpu > "$T/out" 2> "$T/err"
