@@ -161,6 +161,8 @@ struct mem_site_val {
  * finds it, no -a claim takes it), its counters zeroed, then pid 0. */
 #define MEM_PROC_PROBE 8
 #define MEM_PROC_CLEARING 0xffffffffu
+#define MEM_PROC_COMM 16	/* TASK_COMM_LEN */
+#define MEM_PROC_CMDLINE 128	/* a power of 2: the BPF side keeps at most one byte less */
 
 struct mem_proc {
 	__u32 pid;		/* the slot's process; 0: empty; MEM_PROC_CLEARING: being emptied */
@@ -194,6 +196,15 @@ struct mem_proc {
 	__u64 largest_ts;
 	__u32 largest_fn;
 	__u32 largest_busy;
+	/* -a: the process's name and the start of its command line (its arguments, NUL after
+	 * each, cmdline_len bytes), as the kernel had them when the BPF side made the entry and
+	 * again at each exec (written before execs counts it), and the execs seen: userspace
+	 * names an adopted process again when execs changes, from /proc while it is there, else
+	 * from here (a process that exec'd and ended between two ticks) */
+	__u32 execs;
+	__u32 cmdline_len;
+	char comm[MEM_PROC_COMM];
+	char cmdline[MEM_PROC_CMDLINE];
 };
 
 /* ---- --trace: one record per counted call, through a ring buffer ---- */

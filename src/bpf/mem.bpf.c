@@ -1298,6 +1298,25 @@ made:
 	return proc_find_at(pid);
 }
 
+/* -a: the current process's name and the start of its arguments into its entry (abi/mem.h),
+ * at the entry's making and at an exec: what names a process userspace sees only once it is
+ * gone, and the new program's after an exec, which userspace learns of by execs */
+static __always_inline void proc_name(struct mem_proc *p)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	unsigned long lo = BPF_CORE_READ(task, mm, arg_start);
+	unsigned long hi = BPF_CORE_READ(task, mm, arg_end);
+	__u32 n = hi > lo ? hi - lo : 0;
+
+	bpf_get_current_comm(p->comm, sizeof(p->comm));
+	if (n > MEM_PROC_CMDLINE - 1)
+		n = MEM_PROC_CMDLINE - 1;
+	n &= MEM_PROC_CMDLINE - 1;
+	if (!n || bpf_probe_read_user(p->cmdline, n, (const void *)lo))
+		n = 0;
+	p->cmdline_len = n;
+}
+
 static __always_inline struct mem_proc *proc_of(__u32 pid)
 {
 	struct mem_proc *p = proc_find(pid);
@@ -1309,6 +1328,8 @@ static __always_inline struct mem_proc *proc_of(__u32 pid)
 	p = at < 0 ? NULL : proc_slot((__u32)at);
 	if (!p)
 		drop(MEM_DROP_PROCS_FULL);
+	else if (pid == bpf_get_current_pid_tgid() >> 32)
+		proc_name(p);
 	return p;
 }
 
@@ -1589,6 +1610,15 @@ int held_exec(void *ctx)
 {
 	struct mem_tstate *st = bpf_task_storage_get(&tstate, bpf_get_current_task_btf(), 0, 0);
 
+	if (trace_all) {
+		/* -a: no ptrace stop tells userspace of the exec; its entry does (proc_name) */
+		struct mem_proc *p = proc_find(bpf_get_current_pid_tgid() >> 32);
+
+		if (p) {
+			proc_name(p);
+			__sync_fetch_and_add(&p->execs, 1);
+		}
+	}
 	if (!st)
 		return 0;
 	flush_held(st);

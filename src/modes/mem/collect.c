@@ -52,6 +52,8 @@ struct traced {
 	char *maps_old[PROC_SNAPSHOTS_KEPT - 1];
 	uint32_t nmaps_old;
 	bool unwound;		/* in the unwinder (attached, not seen with -a) */
+	bool all;		/* seen with -a: named again when its entry counts an exec */
+	uint32_t execs;		/* its entry's execs when it was last named */
 	uint64_t fn_addr[MEM_FN__COUNT];	/* runtime address of each traced function */
 	char comm[32];
 	char cmdline[1024];
@@ -868,9 +870,42 @@ int mem_collector__attach_all(struct mem_collector *c, const struct alloc_lib *l
 	return 0;
 }
 
+/* -a: t's name and command line as the kernel had them at its entry's making or last exec
+ * (mem.bpf.c's proc_name): for a process gone before /proc could tell */
+static void name_from_entry(struct traced *t, const struct mem_proc *mp)
+{
+	uint32_t n = mp->cmdline_len < sizeof(mp->cmdline) ? mp->cmdline_len : 0;
+
+	if (!mp->comm[0])
+		return;
+	snprintf(t->comm, sizeof(t->comm), "%.*s", (int)sizeof(mp->comm), mp->comm);
+	while (n && !mp->cmdline[n - 1])
+		n--;
+	for (uint32_t i = 0; i < n; i++)
+		t->cmdline[i] = mp->cmdline[i] ? mp->cmdline[i] : ' ';
+	t->cmdline[n] = 0;
+}
+
+/* -a: t's entry counts an exec it was not named after (no ptrace stop says so): its new
+ * program's name and command line, from /proc while the process is there (whole), else from
+ * the entry; and its new mappings. Before, a process first seen before its exec (a shell's
+ * child, which mallocs before it execs) kept the shell's name and command line. */
+static void name_exec(struct traced *t, const struct mem_proc *mp)
+{
+	t->execs = mp->execs;
+	target__comm(t->pid, t->comm, sizeof(t->comm));
+	target__cmdline(t->pid, t->cmdline, sizeof(t->cmdline));
+	if (!strcmp(t->comm, "?"))	/* gone */
+		name_from_entry(t, mp);
+	else
+		refresh_maps(NULL, t);
+}
+
 static int adopt(struct mem_collector *c, pid_t pid)
 {
 	struct traced *t;
+	struct mem_proc mp;
+	bool have_proc;
 	pid_t tgid;
 
 	if (c->nt == c->capt) {
@@ -886,6 +921,10 @@ static int adopt(struct mem_collector *c, pid_t pid)
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	t->links.n = 0;		/* the system-wide links serve it */
+	t->all = true;
+	/* its entry before /proc: an exec between the two names it again at the next tick */
+	have_proc = proc_copy(c, pid, &mp) == 0;
+	t->execs = have_proc ? mp.execs : 0;
 	if (probes__find_allocator(pid, &t->lib)) {
 		/* gone already, or its library no longer mapped: addresses stay unnamed */
 		memset(&t->lib, 0, sizeof(t->lib));
@@ -896,6 +935,8 @@ static int adopt(struct mem_collector *c, pid_t pid)
 	t->snap = snapshots__new((int64_t)(mono_now() - c->start_ns));
 	target__comm(pid, t->comm, sizeof(t->comm));
 	target__cmdline(pid, t->cmdline, sizeof(t->cmdline));
+	if (!strcmp(t->comm, "?") && have_proc)	/* gone before this tick */
+		name_from_entry(t, &mp);
 	target__ids(pid, &tgid, &t->ppid, &t->ns_pid);
 	c->nt++;
 	pr_debug(c->lc, "PID %d (%s): seen calling the allocator", pid, t->comm);
@@ -908,10 +949,20 @@ int mem_collector__adopt_new(struct mem_collector *c)
 
 	for (uint32_t i = 0; c->procs && i < c->nprocs; i++) {
 		__u32 pid = __atomic_load_n(&c->procs[i].pid, __ATOMIC_ACQUIRE);
+		struct traced *t;
+		struct mem_proc mp;
 
-		if (pid && pid != MEM_PROC_CLEARING && !find(c, (pid_t)pid) &&
-		    adopt(c, (pid_t)pid) == 0)
-			n++;
+		if (!pid || pid == MEM_PROC_CLEARING)
+			continue;
+		t = find(c, (pid_t)pid);
+		if (!t) {
+			if (adopt(c, (pid_t)pid) == 0)
+				n++;
+		} else if (t->all && __atomic_load_n(&c->procs[i].execs, __ATOMIC_ACQUIRE) !=
+			   t->execs && proc_copy(c, (pid_t)pid, &mp) == 0) {
+			name_exec(t, &mp);
+			pr_debug(c->lc, "PID %d: ran a new program (%s)", (int)pid, t->comm);
+		}
 	}
 	return n;
 }
@@ -2110,6 +2161,12 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 	 * mem_collector__quiesce) */
 	flush_threads(c, t->pid);
 	have_proc = proc_copy(c, t->pid, &mp) == 0;
+	/* -a: an exec since the last tick, and perhaps its end: named by its entry, and by /proc
+	 * below if it is still there */
+	if (have_proc && t->all && mp.execs != t->execs) {
+		t->execs = mp.execs;
+		name_from_entry(t, &mp);
+	}
 	/* no block of its in the live table (every block there counts in live_count, at least
 	 * one unit): its pass over the table (128 MiB at the default size, ~4 ms) is skipped, as
 	 * for a process of a tree that allocated nothing or freed it all */
