@@ -457,6 +457,35 @@ CONF
 	assert_no_probes
 }
 
+# A process first seen calling malloc before its exec (a shell's child: bash mallocs before it
+# execs) is named by its new program and command line: -a has no exec stop, its process entry
+# counts the exec (held_exec). It kept the shell's name and bats' command line, or read "?"
+# when first seen after its end.
+# alone: -a: the whole machine
+# bats test_tags=alone
+@test "-a: a process seen before its exec is named by its new program and command line" {
+	mkfifo "$T/go"
+	"$EBPROF" mem -a -vv -d 120 -q -o "$T/out.json" 2> "$T/eb.log" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/eb.log" 'tracing every process' 60
+	# the subshell mallocs (it expands the fifo's name), then waits for the go to exec
+	( read -r _ < "$T/go"; exec "$FIX/memfixture" --linger 1 ) > /dev/null &
+	fx=$!
+	BG_PIDS+=("$fx")
+	wait_for "$T/eb.log" "PID $fx \\([^)]*\\): seen calling the allocator" 60
+	echo go > "$T/go"
+	wait "$fx"
+	kill -INT "$eb"
+	wait "$eb"
+	json_summary "$T/out.json" | jq --argjson p "$fx" '.processes[] | select(.pid == $p)' \
+		> "$T/fx.json"
+	jq -c '{pid, comm, cmdline}' "$T/fx.json"
+	jqe '.comm == "memfixture"' "$T/fx.json"
+	jqe '.cmdline | endswith("memfixture --linger 1")' "$T/fx.json"
+	assert_no_probes
+}
+
 # A process whose C library was deleted since it started (libc6 upgraded under it) maps
 # another inode than the system's: -a probes it too (it was left out, silently).
 # alone: -a: the whole machine
