@@ -104,7 +104,7 @@ dd_pid() {
 		grep -qE "^  $DISK +read +[0-9]+ " "$T/x.txt"
 		awk '/^By device and op: latency( \(the top [0-9]+ of [0-9]+\))?$/ { a = NR }
 			/^Histograms( \(the top [0-9]+ of [0-9]+\))?$/ { b = NR }
-			/^Top .* stacks by latency/ { c = NR } END { exit !(a && a < b && b < c) }' \
+			/^Top .* stacks? by latency/ { c = NR } END { exit !(a && a < b && b < c) }' \
 			"$T/x.txt"
 		reads=$(awk 'NR == 1 { r = $1 } NR == 2 { print $1 - r }' "$T/stat")
 		ticks=$(awk 'NR == 1 { t = $4 } NR == 2 { print $4 - t }' "$T/stat")

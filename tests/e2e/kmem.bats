@@ -127,7 +127,7 @@ bt_task() {
 			| all(.bytes_req == .allocs * $o and .bytes_alloc == .allocs * $s)' "$T/out.json"
 	fi
 	grep -q "^Slab caches by bytes allocated" "$T/out.txt"
-	grep -q "^Top .* allocation sites by count" "$T/out.txt"
+	grep -qE "^Top .* allocation sites? by count" "$T/out.txt"
 	grep -qE "^  filp +[0-9]+" "$T/out.txt"
 	# nothing left behind after Ctrl-C
 	assert_no_probes '^kmem_'
