@@ -201,7 +201,7 @@ static __always_inline int record(void *ctx, struct pt_regs *uregs, __u64 cookie
 			struct task_struct *t = bpf_get_current_task_btf();
 			__u32 st = BPF_CORE_READ(t, __state);
 
-			if (st && held_by_tracer(t, st, self_tgid)) {
+			if (held_by_tracer(t, st, self_tgid)) {
 				n = bpf_map_lookup_elem(&held_events, &zero);
 				if (n)
 					*n += 1;
