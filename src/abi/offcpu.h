@@ -36,6 +36,9 @@ struct offcpu_key {
 struct offcpu_val {
 	__u64 ns;		/* off-CPU time: switch-out to switch-in */
 	__u64 switches;		/* blocked intervals */
+	__u64 runnable_ns;	/* of ns, the time runnable, waiting for a CPU: from the wakeup
+				 * (or the switch-out of a preempted thread: all of it) to the
+				 * switch-in */
 };
 
 /* A thread off-CPU now (by tid): from its switch-out until its switch-in. */

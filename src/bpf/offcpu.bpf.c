@@ -280,12 +280,13 @@ static __always_inline void end_wait(struct task_struct *t, __u32 tid, struct of
 	void *runq = take_table(runq, g), *counts = take_table(counts, g);
 	struct offcpu_val *v;
 	struct offcpu_rq *rq;
-	__u64 d;
+	__u64 d, runnable = 0;
 
 	if (trace_all && tgid)
 		check_reuse(t, tgid);
 	if (th->ready_ns && in > th->ready_ns) {
 		d = in - th->ready_ns;
+		runnable = d;
 		rq = bpf_map_lookup_elem(runq, &tgid);
 		if (!rq) {
 			/* named (and, with -a, announced) as at a first count: a new task's first
@@ -327,6 +328,10 @@ static __always_inline void end_wait(struct task_struct *t, __u32 tid, struct of
 			if (v) {
 				__sync_fetch_and_add(&v->ns, d);
 				__sync_fetch_and_add(&v->switches, 1);
+				/* (a wakeup seen before the switch-out's entry: at most all) */
+				if (runnable)
+					__sync_fetch_and_add(&v->runnable_ns,
+							     runnable < d ? runnable : d);
 				count_stat(OFFCPU_STAT_SWITCHES);
 			} else {
 				count_stat(OFFCPU_STAT_COUNTS_FULL);

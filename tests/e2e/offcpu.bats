@@ -45,7 +45,7 @@ assert_no_offcpu_probes() {
 		| select(any(.frames[]; .function == "do_nanosleep")) | .switches] | add == 20' \
 		"$T/x.json"
 	jqe '.drops | has("switch_in_unseen")' "$T/x.json"
-	jqe '.sample_types | map(.type) == ["offcpu", "switches"]' "$T/x.json"
+	jqe '.sample_types | map(.type) == ["offcpu", "switches", "runnable"]' "$T/x.json"
 	jqe '.default_sample_type == "offcpu"' "$T/x.json"
 	assert_no_offcpu_probes
 }
@@ -101,6 +101,46 @@ assert_no_offcpu_probes() {
 	jqe ".runq_total_ns < $total" "$T/g.json"
 	grep -qE '^By process and pid: run-queue latency( \(the top [0-9]+ of [0-9]+\))?$' "$T/x.txt"
 	grep -q "offsleep $pid, run-queue latency:" "$T/x.txt"
+}
+
+# `runnable`: of the time off the CPU, the part waiting for a CPU (after a wakeup, or all of a
+# preemption's), against the kernel's own count of the thread's time on a run queue (schedstat's
+# run_delay, read by the thread itself before and after its work). A shell counts beside a busy
+# loop pinned to its CPU (preempted every few ms), between two waits on a FIFO; its waits
+# outside that, the FIFOs' wakeups, are in ebprof's count and not in the difference (a few ms).
+@test "offcpu: runnable, a wait's time waiting for a CPU, is the kernel's run delay of the thread (schedstat)" {
+	[ -r /proc/self/schedstat ] || skip "no /proc/PID/schedstat (a kernel without CONFIG_SCHEDSTATS/SCHED_INFO)"
+	mkfifo "$T/go" "$T/end"
+	bg taskset -c 0 "$FIX/cpuburn" 60
+	bg taskset -c 0 sh -c '
+		read x < "$1"
+		read a b c < /proc/$$/schedstat
+		i=0; while [ $i -lt 100000 ]; do i=$((i + 1)); done
+		read d e f < /proc/$$/schedstat
+		echo $((e - b)) > "$2.tmp"; mv "$2.tmp" "$2"
+		read x < "$3"' sh "$T/go" "$T/delay" "$T/end"
+	sh=$BG
+	"$EBPROF" offcpu -v -p "$sh" -d 60 -o "$T/x.json" -o "$T/x.txt" 2> "$T/err" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/err" "tracing PID $sh" 30
+	echo > "$T/go"
+	wait_for "$T/delay" '^[0-9]+$' 60
+	kill -INT "$eb"
+	wait "$eb"
+	echo > "$T/end"
+	delay=$(cat "$T/delay")
+	runnable=$(jq --argjson p "$sh" '[.sites[] | select(.pid == $p) | .runnable] | add' "$T/x.json")
+	echo "run_delay $delay ns, runnable $runnable ns"
+	# beside the busy loop it waited (0.1 s at least), and ebprof counts that (the waits
+	# outside the reads add a few ms)
+	[ "$delay" -ge 100000000 ]
+	[ "$runnable" -ge $((delay * 99 / 100)) ]
+	[ "$runnable" -le $((delay * 105 / 100 + 20000000)) ]
+	# the process's statistic is its sites' sum, and runnable is part of the time off the CPU
+	jqe "(.processes[] | select(.pid == $sh) | .runnable_ns) ==
+		([.sites[] | select(.pid == $sh) | .runnable] | add)" "$T/x.json"
+	jqe '[.sites[] | .runnable <= .offcpu] | all' "$T/x.json"
 }
 
 @test "offcpu --wakers: pingpong's reader blocked in wait_ping under the writer's send_ping" {
@@ -709,7 +749,7 @@ ctxt() {
 		[[ $output == *"$o"* ]] || { echo "missing $o" >&2; false; }
 	done
 	[[ $output == *"Sample types: offcpu (nanoseconds, the"* ]]
-	[[ $output == *"default) and switches (count)"* ]]
+	[[ $output == *"default), switches (count) and runnable (nanoseconds"* ]]
 	run "$EBPROF" --help
 	[[ $output == *"offcpu "* ]]
 }

@@ -46,7 +46,8 @@ static const char offcpu_usage[] =
 	"the switch-out, on the scheduler's tracepoints, aggregated in the kernel. The leaf\n"
 	"frames are the kernel's scheduler (__schedule); the frames under them say why the\n"
 	"thread went off-CPU (a sleep, a read, a lock). Sample types: offcpu (nanoseconds, the\n"
-	"default) and switches (count). The report also shows each process's run-queue latency\n"
+	"default), switches (count) and runnable (nanoseconds: of offcpu, the time runnable,\n"
+	"waiting for a CPU). The report also shows each process's run-queue latency\n"
 	"(time runnable but waiting for a CPU, after a wakeup or a preemption) as a table and\n"
 	"log2 histograms.\n"
 	"User stacks are unwound by each object's call frame information (.eh_frame; --unwind):\n"
@@ -178,7 +179,7 @@ void offcpu_default_opts(struct offcpu_opts *o)
 	o->max_stacks = DEFAULT_MAX_STACKS;
 	o->max_threads = DEFAULT_MAX_THREADS;
 	o->states = OFFCPU_STATE_ALL;
-	o->ns_idx = o->switches_idx = o->wall_idx = -1;
+	o->ns_idx = o->switches_idx = o->runnable_idx = o->wall_idx = -1;
 }
 
 static void offcpu_defaults(void *mo, struct session_opts *so)

@@ -136,12 +136,13 @@ const char *offcpu_states_name(uint32_t states, char *buf, size_t len)
 static void offcpu_close(void *m);
 
 /* The sample types of an offcpu profile of its own: the run's, or a window's (value index 0:
- * the time, 1: the switches). */
+ * the time, 1: the switches, 2: of the time, the part runnable, waiting for a CPU). */
 static int set_types(struct profile *prof)
 {
 	int err = profile__add_type(prof, "offcpu", "nanoseconds");
 
 	err = err ?: profile__add_type(prof, "switches", "count");
+	err = err ?: profile__add_type(prof, "runnable", "nanoseconds");
 	return err ?: profile__set_default_type(prof, "offcpu");
 }
 
@@ -244,6 +245,7 @@ static void *offcpu_open(const struct session_env *env, void *opts)
 		}
 		c->opts.ns_idx = 0;
 		c->opts.switches_idx = 1;
+		c->opts.runnable_idx = 2;
 		c->opts.wall_idx = -1;
 	}
 	return c;
@@ -527,6 +529,8 @@ static int drain(struct offcpu_collector *c, struct profile *prof, pid_t only, b
 			vals[c->opts.wall_idx] = e->v.ns;
 		if (c->opts.switches_idx >= 0)
 			vals[c->opts.switches_idx] = e->v.switches;
+		if (c->opts.runnable_idx >= 0)
+			vals[c->opts.runnable_idx] = e->v.runnable_ns;
 		if (!profile__add_sample(prof, locs, n, vals, e->k.stack.tgid)) {
 			err = -errno;
 			break;
@@ -539,6 +543,8 @@ static int drain(struct offcpu_collector *c, struct profile *prof, pid_t only, b
 			if (c->opts.wall_idx >= 0)
 				prof_process__add_stat(prof, pp, "wall_ns", e->v.ns);
 			prof_process__add_stat(prof, pp, "switches", e->v.switches);
+			if (c->opts.runnable_idx >= 0)
+				prof_process__add_stat(prof, pp, "runnable_ns", e->v.runnable_ns);
 		}
 		if (remove)
 			bpf_map_delete_elem(fd, &e->k);
@@ -674,6 +680,9 @@ static int count_open(const void *k, const void *v, void *ctx)
 		return 0;
 	val.ns += d;
 	val.switches++;
+	/* woken (or preempted) and not on a CPU again by the stop: runnable since */
+	if (th->ready_ns && th->ready_ns < c->stop_ns)
+		val.runnable_ns += c->stop_ns - (th->ready_ns > th->off_ns ? th->ready_ns : th->off_ns);
 	if (bpf_map_update_elem(fd, &th->key, &val, BPF_ANY))
 		c->open_lost++;
 	return 0;

@@ -23,11 +23,12 @@ struct offcpu_opts {
 	/*
 	 * Inside another mode's profile (`ebprof cpu --offcpu`): the sample types are that
 	 * mode's, and off-CPU intervals add their time at value index ns_idx and at wall_idx, and
-	 * their count at switches_idx (-1: not kept). Otherwise (embedded false) offcpu sets up
-	 * its own types: offcpu/nanoseconds (the default) and switches/count.
+	 * their count at switches_idx, the part of their time runnable at runnable_idx (-1: not
+	 * kept). Otherwise (embedded false) offcpu sets up its own types: offcpu/nanoseconds (the
+	 * default), switches/count and runnable/nanoseconds.
 	 */
 	bool embedded;
-	int ns_idx, switches_idx, wall_idx;
+	int ns_idx, switches_idx, runnable_idx, wall_idx;
 	/* Tests only (no option sets it): the kernel side ignores every Nth switch-in of a traced
 	 * thread, as the kernel leaves some unreported (0: none) */
 	uint32_t test_hide_switch_in;
