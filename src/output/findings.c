@@ -480,13 +480,15 @@ static int mem_rules(struct profile *set, const struct profile *p, const struct 
 				 "1.05 ms", short_share * 100);
 		/* the average block rounded to the nearest byte: sampled estimates are not
 		 * whole multiples */
-		c->fact = ro_printf(&ro, "%s allocates %s%s (%s in %s, %" PRIu64 " blocks of %s on "
-				    "average, %.0f%% of all bytes allocated)%s", c->subject,
+		c->fact = ro_printf(&ro, "%s allocates %s%s (%s in %s, %" PRIu64 " block%s of %s%s, "
+				    "%.0f%% of all bytes allocated)%s", c->subject,
 				    p->sampling ? "about " : "", per_second(rate, r, sizeof(r)),
 				    render__bytes(bytes, b, sizeof(b)),
 				    render__duration((uint64_t)duration_ns, d, sizeof(d)), objects,
+				    objects == 1 ? "" : "s",
 				    render__bytes(objects ? (bytes + objects / 2) / objects : 0, avg,
-						  sizeof(avg)), share * 100, life);
+						  sizeof(avg)), objects == 1 ? "" : " on average",
+				    share * 100, life);
 		if (freed && short_share >= FIND_MEM_SHORT_SHARE)
 			c->action = "most of its blocks are short-lived: reuse a buffer (or keep "
 				    "them on the stack) instead of allocating each time";
@@ -651,6 +653,7 @@ static int offcpu_rules(struct profile *set, const struct profile *p, const stru
 			int64_t duration_ns, bool with_lock)
 {
 	int tn = profile__type_index(p, "offcpu"), tc = profile__type_index(p, "switches");
+	int tr = profile__type_index(p, "runnable");
 	struct rule_out ro = { 0 };
 	uint64_t left_out = 0;
 	struct tallies ta;
@@ -660,12 +663,20 @@ static int offcpu_rules(struct profile *set, const struct profile *p, const stru
 		return 0;
 	if (tallies__init(&ta, sj))
 		return -ENOMEM;
-	/* a subject's value: its threads' time off the CPU; more[0]: their waits */
+	/* a subject's value: its threads' time blocked, off the CPU and not runnable (the time
+	 * waiting for a CPU, after a wakeup or a preemption, is the machine's load, not the
+	 * function's wait: a hot loop preempted on a busy machine was this rule's biggest
+	 * "wait"); more[0]: their waits */
 	for (uint32_t i = 0; i < p->nsamples; i++) {
 		const struct prof_sample *s = &p->samples[i];
 		uint64_t v = s->values[tn] > 0 ? (uint64_t)s->values[tn] : 0;
+		uint64_t r = tr >= 0 && s->values[tr] > 0 ? (uint64_t)s->values[tr] : 0;
 		struct tally *t;
 		int64_t loc;
+
+		v = r < v ? v - r : 0;
+		if (!v)
+			continue;
 
 		/* the lock mode's finding covers these, with the lock named */
 		if (with_lock && futex_wait(p, s)) {
@@ -689,18 +700,19 @@ static int offcpu_rules(struct profile *set, const struct profile *p, const stru
 		    !(c = rule_slot(&ro, (double)t->value)))
 			continue;
 		c->subject = tally_name(&ro, p, &ta, t);
-		c->fact = ro_printf(&ro, "%s kept its threads off the CPU for %s in %" PRIu64 " waits, "
+		c->fact = ro_printf(&ro, "%s kept its threads blocked for %s in %" PRIu64 " wait%s, "
 				    "%.0f%% of the run's %s%s", c->subject,
 				    render__duration(t->value, tm, sizeof(tm)), t->more[0],
+				    t->more[0] == 1 ? "" : "s",
 				    share * 100, render__duration((uint64_t)duration_ns, d, sizeof(d)),
 				    left_out ? "; futex waits, the lock mode's, left out" : "");
 		c->action = "if the wait is not meant (a sleep, a poll, a read), see what it waits "
 			    "for in the offcpu tab; ebprof offcpu --wakers shows who ends it";
 		c->f.mode = p->mode;
 		c->f.kind = "offcpu_blocked";
-		c->f.threshold = "a function whose threads were off the CPU (sleeping, in "
-				 "uninterruptible waits or preempted) for at least 10% of the run and "
-				 "100 ms in all";
+		c->f.threshold = "a function whose threads were blocked off the CPU (sleeping or in "
+				 "uninterruptible waits; the time runnable, waiting for a CPU, left out) "
+				 "for at least 10% of the run and 100 ms in all";
 		c->f.unit = "nanoseconds";
 		c->f.pid = tally_pid(t);
 	}
