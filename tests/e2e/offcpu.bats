@@ -537,21 +537,25 @@ ctxt() {
 # -a over a while: the processes that ended keep their keys in the count table to the end, so a
 # full table lost the waits of those met last (200 short processes at --max-stacks 1024: 85 of
 # them seen, 20 of their 400 naps); a table filling up is now taken into the profile, and the
-# stacks map emptied but for what the waits going on refer to
+# stacks map emptied but for what the waits going on refer to. The fixture runs under a name of
+# this run's own (offsleep and the shell's PID: at most 15 characters, the kernel's comm), so
+# that an offsleep another test runs meanwhile is not counted (one made 206).
 # alone: -a: the whole machine
 # bats test_tags=alone
 @test "offcpu -a: a count table filling up is taken into the profile: every wait counted (--max-stacks 1024)" {
+	local name="offsleep$BASHPID"
+	cp "$FIX/offsleep" "$T/$name"
 	bg "$EBPROF" offcpu -a -v --max-stacks 1024 -d 120 -o "$T/x.json" 2> "$T/err"
 	wait_for "$T/err" '^ebprof: tracepoints: sched_switch'
-	for i in $(seq 200); do "$FIX/offsleep" 2 5 > /dev/null; done
+	for i in $(seq 200); do "$T/$name" 2 5 > /dev/null; done
 	kill -INT "$BG"
 	wait "$BG"
 	grep "count table filled" "$T/err"
 	jqe '.drops.count_table_full == 0' "$T/x.json"
-	jqe '[.processes[] | select(.comm == "offsleep")] | length == 200' "$T/x.json"
+	jqe "[.processes[] | select(.comm == \"$name\")] | length == 200" "$T/x.json"
 	# every nap's nanosleep (-a: some of a new process's user frames may have no name yet), but
 	# for a wait whose kernel stack the stack table refused (none in most runs)
-	naps=$(jq '[.processes[] | select(.comm == "offsleep") | .pid] as $p |
+	naps=$(jq --arg n "$name" '[.processes[] | select(.comm == $n) | .pid] as $p |
 		[.sites[] | select(.pid as $x | $p | index($x)) |
 		 select(any(.frames[]; .function == "do_nanosleep")) | .switches] | add' "$T/x.json")
 	full=$(jq .drops.stack_table_full "$T/x.json")
@@ -559,8 +563,8 @@ ctxt() {
 	[ "$naps" -le 400 ] && [ "$((naps + full))" -ge 400 ]
 	! grep -q 'stack lost' "$T/x.json" || false
 	# each one's run-queue latency in one group, what the spills took out and the rest summed
-	jqe '[.groups[] | select(.labels.process == "offsleep") | .labels.pid] | length == 200 and
-		(unique | length) == 200' "$T/x.json"
+	jqe "[.groups[] | select(.labels.process == \"$name\") | .labels.pid] |
+		length == 200 and (unique | length) == 200" "$T/x.json"
 	jqe '.drops.runq_table_full == 0' "$T/x.json"
 }
 
