@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <wchar.h>
 
 #include "output/render.h"
@@ -374,6 +375,47 @@ static void text_heading(FILE *f, bool color, const char *fmt, ...)
 	va_start(ap, fmt);
 	render__text_vheading(f, color, fmt, ap);
 	va_end(ap);
+}
+
+void render__text_header(FILE *f, const struct profile *p, bool color)
+{
+	char buf[64];
+	uint32_t i;
+	int w;
+
+	text_heading(f, color, "ebprof report");
+	fprintf(f, "  Mode:      %s\n", p->mode);
+	fprintf(f, "  Command:   %s\n", p->command ? p->command : "(none)");
+	if (p->time_nanos > 0) {
+		time_t sec = p->time_nanos / 1000000000;
+		struct tm tm;
+
+		/* UTC keeps reports comparable across machines */
+		if (gmtime_r(&sec, &tm) && strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm))
+			fprintf(f, "  Started:   %s\n", buf);
+	}
+	fprintf(f, "  Duration:  %s\n", render__run_duration(p, buf, sizeof(buf)));
+	fprintf(f, "  Kernel:    %s\n", p->kernel ? p->kernel : "unknown");
+	/* the run's facts (profile__add_info), their values in one column past the longest key */
+	for (i = 0, w = 10; i < p->ninfo; i++)
+		if ((int)strlen(p->info[i].key) + 1 > w)
+			w = (int)strlen(p->info[i].key) + 1;
+	for (i = 0; i < p->ninfo; i++)
+		fprintf(f, "  %s:%*s %s\n", p->info[i].key, w - 1 - (int)strlen(p->info[i].key), "",
+			p->info[i].value);
+	if (p->sampling && !strcmp(p->sampling, "bytes"))
+		fprintf(f, "  Sampling:  one allocation per %" PRIu64 " bytes on average: counts "
+			"and bytes are ESTIMATES\n", p->sample_period);
+	else if (p->sampling && !strcmp(p->sampling, "every"))
+		fprintf(f, "  Sampling:  every %" PRIu64 "th allocation of each thread: counts "
+			"and bytes are ESTIMATES\n", p->sample_period);
+	else if (p->sampling)
+		fprintf(f, "  Sampling:  %s: calls and requested bytes only, no frees or live "
+			"blocks\n", p->sampling);
+	if (p->period_type.type && p->period > 0)
+		fprintf(f, "  Period:    %s of %s per sample\n",
+			render__amount(p->period, p->period_type.unit, buf, sizeof(buf)),
+			p->period_type.type);
 }
 
 void render__text_drops(FILE *f, const struct profile *p, bool color, const char *tail)

@@ -117,9 +117,12 @@ const char *render__basename(const char *path);
 void render__text_frame(FILE *f, const struct profile *p, unsigned int indent, uint32_t no,
 			const struct prof_location *loc, uint32_t line);
 
-/* Text reports (text.c, text_stacks.c): a heading line (bold with colour), the drops line
+/* Text reports (text.c, text_stacks.c): the run's header (mode, command, start in UTC,
+ * duration, kernel, the run's facts in one column, the sampling or the period the profile
+ * states), a heading line (bold with colour), the drops line
  * ("Drops: none", or every reason counted with `tail` after it: what the drops mean for the
  * numbers above), and the notes. */
+void render__text_header(FILE *f, const struct profile *p, bool color);
 void render__text_vheading(FILE *f, bool color, const char *fmt, va_list ap);
 void render__text_drops(FILE *f, const struct profile *p, bool color, const char *tail);
 void render__text_notes(FILE *f, const struct profile *p, bool color);

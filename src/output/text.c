@@ -10,7 +10,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "output/output.h"
 #include "output/render.h"
@@ -84,40 +83,6 @@ static void wrap_item(struct wrap *w, const char *s)
 static void wrap_end(struct wrap *w)
 {
 	fputc('\n', w->f);
-}
-
-/* ---- header ----------------------------------------------------------------------------- */
-
-static void print_header(const struct text *t)
-{
-	const struct profile *p = t->p;
-	char buf[64];
-
-	heading(t, "ebprof report");
-	fprintf(t->f, "  Mode:      %s\n", p->mode);
-	fprintf(t->f, "  Command:   %s\n", p->command ? p->command : "(none)");
-	if (p->time_nanos > 0) {
-		time_t sec = p->time_nanos / 1000000000;
-		struct tm tm;
-
-		/* UTC keeps reports comparable across machines */
-		if (gmtime_r(&sec, &tm) && strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm))
-			fprintf(t->f, "  Started:   %s\n", buf);
-	}
-	fprintf(t->f, "  Duration:  %s\n", render__run_duration(p, buf, sizeof(buf)));
-	fprintf(t->f, "  Kernel:    %s\n", p->kernel ? p->kernel : "unknown");
-	/* the run's facts (profile__add_info), as the other modes' report shows them */
-	for (uint32_t i = 0; i < p->ninfo; i++)
-		fprintf(t->f, "  %s: %s\n", p->info[i].key, p->info[i].value);
-	if (p->sampling && !strcmp(p->sampling, "bytes"))
-		fprintf(t->f, "  Sampling:  one allocation per %" PRIu64 " bytes on average: counts "
-			"and bytes are ESTIMATES\n", p->sample_period);
-	else if (p->sampling && !strcmp(p->sampling, "every"))
-		fprintf(t->f, "  Sampling:  every %" PRIu64 "th allocation of each thread: counts "
-			"and bytes are ESTIMATES\n", p->sample_period);
-	else if (p->sampling)
-		fprintf(t->f, "  Sampling:  %s: calls and requested bytes only, no frees or live "
-			"blocks\n", p->sampling);
 }
 
 /* ---- processes -------------------------------------------------------------------------- */
@@ -1277,7 +1242,7 @@ static int text_write(const struct profile *p, const struct output_opts *o, FILE
 	/* values that are not allocations get a report of functions and stacks */
 	if (!render__is_alloc_profile(p))
 		return render__text_stacks(p, t.o, f);
-	print_header(&t);
+	render__text_header(f, p, t.o->color);
 	err = print_processes(&t);
 	if (!err)
 		err = print_sites(&t, t.o->sort == OUTPUT_SORT_COUNT);

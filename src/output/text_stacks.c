@@ -11,7 +11,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "output/output.h"
 #include "output/render.h"
@@ -67,40 +66,16 @@ static const char *type_unit(const struct profile *p, int type)
 
 /* ---- header ----------------------------------------------------------------------------- */
 
+/* The run's header (render__text_header), then the totals of every type */
 static void print_header(const struct tstacks *t)
 {
 	const struct profile *p = t->p;
 	char buf[64];
-	uint32_t i;
-	int w;
 
-	heading(t, "ebprof report");
-	fprintf(t->f, "  Mode:      %s\n", p->mode);
-	fprintf(t->f, "  Command:   %s\n", p->command ? p->command : "(none)");
-	if (p->time_nanos > 0) {
-		time_t sec = p->time_nanos / 1000000000;
-		struct tm tm;
-
-		/* UTC keeps reports comparable across machines */
-		if (gmtime_r(&sec, &tm) && strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm))
-			fprintf(t->f, "  Started:   %s\n", buf);
-	}
-	fprintf(t->f, "  Duration:  %s\n", render__run_duration(p, buf, sizeof(buf)));
-	fprintf(t->f, "  Kernel:    %s\n", p->kernel ? p->kernel : "unknown");
-	/* the facts' values in one column, past the longest key */
-	for (i = 0, w = 10; i < p->ninfo; i++)
-		if ((int)strlen(p->info[i].key) + 1 > w)
-			w = (int)strlen(p->info[i].key) + 1;
-	for (i = 0; i < p->ninfo; i++)
-		fprintf(t->f, "  %s:%*s %s\n", p->info[i].key,
-			w - 1 - (int)strlen(p->info[i].key), "", p->info[i].value);
-	if (p->period_type.type && p->period > 0)
-		fprintf(t->f, "  Period:    %s of %s per sample\n",
-			render__amount(p->period, p->period_type.unit, buf, sizeof(buf)),
-			p->period_type.type);
+	render__text_header(t->f, p, t->o->color);
 	if (p->ntypes)
 		fputs("  Totals:   ", t->f);
-	for (i = 0; i < p->ntypes; i++) {
+	for (uint32_t i = 0; i < p->ntypes; i++) {
 		/* the processes' exact totals where the mode keeps them (io, lock), which a full
 		 * stack table does not make short */
 		int64_t sum = profile__type_total(p, i);

@@ -510,7 +510,8 @@ static void test_info(void **state)
 
 		assert_int_equal(profile__add_info(m, "tracked", "%s", "every call"), 0);
 		out = render(&output_text, m, NULL, NULL);
-		assert_non_null(strstr(out, "\n  tracked: every call\n"));
+		/* in the column of every report's facts (render__text_header) */
+		assert_non_null(strstr(out, "\n  tracked:   every call\n"));
 		free(out);
 		profile__free(m);
 	}
