@@ -330,28 +330,54 @@ static const char *per_second(double bytes_per_sec, char *buf, size_t len)
 
 /* ---- cpu: where the CPU time goes ---------------------------------------------------- */
 
-/* A sample taken while the kernel handled a uprobe (a breakpoint of this run's mem probes, or
- * another tracer's): time the probes cost the program, not the program's own work. The kernel
- * enters uprobe handling through the int3 exception. */
-static bool in_probe_handling(const struct profile *p, const struct prof_sample *s)
+/* What a CPU sample cost the program on behalf of tracing, not its own work: the time the
+ * kernel spent handling a uprobe (a breakpoint of this run's mem probes, or another tracer's;
+ * the kernel enters it through the int3 exception), or running a BPF program in the program's
+ * context (this run's other modes' tracepoint programs, offcpu's sched_switch, lock's futex
+ * calls, or another tool's: each reading the clock or a map; under load one fixture's hottest
+ * "function" was pvclock_clocksource_read_nowd, 26% of its samples, read by such programs).
+ * A program's frames are in "[bpf]" (the program and its trampoline); bpf_trace_run* is the
+ * kernel's call into a tracepoint's programs. A uprobe's own BPF program counts as the uprobe's. */
+enum own_cost { OWN_NONE, OWN_UPROBE, OWN_BPF };
+
+static enum own_cost own_cost(const struct profile *p, const struct prof_sample *s)
 {
+	enum own_cost c = OWN_NONE;
+
 	for (uint32_t i = 0; i < s->nlocs; i++) {
 		const struct prof_location *l = &p->locations[s->locs[i]];
-		const char *name;
+		const char *name = l->nlines ? p->functions[l->lines[0].function].name : NULL;
 
-		if (!l->nlines)
-			continue;
-		name = p->functions[l->lines[0].function].name;
-		if (!strcmp(name, "asm_exc_int3") || !strcmp(name, "uprobe_notify_resume"))
-			return true;
+		if (name && (!strcmp(name, "asm_exc_int3") || !strcmp(name, "uprobe_notify_resume")))
+			return OWN_UPROBE;
+		if ((l->mapping != PROF_NONE && !strcmp(p->mappings[l->mapping].file, "[bpf]")) ||
+		    (name && !strncmp(name, "bpf_trace_run", 13)))
+			c = OWN_BPF;
 	}
-	return false;
+	return c;
+}
+
+/* "; 50 more samples were in uprobe handling, left out", or in BPF programs, or both */
+static void own_cost_said(char *buf, size_t len, uint64_t uprobes, uint64_t bpf)
+{
+	uint64_t n = uprobes + bpf;
+	const char *s = n == 1 ? " was" : "s were";
+
+	if (!n)
+		buf[0] = '\0';
+	else if (!bpf)
+		snprintf(buf, len, "; %" PRIu64 " more sample%s in uprobe handling, left out", n, s);
+	else if (!uprobes)
+		snprintf(buf, len, "; %" PRIu64 " more sample%s in BPF programs, left out", n, s);
+	else
+		snprintf(buf, len, "; %" PRIu64 " more samples were in uprobe handling (%" PRIu64
+			 ") or BPF programs (%" PRIu64 "), left out", n, uprobes, bpf);
 }
 
 static int cpu_rules(struct profile *set, const struct profile *p, const struct subjects *sj)
 {
 	int ts = profile__type_index(p, "samples"), tc = profile__type_index(p, "cpu");
-	uint64_t total = 0, probes = 0;
+	uint64_t total = 0, uprobes = 0, bpf = 0;
 	struct rule_out ro = { 0 };
 	struct tallies ta;
 	int err;
@@ -366,9 +392,15 @@ static int cpu_rules(struct profile *set, const struct profile *p, const struct 
 		uint64_t v = s->values[ts] > 0 ? (uint64_t)s->values[ts] : 0;
 		struct tally *t;
 
-		if (in_probe_handling(p, s)) {
-			probes += v;
+		switch (own_cost(p, s)) {
+		case OWN_UPROBE:
+			uprobes += v;
 			continue;
+		case OWN_BPF:
+			bpf += v;
+			continue;
+		case OWN_NONE:
+			break;
 		}
 		total += v;
 		if (!s->nlocs)
@@ -381,7 +413,7 @@ static int cpu_rules(struct profile *set, const struct profile *p, const struct 
 	for (uint32_t f = 0; total >= FIND_CPU_MIN_SAMPLES && f < sj->n; f++) {
 		const struct tally *t = &ta.t[f];
 		double share = (double)t->value / (double)total;
-		char tm[40], d[32], pr[96] = "";
+		char tm[40], d[32], pr[160];
 		struct cand *c;
 
 		if (share < FIND_CPU_SHARE || !(c = rule_slot(&ro, share * 100)))
@@ -391,9 +423,7 @@ static int cpu_rules(struct profile *set, const struct profile *p, const struct 
 			snprintf(tm, sizeof(tm), ", %s", render__duration(t->more[0], d, sizeof(d)));
 		else
 			tm[0] = '\0';
-		if (probes)
-			snprintf(pr, sizeof(pr), "; %" PRIu64 " more sample%s in uprobe "
-				 "handling, left out", probes, probes == 1 ? " was" : "s were");
+		own_cost_said(pr, sizeof(pr), uprobes, bpf);
 		c->fact = ro_printf(&ro, "%s is %.0f%% of the CPU samples (%" PRIu64 " of %" PRIu64
 				    "%s of CPU time, %s%s)", c->subject, share * 100, t->value,
 				    total, tm, subject_is_unsym(p, f) ? "at that address, which no "
@@ -403,7 +433,8 @@ static int cpu_rules(struct profile *set, const struct profile *p, const struct 
 		c->f.mode = p->mode;
 		c->f.kind = "cpu_hot_function";
 		c->f.threshold = "a function with at least 20% of the CPU samples in itself, out "
-				 "of at least 20 samples (samples in uprobe handling left out)";
+				 "of at least 20 samples (samples in uprobe handling or in BPF "
+				 "programs left out)";
 		c->f.unit = "percent";
 		c->f.pid = tally_pid(t);
 	}

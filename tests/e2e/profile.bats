@@ -56,15 +56,17 @@ print("ok")' "$T/r.json"
 	echo "$output"
 	[ "$output" = "ok" ]
 	# the cpu finding: burn_cpu, its samples and share as the cpu part counts them (samples in
-	# uprobe handling, the mem probes' own cost, left out)
+	# uprobe handling, the mem probes' own cost, and in BPF programs, the other modes', left out)
 	run py '
 import json, sys
 d = json.load(open(sys.argv[1]))
 cpu = [p for p in d["parts"] if p["mode"] == "cpu"][0]
 total = burn = probes = 0
 for s in cpu["sites"]:
-    names = [f["function"] for f in s["frames"]]
-    if "asm_exc_int3" in names or "uprobe_notify_resume" in names:
+    names = [f["function"] or "" for f in s["frames"]]
+    if ("asm_exc_int3" in names or "uprobe_notify_resume" in names or
+            any(f["module"] == "[bpf]" for f in s["frames"]) or
+            any(n.startswith("bpf_trace_run") for n in names)):
         probes += s["samples"]; continue
     total += s["samples"]
     if names[0] == "burn_cpu":

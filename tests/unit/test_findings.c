@@ -1,10 +1,10 @@
 /* Findings (output/findings.c, docs/FINDINGS.md) on hand-built parts: each rule at its
- * threshold and just below it, what a rule leaves out (samples in uprobe handling, allocator
- * frames), at most FIND_MAX_PER_RULE per rule, the order of the list, frames without a symbol
- * as subjects of their own, the line a finding names, names of any length, the pid of a
- * finding about one process; and the documents of a run of several modes (output/set.c): text
- * and JSON byte for byte against tests/golden/profile_set.{txt,json} (UPDATE_GOLDEN=1 rewrites
- * them), HTML by its facts, and the per-part file names. */
+ * threshold and just below it, what a rule leaves out (samples in uprobe handling or in BPF
+ * programs, allocator frames), at most FIND_MAX_PER_RULE per rule, the order of the list,
+ * frames without a symbol as subjects of their own, the line a finding names, names of any
+ * length, the pid of a finding about one process; and the documents of a run of several modes
+ * (output/set.c): text and JSON byte for byte against tests/golden/profile_set.{txt,json}
+ * (UPDATE_GOLDEN=1 rewrites them), HTML by its facts, and the per-part file names. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -96,6 +96,79 @@ static void test_cpu_threshold(void **state)
 	set = set_of(p, 3 * SEC);
 	assert_int_equal(set->nfindings, 1);
 	assert_non_null(strstr(set->findings[0].fact, "; 1 more sample was in uprobe handling, "
+				    "left out)"));
+	profile__free(set);
+}
+
+/* A kernel function in the region `region` ("[kernel.kallsyms]", "[bpf]"), as core/stacks.c
+ * makes them: mappings of pid 0 */
+static uint32_t kframe(struct profile *p, const char *region, const char *name)
+{
+	static uint64_t addr = 0xffffffff81000000ull;
+	uint32_t map = profile__mapping(p, 0, 0xffffffff81000000ull, 0xffffffffc0000000ull, 0,
+					region, NULL);
+
+	addr += 0x10;
+	return LOC(p, map, addr, addr - 0xffffffff81000000ull, { fn(p, name, name, NULL), 0 });
+}
+
+/* Samples taken while a BPF program ran in the program's context (the run's other modes'
+ * tracepoint programs reading the clock: pvclock_clocksource_read_nowd was a fixture's hottest
+ * function under load) are tracing's cost, left out as uprobe handling is, and said */
+static void test_cpu_bpf_left_out(void **state)
+{
+	struct profile *p = cpu_part(), *set;
+	uint32_t main_ = frame(p, "main", "app.c", 10);
+	uint32_t hot = frame(p, "hash_insert", "/src/table.c", 88);
+	uint32_t rest = frame(p, "other", "/src/other.c", 1);
+	uint32_t clock = kframe(p, "[kernel.kallsyms]", "pvclock_clocksource_read_nowd");
+	uint32_t prog = kframe(p, "[bpf]", "bpf_prog_4f2a6b7c8d9e0f11_offcpu_switch");
+	uint32_t run = kframe(p, "[kernel.kallsyms]", "bpf_trace_run4");
+	uint32_t sched = kframe(p, "[kernel.kallsyms]", "__schedule");
+	uint32_t int3 = frame(p, "asm_exc_int3", NULL, 0);
+
+	cpu_samples(p, hot, main_, 20);
+	cpu_samples(p, rest, main_, 80);
+	/* 30 of 130 (23%) in the clock read of a program, 10 in the kernel's call into one */
+	sample(p, STACK(clock, prog, run, sched, hot, main_), 30, 0, 0, 0, 7);
+	sample(p, STACK(run, sched, hot, main_), 10, 0, 0, 0, 7);
+	set = set_of(p, 3 * SEC);
+	assert_int_equal(set->nfindings, 2);
+	assert_string_equal(set->findings[0].subject, "other (other.c:1)");
+	assert_string_equal(set->findings[1].subject, "hash_insert (table.c:88)");
+	assert_string_equal(set->findings[1].fact, "hash_insert (table.c:88) is 20% of the CPU "
+			    "samples (20 of 100, 202.0 ms of CPU time, in the function itself; 40 "
+			    "more samples were in BPF programs, left out)");
+	assert_string_equal(set->findings[1].threshold, "a function with at least 20% of the CPU "
+			    "samples in itself, out of at least 20 samples (samples in uprobe "
+			    "handling or in BPF programs left out)");
+	profile__free(set);
+	/* both kinds: each counted once (a uprobe's BPF program is the uprobe's) */
+	p = cpu_part();
+	main_ = frame(p, "main", "app.c", 10);
+	hot = frame(p, "hash_insert", "/src/table.c", 88);
+	prog = kframe(p, "[bpf]", "bpf_prog_0123456789abcdef_mem_malloc");
+	int3 = frame(p, "asm_exc_int3", NULL, 0);
+	clock = kframe(p, "[kernel.kallsyms]", "pvclock_clocksource_read_nowd");
+	cpu_samples(p, hot, main_, 20);
+	sample(p, STACK(clock, prog, int3, hot, main_), 5, 0, 0, 0, 7);
+	sample(p, STACK(clock, prog, hot, main_), 1, 0, 0, 0, 7);
+	set = set_of(p, 3 * SEC);
+	assert_int_equal(set->nfindings, 1);
+	assert_string_equal(set->findings[0].subject, "hash_insert (table.c:88)");
+	assert_non_null(strstr(set->findings[0].fact, "; 6 more samples were in uprobe handling "
+				    "(5) or BPF programs (1), left out)"));
+	profile__free(set);
+	/* one: one sample */
+	p = cpu_part();
+	main_ = frame(p, "main", "app.c", 10);
+	hot = frame(p, "hash_insert", "/src/table.c", 88);
+	prog = kframe(p, "[bpf]", "bpf_prog_4f2a6b7c8d9e0f11_offcpu_switch");
+	cpu_samples(p, hot, main_, 20);
+	sample(p, STACK(prog, hot, main_), 1, 0, 0, 0, 7);
+	set = set_of(p, 3 * SEC);
+	assert_int_equal(set->nfindings, 1);
+	assert_non_null(strstr(set->findings[0].fact, "; 1 more sample was in BPF programs, "
 				    "left out)"));
 	profile__free(set);
 }
@@ -817,6 +890,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cpu_threshold),
+		cmocka_unit_test(test_cpu_bpf_left_out),
 		cmocka_unit_test(test_cpu_few_samples),
 		cmocka_unit_test(test_cpu_at_most_three),
 		cmocka_unit_test(test_mem_rate),
