@@ -1091,6 +1091,61 @@ static bool writers_default_period(const struct loader *l, const struct profile 
 	       !strcmp(l->strs[l->period_type.unit], t->unit);
 }
 
+/* The process statistics of ebprof's modes that are one sample type summed over a process's
+ * samples (docs/JSON.md), which pprof has no place for: a profile of ours loaded back gets them
+ * again from its samples, so that its processes' rows and JSON `totals` are the run's. Those
+ * the samples do not hold (mem's calls and frees, lock's futex and kernel split, offcpu's
+ * switches in cpu --offcpu, kmem's counts by kind) stay unknown, absent. */
+static const struct type_stat {
+	const char *mode, *type, *stat;
+} type_stats[] = {
+	{ "cpu", "samples", "samples" },
+	{ "cpu", "cpu", "cpu_ns" },
+	{ "cpu", "offcpu", "offcpu_ns" },
+	{ "cpu", "wall", "wall_ns" },
+	{ "offcpu", "offcpu", "offcpu_ns" },
+	{ "offcpu", "switches", "switches" },
+	{ "io", "requests", "requests" },
+	{ "io", "io_bytes", "io_bytes" },
+	{ "io", "latency", "latency_ns" },
+	{ "io", "queue", "queue_ns" },
+	{ "lock", "contentions", "contentions" },
+	{ "lock", "delay", "delay_ns" },
+	{ "lock", "timeouts", "timeouts" },
+	{ "lock", "timeout_delay", "timeout_delay_ns" },
+	{ "mem", "alloc_objects", "alloc_count" },
+	{ "mem", "alloc_space", "alloc_bytes" },
+	{ "mem", "inuse_objects", "live_count" },
+	{ "mem", "inuse_space", "live_bytes" },
+	{ "kmem", "alloc_space", "kmem_bytes_alloc" },
+	{ "kmem", "inuse_objects", "kmem_live_count" },
+	{ "kmem", "inuse_space", "kmem_live_bytes" },
+};
+
+static int process_stats(struct profile *p)
+{
+	int64_t *sums = NULL;
+	int err = 0;
+
+	for (size_t i = 0; !err && i < sizeof(type_stats) / sizeof(*type_stats); i++) {
+		const struct type_stat *ts = &type_stats[i];
+		int t = strcmp(ts->mode, p->mode) ? -1 : profile__type_index(p, ts->type);
+
+		if (t < 0)
+			continue;
+		if (!sums && !(sums = profile__process_sums(p)))
+			return -ENOMEM;
+		for (uint32_t k = 0; !err && k < p->nprocesses; k++) {
+			int64_t v = sums[(size_t)k * p->ntypes + (uint32_t)t];
+
+			err = prof_process__add_stat(p, &p->processes[k], ts->stat,
+						     v > 0 ? (uint64_t)v : 0);
+		}
+	}
+	free(sums);
+	return err;
+}
+
 static int build(struct loader *l, struct profile **out)
 {
 	uint32_t *fidx = NULL, *midx = NULL, *lidx = NULL;
@@ -1130,6 +1185,8 @@ static int build(struct loader *l, struct profile **out)
 		err = build_samples(l, p, lidx);
 	if (!err)
 		err = name_lone_process(l, p);
+	if (!err && mode)
+		err = process_stats(p);
 	/* a profile of ours that is not mem's states its period (mem's is derived from the
 	 * default type and its sampling, which pprof does not carry); 1 of the default type is
 	 * what the writer puts in for a profile without one (every event recorded), not a period

@@ -55,6 +55,42 @@ PY
 	cmp <(gzip -dc "$T/a.pb.gz") <(gzip -dc "$T/r.pb.gz")
 }
 
+# pprof has no place for the processes' statistics: a report of a saved profile had none
+# (`totals.cpu_ns` missing). Those that are one sample type summed come back from the samples:
+# every one the report has is the run's, and it has each of them.
+@test "report: a saved profile's processes and totals carry the run's sums of its types (cpu, cpu --offcpu, offcpu, lock, mem)" {
+	run "$EBPROF" cpu -q -o "$T/cpu.json" -o "$T/cpu.pb.gz" -- "$FIX/cpuburn" 1 2
+	[ "$status" -eq 0 ]
+	run "$EBPROF" cpu --offcpu -q -o "$T/wall.json" -o "$T/wall.pb.gz" -- "$FIX/offsleep" 5 20 10
+	[ "$status" -eq 0 ]
+	run "$EBPROF" offcpu -q -o "$T/offcpu.json" -o "$T/offcpu.pb.gz" -- "$FIX/offsleep" 5 20
+	[ "$status" -eq 0 ]
+	run "$EBPROF" lock -q -o "$T/lock.json" -o "$T/lock.pb.gz" -- "$FIX/mutexfix"
+	[ "$status" -eq 0 ]
+	run "$EBPROF" mem -q -o "$T/mem.json" -o "$T/mem.pb.gz" -- "$FIX/memfixture"
+	[ "$status" -eq 0 ]
+	for m in cpu:samples,cpu_ns wall:samples,cpu_ns,offcpu_ns,wall_ns offcpu:offcpu_ns,switches \
+		 lock:contentions,delay_ns,timeouts,timeout_delay_ns \
+		 mem:alloc_count,alloc_bytes,live_count,live_bytes; do
+		f=${m%%:*}
+		run "$EBPROF" report "$T/$f.pb.gz" -o "$T/$f.r.json"
+		[ "$status" -eq 0 ]
+		python3 - "$T/$f.json" "$T/$f.r.json" "${m#*:}" <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+want = sys.argv[3].split(",")
+for k in want:
+    assert k in b["totals"], (k, b["totals"])
+for k, v in b["totals"].items():
+    assert a["totals"][k] == v, (k, a["totals"][k], v)
+procs = {p["pid"]: p for p in a["processes"]}
+for p in b["processes"]:
+    for k in want:
+        assert p[k] == procs[p["pid"]][k], (p["pid"], k, p[k], procs[p["pid"]][k])
+PY
+	done
+}
+
 @test "report: a sampled mem profile stays estimates: its sampling and period come back, the pprof the same" {
 	for mode in "--sample-bytes 4096" "--sample-every 8" "--alloc-only"; do
 		# shellcheck disable=SC2086

@@ -187,6 +187,32 @@ static void test_pprof(void **state)
 	assert_null(strstr(a, "not in a saved profile"));
 	free(a);
 	assert_string_equal(back->types[back->default_type].type, "latency");
+	/* each process's statistics of its types come back from its samples (pprof has no place
+	 * for them; a report of a saved profile had no totals) */
+	{
+		static const char *const stats[] = { "requests", "io_bytes", "latency_ns",
+						     "queue_ns" };
+		int64_t *sums = profile__process_sums(p);
+
+		assert_non_null(sums);
+		assert_int_equal(back->nprocesses, p->nprocesses);
+		for (uint32_t k = 0; k < p->nprocesses; k++) {
+			const struct prof_process *bp = profile__find_process(back,
+									      p->processes[k].pid);
+
+			assert_non_null(bp);
+			for (uint32_t t = 0; t < 4; t++) {
+				uint64_t v;
+
+				assert_true(prof_process__stat(bp, stats[t], &v));
+				assert_int_equal(v, sums[(size_t)k * p->ntypes + t]);
+			}
+		}
+		free(sums);
+		a = render(&output_json, back, NULL, NULL);
+		assert_non_null(strstr(a, "\"requests\": 2107"));
+		free(a);
+	}
 	a = render(&output_folded, p, NULL, NULL);
 	b = render(&output_folded, back, NULL, NULL);
 	assert_string_equal(a, b);
