@@ -300,20 +300,23 @@ void collector__add_drops(struct profile *prof, int stats_fd, const char *const 
 void collector__note_notes_lost(struct profile *prof, uint64_t n)
 {
 	if (n)
-		profile__add_note(prof, "%llu new processes were not announced in time (the ring "
-				  "buffer was full): those that exited before the end show bare "
-				  "addresses", (unsigned long long)n);
+		profile__add_note(prof, "%llu new %s not announced in time (the ring buffer was "
+				  "full): %s before the end %s bare addresses",
+				  (unsigned long long)n, n == 1 ? "process was" : "processes were",
+				  n == 1 ? "if it exited" : "those that exited",
+				  n == 1 ? "it shows" : "show");
 }
 
 void collector__note_thread_names(struct profile *prof, uint64_t n, const char *option,
 				  uint32_t size)
 {
 	if (n)
-		profile__add_note(prof, "%llu times a thread's name was not kept (--per-thread): "
+		profile__add_note(prof, "%llu %s a thread's name was not kept (--per-thread): "
 				  "the thread-name table (%s %u) was full; those threads are named "
 				  "as they were when their counts were read (/proc), '?' when gone "
 				  "by then, not as they were when counted; raise %s",
-				  (unsigned long long)n, option, size, option);
+				  (unsigned long long)n, n == 1 ? "time" : "times", option, size,
+				  option);
 }
 
 #define REUSED_SHOWN 4

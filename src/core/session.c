@@ -773,11 +773,13 @@ static void sym_drops(struct session *s, struct profile *p)
 	symbolizer__stats(s->sym, &st);
 	profile__add_drop(p, "symbol_file_gone", st.files_gone - s->sym_gone);
 	if (st.files_gone > s->sym_gone)
-		profile__add_note(p, "%" PRIu64 " object files closed to keep at most %u open "
+		profile__add_note(p, "%" PRIu64 " object file%s closed to keep at most %u open "
 				  "(EBPROF_MAX_OPEN_OBJECTS) could not be opened again (deleted "
-				  "or replaced since, or their process gone): their frames are "
+				  "or replaced since, or %s process gone): %s frames are "
 				  "offsets (symbol_file_gone)", st.files_gone - s->sym_gone,
-				  s->sym_max_open);
+				  st.files_gone - s->sym_gone == 1 ? "" : "s", s->sym_max_open,
+				  st.files_gone - s->sym_gone == 1 ? "its" : "their",
+				  st.files_gone - s->sym_gone == 1 ? "its" : "their");
 	s->sym_gone = st.files_gone;
 }
 

@@ -525,6 +525,33 @@ static void test_futex_waits(void **state)
 	profile__free(p);
 }
 
+/* One call that finds another value and one wait that times out */
+__attribute__((noinline)) static int one_futex_each(void)
+{
+	struct timespec one_ms = { 0, 1000000 };
+
+	if (syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, NULL) != -1 || errno != EAGAIN)
+		return 1;
+	if (syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 1, &one_ms) != -1 || errno != ETIMEDOUT)
+		return 1;
+	return 0;
+}
+
+/* A note's count of one is one of a thing: it said "1 futex waits ended by their timeout" */
+static void test_notes_of_one(void **state)
+{
+	struct lock_opts o = opts(true, true);
+	struct profile *p = run_child(&o, one_futex_each);
+
+	assert_non_null(p);
+	assert_string_equal(profile__info(p, "futex_nowait"), "1");
+	assert_string_equal(profile__info(p, "futex_timeouts"), "1");
+	assert_true(has_note(p, "1 futex wait ended by its timeout (ETIMEDOUT: nobody woke it;"));
+	assert_true(has_note(p, "; 1 call returned EAGAIN at once (the futex's value had "
+			     "changed: no wait) and is counted apart"));
+	profile__free(p);
+}
+
 static void test_kernel_only(void **state)
 {
 	struct lock_opts o = opts(true, false);
@@ -720,6 +747,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_futex_waits),
+		cmocka_unit_test(test_notes_of_one),
 		cmocka_unit_test(test_kernel_only),
 		cmocka_unit_test(test_user_only),
 		cmocka_unit_test(test_no_tracepoints),

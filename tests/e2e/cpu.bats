@@ -270,7 +270,7 @@ assert_no_cpu_probes() {
 	echo "thread_table_full $n"
 	[ "$n" -gt 0 ]
 	grep -qE "thread_table_full $n\b" "$T/x.txt"
-	jq -e --arg n "$n" 'any(.notes[]; . == "\($n) off-CPU intervals were not measured: the table of threads off-CPU at once (--max-threads 1) was full; raise --max-threads")' \
+	jq -e --arg n "$n" 'any(.notes[]; . == "\($n) off-CPU \(if $n == "1" then "interval was" else "intervals were" end) not measured: the table of threads off-CPU at once (--max-threads 1) was full; raise --max-threads")' \
 		"$T/x.json" >/dev/null
 	# it sizes offcpu's table: without --offcpu there is none
 	run "$EBPROF" cpu --max-threads 4 -- true

@@ -805,19 +805,26 @@ static void cpu_finish(void *m)
 			     c->env.all ? -1 : CPU_STAT_NOTES_FULL, v);
 	unwinder__add_drops(c->base.unwinder, prof);
 	if (lost)
-		profile__add_note(prof, "%llu samples are in no stack: the count table "
-				  "(--max-stacks %u) was full; they count in their processes' totals "
-				  "(the process table), not in the stacks and flame graph; raise "
-				  "--max-stacks", (unsigned long long)lost, c->opts.max_stacks);
+		profile__add_note(prof, "%llu %s in no stack: the count table (--max-stacks %u) "
+				  "was full; %s in %s totals (the process table), not in the "
+				  "stacks and flame graph; raise --max-stacks", (unsigned long long)lost,
+				  lost == 1 ? "sample is" : "samples are", c->opts.max_stacks,
+				  lost == 1 ? "it counts" : "they count",
+				  lost == 1 ? "its process's" : "their processes'");
 	if (v[CPU_STAT_PROCS_FULL])
-		profile__add_note(prof, "%llu samples are in no process's total (the processes' "
-				  "rows and shares are short by them, their stacks are not): the "
-				  "table of processes' totals (%u) was full", (unsigned long long)
-				  v[CPU_STAT_PROCS_FULL], c->max_procs);
+		profile__add_note(prof, "%llu %s in no process's total (the processes' rows and "
+				  "shares are short by %s, %s not): the table of processes' totals "
+				  "(%u) was full", (unsigned long long)v[CPU_STAT_PROCS_FULL],
+				  v[CPU_STAT_PROCS_FULL] == 1 ? "sample is" : "samples are",
+				  v[CPU_STAT_PROCS_FULL] == 1 ? "it" : "them",
+				  v[CPU_STAT_PROCS_FULL] == 1 ? "its stack is" : "their stacks are",
+				  c->max_procs);
 	if (stacks_full)
-		profile__add_note(prof, "%llu stacks were not kept: the stack table (--max-stacks "
-				  "%u) was full, so their samples count without them; raise "
-				  "--max-stacks", (unsigned long long)stacks_full, c->opts.max_stacks);
+		profile__add_note(prof, "%llu %s not kept: the stack table (--max-stacks %u) was "
+				  "full, so %s samples count without %s; raise --max-stacks",
+				  (unsigned long long)stacks_full,
+				  stacks_full == 1 ? "stack was" : "stacks were", c->opts.max_stacks,
+				  stacks_full == 1 ? "its" : "their", stacks_full == 1 ? "it" : "them");
 	collector__note_notes_lost(prof, notes);
 	collector__note_thread_names(prof, v[CPU_STAT_TNAMES_FULL], "--max-stacks",
 				     c->opts.max_stacks);

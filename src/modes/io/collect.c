@@ -714,10 +714,12 @@ static uint64_t add_groups(struct io_collector *c)
 	free(r.e);
 	profile__add_info(prof, "devices", "%s", devs[0] ? devs : "none");
 	if (inflight)
-		profile__add_note(prof, "%llu requests were still in flight when tracing stopped "
-				  "(the oldest for %s): they are in no number but in_flight",
+		profile__add_note(prof, "%llu %s still in flight when tracing stopped (the "
+				  "oldest for %s): %s in no number but in_flight",
 				  (unsigned long long)inflight,
-				  render__duration(oldest, buf, sizeof(buf)));
+				  inflight == 1 ? "request was" : "requests were",
+				  render__duration(oldest, buf, sizeof(buf)),
+				  inflight == 1 ? "it is" : "they are");
 	return inflight;
 }
 
@@ -851,11 +853,11 @@ static void kthread_notes(struct io_collector *c)
 			 kt->role ? kt->role : "");
 		if (pp)
 			prof_process__set_note(prof, pp, note);
-		profile__add_note(prof, "%s (pid %d), a %s, started %llu requests (%s): requests "
+		profile__add_note(prof, "%s (pid %d), a %s, started %llu request%s (%s): requests "
 				  "of kernel threads are theirs, whoever's data they carry",
 				  p->comm[0] ? p->comm : "?", p->pid,
 				  kt->role ? kt->role : "kernel thread",
-				  (unsigned long long)kt->requests,
+				  (unsigned long long)kt->requests, kt->requests == 1 ? "" : "s",
 				  render__bytes(kt->bytes, b, sizeof(b)));
 	}
 	if (n && !c->env.all)
@@ -891,46 +893,52 @@ static void io_finish(void *m)
 		if (!n)
 			continue;
 		if (s == IO_STAT_INFLIGHT_FULL)
-			profile__add_note(prof, "%llu requests were not measured: more than %d "
-					  "were in flight at once", (unsigned long long)n,
-					  MAX_INFLIGHT);
+			profile__add_note(prof, "%llu %s not measured: more than %d were in "
+					  "flight at once", (unsigned long long)n,
+					  n == 1 ? "request was" : "requests were", MAX_INFLIGHT);
 		else if (s == IO_STAT_INFLIGHT_BUSY)
-			profile__add_note(prof, "%llu requests were not measured: they started in "
-					  "an interrupt while the table of requests in flight was "
-					  "being updated on the same CPU", (unsigned long long)n);
+			profile__add_note(prof, "%llu %s not measured: %s in an interrupt while "
+					  "the table of requests in flight was being updated on the "
+					  "same CPU", (unsigned long long)n,
+					  n == 1 ? "request was" : "requests were",
+					  n == 1 ? "it started" : "they started");
 		else if (s == IO_STAT_STACKS_FULL)
-			profile__add_note(prof, "%llu stacks were not kept: the stack table "
-					  "(--max-stacks %u) was full, so their requests count "
-					  "without them; raise --max-stacks", (unsigned long long)n,
-					  c->opts.max_stacks);
+			profile__add_note(prof, "%llu %s not kept: the stack table (--max-stacks %u) "
+					  "was full, so %s requests count without %s; raise "
+					  "--max-stacks", (unsigned long long)n,
+					  n == 1 ? "stack was" : "stacks were", c->opts.max_stacks,
+					  n == 1 ? "its" : "their", n == 1 ? "it" : "them");
 		else if (s == IO_STAT_COUNTS_FULL)
-			profile__add_note(prof, "%llu requests are in the disks' and the processes' "
-					  "numbers but not in any stack's: the table of (process, "
-					  "stacks) was full (--max-stacks %u); raise --max-stacks",
-					  (unsigned long long)n, c->opts.max_stacks);
+			profile__add_note(prof, "%llu %s in the disks' and the processes' numbers "
+					  "but not in any stack's: the table of (process, stacks) was "
+					  "full (--max-stacks %u); raise --max-stacks",
+					  (unsigned long long)n, n == 1 ? "request is" : "requests are",
+					  c->opts.max_stacks);
 		else if (s == IO_STAT_PROCS_FULL)
-			profile__add_note(prof, "%llu requests are in no process's totals (the "
-					  "processes' rows and totals are short by them): the table of "
-					  "processes' totals (%u) was full", (unsigned long long)n,
+			profile__add_note(prof, "%llu %s in no process's totals (the processes' "
+					  "rows and totals are short by %s): the table of processes' "
+					  "totals (%u) was full", (unsigned long long)n,
+					  n == 1 ? "request is" : "requests are", n == 1 ? "it" : "them",
 					  c->opts.max_procs ? c->opts.max_procs : MAX_PROCS);
 		else if (s == IO_STAT_DEVS_FULL)
-			profile__add_note(prof, "%llu requests are in the stacks' numbers but not "
-					  "in the disks' histograms: more than %d (disk, operation) "
-					  "pairs",
-					  (unsigned long long)n, MAX_DEVSTATS);
+			profile__add_note(prof, "%llu %s in the stacks' numbers but not in the "
+					  "disks' histograms: more than %d (disk, operation) pairs",
+					  (unsigned long long)n, n == 1 ? "request is" : "requests are",
+					  MAX_DEVSTATS);
 		else if (s == IO_STAT_NOTES_FULL)
 			collector__note_notes_lost(prof, n);
 		else if (s == IO_STAT_FLUSH_WAITERS)
-			profile__add_note(prof, "%llu cache flushes were not counted: the first %d "
+			profile__add_note(prof, "%llu cache %s not counted: the first %d "
 					  "requests waiting for each were not traced, and the ones "
 					  "after them were not looked at", (unsigned long long)n,
-					  IO_FLUSH_WAITERS);
+					  n == 1 ? "flush was" : "flushes were", IO_FLUSH_WAITERS);
 		else
-			profile__add_note(prof, "%llu requests ended without the kernel reporting "
-					  "their completion (neither block_rq_complete nor "
-					  "block_io_done reached BPF: some kernels deliver none while "
-					  "certain tasks run): they "
-					  "are in no number", (unsigned long long)n);
+			profile__add_note(prof, "%llu %s without the kernel reporting %s completion "
+					  "(neither block_rq_complete nor block_io_done reached BPF: "
+					  "some kernels deliver none while certain tasks run): %s in "
+					  "no number", (unsigned long long)n,
+					  n == 1 ? "request ended" : "requests ended",
+					  n == 1 ? "its" : "their", n == 1 ? "it is" : "they are");
 	}
 	kthread_notes(c);
 	profile__add_note(prof, "latency: from a request's start (where the kernel's own I/O "

@@ -1401,29 +1401,38 @@ static void kmem_finish(void *m)
 	unwinder__add_drops(c->base.unwinder, prof);
 	if (d[KMEM_DROP_COUNTS_FULL] || d[KMEM_DROP_STACKS_FULL])
 		profile__add_note(prof, "the stack tables (--max-stacks %u) were full: %llu "
-				  "allocations were not counted per stack (they are in the process "
-				  "and cache totals) and %llu stacks not kept; raise --max-stacks",
-				  c->opts.max_stacks,
+				  "%s not counted per stack (in the process and cache totals) and "
+				  "%llu stack%s not kept; raise --max-stacks", c->opts.max_stacks,
 				  (unsigned long long)d[KMEM_DROP_COUNTS_FULL],
-				  (unsigned long long)d[KMEM_DROP_STACKS_FULL]);
+				  d[KMEM_DROP_COUNTS_FULL] == 1 ? "allocation was" : "allocations were",
+				  (unsigned long long)d[KMEM_DROP_STACKS_FULL],
+				  d[KMEM_DROP_STACKS_FULL] == 1 ? "" : "s");
 	if (d[KMEM_DROP_LIVE_FULL])
-		profile__add_note(prof, "%llu allocations were not tracked to their free: the live "
-				  "table (--max-live %u) was full; outstanding counts miss them; "
-				  "raise --max-live", (unsigned long long)d[KMEM_DROP_LIVE_FULL],
-				  c->opts.max_live);
+		profile__add_note(prof, "%llu %s not tracked to %s free: the live table "
+				  "(--max-live %u) was full; outstanding counts miss %s; raise "
+				  "--max-live", (unsigned long long)d[KMEM_DROP_LIVE_FULL],
+				  d[KMEM_DROP_LIVE_FULL] == 1 ? "allocation was" : "allocations were",
+				  d[KMEM_DROP_LIVE_FULL] == 1 ? "its" : "their", c->opts.max_live,
+				  d[KMEM_DROP_LIVE_FULL] == 1 ? "it" : "them");
 	if (d[KMEM_DROP_PROCS_FULL])
-		profile__add_note(prof, "%llu events are in no process's totals: more than %d "
+		profile__add_note(prof, "%llu %s in no process's totals: more than %d "
 				  "processes had events, the table of their totals was full (the "
-				  "stacks and caches still count them)",
-				  (unsigned long long)d[KMEM_DROP_PROCS_FULL], c->max_procs);
+				  "stacks and caches still count %s)",
+				  (unsigned long long)d[KMEM_DROP_PROCS_FULL],
+				  d[KMEM_DROP_PROCS_FULL] == 1 ? "event is" : "events are", c->max_procs,
+				  d[KMEM_DROP_PROCS_FULL] == 1 ? "it" : "them");
 	if (d[KMEM_DROP_FREE_UNSEEN])
-		profile__add_note(prof, "%llu tracked pointers were allocated again without a free "
-				  "event (bulk frees have none): they count as freed",
-				  (unsigned long long)d[KMEM_DROP_FREE_UNSEEN]);
+		profile__add_note(prof, "%llu %s allocated again without a free event (bulk frees "
+				  "have none): %s as freed",
+				  (unsigned long long)d[KMEM_DROP_FREE_UNSEEN],
+				  d[KMEM_DROP_FREE_UNSEEN] == 1 ? "tracked pointer was"
+								: "tracked pointers were",
+				  d[KMEM_DROP_FREE_UNSEEN] == 1 ? "it counts" : "they count");
 	if (misses)
-		profile__add_note(prof, "%llu events ran while the same program was running on "
-				  "that CPU (an interrupt's allocation during a task's) and were "
-				  "skipped by the kernel", (unsigned long long)misses);
+		profile__add_note(prof, "%llu %s while the same program was running on that CPU (an "
+				  "interrupt's allocation during a task's) and %s skipped by the "
+				  "kernel", (unsigned long long)misses,
+				  misses == 1 ? "event ran" : "events ran", misses == 1 ? "was" : "were");
 	if (!c->env.all)
 		profile__add_note(prof, "allocations and frees count for the task that made "
 				  "them: an interrupt's (RCU callbacks, softirqs, completions) count "

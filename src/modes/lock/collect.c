@@ -856,6 +856,7 @@ static void add_groups(struct lock_collector *c)
 	if (err)
 		pr_warn(c->lc, "building the lock summary failed: %s", strerror(-err));
 	if (c->nlocks > MAX_GROUPS)
+		/* more than MAX_GROUPS: never one */
 		profile__add_note(c->env.prof, "%zu locks were contended: the summary shows the %d "
 				  "with the longest total wait; every wait is in the stacks",
 				  c->nlocks, MAX_GROUPS);
@@ -1159,37 +1160,43 @@ static void lock_finish(void *m)
 		if (!n)
 			continue;
 		if (s == LOCK_STAT_NESTED)
-			profile__add_note(prof, "%llu spinlock contentions inside another on the "
-					  "same CPU (an interrupt's, while its task spun) were not "
-					  "measured", (unsigned long long)n);
+			profile__add_note(prof, "%llu spinlock contention%s inside another on the "
+					  "same CPU (an interrupt's, while its task spun) %s not "
+					  "measured", (unsigned long long)n, n == 1 ? "" : "s",
+					  n == 1 ? "was" : "were");
 		else if (s == LOCK_STAT_END_UNSEEN)
-			profile__add_note(prof, "%llu waits never reported their end (the "
-					  "kernel ran no program at it: see recursion_misses): not "
-					  "counted", (unsigned long long)n);
+			profile__add_note(prof, "%llu %s (the kernel ran no program at it: see "
+					  "recursion_misses): not counted", (unsigned long long)n,
+					  n == 1 ? "wait never reported its end"
+						 : "waits never reported their end");
 		else if (s == LOCK_STAT_WAITS_FULL)
-			profile__add_note(prof, "%llu waits were not measured: more than %d threads "
-					  "waited at once", (unsigned long long)n, MAX_WAITS);
+			profile__add_note(prof, "%llu %s not measured: more than %d threads waited "
+					  "at once", (unsigned long long)n, n == 1 ? "wait was" : "waits were",
+					  MAX_WAITS);
 		else if (s == LOCK_STAT_STACKS_FULL)
-			profile__add_note(prof, "%llu stacks were not kept: the stack table "
-					  "(--max-stacks %u) was full, so their waits count without "
-					  "them; raise --max-stacks", (unsigned long long)n,
-					  c->opts.max_stacks);
+			profile__add_note(prof, "%llu %s not kept: the stack table (--max-stacks %u) "
+					  "was full, so %s waits count without %s; raise --max-stacks",
+					  (unsigned long long)n, n == 1 ? "stack was" : "stacks were",
+					  c->opts.max_stacks, n == 1 ? "its" : "their",
+					  n == 1 ? "it" : "them");
 		else if (s == LOCK_STAT_COUNTS_FULL)
-			profile__add_note(prof, "%llu waits are in the locks' and the processes' "
-					  "numbers but not in any stack's: the table of (process, "
-					  "stacks, lock) was full (--max-stacks %u); raise --max-stacks",
-					  (unsigned long long)n, c->opts.max_stacks);
+			profile__add_note(prof, "%llu %s in the locks' and the processes' numbers "
+					  "but not in any stack's: the table of (process, stacks, lock) "
+					  "was full (--max-stacks %u); raise --max-stacks",
+					  (unsigned long long)n, n == 1 ? "wait is" : "waits are",
+					  c->opts.max_stacks);
 		else if (s == LOCK_STAT_PROCS_FULL)
-			profile__add_note(prof, "%llu waits are in no process's totals (the "
-					  "processes' rows and totals are short by them): the table of "
-					  "processes' totals (%u) was full", (unsigned long long)n,
+			profile__add_note(prof, "%llu %s in no process's totals (the processes' rows "
+					  "and totals are short by %s): the table of processes' totals "
+					  "(%u) was full", (unsigned long long)n,
+					  n == 1 ? "wait is" : "waits are", n == 1 ? "it" : "them",
 					  c->opts.max_procs ? c->opts.max_procs : MAX_PROCS);
 		else if (s == LOCK_STAT_LOCKS_FULL)
-			profile__add_note(prof, "%llu waits are in the stacks' numbers but not in "
-					  "any lock's: the lock table (--max-locks %u) filled "
-					  "up before a tick could take it out (every 100 ms, "
-					  "once three quarters full); raise --max-locks",
-					  (unsigned long long)n, c->opts.max_locks);
+			profile__add_note(prof, "%llu %s in the stacks' numbers but not in any "
+					  "lock's: the lock table (--max-locks %u) filled up before a "
+					  "tick could take it out (every 100 ms, once three quarters "
+					  "full); raise --max-locks", (unsigned long long)n,
+					  n == 1 ? "wait is" : "waits are", c->opts.max_locks);
 		else
 			collector__note_notes_lost(prof, n);
 	}
@@ -1197,9 +1204,11 @@ static void lock_finish(void *m)
 	nowait = stat_sum(c, LOCK_STAT_NOWAIT);
 	if (c->user && nowait)
 		profile__add_note(prof, "futex waits: from the futex(2) or futex_waitv(2) call to its "
-				  "return; %llu calls returned EAGAIN at once (the futex's value "
-				  "had changed: no wait) and are counted apart, as NO WAIT, in no "
-				  "delay", (unsigned long long)nowait);
+				  "return; %llu %s EAGAIN at once (the futex's value had changed: "
+				  "no wait) and %s counted apart, as NO WAIT, in no delay",
+				  (unsigned long long)nowait, nowait == 1 ? "call returned"
+									  : "calls returned",
+				  nowait == 1 ? "is" : "are");
 	else if (c->user)
 		profile__add_note(prof, "futex waits: from the futex(2) or futex_waitv(2) call to its "
 				  "return; a call that returns EAGAIN at once (the futex's value "
@@ -1207,11 +1216,14 @@ static void lock_finish(void *m)
 				  "did");
 	timeouts = stat_sum(c, LOCK_STAT_TIMEDOUT);
 	if (c->user && timeouts)
-		profile__add_note(prof, "%llu futex waits ended by their timeout (ETIMEDOUT: "
-				  "nobody woke them; a timed condition wait, an idle poll, a timed "
-				  "lock given up): counted apart, as TIMEOUTS and TIMEOUT WAIT "
-				  "(sample types timeouts and timeout_delay), in no contention or "
-				  "delay", (unsigned long long)timeouts);
+		profile__add_note(prof, "%llu %s (ETIMEDOUT: nobody woke %s; a timed condition "
+				  "wait, an idle poll, a timed lock given up): counted apart, as "
+				  "TIMEOUTS and TIMEOUT WAIT (sample types timeouts and "
+				  "timeout_delay), in no contention or delay",
+				  (unsigned long long)timeouts,
+				  timeouts == 1 ? "futex wait ended by its timeout"
+						: "futex waits ended by their timeout",
+				  timeouts == 1 ? "it" : "them");
 	if (c->kernel)
 		profile__add_note(prof, "kernel locks: from lock:contention_begin to contention_end "
 				  "in the waiting task (spinlocks per CPU, sleeping locks per "

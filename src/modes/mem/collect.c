@@ -2392,45 +2392,54 @@ static void drop_note(struct mem_collector *c, struct profile *prof, __u32 reaso
 {
 	switch (reason) {
 	case MEM_DROP_LIVE_FULL:
-		profile__add_note(prof, "%llu allocations were counted but not tracked as live: the "
-			"live table (--max-live %u) was full, so their frees count as unknown frees, "
-			"and a leak scan could neither classify them nor follow pointers through "
-			"them (blocks reachable only that way look lost); raise --max-live",
-			(unsigned long long)n, c->opts.max_live);
+		profile__add_note(prof, "%llu %s counted but not tracked as live: the live table "
+			"(--max-live %u) was full, so %s, and a leak scan could neither classify %s "
+			"nor follow pointers through %s (blocks reachable only that way look lost); "
+			"raise --max-live", (unsigned long long)n,
+			n == 1 ? "allocation was" : "allocations were", c->opts.max_live,
+			n == 1 ? "its free counts as an unknown free"
+			       : "their frees count as unknown frees",
+			n == 1 ? "it" : "them", n == 1 ? "it" : "them");
 		break;
 	case MEM_DROP_SITES_FULL:
 	case MEM_DROP_STACKS_FULL:
-		profile__add_note(prof, "%llu allocations have no site or stack: the site/stack table "
+		profile__add_note(prof, "%llu %s no site or stack: the site/stack table "
 			"(--max-stacks %u) was full; process totals are still exact; raise "
-			"--max-stacks", (unsigned long long)n, c->opts.max_stacks);
+			"--max-stacks", (unsigned long long)n,
+			n == 1 ? "allocation has" : "allocations have", c->opts.max_stacks);
 		break;
 	case MEM_DROP_STACK_FAIL:
-		profile__add_note(prof, "%llu allocations have no stack: the kernel could not capture "
-			"it", (unsigned long long)n);
+		profile__add_note(prof, "%llu %s no stack: the kernel could not capture it",
+			(unsigned long long)n, n == 1 ? "allocation has" : "allocations have");
 		break;
 	case MEM_DROP_NO_STATE:
-		profile__add_note(prof, "%llu calls were not counted: no per-thread state (calls in "
-			"flight while probes were attached, or the kernel could not allocate it)",
-			(unsigned long long)n);
+		profile__add_note(prof, "%llu %s not counted: no per-thread state (calls in flight "
+			"while probes were attached, or the kernel could not allocate it)",
+			(unsigned long long)n, n == 1 ? "call was" : "calls were");
 		break;
 	case MEM_DROP_PROCS_FULL:
-		profile__add_note(prof, "%llu processes were not traced: the process table "
-			"(--max-procs %u) was full", (unsigned long long)n, c->opts.max_procs);
+		profile__add_note(prof, "%llu %s not traced: the process table (--max-procs %u) was "
+			"full", (unsigned long long)n, n == 1 ? "process was" : "processes were",
+			c->opts.max_procs);
 		break;
 	case MEM_DROP_REGIONS_FULL:
-		profile__add_note(prof, "%llu mapped regions (--mmap) were counted as mapped and at "
-			"once as unmapped: the region table (--max-regions %u) was full, so their "
-			"unmaps could not be matched; raise --max-regions", (unsigned long long)n,
-			c->opts.max_regions ? c->opts.max_regions : 1u << 16);
+		profile__add_note(prof, "%llu mapped region%s (--mmap) %s counted as mapped and at "
+			"once as unmapped: the region table (--max-regions %u) was full, so %s "
+			"could not be matched; raise --max-regions", (unsigned long long)n,
+			n == 1 ? "" : "s", n == 1 ? "was" : "were",
+			c->opts.max_regions ? c->opts.max_regions : 1u << 16,
+			n == 1 ? "its unmap" : "their unmaps");
 		break;
 	case MEM_DROP_MAP_SPAN:
-		profile__add_note(prof, "%llu unmaps (--mmap) spanned more than 64 counted regions: "
-			"the regions past the 64th stay counted as mapped", (unsigned long long)n);
+		profile__add_note(prof, "%llu unmap%s (--mmap) spanned more than 64 counted regions: "
+			"the regions past the 64th stay counted as mapped", (unsigned long long)n,
+			n == 1 ? "" : "s");
 		break;
 	case MEM_DROP_TRACE_FULL:
-		profile__add_note(prof, "%llu calls are missing from the trace (--trace): its ring "
-			"buffer (%u MiB) was full; they are counted in the report; trace a shorter run",
-			(unsigned long long)n, TRACE_RB_BYTES >> 20);
+		profile__add_note(prof, "%llu %s missing from the trace (--trace): its ring buffer "
+			"(%u MiB) was full; %s counted in the report; trace a shorter run",
+			(unsigned long long)n, n == 1 ? "call is" : "calls are",
+			TRACE_RB_BYTES >> 20, n == 1 ? "it is" : "they are");
 		break;
 	}
 }

@@ -798,10 +798,11 @@ static void held_note(struct offcpu_collector *c, struct profile *prof)
 		return;
 	render__duration(ns, d, sizeof(d));
 	profile__add_info(prof, "held_by_ebprof", "%llu stops, %s", (unsigned long long)n, d);
-	profile__add_note(prof, "%llu times (%s in all) a traced process was stopped by ebprof "
+	profile__add_note(prof, "%llu %s (%s in all) a traced process was stopped by ebprof "
 			  "itself, which holds a launched command's processes at their forks, "
-			  "execs, exits and signals to follow them: those stops are not counted as "
-			  "the program's off-CPU time", (unsigned long long)n, d);
+			  "execs, exits and signals to follow them: %s not counted as the "
+			  "program's off-CPU time", (unsigned long long)n, n == 1 ? "time" : "times",
+			  d, n == 1 ? "that stop is" : "those stops are");
 }
 
 static void offcpu_finish(void *m)
@@ -838,36 +839,41 @@ static void offcpu_finish(void *m)
 		if (!n)
 			continue;
 		if (s == OFFCPU_STAT_THREADS_FULL)
-			profile__add_note(prof, "%llu off-CPU intervals were not measured: the "
-					  "table of threads off-CPU at once (--max-threads %u) was "
-					  "full; raise --max-threads", (unsigned long long)n,
-					  c->opts.max_threads);
+			profile__add_note(prof, "%llu off-CPU %s not measured: the table of "
+					  "threads off-CPU at once (--max-threads %u) was full; raise "
+					  "--max-threads", (unsigned long long)n,
+					  n == 1 ? "interval was" : "intervals were", c->opts.max_threads);
 		else if (s == OFFCPU_STAT_STACKS_FULL)
-			profile__add_note(prof, "%llu stacks were not kept: the stack table "
-					  "(--max-stacks %u) was full, so their time counts "
-					  "without them; raise --max-stacks", (unsigned long long)n,
-					  c->opts.max_stacks);
+			profile__add_note(prof, "%llu %s not kept: the stack table (--max-stacks %u) "
+					  "was full, so %s time counts without %s; raise --max-stacks",
+					  (unsigned long long)n, n == 1 ? "stack was" : "stacks were",
+					  c->opts.max_stacks, n == 1 ? "its" : "their",
+					  n == 1 ? "it" : "them");
 		else if (s == OFFCPU_STAT_COUNTS_FULL)
-			profile__add_note(prof, "%llu off-CPU intervals were lost: the count table "
+			profile__add_note(prof, "%llu off-CPU %s lost: the count table "
 					  "(--max-stacks %u) was full; raise --max-stacks",
-					  (unsigned long long)n, c->opts.max_stacks);
+					  (unsigned long long)n, n == 1 ? "interval was" : "intervals were",
+					  c->opts.max_stacks);
 		else if (s == OFFCPU_STAT_RQ_FULL)
-			profile__add_note(prof, "%llu run-queue waits are in no histogram: more "
+			profile__add_note(prof, "%llu run-queue %s in no histogram: more "
 					  "processes than the kernel's run-queue table holds (%u) "
-					  "had one %s", (unsigned long long)n, c->max_runq,
+					  "had one %s", (unsigned long long)n,
+					  n == 1 ? "wait is" : "waits are", c->max_runq,
 					  c->env.windows ? "between two windows (each takes it)" :
 					  "between two of its takes into the report (at the tick, "
 					  "every 100 ms, after it is three quarters full)");
 		else if (s == OFFCPU_STAT_SWITCH_IN_UNSEEN)
-			profile__add_note(prof, "%llu switch-ins were not reported by the kernel "
-					  "(no tracepoint reaches BPF while some tasks run): each "
-					  "such wait was counted, its end taken from the thread's CPU "
-					  "time at its next switch-out (late by the interrupts' time "
-					  "meanwhile, microseconds)", (unsigned long long)n);
+			profile__add_note(prof, "%llu %s not reported by the kernel (no tracepoint "
+					  "reaches BPF while some tasks run): each such wait was "
+					  "counted, its end taken from the thread's CPU time at its "
+					  "next switch-out (late by the interrupts' time meanwhile, "
+					  "microseconds)", (unsigned long long)n,
+					  n == 1 ? "switch-in was" : "switch-ins were");
 		else if (s == OFFCPU_STAT_EXIT_UNSEEN)
-			profile__add_note(prof, "%llu threads' exits were not reported by the "
-					  "kernel: each one's last wait, found when another thread "
-					  "had its number, was not counted", (unsigned long long)n);
+			profile__add_note(prof, "%llu %s not reported by the kernel: each one's "
+					  "last wait, found when another thread had its number, was not "
+					  "counted", (unsigned long long)n,
+					  n == 1 ? "thread's exit was" : "threads' exits were");
 		else if (s == OFFCPU_STAT_TNAMES_FULL)
 			collector__note_thread_names(prof, n, "--max-stacks",
 						     c->opts.max_stacks);

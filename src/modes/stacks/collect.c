@@ -701,14 +701,14 @@ static void stacks_finish(void *mp)
 		uint64_t n = v[r];
 
 		if (n && r == STACKS_DROP_COUNTS_FULL)
-			profile__add_note(prof, "%llu events were not counted per stack: the table of "
+			profile__add_note(prof, "%llu %s not counted per stack: the table of "
 					  "(process, event, stacks) was full (--max-stacks %u); "
 					  "raise --max-stacks", (unsigned long long)n,
-					  m->o->max_stacks);
+					  n == 1 ? "event was" : "events were", m->o->max_stacks);
 		else if (n)
-			profile__add_note(prof, "%llu stacks are missing: the stack table was full "
-					  "(--max-stacks %u); raise --max-stacks",
-					  (unsigned long long)n, m->o->max_stacks);
+			profile__add_note(prof, "%llu %s missing: the stack table was full "
+					  "(--max-stacks %u); raise --max-stacks", (unsigned long long)n,
+					  n == 1 ? "stack is" : "stacks are", m->o->max_stacks);
 	}
 	if (m->env->all)
 		collector__note_reused(prof, bpf_map__fd(m->skel->maps.reused),
@@ -717,21 +717,24 @@ static void stacks_finish(void *mp)
 		uint64_t n = counter(m->skel->maps.compat_calls, prof, "compat_syscalls");
 
 		if (n)
-			profile__add_note(prof, "%llu 32-bit system calls (int $0x80, an ia32 "
-					  "program's) were made by the traced processes; no "
-					  "syscalls: event counts them, as the kernel's own syscall "
+			profile__add_note(prof, "%llu 32-bit system call%s (int $0x80, an ia32 "
+					  "program's) %s made by the traced processes; no "
+					  "syscalls: event counts %s, as the kernel's own syscall "
 					  "tracepoints do not (their numbers are the ia32 table's: "
-					  "its write is x86_64's stat)", (unsigned long long)n);
+					  "its write is x86_64's stat)", (unsigned long long)n,
+					  n == 1 ? "" : "s", n == 1 ? "was" : "were",
+					  n == 1 ? "it" : "them");
 	}
 	if (!m->env->all) {
 		uint64_t n = counter(m->skel->maps.held_events, prof, "held_by_ebprof");
 
 		if (n)
-			profile__add_note(prof, "%llu events of the traced threads going into a "
+			profile__add_note(prof, "%llu event%s of the traced threads going into a "
 					  "ptrace stop of ebprof's (it holds a launched tree's "
 					  "processes at each fork, exec and exit, to follow them: "
-					  "their sched_switch) are ebprof's, not the program's: not "
-					  "counted", (unsigned long long)n);
+					  "their sched_switch) %s ebprof's, not the program's: not "
+					  "counted", (unsigned long long)n, n == 1 ? "" : "s",
+					  n == 1 ? "is" : "are");
 	}
 	fd = bpf_map__fd(m->skel->maps.hits);
 	for (int i = 0; i < m->o->nevents; i++) {
