@@ -105,38 +105,47 @@ assert_no_offcpu_probes() {
 
 # `runnable`: of the time off the CPU, the part waiting for a CPU (after a wakeup, or all of a
 # preemption's), against the kernel's own count of the thread's time on a run queue (schedstat's
-# run_delay, read by the thread itself before and after its work). A shell counts beside a busy
-# loop pinned to its CPU (preempted every few ms), between two waits on a FIFO; its waits
-# outside that, the FIFOs' wakeups, are in ebprof's count and not in the difference (a few ms).
+# run_delay). A shell works beside a busy loop pinned to its CPU (preempted every few ms) between
+# two waits on a FIFO; its run_delay is read while it waits in the first (tracing started) and
+# in the second (tracing stopped): blocked there, it gains no run delay, so both count the same
+# span.
 @test "offcpu: runnable, a wait's time waiting for a CPU, is the kernel's run delay of the thread (schedstat)" {
 	[ -r /proc/self/schedstat ] || skip "no /proc/PID/schedstat (a kernel without CONFIG_SCHEDSTATS/SCHED_INFO)"
 	mkfifo "$T/go" "$T/end"
 	bg taskset -c 0 "$FIX/cpuburn" 60
 	bg taskset -c 0 sh -c '
 		read x < "$1"
-		read a b c < /proc/$$/schedstat
 		i=0; while [ $i -lt 100000 ]; do i=$((i + 1)); done
-		read d e f < /proc/$$/schedstat
-		echo $((e - b)) > "$2.tmp"; mv "$2.tmp" "$2"
-		read x < "$3"' sh "$T/go" "$T/delay" "$T/end"
+		: > "$2"
+		read x < "$3"' sh "$T/go" "$T/worked" "$T/end"
 	sh=$BG
 	"$EBPROF" offcpu -v -p "$sh" -d 60 -o "$T/x.json" -o "$T/x.txt" 2> "$T/err" &
 	eb=$!
 	BG_PIDS+=("$eb")
 	wait_for "$T/err" "tracing PID $sh" 30
+	# asleep in the FIFO's open (S), then its delay so far
+	blocked() { [ "$(awk '{ print $3 }' "/proc/$sh/stat")" = S ]; }
+	for ((i = 0; i < 200; i++)); do blocked && break; sleep 0.05; done
+	blocked
+	read -r _ before _ < "/proc/$sh/schedstat"
 	echo > "$T/go"
-	wait_for "$T/delay" '^[0-9]+$' 60
+	for ((i = 0; i < 1200; i++)); do [ -e "$T/worked" ] && break; sleep 0.05; done
+	[ -e "$T/worked" ]
+	# in the second FIFO's open: then tracing stops
+	for ((i = 0; i < 200; i++)); do blocked && break; sleep 0.05; done
+	blocked
 	kill -INT "$eb"
 	wait "$eb"
+	read -r _ after _ < "/proc/$sh/schedstat"
 	echo > "$T/end"
-	delay=$(cat "$T/delay")
+	delay=$((after - before))
 	runnable=$(jq --argjson p "$sh" '[.sites[] | select(.pid == $p) | .runnable] | add' "$T/x.json")
 	echo "run_delay $delay ns, runnable $runnable ns"
-	# beside the busy loop it waited (0.1 s at least), and ebprof counts that (the waits
-	# outside the reads add a few ms)
-	[ "$delay" -ge 100000000 ]
-	[ "$runnable" -ge $((delay * 99 / 100)) ]
-	[ "$runnable" -le $((delay * 105 / 100 + 20000000)) ]
+	# beside the busy loop it waited, and ebprof counts that (the scheduler's clock and
+	# ebprof's differ by a few microseconds a wait)
+	[ "$delay" -ge 20000000 ]
+	[ "$runnable" -ge $((delay * 99 / 100 - 1000000)) ]
+	[ "$runnable" -le $((delay * 101 / 100 + 1000000)) ]
 	# the process's statistic is its sites' sum, and runnable is part of the time off the CPU
 	jqe "(.processes[] | select(.pid == $sh) | .runnable_ns) ==
 		([.sites[] | select(.pid == $sh) | .runnable] | add)" "$T/x.json"
