@@ -290,7 +290,14 @@ $(OUT)/fixtures/libreplug%.so: tests/fixtures/replug_lib.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FIX_CFLAGS) -fPIC -shared -DVERSION=$* $< -o $@
 
+# vmaswap's library in two versions that unwind differently at the same offsets
+$(OUT)/fixtures/libvmaswap%.so: tests/fixtures/vmaswap_lib.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -falign-functions=256 -fno-toplevel-reorder -Wall \
+		-fPIC -shared -DVERSION=$* $< -o $@
+
 fixtures: $(OUT)/fixtures/cpuburn_bid $(OUT)/fixtures/cpuburn_nobid $(OUT)/fixtures/libreplug1.so $(OUT)/fixtures/libreplug2.so \
+	  $(OUT)/fixtures/libvmaswap1.so $(OUT)/fixtures/libvmaswap2.so \
 	  $(OUT)/fixtures/libdlburn.so $(OUT)/fixtures/liblazyfix.so \
 	  $(FIX_BINS) $(FIX_SOS) $(OUT)/fixtures/memfixture_static $(OUT)/fixtures/cxxfixture \
 	  $(OUT)/fixtures/cxxlate $(OUT)/fixtures/cxxfixture_static $(OUT)/fixtures/badalloc $(OUT)/fixtures/prefixalloc \

@@ -85,6 +85,7 @@ struct unwind_pid {
 	 * maps, and the libraries it needs (DT_NEEDED, LD_PRELOAD), built before it maps them */
 	struct unwind_obj **objs;
 	uint32_t nobjs;
+	double loaded_ms;	/* when it was last loaded (mono_ms) */
 };
 
 struct unwinder {
@@ -107,6 +108,12 @@ struct unwinder {
 	uint64_t asks_skipped;	/* asks the queue had no room for: never loaded */
 	uint64_t asks_loaded;	/* processes loaded on an ask */
 	double tick_ms;		/* time spent loading asked processes since the tick began */
+	/* tests only (EBPROF_TEST_UNWIND_RELOAD_MS): a process loaded is not loaded again for
+	 * the same program before that many ms, whatever asks (a stale note, a snapshot; an
+	 * exec is loaded at once; the maps read still go to the snapshots): a loaded machine's
+	 * late reload, made certain, so that what the walk does meanwhile (code mapped since,
+	 * by file) can be counted */
+	double test_reload_ms;
 	bool running;		/* loading a process met running (not at its exec stop): its
 				 * libraries are mapped already, none are preloaded */
 	uint32_t ticks;
@@ -364,6 +371,7 @@ struct unwinder *unwinder__new(const struct log_ctx *lc, int procs_fd, int rows_
 			       uint32_t max_rows)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
+	const char *t;
 
 	if (!u)
 		return NULL;
@@ -376,6 +384,8 @@ struct unwinder *unwinder__new(const struct log_ctx *lc, int procs_fd, int rows_
 	u->epoch_fd = -1;
 	u->hook_prog_fd = -1;
 	u->holds_fd = -1;
+	t = getenv("EBPROF_TEST_UNWIND_RELOAD_MS");
+	u->test_reload_ms = t ? atof(t) : 0;
 	return u;
 }
 
@@ -1145,6 +1155,11 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 	 * between its fork and its exec) */
 	if (u->on_maps)
 		u->on_maps(u->on_maps_ctx, pid, own);
+	if (rec && u->test_reload_ms > 0 && same_ident(&rec->ident, &id) &&
+	    mono_ms() < rec->loaded_ms + u->test_reload_ms) {
+		free(own);
+		return -EAGAIN;	/* still stale: tried again at each tick */
+	}
 	p = calloc(1, sizeof(*p));
 	err = p ? sym_maps__parse(own, &maps, &nmaps) : -ENOMEM;
 	free(own);
@@ -1259,6 +1274,7 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 	/* a mapping left out (its file could not be read): loaded again when its code is met */
 	rec->hash = gone ? 0 : h;
 	rec->stale = rec->slow = false;
+	rec->loaded_ms = mono_ms();
 	return 0;
 }
 
