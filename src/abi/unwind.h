@@ -225,6 +225,8 @@ enum unwind_stat {
 	UNWIND_STAT_PARENT,	/* stacks of a forked child without an entry (not loaded yet),
 				 * walked with its parent's: the same program and code mappings
 				 * (counted in UNWIND_STAT_NO_PROC too) */
+	UNWIND_STAT_VMA_CACHED,	/* mappings of code mapped since the load found in unwind_vmas
+				 * (an earlier stack's bpf_find_vma) instead of by the helper */
 	UNWIND_STAT__COUNT,
 };
 

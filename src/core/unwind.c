@@ -1524,7 +1524,8 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 				  strerror(u->rows_err));
 	pr_info(u->lc, "unwind: %llu stacks complete, %llu truncated, %llu at the depth limit, "
 		"%llu truncated at code mapped since the process's load without a table yet; "
-		"%llu frames by frame pointers, %llu by the table of a file mapped since the load; "
+		"%llu frames by frame pointers, %llu by the table of a file mapped since the load "
+		"(%llu mappings found kept from an earlier stack); "
 		"%u tables (%u of them for a library needed (DT_NEEDED, LD_PRELOAD) before its "
 		"mapping was seen; %llu rows, %.1f ms to build), %u objects by frame pointers; "
 		"%llu complete stacks from the stack cache; %llu truncated at a frame above the "
@@ -1534,7 +1535,8 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 		"%llu processes loaded when their stacks were met, %llu not (the queue was full)",
 		(unsigned long long)c.complete, (unsigned long long)c.truncated,
 		(unsigned long long)c.depth, (unsigned long long)c.unmapped,
-		(unsigned long long)c.fp_frames, (unsigned long long)c.by_file, c.objects,
+		(unsigned long long)c.fp_frames, (unsigned long long)c.by_file,
+		(unsigned long long)c.vma_cached, c.objects,
 		c.preloaded, (unsigned long long)c.rows, c.build_ms, c.objects_fp,
 		(unsigned long long)c.cached, (unsigned long long)c.reg_cfa,
 		(unsigned long long)c.no_proc, (unsigned long long)c.other_prog,
@@ -1562,6 +1564,7 @@ void unwinder__counts(struct unwinder *u, struct unwind_counts *c)
 	c->fp_frames = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_FP_FRAMES);
 	c->unmapped = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_UNMAPPED);
 	c->by_file = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_BY_FILE);
+	c->vma_cached = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_VMA_CACHED);
 	c->no_proc = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_NO_PROC);
 	c->other_prog = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_OTHER_PROG);
 	c->parent = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_PARENT);

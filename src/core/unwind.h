@@ -142,6 +142,7 @@ struct unwind_counts {
 	uint64_t unmapped;	/* stacks [truncated] at code mapped since the process's load
 				 * whose file had no table yet */
 	uint64_t by_file;	/* frames in such code unwound by its file's table */
+	uint64_t vma_cached;	/* mappings of such code kept from an earlier stack (unwind_vmas) */
 	uint64_t cached;	/* complete stacks found in the BPF side's stack cache */
 	uint64_t reg_cfa;	/* truncated at a frame above the first whose CFA is in rbx,
 				 * rdi or rdx (ld.so's _dl_runtime_resolve) */

@@ -305,6 +305,66 @@ startfix_gdb() {
 	jqe '.drops.unwind_unmapped == 0' "$T/c.json"
 }
 
+# preqsort.so's constructor sorts with glibc's qsort before main: each sample's stack crosses
+# libc and the preloaded library, both mapped after the process's load at its exec, then ld.so's
+# frames. Where interrupts are off bpf_find_vma finds one mapping per sample, so until the
+# collector loads the process again each such stack ended in [truncated]
+# (EBPROF_TEST_UNWIND_RELOAD_MS holds that reload back past the run, as a loaded machine does for
+# a while: 152 of 154 sort samples truncated before unwind_vmas); with the mappings earlier
+# samples found kept, the first sample at most is truncated and every other one is whole and
+# right
+@test "unwind: cpu, stacks across two files mapped since the load are whole before the reload" {
+	EBPROF_TEST_UNWIND_RELOAD_MS=100000 run "$EBPROF" cpu -v -q -F 999 -o "$T/c.json" -- \
+		env PREQSORT_ROUNDS=100000 LD_PRELOAD="$FIX/preqsort.so" "$FIX/startfix" alloc
+	[ "$status" -eq 0 ]
+	grep "stacks complete" <<< "$output"
+	jq -c '[.sites[] | select(any(.frames[]; .function == "qsort_r" or .function == "preqsort_cmp")) | {t: any(.frames[]; .function == "[truncated]"), s: .samples}] | group_by(.t) | map({truncated: .[0].t, samples: (map(.s) | add)})' "$T/c.json"
+	# the sort's samples: at least 100 (~230 at 999 Hz of its CPU time)
+	jqe '[.sites[] | select(any(.frames[]; .function == "qsort_r" or .function == "preqsort_cmp")) | .samples] | add >= 100' "$T/c.json"
+	# truncated: the first sample's (one mapping found), and one more should the address
+	# space change once meanwhile (its stack's growth)
+	jqe '[.sites[] | select(any(.frames[]; .function == "qsort_r" or .function == "preqsort_cmp")) | select(any(.frames[]; .function == "[truncated]")) | .samples] | add // 0 | . <= 2' "$T/c.json"
+	# every other one the fixture's chain under its kernel frames: the comparator or libc's
+	# merge sort (and what it calls in libc), qsort_r, the constructor's chain, ld.so's
+	# call_init to _dl_start_user
+	jqe '[.sites[] | select(any(.frames[]; .function == "qsort_r" or .function == "preqsort_cmp")) | select(all(.frames[]; .function != "[truncated]")) | [.frames[] | select(.kernel | not)] as $f | ([$f[] | .function] | index("qsort_r")) as $q | $q != null and ([$f[$q:][] | .function] | .[0:4] == ["qsort_r", "preqsort_sort", "preqsort_ctor", "call_init"] and index("_dl_init") != null and .[-1] == "_dl_start_user") and ([$f[1:$q][] | .module | endswith("/libc.so.6")] | all) and ($f[0].function == "preqsort_cmp" or ($f[0].module | endswith("/libc.so.6")))] | all' "$T/c.json"
+	# no reload came: the sort's mappings were found kept from an earlier sample
+	kept=$(grep -o "([0-9]* mappings found kept" <<< "$output" | grep -o "[0-9]*")
+	[ "$kept" -ge 100 ]
+}
+
+# The other side of keeping mappings: vmaswap runs a library's code (period_one), closes it and
+# opens another at the same address (period_two), all walked by file (the reload held back; a
+# first process preloads both, so that their tables are known). The two unwind differently at
+# the same offsets (vmaswap_lib.c): the second's code walked by the first's table, a mapping
+# kept from before the swap, would end its stacks wrong or truncated. The address space's
+# mm_lock_seq moved at the munmap and the mmap, and nothing kept before is used: every sample
+# in the library reaches its host's frames down to _start but the first of each period (one
+# mapping found) or two.
+@test "unwind: cpu, a mapping kept from an earlier stack is not used once another file is mapped at its address" {
+	EBPROF_TEST_UNWIND_RELOAD_MS=100000 run "$EBPROF" cpu -v -q -F 499 -o "$T/x.json" -- \
+		sh -c 'LD_PRELOAD="$1:$2" /bin/true; exec "$0" "$1" "$2" 1' "$FIX/vmaswap" \
+		"$FIX/libvmaswap1.so" "$FIX/libvmaswap2.so"
+	[ "$status" -eq 0 ]
+	echo "$output"
+	a1=$(sed -n 's/^period 1 plug_work //p' <<< "$output")
+	a2=$(sed -n 's/^period 2 plug_work //p' <<< "$output")
+	[ -n "$a1" ] && [ -n "$a2" ]
+	[ "$a1" = "$a2" ] || skip "the second dlopen mapped its library elsewhere: nothing to tell apart"
+	# (the samples by their host frames: the two libraries' frames share addresses and names)
+	jq -c '.sites[] | select(any(.frames[]; .function == "vmaswap_hot")) | [.samples, [.frames[] | select(.kernel | not) | .function]]' "$T/x.json" | sort | uniq -c | sort -rn | head -20
+	# each period's samples whole: its library's two frames, burn, the period, main, _start
+	for p in period_one period_two; do
+		jqe "[.sites[] | [.frames[] | select(.kernel | not) | .function] as \$f | select(\$f | index(\"$p\")) | select(\$f[0:5] == [\"vmaswap_hot\", \"plug_work\", \"burn\", \"$p\", \"main\"] and \$f[-1] == \"_start\") | .samples] | add >= 100" "$T/x.json"
+	done
+	# the others in the libraries: truncated, the first sample of each period and one more each
+	# at most; none complete and wrong
+	jqe '[.sites[] | [.frames[] | select(.kernel | not) | .function] as $f | select($f | index("vmaswap_hot")) | select(($f[0:4] == ["vmaswap_hot", "plug_work", "burn", "period_one"] or $f[0:4] == ["vmaswap_hot", "plug_work", "burn", "period_two"]) and $f[4] == "main" and $f[-1] == "_start" | not) | .samples] | add // 0 | . <= 4' "$T/x.json"
+	jqe '[.sites[] | [.frames[] | select(.kernel | not) | .function] as $f | select($f | index("vmaswap_hot")) | select($f | index("[truncated]") | not) | select(($f[0:4] == ["vmaswap_hot", "plug_work", "burn", "period_one"] or $f[0:4] == ["vmaswap_hot", "plug_work", "burn", "period_two"]) and $f[4] == "main" and $f[-1] == "_start" | not)] | length == 0' "$T/x.json"
+	kept=$(grep -o "([0-9]* mappings found kept" <<< "$output" | grep -o "[0-9]*")
+	[ "$kept" -ge 200 ]
+}
+
 @test "unwind: the stack cache tells apart two callers of one call site with the same registers" {
 	# samesite_leaf's malloc runs at the same ip, sp and bp whether samesite_a or samesite_b
 	# called it (blocks of 64 calls each): a stack kept by call site alone would give one

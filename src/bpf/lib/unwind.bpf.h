@@ -138,20 +138,79 @@ struct {
 const volatile __u32 unwind_mode = 0;
 
 /* The mapping of an address, as bpf_find_vma's callback sees it: kept for the walk's next
- * frames. bpf_find_vma can be called once per program run where interrupts are off (a
- * scheduler tracepoint, a perf event: the mmap lock's release is deferred to an irq_work,
- * busy until then), so frames in a second such file end the stack in [truncated]
- * (UNWIND_STAT_TRUNCATED): the collector loads such a process as soon as the walk asks
- * (unwind_ask). bpf_iter_task_vma, which could read them all under one lock,
- * refuses to start with interrupts off (-EBUSY on 6.18.44: tried, every read failed). */
+ * frames, and for the next stacks (unwind_vmas, below). bpf_find_vma can be called once per
+ * program run where interrupts are off (a scheduler tracepoint, a perf event: the mmap lock's
+ * release is deferred to an irq_work, busy until then), so frames in a second such file that
+ * no earlier stack found end the stack in [truncated] (UNWIND_STAT_TRUNCATED): the collector
+ * loads such a process as soon as the walk asks (unwind_ask). bpf_iter_task_vma, which could
+ * read them all under one lock, refuses to start with interrupts off (-EBUSY on 6.18.44:
+ * tried, every read failed). */
 struct unwind_vma {
 	__u64 start, end, pgoff;
 	struct unwind_file_key key;
 	__u32 file;		/* file-backed (else anonymous: JIT code) */
 	__u32 valid;
-	__u32 exec, pad;	/* VM_EXEC: else no code (a return address that is none: data
+	__u32 exec;		/* VM_EXEC: else no code (a return address that is none: data
 				 * a walk took for one, a coroutine's uc_link) */
+	__u32 mm_seq;		/* the address space's mm_lock_seq when it was read (unwind_vmas) */
 };
+
+/* The mappings earlier stacks found with bpf_find_vma, kept for the next ones (unwind_vmas):
+ * a stack that crosses two files mapped since the process's load (libc and a preloaded or
+ * dlopen'ed library) found only one of them per program run where interrupts are off, and
+ * ended in [truncated] at the other until the collector loaded the process again (late on a
+ * loaded machine: every sample until then). With the mappings kept, each stack finds one more
+ * and the next ones are whole.
+ *
+ * Why a kept mapping is never another one's: it is used only while the address space is the
+ * one it was read from and unchanged since. The kernel counts the writers of an address
+ * space's mappings in mm->mm_lock_seq (a seqcount: odd while mmap_lock is held for writing,
+ * bumped again at the unlock or downgrade; every mmap, munmap, mremap, mprotect, brk, stack
+ * growth and exec's teardown takes it so), and bpf_find_vma's callback reads it under the read
+ * lock, when no writer can be in: the value the mapping was true at. A walk uses the mapping
+ * only when the current task's mm_lock_seq is that same even value: no munmap and mmap at the
+ * same place since, no mapping changed at all. The entry is the address space's: the mm
+ * pointer, and to tell an mm freed and its memory reused for another (an exec, a reused PID,
+ * whose seqcount starts again), the tgid, the leader's start time and the exec count
+ * (self_exec_id, bumped at each exec: an exec's new mm is allocated while the old one lives,
+ * so one address holds two address spaces of a process only two execs or more apart, whose
+ * counts differ even at the moment of an exec between the mm's switch and the bump). A
+ * writer that starts after the walk's check races the walk as it races bpf_find_vma's own
+ * answer, read under the lock and used after its release: nothing new.
+ * Where the kernel has no such seqcount (no CONFIG_PER_VMA_LOCK, or before 6.13: an int bumped
+ * at the unlock only), nothing is kept. */
+#define UNWIND_VMAS_SLOTS	64	/* processes at once, by tgid (a power of 2) */
+#define UNWIND_VMAS_WAYS	8	/* mappings per process, the oldest replaced (a power of 2) */
+
+struct unwind_vmas_id {
+	__u64 mm;		/* the mm_struct's address */
+	__u64 start_time;	/* the leader's start_boottime (ns) */
+	__u64 exec_id;		/* self_exec_id */
+	__u32 tgid;
+	__u32 mm_seq;
+};
+
+struct unwind_vmas_ent {
+	__u32 seq;		/* odd while written (taken by compare-and-swap) */
+	__u32 n;		/* mappings written since id was set (the last WAYS kept) */
+	struct unwind_vmas_id id;
+	struct unwind_vma v[UNWIND_VMAS_WAYS];
+};
+
+/* one array shared by every CPU: a thread's samples on either CPU learn from each other */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, UNWIND_VMAS_SLOTS);
+	__type(key, __u32);
+	__type(value, struct unwind_vmas_ent);
+} unwind_vmas SEC(".maps");
+
+/* mm_lock_seq as a seqcount (6.13 on, CONFIG_PER_VMA_LOCK) */
+struct mm_struct___vmaseq {
+	struct {
+		unsigned int sequence;
+	} mm_lock_seq;
+} __attribute__((preserve_access_index));
 
 /* What unwind_rule looks up: ip (ip - 1 for a return address: look) in process tgid; vma the
  * walk's last bpf_find_vma */
@@ -287,11 +346,111 @@ static __always_inline __u32 unwind_ent_check(const struct unwind_cache_ent *e)
 	return (__u32)(h ^ (h >> 32)) | 1;
 }
 
+/* The current address space's identity for unwind_vmas (its mm_lock_seq the current one):
+ * 0, or 1 when there is none to go by (no mm, no seqcount, or a writer in) */
+static __always_inline int unwind_vmas_cur(struct unwind_vmas_id *id)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct mm_struct___vmaseq *mm;
+
+	mm = (void *)BPF_CORE_READ(task, mm);
+	if (!mm || !bpf_core_field_exists(mm->mm_lock_seq.sequence))
+		return 1;
+	id->mm = (__u64)mm;
+	id->mm_seq = BPF_CORE_READ(mm, mm_lock_seq.sequence);
+	id->start_time = BPF_CORE_READ(task, group_leader, start_boottime);
+	id->exec_id = BPF_CORE_READ(task, self_exec_id);
+	id->tgid = (__u32)(bpf_get_current_pid_tgid() >> 32);
+	return id->mm_seq & 1;
+}
+
+static __always_inline struct unwind_vmas_ent *unwind_vmas_slot(__u32 tgid)
+{
+	__u32 slot = (tgid * 0x9e3779b1U) >> 26;	/* the top 6 bits: UNWIND_VMAS_SLOTS */
+
+	return bpf_map_lookup_elem(&unwind_vmas, &slot);
+}
+
+/* The kept mapping of ip into *out (see unwind_vmas): 1, else 0. A global function: verified
+ * once. */
+__noinline int unwind_vmas_find(__u64 ip, struct unwind_vma *out)
+{
+	struct unwind_vmas_id id;
+	struct unwind_vmas_ent *e;
+	__u32 seq, n;
+
+	if (!out || unwind_vmas_cur(&id))
+		return 0;
+	e = unwind_vmas_slot(id.tgid);
+	if (!e)
+		return 0;
+	seq = *(volatile __u32 *)&e->seq;
+	if (seq & 1)
+		return 0;
+	asm volatile("" ::: "memory");	/* the entry read after its seq (x86: loads in order) */
+	if (e->id.mm != id.mm || e->id.mm_seq != id.mm_seq || e->id.tgid != id.tgid ||
+	    e->id.start_time != id.start_time || e->id.exec_id != id.exec_id)
+		return 0;
+	n = e->n;
+	for (int i = 0; i < UNWIND_VMAS_WAYS; i++) {
+		if (i >= n)
+			break;
+		if (ip >= e->v[i].start && ip < e->v[i].end) {
+			*out = e->v[i];
+			asm volatile("" ::: "memory");
+			/* a writer meanwhile (another CPU): what was read may be half its */
+			return *(volatile __u32 *)&e->seq == seq && out->valid;
+		}
+	}
+	return 0;
+}
+
+/* Keep v, just read by bpf_find_vma (its mm_seq the callback's), for the next stacks. Not
+ * kept when another CPU writes the entry at the same moment (the next stack's find keeps it).
+ * A global function: verified once. */
+__noinline int unwind_vmas_put(const struct unwind_vma *v)
+{
+	struct unwind_vmas_id id;
+	struct unwind_vmas_ent *e;
+	__u32 seq, k;
+
+	if (!v || !v->valid)
+		return 0;
+	__builtin_memset(&id, 0, sizeof(id));
+	unwind_vmas_cur(&id);	/* (a writer in since the callback: v stays true at its seq) */
+	if (!id.mm || (v->mm_seq & 1))
+		return 0;
+	id.mm_seq = v->mm_seq;
+	e = unwind_vmas_slot(id.tgid);
+	if (!e)
+		return 0;
+	seq = *(volatile __u32 *)&e->seq;
+	if ((seq & 1) || __sync_val_compare_and_swap(&e->seq, seq, seq + 1) != seq)
+		return 0;
+	if (e->id.mm != id.mm || e->id.mm_seq != id.mm_seq || e->id.tgid != id.tgid ||
+	    e->id.start_time != id.start_time || e->id.exec_id != id.exec_id) {
+		e->id = id;	/* another address space, or this one changed: its mappings go */
+		e->n = 0;
+	}
+	k = e->n & (UNWIND_VMAS_WAYS - 1);
+	e->v[k] = *v;
+	e->n++;
+	asm volatile("" ::: "memory");	/* the entry written before its seq (x86: stores in order) */
+	*(volatile __u32 *)&e->seq = seq + 2;
+	return 0;
+}
+
 static long unwind_vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
 	struct unwind_vma *v = data;
 	struct file *f = BPF_CORE_READ(vma, vm_file);
+	struct mm_struct___vmaseq *mm = (void *)BPF_CORE_READ(vma, vm_mm);
 
+	/* under the mmap read lock: no writer in, the value these fields are true at */
+	if (bpf_core_field_exists(mm->mm_lock_seq.sequence))
+		v->mm_seq = BPF_CORE_READ(mm, mm_lock_seq.sequence);
+	else
+		v->mm_seq = 1;	/* odd: never kept */
 	v->start = BPF_CORE_READ(vma, vm_start);
 	v->end = BPF_CORE_READ(vma, vm_end);
 	v->pgoff = BPF_CORE_READ(vma, vm_pgoff) << 12;
@@ -321,15 +480,20 @@ static __always_inline int unwind_rule_by_file(__u64 ip, __u64 look, struct unwi
 	row->cfa = UNWIND_CFA_NONE;
 	if (vp->valid && ip >= vp->start && ip < vp->end) {
 		v = *vp;
+	} else if (unwind_vmas_find(ip, &v)) {
+		*vp = v;
+		unwind_count(UNWIND_STAT_VMA_CACHED);
 	} else {
 		__builtin_memset(&v, 0, sizeof(v));
 		/* fails busy at the walk's second file where interrupts are off (see
 		 * unwind_vma): the stack ends there, unwind_truncated (not unwind_unmapped, which
-		 * says a file had no table: a sample in the middle of an exec walks by file too) */
+		 * says a file had no table: a sample in the middle of an exec walks by file too);
+		 * the next stacks find the first one in unwind_vmas */
 		if (bpf_find_vma(bpf_get_current_task_btf(), ip, unwind_vma_cb, &v, 0))
 			return 2;
 		v.valid = 1;
 		*vp = v;
+		unwind_vmas_put(&v);
 	}
 	if (!v.exec)
 		return 3;
