@@ -299,7 +299,13 @@ startfix_gdb() {
 	# each of those: the constructor's chain, then ld.so's (call_init, _dl_init), to the end:
 	# _dl_start_user, as gdb's bt ends (a label without a type in ld.so's .text)
 	jqe '[.sites[] | [.frames[] | .function] | select(index("ctoralloc_inner")) | .[index("ctoralloc_inner"):] | .[0:4] == ["ctoralloc_inner", "ctoralloc_outer", "ctoralloc_ctor", "call_init"] and index("_dl_init") != null and .[-1] == "_dl_start_user"] | all' "$T/c.json"
-	jqe '[.sites[] | [.frames[] | .function] | select(index("ctoralloc_inner")) | select(index("[truncated]"))] | length == 0' "$T/c.json"
+	# truncated: only a stack that starts in libc under ctoralloc_inner (its first malloc's or
+	# getenv's page faults), before any sample found ctoralloc.so's mapping: libc's is the one
+	# mapping bpf_find_vma gives where interrupts are off, nothing kept has ctoralloc.so's yet
+	# (unwind_vmas), and malloc's brk changes the address space between two such samples; at
+	# most two of them (2 runs of 12 had one, a flake, when the test allowed none)
+	jqe '[.sites[] | [.frames[] | select(.kernel | not)] as $u | select(any($u[]; .function == "ctoralloc_inner")) | select(any($u[]; .function == "[truncated]")) | select($u[-1].function == "[truncated]" and $u[-2].function == "ctoralloc_inner" and ([$u[0:-2][] | .module | endswith("/libc.so.6")] | all and length > 0) | not)] | length == 0' "$T/c.json"
+	jqe '[.sites[] | select(any(.frames[]; .function == "ctoralloc_inner")) | select(any(.frames[]; .function == "[truncated]")) | .samples] | add // 0 | . <= 2' "$T/c.json"
 	# (not unwind_truncated: a sample in the middle of the exec or of the exit, its user stack
 	# half unmapped, can end in [truncated] anywhere)
 	jqe '.drops.unwind_unmapped == 0' "$T/c.json"
