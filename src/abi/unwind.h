@@ -227,6 +227,8 @@ enum unwind_stat {
 				 * (counted in UNWIND_STAT_NO_PROC too) */
 	UNWIND_STAT_VMA_CACHED,	/* mappings of code mapped since the load found in unwind_vmas
 				 * (an earlier stack's bpf_find_vma) instead of by the helper */
+	UNWIND_STAT_VMA_STALE,	/* such mappings kept but not used: the address space changed
+				 * since (its mm_lock_seq moved) or was being changed */
 	UNWIND_STAT__COUNT,
 };
 

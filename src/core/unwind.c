@@ -1525,7 +1525,8 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 	pr_info(u->lc, "unwind: %llu stacks complete, %llu truncated, %llu at the depth limit, "
 		"%llu truncated at code mapped since the process's load without a table yet; "
 		"%llu frames by frame pointers, %llu by the table of a file mapped since the load "
-		"(%llu mappings found kept from an earlier stack); "
+		"(%llu mappings found kept from an earlier stack, %llu kept not used: the address "
+		"space changed since); "
 		"%u tables (%u of them for a library needed (DT_NEEDED, LD_PRELOAD) before its "
 		"mapping was seen; %llu rows, %.1f ms to build), %u objects by frame pointers; "
 		"%llu complete stacks from the stack cache; %llu truncated at a frame above the "
@@ -1536,7 +1537,7 @@ void unwinder__add_drops(struct unwinder *u, struct profile *prof)
 		(unsigned long long)c.complete, (unsigned long long)c.truncated,
 		(unsigned long long)c.depth, (unsigned long long)c.unmapped,
 		(unsigned long long)c.fp_frames, (unsigned long long)c.by_file,
-		(unsigned long long)c.vma_cached, c.objects,
+		(unsigned long long)c.vma_cached, (unsigned long long)c.vma_stale, c.objects,
 		c.preloaded, (unsigned long long)c.rows, c.build_ms, c.objects_fp,
 		(unsigned long long)c.cached, (unsigned long long)c.reg_cfa,
 		(unsigned long long)c.no_proc, (unsigned long long)c.other_prog,
@@ -1565,6 +1566,7 @@ void unwinder__counts(struct unwinder *u, struct unwind_counts *c)
 	c->unmapped = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_UNMAPPED);
 	c->by_file = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_BY_FILE);
 	c->vma_cached = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_VMA_CACHED);
+	c->vma_stale = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_VMA_STALE);
 	c->no_proc = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_NO_PROC);
 	c->other_prog = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_OTHER_PROG);
 	c->parent = bpfutil__percpu_sum(u->stats_fd, UNWIND_STAT_PARENT);

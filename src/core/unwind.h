@@ -143,6 +143,7 @@ struct unwind_counts {
 				 * whose file had no table yet */
 	uint64_t by_file;	/* frames in such code unwound by its file's table */
 	uint64_t vma_cached;	/* mappings of such code kept from an earlier stack (unwind_vmas) */
+	uint64_t vma_stale;	/* kept ones not used: the address space changed since */
 	uint64_t cached;	/* complete stacks found in the BPF side's stack cache */
 	uint64_t reg_cfa;	/* truncated at a frame above the first whose CFA is in rbx,
 				 * rdi or rdx (ld.so's _dl_runtime_resolve) */

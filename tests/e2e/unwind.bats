@@ -327,9 +327,12 @@ startfix_gdb() {
 	jq -c '[.sites[] | select(any(.frames[]; .function == "qsort_r" or .function == "preqsort_cmp")) | {t: any(.frames[]; .function == "[truncated]"), s: .samples}] | group_by(.t) | map({truncated: .[0].t, samples: (map(.s) | add)})' "$T/c.json"
 	# the sort's samples: at least 100 (~230 at 999 Hz of its CPU time)
 	jqe '[.sites[] | select(any(.frames[]; .function == "qsort_r" or .function == "preqsort_cmp")) | .samples] | add >= 100' "$T/c.json"
-	# truncated: the first sample's (one mapping found), and one more should the address
-	# space change once meanwhile (its stack's growth)
-	jqe '[.sites[] | select(any(.frames[]; .function == "qsort_r" or .function == "preqsort_cmp")) | select(any(.frames[]; .function == "[truncated]")) | .samples] | add // 0 | . <= 2' "$T/c.json"
+	# truncated: the first sample's (one mapping found), one more should the stack grow, and
+	# one for each kept mapping the walk could not use because the address space changed since
+	# (counted: a uprobe attached or detached anywhere on libc, by another tool or test, takes
+	# every such process's mmap_lock for writing; none on a quiet machine)
+	stale=$(grep -o "[0-9]* kept not used" <<< "$output" | grep -o "[0-9]*")
+	jqe "[.sites[] | select(any(.frames[]; .function == \"qsort_r\" or .function == \"preqsort_cmp\")) | select(any(.frames[]; .function == \"[truncated]\")) | .samples] | add // 0 | . <= 2 + $stale" "$T/c.json"
 	# every other one the fixture's chain under its kernel frames: the comparator or libc's
 	# merge sort (and what it calls in libc), qsort_r, the constructor's chain, ld.so's
 	# call_init to _dl_start_user
@@ -363,9 +366,12 @@ startfix_gdb() {
 	for p in period_one period_two; do
 		jqe "[.sites[] | [.frames[] | select(.kernel | not) | .function] as \$f | select(\$f | index(\"$p\")) | select(\$f[0:5] == [\"vmaswap_hot\", \"plug_work\", \"burn\", \"$p\", \"main\"] and \$f[-1] == \"_start\") | .samples] | add >= 100" "$T/x.json"
 	done
-	# the others in the libraries: truncated, the first sample of each period and one more each
-	# at most; none complete and wrong
-	jqe '[.sites[] | [.frames[] | select(.kernel | not) | .function] as $f | select($f | index("vmaswap_hot")) | select(($f[0:4] == ["vmaswap_hot", "plug_work", "burn", "period_one"] or $f[0:4] == ["vmaswap_hot", "plug_work", "burn", "period_two"]) and $f[4] == "main" and $f[-1] == "_start" | not) | .samples] | add // 0 | . <= 4' "$T/x.json"
+	# the others in the libraries: truncated, the first sample of each period (the second's
+	# first meets the first library's mapping kept, stale) and one more, and one for each kept
+	# mapping not used because the address space changed (counted: see above); none complete
+	# and wrong
+	stale=$(grep -o "[0-9]* kept not used" <<< "$output" | grep -o "[0-9]*")
+	jqe "[.sites[] | [.frames[] | select(.kernel | not) | .function] as \$f | select(\$f | index(\"vmaswap_hot\")) | select((\$f[0:4] == [\"vmaswap_hot\", \"plug_work\", \"burn\", \"period_one\"] or \$f[0:4] == [\"vmaswap_hot\", \"plug_work\", \"burn\", \"period_two\"]) and \$f[4] == \"main\" and \$f[-1] == \"_start\" | not) | .samples] | add // 0 | . <= 2 + $stale" "$T/x.json"
 	jqe '[.sites[] | [.frames[] | select(.kernel | not) | .function] as $f | select($f | index("vmaswap_hot")) | select($f | index("[truncated]") | not) | select(($f[0:4] == ["vmaswap_hot", "plug_work", "burn", "period_one"] or $f[0:4] == ["vmaswap_hot", "plug_work", "burn", "period_two"]) and $f[4] == "main" and $f[-1] == "_start" | not)] | length == 0' "$T/x.json"
 	kept=$(grep -o "([0-9]* mappings found kept" <<< "$output" | grep -o "[0-9]*")
 	[ "$kept" -ge 200 ]

@@ -347,7 +347,7 @@ static __always_inline __u32 unwind_ent_check(const struct unwind_cache_ent *e)
 }
 
 /* The current address space's identity for unwind_vmas (its mm_lock_seq the current one):
- * 0, or 1 when there is none to go by (no mm, no seqcount, or a writer in) */
+ * 0, 1 when there is none to go by (no mm, no seqcount), 2 when a writer is in (odd) */
 static __always_inline int unwind_vmas_cur(struct unwind_vmas_id *id)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -361,7 +361,7 @@ static __always_inline int unwind_vmas_cur(struct unwind_vmas_id *id)
 	id->start_time = BPF_CORE_READ(task, group_leader, start_boottime);
 	id->exec_id = BPF_CORE_READ(task, self_exec_id);
 	id->tgid = (__u32)(bpf_get_current_pid_tgid() >> 32);
-	return id->mm_seq & 1;
+	return (id->mm_seq & 1) ? 2 : 0;
 }
 
 static __always_inline struct unwind_vmas_ent *unwind_vmas_slot(__u32 tgid)
@@ -371,15 +371,23 @@ static __always_inline struct unwind_vmas_ent *unwind_vmas_slot(__u32 tgid)
 	return bpf_map_lookup_elem(&unwind_vmas, &slot);
 }
 
-/* The kept mapping of ip into *out (see unwind_vmas): 1, else 0. A global function: verified
- * once. */
+/* The kept mapping of ip into *out (see unwind_vmas): 1, else 0. A kept mapping of ip not
+ * used because the address space changed since, or is being changed, is counted
+ * (UNWIND_STAT_VMA_STALE: anything that takes its mmap_lock for writing, a uprobe attached or
+ * detached anywhere on a file it maps too). A global function: verified once. */
 __noinline int unwind_vmas_find(__u64 ip, struct unwind_vma *out)
 {
 	struct unwind_vmas_id id;
 	struct unwind_vmas_ent *e;
 	__u32 seq, n;
+	int rc;
 
-	if (!out || unwind_vmas_cur(&id))
+	if (!out)
+		return 0;
+	rc = unwind_vmas_cur(&id);
+	if (rc == 2)
+		unwind_count(UNWIND_STAT_VMA_STALE);
+	if (rc)
 		return 0;
 	e = unwind_vmas_slot(id.tgid);
 	if (!e)
@@ -388,14 +396,18 @@ __noinline int unwind_vmas_find(__u64 ip, struct unwind_vma *out)
 	if (seq & 1)
 		return 0;
 	asm volatile("" ::: "memory");	/* the entry read after its seq (x86: loads in order) */
-	if (e->id.mm != id.mm || e->id.mm_seq != id.mm_seq || e->id.tgid != id.tgid ||
-	    e->id.start_time != id.start_time || e->id.exec_id != id.exec_id)
+	if (e->id.mm != id.mm || e->id.tgid != id.tgid || e->id.start_time != id.start_time ||
+	    e->id.exec_id != id.exec_id)
 		return 0;
 	n = e->n;
 	for (int i = 0; i < UNWIND_VMAS_WAYS; i++) {
 		if (i >= n)
 			break;
 		if (ip >= e->v[i].start && ip < e->v[i].end) {
+			if (e->id.mm_seq != id.mm_seq) {
+				unwind_count(UNWIND_STAT_VMA_STALE);
+				return 0;
+			}
 			*out = e->v[i];
 			asm volatile("" ::: "memory");
 			/* a writer meanwhile (another CPU): what was read may be half its */
