@@ -53,7 +53,7 @@ all_truncated() {
 
 # alone: -a: the whole machine
 # bats test_tags=alone
-@test "unwind limits: cpu -a --unwind-procs 1: the processes left out are counted (unwind_procs_full), walked by file, their stacks end in [truncated]" {
+@test "unwind limits: cpu -a --unwind-procs 1: the processes left out are counted (unwind_procs_full), walked by file, whole but for their first stacks" {
 	spinners
 	run "$EBPROF" cpu -a --unwind-procs 1 -v -q -F 499 -d 3 \
 		-o "$T/c.folded" -o "$T/c.json" -o "$T/c.txt"
@@ -64,15 +64,18 @@ all_truncated() {
 	n=$(jq '.drops.unwind_procs_full' "$T/c.json")
 	grep -Eq "unwind_procs_full:? +$n\b" "$T/c.txt"
 	grep -Eq "walked by file alone \(the unwind process map is full\)" <<< "$output"
-	run python3 "$CHECK" pids "$T/c.folded" "$P1,$P2,$P3" 0
+	# by file, a perf event's walk finds one file's mapping (bpf_find_vma once per run with
+	# interrupts off), and every stack of a spinner left out crosses from its program into
+	# libc (cmp <- msort): each ended there in [truncated] (the loaded spinner alone complete,
+	# a third of the samples) until the mappings found were kept for the next stacks
+	# (unwind_vmas): now only the first ones, and those after the address space changed,
+	# end so (86.8% complete in a run under other engineers' builds); none wrong
+	run python3 "$CHECK" pids "$T/c.folded" "$P1,$P2,$P3" 50
 	echo "$output"
 	[ "$status" -eq 0 ]
-	# by file, a perf event's walk finds one file's mapping (bpf_find_vma once per run with
-	# interrupts off): every stack of a spinner left out crosses from its program into libc
-	# (cmp <- msort) and ends there in [truncated]
 	k=$(all_truncated "$T/c.folded" "$P1 $P2 $P3")
 	echo "spinners whose every stack ends in [truncated]: $k"
-	[ "$k" -ge 2 ]
+	[ "$k" -eq 0 ]
 }
 
 # alone: -a: the whole machine
