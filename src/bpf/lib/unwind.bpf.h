@@ -475,6 +475,38 @@ static long unwind_vma_cb(struct task_struct *task, struct vm_area_struct *vma, 
 	return 0;
 }
 
+/* The mapping of ip into *vp, the walk's last one (kept when it holds ip): 0, or 1 when it
+ * cannot be found (in no mapping, or bpf_find_vma busy: see unwind_vma). From unwind_vmas
+ * when an earlier stack found it, else by bpf_find_vma, then kept there. A global function:
+ * verified once, bpf_find_vma's callback with it (inlined in each caller's walk, the
+ * callback was verified again for every state that reached it, and each way of finding the
+ * mapping multiplied the states after it: cpu's program took twice as long to load). */
+__noinline int unwind_vma_of(__u64 ip, struct unwind_vma *vp)
+{
+	struct unwind_vma v;
+
+	if (!vp)
+		return 1;
+	if (vp->valid && ip >= vp->start && ip < vp->end)
+		return 0;
+	if (unwind_vmas_find(ip, vp)) {
+		unwind_count(UNWIND_STAT_VMA_CACHED);
+		return 0;
+	}
+	__builtin_memset(&v, 0, sizeof(v));
+	vp->valid = 0;
+	/* fails busy at the walk's second file where interrupts are off (see unwind_vma): the
+	 * stack ends there, unwind_truncated (not unwind_unmapped, which says a file had no
+	 * table: a sample in the middle of an exec walks by file too); the next stacks find the
+	 * first one in unwind_vmas */
+	if (bpf_find_vma(bpf_get_current_task_btf(), ip, unwind_vma_cb, &v, 0))
+		return 1;
+	v.valid = 1;
+	*vp = v;
+	unwind_vmas_put(&v);
+	return 0;
+}
+
 /* The rule at look in code the process's tables do not map (see the top): 0 with *row
  * (UNWIND_CFA_NONE: frame pointers), 1 when no table is known for its file, 2 when ip is in no
  * mapping at all, 3 in a mapping that is not executable (no code: never walked by frame
@@ -490,23 +522,9 @@ static __always_inline int unwind_rule_by_file(__u64 ip, __u64 look, struct unwi
 
 	__builtin_memset(row, 0, sizeof(*row));
 	row->cfa = UNWIND_CFA_NONE;
-	if (vp->valid && ip >= vp->start && ip < vp->end) {
-		v = *vp;
-	} else if (unwind_vmas_find(ip, &v)) {
-		*vp = v;
-		unwind_count(UNWIND_STAT_VMA_CACHED);
-	} else {
-		__builtin_memset(&v, 0, sizeof(v));
-		/* fails busy at the walk's second file where interrupts are off (see
-		 * unwind_vma): the stack ends there, unwind_truncated (not unwind_unmapped, which
-		 * says a file had no table: a sample in the middle of an exec walks by file too);
-		 * the next stacks find the first one in unwind_vmas */
-		if (bpf_find_vma(bpf_get_current_task_btf(), ip, unwind_vma_cb, &v, 0))
-			return 2;
-		v.valid = 1;
-		*vp = v;
-		unwind_vmas_put(&v);
-	}
+	if (unwind_vma_of(ip, vp))
+		return 2;
+	v = *vp;
 	if (!v.exec)
 		return 3;
 	if (!v.file)
