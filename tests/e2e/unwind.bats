@@ -296,9 +296,10 @@ startfix_gdb() {
 	[ "$status" -eq 0 ]
 	jq -c '.sites[] | [.samples, [.frames[] | .function]] | select(.[1] | index("ctoralloc_inner"))' "$T/c.json"
 	jqe '[.sites[] | select(any(.frames[]; .function == "ctoralloc_inner")) | .samples] | add > 0' "$T/c.json"
-	# each of those: the constructor's chain, then ld.so's (call_init, _dl_init), to the end:
-	# _dl_start_user, as gdb's bt ends (a label without a type in ld.so's .text)
-	jqe '[.sites[] | [.frames[] | .function] | select(index("ctoralloc_inner")) | .[index("ctoralloc_inner"):] | .[0:4] == ["ctoralloc_inner", "ctoralloc_outer", "ctoralloc_ctor", "call_init"] and index("_dl_init") != null and .[-1] == "_dl_start_user"] | all' "$T/c.json"
+	# each of those not truncated (below): the constructor's chain, then ld.so's (call_init,
+	# _dl_init), to the end: _dl_start_user, as gdb's bt ends (a label without a type in
+	# ld.so's .text)
+	jqe '[.sites[] | [.frames[] | .function] | select(index("ctoralloc_inner")) | select(index("[truncated]") | not) | .[index("ctoralloc_inner"):] | .[0:4] == ["ctoralloc_inner", "ctoralloc_outer", "ctoralloc_ctor", "call_init"] and index("_dl_init") != null and .[-1] == "_dl_start_user"] | all' "$T/c.json"
 	# truncated: only a stack that starts in libc under ctoralloc_inner (its first malloc's or
 	# getenv's page faults), before any sample found ctoralloc.so's mapping: libc's is the one
 	# mapping bpf_find_vma gives where interrupts are off, nothing kept has ctoralloc.so's yet
