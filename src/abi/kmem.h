@@ -31,7 +31,9 @@ struct kmem_count {
 	__u64 allocs;
 	__u64 bytes_req;
 	__u64 bytes_alloc;
-	__u64 frees;		/* of these allocations, matched by pointer */
+	/* no frees: no output read them, and a free whose row the current generation lacked
+	 * added to the other's, which a spill may have copied already (the add lost); the frees
+	 * matched are the cache rows' (struct kmem_cache_stat) */
 	__u64 live_count;	/* tracked in `live` and not freed yet */
 	__u64 live_bytes;	/* bytes_alloc of those */
 	__u64 hist[KMEM_HIST_BUCKETS];	/* allocations by log2 of bytes requested */

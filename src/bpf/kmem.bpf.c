@@ -223,8 +223,6 @@ static __always_inline void untrack(const struct kmem_live *l, bool freed, __u32
 	if (!c)
 		c = bpf_map_lookup_elem(take_table(counts, !g), &l->key);
 	if (c) {
-		if (freed)
-			__sync_fetch_and_add(&c->frees, 1);
 		__sync_fetch_and_add(&c->live_count, -1);
 		__sync_fetch_and_add(&c->live_bytes, -l->bytes);
 	}
