@@ -13,7 +13,9 @@
 #   - counts a disk (/sys/block, --device, var_tmp_disk), a loop device, a fixed or random
 #     port, a fixed path outside $T, or finds BPF programs by name (another test's would do);
 #   - asserts what a second test's load would change: CPU share or samples over wall-clock
-#     time, calls made in a fixed duration, a screen read at a moment, a browser's timeouts.
+#     time, calls made in a fixed duration, a screen read at a moment.
+# (Chromium's tests run beside another: each step waits up to 15-20 s for what takes well under
+# a second, and they passed with a sixfold slowdown on a machine at load average 13.)
 # (`# bats file_tags=alone` after `load helpers` tags a whole file.) A test whose -a runs are
 # only usage errors, checked, is tagged `concurrent`. tests/run-e2e.sh refuses a test that
 # runs -a or bpftrace or counts a disk and has neither tag. When in doubt: alone. Everything a

@@ -33,8 +33,6 @@ SRC="$BATS_TEST_DIRNAME/../.."
 	fi
 }
 
-# alone: Chromium: a browser's load and its timeouts
-# bats test_tags=alone
 @test "html: the report works in a browser (sort, stacks, filter, flame graph, chart)" {
 	command -v node >/dev/null || skip "node not installed (apt-get install nodejs)"
 	[ -d "$TOOLS/node_modules/playwright-core" ] ||
@@ -55,8 +53,6 @@ SRC="$BATS_TEST_DIRNAME/../.."
 	fi
 }
 
-# alone: Chromium: a browser's load and its timeouts
-# bats test_tags=alone
 @test "svg: the flame graph on its own works in a browser (zoom, reset, search)" {
 	command -v node >/dev/null || skip "node not installed (scripts/install-deps.sh installs it)"
 	[ -d "$TOOLS/node_modules/playwright-core" ] ||
@@ -70,8 +66,6 @@ SRC="$BATS_TEST_DIRNAME/../.."
 	[ "$(stat -c %s "$T/f.png")" -gt 10000 ]
 }
 
-# alone: Chromium: a browser's load and its timeouts
-# bats test_tags=alone
 @test "html: a --leaks run's Leaks section works in a browser and agrees with the JSON report" {
 	command -v node >/dev/null || skip "node not installed (scripts/install-deps.sh installs it)"
 	[ -d "$TOOLS/node_modules/playwright-core" ] ||
@@ -106,8 +100,6 @@ SRC="$BATS_TEST_DIRNAME/../.."
 	fi
 }
 
-# alone: Chromium: a browser's load and its timeouts
-# bats test_tags=alone
 @test "html: a diff's page compares: its totals and rows are the diff's JSON, no processes or timeline, the differential flame graph" {
 	command -v node >/dev/null || skip "node not installed (scripts/install-deps.sh installs it)"
 	[ -d "$TOOLS/node_modules/playwright-core" ] ||

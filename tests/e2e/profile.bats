@@ -304,8 +304,6 @@ print("ok")' "$T/r.json" "$fixture"
 	[[ "$output" == *churn_memory* ]]
 }
 
-# alone: Chromium: a browser's load and its timeouts
-# bats test_tags=alone
 @test "profile: the HTML page works in a browser (findings as in the JSON, a tab per mode, flame graphs zoom)" {
 	command -v node >/dev/null || skip "node not installed (scripts/install-deps.sh installs it)"
 	[ -d "$TOOLS/node_modules/playwright-core" ] ||

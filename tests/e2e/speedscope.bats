@@ -15,8 +15,6 @@ need_app() {
 	[ -x /usr/bin/chromium ] || skip "chromium not installed (scripts/install-deps.sh installs it)"
 }
 
-# alone: Chromium: a browser's load and its timeouts
-# bats test_tags=alone
 @test "speedscope opens ebprof's pprof and speedscope JSON" {
 	need_app
 	run "$EBPROF" mem -o "$T/run.pb.gz" -o "$T/run.speedscope.json" -- "$FIX/memfixture"
