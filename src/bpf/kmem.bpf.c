@@ -60,11 +60,12 @@ struct {
 	__type(value, struct kmem_live);
 } live SEC(".maps");
 
-/* per process, kept twice too: a spill takes the rows of the processes gone from the generation
- * taken away, and a process given a gone one's PID meanwhile counts into the current one's (a
- * row of its own or one its PID's earlier process kept there), never into a row under a take.
- * A process's two rows are summed when read. Sized by the collector. */
-TAKE_TABLE(totals, BPF_MAP_TYPE_HASH, __u32, struct kmem_totals, 1024);
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);	/* sized by the collector */
+	__type(key, __u32);		/* tgid */
+	__type(value, struct kmem_totals);
+} totals SEC(".maps");
 
 TAKE_TABLE(cache_stats, BPF_MAP_TYPE_HASH, struct kmem_cache_key, struct kmem_cache_stat, 1024);
 
@@ -177,21 +178,9 @@ static __always_inline void *entry_of(void *map, const void *key, const void *ze
 	return bpf_map_lookup_elem(map, key);
 }
 
-/* The lookups of the totals row of tgid in generation 0 or 1, a function each (count_row_0) */
-static __noinline struct kmem_totals *totals_row_0(const __u32 *tgid)
+static __always_inline struct kmem_totals *totals_of(__u32 tgid)
 {
-	return bpf_map_lookup_elem(&totals_0, tgid);
-}
-
-static __noinline struct kmem_totals *totals_row_1(const __u32 *tgid)
-{
-	return bpf_map_lookup_elem(&totals_1, tgid);
-}
-
-/* The totals of process tgid in generation g (take_gen_now()), made if need be. */
-static __always_inline struct kmem_totals *totals_of(__u32 tgid, __u32 g)
-{
-	struct kmem_totals *t = g ? totals_row_1(&tgid) : totals_row_0(&tgid), zero = {};
+	struct kmem_totals *t = bpf_map_lookup_elem(&totals, &tgid), zero = {};
 	__u64 start = tgid ? proc_start(bpf_get_current_task_btf()) : 0;
 
 	if (t) {
@@ -210,9 +199,7 @@ static __always_inline struct kmem_totals *totals_of(__u32 tgid, __u32 g)
 	else
 		__builtin_memcpy(zero.comm, "swapper", sizeof("swapper"));
 	zero.start = start;
-	/* (a row of tgid's earlier process in the other generation is left alone: it may be under
-	 * a take; met after the next flip, if no take had it, it says the PID used again) */
-	t = entry_of(take_table(totals, g), &tgid, &zero, KMEM_STAT_PROC_KEYS);
+	t = entry_of(&totals, &tgid, &zero, KMEM_STAT_PROC_KEYS);
 	if (!t)
 		count_drop(KMEM_DROP_PROCS_FULL);
 	return t;
@@ -281,7 +268,7 @@ static __always_inline void untrack(const struct kmem_live *l, bool freed)
 			__sync_fetch_and_add(&c->live_count, -1);
 			__sync_fetch_and_add(&c->live_bytes, -l->bytes);
 		}
-		t = l->gen & 1 ? totals_row_1(&tgid) : totals_row_0(&tgid);
+		t = bpf_map_lookup_elem(&totals, &tgid);
 		if (t) {
 			__sync_fetch_and_add(&t->v[KMEM_T_LIVE_COUNT], -1);
 			__sync_fetch_and_add(&t->v[KMEM_T_LIVE_BYTES], -l->bytes);
@@ -318,7 +305,7 @@ static __always_inline void on_free(void *ctx, __u64 ptr, enum kmem_total what)
 	tgid = owner(ctx);
 	if (!traced(tgid))
 		return;
-	t = totals_of(tgid, take_gen_now());
+	t = totals_of(tgid);
 	if (t)
 		__sync_fetch_and_add(&t->v[what], 1);
 }
@@ -345,8 +332,7 @@ static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr
 
 	if (!traced(tgid))
 		return;
-	g = take_gen_now();
-	t = totals_of(tgid, g);
+	t = totals_of(tgid);
 	if (t) {
 		__sync_fetch_and_add(&t->v[what], 1);
 		if (kind == KMEM_KIND_KMALLOC)
@@ -375,6 +361,7 @@ static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr
 			key.flags = STACK_KEY_USER_EXACT;
 	}
 
+	g = take_gen_now();
 	c = entry_of(take_table(counts, g), &key, &s->zero, KMEM_STAT_COUNT_KEYS);
 	if (!c)
 		count_drop(KMEM_DROP_COUNTS_FULL);
@@ -604,13 +591,8 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(kmem_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct kmem_totals *t;
+	struct kmem_totals *t = bpf_map_lookup_elem(&totals, &tgid);
 
-	/* both generations' rows (a spill takes neither: the process is alive) */
-	t = bpf_map_lookup_elem(&totals_0, &tgid);
-	if (t)
-		bpf_get_current_comm(t->comm, sizeof(t->comm));
-	t = bpf_map_lookup_elem(&totals_1, &tgid);
 	if (t)
 		bpf_get_current_comm(t->comm, sizeof(t->comm));
 	return 0;

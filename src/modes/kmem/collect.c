@@ -200,7 +200,7 @@ static void *kmem_open(const struct session_env *env, void *opts)
 	COLLECTOR_SIZE(c->skel->maps, counts, 2 * o->max_stacks);
 	bpf_map__set_max_entries(c->skel->maps.live, o->max_live);
 	c->max_procs = o->test_max_procs ? o->test_max_procs : MAX_PROCS;
-	COLLECTOR_SIZE(c->skel->maps, totals, c->max_procs);
+	bpf_map__set_max_entries(c->skel->maps.totals, c->max_procs);
 	COLLECTOR_SIZE(c->skel->maps, cache_stats, MAX_CACHE_STATS);
 	if (collector__load(&c->base, env->unwind, true))
 		goto fail;
@@ -417,50 +417,6 @@ static int read_counts(struct kmem_collector *c, pid_t only, struct reader *r)
 	return err;
 }
 
-static int total_cmp(const void *a, const void *b)
-{
-	__u32 x = ((const struct total_entry *)a)->tgid, y = ((const struct total_entry *)b)->tgid;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The totals of process `only` (0: all) in both generations, a process's two rows summed (a
- * row kept at a spill in the generation it took, the counts made since in the other), named by
- * the newer process's when its PID was used again (the later start). 0 or a negative errno. */
-static int read_totals(struct kmem_collector *c, pid_t only, struct reader *r)
-{
-	const struct bpf_map *gens[2] = { c->skel->maps.totals_0, c->skel->maps.totals_1 };
-	struct total_entry *e;
-	size_t n = 0;
-	int err = 0;
-
-	r->only = only;
-	r->size = sizeof(struct total_entry);
-	for (int g = 0; g < 2 && !err; g++)
-		err = bpfutil__map_for_each(bpf_map__fd(gens[g]), sizeof(__u32),
-					    sizeof(struct kmem_totals), on_total, r);
-	if (!r->n)
-		return err;
-	e = r->v;
-	qsort(e, r->n, sizeof(*e), total_cmp);
-	for (size_t i = 0; i < r->n; i++) {
-		if (n && e[n - 1].tgid == e[i].tgid) {
-			struct kmem_totals *to = &e[n - 1].v;
-
-			for (int t = 0; t < KMEM_T__COUNT; t++)
-				to->v[t] += e[i].v.v[t];
-			if (e[i].v.start > to->start) {
-				to->start = e[i].v.start;
-				memcpy(to->comm, e[i].v.comm, sizeof(to->comm));
-			}
-		} else {
-			e[n++] = e[i];
-		}
-	}
-	r->n = n;
-	return err;
-}
-
 static int live_cmp(const void *a, const void *b)
 {
 	return key_cmp(&((const struct live_entry *)a)->v.key, &((const struct live_entry *)b)->v.key);
@@ -481,9 +437,7 @@ static struct proc_info *spill_proc(struct kmem_collector *c, struct profile *pr
 	struct kmem_totals t;
 	__u32 key = tgid;
 	bool kname = collector__needs_kname(&c->base, tgid) &&
-		     (!bpf_map_lookup_elem(COLLECTOR_FD(&c->base, c->skel->maps, totals), &key, &t) ||
-		      !bpf_map_lookup_elem(COLLECTOR_TAKEN_FD(&c->base, c->skel->maps, totals), &key,
-					   &t));
+		     !bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.totals), &key, &t);
 	struct proc_info *p = report_proc(c, tgid, true, kname ? t.comm : NULL);
 
 	if (p && !p->sp)
@@ -830,20 +784,18 @@ static int on_total_take(const void *key, const void *val, void *ctx)
 	(void)val;
 	if (keeps_totals(t->c, (pid_t)tgid))
 		return 0;
-	/* the generation taken away: no program counts into it (the flip waited for those that
-	 * could), so a process the kernel gave the PID to since the check counts into the
-	 * current one's row, not into this one as it is deleted (its add lost) */
+	/* the row as it is deleted: no process of that PID counts into it any more (one the
+	 * kernel gives the PID to now makes a row of its own) */
 	if (bpf_map_lookup_and_delete_elem(t->fd, &tgid, &v))
 		return 0;
 	return on_total(&tgid, &v, t->totals);
 }
 
-/* The totals of the processes gone, taken out of the kernel by a spill (keeps_totals) from the
- * generation its flip took away; their rows in the other are taken at a later spill. */
+/* The totals of the processes gone, taken out of the kernel by a spill (keeps_totals). */
 static int take_totals(struct kmem_collector *c, struct reader *totals)
 {
 	struct totals_take t = { .c = c, .totals = totals,
-				 .fd = COLLECTOR_TAKEN_FD(&c->base, c->skel->maps, totals) };
+				 .fd = bpf_map__fd(c->skel->maps.totals) };
 
 	totals->only = 0;
 	totals->size = sizeof(struct total_entry);
@@ -932,7 +884,9 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 		err = err ?: read_map(c->skel->maps.cache_stats_1, sizeof(struct kmem_cache_key),
 				      sizeof(struct kmem_cache_stat), on_cache, &caches,
 				      sizeof(struct cache_entry), only);
-		err = err ?: read_totals(c, only, &totals);
+		err = err ?: read_map(c->skel->maps.totals, sizeof(__u32),
+				      sizeof(struct kmem_totals), on_total, &totals,
+				      sizeof(struct total_entry), only);
 	}
 	ids.size = sizeof(__u64) + sizeof(struct kmem_cache_info);
 	err = err ?: bpfutil__map_for_each(bpf_map__fd(c->skel->maps.cache_ids), sizeof(__u64),
@@ -1011,10 +965,8 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 		}
 		if (lp)
 			lp->said = true;
-		if (remove) {
-			bpf_map_delete_elem(bpf_map__fd(c->skel->maps.totals_0), &e->tgid);
-			bpf_map_delete_elem(bpf_map__fd(c->skel->maps.totals_1), &e->tgid);
-		}
+		if (remove)
+			bpf_map_delete_elem(bpf_map__fd(c->skel->maps.totals), &e->tgid);
 	}
 
 	/* what is live of a process whose totals a spill took (gone, its allocations live on) */
@@ -1288,12 +1240,9 @@ static void kmem_tick(void *m, int64_t t_ns, bool second)
 	for (uint32_t i = 0; i < proc_table__count(c->base.procs); i++)
 		if (proc_table__at(c->base.procs, i)->attached)
 			proc_table__snapshot(c->base.procs, proc_table__at(c->base.procs, i));
-	if (c->env.all) {
-		bpfutil__map_for_each(bpf_map__fd(c->skel->maps.totals_0), sizeof(__u32),
+	if (c->env.all)
+		bpfutil__map_for_each(bpf_map__fd(c->skel->maps.totals), sizeof(__u32),
 				      sizeof(struct kmem_totals), on_seen, c);
-		bpfutil__map_for_each(bpf_map__fd(c->skel->maps.totals_1), sizeof(__u32),
-				      sizeof(struct kmem_totals), on_seen, c);
-	}
 }
 
 static void kmem_progress(void *m, char *buf, size_t len)
@@ -1386,10 +1335,7 @@ static uint64_t ended_live(struct kmem_collector *c)
 		if (!kp || !kp->ended || p->drained)
 			continue;
 		key = (__u32)p->pid;
-		/* both generations' rows (a sum of a row below 0 and one above wraps back) */
-		if (!bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.totals_0), &key, &t))
-			sum += t.v[KMEM_T_LIVE_COUNT];
-		if (!bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.totals_1), &key, &t))
+		if (!bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.totals), &key, &t))
 			sum += t.v[KMEM_T_LIVE_COUNT];
 	}
 	return sum;
