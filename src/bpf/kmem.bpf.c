@@ -48,9 +48,9 @@ struct {
 } stacks SEC(".maps");
 
 /* the count and cache rows, kept twice (bpf/lib/take.bpf.h): a spill takes the generation
- * the programs no longer count into. A free lowers the live counts of its allocation's count
- * row in the generation that made it, and counts in the current generation's cache row
- * (untrack): the two rows of a key are summed when read. --max-stacks times two. */
+ * the programs no longer count into. A free counts into the current generation's row of its
+ * allocation's key (its live counts, the cache row's frees): the two rows of a key are summed
+ * when read. --max-stacks times two. */
 TAKE_TABLE(counts, BPF_MAP_TYPE_HASH, struct stack_key, struct kmem_count, 1);
 
 struct {
@@ -205,79 +205,41 @@ static __always_inline struct kmem_totals *totals_of(__u32 tgid)
 	return t;
 }
 
-/* A free's rows, a function per table: the verifier inlines a lookup whose map it knows, but
- * one through a pointer that is one of two (take_table) is a helper call through the map's ops
- * (an indirect call); a subprogram call is cheaper. (Two lookups in the two branches of an `if`
- * are merged by clang into one call on a pointer picked by the branch.) */
-static __noinline struct kmem_count *count_row_0(const struct stack_key *k)
-{
-	return bpf_map_lookup_elem(&counts_0, k);
-}
-
-static __noinline struct kmem_count *count_row_1(const struct stack_key *k)
-{
-	return bpf_map_lookup_elem(&counts_1, k);
-}
-
-static __noinline struct kmem_cache_stat *cache_row_0(const struct kmem_cache_key *k)
-{
-	struct kmem_cache_stat zero = {};
-
-	return entry_of(&cache_stats_0, k, &zero, KMEM_STAT_CACHE_KEYS);
-}
-
-static __noinline struct kmem_cache_stat *cache_row_1(const struct kmem_cache_key *k)
-{
-	struct kmem_cache_stat zero = {};
-
-	return entry_of(&cache_stats_1, k, &zero, KMEM_STAT_CACHE_KEYS);
-}
-
-/*
- * A tracked allocation is gone (freed, or its pointer allocated again unseen): l is its live
- * entry, which says where its rows are, so that a free looks up nothing but them.
- *
- * The live counts (its count row's, its process's totals) are kept only for a process with a
- * growth series (KMEM_LIVE_SERIES), the only reader: the report's in-use values are made from
- * `live`. They go down in the row the allocation counted in, in its own generation l->gen, even
- * when the collector has flipped since: a series' process keeps its count rows and totals in
- * the kernel until it is read out (the collector's keeps_rows and keeps_totals), so no take
- * ever copies or deletes that row, and the write is never lost. (Were a row taken anyway, its
- * process's series not kept for want of memory, the write would go into the element the take
- * deleted: lost, and its live counts are not read; and the element is not reused under it, as
- * only an insert into that generation's table reuses it, and those wait for the next flip,
- * whose grace period waits for this program.)
- *
- * A freed allocation's cache row counts the free (the report's frees), in the generation
- * counted now (take_gen_now(), read after the lookup that matched it), made if need be: a row
- * of the other generation may be under a take, or taken (a write after its copy lost), while
- * the take of the current one starts only after a flip that waits for this program (collector
- * flip, RCU grace period). The report sums a (process, cache)'s rows.
- */
-static __always_inline void untrack(const struct kmem_live *l, bool freed)
+/* A tracked allocation is gone (freed, or its pointer allocated again unseen): its owner's
+ * live counts go down, in generation g (take_gen_now()). The count row is generation g's of
+ * its key if there is one, else the other's: a row a spill takes has its live counts read from
+ * `live` at the end, not from the row, and a row a spill keeps (keeps_rows) is never deleted,
+ * so that the two rows of its key summed are its live bytes. A cache row's frees count in
+ * generation g's, made if need be: the take of the other one is exact. */
+static __always_inline void untrack(const struct kmem_live *l, bool freed, __u32 g)
 {
 	struct kmem_cache_key ck = { .tgid = l->key.tgid, .cache = l->cache };
-	struct kmem_cache_stat *cs;
+	struct kmem_cache_stat *cs, czero = {};
 	struct kmem_totals *t;
 	struct kmem_count *c;
 	__u32 tgid = l->key.tgid;
 
-	if (l->flags & KMEM_LIVE_SERIES) {
-		c = l->gen & 1 ? count_row_1(&l->key) : count_row_0(&l->key);
-		if (c) {
-			__sync_fetch_and_add(&c->live_count, -1);
-			__sync_fetch_and_add(&c->live_bytes, -l->bytes);
-		}
-		t = bpf_map_lookup_elem(&totals, &tgid);
-		if (t) {
-			__sync_fetch_and_add(&t->v[KMEM_T_LIVE_COUNT], -1);
-			__sync_fetch_and_add(&t->v[KMEM_T_LIVE_BYTES], -l->bytes);
+	c = bpf_map_lookup_elem(take_table(counts, g), &l->key);
+	if (!c)
+		c = bpf_map_lookup_elem(take_table(counts, !g), &l->key);
+	if (c) {
+		__sync_fetch_and_add(&c->live_count, -1);
+		__sync_fetch_and_add(&c->live_bytes, -l->bytes);
+	}
+	if (l->cache) {
+		/* its row taken into the profile by a spill: the free counts in a new one, which
+		 * the report sums with it (its live count is read from `live` at the end) */
+		cs = entry_of(take_table(cache_stats, g), &ck, &czero, KMEM_STAT_CACHE_KEYS);
+		if (cs) {
+			if (freed)
+				__sync_fetch_and_add(&cs->frees, 1);
+			__sync_fetch_and_add(&cs->live, -1);
 		}
 	}
-	if (freed && l->cache) {
-		cs = take_gen_now() ? cache_row_1(&ck) : cache_row_0(&ck);
-		if (cs)
-			__sync_fetch_and_add(&cs->frees, 1);
+	t = bpf_map_lookup_elem(&totals, &tgid);
+	if (t) {
+		__sync_fetch_and_add(&t->v[KMEM_T_LIVE_COUNT], -1);
+		__sync_fetch_and_add(&t->v[KMEM_T_LIVE_BYTES], -l->bytes);
 	}
 }
 
@@ -298,7 +260,7 @@ static __always_inline void on_free(void *ctx, __u64 ptr, enum kmem_total what)
 		copy = *l;
 		/* only the one that deletes it counts it */
 		if (!bpf_map_delete_elem(&live, &ptr))
-			untrack(&copy, true);
+			untrack(&copy, true, take_gen_now());
 	}
 	if (what >= KMEM_T__COUNT)
 		return;
@@ -325,9 +287,6 @@ static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr
 	struct kmem_count *c;
 	struct pt_regs *regs;
 	bool exact, tracked = false;
-	/* a traced process keeps a growth series, read from its rows' live counts; -a's do not
-	 * (untrack) */
-	bool series = !trace_all;
 	__u64 nr;
 
 	if (!traced(tgid))
@@ -377,7 +336,7 @@ static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr
 			/* allocated again while tracked: its free had no event (a bulk free) */
 			lv = *old;
 			if (!bpf_map_delete_elem(&live, &ptr)) {
-				untrack(&lv, false);
+				untrack(&lv, false, g);
 				count_drop(KMEM_DROP_FREE_UNSEEN);
 			}
 		}
@@ -385,8 +344,6 @@ static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr
 		lv.cache = cache;
 		lv.bytes = alloc;
 		lv.ts = bpf_ktime_get_ns();
-		lv.gen = g;
-		lv.flags = series ? KMEM_LIVE_SERIES : 0;
 		if (bpf_map_update_elem(&live, &ptr, &lv, BPF_ANY))
 			count_drop(KMEM_DROP_LIVE_FULL);
 		else
@@ -401,7 +358,7 @@ static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr
 		__sync_fetch_and_add(&c->bytes_alloc, alloc);
 		if (b < KMEM_HIST_BUCKETS)
 			__sync_fetch_and_add(&c->hist[b], 1);
-		if (tracked && series) {
+		if (tracked) {
 			__sync_fetch_and_add(&c->live_count, 1);
 			__sync_fetch_and_add(&c->live_bytes, alloc);
 		}
@@ -410,8 +367,10 @@ static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr
 		__sync_fetch_and_add(&cs->allocs, 1);
 		__sync_fetch_and_add(&cs->bytes_req, req);
 		__sync_fetch_and_add(&cs->bytes_alloc, alloc);
+		if (tracked)
+			__sync_fetch_and_add(&cs->live, 1);
 	}
-	if (t && tracked && series) {
+	if (t && tracked) {
 		__sync_fetch_and_add(&t->v[KMEM_T_LIVE_COUNT], 1);
 		__sync_fetch_and_add(&t->v[KMEM_T_LIVE_BYTES], alloc);
 	}
