@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -426,131 +425,6 @@ static void test_totals_taken_at_spills(void **state)
 	profile__free(p);
 }
 
-/* The growth series of a traced process that exits while others go on counting (a launched
- * tree, -p with several PIDs): the read at the run's end is its series' last snapshot. Child A
- * makes GROWTH_PIPES pipes and hands them to a grandchild (not traced) that holds them past the
- * end, lives on for a few snapshots and exits; child B then makes pipes from many stacks, its
- * refused stacks making a spill due at nearly each of GROWTH_B_TICKS ticks. A's count rows must stay in the kernel for
- * that last snapshot: taken by a spill after A's exit, its filps still live (its in-use bytes)
- * read as 0 there. */
-#define GROWTH_PIPES 50
-#define GROWTH_B_TICKS 40
-
-__attribute__((noinline)) void kmem_pipes_handed_on(int *fds_out)
-{
-	for (int i = 0; i < GROWTH_PIPES; i++)
-		assert_int_equal(one_pipe(&fds_out[2 * i]), 0);
-	asm volatile("" : : : "memory");
-}
-
-static void test_ended_series_ends_with_its_rows(void **state)
-{
-	struct log_ctx lc = { .prog = "test_kmem_bpf", .verbose = getenv("TEST_VERBOSE") ? 1 : 0 };
-	struct symbolizer_opts syo = { .no_lines = true };
-	struct kmem_opts o = { .max_stacks = 64, .max_live = 1 << 17 };
-	struct session_env env = { .lc = &lc };
-	const struct mode_ops *ops = &kmem_mode_ops;
-	int go_a[2], go_b[2], hold[2], status;
-	int64_t inuse = 0, last = 0, b_ticks = 0;
-	pid_t a, b;
-	uint32_t with_growth = 0;
-	struct profile *p;
-	char c = 0;
-	void *m;
-
-	(void)state;
-	env.prof = profile__new("kmem");
-	env.sym = symbolizer__new(&syo);
-	assert_non_null(env.prof);
-	assert_non_null(env.sym);
-	assert_int_equal(pipe(go_a), 0);
-	assert_int_equal(pipe(go_b), 0);
-	assert_int_equal(pipe(hold), 0);
-	a = fork();
-	assert_true(a >= 0);
-	if (!a) {
-		static int own[2 * GROWTH_PIPES];
-
-		close(go_a[1]);
-		close(hold[1]);
-		if (read(go_a[0], &c, 1) != 1)
-			_exit(1);
-		kmem_pipes_handed_on(own);
-		/* the grandchild holds them until the test closes `hold` */
-		if (!fork()) {
-			if (read(hold[0], &c, 1) < 0)
-				_exit(1);
-			_exit(0);
-		}
-		for (int i = 0; i < 2 * GROWTH_PIPES; i++)
-			close(own[i]);
-		/* a few snapshots of its live bytes (one each 0.5 s at first) */
-		usleep(4000 * 1000);
-		_exit(0);
-	}
-	close(hold[0]);
-	b = fork();
-	assert_true(b >= 0);
-	if (!b) {
-		close(go_b[1]);
-		close(hold[1]);
-		if (read(go_b[0], &c, 1) != 1)
-			_exit(1);
-		for (int i = 0;; i++)
-			pipe_at(i % TAKE_DEPTHS);
-	}
-	m = ops->open(&env, &o);
-	assert_non_null(m);
-	/* as the session: started first, the series' times count from it */
-	ops->started(m, util_mono_ns());
-	assert_int_equal(ops->attach(m, a, MODE_ATTACH_PID, &status), 0);
-	assert_int_equal(ops->attach(m, b, MODE_ATTACH_PID, &status), 0);
-	assert_int_equal(write(go_a[1], &c, 1), 1);
-	while (waitpid(a, &status, WNOHANG) == 0) {
-		ops->tick(m, 0, false);
-		usleep(10 * 1000);
-	}
-	/* as the session does at its exit stop */
-	ops->finalize(m, a, false);
-	assert_int_equal(write(go_b[1], &c, 1), 1);
-	/* B's refused stacks make nearly every tick a spill: two flips take A's generation */
-	for (; b_ticks < GROWTH_B_TICKS; b_ticks++)
-		ops->tick(m, 0, false);
-	kill(b, SIGKILL);
-	assert_int_equal(waitpid(b, &status, 0), b);
-	ops->finalize(m, b, false);
-	ops->stop(m);
-	ops->finish(m);
-	ops->detach(m);
-	ops->close(m);
-	close(hold[1]);	/* the grandchild exits */
-	symbolizer__free(env.sym);
-	p = env.prof;
-	for (uint32_t i = 0; i < p->nsamples; i++) {
-		const struct prof_sample *s = &p->samples[i];
-		char buf[256];
-
-		if (s->pid != (uint32_t)a || !s->nlocs ||
-		    strcmp(profile__frame_name(p, &p->locations[s->locs[0]], 0, buf, sizeof(buf)),
-			   "kmem_cache_alloc [filp]"))
-			continue;
-		inuse += s->values[3];
-		if (s->growth.trend != PROF_TREND_NONE) {
-			last += s->growth.last_bytes;
-			with_growth++;
-		}
-	}
-	print_message("ended series: A's filps in use %lld bytes, at its last snapshot %lld "
-		      "(%u samples with a series); %lld ticks of B; counts_full %lld\n",
-		      (long long)inuse, (long long)last, with_growth, (long long)b_ticks,
-		      (long long)profile__drop(p, "counts_full"));
-	assert_int_equal(sum_at(p, "kmem_cache_alloc [filp]", "kmem_pipes_handed_on", 2),
-			 2 * GROWTH_PIPES);
-	assert_true(with_growth > 0);
-	assert_int_equal(last, inuse);
-	profile__free(p);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -560,15 +434,11 @@ int main(void)
 		cmocka_unit_test(test_spills_lose_nothing_attached),
 		cmocka_unit_test(test_spills_lose_nothing_all),
 		cmocka_unit_test(test_totals_taken_at_spills),
-		cmocka_unit_test(test_ended_series_ends_with_its_rows),
 	};
 
 	if (geteuid()) {
 		fprintf(stderr, "test_kmem_bpf: skipped: needs root (loads BPF programs)\n");
 		return 0;
 	}
-	/* TEST_FILTER=test_name (a glob): run only those (the totals test takes minutes) */
-	if (getenv("TEST_FILTER"))
-		cmocka_set_test_filter(getenv("TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -691,18 +691,15 @@ static int live_rows(struct reader *counts, const struct reader *lives, struct r
 	return err;
 }
 
-/* A process whose live bytes per stack are sampled for the growth view (attached, or ended and
- * not read out yet): its (process, kind, stacks) rows stay in the kernel at a spill, where its
- * series read them and its frees take them down (taken out and put back, a free or a count
- * made meanwhile was lost, and the series kept a block freed); they are read out at the run's
- * end, whose read is its series' last snapshot. One that ended keeps them too: taken by a
- * spill after its exit, they were missing from that last snapshot (its blocks still live read
- * as 0 there, a plateau read as shrinking). */
+/* A process whose live bytes per stack are sampled for the growth view (attached): its
+ * (process, kind, stacks) rows stay in the kernel at a spill, where its series read them and
+ * its frees take them down (taken out and put back, a free or a count made meanwhile was lost,
+ * and the series kept a block freed); they are read out when it ends or at the run's end. */
 static bool keeps_rows(struct kmem_collector *c, struct proc_info **last, pid_t tgid)
 {
 	if (!*last || (*last)->pid != tgid)
 		*last = proc_table__find(c->base.procs, tgid);
-	return snap_of(*last) != NULL;
+	return *last && (*last)->attached && snap_of(*last);
 }
 
 struct count_take {
@@ -741,7 +738,7 @@ static int take_counts(struct kmem_collector *c, struct reader *counts)
 	for (uint32_t i = 0; i < proc_table__count(c->base.procs) && !keep; i++) {
 		struct proc_info *p = proc_table__at(c->base.procs, i);
 
-		keep = snap_of(p) != NULL;
+		keep = p->attached && snap_of(p);
 	}
 	if (!keep)
 		return bpfutil__map_take(t.fd, sizeof(struct stack_key), sizeof(struct kmem_count),
