@@ -6,9 +6,8 @@
 #
 # The bats tests run in two groups: first those that may run beside another test, two at a
 # time (EBPROF_E2E_JOBS, default 2; bats --jobs needs GNU parallel), the BPF-level tests
-# but two (BPF_ALONE) running beside them meanwhile (one after another, as one more test; before
-# them the command EBPROF_E2E_BESIDE if set: tests/run-all.sh runs the unit tests so), then
-# the two alone, then those tagged
+# running beside them meanwhile (one after another, as one more test; before them the
+# command EBPROF_E2E_BESIDE if set: tests/run-all.sh runs the unit tests so), then those tagged
 # `alone` (`# bats test_tags=alone`, or `file_tags` for a whole file) one at a time, the
 # machine to themselves: machine-wide runs (-a), bpftrace's machine-wide oracles, the disk's
 # own counts, fixed ports, a screen read at a moment. Most tests wait (on a fixture's naps, a
@@ -45,25 +44,14 @@ beside() {
 	[ -n "${EBPROF_E2E_BESIDE:-}" ] || return 0
 	bash -c "$EBPROF_E2E_BESIDE" || echo "e2e: beside: failed"
 }
-# The BPF-level test binaries with machine-wide cases whose work or assertions another test's
-# processes would change: kmem's -a cases tick once per child (3,000 of them) over everything
-# the machine allocates (minutes on a loaded machine); cpu's -a case asks for idle samples in
-# a window where the kernel saw some. These run alone, the others beside the tests two at a
-# time.
-BPF_ALONE=" bpf_test_cpu_bpf bpf_test_kmem_bpf "
-# run_bpf all|beside|alone: those BPF-level test binaries, one after another; the last line
-# "bpf: N passed, M failed" (test cases; a binary that failed outside a test case is one failure)
+# run_bpf: every BPF-level test binary, one after another; its last line "bpf: N passed, M
+# failed" (test cases; a binary that failed outside a test case is one failure)
 run_bpf() {
 	local t rc p f bpass=0 bfail=0 blog
 	blog=$(mktemp)
 	for t in "$out"/tests/bpf_test_*; do
 		[ -x "$t" ] || continue
 		case "$t" in *.d) continue ;; esac
-		case "$1:$BPF_ALONE" in
-		beside:*" ${t##*/} "*) continue ;;
-		alone:*" ${t##*/} "*) ;;
-		alone:*) continue ;;
-		esac
 		rc=0
 		"$t" > "$blog" 2>&1 || rc=1
 		cat "$blog"
@@ -136,15 +124,16 @@ bats_group() {
 bpflog=$(mktemp)
 trap 'rm -f "$log" "$bpflog"; [ -z "$cache" ] || rm -rf "$cache"' EXIT
 if [ "$jobs" -gt 1 ]; then
-	# the BPF-level tests (without files named) but BPF_ALONE's run beside the tests two at a
-	# time, as one more test would: none is machine-wide. Their output is shown once they and
-	# the group are done; BPF_ALONE's run then, then the tests alone.
+	# the BPF-level tests (without files named) run beside the tests two at a time, as one
+	# more test would: none is machine-wide but cpu's and kmem's -a cases, whose assertions
+	# hold with other processes running (the machine's own are there anyway). Their output is
+	# shown once they and the group are done; the tests alone start after both.
 	bpf_pid=
 	if [ $# -eq 0 ]; then
 		{
 			t0=$(date +%s)
 			beside
-			run_bpf beside
+			run_bpf
 			echo "e2e: $([ -z "${EBPROF_E2E_BESIDE:-}" ] || echo "$EBPROF_E2E_BESIDE, then ")BPF-level tests, beside those $jobs at a time: $(($(date +%s) - t0)) s"
 		} > "$bpflog" 2>&1 &
 		bpf_pid=$!
@@ -156,25 +145,20 @@ if [ "$jobs" -gt 1 ]; then
 	if [ -n "$bpf_pid" ]; then
 		wait "$bpf_pid"
 		cat "$bpflog"
-		t0=$(date +%s)
-		run_bpf alone 2>&1 | tee -a "$bpflog"
-		echo "e2e: BPF-level tests alone: $(($(date +%s) - t0)) s"
 	fi
 	bats_group "tests alone" --filter-tags alone "${files[@]}"
 else
 	if [ $# -eq 0 ]; then
-		{ beside; run_bpf all; } 2>&1 | tee "$bpflog"
+		{ beside; run_bpf; } 2>&1 | tee "$bpflog"
 	fi
 	bats_group "tests one at a time" "${files[@]}"
 fi
-p=$(sed -n 's/^bpf: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$bpflog" | awk '{ s += $1 } END { print s + 0 }')
-f=$(sed -n 's/^bpf: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$bpflog" | awk '{ s += $1 } END { print s + 0 }')
-pass=$((pass + p))
-fail=$((fail + f))
-# (a BPF-level run that said nothing, killed or crashed, is a failure: two runs of them beside,
-# one otherwise)
-n=$(grep -c '^bpf: [0-9]* passed, [0-9]* failed$' "$bpflog")
-[ $# -gt 0 ] || [ "$n" -eq $([ "$jobs" -gt 1 ] && echo 2 || echo 1) ] || fail=$((fail + 1))
+p=$(sed -n 's/^bpf: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$bpflog")
+f=$(sed -n 's/^bpf: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$bpflog")
+pass=$((pass + ${p:-0}))
+fail=$((fail + ${f:-0}))
+# (a BPF-level run that said nothing, killed or crashed, is a failure)
+[ $# -gt 0 ] || [ -n "$f" ] || fail=$((fail + 1))
 p=$(grep -c '^ok ' "$log")
 f=$(grep -c '^not ok ' "$log")
 pass=$((pass + p))
