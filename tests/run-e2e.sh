@@ -6,8 +6,7 @@
 #
 # The bats tests run in two groups: first those that may run beside another test, two at a
 # time (EBPROF_E2E_JOBS, default 2; bats --jobs needs GNU parallel), the BPF-level tests
-# running beside them meanwhile (one after another, as one more test; before them the
-# command EBPROF_E2E_BESIDE if set: tests/run-all.sh runs the unit tests so), then those tagged
+# running beside them meanwhile (one after another, as one more test), then those tagged
 # `alone` (`# bats test_tags=alone`, or `file_tags` for a whole file) one at a time, the
 # machine to themselves: machine-wide runs (-a), bpftrace's machine-wide oracles, the disk's
 # own counts, fixed ports, a screen read at a moment. Most tests wait (on a fixture's naps, a
@@ -37,13 +36,6 @@ if [ -z "${EBPROF_CACHE_DIR+set}" ]; then
 	export EBPROF_CACHE_DIR="$cache/cache"
 fi
 trap 'rm -f "$log"; [ -z "$cache" ] || rm -rf "$cache"' EXIT
-# beside: the command EBPROF_E2E_BESIDE, if set (tests/run-all.sh: the unit tests, which need
-# no machine to themselves), run before the BPF-level tests in their turn; "e2e: beside:
-# failed" if it failed
-beside() {
-	[ -n "${EBPROF_E2E_BESIDE:-}" ] || return 0
-	bash -c "$EBPROF_E2E_BESIDE" || echo "e2e: beside: failed"
-}
 # run_bpf: every BPF-level test binary, one after another; its last line "bpf: N passed, M
 # failed" (test cases; a binary that failed outside a test case is one failure)
 run_bpf() {
@@ -132,9 +124,8 @@ if [ "$jobs" -gt 1 ]; then
 	if [ $# -eq 0 ]; then
 		{
 			t0=$(date +%s)
-			beside
 			run_bpf
-			echo "e2e: $([ -z "${EBPROF_E2E_BESIDE:-}" ] || echo "$EBPROF_E2E_BESIDE, then ")BPF-level tests, beside those $jobs at a time: $(($(date +%s) - t0)) s"
+			echo "e2e: BPF-level tests, beside those $jobs at a time: $(($(date +%s) - t0)) s"
 		} > "$bpflog" 2>&1 &
 		bpf_pid=$!
 	fi
@@ -148,9 +139,7 @@ if [ "$jobs" -gt 1 ]; then
 	fi
 	bats_group "tests alone" --filter-tags alone "${files[@]}"
 else
-	if [ $# -eq 0 ]; then
-		{ beside; run_bpf; } 2>&1 | tee "$bpflog"
-	fi
+	[ $# -gt 0 ] || run_bpf 2>&1 | tee "$bpflog"
 	bats_group "tests one at a time" "${files[@]}"
 fi
 p=$(sed -n 's/^bpf: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$bpflog")
@@ -165,5 +154,4 @@ pass=$((pass + p))
 fail=$((fail + f))
 [ "$brc" -eq 0 ] || [ "$f" -gt 0 ] || fail=$((fail + 1))
 echo "e2e: $pass passed, $fail failed"
-# (the command run beside failing fails the run too: its failures are counted in its own line)
-[ "$fail" -eq 0 ] && ! grep -q '^e2e: beside: failed$' "$bpflog"
+[ "$fail" -eq 0 ]
