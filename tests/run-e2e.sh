@@ -5,8 +5,7 @@
 # Prints "e2e: N passed, M failed" counting test cases; exit 1 if any failed.
 #
 # The bats tests run in two groups: first those that may run beside another test, two at a
-# time (EBPROF_E2E_JOBS, default 2; bats --jobs needs GNU parallel), the BPF-level tests
-# running beside them meanwhile (one after another, as one more test), then those tagged
+# time (EBPROF_E2E_JOBS, default 2; bats --jobs needs GNU parallel), then those tagged
 # `alone` (`# bats test_tags=alone`, or `file_tags` for a whole file) one at a time, the
 # machine to themselves: machine-wide runs (-a), bpftrace's machine-wide oracles, the disk's
 # own counts, fixed ports, a screen read at a moment. Most tests wait (on a fixture's naps, a
@@ -36,26 +35,20 @@ if [ -z "${EBPROF_CACHE_DIR+set}" ]; then
 	export EBPROF_CACHE_DIR="$cache/cache"
 fi
 trap 'rm -f "$log"; [ -z "$cache" ] || rm -rf "$cache"' EXIT
-# run_bpf: every BPF-level test binary, one after another; its last line "bpf: N passed, M
-# failed" (test cases; a binary that failed outside a test case is one failure)
-run_bpf() {
-	local t rc p f bpass=0 bfail=0 blog
-	blog=$(mktemp)
+if [ $# -eq 0 ]; then
 	for t in "$out"/tests/bpf_test_*; do
 		[ -x "$t" ] || continue
 		case "$t" in *.d) continue ;; esac
 		rc=0
-		"$t" > "$blog" 2>&1 || rc=1
-		cat "$blog"
-		p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$blog" | tail -1)
-		f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$blog" | tail -1)
-		bpass=$((bpass + ${p:-0}))
-		bfail=$((bfail + ${f:-0}))
-		[ $rc -eq 0 ] || [ -n "$f" ] || bfail=$((bfail + 1))
+		"$t" 2>&1 | tee "$log"
+		[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+		p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+		f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+		pass=$((pass + ${p:-0}))
+		fail=$((fail + ${f:-0}))
+		[ $rc -eq 0 ] || [ -n "$f" ] || fail=$((fail + 1))
 	done
-	rm -f "$blog"
-	echo "bpf: $bpass passed, $bfail failed"
-}
+fi
 # a negated command checks nothing unless it is a test's last (errexit ignores a `!`):
 # tests/e2e/helpers.bash
 # (its command: the `!` line to the next as little indented, which may end it with || false;
@@ -113,41 +106,15 @@ bats_group() {
 	[ "$rc" -eq 0 ] || brc=$rc
 }
 : > "$log"
-bpflog=$(mktemp)
-trap 'rm -f "$log" "$bpflog"; [ -z "$cache" ] || rm -rf "$cache"' EXIT
 if [ "$jobs" -gt 1 ]; then
-	# the BPF-level tests (without files named) run beside the tests two at a time, as one
-	# more test would: none is machine-wide but cpu's and kmem's -a cases, whose assertions
-	# hold with other processes running (the machine's own are there anyway). Their output is
-	# shown once they and the group are done; the tests alone start after both.
-	bpf_pid=
-	if [ $# -eq 0 ]; then
-		{
-			t0=$(date +%s)
-			run_bpf
-			echo "e2e: BPF-level tests, beside those $jobs at a time: $(($(date +%s) - t0)) s"
-		} > "$bpflog" 2>&1 &
-		bpf_pid=$!
-	fi
 	# a file's tests one after another, files side by side: bats' own scheduling of tests
 	# within files waits up to a second for each free slot (~25% more time, measured)
 	bats_group "tests $jobs at a time" --jobs "$jobs" --no-parallelize-within-files \
 		--filter-tags '!alone' "${files[@]}"
-	if [ -n "$bpf_pid" ]; then
-		wait "$bpf_pid"
-		cat "$bpflog"
-	fi
 	bats_group "tests alone" --filter-tags alone "${files[@]}"
 else
-	[ $# -gt 0 ] || run_bpf 2>&1 | tee "$bpflog"
 	bats_group "tests one at a time" "${files[@]}"
 fi
-p=$(sed -n 's/^bpf: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$bpflog")
-f=$(sed -n 's/^bpf: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$bpflog")
-pass=$((pass + ${p:-0}))
-fail=$((fail + ${f:-0}))
-# (a BPF-level run that said nothing, killed or crashed, is a failure)
-[ $# -gt 0 ] || [ -n "$f" ] || fail=$((fail + 1))
 p=$(grep -c '^ok ' "$log")
 f=$(grep -c '^not ok ' "$log")
 pass=$((pass + p))
