@@ -65,8 +65,14 @@ assert_no_cpu_probes() {
 # and the periodic samples then miss it by more (157 of 149, a run two at a time)
 # bats test_tags=alone
 @test "cpu: each process's samples are exact when the count table refuses samples (--max-stacks 2)" {
+	steal0=$(awk '/^cpu / { print $9 }' /proc/stat)
 	"$EBPROF" cpu -q -F 499 --max-stacks 2 -o "$T/x.json" -o "$T/x.folded" -o "$T/x.txt" -- \
 		sh -c "'$FIX/cpuburn' 0.9 > '$T/a'; '$FIX/cpuburn' 0.3 > '$T/b'"
+	# a virtual machine's stolen time: the hypervisor ran another guest while the process was
+	# the CPU's task; the cpu-clock timer counts it, getrusage leaves it out (on this VM 100-270
+	# ms a run, both CPUs: 0.3 s of cpuburn had 184 samples for 150 then), so it may add as many
+	# samples, at most, over the bound
+	steal_ms=$((($(awk '/^cpu / { print $9 }' /proc/stat) - steal0) * 1000 / $(getconf CLK_TCK)))
 	refused=$(jq '.drops.count_table_full' "$T/x.json")
 	total=$(jq '.info.samples | tonumber' "$T/x.json")
 	kept=$(folded_sum "$T/x.folded")
@@ -84,9 +90,9 @@ assert_no_cpu_probes() {
 			if length == 1 then .[0].samples else -1 end' "$T/x.json")
 		ns=$(jq --arg c "cpuburn ${f#*:}" '.processes[] | select(.cmdline | endswith($c)) | .cpu_ns' "$T/x.json")
 		expect=$((cpu_ms * 499 / 1000))
-		echo "cpuburn ${f#*:}: samples $n, expected $expect (cpu_ms $cpu_ms)"
+		echo "cpuburn ${f#*:}: samples $n, expected $expect (cpu_ms $cpu_ms, steal $steal_ms ms)"
 		[ $((n * 100)) -ge $((expect * 95)) ]
-		[ $((n * 100)) -le $((expect * 105)) ]
+		[ $((n * 100)) -le $((expect * 105 + steal_ms * 499 / 10)) ]
 		[ "$ns" -eq $((n * 2004008)) ]
 		# its row in the text report says the same
 		grep -qE "^ +[0-9]+ +cpuburn +$n " "$T/x.txt"
