@@ -119,6 +119,20 @@ void util_rcu_grace(unsigned fallback_ms)
 		;
 }
 
+bool util_rcu_barrier(void)
+{
+	int fd = open("/sys/module/rcutree/parameters/do_rcu_barrier", O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	do
+		n = write(fd, "1", 1);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	return n == 1;
+}
+
 static uint32_t pid_home(int32_t pid, uint32_t cap)
 {
 	return (uint32_t)util_hash_u64((uint32_t)pid) & (cap - 1);

@@ -3,6 +3,7 @@
 #ifndef EBPROF_UTIL_H
 #define EBPROF_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,12 @@ uint64_t util_mono_ns(void);
  * CPU online it returns at once, not waiting for a reader preempted there, and with nohz_full
  * it is refused: then a sleep of fallback_ms. */
 void util_rcu_grace(unsigned fallback_ms);
+/* Wait until every callback the kernel queued by call_rcu() before this call has run (an
+ * inode's free, an LSM blob's): rcu_barrier(), through the rcutree.do_rcu_barrier parameter
+ * (made for this from userspace; the kernel runs one at most every 1/16 s, a call meanwhile
+ * waiting for the next). False where it cannot be asked for (no such parameter: kernels
+ * before 6.7, or not root): the caller then waits some other way. */
+bool util_rcu_barrier(void);
 
 /* pid -> pointer, for tables that keep every process of a run (a launched build makes tens of
  * thousands, and a scan of them per event made the session's work grow as their square): the

@@ -1340,9 +1340,12 @@ static uint64_t ended_live(struct kmem_collector *c)
 
 /* The processes that ended during the run (not -a's) are read out at the end: first their exits
  * finish (at most 2 s), then the frees the kernel defers past an RCU grace period come (an
- * inode, a socket's parts): a grace period (membarrier's global command waits for one), then
- * until their live count has not moved for 60 ms (at most 2 s): 2,000 pipes' inodes, dentries
- * and security blobs are thousands of callbacks, which a loaded machine runs over tens of ms. */
+ * inode, a socket's parts): rcu_barrier() returns when every callback queued before it has run
+ * (2,000 pipes' inodes and security blobs are thousands of callbacks, which a loaded machine
+ * runs over tens of ms; a live count that has not moved for a while cannot tell their end from
+ * their thread waiting for a CPU), or where it cannot be asked for a grace period (membarrier's global command waits for one); then
+ * until their live count has not moved for 60 ms (at most 2 s), for what those callbacks
+ * queue in turn. */
 static void await_exits(struct kmem_collector *c)
 {
 	struct timespec tick = { .tv_nsec = 20 * 1000000L };
@@ -1361,7 +1364,8 @@ static void await_exits(struct kmem_collector *c)
 	}
 	if (!ended)
 		return;
-	util_rcu_grace(20);
+	if (!util_rcu_barrier())
+		util_rcu_grace(20);
 	before = ended_live(c);
 	for (int t = 0; t < 100 && still < 3; t++) {
 		nanosleep(&tick, NULL);
