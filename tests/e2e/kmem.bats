@@ -250,10 +250,16 @@ m.close()'
 		"$T/out.json"
 	# (new slabs the pipes' objects needed stay: a cache keeps its empty slabs; and a free
 	# without a tracepoint, kfree_rcu's bulk frees, is seen only when the address comes back:
-	# a few of the ~8,000 objects may stay, free_unseen, where all stayed before)
-	jqe '[.sites[] | select(any(.frames[]; .function == "do_pipes"))
-	      | select(all(.frames[]; .function != "allocate_slab"))
-	      | .inuse_objects] | add <= 20' "$T/out.json"
+	# a few of the ~8,000 objects may stay, free_unseen, where all stayed before; and the
+	# exit's RCU callbacks free the inodes in softirqs, which may interrupt a kmem program
+	# on their CPU: the kernel skips that run, a counted recursion miss (0-28 a run here at
+	# load 12), and the free is not seen)
+	jq -c '[.sites[] | select(any(.frames[]; .function == "do_pipes"))
+	       | select(all(.frames[]; .function != "allocate_slab")) | select(.inuse_objects > 0)
+	       | {inuse: .inuse_objects, frames: [.frames[0:6][].function]}], .drops' "$T/out.json"
+	jqe '([.sites[] | select(any(.frames[]; .function == "do_pipes"))
+	       | select(all(.frames[]; .function != "allocate_slab"))
+	       | .inuse_objects] | add) <= 20 + .drops.recursion_misses' "$T/out.json"
 	jqe '[.caches[] | select(.name == "filp") | .live] | add <= 5' "$T/out.json"
 }
 
