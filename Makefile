@@ -240,6 +240,10 @@ $(OUT)/fixtures/jmpfix: tests/fixtures/jmpfix.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall -D_FORTIFY_SOURCE=2 $< -o $@
 
+$(OUT)/fixtures/vforkfix: tests/fixtures/vforkfix.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall $< -o $@
+
 $(OUT)/fixtures/libdlburn.so: tests/fixtures/dlburn_lib.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FIX_CFLAGS) -fPIC -shared $< -o $@

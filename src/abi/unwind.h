@@ -31,6 +31,10 @@ enum unwind_cfa {
 	UNWIND_CFA_CLONE,	/* glibc's clone and clone3 right after their system call, where
 				 * parent and child both return: rsp + cfa_off in the parent; the
 				 * child's outermost frame (rax 0, a first frame's register) */
+	UNWIND_CFA_RA_RDI,	/* rsp + cfa_off, the return address in rdi, not on the stack
+				 * (glibc's __vfork pops it there to keep it across its system
+				 * call, which the child returns from first): a first frame
+				 * only, as UNWIND_CFA_RDI */
 };
 
 enum unwind_rbp {
@@ -48,9 +52,9 @@ enum unwind_rbp {
 #define UNWIND_RBX_UNKNOWN	63
 
 /* One row: its rule holds from pc to the next row's pc. pc is the object's ELF virtual address
- * (an address minus the mapping's load bias). The return address is at CFA - 8 and the caller's
- * rsp is the CFA (rows where the call frame information says otherwise are
- * UNWIND_CFA_UNKNOWN). 12 bytes. */
+ * (an address minus the mapping's load bias). The return address is at CFA - 8 (in rdi for
+ * UNWIND_CFA_RA_RDI) and the caller's rsp is the CFA (rows where the call frame information
+ * says otherwise are UNWIND_CFA_UNKNOWN). 12 bytes. */
 struct unwind_row {
 	__u32 pc;
 	__s32 cfa_off;

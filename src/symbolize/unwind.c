@@ -143,6 +143,7 @@ static void frame_row(Dwarf_Frame *f, bool signal, struct unwind_row *r)
 	Dwarf_Op mem[3], *ops;
 	size_t n;
 	int64_t off, ra, bp;
+	bool ra_rdi;
 	int k;
 
 	r->cfa = UNWIND_CFA_UNKNOWN;
@@ -174,8 +175,11 @@ static void frame_row(Dwarf_Frame *f, bool signal, struct unwind_row *r)
 		r->rbp = UNWIND_RBP_AT;
 		return;
 	}
-	/* (__longjmp's rows: the caller's rsp in r8, its return address in rdx) */
-	if (!at_cfa(ops, n, &ra) || ra != -8 || !rsp_is_cfa(f))
+	/* the return address in rdi (__vfork's, from its pop to its ret), the CFA at rsp + off,
+	 * rbp unchanged: the rest as any row's (__longjmp's rows, the caller's rsp in r8 and its
+	 * return address in rdx, are not followed) */
+	ra_rdi = n == 1 && ops[0].atom == DW_OP_regx && ops[0].number == REG_RDI;
+	if ((!ra_rdi && (!at_cfa(ops, n, &ra) || ra != -8)) || !rsp_is_cfa(f))
 		return;
 	r->rbx = rbx_rule(f);
 
@@ -192,6 +196,14 @@ static void frame_row(Dwarf_Frame *f, bool signal, struct unwind_row *r)
 
 	if (dwarf_frame_cfa(f, &ops, &n) != 0 || n == 0)
 		return;
+	if (ra_rdi) {
+		if (n == 1 && ops[0].atom == DW_OP_bregx && ops[0].number == REG_RSP &&
+		    fits32((int64_t)ops[0].number2) && r->rbp == UNWIND_RBP_SAME) {
+			r->cfa = UNWIND_CFA_RA_RDI;
+			r->cfa_off = (int32_t)(int64_t)ops[0].number2;
+		}
+		return;
+	}
 	if (n == 1 && ops[0].atom == DW_OP_bregx && fits32((int64_t)ops[0].number2) &&
 	    (ops[0].number == REG_RSP || ops[0].number == REG_RBP)) {
 		r->cfa = ops[0].number == REG_RSP ? UNWIND_CFA_RSP : UNWIND_CFA_RBP;

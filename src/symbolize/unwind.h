@@ -16,7 +16,7 @@
 /* A table's file in the cache directory: unwind/BUILD-ID UNWIND_CACHE_SUFFIX. The format's
  * number is in the name (and the header's magic): two ebprof versions with other formats
  * each keep their own file instead of rebuilding the other's at every run. */
-#define UNWIND_CACHE_FORMAT "5"
+#define UNWIND_CACHE_FORMAT "6"
 #define UNWIND_CACHE_SUFFIX ".v" UNWIND_CACHE_FORMAT ".rows"
 /* What the unwind directory's tables (every format's) may take in all: past it, those used
  * longest ago are removed (sym_cache__make_room) */

@@ -18,7 +18,7 @@ import sys
 
 
 def value(s):
-    for k in ("samples", "alloc_count", "switches", "count", "value"):
+    for k in ("samples", "alloc_count", "switches", "events", "count", "value"):
         if k in s:
             return s[k]
     return 0

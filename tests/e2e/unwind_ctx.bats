@@ -116,3 +116,38 @@ jmp_chains() {
 	[ "$status" -eq 0 ]
 	grep -Eq '^ok .*[ ;]_dl_fixup;_dl_runtime_resolve[a-z_]*;lz_run;lazy_loop;main;__libc_start_call_main;__libc_start_main;_start$' <<< "$output"
 }
+
+# vfork_inner's callers: vfork_outer, main, to _start. glibc's __vfork keeps its return address
+# in rdi across its system call (DW_CFA_register): a stack taken there goes on only by that
+# rule, with the task's registers as it entered the kernel; before, every one ended at __vfork
+# in [truncated]
+vfork_chains() {
+	chains "vfork_inner" 1 "$FIX/vforkfix" 1 1
+	[ "$(grep -c '^PC ' "$T/gdb.txt")" -eq 5 ]
+	grep -q '^PC .* vfork_outer$' "$T/gdb.txt"
+}
+
+@test "unwind ctx: stacks at each vfork and offcpu in the parent's wait go through __vfork (its return address in rdi) to gdb's complete stack" {
+	vfork_chains
+	run setarch -R "$EBPROF" stacks -e sched:sched_process_fork -q -o "$T/s.json" -- \
+		"$FIX/vforkfix" 20 1
+	[ "$status" -eq 0 ]
+	grep -q '^vforks 20$' <<< "$output"
+	run python3 "$CHECK" "$T/s.json" "$T/gdb.txt" vforkfix
+	echo "$output"
+	[ "$status" -eq 0 ]
+	jqe '[.sites[] | select([.frames[] | .function] | index(["__vfork", "vfork_inner",
+	      "vfork_outer", "main"])) | select(.frames[-1].function == "_start") | .events]
+	     | add == 20' "$T/s.json"
+	jqe '.drops.unwind_truncated == 0' "$T/s.json"
+	# the parent blocked in the system call until its child exits, 10 times 50 ms
+	run setarch -R "$EBPROF" offcpu -q -o "$T/o.json" -- "$FIX/vforkfix" 10 50
+	[ "$status" -eq 0 ]
+	grep -q '^vforks 10$' <<< "$output"
+	run python3 "$CHECK" "$T/o.json" "$T/gdb.txt" vforkfix
+	echo "$output"
+	[ "$status" -eq 0 ]
+	jqe '[.sites[] | select([.frames[] | .function] | index(["__vfork", "vfork_inner",
+	      "vfork_outer", "main"])) | select(.frames[-1].function == "_start")]
+	     | (map(.switches) | add) == 10 and (map(.offcpu) | add) >= 500000000' "$T/o.json"
+}

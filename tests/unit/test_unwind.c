@@ -36,6 +36,7 @@ struct cmp_stats {
 	unsigned fdes, rows, exps, checked;
 	unsigned rsp_rules;	/* rows whose caller's rsp is not the CFA (unknown) */
 	unsigned rbx_saved;	/* rows with rbx saved at CFA - 8k */
+	unsigned ra_rdi;	/* rows with the return address in rdi */
 };
 
 /* The rbx rule readelf's column says (NULL: no column): unchanged ("u": no rule, which the
@@ -87,6 +88,24 @@ static void check_row(const struct unwind_table *t, uint64_t loc, const char *cf
 		if (r->cfa != UNWIND_CFA_PLT && r->cfa != UNWIND_CFA_SIGNAL &&
 		    r->cfa != UNWIND_CFA_DEREF_RBP && r->cfa != UNWIND_CFA_UNKNOWN)
 			fail_msg("%#llx: exp, row cfa %d", (unsigned long long)loc, r->cfa);
+		return;
+	}
+	if (ra && strcmp(ra, "r5(rdi)") == 0 && strncmp(cfa, "rsp+", 4) == 0 &&
+	    (!rbp || strcmp(rbp, "u") == 0 || strcmp(rbp, "s") == 0)) {
+		/* the return address in rdi (__vfork's), the CFA at rsp + off */
+		snprintf(want, sizeof(want), "rsp+%d", r->cfa_off);
+		if (r->cfa != UNWIND_CFA_RA_RDI || strcmp(want, cfa) != 0)
+			fail_msg("%#llx: cfa %s ra in rdi, row cfa %d %s", (unsigned long long)loc,
+				 cfa, r->cfa, want);
+		st->ra_rdi++;
+		st->checked++;
+		return;
+	}
+	if (ra && strchr(ra, '(')) {
+		/* the return address in another register (a static program's rcx): not
+		 * implemented, the stack must end there */
+		if (r->cfa != UNWIND_CFA_UNKNOWN)
+			fail_msg("%#llx: ra %s, row cfa %d", (unsigned long long)loc, ra, r->cfa);
 		return;
 	}
 	if (strncmp(cfa, "rsp+", 4) == 0 || strncmp(cfa, "rbp+", 4) == 0 ||
@@ -204,9 +223,14 @@ static void compare_with_readelf(const char *path, struct cmp_stats *st)
 			char v[32][16], *save, *tok;
 			int n = 0;
 
+			/* "r5 (rdi)" (a rule naming a register) is one column: "r5(rdi)" */
 			for (tok = strtok_r(line, " \n", &save); tok && n < 32;
 			     tok = strtok_r(NULL, " \n", &save))
-				snprintf(v[n++], sizeof(v[0]), "%s", tok);
+				if (tok[0] == '(' && n)
+					snprintf(v[n - 1] + strlen(v[n - 1]),
+						 sizeof(v[0]) - strlen(v[n - 1]), "%s", tok);
+				else
+					snprintf(v[n++], sizeof(v[0]), "%s", tok);
 			if (n != ncols || cfa_col < 0)
 				continue;
 			check_row(&t, loc, v[cfa_col], rbp_col >= 0 ? v[rbp_col] : NULL,
@@ -268,9 +292,11 @@ static void test_libc_rows(void **state)
 
 	(void)state;
 	compare_with_readelf(LIBC, &st);
-	print_message("libc: %u FDEs, %u rows (%u expressions), %u checked, %u with rbx saved\n",
-		      st.fdes, st.rows, st.exps, st.checked, st.rbx_saved);
+	print_message("libc: %u FDEs, %u rows (%u expressions), %u checked, %u with rbx saved, "
+		      "%u with the return address in rdi\n", st.fdes, st.rows, st.exps, st.checked,
+		      st.rbx_saved, st.ra_rdi);
 	assert_true(st.rbx_saved > 1000);
+	assert_int_equal(st.ra_rdi, 2);	/* __vfork's, around its system call */
 	assert_true(st.fdes > 1000);
 	assert_true(st.checked > 10000);
 }

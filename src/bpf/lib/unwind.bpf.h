@@ -889,6 +889,23 @@ __noinline int unwind_frame(__u64 i, struct unwind_ctx *u, struct unwind_ips *ip
 		cfa = u->sp + (__s64)r->cfa_off;
 		scr->nocache = 1;	/* the walk depends on rax */
 		break;
+	case UNWIND_CFA_RA_RDI:
+		/* the return address in rdi (glibc's __vfork across its system call): known in
+		 * the first frame only; rbp and rbx unchanged (the row says so) */
+		if (i != 0 || !u->leaf) {
+			unwind_count(UNWIND_STAT_REG_CFA);
+			goto truncated;
+		}
+		cfa = u->sp + (__s64)r->cfa_off;
+		if (cfa < u->sp || !u->rdi)
+			goto truncated;
+		scr->nocache = 1;	/* the walk depends on rdi */
+		if (r->rbx != UNWIND_RBX_SAME)
+			u->rbx_ok = 0;
+		u->ip = u->rdi;
+		u->sp = cfa;
+		u->exact = 0;
+		return 0;
 	case UNWIND_CFA_END:
 		u->end = UNWIND_STAT_COMPLETE;
 		return 1;
