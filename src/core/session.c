@@ -925,22 +925,6 @@ static int loop(struct session *s, int sfd, int tfd, int ifd)
 	return 0;
 }
 
-static char *join_args(int argc, char **argv)
-{
-	size_t len = 1;
-	char *str;
-
-	for (int i = 0; i < argc; i++)
-		len += strlen(argv[i]) + 1;
-	str = calloc(1, len);
-	for (int i = 0; str && i < argc; i++) {
-		strcat(str, argv[i]);
-		if (i + 1 < argc)
-			strcat(str, " ");
-	}
-	return str;
-}
-
 static const struct output_ops *ops_for(const struct profile *p, const char *path)
 {
 	const struct output_ops *ops = path ? output__for_path(path) : &output_text;
@@ -1263,9 +1247,10 @@ int session__run(const struct session_opts *so, const struct mode_ops *ops, void
 		cut_window(&s, wall_ns());	/* the last one, cut short */
 	/* before finish, which may use the run's duration (profile's findings) */
 	uname(&u);
-	command = so->argv ? join_args(so->self_argc - (int)(so->argv - so->self_argv), so->argv)
-			   : NULL;
-	self = join_args(so->self_argc, so->self_argv);
+	/* as a shell reads them back: the words the command was given, on one line */
+	command = so->argv ? util_shell_join(so->self_argc - (int)(so->argv - so->self_argv),
+					     so->argv) : NULL;
+	self = util_shell_join(so->self_argc, so->self_argv);
 	profile__set_meta(s.prof, command, u.release, self, s.start_wall,
 			  (int64_t)(s.end_mono - s.start_mono));
 	if (ops->finish)

@@ -119,6 +119,80 @@ void util_rcu_grace(unsigned fallback_ms)
 		;
 }
 
+static bool shell_safe(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       strchr("_@%+=:,./-", c);
+}
+
+/* one word into out (NULL: only its length), quoted as util_shell_join says */
+static size_t shell_word(const char *w, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)w;
+	bool plain = *p, ctl = false;
+	size_t n = 0;
+
+#define PUT(c) do { if (out) out[n] = (c); n++; } while (0)
+	for (; *p; p++) {
+		plain &= shell_safe(*p);
+		ctl |= *p < 0x20 || *p == 0x7f;
+	}
+	p = (const unsigned char *)w;
+	if (plain) {
+		for (; *p; p++)
+			PUT(*p);
+	} else if (!ctl) {
+		PUT('\'');
+		for (; *p; p++) {
+			if (*p == '\'') {
+				PUT('\''); PUT('\\'); PUT('\''); PUT('\'');
+			} else {
+				PUT(*p);
+			}
+		}
+		PUT('\'');
+	} else {
+		PUT('$');
+		PUT('\'');
+		for (; *p; p++) {
+			if (*p == '\n' || *p == '\t' || *p == '\r') {
+				PUT('\\');
+				PUT(*p == '\n' ? 'n' : *p == '\t' ? 't' : 'r');
+			} else if (*p < 0x20 || *p == 0x7f) {
+				PUT('\\'); PUT('x'); PUT(hex[*p >> 4]); PUT(hex[*p & 15]);
+			} else if (*p == '\'' || *p == '\\') {
+				PUT('\\');
+				PUT(*p);
+			} else {
+				PUT(*p);
+			}
+		}
+		PUT('\'');
+	}
+#undef PUT
+	return n;
+}
+
+char *util_shell_join(int argc, char *const *argv)
+{
+	size_t len = 1, n = 0;
+	char *str;
+
+	for (int i = 0; i < argc; i++)
+		len += shell_word(argv[i], NULL) + 1;
+	str = malloc(len);
+	if (!str)
+		return NULL;
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			str[n++] = ' ';
+		n += shell_word(argv[i], str + n);
+	}
+	str[n] = '\0';
+	return str;
+}
+
 bool util_rcu_barrier(void)
 {
 	int fd = open("/sys/module/rcutree/parameters/do_rcu_barrier", O_WRONLY | O_CLOEXEC);

@@ -33,6 +33,12 @@ uint64_t util_mono_ns(void);
  * CPU online it returns at once, not waiting for a reader preempted there, and with nohz_full
  * it is refused: then a sleep of fallback_ms. */
 void util_rcu_grace(unsigned fallback_ms);
+/* argv joined into one line a POSIX shell reads back as the same words: a word of only
+ * [A-Za-z0-9_@%+=:,./-] as it is, an empty one '', others in single quotes ('\'' for a quote),
+ * and one with a control character (a newline in `python3 -c`'s program) in bash's $'...'
+ * with its escapes (\n, \t, \xHH), so that the line is one line. malloc'd; NULL without
+ * memory. */
+char *util_shell_join(int argc, char *const *argv);
 /* Wait until every callback the kernel queued by call_rcu() before this call has run (an
  * inode's free, an LSM blob's): rcu_barrier(), through the rcutree.do_rcu_barrier parameter
  * (made for this from userspace; the kernel runs one at most every 1/16 s, a call meanwhile

@@ -348,3 +348,30 @@ them anyway" ]
 	run -0 "$EBPROF" diff --help
 	[[ "$output" == *"Examples:"* ]]
 }
+
+# the command line as a shell reads it back: words with blanks or quotes quoted, a newline
+# (python3 -c's program) in $'...', on one line; before, its words were joined by blanks
+# ("sh -c exit 0 x it's") and a newline broke the report's header
+@test "report: the launched command is shown as bash reads it back, on one line, in every output" {
+	run "$EBPROF" offcpu -q -o "$T/o.txt" -o "$T/o.json" -o "$T/o.pb.gz" -- \
+		sh -c 'exit 0
+' x "it's" ''
+	[ "$status" -eq 0 ]
+	line=$(sed -n 's/^  Command:   //p' "$T/o.txt")
+	echo "$line"
+	[ -n "$line" ]
+	[ "$(grep -c '^  Kernel:' "$T/o.txt")" -eq 1 ]
+	eval "set -- $line"
+	[ $# -eq 6 ]
+	[ "$1" = sh ]
+	[ "$2" = -c ]
+	[ "$3" = "exit 0
+" ]
+	[ "$4" = x ]
+	[ "$5" = "it's" ]
+	[ -z "$6" ]
+	[ "$(jq -r .command "$T/o.json")" = "$line" ]
+	run "$EBPROF" report "$T/o.pb.gz" -o "$T/r.txt"
+	[ "$status" -eq 0 ]
+	[ "$(sed -n 's/^  Command:   //p' "$T/r.txt")" = "$line" ]
+}
