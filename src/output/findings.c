@@ -680,13 +680,41 @@ static bool futex_wait(const struct profile *p, const struct prof_sample *s)
 	return false;
 }
 
+/* A wait for a child process: in wait4/waitid (do_wait), or a vfork's parent until its child
+ * execs or exits (kernel_clone's wait for the vfork's completion). A shell, make or a
+ * supervisor is blocked so for most of a run, and the time is its children's work, in their
+ * own processes: not the waiting function's finding. */
+static bool child_wait(const struct profile *p, const struct prof_sample *s)
+{
+	bool completion = false;
+
+	/* from the leaf, each frame and the functions inlined into it, innermost first */
+	for (uint32_t i = 0; i < s->nlocs; i++) {
+		const struct prof_location *l = &p->locations[s->locs[i]];
+
+		if (!is_kernel_loc(p, l))
+			continue;
+		for (uint32_t j = 0; j < l->nlines; j++) {
+			const char *name = p->functions[l->lines[j].function].name;
+
+			if (!name)
+				continue;
+			if (!strcmp(name, "do_wait") || !strcmp(name, "wait_for_vfork_done") ||
+			    (completion && !strcmp(name, "kernel_clone")))
+				return true;
+			completion = !strncmp(name, "wait_for_completion", 19);
+		}
+	}
+	return false;
+}
+
 static int offcpu_rules(struct profile *set, const struct profile *p, const struct subjects *sj,
 			int64_t duration_ns, bool with_lock)
 {
 	int tn = profile__type_index(p, "offcpu"), tc = profile__type_index(p, "switches");
 	int tr = profile__type_index(p, "runnable");
 	struct rule_out ro = { 0 };
-	uint64_t left_out = 0;
+	uint64_t left_out = 0, children = 0;
 	struct tallies ta;
 	int err;
 
@@ -714,6 +742,10 @@ static int offcpu_rules(struct profile *set, const struct profile *p, const stru
 			left_out += v;
 			continue;
 		}
+		if (child_wait(p, s)) {
+			children += v;
+			continue;
+		}
 		loc = waiter_loc(p, s, 0);
 		if (loc < 0)
 			continue;
@@ -732,18 +764,20 @@ static int offcpu_rules(struct profile *set, const struct profile *p, const stru
 			continue;
 		c->subject = tally_name(&ro, p, &ta, t);
 		c->fact = ro_printf(&ro, "%s kept its threads blocked for %s in %" PRIu64 " wait%s, "
-				    "%.0f%% of the run's %s%s", c->subject,
+				    "%.0f%% of the run's %s%s%s", c->subject,
 				    render__duration(t->value, tm, sizeof(tm)), t->more[0],
 				    t->more[0] == 1 ? "" : "s",
 				    share * 100, render__duration((uint64_t)duration_ns, d, sizeof(d)),
-				    left_out ? "; futex waits, the lock mode's, left out" : "");
+				    left_out ? "; futex waits, the lock mode's, left out" : "",
+				    children ? "; waits for child processes left out" : "");
 		c->action = "if the wait is not meant (a sleep, a poll, a read), see what it waits "
 			    "for in the offcpu tab; ebprof offcpu --wakers shows who ends it";
 		c->f.mode = p->mode;
 		c->f.kind = "offcpu_blocked";
 		c->f.threshold = "a function whose threads were blocked off the CPU (sleeping or in "
-				 "uninterruptible waits; the time runnable, waiting for a CPU, left out) "
-				 "for at least 10% of the run and 100 ms in all";
+				 "uninterruptible waits; the time runnable, waiting for a CPU, and "
+				 "waits for a child process left out) for at least 10% of the run and "
+				 "100 ms in all";
 		c->f.unit = "nanoseconds";
 		c->f.pid = tally_pid(t);
 	}

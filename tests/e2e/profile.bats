@@ -437,3 +437,22 @@ print("burn", burn > 0)' "$T/r.json" "$pid"
 	[ "${lines[1]}" = "burn True" ]
 	assert_no_probes "$PROBES"
 }
+
+# a shell waits for its children for the whole run (wait4): their work, counted in their own
+# processes, is what the findings name; before, the shell's wait was the first finding
+# ("dash+0xbcbf kept its threads blocked for 29.36 s ..., 100% of the run's 29.44 s")
+@test "profile: a shell's wait for its children is no finding; the children's own waits are, said so" {
+	run "$EBPROF" profile -q --modes offcpu -o "$T/r.json" -- sh -c 'sleep 0.6; sleep 0.6'
+	[ "$status" -eq 0 ]
+	jq -c '.findings[] | [.subject, .pid, .fact]' "$T/r.json"
+	sh=$(jq '[.parts[0].processes[] | select(.comm == "sh") | .pid] | first' "$T/r.json")
+	[ "$sh" != null ]
+	# the shell's wait4 is in its stacks, as long as the run, and none of its findings
+	jq -e --argjson sh "$sh" '[.parts[0].sites[] | select(.pid == $sh
+	      and any(.frames[]; .function == "do_wait")) | .offcpu] | add >= 1100000000' \
+		"$T/r.json"
+	jq -e --argjson sh "$sh" '[.findings[] | select(.pid == $sh)] | length == 0' "$T/r.json"
+	# each sleep's nanosleep: 0.6 s, 50% of the run or less, said with what was left out
+	jqe '[.findings[] | select(.kind == "offcpu_blocked")] | length >= 1 and
+	     all(.fact | endswith("; waits for child processes left out"))' "$T/r.json"
+}

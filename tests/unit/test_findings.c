@@ -554,6 +554,43 @@ static void test_offcpu_runnable(void **state)
 	profile__free(set);
 }
 
+/* A shell blocked in wait4 for its children for the whole run (ebprof profile -- sh -c
+ * '...': "dash+0xbcbf kept its threads blocked for 29.36 s, 100% of the run"), or a vfork's
+ * parent until its child execs, is waiting for work done in other processes: left out, said. */
+static void test_offcpu_children(void **state)
+{
+	struct profile *p = profile__new("offcpu"), *set;
+	uint32_t m_kern, sched, dowait, wait4, cmpl, kclone, nap, shell, spawn, main_;
+
+	assert_non_null(p);
+	assert_int_equal(profile__add_type(p, "offcpu", "nanoseconds"), 0);
+	assert_int_equal(profile__add_type(p, "switches", "count"), 0);
+	m_kern = profile__mapping(p, 0, 0xffffffff81000000, 0xffffffff82000000, 0,
+				  "[kernel.kallsyms]", NULL);
+	sched = LOC(p, m_kern, 0xffffffff81001000, 0x1000, { fn(p, "__schedule", NULL, NULL), 0 });
+	dowait = LOC(p, m_kern, 0xffffffff81004000, 0x4000, { fn(p, "do_wait", NULL, NULL), 0 });
+	wait4 = LOC(p, m_kern, 0xffffffff81005000, 0x5000,
+		    { fn(p, "kernel_wait4", NULL, NULL), 0 });
+	cmpl = LOC(p, m_kern, 0xffffffff81006000, 0x6000,
+		   { fn(p, "wait_for_completion_state", NULL, NULL), 0 });
+	kclone = LOC(p, m_kern, 0xffffffff81007000, 0x7000,
+		     { fn(p, "kernel_clone", NULL, NULL), 0 });
+	nap = frame(p, "nap", "/src/nap.c", 9);
+	shell = frame(p, "waitforjob", "/src/jobs.c", 3);
+	spawn = frame(p, "spawn", "/src/spawn.c", 5);
+	main_ = frame(p, "main", "/src/main.c", 1);
+	sample(p, STACK(sched, dowait, wait4, shell, main_), 9 * SEC, 3, 0, 0, 7);
+	sample(p, STACK(sched, cmpl, kclone, spawn, main_), 2 * SEC, 40, 0, 0, 7);
+	sample(p, STACK(sched, nap, main_), 1 * SEC, 20, 0, 0, 8);
+	set = set_of(p, 10 * SEC);
+	assert_int_equal(set->nfindings, 1);
+	assert_string_equal(set->findings[0].subject, "nap (nap.c:9)");
+	assert_string_equal(set->findings[0].fact, "nap (nap.c:9) kept its threads blocked "
+			    "for 1.00 s in 20 waits, 10% of the run's 10.00 s; waits for child "
+			    "processes left out");
+	profile__free(set);
+}
+
 /* cpu first, then mem, then io, whatever the order of the parts */
 static void test_order(void **state)
 {
@@ -902,6 +939,7 @@ int main(void)
 		cmocka_unit_test(test_lock_woken_and_timeouts),
 		cmocka_unit_test(test_offcpu),
 		cmocka_unit_test(test_offcpu_runnable),
+		cmocka_unit_test(test_offcpu_children),
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_cpu_unsymbolized),
 		cmocka_unit_test(test_mem_unsymbolized),
