@@ -626,7 +626,9 @@ static uint32_t label_pid(const char *who)
 	return end[0] == ']' && !end[1] && v <= UINT32_MAX ? (uint32_t)v : 0;
 }
 
-/* A frame of the C library or the dynamic loader: the program's own function is above it. */
+/* A frame of the C library, the dynamic loader or the vDSO (the C library's clock_gettime
+ * enters the kernel from there: a thread preempted at that syscall's exit was in its caller's
+ * loop): the program's own function is above it. */
 static bool in_libc(const struct profile *p, const struct prof_location *l)
 {
 	const char *base;
@@ -635,7 +637,7 @@ static bool in_libc(const struct profile *p, const struct prof_location *l)
 		return false;
 	base = render__basename(p->mappings[l->mapping].file);
 	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libpthread.so", 13) ||
-	       !strncmp(base, "ld-linux", 8);
+	       !strncmp(base, "ld-linux", 8) || !strcmp(base, "[vdso]");
 }
 
 static bool is_kernel_loc(const struct profile *p, const struct prof_location *l)
@@ -786,6 +788,124 @@ static int offcpu_rules(struct profile *set, const struct profile *p, const stru
 	return err;
 }
 
+/* ---- offcpu: threads waiting for a CPU -------------------------------------------------- */
+
+/* Where a process's threads were when they left the CPU for the waits that ended runnable, by
+ * function (the program's own frame, as offcpu_rules names it): a hot loop preempted, a sleep
+ * whose wakeup waited for a CPU. The functions with at least FIND_CONTEND_WHERE of its
+ * runnable time r, at most 3, largest first: "; where they left the CPU: spin (c.c:9) 97%".
+ * "" when none has that much. */
+static char *contention_where(struct rule_out *ro, const struct profile *p,
+			      const struct subjects *sj, int tr, uint32_t pid, uint64_t r)
+{
+	struct tallies ta;
+	uint32_t top[3];
+	int ntop = 0;
+	char *s = NULL;
+
+	if (ro->err || tallies__init(&ta, sj)) {
+		ro->err = -ENOMEM;
+		return NULL;
+	}
+	for (uint32_t i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *smp = &p->samples[i];
+		int64_t loc;
+
+		if (smp->pid != pid || smp->values[tr] <= 0 || (loc = waiter_loc(p, smp, 0)) < 0)
+			continue;
+		tally_add(&ta, (uint32_t)loc, (uint64_t)smp->values[tr], pid);
+	}
+	tallies__sum(&ta);
+	for (uint32_t f = 0; f < sj->n; f++) {
+		int i;
+
+		if ((double)ta.t[f].value < FIND_CONTEND_WHERE * (double)r)
+			continue;
+		if (ntop == 3 && ta.t[f].value <= ta.t[top[2]].value)
+			continue;
+		i = ntop < 3 ? ntop++ : 2;
+		while (i > 0 && ta.t[top[i - 1]].value < ta.t[f].value) {
+			top[i] = top[i - 1];
+			i--;
+		}
+		top[i] = f;
+	}
+	s = ro_printf(ro, "%s", ntop ? "; where they left the CPU:" : "");
+	for (int i = 0; i < ntop && s; i++) {
+		char *name = tally_name(ro, p, &ta, &ta.t[top[i]]), *more;
+
+		more = name ? ro_printf(ro, "%s%s %s %.0f%%", s, i ? "," : "", name,
+					100.0 * (double)ta.t[top[i]].value / (double)r) : NULL;
+		free(name);
+		free(s);
+		s = more;
+	}
+	tallies__free(&ta);
+	return s;
+}
+
+/* A process whose threads spent a large share of the time they wanted a CPU waiting for one,
+ * runnable but not running (offcpu's runnable: from a wakeup, or a preemption, to the
+ * switch-in): the machine's CPUs were busy with other work, or the program ran more runnable
+ * threads than there were CPUs. Its time on a CPU is the cpu mode's samples of it: without
+ * that mode the share is unknown and the rule says nothing. */
+static int contention_rules(struct profile *set, const struct profile *p,
+			    const struct profile *cpu, const struct subjects *sj,
+			    int64_t duration_ns)
+{
+	int tr = profile__type_index(p, "runnable");
+	struct rule_out ro = { 0 };
+
+	if (tr < 0 || !cpu || duration_ns <= 0)
+		return 0;
+	for (uint32_t i = 0; i < p->nprocesses; i++) {
+		const struct prof_process *pp = &p->processes[i];
+		const struct prof_process *cp = profile__find_process(cpu, pp->pid);
+		uint64_t r, on = 0, samples = 0;
+		char a[32], b[32], d[32], e[32];
+		double share;
+		char *where;
+		struct cand *c;
+
+		if (!prof_process__stat(pp, "runnable_ns", &r) || !r)
+			continue;
+		if (cp) {
+			prof_process__stat(cp, "cpu_ns", &on);
+			prof_process__stat(cp, "samples", &samples);
+		}
+		share = (double)r / (double)(r + on);
+		if (r < FIND_CONTEND_MIN_NS || share < FIND_CONTEND_SHARE ||
+		    (double)r < FIND_CONTEND_RUN_SHARE * (double)duration_ns ||
+		    !(c = rule_slot(&ro, (double)r)))
+			continue;
+		c->subject = ro_printf(&ro, "%s[%u]", pp->comm && *pp->comm ? pp->comm : "?",
+				       pp->pid);
+		where = contention_where(&ro, p, sj, tr, pp->pid, r);
+		c->fact = ro_printf(&ro, "%s's threads waited %s for a CPU, runnable but not "
+				    "running: %.0f%% of the %s they ran or waited to run (about %s on "
+				    "a CPU, its %" PRIu64 " CPU sample%s); on average %.2f of its "
+				    "threads waited throughout the run's %s%s", c->subject,
+				    render__duration(r, a, sizeof(a)), share * 100,
+				    render__duration(r + on, b, sizeof(b)),
+				    render__duration(on, e, sizeof(e)), samples,
+				    samples == 1 ? "" : "s", (double)r / (double)duration_ns,
+				    render__duration((uint64_t)duration_ns, d, sizeof(d)),
+				    where ? where : "");
+		free(where);
+		c->action = "the CPUs were busy with other work, or the program ran more runnable "
+			    "threads than there are CPUs: see what else ran meanwhile (ebprof cpu -a), "
+			    "or run fewer threads";
+		c->f.mode = p->mode;
+		c->f.kind = "cpu_contention";
+		c->f.threshold = "a process whose threads were runnable, waiting for a CPU, for at "
+				 "least 25% of the time they ran or waited to run, 10% of the run and "
+				 "100 ms in all";
+		c->f.unit = "nanoseconds";
+		c->f.pid = pp->pid;
+	}
+	return rule_emit(set, &ro);
+}
+
 /* Contention only: a lock's contentions and delay are the waits that a wake or its release
  * ended. The futex waits that timed out (nobody woke them: a timed condition wait, an idle
  * poll) are the lock's apart, as its timeouts, and EAGAIN calls (no wait) its nowait: neither
@@ -891,12 +1011,12 @@ static int io_rules(struct profile *set, const struct profile *p)
 	return rule_emit(set, &ro);
 }
 
-static bool has_part(const struct profile *set, const char *mode)
+static const struct profile *find_part(const struct profile *set, const char *mode)
 {
 	for (uint32_t i = 0; i < set->nparts; i++)
 		if (!strcmp(set->parts[i]->mode, mode))
-			return true;
-	return false;
+			return set->parts[i];
+	return NULL;
 }
 
 int findings__compute(struct profile *set, int64_t duration_ns)
@@ -928,7 +1048,10 @@ int findings__compute(struct profile *set, int64_t duration_ns)
 			else if (!strcmp(p->mode, "mem"))
 				err = leak_rules(set, p, &sj) ?: mem_rules(set, p, &sj, duration_ns);
 			else if (!strcmp(p->mode, "offcpu"))
-				err = offcpu_rules(set, p, &sj, duration_ns, has_part(set, "lock"));
+				err = contention_rules(set, p, find_part(set, "cpu"), &sj,
+							 duration_ns) ?:
+				      offcpu_rules(set, p, &sj, duration_ns,
+						   find_part(set, "lock") != NULL);
 			subjects__free(&sj);
 		}
 	}

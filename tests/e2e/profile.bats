@@ -269,6 +269,93 @@ print("ok")' "$T/r.json" "$fixture"
 	! grep -q "over 20 contentions" "$T/r.txt" || false
 }
 
+# cpu_contention against the kernel's own count of each thread's time on a run queue (schedstat's
+# run_delay, and its time on a CPU): contend's 2 threads pinned to one CPU each want 1 s of it,
+# one runnable while the other runs. They work between two FIFOs, asleep before and after, so
+# the schedstat read while they sleep in the first (tracing started) and in the second (before
+# tracing stops) counts the span ebprof saw.
+@test "profile: cpu_contention: two threads on one CPU waited for it, the kernel's run delay of each thread (schedstat), in every output" {
+	[ -r /proc/self/schedstat ] || skip "no /proc/PID/schedstat (a kernel without CONFIG_SCHEDSTATS/SCHED_INFO)"
+	mkfifo "$T/go" "$T/end"
+	bg taskset -c 0 "$FIX/contend" 2 1 "$T/go" "$T/end" > "$T/out"
+	pid=$BG
+	"$EBPROF" profile -v --modes cpu,offcpu -p "$pid" -d 120 -o "$T/r.json" -o "$T/r.txt" -o "$T/r.html" 2> "$T/err" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/err" "tracing PID $pid's threads off-CPU" 30
+	# every thread asleep (the workers at their barrier, main in the FIFO's open)
+	asleep() {
+		local f st
+		for f in /proc/$pid/task/*/stat; do
+			st=$(sed 's/.*) //' "$f" | cut -d' ' -f1)
+			[ "$st" = S ] || return 1
+		done
+	}
+	sched() { cat /proc/$pid/task/*/schedstat | awk '{ on += $1; delay += $2 } END { printf "%.0f %.0f\n", on, delay }'; }
+	for ((i = 0; i < 200; i++)); do asleep && [ "$(ls /proc/$pid/task | wc -l)" -eq 3 ] && break; sleep 0.05; done
+	asleep
+	read -r on0 delay0 <<< "$(sched)"
+	echo > "$T/go"
+	wait_for "$T/out" '^worked$' 120
+	for ((i = 0; i < 200; i++)); do asleep && break; sleep 0.05; done
+	asleep
+	read -r on1 delay1 <<< "$(sched)"
+	kill -INT "$eb"
+	wait "$eb"
+	cat "$T/end" > /dev/null
+	on=$((on1 - on0))
+	delay=$((delay1 - delay0))
+	echo "schedstat: on a CPU $on ns, run delay $delay ns"
+	run python3 -c '
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+pid, on, delay = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+off = [p for p in d["parts"] if p["mode"] == "offcpu"][0]
+r = [p for p in off["processes"] if p["pid"] == pid][0]["runnable_ns"]
+# 2 s of CPU time, and one thread waited while the other ran: at least ~1 s
+assert on >= 1.9e9 and delay >= 0.9e9, (on, delay)
+# ebprof counts what the kernel counts (their clocks differ by a few microseconds a wait)
+assert abs(r - delay) <= 0.01 * delay + 2e6, (r, delay)
+f = [f for f in d["findings"] if f["kind"] == "cpu_contention"]
+assert len(f) == 1, d["findings"]
+f = f[0]
+assert f["mode"] == "offcpu" and f["pid"] == pid and f["unit"] == "nanoseconds", f
+assert f["subject"] == "contend[%d]" % pid, f
+assert f["value"] == r, (f, r)
+# its share of the time they ran or waited to run: the time on a CPU is the cpu samples
+# (99 Hz), an estimate: within 5 points of the kernel`s
+share = int(re.search(r"runnable but not running: (\d+)% of the ", f["fact"]).group(1))
+truth = 100 * delay / (delay + on)
+assert abs(share - truth) <= 5, (share, truth, f["fact"])
+# where: the hot loop, preempted there
+m = re.search(r"; where they left the CPU: spin \(contend\.c:\d+\) (\d+)%$", f["fact"])
+assert m and int(m.group(1)) >= 90, f["fact"]
+print("ok", r, delay, share, round(truth, 1))' "$T/r.json" "$pid" "$on" "$delay"
+	echo "$output"
+	[ "${lines[0]:0:3}" = "ok " ]
+	grep -qE "^  [0-9]\. \[offcpu\] contend\[$pid\]'s threads waited [0-9.]+ m?s for a CPU, runnable but not running: " "$T/r.txt"
+	grep -q "contend\[$pid\]&#39;s threads waited \|contend\[$pid\]'s threads waited " "$T/r.html"
+}
+
+# The rule's other side, on a loaded machine too: a program asleep waits for a CPU only after
+# its wakeup (offsleep 10 100's 10 wakeups waited 5-10 ms in all at a load average of 10 on the
+# 2 CPUs, 69 ms at 14 beside 3 busy loops: one wakeup is far under the rule's 100 ms)
+@test "profile: no cpu_contention for a program asleep: its one wakeup's wait for a CPU is under the rule's 100 ms" {
+	run "$EBPROF" profile -q -o "$T/r.json" -- "$FIX/offsleep" 1 1000
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+off = [p for p in d["parts"] if p["mode"] == "offcpu"][0]
+r = [p.get("runnable_ns", 0) for p in off["processes"] if p["comm"] == "offsleep"]
+assert len(r) == 1 and r[0] < 100e6, (r, off["processes"])
+assert not [f for f in d["findings"] if f["kind"] == "cpu_contention"], d["findings"]
+print("ok", r[0])' "$T/r.json"
+	echo "$output"
+	[ "${lines[0]:0:3}" = "ok " ]
+}
+
 @test "profile: no finding when nothing crosses a threshold, and the report says so" {
 	# no phase: it starts, prints and ends
 	run "$EBPROF" profile -q -o "$T/r.json" -o "$T/r.txt" -- "$FIX/profilemix" x

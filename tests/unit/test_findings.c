@@ -554,6 +554,123 @@ static void test_offcpu_runnable(void **state)
 	profile__free(set);
 }
 
+/* An offcpu part with a process's runnable_ns, as the collector adds it */
+static void runnable_proc(struct profile *p, uint32_t pid, const char *comm, uint64_t ns)
+{
+	struct prof_process *pp = profile__add_process(p, pid, comm, NULL);
+
+	assert_non_null(pp);
+	assert_int_equal(prof_process__add_stat(p, pp, "runnable_ns", ns), 0);
+}
+
+static void cpu_proc(struct profile *p, uint32_t pid, uint64_t samples, uint64_t ns)
+{
+	struct prof_process *pp = profile__add_process(p, pid, "x", NULL);
+
+	assert_non_null(pp);
+	assert_int_equal(prof_process__add_stat(p, pp, "samples", samples), 0);
+	assert_int_equal(prof_process__add_stat(p, pp, "cpu_ns", ns), 0);
+}
+
+static int count_kind(const struct profile *set, const char *kind)
+{
+	int n = 0;
+
+	for (uint32_t i = 0; i < set->nfindings; i++)
+		n += !strcmp(set->findings[i].kind, kind);
+	return n;
+}
+
+/* cpu_contention: a process whose threads were runnable, waiting for a CPU, for 25% of the time
+ * they ran or waited to run (its cpu samples' time and that), 10% of the run and 100 ms, at and
+ * just below each; where they left the CPU, by the program's own function (a preemption at the
+ * exit of the vDSO's clock_gettime is its caller's loop's); nothing without the cpu mode. */
+static void test_contention(void **state)
+{
+	struct profile *p = profile__new("offcpu"), *cpu = cpu_part(), *set;
+	uint32_t m_libc, m_kern, m_vdso, sched, irq, vdso, cgt, hot, nap, other, main_;
+
+	assert_non_null(p);
+	assert_int_equal(profile__add_type(p, "offcpu", "nanoseconds"), 0);
+	assert_int_equal(profile__add_type(p, "switches", "count"), 0);
+	assert_int_equal(profile__add_type(p, "runnable", "nanoseconds"), 0);
+	m_libc = profile__mapping(p, 7, 0x7f0000000000, 0x7f0000100000, 0,
+				  "/usr/lib/x86_64-linux-gnu/libc.so.6", NULL);
+	m_vdso = profile__mapping(p, 7, 0x7fff00000000, 0x7fff00002000, 0, "[vdso]", NULL);
+	m_kern = profile__mapping(p, 0, 0xffffffff81000000, 0xffffffff82000000, 0,
+				  "[kernel.kallsyms]", NULL);
+	sched = LOC(p, m_kern, 0xffffffff81001000, 0x1000, { fn(p, "__schedule", NULL, NULL), 0 });
+	irq = LOC(p, m_kern, 0xffffffff81003000, 0x3000,
+		  { fn(p, "irqentry_exit_to_user_mode", NULL, NULL), 0 });
+	vdso = LOC(p, m_vdso, 0x7fff00000a00, 0xa00,
+		   { fn(p, "__vdso_clock_gettime", NULL, NULL), 0 });
+	cgt = LOC(p, m_libc, 0x7f0000003000, 0x3000, { fn(p, "clock_gettime", NULL, NULL), 0 });
+	hot = frame(p, "match_find", "/src/lz.c", 40);
+	nap = frame(p, "nap", "/src/nap.c", 9);
+	other = frame(p, "other", "/src/o.c", 2);
+	main_ = frame(p, "main", "/src/main.c", 1);
+	/* app[7]: 1 s runnable of 4 s (3 s on a CPU): 25%, and 10% of a 10 s run. 0.4 s
+	 * preempted in its loop, 0.5 s at the exit of its clock_gettime, 0.1 s after nap's
+	 * wakeups (of 2 s off the CPU there: 1.9 s blocked); 9 ms elsewhere, under 10% */
+	sample(p, STACK(sched, irq, hot, main_), 400000000, 100, 400000000, 0, 7);
+	sample(p, STACK(sched, vdso, cgt, hot, main_), 491000000, 90, 491000000, 0, 7);
+	sample(p, STACK(sched, nap, main_), 2000000000, 20, 100000000, 0, 7);
+	sample(p, STACK(sched, irq, other, main_), 9000000, 3, 9000000, 0, 7);
+	runnable_proc(p, 7, "app", 1000000000);
+	cpu_proc(cpu, 7, 297, 3000000000);
+	cpu_samples(cpu, frame(cpu, "spin", "m.c", 2), frame(cpu, "main", "m.c", 1), 297);
+	/* busy[8]: 2 s of 8.1 s: 24.7% */
+	sample(p, STACK(sched, irq, other, main_), 2000000000, 400, 2000000000, 0, 8);
+	runnable_proc(p, 8, "busy", 2000000000);
+	cpu_proc(cpu, 8, 604, 6100000000);
+	/* kworker[11]: 1.5 s, kernel stacks only (no function of its own to name), never sampled
+	 * on a CPU: 100% */
+	sample(p, STACK(sched), 1500000000, 50, 1500000000, 0, 11);
+	runnable_proc(p, 11, "kworker", 1500000000);
+	/* short[10]: 0.99 s, 9.9% of the 10 s run; tiny[9]: 99 ms, under 100 ms */
+	sample(p, STACK(sched, irq, other, main_), 990000000, 10, 990000000, 0, 10);
+	runnable_proc(p, 10, "short", 990000000);
+	sample(p, STACK(sched, irq, other, main_), 99000000, 10, 99000000, 0, 9);
+	runnable_proc(p, 9, "tiny", 99000000);
+
+	set = profile__new("profile");
+	assert_non_null(set);
+	assert_int_equal(profile__add_part(set, p), 0);
+	/* without the cpu mode: no time on a CPU, no share, nothing said */
+	assert_int_equal(findings__compute(set, 10 * SEC), 0);
+	assert_int_equal(count_kind(set, "cpu_contention"), 0);
+	assert_int_equal(profile__add_part(set, cpu), 0);
+	assert_int_equal(findings__compute(set, 10 * SEC), 0);
+	/* the cpu finding, then the waits for a CPU (the longest first), then nap's blocked time */
+	assert_int_equal(set->nfindings, 4);
+	assert_string_equal(set->findings[0].kind, "cpu_hot_function");
+	assert_string_equal(set->findings[1].kind, "cpu_contention");
+	assert_string_equal(set->findings[1].mode, "offcpu");
+	assert_string_equal(set->findings[1].subject, "kworker[11]");
+	assert_string_equal(set->findings[1].fact, "kworker[11]'s threads waited 1.50 s for a "
+			    "CPU, runnable but not running: 100% of the 1.50 s they ran or waited "
+			    "to run (about 0 ns on a CPU, its 0 CPU samples); on average 0.15 of "
+			    "its threads waited throughout the run's 10.00 s");
+	assert_int_equal(set->findings[1].pid, 11);
+	assert_string_equal(set->findings[2].subject, "app[7]");
+	assert_string_equal(set->findings[2].fact, "app[7]'s threads waited 1.00 s for a CPU, "
+			    "runnable but not running: 25% of the 4.00 s they ran or waited to run "
+			    "(about 3.00 s on a CPU, its 297 CPU samples); on average 0.10 of its "
+			    "threads waited throughout the run's 10.00 s; where they left the CPU: "
+			    "match_find (lz.c:40) 89%, nap (nap.c:9) 10%");
+	assert_int_equal(set->findings[2].value, 1000000000);
+	assert_int_equal(set->findings[2].pid, 7);
+	assert_string_equal(set->findings[2].unit, "nanoseconds");
+	assert_non_null(strstr(set->findings[2].action, "run fewer threads"));
+	assert_string_equal(set->findings[3].kind, "offcpu_blocked");
+	assert_string_equal(set->findings[3].subject, "nap (nap.c:9)");
+	/* a run of 0.99 s: short[10] is all of it; tiny[9]'s 99 ms is 10% but under 100 ms */
+	assert_int_equal(findings__compute(set, 990000000), 0);
+	assert_int_equal(count_kind(set, "cpu_contention"), 3);
+	assert_string_equal(set->findings[3].subject, "short[10]");
+	profile__free(set);
+}
+
 /* A shell blocked in wait4 for its children for the whole run (ebprof profile -- sh -c
  * '...': "dash+0xbcbf kept its threads blocked for 29.36 s, 100% of the run"), or a vfork's
  * parent until its child execs, is waiting for work done in other processes: left out, said. */
@@ -940,6 +1057,7 @@ int main(void)
 		cmocka_unit_test(test_offcpu),
 		cmocka_unit_test(test_offcpu_runnable),
 		cmocka_unit_test(test_offcpu_children),
+		cmocka_unit_test(test_contention),
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_cpu_unsymbolized),
 		cmocka_unit_test(test_mem_unsymbolized),
