@@ -892,9 +892,10 @@ static int contention_rules(struct profile *set, const struct profile *p,
 				    render__duration((uint64_t)duration_ns, d, sizeof(d)),
 				    where ? where : "");
 		free(where);
-		c->action = "the CPUs were busy with other work, or the program ran more runnable "
-			    "threads than there are CPUs: see what else ran meanwhile (ebprof cpu -a), "
-			    "or run fewer threads";
+		c->action = "the CPUs were busy with other work, the program ran more runnable "
+			    "threads than there are CPUs, or its cgroup's CPU quota throttled it (the "
+			    "cgroup's cpu.stat counts that: nr_throttled): see what else ran meanwhile "
+			    "(ebprof cpu -a), or run fewer threads";
 		c->f.mode = p->mode;
 		c->f.kind = "cpu_contention";
 		c->f.threshold = "a process whose threads were runnable, waiting for a CPU, for at "
