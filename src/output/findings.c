@@ -861,8 +861,9 @@ static int contention_rules(struct profile *set, const struct profile *p,
 	for (uint32_t i = 0; i < p->nprocesses; i++) {
 		const struct prof_process *pp = &p->processes[i];
 		const struct prof_process *cp = profile__find_process(cpu, pp->pid);
-		uint64_t r, on = 0, samples = 0;
-		char a[32], b[32], d[32], e[32];
+		uint64_t r, on = 0, samples = 0, thr_n = 0, thr_ns = 0;
+		char a[32], b[32], d[32], e[32], q[32], quota[128] = "";
+		bool cg;
 		double share;
 		char *where;
 		struct cand *c;
@@ -880,22 +881,41 @@ static int contention_rules(struct profile *set, const struct profile *p,
 			continue;
 		c->subject = ro_printf(&ro, "%s[%u]", pp->comm && *pp->comm ? pp->comm : "?",
 				       pp->pid);
+		/* its cgroup's CPU quota, when the run measured it (offcpu: a target's) */
+		cg = prof_process__stat(pp, "cgroup_throttled", &thr_n) &&
+		     prof_process__stat(pp, "cgroup_throttled_ns", &thr_ns);
+		if (cg && thr_n)
+			snprintf(quota, sizeof(quota), "; its cgroup's CPU quota throttled it %"
+				 PRIu64 " time%s for %s", thr_n, thr_n == 1 ? "" : "s",
+				 render__duration(thr_ns, q, sizeof(q)));
+		else if (cg)
+			snprintf(quota, sizeof(quota), "; its cgroup's CPU quota did not throttle it");
 		where = contention_where(&ro, p, sj, tr, pp->pid, r);
 		c->fact = ro_printf(&ro, "%s's threads waited %s for a CPU, runnable but not "
 				    "running: %.0f%% of the %s they ran or waited to run (about %s on "
 				    "a CPU, its %" PRIu64 " CPU sample%s); on average %.2f of its "
-				    "threads waited throughout the run's %s%s", c->subject,
+				    "threads waited throughout the run's %s%s%s", c->subject,
 				    render__duration(r, a, sizeof(a)), share * 100,
 				    render__duration(r + on, b, sizeof(b)),
 				    render__duration(on, e, sizeof(e)), samples,
 				    samples == 1 ? "" : "s", (double)r / (double)duration_ns,
-				    render__duration((uint64_t)duration_ns, d, sizeof(d)),
+				    render__duration((uint64_t)duration_ns, d, sizeof(d)), quota,
 				    where ? where : "");
 		free(where);
-		c->action = "the CPUs were busy with other work, the program ran more runnable "
-			    "threads than there are CPUs, or its cgroup's CPU quota throttled it (the "
-			    "cgroup's cpu.stat counts that: nr_throttled): see what else ran meanwhile "
-			    "(ebprof cpu -a), or run fewer threads";
+		if (cg && (double)thr_ns >= FIND_CONTEND_QUOTA * (double)r)
+			c->action = "its cgroup's CPU quota throttled it: raise the quota (cpu.max; "
+				    "cgroup v1: cpu.cfs_quota_us) or run fewer threads; for the rest, "
+				    "see what else ran meanwhile (ebprof cpu -a)";
+		else if (cg)
+			c->action = "the CPUs were busy with other work, or the program ran more "
+				    "runnable threads than there are CPUs (its cgroup's quota hardly "
+				    "throttled it): see what else ran meanwhile (ebprof cpu -a), or run "
+				    "fewer threads";
+		else
+			c->action = "the CPUs were busy with other work, the program ran more "
+				    "runnable threads than there are CPUs, or its cgroup's CPU quota "
+				    "throttled it (the cgroup's cpu.stat counts that: nr_throttled): see "
+				    "what else ran meanwhile (ebprof cpu -a), or run fewer threads";
 		c->f.mode = p->mode;
 		c->f.kind = "cpu_contention";
 		c->f.threshold = "a process whose threads were runnable, waiting for a CPU, for at "

@@ -24,6 +24,8 @@
 #define FIND_CONTEND_RUN_SHARE	0.10	/* ... and of the run's duration */
 #define FIND_CONTEND_MIN_NS	(100ull * 1000 * 1000)	/* ... and at least this much */
 #define FIND_CONTEND_WHERE	0.10	/* a function named where it waited: this share of it */
+#define FIND_CONTEND_QUOTA	0.10	/* the quota named first: its cgroup throttled for this
+					 * share of it */
 #define FIND_LOCK_SHARE		0.10	/* a lock's total wait, of the run's duration */
 #define FIND_LOCK_MIN_CONTENTIONS 10	/* ... over at least this many waits */
 #define FIND_IO_P99_NS		(10ull * 1000 * 1000)	/* a disk and operation's p99 latency */

@@ -32,6 +32,10 @@ teardown() {
 		kill -9 "$p" 2>/dev/null || true
 	done
 	rm -rf "$T"
+	# a cgroup a test made (its processes killed above: it empties as they die)
+	if [ -n "${CGDIR:-}" ] && [ -d "$CGDIR" ]; then
+		for ((i = 0; i < 100; i++)); do rmdir "$CGDIR" 2>/dev/null && break; sleep 0.05; done
+	fi
 	# var_tmp_disk's directory (agent.bats left one per run)
 	[ -z "${VT:-}" ] || rm -rf "$VT"
 }

@@ -337,6 +337,99 @@ print("ok", r, delay, share, round(truth, 1))' "$T/r.json" "$pid" "$on" "$delay"
 	grep -q "contend\[$pid\]&#39;s threads waited \|contend\[$pid\]'s threads waited " "$T/r.html"
 }
 
+# A cgroup of a CPU quota of 20 ms per 100 ms (cgroup v1's cpu controller, or v2's cpu.max)
+# holding contend's one thread, which wants 0.3 s of CPU between two FIFOs: the cgroup's
+# cpu.stat read while it sleeps in the first and in the second is what ebprof says its quota
+# throttled (it reads it when it attaches and at the end), to the count and the nanosecond.
+@test "profile: cpu_contention names a cgroup's CPU quota, throttled as its cpu.stat counts, to the nanosecond" {
+	local name="ebprof-e2e-${T##*.}"
+	if [ -w /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
+		CGDIR=/sys/fs/cgroup/cpu/$name
+		mkdir "$CGDIR"
+		echo 100000 > "$CGDIR/cpu.cfs_period_us"
+		echo 20000 > "$CGDIR/cpu.cfs_quota_us"
+	elif grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+		CGDIR=/sys/fs/cgroup/$name
+		mkdir "$CGDIR"
+		echo "20000 100000" > "$CGDIR/cpu.max"
+	else
+		skip "no cgroup CPU controller to set a quota in (v1 cpu, or v2 with +cpu in /sys/fs/cgroup/cgroup.subtree_control)"
+	fi
+	mkfifo "$T/go" "$T/end"
+	bg "$FIX/contend" 1 0.3 "$T/go" "$T/end" > "$T/out"
+	pid=$BG
+	echo "$pid" > "$CGDIR/cgroup.procs"
+	grep -q "/$name\$" "/proc/$pid/cgroup"
+	"$EBPROF" profile -v --modes cpu,offcpu -p "$pid" -d 120 -o "$T/r.json" -o "$T/r.txt" 2> "$T/err" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/err" "tracing PID $pid's threads off-CPU" 30
+	asleep() {
+		local f
+		for f in /proc/$pid/task/*/stat; do
+			[ "$(sed 's/.*) //' "$f" | cut -d' ' -f1)" = S ] || return 1
+		done
+	}
+	throttled() { awk '$1 == "nr_throttled" { n = $2 } $1 == "throttled_time" { ns = $2 }
+		$1 == "throttled_usec" { ns = $2 * 1000 } END { printf "%d %.0f\n", n, ns }' "$CGDIR/cpu.stat"; }
+	for ((i = 0; i < 200; i++)); do asleep && [ "$(ls /proc/$pid/task | wc -l)" -eq 2 ] && break; sleep 0.05; done
+	asleep
+	read -r n0 ns0 <<< "$(throttled)"
+	echo > "$T/go"
+	wait_for "$T/out" '^worked$' 120
+	for ((i = 0; i < 200; i++)); do asleep && break; sleep 0.05; done
+	asleep
+	read -r n1 ns1 <<< "$(throttled)"
+	kill -INT "$eb"
+	wait "$eb"
+	cat "$T/end" > /dev/null
+	echo "cpu.stat: throttled $((n1 - n0)) times, $((ns1 - ns0)) ns"
+	run python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+pid, n, ns = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+off = [p for p in d["parts"] if p["mode"] == "offcpu"][0]
+p = [p for p in off["processes"] if p["pid"] == pid][0]
+# 0.3 s of CPU at 20 ms a period: throttled in most of its ~15 periods
+assert n >= 5 and ns >= 0.3e9, (n, ns)
+assert (p["cgroup_throttled"], p["cgroup_throttled_ns"]) == (n, ns), (p, n, ns)
+# a throttled thread is runnable: its waits hold the throttled time
+assert p["runnable_ns"] >= ns, p
+f = [f for f in d["findings"] if f["kind"] == "cpu_contention"]
+assert len(f) == 1 and f[0]["pid"] == pid, d["findings"]
+f = f[0]
+dur = "%.2f s" % (ns / 1e9) if ns >= 1e9 else "%.1f ms" % (ns / 1e6)
+assert ("; its cgroup`s CPU quota throttled it %d times for %s; " % (n, dur)).replace("`", chr(39)) in f["fact"], (f["fact"], n, dur)
+quota = "cgroup`s CPU quota throttled it: raise the quota".replace("`", chr(39))
+assert (quota in f["action"]) == (ns >= 0.1 * p["runnable_ns"]), (f["action"], ns, p)
+print("ok", n, ns, p["runnable_ns"])' "$T/r.json" "$pid" "$((n1 - n0))" "$((ns1 - ns0))"
+	echo "$output"
+	[ "${lines[0]:0:3}" = "ok " ]
+	grep -q "\[offcpu\] contend\[$pid\]'s threads waited .*; its cgroup's CPU quota throttled it $((n1 - n0)) times for " "$T/r.txt"
+	# a launched command that puts itself into the cgroup and execs twice (a shell, then
+	# the program; taskset and env exec too): the cgroup's throttling from the move on,
+	# once (each exec attaches again: it was counted once per exec in the same cgroup),
+	# all of the cgroup's in the run (nothing else is in it)
+	read -r n0 ns0 <<< "$(throttled)"
+	run "$EBPROF" profile -q --modes cpu,offcpu -o "$T/l.json" -- sh -c 'echo $$ > "$1/cgroup.procs"; exec sh -c "exec \"\$0\" 0.3" "$2"' sh "$CGDIR" "$FIX/cpuburn"
+	[ "$status" -eq 0 ]
+	read -r n1 ns1 <<< "$(throttled)"
+	echo "cpu.stat: throttled $((n1 - n0)) times, $((ns1 - ns0)) ns"
+	run python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+n, ns = int(sys.argv[2]), int(sys.argv[3])
+off = [p for p in d["parts"] if p["mode"] == "offcpu"][0]
+p = [p for p in off["processes"] if p["comm"] == "cpuburn"]
+assert len(p) == 1, off["processes"]
+p = p[0]
+assert n >= 5, n
+assert (p["cgroup_throttled"], p["cgroup_throttled_ns"]) == (n, ns), (p, n, ns)
+print("ok", n, ns)' "$T/l.json" "$((n1 - n0))" "$((ns1 - ns0))"
+	echo "$output"
+	[ "${lines[0]:0:3}" = "ok " ]
+}
+
 # The rule's other side, on a loaded machine too: a program asleep waits for a CPU only after
 # its wakeup (offsleep 10 100's 10 wakeups waited 5-10 ms in all at a load average of 10 on the
 # 2 CPUs, 69 ms at 14 beside 3 busy loops: one wakeup is far under the rule's 100 ms)

@@ -671,6 +671,72 @@ static void test_contention(void **state)
 	profile__free(set);
 }
 
+/* One process runnable 1 s (of 2 s: 1 s on a CPU) in a 4 s run, its cgroup throttled n times
+ * for ns (n < 0: not measured): the cpu_contention finding */
+static struct profile *quota_set(int64_t n, uint64_t ns)
+{
+	struct profile *p = profile__new("offcpu"), *cpu = cpu_part(), *set;
+	struct prof_process *pp;
+
+	assert_non_null(p);
+	assert_int_equal(profile__add_type(p, "offcpu", "nanoseconds"), 0);
+	assert_int_equal(profile__add_type(p, "switches", "count"), 0);
+	assert_int_equal(profile__add_type(p, "runnable", "nanoseconds"), 0);
+	sample(p, STACK(frame(p, "spin", "/src/s.c", 5), frame(p, "main", "/src/s.c", 1)), SEC,
+	       100, SEC, 0, 7);
+	runnable_proc(p, 7, "app", SEC);
+	pp = profile__find_process(p, 7);
+	if (n >= 0) {
+		assert_int_equal(prof_process__add_stat(p, pp, "cgroup_throttled", n), 0);
+		assert_int_equal(prof_process__add_stat(p, pp, "cgroup_throttled_ns", ns), 0);
+	}
+	cpu_proc(cpu, 7, 99, SEC);
+	set = set_of(p, 4 * SEC);
+	assert_int_equal(profile__add_part(set, cpu), 0);
+	assert_int_equal(findings__compute(set, 4 * SEC), 0);
+	assert_int_equal(set->nfindings, 1);
+	assert_string_equal(set->findings[0].kind, "cpu_contention");
+	return set;
+}
+
+/* A target's cgroup's CPU quota throttling (offcpu: cgroup_throttled, cgroup_throttled_ns)
+ * is said, and the quota is the next step when it throttled for 10% of the wait or more */
+static void test_contention_quota(void **state)
+{
+	struct profile *set = quota_set(14, 100000000);
+	const char *head = "app[7]'s threads waited 1.00 s for a CPU, runnable but not running: "
+			   "50% of the 2.00 s they ran or waited to run (about 1.00 s on a CPU, its "
+			   "99 CPU samples); on average 0.25 of its threads waited throughout the "
+			   "run's 4.00 s";
+	char want[512];
+
+	snprintf(want, sizeof(want), "%s; its cgroup's CPU quota throttled it 14 times for "
+		 "100.0 ms; where they left the CPU: spin (s.c:5) 100%%", head);
+	assert_string_equal(set->findings[0].fact, want);
+	assert_non_null(strstr(set->findings[0].action, "its cgroup's CPU quota throttled it: "
+				   "raise the quota"));
+	profile__free(set);
+	/* 99 ms of 1 s: the CPUs, mostly */
+	set = quota_set(2, 99000000);
+	assert_non_null(strstr(set->findings[0].fact, "; its cgroup's CPU quota throttled it 2 "
+				   "times for 99.0 ms; where"));
+	assert_non_null(strstr(set->findings[0].action, "(its cgroup's quota hardly throttled "
+				   "it)"));
+	profile__free(set);
+	set = quota_set(0, 0);
+	snprintf(want, sizeof(want), "%s; its cgroup's CPU quota did not throttle it; where they "
+		 "left the CPU: spin (s.c:5) 100%%", head);
+	assert_string_equal(set->findings[0].fact, want);
+	profile__free(set);
+	/* not measured (-a, no cpu controller): both said possible */
+	set = quota_set(-1, 0);
+	snprintf(want, sizeof(want), "%s; where they left the CPU: spin (s.c:5) 100%%", head);
+	assert_string_equal(set->findings[0].fact, want);
+	assert_non_null(strstr(set->findings[0].action, "or its cgroup's CPU quota throttled it "
+				   "(the cgroup's cpu.stat counts that"));
+	profile__free(set);
+}
+
 /* A shell blocked in wait4 for its children for the whole run (ebprof profile -- sh -c
  * '...': "dash+0xbcbf kept its threads blocked for 29.36 s, 100% of the run"), or a vfork's
  * parent until its child execs, is waiting for work done in other processes: left out, said. */
@@ -1058,6 +1124,7 @@ int main(void)
 		cmocka_unit_test(test_offcpu_runnable),
 		cmocka_unit_test(test_offcpu_children),
 		cmocka_unit_test(test_contention),
+		cmocka_unit_test(test_contention_quota),
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_cpu_unsymbolized),
 		cmocka_unit_test(test_mem_unsymbolized),

@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
+#include "core/cgthrottle.h"
 #include "core/collector.h"
 #include "core/session.h"
 #include "core/minbtf.h"
@@ -84,6 +85,15 @@ struct offcpu_collector {
 	uint64_t window_ns;		/* CLOCK_MONOTONIC at the start of the window (0: the run's) */
 	uint64_t window_stats[OFFCPU_STAT__COUNT];	/* the counters then */
 	struct rq_read rq;		/* run-queue latencies the spills took out */
+	/* each target's cgroup's CPU quota throttling when it was attached (-p, a launched
+	 * command, a child of a traced tree; again at an exec, only if it is in another cgroup
+	 * by then): its process's counts in the run are the difference at the end */
+	struct cg_start {
+		pid_t pid;
+		struct cg_throttle t;
+	} *cg;
+	size_t ncg;
+	struct pid_index cg_at;		/* pid -> its cg index + 1 */
 };
 
 /* ---- --state ---------------------------------------------------------------------------- */
@@ -275,6 +285,64 @@ static void find_begun(struct offcpu_collector *c, pid_t pid)
 	collector__find_begun(&c->base, c->skel->progs.offcpu_begun, pid, "threads off-CPU");
 }
 
+/* The throttling of pid's cgroup by its CPU quota so far (none measured: no cpu controller,
+ * or a cgroup without a quota's counts, the root) */
+static void cg_note_start(struct offcpu_collector *c, pid_t pid)
+{
+	uintptr_t i = (uintptr_t)pid_index__get(&c->cg_at, pid);
+	struct cg_start *n;
+	struct cg_throttle t;
+
+	if (cg_throttle__read_pid(NULL, pid, &t))
+		return;
+	/* attached again at an exec: counted from the first attach, unless it moved (a
+	 * launched shell that put itself into a cgroup, then exec'd the program) */
+	if (i) {
+		if (strcmp(c->cg[i - 1].t.dir, t.dir))
+			c->cg[i - 1].t = t;
+		return;
+	}
+	n = realloc(c->cg, (c->ncg + 1) * sizeof(*c->cg));
+	if (!n)
+		return;
+	c->cg = n;
+	if (pid_index__put(&c->cg_at, pid, (void *)(uintptr_t)(c->ncg + 1)))
+		return;
+	c->cg[c->ncg].pid = pid;
+	c->cg[c->ncg++].t = t;
+}
+
+/* Each target's cgroup's throttling in the run, as its process's cgroup_throttled (times)
+ * and cgroup_throttled_ns: the cgroup it was in when attached, read again; not when it is now
+ * in another (it moved: the counts would be two cgroups'). */
+static void cg_add_stats(struct offcpu_collector *c, struct profile *prof)
+{
+	for (size_t i = 0; i < c->ncg; i++) {
+		const struct cg_start *s = &c->cg[i];
+		struct prof_process *pp = profile__find_process(prof, (uint32_t)s->pid);
+		struct cg_throttle now;
+		int err;
+
+		if (!pp)
+			continue;
+		err = cg_throttle__read_pid(NULL, s->pid, &now);
+		if (!err && strcmp(now.dir, s->t.dir)) {
+			pr_info(c->lc, "PID %d moved from cgroup %s to %s: its quota's throttling "
+				"not counted", s->pid, s->t.dir, now.dir);
+			continue;
+		}
+		if (err) {	/* gone: the cgroup it was in */
+			snprintf(now.dir, sizeof(now.dir), "%s", s->t.dir);
+			if (cg_throttle__read(&now))
+				continue;
+		}
+		if (now.n < s->t.n || now.ns < s->t.ns)
+			continue;
+		prof_process__add_stat(prof, pp, "cgroup_throttled", now.n - s->t.n);
+		prof_process__add_stat(prof, pp, "cgroup_throttled_ns", now.ns - s->t.ns);
+	}
+}
+
 static int offcpu_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 {
 	struct offcpu_collector *c = m;
@@ -287,6 +355,7 @@ static int offcpu_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 	start(c);
 	if (how == MODE_ATTACH_PID)
 		find_begun(c, pid);
+	cg_note_start(c, pid);
 	pr_info(c->lc, "tracing PID %d's threads off-CPU", pid);
 	return 0;
 }
@@ -824,6 +893,7 @@ static void offcpu_finish(void *m)
 		pr_warn(c->lc, "reading the kernel's run-queue latencies failed: %s; the report "
 			"may be incomplete", strerror(-err));
 	add_runq_groups(c, prof, &c->rq, false);
+	cg_add_stats(c, prof);
 	collector__note_reused(prof, bpf_map__fd(c->skel->maps.reused),
 			       stat_sum(c, OFFCPU_STAT_PIDS_REUSED));
 	unwinder__add_drops(c->base.unwinder, prof);
@@ -964,6 +1034,8 @@ static void offcpu_close(void *m)
 	collector__close(&c->base, NULL);
 	free(c->rq.e);
 	pid_index__free(&c->rq.at);
+	free(c->cg);
+	pid_index__free(&c->cg_at);
 	free(c);
 }
 
