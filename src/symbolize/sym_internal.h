@@ -29,6 +29,14 @@ void strpool__fini(struct strpool *sp);
 const char *strpool__intern_n(struct strpool *sp, const char *str, size_t len);
 const char *strpool__intern(struct strpool *sp, const char *str);
 
+/* A process's perf map (perfmap.c): the names a JIT wrote for its code */
+struct sym_perfmap;
+struct sym_perfmap *sym_perfmap__new(pid_t pid, const char *root);
+void sym_perfmap__free(struct sym_perfmap *m);
+/* The name of the code at addr (an interned string), NULL when the map has none (or there is
+ * no map) */
+const char *sym_perfmap__find(struct sym_perfmap *m, struct strpool *pool, uint64_t addr);
+
 /* ---- u64 -> pointer hash map (strpool.c) ---- */
 
 struct u64map_slot {

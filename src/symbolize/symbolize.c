@@ -29,6 +29,8 @@ struct sym_proc {
 	size_t nmaps;
 	struct sym_proc *prev;	/* an earlier snapshot of the same process, or NULL */
 	uint64_t serial;	/* sym_proc__serial */
+	struct sym_perfmap *perfmap;	/* its JIT's names (perfmap.c); NULL: none, not yet */
+	bool perfmap_tried;
 };
 
 struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
@@ -175,6 +177,15 @@ static uint64_t new_serial(void)
 	return __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
 }
 
+/* Executable memory no ELF file names: anonymous ([anon], or named [anon:NAME]), or a memfd
+ * (a JIT that maps its code twice, writable and executable): a perf map's */
+static bool jit_code(const struct sym_map *m)
+{
+	return m->perms[2] == 'x' &&
+	       (m->kind == SYM_MAP_ANON || (m->path && (!strncmp(m->path, "[anon:", 6) ||
+							!strncmp(m->path, "/memfd:", 7))));
+}
+
 static struct sym_proc *proc_new(struct symbolizer *s, const char *text, const char *root,
 				 pid_t pid)
 {
@@ -197,6 +208,13 @@ static struct sym_proc *proc_new(struct symbolizer *s, const char *text, const c
 	for (size_t i = 0; pid > 0 && i < p->nmaps; i++)
 		if (is_vdso(&p->maps[i]))
 			vdso_module(p, &p->maps[i]);
+	/* where its perf map is, while the process is there to tell (its PID namespace, its
+	 * user), when it has code outside files: a JIT's */
+	for (size_t i = 0; pid > 0 && !p->perfmap_tried && i < p->nmaps; i++)
+		if (jit_code(&p->maps[i])) {
+			p->perfmap = sym_perfmap__new(pid, p->root);
+			p->perfmap_tried = true;
+		}
 	return p;
 err:
 	sym_proc__free(p);
@@ -277,6 +295,7 @@ void sym_proc__free(struct sym_proc *p)
 			if (p->maps[i].mod)
 				p->maps[i].mod->refs--;
 		sym_maps__free(p->maps, p->nmaps);
+		sym_perfmap__free(p->perfmap);
 		free(p->root);
 		free(p);
 		p = prev;
@@ -646,6 +665,16 @@ int sym_proc__resolve(struct sym_proc *p, uint64_t addr, bool return_addr,
 		if (!other->mod_tried)
 			map_module(other_owner, other);
 		out->other_module = other->display ? other->display : "?";
+		return 0;
+	}
+	/* code a JIT made outside files: named by its perf map, if it wrote one */
+	if (jit_code(map) && !map->mod) {
+		const char *name = sym_perfmap__find(p->perfmap, &p->s->pool, a);
+
+		if (name) {
+			out->frames[0] = (struct sym_frame){ .function = name, .system_name = name };
+			out->nframes = 1;
+		}
 		return 0;
 	}
 	/* named from the richest file of its build-id (a stripped copy's from the full one) */

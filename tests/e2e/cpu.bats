@@ -752,3 +752,25 @@ make_debug_root() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"EBPROF_MAX_OPEN_OBJECTS=x is not a number from 1 to 1000000; using 256"* ]]
 }
+
+# A JIT's code in anonymous memory, named by the perf map it writes (/tmp/perf-PID.map, the
+# file perf, bcc and bpftrace read): jitmap's two loops run 3 to 1; the first is named
+# (jit_hot: its later line, over jit_old), the second, not in the map, stays [anon]+offset.
+# Before, both were [anon]+offset.
+@test "cpu: JIT code is named by the process's perf map (/tmp/perf-PID.map), the later line for code compiled again" {
+	run "$EBPROF" cpu -q -F 499 -o "$T/c.folded" -o "$T/c.json" -- "$FIX/jitmap" 4
+	pid=$(jq '.processes[0].pid' "$T/c.json")
+	rm -f "/tmp/perf-$pid.map"
+	[ "$status" -eq 0 ]
+	read -r hot cold old < <(awk '/;call_jit;jit_hot( |;)/ { h += $NF }
+		/;call_jit;\[anon\]\+0x10[0-9a-f]( |;)/ { c += $NF } /jit_old/ { o += $NF }
+		END { print h + 0, c + 0, o + 0 }' "$T/c.folded")
+	echo "jit_hot $hot, unnamed $cold, jit_old $old"
+	[ "$old" -eq 0 ]
+	[ "$cold" -gt 0 ]
+	# 3 to 1 by their steps: the named code is the first loop's, all of it
+	[ $((hot * 100)) -ge $(((hot + cold) * 65)) ]
+	[ $((hot * 100)) -le $(((hot + cold) * 85)) ]
+	jqe '[.sites[].frames[] | select(.function == "jit_hot")] | all(.module == "[anon]")' \
+		"$T/c.json"
+}

@@ -2235,6 +2235,64 @@ static void test_trim_unused_modules(void **state)
 	symbolizer__free(s);
 }
 
+/* A perf map's lines (perfmap.c), read from ROOT/tmp/perf-PID.map: hex with or without 0x,
+ * names with blanks, lines that are no entry skipped, the later of two lines for one address,
+ * one nested in a longer one, and the file read again when it has grown (a JIT appends). */
+static void test_perfmap(void **state)
+{
+	char root[] = "/tmp/ebprof-perfmap-XXXXXX", dir[128], path[160];
+	struct strpool pool;
+	struct sym_perfmap *m;
+	FILE *f;
+
+	(void)state;
+	strpool__init(&pool);
+	assert_non_null(mkdtemp(root));
+	snprintf(dir, sizeof(dir), "%s/tmp", root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/perf-%d.map", dir, (int)getpid());
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "7f0000001000 100 LazyCompile:~run app.js:3\n"
+		   "0x7f0000002000 0x40 Builtin:Add\n"
+		   "garbage line\n"
+		   "7f0000003000 0 zero_size\n"
+		   "7f0000004000 80\n"
+		   "7f0000005000 200 outer\n"
+		   "7f0000005080 10 inner\n"
+		   "7f0000001000 80 recompiled\n");
+	fclose(f);
+	m = sym_perfmap__new(getpid(), root);
+	assert_non_null(m);
+	assert_string_equal(sym_perfmap__find(m, &pool, 0x7f0000001010), "recompiled");
+	assert_string_equal(sym_perfmap__find(m, &pool, 0x7f00000010a0),
+			    "LazyCompile:~run app.js:3");
+	assert_null(sym_perfmap__find(m, &pool, 0x7f0000001100));
+	assert_string_equal(sym_perfmap__find(m, &pool, 0x7f000000203f), "Builtin:Add");
+	assert_null(sym_perfmap__find(m, &pool, 0x7f0000002040));
+	assert_null(sym_perfmap__find(m, &pool, 0x7f0000003000));
+	assert_null(sym_perfmap__find(m, &pool, 0x7f0000004000));
+	assert_string_equal(sym_perfmap__find(m, &pool, 0x7f0000005088), "inner");
+	assert_string_equal(sym_perfmap__find(m, &pool, 0x7f0000005190), "outer");
+	/* appended since: read again at the miss */
+	assert_null(sym_perfmap__find(m, &pool, 0x7f0000009000));
+	f = fopen(path, "a");
+	assert_non_null(f);
+	fprintf(f, "7f0000009000 20 Function:late\n");
+	fclose(f);
+	assert_string_equal(sym_perfmap__find(m, &pool, 0x7f0000009010), "Function:late");
+	sym_perfmap__free(m);
+	/* no file: no names */
+	m = sym_perfmap__new(getpid(), "/nonexistent");
+	assert_non_null(m);
+	assert_null(sym_perfmap__find(m, &pool, 0x7f0000001010));
+	sym_perfmap__free(m);
+	unlink(path);
+	rmdir(dir);
+	rmdir(root);
+	strpool__fini(&pool);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2271,6 +2329,7 @@ int main(void)
 		cmocka_unit_test(test_perf_libc),
 		cmocka_unit_test(test_free_null),
 		cmocka_unit_test(test_load_pid_missing),
+		cmocka_unit_test(test_perfmap),
 	};
 
 	/* A fixture child left behind by a failed assertion must not block on its stdin. */
