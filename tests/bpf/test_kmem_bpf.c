@@ -11,9 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "core/collector.h"
 #include "modes/kmem/collect.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
@@ -425,6 +428,167 @@ static void test_totals_taken_at_spills(void **state)
 	profile__free(p);
 }
 
+/* The growth series of a traced process that exits while others go on counting (a launched
+ * tree, -p with several PIDs). Child A makes GROWTH_PIPES pipes and hands them to a grandchild
+ * (not traced) that holds them past the end, lives on for a few snapshots and exits; the test
+ * ticks on for GROWTH_AFTER_NS, long enough for the snapshot after the one that finds A's exit
+ * done (0.5 s apart at first): A's series' last point, after which its rows are taken. Child B
+ * then makes pipes from many stacks, its refused stacks making a spill due at each tick, until
+ * two spills (two flips: each generation taken once) have run. A's series must end at that
+ * point, before B's spills (its rows kept until the run's end, a launched tree's ended
+ * processes filled the count table), and with A's filps still live in it: taken by a spill
+ * after A's exit and before that point, they read as 0 there (its in-use bytes). */
+#define GROWTH_PIPES 50
+#define GROWTH_MAX_TICKS 20000
+#define GROWTH_AFTER_NS 3000000000ll
+
+__attribute__((noinline)) void kmem_pipes_handed_on(int *fds_out)
+{
+	for (int i = 0; i < GROWTH_PIPES; i++)
+		assert_int_equal(one_pipe(&fds_out[2 * i]), 0);
+	asm volatile("" : : : "memory");
+}
+
+static void test_ended_series_ends_with_its_rows(void **state)
+{
+	struct log_ctx lc = { .prog = "test_kmem_bpf", .verbose = getenv("TEST_VERBOSE") ? 1 : 0 };
+	struct symbolizer_opts syo = { .no_lines = true };
+	struct kmem_opts o = { .max_stacks = 64, .max_live = 1 << 17 };
+	struct session_env env = { .lc = &lc };
+	const struct mode_ops *ops = &kmem_mode_ops;
+	int go_a[2], go_b[2], hold[2], status;
+	int64_t inuse = 0, last = 0, b_ticks = 0, t_b;
+	uint64_t start, a_done;
+	const struct prof_process *pa;
+	unsigned spills;
+	pid_t a, b;
+	uint32_t with_growth = 0;
+	struct profile *p;
+	char c = 0;
+	void *m;
+
+	(void)state;
+	env.prof = profile__new("kmem");
+	env.sym = symbolizer__new(&syo);
+	assert_non_null(env.prof);
+	assert_non_null(env.sym);
+	assert_int_equal(pipe(go_a), 0);
+	assert_int_equal(pipe(go_b), 0);
+	assert_int_equal(pipe(hold), 0);
+	a = fork();
+	assert_true(a >= 0);
+	if (!a) {
+		static int own[2 * GROWTH_PIPES];
+
+		/* every write end but the grandchild's hold closed: the test gone, its reads end */
+		close(go_a[1]);
+		close(go_b[1]);
+		close(hold[1]);
+		if (read(go_a[0], &c, 1) != 1)
+			_exit(1);
+		kmem_pipes_handed_on(own);
+		/* the grandchild holds them until the test closes `hold` */
+		if (!fork()) {
+			if (read(hold[0], &c, 1) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		for (int i = 0; i < 2 * GROWTH_PIPES; i++)
+			close(own[i]);
+		/* a few snapshots of its live bytes (one each 0.5 s at first) */
+		usleep(5000 * 1000);
+		_exit(0);
+	}
+	close(hold[0]);
+	b = fork();
+	assert_true(b >= 0);
+	if (!b) {
+		close(go_a[1]);
+		close(go_b[1]);
+		close(hold[1]);
+		if (read(go_b[0], &c, 1) != 1)
+			_exit(1);
+		/* it never ends by itself: killed by the test, or as the test dies */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(1);
+		for (int i = 0;; i++)
+			pipe_at(i % TAKE_DEPTHS);
+	}
+	close(go_a[0]);
+	close(go_b[0]);
+	m = ops->open(&env, &o);
+	assert_non_null(m);
+	/* as the session: started first, the series' times count from it */
+	start = util_mono_ns();
+	ops->started(m, start);
+	assert_int_equal(ops->attach(m, a, MODE_ATTACH_PID, &status), 0);
+	assert_int_equal(ops->attach(m, b, MODE_ATTACH_PID, &status), 0);
+	assert_int_equal(write(go_a[1], &c, 1), 1);
+	while (waitpid(a, &status, WNOHANG) == 0) {
+		ops->tick(m, 0, false);
+		usleep(10 * 1000);
+	}
+	/* as the session does at its exit stop (here after it: A is reaped) */
+	ops->finalize(m, a, false);
+	a_done = util_mono_ns();
+	while (util_mono_ns() - a_done < GROWTH_AFTER_NS) {
+		ops->tick(m, 0, false);
+		usleep(10 * 1000);
+	}
+	t_b = (int64_t)(util_mono_ns() - start);
+	assert_int_equal(write(go_b[1], &c, 1), 1);
+	/* B's refused stacks make a spill due at each tick: two flips take both generations (the
+	 * collector's count of them: struct collector is the mode's first member) */
+	spills = ((struct collector *)m)->spills;
+	for (; ((struct collector *)m)->spills < spills + 2 && b_ticks < GROWTH_MAX_TICKS;
+	     b_ticks++)
+		ops->tick(m, 0, false);
+	spills = ((struct collector *)m)->spills - spills;
+	kill(b, SIGKILL);
+	assert_int_equal(waitpid(b, &status, 0), b);
+	ops->finalize(m, b, false);
+	ops->stop(m);
+	ops->finish(m);
+	ops->detach(m);
+	ops->close(m);
+	close(hold[1]);	/* the grandchild exits */
+	close(go_a[1]);
+	close(go_b[1]);
+	symbolizer__free(env.sym);
+	p = env.prof;
+	for (uint32_t i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+		char buf[256];
+
+		if (s->pid != (uint32_t)a || !s->nlocs ||
+		    strcmp(profile__frame_name(p, &p->locations[s->locs[0]], 0, buf, sizeof(buf)),
+			   "kmem_cache_alloc [filp]"))
+			continue;
+		inuse += s->values[3];
+		if (s->growth.trend != PROF_TREND_NONE) {
+			last += s->growth.last_bytes;
+			with_growth++;
+		}
+	}
+	pa = profile__find_process(p, a);
+	assert_non_null(pa);
+	print_message("ended series: A's filps in use %lld bytes, at its last snapshot %lld "
+		      "(%u samples with a series, its last point at %.2f s, B from %.2f s); %lld "
+		      "ticks of B, %u spills; counts_full %lld\n",
+		      (long long)inuse, (long long)last, with_growth, pa->fit_to_ns / 1e9,
+		      t_b / 1e9, (long long)b_ticks, spills,
+		      (long long)profile__drop(p, "counts_full"));
+	assert_true(spills >= 2);
+	assert_int_equal(sum_at(p, "kmem_cache_alloc [filp]", "kmem_pipes_handed_on", 2),
+			 2 * GROWTH_PIPES);
+	assert_true(with_growth > 0);
+	assert_int_equal(last, inuse);
+	/* its series ended after its exit, before B's spills took its rows */
+	assert_true(pa->fit_to_ns > 0 && pa->fit_to_ns < t_b);
+	profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -434,11 +598,15 @@ int main(void)
 		cmocka_unit_test(test_spills_lose_nothing_attached),
 		cmocka_unit_test(test_spills_lose_nothing_all),
 		cmocka_unit_test(test_totals_taken_at_spills),
+		cmocka_unit_test(test_ended_series_ends_with_its_rows),
 	};
 
 	if (geteuid()) {
 		fprintf(stderr, "test_kmem_bpf: skipped: needs root (loads BPF programs)\n");
 		return 0;
 	}
+	/* TEST_FILTER=test_name (a glob): run only those (the totals test takes minutes) */
+	if (getenv("TEST_FILTER"))
+		cmocka_set_test_filter(getenv("TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -100,6 +100,10 @@ struct kmem_collector {
 struct kmem_proc {
 	struct snapshots *snap;
 	bool ended;		/* it exited: read out at the end, after its exit's frees */
+	bool exit_seen;		/* ended, and a snapshot found its exit done (exit_done) */
+	bool closed;		/* its series' last point taken (the snapshot after exit_seen):
+				 * its rows no longer kept (series_open) */
+	bool closing;		/* closed by the snapshot being taken (snapshot()) */
 };
 
 static void kmem_proc_free(void *priv)
@@ -117,6 +121,25 @@ static struct snapshots *snap_of(struct proc_info *p)
 	struct kmem_proc *kp = p ? p->priv : NULL;
 
 	return kp && !p->drained ? kp->snap : NULL;
+}
+
+/*
+ * Whether process p's growth series still takes points, its (process, kind, stacks) rows kept
+ * in the kernel at a spill for them (keeps_rows): it is traced (attached), or it ended and its
+ * series' last point is not taken yet. That is the first snapshot after one that found its
+ * exit done (a zombie or gone: its files closed, its memory freed), so at least one snapshot
+ * interval (0.5 s at first) after the exit's frees, those the kernel defers past an RCU grace
+ * period (an inode, a socket's parts: tens of ms on a loaded machine) included. Then its rows
+ * are taken like any other's: kept until the run's end, a launched tree's ended processes
+ * filled the count table (40 fixtures' 230 rows each: counts_full 373 with --max-stacks
+ * 2048); taken at the exit, its blocks still live were missing from its series' last point
+ * (a child's 50 pipes held by its grandchild: 19,200 bytes in use, 0 at its last point).
+ */
+static bool series_open(struct proc_info *p)
+{
+	struct kmem_proc *kp = p ? p->priv : NULL;
+
+	return snap_of(p) && (p->attached || (kp->ended && !kp->closed));
 }
 
 /* A stack key as the snapshots' two numbers: the kind mixed into the kernel stack's hash. */
@@ -691,15 +714,16 @@ static int live_rows(struct reader *counts, const struct reader *lives, struct r
 	return err;
 }
 
-/* A process whose live bytes per stack are sampled for the growth view (attached): its
+/* A process whose live bytes per stack are sampled for the growth view (series_open): its
  * (process, kind, stacks) rows stay in the kernel at a spill, where its series read them and
  * its frees take them down (taken out and put back, a free or a count made meanwhile was lost,
- * and the series kept a block freed); they are read out when it ends or at the run's end. */
+ * and the series kept a block freed); once its series' last point is taken, the spills take
+ * them (or the run's end reads them). */
 static bool keeps_rows(struct kmem_collector *c, struct proc_info **last, pid_t tgid)
 {
 	if (!*last || (*last)->pid != tgid)
 		*last = proc_table__find(c->base.procs, tgid);
-	return *last && (*last)->attached && snap_of(*last);
+	return series_open(*last);
 }
 
 struct count_take {
@@ -738,7 +762,7 @@ static int take_counts(struct kmem_collector *c, struct reader *counts)
 	for (uint32_t i = 0; i < proc_table__count(c->base.procs) && !keep; i++) {
 		struct proc_info *p = proc_table__at(c->base.procs, i);
 
-		keep = p->attached && snap_of(p);
+		keep = series_open(p);
 	}
 	if (!keep)
 		return bpfutil__map_take(t.fd, sizeof(struct stack_key), sizeof(struct kmem_count),
@@ -901,15 +925,19 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 	if (!spill && !err)
 		err = live_rows(&counts, &lives, &caches);
 
-	/* the read that ends a traced process is its last snapshot (a spill's is not) */
+	/* the read that ends a traced process is its last snapshot (a spill's is not), unless
+	 * its series took its last point after its exit (series_open): its rows may be taken */
 	for (size_t i = 0; i < counts.n && !spill; i++) {
 		const struct count_entry *e = &((struct count_entry *)counts.v)[i];
+		struct proc_info *ep;
 		struct snapshots *snap;
 
 		if (i && ((struct count_entry *)counts.v)[i - 1].k.tgid == e->k.tgid)
 			continue;
-		snap = snap_of(proc_table__find(c->base.procs, e->k.tgid));
-		if (!snap || snapshots__begin(snap, (int64_t)(now - c->env.start_ns)) < 0)
+		ep = proc_table__find(c->base.procs, e->k.tgid);
+		snap = snap_of(ep);
+		if (!snap || ((struct kmem_proc *)ep->priv)->closed ||
+		    snapshots__begin(snap, (int64_t)(now - c->env.start_ns)) < 0)
 			continue;
 		for (size_t j = i; j < counts.n; j++) {
 			const struct count_entry *f = &((struct count_entry *)counts.v)[j];
@@ -1119,6 +1147,17 @@ static int on_seen(const void *key, const void *val, void *ctx)
 	return 0;
 }
 
+static bool exit_done(pid_t pid);
+
+/* Whether the snapshot being taken has begun a point of p's series: an open one, or the one
+ * this snapshot closes. */
+static bool in_point(struct proc_info *p)
+{
+	struct kmem_proc *kp = p ? p->priv : NULL;
+
+	return series_open(p) || (snap_of(p) && kp->closing);
+}
+
 struct snap_read {
 	struct kmem_collector *c;
 	struct proc_info *last;
@@ -1136,14 +1175,17 @@ static int snap_count(const void *key, const void *val, void *ctx)
 		return 0;
 	if (!r->last || r->last->pid != (pid_t)k->tgid)
 		r->last = proc_table__find(r->c->base.procs, k->tgid);
-	snap = snap_of(r->last);
+	/* only into a point begun (in_point): another process's last one keeps its values */
+	snap = in_point(r->last) ? snap_of(r->last) : NULL;
 	if (snap)
 		snapshots__put(snap, snap_k1(k), k->ustack, (int64_t)v->live_bytes);
 	return 0;
 }
 
-/* Every traced process's live bytes per stack, for the growth view: one read of the counts
- * maps, at most twice a second and less often when a read costs more than 1/SNAP_BUDGET. */
+/* Every traced process's live bytes per stack, for the growth view (series_open): one read of
+ * the counts maps, at most twice a second and less often when a read costs more than
+ * 1/SNAP_BUDGET. An ended process's point after the one that found its exit done is its last
+ * (closed): its rows are taken from then on. */
 static void snapshot(struct kmem_collector *c, uint64_t now_ns)
 {
 	struct snap_read r = { .c = c };
@@ -1155,12 +1197,21 @@ static void snapshot(struct kmem_collector *c, uint64_t now_ns)
 		return;
 	for (uint32_t i = 0; i < proc_table__count(c->base.procs); i++) {
 		struct proc_info *p = proc_table__at(c->base.procs, i);
-		struct snapshots *snap = p->attached ? snap_of(p) : NULL;
+		struct snapshots *snap = series_open(p) ? snap_of(p) : NULL;
+		struct kmem_proc *kp = p->priv;
 
 		if (!snap)
 			continue;
 		thinned |= snapshots__begin(snap, (int64_t)(now_ns - c->env.start_ns)) > 0;
 		any = true;
+		if (p->attached || !kp->ended)
+			continue;
+		/* its exit found done at its point before (whose rows were read after the
+		 * check): this one is its last */
+		if (kp->exit_seen)
+			kp->closed = kp->closing = true;
+		else
+			kp->exit_seen = exit_done(p->pid);
 	}
 	if (!any)
 		return;
@@ -1172,9 +1223,12 @@ static void snapshot(struct kmem_collector *c, uint64_t now_ns)
 	free(rows.v);
 	for (uint32_t i = 0; i < proc_table__count(c->base.procs); i++) {
 		struct proc_info *p = proc_table__at(c->base.procs, i);
+		struct kmem_proc *kp = p->priv;
 
-		if (p->attached && snap_of(p))
+		if (in_point(p))
 			snapshots__end(snap_of(p));
+		if (kp)
+			kp->closing = false;
 	}
 	cost = util_mono_ns() - now_ns;
 	if (!c->snap_interval)
