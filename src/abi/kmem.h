@@ -26,7 +26,9 @@ enum kmem_kind {
 #define KMEM_AUX_LOW(aux)	((aux) & 0xffffff)
 
 /* The aggregate per (process, kind, user stack, kernel stack): struct stack_key -> this. live_*
- * go down when one of these allocations is freed, by whichever task or CPU. */
+ * are kept for a traced process only (not -a's), for its growth series, which reads them; they
+ * go down when one of its allocations is freed, by whichever task or CPU, while the series is
+ * open. The report's in-use values are made from `live` itself. */
 struct kmem_count {
 	__u64 allocs;
 	__u64 bytes_req;
@@ -34,13 +36,15 @@ struct kmem_count {
 	/* no frees: no output read them, and a free whose row the current generation lacked
 	 * added to the other's, which a spill may have copied already (the add lost); the frees
 	 * matched are the cache rows' (struct kmem_cache_stat) */
-	__u64 live_count;	/* tracked in `live` and not freed yet */
+	__u64 live_count;	/* tracked in `live` and not freed yet (a series' only) */
 	__u64 live_bytes;	/* bytes_alloc of those */
 	__u64 hist[KMEM_HIST_BUCKETS];	/* allocations by log2 of bytes requested */
 };
 
 /* Per process: the events its tasks hit (whoever owns what they free), and its allocations
- * still live. Keyed by tgid. */
+ * still live (kept as kmem_count's: for a traced process, while its series is open; the
+ * collector waits on them for an exit's frees, the report's are made from `live`). Keyed by
+ * tgid. */
 enum kmem_total {
 	KMEM_T_KMALLOC,
 	KMEM_T_KFREE,
@@ -83,7 +87,8 @@ struct kmem_cache_stat {
 	__u64 frees;		/* of these allocations, matched by pointer */
 	__u64 bytes_req;
 	__u64 bytes_alloc;
-	__u64 live;		/* allocations tracked and not freed */
+	__u64 live;		/* allocations tracked and not freed: the collector's, made from
+				 * `live` at a read (the programs leave it 0) */
 };
 
 /* Slab caches seen, by kmem_cache address: their id (stack_key.aux's low bits) and name. */
@@ -93,12 +98,20 @@ struct kmem_cache_info {
 	char name[KMEM_CACHE_NAME_LEN];
 };
 
-/* One allocation not freed yet, by pointer (a page allocation: its struct page). */
+/* kmem_live.flags: which live counts the allocation added to (a traced process's, not -a's),
+ * which its free lowers while its process's series is open */
+#define KMEM_LIVE_ROW		1	/* its count row's, in generation kmem_live.gen */
+#define KMEM_LIVE_TOTALS	2	/* its process's totals' */
+
+/* One allocation not freed yet, by pointer (a page allocation: its struct page): what its free
+ * needs, found with the one lookup that matches it. */
 struct kmem_live {
 	struct stack_key key;	/* where its counts are */
 	__u64 cache;		/* its kmem_cache_key.cache, 0: none (pages, percpu) */
 	__u64 bytes;		/* bytes allocated */
 	__u64 ts;		/* bpf_ktime_get_ns() at the allocation */
+	__u32 gen;		/* the generation its count row is in (bpf/lib/take.bpf.h) */
+	__u32 flags;		/* KMEM_LIVE_* */
 };
 
 /* Why something was not fully counted. Per CPU, always reported. */

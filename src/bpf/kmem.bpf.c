@@ -48,10 +48,22 @@ struct {
 } stacks SEC(".maps");
 
 /* the count and cache rows, kept twice (bpf/lib/take.bpf.h): a spill takes the generation
- * the programs no longer count into. A free counts into the current generation's row of its
- * allocation's key (its live counts, the cache row's frees): the two rows of a key are summed
+ * the programs no longer count into. A free lowers the live counts of its allocation's count
+ * row in the generation that made it while its process's series is open (`series`), and
+ * counts in the current generation's cache row (untrack): the two rows of a key are summed
  * when read. --max-stacks times two. */
 TAKE_TABLE(counts, BPF_MAP_TYPE_HASH, struct stack_key, struct kmem_count, 1);
+
+/* The processes whose growth series is open (the collector's series_open): their count rows
+ * and totals are never taken nor deleted while they are here, so a free may lower their live
+ * counts (untrack). The collector adds a process before it can count (before `targets`) and
+ * deletes it before the spill that first takes its rows. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);	/* sized by the collector */
+	__type(key, __u32);		/* tgid */
+	__type(value, __u8);
+} series SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -205,41 +217,88 @@ static __always_inline struct kmem_totals *totals_of(__u32 tgid)
 	return t;
 }
 
-/* A tracked allocation is gone (freed, or its pointer allocated again unseen): its owner's
- * live counts go down, in generation g (take_gen_now()). The count row is generation g's of
- * its key if there is one, else the other's: a row a spill takes has its live counts read from
- * `live` at the end, not from the row, and a row a spill keeps (keeps_rows) is never deleted,
- * so that the two rows of its key summed are its live bytes. A cache row's frees count in
- * generation g's, made if need be: the take of the other one is exact. */
-static __always_inline void untrack(const struct kmem_live *l, bool freed, __u32 g)
+/* A free's rows, a function per table: the verifier inlines a lookup whose map it knows, but
+ * one through a pointer that is one of two (take_table) is a helper call through the map's ops
+ * (an indirect call); a subprogram call is cheaper. (Two lookups in the two branches of an `if`
+ * are merged by clang into one call on a pointer picked by the branch.) */
+static __noinline struct kmem_count *count_row_0(const struct stack_key *k)
+{
+	return bpf_map_lookup_elem(&counts_0, k);
+}
+
+static __noinline struct kmem_count *count_row_1(const struct stack_key *k)
+{
+	return bpf_map_lookup_elem(&counts_1, k);
+}
+
+static __noinline struct kmem_cache_stat *cache_row_0(const struct kmem_cache_key *k)
+{
+	struct kmem_cache_stat zero = {};
+
+	return entry_of(&cache_stats_0, k, &zero, KMEM_STAT_CACHE_KEYS);
+}
+
+static __noinline struct kmem_cache_stat *cache_row_1(const struct kmem_cache_key *k)
+{
+	struct kmem_cache_stat zero = {};
+
+	return entry_of(&cache_stats_1, k, &zero, KMEM_STAT_CACHE_KEYS);
+}
+
+/*
+ * A tracked allocation is gone (freed, or its pointer allocated again unseen): l, its live
+ * entry, says where its rows are, so that a free looks up nothing but them. A free never writes
+ * into a row a take may be copying or may have deleted (a deleted element is reused by the
+ * next insert into its table: a write through a pointer looked up before the delete would land
+ * in another key's row).
+ *
+ * The live counts (its count row's, its process's totals) are read only by its process's
+ * growth series (the report's in-use values are made from `live`), so they are kept only for
+ * a traced process (KMEM_LIVE_ROW, KMEM_LIVE_TOTALS: added at the allocation, -a's never), and
+ * lowered only while its process is in `series`. Those rows are safe to write then:
+ *  - The count row is the one the allocation added to, in its own generation l->gen, even after
+ *    flips: a process in `series` has its rows kept at every spill (keeps_rows), and nothing
+ *    else deletes a count row of a process with a series (a read-out with `remove` is only
+ *    for one without). The collector deletes the process from `series` before the spill that
+ *    first takes its rows, and that spill's flip waits for a grace period (collector__flip):
+ *    every free that found it in `series` has ended before the take begins; one that begins
+ *    after the delete finds it gone and writes nothing.
+ *  - Its totals: a process with a series (a kmem_proc) has them kept at every spill until the
+ *    run's end (keeps_totals), and deleted by no read-out.
+ * A freed allocation's cache row counts the free (the report's frees) in the generation
+ * counted now (take_gen_now(), read here), made if need be: the other generation's row may be
+ * under a take, but a take of this one starts only after a flip that waits for this program.
+ * The report sums a (process, cache)'s rows. Before, a free lowered the current generation's
+ * count row of its key, or if it had none the other generation's, whose take may have copied
+ * or deleted it already.
+ */
+static __always_inline void untrack(const struct kmem_live *l, bool freed)
 {
 	struct kmem_cache_key ck = { .tgid = l->key.tgid, .cache = l->cache };
-	struct kmem_cache_stat *cs, czero = {};
+	struct kmem_cache_stat *cs;
 	struct kmem_totals *t;
 	struct kmem_count *c;
 	__u32 tgid = l->key.tgid;
 
-	c = bpf_map_lookup_elem(take_table(counts, g), &l->key);
-	if (!c)
-		c = bpf_map_lookup_elem(take_table(counts, !g), &l->key);
-	if (c) {
-		__sync_fetch_and_add(&c->live_count, -1);
-		__sync_fetch_and_add(&c->live_bytes, -l->bytes);
-	}
-	if (l->cache) {
-		/* its row taken into the profile by a spill: the free counts in a new one, which
-		 * the report sums with it (its live count is read from `live` at the end) */
-		cs = entry_of(take_table(cache_stats, g), &ck, &czero, KMEM_STAT_CACHE_KEYS);
-		if (cs) {
-			if (freed)
-				__sync_fetch_and_add(&cs->frees, 1);
-			__sync_fetch_and_add(&cs->live, -1);
+	if ((l->flags & (KMEM_LIVE_ROW | KMEM_LIVE_TOTALS)) &&
+	    bpf_map_lookup_elem(&series, &tgid)) {
+		if (l->flags & KMEM_LIVE_ROW) {
+			c = l->gen & 1 ? count_row_1(&l->key) : count_row_0(&l->key);
+			if (c) {
+				__sync_fetch_and_add(&c->live_count, -1);
+				__sync_fetch_and_add(&c->live_bytes, -l->bytes);
+			}
+		}
+		t = l->flags & KMEM_LIVE_TOTALS ? bpf_map_lookup_elem(&totals, &tgid) : NULL;
+		if (t) {
+			__sync_fetch_and_add(&t->v[KMEM_T_LIVE_COUNT], -1);
+			__sync_fetch_and_add(&t->v[KMEM_T_LIVE_BYTES], -l->bytes);
 		}
 	}
-	t = bpf_map_lookup_elem(&totals, &tgid);
-	if (t) {
-		__sync_fetch_and_add(&t->v[KMEM_T_LIVE_COUNT], -1);
-		__sync_fetch_and_add(&t->v[KMEM_T_LIVE_BYTES], -l->bytes);
+	if (freed && l->cache) {
+		cs = take_gen_now() ? cache_row_1(&ck) : cache_row_0(&ck);
+		if (cs)
+			__sync_fetch_and_add(&cs->frees, 1);
 	}
 }
 
@@ -260,7 +319,7 @@ static __always_inline void on_free(void *ctx, __u64 ptr, enum kmem_total what)
 		copy = *l;
 		/* only the one that deletes it counts it */
 		if (!bpf_map_delete_elem(&live, &ptr))
-			untrack(&copy, true, take_gen_now());
+			untrack(&copy, true);
 	}
 	if (what >= KMEM_T__COUNT)
 		return;
@@ -287,6 +346,9 @@ static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr
 	struct kmem_count *c;
 	struct pt_regs *regs;
 	bool exact, tracked = false;
+	/* a traced process's allocations keep live counts for its growth series; -a's do not
+	 * (untrack) */
+	bool series = !trace_all;
 	__u64 nr;
 
 	if (!traced(tgid))
@@ -336,7 +398,7 @@ static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr
 			/* allocated again while tracked: its free had no event (a bulk free) */
 			lv = *old;
 			if (!bpf_map_delete_elem(&live, &ptr)) {
-				untrack(&lv, false, g);
+				untrack(&lv, false);
 				count_drop(KMEM_DROP_FREE_UNSEEN);
 			}
 		}
@@ -344,6 +406,8 @@ static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr
 		lv.cache = cache;
 		lv.bytes = alloc;
 		lv.ts = bpf_ktime_get_ns();
+		lv.gen = g;
+		lv.flags = (series && c ? KMEM_LIVE_ROW : 0) | (series && t ? KMEM_LIVE_TOTALS : 0);
 		if (bpf_map_update_elem(&live, &ptr, &lv, BPF_ANY))
 			count_drop(KMEM_DROP_LIVE_FULL);
 		else
@@ -358,7 +422,7 @@ static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr
 		__sync_fetch_and_add(&c->bytes_alloc, alloc);
 		if (b < KMEM_HIST_BUCKETS)
 			__sync_fetch_and_add(&c->hist[b], 1);
-		if (tracked) {
+		if (tracked && series) {
 			__sync_fetch_and_add(&c->live_count, 1);
 			__sync_fetch_and_add(&c->live_bytes, alloc);
 		}
@@ -367,10 +431,8 @@ static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr
 		__sync_fetch_and_add(&cs->allocs, 1);
 		__sync_fetch_and_add(&cs->bytes_req, req);
 		__sync_fetch_and_add(&cs->bytes_alloc, alloc);
-		if (tracked)
-			__sync_fetch_and_add(&cs->live, 1);
 	}
-	if (t && tracked) {
+	if (t && tracked && series) {
 		__sync_fetch_and_add(&t->v[KMEM_T_LIVE_COUNT], 1);
 		__sync_fetch_and_add(&t->v[KMEM_T_LIVE_BYTES], alloc);
 	}

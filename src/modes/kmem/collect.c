@@ -100,10 +100,11 @@ struct kmem_collector {
 struct kmem_proc {
 	struct snapshots *snap;
 	bool ended;		/* it exited: read out at the end, after its exit's frees */
+	bool open;		/* its series takes points, its rows kept: in the kernel's `series`
+				 * (series_open); no more after its last point (the snapshot after
+				 * exit_seen), or once it is traced no more */
 	bool exit_seen;		/* ended, and a snapshot found its exit done (exit_done) */
-	bool closed;		/* its series' last point taken (the snapshot after exit_seen):
-				 * its rows no longer kept (series_open) */
-	bool closing;		/* closed by the snapshot being taken (snapshot()) */
+	bool closing;		/* the snapshot being taken is its last (snapshot()) */
 };
 
 static void kmem_proc_free(void *priv)
@@ -139,7 +140,22 @@ static bool series_open(struct proc_info *p)
 {
 	struct kmem_proc *kp = p ? p->priv : NULL;
 
-	return snap_of(p) && (p->attached || (kp->ended && !kp->closed));
+	return snap_of(p) && kp->open;
+}
+
+/* p's series takes no more points (its last one taken, or it is traced no more): its rows are
+ * taken from the next spill on. Out of the kernel's `series` first, before that spill's flip:
+ * the frees that found it there lower its rows' live counts (kmem.bpf.c's untrack), and the
+ * flip waits for every one of them to end before the take begins. */
+static void series_end(struct kmem_collector *c, struct proc_info *p)
+{
+	struct kmem_proc *kp = p ? p->priv : NULL;
+	__u32 key = p ? (__u32)p->pid : 0;
+
+	if (!kp || !kp->open)
+		return;
+	bpf_map_delete_elem(bpf_map__fd(c->skel->maps.series), &key);
+	kp->open = false;
 }
 
 /* A stack key as the snapshots' two numbers: the kind mixed into the kernel stack's hash. */
@@ -218,6 +234,8 @@ static void *kmem_open(const struct session_env *env, void *opts)
 	bpf_program__set_autoload(c->skel->progs.kmem_percpu_free, c->percpu);
 	bpf_program__set_autoload(c->skel->progs.kmem_page_free_batched, c->batched);
 	bpf_map__set_max_entries(c->skel->maps.targets, MAX_TARGETS);
+	/* the traced, and those ended since their series' last point (~1 s) */
+	bpf_map__set_max_entries(c->skel->maps.series, 2 * MAX_TARGETS);
 	bpf_map__set_max_entries(c->skel->maps.stacks, o->max_stacks);
 	/* a stack is often counted for several processes and kinds (-a) */
 	COLLECTOR_SIZE(c->skel->maps, counts, 2 * o->max_stacks);
@@ -276,23 +294,34 @@ static int kmem_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 	p = proc_table__add(c->base.procs, pid);
 	if (!p)
 		return -ENOMEM;
-	if (!p->attached) {
-		err = bpf_map_update_elem(bpf_map__fd(c->skel->maps.targets), &key, &one, BPF_ANY);
-		if (err) {
-			pr_err(c->lc, "cannot trace PID %d: %s%s", pid, strerror(-err),
-			       err == -E2BIG ? " (more than 8192 processes at once)" : "");
-			return err;
-		}
-		p->attached = true;
-		pr_info(c->lc, "PID %d: counting its kernel allocations", pid);
-	}
 	if (!p->priv) {
 		struct kmem_proc *kp = calloc(1, sizeof(*kp));
 
 		/* without it, no growth view: not worth failing the run */
 		if (kp)
 			kp->snap = snapshots__new((int64_t)(util_mono_ns() - c->env.start_ns));
+		/* in `series` before it counts (targets): its frees lower its rows from its
+		 * first allocation on */
+		if (kp && kp->snap)
+			kp->open = !bpf_map_update_elem(bpf_map__fd(c->skel->maps.series), &key,
+							&one, BPF_ANY);
+		if (kp && kp->snap && !kp->open) {
+			pr_warn(c->lc, "PID %d: no growth view: the table of series is full", pid);
+			snapshots__free(kp->snap);
+			kp->snap = NULL;
+		}
 		p->priv = kp;
+	}
+	if (!p->attached) {
+		err = bpf_map_update_elem(bpf_map__fd(c->skel->maps.targets), &key, &one, BPF_ANY);
+		if (err) {
+			pr_err(c->lc, "cannot trace PID %d: %s%s", pid, strerror(-err),
+			       err == -E2BIG ? " (more than 8192 processes at once)" : "");
+			series_end(c, p);
+			return err;
+		}
+		p->attached = true;
+		pr_info(c->lc, "PID %d: counting its kernel allocations", pid);
 	}
 	proc_table__snapshot(c->base.procs, p);
 	return 0;
@@ -926,7 +955,8 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 		err = live_rows(&counts, &lives, &caches);
 
 	/* the read that ends a traced process is its last snapshot (a spill's is not), unless
-	 * its series took its last point after its exit (series_open): its rows may be taken */
+	 * its series took its last point after its exit, or ended (series_open): its rows may
+	 * be taken */
 	for (size_t i = 0; i < counts.n && !spill; i++) {
 		const struct count_entry *e = &((struct count_entry *)counts.v)[i];
 		struct proc_info *ep;
@@ -936,7 +966,7 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 			continue;
 		ep = proc_table__find(c->base.procs, e->k.tgid);
 		snap = snap_of(ep);
-		if (!snap || ((struct kmem_proc *)ep->priv)->closed ||
+		if (!snap || !series_open(ep) ||
 		    snapshots__begin(snap, (int64_t)(now - c->env.start_ns)) < 0)
 			continue;
 		for (size_t j = i; j < counts.n; j++) {
@@ -1185,7 +1215,7 @@ static int snap_count(const void *key, const void *val, void *ctx)
 /* Every traced process's live bytes per stack, for the growth view (series_open): one read of
  * the counts maps, at most twice a second and less often when a read costs more than
  * 1/SNAP_BUDGET. An ended process's point after the one that found its exit done is its last
- * (closed): its rows are taken from then on. */
+ * (series_end): its rows are taken from then on. */
 static void snapshot(struct kmem_collector *c, uint64_t now_ns)
 {
 	struct snap_read r = { .c = c };
@@ -1209,7 +1239,7 @@ static void snapshot(struct kmem_collector *c, uint64_t now_ns)
 		/* its exit found done at its point before (whose rows were read after the
 		 * check): this one is its last */
 		if (kp->exit_seen)
-			kp->closed = kp->closing = true;
+			kp->closing = true;
 		else
 			kp->exit_seen = exit_done(p->pid);
 	}
@@ -1227,6 +1257,9 @@ static void snapshot(struct kmem_collector *c, uint64_t now_ns)
 
 		if (in_point(p))
 			snapshots__end(snap_of(p));
+		/* after the read: its frees until then are in its last point */
+		if (kp && kp->closing)
+			series_end(c, p);
 		if (kp)
 			kp->closing = false;
 	}
@@ -1347,6 +1380,8 @@ static void kmem_retire(void *m, pid_t pid)
 	if (p && p->attached) {
 		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.targets), &key);
 		p->attached = false;
+		/* traced no more, not ended: no more points */
+		series_end(c, p);
 	}
 }
 
