@@ -78,6 +78,10 @@ struct offcpu_comm {
 struct offcpu_note {
 	__u32 tgid;
 	__u32 exec;	/* 1: it exec'd (offcpu_exec), read again (core/procs.c) */
+	__u32 parent;	/* the parent's tgid if the process has not exec'd since it forked
+			 * and its parent still runs the image it forked from (0: not so):
+			 * its code is mapped as the parent's, which userspace reads if the
+			 * process is gone before the note is read (core/procs.c) */
 };
 
 /* Per-CPU counters: intervals counted, filtered, then drops by reason. */

@@ -221,6 +221,23 @@ static __always_inline void capture(void *ctx, struct offcpu_scratch *sc, __u64 
  * --per-thread), and a process never seen before announced if `announce` (-a, or a waker
  * outside the traced processes: the note wakes the collector, which reads its mappings
  * before it can exit; read at the report, a waker gone by then was bare addresses). */
+/* The tgid of t's parent if t's process runs the code its parent ran at the fork: it has not
+ * exec'd since (the kernel bumps self_exec_id at each exec, parent_exec_id is the parent's at
+ * the fork), and the parent still runs that image (the same exe file: a new exec opens it
+ * anew, a reaper that adopted it has its own). 0 otherwise. */
+static __always_inline __u32 forked_from(struct task_struct *t)
+{
+	struct task_struct *leader = BPF_CORE_READ(t, group_leader);
+	struct task_struct *parent = BPF_CORE_READ(leader, real_parent);
+	struct file *exe = BPF_CORE_READ(leader, mm, exe_file);
+
+	if (!parent || !exe ||
+	    BPF_CORE_READ(leader, self_exec_id) != BPF_CORE_READ(leader, parent_exec_id) ||
+	    BPF_CORE_READ(parent, mm, exe_file) != exe)
+		return 0;
+	return BPF_CORE_READ(parent, tgid);
+}
+
 static __always_inline void first_count(struct task_struct *t, __u32 tgid, __u32 tid, __u32 gen,
 					bool announce)
 {
@@ -241,6 +258,7 @@ static __always_inline void first_count(struct task_struct *t, __u32 tgid, __u32
 	}
 	if (bpf_map_update_elem(&comms, &tgid, &c, BPF_NOEXIST) || !announce || !tgid)
 		return;
+	note.parent = forked_from(t);
 	if (bpf_ringbuf_output(&notes, &note, sizeof(note), 0))
 		count_stat(OFFCPU_STAT_NOTES_FULL);
 }

@@ -101,8 +101,17 @@ uint32_t proc_table__prune_gone(struct proc_table *t, uint32_t after,
 	for (uint32_t i = 0; i < t->n; i++) {
 		struct proc_info *p = t->p[i];
 
-		if (!p->attached && p->pid > 0 && kill(p->pid, 0) && errno == ESRCH &&
-		    ++p->gone_calls > after) {
+		p->pruned = !p->attached && p->pid > 0 && kill(p->pid, 0) && errno == ESRCH &&
+			    ++p->gone_calls > after;
+	}
+	/* a child named by the mappings of a parent pruned now has none */
+	for (uint32_t i = 0; i < t->n; i++)
+		if (t->p[i]->forked_from && t->p[i]->forked_from->pruned)
+			t->p[i]->forked_from = NULL;
+	for (uint32_t i = 0; i < t->n; i++) {
+		struct proc_info *p = t->p[i];
+
+		if (p->pruned) {
 			sym_proc__free(p->sp);
 			free(p->cmdline);
 			if (free_priv && p->priv)
@@ -321,12 +330,52 @@ int proc_table__adopt(struct proc_table *t, int map_fd, size_t val_size)
  * word, when there is one, not 0 when it is one seen before that exec'd, or another process
  * with the PID of one seen before (bpf/lib/pidreuse.bpf.h): its new program's mappings and
  * name read now (the old snapshots still name the frames of before) */
+struct sym_proc *proc_info__mappings(const struct proc_info *p)
+{
+	if (!p)
+		return NULL;
+	return p->sp ? p->sp : p->forked_from ? p->forked_from->sp : NULL;
+}
+
+/* p, gone before its note was read, forked from parent and exec'd nothing since (the note
+ * says so, checked in the kernel when it was sent): it mapped its code as its parent does, so
+ * the parent's mappings name its frames, as perf gives a forked child its parent's maps: the
+ * parent's entry if ebprof has one with a snapshot (a target: the parent may have exited
+ * too), else the parent's maps file read now. Anything it mapped after the fork is in neither
+ * and stays an address. */
+static bool snapshot_parent(struct proc_table *t, struct proc_info *p, pid_t parent)
+{
+	struct proc_info *pp = parent > 0 ? proc_table__find(t, parent) : NULL;
+	char path[64], *maps;
+	struct sym_proc *sp;
+	size_t len = 0;
+
+	if (!t->sym || parent <= 0 || p->sp)
+		return false;
+	if (pp && pp != p && pp->sp) {
+		p->forked_from = pp;
+		return true;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/maps", parent);
+	maps = util_read_file(path, &len);
+	sp = maps && len ? symbolizer__load_pid_maps(t->sym, parent, maps) : NULL;
+	free(maps);
+	if (!sp)
+		return false;
+	sym_proc__load_modules(sp);
+	p->sp = sp;
+	p->maps_hash = 0;	/* not its own: a snapshot of its own replaces it */
+	return true;
+}
+
 static int on_note(void *ctx, void *data, size_t len)
 {
 	struct proc_table *t = ctx;
 	pid_t pid = len >= sizeof(uint32_t) ? *(const uint32_t *)data : 0;
 	bool exec = len >= 2 * sizeof(uint32_t) && ((const uint32_t *)data)[1];
+	pid_t parent = len >= 3 * sizeof(uint32_t) ? (pid_t)((const uint32_t *)data)[2] : 0;
 	struct proc_info *p;
+	bool ok;
 
 	if (!pid)
 		return 0;
@@ -338,7 +387,10 @@ static int on_note(void *ctx, void *data, size_t len)
 	/* one read again that is gone already (a PID given to another process that then
 	 * exited) keeps no name or command line of the process before: the report names it as
 	 * the kernel did */
-	if (p && !proc_table__snapshot(t, p) && exec) {
+	ok = p && proc_table__snapshot(t, p);
+	if (p && !ok && !exec)
+		snapshot_parent(t, p, parent);
+	if (p && !ok && exec) {
 		p->comm[0] = 0;
 		free(p->cmdline);
 		p->cmdline = NULL;

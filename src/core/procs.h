@@ -31,7 +31,14 @@ struct proc_info {
 	 * (sym_proc__replaces_code: a library replaced and opened again at the same place); a
 	 * mode that reads its counts out then (cpu) clears it */
 	bool code_replaced;
+	/* its parent's entry when it had no snapshot of its own and forked from that process
+	 * with no exec since (see proc_table__notes): its code is mapped as the parent's */
+	const struct proc_info *forked_from;
+	bool pruned;		/* being freed by proc_table__prune_gone */
 };
+
+/* The mappings that name p's frames: its own snapshot, or its parent's (forked_from). */
+struct sym_proc *proc_info__mappings(const struct proc_info *p);
 
 struct proc_table;
 
@@ -79,10 +86,12 @@ int proc_table__adopt(struct proc_table *t, int map_fd, size_t val_size);
 
 /* -a: a reader of a mode's ring buffer map_fd of announced processes (records that start with
  * a __u32 tgid, sent the first time the mode's programs see one; a second __u32, when there is
- * one, not 0 when one seen before exec'd): each one t does not have, and each that exec'd, is
+ * one, not 0 when one seen before exec'd; a third, when there is one, its parent's tgid if it
+ * has exec'd nothing since its fork): each one t does not have, and each that exec'd, is
  * (added and) snapshot when the reader is consumed (ring_buffer__consume: when a note wakes the
- * collector, and every tick; a process seen system-wide can exit at any time). NULL and errno
- * set on failure; the caller frees it with ring_buffer__free. */
+ * collector, and every tick; a process seen system-wide can exit at any time). A new one gone
+ * by then that forked without an exec gets its parent's mappings (they map its code). NULL and
+ * errno set on failure; the caller frees it with ring_buffer__free. */
 struct ring_buffer;
 struct ring_buffer *proc_table__notes(struct proc_table *t, int map_fd);
 

@@ -503,7 +503,7 @@ static uint32_t waker_locs(struct offcpu_collector *c, struct profile *prof,
 			wp = report_proc(c, k->wtgid, false);
 			wk.ustack = k->wustack;
 			wk.flags = k->wflags;
-			nw = stacks__key_locs(prof, c->base.st, ks, wp ? wp->sp : NULL, k->wtgid,
+			nw = stacks__key_locs(prof, c->base.st, ks, proc_info__mappings(wp), k->wtgid,
 					      &wk, true, tmp);
 		}
 		if (wp && wp->comm[0]) {
@@ -576,14 +576,14 @@ static int drain(struct offcpu_collector *c, struct profile *prof, pid_t only, b
 			break;
 		}
 		/* a window's processes keep their snapshots; one seen for the first time gets one */
-		if (take && !p->sp)
+		if (take && !proc_info__mappings(p))
 			proc_table__snapshot(c->base.procs, p);
 		if (c->opts.wakers && (e->k.wtgid || e->k.wustack || e->k.wkstack))
 			n += waker_locs(c, prof, &e->k, locs);
 		/* the program ran in the switched-out task: the machinery's frames lead */
 		n += stacks__key_locs(prof, c->base.st,
-				      e->k.stack.kstack ? stacks__ksyms(c->lc) : NULL, p->sp,
-				      p->pid, &e->k.stack, true, locs + n);
+				      e->k.stack.kstack ? stacks__ksyms(c->lc) : NULL,
+				      proc_info__mappings(p), p->pid, &e->k.stack, true, locs + n);
 		if (c->opts.per_thread) {
 			char tname[OFFCPU_COMM_LEN + 1], frame[64];
 
