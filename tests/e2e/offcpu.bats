@@ -348,6 +348,7 @@ assert_no_offcpu_probes() {
 @test "offcpu: a wait still going on when tracing stops counts up to the stop; cpu --offcpu -p of a sleeping process is its run" {
 	# one nap of 2 s, traced for 1 s: before, its wait was in no number (an empty profile)
 	run "$EBPROF" offcpu -q -d 1 -o "$T/x.json" -- "$FIX/offsleep" 1 2000
+	echo "$output"
 	[ "$status" -eq 0 ]
 	nap=$(jq '[.sites[] | select(any(.frames[]; .function == "nap")) | .offcpu] | add // 0' \
 		"$T/x.json")
@@ -359,10 +360,18 @@ assert_no_offcpu_probes() {
 	# the header's switches are the totals' (it said 0 against the totals' 1)
 	jqe '(.info.switches | tonumber) == ([.sites[].switches] | add)' "$T/x.json"
 	# attached to a process asleep in nap: the wall-clock profile is its nap from its next
-	# switch-out on, up to the end
-	bg "$FIX/offsleep" 30 100
-	sleep 0.3
+	# switch-out on, up to the end. It naps until the test is done with it (teardown kills
+	# it): one of 30 naps of 100 ms was gone before the attach at load 15 (ebprof's start
+	# is slow then: its slept_ns 3.18 s printed, ebprof's status 1, as "cannot attach to
+	# PID N: no such process"). Attached once it is in nanosleep (x86-64's system call 35),
+	# not after a fixed pause.
+	bg "$FIX/offsleep" 1000000 100
+	for ((i = 0; i < 600; i++)); do
+		[ "$(cut -d' ' -f1 "/proc/$BG/syscall" 2>/dev/null)" != 35 ] || break
+		sleep 0.05
+	done
 	run "$EBPROF" cpu -q --offcpu -p "$BG" -d 1 -o "$T/w.json"
+	echo "$output"
 	[ "$status" -eq 0 ]
 	nap=$(jq '[.sites[] | select(any(.frames[]; .function == "nap")) | .wall] | add // 0' \
 		"$T/w.json")
