@@ -152,6 +152,15 @@ void snapshots__end(struct snapshots *s)
 		s->sites[i].peak = s->sites[i].v[s->n - 1];
 }
 
+void snapshots__move_start(struct snapshots *s, int64_t by_ns)
+{
+	if (!s || by_ns <= 0)
+		return;
+	s->t0 = s->t0 > by_ns ? s->t0 - by_ns : 0;
+	for (uint32_t i = 0; i < s->n; i++)
+		s->t[i] = s->t[i] > by_ns ? s->t[i] - by_ns : 0;
+}
+
 int64_t snapshots__t0(const struct snapshots *s)
 {
 	return s->t0;

@@ -25,6 +25,9 @@ int snapshots__put(struct snapshots *s, uint64_t k1, uint64_t k2, int64_t bytes)
 /* End the snapshot; the one with the highest total so far is kept as the peak snapshot. */
 void snapshots__end(struct snapshots *s);
 
+/* The run's start moved by_ns later (a launched command's release, core/session.c): every
+ * time is that much earlier, none before the new start (the process was held until then). */
+void snapshots__move_start(struct snapshots *s, int64_t by_ns);
 int64_t snapshots__t0(const struct snapshots *s);
 uint32_t snapshots__count(const struct snapshots *s);
 const int64_t *snapshots__times(const struct snapshots *s);

@@ -179,7 +179,13 @@ print("ok")' "$T/r.json"
 	wall=$(sed -n 's/^wall_ns //p' <<<"$output")
 	# the run covers the command whole, and its share of the run is the finding's: before,
 	# the ~0.5 s of verifying five modes' programs and the end's read-out were in the run
-	# (59% of a 1.69 s run)
+	# (59% of a 1.69 s run); then the modes' attach while the command was held at its exec,
+	# 0.5-1.2 s at load 14 (55-65% of a 1.5-1.8 s run; 74% in CI at load 12), and the read-out
+	# while it was held at its exit (60% of a 1.66 s run once): the run is from its release
+	# to its exit now. The naps' share of the command's own time (main to its end, its
+	# wall_ns) is the bound, less 10 points for exec and the loader before main and the exit
+	# after it, which the run has and wall_ns has not: each nap's wakeup latency (runnable,
+	# not blocked) is in both, and on a loaded machine it made the command itself 1.22 s.
 	run py '
 import json, re, sys
 d = json.load(open(sys.argv[1]))
@@ -188,7 +194,8 @@ assert d["duration_ns"] >= wall, (d["duration_ns"], wall)
 f = [f for f in d["findings"] if f["kind"] == "offcpu_blocked"]
 assert len(f) == 1, d["findings"]
 share = int(re.search(r"(\d+)% of the run", f[0]["fact"]).group(1))
-assert share >= 75, f[0]["fact"]
+own = 100 * f[0]["value"] / wall
+assert share >= own - 10, (f[0]["fact"], own)
 print("ok", share, d["duration_ns"], wall)' "$T/r.json" "$wall"
 	echo "$output"
 	[ "${lines[0]:0:2}" = "ok" ]

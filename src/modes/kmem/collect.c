@@ -1389,6 +1389,10 @@ static void kmem_started(void *m, uint64_t start_ns)
 {
 	struct kmem_collector *c = m;
 
+	/* called again at a launched command's release: its snapshots' times count from then */
+	for (uint32_t i = 0; c->env.start_ns && i < proc_table__count(c->base.procs); i++)
+		snapshots__move_start(snap_of(proc_table__at(c->base.procs, i)),
+				      (int64_t)(start_ns - c->env.start_ns));
 	c->env.start_ns = start_ns;
 }
 

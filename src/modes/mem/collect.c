@@ -645,6 +645,9 @@ static uint64_t mono_now(void)
 
 void mem_collector__set_start(struct mem_collector *c, uint64_t start_ns)
 {
+	/* set again at a launched command's release: its snapshots' times count from then */
+	for (uint32_t i = 0; c->start_ns && i < c->nt; i++)
+		snapshots__move_start(c->t[i].snap, (int64_t)(start_ns - c->start_ns));
 	mem_trace__set_start(c->trace, start_ns);
 	c->start_ns = start_ns;
 	c->snap_due = start_ns + c->snap_interval;
