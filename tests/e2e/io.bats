@@ -72,18 +72,40 @@ dd_pid() {
 	jq '[.processes[] | select(.comm == "dd") | .pid][0]' "$1"
 }
 
-@test "io: 2,000 O_DIRECT reads by dd: 2,000 requests, 8,192,000 bytes, latency within 10% of /sys/block's read time" {
+# What the latency is checked against. ebprof's is each request's time from block_io_start
+# (as the bio becomes a request, in the reader's context) to block_rq_complete. The kernel's
+# read time in /sys/block/DISK/stat (field 4) is another interval with other clock reads:
+# per request, the nanoseconds from rq->start_time_ns (blk_time_get_ns, which inside a plug
+# gives the plug's cached time) to blk_account_io_done's `now`, taken after the completion
+# tracepoint's programs ran; summed, and shown in ms. The two differ by a few us a request
+# either way: CI once had 89 ms there against ebprof's 77.6 ms (13%, 5.7 us a request, at
+# load 12); here one run had 63 ms against ebprof's 64.57 ms. A bound on that difference is a
+# bound on the load, so /sys/block gives the request count (exact) and not the time. The
+# time's oracle is bpftrace on the same two tracepoints in the same run: dd's requests keyed
+# by disk and sector, its probes registered before ebprof's, so each end reads its clock in
+# the same order. It sees most requests (see below): their mean latency within 2% of
+# ebprof's (0.7% in the runs made here).
+# alone: bpftrace's machine-wide tracepoints and the disk's own counts (the file's tag)
+@test "io: 2,000 O_DIRECT reads by dd: 2,000 requests, 8,192,000 bytes, mean latency within 2% of bpftrace's block_io_start to block_rq_complete" {
 	var_tmp_disk
 	make_file "$VT/f" 2000
 	stat_file=/sys/block/$DISK/stat
 	for try in 1 2 3 4 5; do
+		start_bpftrace 'tracepoint:block:block_io_start /comm == "dd"/ {
+				@t[args->dev, args->sector] = nsecs; }
+			tracepoint:block:block_rq_complete /@t[args->dev, args->sector]/ {
+				@ns = sum(nsecs - @t[args->dev, args->sector]); @n = count();
+				delete(@t[args->dev, args->sector]); }
+			BEGIN { printf("ready\n"); } END { clear(@t); }'
 		# the disk's accounting read right around dd, inside the traced command
 		run "$EBPROF" io -q -o "$T/x.json" -o "$T/x.txt" -- sh -c "
 			s0=\$(cat $stat_file)
 			dd if='$VT/f' of=/dev/null bs=4096 count=2000 iflag=direct status=none
 			s1=\$(cat $stat_file)
 			printf '%s\n%s\n' \"\$s0\" \"\$s1\" > '$T/stat'"
+		echo "$output"
 		[ "$status" -eq 0 ]
+		stop_bpftrace >/dev/null
 		pid=$(dd_pid "$T/x.json")
 		jq -c '.processes[] | {pid, comm, requests, io_bytes}' "$T/x.json"
 		# dd's reads are synchronous: none is in flight at the end, really
@@ -113,9 +135,15 @@ dd_pid() {
 		echo "try $try: /sys/block/$DISK/stat: $reads reads, $ticks ms; dd: $mine reads, $lat ns"
 		# something else read from the disk meanwhile: the kernel's time is not dd's alone
 		[ "$reads" -eq "$mine" ] || continue
-		# within 10%, and the 1 ms the kernel's milliseconds cut off
-		awk -v l="$lat" -v t="$ticks" 'BEGIN { d = l / 1e6 - t; if (d < 0) d = -d;
-			exit !(d <= 0.1 * t + 1) }'
+		bn=$(sed -n 's/^@n: //p' "$T/bt.out")
+		bns=$(sed -n 's/^@ns: //p' "$T/bt.out")
+		echo "bpftrace: dd's $bn requests, $bns ns"
+		# its classic tracepoints' programs miss an event that comes while another BPF
+		# program runs on that CPU (the kernel's bpf_prog_active: a completion interrupt
+		# during ebprof's or anyone's): 1,978 of 2,000 once. A request missed at either end
+		# is not in its numbers at all, so the mean of those it has is compared.
+		[ "$bn" -le "$mine" ] && [ $((bn * 10)) -ge $((mine * 9)) ]
+		within $((lat / mine)) $((bns / bn)) 2
 		return 0
 	done
 	[ -z "${busy:-}" ] || skip "in some of 5 runs the kernel reported no completion of some \
