@@ -138,16 +138,25 @@ dd_pid() {
 		bn=$(sed -n 's/^@n: //p' "$T/bt.out")
 		bns=$(sed -n 's/^@ns: //p' "$T/bt.out")
 		echo "bpftrace: dd's $bn requests, $bns ns"
-		# its classic tracepoints' programs miss an event that comes while another BPF
-		# program runs on that CPU (the kernel's bpf_prog_active: a completion interrupt
-		# during ebprof's or anyone's): 1,978 of 2,000 once. A request missed at either end
-		# is not in its numbers at all, so the mean of those it has is compared.
-		[ "$bn" -le "$mine" ] && [ $((bn * 10)) -ge $((mine * 9)) ]
+		# its classic tracepoints' programs miss an event that comes while another
+		# perf-event BPF program runs on that CPU (the kernel's bpf_prog_active: a
+		# completion interrupt during a profiler's sample, anyone's): 1,978 of 2,000 once,
+		# 1,294 in a run of this file beside other sessions' profilers. A request missed at
+		# either end is not in its numbers at all, so the mean of those it has is
+		# compared, when it saw 90% of them: else that run is tried again, as one where
+		# something else read the disk (1,294 of 2,000 had a mean 2.5% off).
+		[ "$bn" -le "$mine" ]
+		if [ $((bn * 10)) -lt $((mine * 9)) ]; then
+			missed=1
+			continue
+		fi
 		within $((lat / mine)) $((bns / bn)) 2
 		return 0
 	done
 	[ -z "${busy:-}" ] || skip "in some of 5 runs the kernel reported no completion of some \
 requests (completion_unseen: heavy I/O load), in the others something else read from $DISK"
+	[ -z "${missed:-}" ] || skip "in some of 5 runs bpftrace missed over 10% of dd's requests \
+(other perf-event BPF programs on the CPUs), in the others something else read from $DISK"
 	skip "something else read from $DISK during each of 5 runs: /sys/block/$DISK/stat is not dd's alone"
 }
 
