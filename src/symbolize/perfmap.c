@@ -5,12 +5,14 @@
  * perf, bcc and bpftrace read the same file. PID is the process's own in its PID namespace,
  * the file in its mount namespace's /tmp. A JIT appends as it compiles: the file is read
  * again when it has grown since (at a miss); code compiled again at an address has its later
- * line. */
+ * line. A file older than the process is an earlier process's with its PID: not used. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "symbolize/sym_internal.h"
 #include "util/util.h"
@@ -24,6 +26,8 @@ struct perfmap_entry {
 struct sym_perfmap {
 	char *path;
 	uid_t uid;		/* the process's: the file is used only if it or root owns it */
+	time_t start;		/* when the process started (wall clock, s; 0: not known): a file
+				 * last written before is an earlier process's with the same PID */
 	off_t size;		/* of the file when read; -1: not read yet */
 	struct perfmap_entry *e;
 	size_t n;
@@ -60,6 +64,32 @@ static pid_t own_pid(pid_t pid, uid_t *uid)
 	return (pid_t)v;
 }
 
+/* When pid started, in wall-clock seconds: boot time (/proc/stat's btime) plus its start in
+ * clock ticks after boot (/proc/PID/stat's 22nd field). 0 when not known. */
+static time_t start_time(pid_t pid)
+{
+	char path[64], *st = util_read_file("/proc/stat", NULL), *ps, *f;
+	unsigned long long btime = 0, ticks = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	int field;
+
+	f = st ? strstr(st, "\nbtime ") : NULL;
+	if (f)
+		btime = strtoull(f + 7, NULL, 10);
+	free(st);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	ps = util_read_file(path, NULL);
+	/* after the command's name (which may hold blanks and parentheses): field 3 on */
+	f = ps ? strrchr(ps, ')') : NULL;
+	for (field = 2; f && *f && field < 22; f++)
+		if (*f == ' ')
+			field++;
+	if (f && field == 22)
+		ticks = strtoull(f, NULL, 10);
+	free(ps);
+	return btime && ticks && hz > 0 ? (time_t)(btime + ticks / (unsigned long long)hz) : 0;
+}
+
 struct sym_perfmap *sym_perfmap__new(pid_t pid, const char *root)
 {
 	struct sym_perfmap *m = calloc(1, sizeof(*m));
@@ -67,6 +97,7 @@ struct sym_perfmap *sym_perfmap__new(pid_t pid, const char *root)
 	if (!m)
 		return NULL;
 	m->size = -1;
+	m->start = start_time(pid);
 	if (asprintf(&m->path, "%s/tmp/perf-%d.map", root ? root : "",
 		     (int)own_pid(pid, &m->uid)) < 0) {
 		free(m);
@@ -132,6 +163,11 @@ static int load(struct sym_perfmap *m, struct strpool *pool)
 	 * name its code anything) */
 	if (!S_ISREG(st.st_mode) || (st.st_uid != m->uid && st.st_uid != 0))
 		return -EPERM;
+	/* perf maps stay in /tmp after their process: one last written before this process
+	 * started (a second of slack for the clocks' rounding) is another's that had its PID,
+	 * whose names would be wrong here */
+	if (m->start && st.st_mtime + 1 < m->start)
+		return -ESTALE;
 	if (st.st_size == m->size)
 		return 0;
 	text = util_read_file(m->path, &len);

@@ -2237,7 +2237,8 @@ static void test_trim_unused_modules(void **state)
 
 /* A perf map's lines (perfmap.c), read from ROOT/tmp/perf-PID.map: hex with or without 0x,
  * names with blanks, lines that are no entry skipped, the later of two lines for one address,
- * one nested in a longer one, and the file read again when it has grown (a JIT appends). */
+ * one nested in a longer one, and the file read again when it has grown (a JIT appends); a
+ * file older than the process (another's that had its PID) not used. */
 static void test_perfmap(void **state)
 {
 	char root[] = "/tmp/ebprof-perfmap-XXXXXX", dir[128], path[160];
@@ -2282,6 +2283,16 @@ static void test_perfmap(void **state)
 	fclose(f);
 	assert_string_equal(sym_perfmap__find(m, &pool, 0x7f0000009010), "Function:late");
 	sym_perfmap__free(m);
+	/* a file last written before the process started: an earlier process's with its PID */
+	{
+		struct timespec old[2] = { { .tv_sec = 1000000000 }, { .tv_sec = 1000000000 } };
+
+		assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+		m = sym_perfmap__new(getpid(), root);
+		assert_non_null(m);
+		assert_null(sym_perfmap__find(m, &pool, 0x7f0000001010));
+		sym_perfmap__free(m);
+	}
 	/* no file: no names */
 	m = sym_perfmap__new(getpid(), "/nonexistent");
 	assert_non_null(m);
