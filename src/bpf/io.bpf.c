@@ -660,16 +660,14 @@ int BPF_PROG(io_merge, struct request *rq)
  * marked ended and counted as completion_unseen; one that cannot be read is too. A request
  * still allocated, with its start, is in flight, and so is one that completed after tracing
  * stopped (IO_REQ_ENDED_LATE, skipped here). */
-SEC("iter/bpf_map_elem")
-int io_sweep(struct bpf_iter__bpf_map_elem *ctx)
+static long sweep_one(struct bpf_map *map, __u64 *key, struct io_req *r, void *data)
 {
-	__u64 *key = ctx->key, start = 0;
-	struct io_req *r = ctx->value;
+	__u64 start = 0;
 	struct request *rq;
 	void *hctx = NULL;
 	int ref = 0;
 
-	if (!key || !r || r->done != IO_REQ_OPEN)
+	if (r->done != IO_REQ_OPEN)
 		return 0;
 	rq = (struct request *)*key;
 	if (!bpf_core_read(&hctx, sizeof(hctx), &rq->mq_hctx) && hctx &&
@@ -680,5 +678,18 @@ int io_sweep(struct bpf_iter__bpf_map_elem *ctx)
 	 * freed: it may have done so since the check above */
 	if (__sync_val_compare_and_swap(&r->done, IO_REQ_OPEN, IO_REQ_ENDED) == IO_REQ_OPEN)
 		count_stat(IO_STAT_UNSEEN);
+	return 0;
+}
+
+/* Run by the collector as a task iterator over its own process (bpfutil__run_task_iter): once,
+ * at its main thread, over every record. Not a map iterator (iter/bpf_map_elem), which some
+ * kernels refuse to load (EPERM, where iter/task loads), failing the whole mode. */
+SEC("iter/task")
+int io_sweep(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+
+	if (t && t->pid == t->tgid)
+		bpf_for_each_map_elem(&inflight, sweep_one, NULL, 0);
 	return 0;
 }

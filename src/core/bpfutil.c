@@ -148,15 +148,6 @@ int bpfutil__run_task_iter(struct bpf_program *prog, pid_t pid)
 	return run_iter(prog, pid ? &opts : NULL);
 }
 
-int bpfutil__run_map_iter(struct bpf_program *prog, int map_fd)
-{
-	union bpf_iter_link_info linfo = { .map.map_fd = (__u32)map_fd };
-	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &linfo,
-		    .link_info_len = sizeof(linfo));
-
-	return run_iter(prog, &opts);
-}
-
 static bool libbpf_verbose;
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)

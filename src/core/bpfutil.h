@@ -1,5 +1,5 @@
 /* Small libbpf helpers every collector needs: reading a whole hash map in batches, summing a
- * per-CPU value, running a task or map iterator. */
+ * per-CPU value, running a task iterator. */
 #ifndef EBPROF_BPFUTIL_H
 #define EBPROF_BPFUTIL_H
 
@@ -41,8 +41,6 @@ struct bpf_object;
 uint64_t bpfutil__recursion_misses(const struct bpf_object *obj);
 /* Run the iter/task program prog once over pid's tasks (pid 0: every task). 0 or -errno. */
 int bpfutil__run_task_iter(struct bpf_program *prog, pid_t pid);
-/* Run the iter/bpf_map_elem program prog once over the map map_fd. 0 or -errno. */
-int bpfutil__run_map_iter(struct bpf_program *prog, int map_fd);
 
 /* The running kernel's BTF (/sys/kernel/btf/vmlinux, ~5 MB), parsed at most once per process
  * and kept until its exit, for every mode that asks (`ebprof profile` opens five); NULL when

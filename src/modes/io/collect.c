@@ -876,7 +876,7 @@ static void io_finish(void *m)
 	drain(c, c->env.prof, 0, false, false);
 	/* the records of requests that ended unseen are marked done (completion_unseen), so
 	 * that what is left is what was in flight */
-	err = bpfutil__run_map_iter(c->skel->progs.io_sweep, bpf_map__fd(c->skel->maps.inflight));
+	err = bpfutil__run_task_iter(c->skel->progs.io_sweep, getpid());
 	if (err)
 		pr_warn(c->lc, "cannot tell the requests in flight from those whose completion went "
 			"unseen: %s; in_flight may count both", strerror(-err));
