@@ -122,6 +122,9 @@ enum kmem_drop {
 	KMEM_DROP_CACHES_FULL,	/* (process, cache) or cache-name table full */
 	KMEM_DROP_PROCS_FULL,	/* per-process totals table full */
 	KMEM_DROP_FREE_UNSEEN,	/* a pointer allocated again while tracked: its free had no event */
+	KMEM_DROP_TABLE_BUSY,	/* a table's bucket was locked by the program this interrupt's
+				 * event interrupted on its CPU (the kernel's -EBUSY): that
+				 * allocation or free is not counted or not tracked */
 	KMEM_DROP__COUNT,
 	/* in the same per-CPU array, after the drops: the keys made in the (process, kind,
 	 * stacks) and (process, cache) tables, which the collector spills as they fill, the
@@ -132,6 +135,24 @@ enum kmem_drop {
 	KMEM_STAT_PIDS_REUSED,
 	KMEM_STAT_PROC_KEYS,
 	KMEM_STAT__COUNT,
+};
+
+/*
+ * The free tracepoints, whose programs have a twin (kmem_*_nested) for the events that
+ * interrupt them: the kernel skips a program that runs into itself on a CPU (a recursion miss),
+ * so an interrupt's free (an RCU callback's, at a tick's end) met while the task's kfree program
+ * ran was lost, and its allocation stayed outstanding. The twin takes exactly those: the program
+ * marks itself running on its CPU (`busy`); the twin, attached to the same tracepoint, takes an
+ * event only while the mark is up and counts it (`nested`). A program's recursion misses less
+ * its twin's takes are the events lost. Index of both per-CPU arrays.
+ */
+enum kmem_tp {
+	KMEM_TP_KFREE,
+	KMEM_TP_CACHE_FREE,
+	KMEM_TP_PAGE_FREE,
+	KMEM_TP_PAGE_FREE_BATCHED,
+	KMEM_TP_PERCPU_FREE,
+	KMEM_TP__COUNT,
 };
 
 /* Per-CPU scratch for the two captures of one event (too large for the BPF stack). */

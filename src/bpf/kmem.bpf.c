@@ -96,8 +96,8 @@ struct {
 } drops SEC(".maps");
 
 /* One scratch per kind of allocation: a program never runs nested in itself on one CPU (the
- * kernel skips it, a recursion miss the collector reports), but an interrupt's kmem_cache_alloc
- * may run in the middle of a task's kmalloc. */
+ * kernel skips it, a recursion miss the collector reports: the allocations have no twin, enum
+ * kmem_tp), but an interrupt's kmem_cache_alloc may run in the middle of a task's kmalloc. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, KMEM_KIND__COUNT);
@@ -113,6 +113,22 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } irq_depth SEC(".maps");
+
+/* Per CPU, per free tracepoint (enum kmem_tp): whether its program runs on this CPU now
+ * (busy_mark), and the events its twin took because it did (nested_event). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, KMEM_TP__COUNT);
+	__type(key, __u32);
+	__type(value, __u32);
+} busy SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, KMEM_TP__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} nested SEC(".maps");
 
 static __always_inline void count_drop(__u32 reason)
 {
@@ -173,9 +189,18 @@ static __always_inline bool traced(__u32 tgid)
 	return trace_all ? tgid != self_tgid : bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
+/* A map operation's error as a drop: -EBUSY is a bucket locked by the program this event's
+ * interrupt interrupted on this CPU (the kernel's hash tables refuse to nest there), anything
+ * else the table full (`full`). */
+static __always_inline void count_refused(long err, __u32 full)
+{
+	count_drop(err == -16 /* EBUSY */ ? KMEM_DROP_TABLE_BUSY : full);
+}
+
 /* The entry of map for key, made from zero if it has none (its `made` counter up: the keys the
- * collector's spill watches), or NULL when the map is full. */
-static __always_inline void *entry_of(void *map, const void *key, const void *zero, __u32 made)
+ * collector's spill watches), or NULL, counted as drop `full` (count_refused). */
+static __always_inline void *entry_of(void *map, const void *key, const void *zero, __u32 made,
+				      __u32 full)
 {
 	void *v = bpf_map_lookup_elem(map, key);
 	long err;
@@ -183,11 +208,16 @@ static __always_inline void *entry_of(void *map, const void *key, const void *ze
 	if (v)
 		return v;
 	err = bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
-	if (!err)
+	if (!err) {
 		count_drop(made);
-	else if (err != -17 /* EEXIST: another CPU made it */)
+	} else if (err != -17 /* EEXIST: another CPU made it */) {
+		count_refused(err, full);
 		return NULL;
-	return bpf_map_lookup_elem(map, key);
+	}
+	v = bpf_map_lookup_elem(map, key);
+	if (!v)
+		count_drop(full);	/* made, and deleted by a take at once */
+	return v;
 }
 
 static __always_inline struct kmem_totals *totals_of(__u32 tgid)
@@ -211,10 +241,7 @@ static __always_inline struct kmem_totals *totals_of(__u32 tgid)
 	else
 		__builtin_memcpy(zero.comm, "swapper", sizeof("swapper"));
 	zero.start = start;
-	t = entry_of(&totals, &tgid, &zero, KMEM_STAT_PROC_KEYS);
-	if (!t)
-		count_drop(KMEM_DROP_PROCS_FULL);
-	return t;
+	return entry_of(&totals, &tgid, &zero, KMEM_STAT_PROC_KEYS, KMEM_DROP_PROCS_FULL);
 }
 
 /* A free's rows, a function per table: the verifier inlines a lookup whose map it knows, but
@@ -235,14 +262,14 @@ static __noinline struct kmem_cache_stat *cache_row_0(const struct kmem_cache_ke
 {
 	struct kmem_cache_stat zero = {};
 
-	return entry_of(&cache_stats_0, k, &zero, KMEM_STAT_CACHE_KEYS);
+	return entry_of(&cache_stats_0, k, &zero, KMEM_STAT_CACHE_KEYS, KMEM_DROP_CACHES_FULL);
 }
 
 static __noinline struct kmem_cache_stat *cache_row_1(const struct kmem_cache_key *k)
 {
 	struct kmem_cache_stat zero = {};
 
-	return entry_of(&cache_stats_1, k, &zero, KMEM_STAT_CACHE_KEYS);
+	return entry_of(&cache_stats_1, k, &zero, KMEM_STAT_CACHE_KEYS, KMEM_DROP_CACHES_FULL);
 }
 
 /*
@@ -309,6 +336,7 @@ static __always_inline void on_free(void *ctx, __u64 ptr, enum kmem_total what)
 	__u32 tgid;
 	struct kmem_totals *t;
 	struct kmem_live *l, copy;
+	long err;
 
 	/* kfree(NULL) and of ZERO_SIZE_PTR is traced before the kernel sees it does nothing:
 	 * not a free (they were 92% of a launched shell's kfrees) */
@@ -317,9 +345,12 @@ static __always_inline void on_free(void *ctx, __u64 ptr, enum kmem_total what)
 	l = bpf_map_lookup_elem(&live, &ptr);
 	if (l) {
 		copy = *l;
-		/* only the one that deletes it counts it */
-		if (!bpf_map_delete_elem(&live, &ptr))
+		/* only the one that deletes it counts it (-ENOENT: another CPU did) */
+		err = bpf_map_delete_elem(&live, &ptr);
+		if (!err)
 			untrack(&copy, true);
+		else if (err == -16 /* EBUSY */)
+			count_drop(KMEM_DROP_TABLE_BUSY);
 	}
 	if (what >= KMEM_T__COUNT)
 		return;
@@ -350,6 +381,7 @@ static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr
 	 * (untrack) */
 	bool series = !trace_all;
 	__u64 nr;
+	long err;
 
 	if (!traced(tgid))
 		return;
@@ -383,23 +415,23 @@ static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr
 	}
 
 	g = take_gen_now();
-	c = entry_of(take_table(counts, g), &key, &s->zero, KMEM_STAT_COUNT_KEYS);
-	if (!c)
-		count_drop(KMEM_DROP_COUNTS_FULL);
-	if (cache) {
-		cs = entry_of(take_table(cache_stats, g), &ck, &czero, KMEM_STAT_CACHE_KEYS);
-		if (!cs)
-			count_drop(KMEM_DROP_CACHES_FULL);
-	}
+	c = entry_of(take_table(counts, g), &key, &s->zero, KMEM_STAT_COUNT_KEYS,
+		     KMEM_DROP_COUNTS_FULL);
+	if (cache)
+		cs = entry_of(take_table(cache_stats, g), &ck, &czero, KMEM_STAT_CACHE_KEYS,
+			      KMEM_DROP_CACHES_FULL);
 
 	if (ptr > KMEM_NO_OBJECT) {
 		old = bpf_map_lookup_elem(&live, &ptr);
 		if (old) {
 			/* allocated again while tracked: its free had no event (a bulk free) */
 			lv = *old;
-			if (!bpf_map_delete_elem(&live, &ptr)) {
+			err = bpf_map_delete_elem(&live, &ptr);
+			if (!err) {
 				untrack(&lv, false);
 				count_drop(KMEM_DROP_FREE_UNSEEN);
+			} else if (err == -16 /* EBUSY */) {
+				count_drop(KMEM_DROP_TABLE_BUSY);
 			}
 		}
 		lv.key = key;
@@ -408,8 +440,9 @@ static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr
 		lv.ts = bpf_ktime_get_ns();
 		lv.gen = g;
 		lv.flags = (series && c ? KMEM_LIVE_ROW : 0) | (series && t ? KMEM_LIVE_TOTALS : 0);
-		if (bpf_map_update_elem(&live, &ptr, &lv, BPF_ANY))
-			count_drop(KMEM_DROP_LIVE_FULL);
+		err = bpf_map_update_elem(&live, &ptr, &lv, BPF_ANY);
+		if (err)
+			count_refused(err, KMEM_DROP_LIVE_FULL);
 		else
 			tracked = true;
 	}
@@ -444,17 +477,19 @@ static __always_inline __u32 cache_id(struct kmem_cache *s)
 	__u64 k = (__u64)s;
 	struct kmem_cache_info *ci = bpf_map_lookup_elem(&cache_ids, &k), info = {};
 	const char *name;
+	long err;
 
 	if (ci)
 		return ci->id;
 	info.id = __sync_fetch_and_add(&next_cache_id, 1) + 1;
 	name = BPF_CORE_READ(s, name);
 	bpf_probe_read_kernel_str(info.name, sizeof(info.name), name);
-	if (bpf_map_update_elem(&cache_ids, &k, &info, BPF_NOEXIST)) {
+	err = bpf_map_update_elem(&cache_ids, &k, &info, BPF_NOEXIST);
+	if (err) {
 		ci = bpf_map_lookup_elem(&cache_ids, &k);	/* another CPU named it */
 		if (ci)
 			return ci->id;
-		count_drop(KMEM_DROP_CACHES_FULL);
+		count_refused(err, KMEM_DROP_CACHES_FULL);
 		return 0;
 	}
 	return info.id;
@@ -484,6 +519,66 @@ static __always_inline bool kmalloc_again(void *ctx, __u64 ptr, __u64 alloc)
 	       l->bytes == alloc && bpf_ktime_get_ns() - l->ts < 1000000;
 }
 
+/*
+ * The free programs, each with its twin (abi/kmem.h, enum kmem_tp): `kmem_X` takes an event
+ * with its tracepoint's busy mark up on its CPU; `kmem_X_nested`, attached to the same
+ * tracepoint, takes only an event that came while the mark was up: an interrupt's free (an RCU
+ * callback's, at a tick's end) that interrupted kmem_X on this CPU, which the kernel skips for
+ * kmem_X (a recursion miss), and which would leave its allocation outstanding. The collector
+ * counts kmem_X's misses less its twin's takes as lost (recursion_misses). The allocations
+ * have none: an interrupt's allocation is PID 0's, counted with -a only, and a twin of each
+ * would double the verifier's work on the largest programs (seconds at the start, under load).
+ */
+static __always_inline __u32 *busy_mark(__u32 tp)
+{
+	__u32 *b = bpf_map_lookup_elem(&busy, &tp);
+
+	if (b)
+		*b = 1;
+	return b;
+}
+
+static __always_inline void busy_clear(__u32 *b)
+{
+	if (b)
+		*b = 0;
+}
+
+static __always_inline bool nested_event(__u32 tp)
+{
+	__u32 *b = bpf_map_lookup_elem(&busy, &tp);
+	__u64 *n;
+
+	if (!b || !*b)
+		return false;
+	n = bpf_map_lookup_elem(&nested, &tp);
+	if (n)
+		*n += 1;
+	return true;
+}
+
+/* kmem_X and its twin for the free tracepoint of section "tp_btf/" tpname (opt: "?" when
+ * the program is loaded only where the kernel has that tracepoint), enum kmem_tp tp, the
+ * process's count what, of one pointer argument ptr among the arguments */
+#define KMEM_FREE_PROGS(opt, tpname, name, tp, what, ptr, ...)				\
+	SEC(opt "tp_btf/" tpname)							\
+	int BPF_PROG(name, __VA_ARGS__)							\
+	{										\
+		__u32 *b = busy_mark(tp);						\
+											\
+		on_free(ctx, (__u64)(ptr), what);					\
+		busy_clear(b);								\
+		return 0;								\
+	}										\
+											\
+	SEC("?tp_btf/" tpname)								\
+	int BPF_PROG(name##_nested, __VA_ARGS__)					\
+	{										\
+		if (nested_event(tp))							\
+			on_free(ctx, (__u64)(ptr), what);				\
+		return 0;								\
+	}
+
 SEC("tp_btf/kmalloc")
 int BPF_PROG(kmem_kmalloc, unsigned long call_site, const void *ptr, size_t bytes_req,
 	     size_t bytes_alloc)
@@ -496,12 +591,8 @@ int BPF_PROG(kmem_kmalloc, unsigned long call_site, const void *ptr, size_t byte
 	return 0;
 }
 
-SEC("tp_btf/kfree")
-int BPF_PROG(kmem_kfree, unsigned long call_site, const void *ptr)
-{
-	on_free(ctx, (__u64)ptr, KMEM_T_KFREE);
-	return 0;
-}
+KMEM_FREE_PROGS("", "kfree", kmem_kfree, KMEM_TP_KFREE, KMEM_T_KFREE, ptr,
+		unsigned long call_site, const void *ptr)
 
 SEC("tp_btf/kmem_cache_alloc")
 int BPF_PROG(kmem_cache_alloc, unsigned long call_site, const void *ptr, struct kmem_cache *s)
@@ -519,12 +610,8 @@ int BPF_PROG(kmem_cache_alloc, unsigned long call_site, const void *ptr, struct 
 	return 0;
 }
 
-SEC("tp_btf/kmem_cache_free")
-int BPF_PROG(kmem_cache_free, unsigned long call_site, const void *ptr)
-{
-	on_free(ctx, (__u64)ptr, KMEM_T_CACHE_FREE);
-	return 0;
-}
+KMEM_FREE_PROGS("", "kmem_cache_free", kmem_cache_free, KMEM_TP_CACHE_FREE,
+		KMEM_T_CACHE_FREE, ptr, unsigned long call_site, const void *ptr)
 
 SEC("tp_btf/mm_page_alloc")
 int BPF_PROG(kmem_page_alloc, struct page *page, unsigned int order)
@@ -535,22 +622,14 @@ int BPF_PROG(kmem_page_alloc, struct page *page, unsigned int order)
 	return 0;
 }
 
-SEC("tp_btf/mm_page_free")
-int BPF_PROG(kmem_page_free, struct page *page)
-{
-	on_free(ctx, (__u64)page, KMEM_T_PAGE_FREE);
-	return 0;
-}
+KMEM_FREE_PROGS("", "mm_page_free", kmem_page_free, KMEM_TP_PAGE_FREE, KMEM_T_PAGE_FREE,
+		page, struct page *page)
 
 /* order-0 pages freed in batches (free_unref_folios): each such page was reported by
  * mm_page_free before (free_pages_prepare), so this one only ends a page still tracked, for a
  * kernel that would not; counted, it made page_free about twice the pages freed */
-SEC("?tp_btf/mm_page_free_batched")
-int BPF_PROG(kmem_page_free_batched, struct page *page)
-{
-	on_free(ctx, (__u64)page, KMEM_T__COUNT);
-	return 0;
-}
+KMEM_FREE_PROGS("?", "mm_page_free_batched", kmem_page_free_batched,
+		KMEM_TP_PAGE_FREE_BATCHED, KMEM_T__COUNT, page, struct page *page)
 
 SEC("?tp_btf/percpu_alloc_percpu")
 int BPF_PROG(kmem_percpu_alloc, unsigned long call_site, bool reserved, bool is_atomic,
@@ -560,12 +639,8 @@ int BPF_PROG(kmem_percpu_alloc, unsigned long call_site, bool reserved, bool is_
 	return 0;
 }
 
-SEC("?tp_btf/percpu_free_percpu")
-int BPF_PROG(kmem_percpu_free, void *base_addr, int off, void *ptr)
-{
-	on_free(ctx, (__u64)ptr, KMEM_T_PERCPU_FREE);
-	return 0;
-}
+KMEM_FREE_PROGS("?", "percpu_free_percpu", kmem_percpu_free, KMEM_TP_PERCPU_FREE,
+		KMEM_T_PERCPU_FREE, ptr, void *base_addr, int off, void *ptr)
 
 /* The interrupt work on this CPU (in_interrupt_ctx): each softirq action and each device
  * interrupt handler. An exit without its entry (tracing began inside it) is not counted. */

@@ -163,19 +163,22 @@ void bpfutil__libbpf_messages(const struct log_ctx *lc)
 	libbpf_set_print(libbpf_print);
 }
 
+uint64_t bpfutil__prog_recursion_misses(const struct bpf_program *prog)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+	int fd = bpf_program__fd(prog);
+
+	return fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) ? info.recursion_misses : 0;
+}
+
 uint64_t bpfutil__recursion_misses(const struct bpf_object *obj)
 {
 	struct bpf_program *prog;
 	uint64_t n = 0;
 
-	bpf_object__for_each_program(prog, obj) {
-		struct bpf_prog_info info = { 0 };
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(prog);
-
-		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
-			n += info.recursion_misses;
-	}
+	bpf_object__for_each_program(prog, obj)
+		n += bpfutil__prog_recursion_misses(prog);
 	return n;
 }
 

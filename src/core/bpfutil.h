@@ -39,6 +39,8 @@ uint64_t bpfutil__percpu_sum_range(int fd, uint32_t first, uint32_t end);
  * recursion_misses over its loaded programs. */
 struct bpf_object;
 uint64_t bpfutil__recursion_misses(const struct bpf_object *obj);
+/* The same for one program (0 if it is not loaded). */
+uint64_t bpfutil__prog_recursion_misses(const struct bpf_program *prog);
 /* Run the iter/task program prog once over pid's tasks (pid 0: every task). 0 or -errno. */
 int bpfutil__run_task_iter(struct bpf_program *prog, pid_t pid);
 

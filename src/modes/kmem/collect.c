@@ -50,6 +50,7 @@ static const char *const drop_names[KMEM_DROP__COUNT] = {
 	 * process not traced at all */
 	[KMEM_DROP_PROCS_FULL] = "process_totals_full",
 	[KMEM_DROP_FREE_UNSEEN] = "free_unseen",
+	[KMEM_DROP_TABLE_BUSY] = "table_busy",
 };
 
 /* The per-process totals as JSON's processes[].kmem names them (stats "kmem_<name>"). */
@@ -183,6 +184,68 @@ static void reset_irq_depth(struct kmem_collector *c)
 	free(zero);
 }
 
+/* Each free program and its twin (abi/kmem.h, enum kmem_tp). */
+static void twins_of(struct kmem_bpf *skel, struct bpf_program *t[KMEM_TP__COUNT][2])
+{
+	struct bpf_program *all[KMEM_TP__COUNT][2] = {
+		[KMEM_TP_KFREE] = { skel->progs.kmem_kfree, skel->progs.kmem_kfree_nested },
+		[KMEM_TP_CACHE_FREE] = { skel->progs.kmem_cache_free,
+					 skel->progs.kmem_cache_free_nested },
+		[KMEM_TP_PAGE_FREE] = { skel->progs.kmem_page_free,
+					skel->progs.kmem_page_free_nested },
+		[KMEM_TP_PAGE_FREE_BATCHED] = { skel->progs.kmem_page_free_batched,
+						skel->progs.kmem_page_free_batched_nested },
+		[KMEM_TP_PERCPU_FREE] = { skel->progs.kmem_percpu_free,
+					  skel->progs.kmem_percpu_free_nested },
+	};
+
+	memcpy(t, all, sizeof(all));
+}
+
+/* A twin is loaded with its program. */
+static void set_twins(struct kmem_collector *c)
+{
+	struct bpf_program *t[KMEM_TP__COUNT][2];
+
+	twins_of(c->skel, t);
+	for (int i = 0; i < KMEM_TP__COUNT; i++)
+		bpf_program__set_autoload(t[i][1], bpf_program__autoload(t[i][0]));
+}
+
+/*
+ * The events the kernel skipped and no twin took: every program's recursion misses (the
+ * allocations', the interrupt depth's), less, for a free program, the events its twin took
+ * (nested_event: each came while the program ran on its CPU, so each is one of its misses),
+ * and none of a twin's own (a twin runs into itself only under an event of its program's that
+ * its program takes, or nested under one it takes: then its program is running too, and
+ * missed it). *nested: the twins' takes.
+ */
+static uint64_t events_lost(struct kmem_collector *c, uint64_t *nested)
+{
+	int fd = bpf_map__fd(c->skel->maps.nested);
+	struct bpf_program *t[KMEM_TP__COUNT][2];
+	/* the other programs' (the interrupt depth's, the exec's) as they are */
+	uint64_t lost = bpfutil__recursion_misses(c->skel->obj);
+
+	*nested = 0;
+	twins_of(c->skel, t);
+	for (int i = 0; i < KMEM_TP__COUNT; i++) {
+		uint64_t misses = bpfutil__prog_recursion_misses(t[i][0]), took = 0;
+
+		if (!bpf_program__autoload(t[i][1]))
+			continue;
+		lost -= misses + bpfutil__prog_recursion_misses(t[i][1]);
+		took = bpfutil__percpu_sum(fd, (uint32_t)i);
+		*nested += took;
+		lost += misses > took ? misses - took : 0;
+		if (misses)
+			pr_debug(c->lc, "%s: %llu events skipped by the kernel, %llu taken by its "
+				 "twin", bpf_program__name(t[i][0]), (unsigned long long)misses,
+				 (unsigned long long)took);
+	}
+	return lost;
+}
+
 /* What a spill's emptying of the stacks map keeps: the stacks of the allocations still live
  * and of the counts made since the take (collector__reclaim). */
 static void set_stacks(struct kmem_collector *c)
@@ -233,6 +296,7 @@ static void *kmem_open(const struct session_env *env, void *opts)
 	bpf_program__set_autoload(c->skel->progs.kmem_percpu_alloc, c->percpu);
 	bpf_program__set_autoload(c->skel->progs.kmem_percpu_free, c->percpu);
 	bpf_program__set_autoload(c->skel->progs.kmem_page_free_batched, c->batched);
+	set_twins(c);
 	bpf_map__set_max_entries(c->skel->maps.targets, MAX_TARGETS);
 	/* the traced, and those ended since their series' last point (~1 s) */
 	bpf_map__set_max_entries(c->skel->maps.series, 2 * MAX_TARGETS);
@@ -1486,7 +1550,7 @@ static void kmem_finish(void *m)
 	struct profile *prof = c->env.prof;
 	uint64_t end = c->stop_ns ? c->stop_ns : util_mono_ns();
 	double secs = c->env.start_ns && end > c->env.start_ns ? (end - c->env.start_ns) / 1e9 : 0;
-	uint64_t misses = bpfutil__recursion_misses(c->skel->obj), d[KMEM_DROP__COUNT];
+	uint64_t nested, misses = events_lost(c, &nested), d[KMEM_DROP__COUNT];
 
 	drain(c, 0, false, false, end, false);
 	profile__merge_caches(prof);
@@ -1526,10 +1590,16 @@ static void kmem_finish(void *m)
 								: "tracked pointers were",
 				  d[KMEM_DROP_FREE_UNSEEN] == 1 ? "it counts" : "they count");
 	if (misses)
-		profile__add_note(prof, "%llu %s while the same program was running on that CPU (an "
-				  "interrupt's allocation during a task's) and %s skipped by the "
-				  "kernel", (unsigned long long)misses,
-				  misses == 1 ? "event ran" : "events ran", misses == 1 ? "was" : "were");
+		profile__add_note(prof, "%llu %s while the same program was running on that CPU and "
+				  "%s skipped by the kernel (an interrupt's event met a program that "
+				  "had just begun or was ending, or interrupted another interrupt's)",
+				  (unsigned long long)misses,
+				  misses == 1 ? "event came" : "events came", misses == 1 ? "was" : "were");
+	if (d[KMEM_DROP_TABLE_BUSY])
+		profile__add_note(prof, "%llu %s not counted: a table's bucket was locked by the "
+				  "program the event's interrupt interrupted on its CPU (the kernel "
+				  "refuses to nest there)", (unsigned long long)d[KMEM_DROP_TABLE_BUSY],
+				  d[KMEM_DROP_TABLE_BUSY] == 1 ? "event was" : "events were");
 	if (!c->env.all)
 		profile__add_note(prof, "allocations and frees count for the task that made "
 				  "them: an interrupt's (RCU callbacks, softirqs, completions) count "
@@ -1538,6 +1608,8 @@ static void kmem_finish(void *m)
 	/* the window the tracepoints were on; the report's Duration is the whole run */
 	profile__add_info(prof, "traced_for", "%.2f s", secs);
 	profile__add_info(prof, "allocations", "%llu", (unsigned long long)c->allocs);
+	/* the interrupts' events that met the program of their tracepoint running on their CPU */
+	profile__add_info(prof, "nested_events", "%llu", (unsigned long long)nested);
 }
 
 static void kmem_close(void *m)
