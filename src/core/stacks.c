@@ -342,7 +342,9 @@ uint32_t stacks__user_locs(struct profile *prof, struct sym_proc *sp, pid_t pid,
 
 			if (!f->function)
 				continue;
-			lines[nl].function = profile__function(prof, f->function,
+			lines[nl].function = f->cfi_named ?
+				profile__function_cfi(prof, f->function) :
+				profile__function(prof, f->function,
 					f->system_name ? f->system_name : f->function, f->file);
 			if (lines[nl].function == PROF_NONE)
 				continue;

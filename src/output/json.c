@@ -428,6 +428,8 @@ static void write_frames(struct json_writer *w, const struct profile *p,
 				jsonw_bool_field(w, "kernel", true);
 			if (profile__location_is_synthetic(loc))
 				jsonw_bool_field(w, "synthetic", true);
+			if (fn && fn->cfi_named)
+				jsonw_bool_field(w, "cfi_named", true);
 			jsonw_end_object(w);
 		}
 	}

@@ -197,7 +197,8 @@ static uint32_t function_loc(struct differ *df, const struct profile *p,
 	if (loc->mapping == PROF_NONE && (!f->filename || !*f->filename))
 		name = stable_name(name, stable, sizeof(stable));
 	/* the system name stays out of the key: one name, one frame, however it was mangled */
-	fi = profile__function(df->d, name, NULL, f->filename);
+	fi = f->cfi_named ? profile__function_cfi(df->d, name) :
+			    profile__function(df->d, name, NULL, f->filename);
 	if (fi == PROF_NONE)
 		return PROF_NONE;
 	if (grow_u32(&df->fn_loc, &df->fn_loc_cap, (uint64_t)fi + 1, PROF_NONE)) {

@@ -50,7 +50,8 @@ static uint32_t copy_loc(struct profile *p, const struct profile *src, uint32_t 
 	for (uint32_t i = 0; i < l->nlines; i++) {
 		const struct prof_function *f = &src->functions[l->lines[i].function];
 
-		lp[i].function = profile__function(p, f->name, f->system_name, f->filename);
+		lp[i].function = f->cfi_named ? profile__function_cfi(p, f->name) :
+				 profile__function(p, f->name, f->system_name, f->filename);
 		lp[i].line = l->lines[i].line;
 	}
 	r = profile__location(p, map, l->address, l->module_offset, lp, l->nlines);

@@ -881,7 +881,14 @@ static int build_functions(struct loader *l, struct profile *p, uint32_t *fidx)
 
 		if (!name || !ok1 || !ok2)
 			return -EINVAL;
-		fidx[i] = profile__function(p, name, sys, file);
+		/* named by its call frame information's range when written (pprof has no
+		 * field to say so): known by that name's shape, its system name the same and
+		 * no file */
+		if (profile__is_cfi_name(name) && (!sys || !strcmp(sys, name)) &&
+		    (!file || !*file))
+			fidx[i] = profile__function_cfi(p, name);
+		else
+			fidx[i] = profile__function(p, name, sys, file);
 		if (fidx[i] == PROF_NONE)
 			err = -errno;
 	}

@@ -535,6 +535,7 @@ int profile__set_default_type(struct profile *p, const char *type)
 /* Keys hold interned pointers, so equality is pointer equality. */
 struct func_key {
 	const char *name, *system_name, *filename;
+	bool cfi_named;
 };
 
 static bool func_eq(const struct profile *p, uint32_t idx, const void *key)
@@ -543,7 +544,7 @@ static bool func_eq(const struct profile *p, uint32_t idx, const void *key)
 	const struct func_key *k = key;
 
 	return f->name == k->name && f->system_name == k->system_name &&
-	       f->filename == k->filename;
+	       f->filename == k->filename && f->cfi_named == k->cfi_named;
 }
 
 static uint32_t fail(int err)
@@ -552,11 +553,11 @@ static uint32_t fail(int err)
 	return PROF_NONE;
 }
 
-uint32_t profile__function(struct profile *p, const char *name, const char *system_name,
-			   const char *filename)
+static uint32_t function_intern(struct profile *p, const char *name, const char *system_name,
+				const char *filename, bool cfi_named)
 {
 	struct prof_priv *pp = priv(p);
-	struct func_key k = {};
+	struct func_key k = { .cfi_named = cfi_named };
 	uint32_t h, idx;
 	int err;
 
@@ -570,8 +571,8 @@ uint32_t profile__function(struct profile *p, const char *name, const char *syst
 	if (err)
 		return fail(err);
 
-	h = hash_combine(hash_combine((uintptr_t)k.name, (uintptr_t)k.system_name),
-			 (uintptr_t)k.filename);
+	h = hash_combine(hash_combine(hash_combine((uintptr_t)k.name, (uintptr_t)k.system_name),
+				      (uintptr_t)k.filename), cfi_named);
 	idx = htab_find(p, &pp->func_tab, h, func_eq, &k);
 	if (idx != PROF_NONE)
 		return idx;
@@ -584,9 +585,34 @@ uint32_t profile__function(struct profile *p, const char *name, const char *syst
 	idx = p->nfunctions++;
 	p->functions[idx] = (struct prof_function){
 		.name = k.name, .system_name = k.system_name, .filename = k.filename,
+		.cfi_named = cfi_named,
 	};
 	htab_insert(&pp->func_tab, h, idx);
 	return idx;
+}
+
+uint32_t profile__function(struct profile *p, const char *name, const char *system_name,
+			   const char *filename)
+{
+	return function_intern(p, name, system_name, filename, false);
+}
+
+uint32_t profile__function_cfi(struct profile *p, const char *name)
+{
+	return function_intern(p, name, name, NULL, true);
+}
+
+bool profile__is_cfi_name(const char *name)
+{
+	const char *sub = name ? strstr(name, "!sub_") : NULL;
+	const char *h;
+
+	if (!sub || sub == name || strcspn(name, "/!") != (size_t)(sub - name))
+		return false;
+	for (h = sub + 5; *h; h++)
+		if (!((*h >= '0' && *h <= '9') || (*h >= 'a' && *h <= 'f')))
+			return false;
+	return h > sub + 5;
 }
 
 struct map_key {

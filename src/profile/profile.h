@@ -31,6 +31,9 @@ struct prof_function {
 	const char *name;	/* demangled, e.g. "std::vector<int>::push_back(int const&)" */
 	const char *system_name;/* as in the symbol table (mangled), may equal name */
 	const char *filename;	/* source file, or NULL */
+	/* no symbol names it: "MODULE!sub_HEX", made from the range of its call frame
+	 * information (the FDE starting at HEX, an ELF virtual address in MODULE) */
+	bool cfi_named;
 };
 
 struct prof_mapping {
@@ -390,6 +393,12 @@ uint32_t profile__function(struct profile *p, const char *name, const char *syst
 /* Interned on (pid, start, file); limit, offset and build_id of the first call are kept. */
 uint32_t profile__mapping(struct profile *p, uint32_t pid, uint64_t start, uint64_t limit,
 			  uint64_t offset, const char *file, const char *build_id);
+/* The same for a function no symbol names, named after its FDE's range (struct
+ * prof_function's cfi_named): name is also its system name; interned apart from a symbol's. */
+uint32_t profile__function_cfi(struct profile *p, const char *name);
+/* Whether name has the shape of such a name, "MODULE!sub_HEX" (MODULE without '/' or '!', HEX
+ * lowercase), for a profile read back (pprof has no field for it). */
+bool profile__is_cfi_name(const char *name);
 /* Interned on (mapping, address, innermost function): one address may carry two names (an
  * alias). lines copied; the lines of the first call are kept. */
 uint32_t profile__location(struct profile *p, uint32_t mapping, uint64_t address,
@@ -550,8 +559,9 @@ uint32_t profile__suppress(struct profile *p, const struct prof_suppressions *sp
 /* Does the pattern match the string (the rule above)? For tests. */
 bool prof_suppressions__match(const char *pattern, const char *s);
 
-/* Display name of a location's frame `line_idx` (0 = innermost): the function, or
- * "module+0xoff" (module's base name) when unsymbolized, or "0xaddr" without a mapping.
+/* Display name of a location's frame `line_idx` (0 = innermost): the function (a function no
+ * symbol names is "module!sub_HEX", cfi_named), or "module+0xoff" (module's base name) when
+ * unsymbolized, or "0xaddr" without a mapping.
  * Writes into buf and returns it. */
 const char *profile__frame_name(const struct profile *p, const struct prof_location *loc,
 				uint32_t line_idx, char *buf, size_t len);

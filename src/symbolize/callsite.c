@@ -504,13 +504,11 @@ static void load_plt(struct sym_module *m, const struct image *img)
 	}
 }
 
-int sym_module__plt_symbol(struct sym_module *m, uint64_t vaddr, const char **name)
+/* The PLT section holding vaddr, NULL: none */
+static const struct sym_plt_sec *plt_section(struct sym_module *m, uint64_t vaddr)
 {
-	const struct sym_plt_sec *ps = NULL;
 	struct image img;
 	GElf_Ehdr eh;
-	uint64_t stub, slot;
-	int err;
 
 	if (!m->plt_loaded) {	/* once: most addresses are in no PLT, and say so at once */
 		m->plt_loaded = true;
@@ -518,9 +516,24 @@ int sym_module__plt_symbol(struct sym_module *m, uint64_t vaddr, const char **na
 		    eh.e_machine == EM_X86_64)
 			load_plt(m, &img);
 	}
-	for (uint8_t i = 0; i < m->nplt && !ps; i++)
+	for (uint8_t i = 0; i < m->nplt; i++)
 		if (vaddr >= m->plt[i].start && vaddr < m->plt[i].end)
-			ps = &m->plt[i];
+			return &m->plt[i];
+	return NULL;
+}
+
+bool sym_module__in_plt(struct sym_module *m, uint64_t vaddr)
+{
+	return plt_section(m, vaddr) != NULL;
+}
+
+int sym_module__plt_symbol(struct sym_module *m, uint64_t vaddr, const char **name)
+{
+	const struct sym_plt_sec *ps = plt_section(m, vaddr);
+	struct image img;
+	uint64_t stub, slot;
+	int err;
+
 	if (!ps || !module_image(m, &img))
 		return -ENOENT;
 	if (!m->got_loaded) {

@@ -25,6 +25,7 @@
 #include <elfutils/libdwelf.h>
 
 #include "symbolize/sym_internal.h"
+#include "symbolize/unwind.h"
 
 static char *hex_encode(const unsigned char *p, size_t len)
 {
@@ -151,6 +152,10 @@ static void module_close(struct sym_module *m)
 	m->objs = NULL;
 	m->nobjs = 0;
 	m->objs_loaded = false;
+	free(m->fdes);
+	m->fdes = NULL;
+	m->nfdes = 0;
+	m->fdes_loaded = false;
 	if (m->s) {
 		lru_unlink(m->s, m);
 		m->s->open_bytes -= m->size;
@@ -1183,4 +1188,41 @@ const struct sym_symbol *sym_module__find_object(struct sym_module *m, uint64_t 
 	if (sym_module__open(m) || (!m->objs_loaded && load_objects(m)))
 		return NULL;
 	return table_find(m->objs, m->nobjs, vaddr);
+}
+
+bool sym_module__fde_range(struct sym_module *m, uint64_t vaddr, uint64_t *start,
+			   uint64_t *end)
+{
+	size_t lo = 0, hi;
+
+	if (sym_module__open(m))
+		return false;
+	if (!m->fdes_loaded) {
+		GElf_Addr bias;
+		Elf *elf = dwfl_module_getelf(m->dmod, &bias);
+		const char *source;
+
+		m->fdes_loaded = true;
+		if (!elf || unwind_fdes(elf, &m->fdes, &m->nfdes, &source))
+			m->nfdes = 0;
+	}
+	/* the last FDE starting at or before vaddr, or one of a few before it (ranges a
+	 * compiler writes do not overlap, hand-written ones might) */
+	hi = m->nfdes;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->fdes[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i > 0 && lo - i < 8; i--) {
+		if (vaddr < m->fdes[i - 1].end) {
+			*start = m->fdes[i - 1].start;
+			*end = m->fdes[i - 1].end;
+			return true;
+		}
+	}
+	return false;
 }

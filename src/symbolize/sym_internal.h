@@ -61,6 +61,8 @@ void u64map__free(struct u64map *m);
 
 /* ---- modules (module.c) ---- */
 
+struct unwind_fde;
+
 struct sym_symbol {
 	uint64_t start, end;	/* ELF virtual addresses, end exclusive */
 	const char *name;	/* raw, owned by libelf via the Dwfl */
@@ -107,6 +109,10 @@ struct sym_module {
 	bool objs_loaded;	/* data objects (STT_OBJECT), for data addresses: a lock's name */
 	struct sym_symbol *objs;
 	size_t nobjs;
+	bool fdes_loaded;	/* the call frame information's ranges (unwind_fdes), to name
+				 * code no symbol covers by its function's start */
+	struct unwind_fde *fdes;
+	size_t nfdes;
 
 	bool dwarf_failed;	/* no DWARF at all: skip libdw lookups from now on */
 	struct u64map frame_cache;	/* vaddr -> struct sym_cached_frames */
@@ -216,6 +222,11 @@ bool sym_module__file_off_to_vaddr(const struct sym_module *m, uint64_t file_off
 
 /* Function symbol containing vaddr, or NULL. Builds the sorted table on first use. */
 const struct sym_symbol *sym_module__find_symbol(struct sym_module *m, uint64_t vaddr);
+/* The range [*start, *end) of the FDE holding vaddr in m's file (its .eh_frame, else its
+ * .debug_frame): the function (or the part of one) the code at vaddr is in, when no symbol
+ * names it. Builds the sorted table on first use. true, or false when no FDE holds vaddr. */
+bool sym_module__fde_range(struct sym_module *m, uint64_t vaddr, uint64_t *start,
+			   uint64_t *end);
 /* The data object (a sized STT_OBJECT of .symtab, else .dynsym) containing vaddr, or NULL.
  * Builds its sorted table on first use. */
 const struct sym_symbol *sym_module__find_object(struct sym_module *m, uint64_t vaddr);
@@ -235,6 +246,8 @@ int sym_module__called_symbol(struct sym_module *m, uint64_t ret_vaddr, const ch
  * *name (the .dynsym name, without @plt); -ENOENT when vaddr is in no such stub (PLT0, the lazy
  * part of an IBT .plt, code outside the PLT sections). */
 int sym_module__plt_symbol(struct sym_module *m, uint64_t vaddr, const char **name);
+/* Whether vaddr is in .plt, .plt.sec or .plt.got (x86-64) */
+bool sym_module__in_plt(struct sym_module *m, uint64_t vaddr);
 /* 1 if a call instruction ends right before ret_vaddr, 0 if not, -errno if unreadable. */
 int sym_module__follows_call(struct sym_module *m, uint64_t ret_vaddr);
 /* 1 if a system call instruction ends right before vaddr, 0 if not, -errno if unreadable. */

@@ -4,6 +4,7 @@
  * (callsite.c).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -634,6 +635,33 @@ static uint32_t module_frames(struct symbolizer *s, struct sym_module *m, uint64
 	return n;
 }
 
+/* Code no symbol covers (a stripped file's static functions: Debian's libraries keep only
+ * .dynsym) in a function its call frame information knows, the FDE whose range holds vaddr:
+ * named after the range's start, "MODULE!sub_HEX" (module: the path its mapping shows; HEX:
+ * an ELF virtual address, as module_offset), so that the addresses of one function are one
+ * function. One frame, or none where no FDE holds vaddr either (hand-written assembly without
+ * CFI directives, a file without .eh_frame). A sized symbol's bytes end at its size: past it,
+ * an FDE may still name the code. */
+static uint32_t cfi_frame(struct symbolizer *s, struct sym_module *m, uint64_t vaddr,
+			  const char *module, struct sym_frame *frames)
+{
+	const char *base = module ? strrchr(module, '/') : NULL;
+	uint64_t start, end;
+	const char *name;
+	char buf[512];
+
+	/* a PLT section's FDE covers its stubs and PLT0, no function: those stay offsets */
+	if (sym_module__in_plt(m, vaddr) || !sym_module__fde_range(m, vaddr, &start, &end))
+		return 0;
+	base = base && base[1] ? base + 1 : module ? module : "?";
+	snprintf(buf, sizeof(buf), "%s!sub_%" PRIx64, base, start);
+	name = strpool__intern(&s->pool, buf);
+	if (!name)
+		return 0;
+	frames[0] = (struct sym_frame){ .function = name, .system_name = name, .cfi_named = true };
+	return 1;
+}
+
 int sym_proc__resolve(struct sym_proc *p, uint64_t addr, bool return_addr,
 		      struct sym_result *out)
 {
@@ -686,6 +714,8 @@ int sym_proc__resolve(struct sym_proc *p, uint64_t addr, bool return_addr,
 		return 0;
 	out->module_offset = vaddr;
 	out->nframes = module_frames(p->s, mod, vaddr, out->frames);
+	if (!out->nframes)
+		out->nframes = cfi_frame(p->s, mod, vaddr, out->module, out->frames);
 	return 0;
 }
 
@@ -922,5 +952,7 @@ int symbolizer__resolve_build_id(struct symbolizer *s, const char *build_id, uin
 	out->executable = exec;
 	out->module_offset = vaddr;
 	out->nframes = module_frames(s, m, vaddr, out->frames);
+	if (!out->nframes)
+		out->nframes = cfi_frame(s, m, vaddr, out->module, out->frames);
 	return 0;
 }

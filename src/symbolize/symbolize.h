@@ -67,6 +67,10 @@ struct sym_frame {
 	const char *system_name;/* name as in the symbol table, or NULL */
 	const char *file;	/* source file, or NULL */
 	int line;		/* 0 if unknown */
+	/* No symbol covers the address, an FDE of the file's call frame information does: the
+	 * function is named after that range's start, "MODULE!sub_HEX" (MODULE: the base name of
+	 * sym_result.module; HEX: the ELF virtual address, as module_offset), the only frame */
+	bool cfi_named;
 };
 
 struct sym_result {

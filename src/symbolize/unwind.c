@@ -450,16 +450,17 @@ static uint8_t cie_fde_encoding(const Dwarf_CIE *c)
 	return DW_EH_PE_absptr;
 }
 
-/* The FDE start addresses of a .eh_frame (without .eh_frame_hdr: static programs) or a
- * .debug_frame (absolute 8-byte initial locations), at vaddr in the file */
-static int cfi_starts(Elf *elf, Elf_Data *d, bool eh, uint64_t vaddr, uint64_t **out,
-		      size_t *nout)
+/* Every FDE of a .eh_frame or a .debug_frame (absolute 8-byte initial locations) at vaddr in
+ * the file: its range [start, end) as ELF virtual addresses, sorted by start. Discarded
+ * functions' FDEs (a start of 0) are left out; an FDE whose length cannot be read is empty. */
+static int cfi_fdes(Elf *elf, Elf_Data *d, bool eh, uint64_t vaddr, struct unwind_fde **out,
+		    size_t *nout)
 {
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
 	struct { Dwarf_Off off; uint8_t enc; } cies[64];
 	Dwarf_Off off = 0, next;
 	size_t n = 0, cap = 256, ncies = 0;
-	uint64_t *v = malloc(cap * sizeof(*v));
+	struct unwind_fde *v = malloc(cap * sizeof(*v));
 
 	if (!v || !ident || !d) {
 		free(v);
@@ -479,7 +480,7 @@ static int cfi_starts(Elf *elf, Elf_Data *d, bool eh, uint64_t vaddr, uint64_t *
 		} else if (rc == 0) {
 			const uint8_t *p = e.fde.start;
 			uint8_t enc = DW_EH_PE_omit;
-			uint64_t loc;
+			uint64_t loc, len;
 
 			for (size_t i = 0; i < ncies; i++)
 				if (cies[i].off == e.fde.CIE_pointer)
@@ -488,8 +489,13 @@ static int cfi_starts(Elf *elf, Elf_Data *d, bool eh, uint64_t vaddr, uint64_t *
 			    read_enc(&p, e.fde.end, enc,
 				     vaddr + (uint64_t)(e.fde.start - (const uint8_t *)d->d_buf), 0,
 				     &loc) && loc) {	/* 0: a discarded function's FDE */
+				/* the range's length: a value of the same size, nothing added to
+				 * it; unreadable: an empty range (its start is still a start) */
+				if (!read_enc(&p, e.fde.end, enc & 0x0f, 0, 0, &len) ||
+				    loc + len < loc)
+					len = 0;
 				if (n == cap) {
-					uint64_t *np = realloc(v, (cap *= 2) * sizeof(*v));
+					struct unwind_fde *np = realloc(v, (cap *= 2) * sizeof(*v));
 
 					if (!np) {
 						free(v);
@@ -497,14 +503,37 @@ static int cfi_starts(Elf *elf, Elf_Data *d, bool eh, uint64_t vaddr, uint64_t *
 					}
 					v = np;
 				}
-				v[n++] = loc;
+				v[n].start = loc;
+				v[n++].end = loc + len;
 			}
 		}
 		if (next == (Dwarf_Off)-1 || next <= off)
 			break;
 		off = next;
 	}
-	qsort(v, n, sizeof(*v), cmp_u64);
+	qsort(v, n, sizeof(*v), cmp_u64);	/* by start, the first member */
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+/* The FDE start addresses of a .eh_frame (without .eh_frame_hdr: static programs) or a
+ * .debug_frame, sorted */
+static int cfi_starts(Elf *elf, Elf_Data *d, bool eh, uint64_t vaddr, uint64_t **out,
+		      size_t *nout)
+{
+	struct unwind_fde *f;
+	uint64_t *v;
+	size_t n;
+
+	if (cfi_fdes(elf, d, eh, vaddr, &f, &n))
+		return -1;
+	v = malloc((n ? n : 1) * sizeof(*v));
+	for (size_t i = 0; v && i < n; i++)
+		v[i] = f[i].start;
+	free(f);
+	if (!v)
+		return -1;
 	*out = v;
 	*nout = n;
 	return 0;
@@ -714,6 +743,36 @@ static int from_debug_frame(Elf *elf, const struct code *c, struct rowbuf *b)
 	free(starts);
 	dwarf_end(dw);
 	return rc;
+}
+
+int unwind_fdes(Elf *elf, struct unwind_fde **out, size_t *nout, const char **source)
+{
+	static const char *const names[] = { ".eh_frame", ".debug_frame" };
+	struct unwind_fde *v = NULL;
+	size_t n = 0;
+
+	*out = NULL;
+	*nout = 0;
+	for (size_t k = 0; k < 2; k++) {
+		GElf_Shdr sh;
+		Elf_Scn *scn = section(elf, names[k], &sh);
+		Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+		size_t kept = 0;
+
+		if (!d || cfi_fdes(elf, d, k == 0, sh.sh_addr, &v, &n))
+			continue;
+		for (size_t i = 0; i < n; i++)	/* the empty ones hold no address */
+			if (v[i].end > v[i].start)
+				v[kept++] = v[i];
+		if (kept) {
+			*out = v;
+			*nout = kept;
+			*source = names[k];
+			return 0;
+		}
+		free(v);
+	}
+	return -1;
 }
 
 /* The cache file of a table: <cache_dir>/unwind/<build-id>.rows, this header then the rows */

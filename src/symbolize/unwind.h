@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <libelf.h>
 
 #include "abi/unwind.h"
 
@@ -71,6 +72,19 @@ int unwind_needed(const char *path, const char *real_path, char ***out, size_t *
  * -ENOMEM. */
 int unwind_preloads(const char *env, size_t len, const char *file, const char *cwd,
 		    char ***out, size_t *n);
+
+/* One FDE's range of code, [start, end) as ELF virtual addresses: one function (or one part
+ * of one: a .cold part has its own), whatever symbols the file keeps. */
+struct unwind_fde {
+	uint64_t start, end;
+};
+
+/* The FDEs of the ELF file elf (libelf's, left open) with a range, from its .eh_frame, else its
+ * .debug_frame (*source: which, static), sorted by start: *out (n of them, freed by the
+ * caller). The same walk of the call frame information as the tables' (without
+ * .eh_frame_hdr); what the symbolizer names code no symbol covers by. 0, or -1 when the file
+ * has no FDE with a range (or out of memory). */
+int unwind_fdes(Elf *elf, struct unwind_fde **out, size_t *n, const char **source);
 
 /* The same rules (everything but pc) */
 static inline bool unwind_row__same(const struct unwind_row *a, const struct unwind_row *b)

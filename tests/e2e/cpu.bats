@@ -602,6 +602,59 @@ make_debug_root() {
 	done
 }
 
+# A stripped program keeps its call frame information (.eh_frame): code no symbol covers is named
+# after the FDE holding it, "stripped!sub_HEX", HEX the function's ELF address, which the full
+# file's symbol table (nm) has. burn_heavy's loop is sampled at several addresses, one function;
+# before, each address was a frame of its own (stripped+0x11a4, stripped+0x11a8, ...), none with
+# burn_heavy's share, and so was the cpu finding's subject
+@test "cpu: a stripped program's function is one frame, named after its call frame range" {
+	cp "$FIX/cpuburn_bid" "$T/stripped"
+	strip --strip-all "$T/stripped"
+	! nm "$T/stripped" 2>/dev/null | grep -q burn_heavy || false
+	readelf -S "$T/stripped" | grep -q ' .eh_frame '
+	# the oracle: burn_heavy's address and size in the full file, its FDE the same range
+	read -r a size <<< "$(nm -S "$FIX/cpuburn_bid" | awk '$4 == "burn_heavy" { print $1, $2 }')"
+	heavy=$(printf '%x' $((16#$a)))
+	end=$((16#$a + 16#$size))
+	readelf -wf "$T/stripped" | grep -q "pc=0*$heavy\.\.0*$(printf '%x' $end)\$"
+	name="stripped!sub_$heavy"
+	run "$EBPROF" cpu -q -F 499 -o "$T/x.folded" -o "$T/x.json" -o "$T/x.pb.gz" -- \
+		"$T/stripped" 1
+	[ "$status" -eq 0 ]
+	cat "$T/x.folded"
+	# every leaf sample in burn_heavy's range is that one function, from several addresses
+	jq -r --arg m "$T/stripped" '.sites[] | .frames[0] | select(.module == $m) |
+		"\(.offset) \(.function) \(.cfi_named)"' "$T/x.json" | sort -u > "$T/leaves"
+	cat "$T/leaves"
+	in=0
+	while read -r off fn cfi; do
+		o=$((off))
+		if [ "$o" -ge $((16#$a)) ] && [ "$o" -lt "$end" ]; then
+			[ "$fn" = "$name" ]
+			[ "$cfi" = true ]
+			in=$((in + 1))
+		else
+			[ "$fn" != "$name" ]
+		fi
+	done < "$T/leaves"
+	[ "$in" -ge 2 ]
+	# one frame in the folded stacks: its samples together, about 3/4 of all
+	heavy_n=$(folded_sum "$T/x.folded" "$name")
+	all=$(folded_sum "$T/x.folded")
+	echo "$name: $heavy_n of $all"
+	[ $((100 * heavy_n / all)) -ge 60 ]
+	! grep -q "stripped+0x" "$T/x.folded" || false
+	# pprof keeps each address (go's pprof shows a system name only when it differs: none),
+	# and read back the function is said to be named so
+	if [ -x "$PPROF" ]; then
+		"$PPROF" -symbolize=none -raw "$T/x.pb.gz" > "$T/raw" 2>&1
+		[ "$(grep -cE "^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ $name :0 s=0\$" "$T/raw")" -ge 2 ]
+	fi
+	"$EBPROF" report -o "$T/back.json" "$T/x.pb.gz"
+	jq -e --arg f "$name" '[.sites[].frames[] | select(.function == $f)] | length > 0 and
+	     all(.cfi_named == true)' "$T/back.json" >/dev/null
+}
+
 @test "cpu: bad input is a usage error or a clear failure" {
 	run "$EBPROF" cpu -F 0 -- true
 	[ "$status" -eq 2 ]

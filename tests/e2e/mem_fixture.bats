@@ -167,17 +167,35 @@ load helpers
 	sed -n '/^Top 1/,/^Outstanding/p' <<< "$output" | grep -q churn
 }
 
-@test "launch: a stripped binary is counted exactly; its frames are module+offset" {
+# its functions have no symbols, but FDEs (strip keeps .eh_frame): each frame is named after the
+# FDE holding it, "stripped!sub_HEX", HEX the function's address in the full file's symbol table
+# (nm -S), its offset inside that function; before, every frame was "stripped+0xOFFSET"
+@test "launch: a stripped binary is counted exactly; its frames are named by their call frame ranges" {
 	cp "$FIX/memfixture" "$T/stripped"
 	strip --strip-all "$T/stripped"
 	"$FIX/memfixture" --truth > "$T/truth.json"
 	run "$EBPROF" mem -o "$T/out.json" -o "$T/out.txt" -- "$T/stripped"
 	[ "$status" -eq 0 ]
 	jqe '.processes[0].calls.malloc == 110018 and .processes[0].live_count == 20' "$T/out.json"
-	# frames in the stripped executable: no name, but the module and offset, never dropped
-	jqe '[.sites[].frames[] | select(.module // "" | endswith("/stripped"))]
-	     | length > 0 and all(.function == null and (.offset // .address) != null)' "$T/out.json"
-	grep -q 'stripped+0x' "$T/out.txt"
+	# frames in the stripped executable: named after their function's start, never dropped
+	jq -r '.sites[].frames[] | select(.module // "" | endswith("/stripped")) |
+	       "\(.offset) \(.function) \(.cfi_named)"' "$T/out.json" | sort -u > "$T/frames"
+	cat "$T/frames"
+	[ "$(wc -l < "$T/frames")" -ge 3 ]
+	# the full file's functions: start and end, in decimal
+	nm -S --defined-only "$FIX/memfixture" | while read -r a sz t _; do
+		[[ "$t" == [tT] ]] && echo "$((16#$a)) $((16#$a + 16#$sz))"
+	done > "$T/nm"
+	while read -r off fn cfi; do
+		[ "$cfi" = true ]
+		[[ "$fn" == stripped!sub_* ]]
+		start=$((16#${fn#stripped!sub_}))
+		# the full file's function at that address holds the frame's offset
+		awk -v s="$start" -v o="$((off))" '$1 == s && o >= $1 && o < $2 { f = 1 }
+			END { exit !f }' "$T/nm"
+	done < "$T/frames"
+	grep -q 'stripped!sub_' "$T/out.txt"
+	! grep -q 'stripped+0x' "$T/out.txt" || false
 }
 
 @test "launch: temporaries and lifetimes per site are exact on the fixture" {

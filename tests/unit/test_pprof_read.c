@@ -166,6 +166,7 @@ static void compare(const struct profile *a, const struct profile *b)
 		/* the writer fills a missing system name with the name */
 		assert_str(x->system_name ? x->system_name : x->name, y->system_name);
 		assert_str(x->filename, y->filename);
+		assert_int_equal(x->cfi_named, y->cfi_named);
 	}
 	assert_int_equal(a->nmappings, b->nmappings);
 	for (i = 0; i < a->nmappings; i++) {
@@ -229,6 +230,57 @@ static void test_own_output(void **state)
 	assert_int_equal(q->ndrops, 1);
 	assert_string_equal(q->drops[0].key, "stacks_full");
 	assert_true(q->drops[0].value == 4);
+	free(gz);
+	profile__free(q);
+	profile__free(p);
+}
+
+/* A function named by its call frame range ("MODULE!sub_HEX", no symbol) is one again when
+ * read back: pprof has no field for it, its name's shape with the same system name and no
+ * file says it. A symbol of such a name with a file is none; the JSON of what was read says
+ * "cfi_named" where it is one. */
+static void test_cfi_named(void **state)
+{
+	struct profile *p = profile__new("cpu"), *q;
+	uint32_t map, f, g, l1, l2, l3;
+	char *gz, *json, why[256];
+	size_t len;
+	int err = 1;
+
+	(void)state;
+	assert_true(profile__is_cfi_name("liblzma.so.5.4.1!sub_15ae0"));
+	assert_false(profile__is_cfi_name("!sub_15ae0"));
+	assert_false(profile__is_cfi_name("lib/x!sub_15ae0"));
+	assert_false(profile__is_cfi_name("x!sub_"));
+	assert_false(profile__is_cfi_name("x!sub_15AE0"));
+	assert_false(profile__is_cfi_name("x!sub_15ae0 "));
+	assert_false(profile__is_cfi_name("sub_15ae0"));
+	assert_non_null(p);
+	assert_int_equal(profile__add_type(p, "samples", "count"), 0);
+	map = profile__mapping(p, 7, 0x7f0000004000, 0x7f0000021000, 0x4000,
+			       "/usr/lib/x86_64-linux-gnu/liblzma.so.5.4.1", NULL);
+	f = profile__function_cfi(p, "liblzma.so.5.4.1!sub_15ae0");
+	g = fn(p, "a!sub_10", "a!sub_10", "a.c");
+	l1 = LOC(p, map, 0x7f0000015bc9, 0x15bc9, { f, 0 });
+	l2 = LOC(p, map, 0x7f0000015be0, 0x15be0, { f, 0 });
+	l3 = LOC(p, map, 0x7f0000004010, 0x4010, { g, 3 });
+	sample(p, (uint32_t[]){ l1, l3 }, 2, 27, 0, 0, 0, 7);
+	sample(p, (uint32_t[]){ l2, l3 }, 2, 9, 0, 0, 0, 7);
+	assert_non_null(profile__add_process(p, 7, "xz", NULL));
+	gz = render(&output_pprof, p, NULL, &len);
+	q = profile__parse_pprof(gz, len, &err, why, sizeof(why));
+	if (!q)
+		fail_msg("cannot read our own pprof: %s", why);
+	compare(p, q);
+	assert_true(q->functions[f].cfi_named);
+	assert_false(q->functions[g].cfi_named);
+	json = render(&output_json, q, NULL, &len);
+	assert_non_null(strstr(json, "\"function\": \"liblzma.so.5.4.1!sub_15ae0\""));
+	assert_non_null(strstr(json, "\"cfi_named\": true"));
+	/* once per frame of the function, never on the symbol's */
+	assert_null(strstr(strstr(strstr(json, "\"cfi_named\": true") + 1, "\"cfi_named\": true") + 1,
+			    "\"cfi_named\": true"));
+	free(json);
 	free(gz);
 	profile__free(q);
 	profile__free(p);
@@ -1258,6 +1310,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_own_output),
+		cmocka_unit_test(test_cfi_named),
 		cmocka_unit_test(test_rewrite_identical),
 		cmocka_unit_test(test_renders),
 		cmocka_unit_test(test_reloaded_csv),

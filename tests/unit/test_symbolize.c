@@ -1041,6 +1041,125 @@ static void test_fixture_dynsym_only(void **state)
 	symbolizer__free(s);
 }
 
+/* Code no symbol covers, in a file that keeps its call frame information (strip keeps
+ * .eh_frame): named after the FDE holding it, "sym_target.dynsym!sub_HEX", HEX the FDE's start
+ * as an ELF virtual address (module_offset's basis), every address of the range one name. The
+ * oracles: the full file's symbol table (nm -S), which the stripped copy lacks, and readelf's
+ * FDEs of the stripped copy. Before, each address was its own "sym_target.dynsym+0x..". */
+#define FDE_MAX 64
+
+static void test_fixture_fde_names(void **state)
+{
+	struct symbolizer *s = symbolizer__new(NULL);
+	char full[PATH_MAX], stripped[PATH_MAX], cmd[PATH_MAX + 64], line[512], name[256];
+	struct { uint64_t lo, hi; } fde[FDE_MAX];
+	unsigned long long a, sz, lo, hi;
+	uint64_t base = 0;
+	int nfde = 0, named = 0;
+	struct sym_result r;
+	struct sym_proc *p;
+	struct child c;
+	FILE *f;
+	char t;
+
+	(void)state;
+	fixture_path(full, sizeof(full), "sym_target");
+	fixture_path(stripped, sizeof(stripped), "sym_target.dynsym");
+	snprintf(cmd, sizeof(cmd), "readelf -wf %s", stripped);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) && nfde < FDE_MAX)
+		if (strstr(line, " FDE ") && strstr(line, "pc=") &&
+		    sscanf(strstr(line, "pc="), "pc=%llx..%llx", &lo, &hi) == 2) {
+			fde[nfde].lo = lo;
+			fde[nfde++].hi = hi;
+		}
+	pclose(f);
+	assert_true(nfde >= 4);
+
+	child_start(&c, "sym_target.dynsym");
+	p = symbolizer__load_pid(s, c.pid);
+	assert_non_null(p);
+	snprintf(cmd, sizeof(cmd), "nm -S --defined-only %s", full);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %llx %c %255s", &a, &sz, &t, name) == 4 &&
+		    !strcmp(name, "sym_leaf"))
+			base = point(&c, "leaf_entry", NULL) - a;
+	pclose(f);
+	assert_true(base != 0);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char want[300];
+		int k;
+
+		/* the static functions: in .symtab only, which the stripped copy lost */
+		if (sscanf(line, "%llx %llx %c %255s", &a, &sz, &t, name) != 4 || t != 't' || !sz)
+			continue;
+		for (k = 0; k < nfde && fde[k].lo != a; k++)
+			;
+		/* its first byte, one inside, its last */
+		for (int i = 0; i < 3; i++) {
+			uint64_t at = i == 0 ? 0 : i == 1 ? sz / 2 : sz - 1;
+
+			assert_int_equal(sym_proc__resolve(p, base + a + at, false, &r), 0);
+			if (k == nfde) {
+				/* no FDE either (hand-written assembly): an offset, as before */
+				assert_int_equal(r.nframes, 0);
+				continue;
+			}
+			/* the FDE is the function's range, as the full file's symbol says */
+			assert_int_equal(fde[k].hi, a + sz);
+			snprintf(want, sizeof(want), "sym_target.dynsym!sub_%llx", a);
+			assert_int_equal(r.nframes, 1);
+			assert_string_equal(r.frames[0].function, want);
+			assert_string_equal(r.frames[0].system_name, want);
+			assert_null(r.frames[0].file);
+			assert_true(r.frames[0].cfi_named);
+			assert_int_equal(r.module_offset, a + at);
+			named++;
+		}
+		if (k == nfde)
+			continue;
+		/* a return address one past its last byte is a call in it */
+		assert_int_equal(sym_proc__resolve(p, base + a + sz, true, &r), 0);
+		assert_int_equal(r.nframes, 1);
+		assert_string_equal(r.frames[0].function, want);
+		/* its first byte before it: another function's */
+		assert_int_equal(sym_proc__resolve(p, base + a - 1, false, &r), 0);
+		assert_true(r.nframes == 0 || strcmp(r.frames[0].function, want));
+	}
+	pclose(f);
+	/* sym_static_fn and sym_static_loop, three addresses each */
+	assert_true(named >= 6);
+	/* a symbol still wins: sym_outer is in .dynsym */
+	assert_int_equal(sym_proc__resolve(p, point(&c, "call", NULL) + 1, false, &r), 0);
+	assert_int_equal(r.nframes, 1);
+	assert_string_equal(r.frames[0].function, "sym_outer");
+	assert_false(r.frames[0].cfi_named);
+	/* bytes no symbol and no FDE covers stay an offset */
+	assert_int_equal(sym_proc__resolve(p, point(&c, "gap", NULL), false, &r), 0);
+	assert_int_equal(r.nframes, 0);
+	/* a sized symbol names its bytes only: past them, the FDE that covers the function
+	 * whole names the rest after its start, the symbol's address */
+	assert_int_equal(sym_proc__resolve(p, point(&c, "short_head", NULL), false, &r), 0);
+	assert_int_equal(r.nframes, 1);
+	assert_string_equal(r.frames[0].function, "sym_short_fn");
+	assert_false(r.frames[0].cfi_named);
+	assert_int_equal(sym_proc__resolve(p, point(&c, "short_tail", NULL), false, &r), 0);
+	assert_int_equal(r.nframes, 1);
+	assert_true(r.frames[0].cfi_named);
+	assert_int_equal(r.module_offset, point(&c, "short_tail", NULL) - base);
+	snprintf(line, sizeof(line), "sym_target.dynsym!sub_%" PRIx64,
+		 point(&c, "short_head", NULL) - 2 - base);
+	assert_string_equal(r.frames[0].function, line);
+	sym_proc__free(p);
+	child_stop(&c);
+	symbolizer__free(s);
+}
+
 /* One build-id, two files: sym_target.dynsym (.dynsym only) and sym_target (.symtab and DWARF).
  * The first file met was the build-id's one module: met first, the .dynsym-only copy left the
  * full file's static functions and lines unnamed. Now the richer file is read for its own, the
@@ -2324,6 +2443,7 @@ int main(void)
 		cmocka_unit_test(test_plt_names),
 		cmocka_unit_test(test_load_pid_maps_text),
 		cmocka_unit_test(test_fixture_dynsym_only),
+		cmocka_unit_test(test_fixture_fde_names),
 		cmocka_unit_test(test_same_build_id_richer),
 		cmocka_unit_test(test_replaced_library_ambiguous),
 		cmocka_unit_test(test_fixture_minidebuginfo),

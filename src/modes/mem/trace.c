@@ -197,6 +197,8 @@ static void write_stack(struct mem_trace *t, const struct seen *s, struct sym_pr
 			}
 			if (sym && r.module)
 				jsonw_string_field(w, "module", r.module);
+			if (sym && r.nframes && r.frames[k].cfi_named)
+				jsonw_bool_field(w, "cfi_named", true);
 			jsonw_end_object(w);
 		}
 	}
