@@ -242,6 +242,16 @@ static bool subject_is_unsym(const struct profile *p, uint32_t subject)
 	return subject >= p->nfunctions;
 }
 
+/* A function no symbol names, "MODULE!sub_HEX": named after the start of the call frame
+ * information's range (FDE) holding its code, all of its addresses one subject */
+static bool subject_is_cfi(const struct profile *p, uint32_t subject)
+{
+	return subject < p->nfunctions && p->functions[subject].cfi_named;
+}
+
+/* What a fact says of such a subject, after its numbers */
+#define CFI_SAID "; no symbol covers that function: it is named by its call frame range"
+
 #define PID_UNSEEN UINT32_MAX		/* a tally's pid before its first sample */
 #define PID_MANY (UINT32_MAX - 1)	/* ... once two processes added to it */
 
@@ -427,7 +437,9 @@ static int cpu_rules(struct profile *set, const struct profile *p, const struct 
 		c->fact = ro_printf(&ro, "%s is %.0f%% of the CPU samples (%" PRIu64 " of %" PRIu64
 				    "%s of CPU time, %s%s)", c->subject, share * 100, t->value,
 				    total, tm, subject_is_unsym(p, f) ? "at that address, which no "
-				    "symbol covers" : "in the function itself", pr);
+				    "symbol covers" : subject_is_cfi(p, f) ? "in the function itself, "
+				    "which no symbol covers: it is named by its call frame range" :
+				    "in the function itself", pr);
 		c->action = "look at its callers in the cpu flame graph, and at the work it does "
 			    "per call";
 		c->f.mode = p->mode;
@@ -512,14 +524,14 @@ static int mem_rules(struct profile *set, const struct profile *p, const struct 
 		/* the average block rounded to the nearest byte: sampled estimates are not
 		 * whole multiples */
 		c->fact = ro_printf(&ro, "%s allocates %s%s (%s in %s, %" PRIu64 " block%s of %s%s, "
-				    "%.0f%% of all bytes allocated)%s", c->subject,
+				    "%.0f%% of all bytes allocated)%s%s", c->subject,
 				    p->sampling ? "about " : "", per_second(rate, r, sizeof(r)),
 				    render__bytes(bytes, b, sizeof(b)),
 				    render__duration((uint64_t)duration_ns, d, sizeof(d)), objects,
 				    objects == 1 ? "" : "s",
 				    render__bytes(objects ? (bytes + objects / 2) / objects : 0, avg,
 						  sizeof(avg)), objects == 1 ? "" : " on average",
-				    share * 100, life);
+				    share * 100, life, subject_is_cfi(p, f) ? CFI_SAID : "");
 		if (freed && short_share >= FIND_MEM_SHORT_SHARE)
 			c->action = "most of its blocks are short-lived: reuse a buffer (or keep "
 				    "them on the stack) instead of allocating each time";
@@ -574,8 +586,8 @@ static int leak_rules(struct profile *set, const struct profile *p, const struct
 		c->subject = tally_name(&ro, p, &ta, t);
 		c->fact = ro_printf(&ro, "%s allocated %s (%" PRIu64 " bytes) in %" PRIu64 " blocks "
 				    "that were definitely lost: no pointer reached them when the "
-				    "process exited", c->subject, render__bytes(t->value, b, sizeof(b)),
-				    t->value, t->more[0]);
+				    "process exited%s", c->subject, render__bytes(t->value, b, sizeof(b)),
+				    t->value, t->more[0], subject_is_cfi(p, f) ? CFI_SAID : "");
 		c->action = "free them where they stop being used: their stacks are in the mem "
 			    "report's leaks";
 		c->f.mode = p->mode;
@@ -766,10 +778,12 @@ static int offcpu_rules(struct profile *set, const struct profile *p, const stru
 			continue;
 		c->subject = tally_name(&ro, p, &ta, t);
 		c->fact = ro_printf(&ro, "%s kept its threads blocked for %s in %" PRIu64 " wait%s, "
-				    "%.0f%% of the run's %s%s%s", c->subject,
+				    "%.0f%% of the run's %s%s%s%s", c->subject,
 				    render__duration(t->value, tm, sizeof(tm)), t->more[0],
 				    t->more[0] == 1 ? "" : "s",
 				    share * 100, render__duration((uint64_t)duration_ns, d, sizeof(d)),
+				    /* what the subject is, then what the rule left out */
+				    subject_is_cfi(p, f) ? CFI_SAID : "",
 				    left_out ? "; futex waits, the lock mode's, left out" : "",
 				    children ? "; waits for child processes left out" : "");
 		c->action = "if the wait is not meant (a sleep, a poll, a read), see what it waits "
@@ -977,13 +991,16 @@ static int lock_rules(struct profile *set, const struct profile *p, int64_t dura
 				 "counted", to, render__duration((uint64_t)to_ns, t, sizeof(t)));
 		c->subject = site >= 0 ? loc_name(&ro, p, (uint32_t)site) : ro_printf(&ro, "%s", lock);
 		c->fact = ro_printf(&ro, "%s waited %s on %s (%s%s%s) over %" PRId64 " contentions "
-				    "(mean %s, max %s), in a run of %s%s", site >= 0 ? c->subject :
+				    "(mean %s, max %s), in a run of %s%s%s", site >= 0 ? c->subject :
 				    "threads", render__duration((uint64_t)total, a, sizeof(a)), lock,
 				    cls ? cls : "lock", who && strcmp(who, "-") ? ", " : "",
 				    who && strcmp(who, "-") ? who : "", n,
 				    render__duration((uint64_t)mean, b, sizeof(b)),
 				    render__duration((uint64_t)max, m, sizeof(m)),
-				    render__duration((uint64_t)duration_ns, d, sizeof(d)), tos);
+				    render__duration((uint64_t)duration_ns, d, sizeof(d)), tos,
+				    site >= 0 && p->locations[site].nlines &&
+				    subject_is_cfi(p, p->locations[site].lines[0].function) ?
+				    CFI_SAID : "");
 		c->action = "hold it for less time, or split what it guards; every waiter's stack "
 			    "is in the lock tab";
 		c->f.mode = p->mode;

@@ -625,6 +625,22 @@ print("burn", burn > 0)' "$T/r.json" "$pid"
 	assert_no_probes "$PROBES"
 }
 
+# the cpu finding of a stripped program's hot function is the function's, named after its call
+# frame range (the full file's nm has its address): burn_heavy, about 3/4 of the samples. Before,
+# its subject was one address of it (stripped+0x120c), with a part of its share
+@test "profile: a stripped program's hot function is one finding, named by its call frame range" {
+	cp "$FIX/cpuburn_bid" "$T/stripped"
+	strip --strip-all "$T/stripped"
+	heavy=$(nm "$FIX/cpuburn_bid" | awk '$3 == "burn_heavy" { print $1 }')
+	name="stripped!sub_$(printf '%x' $((16#$heavy)))"
+	run "$EBPROF" profile -q --modes cpu -o "$T/r.json" -- "$T/stripped" 1
+	[ "$status" -eq 0 ]
+	jq -c '.findings[] | [.subject, .value, .fact]' "$T/r.json"
+	jq -e --arg n "$name" --arg s "which no symbol covers: it is named by its call frame range)" \
+		'.findings[0] | .kind == "cpu_hot_function" and .subject == $n and .value >= 60 and
+		 (.fact | startswith($n + " is ") and endswith($s))' "$T/r.json" >/dev/null
+}
+
 # a shell waits for its children for the whole run (wait4): their work, counted in their own
 # processes, is what the findings name; before, the shell's wait was the first finding
 # ("dash+0xbcbf kept its threads blocked for 29.36 s ..., 100% of the run's 29.44 s")

@@ -881,6 +881,83 @@ static void test_offcpu_unsymbolized(void **state)
 	profile__free(set);
 }
 
+/* Code no symbol covers in a function an FDE knows (core/stacks.c names it so): its addresses
+ * are one function, "MODULE!sub_HEX", whose share is theirs together. 'ebprof profile -- xz
+ * -T2' (Debian's liblzma keeps no symbols for its internals) said "liblzma.so.5.4.1+0x15bc9 is
+ * 25% of the CPU samples" of one address of a function that had 41% */
+static uint32_t cfi_loc(struct profile *p, uint32_t fn_, uint64_t off)
+{
+	uint32_t map = profile__mapping(p, 7, 0x7f0000000000, 0x7f0000030000, 0,
+					"/usr/lib/x86_64-linux-gnu/liblzma.so.5.4.1", NULL);
+
+	return LOC(p, map, 0x7f0000000000 + off, off, { fn_, 0 });
+}
+
+static void test_cpu_cfi_named(void **state)
+{
+	struct profile *p = cpu_part(), *set;
+	uint32_t f = profile__function_cfi(p, "liblzma.so.5.4.1!sub_15ae0");
+	uint32_t main_ = frame(p, "main", "xz.c", 10);
+
+	assert_int_not_equal(f, PROF_NONE);
+	assert_true(p->functions[f].cfi_named);
+	assert_string_equal(p->functions[f].system_name, "liblzma.so.5.4.1!sub_15ae0");
+	/* apart from a symbol of the same name */
+	assert_int_not_equal(profile__function(p, "liblzma.so.5.4.1!sub_15ae0",
+					       "liblzma.so.5.4.1!sub_15ae0", NULL), f);
+	cpu_samples(p, cfi_loc(p, f, 0x15bc9), main_, 27);
+	cpu_samples(p, cfi_loc(p, f, 0x15be0), main_, 9);
+	cpu_samples(p, cfi_loc(p, f, 0x15b76), main_, 5);
+	cpu_samples(p, frame(p, "other", "o.c", 1), main_, 59);
+	set = set_of(p, SEC);
+	assert_int_equal(set->nfindings, 2);
+	assert_string_equal(set->findings[1].subject, "liblzma.so.5.4.1!sub_15ae0");
+	assert_string_equal(set->findings[1].fact, "liblzma.so.5.4.1!sub_15ae0 is 41% of the CPU "
+			    "samples (41 of 100, 414.1 ms of CPU time, in the function itself, "
+			    "which no symbol covers: it is named by its call frame range)");
+	profile__free(set);
+}
+
+static void test_mem_offcpu_cfi_named(void **state)
+{
+	struct profile *p = mem_part(), *set;
+	uint32_t malloc_ = frame(p, "malloc", "malloc.c", 3281);
+	uint32_t f = profile__function_cfi(p, "liblzma.so.5.4.1!sub_4b0");
+	uint32_t main_ = frame(p, "main", "app.c", 30), m_kern;
+
+	sample(p, STACK(malloc_, cfi_loc(p, f, 0x4c1), main_), 512, 4 << 20, 0, 0, 7);
+	sample(p, STACK(malloc_, cfi_loc(p, f, 0x4d7), main_), 512, 4 << 20, 0, 0, 7);
+	set = set_of(p, SEC);
+	assert_int_equal(set->nfindings, 1);
+	assert_string_equal(set->findings[0].subject, "liblzma.so.5.4.1!sub_4b0");
+	assert_string_equal(set->findings[0].fact, "liblzma.so.5.4.1!sub_4b0 allocates 8.0 MiB/s "
+			    "(8.0 MiB in 1.00 s, 1024 blocks of 8.0 KiB on average, 100% of all "
+			    "bytes allocated); no symbol covers that function: it is named by its "
+			    "call frame range");
+	profile__free(set);
+
+	p = profile__new("offcpu");
+	assert_non_null(p);
+	assert_int_equal(profile__add_type(p, "offcpu", "nanoseconds"), 0);
+	assert_int_equal(profile__add_type(p, "switches", "count"), 0);
+	f = profile__function_cfi(p, "liblzma.so.5.4.1!sub_4b0");
+	sample(p, STACK(cfi_loc(p, f, 0x4c1)), 300000000, 1, 0, 0, 7);
+	sample(p, STACK(cfi_loc(p, f, 0x4d7)), 200000000, 1, 0, 0, 7);
+	/* a wait for a child, left out: said after what the subject is */
+	m_kern = profile__mapping(p, 0, 0xffffffff81000000, 0xffffffff82000000, 0,
+				  "[kernel.kallsyms]", NULL);
+	sample(p, STACK(LOC(p, m_kern, 0xffffffff81004000, 0x4000,
+			    { fn(p, "do_wait", NULL, NULL), 0 }), frame(p, "main", "app.c", 40)),
+	       400000000, 1, 0, 0, 7);
+	set = set_of(p, SEC);
+	assert_int_equal(set->nfindings, 1);
+	assert_string_equal(set->findings[0].fact, "liblzma.so.5.4.1!sub_4b0 kept its threads "
+			    "blocked for 500.0 ms in 2 waits, 50% of the run's 1.00 s; no symbol "
+			    "covers that function: it is named by its call frame range; waits for "
+			    "child processes left out");
+	profile__free(set);
+}
+
 /* A function's line is the one with the most of the rule's value summed over its stacks, not
  * that of its largest stack (cpu), nor of its first sample (offcpu, leaks) or its last (mem) */
 static void test_line_cpu(void **state)
@@ -1127,6 +1204,8 @@ int main(void)
 		cmocka_unit_test(test_contention_quota),
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_cpu_unsymbolized),
+		cmocka_unit_test(test_cpu_cfi_named),
+		cmocka_unit_test(test_mem_offcpu_cfi_named),
 		cmocka_unit_test(test_mem_unsymbolized),
 		cmocka_unit_test(test_offcpu_unsymbolized),
 		cmocka_unit_test(test_line_cpu),
