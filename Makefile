@@ -216,6 +216,17 @@ $(OUT)/fixtures/qsortexec_b: tests/fixtures/qsortfix.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(QSORTEXEC_CFLAGS) -DFRAME=96 -DPAD $< -o $@
 
+# wakeexec and the program its waker execs: the same functions at the same addresses, named
+# apart (other_*), and more code after them in the other
+WAKEEXEC_CFLAGS = $(FIX_CFLAGS) -falign-functions=256 -fno-toplevel-reorder
+$(OUT)/fixtures/wakeexec: tests/fixtures/wakeexec.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WAKEEXEC_CFLAGS) $< -o $@
+
+$(OUT)/fixtures/wakeexec_other: tests/fixtures/wakeexec.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WAKEEXEC_CFLAGS) -DOTHER $< -o $@
+
 $(OUT)/fixtures/startfix: tests/fixtures/startfix.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall $< -o $@
@@ -305,7 +316,8 @@ fixtures: $(OUT)/fixtures/cpuburn_bid $(OUT)/fixtures/cpuburn_nobid $(OUT)/fixtu
 	  $(OUT)/fixtures/libdlburn.so $(OUT)/fixtures/liblazyfix.so \
 	  $(FIX_BINS) $(FIX_SOS) $(OUT)/fixtures/memfixture_static $(OUT)/fixtures/cxxfixture \
 	  $(OUT)/fixtures/cxxlate $(OUT)/fixtures/cxxfixture_static $(OUT)/fixtures/badalloc $(OUT)/fixtures/prefixalloc \
-	  $(OUT)/fixtures/qsortexec_a $(OUT)/fixtures/qsortexec_b $(OUT)/fixtures/jitleaf_nofp
+	  $(OUT)/fixtures/qsortexec_a $(OUT)/fixtures/qsortexec_b $(OUT)/fixtures/jitleaf_nofp \
+	  $(OUT)/fixtures/wakeexec_other
 
 $(DEMO_BIN): demo/demo.c | $(OUT)/demo
 	$(call msg,CC,$@)

@@ -7,6 +7,7 @@
 #include <linux/types.h>
 #endif
 #include "abi/stack.h"
+#include "abi/unwind.h"
 
 #define OFFCPU_COMM_LEN	16	/* TASK_COMM_LEN */
 
@@ -79,9 +80,15 @@ struct offcpu_note {
 	__u32 tgid;
 	__u32 exec;	/* 1: it exec'd (offcpu_exec), read again (core/procs.c) */
 	__u32 parent;	/* the parent's tgid if the process has not exec'd since it forked
-			 * and its parent still runs the image it forked from (0: not so):
-			 * its code is mapped as the parent's, which userspace reads if the
-			 * process is gone before the note is read (core/procs.c) */
+			 * and its parent still runs the image it forked from with as much
+			 * executable memory (0: not so): its code is mapped as the parent's,
+			 * which userspace reads if the process is gone before the note is read
+			 * (core/procs.c, struct proc_note) */
+	__u32 pad;
+	/* with parent: the parent as the kernel saw it then, which the mappings userspace
+	 * reads later must be of (the same process in the same exec, as much code mapped) */
+	struct unwind_ident parent_ident;	/* its start, stack start, end of code */
+	__u64 parent_exec_pages;		/* its mm->exec_vm: pages mapped executable */
 };
 
 /* Per-CPU counters: intervals counted, filtered, then drops by reason. */

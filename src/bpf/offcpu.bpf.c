@@ -223,18 +223,32 @@ static __always_inline void capture(void *ctx, struct offcpu_scratch *sc, __u64 
  * before it can exit; read at the report, a waker gone by then was bare addresses). */
 /* The tgid of t's parent if t's process runs the code its parent ran at the fork: it has not
  * exec'd since (the kernel bumps self_exec_id at each exec, parent_exec_id is the parent's at
- * the fork), and the parent still runs that image (the same exe file: a new exec opens it
- * anew, a reaper that adopted it has its own). 0 otherwise. */
-static __always_inline __u32 forked_from(struct task_struct *t)
+ * the fork), the parent still runs that image (the same exe file: a new exec opens it anew, a
+ * reaper that adopted it has its own), and the two have as many pages mapped executable (a
+ * library one of them opened since the fork, the other not, would be named from the wrong
+ * file). 0 otherwise. The parent's identity then goes into the note: userspace names t's frames
+ * by the parent's mappings only if the parent is still the same process in the same exec, with
+ * as much code mapped, when it reads them (core/procs.c). */
+static __always_inline __u32 forked_from(struct task_struct *t, struct offcpu_note *note)
 {
 	struct task_struct *leader = BPF_CORE_READ(t, group_leader);
 	struct task_struct *parent = BPF_CORE_READ(leader, real_parent);
 	struct file *exe = BPF_CORE_READ(leader, mm, exe_file);
+	__u64 pages = BPF_CORE_READ(leader, mm, exec_vm);
+	/* every field of the parent's from one address space: an exec of the parent's under way
+	 * replaces its mm, and its fields must not be partly the new program's */
+	struct mm_struct *pmm = parent ? BPF_CORE_READ(parent, mm) : NULL;
 
-	if (!parent || !exe ||
+	if (!pmm || !exe ||
 	    BPF_CORE_READ(leader, self_exec_id) != BPF_CORE_READ(leader, parent_exec_id) ||
-	    BPF_CORE_READ(parent, mm, exe_file) != exe)
+	    BPF_CORE_READ(pmm, exe_file) != exe || BPF_CORE_READ(pmm, exec_vm) != pages)
 		return 0;
+	/* as the collector reads it from /proc/PID/stat (abi/unwind.h) */
+	note->parent_ident.start_time = BPF_CORE_READ(parent, group_leader, start_boottime) /
+					(1000000000ULL / UNWIND_USER_HZ);
+	note->parent_ident.start_stack = BPF_CORE_READ(pmm, start_stack);
+	note->parent_ident.end_code = BPF_CORE_READ(pmm, end_code);
+	note->parent_exec_pages = pages;
 	return BPF_CORE_READ(parent, tgid);
 }
 
@@ -258,7 +272,7 @@ static __always_inline void first_count(struct task_struct *t, __u32 tgid, __u32
 	}
 	if (bpf_map_update_elem(&comms, &tgid, &c, BPF_NOEXIST) || !announce || !tgid)
 		return;
-	note.parent = forked_from(t);
+	note.parent = forked_from(t, &note);
 	if (bpf_ringbuf_output(&notes, &note, sizeof(note), 0))
 		count_stat(OFFCPU_STAT_NOTES_FULL);
 }

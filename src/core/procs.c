@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/bpfutil.h"
@@ -25,7 +26,13 @@ struct proc_table {
 	void *mark_ctx;
 	uint32_t some_calls;		/* of proc_table__snapshot_some */
 	bool loading;			/* in a snapshot's own unwinder__load */
+	bool idents;			/* proc_table__keep_idents */
 };
+
+void proc_table__keep_idents(struct proc_table *t)
+{
+	t->idents = true;
+}
 
 void proc_table__set_mm_marks(struct proc_table *t, proc_mm_mark_fn mark, void *ctx)
 {
@@ -106,8 +113,10 @@ uint32_t proc_table__prune_gone(struct proc_table *t, uint32_t after,
 	}
 	/* a child named by the mappings of a parent pruned now has none */
 	for (uint32_t i = 0; i < t->n; i++)
-		if (t->p[i]->forked_from && t->p[i]->forked_from->pruned)
+		if (t->p[i]->forked_from && t->p[i]->forked_from->pruned) {
 			t->p[i]->forked_from = NULL;
+			t->p[i]->parent_unproven = PROC_PARENT_GONE;
+		}
 	for (uint32_t i = 0; i < t->n; i++) {
 		struct proc_info *p = t->p[i];
 
@@ -189,6 +198,26 @@ uint64_t proc_maps__exec_hash(const char *maps)
 	return h;
 }
 
+uint64_t proc_maps__exec_pages(const char *maps)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t pages = 0;
+
+	for (const char *line = maps; *line;) {
+		const char *eol = strchr(line, '\n');
+		size_t n = eol ? (size_t)(eol - line) : strlen(line);
+		unsigned long long start, end;
+		char perms[5];
+
+		/* "start-end perms offset dev inode path" */
+		if (sscanf(line, "%llx-%llx %4s", &start, &end, perms) == 3 && perms[2] == 'x' &&
+		    perms[1] != 'w' && end > start && !memmem(line, n, "[vsyscall]", 10))
+			pages += (end - start) / (uint64_t)(page > 0 ? page : 4096);
+		line += n + (eol != NULL);
+	}
+	return pages;
+}
+
 /* maps (the text of p's maps file, h its proc_maps__exec_hash | 1) p's newest snapshot, the
  * one before it kept, unless its code mappings are the newest's */
 static bool snapshot_text(struct proc_table *t, struct proc_info *p, const char *maps,
@@ -206,6 +235,8 @@ static bool snapshot_text(struct proc_table *t, struct proc_info *p, const char 
 	sym_proc__keep_previous(sp, p->sp, PROC_SNAPSHOTS_KEPT);
 	p->sp = sp;
 	p->maps_hash = h;
+	p->exec_pages = proc_maps__exec_pages(maps);
+	p->ident_ok = false;	/* (snapshot() says, for its own text) */
 	if (sym_proc__replaces_code(sp))
 		p->code_replaced = true;
 	return true;
@@ -230,11 +261,15 @@ static bool snapshot(struct proc_table *t, struct proc_info *p, uint64_t mark)
 {
 	char path[64], *maps;
 	size_t len = 0;
+	struct unwind_ident before, after;
+	bool ok, ident = false;
 	uint64_t h;
-	bool ok;
 
 	if (p->pid <= 0 || !t->sym)
 		return false;
+	/* which process and exec the text is of: the same before it and after it */
+	if (t->idents)
+		ident = !unwind_ident__read(p->pid, &before);
 	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
 	maps = util_read_file(path, &len);
 	if (!maps || !len) {
@@ -256,6 +291,11 @@ static bool snapshot(struct proc_table *t, struct proc_info *p, uint64_t mark)
 	free(maps);
 	if (!ok)
 		return false;
+	if (t->idents) {
+		p->ident_ok = ident && !unwind_ident__read(p->pid, &after) &&
+			      unwind_ident__same(&before, &after);
+		p->ident = before;
+	}
 	p->mm_mark = mark;
 	p->names_call = t->some_calls;
 	read_names(p);
@@ -326,40 +366,106 @@ int proc_table__adopt(struct proc_table *t, int map_fd, size_t val_size)
 	return bpfutil__map_for_each(map_fd, sizeof(uint32_t), val_size, adopt_one, t);
 }
 
-/* A process the kernel saw for the first time: its record starts with its tgid; a second
- * word, when there is one, not 0 when it is one seen before that exec'd, or another process
- * with the PID of one seen before (bpf/lib/pidreuse.bpf.h): its new program's mappings and
- * name read now (the old snapshots still name the frames of before) */
 struct sym_proc *proc_info__mappings(const struct proc_info *p)
 {
 	if (!p)
 		return NULL;
-	return p->sp ? p->sp : p->forked_from ? p->forked_from->sp : NULL;
+	if (p->sp)
+		return p->sp;
+	/* the parent's snapshots while they map what they did when the note was read (a later
+	 * one, after an exec or a dlopen, could name its frames from other code) */
+	if (p->forked_from && p->forked_from->maps_hash == p->forked_hash)
+		return p->forked_from->sp;
+	return NULL;
 }
 
-/* p, gone before its note was read, forked from parent and exec'd nothing since (the note
- * says so, checked in the kernel when it was sent): it mapped its code as its parent does, so
- * the parent's mappings name its frames, as perf gives a forked child its parent's maps: the
- * parent's entry if ebprof has one with a snapshot (a target: the parent may have exited
- * too), else the parent's maps file read now. Anything it mapped after the fork is in neither
- * and stays an address. */
-static bool snapshot_parent(struct proc_table *t, struct proc_info *p, pid_t parent)
+enum proc_parent_unproven proc_info__parent_unproven(const struct proc_info *p)
 {
-	struct proc_info *pp = parent > 0 ? proc_table__find(t, parent) : NULL;
+	if (!p || p->sp)
+		return PROC_PARENT_PROVEN;
+	if (p->forked_from)
+		return p->forked_from->maps_hash == p->forked_hash ? PROC_PARENT_PROVEN
+								   : PROC_PARENT_CODE;
+	return (enum proc_parent_unproven)p->parent_unproven;
+}
+
+const char *proc_parent_unproven__str(enum proc_parent_unproven why)
+{
+	switch (why) {
+	case PROC_PARENT_GONE:
+		return "parent gone";
+	case PROC_PARENT_OTHER:
+		return "parent exec'd or exited";
+	case PROC_PARENT_CODE:
+		return "parent's code changed";
+	default:
+		return "";
+	}
+}
+
+/* The parent's maps file now, into *out, if it is of the process and exec the kernel saw when
+ * it sent the note n (the same identity before and after the read) with as much code mapped:
+ * PROC_PARENT_PROVEN, else why not. What it mapped since with as many pages in all (a library
+ * closed and another of its size opened) cannot be told from the outside. */
+static enum proc_parent_unproven parent_maps(struct proc_table *t, const struct proc_note *n,
+					     struct sym_proc **out)
+{
+	pid_t parent = (pid_t)n->parent;
+	struct unwind_ident id;
+	enum proc_parent_unproven why = PROC_PARENT_PROVEN;
 	char path[64], *maps;
-	struct sym_proc *sp;
 	size_t len = 0;
 
-	if (!t->sym || parent <= 0 || p->sp)
-		return false;
-	if (pp && pp != p && pp->sp) {
-		p->forked_from = pp;
-		return true;
-	}
+	*out = NULL;
+	if (unwind_ident__read(parent, &id))
+		return PROC_PARENT_GONE;
+	if (!unwind_ident__same(&id, &n->parent_ident))
+		return PROC_PARENT_OTHER;
 	snprintf(path, sizeof(path), "/proc/%d/maps", parent);
 	maps = util_read_file(path, &len);
-	sp = maps && len ? symbolizer__load_pid_maps(t->sym, parent, maps) : NULL;
+	if (!maps || !len)
+		why = PROC_PARENT_GONE;
+	else if (unwind_ident__read(parent, &id))
+		why = PROC_PARENT_GONE;
+	else if (!unwind_ident__same(&id, &n->parent_ident))
+		why = PROC_PARENT_OTHER;
+	else if (proc_maps__exec_pages(maps) != n->parent_exec_pages)
+		why = PROC_PARENT_CODE;
+	else
+		*out = symbolizer__load_pid_maps(t->sym, parent, maps);
 	free(maps);
+	if (!why && !*out)
+		why = PROC_PARENT_GONE;	/* (its files could not be opened) */
+	return why;
+}
+
+/* p, gone before its note n was read, forked from n's parent and exec'd nothing since (the note
+ * says so, checked in the kernel when it was sent): it mapped its code as its parent does, so
+ * the parent's mappings name its frames, as perf gives a forked child its parent's maps, if
+ * they are those the kernel saw then: the parent's entry if ebprof has a snapshot of it of the
+ * same process and exec (a target: the parent may have exited too) with as many pages of code,
+ * else the parent's maps file read now, the same checks made. Anything it mapped after the fork
+ * is in neither and stays an address. Otherwise its frames stay addresses, and
+ * p->parent_unproven says why: named from a parent that exec'd, or a process given its PID,
+ * they would have been named from other code. */
+static bool snapshot_parent(struct proc_table *t, struct proc_info *p, const struct proc_note *n)
+{
+	struct proc_info *pp = proc_table__find(t, (pid_t)n->parent);
+	enum proc_parent_unproven why;
+	struct sym_proc *sp;
+
+	if (!t->sym || p->sp)
+		return false;
+	if (pp && pp != p && pp->sp && pp->ident_ok &&
+	    unwind_ident__same(&pp->ident, &n->parent_ident) &&
+	    pp->exec_pages == n->parent_exec_pages) {
+		p->forked_from = pp;
+		p->forked_hash = pp->maps_hash;
+		p->parent_unproven = PROC_PARENT_PROVEN;
+		return true;
+	}
+	why = parent_maps(t, n, &sp);
+	p->parent_unproven = (uint8_t)why;
 	if (!sp)
 		return false;
 	sym_proc__load_modules(sp);
@@ -368,33 +474,37 @@ static bool snapshot_parent(struct proc_table *t, struct proc_info *p, pid_t par
 	return true;
 }
 
-static int on_note(void *ctx, void *data, size_t len)
+void proc_table__note(struct proc_table *t, const void *data, size_t len)
 {
-	struct proc_table *t = ctx;
-	pid_t pid = len >= sizeof(uint32_t) ? *(const uint32_t *)data : 0;
-	bool exec = len >= 2 * sizeof(uint32_t) && ((const uint32_t *)data)[1];
-	pid_t parent = len >= 3 * sizeof(uint32_t) ? (pid_t)((const uint32_t *)data)[2] : 0;
+	struct proc_note n = { 0 };
 	struct proc_info *p;
 	bool ok;
 
-	if (!pid)
-		return 0;
-	p = proc_table__find(t, pid);
-	if (p && !exec)
-		return 0;
+	memcpy(&n, data, len < sizeof(n) ? len : sizeof(n));
+	if (!n.tgid)
+		return;
+	p = proc_table__find(t, (pid_t)n.tgid);
+	if (p && !n.exec)
+		return;
 	if (!p)
-		p = proc_table__add(t, pid);
+		p = proc_table__add(t, (pid_t)n.tgid);
 	/* one read again that is gone already (a PID given to another process that then
 	 * exited) keeps no name or command line of the process before: the report names it as
 	 * the kernel did */
 	ok = p && proc_table__snapshot(t, p);
-	if (p && !ok && !exec)
-		snapshot_parent(t, p, parent);
-	if (p && !ok && exec) {
+	/* (a parent only with the identity the kernel saw: the whole record) */
+	if (p && !ok && !n.exec && n.parent && len >= sizeof(n))
+		snapshot_parent(t, p, &n);
+	if (p && !ok && n.exec) {
 		p->comm[0] = 0;
 		free(p->cmdline);
 		p->cmdline = NULL;
 	}
+}
+
+static int on_note(void *ctx, void *data, size_t len)
+{
+	proc_table__note(ctx, data, len);
 	return 0;
 }
 

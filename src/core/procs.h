@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "abi/unwind.h"
 
 struct symbolizer;
 struct sym_proc;
@@ -34,16 +35,46 @@ struct proc_info {
 	/* its parent's entry when it had no snapshot of its own and forked from that process
 	 * with no exec since (see proc_table__notes): its code is mapped as the parent's */
 	const struct proc_info *forked_from;
+	uint64_t forked_hash;	/* forked_from's maps_hash then: its snapshots name p's frames
+				 * only while they map the same code */
+	uint8_t parent_unproven;	/* enum proc_parent_unproven: why its parent's mappings
+					 * do not name its frames */
 	bool pruned;		/* being freed by proc_table__prune_gone */
+	/* with proc_table__keep_idents: the process and exec its snapshot sp is of (read before
+	 * and after its maps file, the same both times), and sp's pages mapped executable */
+	bool ident_ok;
+	struct unwind_ident ident;
+	uint64_t exec_pages;
 };
 
-/* The mappings that name p's frames: its own snapshot, or its parent's (forked_from). */
+/* Why a process gone before its note was read, which had forked from a parent without an exec
+ * since (the note said so), is not named by its parent's mappings: they could not be shown to
+ * be those of the fork. */
+enum proc_parent_unproven {
+	PROC_PARENT_PROVEN,
+	PROC_PARENT_GONE,	/* the parent is gone too, and no snapshot of it is known to be
+				 * of the process and exec the kernel saw */
+	PROC_PARENT_OTHER,	/* another process or program at its PID: it exec'd, or exited
+				 * and its PID was given again */
+	PROC_PARENT_CODE,	/* it has more or less code mapped than the kernel saw (a library
+				 * opened or closed since), or its snapshot changed since */
+};
+
+/* The mappings that name p's frames: its own snapshot, or its parent's (forked_from) while it
+ * maps the code it mapped when p's note was read. NULL: none. */
 struct sym_proc *proc_info__mappings(const struct proc_info *p);
+/* Why p's frames are not named by its parent's mappings (PROC_PARENT_PROVEN: p has mappings,
+ * or had no parent to be named by), and a few words saying so. */
+enum proc_parent_unproven proc_info__parent_unproven(const struct proc_info *p);
+const char *proc_parent_unproven__str(enum proc_parent_unproven why);
 
 struct proc_table;
 
 /* sym: the run's symbolizer (NULL: no snapshots). NULL and errno on failure. */
 struct proc_table *proc_table__new(struct symbolizer *sym);
+/* Every snapshot from now on also reads its process's identity (proc_info's ident: two reads
+ * of /proc/PID/stat more), for notes naming a parent (proc_table__notes). */
+void proc_table__keep_idents(struct proc_table *t);
 /* Frees every entry's snapshot and, with free_priv, its priv. Accepts NULL. */
 void proc_table__free(struct proc_table *t, void (*free_priv)(void *priv));
 
@@ -84,16 +115,33 @@ void proc_table__snapshot_some(struct proc_table *t, uint32_t max);
  * snapshot, so that its stacks symbolize if it is gone by the end. 0 or a negative errno. */
 int proc_table__adopt(struct proc_table *t, int map_fd, size_t val_size);
 
-/* -a: a reader of a mode's ring buffer map_fd of announced processes (records that start with
- * a __u32 tgid, sent the first time the mode's programs see one; a second __u32, when there is
- * one, not 0 when one seen before exec'd; a third, when there is one, its parent's tgid if it
- * has exec'd nothing since its fork): each one t does not have, and each that exec'd, is
- * (added and) snapshot when the reader is consumed (ring_buffer__consume: when a note wakes the
- * collector, and every tick; a process seen system-wide can exit at any time). A new one gone
- * by then that forked without an exec gets its parent's mappings (they map its code). NULL and
- * errno set on failure; the caller frees it with ring_buffer__free. */
+/* A record of a mode's notes ring (proc_table__notes): a prefix of this, at least the tgid. */
+struct proc_note {
+	uint32_t tgid;		/* a process seen for the first time */
+	uint32_t exec;		/* not 0: one seen before exec'd (or another has its PID) */
+	uint32_t parent;	/* its parent's tgid if it has exec'd nothing since its fork and
+				 * the parent still ran that image with as much code mapped */
+	uint32_t pad;
+	/* with parent, the whole record: the parent then (abi/unwind.h: /proc/PID/stat's
+	 * starttime, endcode, startstack) and its pages mapped executable (mm->exec_vm) */
+	struct unwind_ident parent_ident;
+	uint64_t parent_exec_pages;
+};
+
+/* -a: a reader of a mode's ring buffer map_fd of announced processes (struct proc_note, sent
+ * the first time the mode's programs see one, or when one seen before exec'd): each one t does
+ * not have, and each that exec'd, is (added and) snapshot when the reader is consumed
+ * (ring_buffer__consume: when a note wakes the collector, and every tick; a process seen
+ * system-wide can exit at any time). A new one gone by then that forked without an exec gets
+ * its parent's mappings (they map its code) if they are shown to be those the kernel saw: the
+ * parent's snapshot of that process and exec (proc_table__keep_idents) with as much code
+ * mapped, or its maps file read now, its identity the same before and after. Else none, and
+ * why (proc_info__parent_unproven). NULL and errno set on failure; the caller frees it with
+ * ring_buffer__free. */
 struct ring_buffer;
 struct ring_buffer *proc_table__notes(struct proc_table *t, int map_fd);
+/* One such record of len bytes, as the reader takes it (tests). */
+void proc_table__note(struct proc_table *t, const void *data, size_t len);
 
 /* pid traced by a mode whose programs filter on a `targets` hash map (tgid -> __u8, 1): its
  * entry (into *out if not NULL), in the map, attached and snapshot. 0, -ENOMEM, or the map's
@@ -120,6 +168,9 @@ void proc_table__follow_unwinder(struct proc_table *t, struct unwinder *u);
 /* A hash of the executable lines of a maps file ("start-end perms offset dev inode path"):
  * what can name a frame, unchanged by the heap's growth. */
 uint64_t proc_maps__exec_hash(const char *maps);
+/* The pages a maps file's text maps executable, as the kernel counts them (mm->exec_vm:
+ * executable, not writable; [vsyscall] is no mapping of the process). */
+uint64_t proc_maps__exec_pages(const char *maps);
 
 uint32_t proc_table__count(const struct proc_table *t);
 struct proc_info *proc_table__at(const struct proc_table *t, uint32_t i);

@@ -170,8 +170,7 @@ int unwind_ident__parse(const char *stat, struct unwind_ident *id)
 	return id->start_stack ? 0 : -ESRCH;	/* no address space (a kernel thread, exiting) */
 }
 
-/* The process's unwind_ident from /proc/PID/stat (abi/unwind.h); -errno */
-static int read_ident(pid_t pid, struct unwind_ident *id)
+int unwind_ident__read(pid_t pid, struct unwind_ident *id)
 {
 	char path[64], buf[1024];
 	ssize_t n;
@@ -189,7 +188,7 @@ static int read_ident(pid_t pid, struct unwind_ident *id)
 	return unwind_ident__parse(buf, id);
 }
 
-static bool same_ident(const struct unwind_ident *a, const struct unwind_ident *b)
+bool unwind_ident__same(const struct unwind_ident *a, const struct unwind_ident *b)
 {
 	return a->start_time == b->start_time && a->start_stack == b->start_stack &&
 	       a->end_code == b->end_code;
@@ -1119,11 +1118,11 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 
 	if (!u)
 		return 0;
-	if (read_ident(pid, &id))
+	if (unwind_ident__read(pid, &id))
 		return -ESRCH;
 	rec = find_pid(u, pid);
 	/* the same program with the same executable mappings as last time: nothing to load */
-	if (rec && maps_text && same_ident(&rec->ident, &id) &&
+	if (rec && maps_text && unwind_ident__same(&rec->ident, &id) &&
 	    rec->hash == (proc_maps__exec_hash(maps_text) | 1)) {
 		rec->slow = rec->stale;
 		return 0;
@@ -1136,13 +1135,13 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 		free(own);
 		return -ESRCH;
 	}
-	if (read_ident(pid, &id2) || !same_ident(&id, &id2)) {
+	if (unwind_ident__read(pid, &id2) || !unwind_ident__same(&id, &id2)) {
 		/* it exec'd meanwhile: its new program is asked for by the BPF side */
 		free(own);
 		return -EAGAIN;
 	}
 	h = proc_maps__exec_hash(own) | 1;
-	if (rec && same_ident(&rec->ident, &id) && rec->hash == h) {
+	if (rec && unwind_ident__same(&rec->ident, &id) && rec->hash == h) {
 		free(own);
 		rec->slow = rec->stale;
 		return 0;
@@ -1155,7 +1154,7 @@ int unwinder__load(struct unwinder *u, pid_t pid, const char *maps_text)
 	 * between its fork and its exec) */
 	if (u->on_maps)
 		u->on_maps(u->on_maps_ctx, pid, own);
-	if (rec && u->test_reload_ms > 0 && same_ident(&rec->ident, &id) &&
+	if (rec && u->test_reload_ms > 0 && unwind_ident__same(&rec->ident, &id) &&
 	    mono_ms() < rec->loaded_ms + u->test_reload_ms) {
 		free(own);
 		return -EAGAIN;	/* still stale: tried again at each tick */

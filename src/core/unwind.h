@@ -70,6 +70,10 @@ struct unwind_ident;
  * starttime, endcode, startstack). 0; -EINVAL for text that is not a stat line, -ESRCH for a
  * process without an address space (a kernel thread, one exiting: startstack 0). */
 int unwind_ident__parse(const char *stat, struct unwind_ident *id);
+/* The same read from pid's /proc/PID/stat: 0 or a negative errno (-ESRCH: gone, a zombie). */
+int unwind_ident__read(pid_t pid, struct unwind_ident *id);
+/* Whether two identities are the same process in the same exec. */
+bool unwind_ident__same(const struct unwind_ident *a, const struct unwind_ident *b);
 
 /* After load: the unwinder of a mode's object with how (NULL for UNWIND_FP, or ENOMEM: frame
  * pointers then), on its unwind_procs, unwind_rows and unwind_stats maps. */

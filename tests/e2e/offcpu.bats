@@ -258,6 +258,48 @@ assert_no_offcpu_probes() {
 	! grep ';parent_waits;' "$T/x.folded" | sed 's/.*;--;//' | grep -qE '(^|;)0x[0-9a-f]+;' || false
 }
 
+# The forked waker's parent runs other code when ebprof reads the note: wakeexec's waker (not
+# traced, no address space randomization) forks a child that wakes the target and exits, then
+# execs wakeexec_other, whose other_* functions sit where wakeexec's are. ebprof is stopped
+# until then. Its maps name nothing of the child's: the parent's identity (start, stack,
+# end of code, from /proc/PID/stat) is not the one the kernel saw when the child woke, so the
+# child's frames stay addresses under a frame that says why, counted (waker_parent_unproven).
+# Before, they were named from the other program (other_child_wakes, other_padding for main).
+@test "offcpu --wakers -p: a forked waker whose parent exec'd since is not named from the new program" {
+	mkfifo "$T/f"
+	bg "$FIX/wakeexec" target "$T/f" "$T/go" > "$T/t.out"
+	tgt=$BG
+	wait_for "$T/t.out" '^ready$'
+	"$EBPROF" offcpu -v --wakers -p "$tgt" -d 120 -o "$T/x.folded" -o "$T/x.json" 2> "$T/err" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/err" "tracing PID $tgt" 30
+	kill -STOP "$eb"
+	# the target waits in its read (system call 0) before the waker starts
+	touch "$T/go"
+	for ((i = 0; i < 600; i++)); do
+		grep -q '^0 ' "/proc/$tgt/syscall" && break
+		sleep 0.05
+	done
+	bg "$FIX/wakeexec" waker "$T/f" "$T/go" "$FIX/wakeexec_other" > "$T/w.out"
+	# the child woke the target and was reaped, and its parent runs the other program
+	wait "$tgt"
+	grep -x woken "$T/t.out"
+	wait_for "$T/w.out" '^other [0-9]+$'
+	kill -CONT "$eb"
+	st=0
+	wait "$eb" || st=$?
+	cat "$T/err"
+	[ "$st" -eq 0 ]
+	grep ';target_waits;' "$T/x.folded"
+	# the wake is there, from the child's write in the kernel
+	grep -qE ';target_waits;.*;--;.*;anon_pipe_write_\[k\];.*waker: wakeexec \([0-9]+\) [0-9]+$' "$T/x.folded"
+	# none of its frames named from the other program, said so
+	! grep ';target_waits;' "$T/x.folded" | grep -q 'other_' || false
+	grep -qE ";target_waits;.*;--;.*;\[waker's mappings unknown: parent exec'd or exited\];waker: wakeexec \([0-9]+\) [0-9]+$" "$T/x.folded"
+	jqe '.drops.waker_parent_unproven == 1' "$T/x.json"
+}
+
 # --wakers: the wakers outside the traced processes are named by their PID's entry, which each
 # new waker renamed with nothing said: pidreuse (-p) waits for sleep, then for sleepb (a link to
 # it) given the same PID, each one's exit waking it (each naps 0.2 s: the wait starts first);

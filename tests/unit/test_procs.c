@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "core/procs.h"
+#include "core/unwind.h"
 #include "util/util.h"
 #include "symbolize/symbolize.h"
 
@@ -226,6 +228,128 @@ static void test_prune_gone(void **state)
 	proc_table__free(t, NULL);
 }
 
+/* The pages a maps file maps executable are the kernel's own count (mm->exec_vm, which
+ * /proc/PID/status shows as VmExe + VmLib in kB), one more mapping of code included. */
+static void test_exec_pages(void **state)
+{
+	char *maps, *status, *at;
+	unsigned long exe = 0, lib = 0;
+	void *map;
+
+	(void)state;
+	map = map_own_code();
+	maps = util_read_file("/proc/self/maps", NULL);
+	status = util_read_file("/proc/self/status", NULL);
+	assert_non_null(maps);
+	assert_non_null(status);
+	at = strstr(status, "VmExe:");
+	assert_non_null(at);
+	assert_int_equal(sscanf(at, "VmExe: %lu kB", &exe), 1);
+	at = strstr(status, "VmLib:");
+	assert_non_null(at);
+	assert_int_equal(sscanf(at, "VmLib: %lu kB", &lib), 1);
+	assert_int_equal(proc_maps__exec_pages(maps), (exe + lib) * 1024 / 4096);
+	free(maps);
+	free(status);
+	munmap(map, 4096);
+}
+
+/* A note of a process gone before it was read, forked from this one without an exec: named by
+ * this process's mappings only when they are shown to be those the kernel saw (its identity
+ * and its pages of code as in the note), else none, and why. A parent's snapshot, once used,
+ * names the child only while it maps the same code. */
+static void test_note_of_a_forked_child(void **state)
+{
+	struct symbolizer *sym = symbolizer__new(NULL);
+	struct proc_table *t = proc_table__new(sym);
+	struct proc_note n = { .parent = (uint32_t)getpid() };
+	struct proc_info *c, *self;
+	char *maps = util_read_file("/proc/self/maps", NULL);
+	pid_t kids[6];
+	int status;
+	void *map;
+
+	(void)state;
+	assert_non_null(t);
+	assert_non_null(maps);
+	for (int i = 0; i < 6; i++) {
+		kids[i] = fork();
+		if (kids[i] == 0)
+			_exit(0);
+		assert_true(kids[i] > 0);
+		assert_int_equal(waitpid(kids[i], &status, 0), kids[i]);
+	}
+	assert_int_equal(unwind_ident__read(getpid(), &n.parent_ident), 0);
+	n.parent_exec_pages = proc_maps__exec_pages(maps);
+	free(maps);
+
+	/* the same process and exec, as much code: its maps file names the child's frames */
+	n.tgid = (uint32_t)kids[0];
+	proc_table__note(t, &n, sizeof(n));
+	c = proc_table__find(t, kids[0]);
+	assert_non_null(c);
+	assert_non_null(proc_info__mappings(c));
+	assert_int_equal(proc_info__parent_unproven(c), PROC_PARENT_PROVEN);
+
+	/* another exec (its end of code moved), or another process (its start): none */
+	n.tgid = (uint32_t)kids[1];
+	n.parent_ident.end_code += 4096;
+	proc_table__note(t, &n, sizeof(n));
+	n.parent_ident.end_code -= 4096;
+	c = proc_table__find(t, kids[1]);
+	assert_null(proc_info__mappings(c));
+	assert_int_equal(proc_info__parent_unproven(c), PROC_PARENT_OTHER);
+	assert_string_equal(proc_parent_unproven__str(PROC_PARENT_OTHER), "parent exec'd or exited");
+	n.tgid = (uint32_t)kids[2];
+	n.parent_ident.start_time--;
+	proc_table__note(t, &n, sizeof(n));
+	n.parent_ident.start_time++;
+	assert_int_equal(proc_info__parent_unproven(proc_table__find(t, kids[2])),
+			 PROC_PARENT_OTHER);
+
+	/* a page of code more or less than the kernel saw */
+	n.tgid = (uint32_t)kids[3];
+	n.parent_exec_pages++;
+	proc_table__note(t, &n, sizeof(n));
+	n.parent_exec_pages--;
+	c = proc_table__find(t, kids[3]);
+	assert_null(proc_info__mappings(c));
+	assert_int_equal(proc_info__parent_unproven(c), PROC_PARENT_CODE);
+
+	/* a parent gone too (the first child: reaped), and a note without the parent's identity
+	 * (not the whole record): none */
+	n.tgid = (uint32_t)kids[4];
+	n.parent = (uint32_t)kids[0];
+	proc_table__note(t, &n, sizeof(n));
+	n.parent = (uint32_t)getpid();
+	assert_int_equal(proc_info__parent_unproven(proc_table__find(t, kids[4])),
+			 PROC_PARENT_GONE);
+	n.tgid = (uint32_t)kids[5];
+	proc_table__note(t, &n, offsetof(struct proc_note, parent_ident));
+	assert_null(proc_info__mappings(proc_table__find(t, kids[5])));
+
+	/* the parent's own snapshot, of this exec with as much code, names it, until the parent
+	 * maps other code */
+	proc_table__free(t, NULL);
+	t = proc_table__new(sym);
+	proc_table__keep_idents(t);
+	self = proc_table__add(t, getpid());
+	assert_true(proc_table__snapshot(t, self));
+	assert_true(self->ident_ok);
+	n.tgid = (uint32_t)kids[0];
+	proc_table__note(t, &n, sizeof(n));
+	c = proc_table__find(t, kids[0]);
+	assert_ptr_equal(c->forked_from, self);
+	assert_ptr_equal(proc_info__mappings(c), self->sp);
+	map = map_own_code();
+	assert_true(proc_table__snapshot(t, self));
+	assert_null(proc_info__mappings(c));
+	assert_int_equal(proc_info__parent_unproven(c), PROC_PARENT_CODE);
+	munmap(map, 4096);
+	proc_table__free(t, NULL);
+	symbolizer__free(sym);
+}
+
 /* util's pid index: every pid found after the table grew, the newest put of a pid wins, pid 0
  * and negative ones are keys like any other, a cleared index is empty. */
 static void test_pid_index(void **state)
@@ -262,6 +386,8 @@ int main(void)
 		cmocka_unit_test(test_code_kept_past_a_half_mapped_look),
 		cmocka_unit_test(test_snapshot_some_follows_marks),
 		cmocka_unit_test(test_prune_gone),
+		cmocka_unit_test(test_exec_pages),
+		cmocka_unit_test(test_note_of_a_forked_child),
 		cmocka_unit_test(test_pid_index),
 	};
 

@@ -82,6 +82,9 @@ struct offcpu_collector {
 	uint64_t open_lost;		/* of them, not counted: the count table was full (a
 					 * count_table_full drop) */
 	uint32_t max_runq;		/* the run-queue table's room (MAX_RUNQ; tests: less) */
+	/* --wakers: waker stacks (one per site) of a process gone before its note was read whose
+	 * parent's mappings were not shown to be its own (core/procs.h), by why */
+	uint64_t parent_unproven[PROC_PARENT_CODE + 1];
 	uint64_t window_ns;		/* CLOCK_MONOTONIC at the start of the window (0: the run's) */
 	uint64_t window_stats[OFFCPU_STAT__COUNT];	/* the counters then */
 	struct rq_read rq;		/* run-queue latencies the spills took out */
@@ -198,6 +201,10 @@ static void *offcpu_open(const struct session_env *env, void *opts)
 	c->lc = env->lc;
 	if (collector__init(&c->base, env, true))
 		goto fail;
+	/* a forked waker gone before its note is read is named by its parent's snapshot only if
+	 * that is of the process and exec the kernel saw (core/procs.c) */
+	if (o->wakers)
+		proc_table__keep_idents(c->base.procs);
 	c->base.kname_at_exec = true;	/* (its exec program renames) */
 
 	sk = c->skel = MINBTF_OPEN(c->lc, offcpu_bpf);	/* CO-RE: core/minbtf.h */
@@ -489,8 +496,11 @@ static uint32_t waker_locs(struct offcpu_collector *c, struct profile *prof,
 {
 	struct stack_key wk = { .tgid = k->wtgid, .kstack = k->wkstack };
 	const struct ksyms *ks = k->wkstack ? stacks__ksyms(c->lc) : NULL;
-	uint32_t tmp[2 * STACK_MAX_DEPTH], n = 0, nw;
+	/* (and the marks of stacks__key_locs and the one below) */
+	uint32_t tmp[2 * STACK_MAX_DEPTH + 8], n = 0, nw;
+	enum proc_parent_unproven why;
 	struct proc_info *wp = NULL;
+	struct sym_proc *sp;
 	char name[96], comm[OFFCPU_COMM_LEN + 1], tname[OFFCPU_COMM_LEN + 1];
 
 	/* its kernel frames first: an interrupt's have no user frames that belong to it */
@@ -503,8 +513,17 @@ static uint32_t waker_locs(struct offcpu_collector *c, struct profile *prof,
 			wp = report_proc(c, k->wtgid, false);
 			wk.ustack = k->wustack;
 			wk.flags = k->wflags;
-			nw = stacks__key_locs(prof, c->base.st, ks, proc_info__mappings(wp), k->wtgid,
-					      &wk, true, tmp);
+			sp = proc_info__mappings(wp);
+			nw = stacks__key_locs(prof, c->base.st, ks, sp, k->wtgid, &wk, true, tmp);
+			/* gone, forked from a parent whose mappings were not shown to be its
+			 * own: its frames are addresses, and its outermost frame says why */
+			why = sp ? PROC_PARENT_PROVEN : proc_info__parent_unproven(wp);
+			if (why) {
+				snprintf(name, sizeof(name), "[waker's mappings unknown: %s]",
+					 proc_parent_unproven__str(why));
+				tmp[nw++] = stacks__named_loc(prof, name);
+				c->parent_unproven[why]++;
+			}
 		}
 		if (wp && wp->comm[0]) {
 			snprintf(comm, sizeof(comm), "%s", wp->comm);
@@ -856,6 +875,38 @@ static void offcpu_stop(void *m)
 	collector__consume_notes(&c->base);
 }
 
+/* --wakers: the waker stacks of forked processes gone before their notes were read whose
+ * parent's mappings could not be shown to be theirs (core/procs.c): listed at 0, said when
+ * not. */
+static void parent_unproven_note(struct offcpu_collector *c, struct profile *prof)
+{
+	uint64_t n = 0;
+	char why[160] = "";
+	size_t len = 0;
+
+	if (!c->opts.wakers)
+		return;
+	for (int w = PROC_PARENT_GONE; w <= PROC_PARENT_CODE; w++) {
+		if (!c->parent_unproven[w])
+			continue;
+		n += c->parent_unproven[w];
+		len += (size_t)snprintf(why + len, len < sizeof(why) ? sizeof(why) - len : 0,
+					"%s%llu %s", len ? ", " : "",
+					(unsigned long long)c->parent_unproven[w],
+					proc_parent_unproven__str(w));
+	}
+	profile__add_drop(prof, "waker_parent_unproven", n);
+	if (n)
+		profile__add_note(prof, "%llu waker %s gone before ebprof read %s mappings, "
+				  "forked without an exec, whose parent's mappings were not shown "
+				  "to be those the kernel saw at the wakeup (%s): %s user frames are "
+				  "addresses, under a \"[waker's mappings unknown: ...]\" frame, "
+				  "rather than names taken from other code (waker_parent_unproven)",
+				  (unsigned long long)n,
+				  n == 1 ? "stack is of a process" : "stacks are of processes",
+				  n == 1 ? "its" : "their", why, n == 1 ? "its" : "their");
+}
+
 /* The traced processes' ptrace stops that were ebprof's (abi/offcpu.h: OFFCPU_STAT_HELD): said,
  * with their time, since they are left out of the profile. */
 static void held_note(struct offcpu_collector *c, struct profile *prof)
@@ -902,6 +953,7 @@ static void offcpu_finish(void *m)
 			     c->env.all || c->opts.wakers ? -1 : OFFCPU_STAT_NOTES_FULL, v);
 	/* an open wait that found the count table full is lost as a switch-in's would be */
 	profile__add_drop(prof, stat_names[OFFCPU_STAT_COUNTS_FULL], c->open_lost);
+	parent_unproven_note(c, prof);
 	v[OFFCPU_STAT_COUNTS_FULL] += c->open_lost;
 	for (int s = OFFCPU_STAT_THREADS_FULL; s < OFFCPU_STAT__COUNT; s++) {
 		uint64_t n = v[s];
@@ -1040,6 +1092,13 @@ static void offcpu_close(void *m)
 }
 
 _Static_assert(offsetof(struct offcpu_collector, base) == 0, "the shared hooks' collector");
+/* the notes ring's records are core/procs.h's */
+_Static_assert(sizeof(struct offcpu_note) == sizeof(struct proc_note) &&
+	       offsetof(struct offcpu_note, parent) == offsetof(struct proc_note, parent) &&
+	       offsetof(struct offcpu_note, parent_ident) ==
+	       offsetof(struct proc_note, parent_ident) &&
+	       offsetof(struct offcpu_note, parent_exec_pages) ==
+	       offsetof(struct proc_note, parent_exec_pages), "struct proc_note");
 
 const struct mode_ops offcpu_mode_ops = {
 	.name = "offcpu",
