@@ -50,7 +50,8 @@ struct offcpu_thread {
 	__u64 task_start;	/* the thread's task->start_time: with the tid, which thread it is
 				 * (a later thread given the tid is another: not its entry) */
 	__u32 held;		/* 1: a ptrace stop of ebprof's own (not the thread's wait) */
-	__u32 pad;
+	__u32 pending;		/* 1: made by its waker before its switch-out was seen, which
+				 * fills it in (bpf/offcpu.bpf.c) */
 	struct offcpu_key key;
 };
 
@@ -116,6 +117,9 @@ enum offcpu_stat {
 					 * its exit): dropped, not counted */
 	OFFCPU_STAT_TNAMES_FULL,	/* --per-thread: a thread's name not kept (thread_names
 					 * full): named at the report as it is then */
+	OFFCPU_STAT_WAKER_UNSEEN,	/* --wakers: a waker not kept: it came while its wakee,
+					 * still on its CPU, was between a delayed dequeue and its
+					 * switch-out (the wait counts with no waker) */
 	OFFCPU_STAT__COUNT,
 };
 

@@ -65,6 +65,25 @@ const volatile __u32 states = OFFCPU_STATE_ALL;
  * the kernel does those it does not report (0: none; the verifier drops the code then). */
 const volatile __u32 test_hide_switch_in = 0;
 __u32 test_switch_ins;
+/* Tests only: a traced thread's switch-out takes this much longer after its stacks (ns, 0:
+ * not; the verifier drops the code then), as on a loaded machine, where a wakeup from another
+ * CPU lands in it more often. */
+const volatile __u64 test_switch_delay_ns = 0;
+
+static long test_delay_step(__u64 i, void *ctx)
+{
+	return bpf_ktime_get_ns() >= *(__u64 *)ctx;
+}
+
+static __always_inline void test_delay(void)
+{
+	__u64 until;
+
+	if (!test_switch_delay_ns)
+		return;
+	until = bpf_ktime_get_ns() + test_switch_delay_ns;
+	bpf_loop(1 << 20, test_delay_step, &until, 0);
+}
 
 /* --min-block, --max-block (0: no limit) */
 const volatile __u64 min_ns = 0;
@@ -391,13 +410,14 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	end_wait(next, tid, th, now);
 }
 
-/* prev, on CPU until now, still has an entry: its last switch-in was not reported. Its wait
+/* prev, on CPU until now, still has an entry (th, looked up by the caller): its last switch-in
+ * was not reported. Its wait
  * ended when it went on CPU: now minus the CPU time charged to it since its switch-out (the
  * scheduler's clock leaves out interrupts' time: the end is, if anything, late by that much, a
  * few microseconds; never before its wakeup). */
-static __always_inline void unseen_switch_in(struct task_struct *prev, __u32 tid, __u64 now)
+static __always_inline void unseen_switch_in(struct task_struct *prev, __u32 tid,
+					     struct offcpu_thread *th, __u64 now)
 {
-	struct offcpu_thread *th = bpf_map_lookup_elem(&threads, &tid);
 	__u64 run, in = 0;
 
 	if (!th || !own_entry(prev, tid, th))
@@ -413,13 +433,21 @@ static __always_inline void unseen_switch_in(struct task_struct *prev, __u32 tid
 	end_wait(prev, tid, th, in);
 }
 
+/* e (prev's entry, or NULL) if its waker made it before this switch-out was seen
+ * (offcpu_waking: `pending`), else NULL */
+static __always_inline struct offcpu_thread *pending_entry(struct task_struct *prev,
+							   struct offcpu_thread *e)
+{
+	return e && e->pending && e->task_start == BPF_CORE_READ(prev, start_time) ? e : NULL;
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
 	__u64 now = bpf_ktime_get_ns();
-	struct offcpu_thread th = {};
-	struct offcpu_scratch *sc;
+	struct offcpu_thread th = {}, *e;
+	struct offcpu_scratch *sc = NULL;
 	__u32 zero = OFFCPU_HOOK_SWITCH, state, tid;
 
 	if (!started || stopped)
@@ -429,9 +457,17 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 	tid = BPF_CORE_READ(prev, pid);
 	if (!tid || !traced(prev))
 		return 0;
-	unseen_switch_in(prev, tid, now);
-	if (prev_state & TASK_DEAD)
+	/* (an entry its waker made is of this switch-out, not an earlier wait's) */
+	e = bpf_map_lookup_elem(&threads, &tid);
+	if (!pending_entry(prev, e)) {
+		unseen_switch_in(prev, tid, e, now);
+		e = NULL;
+	}
+	if (prev_state & TASK_DEAD) {
+		if (e)
+			bpf_map_delete_elem(&threads, &tid);
 		return 0;
+	}
 	state = state_of(preempt, prev_state);
 	th.run_ns = BPF_CORE_READ(prev, se.sum_exec_runtime);
 	th.task_start = BPF_CORE_READ(prev, start_time);
@@ -451,11 +487,49 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 			th.key.stack.aux = tid;
 			th.key.stack.gen = thread_gen(prev);
 		}
-		capture(ctx, sc, &th.key.stack.ustack, &th.key.stack.kstack, &th.key.stack.flags,
-			!(BPF_CORE_READ(prev, flags) & PF_KTHREAD));
 	}
-	if (bpf_map_update_elem(&threads, &tid, &th, BPF_ANY))
-		count_stat(OFFCPU_STAT_THREADS_FULL);
+	/*
+	 * The entry goes in before the stacks are taken, which takes microseconds (the user
+	 * stack's unwinding), and a waker may come first: a thread on its way off its CPU is
+	 * off its run queue before the scheduler looks for other work (newidle balancing, with
+	 * its run queue's lock let go) and before this program runs, and a thread on another CPU
+	 * woken by its last write (a pipe's reader) writes back meanwhile. offcpu_waking then
+	 * keeps the waker in the entry, one it makes itself if there is none yet (`pending`),
+	 * which this switch-out fills in where it is (a replaced entry would lose the waker's
+	 * writes under way); each program writes only its own fields. Put in whole after the
+	 * stacks, such a wakeup found no entry, and the wait counted with no waker: pingpong's
+	 * threads each on a CPU of their own lost up to half their wakers so.
+	 */
+	if (!e && bpf_map_update_elem(&threads, &tid, &th, BPF_NOEXIST)) {
+		/* made meanwhile by its waker, or an earlier entry that could not go */
+		e = pending_entry(prev, bpf_map_lookup_elem(&threads, &tid));
+		if (!e) {
+			if (bpf_map_update_elem(&threads, &tid, &th, BPF_ANY))
+				count_stat(OFFCPU_STAT_THREADS_FULL);
+			e = NULL;
+			goto stacks;
+		}
+	}
+	if (e) {
+		e->run_ns = th.run_ns;
+		if (th.ready_ns)
+			e->ready_ns = th.ready_ns;
+		e->held = th.held;
+		e->key.stack.tgid = th.key.stack.tgid;
+		e->key.stack.aux = th.key.stack.aux;
+		e->key.stack.gen = th.key.stack.gen;
+		e->off_ns = th.off_ns;
+		e->pending = 0;
+	}
+stacks:
+	if (!sc || th.held)
+		return 0;
+	e = bpf_map_lookup_elem(&threads, &tid);
+	if (!e || e->task_start != th.task_start)
+		return 0;
+	capture(ctx, sc, &e->key.stack.ustack, &e->key.stack.kstack, &e->key.stack.flags,
+		!(BPF_CORE_READ(prev, flags) & PF_KTHREAD));
+	test_delay();
 	return 0;
 }
 
@@ -473,6 +547,35 @@ static __always_inline bool on_irq_stack(void *ctx, struct task_struct *t)
 	return at < base || at >= top;
 }
 
+/* p, a traced thread without an entry, woken on its way off its CPU, before its switch-out was
+ * seen: off its run queue (it blocks: the wakeup waits until it is off the CPU, then queues it
+ * again) and still on its CPU. Its waker goes into an entry made now, `pending`, which its
+ * switch-out fills in (offcpu_switch). NULL otherwise (not blocking: the wakeup only makes it
+ * running again, with no wait). */
+static __always_inline struct offcpu_thread *pending_waker(struct task_struct *p, __u32 tid)
+{
+	struct offcpu_thread fresh = { .pending = 1 }, *e;
+
+	if (!traced(p) || !BPF_CORE_READ(p, on_cpu))
+		return NULL;
+	if (BPF_CORE_READ(p, on_rq)) {
+		/* Still queued: running on (no wait follows), unless the scheduler delayed its
+		 * dequeue (6.12 on: it blocks with its slice overdrawn), when the wakeup queues it
+		 * again as it switches out, or not, if it is picked again: an entry made now
+		 * could be left for a later wait and give it this waker. Counted, not kept. */
+		if (bpf_core_field_exists(p->se.sched_delayed) && BPF_CORE_READ(p, se.sched_delayed))
+			count_stat(OFFCPU_STAT_WAKER_UNSEEN);
+		return NULL;
+	}
+	fresh.task_start = BPF_CORE_READ(p, start_time);
+	/* (or its switch-out's own, made meanwhile) */
+	if (bpf_map_update_elem(&threads, &tid, &fresh, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&threads, &tid))
+		count_stat(OFFCPU_STAT_THREADS_FULL);
+	e = bpf_map_lookup_elem(&threads, &tid);
+	return e && e->task_start == fresh.task_start ? e : NULL;
+}
+
 /* The waker's stacks for p, in the waker's context (try_to_wake_up's start). */
 SEC("tp_btf/sched_waking")
 int BPF_PROG(offcpu_waking, struct task_struct *p)
@@ -485,7 +588,11 @@ int BPF_PROG(offcpu_waking, struct task_struct *p)
 	if (!started || stopped)
 		return 0;
 	th = bpf_map_lookup_elem(&threads, &tid);
-	if (!th || !own_entry(p, tid, th) || !th->off_ns || th->key.wustack || th->key.wkstack)
+	if (th && !own_entry(p, tid, th))
+		th = NULL;
+	if (!th)
+		th = pending_waker(p, tid);
+	if (!th || !(th->off_ns || th->pending) || th->key.wustack || th->key.wkstack)
 		return 0;
 	sc = bpf_map_lookup_elem(&scratch, &zero);
 	if (!sc)

@@ -173,9 +173,14 @@ int offcpu_parse_max_threads(const struct log_ctx *lc, const char *mode, const c
 void offcpu_default_opts(struct offcpu_opts *o)
 {
 	const char *t = getenv("EBPROF_TEST_MAX_RUNQ");
+	const char *d = getenv("EBPROF_TEST_SWITCH_DELAY_NS");
 
 	memset(o, 0, sizeof(*o));
 	o->test_max_runq = t ? (uint32_t)strtoul(t, NULL, 10) : 0;
+	/* (at most 1 ms: the program runs with interrupts off) */
+	o->test_switch_delay_ns = d ? strtoull(d, NULL, 10) : 0;
+	if (o->test_switch_delay_ns > 1000000)
+		o->test_switch_delay_ns = 1000000;
 	o->max_stacks = DEFAULT_MAX_STACKS;
 	o->max_threads = DEFAULT_MAX_THREADS;
 	o->states = OFFCPU_STATE_ALL;

@@ -56,6 +56,7 @@ static const char *const stat_names[OFFCPU_STAT__COUNT] = {
 	[OFFCPU_STAT_SWITCH_IN_UNSEEN] = "switch_in_unseen",
 	[OFFCPU_STAT_EXIT_UNSEEN] = "exit_unseen",
 	[OFFCPU_STAT_TNAMES_FULL] = "thread_names_full",
+	[OFFCPU_STAT_WAKER_UNSEEN] = "waker_unseen",
 };
 
 struct rq_entry {
@@ -219,6 +220,7 @@ static void *offcpu_open(const struct session_env *env, void *opts)
 	sk->rodata->max_ns = o->max_ns;
 	sk->rodata->self_tgid = getpid();
 	sk->rodata->test_hide_switch_in = o->test_hide_switch_in;
+	sk->rodata->test_switch_delay_ns = o->test_switch_delay_ns;
 	sk->rodata->unwind_mode = env->unwind != UNWIND_FP;
 	unwind__size_maps(sk->obj, env->unwind, 0, 0);
 	bpf_map__set_max_entries(sk->maps.targets, MAX_TARGETS);
@@ -999,6 +1001,14 @@ static void offcpu_finish(void *m)
 		else if (s == OFFCPU_STAT_TNAMES_FULL)
 			collector__note_thread_names(prof, n, "--max-stacks",
 						     c->opts.max_stacks);
+		else if (s == OFFCPU_STAT_WAKER_UNSEEN)
+			profile__add_note(prof, "%llu %s not kept: %s came while the thread it "
+					  "woke, still on its CPU, was between a delayed dequeue (the "
+					  "scheduler's, for a thread that blocks with its time slice "
+					  "overdrawn) and its switch-out, so that the wait counts with "
+					  "no waker (waker_unseen)", (unsigned long long)n,
+					  n == 1 ? "waker was" : "wakers were",
+					  n == 1 ? "it" : "each");
 		else
 			collector__note_notes_lost(prof, n);
 	}

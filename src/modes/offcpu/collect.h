@@ -32,6 +32,9 @@ struct offcpu_opts {
 	/* Tests only (no option sets it): the kernel side ignores every Nth switch-in of a traced
 	 * thread, as the kernel leaves some unreported (0: none) */
 	uint32_t test_hide_switch_in;
+	/* Tests only: each switch-out of a traced thread takes this much longer after its stacks
+	 * are taken (ns, 0: none), as on a loaded machine */
+	uint64_t test_switch_delay_ns;
 	/* Tests only (EBPROF_TEST_MAX_RUNQ): the run-queue table's room, small enough to fill
 	 * (0: MAX_RUNQ, 4096 processes) */
 	uint32_t test_max_runq;
