@@ -13,6 +13,7 @@
  * (find_debuginfo).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 
 #include "symbolize/sym_internal.h"
 #include "symbolize/unwind.h"
+#include "util/util.h"
 
 static char *hex_encode(const unsigned char *p, size_t len)
 {
@@ -1193,7 +1195,7 @@ const struct sym_symbol *sym_module__find_object(struct sym_module *m, uint64_t 
 bool sym_module__fde_range(struct sym_module *m, uint64_t vaddr, uint64_t *start,
 			   uint64_t *end)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (sym_module__open(m))
 		return false;
@@ -1208,15 +1210,8 @@ bool sym_module__fde_range(struct sym_module *m, uint64_t vaddr, uint64_t *start
 	}
 	/* the last FDE starting at or before vaddr, or one of a few before it (ranges a
 	 * compiler writes do not overlap, hand-written ones might) */
-	hi = m->nfdes;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->fdes[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = util_upper_bound_u64(m->fdes, m->nfdes, sizeof(*m->fdes),
+				  offsetof(struct unwind_fde, start), vaddr);
 	for (size_t i = lo; i > 0 && lo - i < 8; i--) {
 		if (vaddr < m->fdes[i - 1].end) {
 			*start = m->fdes[i - 1].start;

@@ -7,6 +7,7 @@
  * again when it has grown since (at a miss); code compiled again at an address has its later
  * line. A file older than the process is an earlier process's with its PID: not used. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,16 +205,9 @@ static int load(struct sym_perfmap *m, struct strpool *pool)
 static const char *find(const struct sym_perfmap *m, uint64_t addr)
 {
 	const struct perfmap_entry *best = NULL;
-	size_t lo = 0, hi = m->n;
+	size_t lo = util_upper_bound_u64(m->e, m->n, sizeof(*m->e),
+					 offsetof(struct perfmap_entry, start), addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->e[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* entries starting at or before addr, nearest first: the latest line holding it (a
 	 * few back: one nested in a longer one, code compiled again over older code) */
 	for (size_t i = lo; i > 0 && lo - i < 16; i--) {

@@ -269,3 +269,20 @@ void pid_index__free(struct pid_index *x)
 	free(x->slot);
 	*x = (struct pid_index){ 0 };
 }
+
+size_t util_upper_bound_u64(const void *base, size_t n, size_t size, size_t off, uint64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t v;
+
+		memcpy(&v, (const char *)base + mid * size + off, sizeof(v));
+		if (v <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}

@@ -39,6 +39,9 @@ void util_rcu_grace(unsigned fallback_ms);
  * with its escapes (\n, \t, \xHH), so that the line is one line. malloc'd; NULL without
  * memory. */
 char *util_shell_join(int argc, char *const *argv);
+/* In an array of n elements of `size` bytes each, sorted by the uint64_t at offset `off` of
+ * each, how many lead it with that value at most key: the index of the first above key. */
+size_t util_upper_bound_u64(const void *base, size_t n, size_t size, size_t off, uint64_t key);
 /* Wait until every callback the kernel queued by call_rcu() before this call has run (an
  * inode's free, an LSM blob's): rcu_barrier(), through the rcutree.do_rcu_barrier parameter
  * (made for this from userspace; the kernel runs one at most every 1/16 s, a call meanwhile

@@ -78,11 +78,35 @@ static void test_bash_reads_back(void **state)
 	free(line);
 }
 
+/* util_upper_bound_u64 against a linear count, on elements whose key is not the first field,
+ * with repeats, below the first and past the last */
+static void test_upper_bound(void **state)
+{
+	struct el {
+		uint32_t pad;
+		uint64_t key;
+	} a[] = { { 0, 10 }, { 0, 20 }, { 0, 20 }, { 0, 30 }, { 0, 40 } };
+	size_t n = sizeof(a) / sizeof(a[0]);
+
+	(void)state;
+	for (uint64_t k = 0; k <= 45; k++) {
+		size_t want = 0;
+
+		while (want < n && a[want].key <= k)
+			want++;
+		assert_int_equal(util_upper_bound_u64(a, n, sizeof(a[0]), offsetof(struct el, key),
+						      k), want);
+	}
+	assert_int_equal(util_upper_bound_u64(a, 0, sizeof(a[0]), offsetof(struct el, key), 99),
+			 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_quoting),
 		cmocka_unit_test(test_bash_reads_back),
+		cmocka_unit_test(test_upper_bound),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
