@@ -163,6 +163,10 @@ requests (completion_unseen: heavy I/O load), in the others something else read 
 @test "io: a full stack table (--max-stacks 1) costs stacks, not totals: each of 4 dd's 300 reads in its row, as bpftrace's block_rq_issue counts them" {
 	var_tmp_disk
 	make_file "$VT/f" 300
+	# dd's program and libraries in the page cache first: under memory pressure a dd's start
+	# read them back (readahead, 5 requests of 28 KiB once), before ebprof had attached to it
+	# and in bpftrace's count
+	dd if="$VT/f" of=/dev/null bs=4096 count=1 iflag=direct status=none
 	# the oracle: every dd's reads issued, by process (O_DIRECT reads are issued in the
 	# reader's context); keyed by pid, so others' dd on the machine do not mix in; reads only:
 	# a task that unplugs issues what others queued too (a 6.8 MB writeback request was once
