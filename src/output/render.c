@@ -510,7 +510,8 @@ void render__text_frame(FILE *f, const struct profile *p, unsigned int indent, u
 			fprintf(f, " (%s:%" PRId64 ")", fn->filename, ln);
 		else if (fn->filename)
 			fprintf(f, " (%s)", fn->filename);
-		if (loc->mapping != PROF_NONE) {
+		/* (a function named by its call frame range has its module in its name) */
+		if (loc->mapping != PROF_NONE && !fn->cfi_named) {
 			const char *file = p->mappings[loc->mapping].file;
 
 			fprintf(f, file[0] == '[' ? " %s" : " [%s]", render__basename(file));

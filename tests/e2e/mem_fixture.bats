@@ -196,6 +196,9 @@ load helpers
 	done < "$T/frames"
 	grep -q 'stripped!sub_' "$T/out.txt"
 	! grep -q 'stripped+0x' "$T/out.txt" || false
+	# a stack's frame names its module once: in the name, not again after it
+	grep -E '^ +#[0-9]+ stripped!sub_[0-9a-f]+$' "$T/out.txt"
+	! grep -q 'stripped!sub_[0-9a-f]* \[stripped\]' "$T/out.txt" || false
 }
 
 @test "launch: temporaries and lifetimes per site are exact on the fixture" {
