@@ -230,7 +230,9 @@ run_one() {
 		;;
 	esac
 	case $cfg in ebprof*)
-		jq -r --arg wl "$wl" '"\($wl) " + ([.drops[]?] | add // 0 | tostring) + " " + (.info.samples_lost // "0")' \
+		jq -r --arg wl "$wl" '"\($wl) " + ([.drops[]?] | add // 0 | tostring) + " " +
+			(.info.samples_lost // "0") + " " + ([.drops // {} | to_entries[] |
+			select(.value > 0) | .key] | join(",") | if . == "" then "-" else . end)' \
 			"$tmp/$EBPROF_OUT" >>"$tmp/drops"
 		# did its report need kernel symbols? (without the cache, loading /proc/kallsyms is a
 		# large part of its own CPU)
@@ -398,8 +400,9 @@ END {
 	fi
 	if [ -s "$tmp/drops" ]; then
 		echo
-		awk '{ d[$1] += $2; l[$1] += $3 } END { printf "ebprof drops (stack or count table full) / samples lost, summed over the rounds:"
-			for (w in d) printf " %s %d / %d;", w, d[w], l[w]; print "" }' "$tmp/drops"
+		awk '{ d[$1] += $2; l[$1] += $3; if ($4 != "-") r[$1] = r[$1] " " $4 }
+			END { printf "ebprof drops (every counter of its report'"'"'s drops: full tables, truncated stacks, ...) / samples lost, summed over the rounds:"
+			for (w in d) printf " %s %d / %d%s;", w, d[w], l[w], r[w] ? " (" substr(r[w], 2) ")" : ""; print "" }' "$tmp/drops"
 	fi
 	if [ -s "$tmp/kframes" ]; then
 		echo
