@@ -223,18 +223,29 @@ static void set_twins(struct kmem_collector *c)
 static uint64_t events_lost(struct kmem_collector *c, uint64_t *nested)
 {
 	int fd = bpf_map__fd(c->skel->maps.nested);
-	struct bpf_program *t[KMEM_TP__COUNT][2];
-	/* the other programs' (the interrupt depth's, the exec's) as they are */
-	uint64_t lost = bpfutil__recursion_misses(c->skel->obj);
+	struct bpf_program *t[KMEM_TP__COUNT][2], *prog;
+	uint64_t lost = 0;
 
 	*nested = 0;
 	twins_of(c->skel, t);
+	/* the other programs' (the allocations', the interrupt depth's, the exec's) as they are:
+	 * each read once (a total less the free programs' read after it could go below zero,
+	 * the programs still attached and missing meanwhile) */
+	bpf_object__for_each_program(prog, c->skel->obj) {
+		bool free_prog = false;
+
+		for (int i = 0; i < KMEM_TP__COUNT; i++)
+			free_prog = free_prog || prog == t[i][0] || prog == t[i][1];
+		if (!free_prog)
+			lost += bpfutil__prog_recursion_misses(prog);
+	}
 	for (int i = 0; i < KMEM_TP__COUNT; i++) {
 		uint64_t misses = bpfutil__prog_recursion_misses(t[i][0]), took = 0;
 
-		if (!bpf_program__autoload(t[i][1]))
+		if (!bpf_program__autoload(t[i][1])) {
+			lost += misses;
 			continue;
-		lost -= misses + bpfutil__prog_recursion_misses(t[i][1]);
+		}
 		took = bpfutil__percpu_sum(fd, (uint32_t)i);
 		*nested += took;
 		lost += misses > took ? misses - took : 0;
