@@ -12,30 +12,7 @@
 
 #include "abi/stack.h"
 
-/* floor(log2(v)) for v > 0 */
-static __always_inline __u32 ilog2(__u64 v)
-{
-	__u32 b = 0;
-
-	if (v >> 32) { v >>= 32; b += 32; }
-	if (v >> 16) { v >>= 16; b += 16; }
-	if (v >> 8) { v >>= 8; b += 8; }
-	if (v >> 4) { v >>= 4; b += 4; }
-	if (v >> 2) { v >>= 2; b += 2; }
-	if (v >> 1) { b += 1; }
-	return b;
-}
-
-/* Bucket 0 holds 0, bucket b holds [2^(b-1), 2^b); the last of nbuckets is open-ended. */
-static __always_inline __u32 log2_bucket_n(__u64 v, __u32 nbuckets)
-{
-	__u32 b;
-
-	if (v == 0)
-		return 0;
-	b = ilog2(v) + 1;
-	return b < nbuckets ? b : nbuckets - 1;
-}
+#include "bpf/lib/log2.bpf.h"
 
 /* x86's TS_COMPAT (arch/x86/include/asm/thread_info.h), a macro BTF does not carry */
 #define TS_COMPAT_	0x0002
