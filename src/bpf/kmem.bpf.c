@@ -362,32 +362,84 @@ static __always_inline void on_free(void *ctx, __u64 ptr, enum kmem_total what)
 		__sync_fetch_and_add(&t->v[what], 1);
 }
 
-/* An allocation by the current task. kind/low: stack_key.aux; cache: its kmem_cache_key.cache
- * (0: none); ptr 0 (failed) or ZERO_SIZE_PTR: counted, not tracked. */
-static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr, __u64 req,
-				     __u64 alloc, __u64 cache, enum kmem_total what)
+/* An allocation's facts, from its program to kmem_alloc: tgid (owner()), kind/low
+ * (stack_key.aux), ptr (0: failed; ZERO_SIZE_PTR: counted, not tracked), the sizes, cache (its
+ * kmem_cache_key.cache, 0: none), what (its process's count) */
+struct kmem_alloc_ev {
+	__u32 tgid, kind, low, what;
+	__u64 ptr, req, alloc, cache;
+};
+
+/* key's stacks: the kernel stack's knr frames in scratch slot's kern, and the current task's
+ * user stack (none for an interrupt's allocation, key->tgid 0: the registers are the
+ * interrupted task's). A global function, for the verifier, as kmem_alloc is (which cannot call
+ * it: the unwinder's calls below it would pass the kernel's limit of 8 frames deep). */
+__noinline int kmem_stacks(struct stack_key *key, __u32 slot, __u64 knr)
 {
-	__u32 tgid = owner(ctx), slot = kind, g;
-	struct stack_key key = { .tgid = tgid, .aux = KMEM_AUX(kind, low) };
-	struct kmem_cache_key ck = { .tgid = tgid, .cache = cache };
+	struct kmem_scratch *s = bpf_map_lookup_elem(&scratch, &slot);
+	struct pt_regs *regs;
+	bool exact;
+	__u64 nr;
+
+	if (!key || !s)
+		return 0;
+	if (knr) {
+		key->kstack = stack_intern(&stacks, &s->kern, knr, 0);
+		if (!key->kstack)
+			count_drop(KMEM_DROP_STACKS_FULL);
+	}
+	regs = key->tgid ? user_regs(NULL, &exact) : NULL;
+	nr = regs ? capture_user_stack(regs, &s->user) : 0;
+	if (nr) {
+		key->ustack = stack_intern(&stacks, &s->user, nr, 0);
+		if (!key->ustack)
+			count_drop(KMEM_DROP_STACKS_FULL);
+		if (exact)
+			key->flags = STACK_KEY_USER_EXACT;
+	}
+	return 0;
+}
+
+/*
+ * An allocation by the current task of a traced process, k its stacks' key (kmem_stacks). A
+ * global function: the verifier checks it once per program with its arguments unknown, apart
+ * from the paths of its caller. Inlined, with the stacks, it was checked once for each distinct
+ * state its caller's branches reached it with: kmem_kmalloc took 310,000 instructions and ~1 s
+ * of every start, the four allocation programs ~1.8 s (docs/PERFORMANCE.md).
+ */
+__noinline int kmem_alloc(const struct kmem_alloc_ev *e, const struct stack_key *k)
+{
+	__u32 tgid, kind, slot, g;
+	struct stack_key key;
+	struct kmem_cache_key ck = {};
 	struct kmem_cache_stat *cs = NULL, czero = {};
 	struct kmem_live lv = {}, *old;
 	struct kmem_scratch *s;
 	struct kmem_totals *t;
 	struct kmem_count *c;
-	struct pt_regs *regs;
-	bool exact, tracked = false;
+	bool tracked = false;
 	/* a traced process's allocations keep live counts for its growth series; -a's do not
 	 * (untrack) */
 	bool series = !trace_all;
-	__u64 nr;
+	__u64 ptr, req, alloc, cache;
 	long err;
 
-	if (!traced(tgid))
-		return;
+	if (!e || !k)
+		return 0;
+	key = *k;
+	tgid = e->tgid;
+	kind = e->kind;
+	slot = kind;
+	ptr = e->ptr;
+	req = e->req;
+	alloc = e->alloc;
+	cache = e->cache;
+	ck.tgid = tgid;
+	ck.cache = cache;
 	t = totals_of(tgid);
 	if (t) {
-		__sync_fetch_and_add(&t->v[what], 1);
+		if (e->what < KMEM_T__COUNT)
+			__sync_fetch_and_add(&t->v[e->what], 1);
 		if (kind == KMEM_KIND_KMALLOC)
 			__sync_fetch_and_add(&t->v[KMEM_T_KMALLOC_BYTES_REQ], req);
 		__sync_fetch_and_add(&t->v[KMEM_T_BYTES_REQ], req);
@@ -395,24 +447,7 @@ static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr
 	}
 	s = bpf_map_lookup_elem(&scratch, &slot);
 	if (!s)
-		return;
-
-	nr = capture_kernel_stack(ctx, &s->kern);
-	if (nr) {
-		key.kstack = stack_intern(&stacks, &s->kern, nr, 0);
-		if (!key.kstack)
-			count_drop(KMEM_DROP_STACKS_FULL);
-	}
-	/* an interrupt's allocation has no user stack: the registers are the interrupted task's */
-	regs = tgid ? user_regs(NULL, &exact) : NULL;
-	nr = regs ? capture_user_stack(regs, &s->user) : 0;
-	if (nr) {
-		key.ustack = stack_intern(&stacks, &s->user, nr, 0);
-		if (!key.ustack)
-			count_drop(KMEM_DROP_STACKS_FULL);
-		if (exact)
-			key.flags = STACK_KEY_USER_EXACT;
-	}
+		return 0;
 
 	g = take_gen_now();
 	c = entry_of(take_table(counts, g), &key, &s->zero, KMEM_STAT_COUNT_KEYS,
@@ -469,6 +504,30 @@ static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr
 		__sync_fetch_and_add(&t->v[KMEM_T_LIVE_COUNT], 1);
 		__sync_fetch_and_add(&t->v[KMEM_T_LIVE_BYTES], alloc);
 	}
+	return 0;
+}
+
+/* An allocation by the current task: counted (and its block tracked) if its process is traced.
+ * The arguments: struct kmem_alloc_ev's. The kernel stack is taken here: bpf_get_stack needs the
+ * program's ctx, which a global function cannot be given on every kernel this runs on. */
+static __always_inline void on_alloc(void *ctx, __u32 kind, __u32 low, __u64 ptr, __u64 req,
+				     __u64 alloc, __u64 cache, enum kmem_total what)
+{
+	struct kmem_alloc_ev e = { .tgid = owner(ctx), .kind = kind, .low = low, .what = what,
+				   .ptr = ptr, .req = req, .alloc = alloc, .cache = cache };
+	struct stack_key key = {};
+	struct kmem_scratch *s;
+	__u32 slot = kind;
+
+	if (!traced(e.tgid))
+		return;
+	s = bpf_map_lookup_elem(&scratch, &slot);
+	if (!s)
+		return;
+	key.tgid = e.tgid;
+	key.aux = KMEM_AUX(kind, low);
+	kmem_stacks(&key, slot, capture_kernel_stack(ctx, &s->kern));
+	kmem_alloc(&e, &key);
 }
 
 /* The id of a slab cache (its name noted the first time it is seen). */
