@@ -407,42 +407,67 @@ static long shift_step(__u64 i, void *data)
 	return 0;
 }
 
+/* direct_caller's search: the words below bp, the leaf's mapping, what was found */
+struct caller_ctx {
+	__u64 words[CALLER_WORDS];
+	__u64 bp, sp, lo, hi;	/* lo, hi: the leaf's mapping */
+	__u64 c;		/* the caller found, 0: none yet */
+	__u32 lookups;
+};
+
+/* Step i looks at the word CALLER_WORDS - 1 - i, from bp down (the index, not a count kept in
+ * x, picks the word: the verifier then checks the step for one state of it, not each) */
+static long caller_step(__u64 i, void *data)
+{
+	struct caller_ctx *x = data;
+	__u64 k = CALLER_WORDS - 1 - i, at, w;
+	struct vma_probe v = {};
+
+	/* the bound on the very register that indexes words */
+	asm volatile("" : "+r"(k));
+	if (k >= CALLER_WORDS)
+		return 1;
+	at = x->bp - (CALLER_WORDS - k) * 8;
+	w = x->words[k];
+	if (at < x->sp)
+		return 1;
+	/* not code: small numbers, pointers into the stack, the leaf's own library */
+	if (w < 4096 || (w >= x->lo && w < x->hi) || (w > x->sp - (8 << 20) &&
+						       w < x->sp + (8 << 20)))
+		return 0;
+	if (++x->lookups > CALLER_LOOKUPS)
+		return 1;
+	if (!bpf_find_vma(bpf_get_current_task_btf(), w, vma_cb, &v, 0) && v.exec) {
+		x->c = w;
+		return 1;
+	}
+	return 0;
+}
+
 /* The direct caller's return address found below bp (see above), or 0: none, or the one
- * already in the stack as its second frame (ip1). A global function: the verifier checks its
- * loop once, on its own; inlined into capture() it was checked again for each state its
- * callers reached it in (lock_begin and futex_exit: ~110,000 instructions processed each,
- * 0.2 s each to load). */
+ * already in the stack as its second frame (ip1). A global function: the verifier checks it
+ * once, on its own; inlined into capture() it was checked again for each state its callers
+ * reached it in (lock_begin and futex_exit: ~110,000 instructions processed each, 0.2 s each
+ * to load). Its words are looked at in bpf_loop steps: unrolled, the loop was checked for
+ * each word and count of lookups so far (28,500 instructions, half of lock_begin's and
+ * futex_enter's; ~2,000 now). */
 __noinline __u64 direct_caller(__u64 ip0, __u64 ip1, __u64 bp, __u64 sp)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct vma_probe leaf = {}, v;
-	__u64 words[CALLER_WORDS], c = 0;
-	int lookups = 0;
+	struct vma_probe leaf = {};
+	struct caller_ctx x = {};
 
 	if (bp <= sp || bp - sp > (1 << 20) || (bp & 7))
 		return 0;
-	if (bpf_find_vma(task, ip0, vma_cb, &leaf, 0) || !leaf.exec)
+	if (bpf_find_vma(bpf_get_current_task_btf(), ip0, vma_cb, &leaf, 0) || !leaf.exec)
 		return 0;
-	if (bpf_probe_read_user(words, sizeof(words), (void *)(bp - sizeof(words))))
+	if (bpf_probe_read_user(x.words, sizeof(x.words), (void *)(bp - sizeof(x.words))))
 		return 0;
-	for (int k = CALLER_WORDS - 1; k >= 0; k--) {
-		__u64 at = bp - (CALLER_WORDS - k) * 8, w = words[k];
-
-		if (at < sp)
-			break;
-		/* not code: small numbers, pointers into the stack, the leaf's own library */
-		if (w < 4096 || (w >= leaf.lo && w < leaf.hi) || (w > sp - (8 << 20) &&
-								  w < sp + (8 << 20)))
-			continue;
-		if (++lookups > CALLER_LOOKUPS)
-			break;
-		v.exec = 0;
-		if (!bpf_find_vma(task, w, vma_cb, &v, 0) && v.exec) {
-			c = w;
-			break;
-		}
-	}
-	return c == ip1 ? 0 : c;
+	x.bp = bp;
+	x.sp = sp;
+	x.lo = leaf.lo;
+	x.hi = leaf.hi;
+	bpf_loop(CALLER_WORDS, caller_step, &x, 0);
+	return x.c == ip1 ? 0 : x.c;
 }
 
 /* s: n frames walked from regs. Returns the number of frames, the recovered caller inserted

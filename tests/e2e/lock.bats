@@ -59,6 +59,22 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 		"$T/x.txt"
 }
 
+# By frame pointers alone (--unwind fp, or code without tables), the walk goes from the wait in
+# libc (no frame pointers) to the first function that keeps one, past the function that called
+# into libc: direct_caller (lock.bpf.c) finds that one's return address below %rbp and puts it
+# back. By tables, the other tests' default, the caller is there anyway: this is the test of
+# the search (without it: futex_wait, __lll_lock_wait, worker).
+@test "lock --unwind fp: the function that called into libc is found below the frame pointer: contend() between libc's wait and worker()" {
+	run "$EBPROF" lock -q --unwind fp -o "$T/x.json" -- "$FIX/mutexfix" 4 5000
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"done 20000"* ]]
+	jq -c '.sites[] | select(.frames[0].function == "mu in mutexfix (futex_wait)")
+		| [.contentions, [.frames[].function]]' "$T/x.json"
+	jqe '[.sites[] | select(.frames[0].function == "mu in mutexfix (futex_wait)")] as $s
+		| ($s | length) > 0 and ($s | all([.frames[].function] | index("contend") as $c
+			| $c != null and .[$c + 1] == "worker"))' "$T/x.json"
+}
+
 @test "lock: futex semantics: EAGAIN is no wait, timed-out waits are timeouts (not contentions) of at least their timeout, FUTEX_WAKE is none, each kind by its command" {
 	run "$EBPROF" lock -q --user-only -o "$T/x.json" -- "$FIX/futexfix"
 	[ "$status" -eq 0 ]
