@@ -890,17 +890,23 @@ ctxt() {
 # The run-queue table (a process's first run-queue wait makes it an entry) was taken out of
 # the kernel only with the count table: with -a it filled first and refused waits until the
 # next tick, over and over (runq_table_full 6832 in 2 minutes of -a). Now it is taken at three
-# quarters full too. A table of 9 (EBPROF_TEST_MAX_RUNQ, tests only), waves of 6 children
-# (with their parent, 7 entries; 3/4 of 9 is 6.75: a take at the wave's 7th key): a wave goes
-# only once ebprof said it took the tables after the last one (-v); before, no wave was taken.
-# (With a table of 8 the take came at the 6th key, mid-wave, and the wave's children, whose
-# naps make their entries again after a take, with the next wave's filled the table:
-# runq_table_full, 1 CI run of 3 on this machine. A table of 9 leaves more room; the take can
-# still come mid-wave: 1 of 4 runs beside two busy loops failed so.)
+# quarters full too: at the first tick after 8 entries were made in a table of 10
+# (EBPROF_TEST_MAX_RUNQ, tests only). Each wave (runqwaves.c, "closer") makes 8: its parent's
+# (woken by the test), its 6 children's (2 naps each), reaped, and then its closer's, a child
+# whose one run-queue wait is its exit's, made when no other child of the wave lives. So the
+# take comes after the wave's children are gone, never while they can make their entries again
+# (an entry taken and made again is one more towards the next take, and one more in the table):
+# once a wave is taken, only the parent waits again before the next wave is let go, an entry
+# that wave makes anyway, and the next take is again at its closer: one take a wave, each with
+# the whole wave. A wave goes only once ebprof said it took the tables after the last one
+# (-v), so that no timing matters; before, no wave was taken. (With no closer, in a table of 9,
+# the take came at the wave's 7th entry, which could be while children still napped: their
+# entries made again, with the next wave's, filled the table: runq_table_full in 1 of 3
+# fresh-clone CI runs here, and in 3 of 60 runs beside two busy loops.)
 @test "offcpu: the run-queue table is taken out three quarters full, not only with the count table: every process's waits in a histogram" {
 	mkfifo "$T/go"
-	EBPROF_TEST_MAX_RUNQ=9 bg "$EBPROF" offcpu -v -o "$T/x.json" -o "$T/x.txt" -- \
-		"$FIX/runqwaves" 5 6 "$T/go" > "$T/out" 2> "$T/err"
+	EBPROF_TEST_MAX_RUNQ=10 bg "$EBPROF" offcpu -v -o "$T/x.json" -o "$T/x.txt" -- \
+		"$FIX/runqwaves" 5 6 "$T/go" closer > "$T/out" 2> "$T/err"
 	exec {go}> "$T/go"
 	for w in 1 2 3 4 5; do
 		printf x >&"$go"
@@ -910,15 +916,22 @@ ctxt() {
 	done
 	exec {go}>&-
 	wait "$BG"
+	grep 'taken into the profile' "$T/err" || true
 	jqe '.drops.runq_table_full == 0' "$T/x.json"
 	! grep -q 'run-queue waits are in no histogram' "$T/x.txt" || false
-	# every child in a histogram of its own, with its 2 naps' wakeups at least
+	# every child in a histogram of its own, with its 2 naps' wakeups at least; every closer
+	# with its exit's
 	[ "$(grep -c '^child ' "$T/out")" -eq 30 ]
+	[ "$(grep -c '^closer ' "$T/out")" -eq 5 ]
 	kids=$(awk '/^child / { print $2 }' "$T/out" | jq -R . | jq -s -c .)
+	closers=$(awk '/^closer / { print $2 }' "$T/out" | jq -R . | jq -s -c .)
 	jq -e --argjson kids "$kids" '$kids | length == 30' "$T/x.json"
 	jq -e --argjson kids "$kids" '[.groups[] | select(.labels.pid as $p | $kids | index($p))] |
 		length == 30 and (map(.labels.pid) | unique | length) == 30 and
 		all(.runq_waits >= 2)' "$T/x.json"
+	jq -e --argjson c "$closers" '[.groups[] | select(.labels.pid as $p | $c | index($p))] |
+		length == 5 and (map(.labels.pid) | unique | length) == 5 and
+		all(.runq_waits >= 1)' "$T/x.json"
 }
 
 # What a full run-queue table leaves out is said: a table of 2 (EBPROF_TEST_MAX_RUNQ), 20
