@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -150,8 +151,20 @@ int bpfutil__run_task_iter(struct bpf_program *prog, pid_t pid)
 
 static bool libbpf_verbose;
 
+unsigned int bpfutil__kernel_log_level(void)
+{
+	const char *v = getenv("EBPROF_VERIFIER_STATS");
+
+	return v && *v ? 4 : 0;
+}
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
+	/* a program's load log (libbpf prints it whole, at debug level, when a log level was
+	 * asked for: bpfutil__kernel_log_level) */
+	if (level == LIBBPF_DEBUG && bpfutil__kernel_log_level() &&
+	    strstr(fmt, "-- BEGIN PROG LOAD LOG --"))
+		return vfprintf(stderr, fmt, ap);
 	if (level == LIBBPF_DEBUG || !libbpf_verbose)
 		return 0;
 	return vfprintf(stderr, fmt, ap);

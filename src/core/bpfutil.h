@@ -11,9 +11,16 @@
 struct bpf_program;
 struct log_ctx;
 
-/* libbpf's messages: none but with -vv (lc->verbose >= 2), and never its debug level. Its own
- * hints (e.g. about ulimit -l) mislead on kernels that charge BPF memory to the cgroup. */
+/* libbpf's messages: none but with -vv (lc->verbose >= 2), and never its debug level (but for
+ * the programs' load logs with EBPROF_VERIFIER_STATS). Its own hints (e.g. about ulimit -l)
+ * mislead on kernels that charge BPF memory to the cgroup. */
 void bpfutil__libbpf_messages(const struct log_ctx *lc);
+
+/* The kernel log level a skeleton's programs load with: 4 (the verifier's statistics: each
+ * program's instructions processed, states, time) when the developer switch
+ * EBPROF_VERIFIER_STATS is set non-empty, which the libbpf messages then print to stderr
+ * (docs/PERFORMANCE.md, "How to measure"); else 0. */
+unsigned int bpfutil__kernel_log_level(void);
 
 /* Call cb for every (key, value) of the hash map fd, read in batches; cb returns non-zero to
  * stop (that value is returned). Returns 0 or a negative errno. */

@@ -17,6 +17,7 @@
 #define EBPROF_CORE_MINBTF_H
 
 #include <stddef.h>
+#include "core/bpfutil.h"
 
 struct btf;
 struct log_ctx;
@@ -43,12 +44,14 @@ void minbtf__name(const char *kernel, long long btf_size, const void *elf, size_
 		  char *buf, size_t len);
 
 /* NAME__open() of a bpftool skeleton (NAME: e.g. cpu_bpf) with the minimal BTF when there is
- * one (libbpf copies the path at open); needs <bpf/libbpf.h>. */
+ * one (libbpf copies the path at open), and the kernel log level of bpfutil__kernel_log_level;
+ * needs <bpf/libbpf.h> and core/bpfutil.h. */
 #define MINBTF_OPEN(lc, NAME) ({						\
 	char minbtf_path_[4096];						\
 	size_t minbtf_size_;							\
 	const void *minbtf_elf_ = NAME##__elf_bytes(&minbtf_size_);		\
 	LIBBPF_OPTS(bpf_object_open_opts, minbtf_opts_,				\
+		    .kernel_log_level = bpfutil__kernel_log_level(),		\
 		    .btf_custom_path = minbtf__path(lc, minbtf_elf_, minbtf_size_,	\
 						    minbtf_path_,		\
 						    sizeof(minbtf_path_)));	\
