@@ -13,10 +13,10 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 count_hits = 0;
 
-/* hits: [0] entry of an allocating function, [1] free, [2] returns */
+/* hits: [0] entry of an allocating function, [1] free, [2] returns, [3] raw tracepoint */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 3);
+	__uint(max_entries, 4);
 	__type(key, __u32);
 	__type(value, __u64);
 } hits SEC(".maps");
@@ -42,5 +42,16 @@ int floor_exit(struct pt_regs *ctx)
 {
 	if (count_hits)
 		count(2);
+	return 0;
+}
+
+/* `floor --raw-tp NAME` (bench/stacks.sh): an empty program on the raw tracepoint ebprof stacks
+ * attaches for an event (sys_enter for a syscall's entry), on every CPU and every task as
+ * ebprof's own: what the tracepoint's dispatch alone costs. Loaded only with that option. */
+SEC("?raw_tp")
+int floor_raw_tp(void *ctx)
+{
+	if (count_hits)
+		count(3);
 	return 0;
 }

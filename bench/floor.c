@@ -1,7 +1,7 @@
 /* floor: run a command under uprobes that do nothing, placed exactly as ebprof places its own
  * (the bench's "floor": the cost of the traps alone, which no uprobe-based tracer can go under).
  *
- * Usage: floor [--entry-only | --malloc-uprobe] [--count] -- CMD [ARGS...]
+ * Usage: floor [--entry-only | --malloc-uprobe | --raw-tp NAME] [--count] -- CMD [ARGS...]
  *   default       empty entry probes on every malloc-family entry point and empty return
  *                 probes on the allocating ones, from src/core/probes.c (the same offsets,
  *                 free past its first instruction, the same two uprobe_multi links);
@@ -13,6 +13,9 @@
  *                 with libbpf or bpftrace, at the offset probes.c resolved: the comparison
  *                 issue 6 names for --alloc-only (its dispatch costs more than a uprobe_multi
  *                 link's);
+ *   --raw-tp NAME no uprobe: one empty program on raw tracepoint NAME (sys_enter, sched_switch),
+ *                 attached before the command starts, for every task as ebprof stacks attaches
+ *                 its own (bench/stacks.sh): what the tracepoint's dispatch alone costs;
  *   --count       the programs count their hits, printed to stderr at the end (a check that
  *                 the probes fire; not for timing).
  * The command is forked, its allocator found and the probes attached for its pid, and only then
@@ -36,16 +39,17 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: floor [--entry-only | --malloc-uprobe] [--count] -- CMD [ARGS...]\n");
+	fprintf(stderr, "usage: floor [--entry-only | --malloc-uprobe | --raw-tp NAME] [--count] "
+		"-- CMD [ARGS...]\n");
 	return 2;
 }
 
-static void print_hits(struct floor_bpf *skel)
+static void print_hits(struct floor_bpf *skel, bool raw_tp)
 {
 	int ncpu = libbpf_num_possible_cpus();
-	const char *names[3] = { "alloc_entry", "free", "return" };
+	const char *names[4] = { "alloc_entry", "free", "return", "raw_tp" };
 
-	for (__u32 k = 0; k < 3; k++) {
+	for (__u32 k = raw_tp ? 3 : 0; k < (raw_tp ? 4 : 3); k++) {
 		__u64 v[ncpu > 0 ? ncpu : 1], sum = 0;
 
 		if (ncpu <= 0 || bpf_map__lookup_elem(skel->maps.hits, &k, sizeof(k), v,
@@ -80,6 +84,7 @@ int main(int argc, char **argv)
 	bool entry_only = false, malloc_uprobe = false, count = false;
 	struct bpf_link *link = NULL;
 	struct floor_bpf *skel = NULL;
+	const char *raw_tp = NULL;
 	struct probe_links links = { .n = 0 };
 	struct alloc_lib lib;
 	int pfd[2], i, err, status, rc = 1;
@@ -90,12 +95,14 @@ int main(int argc, char **argv)
 			entry_only = true;
 		else if (!strcmp(argv[i], "--malloc-uprobe"))
 			malloc_uprobe = true;
+		else if (!strcmp(argv[i], "--raw-tp") && i + 1 < argc)
+			raw_tp = argv[++i];
 		else if (!strcmp(argv[i], "--count"))
 			count = true;
 		else
 			return usage();
 	}
-	if (i + 1 >= argc)
+	if (i + 1 >= argc || (raw_tp && (entry_only || malloc_uprobe)))
 		return usage();
 	argv += i + 1;
 
@@ -105,6 +112,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	skel->rodata->count_hits = count;
+	bpf_program__set_autoload(skel->progs.floor_raw_tp, raw_tp != NULL);
 	/* probes.c makes uprobe_multi links, as ebprof does (libbpf 1.1 lacks the attach type's
 	 * name) */
 	if (!malloc_uprobe) {
@@ -118,6 +126,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "floor: cannot load the BPF programs: %s (run as root)\n",
 			strerror(-err));
 		goto out;
+	}
+	if (raw_tp) {
+		link = bpf_program__attach_raw_tracepoint(skel->progs.floor_raw_tp, raw_tp);
+		if (!link) {
+			fprintf(stderr, "floor: cannot attach to raw tracepoint %s: %s\n", raw_tp,
+				strerror(errno));
+			goto out;
+		}
 	}
 
 	if (pipe(pfd)) {
@@ -141,13 +157,14 @@ int main(int argc, char **argv)
 	}
 	close(pfd[0]);
 
-	err = probes__find_allocator(child, &lib);
-	if (!err && malloc_uprobe)
+	/* (--raw-tp: its program is attached already, for every task) */
+	err = raw_tp ? 0 : probes__find_allocator(child, &lib);
+	if (!err && !raw_tp && malloc_uprobe)
 		err = attach_malloc_uprobe(skel, child, &lib, &link);
-	else if (!err && entry_only)
+	else if (!err && !raw_tp && entry_only)
 		err = probes__attach_entries(bpf_program__fd(skel->progs.floor_enter), child, &lib,
 					     PROBES_FREE_FNS, &links);
-	else if (!err)
+	else if (!err && !raw_tp)
 		err = probes__attach(bpf_program__fd(skel->progs.floor_enter),
 				     bpf_program__fd(skel->progs.floor_exit), child, &lib, &links);
 	if (err) {
@@ -169,7 +186,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (count)
-		print_hits(skel);
+		print_hits(skel, raw_tp != NULL);
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 out:
 	probes__detach(&links);
