@@ -80,7 +80,7 @@ FIX_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthre
 
 DEMO_BIN   := $(OUT)/demo/demo
 
-.PHONY: all deps demo check unit e2e bench bench-scan bench-trees bench-render bench-placement bench-cpu bench-kmem bench-io bench-profile bench-lock bench-top bench-agent bench-offcpu bench-allprocs clean install fixtures
+.PHONY: all deps demo check unit e2e bench bench-scan bench-trees bench-render bench-placement bench-cpu bench-kmem bench-io bench-profile bench-lock bench-top bench-agent bench-offcpu bench-allprocs bench-stacks clean install fixtures
 all: $(OUT)/ebprof
 
 deps:
@@ -395,6 +395,9 @@ bench-lock: $(OUT)/ebprof
 
 bench-profile: $(OUT)/ebprof
 	$(Q)bash bench/profile.sh $(OUT)
+
+bench-stacks: $(OUT)/ebprof $(BENCH_TOOLS)
+	$(Q)bash bench/stacks.sh $(OUT)
 
 install: $(OUT)/ebprof
 	install -D -m 0755 $(OUT)/ebprof $(DESTDIR)$(PREFIX)/sbin/ebprof
