@@ -59,6 +59,10 @@ struct prof_priv {
 	uint32_t nstrs;
 	struct htab str_tab, func_tab, map_tab, loc_tab, proc_tab;
 	struct memo memo;	/* profile__memo_get */
+	/* samples by (pid, locations), profile__find_sample's: samples[0, samp_upto) are in
+	 * it, the rest put in at its next call (samples are only ever appended) */
+	struct htab samp_tab;
+	uint32_t samp_upto;
 };
 
 /* ---- small helpers ---------------------------------------------------------------------- */
@@ -342,6 +346,7 @@ void profile__free(struct profile *p)
 		htab_free(&pp->map_tab);
 		htab_free(&pp->loc_tab);
 		htab_free(&pp->proc_tab);
+		htab_free(&pp->samp_tab);
 		free(pp->memo.ents);
 		free(pp);
 	}
@@ -801,6 +806,66 @@ void profile__memo_put(struct profile *p, uint64_t owner, uint64_t addr, uint32_
 }
 
 /* ---- samples ---------------------------------------------------------------------------- */
+
+struct sample_key {
+	const uint32_t *locs;
+	uint32_t nlocs, pid;
+};
+
+static uint32_t sample_hash(const uint32_t *locs, uint32_t nlocs, uint32_t pid)
+{
+	uint32_t h = hash_combine(pid, nlocs);
+
+	for (uint32_t i = 0; i < nlocs; i++)
+		h = hash_combine(h, locs[i]);
+	return h;
+}
+
+static bool sample_eq(const struct profile *p, uint32_t idx, const void *key)
+{
+	const struct sample_key *k = key;
+	const struct prof_sample *s = &p->samples[idx];
+
+	return s->pid == k->pid && s->nlocs == k->nlocs &&
+	       (!k->nlocs || !memcmp(s->locs, k->locs, k->nlocs * sizeof(*k->locs)));
+}
+
+uint32_t profile__find_sample(struct profile *p, const uint32_t *locs, uint32_t nlocs,
+			      uint32_t pid)
+{
+	struct prof_priv *pp = p->priv;
+	struct sample_key k = { .locs = locs, .nlocs = nlocs, .pid = pid };
+
+	while (pp && pp->samp_upto < p->nsamples) {
+		const struct prof_sample *s = &p->samples[pp->samp_upto];
+
+		if (htab_reserve(&pp->samp_tab))
+			break;
+		htab_insert(&pp->samp_tab, sample_hash(s->locs, s->nlocs, s->pid), pp->samp_upto);
+		pp->samp_upto++;
+	}
+	if (pp && pp->samp_upto == p->nsamples)
+		return htab_find(p, &pp->samp_tab, sample_hash(locs, nlocs, pid), sample_eq, &k);
+	/* no memory for the index: every sample looked at */
+	for (uint32_t i = 0; i < p->nsamples; i++)
+		if (sample_eq(p, i, &k))
+			return i;
+	return PROF_NONE;
+}
+
+struct prof_sample *profile__add_to_sample(struct profile *p, const uint32_t *locs,
+					   uint32_t nlocs, const int64_t *values, uint32_t pid)
+{
+	uint32_t i = profile__find_sample(p, locs, nlocs, pid);
+	struct prof_sample *s;
+
+	if (i == PROF_NONE)
+		return profile__add_sample(p, locs, nlocs, values, pid);
+	s = &p->samples[i];
+	for (uint32_t t = 0; values && t < p->ntypes; t++)
+		s->values[t] = prof_add(s->values[t], values[t]);
+	return s;
+}
 
 struct prof_sample *profile__add_sample(struct profile *p, const uint32_t *locs, uint32_t nlocs,
 					const int64_t *values, uint32_t pid)

@@ -414,6 +414,18 @@ void profile__memo_put(struct profile *p, uint64_t owner, uint64_t addr, uint32_
  * caller may fill s->out directly. */
 struct prof_sample *profile__add_sample(struct profile *p, const uint32_t *locs, uint32_t nlocs,
 					const int64_t *values, uint32_t pid);
+/* The sample of pid with these locations, PROF_NONE if none (the first, if several were added
+ * so). Indexed: a mode reading counts in several takes, or keys that differ only in frames the
+ * report leaves out (the tracing machinery: another tool's program attached to a tracepoint
+ * changes the kernel's path into ours), finds the sample it made already, so that a displayed
+ * stack is one site. */
+uint32_t profile__find_sample(struct profile *p, const uint32_t *locs, uint32_t nlocs,
+			      uint32_t pid);
+/* values (NULL: all zero) added to that sample, made if there is none (profile__add_sample):
+ * the sample (valid until the next add) or NULL with errno set. Values only: a mode with
+ * histograms or outstanding allocations adds those itself (profile__find_sample). */
+struct prof_sample *profile__add_to_sample(struct profile *p, const uint32_t *locs,
+					   uint32_t nlocs, const int64_t *values, uint32_t pid);
 /* Copies n buckets (n == 0 clears). */
 int prof_sample__set_hist(struct profile *p, struct prof_sample *s, const uint64_t *hist,
 			  uint32_t n);

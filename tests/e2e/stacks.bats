@@ -522,3 +522,26 @@ events_through() {
 	jqe '[.processes[] | .calls["sched:sched_process_exit"]] == [1, 1, 1]' "$T/out.json"
 	grep -q 'do_exit_\[k\];sched:sched_process_exit 1$' "$T/out.folded"
 }
+
+# Another tool's program attached to the event's tracepoint while ebprof runs changes the
+# kernel's path into ebprof's program (one callback is called directly, several through
+# __traceiter_sys_enter): the raw kernel stacks differ, the displayed ones (the tracing frames
+# left out) do not. They were two or three sites with parts of one stack's events (21 of 120
+# runs beside other BPF tests); now one.
+# alone: bpftrace's program on a machine-wide tracepoint
+# bats test_tags=alone
+@test "stacks: a program another tool attaches to the event's tracepoint mid-run leaves one site per displayed stack, with every event" {
+	bg "$EBPROF" stacks -q -e syscalls:sys_enter_getppid -o "$T/x.json" -- "$FIX/callpace" 400 10
+	eb=$BG
+	sleep 1
+	start_bpftrace "BEGIN { printf(\"ready\\n\"); } tracepoint:raw_syscalls:sys_enter { @n = count(); }"
+	sleep 0.5
+	stop_bpftrace
+	# (the premise: bpftrace came and went while ebprof counted, 4 s of calls)
+	kill -0 "$eb"
+	wait "$eb"
+	jq -c '.sites[] | select(any(.frames[]; .function == "main")) | [.events, [.frames[].function]]' \
+		"$T/x.json"
+	jqe '[.sites[] | select(any(.frames[]; .function == "main"))] | length == 1 and .[0].events == 400' \
+		"$T/x.json"
+}

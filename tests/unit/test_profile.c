@@ -190,6 +190,57 @@ static void test_samples(void **state)
 	profile__free(p);
 }
 
+/* profile__find_sample and profile__add_to_sample: one sample per (pid, locations), values
+ * summed; samples added by profile__add_sample are found too (the index catches up), across
+ * its growth; another pid or other locations (or their order, or a prefix) are other samples */
+static void test_same_sample(void **state)
+{
+	struct profile *p = profile__new("cpu");
+	uint32_t locs[3], rev[2], m;
+	int64_t v[2] = { 1, 10 };
+	struct prof_sample *s;
+
+	(void)state;
+	profile__add_type(p, "samples", "count");
+	profile__add_type(p, "cpu", "nanoseconds");
+	m = profile__mapping(p, 1, 0x1000, 0x9000, 0, "/bin/a", NULL);
+	for (int i = 0; i < 3; i++)
+		locs[i] = profile__location(p, m, 0x1100 + 0x100 * i, 0x100 * (i + 1), NULL, 0);
+	rev[0] = locs[1];
+	rev[1] = locs[0];
+
+	assert_int_equal(profile__find_sample(p, locs, 2, 7), PROF_NONE);
+	assert_non_null(profile__add_sample(p, locs, 2, v, 7));
+	/* made before the first find: indexed at it */
+	assert_int_equal(profile__find_sample(p, locs, 2, 7), 0);
+	s = profile__add_to_sample(p, locs, 2, v, 7);
+	assert_non_null(s);
+	assert_int_equal(p->nsamples, 1);
+	assert_int_equal(s->values[0], 2);
+	assert_int_equal(s->values[1], 20);
+	/* another pid, the locations reversed, a prefix, one more frame: four more */
+	assert_non_null(profile__add_to_sample(p, locs, 2, v, 8));
+	assert_non_null(profile__add_to_sample(p, rev, 2, v, 7));
+	assert_non_null(profile__add_to_sample(p, locs, 1, v, 7));
+	assert_non_null(profile__add_to_sample(p, locs, 3, v, 7));
+	assert_int_equal(p->nsamples, 5);
+	assert_int_equal(profile__find_sample(p, rev, 2, 7), 2);
+	assert_int_equal(profile__find_sample(p, locs, 3, 7), 4);
+	/* no locations at all is a sample too; values NULL adds nothing */
+	assert_non_null(profile__add_to_sample(p, NULL, 0, v, 7));
+	assert_non_null(profile__add_to_sample(p, NULL, 0, NULL, 7));
+	assert_int_equal(p->nsamples, 6);
+	assert_int_equal(p->samples[5].values[0], 1);
+	/* thousands of samples (the index grows many times): each found where it was put */
+	for (uint32_t pid = 100; pid < 5100; pid++)
+		assert_non_null(profile__add_sample(p, locs, 3, v, pid));
+	for (uint32_t pid = 100; pid < 5100; pid += 7)
+		assert_int_equal(profile__find_sample(p, locs, 3, pid), 6 + pid - 100);
+	assert_int_equal(profile__find_sample(p, locs, 2, 7), 0);
+	assert_int_equal(profile__find_sample(p, locs, 3, 5100), PROF_NONE);
+	profile__free(p);
+}
+
 /* 100k samples over 100k locations, 10k functions and 1k mappings: every array and hash table
  * doubles many times, and interning must still find every earlier entry afterwards. */
 static void test_growth(void **state)
@@ -517,6 +568,7 @@ int main(void)
 		cmocka_unit_test(test_function_interning),
 		cmocka_unit_test(test_mapping_and_location_interning),
 		cmocka_unit_test(test_samples),
+		cmocka_unit_test(test_same_sample),
 		cmocka_unit_test(test_growth),
 		cmocka_unit_test(test_processes),
 		cmocka_unit_test(test_stats_and_calls),

@@ -563,7 +563,7 @@ static int drain(struct cpu_collector *c, struct profile *prof, pid_t only, bool
 			snprintf(frame, sizeof(frame), "%s [%u]", tname, e->k.aux);
 			locs[n++] = stacks__named_loc(prof, frame);
 		}
-		if (!profile__add_sample(prof, locs, n, vals, e->k.tgid)) {
+		if (!profile__add_to_sample(prof, locs, n, vals, e->k.tgid)) {
 			err = -errno;
 			goto out;
 		}

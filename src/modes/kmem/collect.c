@@ -72,15 +72,6 @@ static const char *const total_names[KMEM_T__COUNT] = {
 
 enum { T_ALLOC_OBJECTS, T_ALLOC_SPACE, T_INUSE_OBJECTS, T_INUSE_SPACE, T_WASTE_SPACE, NTYPES };
 
-/* The run's samples by (pid, locations), over every drain: a stack's counts that a spill took
- * and those of the next takes and the end are one site (a run of 25 s of -a with takes every
- * tick wrote 934 MB of sites, the same ones again at each). Open addressing, PROF_NONE for
- * empty, at most half full. */
-struct sample_tab {
-	uint32_t *slot;
-	size_t size, n;
-};
-
 struct kmem_collector {
 	struct collector base;		/* first: the shared hooks take the collector */
 	struct session_env env;
@@ -93,7 +84,6 @@ struct kmem_collector {
 	uint64_t allocs;		/* read out into the profile */
 	uint64_t snap_interval;		/* ns between snapshots of live bytes per stack */
 	uint64_t snap_due;		/* CLOCK_MONOTONIC of the next one */
-	struct sample_tab samples;	/* the profile's samples (find_sample) */
 };
 
 /* A traced process's own (proc_info.priv): its live bytes per stack over time, for the growth
@@ -641,71 +631,6 @@ static int on_cache_id(const void *key, const void *val, void *ctx)
 	return reader_push(r, &e);
 }
 
-static size_t sample_hash(const uint32_t *locs, uint32_t n, uint32_t pid, size_t size)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ pid ^ ((uint64_t)n << 32);
-
-	for (uint32_t i = 0; i < n; i++)
-		h = (h ^ locs[i]) * 0xff51afd7ed558ccdull;
-	return (h ^ (h >> 33)) % size;
-}
-
-static uint32_t find_sample(const struct profile *prof, const struct sample_tab *t,
-			    const uint32_t *locs, uint32_t n, uint32_t pid)
-{
-	for (size_t i = sample_hash(locs, n, pid, t->size);; i = (i + 1) % t->size) {
-		const struct prof_sample *s;
-
-		if (t->slot[i] == PROF_NONE)
-			return PROF_NONE;
-		s = &prof->samples[t->slot[i]];
-		if (s->pid == pid && s->nlocs == n && !memcmp(s->locs, locs, n * sizeof(*locs)))
-			return t->slot[i];
-	}
-}
-
-static void put_sample(const struct profile *prof, struct sample_tab *t, uint32_t idx)
-{
-	const struct prof_sample *s = &prof->samples[idx];
-	size_t i = sample_hash(s->locs, s->nlocs, s->pid, t->size);
-
-	while (t->slot[i] != PROF_NONE)
-		i = (i + 1) % t->size;
-	t->slot[i] = idx;
-}
-
-static void add_sample(const struct profile *prof, struct sample_tab *t, uint32_t idx)
-{
-	put_sample(prof, t, idx);
-	t->n++;
-}
-
-/* Room for `more` samples at most half full, the table made larger (and filled again) if not.
- * 0 or -ENOMEM. */
-static int reserve_samples(const struct profile *prof, struct sample_tab *t, size_t more)
-{
-	size_t size = t->size ? t->size : 1024;
-	uint32_t *old = t->slot;
-	size_t old_size = t->size;
-
-	while ((t->n + more) * 2 > size)
-		size *= 2;
-	if (size == t->size)
-		return 0;
-	t->slot = malloc(size * sizeof(*t->slot));
-	if (!t->slot) {
-		t->slot = old;
-		return -ENOMEM;
-	}
-	memset(t->slot, 0xff, size * sizeof(*t->slot));
-	t->size = size;
-	for (size_t i = 0; i < old_size; i++)
-		if (old[i] != PROF_NONE)
-			put_sample(prof, t, old[i]);
-	free(old);
-	return 0;
-}
-
 static int u32_cmp(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -1113,7 +1038,7 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 	 * out (the tracing machinery, unwinding garbage past the last user frame) are one site,
 	 * their values, histograms, outstanding allocations and series summed. */
 	merge = calloc(counts.n ? counts.n : 1, sizeof(*merge));
-	if (!merge || reserve_samples(prof, &c->samples, counts.n)) {
+	if (!merge) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -1154,7 +1079,7 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 		vals[T_ALLOC_SPACE] = e->v.bytes_alloc;
 		vals[T_WASTE_SPACE] = e->v.bytes_alloc - e->v.bytes_req;
 		/* the same stack as an earlier key of this process: one site */
-		si = find_sample(prof, &c->samples, locs, n, e->k.tgid);
+		si = profile__find_sample(prof, locs, n, e->k.tgid);
 		if (si != PROF_NONE) {
 			s = &prof->samples[si];
 			for (int t = 0; t < NTYPES; t++)
@@ -1169,7 +1094,6 @@ static int drain(struct kmem_collector *c, pid_t only, bool remove, bool exec, u
 			}
 			prof_sample__set_hist(prof, s, (const uint64_t *)e->v.hist,
 					      KMEM_HIST_BUCKETS);
-			add_sample(prof, &c->samples, (uint32_t)(s - prof->samples));
 		}
 		merge[i] = (uint32_t)(s - prof->samples);
 		for (size_t j = l0; j < li; j++) {
@@ -1630,7 +1554,6 @@ static void kmem_close(void *m)
 	if (!c)
 		return;
 	collector__close(&c->base, kmem_proc_free);
-	free(c->samples.slot);
 	free(c);
 }
 

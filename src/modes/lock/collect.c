@@ -765,7 +765,7 @@ static int drain(struct lock_collector *c, struct profile *prof, pid_t only, boo
 		n += stacks__key_locs(prof, c->base.st,
 				      e->k.stack.kstack ? stacks__ksyms(c->lc) : NULL, p->sp,
 				      p->pid, &e->k.stack, true, locs + n);
-		if (!profile__add_sample(prof, locs, n, vals, e->k.stack.tgid)) {
+		if (!profile__add_to_sample(prof, locs, n, vals, e->k.stack.tgid)) {
 			err = -errno;
 			break;
 		}

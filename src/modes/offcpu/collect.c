@@ -621,7 +621,7 @@ static int drain(struct offcpu_collector *c, struct profile *prof, pid_t only, b
 			vals[c->opts.switches_idx] = e->v.switches;
 		if (c->opts.runnable_idx >= 0)
 			vals[c->opts.runnable_idx] = e->v.runnable_ns;
-		if (!profile__add_sample(prof, locs, n, vals, e->k.stack.tgid)) {
+		if (!profile__add_to_sample(prof, locs, n, vals, e->k.stack.tgid)) {
 			err = -errno;
 			break;
 		}

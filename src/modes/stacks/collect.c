@@ -417,7 +417,6 @@ static int stacks_attach(void *mp, pid_t pid, enum mode_attach how, int *status)
 	/* after an exec the probes' files are the old program's */
 	if (how == MODE_ATTACH_EXEC)
 		close_ufds(m, p);
-	p->drained = false;
 	snapshot(m, p);
 	unwinder__load(m->base.unwinder, pid, NULL);
 	/*
@@ -483,21 +482,6 @@ static void stacks_progress(void *mp, char *buf, size_t len)
 
 /* ---- reading counts into the profile ----------------------------------------------- */
 
-/* A sample of pid with these locations already in the profile (counts read after the
- * process was drained once: its last events, e.g. the switch away from it as it exits). */
-static struct prof_sample *same_sample(struct profile *prof, pid_t pid, const uint32_t *locs,
-				       uint32_t n)
-{
-	for (uint32_t i = 0; i < prof->nsamples; i++) {
-		struct prof_sample *s = &prof->samples[i];
-
-		if (s->pid == (uint32_t)pid && s->nlocs == n &&
-		    !memcmp(s->locs, locs, n * sizeof(*locs)))
-			return s;
-	}
-	return NULL;
-}
-
 /* Its name: the kernel's at its first event, renewed at each exec (stacks_exec), so its last
  * program's; a read of /proc before an exec said the shell's. /proc's without an event. */
 static void name_proc(struct stacks_mode *m, struct proc_info *p)
@@ -519,7 +503,6 @@ static void add_count(struct stacks_mode *m, struct proc_info *p, const struct s
 	const struct stacks_event *ev = &m->o->events[c->k.aux];
 	struct stack_key k = c->k;
 	struct prof_process *pp;
-	struct prof_sample *s;
 	uint32_t locs[MAX_LOCS], n = 0;
 	int64_t v = c->n;
 
@@ -531,11 +514,10 @@ static void add_count(struct stacks_mode *m, struct proc_info *p, const struct s
 	/* the programs run in the traced task: the machinery's frames lead its kernel stacks */
 	n += stacks__key_locs(prof, m->base.st, k.kstack ? stacks__ksyms(m->lc) : NULL, p->sp,
 			      p->pid, &k, true, locs + n);
-	s = p->drained ? same_sample(prof, p->pid, locs, n) : NULL;
-	if (s)
-		s->values[0] += v;
-	else
-		profile__add_sample(prof, locs, n, &v, p->pid);
+	/* the same displayed stack as an earlier key's (read before, or one whose kernel stack
+	 * differs in the tracing machinery only: another program attached to the tracepoint
+	 * meanwhile changes the kernel's path into ours): one site */
+	profile__add_to_sample(prof, locs, n, &v, p->pid);
 	name_proc(m, p);
 	pp = profile__add_process(prof, p->pid, p->comm[0] ? p->comm : NULL, p->cmdline);
 	if (pp)
@@ -583,14 +565,6 @@ static void drain_how(struct stacks_mode *m, pid_t pid, bool take)
 		add_count(m, p, c);
 		if (!take)
 			bpf_map_delete_elem(fd, &c->k);
-	}
-	/* (a spill's processes are not: their later counts would each search every sample for
-	 * one to merge into; a stack counted on both sides of a spill is two samples) */
-	for (size_t i = 0; !take && i < nv; i++) {
-		struct proc_info *p = proc_table__find(m->base.procs, v[i].k.tgid);
-
-		if (p)
-			p->drained = true;
 	}
 out:
 	free(v);
