@@ -49,8 +49,7 @@
 # (and N for sysloop). After them, untimed, with kernel.bpf_stats_enabled=1 (restored after):
 # the programs' run counts and time while sysloop runs under ebprof, bpftrace and the floor.
 # Last, what each tool's most frequent stack held in its last timed run (kernel frames, user
-# frames, the user frames' names). (ebprof may show one stack as two sites when another program
-# attaches to the same tracepoint mid-run: docs/PERFORMANCE.md, "stacks mode".)
+# frames, the user frames' names).
 #
 # This is a noisy VM that other engineers' builds share: compare only the figures of one run.
 # Writes the tables to stdout and OUTDIR/bench-stacks.md, raw values to
