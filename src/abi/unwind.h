@@ -239,7 +239,7 @@ enum unwind_stat {
 /*
  * Code a process maps while it runs (dlopen) has no table in its entry until the collector
  * loads the process again, and a library's constructors and first calls run right after it is
- * mapped. Where the mode asks for it (mem: core/unwind.h, unwind__hold_at_loader), a thread
+ * mapped. Where the mode asks for it (mem, stacks: core/unwind.h, unwind__hold_at_loader), a thread
  * the collector traces (ptrace: a launched command's, a followed tree's, a -p process's
  * leader) that reaches the loader's hook (_dl_debug_state, which the loader calls
  * before and after it maps or unmaps objects) is held there: unwind_dl_hook notes it in

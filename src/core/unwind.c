@@ -114,6 +114,11 @@ struct unwinder {
 	 * late reload, made certain, so that what the walk does meanwhile (code mapped since,
 	 * by file) can be counted */
 	double test_reload_ms;
+	/* tests only (EBPROF_TEST_UNWIND_NO_NOTES=1): the BPF side's notes of code met since a
+	 * load (unwind_stale) go unanswered: a collector too busy to read a process's maps
+	 * before it moves on (execs, unmaps what it mapped), made certain; what the loader's
+	 * hook holds is loaded still */
+	bool test_no_notes;
 	bool running;		/* loading a process met running (not at its exec stop): its
 				 * libraries are mapped already, none are preloaded */
 	uint32_t ticks;
@@ -339,6 +344,8 @@ static int on_stale(void *ctx, void *data, size_t len)
 	if (len < sizeof(pid))
 		return 0;
 	memcpy(&pid, data, sizeof(pid));
+	if (u->test_no_notes)
+		return 0;
 	p = find_pid(u, (pid_t)pid);
 	if (p) {
 		/* a new note (a note is sent once per load, or per program): looked at now */
@@ -385,6 +392,8 @@ struct unwinder *unwinder__new(const struct log_ctx *lc, int procs_fd, int rows_
 	u->holds_fd = -1;
 	t = getenv("EBPROF_TEST_UNWIND_RELOAD_MS");
 	u->test_reload_ms = t ? atof(t) : 0;
+	t = getenv("EBPROF_TEST_UNWIND_NO_NOTES");
+	u->test_no_notes = t && !strcmp(t, "1");
 	return u;
 }
 

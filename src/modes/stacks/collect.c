@@ -282,6 +282,7 @@ static void *stacks_open(const struct session_env *env, void *opts)
 	bpf_map__set_max_entries(sk->maps.comms, MAX_COMMS);
 	sk->rodata->unwind_mode = env->unwind != UNWIND_FP;
 	unwind__size_maps(sk->obj, env->unwind, MAX_TARGETS, 0);
+	unwind__hold_at_loader(sk->obj, env->unwind);	/* stacks_attach's hook */
 	/* only the kinds of probe the run uses are verified */
 	bpf_program__set_autoload(sk->progs.stacks_raw_tp, has_kind(o, STACKS_EV_RAW_TP));
 	bpf_program__set_autoload(sk->progs.stacks_sys_enter, has_kind(o, STACKS_EV_SYS_ENTER));
@@ -293,6 +294,8 @@ static void *stacks_open(const struct session_env *env, void *opts)
 	if (collector__load(&m->base, env->unwind, false) ||
 	    collector__notes(&m->base, sk->maps.notes, env->all))
 		goto fail;
+	/* the loader's hook (stacks_attach) closes its links on the closer's threads */
+	unwinder__use_closer(m->base.unwinder, m->closer);
 	/* both generations of counts (bpf/lib/take.bpf.h) */
 	refs[0] = stack_ref_map__counts(bpf_map__fd(sk->maps.counts_0), sizeof(struct stack_key),
 					bpf_map__value_size(sk->maps.counts_0));
@@ -419,6 +422,15 @@ static int stacks_attach(void *mp, pid_t pid, enum mode_attach how, int *status)
 		close_ufds(m, p);
 	snapshot(m, p);
 	unwinder__load(m->base.unwinder, pid, NULL);
+	/*
+	 * Held at its loader's hook (abi/unwind.h) while ebprof traces it: the libraries the loader
+	 * maps after this look (a launched command's libc) are read into a snapshot before their
+	 * code runs. Otherwise only the BPF side's note of code it met (unwind_stale) has them
+	 * read, later: a program that exec'd another meanwhile (env's setlocale opens, then its
+	 * exec of grep) had its libc frames in no snapshot, its stacks cut at the leaf's caller
+	 * (unwind_outside_code). Once per process: the link follows it across an exec.
+	 */
+	unwinder__hook(m->base.unwinder, pid);
 	/*
 	 * A new generation, in force before its probes go in: the old image's links close on the
 	 * closer's threads, a grace period each (~115 ms), and fire meanwhile in the new image (the
@@ -642,6 +654,15 @@ static void stacks_reaped(void *mp, pid_t pid)
 	unwinder__forget(m->base.unwinder, pid);
 }
 
+/* tid stopped at its loader's hook (stacks_attach): its new code loaded, its mappings in a
+ * snapshot (proc_table's unwinder_maps) */
+static bool stacks_held(void *mp, pid_t pid, pid_t tid)
+{
+	struct stacks_mode *m = mp;
+
+	return unwinder__held(m->base.unwinder, pid, tid);
+}
+
 static void stacks_stop(void *mp)
 {
 	struct stacks_mode *m = mp;
@@ -759,6 +780,8 @@ static void stacks_detach(void *mp)
 	free(m->all_ufds);
 	m->all_ufds = NULL;
 	m->nall_ufds = 0;
+	unwinder__unhook(m->base.unwinder);
+	unwinder__use_closer(m->base.unwinder, NULL);
 	fd_closer__free(m->closer);
 	m->closer = NULL;
 }
@@ -791,6 +814,7 @@ const struct mode_ops stacks_mode_ops = {
 	.finalize = stacks_finalize,
 	.retire = stacks_retire,
 	.reaped = stacks_reaped,
+	.held = stacks_held,
 	.stop = stacks_stop,
 	.finish = stacks_finish,
 	.detach = stacks_detach,
