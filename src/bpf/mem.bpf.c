@@ -615,17 +615,13 @@ static __always_inline bool held_is(const struct mem_held *h, __u32 pid, __u32 f
 	return h->n && h->stack == stack && h->fn == fn && h->pid == pid && h->cfn == cfn;
 }
 
-/* The way of ways (ha or hf) that holds (pid, fn, stack, cfn), or with *found false the one to
- * take for it: an empty one, else the next in turn (*next). The last call's way (*last) first:
- * a loop at one site compares once; else HELD_WAYS compares, unrolled. */
-static __always_inline __u32 held_way(struct mem_held *ways, __u32 *next, __u32 *last, __u32 pid,
-				      __u32 fn, __u64 stack, __u32 cfn, bool *found)
+/* The way of ways (ha or hf) that holds (pid, fn, stack, cfn) when it is not the last call's,
+ * or with *found false the one to take for it: an empty one, else the next in turn (*next).
+ * HELD_WAYS compares, unrolled. Left in *last. */
+static __always_inline void held_way_pick(struct mem_held *ways, __u32 *next, __u32 *last,
+					  __u32 pid, __u32 fn, __u64 stack, __u32 cfn, bool *found)
 {
-	__u32 empty = HELD_WAYS, l = *last & (HELD_WAYS - 1);
-
-	*found = true;
-	if (held_is(&ways[l], pid, fn, stack, cfn))
-		return l;
+	__u32 empty = HELD_WAYS;
 
 #pragma unroll
 	for (__u32 w = 0; w < HELD_WAYS; w++) {
@@ -634,13 +630,36 @@ static __always_inline __u32 held_way(struct mem_held *ways, __u32 *next, __u32 
 				empty = w;
 			continue;
 		}
-		if (held_is(&ways[w], pid, fn, stack, cfn))
-			return *last = w;
+		if (held_is(&ways[w], pid, fn, stack, cfn)) {
+			*last = w;
+			return;
+		}
 	}
 	*found = false;
 	if (empty < HELD_WAYS)
-		return *last = empty;
-	return *last = (*next)++ & (HELD_WAYS - 1);
+		*last = empty;
+	else
+		*last = (*next)++ & (HELD_WAYS - 1);
+}
+
+/* The way of ways that holds (pid, fn, stack, cfn), or with *found false the one to take for
+ * it. The last call's way (*last) first: a loop at one site compares once. Else
+ * held_way_pick's way, read back from *last (the thread's state, which nothing else writes
+ * while the caller holds its claim): each of the pick's ways is a constant to the verifier, a
+ * state of its own through all the caller's code after it (its way's pointer, its counts);
+ * read from memory it is one unknown index, as the last call's is, and the paths join
+ * (mem_exit 33,926 -> 28,786 instructions verified, mem_enter 7,377 -> 6,521). One load more,
+ * past the last call's way only. */
+static __always_inline __u32 held_way(struct mem_held *ways, __u32 *next, __u32 *last, __u32 pid,
+				      __u32 fn, __u64 stack, __u32 cfn, bool *found)
+{
+	__u32 l = *last & (HELD_WAYS - 1);
+
+	*found = true;
+	if (held_is(&ways[l], pid, fn, stack, cfn))
+		return l;
+	held_way_pick(ways, next, last, pid, fn, stack, cfn, found);
+	return *(volatile __u32 *)last & (HELD_WAYS - 1);
 }
 
 /* Every way (site and process counters), from outside the hot path (exec, exit, userspace's
