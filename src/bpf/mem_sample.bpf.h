@@ -194,7 +194,7 @@ static __always_inline int exit_sampled(struct pt_regs *ctx)
 				return 0;
 			p = proc_find(k.pid);
 			if (p)
-				free_block(k.pid, p, st->arg, st, MEM_FN__COUNT, 0);
+				realloc_free(k.pid, p, st);
 		}
 		return 0;
 	}
