@@ -155,6 +155,8 @@ unsigned int bpfutil__kernel_log_level(void)
 {
 	const char *v = getenv("EBPROF_VERIFIER_STATS");
 
+	if (v && !strcmp(v, "full"))
+		return 2 | 4;
 	return v && *v ? 4 : 0;
 }
 

@@ -19,7 +19,9 @@ void bpfutil__libbpf_messages(const struct log_ctx *lc);
 /* The kernel log level a skeleton's programs load with: 4 (the verifier's statistics: each
  * program's instructions processed, states, time) when the developer switch
  * EBPROF_VERIFIER_STATS is set non-empty, which the libbpf messages then print to stderr
- * (docs/PERFORMANCE.md, "How to measure"); else 0. */
+ * (docs/PERFORMANCE.md, "How to measure"); 2 | 4 with EBPROF_VERIFIER_STATS=full: every
+ * instruction the verifier processed, with its source line (tens of MB a program, for
+ * bench/verifier_lines.py); else 0. */
 unsigned int bpfutil__kernel_log_level(void);
 
 /* Call cb for every (key, value) of the hash map fd, read in batches; cb returns non-zero to
