@@ -10,12 +10,14 @@ chains_check.py JSON GDB FIXTURE
     fixture frame is in a chain must be right from there on: exactly the chain's return
     addresses after it, or a prefix of them and a [truncated] frame; a stack missing a frame,
     with a frame more, or ending early without [truncated] is wrong. A library's address may
-    be one page lower than gdb's (same(): the [uprobes] page of ebprof's loader hook). Sites first in other
+    be one page lower than gdb's (addr_match.same: the [uprobes] page of ebprof's loader hook). Sites first in other
     fixture code (start-up, exit) are printed, not checked. Prints each site and "complete N
     (V of the values), truncated M, wrong W"; exit 1 if any site is wrong or none complete.
 """
 import json
 import sys
+
+from addr_match import same
 
 
 def value(s):
@@ -23,16 +25,6 @@ def value(s):
         if k in s:
             return s[k]
     return 0
-
-
-def same(got, want):
-    """The same return addresses: exactly, or a library's one page lower. A uprobe's first hit
-    in a process maps the kernel's one-page execute-out-of-line area ([uprobes]); where ebprof
-    holds the process at its loader's hook (mem, stacks), that hit comes before libc is mapped,
-    which then sits a page lower than under gdb (the program's own code does not move)."""
-    return len(got) == len(want) and all(
-        g == w or (w >= 0x7f0000000000 and w - g == 0x1000) for g, w in zip(got, want))
-
 
 def main(path, gdb_path, fixture):
     d = json.load(open(path))

@@ -7,7 +7,7 @@ outermost_check.py JSON GDB LEAF [alone]
     ASLR off on both sides), ending at the outermost frame (a frame at pc 0, gdb's end mark
     past it, is left out). Every site of JSON whose first user frame (not kernel, not the
     event's) is LEAF must have exactly gdb's return addresses after it (a library's may be one
-    page lower: same()), no [truncated] and no frame more; with "alone", a site of LEAF alone is another thread's whole stack (clone3's
+    page lower: addr_match.same), no [truncated] and no frame more; with "alone", a site of LEAF alone is another thread's whole stack (clone3's
     child), counted apart. Prints each site and "right N (V events or samples), alone A (V),
     wrong W"; exit 1 if any site is wrong or none is right.
 """
@@ -15,14 +15,7 @@ import json
 import re
 import sys
 
-
-def same(got, want):
-    """The same return addresses: exactly, or a library's one page lower. A uprobe's first hit
-    in a process maps the kernel's one-page execute-out-of-line area ([uprobes]); where ebprof
-    holds the process at its loader's hook (mem, stacks), that hit comes before libc is mapped,
-    which then sits a page lower than under gdb (the program's own code does not move)."""
-    return len(got) == len(want) and all(
-        g == w or (w >= 0x7f0000000000 and w - g == 0x1000) for g, w in zip(got, want))
+from addr_match import same
 
 
 def main(path, gdb_path, leaf, alone_ok=False):
