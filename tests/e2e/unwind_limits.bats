@@ -23,9 +23,10 @@ spinners() {
 	P3=$BG
 }
 
-# The number of processes among PIDS (spaces) whose samples in FOLDED with user frames all end
-# in [truncated] (a sample with none, in the kernel before a new process first returns to user
-# mode, has nothing to unwind)
+# The number of processes among PIDS (spaces) whose samples in FOLDED through the spinner's own
+# code (a frame main, level1-3 or cmp) all end in [truncated]: what a process without its file's
+# table cannot walk. A sample with no such frame (in the kernel before a new process first
+# returns to user mode, or in the loader's start-up, whose table is ld.so's) is not one of them.
 all_truncated() {
 	awk -v pids="$2" '
 		BEGIN { n = split(pids, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
@@ -37,9 +38,9 @@ all_truncated() {
 			stack = $0
 			sub(/ [0-9]+$/, "", stack)
 			nf = split(stack, f, ";")
-			user = 0
-			for (i = 2; i <= nf; i++) if (f[i] !~ /_\[k\]$/) user = 1
-			if (!user) next
+			own = 0
+			for (i = 2; i <= nf; i++) if (f[i] ~ /^(main|level[123]|cmp)$/) own = 1
+			if (!own) next
 			c = $NF
 			total[head] += c
 			if (index($0, "[truncated]")) trunc[head] += c
