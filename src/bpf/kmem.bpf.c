@@ -586,7 +586,8 @@ static __always_inline bool kmalloc_again(void *ctx, __u64 ptr, __u64 alloc)
  * kmem_X (a recursion miss), and which would leave its allocation outstanding. The collector
  * counts kmem_X's misses less its twin's takes as lost (recursion_misses). The allocations
  * have none: an interrupt's allocation is PID 0's, counted with -a only, and a twin of each
- * would double the verifier's work on the largest programs (seconds at the start, under load).
+ * would double the verifier's work on the largest programs (kmem_stacks and kmem_alloc again in
+ * each).
  */
 static __always_inline __u32 *busy_mark(__u32 tp)
 {
