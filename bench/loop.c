@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include "pin.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dULL;
 
@@ -42,6 +43,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: loop [N [RESULT_FILE [LO-HI]]]\n");
 		return 2;
 	}
+	bench_pin();
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ca);
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	for (long i = 0; i < n; i++) {

@@ -35,6 +35,9 @@
 # Time is the workload process's CPU time by default (BENCH_CLOCK=cpu: CLOCK_PROCESS_CPUTIME_ID,
 # user + system, so uprobe traps and BPF programs count but waiting for a CPU held by another
 # process does not: the VM is shared); BENCH_CLOCK=wall uses CLOCK_MONOTONIC instead.
+# The workloads pin themselves to one CPU (bench/pin.h; BENCH_PIN: a CPU number, "auto", the
+# default: the last CPU when there are two or more, or "off"): unpinned, a loop's CPU time
+# under one configuration spread by ~25% run to run on the 2-CPU guest, pinned by ~3%.
 # Then: the cost on an unrelated process (bench/loop.c alone, against the same loop while
 # ebprof traces another, idle, process); start-up until probes are live (bench/stamp.c); peak
 # RSS and CPU of ebprof in full mode on the loop (GNU time, or bench/rusage.c); a process tree
@@ -57,6 +60,7 @@ WORKLOADS=${BENCH_WORKLOADS:-loop mixed workset sqlite sqlblob jq}
 MODES=${BENCH_MODES:-full: leaks:--leaks sample-bytes:--sample-bytes,524288 sample-every:--sample-every,64 alloc-only:--alloc-only}
 BPFTRACE=${BENCH_BPFTRACE:-1}
 CLOCK=${BENCH_CLOCK:-cpu}
+PIN=${BENCH_PIN:-auto}
 cd "$(dirname "$0")/.."
 
 die() {
@@ -71,6 +75,14 @@ for v in "$RUNS" "$LOOP_N" "$WS_N" "$WS_LIVE" "$SQL_ROWS" "$JQ_N"; do
 	[ "$v" -gt 0 ] || die "BENCH_RUNS, BENCH_N, BENCH_WS_N, BENCH_WS_LIVE, BENCH_SQL_ROWS and BENCH_JQ_N must be positive integers"
 done
 case "$CLOCK" in cpu | wall) ;; *) die "BENCH_CLOCK must be cpu or wall" ;; esac
+case "$PIN" in
+auto) if [ "$(nproc)" -ge 2 ]; then PIN=$(($(nproc) - 1)); else PIN=off; fi ;;
+off) ;;
+'' | *[!0-9]*) die "BENCH_PIN must be a CPU number, auto or off" ;;
+*) taskset -c "$PIN" true 2>/dev/null || die "BENCH_PIN=$PIN: no such CPU here (CPUs: $(nproc))" ;;
+esac
+# read by the workloads themselves (bench/pin.h), through every tracer's launch
+if [ "$PIN" = off ]; then unset BENCH_CPU; else export BENCH_CPU=$PIN; fi
 for w in $WORKLOADS; do
 	case "$w" in loop | mixed | workset | sqlite | sqlblob | jq) ;; *) die "unknown workload '$w' in BENCH_WORKLOADS (known: loop mixed workset sqlite sqlblob jq)" ;; esac
 done
@@ -419,6 +431,9 @@ have() { [[ " ${configs[*]} " == *" $1 "* ]]; }
 	if [ "$CLOCK" = cpu ]; then
 		echo "Times are the workload process's CPU time (user + system: the traps and BPF programs"
 		echo "run in it), not wall time, so that other load on this shared VM does not enter them."
+	fi
+	if [ "$PIN" != off ]; then
+		echo "Each workload ran pinned to CPU $PIN (BENCH_PIN); the tracers' own processes were not."
 	else
 		echo "Times are wall-clock time (BENCH_CLOCK=wall)."
 	fi

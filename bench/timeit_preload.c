@@ -11,11 +11,13 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include "pin.h"
 
 static struct timespec t0, c0;
 
 __attribute__((constructor)) static void timeit_start(void)
 {
+	bench_pin();
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include "pin.h"
 
 /* external and volatile: the compiler may not elide the allocations */
 void *volatile *volatile slots;
@@ -54,6 +55,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: workset [STEPS [LIVE [RESULT_FILE]]]\n");
 		return 2;
 	}
+	bench_pin();
 	slots = calloc(live, sizeof(void *));
 	if (!slots) {
 		perror("workset: calloc");
