@@ -227,6 +227,16 @@ $(OUT)/fixtures/wakeexec_other: tests/fixtures/wakeexec.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WAKEEXEC_CFLAGS) -DOTHER $< -o $@
 
+# spinname and its copy with other names: the same functions at the same fixed addresses (no
+# PIE), named apart (other_*)
+$(OUT)/fixtures/spinname: tests/fixtures/spinname.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FIX_CFLAGS) -no-pie $< -o $@
+
+$(OUT)/fixtures/spinname_other: tests/fixtures/spinname.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FIX_CFLAGS) -no-pie -DOTHER $< -o $@
+
 $(OUT)/fixtures/startfix: tests/fixtures/startfix.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall $< -o $@
@@ -317,7 +327,7 @@ fixtures: $(OUT)/fixtures/cpuburn_bid $(OUT)/fixtures/cpuburn_nobid $(OUT)/fixtu
 	  $(FIX_BINS) $(FIX_SOS) $(OUT)/fixtures/memfixture_static $(OUT)/fixtures/cxxfixture \
 	  $(OUT)/fixtures/cxxlate $(OUT)/fixtures/cxxfixture_static $(OUT)/fixtures/badalloc $(OUT)/fixtures/prefixalloc \
 	  $(OUT)/fixtures/qsortexec_a $(OUT)/fixtures/qsortexec_b $(OUT)/fixtures/jitleaf_nofp \
-	  $(OUT)/fixtures/wakeexec_other
+	  $(OUT)/fixtures/wakeexec_other $(OUT)/fixtures/spinname_other
 
 $(DEMO_BIN): demo/demo.c | $(OUT)/demo
 	$(call msg,CC,$@)

@@ -27,7 +27,15 @@ struct proc_table {
 	uint32_t some_calls;		/* of proc_table__snapshot_some */
 	bool loading;			/* in a snapshot's own unwinder__load */
 	bool idents;			/* proc_table__keep_idents */
+	proc_readout_fn readout;	/* or NULL */
+	void *readout_ctx;
 };
+
+void proc_table__set_readout(struct proc_table *t, proc_readout_fn fn, void *ctx)
+{
+	t->readout = fn;
+	t->readout_ctx = ctx;
+}
 
 void proc_table__keep_idents(struct proc_table *t)
 {
@@ -513,6 +521,35 @@ struct ring_buffer *proc_table__notes(struct proc_table *t, int map_fd)
 	return ring_buffer__new(map_fd, on_note, t, NULL);
 }
 
+/* p's snapshots and what was learnt with them, gone: p is another process's entry now */
+static void forget_history(struct proc_info *p)
+{
+	sym_proc__free(p->sp);
+	p->sp = NULL;
+	p->maps_hash = 0;	/* (a child named by these: PROC_PARENT_CODE from now on) */
+	p->exec_pages = 0;
+	p->ident_ok = false;
+	p->code_replaced = false;
+	p->forked_from = NULL;
+	p->forked_hash = 0;
+	p->parent_unproven = PROC_PARENT_PROVEN;
+	p->mm_mark = 0;
+}
+
+/* p, about to be traced, was untargeted at its process's reaping: this is another process at
+ * its PID (proc_table__set_readout). The earlier one's counts read out, named by its
+ * snapshots, and its history forgotten; not a target since, the new one counted nothing. */
+static void new_process(struct proc_table *t, struct proc_info *p)
+{
+	if (!p->reaped)
+		return;
+	p->reaped = false;
+	if (!t->readout)
+		return;
+	t->readout(t->readout_ctx, p->pid);
+	forget_history(p);
+}
+
 int proc_table__target(struct proc_table *t, pid_t pid, int targets_fd, struct proc_info **out)
 {
 	struct proc_info *p = proc_table__add(t, pid);
@@ -521,6 +558,7 @@ int proc_table__target(struct proc_table *t, pid_t pid, int targets_fd, struct p
 
 	if (!p)
 		return -ENOMEM;
+	new_process(t, p);
 	if (!p->attached) {
 		if (bpf_map_update_elem(targets_fd, &key, &one, BPF_ANY))
 			return -errno;
@@ -543,6 +581,7 @@ void proc_table__untarget(struct proc_table *t, pid_t pid, int targets_fd)
 		bpf_map_delete_elem(targets_fd, &key);
 		unwinder__forget(t->unwinder, pid);
 		p->attached = false;
+		p->reaped = true;
 	}
 }
 

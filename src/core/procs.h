@@ -45,6 +45,9 @@ struct proc_info {
 	bool ident_ok;
 	struct unwind_ident ident;
 	uint64_t exec_pages;
+	/* untargeted at its reaping (proc_table__untarget): its process is gone, and a target
+	 * of its PID from now on is another process (see proc_table__set_readout) */
+	bool reaped;
 };
 
 /* Why a process gone before its note was read, which had forked from a parent without an exec
@@ -143,11 +146,27 @@ struct ring_buffer *proc_table__notes(struct proc_table *t, int map_fd);
 /* One such record of len bytes, as the reader takes it (tests). */
 void proc_table__note(struct proc_table *t, const void *data, size_t len);
 
+/* A mode's reading out of what its programs counted of pid so far (kept in the kernel by
+ * tgid), into the report, named by pid's entry as it is then (proc_info__mappings): what an
+ * exec reads out. */
+typedef void (*proc_readout_fn)(void *ctx, pid_t pid);
+/* With a readout: a target (proc_table__target) whose entry's snapshots are of an earlier
+ * process with its PID (untargeted since, at its reaping: the kernel gave the PID again) has
+ * that process's counts read out first, named by its own snapshots, and then starts a snapshot
+ * history of its own: its frames are named from its mappings only, never from the earlier
+ * process's (which, kept, made an address where the two programs have other code
+ * [ambiguous: A or B]). Not traced until then, it has counted nothing yet. Without a readout,
+ * and for a process seen with -a (every process counts: the earlier one's counts and the new
+ * one's first are one key in the kernel), the earlier snapshots stay: where their code
+ * differs, such a frame is named from neither. */
+void proc_table__set_readout(struct proc_table *t, proc_readout_fn fn, void *ctx);
+
 /* pid traced by a mode whose programs filter on a `targets` hash map (tgid -> __u8, 1): its
  * entry (into *out if not NULL), in the map, attached and snapshot. 0, -ENOMEM, or the map's
  * error (-E2BIG: full). */
 int proc_table__target(struct proc_table *t, pid_t pid, int targets_fd, struct proc_info **out);
-/* pid is gone (the mode's reaped): out of the targets map, not attached. */
+/* pid is gone (the mode's reaped): out of the targets map, not attached; a target of pid
+ * after this is another process (proc_table__set_readout). */
 void proc_table__untarget(struct proc_table *t, pid_t pid, int targets_fd);
 
 /* A live view's table over hours of -a: forget the processes not attached that have been gone

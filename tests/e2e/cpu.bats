@@ -382,6 +382,37 @@ assert_no_cpu_probes() {
 	jqe '[.notes[] | select(test("^3 PIDs were used by two processes during the run \\(the kernel recycled them: [0-9]+, [0-9]+, [0-9]+\\)"))] | length == 1' "$T/r.json"
 }
 
+# A PID traced again as another program at the same addresses: spinname (spin_outer ->
+# spin_work, 0.3 s of CPU), then, once it has exited, spinname_other at its PID (pidreuse:
+# clone3's set_tid), whose other_spin_outer and other_spin_work sit where spinname's functions
+# do (built without PIE; nm says so). Each one's samples are named by its own mappings: the
+# earlier process's counts are read out before the new one is traced, and the new one starts a
+# snapshot history of its own. Before, the new one kept the earlier one's snapshots, and both
+# programs' frames there were [ambiguous: spinname or spinname_other] (~390 samples a run).
+@test "cpu: a PID used again by a program at the same addresses: each one's frames named by its own mappings" {
+	# the oracle: the same addresses, other names
+	a=$(nm "$FIX/spinname" | awk '$3 == "spin_work" || $3 == "spin_outer" { print $1 }' | sort)
+	b=$(nm "$FIX/spinname_other" | awk '$3 == "other_spin_work" || $3 == "other_spin_outer" { print $1 }' | sort)
+	[ "$(echo "$a" | wc -l)" -eq 2 ]
+	[ "$a" = "$b" ]
+	run "$EBPROF" cpu -q -F 999 -o "$T/x.folded" -o "$T/x.json" -- \
+		"$FIX/pidreuse" "$FIX/spinname" 300 -- "$FIX/spinname_other" 300
+	[ "$status" -ne 3 ] || skip "the PID was taken by another process meanwhile"
+	[ "$status" -eq 0 ]
+	pid=$(awk '$1 == "a" { print $2 }' <<< "$output")
+	grep -q "^b $pid\$" <<< "$output"
+	grep " ($pid);" "$T/x.folded" > "$T/pid.folded"
+	# none named from the other program's mappings, none from both
+	run grep -F '[ambiguous' "$T/pid.folded"
+	[ "$status" -eq 1 ]
+	run grep -E ';spin_outer;other_|;other_spin_outer;spin_work' "$T/pid.folded"
+	[ "$status" -eq 1 ]
+	# each one's samples, by its own names
+	grep -qE ';main;spin_outer;spin_work( |;)' "$T/pid.folded"
+	grep -qE ';main;other_spin_outer;other_spin_work( |;)' "$T/pid.folded"
+	jqe '[.notes[] | select(test("^PID [0-9]+ was used by two processes"))] | length == 1' "$T/x.json"
+}
+
 # The kernel gave a PID to another process during an -a run: cpu's rows are by tgid, so they
 # summed the two programs under the name of the last with nothing said. Said now, on the row
 # and in the run's notes (cpuburn, then its copy burnb, 0.2 s of CPU each).

@@ -217,6 +217,8 @@ static int set_types(struct cpu_collector *c, struct profile *prof)
 	return profile__set_period(prof, "cpu", "nanoseconds", c->period_ns);
 }
 
+static void cpu_readout(void *m, pid_t pid);
+
 static void *cpu_open(const struct session_env *env, void *opts)
 {
 	struct cpu_collector *c = calloc(1, sizeof(*c));
@@ -235,6 +237,8 @@ static void *cpu_open(const struct session_env *env, void *opts)
 	c->max_procs = o->test_max_procs ? o->test_max_procs : MAX_PROCS;
 	if (collector__init(&c->base, env, false))
 		goto fail;
+	/* a PID traced again as another process: the earlier one's counts first (core/procs.h) */
+	proc_table__set_readout(c->base.procs, cpu_readout, c);
 	c->base.kname_at_exec = true;	/* (its exec program renames) */
 
 	err = cpu_online(online);
@@ -693,6 +697,14 @@ static void cpu_progress(void *m, char *buf, size_t len)
 	}
 	snprintf(buf, len, "%llu samples  drops %llu",
 		 (unsigned long long)stat_sum(c, CPU_STAT_SAMPLES), (unsigned long long)drops);
+}
+
+/* proc_table__set_readout: an earlier process's counts at pid, read out as an exec's are */
+static void cpu_readout(void *m, pid_t pid)
+{
+	struct cpu_collector *c = m;
+
+	drain(c, collector__readout(&c->base, &c->env), pid, true, false, false);
 }
 
 static void cpu_finalize(void *m, pid_t pid, bool exec)

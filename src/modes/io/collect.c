@@ -217,6 +217,8 @@ static void set_stacks(struct io_collector *c)
 	collector__set_stacks(&c->base, bpf_map__fd(c->skel->maps.stacks), c->base.st, refs, 3);
 }
 
+static void io_readout(void *m, pid_t pid);
+
 static void *io_open(const struct session_env *env, void *opts)
 {
 	struct io_collector *c = calloc(1, sizeof(*c));
@@ -231,6 +233,8 @@ static void *io_open(const struct session_env *env, void *opts)
 	c->lc = env->lc;
 	if (collector__init(&c->base, env, true))
 		goto fail;
+	/* a PID traced again as another process: the earlier one's counts first (core/procs.h) */
+	proc_table__set_readout(c->base.procs, io_readout, c);
 	/* the kernel's own I/O accounting tracepoints (6.5+): where a request starts */
 	c->has_io_start = !o->legacy_tracepoints &&
 			  bpfutil__has_tracepoint("block_io_start");
@@ -788,6 +792,14 @@ static void io_progress(void *m, char *buf, size_t len)
 
 	snprintf(buf, len, "%llu requests  drops %llu",
 		 (unsigned long long)stat_sum(c, IO_STAT_REQUESTS), (unsigned long long)drops);
+}
+
+/* proc_table__set_readout: an earlier process's counts at pid, read out as an exec's are */
+static void io_readout(void *m, pid_t pid)
+{
+	struct io_collector *c = m;
+
+	drain(c, collector__readout(&c->base, &c->env), pid, true, false);
 }
 
 static void io_finalize(void *m, pid_t pid, bool exec)

@@ -227,6 +227,8 @@ static void set_stacks(struct lock_collector *c)
 	collector__set_stacks(&c->base, bpf_map__fd(c->skel->maps.stacks), c->base.st, refs, 5);
 }
 
+static void lock_readout(void *m, pid_t pid);
+
 static void *lock_open(const struct session_env *env, void *opts)
 {
 	struct lock_collector *c = calloc(1, sizeof(*c));
@@ -242,6 +244,8 @@ static void *lock_open(const struct session_env *env, void *opts)
 	c->lc = env->lc;
 	if (collector__init(&c->base, env, true))
 		goto fail;
+	/* a PID traced again as another process: the earlier one's counts first (core/procs.h) */
+	proc_table__set_readout(c->base.procs, lock_readout, c);
 	have_tp = !o->pretend_no_tracepoints &&
 		  bpfutil__has_tracepoint("contention_begin") &&
 		  bpfutil__has_tracepoint("contention_end");
@@ -881,6 +885,14 @@ static void lock_progress(void *m, char *buf, size_t len)
 		 (unsigned long long)stat_sum(c, LOCK_STAT_KERNEL),
 		 (unsigned long long)stat_sum(c, LOCK_STAT_FUTEX),
 		 (unsigned long long)stat_sum(c, LOCK_STAT_TIMEDOUT), (unsigned long long)drops);
+}
+
+/* proc_table__set_readout: an earlier process's counts at pid, read out as an exec's are */
+static void lock_readout(void *m, pid_t pid)
+{
+	struct lock_collector *c = m;
+
+	drain(c, collector__readout(&c->base, &c->env), pid, true, false);
 }
 
 static void lock_finalize(void *m, pid_t pid, bool exec)

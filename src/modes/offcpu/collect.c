@@ -188,6 +188,8 @@ static void set_stacks(struct offcpu_collector *c)
 	collector__set_stacks(&c->base, bpf_map__fd(c->skel->maps.stacks), c->base.st, refs, 3);
 }
 
+static void offcpu_readout(void *m, pid_t pid);
+
 static void *offcpu_open(const struct session_env *env, void *opts)
 {
 	struct offcpu_collector *c = calloc(1, sizeof(*c));
@@ -202,6 +204,8 @@ static void *offcpu_open(const struct session_env *env, void *opts)
 	c->lc = env->lc;
 	if (collector__init(&c->base, env, true))
 		goto fail;
+	/* a PID traced again as another process: the earlier one's counts first (core/procs.h) */
+	proc_table__set_readout(c->base.procs, offcpu_readout, c);
 	/* a forked waker gone before its note is read is named by its parent's snapshot only if
 	 * that is of the process and exec the kernel saw (core/procs.c) */
 	if (o->wakers)
@@ -839,6 +843,14 @@ static void offcpu_tick(void *m, int64_t t_ns, bool second)
 	if (!c->stopped)
 		spill(c);
 	collector__tick(m, t_ns, second);
+}
+
+/* proc_table__set_readout: an earlier process's counts at pid, read out as an exec's are */
+static void offcpu_readout(void *m, pid_t pid)
+{
+	struct offcpu_collector *c = m;
+
+	drain(c, collector__readout(&c->base, &c->env), pid, true, false);
 }
 
 static void offcpu_finalize(void *m, pid_t pid, bool exec)
