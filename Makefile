@@ -288,6 +288,12 @@ $(OUT)/fixtures/jitleaf_nofp: tests/fixtures/jitleaf.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -fomit-frame-pointer -ffixed-rbp -DZERO_RBP -Wall $< -o $@
 
+# mutexfix without frame pointers, %rbp never written by its own code (-ffixed-rbp): its
+# threads wait in libc with the %rbp they started with, 0 (tests/e2e/lock.bats, --unwind fp)
+$(OUT)/fixtures/mutexfix_nofp: tests/fixtures/mutexfix.c | $(OUT)/fixtures
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -ffixed-rbp -pthread -Wall $< -o $@
+
 $(OUT)/fixtures/nocfi: tests/fixtures/nocfi.c | $(OUT)/fixtures
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g0 -fno-omit-frame-pointer -momit-leaf-frame-pointer \
@@ -327,7 +333,7 @@ fixtures: $(OUT)/fixtures/cpuburn_bid $(OUT)/fixtures/cpuburn_nobid $(OUT)/fixtu
 	  $(FIX_BINS) $(FIX_SOS) $(OUT)/fixtures/memfixture_static $(OUT)/fixtures/cxxfixture \
 	  $(OUT)/fixtures/cxxlate $(OUT)/fixtures/cxxfixture_static $(OUT)/fixtures/badalloc $(OUT)/fixtures/prefixalloc \
 	  $(OUT)/fixtures/qsortexec_a $(OUT)/fixtures/qsortexec_b $(OUT)/fixtures/jitleaf_nofp \
-	  $(OUT)/fixtures/wakeexec_other $(OUT)/fixtures/spinname_other
+	  $(OUT)/fixtures/mutexfix_nofp $(OUT)/fixtures/wakeexec_other $(OUT)/fixtures/spinname_other
 
 $(DEMO_BIN): demo/demo.c | $(OUT)/demo
 	$(call msg,CC,$@)

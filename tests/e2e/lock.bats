@@ -75,6 +75,23 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 			| $c != null and .[$c + 1] == "worker"))' "$T/x.json"
 }
 
+# By frame pointers alone, a live %rbp of 0 is code that never set up a frame (a thread starts
+# with 0; mutexfix_nofp's own code never writes %rbp), not the outermost frame: nothing under
+# the wait is known. Before, such a stack was futex_wait and __lll_lock_wait alone, shown whole
+# (no [truncated], no drop), the mutex's whole delay on two libc frames.
+@test "lock --unwind fp: a wait in code without frame pointers (%rbp 0) ends in [truncated], never shown whole" {
+	run "$EBPROF" lock -q --user-only --unwind fp -o "$T/x.json" -- "$FIX/mutexfix_nofp" 4 2000
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"done 8000"* ]]
+	jq -c '.sites[] | [.contentions, [.frames[].function]]' "$T/x.json"
+	jqe '[.sites[] | select(.frames[0].function == "mu in mutexfix_nofp (futex_wait)")]
+		| length > 0' "$T/x.json"
+	# every stack is whole (down to the thread's clone3 or the program's _start) or says so
+	jqe '[.sites[] | [.frames[].function] | .[-1] == "[truncated]" or index("clone3") != null
+		or index("_start") != null] | all' "$T/x.json"
+	jqe '.drops.unwind_fp_broken > 0' "$T/x.json"
+}
+
 @test "lock: futex semantics: EAGAIN is no wait, timed-out waits are timeouts (not contentions) of at least their timeout, FUTEX_WAKE is none, each kind by its command" {
 	run "$EBPROF" lock -q --user-only -o "$T/x.json" -- "$FIX/futexfix"
 	[ "$status" -eq 0 ]

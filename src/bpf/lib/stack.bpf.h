@@ -172,12 +172,20 @@ static __always_inline __u64 walk_on(struct walk_ctx *w)
 /* ips[0] = ip, then the chain from frame pointer fp, every frame above sp. Returns the number
  * of addresses in ips. The first WALK_INLINE frames are read inline: bpf_loop's callback is an
  * indirect call per step (a retpoline here), and the walk from a hot site often ends within
- * them. */
+ * them. fp is the live %rbp here, not a saved one: 0 says that no function on the stack has
+ * set up a frame (a thread starts with %rbp 0, and code without frame pointers leaves it so),
+ * not that ip is the outermost frame: the stack ends in STACK_FP_BROKEN after ip. Before, such
+ * a stack was ip alone, shown whole (a lock wait in libc called from code without frame
+ * pointers: futex_wait, __lll_lock_wait and nothing under them, no [truncated]). */
 static __always_inline __u64 walk_stack(__u64 *ips, __u64 ip, __u64 fp, __u64 sp)
 {
 	struct walk_ctx w = { .ips = ips, .fp = fp, .prev = sp, .nr = 1 };
 
 	ips[0] = ip;
+	if (!fp) {
+		walk_broken(0, &w);
+		return w.nr;
+	}
 	if (walk_frame_at(0, &w))
 		return w.nr;
 	return walk_on(&w);
