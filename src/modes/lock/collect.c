@@ -344,6 +344,9 @@ static int lock_attach(void *m, pid_t pid, enum mode_attach how, int *status)
 	start(c);
 	if (how == MODE_ATTACH_PID)
 		find_begun(c, pid);
+	/* after find_begun: from here a wait going on before is counted (lock.bats waits for it) */
+	pr_info(c->lc, "tracing PID %d's %s", pid, !c->user ? "kernel lock contentions" :
+		c->kernel ? "lock contentions and futex waits" : "futex waits");
 	return 0;
 }
 
