@@ -43,6 +43,9 @@ char LICENSE[] SEC("license") = "GPL";
 /* -a: every process and kernel thread (ebprof itself excepted) */
 const volatile bool trace_all = false;
 const volatile __u32 self_tgid = 0;
+/* -p or -a: waits going on before the start can be found (lock_begun), and futex_exit takes
+ * their user stacks; false for a launched command, and the verifier drops that code */
+const volatile bool begun_stacks = false;
 
 /* Set by the collector through the mmapped .bss: tracing has started, and has stopped (every
  * program returns at once: detaching is slow). */
@@ -739,6 +742,13 @@ int BPF_PROG(futex_exit, struct pt_regs *regs, long ret)
 	 * mark off): any other (a FUTEX_WAKE, a call in the signal's handler) ends nothing */
 	if (call == CALL_RESTART ? !w->interrupted : w->interrupted == 1 && !stopped)
 		return 0;
+	/* a wait begun before tracing started (lock_begun) had no user stack to read; this is its
+	 * own call returning (not resumed, not a later call's), in its thread, with the call's
+	 * user registers, as at its entry: its stack now (an ending, a signal, or after the stop).
+	 * Before, every such wait stayed [user stack not seen], the longest waits of a -p run */
+	if (begun_stacks && (w->flags & STACK_KEY_USER_UNSEEN) && !w->interrupted &&
+	    call == CALL_FUTEX)
+		capture(ctx, LOCK_HOOK_FUTEX, regs, false, true, w);
 	/* going on when tracing stopped: userspace counts it up to the stop (one that did not
 	 * wait, EAGAIN, is none; one that timed out, a timed wait) */
 	if (stopped) {

@@ -424,14 +424,15 @@ void collector__find_begun(struct collector *b, struct bpf_program *iter, pid_t 
 }
 
 void collector__note_begun(struct profile *prof, uint64_t n, const char *one, const char *many,
-			   const char *state, const char *counted)
+			   const char *state, const char *counted, const char *stack)
 {
 	if (!n)
 		return;
 	profile__add_info(prof, "begun_before_start", "%llu", (unsigned long long)n);
-	profile__add_note(prof, "%llu %s already %s when tracing started: %s; its user stack "
-			  "could not be read (another task's) and is shown as [user stack not "
-			  "seen]", (unsigned long long)n, n == 1 ? one : many, state, counted);
+	profile__add_note(prof, "%llu %s already %s when tracing started: %s; %s",
+			  (unsigned long long)n, n == 1 ? one : many, state, counted,
+			  stack ? stack : "its user stack could not be read (another task's) and is "
+			  "shown as [user stack not seen]");
 }
 
 void collector__tick(void *m, int64_t t_ns, bool second)

@@ -209,9 +209,9 @@ void collector__reused_say(const struct collector_reused *w, struct profile *int
 void collector__find_begun(struct collector *b, struct bpf_program *iter, pid_t pid,
 			   const char *what);
 /* Their run fact begun_before_start and note, if n: "N <one|many> already <state> when tracing
- * started: <counted>; its user stack ... [user stack not seen]". */
+ * started: <counted>; <stack>" (NULL: "its user stack ... [user stack not seen]"). */
 void collector__note_begun(struct profile *prof, uint64_t n, const char *one, const char *many,
-			   const char *state, const char *counted);
+			   const char *state, const char *counted, const char *stack);
 
 /* Every tick (core/mode.h's tick): the processes announced since the last one (-a), a new
  * snapshot of the attached ones each second, the unwinder's tick. A mode's tick as it is, for

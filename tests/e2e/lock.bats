@@ -532,6 +532,46 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 	jqe '[.notes[] | select(startswith("2 futex waits were already going on when tracing started"))] | length == 1' "$T/x.json"
 }
 
+@test "lock -p: a futex wait begun before the attach that ends while tracing has its user stack, read at its return" {
+	# before, [user stack not seen]: the stack was taken at a wait's entry only, and the task
+	# iterator that finds a wait going on cannot read another task's user stack
+	mkfifo "$T/in"
+	exec 7<>"$T/in"
+	# (not bg: a command put in the background there reads /dev/null)
+	"$FIX/lockbegun" <&7 > "$T/lb.out" &
+	BG=$!
+	BG_PIDS+=("$BG")
+	wait_for "$T/lb.out" '^waiting '
+	tid=$(sed -n 's/^waiting //p' "$T/lb.out")
+	held=$(sed -n 's/^held //p' "$T/lb.out")
+	# the waiter is asleep in its futex call before ebprof starts
+	for _ in $(seq 200); do
+		[ "$(cut -d' ' -f1 "/proc/$BG/task/$tid/syscall")" = 202 ] && break
+		sleep 0.05
+	done
+	[ "$(cut -d' ' -f1 "/proc/$BG/task/$tid/syscall")" = 202 ]
+	"$EBPROF" lock -v -q --user-only -p "$BG" -o "$T/x.json" -o "$T/x.txt" 2> "$T/err" &
+	eb=$!
+	BG_PIDS+=("$eb")
+	wait_for "$T/err" "tracing PID $BG's futex waits" 30
+	echo go >&7
+	wait "$eb"
+	exec 7>&-
+	grep -q '^done' "$T/lb.out"
+	cat "$T/x.txt"
+	jqe '.info.begun_before_start == "1"' "$T/x.json"
+	jq -c '.sites[] | [.contentions, [.frames[].function]]' "$T/x.json"
+	# its one wait, on the mutex, under the function that waited, called from the thread
+	jq -e --arg a "$held" '[.groups[] | select(.labels.address == $a)]
+		| length == 1 and .[0].contentions == 1 and .[0].labels.lock == "held in lockbegun"' \
+		"$T/x.json" >/dev/null
+	jqe '[.sites[] | select(.frames[0].function == "held in lockbegun (futex_wait)")]
+		| length == 1 and .[0].contentions == 1
+		  and ([.[0].frames[].function] | index("wait_here") as $w
+		       | $w != null and .[$w + 1] == "waiter")' "$T/x.json"
+	jqe '[.sites[] | .frames[] | select(.function == "[user stack not seen]")] | length == 0' "$T/x.json"
+}
+
 @test "lock -p: a 32-bit futex wait going on before the attach is seen on its futex (ia32 numbers, ebx)" {
 	need_ia32
 	bg "$FIX/compat32" wait > "$T/w.out"

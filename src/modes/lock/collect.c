@@ -268,6 +268,7 @@ static void *lock_open(const struct session_env *env, void *opts)
 		goto fail;
 	sk->rodata->trace_all = env->all;
 	sk->rodata->self_tgid = getpid();
+	sk->rodata->begun_stacks = !env->argv;	/* -p, -a: find_begun runs */
 	sk->rodata->unwind_mode = env->unwind != UNWIND_FP;
 	unwind__size_maps(sk->obj, env->unwind, 0, 0);
 	bpf_map__set_max_entries(sk->maps.targets, MAX_TARGETS);
@@ -1272,7 +1273,10 @@ static void lock_finish(void *m)
 				  (unsigned long long)waits, waits == 1 ? "wait was" : "waits were");
 	collector__note_begun(prof, stat_sum(c, LOCK_STAT_BEGUN), "futex wait was",
 			      "futex waits were", "going on", "each counts from the start, on the "
-			      "futex its system call names");
+			      "futex its system call names",
+			      "its user stack is read at its return; one still going on at the "
+			      "stop, whose user stack could not be read (another task's), is "
+			      "shown as [user stack not seen]");
 	if (c->kernel)
 		profile__add_info(prof, "kernel_data_symbols", "%s",
 				  kdata__count(c->kdata) ? "kallsyms" :

@@ -1031,7 +1031,7 @@ static void offcpu_finish(void *m)
 				  c->off_at_end == 1 ? "thread was" : "threads were");
 	collector__note_begun(prof, stat_sum(c, OFFCPU_STAT_BEGUN), "thread was", "threads were",
 			      "off-CPU", "each one's wait counts from the start, under the kernel "
-			      "stack it slept in");
+			      "stack it slept in", NULL);
 	profile__add_note(prof, "off-CPU time: from a thread's switch-out to its switch-in "
 			  "(its wait and its run-queue latency after the wakeup), under its stacks "
 			  "at the switch-out%s. Run-queue latency: from its wakeup or preemption "
