@@ -44,6 +44,12 @@ const volatile bool track_maps = false;
  * entry probe was gone (each a missing_entry_state drop), frees of blocks whose allocation's
  * return probe was gone (unknown frees, more frees than allocations). */
 volatile __u32 quiescing = 0;
+/* Tests only (EBPROF_TEST_STALL_SIZE): the first counted allocation of this size stops in its
+ * return program, its counts held but its block not yet live, until userspace lets it go
+ * (test_go) or a few seconds pass: a call in flight at the end of a run, made to last.
+ * 0 (always but in tests): the verifier drops every line of it. */
+const volatile __u64 test_stall_size = 0;
+volatile __u32 test_stalled = 0, test_go = 0;
 
 /* One held site (see "Held accounting" below): its calls' site and process counters */
 #define HELD_WAYS 4	/* a power of 2 */
@@ -1122,6 +1128,37 @@ __noinline int realloc_free(__u32 pid, struct mem_proc *p, struct mem_tstate *st
 	return free_block(pid, p, st->arg, st, MEM_FN__COUNT, 0);
 }
 
+struct stall_ctx {
+	__u64 until;
+};
+
+static long stall_spin(__u64 i, void *data)
+{
+	struct stall_ctx *x = data;
+
+	return test_go || bpf_ktime_get_ns() > x->until;
+}
+
+static long stall_round(__u64 i, void *data)
+{
+	struct stall_ctx *x = data;
+
+	bpf_loop(1 << 20, stall_spin, x, 0);
+	return test_go || bpf_ktime_get_ns() > x->until;
+}
+
+/* (tests only: test_stall_size) */
+static __always_inline void test_stall(__u64 size)
+{
+	struct stall_ctx x;
+
+	if (!test_stall_size || size != test_stall_size ||
+	    __sync_val_compare_and_swap(&test_stalled, 0, 1))
+		return;
+	x.until = bpf_ktime_get_ns() + 5000000000ULL;
+	bpf_loop(1 << 10, stall_round, &x, 0);
+}
+
 /* Returns whether the call was counted (its calls[] too): not when its size is filtered out. */
 static __always_inline bool record_alloc(void *ctx, struct mem_tstate *st, __u32 pid,
 					 struct mem_proc *p, __u32 fn, __u64 ptr, __u64 size)
@@ -1144,6 +1181,7 @@ static __always_inline bool record_alloc(void *ctx, struct mem_tstate *st, __u32
 	bytes = blk_bytes(&lv);
 
 	hold_alloc(st, p, pid, fn, lv.stack, size, cnt, bytes);
+	test_stall(size);
 	if (size > p->largest_size)
 		note_largest(p, fn, lv.stack, size, lv.ts);
 

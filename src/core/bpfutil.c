@@ -149,6 +149,29 @@ int bpfutil__run_task_iter(struct bpf_program *prog, pid_t pid)
 	return run_iter(prog, pid ? &opts : NULL);
 }
 
+int bpfutil__wait_programs(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o);
+	int inner, outer, err = 0;
+	__u32 key = 0;
+
+	inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ebprof_wait_in", 4, 4, 1, NULL);
+	if (inner < 0)
+		return -errno;
+	o.inner_map_fd = inner;
+	outer = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "ebprof_wait", 4, 4, 1, &o);
+	if (outer < 0)
+		err = -errno;
+	/* the update returns after the grace period (kernel/bpf/syscall.c,
+	 * maybe_wait_bpf_programs) */
+	else if (bpf_map_update_elem(outer, &key, &inner, BPF_ANY))
+		err = -errno;
+	if (outer >= 0)
+		close(outer);
+	close(inner);
+	return err;
+}
+
 static bool libbpf_verbose;
 
 unsigned int bpfutil__kernel_log_level(void)

@@ -52,6 +52,13 @@ uint64_t bpfutil__recursion_misses(const struct bpf_object *obj);
 uint64_t bpfutil__prog_recursion_misses(const struct bpf_program *prog);
 /* Run the iter/task program prog once over pid's tasks (pid 0: every task). 0 or -errno. */
 int bpfutil__run_task_iter(struct bpf_program *prog, pid_t pid);
+/* Return once every non-sleepable BPF program that was running at the call has returned, so
+ * that none still acts on a value userspace changed before (a mode's end-of-run flag). The
+ * kernel waits so on an update of a map of maps from userspace (an RCU grace period, a few ms:
+ * what tells userspace that no program uses the inner map it replaced); closing a link waits
+ * too, but only when that close drops the link's last reference, and another process may hold
+ * one for a moment (bpftool's listing, a reader of /proc/PID/fdinfo). 0 or -errno. */
+int bpfutil__wait_programs(void);
 
 /* The running kernel's BTF (/sys/kernel/btf/vmlinux, ~5 MB), parsed at most once per process
  * and kept until its exit, for every mode that asks (`ebprof profile` opens five); NULL when

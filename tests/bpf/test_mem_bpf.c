@@ -19,6 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <dirent.h>
+#include <sys/prctl.h>
+#include <fcntl.h>
 #include <bpf/bpf.h>
 #include "abi/mem.h"
 #include "modes/mem/collect.h"
@@ -685,6 +688,135 @@ static void test_stack_not_found(void **s)
 	profile__free(prof);
 }
 
+/*
+ * The end of a run while a call is in flight: the thread is inside the allocation's return
+ * program, its counts held, its block not yet live (EBPROF_TEST_STALL_SIZE makes it stay
+ * there). The links are closed, but another holder keeps them (as bpftool's or a
+ * /proc/PID/fdinfo reader's reference does for a moment), so their close does not wait for
+ * the program. The call passed the programs' check before the end and counts whole: its
+ * allocation and its live block, in one consistent read.
+ */
+#define STALL_SIZE 4243
+static void op_stalled(void) { sink = malloc(STALL_SIZE); }
+
+struct releaser {
+	struct mem_collector *c;
+	volatile int read_done;
+};
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Lets the stalled call go once the run's end has begun and either the read is done or
+ * 300 ms have passed (a read that waits for the call waits for this) */
+static void *release_stalled(void *arg)
+{
+	struct releaser *r = arg;
+
+	for (int i = 0; i < 10000 && !mem_collector__test_quiescing(r->c); i++)
+		nap_ms(1);
+	for (int i = 0; i < 300 && !r->read_done; i++)
+		nap_ms(1);
+	mem_collector__test_release(r->c);
+	return NULL;
+}
+
+/* Another reference to each of this process's uprobe_multi links (entries and returns): n of them into fds */
+static int hold_links(int *fds, int max)
+{
+	char path[64], buf[512];
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/fdinfo");
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)) && n < max) {
+		int fd = atoi(e->d_name), f;
+		ssize_t len;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+		f = open(path, O_RDONLY);
+		if (f < 0)
+			continue;
+		len = read(f, buf, sizeof(buf) - 1);
+		close(f);
+		buf[len > 0 ? len : 0] = 0;
+		/* uprobe_multi, uretprobe_multi */
+		if (strstr(buf, "link_type:\t") && strstr(buf, "probe_multi\n"))
+			fds[n++] = dup(fd);
+	}
+	closedir(d);
+	return n;
+}
+
+static void test_call_in_flight_at_the_end(void **s)
+{
+	struct log_ctx lc = { .prog = "test_mem_bpf" };
+	struct mem_collector_opts o = { .lc = &lc, .max_live = 1 << 16, .max_stacks = 1 << 12,
+					.max_procs = 16, .max_size = UINT64_MAX };
+	struct symbolizer_opts so = { .no_lines = true };
+	struct releaser r = { 0 };
+	struct symbolizer *sym;
+	struct profile *prof;
+	struct alloc_lib lib;
+	int go[2], held[16], nheld;
+	pthread_t th;
+	char b;
+	pid_t pid;
+
+	assert_int_equal(pipe(go), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);	/* a failed assertion leaves it */
+		if (read(go[0], &b, 1) != 1)
+			_exit(1);
+		op_stalled();
+		pause();
+		_exit(0);
+	}
+	setenv("EBPROF_TEST_STALL_SIZE", "4243", 1);
+	r.c = mem_collector__new(&o);
+	unsetenv("EBPROF_TEST_STALL_SIZE");
+	assert_non_null(r.c);
+	sym = symbolizer__new(&so);
+	prof = profile__new("mem");
+	assert_non_null(sym);
+	assert_non_null(prof);
+	assert_int_equal(mem_profile__init(prof, false), 0);
+	assert_int_equal(probes__find_allocator(pid, &lib), 0);
+	assert_int_equal(mem_collector__attach(r.c, pid, 0, &lib), 0);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	for (int i = 0; i < 10000 && !mem_collector__test_stalled(r.c); i++)
+		nap_ms(1);
+	assert_true(mem_collector__test_stalled(r.c));
+	nheld = hold_links(held, 16);
+	assert_true(nheld >= 2);	/* malloc's entry and return links at least */
+	assert_int_equal(pthread_create(&th, NULL, release_stalled, &r), 0);
+	mem_collector__quiesce(r.c);
+	assert_int_equal(mem_collector__finalize(r.c, pid, prof, sym, 0, false), 0);
+	r.read_done = 1;
+	pthread_join(th, NULL);
+	for (int i = 0; i < nheld; i++)
+		close(held[i]);
+	mem_collector__drops(r.c, prof);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	mem_collector__free(r.c);
+	symbolizer__free(sym);
+	close(go[0]);
+	close(go[1]);
+	CHECK(prof, { "malloc", 1 }, { "alloc_count", 1 }, { "alloc_bytes", STALL_SIZE },
+	      { "live_count", 1 }, { "live_bytes", STALL_SIZE }, { "peak_live_bytes", STALL_SIZE },
+	      { "max_request", STALL_SIZE });
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -706,6 +838,7 @@ int main(void)
 		cmocka_unit_test(test_address_reused_by_another_thread),
 		cmocka_unit_test(test_full_live_table),
 		cmocka_unit_test(test_stack_not_found),
+		cmocka_unit_test(test_call_in_flight_at_the_end),
 	};
 
 	if (geteuid() != 0) {

@@ -520,6 +520,12 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 	c->skel->rodata->self_tgid = getpid();
 	c->skel->rodata->trace_calls = o->trace_path != NULL;
 	c->skel->rodata->track_maps = o->mmap;
+	{
+		/* tests only: a call made to stay in flight at the end of a run (mem.bpf.c) */
+		const char *t = getenv("EBPROF_TEST_STALL_SIZE");
+
+		c->skel->rodata->test_stall_size = t ? strtoull(t, NULL, 0) : 0;
+	}
 	if (o->trace_path)
 		bpf_map__set_max_entries(c->skel->maps.trace_rb, TRACE_RB_BYTES);
 	sampler_tables(c->skel, o);
@@ -2704,11 +2710,40 @@ static void stop_counting(struct mem_collector *c)
 		__atomic_store_n(&c->skel->bss->quiescing, 1, __ATOMIC_SEQ_CST);
 }
 
+bool mem_collector__test_stalled(struct mem_collector *c)
+{
+	return c && c->skel && c->skel->bss &&
+	       __atomic_load_n(&c->skel->bss->test_stalled, __ATOMIC_SEQ_CST);
+}
+
+void mem_collector__test_release(struct mem_collector *c)
+{
+	if (c && c->skel && c->skel->bss)
+		__atomic_store_n(&c->skel->bss->test_go, 1, __ATOMIC_SEQ_CST);
+}
+
+bool mem_collector__test_quiescing(struct mem_collector *c)
+{
+	return c && c->skel && c->skel->bss &&
+	       __atomic_load_n(&c->skel->bss->quiescing, __ATOMIC_SEQ_CST);
+}
+
 void mem_collector__quiesce(struct mem_collector *c)
 {
+	int err;
+
 	if (!c)
 		return;
 	stop_counting(c);
+	/* a call whose program was past the flag's test goes on: its allocation held by its
+	 * thread and its block not yet live, or its free counted and the live count not yet
+	 * lowered. Every such program has returned before anything is read (closing the links
+	 * waits for them only when the close drops a link's last reference) */
+	err = bpfutil__wait_programs();
+	if (err)
+		pr_warn(c->lc, "cannot wait for the allocator probes still running at the end (%s): "
+			       "a call in progress then may be counted in part",
+			strerror(-err));
 	/* the probes off first: nothing changes a thread's state any more */
 	for (uint32_t i = 0; i < c->nt; i++)
 		close_links(c, &c->t[i].links);

@@ -158,6 +158,13 @@ void mem_collector__quiesce(struct mem_collector *c);
 /* Remove every probe (concurrently; returns when all are gone). */
 void mem_collector__detach(struct mem_collector *c);
 
+/* Tests only (EBPROF_TEST_STALL_SIZE=N: the first counted allocation of N bytes stops in its
+ * return program, its counts held, its block not yet live): whether it is there, and letting
+ * it go; whether the programs have been told to stop counting (mem_collector__quiesce). */
+bool mem_collector__test_stalled(struct mem_collector *c);
+void mem_collector__test_release(struct mem_collector *c);
+bool mem_collector__test_quiescing(struct mem_collector *c);
+
 /* The mem sample types, in order: alloc_objects, alloc_space, inuse_objects, inuse_space;
  * with leaks, then <class>_objects and <class>_space for definite, indirect, possible and
  * reachable. */
