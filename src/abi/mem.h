@@ -184,6 +184,9 @@ struct mem_proc {
 	__u64 inherited_frees;	/* of unknown_frees: blocks its parent held at the fork */
 	__u64 inherited_bytes;	/* their size, as the parent's allocation recorded it */
 	__u64 failed;		/* allocation calls that returned failure */
+	/* full tracking: outermost calls in progress when the run ended (entered before it,
+	 * returned after it, so not counted), counted by the final read (held_flush_iter) */
+	__u64 in_flight;
 	/* --alloc-only: the traced objects' mappings [lib_lo[i], lib_hi[i]) in this process (the
 	 * allocator, libstdc++ ...), set by userspace: a call from there is the allocator calling
 	 * itself (operator new calling malloc), counted as the outer call */

@@ -46,9 +46,12 @@ const volatile bool track_maps = false;
 volatile __u32 quiescing = 0;
 /* Tests only (EBPROF_TEST_STALL_SIZE): the first counted allocation of this size stops in its
  * return program, its counts held but its block not yet live, until userspace lets it go
- * (test_go) or a few seconds pass: a call in flight at the end of a run, made to last.
+ * (test_go) or a few seconds pass: a call in flight at the end of a run, made to last. With
+ * test_stall_entry (EBPROF_TEST_STALL_AT=entry), in its entry program, once it is the thread's
+ * call in progress: a call whose return comes after the end.
  * 0 (always but in tests): the verifier drops every line of it. */
 const volatile __u64 test_stall_size = 0;
+const volatile bool test_stall_entry = false;	/* in its entry program instead */
 volatile __u32 test_stalled = 0, test_go = 0;
 
 /* One held site (see "Held accounting" below): its calls' site and process counters */
@@ -1181,7 +1184,8 @@ static __always_inline bool record_alloc(void *ctx, struct mem_tstate *st, __u32
 	bytes = blk_bytes(&lv);
 
 	hold_alloc(st, p, pid, fn, lv.stack, size, cnt, bytes);
-	test_stall(size);
+	if (!test_stall_entry)
+		test_stall(size);
 	if (size > p->largest_size)
 		note_largest(p, fn, lv.stack, size, lv.ts);
 
@@ -1529,6 +1533,8 @@ int mem_enter(struct pt_regs *ctx)
 	st->fn = fn;
 	st->size = size;
 	st->arg = arg;
+	if (test_stall_entry)
+		test_stall(size);
 	return 0;
 }
 
@@ -1709,7 +1715,7 @@ int held_exit(void *ctx)
 }
 
 /* Before userspace reads the maps: every live thread of a process (the iterator is made for
- * one pid), before its final read (it is stopped, or its probes are off), or of every process
+ * one pid), before its final read (it is stopped, or the run has ended), or of every process
  * (for all tasks), before a snapshot of the sites while the probes are on: flush_slots takes
  * turns with the threads' hot path. --alloc-only's counts are flushed only at the final read:
  * its hot path does not take turns (and it has no snapshots). */
@@ -1722,8 +1728,19 @@ int held_flush_iter(struct bpf_iter__task *ctx)
 	if (!task)
 		return 0;
 	st = bpf_task_storage_get(&tstate, task, 0, 0);
-	if (st)
-		flush_held(st);
+	if (!st)
+		return 0;
+	/* the end of the run (the final read of the process): a call the thread is in was
+	 * entered before the end and returns after it, uncounted; it is told as in flight
+	 * (full tracking: sampled modes counted its call at entry). Once: its depth is spent. */
+	if (quiescing && st->depth && sample_mode == MEM_SAMPLE_NONE) {
+		struct mem_proc *p = proc_find(task->tgid);
+
+		if (p)
+			__sync_fetch_and_add(&p->in_flight, 1);
+		st->depth = 0;
+	}
+	flush_held(st);
 	return 0;
 }
 

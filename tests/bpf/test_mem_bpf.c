@@ -689,12 +689,13 @@ static void test_stack_not_found(void **s)
 }
 
 /*
- * The end of a run while a call is in flight: the thread is inside the allocation's return
- * program, its counts held, its block not yet live (EBPROF_TEST_STALL_SIZE makes it stay
- * there). The links are closed, but another holder keeps them (as bpftool's or a
- * /proc/PID/fdinfo reader's reference does for a moment), so their close does not wait for
- * the program. The call passed the programs' check before the end and counts whole: its
- * allocation and its live block, in one consistent read.
+ * The end of a run while a call is in flight (EBPROF_TEST_STALL_SIZE makes its program stay
+ * there until the test lets it go, or 300 ms after the end began if the end waits for it).
+ * In its return program, its counts held, its block not yet live: the links are closed, but
+ * another holder keeps them (as bpftool's or a /proc/PID/fdinfo reader's reference does for a
+ * moment), so their close does not wait for the program; the call passed the programs' test
+ * before the end and counts whole, its allocation and its live block in one consistent read.
+ * In its entry program: the call returns after the end, uncounted, and is told as in flight.
  */
 #define STALL_SIZE 4243
 static void op_stalled(void) { sink = malloc(STALL_SIZE); }
@@ -725,7 +726,8 @@ static void *release_stalled(void *arg)
 	return NULL;
 }
 
-/* Another reference to each of this process's uprobe_multi links (entries and returns): n of them into fds */
+/* Another reference to each of this process's uprobe_multi links (entries and returns): n of
+ * them into fds */
 static int hold_links(int *fds, int max)
 {
 	char path[64], buf[512];
@@ -755,7 +757,9 @@ static int hold_links(int *fds, int max)
 	return n;
 }
 
-static void test_call_in_flight_at_the_end(void **s)
+/* The child's malloc(STALL_SIZE) stalled in its program (stall_at: "return" or "entry") when
+ * the run ends, the links held by another reference; its profile */
+static struct profile *end_while_stalled(const char *stall_at)
 {
 	struct log_ctx lc = { .prog = "test_mem_bpf" };
 	struct mem_collector_opts o = { .lc = &lc, .max_live = 1 << 16, .max_stacks = 1 << 12,
@@ -782,8 +786,10 @@ static void test_call_in_flight_at_the_end(void **s)
 		_exit(0);
 	}
 	setenv("EBPROF_TEST_STALL_SIZE", "4243", 1);
+	setenv("EBPROF_TEST_STALL_AT", stall_at, 1);
 	r.c = mem_collector__new(&o);
 	unsetenv("EBPROF_TEST_STALL_SIZE");
+	unsetenv("EBPROF_TEST_STALL_AT");
 	assert_non_null(r.c);
 	sym = symbolizer__new(&so);
 	prof = profile__new("mem");
@@ -812,9 +818,26 @@ static void test_call_in_flight_at_the_end(void **s)
 	symbolizer__free(sym);
 	close(go[0]);
 	close(go[1]);
-	CHECK(prof, { "malloc", 1 }, { "alloc_count", 1 }, { "alloc_bytes", STALL_SIZE },
-	      { "live_count", 1 }, { "live_bytes", STALL_SIZE }, { "peak_live_bytes", STALL_SIZE },
-	      { "max_request", STALL_SIZE });
+	return prof;
+}
+
+static void test_call_in_flight_at_the_end(void **s)
+{
+	CHECK(end_while_stalled("return"), { "malloc", 1 }, { "alloc_count", 1 },
+	      { "alloc_bytes", STALL_SIZE }, { "live_count", 1 }, { "live_bytes", STALL_SIZE },
+	      { "peak_live_bytes", STALL_SIZE }, { "max_request", STALL_SIZE });
+}
+
+static void test_call_in_progress_at_the_end_is_told(void **s)
+{
+	struct profile *prof = end_while_stalled("entry");
+	bool noted = false;
+
+	for (uint32_t i = 0; i < prof->nnotes; i++)
+		noted |= strstr(prof->notes[i], "1 allocator call was in progress when the run "
+					       "ended") != NULL;
+	assert_true(noted);
+	CHECK(prof, { "in_flight", 1 });
 }
 
 int main(void)
@@ -839,6 +862,7 @@ int main(void)
 		cmocka_unit_test(test_full_live_table),
 		cmocka_unit_test(test_stack_not_found),
 		cmocka_unit_test(test_call_in_flight_at_the_end),
+		cmocka_unit_test(test_call_in_progress_at_the_end_is_told),
 	};
 
 	if (geteuid() != 0) {

@@ -525,6 +525,8 @@ struct mem_collector *mem_collector__new(const struct mem_collector_opts *o)
 		const char *t = getenv("EBPROF_TEST_STALL_SIZE");
 
 		c->skel->rodata->test_stall_size = t ? strtoull(t, NULL, 0) : 0;
+		t = getenv("EBPROF_TEST_STALL_AT");
+		c->skel->rodata->test_stall_entry = t && !strcmp(t, "entry");
 	}
 	if (o->trace_path)
 		bpf_map__set_max_entries(c->skel->maps.trace_rb, TRACE_RB_BYTES);
@@ -1629,6 +1631,7 @@ static void add_process(struct profile *prof, struct traced *t, const struct mem
 	STAT(inherited_frees);
 	STAT(inherited_bytes);
 	STAT(failed);
+	STAT(in_flight);
 #undef STAT
 #undef MAX_STAT
 	if (t->scan_info.done)
@@ -2275,6 +2278,11 @@ static void finalize_one(struct mem_collector *c, struct traced *t, struct profi
 		t->nscan = 0;
 		memset(&t->scan_info, 0, sizeof(t->scan_info));
 	}
+	if (whole && have_proc && mp.in_flight)
+		profile__add_note(prof, "PID %d (%s): %llu allocator call%s in progress when the run "
+				  "ended (entered before the end, returning after it): not counted",
+				  t->pid, t->comm, (unsigned long long)mp.in_flight,
+				  mp.in_flight == 1 ? " was" : "s were");
 	if (whole) {
 		add_process(prof, t, have_proc ? &mp : NULL, unresolved);
 		final_snapshot(c, t, &d, now_ns);
