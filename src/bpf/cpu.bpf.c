@@ -115,20 +115,13 @@ static __always_inline void count_stat(__u32 which)
  * atomic add, an insert at a process's first sample (or first since a spill took the table). */
 static __always_inline void count_proc(__u32 tgid, __u32 g)
 {
-	struct cpu_proc *p, one = { .samples = 1 };
-	void *procs = take_table(procs, g);
+	static const struct cpu_proc zero;
+	struct cpu_proc *p;
+	bool made;
 
-	p = bpf_map_lookup_elem(procs, &tgid);
-	if (p) {
-		__sync_fetch_and_add(&p->samples, 1);
-		return;
-	}
-	if (!bpf_map_update_elem(procs, &tgid, &one, BPF_NOEXIST)) {
+	p = lookup_or_make(take_table(procs, g), &tgid, &zero, &made);
+	if (made)
 		count_stat(CPU_STAT_PROC_KEYS);
-		return;
-	}
-	/* another CPU made it meanwhile, or the table is full */
-	p = bpf_map_lookup_elem(procs, &tgid);
 	if (p)
 		__sync_fetch_and_add(&p->samples, 1);
 	else

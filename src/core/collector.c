@@ -255,9 +255,12 @@ void collector__thread_name(struct collector *b, pid_t tgid, pid_t tid, uint32_t
 	free(s);
 }
 
-int collector__read_procs(struct collector *b, int fd, size_t val_size, pid_t only, bool take,
+int collector__read_procs(struct collector *b, const struct bpf_map *t0, const struct bpf_map *t1,
+			  size_t val_size, pid_t only, bool take,
 			  int (*cb)(const void *key, const void *val, void *ctx), void *ctx)
 {
+	/* a take's: the generation its flip took away from the programs (collector__flip) */
+	int fd = collector__gen_fd(b, t0, t1, take && !only);
 	void *v = NULL;
 	__u32 k = only;
 	int err;
@@ -295,6 +298,17 @@ void collector__add_drops(struct profile *prof, int stats_fd, const char *const 
 		v[s] = bpfutil__percpu_sum(stats_fd, s);
 		profile__add_drop(prof, names[s], v[s]);
 	}
+}
+
+void collector__note_totals_full(struct profile *prof, uint64_t n, const char *one,
+				 const char *many, uint32_t room)
+{
+	if (n)
+		profile__add_note(prof, "%llu %s %s in no process's totals (the processes' rows and "
+				  "totals are short by %s, %s not): the table of processes' totals "
+				  "(%u) was full", (unsigned long long)n, n == 1 ? one : many,
+				  n == 1 ? "is" : "are", n == 1 ? "it" : "them",
+				  n == 1 ? "its stack is" : "their stacks are", room);
 }
 
 void collector__note_notes_lost(struct profile *prof, uint64_t n)

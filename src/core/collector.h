@@ -166,12 +166,23 @@ void collector__take_thread_names(struct collector *b);
  * (v[skip] 0) for the mode's notes. */
 void collector__add_drops(struct profile *prof, int stats_fd, const char *const *names, int first,
 			  int n, int skip, uint64_t *v);
-/* A mode's per-process totals table (tgid -> val_size bytes: io's and lock's, exact whatever
- * the per-stack table kept) into cb(key, value, ctx): process `only`'s taken out (an exec:
- * it counts on from 0 under its new program), or every process's, taken out at once (take: a
- * window, a spill) or read (the end). A failure is said (the rows may be incomplete). */
-int collector__read_procs(struct collector *b, int fd, size_t val_size, pid_t only, bool take,
+/* A mode's per-process totals table (TAKE_TABLE's two generations t0, t1, tgid -> val_size
+ * bytes, exact whatever the per-stack table kept) into cb(key, value, ctx): process `only`'s
+ * taken out of the generation counted now (an exec: it counts on from 0 under its new program),
+ * or every process's, taken out at once of the one the last flip took away (take: a window, a
+ * spill) or read (the end). A failure is said (the rows may be incomplete).
+ * COLLECTOR_READ_PROCS names the table as COLLECTOR_FD does. */
+int collector__read_procs(struct collector *b, const struct bpf_map *t0, const struct bpf_map *t1,
+			  size_t val_size, pid_t only, bool take,
 			  int (*cb)(const void *key, const void *val, void *ctx), void *ctx);
+#define COLLECTOR_READ_PROCS(b, maps, name, val_size, only, take, cb, ctx) \
+	collector__read_procs((b), (maps).name##_0, (maps).name##_1, (val_size), (only), (take), \
+			      (cb), (ctx))
+/* The note of n events (`one`, `many`: "wait", "waits") in no process's totals (the mode's
+ * per-process table, of `room` processes, full; the drop process_totals_full), if n: the rows and
+ * totals are short by them, their stacks are not. */
+void collector__note_totals_full(struct profile *prof, uint64_t n, const char *one,
+				 const char *many, uint32_t room);
 /* The note of n processes the BPF side could not announce (the notes ring buffer full), if n. */
 void collector__note_notes_lost(struct profile *prof, uint64_t n);
 /* The note of n thread names --per-thread could not keep (bpf/lib/tname.bpf.h: the mode's

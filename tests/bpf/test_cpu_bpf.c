@@ -357,7 +357,7 @@ static void test_totals_full(void **state)
 	assert_true(profile__drop(r.prof, "process_totals_full") > 0);
 	totals_match_stacks(r.prof, &sum);
 	for (uint32_t i = 0; i < r.prof->nnotes; i++)
-		if (strstr(r.prof->notes[i], " in no process's total (") &&
+		if (strstr(r.prof->notes[i], " in no process's totals (") &&
 		    strstr(r.prof->notes[i], "the table of processes' totals (1) was full"))
 			noted = true;
 	assert_true(noted);

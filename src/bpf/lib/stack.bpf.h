@@ -59,18 +59,29 @@ static __always_inline bool held_by_tracer(struct task_struct *t, __u32 state, _
 }
 
 /* The value of key in a hash map, inserted as *zero first if absent; NULL when the map is full
- * (the caller counts the drop). */
-static __always_inline void *lookup_or_init(void *map, const void *key, const void *zero)
+ * (the caller counts the drop). *made: this call inserted it (a table the collector takes out
+ * three quarters full counts the keys it makes: collector__spill). */
+static __always_inline void *lookup_or_make(void *map, const void *key, const void *zero,
+					    bool *made)
 {
 	void *v = bpf_map_lookup_elem(map, key);
 	long err;
 
+	*made = false;
 	if (v)
 		return v;
 	err = bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
 	if (err && err != -17 /* EEXIST: another CPU inserted it */)
 		return NULL;
+	*made = !err;
 	return bpf_map_lookup_elem(map, key);
+}
+
+static __always_inline void *lookup_or_init(void *map, const void *key, const void *zero)
+{
+	bool made;
+
+	return lookup_or_make(map, key, zero, &made);
 }
 
 /*

@@ -491,12 +491,8 @@ static int drain_procs(struct cpu_collector *c, struct profile *prof, pid_t only
 	struct procs_read r = { .c = c, .prof = prof, .exec = only != 0, .take = take && !only,
 				.spill = spill };
 
-	/* a take's: the generation its flip took away from the programs (collector__flip) */
-	int fd = take && !only ? COLLECTOR_TAKEN_FD(&c->base, c->skel->maps, procs)
-			       : COLLECTOR_FD(&c->base, c->skel->maps, procs);
-
-	return collector__read_procs(&c->base, fd, sizeof(struct cpu_proc), only, take, on_proc,
-				     &r);
+	return COLLECTOR_READ_PROCS(&c->base, c->skel->maps, procs, sizeof(struct cpu_proc), only,
+				    take, on_proc, &r);
 }
 
 /* Counts into prof, of process `only` (0: every process): kernel frames leaf first, then user
@@ -823,14 +819,8 @@ static void cpu_finish(void *m)
 				  lost == 1 ? "sample is" : "samples are", c->opts.max_stacks,
 				  lost == 1 ? "it counts" : "they count",
 				  lost == 1 ? "its process's" : "their processes'");
-	if (v[CPU_STAT_PROCS_FULL])
-		profile__add_note(prof, "%llu %s in no process's total (the processes' rows and "
-				  "shares are short by %s, %s not): the table of processes' totals "
-				  "(%u) was full", (unsigned long long)v[CPU_STAT_PROCS_FULL],
-				  v[CPU_STAT_PROCS_FULL] == 1 ? "sample is" : "samples are",
-				  v[CPU_STAT_PROCS_FULL] == 1 ? "it" : "them",
-				  v[CPU_STAT_PROCS_FULL] == 1 ? "its stack is" : "their stacks are",
-				  c->max_procs);
+	collector__note_totals_full(prof, v[CPU_STAT_PROCS_FULL], "sample", "samples",
+				    c->max_procs);
 	if (stacks_full)
 		profile__add_note(prof, "%llu %s not kept: the stack table (--max-stacks %u) was "
 				  "full, so %s samples count without %s; raise --max-stacks",

@@ -461,12 +461,8 @@ static int drain_procs(struct io_collector *c, struct profile *prof, pid_t only,
 {
 	struct procs_read r = { .c = c, .prof = prof, .exec = only != 0, .take = take && !only };
 
-	/* a take's: the generation its flip took away from the programs (collector__flip) */
-	int fd = take && !only ? COLLECTOR_TAKEN_FD(&c->base, c->skel->maps, procs)
-			       : COLLECTOR_FD(&c->base, c->skel->maps, procs);
-
-	return collector__read_procs(&c->base, fd, sizeof(struct io_proc), only, take, on_proc,
-				     &r);
+	return COLLECTOR_READ_PROCS(&c->base, c->skel->maps, procs, sizeof(struct io_proc), only,
+				    take, on_proc, &r);
 }
 
 /* Move the counts of process `only` (0: every process) into prof: the request's leaf frame,
@@ -927,11 +923,9 @@ static void io_finish(void *m)
 					  (unsigned long long)n, n == 1 ? "request is" : "requests are",
 					  c->opts.max_stacks);
 		else if (s == IO_STAT_PROCS_FULL)
-			profile__add_note(prof, "%llu %s in no process's totals (the processes' "
-					  "rows and totals are short by %s): the table of processes' "
-					  "totals (%u) was full", (unsigned long long)n,
-					  n == 1 ? "request is" : "requests are", n == 1 ? "it" : "them",
-					  c->opts.max_procs ? c->opts.max_procs : MAX_PROCS);
+			collector__note_totals_full(prof, n, "request", "requests",
+						    c->opts.max_procs ? c->opts.max_procs
+								      : MAX_PROCS);
 		else if (s == IO_STAT_DEVS_FULL)
 			profile__add_note(prof, "%llu %s in the stacks' numbers but not in the "
 					  "disks' histograms: more than %d (disk, operation) pairs",

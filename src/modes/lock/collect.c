@@ -708,12 +708,8 @@ static int drain_procs(struct lock_collector *c, struct profile *prof, pid_t onl
 {
 	struct procs_read r = { .c = c, .prof = prof, .exec = only || take };
 
-	/* a take's: the generation its flip took away from the programs (collector__flip) */
-	int fd = take && !only ? COLLECTOR_TAKEN_FD(&c->base, c->skel->maps, procs)
-			       : COLLECTOR_FD(&c->base, c->skel->maps, procs);
-
-	return collector__read_procs(&c->base, fd, sizeof(struct lock_proc), only, take, on_proc,
-				     &r);
+	return COLLECTOR_READ_PROCS(&c->base, c->skel->maps, procs, sizeof(struct lock_proc), only,
+				    take, on_proc, &r);
 }
 
 /* Move the counts of process `only` (0: every process) into prof: a leaf frame naming the lock
@@ -1202,11 +1198,9 @@ static void lock_finish(void *m)
 					  (unsigned long long)n, n == 1 ? "wait is" : "waits are",
 					  c->opts.max_stacks);
 		else if (s == LOCK_STAT_PROCS_FULL)
-			profile__add_note(prof, "%llu %s in no process's totals (the processes' rows "
-					  "and totals are short by %s): the table of processes' totals "
-					  "(%u) was full", (unsigned long long)n,
-					  n == 1 ? "wait is" : "waits are", n == 1 ? "it" : "them",
-					  c->opts.max_procs ? c->opts.max_procs : MAX_PROCS);
+			collector__note_totals_full(prof, n, "wait", "waits",
+						    c->opts.max_procs ? c->opts.max_procs
+								      : MAX_PROCS);
 		else if (s == LOCK_STAT_LOCKS_FULL)
 			profile__add_note(prof, "%llu %s in the stacks' numbers but not in any "
 					  "lock's: the lock table (--max-locks %u) filled up before a "
