@@ -34,6 +34,8 @@ struct offcpu_key {
 	__u32 wgen;		/* and its name's generation (struct stack_key's gen) */
 };
 
+/* A counter's value, and a process's totals (the `procs` map, tgid -> struct offcpu_val: every
+ * wait counted, added before and whatever the counts table keeps, so that its row is exact). */
 struct offcpu_val {
 	__u64 ns;		/* off-CPU time: switch-out to switch-in */
 	__u64 switches;		/* blocked intervals */
@@ -94,20 +96,25 @@ struct offcpu_note {
 
 /* Per-CPU counters: intervals counted, filtered, then drops by reason. */
 enum offcpu_stat {
-	OFFCPU_STAT_SWITCHES,	/* blocked intervals counted */
+	OFFCPU_STAT_SWITCHES,	/* blocked intervals counted (in the process totals or in
+				 * OFFCPU_STAT_PROCS_FULL) */
 	OFFCPU_STAT_FILTERED,	/* shorter than --min-block or longer than --max-block */
 	OFFCPU_STAT_HELD,	/* ptrace stops by ebprof itself (a traced tree's forks, execs,
 				 * exits, signals): not the program's waits, not counted */
 	OFFCPU_STAT_HELD_NS,	/* and their time (ns) */
 	OFFCPU_STAT_KEYS,	/* keys made in the counts table (the collector spills it) */
 	OFFCPU_STAT_RQ_KEYS,	/* processes added to the run-queue table (spilled with it) */
+	OFFCPU_STAT_PROC_KEYS,	/* processes added to the procs table (spilled with it) */
 	OFFCPU_STAT_BEGUN,	/* threads already off-CPU when tracing began (-p, -a): their
 				 * waits count from the start (offcpu_begun) */
 	OFFCPU_STAT_PIDS_REUSED,	/* -a: a process met the entry (comms) of another one
 					 * with its PID: their rows are one (the newest's name) */
 	OFFCPU_STAT_THREADS_FULL,	/* the table of threads off-CPU was full: not measured */
 	OFFCPU_STAT_STACKS_FULL,	/* a stack not interned: the interval counts without it */
-	OFFCPU_STAT_COUNTS_FULL,	/* the counts table was full: the interval is lost */
+	OFFCPU_STAT_COUNTS_FULL,	/* the counts table was full: the interval is in no
+					 * stack (its process's totals have it) */
+	OFFCPU_STAT_PROCS_FULL,	/* the procs table was full: the interval is in no process's
+				 * totals (its stack has it) */
 	OFFCPU_STAT_RQ_FULL,	/* the per-process run-queue table was full */
 	OFFCPU_STAT_NOTES_FULL,	/* a new process (-a) or waker (--wakers) not announced */
 	OFFCPU_STAT_SWITCH_IN_UNSEEN,	/* the kernel reported no switch-in: the wait's end was

@@ -9,9 +9,10 @@
  *   sched_wakeup(_new) the wakee is on a run queue: where its run-queue latency starts
  *
  * Per thread off-CPU, one entry in `threads` (preallocated, by tid) from its switch-out to its
- * switch-in; at the switch-in its time goes to the (process, stacks[, waker's stacks]) counter
- * and its run-queue latency to its process's histogram, and the entry goes. Nothing is sent per
- * switch; userspace reads the tables at the end.
+ * switch-in; at the switch-in its time goes to its process's totals (`procs`: exact, whatever
+ * room the stack tables have), then to the (process, stacks[, waker's stacks]) counter, and its
+ * run-queue latency to its process's histogram, and the entry goes. Nothing is sent per switch;
+ * userspace reads the tables at the end.
  *
  * A switch-in the kernel does not report: programs see no tracepoint while some tasks run (on
  * the VMs this is developed on, none while a thread of PID 1 is current: sched_switch fires in
@@ -125,6 +126,10 @@ struct {
 
 /* tgid -> its run-queue waits; sized by the collector */
 TAKE_TABLE(runq, BPF_MAP_TYPE_HASH, __u32, struct offcpu_rq, 4096);
+
+/* Each process's totals (tgid -> every wait of it: its row), exact whatever the counts and
+ * stacks tables kept; sized by the collector, taken out with the counts. */
+TAKE_TABLE(procs, BPF_MAP_TYPE_HASH, __u32, struct offcpu_val, 1 << 15);
 
 /* Names of the processes seen (by tgid); threads' (--per-thread) are in thread_names. */
 struct {
@@ -329,9 +334,10 @@ static __always_inline void end_wait(struct task_struct *t, __u32 tid, struct of
 	__u32 tgid = BPF_CORE_READ(t, tgid);
 	__u32 g = take_gen_now();
 	void *runq = take_table(runq, g), *counts = take_table(counts, g);
-	struct offcpu_val *v;
+	struct offcpu_val *v, *pv;
 	struct offcpu_rq *rq;
 	__u64 d, runnable = 0;
+	bool made;
 
 	if (trace_all && tgid)
 		check_reuse(t, tgid);
@@ -368,8 +374,25 @@ static __always_inline void end_wait(struct task_struct *t, __u32 tid, struct of
 		if (d < min_ns || (max_ns && d > max_ns)) {
 			count_stat(OFFCPU_STAT_FILTERED);
 		} else {
+			/* (a wakeup seen before the switch-out's entry: at most all) */
+			if (runnable > d)
+				runnable = d;
+			count_stat(OFFCPU_STAT_SWITCHES);
+			/* the process's totals first, whatever the counts table keeps */
+			pv = lookup_or_make(take_table(procs, g), &tgid, &zero_val, &made);
+			if (made)
+				count_stat(OFFCPU_STAT_PROC_KEYS);
+			if (pv) {
+				__sync_fetch_and_add(&pv->ns, d);
+				__sync_fetch_and_add(&pv->switches, 1);
+				/* (0 too: a branch here was ~1,260 more instructions to verify) */
+				__sync_fetch_and_add(&pv->runnable_ns, runnable);
+			} else {
+				count_stat(OFFCPU_STAT_PROCS_FULL);
+			}
 			v = bpf_map_lookup_elem(counts, &th->key);
 			if (!v) {
+				/* (also when the table refuses it: its process is named) */
 				first_count(t, tgid, tid, th->key.stack.gen, trace_all);
 				if (!bpf_map_update_elem(counts, &th->key, &zero_val, BPF_NOEXIST))
 					count_stat(OFFCPU_STAT_KEYS);
@@ -379,11 +402,8 @@ static __always_inline void end_wait(struct task_struct *t, __u32 tid, struct of
 			if (v) {
 				__sync_fetch_and_add(&v->ns, d);
 				__sync_fetch_and_add(&v->switches, 1);
-				/* (a wakeup seen before the switch-out's entry: at most all) */
 				if (runnable)
-					__sync_fetch_and_add(&v->runnable_ns,
-							     runnable < d ? runnable : d);
-				count_stat(OFFCPU_STAT_SWITCHES);
+					__sync_fetch_and_add(&v->runnable_ns, runnable);
 			} else {
 				count_stat(OFFCPU_STAT_COUNTS_FULL);
 			}

@@ -697,6 +697,67 @@ ctxt() {
 	jqe '.drops.runq_table_full == 0' "$T/x.json"
 }
 
+# --max-stacks 1: the count table has room for one key, and pingpong's threads, switching
+# thousands of times a tick, take it again after each spill: offsleep's naps are refused
+# (count_table_full, their stacks lost, and said so). Its row is still every wait of it: the
+# kernel keeps each process's totals apart, counted before the stack-keyed count. Before, its
+# row was summed from the stacks kept: a few ms, or no row at all. The oracle: the fixture's own
+# clock around its 20 naps of 50 ms (a wait lost would be 50 ms less; its naps' waits are from a
+# switch-out after its first clock read to a switch-in before its second: its offcpu_ns, which
+# may have a few more waits, preemptions, is at least those); the run's waits are in a stack or
+# refused, exactly.
+@test "offcpu: each process's off-CPU time and waits are exact when the count table refuses waits (--max-stacks 1)" {
+	"$EBPROF" offcpu -q --max-stacks 1 -o "$T/x.json" -o "$T/x.txt" -- sh -c \
+		"'$FIX/pingpong' 100000000 >/dev/null & pp=\$!; '$FIX/offsleep' 20 50 >'$T/os'; kill \$pp; wait"
+	slept=$(awk '/^slept_ns/ { print $2 }' "$T/os")
+	refused=$(jq .drops.count_table_full "$T/x.json")
+	total=$(jq '.info.switches | tonumber' "$T/x.json")
+	kept=$(jq '[.sites[].switches] | add' "$T/x.json")
+	row=$(jq -c '[.processes[] | select(.comm == "offsleep")] |
+		if length == 1 then .[0] else null end' "$T/x.json")
+	ns=$(echo "$row" | jq .offcpu_ns)
+	echo "offsleep: $row; the fixture slept $slept ns; switches $total, in stacks $kept," \
+		"refused $refused"
+	# the count table did refuse, offsleep's naps among them; its note says where they went
+	[ "$refused" -gt 100 ]
+	[ "$(jq '[.sites[] | select(any(.frames[]; .function == "nap")) | .switches] | add // 0' \
+		"$T/x.json")" -lt 20 ]
+	jq -e --arg n "$refused" 'any(.notes[]; startswith("\($n) off-CPU intervals are in no stack: the count table (--max-stacks 1) was full; they count in their process'"'"'s totals"))' "$T/x.json" >/dev/null
+	jqe '.drops.process_totals_full == 0' "$T/x.json"
+	# offsleep's row: its 20 naps at least (but for the microseconds from each timer's start to
+	# its switch-out), within the fixture's measure of them and the run
+	[ "$(echo "$row" | jq .switches)" -ge 20 ]
+	[ "$ns" -ge 990000000 ]
+	[ "$ns" -le "$(jq .duration_ns "$T/x.json")" ]
+	[ "$(echo "$row" | jq .runnable_ns)" -le "$ns" ]
+	# every wait counted is in a stack or refused, and in its process's row
+	[ $((kept + refused)) -eq "$total" ]
+	jqe "([.processes[].switches] | add) == $total and .totals.switches == $total" "$T/x.json"
+	jqe '([.processes[].offcpu_ns] | add) as $t | .totals.offcpu_ns == $t and
+		$t > ([.sites[].offcpu] | add)' "$T/x.json"
+	# the text report's row says the same
+	grep -qE "^ +[0-9]+ +offsleep +[0-9.]+ s +$(echo "$row" | jq .switches) " "$T/x.txt"
+}
+
+# A full table of processes' totals is a counted drop, said: a table of 1 (EBPROF_TEST_MAX_PROCS,
+# tests only) and two offsleeps napping at once, each taking it after a tick's take and the
+# other refused until the next. The count table has room for every wait: each one is in a stack,
+# and in a process's row or the drop, exactly.
+@test "offcpu: a full table of processes' totals is a counted drop, said; its waits keep their stacks" {
+	EBPROF_TEST_MAX_PROCS=1 "$EBPROF" offcpu -q -o "$T/x.json" -- sh -c \
+		"'$FIX/offsleep' 20 10 >/dev/null & '$FIX/offsleep' 20 10 >/dev/null; wait"
+	full=$(jq .drops.process_totals_full "$T/x.json")
+	total=$(jq '.info.switches | tonumber' "$T/x.json")
+	jq -c '.processes[] | [.pid, .comm, .offcpu_ns, .switches]' "$T/x.json"
+	echo "switches $total, in no process's row $full"
+	[ "$full" -gt 0 ]
+	jqe '.drops.count_table_full == 0' "$T/x.json"
+	jqe "([.sites[].switches] | add) == $total" "$T/x.json"
+	jqe "([.processes[].switches // 0] | add) + $full == $total and .totals.switches + $full == $total" \
+		"$T/x.json"
+	jq -e --arg n "$full" 'any(.notes[]; startswith("\($n) off-CPU intervals are in no process'"'"'s totals (the processes'"'"' rows and totals are short by them, their stacks are not): the table of processes'"'"' totals (1) was full"))' "$T/x.json" >/dev/null
+}
+
 @test "offcpu: the text report's run-queue table and histograms keep to --top (the top N of M), the JSON has every process" {
 	# -a of a busy machine listed every process there: 32,035 rows and histograms, 190,000 lines
 	run "$EBPROF" offcpu -q --top 2 -o "$T/x.txt" -o "$T/x.json" -- \

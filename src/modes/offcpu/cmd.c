@@ -72,8 +72,8 @@ static const char offcpu_usage[] =
 	"                         waker's thread too with --wakers\n"
 	"      --max-stacks N     distinct stacks kept, and counters (default 16384;\n"
 	"                         preallocated, about 1 KiB each); past it a wait loses its\n"
-	"                         stack or is lost, counted as a drop either way; so many\n"
-	"                         thread names too with --per-thread\n"
+	"                         stack, counted as a drop (its process's totals keep it);\n"
+	"                         so many thread names too with --per-thread\n"
 	"      --max-threads N    threads off-CPU at once that can be measured (default 32768)\n"
 	"\n"
 	"Output:\n"
@@ -174,9 +174,11 @@ void offcpu_default_opts(struct offcpu_opts *o)
 {
 	const char *t = getenv("EBPROF_TEST_MAX_RUNQ");
 	const char *d = getenv("EBPROF_TEST_SWITCH_DELAY_NS");
+	const char *pr = getenv("EBPROF_TEST_MAX_PROCS");
 
 	memset(o, 0, sizeof(*o));
 	o->test_max_runq = t ? (uint32_t)strtoul(t, NULL, 10) : 0;
+	o->test_max_procs = pr ? (uint32_t)strtoul(pr, NULL, 10) : 0;
 	/* (at most 1 ms: the program runs with interrupts off) */
 	o->test_switch_delay_ns = d ? strtoull(d, NULL, 10) : 0;
 	if (o->test_switch_delay_ns > 1000000)

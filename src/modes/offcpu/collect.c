@@ -5,8 +5,11 @@
  * traced thread spends off-CPU, from its switch-out to its switch-in, is added in the kernel to
  * the counter of its stacks at the switch-out (with --wakers, and of its waker's stacks); the
  * time from its wakeup (or preemption) to its switch-in goes to its process's run-queue
- * histogram. Userspace reads the tables at the end (and a process's counters at an exec, while
- * its old program's mappings exist): counters become samples, histograms the profile's groups.
+ * histogram. Each wait is added first to its process's totals (the kernel's `procs`), which
+ * are the process rows whatever the counters kept (a full count table costs waits their stacks,
+ * not their processes' numbers). Userspace reads the tables at the end (and a process's counters
+ * at an exec, while its old program's mappings exist): counters become samples, totals the
+ * process rows, histograms the profile's groups.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -36,6 +39,7 @@
 #define MAX_COMMS	32768	/* processes named (-a sees every one) */
 #define MAX_RUNQ	4096	/* processes with a run-queue histogram between two spills or
 				 * windows */
+#define MAX_PROCS	32768	/* processes with totals between two spills or windows */
 #define MAX_LOCS	(3 + 4 * STACK_MAX_DEPTH)
 #define MAX_VALS	8
 
@@ -46,11 +50,13 @@ static const char *const stat_names[OFFCPU_STAT__COUNT] = {
 	[OFFCPU_STAT_HELD_NS] = "held_by_ebprof_ns",
 	[OFFCPU_STAT_KEYS] = "keys",
 	[OFFCPU_STAT_RQ_KEYS] = "runq_keys",
+	[OFFCPU_STAT_PROC_KEYS] = "process_keys",
 	[OFFCPU_STAT_BEGUN] = "begun_before_start",
 	[OFFCPU_STAT_PIDS_REUSED] = "pids_reused",
 	[OFFCPU_STAT_THREADS_FULL] = "thread_table_full",
 	[OFFCPU_STAT_STACKS_FULL] = "stack_table_full",
 	[OFFCPU_STAT_COUNTS_FULL] = "count_table_full",
+	[OFFCPU_STAT_PROCS_FULL] = "process_totals_full",
 	[OFFCPU_STAT_RQ_FULL] = "runq_table_full",
 	[OFFCPU_STAT_NOTES_FULL] = "process_notes_lost",
 	[OFFCPU_STAT_SWITCH_IN_UNSEEN] = "switch_in_unseen",
@@ -80,9 +86,12 @@ struct offcpu_collector {
 	bool started, stopped;
 	uint64_t stop_ns;
 	uint64_t off_at_end;		/* threads still off-CPU when tracing stopped */
-	uint64_t open_lost;		/* of them, not counted: the count table was full (a
+	uint64_t open_lost;		/* of them, in no stack: the count table was full (a
 					 * count_table_full drop) */
+	uint64_t open_procs_lost;	/* of them, in no process's totals: the procs table was
+					 * full (a process_totals_full drop) */
 	uint32_t max_runq;		/* the run-queue table's room (MAX_RUNQ; tests: less) */
+	uint32_t max_procs;		/* the procs table's room (MAX_PROCS; tests: less) */
 	/* --wakers: waker stacks (one per site) of a process gone before its note was read whose
 	 * parent's mappings were not shown to be its own (core/procs.h), by why */
 	uint64_t parent_unproven[PROC_PARENT_CODE + 1];
@@ -157,6 +166,11 @@ static int set_types(struct profile *prof)
 
 	err = err ?: profile__add_type(prof, "switches", "count");
 	err = err ?: profile__add_type(prof, "runnable", "nanoseconds");
+	/* a process's row is its exact totals (the kernel's `procs`), not what the count table
+	 * kept */
+	err = err ?: profile__set_type_proc_stat(prof, "offcpu", "offcpu_ns");
+	err = err ?: profile__set_type_proc_stat(prof, "switches", "switches");
+	err = err ?: profile__set_type_proc_stat(prof, "runnable", "runnable_ns");
 	return err ?: profile__set_default_type(prof, "offcpu");
 }
 
@@ -233,6 +247,8 @@ static void *offcpu_open(const struct session_env *env, void *opts)
 	bpf_map__set_max_entries(sk->maps.stacks, o->max_stacks);
 	c->max_runq = o->test_max_runq ? o->test_max_runq : MAX_RUNQ;
 	COLLECTOR_SIZE(sk->maps, runq, c->max_runq);
+	c->max_procs = o->test_max_procs ? o->test_max_procs : MAX_PROCS;
+	COLLECTOR_SIZE(sk->maps, procs, c->max_procs);
 	bpf_map__set_max_entries(sk->maps.comms, MAX_COMMS);
 	/* a name per thread and rename that counted, as cpu's: --max-stacks (a full table is a
 	 * drop, thread_names_full, whose note names it; within cpu --offcpu it is cpu's) */
@@ -554,6 +570,47 @@ static uint32_t waker_locs(struct offcpu_collector *c, struct profile *prof,
 	return n;
 }
 
+struct procs_read {
+	struct offcpu_collector *c;
+	struct profile *prof;
+	bool exec;
+};
+
+/* One process's totals into its row: every wait of it, whatever the count table kept. */
+static int on_proc(const void *k, const void *v, void *ctx)
+{
+	const struct procs_read *r = ctx;
+	const struct offcpu_val *t = v;
+	struct offcpu_collector *c = r->c;
+	struct proc_info *p = report_proc(c, *(const __u32 *)k, r->exec);
+	struct prof_process *pp;
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	pp = profile__add_process(r->prof, p->pid, p->comm[0] ? p->comm : NULL, p->cmdline);
+	if (!pp)
+		return -errno;
+	err = prof_process__add_stat(r->prof, pp, "offcpu_ns", t->ns);
+	/* cpu --offcpu: a process's wall time is its exact cpu_ns (cpu's totals) and this */
+	if (!err && c->opts.wall_idx >= 0)
+		err = prof_process__add_stat(r->prof, pp, "wall_ns", t->ns);
+	err = err ?: prof_process__add_stat(r->prof, pp, "switches", t->switches);
+	if (!err && c->opts.runnable_idx >= 0)
+		err = prof_process__add_stat(r->prof, pp, "runnable_ns", t->runnable_ns);
+	return err;
+}
+
+/* The processes' totals into prof (collector__read_procs): `only`'s taken out (an exec: it
+ * counts on from 0), or every one's, taken (a window, a spill) or read (the end). */
+static int drain_procs(struct offcpu_collector *c, struct profile *prof, pid_t only, bool take)
+{
+	struct procs_read r = { .c = c, .prof = prof, .exec = only || take };
+
+	return COLLECTOR_READ_PROCS(&c->base, c->skel->maps, procs, sizeof(struct offcpu_val),
+				    only, take, on_proc, &r);
+}
+
 /* Move the counts of process `only` (0: every process) into prof; `remove`: delete them from
  * the kernel (an exec: the same process counts on under its new program); `take`: every
  * process's, taken out of the kernel at once (a window). */
@@ -593,7 +650,6 @@ static int drain(struct offcpu_collector *c, struct profile *prof, pid_t only, b
 		const struct count_entry *e = &ents[i];
 		int64_t vals[MAX_VALS] = { 0 };
 		struct proc_info *p = report_proc(c, e->k.stack.tgid, remove || take);
-		struct prof_process *pp;
 		uint32_t n = 0;
 
 		if (!p) {
@@ -629,17 +685,8 @@ static int drain(struct offcpu_collector *c, struct profile *prof, pid_t only, b
 			err = -errno;
 			break;
 		}
-		pp = profile__add_process(prof, p->pid, p->comm[0] ? p->comm : NULL, p->cmdline);
-		if (pp) {
-			prof_process__add_stat(prof, pp, "offcpu_ns", e->v.ns);
-			/* cpu --offcpu: a process's wall time is its exact cpu_ns (cpu's
-			 * totals) and this */
-			if (c->opts.wall_idx >= 0)
-				prof_process__add_stat(prof, pp, "wall_ns", e->v.ns);
-			prof_process__add_stat(prof, pp, "switches", e->v.switches);
-			if (c->opts.runnable_idx >= 0)
-				prof_process__add_stat(prof, pp, "runnable_ns", e->v.runnable_ns);
-		}
+		/* its row comes from its totals (drain_procs) */
+		profile__add_process(prof, p->pid, p->comm[0] ? p->comm : NULL, p->cmdline);
 		if (remove)
 			bpf_map_delete_elem(fd, &e->k);
 	}
@@ -647,7 +694,8 @@ static int drain(struct offcpu_collector *c, struct profile *prof, pid_t only, b
 		pr_warn(c->lc, "building the profile failed: %s", strerror(-err));
 	free(ents);
 	free(locs);
-	return err;
+	/* whatever became of the counts: the totals are kept apart from them */
+	return drain_procs(c, prof, only, take) ?: err;
 }
 
 /* ---- run-queue latency ------------------------------------------------------------------ */
@@ -748,6 +796,20 @@ static void add_runq_groups(struct offcpu_collector *c, struct profile *prof, st
 	pid_index__free(&r.at);
 }
 
+/* One wait more, of ns (runnable_ns of it), into the row key of the table fd (a counts key, a
+ * process's totals); false if the table refused it. */
+static bool add_open(int fd, const void *key, uint64_t ns, uint64_t runnable_ns)
+{
+	struct offcpu_val val = { 0 };
+
+	if (bpf_map_lookup_elem(fd, key, &val) && errno != ENOENT)
+		return false;
+	val.ns += ns;
+	val.switches++;
+	val.runnable_ns += runnable_ns;
+	return !bpf_map_update_elem(fd, key, &val, BPF_ANY);
+}
+
 /*
  * A thread still off-CPU when tracing stopped: its wait so far counts, up to the stop, under
  * its stacks at the switch-out (one more blocked interval). Left out, a process blocked for
@@ -759,9 +821,8 @@ static int count_open(const void *k, const void *v, void *ctx)
 {
 	const struct offcpu_thread *th = v;
 	struct offcpu_collector *c = ctx;
-	int fd = COLLECTOR_FD(&c->base, c->skel->maps, counts);
-	struct offcpu_val val = { 0 };
-	uint64_t d;
+	uint64_t d, runnable = 0;
+	__u32 tgid = th->key.stack.tgid;
 
 	(void)k;
 	if (!th->off_ns || th->off_ns >= c->stop_ns || th->held)
@@ -770,14 +831,13 @@ static int count_open(const void *k, const void *v, void *ctx)
 	if (d < c->opts.min_ns || (c->opts.max_ns && d > c->opts.max_ns))
 		return 0;
 	c->off_at_end++;
-	if (bpf_map_lookup_elem(fd, &th->key, &val) && errno != ENOENT)
-		return 0;
-	val.ns += d;
-	val.switches++;
 	/* woken (or preempted) and not on a CPU again by the stop: runnable since */
 	if (th->ready_ns && th->ready_ns < c->stop_ns)
-		val.runnable_ns += c->stop_ns - (th->ready_ns > th->off_ns ? th->ready_ns : th->off_ns);
-	if (bpf_map_update_elem(fd, &th->key, &val, BPF_ANY))
+		runnable = c->stop_ns - (th->ready_ns > th->off_ns ? th->ready_ns : th->off_ns);
+	/* in its process's totals, as the kernel counts a wait that ends (bpf/offcpu.bpf.c) */
+	if (!add_open(COLLECTOR_FD(&c->base, c->skel->maps, procs), &tgid, d, runnable))
+		c->open_procs_lost++;
+	if (!add_open(COLLECTOR_FD(&c->base, c->skel->maps, counts), &th->key, d, runnable))
 		c->open_lost++;
 	return 0;
 }
@@ -826,11 +886,13 @@ static void spill(struct offcpu_collector *c)
 	/* a key brings up to two stacks to the stacks map (of the same size), four with wakers */
 	uint32_t per_key = c->opts.wakers ? 4 : 2;
 	struct spill_check due = {
-		.keys = { stat_sum(c, OFFCPU_STAT_KEYS), stat_sum(c, OFFCPU_STAT_RQ_KEYS) },
-		.room = { (c->opts.max_stacks + per_key - 1) / per_key, c->max_runq },
+		.keys = { stat_sum(c, OFFCPU_STAT_KEYS), stat_sum(c, OFFCPU_STAT_RQ_KEYS),
+			  stat_sum(c, OFFCPU_STAT_PROC_KEYS) },
+		.room = { (c->opts.max_stacks + per_key - 1) / per_key, c->max_runq,
+			  c->max_procs },
 		.refused = stat_sum(c, OFFCPU_STAT_COUNTS_FULL) +
 			   stat_sum(c, OFFCPU_STAT_STACKS_FULL) + stat_sum(c, OFFCPU_STAT_RQ_FULL) +
-			   stat_sum(c, OFFCPU_STAT_TNAMES_FULL),
+			   stat_sum(c, OFFCPU_STAT_TNAMES_FULL) + stat_sum(c, OFFCPU_STAT_PROCS_FULL),
 	};
 
 	collector__spill(&c->base, &c->env, &due, take_counts, c);
@@ -965,10 +1027,13 @@ static void offcpu_finish(void *m)
 	collector__add_drops(prof, bpf_map__fd(c->skel->maps.stats), stat_names,
 			     OFFCPU_STAT_THREADS_FULL, OFFCPU_STAT__COUNT,
 			     c->env.all || c->opts.wakers ? -1 : OFFCPU_STAT_NOTES_FULL, v);
-	/* an open wait that found the count table full is lost as a switch-in's would be */
+	/* an open wait that found a table full is in no stack (or no totals) as a switch-in's
+	 * would be */
 	profile__add_drop(prof, stat_names[OFFCPU_STAT_COUNTS_FULL], c->open_lost);
+	profile__add_drop(prof, stat_names[OFFCPU_STAT_PROCS_FULL], c->open_procs_lost);
 	parent_unproven_note(c, prof);
 	v[OFFCPU_STAT_COUNTS_FULL] += c->open_lost;
+	v[OFFCPU_STAT_PROCS_FULL] += c->open_procs_lost;
 	for (int s = OFFCPU_STAT_THREADS_FULL; s < OFFCPU_STAT__COUNT; s++) {
 		uint64_t n = v[s];
 
@@ -986,10 +1051,14 @@ static void offcpu_finish(void *m)
 					  c->opts.max_stacks, n == 1 ? "its" : "their",
 					  n == 1 ? "it" : "them");
 		else if (s == OFFCPU_STAT_COUNTS_FULL)
-			profile__add_note(prof, "%llu off-CPU %s lost: the count table "
-					  "(--max-stacks %u) was full; raise --max-stacks",
-					  (unsigned long long)n, n == 1 ? "interval was" : "intervals were",
-					  c->opts.max_stacks);
+			profile__add_note(prof, "%llu off-CPU %s in no stack: the count table "
+					  "(--max-stacks %u) was full; %s in %s process's totals "
+					  "(its row); raise --max-stacks", (unsigned long long)n,
+					  n == 1 ? "interval is" : "intervals are", c->opts.max_stacks,
+					  n == 1 ? "it counts" : "they count", n == 1 ? "its" : "their");
+		else if (s == OFFCPU_STAT_PROCS_FULL)
+			collector__note_totals_full(prof, n, "off-CPU interval",
+						    "off-CPU intervals", c->max_procs);
 		else if (s == OFFCPU_STAT_RQ_FULL)
 			profile__add_note(prof, "%llu run-queue %s in no histogram: more "
 					  "processes than the kernel's run-queue table holds (%u) "
@@ -1026,8 +1095,9 @@ static void offcpu_finish(void *m)
 	}
 	if (c->off_at_end)
 		profile__add_note(prof, "%llu %s still off-CPU when tracing stopped: each one's "
-				  "wait counts up to the stop (those the full count table could not "
-				  "take are in count_table_full)", (unsigned long long)c->off_at_end,
+				  "wait counts up to the stop (those a full table could not take are "
+				  "in count_table_full or process_totals_full)",
+				  (unsigned long long)c->off_at_end,
 				  c->off_at_end == 1 ? "thread was" : "threads were");
 	collector__note_begun(prof, stat_sum(c, OFFCPU_STAT_BEGUN), "thread was", "threads were",
 			      "off-CPU", "each one's wait counts from the start, under the kernel "
@@ -1048,10 +1118,10 @@ static void offcpu_finish(void *m)
 	if (c->opts.max_ns)
 		profile__add_info(prof, "max_block", "%s",
 				  render__duration(c->opts.max_ns, b2, sizeof(b2)));
-	/* with the waits still open at the stop, each counted as one (the totals' switches) */
+	/* every wait counted, with those still open at the stop, each counted as one (the
+	 * totals' switches, and process_totals_full's) */
 	profile__add_info(prof, "switches", "%llu",
-			  (unsigned long long)(stat_sum(c, OFFCPU_STAT_SWITCHES) + c->off_at_end -
-					       c->open_lost));
+			  (unsigned long long)(stat_sum(c, OFFCPU_STAT_SWITCHES) + c->off_at_end));
 	profile__add_info(prof, "filtered", "%llu",
 			  (unsigned long long)stat_sum(c, OFFCPU_STAT_FILTERED));
 	held_note(c, prof);

@@ -38,6 +38,9 @@ struct offcpu_opts {
 	/* Tests only (EBPROF_TEST_MAX_RUNQ): the run-queue table's room, small enough to fill
 	 * (0: MAX_RUNQ, 4096 processes) */
 	uint32_t test_max_runq;
+	/* Tests only (EBPROF_TEST_MAX_PROCS): the procs table's room, small enough to fill (0:
+	 * MAX_PROCS, 32768 processes) */
+	uint32_t test_max_procs;
 };
 
 /* The mode: open, attach, attach_all, tick, progress, finalize, reaped, stop, finish, detach,
