@@ -368,9 +368,11 @@ assert_no_offcpu_probes() {
 	jq -e --arg p "$PID" '[.notes[] | select(. == "PID \($p) was used by two processes during the run (the kernel recycled it); their numbers are reported together")] | length == 1' "$T/x.json"
 }
 
-# alone: bpftrace's oracle: machine-wide tracepoints
-# bats test_tags=alone
-@test "offcpu: the switches of pingpong's threads equal bpftrace's count of their switch-outs" {
+# pingpong 3000 --wait traced by -p with ebprof offcpu ARGS... into $T/x.json, beside bpftrace
+# counting its threads' switch-outs on the same tracepoint: sets pid, bt (bpftrace's count) and
+# begun (its threads asleep since before both started, whose switch-outs neither saw: ebprof
+# counts each one's wait from its start, begun_before_start).
+pingpong_beside_bpftrace() {
 	# bpftrace's tracepoint:sched:* probes are classic tracepoints: they need tracefs
 	grep -q tracefs /proc/mounts || mount -t tracefs nodev /sys/kernel/tracing
 	mkfifo "$T/go"
@@ -386,7 +388,7 @@ assert_no_offcpu_probes() {
 		BEGIN { printf(\"go\\n\"); }" >"$T/bt.out" 2>"$T/bt.err"
 	btpid=$BG
 	wait_for "$T/bt.out" '^go$' 30
-	bg "$EBPROF" offcpu -v -p "$pid" -o "$T/x.json" 2>"$T/ebprof.err"
+	bg "$EBPROF" offcpu -v "$@" -p "$pid" -o "$T/x.json" 2>"$T/ebprof.err"
 	ebpid=$BG
 	wait_for "$T/ebprof.err" "tracing PID $pid" 30
 	# both are on before the fixture starts, and until after it is done and waits again
@@ -401,10 +403,19 @@ assert_no_offcpu_probes() {
 	exec 8>&-
 	wait_gone "$pid" 30
 	bt=$(awk '/^@n:/ { print $2 }' "$T/bt.out")
-	eb=$(jq '[.sites[].switches] | add' "$T/x.json")
-	echo "ebprof $eb switches, bpftrace $bt switch-outs"
+	begun=$(jq '.info.begun_before_start // "0" | tonumber' "$T/x.json")
+	echo "bpftrace $bt switch-outs; begun before the start: $begun"
 	# 3000 rounds: each thread blocks in about every read
 	[ "$bt" -gt 3000 ]
+	[ "$begun" -ge 1 ]
+}
+
+# alone: bpftrace's oracle: machine-wide tracepoints
+# bats test_tags=alone
+@test "offcpu: the switches of pingpong's threads equal bpftrace's count of their switch-outs" {
+	pingpong_beside_bpftrace
+	eb=$(jq '[.sites[].switches] | add' "$T/x.json")
+	echo "ebprof $eb switches"
 	# the same tracepoint, both on for the whole of the fixture's work; the main thread's
 	# switch-out into its last wait, which goes on after both stopped, ebprof counts up to
 	# its stop (a wait still open at the end). A wait whose switch-in the kernel did not
@@ -412,9 +423,6 @@ assert_no_offcpu_probes() {
 	# fixture's threads asleep (in read) since before both started, whose switch-outs neither
 	# saw: ebprof counts each one's wait from its start (begun_before_start). Exactly as many
 	jq .drops.switch_in_unseen "$T/x.json"
-	begun=$(jq '.info.begun_before_start // "0" | tonumber' "$T/x.json")
-	echo "begun before the start: $begun"
-	[ "$begun" -ge 1 ]
 	[ "$eb" -eq $((bt + begun)) ]
 	# no table was full; a stack the unwinder could not finish is said (an explicit
 	# [truncated] frame, the unwind_truncated drop) and still counts its wait, as does a wait
@@ -422,6 +430,24 @@ assert_no_offcpu_probes() {
 	jq -c .drops "$T/x.json"
 	jqe '.drops | to_entries | map(select(.key | startswith("unwind_") | not)
 		| select(.key != "switch_in_unseen") | .value) | add == 0' "$T/x.json"
+}
+
+# The same with --max-stacks 1: the count table refuses most of the waits (pingpong's two
+# threads' keys, one at a time between two spills). The process's row is still every wait, as
+# bpftrace counts them on the same tracepoint (before, the stacks kept: about half).
+# alone: bpftrace's oracle: machine-wide tracepoints
+# bats test_tags=alone
+@test "offcpu: pingpong's row has its every switch as bpftrace counts them, when the count table refuses most (--max-stacks 1)" {
+	pingpong_beside_bpftrace --max-stacks 1
+	eb=$(jq --argjson p "$pid" '.processes[] | select(.pid == $p) | .switches' "$T/x.json")
+	kept=$(jq '[.sites[].switches] | add' "$T/x.json")
+	refused=$(jq .drops.count_table_full "$T/x.json")
+	echo "ebprof: pingpong's row $eb switches, in stacks $kept, refused $refused"
+	[ "$refused" -gt 100 ]
+	[ "$eb" -eq $((bt + begun)) ]
+	[ $((kept + refused)) -eq "$eb" ]
+	jqe "(.info.switches | tonumber) == $eb and .totals.switches == $eb" "$T/x.json"
+	jqe '.drops.process_totals_full == 0' "$T/x.json"
 }
 
 @test "offcpu: a wait still going on when tracing stops counts up to the stop; cpu --offcpu -p of a sleeping process is its run" {
