@@ -763,6 +763,13 @@ ctxt() {
 		$t > ([.sites[].offcpu] | add)' "$T/x.json"
 	# the text report's row says the same
 	grep -qE "^ +[0-9]+ +offsleep +[0-9.]+ s +$(echo "$row" | jq .switches) " "$T/x.txt"
+	# cpu --offcpu: its wall time, its exact cpu_ns (cpu's totals) and these (before, no row)
+	"$EBPROF" cpu --offcpu -q --max-stacks 1 -o "$T/w.json" -- sh -c \
+		"'$FIX/pingpong' 100000000 >/dev/null & pp=\$!; '$FIX/offsleep' 20 50 >'$T/os'; kill \$pp; wait"
+	jq -c '.processes[] | select(.comm == "offsleep")' "$T/w.json"
+	jqe '.drops.count_table_full > 100' "$T/w.json"
+	jqe '[.processes[] | select(.comm == "offsleep")] | length == 1 and .[0].offcpu_ns >= 990000000
+		and .[0].wall_ns == .[0].offcpu_ns + (.[0].cpu_ns // 0) and .[0].switches >= 20' "$T/w.json"
 }
 
 # A full table of processes' totals is a counted drop, said: a table of 1 (EBPROF_TEST_MAX_PROCS,
