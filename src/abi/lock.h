@@ -161,6 +161,9 @@ enum lock_stat {
 	LOCK_STAT_END_UNSEEN,	/* a contention whose end never came (its slot was taken over) */
 	LOCK_STAT_WAITS_FULL,	/* the table of waits in progress was full: not measured */
 	LOCK_STAT_STACKS_FULL,	/* a stack not interned: its wait counts without it */
+	LOCK_STAT_NO_CALLER,	/* a user stack walked by frame pointers whose leaf's caller
+				 * could not be told (lock.bpf.c, direct_caller): it ends after
+				 * the leaf, [truncated] */
 	LOCK_STAT_COUNTS_FULL,	/* the per-stack table was full: in the locks' numbers only */
 	LOCK_STAT_PROCS_FULL,	/* the per-process table was full: in no process's totals */
 	LOCK_STAT_LOCKS_FULL,	/* the per-lock table was full (between two spills): in the

@@ -371,10 +371,26 @@ static __always_inline void account(const struct lock_wait *w, __u32 tgid, __u64
  * %rbp (and at or above %rsp) that points into an executable mapping other than the one of the
  * wait's address is taken for it (CALLER_WORDS words at most). A code address kept among the
  * function's locals would be taken instead: rare, and then a frame too many, not a wrong leaf.
+ *
+ * Found nothing is an answer only when every word from %rbp down to %rsp was looked at, each
+ * candidate's mapping known: then no function of another mapping called into the leaf's below
+ * %rbp's frame (the leaf set up that frame itself, or its mapping's code did), and the walk's
+ * second frame is the leaf's caller. Else (a frame larger than the window, more candidates than
+ * CALLER_LOOKUPS, a lookup bpf_find_vma could not make: it only tries the mm's mmap_lock, and
+ * fails while another thread maps or unmaps) the caller is not known, and neither is whether
+ * one is missing: the stack ends after the leaf, [truncated], counted (LOCK_STAT_NO_CALLER).
+ * Before, it went on from %rbp's frame as if that were the leaf's caller: a wrong stack shown
+ * whole (futex_wait, __lll_lock_wait, worker, without contend): once in ~7,000 waits of
+ * mutexfix, 22 of 1,206 with a thread mapping and unmapping beside it, every time for a caller
+ * with more than 16 words of locals (mutexfix bigframe).
  */
 #define CALLER_WORDS	16
 #define CALLER_LOOKUPS	4	/* bpf_find_vma calls at most */
 #define VM_EXEC		0x4
+#define ENOENT		2
+#define E2BIG		7
+/* direct_caller's answer when the caller could not be told (no code is ever at address 1) */
+#define CALLER_UNKNOWN	1
 
 struct vma_probe {
 	__u64 lo, hi;
@@ -414,7 +430,7 @@ static long shift_step(__u64 i, void *data)
 struct caller_ctx {
 	__u64 words[CALLER_WORDS];
 	__u64 bp, sp, lo, hi;	/* lo, hi: the leaf's mapping */
-	__u64 c;		/* the caller found, 0: none yet */
+	__u64 c;		/* the caller found; 0: none is missing; CALLER_UNKNOWN */
 	__u32 lookups;
 };
 
@@ -425,6 +441,7 @@ static long caller_step(__u64 i, void *data)
 	struct caller_ctx *x = data;
 	__u64 k = CALLER_WORDS - 1 - i, at, w;
 	struct vma_probe v = {};
+	long err;
 
 	/* the bound on the very register that indexes words */
 	asm volatile("" : "+r"(k));
@@ -438,43 +455,53 @@ static long caller_step(__u64 i, void *data)
 	if (w < 4096 || (w >= x->lo && w < x->hi) || (w > x->sp - (8 << 20) &&
 						       w < x->sp + (8 << 20)))
 		return 0;
-	if (++x->lookups > CALLER_LOOKUPS)
-		return 1;
-	if (!bpf_find_vma(bpf_get_current_task_btf(), w, vma_cb, &v, 0) && v.exec) {
+	err = ++x->lookups > CALLER_LOOKUPS ? -E2BIG :
+	      bpf_find_vma(bpf_get_current_task_btf(), w, vma_cb, &v, 0);
+	if (!err && v.exec) {
 		x->c = w;
 		return 1;
 	}
-	return 0;
+	if (!err || err == -ENOENT)	/* a mapping that is not code, or none */
+		return 0;
+	/* a word left unknown (-EBUSY: the mmap_lock taken; the lookups spent), and the
+	 * caller with it */
+	x->c = CALLER_UNKNOWN;
+	return 1;
 }
 
-/* The direct caller's return address found below bp (see above), or 0: none, or the one
- * already in the stack as its second frame (ip1). A global function: the verifier checks it
- * once, on its own; inlined into capture() it was checked again for each state its callers
- * reached it in (lock_begin and futex_exit: ~110,000 instructions processed each, 0.2 s each
- * to load). Its words are looked at in bpf_loop steps: unrolled, the loop was checked for
- * each word and count of lookups so far (28,500 instructions, half of lock_begin's and
- * futex_enter's; ~2,000 now). */
+/* The direct caller's return address found below bp (see above); 0: none is missing (none
+ * found in the whole window, or the one found is already the stack's second frame, ip1);
+ * CALLER_UNKNOWN: it could not be told. A global function: the verifier checks it once, on its
+ * own; inlined into capture() it was checked again for each state its callers reached it in
+ * (lock_begin and futex_exit: ~110,000 instructions processed each, 0.2 s each to load). Its
+ * words are looked at in bpf_loop steps: unrolled, the loop was checked for each word and
+ * count of lookups so far (28,500 instructions, half of lock_begin's and futex_enter's;
+ * ~2,000 now). */
 __noinline __u64 direct_caller(__u64 ip0, __u64 ip1, __u64 bp, __u64 sp)
 {
 	struct vma_probe leaf = {};
 	struct caller_ctx x = {};
 
 	if (bp <= sp || bp - sp > (1 << 20) || (bp & 7))
-		return 0;
+		return CALLER_UNKNOWN;
 	if (bpf_find_vma(bpf_get_current_task_btf(), ip0, vma_cb, &leaf, 0) || !leaf.exec)
-		return 0;
+		return CALLER_UNKNOWN;
 	if (bpf_probe_read_user(x.words, sizeof(x.words), (void *)(bp - sizeof(x.words))))
-		return 0;
+		return CALLER_UNKNOWN;
 	x.bp = bp;
 	x.sp = sp;
 	x.lo = leaf.lo;
 	x.hi = leaf.hi;
+	/* none found in words from bp down to sp is an answer; in a window that ends above
+	 * sp, not */
+	x.c = bp - sp <= sizeof(x.words) ? 0 : CALLER_UNKNOWN;
 	bpf_loop(CALLER_WORDS, caller_step, &x, 0);
 	return x.c == ip1 ? 0 : x.c;
 }
 
-/* s: n frames walked from regs. Returns the number of frames, the recovered caller inserted
- * as frame 1 when one was found. */
+/* s: n frames walked from regs. Returns the number of frames: the recovered caller inserted
+ * as frame 1 when one was found; the stack ended after the leaf (STACK_FP_BROKEN, rendered
+ * [truncated]) when it could not be told, counted. */
 static __always_inline __u64 add_direct_caller(struct pt_regs *regs, struct stack_trace *s,
 					       __u64 n)
 {
@@ -483,10 +510,18 @@ static __always_inline __u64 add_direct_caller(struct pt_regs *regs, struct stac
 
 	if (!regs || n < 1 || n >= STACK_MAX_DEPTH)
 		return n;
+	/* the walk ended after the leaf already ([truncated]) */
+	if (n > 1 && s->ips[1] == STACK_FP_BROKEN)
+		return n;
 	c = direct_caller(s->ips[0], s->ips[1 < n ? 1 : 0], BPF_CORE_READ(regs, bp),
 			  BPF_CORE_READ(regs, sp));
 	if (!c)
 		return n;
+	if (c == CALLER_UNKNOWN) {
+		count_stat(LOCK_STAT_NO_CALLER);
+		s->ips[1] = STACK_FP_BROKEN;
+		return 2;
+	}
 	x.ips = s->ips;
 	x.n = n;
 	bpf_loop(STACK_MAX_DEPTH, shift_step, &x, 0);

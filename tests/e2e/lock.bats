@@ -75,6 +75,45 @@ PPROF=/usr/lib/go-1.19/pkg/tool/linux_amd64/pprof
 			| $c != null and .[$c + 1] == "worker"))' "$T/x.json"
 }
 
+# When the search cannot find the function that called into libc, the stack must not join
+# libc to that function's caller as if it were whole: mutexfix bigframe's contend_bigframe()
+# keeps 40 words of locals between its saved %rbp and its call's return address, further than
+# the 16 words searched. The call chain, by objdump: worker -> contend_bigframe ->
+# pthread_mutex_lock. Before, every such stack was futex_wait, __lll_lock_wait, worker.
+@test "lock --unwind fp: a caller not found below %rbp (a frame larger than the search) ends the stack in [truncated] after libc, never libc joined to its caller's caller" {
+	dis=$(objdump -d --no-show-raw-insn "$FIX/mutexfix")
+	echo "$dis" | awk '/^[0-9a-f]+ <worker>:/,/^$/' | grep -q 'call .*<contend_bigframe>'
+	body=$(echo "$dis" | awk '/^[0-9a-f]+ <contend_bigframe>:/,/^$/')
+	echo "$body" | grep -q 'call .*<pthread_mutex_lock@plt>'
+	# the precondition: the return address into contend_bigframe is more than 16 words
+	# below its %rbp (its pushes after %rbp's and its locals' sub come first)
+	pushes=$(echo "$body" | sed -n '/mov *%rsp,%rbp/,/call/p' | grep -c 'push ') || true
+	locals=$(echo "$body" | sed -n 's/.*sub *\$0x\([0-9a-f]*\),%rsp.*/\1/p' | head -1)
+	[ -n "$locals" ]
+	[ $((pushes * 8 + 0x$locals + 8)) -gt $((16 * 8)) ]
+	run "$EBPROF" lock -q --user-only --unwind fp -o "$T/x.json" -o "$T/x.folded" -- \
+		"$FIX/mutexfix" 4 5000 bigframe
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"done 20000"* ]]
+	jq -c '.sites[] | [.contentions, [.frames[].function]]' "$T/x.json"
+	jq -c '.drops' "$T/x.json"
+	mu='[.sites[] | select(.frames[0].function == "mu in mutexfix (futex_wait)")]'
+	jqe "$mu | length > 0" "$T/x.json"
+	# worker only ever under contend_bigframe, its callee by objdump
+	jqe "$mu | all([.frames[].function] | index(\"worker\") as \$w
+		| \$w == null or .[\$w - 1] == \"contend_bigframe\")" "$T/x.json"
+	# each stack whole (down to clone3) or said to end, [truncated]
+	jqe "$mu | all([.frames[].function] | .[-1] == \"[truncated]\" or index(\"clone3\") != null)" \
+		"$T/x.json"
+	# the ones that end so are counted, each wait, by their reason
+	jqe "($mu | map(select(.frames[-1].function == \"[truncated]\") | .contentions) | add // 0)
+		as \$n | \$n > 0 and (.drops.direct_caller_unknown | tonumber) >= \$n" "$T/x.json"
+	jqe '.drops.unwind_fp_broken > 0' "$T/x.json"
+	# and the folded output (root first) says it too: never worker;__lll_lock_wait
+	grep -q ';\[truncated\];__lll_lock_wait;' "$T/x.folded"
+	! grep -q ';worker;__lll_lock_wait;' "$T/x.folded" || false
+}
+
 # By frame pointers alone, a live %rbp of 0 is code that never set up a frame (a thread starts
 # with 0; mutexfix_nofp's own code never writes %rbp), not the outermost frame: nothing under
 # the wait is known. Before, such a stack was futex_wait and __lll_lock_wait alone, shown whole

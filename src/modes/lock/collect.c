@@ -81,6 +81,7 @@ static const char *const stat_names[LOCK_STAT__COUNT] = {
 	[LOCK_STAT_END_UNSEEN] = "end_unseen",
 	[LOCK_STAT_WAITS_FULL] = "wait_table_full",
 	[LOCK_STAT_STACKS_FULL] = "stack_table_full",
+	[LOCK_STAT_NO_CALLER] = "direct_caller_unknown",
 	[LOCK_STAT_COUNTS_FULL] = "count_table_full",
 	[LOCK_STAT_PROCS_FULL] = "process_totals_full",
 	[LOCK_STAT_LOCKS_FULL] = "lock_table_full",
@@ -1207,6 +1208,15 @@ static void lock_finish(void *m)
 					  "tick could take it out (every 100 ms, once three quarters "
 					  "full); raise --max-locks", (unsigned long long)n,
 					  n == 1 ? "wait is" : "waits are", c->opts.max_locks);
+		else if (s == LOCK_STAT_NO_CALLER)
+			profile__add_note(prof, "%llu %s by frame pointers end%s in [truncated] "
+					  "after the wait's function: the function that called into "
+					  "its library (which keeps no frame pointer) could not be "
+					  "found below %%rbp (a frame of more than 16 words, or its "
+					  "mappings could not be read then), so what came after it "
+					  "is not known; the tables' walk (no --unwind fp) finds it",
+					  (unsigned long long)n, n == 1 ? "wait's stack walked" :
+					  "waits' stacks walked", n == 1 ? "s" : "");
 		else
 			collector__note_notes_lost(prof, n);
 	}
