@@ -369,22 +369,26 @@ static __always_inline void account(const struct lock_wait *w, __u32 tgid, __u64
  * function's caller, and the function that called into libc is missing. Its return address was
  * pushed at the bottom of its frame, just below %rbp minus its locals: the first word below
  * %rbp (and at or above %rsp) that points into an executable mapping other than the one of the
- * wait's address is taken for it (CALLER_WORDS words at most). A code address kept among the
+ * wait's address is taken for it (CALLER_WORDS words at a time, CALLER_CHUNKS times at most:
+ * the first 16 words hold the return address of nearly every caller, and decide). A code
+ * address kept among the
  * function's locals would be taken instead: rare, and then a frame too many, not a wrong leaf.
  *
  * Found nothing is an answer only when every word from %rbp down to %rsp was looked at, each
  * candidate's mapping known: then no function of another mapping called into the leaf's below
  * %rbp's frame (the leaf set up that frame itself, or its mapping's code did), and the walk's
- * second frame is the leaf's caller. Else (a frame larger than the window, more candidates than
+ * second frame is the leaf's caller. Else (a frame larger than 64 words, more candidates than
  * CALLER_LOOKUPS, a lookup bpf_find_vma could not make: it only tries the mm's mmap_lock, and
  * fails while another thread maps or unmaps) the caller is not known, and neither is whether
  * one is missing: the stack ends after the leaf, [truncated], counted (LOCK_STAT_NO_CALLER).
  * Before, it went on from %rbp's frame as if that were the leaf's caller: a wrong stack shown
  * whole (futex_wait, __lll_lock_wait, worker, without contend): once in ~7,000 waits of
  * mutexfix, 22 of 1,206 with a thread mapping and unmapping beside it, every time for a caller
- * with more than 16 words of locals (mutexfix bigframe).
+ * with more than 16 words of locals (mutexfix bigframe, found since the search reads on past
+ * 16 words; mutexfix hugeframe, with more than 64, ends in [truncated]).
  */
-#define CALLER_WORDS	16
+#define CALLER_WORDS	16	/* words read at a time */
+#define CALLER_CHUNKS	4	/* times: 64 words below %rbp at most */
 #define CALLER_LOOKUPS	4	/* bpf_find_vma calls at most */
 #define VM_EXEC		0x4
 #define ENOENT		2
@@ -426,15 +430,17 @@ static long shift_step(__u64 i, void *data)
 	return 0;
 }
 
-/* direct_caller's search: the words below bp, the leaf's mapping, what was found */
+/* direct_caller's search: the words below top (bp, then a chunk lower each time), the
+ * leaf's mapping, what was found */
 struct caller_ctx {
 	__u64 words[CALLER_WORDS];
-	__u64 bp, sp, lo, hi;	/* lo, hi: the leaf's mapping */
+	__u64 top, sp, lo, hi;	/* lo, hi: the leaf's mapping */
 	__u64 c;		/* the caller found; 0: none is missing; CALLER_UNKNOWN */
 	__u32 lookups;
+	__u32 done;		/* c is the answer */
 };
 
-/* Step i looks at the word CALLER_WORDS - 1 - i, from bp down (the index, not a count kept in
+/* Step i looks at the word CALLER_WORDS - 1 - i, from top down (the index, not a count kept in
  * x, picks the word: the verifier then checks the step for one state of it, not each) */
 static long caller_step(__u64 i, void *data)
 {
@@ -447,10 +453,13 @@ static long caller_step(__u64 i, void *data)
 	asm volatile("" : "+r"(k));
 	if (k >= CALLER_WORDS)
 		return 1;
-	at = x->bp - (CALLER_WORDS - k) * 8;
+	at = x->top - (CALLER_WORDS - k) * 8;
 	w = x->words[k];
-	if (at < x->sp)
+	if (at < x->sp) {
+		/* every word from bp down to sp looked at: none missing (c is 0) */
+		x->done = 1;
 		return 1;
+	}
 	/* not code: small numbers, pointers into the stack, the leaf's own library */
 	if (w < 4096 || (w >= x->lo && w < x->hi) || (w > x->sp - (8 << 20) &&
 						       w < x->sp + (8 << 20)))
@@ -459,6 +468,7 @@ static long caller_step(__u64 i, void *data)
 	      bpf_find_vma(bpf_get_current_task_btf(), w, vma_cb, &v, 0);
 	if (!err && v.exec) {
 		x->c = w;
+		x->done = 1;
 		return 1;
 	}
 	if (!err || err == -ENOENT)	/* a mapping that is not code, or none */
@@ -466,11 +476,12 @@ static long caller_step(__u64 i, void *data)
 	/* a word left unknown (-EBUSY: the mmap_lock taken; the lookups spent), and the
 	 * caller with it */
 	x->c = CALLER_UNKNOWN;
+	x->done = 1;
 	return 1;
 }
 
 /* The direct caller's return address found below bp (see above); 0: none is missing (none
- * found in the whole window, or the one found is already the stack's second frame, ip1);
+ * found from bp down to sp, or the one found is already the stack's second frame, ip1);
  * CALLER_UNKNOWN: it could not be told. A global function: the verifier checks it once, on its
  * own; inlined into capture() it was checked again for each state its callers reached it in
  * (lock_begin and futex_exit: ~110,000 instructions processed each, 0.2 s each to load). Its
@@ -486,17 +497,22 @@ __noinline __u64 direct_caller(__u64 ip0, __u64 ip1, __u64 bp, __u64 sp)
 		return CALLER_UNKNOWN;
 	if (bpf_find_vma(bpf_get_current_task_btf(), ip0, vma_cb, &leaf, 0) || !leaf.exec)
 		return CALLER_UNKNOWN;
-	if (bpf_probe_read_user(x.words, sizeof(x.words), (void *)(bp - sizeof(x.words))))
-		return CALLER_UNKNOWN;
-	x.bp = bp;
 	x.sp = sp;
 	x.lo = leaf.lo;
 	x.hi = leaf.hi;
-	/* none found in words from bp down to sp is an answer; in a window that ends above
-	 * sp, not */
-	x.c = bp - sp <= sizeof(x.words) ? 0 : CALLER_UNKNOWN;
-	bpf_loop(CALLER_WORDS, caller_step, &x, 0);
-	return x.c == ip1 ? 0 : x.c;
+	for (int j = 0; j < CALLER_CHUNKS; j++) {
+		x.top = bp - j * sizeof(x.words);
+		if (x.top <= sp)
+			return 0;	/* every word down to sp looked at */
+		if (bpf_probe_read_user(x.words, sizeof(x.words),
+					(void *)(x.top - sizeof(x.words))))
+			return CALLER_UNKNOWN;
+		bpf_loop(CALLER_WORDS, caller_step, &x, 0);
+		if (x.done)
+			return x.c == ip1 ? 0 : x.c;
+	}
+	/* the last chunk ended at sp, or the caller's frame is larger than the search */
+	return bp - CALLER_CHUNKS * sizeof(x.words) <= sp ? 0 : CALLER_UNKNOWN;
 }
 
 /* s: n frames walked from regs. Returns the number of frames: the recovered caller inserted

@@ -1212,7 +1212,7 @@ static void lock_finish(void *m)
 			profile__add_note(prof, "%llu %s by frame pointers end%s in [truncated] "
 					  "after the wait's function: the function that called into "
 					  "its library (which keeps no frame pointer) could not be "
-					  "found below %%rbp (a frame of more than 16 words, or its "
+					  "found below %%rbp (a frame of more than 64 words, or its "
 					  "mappings could not be read then), so what came after it "
 					  "is not known; the tables' walk (no --unwind fp) finds it",
 					  (unsigned long long)n, n == 1 ? "wait's stack walked" :
