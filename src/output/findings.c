@@ -694,6 +694,122 @@ static bool futex_wait(const struct profile *p, const struct prof_sample *s)
 	return false;
 }
 
+/* ---- lock: which locks the lock rule names (lock_rules, and what offcpu_rules leaves out) */
+
+/* A lock's (group's) numbers, and whether they cross the lock rule's threshold */
+static bool lock_crosses(const struct prof_group *g, int64_t duration_ns, int64_t *n,
+			 int64_t *total, int64_t *mean, int64_t *max)
+{
+	return group_label(g, "lock") && group_stat(g, "contentions", n) &&
+	       group_stat(g, "delay_ns", total) && group_stat(g, "delay_avg_ns", mean) &&
+	       group_stat(g, "delay_max_ns", max) && *n >= FIND_LOCK_MIN_CONTENTIONS &&
+	       duration_ns > 0 && (double)*total >= FIND_LOCK_SHARE * (double)duration_ns;
+}
+
+/* A stack of the lock part waited on the lock named lock: its leaf names it */
+static bool lock_stack_of(const struct profile *p, const struct prof_sample *s, const char *lock)
+{
+	const struct prof_location *l = s->nlocs ? &p->locations[s->locs[0]] : NULL;
+	size_t len = strlen(lock);
+	const char *leaf;
+
+	if (!l || !l->nlines)
+		return false;
+	leaf = p->functions[l->lines[0].function].name;
+	return leaf && !strncmp(leaf, lock, len) && (!leaf[len] || leaf[len] == ' ');
+}
+
+/* A waiting function as one key across the parts of a run (each part has tables of its own,
+ * and its own line: a lock's wait and a sleep of one function are two lines): its name and
+ * file, or a frame without a symbol's name; "" when the stack has no frame of the program's
+ * (a wait begun before tracing started: its user stack not seen). NULL: out of memory. */
+static char *waiter_key(const struct profile *p, int64_t loc)
+{
+	const struct prof_location *l = loc >= 0 ? &p->locations[loc] : NULL;
+	const struct prof_function *fn;
+	char *s;
+
+	if (!l)
+		return strdup("");
+	if (!l->nlines)
+		return unsym_name(p, l);
+	fn = &p->functions[l->lines[0].function];
+	return asprintf(&s, "%s\t%s", fn_name(fn), fn->filename ? fn->filename : "") < 0 ?
+	       NULL : s;
+}
+
+/* The waiters the lock rule's findings cover: per process, the functions that waited on a lock
+ * that crossed its threshold. A futex wait of theirs is the lock rule's; any other (a lock
+ * waited on fewer times, however long: a deadlock's waits, one long hold, a join) is not. */
+struct lock_waiters {
+	struct lock_waiter {
+		uint32_t pid;
+		char *key;
+	} *w;
+	uint32_t n, cap;
+};
+
+static void lock_waiters__free(struct lock_waiters *lw)
+{
+	for (uint32_t i = 0; i < lw->n; i++)
+		free(lw->w[i].key);
+	free(lw->w);
+	memset(lw, 0, sizeof(*lw));
+}
+
+static bool lock_waiters__has(const struct lock_waiters *lw, uint32_t pid, const char *key)
+{
+	for (uint32_t i = 0; i < lw->n; i++)
+		if (lw->w[i].pid == pid && !strcmp(lw->w[i].key, key))
+			return true;
+	return false;
+}
+
+static int lock_waiters__init(struct lock_waiters *lw, const struct profile *lock,
+			      int64_t duration_ns)
+{
+	memset(lw, 0, sizeof(*lw));
+	for (uint32_t i = 0; lock && i < lock->ngroups; i++) {
+		const struct prof_group *g = &lock->groups[i];
+		const char *name = group_label(g, "lock");
+		uint32_t pid = label_pid(group_label(g, "process"));
+		int64_t n, total, mean, max;
+
+		if (!lock_crosses(g, duration_ns, &n, &total, &mean, &max))
+			continue;
+		for (uint32_t k = 0; k < lock->nsamples; k++) {
+			const struct prof_sample *s = &lock->samples[k];
+			char *key;
+
+			if ((pid && s->pid != pid) || !lock_stack_of(lock, s, name))
+				continue;
+			if (!(key = waiter_key(lock, waiter_loc(lock, s, 1))))
+				goto nomem;
+			if (lock_waiters__has(lw, s->pid, key)) {
+				free(key);
+				continue;
+			}
+			if (lw->n == lw->cap) {
+				uint32_t cap = lw->cap ? 2 * lw->cap : 16;
+				struct lock_waiter *w = realloc(lw->w, cap * sizeof(*w));
+
+				if (!w) {
+					free(key);
+					goto nomem;
+				}
+				lw->w = w;
+				lw->cap = cap;
+			}
+			lw->w[lw->n].pid = s->pid;
+			lw->w[lw->n++].key = key;
+		}
+	}
+	return 0;
+nomem:
+	lock_waiters__free(lw);
+	return -ENOMEM;
+}
+
 /* A wait for a child process: in wait4/waitid (do_wait), or a vfork's parent until its child
  * execs or exits (kernel_clone's wait for the vfork's completion). A shell, make or a
  * supervisor is blocked so for most of a run, and the time is its children's work, in their
@@ -723,27 +839,34 @@ static bool child_wait(const struct profile *p, const struct prof_sample *s)
 }
 
 static int offcpu_rules(struct profile *set, const struct profile *p, const struct subjects *sj,
-			int64_t duration_ns, bool with_lock)
+			int64_t duration_ns, const struct profile *lock)
 {
 	int tn = profile__type_index(p, "offcpu"), tc = profile__type_index(p, "switches");
 	int tr = profile__type_index(p, "runnable");
 	struct rule_out ro = { 0 };
 	uint64_t left_out = 0, children = 0;
+	struct lock_waiters lw;
 	struct tallies ta;
 	int err;
 
 	if (tn < 0 || !sj->n || duration_ns <= 0)
 		return 0;
-	if (tallies__init(&ta, sj))
+	if (lock_waiters__init(&lw, lock, duration_ns))
 		return -ENOMEM;
+	if (tallies__init(&ta, sj)) {
+		lock_waiters__free(&lw);
+		return -ENOMEM;
+	}
 	/* a subject's value: its threads' time blocked, off the CPU and not runnable (the time
 	 * waiting for a CPU, after a wakeup or a preemption, is the machine's load, not the
 	 * function's wait: a hot loop preempted on a busy machine was this rule's biggest
-	 * "wait"); more[0]: their waits */
+	 * "wait"); more[0]: their waits; more[1]: the part of the value in futex waits that the
+	 * lock rule does not name (with the lock mode) */
 	for (uint32_t i = 0; i < p->nsamples; i++) {
 		const struct prof_sample *s = &p->samples[i];
 		uint64_t v = s->values[tn] > 0 ? (uint64_t)s->values[tn] : 0;
 		uint64_t r = tr >= 0 && s->values[tr] > 0 ? (uint64_t)s->values[tr] : 0;
+		bool futex = lock && futex_wait(p, s);
 		struct tally *t;
 		int64_t loc;
 
@@ -751,54 +874,75 @@ static int offcpu_rules(struct profile *set, const struct profile *p, const stru
 		if (!v)
 			continue;
 
-		/* the lock mode's finding covers these, with the lock named */
-		if (with_lock && futex_wait(p, s)) {
-			left_out += v;
-			continue;
+		loc = waiter_loc(p, s, 0);
+		/* the lock mode's finding covers the waits of a function that waited on a lock the
+		 * lock rule names, with the lock named; the others, fewer than it counts as
+		 * contention however long (a deadlock's), are this rule's */
+		if (futex) {
+			char *key = waiter_key(p, loc);
+			bool covered = key && lock_waiters__has(&lw, s->pid, key);
+
+			free(key);
+			if (!key) {
+				err = -ENOMEM;
+				goto out;
+			}
+			if (covered) {
+				left_out += v;
+				continue;
+			}
 		}
 		if (child_wait(p, s)) {
 			children += v;
 			continue;
 		}
-		loc = waiter_loc(p, s, 0);
 		if (loc < 0)
 			continue;
 		t = tally_add(&ta, (uint32_t)loc, v, s->pid);
 		t->more[0] += tc >= 0 && s->values[tc] > 0 ? (uint64_t)s->values[tc] : 0;
+		t->more[1] += futex ? v : 0;
 	}
 	tallies__sum(&ta);
 	for (uint32_t f = 0; f < sj->n; f++) {
 		const struct tally *t = &ta.t[f];
 		double share = (double)t->value / (double)duration_ns;
-		char tm[32], d[32];
+		char tm[32], d[32], fx[32], futex[160] = "";
 		struct cand *c;
 
 		if (t->value < FIND_OFFCPU_MIN_NS || share < FIND_OFFCPU_SHARE ||
 		    !(c = rule_slot(&ro, (double)t->value)))
 			continue;
+		if (t->more[1])
+			snprintf(futex, sizeof(futex), ", %s of it in futex waits on locks the lock "
+				 "rule does not name (waited on fewer times or less long: see the "
+				 "lock tab)", render__duration(t->more[1], fx, sizeof(fx)));
 		c->subject = tally_name(&ro, p, &ta, t);
 		c->fact = ro_printf(&ro, "%s kept its threads blocked for %s in %" PRIu64 " wait%s, "
-				    "%.0f%% of the run's %s%s%s%s", c->subject,
+				    "%.0f%% of the run's %s%s%s%s%s", c->subject,
 				    render__duration(t->value, tm, sizeof(tm)), t->more[0],
 				    t->more[0] == 1 ? "" : "s",
 				    share * 100, render__duration((uint64_t)duration_ns, d, sizeof(d)),
+				    futex,
 				    /* what the subject is, then what the rule left out */
 				    subject_is_cfi(p, f) ? CFI_SAID : "",
-				    left_out ? "; futex waits, the lock mode's, left out" : "",
+				    left_out ? "; futex waits on locks a lock finding names left out" :
+				    "",
 				    children ? "; waits for child processes left out" : "");
 		c->action = "if the wait is not meant (a sleep, a poll, a read), see what it waits "
 			    "for in the offcpu tab; ebprof offcpu --wakers shows who ends it";
 		c->f.mode = p->mode;
 		c->f.kind = "offcpu_blocked";
 		c->f.threshold = "a function whose threads were blocked off the CPU (sleeping or in "
-				 "uninterruptible waits; the time runnable, waiting for a CPU, and "
-				 "waits for a child process left out) for at least 10% of the run and "
-				 "100 ms in all";
+				 "uninterruptible waits; the time runnable, waiting for a CPU, waits "
+				 "for a child process and futex waits on locks a lock finding names "
+				 "left out) for at least 10% of the run and 100 ms in all";
 		c->f.unit = "nanoseconds";
 		c->f.pid = tally_pid(t);
 	}
 	err = rule_emit(set, &ro);
+out:
 	tallies__free(&ta);
+	lock_waiters__free(&lw);
 	return err;
 }
 
@@ -956,28 +1100,17 @@ static int lock_rules(struct profile *set, const struct profile *p, int64_t dura
 		const char *who = group_label(g, "process");
 		int64_t n, total, mean, max, best = 0, site = -1, to = 0, to_ns = 0;
 		char a[32], b[32], m[32], d[32], t[32], tos[96] = "";
-		size_t len;
 		struct cand *c;
 
-		if (!lock || !group_stat(g, "contentions", &n) || !group_stat(g, "delay_ns", &total) ||
-		    !group_stat(g, "delay_avg_ns", &mean) || !group_stat(g, "delay_max_ns", &max))
-			continue;
-		if (n < FIND_LOCK_MIN_CONTENTIONS || duration_ns <= 0 ||
-		    (double)total < FIND_LOCK_SHARE * (double)duration_ns ||
+		if (!lock_crosses(g, duration_ns, &n, &total, &mean, &max) ||
 		    !(c = rule_slot(&ro, (double)total)))
 			continue;
 		/* the function that waited longest on it: its stacks' leaf names the lock */
-		len = strlen(lock);
 		for (uint32_t k = 0; k < p->nsamples; k++) {
 			const struct prof_sample *s = &p->samples[k];
-			const struct prof_location *l = s->nlocs ? &p->locations[s->locs[0]] : NULL;
-			const char *leaf;
 			int64_t w;
 
-			if (!l || !l->nlines || s->values[td] <= best)
-				continue;
-			leaf = p->functions[l->lines[0].function].name;
-			if (strncmp(leaf, lock, len) || (leaf[len] && leaf[len] != ' '))
+			if (s->values[td] <= best || !lock_stack_of(p, s, lock))
 				continue;
 			w = waiter_loc(p, s, 1);
 			if (w >= 0) {
@@ -1089,7 +1222,7 @@ int findings__compute(struct profile *set, int64_t duration_ns)
 				err = contention_rules(set, p, find_part(set, "cpu"), &sj,
 							 duration_ns) ?:
 				      offcpu_rules(set, p, &sj, duration_ns,
-						   find_part(set, "lock") != NULL);
+						   find_part(set, "lock"));
 			subjects__free(&sj);
 		}
 	}

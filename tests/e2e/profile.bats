@@ -644,6 +644,43 @@ print("burn", burn > 0)' "$T/r.json" "$pid"
 # a shell waits for its children for the whole run (wait4): their work, counted in their own
 # processes, is what the findings name; before, the shell's wait was the first finding
 # ("dash+0xbcbf kept its threads blocked for 29.36 s ..., 100% of the run's 29.44 s")
+@test "profile: a deadlock is a finding with the lock mode in the run: its two waits, once each, are offcpu_blocked's, as long as the lock mode measured them" {
+	# before, with the lock mode in the run, offcpu_blocked left every futex wait to the lock
+	# rule, which counts a lock waited on 10 times or more: the deadlock's two waits of the
+	# whole run were in no finding (only main's sleep was)
+	run "$EBPROF" profile -q --modes offcpu,lock -o "$T/r.json" -- "$FIX/deadlock" 2
+	echo "$output"
+	[ "$status" -eq 0 ]
+	a=$(sed -n 's/^a //p' <<<"$output")
+	b=$(sed -n 's/^b //p' <<<"$output")
+	run py '
+import json, sys
+d = json.load(open(sys.argv[1]))
+lock = [p for p in d["parts"] if p["mode"] == "lock"][0]
+# the lock mode, measuring each wait on its own: the group of the mutex at the address the fixture
+# printed, one contention each
+waited = {}
+for name, addr in (("second_b", sys.argv[2]), ("second_a", sys.argv[3])):
+    g = [g for g in lock["groups"] if int(g["labels"]["address"], 16) == int(addr, 16)]
+    assert len(g) == 1, (addr, lock["groups"])
+    assert g[0]["contentions"] == 1, g
+    waited[name] = g[0]["delay_ns"]
+for name, ns in waited.items():
+    f = [f for f in d["findings"] if f["kind"] == "offcpu_blocked" and
+         f["subject"].startswith(name + " (deadlock.c:")]
+    assert len(f) == 1, (name, d["findings"])
+    f = f[0]
+    # from the barrier to the exit: at least the 2 s main sleeps meanwhile
+    assert f["value"] >= 1.99e9, f
+    assert abs(f["value"] - ns) <= 0.02 * ns, (f, ns)
+    assert " in 1 wait, " in f["fact"] and "in futex waits on locks the lock rule does not name" in f["fact"], f
+    assert f["pid"] == lock["processes"][0]["pid"], (f, lock["processes"])
+assert not [f for f in d["findings"] if f["kind"] == "lock_contended"], d["findings"]
+print("ok", waited)' "$T/r.json" "$b" "$a"
+	echo "$output"
+	[ "${lines[0]:0:2}" = "ok" ]
+}
+
 @test "profile: a shell's wait for its children is no finding; the children's own waits are, said so" {
 	run "$EBPROF" profile -q --modes offcpu -o "$T/r.json" -- sh -c 'sleep 0.6; sleep 0.6'
 	[ "$status" -eq 0 ]

@@ -355,6 +355,37 @@ static void lock_group(struct profile *p, const char *lock, int64_t n, int64_t t
 					      total / 2), 0);
 }
 
+/* A lock's group of process pid, with one stack of its waits: the lock's pseudo-frame, then
+ * the waiting function (as the lock mode makes them) */
+static void lock_waits(struct profile *p, const char *lock, int64_t n, int64_t total,
+		       const char *waiter, uint32_t pid)
+{
+	struct prof_group *g = profile__add_group(p);
+	char who[32], leaf_name[64];
+	uint32_t leaf;
+
+	if (!p->ntypes) {
+		assert_int_equal(profile__add_type(p, "contentions", "count"), 0);
+		assert_int_equal(profile__add_type(p, "delay", "nanoseconds"), 0);
+	}
+	assert_non_null(g);
+	snprintf(who, sizeof(who), "app[%u]", pid);
+	snprintf(leaf_name, sizeof(leaf_name), "%s (futex_wait)", lock);
+	assert_int_equal(prof_group__add_label(p, g, "lock", lock), 0);
+	assert_int_equal(prof_group__add_label(p, g, "class", "futex_wait"), 0);
+	assert_int_equal(prof_group__add_label(p, g, "process", who), 0);
+	assert_int_equal(prof_group__add_stat(p, g, "contentions", "CONTENTIONS", "count", n), 0);
+	assert_int_equal(prof_group__add_stat(p, g, "delay_ns", "TOTAL", "nanoseconds", total),
+			 0);
+	assert_int_equal(prof_group__add_stat(p, g, "delay_avg_ns", "MEAN", "nanoseconds",
+					      total / n), 0);
+	assert_int_equal(prof_group__add_stat(p, g, "delay_max_ns", "MAX", "nanoseconds",
+					      total / n), 0);
+	leaf = LOC(p, PROF_NONE, 0, 0, { fn(p, leaf_name, NULL, NULL), 0 });
+	sample(p, STACK(leaf, frame(p, waiter, strcmp(waiter, "main") ? "/src/dl.c" :
+				    "/src/main.c", 2)), n, total, 0, 0, pid);
+}
+
 static void test_lock(void **state)
 {
 	struct profile *p = profile__new("lock"), *set;
@@ -513,12 +544,64 @@ static void test_offcpu(void **state)
 	assert_string_equal(set->findings[0].subject, "main (main.c:1)");
 	assert_string_equal(set->findings[1].fact, "nap (nap.c:9) kept its threads blocked "
 			    "for 1.00 s in 20 waits, 10% of the run's 10.00 s");
+	/* with lock, main waiting on a lock the lock rule names (10 contentions, 5 s of the 10 s
+	 * run): that wait is the lock finding's, left out here */
+	lock_waits(lock, "lock in app", 10, 5 * SEC, "main", 7);
 	assert_int_equal(profile__add_part(set, lock), 0);
 	assert_int_equal(findings__compute(set, 10 * SEC), 0);
-	assert_int_equal(set->nfindings, 1);
+	assert_int_equal(set->nfindings, 2);
+	assert_string_equal(set->findings[1].kind, "lock_contended");
 	assert_string_equal(set->findings[0].kind, "offcpu_blocked");
 	assert_string_equal(set->findings[0].subject, "nap (nap.c:9)");
-	assert_non_null(strstr(set->findings[0].fact, "; futex waits, the lock mode's, left out"));
+	assert_string_equal(set->findings[0].fact, "nap (nap.c:9) kept its threads blocked "
+			    "for 1.00 s in 20 waits, 10% of the run's 10.00 s; futex waits on "
+			    "locks a lock finding names left out");
+	profile__free(set);
+}
+
+/* A futex wait on a lock the lock rule does not name (waited on once, however long: a
+ * deadlock's two threads) is the offcpu rule's, said so. Before, with the lock mode in the run,
+ * every futex wait was left out of offcpu_blocked as the lock finding's, and no rule named a
+ * deadlock: `ebprof profile -- deadlock 3` found only main's sleep. */
+static void test_offcpu_futex_unnamed(void **state)
+{
+	struct profile *p = profile__new("offcpu"), *set, *lock = profile__new("lock");
+	uint32_t m_libc, m_kern, sched, futex, lll, second, main_;
+
+	assert_non_null(p);
+	assert_non_null(lock);
+	assert_int_equal(profile__add_type(p, "offcpu", "nanoseconds"), 0);
+	assert_int_equal(profile__add_type(p, "switches", "count"), 0);
+	m_libc = profile__mapping(p, 7, 0x7f0000000000, 0x7f0000100000, 0,
+				  "/usr/lib/x86_64-linux-gnu/libc.so.6", NULL);
+	m_kern = profile__mapping(p, 0, 0xffffffff81000000, 0xffffffff82000000, 0,
+				  "[kernel.kallsyms]", NULL);
+	sched = LOC(p, m_kern, 0xffffffff81001000, 0x1000, { fn(p, "__schedule", NULL, NULL), 0 });
+	futex = LOC(p, m_kern, 0xffffffff81002000, 0x2000, { fn(p, "do_futex", NULL, NULL), 0 });
+	lll = LOC(p, m_libc, 0x7f0000002000, 0x2000, { fn(p, "__lll_lock_wait", NULL, NULL), 0 });
+	second = frame(p, "second_b", "/src/dl.c", 18);
+	main_ = frame(p, "main", "/src/main.c", 1);
+	/* 3 s of a 3 s run, one wait on b; process 8's second_b: 1 s on a lock it contends */
+	sample(p, STACK(sched, futex, lll, second, main_), 3 * SEC, 1, 0, 0, 7);
+	sample(p, STACK(sched, futex, lll, second, main_), SEC, 10, 0, 0, 8);
+	lock_waits(lock, "b in app", 1, 3 * SEC, "second_b", 7);
+	lock_waits(lock, "b in app", 10, SEC, "second_b", 8);
+	set = profile__new("profile");
+	assert_non_null(set);
+	assert_int_equal(profile__add_part(set, p), 0);
+	assert_int_equal(profile__add_part(set, lock), 0);
+	assert_int_equal(findings__compute(set, 3 * SEC), 0);
+	/* the lock finding of process 8, and process 7's wait: nobody else's */
+	assert_int_equal(set->nfindings, 2);
+	assert_string_equal(set->findings[0].kind, "offcpu_blocked");
+	assert_string_equal(set->findings[0].fact, "second_b (dl.c:18) kept its threads blocked "
+			    "for 3.00 s in 1 wait, 100% of the run's 3.00 s, 3.00 s of it in futex "
+			    "waits on locks the lock rule does not name (waited on fewer times or "
+			    "less long: see the lock tab); futex waits on locks a lock finding names "
+			    "left out");
+	assert_int_equal(set->findings[0].pid, 7);
+	assert_string_equal(set->findings[1].kind, "lock_contended");
+	assert_int_equal(set->findings[1].pid, 8);
 	profile__free(set);
 }
 
@@ -1198,6 +1281,7 @@ int main(void)
 		cmocka_unit_test(test_lock_timeouts_only),
 		cmocka_unit_test(test_lock_woken_and_timeouts),
 		cmocka_unit_test(test_offcpu),
+		cmocka_unit_test(test_offcpu_futex_unnamed),
 		cmocka_unit_test(test_offcpu_runnable),
 		cmocka_unit_test(test_offcpu_children),
 		cmocka_unit_test(test_contention),
