@@ -345,7 +345,8 @@ static void set_finish(void *v)
 		return;
 	/* the run's duration, as the session set it before finish: from the start to the
 	 * end of tracing, not the modes' loading or reading out */
-	err = findings__compute(ms->env->prof, ms->env->prof->duration_nanos);
+	err = findings__compute(ms->env->prof, ms->env->prof->duration_nanos,
+				ms->env->all);
 	if (err)
 		pr_warn(ms->env->lc, "the findings could not be computed: %s", strerror(-err));
 }

@@ -810,6 +810,57 @@ nomem:
 	return -ENOMEM;
 }
 
+/* A wait already going on when tracing started (-p, -a): the kernel stack where it waits and
+ * a "[user stack not seen]" frame, no frame of the program's (another task's user stack cannot
+ * be read). Its location to name it by: the kernel function it waits in, the first frame from
+ * the leaf outside the scheduler (futex_do_wait, hrtimer_nanosleep). -1: not such a wait. */
+static int64_t unseen_wait_loc(const struct profile *p, const struct prof_sample *s)
+{
+	int64_t kern = -1;
+
+	for (uint32_t i = 0; i < s->nlocs; i++) {
+		const struct prof_location *l = &p->locations[s->locs[i]];
+		const char *name = l->nlines ? p->functions[l->lines[0].function].name : NULL;
+
+		if (is_kernel_loc(p, l)) {
+			if (kern < 0 && name && strncmp(name, "__schedule", 10) &&
+			    strncmp(name, "schedule", 8))
+				kern = s->locs[i];
+		} else if (l->mapping == PROF_NONE && name &&
+			   !strcmp(name, "[user stack not seen]")) {
+			return kern;
+		}
+	}
+	return -1;
+}
+
+/* A process's waits begun before tracing started, which no function of its can be named for:
+ * they are the process's (summed per kernel function, they would add up unrelated processes'
+ * waits under -a) */
+struct unseen {
+	uint32_t pid;
+	uint64_t value, waits, futex;
+	int64_t loc;		/* where in the kernel the longest of them waited */
+	uint64_t loc_value;
+};
+
+static struct unseen *unseen_add(struct unseen **u, uint32_t *n, uint32_t pid)
+{
+	struct unseen *w;
+
+	for (uint32_t i = 0; i < *n; i++)
+		if ((*u)[i].pid == pid)
+			return &(*u)[i];
+	if (!(w = realloc(*u, (*n + 1) * sizeof(**u))))
+		return NULL;
+	*u = w;
+	w = &w[(*n)++];
+	memset(w, 0, sizeof(*w));
+	w->pid = pid;
+	w->loc = -1;
+	return w;
+}
+
 /* A wait for a child process: in wait4/waitid (do_wait), or a vfork's parent until its child
  * execs or exits (kernel_clone's wait for the vfork's completion). A shell, make or a
  * supervisor is blocked so for most of a run, and the time is its children's work, in their
@@ -839,12 +890,14 @@ static bool child_wait(const struct profile *p, const struct prof_sample *s)
 }
 
 static int offcpu_rules(struct profile *set, const struct profile *p, const struct subjects *sj,
-			int64_t duration_ns, const struct profile *lock)
+			int64_t duration_ns, const struct profile *lock, bool all)
 {
 	int tn = profile__type_index(p, "offcpu"), tc = profile__type_index(p, "switches");
 	int tr = profile__type_index(p, "runnable");
 	struct rule_out ro = { 0 };
 	uint64_t left_out = 0, children = 0;
+	struct unseen *unseen = NULL;
+	uint32_t nunseen = 0;
 	struct lock_waiters lw;
 	struct tallies ta;
 	int err;
@@ -868,7 +921,7 @@ static int offcpu_rules(struct profile *set, const struct profile *p, const stru
 		uint64_t r = tr >= 0 && s->values[tr] > 0 ? (uint64_t)s->values[tr] : 0;
 		bool futex = lock && futex_wait(p, s);
 		struct tally *t;
-		int64_t loc;
+		int64_t loc, un;
 
 		v = r < v ? v - r : 0;
 		if (!v)
@@ -894,6 +947,26 @@ static int offcpu_rules(struct profile *set, const struct profile *p, const stru
 		}
 		if (child_wait(p, s)) {
 			children += v;
+			continue;
+		}
+		/* a wait begun before tracing started, without a frame of the program's: its
+		 * process's (before, in no finding: a process attached to while deadlocked or
+		 * asleep had none); under -a, every daemon asleep since before the start would be
+		 * one: left out there */
+		if (loc < 0 && !all && (un = unseen_wait_loc(p, s)) >= 0) {
+			struct unseen *w = unseen_add(&unseen, &nunseen, s->pid);
+
+			if (!w) {
+				err = -ENOMEM;
+				goto out;
+			}
+			w->value += v;
+			w->waits += tc >= 0 && s->values[tc] > 0 ? (uint64_t)s->values[tc] : 0;
+			w->futex += futex ? v : 0;
+			if (w->loc < 0 || v > w->loc_value) {
+				w->loc = un;
+				w->loc_value = v;
+			}
 			continue;
 		}
 		if (loc < 0)
@@ -939,8 +1012,52 @@ static int offcpu_rules(struct profile *set, const struct profile *p, const stru
 		c->f.unit = "nanoseconds";
 		c->f.pid = tally_pid(t);
 	}
+	for (uint32_t i = 0; i < nunseen; i++) {
+		const struct unseen *w = &unseen[i];
+		const struct prof_process *pp = profile__find_process(p, w->pid);
+		double share = (double)w->value / (double)duration_ns;
+		char tm[32], d[32], fx[32], futex[160] = "";
+		struct cand *c;
+		char *where;
+
+		if (w->value < FIND_OFFCPU_MIN_NS || share < FIND_OFFCPU_SHARE ||
+		    !(c = rule_slot(&ro, (double)w->value)))
+			continue;
+		if (w->futex)
+			snprintf(futex, sizeof(futex), ", %s of it in futex waits on locks the lock "
+				 "rule does not name (see the lock tab)",
+				 render__duration(w->futex, fx, sizeof(fx)));
+		where = loc_name(&ro, p, (uint32_t)w->loc);
+		c->subject = ro_printf(&ro, "%s[%u]", pp && pp->comm && *pp->comm ? pp->comm : "?",
+				       w->pid);
+		c->fact = ro_printf(&ro, "%s's threads were blocked for %s in %" PRIu64 " wait%s "
+				    "begun before tracing started, %.0f%% of the run's %s%s; their "
+				    "user stacks cannot be read (another task's), the longest waited "
+				    "in the kernel's %s%s%s", c->subject,
+				    render__duration(w->value, tm, sizeof(tm)), w->waits,
+				    w->waits == 1 ? "" : "s", share * 100,
+				    render__duration((uint64_t)duration_ns, d, sizeof(d)), futex,
+				    where ? where : "",
+				    left_out ? "; futex waits on locks a lock finding names left out" :
+				    "",
+				    children ? "; waits for child processes left out" : "");
+		free(where);
+		c->action = "see what it waits for in the offcpu tab (the kernel stack) and the "
+			    "lock tab; a trace from its start (ebprof profile -- CMD) shows where "
+			    "in the program";
+		c->f.mode = p->mode;
+		c->f.kind = "offcpu_blocked";
+		c->f.threshold = "a function whose threads were blocked off the CPU (sleeping or in "
+				 "uninterruptible waits; the time runnable, waiting for a CPU, waits "
+				 "for a child process and futex waits on locks a lock finding names "
+				 "left out) for at least 10% of the run and 100 ms in all; a process "
+				 "for its waits begun before tracing started";
+		c->f.unit = "nanoseconds";
+		c->f.pid = w->pid;
+	}
 	err = rule_emit(set, &ro);
 out:
+	free(unseen);
 	tallies__free(&ta);
 	lock_waiters__free(&lw);
 	return err;
@@ -1190,7 +1307,7 @@ static const struct profile *find_part(const struct profile *set, const char *mo
 	return NULL;
 }
 
-int findings__compute(struct profile *set, int64_t duration_ns)
+int findings__compute(struct profile *set, int64_t duration_ns, bool all)
 {
 	/* the order of the list: CPU, then waiting, then memory, then I/O */
 	static const char *const order[] = { "cpu", "offcpu", "lock", "mem", "io" };
@@ -1222,7 +1339,7 @@ int findings__compute(struct profile *set, int64_t duration_ns)
 				err = contention_rules(set, p, find_part(set, "cpu"), &sj,
 							 duration_ns) ?:
 				      offcpu_rules(set, p, &sj, duration_ns,
-						   find_part(set, "lock"));
+						   find_part(set, "lock"), all);
 			subjects__free(&sj);
 		}
 	}

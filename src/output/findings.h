@@ -5,6 +5,7 @@
 #ifndef EBPROF_OUTPUT_FINDINGS_H
 #define EBPROF_OUTPUT_FINDINGS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "profile/profile.h"
 
@@ -32,7 +33,8 @@
 #define FIND_IO_MIN_REQUESTS	20	/* ... over at least this many requests */
 
 /* Compute set's findings from its parts (profile.h: parts), the run lasting duration_ns,
- * replacing any it had. 0 or a negative errno. */
-int findings__compute(struct profile *set, int64_t duration_ns);
+ * replacing any it had; all: a run of the whole machine (-a), whose processes' waits begun
+ * before tracing started are no finding (every daemon asleep). 0 or a negative errno. */
+int findings__compute(struct profile *set, int64_t duration_ns, bool all);
 
 #endif

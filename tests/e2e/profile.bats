@@ -681,6 +681,43 @@ print("ok", waited)' "$T/r.json" "$b" "$a"
 	[ "${lines[0]:0:2}" = "ok" ]
 }
 
+@test "profile -p of a process deadlocked before the attach: its waits begun before tracing are its finding, as long as the lock mode measured its two" {
+	# before, a wait without a frame of the program's (its user stack cannot be read: another
+	# task's) was in no finding: the findings of a process attached to while deadlocked (or
+	# asleep) were "none"
+	bg "$FIX/deadlock" 30 > "$T/dl.out"
+	pid=$BG
+	wait_for "$T/dl.out" '^b 0x'
+	sleep 0.2
+	run "$EBPROF" profile -q --modes offcpu,lock -p "$pid" -d 1 -o "$T/r.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run py '
+import json, sys
+d = json.load(open(sys.argv[1]))
+pid = int(sys.argv[2])
+lock = [p for p in d["parts"] if p["mode"] == "lock"][0]
+# the lock mode, measuring each wait on its own: a and b, one wait each from the start
+g = sorted((g["labels"]["lock"], g["contentions"], g["delay_ns"]) for g in lock["groups"])
+assert [x[:2] for x in g] == [("a in deadlock", 1), ("b in deadlock", 1)], g
+futex = sum(x[2] for x in g)
+f = [f for f in d["findings"] if f["kind"] == "offcpu_blocked"]
+assert len(f) == 1, d["findings"]
+f = f[0]
+assert f["subject"] == "deadlock[%d]" % pid and f["pid"] == pid, f
+# the two threads on the mutexes and main asleep, each the whole run
+assert " in 3 waits begun before tracing started, " in f["fact"], f
+assert futex <= f["value"] <= 3 * d["duration_ns"] * 1.01, (f, futex, d["duration_ns"])
+# named by where in the kernel the longest waited: a function of a futex wait stack of its
+where = f["fact"].split("the longest waited in the kernel\x27s ")[1]
+off = [p for p in d["parts"] if p["mode"] == "offcpu"][0]
+assert any(s["pid"] == pid and any(x["function"] == "do_futex" for x in s["frames"]) and
+           any(x["function"] == where for x in s["frames"]) for s in off["sites"]), (where, off["sites"])
+print("ok", f["value"], futex)' "$T/r.json" "$pid"
+	echo "$output"
+	[ "${lines[0]:0:2}" = "ok" ]
+}
+
 @test "profile: a shell's wait for its children is no finding; the children's own waits are, said so" {
 	run "$EBPROF" profile -q --modes offcpu -o "$T/r.json" -- sh -c 'sleep 0.6; sleep 0.6'
 	[ "$status" -eq 0 ]

@@ -58,7 +58,7 @@ static struct profile *set_of(struct profile *part, int64_t duration)
 
 	assert_non_null(set);
 	assert_int_equal(profile__add_part(set, part), 0);
-	assert_int_equal(findings__compute(set, duration), 0);
+	assert_int_equal(findings__compute(set, duration, false), 0);
 	return set;
 }
 
@@ -538,7 +538,7 @@ static void test_offcpu(void **state)
 	set = profile__new("profile");
 	assert_non_null(set);
 	assert_int_equal(profile__add_part(set, p), 0);
-	assert_int_equal(findings__compute(set, 10 * SEC), 0);
+	assert_int_equal(findings__compute(set, 10 * SEC, false), 0);
 	/* without lock: main's futex wait is said too */
 	assert_int_equal(set->nfindings, 2);
 	assert_string_equal(set->findings[0].subject, "main (main.c:1)");
@@ -548,7 +548,7 @@ static void test_offcpu(void **state)
 	 * run): that wait is the lock finding's, left out here */
 	lock_waits(lock, "lock in app", 10, 5 * SEC, "main", 7);
 	assert_int_equal(profile__add_part(set, lock), 0);
-	assert_int_equal(findings__compute(set, 10 * SEC), 0);
+	assert_int_equal(findings__compute(set, 10 * SEC, false), 0);
 	assert_int_equal(set->nfindings, 2);
 	assert_string_equal(set->findings[1].kind, "lock_contended");
 	assert_string_equal(set->findings[0].kind, "offcpu_blocked");
@@ -590,7 +590,7 @@ static void test_offcpu_futex_unnamed(void **state)
 	assert_non_null(set);
 	assert_int_equal(profile__add_part(set, p), 0);
 	assert_int_equal(profile__add_part(set, lock), 0);
-	assert_int_equal(findings__compute(set, 3 * SEC), 0);
+	assert_int_equal(findings__compute(set, 3 * SEC, false), 0);
 	/* the lock finding of process 8, and process 7's wait: nobody else's */
 	assert_int_equal(set->nfindings, 2);
 	assert_string_equal(set->findings[0].kind, "offcpu_blocked");
@@ -602,6 +602,55 @@ static void test_offcpu_futex_unnamed(void **state)
 	assert_int_equal(set->findings[0].pid, 7);
 	assert_string_equal(set->findings[1].kind, "lock_contended");
 	assert_int_equal(set->findings[1].pid, 8);
+	profile__free(set);
+}
+
+/* Waits already going on when tracing started (-p: a process attached to while deadlocked or
+ * asleep) have a kernel stack and a [user stack not seen] frame, no frame of the program's:
+ * they are their process's, named with where in the kernel the longest waited. Before, they
+ * were in no finding: `ebprof profile -p PID` of a deadlocked process said "none". */
+static void test_offcpu_unseen(void **state)
+{
+	struct profile *p = profile__new("offcpu"), *set;
+	uint32_t m_kern, fwait, nsleep, unseen, sched, nap, main_;
+	struct prof_process *pp;
+
+	assert_non_null(p);
+	assert_int_equal(profile__add_type(p, "offcpu", "nanoseconds"), 0);
+	assert_int_equal(profile__add_type(p, "switches", "count"), 0);
+	m_kern = profile__mapping(p, 0, 0xffffffff81000000, 0xffffffff82000000, 0,
+				  "[kernel.kallsyms]", NULL);
+	sched = LOC(p, m_kern, 0xffffffff81001000, 0x1000, { fn(p, "__schedule", NULL, NULL), 0 });
+	fwait = LOC(p, m_kern, 0xffffffff81002000, 0x2000,
+		    { fn(p, "futex_do_wait", NULL, NULL), 0 });
+	nsleep = LOC(p, m_kern, 0xffffffff81003000, 0x3000,
+		     { fn(p, "hrtimer_nanosleep", NULL, NULL), 0 });
+	unseen = LOC(p, PROF_NONE, 0, 0, { fn(p, "[user stack not seen]", NULL, NULL), 0 });
+	nap = frame(p, "nap", "/src/nap.c", 9);
+	main_ = frame(p, "main", "/src/main.c", 1);
+	pp = profile__add_process(p, 7, "deadlock", NULL);
+	assert_non_null(pp);
+	/* process 7: two threads in futex waits all the 2 s run, main asleep in it */
+	sample(p, STACK(fwait, unseen), 4 * SEC, 2, 0, 0, 7);
+	sample(p, STACK(nsleep, unseen), 2 * SEC, 1, 0, 0, 7);
+	/* process 9: 150 ms begun before, under 10% of the run; a wait of its own seen whole */
+	sample(p, STACK(sched, nsleep, unseen), 150000000, 1, 0, 0, 9);
+	sample(p, STACK(sched, nap, main_), 300000000, 3, 0, 0, 9);
+	set = set_of(p, 2 * SEC);
+	assert_int_equal(set->nfindings, 2);
+	assert_string_equal(set->findings[0].kind, "offcpu_blocked");
+	assert_string_equal(set->findings[0].subject, "deadlock[7]");
+	assert_string_equal(set->findings[0].fact, "deadlock[7]'s threads were blocked for 6.00 s "
+			    "in 3 waits begun before tracing started, 300% of the run's 2.00 s; "
+			    "their user stacks cannot be read (another task's), the longest "
+			    "waited in the kernel's futex_do_wait");
+	assert_int_equal(set->findings[0].pid, 7);
+	assert_string_equal(set->findings[1].subject, "nap (nap.c:9)");
+	assert_int_equal(set->findings[1].value, 300000000);
+	/* under -a, every daemon asleep since before the start would be one: none */
+	assert_int_equal(findings__compute(set, 2 * SEC, true), 0);
+	assert_int_equal(set->nfindings, 1);
+	assert_string_equal(set->findings[0].subject, "nap (nap.c:9)");
 	profile__free(set);
 }
 
@@ -720,10 +769,10 @@ static void test_contention(void **state)
 	assert_non_null(set);
 	assert_int_equal(profile__add_part(set, p), 0);
 	/* without the cpu mode: no time on a CPU, no share, nothing said */
-	assert_int_equal(findings__compute(set, 10 * SEC), 0);
+	assert_int_equal(findings__compute(set, 10 * SEC, false), 0);
 	assert_int_equal(count_kind(set, "cpu_contention"), 0);
 	assert_int_equal(profile__add_part(set, cpu), 0);
-	assert_int_equal(findings__compute(set, 10 * SEC), 0);
+	assert_int_equal(findings__compute(set, 10 * SEC, false), 0);
 	/* the cpu finding, then the waits for a CPU (the longest first), then nap's blocked time */
 	assert_int_equal(set->nfindings, 4);
 	assert_string_equal(set->findings[0].kind, "cpu_hot_function");
@@ -748,7 +797,7 @@ static void test_contention(void **state)
 	assert_string_equal(set->findings[3].kind, "offcpu_blocked");
 	assert_string_equal(set->findings[3].subject, "nap (nap.c:9)");
 	/* a run of 0.99 s: short[10] is all of it; tiny[9]'s 99 ms is 10% but under 100 ms */
-	assert_int_equal(findings__compute(set, 990000000), 0);
+	assert_int_equal(findings__compute(set, 990000000, false), 0);
 	assert_int_equal(count_kind(set, "cpu_contention"), 3);
 	assert_string_equal(set->findings[3].subject, "short[10]");
 	profile__free(set);
@@ -776,7 +825,7 @@ static struct profile *quota_set(int64_t n, uint64_t ns)
 	cpu_proc(cpu, 7, 99, SEC);
 	set = set_of(p, 4 * SEC);
 	assert_int_equal(profile__add_part(set, cpu), 0);
-	assert_int_equal(findings__compute(set, 4 * SEC), 0);
+	assert_int_equal(findings__compute(set, 4 * SEC, false), 0);
 	assert_int_equal(set->nfindings, 1);
 	assert_string_equal(set->findings[0].kind, "cpu_contention");
 	return set;
@@ -872,13 +921,13 @@ static void test_order(void **state)
 	assert_int_equal(profile__add_part(set, io), 0);
 	assert_int_equal(profile__add_part(set, mem), 0);
 	assert_int_equal(profile__add_part(set, cpu), 0);
-	assert_int_equal(findings__compute(set, SEC), 0);
+	assert_int_equal(findings__compute(set, SEC, false), 0);
 	assert_int_equal(set->nfindings, 3);
 	assert_string_equal(set->findings[0].mode, "cpu");
 	assert_string_equal(set->findings[1].mode, "mem");
 	assert_string_equal(set->findings[2].mode, "io");
 	/* computed again: replaced, not added */
-	assert_int_equal(findings__compute(set, SEC), 0);
+	assert_int_equal(findings__compute(set, SEC, false), 0);
 	assert_int_equal(set->nfindings, 3);
 	profile__free(set);
 }
@@ -1204,7 +1253,7 @@ static struct profile *fixture_set(void)
 	assert_int_equal(profile__set_meta(set, "./demo --spin", "6.18.0",
 					   "ebprof profile -o out.txt -- ./demo --spin",
 					   1700000000123456789LL, 3 * SEC), 0);
-	assert_int_equal(findings__compute(set, 3 * SEC), 0);
+	assert_int_equal(findings__compute(set, 3 * SEC, false), 0);
 	return set;
 }
 
@@ -1282,6 +1331,7 @@ int main(void)
 		cmocka_unit_test(test_lock_woken_and_timeouts),
 		cmocka_unit_test(test_offcpu),
 		cmocka_unit_test(test_offcpu_futex_unnamed),
+		cmocka_unit_test(test_offcpu_unseen),
 		cmocka_unit_test(test_offcpu_runnable),
 		cmocka_unit_test(test_offcpu_children),
 		cmocka_unit_test(test_contention),
