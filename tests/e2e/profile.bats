@@ -636,9 +636,13 @@ print("burn", burn > 0)' "$T/r.json" "$pid"
 	run "$EBPROF" profile -q --modes cpu -o "$T/r.json" -- "$T/stripped" 1
 	[ "$status" -eq 0 ]
 	jq -c '.findings[] | [.subject, .value, .fact]' "$T/r.json"
-	jq -e --arg n "$name" --arg s "which no symbol covers: it is named by its call frame range)" \
+	# the fact ends there, or with the samples left out (in BPF programs: one on a busy
+	# machine made this test fail)
+	jq -e --arg n "$name" --arg s "which no symbol covers: it is named by its call frame range" \
 		'.findings[0] | .kind == "cpu_hot_function" and .subject == $n and .value >= 60 and
-		 (.fact | startswith($n + " is ") and endswith($s))' "$T/r.json" >/dev/null
+		 (.fact | startswith($n + " is ") and (endswith($s + ")") or
+		  test($s + "; [0-9]+ more samples? (was|were) in [a-zA-Z ()0-9]+, left out\\)$")))' \
+		"$T/r.json" >/dev/null
 }
 
 # a shell waits for its children for the whole run (wait4): their work, counted in their own
