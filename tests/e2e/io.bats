@@ -186,17 +186,23 @@ requests (completion_unseen: heavy I/O load), in the others something else read 
 	jqe '[.processes[] | select(.comm == "dd") | .pid] as $dd
 		| [.sites[] | select(.pid as $p | $dd | any(. == $p)) | .requests] | add // 0
 		| . < 1200' "$x.json"
-	# every dd in its row with its 300 reads, exactly as bpftrace saw them issued
+	# every dd in its row with its reads, exactly as bpftrace saw them issued: its 300, and
+	# at times one more of 4 KiB (a read of its own beside the file's, which bpftrace counts
+	# too: the row of a CI run once had 301, the test then asked for 300)
 	[ "$(jq '[.processes[] | select(.comm == "dd")] | length' "$x.json")" -eq 4 ]
 	for pid in $(jq '.processes[] | select(.comm == "dd") | .pid' "$x.json"); do
 		r() { jq --argjson p "$pid" ".processes[] | select(.pid == \$p) | .$1" "$x.json"; }
-		echo "dd $pid: ebprof $(r requests) requests $(r io_bytes) bytes; bpftrace $(bt n "$pid") $(bt b "$pid")"
-		[ "$(r requests)" -eq 300 ] && [ "$(bt n "$pid")" -eq 300 ]
-		[ "$(r io_bytes)" -eq 1228800 ] && [ "$(bt b "$pid")" -eq 1228800 ]
+		n=$(r requests)
+		b=$(r io_bytes)
+		echo "dd $pid: ebprof $n requests $b bytes; bpftrace $(bt n "$pid") $(bt b "$pid")"
+		[ "$n" -eq "$(bt n "$pid")" ]
+		[ "$b" -eq "$(bt b "$pid")" ]
+		[ "$n" -ge 300 ]
+		[ "$n" -le 302 ]
 		r latency_ns | grep -qE '^[1-9][0-9]*$'
 		# the same row in the text and the HTML reports
-		grep -qE "^ +$pid +dd +300 +1\.2 MiB " "$x.txt"
-		grep -q "<td class=\"num\" data-v=\"$pid\">$pid</td><td>dd</td><td class=\"num\" data-v=\"300\">300</td><td class=\"num\" data-v=\"1228800\">" "$T/x.html"
+		grep -qE "^ +$pid +dd +$n +1\.2 MiB " "$x.txt"
+		grep -q "<td class=\"num\" data-v=\"$pid\">$pid</td><td>dd</td><td class=\"num\" data-v=\"$n\">$n</td><td class=\"num\" data-v=\"$b\">" "$T/x.html"
 	done
 	# stacks were dropped by count (the table was full); no process's totals
 	jqe '.drops.count_table_full > 0 and .drops.process_totals_full == 0' "$x.json"
@@ -304,7 +310,8 @@ need_flush_seq() {
 	[ "$pf0" -eq 0 ]
 	# each flush the kernel sent for them, once
 	[ "$fl" -eq $((bpf + bfua)) ]
-	[ $((w1 - w0)) -ge "$w" ] && [ $((f1 - f0)) -ge "$fl" ]
+	[ $((w1 - w0)) -ge "$w" ]
+	[ $((f1 - f0)) -ge "$fl" ]
 	grep -qE "^  $DISK +flush +$fl +0 B " "$x.txt"
 	grep -q "#0 $DISK write (sync+preflush)" "$x.txt"
 	grep -q "#0 $DISK flush" "$x.txt"
