@@ -477,7 +477,8 @@ assert_no_cpu_probes() {
 	echo "$output"
 	a1=$(sed -n 's/^period 1 plug_work //p' <<< "$output")
 	a2=$(sed -n 's/^period 2 plug_work //p' <<< "$output")
-	[ -n "$a1" ] && [ -n "$a2" ]
+	[ -n "$a1" ]
+	[ -n "$a2" ]
 	[ "$a1" = "$a2" ] || skip "the second dlopen mapped the plugin elsewhere: no ambiguity"
 	grep -F ';period_one;' "$T/x.folded" > "$T/one" || true
 	grep -F ';period_two;' "$T/x.folded" > "$T/two" || true
@@ -614,7 +615,8 @@ make_debug_root() {
 	strip --strip-all "$T/stripped"
 	# the oracle: the same build-id, the names in the full file only
 	bid=$(readelf -n "$T/full" | grep 'Build ID')
-	[ -n "$bid" ] && [ "$bid" = "$(readelf -n "$T/stripped" | grep 'Build ID')" ]
+	[ -n "$bid" ]
+	[ "$bid" = "$(readelf -n "$T/stripped" | grep 'Build ID')" ]
 	nm "$T/full" | grep -q ' T burn_heavy$'
 	! nm "$T/stripped" 2>/dev/null | grep -q burn_heavy || false
 	bg "$T/stripped" 6

@@ -337,8 +337,10 @@ caller_found() {
 	for pid in $(jq '.processes[] | select(.comm == "futexfix") | .pid' "$T/x.json"); do
 		r() { jq --argjson p "$pid" ".processes[] | select(.pid == \$p) | .$1" "$T/x.json"; }
 		# the fixture's own count: 10 + 3 + 5 waits that time out after 2 ms each
-		[ "$(r timeouts)" -eq 18 ] && [ "$(r contentions)" -eq 0 ]
-		[ "$(r timeout_delay_ns)" -ge 36000000 ] && [ "$(r delay_ns)" -eq 0 ]
+		[ "$(r timeouts)" -eq 18 ]
+		[ "$(r contentions)" -eq 0 ]
+		[ "$(r timeout_delay_ns)" -ge 36000000 ]
+		[ "$(r delay_ns)" -eq 0 ]
 		# the same wait time as its futexes' rows in the lock table (the per-lock table, which
 		# does not depend on the stack table), to the nanosecond
 		locks=$(jq --arg w "futexfix[$pid]" '[.groups[] | select(.labels.process == $w)

@@ -226,7 +226,8 @@ assert_no_offcpu_probes() {
 	grep -oE 'waker: [^;]*$' "$T/x.folded" | sed 's/ [0-9]*$//' | sort | uniq -c
 	pong=$(grep -oE ';pong \[[0-9]+\];' "$T/x.folded" | head -1 | tr -dc 0-9)
 	ping=$(grep -oE ';ping \[[0-9]+\];' "$T/x.folded" | head -1 | tr -dc 0-9)
-	[ -n "$ping" ] && [ -n "$pong" ]
+	[ -n "$ping" ]
+	[ -n "$pong" ]
 	grep -qE "^pingpong \(([0-9]+)\);pong \[$pong\];.*;wait_ping;.*;--;.*;send_ping;.*waker: ping \[$ping\] of pingpong \([0-9]+\) [0-9]+$" \
 		"$T/x.folded"
 	grep -qE "^pingpong \(([0-9]+)\);ping \[$ping\];.*;wait_pong;.*;--;.*;send_pong;.*waker: pong \[$pong\] of pingpong \([0-9]+\) [0-9]+$" \
@@ -715,7 +716,8 @@ ctxt() {
 		 select(any(.frames[]; .function == "do_nanosleep")) | .switches] | add' "$T/x.json")
 	full=$(jq .drops.stack_table_full "$T/x.json")
 	echo "naps $naps, stack_table_full $full"
-	[ "$naps" -le 400 ] && [ "$((naps + full))" -ge 400 ]
+	[ "$naps" -le 400 ]
+	[ "$((naps + full))" -ge 400 ]
 	! grep -q 'stack lost' "$T/x.json" || false
 	# each one's run-queue latency in one group, what the spills took out and the rest summed
 	jqe "[.groups[] | select(.labels.process == \"$name\") | .labels.pid] |

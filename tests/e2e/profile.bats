@@ -248,7 +248,8 @@ print("ok")' "$T/r.json"
 	bt_to=$(sed -n 's/^@to: \([0-9]*\)$/\1/p' "$T/bt.out")
 	bt_woken=$(sed -n 's/^@woken: \([0-9]*\)$/\1/p' "$T/bt.out")
 	echo "fixture $fixture timeouts; bpftrace ${bt_to:-0} timeouts, ${bt_woken:-0} woken"
-	[ "${bt_to:-0}" -eq "$fixture" ] && [ "${bt_woken:-0}" -eq 0 ]
+	[ "${bt_to:-0}" -eq "$fixture" ]
+	[ "${bt_woken:-0}" -eq 0 ]
 	run py '
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -551,7 +552,9 @@ print("ok", r[0])' "$T/r.json"
 	rm -f /dev/null.cpu /dev/null.offcpu
 	run "$EBPROF" profile -q --modes cpu,offcpu -o folded:/dev/null -- "$FIX/profilemix" x
 	[ "$status" -eq 0 ]
-	[ ! -e /dev/null.cpu ] && [ ! -e /dev/null.offcpu ] && [ -c /dev/null ]
+	[ ! -e /dev/null.cpu ]
+	[ ! -e /dev/null.offcpu ]
+	[ -c /dev/null ]
 	# formats that hold every mode go to a stream as they are
 	run "$EBPROF" profile -q --modes cpu,offcpu -o json:- -- "$FIX/profilemix" x
 	[ "$status" -eq 0 ]

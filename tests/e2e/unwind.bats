@@ -359,7 +359,8 @@ startfix_gdb() {
 	echo "$output"
 	a1=$(sed -n 's/^period 1 plug_work //p' <<< "$output")
 	a2=$(sed -n 's/^period 2 plug_work //p' <<< "$output")
-	[ -n "$a1" ] && [ -n "$a2" ]
+	[ -n "$a1" ]
+	[ -n "$a2" ]
 	[ "$a1" = "$a2" ] || skip "the second dlopen mapped its library elsewhere: nothing to tell apart"
 	# (the samples by their host frames: the two libraries' frames share addresses and names)
 	jq -c '.sites[] | select(any(.frames[]; .function == "vmaswap_hot")) | [.samples, [.frames[] | select(.kernel | not) | .function]]' "$T/x.json" | sort | uniq -c | sort -rn | head -20
@@ -526,7 +527,9 @@ evict_rows() {
 	a=$(sed -n 's/.*unwind: .*\/qsortexec_a: \([0-9]*\) rows from its .*/\1/p' <<< "$output")
 	b=$(sed -n 's/.*unwind: .*\/qsortexec_b: \([0-9]*\) rows from its .*/\1/p' <<< "$output")
 	echo "rows: $total in all, qsortexec_a $a, qsortexec_b $b"
-	[ "$a" -gt 0 ] && [ "$b" -gt 0 ] && [ "$total" -gt $((a + b)) ]
+	[ "$a" -gt 0 ]
+	[ "$b" -gt 0 ]
+	[ "$total" -gt $((a + b)) ]
 }
 
 @test "unwind: cpu, a table that does not fit takes the rows of a program gone (evicted): its stacks complete" {

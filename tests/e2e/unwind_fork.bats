@@ -31,7 +31,8 @@ CHAIN='_start;__libc_start_main;__libc_start_call_main;main;child_work'
 	echo "$output"
 	[ "$status" -eq 0 ]
 	read -r _ whole _ trunc _ <<< "$output"
-	[ "$whole" -ge 100 ] && [ "$trunc" -le $((whole / 50)) ]
+	[ "$whole" -ge 100 ]
+	[ "$trunc" -le $((whole / 50)) ]
 	# -v counts them
 	grep -E 'unwind: .*stacks complete' "$T/err"
 	grep -Eq "; [1-9][0-9]* a child's forked without exec, walked with its parent's" "$T/err"

@@ -19,7 +19,8 @@ LIBC='_start;__libc_start_main;__libc_start_call_main;main'
 	[ "$status" -eq 0 ]
 	# the return address at [rsp] follows call_jit's call: whole, not [truncated]
 	read -r _ whole _ trunc _ <<< "$output"
-	[ "$whole" -ge 200 ] && [ "$trunc" -le $((whole / 20)) ]
+	[ "$whole" -ge 200 ]
+	[ "$trunc" -le $((whole / 20)) ]
 }
 
 @test "unwind fp: a JIT leaf under code without frame pointers, %rbp 0: not the outermost frame" {
@@ -29,7 +30,8 @@ LIBC='_start;__libc_start_main;__libc_start_call_main;main'
 	echo "$output"
 	[ "$status" -eq 0 ]
 	read -r _ whole _ trunc _ <<< "$output"
-	[ "$whole" -ge 200 ] && [ "$trunc" -le $((whole / 20)) ]
+	[ "$whole" -ge 200 ]
+	[ "$trunc" -le $((whole / 20)) ]
 }
 
 @test "unwind fp: a program without call frame information, a leaf without a frame: its caller kept" {
@@ -39,7 +41,8 @@ LIBC='_start;__libc_start_main;__libc_start_call_main;main'
 	echo "$output"
 	[ "$status" -eq 0 ]
 	read -r _ whole _ trunc _ <<< "$output"
-	[ "$whole" -ge 200 ] && [ "$trunc" -le $((whole / 20)) ]
+	[ "$whole" -ge 200 ]
+	[ "$trunc" -le $((whole / 20)) ]
 	# both callers seen
 	grep -q ';mid_a;leaf_x' "$T/c.folded"
 	grep -q ';mid_b;leaf_x' "$T/c.folded"
@@ -53,6 +56,7 @@ LIBC='_start;__libc_start_main;__libc_start_call_main;main'
 		echo "$p: $output"
 		[ "$status" -eq 0 ]
 		read -r _ whole _ trunc _ <<< "$output"
-		[ "$whole" -ge 200 ] && [ "$trunc" -le $((whole / 20)) ]
+		[ "$whole" -ge 200 ]
+		[ "$trunc" -le $((whole / 20)) ]
 	done
 }

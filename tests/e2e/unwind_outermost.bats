@@ -80,6 +80,7 @@ gdb_bt() {
 			| select(.function == $f or .function == $f + ".abi0")
 			| "\(.file):\(.line)"] | unique | join(" ")' "$T/c.json")
 		echo "$f: gdb $want, ebprof $got"
-		[ -n "$want" ] && [ "$got" = "$want" ]
+		[ -n "$want" ]
+		[ "$got" = "$want" ]
 	done
 }
