@@ -55,11 +55,18 @@ int cli_parse_max_stacks(const struct log_ctx *lc, const char *mode, const char 
 static int parse_pids(const struct log_ctx *lc, const char *mode, struct session_opts *so,
 		      char *arg)
 {
-	char *save = NULL;
+	char *tok = arg, *next;
 
-	for (char *tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	/* every item, empty ones too ("1,,2", "1,": a mistake to say, not to skip) */
+	for (; tok; tok = next) {
 		uint64_t v;
 
+		next = strchr(tok, ',');
+		if (next)
+			*next++ = '\0';
+		if (!*tok)
+			return cli_usage_err(lc, mode, "an empty item in the PID list of -p: PIDs are "
+					     "separated by single commas (-p 12,34)");
 		if (cli_parse_u64(tok, &v) || v == 0 || v > INT_MAX)
 			return cli_usage_err(lc, mode, "invalid PID '%s'", tok);
 		if (so->npids == SESSION_MAX_PIDS)

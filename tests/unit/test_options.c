@@ -56,6 +56,38 @@ static void test_duration_rejected(void **state)
 			fail_msg("-d '%s' was not a usage error (duration %g)", bad[i], so.duration);
 }
 
+/* Parse "ebprof test -p ARG"; the exit status, 0 when parsed. */
+static int parse_p(const char *arg, struct session_opts *so)
+{
+	char *argv[] = { "test", "-p", NULL, NULL };
+	char buf[64];
+	struct log_ctx lc = { .prog = "ebprof" };
+
+	snprintf(buf, sizeof(buf), "%s", arg);	/* (the list is cut in place) */
+	argv[2] = buf;
+	memset(so, 0, sizeof(*so));
+	return cli_parse(3, argv, &lc, &test_cli, so, NULL);
+}
+
+/* -p takes PIDs separated by commas; an empty item is a mistake to say, not one to skip (before,
+ * "1,,2", ",1" and "1," were taken as "1,2" and "1" without a word) */
+static void test_pid_lists(void **state)
+{
+	static const char *const bad[] = { "1,,2", ",1", "1,", ",", "", "0", "1,x", "2147483648" };
+	struct session_opts so;
+
+	(void)state;
+	assert_int_equal(parse_p("1", &so), 0);
+	assert_int_equal(so.npids, 1);
+	assert_int_equal(so.pids[0], 1);
+	assert_int_equal(parse_p("12,34,56", &so), 0);
+	assert_int_equal(so.npids, 3);
+	assert_int_equal(so.pids[2], 56);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (parse_p(bad[i], &so) != 2)
+			fail_msg("-p '%s' was not a usage error (%d PIDs)", bad[i], so.npids);
+}
+
 /* The bounded counts every mode's table sizes take (--max-stacks, --max-live). */
 static void test_count_bounds(void **state)
 {
@@ -154,6 +186,7 @@ int main(void)
 		cmocka_unit_test(test_count_bounds),
 		cmocka_unit_test(test_unwind),
 		cmocka_unit_test(test_unwind_limits),
+		cmocka_unit_test(test_pid_lists),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
